@@ -1,0 +1,73 @@
+"""Resolve where a dataset lives, one way for every stage and test.
+
+Search order for dataset ``name`` (one of :data:`DATASETS`):
+
+1. ``<data_dir>/<name>`` if it exists (staged by ``scripts/fetch_data.py``; the
+   default ``data_dir`` is ``data/`` in the current directory, or ``REPLAY_DATA``);
+2. ``$REPLAY_MIRROR/<name>`` (an offline mirror laid out like ``shared/datasets``).
+
+HUG-Bench is staged under ``hug-bench``; it has no mirror copy.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from replay.errors import DataError
+
+#: Dataset names known to the pipeline (folder names in ``data/`` and in the mirror).
+DATASETS = ("hug-bench", "grab", "taco", "manosim")
+
+MIRROR_ENV = "REPLAY_MIRROR"
+DATA_ENV = "REPLAY_DATA"
+
+
+def mirror_root() -> Path | None:
+    """The offline mirror folder from ``$REPLAY_MIRROR``, or ``None`` if unset.
+
+    Raises:
+        DataError: ``REPLAY_MIRROR`` is set but is not a folder.
+    """
+    value = os.environ.get(MIRROR_ENV)
+    if not value:
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise DataError(root, MIRROR_ENV, "the offline mirror folder does not exist")
+    return root.resolve()
+
+
+def default_data_dir() -> Path:
+    """``$REPLAY_DATA`` if set, else ``./data``."""
+    return Path(os.environ.get(DATA_ENV, "data")).expanduser()
+
+
+def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
+    """Folder holding dataset ``name``.
+
+    Args:
+        name: one of :data:`DATASETS`.
+        data_dir: where ``fetch_data.py`` staged data (default :func:`default_data_dir`).
+
+    Returns:
+        An existing folder: the staged copy if present, else the mirror's.
+
+    Raises:
+        DataError: unknown dataset name, or found neither staged nor in the mirror
+            (the message says how to fetch it).
+    """
+    if name not in DATASETS:
+        raise DataError(None, "dataset", f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
+    staged = Path(data_dir) if data_dir is not None else default_data_dir()
+    if (staged / name).is_dir():
+        return (staged / name).resolve()
+    mirror = mirror_root()
+    if mirror is not None and (mirror / name).is_dir():
+        return mirror / name
+    raise DataError(
+        staged / name,
+        None,
+        f"dataset {name!r} not found; run `python scripts/fetch_data.py --dataset {name}` "
+        f"(add `--mirror DIR` offline) or set {MIRROR_ENV} to a mirror folder",
+    )
