@@ -96,6 +96,37 @@ class ObjectTrack:
 
 
 @dataclass
+class MANOParams:
+    """MANO hand parameters as a dataset stores them (before mapping to manosim joints).
+
+    :mod:`replay.kinematics` converts these to the canonical wrist pose and
+    ``finger_quat``; adapters only read and check them.
+
+    Attributes:
+        finger_pose: (T, 15, 3) per-joint axis-angle, rad, in MANO's joint order
+            (index 1-3, middle 4-6, pinky 7-9, ring 10-12, thumb 13-15, as in the
+            MANO model's kinematic tree), in MANO's template-aligned frames.
+        global_orient: (T, 3) axis-angle of MANO's root (world from MANO frame), or None
+            when the wrist pose is given as a full transform (HUG-Bench).
+        trans: (T, 3) MANO translation, m, or None.
+        T_world_wrist: (T, 4, 4) world-from-wrist transform when the dataset gives it
+            directly (HUG-Bench: T_world_device @ T_device_wrist), else None.
+        betas: (T, 10) or (10,) shape coefficients (not applied: manosim has its own shape).
+        flat_hand_mean: True if ``finger_pose`` is relative to the flat hand, False if
+            relative to MANO's mean pose, None if the dataset does not say.
+        vertices: (T, 778, 3) posed MANO mesh vertices in the world, m, when given (TACO).
+    """
+
+    finger_pose: np.ndarray
+    global_orient: np.ndarray | None = None
+    trans: np.ndarray | None = None
+    T_world_wrist: np.ndarray | None = None
+    betas: np.ndarray | None = None
+    flat_hand_mean: bool | None = None
+    vertices: np.ndarray | None = None
+
+
+@dataclass
 class Recording:
     """One recorded human hand-object interaction in canonical form.
 
@@ -118,6 +149,7 @@ class Recording:
         support_height: z of the support surface (table top or ground), m.
         grasp_frame: frame index where the grasp is complete and lifting starts
             (lift onset for tracked objects; first grasp for HUG-Bench).
+        mano: the dataset's own MANO parameters when it has them (HUG-Bench, TACO).
         meta: free-form provenance (adapter notes, conventions chosen and why).
     """
 
@@ -136,6 +168,7 @@ class Recording:
     target: int
     support_height: float
     grasp_frame: int
+    mano: MANOParams | None = None
     meta: dict = field(default_factory=dict)
 
     @property
