@@ -379,6 +379,10 @@ def _stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, li
         key = src.relative_to(mirror).as_posix()
         digest = sha256_file(src)
         target = dest / key
+        expected = upstream.get(key, {}).get("sha256")
+        if expected is not None and expected != digest:
+            raise IntegrityError(f"mirror file {src} does not match the SHA-256 in {mirror / 'MANIFEST.json'} "
+                                 f"({digest[:12]}… vs {expected[:12]}…); nothing was staged for {key}")
         if key in man.files:
             problem = man.check(key, fix=True)
             if problem is None and man.files[key]["sha256"] == digest:
