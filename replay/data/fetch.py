@@ -349,9 +349,12 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
             else:
                 from replay.data.hub import fetch_hug_bench
 
-                results.append(fetch_hug_bench(dest, man, split=split, scenes=scenes,
-                                               assets_revision=hub_revision,
-                                               recordings_revision=recordings_revision, progress=progress))
+                res = fetch_hug_bench(dest, man, split=split, scenes=scenes, assets_revision=hub_revision,
+                                      recordings_revision=recordings_revision, progress=progress)
+                if mirror_dir is not None:
+                    res.note = "; ".join(x for x in (f"the mirror {mirror_dir} has no hug-bench copy, so it "
+                                                     f"came from the Hugging Face Hub", res.note) if x)
+                results.append(res)
             continue
         if mirror_dir is not None and not (mirror_dir / name).is_dir():
             raise FetchError(f"mirror {mirror_dir} has no {name}/ folder; use a complete mirror or drop --mirror "
