@@ -40,7 +40,7 @@ def warn(path, acts: list[ActuatorSpec], free_joint_of: dict[str, str]) -> str:
         f"(SolverMuJoCo cannot actuate free joints): {names}. Their kp/kv are in "
         "ImportReport.wrist_gains / free_joint_actuators; apply them as a wrench via Control.joint_f."
     )
-    warnings.warn(message, FreeJointActuatorWarning, stacklevel=4)
+    warnings.warn(message, FreeJointActuatorWarning, stacklevel=3)
     return message
 
 
