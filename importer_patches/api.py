@@ -226,7 +226,7 @@ def add_mjcf(
         j = joint_of_body[p.body]
         qd = builder.joint_qd_start[j]
         kp, kd = [0.0] * 6, [0.0] * 6
-        for a in free_acts:
+        for a in free_acts if enabled[free_actuators.NAME] else []:
             if free_joint_of[a.joint] != p.free_name or a.tag != "position":
                 continue
             if p.kind == "merged_free":
@@ -254,7 +254,7 @@ def add_mjcf(
             "lin_axes_world": np.asarray(lin, dtype=float).tolist(),
             "frames": WRIST_FRAMES,
         }
-    report.free_joint_actuators = [a.as_dict() for a in free_acts]
+    report.free_joint_actuators = [a.as_dict() for a in free_acts] if enabled[free_actuators.NAME] else []
 
     # Counts and per-DOF tables.
     from newton import JointTargetMode, JointType
