@@ -133,6 +133,7 @@ def test_unsupported_combination_raises(tmp_path, joints, pattern):
     assert "body 'odd'" in str(err.value) and "j1" in str(err.value) and str(path) in str(err.value)
 
 
+@pytest.mark.needs_data
 def test_manosim_free_joint_off(capsule_rhand):
     with pytest.raises(ip.MJCFError, match="solreflimit_mode"):
         load(capsule_rhand, free_joint=False)
@@ -158,6 +159,7 @@ def test_dampratio_small_biasprm(wrist):
     assert [float(bias[i][2]) for i in range(3)] == pytest.approx(list(-kv[6:]), rel=1e-5)
 
 
+@pytest.mark.needs_data
 def test_manosim_dampratio_off(capsule_rhand):
     off, _, _ = load(capsule_rhand, dampratio=False)
     assert max(off.dof_target_kd) == 0.0
@@ -192,6 +194,7 @@ def test_free_actuators_on_authored_free_joint(tmp_path):
     assert off.dof_target_ke == [7.0] * 6  # Newton 1.8.0: one kp on all six DOFs
 
 
+@pytest.mark.needs_data
 def test_manosim_free_actuators_off(capsule_rhand):
     with pytest.warns(ip.FreeJointActuatorWarning, match="wrist_motor_tx"):
         on = ip.add_mjcf(newton.ModelBuilder(), capsule_rhand)
@@ -221,6 +224,7 @@ def test_ball_actuator_non_unit_gear_raises(tmp_path):
         load(write(tmp_path, text))
 
 
+@pytest.mark.needs_data
 def test_manosim_ball_actuators_off(capsule_rhand):
     on, _, _ = load(capsule_rhand)
     finger_dofs = sorted(d for a in on.actuators[6:] for d in a["dofs"])
