@@ -151,6 +151,25 @@ def add_mjcf(
     joints = list(range(start["joint"], builder.joint_count))
     joint_of_body = {_short(builder.body_label[builder.joint_child[j]]): j for j in joints}
 
+    # Newton kwargs (floating, base_joint, parent_body, ignore_names, ...) may replace or drop a
+    # body's joint; per-DOF fixes then no longer apply to it: say so instead of writing blindly.
+    from newton import JointType
+
+    want = {"free": JointType.FREE, "merged_free": JointType.FREE, "ball": JointType.BALL}
+    for plan in list(plans.values()):
+        j = joint_of_body.get(plan.body)
+        if plan.kind in want and (j is None or builder.joint_type[j] != want[plan.kind]):
+            got = "no joint (body not imported)" if j is None else JointType(builder.joint_type[j]).name
+            message = (
+                f"{path}: body '{plan.body}' was authored as {plan.kind.replace('merged_free', 'slide x3 + ball')} "
+                f"but Newton built {got} (add_mjcf kwargs {sorted(newton_kwargs)}); its per-DOF values and "
+                "actuators are left as Newton made them"
+            )
+            report.warnings.append(message)
+            warnings.warn(message, UserWarning, stacklevel=2)
+            joint_of_body.pop(plan.body, None)
+            plans.pop(plan.body)
+
     # Patch 1 (builder side): per-DOF damping/armature/friction on free and ball joints.
     for plan in plans.values():
         if plan.kind == "merged_free":
@@ -257,7 +276,7 @@ def add_mjcf(
     report.free_joint_actuators = [a.as_dict() for a in free_acts] if enabled[free_actuators.NAME] else []
 
     # Counts and per-DOF tables.
-    from newton import JointTargetMode, JointType
+    from newton import JointTargetMode
 
     report.body_start, report.body_count = start["body"], builder.body_count - start["body"]
     report.joint_start, report.joint_count = start["joint"], len(joints)
