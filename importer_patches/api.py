@@ -22,12 +22,13 @@ from .version import check_newton_version
 PATCHES = (free_joint.NAME, dampratio.NAME, free_actuators.NAME, ball_actuators.NAME)
 
 WRIST_FRAMES = (
-    "Authored MuJoCo PD law, to be applied as a wrench via Control.joint_f: translation "
-    "f_i = kp_i (target_i - p_i) - kd_i v_i along lin_axes_world[i] (body-origin position/velocity, "
-    "world frame); rotation tau = kp (target - r) - kd w about the wrist body's LOCAL axes, r the "
-    "axis-angle vector of the wrist rotation relative to its target (MuJoCo ball-joint actuator length), "
-    "w the local angular velocity. Newton's free-joint joint_f torque is in the world frame: rotate "
-    "tau by the wrist orientation first."
+    "The authored MuJoCo PD law, for a controller to apply as a wrench via Control.joint_f. Translation: "
+    "f_i = kp_i (u_i - p_i) - kd_i v_i along lin_axes_world[i], p/v the wrist body-origin position/velocity "
+    "(world frame, m, m/s), u the target. Rotation (MuJoCo ball-joint actuators, gear e_i): "
+    "tau_i = kp_i (u_i - r_i) - kd_i w_i about the wrist body's LOCAL axis i, r the axis-angle vector (rad) "
+    "of the wrist's rotation from its reference (import) orientation, w the local angular velocity (rad/s). "
+    "Newton's free-joint joint_f is [force at COM, torque], both in the world frame: rotate tau by the wrist "
+    "orientation and add the moment of f about the COM if f acts at the body origin."
 )
 
 
