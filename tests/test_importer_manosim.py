@@ -91,6 +91,33 @@ def test_mass_matrix_equals_mujoco(imported):
     np.testing.assert_allclose(M, ref, rtol=1e-5, atol=1e-7 * np.abs(ref).max())
 
 
+def test_mass_matrix_finger_block_equals_newton(imported):
+    """Cross-check with newton.eval_mass_matrix: identical on the finger (BALL) block.
+
+    The free-joint block differs by design: Newton's free-joint velocity is
+    COM-referenced in the world frame, MuJoCo's (and ours) body-origin/local. That
+    change of coordinates leaves the finger block of M^-1, hence finger kv, unchanged.
+    """
+    report, b, _m = imported[VARIANTS[1]]
+    M, _ = reference_mass_matrix(b, list(range(report.joint_count)))
+    model = b.finalize(device="cpu")
+    state = model.state()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, state)
+    H = newton.eval_mass_matrix(model, state).numpy()[0]
+    np.testing.assert_allclose(H[6:, 6:], M[6:, 6:], rtol=1e-4, atol=1e-6 * np.abs(M[6:, 6:]).max())
+    np.testing.assert_allclose(np.linalg.inv(H)[6:, 6:], np.linalg.inv(M)[6:, 6:], rtol=1e-3)
+
+
+def test_dampratio_needs_full_inverse_not_diagonal(imported):
+    """Why the dampratio patch uses 1/(g^T M^-1 g): the plain diagonal misses MuJoCo's kv by > 1 %."""
+    report, b, m = imported[VARIANTS[0]]
+    M, _ = reference_mass_matrix(b, list(range(report.joint_count)))
+    _kp, kv = mujoco_dof_gains(m)
+    diag_kv_ty = 2 * 1.0 * np.sqrt(300.0 * M[1, 1])
+    assert diag_kv_ty / kv[1] - 1 > 0.05  # measured 5.7 %
+    assert report.wrist_gains["kd"][1] == pytest.approx(kv[1], rel=1e-6)
+
+
 def test_report_layout(imported):
     report, _b, _m = imported[VARIANTS[0]]
     w = report.wrist_gains
