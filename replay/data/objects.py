@@ -172,6 +172,7 @@ class GrabObjectInfo:
     density: float = 0.0
     friction: tuple[float, float, float] = (0.0, 0.0, 0.0)
     condim: int = 0
+    geoms: tuple = field(default=(), repr=False)  # (visual _Geoms, collision _Geoms, angle in degrees?)
 
 
 def _parse_xml(path: Path) -> ET.Element:
@@ -254,8 +255,12 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     xml = object_dir / "object.xml"
     root = _parse_xml(xml)
     _expand_includes(root, object_dir)
-    compiler = root.find("compiler")
-    angle_deg = compiler is None or compiler.get("angle", "degree") != "radian"
+    # MuJoCo merges every <compiler> element (object.xml's and the included common.xml's);
+    # a later attribute overrides an earlier one. Default angle unit: degree.
+    angle = "degree"
+    for comp in root.iter("compiler"):
+        angle = comp.get("angle", angle)
+    angle_deg = angle != "radian"
     classes = _collect_defaults(root)
 
     meshes: dict[str, tuple[Path, np.ndarray | None]] = {}
@@ -318,8 +323,8 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         density=one("density", float),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
         condim=one("condim", int),
+        geoms=(vis, col, angle_deg),
     )
-    info._geoms = (vis, col, angle_deg)  # type: ignore[attr-defined]
     for g in geoms:
         if _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"]) is not None or g.mesh_scale is not None:
             info.transformed.append(g.attrs["name"])
@@ -366,7 +371,7 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
             (module doc gives the measurement).
     """
     info = grab_object_info(object_dir)
-    vis, col, angle_deg = info._geoms  # type: ignore[attr-defined]
+    vis, col, angle_deg = info.geoms
     if not apply_geom_pose:
         vis = [_strip_pose(g) for g in vis]
         col = [_strip_pose(g) for g in col]
