@@ -143,6 +143,15 @@ def test_missing_field_is_named(mug_raw, grab_dir, tmp_path, field):
     assert f"[{field}]" in str(e.value) and "mug_lift.pkl" in str(e.value)
 
 
+def test_inconsistent_wrist_is_refused(mug_raw, grab_dir, tmp_path):
+    import copy
+
+    d = copy.deepcopy(mug_raw)
+    d["hand"]["wrist_loc"][50:, 2] += np.float32(0.01)
+    with pytest.raises(DataError, match=r"hand\.wrist_loc.*10\.00 mm.*frame 50"):
+        load_grab(_write(tmp_path, d), grab_dir / "objects")
+
+
 def test_non_unit_quaternion_is_refused(mug_raw, grab_dir, tmp_path):
     import copy
 

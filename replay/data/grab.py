@@ -88,6 +88,12 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     if T < 2:
         raise DataError(path, "hand.joints_target", f"need at least 2 frames, got {T}")
 
+    # README: joints_target[:, 0] == wrist_loc exactly; a mismatch means fields from different takes.
+    off = np.linalg.norm(landmarks[:, 0] - wrist_loc, axis=1)
+    if off.max() > 1e-5:
+        bad = int(np.argmax(off > 1e-5))
+        raise DataError(path, "hand.wrist_loc", f"differs from hand.joints_target[:, 0] by {off.max() * 1000:.2f} mm "
+                                                f"(first at frame {bad}); the file should store the same point")
     wrist_quat = wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot")
     obj_quat = wxyz_to_xyzw(obj_rot, path, "object.rot")
     table_quat = wxyz_to_xyzw(table_rot, path, "table.rot")
