@@ -241,6 +241,9 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
         entry = {"name": tr.name, "target": i == rec.target, "tracked": tr.tracked}
         entry.update(asset_cache[key])
         entry.update(rest_figures(tr, rec.support_height))
+        if "support_height_collision" in rec.meta:  # GRAB: the table's collision part is higher
+            entry["rest_gap_vs_support_collision_mm"] = round(
+                entry["rest_gap_collision_mm"] - (rec.meta["support_height_collision"] - rec.support_height) * 1000, 3)
         if tr.tracked:
             entry.update(lift_figures(tr, rec.fps))
         objs.append(entry)
