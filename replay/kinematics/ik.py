@@ -166,16 +166,33 @@ class LandmarkIK:
         self.anc = anc
         self.nres = 21 * 3 + NUM_JOINTS + 3 * NUM_BODIES + 3
         self._wt, self._wtp = self.opt.w_temporal, self.opt.w_temporal_pos
+        self._memo_x = None
+        self._memo = None
+        # constant part of the Jacobian (root-position columns, twist rows); the
+        # temporal rows are filled per call since their weight depends on cold/warm
+        J0 = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
+        J0[:63, :3] = np.kron(self.w[:, None], np.eye(3))
+        for j in range(1, NUM_BODIES):
+            J0[63 + j - 1, 3 + 3 * j : 6 + 3 * j] = self.opt.w_twist * kin.bone_dir[j]
+        self._J0 = J0
+        self._eye_rot = np.eye(3 * NUM_BODIES)
+        self._eye3 = np.eye(3)
+        self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
 
     # ------------------------------------------------------------ one frame
     def _unpack(self, x, R_prev):
+        # residual and Jacobian are evaluated at the same x in turn: reuse the FK
+        if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
+            return self._memo[1]
         t = x[:3]
         r = x[3:].reshape(NUM_BODIES, 3)
         R = Rotation.from_rotvec(r).as_matrix()
         R_root = R_prev @ R[0]
         X, G, A = self.kin.fk_frames(t[None], R_root[None], R[None, 1:])
         P = self.kin.landmarks_from_frames(X, G)[0]
-        return t, r, G[0], A[0], P
+        out = (t, r, G[0], A[0], P)
+        self._memo_x, self._memo = x.copy(), (R_prev, out)
+        return out
 
     def _residual(self, x, target, R_prev, x_prev):
         t, r, G, A, P = self._unpack(x, R_prev)
@@ -190,23 +207,17 @@ class LandmarkIK:
 
     def _jacobian(self, x, target, R_prev, x_prev):
         t, r, G, A, P = self._unpack(x, R_prev)
-        o = self.opt
-        J = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
+        J = self._J0.copy()
         Jr = right_jacobian(r)  # (16,3,3)
         M = G @ Jr  # (16,3,3)
         D = P[:, None, :] - A[None, :, :]  # (21,16,3)
-        # block[k, j] = -skew(D[k,j]) @ M[j]
-        blk = -np.einsum("kjab,jbc->kjac", _skew(D), M) * self.anc[:, :, None, None]
-        blk *= self.w[:, None, None, None]
+        # block[k, j] = -skew(D[k,j]) @ M[j], zero where joint j is not on landmark k's chain
+        blk = -(_skew(D) @ M[None]) * self._blk_scale
         J[:63, 3:] = blk.transpose(0, 2, 1, 3).reshape(63, 3 * NUM_BODIES)
-        J[:63, :3] = np.kron(self.w[:, None], np.eye(3))
-        row = 63
-        for j in range(1, NUM_BODIES):
-            J[row, 3 + 3 * j : 6 + 3 * j] = o.w_twist * self.kin.bone_dir[j]
-            row += 1
-        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * np.eye(3 * NUM_BODIES)
+        row = 63 + NUM_JOINTS
+        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * self._eye_rot
         row += 3 * NUM_BODIES
-        J[row : row + 3, :3] = self._wtp * np.eye(3)
+        J[row : row + 3, :3] = self._wtp * self._eye3
         return J
 
     def solve_frame(self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False):
