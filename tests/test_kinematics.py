@@ -226,3 +226,26 @@ def test_complete_hand_side_mismatch(manosim_dir, tmp_path):
     rec = _recording(3, landmarks=np.zeros((3, 21, 3)))
     with pytest.raises(DataError, match="left hand"):
         complete_hand(rec, _lhand(manosim_dir), cache=False)
+
+
+def test_summarize_and_plot(tmp_path):
+    from replay.kinematics.validate import SequenceErrors, plot_finger_errors, summarize
+
+    e1 = np.tile(np.arange(21, dtype=float), (4, 1))  # landmark k has error k mm
+    e1[2, 8] = 100.0
+    e2 = np.full((2, 21), np.nan)
+    e2[:, [4, 8, 12, 16, 20]] = 5.0
+    s1 = SequenceErrors("grab", "a", "landmarks", np.arange(4), e1, {})
+    s2 = SequenceErrors("taco", "b", "mano_tip_vertices", np.arange(2), e2, {})
+    out = summarize([s1, s2], worst=2)
+    g = out["datasets"]["grab"]
+    assert g["frames"] == 4 and g["all"]["n"] == 84 and g["all"]["max_mm"] == 100.0
+    assert g["per_landmark"]["index_pip"]["median_mm"] == 6.0
+    assert g["per_finger"]["wrist"]["median_mm"] == 0.0
+    assert g["worst_frames"][0] == {"sequence": "a", "frame": 2, "mean_mm": round((210 - 8 + 100) / 21, 3),
+                                    "max_mm": 100.0, "worst_landmark": "index_tip"}
+    t = out["datasets"]["taco"]
+    assert t["per_landmark"]["wrist"] is None and t["per_finger"]["thumb"]["median_mm"] == 5.0
+    assert out["overall"]["frames"] == 6
+    png = plot_finger_errors([s1, s2], tmp_path / "x.png")
+    assert png.stat().st_size > 1000
