@@ -25,8 +25,10 @@ from replay.kinematics import HandKinematics, IKOptions, finger_quat_to_mano, fi
 def make_fk_consistent_hug(root: Path, mjcf: Path) -> tuple[Path, HugFixture]:
     """Write the scene under ``root``; return (data_dir for load_recording, adapter fixture truth)."""
     scene = make_hug_scene(root)
+    # The adapter fixture's landmarks are straight chains no hand can match (a few cm
+    # off): the IK only has to give some hand pose near them, so no restarts.
     kin = HandKinematics.from_mjcf(mjcf)
-    res = fit_landmarks(kin, np.nan_to_num(scene.landmarks_world), scene.valid, options=IKOptions(stride=1), cache=False)
+    res = fit_landmarks(kin, np.nan_to_num(scene.landmarks_world), scene.valid, options=IKOptions(stride=1, restart_m=np.inf), cache=False)
     with open(scene.aria_pkl, "rb") as f:
         data = pickle.load(f)
     L = kin.fk_landmarks(res.wrist_pos, res.wrist_quat, res.finger_quat)
