@@ -210,7 +210,9 @@ def complete_hand(
 def hand_coords(recording: Recording) -> np.ndarray:
     """(T, 67) Newton joint_q of the imported hand for every frame (layout in the module docstring).
 
-    Quaternions are xyzw and normalised; units m.
+    Quaternions are xyzw, normalised, and sign-continuous over time (each frame's
+    quaternion is chosen from {q, -q} to be nearest the previous frame's, so
+    differences between frames are meaningful); units m.
 
     Raises:
         DataError: wrist or finger fields are None (call :func:`complete_hand` first)
@@ -227,6 +229,15 @@ def hand_coords(recording: Recording) -> np.ndarray:
     for name, arr, shape in (("wrist_pos", wp, (T, 3)), ("wrist_quat", wq, (T, 4)), ("finger_quat", fq, (T, 15, 4))):
         if arr.shape != shape:
             raise DataError(rec.source, name, f"expected shape {shape}, got {arr.shape}")
-    wq = wq / np.linalg.norm(wq, axis=-1, keepdims=True)
-    fq = fq / np.linalg.norm(fq, axis=-1, keepdims=True)
+    wq = _continuous(wq / np.linalg.norm(wq, axis=-1, keepdims=True))
+    fq = _continuous(fq / np.linalg.norm(fq, axis=-1, keepdims=True))
     return np.concatenate([wp, wq, fq.reshape(T, 60)], axis=1)
+
+
+def _continuous(q: np.ndarray) -> np.ndarray:
+    """Flip quaternion signs (q and -q are one rotation) so consecutive frames have q_t . q_{t-1} >= 0."""
+    q = q.copy()
+    for t in range(1, q.shape[0]):
+        neg = np.sum(q[t] * q[t - 1], axis=-1) < 0
+        q[t][neg] *= -1
+    return q
