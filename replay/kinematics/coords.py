@@ -89,6 +89,7 @@ def complete_hand(
     window: tuple[int, int] | None = None,
     cache: bool | str | Path = True,
     progress: bool = False,
+    check_fit: bool = True,
 ) -> Recording:
     """Return a copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled.
 
@@ -116,6 +117,8 @@ def complete_hand(
         ik_options: landmark IK options. window: IK frame range ``(start, stop)``.
         cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
         progress: tqdm bar for the IK.
+        check_fit: for MANO data with a fitted J0, reject a fingertip fit worse than
+            :data:`MAX_TIP_FIT_M` (wrong side or reading); False only to measure such fits.
 
     Raises:
         DataError: nothing to compute the hand from, side mismatch between the
@@ -171,7 +174,7 @@ def complete_hand(
             L = kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
             tip_err = float(np.median(np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1)))
             info["tip_fit_median_mm"] = tip_err * 1000.0
-            if tip_err > MAX_TIP_FIT_M:
+            if check_fit and tip_err > MAX_TIP_FIT_M:
                 raise DataError(
                     rec.source, "hand_side",
                     f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
