@@ -6,8 +6,8 @@ recording whose landmarks are what the recorded pose produces: this module takes
 that scene, fits the manosim hand to its landmarks (landmark IK), and rewrites
 every valid right-hand frame with the fitted ``T_device_wrist`` and ``pose``
 (flat-hand axis-angle) and the landmarks FK gives for them, in the device frame,
-float32 as in the real files. The layout is then moved to ``<root>/hug-bench``
-as :func:`replay.data.locate.dataset_dir` expects.
+float32 as in the real files. The layout is then moved to ``<root>/hug-bench`` (recordings under
+``scenes/``, as ``scripts/fetch_data.py`` stages them) as :func:`replay.data.locate.dataset_dir` expects.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def make_fk_consistent_hug(root: Path, mjcf: Path) -> tuple[Path, HugFixture]:
         hand["landmarks"] = ((L[i] - T_wd[:3, 3]) @ T_wd[:3, :3]).astype(np.float32)
     with open(scene.aria_pkl, "wb") as f:
         pickle.dump(data, f, protocol=4)
-    (root / "hug-bench").mkdir()
-    (root / "1m-hugs" / "test").rename(root / "hug-bench" / "test")
+    (root / "hug-bench" / "scenes").mkdir(parents=True)
+    (root / "1m-hugs" / "test").rename(root / "hug-bench" / "scenes" / "test")
     (root / "hug_bench").rename(root / "hug-bench" / "hug_bench")
     return root, scene
 

@@ -14,9 +14,10 @@ What the adapter produces (see :class:`~replay.data.types.Recording`):
   measures which reading fits ``vertices``. ``meta["hand_faces"]`` (1538, 3).
 * ``landmarks``, ``wrist_*``, ``finger_quat`` are None (no landmark or joint data;
   the kinematics layer derives them from the MANO parameters).
-* ``hand_side`` "right": GeneOH-Diffusion's TACO data is single-hand and is
-  fitted with the right MANO model (assumption from the source repository; not
-  checkable from the files without the MANO model).
+* ``hand_side`` "left": measured, not assumed. Posing manosim's hands with these
+  MANO parameters, the left model puts its fingertips a median 10.1 mm from the
+  recorded fingertip vertices (``hand_verts`` ids 744/320/443/554/671) and the right
+  model 95-105 mm, on both mirrored sequences (tests/test_kinematics_mano.py).
 * One tracked object: ``obj_pose`` (T, 4, 4) world-from-object applied to the
   ``.obj`` vertices (README: reproduces ``obj_verts`` to 1e-7 m; checked here to
   1e-5 m). Collision parts: CoACD decomposition, cached
@@ -108,7 +109,7 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
         source=path,
         fps=TACO_FPS,
         time=np.arange(T) / TACO_FPS,
-        hand_side="right",
+        hand_side="left",
         valid=np.ones(T, bool),
         wrist_pos=None,
         wrist_quat=None,
