@@ -482,6 +482,16 @@ def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np
     return np.asarray(mids, dtype=np.int64), np.asarray(cols, dtype=np.int64)
 
 
+def apply_poses(model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, frame: int,
+                mids: np.ndarray, cols: np.ndarray) -> None:
+    """Put the render model's mocap bodies at ``track``'s poses of ``frame`` and run
+    MuJoCo kinematics (``data.geom_xpos``/``geom_xmat`` then hold world geom poses).
+    Converts the track's xyzw quaternions to MuJoCo's wxyz."""
+    data.mocap_pos[mids] = track.body_pos[frame, cols]
+    data.mocap_quat[mids] = track.body_quat[frame, cols][:, [3, 0, 1, 2]]
+    mujoco.mj_kinematics(model, data)
+
+
 # --------------------------------------------------------------------------- camera
 
 
@@ -712,9 +722,7 @@ def render_frames(
         renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SKYBOX] = True
         for i in idx:
             t0 = _time.perf_counter()
-            data.mocap_pos[mids] = track.body_pos[i, cols]
-            data.mocap_quat[mids] = track.body_quat[i, cols][:, [3, 0, 1, 2]]  # xyzw -> MuJoCo wxyz
-            mujoco.mj_kinematics(model, data)
+            apply_poses(model, data, track, int(i), mids, cols)
             renderer.update_scene(data, camera=cam, scene_option=opt)
             img = renderer.render()
             if overlay is not None:
@@ -846,3 +854,140 @@ def render_clip(
     n = write_mp4(frames, out, fps)
     secs = _time.perf_counter() - t0
     return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+
+
+# --------------------------------------------------------------------------- montage
+
+#: largest montage canvas chosen automatically, (W, H) px (1080p).
+MONTAGE_MAX_CANVAS = (1920, 1080)
+#: default cap on clips in one montage (a GRAB study has 30; more tiles than this get
+#: too small to read).
+MONTAGE_MAX_CLIPS = 30
+
+
+def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
+    """Grid and tile size for ``n`` clips.
+
+    Default columns: 3 up to 6 clips (the 3 x 2 of the seed montage), else
+    ``round(sqrt(4 n / 3))`` (a roughly 16:9 grid of 4:3 tiles). Default tile: the
+    largest even 4:3 tile, at most 640 x 480, that fits the grid in
+    :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216).
+
+    Returns:
+        (cols, rows, (tile_w, tile_h)).
+    """
+    if n < 1:
+        raise ValueError("montage needs at least one clip")
+    if cols is None:
+        cols = min(n, 3) if n <= 6 else int(round(math.sqrt(4.0 / 3.0 * n)))
+    cols = max(1, min(int(cols), n))
+    rows = int(math.ceil(n / cols))
+    if tile is None:
+        tw = min(640, MONTAGE_MAX_CANVAS[0] // cols)
+        th = min(480, MONTAGE_MAX_CANVAS[1] // rows)
+        tw = min(tw, int(th * 4 / 3))
+        th = int(tw * 3 / 4)
+        tile = (tw - tw % 2, th - th % 2)
+    if tile[0] < 16 or tile[1] < 16 or tile[0] % 2 or tile[1] % 2:
+        raise ValueError(f"tile size must be even and >= 16 px, got {tile}")
+    return cols, rows, (int(tile[0]), int(tile[1]))
+
+
+def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) -> list[tuple[int, dict]]:
+    """Rollouts to show, in study order, optionally only those of ``objects``.
+
+    Raises:
+        DataError: an object asked for is not in the study, or the study is empty.
+    """
+    rolls = list(enumerate(study["rollouts"]))
+    if objects:
+        have = {str(r.get("object")) for _, r in rolls}
+        missing = [o for o in objects if o not in have]
+        if missing:
+            raise DataError(source, "rollouts", f"no rollout for object(s) {missing}; study has {sorted(have)}")
+        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
+    if not rolls:
+        raise DataError(source, "rollouts", "study has no rollouts to render")
+    return rolls
+
+
+def render_montage(
+    study_path: str | Path,
+    out_path: str | Path,
+    cols: int | None = None,
+    objects: Sequence[str] | None = None,
+    tile: tuple[int, int] | None = None,
+    fps: float = 30.0,
+    variant: str = "main",
+    max_clips: int = MONTAGE_MAX_CLIPS,
+    progress: bool = False,
+) -> RenderStats:
+    """Tile the study's clips, each with its overlay, into one H.264 mp4.
+
+    Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
+    for the overlay), one GL context at a time, into a temporary frame store; the grid
+    is then composed frame by frame. Clips shorter than the longest hold their last
+    frame. All rollouts are checked (saved poses, meshes) before any rendering.
+
+    Args:
+        study_path: the study JSON.
+        out_path: destination ``.mp4``.
+        cols: grid columns (default see :func:`montage_layout`).
+        objects: only these objects' rollouts, in study order (default all).
+        tile: (W, H) px per clip (default see :func:`montage_layout`).
+        fps: frame rate, Hz.
+        variant: ``"main"`` or ``"ablation"``.
+        max_clips: at most this many clips (the first ones, in study order); more raise.
+        progress: print one line per clip.
+
+    Returns:
+        :class:`RenderStats` of the montage (``ms_per_frame`` = mean per-tile render time).
+
+    Raises:
+        DataError: bad study JSON, a rollout without saved poses or assets, unknown object.
+        OutputError: ``out_path`` cannot be written.
+        ValueError: more than ``max_clips`` clips selected.
+    """
+    t_start = _time.perf_counter()
+    out = prepare_output(out_path)
+    study_path = Path(study_path)
+    study, study_dir = load_study(study_path)
+    chosen = select_rollouts(study, objects, study_path)
+    if len(chosen) > max_clips:
+        raise ValueError(
+            f"{len(chosen)} clips selected but max_clips={max_clips}; pass objects=... or raise max_clips"
+        )
+    clips = [load_clip(r, study_dir, variant=variant, source=study_path, field_prefix=f"rollouts[{i}].")
+             for i, r in chosen]
+    for c in clips:  # fail on a bad mesh before spending minutes rendering
+        for o in c.objects:
+            _load_mesh(str(o.mesh))
+    cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
+    timing: dict = {}
+    with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
+        stores = []
+        for k, clip in enumerate(clips):
+            n = len(frame_indices(clip.track.time, fps))
+            store = np.lib.format.open_memmap(Path(tmp) / f"{k}.npy", mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
+            for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support_height,
+                                                  (tw, th), fps, overlay=clip_overlay(clip), timing=timing)):
+                store[j] = img
+            store.flush()
+            stores.append(store)
+            if progress:
+                print(f"[{k + 1}/{len(clips)}] {clip.title}: {n} frames, {clip.outcome}", flush=True)
+        n_out = max(s.shape[0] for s in stores)
+        W, H = cols * tw, rows * th
+
+        def compose():
+            canvas = np.full((H, W, 3), 24, dtype=np.uint8)
+            for f in range(n_out):
+                for k, s in enumerate(stores):
+                    r, c = divmod(k, cols)
+                    canvas[r * th:(r + 1) * th, c * tw:(c + 1) * tw] = s[min(f, s.shape[0] - 1)]
+                yield canvas
+
+        n = write_mp4(compose(), out, fps)
+        del stores
+    secs = _time.perf_counter() - t_start
+    return RenderStats(out, n, (W, H), secs, 1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1))
