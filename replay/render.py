@@ -685,6 +685,7 @@ def render_frames(
     overlay: Callable[[int], list[tuple[str, tuple[int, int, int]]]] | None = None,
     camera: CameraView | None = None,
     timing: dict | None = None,
+    decorate: Callable[[int, mujoco.MjvScene], None] | None = None,
 ) -> Iterator[np.ndarray]:
     """Yield RGB frames of saved poses, resampled to ``fps`` (nearest saved frame).
 
@@ -697,6 +698,8 @@ def render_frames(
         camera: fixed view, default :func:`frame_camera` over the whole track.
         timing: if given, ``timing["render_s"]`` accumulates seconds spent rendering
             (scene update + GL + readback + overlay) and ``timing["frames"]`` the count.
+        decorate: called as ``decorate(saved_frame_index, scene)`` after the scene is
+            updated, to add ``mjvGeom`` s (e.g. a landmark skeleton).
 
     Yields:
         (H, W, 3) uint8 frames, ``len(frame_indices(track.time, fps))`` of them.
@@ -724,6 +727,8 @@ def render_frames(
             t0 = _time.perf_counter()
             apply_poses(model, data, track, int(i), mids, cols)
             renderer.update_scene(data, camera=cam, scene_option=opt)
+            if decorate is not None:
+                decorate(int(i), renderer.scene)
             img = renderer.render()
             if overlay is not None:
                 img = draw_overlay(img, overlay(int(i)))
