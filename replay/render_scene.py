@@ -55,8 +55,9 @@ def scene_window(rec: Recording, before_s: float | None = None, after_s: float |
     a = a if after_s is None else after_s
     t = rec.time
     tg = t[rec.grasp_frame]
-    start = int(np.searchsorted(t, tg - b, side="left"))
-    stop = int(np.searchsorted(t, tg + a, side="right"))
+    eps = 1e-6  # s; tolerate float rounding of frame times (arange / fps)
+    start = int(np.searchsorted(t, tg - b - eps, side="left"))
+    stop = int(np.searchsorted(t, tg + a + eps, side="right"))
     return slice(max(start, 0), max(min(stop, rec.num_frames), start + 1))
 
 
@@ -181,9 +182,14 @@ def recording_scene(
         source = "recorded landmarks"
     W = sl.stop - sl.start
     objects = []
+    others = 0
     for j, ob in enumerate(rec.objects):
         body = f"object_{j}"
-        rgba = render.OBJECT_RGBA[0] if j == rec.target else render.OBJECT_RGBA[1 + (j % (len(render.OBJECT_RGBA) - 1))]
+        if j == rec.target:
+            rgba = render.OBJECT_RGBA[0]
+        else:  # the rest in palette order
+            rgba = render.OBJECT_RGBA[1 + others % (len(render.OBJECT_RGBA) - 1)]
+            others += 1
         objects.append(render.SceneObject(body, ob.name, Path(ob.asset.visual_mesh), rgba))
         names.append(body)
         pos_parts.append(np.asarray(ob.pos[sl], float)[:, None])
