@@ -1,6 +1,93 @@
-"""Data layer: where datasets live, how they are fetched, and their canonical form.
+"""Data layer: where datasets live, how they are read, and their canonical form.
 
 * :mod:`replay.data.locate` - resolve a dataset's folder (``data/`` after fetch, or the
   offline mirror given by ``REPLAY_MIRROR``).
 * :mod:`replay.data.types` - the canonical :class:`Recording` / :class:`ObjectAsset`.
+* :mod:`replay.data.safe_pickle` - restricted unpickler for untrusted dataset pickles.
+* :mod:`replay.data.objects` - object asset loaders (GRAB MJCF, TACO + CoACD, HUG sim_assets).
+* :mod:`replay.data.grab`, :mod:`replay.data.taco`, :mod:`replay.data.hug` - adapters.
+
+:func:`load_recording` and :func:`list_sequences` dispatch by dataset name.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.data.locate import dataset_dir
+from replay.data.types import Recording
+from replay.errors import DataError
+
+#: Datasets with an adapter.
+RECORDING_DATASETS = ("grab", "taco", "hug-bench")
+
+
+def _hug_scenes(root: Path) -> list[str]:
+    # HUG recordings: <root>/<split>/<scene>/aria_data.pkl (module replay.data.hug).
+    return sorted(str(p.parent.relative_to(root)) for p in root.glob("*/*/aria_data.pkl"))
+
+
+def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str]:
+    """Names accepted by :func:`load_recording` for ``dataset``, sorted.
+
+    * ``grab``: ``<object>_lift`` (files ``grab/recordings/<name>.pkl``).
+    * ``taco``: ``<seq>`` (files ``taco/<seq>.pkl`` + ``taco/<seq>.obj``).
+    * ``hug-bench``: ``<split>/<scene>`` (files ``hug-bench/<split>/<scene>/aria_data.pkl``).
+
+    Raises:
+        DataError: unknown dataset, or dataset not found (see :func:`dataset_dir`).
+    """
+    if dataset not in RECORDING_DATASETS:
+        raise DataError(None, "dataset", f"no adapter for {dataset!r}; choose from {', '.join(RECORDING_DATASETS)}")
+    root = dataset_dir(dataset, data_dir)
+    if dataset == "grab":
+        return sorted(p.stem for p in (root / "recordings").glob("*.pkl"))
+    if dataset == "taco":
+        return sorted(p.stem for p in root.glob("*.pkl"))
+    return _hug_scenes(root)
+
+
+def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
+    """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
+
+    Args:
+        dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``.
+        name: a name from :func:`list_sequences`.
+        data_dir: staged data folder (default ``data/`` or ``$REPLAY_DATA``; falls back to
+            ``$REPLAY_MIRROR``), see :func:`replay.data.locate.dataset_dir`.
+        **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
+
+    Raises:
+        DataError: unknown dataset or sequence, or any adapter error (file + field).
+    """
+    if dataset not in RECORDING_DATASETS:
+        raise DataError(None, "dataset", f"no adapter for {dataset!r}; choose from {', '.join(RECORDING_DATASETS)}")
+    root = dataset_dir(dataset, data_dir)
+    if dataset == "grab":
+        from replay.data.grab import load_grab
+
+        path = root / "recordings" / f"{name}.pkl"
+        if not path.is_file():
+            raise DataError(path, None, f"no GRAB sequence {name!r}; available: {', '.join(list_sequences('grab', data_dir))}")
+        return load_grab(path, root / "objects", **kwargs)
+    if dataset == "taco":
+        from replay.data.taco import load_taco
+
+        path = root / f"{name}.pkl"
+        if not path.is_file():
+            raise DataError(path, None, f"no TACO sequence {name!r}; available: {', '.join(list_sequences('taco', data_dir))}")
+        return load_taco(path, **kwargs)
+    from replay.data.hug import load_hug
+
+    scene = root / name
+    path = scene / "aria_data.pkl"
+    if not path.is_file():
+        raise DataError(path, None, f"no HUG-Bench scene {name!r} (expected <split>/<scene>/aria_data.pkl)")
+    return load_hug(path, hug_scene_assets(root, name), **kwargs)
+
+
+def hug_scene_assets(root: Path, name: str) -> Path:
+    """Object folder of HUG scene ``name`` (``<split>/<scene>``): ``<root>/hug_bench/<split>/<scene>``
+    if present (the hub's layout), else the scene folder itself."""
+    cand = Path(root) / "hug_bench" / name
+    return cand if cand.is_dir() else Path(root) / name

@@ -1,0 +1,93 @@
+"""Helpers shared by the dataset adapters: field access with clear errors,
+quaternion order conversion, lift onset and support-surface height.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trimesh
+
+from replay.errors import DataError
+
+#: Lift onset threshold: the object's first frame this far above its start height, m.
+#: (Issue 4: "the object first rises 1 cm above its start".)
+LIFT_THRESHOLD_M = 0.01
+
+
+def get_field(data: Any, dotted: str, source: Path) -> Any:
+    """``data["a"]["b"]`` for ``dotted="a.b"``; DataError naming the file and field if absent."""
+    cur = data
+    for part in dotted.split("."):
+        if not isinstance(cur, dict):
+            raise DataError(source, dotted, f"expected a dict at {part!r}, got {type(cur).__name__}")
+        if part not in cur:
+            raise DataError(source, dotted, "missing field")
+        cur = cur[part]
+    return cur
+
+
+def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float64, finite: bool = True) -> np.ndarray:
+    """Fetch a numeric array field and check its shape (``-1`` = any length) and finiteness.
+
+    Raises:
+        DataError: missing field, not numeric, wrong shape, or (``finite``) NaN/inf values,
+            naming the first bad frame (index along axis 0).
+    """
+    value = get_field(data, dotted, source)
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        raise DataError(source, dotted, f"expected a numeric array, got {type(value).__name__}") from None
+    if arr.ndim != len(shape) or any(s != -1 and s != a for s, a in zip(shape, arr.shape)):
+        raise DataError(source, dotted, f"expected shape {shape} (-1 = any), got {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        if arr.ndim >= 1 and arr.shape[0] > 0:
+            bad = np.flatnonzero(~np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1))
+            raise DataError(source, dotted, f"non-finite values in {bad.size} frame(s), first at frame {int(bad[0])}")
+        raise DataError(source, dotted, "non-finite values")
+    return arr
+
+
+def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> np.ndarray:
+    """Convert scalar-first quaternions (..., 4) to scalar-last, checking unit norm.
+
+    Raises:
+        DataError: any quaternion with | |q| - 1 | > ``tol``.
+    """
+    q = np.asarray(q, float)
+    n = np.linalg.norm(q, axis=-1)
+    if np.any(np.abs(n - 1.0) > tol):
+        bad = int(np.flatnonzero(np.abs(n - 1.0).reshape(-1) > tol)[0])
+        raise DataError(source, field, f"quaternion not unit length (first at index {bad}, |q|={n.reshape(-1)[bad]:.4f})")
+    return np.concatenate([q[..., 1:], q[..., :1]], axis=-1) / n[..., None]
+
+
+def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | None:
+    """First frame whose z exceeds the first frame's z by more than ``threshold`` m, or None.
+
+    Args:
+        pos: (T, 3) object positions, m, world Z up.
+    """
+    z = np.asarray(pos)[:, 2]
+    above = np.flatnonzero(z > z[0] + threshold)
+    return int(above[0]) if above.size else None
+
+
+def top_surface_height(mesh_world: trimesh.Trimesh, xy: np.ndarray) -> tuple[float, str]:
+    """Height of a support mesh's upper surface below ``xy``.
+
+    Casts a ray straight down from above the mesh at ``xy`` (2,) and returns the
+    first hit's z (the top surface there, which accounts for a tilted table);
+    if the ray misses (``xy`` beyond the mesh) returns the mesh's highest z.
+
+    Returns:
+        (z in m, ``"ray"`` or ``"max_z"``): which rule gave the value.
+    """
+    origin = np.array([[xy[0], xy[1], mesh_world.bounds[1, 2] + 1.0]])
+    locs, _, _ = mesh_world.ray.intersects_location(origin, np.array([[0.0, 0.0, -1.0]]))
+    if len(locs):
+        return float(locs[:, 2].max()), "ray"
+    return float(mesh_world.bounds[1, 2]), "max_z"

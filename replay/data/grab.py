@@ -1,0 +1,145 @@
+"""GRAB adapter: ``grab/recordings/<object>_lift.pkl`` + ``grab/objects/`` -> Recording.
+
+Source: 30 right-hand lifts of GRAB subject s1 as stored by
+github.com/fflahm/t800_retargeting (``data/grab/s1``); object models from
+github.com/vikashplus/object_sim. Layout in the mirror README.
+
+What the adapter produces (see :class:`~replay.data.types.Recording`):
+
+* ``fps`` 120 (GRAB's capture rate; not stored in the files), ``time = arange(T) / 120`` s.
+* ``landmarks`` (T, 21, 3) = ``hand.joints_target``: world, m, manopth order.
+* ``wrist_pos/wrist_quat/finger_quat`` are None: GRAB stores no finger rotations;
+  landmark IK (:mod:`replay.kinematics`) fits them. The recorded
+  ``hand.wrist_loc`` (T, 3) and ``hand.wrist_rot`` (T, 4; stored wxyz, given
+  here as **xyzw**) are kept in ``meta["grab_wrist_loc"]`` /
+  ``meta["grab_wrist_quat_xyzw"]`` to initialise the IK. They are *not* the
+  manosim root pose: upstream composed GRAB's global orientation with a fixed
+  pre-rotation (rotation vector (1.2092, -1.2092, -1.2092)).
+* One :class:`~replay.data.types.ObjectTrack` (``tracked=True``): ``object.loc``
+  and ``object.rot`` (wxyz in the file, converted to xyzw) posing the object_sim
+  mesh origin.
+* ``support_height``: the table's top surface z below the object's first
+  position, from the table mesh (``grab/objects/table``) placed at
+  ``table.loc/rot`` (ray cast, see :func:`~replay.data.common.top_surface_height`).
+  The table itself (asset, pos, xyzw quat) is in ``meta["table"]``.
+* ``grasp_frame``: lift onset, the first frame the object is more than 1 cm
+  above its first-frame height (mug_lift: 264 of 4246).
+
+Every missing field, wrong shape, NaN frame or non-unit quaternion raises a
+:class:`~replay.errors.DataError` naming the file and the field (strict: GRAB's
+hand is tracked in every frame, so a NaN means a corrupt file, not a dropout).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from replay.data.common import LIFT_THRESHOLD_M, get_array, get_field, lift_onset, top_surface_height, wxyz_to_xyzw
+from replay.data.objects import load_grab_object, load_mesh
+from replay.data.safe_pickle import load_pickle
+from replay.data.types import ObjectTrack, Recording
+from replay.errors import DataError
+
+#: GRAB capture rate, Hz (Taheri et al., ECCV 2020: "GRAB ... captured at 120 fps").
+GRAB_FPS = 120.0
+
+
+def grab_objects_dir(recording: Path) -> Path:
+    """Default object folder for a recording: ``<grab>/objects`` beside ``<grab>/recordings``."""
+    return Path(recording).resolve().parent.parent / "objects"
+
+
+def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Recording:
+    """Read one GRAB lift recording into the canonical form.
+
+    Args:
+        path: ``<object>_lift.pkl``.
+        objects_dir: folder of object_sim models (default: ``../objects`` beside
+            the recordings folder).
+
+    Returns:
+        A validated :class:`Recording` (module doc for each field).
+
+    Raises:
+        DataError: unreadable/truncated/hostile pickle, missing field, wrong shape,
+            NaN values (naming the first bad frame), non-unit quaternion, missing
+            object model or mesh, object never lifted by 1 cm.
+    """
+    path = Path(path)
+    objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
+    data = load_pickle(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+
+    landmarks = get_array(data, "hand.joints_target", path, (-1, 21, 3))
+    T = landmarks.shape[0]
+    wrist_loc = get_array(data, "hand.wrist_loc", path, (T, 3))
+    wrist_rot = get_array(data, "hand.wrist_rot", path, (T, 4))
+    obj_name = get_field(data, "object.name", path)
+    if not isinstance(obj_name, str) or not obj_name:
+        raise DataError(path, "object.name", f"expected a non-empty string, got {obj_name!r}")
+    obj_loc = get_array(data, "object.loc", path, (T, 3))
+    obj_rot = get_array(data, "object.rot", path, (T, 4))
+    table_loc = get_array(data, "table.loc", path, (3,))
+    table_rot = get_array(data, "table.rot", path, (4,))
+    if T < 2:
+        raise DataError(path, "hand.joints_target", f"need at least 2 frames, got {T}")
+
+    wrist_quat = wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot")
+    obj_quat = wxyz_to_xyzw(obj_rot, path, "object.rot")
+    table_quat = wxyz_to_xyzw(table_rot, path, "table.rot")
+
+    obj_dir = objects_dir / obj_name
+    if not obj_dir.is_dir():
+        raise DataError(path, "object.name", f"no object model for {obj_name!r} in {objects_dir}")
+    asset = load_grab_object(obj_dir)
+    table_asset = load_grab_object(objects_dir / "table")
+
+    table_mesh = load_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
+    Tt = np.eye(4)
+    Tt[:3, :3] = Rotation.from_quat(table_quat).as_matrix()
+    Tt[:3, 3] = table_loc
+    table_mesh.apply_transform(Tt)
+    support, rule = top_surface_height(table_mesh, obj_loc[0, :2])
+
+    onset = lift_onset(obj_loc, LIFT_THRESHOLD_M)
+    if onset is None:
+        raise DataError(path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
+
+    rec = Recording(
+        name=path.stem,
+        dataset="grab",
+        source=path,
+        fps=GRAB_FPS,
+        time=np.arange(T) / GRAB_FPS,
+        hand_side="right",
+        valid=np.ones(T, bool),
+        wrist_pos=None,
+        wrist_quat=None,
+        finger_quat=None,
+        landmarks=landmarks,
+        objects=[ObjectTrack(asset=asset, pos=obj_loc, quat=obj_quat, tracked=True)],
+        target=0,
+        support_height=support,
+        grasp_frame=onset,
+        mano=None,
+        meta={
+            "grab_wrist_loc": wrist_loc,
+            "grab_wrist_quat_xyzw": wrist_quat,
+            "grab_wrist_note": "recorded hand.wrist_loc/rot (rot converted wxyz->xyzw); upstream pre-rotated "
+                               "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
+            "table": {"asset": table_asset, "pos": table_loc, "quat": table_quat},
+            "support_rule": f"table top surface below the object's first xy ({rule})",
+            "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
+            "objects_dir": str(objects_dir),
+        },
+    )
+    return rec.validate()
+
+
+def list_grab(grab_dir: str | Path) -> list[str]:
+    """Sequence names (``<object>_lift``) in ``<grab_dir>/recordings``, sorted."""
+    return sorted(p.stem for p in (Path(grab_dir) / "recordings").glob("*.pkl"))

@@ -1,0 +1,149 @@
+"""GRAB adapter and object_sim asset loader on the real mirror files."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from replay.data import list_sequences, load_recording
+from replay.data.grab import GRAB_FPS, load_grab
+from replay.data.objects import asset_mass, grab_object_info, load_grab_object
+from replay.errors import DataError
+
+pytestmark = pytest.mark.needs_data
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="module")
+def mug(grab_dir):
+    return load_grab(grab_dir / "recordings" / "mug_lift.pkl")
+
+
+def test_mug_counts_units_and_lift_onset(mug, grab_dir):
+    assert mug.num_frames == 4246  # mirror README
+    assert mug.fps == GRAB_FPS == 120.0
+    assert mug.time[-1] == pytest.approx(4245 / 120.0)
+    assert mug.grasp_frame == 264  # issue 4: first frame 1 cm above the start
+    z = mug.target_object.pos[:, 2]
+    assert z[0] == pytest.approx(0.804, abs=1e-3)  # README: rests at 0.804 m
+    assert z.max() == pytest.approx(1.221, abs=1e-3)  # README: reaches 1.221 m
+    # at rest before the onset: < 1 cm total drift in z over 264 frames
+    assert np.ptp(z[:264]) < 0.01
+    # landmarks in metres: wrist-to-middle-tip span of a human hand is 0.15-0.22 m
+    span = np.linalg.norm(mug.landmarks[:, 12] - mug.landmarks[:, 0], axis=1)
+    assert 0.12 < np.median(span) < 0.22
+    assert mug.wrist_pos is None and mug.finger_quat is None and mug.mano is None
+
+
+def test_mug_quaternion_order_is_xyzw(mug, grab_dir):
+    raw = pickle.load(open(grab_dir / "recordings" / "mug_lift.pkl", "rb"))  # trusted mirror file
+    wxyz = raw["object"]["rot"]
+    np.testing.assert_allclose(mug.target_object.quat[:, 3], wxyz[:, 0], atol=1e-9)
+    np.testing.assert_allclose(mug.target_object.quat[:, :3], wxyz[:, 1:], atol=1e-9)
+    np.testing.assert_allclose(mug.meta["grab_wrist_quat_xyzw"][:, 3], raw["hand"]["wrist_rot"][:, 0], atol=1e-9)
+
+
+def test_mug_rests_on_table(mug):
+    # Table height plausible for a lab table (0.7-1.2 m) and the mug's bottom within
+    # 5 mm of the table top at frame 0 (mesh + recorded pose + table pose agree).
+    assert 0.7 < mug.support_height < 1.2
+    m = __import__("trimesh").load(mug.target_object.asset.visual_mesh)
+    R = Rotation.from_quat(mug.target_object.quat[0])
+    low = (R.apply(m.vertices) + mug.target_object.pos[0])[:, 2].min()
+    assert abs(low - mug.support_height) < 0.005
+
+
+def test_all_grab_sequences_load(grab_dir):
+    names = list_sequences("grab", data_dir=grab_dir.parent / "_no_staged_data_")
+    assert len(names) == 30
+    for n in names[::6]:
+        rec = load_recording("grab", n, data_dir=grab_dir.parent / "_no_staged_data_")
+        assert rec.num_frames > 1000
+        # lift onset after a rest phase of at least 1 s and before the recording's end
+        assert 120 < rec.grasp_frame < rec.num_frames - 120
+        assert 0.7 < rec.support_height < 1.2
+
+
+def test_object_sim_model_read_from_xml(grab_dir):
+    info = grab_object_info(grab_dir / "objects" / "mug")
+    assert len(info.collision_files) == 14 and all(p.name.startswith("contact") for p in info.collision_files)
+    assert info.visual_files == [grab_dir / "objects" / "mug" / "mug.stl"]
+    assert (info.density, info.friction, info.condim) == (1250.0, (1.0, 0.5, 0.01), 4)
+    asset = load_grab_object(grab_dir / "objects" / "mug")
+    # mug mass from density x collision volume: a ceramic mug is 0.25-0.6 kg
+    assert 0.25 < asset_mass(asset) < 0.6
+    knife = load_grab_object(grab_dir / "objects" / "knife")  # blade + handle baked into one mesh
+    assert knife.visual_mesh.is_file() and "cache" in str(knife.visual_mesh)
+
+
+def _copy_objects(src, dst, names):
+    import shutil
+
+    dst.mkdir(parents=True)
+    shutil.copy(src / "common.xml", dst / "common.xml")
+    for n in names:
+        shutil.copytree(src / n, dst / n)
+
+
+def test_missing_mesh_is_named(grab_dir, tmp_path):
+    objs = tmp_path / "objects"
+    _copy_objects(grab_dir / "objects", objs, ["mug", "table"])
+    (objs / "mug" / "contact3.stl").chmod(0o644)
+    (objs / "mug" / "contact3.stl").unlink()
+    with pytest.raises(DataError) as e:
+        load_grab(grab_dir / "recordings" / "mug_lift.pkl", objs)
+    assert "assets.xml" in str(e.value) and "contact3" in str(e.value)
+
+
+def _write(tmp_path, data, name="mug_lift.pkl"):
+    p = tmp_path / "recordings" / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "wb") as f:
+        pickle.dump(data, f)
+    return p
+
+
+@pytest.fixture(scope="module")
+def mug_raw(grab_dir):
+    with open(grab_dir / "recordings" / "mug_lift.pkl", "rb") as f:
+        d = pickle.load(f)
+    d.pop("robot")
+    return d
+
+
+def test_nan_frame_is_refused(mug_raw, grab_dir, tmp_path):
+    import copy
+
+    d = copy.deepcopy(mug_raw)
+    d["hand"]["joints_target"][100, 5] = np.nan
+    with pytest.raises(DataError) as e:
+        load_grab(_write(tmp_path, d), grab_dir / "objects")
+    assert "hand.joints_target" in str(e.value) and "frame 100" in str(e.value)
+
+
+@pytest.mark.parametrize("field", ["hand.wrist_rot", "object.loc", "table.rot"])
+def test_missing_field_is_named(mug_raw, grab_dir, tmp_path, field):
+    import copy
+
+    d = copy.deepcopy(mug_raw)
+    top, key = field.split(".")
+    del d[top][key]
+    with pytest.raises(DataError) as e:
+        load_grab(_write(tmp_path, d), grab_dir / "objects")
+    assert f"[{field}]" in str(e.value) and "mug_lift.pkl" in str(e.value)
+
+
+def test_non_unit_quaternion_is_refused(mug_raw, grab_dir, tmp_path):
+    import copy
+
+    d = copy.deepcopy(mug_raw)
+    d["object"]["rot"][7] *= 2.0
+    with pytest.raises(DataError, match=r"object\.rot.*index 7"):
+        load_grab(_write(tmp_path, d), grab_dir / "objects")
