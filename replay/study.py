@@ -370,6 +370,10 @@ def run_study(
                 results[job.sequence] = run_job(job)
             except DataError as e:
                 failed[job.sequence] = str(e)
+            except Exception as e:  # a bug in one rollout must not lose the others
+                import traceback
+
+                failed[job.sequence] = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
             bar.update(1)
             study = write()
     else:
