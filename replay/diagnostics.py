@@ -406,10 +406,11 @@ def check_readback(scene) -> dict:
 
     result = {
         "finger_kp": float(gain[finger_rows[0]][0]) if finger_rows else None,
-        "finger_kd": sorted({round(float(-bias[a][2]), 6) for a in finger_rows}),
+        "finger_kd_range": [float(min(-bias[a][2] for a in finger_rows)), float(max(-bias[a][2] for a in finger_rows))]
+        if finger_rows else None,
         "finger_forcerange": float(frange[finger_rows[0]][1]) if finger_rows else None,
         "finger_damping": sorted({round(float(dof_damping[i]), 6) for i, n in enumerate(mj2n[: m.nv]) if f0 <= n < f1}),
-        "impratio": float(opt.impratio) if _is_cpu(s) else float(np.asarray(get("opt").impratio).ravel()[0]) if False else cfg.impratio,
+        "impratio": float(opt.impratio) if _is_cpu(s) else None,
         "n_actuators": int(m.nu),
         "ablation_excluded_body_pairs": excluded,
     }

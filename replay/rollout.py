@@ -186,7 +186,7 @@ def run_rollout(
     mon = diagnostics.OverflowMonitor(solver, scene.contact_capacity)
     metrics.update(
         object_mass=scene.object_mass, hand_mass=scene.hand_mass, contact_capacity=scene.contact_capacity,
-        resting_contacts=scene.resting_contacts, readback=scene.readback,
+        resting_contacts=scene.resting_contacts, probe_contacts=scene.probe_contacts, readback=scene.readback,
         flutter_min_margin=float(min(r["margin"] for r in scene.flutter)),
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),

@@ -61,7 +61,8 @@ class Scene:
         object_mass: kg.
         object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
         contact_capacity: the ``nconmax`` the solver was built with.
-        resting_contacts: the measured count it was sized from.
+        resting_contacts: the measured count it was sized from (max of probe_contacts).
+        probe_contacts: [contacts with the hand at its first pose, at its grasp pose].
         ablation: True when hand-object contact pairs are filtered out.
         finger_damping: (45,) passive damping the solver uses on the finger DOFs, N·m·s/rad.
         flutter: per-joint flutter bound records (see :func:`replay.diagnostics.flutter_margins`).
@@ -88,6 +89,7 @@ class Scene:
     object_vertices: np.ndarray
     contact_capacity: int
     resting_contacts: int
+    probe_contacts: list
     ablation: bool
     finger_damping: np.ndarray
     flutter: list = field(default_factory=list)
@@ -137,19 +139,11 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
     return parts
 
 
-def _import_hand(builder: newton.ModelBuilder, mjcf: Path, wrist_pos, wrist_quat):
-    try:
-        from importer_patches import add_mjcf
-    except ImportError as e:  # pragma: no cover - depends on the importer branch
-        raise SceneError("importer_patches.add_mjcf is not available (merge the importer branch)") from e
-    xform = wp.transform(wp.vec3(*map(float, wrist_pos)), wp.quat(*map(float, wrist_quat)))
-    return add_mjcf(builder, str(mjcf), xform=xform)
+def _import_hand(builder: newton.ModelBuilder, mjcf: Path):
+    """Import the unmodified MJCF at the world origin (the pose is set through joint_q)."""
+    from importer_patches import add_mjcf
 
-
-def _report_get(report, key, default=None):
-    if isinstance(report, dict):
-        return report.get(key, default)
-    return getattr(report, key, default)
+    return add_mjcf(builder, str(mjcf))
 
 
 def build_model(
@@ -186,7 +180,7 @@ def build_model(
 
     # --- hand --------------------------------------------------------------------
     j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
-    report = _import_hand(builder, Path(mjcf), hand_coords0[:3], hand_coords0[3:7])
+    report = _import_hand(builder, Path(mjcf))
     hand_joints = list(range(j0, builder.joint_count))
     hand_bodies = np.arange(b0, builder.body_count)
     hand_shapes = np.arange(s0, builder.shape_count)
@@ -216,11 +210,11 @@ def build_model(
         builder.joint_target_ke[d] = 0.0
         builder.joint_target_kd[d] = 0.0
 
-    gains = _report_get(report, "wrist_gains")
-    if gains is None:
-        raise SceneError("import report has no wrist_gains")
-    kp = np.asarray(_report_get(gains, "kp") if not isinstance(gains, dict) else gains["kp"], float)
-    kd = np.asarray(_report_get(gains, "kd") if not isinstance(gains, dict) else gains["kd"], float)
+    gains = report.wrist_gains
+    if not gains or gains.get("dof_start") != qd0:
+        raise SceneError(f"{mjcf}: import report has no wrist gains for the free joint at DOF {qd0}: {gains!r}")
+    kp = np.asarray(gains["kp"], float)
+    kd = np.asarray(gains["kd"], float)
     if kp.shape != (6,) or kd.shape != (6,) or not np.all(np.isfinite(kp)) or not np.all(np.isfinite(kd)):
         raise SceneError(f"wrist gains malformed: kp={kp}, kd={kd}")
 
@@ -344,6 +338,7 @@ def build_scene(
     del probe
 
     resting = int(max(counts))
+    probe_counts = [int(c) for c in counts]
     if config.contact_capacity is not None:
         capacity = int(config.contact_capacity)
     else:
@@ -375,7 +370,7 @@ def build_scene(
         object_qd_start=info["object_qd_start"], object_shapes=info["object_shapes"],
         support_height=float(support_height), wrist_kp=info["wrist_kp"], wrist_kd=info["wrist_kd"],
         hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
-        contact_capacity=capacity, resting_contacts=resting, ablation=ablation,
+        contact_capacity=capacity, resting_contacts=resting, probe_contacts=probe_counts, ablation=ablation,
         finger_damping=damping[hqd + 6 : hqd + 51].copy(), flutter=flutter, import_report=info["import_report"],
     )
     scene.readback = diagnostics.check_readback(scene)
