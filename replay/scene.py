@@ -275,7 +275,7 @@ def build_model(
     return model, info
 
 
-def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None):
+def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
     """Construct :class:`newton.solvers.SolverMuJoCo` with the config's options.
 
     CPU: MuJoCo's C backend with its own collision detection (``use_mujoco_cpu=True``);
@@ -284,7 +284,7 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None):
     kwargs = dict(
         solver=config.solver, integrator=config.integrator, cone=config.cone, impratio=config.impratio,
         iterations=config.iterations, ls_iterations=config.ls_iterations, tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax,
+        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax, **extra,
     )
     if nconmax is not None and config.device != "cpu":
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows
@@ -375,3 +375,44 @@ def build_scene(
     )
     scene.readback = diagnostics.check_readback(scene)
     return scene
+
+
+def build_hand_only(
+    mjcf: str | Path,
+    coords: np.ndarray,
+    config: ReplayConfig,
+    gravity: bool = True,
+    drives: bool = True,
+    finger_damping: float | None = None,
+    finger_kd: float | None = None,
+):
+    """The hand alone (no object, no support) at ``coords``, for drive/stability checks.
+
+    Args:
+        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
+        gravity: -9.81 m/s^2 along Z, or none.
+        drives: False sets every finger kp and kd to 0 (no actuator force).
+        finger_damping: override passive finger damping, N·m·s/rad (None: as imported).
+        finger_kd: override the finger drive damping, N·m·s/rad (None: dampratio-resolved).
+
+    Returns:
+        ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
+    """
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY if gravity else 0.0))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    report = _import_hand(builder, Path(mjcf))
+    qd0 = report.dof_start
+    builder.joint_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
+    builder.joint_target_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
+    for d in range(qd0 + 6, qd0 + 51):
+        builder.joint_effort_limit[d] = float(config.effort_limit)
+        if not drives:
+            builder.joint_target_ke[d] = 0.0
+            builder.joint_target_kd[d] = 0.0
+        else:
+            if finger_kd is not None:
+                builder.joint_target_kd[d] = float(finger_kd)
+        if finger_damping is not None:
+            builder.joint_damping[d] = float(finger_damping)
+    model = builder.finalize(device="cpu" if config.device == "cpu" else "cuda:0")
+    return model, report
