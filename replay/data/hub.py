@@ -1,0 +1,342 @@
+"""HUG-Bench from the Hugging Face Hub: object assets plus one recording per scene.
+
+Staged layout (under ``<dest>/hug-bench/``):
+
+* ``hug_bench/<split>/<scene>/<object>/sim_assets/...`` - as in ``kevinywu/hug-bench``;
+* ``scenes/<split>/<scene>/aria_data.pkl`` - the scene's recording from
+  ``kevinywu/1m-hugs``.
+
+Only what a replay needs is transferred. Object assets are fetched with
+``snapshot_download`` restricted to the selected scenes (archives excluded). For a
+recording, a plain ``.../<scene>/aria_data.pkl`` in the repository is downloaded
+with ``hf_hub_download``; if the scene exists only as an uncompressed ``<scene>.tar``,
+the tar is opened through ``HfFileSystem`` (HTTP range reads), its headers are
+walked until the ``aria_data.pkl`` member, and only that member's bytes are read.
+A whole scene tar is never requested; a compressed one (which cannot be range-read
+member by member) is refused with an explanation.
+
+Every call into ``huggingface_hub`` goes through the module attributes
+(``huggingface_hub.snapshot_download`` ...) so tests replace exactly that boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from replay.errors import FetchError, IntegrityError
+from replay.data.fetch import FetchResult, _bar, _clear_parts, _copy_hashing, network_hint, part_path
+from replay.data.manifest import Manifest, sha256_file
+from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
+
+DATASET = "hug-bench"
+RECORDING_NAME = "aria_data.pkl"
+#: Range-read granularity while walking tar headers (one request per member header).
+TAR_BLOCK_SIZE = 1 << 16
+#: Read size while streaming the selected member (one range request each).
+MEMBER_READ_SIZE = 8 << 20
+_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
+_SHA_RE = re.compile(r"[0-9a-f]{40}")
+
+
+def _hub_errors() -> tuple[type[BaseException], ...]:
+    errs: list[type[BaseException]] = [OSError, ConnectionError, TimeoutError]
+    for mod, name in (("httpx2", "HTTPError"), ("httpx", "HTTPError"), ("requests", "RequestException")):
+        try:
+            errs.append(getattr(__import__(mod), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(errs)
+
+
+def _is_archive(path: str) -> bool:
+    return path.lower().endswith(_ARCHIVE_SUFFIXES)
+
+
+def resolve_revision(repo: HubRepo, revision: str | None) -> str:
+    """Commit hash for ``revision`` (default: the pinned one) of a Hub repo.
+
+    Raises:
+        FetchError: the Hub cannot be reached or the revision does not exist.
+    """
+    import huggingface_hub as hfh
+
+    rev = revision or repo.revision
+    if _SHA_RE.fullmatch(rev):
+        return rev
+    try:
+        info = hfh.dataset_info(repo.repo_id, revision=rev)
+    except _hub_errors() as exc:
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{rev}", exc)) from None
+    if not getattr(info, "sha", None):
+        raise FetchError(f"the Hub did not report a commit for {repo.repo_id}@{rev}")
+    return info.sha
+
+
+def _list(repo: HubRepo, sha: str) -> list[str]:
+    import huggingface_hub as hfh
+
+    try:
+        return list(hfh.list_repo_files(repo.repo_id, repo_type=repo.repo_type, revision=sha))
+    except _hub_errors() as exc:
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc)) from None
+
+
+def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
+    """Scene names with assets under ``hug_bench/<split>/`` (plain files or ``<scene>.tar``)."""
+    prefix = f"hug_bench/{split}/"
+    found = set()
+    for p in asset_files:
+        if not p.startswith(prefix):
+            continue
+        rest = p[len(prefix):]
+        if "/" in rest:
+            found.add(rest.split("/", 1)[0])
+        elif _is_archive(rest):
+            found.add(re.sub(r"\.(tar(\.\w+)?|tgz|zip)$", "", rest))
+    return sorted(found)
+
+
+def asset_patterns(split: str, scenes: list[str]) -> list[str]:
+    """``allow_patterns`` for the object assets of ``scenes``."""
+    return [f"hug_bench/{split}/{s}/**" for s in scenes]
+
+
+def _record_hub(man: Manifest, repo: HubRepo, sha: str, key: str, upstream_path: str, path: Path) -> None:
+    man.add(dataset=DATASET, source="hub", repo=repo.repo_url, revision=sha, path=key,
+            size=path.stat().st_size, sha256=sha256_file(path), upstream_path=upstream_path)
+
+
+def _good(man: Manifest, key: str, result: FetchResult) -> bool:
+    """Whether ``key`` is staged and still matches its manifest entry (repairs if not)."""
+    if key not in man.files:
+        return False
+    problem = man.check(key, fix=True)
+    if problem is None:
+        return True
+    result.repaired.append(problem.describe())
+    return False
+
+
+# --------------------------------------------------------------------------- assets
+
+
+def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | None, sha: str,
+                 result: FetchResult, progress: bool | None) -> list[str]:
+    """Stage the object assets of the selected scenes; returns the scene list used."""
+    import huggingface_hub as hfh
+
+    repo = HUG_BENCH_ASSETS
+    files = _list(repo, sha)
+    available = scenes_in_split(files, split)
+    if not available:
+        tops = sorted({p.split("/", 1)[0] for p in files})[:20]
+        raise FetchError(f"{repo.repo_id}@{sha[:7]} has no assets under hug_bench/{split}/ (top-level entries: "
+                         f"{', '.join(tops) or 'none'}); the repository layout may have changed")
+    chosen = available if not scenes else list(scenes)
+    unknown = [s for s in chosen if s not in available]
+    if unknown:
+        raise FetchError(f"unknown HUG-Bench scene(s) {', '.join(unknown)} in split {split!r}; "
+                         f"available: {', '.join(available)}")
+    root = dest / DATASET
+    wanted = {s: [p for p in files if p.startswith(f"hug_bench/{split}/{s}/") and not _is_archive(p)]
+              for s in chosen}
+    need = [s for s in chosen if not wanted[s] or
+            not all(_good(man, f"{DATASET}/{p}", result) for p in wanted[s])]
+    result.skipped += sum(len(wanted[s]) for s in chosen if s not in need)
+    plain = [s for s in need if wanted[s]]
+    if plain:
+        try:
+            hfh.snapshot_download(repo_id=repo.repo_id, repo_type=repo.repo_type, revision=sha,
+                                  allow_patterns=asset_patterns(split, plain),
+                                  ignore_patterns=[f"*{x}" for x in _ARCHIVE_SUFFIXES],
+                                  local_dir=str(root))
+        except _hub_errors() as exc:
+            man.save()
+            raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc)) from None
+        for s in plain:
+            for p in wanted[s]:
+                local = root / p
+                if not local.is_file():
+                    raise FetchError(f"snapshot_download of {repo.repo_id}@{sha[:7]} did not produce {p}")
+                _record_hub(man, repo, sha, f"{DATASET}/{p}", p, local)
+                result.staged += 1
+                result.bytes += local.stat().st_size
+    for s in (s for s in need if not wanted[s]):  # assets packed as <scene>.tar only
+        tars = [p for p in files if p.startswith(f"hug_bench/{split}/") and _is_archive(p)
+                and PurePosixPath(p).name.split(".")[0] == s]
+        prefix = f"hug_bench/{split}/{s}"
+
+        def place(name: str, s=s, prefix=prefix) -> str:
+            parts = PurePosixPath(name).parts
+            tail = parts[parts.index(s) + 1:] if s in parts else parts
+            return f"{prefix}/{'/'.join(tail)}"
+
+        for key, n in _stream_tar_members(repo, sha, tars[0], root, select=lambda m: m.isfile(), place=place,
+                                          first_only=False, progress=progress):
+            _record_hub(man, repo, sha, f"{DATASET}/{key}", f"{tars[0]}:{key}", root / key)
+            result.staged += 1
+            result.bytes += n
+    man.save()
+    return chosen
+
+
+# --------------------------------------------------------------------------- recordings
+
+
+def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
+    """Where a scene's ``aria_data.pkl`` is in the recordings repository.
+
+    Returns:
+        ``("file", path)`` for a plain file, or ``("tar", path)`` for an uncompressed
+        scene tar to stream the member out of.
+
+    Raises:
+        FetchError: nothing matches, the match is ambiguous across splits, or only a
+            compressed archive exists.
+    """
+
+    def prefer_split(cands: list[str]) -> list[str]:
+        with_split = [c for c in cands if split in PurePosixPath(c).parts]
+        return with_split or cands
+
+    direct = prefer_split([p for p in files if p.endswith(f"/{scene}/{RECORDING_NAME}")
+                           or p.endswith(f"/{scene}/processed/{RECORDING_NAME}")
+                           or p == f"{scene}/{RECORDING_NAME}"])
+    if len(direct) == 1:
+        return "file", direct[0]
+    if len(direct) > 1:
+        raise FetchError(f"several recordings match scene {scene!r} ({', '.join(direct)}); pass the split")
+    tars = prefer_split([p for p in files if PurePosixPath(p).name == f"{scene}.tar"])
+    if len(tars) == 1:
+        return "tar", tars[0]
+    if len(tars) > 1:
+        raise FetchError(f"several scene tars match {scene!r} ({', '.join(tars)}); pass the split")
+    packed = [p for p in files if PurePosixPath(p).name.split(".")[0] == scene and _is_archive(p)]
+    if packed:
+        raise FetchError(f"scene {scene!r} is only available as the compressed archive {packed[0]}; its "
+                         f"{RECORDING_NAME} cannot be range-read without transferring the whole archive, "
+                         f"so it was not fetched")
+    raise FetchError(f"no {RECORDING_NAME} for scene {scene!r} ({split}) in {HUG_RECORDINGS.repo_id}: looked for "
+                     f"'.../{scene}/{RECORDING_NAME}' and '.../{scene}.tar'")
+
+
+def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place,
+                        first_only: bool, progress: bool | None):
+    """Yield ``(relative key, bytes)`` for selected members of a remote uncompressed tar.
+
+    The tar is opened through ``HfFileSystem`` with small range reads: tarfile reads
+    each 512-byte header and seeks over member data, so only headers and the selected
+    members' bytes cross the network.
+    """
+    import huggingface_hub as hfh
+
+    fs = hfh.HfFileSystem()
+    remote = f"datasets/{repo.repo_id}/{tar_path}"
+    try:
+        with fs.open(remote, "rb", revision=sha, block_size=TAR_BLOCK_SIZE) as fobj:
+            with tarfile.open(fileobj=fobj, mode="r:") as tf:
+                for member in tf:
+                    if not select(member):
+                        continue
+                    key = place(member.name)
+                    target = root / key
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    _clear_parts(target)
+                    tmp = part_path(target)
+                    src = tf.extractfile(member)
+                    bar = _bar(progress, total=member.size, unit="B", unit_scale=True,
+                               desc=f"{PurePosixPath(tar_path).name}:{PurePosixPath(member.name).name}")
+                    try:
+                        n, _ = _copy_hashing(_SizedReader(src, MEMBER_READ_SIZE), tmp, bar.update)
+                    finally:
+                        bar.close()
+                    if n != member.size:
+                        tmp.unlink(missing_ok=True)
+                        raise IntegrityError(f"{tar_path}:{member.name} ended after {n} of {member.size} bytes")
+                    os.replace(tmp, target)
+                    yield key, n
+                    if first_only:
+                        return
+    except tarfile.TarError as exc:
+        raise FetchError(f"{repo.repo_id}@{sha[:7]}:{tar_path} is not a readable uncompressed tar ({exc})") from None
+    except _hub_errors() as exc:
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc)) from None
+
+
+class _SizedReader:
+    """Reads a stream in fixed-size chunks (never an unbounded ``read()``)."""
+
+    def __init__(self, f, size: int):
+        self.f, self.size = f, size
+
+    def read(self, _n: int = -1) -> bytes:
+        return self.f.read(self.size)
+
+
+def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str], sha: str,
+                     result: FetchResult, progress: bool | None) -> None:
+    """Stage ``scenes/<split>/<scene>/aria_data.pkl`` for every selected scene."""
+    import huggingface_hub as hfh
+
+    repo = HUG_RECORDINGS
+    root = dest / DATASET
+    need = [s for s in scenes if not _good(man, f"{DATASET}/scenes/{split}/{s}/{RECORDING_NAME}", result)]
+    result.skipped += len(scenes) - len(need)
+    if not need:
+        return
+    files = _list(repo, sha)
+    for s in need:
+        kind, path = find_recording(files, split, s)
+        key = f"scenes/{split}/{s}/{RECORDING_NAME}"
+        target = root / key
+        if kind == "file":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=target.parent, prefix=".hfdl-") as tmpdir:
+                try:
+                    got = hfh.hf_hub_download(repo.repo_id, path, repo_type=repo.repo_type, revision=sha,
+                                              local_dir=tmpdir)
+                except _hub_errors() as exc:
+                    man.save()
+                    raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{path}",
+                                                  exc)) from None
+                os.replace(got, target)
+            upstream = path
+        else:
+            got_any = False
+            for _key, _n in _stream_tar_members(
+                    repo, sha, path, root,
+                    select=lambda m: m.isfile() and PurePosixPath(m.name).name == RECORDING_NAME,
+                    place=lambda _name, key=key: key, first_only=True, progress=progress):
+                got_any = True
+            if not got_any:
+                raise FetchError(f"{repo.repo_id}@{sha[:7]}:{path} has no {RECORDING_NAME} member")
+            upstream = f"{path}:{RECORDING_NAME}"
+        _record_hub(man, repo, sha, f"{DATASET}/{key}", upstream, target)
+        result.staged += 1
+        result.bytes += target.stat().st_size
+        man.save()
+
+
+def fetch_hug_bench(dest: Path, man: Manifest, *, split: str, scenes: list[str] | None,
+                    assets_revision: str | None, recordings_revision: str | None,
+                    progress: bool | None) -> FetchResult:
+    """Stage HUG-Bench object assets and recordings for ``split``/``scenes``.
+
+    Raises:
+        FetchError: Hub unreachable (names the repo; suggests ``--mirror``), unknown
+            scene, or a repository layout this code does not recognise.
+    """
+    result = FetchResult(DATASET, "hub")
+    assets_sha = resolve_revision(HUG_BENCH_ASSETS, assets_revision)
+    rec_sha = resolve_revision(HUG_RECORDINGS, recordings_revision)
+    chosen = fetch_assets(dest, man, split=split, scenes=scenes, sha=assets_sha, result=result, progress=progress)
+    fetch_recordings(dest, man, split=split, scenes=chosen, sha=rec_sha, result=result, progress=progress)
+    man.save()
+    if not (assets_revision or _SHA_RE.fullmatch(HUG_BENCH_ASSETS.revision)):
+        result.note = (f"{HUG_BENCH_ASSETS.repo_id} has no pinned commit; branch "
+                       f"{HUG_BENCH_ASSETS.revision!r} resolved to {assets_sha} (recorded in the manifest)")
+    return result

@@ -1,0 +1,210 @@
+"""``data/MANIFEST.json``: provenance and SHA-256 of every staged file.
+
+Layout (``format`` 1)::
+
+    {"format": 1,
+     "files": {"<dataset>/<relpath>": {
+         "dataset": "grab", "source": "mirror" | "github" | "hub",
+         "repo": "https://github.com/fflahm/t800_retargeting", "revision": "<commit>",
+         "upstream_path": "data/grab/s1/mug_lift.pkl",
+         "path": "grab/recordings/mug_lift.pkl", "size": 1234, "sha256": "<hex>",
+         "link": "copy" | "hardlink" | "symlink"}}}
+
+Keys and ``path`` are relative to the staging root (``--dest``). Writes are atomic
+(temporary file in the same folder, then :func:`os.replace`), so an interrupted
+fetch never leaves a half-written manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay.errors import DataError
+
+MANIFEST_NAME = "MANIFEST.json"
+FORMAT = 1
+SOURCES = ("mirror", "github", "hub")
+_REQUIRED = ("dataset", "source", "repo", "revision", "path", "size", "sha256")
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """SHA-256 hex digest of a file's bytes (follows symlinks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def move_aside(path: Path) -> Path:
+    """Rename a bad file to ``<name>.corrupt-<unix time>`` so it can never pass as good.
+
+    Returns:
+        The new path.
+    """
+    target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    n = 1
+    while target.exists() or target.is_symlink():
+        target = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{n}")
+        n += 1
+    os.replace(path, target)
+    return target
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A staged file that does not match its manifest entry.
+
+    Attributes:
+        path: manifest key (relative to the staging root).
+        kind: ``"missing"``, ``"size"`` or ``"sha256"``.
+        expected / actual: what the manifest says and what is on disk.
+        moved_to: where the bad file was moved (``None`` if missing or left alone).
+    """
+
+    path: str
+    kind: str
+    expected: str
+    actual: str
+    moved_to: Path | None = None
+
+    def describe(self) -> str:
+        if self.kind == "missing":
+            return f"{self.path}: listed in the manifest but missing on disk"
+        msg = f"{self.path}: {self.kind} mismatch (manifest {self.expected}, on disk {self.actual})"
+        if self.moved_to is not None:
+            msg += f"; moved aside to {self.moved_to.name}"
+        return msg
+
+
+class Manifest:
+    """The staging root's manifest: a mapping from relative path to its entry.
+
+    Args:
+        root: the staging root (``--dest``); the manifest is ``root/MANIFEST.json``.
+
+    Raises:
+        DataError: an existing manifest is not valid JSON or lacks required fields.
+    """
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.path = self.root / MANIFEST_NAME
+        self.files: dict[str, dict] = {}
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+        except json.JSONDecodeError as exc:
+            raise DataError(self.path, None, f"not valid JSON ({exc}); delete it and re-run the fetch") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
+            raise DataError(self.path, "format", f"expected a format-{FORMAT} manifest with a 'files' object")
+        for key, entry in data["files"].items():
+            missing = [k for k in _REQUIRED if not isinstance(entry, dict) or k not in entry]
+            if missing:
+                raise DataError(self.path, f"files.{key}", f"entry lacks {', '.join(missing)}")
+            if entry["path"] != key:
+                raise DataError(self.path, f"files.{key}.path", f"does not match its key ({entry['path']!r})")
+            if Path(key).is_absolute() or ".." in Path(key).parts:
+                raise DataError(self.path, f"files.{key}", "path must be relative to the staging root")
+        self.files = data["files"]
+
+    def save(self) -> None:
+        """Write the manifest atomically (sorted keys, stable diff)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"format": FORMAT, "files": dict(sorted(self.files.items()))}, indent=1, sort_keys=True)
+        atomic_write_text(self.path, text + "\n")
+
+    def add(self, *, dataset: str, source: str, repo: str, revision: str, path: str, size: int,
+            sha256: str, upstream_path: str | None = None, link: str = "copy") -> None:
+        """Record one staged file (replacing any previous entry for ``path``)."""
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        self.files[path] = {
+            "dataset": dataset, "source": source, "repo": repo, "revision": revision, "path": path,
+            "size": int(size), "sha256": sha256, "upstream_path": upstream_path, "link": link,
+        }
+
+    def for_dataset(self, dataset: str) -> dict[str, dict]:
+        return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
+
+    def check(self, key: str, *, fix: bool = True) -> Problem | None:
+        """Re-hash one staged file against its entry.
+
+        Args:
+            key: manifest key.
+            fix: on mismatch, move the file aside and drop its entry (so a later fetch
+                re-stages it); on a missing file, drop the entry.
+
+        Returns:
+            ``None`` if the file matches, else the :class:`Problem`.
+        """
+        entry = self.files[key]
+        path = self.root / key
+        problem = None
+        if not path.exists():
+            problem = Problem(key, "missing", entry["sha256"], "-")
+        elif path.stat().st_size != entry["size"]:
+            problem = Problem(key, "size", str(entry["size"]), str(path.stat().st_size))
+        else:
+            digest = sha256_file(path)
+            if digest != entry["sha256"]:
+                problem = Problem(key, "sha256", entry["sha256"], digest)
+        if problem is not None and fix:
+            moved = move_aside(path) if problem.kind != "missing" else None
+            del self.files[key]
+            problem = Problem(problem.path, problem.kind, problem.expected, problem.actual, moved)
+        return problem
+
+
+def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = True,
+           progress: bool | None = None) -> list[Problem]:
+    """Re-hash every staged file listed in ``root/MANIFEST.json``.
+
+    Args:
+        root: staging root.
+        datasets: restrict to these datasets (default: all in the manifest).
+        fix: move mismatching files aside (``<name>.corrupt-<time>``) and drop their
+            entries, and drop entries of missing files, then save the manifest; the
+            next fetch re-stages them. With ``fix=False`` nothing is changed.
+        progress: show a tqdm bar (``None``: only on a terminal).
+
+    Returns:
+        The problems found (empty when everything matches).
+
+    Raises:
+        DataError: no manifest at ``root``, or a malformed one.
+    """
+    from tqdm import tqdm
+
+    man = Manifest(root)
+    if not man.path.exists():
+        raise DataError(man.path, None, "no manifest; run scripts/fetch_data.py first")
+    keys = [k for k, v in man.files.items() if datasets is None or v["dataset"] in datasets]
+    problems = []
+    for key in tqdm(keys, desc="verify", unit="file", disable=None if progress is None else not progress):
+        p = man.check(key, fix=fix)
+        if p is not None:
+            problems.append(p)
+    if problems and fix:
+        man.save()
+    return problems

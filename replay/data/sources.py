@@ -1,0 +1,219 @@
+"""Pinned upstream sources of every dataset the pipeline stages.
+
+Each staged file lives at ``<dest>/<dataset>/<relpath>``, the same layout as the
+offline mirror (``shared/datasets``). For the GitHub-hosted datasets the exact
+file list, sizes and SHA-256 digests are pinned in ``pinned_files.json`` next to
+this module (generated from a trusted mirror with ``scripts/pin_sources.py``;
+the mirror's README states its files are byte-for-byte as published at the
+commits below). A download or mirror copy whose digest differs from the pin is
+rejected, so a wrong commit, a truncated transfer or a damaged mirror can never
+be staged silently.
+
+HUG-Bench (Hugging Face Hub) has no pin list: what is fetched depends on the
+selected split/scenes, and its digests are recorded in the manifest on download.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from replay.errors import DataError
+
+#: Datasets this module knows, in staging order for ``--dataset all``.
+DATASET_NAMES = ("manosim", "grab", "taco", "hug-bench")
+
+PINS_PATH = Path(__file__).with_name("pinned_files.json")
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    """One GitHub repository (at a fixed commit) feeding one folder of a dataset.
+
+    Attributes:
+        dataset: dataset name (folder under ``data/``).
+        local_prefix: folder inside the dataset that this source fills ("" = dataset root).
+        repo: ``owner/name`` on github.com.
+        commit: full 40-hex commit the files are pinned to.
+        upstream_prefix: folder inside the repository that maps onto ``local_prefix``.
+        license: licence of the files, as stated upstream.
+        what: one-line description (README data-source table).
+    """
+
+    dataset: str
+    local_prefix: str
+    repo: str
+    commit: str
+    upstream_prefix: str
+    license: str
+    what: str
+
+    def owns(self, relpath: str) -> bool:
+        """Whether ``relpath`` (relative to the dataset folder) comes from this source."""
+        return not self.local_prefix or relpath.startswith(self.local_prefix + "/")
+
+    def upstream_path(self, relpath: str) -> str:
+        """Path of ``relpath`` inside the upstream repository."""
+        tail = relpath[len(self.local_prefix) + 1 :] if self.local_prefix else relpath
+        return f"{self.upstream_prefix}/{tail}" if self.upstream_prefix else tail
+
+    def raw_url(self, relpath: str) -> str:
+        """HTTPS raw-file URL of ``relpath`` at the pinned commit (no git binary needed)."""
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.upstream_path(relpath)}"
+
+    @property
+    def repo_url(self) -> str:
+        return f"https://github.com/{self.repo}"
+
+
+#: Ordered so that the more specific ``local_prefix`` of a dataset comes first.
+GITHUB_SOURCES: tuple[GitHubSource, ...] = (
+    GitHubSource(
+        dataset="manosim",
+        local_prefix="",
+        repo="KevinyWu/manosim",
+        commit="c96e2d5cd70838a2b025b60b85a7e4e06af1b3ac",
+        upstream_prefix="",
+        license="MIT",
+        what="MANO hand MJCF (capsule/mesh, right/left, myhand/zerohand), bone meshes, build configs",
+    ),
+    GitHubSource(
+        dataset="grab",
+        local_prefix="recordings",
+        repo="fflahm/t800_retargeting",
+        commit="7d5ef23c505ca4a30c224da7abf6387da9cf2c6c",
+        upstream_prefix="data/grab/s1",
+        license="GRAB license (research use); repository has no top-level license",
+        what="30 GRAB subject-s1 right-hand lift recordings `<object>_lift.pkl`",
+    ),
+    GitHubSource(
+        dataset="grab",
+        local_prefix="objects",
+        repo="vikashplus/object_sim",
+        commit="5257bbdbe7e3af32aae5ad67ffa1d4402ac2e871",
+        upstream_prefix="",
+        license="Apache-2.0",
+        what="MuJoCo models of the 30 GRAB objects those recordings use, the table, common.xml, LICENSE",
+    ),
+    GitHubSource(
+        dataset="taco",
+        local_prefix="",
+        repo="Meowuu7/GeneOH-Diffusion",
+        commit="f14a566ec7005caf5047b718bddcfcf46537ffb5",
+        upstream_prefix="data/taco/source_data",
+        license="repository MIT; TACO data terms apply",
+        what="2 TACO sequences (MANO parameters, object pose) with their object meshes",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class HubRepo:
+    """A Hugging Face Hub dataset repository and its default revision.
+
+    ``revision`` may be a branch name; the fetch resolves it to a commit and records
+    that commit in the manifest.
+    """
+
+    repo_id: str
+    revision: str
+    license: str
+    what: str
+    repo_type: str = "dataset"
+
+    @property
+    def repo_url(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo_id}"
+
+
+#: HUG-Bench object assets. No commit of this repository could be confirmed offline,
+#: so the default is ``main``, resolved to a commit at fetch time and recorded.
+HUG_BENCH_ASSETS = HubRepo(
+    repo_id="kevinywu/hug-bench",
+    revision="main",
+    license="CC BY 4.0",
+    what="object assets `hug_bench/<split>/<scene>/<object>/sim_assets/` (visual.obj, CoACD parts, properties.json)",
+)
+#: 1M-HUGs recordings. Default commit: the revision public HUG users cite for this
+#: repository (not checked against the Hub from this machine).
+HUG_RECORDINGS = HubRepo(
+    repo_id="kevinywu/1m-hugs",
+    revision="56ea3f100b1a4ec38bb35e986c0dd14d38977283",
+    license="CC BY 4.0",
+    what="only `aria_data.pkl` of each selected scene (streamed out of the scene tar, never the whole tar)",
+)
+
+HUG_SPLITS = ("val", "test")
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One file expected in a dataset, with its upstream origin and pinned digest."""
+
+    dataset: str
+    relpath: str  # relative to the dataset folder
+    size: int
+    sha256: str
+    source: GitHubSource
+
+    @property
+    def path(self) -> str:
+        """Path relative to the staging root (``<dataset>/<relpath>``); manifest key."""
+        return f"{self.dataset}/{self.relpath}"
+
+
+def github_source_for(dataset: str, relpath: str) -> GitHubSource:
+    """The GitHub source a dataset file comes from.
+
+    Raises:
+        DataError: no source of ``dataset`` covers ``relpath``.
+    """
+    for src in GITHUB_SOURCES:
+        if src.dataset == dataset and src.owns(relpath):
+            return src
+    raise DataError(PINS_PATH, f"{dataset}/{relpath}", "no pinned upstream source covers this path")
+
+
+@lru_cache(maxsize=4)
+def _load_pins(path: str) -> dict:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise DataError(p, None, "pin list missing; regenerate it with scripts/pin_sources.py") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(p, None, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise DataError(p, "files", "expected an object mapping '<dataset>/<relpath>' to {size, sha256}")
+    return data
+
+
+def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:
+    """Every pinned file of a GitHub-hosted dataset (``manosim``, ``grab``, ``taco``).
+
+    Returns:
+        The files sorted by path.
+
+    Raises:
+        DataError: unknown dataset, or a malformed pin list (named with the field).
+    """
+    if dataset not in {s.dataset for s in GITHUB_SOURCES}:
+        raise DataError(None, "dataset", f"{dataset!r} has no pinned GitHub files")
+    data = _load_pins(str(pins_path))
+    out = []
+    for key, entry in sorted(data["files"].items()):
+        ds, _, rel = key.partition("/")
+        if ds != dataset:
+            continue
+        try:
+            size, digest = int(entry["size"]), str(entry["sha256"])
+        except (KeyError, TypeError, ValueError):
+            raise DataError(Path(pins_path), f"files.{key}", "needs integer 'size' and 'sha256'") from None
+        if len(digest) != 64:
+            raise DataError(Path(pins_path), f"files.{key}.sha256", "not a SHA-256 hex digest")
+        out.append(PinnedFile(ds, rel, size, digest, github_source_for(ds, rel)))
+    if not out:
+        raise DataError(Path(pins_path), "files", f"no files pinned for {dataset!r}")
+    return out

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Maintainer tool: regenerate ``replay/data/pinned_files.json`` from a trusted mirror.
+
+Lists every file of the GitHub-hosted datasets (manosim, grab, taco) in a mirror laid
+out like ``shared/datasets`` with its size and SHA-256. Only run it on a mirror whose
+files are byte-for-byte as published at the commits in ``replay/data/sources.py``;
+the fetch stage then rejects any download or mirror copy that differs.
+
+    python scripts/pin_sources.py --mirror ../shared/datasets
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from replay.data.manifest import atomic_write_text, sha256_file  # noqa: E402
+from replay.data.sources import GITHUB_SOURCES, PINS_PATH, github_source_for  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mirror", required=True, type=Path)
+    ap.add_argument("--out", type=Path, default=PINS_PATH)
+    args = ap.parse_args(argv)
+    files = {}
+    for dataset in sorted({s.dataset for s in GITHUB_SOURCES}):
+        folder = args.mirror / dataset
+        if not folder.is_dir():
+            print(f"error: {folder} missing", file=sys.stderr)
+            return 1
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                rel = p.relative_to(folder).as_posix()
+                github_source_for(dataset, rel)  # every file must map to a pinned source
+                files[f"{dataset}/{rel}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
+    atomic_write_text(args.out, json.dumps({"format": 1, "files": files}, indent=1, sort_keys=True) + "\n")
+    print(f"pinned {len(files)} files -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
