@@ -201,6 +201,32 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
     raise DataError(where, fld, f"{what} not found: {path_str} (looked in {', '.join(str(c) for c in candidates)})")
 
 
+def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | None = None,
+                   field_prefix: str = "") -> dict:
+    """The full rollout entry: a study JSON's ``rollouts`` item may be a summary that
+    points to its per-rollout JSON with ``"json"`` (relative to the study folder); its
+    fields are merged over the summary's. Entries that already hold ``poses`` are
+    returned as they are.
+
+    Raises:
+        DataError: the per-rollout JSON named by ``json`` is missing or unreadable.
+    """
+    if not isinstance(rollout, dict):
+        raise DataError(source, field_prefix.rstrip(".") or "rollouts", "rollout entry is not a JSON object")
+    if "poses" in rollout or not rollout.get("json"):
+        return rollout
+    path = Path(study_dir) / str(rollout["json"])
+    try:
+        full = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DataError(source, field_prefix + "json", f"per-rollout JSON not found: {path}") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(path, None, f"not a readable JSON file: {exc}") from None
+    if not isinstance(full, dict):
+        raise DataError(path, None, "per-rollout JSON is not an object")
+    return {**rollout, **full}
+
+
 def load_clip(
     rollout: dict,
     study_dir: str | Path,
@@ -225,6 +251,7 @@ def load_clip(
     """
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
+    rollout = expand_rollout(rollout, study_dir, where, field_prefix)
     entry = rollout
     pre = field_prefix
     if variant == "ablation":
@@ -244,15 +271,15 @@ def load_clip(
     poses_path = study_dir / str(entry["poses"])
     if not poses_path.is_file():
         raise DataError(where, pre + "poses", f"saved poses file not found: {poses_path}")
-    track, contact, phase = load_poses_npz(poses_path)
+    outcome = entry.get("outcome")
+    if outcome not in OUTCOMES:
+        raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {outcome!r}")
+    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(outcome == "unstable"))
 
     hand_mjcf = _resolve(rollout.get("hand_mjcf"), study_dir, where, field_prefix + "hand_mjcf", "hand MJCF")
     mesh = _resolve(
         rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
     )
-    outcome = entry.get("outcome")
-    if outcome not in OUTCOMES:
-        raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {outcome!r}")
     try:
         support = float(rollout.get("support_height", 0.0))
     except (TypeError, ValueError):
@@ -267,14 +294,21 @@ def load_clip(
     )
 
 
-def load_poses_npz(path: str | Path) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
+def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
     """Read and check one rollout's saved poses (study contract).
+
+    Args:
+        path: the ``.npz``.
+        truncate_nonfinite: cut the clip before the first frame with a non-finite or
+            non-unit pose instead of raising (for ``unstable`` rollouts, whose last
+            frames may have blown up).
 
     Returns:
         (PoseTrack, contact_count (F,) int, phase (F,) int).
 
     Raises:
-        DataError: naming the npz and the key for any missing or malformed array.
+        DataError: naming the npz and the key for any missing or malformed array, or
+            no usable frame.
     """
     path = Path(path)
     try:
@@ -292,24 +326,29 @@ def load_poses_npz(path: str | Path) -> tuple[PoseTrack, np.ndarray, np.ndarray]
         quat = np.asarray(z["body_quat"], dtype=np.float64)
         contact = np.asarray(z["contact_count"])
         phase = np.asarray(z["phase"])
-    F, B = t.shape[0] if t.ndim == 1 else -1, len(names)
-    if t.ndim != 1 or F < 1:
-        raise DataError(path, "time", f"expected shape (F,) with F >= 1, got {t.shape}")
-    if F > 1 and not np.all(np.diff(t) > 0):
-        raise DataError(path, "time", "timestamps are not strictly increasing")
+    if t.ndim != 1:
+        raise DataError(path, "time", f"expected shape (F,), got {t.shape}")
+    F, B = t.shape[0], len(names)
     for key, arr, shape in (
         ("body_pos", pos, (F, B, 3)), ("body_quat", quat, (F, B, 4)),
         ("contact_count", contact, (F,)), ("phase", phase, (F,)),
     ):
         if arr.shape != shape:
             raise DataError(path, key, f"expected shape {shape}, got {arr.shape}")
-    for key, arr in (("time", t), ("body_pos", pos), ("body_quat", quat)):
-        if not np.all(np.isfinite(arr)):
-            bad = int(np.flatnonzero(~np.all(np.isfinite(arr.reshape(F, -1)), axis=1))[0])
-            raise DataError(path, key, f"non-finite values at frame {bad}")
-    n = np.linalg.norm(quat, axis=-1)
-    if np.max(np.abs(n - 1.0)) > 1e-3:
-        raise DataError(path, "body_quat", "quaternions are not unit length (max |n-1| > 1e-3)")
+    good = (np.all(np.isfinite(pos.reshape(F, -1)), axis=1) & np.all(np.isfinite(quat.reshape(F, -1)), axis=1)
+            & np.isfinite(t))
+    with np.errstate(invalid="ignore"):
+        good &= np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1.0) <= 1e-3, axis=1)
+    if not good.all():
+        bad = int(np.flatnonzero(~good)[0])
+        if not truncate_nonfinite:
+            raise DataError(path, "body_pos/body_quat", f"non-finite or non-unit pose at frame {bad}")
+        F = bad
+        t, pos, quat, contact, phase = t[:F], pos[:F], quat[:F], contact[:F], phase[:F]
+    if F < 1:
+        raise DataError(path, "time", "no frames saved (or none with a finite pose)")
+    if F > 1 and not np.all(np.diff(t) > 0):
+        raise DataError(path, "time", "timestamps are not strictly increasing")
     track = PoseTrack(time=t, body_names=names, body_pos=pos, body_quat=quat, source=path)
     return track, contact.astype(np.int64), phase.astype(np.int64)
 
@@ -522,21 +561,36 @@ def frame_camera(
     aspect: float,
     elevation: float = -25.0,
     frames: slice | None = None,
+    reach: float | None = 0.25,
 ) -> CameraView:
-    """A camera that keeps hand and objects in view over the whole trajectory.
+    """A fixed camera that keeps hand and objects in view while they interact.
 
-    The look-at point is the centre of the axis-aligned bounding box of every hand
-    body origin (padded 3 cm, roughly a finger length past the last bone origin) and
-    every object's mesh bounding sphere, over all frames. The azimuth is
+    Frames considered: ``frames`` if given; else, with ``reach`` set, from the first
+    frame where some hand body origin comes within ``reach`` m of an object's
+    bounding sphere to the end (a long approach from afar would otherwise shrink
+    the grasp to a few pixels; the hand then enters the view during the approach);
+    else all frames. The look-at point is the centre of the axis-aligned bounding
+    box of those frames' hand body origins (padded 3 cm, roughly a finger length
+    past the last bone origin) and every object's mesh bounding sphere. The azimuth is
     perpendicular to the horizontal line from the objects to the wrist, so hand and
     object sit side by side rather than one hiding the other, turned 30 degrees
     towards the wrist side. The distance fits the bounding sphere in the smaller of
     the vertical and horizontal fields of view (``aspect`` = width / height), with a
     10 % margin.
     """
-    sl = frames if frames is not None else slice(None)
-    pts = []
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
+    sl = frames if frames is not None else slice(None)
+    if frames is None and reach is not None and hand_cols and objects:
+        near = np.zeros(track.num_frames, bool)
+        for obj in objects:
+            v, _ = _load_mesh(str(obj.mesh))
+            r = float(np.max(np.linalg.norm(v, axis=1)))
+            p = track.body_pos[:, track.index(obj.body)]
+            d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
+            near |= d < r + reach
+        if near.any():
+            sl = slice(int(np.argmax(near)), None)
+    pts = []
     if hand_cols:
         hp = track.body_pos[sl][:, hand_cols].reshape(-1, 3)
         pts += [hp - 0.03, hp + 0.03]
@@ -905,6 +959,8 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) ->
         DataError: an object asked for is not in the study, or the study is empty.
     """
     rolls = list(enumerate(study["rollouts"]))
+    base = Path(source).parent
+    rolls = [(i, expand_rollout(r, base, source, f"rollouts[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
         missing = [o for o in objects if o not in have]
@@ -958,20 +1014,42 @@ def render_montage(
     study_path = Path(study_path)
     study, study_dir = load_study(study_path)
     chosen = select_rollouts(study, objects, study_path)
+    if variant == "ablation":
+        chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
+        if not chosen:
+            raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
     if len(chosen) > max_clips:
         raise ValueError(
             f"{len(chosen)} clips selected but max_clips={max_clips}; pass objects=... or raise max_clips"
         )
-    clips = [load_clip(r, study_dir, variant=variant, source=study_path, field_prefix=f"rollouts[{i}].")
-             for i, r in chosen]
+    clips: list[Clip | str] = []
+    for i, r in chosen:
+        try:
+            clips.append(load_clip(r, study_dir, variant=variant, source=study_path, field_prefix=f"rollouts[{i}]."))
+        except DataError as exc:
+            # an unstable rollout may have no finite frame to show: a labelled placeholder
+            # tile, not a failed montage; any other bad input is an error
+            oc = (r.get("ablation") or {}).get("outcome") if variant == "ablation" else r.get("outcome")
+            if oc == "unstable" and "no frames" in str(exc):
+                clips.append(f"{r.get('object', f'rollout {i}')}")
+                continue
+            raise
     for c in clips:  # fail on a bad mesh before spending minutes rendering
-        for o in c.objects:
+        for o in (c.objects if isinstance(c, Clip) else []):
             _load_mesh(str(o.mesh))
     cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
     timing: dict = {}
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
         stores = []
         for k, clip in enumerate(clips):
+            if isinstance(clip, str):
+                blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
+                blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("unstable", OUTCOME_RGB["unstable"]),
+                                                   ("no frames saved", (245, 245, 245))])
+                stores.append(blank)
+                if progress:
+                    print(f"[{k + 1}/{len(clips)}] {clip}: unstable, no frames saved (placeholder tile)", flush=True)
+                continue
             n = len(frame_indices(clip.track.time, fps))
             store = np.lib.format.open_memmap(Path(tmp) / f"{k}.npy", mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
             for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support_height,

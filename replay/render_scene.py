@@ -304,7 +304,7 @@ def render_recording(
 def find_rollout(study: dict, dataset: str, sequence: str) -> tuple[int, dict] | None:
     """The study rollout of (dataset, sequence), or None."""
     for i, r in enumerate(study.get("rollouts", [])):
-        if str(r.get("dataset")) == dataset and str(r.get("sequence")) == sequence:
+        if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:
             return i, r
     return None
 

@@ -197,3 +197,48 @@ def test_frame_indices_resample():
     np.testing.assert_array_equal(render.frame_indices(t, 30.0), np.arange(10))
     t120 = np.arange(121) / 120.0  # 1 s at 120 Hz -> 31 frames at 30 fps, every 4th
     np.testing.assert_array_equal(render.frame_indices(t120, 30.0), np.arange(0, 121, 4))
+
+
+def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
+    doc, study_dir = render.load_study(study)
+    r = doc["rollouts"][0]
+    z = dict(np.load(study_dir / r["poses"]))
+    z["body_pos"] = z["body_pos"].copy()
+    z["body_pos"][20:, 3] = np.nan  # blew up at frame 20
+    np.savez(tmp_path / "blown.npz", **z)
+    bad = dict(r, poses=str(tmp_path / "blown.npz"), outcome="unstable")
+    clip = render.load_clip(bad, study_dir)
+    assert clip.track.num_frames == 20 and clip.outcome == "unstable"
+    with pytest.raises(DataError, match="non-finite or non-unit pose at frame 20"):
+        render.load_clip(dict(bad, outcome="lifted"), study_dir)
+    # nothing finite at all: a single clip is an error, a montage shows a placeholder tile
+    z["body_pos"][:, 3] = np.nan
+    np.savez(tmp_path / "blown0.npz", **z)
+    none = dict(bad, poses=str(tmp_path / "blown0.npz"))
+    with pytest.raises(DataError, match="no frames saved"):
+        render.render_clip(none, study_dir, tmp_path / "x.mp4", size=SIZE)
+    p = study_dir / "study_unstable.json"
+    p.write_text(json.dumps({"rollouts": [none, doc["rollouts"][1]]}))
+    st = render.render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
+    assert st.frames == 27 and st.size == (320, 120)
+    _, frames = read_mp4(tmp_path / "m.mp4")
+    assert object_mask(frames[:, :, :160]).sum() == 0 and object_mask(frames[:, :, 160:]).sum() > 0
+
+
+def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
+    """run_study.py writes short summaries in study.json with ``json`` pointing to the
+    per-rollout JSON (relative to the study folder) that holds ``poses`` etc."""
+    doc, study_dir = render.load_study(study)
+    summaries = []
+    for r in doc["rollouts"]:
+        name = f"rollout_{r['object']}.json"
+        (study_dir / name).write_text(json.dumps(r))
+        summaries.append({"object": r["object"], "outcome": r["outcome"], "json": name})
+    p = study_dir / "study_summaries.json"
+    p.write_text(json.dumps({"rollouts": summaries, "dataset": "grab"}))
+    st = render.render_montage(p, tmp_path / "m.mp4", objects=["banana"], tile=(160, 120))
+    assert st.frames == 27
+    missing = study_dir / "study_missing.json"
+    missing.write_text(json.dumps({"rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
+    with pytest.raises(DataError, match=r"rollouts\[0\]\.json.*not found"):
+        render.render_montage(missing, tmp_path / "m2.mp4")
