@@ -997,8 +997,9 @@ def render_montage(
         objects: only these objects' rollouts, in study order (default all).
         tile: (W, H) px per clip (default see :func:`montage_layout`).
         fps: frame rate, Hz.
-        variant: ``"main"`` or ``"ablation"``.
-        max_clips: at most this many clips (the first ones, in study order); more raise.
+        variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
+            (each rollout beside its ablation, pairs kept on one row).
+        max_clips: at most this many tiles; more raise.
         progress: print one line per clip.
 
     Returns:
@@ -1013,27 +1014,34 @@ def render_montage(
     out = prepare_output(out_path)
     study_path = Path(study_path)
     study, study_dir = load_study(study_path)
+    if variant not in ("main", "ablation", "both"):
+        raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
     chosen = select_rollouts(study, objects, study_path)
-    if variant == "ablation":
+    if variant in ("ablation", "both"):
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
-    if len(chosen) > max_clips:
+    variants = ("main", "ablation") if variant == "both" else (variant,)
+    n_tiles = len(chosen) * len(variants)
+    if n_tiles > max_clips:
         raise ValueError(
-            f"{len(chosen)} clips selected but max_clips={max_clips}; pass objects=... or raise max_clips"
+            f"{n_tiles} clips selected but max_clips={max_clips}; pass objects=... or raise max_clips"
         )
+    if variant == "both" and cols is None:  # keep each pair on one row
+        cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     clips: list[Clip | str] = []
     for i, r in chosen:
-        try:
-            clips.append(load_clip(r, study_dir, variant=variant, source=study_path, field_prefix=f"rollouts[{i}]."))
-        except DataError as exc:
-            # an unstable rollout may have no finite frame to show: a labelled placeholder
-            # tile, not a failed montage; any other bad input is an error
-            oc = (r.get("ablation") or {}).get("outcome") if variant == "ablation" else r.get("outcome")
-            if oc == "unstable" and "no frames" in str(exc):
-                clips.append(f"{r.get('object', f'rollout {i}')}")
-                continue
-            raise
+        for v in variants:
+            try:
+                clips.append(load_clip(r, study_dir, variant=v, source=study_path, field_prefix=f"rollouts[{i}]."))
+            except DataError as exc:
+                # an unstable rollout may have no finite frame to show: a labelled placeholder
+                # tile, not a failed montage; any other bad input is an error
+                oc = (r.get("ablation") or {}).get("outcome") if v == "ablation" else r.get("outcome")
+                if oc == "unstable" and "no frames" in str(exc):
+                    clips.append(f"{r.get('object', f'rollout {i}')}" + (" (contact ablation)" if v == "ablation" else ""))
+                    continue
+                raise
     for c in clips:  # fail on a bad mesh before spending minutes rendering
         for o in (c.objects if isinstance(c, Clip) else []):
             _load_mesh(str(o.mesh))

@@ -1,7 +1,7 @@
 """Tile a study's rollouts into one labelled H.264 montage (and optionally per-clip mp4s).
 
     python scripts/render_montage.py --study out/study.json --out renders/montage.mp4 \
-        [--cols N] [--objects mug banana ...] [--size WxH] [--ablation] [--clips DIR]
+        [--cols N] [--objects mug banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
 
 Each tile is one rollout rendered headless from its saved poses (no re-simulation)
 with its overlay: object, outcome, hand-object contacts and phase, time. Clips of
@@ -38,11 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=_size, default=None, help="tile size WxH, even (default: fit 1920x1080)")
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
+    ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
     ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS)
     ap.add_argument("--clips", type=Path, default=None,
                     help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480")
     args = ap.parse_args(argv)
-    variant = "ablation" if args.ablation else "main"
+    if args.ablation and args.pairs:
+        ap.error("--ablation and --pairs are exclusive")
+    variant = "both" if args.pairs else ("ablation" if args.ablation else "main")
     try:
         st = render.render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
                                    fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True)
@@ -51,9 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.clips is not None:
             study, study_dir = render.load_study(args.study)
             for i, r in render.select_rollouts(study, args.objects, args.study):
-                name = str(r.get("object") or f"rollout{i}") + ("_ablation" if args.ablation else "")
-                cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=variant, source=args.study)
-                print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
+                for v in (("main", "ablation") if variant == "both" else (variant,)):
+                    name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
+                    cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
+                    print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
     except (ReplayError, ValueError) as exc:
         print(f"render_montage: error: {exc}", file=sys.stderr)
         return 2

@@ -65,3 +65,16 @@ def test_montage_object_filter_and_layout(study3, tmp_path):
     assert render.montage_layout(6) == (3, 2, (640, 480))
     assert render.montage_layout(30) == (6, 5, (288, 216))
     assert render.montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)
+
+
+def test_montage_pairs_with_ablation(study3, tmp_path):
+    """variant='both': each rollout beside its contact-ablation run, one pair per row."""
+    out = tmp_path / "pairs.mp4"
+    st = render.render_montage(study3, out, objects=["mug", "waterbottle"], variant="both", tile=TILE)
+    assert st.size == (320, 240) and st.frames == 30
+    _, frames = read_mp4(out)
+    tw, th = TILE
+    mug, mug_abl = (object_mask(frames[:, :th, c * tw:(c + 1) * tw]) for c in (0, 1))
+    rise = [np.nonzero(m[0])[0].mean() - np.nonzero(m[-1])[0].mean() for m in (mug, mug_abl)]
+    assert rise[0] > 3.0  # the lifted mug rises...
+    assert abs(rise[1]) < 1.5  # ...its ablation run (the fixture's object stays put) does not
