@@ -22,7 +22,7 @@ What is drawn (never re-simulated): a render-only MuJoCo model built with
 * each object: its visual mesh only (never the convex collision hulls, which
   would z-fight with it), in the object frame used by the saved poses;
 * the support plane at ``support_height`` (checker texture);
-* a fixed camera framing the whole trajectory of hand and object.
+* a fixed camera framing hand and object while they interact (:func:`frame_camera`).
 
 Saved poses come from the study (contract, one ``.npz`` per rollout):
 ``time`` (F,) s, ``body_names`` (B,) str, ``body_pos`` (F, B, 3) world m Z-up,
