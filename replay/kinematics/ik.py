@@ -52,7 +52,7 @@ from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
 #: bump when the fitting changes, so cached results are recomputed.
-IK_VERSION = 1
+IK_VERSION = 2
 
 CACHE_ENV = "REPLAY_CACHE"
 
@@ -77,6 +77,9 @@ class IKOptions:
         landmark_weights: (21,) per-landmark weights (:data:`DEFAULT_LANDMARK_WEIGHTS`), None for all 1.
         max_nfev: function-evaluation limit per warm-started frame.
         max_nfev_first: limit for a cold start (first frame, after a gap).
+        restart_m: if a warm-started frame leaves any landmark farther than this (m) from
+            its target, the frame is refitted from a cold start and the better fit kept
+            (the worst GRAB frames are ~15 mm, so 30 mm only triggers on real trouble).
         tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares` (1e-6 gives the
             same residuals as 1e-10 to 0.01 mm on GRAB at 3x the speed).
     """
@@ -89,6 +92,7 @@ class IKOptions:
     max_nfev: int = 100
     max_nfev_first: int = 400
     tol: float = 1e-6
+    restart_m: float = 0.03
 
 
 @dataclass
@@ -102,8 +106,11 @@ class IKResult:
         finger_quat: (F, 15, 4) ``mano_joint_1..15`` rotations, xyzw.
         residual: (F, 21) per-landmark distance |FK - recorded|, m.
         nfev: (F,) function evaluations per frame.
-        seconds: wall time of the fit (0 when loaded from cache).
+        seconds: wall time of the fit (as recorded when it was computed, also for cache hits).
         cached: True when read from the on-disk cache.
+        options: the :class:`IKOptions` used, as a dict.
+        restarts: (F,) bool, frames where the warm-started fit left a landmark more than
+            ``restart_m`` off and a cold restart was tried.
     """
 
     frames: np.ndarray
@@ -115,6 +122,7 @@ class IKResult:
     seconds: float = 0.0
     cached: bool = False
     options: dict = field(default_factory=dict)
+    restarts: np.ndarray | None = None
 
 
 def default_cache_dir() -> Path:
@@ -166,16 +174,33 @@ class LandmarkIK:
         self.anc = anc
         self.nres = 21 * 3 + NUM_JOINTS + 3 * NUM_BODIES + 3
         self._wt, self._wtp = self.opt.w_temporal, self.opt.w_temporal_pos
+        self._memo_x = None
+        self._memo = None
+        # constant part of the Jacobian (root-position columns, twist rows); the
+        # temporal rows are filled per call since their weight depends on cold/warm
+        J0 = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
+        J0[:63, :3] = np.kron(self.w[:, None], np.eye(3))
+        for j in range(1, NUM_BODIES):
+            J0[63 + j - 1, 3 + 3 * j : 6 + 3 * j] = self.opt.w_twist * kin.bone_dir[j]
+        self._J0 = J0
+        self._eye_rot = np.eye(3 * NUM_BODIES)
+        self._eye3 = np.eye(3)
+        self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
 
     # ------------------------------------------------------------ one frame
     def _unpack(self, x, R_prev):
+        # residual and Jacobian are evaluated at the same x in turn: reuse the FK
+        if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
+            return self._memo[1]
         t = x[:3]
         r = x[3:].reshape(NUM_BODIES, 3)
         R = Rotation.from_rotvec(r).as_matrix()
         R_root = R_prev @ R[0]
         X, G, A = self.kin.fk_frames(t[None], R_root[None], R[None, 1:])
         P = self.kin.landmarks_from_frames(X, G)[0]
-        return t, r, G[0], A[0], P
+        out = (t, r, G[0], A[0], P)
+        self._memo_x, self._memo = x.copy(), (R_prev, out)
+        return out
 
     def _residual(self, x, target, R_prev, x_prev):
         t, r, G, A, P = self._unpack(x, R_prev)
@@ -190,23 +215,17 @@ class LandmarkIK:
 
     def _jacobian(self, x, target, R_prev, x_prev):
         t, r, G, A, P = self._unpack(x, R_prev)
-        o = self.opt
-        J = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
+        J = self._J0.copy()
         Jr = right_jacobian(r)  # (16,3,3)
         M = G @ Jr  # (16,3,3)
         D = P[:, None, :] - A[None, :, :]  # (21,16,3)
-        # block[k, j] = -skew(D[k,j]) @ M[j]
-        blk = -np.einsum("kjab,jbc->kjac", _skew(D), M) * self.anc[:, :, None, None]
-        blk *= self.w[:, None, None, None]
+        # block[k, j] = -skew(D[k,j]) @ M[j], zero where joint j is not on landmark k's chain
+        blk = -(_skew(D) @ M[None]) * self._blk_scale
         J[:63, 3:] = blk.transpose(0, 2, 1, 3).reshape(63, 3 * NUM_BODIES)
-        J[:63, :3] = np.kron(self.w[:, None], np.eye(3))
-        row = 63
-        for j in range(1, NUM_BODIES):
-            J[row, 3 + 3 * j : 6 + 3 * j] = o.w_twist * self.kin.bone_dir[j]
-            row += 1
-        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * np.eye(3 * NUM_BODIES)
+        row = 63 + NUM_JOINTS
+        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * self._eye_rot
         row += 3 * NUM_BODIES
-        J[row : row + 3, :3] = self._wtp * np.eye(3)
+        J[row : row + 3, :3] = self._wtp * self._eye3
         return J
 
     def solve_frame(self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False):
@@ -252,6 +271,7 @@ class LandmarkIK:
         out_x = np.zeros((F, 3 + 3 * NUM_BODIES))
         out_R = np.zeros((F, 3, 3))
         nfev = np.zeros(F, dtype=np.int64)
+        restarts = np.zeros(F, dtype=bool)
         t0 = time.perf_counter()
         x_prev = None
         R_prev = None
@@ -275,6 +295,17 @@ class LandmarkIK:
             x, R_root, n = self.solve_frame(
                 target, R_prev, x_prev, self.opt.max_nfev_first if cold else self.opt.max_nfev, cold
             )
+            if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
+                # a warm start can be trapped after a glitch in the data: retry from the
+                # palm fit with straight fingers and keep the better of the two
+                t, R = self.initial_root(target)
+                x0 = np.zeros(3 + 3 * NUM_BODIES)
+                x0[:3] = t
+                x2, R2, n2 = self.solve_frame(target, R, x0, self.opt.max_nfev_first, True)
+                n += n2
+                restarts[i] = True
+                if self._max_error(x2, R2, target) < self._max_error(x, R_root, target):
+                    x, R_root = x2, R2
             out_x[i], out_R[i], nfev[i] = x, R_root, n
             x_prev, R_prev, last = x, R_root, f
         secs = time.perf_counter() - t0
@@ -283,7 +314,14 @@ class LandmarkIK:
         wrist_pos = out_x[:, :3].copy()
         fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
         residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
-        return IKResult(frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt))
+        return IKResult(frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt),
+                        restarts)
+
+    def _max_error(self, x, R_root, target) -> float:
+        t = x[:3]
+        R = Rotation.from_rotvec(x[6:].reshape(NUM_JOINTS, 3)).as_matrix()
+        X, G, _ = self.kin.fk_frames(t[None], R_root[None], R[None])
+        return float(np.linalg.norm(self.kin.landmarks_from_frames(X, G)[0] - target, axis=-1).max())
 
 
 def _cache_key(kin: HandKinematics, landmarks: np.ndarray, frames: np.ndarray, opt: IKOptions) -> str:
@@ -358,7 +396,7 @@ def fit_landmarks(
                 z = np.load(path)
                 return IKResult(
                     z["frames"], z["wrist_pos"], z["wrist_quat"], z["finger_quat"], z["residual"], z["nfev"],
-                    float(z["seconds"]), True, asdict(opt),
+                    float(z["seconds"]), True, asdict(opt), z["restarts"],
                 )
             except Exception:  # a corrupt cache entry is recomputed, never trusted
                 path.unlink(missing_ok=True)
@@ -369,6 +407,7 @@ def fit_landmarks(
         np.savez_compressed(
             tmp, frames=res.frames, wrist_pos=res.wrist_pos, wrist_quat=res.wrist_quat,
             finger_quat=res.finger_quat, residual=res.residual, nfev=res.nfev, seconds=res.seconds,
+            restarts=res.restarts,
         )
         os.replace(tmp, path)
     return res

@@ -255,20 +255,21 @@ class HandKinematics:
         A = np.empty((T, NUM_BODIES, 3))
         G[:, 0] = wrist_rot
         X[:, 0] = wrist_pos
-        A[:, 0] = wrist_pos + np.einsum("tij,j->ti", wrist_rot, self.anchor[0])
+        A[:, 0] = wrist_pos + wrist_rot @ self.anchor[0]
         for b in range(1, NUM_BODIES):
             p = self.parent[b]
-            pre_rot = G[:, p] @ self.body_rot[b]
-            pre_org = X[:, p] + np.einsum("tij,j->ti", G[:, p], self.body_pos[b])
-            A[:, b] = pre_org + np.einsum("tij,j->ti", pre_rot, self.anchor[b])
-            G[:, b] = pre_rot @ joint_rot[:, b - 1]
-            X[:, b] = A[:, b] - np.einsum("tij,j->ti", G[:, b], self.anchor[b])
+            Gp = G[:, p]
+            pre_rot = Gp @ self.body_rot[b]
+            A[:, b] = X[:, p] + Gp @ self.body_pos[b] + pre_rot @ self.anchor[b]
+            Gb = pre_rot @ joint_rot[:, b - 1]
+            G[:, b] = Gb
+            X[:, b] = A[:, b] - Gb @ self.anchor[b]
         return X, G, A
 
     def landmarks_from_frames(self, X: np.ndarray, G: np.ndarray) -> np.ndarray:
         """(T, 21, 3) world landmarks from body origins X (T,16,3) and orientations G (T,16,3,3)."""
         b = self.landmark_body
-        return X[:, b] + np.einsum("tkij,kj->tki", G[:, b], self.landmark_local)
+        return X[:, b] + (G[:, b] @ self.landmark_local[:, :, None])[..., 0]
 
     def fk_landmarks(self, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
         """World positions of the 21 MANO landmarks (manopth order) for a batch of poses.
