@@ -45,6 +45,11 @@ class ReplayConfig:
     contact_headroom: float = _f(6.0, "1", "seed 003: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
+    multiccd: bool = _f(False, "-", "MuJoCo multi-CCD (up to 4 contacts per convex pair); off = MuJoCo default")
+    contact_gap: float = _f(
+        0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
+        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
+    )
     object_ke: float = _f(2500.0, "N/m", "seed 003: object contact stiffness 2500 (Newton ShapeConfig default)")
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
