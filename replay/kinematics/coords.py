@@ -1,0 +1,205 @@
+"""Canonical recording -> the imported hand's generalised coordinates.
+
+:func:`complete_hand` fills a :class:`~replay.data.types.Recording`'s
+``wrist_pos``/``wrist_quat``/``finger_quat`` from whatever the dataset has
+(MANO parameters, or landmarks through the landmark IK), and
+:func:`hand_coords` lays them out as Newton ``joint_q`` of the imported hand.
+
+Newton joint_q layout of the hand (67 coordinates), as imported with the wrist's
+three slides + ball folded into one FREE joint on ``mano_body_0`` and then the 15
+ball joints in MJCF order (``mano_joint_1..15``):
+
+* ``[0:3]``   free joint position = world position of ``mano_body_0``, m;
+* ``[3:7]``   free joint rotation, quaternion **xyzw** (Newton's FREE joint reads
+  ``joint_q[q_start:q_start+3]`` as the translation and ``[q_start+3:q_start+7]``
+  as ``wp.quat(x, y, z, w)``, see ``newton/_src/sim/articulation.py``,
+  ``eval_single_articulation_fk``);
+* ``[7 + 4*i : 11 + 4*i]`` rotation of ``mano_joint_{i+1}``, xyzw (a BALL joint's
+  four coordinates, same function).
+
+This equals the body pose only because manosim's root body sits at the origin
+with its ball joint anchored at the body origin (checked by
+:meth:`HandKinematics.from_mjcf`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from replay.data.types import Recording
+from replay.errors import DataError
+from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
+from replay.kinematics.mano import (
+    MANO_TIP_VERTICES,
+    fit_wrist_offset,
+    mano_to_finger_quat,
+    wrist_from_global_orient,
+    wrist_from_transform,
+)
+from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
+
+#: number of hand coordinates in Newton's joint_q (7 free + 15 x 4 ball).
+HAND_COORDS = 7 + 15 * 4
+
+#: reading of the 45 MANO finger values per dataset when the data does not say
+#: (MANOParams.flat_hand_mean is None). TACO: measured (flat hand fits the
+#: fingertip vertices ~10 mm median vs ~34 mm for the mean reading, see
+#: replay.kinematics.mano). HUG-Bench: flat, the reading manosim (built for
+#: HUG-Bench) uses; seed 003 reports a 1.89 mm median landmark error this way.
+DEFAULT_FLAT_HAND_MEAN = {"taco": True, "hug-bench": True}
+
+_KIN_CACHE: dict[tuple[str, str], HandKinematics] = {}
+
+
+def default_mjcf(side: str, shape: str = "myhand") -> Path:
+    """The manosim capsule hand for ``side`` from the staged data or the mirror.
+
+    Raises:
+        DataError: manosim not found (see :func:`replay.data.locate.dataset_dir`).
+    """
+    from replay.data.locate import dataset_dir
+
+    hand = "mano_rhand" if side == "right" else "mano_lhand"
+    path = dataset_dir("manosim") / "assets" / shape / hand / "capsule_hand.xml"
+    if not path.is_file():
+        raise DataError(path, None, "manosim capsule hand MJCF missing")
+    return path
+
+
+def load_kinematics(mjcf_path: str | Path, side: str | None = None) -> HandKinematics:
+    """:meth:`HandKinematics.from_mjcf`, memoised per (path, side)."""
+    key = (str(Path(mjcf_path).resolve()), str(side))
+    if key not in _KIN_CACHE:
+        _KIN_CACHE[key] = HandKinematics.from_mjcf(mjcf_path, side=side)
+    return _KIN_CACHE[key]
+
+
+def complete_hand(
+    recording: Recording,
+    mjcf_path: str | Path | None = None,
+    ik_options: IKOptions | None = None,
+    window: tuple[int, int] | None = None,
+    cache: bool | str | Path = True,
+    progress: bool = False,
+) -> Recording:
+    """Return a copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled.
+
+    Sources, in order of preference:
+
+    1. already filled: returned unchanged (a shallow copy);
+    2. ``recording.mano``: finger rotations by :func:`mano_to_finger_quat`
+       (reading from ``mano.flat_hand_mean``, else :data:`DEFAULT_FLAT_HAND_MEAN`);
+       the wrist from ``T_world_wrist`` (HUG-Bench) or from ``global_orient`` +
+       ``trans`` + a per-sequence J0 fitted in closed form to the fingertip vertices
+       (``mano.vertices``) or, without vertices, to the fingertip landmarks;
+    3. ``recording.landmarks`` only (GRAB): landmark IK (:func:`fit_landmarks`,
+       every ``ik_options.stride``-th frame of ``window``, cached on disk), the other
+       frames interpolated; frames outside ``window`` hold the nearest fitted pose.
+
+    ``meta["kinematics"]`` records the source, reading, J0 offset or IK residual
+    summary (median/p90/max landmark error in mm over the fitted frames).
+
+    Args:
+        recording: a canonical recording.
+        mjcf_path: the manosim MJCF to use (default: ``myhand`` capsule hand of the
+            recording's side, via :func:`default_mjcf`).
+        ik_options: landmark IK options. window: IK frame range ``(start, stop)``.
+        cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
+        progress: tqdm bar for the IK.
+
+    Raises:
+        DataError: nothing to compute the hand from, side mismatch between the
+            recording and the MJCF, or bad MANO/landmark arrays (naming the recording's file).
+    """
+    rec = recording
+    if rec.wrist_pos is not None and rec.wrist_quat is not None and rec.finger_quat is not None:
+        return dataclasses.replace(rec, meta=dict(rec.meta))
+    path = Path(mjcf_path) if mjcf_path is not None else default_mjcf(rec.hand_side)
+    kin = load_kinematics(path, side=None if mjcf_path is not None else rec.hand_side)
+    if kin.side != rec.hand_side:
+        raise DataError(rec.source, "hand_side", f"recording is a {rec.hand_side} hand but {path} is a {kin.side} hand")
+    T = rec.num_frames
+    meta = dict(rec.meta)
+    if rec.mano is not None:
+        mano = rec.mano
+        flat = mano.flat_hand_mean
+        if flat is None:
+            if rec.dataset not in DEFAULT_FLAT_HAND_MEAN:
+                raise DataError(rec.source, "mano.flat_hand_mean", f"unknown for dataset {rec.dataset!r}; set it")
+            flat = DEFAULT_FLAT_HAND_MEAN[rec.dataset]
+        try:
+            finger_quat = mano_to_finger_quat(mano.finger_pose, rec.hand_side, flat)
+        except DataError as exc:
+            raise DataError(rec.source, "mano.finger_pose", str(exc)) from exc
+        if finger_quat.shape[0] != T:
+            raise DataError(rec.source, "mano.finger_pose", f"{finger_quat.shape[0]} frames, recording has {T}")
+        info = {"source": "mano", "flat_hand_mean": bool(flat), "mjcf": str(path)}
+        if mano.T_world_wrist is not None:
+            wrist_pos, wrist_quat = wrist_from_transform(mano.T_world_wrist, rec.source)
+            info["wrist"] = "T_world_wrist"
+        elif mano.global_orient is not None and mano.trans is not None:
+            _, wq = wrist_from_global_orient(mano.global_orient, mano.trans, np.zeros(3))
+            if mano.vertices is not None:
+                tips = np.asarray(mano.vertices, dtype=np.float64)[:, list(MANO_TIP_VERTICES)]
+                info["j0_fit"] = "fingertip vertices " + str(MANO_TIP_VERTICES)
+            elif rec.landmarks is not None:
+                tips = rec.landmarks[:, list(TIP_LANDMARKS)]
+                info["j0_fit"] = "fingertip landmarks"
+            else:
+                raise DataError(rec.source, "mano.trans", "MANO's J0 is needed; give vertices or landmarks to fit it")
+            j0 = fit_wrist_offset(kin, wq, np.asarray(mano.trans, float), finger_quat, tips, rec.valid)
+            wrist_pos, wrist_quat = wrist_from_global_orient(mano.global_orient, mano.trans, j0)
+            info["wrist"] = "global_orient + trans + fitted J0"
+            info["j0_m"] = j0.tolist()
+        else:
+            raise DataError(rec.source, "mano", "neither T_world_wrist nor global_orient + trans given")
+    elif rec.landmarks is not None:
+        opt = ik_options or IKOptions()
+        res = fit_landmarks(kin, rec.landmarks, rec.valid, window, opt, cache, progress, rec.source)
+        wrist_pos, wrist_quat, finger_quat = interpolate_pose(res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, T)
+        r = res.residual * 1000.0
+        info = {
+            "source": "landmark_ik",
+            "mjcf": str(path),
+            "ik_frames": [int(res.frames[0]), int(res.frames[-1]), int(len(res.frames))],
+            "ik_options": res.options,
+            "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
+            "ik_seconds": res.seconds,
+            "ik_cached": res.cached,
+        }
+        meta["ik_result"] = res
+    else:
+        raise DataError(rec.source, "landmarks", "recording has neither MANO parameters nor landmarks")
+    meta["kinematics"] = info
+    out = dataclasses.replace(
+        rec, wrist_pos=wrist_pos, wrist_quat=wrist_quat, finger_quat=finger_quat, meta=meta
+    )
+    return out
+
+
+def hand_coords(recording: Recording) -> np.ndarray:
+    """(T, 67) Newton joint_q of the imported hand for every frame (layout in the module docstring).
+
+    Quaternions are xyzw and normalised; units m.
+
+    Raises:
+        DataError: wrist or finger fields are None (call :func:`complete_hand` first)
+            or have the wrong shape.
+    """
+    rec = recording
+    T = rec.num_frames
+    for name in ("wrist_pos", "wrist_quat", "finger_quat"):
+        if getattr(rec, name) is None:
+            raise DataError(rec.source, name, "not filled; call replay.kinematics.complete_hand(recording) first")
+    wp = np.asarray(rec.wrist_pos, dtype=np.float64)
+    wq = np.asarray(rec.wrist_quat, dtype=np.float64)
+    fq = np.asarray(rec.finger_quat, dtype=np.float64)
+    for name, arr, shape in (("wrist_pos", wp, (T, 3)), ("wrist_quat", wq, (T, 4)), ("finger_quat", fq, (T, 15, 4))):
+        if arr.shape != shape:
+            raise DataError(rec.source, name, f"expected shape {shape}, got {arr.shape}")
+    wq = wq / np.linalg.norm(wq, axis=-1, keepdims=True)
+    fq = fq / np.linalg.norm(fq, axis=-1, keepdims=True)
+    return np.concatenate([wp, wq, fq.reshape(T, 60)], axis=1)

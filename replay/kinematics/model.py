@@ -1,0 +1,364 @@
+"""Kinematic model of the manosim hand and vectorised forward kinematics.
+
+The model is read once from a manosim MJCF with MuJoCo's compiler
+(:func:`mujoco.MjModel.from_xml_path`), so body offsets, body orientations and
+ball-joint anchors are exactly what MuJoCo (and Newton's MJCF importer) use.
+FK itself is plain numpy over a batch of frames; ``tests/test_kinematics.py``
+checks it against :func:`mujoco.mj_kinematics` for random poses.
+
+Landmarks (manopth order, :data:`replay.data.types.LANDMARK_NAMES`) are defined
+once, on the manosim hand:
+
+* joint landmarks (wrist, CMC/MCP/PIP/DIP/IP) are the **ball-joint anchors**:
+  landmark 0 is the anchor of ``wrist_rot`` on ``mano_body_0``; e.g. index MCP
+  (5) is the anchor of ``mano_joint_1``. manosim places each anchor at the MANO
+  joint of its ``myhand`` shape, so these are MANO's own joint centres.
+* fingertips (4, 8, 12, 16, 20) are the far end of the distal bone's collision
+  capsule: the capsule's end point that is farther from the bone's joint anchor,
+  plus one capsule radius along the capsule axis (the capsule's extreme point).
+  Justification: the capsule is what touches objects in simulation, so its tip is
+  the point a grasp replay must put where the person's fingertip was; MANO's usual
+  fingertip vertices (744/320/443/554/671) lie on the finger pad at the very end
+  of the finger. Measured against those vertices on TACO the capsule tip is the
+  better of the two definitions we tried (see ``scripts/validate_pose_mapping.py``
+  and the report), the other being the extreme vertex of the bone mesh along the
+  bone.
+
+Frames and conventions: world Z up, metres; quaternions **xyzw** (Newton order)
+in this module's API; MuJoCo's wxyz appears only where MuJoCo arrays are read.
+A body's pose is the pose of its MJCF body frame; for ``mano_body_0`` that is the
+pose Newton's free joint (``joint_q[0:7]``) stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from replay.errors import DataError
+
+#: number of manosim bodies (MANO bones) and finger ball joints.
+NUM_BODIES = 16
+NUM_JOINTS = 15
+
+#: manopth landmark id -> (manosim body index, kind). kind "anchor" = the body's
+#: ball-joint anchor, "tip" = the fingertip point of that distal body.
+LANDMARK_SOURCE = (
+    (0, "anchor"),
+    (13, "anchor"), (14, "anchor"), (15, "anchor"), (15, "tip"),  # thumb
+    (1, "anchor"), (2, "anchor"), (3, "anchor"), (3, "tip"),  # index
+    (4, "anchor"), (5, "anchor"), (6, "anchor"), (6, "tip"),  # middle
+    (10, "anchor"), (11, "anchor"), (12, "anchor"), (12, "tip"),  # ring
+    (7, "anchor"), (8, "anchor"), (9, "anchor"), (9, "tip"),  # pinky
+)
+
+#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky).
+TIP_LANDMARKS = (4, 8, 12, 16, 20)
+#: distal manosim body of each finger, same order.
+DISTAL_BODIES = (15, 3, 6, 12, 9)
+
+
+def quat_xyzw_to_wxyz(q: np.ndarray) -> np.ndarray:
+    """Reorder quaternions (..., 4) from xyzw (Newton, scipy) to wxyz (MuJoCo)."""
+    q = np.asarray(q)
+    return np.concatenate([q[..., 3:4], q[..., :3]], axis=-1)
+
+
+def quat_wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:
+    """Reorder quaternions (..., 4) from wxyz (MuJoCo, GRAB) to xyzw (Newton, scipy)."""
+    q = np.asarray(q)
+    return np.concatenate([q[..., 1:4], q[..., 0:1]], axis=-1)
+
+
+def _as_matrix(quat_xyzw: np.ndarray) -> np.ndarray:
+    """(..., 4) xyzw -> (..., 3, 3) rotation matrices (normalising the quaternions)."""
+    q = np.asarray(quat_xyzw, dtype=np.float64)
+    shape = q.shape[:-1]
+    return Rotation.from_quat(q.reshape(-1, 4)).as_matrix().reshape(*shape, 3, 3)
+
+
+@dataclass(frozen=True)
+class HandKinematics:
+    """Kinematic tree of a manosim hand (16 bodies, root free + 15 ball joints).
+
+    Attributes:
+        source: the MJCF file it was read from.
+        side: ``"right"`` or ``"left"``.
+        body_names: ``mano_body_0..15``, index = MANO bone index.
+        parent: (16,) parent body index, -1 for ``mano_body_0``.
+        body_pos: (16, 3) body frame origin in the parent body frame at the
+            reference pose, m (MJCF ``body pos``).
+        body_rot: (16, 3, 3) body frame orientation relative to the parent
+            (MJCF ``body quat``; identity for every manosim body).
+        anchor: (16, 3) ball-joint anchor in the body frame, m (``joint pos``;
+            ``wrist_rot`` for body 0, ``mano_joint_i`` for body i).
+        qposadr: (16,) MuJoCo qpos address of each body's ball joint (wxyz there).
+        wrist_slide_qposadr: (3,) qpos addresses of ``wrist_tx/ty/tz``.
+        landmark_body: (21,) body carrying each manopth landmark.
+        landmark_local: (21, 3) landmark position in that body's frame, m.
+        bone_dir: (16, 3) unit vector in each finger body's frame from its joint
+            anchor to the next landmark along the finger (the bone axis at the
+            reference pose); row 0 is unused (zeros). Used by the IK twist prior.
+    """
+
+    source: Path
+    side: str
+    body_names: tuple[str, ...]
+    parent: np.ndarray
+    body_pos: np.ndarray
+    body_rot: np.ndarray
+    anchor: np.ndarray
+    qposadr: np.ndarray
+    wrist_slide_qposadr: np.ndarray
+    landmark_body: np.ndarray
+    landmark_local: np.ndarray
+    bone_dir: np.ndarray
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> "HandKinematics":
+        """Read the hand's kinematic tree from a manosim MJCF through MuJoCo.
+
+        Args:
+            path: ``capsule_hand.xml`` or ``mesh_hand.xml`` of a manosim hand.
+            side: ``"right"``/``"left"``; default from the folder name
+                (``mano_rhand``/``mano_lhand``), right if it says neither.
+            tip: fingertip definition: ``"capsule"`` (capsule end + radius along
+                the axis; needs capsule geoms on the distal bodies) or ``"mesh"``
+                (the vertex of the distal bone mesh ``meshes/mano_bone_i.obj``
+                farthest along the bone axis; the mesh is in the body frame, as in
+                manosim's ``mesh_hand.xml`` where its geom pos is 0).
+
+        Raises:
+            DataError: the file is missing, does not compile, or lacks the manosim
+                bodies/joints (``mano_body_0..15``, ``wrist_tx/ty/tz``, ``wrist_rot``,
+                ``mano_joint_1..15``) or the distal capsules.
+        """
+        import mujoco
+
+        path = Path(path)
+        if not path.is_file():
+            raise DataError(path, None, "manosim MJCF not found")
+        try:
+            m = mujoco.MjModel.from_xml_path(str(path))
+        except Exception as exc:  # mujoco raises ValueError with the compiler message
+            raise DataError(path, None, f"MuJoCo could not compile the MJCF: {exc}") from exc
+        if side is None:
+            side = "left" if "lhand" in str(path.parent.name) else "right"
+        if side not in ("right", "left"):
+            raise DataError(path, "side", f"expected 'right' or 'left', got {side!r}")
+
+        def _id(objtype, name, field):
+            i = mujoco.mj_name2id(m, objtype, name)
+            if i < 0:
+                raise DataError(path, field, f"{name!r} not found; is this a manosim hand MJCF?")
+            return i
+
+        names = tuple(f"mano_body_{i}" for i in range(NUM_BODIES))
+        bid = [_id(mujoco.mjtObj.mjOBJ_BODY, n, "body") for n in names]
+        parent = np.full(NUM_BODIES, -1, dtype=np.int64)
+        for i in range(1, NUM_BODIES):
+            pid = int(m.body_parentid[bid[i]])
+            if pid not in bid:
+                raise DataError(path, f"body {names[i]}", "parent is not a mano body")
+            parent[i] = bid.index(pid)
+            if parent[i] >= i:
+                raise DataError(path, f"body {names[i]}", "bodies are not in topological order")
+        if m.body_parentid[bid[0]] != 0:
+            raise DataError(path, "body mano_body_0", "the hand root must be a child of the world body")
+        body_pos = np.array([m.body_pos[b] for b in bid], dtype=np.float64)
+        body_rot = _as_matrix(quat_wxyz_to_xyzw(np.array([m.body_quat[b] for b in bid])))
+
+        jnames = ["wrist_rot"] + [f"mano_joint_{i}" for i in range(1, NUM_BODIES)]
+        anchor = np.zeros((NUM_BODIES, 3))
+        qposadr = np.zeros(NUM_BODIES, dtype=np.int64)
+        for i, jn in enumerate(jnames):
+            j = _id(mujoco.mjtObj.mjOBJ_JOINT, jn, "joint")
+            if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_BALL or m.jnt_bodyid[j] != bid[i]:
+                raise DataError(path, f"joint {jn}", f"expected a ball joint on {names[i]}")
+            anchor[i] = m.jnt_pos[j]
+            qposadr[i] = m.jnt_qposadr[j]
+        slides = []
+        for ax, jn in enumerate(("wrist_tx", "wrist_ty", "wrist_tz")):
+            j = _id(mujoco.mjtObj.mjOBJ_JOINT, jn, "joint")
+            axis = np.zeros(3)
+            axis[ax] = 1.0
+            if m.jnt_type[j] != mujoco.mjtJoint.mjJNT_SLIDE or not np.allclose(m.jnt_axis[j], axis):
+                raise DataError(path, f"joint {jn}", f"expected a slide joint along axis {axis}")
+            slides.append(int(m.jnt_qposadr[j]))
+        if not (np.allclose(body_pos[0], 0) and np.allclose(body_rot[0], np.eye(3)) and np.allclose(anchor[0], 0)):
+            # The canonical wrist pose is the pose of mano_body_0 and equals the
+            # importer's free joint only when the root sits at the world origin
+            # with its ball anchor at the body origin (true for manosim).
+            raise DataError(path, "mano_body_0", "root body must be at the origin with wrist_rot anchored at pos 0")
+
+        tip_local = np.zeros((5, 3))
+        for f, b in enumerate(DISTAL_BODIES):
+            if tip == "capsule":
+                tip_local[f] = _capsule_tip(m, bid[b], anchor[b], path, names[b])
+            elif tip == "mesh":
+                tip_local[f] = _mesh_tip(path, b, anchor[b], anchor[parent[b]], body_pos[b])
+            else:
+                raise DataError(path, "tip", f"unknown fingertip definition {tip!r} (capsule or mesh)")
+
+        lm_body = np.array([b for b, _ in LANDMARK_SOURCE], dtype=np.int64)
+        lm_local = np.zeros((21, 3))
+        for k, (b, kind) in enumerate(LANDMARK_SOURCE):
+            lm_local[k] = anchor[b] if kind == "anchor" else tip_local[DISTAL_BODIES.index(b)]
+
+        # bone axis of each finger body: anchor -> next landmark on the same body
+        bone_dir = np.zeros((NUM_BODIES, 3))
+        for b in range(1, NUM_BODIES):
+            children = [c for c in range(NUM_BODIES) if parent[c] == b]
+            if children:
+                c = children[0]
+                end = body_pos[c] + body_rot[c] @ anchor[c]  # child anchor in b's frame
+            else:
+                end = tip_local[DISTAL_BODIES.index(b)]
+            d = end - anchor[b]
+            bone_dir[b] = d / np.linalg.norm(d)
+
+        return cls(
+            source=path,
+            side=side,
+            body_names=names,
+            parent=parent,
+            body_pos=body_pos,
+            body_rot=body_rot,
+            anchor=anchor,
+            qposadr=qposadr,
+            wrist_slide_qposadr=np.array(slides, dtype=np.int64),
+            landmark_body=lm_body,
+            landmark_local=lm_local,
+            bone_dir=bone_dir,
+        )
+
+    # ----------------------------------------------------------------------- FK
+    def fk_frames(self, wrist_pos: np.ndarray, wrist_rot: np.ndarray, joint_rot: np.ndarray):
+        """World frames of all bodies for a batch of poses (rotation matrices in).
+
+        Args:
+            wrist_pos: (T, 3) world position of ``mano_body_0``, m.
+            wrist_rot: (T, 3, 3) world orientation of ``mano_body_0``.
+            joint_rot: (T, 15, 3, 3) local rotations of ``mano_joint_1..15``.
+
+        Returns:
+            ``(origin, rot, anchor)``: (T, 16, 3) body origins, (T, 16, 3, 3) body
+            orientations and (T, 16, 3) ball-joint anchors, all world, m.
+        """
+        T = wrist_pos.shape[0]
+        X = np.empty((T, NUM_BODIES, 3))
+        G = np.empty((T, NUM_BODIES, 3, 3))
+        A = np.empty((T, NUM_BODIES, 3))
+        G[:, 0] = wrist_rot
+        X[:, 0] = wrist_pos
+        A[:, 0] = wrist_pos + wrist_rot @ self.anchor[0]
+        for b in range(1, NUM_BODIES):
+            p = self.parent[b]
+            Gp = G[:, p]
+            pre_rot = Gp @ self.body_rot[b]
+            A[:, b] = X[:, p] + Gp @ self.body_pos[b] + pre_rot @ self.anchor[b]
+            Gb = pre_rot @ joint_rot[:, b - 1]
+            G[:, b] = Gb
+            X[:, b] = A[:, b] - Gb @ self.anchor[b]
+        return X, G, A
+
+    def landmarks_from_frames(self, X: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """(T, 21, 3) world landmarks from body origins X (T,16,3) and orientations G (T,16,3,3)."""
+        b = self.landmark_body
+        return X[:, b] + (G[:, b] @ self.landmark_local[:, :, None])[..., 0]
+
+    def fk_landmarks(self, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
+        """World positions of the 21 MANO landmarks (manopth order) for a batch of poses.
+
+        Args:
+            wrist_pos: (T, 3) world position of ``mano_body_0``, m.
+            wrist_quat: (T, 4) world orientation of ``mano_body_0``, **xyzw**.
+            finger_quat: (T, 15, 4) local rotations of ``mano_joint_1..15`` relative to
+                the MJCF reference pose, **xyzw**.
+
+        Returns:
+            (T, 21, 3) landmark positions, world frame, m.
+
+        Raises:
+            DataError: shapes do not match or values are not finite.
+        """
+        wrist_pos, wrist_quat, finger_quat = _check_pose(wrist_pos, wrist_quat, finger_quat)
+        X, G, _ = self.fk_frames(wrist_pos, _as_matrix(wrist_quat), _as_matrix(finger_quat))
+        return self.landmarks_from_frames(X, G)
+
+    # ----------------------------------------------------------- MuJoCo bridge
+    def mujoco_qpos(self, model, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
+        """MuJoCo qpos (nq,) for one pose of this hand (wxyz inside qpos).
+
+        Args:
+            model: the :class:`mujoco.MjModel` compiled from :attr:`source`.
+            wrist_pos: (3,) m; wrist_quat: (4,) xyzw; finger_quat: (15, 4) xyzw.
+        """
+        qpos = np.array(model.qpos0, dtype=np.float64)
+        qpos[self.wrist_slide_qposadr] = wrist_pos
+        qpos[self.qposadr[0] : self.qposadr[0] + 4] = quat_xyzw_to_wxyz(wrist_quat)
+        for i in range(1, NUM_BODIES):
+            a = self.qposadr[i]
+            qpos[a : a + 4] = quat_xyzw_to_wxyz(finger_quat[i - 1])
+        return qpos
+
+
+def _check_pose(wrist_pos, wrist_quat, finger_quat):
+    wrist_pos = np.asarray(wrist_pos, dtype=np.float64)
+    wrist_quat = np.asarray(wrist_quat, dtype=np.float64)
+    finger_quat = np.asarray(finger_quat, dtype=np.float64)
+    if wrist_pos.ndim != 2 or wrist_pos.shape[1] != 3:
+        raise DataError(None, "wrist_pos", f"expected shape (T, 3), got {wrist_pos.shape}")
+    T = wrist_pos.shape[0]
+    if wrist_quat.shape != (T, 4):
+        raise DataError(None, "wrist_quat", f"expected shape ({T}, 4), got {wrist_quat.shape}")
+    if finger_quat.shape != (T, NUM_JOINTS, 4):
+        raise DataError(None, "finger_quat", f"expected shape ({T}, 15, 4), got {finger_quat.shape}")
+    for name, arr in (("wrist_pos", wrist_pos), ("wrist_quat", wrist_quat), ("finger_quat", finger_quat)):
+        if not np.all(np.isfinite(arr)):
+            raise DataError(None, name, "non-finite values")
+    for name, arr in (("wrist_quat", wrist_quat), ("finger_quat", finger_quat)):
+        if arr.size and np.min(np.linalg.norm(arr, axis=-1)) < 1e-6:
+            raise DataError(None, name, "zero-length quaternion")
+    return wrist_pos, wrist_quat, finger_quat
+
+
+def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> np.ndarray:
+    """Extreme point of the body's capsule at the end away from the joint anchor (body frame)."""
+    import mujoco
+
+    geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+    if len(geoms) != 1:
+        raise DataError(path, f"body {name}", f"expected one capsule geom for the fingertip, found {len(geoms)} (use tip='mesh')")
+    g = geoms[0]
+    R = _as_matrix(quat_wxyz_to_xyzw(m.geom_quat[g]))
+    axis = R[:, 2]
+    radius, half = float(m.geom_size[g][0]), float(m.geom_size[g][1])
+    ends = m.geom_pos[g] + np.outer([half, -half], axis)
+    far = ends[np.argmax(np.linalg.norm(ends - anchor, axis=1))]
+    out = far - m.geom_pos[g]
+    return far + radius * out / np.linalg.norm(out)
+
+
+def _mesh_tip(path: Path, bone: int, anchor: np.ndarray, parent_anchor: np.ndarray, body_pos: np.ndarray) -> np.ndarray:
+    """Vertex of ``meshes/mano_bone_<bone>.obj`` farthest along the distal bone (body frame).
+
+    The bone axis is taken from the previous joint anchor to this body's anchor
+    (the middle phalanx direction), which continues into the distal phalanx.
+    """
+    obj = path.parent / "meshes" / f"mano_bone_{bone}.obj"
+    if not obj.is_file():
+        raise DataError(obj, None, "bone mesh for the fingertip not found")
+    verts = np.array(
+        [[float(v) for v in line.split()[1:4]] for line in obj.read_text().splitlines() if line.startswith("v ")]
+    )
+    if verts.size == 0:
+        raise DataError(obj, "v", "mesh has no vertices")
+    # parent anchor expressed in this body's frame (manosim body frames are unrotated)
+    axis = anchor - (parent_anchor - body_pos)
+    axis /= np.linalg.norm(axis)
+    return verts[np.argmax((verts - anchor) @ axis)]
