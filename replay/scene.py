@@ -116,6 +116,31 @@ def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "r
     return path
 
 
+def support_extent(rec) -> tuple[float, float, float, float] | None:
+    """xy extent ``(xmin, ymin, xmax, ymax)`` of the recording's table top, m, or None.
+
+    GRAB recordings carry the table (``meta["table"]``: asset, pos, xyzw quat); its
+    visual mesh placed in the world gives the extent. An infinite plane at table
+    height would block the recorded hand where it really passed beside and below
+    the table (GRAB: the hand starts at the subject's hip, below the table top).
+    Without a table (HUG-Bench: objects on the ground) the support is a plane.
+    """
+    import trimesh
+    from scipy.spatial.transform import Rotation
+
+    table = (rec.meta or {}).get("table")
+    if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
+        return None
+    path = table["asset"].visual_mesh
+    try:
+        m = trimesh.load(path, force="mesh")
+    except Exception as e:
+        raise DataError(path, None, f"cannot read the table mesh: {e}") from e
+    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(table["pos"], float)
+    lo, hi = v[:, :2].min(0), v[:, :2].max(0)
+    return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])
+
+
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
     """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
 
@@ -156,6 +181,7 @@ def build_model(
     hand_coords0: np.ndarray,
     config: ReplayConfig,
     ablation: bool = False,
+    support_extent=None,
 ):
     """Build (but do not simulate) the replay model.
 
@@ -169,6 +195,9 @@ def build_model(
             (free: pos xyz + quat xyzw; then 15 ball quats xyzw).
         config: settings.
         ablation: filter every hand-object shape pair (the hand passes through).
+        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
+            ``support_thickness`` below ``support_height``), or None for an infinite
+            ground plane at ``support_height``.
 
     Returns:
         ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
@@ -256,7 +285,14 @@ def build_model(
 
     # --- support ----------------------------------------------------------------------
     ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction), gap=float(config.contact_gap))
-    builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+    if support_extent is None:
+        builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+    else:
+        x0, y0, x1, y1 = map(float, support_extent)
+        hz = 0.5 * float(config.support_thickness)
+        center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
+        builder.add_shape_box(-1, xform=wp.transform(center, wp.quat_identity()), hx=0.5 * (x1 - x0),
+                              hy=0.5 * (y1 - y0), hz=hz, cfg=ground_cfg, label="support")
 
     # --- ablation: filter every hand-object pair BEFORE the solver exists ---------------
     if ablation:
@@ -306,6 +342,7 @@ def build_scene(
     commanded_finger_quats: np.ndarray,
     config: ReplayConfig,
     ablation: bool = False,
+    support_extent=None,
 ) -> Scene:
     """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver.
 
@@ -324,7 +361,8 @@ def build_scene(
     """
     from replay import diagnostics
 
-    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation)
+    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
+                              support_extent)
     hq, hqd = info["hand_q_start"], info["hand_qd_start"]
 
     # --- probe solver: settle the object with the hand held at its first pose and
