@@ -45,8 +45,14 @@ class ReplayConfig:
     contact_headroom: float = _f(6.0, "1", "seed 003: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
+    multiccd: bool = _f(True, "-", "MuJoCo multi-CCD: up to 4 contacts per convex pair (a convex hull on the table-top box gets 1 without it and rocks)")
+    contact_gap: float = _f(
+        0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
+        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
+    )
     object_ke: float = _f(2500.0, "N/m", "seed 003: object contact stiffness 2500 (Newton ShapeConfig default)")
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
+    support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
     support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
     contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
 

@@ -93,8 +93,12 @@ class HandController:
         self._target_q[self.q0 + 7 : self.q0 + 67] = np.asarray(finger_quat, np.float32).reshape(-1)
         self.control.joint_target_q.assign(self._target_q)
 
-    def wrench(self, state, pos, quat, vel, omega) -> np.ndarray:
-        """(6,) world force N and torque N·m at the root COM for the current ``state``."""
+    def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
+        """(6,) world force N and torque N·m at the root COM for the current ``state``.
+
+        ``acc`` (3,) m/s^2: target acceleration, fed forward as ``M acc`` (M the hand mass),
+        the force the arm supplies to accelerate the hand.
+        """
         bq = state.body_q.numpy()
         bqd = state.body_qd.numpy()
         hb = self.scene.hand_bodies
@@ -107,6 +111,8 @@ class HandController:
         # PD at the frame origin (the MJCF slide joints act there) + damping feed-forward
         f = self.kp[:3] * (np.asarray(pos) - p) + self.kd[:3] * (np.asarray(vel) - v_org)
         f += self.d_passive[:3] * np.asarray(vel)
+        if acc is not None:
+            f += self.M * np.asarray(acc)
         err = (Rotation.from_quat(quat) * r.inv()).as_rotvec()
         tau = self.kp[3:] * err + self.kd[3:] * (np.asarray(omega) - w) + self.d_passive[3:] * np.asarray(omega)
         tau = tau + np.cross(p - c_root, f)
@@ -120,9 +126,9 @@ class HandController:
         tau = tau + np.cross(c_hand - c_root, fg)
         return np.concatenate([f, tau])
 
-    def apply_wrist(self, state, pos, quat, vel, omega) -> None:
+    def apply_wrist(self, state, pos, quat, vel, omega, acc=None) -> None:
         """Compute the wrench and write it to ``control.joint_f`` (free joint DOFs)."""
-        wr = self.wrench(state, pos, quat, vel, omega)
+        wr = self.wrench(state, pos, quat, vel, omega, acc)
         self.last_wrench = wr
         self._joint_f[self.qd0 : self.qd0 + 6] = wr
         self.control.joint_f.assign(self._joint_f)

@@ -31,7 +31,7 @@ from replay.config import ReplayConfig
 from replay.control import HandController, finger_actuator_force_max, interp_coords
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.scene import HAND_BODY_NAMES, build_scene
+from replay.scene import HAND_BODY_NAMES, build_scene, support_extent
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD = 0, 1, 2, 3
 
@@ -49,6 +49,7 @@ class Plan:
     Attributes:
         coords: (F, 67) hand coords targets (free pos/quat used as wrist target).
         vel: (F, 3) wrist linear velocity target, m/s. omega: (F, 3) rad/s, world.
+        acc: (F, 3) wrist linear acceleration target, m/s^2.
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
     """
@@ -56,6 +57,7 @@ class Plan:
     coords: np.ndarray
     vel: np.ndarray
     omega: np.ndarray
+    acc: np.ndarray
     phase: np.ndarray
     start_frame: int
     grasp_frame: int
@@ -111,7 +113,9 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     ph = np.asarray(phase, dtype=np.int32)
     vel[ph == PHASE_SETTLE] = 0.0
     omega[ph == PHASE_SETTLE] = 0.0
-    return Plan(C, vel, omega, ph, int(sel[0]), g)
+    acc = np.gradient(vel, fdt, axis=0)
+    acc[ph == PHASE_SETTLE] = 0.0
+    return Plan(C, vel, omega, acc, ph, int(sel[0]), g)
 
 
 @dataclass
@@ -172,10 +176,12 @@ def run_rollout(
     metrics: dict = {"ablation": bool(ablation), "start_frame": f0, "grasp_frame": plan.grasp_frame}
 
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
+    extent = support_extent(rec)
+    metrics["support"] = "plane" if extent is None else {"table_top_xy": list(extent)}
     try:
         scene = build_scene(
             mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
-            plan.coords[:, 7:].reshape(-1, 15, 4), cfg, ablation=ablation,
+            plan.coords[:, 7:].reshape(-1, 15, 4), cfg, ablation=ablation, support_extent=extent,
         )
     except DataError:
         raise
@@ -209,7 +215,7 @@ def run_rollout(
         ctl.set_finger_targets(c[7:].reshape(15, 4))
         try:
             for _ in range(cfg.substeps):
-                ctl.apply_wrist(s0, c[:3], c[3:7], plan.vel[k], plan.omega[k])
+                ctl.apply_wrist(s0, c[:3], c[3:7], plan.vel[k], plan.omega[k], plan.acc[k])
                 solver.step(s0, s1, control, None, dt)
                 s0, s1 = s1, s0
                 reason = mon.check()

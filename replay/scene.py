@@ -11,8 +11,8 @@ final :class:`newton.solvers.SolverMuJoCo` is built, and the values the solver
 actually compiled are read back and compared (:func:`replay.diagnostics.check_readback`).
 
 Contact capacity (seed 003, "Contact buffers overflow silently"): a probe solver
-measures the contact count of the scene at rest and with the hand at its grasp
-pose; the final capacity (``nconmax``) is ``headroom`` (6) times the larger one.
+settles the object and counts the resting contacts; the final capacity
+(``nconmax``) is ``headroom`` (6) times that, at least ``contact_capacity_min``.
 
 Quaternions: Newton xyzw everywhere here; MuJoCo's own arrays (wxyz) are only
 read inside :mod:`replay.diagnostics`.
@@ -61,8 +61,9 @@ class Scene:
         object_mass: kg.
         object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
         contact_capacity: the ``nconmax`` the solver was built with.
-        resting_contacts: the measured count it was sized from (max of probe_contacts).
-        probe_contacts: [contacts with the hand at its first pose, at its grasp pose].
+        resting_contacts: contacts after the probe's settle (object at rest, hand at its
+            first pose): the count the capacity is sized from.
+        probe_contacts: [resting, with the hand moved kinematically to its grasp pose].
         ablation: True when hand-object contact pairs are filtered out.
         finger_damping: (45,) passive damping the solver uses on the finger DOFs, N·m·s/rad.
         flutter: per-joint flutter bound records (see :func:`replay.diagnostics.flutter_margins`).
@@ -115,6 +116,31 @@ def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "r
     return path
 
 
+def support_extent(rec) -> tuple[float, float, float, float] | None:
+    """xy extent ``(xmin, ymin, xmax, ymax)`` of the recording's table top, m, or None.
+
+    GRAB recordings carry the table (``meta["table"]``: asset, pos, xyzw quat); its
+    visual mesh placed in the world gives the extent. An infinite plane at table
+    height would block the recorded hand where it really passed beside and below
+    the table (GRAB: the hand starts at the subject's hip, below the table top).
+    Without a table (HUG-Bench: objects on the ground) the support is a plane.
+    """
+    import trimesh
+    from scipy.spatial.transform import Rotation
+
+    table = (rec.meta or {}).get("table")
+    if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
+        return None
+    path = table["asset"].visual_mesh
+    try:
+        m = trimesh.load(path, force="mesh")
+    except Exception as e:
+        raise DataError(path, None, f"cannot read the table mesh: {e}") from e
+    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(table["pos"], float)
+    lo, hi = v[:, :2].min(0), v[:, :2].max(0)
+    return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])
+
+
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
     """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
 
@@ -155,6 +181,7 @@ def build_model(
     hand_coords0: np.ndarray,
     config: ReplayConfig,
     ablation: bool = False,
+    support_extent=None,
 ):
     """Build (but do not simulate) the replay model.
 
@@ -168,6 +195,9 @@ def build_model(
             (free: pos xyz + quat xyzw; then 15 ball quats xyzw).
         config: settings.
         ablation: filter every hand-object shape pair (the hand passes through).
+        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
+            ``support_thickness`` below ``support_height``), or None for an infinite
+            ground plane at ``support_height``.
 
     Returns:
         ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
@@ -177,6 +207,7 @@ def build_model(
     """
     builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
 
     # --- hand --------------------------------------------------------------------
     j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
@@ -230,6 +261,7 @@ def build_model(
         mu_rolling=float(asset.friction[2]),
         ke=float(config.object_ke),
         kd=float(config.object_kd),
+        gap=float(config.contact_gap),
     )
     obj_shapes = []
     for i, (v, f) in enumerate(parts):
@@ -252,8 +284,15 @@ def build_model(
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no mass")
 
     # --- support ----------------------------------------------------------------------
-    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction))
-    builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction), gap=float(config.contact_gap))
+    if support_extent is None:
+        builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+    else:
+        x0, y0, x1, y1 = map(float, support_extent)
+        hz = 0.5 * float(config.support_thickness)
+        center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
+        builder.add_shape_box(-1, xform=wp.transform(center, wp.quat_identity()), hx=0.5 * (x1 - x0),
+                              hy=0.5 * (y1 - y0), hz=hz, cfg=ground_cfg, label="support")
 
     # --- ablation: filter every hand-object pair BEFORE the solver exists ---------------
     if ablation:
@@ -284,7 +323,7 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
     kwargs = dict(
         solver=config.solver, integrator=config.integrator, cone=config.cone, impratio=config.impratio,
         iterations=config.iterations, ls_iterations=config.ls_iterations, tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax, **extra,
+        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax, enable_multiccd=bool(config.multiccd), **extra,
     )
     if nconmax is not None and config.device != "cpu":
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows
@@ -303,6 +342,7 @@ def build_scene(
     commanded_finger_quats: np.ndarray,
     config: ReplayConfig,
     ablation: bool = False,
+    support_extent=None,
 ) -> Scene:
     """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver.
 
@@ -321,24 +361,37 @@ def build_scene(
     """
     from replay import diagnostics
 
-    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation)
+    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
+                              support_extent)
     hq, hqd = info["hand_q_start"], info["hand_qd_start"]
 
-    # --- probe: resting contacts, contacts at the grasp pose, mass matrix at the grasp pose
+    # --- probe solver: settle the object with the hand held at its first pose and
+    # count the resting contacts; count again with the hand at its grasp pose; mass
+    # matrix at the grasp pose (flutter bound). Nothing here edits the model yet.
     probe = make_solver(model, config, None)
-    state = model.state()
-    counts = [diagnostics.count_contacts(probe, model, state)]
-    q = model.joint_q.numpy().copy()
+    scene = Scene(
+        model=model, solver=probe, config=config,
+        hand_joint=info["hand_joint"], hand_q_start=hq, hand_qd_start=hqd,
+        hand_bodies=info["hand_bodies"], hand_shapes=info["hand_shapes"],
+        object_body=info["object_body"], object_q_start=info["object_q_start"],
+        object_qd_start=info["object_qd_start"], object_shapes=info["object_shapes"],
+        support_height=float(support_height), wrist_kp=info["wrist_kp"], wrist_kd=info["wrist_kd"],
+        hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
+        contact_capacity=0, resting_contacts=0, probe_contacts=[], ablation=ablation,
+        finger_damping=np.zeros(45), import_report=info["import_report"],
+    )
+    settled = _probe_settle(scene, hand_coords0)
+    resting = diagnostics.count_contacts(probe, model, settled)
+    q = settled.joint_q.numpy().copy()
     q[hq : hq + 67] = grasp_coords
-    state.joint_q.assign(q)
-    newton.eval_fk(model, state.joint_q, state.joint_qd, state)
-    counts.append(diagnostics.count_contacts(probe, model, state))
-    inertia = diagnostics.dof_inertia(probe, model, state)  # (ndof,) incl. armature
-    kd_resolved = model.joint_target_kd.numpy().copy()  # dampratio resolved by the probe
+    settled.joint_q.assign(q)
+    settled.joint_qd.zero_()
+    newton.eval_fk(model, settled.joint_q, settled.joint_qd, settled)
+    at_grasp = diagnostics.count_contacts(probe, model, settled)
+    inertia = diagnostics.dof_inertia(probe, model, settled)  # (ndof,) incl. armature
+    kd_resolved = model.joint_target_kd.numpy().copy()
     del probe
 
-    resting = int(max(counts))
-    probe_counts = [int(c) for c in counts]
     if config.contact_capacity is not None:
         capacity = int(config.contact_capacity)
     else:
@@ -359,22 +412,34 @@ def build_scene(
             changed = True
     if changed:
         model.joint_damping.assign(damping)
-    model.joint_target_kd.assign(kd_resolved)
 
-    solver = make_solver(model, config, capacity)
-    scene = Scene(
-        model=model, solver=solver, config=config,
-        hand_joint=info["hand_joint"], hand_q_start=hq, hand_qd_start=hqd,
-        hand_bodies=info["hand_bodies"], hand_shapes=info["hand_shapes"],
-        object_body=info["object_body"], object_q_start=info["object_q_start"],
-        object_qd_start=info["object_qd_start"], object_shapes=info["object_shapes"],
-        support_height=float(support_height), wrist_kp=info["wrist_kp"], wrist_kd=info["wrist_kd"],
-        hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
-        contact_capacity=capacity, resting_contacts=resting, probe_contacts=probe_counts, ablation=ablation,
-        finger_damping=damping[hqd + 6 : hqd + 51].copy(), flutter=flutter, import_report=info["import_report"],
-    )
+    # --- the solver the rollout uses, built after every edit; then read back --------
+    scene.solver = make_solver(model, config, capacity)
+    scene.contact_capacity = capacity
+    scene.resting_contacts = int(resting)
+    scene.probe_contacts = [int(resting), int(at_grasp)]
+    scene.finger_damping = damping[hqd + 6 : hqd + 51].copy()
+    scene.flutter = flutter
     scene.readback = diagnostics.check_readback(scene)
     return scene
+
+
+def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
+    """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state."""
+    from replay.control import HandController
+
+    cfg, model = scene.config, scene.model
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    ctl = HandController(scene, control)
+    ctl.set_finger_targets(np.asarray(hand_coords0)[7:].reshape(15, 4))
+    zero = np.zeros(3)
+    for _ in range(max(1, int(round(cfg.settle_s * cfg.control_fps)))):
+        for _ in range(cfg.substeps):
+            ctl.apply_wrist(s0, hand_coords0[:3], hand_coords0[3:7], zero, zero)
+            scene.solver.step(s0, s1, control, None, cfg.dt)
+            s0, s1 = s1, s0
+    return s0
 
 
 def build_hand_only(
@@ -400,6 +465,7 @@ def build_hand_only(
     """
     builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY if gravity else 0.0))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
     report = _import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
     builder.joint_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
