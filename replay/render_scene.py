@@ -20,6 +20,7 @@ wrong), see :func:`scene_window`.
 from __future__ import annotations
 
 import time as _time
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -39,6 +40,10 @@ WINDOW_UNTRACKED_S = (4.0, 0.5)
 CAMERA_LEAD_S = 0.5
 #: landmark skeleton (manopth order): parent of each landmark, -1 for the wrist.
 LANDMARK_PARENT = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19)
+#: MANO vertices drawn when nothing better exists: every VERTEX_STRIDE-th of 778, as
+#: spheres of POINT_RADIUS_M (m; about MANO's mean vertex spacing at that stride).
+VERTEX_STRIDE = 2
+POINT_RADIUS_M = 0.004
 #: colour of the table (GRAB's table mesh), RGBA 0-1.
 TABLE_RGBA = (0.55, 0.45, 0.36, 1.0)
 
@@ -132,14 +137,18 @@ def recording_scene(
     Args:
         rec: canonical recording.
         window: frames to use.
-        hand: ``"auto"`` (manosim hand from wrist/finger fields, filled by landmark IK
-            if needed and :mod:`replay.kinematics` is available, else the landmark
-            skeleton), ``"mano"`` (manosim hand, error if impossible), ``"landmarks"``.
+        hand: ``"auto"`` (manosim hand from wrist/finger fields, filled by
+            :func:`replay.kinematics.complete_hand` if needed; if that is unavailable or
+            fails, with a warning, the recorded landmarks as a skeleton, else the
+            recorded MANO vertices as points), ``"mano"`` (manosim hand, error if
+            impossible), ``"landmarks"`` (recorded points, never the manosim hand).
         hand_mjcf: manosim MJCF (default: ``myhand`` capsule hand of the recording's side
             under the ``manosim`` dataset folder).
 
     Returns:
-        (track, objects, hand MJCF or None, landmarks (W, 21, 3) or None, hand source text).
+        (track, objects, hand MJCF or None, hand points or None, hand source text). Hand
+        points are (W, 21, 3) landmarks, or (W, K, 3) MANO vertices (every
+        :data:`VERTEX_STRIDE`-th) when neither joint rotations nor landmarks exist.
 
     Raises:
         DataError: nothing to draw the hand from, or bad fields.
@@ -150,9 +159,10 @@ def recording_scene(
         raise DataError(rec.source, "valid", f"hand not tracked in any frame of {sl.start}..{sl.stop}")
     names: list[str] = []
     pos_parts, quat_parts = [], []
-    landmarks = None
+    points = None
     mjcf = None
     source = ""
+    fallback = ""
     if hand in ("auto", "mano"):
         r = rec
         if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
@@ -163,8 +173,15 @@ def recording_scene(
             if complete_hand is None:
                 if hand == "mano":
                     raise DataError(rec.source, "finger_quat", "not in the recording and replay.kinematics is unavailable")
+                fallback = "replay.kinematics unavailable"
             else:
-                r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
+                try:
+                    r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
+                except DataError as exc:
+                    if hand == "mano":
+                        raise
+                    fallback = f"manosim hand not fitted: {exc}"
+                    warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=2)
         if r.finger_quat is not None and r.wrist_pos is not None and r.wrist_quat is not None:
             mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
             wp = _fill_invalid(np.asarray(r.wrist_pos[sl], float), valid)
@@ -176,10 +193,16 @@ def recording_scene(
             kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
             source = f"manosim hand ({kin.get('source', 'recorded joints')})"
     if mjcf is None:
-        if rec.landmarks is None:
-            raise DataError(rec.source, "landmarks", "no hand to draw: neither joint rotations nor landmarks")
-        landmarks = _fill_invalid(np.asarray(rec.landmarks[sl], float), valid)
-        source = "recorded landmarks"
+        verts = rec.mano.vertices if rec.mano is not None else None
+        if rec.landmarks is not None:
+            points = _fill_invalid(np.asarray(rec.landmarks[sl], float), valid)
+            source = "recorded landmarks"
+        elif verts is not None:
+            points = _fill_invalid(np.asarray(verts[sl], float)[:, ::VERTEX_STRIDE], valid)
+            source = "recorded MANO vertices"
+        else:
+            why = f" ({fallback})" if fallback else ""
+            raise DataError(rec.source, "landmarks", f"no hand to draw: no joint rotations, landmarks or MANO vertices{why}")
     W = sl.stop - sl.start
     objects = []
     others = 0
@@ -200,16 +223,17 @@ def recording_scene(
         names.append("table")
         pos_parts.append(np.tile(np.asarray(table["pos"], float), (W, 1))[:, None])
         quat_parts.append(np.tile(np.asarray(table["quat"], float), (W, 1))[:, None])
-    if landmarks is not None:  # landmarks frame the camera as pseudo-bodies (not drawn as bodies)
-        names += [f"landmark_{k}" for k in range(21)]
-        pos_parts.append(landmarks)
-        quat_parts.append(np.tile([0.0, 0.0, 0.0, 1.0], (W, 21, 1)))
+    if points is not None:  # hand points frame the camera as pseudo-bodies (not drawn as bodies)
+        K = points.shape[1]
+        names += [f"handpoint_{k}" for k in range(K)]
+        pos_parts.append(points)
+        quat_parts.append(np.tile([0.0, 0.0, 0.0, 1.0], (W, K, 1)))
     track = render.PoseTrack(
         time=np.asarray(rec.time[sl], float), body_names=names,
         body_pos=np.concatenate(pos_parts, axis=1), body_quat=np.concatenate(quat_parts, axis=1),
         source=rec.source,
     )
-    return track, objects, (str(mjcf) if mjcf is not None else None), landmarks, source
+    return track, objects, (str(mjcf) if mjcf is not None else None), points, source
 
 
 def _default_hand(side: str) -> Path:
@@ -220,6 +244,22 @@ def _default_hand(side: str) -> Path:
     if not p.is_file():
         raise DataError(p, None, "default manosim hand MJCF not found; pass hand_mjcf")
     return p
+
+
+def _points_decorator(points: np.ndarray):
+    """Scene decorator drawing (W, K, 3) hand points (MANO vertices) as small skin spheres."""
+    rgba = np.asarray(render.SKIN_RGBA, np.float32)
+    size = np.array([POINT_RADIUS_M, 0.0, 0.0])
+
+    def decorate(i: int, scene) -> None:
+        for p in points[i]:
+            if scene.ngeom >= scene.maxgeom:
+                return
+            mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, size, p,
+                                np.eye(3).ravel(), rgba)
+            scene.ngeom += 1
+
+    return decorate
 
 
 def _skeleton_decorator(landmarks: np.ndarray):
@@ -268,7 +308,7 @@ def render_recording(
     """
     out = render.prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
-    track, objects, mjcf, landmarks, source = recording_scene(rec, sl, hand, hand_mjcf)
+    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
     has_table = any(o.body == "table" for o in objects)
     support = 0.0 if has_table else rec.support_height
     target = rec.target_object.name
@@ -283,7 +323,7 @@ def render_recording(
             (f"t = {t:+5.2f} s from grasp", white),
         ]
 
-    hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "landmark_"))]
+    hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "handpoint_"))]
     cam_objects = [o for o in objects if o.body != "table"]
     if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
         cam_objects = [cam_objects[rec.target]]
@@ -291,7 +331,9 @@ def render_recording(
     k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
     camera = render.frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
                                  frames=slice(min(k0, track.num_frames - 1), None))
-    decorate = _skeleton_decorator(landmarks) if landmarks is not None else None
+    decorate = None
+    if points is not None:
+        decorate = _skeleton_decorator(points) if points.shape[1] == 21 else _points_decorator(points)
     timing: dict = {}
     t0 = _time.perf_counter()
     frames = render.render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,

@@ -85,3 +85,19 @@ def test_whole_scene_untracked_objects(capsule_rhand, grab_dir, tmp_path):
     purple = (r > g + 30) & (b > g + 30)  # cube, OBJECT_RGBA[2]
     for mask in (object_mask(frames), green, purple, skin_mask(frames)):
         assert mask.sum(axis=(1, 2)).min() > 40
+
+
+def test_taco_recorded_mano_vertices(taco_dir, tmp_path):
+    """TACO has MANO vertices but no landmarks: with hand='landmarks' (recorded points
+    only) they are drawn as points; the 30 Hz frames map 1:1 to the video."""
+    from replay.data.taco import load_taco
+
+    rec = load_taco(taco_dir / "20231104_010.pkl")
+    win = scene_window(rec, 0.3, 0.3)
+    out = tmp_path / "taco.mp4"
+    st = render_recording(rec, out, size=(320, 240), window=win, hand="landmarks")
+    assert st.frames == win.stop - win.start == 19  # 0.6 s at 30 Hz, both ends included
+    _, frames = read_mp4(out)
+    skin = skin_mask(frames).sum(axis=(1, 2))
+    assert skin.min() > 60  # measured 150-376 px (the hand turns partly behind the box)
+    assert object_mask(frames).sum(axis=(1, 2)).min() > 200
