@@ -101,3 +101,44 @@ def test_taco_recorded_mano_vertices(taco_dir, tmp_path):
     skin = skin_mask(frames).sum(axis=(1, 2))
     assert skin.min() > 60  # measured 150-376 px (the hand turns partly behind the box)
     assert object_mask(frames).sum(axis=(1, 2)).min() > 200
+
+
+def _script(name):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"script_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_cli_hug_whole_scene(tmp_path, capsule_rhand):
+    """scripts/render_scene.py on a generated HUG-Bench scene (the adapter's fixture:
+    box + can at their properties.json positions, 10 Hz, first grasp at frame 16):
+    the whole scene up to 0.5 s after the grasp, the hand from the recorded MANO pose."""
+    from hug_fixture import make_hug_scene
+
+    fx = make_hug_scene(tmp_path / "data", staged=True)
+    out = tmp_path / "small_9.mp4"
+    rc = _script("render_scene").main([
+        "--dataset", "hug-bench", "--sequence", "test/small_9", "--data", str(tmp_path / "data"),
+        "--study", str(tmp_path / "no_study.json"), "--out", str(out), "--size", "320x240",
+        "--hand-mjcf", str(capsule_rhand),
+    ])
+    assert rc == 0 and fx.grasp_frame == 16
+    meta, frames = read_mp4(out)
+    assert frames.shape[0] == 64  # recorded frames 0..21 (grasp 16 + 0.5 s at 10 Hz) -> 2.1 s at 30 fps
+    f = frames.astype(np.int16)
+    green = (f[..., 1] > f[..., 0] + 20) & (f[..., 1] > f[..., 2] + 30)  # the can, OBJECT_RGBA[1]
+    for mask in (object_mask(frames), green, skin_mask(frames)):
+        assert mask.sum(axis=(1, 2)).min() > 40
+
+
+def test_cli_bad_input_exit_2(tmp_path, capsys):
+    (tmp_path / "study.json").write_text('{"rollouts": [{"object": "mug"}]}')
+    rc = _script("render_montage").main(["--study", str(tmp_path / "study.json"), "--out", str(tmp_path / "m.mp4")])
+    assert rc == 2 and "rollouts[0].poses" in capsys.readouterr().err
+    rc = _script("render_montage").main(["--study", str(tmp_path / "none.json"), "--out", str(tmp_path / "m.mp4")])
+    assert rc == 2 and "study JSON not found" in capsys.readouterr().err
