@@ -242,3 +242,23 @@ def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
     missing.write_text(json.dumps({"rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.json.*not found"):
         render.render_montage(missing, tmp_path / "m2.mp4")
+
+
+def test_failed_render_leaves_existing_output_untouched(study, tmp_path):
+    """Atomic output: a render that fails mid-way (a hand body without saved poses is
+    found only when the render model is built) keeps the old file and leaves no temp."""
+    doc, study_dir = render.load_study(study)
+    r = doc["rollouts"][0]
+    z = dict(np.load(study_dir / r["poses"]))
+    keep = [i for i, n in enumerate(z["body_names"]) if n != "mano_body_5"]
+    for k in ("body_names",):
+        z[k] = z[k][keep]
+    for k in ("body_pos", "body_quat"):
+        z[k] = z[k][:, keep]
+    np.savez(tmp_path / "no_body5.npz", **z)
+    out = tmp_path / "clip.mp4"
+    out.write_bytes(b"old video")
+    with pytest.raises(DataError, match=r"\[body_names\].*mano_body_5"):
+        render.render_clip(dict(r, poses=str(tmp_path / "no_body5.npz")), study_dir, out, size=SIZE)
+    assert out.read_bytes() == b"old video"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4", "no_body5.npz"]
