@@ -41,6 +41,7 @@ import math
 import os
 import tempfile
 import time as _time
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -158,13 +159,15 @@ class Clip:
 @dataclass
 class RenderStats:
     """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
-    and ``ms_per_frame`` (GL render + readback + overlay, excluding encoding)."""
+    ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
+    montage, ``left_out`` rollouts beyond its clip limit."""
 
     path: Path
     frames: int
     size: tuple[int, int]
     seconds: float
     ms_per_frame: float
+    left_out: int = 0
 
 
 def load_study(study_path: str | Path) -> tuple[dict, Path]:
@@ -999,7 +1002,8 @@ def render_montage(
         fps: frame rate, Hz.
         variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
             (each rollout beside its ablation, pairs kept on one row).
-        max_clips: at most this many tiles; more raise.
+        max_clips: at most this many tiles: the first rollouts in study order are shown,
+            the rest left out with a warning (counted in ``RenderStats.left_out``).
         progress: print one line per clip.
 
     Returns:
@@ -1008,7 +1012,7 @@ def render_montage(
     Raises:
         DataError: bad study JSON, a rollout without saved poses or assets, unknown object.
         OutputError: ``out_path`` cannot be written.
-        ValueError: more than ``max_clips`` clips selected.
+        ValueError: unknown ``variant``.
     """
     t_start = _time.perf_counter()
     out = prepare_output(out_path)
@@ -1022,11 +1026,15 @@ def render_montage(
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
     variants = ("main", "ablation") if variant == "both" else (variant,)
-    n_tiles = len(chosen) * len(variants)
-    if n_tiles > max_clips:
-        raise ValueError(
-            f"{n_tiles} clips selected but max_clips={max_clips}; pass objects=... or raise max_clips"
+    left_out = 0
+    keep = max(1, max_clips // len(variants))
+    if len(chosen) > keep:  # show the first ones; say so loudly rather than fail a finished study
+        left_out = len(chosen) - keep
+        warnings.warn(
+            f"montage shows the first {keep} of {len(chosen)} rollouts (max_clips={max_clips}); "
+            "pass objects=... or raise max_clips for the rest", stacklevel=2,
         )
+        chosen = chosen[:keep]
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     clips: list[Clip | str] = []
@@ -1081,4 +1089,5 @@ def render_montage(
         n = write_mp4(compose(), out, fps)
         del stores
     secs = _time.perf_counter() - t_start
-    return RenderStats(out, n, (W, H), secs, 1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1))
+    return RenderStats(out, n, (W, H), secs, 1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1),
+                       left_out=left_out)
