@@ -224,6 +224,18 @@ def test_complete_hand_and_hand_coords(kin, capsule_rhand, tmp_path):
     assert np.linalg.norm(L2 - L, axis=-1).max() < 1e-3  # interpolated frames included (slow motion)
 
 
+def test_hand_coords_sign_continuity():
+    T = 50
+    wq = Rotation.from_rotvec(np.outer(np.linspace(0, 2 * np.pi, T), [0, 0, 1.0])).as_quat()  # passes angle pi
+    fq = np.repeat(Rotation.from_rotvec(np.outer(np.linspace(0, 4, T), [1.0, 0, 0])).as_quat()[:, None], 15, axis=1)
+    rec = _recording(T, wrist_pos=np.zeros((T, 3)), wrist_quat=wq, finger_quat=fq)
+    q = hand_coords(rec)
+    quats = np.concatenate([q[:, 3:7][:, None], q[:, 7:].reshape(T, 15, 4)], axis=1)
+    assert np.all(np.sum(quats[1:] * quats[:-1], axis=-1) > 0)
+    # same rotations as given
+    np.testing.assert_allclose(np.abs(np.sum(quats[:, 0] * wq, axis=-1)), 1.0, atol=1e-12)
+
+
 def test_hand_coords_requires_completion():
     with pytest.raises(DataError, match="complete_hand"):
         hand_coords(_recording(3, landmarks=np.zeros((3, 21, 3))))

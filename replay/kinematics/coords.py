@@ -89,6 +89,7 @@ def complete_hand(
     window: tuple[int, int] | None = None,
     cache: bool | str | Path = True,
     progress: bool = False,
+    check_fit: bool = True,
 ) -> Recording:
     """Return a copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled.
 
@@ -116,6 +117,8 @@ def complete_hand(
         ik_options: landmark IK options. window: IK frame range ``(start, stop)``.
         cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
         progress: tqdm bar for the IK.
+        check_fit: for MANO data with a fitted J0, reject a fingertip fit worse than
+            :data:`MAX_TIP_FIT_M` (wrong side or reading); False only to measure such fits.
 
     Raises:
         DataError: nothing to compute the hand from, side mismatch between the
@@ -171,7 +174,7 @@ def complete_hand(
             L = kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
             tip_err = float(np.median(np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1)))
             info["tip_fit_median_mm"] = tip_err * 1000.0
-            if tip_err > MAX_TIP_FIT_M:
+            if check_fit and tip_err > MAX_TIP_FIT_M:
                 raise DataError(
                     rec.source, "hand_side",
                     f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
@@ -210,7 +213,9 @@ def complete_hand(
 def hand_coords(recording: Recording) -> np.ndarray:
     """(T, 67) Newton joint_q of the imported hand for every frame (layout in the module docstring).
 
-    Quaternions are xyzw and normalised; units m.
+    Quaternions are xyzw, normalised, and sign-continuous over time (each frame's
+    quaternion is chosen from {q, -q} to be nearest the previous frame's, so
+    differences between frames are meaningful); units m.
 
     Raises:
         DataError: wrist or finger fields are None (call :func:`complete_hand` first)
@@ -227,6 +232,15 @@ def hand_coords(recording: Recording) -> np.ndarray:
     for name, arr, shape in (("wrist_pos", wp, (T, 3)), ("wrist_quat", wq, (T, 4)), ("finger_quat", fq, (T, 15, 4))):
         if arr.shape != shape:
             raise DataError(rec.source, name, f"expected shape {shape}, got {arr.shape}")
-    wq = wq / np.linalg.norm(wq, axis=-1, keepdims=True)
-    fq = fq / np.linalg.norm(fq, axis=-1, keepdims=True)
+    wq = _continuous(wq / np.linalg.norm(wq, axis=-1, keepdims=True))
+    fq = _continuous(fq / np.linalg.norm(fq, axis=-1, keepdims=True))
     return np.concatenate([wp, wq, fq.reshape(T, 60)], axis=1)
+
+
+def _continuous(q: np.ndarray) -> np.ndarray:
+    """Flip quaternion signs (q and -q are one rotation) so consecutive frames have q_t . q_{t-1} >= 0."""
+    q = q.copy()
+    for t in range(1, q.shape[0]):
+        neg = np.sum(q[t] * q[t - 1], axis=-1) < 0
+        q[t][neg] *= -1
+    return q
