@@ -160,7 +160,8 @@ def run_rollout(
         start), wrist_err_median_mm / wrist_err_max_mm (root-body position vs target,
         over approach, lift and hold), max_object_step_mm (largest frame-to-frame
         object displacement), max_object_disp_mm (largest displacement of any
-        collision vertex from its settled pose), wall_s, sim_s, rtf, contact capacity
+        collision vertex from its settled pose), max_object_rise_mm (highest object
+        origin z above its settled z), wall_s, sim_s, rtf, contact capacity
         and peak count, flutter margins, read-back values, finger actuator force max.
 
     Raises:
@@ -254,6 +255,7 @@ def run_rollout(
     for k in range(settle_end, done):
         row = np.concatenate([body_pos[k, -1], body_quat[k, -1]]).astype(float)
         disp = max(disp, float(np.max(np.linalg.norm(_object_vertices_world(row, verts) - v_ref, axis=1))))
+    max_rise = float(np.max(opos[settle_end:, 2]) - opos[settle_end, 2]) if done > settle_end else 0.0
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
     lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     lift_start_z = float(opos[lift_idx[0] - 1, 2]) if lift_idx.size else float("nan")
@@ -274,6 +276,7 @@ def run_rollout(
         wrist_err_max_mm=float(np.max(we)) if we.size else None,
         max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
         max_object_disp_mm=disp * 1000.0,
+        max_object_rise_mm=max_rise * 1000.0,
         peak_contacts=int(mon.peak), max_hand_object_contacts=int(ccount[:done].max()) if done else 0,
         finger_actuator_force_max=act_max,
         frames=done, frames_planned=len(plan.coords), sim_s=sim_s, wall_s=wall,
