@@ -97,6 +97,14 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
         rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH)
     top = rows[-1].copy()
+    if cfg.grip_overshoot > 0:
+        # squeeze: finger targets continue the recorded closure past the grasp pose
+        # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
+        from replay.control import quat_slerp
+
+        q_open = cc[0, 7:].reshape(15, 4)
+        q_grasp = top[7:].reshape(15, 4)
+        top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
     for k in range(1, n_lift + 1):
         r = top.copy()
         a = k / n_lift
