@@ -8,6 +8,12 @@ written here in the layout of the mirror README ("HUG-Bench layout"):
 <root>/hug_bench/test/small_9/<object>/sim_assets/{visual.obj, coacd/part_XX.obj, properties.json}
 ```
 
+or, with ``staged=True``, as :func:`replay.data.load_recording` finds it under a
+data folder: ``<root>/hug-bench/test/small_9/aria_data.pkl`` and
+``<root>/hug-bench/hug_bench/test/small_9/<object>/sim_assets/``.
+Run as a script (``python tests/hug_fixture.py DATA_DIR``) to stage one for
+``scripts/validate_object_frame.py --dataset hug-bench --data-dir DATA_DIR``.
+
 The scene: a table top at z = 0.75 m holding a box (6 x 4 x 10 cm) and a can
 (r 3 cm, h 12 cm), both meshes centred on their origin, ``world_position`` =
 their centre. The right hand approaches the box along -x at 1 cm per frame
@@ -115,11 +121,12 @@ def expected_grasp_frame() -> int:
     return t
 
 
-def make_hug_scene(root: Path, T: int = 40, seed: int = 0) -> HugFixture:
-    """Write the scene under ``root`` and return the truth."""
+def make_hug_scene(root: Path, T: int = 40, seed: int = 0, staged: bool = False) -> HugFixture:
+    """Write the scene under ``root`` (layout in the module doc) and return the truth."""
     rng = np.random.default_rng(seed)
-    scene_dir = root / "hug_bench" / "test" / "small_9"
-    rec_dir = root / "1m-hugs" / "test" / "small_9"
+    base = root / "hug-bench" if staged else root
+    scene_dir = base / "hug_bench" / "test" / "small_9"
+    rec_dir = (base if staged else root / "1m-hugs") / "test" / "small_9"
     rec_dir.mkdir(parents=True)
 
     _write_object(scene_dir, "box", trimesh.creation.box(extents=2 * BOX_HALF), _box_parts(), BOX_CENTRE)
@@ -180,3 +187,11 @@ def make_hug_scene(root: Path, T: int = 40, seed: int = 0) -> HugFixture:
         pose=np.where(valid[:, None, None], pose, np.nan), betas=betas, valid=valid,
         grasp_frame=expected_grasp_frame(), objects={"box": BOX_CENTRE, "can": CAN_CENTRE},
     )
+
+
+if __name__ == "__main__":
+    import sys
+
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "out/hug_fixture")
+    fx = make_hug_scene(out, staged=True)
+    print(f"wrote {fx.aria_pkl} (grasp frame {fx.grasp_frame}) and assets in {fx.scene_dir}")

@@ -16,9 +16,12 @@ from replay.errors import DataError
 pytestmark = pytest.mark.needs_data
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+@pytest.fixture(scope="module", autouse=True)
+def _cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "replay_cache"))
+    yield
+    mp.undo()
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +61,9 @@ def test_mug_rests_on_table(mug):
     R = Rotation.from_quat(mug.target_object.quat[0])
     low = (R.apply(m.vertices) + mug.target_object.pos[0])[:, 2].min()
     assert abs(low - mug.support_height) < 0.005
+    # object_sim's table collision slab is thicker than the visual one (10.4 vs 5.5 mm): its top is
+    # higher, by less than the thickness difference
+    assert 0.0 < mug.meta["support_height_collision"] - mug.support_height < 0.005
 
 
 def test_all_grab_sequences_load(grab_dir):
@@ -140,6 +146,15 @@ def test_missing_field_is_named(mug_raw, grab_dir, tmp_path, field):
     assert f"[{field}]" in str(e.value) and "mug_lift.pkl" in str(e.value)
 
 
+def test_inconsistent_wrist_is_refused(mug_raw, grab_dir, tmp_path):
+    import copy
+
+    d = copy.deepcopy(mug_raw)
+    d["hand"]["wrist_loc"][50:, 2] += np.float32(0.01)
+    with pytest.raises(DataError, match=r"hand\.wrist_loc.*10\.00 mm.*frame 50"):
+        load_grab(_write(tmp_path, d), grab_dir / "objects")
+
+
 def test_non_unit_quaternion_is_refused(mug_raw, grab_dir, tmp_path):
     import copy
 
@@ -147,3 +162,34 @@ def test_non_unit_quaternion_is_refused(mug_raw, grab_dir, tmp_path):
     d["object"]["rot"][7] *= 2.0
     with pytest.raises(DataError, match=r"object\.rot.*index 7"):
         load_grab(_write(tmp_path, d), grab_dir / "objects")
+
+
+def test_toothpaste_frame_is_the_mesh_frame(grab_dir):
+    """object_sim rotates the toothpaste geoms (euler 1.57 0 0); the recording poses the raw
+    mesh. Fingertips hold the tube during the lift: the 3 nearest fingertip landmarks must be
+    markedly nearer the surface with the default (raw) asset than with the MJCF geom pose."""
+    import trimesh
+
+    rec = load_grab(grab_dir / "recordings" / "toothpaste_lift.pkl")
+    obj = rec.target_object
+    frames = range(rec.grasp_frame, rec.grasp_frame + 1200, 100)
+
+    def median_tip_gap(asset):
+        mesh = trimesh.load(asset.visual_mesh, force="mesh")
+        out = []
+        for g in frames:
+            local = Rotation.from_quat(obj.quat[g]).inv().apply(rec.landmarks[g, [4, 8, 12, 16, 20]] - obj.pos[g])
+            _, d, _ = trimesh.proximity.closest_point(mesh, local)
+            out.append(np.sort(d)[:3].mean())
+        return float(np.median(out))
+
+    raw = median_tip_gap(load_grab_object(grab_dir / "objects" / "toothpaste"))
+    posed = median_tip_gap(load_grab_object(grab_dir / "objects" / "toothpaste", apply_geom_pose=True))
+    assert raw < 0.008 and posed > 2 * raw
+
+
+def test_unknown_dataset_and_sequence(grab_dir):
+    with pytest.raises(DataError, match="no adapter"):
+        load_recording("dexycb", "x")
+    with pytest.raises(DataError, match="no GRAB sequence 'nope'"):
+        load_recording("grab", "nope", data_dir=grab_dir.parent / "_none_")

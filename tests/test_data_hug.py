@@ -43,18 +43,14 @@ def test_round_trip(scene):
     assert rec.support_height == pytest.approx(TABLE_Z, abs=1e-9)
 
 
-def test_dispatch_and_left_hand(scene):
-    data_dir = scene.root
-    # stage like data/hug-bench: recordings and assets under one dataset folder
-    (data_dir / "hug-bench").mkdir()
-    (data_dir / "1m-hugs" / "test").rename(data_dir / "hug-bench" / "test")
-    (data_dir / "hug_bench").rename(data_dir / "hug-bench" / "hug_bench")
-    assert list_sequences("hug-bench", data_dir) == ["test/small_9"]
-    rec = load_recording("hug-bench", "test/small_9", data_dir)
-    assert rec.grasp_frame == 16
+def test_dispatch_and_left_hand(tmp_path):
+    make_hug_scene(tmp_path, staged=True)
+    assert list_sequences("hug-bench", tmp_path) == ["test/small_9"]
+    rec = load_recording("hug-bench", "test/small_9", tmp_path)
+    assert rec.grasp_frame == 16 and rec.name == "test/small_9"
     # the left hand exists in every third frame but never grasps: a clear error
     with pytest.raises(DataError, match="no grasp found"):
-        load_recording("hug-bench", "test/small_9", data_dir, hand="left")
+        load_recording("hug-bench", "test/small_9", tmp_path, hand="left")
 
 
 def _rewrite(scene, edit):

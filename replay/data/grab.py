@@ -21,7 +21,12 @@ What the adapter produces (see :class:`~replay.data.types.Recording`):
 * ``support_height``: the table's top surface z below the object's first
   position, from the table mesh (``grab/objects/table``) placed at
   ``table.loc/rot`` (ray cast, see :func:`~replay.data.common.top_surface_height`).
-  The table itself (asset, pos, xyzw quat) is in ``meta["table"]``.
+  The table itself (asset, pos, xyzw quat) is in ``meta["table"]``. The
+  visual top is the measured surface (objects rest 0.1-2.7 mm above it at
+  frame 0, median 1.4 mm over the 30 lifts); object_sim's table collision part
+  (``contact0.stl``, 10.4 mm thick vs 5.5 mm) reaches 3.2 mm higher, given as
+  ``meta["support_height_collision"]``: a scene that uses that part as the
+  support starts the objects ~1.8 mm inside it.
 * ``grasp_frame``: lift onset, the first frame the object is more than 1 cm
   above its first-frame height (mug_lift: 264 of 4246).
 
@@ -88,6 +93,12 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     if T < 2:
         raise DataError(path, "hand.joints_target", f"need at least 2 frames, got {T}")
 
+    # README: joints_target[:, 0] == wrist_loc exactly; a mismatch means fields from different takes.
+    off = np.linalg.norm(landmarks[:, 0] - wrist_loc, axis=1)
+    if off.max() > 1e-5:
+        bad = int(np.argmax(off > 1e-5))
+        raise DataError(path, "hand.wrist_loc", f"differs from hand.joints_target[:, 0] by {off.max() * 1000:.2f} mm "
+                                                f"(first at frame {bad}); the file should store the same point")
     wrist_quat = wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot")
     obj_quat = wxyz_to_xyzw(obj_rot, path, "object.rot")
     table_quat = wxyz_to_xyzw(table_rot, path, "table.rot")
@@ -104,6 +115,9 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     Tt[:3, 3] = table_loc
     table_mesh.apply_transform(Tt)
     support, rule = top_surface_height(table_mesh, obj_loc[0, :2])
+    table_col = load_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
+    table_col.apply_transform(Tt)
+    support_col, _ = top_surface_height(table_col, obj_loc[0, :2])
 
     onset = lift_onset(obj_loc, LIFT_THRESHOLD_M)
     if onset is None:
@@ -132,7 +146,8 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
             "grab_wrist_note": "recorded hand.wrist_loc/rot (rot converted wxyz->xyzw); upstream pre-rotated "
                                "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
             "table": {"asset": table_asset, "pos": table_loc, "quat": table_quat},
-            "support_rule": f"table top surface below the object's first xy ({rule})",
+            "support_rule": f"table visual mesh's top surface below the object's first xy ({rule})",
+            "support_height_collision": support_col,
             "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
             "objects_dir": str(objects_dir),
         },

@@ -60,14 +60,19 @@ DEFAULT_DENSITY = 1250.0
 DEFAULT_FRICTION = (1.0, 0.5, 0.01)
 DEFAULT_CONDIM = 4
 
-#: CoACD settings for TACO meshes: modest so a 1000-vertex mesh decomposes in
-#: ~7 s on one core (CoACD's defaults took ~20 s and hit 16 parts); threshold
-#: 0.05 is CoACD's default concavity tolerance. Measured on 20231104_010: 12
-#: parts, no sampled visual-surface point outside the parts.
+#: CoACD settings for TACO meshes, chosen on the two mirror meshes (1000
+#: vertices, not watertight) by the hull-gap metric of
+#: :mod:`replay.validation.object_frame` (median / p90 / max mm, 3000 samples):
+#: with CoACD's manifold pre-processing on (resolution 20) 2.9/7.5/10.4 and
+#: 3.6/6.1/10.8 mm and parts reaching 1.5-2 mm below the mesh's lowest point
+#: (the voxel remesh inflates the shape); resolution 40: 1.7/4.9/6.8 and
+#: 2.7/5.8/8.5 mm at 1.5-2x the time; pre-processing off: 0.56/3.0/6.1 and
+#: 2.1/5.6/10.5 mm, no part below the mesh, and the fastest (~6-17 s on a shared
+#: core). threshold 0.05 is CoACD's default concavity tolerance; 12 parts max.
 COACD_SETTINGS = {
     "threshold": 0.05,
     "max_convex_hull": 12,
-    "preprocess_mode": "auto",
+    "preprocess_mode": "off",
     "preprocess_resolution": 20,
     "resolution": 500,
     "mcts_nodes": 10,
@@ -80,13 +85,17 @@ COACD_SETTINGS = {
 # --------------------------------------------------------------------------- meshes
 
 
-def load_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None) -> trimesh.Trimesh:
+def load_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
+              process: bool = True) -> trimesh.Trimesh:
     """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh`.
 
     Args:
         path: mesh file.
         field: field name for error messages (e.g. ``"visual_mesh"``).
         source: file that referenced the mesh (named in errors instead of ``path``).
+        process: let trimesh merge duplicate vertices (STL stores each triangle's
+            corners separately; merging makes closed meshes watertight). False keeps
+            the file's vertex order (needed to compare with per-vertex data).
 
     Raises:
         DataError: file missing, unreadable or without triangles.
@@ -96,7 +105,7 @@ def load_mesh(path: str | Path, field: str | None = None, source: str | Path | N
     if not path.is_file():
         raise DataError(where, field, f"mesh file not found: {path}")
     try:
-        mesh = trimesh.load(path, force="mesh", process=False)
+        mesh = trimesh.load(path, force="mesh", process=process)
     except Exception as exc:  # trimesh raises many types for bad files
         raise DataError(path, field, f"cannot read mesh: {type(exc).__name__}: {exc}") from None
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
@@ -163,6 +172,7 @@ class GrabObjectInfo:
     density: float = 0.0
     friction: tuple[float, float, float] = (0.0, 0.0, 0.0)
     condim: int = 0
+    geoms: tuple = field(default=(), repr=False)  # (visual _Geoms, collision _Geoms, angle in degrees?)
 
 
 def _parse_xml(path: Path) -> ET.Element:
@@ -245,8 +255,12 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     xml = object_dir / "object.xml"
     root = _parse_xml(xml)
     _expand_includes(root, object_dir)
-    compiler = root.find("compiler")
-    angle_deg = compiler is None or compiler.get("angle", "degree") != "radian"
+    # MuJoCo merges every <compiler> element (object.xml's and the included common.xml's);
+    # a later attribute overrides an earlier one. Default angle unit: degree.
+    angle = "degree"
+    for comp in root.iter("compiler"):
+        angle = comp.get("angle", angle)
+    angle_deg = angle != "radian"
     classes = _collect_defaults(root)
 
     meshes: dict[str, tuple[Path, np.ndarray | None]] = {}
@@ -309,8 +323,8 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         density=one("density", float),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
         condim=one("condim", int),
+        geoms=(vis, col, angle_deg),
     )
-    info._geoms = (vis, col, angle_deg)  # type: ignore[attr-defined]
     for g in geoms:
         if _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"]) is not None or g.mesh_scale is not None:
             info.transformed.append(g.attrs["name"])
@@ -357,7 +371,7 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
             (module doc gives the measurement).
     """
     info = grab_object_info(object_dir)
-    vis, col, angle_deg = info._geoms  # type: ignore[attr-defined]
+    vis, col, angle_deg = info.geoms
     if not apply_geom_pose:
         vis = [_strip_pose(g) for g in vis]
         col = [_strip_pose(g) for g in col]

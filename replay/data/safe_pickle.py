@@ -21,6 +21,7 @@ admitted, restricted to the latin-1 codec.
 
 from __future__ import annotations
 
+import builtins
 import codecs
 import io
 import pickle
@@ -38,30 +39,23 @@ def _latin1_encode(obj: str, encoding: str = "utf-8", errors: str = "strict") ->
     return codecs.encode(obj, "latin1", errors)
 
 
-def _numpy_core_attr(name: str) -> Any:
-    core = getattr(np, "_core", None) or np.core  # numpy 2 renamed core -> _core
-    return getattr(core.multiarray, name)
+def _core() -> Any:
+    return getattr(np, "_core", None) or np.core  # numpy 2 renamed core -> _core
 
 
 # (module, name) -> factory returning the object to hand to pickle.
 _ALLOWED: dict[tuple[str, str], Any] = {}
-for _mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
-    _ALLOWED[(_mod, "_reconstruct")] = lambda: _numpy_core_attr("_reconstruct")
-    _ALLOWED[(_mod, "scalar")] = lambda: _numpy_core_attr("scalar")
+for _mod in ("numpy.core", "numpy._core"):
+    _ALLOWED[(f"{_mod}.multiarray", "_reconstruct")] = lambda: _core().multiarray._reconstruct
+    _ALLOWED[(f"{_mod}.multiarray", "scalar")] = lambda: _core().multiarray.scalar
+    # protocol-5 pickles of contiguous arrays: _frombuffer(buffer, dtype, shape, order)
+    _ALLOWED[(f"{_mod}.numeric", "_frombuffer")] = lambda: _core().numeric._frombuffer
 _ALLOWED[("numpy", "ndarray")] = lambda: np.ndarray
 _ALLOWED[("numpy", "dtype")] = lambda: np.dtype
-for _mod in ("numpy.core.numeric", "numpy._core.numeric"):
-    # numpy pickles arrays of subclasses/old formats through this helper (pure data).
-    _ALLOWED[(_mod, "_frombuffer")] = lambda: _numpy_core_attr_numeric("_frombuffer")
 for _name in ("set", "frozenset", "complex", "slice", "range", "bytearray"):
-    _ALLOWED[("builtins", _name)] = (lambda n=_name: __import__("builtins").__dict__[n])
-    _ALLOWED[("__builtin__", _name)] = (lambda n=_name: __import__("builtins").__dict__[n])
+    for _mod in ("builtins", "__builtin__"):
+        _ALLOWED[(_mod, _name)] = (lambda n=_name: getattr(builtins, n))
 _ALLOWED[("_codecs", "encode")] = lambda: _latin1_encode
-
-
-def _numpy_core_attr_numeric(name: str) -> Any:
-    core = getattr(np, "_core", None) or np.core
-    return getattr(core.numeric, name)
 
 
 class _Refused(pickle.UnpicklingError):

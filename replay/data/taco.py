@@ -85,7 +85,7 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
         raise DataError(path, "obj_pose", f"not a rigid transform at {bad.size} frame(s), first at frame {int(bad[0])}")
 
     asset = load_taco_object(obj_path, name=path.stem, settings=coacd_settings)
-    mesh = load_mesh(obj_path, "mesh")
+    mesh = load_mesh(obj_path, "mesh", process=False)  # vertex order must match obj_verts
     world = np.einsum("tij,nj->tni", Rm, mesh.vertices) + obj_pose[:, None, :3, 3]
     if "obj_verts" in data:
         ov = get_array(data, "obj_verts", path, (T, -1, 3))

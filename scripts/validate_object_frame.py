@@ -1,0 +1,121 @@
+"""Object-frame validation of one or more datasets -> JSON.
+
+Usage:
+    python scripts/validate_object_frame.py --dataset grab [taco hug-bench] \
+        [--sequences mug_lift ...] [--data-dir data] [--samples 4000] \
+        --out out/object_frame_validation.json
+
+Per object: collision-hull vs visual-surface gap, mass/density (flag outside
+100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
+tracked, and the minimum hand-object distance at the grasp frame (see
+:mod:`replay.validation.object_frame`). The output file holds one section per
+dataset; running again for another dataset adds/replaces only that section.
+Written atomically. Exit status 1 if any sequence failed to load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from replay.data import RECORDING_DATASETS, list_sequences, load_recording
+from replay.data.cache import sha256_file
+from replay.errors import DataError
+from replay.validation import object_frame as of
+
+
+def _settings(samples: int) -> dict:
+    import coacd  # noqa: F401
+    import numpy
+    import scipy
+    import trimesh
+
+    from replay.data.common import LIFT_THRESHOLD_M
+    from replay.data.objects import COACD_SETTINGS
+
+    return {
+        "samples_per_surface": samples,
+        "density_range_kg_m3": of.DENSITY_RANGE,
+        "lift_threshold_m": LIFT_THRESHOLD_M,
+        "rest_margin_s": of.REST_MARGIN_S,
+        "rest_translation_mm": of.REST_TRANSLATION_MM,
+        "rest_rotation_deg": of.REST_ROTATION_DEG,
+        "motion_mm_deg": [of.MOTION_MM, of.MOTION_DEG],
+        "coacd": COACD_SETTINGS,
+        "versions": {"numpy": numpy.__version__, "scipy": scipy.__version__, "trimesh": trimesh.__version__},
+    }
+
+
+def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None, samples: int) -> dict:
+    names = sequences or list_sequences(dataset, data_dir)
+    results, errors, cache = [], {}, {}
+    t0 = time.perf_counter()
+    for name in names:
+        try:
+            rec = load_recording(dataset, name, data_dir)
+            res = of.validate_recording(rec, n=samples, asset_cache=cache)
+            res["source_sha256"] = sha256_file(rec.source)
+            results.append(res)
+            tgt = next(o for o in res["objects"] if o["target"])
+            print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
+                  f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
+                  f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
+                  f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)", flush=True)
+        except DataError as exc:
+            errors[name] = str(exc)
+            print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True)
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": _settings(samples),
+        "summary": of.summarize(results) if results else None,
+        "errors": errors,
+        "sequences": results,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
+    ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
+    ap.add_argument("--data-dir", default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
+    ap.add_argument("--out", default="out/object_frame_validation.json")
+    args = ap.parse_args(argv)
+
+    out = Path(args.out)
+    payload = {"schema": "object_frame_validation/1", "datasets": {}}
+    if out.is_file():
+        try:
+            old = json.loads(out.read_text())
+            if old.get("schema") == payload["schema"]:
+                payload = old
+        except json.JSONDecodeError:
+            pass
+    failed = False
+    for ds in args.dataset:
+        try:
+            section = run_dataset(ds, args.sequences, args.data_dir, args.samples)
+        except DataError as exc:
+            print(f"{ds}: ERROR {exc}", file=sys.stderr)
+            return 1
+        failed |= bool(section["errors"])
+        payload["datasets"][ds] = section
+        of.write_report(out, payload)
+        s = section["summary"]
+        if s:
+            print(f"{ds}: {s['recordings']} recordings, {s['objects']} objects; gap median over objects "
+                  f"{s['hull_gap_median_mm_over_objects']}, p90 {s['hull_gap_p90_mm_over_objects']}, max "
+                  f"{s['hull_gap_max_mm_over_objects']} mm; density flagged {s['density_flagged']}; "
+                  f"rest gap {s['rest_gap_target_mm']} mm; hand at grasp {s['min_hand_object_mm_at_grasp']} mm; "
+                  f"{section['seconds']} s")
+    print(f"wrote {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
