@@ -95,3 +95,34 @@ def test_taco_flat_reading_beats_mean_reading(taco_dir, manosim_dir):
         mean = np.median(_taco_errors(kin, taco_dir / f"{seq}.pkl", False))
         assert flat < 13.0, (seq, flat)
         assert mean - flat > 15.0, (seq, flat, mean)
+
+
+def _taco_recording(taco_dir: Path, seq: str, side: str):
+    from replay.data.types import MANOParams, ObjectAsset, ObjectTrack, Recording
+
+    with open(taco_dir / f"{seq}.pkl", "rb") as f:
+        d = pickle.load(f)
+    T = d["hand_pose"].shape[0]
+    pose = np.asarray(d["hand_pose"], dtype=np.float64)
+    mano = MANOParams(finger_pose=pose[:, 3:].reshape(T, 15, 3), global_orient=pose[:, :3],
+                      trans=np.asarray(d["hand_trans"], dtype=np.float64), vertices=np.asarray(d["hand_verts"]))
+    obj = ObjectTrack(ObjectAsset("o", taco_dir / f"{seq}.obj", []), np.zeros((T, 3)), np.tile([0, 0, 0, 1.0], (T, 1)))
+    return Recording(seq, "taco", taco_dir / f"{seq}.pkl", 30.0, np.arange(T) / 30.0, side, np.ones(T, bool),
+                     None, None, None, None, [obj], 0, 0.0, 0, mano=mano)
+
+
+@pytest.mark.needs_data
+def test_complete_hand_taco(taco_dir, manosim_dir):
+    """TACO through complete_hand: left hand fits (~10 mm); the right model is refused, not silently used."""
+    from replay.kinematics import complete_hand, hand_coords
+
+    rec = _taco_recording(taco_dir, TACO_SEQS[0], "left")
+    out = complete_hand(rec, manosim_dir / "assets" / "myhand" / "mano_lhand" / "capsule_hand.xml")
+    info = out.meta["kinematics"]
+    assert info["flat_hand_mean"] is True and info["wrist"].startswith("global_orient")
+    assert 5.0 < info["tip_fit_median_mm"] < 13.0
+    assert np.linalg.norm(info["j0_m"]) < 0.03  # J0 offset of TACO's mesh is small (measured 9.6 mm)
+    assert hand_coords(out).shape == (rec.num_frames, 67)
+    with pytest.raises(DataError, match="hand_side"):
+        complete_hand(_taco_recording(taco_dir, TACO_SEQS[0], "right"),
+                      manosim_dir / "assets" / "myhand" / "mano_rhand" / "capsule_hand.xml")

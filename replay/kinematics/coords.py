@@ -51,6 +51,11 @@ HAND_COORDS = 7 + 15 * 4
 #: HUG-Bench) uses; seed 003 reports a 1.89 mm median landmark error this way.
 DEFAULT_FLAT_HAND_MEAN = {"taco": True, "hug-bench": True}
 
+#: fingertip fit (median, m) above which a MANO recording is rejected as a wrong
+#: side / reading. Measured on TACO: correct reading ~0.010 m, mean-pose reading
+#: ~0.034 m, wrong hand model ~0.1 m.
+MAX_TIP_FIT_M = 0.025
+
 _KIN_CACHE: dict[tuple[str, str], HandKinematics] = {}
 
 
@@ -90,7 +95,9 @@ def complete_hand(
     Sources, in order of preference:
 
     1. already filled: returned unchanged (a shallow copy);
-    2. ``recording.mano``: finger rotations by :func:`mano_to_finger_quat`
+    2. ``recording.mano`` (valid frames; invalid frames are then filled by
+       interpolation / holding the nearest valid pose, so :func:`hand_coords` is
+       finite everywhere and ``valid`` still marks them): finger rotations by :func:`mano_to_finger_quat`
        (reading from ``mano.flat_hand_mean``, else :data:`DEFAULT_FLAT_HAND_MEAN`);
        the wrist from ``T_world_wrist`` (HUG-Bench) or from ``global_orient`` +
        ``trans`` + a per-sequence J0 fitted in closed form to the fingertip vertices
@@ -130,32 +137,51 @@ def complete_hand(
             if rec.dataset not in DEFAULT_FLAT_HAND_MEAN:
                 raise DataError(rec.source, "mano.flat_hand_mean", f"unknown for dataset {rec.dataset!r}; set it")
             flat = DEFAULT_FLAT_HAND_MEAN[rec.dataset]
+        v = np.asarray(rec.valid, dtype=bool)
+        fv = np.flatnonzero(v)
+        if len(fv) == 0:
+            raise DataError(rec.source, "valid", "no valid hand frame")
+        pose = np.asarray(mano.finger_pose, dtype=np.float64)
+        if pose.shape[0] != T:
+            raise DataError(rec.source, "mano.finger_pose", f"{pose.shape[0]} frames, recording has {T}")
         try:
-            finger_quat = mano_to_finger_quat(mano.finger_pose, rec.hand_side, flat)
+            finger_quat = mano_to_finger_quat(pose[fv], rec.hand_side, flat)
         except DataError as exc:
-            raise DataError(rec.source, "mano.finger_pose", str(exc)) from exc
-        if finger_quat.shape[0] != T:
-            raise DataError(rec.source, "mano.finger_pose", f"{finger_quat.shape[0]} frames, recording has {T}")
+            raise DataError(rec.source, "mano.finger_pose", f"{exc} (in valid frames)") from exc
         info = {"source": "mano", "flat_hand_mean": bool(flat), "mjcf": str(path)}
         if mano.T_world_wrist is not None:
-            wrist_pos, wrist_quat = wrist_from_transform(mano.T_world_wrist, rec.source)
+            wrist_pos, wrist_quat = wrist_from_transform(np.asarray(mano.T_world_wrist)[fv], rec.source)
             info["wrist"] = "T_world_wrist"
         elif mano.global_orient is not None and mano.trans is not None:
-            _, wq = wrist_from_global_orient(mano.global_orient, mano.trans, np.zeros(3))
+            go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
+            tr = np.asarray(mano.trans, dtype=np.float64)[fv]
+            _, wq = wrist_from_global_orient(go, tr, np.zeros(3))
             if mano.vertices is not None:
-                tips = np.asarray(mano.vertices, dtype=np.float64)[:, list(MANO_TIP_VERTICES)]
+                tips = np.asarray(mano.vertices, dtype=np.float64)[fv][:, list(MANO_TIP_VERTICES)]
                 info["j0_fit"] = "fingertip vertices " + str(MANO_TIP_VERTICES)
             elif rec.landmarks is not None:
-                tips = rec.landmarks[:, list(TIP_LANDMARKS)]
+                tips = np.asarray(rec.landmarks, dtype=np.float64)[fv][:, list(TIP_LANDMARKS)]
                 info["j0_fit"] = "fingertip landmarks"
             else:
                 raise DataError(rec.source, "mano.trans", "MANO's J0 is needed; give vertices or landmarks to fit it")
-            j0 = fit_wrist_offset(kin, wq, np.asarray(mano.trans, float), finger_quat, tips, rec.valid)
-            wrist_pos, wrist_quat = wrist_from_global_orient(mano.global_orient, mano.trans, j0)
+            j0 = fit_wrist_offset(kin, wq, tr, finger_quat, tips)
+            wrist_pos, wrist_quat = wrist_from_global_orient(go, tr, j0)
             info["wrist"] = "global_orient + trans + fitted J0"
             info["j0_m"] = j0.tolist()
+            L = kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
+            tip_err = float(np.median(np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1)))
+            info["tip_fit_median_mm"] = tip_err * 1000.0
+            if tip_err > MAX_TIP_FIT_M:
+                raise DataError(
+                    rec.source, "hand_side",
+                    f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
+                    f"J0 (expected ~10 mm): wrong hand_side ({rec.hand_side!r}) or flat_hand_mean ({flat})?",
+                )
         else:
             raise DataError(rec.source, "mano", "neither T_world_wrist nor global_orient + trans given")
+        if len(fv) < T:  # invalid frames: interpolate between / hold the nearest valid ones
+            wrist_pos, wrist_quat, finger_quat = interpolate_pose(fv, wrist_pos, wrist_quat, finger_quat, T)
+            info["filled_invalid_frames"] = int(T - len(fv))
     elif rec.landmarks is not None:
         opt = ik_options or IKOptions()
         res = fit_landmarks(kin, rec.landmarks, rec.valid, window, opt, cache, progress, rec.source)
@@ -169,6 +195,7 @@ def complete_hand(
             "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
             "ik_seconds": res.seconds,
             "ik_cached": res.cached,
+            "ik_restarts": int(np.sum(res.restarts)) if res.restarts is not None else 0,
         }
         meta["ik_result"] = res
     else:
@@ -183,7 +210,9 @@ def complete_hand(
 def hand_coords(recording: Recording) -> np.ndarray:
     """(T, 67) Newton joint_q of the imported hand for every frame (layout in the module docstring).
 
-    Quaternions are xyzw and normalised; units m.
+    Quaternions are xyzw, normalised, and sign-continuous over time (each frame's
+    quaternion is chosen from {q, -q} to be nearest the previous frame's, so
+    differences between frames are meaningful); units m.
 
     Raises:
         DataError: wrist or finger fields are None (call :func:`complete_hand` first)
@@ -200,6 +229,15 @@ def hand_coords(recording: Recording) -> np.ndarray:
     for name, arr, shape in (("wrist_pos", wp, (T, 3)), ("wrist_quat", wq, (T, 4)), ("finger_quat", fq, (T, 15, 4))):
         if arr.shape != shape:
             raise DataError(rec.source, name, f"expected shape {shape}, got {arr.shape}")
-    wq = wq / np.linalg.norm(wq, axis=-1, keepdims=True)
-    fq = fq / np.linalg.norm(fq, axis=-1, keepdims=True)
+    wq = _continuous(wq / np.linalg.norm(wq, axis=-1, keepdims=True))
+    fq = _continuous(fq / np.linalg.norm(fq, axis=-1, keepdims=True))
     return np.concatenate([wp, wq, fq.reshape(T, 60)], axis=1)
+
+
+def _continuous(q: np.ndarray) -> np.ndarray:
+    """Flip quaternion signs (q and -q are one rotation) so consecutive frames have q_t . q_{t-1} >= 0."""
+    q = q.copy()
+    for t in range(1, q.shape[0]):
+        neg = np.sum(q[t] * q[t - 1], axis=-1) < 0
+        q[t][neg] *= -1
+    return q

@@ -15,10 +15,15 @@ relative to MANO's mean hand must first have the mean added:
 either: MANO's root rotation ``global_orient`` is the world orientation of the
 template frame, i.e. of ``mano_body_0``.
 
-Measured evidence: on the two mirrored TACO sequences the flat reading puts the
-simulated fingertips (FK of manosim ``myhand`` driven by the mapped pose) a median
-of ~8 mm from MANO's fingertip vertices, the mean reading ~30 mm (see
-:data:`TACO_EVIDENCE` for the exact figures); see ``taco_convention_errors``.
+Measured evidence (``tests/test_kinematics_mano.py``, fingertips of manosim
+``myhand`` driven by the mapped pose vs MANO's fingertip vertices 744/320/443/554/
+671 of the posed TACO mesh, J0 fitted per sequence): with the flat-hand reading
+the median error is 10.1 mm on both mirrored TACO sequences (20231104_010 / _017;
+p90 16.6 / 15.6 mm), with the mean-pose reading 34.1 / 34.5 mm. So TACO's 45
+values are relative to the flat hand. The same check shows TACO records a **left**
+hand: the right-hand model misses by 95-105 mm under either reading. The remaining
+~10 mm is the shape difference between TACO's subject (its betas) and ``myhand``
+(8.5 mm with manosim's zero-shape ``zerohand``).
 
 MANO's mean hand pose ``hands_mean`` ships only in the licensed MANO model files.
 :data:`MANO_HANDS_MEAN_RIGHT` holds the 45 values rounded to 4 decimals as they

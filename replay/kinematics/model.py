@@ -17,12 +17,12 @@ once, on the manosim hand:
   capsule: the capsule's end point that is farther from the bone's joint anchor,
   plus one capsule radius along the capsule axis (the capsule's extreme point).
   Justification: the capsule is what touches objects in simulation, so its tip is
-  the point a grasp replay must put where the person's fingertip was; MANO's usual
-  fingertip vertices (744/320/443/554/671) lie on the finger pad at the very end
-  of the finger. Measured against those vertices on TACO the capsule tip is the
-  better of the two definitions we tried (see ``scripts/validate_pose_mapping.py``
-  and the report), the other being the extreme vertex of the bone mesh along the
-  bone.
+  the point a grasp replay must put where the person's fingertip was. MANO's usual
+  fingertip vertices (744/320/443/554/671, used by GRAB's landmarks) lie at the end
+  of the finger pad. The alternative, the vertex of the distal bone mesh farthest
+  along the bone (``tip="mesh"``), differs by 4-6 mm (0 for the middle finger) and
+  fits TACO's fingertip vertices no better (median 10.0 / 10.3 mm vs 10.1 / 10.1 mm
+  for the capsule tip on the two sequences), so the contact geometry decides.
 
 Frames and conventions: world Z up, metres; quaternions **xyzw** (Newton order)
 in this module's API; MuJoCo's wxyz appears only where MuJoCo arrays are read.

@@ -1,0 +1,121 @@
+"""Validate the MANO -> manosim pose mapping / landmark IK against each dataset's reference.
+
+Usage:
+    python scripts/validate_pose_mapping.py --dataset grab --out out/pose_mapping_validation.json
+    python scripts/validate_pose_mapping.py --dataset grab taco --sequences mug_lift 20231104_010
+
+Writes the JSON summary (per dataset and overall: frames, median / p90 / max landmark
+error in mm, per landmark, per finger, worst frames, per-sequence figures and the
+mapping used) and a PNG of the error distribution per finger next to it
+(``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from replay.data import list_sequences, load_recording  # noqa: E402
+from replay.errors import ReplayError  # noqa: E402
+from replay.kinematics.coords import default_mjcf  # noqa: E402
+from replay.kinematics.ik import IKOptions  # noqa: E402
+from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", nargs="+", required=True, choices=["hug-bench", "grab", "taco"])
+    ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
+    ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
+    ap.add_argument("--data-dir", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
+    ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
+    ap.add_argument("--window", choices=["all", "grasp"], default="all",
+                    help="frames to evaluate: all, or from the start to grasp_frame + --hold-s")
+    ap.add_argument("--hold-s", type=float, default=3.0, help="seconds after grasp_frame kept by --window grasp")
+    ap.add_argument("--hand-side", nargs="*", default=[], metavar="DATASET=SIDE",
+                    help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)")
+    ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default="myhand",
+                    help="manosim hand shape (myhand = HUG's hand, the default; zerohand = MANO's mean shape)")
+    ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
+    args = ap.parse_args(argv)
+
+    opts = IKOptions(stride=args.stride)
+    sides = {}
+    for item in args.hand_side:
+        ds, _, side = item.partition("=")
+        if side not in ("left", "right"):
+            ap.error(f"--hand-side expects DATASET=left|right, got {item!r}")
+        sides[ds] = side
+    t0 = time.perf_counter()
+    seqs = []
+    for ds in args.dataset:
+        try:
+            names = list_sequences(ds, args.data_dir)
+        except ReplayError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if args.sequences:
+            names = [n for n in names if n in args.sequences]
+        for name in names:
+            t1 = time.perf_counter()
+            try:
+                rec = load_recording(ds, name, args.data_dir)
+                if ds in sides and rec.hand_side != sides[ds]:
+                    rec = dataclasses.replace(rec, hand_side=sides[ds],
+                                              meta=dict(rec.meta, hand_side_override=sides[ds]))
+                window = None
+                if args.window == "grasp":
+                    window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
+                mjcf = default_mjcf(rec.hand_side, args.hand_shape)
+                s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
+            except ReplayError as exc:
+                print(f"error: {ds}/{name}: {exc}", file=sys.stderr)
+                return 2
+            seqs.append(s)
+            import numpy as np
+
+            e = s.errors[np.isfinite(s.errors)]
+            print(f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
+                  f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
+                  flush=True)
+    if not seqs:
+        print("error: no sequence selected", file=sys.stderr)
+        return 2
+    summary = summarize(seqs)
+    import mujoco
+    import numpy
+    import scipy
+
+    summary["run"] = {
+        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "ik_options": dataclasses.asdict(opts),
+        "window": args.window,
+        "hand_shape": args.hand_shape,
+        "hold_s": args.hold_s if args.window == "grasp" else None,
+        "hand_side_override": sides,
+        "versions": {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+                     "mujoco": mujoco.__version__},
+        "mirror": os.environ.get("REPLAY_MIRROR"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=1, default=str))
+    os.replace(tmp, args.out)
+    png = plot_finger_errors(seqs, args.out.with_suffix(".png"), title="pose mapping: manosim FK vs recorded")
+    o = summary["overall"]["all"]
+    print(f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
+          f"max {o['max_mm']} mm -> {args.out}, {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
