@@ -73,6 +73,10 @@ class ReplayConfig:
     approach_window_s: float | None = _f(
         2.0, "s (recorded)", "recorded time before the grasp frame that is replayed; None = from the first frame"
     )
+    grip_overshoot: float = _f(
+        0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
+        "by this fraction past the grasp pose; 0 = seed 003 protocol (targets held at the grasp frame)"
+    )
     lift_height: float = _f(0.18, "m", "seed 003: standardized 18 cm vertical lift")
     lift_s: float = _f(1.2, "s", "seed 003: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")

@@ -97,6 +97,14 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
         rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH)
     top = rows[-1].copy()
+    if cfg.grip_overshoot > 0:
+        # squeeze: finger targets continue the recorded closure past the grasp pose
+        # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
+        from replay.control import quat_slerp
+
+        q_open = cc[0, 7:].reshape(15, 4)
+        q_grasp = top[7:].reshape(15, 4)
+        top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
     for k in range(1, n_lift + 1):
         r = top.copy()
         a = k / n_lift
@@ -160,7 +168,8 @@ def run_rollout(
         start), wrist_err_median_mm / wrist_err_max_mm (root-body position vs target,
         over approach, lift and hold), max_object_step_mm (largest frame-to-frame
         object displacement), max_object_disp_mm (largest displacement of any
-        collision vertex from its settled pose), wall_s, sim_s, rtf, contact capacity
+        collision vertex from its settled pose), max_object_rise_mm (highest object
+        origin z above its settled z), wall_s, sim_s, rtf, contact capacity
         and peak count, flutter margins, read-back values, finger actuator force max.
 
     Raises:
@@ -254,6 +263,7 @@ def run_rollout(
     for k in range(settle_end, done):
         row = np.concatenate([body_pos[k, -1], body_quat[k, -1]]).astype(float)
         disp = max(disp, float(np.max(np.linalg.norm(_object_vertices_world(row, verts) - v_ref, axis=1))))
+    max_rise = float(np.max(opos[settle_end:, 2]) - opos[settle_end, 2]) if done > settle_end else 0.0
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
     lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     lift_start_z = float(opos[lift_idx[0] - 1, 2]) if lift_idx.size else float("nan")
@@ -274,6 +284,7 @@ def run_rollout(
         wrist_err_max_mm=float(np.max(we)) if we.size else None,
         max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
         max_object_disp_mm=disp * 1000.0,
+        max_object_rise_mm=max_rise * 1000.0,
         peak_contacts=int(mon.peak), max_hand_object_contacts=int(ccount[:done].max()) if done else 0,
         finger_actuator_force_max=act_max,
         frames=done, frames_planned=len(plan.coords), sim_s=sim_s, wall_s=wall,

@@ -217,8 +217,11 @@ def run_job(job: Job) -> dict:
         ab_path = rdir / f"{stem}.ablation.npz"
         save_poses(ab_path, ab.poses)
         doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
-        doc["ablation_clean"] = bool(ab.metrics["stable"] and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
-                                     and ab.metrics["max_hand_object_contacts"] == 0)
+        no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
+        # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
+        # not come up (a round object may roll on the table by itself, which is not lifting)
+        doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
+        doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
     else:
         doc["ablation"] = None
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(job.mjcf)]
@@ -244,6 +247,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
         "ablation_run": len(ab),
         "ablation_clean": sum(bool(r.get("ablation_clean")) for r in ab),
+        "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
         "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
         "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
         "failed_inputs": len(failed),
@@ -351,7 +355,8 @@ def run_study(
             "rollouts": [
                 {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
-                                       "max_object_step_mm", "ablation_clean", "wall_s_total", "rtf")}
+                                       "max_object_step_mm", "ablation_clean", "ablation_no_rise", "wall_s_total",
+                                       "rtf")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
                    "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),
                    "ablation_lifted": (r.get("ablation") or {}).get("lifted")}
