@@ -649,22 +649,24 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
     """
     from PIL import Image, ImageDraw
 
-    h = img.shape[0]
+    h, w = img.shape[:2]
     px = max(10, int(round(h / 24)))
     font = _font(px)
-    base = Image.fromarray(img)
-    layer = Image.new("RGBA", base.size, (0, 0, 0, 0))
-    d = ImageDraw.Draw(layer)
     pad, gap = max(3, px // 3), max(1, px // 5)
-    widths = [d.textlength(t, font=font) for t, _ in lines]
-    box_w = int(max(widths, default=0)) + 2 * pad
-    box_h = len(lines) * (px + gap) + 2 * pad - gap
-    d.rectangle([0, 0, box_w, box_h], fill=(0, 0, 0, 140))
+    widths = [font.getlength(t) for t, _ in lines]
+    box_w = min(w, int(max(widths, default=0)) + 2 * pad + 1)
+    box_h = min(h, len(lines) * (px + gap) + 2 * pad - gap + 1)
+    out = np.array(img, dtype=np.uint8, copy=True)
+    # darken only the box (alpha 140/255 black), then draw the text on that crop
+    box = out[:box_h, :box_w].astype(np.uint16) * (255 - 140) // 255
+    crop = Image.fromarray(box.astype(np.uint8))
+    d = ImageDraw.Draw(crop)
     y = pad
     for text, rgb in lines:
-        d.text((pad, y), text, font=font, fill=tuple(rgb) + (255,))
+        d.text((pad, y), text, font=font, fill=tuple(int(c) for c in rgb))
         y += px + gap
-    return np.asarray(Image.alpha_composite(base.convert("RGBA"), layer).convert("RGB"))
+    out[:box_h, :box_w] = np.asarray(crop)
+    return out
 
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
