@@ -4,10 +4,12 @@ Renderer choice (hidden behind :func:`render_clip` / :func:`render_frames`):
 MuJoCo's own offscreen ``mujoco.Renderer`` on an EGL context (``MUJOCO_GL=egl``),
 which on a machine without GPU or display runs on Mesa llvmpipe. It was chosen
 over Newton's ``ViewerGL(headless=True)`` because it needs no window system and
-is several times faster on CPU (measured on this project's 2-core dev machine:
-about 15-70 ms per 640x480 frame with shadows, reflections and MSAA off, vs
-100-130 ms for ViewerGL), and because we only *draw saved poses*: no Newton
-model or solver is needed. Only one GL context is alive at a time here (each
+is several times faster on CPU, and because we only *draw saved poses*: no
+Newton model or solver is needed. Measured on the 2-core dev machine (Mesa 22.3.6
+llvmpipe, shared with other jobs), a GRAB mug rollout of 189 frames: 12-25 ms per
+640x480 frame for scene update + GL render + readback + overlay (shadows,
+reflections and MSAA off), 20-45 ms including model build and H.264 encoding;
+7-10 ms per 320x240 frame. Newton's ViewerGL headless: 100-130 ms per frame. Only one GL context is alive at a time here (each
 clip's renderer is closed before the next is made). ``MUJOCO_GL`` is read by
 MuJoCo at import time, so this module sets it to ``egl`` unless the caller has
 set it (``osmesa`` also works where libOSMesa is installed; it is not on the
