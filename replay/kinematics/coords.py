@@ -47,8 +47,11 @@ HAND_COORDS = 7 + 15 * 4
 #: reading of the 45 MANO finger values per dataset when the data does not say
 #: (MANOParams.flat_hand_mean is None). TACO: measured (flat hand fits the
 #: fingertip vertices ~10 mm median vs ~34 mm for the mean reading, see
-#: replay.kinematics.mano). HUG-Bench: flat, the reading manosim (built for
-#: HUG-Bench) uses; seed 003 reports a 1.89 mm median landmark error this way.
+#: replay.kinematics.mano). HUG-Bench: ASSUMED flat (no real copy reachable here);
+#: seed 003 reports a 1.89 mm median landmark error mapping HUG's pose directly onto
+#: manosim, which only a near-identity mapping achieves. On real data
+#: scripts/validate_pose_mapping.py measures both readings per sequence
+#: (``reading_check`` in its JSON), which settles it.
 DEFAULT_FLAT_HAND_MEAN = {"taco": True, "hug-bench": True}
 
 #: fingertip fit (median, m) above which a MANO recording is rejected as a wrong
