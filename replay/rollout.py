@@ -225,7 +225,7 @@ def run_rollout(
         try:
             for _ in range(cfg.substeps):
                 ctl.apply_wrist(s0, c[:3], c[3:7], plan.vel[k], plan.omega[k], plan.acc[k])
-                solver.step(s0, s1, control, None, dt)
+                solver.step(s0, s1, control, None, dt, observables=mon.observables)
                 s0, s1 = s1, s0
                 reason = mon.check()
                 if reason:
