@@ -37,3 +37,7 @@ class FetchError(ReplayError):
 
 class IntegrityError(FetchError):
     """A staged file does not match the SHA-256 recorded for it."""
+
+
+class OutputError(ReplayError):
+    """An output (video, JSON) cannot be written where it was asked for."""

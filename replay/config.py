@@ -1,0 +1,156 @@
+"""Every knob a replay depends on, with its default, unit and source.
+
+A :class:`ReplayConfig` is written into every result file next to the package
+versions and input hashes, so a result can be reproduced from its JSON alone
+(:meth:`ReplayConfig.from_dict` reads it back).
+
+Each field carries ``metadata={"unit": ..., "source": ...}``; :func:`describe`
+prints the table. "seed 003" is the report on the manosim/HUG replay this
+project rebuilds; "seed 002" is the MuJoCo gripper lesson (friction budget).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from replay.errors import DataError
+
+
+def _f(default, unit: str, source: str):
+    return field(default=default, metadata={"unit": unit, "source": source})
+
+
+@dataclass
+class ReplayConfig:
+    """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad)."""
+
+    # --- timing -------------------------------------------------------------------
+    control_fps: float = _f(30.0, "Hz", "seed 003: 30 fps control, poses saved per control frame")
+    substeps: int = _f(8, "1", "seed 003: 8 substeps per control frame -> dt = 1/240 s")
+
+    # --- solver (newton.solvers.SolverMuJoCo) ----------------------------------------
+    solver: str = _f("newton", "-", "seed 003: MuJoCo Newton solver")
+    integrator: str = _f("implicitfast", "-", "seed 003")
+    cone: str = _f("elliptic", "-", "seed 003: elliptic friction cone")
+    impratio: float = _f(10.0, "1", "seed 002: impratio 10 with an elliptic cone stops creep; MuJoCo default 1")
+    iterations: int = _f(100, "1", "MuJoCo default")
+    ls_iterations: int = _f(50, "1", "MuJoCo default")
+    tolerance: float = _f(1e-8, "1", "MuJoCo default")
+    device: str = _f("cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp")
+
+    # --- contact --------------------------------------------------------------------
+    contact_headroom: float = _f(6.0, "1", "seed 003: a closing hand makes several times the resting contacts")
+    contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
+    contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
+    multiccd: bool = _f(True, "-", "MuJoCo multi-CCD: up to 4 contacts per convex pair (a convex hull on the table-top box gets 1 without it and rocks)")
+    contact_gap: float = _f(
+        0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
+        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
+    )
+    object_ke: float = _f(2500.0, "N/m", "seed 003: object contact stiffness 2500 (Newton ShapeConfig default)")
+    object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
+    support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
+    support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
+    contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
+
+    # --- hand -----------------------------------------------------------------------
+    hand: str = _f("capsule", "-", "manosim recommends the capsule hand for contact (seed 003)")
+    hand_variant: str = _f("myhand", "-", "manosim `myhand` = the HUG hand shape")
+    effort_limit: float = _f(0.4, "N·m", "seed 003: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
+    finger_damping: float | None = _f(
+        None, "N·m·s/rad", "passive finger damping; None = as imported (MJCF 0.01), raised where the flutter bound is short"
+    )
+    flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
+    flutter_discrete_factor: float = _f(1.19, "1", "seed 003: discrete-time bound 0.137 vs continuous 0.115")
+    wrist_gain_scale: float = _f(1.0, "1", "multiplies the imported wrist kp/kd (MJCF: 300 N/m, 50 N·m/rad)")
+
+    # --- protocol -------------------------------------------------------------------
+    settle_s: float = _f(0.5, "s", "object settles on the support before the hand moves")
+    replay_speed: float = _f(0.5, "1", "seed 003: approach and closure replayed at half speed")
+    approach_window_s: float | None = _f(
+        2.0, "s (recorded)", "recorded time before the grasp frame that is replayed; None = from the first frame"
+    )
+    grip_overshoot: float = _f(
+        0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
+        "by this fraction past the grasp pose; 0 = seed 003 protocol (targets held at the grasp frame)"
+    )
+    lift_height: float = _f(0.18, "m", "seed 003: standardized 18 cm vertical lift")
+    lift_s: float = _f(1.2, "s", "seed 003: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
+    lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
+    hold_s: float = _f(0.6, "s", "seed 003: 0.6 s hold")
+
+    # --- success / stability thresholds --------------------------------------------
+    lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
+    lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
+    ablation_clean_mm: float = _f(1.0, "mm", "issue 5: with contact filtered out the object must move < 1 mm")
+    max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
+    max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
+
+    @property
+    def frame_dt(self) -> float:
+        """Control period, s."""
+        return 1.0 / self.control_fps
+
+    @property
+    def dt(self) -> float:
+        """Physics step, s (1/240 by default)."""
+        return 1.0 / (self.control_fps * self.substeps)
+
+    def validate(self) -> "ReplayConfig":
+        """Check ranges; raise :class:`DataError` naming the field."""
+        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit",
+               "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed"]
+        for name in pos:
+            if not getattr(self, name) > 0:
+                raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
+        choices = {
+            "solver": ("newton", "cg"),
+            "integrator": ("implicitfast", "implicit", "euler", "rk4"),
+            "cone": ("elliptic", "pyramidal"),
+            "device": ("cpu", "cuda"),
+            "hand": ("capsule", "mesh"),
+            "lift_profile": ("minjerk", "linear"),
+        }
+        for name, ok in choices.items():
+            if getattr(self, name) not in ok:
+                raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        return self
+
+    # --- JSON -----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["dt"] = self.dt
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str | Path | None = None) -> "ReplayConfig":
+        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        extra = set(data) - names - {"dt"}
+        if extra:
+            raise DataError(source, "config", f"unknown keys {sorted(extra)}")
+        return cls(**{k: v for k, v in data.items() if k in names}).validate()
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ReplayConfig":
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise DataError(path, None, f"cannot read config JSON: {e}") from e
+        return cls.from_dict(data.get("config", data), source=path)
+
+
+def describe() -> list[dict]:
+    """Rows ``{name, default, unit, source}`` for every knob (README / --help)."""
+    rows = []
+    for f in dataclasses.fields(ReplayConfig):
+        rows.append({"name": f.name, "default": f.default, "unit": f.metadata.get("unit"),
+                     "source": f.metadata.get("source")})
+    return rows

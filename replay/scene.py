@@ -1,0 +1,484 @@
+"""Build the Newton model and the MuJoCo solver for one replay.
+
+The scene holds the manosim hand (imported unmodified through
+:func:`importer_patches.add_mjcf`), the target object (its convex collision parts
+only, as a passive free body), a support plane at the recording's table/ground
+height and gravity (world Z up, -9.81 m/s^2).
+
+Order matters (seed 003, "Model edits must precede the solver"): every model edit
+(effort limits, damping, collision filters for the ablation) happens before the
+final :class:`newton.solvers.SolverMuJoCo` is built, and the values the solver
+actually compiled are read back and compared (:func:`replay.diagnostics.check_readback`).
+
+Contact capacity (seed 003, "Contact buffers overflow silently"): a probe solver
+settles the object and counts the resting contacts; the final capacity
+(``nconmax``) is ``headroom`` (6) times that, at least ``contact_capacity_min``.
+
+Quaternions: Newton xyzw everywhere here; MuJoCo's own arrays (wxyz) are only
+read inside :mod:`replay.diagnostics`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import warp as wp
+
+import newton
+from replay.config import ReplayConfig
+from replay.data.types import ObjectAsset
+from replay.errors import DataError, ReplayError
+
+#: the hand's bodies as named in the manosim MJCF, in Newton body order.
+HAND_BODY_NAMES = tuple(f"mano_body_{i}" for i in range(16))
+GRAVITY = -9.81  # m/s^2 along world Z
+
+
+class SceneError(ReplayError):
+    """The solver does not use the values the scene set (or the scene cannot be built)."""
+
+
+@dataclass
+class Scene:
+    """A built replay scene.
+
+    Attributes:
+        model: the finalized :class:`newton.Model`.
+        solver: the :class:`newton.solvers.SolverMuJoCo` built after every model edit.
+        config: the settings it was built from.
+        hand_joint: index of the hand's free (wrist) joint.
+        hand_q_start / hand_qd_start: first coord / DOF of the hand (67 coords, 51 DOFs).
+        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``.
+        hand_shapes / object_shapes: Newton shape indices.
+        object_body: Newton body index of the target object.
+        object_q_start / object_qd_start: its free joint's first coord / DOF.
+        support_height: z of the support plane, m.
+        wrist_kp / wrist_kd: (6,) wrist PD gains (tx, ty, tz, rx, ry, rz), N/m, N·s/m, N·m/rad, N·m·s/rad.
+        hand_mass: total hand mass, kg.
+        object_mass: kg.
+        object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
+        contact_capacity: the ``nconmax`` the solver was built with.
+        resting_contacts: contacts after the probe's settle (object at rest, hand at its
+            first pose): the count the capacity is sized from.
+        probe_contacts: [resting, with the hand moved kinematically to its grasp pose].
+        ablation: True when hand-object contact pairs are filtered out.
+        finger_damping: (45,) passive damping the solver uses on the finger DOFs, N·m·s/rad.
+        flutter: per-joint flutter bound records (see :func:`replay.diagnostics.flutter_margins`).
+        import_report: whatever ``importer_patches.add_mjcf`` returned.
+    """
+
+    model: newton.Model
+    solver: object
+    config: ReplayConfig
+    hand_joint: int
+    hand_q_start: int
+    hand_qd_start: int
+    hand_bodies: np.ndarray
+    hand_shapes: np.ndarray
+    object_body: int
+    object_q_start: int
+    object_qd_start: int
+    object_shapes: np.ndarray
+    support_height: float
+    wrist_kp: np.ndarray
+    wrist_kd: np.ndarray
+    hand_mass: float
+    object_mass: float
+    object_vertices: np.ndarray
+    contact_capacity: int
+    resting_contacts: int
+    probe_contacts: list
+    ablation: bool
+    finger_damping: np.ndarray
+    flutter: list = field(default_factory=list)
+    import_report: object = None
+    readback: dict = field(default_factory=dict)
+
+    @property
+    def finger_qd_start(self) -> int:
+        return self.hand_qd_start + 6
+
+
+def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right") -> Path:
+    """Path of the manosim MJCF for ``config.hand`` (capsule or mesh) and hand side.
+
+    Raises:
+        DataError: the file does not exist.
+    """
+    s = "r" if side == "right" else "l"
+    name = "capsule_hand.xml" if config.hand == "capsule" else "mesh_hand.xml"
+    path = Path(manosim_dir) / "assets" / config.hand_variant / f"mano_{s}hand" / name
+    if not path.is_file():
+        raise DataError(path, None, "manosim hand MJCF not found (fetch the manosim dataset)")
+    return path
+
+
+def support_extent(rec) -> tuple[float, float, float, float] | None:
+    """xy extent ``(xmin, ymin, xmax, ymax)`` of the recording's table top, m, or None.
+
+    GRAB recordings carry the table (``meta["table"]``: asset, pos, xyzw quat); its
+    visual mesh placed in the world gives the extent. An infinite plane at table
+    height would block the recorded hand where it really passed beside and below
+    the table (GRAB: the hand starts at the subject's hip, below the table top).
+    Without a table (HUG-Bench: objects on the ground) the support is a plane.
+    """
+    import trimesh
+    from scipy.spatial.transform import Rotation
+
+    table = (rec.meta or {}).get("table")
+    if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
+        return None
+    path = table["asset"].visual_mesh
+    try:
+        m = trimesh.load(path, force="mesh")
+    except Exception as e:
+        raise DataError(path, None, f"cannot read the table mesh: {e}") from e
+    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(table["pos"], float)
+    lo, hi = v[:, :2].min(0), v[:, :2].max(0)
+    return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])
+
+
+def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
+
+    Raises:
+        DataError: a part is missing, unreadable or empty (names the file).
+    """
+    import trimesh
+
+    if not asset.collision_meshes:
+        raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
+    parts = []
+    for p in asset.collision_meshes:
+        try:
+            m = trimesh.load(p, force="mesh")
+        except Exception as e:  # trimesh raises many types
+            raise DataError(p, None, f"cannot read collision mesh: {e}") from e
+        v = np.asarray(m.vertices, dtype=np.float64)
+        f = np.asarray(m.faces, dtype=np.int32)
+        if v.shape[0] < 4 or not np.all(np.isfinite(v)):
+            raise DataError(p, "vertices", "collision part has fewer than 4 finite vertices")
+        parts.append((v, f))
+    return parts
+
+
+def _import_hand(builder: newton.ModelBuilder, mjcf: Path):
+    """Import the unmodified MJCF at the world origin (the pose is set through joint_q)."""
+    from importer_patches import add_mjcf
+
+    return add_mjcf(builder, str(mjcf))
+
+
+def build_model(
+    mjcf: str | Path,
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    support_height: float,
+    hand_coords0: np.ndarray,
+    config: ReplayConfig,
+    ablation: bool = False,
+    support_extent=None,
+):
+    """Build (but do not simulate) the replay model.
+
+    Args:
+        mjcf: manosim hand MJCF (unmodified).
+        asset: the target object's geometry.
+        object_pos: (3,) initial object position, world, m.
+        object_quat: (4,) initial object orientation, world, xyzw.
+        support_height: z of the support plane, m.
+        hand_coords0: (67,) initial hand coords in Newton joint_q order
+            (free: pos xyz + quat xyzw; then 15 ball quats xyzw).
+        config: settings.
+        ablation: filter every hand-object shape pair (the hand passes through).
+        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
+            ``support_thickness`` below ``support_height``), or None for an infinite
+            ground plane at ``support_height``.
+
+    Returns:
+        ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
+
+    Raises:
+        DataError: bad asset; SceneError: the hand import is not as expected.
+    """
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
+
+    # --- hand --------------------------------------------------------------------
+    j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
+    report = _import_hand(builder, Path(mjcf))
+    hand_joints = list(range(j0, builder.joint_count))
+    hand_bodies = np.arange(b0, builder.body_count)
+    hand_shapes = np.arange(s0, builder.shape_count)
+    if builder.joint_type[j0] != newton.JointType.FREE or len(hand_joints) != 16 or len(hand_bodies) != 16:
+        raise SceneError(
+            f"{mjcf}: expected 1 free + 15 ball joints and 16 bodies, got joints "
+            f"{[str(builder.joint_type[j]) for j in hand_joints]} and {len(hand_bodies)} bodies"
+        )
+    labels = [builder.body_label[b].split("/")[-1] for b in hand_bodies]
+    if tuple(labels) != HAND_BODY_NAMES:
+        raise SceneError(f"{mjcf}: hand bodies {labels} are not {list(HAND_BODY_NAMES)}")
+    q0 = builder.joint_q_start[j0]
+    qd0 = builder.joint_qd_start[j0]
+    ncoord = builder.joint_coord_count - q0
+    if ncoord != 67:
+        raise SceneError(f"{mjcf}: hand has {ncoord} coords, expected 67")
+    builder.joint_q[q0 : q0 + 67] = [float(x) for x in hand_coords0]
+
+    # finger drives: effort limit per DOF (seed 003: 0.4 N·m); passive damping override
+    nfd = 45
+    for d in range(qd0 + 6, qd0 + 6 + nfd):
+        builder.joint_effort_limit[d] = float(config.effort_limit)
+        if config.finger_damping is not None:
+            builder.joint_damping[d] = float(config.finger_damping)
+    # wrist: driven by joint_f only
+    for d in range(qd0, qd0 + 6):
+        builder.joint_target_ke[d] = 0.0
+        builder.joint_target_kd[d] = 0.0
+
+    gains = report.wrist_gains
+    if not gains or gains.get("dof_start") != qd0:
+        raise SceneError(f"{mjcf}: import report has no wrist gains for the free joint at DOF {qd0}: {gains!r}")
+    kp = np.asarray(gains["kp"], float)
+    kd = np.asarray(gains["kd"], float)
+    if kp.shape != (6,) or kd.shape != (6,) or not np.all(np.isfinite(kp)) or not np.all(np.isfinite(kd)):
+        raise SceneError(f"wrist gains malformed: kp={kp}, kd={kd}")
+
+    # --- object ---------------------------------------------------------------------
+    parts = load_collision_parts(asset)
+    obj_xform = wp.transform(wp.vec3(*map(float, object_pos)), wp.quat(*map(float, object_quat)))
+    obj_body = builder.add_body(xform=obj_xform, label="object")
+    obj_joint = builder.joint_count - 1
+    cfg = newton.ModelBuilder.ShapeConfig(
+        density=float(asset.density),
+        mu=float(asset.friction[0]),
+        mu_torsional=float(asset.friction[1]),
+        mu_rolling=float(asset.friction[2]),
+        ke=float(config.object_ke),
+        kd=float(config.object_kd),
+        gap=float(config.contact_gap),
+    )
+    obj_shapes = []
+    for i, (v, f) in enumerate(parts):
+        mesh = newton.Mesh(v.astype(np.float32), f.reshape(-1))
+        s = builder.add_shape_convex_hull(
+            obj_body, mesh=mesh, cfg=cfg, label=f"object_part{i}",
+            custom_attributes={"mujoco:condim": int(asset.condim)},
+        )
+        obj_shapes.append(s)
+    if asset.mass is not None:
+        m = builder.body_mass[obj_body]
+        if not m > 0:
+            raise DataError(asset.source, "collision_meshes", "collision parts have zero volume")
+        scale = float(asset.mass) / m
+        builder.body_mass[obj_body] = float(asset.mass)
+        builder.body_inv_mass[obj_body] = 1.0 / float(asset.mass)
+        builder.body_inertia[obj_body] = builder.body_inertia[obj_body] * scale
+        builder.body_inv_inertia[obj_body] = builder.body_inv_inertia[obj_body] * (1.0 / scale)
+    if not builder.body_mass[obj_body] > 0:
+        raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no mass")
+
+    # --- support ----------------------------------------------------------------------
+    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction), gap=float(config.contact_gap))
+    if support_extent is None:
+        builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+    else:
+        x0, y0, x1, y1 = map(float, support_extent)
+        hz = 0.5 * float(config.support_thickness)
+        center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
+        builder.add_shape_box(-1, xform=wp.transform(center, wp.quat_identity()), hx=0.5 * (x1 - x0),
+                              hy=0.5 * (y1 - y0), hz=hz, cfg=ground_cfg, label="support")
+
+    # --- ablation: filter every hand-object pair BEFORE the solver exists ---------------
+    if ablation:
+        for hs in hand_shapes:
+            for os_ in obj_shapes:
+                builder.add_shape_collision_filter_pair(int(hs), int(os_))
+
+    model = builder.finalize(device="cpu" if config.device == "cpu" else "cuda:0")
+    info = dict(
+        hand_joint=j0, hand_q_start=q0, hand_qd_start=qd0, hand_bodies=hand_bodies,
+        hand_shapes=hand_shapes, object_body=obj_body, object_q_start=builder.joint_q_start[obj_joint],
+        object_qd_start=builder.joint_qd_start[obj_joint], object_shapes=np.asarray(obj_shapes),
+        wrist_kp=kp * config.wrist_gain_scale, wrist_kd=kd * np.sqrt(config.wrist_gain_scale),
+        hand_mass=float(sum(builder.body_mass[b] for b in hand_bodies)),
+        object_mass=float(builder.body_mass[obj_body]),
+        object_vertices=np.concatenate([v for v, _ in parts]),
+        import_report=report,
+    )
+    return model, info
+
+
+def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
+    """Construct :class:`newton.solvers.SolverMuJoCo` with the config's options.
+
+    CPU: MuJoCo's C backend with its own collision detection (``use_mujoco_cpu=True``);
+    CUDA: mujoco-warp. ``nconmax`` is the contact capacity (per world).
+    """
+    kwargs = dict(
+        solver=config.solver, integrator=config.integrator, cone=config.cone, impratio=config.impratio,
+        iterations=config.iterations, ls_iterations=config.ls_iterations, tolerance=config.tolerance,
+        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax, enable_multiccd=bool(config.multiccd), **extra,
+    )
+    if nconmax is not None and config.device != "cpu":
+        # elliptic cone: condim rows per contact (<= 4 here) + joint rows
+        kwargs["njmax"] = int(nconmax * 4 + 64)
+    return newton.solvers.SolverMuJoCo(model, **kwargs)
+
+
+def build_scene(
+    mjcf: str | Path,
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    support_height: float,
+    hand_coords0: np.ndarray,
+    grasp_coords: np.ndarray,
+    commanded_finger_quats: np.ndarray,
+    config: ReplayConfig,
+    ablation: bool = False,
+    support_extent=None,
+) -> Scene:
+    """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver.
+
+    Args:
+        mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation:
+            see :func:`build_model`.
+        grasp_coords: (67,) hand coords at the grasp frame (contact-count probe).
+        commanded_finger_quats: (T, 15, 4) every finger target the rollout will command,
+            xyzw (flutter bound: largest angle per joint).
+
+    Returns:
+        The :class:`Scene`.
+
+    Raises:
+        SceneError: read-back mismatch (a set value did not reach the solver).
+    """
+    from replay import diagnostics
+
+    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
+                              support_extent)
+    hq, hqd = info["hand_q_start"], info["hand_qd_start"]
+
+    # --- probe solver: settle the object with the hand held at its first pose and
+    # count the resting contacts; count again with the hand at its grasp pose; mass
+    # matrix at the grasp pose (flutter bound). Nothing here edits the model yet.
+    probe = make_solver(model, config, None)
+    scene = Scene(
+        model=model, solver=probe, config=config,
+        hand_joint=info["hand_joint"], hand_q_start=hq, hand_qd_start=hqd,
+        hand_bodies=info["hand_bodies"], hand_shapes=info["hand_shapes"],
+        object_body=info["object_body"], object_q_start=info["object_q_start"],
+        object_qd_start=info["object_qd_start"], object_shapes=info["object_shapes"],
+        support_height=float(support_height), wrist_kp=info["wrist_kp"], wrist_kd=info["wrist_kd"],
+        hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
+        contact_capacity=0, resting_contacts=0, probe_contacts=[], ablation=ablation,
+        finger_damping=np.zeros(45), import_report=info["import_report"],
+    )
+    settled = _probe_settle(scene, hand_coords0)
+    resting = diagnostics.count_contacts(probe, model, settled)
+    q = settled.joint_q.numpy().copy()
+    q[hq : hq + 67] = grasp_coords
+    settled.joint_q.assign(q)
+    settled.joint_qd.zero_()
+    newton.eval_fk(model, settled.joint_q, settled.joint_qd, settled)
+    at_grasp = diagnostics.count_contacts(probe, model, settled)
+    inertia = diagnostics.dof_inertia(probe, model, settled)  # (ndof,) incl. armature
+    kd_resolved = model.joint_target_kd.numpy().copy()
+    del probe
+
+    if config.contact_capacity is not None:
+        capacity = int(config.contact_capacity)
+    else:
+        capacity = int(max(config.contact_capacity_min, math.ceil(config.contact_headroom * resting)))
+
+    # --- flutter bound per finger joint; raise passive damping where short ----------
+    damping = model.joint_damping.numpy().copy()
+    ke = model.joint_target_ke.numpy()
+    flutter = diagnostics.flutter_margins(
+        commanded_finger_quats, inertia[hqd + 6 : hqd + 51], ke[hqd + 6 : hqd + 51],
+        damping[hqd + 6 : hqd + 51], kd_resolved[hqd + 6 : hqd + 51], config,
+    )
+    changed = False
+    for rec in flutter:
+        if rec["raised_to"] is not None:
+            for k in range(3):
+                damping[hqd + 6 + 3 * rec["joint"] + k] = rec["raised_to"]
+            changed = True
+    if changed:
+        model.joint_damping.assign(damping)
+
+    # --- the solver the rollout uses, built after every edit; then read back --------
+    scene.solver = make_solver(model, config, capacity)
+    scene.contact_capacity = capacity
+    scene.resting_contacts = int(resting)
+    scene.probe_contacts = [int(resting), int(at_grasp)]
+    scene.finger_damping = damping[hqd + 6 : hqd + 51].copy()
+    scene.flutter = flutter
+    scene.readback = diagnostics.check_readback(scene)
+    return scene
+
+
+def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
+    """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state."""
+    from replay.control import HandController
+
+    cfg, model = scene.config, scene.model
+    s0, s1 = model.state(), model.state()
+    control = model.control()
+    ctl = HandController(scene, control)
+    ctl.set_finger_targets(np.asarray(hand_coords0)[7:].reshape(15, 4))
+    zero = np.zeros(3)
+    for _ in range(max(1, int(round(cfg.settle_s * cfg.control_fps)))):
+        for _ in range(cfg.substeps):
+            ctl.apply_wrist(s0, hand_coords0[:3], hand_coords0[3:7], zero, zero)
+            scene.solver.step(s0, s1, control, None, cfg.dt)
+            s0, s1 = s1, s0
+    return s0
+
+
+def build_hand_only(
+    mjcf: str | Path,
+    coords: np.ndarray,
+    config: ReplayConfig,
+    gravity: bool = True,
+    drives: bool = True,
+    finger_damping: float | None = None,
+    finger_kd: float | None = None,
+):
+    """The hand alone (no object, no support) at ``coords``, for drive/stability checks.
+
+    Args:
+        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
+        gravity: -9.81 m/s^2 along Z, or none.
+        drives: False sets every finger kp and kd to 0 (no actuator force).
+        finger_damping: override passive finger damping, N·m·s/rad (None: as imported).
+        finger_kd: override the finger drive damping, N·m·s/rad (None: dampratio-resolved).
+
+    Returns:
+        ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
+    """
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY if gravity else 0.0))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
+    report = _import_hand(builder, Path(mjcf))
+    qd0 = report.dof_start
+    builder.joint_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
+    builder.joint_target_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
+    for d in range(qd0 + 6, qd0 + 51):
+        builder.joint_effort_limit[d] = float(config.effort_limit)
+        if not drives:
+            builder.joint_target_ke[d] = 0.0
+            builder.joint_target_kd[d] = 0.0
+        else:
+            if finger_kd is not None:
+                builder.joint_target_kd[d] = float(finger_kd)
+        if finger_damping is not None:
+            builder.joint_damping[d] = float(finger_damping)
+    model = builder.finalize(device="cpu" if config.device == "cpu" else "cuda:0")
+    return model, report

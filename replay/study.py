@@ -1,0 +1,399 @@
+"""Many rollouts: one process per rollout pair, atomic per-rollout results, resume, summary.
+
+Layout of a study written to ``out/study.json``::
+
+    out/study.json                       summary (rewritten atomically after every rollout)
+    out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
+    out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
+    out/study_rollouts/<sequence>.ablation.npz
+
+Saved-poses contract (the renderer reads it; keep it exact): the rollout JSON's
+``"poses"`` (and ``"ablation"]["poses"]``) is a path relative to the study JSON's
+folder of an ``.npz`` with ``time`` (F,) s at the control rate (30 fps),
+``body_names`` (B,) str (``mano_body_0..15`` then ``object``), ``body_pos`` (F,B,3)
+world m, ``body_quat`` (F,B,4) world xyzw, ``contact_count`` (F,) int hand-object
+contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold).
+
+A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``,
+``object_visual_mesh``, ``support_height``, ``outcome`` (lifted / dropped /
+unstable), every metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
+``--resume`` skips a sequence whose JSON exists with the same config hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import multiprocessing as mp
+import os
+import platform
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.data.cache import atomic_write_bytes, atomic_write_text, sha256_file
+from replay.errors import DataError
+
+#: Recording frames kept around the approach window before kinematics (IK) is run.
+CROP_MARGIN_FRAMES = 2
+
+
+def config_hash(cfg: ReplayConfig) -> str:
+    """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed."""
+    return hashlib.sha256(json.dumps(cfg.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def package_versions() -> dict:
+    """Versions of the packages a result depends on."""
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version()}
+    for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
+        try:
+            out[p] = md.version(p)
+        except md.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def dumps(obj) -> str:
+    """JSON text (NaN written as null)."""
+    def clean(x):
+        if isinstance(x, float) and not np.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
+
+
+def save_poses(path: Path, poses: dict) -> None:
+    """Write the poses ``.npz`` atomically (contract in the module doc)."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **poses)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def crop_recording(rec, start: int, stop: int):
+    """A copy of ``rec`` holding frames ``[start, stop)`` (grasp frame re-indexed)."""
+    import copy
+
+    from replay.data.types import ObjectTrack
+
+    sl = slice(start, stop)
+    out = copy.copy(rec)
+    out.time = rec.time[sl] - rec.time[start] + rec.time[0]
+    out.valid = rec.valid[sl]
+    for name in ("wrist_pos", "wrist_quat", "finger_quat", "landmarks"):
+        v = getattr(rec, name)
+        setattr(out, name, None if v is None else v[sl])
+    out.objects = [ObjectTrack(o.asset, o.pos[sl], o.quat[sl], o.tracked) for o in rec.objects]
+    out.grasp_frame = int(rec.grasp_frame - start)
+    out.meta = dict(rec.meta, cropped_from=[int(start), int(stop)])
+    for k in ("grab_wrist_loc", "grab_wrist_quat_xyzw"):
+        if isinstance(rec.meta.get(k), np.ndarray) and len(rec.meta[k]) == rec.num_frames:
+            out.meta[k] = rec.meta[k][sl]
+    return out
+
+
+def hand_trajectory(rec, mjcf: Path):
+    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
+
+    Uses :func:`replay.kinematics.complete_hand` and :func:`replay.kinematics.hand_coords`.
+    """
+    from replay import kinematics
+
+    if rec.wrist_pos is None or rec.finger_quat is None:
+        rec = kinematics.complete_hand(rec, mjcf)
+    return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
+
+
+@dataclass
+class Job:
+    dataset: str
+    sequence: str
+    data_dir: str | None
+    config: dict
+    mjcf: str
+    out_dir: str  # the study JSON's folder
+    rollouts_dir: str
+    ablation: bool
+
+
+def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
+    """``{path: sha256}`` from ``<data_dir>/MANIFEST.json`` when it lists the file, else hashed."""
+    manifest = {}
+    root = None
+    if data_dir is not None:
+        mpath = Path(data_dir) / "MANIFEST.json"
+        if mpath.is_file():
+            try:
+                manifest = json.loads(mpath.read_text()).get("files", {})
+                root = Path(data_dir).resolve()
+            except (OSError, json.JSONDecodeError) as e:
+                raise DataError(mpath, None, f"cannot read manifest: {e}") from e
+    out = {}
+    for p in paths:
+        p = Path(p).resolve()
+        key = None
+        if root is not None:
+            try:
+                key = str(p.relative_to(root))
+            except ValueError:
+                key = None
+        if key is not None and key in manifest and "sha256" in manifest[key]:
+            out[key] = {"sha256": manifest[key]["sha256"], "from": "manifest"}
+        else:
+            out[str(p)] = {"sha256": sha256_file(p), "from": "hashed"}
+    return out
+
+
+def run_job(job: Job) -> dict:
+    """Worker: load, fit the hand, run contact + ablation rollouts, write results.
+
+    Returns the rollout JSON dict (also written to ``<rollouts_dir>/<sequence>.json``).
+    Bad input raises :class:`DataError` (the study records it and goes on).
+    """
+    import warnings
+
+    from replay.data import load_recording
+    from replay.rollout import run_rollout
+
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    cfg = ReplayConfig.from_dict(job.config)
+    t0 = time.perf_counter()
+    rec = load_recording(job.dataset, job.sequence, job.data_dir)
+    # only the replayed window needs the hand: crop before IK (minutes -> seconds)
+    g = rec.grasp_frame
+    start = 0 if cfg.approach_window_s is None else int(
+        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
+    start = max(0, start - CROP_MARGIN_FRAMES)
+    rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
+    rec, coords = hand_trajectory(rec, Path(job.mjcf))
+    t_ik = time.perf_counter() - t0
+
+    rdir = Path(job.rollouts_dir)
+    out_dir = Path(job.out_dir)
+    stem = job.sequence.replace("/", "__")
+    res = run_rollout(rec, coords, job.mjcf, cfg, ablation=False)
+    poses_path = rdir / f"{stem}.npz"
+    save_poses(poses_path, res.poses)
+    obj = rec.target_object.asset
+    doc = {
+        "object": obj.name,
+        "sequence": job.sequence,
+        "dataset": job.dataset,
+        "hand_mjcf": str(job.mjcf),
+        "object_visual_mesh": str(obj.visual_mesh),
+        "support_height": float(rec.support_height),
+        "config_hash": config_hash(cfg),
+        "kinematics_s": t_ik,
+        "crop": [int(start), int(start + rec.num_frames)],
+        **res.metrics,
+        "poses": os.path.relpath(poses_path, out_dir),
+    }
+    if job.ablation:
+        ab = run_rollout(rec, coords, job.mjcf, cfg, ablation=True)
+        ab_path = rdir / f"{stem}.ablation.npz"
+        save_poses(ab_path, ab.poses)
+        doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
+        no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
+        # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
+        # not come up (a round object may roll on the table by itself, which is not lifting)
+        doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
+        doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
+    else:
+        doc["ablation"] = None
+    paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(job.mjcf)]
+    doc["inputs"] = _input_hashes(paths, job.data_dir)
+    doc["wall_s_total"] = time.perf_counter() - t0
+    atomic_write_text(rdir / f"{stem}.json", dumps(doc))
+    return json.loads(dumps(doc))
+
+
+def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
+    """Study-level counts and timing."""
+    n = len(rollouts)
+    ab = [r for r in rollouts if r.get("ablation")]
+    rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
+    rtf = [r["rtf"] for r in rollouts if r.get("rtf")]
+    fl = [r["contacts_force_at_lift"] for r in rollouts if r.get("contacts_force_at_lift") is not None]
+    we = [r["wrist_err_median_mm"] for r in rollouts if r.get("wrist_err_median_mm") is not None]
+    return {
+        "rollouts": n,
+        "stable": sum(bool(r["stable"]) for r in rollouts),
+        "lifted": sum(bool(r["lifted"]) for r in rollouts),
+        "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
+        "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
+        "ablation_run": len(ab),
+        "ablation_clean": sum(bool(r.get("ablation_clean")) for r in ab),
+        "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
+        "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
+        "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
+        "failed_inputs": len(failed),
+        "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
+        "median_wrist_err_mm": float(np.median(we)) if we else None,
+        "wall_s": wall_s,
+        "mean_rollout_pair_s": float(np.mean(rt)) if rt else None,
+        "median_rtf": float(np.median(rtf)) if rtf else None,
+    }
+
+
+def run_study(
+    dataset: str,
+    out: str | Path,
+    config: ReplayConfig,
+    sequences: list[str] | None = None,
+    objects: list[str] | None = None,
+    workers: int = 1,
+    ablation: bool = True,
+    resume: bool = False,
+    data_dir: str | Path | None = None,
+    progress: bool = True,
+) -> dict:
+    """Run the study and write ``out`` (and ``<out stem>_rollouts/``).
+
+    Args:
+        dataset: ``grab``, ``taco`` or ``hug-bench``.
+        out: the study JSON path.
+        config: settings (written into the study JSON).
+        sequences: names to run (default: every sequence of the dataset).
+        objects: keep only sequences whose object name (sequence prefix) is listed.
+        workers: process count (spawned processes; 1 = run in this process).
+        ablation: also run the contact ablation.
+        resume: skip sequences whose rollout JSON exists with the same config hash.
+        data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
+
+    Returns:
+        The study dict.
+
+    Raises:
+        DataError: unknown dataset, no sequences, unknown object names.
+    """
+    from tqdm import tqdm
+
+    from replay.data import list_sequences
+    from replay.data.locate import dataset_dir
+    from replay.scene import hand_mjcf_path
+
+    config.validate()
+    out = Path(out)
+    out_dir = out.parent.resolve()
+    rdir = out_dir / f"{out.stem}_rollouts"
+    rdir.mkdir(parents=True, exist_ok=True)
+    all_seqs = list_sequences(dataset, data_dir)
+    seqs = list(sequences) if sequences else all_seqs
+    if objects:
+        want = set(objects)
+        seqs = [s for s in seqs if s.split("/")[-1].rsplit("_", 1)[0] in want or s in want]
+        missing = want - {s.split("/")[-1].rsplit("_", 1)[0] for s in seqs} - set(seqs)
+        if missing:
+            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}")
+    if not seqs:
+        raise DataError(None, "sequences", f"no {dataset} sequences to run")
+    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), config)
+    chash = config_hash(config)
+    cfg_dict = config.to_dict()
+    cfg_dict.pop("dt", None)
+
+    results: dict[str, dict] = {}
+    failed: dict[str, str] = {}
+    todo = []
+    for s in seqs:
+        p = rdir / f"{s.replace('/', '__')}.json"
+        if resume and p.is_file():
+            try:
+                doc = json.loads(p.read_text())
+                if doc.get("config_hash") == chash and (doc.get("ablation") is not None or not ablation):
+                    results[s] = doc
+                    continue
+            except (OSError, json.JSONDecodeError):
+                pass
+        todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(mjcf),
+                        str(out_dir), str(rdir), ablation))
+
+    t0 = time.perf_counter()
+    prior_wall = 0.0
+    if resume and out.is_file():
+        try:
+            prior_wall = float(json.loads(out.read_text()).get("counts", {}).get("wall_s") or 0.0)
+        except (OSError, json.JSONDecodeError, ValueError):
+            prior_wall = 0.0
+
+    def write():
+        ordered = [results[s] for s in seqs if s in results]
+        study = {
+            "dataset": dataset,
+            "hand_mjcf": str(mjcf),
+            "config": config.to_dict(),
+            "config_hash": chash,
+            "ablation": ablation,
+            "versions": package_versions(),
+            "sequences": seqs,
+            "counts": summarize(ordered, failed, prior_wall + time.perf_counter() - t0),
+            "failed": failed,
+            "rollouts": [
+                {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
+                                       "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
+                                       "max_object_step_mm", "ablation_clean", "ablation_no_rise", "wall_s_total",
+                                       "rtf")}
+                | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
+                   "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),
+                   "ablation_lifted": (r.get("ablation") or {}).get("lifted")}
+                for r in ordered
+            ],
+            "inputs": {k: v for r in ordered for k, v in (r.get("inputs") or {}).items()},
+        }
+        atomic_write_text(out, dumps(study))
+        return study
+
+    study = write()
+    bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
+    if workers <= 1:
+        for job in todo:
+            try:
+                results[job.sequence] = run_job(job)
+            except DataError as e:
+                failed[job.sequence] = str(e)
+            except Exception as e:  # a bug in one rollout must not lose the others
+                import traceback
+
+                failed[job.sequence] = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+            bar.update(1)
+            study = write()
+    else:
+        ctx = mp.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futs = {pool.submit(run_job, job): job for job in todo}
+            for fut in as_completed(futs):
+                job = futs[fut]
+                try:
+                    results[job.sequence] = fut.result()
+                except DataError as e:
+                    failed[job.sequence] = str(e)
+                except Exception as e:  # a worker died: record, keep going
+                    failed[job.sequence] = f"{type(e).__name__}: {e}"
+                bar.update(1)
+                study = write()
+    bar.close()
+    return study

@@ -1,0 +1,83 @@
+"""Render one recording: its study rollout if there is one, else the recorded motion.
+
+    python scripts/render_scene.py --dataset grab --sequence mug_lift --out renders/mug_lift.mp4
+    python scripts/render_scene.py --dataset hug-bench --sequence test/small_2 --out renders/small_2.mp4
+
+* If ``--study`` (default ``out/study.json``) has a rollout for (dataset, sequence)
+  and ``--recorded`` is not given, that rollout's saved poses are rendered
+  (``--ablation`` for its contact-ablation re-run).
+* Otherwise the recording itself is rendered around its grasp: objects at their
+  recorded poses (HUG-Bench: the whole scene, every object at its scanned position,
+  up to just after the earliest grasp), the hand as the manosim hand posed from the
+  recording (landmark IK for GRAB via ``replay.kinematics``) or, with
+  ``--hand landmarks`` or when no joint rotations can be had, as a landmark skeleton.
+
+Exit status 2 with a one-line message on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from replay import render
+from replay.errors import ReplayError
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WxH (e.g. 640x480), got {text!r}") from None
+    return w, h
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", required=True, choices=("grab", "taco", "hug-bench"))
+    ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
+    ap.add_argument("--out", type=Path, default=None, help="mp4 (default renders/<sequence>.mp4)")
+    ap.add_argument("--study", type=Path, default=Path("out/study.json"), help="study JSON to look the rollout up in")
+    ap.add_argument("--recorded", action="store_true", help="render the recording even if a rollout exists")
+    ap.add_argument("--ablation", action="store_true", help="render the rollout's contact-ablation re-run")
+    ap.add_argument("--data", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
+    ap.add_argument("--hand", choices=("auto", "mano", "landmarks"), default="auto")
+    ap.add_argument("--hand-mjcf", type=Path, default=None, help="manosim MJCF (default myhand capsule hand)")
+    ap.add_argument("--before", type=float, default=None, help="seconds before the grasp (recorded motion)")
+    ap.add_argument("--after", type=float, default=None, help="seconds after the grasp (recorded motion)")
+    ap.add_argument("--size", type=_size, default=(640, 480))
+    ap.add_argument("--fps", type=float, default=30.0)
+    args = ap.parse_args(argv)
+    out = args.out or Path("renders") / (args.sequence.replace("/", "_") + ".mp4")
+    try:
+        from replay.render_scene import find_rollout, render_recording, scene_window
+
+        if not args.recorded and args.study.is_file():
+            study, study_dir = render.load_study(args.study)
+            hit = find_rollout(study, args.dataset, args.sequence)
+            if hit is not None:
+                i, r = hit
+                st = render.render_clip(r, study_dir, out, size=args.size, fps=args.fps,
+                                        variant="ablation" if args.ablation else "main", source=args.study)
+                print(f"wrote {st.path}: study rollout {i}, {st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
+                return 0
+            print(f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording")
+        elif args.ablation:
+            raise ReplayError("--ablation needs a study rollout (is --study right?)")
+        from replay.data import load_recording
+
+        rec = load_recording(args.dataset, args.sequence, args.data)
+        window = scene_window(rec, args.before, args.after)
+        st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
+                              hand_mjcf=args.hand_mjcf)
+        print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
+              f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
+    except ReplayError as exc:
+        print(f"render_scene: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Small, fast checks of the replay's building blocks (no simulation)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from replay.config import ReplayConfig, describe
+from replay.control import interp_coords, quat_slerp
+from replay.diagnostics import flutter_bound, flutter_margins, quat_angle
+from replay.errors import DataError
+from replay.rollout import min_jerk
+
+
+def test_config_roundtrip_and_defaults(tmp_path):
+    cfg = ReplayConfig()
+    assert cfg.dt == pytest.approx(1 / 240)  # 30 fps x 8 substeps
+    assert (cfg.effort_limit, cfg.lift_height, cfg.hold_s, cfg.contact_headroom) == (0.4, 0.18, 0.6, 6.0)
+    assert (cfg.solver, cfg.integrator, cfg.cone) == ("newton", "implicitfast", "elliptic")
+    p = tmp_path / "c.json"
+    cfg.effort_limit = 0.25
+    cfg.save(p)
+    back = ReplayConfig.load(p)
+    assert back == cfg
+    # a study JSON's "config" block loads too
+    (tmp_path / "s.json").write_text(json.dumps({"config": cfg.to_dict()}))
+    assert ReplayConfig.load(tmp_path / "s.json") == cfg
+    assert all(r["unit"] and r["source"] for r in describe())
+
+
+def test_config_rejects_bad_values(tmp_path):
+    with pytest.raises(DataError, match="config.effort_limit"):
+        ReplayConfig(effort_limit=0.0).validate()
+    with pytest.raises(DataError, match="config.cone"):
+        ReplayConfig(cone="round").validate()
+    (tmp_path / "c.json").write_text(json.dumps({"effort": 1}))
+    with pytest.raises(DataError, match="unknown keys"):
+        ReplayConfig.load(tmp_path / "c.json")
+
+
+def test_min_jerk_profile():
+    s = np.linspace(0, 1, 1001)
+    y = min_jerk(s)
+    assert y[0] == 0 and y[-1] == pytest.approx(1)
+    v = np.gradient(y, s)
+    assert abs(v[0]) < 1e-2 and abs(v[-1]) < 1e-2  # starts and ends at rest
+    assert v.max() == pytest.approx(1.875, rel=1e-3)  # peak speed 15/8 of the mean
+    assert np.all(np.diff(y) >= 0)
+
+
+def test_flutter_bound_matches_seed_figure():
+    # seed 003: theta 1.24 rad, m 1.0e-3 kg m^2, kp 30 -> critical damping 0.115
+    assert flutter_bound(1.0e-3, 30.0, 1.24) == pytest.approx(0.115, abs=0.002)
+    # identity: no bound; approx zeta >= theta/4 for small angles: d_c ~ sqrt(m kp) theta/2
+    assert flutter_bound(1e-3, 30.0, 0.0) == 0.0
+    assert flutter_bound(1e-3, 30.0, 0.1) == pytest.approx(math.sqrt(1e-3 * 30) * 0.05, rel=1e-3)
+
+
+def test_flutter_margins_raise_damping_where_short():
+    cfg = ReplayConfig()
+    q = np.tile(Rotation.from_rotvec([0, 0, 1.24]).as_quat(), (10, 15, 1))
+    m = np.full(45, 1e-3)
+    ke = np.full(45, 30.0)
+    with pytest.warns(UserWarning, match="short of the flutter bound"):
+        recs = flutter_margins(q, m, ke, np.full(45, 0.01), np.zeros(45), cfg)
+    r = recs[0]
+    assert r["theta_max"] == pytest.approx(1.24)
+    assert r["margin"] < 1 and r["raised_to"] == pytest.approx(cfg.flutter_safety * r["d_crit"])
+    ok = flutter_margins(q, m, ke, np.full(45, 0.01), np.full(45, 0.35), cfg)
+    assert all(x["raised_to"] is None and x["margin"] > 2 for x in ok)
+
+
+def test_quaternion_helpers():
+    q0 = Rotation.from_rotvec([0, 0, 0.2]).as_quat()
+    q1 = Rotation.from_rotvec([0, 0, 1.0]).as_quat()
+    mid = quat_slerp(q0, -q1, 0.5)  # sign-flipped input takes the short arc
+    assert quat_angle(mid) == pytest.approx(0.6)
+    coords = np.zeros((2, 67))
+    coords[:, 3:] = np.tile([0, 0, 0, 1.0], 16)
+    coords[1, :3] = [1, 2, 3]
+    coords[1, 3:7] = q1
+    c = interp_coords(coords, np.array([0.0, 1.0]), 0.25)
+    assert np.allclose(c[:3], [0.25, 0.5, 0.75])
+    assert quat_angle(c[3:7]) == pytest.approx(0.25)
