@@ -297,6 +297,11 @@ def run_study(
     from replay.scene import hand_mjcf_path
 
     config.validate()
+    if config.device == "cuda":
+        import warp as wp
+
+        if not wp.is_cuda_available():
+            raise DataError(None, "--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
     out = Path(out)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
