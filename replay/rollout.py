@@ -175,7 +175,6 @@ def run_rollout(
     Raises:
         DataError: bad input (before simulating).
     """
-    import newton
 
     cfg.validate()
     plan = plan_rollout(rec, coords, cfg)
