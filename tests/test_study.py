@@ -91,3 +91,19 @@ def test_bad_object_name_is_a_clear_error(tmp_path, mirror):
     )
     assert res.returncode == 2
     assert "unicorn" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
+    """A corrupt input is recorded with its file named; the other rollouts still run
+    (a DataError raised in a worker used to break the whole process pool)."""
+    data = tmp_path / "data"
+    (data / "grab" / "recordings").mkdir(parents=True)
+    (data / "grab" / "objects").symlink_to(mirror / "grab" / "objects")
+    (data / "manosim").symlink_to(mirror / "manosim")
+    (data / "grab" / "recordings" / "cubesmall_lift.pkl").symlink_to(mirror / "grab" / "recordings" / "cubesmall_lift.pkl")
+    good = (mirror / "grab" / "recordings" / "mug_lift.pkl").read_bytes()
+    (data / "grab" / "recordings" / "mug_lift.pkl").write_bytes(good[: len(good) // 3])  # truncated
+    study = run_study("grab", tmp_path / "out" / "study.json", ReplayConfig(**SHORT), workers=2, ablation=False,
+                      data_dir=data, progress=False)
+    assert study["counts"]["rollouts"] == 1 and study["rollouts"][0]["object"] == "cubesmall"
+    assert list(study["failed"]) == ["mug_lift"] and "mug_lift.pkl" in study["failed"]["mug_lift"]
