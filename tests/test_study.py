@@ -39,7 +39,7 @@ def _load_rollouts(out: Path) -> dict:
 def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     cfg = ReplayConfig(**SHORT)
     ref_out = tmp_path / "ref" / "study.json"
-    ref = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, progress=False)
+    ref = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, progress=False, data_dir=mirror)
     assert ref["counts"]["rollouts"] == 2 and ref["counts"]["stable"] == 2 and not ref["failed"]
     assert ref["config"]["effort_limit"] == 0.4 and ref["versions"]["newton"] == "1.8.0"
     assert all(v["sha256"] for v in ref["inputs"].values())
@@ -49,7 +49,7 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     cfg.save(cfg_path)
     out = tmp_path / "run" / "study.json"
     cmd = [sys.executable, str(ROOT / "scripts" / "run_study.py"), "--dataset", "grab", "--out", str(out),
-           "--objects", ",".join(OBJECTS), "--config", str(cfg_path), "--no-ablation", "--quiet"]
+           "--objects", ",".join(OBJECTS), "--config", str(cfg_path), "--no-ablation", "--quiet", "--data", str(mirror)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rdir = out.parent / "study_rollouts"
