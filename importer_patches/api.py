@@ -22,12 +22,13 @@ from .version import check_newton_version
 PATCHES = (free_joint.NAME, dampratio.NAME, free_actuators.NAME, ball_actuators.NAME)
 
 WRIST_FRAMES = (
-    "Authored MuJoCo PD law, to be applied as a wrench via Control.joint_f: translation "
-    "f_i = kp_i (target_i - p_i) - kd_i v_i along lin_axes_world[i] (body-origin position/velocity, "
-    "world frame); rotation tau = kp (target - r) - kd w about the wrist body's LOCAL axes, r the "
-    "axis-angle vector of the wrist rotation relative to its target (MuJoCo ball-joint actuator length), "
-    "w the local angular velocity. Newton's free-joint joint_f torque is in the world frame: rotate "
-    "tau by the wrist orientation first."
+    "The authored MuJoCo PD law, for a controller to apply as a wrench via Control.joint_f. Translation: "
+    "f_i = kp_i (u_i - p_i) - kd_i v_i along lin_axes_world[i], p/v the wrist body-origin position/velocity "
+    "(world frame, m, m/s), u the target. Rotation (MuJoCo ball-joint actuators, gear e_i): "
+    "tau_i = kp_i (u_i - r_i) - kd_i w_i about the wrist body's LOCAL axis i, r the axis-angle vector (rad) "
+    "of the wrist's rotation from its reference (import) orientation, w the local angular velocity (rad/s). "
+    "Newton's free-joint joint_f is [force at COM, torque], both in the world frame: rotate tau by the wrist "
+    "orientation and add the moment of f about the COM if f acts at the body origin."
 )
 
 
@@ -151,6 +152,25 @@ def add_mjcf(
     joints = list(range(start["joint"], builder.joint_count))
     joint_of_body = {_short(builder.body_label[builder.joint_child[j]]): j for j in joints}
 
+    # Newton kwargs (floating, base_joint, parent_body, ignore_names, ...) may replace or drop a
+    # body's joint; per-DOF fixes then no longer apply to it: say so instead of writing blindly.
+    from newton import JointType
+
+    want = {"free": JointType.FREE, "merged_free": JointType.FREE, "ball": JointType.BALL}
+    for plan in list(plans.values()):
+        j = joint_of_body.get(plan.body)
+        if plan.kind in want and (j is None or builder.joint_type[j] != want[plan.kind]):
+            got = "no joint (body not imported)" if j is None else JointType(builder.joint_type[j]).name
+            message = (
+                f"{path}: body '{plan.body}' was authored as {plan.kind.replace('merged_free', 'slide x3 + ball')} "
+                f"but Newton built {got} (add_mjcf kwargs {sorted(newton_kwargs)}); its per-DOF values and "
+                "actuators are left as Newton made them"
+            )
+            report.warnings.append(message)
+            warnings.warn(message, UserWarning, stacklevel=2)
+            joint_of_body.pop(plan.body, None)
+            plans.pop(plan.body)
+
     # Patch 1 (builder side): per-DOF damping/armature/friction on free and ball joints.
     for plan in plans.values():
         if plan.kind == "merged_free":
@@ -226,7 +246,7 @@ def add_mjcf(
         j = joint_of_body[p.body]
         qd = builder.joint_qd_start[j]
         kp, kd = [0.0] * 6, [0.0] * 6
-        for a in free_acts:
+        for a in free_acts if enabled[free_actuators.NAME] else []:
             if free_joint_of[a.joint] != p.free_name or a.tag != "position":
                 continue
             if p.kind == "merged_free":
@@ -254,10 +274,10 @@ def add_mjcf(
             "lin_axes_world": np.asarray(lin, dtype=float).tolist(),
             "frames": WRIST_FRAMES,
         }
-    report.free_joint_actuators = [a.as_dict() for a in free_acts]
+    report.free_joint_actuators = [a.as_dict() for a in free_acts] if enabled[free_actuators.NAME] else []
 
     # Counts and per-DOF tables.
-    from newton import JointTargetMode, JointType
+    from newton import JointTargetMode
 
     report.body_start, report.body_count = start["body"], builder.body_count - start["body"]
     report.joint_start, report.joint_count = start["joint"], len(joints)

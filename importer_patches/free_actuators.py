@@ -40,7 +40,7 @@ def warn(path, acts: list[ActuatorSpec], free_joint_of: dict[str, str]) -> str:
         f"(SolverMuJoCo cannot actuate free joints): {names}. Their kp/kv are in "
         "ImportReport.wrist_gains / free_joint_actuators; apply them as a wrench via Control.joint_f."
     )
-    warnings.warn(message, FreeJointActuatorWarning, stacklevel=4)
+    warnings.warn(message, FreeJointActuatorWarning, stacklevel=3)
     return message
 
 
@@ -55,4 +55,8 @@ def clear_free_gains(builder, joint: int) -> list[str]:
         builder.joint_target_mode[d] = int(JointTargetMode.NONE)
         if any(float(x) != 0.0 for x in old):
             changes.append(f"free DOF {d}: ke/kd/mode {tuple(float(x) for x in old)} -> (0, 0, NONE)")
+    changes.append(
+        f"free joint '{builder.joint_label[joint]}' DOFs {start}-{start + 5}: joint_target_ke = kd = 0, mode NONE "
+        "(no Newton drive; apply the wrist_gains PD law as a wrench through Control.joint_f)"
+    )
     return changes

@@ -311,7 +311,7 @@ def fix_builder(builder, plans: dict[str, BodyPlan], joint_of_body: dict[str, in
     """
     changes = []
     for bname, plan in plans.items():
-        if plan.kind not in ("free", "merged_free", "ball"):
+        if plan.kind not in ("free", "merged_free", "ball") or bname not in joint_of_body:
             continue
         j = joint_of_body[bname]
         start = builder.joint_qd_start[j]

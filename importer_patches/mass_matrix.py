@@ -10,8 +10,9 @@ coordinates, which is what MuJoCo's compiler uses to resolve ``dampratio``:
 * free DOFs 0-2: body-origin translation along world x, y, z; 3-5: rotation about
   the body's local axes through its origin (MuJoCo ``qvel`` of a free joint).
 
-``M = sum_b m_b Jv_b^T Jv_b + Jw_b^T I_b Jw_b`` (Featherstone, *Rigid Body Dynamics
-Algorithms*, 2008, eq. 6.x; the composite-body form MuJoCo's ``mj_crb`` evaluates),
+``M = sum_b m_b Jv_b^T Jv_b + Jw_b^T I_b Jw_b`` (the Jacobian form of the
+joint-space inertia, Featherstone, *Rigid Body Dynamics Algorithms*, 2008, ch. 6,
+which MuJoCo's ``mj_crb`` evaluates recursively),
 ``Jv_b`` the Jacobian of body ``b``'s centre of mass, ``I_b`` its world-frame
 inertia about the COM; armature is added to the diagonal (MuJoCo ``dof_armature``
 enters ``qM`` the same way). Units: kg (translational DOFs), kg·m² (rotational).
@@ -56,14 +57,9 @@ def reference_mass_matrix(builder, joints: list[int]) -> tuple[np.ndarray, dict[
         ValueError: a joint type other than FREE, BALL, REVOLUTE, PRISMATIC, D6, FIXED.
     """
     col: dict[int, int] = {}
-    axes: list[tuple[np.ndarray, np.ndarray | None, np.ndarray]] = []  # (axis, anchor or None for linear, _)
+    axes: list[tuple[np.ndarray, np.ndarray | None]] = []  # (world axis, anchor; None for a linear DOF)
     owner_child: list[int] = []
-    child_of_joint = {}
-    parent_of_body = {}
-    for j in joints:
-        child = builder.joint_child[j]
-        child_of_joint[j] = child
-        parent_of_body[child] = builder.joint_parent[j]
+    parent_of_body = {builder.joint_child[j]: builder.joint_parent[j] for j in joints}
     for j in joints:
         jtype = builder.joint_type[j]
         child = builder.joint_child[j]
@@ -87,7 +83,7 @@ def reference_mass_matrix(builder, joints: list[int]) -> tuple[np.ndarray, dict[
             raise ValueError(f"reference_mass_matrix: unsupported joint type {jtype} of joint '{builder.joint_label[j]}'")
         for k, (a, anchor) in enumerate(dofs):
             col[start + k] = len(axes)
-            axes.append((a, anchor, np.zeros(0)))
+            axes.append((a, anchor))
             owner_child.append(child)
 
     n = len(axes)
@@ -109,7 +105,7 @@ def reference_mass_matrix(builder, joints: list[int]) -> tuple[np.ndarray, dict[
         chain = ancestors(b)
         Jv = np.zeros((3, n))
         Jw = np.zeros((3, n))
-        for c, (a, anchor, _) in enumerate(axes):
+        for c, (a, anchor) in enumerate(axes):
             if owner_child[c] not in chain:
                 continue
             if anchor is None:

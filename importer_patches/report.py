@@ -6,12 +6,15 @@ import json
 from dataclasses import asdict, dataclass, field
 
 JOINT_Q_LAYOUT = (
-    "Newton coordinate order. FREE joint: joint_q = [x, y, z, qx, qy, qz, qw] (m; quaternion xyzw, "
-    "child body pose in the parent (world) frame); joint_qd = [vx, vy, vz, wx, wy, wz] = COM linear "
-    "velocity (m/s) and angular velocity (rad/s), both in the parent frame; joint_f = [fx, fy, fz, "
-    "tx, ty, tz], a wrench at the COM in the parent frame (N, N·m). BALL joint: joint_q = [qx, qy, qz, qw] "
-    "(xyzw; MuJoCo qpos stores w first), 3 DOFs; SolverMuJoCo maps a BALL joint's joint_qd/joint_f to "
-    "MuJoCo's local-frame DOFs through the joint's current rotation (identical at the identity pose)."
+    "Newton coordinate order (SolverMuJoCo converts to MuJoCo's). FREE joint: joint_q = [x, y, z, qx, qy, qz, qw] "
+    "(m; quaternion xyzw, body-origin pose in the parent frame = world for an imported root; MuJoCo qpos is "
+    "[x, y, z, qw, qx, qy, qz]); joint_qd = [vx, vy, vz, wx, wy, wz]: COM linear velocity (m/s) and angular "
+    "velocity (rad/s), both in the world frame (MuJoCo qvel: body-origin velocity in world, angular velocity "
+    "in the body frame); joint_f = [fx, fy, fz, tx, ty, tz]: force at the COM and torque, world frame (N, N·m), "
+    "applied through MuJoCo xfrc_applied. BALL joint: joint_q = [qx, qy, qz, qw] (xyzw; MuJoCo wxyz), 3 DOFs; "
+    "Newton's joint_qd/joint_f are in the joint's parent frame, MuJoCo's in the child (local) frame; "
+    "SolverMuJoCo rotates between them (identical at the identity pose). Per-DOF joint_target_ke/kd of a "
+    "BALL joint become MuJoCo ball actuators with gear e_x, e_y, e_z (local axes)."
 )
 
 
