@@ -54,7 +54,6 @@ from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 #: bump when the fitting changes, so cached results are recomputed.
 IK_VERSION = 2
 
-CACHE_ENV = "REPLAY_CACHE"
 
 #: default per-landmark weights: fingertips 3, all others 1. On GRAB (a hand ~12 %
 #: smaller than manosim ``myhand``) the residual cannot vanish; weighting the tips
@@ -126,8 +125,11 @@ class IKResult:
 
 
 def default_cache_dir() -> Path:
-    """``$REPLAY_CACHE`` if set, else ``data/cache`` (relative to the working directory)."""
-    return Path(os.environ.get(CACHE_ENV, "data/cache")).expanduser()
+    """``$REPLAY_CACHE`` if set, else ``data/cache`` (relative to the working directory);
+    the project's one cache root, :func:`replay.data.cache.cache_dir`."""
+    from replay.data.cache import cache_dir
+
+    return cache_dir()
 
 
 def _skew(v: np.ndarray) -> np.ndarray:

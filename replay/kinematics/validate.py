@@ -17,6 +17,7 @@ frames; :func:`plot_finger_errors` draws their distribution per finger.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def sequence_errors(
     ik_options: IKOptions | None = None,
     window: tuple[int, int] | None = None,
     cache: bool | str | Path = True,
+    check_reading: bool = True,
 ) -> SequenceErrors:
     """Complete the hand of ``rec`` and measure FK against the recording's reference points.
 
@@ -65,6 +67,9 @@ def sequence_errors(
         mjcf_path: manosim MJCF (default: ``myhand`` capsule hand of the recording's side).
         ik_options, cache: passed to :func:`complete_hand` (landmark-only data).
         window: ``(start, stop)`` frames to evaluate (and to fit, for IK); default all.
+        check_reading: for MANO data, also measure the other reading of the finger
+            values (flat hand vs mean pose) against the same reference; the medians of
+            both go to ``info["reading_check"]``.
 
     Raises:
         DataError: from the adapters' data or :func:`complete_hand`; also when the
@@ -88,7 +93,24 @@ def sequence_errors(
         err[:, list(TIP_LANDMARKS)] = np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1) * 1000.0
     else:
         raise DataError(rec.source, "landmarks", "no reference to validate against (no landmarks, no MANO vertices)")
-    return SequenceErrors(rec.dataset, rec.name, ref, frames, err, dict(done.meta["kinematics"]))
+    info = dict(done.meta["kinematics"])
+    if rec.mano is not None and check_reading:
+        # the other reading of the 45 finger values (flat hand vs MANO mean pose), same reference
+        flat = info["flat_hand_mean"]
+        alt_rec = dataclasses.replace(rec, mano=dataclasses.replace(rec.mano, flat_hand_mean=not flat))
+        alt = complete_hand(alt_rec, mjcf_path, window=window, cache=cache, check_fit=False)
+        La = kin.fk_landmarks(alt.wrist_pos[frames], alt.wrist_quat[frames], alt.finger_quat[frames])
+        if ref == "landmarks":
+            ea = np.linalg.norm(La - rec.landmarks[frames], axis=-1)
+        else:
+            ea = np.linalg.norm(La[:, list(TIP_LANDMARKS)] - tips, axis=-1)
+        info["reading_check"] = {
+            "used": "flat" if flat else "mean",
+            "used_median_mm": float(np.nanmedian(err)),
+            "other": "mean" if flat else "flat",
+            "other_median_mm": float(np.median(ea) * 1000.0),
+        }
+    return SequenceErrors(rec.dataset, rec.name, ref, frames, err, info)
 
 
 def _stats(x: np.ndarray) -> dict | None:
