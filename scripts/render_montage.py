@@ -7,7 +7,8 @@ Each tile is one rollout rendered headless from its saved poses (no re-simulatio
 with its overlay: object, outcome, hand-object contacts and phase, time. Clips of
 different lengths hold their last frame. Defaults: 3 x 2 grid of 640 x 480 tiles
 up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080 (30 clips:
-6 x 5 tiles of 288 x 216); at most 30 clips unless ``--max-clips`` says otherwise.
+6 x 5 tiles of 288 x 216); at most 30 tiles (the first rollouts; a note says how many
+were left out) unless ``--max-clips`` says otherwise.
 Exit status 2 with a one-line message on bad input.
 """
 
@@ -51,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
                                    fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True)
         print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
               f"({st.ms_per_frame:.1f} ms per tile frame)")
+        if st.left_out:
+            print(f"NOTE: {st.left_out} rollout(s) left out of the montage (limit --max-clips {args.max_clips}); "
+                  "use --objects or a larger --max-clips", file=sys.stderr)
         if args.clips is not None:
             study, study_dir = render.load_study(args.study)
             for i, r in render.select_rollouts(study, args.objects, args.study):

@@ -60,8 +60,9 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
 def test_montage_object_filter_and_layout(study3, tmp_path):
     st = render.render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
     assert st.size == TILE and st.frames == 15
-    with pytest.raises(ValueError, match="max_clips"):
-        render.render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
+    with pytest.warns(UserWarning, match="first 2 of 3 rollouts"):
+        st2 = render.render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
+    assert st2.left_out == 1 and st2.size == (2 * TILE[0], TILE[1])
     assert render.montage_layout(6) == (3, 2, (640, 480))
     assert render.montage_layout(30) == (6, 5, (288, 216))
     assert render.montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)

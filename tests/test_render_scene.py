@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from render_fixture import R_WORLD_HAND, _quat_wxyz, hand_fk
-from replay import render
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.render_scene import hand_body_poses, render_recording, scene_window
 from test_render import object_mask, read_mp4, skin_mask
