@@ -207,7 +207,7 @@ def test_hub_fetch_requests_pinned_repos_and_streams_only_aria_data(hub, tmp_pat
     man = Manifest(dest).files
     rec = man["hug-bench/scenes/test/small_2/aria_data.pkl"]
     assert rec["source"] == "hub" and rec["repo"] == "https://huggingface.co/datasets/kevinywu/1m-hugs"
-    assert rec["revision"] == HUG_RECORDINGS.revision and rec["upstream_path"] == "test/small_2.tar:aria_data.pkl"
+    assert rec["revision"] == HUG_RECORDINGS.revision and rec["upstream_path"] == "test/small_2.tar:small_2/processed/aria_data.pkl"
     asset = man["hug-bench/hug_bench/test/small_2/tape_measure/sim_assets/properties.json"]
     assert asset["revision"] == ASSETS_SHA
     assert asset["size"] == len(b'{"world_position": [0.1, 0.2, 0.7]}')
@@ -306,3 +306,35 @@ def test_cli_revision_flags(hub, tmp_path, capsys):
     rc = cli.main(["--dataset", "hug-bench", "--dest", str(tmp_path / "d2"), "--quiet"])
     err = capsys.readouterr().err
     assert rc == 1 and "could not reach huggingface.co" in err and "Traceback" not in err
+
+
+def test_assets_packed_as_scene_tar_are_streamed_member_by_member(hub, tmp_path):
+    """If a scene's assets exist only as hug_bench/<split>/<scene>.tar, its files are extracted in place."""
+    assets = hub.root / HUG_BENCH_ASSETS.repo_id
+    scene_dir = assets / "hug_bench" / "test" / "small_2"
+    with tarfile.open(assets / "hug_bench" / "test" / "small_2.tar", "w") as tf:
+        tf.add(scene_dir, arcname="small_2")
+    expected = {p.relative_to(scene_dir).as_posix(): p.read_bytes() for p in scene_dir.rglob("*") if p.is_file()}
+    shutil.rmtree(scene_dir)
+    dest = tmp_path / "data"
+    res = fetch("hug-bench", dest, split="test", scenes=["small_2"], progress=False)[0]
+    assert res.staged == len(expected) + 1
+    assert hub.named("snapshot_download") == []
+    assert [c["path"] for c in hub.named("fs.open")] == ["datasets/kevinywu/hug-bench/hug_bench/test/small_2.tar",
+                                                         "datasets/kevinywu/1m-hugs/test/small_2.tar"]
+    staged = dest / "hug-bench" / "hug_bench" / "test" / "small_2"
+    assert {p.relative_to(staged).as_posix(): p.read_bytes() for p in staged.rglob("*") if p.is_file()} == expected
+    entry = Manifest(dest).files["hug-bench/hug_bench/test/small_2/lock/sim_assets/visual.obj"]
+    assert entry["upstream_path"] == "hug_bench/test/small_2.tar:small_2/lock/sim_assets/visual.obj"
+    assert verify(dest, fix=False) == []
+
+
+def test_scene_tar_without_recording_is_an_error(hub, tmp_path):
+    recs = hub.root / HUG_RECORDINGS.repo_id
+    with tarfile.open(recs / "test" / "small_2.tar", "w") as tf:
+        info = tarfile.TarInfo("small_2/rgb/000000.jpg")
+        info.size = 4
+        tf.addfile(info, io.BytesIO(b"jpeg"))
+    with pytest.raises(FetchError, match="test/small_2.tar has no aria_data.pkl member"):
+        fetch("hug-bench", tmp_path / "data", split="test", scenes=["small_2"], progress=False)
+    assert not (tmp_path / "data/hug-bench/scenes/test/small_2/aria_data.pkl").exists()

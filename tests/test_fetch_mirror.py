@@ -224,3 +224,12 @@ def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):
     # REPLAY_MIRROR works as the default mirror; a re-run stages nothing
     proc = _run_cli("--dataset", "all", "--dest", str(dest), env_mirror=str(mirror))
     assert proc.returncode == 0 and "grab: 0 file(s) staged from mirror (0.0 MB), 293 already" in proc.stdout
+
+
+def test_pin_list_is_reproducible_from_the_mirror(mirror, tmp_path):
+    """The committed pin list is exactly what scripts/pin_sources.py derives from the mirror."""
+    out = tmp_path / "pins.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "pin_sources.py"), "--mirror", str(mirror),
+                           "--out", str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text()) == json.loads((ROOT / "replay" / "data" / "pinned_files.json").read_text())

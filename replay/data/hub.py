@@ -175,9 +175,9 @@ def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | N
             tail = parts[parts.index(s) + 1:] if s in parts else parts
             return f"{prefix}/{'/'.join(tail)}"
 
-        for key, n in _stream_tar_members(repo, sha, tars[0], root, select=lambda m: m.isfile(), place=place,
-                                          first_only=False, progress=progress):
-            _record_hub(man, repo, sha, f"{DATASET}/{key}", f"{tars[0]}:{key}", root / key)
+        for key, n, member in _stream_tar_members(repo, sha, tars[0], root, select=lambda m: m.isfile(),
+                                                  place=place, first_only=False, progress=progress):
+            _record_hub(man, repo, sha, f"{DATASET}/{key}", f"{tars[0]}:{member}", root / key)
             result.staged += 1
             result.bytes += n
     man.save()
@@ -226,7 +226,7 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
 
 def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place,
                         first_only: bool, progress: bool | None):
-    """Yield ``(relative key, bytes)`` for selected members of a remote uncompressed tar.
+    """Yield ``(relative key, bytes, member name)`` for selected members of a remote uncompressed tar.
 
     The tar is opened through ``HfFileSystem`` with small range reads: tarfile reads
     each 512-byte header and seeks over member data, so only headers and the selected
@@ -258,7 +258,7 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
                         tmp.unlink(missing_ok=True)
                         raise IntegrityError(f"{tar_path}:{member.name} ended after {n} of {member.size} bytes")
                     os.replace(tmp, target)
-                    yield key, n
+                    yield key, n, member.name
                     if first_only:
                         return
     except tarfile.TarError as exc:
@@ -306,15 +306,15 @@ def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str]
                 os.replace(got, target)
             upstream = path
         else:
-            got_any = False
-            for _key, _n in _stream_tar_members(
+            member_name = None
+            for _key, _n, member_name in _stream_tar_members(
                     repo, sha, path, root,
                     select=lambda m: m.isfile() and PurePosixPath(m.name).name == RECORDING_NAME,
                     place=lambda _name, key=key: key, first_only=True, progress=progress):
-                got_any = True
-            if not got_any:
+                pass
+            if member_name is None:
                 raise FetchError(f"{repo.repo_id}@{sha[:7]}:{path} has no {RECORDING_NAME} member")
-            upstream = f"{path}:{RECORDING_NAME}"
+            upstream = f"{path}:{member_name}"
         _record_hub(man, repo, sha, f"{DATASET}/{key}", upstream, target)
         result.staged += 1
         result.bytes += target.stat().st_size
