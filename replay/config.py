@@ -65,6 +65,9 @@ class ReplayConfig:
     )
     flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
     flutter_discrete_factor: float = _f(1.19, "1", "seed 003: discrete-time bound 0.137 vs continuous 0.115")
+    wrist_substep_interp: bool = _f(
+        True, "-", "wrist target interpolated per physics step between control frames (False: held for the frame)"
+    )
     wrist_gain_scale: float = _f(1.0, "1", "multiplies the imported wrist kp/kd (MJCF: 300 N/m, 50 N·m/rad)")
 
     # --- protocol -------------------------------------------------------------------

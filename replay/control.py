@@ -22,7 +22,6 @@ is the effort limit (set in :mod:`replay.scene`, verified by read-back and by
 from __future__ import annotations
 
 import numpy as np
-import warp as wp
 from scipy.spatial.transform import Rotation
 
 GRAVITY = 9.81
@@ -153,4 +152,4 @@ def finger_actuator_force_max(scene) -> float:
     return float(np.max(np.abs(f))) if f.size else 0.0
 
 
-__all__ = ["HandController", "interp_coords", "quat_slerp", "finger_actuator_force_max", "wp"]
+__all__ = ["HandController", "interp_coords", "quat_slerp", "finger_actuator_force_max"]

@@ -28,7 +28,7 @@ from scipy.spatial.transform import Rotation
 
 from replay import diagnostics
 from replay.config import ReplayConfig
-from replay.control import HandController, finger_actuator_force_max, interp_coords
+from replay.control import HandController, finger_actuator_force_max, interp_coords, quat_slerp
 from replay.data.types import Recording
 from replay.errors import DataError
 from replay.scene import HAND_BODY_NAMES, build_scene, support_extent
@@ -175,7 +175,6 @@ def run_rollout(
     Raises:
         DataError: bad input (before simulating).
     """
-    import newton
 
     cfg.validate()
     plan = plan_rollout(rec, coords, cfg)
@@ -221,10 +220,15 @@ def run_rollout(
     done = 0
     for k in range(F):
         c = plan.coords[k]
+        cp = plan.coords[max(k - 1, 0)]
         ctl.set_finger_targets(c[7:].reshape(15, 4))
         try:
-            for _ in range(cfg.substeps):
-                ctl.apply_wrist(s0, c[:3], c[3:7], plan.vel[k], plan.omega[k], plan.acc[k])
+            for j in range(cfg.substeps):
+                # wrist target interpolated within the control frame (reaches c at its end)
+                a = (j + 1) / cfg.substeps if cfg.wrist_substep_interp else 1.0
+                pos = (1 - a) * cp[:3] + a * c[:3]
+                quat = quat_slerp(cp[3:7], c[3:7], a)
+                ctl.apply_wrist(s0, pos, quat, plan.vel[k], plan.omega[k], plan.acc[k])
                 solver.step(s0, s1, control, None, dt, observables=mon.observables)
                 s0, s1 = s1, s0
                 reason = mon.check()

@@ -120,11 +120,15 @@ def hand_trajectory(rec, mjcf: Path):
     """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
 
     Uses :func:`replay.kinematics.complete_hand` and :func:`replay.kinematics.hand_coords`.
+    The IK always runs on the capsule MJCF of the same hand (``capsule_hand.xml`` beside
+    ``mjcf``): manosim's mesh hand has the same bodies and joints, only its collision
+    geometry differs, and the kinematics defines fingertips on the capsules.
     """
     from replay import kinematics
 
     if rec.wrist_pos is None or rec.finger_quat is None:
-        rec = kinematics.complete_hand(rec, mjcf)
+        ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
+        rec = kinematics.complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
     return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
 
 
@@ -166,6 +170,22 @@ def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
         else:
             out[str(p)] = {"sha256": sha256_file(p), "from": "hashed"}
     return out
+
+
+def _run_job_safe(job: Job) -> tuple[str, object]:
+    """Process-pool entry: ``("ok", doc)`` or ``("error", message)``.
+
+    Exceptions are turned into strings here because :class:`DataError` (custom
+    ``__init__``) cannot be unpickled in the parent, which breaks the whole pool.
+    """
+    try:
+        return "ok", run_job(job)
+    except DataError as e:
+        return "error", str(e)
+    except Exception as e:  # a bug in one rollout must not lose the others
+        import traceback
+
+        return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
 
 
 def run_job(job: Job) -> dict:
@@ -297,6 +317,11 @@ def run_study(
     from replay.scene import hand_mjcf_path
 
     config.validate()
+    if config.device == "cuda":
+        import warp as wp
+
+        if not wp.is_cuda_available():
+            raise DataError(None, "--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
     out = Path(out)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
@@ -384,15 +409,17 @@ def run_study(
     else:
         ctx = mp.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futs = {pool.submit(run_job, job): job for job in todo}
+            futs = {pool.submit(_run_job_safe, job): job for job in todo}
             for fut in as_completed(futs):
                 job = futs[fut]
                 try:
-                    results[job.sequence] = fut.result()
-                except DataError as e:
-                    failed[job.sequence] = str(e)
-                except Exception as e:  # a worker died: record, keep going
-                    failed[job.sequence] = f"{type(e).__name__}: {e}"
+                    status, value = fut.result()
+                except Exception as e:  # the worker process died
+                    status, value = "error", f"{type(e).__name__}: {e}"
+                if status == "ok":
+                    results[job.sequence] = value
+                else:
+                    failed[job.sequence] = value
                 bar.update(1)
                 study = write()
     bar.close()

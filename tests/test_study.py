@@ -39,7 +39,7 @@ def _load_rollouts(out: Path) -> dict:
 def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     cfg = ReplayConfig(**SHORT)
     ref_out = tmp_path / "ref" / "study.json"
-    ref = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, progress=False)
+    ref = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, progress=False, data_dir=mirror)
     assert ref["counts"]["rollouts"] == 2 and ref["counts"]["stable"] == 2 and not ref["failed"]
     assert ref["config"]["effort_limit"] == 0.4 and ref["versions"]["newton"] == "1.8.0"
     assert all(v["sha256"] for v in ref["inputs"].values())
@@ -49,7 +49,7 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     cfg.save(cfg_path)
     out = tmp_path / "run" / "study.json"
     cmd = [sys.executable, str(ROOT / "scripts" / "run_study.py"), "--dataset", "grab", "--out", str(out),
-           "--objects", ",".join(OBJECTS), "--config", str(cfg_path), "--no-ablation", "--quiet"]
+           "--objects", ",".join(OBJECTS), "--config", str(cfg_path), "--no-ablation", "--quiet", "--data", str(mirror)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rdir = out.parent / "study_rollouts"
@@ -91,3 +91,19 @@ def test_bad_object_name_is_a_clear_error(tmp_path, mirror):
     )
     assert res.returncode == 2
     assert "unicorn" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
+    """A corrupt input is recorded with its file named; the other rollouts still run
+    (a DataError raised in a worker used to break the whole process pool)."""
+    data = tmp_path / "data"
+    (data / "grab" / "recordings").mkdir(parents=True)
+    (data / "grab" / "objects").symlink_to(mirror / "grab" / "objects")
+    (data / "manosim").symlink_to(mirror / "manosim")
+    (data / "grab" / "recordings" / "cubesmall_lift.pkl").symlink_to(mirror / "grab" / "recordings" / "cubesmall_lift.pkl")
+    good = (mirror / "grab" / "recordings" / "mug_lift.pkl").read_bytes()
+    (data / "grab" / "recordings" / "mug_lift.pkl").write_bytes(good[: len(good) // 3])  # truncated
+    study = run_study("grab", tmp_path / "out" / "study.json", ReplayConfig(**SHORT), workers=2, ablation=False,
+                      data_dir=data, progress=False)
+    assert study["counts"]["rollouts"] == 1 and study["rollouts"][0]["object"] == "cubesmall"
+    assert list(study["failed"]) == ["mug_lift"] and "mug_lift.pkl" in study["failed"]["mug_lift"]
