@@ -22,6 +22,8 @@ unstable), every metric of :func:`replay.rollout.run_rollout` and a ``config_has
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import io
 import json
@@ -108,6 +110,13 @@ def crop_recording(rec, start: int, stop: int):
         v = getattr(rec, name)
         setattr(out, name, None if v is None else v[sl])
     out.objects = [ObjectTrack(o.asset, o.pos[sl], o.quat[sl], o.tracked) for o in rec.objects]
+    if rec.mano is not None:  # per-frame MANO arrays (TACO, HUG-Bench); betas may be per sequence
+        T = rec.num_frames
+        out.mano = dataclasses.replace(rec.mano, **{
+            f.name: getattr(rec.mano, f.name)[sl]
+            for f in dataclasses.fields(rec.mano)
+            if isinstance(getattr(rec.mano, f.name), np.ndarray) and getattr(rec.mano, f.name).shape[:1] == (T,)
+        })
     out.grasp_frame = int(rec.grasp_frame - start)
     out.meta = dict(rec.meta, cropped_from=[int(start), int(stop)])
     for k in ("grab_wrist_loc", "grab_wrist_quat_xyzw"):
@@ -138,7 +147,7 @@ class Job:
     sequence: str
     data_dir: str | None
     config: dict
-    mjcf: str
+    manosim_dir: str  # the hand MJCF is chosen per recording (hand side)
     out_dir: str  # the study JSON's folder
     rollouts_dir: str
     ablation: bool
@@ -209,13 +218,16 @@ def run_job(job: Job) -> dict:
         np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
     start = max(0, start - CROP_MARGIN_FRAMES)
     rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
-    rec, coords = hand_trajectory(rec, Path(job.mjcf))
+    from replay.scene import hand_mjcf_path
+
+    mjcf = str(hand_mjcf_path(job.manosim_dir, cfg, rec.hand_side))
+    rec, coords = hand_trajectory(rec, Path(mjcf))
     t_ik = time.perf_counter() - t0
 
     rdir = Path(job.rollouts_dir)
     out_dir = Path(job.out_dir)
     stem = job.sequence.replace("/", "__")
-    res = run_rollout(rec, coords, job.mjcf, cfg, ablation=False)
+    res = run_rollout(rec, coords, mjcf, cfg, ablation=False)
     poses_path = rdir / f"{stem}.npz"
     save_poses(poses_path, res.poses)
     obj = rec.target_object.asset
@@ -223,7 +235,7 @@ def run_job(job: Job) -> dict:
         "object": obj.name,
         "sequence": job.sequence,
         "dataset": job.dataset,
-        "hand_mjcf": str(job.mjcf),
+        "hand_mjcf": str(mjcf),
         "object_visual_mesh": str(obj.visual_mesh),
         "support_height": float(rec.support_height),
         "config_hash": config_hash(cfg),
@@ -233,7 +245,7 @@ def run_job(job: Job) -> dict:
         "poses": os.path.relpath(poses_path, out_dir),
     }
     if job.ablation:
-        ab = run_rollout(rec, coords, job.mjcf, cfg, ablation=True)
+        ab = run_rollout(rec, coords, mjcf, cfg, ablation=True)
         ab_path = rdir / f"{stem}.ablation.npz"
         save_poses(ab_path, ab.poses)
         doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
@@ -244,7 +256,7 @@ def run_job(job: Job) -> dict:
         doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
     else:
         doc["ablation"] = None
-    paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(job.mjcf)]
+    paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
     doc["inputs"] = _input_hashes(paths, job.data_dir)
     doc["wall_s_total"] = time.perf_counter() - t0
     atomic_write_text(rdir / f"{stem}.json", dumps(doc))
@@ -314,9 +326,9 @@ def run_study(
 
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.scene import hand_mjcf_path
+    from replay.scene import hand_mjcf_path, resolve_hand_variant
 
-    config.validate()
+    config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp
 
@@ -336,7 +348,8 @@ def run_study(
             raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}")
     if not seqs:
         raise DataError(None, "sequences", f"no {dataset} sequences to run")
-    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), config)
+    manosim_dir = dataset_dir("manosim", data_dir)
+    mjcf = hand_mjcf_path(manosim_dir, config)  # right hand: recorded at study level; rollouts name their own
     chash = config_hash(config)
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
@@ -354,7 +367,7 @@ def run_study(
                     continue
             except (OSError, json.JSONDecodeError):
                 pass
-        todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(mjcf),
+        todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
                         str(out_dir), str(rdir), ablation))
 
     t0 = time.perf_counter()

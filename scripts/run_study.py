@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -30,7 +31,10 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="out/study.json", help="study JSON path")
     p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
+                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: one per CPU core)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None)
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")
@@ -44,6 +48,8 @@ def main(argv=None) -> int:
             cfg.effort_limit = a.effort
         if a.hand is not None:
             cfg.hand = a.hand
+        if a.hand_shape is not None:
+            cfg.hand_variant = a.hand_shape
         if a.device is not None:
             cfg.device = a.device
         cfg.validate()
@@ -60,6 +66,8 @@ def main(argv=None) -> int:
         return 2
     c = study["counts"]
     print(json.dumps(c, indent=1))
+    for seq, why in (study.get("failed") or {}).items():
+        print(f"failed: {seq}: {why}", file=sys.stderr)
     print(f"study: {a.out}")
     return 0
 

@@ -107,3 +107,25 @@ def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
                       data_dir=data, progress=False)
     assert study["counts"]["rollouts"] == 1 and study["rollouts"][0]["object"] == "cubesmall"
     assert list(study["failed"]) == ["mug_lift"] and "mug_lift.pkl" in study["failed"]["mug_lift"]
+
+
+def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
+    """TACO (MANO parameters, left hand): the replay window is cropped before the
+    kinematics, the MANO arrays with it, and the left-hand model is used."""
+    from replay.data import load_recording
+    from replay.study import crop_recording
+
+    rec = load_recording("taco", "20231104_017", mirror)
+    sub = crop_recording(rec, 5, 40)
+    assert sub.num_frames == 35 and sub.mano.finger_pose.shape[0] == 35
+    np.testing.assert_array_equal(sub.mano.vertices[0], rec.mano.vertices[5])
+    assert sub.grasp_frame == rec.grasp_frame - 5
+
+    out = tmp_path / "taco.json"
+    study = run_study("taco", out, ReplayConfig(**SHORT), sequences=["20231104_017"], data_dir=mirror,
+                      progress=False)
+    assert study["failed"] == {} and study["counts"]["rollouts"] == 1
+    doc = _load_rollouts(out)["20231104_017"]
+    assert "zerohand/mano_lhand/capsule_hand.xml" in doc["hand_mjcf"]
+    assert study["config"]["hand_variant"] == "zerohand"
+    assert doc["stable"] and doc["ablation"]["max_hand_object_contacts"] == 0
