@@ -42,6 +42,32 @@ def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
     return 10 * s**3 - 15 * s**4 + 6 * s**5
 
 
+def hand_frame_slip(wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray,
+                    ref: int | None) -> tuple[float | None, float | None]:
+    """How far the object slid in the hand from lift start to the last frame.
+
+    The object's pose is expressed in the wrist (root body) frame; a secure grasp keeps
+    it fixed there while the hand lifts and holds, whatever the world motion (the
+    hand-frame slip measure of the grasp-stability studies in ``shared/seeds``).
+
+    Args:
+        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw.
+        ref: frame of reference (the last approach frame, i.e. lift start), or None.
+
+    Returns:
+        (translation mm, rotation deg) of the object in the wrist frame between ``ref``
+        and the last frame; (None, None) without a lift.
+    """
+    if ref is None or ref < 0 or ref >= len(wrist_pos) - 1:
+        return None, None
+    w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
+    o = Rotation.from_quat(np.asarray(obj_quat[[ref, -1]], dtype=float))
+    p = w.inv().apply(np.asarray(obj_pos[[ref, -1]], dtype=float) - np.asarray(wrist_pos[[ref, -1]], dtype=float))
+    rel = (w.inv() * o)
+    dtheta = (rel[0].inv() * rel[1]).magnitude()
+    return float(np.linalg.norm(p[1] - p[0]) * 1000.0), float(np.degrees(dtheta))
+
+
 @dataclass
 class Plan:
     """Per control frame targets for a rollout.
@@ -169,7 +195,8 @@ def run_rollout(
         over approach, lift and hold), max_object_step_mm (largest frame-to-frame
         object displacement), max_object_disp_mm (largest displacement of any
         collision vertex from its settled pose), max_object_rise_mm (highest object
-        origin z above its settled z), wall_s, sim_s, rtf, contact capacity
+        origin z above its settled z), slip_mm / slip_deg (object motion in the wrist
+        frame from lift start to the end, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact capacity
         and peak count, flutter margins, read-back values, finger actuator force max.
 
     Raises:
@@ -278,7 +305,10 @@ def run_rollout(
     stable = reason is None
     lifted = bool(stable and completed and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance)
     we = wrist_err[:done][np.isfinite(wrist_err[:done])] * 1000.0
+    slip_mm, slip_deg = hand_frame_slip(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1],
+                                        body_quat[:done, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
     metrics.update(
+        slip_mm=slip_mm, slip_deg=slip_deg,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
         stable=stable, lifted=lifted, completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,

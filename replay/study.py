@@ -393,7 +393,7 @@ def run_study(
             "rollouts": [
                 {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
-                                       "max_object_step_mm", "ablation_clean", "ablation_no_rise", "wall_s_total",
+                                       "max_object_step_mm", "slip_mm", "slip_deg", "ablation_clean", "ablation_no_rise", "wall_s_total",
                                        "rtf")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
                    "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),

@@ -86,3 +86,26 @@ def test_quaternion_helpers():
     c = interp_coords(coords, np.array([0.0, 1.0]), 0.25)
     assert np.allclose(c[:3], [0.25, 0.5, 0.75])
     assert quat_angle(c[3:7]) == pytest.approx(0.25)
+
+
+def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
+    from scipy.spatial.transform import Rotation
+
+    from replay.rollout import hand_frame_slip
+
+    rng = np.random.default_rng(3)
+    F = 10
+    wq = Rotation.from_rotvec(rng.normal(size=(F, 3))).as_quat()
+    wp = rng.normal(size=(F, 3))
+    offset, oq0 = np.array([0.02, -0.05, 0.01]), Rotation.from_rotvec([0.3, 0.1, -0.2])
+    # object rigidly attached to the wrist: no slip whatever the world motion
+    op = wp + Rotation.from_quat(wq).apply(offset)
+    oq = (Rotation.from_quat(wq) * oq0).as_quat()
+    mm, deg = hand_frame_slip(wp, wq, op, oq, ref=2)
+    assert mm == pytest.approx(0.0, abs=1e-9) and deg == pytest.approx(0.0, abs=1e-6)
+    # slides 7 mm along the wrist x axis and turns 5 degrees in the hand by the last frame
+    op[-1] = wp[-1] + Rotation.from_quat(wq[-1]).apply(offset + [0.007, 0, 0])
+    oq[-1] = (Rotation.from_quat(wq[-1]) * Rotation.from_rotvec([0, 0, np.radians(5)]) * oq0).as_quat()
+    mm, deg = hand_frame_slip(wp, wq, op, oq, ref=2)
+    assert mm == pytest.approx(7.0, abs=1e-9) and deg == pytest.approx(5.0, abs=1e-6)
+    assert hand_frame_slip(wp, wq, op, oq, ref=None) == (None, None)
