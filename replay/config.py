@@ -163,3 +163,17 @@ def describe() -> list[dict]:
         rows.append({"name": f.name, "default": f.default, "unit": f.metadata.get("unit"),
                      "source": f.metadata.get("source")})
     return rows
+
+
+#: manosim hand shape per dataset when ``ReplayConfig.hand_variant`` is None: the shape whose
+#: bone lengths best fit the dataset's subjects (measured by scripts/validate_pose_mapping.py
+#: --hand-shape: GRAB s1 landmark IK median 1.92 mm with zerohand vs 3.99 mm with myhand;
+#: TACO fingertips 8.5 vs 10.1 mm). HUG-Bench recordings come from the hand myhand was fitted to.
+DEFAULT_HAND_VARIANT = {"grab": "zerohand", "taco": "zerohand", "hug-bench": "myhand"}
+
+
+def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
+    """``config`` with ``hand_variant`` set (the dataset's default when it is None)."""
+    if config.hand_variant is not None:
+        return config
+    return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))

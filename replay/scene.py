@@ -20,8 +20,6 @@ read inside :mod:`replay.diagnostics`.
 
 from __future__ import annotations
 
-import dataclasses
-
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,26 +102,12 @@ class Scene:
         return self.hand_qd_start + 6
 
 
-#: manosim hand shape per dataset when ``ReplayConfig.hand_variant`` is None: the shape whose
-#: bone lengths best fit the dataset's subjects (measured by scripts/validate_pose_mapping.py
-#: --hand-shape: GRAB s1 landmark IK median 1.92 mm with zerohand vs 3.99 mm with myhand;
-#: TACO fingertips 8.5 vs 10.1 mm). HUG-Bench recordings come from the hand myhand was fitted to.
-DEFAULT_HAND_VARIANT = {"grab": "zerohand", "taco": "zerohand", "hug-bench": "myhand"}
-
-
-def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with ``hand_variant`` set (the dataset's default when it is None)."""
-    if config.hand_variant is not None:
-        return config
-    return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
-
-
 def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right") -> Path:
     """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), shape and hand side.
 
     Raises:
         DataError: the file does not exist, or ``config.hand_variant`` is unresolved
-            (see :func:`resolve_hand_variant`).
+            (see :func:`replay.config.resolve_hand_variant`).
     """
     if config.hand_variant is None:
         raise DataError(None, "config.hand_variant", "unresolved; call resolve_hand_variant(config, dataset)")

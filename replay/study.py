@@ -326,7 +326,8 @@ def run_study(
 
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.scene import hand_mjcf_path, resolve_hand_variant
+    from replay.config import resolve_hand_variant
+    from replay.scene import hand_mjcf_path
 
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":

@@ -28,6 +28,7 @@ from replay.errors import ReplayError  # noqa: E402
 from replay.kinematics.coords import default_mjcf  # noqa: E402
 from replay.kinematics.ik import IKOptions  # noqa: E402
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize  # noqa: E402
+from replay.config import DEFAULT_HAND_VARIANT  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,13 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hold-s", type=float, default=3.0, help="seconds after grasp_frame kept by --window grasp")
     ap.add_argument("--hand-side", nargs="*", default=[], metavar="DATASET=SIDE",
                     help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)")
-    ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default="myhand",
-                    help="manosim hand shape (myhand = HUG's hand, the default; zerohand = MANO's mean shape)")
+    ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
+                    help="manosim hand shape (default: the study's per-dataset choice, "
+                         "replay.scene.DEFAULT_HAND_VARIANT: zerohand for grab/taco, myhand for hug-bench)")
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
     args = ap.parse_args(argv)
 
     opts = IKOptions(stride=args.stride)
     sides = {}
+    shapes = {}
     for item in args.hand_side:
         ds, _, side = item.partition("=")
         if side not in ("left", "right"):
@@ -74,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                 window = None
                 if args.window == "grasp":
                     window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
-                mjcf = default_mjcf(rec.hand_side, args.hand_shape)
+                shape = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
+                shapes[ds] = shape
+                mjcf = default_mjcf(rec.hand_side, shape)
                 s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
             except ReplayError as exc:
                 print(f"error: {ds}/{name}: {exc}", file=sys.stderr)
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - t0, 1),
         "ik_options": dataclasses.asdict(opts),
         "window": args.window,
-        "hand_shape": args.hand_shape,
+        "hand_shape": shapes,
         "hold_s": args.hold_s if args.window == "grasp" else None,
         "hand_side_override": sides,
         "versions": {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
