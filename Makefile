@@ -10,8 +10,11 @@ OUT_DIR ?= out
 RENDER_DIR ?= renders
 # Offline mirror: `REPLAY_MIRROR=../shared/datasets make study DATASET=grab`.
 MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
+# Each dataset's results in their own folder, so studies of different datasets coexist.
+STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
+MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
-.PHONY: setup study test test-slow fetch clean
+.PHONY: setup study validate test test-slow fetch clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +29,12 @@ fetch: setup
 	$(PY) scripts/fetch_data.py --dataset manosim --dest $(DATA_DIR) $(MIRROR_ARG)
 
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --out $(OUT_DIR)/study.json --resume $(STUDY_ARGS)
-	$(PY) scripts/render_montage.py --study $(OUT_DIR)/study.json --out $(RENDER_DIR)/montage.mp4
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --out $(STUDY_JSON) --resume $(STUDY_ARGS)
+	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE)
+
+validate: fetch
+	$(PY) scripts/validate_pose_mapping.py --dataset $(DATASET) --data $(DATA_DIR) --out $(OUT_DIR)/$(DATASET)/pose_mapping_validation.json
+	$(PY) scripts/validate_object_frame.py --dataset $(DATASET) --data $(DATA_DIR) --out $(OUT_DIR)/$(DATASET)/object_frame_validation.json
 
 test: setup
 	$(PY) -m pytest

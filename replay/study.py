@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.data.cache import atomic_write_bytes, atomic_write_text, sha256_file
+from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
 from replay.errors import DataError
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
@@ -151,6 +151,7 @@ class Job:
     out_dir: str  # the study JSON's folder
     rollouts_dir: str
     ablation: bool
+    quiet: bool = False
 
 
 def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
@@ -205,10 +206,17 @@ def run_job(job: Job) -> dict:
     """
     import warnings
 
+    from importer_patches import FreeJointActuatorWarning
     from replay.data import load_recording
     from replay.rollout import run_rollout
 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    # each import report's warnings are kept in the rollout JSON; say them once per worker
+    warnings.filterwarnings("once", category=FreeJointActuatorWarning)
+    if job.quiet:
+        import warp as wp
+
+        wp.config.quiet = True
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
     rec = load_recording(job.dataset, job.sequence, job.data_dir)
@@ -346,7 +354,8 @@ def run_study(
         seqs = [s for s in seqs if s.split("/")[-1].rsplit("_", 1)[0] in want or s in want]
         missing = want - {s.split("/")[-1].rsplit("_", 1)[0] for s in seqs} - set(seqs)
         if missing:
-            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}")
+            have = sorted({s.split("/")[-1].rsplit("_", 1)[0] for s in all_seqs})
+            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}; objects: {', '.join(have)}")
     if not seqs:
         raise DataError(None, "sequences", f"no {dataset} sequences to run")
     manosim_dir = dataset_dir("manosim", data_dir)
@@ -369,13 +378,16 @@ def run_study(
             except (OSError, json.JSONDecodeError):
                 pass
         todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                        str(out_dir), str(rdir), ablation))
+                        str(out_dir), str(rdir), ablation, quiet=not progress))
 
     t0 = time.perf_counter()
     prior_wall = 0.0
     if resume and out.is_file():
         try:
-            prior_wall = float(json.loads(out.read_text()).get("counts", {}).get("wall_s") or 0.0)
+            prior = json.loads(out.read_text())
+            # carry the wall time over only from an interrupted run of this same study
+            if prior.get("dataset") == dataset and prior.get("config_hash") == chash:
+                prior_wall = float(prior.get("counts", {}).get("wall_s") or 0.0)
         except (OSError, json.JSONDecodeError, ValueError):
             prior_wall = 0.0
 

@@ -8,7 +8,8 @@ Examples:
     python scripts/fetch_data.py --verify                           # re-hash data/
 
 Sources and pinned revisions: README.md ("Data sources") and replay/data/sources.py.
-Exit status: 0 on success, 1 on a fetch/verify error, 2 on bad arguments.
+Exit status: 0 on success, 1 on a fetch/verify error or an unknown dataset name, 2 on
+malformed command-line arguments.
 """
 
 from __future__ import annotations
@@ -90,4 +91,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from replay.cli import run
+
+    sys.exit(run(main))

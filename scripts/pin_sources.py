@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay.data.manifest import atomic_write_text, sha256_file  # noqa: E402
+from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
 from replay.data.sources import GITHUB_SOURCES, PINS_PATH, github_source_for  # noqa: E402
 
 

@@ -6,8 +6,10 @@ Example:
 
 Writes ``out/study.json`` (summary, config, versions, input hashes) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
-(see :mod:`replay.study`). Exit status 0 when the study ran (whatever the grasp
-outcomes), 2 on bad input.
+(see :mod:`replay.study`). Exit status 0 when every recording was replayed
+(whatever the grasp outcomes: unstable rollouts are results, not errors), 1 when a
+recording could not be loaded or replayed (listed, the others are kept), 2 on bad
+arguments or settings.
 """
 
 from __future__ import annotations
@@ -66,11 +68,18 @@ def main(argv=None) -> int:
         return 2
     c = study["counts"]
     print(json.dumps(c, indent=1))
-    for seq, why in (study.get("failed") or {}).items():
+    failed = study.get("failed") or {}
+    for seq, why in failed.items():
         print(f"failed: {seq}: {why}", file=sys.stderr)
     print(f"study: {a.out}")
+    if failed:
+        print(f"error: {len(failed)} recording(s) could not be replayed (bad input, see above); "
+              "the others are in the study", file=sys.stderr)
+        return 1
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from replay.cli import run
+
+    raise SystemExit(run(main))

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from replay.data import RECORDING_DATASETS, list_sequences, load_recording
-from replay.data.cache import sha256_file
+from replay.fileio import sha256_file
 from replay.errors import DataError
 from replay.validation import object_frame as of
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
-    ap.add_argument("--data-dir", default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
     ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)
@@ -118,4 +118,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from replay.cli import run
+
+    sys.exit(run(main))

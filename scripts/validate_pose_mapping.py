@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", nargs="+", required=True, choices=["hug-bench", "grab", "taco"])
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
-    ap.add_argument("--data-dir", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
     ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
     ap.add_argument("--window", choices=["all", "grasp"], default="all",
                     help="frames to evaluate: all, or from the start to grasp_frame + --hold-s")
@@ -59,12 +59,21 @@ def main(argv: list[str] | None = None) -> int:
         sides[ds] = side
     t0 = time.perf_counter()
     seqs = []
+    available = {}
     for ds in args.dataset:
         try:
-            names = list_sequences(ds, args.data_dir)
+            available[ds] = list_sequences(ds, args.data_dir)
         except ReplayError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    if args.sequences:
+        unknown = set(args.sequences) - {n for names in available.values() for n in names}
+        if unknown:
+            listing = "; ".join(f"{ds}: {', '.join(names)}" for ds, names in available.items())
+            print(f"error: unknown sequence(s) {sorted(unknown)}; available: {listing}", file=sys.stderr)
+            return 2
+    for ds in args.dataset:
+        names = available[ds]
         if args.sequences:
             names = [n for n in names if n in args.sequences]
         for name in names:
@@ -123,4 +132,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from replay.cli import run
+
+    sys.exit(run(main))

@@ -12,7 +12,6 @@ from hug_fixture import BOX_HALF, TIP_GAP, make_hug_scene
 from replay.data.grab import load_grab
 from replay.data.hug import load_hug
 from replay.data.objects import load_grab_object
-from replay.data.types import ObjectAsset
 from replay.validation import object_frame as of
 
 

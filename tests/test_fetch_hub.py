@@ -274,12 +274,14 @@ def test_compressed_scene_archive_is_refused(hub, tmp_path):
     assert hub.named("fs.open") == [] and hub.named("hf_hub_download") == []
 
 
-def test_offline_hub_error_names_repo_and_suggests_mirror(hub, tmp_path):
+def test_offline_hub_error_names_repo_and_says_no_mirror_has_it(hub, tmp_path):
     hub.offline = True
     with pytest.raises(FetchError) as info:
         fetch("hug-bench", tmp_path / "data", progress=False)
     msg = str(info.value)
-    assert "huggingface.co" in msg and "kevinywu/hug-bench" in msg and "--mirror" in msg
+    assert "huggingface.co" in msg and "kevinywu/hug-bench" in msg
+    # the offline mirror has no HUG-Bench: the message must not send the user there
+    assert "--mirror" not in msg and "mirror does not hold it" in msg
 
 
 def test_all_with_mirror_skips_hub_without_network(hub, tmp_path):

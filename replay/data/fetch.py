@@ -32,7 +32,8 @@ from typing import Callable
 from tqdm import tqdm
 
 from replay.errors import FetchError, IntegrityError
-from replay.data.manifest import Manifest, move_aside, sha256_file
+from replay.data.manifest import Manifest, move_aside
+from replay.fileio import sha256_file
 from replay.data.sources import DATASET_NAMES, HUG_SPLITS, PinnedFile, pinned_files
 
 LINK_MODES = ("copy", "hardlink", "symlink")
@@ -102,12 +103,17 @@ def _copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None)
     return n, h.hexdigest()
 
 
-def network_hint(what: str, exc: BaseException) -> str:
-    """Message for a failed network call: names the source and suggests a mirror."""
-    return (
-        f"could not reach {what} ({type(exc).__name__}: {exc}). If this machine is offline, stage from a "
-        f"local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
-    )
+def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
+    """Message for a failed network call: names the source and what to do offline.
+
+    ``mirror_has_it`` False (HUG-Bench: no offline mirror holds it) says so instead of
+    suggesting ``--mirror``.
+    """
+    head = f"could not reach {what} ({type(exc).__name__}: {exc})."
+    if not mirror_has_it:
+        return (f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
+                f"run this on a machine with network access and copy data/hug-bench over")
+    return f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
 
 
 # --------------------------------------------------------------------------- pinned datasets

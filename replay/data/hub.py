@@ -29,7 +29,8 @@ from pathlib import Path, PurePosixPath
 
 from replay.errors import FetchError, IntegrityError
 from replay.data.fetch import FetchResult, _bar, _clear_parts, _copy_hashing, network_hint, part_path
-from replay.data.manifest import Manifest, sha256_file
+from replay.data.manifest import Manifest
+from replay.fileio import sha256_file
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
 
 DATASET = "hug-bench"
@@ -70,7 +71,7 @@ def resolve_revision(repo: HubRepo, revision: str | None) -> str:
     try:
         info = hfh.dataset_info(repo.repo_id, revision=rev)
     except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{rev}", exc)) from None
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{rev}", exc, mirror_has_it=False)) from None
     if not getattr(info, "sha", None):
         raise FetchError(f"the Hub did not report a commit for {repo.repo_id}@{rev}")
     return info.sha
@@ -82,7 +83,7 @@ def _list(repo: HubRepo, sha: str) -> list[str]:
     try:
         return list(hfh.list_repo_files(repo.repo_id, repo_type=repo.repo_type, revision=sha))
     except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc)) from None
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)) from None
 
 
 def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
@@ -156,7 +157,7 @@ def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | N
                                   local_dir=str(root))
         except _hub_errors() as exc:
             man.save()
-            raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc)) from None
+            raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)) from None
         for s in plain:
             for p in wanted[s]:
                 local = root / p
@@ -264,7 +265,7 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
     except tarfile.TarError as exc:
         raise FetchError(f"{repo.repo_id}@{sha[:7]}:{tar_path} is not a readable uncompressed tar ({exc})") from None
     except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc)) from None
+        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc, mirror_has_it=False)) from None
 
 
 class _SizedReader:
@@ -302,7 +303,7 @@ def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str]
                 except _hub_errors() as exc:
                     man.save()
                     raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{path}",
-                                                  exc)) from None
+                                                  exc, mirror_has_it=False)) from None
                 os.replace(got, target)
             upstream = path
         else:

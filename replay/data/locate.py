@@ -2,7 +2,7 @@
 
 Search order for dataset ``name`` (one of :data:`DATASETS`):
 
-1. ``<data_dir>/<name>`` if it exists (staged by ``scripts/fetch_data.py``; the
+1. ``<data_dir>/<name>`` if it holds any file (staged by ``scripts/fetch_data.py``; the
    default ``data_dir`` is ``data/`` in the current directory, or ``REPLAY_DATA``);
 2. ``$REPLAY_MIRROR/<name>`` (an offline mirror laid out like ``shared/datasets``).
 
@@ -43,6 +43,12 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_ENV, "data")).expanduser()
 
 
+def _has_files(folder: Path) -> bool:
+    """True if ``folder`` holds at least one file (an interrupted fetch can leave
+    empty folders behind, which must not hide the mirror or pass as a dataset)."""
+    return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
+
+
 def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     """Folder holding dataset ``name``.
 
@@ -60,7 +66,7 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     if name not in DATASETS:
         raise DataError(None, "dataset", f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
     staged = Path(data_dir) if data_dir is not None else default_data_dir()
-    if (staged / name).is_dir():
+    if _has_files(staged / name):
         return (staged / name).resolve()
     mirror = mirror_root()
     if mirror is not None and (mirror / name).is_dir():

@@ -17,7 +17,6 @@ fetch never leaves a half-written manifest.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -25,32 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.errors import DataError
+from replay.fileio import atomic_write_text, sha256_file
 
 MANIFEST_NAME = "MANIFEST.json"
 FORMAT = 1
 SOURCES = ("mirror", "github", "hub")
 _REQUIRED = ("dataset", "source", "repo", "revision", "path", "size", "sha256")
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: str | Path) -> str:
-    """SHA-256 hex digest of a file's bytes (follows symlinks)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(_CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and an atomic rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def move_aside(path: Path) -> Path:

@@ -46,7 +46,8 @@ import numpy as np
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from replay.data.cache import atomic_write_bytes, cache_dir, sha256_file, sha256_text
+from replay.data.cache import cache_dir, sha256_text
+from replay.fileio import atomic_write_bytes, sha256_file
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
 

@@ -308,7 +308,7 @@ def write_report(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as JSON atomically (temp file + rename)."""
     import json
 
-    from replay.data.cache import atomic_write_text
+    from replay.fileio import atomic_write_text
 
     return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=_json_default) + "\n")
 

@@ -1,0 +1,59 @@
+"""File helpers shared by every stage: SHA-256 of a file and atomic writes.
+
+An atomic write goes to a temporary file in the destination folder, is flushed to
+disk, given the permissions an ordinary ``open(path, "w")`` would give
+(``0o666 & ~umask``; ``tempfile.mkstemp`` creates 0600), and renamed over the
+destination, so a reader never sees a partial file and a crash never leaves one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+_CHUNK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (follows symlinks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename).
+
+    Creates the parent folder. Raises ``OSError`` (e.g. ``NotADirectoryError``) when
+    the destination cannot be written; no temporary file is left behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Text (UTF-8) version of :func:`atomic_write_bytes`."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
