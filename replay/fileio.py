@@ -8,6 +8,7 @@ destination, so a reader never sees a partial file and a crash never leaves one.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -38,7 +39,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     the destination cannot be written; no temporary file is left behind.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the parent is a file: say that, not "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
