@@ -89,10 +89,18 @@ class ReplayConfig:
     lift_s: float = _f(1.2, "s", "seed 003: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
     hold_s: float = _f(0.6, "s", "seed 003: 0.6 s hold")
+    shake_s: float = _f(
+        2.0, "s", "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
+        "which is judged at the end of the hold); 0 = off. Grasp-stability studies (shared/seeds 000) show a "
+        "cyclic load exposes slip that a static hold hides"
+    )
+    shake_amplitude: float = _f(0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)")
+    shake_hz: float = _f(1.0, "Hz", "shake frequency; amplitude ramps in and out over a quarter period (min-jerk)")
 
     # --- success / stability thresholds --------------------------------------------
     lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
     lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
+    shake_max_slip: float = _f(0.02, "m", "held through the shake: object moved less than this in the wrist frame")
     ablation_clean_mm: float = _f(1.0, "mm", "issue 5: with contact filtered out the object must move < 1 mm")
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
@@ -110,10 +118,13 @@ class ReplayConfig:
     def validate(self) -> "ReplayConfig":
         """Check ranges; raise :class:`DataError` naming the field."""
         pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit",
-               "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed"]
+               "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
         for name in pos:
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
+        for name in ("shake_s", "shake_amplitude", "shake_max_slip"):
+            if not getattr(self, name) >= 0:
+                raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
             "solver": ("newton", "cg"),
             "integrator": ("implicitfast", "implicit", "euler", "rk4"),

@@ -8,7 +8,12 @@ Phases (``phase`` codes in the saved poses):
    before the grasp frame up to the grasp frame, at ``replay_speed`` (half speed);
 2. lift: the wrist rises ``lift_height`` along world +Z with a quintic min-jerk
    profile over ``lift_s``, fingers held at their grasp-frame targets;
-3. hold: ``hold_s`` at the top.
+3. hold: ``hold_s`` at the top; success (``lifted``) is judged at its end;
+4. shake: only if the object is up at the end of the hold, ``shake_s`` of lateral
+   wrist shaking (``shake_amplitude`` along world X at ``shake_hz``, half of it along
+   Y at twice the rate, ramped in and out) to expose slip a static hold hides;
+   ``shake_held`` and ``shake_slip_mm`` report it. Rollouts that dropped the object
+   (and every ablation) end with the hold.
 
 A rollout never raises on physics trouble: non-finite state, runaway velocity,
 contact overflow or a solver exception end it as ``unstable`` with the frame and
@@ -33,7 +38,7 @@ from replay.data.types import Recording
 from replay.errors import DataError
 from replay.scene import HAND_BODY_NAMES, build_scene, support_extent
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD = 0, 1, 2, 3
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
 
 
 def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
@@ -66,6 +71,19 @@ def hand_frame_slip(wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.n
     rel = (w.inv() * o)
     dtheta = (rel[0].inv() * rel[1]).magnitude()
     return float(np.linalg.norm(p[1] - p[0]) * 1000.0), float(np.degrees(dtheta))
+
+
+def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.ndarray:
+    """Lateral wrist offset (x, y), m, at time ``t`` s into a shake of ``duration`` s.
+
+    x = A sin(2 pi f t), y = A/2 sin(4 pi f t), times a min-jerk envelope rising over
+    the first and falling over the last quarter period, so that the shake starts and
+    ends at rest (no velocity step for the wrist controller).
+    """
+    ramp = 0.25 / hz
+    env = float(min_jerk(min(t, duration - t) / ramp)) if ramp > 0 else 1.0
+    w = 2.0 * math.pi * hz * t
+    return env * amplitude * np.array([math.sin(w), 0.5 * math.sin(2.0 * w)])
 
 
 @dataclass
@@ -139,6 +157,11 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     for _ in range(n_hold):
         r = top.copy(); r[2] += cfg.lift_height
         rows.append(r); phase.append(PHASE_HOLD)
+    n_shake = int(round(cfg.shake_s / fdt)) if cfg.shake_amplitude > 0 else 0
+    for k in range(1, n_shake + 1):
+        r = top.copy(); r[2] += cfg.lift_height
+        r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
+        rows.append(r); phase.append(PHASE_SHAKE)
     C = np.asarray(rows)
     vel = np.gradient(C[:, :3], fdt, axis=0)
     rot = Rotation.from_quat(C[:, 3:7])
@@ -196,7 +219,7 @@ def run_rollout(
         object displacement), max_object_disp_mm (largest displacement of any
         collision vertex from its settled pose), max_object_rise_mm (highest object
         origin z above its settled z), slip_mm / slip_deg (object motion in the wrist
-        frame from lift start to the end, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact capacity
+        frame from lift start to the end of the hold, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact capacity
         and peak count, flutter margins, read-back values, finger actuator force max.
 
     Raises:
@@ -245,7 +268,15 @@ def run_rollout(
     contacts_at_lift = contacts_force_at_lift = None
     act_max = 0.0
     done = 0
+    hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
+    hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
+    lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
     for k in range(F):
+        if k == hold_end and k < F and lift_frames.size:
+            # shake only what is up: object origin risen by the success threshold
+            z0 = float(body_pos[lift_frames[0] - 1, -1, 2])
+            if not float(body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
+                break
         c = plan.coords[k]
         cp = plan.coords[max(k - 1, 0)]
         ctl.set_finger_targets(c[7:].reshape(15, 4))
@@ -298,17 +329,35 @@ def run_rollout(
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
     lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     lift_start_z = float(opos[lift_idx[0] - 1, 2]) if lift_idx.size else float("nan")
-    last = np.concatenate([body_pos[done - 1, -1], body_quat[done - 1, -1]]).astype(float)
-    clearance = float(_object_vertices_world(last, verts)[:, 2].min() - rec.support_height)
-    rise = float(opos[-1, 2] - lift_start_z) if lift_idx.size else float("nan")
-    completed = done == len(plan.coords)
+    # success window: the end of the hold (the shake after it is reported on its own)
+    judge = min(done, hold_end) - 1
+
+    def clearance_at(k: int) -> float:
+        row = np.concatenate([body_pos[k, -1], body_quat[k, -1]]).astype(float)
+        return float(_object_vertices_world(row, verts)[:, 2].min() - rec.support_height)
+
+    clearance = clearance_at(judge)
+    rise = float(opos[judge, 2] - lift_start_z) if lift_idx.size else float("nan")
+    completed = done >= hold_end
     stable = reason is None
     lifted = bool(stable and completed and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance)
+    shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
+    if lifted and np.any(plan.phase == PHASE_SHAKE):
+        shake["shake_ran"] = True
+        if done == len(plan.coords):
+            smm, sdeg = hand_frame_slip(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1],
+                                        body_quat[:done, -1], judge)
+            shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
+            shake["shake_held"] = bool(clearance_at(done - 1) >= cfg.lifted_min_clearance
+                                       and smm is not None and smm < cfg.shake_max_slip * 1000.0)
+        else:
+            shake["shake_held"] = False  # unstable during the shake
     we = wrist_err[:done][np.isfinite(wrist_err[:done])] * 1000.0
-    slip_mm, slip_deg = hand_frame_slip(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1],
-                                        body_quat[:done, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
+    n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
+    slip_mm, slip_deg = hand_frame_slip(body_pos[:n, 0], body_quat[:n, 0], body_pos[:n, -1],
+                                        body_quat[:n, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
     metrics.update(
-        slip_mm=slip_mm, slip_deg=slip_deg,
+        slip_mm=slip_mm, slip_deg=slip_deg, **shake,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
         stable=stable, lifted=lifted, completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,

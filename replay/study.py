@@ -283,6 +283,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "rollouts": n,
         "stable": sum(bool(r["stable"]) for r in rollouts),
         "lifted": sum(bool(r["lifted"]) for r in rollouts),
+        "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
         "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
         "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
         "ablation_run": len(ab),
@@ -406,7 +407,8 @@ def run_study(
             "rollouts": [
                 {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
-                                       "max_object_step_mm", "slip_mm", "slip_deg", "ablation_clean", "ablation_no_rise", "wall_s_total",
+                                       "max_object_step_mm", "slip_mm", "slip_deg", "shake_held", "shake_slip_mm",
+                                       "ablation_clean", "ablation_no_rise", "wall_s_total",
                                        "rtf")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
                    "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),

@@ -109,3 +109,16 @@ def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
     mm, deg = hand_frame_slip(wp, wq, op, oq, ref=2)
     assert mm == pytest.approx(7.0, abs=1e-9) and deg == pytest.approx(5.0, abs=1e-6)
     assert hand_frame_slip(wp, wq, op, oq, ref=None) == (None, None)
+
+
+def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
+    from replay.rollout import shake_offset
+
+    T, A, f = 2.0, 0.03, 1.0
+    t = np.linspace(0.0, T, 2001)
+    xy = np.array([shake_offset(ti, T, A, f) for ti in t])
+    assert np.allclose(xy[0], 0.0) and np.allclose(xy[-1], 0.0, atol=1e-12)
+    v = np.gradient(xy, t, axis=0)
+    assert np.allclose(v[[0, -1]], 0.0, atol=1e-2)  # ramped in and out: no velocity step
+    assert np.max(np.abs(xy[:, 0])) == pytest.approx(A, rel=1e-3)
+    assert np.max(np.abs(xy[:, 1])) <= 0.5 * A + 1e-9
