@@ -23,7 +23,12 @@ What is drawn (never re-simulated): a render-only MuJoCo model built with
   meshes), in the body frames of that MJCF, skin coloured;
 * each object: its visual mesh only (never the convex collision hulls, which
   would z-fight with it), in the object frame used by the saved poses;
-* the support plane at ``support_height`` (checker texture);
+* the support as simulated (:class:`Support`): for GRAB the finite table-top box
+  (``table_top_xy`` extent, ``support_thickness`` below ``support_height``, wood
+  coloured) over a checkered floor well below it (z = 0, GRAB's ground, or 0.5 m
+  under a lower support), so an object that falls off the table edge is seen
+  falling; without a table (HUG-Bench) an infinite checkered plane at
+  ``support_height``. Rollout and recorded renders draw it the same way;
 * a fixed camera framing hand and object while they interact (:func:`frame_camera`).
 
 Saved poses come from the study (contract, one ``.npz`` per rollout):
@@ -78,6 +83,22 @@ OBJECT_RGBA = (
 VISIBLE_GROUPS = (0, 1, 2)
 #: vertical field of view of the render camera, degrees (MuJoCo's default).
 FOVY_DEG = 45.0
+#: table-top colour (walnut), RGBA 0-1: red-brown with green/red 0.66, so it is never
+#: mistaken for the skin tone (green/red 0.80) in pixel tests.
+TABLE_RGBA = (0.50, 0.33, 0.22, 1.0)
+#: table-top box thickness, m, when neither the rollout nor its study says: the default
+#: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
+DEFAULT_SUPPORT_THICKNESS = 0.05
+#: the floor under a table top: at z = 0 (GRAB's world ground; its tables are 0.75-1.2 m
+#: high), or this far below a support lower than that, m.
+FLOOR_DROP_M = 0.5
+#: a study clip's camera frames the hand from where it comes this close to the object's
+#: bounding sphere, m (0.25 m framed GRAB tiles about 1 m away; 0.15 m brings them ~13 %
+#: closer while the hand still enters the view during the approach).
+CLIP_REACH_M = 0.15
+#: object positions more than this far below the support are "fallen off" and not
+#: framed by the camera, m.
+FALLEN_BELOW_M = 0.05
 
 
 # --------------------------------------------------------------------------- data
@@ -113,6 +134,78 @@ class PoseTrack:
             raise DataError(self.source, "body_names", f"no body named {name!r} in the saved poses") from None
 
 
+@dataclass(frozen=True)
+class Support:
+    """What the object rests on, as the study simulated it (``replay.scene.build_model``).
+
+    Attributes:
+        height: z of the top surface, m (world, Z up).
+        table_top_xy: ``(xmin, ymin, xmax, ymax)`` world extent of a table-top box, m,
+            or None for an infinite ground plane at ``height``.
+        thickness: box thickness below ``height``, m (study config ``support_thickness``).
+    """
+
+    height: float
+    table_top_xy: tuple[float, float, float, float] | None = None
+    thickness: float = DEFAULT_SUPPORT_THICKNESS
+
+    @property
+    def floor_z(self) -> float | None:
+        """z of the floor drawn under a table top (see :data:`FLOOR_DROP_M`), None for a plane."""
+        if self.table_top_xy is None:
+            return None
+        return min(0.0, self.height - FLOOR_DROP_M)
+
+
+def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
+                  thickness: float | None = None) -> Support:
+    """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
+    either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
+    ``replay.rollout`` from ``replay.scene.support_extent``). A missing ``support`` (studies
+    older than the table-top box) is a plane.
+
+    Raises:
+        DataError: non-numeric height or thickness, malformed or empty table extent.
+    """
+    try:
+        height = float(rollout.get("support_height", 0.0))
+        if not math.isfinite(height):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise DataError(where, field_prefix + "support_height", "not a finite number") from None
+    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else thickness
+    try:
+        th = float(th)
+        if not (math.isfinite(th) and th > 0):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise DataError(where, "config.support_thickness", f"expected a positive number, got {th!r}") from None
+    sup = rollout.get("support", "plane")
+    if sup is None or sup == "plane":
+        return Support(height, None, th)
+    xy = sup.get("table_top_xy") if isinstance(sup, dict) else None
+    try:
+        ext = tuple(float(v) for v in xy)
+        ok = len(ext) == 4 and all(math.isfinite(v) for v in ext) and ext[0] < ext[2] and ext[1] < ext[3]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DataError(where, field_prefix + "support",
+                        f"expected \"plane\" or {{\"table_top_xy\": [xmin, ymin, xmax, ymax]}} with min < max, got {sup!r}")
+    return Support(height, ext, th)
+
+
+@lru_cache(maxsize=16)
+def _study_thickness(path: str) -> float | None:
+    """``config.support_thickness`` of a study JSON, or None when it has none."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    cfg = doc.get("config") if isinstance(doc, dict) else None
+    return cfg.get("support_thickness") if isinstance(cfg, dict) else None
+
+
 @dataclass
 class SceneObject:
     """An object to draw: its body name in the :class:`PoseTrack`, visual mesh, colour.
@@ -141,10 +234,11 @@ class Clip:
         phase: (F,) phase code per frame (see :data:`PHASE_NAMES`).
         hand_mjcf: the manosim MJCF that was simulated.
         objects: what to draw besides the hand (one object for a study rollout).
-        support_height: z of the support plane, m.
+        support_height: z of the support's top surface, m (``support.height``).
         outcome: ``lifted`` / ``dropped`` / ``unstable``.
         title: first overlay line (object name, and the variant when it is the ablation).
         meta: the rollout JSON entry (for provenance).
+        support: the simulated support (table-top box or plane), see :class:`Support`.
     """
 
     track: PoseTrack
@@ -156,6 +250,11 @@ class Clip:
     outcome: str
     title: str
     meta: dict = field(default_factory=dict)
+    support: Support | None = None
+
+    def __post_init__(self):
+        if self.support is None:
+            self.support = Support(float(self.support_height))
 
 
 @dataclass
@@ -238,6 +337,7 @@ def load_clip(
     variant: str = "main",
     source: str | Path | None = None,
     field_prefix: str = "",
+    support_thickness: float | None = None,
 ) -> Clip:
     """Load one rollout's saved poses and assets and check them against the contract.
 
@@ -248,6 +348,9 @@ def load_clip(
             ``rollout["ablation"]``, which has its own ``poses`` and ``outcome``).
         source: the JSON file, for error messages.
         field_prefix: e.g. ``"rollouts[3]."`` so errors name the exact field.
+        support_thickness: table-top box thickness, m; default: the rollout's
+            ``support_thickness``, else ``config.support_thickness`` of the JSON file
+            ``source``, else :data:`DEFAULT_SUPPORT_THICKNESS`.
 
     Raises:
         DataError: no saved poses (``poses`` missing or file absent), malformed npz
@@ -285,17 +388,19 @@ def load_clip(
     mesh = _resolve(
         rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
     )
-    try:
-        support = float(rollout.get("support_height", 0.0))
-    except (TypeError, ValueError):
-        raise DataError(where, field_prefix + "support_height", "not a number") from None
+    th = support_thickness
+    if th is None:
+        th = rollout.get("support_thickness")
+    if th is None and source is not None and Path(source).is_file():
+        th = _study_thickness(str(Path(source).resolve()))
+    support = parse_support(rollout, where, field_prefix, th)
     name = str(rollout.get("object") or "object")
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
     return Clip(
         track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=[SceneObject("object", name, mesh)], support_height=support,
-        outcome=outcome, title=title, meta=rollout,
+        objects=[SceneObject("object", name, mesh)], support_height=support.height,
+        outcome=outcome, title=title, meta=rollout, support=support,
     )
 
 
@@ -424,7 +529,7 @@ def _load_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
 def build_render_model(
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
-    support_height: float | None,
+    support_height: float | Support | None,
     size: tuple[int, int],
 ) -> mujoco.MjModel:
     """A render-only MuJoCo model: one mocap body per drawn body, no joints, no contacts.
@@ -433,7 +538,9 @@ def build_render_model(
         hand_mjcf: the simulated manosim MJCF (its visible geoms are copied, skin
             coloured), or None to draw no hand.
         objects: objects to draw; each becomes a mocap body named ``obj.body``.
-        support_height: z of the support plane, m, or None for none.
+        support_height: a :class:`Support` (table-top box ``support`` + floor
+            ``floor``, or plane ``support``), a float (z of a support plane, m), or None
+            for none.
         size: (width, height) px of the offscreen buffer.
 
     Returns:
@@ -467,13 +574,25 @@ def build_render_model(
                      builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.78, 0.84, 0.92],
                      rgb2=[0.35, 0.38, 0.45], width=64, height=64)
     if support_height is not None:
+        sup = support_height if isinstance(support_height, Support) else Support(float(support_height))
         spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
                          builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.62, 0.60, 0.57],
                          rgb2=[0.52, 0.50, 0.47], width=64, height=64)
         mat = spec.add_material(name="grid", texrepeat=[20, 20], reflectance=0.0)
         mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
-        world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.0, 2.0, 0.05],
-                       pos=[0, 0, float(support_height)], material="grid", contype=0, conaffinity=0)
+        if sup.table_top_xy is None:
+            world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.0, 2.0, 0.05],
+                           pos=[0, 0, float(sup.height)], material="grid", contype=0, conaffinity=0)
+        else:  # the box replay.scene.build_model simulates, over a floor
+            x0, y0, x1, y1 = sup.table_top_xy
+            hz = 0.5 * float(sup.thickness)
+            world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_BOX,
+                           size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
+                           pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
+                           rgba=list(TABLE_RGBA), contype=0, conaffinity=0)
+            world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3.0, 3.0, 0.05],
+                           pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)], material="grid",
+                           contype=0, conaffinity=0)
 
     if hand_mjcf is not None:
         hand_path = Path(hand_mjcf)
@@ -565,46 +684,69 @@ def frame_camera(
     objects: Sequence[SceneObject],
     aspect: float,
     elevation: float = -25.0,
-    frames: slice | None = None,
+    frames: slice | np.ndarray | None = None,
     reach: float | None = 0.25,
+    fallen_below: float | None = None,
 ) -> CameraView:
     """A fixed camera that keeps hand and objects in view while they interact.
 
-    Frames considered: ``frames`` if given; else, with ``reach`` set, from the first
-    frame where some hand body origin comes within ``reach`` m of an object's
-    bounding sphere to the end (a long approach from afar would otherwise shrink
-    the grasp to a few pixels; the hand then enters the view during the approach);
-    else all frames. The look-at point is the centre of the axis-aligned bounding
-    box of those frames' hand body origins (padded 3 cm, roughly a finger length
-    past the last bone origin) and every object's mesh bounding sphere. The azimuth is
-    perpendicular to the horizontal line from the objects to the wrist, so hand and
-    object sit side by side rather than one hiding the other, turned 30 degrees
-    towards the wrist side. The distance fits the bounding sphere in the smaller of
-    the vertical and horizontal fields of view (``aspect`` = width / height), with a
-    10 % margin.
+    Frames considered: ``frames`` (a slice, or an (F,) bool mask) if given, else all;
+    with ``reach`` set, only those from the first one where some hand body origin
+    comes within ``reach`` m of an object's bounding sphere (a long approach from
+    afar would otherwise shrink the grasp to a few pixels; the hand then enters the
+    view during the approach). With ``fallen_below`` (z, m) an object's positions from
+    the first frame its origin is below that z are ignored (an object that fell off
+    the table would otherwise shrink the view to fit the floor). The look-at point
+    is the centre of the axis-aligned bounding box of those frames' hand body origins
+    (padded 3 cm, roughly a finger length past the last bone origin) and every
+    object's mesh bounding sphere. The azimuth is perpendicular to the horizontal
+    line from the objects to the wrist, so hand and object sit side by side rather
+    than one hiding the other, turned 30 degrees towards the wrist side. The distance
+    fits the bounding sphere in the smaller of the vertical and horizontal fields of
+    view (``aspect`` = width / height), with a 10 % margin.
     """
+    F = track.num_frames
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
-    sl = frames if frames is not None else slice(None)
-    if frames is None and reach is not None and hand_cols and objects:
-        near = np.zeros(track.num_frames, bool)
+    use = np.zeros(F, bool)
+    if frames is None:
+        use[:] = True
+    elif isinstance(frames, slice):
+        use[frames] = True
+    else:
+        use[np.asarray(frames, bool)] = True
+    if not use.any():
+        use[:] = True
+    keep_obj = {}
+    radii = {}
+    for obj in objects:
+        v, _ = _load_mesh(str(obj.mesh))
+        radii[obj.body] = float(np.max(np.linalg.norm(v, axis=1)))
+        ok = np.ones(F, bool)
+        if fallen_below is not None:
+            low = track.body_pos[:, track.index(obj.body), 2] < fallen_below
+            if low.any():
+                ok[int(np.argmax(low)):] = False
+        keep_obj[obj.body] = ok
+    if reach is not None and hand_cols and objects:
+        near = np.zeros(F, bool)
         for obj in objects:
-            v, _ = _load_mesh(str(obj.mesh))
-            r = float(np.max(np.linalg.norm(v, axis=1)))
             p = track.body_pos[:, track.index(obj.body)]
             d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
-            near |= d < r + reach
+            near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
+        near &= use
         if near.any():
-            sl = slice(int(np.argmax(near)), None)
+            use[:int(np.argmax(near))] = False
     pts = []
     if hand_cols:
-        hp = track.body_pos[sl][:, hand_cols].reshape(-1, 3)
+        hp = track.body_pos[use][:, hand_cols].reshape(-1, 3)
         pts += [hp - 0.03, hp + 0.03]
     obj_centres = []
     for obj in objects:
-        v, _ = _load_mesh(str(obj.mesh))
-        c = track.index(obj.body)
-        p = track.body_pos[sl][:, c]
-        r = float(np.max(np.linalg.norm(v, axis=1)))
+        m = use & keep_obj[obj.body]
+        if not m.any():  # fell before the framed frames: frame where it was last seen above
+            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(F, bool)
+        p = track.body_pos[m][:, track.index(obj.body)]
+        r = radii[obj.body]
         pts += [p - r, p + r]
         obj_centres.append(p.mean(axis=0))
     pts = np.concatenate(pts, axis=0)
@@ -613,7 +755,7 @@ def frame_camera(
     radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
     azimuth = 90.0
     if hand_cols and obj_centres:
-        wrist = track.body_pos[sl][:, hand_cols[0]].mean(axis=0)
+        wrist = track.body_pos[use][:, hand_cols[0]].mean(axis=0)
         d = wrist - np.mean(obj_centres, axis=0)
         if np.hypot(d[0], d[1]) > 1e-3:
             azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
@@ -622,6 +764,17 @@ def frame_camera(
     half = min(fov_v, fov_h) / 2.0
     distance = 1.1 * radius / math.sin(half)
     return CameraView(centre, distance, azimuth, elevation)
+
+
+def clip_camera(clip: Clip, aspect: float) -> CameraView:
+    """The camera of a study clip: :func:`frame_camera` over the approach and lift
+    phases (phase 1-2; all frames if the clip has none) from where the hand is within
+    :data:`CLIP_REACH_M` of the object, ignoring object positions
+    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table)."""
+    hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
+    phases = np.isin(clip.phase, (1, 2))
+    return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
+                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M)
 
 
 # --------------------------------------------------------------------------- overlay
@@ -672,16 +825,21 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Per-frame overlay lines for a study clip: title, outcome, contacts and phase, time."""
-    white = (245, 245, 245)
+    """Per-frame overlay lines for a study clip: title; the phase name (settle /
+    approach) before the lift, then ``result: <outcome>`` in the outcome's colour from
+    the lift phase on (phase >= 2; the outcome is only decided there); contact count and
+    phase; time since the clip's first frame."""
+    white, grey = (245, 245, 245), (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, white)
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
-        ph = PHASE_NAMES.get(int(clip.phase[i]), str(int(clip.phase[i])))
+        code = int(clip.phase[i])
+        ph = PHASE_NAMES.get(code, str(code))
+        status = (f"result: {clip.outcome}", oc) if code >= 2 else (f"{ph}...", grey)
         return [
             (clip.title, white),
-            (clip.outcome, oc),
+            status,
             (f"contacts {int(clip.contact_count[i])}  {ph}", white),
             (f"t = {t:5.2f} s", white),
         ]
@@ -740,7 +898,7 @@ def render_frames(
     track: PoseTrack,
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
-    support_height: float | None,
+    support_height: float | Support | None,
     size: tuple[int, int] = (640, 480),
     fps: float = 30.0,
     overlay: Callable[[int], list[tuple[str, tuple[int, int, int]]]] | None = None,
@@ -805,13 +963,19 @@ def prepare_output(out_path: str | Path) -> Path:
     """Check that ``out_path`` can be written (creating its folder) before any rendering.
 
     Raises:
-        OutputError: the folder cannot be created or written, or the path is a folder.
+        OutputError: the folder cannot be created or written (an ancestor is a file,
+            or no permission), or the path is a folder.
     """
     out = Path(out_path)
     if out.suffix.lower() != ".mp4":
         raise OutputError(f"{out}: output must be an .mp4 file")
     if out.is_dir():
         raise OutputError(f"{out}: output path is a folder")
+    for parent in out.absolute().parents:  # the first existing ancestor must be a folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{out}: cannot write there: {parent} is a file, not a folder")
+            break
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.stem}.", suffix=".probe"):
@@ -821,12 +985,20 @@ def prepare_output(out_path: str | Path) -> Path:
     return out
 
 
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 30.0) -> int:
     """Encode RGB frames as H.264 (libx264, yuv420p) mp4, atomically.
 
     Frames go to a temporary file in the destination folder, renamed over
     ``out_path`` only when encoding finished; on any error the temporary file is
-    removed and ``out_path`` is untouched.
+    removed and ``out_path`` is untouched. The file gets the permissions a plain
+    ``open()`` would give (``0o666 & ~umask``), not ``mkstemp``'s 0600.
 
     Args:
         frames: (H, W, 3) uint8 frames, all the same size; W and H even (yuv420p).
@@ -867,6 +1039,7 @@ def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 3
             raise OutputError(f"{out}: no frames to write")
         writer.close()
         writer = None
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600; a plain open() would not
         os.replace(tmp, out)
         return n
     finally:
@@ -888,9 +1061,12 @@ def render_clip(
 ) -> RenderStats:
     """Render one study rollout's saved poses to an H.264 mp4 with an overlay.
 
-    Overlay per frame: object name (or ``label``), outcome (lifted / dropped /
-    unstable, coloured), hand-object contact count and phase, time since the
-    clip's first frame.
+    Overlay per frame (:func:`clip_overlay`): object name (or ``label``); the phase
+    name before the lift, then ``result: lifted`` / ``dropped`` / ``unstable``
+    (coloured); hand-object contact count and phase; time since the clip's first
+    frame. Camera: :func:`clip_camera`. Support: the simulated table-top box over a
+    floor, or a plane (:class:`Support`; thickness from the study config at
+    ``source``).
 
     Args:
         rollout: one entry of ``study.json["rollouts"]`` (or a per-rollout JSON).
@@ -915,8 +1091,8 @@ def render_clip(
         clip.title = label
     timing: dict = {}
     t0 = _time.perf_counter()
-    frames = render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support_height, size, fps,
-                           overlay=clip_overlay(clip), timing=timing)
+    frames = render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, size, fps,
+                           overlay=clip_overlay(clip), camera=clip_camera(clip, size[0] / size[1]), timing=timing)
     n = write_mp4(frames, out, fps)
     secs = _time.perf_counter() - t0
     return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
@@ -1030,6 +1206,8 @@ def render_montage(
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
     variants = ("main", "ablation") if variant == "both" else (variant,)
+    cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
+    thickness = cfg.get("support_thickness")
     left_out = 0
     keep = max(1, max_clips // len(variants))
     if len(chosen) > keep:  # show the first ones; say so loudly rather than fail a finished study
@@ -1045,7 +1223,8 @@ def render_montage(
     for i, r in chosen:
         for v in variants:
             try:
-                clips.append(load_clip(r, study_dir, variant=v, source=study_path, field_prefix=f"rollouts[{i}]."))
+                clips.append(load_clip(r, study_dir, variant=v, source=study_path, field_prefix=f"rollouts[{i}].",
+                                       support_thickness=thickness))
             except DataError as exc:
                 # an unstable rollout may have no finite frame to show: a labelled placeholder
                 # tile, not a failed montage; any other bad input is an error
@@ -1064,7 +1243,7 @@ def render_montage(
         for k, clip in enumerate(clips):
             if isinstance(clip, str):
                 blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
-                blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("unstable", OUTCOME_RGB["unstable"]),
+                blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("result: unstable", OUTCOME_RGB["unstable"]),
                                                    ("no frames saved", (245, 245, 245))])
                 stores.append(blank)
                 if progress:
@@ -1072,8 +1251,9 @@ def render_montage(
                 continue
             n = len(frame_indices(clip.track.time, fps))
             store = np.lib.format.open_memmap(Path(tmp) / f"{k}.npy", mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
-            for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support_height,
-                                                  (tw, th), fps, overlay=clip_overlay(clip), timing=timing)):
+            for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support,
+                                                  (tw, th), fps, overlay=clip_overlay(clip),
+                                                  camera=clip_camera(clip, tw / th), timing=timing)):
                 store[j] = img
             store.flush()
             stores.append(store)

@@ -44,8 +44,8 @@ LANDMARK_PARENT = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 1
 #: spheres of POINT_RADIUS_M (m; about MANO's mean vertex spacing at that stride).
 VERTEX_STRIDE = 2
 POINT_RADIUS_M = 0.004
-#: colour of the table (GRAB's table mesh), RGBA 0-1.
-TABLE_RGBA = (0.55, 0.45, 0.36, 1.0)
+#: colour of the table top, RGBA 0-1 (the same as in rollout renders).
+TABLE_RGBA = render.TABLE_RGBA
 
 
 def scene_window(rec: Recording, before_s: float | None = None, after_s: float | None = None) -> slice:
@@ -217,12 +217,6 @@ def recording_scene(
         names.append(body)
         pos_parts.append(np.asarray(ob.pos[sl], float)[:, None])
         quat_parts.append(np.asarray(ob.quat[sl], float)[:, None])
-    table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
-    if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
-        objects.append(render.SceneObject("table", "table", Path(table["asset"].visual_mesh), TABLE_RGBA))
-        names.append("table")
-        pos_parts.append(np.tile(np.asarray(table["pos"], float), (W, 1))[:, None])
-        quat_parts.append(np.tile(np.asarray(table["quat"], float), (W, 1))[:, None])
     if points is not None:  # hand points frame the camera as pseudo-bodies (not drawn as bodies)
         K = points.shape[1]
         names += [f"handpoint_{k}" for k in range(K)]
@@ -234,6 +228,26 @@ def recording_scene(
         source=rec.source,
     )
     return track, objects, (str(mjcf) if mjcf is not None else None), points, source
+
+
+def recording_support(rec: Recording, thickness: float | None = None) -> render.Support:
+    """The support the study would simulate for ``rec``, to draw exactly as a rollout's:
+    GRAB's table as the table-top box of :func:`replay.scene.support_extent` (extent of
+    the placed table mesh) at ``rec.support_height``, ``thickness`` m thick (default
+    :data:`replay.render.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
+    without a table a plane at ``rec.support_height``.
+
+    Raises:
+        DataError: unreadable table mesh.
+    """
+    table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
+    extent = None
+    if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
+        from replay.scene import support_extent  # imports Newton: only when there is a table
+
+        extent = support_extent(rec)
+    th = render.DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
+    return render.Support(float(rec.support_height), extent, th)
 
 
 def _default_hand(side: str) -> Path:
@@ -291,8 +305,9 @@ def render_recording(
     """Render a recording's own motion around its grasp to an H.264 mp4.
 
     Objects are drawn at their recorded poses (HUG-Bench: all scene objects at their
-    scanned resting positions); GRAB's table is drawn as its mesh, with the floor
-    plane at z = 0, otherwise a support plane at ``rec.support_height``. Overlay:
+    scanned resting positions); the support as a rollout of the recording would
+    simulate and draw it (:func:`recording_support`: GRAB's table-top box over a
+    floor, otherwise a plane at ``rec.support_height``). Overlay:
     dataset and sequence, "recorded motion", target object, hand source, time.
 
     Args:
@@ -309,8 +324,7 @@ def render_recording(
     out = render.prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
     track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
-    has_table = any(o.body == "table" for o in objects)
-    support = 0.0 if has_table else rec.support_height
+    support = recording_support(rec)
     target = rec.target_object.name
     white, grey = (245, 245, 245), (200, 200, 200)
 
@@ -324,13 +338,14 @@ def render_recording(
         ]
 
     hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "handpoint_"))]
-    cam_objects = [o for o in objects if o.body != "table"]
+    cam_objects = list(objects)
     if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
         cam_objects = [cam_objects[rec.target]]
     # frame the grasp: from CAMERA_LEAD_S before it to the end (the hand may enter from outside)
     k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
     camera = render.frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
-                                 frames=slice(min(k0, track.num_frames - 1), None))
+                                 frames=slice(min(k0, track.num_frames - 1), None),
+                                 fallen_below=support.height - render.FALLEN_BELOW_M)
     decorate = None
     if points is not None:
         decorate = _skeleton_decorator(points) if points.shape[1] == 21 else _points_decorator(points)
@@ -352,6 +367,6 @@ def find_rollout(study: dict, dataset: str, sequence: str) -> tuple[int, dict] |
 
 
 __all__: Sequence[str] = (
-    "scene_window", "hand_body_poses", "recording_scene", "render_recording", "find_rollout",
+    "scene_window", "hand_body_poses", "recording_scene", "recording_support", "render_recording", "find_rollout",
     "WINDOW_TRACKED_S", "WINDOW_UNTRACKED_S",
 )

@@ -1,10 +1,10 @@
 """Tile a study's rollouts into one labelled H.264 montage (and optionally per-clip mp4s).
 
     python scripts/render_montage.py --study out/study.json --out renders/montage.mp4 \
-        [--cols N] [--objects mug banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
+        [--cols N] [--objects mug,banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
 
 Each tile is one rollout rendered headless from its saved poses (no re-simulation)
-with its overlay: object, outcome, hand-object contacts and phase, time. Clips of
+with its overlay: object, phase then "result: <outcome>" from the lift on, contacts, time. Clips of
 different lengths hold their last frame. Defaults: 3 x 2 grid of 640 x 480 tiles
 up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080 (30 clips:
 6 x 5 tiles of 288 x 216); at most 30 tiles (the first rollouts; a note says how many
@@ -30,12 +30,22 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def split_objects(values: list[str] | None) -> list[str] | None:
+    """Object names from ``--objects`` given comma- and/or space-separated
+    ("mug,banana", "mug banana", "mug, banana"; as ``run_study.py --objects`` takes them)."""
+    if values is None:
+        return None
+    names = [n for v in values for n in v.replace(",", " ").split()]
+    return names or None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", default=Path("renders/montage.mp4"), type=Path, help="montage .mp4")
     ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")
-    ap.add_argument("--objects", nargs="+", default=None, help="only these objects, in study order")
+    ap.add_argument("--objects", nargs="+", default=None,
+                    help="only these objects, in study order: comma- and/or space-separated (mug,banana)")
     ap.add_argument("--size", type=_size, default=None, help="tile size WxH, even (default: fit 1920x1080)")
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
@@ -44,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clips", type=Path, default=None,
                     help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480")
     args = ap.parse_args(argv)
+    args.objects = split_objects(args.objects)
     if args.ablation and args.pairs:
         ap.error("--ablation and --pairs are exclusive")
     variant = "both" if args.pairs else ("ablation" if args.ablation else "main")

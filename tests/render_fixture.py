@@ -75,11 +75,13 @@ def make_rollout(
     support_height: float = 0.8,
     lift: float = 0.12,
     with_ablation: bool = True,
+    support: str | dict | None = None,
 ) -> dict:
     """Write ``out_dir/poses/<name>.npz`` (+ ablation) and return the rollout JSON entry.
 
     Phases (settle, approach, lift, hold) last ``seconds``; the object moves with the
-    hand during lift/hold iff ``outcome == "lifted"``.
+    hand during lift/hold iff ``outcome == "lifted"``. ``support`` (``"plane"`` or
+    ``{"table_top_xy": [...]}``, the study's field) is written when given.
     """
     v = np.asarray(trimesh.load(object_mesh, force="mesh", process=False).vertices)
     half_x, zmin = float(np.max(np.abs(v[:, 0]))), float(v[:, 2].min())
@@ -123,6 +125,8 @@ def make_rollout(
         "support_height": support_height, "outcome": outcome,
         "poses": save(name, outcome == "lifted"),
     }
+    if support is not None:
+        entry["support"] = support
     if with_ablation:
         entry["ablation"] = {"outcome": "dropped", "poses": save(f"{name}_ablation", False)}
     return entry

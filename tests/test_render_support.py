@@ -1,0 +1,159 @@
+"""The simulated support in renders (GRAB table-top box over a floor), the overlay's
+phases, framing of a fallen object, output paths, permissions and the montage CLI's
+``--objects`` lists, on real geometry (manosim hand + GRAB meshes, tests/render_fixture.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import mujoco
+import numpy as np
+import pytest
+
+from render_fixture import make_rollout
+from replay import render
+from replay.errors import DataError, OutputError
+from test_render import object_mask, read_mp4, skin_mask
+from test_render_scene import _script
+
+pytestmark = pytest.mark.needs_data
+
+SIZE = (160, 120)
+SECONDS = (0.1, 0.3, 0.3, 0.2)  # 3 + 9 + 9 + 6 = 27 frames
+HEIGHT = 0.8
+#: table top around the object (the fixture's object rests at the world origin, the hand
+#: approaches from +X); the camera looks from -X/-Y, so the -Y edge faces it.
+TABLE = [-0.2, -0.12, 0.15, 0.2]
+
+
+@pytest.fixture(scope="module")
+def table_study(tmp_path_factory, capsule_rhand, grab_dir):
+    out = tmp_path_factory.mktemp("table")
+    objs = grab_dir / "objects"
+    rollouts = [
+        make_rollout(out, capsule_rhand, objs / "mug" / "mug.stl", "mug", "lifted", seconds=SECONDS,
+                     support_height=HEIGHT, support={"table_top_xy": TABLE}, with_ablation=False),
+        make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "dropped", seconds=SECONDS,
+                     support_height=HEIGHT, support="plane", with_ablation=False),
+    ]
+    path = out / "study.json"
+    path.write_text(json.dumps({"rollouts": rollouts, "config": {"support_thickness": 0.04}}))
+    return path
+
+
+def _moved(study_dir, rollout, tmp_path, name, where):
+    """The rollout with the object at ``where`` (3,) m from the last lift frame on."""
+    z = dict(np.load(study_dir / rollout["poses"]))
+    k = list(z["body_names"]).index("object")
+    z["body_pos"] = z["body_pos"].copy()
+    start = int(np.flatnonzero(z["phase"] == 3)[0])
+    z["body_pos"][start:, k] = where
+    z["contact_count"] = z["contact_count"].copy()
+    z["contact_count"][start:] = 0
+    np.savez(tmp_path / f"{name}.npz", **z)
+    return dict(rollout, poses=str(tmp_path / f"{name}.npz"), outcome="dropped")
+
+
+def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
+    doc, study_dir = render.load_study(table_study)
+    clip = render.load_clip(doc["rollouts"][0], study_dir, source=table_study)
+    # the study config's thickness, the rollout's extent
+    assert clip.support == render.Support(HEIGHT, tuple(TABLE), 0.04)
+    assert clip.support.floor_z == 0.0  # GRAB's ground under a 0.8 m table
+    m = render.build_render_model(clip.hand_mjcf, clip.objects, clip.support, SIZE)
+    box, floor = m.geom("support"), m.geom("floor")
+    assert box.type == mujoco.mjtGeom.mjGEOM_BOX and floor.type == mujoco.mjtGeom.mjGEOM_PLANE
+    # the box replay.scene.build_model adds: centre of the extent, top at the support height
+    np.testing.assert_allclose(box.size, [0.175, 0.16, 0.02], atol=1e-12)
+    np.testing.assert_allclose(box.pos, [-0.025, 0.04, HEIGHT - 0.02], atol=1e-12)
+    assert floor.pos[2] == 0.0
+    # "plane" (HUG-Bench ground): one plane at the support height, no floor
+    plane = render.load_clip(doc["rollouts"][1], study_dir, source=table_study)
+    m2 = render.build_render_model(None, plane.objects, plane.support, SIZE)
+    assert m2.geom("support").type == mujoco.mjtGeom.mjGEOM_PLANE and m2.geom("support").pos[2] == HEIGHT
+    assert mujoco.mj_name2id(m2, mujoco.mjtObj.mjOBJ_GEOM, "floor") == -1
+    # malformed extents are named
+    for bad in ({"table_top_xy": [0.1, 0.0, -0.1, 0.2]}, {"table_top_xy": [0, 0, 1]}, "box"):
+        with pytest.raises(DataError, match=r"rollouts\[0\]\.support"):
+            render.load_clip(dict(doc["rollouts"][0], support=bad), study_dir, field_prefix="rollouts[0].")
+
+
+def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
+    """An object 10 cm below the table top just past the edge facing the camera: drawn
+    in front of the box's side; under the old infinite plane at table height it was hidden."""
+    doc, study_dir = render.load_study(table_study)
+    r = _moved(study_dir, doc["rollouts"][0], tmp_path, "edge", [0.0, TABLE[1] - 0.07, HEIGHT - 0.10])
+    clip = render.load_clip(r, study_dir, source=table_study)
+    cam = render.clip_camera(clip, SIZE[0] / SIZE[1])
+    last = slice(clip.track.num_frames - 1, None)
+    track = render.PoseTrack(clip.track.time[last], clip.track.body_names, clip.track.body_pos[last],
+                             clip.track.body_quat[last])
+    counts = {}
+    for key, sup in (("box", clip.support), ("plane", render.Support(HEIGHT))):
+        img = next(render.render_frames(track, clip.hand_mjcf, clip.objects, sup, SIZE, camera=cam))
+        counts[key] = int(object_mask(img[None]).sum())
+    assert counts["box"] > 100, counts  # measured 184 px at 160x120 (the mug's top, at the frame's lower edge)
+    assert counts["plane"] < 0.1 * counts["box"], counts
+
+
+def test_framing_ignores_an_object_that_fell_off(table_study, tmp_path):
+    doc, study_dir = render.load_study(table_study)
+    r = doc["rollouts"][0]
+    aspect = SIZE[0] / SIZE[1]
+    base = render.clip_camera(render.load_clip(r, study_dir), aspect)
+    fell = render.load_clip(_moved(study_dir, r, tmp_path, "floor", [0.0, TABLE[1] - 0.2, 0.03]), study_dir)
+    cam = render.clip_camera(fell, aspect)
+    # the approach/lift view, not one stretched down to the floor 0.8 m below
+    assert cam.distance < 1.1 * base.distance and abs(cam.lookat[2] - base.lookat[2]) < 0.05
+    hand = [n for n in fell.track.body_names if n.startswith("mano_body_")]
+    naive = render.frame_camera(fell.track, hand, fell.objects, aspect)
+    # measured: 0.75 m with or without the fall; 1.88 m framing the floor too
+    assert naive.distance > 2.0 * base.distance  # what the fall did to the tile before
+
+
+def test_overlay_shows_result_only_from_lift(table_study):
+    doc, study_dir = render.load_study(table_study)
+    clip = render.load_clip(doc["rollouts"][0], study_dir)
+    lines = render.clip_overlay(clip)
+    by_phase = {int(p): [t for t, _ in lines(int(np.flatnonzero(clip.phase == p)[0]))] for p in range(4)}
+    for p in (0, 1):
+        assert not any("lifted" in t for t in by_phase[p]), by_phase[p]
+        assert by_phase[p][1].startswith(render.PHASE_NAMES[p])
+    for p in (2, 3):
+        assert by_phase[p][1] == "result: lifted"
+        assert lines(int(np.flatnonzero(clip.phase == p)[0]))[1][1] == render.OUTCOME_RGB["lifted"]
+    assert by_phase[0][0] == "mug" and by_phase[3][2].startswith("contacts 6") and by_phase[3][3].startswith("t =")
+
+
+def test_output_parent_is_a_file(tmp_path):
+    (tmp_path / "README.md").write_text("x")
+    for out in (tmp_path / "README.md" / "clip.mp4", tmp_path / "README.md" / "sub" / "clip.mp4"):
+        with pytest.raises(OutputError, match=r"README\.md is a file, not a folder"):
+            render.prepare_output(out)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_mp4_has_umask_permissions(tmp_path, mask):
+    old = os.umask(mask)
+    try:
+        out = tmp_path / "c.mp4"
+        frames = (np.full((16, 16, 3), v, np.uint8) for v in (0, 128))
+        assert render.write_mp4(frames, out) == 2
+    finally:
+        os.umask(old)
+    assert (out.stat().st_mode & 0o777) == 0o666 & ~mask
+
+
+def test_montage_cli_objects_comma_or_space(table_study, tmp_path, capsys):
+    mod = _script("render_montage")
+    assert mod.split_objects(["mug,duck"]) == ["mug", "duck"]
+    assert mod.split_objects(["mug,", "duck"]) == mod.split_objects(["mug", "duck"]) == ["mug", "duck"]
+    out = tmp_path / "m.mp4"
+    rc = mod.main(["--study", str(table_study), "--out", str(out), "--objects", "duck,mug", "--size", "64x48"])
+    assert rc == 0, capsys.readouterr().err
+    meta, frames = read_mp4(out)
+    assert tuple(meta["size"]) == (128, 48) and frames.shape[0] == 27
+    assert skin_mask(frames).sum() > 0
+    rc = mod.main(["--study", str(table_study), "--out", str(out), "--objects", "mug,banana"])
+    assert rc == 2 and "banana" in capsys.readouterr().err
