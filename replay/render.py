@@ -35,7 +35,7 @@ Saved poses come from the study (contract, one ``.npz`` per rollout):
 ``time`` (F,) s, ``body_names`` (B,) str, ``body_pos`` (F, B, 3) world m Z-up,
 ``body_quat`` (F, B, 4) world **xyzw** (Newton order; converted to MuJoCo's wxyz
 here), ``contact_count`` (F,) int, ``phase`` (F,) int (0 settle, 1 approach,
-2 lift, 3 hold).
+2 lift, 3 hold, 4 shake).
 
 Output: H.264 mp4, yuv420p, through ``imageio_ffmpeg.write_frames``, written to a
 temporary name in the destination folder and renamed when complete.
@@ -62,7 +62,7 @@ import numpy as np  # noqa: E402
 from replay.errors import DataError, OutputError  # noqa: E402
 
 #: phase codes in the saved ``phase`` array (study contract).
-PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold"}
+PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
 #: outcomes a rollout may report.
 OUTCOMES = ("lifted", "dropped", "unstable")
 #: RGB (0-255) of each outcome's label.
