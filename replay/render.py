@@ -827,19 +827,23 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Per-frame overlay lines for a study clip: title; the phase name (settle /
     approach) before the lift, then ``result: <outcome>`` in the outcome's colour from
-    the lift phase on (phase >= 2; the outcome is only decided there); contact count and
-    phase; time since the clip's first frame."""
+    the lift phase on (phase >= 2; the outcome is only decided there); during the shake
+    test, whether the object stayed in hand (``shake_held``); contact count and phase;
+    time since the clip's first frame."""
     white, grey = (245, 245, 245), (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, white)
+    shake_held = (clip.meta or {}).get("shake_held")
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
         code = int(clip.phase[i])
         ph = PHASE_NAMES.get(code, str(code))
         status = (f"result: {clip.outcome}", oc) if code >= 2 else (f"{ph}...", grey)
-        return [
-            (clip.title, white),
-            status,
+        out = [(clip.title, white), status]
+        if code == 4 and shake_held is not None:  # the shake test after a successful hold
+            out.append(("shake: held" if shake_held else "shake: dropped",
+                        OUTCOME_RGB["lifted" if shake_held else "dropped"]))
+        return out + [
             (f"contacts {int(clip.contact_count[i])}  {ph}", white),
             (f"t = {t:5.2f} s", white),
         ]
