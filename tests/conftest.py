@@ -15,6 +15,16 @@ import pytest
 REQUIRE_DATA = os.environ.get("REPLAY_REQUIRE_DATA") == "1"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _hermetic_cache(tmp_path_factory):
+    """Derived files (CoACD parts, landmark IK) go to a per-session folder, not data/cache:
+    tests never depend on, or leave behind, a cache from an earlier run."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "replay_cache"))
+    yield
+    mp.undo()
+
+
 def _missing(reason: str):
     if REQUIRE_DATA:
         pytest.fail(f"REPLAY_REQUIRE_DATA=1 but {reason}")

@@ -16,13 +16,6 @@ from replay.errors import DataError
 pytestmark = pytest.mark.needs_data
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "replay_cache"))
-    yield
-    mp.undo()
-
 
 @pytest.fixture(scope="module")
 def mug(grab_dir):

@@ -15,13 +15,6 @@ from replay.data.objects import load_grab_object
 from replay.validation import object_frame as of
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPLAY_CACHE", str(tmp_path_factory.getbasetemp() / "replay_cache"))
-    yield
-    mp.undo()
-
 
 def _box_distance(p, half):
     """Exact signed distance of points p (N, 3) to an axis-aligned box centred at 0."""
