@@ -32,17 +32,34 @@ def _umask() -> int:
     return mask
 
 
+def ensure_parent(path: str | Path) -> Path:
+    """Create ``path``'s folder if needed; call it before long work that ends in a write.
+
+    Returns:
+        ``path`` as a Path.
+
+    Raises:
+        NotADirectoryError: a parent of ``path`` is a file (said as such, not "File exists").
+        IsADirectoryError: ``path`` itself is a folder.
+        OSError: the folder cannot be created.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    return path
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file, fsync, rename).
 
     Creates the parent folder. Raises ``OSError`` (e.g. ``NotADirectoryError``) when
     the destination cannot be written; no temporary file is left behind.
     """
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # the parent is a file: say that, not "File exists"
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path.parent)) from None
+    path = ensure_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -254,6 +254,7 @@ def run_rollout(
         flutter_min_margin=float(min(r["margin"] for r in scene.flutter)),
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
+        import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
     )
 
     F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))

@@ -171,10 +171,26 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
 
 
 def _import_hand(builder: newton.ModelBuilder, mjcf: Path):
-    """Import the unmodified MJCF at the world origin (the pose is set through joint_q)."""
-    from importer_patches import add_mjcf
+    """Import the unmodified MJCF at the world origin (the pose is set through joint_q).
 
-    return add_mjcf(builder, str(mjcf))
+    The importer's :class:`~importer_patches.FreeJointActuatorWarning` (manosim's six
+    wrist actuators target what Newton makes a free joint) is expected here: the
+    replay drives the wrist with a wrench built from ``report.wrist_gains`` instead.
+    It is kept in ``report.warnings`` (and in every rollout's ``import_warnings``)
+    and said once per study by :func:`replay.study.run_study`, not once per scene.
+    Any other import warning is re-issued.
+    """
+    import warnings
+
+    from importer_patches import FreeJointActuatorWarning, add_mjcf
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = add_mjcf(builder, str(mjcf))
+    for w in caught:
+        if not issubclass(w.category, FreeJointActuatorWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return report
 
 
 def build_model(

@@ -206,13 +206,10 @@ def run_job(job: Job) -> dict:
     """
     import warnings
 
-    from importer_patches import FreeJointActuatorWarning
     from replay.data import load_recording
     from replay.rollout import run_rollout
 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    # each import report's warnings are kept in the rollout JSON; say them once per worker
-    warnings.filterwarnings("once", category=FreeJointActuatorWarning)
     if job.quiet:
         import warp as wp
 
@@ -356,11 +353,12 @@ def run_study(
         missing = want - {s.split("/")[-1].rsplit("_", 1)[0] for s in seqs} - set(seqs)
         if missing:
             have = sorted({s.split("/")[-1].rsplit("_", 1)[0] for s in all_seqs})
-            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}; objects: {', '.join(have)}")
+            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}; give an object "
+                            f"({', '.join(have)}) or a sequence ({', '.join(all_seqs)})")
     if not seqs:
         raise DataError(None, "sequences", f"no {dataset} sequences to run")
     manosim_dir = dataset_dir("manosim", data_dir)
-    mjcf = hand_mjcf_path(manosim_dir, config)  # right hand: recorded at study level; rollouts name their own
+    hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     chash = config_hash(config)
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
@@ -396,7 +394,8 @@ def run_study(
         ordered = [results[s] for s in seqs if s in results]
         study = {
             "dataset": dataset,
-            "hand_mjcf": str(mjcf),
+            "hand": {"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
+                     "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
             "config": config.to_dict(),
             "config_hash": chash,
             "ablation": ablation,
@@ -420,12 +419,22 @@ def run_study(
         atomic_write_text(out, dumps(study))
         return study
 
+    said: set[str] = set()
+
+    def say_import_warnings(doc: dict) -> None:
+        # the hand's import warnings (recorded in every rollout JSON), once per study
+        for w in doc.get("import_warnings") or []:
+            if w not in said:
+                said.add(w)
+                tqdm.write(f"note (hand import, every rollout): {w}")
+
     study = write()
     bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
     if workers <= 1:
         for job in todo:
             try:
                 results[job.sequence] = run_job(job)
+                say_import_warnings(results[job.sequence])
             except DataError as e:
                 failed[job.sequence] = str(e)
             except Exception as e:  # a bug in one rollout must not lose the others
@@ -446,6 +455,7 @@ def run_study(
                     status, value = "error", f"{type(e).__name__}: {e}"
                 if status == "ok":
                     results[job.sequence] = value
+                    say_import_warnings(value)
                 else:
                     failed[job.sequence] = value
                 bar.update(1)

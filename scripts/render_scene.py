@@ -3,7 +3,7 @@
     python scripts/render_scene.py --dataset grab --sequence mug_lift --out renders/mug_lift.mp4
     python scripts/render_scene.py --dataset hug-bench --sequence test/small_2 --out renders/small_2.mp4
 
-* If ``--study`` (default ``out/study.json``) has a rollout for (dataset, sequence)
+* If ``--study`` (default ``out/<dataset>/study.json``, where ``make study`` writes it) has a rollout for (dataset, sequence)
   and ``--recorded`` is not given, that rollout's saved poses are rendered
   (``--ablation`` for its contact-ablation re-run).
 * Otherwise the recording itself is rendered around its grasp: objects at their
@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", required=True, choices=("grab", "taco", "hug-bench"))
     ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
     ap.add_argument("--out", type=Path, default=None, help="mp4 (default renders/<sequence>.mp4)")
-    ap.add_argument("--study", type=Path, default=Path("out/study.json"), help="study JSON to look the rollout up in")
+    ap.add_argument("--study", type=Path, default=None,
+                    help="study JSON to look the rollout up in (default out/<dataset>/study.json, if it exists)")
     ap.add_argument("--recorded", action="store_true", help="render the recording even if a rollout exists")
     ap.add_argument("--ablation", action="store_true", help="render the rollout's contact-ablation re-run")
     ap.add_argument("--data", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from replay.render_scene import find_rollout, render_recording, scene_window
 
+        if args.study is None:
+            args.study = Path("out") / args.dataset / "study.json"
+        elif not args.study.is_file():
+            raise ReplayError(f"--study {args.study}: no such file (omit --study to use out/<dataset>/study.json, "
+                              "or --recorded to render the recording)")
         if not args.recorded and args.study.is_file():
             study, study_dir = render.load_study(args.study)
             hit = find_rollout(study, args.dataset, args.sequence)

@@ -20,10 +20,9 @@ import json
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 from replay.data import RECORDING_DATASETS, list_sequences, load_recording
-from replay.fileio import sha256_file
+from replay.fileio import ensure_parent, sha256_file
 from replay.errors import DataError
 from replay.validation import object_frame as of
 
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)
 
-    out = Path(args.out)
+    out = ensure_parent(args.out)  # an unwritable --out fails now, not after the work
     payload = {"schema": "object_frame_validation/1", "datasets": {}}
     if out.is_file():
         try:

@@ -29,6 +29,7 @@ from replay.kinematics.coords import default_mjcf  # noqa: E402
 from replay.kinematics.ik import IKOptions  # noqa: E402
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize  # noqa: E402
 from replay.config import DEFAULT_HAND_VARIANT  # noqa: E402
+from replay.fileio import atomic_write_text, ensure_parent  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                          "replay.scene.DEFAULT_HAND_VARIANT: zerohand for grab/taco, myhand for hug-bench)")
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
     args = ap.parse_args(argv)
+    ensure_parent(args.out)  # an unwritable --out fails now, not after minutes of IK
 
     opts = IKOptions(stride=args.stride)
     sides = {}
@@ -120,12 +122,12 @@ def main(argv: list[str] | None = None) -> int:
                      "mujoco": mujoco.__version__},
         "mirror": os.environ.get("REPLAY_MIRROR"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=1, default=str))
-    os.replace(tmp, args.out)
+    atomic_write_text(args.out, json.dumps(summary, indent=1, default=str))
     png = plot_finger_errors(seqs, args.out.with_suffix(".png"), title="pose mapping: manosim FK vs recorded")
     o = summary["overall"]["all"]
+    for ds, d in summary.get("datasets", {}).items():
+        a = d["all"]
+        print(f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm")
     print(f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
           f"max {o['max_mm']} mm -> {args.out}, {png}")
     return 0

@@ -123,7 +123,7 @@ def test_cli_hug_whole_scene(tmp_path, capsule_rhand):
     out = tmp_path / "small_9.mp4"
     rc = _script("render_scene").main([
         "--dataset", "hug-bench", "--sequence", "test/small_9", "--data", str(tmp_path / "data"),
-        "--study", str(tmp_path / "no_study.json"), "--out", str(out), "--size", "320x240",
+        "--recorded", "--out", str(out), "--size", "320x240",
         "--hand-mjcf", str(capsule_rhand),
     ])
     assert rc == 0 and fx.grasp_frame == 16
@@ -141,3 +141,10 @@ def test_cli_bad_input_exit_2(tmp_path, capsys):
     assert rc == 2 and "rollouts[0].poses" in capsys.readouterr().err
     rc = _script("render_montage").main(["--study", str(tmp_path / "none.json"), "--out", str(tmp_path / "m.mp4")])
     assert rc == 2 and "study JSON not found" in capsys.readouterr().err
+
+
+def test_cli_explicit_missing_study_is_an_error(tmp_path, capsys):
+    rc = _script("render_scene").main(["--dataset", "grab", "--sequence", "mug_lift",
+                                       "--study", str(tmp_path / "none.json"), "--out", str(tmp_path / "m.mp4")])
+    assert rc != 0 and "no such file" in capsys.readouterr().err
+    assert not (tmp_path / "m.mp4").exists()
