@@ -262,8 +262,9 @@ def flutter_margins(
         if margin < config.flutter_safety:
             raised = float(config.flutter_safety * d_crit - np.min(kd[sl]))
             warnings.warn(
-                f"finger joint {j + 1}: total damping {d_total:.4g} is short of the flutter bound "
-                f"{d_crit:.4g} x {config.flutter_safety} (theta {theta[j]:.2f} rad); passive damping raised to {raised:.4g}",
+                f"finger joint {j + 1}: total damping {d_total:.4g} N·m·s/rad is below {config.flutter_safety} x its "
+                f"ball-drive flutter bound {d_crit:.4g} (commanded angle {theta[j]:.2f} rad); passive damping "
+                f"raised to {raised:.4g} (recorded in the rollout's `flutter`)",
                 stacklevel=2,
             )
         out.append(dict(joint=j, theta_max=float(theta[j]), m=m, kp=kp, d_total=d_total, d_crit=d_crit,
