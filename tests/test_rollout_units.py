@@ -65,7 +65,7 @@ def test_flutter_margins_raise_damping_where_short():
     q = np.tile(Rotation.from_rotvec([0, 0, 1.24]).as_quat(), (10, 15, 1))
     m = np.full(45, 1e-3)
     ke = np.full(45, 30.0)
-    with pytest.warns(UserWarning, match="short of the flutter bound"):
+    with pytest.warns(UserWarning, match="below 1.25 x its ball-drive flutter bound"):
         recs = flutter_margins(q, m, ke, np.full(45, 0.01), np.zeros(45), cfg)
     r = recs[0]
     assert r["theta_max"] == pytest.approx(1.24)
