@@ -7,6 +7,7 @@ Programming errors (anything else) still raise with their traceback.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 
@@ -39,3 +40,12 @@ def run(main: Callable[[], int | None]) -> int:
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun with --resume where offered)", file=sys.stderr)
         return 130
+
+
+def size_arg(text: str) -> tuple[int, int]:
+    """argparse type for a frame size ``WxH`` in pixels, e.g. ``640x480`` -> (640, 480)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WxH in pixels (e.g. 640x480), got {text!r}") from None
+    return w, h

@@ -19,15 +19,9 @@ import sys
 from pathlib import Path
 
 from replay import render
+from replay.cli import size_arg
 from replay.errors import ReplayError
 
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WxH (e.g. 320x240), got {text!r}") from None
-    return w, h
 
 
 def split_objects(values: list[str] | None) -> list[str] | None:
@@ -46,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")
     ap.add_argument("--objects", nargs="+", default=None,
                     help="only these objects, in study order: comma- and/or space-separated (mug,banana)")
-    ap.add_argument("--size", type=_size, default=None, help="tile size WxH, even (default: fit 1920x1080)")
+    ap.add_argument("--size", type=size_arg, default=None, help="tile size WxH, even (default: fit 1920x1080)")
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
     ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")

@@ -22,15 +22,9 @@ import sys
 from pathlib import Path
 
 from replay import render
+from replay.cli import size_arg
 from replay.errors import ReplayError
 
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WxH (e.g. 640x480), got {text!r}") from None
-    return w, h
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hand-mjcf", type=Path, default=None, help="manosim MJCF (default myhand capsule hand)")
     ap.add_argument("--before", type=float, default=None, help="seconds before the grasp (recorded motion)")
     ap.add_argument("--after", type=float, default=None, help="seconds after the grasp (recorded motion)")
-    ap.add_argument("--size", type=_size, default=(640, 480))
+    ap.add_argument("--size", type=size_arg, default=(640, 480))
     ap.add_argument("--fps", type=float, default=30.0)
     args = ap.parse_args(argv)
     out = args.out or Path("renders") / (args.sequence.replace("/", "_") + ".mp4")
