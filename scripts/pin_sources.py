@@ -22,6 +22,15 @@ from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
 from replay.data.sources import GITHUB_SOURCES, PINS_PATH, github_source_for  # noqa: E402
 
 
+def _is_hidden(rel: str) -> bool:
+    """True for a path with a dot-named component (``.git``, editor or tool temp files).
+
+    Upstream repositories publish none of the data we pin under such names, and a stray
+    temp file left in a mirror must never become a pinned, required file.
+    """
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror", required=True, type=Path)
@@ -34,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {folder} missing", file=sys.stderr)
             return 1
         for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                rel = p.relative_to(folder).as_posix()
+            rel = p.relative_to(folder).as_posix()
+            if p.is_file() and not _is_hidden(rel):
                 github_source_for(dataset, rel)  # every file must map to a pinned source
                 files[f"{dataset}/{rel}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
     atomic_write_text(args.out, json.dumps({"format": 1, "files": files}, indent=1, sort_keys=True) + "\n")

@@ -63,8 +63,8 @@ def test_github_download_uses_pinned_commits(mirror, tmp_path, monkeypatch):
     res_taco = fetch("taco", dest, progress=False)[0]
     res_mano = fetch("manosim", dest, progress=False)[0]
     assert res_taco.source == res_mano.source == "github"
-    assert res_taco.staged == 4 and res_mano.staged == 79
-    assert len(fake.urls) == 83 and len(set(fake.urls)) == 83
+    assert res_taco.staged == 4 and res_mano.staged == 77
+    assert len(fake.urls) == 81 and len(set(fake.urls)) == 81
     assert all(u.startswith(RAW) for u in fake.urls)
     taco_urls = [u for u in fake.urls if "GeneOH-Diffusion" in u]
     assert sorted(taco_urls) == sorted(

@@ -32,8 +32,15 @@ def _sha(path: Path) -> str:
 
 
 def _mirror_files(mirror: Path) -> dict[str, Path]:
-    return {p.relative_to(mirror).as_posix(): p
-            for ds in PINNED_DATASETS for p in (mirror / ds).rglob("*") if p.is_file()}
+    """Every data file of the pinned datasets in the mirror; dot-named paths (tool and
+    editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``) are not data."""
+    files = {}
+    for ds in PINNED_DATASETS:
+        for p in (mirror / ds).rglob("*"):
+            rel = p.relative_to(mirror).as_posix()
+            if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
+                files[rel] = p
+    return files
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +63,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     expected = _mirror_files(mirror)
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
     assert set(man) == set(expected)
-    assert len(man) == 376  # 79 manosim + 293 grab + 4 taco files in the mirror
+    assert len(man) == 374  # 77 manosim + 293 grab + 4 taco files in the mirror
     for key, src in expected.items():
         entry = man[key]
         digest = _sha(src)
@@ -72,7 +79,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     assert man["taco/20231104_010.pkl"]["upstream_path"] == "data/taco/source_data/20231104_010.pkl"
     by_name = {r.dataset: r for r in results}
     assert by_name["hug-bench"].source == "skipped" and "no hug-bench copy" in by_name["hug-bench"].note
-    assert sum(r.staged for r in results) == 376
+    assert sum(r.staged for r in results) == 374
 
 
 def test_rerun_stages_nothing_new(staged, mirror):
@@ -81,7 +88,7 @@ def test_rerun_stages_nothing_new(staged, mirror):
     mtimes = {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()}
     results = fetch("all", dest, mirror=mirror, progress=False)
     assert sum(r.staged for r in results) == 0
-    assert sum(r.skipped for r in results) == 376
+    assert sum(r.skipped for r in results) == 374
     assert (dest / "MANIFEST.json").read_bytes() == before
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.json"} == \
         {p: t for p, t in mtimes.items() if p.name != "MANIFEST.json"}
@@ -218,7 +225,7 @@ def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):
     assert "grab: 293 file(s) staged from mirror" in proc.stdout
     assert "hug-bench: skipped" in proc.stdout
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
-    assert len(man) == 376
+    assert len(man) == 374
     key = "grab/recordings/mug_lift.pkl"
     assert man[key]["sha256"] == _sha(mirror / key)
     # REPLAY_MIRROR works as the default mirror; a re-run stages nothing
