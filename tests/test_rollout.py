@@ -11,28 +11,17 @@ import numpy as np
 import pytest
 
 from replay.config import ReplayConfig
-from replay.data.grab import load_grab
 from replay.diagnostics import drive_hold_test, flutter_bound, quat_angle
 from replay.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
-from replay.study import crop_recording, hand_trajectory
+from short_window import SHORT, short_window
 
 pytestmark = pytest.mark.needs_data
-
-#: small GRAB object whose replay lifts with the default settings (see the study results)
-OBJECT = "cubesmall"
-#: a short protocol: 0.5 s of recorded approach (1 s at half speed), a 6 cm lift
-SHORT = dict(approach_window_s=0.5, settle_s=0.2, lift_height=0.06, lift_s=0.5, hold_s=0.3,
-             lifted_min_rise=0.03)
 
 
 @pytest.fixture(scope="module")
 def window(grab_dir, capsule_rhand):
-    """(recording cropped to the replayed window, hand coords (T, 67)) for OBJECT."""
-    rec = load_grab(grab_dir / "recordings" / f"{OBJECT}_lift.pkl")
-    g = rec.grasp_frame
-    start = int(np.searchsorted(rec.time, rec.time[g] - SHORT["approach_window_s"])) - 2
-    rec = crop_recording(rec, max(0, start), g + 3)
-    return hand_trajectory(rec, capsule_rhand)
+    """(recording cropped to the replayed window, hand coords (T, 67)) for the short window."""
+    return short_window(grab_dir, capsule_rhand)
 
 
 @pytest.fixture(scope="module")

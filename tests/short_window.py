@@ -1,0 +1,31 @@
+"""The short real rollout shared by the CPU rollout tests and the CUDA tests.
+
+One small GRAB object whose replay lifts with the default settings (see the study
+results), replayed over a short window before the recorded lift onset, so a test runs
+the whole chain (adapter -> landmark IK -> importer -> scene -> controls -> solver)
+in seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from replay.data.grab import load_grab
+from replay.study import crop_recording, hand_trajectory
+
+#: small GRAB object whose replay lifts with the default settings
+OBJECT = "cubesmall"
+#: a short protocol: 0.5 s of recorded approach (1 s at half speed), a 6 cm lift
+SHORT = dict(approach_window_s=0.5, settle_s=0.2, lift_height=0.06, lift_s=0.5, hold_s=0.3,
+             lifted_min_rise=0.03)
+
+
+def short_window(grab_dir: Path, mjcf: Path):
+    """(recording cropped to the replayed window, hand coords (T, 67), Newton xyzw) for OBJECT."""
+    rec = load_grab(grab_dir / "recordings" / f"{OBJECT}_lift.pkl")
+    g = rec.grasp_frame
+    start = int(np.searchsorted(rec.time, rec.time[g] - SHORT["approach_window_s"])) - 2
+    rec = crop_recording(rec, max(0, start), g + 3)
+    return hand_trajectory(rec, mjcf)

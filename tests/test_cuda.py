@@ -1,0 +1,79 @@
+"""The CUDA path (``--device cuda``: mujoco-warp through ``SolverMuJoCo``) on a real rollout.
+
+Skipped on machines without a CUDA device (CI, most developers) unless
+``REPLAY_REQUIRE_CUDA=1``, where a missing device is a failure: set it when running
+these on a GPU machine so a broken CUDA install cannot pass by skipping.
+
+The same short GRAB window as ``test_rollout.py`` (tests/short_window.py) is replayed
+with contact, with the contact ablation, and with an injected contact-capacity
+overflow, so the CUDA-only code (mujoco-warp contact arrays, the ``overflow``
+observable, read-back from ``mjw_model``) is exercised end to end.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from replay.config import ReplayConfig
+from replay.rollout import run_rollout
+from short_window import SHORT, short_window
+
+pytestmark = [pytest.mark.needs_data, pytest.mark.cuda]
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    import warp as wp
+
+    if not wp.is_cuda_available():
+        if os.environ.get("REPLAY_REQUIRE_CUDA") == "1":
+            pytest.fail("REPLAY_REQUIRE_CUDA=1 but Warp finds no CUDA device")
+        pytest.skip("no CUDA device (Warp)")
+    return "cuda"
+
+
+@pytest.fixture(scope="module")
+def window(cuda, grab_dir, capsule_rhand):
+    return short_window(grab_dir, capsule_rhand)
+
+
+@pytest.fixture(scope="module")
+def rollouts(window, capsule_rhand):
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT, device="cuda")
+    return (run_rollout(rec, coords, capsule_rhand, cfg, ablation=False),
+            run_rollout(rec, coords, capsule_rhand, cfg, ablation=True), cfg)
+
+
+def test_cuda_rollout_lifts_through_contact(rollouts):
+    res, _, cfg = rollouts
+    m = res.metrics
+    assert m["stable"] and m["completed"], m["unstable_reason"]
+    # the same criteria as the CPU test (test_rollout.py): most of the 6 cm lift is kept
+    assert m["rise"] > 0.045 and m["lifted"] and m["outcome"] == "lifted", m
+    assert m["contacts_force_at_lift"] > 0
+    assert m["wrist_err_median_mm"] < 10.0
+    # the force limit reached mujoco-warp's model and bounds the actuator force
+    assert m["readback"]["finger_forcerange"] == pytest.approx(cfg.effort_limit)
+    assert m["finger_actuator_force_max"] <= cfg.effort_limit * (1 + 1e-5)
+    assert np.all(np.isfinite(res.poses["body_pos"]))
+
+
+def test_cuda_ablation_object_does_not_move(rollouts):
+    _, ab, _ = rollouts
+    m = ab.metrics
+    assert m["stable"] and m["completed"], m["unstable_reason"]
+    assert m["max_hand_object_contacts"] == 0 and np.all(ab.poses["contact_count"] == 0)
+    assert m["max_object_disp_mm"] < 1.0 and not m["lifted"]
+
+
+def test_cuda_injected_contact_overflow_is_reported(window, capsule_rhand):
+    """mujoco-warp drops contacts past nconmax; the rollout must stop and say so."""
+    rec, coords = window
+    res = run_rollout(rec, coords, capsule_rhand, ReplayConfig(**SHORT, device="cuda", contact_capacity=2))
+    m = res.metrics
+    assert m["outcome"] == "unstable" and not m["stable"]
+    assert "overflow" in m["unstable_reason"], m["unstable_reason"]
