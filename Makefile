@@ -14,7 +14,7 @@ MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
 STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
-.PHONY: setup study validate test test-slow fetch clean
+.PHONY: setup study validate test test-slow test-cuda bench-devices fetch clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ test: setup
 
 test-slow: setup
 	$(PY) -m pytest -m slow
+
+# CUDA machines only: the mujoco-warp path. REPLAY_REQUIRE_CUDA=1 turns a missing device into a failure.
+test-cuda: setup
+	REPLAY_REQUIRE_CUDA=1 $(PY) -m pytest -m cuda
+
+OBJECTS ?= cubesmall,stamp
+bench-devices: fetch
+	$(PY) benchmarks/device_compare.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --json $(OUT_DIR)/$(DATASET)/device_compare.json
 
 clean:
 	rm -rf $(OUT_DIR) $(RENDER_DIR)

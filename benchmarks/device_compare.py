@@ -67,6 +67,11 @@ def main(argv=None) -> int:
     devices = [d.strip() for d in a.devices.split(",") if d.strip()]
     if not devices or set(devices) - {"cpu", "cuda"}:
         raise DataError(None, "--devices", f"expected cpu and/or cuda, got {a.devices!r}")
+    if "cuda" in devices:
+        import warp as wp
+
+        if not wp.is_cuda_available():
+            raise DataError(None, "--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.study import run_study
 
@@ -74,11 +79,6 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for dev in devices:
             cfg = resolve_hand_variant(ReplayConfig(device=dev).validate(), a.dataset)
-            if dev == "cuda":
-                import warp as wp
-
-                if not wp.is_cuda_available():
-                    raise DataError(None, "--devices", "cuda requested but Warp finds no CUDA device")
             from replay.data import list_sequences
 
             first = next((s for s in list_sequences(a.dataset, a.data)
