@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from replay.cli import run  # noqa: E402
 from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
-from replay.errors import DataError  # noqa: E402
+from replay.errors import UsageError  # noqa: E402
 from replay.fileio import atomic_write_text  # noqa: E402
 
 FIELDS = ("outcome", "rise", "wrist_err_median_mm", "contacts_force_at_lift", "wall_s", "rtf")
@@ -66,12 +66,12 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     devices = [d.strip() for d in a.devices.split(",") if d.strip()]
     if not devices or set(devices) - {"cpu", "cuda"}:
-        raise DataError(None, "--devices", f"expected cpu and/or cuda, got {a.devices!r}")
+        raise UsageError("--devices", f"expected cpu and/or cuda, got {a.devices!r}")
     if "cuda" in devices:
         import warp as wp
 
         if not wp.is_cuda_available():
-            raise DataError(None, "--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
+            raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.study import run_study
 
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
             first = next((s for s in list_sequences(a.dataset, a.data)
                           if s.split("/")[-1].rsplit("_", 1)[0] == objects[0]), None)
             if first is None:
-                raise DataError(None, "--objects", f"no {a.dataset} sequence for {objects[0]!r}")
+                raise UsageError("--objects", f"no {a.dataset} sequence for {objects[0]!r}")
             compile_s = warm_up(a.dataset, first, cfg, a.data)
             t0 = time.perf_counter()
             study = run_study(a.dataset, Path(tmp) / dev / "study.json", cfg, objects=objects, workers=1,

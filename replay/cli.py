@@ -1,8 +1,20 @@
-"""What every script in ``scripts/`` does around its ``main``: one-line errors.
+"""What every script in ``scripts/`` does around its ``main``: one-line errors and
+one exit-status convention.
 
 A user who passes a bad path or bad data gets ``error: <file>: <what is wrong>``
 and a non-zero exit status, never a Python traceback from deep inside a library.
 Programming errors (anything else) still raise with their traceback.
+
+Exit status, the same for every script:
+
+* 0: done;
+* 1: the work could not be done, or not all of it: missing or bad input data, a
+  fetch or integrity failure, an output that cannot be written, recordings that could
+  not be replayed (the others are kept);
+* 2: the command line is wrong: malformed arguments (argparse) or an option value the
+  command cannot use (:class:`~replay.errors.UsageError`: unknown object or sequence,
+  no CUDA device for ``--device cuda``);
+* 130: interrupted (Ctrl-C); results written so far are kept.
 """
 
 from __future__ import annotations
@@ -11,22 +23,31 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from replay.errors import ReplayError
+from replay.errors import ReplayError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def report(exc: ReplayError, prog: str | None = None) -> int:
+    """Print ``[prog: ]error: <message>`` to stderr; return the exit status for ``exc``
+    (2 for a :class:`~replay.errors.UsageError`, else 1)."""
+    print(f"{prog + ': ' if prog else ''}error: {exc}", file=sys.stderr)
+    return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED
 
 
 def run(main: Callable[[], int | None]) -> int:
     """Call ``main()`` and turn expected failures into messages.
 
     Returns:
-        ``main``'s exit status; 1 for a :class:`~replay.errors.ReplayError` (bad input,
-        fetch or integrity problem) or an ``OSError`` (unreadable input, unwritable
-        output: the message names the path); 130 on Ctrl-C.
+        ``main``'s exit status; for an escaping :class:`~replay.errors.ReplayError`
+        the status of :func:`report` (2 for a usage error, 1 for bad input, fetch or
+        integrity problem); 1 for an ``OSError`` (unreadable input, unwritable output:
+        the message names the path); 130 on Ctrl-C.
     """
     try:
         return int(main() or 0)
     except ReplayError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return report(exc)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else ""
         what = exc.strerror or type(exc).__name__

@@ -25,10 +25,25 @@ class DataError(ReplayError):
     def __init__(self, path: str | Path | None, field: str | None, message: str):
         self.path = None if path is None else Path(path)
         self.field = field
-        where = str(self.path) if self.path is not None else "<input>"
-        if field:
-            where += f" [{field}]"
+        if self.path is not None:
+            where = str(self.path) + (f" [{field}]" if field else "")
+        else:  # an option or setting, not a file: name it alone
+            where = field or "input"
         super().__init__(f"{where}: {message}")
+
+
+class UsageError(DataError):
+    """A command-line option has a value the command cannot use (an unknown object or
+    sequence, a device that is not there). Scripts exit with status 2 for it, as
+    argparse does for malformed arguments (see :mod:`replay.cli`).
+
+    Args:
+        option: the option, e.g. ``--objects``.
+        message: what is wrong and what would work.
+    """
+
+    def __init__(self, option: str, message: str):
+        super().__init__(None, option, message)
 
 
 class FetchError(ReplayError):

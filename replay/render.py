@@ -59,7 +59,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
-from replay.errors import DataError, OutputError  # noqa: E402
+from replay.errors import DataError, OutputError, UsageError  # noqa: E402
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
@@ -261,7 +261,8 @@ class Clip:
 class RenderStats:
     """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
     ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
-    montage, ``left_out`` rollouts beyond its clip limit."""
+    montage, ``left_out`` rollouts beyond its clip limit and ``skipped`` (True when an
+    up-to-date montage was kept, see :func:`render_montage`)."""
 
     path: Path
     frames: int
@@ -269,6 +270,7 @@ class RenderStats:
     seconds: float
     ms_per_frame: float
     left_out: int = 0
+    skipped: bool = False
 
 
 def load_study(study_path: str | Path) -> tuple[dict, Path]:
@@ -1143,7 +1145,8 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) ->
     """Rollouts to show, in study order, optionally only those of ``objects``.
 
     Raises:
-        DataError: an object asked for is not in the study, or the study is empty.
+        UsageError: an object asked for is not in the study.
+        DataError: the study is empty.
     """
     rolls = list(enumerate(study["rollouts"]))
     base = Path(source).parent
@@ -1152,11 +1155,50 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) ->
         have = {str(r.get("object")) for _, r in rolls}
         missing = [o for o in objects if o not in have]
         if missing:
-            raise DataError(source, "rollouts", f"no rollout for object(s) {missing}; study has {sorted(have)}")
+            raise UsageError("--objects", f"no rollout for object(s) {missing} in {source}; it has {sorted(have)}")
         rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
     if not rolls:
         raise DataError(source, "rollouts", "study has no rollouts to render")
     return rolls
+
+
+def montage_record_path(out_path: str | Path) -> Path:
+    """The JSON written beside a montage (``montage.mp4`` -> ``montage.mp4.json``): what it
+    shows (study, rollouts, variant, layout) and the key of its inputs."""
+    out = Path(out_path)
+    return out.with_name(out.name + ".json")
+
+
+def _sha256_of(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str],
+                 params: dict) -> str:
+    """SHA-256 over everything a montage is drawn from: each shown rollout's per-rollout
+    JSON and saved poses (by content), the render settings, and this module's source
+    (a change to the renderer re-renders). A resumed study that rewrote only its summary
+    (wall time) leaves the key unchanged."""
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(json.dumps(params, sort_keys=True).encode())
+    h.update(_sha256_of(Path(__file__)).encode())
+    for i, r in chosen:
+        full = expand_rollout(r, study_dir, study_path, f"rollouts[{i}].")
+        h.update(json.dumps(full, sort_keys=True, default=str).encode())
+        for v in variants:
+            entry = full.get("ablation") if v == "ablation" else full
+            poses = entry.get("poses") if isinstance(entry, dict) else None
+            p = Path(study_dir) / str(poses) if poses else None
+            h.update((_sha256_of(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
+    return h.hexdigest()
 
 
 def render_montage(
@@ -1169,6 +1211,7 @@ def render_montage(
     variant: str = "main",
     max_clips: int = MONTAGE_MAX_CLIPS,
     progress: bool = False,
+    force: bool = False,
 ) -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
@@ -1189,6 +1232,10 @@ def render_montage(
         max_clips: at most this many tiles: the first rollouts in study order are shown,
             the rest left out with a warning (counted in ``RenderStats.left_out``).
         progress: print one line per clip.
+        force: render even when the montage is up to date. Otherwise, when ``out_path``
+            exists and its record (:func:`montage_record_path`) holds the same input key
+            (:func:`_montage_key`: same rollouts, poses, settings and renderer), it is kept
+            and nothing is rendered (``RenderStats.skipped``).
 
     Returns:
         :class:`RenderStats` of the montage (``ms_per_frame`` = mean per-tile render time).
@@ -1221,6 +1268,18 @@ def render_montage(
             "pass objects=... or raise max_clips for the rest", stacklevel=2,
         )
         chosen = chosen[:keep]
+    params = {"cols": cols, "tile": list(tile) if tile else None, "fps": fps, "variant": variant,
+              "max_clips": max_clips, "objects": list(objects) if objects else None}
+    key = _montage_key(chosen, study_dir, study_path, variants, params)
+    record_path = montage_record_path(out)
+    if not force and out.is_file() and record_path.is_file():
+        try:
+            rec = json.loads(record_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            rec = {}
+        if rec.get("key") == key:
+            return RenderStats(out, int(rec.get("frames", 0)), tuple(rec.get("size", (0, 0))),
+                               _time.perf_counter() - t_start, 0.0, left_out=left_out, skipped=True)
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     clips: list[Clip | str] = []
@@ -1277,5 +1336,13 @@ def render_montage(
         n = write_mp4(compose(), out, fps)
         del stores
     secs = _time.perf_counter() - t_start
+    from replay.fileio import atomic_write_text
+
+    atomic_write_text(record_path, json.dumps({
+        "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n, "size": [W, H],
+        "tile": [tw, th], "grid": [cols, rows], "variant": variant,
+        "rollouts": [str(r.get("sequence") or r.get("object") or i) for i, r in chosen], "left_out": left_out,
+        "render_s": secs,
+    }, indent=1) + "\n")
     return RenderStats(out, n, (W, H), secs, 1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1),
                        left_out=left_out)

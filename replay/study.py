@@ -39,7 +39,7 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
-from replay.errors import DataError
+from replay.errors import DataError, UsageError
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -340,7 +340,7 @@ def run_study(
         import warp as wp
 
         if not wp.is_cuda_available():
-            raise DataError(None, "--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
+            raise UsageError("--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
     out = Path(out)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
@@ -353,7 +353,7 @@ def run_study(
         missing = want - {s.split("/")[-1].rsplit("_", 1)[0] for s in seqs} - set(seqs)
         if missing:
             have = sorted({s.split("/")[-1].rsplit("_", 1)[0] for s in all_seqs})
-            raise DataError(None, "--objects", f"no {dataset} sequence for {sorted(missing)}; give an object "
+            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give an object "
                             f"({', '.join(have)}) or a sequence ({', '.join(all_seqs)})")
     if not seqs:
         raise DataError(None, "sequences", f"no {dataset} sequences to run")

@@ -8,8 +8,8 @@ Examples:
     python scripts/fetch_data.py --verify                           # re-hash data/
 
 Sources and pinned revisions: README.md ("Data sources") and replay/data/sources.py.
-Exit status: 0 on success, 1 on a fetch/verify error or an unknown dataset name, 2 on
-malformed command-line arguments.
+Exit status (the convention of replay.cli): 0 on success, 1 on a fetch or verify
+error, 2 on bad command-line arguments (an unknown dataset name among them).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from replay.data.fetch import LINK_MODES, fetch  # noqa: E402
 from replay.data.manifest import verify  # noqa: E402
 from replay.data.sources import DATASET_NAMES, HUG_BENCH_ASSETS, HUG_RECORDINGS, HUG_SPLITS  # noqa: E402
+from replay.cli import report  # noqa: E402
 from replay.errors import ReplayError  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", default="all",
+    ap.add_argument("--dataset", default="all", choices=[*DATASET_NAMES, "all"],
                     help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)")
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")
     ap.add_argument("--mirror", default=None,
@@ -72,8 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                         scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
                         progress=progress)
     except ReplayError as exc:
-        print(f"fetch_data: error: {exc}", file=sys.stderr)
-        return 1
+        return report(exc, "fetch_data")
     except KeyboardInterrupt:
         print("fetch_data: interrupted; completed files are kept, re-run to resume", file=sys.stderr)
         return 130

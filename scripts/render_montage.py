@@ -9,7 +9,9 @@ different lengths hold their last frame. Defaults: 3 x 2 grid of 640 x 480 tiles
 up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080 (30 clips:
 6 x 5 tiles of 288 x 216); at most 30 tiles (the first rollouts; a note says how many
 were left out) unless ``--max-clips`` says otherwise.
-Exit status 2 with a one-line message on bad input.
+A montage whose inputs have not changed since it was written (``OUT.json`` beside it
+records their key) is kept, not re-rendered, unless ``--force``.
+Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 from pathlib import Path
 
 from replay import render
-from replay.cli import size_arg
+from replay.cli import report, run, size_arg
 from replay.errors import ReplayError
 
 
@@ -45,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
     ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
     ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS)
+    ap.add_argument("--force", action="store_true",
+                    help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
     ap.add_argument("--clips", type=Path, default=None,
                     help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480")
     args = ap.parse_args(argv)
@@ -54,9 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     variant = "both" if args.pairs else ("ablation" if args.ablation else "main")
     try:
         st = render.render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
-                                   fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True)
-        print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
-              f"({st.ms_per_frame:.1f} ms per tile frame)")
+                                   fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True,
+                                   force=args.force)
+        if st.skipped:
+            print(f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
+                  f"settings as {render.montage_record_path(st.path).name} records); --force re-renders")
+        else:
+            print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
+                  f"({st.ms_per_frame:.1f} ms per tile frame)")
         if st.left_out:
             print(f"NOTE: {st.left_out} rollout(s) left out of the montage (limit --max-clips {args.max_clips}); "
                   "use --objects or a larger --max-clips", file=sys.stderr)
@@ -67,11 +76,13 @@ def main(argv: list[str] | None = None) -> int:
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
                     cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
                     print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
-    except (ReplayError, ValueError) as exc:
+    except ReplayError as exc:
+        return report(exc, "render_montage")
+    except ValueError as exc:  # settings the renderer cannot use (layout, frame size)
         print(f"render_montage: error: {exc}", file=sys.stderr)
         return 2
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

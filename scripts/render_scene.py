@@ -12,7 +12,7 @@
   recording (landmark IK for GRAB via ``replay.kinematics``) or, with
   ``--hand landmarks`` or when no joint rotations can be had, as a landmark skeleton.
 
-Exit status 2 with a one-line message on bad input.
+Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 from replay import render
-from replay.cli import size_arg
-from replay.errors import ReplayError
+from replay.cli import report, run, size_arg
+from replay.errors import ReplayError, UsageError
 
 
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             print(f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording")
         elif args.ablation:
-            raise ReplayError("--ablation needs a study rollout (is --study right?)")
+            raise UsageError("--ablation", "needs a study rollout (is --study right?)")
         from replay.data import load_recording
 
         rec = load_recording(args.dataset, args.sequence, args.data)
@@ -74,10 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
               f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
-        print(f"render_scene: error: {exc}", file=sys.stderr)
-        return 2
+        return report(exc, "render_scene")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

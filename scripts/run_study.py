@@ -6,10 +6,11 @@ Example:
 
 Writes ``out/study.json`` (summary, config, versions, input hashes) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
-(see :mod:`replay.study`). Exit status 0 when every recording was replayed
-(whatever the grasp outcomes: unstable rollouts are results, not errors), 1 when a
-recording could not be loaded or replayed (listed, the others are kept), 2 on bad
-arguments or settings.
+(see :mod:`replay.study`). Exit status (the convention of :mod:`replay.cli`): 0 when
+every recording was replayed (whatever the grasp outcomes: unstable rollouts are
+results, not errors); 1 when data is missing or a recording could not be loaded or
+replayed (listed, the others are kept); 2 on bad arguments or settings (an unknown
+``--objects`` name, ``--device cuda`` without a device, a value out of range).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from replay.config import ReplayConfig  # noqa: E402
+from replay.cli import report, run  # noqa: E402
 from replay.errors import ReplayError  # noqa: E402
 
 
@@ -55,6 +57,10 @@ def main(argv=None) -> int:
         if a.device is not None:
             cfg.device = a.device
         cfg.validate()
+    except ReplayError as e:  # a setting out of range, from a flag or the --config file
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
         from replay.study import run_study
 
         study = run_study(
@@ -64,8 +70,7 @@ def main(argv=None) -> int:
             progress=not a.quiet,
         )
     except ReplayError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report(e)
     c = study["counts"]
     print(json.dumps(c, indent=1))
     failed = study.get("failed") or {}

@@ -10,7 +10,8 @@ Per object: collision-hull vs visual-surface gap, mass/density (flag outside
 tracked, and the minimum hand-object distance at the grasp frame (see
 :mod:`replay.validation.object_frame`). The output file holds one section per
 dataset; running again for another dataset adds/replaces only that section.
-Written atomically. Exit status 1 if any sequence failed to load.
+Written atomically. Exit status (the convention of replay.cli): 0 done, 1 if any sequence
+failed to load or data is missing, 2 bad arguments.
 """
 
 from __future__ import annotations

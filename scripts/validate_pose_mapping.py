@@ -8,6 +8,8 @@ Writes the JSON summary (per dataset and overall: frames, median / p90 / max lan
 error in mm, per landmark, per finger, worst frames, per-sequence figures and the
 mapping used) and a PNG of the error distribution per finger next to it
 (``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
+Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data,
+2 bad arguments (an unknown sequence among them).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.data import list_sequences, load_recording  # noqa: E402
-from replay.errors import ReplayError  # noqa: E402
+from replay.cli import report  # noqa: E402
+from replay.errors import ReplayError, UsageError  # noqa: E402
 from replay.kinematics.coords import default_mjcf  # noqa: E402
 from replay.kinematics.ik import IKOptions  # noqa: E402
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize  # noqa: E402
@@ -66,14 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             available[ds] = list_sequences(ds, args.data_dir)
         except ReplayError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return report(exc)
     if args.sequences:
         unknown = set(args.sequences) - {n for names in available.values() for n in names}
         if unknown:
             listing = "; ".join(f"{ds}: {', '.join(names)}" for ds, names in available.items())
-            print(f"error: unknown sequence(s) {sorted(unknown)}; available: {listing}", file=sys.stderr)
-            return 2
+            return report(UsageError("--sequences", f"unknown sequence(s) {sorted(unknown)}; available: {listing}"))
     for ds in args.dataset:
         names = available[ds]
         if args.sequences:
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                 s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
             except ReplayError as exc:
                 print(f"error: {ds}/{name}: {exc}", file=sys.stderr)
-                return 2
+                return 1
             seqs.append(s)
             import numpy as np
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     if not seqs:
         print("error: no sequence selected", file=sys.stderr)
-        return 2
+        return 1
     summary = summarize(seqs)
     import mujoco
     import numpy

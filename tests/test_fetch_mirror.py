@@ -215,7 +215,7 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path):
     assert proc.returncode == 1
     assert "missing" in proc.stderr and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
     proc = _run_cli("--dataset", "mano", "--dest", str(tmp_path / "d"), env_mirror=str(tmp_path))
-    assert proc.returncode == 1 and "unknown dataset 'mano'" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "'mano'" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):

@@ -79,3 +79,33 @@ def test_montage_pairs_with_ablation(study3, tmp_path):
     rise = [np.nonzero(m[0])[0].mean() - np.nonzero(m[-1])[0].mean() for m in (mug, mug_abl)]
     assert rise[0] > 3.0  # the lifted mug rises...
     assert abs(rise[1]) < 1.5  # ...its ablation run (the fixture's object stays put) does not
+
+
+def test_montage_kept_when_up_to_date_and_rerendered_on_change(study3, tmp_path):
+    """A resumed `make study` must not spend minutes re-rendering an unchanged montage,
+    and must re-render when a rollout's poses or the settings change."""
+    out = tmp_path / "m.mp4"
+    first = render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
+    assert not first.skipped
+    record = json.loads(render.montage_record_path(out).read_text())
+    assert record["frames"] == first.frames and record["rollouts"] == ["mug_lift", "duck_lift"] and record["size"] == [320, 120]
+    stamp = out.stat().st_mtime_ns
+    again = render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
+    assert again.skipped and again.frames == first.frames and out.stat().st_mtime_ns == stamp
+    # the study summary rewritten on resume (only its wall time changes) keeps the montage
+    study = json.loads(study3.read_text())
+    study["counts"] = {"wall_s": 123.0}
+    study3.write_text(json.dumps(study))
+    assert render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"]).skipped
+    # other settings, or force, render again
+    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped
+    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0,
+                                     force=True).skipped
+    # new poses for one rollout (a re-simulated recording) render again
+    mug = next(r for r in study["rollouts"] if r["object"] == "mug")
+    poses = study3.parent / mug["poses"]
+    with np.load(poses) as z:
+        data = {k: z[k] for k in z.files}
+    data["body_pos"] = data["body_pos"] + 0.001
+    np.savez(poses, **data)
+    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped

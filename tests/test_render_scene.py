@@ -135,12 +135,17 @@ def test_cli_hug_whole_scene(tmp_path, capsule_rhand):
         assert mask.sum(axis=(1, 2)).min() > 40
 
 
-def test_cli_bad_input_exit_2(tmp_path, capsys):
+def test_cli_bad_input_exit_1_bad_option_exit_2(tmp_path, capsys):
+    """The exit-status convention of replay.cli: bad input files 1, unusable options 2."""
     (tmp_path / "study.json").write_text('{"rollouts": [{"object": "mug"}]}')
     rc = _script("render_montage").main(["--study", str(tmp_path / "study.json"), "--out", str(tmp_path / "m.mp4")])
-    assert rc == 2 and "rollouts[0].poses" in capsys.readouterr().err
+    assert rc == 1 and "rollouts[0].poses" in capsys.readouterr().err
     rc = _script("render_montage").main(["--study", str(tmp_path / "none.json"), "--out", str(tmp_path / "m.mp4")])
-    assert rc == 2 and "study JSON not found" in capsys.readouterr().err
+    assert rc == 1 and "study JSON not found" in capsys.readouterr().err
+    rc = _script("render_montage").main(["--study", str(tmp_path / "study.json"), "--out", str(tmp_path / "m.mp4"),
+                                         "--objects", "unicorn"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--objects" in err and "unicorn" in err and "Traceback" not in err
 
 
 def test_cli_explicit_missing_study_is_an_error(tmp_path, capsys):
