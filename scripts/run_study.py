@@ -85,6 +85,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from replay.cli import run
-
     raise SystemExit(run(main))

@@ -29,3 +29,15 @@ def short_window(grab_dir: Path, mjcf: Path):
     start = int(np.searchsorted(rec.time, rec.time[g] - SHORT["approach_window_s"])) - 2
     rec = crop_recording(rec, max(0, start), g + 3)
     return hand_trajectory(rec, mjcf)
+
+
+def contact_and_ablation(window, mjcf: Path, **overrides):
+    """(contact rollout, contact-ablation rollout, config) on the short window with the
+    SHORT protocol and ``overrides`` (e.g. ``device="cuda"``)."""
+    from replay.config import ReplayConfig
+    from replay.rollout import run_rollout
+
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT, **overrides)
+    return (run_rollout(rec, coords, mjcf, cfg, ablation=False),
+            run_rollout(rec, coords, mjcf, cfg, ablation=True), cfg)

@@ -19,7 +19,7 @@ import pytest
 
 from replay.config import ReplayConfig
 from replay.rollout import run_rollout
-from short_window import SHORT, short_window
+from short_window import SHORT, contact_and_ablation, short_window
 
 pytestmark = [pytest.mark.needs_data, pytest.mark.cuda]
 
@@ -42,10 +42,7 @@ def window(cuda, grab_dir, capsule_rhand):
 
 @pytest.fixture(scope="module")
 def rollouts(window, capsule_rhand):
-    rec, coords = window
-    cfg = ReplayConfig(**SHORT, device="cuda")
-    return (run_rollout(rec, coords, capsule_rhand, cfg, ablation=False),
-            run_rollout(rec, coords, capsule_rhand, cfg, ablation=True), cfg)
+    return contact_and_ablation(window, capsule_rhand, device="cuda")
 
 
 def test_cuda_rollout_lifts_through_contact(rollouts):

@@ -14,6 +14,7 @@ from replay.config import ReplayConfig
 from replay.diagnostics import drive_hold_test, flutter_bound, quat_angle
 from replay.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
 from short_window import SHORT, short_window
+from short_window import contact_and_ablation as short_window_pair
 
 pytestmark = pytest.mark.needs_data
 
@@ -26,10 +27,7 @@ def window(grab_dir, capsule_rhand):
 
 @pytest.fixture(scope="module")
 def contact_and_ablation(window, capsule_rhand):
-    rec, coords = window
-    cfg = ReplayConfig(**SHORT)
-    return (run_rollout(rec, coords, capsule_rhand, cfg, ablation=False),
-            run_rollout(rec, coords, capsule_rhand, cfg, ablation=True), cfg)
+    return short_window_pair(window, capsule_rhand)
 
 
 def test_short_rollout_lifts_through_contact(contact_and_ablation):
