@@ -42,13 +42,15 @@ test: setup
 test-slow: setup
 	$(PY) -m pytest -m slow
 
-# CUDA machines only: the mujoco-warp path. REPLAY_REQUIRE_CUDA=1 turns a missing device into a failure.
+# CUDA machines only: the mujoco-warp path. A missing device or missing data is a failure, not a skip
+# (the tests read the mirror: REPLAY_MIRROR=<dir> make test-cuda).
 test-cuda: setup
-	REPLAY_REQUIRE_CUDA=1 $(PY) -m pytest -m cuda
+	REPLAY_REQUIRE_DATA=1 REPLAY_REQUIRE_CUDA=1 $(PY) -m pytest -m cuda
 
 OBJECTS ?= cubesmall,stamp
+DEVICES ?= cpu,cuda
 bench-devices: fetch
-	$(PY) benchmarks/device_compare.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --json $(OUT_DIR)/$(DATASET)/device_compare.json
+	$(PY) benchmarks/device_compare.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --devices $(DEVICES) --json $(OUT_DIR)/$(DATASET)/device_compare.json
 
 clean:
 	rm -rf $(OUT_DIR) $(RENDER_DIR)

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         if not wp.is_cuda_available():
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
-    from replay.study import run_study
+    from replay.study import run_study, sequence_object
 
     report: dict = {"dataset": a.dataset, "objects": objects, "devices": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
             from replay.data import list_sequences
 
             first = next((s for s in list_sequences(a.dataset, a.data)
-                          if s.split("/")[-1].rsplit("_", 1)[0] == objects[0]), None)
+                          if objects[0] in (s, sequence_object(a.dataset, s))), None)
             if first is None:
                 raise UsageError("--objects", f"no {a.dataset} sequence for {objects[0]!r}")
             compile_s = warm_up(a.dataset, first, cfg, a.data)

@@ -39,7 +39,7 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
-from replay.errors import DataError, UsageError
+from replay.errors import DataError, OutputError, UsageError
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -94,6 +94,15 @@ def save_poses(path: Path, poses: dict) -> None:
     buf = io.BytesIO()
     np.savez_compressed(buf, **poses)
     atomic_write_bytes(path, buf.getvalue())
+
+
+def sequence_object(dataset: str, sequence: str) -> str | None:
+    """The object a sequence name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
+    where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
+    ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
+    if dataset == "grab":
+        return sequence.split("/")[-1].rsplit("_", 1)[0]
+    return None
 
 
 def crop_recording(rec, start: int, stop: int):
@@ -316,7 +325,8 @@ def run_study(
         out: the study JSON path.
         config: settings (written into the study JSON).
         sequences: names to run (default: every sequence of the dataset).
-        objects: keep only sequences whose object name (sequence prefix) is listed.
+        objects: keep only these sequences, named by sequence or by object
+            (:func:`sequence_object`; GRAB only).
         workers: process count (spawned processes; 1 = run in this process).
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash.
@@ -342,21 +352,26 @@ def run_study(
         if not wp.is_cuda_available():
             raise UsageError("--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
     out = Path(out)
-    out_dir = out.parent.resolve()
-    rdir = out_dir / f"{out.stem}_rollouts"
-    rdir.mkdir(parents=True, exist_ok=True)
     all_seqs = list_sequences(dataset, data_dir)
     seqs = list(sequences) if sequences else all_seqs
     if objects:
         want = set(objects)
-        seqs = [s for s in seqs if s.split("/")[-1].rsplit("_", 1)[0] in want or s in want]
-        missing = want - {s.split("/")[-1].rsplit("_", 1)[0] for s in seqs} - set(seqs)
+        seqs = [s for s in seqs if sequence_object(dataset, s) in want or s in want]
+        missing = want - {sequence_object(dataset, s) for s in seqs} - set(seqs)
         if missing:
-            have = sorted({s.split("/")[-1].rsplit("_", 1)[0] for s in all_seqs})
-            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give an object "
-                            f"({', '.join(have)}) or a sequence ({', '.join(all_seqs)})")
+            have = sorted({o for s in all_seqs if (o := sequence_object(dataset, s)) is not None})
+            named = f"an object ({', '.join(have)}) or a sequence" if have else "a sequence"
+            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give {named} "
+                             f"({', '.join(all_seqs)})")
     if not seqs:
         raise DataError(None, "sequences", f"no {dataset} sequences to run")
+    out_dir = out.parent.resolve()
+    rdir = out_dir / f"{out.stem}_rollouts"
+    try:
+        rdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the folder {e.filename or rdir} for the results "
+                          f"({e.strerror or e}; is a parent a file, or not writable?)") from None
     manosim_dir = dataset_dir("manosim", data_dir)
     hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     chash = config_hash(config)

@@ -25,10 +25,28 @@ def _hermetic_cache(tmp_path_factory):
     mp.undo()
 
 
+_SKIPPED_FOR_DATA: list[str] = []
+
+
 def _missing(reason: str):
     if REQUIRE_DATA:
         pytest.fail(f"REPLAY_REQUIRE_DATA=1 but {reason}")
+    _SKIPPED_FOR_DATA.append(reason)
     pytest.skip(reason)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """Say loudly when the real-data tests did not run: a green run without them
+    checks little of the pipeline. (Outermost wrapper: printed after the short summary.)"""
+    yield
+    n = len(terminalreporter.stats.get("skipped", []))
+    if _SKIPPED_FOR_DATA and n:
+        terminalreporter.write_sep("!", "real-data tests were SKIPPED", yellow=True, bold=True)
+        terminalreporter.write_line(
+            f"{n} test(s) skipped; the data ones because {_SKIPPED_FOR_DATA[0]}. This run checked only what needs "
+            "no data. Run with REPLAY_MIRROR=<mirror folder> (e.g. ../shared/datasets) for the full suite, "
+            "and REPLAY_REQUIRE_DATA=1 to make a missing mirror fail instead of skip (as CI does).")
 
 
 @pytest.fixture(scope="session")

@@ -91,6 +91,22 @@ def test_bad_object_name_is_a_clear_error(tmp_path, mirror):
     )
     assert res.returncode == 2
     assert "unicorn" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "s_rollouts").exists()  # refused before anything was created
+
+
+def test_unusable_out_and_taco_objects_are_named(tmp_path, mirror, monkeypatch):
+    from replay.config import ReplayConfig
+    from replay.errors import OutputError, UsageError
+    from replay.study import run_study
+
+    monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(OutputError, match=r"--out .*afile/s.json: cannot create the folder"):
+        run_study("grab", tmp_path / "afile" / "s.json", ReplayConfig(), objects=["mug"], data_dir=tmp_path / "none")
+    # TACO sequence names carry no object name (a date and a take): only sequences are offered
+    with pytest.raises(UsageError, match=r"give a sequence \(20231104_010, 20231104_017\)") as e:
+        run_study("taco", tmp_path / "t.json", ReplayConfig(), objects=["20231104"], data_dir=tmp_path / "none")
+    assert "an object" not in str(e.value)
 
 
 def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
