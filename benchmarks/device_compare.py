@@ -70,6 +70,7 @@ def main(argv=None) -> int:
     if "cuda" in devices:
         import warp as wp
 
+        wp.config.quiet = True  # no banner before a one-line error
         if not wp.is_cuda_available():
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]

@@ -20,6 +20,7 @@ Exit status, the same for every script:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -28,10 +29,17 @@ from replay.errors import ReplayError, UsageError
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def say_error(message: str, prog: str | None = None) -> None:
+    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name)."""
+    prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
+    print(f"{prog}: error: {message}", file=sys.stderr)
+
+
 def report(exc: ReplayError, prog: str | None = None) -> int:
-    """Print ``[prog: ]error: <message>`` to stderr; return the exit status for ``exc``
-    (2 for a :class:`~replay.errors.UsageError`, else 1)."""
-    print(f"{prog + ': ' if prog else ''}error: {exc}", file=sys.stderr)
+    """Print ``<prog>: error: <message>`` to stderr, as argparse does (``prog`` defaults to
+    the script's file name); return the exit status for ``exc`` (2 for a
+    :class:`~replay.errors.UsageError`, else 1)."""
+    say_error(str(exc), prog)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED
 
 
@@ -56,7 +64,7 @@ def run(main: Callable[[], int | None]) -> int:
             hint = " (a parent of this path is a file, not a folder)"
         elif isinstance(exc, IsADirectoryError):
             hint = " (this path is a folder; give a file name)"
-        print(f"error: {where}: {what}{hint}", file=sys.stderr)
+        say_error(f"{where}: {what}{hint}")
         return 1
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun with --resume where offered)", file=sys.stderr)

@@ -400,7 +400,8 @@ def run_study(
         try:
             prior = json.loads(out.read_text())
             # carry the wall time over only from an interrupted run of this same study
-            if prior.get("dataset") == dataset and prior.get("config_hash") == chash:
+            if (prior.get("dataset") == dataset and prior.get("config_hash") == chash
+                    and prior.get("sequences") == seqs):
                 prior_wall = float(prior.get("counts", {}).get("wall_s") or 0.0)
         except (OSError, json.JSONDecodeError, ValueError):
             prior_wall = 0.0
@@ -444,6 +445,9 @@ def run_study(
                 tqdm.write(f"note (hand import, every rollout): {w}")
 
     study = write()
+    if progress and len(todo) < len(seqs):
+        tqdm.write(f"resume: {len(seqs) - len(todo)} of {len(seqs)} rollouts already in {rdir} with this config "
+                   f"(hash {chash[:12]}); running {len(todo)}")
     bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
     if workers <= 1:
         for job in todo:

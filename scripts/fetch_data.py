@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                         scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
                         progress=progress)
     except ReplayError as exc:
-        return report(exc, "fetch_data")
+        return report(exc)
     except KeyboardInterrupt:
         print("fetch_data: interrupted; completed files are kept, re-run to resume", file=sys.stderr)
         return 130

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from replay import render
 from replay.cli import report, run, size_arg
-from replay.errors import ReplayError
+from replay.errors import ReplayError, UsageError
 
 
 
@@ -77,10 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                     cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
                     print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
-        return report(exc, "render_montage")
+        return report(exc)
     except ValueError as exc:  # settings the renderer cannot use (layout, frame size)
-        print(f"render_montage: error: {exc}", file=sys.stderr)
-        return 2
+        return report(UsageError("settings", str(exc)))
     return 0
 
 

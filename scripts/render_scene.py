@@ -65,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording")
         elif args.ablation:
             raise UsageError("--ablation", "needs a study rollout (is --study right?)")
-        from replay.data import load_recording
+        from replay.data import list_sequences, load_recording
 
+        names = list_sequences(args.dataset, args.data)
+        if args.sequence not in names:
+            raise UsageError("--sequence", f"no {args.dataset} sequence {args.sequence!r}; available: {', '.join(names)}")
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
         st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
               f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
-        return report(exc, "render_scene")
+        return report(exc)
     return 0
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from replay.config import ReplayConfig  # noqa: E402
-from replay.cli import report, run  # noqa: E402
+from replay.cli import report, run, say_error  # noqa: E402
 from replay.errors import ReplayError  # noqa: E402
 
 
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
             cfg.device = a.device
         cfg.validate()
     except ReplayError as e:  # a setting out of range, from a flag or the --config file
-        print(f"error: {e}", file=sys.stderr)
+        say_error(str(e))
         return 2
     try:
         from replay.study import run_study
@@ -78,8 +78,8 @@ def main(argv=None) -> int:
         print(f"failed: {seq}: {why}", file=sys.stderr)
     print(f"study: {a.out}")
     if failed:
-        print(f"error: {len(failed)} recording(s) could not be replayed (bad input, see above); "
-              "the others are in the study", file=sys.stderr)
+        say_error(f"{len(failed)} recording(s) could not be replayed (bad input, see above); "
+                  "the others are in the study")
         return 1
     return 0
 

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.data import list_sequences, load_recording  # noqa: E402
-from replay.cli import report  # noqa: E402
+from replay.cli import report, say_error  # noqa: E402
 from replay.errors import ReplayError, UsageError  # noqa: E402
 from replay.kinematics.coords import default_mjcf  # noqa: E402
 from replay.kinematics.ik import IKOptions  # noqa: E402
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 mjcf = default_mjcf(rec.hand_side, shape)
                 s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
             except ReplayError as exc:
-                print(f"error: {ds}/{name}: {exc}", file=sys.stderr)
+                say_error(f"{ds}/{name}: {exc}")
                 return 1
             seqs.append(s)
             import numpy as np
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
                   flush=True)
     if not seqs:
-        print("error: no sequence selected", file=sys.stderr)
+        say_error("no sequence selected")
         return 1
     summary = summarize(seqs)
     import mujoco

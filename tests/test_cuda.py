@@ -24,8 +24,8 @@ from short_window import SHORT, contact_and_ablation, short_window
 pytestmark = [pytest.mark.needs_data, pytest.mark.cuda]
 
 
-@pytest.fixture(scope="module")
-def cuda():
+@pytest.fixture(scope="session")
+def cuda():  # session scope: set up before the (session) data fixtures, so a missing GPU is said first
     import warp as wp
 
     if not wp.is_cuda_available():

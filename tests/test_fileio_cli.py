@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 import pytest
 
 from replay.cli import run
 from replay.data.locate import dataset_dir
-from replay.errors import DataError
+from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
 
 
@@ -29,7 +30,7 @@ def test_atomic_write_into_a_file_parent_raises_and_cli_says_so(tmp_path, capsys
     blocker.write_text("x")
     assert run(lambda: atomic_write_text(blocker / "out.json", "{}")) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and str(blocker) in err and "not a folder" in err
+    assert ": error: " in err.splitlines()[0] and str(blocker) in err and "not a folder" in err
     assert "Traceback" not in err
 
 
@@ -38,8 +39,16 @@ def test_cli_turns_data_errors_into_one_line(capsys):
         raise DataError("x.pkl", "hand.wrist_rot", "expected shape (N, 4)")
 
     assert run(bad) == 1
-    assert capsys.readouterr().err.strip() == "error: x.pkl [hand.wrist_rot]: expected shape (N, 4)"
+    # "<script>: error: ...", as argparse words its own errors
+    prog = os.path.basename(sys.argv[0])
+    assert capsys.readouterr().err.strip() == f"{prog}: error: x.pkl [hand.wrist_rot]: expected shape (N, 4)"
     assert run(lambda: 0) == 0
+
+    def bad_option():
+        raise UsageError("--objects", "no grab sequence for ['unicorn']")
+
+    assert run(bad_option) == 2
+    assert capsys.readouterr().err.strip() == f"{prog}: error: --objects: no grab sequence for ['unicorn']"
 
 
 def test_empty_staged_folder_does_not_hide_the_mirror(tmp_path, monkeypatch, mirror):

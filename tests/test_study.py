@@ -82,6 +82,15 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     for key in ("rollouts", "stable", "lifted", "dropped", "unstable"):
         assert study["counts"][key] == ref["counts"][key]
 
+    # resuming the same study carries its wall time over; a study of other recordings in the
+    # same place does not (it used to add the earlier study's time to its own)
+    same = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, resume=True, progress=False,
+                     data_dir=mirror)
+    assert same["counts"]["wall_s"] >= ref["counts"]["wall_s"]
+    other = run_study("grab", ref_out, cfg, objects=OBJECTS[:1], workers=1, ablation=False, resume=True,
+                      progress=False, data_dir=mirror)
+    assert other["counts"]["rollouts"] == 1 and other["counts"]["wall_s"] < 0.5 * ref["counts"]["wall_s"]
+
 
 def test_bad_object_name_is_a_clear_error(tmp_path, mirror):
     res = subprocess.run(
