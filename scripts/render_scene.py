@@ -62,14 +62,18 @@ def main(argv: list[str] | None = None) -> int:
                                         variant="ablation" if args.ablation else "main", source=args.study)
                 print(f"wrote {st.path}: study rollout {i}, {st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
                 return 0
-            print(f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording")
+            note = f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording"
         elif args.ablation:
             raise UsageError("--ablation", "needs a study rollout (is --study right?)")
+        else:
+            note = None
         from replay.data import list_sequences, load_recording
 
         names = list_sequences(args.dataset, args.data)
         if args.sequence not in names:
             raise UsageError("--sequence", f"no {args.dataset} sequence {args.sequence!r}; available: {', '.join(names)}")
+        if note:
+            print(note)
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
         st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
