@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import sys
 import tempfile
 import time
@@ -34,9 +36,6 @@ from replay.cli import run  # noqa: E402
 from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
 from replay.errors import UsageError  # noqa: E402
 from replay.fileio import atomic_write_text  # noqa: E402
-
-FIELDS = ("outcome", "rise", "wrist_err_median_mm", "contacts_force_at_lift", "wall_s", "rtf")
-
 
 def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     """Seconds for a 3-frame rollout on ``cfg.device`` (Warp compiles its kernels here)."""
@@ -74,14 +73,17 @@ def main(argv=None) -> int:
         if not wp.is_cuda_available():
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
-    from replay.study import run_study, sequence_object
+    from replay.data import list_sequences
+    from replay.study import package_versions, run_study, sequence_object
 
-    report: dict = {"dataset": a.dataset, "objects": objects, "devices": {}}
+    machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}
+    if "cuda" in devices:
+        machine["gpu"] = wp.get_cuda_device(0).name
+    report: dict = {"dataset": a.dataset, "objects": objects, "machine": machine, "versions": package_versions(),
+                    "devices": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for dev in devices:
             cfg = resolve_hand_variant(ReplayConfig(device=dev).validate(), a.dataset)
-            from replay.data import list_sequences
-
             first = next((s for s in list_sequences(a.dataset, a.data)
                           if objects[0] in (s, sequence_object(a.dataset, s))), None)
             if first is None:
