@@ -60,6 +60,7 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from replay.errors import DataError, OutputError, UsageError  # noqa: E402
+from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
@@ -1169,16 +1170,6 @@ def montage_record_path(out_path: str | Path) -> Path:
     return out.with_name(out.name + ".json")
 
 
-def _sha256_of(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str],
                  params: dict) -> str:
     """SHA-256 over everything a montage is drawn from: each shown rollout's per-rollout
@@ -1189,7 +1180,7 @@ def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Pa
 
     h = hashlib.sha256()
     h.update(json.dumps(params, sort_keys=True).encode())
-    h.update(_sha256_of(Path(__file__)).encode())
+    h.update(sha256_file(Path(__file__)).encode())
     for i, r in chosen:
         full = expand_rollout(r, study_dir, study_path, f"rollouts[{i}].")
         h.update(json.dumps(full, sort_keys=True, default=str).encode())
@@ -1197,7 +1188,7 @@ def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Pa
             entry = full.get("ablation") if v == "ablation" else full
             poses = entry.get("poses") if isinstance(entry, dict) else None
             p = Path(study_dir) / str(poses) if poses else None
-            h.update((_sha256_of(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
+            h.update((sha256_file(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
     return h.hexdigest()
 
 
@@ -1336,8 +1327,6 @@ def render_montage(
         n = write_mp4(compose(), out, fps)
         del stores
     secs = _time.perf_counter() - t_start
-    from replay.fileio import atomic_write_text
-
     atomic_write_text(record_path, json.dumps({
         "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n, "size": [W, H],
         "tile": [tw, th], "grid": [cols, rows], "variant": variant,
