@@ -40,6 +40,10 @@ class ReplayConfig:
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
     device: str = _f("cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp")
+    engine: str = _f(
+        "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled (replay.engine.mjc); "
+        "newton: every step through SolverMuJoCo.step (the reference, 10-60x slower; the CUDA path)"
+    )
 
     # --- contact --------------------------------------------------------------------
     contact_headroom: float = _f(6.0, "1", "seed 003: a closing hand makes several times the resting contacts")
@@ -130,6 +134,7 @@ class ReplayConfig:
             "integrator": ("implicitfast", "implicit", "euler", "rk4"),
             "cone": ("elliptic", "pyramidal"),
             "device": ("cpu", "cuda"),
+            "engine": ("direct", "newton"),
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
             "hand_variant": (None, "myhand", "zerohand"),

@@ -31,12 +31,14 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay import diagnostics
 from replay.config import ReplayConfig
-from replay.control import HandController, finger_actuator_force_max, interp_coords, quat_slerp
+from replay.control import interp_coords, quat_slerp
 from replay.data.types import Recording
+from replay.engine import Variant, wrist
+from replay.engine.mjc import AblationMaskError, MjcBatch
+from replay.engine.newton_step import NewtonStepBatch
 from replay.errors import DataError
-from replay.scene import HAND_BODY_NAMES, build_scene, support_extent
+from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine, support_extent
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
 
@@ -144,8 +146,6 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     if cfg.grip_overshoot > 0:
         # squeeze: finger targets continue the recorded closure past the grasp pose
         # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
-        from replay.control import quat_slerp
-
         q_open = cc[0, 7:].reshape(15, 4)
         q_grasp = top[7:].reshape(15, 4)
         top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
@@ -190,6 +190,46 @@ def _object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndar
     return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
 
 
+def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
+    """(F, 16) wrist target rows of the engine (:mod:`replay.engine.wrist`) for ``plan``.
+
+    Row: position (3) m, orientation (4) MuJoCo wxyz, velocity (3) m/s, angular
+    velocity (3) rad/s, acceleration (3) m/s^2, world frame; moved by the variant's
+    wrist perturbation about the wrist at the grasp frame.
+    """
+    pos, quat, vel, om, acc = plan.coords[:, :3], plan.coords[:, 3:7], plan.vel, plan.omega, plan.acc
+    if variant is not None and variant.perturbs_wrist:
+        grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
+        pos, quat, vel, om, acc = variant.transform_targets(pos, quat, vel, om, acc, plan.coords[grasp, :3])
+    rows = np.zeros((len(plan.coords), wrist.T_SIZE))
+    rows[:, wrist.T_POS:wrist.T_POS + 3] = pos
+    rows[:, wrist.T_QUAT:wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
+    rows[:, wrist.T_VEL:wrist.T_VEL + 3] = vel
+    rows[:, wrist.T_OMEGA:wrist.T_OMEGA + 3] = om
+    rows[:, wrist.T_ACC:wrist.T_ACC + 3] = acc
+    return rows
+
+
+def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
+                       ablation: bool = False):
+    """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
+    built scene (object at its pose at the approach start, hand at its first target).
+
+    Raises:
+        DataError: bad input.
+    """
+    plan = plan_rollout(rec, coords, cfg)
+    obj = rec.target_object
+    f0 = plan.start_frame
+    grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
+    extent = support_extent(rec)
+    scene = build_scene(
+        mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
+        plan.coords[:, 7:].reshape(-1, 15, 4), cfg, ablation=ablation, support_extent=extent,
+    )
+    return plan, scene, extent
+
+
 def run_rollout(
     rec: Recording,
     coords: np.ndarray,
@@ -200,122 +240,198 @@ def run_rollout(
 ) -> RolloutResult:
     """Run the protocol once (with contact, or the ablation without hand-object contact).
 
+    The one-world case of :func:`run_rollouts` (see there for arguments and metrics).
+    """
+    return run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit)[0]
+
+
+def run_rollouts(
+    rec: Recording,
+    coords: np.ndarray,
+    mjcf: str | Path,
+    cfg: ReplayConfig,
+    variants: list[Variant],
+    frame_limit: int | None = None,
+    threads: int = 1,
+) -> list[RolloutResult]:
+    """Run the protocol on one scene for every variant (one world each), in one batch.
+
     Args:
         rec: the recording (target object, support height, grasp frame).
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings.
-        ablation: filter hand-object contact pairs.
+        cfg: settings; ``cfg.engine`` picks the engine: ``"direct"`` steps MuJoCo C
+            directly (:class:`replay.engine.mjc.MjcBatch`, CPU); ``"newton"`` steps
+            through ``SolverMuJoCo.step`` (the reference; the only one for ``device="cuda"``
+            until the batched mujoco-warp engine lands).
+        variants: one :class:`replay.engine.Variant` per world (``Variant(ablation=True)``
+            is the contact ablation).
         frame_limit: stop after this many control frames (tests).
+        threads: threads stepping the worlds (direct engine).
 
     Returns:
-        :class:`RolloutResult`; ``metrics['outcome']`` in {"lifted", "dropped", "unstable"}.
-        Metrics: stable, lifted, unstable_frame, unstable_reason, final_height (object
-        z at the end, m), rise (m, end of hold minus lift start), clearance (lowest
-        collision vertex above the support at the end, m), contacts_at_lift and
-        contacts_force_at_lift (hand-object contacts / those carrying force at lift
-        start), wrist_err_median_mm / wrist_err_max_mm (root-body position vs target,
-        over approach, lift and hold), max_object_step_mm (largest frame-to-frame
-        object displacement), max_object_disp_mm (largest displacement of any
-        collision vertex from its settled pose), max_object_rise_mm (highest object
-        origin z above its settled z), slip_mm / slip_deg (object motion in the wrist
-        frame from lift start to the end of the hold, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact capacity
-        and peak count, flutter margins, read-back values, finger actuator force max.
+        One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
+        "dropped", "unstable"}. Metrics: stable, lifted, unstable_frame, unstable_reason,
+        final_height (object z at the end, m), rise (m, end of hold minus lift start),
+        clearance (lowest collision vertex above the support at the end, m),
+        contacts_at_lift and contacts_force_at_lift (hand-object contacts / those
+        carrying force at lift start), wrist_err_median_mm / wrist_err_max_mm
+        (root-body position vs target, over approach, lift and hold),
+        max_object_step_mm (largest frame-to-frame object displacement),
+        max_object_disp_mm (largest displacement of any collision vertex from its
+        settled pose), max_object_rise_mm (highest object origin z above its settled
+        z), slip_mm / slip_deg (object motion in the wrist frame from lift start to
+        the end of the hold, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact
+        capacity and peak count, flutter margins, read-back values, finger actuator
+        force max, the variant and its read-back.
 
     Raises:
         DataError: bad input (before simulating).
     """
-
     cfg.validate()
-    plan = plan_rollout(rec, coords, cfg)
-    obj = rec.target_object
-    f0 = plan.start_frame
+    if not variants:
+        raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
-    metrics: dict = {"ablation": bool(ablation), "start_frame": f0, "grasp_frame": plan.grasp_frame}
-
-    grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
-    extent = support_extent(rec)
-    metrics["support"] = "plane" if extent is None else {"table_top_xy": list(extent)}
+    reference = not config_uses_direct_engine(cfg)
+    if reference and len(variants) > 1:
+        # the reference engine steps one world per scene (the ablation built into it)
+        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit)[0] for v in variants]
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=reference and variants[0].ablation)
     try:
-        scene = build_scene(
-            mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
-            plan.coords[:, 7:].reshape(-1, 15, 4), cfg, ablation=ablation, support_extent=extent,
-        )
-    except DataError:
-        raise
-    model, solver = scene.model, scene.solver
-    s0, s1 = model.state(), model.state()
-    control = model.control()
-    ctl = HandController(scene, control)
-    mon = diagnostics.OverflowMonitor(solver, scene.contact_capacity)
-    metrics.update(
+        batch = NewtonStepBatch(scene, variants) if reference else MjcBatch(scene, variants, threads=threads)
+    except AblationMaskError:
+        # the compiled collision bits cannot single out hand-object pairs (objects of many
+        # parts use them all): the ablation worlds get a scene of their own, built with
+        # Newton's hand-object filter pairs, as the reference engine does
+        split = [[v for v in variants if not v.ablation], [v for v in variants if v.ablation]]
+        done = {}
+        for group in split:
+            if group:
+                for v, r in zip(group, _run_direct_scene(rec, coords, mjcf, cfg, group, frame_limit, threads)):
+                    done[id(v)] = r
+        return [done[id(v)] for v in variants]
+    return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0)
+
+
+def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0) -> list[RolloutResult]:
+    """Step ``batch`` through the plan and measure every world."""
+    t_built = _time.perf_counter()
+    reference = isinstance(batch, NewtonStepBatch)
+    common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
+                    "support": "plane" if extent is None else {"table_top_xy": list(extent)}}
+    common.update(
         object_mass=scene.object_mass, hand_mass=scene.hand_mass, contact_capacity=scene.contact_capacity,
         resting_contacts=scene.resting_contacts, probe_contacts=scene.probe_contacts, readback=scene.readback,
         flutter_min_margin=float(min(r["margin"] for r in scene.flutter)),
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
+        engine="newton" if reference else "direct",
     )
+    try:
+        traces = step_protocol(plan, batch, cfg, frame_limit)
+    finally:
+        batch.close()
+    wall = _time.perf_counter() - t_wall0
+    out = []
+    for i, v in enumerate(variants):
+        w = batch.worlds[i]
+        metrics = dict(common, ablation=bool(v.ablation), variant=v.to_dict(), variant_readback=w.readback)
+        metrics.update(_measure(rec, plan, scene, cfg, traces[i], w))
+        # the build is shared by the batch; the stepping wall time is the batch's
+        metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
+        metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
+        out.append(RolloutResult(metrics, _poses(plan, traces[i], cfg.frame_dt)))
+    return out
 
+
+def _run_direct_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads):
+    """The direct engine on a scene of its own whose ablation (if the variants are
+    ablation worlds) is built in with Newton's collision filter pairs."""
+    t0 = _time.perf_counter()
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=variants[0].ablation)
+    batch = MjcBatch(scene, variants, threads=threads)
+    return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t0)
+
+
+@dataclass
+class _Trace:
+    """What one world recorded, frame by frame."""
+
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    ccount: np.ndarray
+    wrist_err: np.ndarray
+    done: int = 0
+    bad_frame: int | None = None
+    contacts_at_lift: int | None = None
+    contacts_force_at_lift: int | None = None
+
+
+def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None) -> list[_Trace]:
+    """Step every world of ``batch`` through ``plan``; one trace per world.
+
+    Per control frame: finger targets and wrist target rows go to the batch, then
+    each live world's signals are read. At the end of the hold a world whose object
+    did not rise by ``lifted_min_rise`` stops (nothing to shake); a world whose
+    signals carry a reason (overflow, runaway, solver error) stops at that frame.
+    """
+    N = len(batch.worlds)
     F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))
-    bodies = list(scene.hand_bodies) + [scene.object_body]
-    B = len(bodies)
-    body_pos = np.full((F, B, 3), np.nan, np.float32)
-    body_quat = np.full((F, B, 4), np.nan, np.float32)
-    ccount = np.zeros(F, np.int32)
-    wrist_err = np.full(F, np.nan)
-    dt = cfg.dt
-    reason, bad_frame = None, None
-    contacts_at_lift = contacts_force_at_lift = None
-    act_max = 0.0
-    done = 0
+    B = 17
+    traces = [_Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
+                     np.zeros(F, np.int32), np.full(F, np.nan)) for _ in range(N)]
+    rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
+    fingers = plan.coords[:, 7:].reshape(-1, 15, 4)
     for k in range(F):
-        if k == hold_end and k < F and lift_frames.size:
+        if k == hold_end and lift_frames.size:
             # shake only what is up: object origin risen by the success threshold
-            z0 = float(body_pos[lift_frames[0] - 1, -1, 2])
-            if not float(body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
-                break
-        c = plan.coords[k]
-        cp = plan.coords[max(k - 1, 0)]
-        ctl.set_finger_targets(c[7:].reshape(15, 4))
-        try:
-            for j in range(cfg.substeps):
-                # wrist target interpolated within the control frame (reaches c at its end)
-                a = (j + 1) / cfg.substeps if cfg.wrist_substep_interp else 1.0
-                pos = (1 - a) * cp[:3] + a * c[:3]
-                quat = quat_slerp(cp[3:7], c[3:7], a)
-                ctl.apply_wrist(s0, pos, quat, plan.vel[k], plan.omega[k], plan.acc[k])
-                solver.step(s0, s1, control, None, dt, observables=mon.observables)
-                s0, s1 = s1, s0
-                reason = mon.check()
-                if reason:
-                    break
-                act_max = max(act_max, finger_actuator_force_max(scene))
-        except Exception as e:  # physics trouble never crashes the study
-            reason = f"solver exception: {type(e).__name__}: {e}"
-        if reason is None:
-            reason = diagnostics.state_problem(s0, cfg.max_linear_speed, cfg.max_angular_speed)
-        bq = s0.body_q.numpy()
-        body_pos[k] = bq[bodies, :3]
-        body_quat[k] = bq[bodies, 3:7]
-        n_ho, n_force = diagnostics.hand_object_contacts(solver, scene.hand_shapes, scene.object_shapes,
-                                                         cfg.contact_force_min)
-        ccount[k] = n_ho
-        if plan.phase[k] != PHASE_SETTLE:
-            wrist_err[k] = float(np.linalg.norm(bq[scene.hand_bodies[0], :3] - c[:3]))
-        if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
-            contacts_at_lift, contacts_force_at_lift = n_ho, n_force
-        done = k + 1
-        if reason:
-            bad_frame = k
+            for i, tr in enumerate(traces):
+                if batch.worlds[i].alive:
+                    z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])
+                    if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
+                        batch.stop(i)
+        live = [i for i, w in enumerate(batch.worlds) if w.alive]
+        if not live:
             break
+        batch.step_frame(np.broadcast_to(fingers[k], (N, 15, 4)), rows[:, max(k - 1, 0)], rows[:, k])
+        for i in live:
+            tr = traces[i]
+            sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
+            tr.body_pos[k] = sig.body_pos
+            tr.body_quat[k] = sig.body_quat
+            tr.ccount[k] = sig.contacts
+            if plan.phase[k] != PHASE_SETTLE:
+                tr.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - rows[i, k, :3]))
+            if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
+                tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
+            tr.done = k + 1
+            if sig.reason:
+                tr.bad_frame = k
+    return traces
 
-    wall = _time.perf_counter() - t_wall0
+
+def _poses(plan: Plan, tr: _Trace, frame_dt: float) -> dict:
+    done = tr.done
+    return dict(
+        time=(np.arange(done) * frame_dt).astype(np.float64),
+        body_names=np.array(list(HAND_BODY_NAMES) + ["object"]),
+        body_pos=tr.body_pos[:done], body_quat=tr.body_quat[:done],
+        contact_count=tr.ccount[:done], phase=plan.phase[:done].astype(np.int32),
+    )
+
+
+def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, world) -> dict:
+    """Metrics of one world's trace (see :func:`run_rollouts`)."""
+    done = tr.done
+    body_pos, body_quat = tr.body_pos, tr.body_quat
+    reason, bad_frame = world.reason, tr.bad_frame
+    if bad_frame is None:
+        reason = None  # a world stopped by the protocol (nothing left to shake) is not unstable
     sim_s = done * cfg.frame_dt
-    # --- metrics -----------------------------------------------------------------------
     verts = scene.object_vertices
     ph = plan.phase[:done]
     opos = body_pos[:done, -1].astype(float)
@@ -330,6 +446,8 @@ def run_rollout(
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
     lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     lift_start_z = float(opos[lift_idx[0] - 1, 2]) if lift_idx.size else float("nan")
+    hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
+    hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     # success window: the end of the hold (the shake after it is reported on its own)
     judge = min(done, hold_end) - 1
 
@@ -353,31 +471,23 @@ def run_rollout(
                                        and smm is not None and smm < cfg.shake_max_slip * 1000.0)
         else:
             shake["shake_held"] = False  # unstable during the shake
-    we = wrist_err[:done][np.isfinite(wrist_err[:done])] * 1000.0
+    we = tr.wrist_err[:done][np.isfinite(tr.wrist_err[:done])] * 1000.0
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     slip_mm, slip_deg = hand_frame_slip(body_pos[:n, 0], body_quat[:n, 0], body_pos[:n, -1],
                                         body_quat[:n, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
-    metrics.update(
+    return dict(
         slip_mm=slip_mm, slip_deg=slip_deg, **shake,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
         stable=stable, lifted=lifted, completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,
         final_height=float(opos[-1, 2]), rise=rise, clearance=clearance,
-        contacts_at_lift=contacts_at_lift, contacts_force_at_lift=contacts_force_at_lift,
+        contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
         wrist_err_median_mm=float(np.median(we)) if we.size else None,
         wrist_err_max_mm=float(np.max(we)) if we.size else None,
         max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
         max_object_disp_mm=disp * 1000.0,
         max_object_rise_mm=max_rise * 1000.0,
-        peak_contacts=int(mon.peak), max_hand_object_contacts=int(ccount[:done].max()) if done else 0,
-        finger_actuator_force_max=act_max,
-        frames=done, frames_planned=len(plan.coords), sim_s=sim_s, wall_s=wall,
-        rtf=sim_s / wall if wall > 0 else None,
+        peak_contacts=int(world.peak_contacts), max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
+        finger_actuator_force_max=float(world.act_max),
+        frames=done, frames_planned=len(plan.coords), sim_s=sim_s,
     )
-    poses = dict(
-        time=(np.arange(done) * cfg.frame_dt).astype(np.float64),
-        body_names=np.array(list(HAND_BODY_NAMES) + ["object"]),
-        body_pos=body_pos[:done], body_quat=body_quat[:done],
-        contact_count=ccount[:done], phase=plan.phase[:done].astype(np.int32),
-    )
-    return RolloutResult(metrics, poses)

@@ -446,21 +446,47 @@ def build_scene(
 
 
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
-    """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state."""
+    """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state.
+
+    CPU: the direct engine (:class:`replay.engine.mjc.MjcBatch`, no contact limit);
+    CUDA: ``SolverMuJoCo.step`` with the wrist wrench of :class:`replay.control.HandController`.
+    """
+    cfg, model = scene.config, scene.model
+    frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
+    hand_coords0 = np.asarray(hand_coords0, float)
+    if config_uses_direct_engine(cfg):
+        from replay.engine import Variant, wrist
+        from replay.engine.mjc import MjcBatch
+
+        batch = MjcBatch(scene, [Variant(ablation=scene.ablation)], capacity=1 << 30)
+        row = np.zeros((1, wrist.T_SIZE))
+        row[0, :3] = hand_coords0[:3]
+        row[0, 3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
+        fingers = hand_coords0[7:].reshape(1, 15, 4)
+        for _ in range(frames):
+            batch.step_frame(fingers, row, row)
+        state = model.state()
+        batch.sync_state(0, state)
+        return state
+
     from replay.control import HandController
 
-    cfg, model = scene.config, scene.model
     s0, s1 = model.state(), model.state()
     control = model.control()
     ctl = HandController(scene, control)
-    ctl.set_finger_targets(np.asarray(hand_coords0)[7:].reshape(15, 4))
+    ctl.set_finger_targets(hand_coords0[7:].reshape(15, 4))
     zero = np.zeros(3)
-    for _ in range(max(1, int(round(cfg.settle_s * cfg.control_fps)))):
+    for _ in range(frames):
         for _ in range(cfg.substeps):
             ctl.apply_wrist(s0, hand_coords0[:3], hand_coords0[3:7], zero, zero)
             scene.solver.step(s0, s1, control, None, cfg.dt)
             s0, s1 = s1, s0
     return s0
+
+
+def config_uses_direct_engine(config: ReplayConfig) -> bool:
+    """True when rollouts of ``config`` step MuJoCo C directly (CPU, ``engine="direct"``)."""
+    return config.device == "cpu" and config.engine == "direct"
 
 
 def build_hand_only(

@@ -150,6 +150,30 @@ def hand_trajectory(rec, mjcf: Path):
     return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
 
 
+def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig):
+    """Load a recording, crop it to the replayed window and fill in the hand.
+
+    Returns:
+        ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.
+
+    Raises:
+        DataError: bad or missing input.
+    """
+    from replay.data import load_recording
+    from replay.scene import hand_mjcf_path
+
+    rec = load_recording(dataset, sequence, data_dir)
+    # only the replayed window needs the hand: crop before IK (minutes -> seconds)
+    g = rec.grasp_frame
+    start = 0 if cfg.approach_window_s is None else int(
+        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
+    start = max(0, start - CROP_MARGIN_FRAMES)
+    rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
+    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
+    rec, coords = hand_trajectory(rec, Path(mjcf))
+    return rec, coords, mjcf, start
+
+
 @dataclass
 class Job:
     dataset: str
@@ -215,8 +239,8 @@ def run_job(job: Job) -> dict:
     """
     import warnings
 
-    from replay.data import load_recording
-    from replay.rollout import run_rollout
+    from replay.engine import Variant
+    from replay.rollout import run_rollouts
 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if job.quiet:
@@ -225,23 +249,17 @@ def run_job(job: Job) -> dict:
         wp.config.quiet = True
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
-    rec = load_recording(job.dataset, job.sequence, job.data_dir)
-    # only the replayed window needs the hand: crop before IK (minutes -> seconds)
-    g = rec.grasp_frame
-    start = 0 if cfg.approach_window_s is None else int(
-        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
-    start = max(0, start - CROP_MARGIN_FRAMES)
-    rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
-    from replay.scene import hand_mjcf_path
-
-    mjcf = str(hand_mjcf_path(job.manosim_dir, cfg, rec.hand_side))
-    rec, coords = hand_trajectory(rec, Path(mjcf))
+    rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg)
+    mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0
 
     rdir = Path(job.rollouts_dir)
     out_dir = Path(job.out_dir)
     stem = job.sequence.replace("/", "__")
-    res = run_rollout(rec, coords, mjcf, cfg, ablation=False)
+    variants = [Variant()] + ([Variant(ablation=True)] if job.ablation else [])
+    # contact run and ablation share one scene and one batch (two worlds)
+    results = run_rollouts(rec, coords, mjcf, cfg, variants)
+    res = results[0]
     poses_path = rdir / f"{stem}.npz"
     save_poses(poses_path, res.poses)
     obj = rec.target_object.asset
@@ -259,7 +277,7 @@ def run_job(job: Job) -> dict:
         "poses": os.path.relpath(poses_path, out_dir),
     }
     if job.ablation:
-        ab = run_rollout(rec, coords, mjcf, cfg, ablation=True)
+        ab = results[1]
         ab_path = rdir / f"{stem}.ablation.npz"
         save_poses(ab_path, ab.poses)
         doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}

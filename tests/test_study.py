@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OBJECTS = ["cubesmall", "cylindersmall"]
 #: short protocol so that the study runs in seconds
 SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
-TIMING = {"wall_s", "rtf", "wall_s_total", "kinematics_s"}
+TIMING = {"wall_s", "rtf", "wall_s_total", "kinematics_s", "build_s"}
 
 
 def _strip(doc: dict) -> dict:

@@ -1,0 +1,99 @@
+"""The reference engine: one world stepped through ``SolverMuJoCo.step`` every physics step.
+
+This is how the replay ran before :mod:`replay.engine.mjc`: Newton's state is
+pushed into MuJoCo and pulled back every step, the wrist wrench goes through
+``Control.joint_f`` and the finger targets through ``Control.joint_target_q``.
+It is 10-60x slower and is kept as the reference the fast engine is checked
+against (``config.engine = "newton"``), and as the path for ``--device cuda``
+(mujoco-warp, one world).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replay import diagnostics
+from replay.control import HandController, finger_actuator_force_max
+from replay.engine import wrist
+from replay.engine.mjc import FrameSignals
+
+
+class _World:
+    def __init__(self, variant, capacity):
+        self.variant = variant
+        self.readback = {}
+        self.capacity = capacity
+        self.alive = True
+        self.reason = None
+        self.peak_contacts = 0
+        self.act_max = 0.0
+
+
+class NewtonStepBatch:
+    """One world of ``scene`` stepped by ``scene.solver.step`` (interface of :class:`replay.engine.mjc.MjcBatch`).
+
+    Args:
+        scene: a built :class:`replay.scene.Scene` (its ablation, if any, built in).
+        variants: exactly one :class:`~replay.engine.variants.Variant`; only its
+            wrist perturbation is honoured here (model edits are for the fast engine).
+
+    Raises:
+        ValueError: more than one variant, or one that edits the model.
+    """
+
+    def __init__(self, scene, variants, threads: int = 1):
+        if len(variants) != 1:
+            raise ValueError("the reference engine steps one world")
+        v = variants[0]
+        if any(getattr(v, n) is not None for n in ("friction", "effort_limit", "object_mass")):
+            raise ValueError("the reference engine does not apply parameter variants")
+        if v.ablation != scene.ablation:
+            raise ValueError("the reference engine's ablation is built into the scene")
+        self.scene = scene
+        self.cfg = scene.config
+        self.model, self.solver = scene.model, scene.solver
+        self.s0, self.s1 = self.model.state(), self.model.state()
+        self.control = self.model.control()
+        self.ctl = HandController(scene, self.control)
+        self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
+        self.worlds = [_World(v, scene.contact_capacity)]
+
+    def close(self) -> None:
+        pass
+
+    def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
+        w = self.worlds[0]
+        if not w.alive:
+            return
+        cfg, S = self.cfg, self.cfg.substeps
+        tp, tc = tgt_prev[0], tgt[0]
+        self.ctl.set_finger_targets(finger_quat[0])
+        row = np.empty(wrist.T_SIZE)
+        try:
+            for j in range(S):
+                wrist.substep_target(tp, tc, (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+                q = row[wrist.T_QUAT:wrist.T_QUAT + 4][[1, 2, 3, 0]]
+                self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
+                self.solver.step(self.s0, self.s1, self.control, None, cfg.dt, observables=self.mon.observables)
+                self.s0, self.s1 = self.s1, self.s0
+                w.reason = self.mon.check()
+                if w.reason:
+                    break
+                w.act_max = max(w.act_max, finger_actuator_force_max(self.scene))
+        except Exception as e:  # physics trouble never crashes the study
+            w.reason = f"solver exception: {type(e).__name__}: {e}"
+        w.peak_contacts = int(self.mon.peak)
+
+    def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
+        w = self.worlds[0]
+        reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
+        bq = self.s0.body_q.numpy()
+        bodies = list(self.scene.hand_bodies) + [self.scene.object_body]
+        n, nf = diagnostics.hand_object_contacts(self.solver, self.scene.hand_shapes, self.scene.object_shapes,
+                                                 force_min)
+        if reason:
+            w.alive, w.reason = False, reason
+        return FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
+
+    def stop(self, i: int) -> None:
+        self.worlds[0].alive = False

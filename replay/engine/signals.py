@@ -1,0 +1,114 @@
+"""Per-frame readouts of a MuJoCo world, compiled by numba: hand-object contacts and
+their normal forces, and runaway body velocities. Pure functions over MuJoCo's arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def hand_object_contacts(geom, efc_address, dim, efc_force, hand_geoms, object_geoms, pyramidal, force_min):
+    """``(n, n_carrying)`` hand-object contacts among ``ncon`` rows and those whose normal
+    force exceeds ``force_min`` N.
+
+    Args:
+        geom: (ncon, 2) geom ids (``d.contact.geom``); efc_address: (ncon,) first constraint
+            row (-1: excluded from the solver); dim: (ncon,) condim; efc_force: (nefc,) N.
+        hand_geoms, object_geoms: (ngeom,) bool masks. pyramidal: MuJoCo ``opt.cone`` is
+            pyramidal (the normal force is the sum of the ``2 (condim - 1)`` pyramid rows),
+            else elliptic (the first row).
+    """
+    n = 0
+    nf = 0
+    for c in range(geom.shape[0]):
+        g0, g1 = geom[c, 0], geom[c, 1]
+        if not ((hand_geoms[g0] and object_geoms[g1]) or (hand_geoms[g1] and object_geoms[g0])):
+            continue
+        n += 1
+        a = efc_address[c]
+        if a < 0:
+            continue
+        if pyramidal:
+            rows = max(1, 2 * (dim[c] - 1))
+            f = 0.0
+            for r in range(rows):
+                f += efc_force[a + r]
+        else:
+            f = efc_force[a]
+        if f > force_min:
+            nf += 1
+    return n, nf
+
+
+@njit(cache=True, nogil=True)
+def fastest_body(cvel, xipos, subtree_com, body_rootid, bodies, out):
+    """Largest COM linear speed (m/s) and angular speed (rad/s) over ``bodies``.
+
+    MuJoCo's ``cvel`` rows are (angular, linear) at the subtree COM of each body's
+    tree root; a body COM's linear velocity is ``lin + ang x (xipos - subtree_com[root])``.
+    Writes ``out = [v_max, body_of_v_max, w_max, body_of_w_max]``.
+    """
+    out[0], out[1], out[2], out[3] = -1.0, -1.0, -1.0, -1.0
+    for b in bodies:
+        r = body_rootid[b]
+        wx, wy, wz = cvel[b, 0], cvel[b, 1], cvel[b, 2]
+        dx = xipos[b, 0] - subtree_com[r, 0]
+        dy = xipos[b, 1] - subtree_com[r, 1]
+        dz = xipos[b, 2] - subtree_com[r, 2]
+        vx = cvel[b, 3] + wy * dz - wz * dy
+        vy = cvel[b, 4] + wz * dx - wx * dz
+        vz = cvel[b, 5] + wx * dy - wy * dx
+        v = math.sqrt(vx * vx + vy * vy + vz * vz)
+        w = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if not v <= out[0]:  # NaN counts as fastest
+            out[0], out[1] = v, b
+        if not w <= out[2]:
+            out[2], out[3] = w, b
+
+
+@njit(cache=True, nogil=True)
+def all_finite(a, b):
+    """True when every value of both 1-D arrays is finite."""
+    for x in a:
+        if not math.isfinite(x):
+            return False
+    for x in b:
+        if not math.isfinite(x):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def finger_ctrl(quat_xyzw, joint, axis, act, qcj, ctrl):
+    """MuJoCo ``ctrl`` of ball-joint position actuators from finger targets (15, 4) xyzw.
+
+    Newton 1.8's control conversion: the target's rotation vector (angle wrapped to
+    (-pi, pi], as MuJoCo's ``mju_quat2Vel``), turned by the joint's child-anchor
+    rotation ``qcj`` (xyzw), one component (``axis``) per actuator ``act``.
+    """
+    for k in range(act.shape[0]):
+        q = quat_xyzw[joint[k]]
+        x, y, z, w = q[0], q[1], q[2], q[3]
+        nrm = math.sqrt(x * x + y * y + z * z + w * w)
+        aa0 = aa1 = aa2 = 0.0
+        if nrm >= 1e-20:
+            x, y, z, w = x / nrm, y / nrm, z / nrm, w / nrm
+            s = math.sqrt(x * x + y * y + z * z)
+            if s > 0.0:
+                ang = 2.0 * math.atan2(s, w)
+                if ang > math.pi:
+                    ang -= 2.0 * math.pi
+                aa0, aa1, aa2 = x * ang / s, y * ang / s, z * ang / s
+        ux, uy, uz, uw = qcj[k, 0], qcj[k, 1], qcj[k, 2], qcj[k, 3]
+        # v + w t + u x t, t = 2 u x v
+        tx = 2.0 * (uy * aa2 - uz * aa1)
+        ty = 2.0 * (uz * aa0 - ux * aa2)
+        tz = 2.0 * (ux * aa1 - uy * aa0)
+        r0 = aa0 + uw * tx + (uy * tz - uz * ty)
+        r1 = aa1 + uw * ty + (uz * tx - ux * tz)
+        r2 = aa2 + uw * tz + (ux * ty - uy * tx)
+        ctrl[act[k]] = r0 if axis[k] == 0 else (r1 if axis[k] == 1 else r2)

@@ -1,0 +1,86 @@
+"""What may differ between the worlds of one batch: model parameters and a rigid
+perturbation of the wrist targets.
+
+A :class:`Variant` is dataset- and protocol-agnostic: the engine applies its
+parameters to a world's compiled model, and :meth:`Variant.transform_targets`
+moves a world's wrist targets. The default variant is the recording as replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One world's differences from the scene as built.
+
+    Attributes:
+        ablation: hand-object contact filtered out (the contact ablation).
+        friction: sliding friction coefficient of every object collision part (None:
+            the asset's). MuJoCo combines a pair's coefficients by their maximum.
+        effort_limit: finger actuator force range +-this, N·m (None: the config's).
+        object_mass: object mass, kg, inertia scaled with it (None: the asset's).
+        wrist_offset: (3,) m, world: added to every wrist position target.
+        wrist_rotvec: (3,) rad, world rotation vector: every wrist target is turned
+            by it about the wrist's position at the grasp frame (the recorded hand
+            approaches and closes at a displaced pose).
+        label: free text for reports.
+    """
+
+    ablation: bool = False
+    friction: float | None = None
+    effort_limit: float | None = None
+    object_mass: float | None = None
+    wrist_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    wrist_rotvec: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    label: str = ""
+
+    def __post_init__(self):
+        for name in ("friction", "effort_limit", "object_mass"):
+            v = getattr(self, name)
+            if v is not None and not (np.isfinite(v) and v > 0):
+                raise ValueError(f"Variant.{name} must be a finite number > 0, got {v!r}")
+        for name in ("wrist_offset", "wrist_rotvec"):
+            v = np.asarray(getattr(self, name), float)
+            if v.shape != (3,) or not np.all(np.isfinite(v)):
+                raise ValueError(f"Variant.{name} must be 3 finite numbers, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, tuple(float(x) for x in v))
+
+    @property
+    def perturbs_wrist(self) -> bool:
+        return any(self.wrist_offset) or any(self.wrist_rotvec)
+
+    @property
+    def edits_params(self) -> bool:
+        """True when a physical parameter (friction, effort, mass) differs from the scene's."""
+        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass"))
+
+    @property
+    def edits_model(self) -> bool:
+        """True when the world needs its own copy of the compiled model."""
+        return self.ablation or self.edits_params
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
+        """Wrist targets moved by this variant's rigid perturbation.
+
+        Args:
+            pos, vel, acc: (F, 3) world, m, m/s, m/s^2. quat_xyzw: (F, 4) world, Newton xyzw.
+            omega: (F, 3) rad/s. center: (3,) rotation centre (wrist at the grasp frame), m.
+
+        Returns:
+            (pos, quat_xyzw, vel, omega, acc), new arrays.
+        """
+        if not self.perturbs_wrist:
+            return pos.copy(), quat_xyzw.copy(), vel.copy(), omega.copy(), acc.copy()
+        r = Rotation.from_rotvec(self.wrist_rotvec)
+        c = np.asarray(center, float)
+        pos2 = r.apply(np.asarray(pos, float) - c) + c + np.asarray(self.wrist_offset)
+        quat2 = (r * Rotation.from_quat(quat_xyzw)).as_quat()
+        return pos2, quat2, r.apply(vel), r.apply(omega), r.apply(acc)

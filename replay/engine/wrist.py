@@ -1,0 +1,196 @@
+"""The wrist controller at C speed: a 6-DOF PD wrench with gravity, damping and
+acceleration feed-forward, compiled by numba.
+
+MuJoCo ignores actuators on a free joint, so the replayed wrist is driven by a
+Cartesian wrench at the root body's centre of mass (MuJoCo ``xfrc_applied``, world
+frame; Newton's ``Control.joint_f`` on a free joint has the same meaning and
+Newton 1.8 writes it there). The law, per physics step, for the root body
+``mano_body_0`` at position ``p`` (world, m), orientation ``R`` and velocity
+``v`` of its frame origin / ``w`` angular (world):
+
+    f   = kp_t (p* - p) + kd_t (v* - v) + d_t v* + M a* + M g e_z
+    tau = kp_r rotvec(q* q^-1) + kd_r (w* - w) + d_r w*
+          + (p - c_root) x (f - M g e_z) + (c_hand - c_root) x (M g e_z)
+
+``p*, q*, v*, w*, a*`` the targets; ``kp, kd`` the MJCF's wrist actuator gains
+(``importer_patches`` report: tx/ty/tz 300 N/m, rx/ry/rz 50 N·m/rad, kd from
+their dampratio); ``d`` the MJCF's passive wrist damping (fed forward with the
+target velocity so a moving target is tracked without lag); ``M`` the hand mass,
+``c_root`` the root body's COM and ``c_hand`` the whole hand's COM. The first
+cross term moves the PD force from the frame origin (where the MJCF's slide joints
+act) to the COM; the last one places the weight compensation at the hand's COM.
+
+Quaternions here are MuJoCo's (w, x, y, z); positions world Z-up, m.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: standard gravity, m/s^2 (magnitude; world gravity is -G along Z)
+G = 9.81
+
+# layout of the float64 parameter vector ``par`` (see :func:`wrist_params`)
+P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS = 0, 6, 12, 18, 19, 20
+P_SIZE = 23
+# layout of a per-substep target row ``tgt``: pos (3), quat wxyz (4), vel (3), omega (3), acc (3)
+T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
+
+
+def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: float = G) -> np.ndarray:
+    """Pack the controller constants into one float64 vector.
+
+    Args:
+        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad).
+        d_passive: (6,) passive wrist damping fed forward, same units as kd.
+        hand_mass: total hand mass M, kg.
+        root_com_local: (3,) root body COM in its own frame, m.
+        gravity: magnitude, m/s^2.
+    """
+    par = np.zeros(P_SIZE)
+    par[P_KP:P_KP + 6] = kp
+    par[P_KD:P_KD + 6] = kd
+    par[P_DPASS:P_DPASS + 6] = d_passive
+    par[P_M] = hand_mass
+    par[P_G] = gravity
+    par[P_IPOS:P_IPOS + 3] = root_com_local
+    if not np.all(np.isfinite(par)):
+        raise ValueError(f"wrist controller constants must be finite, got {par}")
+    return par
+
+
+@njit(cache=True, nogil=True)
+def _quat2mat(q, R):
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    w, x, y, z = w / n, x / n, y / n, z / n
+    R[0, 0] = 1 - 2 * (y * y + z * z); R[0, 1] = 2 * (x * y - w * z); R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z); R[1, 1] = 1 - 2 * (x * x + z * z); R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y); R[2, 1] = 2 * (y * z + w * x); R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True, nogil=True)
+def slerp_wxyz(q0, q1, a, out):
+    """Shortest-arc slerp of unit quaternions (4,) with weight ``a`` in [0, 1] into ``out``."""
+    dot = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]
+    s1 = 1.0
+    if dot < 0.0:
+        s1 = -1.0
+        dot = -dot
+    if dot > 1.0:
+        dot = 1.0
+    th = math.acos(dot)
+    s = math.sin(th)
+    if s < 1e-8:
+        w0, w1 = 1.0 - a, a
+    else:
+        w0, w1 = math.sin((1.0 - a) * th) / s, math.sin(a * th) / s
+    n = 0.0
+    for i in range(4):
+        out[i] = w0 * q0[i] + w1 * s1 * q1[i]
+        n += out[i] * out[i]
+    n = math.sqrt(n)
+    for i in range(4):
+        out[i] /= n
+
+
+@njit(cache=True, nogil=True)
+def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt, out):
+    """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
+
+    Args:
+        qpos, qvel: MuJoCo ``qpos`` (nq,) and ``qvel`` (nv,) of one world.
+        xipos: (nbody, 3) body COM positions for the same ``qpos`` (after ``mj_kinematics``), m.
+        qadr, vadr: the hand's free joint address in qpos / qvel.
+        root: MuJoCo body id of the root; hand_bodies: (16,) MuJoCo body ids of the hand.
+        body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row (module doc).
+    """
+    R = np.empty((3, 3))
+    _quat2mat(qpos[qadr + 3:qadr + 7], R)
+    p = qpos[qadr:qadr + 3]
+    ip = par[P_IPOS:P_IPOS + 3]
+    c_root = np.empty(3)
+    w = np.empty(3)
+    for i in range(3):
+        c_root[i] = p[i] + R[i, 0] * ip[0] + R[i, 1] * ip[1] + R[i, 2] * ip[2]
+        w[i] = R[i, 0] * qvel[vadr + 3] + R[i, 1] * qvel[vadr + 4] + R[i, 2] * qvel[vadr + 5]
+    M = par[P_M]
+    f = np.empty(3)
+    for i in range(3):
+        f[i] = (par[P_KP + i] * (tgt[T_POS + i] - p[i]) + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
+                + par[P_DPASS + i] * tgt[T_VEL + i] + M * tgt[T_ACC + i])
+    # orientation error: rotation vector of q* q^-1 (angle in [0, pi])
+    q = qpos[qadr + 3:qadr + 7]
+    nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
+    tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
+    ew = tw * qw - tx * qx - ty * qy - tz * qz
+    ex = tw * qx + tx * qw + ty * qz - tz * qy
+    ey = tw * qy - tx * qz + ty * qw + tz * qx
+    ez = tw * qz + tx * qy - ty * qx + tz * qw
+    if ew < 0.0:
+        ew, ex, ey, ez = -ew, -ex, -ey, -ez
+    sv = math.sqrt(ex * ex + ey * ey + ez * ez)
+    if sv < 1e-12:
+        k = 2.0 / ew if ew > 0.0 else 0.0
+    else:
+        k = 2.0 * math.atan2(sv, ew) / sv
+    err = (ex * k, ey * k, ez * k)
+    tau = np.empty(3)
+    for i in range(3):
+        tau[i] = (par[P_KP + 3 + i] * err[i] + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])
+                  + par[P_DPASS + 3 + i] * tgt[T_OMEGA + i])
+    r = p - c_root
+    tau[0] += r[1] * f[2] - r[2] * f[1]
+    tau[1] += r[2] * f[0] - r[0] * f[2]
+    tau[2] += r[0] * f[1] - r[1] * f[0]
+    # gravity feed-forward: M g up at the hand's COM, moved to the root COM
+    ch = np.zeros(3)
+    for b in hand_bodies:
+        for i in range(3):
+            ch[i] += body_mass[b] * xipos[b, i]
+    fg = M * par[P_G]
+    dx = ch[0] / M - c_root[0]
+    dy = ch[1] / M - c_root[1]
+    out[0], out[1], out[2] = f[0], f[1], f[2] + fg
+    out[3] = tau[0] + dy * fg
+    out[4] = tau[1] - dx * fg
+    out[5] = tau[2]
+
+
+@njit(cache=True, nogil=True)
+def substep_target(tgt_prev, tgt, a, interp, out):
+    """Target row at fraction ``a`` of a control frame: position linear, quaternion slerped
+    from the previous frame's target (``interp``), else the frame's target; rates from ``tgt``."""
+    for i in range(T_SIZE):
+        out[i] = tgt[i]
+    if interp:
+        for i in range(3):
+            out[T_POS + i] = (1.0 - a) * tgt_prev[T_POS + i] + a * tgt[T_POS + i]
+        q = np.empty(4)
+        slerp_wxyz(tgt_prev[T_QUAT:T_QUAT + 4], tgt[T_QUAT:T_QUAT + 4], a, q)
+        for i in range(4):
+            out[T_QUAT + i] = q[i]
+
+
+@njit(cache=True, nogil=True)
+def apply_substep(qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root, hand_bodies, body_mass, par,
+                  tgt_prev, tgt, a, interp, wr, stats):
+    """One substep's control: the wrist wrench for the substep target into ``xfrc[root]``.
+
+    Also folds the previous step's largest |finger actuator force| (N·m) into ``stats[0]``.
+    """
+    row = np.empty(T_SIZE)
+    substep_target(tgt_prev, tgt, a, interp, row)
+    wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, row, wr)
+    for i in range(6):
+        xfrc[root, i] = wr[i]
+    m = stats[0]
+    for i in range(act_force.shape[0]):
+        v = abs(act_force[i])
+        if v > m:
+            m = v
+    stats[0] = m
