@@ -411,7 +411,6 @@ def build_scene(
     at_grasp = diagnostics.count_contacts(probe, model, settled)
     inertia = diagnostics.dof_inertia(probe, model, settled)  # (ndof,) incl. armature
     kd_resolved = model.joint_target_kd.numpy().copy()
-    del probe
 
     if config.contact_capacity is not None:
         capacity = int(config.contact_capacity)
@@ -434,8 +433,18 @@ def build_scene(
     if changed:
         model.joint_damping.assign(damping)
 
-    # --- the solver the rollout uses, built after every edit; then read back --------
-    scene.solver = make_solver(model, config, capacity)
+    # --- the solver the rollout uses, with every edit in it; then read back ---------
+    if config_uses_direct_engine(config):
+        # MuJoCo C grows its contact arena itself (nconmax only limits Newton's contact
+        # export, which the direct engine does not use), so the probe's compiled model
+        # serves: the damping edit reaches it through Newton's notify_model_changed,
+        # and the read-back below proves it arrived
+        if changed:
+            probe.notify_model_changed(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
+        scene.solver = probe
+    else:
+        del probe  # mujoco-warp sizes its buffers from nconmax: compile again with the capacity
+        scene.solver = make_solver(model, config, capacity)
     scene.contact_capacity = capacity
     scene.resting_contacts = int(resting)
     scene.probe_contacts = [int(resting), int(at_grasp)]
@@ -472,6 +481,7 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     from replay.control import HandController
 
     s0, s1 = model.state(), model.state()
+    newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)  # the wrench reads body poses
     control = model.control()
     ctl = HandController(scene, control)
     ctl.set_finger_targets(hand_coords0[7:].reshape(15, 4))

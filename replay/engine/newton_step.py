@@ -10,6 +10,7 @@ against (``config.engine = "newton"``), and as the path for ``--device cuda``
 
 from __future__ import annotations
 
+import newton
 import numpy as np
 
 from replay import diagnostics
@@ -53,6 +54,9 @@ class NewtonStepBatch:
         self.cfg = scene.config
         self.model, self.solver = scene.model, scene.solver
         self.s0, self.s1 = self.model.state(), self.model.state()
+        # body poses from the coordinates: Model.state() holds the bodies where the MJCF
+        # import put them (the world origin), and the first wrist wrench reads them
+        newton.eval_fk(self.model, self.s0.joint_q, self.s0.joint_qd, self.s0)
         self.control = self.model.control()
         self.ctl = HandController(scene, self.control)
         self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
