@@ -14,7 +14,7 @@ MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
 STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
-.PHONY: setup study validate test test-slow test-cuda bench-devices fetch clean
+.PHONY: setup study validate test test-slow test-cuda bench bench-devices fetch clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,12 @@ test-slow: setup
 # (the tests read the mirror: REPLAY_MIRROR=<dir> make test-cuda).
 test-cuda: setup
 	REPLAY_REQUIRE_DATA=1 REPLAY_REQUIRE_CUDA=1 $(PY) -m pytest -m cuda
+
+# The engine against raw MuJoCo on the same model, and the whole study's rollouts/min.
+BENCH_OBJECTS ?= cubesmall,mug
+BENCH_ARGS ?=
+bench: fetch
+	$(PY) benchmarks/engine.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(BENCH_OBJECTS) --json $(OUT_DIR)/bench/engine.json $(BENCH_ARGS)
 
 OBJECTS ?= cubesmall,stamp
 DEVICES ?= cpu,cuda

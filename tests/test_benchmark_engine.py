@@ -1,0 +1,49 @@
+"""benchmarks/engine.py on one recording: the figures it prints are of the same physics.
+
+Speed is not asserted (targets live in the benchmark's output, not in timed tests);
+what is asserted is that the raw MuJoCo side replays exactly what the engine did.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.needs_data
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("engine_bench", ROOT / "benchmarks" / "engine.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
+    out = tmp_path / "engine.json"
+    assert _bench().main(["--objects", "cubesmall", "--no-study", "--repeats", "1", "--worlds", "2",
+                          "--threads", "2", "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    row = doc["objects"]["cubesmall"]
+    # the full protocol of a lifted recording: settle + approach + lift + hold + shake at 240 Hz
+    assert row["frames"] > 200 and row["steps"] == row["frames"] * 8
+    assert row["raw_replay_bit_identical"] is True
+    assert row["engine_ms_per_step"] > 0 and row["mujoco_ms_per_step"] > 0
+    assert row["ratio"] == pytest.approx(row["engine_ms_per_step"] / row["mujoco_ms_per_step"])
+    assert row["batch"]["worlds"] == 2 and row["batch"]["world_steps"] > 0
+    assert doc["versions"]["mujoco"] == "3.17.0" and doc["machine"]["cpu_count"] >= 1
+
+
+def test_engine_benchmark_rejects_bad_options(mirror, monkeypatch):
+    from replay.cli import run
+
+    monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
+    bench = _bench()
+    assert run(lambda: bench.main(["--objects", "nosuchobject", "--no-study"])) == 2
+    assert run(lambda: bench.main(["--objects", "cubesmall", "--worlds", "0", "--no-study"])) == 2
