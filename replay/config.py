@@ -106,6 +106,20 @@ class ReplayConfig:
     lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
     shake_max_slip: float = _f(0.02, "m", "held through the shake: object moved less than this in the wrist frame")
     ablation_clean_mm: float = _f(1.0, "mm", "issue 5: with contact filtered out the object must move < 1 mm")
+    diag_push_mm: float = _f(
+        20.0, "mm", "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
+        "vertex). Objects rolling by themselves on the GRAB table move <= 4.6 mm (contact ablation, 30 lifts); "
+        "20 mm is about a fingertip's width, a grasp displaced by more is not the recorded one"
+    )
+    diag_grip_lever_m: float = _f(
+        0.1, "m", "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
+        "pressing at the effort limit (effort / lever / g kg at mu = 1; 0.4 N·m over ~10 cm, the manosim finger "
+        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`slipped`)"
+    )
+    diag_slip_onset_mm: float = _f(
+        5.0, "mm", "diagnosis `slipped`: slip begins at the first frame after lift start where the object moved "
+        "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)"
+    )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from replay import diagnosis
 from replay.config import ReplayConfig
 from replay.control import interp_coords, quat_slerp
 from replay.data.types import Recording
@@ -41,6 +42,8 @@ from replay.errors import DataError
 from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine, support_extent
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
+#: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
+FINGERTIP_BODIES = (3, 6, 9, 12, 15)
 
 
 def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
@@ -337,6 +340,8 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     for i, v in enumerate(variants):
         w = batch.worlds[i]
         metrics = dict(common, ablation=bool(v.ablation), variant=v.to_dict(), variant_readback=w.readback)
+        if v.object_mass is not None:
+            metrics["object_mass"] = float(v.object_mass)
         metrics.update(_measure(rec, plan, scene, cfg, traces[i], w))
         # the build is shared by the batch; the stepping wall time is the batch's
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
@@ -362,7 +367,10 @@ class _Trace:
     body_quat: np.ndarray
     ccount: np.ndarray
     wrist_err: np.ndarray
+    normal_force: np.ndarray
+    friction_force: np.ndarray
     done: int = 0
+    fingertip_distance: float | None = None
     bad_frame: int | None = None
     contacts_at_lift: int | None = None
     contacts_force_at_lift: int | None = None
@@ -380,7 +388,9 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))
     B = 17
     traces = [_Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
-                     np.zeros(F, np.int32), np.full(F, np.nan)) for _ in range(N)]
+                     np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F)) for _ in range(N)]
+    lay = batch.layout
+    tips = np.isin(np.asarray(batch.scene.solver.mj_model.geom_bodyid), lay.hand_bodies[list(FINGERTIP_BODIES)])
     rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
@@ -404,10 +414,14 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
             tr.body_pos[k] = sig.body_pos
             tr.body_quat[k] = sig.body_quat
             tr.ccount[k] = sig.contacts
+            tr.normal_force[k] = sig.normal_force
+            tr.friction_force[k] = sig.friction_force
             if plan.phase[k] != PHASE_SETTLE:
                 tr.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - rows[i, k, :3]))
             if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
                 tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
+                if not sig.reason:
+                    tr.fingertip_distance = batch.min_distance(i, tips, lay.object_geoms)
             tr.done = k + 1
             if sig.reason:
                 tr.bad_frame = k
@@ -421,6 +435,7 @@ def _poses(plan: Plan, tr: _Trace, frame_dt: float) -> dict:
         body_names=np.array(list(HAND_BODY_NAMES) + ["object"]),
         body_pos=tr.body_pos[:done], body_quat=tr.body_quat[:done],
         contact_count=tr.ccount[:done], phase=plan.phase[:done].astype(np.int32),
+        contact_force=tr.normal_force[:done], friction_budget_kg=diagnosis.friction_budget_kg(tr.friction_force[:done]),
     )
 
 
@@ -438,13 +453,16 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
     settle_end = int(np.flatnonzero(ph == PHASE_SETTLE)[-1]) if np.any(ph == PHASE_SETTLE) else 0
     ref_row = np.concatenate([body_pos[settle_end, -1], body_quat[settle_end, -1]]).astype(float)
     v_ref = _object_vertices_world(ref_row, verts)
-    disp = 0.0
+    lift_idx = np.flatnonzero(ph == PHASE_LIFT)
+    ls = int(lift_idx[0]) - 1 if lift_idx.size else None  # lift start: the last approach frame
+    disp = pushed = 0.0
     for k in range(settle_end, done):
         row = np.concatenate([body_pos[k, -1], body_quat[k, -1]]).astype(float)
         disp = max(disp, float(np.max(np.linalg.norm(_object_vertices_world(row, verts) - v_ref, axis=1))))
+        if ls is None or k <= ls:
+            pushed = disp  # before the lift: what closing the hand did to the object
     max_rise = float(np.max(opos[settle_end:, 2]) - opos[settle_end, 2]) if done > settle_end else 0.0
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
-    lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     lift_start_z = float(opos[lift_idx[0] - 1, 2]) if lift_idx.size else float("nan")
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
@@ -475,8 +493,24 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     slip_mm, slip_deg = hand_frame_slip(body_pos[:n, 0], body_quat[:n, 0], body_pos[:n, -1],
                                         body_quat[:n, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
-    return dict(
-        slip_mm=slip_mm, slip_deg=slip_deg, **shake,
+    # grasp measures: friction budget (lift and hold), creep during the hold, slip onset
+    budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
+    carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))
+    budget_peak = float(np.max(budget[carry])) if carry.size and np.all(np.isfinite(budget[carry])) else None
+    hold = np.flatnonzero(ph == PHASE_HOLD)
+    in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
+    # creep: only an object carried in the hand creeps in it (one left on the table does not)
+    creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
+    onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
+    tip_mm = None if tr.fingertip_distance is None else tr.fingertip_distance * 1000.0
+    measures = dict(
+        friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
+        friction_budget_peak_kg=budget_peak,
+        friction_budget_hold_kg=float(np.median(budget[hold])) if completed and hold.size else None,
+        creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
+    )
+    out = dict(
+        slip_mm=slip_mm, slip_deg=slip_deg, **shake, **measures,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
         stable=stable, lifted=lifted, completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,
@@ -491,3 +525,9 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
         finger_actuator_force_max=float(world.act_max),
         frames=done, frames_planned=len(plan.coords), sim_s=sim_s,
     )
+    v = world.variant
+    out["diagnosis"] = diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
+                                          effort_limit=float(v.effort_limit or cfg.effort_limit), pushed_mm=pushed * 1000.0,
+                                          budget_peak_kg=budget_peak, fingertip_distance_mm=tip_mm,
+                                          slip_onset_frame=onset, cfg=cfg)
+    return out

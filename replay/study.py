@@ -295,6 +295,12 @@ def run_job(job: Job) -> dict:
     return json.loads(dumps(doc))
 
 
+def diagnosis_classes() -> tuple[str, ...]:
+    from replay.diagnosis import CLASSES
+
+    return CLASSES
+
+
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     """Study-level counts and timing."""
     n = len(rollouts)
@@ -315,6 +321,8 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
         "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
         "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
+        "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
+                      for c in diagnosis_classes()},
         "failed_inputs": len(failed),
         "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
         "median_wrist_err_mm": float(np.median(we)) if we else None,
@@ -442,7 +450,9 @@ def run_study(
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
                                        "max_object_step_mm", "slip_mm", "slip_deg", "shake_held", "shake_slip_mm",
                                        "ablation_clean", "ablation_no_rise", "wall_s_total",
-                                       "rtf")}
+                                       "rtf", "friction_budget_peak_kg", "creep_mm_s", "object_mass")}
+                | {"diagnosis": (r.get("diagnosis") or {}).get("class"),
+                   "diagnosis_figure": (r.get("diagnosis") or {}).get("figure")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
                    "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),
                    "ablation_lifted": (r.get("ablation") or {}).get("lifted")}

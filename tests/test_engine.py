@@ -156,15 +156,17 @@ def test_variants_reach_the_compiled_model(scene_and_plan):
     lay = batch.layout
     og = np.flatnonzero(lay.object_geoms)
     assert w.m is not base.m  # its own copy; the scene's model is untouched
-    assert np.all(w.m.geom_friction[og, 0] == 0.35) and np.all(base.m.geom_friction[og, 0] != 0.35)
-    assert np.all(w.m.actuator_forcerange[lay.finger_act] == [-0.15, 0.15])
-    assert w.m.body_mass[lay.object_body] == pytest.approx(0.05)
+    f32 = lambda x: float(np.float32(x))  # noqa: E731 (as Newton stores model parameters)
+    assert np.all(w.m.geom_friction[og, 0] == f32(0.35)) and np.all(base.m.geom_friction[og, 0] != f32(0.35))
+    assert np.all(w.m.geom_friction[lay.hand_geoms, 0] == f32(0.35))  # the pair's coefficient is the max
+    assert np.all(w.m.actuator_forcerange[lay.finger_act] == [-f32(0.15), f32(0.15)])
+    assert w.m.body_mass[lay.object_body] == f32(0.05)
     ratio = w.m.body_inertia[lay.object_body] / base.m.body_inertia[lay.object_body]
     assert np.allclose(ratio, 0.05 / base.m.body_mass[lay.object_body])
-    assert w.readback == {"object_friction": 0.35, "finger_forcerange": 0.15, "object_mass": pytest.approx(0.05)}
+    assert w.readback == {"contact_friction": f32(0.35), "finger_forcerange": f32(0.15), "object_mass": f32(0.05)}
     step_protocol(plan, batch, cfg, frame_limit=60)
     # the effort variant is what MuJoCo clamps to
-    assert w.act_max <= 0.15 * (1 + 1e-9) < base.act_max
+    assert w.act_max <= f32(0.15) < base.act_max
     with pytest.raises(ValueError, match="friction"):
         Variant(friction=-1.0)
 

@@ -26,6 +26,7 @@ the GIL inside ``mj_step``, and numba's wrench runs ``nogil``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -98,9 +99,15 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     """Edit a world's compiled model for ``v``; read every edited value back.
 
     Ablation: :func:`ablate_hand_object`, unless the scene was built with Newton's
-    hand-object filter pairs (``prebuilt_ablation``). Friction: ``geom_friction[:, 0]`` of the object geoms. Effort: the finger
+    hand-object filter pairs (``prebuilt_ablation``). Friction: sliding ``geom_friction[:, 0]``
+    of the object's and the hand's geoms, so that every hand-object contact has it (MuJoCo
+    mixes a pair's coefficients by their maximum, or takes the higher-priority geom's: the
+    manosim palm); contacts with the support keep ``max(mu, support's)``. Effort: the finger
     actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
     ``body_inertia`` of the object scaled together, then ``mj_setConst``.
+
+    Values are rounded to float32 first, as Newton stores every model parameter: a
+    variant equal to the scene's own value gives the scene's own model, bit for bit.
 
     Returns:
         The values read back from ``m`` (for the results).
@@ -109,10 +116,15 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         EngineError: a value did not take. AblationMaskError: see :func:`ablate_hand_object`.
     """
     out: dict = {}
+    f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
+    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass))
     og = np.flatnonzero(layout.object_geoms)
+    hg = np.flatnonzero(layout.hand_geoms)
     if v.friction is not None:
         m.geom_friction[og, 0] = v.friction
-        out["object_friction"] = float(m.geom_friction[og[0], 0])
+        m.geom_friction[hg, 0] = v.friction
+        vals = np.concatenate([m.geom_friction[og, 0], m.geom_friction[hg, 0]])
+        out["contact_friction"] = float(vals.min()) if np.ptp(vals) == 0 else float("nan")
     if v.effort_limit is not None:
         fa = layout.finger_act
         m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]
@@ -128,9 +140,9 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         out["object_mass"] = float(m.body_mass[b])
     if v.ablation and not prebuilt_ablation:
         out["ablation_bit"] = ablate_hand_object(m, layout)
-    checks = [("object_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", v.object_mass)]
+    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", v.object_mass)]
     for key, want in checks:
-        if want is not None and not np.isclose(out[key], want, rtol=1e-9):
+        if want is not None and not np.isclose(out[key], want, rtol=1e-6):
             raise EngineError(f"variant {key} = {want} did not take: the model holds {out[key]}")
     return out
 
@@ -165,6 +177,8 @@ class FrameSignals:
         body_quat: (17, 4) world orientations, Newton xyzw.
         contacts: hand-object contacts in the last step; contacts_force: those whose
             normal force exceeds the config's ``contact_force_min`` N.
+        normal_force: sum of their normal forces, N; friction_force: sum of mu_i N_i, N
+            (over g: the friction budget, kg).
         reason: why the world stopped (overflow, runaway, non-finite, solver error), or None.
     """
 
@@ -173,6 +187,8 @@ class FrameSignals:
     contacts: int
     contacts_force: int
     reason: str | None
+    normal_force: float = 0.0
+    friction_force: float = 0.0
 
 
 class MjcBatch:
@@ -225,6 +241,7 @@ class MjcBatch:
         self._rootid = np.asarray(base_m.body_rootid, np.int64)
         self._pyramidal = int(base_m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
         self._fast = np.zeros(4)
+        self._contact_sums = np.zeros(4)
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
@@ -319,14 +336,27 @@ class MjcBatch:
                            contacts_force=0, reason=reason)
         n = d.ncon
         if n:
-            c = d.contact
-            sig.contacts, sig.contacts_force = signals.hand_object_contacts(
-                c.geom[:n], c.efc_address[:n], c.dim[:n], d.efc_force, self._hand_mask, self._obj_mask,
-                self._pyramidal, force_min)
+            c, cs = d.contact, self._contact_sums
+            signals.hand_object_contacts(c.geom[:n], c.efc_address[:n], c.dim[:n], c.friction[:n], d.efc_force,
+                                         self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs)
+            sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])
+            sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         if reason is not None:
             w.alive = False
             w.reason = reason
         return sig
+
+    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
+        """Smallest signed distance, m, between any geom of ``geoms_a`` and any of ``geoms_b``
+        (MuJoCo ``mj_geomDistance``; negative: penetration) in world ``i`` now; ``distmax``
+        if none is closer."""
+        w = self.worlds[i]
+        mujoco.mj_kinematics(w.m, w.d)
+        best = distmax
+        for a in np.flatnonzero(geoms_a):
+            for b in np.flatnonzero(geoms_b):
+                best = min(best, mujoco.mj_geomDistance(w.m, w.d, int(a), int(b), distmax, None))
+        return float(best)
 
     def stop(self, i: int) -> None:
         """Stop stepping world ``i`` (its protocol ended)."""

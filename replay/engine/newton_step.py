@@ -15,7 +15,8 @@ import numpy as np
 
 from replay import diagnostics
 from replay.control import HandController, finger_actuator_force_max
-from replay.engine import wrist
+from replay.engine import signals, wrist
+from replay.engine.layout import MjLayout
 from replay.engine.mjc import FrameSignals
 
 
@@ -61,6 +62,10 @@ class NewtonStepBatch:
         self.ctl = HandController(scene, self.control)
         self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
         self.worlds = [_World(v, scene.contact_capacity)]
+        self._layout = MjLayout.from_scene(scene)
+        self.layout = self._layout
+        cpu = getattr(self.solver, "use_mujoco_cpu", False)
+        self._mj = (self.solver.mj_model, self.solver.mj_data) if cpu else None
 
     def close(self) -> None:
         pass
@@ -97,7 +102,34 @@ class NewtonStepBatch:
                                                  force_min)
         if reason:
             w.alive, w.reason = False, reason
-        return FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
+        sig = FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
+        if self._mj is not None:  # forces from MuJoCo C's arrays, as the direct engine reads them
+            m, d = self._mj
+            nc = d.ncon
+            if nc:
+                c, cs = d.contact, np.zeros(4)
+                signals.hand_object_contacts(c.geom[:nc], c.efc_address[:nc], c.dim[:nc], c.friction[:nc],
+                                             d.efc_force, self._layout.hand_geoms, self._layout.object_geoms,
+                                             int(m.opt.cone) == 0, force_min, cs)
+                sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
+        else:
+            sig.normal_force = sig.friction_force = float("nan")
+        return sig
+
+    def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+        """As :meth:`replay.engine.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
+        if self._mj is None:
+            return float("nan")
+        import mujoco
+
+        m, d = self._mj
+        self.solver._update_mjc_data(d, self.model, self.s0)
+        mujoco.mj_kinematics(m, d)
+        best = distmax
+        for a in np.flatnonzero(geoms_a):
+            for b in np.flatnonzero(geoms_b):
+                best = min(best, mujoco.mj_geomDistance(m, d, int(a), int(b), distmax, None))
+        return float(best)
 
     def stop(self, i: int) -> None:
         self.worlds[0].alive = False

@@ -11,19 +11,27 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def hand_object_contacts(geom, efc_address, dim, efc_force, hand_geoms, object_geoms, pyramidal, force_min):
-    """``(n, n_carrying)`` hand-object contacts among ``ncon`` rows and those whose normal
-    force exceeds ``force_min`` N.
+def hand_object_contacts(geom, efc_address, dim, friction, efc_force, hand_geoms, object_geoms, pyramidal,
+                         force_min, out):
+    """Hand-object contacts among ``ncon`` rows and the forces they carry.
 
     Args:
         geom: (ncon, 2) geom ids (``d.contact.geom``); efc_address: (ncon,) first constraint
-            row (-1: excluded from the solver); dim: (ncon,) condim; efc_force: (nefc,) N.
+            row (-1: excluded from the solver); dim: (ncon,) condim; friction: (ncon, 5)
+            the contact's mixed coefficients (sliding first); efc_force: (nefc,) N.
         hand_geoms, object_geoms: (ngeom,) bool masks. pyramidal: MuJoCo ``opt.cone`` is
             pyramidal (the normal force is the sum of the ``2 (condim - 1)`` pyramid rows),
             else elliptic (the first row).
+        force_min: a contact carries force above this normal force, N.
+        out: (4,) written ``[n contacts, n carrying force, sum of normal forces N,
+            sum of mu_i N_i N]``; the last over g is the friction budget (the mass, kg, the
+            contacts could hold against gravity by friction alone: 2 mu N / g for a
+            two-sided pinch).
     """
     n = 0
     nf = 0
+    fsum = 0.0
+    mfsum = 0.0
     for c in range(geom.shape[0]):
         g0, g1 = geom[c, 0], geom[c, 1]
         if not ((hand_geoms[g0] and object_geoms[g1]) or (hand_geoms[g1] and object_geoms[g0])):
@@ -41,7 +49,10 @@ def hand_object_contacts(geom, efc_address, dim, efc_force, hand_geoms, object_g
             f = efc_force[a]
         if f > force_min:
             nf += 1
-    return n, nf
+        if f > 0.0:
+            fsum += f
+            mfsum += friction[c, 0] * f
+    out[0], out[1], out[2], out[3] = n, nf, fsum, mfsum
 
 
 @njit(cache=True, nogil=True)

@@ -20,8 +20,10 @@ class Variant:
 
     Attributes:
         ablation: hand-object contact filtered out (the contact ablation).
-        friction: sliding friction coefficient of every object collision part (None:
-            the asset's). MuJoCo combines a pair's coefficients by their maximum.
+        friction: sliding friction coefficient of every hand-object contact (None: as
+            built, MuJoCo's maximum of the pair's, 1.0 for GRAB assets and the manosim
+            hand); set on the hand's and the object's geoms, so contacts with the support
+            get ``max(friction, support's)``.
         effort_limit: finger actuator force range +-this, N·m (None: the config's).
         object_mass: object mass, kg, inertia scaled with it (None: the asset's).
         wrist_offset: (3,) m, world: added to every wrist position target.

@@ -1,0 +1,132 @@
+#!/usr/bin/env python
+"""Robustness maps: each recording over a grid of finger effort x friction, with wrist
+perturbations and the contact ablation, one batch of worlds per recording.
+
+Example:
+    python scripts/run_sweep.py --dataset grab --objects mug,cubesmall \\
+        --grid effort=0.1:1.5:4,mu=0.3:1.2:4 --perturb 4 --out out/grab/sweep
+
+Writes, per recording, ``<out>/<sequence>.json`` (success per cell, the smallest effort
+that lifts at mu = 1, the smallest mu that lifts at the study effort, success under
+perturbation, the ablation) and ``<out>/<sequence>.png`` (heatmap, the study's
+operating point marked), and ``<out>/sweep.json`` over all of them. Results are written
+atomically per recording; ``--resume`` skips recordings done with the same settings.
+Exit status as every script (:mod:`replay.cli`): 0 done, 1 a recording could not be
+replayed (listed; the others are kept), 2 bad arguments, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from replay.cli import run
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.errors import DataError, OutputError, UsageError
+from replay.fileio import atomic_write_bytes, atomic_write_text
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", required=True, choices=["hug-bench", "grab", "taco"])
+    p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
+    p.add_argument("--grid", default="effort=0.1:1.5:8,mu=0.2:1.5:8",
+                   help="axes LOW:HIGH:COUNT: effort (finger effort limit, N·m) and mu (hand-object friction)")
+    p.add_argument("--perturb", type=int, default=0, help="wrist perturbations at the study operating point")
+    p.add_argument("--perturb-mm", type=float, default=10.0, help="size of each perturbation's horizontal offset, mm")
+    p.add_argument("--perturb-deg", type=float, default=10.0, help="size of each perturbation's rotation, deg")
+    p.add_argument("--seed", type=int, default=0, help="seed of the perturbation directions")
+    p.add_argument("--effort", type=float, default=None, help="the study's finger effort limit, N·m (default 0.4)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads stepping the worlds")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
+    p.add_argument("--config", default=None, help="JSON with config overrides")
+    p.add_argument("--resume", action="store_true")
+    a = p.parse_args(argv)
+
+    from replay.data import list_sequences
+    from replay.data.locate import dataset_dir
+    from replay.study import package_versions, sequence_object
+    from replay.sweep import parse_grid, plan_sweep, run_recording_sweep, summarize_over, sweep_key
+
+    grid = parse_grid(a.grid)
+    if a.perturb < 0 or a.perturb_mm < 0 or a.perturb_deg < 0:
+        raise UsageError("--perturb", "counts and sizes must be >= 0")
+    cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
+    if a.effort is not None:
+        cfg.effort_limit = a.effort
+    cfg = resolve_hand_variant(cfg.validate(), a.dataset)
+    if cfg.device != "cpu" or cfg.engine != "direct":
+        raise UsageError("--config", "sweeps run on the direct CPU engine (device cpu, engine direct)")
+    seqs = list_sequences(a.dataset, a.data)
+    if a.objects:
+        want = [o.strip() for o in a.objects.split(",") if o.strip()]
+        picked = []
+        for w in want:
+            hit = [s for s in seqs if s == w or sequence_object(a.dataset, s) == w]
+            if not hit:
+                raise UsageError("--objects", f"no {a.dataset} sequence for {w!r}")
+            picked += hit
+        seqs = picked
+    out = Path(a.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    manosim = dataset_dir("manosim", a.data)
+    sp = plan_sweep(grid, cfg.effort_limit, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
+    key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
+    print(f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
+          f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={cfg.effort_limit}, "
+          f"{a.perturb} perturbation(s), ablation)", flush=True)
+    results, failed = {}, {}
+    t0 = time.perf_counter()
+    for seq in seqs:
+        stem = seq.replace("/", "__")
+        jpath = out / f"{stem}.json"
+        if a.resume and jpath.is_file():
+            try:
+                doc = json.loads(jpath.read_text())
+                if doc.get("sweep_key") == key:
+                    results[seq] = doc
+                    print(f"  {seq}: done before (resume)")
+                    continue
+            except (OSError, json.JSONDecodeError):
+                pass
+        try:
+            doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
+        except DataError as e:
+            failed[seq] = str(e)
+            print(f"  {seq}: failed: {e}", file=sys.stderr)
+            continue
+        doc.update(sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid, perturb_mm=a.perturb_mm,
+                   perturb_deg=a.perturb_deg, seed=a.seed, png=f"{stem}.png")
+        from replay.sweep import heatmap_png
+
+        atomic_write_bytes(out / f"{stem}.png", heatmap_png(doc, f"{seq} ({doc['object_mass_kg']:.3f} kg)"))
+        atomic_write_text(jpath, json.dumps(doc, indent=1))
+        results[seq] = doc
+        me = doc["min_effort_lifting_at_mu1_nm"]
+        mm = doc["min_mu_lifting_at_study_effort"]
+        pf = doc["perturbed_success_fraction"]
+        print(f"  {seq}: {doc['success_fraction']:.0%} of the grid lifts; min effort at mu=1: "
+              f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {cfg.effort_limit} N·m: "
+              f"{'none' if mm is None else f'{mm:.3g}'}; perturbed: {'-' if pf is None else f'{pf:.0%}'}; "
+              f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s", flush=True)
+    summary = summarize_over(results, failed, versions=package_versions(), wall_s=time.perf_counter() - t0)
+    summary.update(grid_spec=a.grid, sweep_key=key)
+    atomic_write_text(out / "sweep.json", json.dumps(summary, indent=1))
+    print(f"sweep: {out / 'sweep.json'}")
+    if failed:
+        print(f"run_sweep.py: error: {len(failed)} recording(s) could not be replayed; the others are kept",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(main))

@@ -1,0 +1,91 @@
+"""Robustness maps (replay.sweep, scripts/run_sweep.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from replay.config import ReplayConfig
+from replay.errors import UsageError
+from replay.sweep import BUILT_MU, parse_grid, plan_sweep, summarize_sweep
+from short_window import SHORT
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_grid_parsing_and_errors():
+    g = parse_grid("effort=0.1:1.5:8,mu=0.2:1.5:8")
+    assert np.allclose(g["effort"], np.linspace(0.1, 1.5, 8)) and len(g["mu"]) == 8
+    for bad in ("effort=0.1:1.5:8", "effort=0.1:1.5,mu=0.2:1:2", "speed=1:2:2,mu=1:2:2", "effort=0:1:2,mu=1:2:2",
+                "effort=2:1:2,mu=1:2:2"):
+        with pytest.raises(UsageError):
+            parse_grid(bad)
+
+
+def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
+    sp = plan_sweep(parse_grid("effort=0.1:1.5:3,mu=0.3:1.2:2"), 0.4, perturb=2, perturb_mm=10, perturb_deg=10)
+    kinds = [r[0] for r in sp.roles]
+    assert kinds.count("grid") == 6 and kinds.count("effort_at_mu1") == 3 and kinds.count("mu_at_study_effort") == 2
+    assert kinds.count("perturb") == 2 and kinds[-1] == "ablation" and sp.variants[-1].ablation
+    for v, r in zip(sp.variants, sp.roles):
+        if r[0] == "perturb":  # sizes as stated, directions random
+            assert np.linalg.norm(v.wrist_offset) == pytest.approx(0.010) and v.wrist_offset[2] == 0
+            assert np.linalg.norm(v.wrist_rotvec) == pytest.approx(np.radians(10))
+        if r[0] == "effort_at_mu1":
+            assert v.friction == BUILT_MU
+    # summary: smallest lifting value along each line
+    fake = [{"lifted": r[0] == "grid" and r[2] == 1, "outcome": "lifted" if (r[0] == "grid" and r[2] == 1) else "dropped",
+             "shake_held": False, "max_hand_object_contacts": 0, "max_object_rise_mm": 0.0} for r in sp.roles]
+    for i, r in enumerate(sp.roles):
+        if r[0] == "effort_at_mu1" and r[1] >= 1 or r[0] == "mu_at_study_effort" and r[1] == 1:
+            fake[i]["lifted"] = True
+    s = summarize_sweep(sp, fake)
+    assert s["min_effort_lifting_at_mu1_nm"] == pytest.approx(0.8) and s["min_mu_lifting_at_study_effort"] == 1.2
+    assert s["success_fraction"] == 0.5 and s["perturbed_success_fraction"] == 0.0
+
+
+@pytest.mark.needs_data
+def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
+    """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
+    from replay.engine import Variant
+    from replay.rollout import run_rollouts
+    from short_window import short_window
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = ReplayConfig(**SHORT)
+    a, b = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(effort_limit=0.4, friction=BUILT_MU)],
+                        frame_limit=60)
+    assert np.array_equal(a.poses["body_pos"], b.poses["body_pos"])
+
+
+@pytest.mark.needs_data
+def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
+    cfg = tmp_path / "short.json"
+    ReplayConfig(**SHORT).save(cfg)
+    out = tmp_path / "sweep"
+    cmd = [sys.executable, str(ROOT / "scripts" / "run_sweep.py"), "--dataset", "grab", "--objects", "cubesmall",
+           "--grid", "effort=0.05:0.4:2,mu=0.05:1.0:2", "--perturb", "1", "--out", str(out), "--config", str(cfg),
+           "--data", str(mirror), "--threads", "2"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    doc = json.loads((out / "cubesmall_lift.json").read_text())
+    assert doc["worlds"] == 4 + 2 + 2 + 1 + 1
+    # the study's operating point (0.4 N·m, mu 1) lifts this window (as the study does); on ice
+    # (mu 0.05) nothing lifts; with contact ablated nothing lifts
+    assert doc["lifted"][1][1] is True and doc["lifted"][0][0] is False and doc["lifted"][1][0] is False
+    assert doc["min_mu_lifting_at_study_effort"] == 1.0 and doc["ablation"]["lifted"] is False
+    assert doc["ablation"]["max_hand_object_contacts"] == 0
+    assert (out / "cubesmall_lift.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((out / "sweep.json").read_text())
+    assert summary["recordings"] == 1 and summary["ablation_lifted"] == 0
+    # a rerun with --resume computes nothing
+    res2 = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert res2.returncode == 0 and "done before (resume)" in res2.stdout
+    bad = subprocess.run(cmd[:2] + ["--dataset", "grab", "--grid", "mu=1:2:2", "--out", str(out)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert bad.returncode == 2 and "missing axis" in bad.stderr and "Traceback" not in bad.stderr
