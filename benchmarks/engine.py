@@ -179,6 +179,7 @@ def main(argv=None) -> int:
                     "platform": platform.platform()},
         "versions": package_versions(), "dataset": a.dataset, "device": a.device, "objects": {},
     }
+    load0 = os.getloadavg()[0]
     print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ratio':>6} {'same state':>10}")
     for seq in picked:
         r = bench_object(a.dataset, seq, a.data, manosim, cfg, a.worlds, a.threads, a.reference, a.repeats)
@@ -207,6 +208,11 @@ def main(argv=None) -> int:
         print(f"study {a.dataset}: {n} rollouts ({study['counts']['rollouts']} recordings + ablation) in "
               f"{wall:.1f} s with {a.study_workers} workers = {result['study_rollouts_per_min']:.0f} rollouts/min "
               f"({study['counts']['lifted']} lifted, {study['counts']['shake_held']} held through the shake)")
+    load1 = os.getloadavg()[0]
+    result["machine"]["load_avg_1min"] = [load0, load1]
+    if max(load0, load1) > 0.75 * (os.cpu_count() or 1):
+        print(f"note: the machine was busy (1-min load {load0:.1f} -> {load1:.1f} on {os.cpu_count()} cores): "
+              "other processes share the cores, and the per-step figures (the engine's Python side most) are high")
     if a.json:
         atomic_write_text(a.json, dumps(result))
         print(f"wrote {a.json}")

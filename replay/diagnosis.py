@@ -22,7 +22,8 @@ Classes, tried in this order (the first that applies decides):
   budget below one fingertip's is a grip too light to blame the mass on (``slipped``);
 * ``slipped``: contact at lift start, enough budget, the object lost anyway (figure:
   slip, mm, and the frame it began: the first frame after lift start where the object
-  moved more than ``diag_slip_onset_mm`` in the wrist frame);
+  moved more than ``diag_slip_onset_mm`` in the wrist frame; ``light_grip`` when the
+  budget never reached one fingertip's: the hand barely held it);
 * ``shaken_loose``: lifted, but not held through the shake (figure: shake slip, mm).
 
 A lifted rollout that held through the shake (or had no shake) has no diagnosis.
@@ -101,4 +102,5 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
         return {"class": "too_heavy", "figure": {"friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
                                                  "one_fingertip_kg": one_tip_kg}}
     return {"class": "slipped", "figure": {"slip_mm": m.get("slip_mm"), "onset_frame": slip_onset_frame,
-                                           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass}}
+                                           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
+                                           "light_grip": bool(budget_peak_kg is None or budget_peak_kg < one_tip_kg)}}
