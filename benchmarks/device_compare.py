@@ -42,7 +42,7 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     from replay.data import load_recording
     from replay.data.locate import dataset_dir
     from replay.rollout import run_rollout
-    from replay.scene import hand_mjcf_path
+    from replay.hand_assets import hand_mjcf_path
     from replay.study import crop_recording, hand_trajectory
 
     rec = load_recording(dataset, sequence, data_dir)

@@ -31,6 +31,7 @@ import newton
 from replay.config import ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import DataError, ReplayError
+from replay.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = tuple(f"mano_body_{i}" for i in range(16))
@@ -100,25 +101,6 @@ class Scene:
     @property
     def finger_qd_start(self) -> int:
         return self.hand_qd_start + 6
-
-
-def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right") -> Path:
-    """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), shape and hand side.
-
-    Raises:
-        DataError: the file does not exist, or ``config.hand_variant`` is unresolved
-            (see :func:`replay.config.resolve_hand_variant`).
-    """
-    if config.hand_variant is None:
-        raise DataError(None, "config.hand_variant", "unresolved; call resolve_hand_variant(config, dataset)")
-    if side not in ("right", "left"):
-        raise DataError(None, "hand_side", f"expected 'right' or 'left', got {side!r}")
-    s = "r" if side == "right" else "l"
-    name = "capsule_hand.xml" if config.hand == "capsule" else "mesh_hand.xml"
-    path = Path(manosim_dir) / "assets" / config.hand_variant / f"mano_{s}hand" / name
-    if not path.is_file():
-        raise DataError(path, None, "manosim hand MJCF not found (fetch the manosim dataset)")
-    return path
 
 
 def support_extent(rec) -> tuple[float, float, float, float] | None:

@@ -160,7 +160,7 @@ def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: R
         DataError: bad or missing input.
     """
     from replay.data import load_recording
-    from replay.scene import hand_mjcf_path
+    from replay.hand_assets import hand_mjcf_path
 
     rec = load_recording(dataset, sequence, data_dir)
     # only the replayed window needs the hand: crop before IK (minutes -> seconds)
@@ -369,7 +369,7 @@ def run_study(
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.config import resolve_hand_variant
-    from replay.scene import hand_mjcf_path
+    from replay.hand_assets import hand_mjcf_path
 
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
