@@ -255,6 +255,7 @@ def run_job(job: Job) -> dict:
         "config_hash": config_hash(cfg),
         "kinematics_s": t_ik,
         "crop": [int(start), int(start + rec.num_frames)],
+        "input_flags": rec.meta.get("input_flags", {}),  # replay.input_checks: repaired or corrected input
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
     }
@@ -424,7 +425,7 @@ def run_study(
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
                                        "max_object_step_mm", "slip_mm", "slip_deg", "shake_held", "shake_slip_mm",
                                        "ablation_clean", "ablation_no_rise", "wall_s_total",
-                                       "rtf")}
+                                       "rtf", "input_flags")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
                    "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),
                    "ablation_lifted": (r.get("ablation") or {}).get("lifted")}
