@@ -27,11 +27,9 @@ import dataclasses
 import hashlib
 import io
 import json
-import multiprocessing as mp
 import os
 import platform
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -328,7 +326,8 @@ def run_study(
         sequences: names to run (default: every sequence of the dataset).
         objects: keep only these sequences, named by sequence or by object
             (:func:`sequence_object`; GRAB only).
-        workers: process count (spawned processes; 1 = run in this process).
+        workers: worker processes (spawned; a worker that dies costs its recording only,
+            :func:`replay.jobs.run_jobs`); 0 = run in this process (no crash isolation).
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
@@ -450,35 +449,22 @@ def run_study(
         tqdm.write(f"resume: {len(seqs) - len(todo)} of {len(seqs)} rollouts already in {rdir} with this config "
                    f"(hash {chash[:12]}); running {len(todo)}")
     bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
-    if workers <= 1:
-        for job in todo:
-            try:
-                results[job.sequence] = run_job(job)
-                say_import_warnings(results[job.sequence])
-            except DataError as e:
-                failed[job.sequence] = str(e)
-            except Exception as e:  # a bug in one rollout must not lose the others
-                import traceback
+    def done(job: Job, status: str, value) -> None:
+        nonlocal study
+        if status == "ok":
+            results[job.sequence] = value
+            say_import_warnings(value)
+        else:
+            failed[job.sequence] = value
+        bar.update(1)
+        study = write()
 
-                failed[job.sequence] = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
-            bar.update(1)
-            study = write()
-    else:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futs = {pool.submit(_run_job_safe, job): job for job in todo}
-            for fut in as_completed(futs):
-                job = futs[fut]
-                try:
-                    status, value = fut.result()
-                except Exception as e:  # the worker process died
-                    status, value = "error", f"{type(e).__name__}: {e}"
-                if status == "ok":
-                    results[job.sequence] = value
-                    say_import_warnings(value)
-                else:
-                    failed[job.sequence] = value
-                bar.update(1)
-                study = write()
+    if workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
+        for job in todo:
+            done(job, *_run_job_safe(job))
+    else:  # replay.jobs: a worker that dies costs its own recording only
+        from replay.jobs import run_jobs
+
+        run_jobs(todo, _run_job_safe, workers, done)
     bar.close()
     return study
