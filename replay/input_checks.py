@@ -24,10 +24,13 @@ Classes of fault, thresholds and their sources (all measured on the data mirror:
    default ``ReplayConfig.approach_window_s``): at least :data:`MIN_TRACKED_BEFORE_GRASP_S`
    = 0.5 s of tracked hand before the lift onset (measured: 1.44-2.71 s on GRAB,
    0.87-1.07 s on TACO) and :data:`MIN_TRACKED_FRAMES_BEFORE_GRASP` = 8 tracked frames;
-   no gap between tracked frames longer than :data:`MAX_TRACKING_GAP_S` = 0.25 s (the
-   replay bridges it with a straight line; reaching paths are near-straight (Morasso,
-   Exp. Brain Res. 1981) but over more than a quarter second the grasp closure itself is
-   guessed); wrist speed between consecutive tracked frames at most
+   no gap between tracked frames longer than :data:`MAX_TRACKING_GAP_S` = 0.5 s (the
+   replay bridges a gap with a straight line, which is fair for the transport of a reach,
+   whose paths are near-straight (Morasso, Exp. Brain Res. 1981), but a reach-to-grasp lasts
+   ~0.6-1 s and its hand closure the last ~third of it (Jeannerod, J. Motor Behavior 1984):
+   a longer gap can hide the whole closure. Measured: no gap on GRAB (every frame at
+   120 Hz tracked) or TACO (30 Hz); the synthetic HUG-Bench test scene has a 0.4 s
+   dropout, replayed); wrist speed between consecutive tracked frames at most
    :data:`MAX_HAND_SPEED_M_S` = 5 m/s (measured peak: 2.05 m/s in the 2 s before a GRAB
    lift onset, 2.31 m/s anywhere; 0.98 m/s TACO; reach-to-grasp peaks are ~1-1.5 m/s,
    Jeannerod, J. Motor Behavior 1984).
@@ -73,7 +76,7 @@ COLLAPSED_EXTENT_M = 0.01
 CHECK_WINDOW_S = 2.0
 MIN_TRACKED_BEFORE_GRASP_S = 0.5
 MIN_TRACKED_FRAMES_BEFORE_GRASP = 8
-MAX_TRACKING_GAP_S = 0.25
+MAX_TRACKING_GAP_S = 0.5
 MAX_HAND_SPEED_M_S = 5.0
 CHIRALITY_MIN = 0.1
 CHIRALITY_AGREE = 0.95
@@ -84,7 +87,7 @@ REST_GAP_MAX_M = 0.05
 HAND_GAP_MAX_M = 0.05
 
 #: Unit readings tried when an object's size is out of range: (factor to metres, name).
-_UNITS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"), (1e3, "kilometres (or metres read as mm)"))
+_UNITS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"), (1e3, "metres read as millimetres"))
 #: manopth landmark ids used for the palm's chirality.
 _WRIST, _THUMB_CMC, _INDEX_MCP, _PINKY_MCP = 0, 1, 5, 17
 
@@ -306,7 +309,9 @@ def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
 # --------------------------------------------------------------------------- 4-5. object
 
 
-def _unit_hint(extent: float) -> str:
+def unit_hint(extent: float) -> str:
+    """``"; millimetres? (x 0.001 gives 40 mm)"`` for a size ``extent`` (m) that a unit factor brings to
+    10-500 mm (a hand-held object), else ``""``."""
     lo, hi = 0.01, 0.5  # a hand-held object's size, m
     for f, name in _UNITS:
         if lo <= extent * f <= hi:
@@ -343,7 +348,7 @@ def check_object(rec: Recording) -> dict:
     lo, hi = OBJECT_EXTENT_RANGE_M
     if not lo <= extent <= hi:
         raise DataError(asset.visual_mesh, "scale", f"object is {extent:.4g} m across (largest bounding-box side); a "
-                                                   f"hand holds {lo * 1000:g} mm-{hi:g} m{_unit_hint(extent)}: convert "
+                                                   f"hand holds {lo * 1000:g} mm-{hi:g} m{unit_hint(extent)}: convert "
                                                    "the meshes to metres")
     mass = asset_mass(asset)
     fig["mass_kg"] = round(mass, 5)

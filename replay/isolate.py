@@ -68,7 +68,8 @@ def call_isolated(func, *args, timeout_s: float, what: str, path: str | Path | N
         inp, out = Path(tmp) / "in.pkl", Path(tmp) / "out.pkl"
         inp.write_bytes(pickle.dumps((func.__module__, func.__qualname__, args, kwargs)))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        # the child imports what this process can: its sys.path (as multiprocessing's spawn passes it)
+        env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *[p for p in sys.path if p]])
         try:
             proc = subprocess.run([sys.executable, "-m", "replay.isolate", str(inp), str(out)], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)

@@ -18,6 +18,8 @@ Thresholds (object frame, metres):
 * :data:`MIN_PART_VOLUME_M3` = 1 mm^3 (1e-9 m^3): the smallest hull volume measured there
   is 48 mm^3 (a TACO CoACD part; GRAB's smallest 148 mm^3); at object_sim's 1250 kg/m^3 a
   1 mm^3 part weighs 1.25 mg.
+* :data:`MIN_PART_EXTENT_M` = 1 mm: a part smaller than this every way is reported with the
+  unit that would make it hand-sized (a mesh in metres read as millimetres), not as flat.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from replay.errors import DataError
 MIN_PART_VERTICES = 4
 MIN_PART_THICKNESS_M = 1e-4
 MIN_PART_VOLUME_M3 = 1e-9
+#: A part smaller than this every way (largest extent, m) is reported with the unit that would fit.
+MIN_PART_EXTENT_M = 1e-3
 
 
 def part_figures(vertices: np.ndarray) -> dict:
@@ -40,14 +44,16 @@ def part_figures(vertices: np.ndarray) -> dict:
         vertices: (V, 3) part vertices, m, object frame.
 
     Returns:
-        ``{"vertices": int, "thickness_m": float, "hull_volume_m3": float}``; thickness is
+        ``{"vertices": int, "thickness_m": float, "hull_volume_m3": float, "extent_m": float}``
+        (largest bounding-box side); thickness is
         the extent along the thinnest principal axis of the vertices (0 for a flat part),
         the volume 0 when there is no 3-D hull.
     """
     from scipy.spatial import ConvexHull, QhullError
 
     v = np.unique(np.round(np.asarray(vertices, float), 12), axis=0)
-    out = {"vertices": int(len(v)), "thickness_m": 0.0, "hull_volume_m3": 0.0}
+    out = {"vertices": int(len(v)), "thickness_m": 0.0, "hull_volume_m3": 0.0,
+           "extent_m": float(np.ptp(v, axis=0).max()) if len(v) else 0.0}
     if len(v) < 2:
         return out
     c = v - v.mean(axis=0)
@@ -88,6 +94,12 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
     if f["vertices"] < MIN_PART_VERTICES:
         raise DataError(path, field, f"degenerate collision part: {f['vertices']} distinct vertices "
                                      f"(a solid needs >= {MIN_PART_VERTICES}); {fix}")
+    if f["extent_m"] < MIN_PART_EXTENT_M:  # small every way: a unit error more likely than a flat part
+        from replay.input_checks import unit_hint
+
+        hint = unit_hint(f["extent_m"]).strip("; ").replace("? (", "? ")
+        raise DataError(path, field, f"degenerate collision part: {f['extent_m'] * 1000:.2g} mm across"
+                                     f"{f' ({hint}' if hint else ''}; {fix}")
     if f["thickness_m"] < MIN_PART_THICKNESS_M:
         raise DataError(path, field, f"degenerate collision part: flat (zero volume; {f['thickness_m'] * 1000:.3g} mm "
                                      f"thick, need >= {MIN_PART_THICKNESS_M * 1000:g} mm); {fix}")
