@@ -15,8 +15,9 @@ world m, ``body_quat`` (F,B,4) world xyzw, ``contact_count`` (F,) int hand-objec
 contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold).
 
 A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``,
-``object_visual_mesh``, ``support_height``, ``outcome`` (lifted / dropped /
-unstable), every metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
+``object_visual_mesh``, ``support_height``, ``input_flags`` (repaired or corrected
+input, :mod:`replay.input_checks`), ``outcome`` (lifted / dropped / unstable), every
+metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
 ``--resume`` skips a sequence whose JSON exists with the same config hash.
 """
 
