@@ -14,9 +14,11 @@ Classes of fault, thresholds and their sources (all measured on the data mirror:
    landmarks, else the MANO vertices) sit at the world origin (wrist within
    :data:`ORIGIN_TOL_M` = 1 mm of it), have collapsed to one point (all within
    :data:`COLLAPSED_EXTENT_M` = 1 cm; a hand measures 8-12 cm from wrist to fingertips
-   even in a fist: the smallest landmark extent on the mirror is 83 mm), or repeat the
+   even in a fist: the smallest landmark extent on the mirror is 83 mm), repeat the
    previous frame exactly (a frozen tracker: no real capture repeats 63 coordinates to the
-   last bit; 0 repeats in the mirror's 83,160 GRAB and 281 TACO frames). Such frames are
+   last bit; 0 repeats in the mirror's 83,160 GRAB and 281 TACO frames), or, for MANO data,
+   whose pose and translation parameters are all exactly 0 (a dropout stored as zeros,
+   posed by the kinematics as a flat hand at the origin). Such frames are
    marked False in ``Recording.valid`` (the IK and the replay interpolate over them) and
    counted in the flag ``untracked_frames``.
 2. **Too few frames, too sparse, too fast before the grasp** (:func:`check_timing`), over
@@ -134,8 +136,9 @@ def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
     """Frames whose hand was not tracked, by reason (module doc, class 1).
 
     Returns:
-        ``{"at_origin": (T,) bool, "collapsed": (T,) bool, "repeated": (T,) bool}``; a frame
-        repeating the previous one exactly is ``repeated`` (the first of a run is not).
+        ``{"at_origin", "collapsed", "zero_params", "repeated"}``, each (T,) bool; ``zero_params``:
+        MANO data whose finger pose, global orientation and translation are all exactly 0;
+        a frame repeating the previous one exactly is ``repeated`` (the first of a run is not).
         Non-finite frames are left to ``valid`` (the adapters mark or reject them).
     """
     pts, name = hand_points(rec)
@@ -160,7 +163,15 @@ def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
         flat = np.concatenate([flat, *parts], axis=1)
     repeated = np.zeros(T, bool)
     repeated[1:] = finite[1:] & np.all(flat[1:] == flat[:-1], axis=1)
-    return {"at_origin": at_origin, "collapsed": collapsed, "repeated": repeated & ~at_origin & ~collapsed}
+    zero_params = none.copy()
+    if rec.mano is not None:  # MANO parameters stored as zeros (the hand is then posed from them)
+        arrs = [a for a in (rec.mano.global_orient, rec.mano.trans) if a is not None]
+        if arrs:
+            P = np.concatenate([np.asarray(rec.mano.finger_pose, float).reshape(T, -1),
+                                *[np.asarray(a, float).reshape(T, -1) for a in arrs]], axis=1)
+            zero_params = np.all(P == 0.0, axis=1)
+    return {"at_origin": at_origin, "collapsed": collapsed, "zero_params": zero_params,
+            "repeated": repeated & ~at_origin & ~collapsed & ~zero_params}
 
 
 def mark_untracked(rec: Recording) -> tuple[Recording, int]:

@@ -394,6 +394,31 @@ def test_other_untracked_and_timing_faults(tmp_path, mirror):
         _one_line(str(exc.value))
 
 
+@pytest.mark.needs_data
+def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
+    """MANO data (TACO) with a dropout stored as zero parameters (the vertices left as they were):
+    those frames are untracked, interpolated over by the kinematics."""
+    from replay.data import load_recording
+    from replay.data.safe_pickle import load_pickle
+    from replay.kinematics import complete_hand
+
+    d = load_pickle(mirror / "taco" / "20231104_017.pkl")
+    d["hand_pose"][10:16] = 0.0
+    d["hand_trans"][10:16] = 0.0
+    data = tmp_path / "data"
+    (data / "taco").mkdir(parents=True)
+    with open(data / "taco" / "20231104_017.pkl", "wb") as f:
+        pickle.dump(d, f)
+    (data / "taco" / "20231104_017.obj").symlink_to(mirror / "taco" / "20231104_017.obj")
+    rec = load_recording("taco", "20231104_017", data)
+    assert rec.meta["input_flags"] == {"untracked_frames": 6} and not rec.valid[10:16].any() and rec.valid[9]
+    done = complete_hand(rec)
+    assert done.meta["kinematics"]["filled_invalid_frames"] == 6
+    # the filled wrist stays on the path between the tracked frames 9 and 16 (not at the origin)
+    w = done.wrist_pos
+    assert np.linalg.norm(w[10:16] - w[9], axis=1).max() <= np.linalg.norm(w[16] - w[9]) + 1e-9
+
+
 # --------------------------------------------------------------------------- handedness
 
 
