@@ -15,6 +15,14 @@ def crash_or_square(job):
     return "ok", job * job
 
 
+def hang_or_square(job):
+    """``("ok", job * job)``; job 2 never returns."""
+    if job == 2:
+        time.sleep(3600)
+    time.sleep(0.05)
+    return "ok", job * job
+
+
 def segfault():
     os.kill(os.getpid(), signal.SIGSEGV)
 

@@ -139,6 +139,23 @@ def test_jobs_survive_a_dead_worker():
     assert got[3][0] == "error" and got[3][1].startswith("the worker process died (SIGSEGV)")
 
 
+def test_jobs_stop_a_hung_job():
+    """No data: job 2 hangs; it is stopped at the time limit and named, the others are kept."""
+    import time
+
+    from jobs_helpers import hang_or_square
+
+    from replay.jobs import run_jobs
+
+    got = {}
+    t0 = time.perf_counter()
+    run_jobs(list(range(5)), hang_or_square, 2, lambda job, status, value: got.__setitem__(job, (status, value)),
+             timeout_s=3)
+    assert time.perf_counter() - t0 < 60
+    assert {j: v for j, (s, v) in got.items() if s == "ok"} == {0: 0, 1: 1, 3: 9, 4: 16}
+    assert got[2][0] == "error" and got[2][1].startswith("this recording's job did not finish within 3 s")
+
+
 def test_call_isolated_names_crash_timeout_and_error():
     from jobs_helpers import add, raise_value_error, segfault, sleep_forever
 
