@@ -13,8 +13,8 @@ Classes of fault, thresholds and their sources (all measured on the data mirror:
 1. **Untracked frames** (:func:`untracked_frames`): a frame whose hand points (21
    landmarks, else the MANO vertices) sit at the world origin (wrist within
    :data:`ORIGIN_TOL_M` = 1 mm of it), have collapsed to one point (all within
-   :data:`COLLAPSED_EXTENT_M` = 1 cm; a hand measures 8-12 cm from wrist to fingertips
-   even in a fist: the smallest landmark extent on the mirror is 83 mm), repeat the
+   :data:`COLLAPSED_EXTENT_M` = 1 cm; on the mirror the 21 landmarks span at least 83 mm
+   in every frame, the MANO vertices at least 132 mm), repeat the
    previous frame exactly (a frozen tracker: no real capture repeats 63 coordinates to the
    last bit; 0 repeats in the mirror's 83,160 GRAB and 281 TACO frames), or, for MANO data,
    whose pose and translation parameters are all exactly 0 (a dropout stored as zeros,
@@ -419,9 +419,9 @@ def check_recording(rec: Recording) -> Recording:
     rec, n = mark_untracked(rec)
     if n:
         flags["untracked_frames"] = n
+    figs["timing"] = check_timing(rec)  # first: a recording with no tracked frames says so
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
-    figs["timing"] = check_timing(rec)
     figs["object"] = check_object(rec)
     meta = dict(rec.meta, input_flags=flags, input_checks=figs)
     return dataclasses.replace(rec, meta=meta)
