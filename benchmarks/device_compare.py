@@ -2,8 +2,8 @@
 """Benchmark: the same study on the CPU backend and on CUDA, in one run on one machine.
 
 Runs ``replay.study.run_study`` (replay + contact ablation, the full default
-protocol) for the chosen recordings once per device, one process each
-(``--workers 1``), after a short warm-up rollout per device so Warp's kernel
+protocol) for the chosen recordings once per device, in this process
+(``workers=0``), after a short warm-up rollout per device so Warp's kernel
 compilation is reported separately and not charged to the first rollout. Prints,
 per recording and device: outcome, rise (mm), wrist tracking median (mm), ablation
 displacement (mm), wall time (s) and real-time factor, then the CUDA/CPU wall-time
@@ -90,7 +90,8 @@ def main(argv=None) -> int:
                 raise UsageError("--objects", f"no {a.dataset} sequence for {objects[0]!r}")
             compile_s = warm_up(a.dataset, first, cfg, a.data)
             t0 = time.perf_counter()
-            study = run_study(a.dataset, Path(tmp) / dev / "study.json", cfg, objects=objects, workers=1,
+            # workers=0: in this process, after its warm-up (no process start or kernel load in the timing)
+            study = run_study(a.dataset, Path(tmp) / dev / "study.json", cfg, objects=objects, workers=0,
                               data_dir=a.data, progress=False)
             rows = {}
             for r in study["rollouts"]:

@@ -15,8 +15,9 @@ world m, ``body_quat`` (F,B,4) world xyzw, ``contact_count`` (F,) int hand-objec
 contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold).
 
 A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``,
-``object_visual_mesh``, ``support_height``, ``outcome`` (lifted / dropped /
-unstable), every metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
+``object_visual_mesh``, ``support_height``, ``input_flags`` (repaired or corrected
+input, :mod:`replay.input_checks`), ``outcome`` (lifted / dropped / unstable), every
+metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
 ``--resume`` skips a sequence whose JSON exists with the same config hash.
 """
 
@@ -27,11 +28,9 @@ import dataclasses
 import hashlib
 import io
 import json
-import multiprocessing as mp
 import os
 import platform
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -273,6 +272,7 @@ def run_job(job: Job) -> dict:
         "config_hash": config_hash(cfg),
         "kinematics_s": t_ik,
         "crop": [int(start), int(start + rec.num_frames)],
+        "input_flags": rec.meta.get("input_flags", {}),  # replay.input_checks: repaired or corrected input
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
     }
@@ -353,7 +353,8 @@ def run_study(
         sequences: names to run (default: every sequence of the dataset).
         objects: keep only these sequences, named by sequence or by object
             (:func:`sequence_object`; GRAB only).
-        workers: process count (spawned processes; 1 = run in this process).
+        workers: worker processes (spawned; a worker that dies costs its recording only,
+            :func:`replay.jobs.run_jobs`); 0 = run in this process (no crash isolation).
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
@@ -450,7 +451,8 @@ def run_study(
                                        "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
                                        "max_object_step_mm", "slip_mm", "slip_deg", "shake_held", "shake_slip_mm",
                                        "ablation_clean", "ablation_no_rise", "wall_s_total",
-                                       "rtf", "friction_budget_peak_kg", "creep_mm_s", "object_mass")}
+                                       "rtf", "friction_budget_peak_kg", "creep_mm_s", "object_mass",
+                                       "input_flags")}
                 | {"diagnosis": (r.get("diagnosis") or {}).get("class"),
                    "diagnosis_figure": (r.get("diagnosis") or {}).get("figure")}
                 | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
@@ -477,35 +479,22 @@ def run_study(
         tqdm.write(f"resume: {len(seqs) - len(todo)} of {len(seqs)} rollouts already in {rdir} with this config "
                    f"(hash {chash[:12]}); running {len(todo)}")
     bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
-    if workers <= 1:
-        for job in todo:
-            try:
-                results[job.sequence] = run_job(job)
-                say_import_warnings(results[job.sequence])
-            except DataError as e:
-                failed[job.sequence] = str(e)
-            except Exception as e:  # a bug in one rollout must not lose the others
-                import traceback
+    def done(job: Job, status: str, value) -> None:
+        nonlocal study
+        if status == "ok":
+            results[job.sequence] = value
+            say_import_warnings(value)
+        else:
+            failed[job.sequence] = value
+        bar.update(1)
+        study = write()
 
-                failed[job.sequence] = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
-            bar.update(1)
-            study = write()
-    else:
-        ctx = mp.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            futs = {pool.submit(_run_job_safe, job): job for job in todo}
-            for fut in as_completed(futs):
-                job = futs[fut]
-                try:
-                    status, value = fut.result()
-                except Exception as e:  # the worker process died
-                    status, value = "error", f"{type(e).__name__}: {e}"
-                if status == "ok":
-                    results[job.sequence] = value
-                    say_import_warnings(value)
-                else:
-                    failed[job.sequence] = value
-                bar.update(1)
-                study = write()
+    if workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
+        for job in todo:
+            done(job, *_run_job_safe(job))
+    else:  # replay.jobs: a worker that dies costs its own recording only
+        from replay.jobs import run_jobs
+
+        run_jobs(todo, _run_job_safe, workers, done)
     bar.close()
     return study

@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
                    help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: one per CPU core)")
+                   help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
+                        "only; 0 = run in this process (no crash isolation; debugging)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None)
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")

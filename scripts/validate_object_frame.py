@@ -59,13 +59,15 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
             rec = load_recording(dataset, name, data_dir)
             res = of.validate_recording(rec, n=samples, asset_cache=cache)
             res["source_sha256"] = sha256_file(rec.source)
+            res["input_flags"] = rec.meta.get("input_flags", {})  # replay.input_checks: repaired input
             results.append(res)
             tgt = next(o for o in res["objects"] if o["target"])
             print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
                   f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
                   f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
-                  f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)", flush=True)
-        except DataError as exc:
+                  f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
+                  + (f", input flags {res['input_flags']}" if res["input_flags"] else ""), flush=True)
+        except DataError as exc:  # reported; the other sequences are still validated
             errors[name] = str(exc)
             print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True)
     return {

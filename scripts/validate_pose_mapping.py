@@ -8,8 +8,10 @@ Writes the JSON summary (per dataset and overall: frames, median / p90 / max lan
 error in mm, per landmark, per finger, worst frames, per-sequence figures and the
 mapping used) and a PNG of the error distribution per finger next to it
 (``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
-Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data,
-2 bad arguments (an unknown sequence among them).
+Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data or
+a sequence that could not be validated (named; the others are still validated and
+written, with any input flags of replay.input_checks), 2 bad arguments (an unknown
+sequence among them).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         sides[ds] = side
     t0 = time.perf_counter()
     seqs = []
+    errors: dict[str, str] = {}  # "<dataset>/<sequence>": one-line reason it could not be validated
+    flags: dict[tuple[str, str], dict] = {}  # replay.input_checks flags per validated sequence
     available = {}
     for ds in args.dataset:
         try:
@@ -93,10 +97,14 @@ def main(argv: list[str] | None = None) -> int:
                 shapes[ds] = shape
                 mjcf = default_mjcf(rec.hand_side, shape)
                 s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
-            except ReplayError as exc:
+            except ReplayError as exc:  # this recording is reported; the others are still validated
                 say_error(f"{ds}/{name}: {exc}")
-                return 1
+                errors[f"{ds}/{name}"] = str(exc)
+                continue
             seqs.append(s)
+            flags[(ds, name)] = rec.meta.get("input_flags", {})
+            if flags[(ds, name)]:
+                print(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}", flush=True)
             import numpy as np
 
             e = s.errors[np.isfinite(s.errors)]
@@ -104,9 +112,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
                   flush=True)
     if not seqs:
-        say_error("no sequence selected")
+        say_error("no sequence could be validated" if errors else "no sequence selected")
         return 1
     summary = summarize(seqs)
+    for entry in summary["sequences"]:
+        entry["input_flags"] = flags.get((entry["dataset"], entry["name"]), {})
+    summary["errors"] = errors
     import mujoco
     import numpy
     import scipy
@@ -131,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm")
     print(f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
           f"max {o['max_mm']} mm -> {args.out}, {png}")
+    if errors:
+        say_error(f"{len(errors)} sequence(s) could not be validated (see above); the others are in {args.out}")
+        return 1
     return 0
 
 

@@ -89,3 +89,13 @@ def taco_dir(mirror: Path) -> Path:
 def capsule_rhand(manosim_dir: Path) -> Path:
     """The default hand: manosim ``myhand`` right capsule hand MJCF."""
     return manosim_dir / "assets" / "myhand" / "mano_rhand" / "capsule_hand.xml"
+
+
+@pytest.fixture(scope="session")
+def cases_dir(mirror: Path) -> Path:
+    """The bad-input cases (``../shared/cases`` beside the repository, as in CI; else beside
+    the mirror), each a folder laid out like the mirror (see its README)."""
+    for root in (Path(__file__).resolve().parents[2] / "shared" / "cases", mirror.parent / "cases"):
+        if (root / "README.md").is_file():
+            return root
+    _missing(f"no bad-input cases folder (looked for ../shared/cases and {mirror.parent / 'cases'})")

@@ -55,8 +55,14 @@ def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str
     return _hug_scenes(root)
 
 
-def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
+def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
+                   **kwargs) -> Recording:
     """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
+
+    With ``checks`` (default) the recording then passes :func:`replay.input_checks.check_recording`:
+    untracked frames are marked in ``valid``, the hand side is checked against the landmarks,
+    and too few / too sparse / too fast frames, object scale, mass and placement are input
+    errors; named flags go to ``meta["input_flags"]``.
 
     Args:
         dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``.
@@ -66,8 +72,18 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
         **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
 
     Raises:
-        DataError: unknown dataset or sequence, or any adapter error (file + field).
+        DataError: unknown dataset or sequence, any adapter error (file + field), or
+            (``checks``) an input error of :mod:`replay.input_checks`.
     """
+    rec = _load(dataset, name, data_dir, **kwargs)
+    if checks:
+        from replay.input_checks import check_recording
+
+        rec = check_recording(rec)
+    return rec
+
+
+def _load(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
     if dataset not in RECORDING_DATASETS:
         raise DataError(None, "dataset", f"no adapter for {dataset!r}; choose from {', '.join(RECORDING_DATASETS)}")
     root = dataset_dir(dataset, data_dir)

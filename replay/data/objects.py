@@ -48,6 +48,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.data.cache import cache_dir, sha256_text
 from replay.fileio import atomic_write_bytes, sha256_file
+from replay.data.mesh_checks import check_collision_part
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
 
@@ -363,7 +364,8 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
 
     Raises:
         DataError: see :func:`grab_object_info`; a missing mesh file names
-            ``assets.xml`` and the mesh.
+            ``assets.xml`` and the mesh; a degenerate collision part (flat, too few
+            vertices: :func:`replay.data.mesh_checks.check_collision_part`) names the part file.
 
     Args:
         object_dir: ``grab/objects/<name>``.
@@ -392,6 +394,8 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
                                    f"{info.name}_{g.attrs['name']}", "grab"))
         else:
             collision.append(g.mesh_file)
+    for g, part in zip(col, collision):  # a flat or too-small part is named before any scene uses it
+        check_collision_part(part, f"geom[{g.attrs['name']}].mesh")
     return ObjectAsset(
         name=info.name, visual_mesh=visual, collision_meshes=collision,
         density=info.density, mass=None, friction=info.friction, condim=info.condim, source=info.xml,
@@ -399,6 +403,22 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
 
 
 # --------------------------------------------------------------------------- CoACD (TACO)
+
+
+#: Wall-clock limit of one CoACD run, s. Measured: 6-17 s per TACO mirror mesh (1000 vertices)
+#: on a shared core with :data:`COACD_SETTINGS`; 300 s leaves a 20x margin for larger meshes
+#: and stops a hung decomposition.
+COACD_TIMEOUT_S = 300.0
+
+
+def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``coacd.run_coacd`` on (V, 3) m vertices and (F, 3) int faces -> [(vertices, faces)] per part.
+    Runs in a child process (:func:`replay.isolate.call_isolated`): CoACD can segfault."""
+    import coacd
+
+    coacd.set_log_level("error")
+    parts = coacd.run_coacd(coacd.Mesh(vertices, faces), **settings)
+    return [(np.asarray(v, float), np.asarray(f, np.int64)) for v, f in parts]
 
 
 def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, sub: str = "coacd") -> list[Path]:
@@ -417,7 +437,10 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
         Paths of the convex parts (at least one).
 
     Raises:
-        DataError: the mesh cannot be read, or CoACD returns no part.
+        DataError: the mesh cannot be read; CoACD crashed (it runs in a child process,
+            :func:`replay.isolate.call_isolated`; the signal is named), ran past
+            :data:`COACD_TIMEOUT_S`, or returned no part; a part is degenerate
+            (:func:`replay.data.mesh_checks.check_collision_part`).
     """
     import coacd
 
@@ -431,8 +454,14 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
         parts = sorted(out.glob("part_*.stl"))
         if parts:
             return parts
-    coacd.set_log_level("error")
-    result = coacd.run_coacd(coacd.Mesh(np.asarray(mesh.vertices, float), np.asarray(mesh.faces, int)), **settings)
+    from replay.isolate import call_isolated
+
+    result = call_isolated(
+        _run_coacd, np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), settings,
+        timeout_s=COACD_TIMEOUT_S, what="CoACD convex decomposition", path=mesh_path, field="mesh",
+        advice="this recording is skipped; repair the mesh (one closed, non-self-intersecting surface) "
+               "or supply convex collision parts",
+    )
     if not result:
         raise DataError(mesh_path, "mesh", "CoACD returned no convex part")
     paths = []
@@ -522,7 +551,7 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
     if not parts:
         raise DataError(sim_assets, "collision", "no convex decomposition part found beside visual.obj")
     for i, p in enumerate(parts):
-        load_mesh(p, f"collision[{i}]")
+        check_collision_part(p, f"collision[{i}]")
     density = float(props.get("density", DEFAULT_DENSITY))
     mass = props.get("mass")
     asset = ObjectAsset(
