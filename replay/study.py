@@ -12,7 +12,9 @@ Saved-poses contract (the renderer reads it; keep it exact): the rollout JSON's
 folder of an ``.npz`` with ``time`` (F,) s at the control rate (30 fps),
 ``body_names`` (B,) str (``mano_body_0..15`` then ``object``), ``body_pos`` (F,B,3)
 world m, ``body_quat`` (F,B,4) world xyzw, ``contact_count`` (F,) int hand-object
-contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold).
+contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold, 4 shake),
+``contact_force`` (F,) N the hand-object normal forces' sum, ``friction_budget_kg`` (F,)
+their ``sum(mu_i N_i) / g``.
 
 A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``,
 ``object_visual_mesh``, ``support_height``, ``input_flags`` (repaired or corrected
@@ -184,6 +186,7 @@ class Job:
     rollouts_dir: str
     ablation: bool
     quiet: bool = False
+    ablation_only: bool = False  # rerun the ablation into the recording's existing JSON
 
 
 def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
@@ -255,6 +258,8 @@ def run_job(job: Job) -> dict:
     rdir = Path(job.rollouts_dir)
     out_dir = Path(job.out_dir)
     stem = job.sequence.replace("/", "__")
+    if job.ablation_only:
+        return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
     variants = [Variant()] + ([Variant(ablation=True)] if job.ablation else [])
     # contact run and ablation share one scene and one batch (two worlds)
     results = run_rollouts(rec, coords, mjcf, cfg, variants)
@@ -277,21 +282,50 @@ def run_job(job: Job) -> dict:
         "poses": os.path.relpath(poses_path, out_dir),
     }
     if job.ablation:
-        ab = results[1]
-        ab_path = rdir / f"{stem}.ablation.npz"
-        save_poses(ab_path, ab.poses)
-        doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
-        no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
-        # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
-        # not come up (a round object may roll on the table by itself, which is not lifting)
-        doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
-        doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
+        _attach_ablation(doc, results[1], cfg, rdir, out_dir, stem)
     else:
         doc["ablation"] = None
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
     doc["inputs"] = _input_hashes(paths, job.data_dir)
     doc["wall_s_total"] = time.perf_counter() - t0
     atomic_write_text(rdir / f"{stem}.json", dumps(doc))
+    return json.loads(dumps(doc))
+
+
+def _attach_ablation(doc: dict, ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> None:
+    """Write the ablation's poses and put its metrics and verdicts into the rollout ``doc``."""
+    ab_path = rdir / f"{stem}.ablation.npz"
+    save_poses(ab_path, ab.poses)
+    doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
+    no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
+    # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
+    # not come up (a round object may roll on the table by itself, which is not lifting)
+    doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
+    doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
+
+
+def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
+    """``--ablation-only``: run only the ablation world and replace it in the existing rollout JSON.
+
+    Raises:
+        DataError: no rollout JSON of this config to attach it to (run the study first).
+    """
+    from replay.engine import Variant
+    from replay.rollout import run_rollouts
+
+    path = rdir / f"{stem}.json"
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        raise DataError(path, None, "no rollout to attach the ablation to: run the study without "
+                                    "--ablation-only first") from None
+    if doc.get("config_hash") != config_hash(cfg):
+        raise DataError(path, "config_hash", f"{doc.get('config_hash')} is not this study's config "
+                                             f"({config_hash(cfg)}): rerun the whole recording instead")
+    ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)])[0]
+    _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
+    doc["ablation_rerun_s"] = time.perf_counter() - t0
+    atomic_write_text(path, dumps(doc))
     return json.loads(dumps(doc))
 
 
@@ -343,6 +377,7 @@ def run_study(
     resume: bool = False,
     data_dir: str | Path | None = None,
     progress: bool = True,
+    ablation_only: bool = False,
 ) -> dict:
     """Run the study and write ``out`` (and ``<out stem>_rollouts/``).
 
@@ -358,6 +393,8 @@ def run_study(
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
+        ablation_only: rerun only the contact ablation of the selected recordings into their
+            existing rollout JSONs; the study keeps every other recording it holds.
 
     Returns:
         The study dict.
@@ -408,7 +445,26 @@ def run_study(
     results: dict[str, dict] = {}
     failed: dict[str, str] = {}
     todo = []
-    for s in seqs:
+    if ablation_only:
+        if not ablation:
+            raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
+        rerun = set(seqs)
+        # the study keeps what it holds: every recording with a rollout of this config
+        seqs = [s for s in all_seqs if s in rerun or (rdir / f"{s.replace('/', '__')}.json").is_file()]
+        for s in seqs:
+            p = rdir / f"{s.replace('/', '__')}.json"
+            if s in rerun:
+                todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
+                                str(out_dir), str(rdir), True, quiet=not progress, ablation_only=True))
+                continue
+            try:
+                doc = json.loads(p.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            if doc.get("config_hash") == chash:
+                results[s] = doc
+        seqs = [s for s in seqs if s in results or s in rerun]
+    for s in ([] if ablation_only else seqs):
         p = rdir / f"{s.replace('/', '__')}.json"
         if resume and p.is_file():
             try:

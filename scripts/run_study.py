@@ -42,6 +42,8 @@ def main(argv=None) -> int:
                         "only; 0 = run in this process (no crash isolation; debugging)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None)
     p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--ablation-only", action="store_true",
+                   help="rerun only the contact ablation of --objects into the existing study (the rest is kept)")
     p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")
     p.add_argument("--data", default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
@@ -68,7 +70,7 @@ def main(argv=None) -> int:
             a.dataset, a.out, cfg,
             objects=[s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None,
             workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
-            progress=not a.quiet,
+            progress=not a.quiet, ablation_only=a.ablation_only,
         )
     except ReplayError as e:
         return report(e)

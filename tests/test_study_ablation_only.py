@@ -1,0 +1,46 @@
+"""``run_study.py --ablation-only``: rerun the contact ablation of named recordings into an
+existing study, keeping every other recording and the contact runs untouched."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replay.config import ReplayConfig
+from replay.errors import UsageError
+from replay.study import run_study
+from short_window import SHORT
+
+pytestmark = pytest.mark.needs_data
+
+
+def test_ablation_only_reruns_one_recording_and_keeps_the_rest(tmp_path, mirror):
+    cfg = ReplayConfig(**SHORT)
+    out = tmp_path / "study.json"
+    first = run_study("grab", out, cfg, objects=["cubesmall", "stamp"], workers=0, progress=False, data_dir=mirror)
+    assert first["counts"]["rollouts"] == 2 and first["counts"]["ablation_run"] == 2
+    rdir = tmp_path / "study_rollouts"
+    stamp_before = (rdir / "stamp_lift.json").read_bytes()
+    cube_before = json.loads((rdir / "cubesmall_lift.json").read_text())
+
+    again = run_study("grab", out, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=mirror,
+                      ablation_only=True)
+    assert again["counts"]["rollouts"] == 2 and not again["failed"]  # the study still holds both
+    assert (rdir / "stamp_lift.json").read_bytes() == stamp_before  # not touched
+    cube = json.loads((rdir / "cubesmall_lift.json").read_text())
+    assert "ablation_rerun_s" in cube
+    # the contact run is kept as it was; the ablation is recomputed (deterministic: the same figures)
+    for k in ("outcome", "rise", "wall_s", "frames"):
+        assert cube[k] == cube_before[k]
+    assert cube["ablation"]["max_object_disp_mm"] == cube_before["ablation"]["max_object_disp_mm"]
+    assert cube["ablation"]["max_hand_object_contacts"] == 0
+
+    # a recording the study does not hold cannot get an ablation attached
+    failed = run_study("grab", out, cfg, objects=["mug"], workers=0, progress=False, data_dir=mirror,
+                       ablation_only=True)
+    assert "mug_lift" in failed["failed"] and "run the study without --ablation-only" in failed["failed"]["mug_lift"]
+    assert failed["counts"]["rollouts"] == 2
+    with pytest.raises(UsageError):
+        run_study("grab", out, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=mirror,
+                  ablation_only=True, ablation=False)
