@@ -32,6 +32,19 @@ def _strip(doc: dict) -> dict:
     return out
 
 
+def _children(pid: int) -> list[int]:
+    """Pids whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(d.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
 def _load_rollouts(out: Path) -> dict:
     return {p.stem: json.loads(p.read_text()) for p in sorted((out.parent / f"{out.stem}_rollouts").glob("*.json"))}
 
@@ -56,8 +69,14 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     t0 = time.time()
     while time.time() - t0 < 240 and proc.poll() is None and not list(rdir.glob("*.json")):
         time.sleep(0.05)
+    workers = _children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    # its worker processes do not outlive it (each holds a simulator, ~0.7 GB)
+    t1 = time.time()
+    while time.time() - t1 < 15 and any(Path(f"/proc/{w}").exists() for w in workers):
+        time.sleep(0.2)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists()], "orphaned study workers"
     first = list(rdir.glob("*.json"))
     assert len(first) >= 1, "the study wrote no rollout before it was killed"
     mtimes = {p.name: p.stat().st_mtime_ns for p in first}
