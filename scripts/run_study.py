@@ -76,6 +76,9 @@ def main(argv=None) -> int:
         return report(e)
     c = study["counts"]
     print(json.dumps(c, indent=1))
+    for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
+        if r.get("input_flags"):
+            print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
     failed = study.get("failed") or {}
     for seq, why in failed.items():
         print(f"failed: {seq}: {why}", file=sys.stderr)

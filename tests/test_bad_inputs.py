@@ -312,6 +312,7 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     res, study, docs, out_dir = grab_cases_study
     z, c = docs["zerofilled_lift"], docs["cubesmall_lift"]
     assert z["input_flags"] == {"untracked_frames": 11} and c["input_flags"] == {}
+    assert 'input flags: zerofilled_lift: {"untracked_frames": 11}' in res.stderr
     assert study["rollouts"][[r["sequence"] for r in study["rollouts"]].index("zerofilled_lift")]["input_flags"] == \
         {"untracked_frames": 11}
     # the 11 frames lie inside the replayed window: the repaired replay is the clean one
