@@ -4,8 +4,10 @@ One Newton model holds N copies of the recording's world (hand, object, support;
 :func:`replay.scene.add_replay_world` added with ``ModelBuilder.add_world``), each
 edited for its :class:`~replay.engine.variants.Variant` before the model is
 finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
-effort limit: ``joint_effort_limit`` of the 45 finger DOFs; object mass:
-``body_mass``/``body_inertia`` scaled together). :class:`newton.solvers.SolverMuJoCo`
+effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
+compiles actuator force ranges from the template world only, the finger rows of
+mujoco-warp's per-world ``actuator_forcerange``; object mass: ``body_mass`` /
+``body_inertia`` scaled together). :class:`newton.solvers.SolverMuJoCo`
 compiles it with ``use_mujoco_cpu=False, separate_worlds=True``: mujoco-warp holds
 one template ``MjModel`` and per-world copies of the batched fields (newton 1.8
 ``_MJW_BATCHED_MODEL_FIELDS``: ``geom_friction``, ``actuator_forcerange``,
@@ -572,11 +574,15 @@ class WarpBatch:
                              object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
         self.layout = lay = MjLayout.from_scene(ns)
         self.worlds = [WarpWorld(v, {}, cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
+        self._set_effort_limits()
         self._readback()
 
         # initial state: Newton's model coordinates pushed into every world once
         state0 = self.model.state()
         self.solver._update_mjc_data(self.d, self.model, state0)
+        # the solver's set-up leaves forces computed with the template's force ranges: start
+        # from none, as a fresh MjData does (the controller folds the previous step's forces)
+        self.d.actuator_force.zero_()
         qpos0 = self.d.qpos.numpy()[0].copy()
         park = qpos0.copy()
         park[lay.hand_qadr:lay.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
@@ -619,6 +625,33 @@ class WarpBatch:
         self._host_sig = None
         self._host_poses = None
         self.nworld = N
+
+    def _set_effort_limits(self) -> None:
+        """Write each world's finger effort limit into mujoco-warp's per-world
+        ``actuator_forcerange``.
+
+        newton 1.8 turns ``joint_effort_limit`` into a position actuator's
+        ``forcerange`` when it compiles the template world only; per world it updates
+        the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
+        ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
+        Newton's model and mujoco-warp's agree.
+
+        Raises:
+            EngineError: the field is shared by all worlds (not batched) while the
+                variants ask for different limits.
+        """
+        if all(w.variant.effort_limit is None for w in self.worlds):
+            return
+        fr = self.m.actuator_forcerange.numpy()
+        if fr.shape[0] != len(self.worlds):
+            raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
+        fa = self.layout.finger_act
+        for i, w in enumerate(self.worlds):
+            e = w.variant.effort_limit
+            if e is not None:
+                fr[i, fa, 0] = -float(e)
+                fr[i, fa, 1] = float(e)
+        self.m.actuator_forcerange.assign(fr)
 
     # --- read-back ---------------------------------------------------------------------
     def _readback(self) -> None:
@@ -717,7 +750,9 @@ class WarpBatch:
             self._launch_frame()  # first frame eagerly: every module is loaded before capture
         else:
             if self._graph is None:
-                with wp.ScopedCapture(device=self.device) as cap:
+                # modules were loaded by the eager first frame; loading every imported module
+                # here (Warp's default) would compile unrelated kernels
+                with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
                     self._launch_frame()
                 self._graph = cap.graph
             wp.capture_launch(self._graph)
