@@ -538,6 +538,7 @@ class WarpBatch:
             overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
             ``capacity x N`` contacts (``nconmax`` per world).
         graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
+        threads: ignored (the interface of :class:`~replay.engine.mjc.MjcBatch`).
 
     Raises:
         EngineError: a variant's ablation differs from the scene's, or a parameter did
