@@ -10,6 +10,7 @@ the shake) is replayed by
   each variant: world i of the batch must match the one-world run of variant i;
 * a one-world batch against MuJoCo C (:class:`replay.engine.mjc.MjcBatch`) on the same
   scene;
+* the frame graph (the CUDA path) against plain launches, on Warp's CPU device;
 * :func:`replay.rollout.run_rollouts` with ``device="warp-cpu"`` (the hook the study
   uses with ``device="cuda"``), contact and ablation.
 
@@ -135,6 +136,24 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
         assert mw["rise"] == pytest.approx(mm["rise"], abs=1e-3)
         n = min(traces[i].done, trm[i].done)
         assert np.max(np.abs(traces[i].body_pos[:n] - trm[i].body_pos[:n])) < 2e-3
+
+
+def test_graph_capture_replays_the_same_frames(scene):
+    """The CUDA path's frame graph (``wp.ScopedCapture``, first frame eager, then one capture
+    replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit."""
+    from replay.engine.warp_batch import WarpBatch
+
+    rec, plan, sc, cfg = scene
+    vs = VARIANTS[:2]
+    g = WarpBatch(sc, vs, device="cpu", graph=True)
+    tg = step_protocol(plan, g, cfg, frame_limit=16)
+    p = WarpBatch(sc, vs, device="cpu", graph=False)
+    tp = step_protocol(plan, p, cfg, frame_limit=16)
+    assert g._graph is not None and p._graph is None
+    for a, b in zip(tg, tp):
+        assert a.done == b.done == 16
+        assert np.array_equal(a.body_pos, b.body_pos) and np.array_equal(a.ccount, b.ccount)
+    assert np.array_equal(g.d.qpos.numpy(), p.d.qpos.numpy())
 
 
 def test_capacity_overflow_stops_the_world(scene):
