@@ -27,9 +27,9 @@ implementation, and its solver runs in float32) the same window gives the same o
 contact counts at lift and peak, rise within 0.01 mm and body positions within 0.3 mm;
 the test allows 1 mm of rise and 2 mm of pose.
 
-Cold, Warp compiles mujoco-warp's kernels for the CPU in about 1.5 minutes on 2 cores
-(cached afterwards under Warp's kernel cache), so the module is marked ``slow``:
-``make test-slow`` runs it.
+Cold, Warp compiles mujoco-warp's kernels for the CPU in about 2 minutes on 2 cores
+(cached afterwards under Warp's kernel cache), so every test that steps mujoco-warp is
+marked ``slow`` (``make test-slow`` runs them); the two that do not run in ``make test``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from replay.engine.mjc import EngineError, MjcBatch
 from replay.rollout import _measure, build_replay_scene, run_rollouts, step_protocol
 from short_window import SHORT, short_window
 
-pytestmark = [pytest.mark.needs_data, pytest.mark.slow]
+pytestmark = pytest.mark.needs_data
+slow = pytest.mark.slow  # every test that steps mujoco-warp (kernel compilation)
 
 VARIANTS = [
     Variant(),
@@ -82,6 +83,7 @@ def _metrics(scene, trace, world):
     return _measure(rec, plan, sc, cfg, trace, world)
 
 
+@slow
 def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
     b, _ = batch_run
     sc = scene[2]
@@ -97,6 +99,7 @@ def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
         assert w.act_max <= w.readback["finger_forcerange"] * (1 + 1e-5)
 
 
+@slow
 @pytest.mark.parametrize("i", range(len(VARIANTS)))
 def test_batch_world_equals_single_world_run(batch_run, scene, i):
     from replay.engine.warp_batch import WarpBatch
@@ -122,6 +125,7 @@ def test_batch_world_equals_single_world_run(batch_run, scene, i):
         assert mb["outcome"] == "lifted" and trb.done == len(plan.coords)
 
 
+@slow
 def test_one_world_agrees_with_mujoco_c(batch_run, scene):
     """Worlds 0-2 of the batch against MuJoCo C (MjcBatch) on the same scene."""
     rec, plan, sc, cfg = scene
@@ -138,6 +142,7 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
         assert np.max(np.abs(traces[i].body_pos[:n] - trm[i].body_pos[:n])) < 2e-3
 
 
+@slow
 def test_graph_capture_replays_the_same_frames(scene):
     """The CUDA path's frame graph (``wp.ScopedCapture``, first frame eager, then one capture
     replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit."""
@@ -156,6 +161,7 @@ def test_graph_capture_replays_the_same_frames(scene):
     assert np.array_equal(g.d.qpos.numpy(), p.d.qpos.numpy())
 
 
+@slow
 def test_capacity_overflow_stops_the_world(scene):
     from replay.engine.warp_batch import WarpBatch
 
@@ -167,6 +173,31 @@ def test_capacity_overflow_stops_the_world(scene):
     assert tr.bad_frame is not None and tr.done == tr.bad_frame + 1
 
 
+def test_one_model_holds_a_world_per_variant(scene):
+    """The Newton side of the batch (no mujoco-warp): N copies of the scene's world, each
+    edited for its variant, the scene's passive damping in every copy."""
+    from replay.engine.warp_batch import build_worlds
+
+    sc = scene[2]
+    model, off = build_worlds(sc, VARIANTS, "cpu")
+    n = len(VARIANTS)
+    assert model.world_count == n and model.body_count == n * sc.model.body_count
+    assert [o["body"] for o in off] == [i * sc.model.body_count for i in range(n)]
+    mu = model.shape_material_mu.numpy()
+    eff = model.joint_effort_limit.numpy()
+    mass = model.body_mass.numpy()
+    f0 = sc.finger_qd_start
+    base_mu = sc.model.shape_material_mu.numpy()[sc.object_shapes]
+    for i, v in enumerate(VARIANTS):
+        s0, d0, b0 = off[i]["shape"], off[i]["joint_dof"], off[i]["body"]
+        assert np.allclose(mu[s0 + sc.object_shapes], v.friction if v.friction else base_mu)
+        assert np.allclose(eff[d0 + f0: d0 + f0 + 45], v.effort_limit or sc.config.effort_limit)
+        assert mass[b0 + sc.object_body] == pytest.approx(v.object_mass or sc.object_mass, rel=1e-6)
+        assert np.array_equal(mass[b0 + sc.hand_bodies], sc.model.body_mass.numpy()[sc.hand_bodies])
+    damp = model.joint_damping.numpy().reshape(n, -1)
+    assert np.array_equal(damp, np.tile(sc.model.joint_damping.numpy(), (n, 1)))
+
+
 def test_ablation_flag_must_match_the_scene(scene):
     from replay.engine.warp_batch import WarpBatch
 
@@ -174,6 +205,7 @@ def test_ablation_flag_must_match_the_scene(scene):
         WarpBatch(scene[2], [Variant(ablation=True)], device="cpu")
 
 
+@slow
 def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
     """The hook: ``device="warp-cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
     rec, coords = window
