@@ -212,3 +212,27 @@ def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
     assert m["outcome"] == "lifted" and m["contacts_force_at_lift"] > 0, m["unstable_reason"]
     assert m["variant_readback"]["finger_forcerange"] == pytest.approx(cfg.effort_limit)
     assert a["stable"] and a["max_hand_object_contacts"] == 0 and a["max_object_disp_mm"] < 1.0
+
+
+@pytest.mark.slow
+def test_engine_benchmark_on_warp_cpu(mirror, tmp_path, monkeypatch):
+    """``benchmarks/engine.py --device warp-cpu`` (the ``--device cuda`` code on Warp's CPU
+    device): the full protocol for N worlds per launch, reported per N."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "engine.py"
+    spec = importlib.util.spec_from_file_location("bench_engine", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "engine.json"
+    assert bench.main(["--objects", "cubesmall", "--device", "warp-cpu", "--worlds", "2", "--no-study",
+                       "--raw-steps", "16", "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    r = doc["objects"]["cubesmall"]["warp"]["worlds"]["2"]
+    assert r["unstable"] == 0 and r["lifted_worlds"] == 2 and r["rollouts_per_min"] > 0
+    for key in ("engine_ms_per_step", "mujoco_ms_per_step", "ratio", "ms_per_world_step"):
+        assert r[key] > 0
+    assert doc["warp_rollouts_per_min"]["2"]["cubesmall"] == r["rollouts_per_min"]
