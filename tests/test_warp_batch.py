@@ -15,11 +15,13 @@ the shake) is replayed by
   uses with ``device="cuda"``), contact and ablation.
 
 Tolerances (measured on this window, newton 1.8.0 / mujoco-warp 3.17 / warp 1.19):
-mujoco-warp keeps its state in float32, and a world inside a batch shares the contact
-pool with the others, which changes the order its contacts (and constraint rows) are
-summed in; worlds of a batch and their one-world runs agree to float32 rounding
-(< 1 um) until the hand touches the object, after which a contact-sensitive world
-drifts by up to 0.19 mm (friction 0.5 with a 2 mm wrist offset; < 1 um for the others).
+mujoco-warp keeps its state in float32. A world of a batch and its one-world run are
+bit-identical until the hand touches the object; from there on they hold the same
+contacts, in the same order, with the same constraint rows and solver iteration counts,
+yet the constraint forces differ by ~1e-7 N (float32 rounding: mujoco-warp's solver
+kernels, run over several worlds, do not reproduce a one-world solve bit for bit; not
+traced further). Contact dynamics amplify that in a contact-sensitive world: up to
+0.19 mm of body position (friction 0.5 with a 2 mm wrist offset; < 1 um for the others).
 Hence: body positions within 0.5 mm, orientations within 2e-3 (quaternion components),
 rise within 0.1 mm, outcome and contacts at lift equal. Against MuJoCo C (float64, its
 own collision code: mujoco-warp's convex collision is a different GJK/EPA and multi-CCD
