@@ -254,8 +254,8 @@ def add_replay_world(
     """Add the replay's hand, object, support (and ablation filter pairs) to ``builder``.
 
     Everything lands in the builder's current world (global, or the one opened by
-    ``builder.begin_world()``); a builder holding one replay world can be added N
-    times to another with ``ModelBuilder.add_world`` (:mod:`replay.engine.warp_batch`).
+    ``builder.begin_world()``); a builder holding one replay world can be copied N
+    times to another with ``ModelBuilder.replicate`` (:mod:`replay.engine.warp_batch`).
 
     Args:
         mjcf: manosim hand MJCF (unmodified).
