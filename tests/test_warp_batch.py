@@ -197,6 +197,23 @@ def test_one_model_holds_a_world_per_variant(scene):
     assert np.array_equal(damp, np.tile(sc.model.joint_damping.numpy(), (n, 1)))
 
 
+def test_solver_exception_stops_every_live_world(scene):
+    """An exception from the frame's launches ends the rollouts as unstable, never the study."""
+    from replay.engine.warp_batch import WarpBatch
+
+    rec, plan, sc, cfg = scene
+    b = WarpBatch(sc, VARIANTS[:2], device="cpu")
+
+    def boom():
+        raise RuntimeError("injected")
+
+    b._launch_frame = boom
+    traces = step_protocol(plan, b, cfg, frame_limit=3)
+    for w, tr in zip(b.worlds, traces):
+        assert not w.alive and w.reason == "solver exception: RuntimeError: injected"
+        assert tr.bad_frame == 0 and tr.done == 1
+
+
 def test_ablation_flag_must_match_the_scene(scene):
     from replay.engine.warp_batch import WarpBatch
 

@@ -742,7 +742,9 @@ class WarpBatch:
                 m/s^2, world frame) of the previous and this frame.
 
         The three arrays are uploaded once; the frame's launches run without a host
-        round trip; the worlds' signals come back in one transfer at the end.
+        round trip; the worlds' signals come back in one transfer at the end. An
+        exception from Warp or mujoco-warp stops every live world with that reason
+        (read by :meth:`read_frame`), as :class:`~replay.engine.mjc.MjcBatch` does per world.
         """
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):
@@ -751,21 +753,30 @@ class WarpBatch:
         self._fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
         self._tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
         self._tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
-        if not self._use_graph:
-            self._launch_frame()
-        elif self._graph is None and self._frames == 0:
-            self._launch_frame()  # first frame eagerly: every module is loaded before capture
-        else:
-            if self._graph is None:
-                # modules were loaded by the eager first frame; loading every imported module
-                # here (Warp's default) would compile unrelated kernels
-                with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
-                    self._launch_frame()
-                self._graph = cap.graph
-            wp.capture_launch(self._graph)
-        self._frames += 1
-        self._host_sig = self._sig.numpy()
-        self._host_poses = self._poses.numpy()
+        try:
+            if not self._use_graph:
+                self._launch_frame()
+            elif self._graph is None and self._frames == 0:
+                self._launch_frame()  # first frame eagerly: every module is loaded before capture
+            else:
+                if self._graph is None:
+                    # modules were loaded by the eager first frame; loading every imported module
+                    # here (Warp's default) would compile unrelated kernels
+                    with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
+                        self._launch_frame()
+                    self._graph = cap.graph
+                wp.capture_launch(self._graph)
+            self._frames += 1
+            self._host_sig = self._sig.numpy()
+            self._host_poses = self._poses.numpy()
+        except Exception as e:  # physics trouble never crashes the study: every live world stops
+            for w in self.worlds:
+                if w.alive and w.reason is None:
+                    w.reason = f"solver exception: {type(e).__name__}: {e}"
+            if self._host_sig is None:
+                self._host_sig = np.zeros((self.nworld, S_SIZE))
+                self._host_poses = np.full((self.nworld, 17, 7), np.nan, np.float32)
+            return
         for i, w in enumerate(self.worlds):
             if w.alive:
                 w.peak_contacts = int(self._host_sig[i, S_PEAK])
