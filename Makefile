@@ -14,7 +14,7 @@ MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
 STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
-.PHONY: setup study validate test test-slow test-cuda bench bench-devices fetch clean
+.PHONY: setup study validate test test-slow test-cuda bench bench-devices bench-warp fetch clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,11 @@ OBJECTS ?= cubesmall,stamp
 DEVICES ?= cpu,cuda
 bench-devices: fetch
 	$(PY) benchmarks/device_compare.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --devices $(DEVICES) --json $(OUT_DIR)/$(DATASET)/device_compare.json
+
+# CUDA machines: N worlds of a recording per mujoco-warp launch, rollouts/min per N (benchmarks/engine.py)
+WORLDS ?= 1,64,512,1024
+bench-warp: fetch
+	$(PY) benchmarks/engine.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --device cuda --worlds $(WORLDS) --no-study --json $(OUT_DIR)/$(DATASET)/engine_cuda.json
 
 clean:
 	rm -rf $(OUT_DIR) $(RENDER_DIR)

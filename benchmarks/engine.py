@@ -22,8 +22,20 @@ prints rollouts per minute. ``--reference`` also times the reference engine
 
     python benchmarks/engine.py --dataset grab --objects cubesmall,mug --json out/bench/engine.json
 
-``--device cuda`` is for a CUDA machine: the same figures for mujoco-warp (reference
-engine, one world per launch) next to the CPU ones.
+``--device cuda`` is for a CUDA machine: the MuJoCo C figures above, then for each
+``--worlds`` count (comma-separated, e.g. ``--worlds 1,64,512,1024``) N worlds of the
+recording (object friction spread over 0.5-1.5) stepped through the full protocol in
+one mujoco-warp launch per step (:class:`replay.engine.warp_batch.WarpBatch`, frame
+graph-captured), reported as rollouts per minute (batch build included, and stepping
+only), ms per launch step and per world step, next to mujoco-warp's own step on the
+same N-world model (zero control from the initial state, graph-captured; a lower bound,
+its contact load differs from the protocol's). ``--device warp-cpu`` runs the same on
+Warp's CPU device, for a tiny N only (a check that the path works; kernels take
+minutes to compile cold, steps are slow)::
+
+    python benchmarks/engine.py --dataset grab --objects cubesmall --device cuda --worlds 1,64,512,1024 \
+        --no-study --json out/bench/engine_cuda.json
+    python benchmarks/engine.py --dataset grab --objects cubesmall --device warp-cpu --worlds 2 --no-study
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ from replay.engine import Variant
 from replay.engine.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
-from replay.rollout import build_replay_scene, run_rollouts, step_protocol
+from replay.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
 from replay.study import dumps, package_versions, prepare_recording, run_study, sequence_object
 
 
@@ -138,22 +150,118 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     return out
 
 
+def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> float:
+    """ms per ``mujoco_warp.step`` launch on a fresh N-world batch model: zero control
+    from the initial state, ``substeps`` steps per graph launch on CUDA (plain launches on CPU)."""
+    import mujoco_warp
+    import warp as wp
+
+    from replay.engine.warp_batch import WarpBatch
+
+    b = WarpBatch(scene, variants, device=device)
+    m, d = b.m, b.d
+    ctx = b.solver._scoped_mujoco_warp_execution
+
+    def frame():
+        with ctx():
+            for _ in range(substeps):
+                mujoco_warp.step(m, d)
+
+    frame()  # load every module
+    graph = None
+    if b.device.is_cuda:
+        with wp.ScopedCapture(device=b.device) as cap:
+            frame()
+        graph = cap.graph
+    frames = max(1, steps // substeps)
+    wp.synchronize_device(b.device)
+    t0 = time.perf_counter()
+    for _ in range(frames):
+        if graph is not None:
+            wp.capture_launch(graph)
+        else:
+            frame()
+    wp.synchronize_device(b.device)
+    return (time.perf_counter() - t0) / (frames * substeps) * 1e3
+
+
+def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], raw_steps: int) -> dict:
+    """N worlds of one recording through the full protocol in one mujoco-warp launch, per N.
+
+    The scene is built for MuJoCo C (probe, capacity, flutter damping, read-back);
+    :class:`WarpBatch` rebuilds its world N times on ``device``. A 3-frame warm-up
+    batch loads Warp's modules first; its time is reported as ``warmup_s``.
+    """
+    import warp as wp
+
+    from replay.engine.warp_batch import WarpBatch
+
+    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    wdev = "cpu" if device == "warp-cpu" else "cuda:0"
+    t0 = time.perf_counter()
+    warm = WarpBatch(scene, [Variant(), Variant(friction=0.7)], device=wdev)
+    step_protocol(plan, warm, cfg, frame_limit=3)
+    warm.close()
+    out = {"sequence": seq, "device": device, "warmup_s": time.perf_counter() - t0, "worlds": {}}
+    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1  # worlds still running after it were lifted
+    for n in worlds:
+        variants = [Variant()] if n == 1 else [Variant(friction=float(mu)) for mu in np.linspace(0.5, 1.5, n)]
+        t0 = time.perf_counter()
+        b = WarpBatch(scene, variants, device=wdev)
+        t_build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tr = step_protocol(plan, b, cfg)
+        wp.synchronize_device(b.device)
+        t_step = time.perf_counter() - t0
+        b.close()
+        launch_steps = max(t.done for t in tr) * cfg.substeps
+        world_steps = sum(t.done for t in tr) * cfg.substeps
+        raw = _mjw_raw_ms_per_step(scene, variants, wdev, min(raw_steps, launch_steps), cfg.substeps)
+        r = {"worlds": n, "build_s": t_build, "step_s": t_step, "launch_steps": int(launch_steps),
+             "world_steps": int(world_steps), "frames": int(max(t.done for t in tr)),
+             "unstable": int(sum(w.reason is not None for w in b.worlds)),
+             "lifted_worlds": int(sum(t.done > hold_end for t in tr)),
+             "engine_ms_per_step": t_step / launch_steps * 1e3,
+             "ms_per_world_step": t_step / world_steps * 1e3,
+             "mujoco_ms_per_step": raw,
+             "rollouts_per_min": n / (t_build + t_step) * 60.0,
+             "rollouts_per_min_stepping": n / t_step * 60.0}
+        r["ratio"] = r["engine_ms_per_step"] / raw
+        out["worlds"][str(n)] = r
+    return out
+
+
+def _worlds_arg(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise UsageError("--worlds", f"expected comma-separated integers, got {text!r}") from None
+    if not vals or min(vals) < 1:
+        raise UsageError("--worlds", f"must be >= 1, got {text!r}")
+    return vals
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", default="grab", choices=["grab", "taco", "hug-bench"])
     p.add_argument("--objects", required=True, help="comma-separated object (or sequence) names")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--worlds", type=int, default=1, help="also step N worlds of each recording in one batch")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda", "warp-cpu"],
+                   help="cuda / warp-cpu: also step --worlds worlds per mujoco-warp launch (GPU / Warp's CPU device)")
+    p.add_argument("--worlds", default="1",
+                   help="N or N1,N2,...: worlds of each recording in one batch (CPU: the largest, threads; "
+                        "cuda/warp-cpu: each, one mujoco-warp launch)")
+    p.add_argument("--raw-steps", type=int, default=480,
+                   help="mujoco-warp steps timed for its own per-step cost (cuda/warp-cpu)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads for the N-world batch")
     p.add_argument("--reference", action="store_true", help="also time the reference engine (SolverMuJoCo.step)")
     p.add_argument("--no-study", action="store_true", help="skip the whole-study rollouts/min figure")
     p.add_argument("--study-workers", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="time each side this many times, keep the best")
     a = p.parse_args(argv)
-    if a.worlds < 1:
-        raise UsageError("--worlds", f"must be >= 1, got {a.worlds}")
+    worlds = _worlds_arg(a.worlds)
     if a.repeats < 1:
         raise UsageError("--repeats", f"must be >= 1, got {a.repeats}")
     if a.device == "cuda":
@@ -182,7 +290,7 @@ def main(argv=None) -> int:
     load0 = os.getloadavg()[0]
     print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ratio':>6} {'same state':>10}")
     for seq in picked:
-        r = bench_object(a.dataset, seq, a.data, manosim, cfg, a.worlds, a.threads, a.reference, a.repeats)
+        r = bench_object(a.dataset, seq, a.data, manosim, cfg, max(worlds), a.threads, a.reference, a.repeats)
         name = sequence_object(a.dataset, seq) or seq
         result["objects"][name] = r
         print(f"{name:<14} {r['steps']:>6} {r['engine_ms_per_step']:>15.4f} {r['mujoco_ms_per_step']:>15.4f} "
@@ -194,6 +302,18 @@ def main(argv=None) -> int:
             b = r["batch"]
             print(f"{'':<14} {b['worlds']} worlds, {b['threads']} threads: {b['ms_per_world_step']:.4f} ms per "
                   f"world-step ({b['world_steps_per_s']:.0f} world-steps/s)")
+        if a.device in ("cuda", "warp-cpu"):
+            wr = bench_warp(a.dataset, seq, a.data, manosim, cfg, a.device, worlds, a.raw_steps)
+            r["warp"] = wr
+            print(f"{'':<14} mujoco-warp on {a.device} (module load {wr['warmup_s']:.1f} s):")
+            print(f"{'':<14} {'worlds':>7} {'rollouts/min':>13} {'stepping only':>14} {'ms/launch step':>15} "
+                  f"{'ms/world step':>14} {'raw ms/step':>12} {'ratio':>6} {'build s':>8}")
+            for n, x in wr["worlds"].items():
+                print(f"{'':<14} {n:>7} {x['rollouts_per_min']:>13.1f} {x['rollouts_per_min_stepping']:>14.1f} "
+                      f"{x['engine_ms_per_step']:>15.3f} {x['ms_per_world_step']:>14.4f} {x['mujoco_ms_per_step']:>12.3f} "
+                      f"{x['ratio']:>6.2f} {x['build_s']:>8.1f}")
+            for n, x in wr["worlds"].items():
+                result.setdefault("warp_rollouts_per_min", {}).setdefault(n, {})[name] = x["rollouts_per_min"]
     if not a.no_study:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()

@@ -39,10 +39,16 @@ class ReplayConfig:
     iterations: int = _f(100, "1", "MuJoCo default")
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
-    device: str = _f("cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp")
+    device: str = _f(
+        "cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
+        "recording in one launch (replay.engine.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
+        "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)"
+    )
     engine: str = _f(
-        "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled (replay.engine.mjc); "
-        "newton: every step through SolverMuJoCo.step (the reference, 10-60x slower; the CUDA path)"
+        "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
+        "MuJoCo C (replay.engine.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
+        "launch and the controller as Warp kernels (replay.engine.warp_batch); "
+        "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)"
     )
 
     # --- contact --------------------------------------------------------------------
@@ -147,7 +153,7 @@ class ReplayConfig:
             "solver": ("newton", "cg"),
             "integrator": ("implicitfast", "implicit", "euler", "rk4"),
             "cone": ("elliptic", "pyramidal"),
-            "device": ("cpu", "cuda"),
+            "device": ("cpu", "cuda", "warp-cpu"),
             "engine": ("direct", "newton"),
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),

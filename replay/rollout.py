@@ -41,6 +41,9 @@ from replay.engine.newton_step import NewtonStepBatch
 from replay.errors import DataError
 from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine, support_extent
 
+#: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.engine.warp_batch`)
+WARP_DEVICES = ("cuda", "warp-cpu")
+
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
 FINGERTIP_BODIES = (3, 6, 9, 12, 15)
@@ -263,10 +266,12 @@ def run_rollouts(
         rec: the recording (target object, support height, grasp frame).
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` picks the engine: ``"direct"`` steps MuJoCo C
-            directly (:class:`replay.engine.mjc.MjcBatch`, CPU); ``"newton"`` steps
-            through ``SolverMuJoCo.step`` (the reference; the only one for ``device="cuda"``
-            until the batched mujoco-warp engine lands).
+        cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"``
+            on ``"cpu"`` steps MuJoCo C directly (:class:`replay.engine.mjc.MjcBatch`);
+            ``"direct"`` on ``"cuda"`` or ``"warp-cpu"`` steps every variant in one
+            mujoco-warp launch (:class:`replay.engine.warp_batch.WarpBatch`; contact and
+            ablation variants are two launches); ``"newton"`` steps one world through
+            ``SolverMuJoCo.step`` (the reference).
         variants: one :class:`replay.engine.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
         frame_limit: stop after this many control frames (tests).
@@ -295,6 +300,8 @@ def run_rollouts(
     if not variants:
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
+    if cfg.engine == "direct" and cfg.device in WARP_DEVICES:
+        return _run_warp(rec, coords, mjcf, cfg, variants, frame_limit)
     reference = not config_uses_direct_engine(cfg)
     if reference and len(variants) > 1:
         # the reference engine steps one world per scene (the ablation built into it)
@@ -316,10 +323,29 @@ def run_rollouts(
     return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0)
 
 
+def _run_warp(rec, coords, mjcf, cfg, variants, frame_limit) -> list[RolloutResult]:
+    """Every variant on mujoco-warp, one :class:`WarpBatch` launch per ablation flag
+    (contact worlds, then ablation worlds built with Newton's collision filter pairs)."""
+    from replay.engine.warp_batch import WarpBatch
+
+    done = {}
+    for flag in (False, True):
+        group = [v for v in variants if v.ablation == flag]
+        if not group:
+            continue
+        t0 = _time.perf_counter()
+        plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=flag)
+        batch = WarpBatch(scene, group)
+        for v, r in zip(group, _finish(rec, plan, scene, extent, cfg, group, batch, frame_limit, t0)):
+            done[id(v)] = r
+    return [done[id(v)] for v in variants]
+
+
 def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0) -> list[RolloutResult]:
     """Step ``batch`` through the plan and measure every world."""
     t_built = _time.perf_counter()
     reference = isinstance(batch, NewtonStepBatch)
+    engine = "newton" if reference else ("warp" if type(batch).__name__ == "WarpBatch" else "direct")
     common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
                     "support": "plane" if extent is None else {"table_top_xy": list(extent)}}
     common.update(
@@ -329,7 +355,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
-        engine="newton" if reference else "direct",
+        engine=engine,
     )
     try:
         traces = step_protocol(plan, batch, cfg, frame_limit)

@@ -69,6 +69,9 @@ class Scene:
         finger_damping: (45,) passive damping the solver uses on the finger DOFs, N·m·s/rad.
         flutter: per-joint flutter bound records (see :func:`replay.diagnostics.flutter_margins`).
         import_report: whatever ``importer_patches.add_mjcf`` returned.
+        build_inputs: the arguments of :func:`add_replay_world` this scene was built
+            from (less ``builder``), so that more worlds of it can be built
+            (:class:`replay.engine.warp_batch.WarpBatch`).
     """
 
     model: newton.Model
@@ -97,6 +100,7 @@ class Scene:
     flutter: list = field(default_factory=list)
     import_report: object = None
     readback: dict = field(default_factory=dict)
+    build_inputs: dict = field(default_factory=dict)
 
     @property
     def finger_qd_start(self) -> int:
@@ -175,6 +179,21 @@ def _import_hand(builder: newton.ModelBuilder, mjcf: Path):
     return report
 
 
+def model_device(config: ReplayConfig) -> str:
+    """Warp device the model lives on: ``"cpu"`` for the MuJoCo C backend and for
+    mujoco-warp on Warp's CPU device (``config.device == "warp-cpu"``), else ``"cuda:0"``."""
+    return "cpu" if config.device in ("cpu", "warp-cpu") else "cuda:0"
+
+
+def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
+    """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
+    gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
+    return builder
+
+
 def build_model(
     mjcf: str | Path,
     asset: ObjectAsset,
@@ -186,7 +205,39 @@ def build_model(
     ablation: bool = False,
     support_extent=None,
 ):
-    """Build (but do not simulate) the replay model.
+    """Build (but do not simulate) the replay model: one world (:func:`add_replay_world`)
+    in a fresh builder (:func:`new_builder`), finalized on :func:`model_device`.
+
+    Returns:
+        ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
+
+    Raises:
+        DataError: bad asset; SceneError: the hand import is not as expected.
+    """
+    builder = new_builder(config)
+    info = add_replay_world(builder, mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
+                            ablation, support_extent)
+    model = builder.finalize(device=model_device(config))
+    return model, info
+
+
+def add_replay_world(
+    builder: newton.ModelBuilder,
+    mjcf: str | Path,
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    support_height: float,
+    hand_coords0: np.ndarray,
+    config: ReplayConfig,
+    ablation: bool = False,
+    support_extent=None,
+) -> dict:
+    """Add the replay's hand, object, support (and ablation filter pairs) to ``builder``.
+
+    Everything lands in the builder's current world (global, or the one opened by
+    ``builder.begin_world()``); a builder holding one replay world can be copied N
+    times to another with ``ModelBuilder.replicate`` (:mod:`replay.engine.warp_batch`).
 
     Args:
         mjcf: manosim hand MJCF (unmodified).
@@ -203,15 +254,11 @@ def build_model(
             ground plane at ``support_height``.
 
     Returns:
-        ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
+        ``info``: the builder indices :class:`Scene` needs (absolute in ``builder``).
 
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
-    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY))
-    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    builder.rigid_gap = float(config.contact_gap)
-
     # --- hand --------------------------------------------------------------------
     j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
     report = _import_hand(builder, Path(mjcf))
@@ -303,7 +350,6 @@ def build_model(
             for os_ in obj_shapes:
                 builder.add_shape_collision_filter_pair(int(hs), int(os_))
 
-    model = builder.finalize(device="cpu" if config.device == "cpu" else "cuda:0")
     info = dict(
         hand_joint=j0, hand_q_start=q0, hand_qd_start=qd0, hand_bodies=hand_bodies,
         hand_shapes=hand_shapes, object_body=obj_body, object_q_start=builder.joint_q_start[obj_joint],
@@ -314,7 +360,7 @@ def build_model(
         object_vertices=np.concatenate([v for v, _ in parts]),
         import_report=report,
     )
-    return model, info
+    return info
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
@@ -382,6 +428,10 @@ def build_scene(
         hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
         contact_capacity=0, resting_contacts=0, probe_contacts=[], ablation=ablation,
         finger_damping=np.zeros(45), import_report=info["import_report"],
+        build_inputs=dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
+                          object_quat=np.asarray(object_quat, float).copy(), support_height=float(support_height),
+                          hand_coords0=np.asarray(hand_coords0, float).copy(), config=config, ablation=ablation,
+                          support_extent=support_extent),
     )
     settled = _probe_settle(scene, hand_coords0)
     resting = diagnostics.count_contacts(probe, model, settled)
@@ -519,5 +569,5 @@ def build_hand_only(
                 builder.joint_target_kd[d] = float(finger_kd)
         if finger_damping is not None:
             builder.joint_damping[d] = float(finger_damping)
-    model = builder.finalize(device="cpu" if config.device == "cpu" else "cuda:0")
+    model = builder.finalize(device=model_device(config))
     return model, report

@@ -74,3 +74,32 @@ def test_cuda_injected_contact_overflow_is_reported(window, capsule_rhand):
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]
     assert "overflow" in m["unstable_reason"], m["unstable_reason"]
+
+
+def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
+    """Many worlds per launch on the GPU (frame graph-captured): world i of a batch against a
+    one-world batch of variant i and against MuJoCo C (tolerances of tests/test_warp_batch.py,
+    looser: on a GPU, mujoco-warp's contact pool order also depends on thread scheduling)."""
+    from replay.engine import Variant
+    from replay.engine.mjc import MjcBatch
+    from replay.engine.warp_batch import WarpBatch
+    from replay.rollout import _measure, build_replay_scene, step_protocol
+
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    variants = [Variant(), Variant(friction=0.5), Variant(effort_limit=0.6, object_mass=0.12)]
+    b = WarpBatch(scene, variants, device="cuda:0")
+    assert b._use_graph
+    traces = step_protocol(plan, b, cfg)
+    trm = step_protocol(plan, MjcBatch(scene, variants), cfg)  # MuJoCo C, same scene
+    for i, v in enumerate(variants):
+        assert traces[i].contacts_at_lift == trm[i].contacts_at_lift
+        s = WarpBatch(scene, [v], device="cuda:0")
+        tr = step_protocol(plan, s, cfg)[0]
+        mb = _measure(rec, plan, scene, cfg, traces[i], b.worlds[i])
+        ms = _measure(rec, plan, scene, cfg, tr, s.worlds[0])
+        assert mb["outcome"] == ms["outcome"] == "lifted", (i, mb["unstable_reason"], ms["unstable_reason"])
+        assert mb["rise"] == pytest.approx(ms["rise"], abs=1e-3)
+        n = min(tr.done, traces[i].done)
+        assert np.max(np.abs(tr.body_pos[:n] - traces[i].body_pos[:n])) < 2e-3

@@ -3,9 +3,9 @@
 This is how the replay ran before :mod:`replay.engine.mjc`: Newton's state is
 pushed into MuJoCo and pulled back every step, the wrist wrench goes through
 ``Control.joint_f`` and the finger targets through ``Control.joint_target_q``.
-It is 10-60x slower and is kept as the reference the fast engine is checked
-against (``config.engine = "newton"``), and as the path for ``--device cuda``
-(mujoco-warp, one world).
+It is 10-60x slower and is kept as the reference the fast engines are checked
+against (``config.engine = "newton"``, on any device; with ``device="cuda"`` it
+steps mujoco-warp one world at a time through Newton).
 """
 
 from __future__ import annotations

@@ -1,0 +1,842 @@
+"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel.
+
+One Newton model holds N copies of the recording's world (hand, object, support;
+:func:`replay.scene.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
+edited for its :class:`~replay.engine.variants.Variant` before the model is
+finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
+effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
+compiles actuator force ranges from the template world only, the finger rows of
+mujoco-warp's per-world ``actuator_forcerange``; object mass: ``body_mass`` /
+``body_inertia`` scaled together). :class:`newton.solvers.SolverMuJoCo`
+compiles it with ``use_mujoco_cpu=False, separate_worlds=True``: mujoco-warp holds
+one template ``MjModel`` and per-world copies of the batched fields (newton 1.8
+``_MJW_BATCHED_MODEL_FIELDS``: ``geom_friction``, ``actuator_forcerange``,
+``body_mass``, ...), read back per world after construction (:attr:`WarpWorld.readback`;
+a mismatch raises :class:`~replay.engine.mjc.EngineError`).
+
+The contact ablation is not a per-world parameter here: newton 1.8 compiles one set
+of collision filters (contype/conaffinity, body excludes) from the template world
+for every world (measured: a two-world model compiles 15 or 31 body excludes
+depending on world 0's ablation flag alone), and no batched mujoco-warp field can
+switch hand-object contact off in one world only. A batch holds worlds of the scene's own ablation flag;
+:func:`replay.rollout.run_rollouts` runs contact and ablation variants as two
+launches (the ablation scene built with Newton's collision filter pairs).
+
+Per physics step, every world at once (Warp kernels, no host round trip):
+``mujoco_warp.kinematics`` (the controller needs the body COMs of the current
+``qpos``), the wrist wrench kernel (the law of :mod:`replay.engine.wrist`, in
+float64, written into ``xfrc_applied`` of the hand's root body), ``mujoco_warp.step``
+and a per-world contact count (``contact.worldid``) folded into each world's peak.
+Per control frame: finger targets become ``ctrl`` (:func:`replay.engine.signals.finger_ctrl`
+as a kernel), and after the frame one kernel gathers each world's signals (body
+poses, hand-object contacts and their normal forces, runaway speeds, non-finite
+state, overflow bits), copied to the host in two small transfers (signals, poses). On CUDA the frame's
+launches are captured once in a CUDA graph (``wp.ScopedCapture``) and replayed;
+on Warp's CPU device they are launched one by one.
+
+Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``,
+Newton's and the returned poses ``(x, y, z, w)``; mujoco-warp stores state in float32.
+
+Worlds are independent except for mujoco-warp's contact pool (``naconmax``, shared
+by all worlds): each world keeps its own capacity (:attr:`WarpWorld.capacity`,
+checked against its own per-step contact count), and a full pool (mujoco-warp's
+``overflow`` bits) stops every world it may have touched. A world that stops
+(unstable, or its protocol ended) is parked: its bodies are held far apart, at
+rest, so it adds no contacts while the others run on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+import warp as wp
+
+from replay.engine import wrist
+from replay.engine.layout import MjLayout
+from replay.engine.mjc import EngineError, FrameSignals
+from replay.engine.variants import Variant
+
+#: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
+#: (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE, CCD, HFIELD, NVMAX, EPA_HORIZON);
+#: ITERATIONS / LS_ITERATIONS (solver iteration limit reached) are not overflows.
+OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
+
+# columns of the per-world signal row (float64) gathered after each frame
+S_FINITE, S_VMAX, S_VBODY, S_WMAX, S_WBODY, S_NHO, S_NHOF, S_OVERFLOW, S_NACON, S_PEAK, S_ACT, S_NEFC = range(12)
+S_SIZE = 12
+
+#: how far apart a parked world's hand and object are held, m
+PARK_DISTANCE = 1000.0
+
+_PI64 = wp.constant(wp.float64(np.pi))
+_TWO_PI64 = wp.constant(wp.float64(2.0 * np.pi))
+
+
+# ------------------------------------------------------------------------------------
+# kernels
+# ------------------------------------------------------------------------------------
+@wp.func
+def _slerp_wxyz(q0: wp.vec4d, q1: wp.vec4d, a: wp.float64) -> wp.vec4d:
+    """Shortest-arc slerp of unit quaternions (w, x, y, z), as :func:`replay.engine.wrist.slerp_wxyz`."""
+    dot = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3]
+    s1 = wp.float64(1.0)
+    if dot < wp.float64(0.0):
+        s1 = wp.float64(-1.0)
+        dot = -dot
+    if dot > wp.float64(1.0):
+        dot = wp.float64(1.0)
+    th = wp.acos(dot)
+    s = wp.sin(th)
+    w0 = wp.float64(1.0) - a
+    w1 = a
+    if not (s < wp.float64(1e-8)):
+        w0 = wp.sin((wp.float64(1.0) - a) * th) / s
+        w1 = wp.sin(a * th) / s
+    out = w0 * q0 + (w1 * s1) * q1
+    return out / wp.length(out)
+
+
+@wp.kernel
+def _wrist_kernel(
+    qpos: wp.array2d[wp.float32],
+    qvel: wp.array2d[wp.float32],
+    xipos: wp.array2d[wp.vec3],
+    act_force: wp.array2d[wp.float32],
+    tgt_prev: wp.array2d[wp.float64],
+    tgt_cur: wp.array2d[wp.float64],
+    par: wp.array[wp.float64],
+    hand_bodies: wp.array[wp.int32],
+    hand_body_mass: wp.array[wp.float64],
+    live: wp.array[wp.int32],
+    qadr: int,
+    vadr: int,
+    root: int,
+    frac: wp.float64,
+    interp: int,
+    xfrc: wp.array2d[wp.spatial_vector],
+    act_max: wp.array[wp.float64],
+):
+    """The wrist wrench of :func:`replay.engine.wrist.wrench` for one world (one thread per world).
+
+    Targets at fraction ``frac`` of the frame (:func:`replay.engine.wrist.substep_target`);
+    writes ``xfrc[w, root]`` = (force N, torque N·m), world frame, at the root COM; folds
+    the previous step's largest |actuator force| into ``act_max[w]``. Parked worlds
+    (``live[w] == 0``) get no wrench.
+    """
+    w = wp.tid()
+    if live[w] == 0:
+        xfrc[w, root] = wp.spatial_vector()
+        return
+    # target row at this substep
+    tp = wp.vec3d(tgt_cur[w, 0], tgt_cur[w, 1], tgt_cur[w, 2])
+    tq = wp.vec4d(tgt_cur[w, 3], tgt_cur[w, 4], tgt_cur[w, 5], tgt_cur[w, 6])
+    if interp != 0:
+        one = wp.float64(1.0)
+        tp = wp.vec3d((one - frac) * tgt_prev[w, 0] + frac * tgt_cur[w, 0],
+                      (one - frac) * tgt_prev[w, 1] + frac * tgt_cur[w, 1],
+                      (one - frac) * tgt_prev[w, 2] + frac * tgt_cur[w, 2])
+        tq = _slerp_wxyz(wp.vec4d(tgt_prev[w, 3], tgt_prev[w, 4], tgt_prev[w, 5], tgt_prev[w, 6]), tq, frac)
+    tv = wp.vec3d(tgt_cur[w, 7], tgt_cur[w, 8], tgt_cur[w, 9])
+    to = wp.vec3d(tgt_cur[w, 10], tgt_cur[w, 11], tgt_cur[w, 12])
+    ta = wp.vec3d(tgt_cur[w, 13], tgt_cur[w, 14], tgt_cur[w, 15])
+
+    p = wp.vec3d(wp.float64(qpos[w, qadr]), wp.float64(qpos[w, qadr + 1]), wp.float64(qpos[w, qadr + 2]))
+    qw = wp.float64(qpos[w, qadr + 3])
+    qx = wp.float64(qpos[w, qadr + 4])
+    qy = wp.float64(qpos[w, qadr + 5])
+    qz = wp.float64(qpos[w, qadr + 6])
+    nq = wp.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    qw = qw / nq
+    qx = qx / nq
+    qy = qy / nq
+    qz = qz / nq
+    one = wp.float64(1.0)
+    two = wp.float64(2.0)
+    R = wp.mat33d(one - two * (qy * qy + qz * qz), two * (qx * qy - qw * qz), two * (qx * qz + qw * qy),
+                  two * (qx * qy + qw * qz), one - two * (qx * qx + qz * qz), two * (qy * qz - qw * qx),
+                  two * (qx * qz - qw * qy), two * (qy * qz + qw * qx), one - two * (qx * qx + qy * qy))
+    ip = wp.vec3d(par[20], par[21], par[22])
+    c_root = p + R * ip
+    wb = wp.vec3d(wp.float64(qvel[w, vadr + 3]), wp.float64(qvel[w, vadr + 4]), wp.float64(qvel[w, vadr + 5]))
+    om = R * wb
+    v = wp.vec3d(wp.float64(qvel[w, vadr]), wp.float64(qvel[w, vadr + 1]), wp.float64(qvel[w, vadr + 2]))
+    M = par[18]
+    f = wp.vec3d()
+    for i in range(3):
+        f[i] = (par[i] * (tp[i] - p[i]) + par[6 + i] * (tv[i] - v[i]) + par[12 + i] * tv[i] + M * ta[i])
+    # orientation error: rotation vector of q* q^-1 (angle in [0, pi])
+    cw = qw
+    cx = -qx
+    cy = -qy
+    cz = -qz
+    tw = tq[0]
+    tx = tq[1]
+    ty = tq[2]
+    tz = tq[3]
+    ew = tw * cw - tx * cx - ty * cy - tz * cz
+    ex = tw * cx + tx * cw + ty * cz - tz * cy
+    ey = tw * cy - tx * cz + ty * cw + tz * cx
+    ez = tw * cz + tx * cy - ty * cx + tz * cw
+    if ew < wp.float64(0.0):
+        ew = -ew
+        ex = -ex
+        ey = -ey
+        ez = -ez
+    sv = wp.sqrt(ex * ex + ey * ey + ez * ez)
+    k = wp.float64(0.0)
+    if sv < wp.float64(1e-12):
+        if ew > wp.float64(0.0):
+            k = two / ew
+    else:
+        k = two * wp.atan2(sv, ew) / sv
+    err = wp.vec3d(ex * k, ey * k, ez * k)
+    tau = wp.vec3d()
+    for i in range(3):
+        tau[i] = par[3 + i] * err[i] + par[9 + i] * (to[i] - om[i]) + par[15 + i] * to[i]
+    r = p - c_root
+    tau = tau + wp.cross(r, f)
+    # gravity feed-forward: M g up at the hand's COM, moved to the root COM
+    ch = wp.vec3d()
+    for j in range(hand_bodies.shape[0]):
+        b = hand_bodies[j]
+        xb = xipos[w, b]
+        ch = ch + hand_body_mass[j] * wp.vec3d(wp.float64(xb[0]), wp.float64(xb[1]), wp.float64(xb[2]))
+    fg = M * par[19]
+    dx = ch[0] / M - c_root[0]
+    dy = ch[1] / M - c_root[1]
+    xfrc[w, root] = wp.spatial_vector(
+        wp.float32(f[0]), wp.float32(f[1]), wp.float32(f[2] + fg),
+        wp.float32(tau[0] + dy * fg), wp.float32(tau[1] - dx * fg), wp.float32(tau[2]))
+    m = act_max[w]
+    for i in range(act_force.shape[1]):
+        a = wp.abs(wp.float64(act_force[w, i]))
+        if a > m:
+            m = a
+    act_max[w] = m
+
+
+@wp.kernel
+def _finger_ctrl_kernel(
+    quat: wp.array3d[wp.float64],
+    joint: wp.array[wp.int32],
+    axis: wp.array[wp.int32],
+    act: wp.array[wp.int32],
+    qcj: wp.array2d[wp.float64],
+    ctrl: wp.array2d[wp.float32],
+):
+    """MuJoCo ``ctrl`` of the finger actuators from targets (N, 15, 4) xyzw, as
+    :func:`replay.engine.signals.finger_ctrl` (one thread per world and actuator)."""
+    w, k = wp.tid()
+    j = joint[k]
+    x = quat[w, j, 0]
+    y = quat[w, j, 1]
+    z = quat[w, j, 2]
+    qw = quat[w, j, 3]
+    nrm = wp.sqrt(x * x + y * y + z * z + qw * qw)
+    aa = wp.vec3d()
+    if nrm >= wp.float64(1e-20):
+        x = x / nrm
+        y = y / nrm
+        z = z / nrm
+        qw = qw / nrm
+        s = wp.sqrt(x * x + y * y + z * z)
+        if s > wp.float64(0.0):
+            ang = wp.float64(2.0) * wp.atan2(s, qw)
+            if ang > _PI64:
+                ang = ang - _TWO_PI64
+            aa = wp.vec3d(x * ang / s, y * ang / s, z * ang / s)
+    u = wp.vec3d(qcj[k, 0], qcj[k, 1], qcj[k, 2])
+    uw = qcj[k, 3]
+    t = wp.float64(2.0) * wp.cross(u, aa)
+    rr = aa + uw * t + wp.cross(u, t)
+    ctrl[w, act[k]] = wp.float32(rr[axis[k]])
+
+
+@wp.kernel
+def _park_kernel(
+    live: wp.array[wp.int32],
+    qpos_park: wp.array[wp.float32],
+    qpos: wp.array2d[wp.float32],
+    qvel: wp.array2d[wp.float32],
+):
+    """Hold parked worlds (``live[w] == 0``) at ``qpos_park``, at rest."""
+    w = wp.tid()
+    if live[w] != 0:
+        return
+    for i in range(qpos.shape[1]):
+        qpos[w, i] = qpos_park[i]
+    for i in range(qvel.shape[1]):
+        qvel[w, i] = wp.float32(0.0)
+
+
+@wp.kernel
+def _count_contacts_kernel(
+    nacon: wp.array[wp.int32],
+    worldid: wp.array[wp.int32],
+    count: wp.array[wp.int32],
+):
+    """Contacts per world in the pool (one thread per pool slot)."""
+    c = wp.tid()
+    if c >= nacon[0]:
+        return
+    wp.atomic_add(count, worldid[c], 1)
+
+
+@wp.kernel
+def _fold_peak_kernel(count: wp.array[wp.int32], peak: wp.array[wp.int32]):
+    """peak[w] = max(peak[w], count[w]); count[w] = 0."""
+    w = wp.tid()
+    if count[w] > peak[w]:
+        peak[w] = count[w]
+    count[w] = 0
+
+
+@wp.kernel
+def _hand_object_kernel(
+    nacon: wp.array[wp.int32],
+    geom: wp.array[wp.vec2i],
+    worldid: wp.array[wp.int32],
+    dim: wp.array[wp.int32],
+    efc_address: wp.array2d[wp.int32],
+    efc_force: wp.array2d[wp.float32],
+    hand_geoms: wp.array[wp.int32],
+    object_geoms: wp.array[wp.int32],
+    pyramidal: int,
+    force_min: wp.float64,
+    n_ho: wp.array[wp.int32],
+    n_hof: wp.array[wp.int32],
+):
+    """Hand-object contacts per world and those whose normal force exceeds ``force_min`` N,
+    as :func:`replay.engine.signals.hand_object_contacts` (one thread per pool slot).
+    Pyramidal cone: the normal force is the sum of the ``2 (dim - 1)`` pyramid rows;
+    elliptic: the first row."""
+    c = wp.tid()
+    if c >= nacon[0]:
+        return
+    g0 = geom[c][0]
+    g1 = geom[c][1]
+    if g0 < 0 or g1 < 0:
+        return
+    if not ((hand_geoms[g0] != 0 and object_geoms[g1] != 0) or (hand_geoms[g1] != 0 and object_geoms[g0] != 0)):
+        return
+    w = worldid[c]
+    wp.atomic_add(n_ho, w, 1)
+    a = efc_address[c, 0]
+    if a < 0:
+        return
+    f = wp.float64(0.0)
+    if pyramidal != 0:
+        rows = wp.max(1, 2 * (dim[c] - 1))
+        for r in range(rows):
+            ar = efc_address[c, r]
+            if ar >= 0:
+                f += wp.float64(efc_force[w, ar])
+    else:
+        f = wp.float64(efc_force[w, a])
+    if f > force_min:
+        wp.atomic_add(n_hof, w, 1)
+
+
+@wp.kernel
+def _signals_kernel(
+    qpos: wp.array2d[wp.float32],
+    qvel: wp.array2d[wp.float32],
+    xpos: wp.array2d[wp.vec3],
+    xquat: wp.array2d[wp.quat],
+    xipos: wp.array2d[wp.vec3],
+    cvel: wp.array2d[wp.spatial_vector],
+    subtree_com: wp.array2d[wp.vec3],
+    body_rootid: wp.array[wp.int32],
+    bodies: wp.array[wp.int32],
+    n_ho: wp.array[wp.int32],
+    n_hof: wp.array[wp.int32],
+    overflow: wp.array[wp.int32],
+    nacon: wp.array[wp.int32],
+    nefc: wp.array[wp.int32],
+    peak: wp.array[wp.int32],
+    act_force: wp.array2d[wp.float32],
+    act_max: wp.array[wp.float64],
+    sig: wp.array2d[wp.float64],
+    poses: wp.array3d[wp.float32],
+):
+    """One world's frame signals into ``sig[w]`` (columns ``S_*``) and ``poses[w]``
+    (17, 7): position m then quaternion xyzw of each recorded body.
+
+    Runaway speeds as :func:`replay.engine.signals.fastest_body` (``cvel`` rows are
+    (angular, linear) at the subtree COM of the body's root; NaN counts as fastest).
+    """
+    w = wp.tid()
+    fin = int(1)
+    for i in range(qpos.shape[1]):
+        if not wp.isfinite(qpos[w, i]):
+            fin = 0
+    for i in range(qvel.shape[1]):
+        if not wp.isfinite(qvel[w, i]):
+            fin = 0
+    vmax = wp.float64(-1.0)
+    wmax = wp.float64(-1.0)
+    vb = wp.float64(-1.0)
+    wbd = wp.float64(-1.0)
+    for k in range(bodies.shape[0]):
+        b = bodies[k]
+        cv = cvel[w, b]
+        om = wp.vec3d(wp.float64(cv[0]), wp.float64(cv[1]), wp.float64(cv[2]))
+        lin = wp.vec3d(wp.float64(cv[3]), wp.float64(cv[4]), wp.float64(cv[5]))
+        xi = xipos[w, b]
+        sc = subtree_com[w, body_rootid[b]]
+        d = wp.vec3d(wp.float64(xi[0] - sc[0]), wp.float64(xi[1] - sc[1]), wp.float64(xi[2] - sc[2]))
+        vel = lin + wp.cross(om, d)
+        v = wp.length(vel)
+        a = wp.length(om)
+        if not (v <= vmax):
+            vmax = v
+            vb = wp.float64(b)
+        if not (a <= wmax):
+            wmax = a
+            wbd = wp.float64(b)
+        p = xpos[w, b]
+        q = xquat[w, b]  # MuJoCo (w, x, y, z) stored in a wp.quat's four slots
+        poses[w, k, 0] = p[0]
+        poses[w, k, 1] = p[1]
+        poses[w, k, 2] = p[2]
+        poses[w, k, 3] = q[1]
+        poses[w, k, 4] = q[2]
+        poses[w, k, 5] = q[3]
+        poses[w, k, 6] = q[0]
+    m = act_max[w]
+    for i in range(act_force.shape[1]):
+        aa = wp.abs(wp.float64(act_force[w, i]))
+        if aa > m:
+            m = aa
+    act_max[w] = m
+    sig[w, 0] = wp.float64(fin)
+    sig[w, 1] = vmax
+    sig[w, 2] = vb
+    sig[w, 3] = wmax
+    sig[w, 4] = wbd
+    sig[w, 5] = wp.float64(n_ho[w])
+    sig[w, 6] = wp.float64(n_hof[w])
+    sig[w, 7] = wp.float64(overflow[w])
+    sig[w, 8] = wp.float64(nacon[0])
+    sig[w, 9] = wp.float64(peak[w])
+    sig[w, 10] = m
+    sig[w, 11] = wp.float64(nefc[w])
+
+
+# ------------------------------------------------------------------------------------
+# model
+# ------------------------------------------------------------------------------------
+@dataclass
+class WarpWorld:
+    """One world of a :class:`WarpBatch`: its variant and what it has seen so far.
+
+    Attributes:
+        variant: the world's :class:`Variant`.
+        readback: values read back from mujoco-warp's model for this world
+            (``object_friction``, ``finger_forcerange`` N·m, ``object_mass`` kg).
+        capacity: contact count above which the world stops with a contact overflow.
+        alive: still stepped and read; reason: why it stopped (None: running or ended normally).
+        peak_contacts: most contacts this world held after any step.
+        act_max: largest |finger actuator force| seen, N·m.
+    """
+
+    variant: Variant
+    readback: dict
+    capacity: int
+    alive: bool = True
+    reason: str | None = None
+    peak_contacts: int = 0
+    act_max: float = 0.0
+    index: int = 0
+    offsets: dict = field(default_factory=dict)
+
+
+def _world_expected(scene, v: Variant) -> dict:
+    """What world ``v`` must hold: object friction, finger force range (N·m), object mass (kg)."""
+    mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
+    return {
+        "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
+        "finger_forcerange": float(v.effort_limit) if v.effort_limit is not None else float(scene.config.effort_limit),
+        "object_mass": float(v.object_mass) if v.object_mass is not None else float(scene.object_mass),
+    }
+
+
+def build_worlds(scene, variants: list[Variant], device) -> tuple:
+    """One Newton model with a world of ``scene`` per variant, edited for it.
+
+    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.scene.add_replay_world`)
+    in one builder, the scene's passive joint damping (raised where the flutter bound
+    was short) copied in, then replicated ``len(variants)`` times, one world each
+    (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set
+    in the builder before ``finalize``.
+
+    Returns:
+        ``(model, offsets)``: the finalized model and per world the index offsets
+        ``{"body", "shape", "joint_dof"}`` of its entities.
+
+    Raises:
+        EngineError: the rebuilt world does not match the scene (entity counts).
+    """
+    from replay.scene import add_replay_world, new_builder
+
+    cfg = scene.config
+    args = dict(scene.build_inputs)
+    if not args:
+        raise EngineError("the scene carries no build_inputs (built before replay.scene.add_replay_world existed?)")
+    wb = new_builder(cfg)
+    info = add_replay_world(wb, **args)
+    if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
+            scene.model.body_count, scene.model.shape_count, scene.model.joint_dof_count):
+        raise EngineError("rebuilding the scene's world gave other entity counts than the scene")
+    wb.joint_damping[:] = [float(x) for x in scene.model.joint_damping.numpy()]
+    builder = new_builder(cfg)
+    # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
+    # copy i's entities follow copy i-1's
+    builder.replicate(wb, len(variants))
+    if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
+        raise EngineError(f"replicating the scene's world gave {builder.world_count} worlds, "
+                          f"{builder.body_count} bodies")
+    offsets = []
+    qd0 = int(info["hand_qd_start"])
+    for i, v in enumerate(variants):
+        off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
+        offsets.append(off)
+        if v.friction is not None:
+            for s in info["object_shapes"]:
+                builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
+        if v.effort_limit is not None:
+            for d in range(qd0 + 6, qd0 + 51):
+                builder.joint_effort_limit[off["joint_dof"] + d] = float(v.effort_limit)
+        if v.object_mass is not None:
+            b = off["body"] + int(info["object_body"])
+            scale = float(v.object_mass) / float(builder.body_mass[b])
+            builder.body_mass[b] = float(v.object_mass)
+            builder.body_inv_mass[b] = 1.0 / float(v.object_mass)
+            builder.body_inertia[b] = builder.body_inertia[b] * scale
+            builder.body_inv_inertia[b] = builder.body_inv_inertia[b] * (1.0 / scale)
+    return builder.finalize(device=device), offsets
+
+
+def _batched(a, nworld: int) -> np.ndarray:
+    """A mujoco-warp model field as (nworld, ...) on the host (a shared field is broadcast)."""
+    x = a.numpy()
+    if x.shape[0] == nworld:
+        return x
+    if x.shape[0] == 1:
+        return np.broadcast_to(x, (nworld,) + x.shape[1:])
+    raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
+
+
+class WarpBatch:
+    """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
+
+    Interface of :class:`replay.engine.mjc.MjcBatch` (driven by :func:`replay.rollout.step_protocol`).
+
+    Args:
+        scene: a built :class:`replay.scene.Scene`, for any backend (its capacity,
+            passive damping and build inputs are reused, its world rebuilt N times
+            on ``device``; a scene built for MuJoCo C is fine).
+        variants: one :class:`Variant` per world; all with ``ablation == scene.ablation``.
+        device: Warp device of the batch (``"cuda:0"``, ``"cpu"``; default: the scene model's).
+        capacity: per-world contact count above which a world stops with a contact
+            overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
+            ``capacity x N`` contacts (``nconmax`` per world).
+        graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
+        threads: ignored (the interface of :class:`~replay.engine.mjc.MjcBatch`).
+
+    Raises:
+        EngineError: a variant's ablation differs from the scene's, or a parameter did
+            not reach mujoco-warp's model (read back per world).
+    """
+
+    def __init__(self, scene, variants: list[Variant], device=None, capacity: int | None = None,
+                 graph: bool | None = None, threads: int = 1):
+        import mujoco_warp
+
+        from replay.scene import make_solver
+
+        if not variants:
+            raise EngineError("WarpBatch needs at least one variant")
+        if any(v.ablation != scene.ablation for v in variants):
+            raise EngineError("every world of a WarpBatch has the scene's ablation flag (contact and ablation "
+                              "worlds are separate launches: filters are compiled from the template world)")
+        self.scene = scene
+        self.cfg = cfg = scene.config
+        self.device = wp.get_device(device if device is not None else scene.model.device)
+        self.mjw = mujoco_warp
+        N = len(variants)
+        cap = int(scene.contact_capacity if capacity is None else capacity)
+        self.model, offsets = build_worlds(scene, variants, self.device)
+        # mujoco-warp whatever backend the scene was built for (a scene built for MuJoCo C serves too)
+        wcfg = dataclasses.replace(cfg, device="cuda" if self.device.is_cuda else "warp-cpu")
+        self.solver = make_solver(self.model, wcfg, cap, separate_worlds=True)
+        self.m, self.d = self.solver.mjw_model, self.solver.mjw_data
+        if int(self.d.nworld) != N:
+            raise EngineError(f"mujoco-warp holds {self.d.nworld} worlds, expected {N}")
+        self.m.opt.timestep.fill_(float(cfg.dt))
+        ns = SimpleNamespace(solver=self.solver, model=self.model, hand_bodies=scene.hand_bodies,
+                             object_body=scene.object_body, hand_shapes=scene.hand_shapes,
+                             object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
+        self.layout = lay = MjLayout.from_scene(ns)
+        self.worlds = [WarpWorld(v, {}, cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
+        self._set_effort_limits()
+        self._readback()
+
+        # initial state: Newton's model coordinates pushed into every world once
+        state0 = self.model.state()
+        self.solver._update_mjc_data(self.d, self.model, state0)
+        # the solver's set-up leaves forces computed with the template's force ranges: start
+        # from none, as a fresh MjData does (the controller folds the previous step's forces)
+        self.d.actuator_force.zero_()
+        qpos0 = self.d.qpos.numpy()[0].copy()
+        park = qpos0.copy()
+        park[lay.hand_qadr:lay.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
+        park[lay.object_qadr:lay.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
+
+        mj = self.solver.mj_model
+        dev = self.device
+        kp, kd = scene.wrist_kp, scene.wrist_kd
+        dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
+        com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
+        par = wrist.wrist_params(kp, kd, dpass, scene.hand_mass, com)
+        i32 = lambda x: wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)  # noqa: E731
+        self._par = wp.array(par, dtype=wp.float64, device=dev)
+        self._hand_bodies = i32(lay.hand_bodies)
+        self._hand_mass = wp.array(np.asarray(mj.body_mass, float)[lay.hand_bodies], dtype=wp.float64, device=dev)
+        self._bodies = i32(lay.bodies)
+        self._rootid = i32(np.asarray(mj.body_rootid))
+        self._fjoint, self._faxis, self._fact = i32(lay.finger_joint), i32(lay.finger_axis), i32(lay.finger_act)
+        self._qcj = wp.array(lay.finger_qcj, dtype=wp.float64, device=dev)
+        self._hand_geoms = i32(lay.hand_geoms.astype(np.int32))
+        self._obj_geoms = i32(lay.object_geoms.astype(np.int32))
+        self._pyramidal = int(int(mj.opt.cone) == 0)  # mjCONE_PYRAMIDAL
+        self._park = wp.array(park.astype(np.float32), dtype=wp.float32, device=dev)
+        self._live = wp.ones(N, dtype=wp.int32, device=dev)
+        self._live_host = np.ones(N, np.int32)
+        self._tgt_prev = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
+        self._tgt = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
+        self._fq = wp.zeros((N, 15, 4), dtype=wp.float64, device=dev)
+        self._count = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._peak = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._nho = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._nhof = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._act = wp.zeros(N, dtype=wp.float64, device=dev)
+        self._sig = wp.zeros((N, S_SIZE), dtype=wp.float64, device=dev)
+        self._poses = wp.zeros((N, 17, 7), dtype=wp.float32, device=dev)
+        self._force_min = float(cfg.contact_force_min)
+        self._use_graph = self.device.is_cuda if graph is None else bool(graph)
+        self._graph = None
+        self._frames = 0
+        self._host_sig = None
+        self._host_poses = None
+        self.nworld = N
+
+    def _set_effort_limits(self) -> None:
+        """Write each world's finger effort limit into mujoco-warp's per-world
+        ``actuator_forcerange``.
+
+        newton 1.8 turns ``joint_effort_limit`` into a position actuator's
+        ``forcerange`` when it compiles the template world only; per world it updates
+        the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
+        ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
+        Newton's model and mujoco-warp's agree.
+
+        Raises:
+            EngineError: the field is shared by all worlds (not batched) while the
+                variants ask for different limits.
+        """
+        if all(w.variant.effort_limit is None for w in self.worlds):
+            return
+        fr = self.m.actuator_forcerange.numpy()
+        if fr.shape[0] != len(self.worlds):
+            raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
+        fa = self.layout.finger_act
+        for i, w in enumerate(self.worlds):
+            e = w.variant.effort_limit
+            if e is not None:
+                fr[i, fa, 0] = -float(e)
+                fr[i, fa, 1] = float(e)
+        self.m.actuator_forcerange.assign(fr)
+
+    # --- read-back ---------------------------------------------------------------------
+    def _readback(self) -> None:
+        """Per world: object geom friction, finger actuator force range and object mass
+        as mujoco-warp holds them; compared with what the variant asks (float32: rtol 1e-6).
+
+        Raises:
+            EngineError: listing every mismatch.
+        """
+        N, lay = len(self.worlds), self.layout
+        og = np.flatnonzero(lay.object_geoms)
+        fr = _batched(self.m.geom_friction, N)
+        rng = _batched(self.m.actuator_forcerange, N)
+        mass = _batched(self.m.body_mass, N)
+        flim = np.asarray(self.solver.mj_model.actuator_forcelimited)[lay.finger_act]
+        errs = []
+        for i, w in enumerate(self.worlds):
+            want = _world_expected(self.scene, w.variant)
+            got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
+                   "object_mass": np.asarray([mass[i][lay.object_body]])}
+            lo = rng[i][lay.finger_act, 0]
+            for k, vals in got.items():
+                if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
+                    errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
+            if not np.allclose(lo, -want["finger_forcerange"], rtol=1e-6) or not np.all(flim):
+                errs.append(f"world {i}: finger actuators not limited to +-{want['finger_forcerange']}")
+            w.readback = {k: float(v[0]) for k, v in got.items()}
+            w.readback["world"] = i
+        if errs:
+            raise EngineError("variant read-back mismatch:\n  " + "\n  ".join(errs))
+
+    def close(self) -> None:
+        self._graph = None
+
+    # --- stepping ------------------------------------------------------------------
+    def _launch_frame(self) -> None:
+        """The device work of one control frame (captured as a graph on CUDA)."""
+        m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
+        dev = self.device
+        interp = int(bool(self.cfg.wrist_substep_interp))
+        wp.launch(_finger_ctrl_kernel, dim=(N, len(lay.finger_act)),
+                  inputs=[self._fq, self._fjoint, self._faxis, self._fact, self._qcj], outputs=[d.ctrl], device=dev)
+        ctx = getattr(self.solver, "_scoped_mujoco_warp_execution", None)
+        with (ctx() if ctx is not None else _null()):
+            for j in range(S):
+                wp.launch(_park_kernel, dim=N, inputs=[self._live, self._park], outputs=[d.qpos, d.qvel], device=dev)
+                self.mjw.kinematics(m, d)
+                wp.launch(_wrist_kernel, dim=N,
+                          inputs=[d.qpos, d.qvel, d.xipos, d.actuator_force, self._tgt_prev, self._tgt, self._par,
+                                  self._hand_bodies, self._hand_mass, self._live, lay.hand_qadr, lay.hand_vadr,
+                                  lay.root, wp.float64((j + 1) / S), interp],
+                          outputs=[d.xfrc_applied, self._act], device=dev)
+                self.mjw.step(m, d)
+                wp.launch(_count_contacts_kernel, dim=d.naconmax, inputs=[d.nacon, d.contact.worldid],
+                          outputs=[self._count], device=dev)
+                wp.launch(_fold_peak_kernel, dim=N, inputs=[self._count], outputs=[self._peak], device=dev)
+            # signals of the frame's end state (contacts and forces are the last step's)
+            self.mjw.kinematics(m, d)
+            self.mjw.com_pos(m, d)
+            self.mjw.com_vel(m, d)
+        self._nho.zero_()
+        self._nhof.zero_()
+        wp.launch(_hand_object_kernel, dim=d.naconmax,
+                  inputs=[d.nacon, d.contact.geom, d.contact.worldid, d.contact.dim, d.contact.efc_address,
+                          d.efc.force, self._hand_geoms, self._obj_geoms, self._pyramidal,
+                          wp.float64(self._force_min)],
+                  outputs=[self._nho, self._nhof], device=dev)
+        wp.launch(_signals_kernel, dim=N,
+                  inputs=[d.qpos, d.qvel, d.xpos, d.xquat, d.xipos, d.cvel, d.subtree_com, self._rootid,
+                          self._bodies, self._nho, self._nhof, d.overflow, d.nacon, d.nefc, self._peak,
+                          d.actuator_force, self._act],
+                  outputs=[self._sig, self._poses], device=dev)
+
+    def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
+        """Advance every world by one control frame (``config.substeps`` physics steps).
+
+        Args:
+            finger_quat: (N, 15, 4) finger joint targets per world, Newton xyzw.
+            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.engine.wrist`: position m,
+                quaternion MuJoCo wxyz, velocity m/s, angular velocity rad/s, acceleration
+                m/s^2, world frame) of the previous and this frame.
+
+        The three arrays are uploaded once; the frame's launches run without a host
+        round trip; the worlds' signals come back in one transfer at the end. An
+        exception from Warp or mujoco-warp stops every live world with that reason
+        (read by :meth:`read_frame`), as :class:`~replay.engine.mjc.MjcBatch` does per world.
+        """
+        live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
+        if not np.array_equal(live, self._live_host):
+            self._live.assign(live)
+            self._live_host = live
+        self._fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
+        self._tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
+        self._tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
+        try:
+            if not self._use_graph:
+                self._launch_frame()
+            elif self._graph is None and self._frames == 0:
+                self._launch_frame()  # first frame eagerly: every module is loaded before capture
+            else:
+                if self._graph is None:
+                    # modules were loaded by the eager first frame; loading every imported module
+                    # here (Warp's default) would compile unrelated kernels
+                    with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
+                        self._launch_frame()
+                    self._graph = cap.graph
+                wp.capture_launch(self._graph)
+            self._frames += 1
+            self._host_sig = self._sig.numpy()
+            self._host_poses = self._poses.numpy()
+        except Exception as e:  # physics trouble never crashes the study: every live world stops
+            for w in self.worlds:
+                if w.alive and w.reason is None:
+                    w.reason = f"solver exception: {type(e).__name__}: {e}"
+            if self._host_sig is None:
+                self._host_sig = np.zeros((self.nworld, S_SIZE))
+                self._host_poses = np.full((self.nworld, 17, 7), np.nan, np.float32)
+            return
+        for i, w in enumerate(self.worlds):
+            if w.alive:
+                w.peak_contacts = int(self._host_sig[i, S_PEAK])
+                w.act_max = float(self._host_sig[i, S_ACT])
+
+    # --- reading ---------------------------------------------------------------------
+    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+        """Signals of world ``i`` after the last frame; marks it stopped when a reason is found.
+
+        Reasons, in order: mujoco-warp dropped contacts or constraints (its ``overflow``
+        bits for this world, or a full shared pool), more than ``capacity`` contacts in
+        this world after some step, non-finite ``qpos``/``qvel``, a recorded body's COM
+        speed above ``max_linear`` m/s or angular speed above ``max_angular`` rad/s.
+        ``force_min`` must be the config's ``contact_force_min`` (applied on the device).
+
+        Raises:
+            ValueError: ``force_min`` differs from the one the kernels use.
+        """
+        if force_min != self._force_min:
+            raise ValueError(f"force_min {force_min} differs from the batch's contact_force_min {self._force_min}")
+        w = self.worlds[i]
+        s = self._host_sig[i]
+        lay = self.layout
+        reason = w.reason
+        bits = int(s[S_OVERFLOW]) & OVERFLOW_DROPPED
+        if reason is None and bits:
+            reason = (f"mujoco-warp overflow bits {bits:#x} (contacts or constraints dropped; {int(s[S_NACON])} "
+                      f"contacts in the pool of {self.d.naconmax}, {int(s[S_NEFC])} constraint rows of {self.d.njmax})")
+        if reason is None and int(s[S_PEAK]) > w.capacity:
+            reason = f"contact overflow: {int(s[S_PEAK])} contacts exceed the capacity {w.capacity}"
+        if reason is None and not s[S_FINITE] > 0:
+            reason = "non-finite state"
+        if reason is None:
+            if not s[S_VMAX] <= max_linear:
+                reason = (f"runaway linear velocity {s[S_VMAX]:.3g} m/s on body "
+                          f"{int(lay.newton_of_mj_body[int(s[S_VBODY])])}")
+            elif not s[S_WMAX] <= max_angular:
+                reason = (f"runaway angular velocity {s[S_WMAX]:.3g} rad/s on body "
+                          f"{int(lay.newton_of_mj_body[int(s[S_WBODY])])}")
+        p = self._host_poses[i]
+        sig = FrameSignals(body_pos=p[:, :3].astype(float), body_quat=p[:, 3:7].astype(float),
+                           contacts=int(s[S_NHO]), contacts_force=int(s[S_NHOF]), reason=reason)
+        if reason is not None:
+            w.alive = False
+            w.reason = reason
+        return sig
+
+    def stop(self, i: int) -> None:
+        """Stop world ``i`` (its protocol ended): it is parked from the next frame on."""
+        self.worlds[i].alive = False
+
+    def world_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos (nq,), qvel (nv,)) of world ``i`` in MuJoCo's order (float32 on the device)."""
+        return self.d.qpos.numpy()[i].copy(), self.d.qvel.numpy()[i].copy()
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
