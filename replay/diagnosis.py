@@ -103,4 +103,4 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
                                                  "one_fingertip_kg": one_tip_kg}}
     return {"class": "slipped", "figure": {"slip_mm": m.get("slip_mm"), "onset_frame": slip_onset_frame,
                                            "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
-                                           "light_grip": bool(budget_peak_kg is None or budget_peak_kg < one_tip_kg)}}
+                                           "light_grip": None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)}}

@@ -528,7 +528,8 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
     # creep: only an object carried in the hand creeps in it (one left on the table does not)
     creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
     onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
-    tip_mm = None if tr.fingertip_distance is None else tr.fingertip_distance * 1000.0
+    tip_mm = None if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance) \
+        else tr.fingertip_distance * 1000.0
     measures = dict(
         friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
         friction_budget_peak_kg=budget_peak,

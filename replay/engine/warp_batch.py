@@ -505,7 +505,9 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
         offsets.append(off)
         if v.friction is not None:
-            for s in info["object_shapes"]:
+            # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
+            # as replay.engine.mjc.apply_variant does
+            for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
                 builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
         if v.effort_limit is not None:
             for d in range(qd0 + 6, qd0 + 51):
@@ -678,9 +680,12 @@ class WarpBatch:
         errs = []
         for i, w in enumerate(self.worlds):
             want = _world_expected(self.scene, w.variant)
+            hg = np.flatnonzero(lay.hand_geoms)
             got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
                    "object_mass": np.asarray([mass[i][lay.object_body]])}
             lo = rng[i][lay.finger_act, 0]
+            if w.variant.friction is not None and not np.allclose(fr[i][hg, 0], want["object_friction"], rtol=1e-6):
+                errs.append(f"world {i}: hand geom friction {np.unique(fr[i][hg, 0])}, set {want['object_friction']}")
             for k, vals in got.items():
                 if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
                     errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
@@ -819,11 +824,17 @@ class WarpBatch:
                           f"{int(lay.newton_of_mj_body[int(s[S_WBODY])])}")
         p = self._host_poses[i]
         sig = FrameSignals(body_pos=p[:, :3].astype(float), body_quat=p[:, 3:7].astype(float),
-                           contacts=int(s[S_NHO]), contacts_force=int(s[S_NHOF]), reason=reason)
+                           contacts=int(s[S_NHO]), contacts_force=int(s[S_NHOF]), reason=reason,
+                           # the contact force sums are not reduced on the device yet: unknown, not zero
+                           normal_force=float("nan"), friction_force=float("nan"))
         if reason is not None:
             w.alive = False
             w.reason = reason
         return sig
+
+    def min_distance(self, i: int, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+        """Not measured on the device yet: NaN (the diagnosis then gives no fingertip distance)."""
+        return float("nan")
 
     def stop(self, i: int) -> None:
         """Stop world ``i`` (its protocol ended): it is parked from the next frame on."""
