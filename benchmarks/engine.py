@@ -288,13 +288,13 @@ def main(argv=None) -> int:
         "versions": package_versions(), "dataset": a.dataset, "device": a.device, "objects": {},
     }
     load0 = os.getloadavg()[0]
-    print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ratio':>6} {'same state':>10}")
+    print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ratio':>6} {'bit-identical':>13}")
     for seq in picked:
         r = bench_object(a.dataset, seq, a.data, manosim, cfg, max(worlds), a.threads, a.reference, a.repeats)
         name = sequence_object(a.dataset, seq) or seq
         result["objects"][name] = r
         print(f"{name:<14} {r['steps']:>6} {r['engine_ms_per_step']:>15.4f} {r['mujoco_ms_per_step']:>15.4f} "
-              f"{r['ratio']:>6.2f} {str(r['raw_replay_bit_identical']):>10}")
+              f"{r['ratio']:>6.2f} {str(r['raw_replay_bit_identical']):>13}")
         if "reference_ratio" in r:
             print(f"{'':<14} reference engine (SolverMuJoCo.step): {r['reference_engine_ms_per_step']:.4f} ms/step, "
                   f"ratio {r['reference_ratio']:.1f}")

@@ -531,7 +531,10 @@ def run_study(
                 tqdm.write(f"note (hand import, every rollout): {w}")
 
     study = write()
-    if progress and len(todo) < len(seqs):
+    if progress and ablation_only:
+        tqdm.write(f"ablation only: rerunning the contact ablation of {len(todo)} recording(s); the study keeps "
+                   f"the other {len(seqs) - len(todo)} as they are")
+    elif progress and len(todo) < len(seqs):
         tqdm.write(f"resume: {len(seqs) - len(todo)} of {len(seqs)} rollouts already in {rdir} with this config "
                    f"(hash {chash[:12]}); running {len(todo)}")
     bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
