@@ -7,8 +7,6 @@ each variant below breaks it in one known way, in one batch of worlds.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
