@@ -60,7 +60,7 @@ from replay.engine.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
 from replay.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
-from replay.study import dumps, package_versions, prepare_recording, run_study, sequence_object
+from replay.study import dumps, package_versions, prepare_recording, run_study, select_sequences, sequence_object
 
 
 def _recorded_controls(scene, plan, cfg):
@@ -273,14 +273,7 @@ def main(argv=None) -> int:
     from replay.data import list_sequences
 
     cfg = resolve_hand_variant(ReplayConfig(), a.dataset)
-    seqs = list_sequences(a.dataset, a.data)
-    names = [o.strip() for o in a.objects.split(",") if o.strip()]
-    picked = []
-    for n in names:
-        hit = [s for s in seqs if s == n or sequence_object(a.dataset, s) == n]
-        if not hit:
-            raise UsageError("--objects", f"no {a.dataset} sequence for {n!r}")
-        picked.append(hit[0])
+    picked = select_sequences(a.dataset, list_sequences(a.dataset, a.data), a.objects, first_only=True)
     manosim = dataset_dir("manosim", a.data)
     result = {
         "machine": {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine(),

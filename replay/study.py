@@ -106,6 +106,22 @@ def sequence_object(dataset: str, sequence: str) -> str | None:
     return None
 
 
+def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:
+    """The sequences a comma-separated ``--objects`` value names (by sequence or object,
+    :func:`sequence_object`), in the order named; ``first_only``: one per name.
+
+    Raises:
+        UsageError: a name matches no sequence.
+    """
+    picked = []
+    for n in [x.strip() for x in names.split(",") if x.strip()]:
+        hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]
+        if not hit:
+            raise UsageError("--objects", f"no {dataset} sequence for {n!r}")
+        picked += hit[:1] if first_only else hit
+    return picked
+
+
 def crop_recording(rec, start: int, stop: int):
     """A copy of ``rec`` holding frames ``[start, stop)`` (grasp frame re-indexed)."""
     import copy

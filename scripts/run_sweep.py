@@ -50,7 +50,7 @@ def main(argv=None) -> int:
 
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.study import package_versions, sequence_object
+    from replay.study import package_versions, select_sequences
     from replay.sweep import parse_grid, plan_sweep, run_recording_sweep, summarize_over, sweep_key
 
     grid = parse_grid(a.grid)
@@ -64,14 +64,7 @@ def main(argv=None) -> int:
         raise UsageError("--config", "sweeps run on the direct CPU engine (device cpu, engine direct)")
     seqs = list_sequences(a.dataset, a.data)
     if a.objects:
-        want = [o.strip() for o in a.objects.split(",") if o.strip()]
-        picked = []
-        for w in want:
-            hit = [s for s in seqs if s == w or sequence_object(a.dataset, s) == w]
-            if not hit:
-                raise UsageError("--objects", f"no {a.dataset} sequence for {w!r}")
-            picked += hit
-        seqs = picked
+        seqs = select_sequences(a.dataset, seqs, a.objects)
     out = Path(a.out)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ import numpy as np
 from replay.engine import signals, wrist
 from replay.engine.layout import MjLayout
 from replay.engine.variants import Variant
+from replay.engine.world import WorldStatus
 
 class EngineError(RuntimeError):
     """A variant cannot be applied to the compiled model (or did not take)."""
@@ -147,19 +148,12 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     return out
 
 
-@dataclass
-class World:
-    """One world: its model, data and what it has seen so far."""
+@dataclass(kw_only=True)
+class World(WorldStatus):
+    """One world on MuJoCo C: its model and data, and MuJoCo's warning counters at the start."""
 
     m: mujoco.MjModel
     d: mujoco.MjData
-    variant: Variant
-    readback: dict
-    capacity: int
-    alive: bool = True
-    reason: str | None = None
-    peak_contacts: int = 0
-    act_max: float = 0.0
     warn_base: dict = field(default_factory=dict)
 
 
@@ -228,7 +222,8 @@ class MjcBatch:
             d = mujoco.MjData(m)
             d.qpos[:] = qpos0
             d.qvel[:] = qvel0
-            w = World(m, d, v, rb, int(scene.contact_capacity if capacity is None else capacity))
+            w = World(m=m, d=d, variant=v, readback=rb,
+                      capacity=int(scene.contact_capacity if capacity is None else capacity))
             w.warn_base = {k: int(d.warning[i].number) for k, i in _WARN.items()}
             self.worlds.append(w)
         self.par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, self._passive_wrist_damping(),

@@ -18,17 +18,7 @@ from replay.control import HandController, finger_actuator_force_max
 from replay.engine import signals, wrist
 from replay.engine.layout import MjLayout
 from replay.engine.mjc import FrameSignals
-
-
-class _World:
-    def __init__(self, variant, capacity):
-        self.variant = variant
-        self.readback = {}
-        self.capacity = capacity
-        self.alive = True
-        self.reason = None
-        self.peak_contacts = 0
-        self.act_max = 0.0
+from replay.engine.world import WorldStatus
 
 
 class NewtonStepBatch:
@@ -61,7 +51,7 @@ class NewtonStepBatch:
         self.control = self.model.control()
         self.ctl = HandController(scene, self.control)
         self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
-        self.worlds = [_World(v, scene.contact_capacity)]
+        self.worlds = [WorldStatus(variant=v, capacity=scene.contact_capacity)]
         self._layout = MjLayout.from_scene(scene)
         self.layout = self._layout
         cpu = getattr(self.solver, "use_mujoco_cpu", False)

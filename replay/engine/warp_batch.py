@@ -58,6 +58,7 @@ from replay.engine import wrist
 from replay.engine.layout import MjLayout
 from replay.engine.mjc import EngineError, FrameSignals
 from replay.engine.variants import Variant
+from replay.engine.world import WorldStatus
 
 #: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
 #: (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE, CCD, HFIELD, NVMAX, EPA_HORIZON);
@@ -429,27 +430,14 @@ def _signals_kernel(
 # ------------------------------------------------------------------------------------
 # model
 # ------------------------------------------------------------------------------------
-@dataclass
-class WarpWorld:
-    """One world of a :class:`WarpBatch`: its variant and what it has seen so far.
-
-    Attributes:
-        variant: the world's :class:`Variant`.
-        readback: values read back from mujoco-warp's model for this world
-            (``object_friction``, ``finger_forcerange`` N·m, ``object_mass`` kg).
-        capacity: contact count above which the world stops with a contact overflow.
-        alive: still stepped and read; reason: why it stopped (None: running or ended normally).
-        peak_contacts: most contacts this world held after any step.
-        act_max: largest |finger actuator force| seen, N·m.
+@dataclass(kw_only=True)
+class WarpWorld(WorldStatus):
+    """One world of a :class:`WarpBatch` (:class:`~replay.engine.world.WorldStatus`, whose
+    ``readback`` holds ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg
+    read from mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start
+    in the N-world model.
     """
 
-    variant: Variant
-    readback: dict
-    capacity: int
-    alive: bool = True
-    reason: str | None = None
-    peak_contacts: int = 0
-    act_max: float = 0.0
     index: int = 0
     offsets: dict = field(default_factory=dict)
 
@@ -583,7 +571,7 @@ class WarpBatch:
                              object_body=scene.object_body, hand_shapes=scene.hand_shapes,
                              object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
         self.layout = lay = MjLayout.from_scene(ns)
-        self.worlds = [WarpWorld(v, {}, cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
+        self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
         self._set_effort_limits()
         self._readback()
 
