@@ -28,11 +28,7 @@ import warnings
 
 import numpy as np
 
-from replay.errors import ReplayError
-
-
-class ReadbackError(ReplayError):
-    """A value set on the model is not the value the solver uses."""
+from replay.errors import ReadbackError
 
 
 def _is_cpu(solver) -> bool:

@@ -1,7 +1,23 @@
-"""Exception types with messages a user can act on.
+"""Exception types with messages a user can act on: the one home of every error class
+this package raises on purpose.
 
-Every error raised for bad input names the file and the field it came from, so
-that a user never has to read a traceback from deep inside numpy or Newton.
+Every error raised for bad input names the file and the field it came from, so that a
+user never has to read a traceback from deep inside numpy or Newton. Every class pickles
+(a worker process hands its error to the study process unchanged): those with their own
+``__init__`` define ``__reduce__`` so that unpickling calls it with the same arguments.
+
+Hierarchy (siblings, not subclasses of each other, so ``except DataError`` never
+swallows a usage or engine problem):
+
+* :class:`ReplayError`
+    * :class:`DataError`: bad or missing input data (file + field);
+    * :class:`UsageError`: an option value the command cannot use (exit status 2);
+    * :class:`FetchError` > :class:`IntegrityError`: staging data;
+    * :class:`OutputError`: an output cannot be written;
+    * :class:`SceneError`: the scene cannot be built as asked (e.g. hand import);
+    * :class:`ReadbackError`: a value set on the model is not what the solver uses;
+    * :class:`EngineError` > :class:`AblationMaskError`: a replay engine cannot apply a
+      variant (or it did not take).
 """
 
 from __future__ import annotations
@@ -17,7 +33,7 @@ class DataError(ReplayError):
     """Bad or missing input data.
 
     Args:
-        path: the file (or folder) the problem is in.
+        path: the file (or folder) the problem is in, or ``None`` for a setting.
         field: the field inside it (dotted, e.g. ``hand.wrist_rot``), or ``None``.
         message: what is wrong and, where possible, what to do about it.
     """
@@ -25,25 +41,38 @@ class DataError(ReplayError):
     def __init__(self, path: str | Path | None, field: str | None, message: str):
         self.path = None if path is None else Path(path)
         self.field = field
+        self.message = message
         if self.path is not None:
             where = str(self.path) + (f" [{field}]" if field else "")
-        else:  # an option or setting, not a file: name it alone
+        else:  # a setting, not a file: name it alone
             where = field or "input"
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self):
+        return (type(self), (self.path, self.field, self.message))
 
-class UsageError(DataError):
+
+class UsageError(ReplayError):
     """A command-line option has a value the command cannot use (an unknown object or
     sequence, a device that is not there). Scripts exit with status 2 for it, as
     argparse does for malformed arguments (see :mod:`replay.cli`).
 
     Args:
-        option: the option, e.g. ``--objects``.
+        option: the option, e.g. ``--objects`` (also readable as ``field``).
         message: what is wrong and what would work.
     """
 
     def __init__(self, option: str, message: str):
-        super().__init__(None, option, message)
+        self.option = option
+        self.message = message
+        super().__init__(f"{option}: {message}")
+
+    @property
+    def field(self) -> str:
+        return self.option
+
+    def __reduce__(self):
+        return (type(self), (self.option, self.message))
 
 
 class FetchError(ReplayError):
@@ -56,3 +85,19 @@ class IntegrityError(FetchError):
 
 class OutputError(ReplayError):
     """An output (video, JSON) cannot be written where it was asked for."""
+
+
+class SceneError(ReplayError):
+    """The scene cannot be built as asked (e.g. the hand import is not as expected)."""
+
+
+class ReadbackError(ReplayError):
+    """A value set on the model is not the value the solver uses."""
+
+
+class EngineError(ReplayError):
+    """A replay engine cannot apply a variant to the compiled model (or it did not take)."""
+
+
+class AblationMaskError(EngineError):
+    """The compiled model's collision bits leave no way to filter hand-object pairs alone."""

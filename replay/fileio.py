@@ -26,7 +26,8 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _umask() -> int:
+def process_umask() -> int:
+    """The process umask (read by setting and restoring it; not thread-safe for that instant)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -66,7 +67,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~process_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

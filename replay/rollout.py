@@ -36,10 +36,15 @@ from replay.config import ReplayConfig
 from replay.control import interp_coords, quat_slerp
 from replay.data.types import Recording
 from replay.engine import Variant, wrist
-from replay.engine.mjc import AblationMaskError, MjcBatch
+from replay.engine.mjc import MjcBatch
 from replay.engine.newton_step import NewtonStepBatch
-from replay.errors import DataError
-from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine, support_extent
+from replay.errors import AblationMaskError, DataError
+from replay.scene import (
+    HAND_BODY_NAMES,
+    build_scene,
+    config_uses_direct_engine,
+    support_extent,
+)
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.engine.warp_batch`)
 WARP_DEVICES = ("cuda", "warp-cpu")

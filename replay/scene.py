@@ -30,16 +30,13 @@ import warp as wp
 import newton
 from replay.config import ReplayConfig
 from replay.data.types import ObjectAsset
-from replay.errors import DataError, ReplayError
+from replay.errors import DataError, SceneError
 from replay.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = tuple(f"mano_body_{i}" for i in range(16))
 GRAVITY = -9.81  # m/s^2 along world Z
 
-
-class SceneError(ReplayError):
-    """The solver does not use the values the scene set (or the scene cannot be built)."""
 
 
 @dataclass

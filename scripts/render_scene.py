@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = args.out or Path("renders") / (args.sequence.replace("/", "_") + ".mp4")
     try:
-        from replay.render_scene import find_rollout, render_recording, scene_window
+        from replay.render.recording import find_rollout, render_recording, scene_window
 
         if args.study is None:
             args.study = Path("out") / args.dataset / "study.json"

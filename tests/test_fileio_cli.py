@@ -59,3 +59,26 @@ def test_empty_staged_folder_does_not_hide_the_mirror(tmp_path, monkeypatch, mir
     monkeypatch.delenv("REPLAY_MIRROR")
     with pytest.raises(DataError, match="fetch_data.py --dataset grab"):
         dataset_dir("grab", tmp_path / "data")
+
+
+@pytest.mark.parametrize("exc", [
+    DataError("x.pkl", "hand.wrist_rot", "expected shape (N, 4)"),
+    DataError(None, "--effort", "must be positive"),
+    UsageError("--objects", "no grab sequence for ['unicorn']"),
+])
+def test_errors_survive_a_process_boundary(exc):
+    """A worker process hands its error to the study unchanged: pickling keeps the class,
+    the message and the file/field attributes (a DataError without ``__reduce__`` fails to
+    unpickle, since its ``__init__`` takes three arguments)."""
+    import pickle
+
+    back = pickle.loads(pickle.dumps(exc))
+    assert type(back) is type(exc)
+    assert str(back) == str(exc)
+    assert (back.field, getattr(back, "path", None)) == (exc.field, getattr(exc, "path", None))
+
+
+def test_usage_error_is_not_a_data_error():
+    """``except DataError`` (a bad recording, reported and skipped) must not swallow a
+    usage error (the command line is wrong: exit 2)."""
+    assert not isinstance(UsageError("--objects", "x"), DataError)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from short_window import SHORT, short_window
+from short_window import contact_and_ablation as short_window_pair
 
 from replay.config import ReplayConfig
 from replay.diagnostics import drive_hold_test, flutter_bound, quat_angle
 from replay.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
-from short_window import SHORT, short_window
-from short_window import contact_and_ablation as short_window_pair
 
 pytestmark = pytest.mark.needs_data
 
@@ -119,7 +119,8 @@ def test_ball_drive_flutter_bound(window, capsule_rhand):
 def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
     """Seed 003: gains/force ranges are baked in at solver construction; a later edit
     silently does not reach MuJoCo. The read-back must notice."""
-    from replay.diagnostics import ReadbackError, check_readback
+    from replay.diagnostics import check_readback
+    from replay.errors import ReadbackError
     from replay.scene import build_scene
 
     rec, coords = window

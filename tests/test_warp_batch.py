@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.engine import Variant
-from replay.engine.mjc import EngineError, MjcBatch
+from replay.engine.mjc import MjcBatch
+from replay.errors import EngineError
 from replay.rollout import _measure, build_replay_scene, run_rollouts, step_protocol
-from short_window import SHORT, short_window
 
 pytestmark = pytest.mark.needs_data
 

@@ -37,14 +37,7 @@ from replay.engine import signals, wrist
 from replay.engine.layout import MjLayout
 from replay.engine.variants import Variant
 from replay.engine.world import WorldStatus
-
-class EngineError(RuntimeError):
-    """A variant cannot be applied to the compiled model (or did not take)."""
-
-
-class AblationMaskError(EngineError):
-    """The compiled model's collision bits leave no way to filter hand-object pairs alone."""
-
+from replay.errors import AblationMaskError, EngineError
 
 def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
     """(ngeom, ngeom) bool: MuJoCo's contype/conaffinity test for every geom pair."""

@@ -12,7 +12,7 @@ compiles it with ``use_mujoco_cpu=False, separate_worlds=True``: mujoco-warp hol
 one template ``MjModel`` and per-world copies of the batched fields (newton 1.8
 ``_MJW_BATCHED_MODEL_FIELDS``: ``geom_friction``, ``actuator_forcerange``,
 ``body_mass``, ...), read back per world after construction (:attr:`WarpWorld.readback`;
-a mismatch raises :class:`~replay.engine.mjc.EngineError`).
+a mismatch raises :class:`~replay.errors.EngineError`).
 
 The contact ablation is not a per-world parameter here: newton 1.8 compiles one set
 of collision filters (contype/conaffinity, body excludes) from the template world
@@ -56,7 +56,8 @@ import warp as wp
 
 from replay.engine import wrist
 from replay.engine.layout import MjLayout
-from replay.engine.mjc import EngineError, FrameSignals
+from replay.engine.mjc import FrameSignals
+from replay.errors import EngineError
 from replay.engine.variants import Variant
 from replay.engine.world import WorldStatus
 

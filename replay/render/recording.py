@@ -26,10 +26,13 @@ from typing import Sequence
 
 import numpy as np
 
-from replay import render
-from replay.render import mujoco  # imported with MUJOCO_GL set by replay.render
+import mujoco
 from replay.data.types import Recording
 from replay.errors import DataError
+from replay.render.camera import FALLEN_BELOW_M, frame_camera
+from replay.render.clip import DEFAULT_SUPPORT_THICKNESS, PoseTrack, SceneObject, Support
+from replay.render.style import OBJECT_RGBA, SKIN_RGBA
+from replay.render.video import RenderStats, prepare_output, render_frames, write_mp4
 
 #: default window around ``grasp_frame``, seconds (before, after), for tracked objects
 #: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
@@ -44,8 +47,6 @@ LANDMARK_PARENT = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 1
 #: spheres of POINT_RADIUS_M (m; about MANO's mean vertex spacing at that stride).
 VERTEX_STRIDE = 2
 POINT_RADIUS_M = 0.004
-#: colour of the table top, RGBA 0-1 (the same as in rollout renders).
-TABLE_RGBA = render.TABLE_RGBA
 
 
 def scene_window(rec: Recording, before_s: float | None = None, after_s: float | None = None) -> slice:
@@ -131,7 +132,7 @@ def recording_scene(
     window: slice,
     hand: str = "auto",
     hand_mjcf: str | Path | None = None,
-) -> tuple[render.PoseTrack, list[render.SceneObject], str | None, np.ndarray | None, str]:
+) -> tuple[PoseTrack, list[SceneObject], str | None, np.ndarray | None, str]:
     """Poses and objects to draw for a recording's window.
 
     Args:
@@ -209,11 +210,11 @@ def recording_scene(
     for j, ob in enumerate(rec.objects):
         body = f"object_{j}"
         if j == rec.target:
-            rgba = render.OBJECT_RGBA[0]
+            rgba = OBJECT_RGBA[0]
         else:  # the rest in palette order
-            rgba = render.OBJECT_RGBA[1 + others % (len(render.OBJECT_RGBA) - 1)]
+            rgba = OBJECT_RGBA[1 + others % (len(OBJECT_RGBA) - 1)]
             others += 1
-        objects.append(render.SceneObject(body, ob.name, Path(ob.asset.visual_mesh), rgba))
+        objects.append(SceneObject(body, ob.name, Path(ob.asset.visual_mesh), rgba))
         names.append(body)
         pos_parts.append(np.asarray(ob.pos[sl], float)[:, None])
         quat_parts.append(np.asarray(ob.quat[sl], float)[:, None])
@@ -222,7 +223,7 @@ def recording_scene(
         names += [f"handpoint_{k}" for k in range(K)]
         pos_parts.append(points)
         quat_parts.append(np.tile([0.0, 0.0, 0.0, 1.0], (W, K, 1)))
-    track = render.PoseTrack(
+    track = PoseTrack(
         time=np.asarray(rec.time[sl], float), body_names=names,
         body_pos=np.concatenate(pos_parts, axis=1), body_quat=np.concatenate(quat_parts, axis=1),
         source=rec.source,
@@ -230,11 +231,11 @@ def recording_scene(
     return track, objects, (str(mjcf) if mjcf is not None else None), points, source
 
 
-def recording_support(rec: Recording, thickness: float | None = None) -> render.Support:
+def recording_support(rec: Recording, thickness: float | None = None) -> Support:
     """The support the study would simulate for ``rec``, to draw exactly as a rollout's:
     GRAB's table as the table-top box of :func:`replay.scene.support_extent` (extent of
     the placed table mesh) at ``rec.support_height``, ``thickness`` m thick (default
-    :data:`replay.render.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
+    :data:`replay.render.clip.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
     without a table a plane at ``rec.support_height``.
 
     Raises:
@@ -246,8 +247,8 @@ def recording_support(rec: Recording, thickness: float | None = None) -> render.
         from replay.scene import support_extent  # imports Newton: only when there is a table
 
         extent = support_extent(rec)
-    th = render.DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
-    return render.Support(float(rec.support_height), extent, th)
+    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
+    return Support(float(rec.support_height), extent, th)
 
 
 def _default_hand(side: str) -> Path:
@@ -262,7 +263,7 @@ def _default_hand(side: str) -> Path:
 
 def _points_decorator(points: np.ndarray):
     """Scene decorator drawing (W, K, 3) hand points (MANO vertices) as small skin spheres."""
-    rgba = np.asarray(render.SKIN_RGBA, np.float32)
+    rgba = np.asarray(SKIN_RGBA, np.float32)
     size = np.array([POINT_RADIUS_M, 0.0, 0.0])
 
     def decorate(i: int, scene) -> None:
@@ -278,7 +279,7 @@ def _points_decorator(points: np.ndarray):
 
 def _skeleton_decorator(landmarks: np.ndarray):
     """Scene decorator drawing (W, 21, 3) landmarks as skin-coloured capsules."""
-    rgba = np.asarray(render.SKIN_RGBA, np.float32)
+    rgba = np.asarray(SKIN_RGBA, np.float32)
 
     def decorate(i: int, scene) -> None:
         p = landmarks[i]
@@ -301,7 +302,7 @@ def render_recording(
     window: slice | None = None,
     hand: str = "auto",
     hand_mjcf: str | Path | None = None,
-) -> render.RenderStats:
+) -> RenderStats:
     """Render a recording's own motion around its grasp to an H.264 mp4.
 
     Objects are drawn at their recorded poses (HUG-Bench: all scene objects at their
@@ -313,7 +314,7 @@ def render_recording(
     Args:
         rec: canonical recording (:func:`replay.data.load_recording`).
         out_path: destination ``.mp4``.
-        size, fps: see :func:`replay.render.render_clip`; frames are the nearest
+        size, fps: see :func:`replay.render.video.render_clip`; frames are the nearest
             recorded frame to each output time (10 Hz HUG-Bench frames repeat).
         window: frames to render (default :func:`scene_window`).
         hand, hand_mjcf: see :func:`recording_scene`.
@@ -321,7 +322,7 @@ def render_recording(
     Raises:
         DataError: bad recording fields, missing meshes; OutputError: unwritable output.
     """
-    out = render.prepare_output(out_path)
+    out = prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
     track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
     support = recording_support(rec)
@@ -343,18 +344,18 @@ def render_recording(
         cam_objects = [cam_objects[rec.target]]
     # frame the grasp: from CAMERA_LEAD_S before it to the end (the hand may enter from outside)
     k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
-    camera = render.frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
+    camera = frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
                                  frames=slice(min(k0, track.num_frames - 1), None),
-                                 fallen_below=support.height - render.FALLEN_BELOW_M)
+                                 fallen_below=support.height - FALLEN_BELOW_M)
     decorate = None
     if points is not None:
         decorate = _skeleton_decorator(points) if points.shape[1] == 21 else _points_decorator(points)
     timing: dict = {}
     t0 = _time.perf_counter()
-    frames = render.render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
+    frames = render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
                                   timing=timing, decorate=decorate)
-    n = render.write_mp4(frames, out, fps)
-    return render.RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
+    n = write_mp4(frames, out, fps)
+    return RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
                               1000.0 * timing.get("render_s", 0.0) / max(n, 1))
 
 

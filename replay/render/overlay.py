@@ -1,0 +1,81 @@
+"""Text drawn over each frame: title, phase, outcome, contact count, time."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Sequence
+
+import matplotlib
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from replay.render.clip import PHASE_NAMES, Clip
+from replay.render.style import OUTCOME_RGB
+
+
+@lru_cache(maxsize=16)
+def _font(px: int):
+    ttf = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans-Bold.ttf"
+    try:
+        return ImageFont.truetype(str(ttf), px)
+    except OSError:
+        return ImageFont.load_default()
+
+
+def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int]]]) -> np.ndarray:
+    """Draw text lines in a translucent box at the top-left of an RGB frame.
+
+    Args:
+        img: (H, W, 3) uint8 frame (modified copy returned).
+        lines: (text, rgb 0-255) per line.
+
+    Returns:
+        (H, W, 3) uint8 frame with the overlay.
+    """
+    h, w = img.shape[:2]
+    px = max(10, int(round(h / 24)))
+    font = _font(px)
+    pad, gap = max(3, px // 3), max(1, px // 5)
+    widths = [font.getlength(t) for t, _ in lines]
+    box_w = min(w, int(max(widths, default=0)) + 2 * pad + 1)
+    box_h = min(h, len(lines) * (px + gap) + 2 * pad - gap + 1)
+    out = np.array(img, dtype=np.uint8, copy=True)
+    # darken only the box (alpha 140/255 black), then draw the text on that crop
+    box = out[:box_h, :box_w].astype(np.uint16) * (255 - 140) // 255
+    crop = Image.fromarray(box.astype(np.uint8))
+    d = ImageDraw.Draw(crop)
+    y = pad
+    for text, rgb in lines:
+        d.text((pad, y), text, font=font, fill=tuple(int(c) for c in rgb))
+        y += px + gap
+    out[:box_h, :box_w] = np.asarray(crop)
+    return out
+
+
+def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
+    """Per-frame overlay lines for a study clip: title; the phase name (settle /
+    approach) before the lift, then ``result: <outcome>`` in the outcome's colour from
+    the lift phase on (phase >= 2; the outcome is only decided there); during the shake
+    test, whether the object stayed in hand (``shake_held``); contact count and phase;
+    time since the clip's first frame."""
+    white, grey = (245, 245, 245), (200, 200, 200)
+    oc = OUTCOME_RGB.get(clip.outcome, white)
+    shake_held = (clip.meta or {}).get("shake_held")
+
+    def lines(i: int):
+        t = clip.track.time[i] - clip.track.time[0]
+        code = int(clip.phase[i])
+        ph = PHASE_NAMES.get(code, str(code))
+        status = (f"result: {clip.outcome}", oc) if code >= 2 else (f"{ph}...", grey)
+        out = [(clip.title, white), status]
+        if code == 4 and shake_held is not None:  # the shake test after a successful hold
+            out.append(("shake: held" if shake_held else "shake: dropped",
+                        OUTCOME_RGB["lifted" if shake_held else "dropped"]))
+        return out + [
+            (f"contacts {int(clip.contact_count[i])}  {ph}", white),
+            (f"t = {t:5.2f} s", white),
+        ]
+
+    return lines
+
