@@ -5,8 +5,15 @@ versions and input hashes, so a result can be reproduced from its JSON alone
 (:meth:`ReplayConfig.from_dict` reads it back).
 
 Each field carries ``metadata={"unit": ..., "source": ...}``; :func:`describe`
-prints the table. "seed 003" is the report on the manosim/HUG replay this
-project rebuilds; "seed 002" is the MuJoCo gripper lesson (friction budget).
+prints the table. Sources named in short:
+
+* "manosim-in-Newton": the report *manosim in Newton: replaying human grasps from HUG*
+  (2026; Newton branch ``eric/manosim-mjcf``, manosim 75c77c0; HUG: arXiv:2606.17054), the
+  replay of HUG-Bench MANO trajectories with the unmodified manosim MJCF that this
+  project rebuilds, whose protocol figures are the defaults here;
+* "MuJoCo modeling guide": mujoco.readthedocs.io, *Modeling > Contact* (elliptic cones
+  with ``impratio`` about 10 for slip-sensitive grasps; friction is a soft constraint
+  that creeps under load).
 """
 
 from __future__ import annotations
@@ -18,6 +25,11 @@ from pathlib import Path
 
 from replay.errors import DataError
 
+#: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
+#: (0, 0, -9.81) and Newton's ``ModelBuilder`` default; the one value every module uses
+#: (scene gravity, wrist gravity compensation, friction budget in kg).
+GRAVITY = 9.81
+
 
 def _f(default, unit: str, source: str):
     return field(default=default, metadata={"unit": unit, "source": source})
@@ -28,14 +40,14 @@ class ReplayConfig:
     """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad)."""
 
     # --- timing -------------------------------------------------------------------
-    control_fps: float = _f(30.0, "Hz", "seed 003: 30 fps control, poses saved per control frame")
-    substeps: int = _f(8, "1", "seed 003: 8 substeps per control frame -> dt = 1/240 s")
+    control_fps: float = _f(30.0, "Hz", "manosim-in-Newton: 30 fps control, poses saved per control frame")
+    substeps: int = _f(8, "1", "manosim-in-Newton: 8 substeps per control frame -> dt = 1/240 s")
 
     # --- solver (newton.solvers.SolverMuJoCo) ----------------------------------------
-    solver: str = _f("newton", "-", "seed 003: MuJoCo Newton solver")
-    integrator: str = _f("implicitfast", "-", "seed 003")
-    cone: str = _f("elliptic", "-", "seed 003: elliptic friction cone")
-    impratio: float = _f(10.0, "1", "seed 002: impratio 10 with an elliptic cone stops creep; MuJoCo default 1")
+    solver: str = _f("newton", "-", "manosim-in-Newton: MuJoCo Newton solver")
+    integrator: str = _f("implicitfast", "-", "manosim-in-Newton; MuJoCo's recommended integrator for position actuators")
+    cone: str = _f("elliptic", "-", "manosim-in-Newton: elliptic friction cone")
+    impratio: float = _f(10.0, "1", "MuJoCo modeling guide: impratio ~10 with an elliptic cone for grasps (creep); MuJoCo default 1")
     iterations: int = _f(100, "1", "MuJoCo default")
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
@@ -52,7 +64,7 @@ class ReplayConfig:
     )
 
     # --- contact --------------------------------------------------------------------
-    contact_headroom: float = _f(6.0, "1", "seed 003: a closing hand makes several times the resting contacts")
+    contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
     multiccd: bool = _f(True, "-", "MuJoCo multi-CCD: up to 4 contacts per convex pair (a convex hull on the table-top box gets 1 without it and rocks)")
@@ -60,26 +72,26 @@ class ReplayConfig:
         0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
         "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
     )
-    object_ke: float = _f(2500.0, "N/m", "seed 003: object contact stiffness 2500 (Newton ShapeConfig default)")
+    object_ke: float = _f(2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)")
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
     support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
     contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
 
     # --- hand -----------------------------------------------------------------------
-    hand: str = _f("capsule", "-", "manosim recommends the capsule hand for contact (seed 003)")
+    hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
     hand_variant: str | None = _f(
         None, "-",
         "manosim hand shape; None = per dataset (replay.scene.DEFAULT_HAND_VARIANT): `zerohand` for GRAB and "
         "TACO, whose subjects' hands it fits best (landmark IK median 1.92 vs 3.99 mm on the 30 GRAB lifts; "
         "fingertips 8.5 vs 10.1 mm on TACO), `myhand` (the HUG hand shape) for HUG-Bench",
     )
-    effort_limit: float = _f(0.4, "N·m", "seed 003: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
+    effort_limit: float = _f(0.4, "N·m", "manosim-in-Newton: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
     finger_damping: float | None = _f(
         None, "N·m·s/rad", "passive finger damping; None = as imported (MJCF 0.01), raised where the flutter bound is short"
     )
     flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
-    flutter_discrete_factor: float = _f(1.19, "1", "seed 003: discrete-time bound 0.137 vs continuous 0.115")
+    flutter_discrete_factor: float = _f(1.19, "1", "manosim-in-Newton: discrete-time bound 0.137 vs continuous 0.115 N·m·s/rad")
     wrist_substep_interp: bool = _f(
         True, "-", "wrist target interpolated per physics step between control frames (False: held for the frame)"
     )
@@ -87,18 +99,18 @@ class ReplayConfig:
 
     # --- protocol -------------------------------------------------------------------
     settle_s: float = _f(0.5, "s", "object settles on the support before the hand moves")
-    replay_speed: float = _f(0.5, "1", "seed 003: approach and closure replayed at half speed")
+    replay_speed: float = _f(0.5, "1", "manosim-in-Newton: approach and closure replayed at half speed")
     approach_window_s: float | None = _f(
         2.0, "s (recorded)", "recorded time before the grasp frame that is replayed; None = from the first frame"
     )
     grip_overshoot: float = _f(
         0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
-        "by this fraction past the grasp pose; 0 = seed 003 protocol (targets held at the grasp frame)"
+        "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"
     )
-    lift_height: float = _f(0.18, "m", "seed 003: standardized 18 cm vertical lift")
-    lift_s: float = _f(1.2, "s", "seed 003: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
+    lift_height: float = _f(0.18, "m", "manosim-in-Newton: standardized 18 cm vertical lift")
+    lift_s: float = _f(1.2, "s", "manosim-in-Newton: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
-    hold_s: float = _f(0.6, "s", "seed 003: 0.6 s hold")
+    hold_s: float = _f(0.6, "s", "manosim-in-Newton: 0.6 s hold")
     shake_s: float = _f(
         2.0, "s", "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
         "which is judged at the end of the hold); 0 = off. Grasp-stability studies (shared/seeds 000) show a "
@@ -111,7 +123,7 @@ class ReplayConfig:
     lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
     lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
     shake_max_slip: float = _f(0.02, "m", "held through the shake: object moved less than this in the wrist frame")
-    ablation_clean_mm: float = _f(1.0, "mm", "issue 5: with contact filtered out the object must move < 1 mm")
+    ablation_clean_mm: float = _f(1.0, "mm", "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the support")
     diag_push_mm: float = _f(
         20.0, "mm", "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
         "vertex). Objects rolling by themselves on the GRAB table move <= 4.6 mm (contact ablation, 30 lifts); "

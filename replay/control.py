@@ -4,7 +4,7 @@ Nothing else touches the simulation: the object is passive, the hand is never
 teleported; only :attr:`newton.Control.joint_f` (wrist) and
 :attr:`newton.Control.joint_target_q` (fingers) are written.
 
-Wrist (seed 003, "Free joints cannot be actuated"): MuJoCo ignores actuators on a
+Wrist (free joints cannot be actuated): MuJoCo ignores actuators on a
 free joint, so the wrist is a 6-DOF PD wrench through ``joint_f``, which Newton
 applies on a free joint as a world-frame force and torque at the root body's
 centre of mass. Gains are the MJCF's wrist actuator gains from the import report
@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-GRAVITY = 9.81
+from replay.config import GRAVITY
+from replay.hand_layout import MANOSIM_HAND
 
 
 def quat_slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
@@ -53,9 +54,10 @@ def interp_coords(coords: np.ndarray, times: np.ndarray, t: float) -> np.ndarray
     i = int(np.clip(np.searchsorted(times, t) - 1, 0, len(times) - 2))
     a = float(np.clip((t - times[i]) / (times[i + 1] - times[i]), 0.0, 1.0))
     c0, c1 = coords[i], coords[i + 1]
-    out = np.empty(67)
+    out = np.empty(MANOSIM_HAND.coords)
     out[:3] = (1 - a) * c0[:3] + a * c1[:3]
-    out[3:] = quat_slerp(c0[3:].reshape(16, 4), c1[3:].reshape(16, 4), a).reshape(-1)
+    nq = MANOSIM_HAND.bodies  # the free joint's quaternion and one per ball joint
+    out[3:] = quat_slerp(c0[3:].reshape(nq, 4), c1[3:].reshape(nq, 4), a).reshape(-1)
     return out
 
 
@@ -89,7 +91,8 @@ class HandController:
 
     def set_finger_targets(self, finger_quat: np.ndarray) -> None:
         """Finger targets (15, 4) xyzw -> ``joint_target_q`` (ball joint coords)."""
-        self._target_q[self.q0 + 7 : self.q0 + 67] = np.asarray(finger_quat, np.float32).reshape(-1)
+        lay = MANOSIM_HAND
+        self._target_q[self.q0 + lay.finger_coord_start : self.q0 + lay.coords] = np.asarray(finger_quat, np.float32).reshape(-1)
         self.control.joint_target_q.assign(self._target_q)
 
     def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:

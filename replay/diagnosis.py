@@ -34,8 +34,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-#: standard gravity, m/s^2, for the friction budget
-G = 9.81
+from replay.config import GRAVITY
+
+#: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
+G = GRAVITY
 
 CLASSES = ("unstable", "no_contact", "pushed_away", "too_heavy", "slipped", "shaken_loose")
 

@@ -1,17 +1,17 @@
 """Detect the failures that are otherwise silent.
 
-* contact-capacity overflow (seed 003: "nconmax drops constraints, the pipeline drops
-  contacts, and the scene explodes several steps later"): on CUDA the solver's
+* contact-capacity overflow (the manosim-in-Newton report, see :mod:`replay.config`:
+  a full ``nconmax`` drops contacts silently and the scene explodes steps later): on CUDA the solver's
   ``overflow`` observable (``SolverMuJoCo.observables(["overflow"])``, newton 1.8.0);
   on CPU (MuJoCo C, which grows its contact list in its arena) MuJoCo's own
   ``mjWARN_CONTACTFULL`` / ``mjWARN_CNSTRFULL`` counters and the contact count
   against the capacity we sized (beyond it, newton's contact export drops rows);
 * non-finite state and runaway body velocity;
-* parameters that did not reach the solver (seed 003: gains and force ranges are
+* parameters that did not reach the solver (manosim-in-Newton: gains and force ranges are
   baked in at solver construction; a sweep over the effort limit was bit-identical
   because the edits never arrived): :func:`check_readback` compares the compiled
   MuJoCo model with the Newton model;
-* the ball-joint drive flutter bound (seed 003): a ``<position>`` drive on a ball
+* the ball-joint drive flutter bound (derived in the manosim-in-Newton report): a ``<position>`` drive on a ball
   joint has non-symmetric stiffness away from identity and is unstable unless the
   total damping d (passive + drive kd) satisfies ``d^2 > m kp (theta/2) tan(theta/2)``,
   m the joint's effective inertia (generalized mass-matrix diagonal incl. armature),
@@ -26,9 +26,12 @@ from __future__ import annotations
 import math
 import warnings
 
+import mujoco
+import mujoco_warp
 import numpy as np
 
 from replay.errors import ReadbackError
+from replay.hand_layout import MANOSIM_HAND
 
 
 def _is_cpu(solver) -> bool:
@@ -36,8 +39,8 @@ def _is_cpu(solver) -> bool:
 
 
 def _mj(solver):
-    """(mujoco module, model, data) for the CPU backend."""
-    return solver._mujoco, solver.mj_model, solver.mj_data
+    """(MjModel, MjData) of the CPU backend."""
+    return solver.mj_model, solver.mj_data
 
 
 # ---------------------------------------------------------------------------------
@@ -49,11 +52,10 @@ def count_contacts(solver, model, state) -> int:
     Pushes ``state`` into the solver's MuJoCo data and runs collision detection.
     """
     if _is_cpu(solver):
-        mujoco, m, d = _mj(solver)
+        m, d = _mj(solver)
         solver._update_mjc_data(d, model, state)
         mujoco.mj_forward(m, d)
         return int(d.ncon)
-    import mujoco_warp
 
     solver._update_mjc_data(solver.mjw_data, model, state)
     mujoco_warp.forward(solver.mjw_model, solver.mjw_data)
@@ -66,10 +68,9 @@ def dof_inertia(solver, model, state) -> np.ndarray:
     Includes armature (MuJoCo adds it to qM). Computed by MuJoCo at ``state`` (CPU
     backend: ``mj_fullM``); the CUDA path uses a CPU MuJoCo copy of the model.
     """
-    import mujoco
 
     if _is_cpu(solver):
-        _, m, d = _mj(solver)
+        m, d = _mj(solver)
         solver._update_mjc_data(d, model, state)
     else:  # evaluate on the CPU model MuJoCo compiled from
         m = solver.mj_model
@@ -101,7 +102,7 @@ def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -
     g2s = solver.mjc_geom_to_newton_shape.numpy()
     g2s = g2s[0] if g2s.ndim == 2 else g2s
     if _is_cpu(solver):
-        _, m, d = _mj(solver)
+        m, d = _mj(solver)
         n = int(d.ncon)
         if n == 0:
             return 0, 0
@@ -153,7 +154,7 @@ class OverflowMonitor:
         self.peak = 0
         self.observables = None
         if _is_cpu(solver):
-            mujoco, _, d = _mj(solver)
+            _, d = _mj(solver)
             self._warn_ids = {
                 "CONTACTFULL": int(mujoco.mjtWarning.mjWARN_CONTACTFULL),
                 "CNSTRFULL": int(mujoco.mjtWarning.mjWARN_CNSTRFULL),
@@ -166,7 +167,7 @@ class OverflowMonitor:
         """Return a reason string if anything overflowed in the last step, else None."""
         s = self.solver
         if _is_cpu(s):
-            _, _, d = _mj(s)
+            _, d = _mj(s)
             n = int(d.ncon)
             self.peak = max(self.peak, n)
             for k, i in self._warn_ids.items():
@@ -217,7 +218,7 @@ def quat_angle(q: np.ndarray) -> np.ndarray:
 
 
 def flutter_bound(m: float, kp: float, theta: float) -> float:
-    """Critical total damping d_c = sqrt(m kp (theta/2) tan(theta/2)), N·m·s/rad (seed 003).
+    """Critical total damping d_c = sqrt(m kp (theta/2) tan(theta/2)), N·m·s/rad (manosim-in-Newton report).
 
     Args:
         m: effective inertia of the joint, kg·m^2. kp: drive stiffness, N·m/rad.
@@ -236,8 +237,8 @@ def flutter_margins(
         commanded: (T, 15, 4) finger targets, xyzw.
         inertia: (45,) mass-matrix diagonal of the finger DOFs, kg·m^2.
         ke, damping, kd: (45,) drive stiffness, passive damping, drive damping.
-        config: uses ``flutter_discrete_factor`` (discrete-time correction, seed 003:
-            0.137/0.115) and ``flutter_safety``.
+        config: uses ``flutter_discrete_factor`` (discrete-time correction,
+            manosim-in-Newton: 0.137/0.115) and ``flutter_safety``.
 
     Returns:
         One dict per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``,
@@ -292,11 +293,9 @@ def check_readback(scene) -> dict:
     """
     s, model, cfg = scene.solver, scene.model, scene.config
     if _is_cpu(s):
-        mujoco, m, _ = _mj(s)
+        m, _ = _mj(s)
         get = lambda name: np.asarray(getattr(m, name))  # noqa: E731
     else:
-        import mujoco
-
         mw = s.mjw_model
         m = s.mj_model
 
@@ -336,7 +335,7 @@ def check_readback(scene) -> dict:
     bias = get("actuator_biasprm")
     frange = get("actuator_forcerange")
     flim = np.asarray(m.actuator_forcelimited)
-    f0, f1 = scene.finger_qd_start, scene.finger_qd_start + 45
+    f0, f1 = scene.finger_qd_start, scene.finger_qd_start + MANOSIM_HAND.finger_dofs
     w0 = scene.hand_qd_start
     finger_rows = []
     for a, n in enumerate(a2n[: m.nu]):
@@ -414,73 +413,3 @@ def check_readback(scene) -> dict:
     if errs:
         raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))
     return result
-
-
-def drive_hold_test(
-    mjcf,
-    coords: np.ndarray,
-    config,
-    seconds: float = 1.0,
-    gravity: bool = False,
-    contacts: bool = False,
-    drives: bool = True,
-    finger_damping: float | None = None,
-    finger_kd: float | None = None,
-) -> dict:
-    """Hold the hand alone at ``coords`` with finger targets = ``coords`` and watch |qd|.
-
-    Seed 003's two-minute test: with gravity, contacts and drives off the hand must be
-    exactly static; with the drives on at their own target a ball-joint drive stays
-    bounded only if total damping exceeds the flutter bound. The wrist (free joint)
-    gets no wrench.
-
-    Args:
-        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
-        config: timing and solver options (``dt``, ``substeps``, solver kwargs).
-        seconds: simulated time, s.
-        gravity / contacts / drives: switch each off.
-        finger_damping / finger_kd: overrides, N·m·s/rad (None: as imported).
-
-    Returns:
-        dict with ``max_qd`` (frames,) largest finger |qd| per control frame, rad/s;
-        ``finger_damping`` and ``finger_kd`` (45,) as compiled by MuJoCo (read back);
-        ``finite`` bool.
-    """
-    import newton
-
-    from replay.scene import build_hand_only, make_solver
-
-    model, report = build_hand_only(mjcf, coords, config, gravity=gravity, drives=drives,
-                                    finger_damping=finger_damping, finger_kd=finger_kd)
-    solver = make_solver(model, config, None, disable_contacts=not contacts)
-    m = solver.mj_model
-    mj2n = solver.mjc_dof_to_newton_dof.numpy()
-    mj2n = mj2n[0] if mj2n.ndim == 2 else mj2n
-    f0 = report.dof_start + 6
-    damp = np.zeros(45)
-    for i, n in enumerate(mj2n[: m.nv]):
-        if f0 <= n < f0 + 45:
-            damp[n - f0] = m.dof_damping[i]
-    a2n = solver.mjc_actuator_to_newton_idx.numpy()
-    kd = np.zeros(45)
-    for a, n in enumerate(a2n[: m.nu]):
-        if f0 <= n < f0 + 45:
-            kd[n - f0] = -m.actuator_biasprm[a][2]
-    s0, s1 = model.state(), model.state()
-    control = model.control()
-    newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
-    frames = int(round(seconds * config.control_fps))
-    out = np.zeros(frames)
-    finite = True
-    for k in range(frames):
-        for _ in range(config.substeps):
-            solver.step(s0, s1, control, None, config.dt)
-            s0, s1 = s1, s0
-        qd = s0.joint_qd.numpy()[f0 : f0 + 45]
-        if not np.all(np.isfinite(qd)):
-            finite = False
-            out[k:] = np.inf
-            break
-        out[k] = float(np.max(np.abs(qd)))
-    return {"max_qd": out, "finger_damping": damp, "finger_kd": kd, "finite": finite,
-            "wrist_qd_max": float(np.max(np.abs(s0.joint_qd.numpy()[report.dof_start : f0])))}

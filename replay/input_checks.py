@@ -69,7 +69,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import trimesh
+from scipy.spatial.transform import Rotation
 
+from replay.data.mesh_io import load_mesh, unit_hint
+from replay.data.objects import asset_mass, asset_meshes
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -88,8 +92,6 @@ OBJECT_MASS_RANGE_KG = (0.001, 23.0)
 REST_GAP_MAX_M = 0.05
 HAND_GAP_MAX_M = 0.05
 
-#: Unit readings tried when an object's size is out of range: (factor to metres, name).
-_UNITS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"), (1e3, "metres read as millimetres"))
 #: manopth landmark ids used for the palm's chirality.
 _WRIST, _THUMB_CMC, _INDEX_MCP, _PINKY_MCP = 0, 1, 5, 17
 
@@ -320,16 +322,6 @@ def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
 # --------------------------------------------------------------------------- 4-5. object
 
 
-def unit_hint(extent: float) -> str:
-    """``"; millimetres? (x 0.001 gives 40 mm)"`` for a size ``extent`` (m) that a unit factor brings to
-    10-500 mm (a hand-held object), else ``""``."""
-    lo, hi = 0.01, 0.5  # a hand-held object's size, m
-    for f, name in _UNITS:
-        if lo <= extent * f <= hi:
-            return f"; {name}? (x {f:g} gives {extent * f * 1000:.0f} mm)"
-    return ""
-
-
 def check_object(rec: Recording) -> dict:
     """Scale, mass and placement of the grasped object (module doc, classes 4 and 5).
 
@@ -346,10 +338,7 @@ def check_object(rec: Recording) -> dict:
             object not on its support at the first frame; recorded hand far from the
             object at the lift onset.
     """
-    import trimesh
-    from scipy.spatial.transform import Rotation
 
-    from replay.data.objects import asset_mass, load_mesh
 
     track = rec.target_object
     asset = track.asset
@@ -375,7 +364,6 @@ def check_object(rec: Recording) -> dict:
         T[:3, 3] = track.pos[t]
         return mesh.copy().apply_transform(T)
 
-    from replay.data.objects import asset_meshes
 
     _, parts = asset_meshes(asset)
     low = min(float(posed(p, 0).bounds[0, 2]) for p in parts)

@@ -25,6 +25,7 @@ import multiprocessing as mp
 import os
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -32,7 +33,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from replay.isolate import signal_name
-
 
 #: Wall-clock limit of one job, s: a job still running after it is stopped (its process gets
 #: SIGALRM) and failed as hung. A study's job (landmark IK of the replayed window, contact run
@@ -48,7 +48,6 @@ def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
     workers would otherwise idle on, holding a simulator each (about 0.7 GB). A daemon thread
     polls the parent pid every ``period_s`` s and exits when the worker has been re-parented.
     """
-    import threading
 
     def watch():
         while True:

@@ -34,16 +34,17 @@ from scipy.spatial.transform import Rotation
 from replay import diagnosis
 from replay.config import ReplayConfig
 from replay.control import interp_coords, quat_slerp
+from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.engine import Variant, wrist
 from replay.engine.mjc import MjcBatch
 from replay.engine.newton_step import NewtonStepBatch
 from replay.errors import AblationMaskError, DataError
+from replay.hand_layout import MANOSIM_HAND, finger_quats
 from replay.scene import (
     HAND_BODY_NAMES,
     build_scene,
     config_uses_direct_engine,
-    support_extent,
 )
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.engine.warp_batch`)
@@ -51,7 +52,7 @@ WARP_DEVICES = ("cuda", "warp-cpu")
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
-FINGERTIP_BODIES = (3, 6, 9, 12, 15)
+FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
 
 def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
@@ -157,8 +158,8 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     if cfg.grip_overshoot > 0:
         # squeeze: finger targets continue the recorded closure past the grasp pose
         # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
-        q_open = cc[0, 7:].reshape(15, 4)
-        q_grasp = top[7:].reshape(15, 4)
+        q_open = finger_quats(cc[0])
+        q_grasp = finger_quats(top)
         top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
     for k in range(1, n_lift + 1):
         r = top.copy()
@@ -236,7 +237,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     extent = support_extent(rec)
     scene = build_scene(
         mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
-        plan.coords[:, 7:].reshape(-1, 15, 4), cfg, ablation=ablation, support_extent=extent,
+        finger_quats(plan.coords), cfg, ablation=ablation, support_extent=extent,
     )
     return plan, scene, extent
 
@@ -426,7 +427,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
-    fingers = plan.coords[:, 7:].reshape(-1, 15, 4)
+    fingers = finger_quats(plan.coords)
     for k in range(F):
         if k == hold_end and lift_frames.size:
             # shake only what is up: object origin risen by the success threshold
@@ -438,7 +439,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
         live = [i for i, w in enumerate(batch.worlds) if w.alive]
         if not live:
             break
-        batch.step_frame(np.broadcast_to(fingers[k], (N, 15, 4)), rows[:, max(k - 1, 0)], rows[:, k])
+        batch.step_frame(np.broadcast_to(fingers[k], (N,) + fingers.shape[1:]), rows[:, max(k - 1, 0)], rows[:, k])
         for i in live:
             tr = traces[i]
             sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)

@@ -5,12 +5,13 @@ The scene holds the manosim hand (imported unmodified through
 only, as a passive free body), a support plane at the recording's table/ground
 height and gravity (world Z up, -9.81 m/s^2).
 
-Order matters (seed 003, "Model edits must precede the solver"): every model edit
+Order matters (Newton bakes model values into ``SolverMuJoCo`` when it is built; see the
+manosim-in-Newton report in :mod:`replay.config`): every model edit
 (effort limits, damping, collision filters for the ablation) happens before the
 final :class:`newton.solvers.SolverMuJoCo` is built, and the values the solver
 actually compiled are read back and compared (:func:`replay.diagnostics.check_readback`).
 
-Contact capacity (seed 003, "Contact buffers overflow silently"): a probe solver
+Contact capacity (a full contact buffer drops contacts silently): a probe solver
 settles the object and counts the resting contacts; the final capacity
 (``nconmax``) is ``headroom`` (6) times that, at least ``contact_capacity_min``.
 
@@ -21,21 +22,28 @@ read inside :mod:`replay.diagnostics`.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import newton
 import numpy as np
+import trimesh
 import warp as wp
 
-import newton
-from replay.config import ReplayConfig
+from importer_patches import FreeJointActuatorWarning, add_mjcf
+from replay import diagnostics
+from replay.config import GRAVITY, ReplayConfig
+from replay.control import HandController
 from replay.data.types import ObjectAsset
+from replay.engine import Variant, wrist
+from replay.engine.mjc import MjcBatch
 from replay.errors import DataError, SceneError
 from replay.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
+from replay.hand_layout import MANOSIM_HAND, HandLayout, finger_quats
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
-HAND_BODY_NAMES = tuple(f"mano_body_{i}" for i in range(16))
-GRAVITY = -9.81  # m/s^2 along world Z
+HAND_BODY_NAMES = MANOSIM_HAND.body_names
 
 
 
@@ -101,32 +109,7 @@ class Scene:
 
     @property
     def finger_qd_start(self) -> int:
-        return self.hand_qd_start + 6
-
-
-def support_extent(rec) -> tuple[float, float, float, float] | None:
-    """xy extent ``(xmin, ymin, xmax, ymax)`` of the recording's table top, m, or None.
-
-    GRAB recordings carry the table (``meta["table"]``: asset, pos, xyzw quat); its
-    visual mesh placed in the world gives the extent. An infinite plane at table
-    height would block the recorded hand where it really passed beside and below
-    the table (GRAB: the hand starts at the subject's hip, below the table top).
-    Without a table (HUG-Bench: objects on the ground) the support is a plane.
-    """
-    import trimesh
-    from scipy.spatial.transform import Rotation
-
-    table = (rec.meta or {}).get("table")
-    if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
-        return None
-    path = table["asset"].visual_mesh
-    try:
-        m = trimesh.load(path, force="mesh")
-    except Exception as e:
-        raise DataError(path, None, f"cannot read the table mesh: {e}") from e
-    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(table["pos"], float)
-    lo, hi = v[:, :2].min(0), v[:, :2].max(0)
-    return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])
+        return self.hand_qd_start + MANOSIM_HAND.finger_dof_start
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -135,7 +118,6 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
     Raises:
         DataError: a part is missing, unreadable or empty (names the file).
     """
-    import trimesh
 
     if not asset.collision_meshes:
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
@@ -163,9 +145,7 @@ def _import_hand(builder: newton.ModelBuilder, mjcf: Path):
     and said once per study by :func:`replay.study.run_study`, not once per scene.
     Any other import warning is re-issued.
     """
-    import warnings
 
-    from importer_patches import FreeJointActuatorWarning, add_mjcf
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -185,7 +165,7 @@ def model_device(config: ReplayConfig) -> str:
 def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
     """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
     gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
-    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY))
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
     builder.rigid_gap = float(config.contact_gap)
     return builder
@@ -262,29 +242,24 @@ def add_replay_world(
     hand_joints = list(range(j0, builder.joint_count))
     hand_bodies = np.arange(b0, builder.body_count)
     hand_shapes = np.arange(s0, builder.shape_count)
-    if builder.joint_type[j0] != newton.JointType.FREE or len(hand_joints) != 16 or len(hand_bodies) != 16:
-        raise SceneError(
-            f"{mjcf}: expected 1 free + 15 ball joints and 16 bodies, got joints "
-            f"{[str(builder.joint_type[j]) for j in hand_joints]} and {len(hand_bodies)} bodies"
-        )
     labels = [builder.body_label[b].split("/")[-1] for b in hand_bodies]
-    if tuple(labels) != HAND_BODY_NAMES:
-        raise SceneError(f"{mjcf}: hand bodies {labels} are not {list(HAND_BODY_NAMES)}")
     q0 = builder.joint_q_start[j0]
     qd0 = builder.joint_qd_start[j0]
-    ncoord = builder.joint_coord_count - q0
-    if ncoord != 67:
-        raise SceneError(f"{mjcf}: hand has {ncoord} coords, expected 67")
-    builder.joint_q[q0 : q0 + 67] = [float(x) for x in hand_coords0]
+    layout = HandLayout.from_import(str(mjcf), [newton.JointType(int(builder.joint_type[j])).name for j in hand_joints], labels,
+                                    builder.joint_coord_count - q0, builder.joint_dof_count - qd0)
+    if layout != MANOSIM_HAND:
+        raise SceneError(f"{mjcf}: a hand of {layout.finger_joints} finger joints; the replay drives "
+                         f"{MANOSIM_HAND.finger_joints} (manosim)")
+    builder.joint_q[q0 : q0 + layout.coords] = [float(x) for x in hand_coords0]
 
-    # finger drives: effort limit per DOF (seed 003: 0.4 N·m); passive damping override
-    nfd = 45
-    for d in range(qd0 + 6, qd0 + 6 + nfd):
+    # finger drives: effort limit per DOF (config.effort_limit, 0.4 N·m by default); passive damping override
+    f0 = qd0 + layout.finger_dof_start
+    for d in range(f0, f0 + layout.finger_dofs):
         builder.joint_effort_limit[d] = float(config.effort_limit)
         if config.finger_damping is not None:
             builder.joint_damping[d] = float(config.finger_damping)
     # wrist: driven by joint_f only
-    for d in range(qd0, qd0 + 6):
+    for d in range(qd0, f0):
         builder.joint_target_ke[d] = 0.0
         builder.joint_target_kd[d] = 0.0
 
@@ -405,7 +380,6 @@ def build_scene(
     Raises:
         SceneError: read-back mismatch (a set value did not reach the solver).
     """
-    from replay import diagnostics
 
     model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
                               support_extent)
@@ -424,7 +398,7 @@ def build_scene(
         support_height=float(support_height), wrist_kp=info["wrist_kp"], wrist_kd=info["wrist_kd"],
         hand_mass=info["hand_mass"], object_mass=info["object_mass"], object_vertices=info["object_vertices"],
         contact_capacity=0, resting_contacts=0, probe_contacts=[], ablation=ablation,
-        finger_damping=np.zeros(45), import_report=info["import_report"],
+        finger_damping=np.zeros(MANOSIM_HAND.finger_dofs), import_report=info["import_report"],
         build_inputs=dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
                           object_quat=np.asarray(object_quat, float).copy(), support_height=float(support_height),
                           hand_coords0=np.asarray(hand_coords0, float).copy(), config=config, ablation=ablation,
@@ -433,7 +407,7 @@ def build_scene(
     settled = _probe_settle(scene, hand_coords0)
     resting = diagnostics.count_contacts(probe, model, settled)
     q = settled.joint_q.numpy().copy()
-    q[hq : hq + 67] = grasp_coords
+    q[hq : hq + MANOSIM_HAND.coords] = grasp_coords
     settled.joint_q.assign(q)
     settled.joint_qd.zero_()
     newton.eval_fk(model, settled.joint_q, settled.joint_qd, settled)
@@ -493,27 +467,24 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)
     if config_uses_direct_engine(cfg):
-        from replay.engine import Variant, wrist
-        from replay.engine.mjc import MjcBatch
 
         batch = MjcBatch(scene, [Variant(ablation=scene.ablation)], capacity=1 << 30)
         row = np.zeros((1, wrist.T_SIZE))
         row[0, :3] = hand_coords0[:3]
         row[0, 3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
-        fingers = hand_coords0[7:].reshape(1, 15, 4)
+        fingers = finger_quats(hand_coords0)[None]
         for _ in range(frames):
             batch.step_frame(fingers, row, row)
         state = model.state()
         batch.sync_state(0, state)
         return state
 
-    from replay.control import HandController
 
     s0, s1 = model.state(), model.state()
     newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)  # the wrench reads body poses
     control = model.control()
     ctl = HandController(scene, control)
-    ctl.set_finger_targets(hand_coords0[7:].reshape(15, 4))
+    ctl.set_finger_targets(finger_quats(hand_coords0))
     zero = np.zeros(3)
     for _ in range(frames):
         for _ in range(cfg.substeps):
@@ -549,12 +520,12 @@ def build_hand_only(
     Returns:
         ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
     """
-    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, GRAVITY if gravity else 0.0))
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY if gravity else 0.0))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
     builder.rigid_gap = float(config.contact_gap)
     report = _import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
-    builder.joint_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
+    builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     builder.joint_target_q[report.coord_start : report.coord_start + 67] = [float(x) for x in coords]
     for d in range(qd0 + 6, qd0 + 51):
         builder.joint_effort_limit[d] = float(config.effort_limit)

@@ -26,7 +26,6 @@ metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
 from __future__ import annotations
 
 import dataclasses
-
 import hashlib
 import io
 import json
@@ -39,8 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
 from replay.errors import DataError, OutputError, UsageError
+from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -420,9 +419,9 @@ def run_study(
     """
     from tqdm import tqdm
 
+    from replay.config import resolve_hand_variant
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.config import resolve_hand_variant
     from replay.hand_assets import hand_mjcf_path
 
     config = resolve_hand_variant(config.validate(), dataset)

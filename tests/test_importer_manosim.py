@@ -15,6 +15,8 @@ import warp as wp
 
 import importer_patches as ip
 from importer_patches.mass_matrix import reference_mass_matrix
+from replay.errors import SceneError
+from replay.hand_layout import MANOSIM_HAND, HandLayout
 
 pytestmark = pytest.mark.needs_data
 
@@ -153,3 +155,30 @@ def test_into_populated_builder_with_xform(capsule_rhand):
     np.testing.assert_allclose(report.wrist_gains["lin_axes_world"], R.T, atol=1e-6)
     model = b.finalize(device="cpu")
     assert model.body_count == 17 and model.joint_dof_count == 57
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hand_layout_from_every_manosim_hand(imported, variant):
+    """Every manosim hand (both sides, capsule and mesh) imports to the one layout the
+    replay drives; its counts agree with MuJoCo's own compile of the MJCF (3 slides +
+    a ball on the wrist = Newton's FREE joint: 7 coords, 6 DOFs)."""
+    report, b, m = imported[variant]
+    lay = HandLayout.from_import(str(report.path), report.joint_types, report.body_names,
+                                 report.coord_count, report.dof_count)
+    assert lay == MANOSIM_HAND
+    assert (lay.bodies, lay.dofs) == (m.nbody - 1, m.nv)
+    assert lay.coords == m.nq  # MuJoCo: 3 slide + 4 ball = Newton's 7 free coords
+    assert lay.finger_dofs == sum(1 for a in range(m.nu) if m.actuator_trntype[a] == 0) - 6
+
+
+def test_hand_layout_refuses_other_hands(imported):
+    """A hand that is not a free joint plus ball joints, or whose counts do not add up,
+    is refused by name, not replayed with wrong indices."""
+    report, _, _ = imported[VARIANTS[0]]
+    args = (report.joint_types, report.body_names, report.coord_count, report.dof_count)
+    with pytest.raises(SceneError, match="expected 1 free joint then ball joints"):
+        HandLayout.from_import("h.xml", ["BALL"] + list(args[0][1:]), *args[1:])
+    with pytest.raises(SceneError, match="hand bodies"):
+        HandLayout.from_import("h.xml", args[0], list(reversed(args[1])), *args[2:])
+    with pytest.raises(SceneError, match="coords"):
+        HandLayout.from_import("h.xml", args[0], args[1], args[2] - 4, args[3])

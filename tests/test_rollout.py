@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from short_window import SHORT, short_window
 from short_window import contact_and_ablation as short_window_pair
+from drive_hold import drive_hold_test
 
 from replay.config import ReplayConfig
-from replay.diagnostics import drive_hold_test, flutter_bound, quat_angle
+from replay.diagnostics import flutter_bound, quat_angle
 from replay.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
 
 pytestmark = pytest.mark.needs_data

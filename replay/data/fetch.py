@@ -18,6 +18,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import socket
@@ -31,10 +32,10 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from replay.errors import FetchError, IntegrityError
 from replay.data.manifest import Manifest, move_aside
-from replay.fileio import sha256_file
 from replay.data.sources import DATASET_NAMES, HUG_SPLITS, PinnedFile, pinned_files
+from replay.errors import FetchError, IntegrityError
+from replay.fileio import sha256_file
 
 LINK_MODES = ("copy", "hardlink", "symlink")
 HTTP_TIMEOUT_S = 60.0
@@ -84,7 +85,6 @@ def _clear_parts(target: Path) -> None:
 
 def _copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) -> tuple[int, str]:
     """Copy a readable binary stream to ``dst``, returning (bytes, sha256)."""
-    import hashlib
 
     h = hashlib.sha256()
     n = 0

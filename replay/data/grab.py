@@ -42,8 +42,16 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.data.common import LIFT_THRESHOLD_M, get_array, get_field, lift_onset, top_surface_height, wxyz_to_xyzw
-from replay.data.objects import load_grab_object, load_mesh
+from replay.data.common import (
+    LIFT_THRESHOLD_M,
+    get_array,
+    get_field,
+    lift_onset,
+    top_surface_height,
+    wxyz_to_xyzw,
+)
+from replay.data.mesh_io import load_mesh
+from replay.data.objects import load_grab_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError

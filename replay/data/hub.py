@@ -27,11 +27,18 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from replay.errors import FetchError, IntegrityError
-from replay.data.fetch import FetchResult, _bar, _clear_parts, _copy_hashing, network_hint, part_path
+from replay.data.fetch import (
+    FetchResult,
+    _bar,
+    _clear_parts,
+    _copy_hashing,
+    network_hint,
+    part_path,
+)
 from replay.data.manifest import Manifest
-from replay.fileio import sha256_file
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
+from replay.errors import FetchError, IntegrityError
+from replay.fileio import sha256_file
 
 DATASET = "hug-bench"
 RECORDING_NAME = "aria_data.pkl"

@@ -51,7 +51,8 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from replay.data.objects import hug_object_pose, load_hug_object, load_mesh
+from replay.data.mesh_io import load_mesh
+from replay.data.objects import hug_object_pose, load_hug_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from replay.errors import DataError
 from replay.fileio import atomic_write_text, sha256_file
 
@@ -173,7 +175,6 @@ def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = T
     Raises:
         DataError: no manifest at ``root``, or a malformed one.
     """
-    from tqdm import tqdm
 
     man = Manifest(root)
     if not man.path.exists():

@@ -27,7 +27,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
+from replay.data.mesh_io import load_mesh, unit_hint
 from replay.errors import DataError
 
 MIN_PART_VERTICES = 4
@@ -49,7 +51,6 @@ def part_figures(vertices: np.ndarray) -> dict:
         the extent along the thinnest principal axis of the vertices (0 for a flat part),
         the volume 0 when there is no 3-D hull.
     """
-    from scipy.spatial import ConvexHull, QhullError
 
     v = np.unique(np.round(np.asarray(vertices, float), 12), axis=0)
     out = {"vertices": int(len(v)), "thickness_m": 0.0, "hull_volume_m3": 0.0,
@@ -85,8 +86,6 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
             vertices; thinner than :data:`MIN_PART_THICKNESS_M`; hull volume below
             :data:`MIN_PART_VOLUME_M3`.
     """
-    from replay.data.objects import load_mesh
-
     path = Path(path)
     mesh = load_mesh(path, field)
     f = part_figures(mesh.vertices)
@@ -95,8 +94,6 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
         raise DataError(path, field, f"degenerate collision part: {f['vertices']} distinct vertices "
                                      f"(a solid needs >= {MIN_PART_VERTICES}); {fix}")
     if f["extent_m"] < MIN_PART_EXTENT_M:  # small every way: a unit error more likely than a flat part
-        from replay.input_checks import unit_hint
-
         hint = unit_hint(f["extent_m"]).strip("; ").replace("? (", "? ")
         raise DataError(path, field, f"degenerate collision part: {f['extent_m'] * 1000:.2g} mm across"
                                      f"{f' ({hint}' if hint else ''}; {fix}")

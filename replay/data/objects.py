@@ -47,10 +47,11 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from replay.data.cache import cache_dir, sha256_text
-from replay.fileio import atomic_write_bytes, sha256_file
 from replay.data.mesh_checks import check_collision_part
+from replay.data.mesh_io import load_mesh
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
+from replay.fileio import atomic_write_bytes, sha256_file
 
 #: MuJoCo's built-in geom defaults (MuJoCo XML reference, ``geom`` element).
 _MJ_GEOM_DEFAULTS = {"type": "sphere", "density": "1000", "friction": "1 0.005 0.0001", "condim": "3"}
@@ -85,36 +86,6 @@ COACD_SETTINGS = {
 
 
 # --------------------------------------------------------------------------- meshes
-
-
-def load_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
-              process: bool = True) -> trimesh.Trimesh:
-    """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh`.
-
-    Args:
-        path: mesh file.
-        field: field name for error messages (e.g. ``"visual_mesh"``).
-        source: file that referenced the mesh (named in errors instead of ``path``).
-        process: let trimesh merge duplicate vertices (STL stores each triangle's
-            corners separately; merging makes closed meshes watertight). False keeps
-            the file's vertex order (needed to compare with per-vertex data).
-
-    Raises:
-        DataError: file missing, unreadable or without triangles.
-    """
-    path = Path(path)
-    where = source if source is not None else path
-    if not path.is_file():
-        raise DataError(where, field, f"mesh file not found: {path}")
-    try:
-        mesh = trimesh.load(path, force="mesh", process=process)
-    except Exception as exc:  # trimesh raises many types for bad files
-        raise DataError(path, field, f"cannot read mesh: {type(exc).__name__}: {exc}") from None
-    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise DataError(path, field, "mesh has no triangles")
-    if not np.all(np.isfinite(mesh.vertices)):
-        raise DataError(path, field, "mesh has non-finite vertices")
-    return mesh
 
 
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:

@@ -40,7 +40,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.data.common import LIFT_THRESHOLD_M, get_array, lift_onset
-from replay.data.objects import load_mesh, load_taco_object
+from replay.data.mesh_io import load_mesh
+from replay.data.objects import load_taco_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from replay.engine import signals
+from replay.hand_layout import MANOSIM_HAND
 
 
 def _row0(a) -> np.ndarray:
@@ -105,8 +106,11 @@ class MjLayout:
                 acts.append(a)
                 joints.append((tq[a] - f0) // 4)
                 axes.append(axis[a])
-        if len(acts) != 45 or sorted(zip(joints, axes)) != [(j, k) for j in range(15) for k in range(3)]:
-            raise ValueError(f"expected 45 finger actuators (15 ball joints x 3), found {len(acts)}")
+        lay = MANOSIM_HAND
+        if len(acts) != lay.finger_dofs or sorted(zip(joints, axes)) != [
+                (j, k) for j in range(lay.finger_joints) for k in range(3)]:
+            raise ValueError(f"expected {lay.finger_dofs} finger actuators ({lay.finger_joints} ball joints x 3), "
+                             f"found {len(acts)}")
         jxc = model.joint_X_c.numpy()
         qcj = np.stack([jxc[ball[a], 3:7] for a in acts]).astype(float)
         return cls(

@@ -39,6 +39,7 @@ from replay.engine.variants import Variant
 from replay.engine.world import WorldStatus
 from replay.errors import AblationMaskError, EngineError
 
+
 def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
     """(ngeom, ngeom) bool: MuJoCo's contype/conaffinity test for every geom pair."""
     return ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)

@@ -10,6 +10,7 @@ steps mujoco-warp one world at a time through Newton).
 
 from __future__ import annotations
 
+import mujoco
 import newton
 import numpy as np
 
@@ -110,7 +111,6 @@ class NewtonStepBatch:
         """As :meth:`replay.engine.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
         if self._mj is None:
             return float("nan")
-        import mujoco
 
         m, d = self._mj
         self.solver._update_mjc_data(d, self.model, self.s0)

@@ -30,8 +30,9 @@ import math
 import numpy as np
 from numba import njit
 
-#: standard gravity, m/s^2 (magnitude; world gravity is -G along Z)
-G = 9.81
+from replay.config import GRAVITY
+
+G = GRAVITY  # m/s^2, magnitude (world gravity is -G along Z): replay.config.GRAVITY
 
 # layout of the float64 parameter vector ``par`` (see :func:`wrist_params`)
 P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS = 0, 6, 12, 18, 19, 20

@@ -11,8 +11,20 @@ Public API (quaternions xyzw everywhere, world Z up, metres):
   :func:`hand_coords` (Recording -> (T, 67) Newton joint_q).
 """
 
-from replay.kinematics.coords import HAND_COORDS, complete_hand, default_mjcf, hand_coords, load_kinematics
-from replay.kinematics.ik import IKOptions, IKResult, LandmarkIK, fit_landmarks, interpolate_pose
+from replay.kinematics.coords import (
+    HAND_COORDS,
+    complete_hand,
+    default_mjcf,
+    hand_coords,
+    load_kinematics,
+)
+from replay.kinematics.ik import (
+    IKOptions,
+    IKResult,
+    LandmarkIK,
+    fit_landmarks,
+    interpolate_pose,
+)
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
     finger_quat_to_mano,

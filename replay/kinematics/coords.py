@@ -29,8 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.data.locate import dataset_dir
 from replay.data.types import Recording
 from replay.errors import DataError
+from replay.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
@@ -42,13 +44,13 @@ from replay.kinematics.mano import (
 from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
 
 #: number of hand coordinates in Newton's joint_q (7 free + 15 x 4 ball).
-HAND_COORDS = 7 + 15 * 4
+HAND_COORDS = MANOSIM_HAND.coords
 
 #: reading of the 45 MANO finger values per dataset when the data does not say
 #: (MANOParams.flat_hand_mean is None). TACO: measured (flat hand fits the
 #: fingertip vertices ~10 mm median vs ~34 mm for the mean reading, see
 #: replay.kinematics.mano). HUG-Bench: ASSUMED flat (no real copy reachable here);
-#: seed 003 reports a 1.89 mm median landmark error mapping HUG's pose directly onto
+#: the manosim-in-Newton report (see replay.config) gives a 1.89 mm median landmark error mapping HUG's pose directly onto
 #: manosim, which only a near-identity mapping achieves. On real data
 #: scripts/validate_pose_mapping.py measures both readings per sequence
 #: (``reading_check`` in its JSON), which settles it.
@@ -68,7 +70,6 @@ def default_mjcf(side: str, shape: str = "myhand") -> Path:
     Raises:
         DataError: manosim not found (see :func:`replay.data.locate.dataset_dir`).
     """
-    from replay.data.locate import dataset_dir
 
     hand = "mano_rhand" if side == "right" else "mano_lhand"
     path = dataset_dir("manosim") / "assets" / shape / hand / "capsule_hand.xml"

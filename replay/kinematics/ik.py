@@ -47,7 +47,9 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation, Slerp
+from tqdm import tqdm
 
+from replay.data.cache import cache_dir
 from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
@@ -127,7 +129,6 @@ class IKResult:
 def default_cache_dir() -> Path:
     """``$REPLAY_CACHE`` if set, else ``data/cache`` (relative to the working directory);
     the project's one cache root, :func:`replay.data.cache.cache_dir`."""
-    from replay.data.cache import cache_dir
 
     return cache_dir()
 
@@ -280,7 +281,6 @@ class LandmarkIK:
         last = None
         it = range(F)
         if progress:
-            from tqdm import tqdm
 
             it = tqdm(it, desc="landmark IK", unit="frame")
         for i in it:

@@ -39,6 +39,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.errors import DataError
+from replay.kinematics.model import TIP_LANDMARKS
 
 #: MANO right-hand mean finger pose (15 x 3 axis-angle, rad, MANO joint order),
 #: rounded to 1e-4 as hard-coded in public code (see the module docstring).
@@ -182,7 +183,6 @@ def fit_wrist_offset(kin, wrist_quat: np.ndarray, trans: np.ndarray, finger_quat
     Returns:
         (3,) offset c, m.
     """
-    from replay.kinematics.model import TIP_LANDMARKS
 
     T = trans.shape[0]
     valid = np.ones(T, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
@@ -137,7 +138,6 @@ class HandKinematics:
                 bodies/joints (``mano_body_0..15``, ``wrist_tx/ty/tz``, ``wrist_rot``,
                 ``mano_joint_1..15``) or the distal capsules.
         """
-        import mujoco
 
         path = Path(path)
         if not path.is_file():
@@ -329,7 +329,6 @@ def _check_pose(wrist_pos, wrist_quat, finger_quat):
 
 def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> np.ndarray:
     """Extreme point of the body's capsule at the end away from the joint anchor (body frame)."""
-    import mujoco
 
     geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
     if len(geoms) != 1:

@@ -21,9 +21,12 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 
 from replay.data.types import LANDMARK_FINGER, LANDMARK_NAMES, Recording
+from replay.errors import DataError
 from replay.kinematics.coords import complete_hand, load_kinematics
 from replay.kinematics.ik import IKOptions
 from replay.kinematics.mano import MANO_TIP_VERTICES
@@ -75,7 +78,6 @@ def sequence_errors(
         DataError: from the adapters' data or :func:`complete_hand`; also when the
             recording has no reference (neither landmarks nor MANO vertices).
     """
-    from replay.errors import DataError
 
     done = complete_hand(rec, mjcf_path, ik_options=ik_options, window=window, cache=cache)
     kin = load_kinematics(done.meta["kinematics"]["mjcf"], side=done.hand_side)
@@ -169,10 +171,8 @@ def summarize(seqs: list[SequenceErrors], worst: int = 10) -> dict:
 
 def plot_finger_errors(seqs: list[SequenceErrors], path: str | Path, title: str = "") -> Path:
     """Box plot (whiskers 5-95 %) of landmark error per finger, one panel per dataset; PNG at ``path``."""
-    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     groups: dict[str, list[SequenceErrors]] = {}
     for s in seqs:

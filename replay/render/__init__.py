@@ -43,21 +43,53 @@ import os
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
-from replay.render.style import (  # noqa: E402
-    FOVY_DEG, OBJECT_RGBA, OUTCOME_RGB, SKIN_RGBA, TABLE_RGBA, VISIBLE_GROUPS,
+from replay.render.camera import (  # noqa: E402
+    CLIP_REACH_M,
+    FALLEN_BELOW_M,
+    CameraView,
+    clip_camera,
+    frame_camera,
 )
 from replay.render.clip import (  # noqa: E402
-    DEFAULT_SUPPORT_THICKNESS, FLOOR_DROP_M, OUTCOMES, PHASE_NAMES, Clip, PoseTrack, SceneObject, Support,
-    expand_rollout, load_clip, load_poses_npz, load_study, parse_support,
+    DEFAULT_SUPPORT_THICKNESS,
+    FLOOR_DROP_M,
+    OUTCOMES,
+    PHASE_NAMES,
+    Clip,
+    PoseTrack,
+    SceneObject,
+    Support,
+    expand_rollout,
+    load_clip,
+    load_poses_npz,
+    load_study,
+    parse_support,
 )
 from replay.render.model import apply_poses, build_render_model, mocap_index  # noqa: E402
-from replay.render.camera import CLIP_REACH_M, FALLEN_BELOW_M, CameraView, clip_camera, frame_camera  # noqa: E402
-from replay.render.overlay import clip_overlay, draw_overlay  # noqa: E402
-from replay.render.video import (  # noqa: E402
-    RenderStats, frame_indices, prepare_output, render_clip, render_frames, write_mp4,
-)
 from replay.render.montage import (  # noqa: E402
-    MONTAGE_MAX_CANVAS, MONTAGE_MAX_CLIPS, montage_layout, montage_record_path, render_montage, select_rollouts,
+    MONTAGE_MAX_CANVAS,
+    MONTAGE_MAX_CLIPS,
+    montage_layout,
+    montage_record_path,
+    render_montage,
+    select_rollouts,
+)
+from replay.render.overlay import clip_overlay, draw_overlay  # noqa: E402
+from replay.render.style import (  # noqa: E402
+    FOVY_DEG,
+    OBJECT_RGBA,
+    OUTCOME_RGB,
+    SKIN_RGBA,
+    TABLE_RGBA,
+    VISIBLE_GROUPS,
+)
+from replay.render.video import (  # noqa: E402
+    RenderStats,
+    frame_indices,
+    prepare_output,
+    render_clip,
+    render_frames,
+    write_mp4,
 )
 
 __all__ = [

@@ -90,7 +90,7 @@ def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
                   thickness: float | None = None) -> Support:
     """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
     either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
-    ``replay.rollout`` from ``replay.scene.support_extent``). A missing ``support`` (studies
+    ``replay.rollout`` from ``replay.data.support.support_extent``). A missing ``support`` (studies
     older than the table-top box) is a plane.
 
     Raises:

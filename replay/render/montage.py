@@ -20,7 +20,13 @@ from replay.render.clip import Clip, expand_rollout, load_clip, load_study
 from replay.render.model import _load_mesh
 from replay.render.overlay import clip_overlay, draw_overlay
 from replay.render.style import OUTCOME_RGB
-from replay.render.video import RenderStats, frame_indices, prepare_output, render_frames, write_mp4
+from replay.render.video import (
+    RenderStats,
+    frame_indices,
+    prepare_output,
+    render_frames,
+    write_mp4,
+)
 
 #: largest montage canvas chosen automatically, (W, H) px (1080p).
 MONTAGE_MAX_CANVAS = (1920, 1080)
@@ -32,7 +38,7 @@ MONTAGE_MAX_CLIPS = 30
 def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
     """Grid and tile size for ``n`` clips.
 
-    Default columns: 3 up to 6 clips (the 3 x 2 of the seed montage), else
+    Default columns: 3 up to 6 clips (a 3 x 2 grid, as in manosim's README montage), else
     ``round(sqrt(4 n / 3))`` (a roughly 16:9 grid of 4:3 tiles). Default tile: the
     largest even 4:3 tile, at most 640 x 480, that fits the grid in
     :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216).

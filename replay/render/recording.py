@@ -8,8 +8,7 @@ The hand is the manosim hand posed by forward kinematics of the recording's
 canonical ``wrist_pos``/``wrist_quat``/``finger_quat`` (MuJoCo ``mj_kinematics``
 on the MJCF: slide joints ``wrist_tx/ty/tz``, ball ``wrist_rot``, balls
 ``mano_joint_1..15``). When a recording has only landmarks (GRAB), those come from
-:func:`replay.kinematics.complete_hand` (landmark IK) if that module is present;
-otherwise (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
+:func:`replay.kinematics.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
 skeleton of capsules instead of the manosim hand.
 
 Window: a recording is rendered around its ``grasp_frame`` only (GRAB/TACO: lift
@@ -24,13 +23,21 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
+import mujoco
 import numpy as np
 
-import mujoco
+from replay.data.locate import dataset_dir
+from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import DataError
+from replay.kinematics import complete_hand
 from replay.render.camera import FALLEN_BELOW_M, frame_camera
-from replay.render.clip import DEFAULT_SUPPORT_THICKNESS, PoseTrack, SceneObject, Support
+from replay.render.clip import (
+    DEFAULT_SUPPORT_THICKNESS,
+    PoseTrack,
+    SceneObject,
+    Support,
+)
 from replay.render.style import OBJECT_RGBA, SKIN_RGBA
 from replay.render.video import RenderStats, prepare_output, render_frames, write_mp4
 
@@ -168,21 +175,12 @@ def recording_scene(
         r = rec
         if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
             try:
-                from replay.kinematics import complete_hand
-            except ImportError:
-                complete_hand = None
-            if complete_hand is None:
+                r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
+            except DataError as exc:
                 if hand == "mano":
-                    raise DataError(rec.source, "finger_quat", "not in the recording and replay.kinematics is unavailable")
-                fallback = "replay.kinematics unavailable"
-            else:
-                try:
-                    r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
-                except DataError as exc:
-                    if hand == "mano":
-                        raise
-                    fallback = f"manosim hand not fitted: {exc}"
-                    warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=2)
+                    raise
+                fallback = f"manosim hand not fitted: {exc}"
+                warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=2)
         if r.finger_quat is not None and r.wrist_pos is not None and r.wrist_quat is not None:
             mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
             wp = _fill_invalid(np.asarray(r.wrist_pos[sl], float), valid)
@@ -233,7 +231,7 @@ def recording_scene(
 
 def recording_support(rec: Recording, thickness: float | None = None) -> Support:
     """The support the study would simulate for ``rec``, to draw exactly as a rollout's:
-    GRAB's table as the table-top box of :func:`replay.scene.support_extent` (extent of
+    GRAB's table as the table-top box of :func:`replay.data.support.support_extent` (extent of
     the placed table mesh) at ``rec.support_height``, ``thickness`` m thick (default
     :data:`replay.render.clip.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
     without a table a plane at ``rec.support_height``.
@@ -244,7 +242,6 @@ def recording_support(rec: Recording, thickness: float | None = None) -> Support
     table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
     extent = None
     if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
-        from replay.scene import support_extent  # imports Newton: only when there is a table
 
         extent = support_extent(rec)
     th = DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
@@ -252,7 +249,6 @@ def recording_support(rec: Recording, thickness: float | None = None) -> Support
 
 
 def _default_hand(side: str) -> Path:
-    from replay.data.locate import dataset_dir
 
     side_dir = "mano_rhand" if side == "right" else "mano_lhand"
     p = dataset_dir("manosim") / "assets" / "myhand" / side_dir / "capsule_hand.xml"

@@ -18,7 +18,7 @@ For every object of a :class:`~replay.data.types.Recording` this measures
   convex-hull volumes (what a MuJoCo-style simulator computes, overlaps counted
   twice); effective density = mass / visual-mesh volume (watertight meshes; else
   the visual convex hull's volume, marked ``approx``); flagged outside
-  100-5000 kg/m^3 (issue 4; household objects, from foam to steel, lie inside).
+  100-5000 kg/m^3 (household objects, from foam to steel, lie inside).
 * **resting check** at frame 0: lowest collision-part point (and lowest visual
   point) minus ``support_height``, mm. Negative = sunk into the support.
 * **lift onset** (tracked objects): first frame the object is more than 1 cm
@@ -38,6 +38,7 @@ xyzw (the Recording convention).
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
@@ -51,8 +52,9 @@ from scipy.spatial.transform import Rotation
 from replay.data.common import LIFT_THRESHOLD_M, lift_onset
 from replay.data.objects import asset_meshes
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
+from replay.fileio import atomic_write_text
 
-#: Effective density outside this range is flagged, kg/m^3 (issue 4).
+#: Effective density outside this range is flagged, kg/m^3 (foam about 100, steel about 8000 with hollow parts: a solid object outside is a unit or mesh error).
 DENSITY_RANGE = (100.0, 5000.0)
 #: "At rest before lift onset" is judged on frames [0, onset - REST_MARGIN_S * fps]:
 #: the last ~0.2 s before the 1 cm onset are the lift itself starting (GRAB: the
@@ -306,9 +308,7 @@ def summarize(results: list[dict]) -> dict:
 
 def write_report(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as JSON atomically (temp file + rename)."""
-    import json
 
-    from replay.fileio import atomic_write_text
 
     return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=_json_default) + "\n")
 
