@@ -117,8 +117,10 @@ def test_ball_drive_flutter_bound(window, capsule_rhand):
 
 
 def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
-    """Seed 003: gains/force ranges are baked in at solver construction; a later edit
-    silently does not reach MuJoCo. The read-back must notice."""
+    """Newton's SolverMuJoCo copies gains and force ranges into its MuJoCo model when it is
+    built; a later edit of the Newton model (without ``SolverMuJoCo.notify_model_changed``)
+    silently does not reach MuJoCo (shown below: the solver keeps 0.4 N·m). The read-back
+    must notice."""
     from replay.diagnostics import ReadbackError, check_readback
     from replay.scene import build_scene
 
