@@ -23,7 +23,7 @@ SIZE = (320, 240)
 #: short clip: settle, approach, lift, hold (s)
 SECONDS = (0.1, 0.3, 0.3, 0.2)
 #: frames the fixture saves at 30 fps: 3 + 9 + 9 + 6
-N_SAVED = sum(int(round(s * 30)) for s in SECONDS)
+N_SAVED = sum(round(s * 30) for s in SECONDS)
 
 
 def read_mp4(path):

@@ -18,7 +18,7 @@ TILE = (160, 120)
 #: phase lengths (s) of the fixture's clips: the long ones and the short duck clip
 LONG_S, SHORT_S = (0.1, 0.3, 0.3, 0.3), (0.1, 0.1, 0.2, 0.1)
 #: frames each saves at 30 fps
-N_LONG, N_SHORT = (sum(int(round(s * 30)) for s in x) for x in (LONG_S, SHORT_S))
+N_LONG, N_SHORT = (sum(round(s * 30) for s in x) for x in (LONG_S, SHORT_S))
 
 
 @pytest.fixture(scope="module")
