@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from replay.data.safe_pickle import load_pickle
+from replay.input_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
@@ -308,33 +312,39 @@ def grab_cases_study(tmp_path_factory, mirror, cases_dir):
 
 
 @pytest.mark.needs_data
-def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases_study):
+def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases_study, cases_dir):
     res, study, docs, out_dir = grab_cases_study
     z, c = docs["zerofilled_lift"], docs["cubesmall_lift"]
-    assert z["input_flags"] == {"untracked_frames": 11} and c["input_flags"] == {}
-    assert 'input flags: zerofilled_lift: {"untracked_frames": 11}' in res.stderr
-    assert study["rollouts"][[r["sequence"] for r in study["rollouts"]].index("zerofilled_lift")]["input_flags"] == \
-        {"untracked_frames": 11}
-    # the 11 frames lie inside the replayed window: the repaired replay is the clean one
-    assert z["crop"][0] < 200 and z["outcome"] == c["outcome"] and z["outcome"] in OUTCOMES
+    # the zero-filled frames, counted in the case file: every landmark at the origin
+    L = load_pickle(cases_dir / "zero_filled_frames" / "data" / "grab" / "recordings" / "cubesmall_lift.pkl")
+    zero = np.flatnonzero(np.all(L["hand"]["joints_target"] == 0, axis=(1, 2)))
+    flags = {"untracked_frames": int(zero.size)}
+    assert zero.size > 0 and z["input_flags"] == flags and c["input_flags"] == {}
+    assert f"input flags: zerofilled_lift: {json.dumps(flags)}" in res.stderr
+    assert study["rollouts"][[r["sequence"] for r in study["rollouts"]].index("zerofilled_lift")]["input_flags"] == flags
+    # the zero frames lie inside the replayed window: the repaired replay is the clean one
+    assert z["crop"][0] <= zero[0] and z["outcome"] == c["outcome"] and z["outcome"] in OUTCOMES
     assert abs(z["rise"] - c["rise"]) < 1e-4  # m
     assert abs(z["wrist_err_median_mm"] - c["wrist_err_median_mm"]) < 0.1
-    assert z["wrist_err_max_mm"] < c["wrist_err_max_mm"] + 1.0  # was 110 mm before (a 1 m jump to the origin)
+    # cases README: replayed unrepaired, the wrist error was 110 mm (a 1 m jump to the origin)
+    assert z["wrist_err_max_mm"] < c["wrist_err_max_mm"] + 1.0
     pz, pc = np.load(out_dir / z["poses"]), np.load(out_dir / c["poses"])
     assert pz["body_pos"].shape == pc["body_pos"].shape
     d = np.linalg.norm(pz["body_pos"] - pc["body_pos"], axis=-1)  # (frames, bodies) m
-    # the hand differs only where 11 frames are interpolated instead of fitted (measured 2.7 mm at
+    # the hand differs only where those frames are interpolated instead of fitted (measured 2.7 mm at
     # most; unrepaired, the hand jumped 1 m to the origin); the object moves the same
     assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 1e-4
 
 
 @pytest.mark.needs_data
-def test_three_frame_recording_is_an_input_error(grab_cases_study):
+def test_three_frame_recording_is_an_input_error(grab_cases_study, cases_dir):
     res, study, docs, _ = grab_cases_study
     assert res.returncode == 1 and "threeframe_lift" not in docs
     why = study["failed"]["threeframe_lift"]
     _one_line(why)
-    assert "threeframe_lift.pkl [time]: too few frames before the grasp: 3 tracked frame(s) over 0.017 s" in why
+    d = load_pickle(cases_dir / "three_frame_recording" / "data" / "grab" / "recordings" / "cubesmall_lift.pkl")
+    n = len(d["hand"]["joints_target"])  # all of the file's frames, read at GRAB's 120 Hz
+    assert f"threeframe_lift.pkl [time]: too few frames before the grasp: {n} tracked frame(s) over {(n - 1) / 120:.3f} s" in why
     assert study["counts"]["rollouts"] == 3 and study["counts"]["failed_inputs"] == 1
 
 
@@ -403,13 +413,25 @@ def test_other_untracked_and_timing_faults(tmp_path, mirror):
         subsampled.__name__ = f"every_{n}"
         return subsampled
 
-    for edit, match in [(dropout, r"\[valid\]: too sparse: no tracked hand for 0.608 s between frames 179 and 252"),
+    # expected figures re-derived from the raw mug_lift track (read at GRAB's 120 Hz)
+    raw = load_pickle(mirror / "grab" / "recordings" / "mug_lift.pkl")
+    z10 = raw["object"]["loc"][::10, 2]
+    g10 = int(np.flatnonzero(z10 > z10[0] + 0.01)[0])  # lift onset of the 10x subsampled file
+    assert g10 / 120.0 < CHECK_WINDOW_S  # its whole pre-grasp part lies in the checked window
+    wrist = raw["hand"]["joints_target"][:, 0].astype(float)
+    gap = (252 - 179) / 120.0  # last tracked frame before the dropout .. first after it
+    for edit, match in [(dropout, rf"\[valid\]: too sparse: no tracked hand for {gap:.3f} s between frames 179 and 252"),
+                        # 0.4 m in one 1/120 s frame: 48 m/s
                         (teleport, r"\[landmarks\]: implausible hand speed: the wrist moves 4\d\.\d m/s between frames 239 and 240"),
-                        (every(10), r"\[time\]: too few frames before the grasp: 28 tracked frame\(s\) over 0.225 s"),
-                        (every(4), r"\[landmarks\]: implausible hand speed: the wrist moves 6.1 m/s between frames 9 and 10")]:
+                        (every(10), rf"\[time\]: too few frames before the grasp: {g10 + 1} tracked frame\(s\) over {g10 / 120.0:.3f} s"),
+                        (every(4), r"\[landmarks\]: implausible hand speed: the wrist moves (\d+\.\d) m/s between frames (\d+) and (\d+)")]:
         with pytest.raises(DataError, match=match) as exc:
             load_recording("grab", "mug_lift", _write_grab(tmp_path / edit.__name__, mirror, "mug_lift", edit))
         _one_line(str(exc.value))
+        if edit.__name__ == "every_4":  # the speed reported is the raw wrist step between those frames, 4x too fast
+            speed, j, k = re.search(match, str(exc.value)).groups()
+            step = np.linalg.norm(wrist[4 * int(k)] - wrist[4 * int(j)]) * 120.0
+            assert int(k) == int(j) + 1 and float(speed) == pytest.approx(step, abs=0.051) and step > MAX_HAND_SPEED_M_S
 
 
 @pytest.mark.needs_data
@@ -474,7 +496,8 @@ def test_clean_mirror_passes_every_check_without_flags(mirror):
             masses.append(f["object"]["mass_kg"])
             rest.append(f["object"]["rest_gap_mm"])
             hand.append(f["object"]["hand_gap_mm"])
-    assert len(speeds) == 32
+    # every recording file of the mirror was checked
+    assert len(speeds) == len(list((mirror / "grab" / "recordings").glob("*.pkl"))) + len(list((mirror / "taco").glob("*.pkl")))
     assert 1.9 < max(speeds) < 2.2 < ic.MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
     assert 0.039 < min(extents) and max(extents) < 0.23  # 40 mm cubes .. 222 mm knife
     assert 0.02 < min(masses) and max(masses) < 2.2  # 29 g .. 2.16 kg

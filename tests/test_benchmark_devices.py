@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from replay.config import ReplayConfig
+
 pytestmark = pytest.mark.needs_data
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +30,12 @@ def test_cpu_half_runs_the_full_protocol_and_records_the_machine(mirror, tmp_pat
                        "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     row = doc["devices"]["cpu"]["rollouts"]["cubesmall"]
-    # the default study's result for cubesmall (README: lifted, held through the shake)
-    assert row["outcome"] == "lifted" and row["rise_mm"] > 100.0
+    # physics outcome, measured with the default config on the mirror (cubesmall: lifted and held
+    # through the shake in the 30-lift study); the rise must follow the hand's commanded lift:
+    # more than the "lifted" threshold (half of it), not more than it plus 5 mm of contact settling
+    cfg = ReplayConfig()
+    assert row["outcome"] == "lifted"
+    assert 1000 * cfg.lifted_min_rise < row["rise_mm"] < 1000 * (cfg.lift_height + 0.005)
     assert row["ablation_max_disp_mm"] < 1.0 and row["rtf"] > 0
     assert doc["versions"]["newton"] == "1.8.0" and doc["machine"]["cpu_count"] >= 1
     assert "cuda_over_cpu_wall_median" not in doc  # no ratio from one device

@@ -49,8 +49,8 @@ def test_cuda_rollout_lifts_through_contact(rollouts):
     res, _, cfg = rollouts
     m = res.metrics
     assert m["stable"] and m["completed"], m["unstable_reason"]
-    # the same criteria as the CPU test (test_rollout.py): most of the 6 cm lift is kept
-    assert m["rise"] > 0.045 and m["lifted"] and m["outcome"] == "lifted", m
+    # the same criteria as the CPU test (test_rollout.py): most (3/4) of the commanded lift is kept
+    assert m["rise"] > 0.75 * SHORT["lift_height"] and m["lifted"] and m["outcome"] == "lifted", m
     assert m["contacts_force_at_lift"] > 0
     assert m["wrist_err_median_mm"] < 10.0
     # the force limit reached mujoco-warp's model and bounds the actuator force

@@ -11,7 +11,7 @@ import trimesh
 from hug_fixture import BOX_HALF, TIP_GAP, make_hug_scene
 from replay.data.grab import load_grab
 from replay.data.hug import load_hug
-from replay.data.objects import load_grab_object
+from replay.data.objects import grab_object_info, load_grab_object
 from replay.validation import object_frame as of
 
 
@@ -46,7 +46,8 @@ def test_cube_hull_is_its_mesh(grab_dir):
     # and mass = density x volume exactly (a cube has no overlap to double count).
     fig = of.asset_figures(load_grab_object(grab_dir / "objects" / "cubelarge"), n=1000)
     assert fig["n_parts"] == 1 and fig["hull_gap_mm"]["max"] < 0.1
-    assert fig["effective_density_kg_m3"] == pytest.approx(1250, rel=0.01)
+    density = grab_object_info(grab_dir / "objects" / "cubelarge").density  # object_sim's MJCF density
+    assert fig["effective_density_kg_m3"] == pytest.approx(density, rel=0.01)
 
 
 @pytest.mark.needs_data
@@ -64,8 +65,10 @@ def test_mug_figures(grab_dir):
     assert not mug["visual_volume_is_convex_hull"]
     # it rests on the table (within 5 mm, not sunk) and is still before the lift
     assert -1.0 < mug["rest_gap_collision_mm"] < 5.0
-    assert mug["lift_onset_frame"] == 264 and mug["at_rest_before"]
-    assert mug["motion_onset_frame"] < 264
+    z = rec.target_object.pos[:, 2]  # recorded track; onset: first frame > 1 cm above frame 0
+    onset = int(np.flatnonzero(z > z[0] + 0.01)[0])
+    assert mug["lift_onset_frame"] == onset and mug["at_rest_before"]
+    assert mug["motion_onset_frame"] < onset
     # at lift onset the hand touches the mug: some landmark within 5 mm of its surface
     assert abs(res["hand"]["min_landmark_object_mm"]) < 5.0
 
@@ -90,8 +93,8 @@ def test_hug_fixture_figures(tmp_path):
     box = next(o for o in res["objects"] if o["name"] == "box")
     assert box["hull_gap_mm"]["max"] < 1e-6 and box["rest_gap_collision_mm"] == pytest.approx(0, abs=1e-6)
     assert not box["tracked"] and "lift_onset_frame" not in box
-    # grasp frame 16: tips at x = 0.44, 1 cm beyond the box face, 5 mm outside its y faces
-    assert res["hand"]["grasp_frame"] == 16
+    # the fixture's analytic grasp frame: tips at x = 0.44, 1 cm beyond the box face, 5 mm outside its y faces
+    assert res["hand"]["grasp_frame"] == fx.grasp_frame
     assert res["hand"]["fingertip_object_mm"]["index"] == pytest.approx(np.hypot(10.0, TIP_GAP * 1000), abs=1e-3)
     assert BOX_HALF[1] > 0
 
@@ -103,11 +106,11 @@ def test_cli_writes_json_atomically(tmp_path, monkeypatch):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import validate_object_frame as cli
 
-    make_hug_scene(tmp_path / "data", staged=True)
+    fx = make_hug_scene(tmp_path / "data", staged=True)
     out = tmp_path / "out" / "ofv.json"
     assert cli.main(["--dataset", "hug-bench", "--data-dir", str(tmp_path / "data"), "--samples", "500",
                      "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     sec = data["datasets"]["hug-bench"]
-    assert sec["summary"]["recordings"] == 1 and sec["sequences"][0]["hand"]["grasp_frame"] == 16
+    assert sec["summary"]["recordings"] == 1 and sec["sequences"][0]["hand"]["grasp_frame"] == fx.grasp_frame
     assert sorted(p.name for p in out.parent.iterdir()) == ["ofv.json"]  # no temp file left behind

@@ -32,7 +32,9 @@ def _raw(taco_dir, seq):
 def test_taco_counts_units_conventions(taco010, taco_dir):
     raw = _raw(taco_dir, "20231104_010")
     rec = taco010
-    assert rec.num_frames == 135 and rec.fps == TACO_FPS == 30.0
+    n = len(raw["obj_pose"])  # frame count from the raw arrays
+    assert len(raw["hand_pose"]) == len(raw["hand_verts"]) == n
+    assert rec.num_frames == n and rec.fps == TACO_FPS == 30.0
     # quaternions xyzw: rebuilding the rotation reproduces obj_pose
     R = Rotation.from_quat(rec.target_object.quat).as_matrix()
     np.testing.assert_allclose(R, raw["obj_pose"][:, :3, :3], atol=1e-5)
@@ -43,9 +45,9 @@ def test_taco_counts_units_conventions(taco010, taco_dir):
     # README: lifted about 17 cm
     assert 0.15 < z.max() - z[0] < 0.22
     m = rec.mano
-    assert m.finger_pose.shape == (135, 15, 3) and m.global_orient.shape == (135, 3)
-    np.testing.assert_array_equal(m.finger_pose.reshape(135, 45), raw["hand_pose"][:, 3:])
-    assert m.vertices.shape == (135, 778, 3) and m.flat_hand_mean is None
+    assert m.finger_pose.shape == (n, 15, 3) and m.global_orient.shape == (n, 3)
+    np.testing.assert_array_equal(m.finger_pose.reshape(n, 45), raw["hand_pose"][:, 3:])
+    assert m.vertices.shape == (n, 778, 3) and m.flat_hand_mean is None  # 778: MANO's vertex count
     # support: a table ~0.55 m up; the MANO mesh may dip below it by < 1 cm, not more
     assert 0.5 < rec.support_height < 0.6
     assert -0.01 < rec.meta["hand_lowest_z"] - rec.support_height < 0.002
@@ -55,8 +57,11 @@ def test_taco_all_sequences(taco_dir):
     names = list_sequences("taco", data_dir=taco_dir.parent / "_none_")
     assert names == ["20231104_010", "20231104_017"]
     rec = load_recording("taco", "20231104_017", data_dir=taco_dir.parent / "_none_")
-    assert rec.num_frames == 146
-    assert rec.grasp_frame == 32
+    raw = _raw(taco_dir, "20231104_017")
+    assert rec.num_frames == len(raw["obj_pose"])
+    # lift onset re-derived from the raw poses, same rule: first frame > 1 cm above the start
+    z = raw["obj_pose"][:, 2, 3].astype(float)
+    assert rec.grasp_frame == int(np.flatnonzero(z > z[0] + 0.01)[0])
 
 
 def test_coacd_cached(taco_dir, taco010):

@@ -31,6 +31,11 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _pinned() -> dict[str, dict]:
+    """The committed pin list (``replay/data/pinned_files.json``): path -> sha256, size."""
+    return json.loads((ROOT / "replay" / "data" / "pinned_files.json").read_text())["files"]
+
+
 def _mirror_files(mirror: Path) -> dict[str, Path]:
     """Every data file of the pinned datasets in the mirror; dot-named paths (tool and
     editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``) are not data."""
@@ -63,7 +68,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     expected = _mirror_files(mirror)
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
     assert set(man) == set(expected)
-    assert len(man) == 374  # 77 manosim + 293 grab + 4 taco files in the mirror
+    assert set(expected) == set(_pinned())  # the mirror holds every pinned file, and no other
     for key, src in expected.items():
         entry = man[key]
         digest = _sha(src)
@@ -79,7 +84,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     assert man["taco/20231104_010.pkl"]["upstream_path"] == "data/taco/source_data/20231104_010.pkl"
     by_name = {r.dataset: r for r in results}
     assert by_name["hug-bench"].source == "skipped" and "no hug-bench copy" in by_name["hug-bench"].note
-    assert sum(r.staged for r in results) == 374
+    assert sum(r.staged for r in results) == len(expected)
 
 
 def test_rerun_stages_nothing_new(staged, mirror):
@@ -88,7 +93,7 @@ def test_rerun_stages_nothing_new(staged, mirror):
     mtimes = {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()}
     results = fetch("all", dest, mirror=mirror, progress=False)
     assert sum(r.staged for r in results) == 0
-    assert sum(r.skipped for r in results) == 374
+    assert sum(r.skipped for r in results) == len(_mirror_files(mirror))
     assert (dest / "MANIFEST.json").read_bytes() == before
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.json"} == \
         {p: t for p, t in mtimes.items() if p.name != "MANIFEST.json"}
@@ -222,15 +227,17 @@ def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):
     dest = tmp_path / "data"
     proc = _run_cli("--mirror", str(mirror), "--dataset", "all", "--dest", str(dest))
     assert proc.returncode == 0, proc.stderr
-    assert "grab: 293 file(s) staged from mirror" in proc.stdout
+    files = _mirror_files(mirror)
+    n_grab = sum(1 for k in files if k.startswith("grab/"))
+    assert f"grab: {n_grab} file(s) staged from mirror" in proc.stdout
     assert "hug-bench: skipped" in proc.stdout
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
-    assert len(man) == 374
+    assert set(man) == set(files)
     key = "grab/recordings/mug_lift.pkl"
     assert man[key]["sha256"] == _sha(mirror / key)
     # REPLAY_MIRROR works as the default mirror; a re-run stages nothing
     proc = _run_cli("--dataset", "all", "--dest", str(dest), env_mirror=str(mirror))
-    assert proc.returncode == 0 and "grab: 0 file(s) staged from mirror (0.0 MB), 293 already" in proc.stdout
+    assert proc.returncode == 0 and f"grab: 0 file(s) staged from mirror (0.0 MB), {n_grab} already" in proc.stdout
 
 
 def test_pin_list_is_reproducible_from_the_mirror(mirror, tmp_path):

@@ -18,8 +18,8 @@ def test_hug_fixture_pose_mapping_round_trip(tmp_path, capsule_rhand):
 
     This checks the chain (T_world_device @ T_device_wrist, the flat-hand reading,
     manosim FK) is self-consistent; it cannot tell how real HUG-Bench data relate
-    to manosim (no real copy is reachable; seed 003 reports 1.89 mm median on 14,699
-    real frames with this mapping).
+    to manosim: no real HUG-Bench recording is in the mirror, and on fetched scenes
+    ``scripts/validate_pose_mapping.py`` measures that (its ``reading_check``).
     """
     data_dir, scene = make_fk_consistent_hug(tmp_path, capsule_rhand)
     rec = load_recording("hug-bench", "test/small_9", data_dir)

@@ -1,25 +1,24 @@
 """hand_coords layout against Newton itself: the imported hand's eval_fk equals our FK.
 
-Needs the importer (``importer_patches.add_mjcf``, which folds the wrist's slides +
-ball into one FREE joint); skipped where that package is not present.
+Uses the in-repo importer (``importer_patches.add_mjcf``, which folds the wrist's slides +
+ball into one FREE joint) and Newton, both required dependencies: an import error fails.
 """
 
 from __future__ import annotations
 
+import newton
 import numpy as np
 import pytest
+import warp as wp
 from scipy.spatial.transform import Rotation
 
+import importer_patches as importer
 from replay.kinematics import HandKinematics
 
 pytestmark = pytest.mark.needs_data
 
 
 def test_newton_eval_fk_matches_hand_coords_layout(capsule_rhand):
-    importer = pytest.importorskip("importer_patches")
-    newton = pytest.importorskip("newton")
-    import warp as wp
-
     kin = HandKinematics.from_mjcf(capsule_rhand)
     builder = newton.ModelBuilder()
     importer.add_mjcf(builder, capsule_rhand)

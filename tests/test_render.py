@@ -20,8 +20,10 @@ from replay.errors import DataError, OutputError
 pytestmark = pytest.mark.needs_data
 
 SIZE = (320, 240)
-#: short clip: settle, approach, lift, hold = 3 + 9 + 9 + 6 = 27 frames at 30 fps
+#: short clip: settle, approach, lift, hold (s)
 SECONDS = (0.1, 0.3, 0.3, 0.2)
+#: frames the fixture saves at 30 fps: 3 + 9 + 9 + 6
+N_SAVED = sum(round(s * 30) for s in SECONDS)
 
 
 def read_mp4(path):
@@ -64,14 +66,13 @@ def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
     doc, study_dir = render.load_study(study)
     out = tmp_path / "clips" / "mug.mp4"
     st = render.render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, source=study)
-    n_saved = sum(int(round(s * 30)) for s in SECONDS)
-    assert st.frames == n_saved == 27
+    assert st.frames == N_SAVED
     meta, frames = read_mp4(out)
     assert meta["codec"] == "h264" and meta["pix_fmt"].startswith("yuv420p")
     assert meta["fps"] == pytest.approx(30.0)
-    assert tuple(meta["size"]) == SIZE and frames.shape == (27, SIZE[1], SIZE[0], 3)
+    assert tuple(meta["size"]) == SIZE and frames.shape == (N_SAVED, SIZE[1], SIZE[0], 3)
     # not blank: every frame has texture, a visible hand and a visible object
-    assert frames.reshape(27, -1).std(axis=1).min() > 15.0
+    assert frames.reshape(N_SAVED, -1).std(axis=1).min() > 15.0
     area = SIZE[0] * SIZE[1]
     obj, skin = object_mask(frames), skin_mask(frames)
     assert obj.sum(axis=(1, 2)).min() > 0.004 * area  # >= 300 px; measured ~1700 at 320x240
@@ -220,7 +221,7 @@ def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
     p = study_dir / "study_unstable.json"
     p.write_text(json.dumps({"rollouts": [none, doc["rollouts"][1]]}))
     st = render.render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
-    assert st.frames == 27 and st.size == (320, 120)
+    assert st.frames == N_SAVED and st.size == (320, 120)
     _, frames = read_mp4(tmp_path / "m.mp4")
     assert object_mask(frames[:, :, :160]).sum() == 0 and object_mask(frames[:, :, 160:]).sum() > 0
 
@@ -237,7 +238,7 @@ def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
     p = study_dir / "study_summaries.json"
     p.write_text(json.dumps({"rollouts": summaries, "dataset": "grab"}))
     st = render.render_montage(p, tmp_path / "m.mp4", objects=["banana"], tile=(160, 120))
-    assert st.frames == 27
+    assert st.frames == N_SAVED
     missing = study_dir / "study_missing.json"
     missing.write_text(json.dumps({"rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.json.*not found"):

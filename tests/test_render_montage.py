@@ -15,6 +15,10 @@ from test_render import object_mask, read_mp4, skin_mask
 pytestmark = pytest.mark.needs_data
 
 TILE = (160, 120)
+#: phase lengths (s) of the fixture's clips: the long ones and the short duck clip
+LONG_S, SHORT_S = (0.1, 0.3, 0.3, 0.3), (0.1, 0.1, 0.2, 0.1)
+#: frames each saves at 30 fps
+N_LONG, N_SHORT = (sum(round(s * 30) for s in x) for x in (LONG_S, SHORT_S))
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +26,11 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
     out = tmp_path_factory.mktemp("study3")
     objs = grab_dir / "objects"
     rollouts = [
-        make_rollout(out, capsule_rhand, objs / "mug" / "mug.stl", "mug", "lifted", seconds=(0.1, 0.3, 0.3, 0.3)),
+        make_rollout(out, capsule_rhand, objs / "mug" / "mug.stl", "mug", "lifted", seconds=LONG_S),
         make_rollout(out, capsule_rhand, objs / "waterbottle" / "waterbottle.stl", "waterbottle", "dropped",
-                     seconds=(0.1, 0.3, 0.3, 0.3)),
-        # the short one: 15 frames against 30
-        make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "unstable", seconds=(0.1, 0.1, 0.2, 0.1)),
+                     seconds=LONG_S),
+        # the short one: N_SHORT frames against N_LONG
+        make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "unstable", seconds=SHORT_S),
     ]
     path = out / "study.json"
     path.write_text(json.dumps({"rollouts": rollouts, "config": {}}))
@@ -36,9 +40,9 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
 def test_montage_grid_and_hold_last_frame(study3, tmp_path):
     out = tmp_path / "renders" / "montage.mp4"
     st = render.render_montage(study3, out, cols=2, tile=TILE)
-    assert st.frames == 30 and st.size == (320, 240)
+    assert st.frames == N_LONG and st.size == (320, 240)
     meta, frames = read_mp4(out)
-    assert tuple(meta["size"]) == (320, 240) and frames.shape[0] == 30
+    assert tuple(meta["size"]) == (320, 240) and frames.shape[0] == N_LONG
     tw, th = TILE
     tiles = {k: frames[:, (k // 2) * th:(k // 2 + 1) * th, (k % 2) * tw:(k % 2 + 1) * tw] for k in range(4)}
     for k in range(3):  # each clip shows hand and object in every frame
@@ -46,20 +50,20 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
         assert object_mask(tiles[k]).sum(axis=(1, 2)).min() > 30
     # the empty 4th cell is the flat background
     assert tiles[3].astype(float).std() < 3.0
-    # the 15-frame duck clip holds its last frame: frames 14..29 identical up to codec noise
-    held = tiles[2][14:].astype(np.int16)
+    # the short duck clip holds its last frame: frames N_SHORT - 1 .. N_LONG - 1 identical up to codec noise
+    held = tiles[2][N_SHORT - 1:].astype(np.int16)
     diff = np.abs(held - held[0])
     # measured: held tile mean |diff| 0.07, 99.9th pct 6 (codec noise from moving neighbours);
     # a moving tile: 4.1 and 176
     assert diff.mean() < 0.5 and np.percentile(diff, 99.9) <= 10
-    # ...while the mug tile keeps moving (the mug rises) after frame 14
+    # ...while the mug tile keeps moving (the mug rises) after it
     mug = object_mask(tiles[0])
-    assert np.nonzero(mug[14])[0].mean() - np.nonzero(mug[-1])[0].mean() > 3.0
+    assert np.nonzero(mug[N_SHORT - 1])[0].mean() - np.nonzero(mug[-1])[0].mean() > 3.0
 
 
 def test_montage_object_filter_and_layout(study3, tmp_path):
     st = render.render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
-    assert st.size == TILE and st.frames == 15
+    assert st.size == TILE and st.frames == N_SHORT
     with pytest.warns(UserWarning, match="first 2 of 3 rollouts"):
         st2 = render.render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
     assert st2.left_out == 1 and st2.size == (2 * TILE[0], TILE[1])
@@ -72,7 +76,7 @@ def test_montage_pairs_with_ablation(study3, tmp_path):
     """variant='both': each rollout beside its contact-ablation run, one pair per row."""
     out = tmp_path / "pairs.mp4"
     st = render.render_montage(study3, out, objects=["mug", "waterbottle"], variant="both", tile=TILE)
-    assert st.size == (320, 240) and st.frames == 30
+    assert st.size == (320, 240) and st.frames == N_LONG
     _, frames = read_mp4(out)
     tw, th = TILE
     mug, mug_abl = (object_mask(frames[:, :th, c * tw:(c + 1) * tw]) for c in (0, 1))

@@ -20,19 +20,23 @@ def test_grab_mug_lift_recorded_motion(grab_dir, tmp_path):
     from replay.data.grab import load_grab
 
     rec = load_grab(grab_dir / "recordings" / "mug_lift.pkl")
-    assert rec.grasp_frame == 264  # mirror README: the mug starts rising near frame 264
-    win = scene_window(rec, 0.5, 0.6)  # 120 Hz: frames 204..336
-    assert (win.start, win.stop) == (204, 337)
+    # lift onset re-derived from the recorded object track: first frame > 1 cm above frame 0
+    z = rec.objects[0].pos[:, 2]
+    g = int(np.flatnonzero(z > z[0] + 0.01)[0])
+    assert rec.grasp_frame == g
+    win = scene_window(rec, 0.5, 0.6)  # at 120 Hz: 60 frames before the onset, 72 after, both included
+    assert (win.start, win.stop) == (g - round(0.5 * rec.fps), g + round(0.6 * rec.fps) + 1)
     out = tmp_path / "mug_lift.mp4"
     st = render_recording(rec, out, size=SIZE, window=win, hand="landmarks")
-    assert st.frames == 34  # 1.1 s at 30 fps, both ends included
+    n_out = round(1.1 * 30) + 1  # 1.1 s at 30 fps, both ends included
+    assert st.frames == n_out
     meta, frames = read_mp4(out)
-    assert frames.shape == (34, SIZE[1], SIZE[0], 3)
+    assert frames.shape == (n_out, SIZE[1], SIZE[0], 3)
     obj, skin = object_mask(frames), skin_mask(frames)
     assert obj.sum(axis=(1, 2)).min() > 100 and skin.sum(axis=(1, 2)).max() > 30
-    # recorded mug z: 0.804 m at frame 204, ~0.93 m at 336: it moves up the image
-    z = rec.objects[0].pos[[204, 336], 2]
-    assert z[1] - z[0] > 0.08
+    # the recorded mug rises over the window (measured: 0.804 m at its first frame, ~0.93 m at
+    # its last), so it moves up the image
+    assert z[win.stop - 1] - z[win.start] > 0.08
     assert np.nonzero(obj[0])[0].mean() - np.nonzero(obj[-1])[0].mean() > 3.0
 
 
@@ -73,10 +77,11 @@ def test_whole_scene_untracked_objects(capsule_rhand, grab_dir, tmp_path):
         support_height=0.8, grasp_frame=grasp,
     ).validate()
     win = scene_window(rec)
-    assert (win.start, win.stop) == (5, 51)  # t in [0.5, 5.0] s = grasp - 4 s .. grasp + 0.5 s
+    # untracked default window: t in [grasp - 4 s, grasp + 0.5 s], both ends included
+    assert (win.start, win.stop) == (grasp - round(4.0 * fps), grasp + round(0.5 * fps) + 1)
     out = tmp_path / "scene.mp4"
     st = render_recording(rec, out, size=(320, 240), hand="mano", hand_mjcf=capsule_rhand)
-    assert st.frames == 136  # 4.5 s at 30 fps from 10 Hz frames (each repeated 3x)
+    assert st.frames == round(4.5 * 30) + 1  # 4.5 s at 30 fps from 10 Hz frames (each repeated 3x)
     _, frames = read_mp4(out)
     f = frames.astype(np.int16)
     r, g, b = f[..., 0], f[..., 1], f[..., 2]
@@ -95,7 +100,7 @@ def test_taco_recorded_mano_vertices(taco_dir, tmp_path):
     win = scene_window(rec, 0.3, 0.3)
     out = tmp_path / "taco.mp4"
     st = render_recording(rec, out, size=(320, 240), window=win, hand="landmarks")
-    assert st.frames == win.stop - win.start == 19  # 0.6 s at 30 Hz, both ends included
+    assert st.frames == win.stop - win.start == round(0.6 * 30) + 1  # 0.6 s at 30 Hz, both ends included
     _, frames = read_mp4(out)
     skin = skin_mask(frames).sum(axis=(1, 2))
     assert skin.min() > 60  # measured 150-376 px (the hand turns partly behind the box)

@@ -35,12 +35,16 @@ def test_short_rollout_lifts_through_contact(contact_and_ablation):
     res, _, cfg = contact_and_ablation
     m = res.metrics
     assert m["stable"] and m["completed"], m["unstable_reason"]
-    # the object rose with the hand (lift 6 cm) and is off the table at the end
-    assert m["rise"] > 0.045, m  # of the 6 cm lift
-    assert m["clearance"] > 0.04 and m["lifted"] and m["outcome"] == "lifted"
+    # the object rose with the hand: most (3/4) of the commanded lift, and not more than it
+    # plus 5 mm of contact settling (measured 57.8 mm of the 60 mm lift)
+    lift = SHORT["lift_height"]
+    assert 0.75 * lift < m["rise"] < lift + 0.005, m
+    # and it left its support: clearance at the end = rise + the first-frame rest gap, which the
+    # input checks bound to a few mm (measured 3.0 mm here)
+    assert abs(m["clearance"] - m["rise"]) < 0.005 and m["lifted"] and m["outcome"] == "lifted"
     assert m["contacts_force_at_lift"] > 0
     # held in the hand: the object moves little in the wrist frame during lift and hold
-    # (measured 2.3 mm; an object left on the table would show the whole 60 mm lift)
+    # (measured 2.3 mm; an object left on the table would show the whole lift, 60 mm)
     assert m["slip_mm"] is not None and m["slip_mm"] < 15.0, m["slip_mm"]
     # the effort limit is really applied by the solver
     assert m["finger_actuator_force_max"] <= cfg.effort_limit * (1 + 1e-5)
@@ -118,8 +122,10 @@ def test_ball_drive_flutter_bound(window, capsule_rhand):
 
 
 def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
-    """Seed 003: gains/force ranges are baked in at solver construction; a later edit
-    silently does not reach MuJoCo. The read-back must notice."""
+    """Newton's SolverMuJoCo copies gains and force ranges into its MuJoCo model when it is
+    built; a later edit of the Newton model (without ``SolverMuJoCo.notify_model_changed``)
+    silently does not reach MuJoCo (shown below: the solver keeps 0.4 N·m). The read-back
+    must notice."""
     from replay.diagnostics import check_readback
     from replay.errors import ReadbackError
     from replay.scene import build_scene
