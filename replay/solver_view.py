@@ -46,6 +46,7 @@ class ContactRows:
 
     @property
     def count(self) -> int:
+        """Number of contacts n."""
         return int(len(self.geom))
 
 
