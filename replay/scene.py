@@ -187,9 +187,9 @@ def build_scene(
         The :class:`Scene`.
 
     Raises:
-        SceneError: read-back mismatch (a set value did not reach the solver).
+        ReadbackError: read-back mismatch (a set value did not reach the solver).
+        SceneError: the hand import is not as expected. DataError: bad asset.
     """
-
     model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
                               support_extent)
     build_inputs = dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
