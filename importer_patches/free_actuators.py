@@ -32,15 +32,19 @@ from .errors import FreeJointActuatorWarning
 NAME = "free_actuators"
 
 
-def warn(path, acts: list[ActuatorSpec], free_joint_of: dict[str, str]) -> str:
-    """Issue one FreeJointActuatorWarning for ``acts``; return its message."""
+def warn(path, acts: list[ActuatorSpec], free_joint_of: dict[str, str], stacklevel: int = 3) -> str:
+    """Issue one FreeJointActuatorWarning for ``acts``; return its message.
+
+    ``stacklevel`` is passed to :func:`warnings.warn`; pick it so the warning points at the
+    caller of :func:`importer_patches.add_mjcf`.
+    """
     names = ", ".join(f"{a.name} ({a.joint} -> free joint {free_joint_of[a.joint]})" for a in acts)
     message = (
         f"{path}: {len(acts)} actuator(s) target a joint that is FREE in Newton and were not imported "
         f"(SolverMuJoCo cannot actuate free joints): {names}. Their kp/kv are in "
         "ImportReport.wrist_gains / free_joint_actuators; apply them as a wrench via Control.joint_f."
     )
-    warnings.warn(message, FreeJointActuatorWarning, stacklevel=3)
+    warnings.warn(message, FreeJointActuatorWarning, stacklevel=stacklevel)
     return message
 
 

@@ -26,6 +26,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.config import GRAVITY
 from replay.hand_layout import MANOSIM_HAND
+from replay.solver_view import SolverView
 
 
 def quat_slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
@@ -147,11 +148,7 @@ def finger_actuator_force_max(scene) -> float:
     With the effort limit applied this never exceeds ``config.effort_limit``
     (MuJoCo clamps each ``<position>`` actuator to its force range).
     """
-    s = scene.solver
-    if getattr(s, "use_mujoco_cpu", False):
-        f = np.asarray(s.mj_data.actuator_force)
-    else:
-        f = s.mjw_data.actuator_force.numpy()[0]
+    f = SolverView(scene.solver).data_field("actuator_force")
     return float(np.max(np.abs(f))) if f.size else 0.0
 
 

@@ -17,8 +17,9 @@
   m the joint's effective inertia (generalized mass-matrix diagonal incl. armature),
   theta the largest commanded angle from identity. :func:`flutter_margins`.
 
-MuJoCo arrays are read directly from ``solver.mj_model``/``mj_data`` (CPU) or
-``solver.mjw_model``/``mjw_data`` (CUDA); MuJoCo quaternions are wxyz, Newton's xyzw.
+MuJoCo arrays are read through :class:`replay.solver_view.SolverView` (MuJoCo C's
+``mj_model``/``mj_data`` or mujoco-warp's ``mjw_model``/``mjw_data``, world 0);
+MuJoCo quaternions are wxyz, Newton's xyzw.
 """
 
 from __future__ import annotations
@@ -27,20 +28,11 @@ import math
 import warnings
 
 import mujoco
-import mujoco_warp
 import numpy as np
 
 from replay.errors import ReadbackError
 from replay.hand_layout import MANOSIM_HAND
-
-
-def _is_cpu(solver) -> bool:
-    return bool(getattr(solver, "use_mujoco_cpu", False))
-
-
-def _mj(solver):
-    """(MjModel, MjData) of the CPU backend."""
-    return solver.mj_model, solver.mj_data
+from replay.solver_view import SolverView
 
 
 # ---------------------------------------------------------------------------------
@@ -49,40 +41,27 @@ def _mj(solver):
 def count_contacts(solver, model, state) -> int:
     """Contacts MuJoCo detects for ``state`` (kinematic probe, no time advances).
 
-    Pushes ``state`` into the solver's MuJoCo data and runs collision detection.
+    Pushes ``state`` into the solver's MuJoCo data and runs MuJoCo's forward pass.
     """
-    if _is_cpu(solver):
-        m, d = _mj(solver)
-        solver._update_mjc_data(d, model, state)
-        mujoco.mj_forward(m, d)
-        return int(d.ncon)
-
-    solver._update_mjc_data(solver.mjw_data, model, state)
-    mujoco_warp.forward(solver.mjw_model, solver.mjw_data)
-    return int(solver.mjw_data.nacon.numpy()[0])
+    view = SolverView(solver)
+    view.push_state(model, state)
+    view.forward()
+    return view.contact_count()
 
 
 def dof_inertia(solver, model, state) -> np.ndarray:
     """(joint_dof_count,) generalized mass-matrix diagonal in Newton DOF order, kg or kg·m^2.
 
-    Includes armature (MuJoCo adds it to qM). Computed by MuJoCo at ``state`` (CPU
-    backend: ``mj_fullM``); the CUDA path uses a CPU MuJoCo copy of the model.
+    Includes armature (MuJoCo adds it to qM). Computed by MuJoCo C at ``state``
+    (``mj_fullM``); on mujoco-warp, on a MuJoCo C copy of the model at world 0's coordinates.
     """
-
-    if _is_cpu(solver):
-        m, d = _mj(solver)
-        solver._update_mjc_data(d, model, state)
-    else:  # evaluate on the CPU model MuJoCo compiled from
-        m = solver.mj_model
-        d = mujoco.MjData(m)
-        q = solver.mjw_data.qpos.numpy()[0]
-        d.qpos[:] = q
+    view = SolverView(solver)
+    m, d = view.mujoco_c_at(model, state)
     mujoco.mj_forward(m, d)
     full = np.zeros((m.nv, m.nv))
     mujoco.mj_fullM(m, d, full)
     diag_mj = np.diag(full)
-    mj2n = solver.mjc_dof_to_newton_dof.numpy()
-    mj2n = mj2n[0] if mj2n.ndim == 2 else mj2n
+    mj2n = view.to_newton("mjc_dof_to_newton_dof")
     out = np.zeros(model.joint_dof_count)
     for i, n in enumerate(mj2n[: m.nv]):
         if n >= 0:
@@ -93,47 +72,29 @@ def dof_inertia(solver, model, state) -> np.ndarray:
 def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -> tuple[int, int]:
     """``(n_contacts, n_carrying_force)`` between hand and object shapes in the last step.
 
-    A contact carries force when its normal force (first constraint row; elliptic
-    and pyramidal alike have it first for elliptic, summed pyramid rows otherwise)
-    exceeds ``force_min`` N.
+    A contact carries force when its normal force (the first constraint row for elliptic
+    cones; the sum of the 2 (dim - 1) edge rows for pyramidal ones) exceeds ``force_min`` N.
     """
     hand = set(int(s) for s in hand_shapes)
     obj = set(int(s) for s in object_shapes)
-    g2s = solver.mjc_geom_to_newton_shape.numpy()
-    g2s = g2s[0] if g2s.ndim == 2 else g2s
-    if _is_cpu(solver):
-        m, d = _mj(solver)
-        n = int(d.ncon)
-        if n == 0:
-            return 0, 0
-        geoms = d.contact.geom[:n]
-        adr = d.contact.efc_address[:n]
-        dims = d.contact.dim[:n]
-        efc = d.efc_force
-        pyramidal = m.opt.cone == 0
-    else:
-        d = solver.mjw_data
-        n = int(d.nacon.numpy()[0])
-        if n == 0:
-            return 0, 0
-        geoms = d.contact.geom.numpy()[:n]
-        adr = d.contact.efc_address.numpy()[:n, 0]
-        dims = d.contact.dim.numpy()[:n]
-        efc = d.efc.force.numpy()[0]
-        pyramidal = int(solver.mjw_model.opt.cone) == 0
-    s0 = g2s[geoms[:, 0]]
-    s1 = g2s[geoms[:, 1]]
+    view = SolverView(solver)
+    g2s = view.to_newton("mjc_geom_to_newton_shape")
+    c = view.contacts()
+    if c.count == 0:
+        return 0, 0
+    s0 = g2s[c.geom[:, 0]]
+    s1 = g2s[c.geom[:, 1]]
     mask = (np.isin(s0, list(hand)) & np.isin(s1, list(obj))) | (np.isin(s1, list(hand)) & np.isin(s0, list(obj)))
     idx = np.flatnonzero(mask)
     carrying = 0
     for i in idx:
-        a = int(adr[i])
+        a = int(c.efc_address[i])
         if a < 0:
             continue
-        if pyramidal and dims[i] > 1:
-            fn = float(np.sum(efc[a : a + 2 * (int(dims[i]) - 1)]))
+        if c.pyramidal and c.dim[i] > 1:
+            fn = float(np.sum(c.efc_force[a : a + 2 * (int(c.dim[i]) - 1)]))
         else:
-            fn = float(efc[a])
+            fn = float(c.efc_force[a])
         if fn > force_min:
             carrying += 1
     return int(idx.size), int(carrying)
@@ -142,45 +103,36 @@ def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -
 class OverflowMonitor:
     """Per-step overflow check, backend-aware.
 
-    CPU: MuJoCo's ``warning[mjWARN_CONTACTFULL|mjWARN_CNSTRFULL].number`` counters
+    MuJoCo C: MuJoCo's ``warning[mjWARN_CONTACTFULL|mjWARN_CNSTRFULL].number`` counters
     (contacts/constraints dropped from the physics) and ``ncon`` against
     ``capacity`` (contacts beyond it are dropped from newton's export).
-    CUDA: the solver's ``overflow`` observable bitmask.
+    mujoco-warp: the solver's ``overflow`` observable bitmask.
     """
 
     def __init__(self, solver, capacity: int):
         self.solver = solver
+        self.view = SolverView(solver)
         self.capacity = int(capacity)
         self.peak = 0
         self.observables = None
-        if _is_cpu(solver):
-            _, d = _mj(solver)
-            self._warn_ids = {
-                "CONTACTFULL": int(mujoco.mjtWarning.mjWARN_CONTACTFULL),
-                "CNSTRFULL": int(mujoco.mjtWarning.mjWARN_CNSTRFULL),
-            }
-            self._base = {k: int(d.warning[i].number) for k, i in self._warn_ids.items()}
-        else:
+        self._base = self.view.drop_warnings()
+        if self._base is None:
             self.observables = solver.observables([solver.ObservableKind.OVERFLOW])
 
     def check(self) -> str | None:
         """Return a reason string if anything overflowed in the last step, else None."""
-        s = self.solver
-        if _is_cpu(s):
-            _, d = _mj(s)
-            n = int(d.ncon)
-            self.peak = max(self.peak, n)
-            for k, i in self._warn_ids.items():
-                if int(d.warning[i].number) > self._base[k]:
-                    return f"MuJoCo mjWARN_{k}: contacts/constraints dropped (arena full, {n} contacts)"
-            if n > self.capacity:
-                return f"contact overflow: {n} contacts exceed the capacity {self.capacity}"
-            return None
-        bits = int(self.observables.overflow.numpy()[0])
-        n = int(s.mjw_data.nacon.numpy()[0])
+        n = self.view.contact_count()
         self.peak = max(self.peak, n)
-        if bits:
-            return f"solver overflow bitmask {bits:#x} (contacts or constraints dropped, {n} contacts)"
+        if self.observables is not None:
+            bits = int(self.observables.overflow.numpy()[0])
+            if bits:
+                return f"solver overflow bitmask {bits:#x} (contacts or constraints dropped, {n} contacts)"
+            return None
+        for k, number in self.view.drop_warnings().items():
+            if number > self._base[k]:
+                return f"MuJoCo mjWARN_{k}: contacts/constraints dropped (arena full, {n} contacts)"
+        if n > self.capacity:
+            return f"contact overflow: {n} contacts exceed the capacity {self.capacity}"
         return None
 
 
@@ -286,58 +238,90 @@ def check_readback(scene) -> dict:
     body pair is excluded.
 
     Returns:
-        dict of the values read (written into the rollout JSON).
+        dict of the values read (written into the rollout JSON): ``finger_kp`` N·m/rad,
+        ``finger_kd_range`` N·m·s/rad, ``finger_forcerange`` N·m, ``finger_damping``
+        N·m·s/rad, ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``.
 
     Raises:
         ReadbackError: listing every mismatch.
     """
-    s, model, cfg = scene.solver, scene.model, scene.config
-    if _is_cpu(s):
-        m, _ = _mj(s)
-        get = lambda name: np.asarray(getattr(m, name))  # noqa: E731
-    else:
-        mw = s.mjw_model
-        m = s.mj_model
+    view = SolverView(scene.solver)
+    m = view.mj_model
+    errs = _check_options(view, scene.config)
+    act_errs, acts = _check_actuators(view, scene)
+    dof_errs, dof_damping = _check_dofs(view, scene.model)
+    errs += act_errs + dof_errs + _check_object_geoms(view, scene)
+    excluded = _excluded_pairs(view, scene) if scene.ablation else None
 
-        def get(name):
-            a = getattr(mw, name)
-            a = a.numpy() if hasattr(a, "numpy") else np.asarray(a)
-            return a[0] if a.ndim >= 2 and a.shape[0] == 1 and name not in ("geom_condim",) else a
-
-    errs = []
-    opt = m.opt
-    want = {
-        "solver": {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG}[cfg.solver],
-        "integrator": {
-            "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-            "euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
-        }[cfg.integrator],
-        "cone": {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL}[cfg.cone],
+    rows = acts["finger_rows"]
+    gain, bias, frange = acts["gain"], acts["bias"], acts["frange"]
+    f0, f1 = scene.finger_qd_start, scene.finger_qd_start + MANOSIM_HAND.finger_dofs
+    mj2n = view.to_newton("mjc_dof_to_newton_dof")
+    result = {
+        "finger_kp": float(gain[rows[0]][0]) if rows else None,
+        "finger_kd_range": [float(min(-bias[a][2] for a in rows)), float(max(-bias[a][2] for a in rows))]
+        if rows else None,
+        "finger_forcerange": float(frange[rows[0]][1]) if rows else None,
+        "finger_damping": sorted({round(float(dof_damping[i]), 6) for i, n in enumerate(mj2n[: m.nv]) if f0 <= n < f1}),
+        "impratio": float(m.opt.impratio) if view.is_cpu else None,
+        "n_actuators": int(m.nu),
+        "ablation_excluded_body_pairs": excluded,
     }
+    if errs:
+        raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))
+    return result
+
+
+_SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG}
+_INTEGRATORS = {
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+}
+_CONES = {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL}
+
+
+def _check_options(view: SolverView, cfg) -> list[str]:
+    """Mismatches of ``mj_model.opt`` against the config: solver, integrator, cone; on MuJoCo C also
+    impratio, iterations and gravity (m/s^2, world Z-up)."""
+    errs = []
+    opt = view.mj_model.opt
+    want = {"solver": _SOLVERS[cfg.solver], "integrator": _INTEGRATORS[cfg.integrator], "cone": _CONES[cfg.cone]}
     for k, v in want.items():
         if int(getattr(opt, k)) != int(v):
             errs.append(f"opt.{k} = {int(getattr(opt, k))}, set {int(v)}")
-    if _is_cpu(s):
+    if view.is_cpu:
         if not _close(opt.impratio, cfg.impratio):
             errs.append(f"opt.impratio = {opt.impratio}, set {cfg.impratio}")
         if int(opt.iterations) != cfg.iterations:
             errs.append(f"opt.iterations = {opt.iterations}, set {cfg.iterations}")
         if not _close(opt.gravity, [0, 0, -9.81]):
             errs.append(f"opt.gravity = {list(opt.gravity)}")
+    return errs
 
+
+def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:
+    """Mismatches of the compiled actuators against the Newton model's drives.
+
+    Every finger actuator must have kp = ``joint_target_ke``, bias [0, -ke, -kd] and a force
+    range of +- ``joint_effort_limit`` (force-limited); none may target the wrist's free joint;
+    there must be one per finger DOF.
+
+    Returns:
+        ``(errors, read)``; ``read`` holds ``finger_rows`` (MuJoCo actuator ids of the finger
+        DOFs) and the compiled ``gain``, ``bias``, ``frange`` arrays.
+    """
+    model, m = scene.model, view.mj_model
     ke = model.joint_target_ke.numpy()
     kd = model.joint_target_kd.numpy()
     eff = model.joint_effort_limit.numpy()
-    damp = model.joint_damping.numpy()
-    arm = model.joint_armature.numpy()
-    a2n = s.mjc_actuator_to_newton_idx.numpy() if s.mjc_actuator_to_newton_idx is not None else np.zeros(0, int)
-    gain = get("actuator_gainprm")
-    bias = get("actuator_biasprm")
-    frange = get("actuator_forcerange")
+    a2n = view.to_newton("mjc_actuator_to_newton_idx")
+    gain = view.model_field("actuator_gainprm")
+    bias = view.model_field("actuator_biasprm")
+    frange = view.model_field("actuator_forcerange")
     flim = np.asarray(m.actuator_forcelimited)
     f0, f1 = scene.finger_qd_start, scene.finger_qd_start + MANOSIM_HAND.finger_dofs
     w0 = scene.hand_qd_start
-    finger_rows = []
+    errs, finger_rows = [], []
     for a, n in enumerate(a2n[: m.nu]):
         if n < 0:
             continue
@@ -351,29 +335,39 @@ def check_readback(scene) -> dict:
                 errs.append(f"actuator {a} (DOF {n}) bias {bias[a][:3]} != [0, {-ke[n]}, {-kd[n]}]")
             if not (flim[a] == 1 or flim[a] == 2) or not _close(frange[a], [-eff[n], eff[n]]):
                 errs.append(f"actuator {a} (DOF {n}) forcerange {frange[a]} (limited={flim[a]}) != +-{eff[n]}")
-    if len(finger_rows) != 45:
-        errs.append(f"{len(finger_rows)} finger actuators compiled, expected 45")
+    if len(finger_rows) != MANOSIM_HAND.finger_dofs:
+        errs.append(f"{len(finger_rows)} finger actuators compiled, expected {MANOSIM_HAND.finger_dofs}")
+    return errs, {"finger_rows": finger_rows, "gain": gain, "bias": bias, "frange": frange}
 
-    mj2n = s.mjc_dof_to_newton_dof.numpy()
-    mj2n = mj2n[0] if mj2n.ndim == 2 else mj2n
-    dof_damping = get("dof_damping")
-    dof_arm = get("dof_armature")
-    for i, n in enumerate(mj2n[: m.nv]):
+
+def _check_dofs(view: SolverView, model) -> tuple[list[str], np.ndarray]:
+    """Mismatches of MuJoCo's per-DOF damping and armature against Newton's; also returns ``dof_damping``."""
+    damp = model.joint_damping.numpy()
+    arm = model.joint_armature.numpy()
+    mj2n = view.to_newton("mjc_dof_to_newton_dof")
+    dof_damping = view.model_field("dof_damping")
+    dof_arm = view.model_field("dof_armature")
+    errs = []
+    for i, n in enumerate(mj2n[: view.mj_model.nv]):
         if n < 0:
             continue
         if not _close(dof_damping[i], damp[n]):
             errs.append(f"MuJoCo dof {i} damping {dof_damping[i]} != Newton DOF {n} {damp[n]}")
         if not _close(dof_arm[i], arm[n]):
             errs.append(f"MuJoCo dof {i} armature {dof_arm[i]} != Newton DOF {n} {arm[n]}")
+    return errs, dof_damping
 
-    g2s = s.mjc_geom_to_newton_shape.numpy()
-    g2s = g2s[0] if g2s.ndim == 2 else g2s
+
+def _check_object_geoms(view: SolverView, scene) -> list[str]:
+    """Mismatches of the object geoms' friction and condim; every object shape must reach the solver."""
+    model, m = scene.model, view.mj_model
+    g2s = view.to_newton("mjc_geom_to_newton_shape")
     mu = model.shape_material_mu.numpy()
-    gfric = get("geom_friction")
+    gfric = view.model_field("geom_friction")
     gcondim = np.asarray(m.geom_condim)
     cd = model.mujoco.condim.numpy() if hasattr(model, "mujoco") and hasattr(model.mujoco, "condim") else None
     obj = set(int(x) for x in scene.object_shapes)
-    seen = 0
+    errs, seen = [], 0
     for g, sh in enumerate(g2s[: m.ngeom]):
         if sh in obj:
             seen += 1
@@ -383,33 +377,22 @@ def check_readback(scene) -> dict:
                 errs.append(f"object geom {g} condim {gcondim[g]} != {cd[sh]}")
     if seen != len(obj):
         errs.append(f"{seen} of {len(obj)} object collision parts reached the solver")
+    return errs
 
-    excluded = None
-    if scene.ablation:
-        b2n = s.mjc_body_to_newton.numpy()
-        b2n = b2n[0] if b2n.ndim == 2 else b2n
-        pairs = set()
-        for k in range(m.nexclude):
-            sig = int(m.exclude_signature[k])
-            b1, b2 = sig >> 16, sig & 0xFFFF
-            pairs.add(frozenset((int(b2n[b1]), int(b2n[b2]))))
-        need = {frozenset((int(h), int(scene.object_body))) for h in scene.hand_bodies}
-        excluded = len(need & pairs)
-        if excluded != len(need):
-            # not fatal by itself if the pairs are filtered by contype/conaffinity; verified
-            # per step by the hand-object contact count, which must stay 0.
-            pass
 
-    result = {
-        "finger_kp": float(gain[finger_rows[0]][0]) if finger_rows else None,
-        "finger_kd_range": [float(min(-bias[a][2] for a in finger_rows)), float(max(-bias[a][2] for a in finger_rows))]
-        if finger_rows else None,
-        "finger_forcerange": float(frange[finger_rows[0]][1]) if finger_rows else None,
-        "finger_damping": sorted({round(float(dof_damping[i]), 6) for i, n in enumerate(mj2n[: m.nv]) if f0 <= n < f1}),
-        "impratio": float(opt.impratio) if _is_cpu(s) else None,
-        "n_actuators": int(m.nu),
-        "ablation_excluded_body_pairs": excluded,
-    }
-    if errs:
-        raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))
-    return result
+def _excluded_pairs(view: SolverView, scene) -> int:
+    """How many hand-object body pairs MuJoCo's ``<exclude>`` list holds (the ablation wants all).
+
+    Not checked here: pairs filtered by contype/conaffinity instead are verified per step by the
+    hand-object contact count, which must stay 0. ``exclude_signature`` packs the two body ids
+    as ``b1 << 16 | b2`` (MuJoCo ``mjModel`` reference).
+    """
+    m = view.mj_model
+    b2n = view.to_newton("mjc_body_to_newton")
+    pairs = set()
+    for k in range(m.nexclude):
+        sig = int(m.exclude_signature[k])
+        b1, b2 = sig >> 16, sig & 0xFFFF
+        pairs.add(frozenset((int(b2n[b1]), int(b2n[b2]))))
+    need = {frozenset((int(h), int(scene.object_body))) for h in scene.hand_bodies}
+    return len(need & pairs)

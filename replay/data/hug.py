@@ -46,6 +46,7 @@ no grasp found).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -162,86 +163,10 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
     scene_dir = Path(scene_dir)
     if hand not in ("right", "left"):
         raise DataError(path, "hand", f"expected 'right' or 'left', got {hand!r}")
-    data = load_pickle(path)
-    if not isinstance(data, dict):
-        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
-    if "fps" not in data:
-        raise DataError(path, "fps", "missing field")
-    try:
-        fps = float(data["fps"])
-    except (TypeError, ValueError):
-        raise DataError(path, "fps", f"expected a number, got {data['fps']!r}") from None
-    if not (np.isfinite(fps) and fps > 0):
-        raise DataError(path, "fps", f"must be positive, got {fps}")
-    frames = data.get("frame_data")
-    if frames is None:
-        raise DataError(path, "frame_data", "missing field")
-    if not isinstance(frames, (list, tuple)) or len(frames) < 2:
-        raise DataError(path, "frame_data", "expected a list of at least 2 frames")
-
-    T = len(frames)
-    valid = np.zeros(T, bool)
-    lm = np.full((T, 21, 3), np.nan)
-    pose = np.full((T, 15, 3), np.nan)
-    Tww = np.full((T, 4, 4), np.nan)
-    betas = np.full((T, 10), np.nan)
-    have_betas = False
-    index = np.zeros(T, np.int64)
-    for t, fr in enumerate(frames):
-        where = f"frame_data[{t}]"
-        if not isinstance(fr, dict):
-            raise DataError(path, where, f"expected a dict, got {type(fr).__name__}")
-        for key in ("index", "T_world_device"):
-            if key not in fr:
-                raise DataError(path, f"{where}.{key}", "missing field")
-        index[t] = int(fr["index"])
-        T_wd = _mat4(fr["T_world_device"], path, f"{where}.T_world_device")
-        entry = _hand_entry(fr, hand, path, t)
-        if entry is None:
-            continue
-        hw = f"{where}.mano_hand_tracking.{hand}"
-        for key in ("T_device_wrist", "pose", "landmarks"):
-            if key not in entry:
-                raise DataError(path, f"{hw}.{key}", "missing field")
-        T_dw = _mat4(entry["T_device_wrist"], path, f"{hw}.T_device_wrist")
-        p = _pose15(entry["pose"], path, f"{hw}.pose")
-        try:
-            l_dev = np.asarray(entry["landmarks"], float)
-        except (TypeError, ValueError):
-            raise DataError(path, f"{hw}.landmarks", "expected a numeric array") from None
-        if l_dev.shape != (21, 3):
-            raise DataError(path, f"{hw}.landmarks", f"expected shape (21, 3), got {l_dev.shape}")
-        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(l_dev))):
-            continue  # a dropout written as NaN: treat like a missing hand
-        valid[t] = True
-        Tww[t] = T_wd @ T_dw
-        lm[t] = l_dev @ T_wd[:3, :3].T + T_wd[:3, 3]
-        pose[t] = p
-        for key in ("betas", "shape", "shape_params"):
-            if key in entry and entry[key] is not None:
-                b = np.asarray(entry[key], float).reshape(-1)
-                if b.size >= 10:
-                    betas[t] = b[:10]
-                    have_betas = True
-                break
-    if not np.all(np.diff(index) > 0):
-        raise DataError(path, "frame_data.index", "frame indices are not strictly increasing")
-    if not valid.any():
-        raise DataError(path, f"frame_data.mano_hand_tracking.{hand}", f"no frame has a valid {hand} hand")
-
-    obj_dirs = sorted(p.parent.parent for p in scene_dir.glob("*/sim_assets/visual.obj"))
-    if not obj_dirs:
-        raise DataError(scene_dir, "sim_assets", "no <object>/sim_assets/visual.obj in the scene folder")
-    tracks, meshes_world, placement, lowest = [], [], {}, {}
-    for od in obj_dirs:
-        asset, wp = load_hug_object(od / "sim_assets", name=od.name)
-        pos, rule = hug_object_pose(asset, wp)
-        placement[asset.name] = rule
-        mesh = load_mesh(asset.visual_mesh, "visual_mesh", asset.source)
-        mesh.apply_translation(pos)
-        meshes_world.append(mesh)
-        lowest[asset.name] = float(mesh.bounds[0, 2])
-        tracks.append(ObjectTrack(asset=asset, pos=np.tile(pos, (T, 1)), quat=np.tile([0.0, 0.0, 0.0, 1.0], (T, 1)), tracked=False))
+    fps, frames = _read_header(path)
+    hf = _read_hand_frames(frames, hand, path)
+    T, valid, lm, Tww = len(frames), hf.valid, hf.landmarks, hf.T_world_wrist
+    tracks, meshes_world, placement, lowest = _read_objects(scene_dir, T)
 
     found = find_first_grasp(lm, valid, meshes_world)
     if found is None:
@@ -267,10 +192,10 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         target=target,
         support_height=lowest[tracks[target].name],
         grasp_frame=grasp,
-        mano=MANOParams(finger_pose=pose, global_orient=None, trans=None, T_world_wrist=Tww,
-                        betas=betas if have_betas else None, flat_hand_mean=None, vertices=None),
+        mano=MANOParams(finger_pose=hf.pose, global_orient=None, trans=None, T_world_wrist=Tww,
+                        betas=hf.betas, flat_hand_mean=None, vertices=None),
         meta={
-            "frame_index": index,
+            "frame_index": hf.index,
             "object_placement": placement,
             "object_lowest_z": lowest,
             "landmark0_to_wrist_mm": float(np.median(l0) * 1000),
@@ -282,3 +207,149 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         },
     )
     return rec.validate()
+
+
+def _read_header(path: Path) -> tuple[float, list]:
+    """``(fps, frame_data)`` of an ``aria_data.pkl``.
+
+    Raises:
+        DataError: not a dict, ``fps`` missing/not a positive number, ``frame_data`` missing or
+            fewer than 2 frames.
+    """
+    data = load_pickle(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    if "fps" not in data:
+        raise DataError(path, "fps", "missing field")
+    try:
+        fps = float(data["fps"])
+    except (TypeError, ValueError):
+        raise DataError(path, "fps", f"expected a number, got {data['fps']!r}") from None
+    if not (np.isfinite(fps) and fps > 0):
+        raise DataError(path, "fps", f"must be positive, got {fps}")
+    frames = data.get("frame_data")
+    if frames is None:
+        raise DataError(path, "frame_data", "missing field")
+    if not isinstance(frames, (list, tuple)) or len(frames) < 2:
+        raise DataError(path, "frame_data", "expected a list of at least 2 frames")
+    return fps, frames
+
+
+@dataclass(frozen=True)
+class _HandFrames:
+    """Per-frame arrays of one hand (NaN where ``valid`` is False): ``landmarks`` (T, 21, 3) world m,
+    ``pose`` (T, 15, 3) rad, ``T_world_wrist`` (T, 4, 4), ``betas`` (T, 10) or None when no frame
+    stores them, ``index`` (T,) the file's frame indices."""
+
+    valid: np.ndarray
+    landmarks: np.ndarray
+    pose: np.ndarray
+    T_world_wrist: np.ndarray
+    betas: np.ndarray | None
+    index: np.ndarray
+
+
+def _read_hand_frames(frames: list, hand: str, path: Path) -> _HandFrames:
+    """Read every frame's device pose and ``hand`` (missing or NaN hand: frame not valid).
+
+    Raises:
+        DataError: a frame is not a dict or lacks a field (named with its index), indices are not
+            strictly increasing, or no frame has a valid ``hand``.
+    """
+    T = len(frames)
+    valid = np.zeros(T, bool)
+    lm = np.full((T, 21, 3), np.nan)
+    pose = np.full((T, 15, 3), np.nan)
+    Tww = np.full((T, 4, 4), np.nan)
+    betas = np.full((T, 10), np.nan)
+    have_betas = False
+    index = np.zeros(T, np.int64)
+    for t, fr in enumerate(frames):
+        where = f"frame_data[{t}]"
+        if not isinstance(fr, dict):
+            raise DataError(path, where, f"expected a dict, got {type(fr).__name__}")
+        for key in ("index", "T_world_device"):
+            if key not in fr:
+                raise DataError(path, f"{where}.{key}", "missing field")
+        index[t] = int(fr["index"])
+        T_wd = _mat4(fr["T_world_device"], path, f"{where}.T_world_device")
+        entry = _hand_entry(fr, hand, path, t)
+        if entry is None:
+            continue
+        read = _read_hand(entry, path, f"{where}.mano_hand_tracking.{hand}")
+        if read is None:
+            continue  # a dropout written as NaN: treat like a missing hand
+        T_dw, p, l_dev, b = read
+        valid[t] = True
+        Tww[t] = T_wd @ T_dw
+        lm[t] = l_dev @ T_wd[:3, :3].T + T_wd[:3, 3]
+        pose[t] = p
+        if b is not None:
+            betas[t] = b
+            have_betas = True
+    if not np.all(np.diff(index) > 0):
+        raise DataError(path, "frame_data.index", "frame indices are not strictly increasing")
+    if not valid.any():
+        raise DataError(path, f"frame_data.mano_hand_tracking.{hand}", f"no frame has a valid {hand} hand")
+    return _HandFrames(valid, lm, pose, Tww, betas if have_betas else None, index)
+
+
+def _read_hand(entry: dict, path: Path, hw: str):
+    """``(T_device_wrist (4, 4), pose (15, 3) rad, landmarks (21, 3) device m, betas (10,) or None)``
+    of one hand entry, or None when its pose or landmarks are non-finite (a dropout).
+
+    ``betas`` are the first 10 of the first of ``betas``/``shape``/``shape_params`` present and
+    not None (None if it holds fewer than 10).
+
+    Raises:
+        DataError: a field is missing or ill-shaped (``hw`` names the entry).
+    """
+    for key in ("T_device_wrist", "pose", "landmarks"):
+        if key not in entry:
+            raise DataError(path, f"{hw}.{key}", "missing field")
+    T_dw = _mat4(entry["T_device_wrist"], path, f"{hw}.T_device_wrist")
+    p = _pose15(entry["pose"], path, f"{hw}.pose")
+    try:
+        l_dev = np.asarray(entry["landmarks"], float)
+    except (TypeError, ValueError):
+        raise DataError(path, f"{hw}.landmarks", "expected a numeric array") from None
+    if l_dev.shape != (21, 3):
+        raise DataError(path, f"{hw}.landmarks", f"expected shape (21, 3), got {l_dev.shape}")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(l_dev))):
+        return None
+    betas = None
+    for key in ("betas", "shape", "shape_params"):
+        if key in entry and entry[key] is not None:
+            b = np.asarray(entry[key], float).reshape(-1)
+            if b.size >= 10:
+                betas = b[:10]
+            break
+    return T_dw, p, l_dev, betas
+
+
+def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
+    """Every ``<object>/sim_assets`` of the scene, resting for ``T`` frames.
+
+    Returns:
+        ``(tracks, meshes_world, placement, lowest)``: one untracked
+        :class:`~replay.data.types.ObjectTrack` per object (identity orientation, xyzw), its visual
+        mesh placed in the world (m), the placement rule per object name, and each object's lowest
+        visual-mesh z, m.
+
+    Raises:
+        DataError: no object assets in ``scene_dir``, or a bad asset (names the file).
+    """
+    obj_dirs = sorted(p.parent.parent for p in scene_dir.glob("*/sim_assets/visual.obj"))
+    if not obj_dirs:
+        raise DataError(scene_dir, "sim_assets", "no <object>/sim_assets/visual.obj in the scene folder")
+    tracks, meshes_world, placement, lowest = [], [], {}, {}
+    for od in obj_dirs:
+        asset, wp = load_hug_object(od / "sim_assets", name=od.name)
+        pos, rule = hug_object_pose(asset, wp)
+        placement[asset.name] = rule
+        mesh = load_mesh(asset.visual_mesh, "visual_mesh", asset.source)
+        mesh.apply_translation(pos)
+        meshes_world.append(mesh)
+        lowest[asset.name] = float(mesh.bounds[0, 2])
+        tracks.append(ObjectTrack(asset=asset, pos=np.tile(pos, (T, 1)), quat=np.tile([0.0, 0.0, 0.0, 1.0], (T, 1)), tracked=False))
+    return tracks, meshes_world, placement, lowest

@@ -135,75 +135,15 @@ def complete_hand(
     kin = load_kinematics(path, side=None if mjcf_path is not None else rec.hand_side)
     if kin.side != rec.hand_side:
         raise DataError(rec.source, "hand_side", f"recording is a {rec.hand_side} hand but {path} is a {kin.side} hand")
-    T = rec.num_frames
     meta = dict(rec.meta)
     if rec.mano is not None:
-        mano = rec.mano
-        flat = mano.flat_hand_mean
-        if flat is None:
-            if rec.dataset not in DEFAULT_FLAT_HAND_MEAN:
-                raise DataError(rec.source, "mano.flat_hand_mean", f"unknown for dataset {rec.dataset!r}; set it")
-            flat = DEFAULT_FLAT_HAND_MEAN[rec.dataset]
-        v = np.asarray(rec.valid, dtype=bool)
-        fv = np.flatnonzero(v)
-        if len(fv) == 0:
-            raise DataError(rec.source, "valid", "no valid hand frame")
-        pose = np.asarray(mano.finger_pose, dtype=np.float64)
-        if pose.shape[0] != T:
-            raise DataError(rec.source, "mano.finger_pose", f"{pose.shape[0]} frames, recording has {T}")
-        try:
-            finger_quat = mano_to_finger_quat(pose[fv], rec.hand_side, flat)
-        except DataError as exc:
-            raise DataError(rec.source, "mano.finger_pose", f"{exc} (in valid frames)") from exc
-        info = {"source": "mano", "flat_hand_mean": bool(flat), "mjcf": str(path)}
-        if mano.T_world_wrist is not None:
-            wrist_pos, wrist_quat = wrist_from_transform(np.asarray(mano.T_world_wrist)[fv], rec.source)
-            info["wrist"] = "T_world_wrist"
-        elif mano.global_orient is not None and mano.trans is not None:
-            go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
-            tr = np.asarray(mano.trans, dtype=np.float64)[fv]
-            _, wq = wrist_from_global_orient(go, tr, np.zeros(3))
-            if mano.vertices is not None:
-                tips = np.asarray(mano.vertices, dtype=np.float64)[fv][:, list(MANO_TIP_VERTICES)]
-                info["j0_fit"] = "fingertip vertices " + str(MANO_TIP_VERTICES)
-            elif rec.landmarks is not None:
-                tips = np.asarray(rec.landmarks, dtype=np.float64)[fv][:, list(TIP_LANDMARKS)]
-                info["j0_fit"] = "fingertip landmarks"
-            else:
-                raise DataError(rec.source, "mano.trans", "MANO's J0 is needed; give vertices or landmarks to fit it")
-            j0 = fit_wrist_offset(kin, wq, tr, finger_quat, tips)
-            wrist_pos, wrist_quat = wrist_from_global_orient(go, tr, j0)
-            info["wrist"] = "global_orient + trans + fitted J0"
-            info["j0_m"] = j0.tolist()
-            L = kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
-            tip_err = float(np.median(np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1)))
-            info["tip_fit_median_mm"] = tip_err * 1000.0
-            if check_fit and tip_err > MAX_TIP_FIT_M:
-                raise DataError(
-                    rec.source, "hand_side",
-                    f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
-                    f"J0 (expected ~10 mm): wrong hand_side ({rec.hand_side!r}) or flat_hand_mean ({flat})?",
-                )
-        else:
-            raise DataError(rec.source, "mano", "neither T_world_wrist nor global_orient + trans given")
-        if len(fv) < T:  # invalid frames: interpolate between / hold the nearest valid ones
-            wrist_pos, wrist_quat, finger_quat = interpolate_pose(fv, wrist_pos, wrist_quat, finger_quat, T)
-            info["filled_invalid_frames"] = int(T - len(fv))
+        wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
     elif rec.landmarks is not None:
-        opt = ik_options or IKOptions()
-        res = fit_landmarks(kin, rec.landmarks, rec.valid, window, opt, cache, progress, rec.source)
-        wrist_pos, wrist_quat, finger_quat = interpolate_pose(res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, T)
-        r = res.residual * 1000.0
-        info = {
-            "source": "landmark_ik",
-            "mjcf": str(path),
-            "ik_frames": [int(res.frames[0]), int(res.frames[-1]), int(len(res.frames))],
-            "ik_options": res.options,
-            "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
-            "ik_seconds": res.seconds,
-            "ik_cached": res.cached,
-            "ik_restarts": int(np.sum(res.restarts)) if res.restarts is not None else 0,
-        }
+        res = fit_landmarks(kin, rec.landmarks, rec.valid, window, ik_options or IKOptions(), cache, progress,
+                            rec.source)
+        wrist_pos, wrist_quat, finger_quat = interpolate_pose(res.frames, res.wrist_pos, res.wrist_quat,
+                                                              res.finger_quat, rec.num_frames)
+        info = _ik_summary(res, path)
         meta["ik_result"] = res
     else:
         raise DataError(rec.source, "landmarks", "recording has neither MANO parameters nor landmarks")
@@ -212,6 +152,98 @@ def complete_hand(
         rec, wrist_pos=wrist_pos, wrist_quat=wrist_quat, finger_quat=finger_quat, meta=meta
     )
     return out
+
+
+def _ik_summary(res, path: Path) -> dict:
+    """``meta["kinematics"]`` of a landmark-IK hand: fitted frame range, options, residual (mm), time (s)."""
+    r = res.residual * 1000.0
+    return {
+        "source": "landmark_ik",
+        "mjcf": str(path),
+        "ik_frames": [int(res.frames[0]), int(res.frames[-1]), int(len(res.frames))],
+        "ik_options": res.options,
+        "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
+        "ik_seconds": res.seconds,
+        "ik_cached": res.cached,
+        "ik_restarts": int(np.sum(res.restarts)) if res.restarts is not None else 0,
+    }
+
+
+def _hand_from_mano(rec: Recording, kin: HandKinematics, path: Path, check_fit: bool) -> tuple:
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw, finger_quat (T, 15, 4) xyzw, info)`` from ``rec.mano``
+    (:func:`complete_hand`, source 2); invalid frames interpolated / held.
+
+    Raises:
+        DataError: unknown ``flat_hand_mean``, no valid frame, ill-shaped pose, no wrist source,
+            or (``check_fit``) a fingertip fit worse than :data:`MAX_TIP_FIT_M`.
+    """
+    mano, T = rec.mano, rec.num_frames
+    flat = mano.flat_hand_mean
+    if flat is None:
+        if rec.dataset not in DEFAULT_FLAT_HAND_MEAN:
+            raise DataError(rec.source, "mano.flat_hand_mean", f"unknown for dataset {rec.dataset!r}; set it")
+        flat = DEFAULT_FLAT_HAND_MEAN[rec.dataset]
+    v = np.asarray(rec.valid, dtype=bool)
+    fv = np.flatnonzero(v)
+    if len(fv) == 0:
+        raise DataError(rec.source, "valid", "no valid hand frame")
+    pose = np.asarray(mano.finger_pose, dtype=np.float64)
+    if pose.shape[0] != T:
+        raise DataError(rec.source, "mano.finger_pose", f"{pose.shape[0]} frames, recording has {T}")
+    try:
+        finger_quat = mano_to_finger_quat(pose[fv], rec.hand_side, flat)
+    except DataError as exc:
+        raise DataError(rec.source, "mano.finger_pose", f"{exc} (in valid frames)") from exc
+    info = {"source": "mano", "flat_hand_mean": bool(flat), "mjcf": str(path)}
+    if mano.T_world_wrist is not None:
+        wrist_pos, wrist_quat = wrist_from_transform(np.asarray(mano.T_world_wrist)[fv], rec.source)
+        info["wrist"] = "T_world_wrist"
+    elif mano.global_orient is not None and mano.trans is not None:
+        wrist_pos, wrist_quat = _wrist_with_fitted_j0(rec, kin, fv, finger_quat, flat, check_fit, info)
+    else:
+        raise DataError(rec.source, "mano", "neither T_world_wrist nor global_orient + trans given")
+    if len(fv) < T:  # invalid frames: interpolate between / hold the nearest valid ones
+        wrist_pos, wrist_quat, finger_quat = interpolate_pose(fv, wrist_pos, wrist_quat, finger_quat, T)
+        info["filled_invalid_frames"] = int(T - len(fv))
+    return wrist_pos, wrist_quat, finger_quat, info
+
+
+def _wrist_with_fitted_j0(rec: Recording, kin: HandKinematics, fv: np.ndarray, finger_quat: np.ndarray, flat: bool,
+                          check_fit: bool, info: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on the valid frames ``fv`` from MANO ``global_orient`` +
+    ``trans`` and a per-sequence J0 fitted to the fingertip vertices (else landmarks); records the
+    fit in ``info``.
+
+    Raises:
+        DataError: neither vertices nor landmarks to fit J0, or (``check_fit``) a median fingertip
+            error above :data:`MAX_TIP_FIT_M`.
+    """
+    mano = rec.mano
+    go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
+    tr = np.asarray(mano.trans, dtype=np.float64)[fv]
+    _, wq = wrist_from_global_orient(go, tr, np.zeros(3))
+    if mano.vertices is not None:
+        tips = np.asarray(mano.vertices, dtype=np.float64)[fv][:, list(MANO_TIP_VERTICES)]
+        info["j0_fit"] = "fingertip vertices " + str(MANO_TIP_VERTICES)
+    elif rec.landmarks is not None:
+        tips = np.asarray(rec.landmarks, dtype=np.float64)[fv][:, list(TIP_LANDMARKS)]
+        info["j0_fit"] = "fingertip landmarks"
+    else:
+        raise DataError(rec.source, "mano.trans", "MANO's J0 is needed; give vertices or landmarks to fit it")
+    j0 = fit_wrist_offset(kin, wq, tr, finger_quat, tips)
+    wrist_pos, wrist_quat = wrist_from_global_orient(go, tr, j0)
+    info["wrist"] = "global_orient + trans + fitted J0"
+    info["j0_m"] = j0.tolist()
+    L = kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
+    tip_err = float(np.median(np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1)))
+    info["tip_fit_median_mm"] = tip_err * 1000.0
+    if check_fit and tip_err > MAX_TIP_FIT_M:
+        raise DataError(
+            rec.source, "hand_side",
+            f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
+            f"J0 (expected ~10 mm): wrong hand_side ({rec.hand_side!r}) or flat_hand_mean ({flat})?",
+        )
+    return wrist_pos, wrist_quat
 
 
 def hand_coords(recording: Recording) -> np.ndarray:
