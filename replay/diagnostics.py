@@ -200,7 +200,7 @@ def flutter_margins(
     """
     theta = quat_angle(commanded).max(axis=0)  # (15,)
     out = []
-    for j in range(15):
+    for j in range(theta.shape[0]):  # one per finger ball joint
         sl = slice(3 * j, 3 * j + 3)
         m = float(np.max(inertia[sl]))
         kp = float(np.max(ke[sl]))
