@@ -34,8 +34,8 @@ What is drawn (never re-simulated): a render-only MuJoCo model built with
 Saved poses come from the study (contract, one ``.npz`` per rollout):
 ``time`` (F,) s, ``body_names`` (B,) str, ``body_pos`` (F, B, 3) world m Z-up,
 ``body_quat`` (F, B, 4) world **xyzw** (Newton order; converted to MuJoCo's wxyz
-here), ``contact_count`` (F,) int, ``phase`` (F,) int (0 settle, 1 approach,
-2 lift, 3 hold, 4 shake).
+here), ``contact_count`` (F,) int, ``phase`` (F,) int (:class:`replay.results.Phase`).
+Files are read through :mod:`replay.results` (format version checked; ``docs/results.md``).
 
 Output: H.264 mp4, yuv420p, through ``imageio_ffmpeg.write_frames``, written to a
 temporary name in the destination folder and renamed when complete.
@@ -61,9 +61,10 @@ import numpy as np  # noqa: E402
 
 from replay.errors import DataError, OutputError, UsageError  # noqa: E402
 from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
+from replay.results import Phase, check_poses_version, check_version  # noqa: E402
 
 #: phase codes in the saved ``phase`` array (study contract).
-PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
+PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 #: outcomes a rollout may report.
 OUTCOMES = ("lifted", "dropped", "unstable")
 #: RGB (0-255) of each outcome's label.
@@ -292,6 +293,7 @@ def load_study(study_path: str | Path) -> tuple[dict, Path]:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
         raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
+    check_version(study.get("format_version"), path)
     return study, path.parent.resolve()
 
 
@@ -331,6 +333,7 @@ def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | No
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(full, dict):
         raise DataError(path, None, "per-rollout JSON is not an object")
+    check_version(full.get("format_version"), path)
     return {**rollout, **full}
 
 
@@ -429,6 +432,7 @@ def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
         raise DataError(path, None, f"cannot read saved poses: {exc}") from None
     with z:
+        check_poses_version(path, z.files, z)
         need = ("time", "body_names", "body_pos", "body_quat", "contact_count", "phase")
         for k in need:
             if k not in z.files:
@@ -828,30 +832,66 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Per-frame overlay lines for a study clip: title; the phase name (settle /
-    approach) before the lift, then ``result: <outcome>`` in the outcome's colour from
-    the lift phase on (phase >= 2; the outcome is only decided there); during the shake
-    test, whether the object stayed in hand (``shake_held``); contact count and phase;
-    time since the clip's first frame."""
-    white, grey = (245, 245, 245), (200, 200, 200)
-    oc = OUTCOME_RGB.get(clip.outcome, white)
-    shake_held = (clip.meta or {}).get("shake_held")
+    """Per-frame overlay lines for a study clip: title (object name, and the sequence where
+    it is not in the name, e.g. TACO ``20231104_010``); the phase name while it runs, the
+    outcome only once it is decided: ``result: <outcome>`` in its colour from the end of
+    the hold on (:func:`overlay_status`); during the shake, ``shake test...`` and at its
+    end whether the object stayed in hand (``shake_held``); contact count and phase; time
+    since the clip's first frame."""
+    white = (245, 245, 245)
+    status_of = overlay_status(clip)
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
         code = int(clip.phase[i])
         ph = PHASE_NAMES.get(code, str(code))
-        status = (f"result: {clip.outcome}", oc) if code >= 2 else (f"{ph}...", grey)
-        out = [(clip.title, white), status]
-        if code == 4 and shake_held is not None:  # the shake test after a successful hold
-            out.append(("shake: held" if shake_held else "shake: dropped",
-                        OUTCOME_RGB["lifted" if shake_held else "dropped"]))
+        out = [(clip_title(clip), white)] + status_of(i)
         return out + [
             (f"contacts {int(clip.contact_count[i])}  {ph}", white),
             (f"t = {t:5.2f} s", white),
         ]
 
     return lines
+
+
+def clip_title(clip: Clip) -> str:
+    """The overlay title: the clip's title, plus the sequence when the object name is not
+    part of it (TACO and HUG-Bench sequences are dates and scene ids)."""
+    seq = str((clip.meta or {}).get("sequence") or "")
+    if not seq or seq.split("/")[-1].startswith(clip.title.split(" (")[0]):
+        return clip.title
+    return f"{clip.title} - {seq}"
+
+
+def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
+    """Status lines for frame ``i`` that never say what has not happened yet: the phase
+    name (``lift...``, ``hold...``) until the end of the hold, where ``lifted`` is judged;
+    then ``result: <outcome>``; in the shake, ``shake test...`` until its last frame, then
+    ``shake: held`` / ``shake: dropped``. A rollout that ended early (dropped: no shake;
+    unstable) shows its result from its last frame."""
+    grey = (200, 200, 200)
+    oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
+    shake_held = (clip.meta or {}).get("shake_held")
+    ph_arr = np.asarray(clip.phase)
+    last = len(ph_arr) - 1
+    hold = np.flatnonzero(ph_arr == int(Phase.HOLD))
+    judged = int(hold[-1]) if hold.size else last  # last frame of the hold
+    judged = min(judged, last)
+
+    def status(i: int):
+        code = int(ph_arr[i])
+        name = PHASE_NAMES.get(code, str(code))
+        if code == int(Phase.SHAKE):
+            out = [(f"result: {clip.outcome}", oc)]
+            if i < last or shake_held is None:
+                return out + [("shake test...", grey)]
+            return out + [("shake: held" if shake_held else "shake: dropped",
+                           OUTCOME_RGB["lifted" if shake_held else "dropped"])]
+        if i >= judged:
+            return [(f"result: {clip.outcome}", oc)]
+        return [(f"{name}...", grey)]
+
+    return status
 
 
 # --------------------------------------------------------------------------- rendering
