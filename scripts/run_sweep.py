@@ -24,11 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
-from replay.errors import DataError, OutputError, UsageError
-from replay.fileio import atomic_write_bytes, atomic_write_text
-from replay.results import FORMAT_VERSION, dumps
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's replay/, as the other scripts
+
+from replay.cli import run  # noqa: E402
+from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
+from replay.errors import DataError, OutputError, UsageError  # noqa: E402
+from replay.fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
+from replay.results import FORMAT_VERSION, dumps  # noqa: E402
 
 
 def main(argv=None) -> int:
