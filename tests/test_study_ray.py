@@ -12,7 +12,7 @@ pytestmark = pytest.mark.needs_data
 
 ray = pytest.importorskip("ray", reason="ray is in the dev extra: pip install -e '.[dev]'")
 
-OBJECTS = ["cubesmall", "mug"]
+OBJECTS = ["cubesmall"]  # one short recording: the test stays under ~30 s
 
 
 @pytest.fixture
@@ -29,12 +29,12 @@ def test_ray_gives_the_pools_results_and_resumes(tmp_path, mirror, local_ray):
     out = tmp_path / "ray" / "study.json"
     rs = run_study("grab", out, cfg, objects=OBJECTS, ablation=False, progress=False, data_dir=mirror,
                    executor="ray")
-    assert rs["failed"] == {} and rs["counts"]["rollouts"] == 2
+    assert rs["failed"] == {} and rs["counts"]["rollouts"] == len(OBJECTS)
     for a, b in zip(pool["rollouts"], rs["rollouts"]):
         assert _strip({k: v for k, v in a.items() if k != "rtf"}) == _strip({k: v for k, v in b.items() if k != "rtf"})
     # resume through Ray: nothing left to run, the rollouts kept as they are
     stamp = {p.name: p.stat().st_mtime_ns for p in (out.parent / "study_rollouts").glob("*.json")}
     again = run_study("grab", out, cfg, objects=OBJECTS, ablation=False, progress=False, data_dir=mirror,
                       executor="ray", resume=True)
-    assert again["counts"]["resumed"] == 2 and again["rollouts"] == rs["rollouts"]
+    assert again["counts"]["resumed"] == len(OBJECTS) and again["rollouts"] == rs["rollouts"]
     assert {p.name: p.stat().st_mtime_ns for p in (out.parent / "study_rollouts").glob("*.json")} == stamp
