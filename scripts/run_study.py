@@ -90,7 +90,13 @@ def main(argv=None) -> int:
         )
     except ReplayError as e:
         return report(e)
-    except KeyboardInterrupt:  # the study said what it kept and how to resume
+    except KeyboardInterrupt:  # the study wrote what is done and said how to resume
+        if a.executor == "pool":
+            # leave now: the interpreter's exit handlers join the pool's threads and queues,
+            # which a loaded machine can stretch past the 2 s a Ctrl-C should take
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     print(summary_table(study))
     for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
