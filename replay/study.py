@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.config import ReplayConfig
+from replay.console import StudyConsole, quiet_libraries
 from replay.fileio import sha256_file
 from replay.errors import DataError, OutputError, UsageError
 from replay.results import (FORMAT_VERSION, ResultsFormatError, RolloutRecord, StudyRecord, read_rollout, study_row,
@@ -215,8 +216,6 @@ def run_job(job: Job) -> dict:
     Bad input raises :class:`DataError` (the study records it and goes on).
     """
     import warnings
-
-    from replay.console import quiet_libraries
 
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if job.quiet:
@@ -427,6 +426,45 @@ def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, 
     )
 
 
+def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str], chash: str, job, ablation: bool,
+               ablation_only: bool, resume: bool, keep_others: bool) -> tuple[list[str], dict, list]:
+    """(the study's sequences, rollouts kept from disk ``{seq: doc}``, jobs to run).
+
+    ``--ablation-only``: the study keeps every recording with a rollout of this config and
+    reruns the ablation of ``subset``. Otherwise a sequence is kept from disk when resuming,
+    or (``keep_others``, a merged ``--objects`` subset) when it is outside the subset; a kept
+    one whose rollout is gone or of another config runs again.
+    """
+    results: dict[str, dict] = {}
+    todo = []
+    if ablation_only:
+        seqs = [s for s in all_seqs if s in subset or (rdir / f"{_stem(s)}.json").is_file()]
+        for s in seqs:
+            if s in subset:
+                todo.append(job(s, True))
+            elif (doc := _done_rollout(rdir, s, chash, False)) is not None:
+                results[s] = doc
+        return [s for s in seqs if s in results or s in subset], results, todo
+    for s in seqs:
+        keep = resume or (keep_others and s not in subset)
+        if keep and (doc := _done_rollout(rdir, s, chash, ablation)) is not None:
+            results[s] = doc
+        else:
+            todo.append(job(s))
+    return seqs, results, todo
+
+
+def _prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -> float:
+    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0."""
+    if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
+            or prior.get("sequences") != seqs:
+        return 0.0
+    try:
+        return float((prior.get("counts") or {}).get("wall_s") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _execute(todo: list, done, workers: int, executor: str, address: str | None) -> None:
     """Run the jobs: in this process (``workers <= 0``), the process pool (:mod:`replay.jobs`)
     or Ray tasks (:mod:`replay.jobs_ray`)."""
@@ -524,37 +562,14 @@ def run_study(
         return Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
                    str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only)
 
-    results: dict[str, dict] = {}
+    if ablation_only and not ablation:
+        raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
+    keep_others = bool(objects) and not ablation_only
+    seqs, results, todo = _plan_jobs(rdir, all_seqs, seqs, subset, chash, job, ablation, ablation_only, resume,
+                                     keep_others)
     failed: dict[str, str] = {}
-    todo = []
-    if ablation_only:
-        if not ablation:
-            raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
-        # the study keeps what it holds: every recording with a rollout of this config
-        seqs = [s for s in all_seqs if s in subset or (rdir / f"{_stem(s)}.json").is_file()]
-        for s in seqs:
-            if s in subset:
-                todo.append(job(s, True))
-            elif (doc := _done_rollout(rdir, s, chash, False)) is not None:
-                results[s] = doc
-        seqs = [s for s in seqs if s in results or s in subset]
-    for s in ([] if ablation_only else seqs):
-        # resume, or a merged subset: the recordings outside the subset are kept as they are
-        keep = resume or (objects and s not in subset)
-        if keep and (doc := _done_rollout(rdir, s, chash, ablation)) is not None:
-            results[s] = doc
-        else:  # to run (or listed by the merged study but its rollout is gone: run again)
-            todo.append(job(s))
-
     t0 = time.perf_counter()
-    prior_wall = 0.0
-    # carry the wall time over only from an interrupted run of this same study
-    if resume and prior and prior.get("dataset") == dataset and prior.get("config_hash") == chash \
-            and prior.get("sequences") == seqs:
-        try:
-            prior_wall = float((prior.get("counts") or {}).get("wall_s") or 0.0)
-        except (TypeError, ValueError):
-            prior_wall = 0.0
+    prior_wall = _prior_wall(prior, dataset, chash, seqs) if resume else 0.0
 
     def write() -> dict:
         rec = _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, failed,
@@ -562,8 +577,6 @@ def run_study(
         rec.counts["wall_s_this_run"] = time.perf_counter() - t0
         rec.counts["resumed"] = len(seqs) - len(todo)
         return write_study(out, rec)
-
-    from replay.console import StudyConsole
 
     con = StudyConsole(dataset, total=len(seqs), done=len(seqs) - len(todo), enabled=progress, verbose=verbose)
     study = write()
