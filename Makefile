@@ -14,6 +14,7 @@ MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
 STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
+# `make study` ends with $(OUT_DIR)/$(DATASET)/report.html and study.csv (fields: docs/results.md).
 .PHONY: setup study validate test test-slow test-cuda bench bench-devices bench-warp fetch clean
 
 $(VENV)/.installed: pyproject.toml
@@ -31,6 +32,7 @@ fetch: setup
 study: fetch
 	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --out $(STUDY_JSON) --resume $(STUDY_ARGS)
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE)
+	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE)
 
 validate: fetch
 	$(PY) scripts/validate_pose_mapping.py --dataset $(DATASET) --data $(DATA_DIR) --out $(OUT_DIR)/$(DATASET)/pose_mapping_validation.json

@@ -15,14 +15,20 @@ Exit status, the same for every script:
   command cannot use (:class:`~replay.errors.UsageError`: unknown object or sequence,
   no CUDA device for ``--device cuda``);
 * 130: interrupted (Ctrl-C); results written so far are kept.
+
+The console command ``grasp-replay`` (``[project.scripts]``) is :func:`main`: one subcommand
+per script, ``grasp-replay study|sweep|render|report|fetch|validate ...`` runs the script's
+``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from replay.errors import ReplayError, UsageError
 
@@ -78,3 +84,46 @@ def size_arg(text: str) -> tuple[int, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected WxH in pixels (e.g. 640x480), got {text!r}") from None
     return w, h
+
+
+#: ``grasp-replay`` subcommands: the script each one runs (in ``scripts/`` of the checkout)
+COMMANDS = {
+    "study": "run_study.py", "sweep": "run_sweep.py", "render": "render_montage.py", "report": "report.py",
+    "fetch": "fetch_data.py", "validate pose-mapping": "validate_pose_mapping.py",
+    "validate object-frame": "validate_object_frame.py",
+}
+SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def _script_main(name: str) -> Callable:
+    path = SCRIPTS_DIR / name
+    if not path.is_file():
+        raise UsageError("grasp-replay", f"{path} not found: the commands run the scripts of a source checkout "
+                                         "(pip install -e .)")
+    spec = importlib.util.spec_from_file_location(f"grasp_replay_script_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.main
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``grasp-replay <command> [args]``: the scripts as one console command (exit status as above)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    words = {c.split()[0] for c in COMMANDS}
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in words:
+        usage = "usage: grasp-replay {" + ",".join(sorted(words)) + "} [args]  (validate: pose-mapping|object-frame)"
+        print(usage, file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return EXIT_USAGE if argv and argv[0] not in ("-h", "--help") else (EXIT_OK if argv else EXIT_USAGE)
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "validate":
+        if not rest or f"validate {rest[0]}" not in COMMANDS:
+            say_error("validate needs pose-mapping or object-frame", "grasp-replay")
+            return EXIT_USAGE
+        cmd, rest = f"validate {rest[0]}", rest[1:]
+    prog = f"grasp-replay {cmd}"
+    sys.argv = [prog, *rest]  # argparse usage lines and say_error name the command
+    try:
+        fn = _script_main(COMMANDS[cmd])
+    except UsageError as e:
+        return report(e, "grasp-replay")
+    return run(lambda: fn(rest))

@@ -103,6 +103,8 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
     if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
         return {"class": "too_heavy", "figure": {"friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
                                                  "one_fingertip_kg": one_tip_kg}}
-    return {"class": "slipped", "figure": {"slip_mm": m.get("slip_mm"), "onset_frame": slip_onset_frame,
+    # the object slid out of the hand: how far it ended from where the hand held it
+    slid_mm = m.get("separation_mm", m.get("slip_mm"))
+    return {"class": "slipped", "figure": {"slip_mm": slid_mm, "onset_frame": slip_onset_frame,
                                            "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
                                            "light_grip": None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)}}

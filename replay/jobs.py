@@ -56,6 +56,23 @@ def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
                 os._exit(1)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+    # Ctrl-C reaches the whole process group: the study's process handles it (it ends the workers)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 0.5) -> None:
+    """Cancel the queued jobs and end the running workers (SIGTERM, then SIGKILL after ``grace_s``)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    end = time.monotonic() + grace_s
+    for p in procs:
+        p.join(max(0.0, end - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(0.2)
 
 
 def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
@@ -77,6 +94,7 @@ def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
 
 
 def _alone_child(conn, fn: Callable, job, timeout_s: float | None = None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C (it ends this process)
     if timeout_s is not None and hasattr(signal, "alarm"):
         signal.alarm(max(1, int(math.ceil(timeout_s))))
     try:
@@ -111,6 +129,10 @@ def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tu
         result = recv.recv()
     except EOFError:
         result = None
+    except KeyboardInterrupt:
+        p.terminate()
+        p.join(1.0)
+        raise
     finally:
         recv.close()
     p.join()
@@ -132,6 +154,11 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
         on_result: called in this process as each job ends, ``on_result(job, status, value)``;
             a job whose process died gets ``("error", <one line naming the signal>)``, one that
             ran past ``timeout_s`` (s; None: no limit) ``("error", <one line saying so>)``.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (workers ignore SIGINT; this process cancels the queued
+            jobs and terminates the running workers before re-raising, so it returns in
+            about a second; ``on_result`` has been called for every job that finished).
     """
     ctx = mp.get_context("spawn")
     pending = list(enumerate(jobs))
@@ -153,7 +180,13 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
                     except Exception as e:  # e.g. a result that cannot be pickled: this job only
                         status, value = "error", f"{type(e).__name__}: {e}"
                     on_result(job, status, value)
-            finally:
+            except KeyboardInterrupt:
+                _stop_pool(pool)  # queued jobs cancelled, running ones ended: back within ~1 s
+                raise
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            else:
                 pool.shutdown(wait=True, cancel_futures=True)
             if not lost:
                 return

@@ -41,16 +41,15 @@ from replay.engine.mjc import MjcBatch
 from replay.engine.newton_step import NewtonStepBatch
 from replay.errors import AblationMaskError, DataError
 from replay.hand_layout import MANOSIM_HAND, finger_quats
-from replay.scene import (
-    HAND_BODY_NAMES,
-    build_scene,
-    config_uses_direct_engine,
-)
+from replay.results import Phase
+from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.engine.warp_batch`)
 WARP_DEVICES = ("cuda", "warp-cpu")
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = 0, 1, 2, 3, 4
+#: phase codes (:class:`replay.results.Phase`)
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = (
+    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE))
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
 FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
@@ -286,7 +285,8 @@ def run_rollouts(
     Returns:
         One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
         "dropped", "unstable"}. Metrics: stable, lifted, unstable_frame, unstable_reason,
-        final_height (object z at the end, m), rise (m, end of hold minus lift start),
+        height_end_hold (object z at the end of the hold, m), final_height (object z
+        at the last frame, after any shake, m), rise (m, end of hold minus lift start),
         clearance (lowest collision vertex above the support at the end, m),
         contacts_at_lift and contacts_force_at_lift (hand-object contacts / those
         carrying force at lift start), wrist_err_median_mm / wrist_err_max_mm
@@ -295,7 +295,8 @@ def run_rollouts(
         max_object_disp_mm (largest displacement of any collision vertex from its
         settled pose), max_object_rise_mm (highest object origin z above its settled
         z), slip_mm / slip_deg (object motion in the wrist frame from lift start to
-        the end of the hold, :func:`hand_frame_slip`), wall_s, sim_s, rtf, contact
+        the end of the hold, :func:`hand_frame_slip`; None unless lifted: slip_in_hand),
+        separation_mm (the same measure whether held or not), wall_s, sim_s, rtf, contact
         capacity and peak count, flutter margins, read-back values, finger actuator
         force max, the variant and its read-back.
 
@@ -468,6 +469,7 @@ def _poses(plan: Plan, tr: _Trace, frame_dt: float) -> dict:
         body_pos=tr.body_pos[:done], body_quat=tr.body_quat[:done],
         contact_count=tr.ccount[:done], phase=plan.phase[:done].astype(np.int32),
         contact_force=tr.normal_force[:done], friction_budget_kg=diagnosis.friction_budget_kg(tr.friction_force[:done]),
+        wrist_err=tr.wrist_err[:done].astype(np.float64),
     )
 
 
@@ -523,8 +525,11 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
             shake["shake_held"] = False  # unstable during the shake
     we = tr.wrist_err[:done][np.isfinite(tr.wrist_err[:done])] * 1000.0
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
-    slip_mm, slip_deg = hand_frame_slip(body_pos[:n, 0], body_quat[:n, 0], body_pos[:n, -1],
-                                        body_quat[:n, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
+    sep_mm, sep_deg = hand_frame_slip(body_pos[:n, 0], body_quat[:n, 0], body_pos[:n, -1],
+                                      body_quat[:n, -1], int(lift_idx[0]) - 1 if lift_idx.size else None)
+    # slip is motion of an object *in* the hand: one left on the table has none (its separation
+    # from the hand is the lift height, reported as separation_mm)
+    slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
     # grasp measures: friction budget (lift and hold), creep during the hold, slip onset
     budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
     carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))
@@ -543,11 +548,11 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
         creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
     )
     out = dict(
-        slip_mm=slip_mm, slip_deg=slip_deg, **shake, **measures,
+        slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
         stable=stable, lifted=lifted, completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,
-        final_height=float(opos[-1, 2]), rise=rise, clearance=clearance,
+        height_end_hold=float(opos[judge, 2]), final_height=float(opos[-1, 2]), rise=rise, clearance=clearance,
         contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
         wrist_err_median_mm=float(np.median(we)) if we.size else None,
         wrist_err_max_mm=float(np.max(we)) if we.size else None,

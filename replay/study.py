@@ -1,33 +1,22 @@
-"""Many rollouts: one process per rollout pair, atomic per-rollout results, resume, summary.
+"""Many rollouts: one process (or Ray task) per recording, atomic per-rollout results, resume, summary.
 
-Layout of a study written to ``out/study.json``::
+Layout of a study written to ``out/study.json`` (records, writer and reader:
+:mod:`replay.results`; every field with unit and frame: ``docs/results.md``)::
 
     out/study.json                       summary (rewritten atomically after every rollout)
+    out/study.csv                        its rows, one per recording
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
 
-Saved-poses contract (the renderer reads it; keep it exact): the rollout JSON's
-``"poses"`` (and ``"ablation"]["poses"]``) is a path relative to the study JSON's
-folder of an ``.npz`` with ``time`` (F,) s at the control rate (30 fps),
-``body_names`` (B,) str (``mano_body_0..15`` then ``object``), ``body_pos`` (F,B,3)
-world m, ``body_quat`` (F,B,4) world xyzw, ``contact_count`` (F,) int hand-object
-contacts, ``phase`` (F,) int (0 settle, 1 approach, 2 lift, 3 hold, 4 shake),
-``contact_force`` (F,) N the hand-object normal forces' sum, ``friction_budget_kg`` (F,)
-their ``sum(mu_i N_i) / g``.
-
-A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``,
-``object_visual_mesh``, ``support_height``, ``input_flags`` (repaired or corrected
-input, :mod:`replay.input_checks`), ``outcome`` (lifted / dropped / unstable), every
-metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
-``--resume`` skips a sequence whose JSON exists with the same config hash.
+``--resume`` skips a sequence whose rollout JSON exists with this format version and the
+same ``config_hash``; ``--objects`` where a study of the same config is merges into it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 import os
 import platform
@@ -38,8 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from replay.config import ReplayConfig
+from replay.console import StudyConsole, quiet_libraries
+from replay.fileio import sha256_file
 from replay.errors import DataError, OutputError, UsageError
-from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
+from replay.results import (FORMAT_VERSION, ResultsFormatError, RolloutRecord, StudyRecord, read_rollout, study_row,
+                            write_poses, write_rollout, write_study)
+from replay.results import dumps  # noqa: F401  (kept importable from here: benchmarks/engine.py)
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -61,39 +54,6 @@ def package_versions() -> dict:
         except md.PackageNotFoundError:
             out[p] = None
     return out
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serializable: {type(o).__name__}")
-
-
-def dumps(obj) -> str:
-    """JSON text (NaN written as null)."""
-    def clean(x):
-        if isinstance(x, float) and not np.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
-
-
-def save_poses(path: Path, poses: dict) -> None:
-    """Write the poses ``.npz`` atomically (contract in the module doc)."""
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **poses)
-    atomic_write_bytes(path, buf.getvalue())
 
 
 def sequence_object(dataset: str, sequence: str) -> str | None:
@@ -256,14 +216,23 @@ def run_job(job: Job) -> dict:
     """
     import warnings
 
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    if job.quiet:
+        quiet_libraries()
+    with warnings.catch_warnings(record=True) as caught:
+        if job.quiet:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+        doc = _run_job(job)
+    # said once per study by the parent (replay.console), not once per worker and rollout
+    doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return doc
+
+
+def _run_job(job: Job) -> dict:
     from replay.engine import Variant
     from replay.rollout import run_rollouts
 
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    if job.quiet:
-        import warp as wp
-
-        wp.config.quiet = True
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
     rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg)
@@ -280,9 +249,10 @@ def run_job(job: Job) -> dict:
     results = run_rollouts(rec, coords, mjcf, cfg, variants)
     res = results[0]
     poses_path = rdir / f"{stem}.npz"
-    save_poses(poses_path, res.poses)
+    write_poses(poses_path, res.poses)
     obj = rec.target_object.asset
     doc = {
+        "format_version": FORMAT_VERSION,
         "object": obj.name,
         "sequence": job.sequence,
         "dataset": job.dataset,
@@ -303,14 +273,13 @@ def run_job(job: Job) -> dict:
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
     doc["inputs"] = _input_hashes(paths, job.data_dir)
     doc["wall_s_total"] = time.perf_counter() - t0
-    atomic_write_text(rdir / f"{stem}.json", dumps(doc))
-    return json.loads(dumps(doc))
+    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
 
 
 def _attach_ablation(doc: dict, ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> None:
     """Write the ablation's poses and put its metrics and verdicts into the rollout ``doc``."""
     ab_path = rdir / f"{stem}.ablation.npz"
-    save_poses(ab_path, ab.poses)
+    write_poses(ab_path, ab.poses)
     doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
     no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
     # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
@@ -330,18 +299,17 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
 
     path = rdir / f"{stem}.json"
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        raise DataError(path, None, "no rollout to attach the ablation to: run the study without "
-                                    "--ablation-only first") from None
+        doc = read_rollout(path).to_dict()
+    except ResultsFormatError as e:
+        raise DataError(path, e.field, "no rollout (of this format) to attach the ablation to: run the study "
+                                       "without --ablation-only first") from None
     if doc.get("config_hash") != config_hash(cfg):
         raise DataError(path, "config_hash", f"{doc.get('config_hash')} is not this study's config "
                                              f"({config_hash(cfg)}): rerun the whole recording instead")
     ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)])[0]
     _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
     doc["ablation_rerun_s"] = time.perf_counter() - t0
-    atomic_write_text(path, dumps(doc))
-    return json.loads(dumps(doc))
+    return write_rollout(path, RolloutRecord.from_dict(doc))
 
 
 def diagnosis_classes() -> tuple[str, ...]:
@@ -381,6 +349,137 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     }
 
 
+def _stem(seq: str) -> str:
+    return seq.replace("/", "__")
+
+
+def _done_rollout(rdir: Path, seq: str, chash: str, need_ablation: bool) -> dict | None:
+    """The rollout JSON of ``seq`` if it is of this format and config (and has its ablation
+    when one is wanted), else None (it runs again)."""
+    try:
+        doc = read_rollout(rdir / f"{_stem(seq)}.json").to_dict()
+    except ResultsFormatError:
+        return None
+    if doc.get("config_hash") != chash or (need_ablation and doc.get("ablation") is None):
+        return None
+    return doc
+
+
+def _prior_study(out: Path) -> dict | None:
+    """The study JSON already at ``out`` (any format version: only its identity is read), or None."""
+    try:
+        doc = json.loads(out.read_text())
+    except (OSError, json.JSONDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str],
+                  all_seqs: list[str]) -> list[str]:
+    """The sequences of a ``--objects`` study written where a study already is: the earlier
+    study's recordings plus this subset, in dataset order (a subset never clobbers a study).
+
+    Raises:
+        UsageError: the study there is of another dataset or config (its rollouts would be
+            overwritten by other settings' results): give another ``--out``.
+    """
+    if prior is None or not prior.get("sequences"):
+        return seqs
+    if prior.get("dataset") != dataset or prior.get("config_hash") != chash:
+        raise UsageError("--objects", f"{out} holds a study of another dataset or config (hash "
+                                      f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
+                                      "rollouts: give another --out, or run the whole study without --objects")
+    keep = set(prior["sequences"]) | set(seqs)
+    return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
+
+
+def _resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) -> list[str]:
+    seqs = list(sequences) if sequences else list(all_seqs)
+    if objects:
+        want = set(objects)
+        seqs = [s for s in seqs if sequence_object(dataset, s) in want or s in want]
+        missing = want - {sequence_object(dataset, s) for s in seqs} - set(seqs)
+        if missing:
+            have = sorted({o for s in all_seqs if (o := sequence_object(dataset, s)) is not None})
+            named = f"an object ({', '.join(have)}) or a sequence" if have else "a sequence"
+            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give {named} "
+                             f"({', '.join(all_seqs)})")
+    if not seqs:
+        raise DataError(None, "sequences", f"no {dataset} sequences to run")
+    return seqs
+
+
+def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, failed, wall_s, rdir,
+                  out_dir) -> StudyRecord:
+    ordered = [results[s] for s in seqs if s in results]
+    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{_stem(r['sequence'])}.json",
+                                                                                out_dir))
+            for r in ordered]
+    return StudyRecord(
+        dataset=dataset,
+        hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
+              "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
+        config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
+        sequences=list(seqs), counts=summarize(ordered, failed, wall_s), failed=dict(failed), rollouts=rows,
+        inputs={k: v for r in ordered for k, v in (r.get("inputs") or {}).items()},
+    )
+
+
+def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str], chash: str, job, ablation: bool,
+               ablation_only: bool, resume: bool, keep_others: bool) -> tuple[list[str], dict, list]:
+    """(the study's sequences, rollouts kept from disk ``{seq: doc}``, jobs to run).
+
+    ``--ablation-only``: the study keeps every recording with a rollout of this config and
+    reruns the ablation of ``subset``. Otherwise a sequence is kept from disk when resuming,
+    or (``keep_others``, a merged ``--objects`` subset) when it is outside the subset; a kept
+    one whose rollout is gone or of another config runs again.
+    """
+    results: dict[str, dict] = {}
+    todo = []
+    if ablation_only:
+        seqs = [s for s in all_seqs if s in subset or (rdir / f"{_stem(s)}.json").is_file()]
+        for s in seqs:
+            if s in subset:
+                todo.append(job(s, True))
+            elif (doc := _done_rollout(rdir, s, chash, False)) is not None:
+                results[s] = doc
+        return [s for s in seqs if s in results or s in subset], results, todo
+    for s in seqs:
+        keep = resume or (keep_others and s not in subset)
+        if keep and (doc := _done_rollout(rdir, s, chash, ablation)) is not None:
+            results[s] = doc
+        else:
+            todo.append(job(s))
+    return seqs, results, todo
+
+
+def _prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -> float:
+    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0."""
+    if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
+            or prior.get("sequences") != seqs:
+        return 0.0
+    try:
+        return float((prior.get("counts") or {}).get("wall_s") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _execute(todo: list, done, workers: int, executor: str, address: str | None) -> None:
+    """Run the jobs: in this process (``workers <= 0``), the process pool (:mod:`replay.jobs`)
+    or Ray tasks (:mod:`replay.jobs_ray`)."""
+    if executor == "ray":
+        from replay.jobs_ray import run_jobs_ray
+
+        run_jobs_ray(todo, _run_job_safe, done, address=address)
+    elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
+        for job in todo:
+            done(job, *_run_job_safe(job))
+    else:  # replay.jobs: a worker that dies costs its own recording only
+        from replay.jobs import run_jobs
+
+        run_jobs(todo, _run_job_safe, workers, done)
+
+
 def run_study(
     dataset: str,
     out: str | Path,
@@ -393,8 +492,12 @@ def run_study(
     data_dir: str | Path | None = None,
     progress: bool = True,
     ablation_only: bool = False,
+    executor: str = "pool",
+    address: str | None = None,
+    verbose: bool = False,
 ) -> dict:
-    """Run the study and write ``out`` (and ``<out stem>_rollouts/``).
+    """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
+    (:mod:`replay.results`).
 
     Args:
         dataset: ``grab``, ``taco`` or ``hug-bench``.
@@ -402,7 +505,8 @@ def run_study(
         config: settings (written into the study JSON).
         sequences: names to run (default: every sequence of the dataset).
         objects: keep only these sequences, named by sequence or by object
-            (:func:`sequence_object`; GRAB only).
+            (:func:`sequence_object`; GRAB only). Where a study of the same config is
+            already at ``out``, the subset is merged into it (its other recordings kept).
         workers: worker processes (spawned; a worker that dies costs its recording only,
             :func:`replay.jobs.run_jobs`); 0 = run in this process (no crash isolation).
         ablation: also run the contact ablation.
@@ -410,15 +514,18 @@ def run_study(
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
+        executor: ``pool`` (default, :mod:`replay.jobs`) or ``ray`` (:mod:`replay.jobs_ray`).
+        address: Ray cluster address (``ray``; default: start a local Ray).
+        verbose: let Warp/Newton print their own messages and warnings.
 
     Returns:
-        The study dict.
+        The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
+        finished so far and the exception propagates.
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
+        UsageError: ``objects`` given where a study of another config is.
     """
-    from tqdm import tqdm
-
     from replay.config import resolve_hand_variant
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
@@ -432,18 +539,12 @@ def run_study(
             raise UsageError("--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
     out = Path(out)
     all_seqs = list_sequences(dataset, data_dir)
-    seqs = list(sequences) if sequences else all_seqs
-    if objects:
-        want = set(objects)
-        seqs = [s for s in seqs if sequence_object(dataset, s) in want or s in want]
-        missing = want - {sequence_object(dataset, s) for s in seqs} - set(seqs)
-        if missing:
-            have = sorted({o for s in all_seqs if (o := sequence_object(dataset, s)) is not None})
-            named = f"an object ({', '.join(have)}) or a sequence" if have else "a sequence"
-            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give {named} "
-                             f"({', '.join(all_seqs)})")
-    if not seqs:
-        raise DataError(None, "sequences", f"no {dataset} sequences to run")
+    seqs = _resolve_sequences(dataset, all_seqs, sequences, objects)
+    chash = config_hash(config)
+    prior = _prior_study(out)
+    subset = set(seqs)
+    if objects and not ablation_only:
+        seqs = _subset_merge(out, prior, dataset, chash, seqs, all_seqs)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
     try:
@@ -453,122 +554,48 @@ def run_study(
                           f"({e.strerror or e}; is a parent a file, or not writable?)") from None
     manosim_dir = dataset_dir("manosim", data_dir)
     hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
-    chash = config_hash(config)
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
 
-    results: dict[str, dict] = {}
+    def job(s: str, abl_only: bool = False) -> Job:
+        return Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
+                   str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only)
+
+    if ablation_only and not ablation:
+        raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
+    keep_others = bool(objects) and not ablation_only
+    seqs, results, todo = _plan_jobs(rdir, all_seqs, seqs, subset, chash, job, ablation, ablation_only, resume,
+                                     keep_others)
     failed: dict[str, str] = {}
-    todo = []
-    if ablation_only:
-        if not ablation:
-            raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
-        rerun = set(seqs)
-        # the study keeps what it holds: every recording with a rollout of this config
-        seqs = [s for s in all_seqs if s in rerun or (rdir / f"{s.replace('/', '__')}.json").is_file()]
-        for s in seqs:
-            p = rdir / f"{s.replace('/', '__')}.json"
-            if s in rerun:
-                todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                                str(out_dir), str(rdir), True, quiet=not progress, ablation_only=True))
-                continue
-            try:
-                doc = json.loads(p.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
-            if doc.get("config_hash") == chash:
-                results[s] = doc
-        seqs = [s for s in seqs if s in results or s in rerun]
-    for s in ([] if ablation_only else seqs):
-        p = rdir / f"{s.replace('/', '__')}.json"
-        if resume and p.is_file():
-            try:
-                doc = json.loads(p.read_text())
-                if doc.get("config_hash") == chash and (doc.get("ablation") is not None or not ablation):
-                    results[s] = doc
-                    continue
-            except (OSError, json.JSONDecodeError):
-                pass
-        todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                        str(out_dir), str(rdir), ablation, quiet=not progress))
-
     t0 = time.perf_counter()
-    prior_wall = 0.0
-    if resume and out.is_file():
-        try:
-            prior = json.loads(out.read_text())
-            # carry the wall time over only from an interrupted run of this same study
-            if (prior.get("dataset") == dataset and prior.get("config_hash") == chash
-                    and prior.get("sequences") == seqs):
-                prior_wall = float(prior.get("counts", {}).get("wall_s") or 0.0)
-        except (OSError, json.JSONDecodeError, ValueError):
-            prior_wall = 0.0
+    prior_wall = _prior_wall(prior, dataset, chash, seqs) if resume else 0.0
 
-    def write():
-        ordered = [results[s] for s in seqs if s in results]
-        study = {
-            "dataset": dataset,
-            "hand": {"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
-                     "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
-            "config": config.to_dict(),
-            "config_hash": chash,
-            "ablation": ablation,
-            "versions": package_versions(),
-            "sequences": seqs,
-            "counts": summarize(ordered, failed, prior_wall + time.perf_counter() - t0),
-            "failed": failed,
-            "rollouts": [
-                {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
-                                       "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm",
-                                       "max_object_step_mm", "slip_mm", "slip_deg", "shake_held", "shake_slip_mm",
-                                       "ablation_clean", "ablation_no_rise", "wall_s_total",
-                                       "rtf", "friction_budget_peak_kg", "creep_mm_s", "object_mass",
-                                       "input_flags")}
-                | {"diagnosis": (r.get("diagnosis") or {}).get("class"),
-                   "diagnosis_figure": (r.get("diagnosis") or {}).get("figure")}
-                | {"json": os.path.relpath(rdir / f"{r['sequence'].replace('/', '__')}.json", out_dir),
-                   "ablation_max_disp_mm": (r.get("ablation") or {}).get("max_object_disp_mm"),
-                   "ablation_lifted": (r.get("ablation") or {}).get("lifted")}
-                for r in ordered
-            ],
-            "inputs": {k: v for r in ordered for k, v in (r.get("inputs") or {}).items()},
-        }
-        atomic_write_text(out, dumps(study))
-        return study
+    def write() -> dict:
+        rec = _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, failed,
+                            prior_wall + time.perf_counter() - t0, rdir, out_dir)
+        rec.counts["wall_s_this_run"] = time.perf_counter() - t0
+        rec.counts["resumed"] = len(seqs) - len(todo)
+        return write_study(out, rec)
 
-    said: set[str] = set()
-
-    def say_import_warnings(doc: dict) -> None:
-        # the hand's import warnings (recorded in every rollout JSON), once per study
-        for w in doc.get("import_warnings") or []:
-            if w not in said:
-                said.add(w)
-                tqdm.write(f"note (hand import, every rollout): {w}")
-
+    con = StudyConsole(dataset, total=len(seqs), done=len(seqs) - len(todo), enabled=progress, verbose=verbose)
     study = write()
-    if progress and ablation_only:
-        tqdm.write(f"ablation only: rerunning the contact ablation of {len(todo)} recording(s); the study keeps "
-                   f"the other {len(seqs) - len(todo)} as they are")
-    elif progress and len(todo) < len(seqs):
-        tqdm.write(f"resume: {len(seqs) - len(todo)} of {len(seqs)} rollouts already in {rdir} with this config "
-                   f"(hash {chash[:12]}); running {len(todo)}")
-    bar = tqdm(total=len(seqs), initial=len(seqs) - len(todo), desc=f"study {dataset}", disable=not progress)
-    def done(job: Job, status: str, value) -> None:
+    con.intro(ablation_only=ablation_only, todo=len(todo), total=len(seqs), rdir=rdir, chash=chash)
+
+    def done(j: Job, status: str, value) -> None:
         nonlocal study
         if status == "ok":
-            results[job.sequence] = value
-            say_import_warnings(value)
+            results[j.sequence] = value
         else:
-            failed[job.sequence] = value
-        bar.update(1)
+            failed[j.sequence] = value
+        con.result(j.sequence, status, value)
         study = write()
 
-    if workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
-        for job in todo:
-            done(job, *_run_job_safe(job))
-    else:  # replay.jobs: a worker that dies costs its own recording only
-        from replay.jobs import run_jobs
-
-        run_jobs(todo, _run_job_safe, workers, done)
-    bar.close()
+    try:
+        _execute(todo, done, workers, executor, address)
+    except KeyboardInterrupt:
+        study = write()
+        con.interrupted(out, len(results), len(seqs))
+        raise
+    finally:
+        con.close()
     return study

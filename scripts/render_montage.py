@@ -4,7 +4,8 @@
         [--cols N] [--objects mug,banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
 
 Each tile is one rollout rendered headless from its saved poses (no re-simulation)
-with its overlay: object, phase then "result: <outcome>" from the lift on, contacts, time. Clips of
+with its overlay: object (and sequence where the name lacks it), the phase while it runs and
+"result: <outcome>" once decided (end of the hold; the shake's verdict at its end), contacts, time. Clips of
 different lengths hold their last frame. Defaults: 3 x 2 grid of 640 x 480 tiles
 up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080 (30 clips:
 6 x 5 tiles of 288 x 216); at most 30 tiles (the first rollouts; a note says how many

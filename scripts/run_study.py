@@ -4,13 +4,18 @@
 Example:
     python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
 
-Writes ``out/study.json`` (summary, config, versions, input hashes) and one JSON +
+Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
+(one row per recording) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
 (see :mod:`replay.study`). Exit status (the convention of :mod:`replay.cli`): 0 when
 every recording was replayed (whatever the grasp outcomes: unstable rollouts are
 results, not errors); 1 when data is missing or a recording could not be loaded or
 replayed (listed, the others are kept); 2 on bad arguments or settings (an unknown
-``--objects`` name, ``--device cuda`` without a device, a value out of range).
+``--objects`` name, ``--device cuda`` without a device, a value out of range); 130 on
+Ctrl-C (the finished recordings are kept; ``--resume`` finishes the others).
+
+``--objects`` where a study of the same config already is merges into it (fields of the
+files: ``docs/results.md``).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from replay.config import ReplayConfig  # noqa: E402
-from replay.cli import report, run, say_error  # noqa: E402
+from replay.cli import EXIT_INTERRUPTED, report, run, say_error  # noqa: E402
+from replay.console import summary_table  # noqa: E402
 from replay.errors import ReplayError  # noqa: E402
 
 
@@ -47,8 +53,17 @@ def main(argv=None) -> int:
     p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")
     p.add_argument("--data", default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
+    p.add_argument("--verbose", action="store_true",
+                   help="let Warp and Newton print their own messages; say notes and warnings in full")
+    p.add_argument("--executor", choices=["pool", "ray"], default="pool",
+                   help="pool: worker processes on this machine (default); ray: one Ray task per recording "
+                        "(pip install 'grasp-replay[cluster]')")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (with --executor ray; default: start a local Ray instance)")
     a = p.parse_args(argv)
+    if a.address and a.executor != "ray":
+        p.error("--address needs --executor ray")
     try:
         cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
         if a.effort is not None:
@@ -70,12 +85,20 @@ def main(argv=None) -> int:
             a.dataset, a.out, cfg,
             objects=[s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None,
             workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
-            progress=not a.quiet, ablation_only=a.ablation_only,
+            progress=not a.quiet, ablation_only=a.ablation_only, executor=a.executor, address=a.address,
+            verbose=a.verbose,
         )
     except ReplayError as e:
         return report(e)
-    c = study["counts"]
-    print(json.dumps(c, indent=1))
+    except KeyboardInterrupt:  # the study wrote what is done and said how to resume
+        if a.executor == "pool":
+            # leave now: the interpreter's exit handlers join the pool's threads and queues,
+            # which a loaded machine can stretch past the 2 s a Ctrl-C should take
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    print(summary_table(study))
     for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
         if r.get("input_flags"):
             print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)

@@ -24,10 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
-from replay.errors import DataError, OutputError, UsageError
-from replay.fileio import atomic_write_bytes, atomic_write_text
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's replay/, as the other scripts
+
+from replay.cli import run  # noqa: E402
+from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
+from replay.errors import DataError, OutputError, UsageError  # noqa: E402
+from replay.fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
+from replay.results import FORMAT_VERSION, dumps  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -84,7 +87,7 @@ def main(argv=None) -> int:
         if a.resume and jpath.is_file():
             try:
                 doc = json.loads(jpath.read_text())
-                if doc.get("sweep_key") == key:
+                if doc.get("sweep_key") == key and doc.get("format_version") == FORMAT_VERSION:
                     results[seq] = doc
                     print(f"  {seq}: done before (resume)")
                     continue
@@ -96,12 +99,12 @@ def main(argv=None) -> int:
             failed[seq] = str(e)
             print(f"  {seq}: failed: {e}", file=sys.stderr)
             continue
-        doc.update(sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid, perturb_mm=a.perturb_mm,
+        doc.update(format_version=FORMAT_VERSION, sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid, perturb_mm=a.perturb_mm,
                    perturb_deg=a.perturb_deg, seed=a.seed, png=f"{stem}.png")
         from replay.sweep import heatmap_png
 
         atomic_write_bytes(out / f"{stem}.png", heatmap_png(doc, f"{seq} ({doc['object_mass_kg']:.3f} kg)"))
-        atomic_write_text(jpath, json.dumps(doc, indent=1))
+        atomic_write_text(jpath, dumps(doc))
         results[seq] = doc
         me = doc["min_effort_lifting_at_mu1_nm"]
         mm = doc["min_mu_lifting_at_study_effort"]
@@ -112,7 +115,7 @@ def main(argv=None) -> int:
               f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s", flush=True)
     summary = summarize_over(results, failed, versions=package_versions(), wall_s=time.perf_counter() - t0)
     summary.update(grid_spec=a.grid, sweep_key=key)
-    atomic_write_text(out / "sweep.json", json.dumps(summary, indent=1))
+    atomic_write_text(out / "sweep.json", dumps({"format_version": FORMAT_VERSION, **summary}))
     print(f"sweep: {out / 'sweep.json'}")
     if failed:
         print(f"run_sweep.py: error: {len(failed)} recording(s) could not be replayed; the others are kept",

@@ -19,6 +19,8 @@ import mujoco
 import numpy as np
 import trimesh
 
+from replay.results import FORMAT_VERSION
+
 FPS = 30.0
 #: world-from-hand-root rotation (rows: world axes; columns: body axes): body -X (fingers)
 #: -> world +Y, body -Y (palm normal) -> world -X, body +Z (thumb) -> world +Z.
@@ -116,6 +118,7 @@ def make_rollout(
             body_pos=np.concatenate([hpos, opos[:, None]], axis=1),
             body_quat=np.concatenate([hquat, oquat[:, None]], axis=1),
             contact_count=contact.astype(np.int64), phase=phase.astype(np.int64),
+            format_version=np.int32(FORMAT_VERSION),
         )
         return rel.as_posix()
 
@@ -138,6 +141,6 @@ def make_study(out_dir: Path, hand_mjcf: Path, grab_objects: Path, objects: list
     rollouts = [make_rollout(out_dir, hand_mjcf, grab_objects / o / f"{o}.stl", o, outcome=oc, **kw)
                 for o, oc in objects]
     path = out_dir / "study.json"
-    path.write_text(json.dumps({"rollouts": rollouts, "config": {"fps": FPS, "generator": "tests/render_fixture.py"}},
-                               indent=1))
+    path.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": rollouts,
+                                "config": {"fps": FPS, "generator": "tests/render_fixture.py"}}, indent=1))
     return path

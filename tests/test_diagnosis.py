@@ -65,6 +65,8 @@ def test_slipped_on_ice(worlds):
     assert d["class"] == "slipped"
     # it slid out while the hand rose: onset in the lift, a slip of most (2/3) of the commanded lift
     assert d["figure"]["onset_frame"] is not None and d["figure"]["slip_mm"] > 1000 * 2 / 3 * SHORT["lift_height"]
+    # not in the hand at the end of the hold: no slip figure for the rollout, its separation instead
+    assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] == d["figure"]["slip_mm"]
     # friction scales the budget: mu 0.05 of the grip that carries 1 kg at mu 1
     assert m["friction_budget_peak_kg"] < 0.1 * worlds["as recorded"]["friction_budget_peak_kg"]
 

@@ -16,6 +16,7 @@ import pytest
 from render_fixture import hand_fk, make_study
 from replay import render
 from replay.errors import DataError, OutputError
+from replay.results import FORMAT_VERSION
 
 pytestmark = pytest.mark.needs_data
 
@@ -165,7 +166,7 @@ def test_no_saved_poses_is_a_clear_error(study, tmp_path):
     with pytest.raises(DataError, match="saved poses file not found"):
         render.render_clip(r, study_dir, tmp_path / "c.mp4")
     # npz missing a contract key
-    np.savez(tmp_path / "partial.npz", time=np.arange(3) / 30.0)
+    np.savez(tmp_path / "partial.npz", time=np.arange(3) / 30.0, format_version=FORMAT_VERSION)
     r = dict(doc["rollouts"][0], poses=str(tmp_path / "partial.npz"))
     with pytest.raises(DataError, match=r"partial\.npz \[body_names\]"):
         render.render_clip(r, study_dir, tmp_path / "c.mp4")
@@ -219,7 +220,7 @@ def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
     with pytest.raises(DataError, match="no frames saved"):
         render.render_clip(none, study_dir, tmp_path / "x.mp4", size=SIZE)
     p = study_dir / "study_unstable.json"
-    p.write_text(json.dumps({"rollouts": [none, doc["rollouts"][1]]}))
+    p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": [none, doc["rollouts"][1]]}))
     st = render.render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
     assert st.frames == N_SAVED and st.size == (320, 120)
     _, frames = read_mp4(tmp_path / "m.mp4")
@@ -233,14 +234,15 @@ def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
     summaries = []
     for r in doc["rollouts"]:
         name = f"rollout_{r['object']}.json"
-        (study_dir / name).write_text(json.dumps(r))
+        (study_dir / name).write_text(json.dumps(dict(r, format_version=FORMAT_VERSION)))
         summaries.append({"object": r["object"], "outcome": r["outcome"], "json": name})
     p = study_dir / "study_summaries.json"
-    p.write_text(json.dumps({"rollouts": summaries, "dataset": "grab"}))
+    p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": summaries, "dataset": "grab"}))
     st = render.render_montage(p, tmp_path / "m.mp4", objects=["banana"], tile=(160, 120))
     assert st.frames == N_SAVED
     missing = study_dir / "study_missing.json"
-    missing.write_text(json.dumps({"rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
+    missing.write_text(json.dumps({"format_version": FORMAT_VERSION,
+                                  "rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.json.*not found"):
         render.render_montage(missing, tmp_path / "m2.mp4")
 

@@ -10,6 +10,7 @@ import pytest
 
 from render_fixture import make_rollout
 from replay import render
+from replay.results import FORMAT_VERSION
 from test_render import object_mask, read_mp4, skin_mask
 
 pytestmark = pytest.mark.needs_data
@@ -33,7 +34,7 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
         make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "unstable", seconds=SHORT_S),
     ]
     path = out / "study.json"
-    path.write_text(json.dumps({"rollouts": rollouts, "config": {}}))
+    path.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": rollouts, "config": {}}))
     return path
 
 

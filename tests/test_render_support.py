@@ -14,6 +14,7 @@ import pytest
 from render_fixture import make_rollout
 from replay import render
 from replay.errors import DataError, OutputError
+from replay.results import FORMAT_VERSION
 from test_render import object_mask, read_mp4, skin_mask
 from test_render_scene import _script
 
@@ -38,7 +39,8 @@ def table_study(tmp_path_factory, capsule_rhand, grab_dir):
                      support_height=HEIGHT, support="plane", with_ablation=False),
     ]
     path = out / "study.json"
-    path.write_text(json.dumps({"rollouts": rollouts, "config": {"support_thickness": 0.04}}))
+    path.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": rollouts,
+                                "config": {"support_thickness": 0.04}}))
     return path
 
 
@@ -112,18 +114,28 @@ def test_framing_ignores_an_object_that_fell_off(table_study, tmp_path):
     assert naive.distance > 2.0 * base.distance  # what the fall did to the tile before
 
 
-def test_overlay_shows_result_only_from_lift(table_study):
+def test_overlay_says_the_result_only_once_decided(table_study):
     doc, study_dir = render.load_study(table_study)
     clip = render.load_clip(doc["rollouts"][0], study_dir)
     lines = render.clip_overlay(clip)
     by_phase = {int(p): [t for t, _ in lines(int(np.flatnonzero(clip.phase == p)[0]))] for p in range(4)}
-    for p in (0, 1):
+    # settle, approach, lift and most of the hold: the phase running, no outcome yet
+    for p in range(4):
         assert not any("lifted" in t for t in by_phase[p]), by_phase[p]
         assert by_phase[p][1].startswith(render.PHASE_NAMES[p])
-    for p in (2, 3):
-        assert by_phase[p][1] == "result: lifted"
-        assert lines(int(np.flatnonzero(clip.phase == p)[0]))[1][1] == render.OUTCOME_RGB["lifted"]
+    end_hold = int(np.flatnonzero(clip.phase == 3)[-1])  # `lifted` is judged here
+    assert lines(end_hold)[1] == ("result: lifted", render.OUTCOME_RGB["lifted"])
     assert by_phase[0][0] == "mug" and by_phase[3][2].startswith("contacts 6") and by_phase[3][3].startswith("t =")
+    # a shake after the hold: "shake test..." while it runs, its verdict on the last frame only
+    n = len(clip.phase)
+    shaken = render.Clip(**{**clip.__dict__, "phase": np.r_[clip.phase[: n - 5], np.full(5, 4)],
+                            "meta": dict(clip.meta, shake_held=False)})
+    sl = render.clip_overlay(shaken)
+    assert [t for t, _ in sl(n - 3)][1:3] == ["result: lifted", "shake test..."]
+    assert [t for t, _ in sl(n - 1)][1:3] == ["result: lifted", "shake: dropped"]
+    # a sequence name without the object (TACO): both in the title
+    taco = render.Clip(**{**clip.__dict__, "meta": dict(clip.meta, sequence="20231104_010")})
+    assert render.clip_overlay(taco)(0)[0][0] == "mug - 20231104_010"
 
 
 def test_output_parent_is_a_file(tmp_path):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from replay.config import ReplayConfig
+from replay.errors import UsageError
 from replay.study import run_study
 
 pytestmark = pytest.mark.needs_data
@@ -101,14 +102,28 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     for key in ("rollouts", "stable", "lifted", "dropped", "unstable"):
         assert study["counts"][key] == ref["counts"][key]
 
-    # resuming the same study carries its wall time over; a study of other recordings in the
-    # same place does not (it used to add the earlier study's time to its own)
+    # resuming the same study carries its wall time over; this run's own time is said apart
     same = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, resume=True, progress=False,
                      data_dir=mirror)
     assert same["counts"]["wall_s"] >= ref["counts"]["wall_s"]
-    other = run_study("grab", ref_out, cfg, objects=OBJECTS[:1], workers=1, ablation=False, resume=True,
-                      progress=False, data_dir=mirror)
-    assert other["counts"]["rollouts"] == 1 and other["counts"]["wall_s"] < 0.5 * ref["counts"]["wall_s"]
+    assert same["counts"]["resumed"] == 2 and same["counts"]["wall_s_this_run"] < 0.5 * ref["counts"]["wall_s"]
+    # a subset run where the study is merges into it: nothing lost, the subset's recording rerun
+    sub = run_study("grab", ref_out, cfg, objects=OBJECTS[:1], workers=1, ablation=False, progress=False,
+                    data_dir=mirror)
+    assert sub["sequences"] == same["sequences"] and sub["counts"]["rollouts"] == 2 and sub["counts"]["resumed"] == 1
+    assert [r["outcome"] for r in sub["rollouts"]] == [r["outcome"] for r in same["rollouts"]]
+    assert (ref_out.with_suffix(".csv")).read_text().count("\n") == 3  # header + 2 rows
+    # a study in another place does not carry the first one's time over
+    other = run_study("grab", tmp_path / "other" / "study.json", cfg, objects=OBJECTS[:1], workers=1, ablation=False,
+                      resume=True, progress=False, data_dir=mirror)
+    assert other["counts"]["rollouts"] == 1
+    assert other["counts"]["wall_s"] == pytest.approx(other["counts"]["wall_s_this_run"], abs=0.1)
+    # a subset of another config where the study is: refused, the study untouched
+    before = ref_out.read_text()
+    with pytest.raises(UsageError, match="another dataset or config"):
+        run_study("grab", ref_out, ReplayConfig(**dict(SHORT, hold_s=0.3)), objects=OBJECTS[:1], workers=1,
+                  ablation=False, progress=False, data_dir=mirror)
+    assert ref_out.read_text() == before
 
 
 def test_bad_object_name_is_a_clear_error(tmp_path, mirror):

@@ -31,7 +31,8 @@ hulls, which would z-fight with it); the support as simulated (a finite table-to
 a floor, so an object falling off the table edge is seen falling, or an infinite plane);
 and a fixed camera. The saved-pose contract (``time``, ``body_names``, ``body_pos`` world m
 Z-up, ``body_quat`` world **xyzw**, ``contact_count``, ``phase``) is checked by
-:func:`~replay.render.clip.load_poses_npz`.
+:func:`~replay.render.clip.load_poses_npz`; files are read through :mod:`replay.results` (format
+version checked; ``docs/results.md``).
 
 Output: H.264 mp4, yuv420p, through ``imageio_ffmpeg.write_frames``, written to a temporary
 name in the destination folder and renamed when complete.
@@ -74,7 +75,7 @@ from replay.render.montage import (  # noqa: E402
     render_montage,
     select_rollouts,
 )
-from replay.render.overlay import clip_overlay, draw_overlay  # noqa: E402
+from replay.render.overlay import clip_overlay, clip_title, draw_overlay, overlay_status  # noqa: E402
 from replay.render.style import (  # noqa: E402
     FOVY_DEG,
     OBJECT_RGBA,
@@ -96,7 +97,7 @@ __all__ = [
     "CLIP_REACH_M", "DEFAULT_SUPPORT_THICKNESS", "FALLEN_BELOW_M", "FLOOR_DROP_M", "FOVY_DEG", "MONTAGE_MAX_CANVAS",
     "MONTAGE_MAX_CLIPS", "OBJECT_RGBA", "OUTCOMES", "OUTCOME_RGB", "PHASE_NAMES", "SKIN_RGBA", "TABLE_RGBA",
     "VISIBLE_GROUPS", "CameraView", "Clip", "PoseTrack", "RenderStats", "SceneObject", "Support", "apply_poses",
-    "build_render_model", "clip_camera", "clip_overlay", "draw_overlay", "expand_rollout", "frame_camera",
+    "build_render_model", "clip_camera", "clip_overlay", "clip_title", "overlay_status", "draw_overlay", "expand_rollout", "frame_camera",
     "frame_indices", "load_clip", "load_poses_npz", "load_study", "mocap_index", "montage_layout",
     "montage_record_path", "parse_support", "prepare_output", "render_clip", "render_frames", "render_montage",
     "select_rollouts", "write_mp4",

@@ -16,10 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from replay.errors import DataError
+from replay.results import Phase, check_poses_version, check_version
 from replay.render.style import OBJECT_RGBA
 
 #: phase codes in the saved ``phase`` array (study contract).
-PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
+PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
 #: outcomes a rollout may report.
 OUTCOMES = ("lifted", "dropped", "unstable")
@@ -205,6 +206,7 @@ def load_study(study_path: str | Path) -> tuple[dict, Path]:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
         raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
+    check_version(study.get("format_version"), path)
     return study, path.parent.resolve()
 
 
@@ -244,6 +246,7 @@ def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | No
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(full, dict):
         raise DataError(path, None, "per-rollout JSON is not an object")
+    check_version(full.get("format_version"), path)
     return {**rollout, **full}
 
 
@@ -342,6 +345,7 @@ def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
         raise DataError(path, None, f"cannot read saved poses: {exc}") from None
     with z:
+        check_poses_version(path, z.files, z)
         need = ("time", "body_names", "body_pos", "body_quat", "contact_count", "phase")
         for k in need:
             if k not in z.files:

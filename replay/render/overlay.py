@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from replay.render.clip import PHASE_NAMES, Clip
+from replay.results import Phase
 from replay.render.style import OUTCOME_RGB
 
 
@@ -54,24 +55,20 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Per-frame overlay lines for a study clip: title; the phase name (settle /
-    approach) before the lift, then ``result: <outcome>`` in the outcome's colour from
-    the lift phase on (phase >= 2; the outcome is only decided there); during the shake
-    test, whether the object stayed in hand (``shake_held``); contact count and phase;
-    time since the clip's first frame."""
-    white, grey = (245, 245, 245), (200, 200, 200)
-    oc = OUTCOME_RGB.get(clip.outcome, white)
-    shake_held = (clip.meta or {}).get("shake_held")
+    """Per-frame overlay lines for a study clip: title (object name, and the sequence where
+    it is not in the name, e.g. TACO ``20231104_010``); the phase name while it runs, the
+    outcome only once it is decided: ``result: <outcome>`` in its colour from the end of
+    the hold on (:func:`overlay_status`); during the shake, ``shake test...`` and at its
+    end whether the object stayed in hand (``shake_held``); contact count and phase; time
+    since the clip's first frame."""
+    white = (245, 245, 245)
+    status_of = overlay_status(clip)
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
         code = int(clip.phase[i])
         ph = PHASE_NAMES.get(code, str(code))
-        status = (f"result: {clip.outcome}", oc) if code >= 2 else (f"{ph}...", grey)
-        out = [(clip.title, white), status]
-        if code == 4 and shake_held is not None:  # the shake test after a successful hold
-            out.append(("shake: held" if shake_held else "shake: dropped",
-                        OUTCOME_RGB["lifted" if shake_held else "dropped"]))
+        out = [(clip_title(clip), white)] + status_of(i)
         return out + [
             (f"contacts {int(clip.contact_count[i])}  {ph}", white),
             (f"t = {t:5.2f} s", white),
@@ -79,3 +76,41 @@ def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, 
 
     return lines
 
+
+def clip_title(clip: Clip) -> str:
+    """The overlay title: the clip's title, plus the sequence when the object name is not
+    part of it (TACO and HUG-Bench sequences are dates and scene ids)."""
+    seq = str((clip.meta or {}).get("sequence") or "")
+    if not seq or seq.split("/")[-1].startswith(clip.title.split(" (")[0]):
+        return clip.title
+    return f"{clip.title} - {seq}"
+
+
+def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
+    """Status lines for frame ``i`` that never say what has not happened yet: the phase
+    name (``lift...``, ``hold...``) until the end of the hold, where ``lifted`` is judged;
+    then ``result: <outcome>``; in the shake, ``shake test...`` until its last frame, then
+    ``shake: held`` / ``shake: dropped``. A rollout that ended early (dropped: no shake;
+    unstable) shows its result from its last frame."""
+    grey = (200, 200, 200)
+    oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
+    shake_held = (clip.meta or {}).get("shake_held")
+    ph_arr = np.asarray(clip.phase)
+    last = len(ph_arr) - 1
+    hold = np.flatnonzero(ph_arr == int(Phase.HOLD))
+    judged = min(int(hold[-1]) if hold.size else last, last)  # last frame of the hold
+
+    def status(i: int):
+        code = int(ph_arr[i])
+        name = PHASE_NAMES.get(code, str(code))
+        if code == int(Phase.SHAKE):
+            out = [(f"result: {clip.outcome}", oc)]
+            if i < last or shake_held is None:
+                return out + [("shake test...", grey)]
+            return out + [("shake: held" if shake_held else "shake: dropped",
+                           OUTCOME_RGB["lifted" if shake_held else "dropped"])]
+        if i >= judged:
+            return [(f"result: {clip.outcome}", oc)]
+        return [(f"{name}...", grey)]
+
+    return status

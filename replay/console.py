@@ -1,0 +1,143 @@
+"""What a study says on the terminal: one progress bar, each warning once, a table at the end.
+
+The bar (tqdm) shows done/total, the ETA and the outcome counts so far. Warp's banner and
+"Module ... load on device" lines, Newton's log records and Python warnings raised in the
+workers are kept off the terminal unless ``--verbose`` (:func:`quiet_libraries`); warnings
+the workers caught come back with each result and are said once per study.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tqdm import tqdm
+
+#: characters of a long note (the hand import's warnings) said on the console; the whole
+#: text is in the rollout JSON (``import_warnings``)
+NOTE_CHARS = 160
+
+
+def quiet_libraries() -> None:
+    """Silence Warp's banner and module-load lines and Newton's info logging (this process)."""
+    import warp as wp
+
+    # Warp >= 1.19: messages below config.log_level are not printed (the init banner and the
+    # "Module ... load on device" timers are INFO, the missing-CUDA-driver note a WARNING)
+    if hasattr(wp, "LOG_ERROR"):
+        wp.config.log_level = wp.LOG_ERROR
+    wp.config.quiet = True  # older Warp
+    # the native library prints "Warp CUDA warning: Could not find ... driver" itself at init on a
+    # machine without a GPU: initialise with the process's stdout/stderr on /dev/null
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(null, 1), os.dup2(null, 2)
+        wp.init()
+    finally:
+        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+    for name in ("newton", "warp", "mujoco_warp"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _short(text: str, n: int = NOTE_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+class StudyConsole:
+    """The study's terminal output (all of it through ``tqdm.write``, so the bar stays whole).
+
+    Args:
+        dataset: for the bar's label.
+        total: recordings in the study; done: those already done (resumed).
+        enabled: False: print nothing (``--quiet``).
+        verbose: say notes and warnings in full.
+    """
+
+    def __init__(self, dataset: str, total: int, done: int, enabled: bool = True, verbose: bool = False):
+        self.enabled, self.verbose = enabled, verbose
+        self.counts: Counter = Counter()
+        self.said: set[str] = set()
+        self.bar = tqdm(total=total, initial=done, desc=f"study {dataset}", unit="rec", disable=not enabled,
+                        dynamic_ncols=True, file=sys.stderr)
+
+    def say(self, text: str) -> None:
+        if self.enabled:
+            tqdm.write(text, file=sys.stderr)
+
+    def once(self, text: str) -> None:
+        if text not in self.said:
+            self.said.add(text)
+            self.say(text if self.verbose else _short(text))
+
+    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str) -> None:
+        if ablation_only:
+            self.say(f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
+                     f"the other {total - todo} as they are")
+        elif todo < total:
+            self.say(f"kept: {total - todo} of {total} rollouts already in {rdir} with this config "
+                     f"(hash {chash[:12]}); running {todo}")
+
+    def result(self, sequence: str, status: str, value) -> None:
+        """One job ended: count its outcome, say its new warnings once, advance the bar."""
+        if status == "ok":
+            self.counts[value.get("outcome") or "?"] += 1
+            for w in value.get("import_warnings") or []:
+                self.once(f"note (hand import, every rollout; full text in the rollout JSON): {w}")
+            for w in value.get("run_warnings") or []:
+                self.once(f"warning: {w}")
+        else:
+            self.counts["failed"] += 1
+            self.say(f"failed: {sequence}: {_short(str(value).splitlines()[0] if value else value, 300)}")
+        self.bar.set_postfix_str(" ".join(f"{k} {v}" for k, v in sorted(self.counts.items())), refresh=False)
+        self.bar.update(1)
+
+    def interrupted(self, out: Path, n_done: int, total: int) -> None:
+        self.bar.close()
+        print(f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
+              "to finish the others", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _cell(v, fmt: str = "{:.1f}") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return fmt.format(v)
+    return str(v)
+
+
+def summary_table(study: dict) -> str:
+    """A study's rows and counts as a plain-text table (the end of ``run_study.py``)."""
+    cols = (("recording", "sequence", None), ("outcome", "outcome", None), ("diagnosis", "diagnosis", None),
+            ("rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
+            ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
+    rows = [[h for h, _, _ in cols]]
+    for r in study.get("rollouts") or []:
+        rows.append([_cell(r.get(k) * s if (s and r.get(k) is not None) else r.get(k)) for _, k, s in cols])
+    w = [max(len(row[i]) for row in rows) for i in range(len(cols))]
+    lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * x for x in w))
+    c = study.get("counts") or {}
+    diag = ", ".join(f"{k} {v}" for k, v in (c.get("diagnosis") or {}).items() if v)
+    lines.append("")
+    lines.append(f"{c.get('rollouts', 0)} recordings: lifted {c.get('lifted', 0)} (held through the shake "
+                 f"{c.get('shake_held', 0)}), dropped {c.get('dropped', 0)}, unstable {c.get('unstable', 0)}, "
+                 f"failed {c.get('failed_inputs', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
+    if c.get("ablation_run"):
+        lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
+                     f"{c.get('ablation_lifted', 0)} lifted without contact")
+    if c.get("wall_s") is not None:
+        lines.append(f"wall time {c['wall_s']:.1f} s")
+    return "\n".join(lines)

@@ -1,0 +1,277 @@
+"""A study's report: one static HTML page (no server) with the summary, a sortable table of every
+recording, per-recording plots over time, the clips, and the study's config and versions.
+
+Layout written by :func:`write_report` for ``--out out/grab/report.html``::
+
+    out/grab/report.html           the page (inline CSS and a few lines of JS to sort the table)
+    out/grab/report_files/<seq>.png   one figure per recording (matplotlib, Agg)
+
+Plots (:func:`plot_rollout`, from the rollout's poses npz, :mod:`replay.results`): object
+height above the support (mm, world z of the object origin minus ``support_height``; the
+contact run and the contact ablation), hand-object contacts, wrist position error (mm),
+with the protocol phases as bands. Clips are embedded with ``<video>`` and paths relative
+to the page: the montage, and ``<clips>/<sequence>.mp4`` where such renders exist.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.results import Phase, ResultsFormatError, RolloutRecord, StudyRecord, check_poses_version, read_rollout, \
+    read_study
+
+#: phase band colours of the plots (light, so the lines stay readable)
+PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
+                 Phase.SHAKE: "#f8dede"}
+OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "unstable": "#e29a12"}
+
+#: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
+COLUMNS = (
+    ("recording", "sequence", None, None), ("object", "object", None, None), ("outcome", "outcome", None, None),
+    ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
+    ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
+    ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
+    ("friction budget kg", "friction_budget_peak_kg", None, 2), ("object kg", "object_mass", None, 3),
+    ("ablation clean", "ablation_clean", None, None), ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
+)
+
+
+def _load_poses(path: Path) -> dict | None:
+    """The poses npz as arrays (version checked), or None if it is missing."""
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        check_poses_version(path, z.files, z)
+        return {k: np.asarray(z[k]) for k in z.files}
+
+
+def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
+    """Write the recording's figure (height, contacts, wrist error over time, phase bands).
+
+    Returns False (nothing written) when its poses npz is missing.
+
+    Raises:
+        ResultsFormatError: the npz is of another format version.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    main = _load_poses(study_dir / rec.poses) if rec.poses else None
+    if main is None:
+        return False
+    abl = _load_poses(study_dir / rec.ablation.poses) if rec.ablation and rec.ablation.poses else None
+    t = main["time"]
+    k = list(main["body_names"]).index("object")
+    base = rec.support_height or 0.0
+    fig, axes = plt.subplots(3, 1, figsize=(6.4, 4.6), sharex=True, dpi=80)
+    ax_h, ax_c, ax_w = axes
+    ax_h.plot(t, (main["body_pos"][:, k, 2] - base) * 1000.0, color="#1f5fa8", label="contact run")
+    if abl is not None:
+        ka = list(abl["body_names"]).index("object")
+        ax_h.plot(abl["time"], (abl["body_pos"][:, ka, 2] - base) * 1000.0, color="#888888", ls="--",
+                  label="contact ablation")
+    ax_h.set_ylabel("object z\nabove support mm", fontsize=8)
+    ax_h.legend(fontsize=7, loc="upper left")
+    ax_c.step(t, main["contact_count"], where="post", color="#6a3d9a")
+    ax_c.set_ylabel("hand-object\ncontacts", fontsize=8)
+    if "wrist_err" in main:
+        ax_w.plot(t, main["wrist_err"] * 1000.0, color="#b15928")
+    ax_w.set_ylabel("wrist error mm", fontsize=8)
+    ax_w.set_xlabel("time s", fontsize=8)
+    ph = main["phase"]
+    edges = np.flatnonzero(np.diff(ph)) + 1
+    starts, stops = np.r_[0, edges], np.r_[edges, len(ph)]
+    dt = float(t[1] - t[0]) if len(t) > 1 else 1 / 30
+    for a, b in zip(starts, stops):
+        p = Phase(int(ph[a]))
+        for ax in axes:
+            ax.axvspan(t[a], t[b - 1] + dt, color=PHASE_COLOURS[p], zorder=0, lw=0)
+        ax_h.text((t[a] + t[b - 1] + dt) / 2, 1.02, p.name.lower(), transform=ax_h.get_xaxis_transform(),
+                  ha="center", va="bottom", fontsize=7)
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"{rec.sequence}: {rec.outcome}", fontsize=9, y=0.995)
+    fig.tight_layout()
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write_bytes(out_png, buf.getvalue())
+    return True
+
+
+def _cell(v, scale, dec) -> tuple[str, str]:
+    """(text, sort key) of one table cell."""
+    if v is None:
+        return "-", ""
+    if isinstance(v, bool):
+        return ("yes" if v else "no"), str(int(v))
+    if isinstance(v, (int, float)) and dec is not None:
+        x = float(v) * (scale or 1.0)
+        return f"{x:.{dec}f}", repr(x)
+    return str(v), str(v)
+
+
+def _rel(path: Path, page_dir: Path) -> str:
+    return Path(os.path.relpath(path, page_dir)).as_posix()
+
+
+SORT_JS = """
+function sortBy(col, desc) {
+  const tb = document.querySelector('#rows tbody');
+  const rows = Array.from(tb.rows);
+  const num = rows.every(r => r.cells[col].dataset.k === '' || !isNaN(parseFloat(r.cells[col].dataset.k)));
+  rows.sort((a, b) => {
+    let x = a.cells[col].dataset.k, y = b.cells[col].dataset.k;
+    if (x === '' && y === '') return 0; if (x === '') return 1; if (y === '') return -1;
+    let c = num ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+    return desc ? -c : c;
+  });
+  rows.forEach(r => tb.appendChild(r));
+  document.body.dataset.sorted = col + (desc ? ':desc' : ':asc');
+}
+document.querySelectorAll('#rows th').forEach((th, i) => th.addEventListener('click', () => {
+  const d = th.dataset.dir === 'asc'; th.dataset.dir = d ? 'desc' : 'asc'; sortBy(i, d);
+}));
+window.addEventListener('load', () => {
+  const imgs = Array.from(document.images);
+  document.body.dataset.imagesOk = imgs.filter(im => im.complete && im.naturalWidth > 0).length;
+  document.body.dataset.imagesAll = imgs.length;
+  const m = /sort=(\\d+)(:desc)?/.exec(location.hash);
+  if (m) sortBy(parseInt(m[1]), !!m[2]);
+});
+"""
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;font-size:13px}
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
+td:nth-child(-n+4),th{text-align:left}
+th{background:#f0f0f0;cursor:pointer;user-select:none}
+.card{display:inline-block;vertical-align:top;margin:0 1em 1em 0}
+.card img{display:block;border:1px solid #ddd}
+pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
+.k{font-weight:bold}
+"""
+
+
+def _summary_html(study: StudyRecord) -> str:
+    c = study.counts or {}
+    diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
+    items = [
+        ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
+        ("dropped", c.get("dropped")), ("unstable", c.get("unstable")), ("failed inputs", c.get("failed_inputs")),
+        ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
+        ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
+        ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),
+        ("wall time s", None if c.get("wall_s") is None else f"{c['wall_s']:.1f}"),
+    ]
+    lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
+                  for k, v in items)
+    return f"<ul id=summary>{lis}</ul>"
+
+
+def _table_html(rows: list[dict]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _, _ in COLUMNS)
+    body = []
+    for r in rows:
+        cells = []
+        for _, key, scale, dec in COLUMNS:
+            text, k = _cell(r.get(key), scale, dec)
+            style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
+                else ""
+            if key == "sequence":
+                text_html = f"<a href='#rec-{html.escape(text)}'>{html.escape(text)}</a>"
+            else:
+                text_html = html.escape(text)
+            cells.append(f"<td data-k='{html.escape(k)}'{style}>{text_html}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return f"<table id=rows><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _video(src: str) -> str:
+    return f"<video controls muted preload=metadata width=480 src='{html.escape(src)}'></video>"
+
+
+def build_report(study_path: str | Path, out: str | Path, montage: str | Path | None = None,
+                 clips_dir: str | Path | None = None) -> dict:
+    """Write the report page and its plots; returns ``{"rows", "plots", "clips"}`` counts.
+
+    Args:
+        study_path: the study JSON (:func:`replay.results.read_study`).
+        out: the HTML file; plots go to ``<out stem>_files/``.
+        montage: the study's montage video, embedded if it exists.
+        clips_dir: folder of per-recording renders ``<sequence with / as __>.mp4``, embedded where present.
+
+    Raises:
+        ResultsFormatError: a study, rollout or npz file of another format version.
+    """
+    study_path, out = Path(study_path), Path(out)
+    study = read_study(study_path)
+    sdir, pdir = study_path.parent.resolve(), out.parent.resolve()
+    fdir = pdir / f"{out.stem}_files"
+    cards, n_plots, n_clips = [], 0, 0
+    for row in study.rollouts:
+        seq = str(row.get("sequence"))
+        stem = seq.replace("/", "__")
+        try:
+            rec = read_rollout(sdir / str(row.get("json")))
+        except ResultsFormatError as e:
+            cards.append(f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
+                         f"<p>{html.escape(str(e))}</p></div>")
+            continue
+        png = fdir / f"{stem}.png"
+        parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
+                 f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
+        if plot_rollout(rec, sdir, png):
+            n_plots += 1
+            parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
+        else:
+            parts.append("<p>no saved poses</p>")
+        # render_montage.py --clips names a clip by its object; by sequence where objects repeat
+        found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
+                 if c.is_file()] if clips_dir else []
+        clip = found[0] if found else None
+        if clip is not None:
+            n_clips += 1
+            parts.append(_video(_rel(clip.resolve(), pdir)))
+        if rec.diagnosis:
+            parts.append(f"<p>diagnosis: {html.escape(json.dumps(rec.diagnosis))}</p>")
+        cards.append(f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>")
+    mont = ""
+    if montage is not None and Path(montage).is_file():
+        n_clips += 1
+        mont = f"<h2>Montage</h2>{_video(_rel(Path(montage).resolve(), pdir))}"
+    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (study.failed or {}).items())
+    title = f"grasp-replay study: {study.dataset}"
+    page = f"""<!doctype html>
+<html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>{CSS}</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
+{study.format_version} &middot; <a href='{_rel(study_path.with_suffix('.csv').resolve(), pdir)}'>study.csv</a></p>
+<h2>Summary</h2>{_summary_html(study)}
+{f"<h2>Failed inputs</h2><ul>{failed}</ul>" if failed else ""}
+<h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
+{_table_html(study.rollouts)}
+{mont}
+<h2>Over time</h2>
+<p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
+wrist position error, with the protocol phases as bands.</p>
+{''.join(cards)}
+<h2>Config</h2><pre id=config>{html.escape(json.dumps(study.config, indent=1, sort_keys=True))}</pre>
+<h2>Versions</h2><pre id=versions>{html.escape(json.dumps(study.versions, indent=1, sort_keys=True))}</pre>
+<script>{SORT_JS}</script>
+</body></html>
+"""
+    atomic_write_text(out, page)
+    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}

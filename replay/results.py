@@ -1,0 +1,405 @@
+"""The study's result files: typed records, one writer, one reader, a format version.
+
+Files (all written atomically, :mod:`replay.fileio`)::
+
+    <out>.json                         StudyRecord (summary, config, versions, one row per recording)
+    <out>.csv                          the rows of StudyRecord.rollouts, one line per recording
+    <out stem>_rollouts/<seq>.json     RolloutRecord (contact run, ``ablation``: the ablation run)
+    <out stem>_rollouts/<seq>.npz      per-frame poses of the contact run (:data:`POSES_KEYS`)
+    <out stem>_rollouts/<seq>.ablation.npz
+
+Every JSON and npz carries ``format_version`` (:data:`FORMAT_VERSION`); the readers
+refuse a file of any other version (or none: written before versions existed) with a
+one-line :class:`ResultsFormatError` naming the file and the field. ``docs/results.md``
+documents every field (generated from the field metadata here: :func:`fields_markdown`).
+
+Extending: a new metric is a new optional field (default ``None``) with ``unit``/``doc``
+metadata; keys a record does not declare are kept in ``extra`` and written back as they
+were, so files of the same version written by a newer build still read.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from replay.errors import DataError
+from replay.fileio import atomic_write_bytes, atomic_write_text
+
+#: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
+#: ``separation_mm``, ``slip_in_hand``; slip of a dropped object is null).
+FORMAT_VERSION = 1
+
+#: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
+QUAT_ORDER = "xyzw"
+
+
+class Phase(IntEnum):
+    """Protocol phase of a control frame (the npz ``phase`` codes; :mod:`replay.rollout`)."""
+
+    SETTLE = 0  #: object rests on the support, hand holds its first replayed pose
+    APPROACH = 1  #: the recorded approach and closure, up to the grasp frame
+    LIFT = 2  #: the wrist rises ``lift_height`` (min-jerk) over ``lift_s``
+    HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
+    SHAKE = 4  #: lateral shake test, only for rollouts that lifted
+
+
+#: Keys of a poses npz: (name, shape, unit/frame).
+POSES_KEYS = (
+    ("format_version", "()", "int, :data:`FORMAT_VERSION`"),
+    ("time", "(F,)", "s since the rollout's first control frame (30 fps)"),
+    ("body_names", "(B,)", "str: mano_body_0..15 then object"),
+    ("body_pos", "(F, B, 3)", "m, world frame (Z up)"),
+    ("body_quat", "(F, B, 4)", "world orientation, quaternion xyzw"),
+    ("contact_count", "(F,)", "int, hand-object contacts"),
+    ("phase", "(F,)", "int, :class:`Phase` code"),
+    ("contact_force", "(F,)", "N, sum of hand-object normal forces"),
+    ("friction_budget_kg", "(F,)", "kg, sum(mu_i N_i)/g of the hand-object contacts"),
+    ("wrist_err", "(F,)", "m, wrist (root body) position minus its target; NaN during settle"),
+)
+
+
+class ResultsFormatError(DataError):
+    """A result file of another (or no) format version, or without a required field."""
+
+
+def _f(unit: str, doc: str, default: Any = None):
+    return field(default=default, metadata={"unit": unit, "doc": doc})
+
+
+def _fl(unit: str, doc: str, factory=dict):
+    return field(default_factory=factory, metadata={"unit": unit, "doc": doc})
+
+
+@dataclass
+class RolloutRecord:
+    """One replayed recording (``<seq>.json``); ``ablation`` is the contact-ablation run of
+    the same recording as a record of its own (its identity fields are None)."""
+
+    format_version: int = _f("-", "result file layout version (:data:`FORMAT_VERSION`)", FORMAT_VERSION)
+    # identity and inputs
+    object: str | None = _f("-", "object asset name (TACO/HUG: from the recording's metadata)")
+    sequence: str | None = _f("-", "sequence name within the dataset")
+    dataset: str | None = _f("-", "grab, taco or hug-bench")
+    hand_mjcf: str | None = _f("path", "hand MJCF replayed (side of the recording)")
+    object_visual_mesh: str | None = _f("path", "object visual mesh (renderer)")
+    support_height: float | None = _f("m, world z", "top of the table/support the object rests on")
+    config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
+    kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
+    crop: list | None = _f("frames", "[start, stop) of the recording replayed")
+    input_flags: dict = _fl("-", "repaired or corrected input (replay.input_checks), empty if none")
+    inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
+    start_frame: int | None = _f("frame", "first recorded frame of the approach (in the crop)")
+    grasp_frame: int | None = _f("frame", "recorded grasp frame (in the crop)")
+    support: Any = _f("m, world", "'plane', or {table_top_xy: [xmin, xmax, ymin, ymax]}")
+    # scene read-back
+    object_mass: float | None = _f("kg", "object mass simulated")
+    hand_mass: float | None = _f("kg", "hand mass simulated")
+    contact_capacity: int | None = _f("contacts", "contact buffer size")
+    resting_contacts: int | None = _f("contacts", "object-support contacts at rest")
+    probe_contacts: list | None = _f("contacts", "contact counts of the capacity probe")
+    readback: dict = _fl("-", "drive gains and limits read back from the built model")
+    flutter_min_margin: float | None = _f("-", "smallest finger-drive damping margin d_total/d_crit")
+    flutter: list = _fl("-", "per finger joint damping check (kp, damping, critical damping)", list)
+    finger_damping: list = _fl("N·m·s/rad", "distinct finger joint damping values", list)
+    import_warnings: list = _fl("-", "warnings of the hand import (said once per study)", list)
+    engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp) or newton (reference)")
+    ablation_flag: bool | None = _f("-", "JSON key 'ablation' inside an ablation record: true")
+    variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
+    variant_readback: dict = _fl("-", "the variant's values read back from the model")
+    # outcome
+    outcome: str | None = _f("-", "lifted, dropped or unstable")
+    stable: bool | None = _f("-", "no non-finite state, runaway or contact overflow")
+    lifted: bool | None = _f("-", "stable, completed, rise >= lifted_min_rise and clearance >= lifted_min_clearance "
+                                  "at the end of the hold")
+    completed: bool | None = _f("-", "the rollout reached the end of the hold")
+    unstable_frame: int | None = _f("frame", "control frame of the instability, null if stable")
+    unstable_reason: str | None = _f("-", "why it was stopped as unstable")
+    height_end_hold: float | None = _f("m, world z", "object origin z at the end of the hold (success window)")
+    final_height: float | None = _f("m, world z", "object origin z at the last simulated frame (after the shake "
+                                                  "where one ran: a dropped-in-shake object is back on the table)")
+    rise: float | None = _f("m", "object z at the end of the hold minus at lift start")
+    clearance: float | None = _f("m", "lowest collision vertex above the support at the end of the hold")
+    slip_in_hand: bool | None = _f("-", "the object was in the hand at the end of the hold (lifted): slip_mm applies")
+    slip_mm: float | None = _f("mm, wrist frame", "object translation in the wrist frame, lift start to end of "
+                                                  "hold; null when the object was not in the hand (slip_in_hand false)")
+    slip_deg: float | None = _f("deg, wrist frame", "object rotation in the wrist frame over the same window; null "
+                                                    "when slip_in_hand is false")
+    separation_mm: float | None = _f("mm, wrist frame", "how far the object ended from where the hand held it at lift "
+                                                        "start (end of hold), whether held or left behind")
+    shake_ran: bool | None = _f("-", "the shake test ran (only after a successful hold)")
+    shake_held: bool | None = _f("-", "still held after the shake (clearance and shake slip < shake_max_slip)")
+    shake_slip_mm: float | None = _f("mm, wrist frame", "object translation in the wrist frame over the shake")
+    shake_slip_deg: float | None = _f("deg, wrist frame", "object rotation in the wrist frame over the shake")
+    # grasp measures
+    friction_budget_at_lift_kg: float | None = _f("kg", "sum(mu N)/g of hand-object contacts at lift start")
+    friction_budget_peak_kg: float | None = _f("kg", "largest sum(mu N)/g during lift and hold")
+    friction_budget_hold_kg: float | None = _f("kg", "median sum(mu N)/g during the hold")
+    creep_mm_s: float | None = _f("mm/s, wrist frame", "object drift rate in the hand during the hold (lifted only)")
+    slip_onset_frame: int | None = _f("frame", "first frame the object moved diag_slip_onset_mm in the hand")
+    pushed_mm: float | None = _f("mm, world", "largest collision-vertex displacement before the lift")
+    fingertip_distance_mm: float | None = _f("mm", "fingertip-object signed distance at lift start (< 0: inside)")
+    contacts_at_lift: int | None = _f("contacts", "hand-object contacts at lift start")
+    contacts_force_at_lift: int | None = _f("contacts", "of them carrying >= contact_force_min N")
+    wrist_err_median_mm: float | None = _f("mm, world", "median |wrist position - target| over approach, lift, hold")
+    wrist_err_max_mm: float | None = _f("mm, world", "largest |wrist position - target|")
+    max_object_step_mm: float | None = _f("mm, world", "largest frame-to-frame object origin displacement")
+    max_object_disp_mm: float | None = _f("mm, world", "largest collision-vertex displacement from the settled pose")
+    max_object_rise_mm: float | None = _f("mm, world z", "highest object origin z above its settled z")
+    peak_contacts: int | None = _f("contacts", "largest contact count of the world (all pairs)")
+    max_hand_object_contacts: int | None = _f("contacts", "largest hand-object contact count")
+    finger_actuator_force_max: float | None = _f("N·m", "largest finger actuator torque")
+    frames: int | None = _f("frames", "control frames simulated")
+    frames_planned: int | None = _f("frames", "control frames of the protocol")
+    sim_s: float | None = _f("s", "simulated time")
+    diagnosis: dict | None = _f("-", "{class, figure} of replay.diagnosis for a failed rollout, null if lifted")
+    wall_s: float | None = _f("s", "wall time of the batch (both worlds) stepping")
+    build_s: float | None = _f("s", "wall time of building the scene")
+    batch_worlds: int | None = _f("worlds", "worlds stepped in the batch")
+    rtf: float | None = _f("-", "sim_s / wall_s")
+    poses: str | None = _f("path", "poses npz, relative to the study JSON's folder")
+    ablation: RolloutRecord | None = _f("-", "the contact-ablation run (same fields), null with --no-ablation")
+    ablation_clean: bool | None = _f("-", "ablation: no hand-object contact and object moved < ablation_clean_mm")
+    ablation_no_rise: bool | None = _f("-", "ablation: no hand-object contact and object rose < ablation_clean_mm")
+    ablation_rerun_s: float | None = _f("s", "wall time of the last --ablation-only rerun")
+    wall_s_total: float | None = _f("s", "wall time of this recording's job (kinematics, both runs, writing)")
+    extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
+
+    @classmethod
+    def from_dict(cls, doc: dict, source: str | Path | None = None, nested: bool = False) -> RolloutRecord:
+        """A record from a rollout JSON object (unknown keys go to ``extra``).
+
+        Raises:
+            ResultsFormatError: not an object, or (top level) another ``format_version``.
+        """
+        if not isinstance(doc, dict):
+            raise ResultsFormatError(source, None, "rollout record is not a JSON object")
+        if not nested:
+            check_version(doc.get("format_version"), source)
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra", "ablation", "ablation_flag"}
+        kw = {k: v for k, v in doc.items() if k in names}
+        extra = {k: v for k, v in doc.items() if k not in names and k != "ablation"}
+        rec = cls(**kw, extra=extra)
+        ab = doc.get("ablation")
+        if isinstance(ab, dict):
+            rec.ablation = cls.from_dict(ab, source, nested=True)
+        elif isinstance(ab, bool):
+            rec.ablation_flag = ab
+        if nested:
+            rec.format_version = None
+        return rec
+
+    def to_dict(self) -> dict:
+        """The JSON object (``ablation`` nested; ``extra`` merged back in)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("extra", "ablation", "ablation_flag"):
+                continue
+            v = getattr(self, f.name)
+            if f.name == "format_version" and v is None:
+                continue
+            out[f.name] = v
+        if self.ablation_flag is not None:
+            out["ablation"] = self.ablation_flag
+        elif self.ablation is not None:
+            out["ablation"] = self.ablation.to_dict()
+        else:
+            out["ablation"] = None
+        out.update(self.extra)
+        return out
+
+
+#: Columns of a study's ``rollouts`` rows and of ``study.csv``, in order.
+ROW_FIELDS = (
+    "sequence", "object", "outcome", "diagnosis", "stable", "lifted", "rise", "height_end_hold", "final_height",
+    "slip_in_hand", "slip_mm", "slip_deg", "separation_mm", "shake_held", "shake_slip_mm", "contacts_at_lift",
+    "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm", "max_object_step_mm",
+    "friction_budget_peak_kg", "creep_mm_s", "object_mass", "ablation_clean", "ablation_no_rise",
+    "ablation_max_disp_mm", "ablation_lifted", "wall_s_total", "rtf", "input_flags", "diagnosis_figure", "json",
+)
+
+
+def study_row(r: RolloutRecord, json_rel: str) -> dict:
+    """The study JSON's summary row of one rollout (:data:`ROW_FIELDS`)."""
+    d = r.to_dict()
+    row = {k: d.get(k) for k in ROW_FIELDS}
+    row["diagnosis"] = (r.diagnosis or {}).get("class")
+    row["diagnosis_figure"] = (r.diagnosis or {}).get("figure")
+    row["json"] = json_rel
+    row["ablation_max_disp_mm"] = r.ablation.max_object_disp_mm if r.ablation else None
+    row["ablation_lifted"] = r.ablation.lifted if r.ablation else None
+    return row
+
+
+@dataclass
+class StudyRecord:
+    """A study (``study.json``): what ran, with what, and one summary row per recording."""
+
+    format_version: int = _f("-", "result file layout version", FORMAT_VERSION)
+    dataset: str | None = _f("-", "grab, taco or hug-bench")
+    hand: dict = _fl("-", "{model, shape, manosim_dir, mjcf}")
+    config: dict = _fl("-", "every setting (replay.config.ReplayConfig), SI units")
+    config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON")
+    ablation: bool | None = _f("-", "the contact ablation ran")
+    versions: dict = _fl("-", "python and package versions")
+    sequences: list = _fl("-", "every recording of the study, in order", list)
+    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.summarize)")
+    failed: dict = _fl("-", "{sequence: one-line reason} of recordings that could not be replayed")
+    rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
+    inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
+    extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
+
+    @classmethod
+    def from_dict(cls, doc: dict, source: str | Path | None = None) -> StudyRecord:
+        """Raises: ResultsFormatError (not an object, other version, no ``rollouts`` list)."""
+        if not isinstance(doc, dict):
+            raise ResultsFormatError(source, None, "study JSON is not an object")
+        check_version(doc.get("format_version"), source)
+        if not isinstance(doc.get("rollouts"), list):
+            raise ResultsFormatError(source, "rollouts", "study JSON has no 'rollouts' list")
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        return cls(**{k: v for k, v in doc.items() if k in names},
+                   extra={k: v for k, v in doc.items() if k not in names})
+
+    def to_dict(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        out.update(self.extra)
+        return out
+
+
+def check_version(version, source: str | Path | None, fld: str = "format_version") -> None:
+    """Raises ResultsFormatError unless ``version`` is :data:`FORMAT_VERSION`."""
+    if version is None:
+        raise ResultsFormatError(source, fld, "missing: written by an older grasp-replay; re-run the study "
+                                              "(scripts/run_study.py, without --resume) to rewrite it")
+    try:
+        v = int(np.asarray(version).item())
+    except (TypeError, ValueError):
+        v = None
+    if v != FORMAT_VERSION:
+        raise ResultsFormatError(source, fld, f"{version!r} is not a version this grasp-replay reads "
+                                              f"({FORMAT_VERSION}); re-run the study or use the matching release")
+
+
+# ------------------------------------------------------------------ JSON text
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    if dataclasses.is_dataclass(o):
+        return o.to_dict()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def dumps(obj) -> str:
+    """JSON text (NaN and inf written as null)."""
+    def clean(x):
+        if isinstance(x, float) and not np.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ResultsFormatError(path, None, "not found; run scripts/run_study.py first") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsFormatError(path, None, f"not a readable JSON file: {exc}") from None
+
+
+# ------------------------------------------------------------------ writers / readers
+
+
+def write_rollout(path: str | Path, rec: RolloutRecord) -> dict:
+    """Write a rollout JSON atomically; returns the JSON object as written (NaN -> None)."""
+    text = dumps(rec.to_dict())
+    atomic_write_text(path, text)
+    return json.loads(text)
+
+
+def read_rollout(path: str | Path) -> RolloutRecord:
+    """Raises: ResultsFormatError (missing, unreadable, other version)."""
+    return RolloutRecord.from_dict(_read_json(Path(path)), path)
+
+
+def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
+    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``) atomically."""
+    text = dumps(study.to_dict())
+    atomic_write_text(path, text)
+    doc = json.loads(text)
+    p = Path(path)
+    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"]))
+    return doc
+
+
+def read_study(path: str | Path) -> StudyRecord:
+    """Raises: ResultsFormatError (missing, unreadable, other version, no rows)."""
+    return StudyRecord.from_dict(_read_json(Path(path)), path)
+
+
+def rows_csv(rows: list[dict]) -> str:
+    """CSV text of study rows (:data:`ROW_FIELDS`; dicts as JSON, None as empty)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(ROW_FIELDS)
+    for r in rows:
+        w.writerow(["" if r.get(k) is None else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list))
+                                                 else r[k]) for k in ROW_FIELDS])
+    return buf.getvalue()
+
+
+def write_poses(path: str | Path, poses: dict) -> None:
+    """Write a poses npz (:data:`POSES_KEYS`) atomically, with ``format_version``."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, format_version=np.int32(FORMAT_VERSION), **poses)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def check_poses_version(path: str | Path, files: list[str], z) -> None:
+    """Raises ResultsFormatError unless the opened npz ``z`` is of :data:`FORMAT_VERSION`."""
+    check_version(z["format_version"] if "format_version" in files else None, path)
+
+
+# ------------------------------------------------------------------ documentation
+
+
+def fields_markdown() -> str:
+    """The field tables of ``docs/results.md`` (one row per field: name, unit/frame, meaning)."""
+    out = []
+    for title, cls in (("Study JSON (`study.json`, `StudyRecord`)", StudyRecord),
+                       ("Rollout JSON (`<sequence>.json`, `RolloutRecord`)", RolloutRecord)):
+        out += [f"### {title}", "", "| field | unit / frame | meaning |", "|---|---|---|"]
+        for f in dataclasses.fields(cls):
+            name = "ablation (true)" if f.name == "ablation_flag" else f.name
+            out.append(f"| `{name}` | {f.metadata.get('unit', '')} | {f.metadata.get('doc', '')} |")
+        out.append("")
+    out += ["### Poses npz (`<sequence>.npz`, `<sequence>.ablation.npz`)", "",
+            "| key | shape | unit / frame |", "|---|---|---|"]
+    out += [f"| `{k}` | {s} | {u} |" for k, s, u in POSES_KEYS]
+    out += ["", "### Phase codes (`Phase`)", "", "| code | phase |", "|---|---|"]
+    out += [f"| {p.value} | {p.name.lower()} |" for p in Phase]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,105 @@
+"""The report page: built from a real (short) study, loaded in headless Chromium.
+
+Chromium is Debian's ``chromium`` package (``.ci/run`` installs it). Without it the browser
+tests skip here, and fail in CI (``CI=true``), where the install must have provided it.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from replay.config import ReplayConfig
+from replay.report import COLUMNS, build_report
+from replay.results import Phase
+from replay.study import run_study
+from test_study import SHORT
+
+pytestmark = pytest.mark.needs_data
+
+OBJECTS = ["cubesmall", "mug"]
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is not installed (apt-get install chromium; .ci/run does it)")
+        pytest.skip("chromium is not installed (apt-get install chromium); CI runs this test")
+    return exe
+
+
+def _browser(exe: str, url: str, *args: str) -> subprocess.CompletedProcess:
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--allow-file-access-from-files",
+           "--virtual-time-budget=5000", *args, url]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, mirror):
+    d = tmp_path_factory.mktemp("report")
+    study = run_study("grab", d / "study.json", ReplayConfig(**SHORT), objects=OBJECTS, workers=0, progress=False,
+                      data_dir=mirror)
+    n = build_report(d / "study.json", d / "report.html")
+    return d, study, n
+
+
+def test_report_files_and_csv(report):
+    d, study, n = report
+    assert n == {"rows": 2, "plots": 2, "clips": 0}
+    assert sorted(p.name for p in (d / "report_files").iterdir()) == ["cubesmall_lift.png", "mug_lift.png"]
+    rows = list(csv.DictReader((d / "study.csv").open()))
+    assert [r["sequence"] for r in rows] == ["cubesmall_lift", "mug_lift"]
+    for r, s in zip(rows, study["rollouts"]):
+        # rise re-derived from the saved poses: object z at the end of the hold minus at lift start
+        with np.load(d / f"study_rollouts/{r['sequence']}.npz") as z:
+            k = list(z["body_names"]).index("object")
+            ph, zz = z["phase"], z["body_pos"][:, k, 2]
+            lift0 = int(np.flatnonzero(ph == Phase.LIFT)[0]) - 1
+            end_hold = int(np.flatnonzero(ph == Phase.HOLD)[-1])
+            assert float(r["rise"]) == pytest.approx(zz[end_hold] - zz[lift0], abs=1e-6)
+            assert float(r["height_end_hold"]) == pytest.approx(zz[end_hold], abs=1e-6)
+        assert r["outcome"] == s["outcome"]
+
+
+def test_page_renders_in_chromium(report):
+    exe = _chromium()
+    d, study, _ = report
+    url = (d / "report.html").as_uri()
+    rise_col = [k for _, k, _, _ in COLUMNS].index("rise")
+    res = _browser(exe, f"{url}#sort={rise_col}:desc", "--dump-dom")
+    assert res.returncode == 0, res.stderr[-2000:]
+    dom = res.stdout
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    # both plots loaded (the page counts images with pixels once loaded) and the table sorted by rise
+    assert 'data-images-ok="2"' in body and 'data-images-all="2"' in body, body
+    assert f'data-sorted="{rise_col}:desc"' in body, body
+    rows = re.findall(r"<tr><td[^>]*><a href=\"#rec-([^\"]+)\">", dom)
+    by_rise = sorted(study["rollouts"], key=lambda r: -r["rise"])
+    assert rows == [r["sequence"] for r in by_rise]
+    assert dom.count("<img") == 2 and '"effort_limit": 0.4' in dom and '"newton": "1.8.0"' in dom
+
+
+def test_screenshot(report, tmp_path):
+    exe = _chromium()
+    d, study, _ = report
+    shot = tmp_path / "report.png"
+    res = _browser(exe, (d / "report.html").as_uri(), f"--screenshot={shot}", "--window-size=1280,1600")
+    assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
+    import matplotlib.image as mpimg
+
+    img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
+    assert img.shape[:2] == (1600, 1280)
+    # the outcome words in their colour (lifted #2e9e4f) and the plots' phase bands are drawn
+    n_lifted = sum(r["outcome"] == "lifted" for r in study["rollouts"])
+    green = np.all(np.abs(img - [0x2E, 0x9E, 0x4F]) <= 8, axis=-1).sum()
+    assert (green > 20) == (n_lifted > 0), green
+    band = np.all(np.abs(img - [0xDD, 0xE8, 0xF6]) <= 2, axis=-1).sum()  # approach band
+    assert band > 5000, band
+    shutil.copy(shot, d / "report_screenshot.png")
