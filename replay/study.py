@@ -20,7 +20,9 @@ A rollout JSON also carries ``object``, ``sequence``, ``dataset``, ``hand_mjcf``
 ``object_visual_mesh``, ``support_height``, ``input_flags`` (repaired or corrected
 input, :mod:`replay.input_checks`), ``outcome`` (lifted / dropped / unstable), every
 metric of :func:`replay.rollout.run_rollout` and a ``config_hash``:
-``--resume`` skips a sequence whose JSON exists with the same config hash.
+``--resume`` skips a sequence whose JSON exists with the same config hash and whose
+input files (``inputs``: SHA-256 of every file the rollout read, hashed at run time and
+compared with ``MANIFEST.json``) still hash the same.
 """
 
 from __future__ import annotations
@@ -206,31 +208,64 @@ class Job:
 
 
 def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
-    """``{path: sha256}`` from ``<data_dir>/MANIFEST.json`` when it lists the file, else hashed."""
+    """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
+
+    Returns:
+        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}``; ``key`` is the path
+        relative to ``data_dir`` where the file lies under it, else absolute. ``manifest``
+        says how the digest compares with ``<data_dir>/MANIFEST.json``: ``"match"``,
+        ``"changed since staging"`` (the file was modified after the fetch) or
+        ``"not staged"``; ``pinned`` is the manifest's flag (``None`` when not staged).
+
+    Raises:
+        DataError: an unreadable manifest.
+    """
     manifest = {}
     root = None
     if data_dir is not None:
-        mpath = Path(data_dir) / "MANIFEST.json"
+        root = Path(data_dir).resolve()
+        mpath = root / "MANIFEST.json"
         if mpath.is_file():
             try:
                 manifest = json.loads(mpath.read_text()).get("files", {})
-                root = Path(data_dir).resolve()
             except (OSError, json.JSONDecodeError) as e:
                 raise DataError(mpath, None, f"cannot read manifest: {e}") from e
     out = {}
     for p in paths:
         p = Path(p).resolve()
-        key = None
+        key = str(p)
         if root is not None:
             try:
-                key = str(p.relative_to(root))
+                key = p.relative_to(root).as_posix()
             except ValueError:
-                key = None
-        if key is not None and key in manifest and "sha256" in manifest[key]:
-            out[key] = {"sha256": manifest[key]["sha256"], "from": "manifest"}
+                pass
+        digest = sha256_file(p)
+        entry = manifest.get(key)
+        if entry is None or "sha256" not in entry:
+            state, pinned = "not staged", None
         else:
-            out[str(p)] = {"sha256": sha256_file(p), "from": "hashed"}
+            state = "match" if entry["sha256"] == digest else "changed since staging"
+            pinned = entry.get("pinned", True if entry.get("repo", "unknown") != "unknown" else False)
+        out[key] = {"sha256": digest, "from": "hashed", "pinned": pinned, "manifest": state}
     return out
+
+
+def inputs_changed(doc: dict, data_dir: str | Path | None) -> str | None:
+    """Why a finished rollout's inputs differ from the files now on disk, or None.
+
+    Re-hashes every file of ``doc["inputs"]`` (:func:`_input_hashes` keys: relative to
+    ``data_dir`` or absolute); a rollout without recorded inputs counts as changed.
+    """
+    inputs = doc.get("inputs") or {}
+    if not inputs:
+        return "no input digests recorded"
+    for key, entry in inputs.items():
+        p = Path(key) if Path(key).is_absolute() or data_dir is None else Path(data_dir) / key
+        if not p.is_file():
+            return f"{key} is gone"
+        if sha256_file(p) != entry.get("sha256"):
+            return f"{key} changed"
+    return None
 
 
 def _run_job_safe(job: Job) -> tuple[str, object]:
@@ -407,7 +442,8 @@ def run_study(
         workers: worker processes (spawned; a worker that dies costs its recording only,
             :func:`replay.jobs.run_jobs`); 0 = run in this process (no crash isolation).
         ablation: also run the contact ablation.
-        resume: skip sequences whose rollout JSON exists with the same config hash.
+        resume: skip sequences whose rollout JSON exists with the same config hash and
+            unchanged input files (:func:`inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
@@ -486,8 +522,12 @@ def run_study(
             try:
                 doc = json.loads(p.read_text())
                 if doc.get("config_hash") == chash and (doc.get("ablation") is not None or not ablation):
-                    results[s] = doc
-                    continue
+                    why = inputs_changed(doc, data_dir)
+                    if why is None:
+                        results[s] = doc
+                        continue
+                    if progress:
+                        tqdm.write(f"resume: rerunning {s}: {why} since its rollout")
             except (OSError, json.JSONDecodeError):
                 pass
         todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),

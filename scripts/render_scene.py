@@ -76,8 +76,13 @@ def main(argv: list[str] | None = None) -> int:
             print(note)
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
+        hand_mjcf = args.hand_mjcf
+        if hand_mjcf is None and args.data is not None:  # the hand from --data too, not only the recording
+            from replay.kinematics.coords import default_mjcf
+
+            hand_mjcf = default_mjcf(rec.hand_side, "myhand", args.data)
         st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
-                              hand_mjcf=args.hand_mjcf)
+                              hand_mjcf=hand_mjcf)
         print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
               f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:

@@ -32,14 +32,18 @@ def _sha(path: Path) -> str:
 
 
 def _mirror_files(mirror: Path) -> dict[str, Path]:
-    """Every data file of the pinned datasets in the mirror; dot-named paths (tool and
-    editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``) are not data."""
+    """Every data file of the pinned datasets in the mirror, by staging path; dot-named paths
+    (tool and editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``)
+    are not data. The mirror keeps GRAB's recordings of other intents in
+    ``grab_intents/recordings``: they stage into ``grab/recordings``."""
     files = {}
     for ds in PINNED_DATASETS:
         for p in (mirror / ds).rglob("*"):
             rel = p.relative_to(mirror).as_posix()
             if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
                 files[rel] = p
+    for p in (mirror / "grab_intents" / "recordings").glob("*.pkl"):
+        files[f"grab/recordings/{p.name}"] = p
     return files
 
 
@@ -63,7 +67,8 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     expected = _mirror_files(mirror)
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
     assert set(man) == set(expected)
-    assert len(man) == 374  # 77 manosim + 293 grab + 4 taco files in the mirror
+    assert len(man) == 384  # 77 manosim + 293 grab + 10 grab_intents + 4 taco files in the mirror
+    assert all(e["pinned"] is True for e in man.values())
     for key, src in expected.items():
         entry = man[key]
         digest = _sha(src)
@@ -79,7 +84,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     assert man["taco/20231104_010.pkl"]["upstream_path"] == "data/taco/source_data/20231104_010.pkl"
     by_name = {r.dataset: r for r in results}
     assert by_name["hug-bench"].source == "skipped" and "no hug-bench copy" in by_name["hug-bench"].note
-    assert sum(r.staged for r in results) == 374
+    assert sum(r.staged for r in results) == 384
 
 
 def test_rerun_stages_nothing_new(staged, mirror):
@@ -88,7 +93,7 @@ def test_rerun_stages_nothing_new(staged, mirror):
     mtimes = {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file()}
     results = fetch("all", dest, mirror=mirror, progress=False)
     assert sum(r.staged for r in results) == 0
-    assert sum(r.skipped for r in results) == 374
+    assert sum(r.skipped for r in results) == 384
     assert (dest / "MANIFEST.json").read_bytes() == before
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*") if p.is_file() and p.name != "MANIFEST.json"} == \
         {p: t for p, t in mtimes.items() if p.name != "MANIFEST.json"}
@@ -222,15 +227,15 @@ def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):
     dest = tmp_path / "data"
     proc = _run_cli("--mirror", str(mirror), "--dataset", "all", "--dest", str(dest))
     assert proc.returncode == 0, proc.stderr
-    assert "grab: 293 file(s) staged from mirror" in proc.stdout
+    assert "grab: 303 file(s) staged from mirror" in proc.stdout and "[303 pinned, 0 unpinned]" in proc.stdout
     assert "hug-bench: skipped" in proc.stdout
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
-    assert len(man) == 374
+    assert len(man) == 384
     key = "grab/recordings/mug_lift.pkl"
     assert man[key]["sha256"] == _sha(mirror / key)
     # REPLAY_MIRROR works as the default mirror; a re-run stages nothing
     proc = _run_cli("--dataset", "all", "--dest", str(dest), env_mirror=str(mirror))
-    assert proc.returncode == 0 and "grab: 0 file(s) staged from mirror (0.0 MB), 293 already" in proc.stdout
+    assert proc.returncode == 0 and "grab: 0 file(s) staged from mirror (0.0 MB), 303 already" in proc.stdout
 
 
 def test_pin_list_is_reproducible_from_the_mirror(mirror, tmp_path):
