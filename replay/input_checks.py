@@ -58,6 +58,20 @@ Classes of fault, thresholds and their sources (all measured on the data mirror:
    -4.5..+2.7 mm on GRAB; TACO's support is defined by the object, ~0), and at the lift
    onset the recorded hand within :data:`HAND_GAP_MAX_M` = 5 cm of the object's surface
    (measured 0.0-5.0 mm): farther, the mesh is in another frame or unit than the poses.
+6. **Which hand moves the object** (:func:`check_object`, :func:`hand_gap_track`): when the
+   recorded hand is farther than :data:`HAND_GAP_MAX_M` from the object at the lift onset
+   but comes within it at some other recorded frame, poses and mesh agree and the object
+   was moved by a hand the recording does not store (GRAB files hold the right hand only;
+   ``offhand`` takes: the left hand picks the object up, the right hand touches it later,
+   ``cubesmall_offhand_1``: 748 mm at the onset, 0 mm at frame 540). Replaying the recorded
+   hand would not be this grasp: refused with that reason (``DataError`` on field ``hand``),
+   never turned into a ``dropped``. Far at every frame remains a frame or unit error.
+7. **Intent** (:func:`recording_intent`): what the person did after the grasp, from the
+   sequence name where the dataset encodes it (GRAB ``<object>_<intent>_<n>`` /
+   ``<object>_lift``; :data:`INTENT_UNKNOWN` elsewhere), in ``meta["intent"]``; a GRAB
+   intent other than ``lift`` is flagged (``input_flags["intent"]``): the lift protocol
+   replaces the recorded motion after the grasp by a synthetic lift, the ``recorded``
+   protocol replays it (:mod:`replay.tracking`).
 
 Degenerate collision parts (flat, too few vertices) are checked where the parts are loaded
 (:mod:`replay.data.mesh_checks`); native crashes of the convex decomposition are isolated in
@@ -87,6 +101,11 @@ OBJECT_EXTENT_RANGE_M = (0.005, 1.5)
 OBJECT_MASS_RANGE_KG = (0.001, 23.0)
 REST_GAP_MAX_M = 0.05
 HAND_GAP_MAX_M = 0.05
+#: intent of a recording whose dataset does not encode one in its names
+INTENT_UNKNOWN = "unknown"
+#: hand gap sampled every this many frames when looking for the recorded hand at the object
+#: (12 frames = 0.1 s at GRAB's 120 Hz: a hand touching an object stays ~1 s, far longer)
+_GAP_STRIDE = 12
 
 #: Unit readings tried when an object's size is out of range: (factor to metres, name).
 _UNITS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"), (1e3, "metres read as millimetres"))
@@ -395,10 +414,64 @@ def check_object(rec: Recording) -> dict:
         hg = float(np.min(d))
         fig["hand_gap_mm"] = round(hg * 1000, 2)
         if hg > HAND_GAP_MAX_M:
+            near = hand_gap_track(rec, visual, pts)
+            if near is not None and near[1] <= HAND_GAP_MAX_M:
+                side = rec.hand_side
+                raise DataError(rec.source, "hand", f"the object is moved by a hand the recording does not store: at "
+                                                    f"the lift onset (frame {t}) the recorded {side} hand is "
+                                                    f"{hg * 1000:.0f} mm from it (it reaches the object only at frame "
+                                                    f"{near[0]}); refused: replaying the {side} hand would not be this "
+                                                    "grasp")
             raise DataError(rec.source, field, f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
                                                f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
                                                "mesh and poses in different frames or units")
     return fig
+
+
+def hand_gap_track(rec: Recording, visual, pts: np.ndarray) -> tuple[int, float] | None:
+    """(frame, gap m) where the recorded hand comes closest to the object's surface.
+
+    Args:
+        visual: the object's visual mesh (object frame, m; trimesh).
+        pts: (T, K, 3) world m hand points (:func:`hand_points`).
+
+    Sampled every ``_GAP_STRIDE`` tracked frames (object posed by ``pos``/``quat`` xyzw);
+    None without tracked frames.
+    """
+    import trimesh
+    from scipy.spatial.transform import Rotation
+
+    track = rec.target_object
+    frames = np.flatnonzero(np.asarray(rec.valid, bool))[::_GAP_STRIDE]
+    if not frames.size:
+        return None
+    best = (int(frames[0]), float("inf"))
+    for t in frames:
+        local = Rotation.from_quat(track.quat[t]).inv().apply(pts[t] - track.pos[t])
+        _, d, _ = trimesh.proximity.closest_point(visual, local)
+        if float(np.min(d)) < best[1]:
+            best = (int(t), float(np.min(d)))
+    return best
+
+
+# --------------------------------------------------------------------------- 7. intent
+
+
+def recording_intent(rec: Recording) -> str:
+    """What the person does after the grasp, from the sequence name where the dataset encodes it.
+
+    GRAB names are ``<object>_lift`` or ``<object>_<intent>_<n>`` (mirror README:
+    pass, drink, pour, offhand, use, inspect, takepicture, call, staple). Other datasets:
+    TACO names are a date and take, HUG-Bench scenes carry none: :data:`INTENT_UNKNOWN`.
+    """
+    if rec.dataset != "grab":
+        return INTENT_UNKNOWN
+    parts = str(rec.name).split("_")
+    if len(parts) >= 3 and parts[-1].isdigit():
+        return parts[-2]
+    if len(parts) >= 2 and not parts[-1].isdigit():
+        return parts[-1]
+    return INTENT_UNKNOWN
 
 
 # --------------------------------------------------------------------------- all
@@ -412,7 +485,7 @@ def check_recording(rec: Recording) -> Recording:
     empty when the recording is clean) and ``meta["input_checks"]`` (what was measured).
 
     Raises:
-        DataError: an input error of classes 2-5 (module doc), naming the file and field.
+        DataError: an input error of classes 2-6 (module doc), naming the file and field.
     """
     flags: dict = {}
     figs: dict = {}
@@ -423,5 +496,9 @@ def check_recording(rec: Recording) -> Recording:
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
     figs["object"] = check_object(rec)
-    meta = dict(rec.meta, input_flags=flags, input_checks=figs)
+    intent = recording_intent(rec)
+    if intent not in ("lift", INTENT_UNKNOWN):
+        flags["intent"] = (f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "
+                           "replaces it; --protocol recorded replays it)")
+    meta = dict(rec.meta, input_flags=flags, input_checks=figs, intent=intent)
     return dataclasses.replace(rec, meta=meta)

@@ -169,8 +169,14 @@ def hand_trajectory(rec, mjcf: Path):
     return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
 
 
-def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig):
+def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig,
+                      protocol: str = "lift", recorded_max_s: float | None = None):
     """Load a recording, crop it to the replayed window and fill in the hand.
+
+    The window starts ``approach_window_s`` before the lift onset and ends at the onset
+    (``protocol="lift"``) or at the end of the manipulation
+    (:func:`replay.tracking.manipulation_end`; ``"recorded"``), at most
+    ``recorded_max_s`` recorded seconds after the onset when given.
 
     Returns:
         ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.
@@ -187,7 +193,14 @@ def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: R
     start = 0 if cfg.approach_window_s is None else int(
         np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
     start = max(0, start - CROP_MARGIN_FRAMES)
-    rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
+    stop = g + 1
+    if protocol == "recorded":
+        from replay.tracking import manipulation_end
+
+        stop = manipulation_end(rec) + 1
+        if recorded_max_s is not None:
+            stop = min(stop, int(np.searchsorted(rec.time, rec.time[g] + recorded_max_s)) + 1)
+    rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))
     mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
     rec, coords = hand_trajectory(rec, Path(mjcf))
     return rec, coords, mjcf, start
@@ -205,6 +218,30 @@ class Job:
     ablation: bool
     quiet: bool = False
     ablation_only: bool = False  # rerun the ablation into the recording's existing JSON
+    protocol: str = "lift"  # replay.rollout.PROTOCOLS
+    recorded_max_s: float | None = None  # recorded protocol: at most this long after the lift onset
+
+    @property
+    def stem(self) -> str:
+        """File stem of its results: ``<sequence>`` (lift), ``<sequence>.recorded``."""
+        return result_stem(self.sequence, self.protocol)
+
+    @property
+    def key(self) -> str:
+        """Its key in the study's results and ``failed``."""
+        return result_key(self.sequence, self.protocol)
+
+
+def result_stem(sequence: str, protocol: str = "lift") -> str:
+    """Results file stem of a (sequence, protocol): lift keeps ``<sequence>`` (``/`` -> ``__``);
+    another protocol adds ``.<protocol>`` so it never overwrites the lift results."""
+    base = sequence.replace("/", "__")
+    return base if protocol == "lift" else f"{base}.{protocol}"
+
+
+def result_key(sequence: str, protocol: str = "lift") -> str:
+    """Key of a (sequence, protocol) in the study's ``failed``: ``<sequence>`` or ``<sequence> [<protocol>]``."""
+    return sequence if protocol == "lift" else f"{sequence} [{protocol}]"
 
 
 def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
@@ -302,18 +339,20 @@ def run_job(job: Job) -> dict:
         wp.config.quiet = True
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
-    rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg)
+    rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg,
+                                                 job.protocol, job.recorded_max_s)
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0
 
     rdir = Path(job.rollouts_dir)
     out_dir = Path(job.out_dir)
-    stem = job.sequence.replace("/", "__")
+    stem = job.stem
     if job.ablation_only:
         return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
-    variants = [Variant()] + ([Variant(ablation=True)] if job.ablation else [])
+    ablation = job.ablation and job.protocol == "lift"  # the ablation is a lift check
+    variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
     # contact run and ablation share one scene and one batch (two worlds)
-    results = run_rollouts(rec, coords, mjcf, cfg, variants)
+    results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=job.protocol)
     res = results[0]
     poses_path = rdir / f"{stem}.npz"
     save_poses(poses_path, res.poses)
@@ -329,10 +368,13 @@ def run_job(job: Job) -> dict:
         "kinematics_s": t_ik,
         "crop": [int(start), int(start + rec.num_frames)],
         "input_flags": rec.meta.get("input_flags", {}),  # replay.input_checks: repaired or corrected input
+        "intent": rec.meta.get("intent"),  # replay.input_checks.recording_intent
+        "protocol": job.protocol,
+        "recorded_max_s": job.recorded_max_s,
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
     }
-    if job.ablation:
+    if ablation:
         _attach_ablation(doc, results[1], cfg, rdir, out_dir, stem)
     else:
         doc["ablation"] = None
@@ -417,6 +459,36 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     }
 
 
+#: per-recording fields of a recorded-protocol rollout in the study JSON (replay.tracking)
+TRACK_FIELDS = ("sequence", "object", "intent", "outcome", "stable", "track_within", "track_pos_err_median_mm",
+                "track_pos_err_p95_mm", "track_pos_err_max_mm", "track_rot_err_median_deg", "track_rot_err_p95_deg",
+                "track_rot_err_max_deg", "track_lost_frame", "track_lost_s", "track_recorded_s", "track_frames",
+                "wrist_err_median_mm", "max_hand_object_contacts", "input_flags", "wall_s_total", "rtf")
+
+
+def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
+    """The study JSON's row of one recorded-protocol rollout (:data:`TRACK_FIELDS` and its JSON path)."""
+    row = {k: doc.get(k) for k in TRACK_FIELDS}
+    row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)
+    return row
+
+
+def summarize_tracking(rollouts: list[dict]) -> dict:
+    """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
+    recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
+    def med(key):
+        v = [r[key] for r in rollouts if r.get(key) is not None]
+        return float(np.median(v)) if v else None
+
+    return {"rollouts": len(rollouts),
+            "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
+            "lost": sum(r.get("outcome") == "lost" for r in rollouts),
+            "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
+            "median_track_within": med("track_within"),
+            "median_track_pos_err_mm": med("track_pos_err_median_mm"),
+            "median_track_rot_err_deg": med("track_rot_err_median_deg")}
+
+
 def run_study(
     dataset: str,
     out: str | Path,
@@ -429,6 +501,8 @@ def run_study(
     data_dir: str | Path | None = None,
     progress: bool = True,
     ablation_only: bool = False,
+    protocols: tuple[str, ...] | list[str] = ("lift",),
+    recorded_max_s: float | None = None,
 ) -> dict:
     """Run the study and write ``out`` (and ``<out stem>_rollouts/``).
 
@@ -447,6 +521,13 @@ def run_study(
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
+        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.tracking`), each
+            recording replayed under each; recorded results are ``<sequence>.recorded.json``
+            / ``.npz`` (never overwriting the lift results), listed in the study's
+            ``recorded_rollouts`` and ``counts["recorded"]``; their failures are keyed
+            ``<sequence> [recorded]`` in ``failed``. The ablation runs with ``lift`` only.
+        recorded_max_s: recorded protocol: replay at most this many recorded seconds after
+            the lift onset (default: to the end of the manipulation).
 
     Returns:
         The study dict.
@@ -516,22 +597,34 @@ def run_study(
             if doc.get("config_hash") == chash:
                 results[s] = doc
         seqs = [s for s in seqs if s in results or s in rerun]
-    for s in ([] if ablation_only else seqs):
-        p = rdir / f"{s.replace('/', '__')}.json"
+    protocols = list(dict.fromkeys(protocols))
+    from replay.rollout import PROTOCOLS
+
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad or not protocols:
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
+    if ablation_only and protocols != ["lift"]:
+        raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
+    for s, proto in ([] if ablation_only else [(s, p) for p in protocols for s in seqs]):
+        job = Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
+                  str(out_dir), str(rdir), ablation, quiet=not progress, protocol=proto,
+                  recorded_max_s=recorded_max_s if proto == "recorded" else None)
+        p = rdir / f"{job.stem}.json"
         if resume and p.is_file():
             try:
                 doc = json.loads(p.read_text())
-                if doc.get("config_hash") == chash and (doc.get("ablation") is not None or not ablation):
+                same = (doc.get("config_hash") == chash and doc.get("protocol", "lift") == proto
+                        and doc.get("recorded_max_s") == job.recorded_max_s)
+                if same and (doc.get("ablation") is not None or not ablation or proto != "lift"):
                     why = inputs_changed(doc, data_dir)
                     if why is None:
-                        results[s] = doc
+                        results[job.key] = doc
                         continue
                     if progress:
-                        tqdm.write(f"resume: rerunning {s}: {why} since its rollout")
+                        tqdm.write(f"resume: rerunning {job.key}: {why} since its rollout")
             except (OSError, json.JSONDecodeError):
                 pass
-        todo.append(Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                        str(out_dir), str(rdir), ablation, quiet=not progress))
+        todo.append(job)
 
     t0 = time.perf_counter()
     prior_wall = 0.0
@@ -547,6 +640,7 @@ def run_study(
 
     def write():
         ordered = [results[s] for s in seqs if s in results]
+        tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
         study = {
             "dataset": dataset,
             "hand": {"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
@@ -556,7 +650,9 @@ def run_study(
             "ablation": ablation,
             "versions": package_versions(),
             "sequences": seqs,
-            "counts": summarize(ordered, failed, prior_wall + time.perf_counter() - t0),
+            "protocols": protocols,
+            "counts": summarize(ordered, failed, prior_wall + time.perf_counter() - t0)
+            | ({"recorded": summarize_tracking(tracked)} if "recorded" in protocols else {}),
             "failed": failed,
             "rollouts": [
                 {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",
@@ -572,7 +668,8 @@ def run_study(
                    "ablation_lifted": (r.get("ablation") or {}).get("lifted")}
                 for r in ordered
             ],
-            "inputs": {k: v for r in ordered for k, v in (r.get("inputs") or {}).items()},
+            "recorded_rollouts": [tracking_row(r, rdir, out_dir) for r in tracked],
+            "inputs": {k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
         }
         atomic_write_text(out, dumps(study))
         return study
@@ -597,10 +694,10 @@ def run_study(
     def done(job: Job, status: str, value) -> None:
         nonlocal study
         if status == "ok":
-            results[job.sequence] = value
+            results[job.key] = value
             say_import_warnings(value)
         else:
-            failed[job.sequence] = value
+            failed[job.key] = value
         bar.update(1)
         study = write()
 

@@ -3,6 +3,12 @@
 
 Example:
     python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
+    python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
+    python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
+
+``--protocol recorded`` replays the whole recorded motion (approach window to the end of
+the manipulation) and compares the simulated object with the recorded track per frame
+(``track_*``, :mod:`replay.tracking`); its results are ``<sequence>.recorded.json``.
 
 Writes ``out/study.json`` (summary, config, versions, input hashes) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
@@ -47,6 +53,12 @@ def main(argv=None) -> int:
     p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")
     p.add_argument("--data", default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
+    p.add_argument("--protocol", default="lift",
+                   help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
+                        "recorded motion, tracked against the recorded object), or both: lift,recorded")
+    p.add_argument("--recorded-max-s", type=float, default=None,
+                   help="recorded protocol: at most this many recorded seconds after the lift onset "
+                        "(default: to the end of the manipulation)")
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
     try:
@@ -71,6 +83,7 @@ def main(argv=None) -> int:
             objects=[s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None,
             workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
             progress=not a.quiet, ablation_only=a.ablation_only,
+            protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
         )
     except ReplayError as e:
         return report(e)
@@ -79,6 +92,14 @@ def main(argv=None) -> int:
     for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
         if r.get("input_flags"):
             print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
+    for r in study.get("recorded_rollouts") or []:
+        def f(v, spec):
+            return "-" if v is None else format(v, spec)
+        print(f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
+              f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
+              f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
+              f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
+              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset")
     failed = study.get("failed") or {}
     for seq, why in failed.items():
         print(f"failed: {seq}: {why}", file=sys.stderr)
