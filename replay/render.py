@@ -63,11 +63,12 @@ from replay.errors import DataError, OutputError, UsageError  # noqa: E402
 from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
 
 #: phase codes in the saved ``phase`` array (study contract).
-PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake"}
-#: outcomes a rollout may report.
-OUTCOMES = ("lifted", "dropped", "unstable")
+PHASE_NAMES = {0: "settle", 1: "approach", 2: "lift", 3: "hold", 4: "shake", 5: "recorded"}
+#: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
+OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
 #: RGB (0-255) of each outcome's label.
-OUTCOME_RGB = {"lifted": (90, 210, 120), "dropped": (240, 90, 80), "unstable": (245, 175, 40)}
+OUTCOME_RGB = {"lifted": (90, 210, 120), "dropped": (240, 90, 80), "unstable": (245, 175, 40),
+               "tracked": (90, 210, 120), "lost": (240, 90, 80)}
 
 #: hand colour (light skin tone), RGBA 0-1.
 SKIN_RGBA = (0.89, 0.71, 0.60, 1.0)
@@ -400,11 +401,53 @@ def load_clip(
     name = str(rollout.get("object") or "object")
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
+    objects = [SceneObject("object", name, mesh)]
+    track, ghost = add_recorded_ghost(track, poses_path, mesh, name)
+    if ghost is not None:
+        objects.append(ghost)
     return Clip(
         track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=[SceneObject("object", name, mesh)], support_height=support.height,
+        objects=objects, support_height=support.height,
         outcome=outcome, title=title, meta=rollout, support=support,
     )
+
+
+# --------------------------------------------------------------------------- recorded-object ghost
+
+#: colour of the recorded object drawn beside the simulated one (recorded protocol): the
+#: grasped object's blue, translucent (alpha 0.3) so the simulated object stays readable.
+GHOST_RGBA = (0.22, 0.45, 0.85, 0.3)
+#: body name of the ghost in the pose track and the render model.
+GHOST_BODY = "recorded_object"
+
+
+def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
+                       name: str) -> tuple[PoseTrack, SceneObject | None]:
+    """The recorded object pose as an extra body of ``track`` and its translucent object.
+
+    Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
+    from the rollout's npz (written by the recorded protocol, :mod:`replay.tracking`);
+    a lift rollout has neither: ``(track, None)``. The track may have been cut short
+    (unstable rollout): the first ``len(track.time)`` frames are used.
+
+    Raises:
+        DataError: the arrays exist but have the wrong shape or non-finite values.
+    """
+    with np.load(poses_path, allow_pickle=False) as z:
+        if "recorded_object_pos" not in z.files or "recorded_object_quat" not in z.files:
+            return track, None
+        rpos = np.asarray(z["recorded_object_pos"], np.float64)
+        rquat = np.asarray(z["recorded_object_quat"], np.float64)
+    F = len(track.time)
+    for key, arr, w in (("recorded_object_pos", rpos, 3), ("recorded_object_quat", rquat, 4)):
+        if arr.ndim != 2 or arr.shape[1] != w or arr.shape[0] < F or not np.all(np.isfinite(arr[:F])):
+            raise DataError(poses_path, key, f"expected finite (>= {F}, {w}), got shape {arr.shape}")
+    rquat = rquat[:F] / np.linalg.norm(rquat[:F], axis=1, keepdims=True)
+    ghost_track = PoseTrack(time=track.time, body_names=[*track.body_names, GHOST_BODY],
+                            body_pos=np.concatenate([track.body_pos, rpos[:F, None]], axis=1),
+                            body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
+                            source=track.source)
+    return ghost_track, SceneObject(GHOST_BODY, f"{name} (recorded)", mesh, GHOST_RGBA)
 
 
 def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
