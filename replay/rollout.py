@@ -405,7 +405,10 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     Per control frame: finger targets and wrist target rows go to the batch, then
     each live world's signals are read. At the end of the hold a world whose object
     did not rise by ``lifted_min_rise`` stops (nothing to shake); a world whose
-    signals carry a reason (overflow, runaway, solver error) stops at that frame.
+    signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
+    ``recorded`` plan a world whose object is :data:`replay.tracking.FELL_OFF_M` below the
+    support stops (lost; the frames it did not simulate count as outside the tracking
+    tolerance).
     """
     N = len(batch.worlds)
     F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))
@@ -427,6 +430,13 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
                     z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])
                     if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
                         batch.stop(i)
+        if plan.kind == "recorded" and k:
+            # an object fallen off the support is lost for good: stop it (the recorded protocol has
+            # no floor below a table top; it would fall until its speed trips the runaway check)
+            floor = float(batch.scene.support_height) - tracking.FELL_OFF_M
+            for i, tr in enumerate(traces):
+                if batch.worlds[i].alive and float(tr.body_pos[k - 1, -1, 2]) < floor:
+                    batch.stop(i)
         live = [i for i, w in enumerate(batch.worlds) if w.alive]
         if not live:
             break

@@ -9,7 +9,9 @@ synthetic. :func:`track_metrics` compares the simulated object with the recorded
 per control frame:
 
 * ``track_pos_err_mm`` (F,): distance between simulated and recorded object origin, mm;
-* ``track_rot_err_deg`` (F,): geodesic angle between the orientations, deg;
+* ``track_rot_err_deg`` (F,): geodesic angle between the orientations, deg; their median,
+  p95 and max in the JSON are over the simulated frames (``track_frames`` of
+  ``track_frames_planned``: a world whose object fell off the support stops there);
 * ``track_within``: fraction of the planned frames after settling with both within
   :data:`replay.config.TRACK_POS_TOL_M` (2 cm) and :data:`replay.config.TRACK_ROT_TOL_DEG`
   (30 deg); ``track_lost_frame`` / ``track_lost_s``: the first frame after which the
@@ -33,6 +35,12 @@ from replay.control import interp_coords
 from replay.data.types import Recording
 from replay.errors import DataError
 from replay.plan import PHASE_APPROACH, PHASE_RECORDED, PHASE_SETTLE, Plan, plan_from_rows
+
+
+#: An object this far (m) below the support's top has fallen off it: the recorded protocol stops
+#: that world (:func:`replay.rollout.step_protocol`). 0.3 m: more than the largest GRAB object
+#: (222 mm across, input_checks) lies below the table top only when it left the table.
+FELL_OFF_M = 0.3
 
 
 def manipulation_end(rec: Recording) -> int:
@@ -127,8 +135,9 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
         settling, ``recorded_object_pos`` (F, 3), ``recorded_object_quat`` (F, 4) xyzw;
         JSON figures: ``protocol``, ``outcome`` (``tracked`` when the last frame is within
         tolerance, ``lost``, ``unstable`` when the simulation failed before the object was lost), ``track_pos_err_{median,p95,max}_mm``,
-        ``track_rot_err_{median,p95,max}_deg``, ``track_within``, ``track_lost_frame``,
-        ``track_lost_s``, ``track_frames``, ``track_recorded_s``, the tolerances; the lift
+        ``track_rot_err_{median,p95,max}_deg`` (simulated frames after settling),
+        ``track_within`` (over the planned frames), ``track_lost_frame``, ``track_lost_s``,
+        ``track_frames`` / ``track_frames_planned``, ``track_recorded_s``, the tolerances; the lift
         verdicts (``lifted``, ``rise``, ``diagnosis``) set to None).
     """
     F = len(poses["body_pos"])
@@ -172,6 +181,7 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
                "track_lost_frame": lost_at,
                "track_lost_s": None if lost_at is None else float(plan.rec_time[lost_at] - t_g),
                "track_frames": int(within.size),
+               "track_frames_planned": n_planned,
                "track_recorded_s": float(plan.rec_time[F - 1] - plan.rec_time[first]) if F > first else 0.0,
                "track_tolerance": {"pos_mm": TRACK_POS_TOL_M * 1000.0, "rot_deg": TRACK_ROT_TOL_DEG}}
     arrays = {"track_pos_err_mm": pos_err.astype(np.float32), "track_rot_err_deg": rot_err.astype(np.float32),

@@ -99,7 +99,8 @@ def main(argv=None) -> int:
               f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
               f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
               f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
-              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset")
+              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
+              f"{r.get('track_frames_planned')} frames simulated")
     failed = study.get("failed") or {}
     for seq, why in failed.items():
         print(f"failed: {seq}: {why}", file=sys.stderr)

@@ -10,7 +10,6 @@ import pickle
 import numpy as np
 import pytest
 import trimesh
-from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
