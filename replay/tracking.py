@@ -14,8 +14,10 @@ per control frame:
   ``track_frames_planned``: a world whose object fell off the support stops there);
 * ``track_within``: fraction of the planned frames after settling with both within
   :data:`replay.config.TRACK_POS_TOL_M` (2 cm) and :data:`replay.config.TRACK_ROT_TOL_DEG`
-  (30 deg); ``track_lost_frame`` / ``track_lost_s``: the first frame after which the
-  object stays outside (recorded seconds after the lift onset), None if it ends inside.
+  (30 deg); ``track_lost_frame`` / ``track_lost_s``: the first frame that starts a run
+  outside the tolerance of at least :data:`replay.config.TRACK_LOST_MIN_S` (0.5 s recorded)
+  or to the end (recorded seconds after the lift onset), None if there is none: the
+  outcome is then ``tracked``.
 
 Quaternions: xyzw (Newton / scipy) throughout; the GRAB adapter converted the file's
 scalar-first wxyz on load.
@@ -29,7 +31,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 
 from replay.config import (
-    MANIPULATION_END_MARGIN_S, MANIPULATION_REST_TOL_M, TRACK_POS_TOL_M, TRACK_ROT_TOL_DEG, ReplayConfig,
+    MANIPULATION_END_MARGIN_S, MANIPULATION_REST_TOL_M, TRACK_LOST_MIN_S, TRACK_POS_TOL_M, TRACK_ROT_TOL_DEG,
+    ReplayConfig,
 )
 from replay.control import interp_coords
 from replay.data.types import Recording
@@ -108,14 +111,25 @@ def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray,
     return pos, quat
 
 
-def lost_frame(within: np.ndarray) -> int | None:
-    """Index of the first frame after which ``within`` (bool (F,)) stays False; None if
-    the last frame is within (or there are no frames)."""
+def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
+    """Index of the first frame that starts a run of False in ``within`` (bool (F,)) lasting
+    at least ``min_s`` (by ``times`` (F,) s) or running to the last frame; None if there is none.
+
+    With ``min_s`` 0 any False frame counts."""
     w = np.asarray(within, bool)
-    if not w.size or w[-1]:
-        return None
-    inside = np.flatnonzero(w)
-    return int(inside[-1]) + 1 if inside.size else 0
+    F = len(w)
+    k = 0
+    while k < F:
+        if w[k]:
+            k += 1
+            continue
+        j = k
+        while j + 1 < F and not w[j + 1]:
+            j += 1
+        if j == F - 1 or times is None or times[j] - times[k] >= min_s:
+            return k
+        k = j + 1
+    return None
 
 
 def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
@@ -133,8 +147,8 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
     Returns:
         (arrays for the poses npz: ``track_pos_err_mm``, ``track_rot_err_deg`` (F,) NaN while
         settling, ``recorded_object_pos`` (F, 3), ``recorded_object_quat`` (F, 4) xyzw;
-        JSON figures: ``protocol``, ``outcome`` (``tracked`` when the last frame is within
-        tolerance, ``lost``, ``unstable`` when the simulation failed before the object was lost), ``track_pos_err_{median,p95,max}_mm``,
+        JSON figures: ``protocol``, ``outcome`` (``tracked`` when never lost, ``lost``,
+        ``unstable`` when the simulation failed before the object was lost), ``track_pos_err_{median,p95,max}_mm``,
         ``track_rot_err_{median,p95,max}_deg`` (simulated frames after settling),
         ``track_within`` (over the planned frames), ``track_lost_frame``, ``track_lost_s``,
         ``track_frames`` / ``track_frames_planned``, ``track_recorded_s``, the tolerances; the lift
@@ -154,9 +168,9 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
     rot_err[~judged] = np.nan
     pe, re_ = pos_err[judged], rot_err[judged]
     within = (pe <= TRACK_POS_TOL_M * 1000.0) & (re_ <= TRACK_ROT_TOL_DEG)  # NaN compares False
-    lost = lost_frame(within)
-    n_planned = int(np.sum(np.asarray(plan.phase) != PHASE_SETTLE))
     first = int(np.flatnonzero(judged)[0]) if judged.any() else F
+    lost = lost_frame(within, plan.rec_time[:F][judged], TRACK_LOST_MIN_S)
+    n_planned = int(np.sum(np.asarray(plan.phase) != PHASE_SETTLE))
     t_g = float(rec.time[rec.grasp_frame])
 
     def stats(x, unit):

@@ -91,9 +91,12 @@ def test_manipulation_end_and_recorded_pose_from_the_raw_file(grab_staged, mirro
 
 
 def test_lost_frame():
-    assert lost_frame(np.array([True, True, False, True, False, False])) == 4
-    assert lost_frame(np.array([True, False, True])) is None
-    assert lost_frame(np.array([False, False])) == 0
+    w = np.array([True, False, True, False, False, False, True, True])
+    t = np.arange(8) * 0.25
+    assert lost_frame(w) == 1  # any excursion
+    assert lost_frame(w, t, 0.5) == 3  # the first one lasting 0.5 s
+    assert lost_frame(w, t, 1.0) is None  # none that long, and the object ends inside
+    assert lost_frame(np.array([True, True, False]), t[:3], 10.0) == 2  # outside to the end: lost
     assert lost_frame(np.array([], bool)) is None
 
 
