@@ -1185,16 +1185,20 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
     return cols, rows, (int(tile[0]), int(tile[1]))
 
 
-def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) -> list[tuple[int, dict]]:
+def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
+                    key: str = "rollouts") -> list[tuple[int, dict]]:
     """Rollouts to show, in study order, optionally only those of ``objects``.
+
+    ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
+    ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
 
     Raises:
         UsageError: an object asked for is not in the study.
         DataError: the study is empty.
     """
-    rolls = list(enumerate(study["rollouts"]))
+    rolls = list(enumerate(study.get(key) or []))
     base = Path(source).parent
-    rolls = [(i, expand_rollout(r, base, source, f"rollouts[{i}].")) for i, r in rolls]
+    rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
         missing = [o for o in objects if o not in have]
@@ -1202,7 +1206,7 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) ->
             raise UsageError("--objects", f"no rollout for object(s) {missing} in {source}; it has {sorted(have)}")
         rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
     if not rolls:
-        raise DataError(source, "rollouts", "study has no rollouts to render")
+        raise DataError(source, key, "study has no rollouts to render")
     return rolls
 
 
@@ -1246,6 +1250,7 @@ def render_montage(
     max_clips: int = MONTAGE_MAX_CLIPS,
     progress: bool = False,
     force: bool = False,
+    protocol: str = "lift",
 ) -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
@@ -1266,6 +1271,8 @@ def render_montage(
         max_clips: at most this many tiles: the first rollouts in study order are shown,
             the rest left out with a warning (counted in ``RenderStats.left_out``).
         progress: print one line per clip.
+        protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
+            ``recorded_rollouts``, each with the recorded object as a translucent ghost).
         force: render even when the montage is up to date. Otherwise, when ``out_path``
             exists and its record (:func:`montage_record_path`) holds the same input key
             (:func:`_montage_key`: same rollouts, poses, settings and renderer), it is kept
@@ -1285,7 +1292,7 @@ def render_montage(
     study, study_dir = load_study(study_path)
     if variant not in ("main", "ablation", "both"):
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
-    chosen = select_rollouts(study, objects, study_path)
+    chosen = select_rollouts(study, objects, study_path, "rollouts" if protocol == "lift" else f"{protocol}_rollouts")
     if variant in ("ablation", "both"):
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:
