@@ -131,3 +131,14 @@ def test_study_hashes_what_it_read_and_resume_reruns_changed_inputs(local_grab, 
     assert st["inputs"][mesh_key]["manifest"] == "changed since staging"
     # the replay used the changed mesh: the mass (density x volume of its one collision part) grew by 1.5^3
     assert again["object_mass"] == pytest.approx(first["object_mass"] * 1.5 ** 3, rel=0.01)
+
+
+def test_the_hand_comes_from_data_too(mirror, tmp_path):
+    """``--data`` names where the manosim hand is looked up as well (validate_pose_mapping,
+    render_scene), not only the recordings: a staged copy wins over the mirror."""
+    from replay.kinematics.coords import default_mjcf
+
+    shutil.copytree(mirror / "manosim", tmp_path / "data" / "manosim")
+    got = default_mjcf("right", "zerohand", tmp_path / "data")
+    assert got == (tmp_path / "data" / "manosim/assets/zerohand/mano_rhand/capsule_hand.xml").resolve()
+    assert default_mjcf("right", "zerohand", tmp_path / "empty").is_relative_to(mirror.resolve())
