@@ -40,9 +40,11 @@ from pathlib import Path
 
 import numpy as np
 
+from replay import tracking
 from replay.config import ReplayConfig
-from replay.fileio import atomic_write_bytes, atomic_write_text, sha256_file
+from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.errors import DataError, OutputError, UsageError
+from replay.inputs import input_hashes, inputs_changed
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -244,67 +246,6 @@ def result_key(sequence: str, protocol: str = "lift") -> str:
     return sequence if protocol == "lift" else f"{sequence} [{protocol}]"
 
 
-def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
-    """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
-
-    Returns:
-        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}``; ``key`` is the path
-        relative to ``data_dir`` where the file lies under it, else absolute. ``manifest``
-        says how the digest compares with ``<data_dir>/MANIFEST.json``: ``"match"``,
-        ``"changed since staging"`` (the file was modified after the fetch) or
-        ``"not staged"``; ``pinned`` is the manifest's flag (``None`` when not staged).
-
-    Raises:
-        DataError: an unreadable manifest.
-    """
-    manifest = {}
-    root = None
-    if data_dir is not None:
-        root = Path(data_dir).resolve()
-        mpath = root / "MANIFEST.json"
-        if mpath.is_file():
-            try:
-                manifest = json.loads(mpath.read_text()).get("files", {})
-            except (OSError, json.JSONDecodeError) as e:
-                raise DataError(mpath, None, f"cannot read manifest: {e}") from e
-    out = {}
-    for p in paths:
-        p = Path(p).resolve()
-        key = str(p)
-        if root is not None:
-            try:
-                key = p.relative_to(root).as_posix()
-            except ValueError:
-                pass
-        digest = sha256_file(p)
-        entry = manifest.get(key)
-        if entry is None or "sha256" not in entry:
-            state, pinned = "not staged", None
-        else:
-            state = "match" if entry["sha256"] == digest else "changed since staging"
-            pinned = entry.get("pinned", True if entry.get("repo", "unknown") != "unknown" else False)
-        out[key] = {"sha256": digest, "from": "hashed", "pinned": pinned, "manifest": state}
-    return out
-
-
-def inputs_changed(doc: dict, data_dir: str | Path | None) -> str | None:
-    """Why a finished rollout's inputs differ from the files now on disk, or None.
-
-    Re-hashes every file of ``doc["inputs"]`` (:func:`_input_hashes` keys: relative to
-    ``data_dir`` or absolute); a rollout without recorded inputs counts as changed.
-    """
-    inputs = doc.get("inputs") or {}
-    if not inputs:
-        return "no input digests recorded"
-    for key, entry in inputs.items():
-        p = Path(key) if Path(key).is_absolute() or data_dir is None else Path(data_dir) / key
-        if not p.is_file():
-            return f"{key} is gone"
-        if sha256_file(p) != entry.get("sha256"):
-            return f"{key} changed"
-    return None
-
-
 def _run_job_safe(job: Job) -> tuple[str, object]:
     """Process-pool entry: ``("ok", doc)`` or ``("error", message)``.
 
@@ -379,7 +320,7 @@ def run_job(job: Job) -> dict:
     else:
         doc["ablation"] = None
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
-    doc["inputs"] = _input_hashes(paths, job.data_dir)
+    doc["inputs"] = input_hashes(paths, job.data_dir)
     doc["wall_s_total"] = time.perf_counter() - t0
     atomic_write_text(rdir / f"{stem}.json", dumps(doc))
     return json.loads(dumps(doc))
@@ -459,34 +400,11 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     }
 
 
-#: per-recording fields of a recorded-protocol rollout in the study JSON (replay.tracking)
-TRACK_FIELDS = ("sequence", "object", "intent", "outcome", "stable", "track_within", "track_pos_err_median_mm",
-                "track_pos_err_p95_mm", "track_pos_err_max_mm", "track_rot_err_median_deg", "track_rot_err_p95_deg",
-                "track_rot_err_max_deg", "track_lost_frame", "track_lost_s", "track_recorded_s", "track_frames", "track_frames_planned",
-                "wrist_err_median_mm", "max_hand_object_contacts", "input_flags", "wall_s_total", "rtf")
-
-
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
     """The study JSON's row of one recorded-protocol rollout (:data:`TRACK_FIELDS` and its JSON path)."""
-    row = {k: doc.get(k) for k in TRACK_FIELDS}
+    row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
     row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)
     return row
-
-
-def summarize_tracking(rollouts: list[dict]) -> dict:
-    """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
-    recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
-    def med(key):
-        v = [r[key] for r in rollouts if r.get(key) is not None]
-        return float(np.median(v)) if v else None
-
-    return {"rollouts": len(rollouts),
-            "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
-            "lost": sum(r.get("outcome") == "lost" for r in rollouts),
-            "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
-            "median_track_within": med("track_within"),
-            "median_track_pos_err_mm": med("track_pos_err_median_mm"),
-            "median_track_rot_err_deg": med("track_rot_err_median_deg")}
 
 
 def run_study(
@@ -652,7 +570,7 @@ def run_study(
             "sequences": seqs,
             "protocols": protocols,
             "counts": summarize(ordered, failed, prior_wall + time.perf_counter() - t0)
-            | ({"recorded": summarize_tracking(tracked)} if "recorded" in protocols else {}),
+            | ({"recorded": tracking.summarize(tracked)} if "recorded" in protocols else {}),
             "failed": failed,
             "rollouts": [
                 {k: r.get(k) for k in ("sequence", "object", "outcome", "stable", "lifted", "rise", "final_height",

@@ -201,3 +201,27 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
     arrays = {"track_pos_err_mm": pos_err.astype(np.float32), "track_rot_err_deg": rot_err.astype(np.float32),
               "recorded_object_pos": rpos.astype(np.float32), "recorded_object_quat": rquat.astype(np.float32)}
     return arrays, figures
+
+
+#: per-recording fields of a recorded-protocol rollout in the study JSON's ``recorded_rollouts``
+TRACK_FIELDS = ("sequence", "object", "intent", "outcome", "stable", "track_within", "track_pos_err_median_mm",
+                "track_pos_err_p95_mm", "track_pos_err_max_mm", "track_rot_err_median_deg", "track_rot_err_p95_deg",
+                "track_rot_err_max_deg", "track_lost_frame", "track_lost_s", "track_recorded_s", "track_frames",
+                "track_frames_planned", "wrist_err_median_mm", "max_hand_object_contacts", "input_flags",
+                "wall_s_total", "rtf")
+
+
+def summarize(rollouts: list[dict]) -> dict:
+    """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
+    recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
+    def med(key):
+        v = [r[key] for r in rollouts if r.get(key) is not None]
+        return float(np.median(v)) if v else None
+
+    return {"rollouts": len(rollouts),
+            "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
+            "lost": sum(r.get("outcome") == "lost" for r in rollouts),
+            "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
+            "median_track_within": med("track_within"),
+            "median_track_pos_err_mm": med("track_pos_err_median_mm"),
+            "median_track_rot_err_deg": med("track_rot_err_median_deg")}
