@@ -6,6 +6,7 @@ Layout of a study written to ``out/study.json``::
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
+    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.tracking)
 
 Saved-poses contract (the renderer reads it; keep it exact): the rollout JSON's
 ``"poses"`` (and ``"ablation"]["poses"]``) is a path relative to the study JSON's
