@@ -43,7 +43,7 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     from replay.data.locate import dataset_dir
     from replay.rollout import run_rollout
     from replay.hand_assets import hand_mjcf_path
-    from replay.study import crop_recording, hand_trajectory
+    from replay.prepare import crop_recording, hand_trajectory
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
@@ -74,7 +74,8 @@ def main(argv=None) -> int:
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.data import list_sequences
-    from replay.study import package_versions, run_study, sequence_object
+    from replay.prepare import sequence_object
+    from replay.study import package_versions, run_study
 
     machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}
     if "cuda" in devices:

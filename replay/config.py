@@ -225,3 +225,26 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
     if config.hand_variant is not None:
         return config
     return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
+
+
+# --- recorded protocol (replay.tracking): object tracking against the recorded track ------
+#: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
+#: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the
+#: recorded orientation (geodesic angle, deg). 2 cm / 30 deg: the per-frame object tracking
+#: thresholds of hand-object imitation work (physics-based tracking of human hand-object
+#: demonstrations, e.g. DexTrack, Liu et al., ICLR 2025, arXiv:2502.09614, reports success
+#: under per-frame object translation and rotation thresholds of this order); the pair
+#: used here is the one the project adopted, not re-derived from the data.
+TRACK_POS_TOL_M = 0.02
+TRACK_ROT_TOL_DEG = 30.0
+#: The object is lost at the first frame that starts a run of frames outside that tolerance
+#: lasting at least this long (recorded s) or running to the end: a brief excursion (a contact
+#: transient) is not a loss, and an object left on the table is not "tracked" because the person
+#: later puts the recorded one back where the simulated one stayed. 0.5 s: the scale of a
+#: reach-to-grasp's closure (Jeannerod, J. Motor Behavior 1984), far longer than a transient.
+TRACK_LOST_MIN_S = 0.5
+#: End of the manipulation (recorded protocol): the last recorded frame whose object pose
+#: is farther than this from the object's final pose (m, origin) ...
+MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.common.LIFT_THRESHOLD_M
+#: ... plus this margin (s, recorded), capped at the recording's end, so the release is replayed.
+MANIPULATION_END_MARGIN_S = 0.5

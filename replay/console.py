@@ -56,7 +56,8 @@ class StudyConsole:
 
     Args:
         dataset: for the bar's label.
-        total: recordings in the study; done: those already done (resumed).
+        total: jobs (recordings x protocols) in the study; done: those already done (resumed).
+            Both can be given later with :meth:`start` (the bar appears then).
         enabled: False: print nothing (``--quiet``).
         verbose: say notes and warnings in full.
     """
@@ -65,8 +66,16 @@ class StudyConsole:
         self.enabled, self.verbose = enabled, verbose
         self.counts: Counter = Counter()
         self.said: set[str] = set()
-        self.bar = tqdm(total=total, initial=done, desc=f"study {dataset}", unit="rec", disable=not enabled,
-                        dynamic_ncols=True, file=sys.stderr)
+        self.dataset = dataset
+        self.bar = tqdm(total=total, initial=done, desc=f"study {dataset}", unit="rec", disable=True)
+        if total:
+            self.start(total, done)
+
+    def start(self, total: int, done: int) -> None:
+        """Show the bar: ``total`` jobs, ``done`` of them already done."""
+        self.bar.close()
+        self.bar = tqdm(total=total, initial=done, desc=f"study {self.dataset}", unit="rec",
+                        disable=not self.enabled, dynamic_ncols=True, file=sys.stderr)
 
     def say(self, text: str) -> None:
         if self.enabled:
@@ -138,6 +147,12 @@ def summary_table(study: dict) -> str:
     if c.get("ablation_run"):
         lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
                      f"{c.get('ablation_lifted', 0)} lifted without contact")
+    rc = c.get("recorded")
+    if rc:
+        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
+                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)}; median within 2 cm / 30 deg "
+                     f"{_cell(rc.get('median_track_within'), '{:.2f}')}, median position error "
+                     f"{_cell(rc.get('median_track_pos_err_mm'))} mm")
     if c.get("wall_s") is not None:
         lines.append(f"wall time {c['wall_s']:.1f} s")
     return "\n".join(lines)

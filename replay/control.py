@@ -29,39 +29,6 @@ from replay.hand_layout import MANOSIM_HAND
 from replay.solver_view import SolverView
 
 
-def quat_slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
-    """Slerp between xyzw quaternions (..., 4) with weight ``a`` in [0, 1] (shortest arc)."""
-    q0 = np.asarray(q0, float)
-    q1 = np.asarray(q1, float)
-    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
-    q1 = np.where(dot < 0, -q1, q1)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    s = np.sin(theta)
-    small = s < 1e-8
-    w0 = np.where(small, 1.0 - a, np.sin((1 - a) * theta) / np.where(small, 1, s))
-    w1 = np.where(small, a, np.sin(a * theta) / np.where(small, 1, s))
-    q = w0 * q0 + w1 * q1
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def interp_coords(coords: np.ndarray, times: np.ndarray, t: float) -> np.ndarray:
-    """Hand coords (67,) at recorded time ``t``: position linear, quaternions slerped.
-
-    Args:
-        coords: (T, 67) Newton joint_q order (pos xyz, quat xyzw, 15 quats xyzw).
-        times: (T,) s, increasing.
-    """
-    i = int(np.clip(np.searchsorted(times, t) - 1, 0, len(times) - 2))
-    a = float(np.clip((t - times[i]) / (times[i + 1] - times[i]), 0.0, 1.0))
-    c0, c1 = coords[i], coords[i + 1]
-    out = np.empty(MANOSIM_HAND.coords)
-    out[:3] = (1 - a) * c0[:3] + a * c1[:3]
-    nq = MANOSIM_HAND.bodies  # the free joint's quaternion and one per ball joint
-    out[3:] = quat_slerp(c0[3:].reshape(nq, 4), c1[3:].reshape(nq, 4), a).reshape(-1)
-    return out
-
-
 class HandController:
     """Writes the wrist wrench and finger targets into a :class:`newton.Control`.
 
@@ -152,4 +119,4 @@ def finger_actuator_force_max(scene) -> float:
     return float(np.max(np.abs(f))) if f.size else 0.0
 
 
-__all__ = ["HandController", "interp_coords", "quat_slerp", "finger_actuator_force_max"]
+__all__ = ["HandController", "finger_actuator_force_max"]

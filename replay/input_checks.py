@@ -58,6 +58,22 @@ Classes of fault, thresholds and their sources (all measured on the data mirror:
    -4.5..+2.7 mm on GRAB; TACO's support is defined by the object, ~0), and at the lift
    onset the recorded hand within :data:`HAND_GAP_MAX_M` = 5 cm of the object's surface
    (measured 0.0-5.0 mm): farther, the mesh is in another frame or unit than the poses.
+6. **Which hand moves the object** (:func:`check_object`, :func:`carry_drift`): when the
+   recorded hand is farther than :data:`HAND_GAP_MAX_M` from the object at the lift onset
+   and the object does not move with it (over :data:`CARRY_WINDOW_S` its origin drifts in
+   the recorded palm frame by more than :data:`CARRY_DRIFT_MAX` times its travel), the
+   object was moved by a hand the recording does not store (GRAB files hold the right
+   hand only; ``cubesmall_offhand_1``: 748 mm at the onset, drift 195 mm for 352 mm of
+   travel, the left hand takes it). Replaying the recorded hand would not be this grasp:
+   refused with that reason (``DataError`` on field ``hand``), never turned into a
+   ``dropped``. A far hand that does carry the object (it moves with the hand) means a
+   mesh in another frame or unit than the poses: class 5's error.
+7. **Intent** (:func:`recording_intent`): what the person did after the grasp, from the
+   sequence name where the dataset encodes it (GRAB ``<object>_<intent>_<n>`` /
+   ``<object>_lift``; :data:`INTENT_UNKNOWN` elsewhere), in ``meta["intent"]``; a GRAB
+   intent other than ``lift`` is flagged (``input_flags["intent"]``): the lift protocol
+   replaces the recorded motion after the grasp by a synthetic lift, the ``recorded``
+   protocol replays it (:mod:`replay.tracking`).
 
 Degenerate collision parts (flat, too few vertices) are checked where the parts are loaded
 (:mod:`replay.data.mesh_checks`); native crashes of the convex decomposition are isolated in
@@ -91,6 +107,16 @@ OBJECT_EXTENT_RANGE_M = (0.005, 1.5)
 OBJECT_MASS_RANGE_KG = (0.001, 23.0)
 REST_GAP_MAX_M = 0.05
 HAND_GAP_MAX_M = 0.05
+#: intent of a recording whose dataset does not encode one in its names
+INTENT_UNKNOWN = "unknown"
+#: Which hand carries the object (class 6): over CARRY_WINDOW_S (s) after the lift onset,
+#: the object's origin drifts in the recorded hand's palm frame by at most CARRY_DRIFT_MAX
+#: times its travel in the world when that hand carries it. Measured on the mirror's 39
+#: GRAB recordings with a lift onset: <= 0.20 on the 38 carried by the recorded right hand
+#: (phone_call_1 0.20, stapler_staple_1 0.20, the 30 lifts <= 0.11), 0.55 on
+#: cubesmall_offhand_1 (the left hand takes it); 0.35 lies between.
+CARRY_WINDOW_S = 0.5
+CARRY_DRIFT_MAX = 0.35
 
 #: manopth landmark ids used for the palm's chirality.
 _WRIST, _THUMB_CMC, _INDEX_MCP, _PINKY_MCP = 0, 1, 5, 17
@@ -383,10 +409,69 @@ def check_object(rec: Recording) -> dict:
         hg = float(np.min(d))
         fig["hand_gap_mm"] = round(hg * 1000, 2)
         if hg > HAND_GAP_MAX_M:
+            carry = carry_drift(rec, pts, t)
+            if carry is not None and carry[1] > 0 and carry[0] > CARRY_DRIFT_MAX * carry[1]:
+                fig["carry_drift_mm"], fig["carry_travel_mm"] = round(carry[0] * 1000, 1), round(carry[1] * 1000, 1)
+                side = rec.hand_side
+                raise DataError(rec.source, "hand", f"the object is moved by a hand the recording does not store: at "
+                                                    f"the lift onset (frame {t}) the recorded {side} hand is "
+                                                    f"{hg * 1000:.0f} mm from it and does not carry it (in "
+                                                    f"{CARRY_WINDOW_S:g} s the object drifts {carry[0] * 1000:.0f} mm "
+                                                    f"in the hand's frame while travelling {carry[1] * 1000:.0f} mm); "
+                                                    f"refused: replaying the {side} hand would not be this grasp")
             raise DataError(rec.source, field, f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
                                                f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
                                                "mesh and poses in different frames or units")
     return fig
+
+
+def palm_frames(pts: np.ndarray) -> Rotation | None:
+    """Per-frame palm frame from the landmarks (wrist, index MCP, pinky MCP: rigid on the
+    palm): x wrist->index MCP, z normal to the palm plane; None for other hand points."""
+    if pts.ndim != 3 or pts.shape[1] != 21:
+        return None
+    x = pts[:, _INDEX_MCP] - pts[:, _WRIST]
+    z = np.cross(x, pts[:, _PINKY_MCP] - pts[:, _WRIST])
+    y = np.cross(z, x)
+    m = np.stack([v / np.linalg.norm(v, axis=1, keepdims=True) for v in (x, y, z)], axis=2)
+    return Rotation.from_matrix(m)
+
+
+def carry_drift(rec: Recording, pts: np.ndarray, onset: int) -> tuple[float, float] | None:
+    """How far the object drifts in the recorded hand's palm frame while it travels, over
+    :data:`CARRY_WINDOW_S` from the lift onset: (drift m, travel m), both the largest
+    displacement from the onset frame (object origin; drift in the palm frame of
+    :func:`palm_frames`, travel in the world). None without landmarks or frames."""
+    frames = palm_frames(pts)
+    if frames is None:
+        return None
+    end = int(min(rec.num_frames - 1, np.searchsorted(rec.time, rec.time[onset] + CARRY_WINDOW_S)))
+    sl = slice(onset, end + 1)
+    pos = np.asarray(rec.target_object.pos, float)[sl]
+    local = frames[sl].inv().apply(pos - pts[sl, _WRIST])
+    drift = float(np.linalg.norm(local - local[0], axis=1).max())
+    travel = float(np.linalg.norm(pos - pos[0], axis=1).max())
+    return drift, travel
+
+
+# --------------------------------------------------------------------------- 7. intent
+
+
+def recording_intent(rec: Recording) -> str:
+    """What the person does after the grasp, from the sequence name where the dataset encodes it.
+
+    GRAB names are ``<object>_lift`` or ``<object>_<intent>_<n>`` (mirror README:
+    pass, drink, pour, offhand, use, inspect, takepicture, call, staple). Other datasets:
+    TACO names are a date and take, HUG-Bench scenes carry none: :data:`INTENT_UNKNOWN`.
+    """
+    if rec.dataset != "grab":
+        return INTENT_UNKNOWN
+    parts = str(rec.name).split("_")
+    if len(parts) >= 3 and parts[-1].isdigit():
+        return parts[-2]
+    if len(parts) >= 2 and not parts[-1].isdigit():
+        return parts[-1]
+    return INTENT_UNKNOWN
 
 
 # --------------------------------------------------------------------------- all
@@ -400,7 +485,7 @@ def check_recording(rec: Recording) -> Recording:
     empty when the recording is clean) and ``meta["input_checks"]`` (what was measured).
 
     Raises:
-        DataError: an input error of classes 2-5 (module doc), naming the file and field.
+        DataError: an input error of classes 2-6 (module doc), naming the file and field.
     """
     flags: dict = {}
     figs: dict = {}
@@ -411,5 +496,9 @@ def check_recording(rec: Recording) -> Recording:
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
     figs["object"] = check_object(rec)
-    meta = dict(rec.meta, input_flags=flags, input_checks=figs)
+    intent = recording_intent(rec)
+    if intent not in ("lift", INTENT_UNKNOWN):
+        flags["intent"] = (f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "
+                           "replaces it; --protocol recorded replays it)")
+    meta = dict(rec.meta, input_flags=flags, input_checks=figs, intent=intent)
     return dataclasses.replace(rec, meta=meta)

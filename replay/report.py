@@ -23,8 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
-from replay.results import Phase, ResultsFormatError, RolloutRecord, StudyRecord, check_poses_version, read_rollout, \
-    read_study
+from replay.results import (
+    Phase,
+    ResultsFormatError,
+    RolloutRecord,
+    StudyRecord,
+    check_poses_version,
+    read_rollout,
+    read_study,
+)
 
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",

@@ -50,6 +50,7 @@ class Phase(IntEnum):
     LIFT = 2  #: the wrist rises ``lift_height`` (min-jerk) over ``lift_s``
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
+    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.tracking`)
 
 
 #: Keys of a poses npz: (name, shape, unit/frame).
@@ -64,6 +65,12 @@ POSES_KEYS = (
     ("contact_force", "(F,)", "N, sum of hand-object normal forces"),
     ("friction_budget_kg", "(F,)", "kg, sum(mu_i N_i)/g of the hand-object contacts"),
     ("wrist_err", "(F,)", "m, wrist (root body) position minus its target; NaN during settle"),
+    ("track_pos_err_mm", "(F,)", "recorded protocol only: mm, |simulated - recorded object origin|, world; NaN "
+                                 "while settling"),
+    ("track_rot_err_deg", "(F,)", "recorded protocol only: deg, angle between simulated and recorded object "
+                                  "orientation; NaN while settling"),
+    ("recorded_object_pos", "(F, 3)", "recorded protocol only: m, world, the recorded object origin (the ghost)"),
+    ("recorded_object_quat", "(F, 4)", "recorded protocol only: world orientation, quaternion xyzw"),
 )
 
 
@@ -96,7 +103,12 @@ class RolloutRecord:
     kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
     input_flags: dict = _fl("-", "repaired or corrected input (replay.input_checks), empty if none")
-    inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
+    inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
+                            "read it (replay.inputs)")
+    intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
+    protocol: str | None = _f("-", "lift (synthetic lift, hold, shake) or recorded (the recorded motion)")
+    recorded_max_s: float | None = _f("s", "recorded protocol: at most this long after the lift onset (null: to "
+                                           "the end of the manipulation)")
     start_frame: int | None = _f("frame", "first recorded frame of the approach (in the crop)")
     grasp_frame: int | None = _f("frame", "recorded grasp frame (in the crop)")
     support: Any = _f("m, world", "'plane', or {table_top_xy: [xmin, xmax, ymin, ymax]}")
@@ -116,7 +128,8 @@ class RolloutRecord:
     variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
     variant_readback: dict = _fl("-", "the variant's values read back from the model")
     # outcome
-    outcome: str | None = _f("-", "lifted, dropped or unstable")
+    outcome: str | None = _f("-", "lift protocol: lifted, dropped or unstable; recorded protocol: tracked, lost or "
+                                  "unstable")
     stable: bool | None = _f("-", "no non-finite state, runaway or contact overflow")
     lifted: bool | None = _f("-", "stable, completed, rise >= lifted_min_rise and clearance >= lifted_min_clearance "
                                   "at the end of the hold")
@@ -171,6 +184,22 @@ class RolloutRecord:
     ablation_no_rise: bool | None = _f("-", "ablation: no hand-object contact and object rose < ablation_clean_mm")
     ablation_rerun_s: float | None = _f("s", "wall time of the last --ablation-only rerun")
     wall_s_total: float | None = _f("s", "wall time of this recording's job (kinematics, both runs, writing)")
+    # recorded protocol (replay.tracking): the simulated object against the recorded track
+    track_pos_err_median_mm: float | None = _f("mm, world", "median object position error over simulated frames")
+    track_pos_err_p95_mm: float | None = _f("mm, world", "95th percentile of the position error")
+    track_pos_err_max_mm: float | None = _f("mm, world", "largest position error")
+    track_rot_err_median_deg: float | None = _f("deg", "median object orientation error over simulated frames")
+    track_rot_err_p95_deg: float | None = _f("deg", "95th percentile of the orientation error")
+    track_rot_err_max_deg: float | None = _f("deg", "largest orientation error")
+    track_within: float | None = _f("1", "fraction of planned frames (after settling) within 2 cm and 30 deg; frames "
+                                         "not simulated count as outside")
+    track_lost_frame: int | None = _f("frame", "first frame of the first run outside tolerance lasting >= "
+                                               "TRACK_LOST_MIN_S, null if never lost")
+    track_lost_s: float | None = _f("s", "recorded time of the loss after the lift onset")
+    track_frames: int | None = _f("frames", "frames simulated after settling")
+    track_frames_planned: int | None = _f("frames", "frames planned after settling")
+    track_recorded_s: float | None = _f("s", "recorded time replayed after settling")
+    track_tolerance: dict = _fl("-", "{pos_mm, rot_deg}: the tolerance of track_within")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
@@ -255,6 +284,9 @@ class StudyRecord:
     failed: dict = _fl("-", "{sequence: one-line reason} of recordings that could not be replayed")
     rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
     inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
+    protocols: list = _fl("-", "protocols run: lift and/or recorded", list)
+    recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.tracking.TRACK_FIELDS; "
+                                       "full record in its `json`)", list)
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod

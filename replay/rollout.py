@@ -31,25 +31,31 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay import diagnosis
+from replay import diagnosis, tracking
 from replay.config import ReplayConfig
-from replay.control import interp_coords, quat_slerp
 from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.engine import Variant, wrist
 from replay.engine.mjc import MjcBatch
 from replay.engine.newton_step import NewtonStepBatch
 from replay.errors import AblationMaskError, DataError
-from replay.hand_layout import MANOSIM_HAND, finger_quats
-from replay.results import Phase
+from replay.hand_layout import MANOSIM_HAND, finger_quats, interp_coords, quat_slerp
+from replay.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.rollout.PHASE_* as before)
+    PHASE_APPROACH,
+    PHASE_HOLD,
+    PHASE_LIFT,
+    PHASE_RECORDED,
+    PHASE_SETTLE,
+    PHASE_SHAKE,
+    PROTOCOLS,
+    Plan,
+    plan_from_rows,
+)
 from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.engine.warp_batch`)
 WARP_DEVICES = ("cuda", "warp-cpu")
 
-#: phase codes (:class:`replay.results.Phase`)
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE = (
-    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE))
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
 FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
@@ -97,27 +103,6 @@ def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.n
     env = float(min_jerk(min(t, duration - t) / ramp)) if ramp > 0 else 1.0
     w = 2.0 * math.pi * hz * t
     return env * amplitude * np.array([math.sin(w), 0.5 * math.sin(2.0 * w)])
-
-
-@dataclass
-class Plan:
-    """Per control frame targets for a rollout.
-
-    Attributes:
-        coords: (F, 67) hand coords targets (free pos/quat used as wrist target).
-        vel: (F, 3) wrist linear velocity target, m/s. omega: (F, 3) rad/s, world.
-        acc: (F, 3) wrist linear acceleration target, m/s^2.
-        phase: (F,) int phase codes.
-        start_frame / grasp_frame: recording frames the approach spans.
-    """
-
-    coords: np.ndarray
-    vel: np.ndarray
-    omega: np.ndarray
-    acc: np.ndarray
-    phase: np.ndarray
-    start_frame: int
-    grasp_frame: int
 
 
 def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
@@ -173,17 +158,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r = top.copy(); r[2] += cfg.lift_height
         r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
         rows.append(r); phase.append(PHASE_SHAKE)
-    C = np.asarray(rows)
-    vel = np.gradient(C[:, :3], fdt, axis=0)
-    rot = Rotation.from_quat(C[:, 3:7])
-    omega = np.zeros((len(C), 3))
-    omega[1:] = (rot[1:] * rot[:-1].inv()).as_rotvec() / fdt
-    ph = np.asarray(phase, dtype=np.int32)
-    vel[ph == PHASE_SETTLE] = 0.0
-    omega[ph == PHASE_SETTLE] = 0.0
-    acc = np.gradient(vel, fdt, axis=0)
-    acc[ph == PHASE_SETTLE] = 0.0
-    return Plan(C, vel, omega, acc, ph, int(sel[0]), g)
+    return plan_from_rows(rows, phase, fdt, int(sel[0]), g)
 
 
 @dataclass
@@ -222,14 +197,22 @@ def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
 
 
 def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
-                       ablation: bool = False):
+                       ablation: bool = False, protocol: str = "lift"):
     """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
     built scene (object at its pose at the approach start, hand at its first target).
 
+    ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
+    (:func:`replay.tracking.plan_recorded`).
+
     Raises:
-        DataError: bad input.
+        DataError: bad input. ValueError: unknown protocol.
     """
-    plan = plan_rollout(rec, coords, cfg)
+    if protocol == "lift":
+        plan = plan_rollout(rec, coords, cfg)
+    elif protocol == "recorded":
+        plan = tracking.plan_recorded(rec, coords, cfg)
+    else:
+        raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
@@ -248,12 +231,14 @@ def run_rollout(
     cfg: ReplayConfig,
     ablation: bool = False,
     frame_limit: int | None = None,
+    protocol: str = "lift",
 ) -> RolloutResult:
     """Run the protocol once (with contact, or the ablation without hand-object contact).
 
     The one-world case of :func:`run_rollouts` (see there for arguments and metrics).
     """
-    return run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit)[0]
+    return run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit,
+                        protocol=protocol)[0]
 
 
 def run_rollouts(
@@ -264,6 +249,7 @@ def run_rollouts(
     variants: list[Variant],
     frame_limit: int | None = None,
     threads: int = 1,
+    protocol: str = "lift",
 ) -> list[RolloutResult]:
     """Run the protocol on one scene for every variant (one world each), in one batch.
 
@@ -281,6 +267,11 @@ def run_rollouts(
             is the contact ablation).
         frame_limit: stop after this many control frames (tests).
         threads: threads stepping the worlds (direct engine).
+        protocol: ``"lift"`` (settle, approach, synthetic lift, hold, shake; the
+            default) or ``"recorded"``: the recorded wrist and finger motion from the
+            approach window to the end of the manipulation, object free, compared per
+            frame with the recorded object track (``track_*`` metrics and outcome
+            ``tracked`` / ``lost`` / ``unstable``, :func:`replay.tracking.track_metrics`).
 
     Returns:
         One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
@@ -308,12 +299,13 @@ def run_rollouts(
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
     if cfg.engine == "direct" and cfg.device in WARP_DEVICES:
-        return _run_warp(rec, coords, mjcf, cfg, variants, frame_limit)
+        return _run_warp(rec, coords, mjcf, cfg, variants, frame_limit, protocol)
     reference = not config_uses_direct_engine(cfg)
     if reference and len(variants) > 1:
         # the reference engine steps one world per scene (the ablation built into it)
-        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit)[0] for v in variants]
-    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=reference and variants[0].ablation)
+        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol)[0] for v in variants]
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=reference and variants[0].ablation,
+                                             protocol=protocol)
     try:
         batch = NewtonStepBatch(scene, variants) if reference else MjcBatch(scene, variants, threads=threads)
     except AblationMaskError:
@@ -324,13 +316,14 @@ def run_rollouts(
         done = {}
         for group in split:
             if group:
-                for v, r in zip(group, _run_direct_scene(rec, coords, mjcf, cfg, group, frame_limit, threads)):
+                for v, r in zip(group, _run_direct_scene(rec, coords, mjcf, cfg, group, frame_limit, threads,
+                                                         protocol)):
                     done[id(v)] = r
         return [done[id(v)] for v in variants]
     return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0)
 
 
-def _run_warp(rec, coords, mjcf, cfg, variants, frame_limit) -> list[RolloutResult]:
+def _run_warp(rec, coords, mjcf, cfg, variants, frame_limit, protocol="lift") -> list[RolloutResult]:
     """Every variant on mujoco-warp, one :class:`WarpBatch` launch per ablation flag
     (contact worlds, then ablation worlds built with Newton's collision filter pairs)."""
     from replay.engine.warp_batch import WarpBatch
@@ -341,7 +334,7 @@ def _run_warp(rec, coords, mjcf, cfg, variants, frame_limit) -> list[RolloutResu
         if not group:
             continue
         t0 = _time.perf_counter()
-        plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=flag)
+        plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=flag, protocol=protocol)
         batch = WarpBatch(scene, group)
         for v, r in zip(group, _finish(rec, plan, scene, extent, cfg, group, batch, frame_limit, t0)):
             done[id(v)] = r
@@ -379,15 +372,21 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         # the build is shared by the batch; the stepping wall time is the batch's
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
         metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
-        out.append(RolloutResult(metrics, _poses(plan, traces[i], cfg.frame_dt)))
+        poses = _poses(plan, traces[i], cfg.frame_dt)
+        if plan.kind == "recorded":  # the lift verdict does not apply: judged against the recorded track
+            arrays, figures = tracking.track_metrics(rec, plan, poses, cfg, metrics["unstable_frame"])
+            metrics.update(figures)
+            poses.update(arrays)
+        out.append(RolloutResult(metrics, poses))
     return out
 
 
-def _run_direct_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads):
+def _run_direct_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol="lift"):
     """The direct engine on a scene of its own whose ablation (if the variants are
     ablation worlds) is built in with Newton's collision filter pairs."""
     t0 = _time.perf_counter()
-    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=variants[0].ablation)
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=variants[0].ablation,
+                                             protocol=protocol)
     batch = MjcBatch(scene, variants, threads=threads)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t0)
 
@@ -415,7 +414,10 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     Per control frame: finger targets and wrist target rows go to the batch, then
     each live world's signals are read. At the end of the hold a world whose object
     did not rise by ``lifted_min_rise`` stops (nothing to shake); a world whose
-    signals carry a reason (overflow, runaway, solver error) stops at that frame.
+    signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
+    ``recorded`` plan a world whose object is :data:`replay.tracking.FELL_OFF_M` below the
+    support stops (lost; the frames it did not simulate count as outside the tracking
+    tolerance).
     """
     N = len(batch.worlds)
     F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))
@@ -437,6 +439,13 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
                     z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])
                     if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
                         batch.stop(i)
+        if plan.kind == "recorded" and k:
+            # an object fallen off the support is lost for good: stop it (the recorded protocol has
+            # no floor below a table top; it would fall until its speed trips the runaway check)
+            floor = float(batch.scene.support_height) - tracking.FELL_OFF_M
+            for i, tr in enumerate(traces):
+                if batch.worlds[i].alive and float(tr.body_pos[k - 1, -1, 2]) < floor:
+                    batch.stop(i)
         live = [i for i, w in enumerate(batch.worlds) if w.alive]
         if not live:
             break

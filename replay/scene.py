@@ -38,7 +38,12 @@ from replay.engine import Variant, wrist
 from replay.engine.mjc import MjcBatch
 from replay.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
-from replay.world_builder import add_replay_world, import_hand, model_device, new_builder
+from replay.world_builder import (
+    add_replay_world,
+    import_hand,
+    model_device,
+    new_builder,
+)
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = MANOSIM_HAND.body_names

@@ -1,4 +1,5 @@
-"""Many rollouts: one process (or Ray task) per recording, atomic per-rollout results, resume, summary.
+"""Many rollouts: one process (or Ray task) per recording and protocol, atomic per-rollout
+results, resume, subsets merged, summary.
 
 Layout of a study written to ``out/study.json`` (records, writer and reader:
 :mod:`replay.results`; every field with unit and frame: ``docs/results.md``)::
@@ -8,45 +9,42 @@ Layout of a study written to ``out/study.json`` (records, writer and reader:
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
+    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.tracking)
 
-``--resume`` skips a sequence whose rollout JSON exists with this format version and the
-same ``config_hash``; ``--objects`` where a study of the same config is merges into it.
+``--resume`` skips a recording whose rollout JSON exists with this format version, the same
+``config_hash`` and protocol, and input files that still hash as they did when it ran
+(:func:`replay.inputs.inputs_changed`); ``--objects`` where a study of the same config is
+merges into it. The job itself (what a worker runs) is :mod:`replay.study_job`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
+import importlib.metadata as md
 import json
 import os
 import platform
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from replay.config import ReplayConfig
-from replay.console import StudyConsole, quiet_libraries
-from replay.fileio import sha256_file
+from replay import tracking
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.console import StudyConsole
+from replay.data import list_sequences
+from replay.data.locate import dataset_dir
+from replay.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.errors import DataError, OutputError, UsageError
-from replay.results import (FORMAT_VERSION, ResultsFormatError, RolloutRecord, StudyRecord, read_rollout, study_row,
-                            write_poses, write_rollout, write_study)
-from replay.results import dumps  # noqa: F401  (kept importable from here: benchmarks/engine.py)
-
-#: Recording frames kept around the approach window before kinematics (IK) is run.
-CROP_MARGIN_FRAMES = 2
-
-
-def config_hash(cfg: ReplayConfig) -> str:
-    """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed."""
-    return hashlib.sha256(json.dumps(cfg.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
+from replay.hand_assets import hand_mjcf_path
+from replay.inputs import inputs_changed
+from replay.jobs import run_jobs
+from replay.plan import PROTOCOLS
+from replay.prepare import sequence_object
+from replay.results import ResultsFormatError, RolloutRecord, StudyRecord, read_rollout, study_row, write_study
+from replay.study_job import Job, _run_job_safe, config_hash, result_key, result_stem
 
 def package_versions() -> dict:
     """Versions of the packages a result depends on."""
-    import importlib.metadata as md
-
     out = {"python": platform.python_version()}
     for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
         try:
@@ -54,268 +52,6 @@ def package_versions() -> dict:
         except md.PackageNotFoundError:
             out[p] = None
     return out
-
-
-def sequence_object(dataset: str, sequence: str) -> str | None:
-    """The object a sequence name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
-    where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
-    ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
-    if dataset == "grab":
-        return sequence.split("/")[-1].rsplit("_", 1)[0]
-    return None
-
-
-def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:
-    """The sequences a comma-separated ``--objects`` value names (by sequence or object,
-    :func:`sequence_object`), in the order named; ``first_only``: one per name.
-
-    Raises:
-        UsageError: a name matches no sequence.
-    """
-    picked = []
-    for n in [x.strip() for x in names.split(",") if x.strip()]:
-        hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]
-        if not hit:
-            raise UsageError("--objects", f"no {dataset} sequence for {n!r}")
-        picked += hit[:1] if first_only else hit
-    return picked
-
-
-def crop_recording(rec, start: int, stop: int):
-    """A copy of ``rec`` holding frames ``[start, stop)`` (grasp frame re-indexed)."""
-    import copy
-
-    from replay.data.types import ObjectTrack
-
-    sl = slice(start, stop)
-    out = copy.copy(rec)
-    out.time = rec.time[sl] - rec.time[start] + rec.time[0]
-    out.valid = rec.valid[sl]
-    for name in ("wrist_pos", "wrist_quat", "finger_quat", "landmarks"):
-        v = getattr(rec, name)
-        setattr(out, name, None if v is None else v[sl])
-    out.objects = [ObjectTrack(o.asset, o.pos[sl], o.quat[sl], o.tracked) for o in rec.objects]
-    if rec.mano is not None:  # per-frame MANO arrays (TACO, HUG-Bench); betas may be per sequence
-        T = rec.num_frames
-        out.mano = dataclasses.replace(rec.mano, **{
-            f.name: getattr(rec.mano, f.name)[sl]
-            for f in dataclasses.fields(rec.mano)
-            if isinstance(getattr(rec.mano, f.name), np.ndarray) and getattr(rec.mano, f.name).shape[:1] == (T,)
-        })
-    out.grasp_frame = int(rec.grasp_frame - start)
-    out.meta = dict(rec.meta, cropped_from=[int(start), int(stop)])
-    for k in ("grab_wrist_loc", "grab_wrist_quat_xyzw"):
-        if isinstance(rec.meta.get(k), np.ndarray) and len(rec.meta[k]) == rec.num_frames:
-            out.meta[k] = rec.meta[k][sl]
-    return out
-
-
-def hand_trajectory(rec, mjcf: Path):
-    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
-
-    Uses :func:`replay.kinematics.complete_hand` and :func:`replay.kinematics.hand_coords`.
-    The IK always runs on the capsule MJCF of the same hand (``capsule_hand.xml`` beside
-    ``mjcf``): manosim's mesh hand has the same bodies and joints, only its collision
-    geometry differs, and the kinematics defines fingertips on the capsules.
-    """
-    from replay import kinematics
-
-    if rec.wrist_pos is None or rec.finger_quat is None:
-        ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
-        rec = kinematics.complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
-    return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
-
-
-def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig):
-    """Load a recording, crop it to the replayed window and fill in the hand.
-
-    Returns:
-        ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.
-
-    Raises:
-        DataError: bad or missing input.
-    """
-    from replay.data import load_recording
-    from replay.hand_assets import hand_mjcf_path
-
-    rec = load_recording(dataset, sequence, data_dir)
-    # only the replayed window needs the hand: crop before IK (minutes -> seconds)
-    g = rec.grasp_frame
-    start = 0 if cfg.approach_window_s is None else int(
-        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
-    start = max(0, start - CROP_MARGIN_FRAMES)
-    rec = crop_recording(rec, start, min(rec.num_frames, g + 1 + CROP_MARGIN_FRAMES))
-    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
-    rec, coords = hand_trajectory(rec, Path(mjcf))
-    return rec, coords, mjcf, start
-
-
-@dataclass
-class Job:
-    dataset: str
-    sequence: str
-    data_dir: str | None
-    config: dict
-    manosim_dir: str  # the hand MJCF is chosen per recording (hand side)
-    out_dir: str  # the study JSON's folder
-    rollouts_dir: str
-    ablation: bool
-    quiet: bool = False
-    ablation_only: bool = False  # rerun the ablation into the recording's existing JSON
-
-
-def _input_hashes(paths: list[Path], data_dir: str | None) -> dict:
-    """``{path: sha256}`` from ``<data_dir>/MANIFEST.json`` when it lists the file, else hashed."""
-    manifest = {}
-    root = None
-    if data_dir is not None:
-        mpath = Path(data_dir) / "MANIFEST.json"
-        if mpath.is_file():
-            try:
-                manifest = json.loads(mpath.read_text()).get("files", {})
-                root = Path(data_dir).resolve()
-            except (OSError, json.JSONDecodeError) as e:
-                raise DataError(mpath, None, f"cannot read manifest: {e}") from e
-    out = {}
-    for p in paths:
-        p = Path(p).resolve()
-        key = None
-        if root is not None:
-            try:
-                key = str(p.relative_to(root))
-            except ValueError:
-                key = None
-        if key is not None and key in manifest and "sha256" in manifest[key]:
-            out[key] = {"sha256": manifest[key]["sha256"], "from": "manifest"}
-        else:
-            out[str(p)] = {"sha256": sha256_file(p), "from": "hashed"}
-    return out
-
-
-def _run_job_safe(job: Job) -> tuple[str, object]:
-    """Process-pool entry: ``("ok", doc)`` or ``("error", message)``.
-
-    Exceptions are turned into strings here because :class:`DataError` (custom
-    ``__init__``) cannot be unpickled in the parent, which breaks the whole pool.
-    """
-    try:
-        return "ok", run_job(job)
-    except DataError as e:
-        return "error", str(e)
-    except Exception as e:  # a bug in one rollout must not lose the others
-        import traceback
-
-        return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
-
-
-def run_job(job: Job) -> dict:
-    """Worker: load, fit the hand, run contact + ablation rollouts, write results.
-
-    Returns the rollout JSON dict (also written to ``<rollouts_dir>/<sequence>.json``).
-    Bad input raises :class:`DataError` (the study records it and goes on).
-    """
-    import warnings
-
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    if job.quiet:
-        quiet_libraries()
-    with warnings.catch_warnings(record=True) as caught:
-        if job.quiet:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=DeprecationWarning)
-        doc = _run_job(job)
-    # said once per study by the parent (replay.console), not once per worker and rollout
-    doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    return doc
-
-
-def _run_job(job: Job) -> dict:
-    from replay.engine import Variant
-    from replay.rollout import run_rollouts
-
-    cfg = ReplayConfig.from_dict(job.config)
-    t0 = time.perf_counter()
-    rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg)
-    mjcf = str(mjcf)
-    t_ik = time.perf_counter() - t0
-
-    rdir = Path(job.rollouts_dir)
-    out_dir = Path(job.out_dir)
-    stem = job.sequence.replace("/", "__")
-    if job.ablation_only:
-        return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
-    variants = [Variant()] + ([Variant(ablation=True)] if job.ablation else [])
-    # contact run and ablation share one scene and one batch (two worlds)
-    results = run_rollouts(rec, coords, mjcf, cfg, variants)
-    res = results[0]
-    poses_path = rdir / f"{stem}.npz"
-    write_poses(poses_path, res.poses)
-    obj = rec.target_object.asset
-    doc = {
-        "format_version": FORMAT_VERSION,
-        "object": obj.name,
-        "sequence": job.sequence,
-        "dataset": job.dataset,
-        "hand_mjcf": str(mjcf),
-        "object_visual_mesh": str(obj.visual_mesh),
-        "support_height": float(rec.support_height),
-        "config_hash": config_hash(cfg),
-        "kinematics_s": t_ik,
-        "crop": [int(start), int(start + rec.num_frames)],
-        "input_flags": rec.meta.get("input_flags", {}),  # replay.input_checks: repaired or corrected input
-        **res.metrics,
-        "poses": os.path.relpath(poses_path, out_dir),
-    }
-    if job.ablation:
-        _attach_ablation(doc, results[1], cfg, rdir, out_dir, stem)
-    else:
-        doc["ablation"] = None
-    paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
-    doc["inputs"] = _input_hashes(paths, job.data_dir)
-    doc["wall_s_total"] = time.perf_counter() - t0
-    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
-
-
-def _attach_ablation(doc: dict, ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> None:
-    """Write the ablation's poses and put its metrics and verdicts into the rollout ``doc``."""
-    ab_path = rdir / f"{stem}.ablation.npz"
-    write_poses(ab_path, ab.poses)
-    doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
-    no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
-    # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
-    # not come up (a round object may roll on the table by itself, which is not lifting)
-    doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
-    doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
-
-
-def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
-    """``--ablation-only``: run only the ablation world and replace it in the existing rollout JSON.
-
-    Raises:
-        DataError: no rollout JSON of this config to attach it to (run the study first).
-    """
-    from replay.engine import Variant
-    from replay.rollout import run_rollouts
-
-    path = rdir / f"{stem}.json"
-    try:
-        doc = read_rollout(path).to_dict()
-    except ResultsFormatError as e:
-        raise DataError(path, e.field, "no rollout (of this format) to attach the ablation to: run the study "
-                                       "without --ablation-only first") from None
-    if doc.get("config_hash") != config_hash(cfg):
-        raise DataError(path, "config_hash", f"{doc.get('config_hash')} is not this study's config "
-                                             f"({config_hash(cfg)}): rerun the whole recording instead")
-    ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)])[0]
-    _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
-    doc["ablation_rerun_s"] = time.perf_counter() - t0
-    return write_rollout(path, RolloutRecord.from_dict(doc))
-
-
-def diagnosis_classes() -> tuple[str, ...]:
-    from replay.diagnosis import CLASSES
-
-    return CLASSES
 
 
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
@@ -339,7 +75,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
         "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
         "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
-                      for c in diagnosis_classes()},
+                      for c in DIAGNOSIS_CLASSES},
         "failed_inputs": len(failed),
         "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
         "median_wrist_err_mm": float(np.median(we)) if we else None,
@@ -349,18 +85,24 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     }
 
 
-def _stem(seq: str) -> str:
-    return seq.replace("/", "__")
+def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
+    """The study JSON's row of one recorded-protocol rollout (:data:`replay.tracking.TRACK_FIELDS`
+    and its JSON path)."""
+    row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
+    row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)
+    return row
 
 
-def _done_rollout(rdir: Path, seq: str, chash: str, need_ablation: bool) -> dict | None:
-    """The rollout JSON of ``seq`` if it is of this format and config (and has its ablation
-    when one is wanted), else None (it runs again)."""
+def _done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict | None:
+    """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
+    ablation when one is wanted), else None (it runs again)."""
     try:
-        doc = read_rollout(rdir / f"{_stem(seq)}.json").to_dict()
+        doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
     except ResultsFormatError:
         return None
-    if doc.get("config_hash") != chash or (need_ablation and doc.get("ablation") is None):
+    same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
+            and doc.get("recorded_max_s") == job.recorded_max_s)
+    if not same or (need_ablation and doc.get("ablation") is None):
         return None
     return doc
 
@@ -409,47 +151,59 @@ def _resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) ->
     return seqs
 
 
-def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, failed, wall_s, rdir,
+def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols, results, failed, wall_s, rdir,
                   out_dir) -> StudyRecord:
     ordered = [results[s] for s in seqs if s in results]
-    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{_stem(r['sequence'])}.json",
+    tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
+    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
                                                                                 out_dir))
             for r in ordered]
+    counts = summarize(ordered, failed, wall_s)
+    if "recorded" in protocols:
+        counts["recorded"] = tracking.summarize(tracked)
     return StudyRecord(
         dataset=dataset,
         hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
               "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
         config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
-        sequences=list(seqs), counts=summarize(ordered, failed, wall_s), failed=dict(failed), rollouts=rows,
-        inputs={k: v for r in ordered for k, v in (r.get("inputs") or {}).items()},
+        sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
+        inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
+        protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
     )
 
 
 def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str], chash: str, job, ablation: bool,
-               ablation_only: bool, resume: bool, keep_others: bool) -> tuple[list[str], dict, list]:
-    """(the study's sequences, rollouts kept from disk ``{seq: doc}``, jobs to run).
+               ablation_only: bool, resume: bool, keep_others: bool, protocols: list[str], data_dir,
+               say) -> tuple[list[str], dict, list]:
+    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run).
 
     ``--ablation-only``: the study keeps every recording with a rollout of this config and
-    reruns the ablation of ``subset``. Otherwise a sequence is kept from disk when resuming,
-    or (``keep_others``, a merged ``--objects`` subset) when it is outside the subset; a kept
-    one whose rollout is gone or of another config runs again.
+    reruns the ablation of ``subset``. Otherwise a (sequence, protocol) is kept from disk when
+    resuming, or (``keep_others``, a merged ``--objects`` subset) when it is outside the
+    subset, unless its rollout is gone, of another config or protocol, or an input file it
+    read has changed since (:func:`replay.inputs.inputs_changed`; ``say`` tells which).
     """
     results: dict[str, dict] = {}
     todo = []
     if ablation_only:
-        seqs = [s for s in all_seqs if s in subset or (rdir / f"{_stem(s)}.json").is_file()]
+        seqs = [s for s in all_seqs if s in subset or (rdir / f"{result_stem(s)}.json").is_file()]
         for s in seqs:
             if s in subset:
-                todo.append(job(s, True))
-            elif (doc := _done_rollout(rdir, s, chash, False)) is not None:
+                todo.append(job(s, "lift", True))
+            elif (doc := _done_rollout(rdir, job(s, "lift"), chash, False)) is not None:
                 results[s] = doc
         return [s for s in seqs if s in results or s in subset], results, todo
-    for s in seqs:
-        keep = resume or (keep_others and s not in subset)
-        if keep and (doc := _done_rollout(rdir, s, chash, ablation)) is not None:
-            results[s] = doc
-        else:
-            todo.append(job(s))
+    for proto in protocols:
+        for s in seqs:
+            j = job(s, proto)
+            keep = resume or (keep_others and s not in subset)
+            if keep and (doc := _done_rollout(rdir, j, chash, ablation and proto == "lift")) is not None:
+                why = inputs_changed(doc, data_dir)
+                if why is None:
+                    results[j.key] = doc
+                    continue
+                say(f"resume: rerunning {j.key}: {why} since its rollout")
+            todo.append(j)
     return seqs, results, todo
 
 
@@ -467,7 +221,7 @@ def _prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -
 def _execute(todo: list, done, workers: int, executor: str, address: str | None) -> None:
     """Run the jobs: in this process (``workers <= 0``), the process pool (:mod:`replay.jobs`)
     or Ray tasks (:mod:`replay.jobs_ray`)."""
-    if executor == "ray":
+    if executor == "ray":  # imported only when asked for: Ray takes seconds to import
         from replay.jobs_ray import run_jobs_ray
 
         run_jobs_ray(todo, _run_job_safe, done, address=address)
@@ -475,8 +229,6 @@ def _execute(todo: list, done, workers: int, executor: str, address: str | None)
         for job in todo:
             done(job, *_run_job_safe(job))
     else:  # replay.jobs: a worker that dies costs its own recording only
-        from replay.jobs import run_jobs
-
         run_jobs(todo, _run_job_safe, workers, done)
 
 
@@ -495,6 +247,8 @@ def run_study(
     executor: str = "pool",
     address: str | None = None,
     verbose: bool = False,
+    protocols: tuple[str, ...] | list[str] = ("lift",),
+    recorded_max_s: float | None = None,
 ) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
@@ -510,13 +264,21 @@ def run_study(
         workers: worker processes (spawned; a worker that dies costs its recording only,
             :func:`replay.jobs.run_jobs`); 0 = run in this process (no crash isolation).
         ablation: also run the contact ablation.
-        resume: skip sequences whose rollout JSON exists with the same config hash.
+        resume: skip sequences whose rollout JSON exists with the same config hash and
+            unchanged input files (:func:`replay.inputs.inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
         executor: ``pool`` (default, :mod:`replay.jobs`) or ``ray`` (:mod:`replay.jobs_ray`).
         address: Ray cluster address (``ray``; default: start a local Ray).
         verbose: let Warp/Newton print their own messages and warnings.
+        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.tracking`), each
+            recording replayed under each; recorded results are ``<sequence>.recorded.json``
+            / ``.npz`` (never overwriting the lift results), listed in the study's
+            ``recorded_rollouts`` and ``counts["recorded"]``; their failures are keyed
+            ``<sequence> [recorded]`` in ``failed``. The ablation runs with ``lift`` only.
+        recorded_max_s: recorded protocol: replay at most this many recorded seconds after
+            the lift onset (default: to the end of the manipulation).
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -524,16 +286,18 @@ def run_study(
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
-        UsageError: ``objects`` given where a study of another config is.
+        UsageError: ``objects`` given where a study of another config is; an unknown
+            protocol; ``--ablation-only`` with ``--no-ablation`` or a protocol other than lift.
     """
-    from replay.config import resolve_hand_variant
-    from replay.data import list_sequences
-    from replay.data.locate import dataset_dir
-    from replay.hand_assets import hand_mjcf_path
-
+    protocols = list(dict.fromkeys(protocols))
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad or not protocols:
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
+    if ablation_only and protocols != ["lift"]:
+        raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
-        import warp as wp
+        import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp
 
         if not wp.is_cuda_available():
             raise UsageError("--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
@@ -557,37 +321,40 @@ def run_study(
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
 
-    def job(s: str, abl_only: bool = False) -> Job:
+    def job(s: str, proto: str, abl_only: bool = False) -> Job:
         return Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                   str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only)
+                   str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only, protocol=proto,
+                   recorded_max_s=recorded_max_s if proto == "recorded" else None)
 
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     keep_others = bool(objects) and not ablation_only
+    con = StudyConsole(dataset, total=0, done=0, enabled=progress, verbose=verbose)
     seqs, results, todo = _plan_jobs(rdir, all_seqs, seqs, subset, chash, job, ablation, ablation_only, resume,
-                                     keep_others)
+                                     keep_others, protocols, data_dir, con.say)
+    n_jobs = len(seqs) * (1 if ablation_only else len(protocols))
+    con.start(total=n_jobs, done=n_jobs - len(todo))
     failed: dict[str, str] = {}
     t0 = time.perf_counter()
     prior_wall = _prior_wall(prior, dataset, chash, seqs) if resume else 0.0
 
     def write() -> dict:
-        rec = _study_record(dataset, config, chash, ablation, manosim_dir, seqs, results, failed,
+        rec = _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols, results, failed,
                             prior_wall + time.perf_counter() - t0, rdir, out_dir)
         rec.counts["wall_s_this_run"] = time.perf_counter() - t0
-        rec.counts["resumed"] = len(seqs) - len(todo)
+        rec.counts["resumed"] = n_jobs - len(todo)
         return write_study(out, rec)
 
-    con = StudyConsole(dataset, total=len(seqs), done=len(seqs) - len(todo), enabled=progress, verbose=verbose)
     study = write()
-    con.intro(ablation_only=ablation_only, todo=len(todo), total=len(seqs), rdir=rdir, chash=chash)
+    con.intro(ablation_only=ablation_only, todo=len(todo), total=n_jobs, rdir=rdir, chash=chash)
 
     def done(j: Job, status: str, value) -> None:
         nonlocal study
         if status == "ok":
-            results[j.sequence] = value
+            results[j.key] = value
         else:
-            failed[j.sequence] = value
-        con.result(j.sequence, status, value)
+            failed[j.key] = value
+        con.result(j.key, status, value)
         study = write()
 
     try:

@@ -225,7 +225,7 @@ def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg:
         DataError: bad input (nothing is simulated).
     """
     from replay.rollout import run_rollouts
-    from replay.study import prepare_recording
+    from replay.prepare import prepare_recording
 
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)

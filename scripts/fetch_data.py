@@ -5,7 +5,12 @@ Examples:
     python scripts/fetch_data.py --dataset all                      # GitHub + Hugging Face Hub
     python scripts/fetch_data.py --dataset all --mirror ../shared/datasets   # offline
     python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2
+    python scripts/fetch_data.py --dataset grab --local ~/my_grab   # own files (laid out like the mirror)
     python scripts/fetch_data.py --verify                           # re-hash data/
+
+With --mirror or --local, every file found under a dataset folder is staged: files on
+the pin list are checked against it, the others are recorded in MANIFEST.json as
+unpinned (SHA-256 and origin); the summary line counts both.
 
 Sources and pinned revisions: README.md ("Data sources") and replay/data/sources.py.
 Exit status (the convention of replay.cli): 0 on success, 1 on a fetch or verify
@@ -34,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")
     ap.add_argument("--mirror", default=None,
                     help="offline mirror laid out like shared/datasets (default: $REPLAY_MIRROR; unset = download)")
+    ap.add_argument("--local", default=None,
+                    help="a folder of your own files laid out like the mirror (DIR/grab/recordings/*.pkl, "
+                         "DIR/grab/objects/<name>/): all staged, files not on the pin list as unpinned")
     ap.add_argument("--link", choices=LINK_MODES, default="copy",
                     help="how mirror files are staged (default: copy)")
     ap.add_argument("--split", choices=HUG_SPLITS, default="test", help="HUG-Bench split (default: test)")
@@ -69,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.verify:
             return _run_verify(args)
         scenes = [s.strip() for s in args.scenes.split(",") if s.strip()] if args.scenes else None
-        results = fetch(args.dataset, args.dest, mirror=args.mirror, link=args.link, split=args.split,
+        if args.local is not None and args.mirror is not None:
+            print("fetch_data: --local and --mirror exclude each other; run the fetch once with each",
+                  file=sys.stderr)
+            return 2
+        results = fetch(args.dataset, args.dest, mirror=args.mirror, local=args.local, link=args.link, split=args.split,
                         scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
                         progress=progress)
     except ReplayError as exc:
@@ -85,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         line = (f"{r.dataset}: {r.staged} file(s) staged from {r.source} ({r.bytes / 1e6:.1f} MB), "
                 f"{r.skipped} already staged and verified")
+        if r.pinned or r.unpinned:
+            line += f" [{r.pinned} pinned, {r.unpinned} unpinned]"
         print(line + (f"; {r.note}" if r.note else ""))
     print(f"manifest: {args.dest / 'MANIFEST.json'}")
     return 0

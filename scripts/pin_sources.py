@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
-from replay.data.sources import GITHUB_SOURCES, PINS_PATH, github_source_for  # noqa: E402
+from replay.data.sources import GITHUB_SOURCES, MIRROR_ALIASES, PINS_PATH, github_source_for  # noqa: E402
 
 
 def _is_hidden(rel: str) -> bool:
@@ -47,6 +47,18 @@ def main(argv: list[str] | None = None) -> int:
             if p.is_file() and not _is_hidden(rel):
                 github_source_for(dataset, rel)  # every file must map to a pinned source
                 files[f"{dataset}/{rel}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
+    for alias, folder_key in sorted(MIRROR_ALIASES.items()):
+        # more files of a pinned source kept under another mirror folder (sources.MIRROR_ALIASES)
+        dataset, _, prefix = folder_key.partition("/")
+        for p in sorted((args.mirror / alias).rglob("*")):
+            rel = p.relative_to(args.mirror / alias).as_posix()
+            if p.is_file() and not _is_hidden(rel):
+                key = f"{folder_key}/{rel}"
+                github_source_for(dataset, f"{prefix}/{rel}")
+                if key in files:
+                    print(f"error: {alias}/{rel} and {key} are both in the mirror", file=sys.stderr)
+                    return 1
+                files[key] = {"size": p.stat().st_size, "sha256": sha256_file(p), "mirror_path": f"{alias}/{rel}"}
     atomic_write_text(args.out, json.dumps({"format": 1, "files": files}, indent=1, sort_keys=True) + "\n")
     print(f"pinned {len(files)} files -> {args.out}")
     return 0

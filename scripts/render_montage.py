@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
     ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
+    ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
+                    help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
+                         "ghost beside the simulated one)")
     ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS)
     ap.add_argument("--force", action="store_true",
                     help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
@@ -60,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         st = render.render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
                                    fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True,
-                                   force=args.force)
+                                   force=args.force, protocol=args.protocol)
         if st.skipped:
             print(f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
                   f"settings as {render.montage_record_path(st.path).name} records); --force re-renders")
@@ -72,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                   "use --objects or a larger --max-clips", file=sys.stderr)
         if args.clips is not None:
             study, study_dir = render.load_study(args.study)
-            for i, r in render.select_rollouts(study, args.objects, args.study):
+            key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"
+            for i, r in render.select_rollouts(study, args.objects, args.study, key):
                 for v in (("main", "ablation") if variant == "both" else (variant,)):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
                     cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)

@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="study JSON to look the rollout up in (default out/<dataset>/study.json, if it exists)")
     ap.add_argument("--recorded", action="store_true", help="render the recording even if a rollout exists")
     ap.add_argument("--ablation", action="store_true", help="render the rollout's contact-ablation re-run")
+    ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
+                    help="which rollout of the study: lift (default) or recorded (the recorded object drawn as a "
+                         "translucent ghost beside the simulated one)")
     ap.add_argument("--data", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
     ap.add_argument("--hand", choices=("auto", "mano", "landmarks"), default="auto")
     ap.add_argument("--hand-mjcf", type=Path, default=None, help="manosim MJCF (default myhand capsule hand)")
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                               "or --recorded to render the recording)")
         if not args.recorded and args.study.is_file():
             study, study_dir = render.load_study(args.study)
-            hit = find_rollout(study, args.dataset, args.sequence)
+            hit = find_rollout(study, args.dataset, args.sequence, args.protocol)
             if hit is not None:
                 i, r = hit
                 st = render.render_clip(r, study_dir, out, size=args.size, fps=args.fps,
@@ -76,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             print(note)
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
+        hand_mjcf = args.hand_mjcf
+        if hand_mjcf is None and args.data is not None:  # the hand from --data too, not only the recording
+            from replay.kinematics.coords import default_mjcf
+
+            hand_mjcf = default_mjcf(rec.hand_side, "myhand", args.data)
         st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
-                              hand_mjcf=args.hand_mjcf)
+                              hand_mjcf=hand_mjcf)
         print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
               f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:

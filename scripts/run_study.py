@@ -3,6 +3,12 @@
 
 Example:
     python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
+    python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
+    python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
+
+``--protocol recorded`` replays the whole recorded motion (approach window to the end of
+the manipulation) and compares the simulated object with the recorded track per frame
+(``track_*``, :mod:`replay.tracking`); its results are ``<sequence>.recorded.json``.
 
 Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
 (one row per recording) and one JSON +
@@ -61,6 +67,12 @@ def main(argv=None) -> int:
                         "(pip install 'grasp-replay[cluster]')")
     p.add_argument("--address", default=None,
                    help="Ray cluster address (with --executor ray; default: start a local Ray instance)")
+    p.add_argument("--protocol", default="lift",
+                   help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
+                        "recorded motion, tracked against the recorded object), or both: lift,recorded")
+    p.add_argument("--recorded-max-s", type=float, default=None,
+                   help="recorded protocol: at most this many recorded seconds after the lift onset "
+                        "(default: to the end of the manipulation)")
     a = p.parse_args(argv)
     if a.address and a.executor != "ray":
         p.error("--address needs --executor ray")
@@ -87,6 +99,7 @@ def main(argv=None) -> int:
             workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
             progress=not a.quiet, ablation_only=a.ablation_only, executor=a.executor, address=a.address,
             verbose=a.verbose,
+            protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
         )
     except ReplayError as e:
         return report(e)
@@ -102,6 +115,15 @@ def main(argv=None) -> int:
     for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
         if r.get("input_flags"):
             print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
+    for r in study.get("recorded_rollouts") or []:
+        def f(v, spec):
+            return "-" if v is None else format(v, spec)
+        print(f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
+              f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
+              f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
+              f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
+              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
+              f"{r.get('track_frames_planned')} frames simulated")
     failed = study.get("failed") or {}
     for seq, why in failed.items():
         print(f"failed: {seq}: {why}", file=sys.stderr)

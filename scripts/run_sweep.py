@@ -53,7 +53,8 @@ def main(argv=None) -> int:
 
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.study import package_versions, select_sequences
+    from replay.prepare import select_sequences
+    from replay.study import package_versions
     from replay.sweep import parse_grid, plan_sweep, run_recording_sweep, summarize_over, sweep_key
 
     grid = parse_grid(a.grid)

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                     window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
                 shape = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
                 shapes[ds] = shape
-                mjcf = default_mjcf(rec.hand_side, shape)
+                mjcf = default_mjcf(rec.hand_side, shape, args.data_dir)
                 s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
             except ReplayError as exc:  # this recording is reported; the others are still validated
                 say_error(f"{ds}/{name}: {exc}")

@@ -99,3 +99,15 @@ def cases_dir(mirror: Path) -> Path:
         if (root / "README.md").is_file():
             return root
     _missing(f"no bad-input cases folder (looked for ../shared/cases and {mirror.parent / 'cases'})")
+
+
+@pytest.fixture(scope="session")
+def grab_staged(mirror: Path, tmp_path_factory) -> Path:
+    """GRAB staged from the mirror by ``fetch_data`` (hardlinks where the file system allows):
+    the 30 lifts and the 10 recordings of other intents (``grab_intents/recordings`` in the
+    mirror) in one ``grab/recordings`` folder; the staging root (``--data``)."""
+    from replay.data.fetch import fetch
+
+    dest = tmp_path_factory.mktemp("grab_staged")
+    fetch("grab", dest, mirror=mirror, link="hardlink", progress=False)
+    return dest

@@ -16,10 +16,15 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+from hug_fixture import HugFixture, make_hug_scene
 from scipy.spatial.transform import Rotation
 
-from hug_fixture import HugFixture, make_hug_scene
-from replay.kinematics import HandKinematics, IKOptions, finger_quat_to_mano, fit_landmarks
+from replay.kinematics import (
+    HandKinematics,
+    IKOptions,
+    finger_quat_to_mano,
+    fit_landmarks,
+)
 
 
 def make_fk_consistent_hug(root: Path, mjcf: Path) -> tuple[Path, HugFixture]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.data.grab import load_grab
-from replay.study import crop_recording, hand_trajectory
+from replay.prepare import crop_recording, hand_trajectory
 
 #: small GRAB object whose replay lifts with the default settings
 OBJECT = "cubesmall"

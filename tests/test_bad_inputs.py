@@ -275,10 +275,10 @@ def _object_variant(dst: Path, src: Path, transform, parts_only: bool = False) -
 def test_other_scale_and_placement_errors(tmp_path, mirror, variant, match):
     """Other members of the units/scale class: centimetres, metres read as millimetres, collision
     parts 10x the visual mesh (mass), a mesh offset from its recorded pose (vs the support, vs the hand)."""
+    from scipy.spatial.transform import Rotation
+
     from replay.data import load_recording
     from replay.errors import DataError
-
-    from scipy.spatial.transform import Rotation
 
     clean = load_recording("grab", "cubesmall_lift", mirror, checks=False)
     to_mesh = Rotation.from_quat(clean.target_object.quat[0]).inv()  # world -> mesh frame at the first frame

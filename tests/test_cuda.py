@@ -16,10 +16,10 @@ import os
 
 import numpy as np
 import pytest
+from short_window import SHORT, contact_and_ablation, short_window
 
 from replay.config import ReplayConfig
 from replay.rollout import run_rollout
-from short_window import SHORT, contact_and_ablation, short_window
 
 pytestmark = [pytest.mark.needs_data, pytest.mark.cuda]
 

@@ -17,12 +17,17 @@ import dataclasses
 import mujoco
 import numpy as np
 import pytest
+from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.engine import Variant, wrist
 from replay.engine.mjc import MjcBatch, _collides, ablate_hand_object
-from replay.rollout import build_replay_scene, run_rollouts, step_protocol, wrist_target_rows
-from short_window import SHORT, short_window
+from replay.rollout import (
+    build_replay_scene,
+    run_rollouts,
+    step_protocol,
+    wrist_target_rows,
+)
 
 pytestmark = pytest.mark.needs_data
 

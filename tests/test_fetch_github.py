@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.data.fetch import fetch
+from replay.data.fetch import fetch, mirror_source
 from replay.data.manifest import Manifest
 from replay.data.sources import GITHUB_SOURCES, pinned_files
 from replay.errors import FetchError, IntegrityError
@@ -36,7 +36,7 @@ class FakeGitHub:
         for src in GITHUB_SOURCES:
             for pf in pinned_files(src.dataset):
                 if pf.source is src:
-                    self.index[(src.repo, src.commit, src.upstream_path(pf.relpath))] = mirror / pf.path
+                    self.index[(src.repo, src.commit, src.upstream_path(pf.relpath))] = mirror_source(pf, mirror)
 
     def __call__(self, req, timeout=None):
         url = req.full_url if isinstance(req, urllib.request.Request) else req
@@ -94,6 +94,9 @@ def test_github_grab_objects_url_layout(mirror, tmp_path, monkeypatch):
         in fake.urls
     assert f"{RAW}vikashplus/object_sim/5257bbdbe7e3af32aae5ad67ffa1d4402ac2e871/mug/contact13.stl" in fake.urls
     assert f"{RAW}vikashplus/object_sim/5257bbdbe7e3af32aae5ad67ffa1d4402ac2e871/common.xml" in fake.urls
+    # the 10 recordings of other intents come from the same repository, commit and folder
+    assert f"{RAW}fflahm/t800_retargeting/7d5ef23c505ca4a30c224da7abf6387da9cf2c6c/data/grab/s1/mug_pass_1.pkl" \
+        in fake.urls
     assert len(fake.urls) == len(set(fake.urls)) == len(pinned_files("grab"))  # one request per pinned file
 
 

@@ -37,14 +37,18 @@ def _pinned() -> dict[str, dict]:
 
 
 def _mirror_files(mirror: Path) -> dict[str, Path]:
-    """Every data file of the pinned datasets in the mirror; dot-named paths (tool and
-    editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``) are not data."""
+    """Every data file of the pinned datasets in the mirror, by staging path; dot-named paths
+    (tool and editor leftovers such as ``.pre-commit-config.yaml`` or a stray ``.__tmp.xml``)
+    are not data. The mirror keeps GRAB's recordings of other intents in
+    ``grab_intents/recordings``: they stage into ``grab/recordings``."""
     files = {}
     for ds in PINNED_DATASETS:
         for p in (mirror / ds).rglob("*"):
             rel = p.relative_to(mirror).as_posix()
             if p.is_file() and not any(part.startswith(".") for part in rel.split("/")):
                 files[rel] = p
+    for p in (mirror / "grab_intents" / "recordings").glob("*.pkl"):
+        files[f"grab/recordings/{p.name}"] = p
     return files
 
 
@@ -69,6 +73,7 @@ def test_manifest_lists_every_mirror_file_with_its_sha256(staged, mirror):
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
     assert set(man) == set(expected)
     assert set(expected) == set(_pinned())  # the mirror holds every pinned file, and no other
+    assert all(e["pinned"] is True for e in man.values())
     for key, src in expected.items():
         entry = man[key]
         digest = _sha(src)
@@ -229,7 +234,7 @@ def test_cli_end_to_end_all_from_mirror(mirror, tmp_path):
     assert proc.returncode == 0, proc.stderr
     files = _mirror_files(mirror)
     n_grab = sum(1 for k in files if k.startswith("grab/"))
-    assert f"grab: {n_grab} file(s) staged from mirror" in proc.stdout
+    assert f"grab: {n_grab} file(s) staged from mirror" in proc.stdout and f"[{n_grab} pinned, 0 unpinned]" in proc.stdout
     assert "hug-bench: skipped" in proc.stdout
     man = json.loads((dest / "MANIFEST.json").read_text())["files"]
     assert set(man) == set(files)

@@ -13,9 +13,9 @@ from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.errors import DataError
 from replay.kinematics import (
     HAND_COORDS,
-    IKOptions,
     LANDMARK_SOURCE,
     HandKinematics,
+    IKOptions,
     complete_hand,
     fit_landmarks,
     hand_coords,

@@ -12,8 +12,8 @@ import json
 import mujoco
 import numpy as np
 import pytest
-
 from render_fixture import hand_fk, make_study
+
 from replay import render
 from replay.errors import DataError, OutputError
 from replay.results import FORMAT_VERSION

@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 import pytest
-
 from render_fixture import make_rollout
+from test_render import object_mask, read_mp4, skin_mask
+
 from replay import render
 from replay.results import FORMAT_VERSION
-from test_render import object_mask, read_mp4, skin_mask
 
 pytestmark = pytest.mark.needs_data
 

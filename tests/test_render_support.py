@@ -10,13 +10,13 @@ import os
 import mujoco
 import numpy as np
 import pytest
-
 from render_fixture import make_rollout
+from test_render import object_mask, read_mp4, skin_mask
+from test_render_scene import _script
+
 from replay import render
 from replay.errors import DataError, OutputError
 from replay.results import FORMAT_VERSION
-from test_render import object_mask, read_mp4, skin_mask
-from test_render_scene import _script
 
 pytestmark = pytest.mark.needs_data
 

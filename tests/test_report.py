@@ -14,12 +14,12 @@ import subprocess
 
 import numpy as np
 import pytest
+from test_study import SHORT
 
 from replay.config import ReplayConfig
 from replay.report import COLUMNS, build_report
 from replay.results import Phase
 from replay.study import run_study
-from test_study import SHORT
 
 pytestmark = pytest.mark.needs_data
 

@@ -9,8 +9,19 @@ import numpy as np
 import pytest
 
 from replay import render
-from replay.results import (FORMAT_VERSION, Phase, ResultsFormatError, RolloutRecord, StudyRecord, fields_markdown,
-                            read_rollout, read_study, write_poses, write_rollout, write_study)
+from replay.results import (
+    FORMAT_VERSION,
+    Phase,
+    ResultsFormatError,
+    RolloutRecord,
+    StudyRecord,
+    fields_markdown,
+    read_rollout,
+    read_study,
+    write_poses,
+    write_rollout,
+    write_study,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,4 +68,4 @@ def test_study_csv_and_poses_version(tmp_path):
 def test_docs_list_every_field():
     text = (ROOT / "docs" / "results.md").read_text()
     assert fields_markdown() in text, "docs/results.md is out of date: regenerate its tables with fields_markdown()"
-    assert [p.value for p in Phase] == [0, 1, 2, 3, 4]
+    assert [p.value for p in Phase] == [0, 1, 2, 3, 4, 5]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from drive_hold import drive_hold_test
 from short_window import SHORT, short_window
 from short_window import contact_and_ablation as short_window_pair
-from drive_hold import drive_hold_test
 
 from replay.config import ReplayConfig
 from replay.diagnostics import flutter_bound, quat_angle

@@ -10,9 +10,9 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig, describe
-from replay.control import interp_coords, quat_slerp
 from replay.diagnostics import flutter_bound, flutter_margins, quat_angle
 from replay.errors import DataError
+from replay.hand_layout import interp_coords, quat_slerp
 from replay.rollout import min_jerk
 
 

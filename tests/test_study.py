@@ -172,7 +172,7 @@ def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
     """TACO (MANO parameters, left hand): the replay window is cropped before the
     kinematics, the MANO arrays with it, and the left-hand model is used."""
     from replay.data import load_recording
-    from replay.study import crop_recording
+    from replay.prepare import crop_recording
 
     rec = load_recording("taco", "20231104_017", mirror)
     sub = crop_recording(rec, 5, 40)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from short_window import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.study import run_study
-from short_window import SHORT
 
 pytestmark = pytest.mark.needs_data
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_study import SHORT, _children
 
 from replay.config import ReplayConfig
-from test_study import SHORT, _children
 
 pytestmark = pytest.mark.needs_data
 

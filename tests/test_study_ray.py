@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_study import SHORT, _strip
 
 from replay.config import ReplayConfig
 from replay.study import run_study
-from test_study import SHORT, _strip
 
 pytestmark = pytest.mark.needs_data
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from short_window import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.sweep import BUILT_MU, parse_grid, plan_sweep, summarize_sweep
-from short_window import SHORT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,9 +52,10 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
 @pytest.mark.needs_data
 def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
+    from short_window import short_window
+
     from replay.engine import Variant
     from replay.rollout import run_rollouts
-    from short_window import short_window
 
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)

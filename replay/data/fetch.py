@@ -14,6 +14,11 @@ Guarantees:
   on-disk SHA-256 matches its manifest entry.
 * **Never silently bad.** A staged file that no longer matches its manifest entry
   is named, moved aside (``<name>.corrupt-<time>``) and staged again.
+* **Never ignored.** Every other file a mirror (``--mirror``) or a local folder
+  (``--local``, laid out like the mirror) holds under a dataset folder, e.g. a user's
+  own GRAB recordings and objects, is staged too and recorded as ``pinned: false``
+  with its SHA-256 and ``origin`` (the absolute path it was copied from). Dot-named
+  files and folders (tool and editor leftovers) are skipped.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ class FetchResult:
         source: ``"mirror"``, ``"github"``, ``"hub"`` or ``"skipped"``.
         staged: files written this run.
         skipped: files already staged and verified.
+        pinned / unpinned: files of this dataset now staged that are / are not on the pin
+            list (staged this run or already there).
         bytes: bytes written this run.
         repaired: messages about staged files that failed their hash and were re-staged.
         note: why the dataset was skipped, or other remarks.
@@ -65,6 +72,8 @@ class FetchResult:
     bytes: int = 0
     repaired: list[str] = field(default_factory=list)
     note: str = ""
+    pinned: int = 0
+    unpinned: int = 0
 
 
 def _bar(progress: bool | None, **kw) -> tqdm:
@@ -156,7 +165,7 @@ def _triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResu
 def _record(man: Manifest, pf: PinnedFile, origin: str, link: str) -> None:
     src = pf.source
     man.add(dataset=pf.dataset, source=origin, repo=src.repo_url, revision=src.commit, path=pf.path,
-            size=pf.size, sha256=pf.sha256, upstream_path=src.upstream_path(pf.relpath), link=link)
+            size=pf.size, sha256=pf.sha256, upstream_path=src.upstream_path(pf.relpath), link=link, pinned=True)
 
 
 def _check_digest(pf: PinnedFile, n: int, digest: str, tmp: Path, where: str) -> None:
@@ -169,10 +178,19 @@ def _check_digest(pf: PinnedFile, n: int, digest: str, tmp: Path, where: str) ->
         )
 
 
+def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
+    """Where ``mirror`` keeps a pinned file: at its staging path, else at its ``mirror_path``
+    (:data:`replay.data.sources.MIRROR_ALIASES`)."""
+    src = mirror / pf.path
+    if not src.is_file() and pf.mirror_path is not None:
+        return mirror / pf.mirror_path
+    return src
+
+
 def _stage_from_mirror(pf: PinnedFile, mirror: Path, dest: Path, link: str,
                        on_bytes: Callable[[int], None]) -> tuple[int, str]:
     """Stage one pinned file from the mirror; returns (bytes written, link mode used)."""
-    src = mirror / pf.path
+    src = mirror_source(pf, mirror)
     target = dest / pf.path
     target.parent.mkdir(parents=True, exist_ok=True)
     _clear_parts(target)
@@ -237,7 +255,7 @@ def _stage_pinned(dataset: str, dest: Path, man: Manifest, *, mirror: Path | Non
     result = FetchResult(dataset, origin)
     pins = pinned_files(dataset)
     if mirror is not None:
-        missing = [pf.path for pf in pins if not (mirror / pf.path).is_file()]
+        missing = [pf.path for pf in pins if not mirror_source(pf, mirror).is_file()]
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise FetchError(f"mirror {mirror} lacks {len(missing)} of the {len(pins)} files of {dataset!r}: {shown}")
@@ -281,6 +299,76 @@ def _stage_pinned(dataset: str, dest: Path, man: Manifest, *, mirror: Path | Non
     return result
 
 
+# --------------------------------------------------------------------------- files not on the pin list
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def _stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: str, link: str,
+                 result: FetchResult, progress: bool | None) -> None:
+    """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned.
+
+    A file whose staging path is pinned is held to its pin instead (staged only from a
+    ``--local`` folder: a mirror's pinned files went through :func:`_stage_pinned`).
+    Unpinned entries record ``pinned: false``, their SHA-256 and ``origin`` (the
+    absolute source path); repository and revision are ``unknown``.
+
+    Raises:
+        IntegrityError: a local file at a pinned path differs from its pin.
+    """
+    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
+    folder = root / dataset
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_hidden(p.relative_to(folder).as_posix())
+                   and ".part-" not in p.name and ".corrupt-" not in p.name)
+    for src in _bar(progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False):
+        key = src.relative_to(root).as_posix()
+        pf = pins.get(key)
+        if pf is not None:
+            if source == "mirror":
+                continue  # staged and counted by _stage_pinned
+            todo = _triage([pf], dest, man, result, source, progress)
+            for p in todo:
+                n, used = _stage_from_mirror(p, root, dest, link, lambda _n: None)
+                _record(man, p, source, used)
+                result.staged += 1
+                result.bytes += n
+            result.pinned += 1
+            continue
+        digest = sha256_file(src)
+        result.unpinned += 1
+        if key in man.files:
+            problem = man.check(key, fix=True)
+            if problem is None and man.files[key]["sha256"] == digest:
+                result.skipped += 1
+                continue
+            if problem is None:  # the source changed since it was staged: stage the new file
+                moved = move_aside(dest / key)
+                result.repaired.append(f"{key}: source {src} changed since it was staged; old copy moved aside "
+                                       f"to {moved.name}")
+            else:
+                result.repaired.append(problem.describe())
+        target = dest / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _clear_parts(target)
+        tmp = part_path(target)
+        if link == "symlink":
+            os.symlink(src.resolve(), tmp)
+        else:
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, target)
+        man.add(dataset=dataset, source=source, repo="unknown", revision="unknown", path=key,
+                size=src.stat().st_size, sha256=digest, link="symlink" if link == "symlink" else "copy",
+                pinned=False, origin=str(src.resolve()))
+        result.staged += 1
+        result.bytes += src.stat().st_size
+    man.save()
+
+
+_PINNED_DATASETS = ("manosim", "grab", "taco")
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -301,7 +389,8 @@ def resolve_mirror(mirror: str | Path | None) -> Path | None:
     return path.resolve()
 
 
-def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, link: str = "copy",
+def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, local: str | Path | None = None,
+          link: str = "copy",
           split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
           recordings_revision: str | None = None, progress: bool | None = None) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
@@ -314,6 +403,10 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
             from the network. HUG-Bench has no mirror copy: asked for explicitly it is
             fetched from the Hub; as part of ``all`` with a mirror it is skipped (with
             a note in the result) so that an offline ``all`` succeeds.
+        local: a folder of the user's own files laid out like the mirror
+            (``<local>/grab/recordings/*.pkl``, ``<local>/grab/objects/<name>/``):
+            every file of the selected datasets it holds is staged, pinned ones held
+            to their pins, the others recorded as unpinned; nothing is downloaded.
         link: ``copy`` (default), ``hardlink`` (falls back to copy across file systems)
             or ``symlink`` for mirror files.
         split, scenes: HUG-Bench selection (``val``/``test``; scene names such as
@@ -337,8 +430,10 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
         raise FetchError(f"unknown link mode {link!r}; choose one of {', '.join(LINK_MODES)}")
     if split not in HUG_SPLITS:
         raise FetchError(f"unknown HUG-Bench split {split!r}; choose one of {', '.join(HUG_SPLITS)}")
-    mirror_dir = resolve_mirror(mirror)
     dest = Path(dest)
+    if local is not None:
+        return _fetch_local(dataset, dest, Path(local).expanduser(), link, progress)
+    mirror_dir = resolve_mirror(mirror)
     dest.mkdir(parents=True, exist_ok=True)
     man = Manifest(dest)
     names = list(DATASET_NAMES) if dataset == "all" else [dataset]
@@ -365,7 +460,34 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
         if mirror_dir is not None and not (mirror_dir / name).is_dir():
             raise FetchError(f"mirror {mirror_dir} has no {name}/ folder; use a complete mirror or drop --mirror "
                              f"to download {name} from GitHub")
-        results.append(_stage_pinned(name, dest, man, mirror=mirror_dir, link=link, progress=progress))
+        res = _stage_pinned(name, dest, man, mirror=mirror_dir, link=link, progress=progress)
+        res.pinned = len(pinned_files(name))
+        if mirror_dir is not None:
+            _stage_extra(name, mirror_dir, dest, man, source="mirror", link=link, result=res, progress=progress)
+        results.append(res)
+    return results
+
+
+def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: bool | None) -> list[FetchResult]:
+    """``fetch(local=...)``: stage every file of the selected datasets found in ``local``.
+
+    Raises:
+        FetchError: ``local`` is missing or holds none of the selected datasets.
+        IntegrityError: a file at a pinned path differs from its pin.
+    """
+    if not local.is_dir():
+        raise FetchError(f"--local folder {local} does not exist")
+    names = [n for n in (DATASET_NAMES if dataset == "all" else [dataset]) if (local / n).is_dir()]
+    if not names:
+        raise FetchError(f"--local folder {local} has no {dataset if dataset != 'all' else 'dataset'} folder; lay it "
+                         f"out like the mirror, e.g. {local}/grab/recordings/<name>.pkl and {local}/grab/objects/")
+    dest.mkdir(parents=True, exist_ok=True)
+    man = Manifest(dest)
+    results = []
+    for name in names:
+        res = FetchResult(name, "local")
+        _stage_extra(name, local.resolve(), dest, man, source="local", link=link, result=res, progress=progress)
+        results.append(res)
     return results
 
 

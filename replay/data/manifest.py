@@ -8,7 +8,13 @@ Layout (``format`` 1)::
          "repo": "https://github.com/fflahm/t800_retargeting", "revision": "<commit>",
          "upstream_path": "data/grab/s1/mug_lift.pkl",
          "path": "grab/recordings/mug_lift.pkl", "size": 1234, "sha256": "<hex>",
-         "link": "copy" | "hardlink" | "symlink"}}}
+         "link": "copy" | "hardlink" | "symlink",
+         "pinned": true | false, "origin": "<absolute source path>" | null}}}
+
+``pinned`` is false for a file the pin list (``replay/data/pinned_files.json``) does
+not name, e.g. a user's own recording staged from ``--mirror`` or ``--local``: its
+``repo`` and ``revision`` are ``unknown`` and ``origin`` says where it was copied from.
+Entries written before these two fields existed lack them (pinned files).
 
 Keys and ``path`` are relative to the staging root (``--dest``). Writes are atomic
 (temporary file in the same folder, then :func:`os.replace`), so an interrupted
@@ -30,7 +36,7 @@ from replay.fileio import atomic_write_text, sha256_file
 
 MANIFEST_NAME = "MANIFEST.json"
 FORMAT = 1
-SOURCES = ("mirror", "github", "hub")
+SOURCES = ("mirror", "github", "hub", "local")
 _REQUIRED = ("dataset", "source", "repo", "revision", "path", "size", "sha256")
 
 
@@ -116,13 +122,19 @@ class Manifest:
         atomic_write_text(self.path, text + "\n")
 
     def add(self, *, dataset: str, source: str, repo: str, revision: str, path: str, size: int,
-            sha256: str, upstream_path: str | None = None, link: str = "copy") -> None:
-        """Record one staged file (replacing any previous entry for ``path``)."""
+            sha256: str, upstream_path: str | None = None, link: str = "copy", pinned: bool | None = None,
+            origin: str | None = None) -> None:
+        """Record one staged file (replacing any previous entry for ``path``).
+
+        ``pinned``: whether the pin list names it (``None``: not a pinned dataset, e.g.
+        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from.
+        """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         self.files[path] = {
             "dataset": dataset, "source": source, "repo": repo, "revision": revision, "path": path,
             "size": int(size), "sha256": sha256, "upstream_path": upstream_path, "link": link,
+            "pinned": pinned, "origin": origin,
         }
 
     def for_dataset(self, dataset: str) -> dict[str, dict]:

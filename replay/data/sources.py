@@ -86,7 +86,8 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
         commit="7d5ef23c505ca4a30c224da7abf6387da9cf2c6c",
         upstream_prefix="data/grab/s1",
         license="GRAB license (research use); repository has no top-level license",
-        what="30 GRAB subject-s1 right-hand lift recordings `<object>_lift.pkl`",
+        what="30 GRAB subject-s1 right-hand lift recordings `<object>_lift.pkl` and 10 of other intents "
+             "`<object>_<intent>_<n>.pkl` (pass, drink, pour, offhand, use, inspect, ...)",
     ),
     GitHubSource(
         dataset="grab",
@@ -107,6 +108,14 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
         what="2 TACO sequences (MANO parameters, object pose) with their object meshes",
     ),
 )
+
+
+#: Mirror folders that hold more files of a pinned source, under another name than the
+#: staging layout: ``{mirror folder: staging folder}``. The offline mirror keeps GRAB's
+#: recordings of other intents than lifting (same repository, commit and upstream folder
+#: ``data/grab/s1`` as ``grab/recordings``; mirror README) in ``grab_intents/recordings``;
+#: they are pinned and staged as ``grab/recordings/<object>_<intent>_<n>.pkl``.
+MIRROR_ALIASES: dict[str, str] = {"grab_intents/recordings": "grab/recordings"}
 
 
 @dataclass(frozen=True)
@@ -157,6 +166,7 @@ class PinnedFile:
     size: int
     sha256: str
     source: GitHubSource
+    mirror_path: str | None = None  # where a mirror keeps it when not at ``path`` (MIRROR_ALIASES)
 
     @property
     def path(self) -> str:
@@ -213,7 +223,10 @@ def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[Pinned
             raise DataError(Path(pins_path), f"files.{key}", "needs integer 'size' and 'sha256'") from None
         if len(digest) != 64:
             raise DataError(Path(pins_path), f"files.{key}.sha256", "not a SHA-256 hex digest")
-        out.append(PinnedFile(ds, rel, size, digest, github_source_for(ds, rel)))
+        mpath = entry.get("mirror_path")
+        if mpath is not None and not isinstance(mpath, str):
+            raise DataError(Path(pins_path), f"files.{key}.mirror_path", "must be a path string")
+        out.append(PinnedFile(ds, rel, size, digest, github_source_for(ds, rel), mpath))
     if not out:
         raise DataError(Path(pins_path), "files", f"no files pinned for {dataset!r}")
     return out

@@ -64,15 +64,16 @@ MAX_TIP_FIT_M = 0.025
 _KIN_CACHE: dict[tuple[str, str], HandKinematics] = {}
 
 
-def default_mjcf(side: str, shape: str = "myhand") -> Path:
-    """The manosim capsule hand for ``side`` from the staged data or the mirror.
+def default_mjcf(side: str, shape: str = "myhand", data_dir: str | Path | None = None) -> Path:
+    """The manosim capsule hand for ``side`` from the staged data (``data_dir``, default
+    :func:`replay.data.locate.default_data_dir`) or the mirror.
 
     Raises:
         DataError: manosim not found (see :func:`replay.data.locate.dataset_dir`).
     """
 
     hand = "mano_rhand" if side == "right" else "mano_lhand"
-    path = dataset_dir("manosim") / "assets" / shape / hand / "capsule_hand.xml"
+    path = dataset_dir("manosim", data_dir) / "assets" / shape / hand / "capsule_hand.xml"
     if not path.is_file():
         raise DataError(path, None, "manosim capsule hand MJCF missing")
     return path

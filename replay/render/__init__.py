@@ -94,7 +94,7 @@ from replay.render.video import (  # noqa: E402
 )
 
 __all__ = [
-    "CLIP_REACH_M", "DEFAULT_SUPPORT_THICKNESS", "FALLEN_BELOW_M", "FLOOR_DROP_M", "FOVY_DEG", "MONTAGE_MAX_CANVAS",
+    "CLIP_REACH_M", "DEFAULT_SUPPORT_THICKNESS", "GHOST_BODY", "GHOST_RGBA", "add_recorded_ghost", "FALLEN_BELOW_M", "FLOOR_DROP_M", "FOVY_DEG", "MONTAGE_MAX_CANVAS",
     "MONTAGE_MAX_CLIPS", "OBJECT_RGBA", "OUTCOMES", "OUTCOME_RGB", "PHASE_NAMES", "SKIN_RGBA", "TABLE_RGBA",
     "VISIBLE_GROUPS", "CameraView", "Clip", "PoseTrack", "RenderStats", "SceneObject", "Support", "apply_poses",
     "build_render_model", "clip_camera", "clip_overlay", "clip_title", "overlay_status", "draw_overlay", "expand_rollout", "frame_camera",

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from replay.errors import DataError
+from replay.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.results import Phase, check_poses_version, check_version
-from replay.render.style import OBJECT_RGBA
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
-#: outcomes a rollout may report.
-OUTCOMES = ("lifted", "dropped", "unstable")
+#: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
+OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
 
 #: table-top box thickness, m, when neither the rollout nor its study says: the default
 #: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
@@ -316,11 +316,48 @@ def load_clip(
     name = str(rollout.get("object") or "object")
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
+    objects = [SceneObject("object", name, mesh)]
+    track, ghost = add_recorded_ghost(track, poses_path, mesh, name)
+    if ghost is not None:
+        objects.append(ghost)
     return Clip(
         track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=[SceneObject("object", name, mesh)], support_height=support.height,
+        objects=objects, support_height=support.height,
         outcome=outcome, title=title, meta=rollout, support=support,
     )
+
+
+#: body name of the recorded object (the ghost) in the pose track and the render model.
+GHOST_BODY = "recorded_object"
+
+
+def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
+                       name: str) -> tuple[PoseTrack, SceneObject | None]:
+    """The recorded object pose as an extra body of ``track`` and its translucent object.
+
+    Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
+    from the rollout's npz (written by the recorded protocol, :mod:`replay.tracking`);
+    a lift rollout has neither: ``(track, None)``. The track may have been cut short
+    (unstable rollout): the first ``len(track.time)`` frames are used.
+
+    Raises:
+        DataError: the arrays exist but have the wrong shape or non-finite values.
+    """
+    with np.load(poses_path, allow_pickle=False) as z:
+        if "recorded_object_pos" not in z.files or "recorded_object_quat" not in z.files:
+            return track, None
+        rpos = np.asarray(z["recorded_object_pos"], np.float64)
+        rquat = np.asarray(z["recorded_object_quat"], np.float64)
+    F = len(track.time)
+    for key, arr, w in (("recorded_object_pos", rpos, 3), ("recorded_object_quat", rquat, 4)):
+        if arr.ndim != 2 or arr.shape[1] != w or arr.shape[0] < F or not np.all(np.isfinite(arr[:F])):
+            raise DataError(poses_path, key, f"expected finite (>= {F}, {w}), got shape {arr.shape}")
+    rquat = rquat[:F] / np.linalg.norm(rquat[:F], axis=1, keepdims=True)
+    ghost_track = PoseTrack(time=track.time, body_names=[*track.body_names, GHOST_BODY],
+                            body_pos=np.concatenate([track.body_pos, rpos[:F, None]], axis=1),
+                            body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
+                            source=track.source)
+    return ghost_track, SceneObject(GHOST_BODY, f"{name} (recorded)", mesh, GHOST_RGBA)
 
 
 def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:

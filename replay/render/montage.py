@@ -63,16 +63,20 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
     return cols, rows, (int(tile[0]), int(tile[1]))
 
 
-def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) -> list[tuple[int, dict]]:
+def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
+                    key: str = "rollouts") -> list[tuple[int, dict]]:
     """Rollouts to show, in study order, optionally only those of ``objects``.
+
+    ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
+    ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
 
     Raises:
         UsageError: an object asked for is not in the study.
         DataError: the study is empty.
     """
-    rolls = list(enumerate(study["rollouts"]))
+    rolls = list(enumerate(study.get(key) or []))
     base = Path(source).parent
-    rolls = [(i, expand_rollout(r, base, source, f"rollouts[{i}].")) for i, r in rolls]
+    rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
         missing = [o for o in objects if o not in have]
@@ -80,7 +84,7 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path) ->
             raise UsageError("--objects", f"no rollout for object(s) {missing} in {source}; it has {sorted(have)}")
         rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
     if not rolls:
-        raise DataError(source, "rollouts", "study has no rollouts to render")
+        raise DataError(source, key, "study has no rollouts to render")
     return rolls
 
 
@@ -123,6 +127,7 @@ def render_montage(
     max_clips: int = MONTAGE_MAX_CLIPS,
     progress: bool = False,
     force: bool = False,
+    protocol: str = "lift",
 ) -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
@@ -143,6 +148,8 @@ def render_montage(
         max_clips: at most this many tiles: the first rollouts in study order are shown,
             the rest left out with a warning (counted in ``RenderStats.left_out``).
         progress: print one line per clip.
+        protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
+            ``recorded_rollouts``, each with the recorded object as a translucent ghost).
         force: render even when the montage is up to date. Otherwise, when ``out_path``
             exists and its record (:func:`montage_record_path`) holds the same input key
             (:func:`_montage_key`: same rollouts, poses, settings and renderer), it is kept
@@ -163,9 +170,10 @@ def render_montage(
     if variant not in ("main", "ablation", "both"):
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
     variants = ("main", "ablation") if variant == "both" else (variant,)
-    chosen, left_out = _choose(study, study_path, objects, variants, max_clips)
+    list_key = "rollouts" if protocol == "lift" else f"{protocol}_rollouts"
+    chosen, left_out = _choose(study, study_path, objects, variants, max_clips, list_key)
     params = {"cols": cols, "tile": list(tile) if tile else None, "fps": fps, "variant": variant,
-              "max_clips": max_clips, "objects": list(objects) if objects else None}
+              "max_clips": max_clips, "objects": list(objects) if objects else None, "protocol": protocol}
     key = _montage_key(chosen, study_dir, study_path, variants, params)
     record_path = montage_record_path(out)
     kept = None if force else _up_to_date(out, record_path, key)
@@ -196,11 +204,11 @@ def render_montage(
 
 
 def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, variants: Sequence[str],
-            max_clips: int) -> tuple[list[tuple[int, dict]], int]:
+            max_clips: int, key: str = "rollouts") -> tuple[list[tuple[int, dict]], int]:
     """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
     ablation run when one is drawn, at most ``max_clips`` tiles; and how many were left out
     (with a warning: a finished study is shown in part rather than failed)."""
-    chosen = select_rollouts(study, objects, study_path)
+    chosen = select_rollouts(study, objects, study_path, key)
     if "ablation" in variants:
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:

@@ -11,8 +11,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from replay.render.clip import PHASE_NAMES, Clip
-from replay.results import Phase
 from replay.render.style import OUTCOME_RGB
+from replay.results import Phase
 
 
 @lru_cache(maxsize=16)

@@ -355,9 +355,11 @@ def render_recording(
                               1000.0 * timing.get("render_s", 0.0) / max(n, 1))
 
 
-def find_rollout(study: dict, dataset: str, sequence: str) -> tuple[int, dict] | None:
-    """The study rollout of (dataset, sequence), or None."""
-    for i, r in enumerate(study.get("rollouts", [])):
+def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
+    """The study rollout of (dataset, sequence) under ``protocol`` (``lift``: ``rollouts``;
+    ``recorded``: ``recorded_rollouts``), or None."""
+    rows = study.get("rollouts", []) if protocol == "lift" else study.get(f"{protocol}_rollouts", [])
+    for i, r in enumerate(rows):
         if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:
             return i, r
     return None
