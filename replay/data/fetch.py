@@ -23,106 +23,33 @@ Guarantees:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import socket
-import sys
 import urllib.error
 import urllib.request
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from tqdm import tqdm
-
+from replay.data.hub import fetch_hug_bench
 from replay.data.manifest import Manifest, move_aside
 from replay.data.sources import DATASET_NAMES, HUG_SPLITS, PinnedFile, pinned_files
+from replay.data.transfer import (
+    FetchResult,
+    clear_parts,
+    copy_hashing,
+    network_hint,
+    part_path,
+    progress_bar,
+)
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
 LINK_MODES = ("copy", "hardlink", "symlink")
 HTTP_TIMEOUT_S = 60.0
 GITHUB_WORKERS = 8
-_CHUNK = 1 << 20
 _SAVE_EVERY = 50
-
-
-@dataclass
-class FetchResult:
-    """What one dataset's fetch did.
-
-    Attributes:
-        dataset: dataset name.
-        source: ``"mirror"``, ``"github"``, ``"hub"`` or ``"skipped"``.
-        staged: files written this run.
-        skipped: files already staged and verified.
-        pinned / unpinned: files of this dataset now staged that are / are not on the pin
-            list (staged this run or already there).
-        bytes: bytes written this run.
-        repaired: messages about staged files that failed their hash and were re-staged.
-        note: why the dataset was skipped, or other remarks.
-    """
-
-    dataset: str
-    source: str
-    staged: int = 0
-    skipped: int = 0
-    bytes: int = 0
-    repaired: list[str] = field(default_factory=list)
-    note: str = ""
-    pinned: int = 0
-    unpinned: int = 0
-
-
-def _bar(progress: bool | None, **kw) -> tqdm:
-    return tqdm(disable=None if progress is None else not progress, file=sys.stderr, **kw)
-
-
-def part_path(target: Path) -> Path:
-    """Temporary name a file is written under before its atomic rename."""
-    return target.with_name(f".{target.name}.part-{os.getpid()}")
-
-
-def _clear_parts(target: Path) -> None:
-    """Remove leftovers of interrupted writes of ``target`` (any process id)."""
-    if target.parent.is_dir():
-        for p in target.parent.glob(f".{target.name}.part-*"):
-            p.unlink(missing_ok=True)
-
-
-def _copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) -> tuple[int, str]:
-    """Copy a readable binary stream to ``dst``, returning (bytes, sha256)."""
-
-    h = hashlib.sha256()
-    n = 0
-    with open(dst, "wb") as out:
-        while True:
-            block = src.read(_CHUNK)
-            if not block:
-                break
-            out.write(block)
-            h.update(block)
-            n += len(block)
-            if on_bytes is not None:
-                on_bytes(len(block))
-        out.flush()
-        os.fsync(out.fileno())
-    return n, h.hexdigest()
-
-
-def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
-    """Message for a failed network call: names the source and what to do offline.
-
-    ``mirror_has_it`` False (HUG-Bench: no offline mirror holds it) says so instead of
-    suggesting ``--mirror``.
-    """
-    head = f"could not reach {what} ({type(exc).__name__}: {exc})."
-    if not mirror_has_it:
-        return (f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
-                f"run this on a machine with network access and copy data/hug-bench over")
-    return f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
 
 
 # --------------------------------------------------------------------------- pinned datasets
@@ -136,7 +63,7 @@ def _triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResu
     aside and re-staged; an unrecorded file that matches its pin is adopted.
     """
     todo = []
-    for pf in _bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
+    for pf in progress_bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
         target = dest / pf.path
         entry = man.files.get(pf.path)
         if entry is not None:
@@ -193,7 +120,7 @@ def _stage_from_mirror(pf: PinnedFile, mirror: Path, dest: Path, link: str,
     src = mirror_source(pf, mirror)
     target = dest / pf.path
     target.parent.mkdir(parents=True, exist_ok=True)
-    _clear_parts(target)
+    clear_parts(target)
     tmp = part_path(target)
     if link != "copy":
         digest = sha256_file(src)
@@ -212,7 +139,7 @@ def _stage_from_mirror(pf: PinnedFile, mirror: Path, dest: Path, link: str,
                 raise
             # hardlink across file systems / onto a protected file: fall back to a copy
     with open(src, "rb") as f:
-        n, digest = _copy_hashing(f, tmp, on_bytes)
+        n, digest = copy_hashing(f, tmp, on_bytes)
     _check_digest(pf, n, digest, tmp, f"mirror file {src}")
     os.replace(tmp, target)
     return n, "copy"
@@ -228,11 +155,11 @@ def _stage_from_github(pf: PinnedFile, dest: Path, on_bytes: Callable[[int], Non
     url = pf.source.raw_url(pf.relpath)
     target = dest / pf.path
     target.parent.mkdir(parents=True, exist_ok=True)
-    _clear_parts(target)
+    clear_parts(target)
     tmp = part_path(target)
     try:
         with _http_open(url) as resp:
-            n, digest = _copy_hashing(resp, tmp, on_bytes)
+            n, digest = copy_hashing(resp, tmp, on_bytes)
     except urllib.error.HTTPError as exc:
         tmp.unlink(missing_ok=True)
         if exc.code == 404:
@@ -263,7 +190,7 @@ def _stage_pinned(dataset: str, dest: Path, man: Manifest, *, mirror: Path | Non
     if not todo:
         return result
     total = sum(pf.size for pf in todo)
-    bar = _bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
+    bar = progress_bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
     done = 0
     try:
         if mirror is not None:
@@ -322,7 +249,7 @@ def _stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source:
     folder = root / dataset
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_hidden(p.relative_to(folder).as_posix())
                    and ".part-" not in p.name and ".corrupt-" not in p.name)
-    for src in _bar(progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False):
+    for src in progress_bar(progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False):
         key = src.relative_to(root).as_posix()
         pf = pins.get(key)
         if pf is not None:
@@ -351,7 +278,7 @@ def _stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source:
                 result.repaired.append(problem.describe())
         target = dest / key
         target.parent.mkdir(parents=True, exist_ok=True)
-        _clear_parts(target)
+        clear_parts(target)
         tmp = part_path(target)
         if link == "symlink":
             os.symlink(src.resolve(), tmp)
@@ -448,8 +375,6 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
                     note=f"skipped: the mirror {mirror_dir} has no hug-bench copy (HUG-Bench is only on the "
                          f"Hugging Face Hub); fetch it online with `--dataset hug-bench` and no mirror"))
             else:
-                from replay.data.hub import fetch_hug_bench
-
                 res = fetch_hug_bench(dest, man, split=split, scenes=scenes, assets_revision=hub_revision,
                                       recordings_revision=recordings_revision, progress=progress)
                 if mirror_dir is not None:
@@ -504,7 +429,7 @@ def _stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, li
     upstream = {}
     if (mirror / "MANIFEST.json").is_file():
         upstream = Manifest(mirror).for_dataset(dataset)
-    for src in _bar(progress, iterable=sorted(p for p in src_root.rglob("*") if p.is_file() and
+    for src in progress_bar(progress, iterable=sorted(p for p in src_root.rglob("*") if p.is_file() and
                                               ".cache" not in p.relative_to(src_root).parts),
                     desc=f"{dataset} <- mirror", unit="file"):
         key = src.relative_to(mirror).as_posix()
@@ -522,7 +447,7 @@ def _stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, li
             if problem is not None:
                 result.repaired.append(problem.describe())
         target.parent.mkdir(parents=True, exist_ok=True)
-        _clear_parts(target)
+        clear_parts(target)
         tmp = part_path(target)
         if link == "symlink":
             os.symlink(src.resolve(), tmp)

@@ -27,16 +27,16 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from replay.data.fetch import (
-    FetchResult,
-    _bar,
-    _clear_parts,
-    _copy_hashing,
-    network_hint,
-    part_path,
-)
 from replay.data.manifest import Manifest
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
+from replay.data.transfer import (
+    FetchResult,
+    clear_parts,
+    copy_hashing,
+    network_hint,
+    part_path,
+    progress_bar,
+)
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
@@ -253,13 +253,13 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
                     key = place(member.name)
                     target = root / key
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    _clear_parts(target)
+                    clear_parts(target)
                     tmp = part_path(target)
                     src = tf.extractfile(member)
-                    bar = _bar(progress, total=member.size, unit="B", unit_scale=True,
+                    bar = progress_bar(progress, total=member.size, unit="B", unit_scale=True,
                                desc=f"{PurePosixPath(tar_path).name}:{PurePosixPath(member.name).name}")
                     try:
-                        n, _ = _copy_hashing(_SizedReader(src, MEMBER_READ_SIZE), tmp, bar.update)
+                        n, _ = copy_hashing(_SizedReader(src, MEMBER_READ_SIZE), tmp, bar.update)
                     finally:
                         bar.close()
                     if n != member.size:

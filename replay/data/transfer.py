@@ -1,0 +1,95 @@
+"""Moving bytes for the fetch stage: atomic partial files, copying with SHA-256, progress,
+network error messages, and what one dataset's fetch did (:class:`FetchResult`). Shared by
+the mirror/GitHub stager (:mod:`replay.data.fetch`) and the Hub stager (:mod:`replay.data.hub`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tqdm import tqdm
+
+#: read/write block, bytes
+_CHUNK = 1 << 20
+
+
+@dataclass
+class FetchResult:
+    """What one dataset's fetch did.
+
+    Attributes:
+        dataset: dataset name.
+        source: ``"mirror"``, ``"github"``, ``"hub"`` or ``"skipped"``.
+        staged: files written this run.
+        skipped: files already staged and verified.
+        pinned / unpinned: files of this dataset now staged that are / are not on the pin
+            list (staged this run or already there).
+        bytes: bytes written this run.
+        repaired: messages about staged files that failed their hash and were re-staged.
+        note: why the dataset was skipped, or other remarks.
+    """
+
+    dataset: str
+    source: str
+    staged: int = 0
+    skipped: int = 0
+    bytes: int = 0
+    repaired: list[str] = field(default_factory=list)
+    note: str = ""
+    pinned: int = 0
+    unpinned: int = 0
+
+
+def progress_bar(progress: bool | None, **kw) -> tqdm:
+    """A tqdm bar on stderr: shown when ``progress`` is True, never when False, on a terminal when None."""
+    return tqdm(disable=None if progress is None else not progress, file=sys.stderr, **kw)
+
+
+def part_path(target: Path) -> Path:
+    """Temporary name a file is written under before its atomic rename."""
+    return target.with_name(f".{target.name}.part-{os.getpid()}")
+
+
+def clear_parts(target: Path) -> None:
+    """Remove leftovers of interrupted writes of ``target`` (any process id)."""
+    if target.parent.is_dir():
+        for p in target.parent.glob(f".{target.name}.part-*"):
+            p.unlink(missing_ok=True)
+
+
+def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) -> tuple[int, str]:
+    """Copy a readable binary stream to ``dst``, returning (bytes, sha256)."""
+
+    h = hashlib.sha256()
+    n = 0
+    with open(dst, "wb") as out:
+        while True:
+            block = src.read(_CHUNK)
+            if not block:
+                break
+            out.write(block)
+            h.update(block)
+            n += len(block)
+            if on_bytes is not None:
+                on_bytes(len(block))
+        out.flush()
+        os.fsync(out.fileno())
+    return n, h.hexdigest()
+
+
+def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
+    """Message for a failed network call: names the source and what to do offline.
+
+    ``mirror_has_it`` False (HUG-Bench: no offline mirror holds it) says so instead of
+    suggesting ``--mirror``.
+    """
+    head = f"could not reach {what} ({type(exc).__name__}: {exc})."
+    if not mirror_has_it:
+        return (f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
+                f"run this on a machine with network access and copy data/hug-bench over")
+    return f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
