@@ -28,22 +28,21 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
+from replay.cli import run
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.errors import UsageError
+from replay.fileio import atomic_write_text
 
-from replay.cli import run  # noqa: E402
-from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
-from replay.errors import UsageError  # noqa: E402
-from replay.fileio import atomic_write_text  # noqa: E402
 
 def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     """Seconds for a 3-frame rollout on ``cfg.device`` (Warp compiles its kernels here)."""
     from replay.data import load_recording
     from replay.data.locate import dataset_dir
-    from replay.rollout import run_rollout
     from replay.hand_assets import hand_mjcf_path
     from replay.prepare import crop_recording, hand_trajectory
+    from replay.rollout import run_rollout
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame

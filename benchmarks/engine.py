@@ -59,9 +59,9 @@ from replay.engine import Variant
 from replay.engine.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
-from replay.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
 from replay.prepare import prepare_recording, select_sequences, sequence_object
 from replay.results import dumps
+from replay.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
 from replay.study import package_versions, run_study
 
 

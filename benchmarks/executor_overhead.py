@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from replay.config import ReplayConfig  # noqa: E402
-from replay.study import run_study  # noqa: E402
+from replay.config import ReplayConfig
+from replay.study import run_study
 
 
 def _overhead(study: dict, wall: float) -> dict:

@@ -23,13 +23,16 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from replay.data.fetch import LINK_MODES, fetch  # noqa: E402
-from replay.data.manifest import verify  # noqa: E402
-from replay.data.sources import DATASET_NAMES, HUG_BENCH_ASSETS, HUG_RECORDINGS, HUG_SPLITS  # noqa: E402
-from replay.cli import report  # noqa: E402
-from replay.errors import ReplayError  # noqa: E402
+from replay.cli import report
+from replay.data.fetch import LINK_MODES, fetch
+from replay.data.manifest import verify
+from replay.data.sources import (
+    DATASET_NAMES,
+    HUG_BENCH_ASSETS,
+    HUG_RECORDINGS,
+    HUG_SPLITS,
+)
+from replay.errors import ReplayError
 
 
 def _parser() -> argparse.ArgumentParser:

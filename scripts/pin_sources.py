@@ -16,10 +16,13 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from replay.fileio import atomic_write_text, sha256_file  # noqa: E402
-from replay.data.sources import GITHUB_SOURCES, MIRROR_ALIASES, PINS_PATH, github_source_for  # noqa: E402
+from replay.data.sources import (
+    GITHUB_SOURCES,
+    MIRROR_ALIASES,
+    PINS_PATH,
+    github_source_for,
+)
+from replay.fileio import atomic_write_text, sha256_file
 
 
 def _is_hidden(rel: str) -> bool:

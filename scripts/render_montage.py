@@ -26,7 +26,6 @@ from replay.cli import report, run, size_arg
 from replay.errors import ReplayError, UsageError
 
 
-
 def split_objects(values: list[str] | None) -> list[str] | None:
     """Object names from ``--objects`` given comma- and/or space-separated
     ("mug,banana", "mug banana", "mug, banana"; as ``run_study.py --objects`` takes them)."""

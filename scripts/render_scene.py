@@ -26,7 +26,6 @@ from replay.cli import report, run, size_arg
 from replay.errors import ReplayError, UsageError
 
 
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", required=True, choices=("grab", "taco", "hug-bench"))

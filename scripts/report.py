@@ -13,15 +13,12 @@ format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from replay.cli import run  # noqa: E402
-from replay.fileio import atomic_write_text, ensure_parent  # noqa: E402
-from replay.report import build_report  # noqa: E402
-from replay.results import read_study, rows_csv  # noqa: E402
+from replay.cli import run
+from replay.fileio import atomic_write_text, ensure_parent
+from replay.report import build_report
+from replay.results import read_study, rows_csv
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,14 +30,11 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from replay.config import ReplayConfig  # noqa: E402
-from replay.cli import EXIT_INTERRUPTED, report, run, say_error  # noqa: E402
-from replay.console import summary_table  # noqa: E402
-from replay.errors import ReplayError  # noqa: E402
+from replay.cli import EXIT_INTERRUPTED, report, run, say_error
+from replay.config import ReplayConfig
+from replay.console import summary_table
+from replay.errors import ReplayError
 
 
 def main(argv=None) -> int:

@@ -24,13 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's replay/, as the other scripts
-
-from replay.cli import run  # noqa: E402
-from replay.config import ReplayConfig, resolve_hand_variant  # noqa: E402
-from replay.errors import DataError, OutputError, UsageError  # noqa: E402
-from replay.fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
-from replay.results import FORMAT_VERSION, dumps  # noqa: E402
+from replay.cli import run
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.errors import DataError, OutputError, UsageError
+from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.results import FORMAT_VERSION, dumps
 
 
 def main(argv=None) -> int:
@@ -55,7 +53,13 @@ def main(argv=None) -> int:
     from replay.data.locate import dataset_dir
     from replay.prepare import select_sequences
     from replay.study import package_versions
-    from replay.sweep import parse_grid, plan_sweep, run_recording_sweep, summarize_over, sweep_key
+    from replay.sweep import (
+        parse_grid,
+        plan_sweep,
+        run_recording_sweep,
+        summarize_over,
+        sweep_key,
+    )
 
     grid = parse_grid(a.grid)
     if a.perturb < 0 or a.perturb_mm < 0 or a.perturb_deg < 0:

@@ -23,8 +23,8 @@ import time
 from datetime import datetime, timezone
 
 from replay.data import RECORDING_DATASETS, list_sequences, load_recording
-from replay.fileio import ensure_parent, sha256_file
 from replay.errors import DataError
+from replay.fileio import ensure_parent, sha256_file
 from replay.validation import object_frame as of
 
 

@@ -25,16 +25,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from replay.data import list_sequences, load_recording  # noqa: E402
-from replay.cli import report, say_error  # noqa: E402
-from replay.errors import ReplayError, UsageError  # noqa: E402
-from replay.kinematics.coords import default_mjcf  # noqa: E402
-from replay.kinematics.ik import IKOptions  # noqa: E402
-from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize  # noqa: E402
-from replay.config import DEFAULT_HAND_VARIANT  # noqa: E402
-from replay.fileio import atomic_write_text, ensure_parent  # noqa: E402
+from replay.cli import report, say_error
+from replay.config import DEFAULT_HAND_VARIANT
+from replay.data import list_sequences, load_recording
+from replay.errors import ReplayError, UsageError
+from replay.fileio import atomic_write_text, ensure_parent
+from replay.kinematics.coords import default_mjcf
+from replay.kinematics.ik import IKOptions
+from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize
 
 
 def main(argv: list[str] | None = None) -> int:
