@@ -54,12 +54,14 @@ from replay.render.camera import (  # noqa: E402
 from replay.render.clip import (  # noqa: E402
     DEFAULT_SUPPORT_THICKNESS,
     FLOOR_DROP_M,
+    GHOST_BODY,
     OUTCOMES,
     PHASE_NAMES,
     Clip,
     PoseTrack,
     SceneObject,
     Support,
+    add_recorded_ghost,
     expand_rollout,
     load_clip,
     load_poses_npz,
@@ -78,6 +80,7 @@ from replay.render.montage import (  # noqa: E402
 from replay.render.overlay import clip_overlay, clip_title, draw_overlay, overlay_status  # noqa: E402
 from replay.render.style import (  # noqa: E402
     FOVY_DEG,
+    GHOST_RGBA,
     OBJECT_RGBA,
     OUTCOME_RGB,
     SKIN_RGBA,
@@ -94,11 +97,12 @@ from replay.render.video import (  # noqa: E402
 )
 
 __all__ = [
-    "CLIP_REACH_M", "DEFAULT_SUPPORT_THICKNESS", "GHOST_BODY", "GHOST_RGBA", "add_recorded_ghost", "FALLEN_BELOW_M", "FLOOR_DROP_M", "FOVY_DEG", "MONTAGE_MAX_CANVAS",
-    "MONTAGE_MAX_CLIPS", "OBJECT_RGBA", "OUTCOMES", "OUTCOME_RGB", "PHASE_NAMES", "SKIN_RGBA", "TABLE_RGBA",
-    "VISIBLE_GROUPS", "CameraView", "Clip", "PoseTrack", "RenderStats", "SceneObject", "Support", "apply_poses",
-    "build_render_model", "clip_camera", "clip_overlay", "clip_title", "overlay_status", "draw_overlay", "expand_rollout", "frame_camera",
+    "CLIP_REACH_M", "CameraView", "Clip", "DEFAULT_SUPPORT_THICKNESS", "FALLEN_BELOW_M", "FLOOR_DROP_M",
+    "FOVY_DEG", "GHOST_BODY", "GHOST_RGBA", "MONTAGE_MAX_CANVAS", "MONTAGE_MAX_CLIPS", "OBJECT_RGBA",
+    "OUTCOMES", "OUTCOME_RGB", "PHASE_NAMES", "PoseTrack", "RenderStats", "SKIN_RGBA", "SceneObject",
+    "Support", "TABLE_RGBA", "VISIBLE_GROUPS", "add_recorded_ghost", "apply_poses", "build_render_model",
+    "clip_camera", "clip_overlay", "clip_title", "draw_overlay", "expand_rollout", "frame_camera",
     "frame_indices", "load_clip", "load_poses_npz", "load_study", "mocap_index", "montage_layout",
-    "montage_record_path", "parse_support", "prepare_output", "render_clip", "render_frames", "render_montage",
-    "select_rollouts", "write_mp4",
+    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip",
+    "render_frames", "render_montage", "select_rollouts", "write_mp4",
 ]
