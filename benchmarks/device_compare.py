@@ -32,6 +32,7 @@ import numpy as np
 
 from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
 
@@ -56,7 +57,7 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="grab", choices=["grab", "taco", "hug-bench"])
+    p.add_argument("--dataset", default="grab", choices=RECORDING_DATASETS)
     p.add_argument("--objects", required=True, help="comma-separated object names")
     p.add_argument("--devices", default="cpu,cuda", help="comma-separated, from cpu and cuda")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")

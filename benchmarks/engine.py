@@ -55,6 +55,7 @@ from mujoco import rollout as mj_rollout
 from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.data.locate import dataset_dir
+from replay.datasets import RECORDING_DATASETS
 from replay.engine import Variant
 from replay.engine.mjc import MjcBatch
 from replay.errors import UsageError
@@ -246,7 +247,7 @@ def _worlds_arg(text: str) -> list[int]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="grab", choices=["grab", "taco", "hug-bench"])
+    p.add_argument("--dataset", default="grab", choices=RECORDING_DATASETS)
     p.add_argument("--objects", required=True, help="comma-separated object (or sequence) names")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from replay.datasets import DATASETS
 from replay.errors import DataError
 
 #: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
@@ -82,7 +83,7 @@ class ReplayConfig:
     hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
     hand_variant: str | None = _f(
         None, "-",
-        "manosim hand shape; None = per dataset (replay.scene.DEFAULT_HAND_VARIANT): `zerohand` for GRAB and "
+        "manosim hand shape; None = per dataset (replay.datasets.Dataset.hand_variant): `zerohand` for GRAB and "
         "TACO, whose subjects' hands it fits best (landmark IK median 1.92 vs 3.99 mm on the 30 GRAB lifts; "
         "fingertips 8.5 vs 10.1 mm on TACO), `myhand` (the HUG hand shape) for HUG-Bench",
     )
@@ -213,11 +214,9 @@ def describe() -> list[dict]:
     return rows
 
 
-#: manosim hand shape per dataset when ``ReplayConfig.hand_variant`` is None: the shape whose
-#: bone lengths best fit the dataset's subjects (measured by scripts/validate_pose_mapping.py
-#: --hand-shape: GRAB s1 landmark IK median 1.92 mm with zerohand vs 3.99 mm with myhand;
-#: TACO fingertips 8.5 vs 10.1 mm). HUG-Bench recordings come from the hand myhand was fitted to.
-DEFAULT_HAND_VARIANT = {"grab": "zerohand", "taco": "zerohand", "hug-bench": "myhand"}
+#: manosim hand shape per dataset when ``ReplayConfig.hand_variant`` is None
+#: (:attr:`replay.datasets.Dataset.hand_variant`, with the measurements behind each).
+DEFAULT_HAND_VARIANT = {name: d.hand_variant for name, d in DATASETS.items()}
 
 
 def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:

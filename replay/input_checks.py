@@ -91,6 +91,7 @@ from scipy.spatial.transform import Rotation
 from replay.data.mesh_io import load_mesh, unit_hint
 from replay.data.objects import asset_mass, asset_meshes
 from replay.data.types import Recording
+from replay.datasets import DATASETS
 from replay.errors import DataError
 
 ORIGIN_TOL_M = 1e-3
@@ -464,7 +465,7 @@ def recording_intent(rec: Recording) -> str:
     pass, drink, pour, offhand, use, inspect, takepicture, call, staple). Other datasets:
     TACO names are a date and take, HUG-Bench scenes carry none: :data:`INTENT_UNKNOWN`.
     """
-    if rec.dataset != "grab":
+    if rec.dataset not in DATASETS or not DATASETS[rec.dataset].names_object:
         return INTENT_UNKNOWN
     parts = str(rec.name).split("_")
     if len(parts) >= 3 and parts[-1].isdigit():

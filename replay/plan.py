@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from replay.errors import DataError
+from replay.hand_layout import MANOSIM_HAND
 from replay.results import Phase
 
 #: replay protocols: the synthetic lift, hold and shake (default), and the whole recorded motion
@@ -68,3 +70,33 @@ def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_
     acc = np.gradient(vel, fdt, axis=0)
     acc[ph == PHASE_SETTLE] = 0.0
     return Plan(C, vel, omega, acc, ph, int(start_frame), int(grasp_frame), **kw)
+
+
+def replayed_frames(rec, coords: np.ndarray, approach_window_s: float | None,
+                    stop: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tracked recorded frames a protocol replays: from ``approach_window_s`` (s) before the
+    grasp frame (None: from the first frame) up to ``stop`` (exclusive; None: to the end).
+
+    Args:
+        rec: the recording (``time`` (T,) s, ``valid`` (T,) bool, ``grasp_frame``).
+        coords: (T, 67) hand coords per recorded frame (Newton joint_q order, xyzw).
+
+    Returns:
+        ``(times (K,) s, coords (K, 67), first replayed frame index)``, K >= 2.
+
+    Raises:
+        DataError: coords of the wrong shape or non-finite where tracked, or fewer than 2
+            tracked frames in the window.
+    """
+    T = rec.num_frames
+    if coords.shape != (T, MANOSIM_HAND.coords) or not np.all(np.isfinite(coords[rec.valid])):
+        raise DataError(rec.source, "hand_coords", f"expected finite (T={T}, {MANOSIM_HAND.coords}), "
+                                                   f"got {coords.shape}")
+    t0 = float(rec.time[0])
+    t_s = t0 if approach_window_s is None else max(t0, float(rec.time[int(rec.grasp_frame)]) - approach_window_s)
+    s = int(np.searchsorted(rec.time, t_s))
+    stop = T if stop is None else stop
+    sel = np.flatnonzero(rec.valid[s:stop]) + s
+    if sel.size < 2:
+        raise DataError(rec.source, "valid", f"fewer than 2 tracked frames between frame {s} and frame {stop - 1}")
+    return rec.time[sel], coords[sel], int(sel[0])

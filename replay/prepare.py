@@ -17,6 +17,7 @@ from replay import kinematics
 from replay.config import ReplayConfig
 from replay.data import load_recording
 from replay.data.types import ObjectTrack
+from replay.datasets import dataset as dataset_info
 from replay.errors import UsageError
 from replay.hand_assets import hand_mjcf_path
 from replay.tracking import manipulation_end
@@ -29,9 +30,11 @@ def sequence_object(dataset: str, sequence: str) -> str | None:
     """The object a sequence name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
     where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
     ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
-    if dataset == "grab":
-        return sequence.split("/")[-1].rsplit("_", 1)[0]
-    return None
+    if not dataset_info(dataset).names_object:
+        return None
+    # the lift recordings' object (``mug_lift`` -> ``mug``); a recording of another intent
+    # (``mug_pass_1``) is selected by its own name, so ``--objects mug`` stays the lift
+    return sequence.split("/")[-1].rsplit("_", 1)[0]
 
 
 def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:

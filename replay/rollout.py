@@ -38,7 +38,7 @@ from replay.data.types import Recording
 from replay.engine import Variant, wrist
 from replay.engine.mjc import MjcBatch
 from replay.engine.newton_step import NewtonStepBatch
-from replay.errors import AblationMaskError, DataError
+from replay.errors import AblationMaskError
 from replay.hand_layout import MANOSIM_HAND, finger_quats, interp_coords, quat_slerp
 from replay.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.rollout.PHASE_* as before)
     PHASE_APPROACH,
@@ -50,6 +50,7 @@ from replay.plan import (  # noqa: F401  (phase codes and Plan re-exported: repl
     PROTOCOLS,
     Plan,
     plan_from_rows,
+    replayed_frames,
 )
 from replay.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
 
@@ -116,17 +117,8 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     Raises:
         DataError: coords shape, or fewer than 2 valid frames before the grasp.
     """
-    T = rec.num_frames
-    if coords.shape != (T, 67) or not np.all(np.isfinite(coords[rec.valid])):
-        raise DataError(rec.source, "hand_coords", f"expected finite (T={T}, 67), got {coords.shape}")
     g = int(rec.grasp_frame)
-    t_g = float(rec.time[g])
-    t_s = 0.0 if cfg.approach_window_s is None else max(float(rec.time[0]), t_g - cfg.approach_window_s)
-    s = int(np.searchsorted(rec.time, t_s))
-    sel = np.flatnonzero(rec.valid[s : g + 1]) + s
-    if sel.size < 2:
-        raise DataError(rec.source, "valid", f"fewer than 2 tracked frames between {s} and grasp frame {g}")
-    times, cc = rec.time[sel], coords[sel]
+    times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
     fdt = cfg.frame_dt
     n_settle = max(1, int(round(cfg.settle_s / fdt)))
     n_app = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
@@ -158,7 +150,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r = top.copy(); r[2] += cfg.lift_height
         r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
         rows.append(r); phase.append(PHASE_SHAKE)
-    return plan_from_rows(rows, phase, fdt, int(sel[0]), g)
+    return plan_from_rows(rows, phase, fdt, first, g)
 
 
 @dataclass

@@ -40,8 +40,16 @@ from replay.inputs import inputs_changed
 from replay.jobs import run_jobs
 from replay.plan import PROTOCOLS
 from replay.prepare import sequence_object
-from replay.results import ResultsFormatError, RolloutRecord, StudyRecord, read_rollout, study_row, write_study
+from replay.results import (
+    ResultsFormatError,
+    RolloutRecord,
+    StudyRecord,
+    read_rollout,
+    study_row,
+    write_study,
+)
 from replay.study_job import Job, _run_job_safe, config_hash, result_key, result_stem
+
 
 def package_versions() -> dict:
     """Versions of the packages a result depends on."""

@@ -21,7 +21,14 @@ from replay.console import quiet_libraries
 from replay.errors import DataError
 from replay.inputs import input_hashes
 from replay.prepare import prepare_recording
-from replay.results import FORMAT_VERSION, ResultsFormatError, RolloutRecord, read_rollout, write_poses, write_rollout
+from replay.results import (
+    FORMAT_VERSION,
+    ResultsFormatError,
+    RolloutRecord,
+    read_rollout,
+    write_poses,
+    write_rollout,
+)
 
 
 def config_hash(cfg: ReplayConfig) -> str:

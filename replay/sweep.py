@@ -224,8 +224,8 @@ def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg:
     Raises:
         DataError: bad input (nothing is simulated).
     """
-    from replay.rollout import run_rollouts
     from replay.prepare import prepare_recording
+    from replay.rollout import run_rollouts
 
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)

@@ -47,6 +47,7 @@ from replay.plan import (
     PHASE_SETTLE,
     Plan,
     plan_from_rows,
+    replayed_frames,
 )
 
 #: An object this far (m) below the support's top has fallen off it: the recorded protocol stops
@@ -85,19 +86,11 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
     Raises:
         DataError: coords shape, fewer than 2 tracked frames, or an untracked object.
     """
-    T = rec.num_frames
-    if coords.shape != (T, 67) or not np.all(np.isfinite(coords[rec.valid])):
-        raise DataError(rec.source, "hand_coords", f"expected finite (T={T}, 67), got {coords.shape}")
     if not rec.target_object.tracked:
         raise DataError(rec.source, "objects", "the recorded protocol needs a tracked object pose in every frame")
     g = int(rec.grasp_frame)
     t_g = float(rec.time[g])
-    t_s = float(rec.time[0]) if cfg.approach_window_s is None else max(float(rec.time[0]), t_g - cfg.approach_window_s)
-    s = int(np.searchsorted(rec.time, t_s))
-    sel = np.flatnonzero(rec.valid[s:]) + s
-    if sel.size < 2:
-        raise DataError(rec.source, "valid", f"fewer than 2 tracked frames from frame {s}")
-    times, cc = rec.time[sel], coords[sel]
+    times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s)
     fdt = cfg.frame_dt
     n_settle = max(1, int(round(cfg.settle_s / fdt)))
     n_run = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
@@ -108,7 +101,7 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
         t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
         rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
         rt.append(t)
-    return plan_from_rows(rows, phase, fdt, int(sel[0]), g, kind="recorded", rec_time=np.asarray(rt, float))
+    return plan_from_rows(rows, phase, fdt, first, g, kind="recorded", rec_time=np.asarray(rt, float))
 
 
 def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -23,12 +23,13 @@ from pathlib import Path
 
 from replay import render
 from replay.cli import report, run, size_arg
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", required=True, choices=("grab", "taco", "hug-bench"))
+    ap.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
     ap.add_argument("--out", type=Path, default=None, help="mp4 (default renders/<sequence>.mp4)")
     ap.add_argument("--study", type=Path, default=None,

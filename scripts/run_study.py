@@ -34,12 +34,13 @@ import sys
 from replay.cli import EXIT_INTERRUPTED, report, run, say_error
 from replay.config import ReplayConfig
 from replay.console import summary_table
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", required=True, choices=["hug-bench", "grab", "taco"])
+    p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
     p.add_argument("--out", default="out/study.json", help="study JSON path")
     p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")

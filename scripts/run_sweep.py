@@ -26,6 +26,7 @@ from pathlib import Path
 
 from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError, OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.results import FORMAT_VERSION, dumps
@@ -33,7 +34,7 @@ from replay.results import FORMAT_VERSION, dumps
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", required=True, choices=["hug-bench", "grab", "taco"])
+    p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
     p.add_argument("--grid", default="effort=0.1:1.5:8,mu=0.2:1.5:8",
                    help="axes LOW:HIGH:COUNT: effort (finger effort limit, N·m) and mu (hand-object friction)")

@@ -28,6 +28,7 @@ from pathlib import Path
 from replay.cli import report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
 from replay.data import list_sequences, load_recording
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.kinematics.coords import default_mjcf
@@ -37,7 +38,7 @@ from replay.kinematics.validate import plot_finger_errors, sequence_errors, summ
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", nargs="+", required=True, choices=["hug-bench", "grab", "taco"])
+    ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
     ap.add_argument("--data", "--data-dir", dest="data_dir", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)")
     ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
                     help="manosim hand shape (default: the study's per-dataset choice, "
-                         "replay.scene.DEFAULT_HAND_VARIANT: zerohand for grab/taco, myhand for hug-bench)")
+                         "replay.datasets: zerohand for grab/taco, myhand for hug-bench)")
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
     args = ap.parse_args(argv)
     ensure_parent(args.out)  # an unwritable --out fails now, not after minutes of IK

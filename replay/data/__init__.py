@@ -11,48 +11,35 @@
 * :mod:`replay.data.objects` - object asset loaders (GRAB MJCF, TACO + CoACD, HUG sim_assets).
 * :mod:`replay.data.grab`, :mod:`replay.data.taco`, :mod:`replay.data.hug` - adapters.
 
-:func:`load_recording` and :func:`list_sequences` dispatch by dataset name.
+:func:`load_recording` and :func:`list_sequences` dispatch by dataset name through the
+registry :mod:`replay.datasets`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from replay import datasets
 from replay.data.locate import dataset_dir
 from replay.data.types import Recording
-from replay.errors import DataError
 
-#: Folder under ``hug-bench/`` holding ``<split>/<scene>/aria_data.pkl`` (see replay.data.hub).
-HUG_RECORDINGS_DIR = "scenes"
-
-#: Datasets with an adapter.
-RECORDING_DATASETS = ("grab", "taco", "hug-bench")
-
-
-def _hug_scenes(root: Path) -> list[str]:
-    # HUG recordings as fetch_data.py stages them: <root>/scenes/<split>/<scene>/aria_data.pkl.
-    rec_root = root / HUG_RECORDINGS_DIR
-    return sorted(str(p.parent.relative_to(rec_root)) for p in rec_root.glob("*/*/aria_data.pkl"))
+#: Datasets with an adapter (:data:`replay.datasets.RECORDING_DATASETS`).
+RECORDING_DATASETS = datasets.RECORDING_DATASETS
 
 
 def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str]:
-    """Names accepted by :func:`load_recording` for ``dataset``, sorted.
+    """Names accepted by :func:`load_recording` for ``dataset``, sorted
+    (:meth:`replay.datasets.Dataset.sequences`):
 
-    * ``grab``: ``<object>_lift`` (files ``grab/recordings/<name>.pkl``).
+    * ``grab``: ``<object>_lift``, ``<object>_<intent>_<n>`` (files ``grab/recordings/<name>.pkl``).
     * ``taco``: ``<seq>`` (files ``taco/<seq>.pkl`` + ``taco/<seq>.obj``).
     * ``hug-bench``: ``<split>/<scene>`` (files ``hug-bench/scenes/<split>/<scene>/aria_data.pkl``).
 
     Raises:
         DataError: unknown dataset, or dataset not found (see :func:`dataset_dir`).
     """
-    if dataset not in RECORDING_DATASETS:
-        raise DataError(None, "dataset", f"no adapter for {dataset!r}; choose from {', '.join(RECORDING_DATASETS)}")
-    root = dataset_dir(dataset, data_dir)
-    if dataset == "grab":
-        return sorted(p.stem for p in (root / "recordings").glob("*.pkl"))
-    if dataset == "taco":
-        return sorted(p.stem for p in root.glob("*.pkl"))
-    return _hug_scenes(root)
+    ds = datasets.dataset(dataset)
+    return ds.sequences(dataset_dir(dataset, data_dir))
 
 
 def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
@@ -76,7 +63,7 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
             (``checks``) an input error of :mod:`replay.input_checks`.
     """
     rec = _load(dataset, name, data_dir, **kwargs)
-    if checks:
+    if checks:  # imported here: replay.input_checks reads assets through this package's modules
         from replay.input_checks import check_recording
 
         rec = check_recording(rec)
@@ -84,32 +71,5 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
 
 
 def _load(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
-    if dataset not in RECORDING_DATASETS:
-        raise DataError(None, "dataset", f"no adapter for {dataset!r}; choose from {', '.join(RECORDING_DATASETS)}")
-    root = dataset_dir(dataset, data_dir)
-    if dataset == "grab":
-        from replay.data.grab import load_grab
-
-        path = root / "recordings" / f"{name}.pkl"
-        if not path.is_file():
-            raise DataError(path, None, f"no GRAB sequence {name!r}; available: {', '.join(list_sequences('grab', data_dir))}")
-        return load_grab(path, root / "objects", **kwargs)
-    if dataset == "taco":
-        from replay.data.taco import load_taco
-
-        path = root / f"{name}.pkl"
-        if not path.is_file():
-            raise DataError(path, None, f"no TACO sequence {name!r}; available: {', '.join(list_sequences('taco', data_dir))}")
-        return load_taco(path, **kwargs)
-    from replay.data.hug import load_hug
-
-    path = root / HUG_RECORDINGS_DIR / name / "aria_data.pkl"
-    if not path.is_file():
-        raise DataError(path, None, f"no HUG-Bench scene {name!r} (expected {HUG_RECORDINGS_DIR}/<split>/<scene>/aria_data.pkl)")
-    return load_hug(path, hug_scene_assets(root, name), **kwargs)
-
-
-def hug_scene_assets(root: Path, name: str) -> Path:
-    """Object folder of HUG scene ``name`` (``<split>/<scene>``): ``<root>/hug_bench/<split>/<scene>``
-    (the Hub's layout, as fetch_data.py stages it)."""
-    return Path(root) / "hug_bench" / name
+    ds = datasets.dataset(dataset)
+    return ds.load(dataset_dir(dataset, data_dir), name, **kwargs)

@@ -277,14 +277,7 @@ def _stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source:
             else:
                 result.repaired.append(problem.describe())
         target = dest / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        clear_parts(target)
-        tmp = part_path(target)
-        if link == "symlink":
-            os.symlink(src.resolve(), tmp)
-        else:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, target)
+        _place(src, target, link)
         man.add(dataset=dataset, source=source, repo="unknown", revision="unknown", path=key,
                 size=src.stat().st_size, sha256=digest, link="symlink" if link == "symlink" else "copy",
                 pinned=False, origin=str(src.resolve()))
@@ -297,6 +290,19 @@ _PINNED_DATASETS = ("manosim", "grab", "taco")
 
 
 # --------------------------------------------------------------------------- entry point
+
+
+def _place(src: Path, target: Path, link: str) -> None:
+    """Put ``src`` at ``target`` atomically: a copy or a symlink written under a partial name,
+    then renamed (``hardlink`` falls back to a copy here; leftovers of interrupted writes go)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clear_parts(target)
+    tmp = part_path(target)
+    if link == "symlink":
+        os.symlink(src.resolve(), tmp)
+    else:
+        shutil.copyfile(src, tmp)
+    os.replace(tmp, target)
 
 
 def resolve_mirror(mirror: str | Path | None) -> Path | None:
@@ -446,14 +452,7 @@ def _stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, li
                 continue
             if problem is not None:
                 result.repaired.append(problem.describe())
-        target.parent.mkdir(parents=True, exist_ok=True)
-        clear_parts(target)
-        tmp = part_path(target)
-        if link == "symlink":
-            os.symlink(src.resolve(), tmp)
-        else:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, target)
+        _place(src, target, link)
         prov = upstream.get(key, {})
         man.add(dataset=dataset, source="mirror", repo=prov.get("repo", "unknown"),
                 revision=prov.get("revision", "unknown"), path=key, size=src.stat().st_size, sha256=digest,

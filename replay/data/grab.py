@@ -166,3 +166,17 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
 def list_grab(grab_dir: str | Path) -> list[str]:
     """Sequence names (``<object>_lift``) in ``<grab_dir>/recordings``, sorted."""
     return sorted(p.stem for p in (Path(grab_dir) / "recordings").glob("*.pkl"))
+
+
+def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
+    """The registry's entry (:mod:`replay.datasets`): GRAB recording ``name`` at ``path``, its
+    objects in ``<root>/objects``.
+
+    Raises:
+        DataError: no such recording (the message lists the staged ones), or any error of
+            :func:`load_grab`.
+    """
+    if not Path(path).is_file():
+        have = ", ".join(p.stem for p in sorted((Path(root) / "recordings").glob("*.pkl")))
+        raise DataError(path, None, f"no GRAB sequence {name!r}; available: {have}")
+    return load_grab(path, Path(root) / "objects", **kwargs)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
 
 #: Dataset names known to the pipeline (folder names in ``data/`` and in the mirror).
-DATASETS = ("hug-bench", "grab", "taco", "manosim")
+DATASETS = FETCH_ORDER
 
 MIRROR_ENV = "REPLAY_MIRROR"
 DATA_ENV = "REPLAY_DATA"

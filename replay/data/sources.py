@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
 
 #: Datasets this module knows, in staging order for ``--dataset all``.
-DATASET_NAMES = ("manosim", "grab", "taco", "hug-bench")
+DATASET_NAMES = FETCH_ORDER
 
 PINS_PATH = Path(__file__).with_name("pinned_files.json")
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from replay.data.locate import dataset_dir
 from replay.data.types import Recording
+from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
@@ -46,15 +47,10 @@ from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
 #: number of hand coordinates in Newton's joint_q (7 free + 15 x 4 ball).
 HAND_COORDS = MANOSIM_HAND.coords
 
-#: reading of the 45 MANO finger values per dataset when the data does not say
-#: (MANOParams.flat_hand_mean is None). TACO: measured (flat hand fits the
-#: fingertip vertices ~10 mm median vs ~34 mm for the mean reading, see
-#: replay.kinematics.mano). HUG-Bench: ASSUMED flat (no real copy reachable here);
-#: the manosim-in-Newton report (see replay.config) gives a 1.89 mm median landmark error mapping HUG's pose directly onto
-#: manosim, which only a near-identity mapping achieves. On real data
-#: scripts/validate_pose_mapping.py measures both readings per sequence
-#: (``reading_check`` in its JSON), which settles it.
-DEFAULT_FLAT_HAND_MEAN = {"taco": True, "hug-bench": True}
+#: Whether a dataset's MANO finger values are relative to the flat hand where its files do not
+#: say (MANOParams.flat_hand_mean is None): :attr:`replay.datasets.Dataset.flat_hand_mean`,
+#: with how each was settled.
+DEFAULT_FLAT_HAND_MEAN = {n: d.flat_hand_mean for n, d in DATASETS.items() if d.flat_hand_mean is not None}
 
 #: fingertip fit (median, m) above which a MANO recording is rejected as a wrong
 #: side / reading. Measured on TACO: correct reading ~0.010 m, mean-pose reading
