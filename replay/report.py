@@ -66,7 +66,7 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
     Raises:
         ResultsFormatError: the npz is of another format version.
     """
-    import matplotlib
+    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -15,6 +15,7 @@ ablation's outcome (it must not lift).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import time
@@ -25,6 +26,8 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.engine import Variant
 from replay.errors import UsageError
+from replay.prepare import prepare_recording
+from replay.rollout import run_rollouts
 
 #: grid axes and what they set: finger effort limit (N·m) and hand-object sliding friction (1)
 AXES = {"effort": "effort_limit", "mu": "friction"}
@@ -160,9 +163,7 @@ def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, perturb_mm: float, pe
 
 def heatmap_png(result: dict, title: str) -> bytes:
     """PNG bytes: success over effort (rows) x mu (columns), the operating point marked."""
-    import io
-
-    import matplotlib
+    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -224,9 +225,6 @@ def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg:
     Raises:
         DataError: bad input (nothing is simulated).
     """
-    from replay.prepare import prepare_recording
-    from replay.rollout import run_rollouts
-
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)
     res = run_rollouts(rec, coords, mjcf, cfg, list(sp.variants), threads=threads)
