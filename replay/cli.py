@@ -93,6 +93,23 @@ COMMANDS = {
     "validate object-frame": "validate_object_frame.py",
 }
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
+#: one line per subcommand for ``grasp-replay --help``
+ABOUT = {
+    "study": "replay recordings (lift and/or recorded protocol, contact ablation) into a study",
+    "sweep": "robustness maps: a recording over effort x friction, perturbations",
+    "render": "the study's montage (and per-recording clips)",
+    "report": "the study's HTML report page and CSV",
+    "fetch": "stage datasets (mirror, GitHub, Hub, --local) with a SHA-256 manifest",
+    "validate pose-mapping": "hand FK against the recorded landmarks, mm",
+    "validate object-frame": "object meshes, frames, densities and placement",
+}
+
+
+def _usage() -> str:
+    lines = ["usage: grasp-replay <command> [args]   (grasp-replay <command> --help for its options)", "",
+             "commands:"]
+    lines += [f"  {c:<24}{ABOUT[c]}" for c in COMMANDS]
+    return "\n".join(lines)
 
 
 def _script_main(name: str) -> Callable:
@@ -110,13 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     """``grasp-replay <command> [args]``: the scripts as one console command (exit status as above)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in words:
-        usage = "usage: grasp-replay {" + ",".join(sorted(words)) + "} [args]  (validate: pose-mapping|object-frame)"
-        print(usage, file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
-        return EXIT_USAGE if argv and argv[0] not in ("-h", "--help") else (EXIT_OK if argv else EXIT_USAGE)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage(), file=sys.stdout if argv else sys.stderr)
+        return EXIT_OK if argv else EXIT_USAGE
+    if argv[0] not in words:
+        print(_usage(), file=sys.stderr)
+        say_error(f"unknown command {argv[0]!r}", "grasp-replay")
+        return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":
         if not rest or f"validate {rest[0]}" not in COMMANDS:
+            print(_usage(), file=sys.stdout if rest and rest[0] in ("-h", "--help") else sys.stderr)
+            if rest and rest[0] in ("-h", "--help"):
+                return EXIT_OK
             say_error("validate needs pose-mapping or object-frame", "grasp-replay")
             return EXIT_USAGE
         cmd, rest = f"validate {rest[0]}", rest[1:]

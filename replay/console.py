@@ -9,6 +9,7 @@ the workers caught come back with each result and are said once per study.
 from __future__ import annotations
 
 import logging
+import re
 import os
 import sys
 from collections import Counter
@@ -47,7 +48,9 @@ def quiet_libraries() -> None:
 
 
 def _short(text: str, n: int = NOTE_CHARS) -> str:
-    text = " ".join(str(text).split())
+    """One line of at most ``n`` characters; absolute paths shortened to their file name (the
+    full text is in the results), so the budget goes to what the message says."""
+    text = re.sub(r"(?:/[^\s/:]+)+/([^\s/:]+)", r"\1", " ".join(str(text).split()))
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
@@ -81,9 +84,11 @@ class StudyConsole:
         if self.enabled:
             tqdm.write(text, file=sys.stderr)
 
-    def once(self, text: str) -> None:
-        if text not in self.said:
-            self.said.add(text)
+    def once(self, text: str, key: str | None = None) -> None:
+        """Say ``text`` unless the same ``key`` (default: the text) was said before."""
+        key = text if key is None else key
+        if key not in self.said:
+            self.said.add(key)
             self.say(text if self.verbose else _short(text))
 
     def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str) -> None:
@@ -99,9 +104,9 @@ class StudyConsole:
         if status == "ok":
             self.counts[value.get("outcome") or "?"] += 1
             for w in value.get("import_warnings") or []:
-                self.once(f"note (hand import, every rollout; full text in the rollout JSON): {w}")
+                self.once(f"note (hand import, every rollout; full text in the rollout JSON's import_warnings): {w}")
             for w in value.get("run_warnings") or []:
-                self.once(f"warning: {w}")
+                self.once(f"warning ({sequence}; full text in its rollout JSON's run_warnings): {w}", key=w)
         else:
             self.counts["failed"] += 1
             self.say(f"failed: {sequence}: {_short(str(value).splitlines()[0] if value else value, 300)}")
@@ -110,8 +115,11 @@ class StudyConsole:
 
     def interrupted(self, out: Path, n_done: int, total: int) -> None:
         self.bar.close()
-        print(f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
-              "to finish the others", file=sys.stderr, flush=True)
+        if n_done >= total:
+            print(f"interrupted: all {total} recordings are in {out}", file=sys.stderr, flush=True)
+        else:
+            print(f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
+                  "to finish the others", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         self.bar.close()
@@ -128,7 +136,23 @@ def _cell(v, fmt: str = "{:.1f}") -> str:
 
 
 def summary_table(study: dict) -> str:
-    """A study's rows and counts as a plain-text table (the end of ``run_study.py``)."""
+    """A study's rows and counts as a plain-text table (the end of ``run_study.py``): the lift
+    protocol's recordings when it ran, and a line for the recorded protocol's."""
+    c = study.get("counts") or {}
+    lines = _lift_lines(study, c) if "lift" in (study.get("protocols") or ["lift"]) else []
+    rc = c.get("recorded")
+    if rc:
+        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
+                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording above: within 2 cm / "
+                     f"30 deg, errors over the frames simulated, when lost)")
+    if c.get("failed_inputs"):
+        lines.append(f"failed: {c['failed_inputs']} (listed below)")
+    if c.get("wall_s") is not None:
+        lines.append(f"wall time {c['wall_s']:.1f} s")
+    return "\n".join(lines)
+
+
+def _lift_lines(study: dict, c: dict) -> list[str]:
     cols = (("recording", "sequence", None), ("outcome", "outcome", None), ("diagnosis", "diagnosis", None),
             ("rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
             ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
@@ -136,23 +160,14 @@ def summary_table(study: dict) -> str:
     for r in study.get("rollouts") or []:
         rows.append([_cell(r.get(k) * s if (s and r.get(k) is not None) else r.get(k)) for _, k, s in cols])
     w = [max(len(row[i]) for row in rows) for i in range(len(cols))]
-    lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(row)).rstrip() for row in rows]
+    lines = ["  ".join(col.ljust(w[i]) for i, col in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * x for x in w))
-    c = study.get("counts") or {}
     diag = ", ".join(f"{k} {v}" for k, v in (c.get("diagnosis") or {}).items() if v)
     lines.append("")
     lines.append(f"{c.get('rollouts', 0)} recordings: lifted {c.get('lifted', 0)} (held through the shake "
-                 f"{c.get('shake_held', 0)}), dropped {c.get('dropped', 0)}, unstable {c.get('unstable', 0)}, "
-                 f"failed {c.get('failed_inputs', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
+                 f"{c.get('shake_held', 0)}), dropped {c.get('dropped', 0)}, unstable {c.get('unstable', 0)}"
+                 + (f"; diagnosis: {diag}" if diag else ""))
     if c.get("ablation_run"):
         lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
                      f"{c.get('ablation_lifted', 0)} lifted without contact")
-    rc = c.get("recorded")
-    if rc:
-        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
-                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)}; median within 2 cm / 30 deg "
-                     f"{_cell(rc.get('median_track_within'), '{:.2f}')}, median position error "
-                     f"{_cell(rc.get('median_track_pos_err_mm'))} mm")
-    if c.get("wall_s") is not None:
-        lines.append(f"wall time {c['wall_s']:.1f} s")
-    return "\n".join(lines)
+    return lines

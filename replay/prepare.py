@@ -27,14 +27,18 @@ CROP_MARGIN_FRAMES = 2
 
 
 def sequence_object(dataset: str, sequence: str) -> str | None:
-    """The object a sequence name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
+    """The object a lift recording's name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
     where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
     ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
     if not dataset_info(dataset).names_object:
         return None
     # the lift recordings' object (``mug_lift`` -> ``mug``); a recording of another intent
-    # (``mug_pass_1``) is selected by its own name, so ``--objects mug`` stays the lift
-    return sequence.split("/")[-1].rsplit("_", 1)[0]
+    # (``mug_pass_1``: object, intent, take) is selected by its own name, so that
+    # ``--objects mug`` stays the lift
+    base = sequence.split("/")[-1]
+    if base.split("_")[-1].isdigit():
+        return None
+    return base.rsplit("_", 1)[0]
 
 
 def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:

@@ -252,7 +252,10 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
             n_clips += 1
             parts.append(_video(_rel(clip.resolve(), pdir)))
         if rec.diagnosis:
-            parts.append(f"<p>diagnosis: {html.escape(json.dumps(rec.diagnosis))}</p>")
+            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                            for k, v in (rec.diagnosis.get("figure") or {}).items())
+            parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                         + (f" ({html.escape(fig)})" if fig else "") + "</p>")
         cards.append(f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>")
     mont = ""
     if montage is not None and Path(montage).is_file():

@@ -123,6 +123,8 @@ class RolloutRecord:
     flutter: list = _fl("-", "per finger joint damping check (kp, damping, critical damping)", list)
     finger_damping: list = _fl("N·m·s/rad", "distinct finger joint damping values", list)
     import_warnings: list = _fl("-", "warnings of the hand import (said once per study)", list)
+    run_warnings: list = _fl("-", "warnings raised while this recording ran (e.g. a finger drive's damping "
+                                  "raised to its flutter bound), said once per study", list)
     engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp) or newton (reference)")
     ablation_flag: bool | None = _f("-", "JSON key 'ablation' inside an ablation record: true")
     variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
@@ -173,7 +175,8 @@ class RolloutRecord:
     frames: int | None = _f("frames", "control frames simulated")
     frames_planned: int | None = _f("frames", "control frames of the protocol")
     sim_s: float | None = _f("s", "simulated time")
-    diagnosis: dict | None = _f("-", "{class, figure} of replay.diagnosis for a failed rollout, null if lifted")
+    diagnosis: dict | None = _f("-", "{class, figure} of replay.diagnosis for a rollout not lifted or shaken loose; "
+                                     "null if it lifted and held through the shake")
     wall_s: float | None = _f("s", "wall time of the batch (both worlds) stepping")
     build_s: float | None = _f("s", "wall time of building the scene")
     batch_worlds: int | None = _f("worlds", "worlds stepped in the batch")

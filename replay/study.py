@@ -369,7 +369,7 @@ def run_study(
         _execute(todo, done, workers, executor, address)
     except KeyboardInterrupt:
         study = write()
-        con.interrupted(out, len(results), len(seqs))
+        con.interrupted(out, len(results), n_jobs)
         raise
     finally:
         con.close()

@@ -107,6 +107,8 @@ def run_job(job: Job) -> dict:
         doc = _run_job(job)
     # said once per study by the parent (replay.console), not once per worker and rollout
     doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    if doc["run_warnings"]:  # kept with the rollout: the console says each only once, shortened
+        doc = write_rollout(Path(job.rollouts_dir) / f"{job.stem}.json", RolloutRecord.from_dict(doc))
     return doc
 
 

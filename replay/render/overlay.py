@@ -78,10 +78,12 @@ def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, 
 
 
 def clip_title(clip: Clip) -> str:
-    """The overlay title: the clip's title, plus the sequence when the object name is not
-    part of it (TACO and HUG-Bench sequences are dates and scene ids)."""
-    seq = str((clip.meta or {}).get("sequence") or "")
-    if not seq or seq.split("/")[-1].startswith(clip.title.split(" (")[0]):
+    """The overlay title: the clip's title, plus the sequence unless it is just the object's
+    lift (GRAB ``mug_lift``): TACO and HUG-Bench sequences are dates and scene ids, and GRAB's
+    other intents (``mug_pass_1``) must not look like the lift of the same object."""
+    seq = str((clip.meta or {}).get("sequence") or "").split("/")[-1]
+    name = clip.title.split(" (")[0]
+    if not seq or seq in (name, f"{name}_lift"):
         return clip.title
     return f"{clip.title} - {seq}"
 
