@@ -143,7 +143,7 @@ def summary_table(study: dict) -> str:
     rc = c.get("recorded")
     if rc:
         lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
-                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording above: within 2 cm / "
+                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
                      f"30 deg, errors over the frames simulated, when lost)")
     if c.get("failed_inputs"):
         lines.append(f"failed: {c['failed_inputs']} (listed below)")

@@ -382,12 +382,16 @@ def read_rollout(path: str | Path) -> RolloutRecord:
 
 
 def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
-    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``) atomically."""
+    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``; the recorded
+    protocol's rows, when it ran, as ``<path stem>.recorded.csv``) atomically."""
     text = dumps(study.to_dict())
     atomic_write_text(path, text)
     doc = json.loads(text)
     p = Path(path)
     atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"]))
+    if doc.get("recorded_rollouts"):
+        rec = doc["recorded_rollouts"]
+        atomic_write_text(p.with_suffix(".recorded.csv"), rows_csv(rec, [k for k in rec[0] if k != "json"] + ["json"]))
     return doc
 
 
@@ -396,14 +400,15 @@ def read_study(path: str | Path) -> StudyRecord:
     return StudyRecord.from_dict(_read_json(Path(path)), path)
 
 
-def rows_csv(rows: list[dict]) -> str:
-    """CSV text of study rows (:data:`ROW_FIELDS`; dicts as JSON, None as empty)."""
+def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS) -> str:
+    """CSV text of study rows (columns ``fields``, default :data:`ROW_FIELDS`; dicts as JSON,
+    None as empty)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(ROW_FIELDS)
+    w.writerow(fields)
     for r in rows:
         w.writerow(["" if r.get(k) is None else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list))
-                                                 else r[k]) for k in ROW_FIELDS])
+                                                 else r[k]) for k in fields])
     return buf.getvalue()
 
 
