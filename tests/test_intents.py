@@ -4,6 +4,7 @@ recorded protocol's object tracking (:mod:`replay.tracking`) on a short real win
 
 from __future__ import annotations
 
+import csv
 import json
 import pickle
 
@@ -148,6 +149,11 @@ def test_recorded_protocol_short_window(grab_staged):
     still = judged & (np.linalg.norm(ref - ref[0], axis=1) < 0.001)
     assert still.sum() >= 10 and np.max(pe[still]) < 5.0 and np.max(re_[still]) < 3.0
     assert doc["track_recorded_s"] == pytest.approx(1.0, abs=0.05)  # 0.5 s approach + 0.5 s after onset
+    # a recorded-only study: no lift rows; its own CSV holds the row, figures as in the rollout JSON
+    assert st["rollouts"] == [] and (out.parent / "study.csv").read_text().count("\n") == 1
+    rows = list(csv.DictReader((out.parent / "study.recorded.csv").open()))
+    assert [r["sequence"] for r in rows] == ["mug_pass_1"]
+    assert float(rows[0]["track_within"]) == pytest.approx(doc["track_within"])
 
 
 def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
