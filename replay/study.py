@@ -182,15 +182,20 @@ def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols
 
 def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str], chash: str, job, ablation: bool,
                ablation_only: bool, resume: bool, keep_others: bool, protocols: list[str], data_dir,
-               say) -> tuple[list[str], dict, list]:
+               say, run_protocols: list[str] | None = None,
+               subset_only: frozenset = frozenset()) -> tuple[list[str], dict, list]:
     """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run).
 
     ``--ablation-only``: the study keeps every recording with a rollout of this config and
     reruns the ablation of ``subset``. Otherwise a (sequence, protocol) is kept from disk when
-    resuming, or (``keep_others``, a merged ``--objects`` subset) when it is outside the
-    subset, unless its rollout is gone, of another config or protocol, or an input file it
-    read has changed since (:func:`replay.inputs.inputs_changed`; ``say`` tells which).
+    resuming, unless its rollout is gone, of another config or protocol, or an input file it
+    read has changed since (:func:`replay.inputs.inputs_changed`; ``say`` tells which). In a
+    merged ``--objects`` subset (``keep_others``) the other sequences are kept (run again only
+    when their rollout is gone or stale), and a protocol of the study not in ``run_protocols``
+    runs nowhere: its rollouts are kept as they are on disk; a protocol new to the study
+    (``subset_only``) runs for the subset only.
     """
+    run_protocols = protocols if run_protocols is None else run_protocols
     results: dict[str, dict] = {}
     todo = []
     if ablation_only:
@@ -204,6 +209,12 @@ def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str
     for proto in protocols:
         for s in seqs:
             j = job(s, proto)
+            if keep_others and proto not in run_protocols:  # the merged study's other protocol: kept as it is
+                if (doc := _done_rollout(rdir, j, chash, ablation and proto == "lift")) is not None:
+                    results[j.key] = doc
+                continue
+            if keep_others and s not in subset and proto in subset_only:
+                continue
             keep = resume or (keep_others and s not in subset)
             if keep and (doc := _done_rollout(rdir, j, chash, ablation and proto == "lift")) is not None:
                 why = inputs_changed(doc, data_dir)
@@ -337,10 +348,15 @@ def run_study(
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     keep_others = bool(objects) and not ablation_only
+    run_protocols, new_protocols = protocols, frozenset()
+    if keep_others and prior is not None and prior.get("config_hash") == chash:  # the merged study keeps its own
+        had = list(prior.get("protocols") or ["lift"])
+        protocols = list(dict.fromkeys([*had, *protocols]))
+        new_protocols = frozenset(run_protocols) - set(had)
     con = StudyConsole(dataset, total=0, done=0, enabled=progress, verbose=verbose)
     seqs, results, todo = _plan_jobs(rdir, all_seqs, seqs, subset, chash, job, ablation, ablation_only, resume,
-                                     keep_others, protocols, data_dir, con.say)
-    n_jobs = len(seqs) * (1 if ablation_only else len(protocols))
+                                     keep_others, protocols, data_dir, con.say, run_protocols, new_protocols)
+    n_jobs = len(results) + len(todo)
     con.start(total=n_jobs, done=n_jobs - len(todo))
     failed: dict[str, str] = {}
     t0 = time.perf_counter()

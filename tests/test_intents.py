@@ -174,3 +174,19 @@ def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
     g = clip.track.index(render.GHOST_BODY)
     assert np.allclose(clip.track.body_pos[:, g], z["recorded_object_pos"], atol=1e-6)
     assert np.allclose(clip.track.body_pos[:, clip.track.index("object")], z["body_pos"][:, -1], atol=1e-6)
+
+
+def test_recorded_subset_merges_into_a_lift_study(grab_staged):
+    """``--protocol recorded --objects X`` where a lift study of the same config is: the study
+    keeps every lift row, gains X's recorded row only (the new protocol runs for the subset,
+    not for the whole study), and lists both protocols."""
+    cfg = ReplayConfig(approach_window_s=0.5, settle_s=0.2, lift_s=0.4, hold_s=0.2, shake_amplitude=0.0)
+    out = grab_staged / "merge" / "study.json"
+    seqs = ["mug_pass_1", "stapler_staple_1"]
+    run_study("grab", out, cfg, sequences=seqs, workers=0, ablation=False, progress=False, data_dir=grab_staged)
+    st = run_study("grab", out, cfg, objects=["mug_pass_1"], workers=0, ablation=False, progress=False,
+                   data_dir=grab_staged, protocols=("recorded",), recorded_max_s=0.3)
+    assert st["protocols"] == ["lift", "recorded"] and not st["failed"]
+    assert sorted(r["sequence"] for r in st["rollouts"]) == seqs
+    assert [r["sequence"] for r in st["recorded_rollouts"]] == ["mug_pass_1"]
+    assert not (out.parent / "study_rollouts" / "stapler_staple_1.recorded.json").exists()
