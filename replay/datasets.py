@@ -40,7 +40,8 @@ class Dataset:
             reading, :mod:`replay.kinematics.mano`). HUG-Bench: ASSUMED flat (no copy
             reachable here; ``validate_pose_mapping.py`` checks both readings per sequence).
         names_object: recording names start with the object's name and then say the
-            intent (GRAB ``mug_lift``, ``mug_pass_1``): ``--objects mug`` selects them and
+            intent (GRAB ``mug_lift``, ``mug_pass_1``): ``--objects mug`` selects the lift
+            (:func:`replay.prepare.sequence_object`; other intents by their own name) and
             :func:`replay.input_checks.recording_intent` reads the intent.
     """
 
