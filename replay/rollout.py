@@ -531,23 +531,7 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
     # slip is motion of an object *in* the hand: one left on the table has none (its separation
     # from the hand is the lift height, reported as separation_mm)
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
-    # grasp measures: friction budget (lift and hold), creep during the hold, slip onset
-    budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
-    carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))
-    budget_peak = float(np.max(budget[carry])) if carry.size and np.all(np.isfinite(budget[carry])) else None
-    hold = np.flatnonzero(ph == PHASE_HOLD)
-    in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
-    # creep: only an object carried in the hand creeps in it (one left on the table does not)
-    creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
-    onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
-    tip_mm = None if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance) \
-        else tr.fingertip_distance * 1000.0
-    measures = dict(
-        friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
-        friction_budget_peak_kg=budget_peak,
-        friction_budget_hold_kg=float(np.median(budget[hold])) if completed and hold.size else None,
-        creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
-    )
+    measures = _grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
     out = dict(
         slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
         outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
@@ -567,6 +551,33 @@ def _measure(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: _Trace, w
     v = world.variant
     out["diagnosis"] = diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
                                           effort_limit=float(v.effort_limit or cfg.effort_limit), pushed_mm=pushed * 1000.0,
-                                          budget_peak_kg=budget_peak, fingertip_distance_mm=tip_mm,
-                                          slip_onset_frame=onset, cfg=cfg)
+                                          budget_peak_kg=measures["friction_budget_peak_kg"],
+                                          fingertip_distance_mm=measures["fingertip_distance_mm"],
+                                          slip_onset_frame=measures["slip_onset_frame"], cfg=cfg)
     return out
+
+
+def _grasp_measures(tr: _Trace, ph: np.ndarray, cfg: ReplayConfig, done: int, ls: int | None, judge: int,
+                    lifted: bool, completed: bool, pushed: float) -> dict:
+    """Friction budget (kg: ``sum(mu_i N_i)/g``, :func:`replay.diagnosis.friction_budget_kg`) at the
+    lift start, its peak over lift and hold and its median over the hold; creep in the hand
+    frame during the hold (mm/s, lifted only: an object left on the table does not creep in
+    the hand); the slip onset frame; ``pushed`` (m, before the lift) in mm; the fingertip
+    distance at the lift start (mm). ``ls``: lift-start frame or None; ``judge``: the frame
+    the outcome is judged at (end of the hold)."""
+    body_pos, body_quat = tr.body_pos, tr.body_quat
+    budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
+    carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))
+    budget_peak = float(np.max(budget[carry])) if carry.size and np.all(np.isfinite(budget[carry])) else None
+    hold = np.flatnonzero(ph == PHASE_HOLD)
+    in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
+    creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
+    onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
+    tip_mm = None if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance) \
+        else tr.fingertip_distance * 1000.0
+    return dict(
+        friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
+        friction_budget_peak_kg=budget_peak,
+        friction_budget_hold_kg=float(np.median(budget[hold])) if completed and hold.size else None,
+        creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
+    )
