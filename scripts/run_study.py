@@ -38,7 +38,8 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (``--help`` lists every option)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
@@ -71,6 +72,11 @@ def main(argv=None) -> int:
     p.add_argument("--recorded-max-s", type=float, default=None,
                    help="recorded protocol: at most this many recorded seconds after the lift onset "
                         "(default: to the end of the manipulation)")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
     if a.address and a.executor != "ray":
         p.error("--address needs --executor ray")

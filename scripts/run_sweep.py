@@ -32,7 +32,8 @@ from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.results import FORMAT_VERSION, dumps
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (``--help`` lists every option)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
@@ -48,6 +49,11 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides")
     p.add_argument("--resume", action="store_true")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
 
     from replay.data import list_sequences

@@ -25,6 +25,10 @@ import sys
 import time
 from pathlib import Path
 
+import mujoco
+import numpy as np
+import scipy
+
 from replay.cli import report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
 from replay.data import list_sequences, load_recording
@@ -36,7 +40,8 @@ from replay.kinematics.ik import IKOptions
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (``--help`` lists every option)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
@@ -52,6 +57,28 @@ def main(argv: list[str] | None = None) -> int:
                     help="manosim hand shape (default: the study's per-dataset choice, "
                          "replay.datasets: zerohand for grab/taco, myhand for hug-bench)")
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
+    return ap
+
+
+def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: IKOptions):
+    """Load one recording (its hand side overridden when ``side`` is given), map its pose onto
+    the manosim ``shape`` hand and measure FK against the landmarks: ``(recording, errors)``.
+
+    Raises:
+        ReplayError: the recording cannot be loaded or validated (bad input, refused).
+    """
+    rec = load_recording(ds, name, args.data_dir)
+    if side is not None and rec.hand_side != side:
+        rec = dataclasses.replace(rec, hand_side=side, meta=dict(rec.meta, hand_side_override=side))
+    window = None
+    if args.window == "grasp":
+        window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
+    mjcf = default_mjcf(rec.hand_side, shape, args.data_dir)
+    return rec, sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     ensure_parent(args.out)  # an unwritable --out fails now, not after minutes of IK
 
@@ -84,18 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in names if n in args.sequences]
         for name in names:
             t1 = time.perf_counter()
+            shapes[ds] = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
             try:
-                rec = load_recording(ds, name, args.data_dir)
-                if ds in sides and rec.hand_side != sides[ds]:
-                    rec = dataclasses.replace(rec, hand_side=sides[ds],
-                                              meta=dict(rec.meta, hand_side_override=sides[ds]))
-                window = None
-                if args.window == "grasp":
-                    window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
-                shape = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
-                shapes[ds] = shape
-                mjcf = default_mjcf(rec.hand_side, shape, args.data_dir)
-                s = sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
+                rec, s = _validate_one(ds, name, args, sides.get(ds), shapes[ds], opts)
             except ReplayError as exc:  # this recording is reported; the others are still validated
                 say_error(f"{ds}/{name}: {exc}")
                 errors[f"{ds}/{name}"] = str(exc)
@@ -104,8 +122,6 @@ def main(argv: list[str] | None = None) -> int:
             flags[(ds, name)] = rec.meta.get("input_flags", {})
             if flags[(ds, name)]:
                 print(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}", flush=True)
-            import numpy as np
-
             e = s.errors[np.isfinite(s.errors)]
             print(f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
                   f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
@@ -117,10 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     for entry in summary["sequences"]:
         entry["input_flags"] = flags.get((entry["dataset"], entry["name"]), {})
     summary["errors"] = errors
-    import mujoco
-    import numpy
-    import scipy
-
     summary["run"] = {
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
         "seconds": round(time.perf_counter() - t0, 1),
@@ -129,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "hand_shape": shapes,
         "hold_s": args.hold_s if args.window == "grasp" else None,
         "hand_side_override": sides,
-        "versions": {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+        "versions": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
                      "mujoco": mujoco.__version__},
         "mirror": os.environ.get("REPLAY_MIRROR"),
     }
