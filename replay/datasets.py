@@ -23,7 +23,7 @@ class Dataset:
 
     Attributes:
         name: the folder name in ``data/`` and in the mirror, and the ``--dataset`` value.
-        label: how messages name it.
+        label: how messages name it (``no GRAB sequence 'x'``).
         pattern: glob of its recordings below its folder; a name is the path relative to the
             folder with the pattern's fixed prefix and suffix removed (GRAB
             ``recordings/<name>.pkl``, TACO ``<name>.pkl``, HUG-Bench
@@ -69,10 +69,20 @@ class Dataset:
 
     def load(self, root: Path, name: str, **kwargs):
         """Read recording ``name`` (its file: :meth:`path`) with the adapter, imported now:
-        ``loader(path, root, name, **kwargs)`` -> :class:`replay.data.types.Recording`."""
+        ``loader(path, root, name, **kwargs)`` -> :class:`replay.data.types.Recording`.
+
+        Raises:
+            DataError: no such recording (the message lists the staged ones), or any error
+                of the adapter.
+        """
+        path = self.path(root, name)
+        if not path.is_file():
+            have = self.sequences(root)
+            raise DataError(path, None, f"no {self.label} sequence {name!r} (expected {self.pattern}); available: "
+                                        f"{', '.join(have) if have else 'none staged'}")
         module, func = self.loader.split(":")
         fn: Callable = getattr(importlib.import_module(module), func)
-        return fn(self.path(root, name), Path(root), name, **kwargs)
+        return fn(path, Path(root), name, **kwargs)
 
 
 #: Every dataset with recordings, in the order scripts list them.

@@ -169,14 +169,10 @@ def list_grab(grab_dir: str | Path) -> list[str]:
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry (:mod:`replay.datasets`): GRAB recording ``name`` at ``path``, its
-    objects in ``<root>/objects``.
+    """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists): GRAB
+    recording ``name`` at ``path``, its objects in ``<root>/objects``.
 
     Raises:
-        DataError: no such recording (the message lists the staged ones), or any error of
-            :func:`load_grab`.
+        DataError: any error of :func:`load_grab`.
     """
-    if not Path(path).is_file():
-        have = ", ".join(p.stem for p in sorted((Path(root) / "recordings").glob("*.pkl")))
-        raise DataError(path, None, f"no GRAB sequence {name!r}; available: {have}")
     return load_grab(path, Path(root) / "objects", **kwargs)

@@ -356,13 +356,11 @@ def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry (:mod:`replay.datasets`): HUG-Bench scene ``name``
-    (``<split>/<scene>``) at ``path``, its objects in ``<root>/hug_bench/<split>/<scene>``
-    (the Hub's layout, as ``fetch_data.py`` stages it).
+    """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists):
+    HUG-Bench scene ``name`` (``<split>/<scene>``) at ``path``, its objects in
+    ``<root>/hug_bench/<split>/<scene>`` (the Hub's layout, as ``fetch_data.py`` stages it).
 
     Raises:
-        DataError: no such scene, or any error of :func:`load_hug`.
+        DataError: any error of :func:`load_hug`.
     """
-    if not Path(path).is_file():
-        raise DataError(path, None, f"no HUG-Bench scene {name!r} (expected scenes/<split>/<scene>/aria_data.pkl)")
     return load_hug(path, Path(root) / "hug_bench" / name, **kwargs)

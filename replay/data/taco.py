@@ -141,14 +141,10 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry (:mod:`replay.datasets`): TACO sequence ``name`` at ``path``
-    (its mesh beside it).
+    """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists): TACO
+    sequence ``name`` at ``path`` (its mesh beside it).
 
     Raises:
-        DataError: no such sequence (the message lists the staged ones), or any error of
-            :func:`load_taco`.
+        DataError: any error of :func:`load_taco`.
     """
-    if not Path(path).is_file():
-        have = ", ".join(p.stem for p in sorted(Path(root).glob("*.pkl")))
-        raise DataError(path, None, f"no TACO sequence {name!r}; available: {have}")
     return load_taco(path, **kwargs)
