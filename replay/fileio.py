@@ -8,10 +8,12 @@ destination, so a reader never sees a partial file and a crash never leaves one.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -54,26 +56,41 @@ def ensure_parent(path: str | Path) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
+    """A temporary file beside ``path`` for a writer that needs a file name (e.g. ffmpeg),
+    renamed over ``path`` when the block ends without an error, removed when it raises.
+
+    The temporary name is ``.<name>.<random><suffix>`` in the destination folder (same file
+    system, so the rename is atomic); the file gets the permissions a plain ``open()`` would
+    give (``0o666 & ~umask``), not ``mkstemp``'s 0600. Creates the parent folder.
+
+    Raises:
+        OSError: the destination cannot be written (see :func:`ensure_parent`).
+    """
+    path = ensure_parent(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~process_umask())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename).
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename: :func:`atomic_path`).
 
     Creates the parent folder. Raises ``OSError`` (e.g. ``NotADirectoryError``) when
     the destination cannot be written; no temporary file is left behind.
     """
-    path = ensure_parent(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~process_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return Path(path)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

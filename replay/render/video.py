@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 
 from replay.errors import OutputError
-from replay.fileio import process_umask
+from replay.fileio import atomic_path
 from replay.render.camera import CameraView, clip_camera, frame_camera
 from replay.render.clip import PoseTrack, SceneObject, Support, load_clip
 from replay.render.model import apply_poses, build_render_model, mocap_index
@@ -193,38 +193,31 @@ def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 3
         ValueError: frames of odd or changing size.
     """
     out = prepare_output(out_path)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.stem}.", suffix=".tmp.mp4")
-    os.close(fd)
     n, writer, shape = 0, None, None
-    try:
-        for img in frames:
+    with atomic_path(out, suffix=".tmp.mp4") as tmp:
+        try:
+            for img in frames:
+                if writer is None:
+                    shape = img.shape
+                    if img.ndim != 3 or img.shape[2] != 3 or img.shape[0] % 2 or img.shape[1] % 2:
+                        raise ValueError(f"frames must be (H, W, 3) with even H and W for yuv420p, got {img.shape}")
+                    writer = imageio_ffmpeg.write_frames(
+                        str(tmp), (img.shape[1], img.shape[0]), fps=fps, codec="libx264", pix_fmt_in="rgb24",
+                        pix_fmt_out="yuv420p", quality=None, macro_block_size=1,
+                        output_params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart"],
+                        ffmpeg_log_level="error",
+                    )
+                    writer.send(None)
+                elif img.shape != shape:
+                    raise ValueError(f"frame {n} has shape {img.shape}, expected {shape}")
+                writer.send(np.ascontiguousarray(img, dtype=np.uint8))
+                n += 1
             if writer is None:
-                shape = img.shape
-                if img.ndim != 3 or img.shape[2] != 3 or img.shape[0] % 2 or img.shape[1] % 2:
-                    raise ValueError(f"frames must be (H, W, 3) with even H and W for yuv420p, got {img.shape}")
-                writer = imageio_ffmpeg.write_frames(
-                    tmp, (img.shape[1], img.shape[0]), fps=fps, codec="libx264", pix_fmt_in="rgb24",
-                    pix_fmt_out="yuv420p", quality=None, macro_block_size=1,
-                    output_params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart"],
-                    ffmpeg_log_level="error",
-                )
-                writer.send(None)
-            elif img.shape != shape:
-                raise ValueError(f"frame {n} has shape {img.shape}, expected {shape}")
-            writer.send(np.ascontiguousarray(img, dtype=np.uint8))
-            n += 1
-        if writer is None:
-            raise OutputError(f"{out}: no frames to write")
-        writer.close()
-        writer = None
-        os.chmod(tmp, 0o666 & ~process_umask())  # mkstemp made it 0600; a plain open() would not
-        os.replace(tmp, out)
-        return n
-    finally:
-        if writer is not None:
-            writer.close()
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+                raise OutputError(f"{out}: no frames to write")
+        finally:
+            if writer is not None:
+                writer.close()
+    return n
 
 
 def render_clip(
