@@ -9,8 +9,8 @@ the workers caught come back with each result and are said once per study.
 from __future__ import annotations
 
 import logging
-import re
 import os
+import re
 import sys
 from collections import Counter
 from pathlib import Path
