@@ -48,7 +48,7 @@ from replay.results import (
     study_row,
     write_study,
 )
-from replay.study_job import Job, _run_job_safe, config_hash, result_key, result_stem
+from replay.study_job import Job, run_job_safe, config_hash, result_key, result_stem
 
 
 def package_versions() -> dict:
@@ -243,12 +243,12 @@ def _execute(todo: list, done, workers: int, executor: str, address: str | None)
     if executor == "ray":  # imported only when asked for: Ray takes seconds to import
         from replay.jobs_ray import run_jobs_ray
 
-        run_jobs_ray(todo, _run_job_safe, done, address=address)
+        run_jobs_ray(todo, run_job_safe, done, address=address)
     elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
         for job in todo:
-            done(job, *_run_job_safe(job))
+            done(job, *run_job_safe(job))
     else:  # replay.jobs: a worker that dies costs its own recording only
-        run_jobs(todo, _run_job_safe, workers, done)
+        run_jobs(todo, run_job_safe, workers, done)
 
 
 def run_study(

@@ -77,7 +77,7 @@ class Job:
         return result_key(self.sequence, self.protocol)
 
 
-def _run_job_safe(job: Job) -> tuple[str, object]:
+def run_job_safe(job: Job) -> tuple[str, object]:
     """Worker entry (pool, Ray or in process): ``("ok", doc)`` or ``("error", one-line message)``.
 
     Every failure becomes a message here, so one bad recording (a :class:`DataError`) or a
