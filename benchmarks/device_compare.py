@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: the same study on the CPU backend and on CUDA, in one run on one machine.
 
-Runs ``replay.study.run_study`` (replay + contact ablation, the full default
+Runs ``replay.study.runner.run_study`` (replay + contact ablation, the full default
 protocol) for the chosen recordings once per device, in this process
 (``workers=0``), after a short warm-up rollout per device so Warp's kernel
 compilation is reported separately and not charged to the first rollout. Prints,
@@ -39,11 +39,11 @@ from replay.fileio import atomic_write_text
 
 def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     """Seconds for a 3-frame rollout on ``cfg.device`` (Warp compiles its kernels here)."""
-    from replay.data import load_recording
+    from replay.checks import load_recording
     from replay.data.locate import dataset_dir
-    from replay.hand_assets import hand_mjcf_path
-    from replay.prepare import crop_recording, hand_trajectory
-    from replay.rollout import run_rollout
+    from replay.sim.hand_assets import hand_mjcf_path
+    from replay.study.prepare import crop_recording, hand_trajectory
+    from replay.protocol.rollout import run_rollout
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
@@ -74,8 +74,8 @@ def main(argv=None) -> int:
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.data import list_sequences
-    from replay.prepare import sequence_object
-    from replay.study import package_versions, run_study
+    from replay.study.prepare import sequence_object
+    from replay.study.runner import package_versions, run_study
 
     machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}
     if "cuda" in devices:

@@ -25,7 +25,7 @@ prints rollouts per minute. ``--reference`` also times the reference engine
 ``--device cuda`` is for a CUDA machine: the MuJoCo C figures above, then for each
 ``--worlds`` count (comma-separated, e.g. ``--worlds 1,64,512,1024``) N worlds of the
 recording (object friction spread over 0.5-1.5) stepped through the full protocol in
-one mujoco-warp launch per step (:class:`replay.engine.warp_batch.WarpBatch`, frame
+one mujoco-warp launch per step (:class:`replay.sim.engine.warp_batch.WarpBatch`, frame
 graph-captured), reported as rollouts per minute (batch build included, and stepping
 only), ms per launch step and per world step, next to mujoco-warp's own step on the
 same N-world model (zero control from the initial state, graph-captured; a lower bound,
@@ -56,14 +56,14 @@ from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
-from replay.engine import Variant
-from replay.engine.mjc import MjcBatch
+from replay.sim.engine import Variant
+from replay.sim.engine.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
-from replay.prepare import prepare_recording, select_sequences, sequence_object
+from replay.study.prepare import prepare_recording, select_sequences, sequence_object
 from replay.results import dumps
-from replay.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
-from replay.study import package_versions, run_study
+from replay.protocol.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
+from replay.study.runner import package_versions, run_study
 
 
 def _recorded_controls(scene, plan, cfg):
@@ -159,7 +159,7 @@ def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> 
     import mujoco_warp
     import warp as wp
 
-    from replay.engine.warp_batch import WarpBatch
+    from replay.sim.engine.warp_batch import WarpBatch
 
     b = WarpBatch(scene, variants, device=device)
     m, d = b.m, b.d
@@ -197,7 +197,7 @@ def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], 
     """
     import warp as wp
 
-    from replay.engine.warp_batch import WarpBatch
+    from replay.sim.engine.warp_batch import WarpBatch
 
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)

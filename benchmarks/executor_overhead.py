@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
-from replay.study import run_study
+from replay.study.runner import run_study
 
 
 def _overhead(study: dict, wall: float) -> dict:

@@ -54,13 +54,13 @@ class ReplayConfig:
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
     device: str = _f(
         "cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
-        "recording in one launch (replay.engine.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
+        "recording in one launch (replay.sim.engine.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
         "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)"
     )
     engine: str = _f(
         "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
-        "MuJoCo C (replay.engine.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
-        "launch and the controller as Warp kernels (replay.engine.warp_batch); "
+        "MuJoCo C (replay.sim.engine.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
+        "launch and the controller as Warp kernels (replay.sim.engine.warp_batch); "
         "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)"
     )
 
@@ -226,7 +226,7 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
     return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
 
 
-# --- recorded protocol (replay.tracking): object tracking against the recorded track ------
+# --- recorded protocol (replay.protocol.tracking): object tracking against the recorded track ------
 #: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
 #: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the
 #: recorded orientation (geodesic angle, deg). 2 cm / 30 deg: the per-frame object tracking

@@ -43,14 +43,14 @@ QUAT_ORDER = "xyzw"
 
 
 class Phase(IntEnum):
-    """Protocol phase of a control frame (the npz ``phase`` codes; :mod:`replay.rollout`)."""
+    """Protocol phase of a control frame (the npz ``phase`` codes; :mod:`replay.protocol.rollout`)."""
 
     SETTLE = 0  #: object rests on the support, hand holds its first replayed pose
     APPROACH = 1  #: the recorded approach and closure, up to the grasp frame
     LIFT = 2  #: the wrist rises ``lift_height`` (min-jerk) over ``lift_s``
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
-    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.tracking`)
+    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.tracking`)
 
 
 #: Keys of a poses npz: (name, shape, unit/frame).
@@ -102,9 +102,9 @@ class RolloutRecord:
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
     kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
-    input_flags: dict = _fl("-", "repaired or corrected input (replay.input_checks), empty if none")
+    input_flags: dict = _fl("-", "repaired or corrected input (replay.checks.input_checks), empty if none")
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
-                            "read it (replay.inputs)")
+                            "read it (replay.study.inputs)")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
     protocol: str | None = _f("-", "lift (synthetic lift, hold, shake) or recorded (the recorded motion)")
     recorded_max_s: float | None = _f("s", "recorded protocol: at most this long after the lift onset (null: to "
@@ -175,7 +175,7 @@ class RolloutRecord:
     frames: int | None = _f("frames", "control frames simulated")
     frames_planned: int | None = _f("frames", "control frames of the protocol")
     sim_s: float | None = _f("s", "simulated time")
-    diagnosis: dict | None = _f("-", "{class, figure} of replay.diagnosis for a rollout not lifted or shaken loose; "
+    diagnosis: dict | None = _f("-", "{class, figure} of replay.protocol.diagnosis for a rollout not lifted or shaken loose; "
                                      "null if it lifted and held through the shake")
     wall_s: float | None = _f("s", "wall time of the batch (both worlds) stepping")
     build_s: float | None = _f("s", "wall time of building the scene")
@@ -187,7 +187,7 @@ class RolloutRecord:
     ablation_no_rise: bool | None = _f("-", "ablation: no hand-object contact and object rose < ablation_clean_mm")
     ablation_rerun_s: float | None = _f("s", "wall time of the last --ablation-only rerun")
     wall_s_total: float | None = _f("s", "wall time of this recording's job (kinematics, both runs, writing)")
-    # recorded protocol (replay.tracking): the simulated object against the recorded track
+    # recorded protocol (replay.protocol.tracking): the simulated object against the recorded track
     track_pos_err_median_mm: float | None = _f("mm, world", "median object position error over simulated frames")
     track_pos_err_p95_mm: float | None = _f("mm, world", "95th percentile of the position error")
     track_pos_err_max_mm: float | None = _f("mm, world", "largest position error")
@@ -283,12 +283,12 @@ class StudyRecord:
     ablation: bool | None = _f("-", "the contact ablation ran")
     versions: dict = _fl("-", "python and package versions")
     sequences: list = _fl("-", "every recording of the study, in order", list)
-    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.summarize)")
+    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.runner.summarize)")
     failed: dict = _fl("-", "{sequence: one-line reason} of recordings that could not be replayed")
     rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
     inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
     protocols: list = _fl("-", "protocols run: lift and/or recorded", list)
-    recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.tracking.TRACK_FIELDS; "
+    recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.protocol.tracking.TRACK_FIELDS; "
                                        "full record in its `json`)", list)
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 

@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay import render
+from replay.output import render
 from replay.cli import report, run, size_arg
 from replay.errors import ReplayError, UsageError
 

@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay import render
+from replay.output import render
 from replay.cli import report, run, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = args.out or Path("renders") / (args.sequence.replace("/", "_") + ".mp4")
     try:
-        from replay.render.recording import find_rollout, render_recording, scene_window
+        from replay.output.render.recording import find_rollout, render_recording, scene_window
 
         if args.study is None:
             args.study = Path("out") / args.dataset / "study.json"
@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--ablation", "needs a study rollout (is --study right?)")
         else:
             note = None
-        from replay.data import list_sequences, load_recording
+        from replay.data import list_sequences
+        from replay.checks import load_recording
 
         names = list_sequences(args.dataset, args.data)
         if args.sequence not in names:

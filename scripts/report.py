@@ -5,7 +5,7 @@
         [--montage renders/grab/montage.mp4] [--clips renders/grab/clips]
 
 A static HTML page (open it in a browser, no server) with the plots in ``<out stem>_files/``
-(:mod:`replay.report`); it also (re)writes ``study.csv`` beside the study JSON from its rows.
+(:mod:`replay.output.report`); it also (re)writes ``study.csv`` beside the study JSON from its rows.
 Exit status (replay.cli): 0 done, 1 a missing or unreadable study (or one of another
 format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from replay.cli import run
 from replay.fileio import atomic_write_text, ensure_parent
-from replay.report import build_report
+from replay.output.report import build_report
 from replay.results import read_study, rows_csv
 
 

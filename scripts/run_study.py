@@ -8,12 +8,12 @@ Example:
 
 ``--protocol recorded`` replays the whole recorded motion (approach window to the end of
 the manipulation) and compares the simulated object with the recorded track per frame
-(``track_*``, :mod:`replay.tracking`); its results are ``<sequence>.recorded.json``.
+(``track_*``, :mod:`replay.protocol.tracking`); its results are ``<sequence>.recorded.json``.
 
 Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
 (one row per recording) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
-(see :mod:`replay.study`). Exit status (the convention of :mod:`replay.cli`): 0 when
+(see :mod:`replay.study.runner`). Exit status (the convention of :mod:`replay.cli`): 0 when
 every recording was replayed (whatever the grasp outcomes: unstable rollouts are
 results, not errors); 1 when data is missing or a recording could not be loaded or
 replayed (listed, the others are kept); 2 on bad arguments or settings (an unknown
@@ -33,7 +33,7 @@ import sys
 
 from replay.cli import EXIT_INTERRUPTED, report, run, say_error
 from replay.config import ReplayConfig
-from replay.console import summary_table
+from replay.study.console import summary_table
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         say_error(str(e))
         return 2
     try:
-        from replay.study import run_study
+        from replay.study.runner import run_study
 
         study = run_study(
             a.dataset, a.out, cfg,
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     print(summary_table(study))
-    for r in study.get("rollouts") or []:  # repaired or corrected input (replay.input_checks), said once more
+    for r in study.get("rollouts") or []:  # repaired or corrected input (replay.checks.input_checks), said once more
         if r.get("input_flags"):
             print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:

@@ -58,9 +58,9 @@ def main(argv=None) -> int:
 
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
-    from replay.prepare import select_sequences
-    from replay.study import package_versions
-    from replay.sweep import (
+    from replay.study.prepare import select_sequences
+    from replay.study.runner import package_versions
+    from replay.study.sweep import (
         parse_grid,
         plan_sweep,
         run_recording_sweep,
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
             continue
         doc.update(format_version=FORMAT_VERSION, sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid, perturb_mm=a.perturb_mm,
                    perturb_deg=a.perturb_deg, seed=a.seed, png=f"{stem}.png")
-        from replay.sweep import heatmap_png
+        from replay.study.sweep import heatmap_png
 
         atomic_write_bytes(out / f"{stem}.png", heatmap_png(doc, f"{seq} ({doc['object_mass_kg']:.3f} kg)"))
         atomic_write_text(jpath, dumps(doc))

@@ -8,7 +8,7 @@ Usage:
 Per object: collision-hull vs visual-surface gap, mass/density (flag outside
 100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
 tracked, and the minimum hand-object distance at the grasp frame (see
-:mod:`replay.validation.object_frame`). The output file holds one section per
+:mod:`replay.checks.object_frame`). The output file holds one section per
 dataset; running again for another dataset adds/replaces only that section.
 Written atomically. Exit status (the convention of replay.cli): 0 done, 1 if any sequence
 failed to load or data is missing, 2 bad arguments.
@@ -22,10 +22,12 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from replay.data import RECORDING_DATASETS, list_sequences, load_recording
+from replay.data import RECORDING_DATASETS, list_sequences
+
+from replay.checks import load_recording
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
-from replay.validation import object_frame as of
+from replay.checks import object_frame as of
 
 
 def _settings(samples: int) -> dict:
@@ -59,7 +61,7 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
             rec = load_recording(dataset, name, data_dir)
             res = of.validate_recording(rec, n=samples, asset_cache=cache)
             res["source_sha256"] = sha256_file(rec.source)
-            res["input_flags"] = rec.meta.get("input_flags", {})  # replay.input_checks: repaired input
+            res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.input_checks: repaired input
             results.append(res)
             tgt = next(o for o in res["objects"] if o["target"])
             print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "

@@ -10,7 +10,7 @@ mapping used) and a PNG of the error distribution per finger next to it
 (``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
 Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data or
 a sequence that could not be validated (named; the others are still validated and
-written, with any input flags of replay.input_checks), 2 bad arguments (an unknown
+written, with any input flags of replay.checks.input_checks), 2 bad arguments (an unknown
 sequence among them).
 """
 
@@ -31,7 +31,8 @@ import scipy
 
 from replay.cli import report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
-from replay.data import list_sequences, load_recording
+from replay.data import list_sequences
+from replay.checks import load_recording
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.fileio import atomic_write_text, ensure_parent
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     seqs = []
     errors: dict[str, str] = {}  # "<dataset>/<sequence>": one-line reason it could not be validated
-    flags: dict[tuple[str, str], dict] = {}  # replay.input_checks flags per validated sequence
+    flags: dict[tuple[str, str], dict] = {}  # replay.checks.input_checks flags per validated sequence
     available = {}
     for ds in args.dataset:
         try:

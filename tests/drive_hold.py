@@ -6,7 +6,7 @@ from __future__ import annotations
 import newton
 import numpy as np
 
-from replay.scene import build_hand_only, make_solver
+from replay.sim.scene import build_hand_only, make_solver
 
 
 def drive_hold_test(
@@ -24,7 +24,7 @@ def drive_hold_test(
 
     With gravity, contacts and drives off the hand must be exactly static; with the
     drives on at their own target a ball-joint drive stays bounded only if total
-    damping exceeds the flutter bound (:func:`replay.diagnostics.flutter_bound`). The
+    damping exceeds the flutter bound (:func:`replay.sim.diagnostics.flutter_bound`). The
     wrist (free joint) gets no wrench.
 
     Args:

@@ -1,4 +1,4 @@
-"""Job functions for tests of replay.jobs / replay.isolate (module-level: spawned children import them)."""
+"""Job functions for tests of replay.study.pool / replay.data.isolate (module-level: spawned children import them)."""
 
 from __future__ import annotations
 

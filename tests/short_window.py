@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.data.grab import load_grab
-from replay.prepare import crop_recording, hand_trajectory
+from replay.study.prepare import crop_recording, hand_trajectory
 
 #: small GRAB object whose replay lifts with the default settings
 OBJECT = "cubesmall"
@@ -35,7 +35,7 @@ def contact_and_ablation(window, mjcf: Path, **overrides):
     """(contact rollout, contact-ablation rollout, config) on the short window with the
     SHORT protocol and ``overrides`` (e.g. ``device="cuda"``)."""
     from replay.config import ReplayConfig
-    from replay.rollout import run_rollout
+    from replay.protocol.rollout import run_rollout
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT, **overrides)

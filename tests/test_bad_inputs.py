@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from replay.data.safe_pickle import load_pickle
-from replay.input_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
+from replay.checks.input_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
@@ -135,7 +135,7 @@ def test_jobs_survive_a_dead_worker():
     """No data: job 3 segfaults its worker; every other job's result is kept, job 3 is named."""
     from jobs_helpers import crash_or_square
 
-    from replay.jobs import run_jobs
+    from replay.study.pool import run_jobs
 
     got = {}
     run_jobs(list(range(6)), crash_or_square, 2, lambda job, status, value: got.__setitem__(job, (status, value)))
@@ -149,7 +149,7 @@ def test_jobs_stop_a_hung_job():
 
     from jobs_helpers import hang_or_square
 
-    from replay.jobs import run_jobs
+    from replay.study.pool import run_jobs
 
     got = {}
     t0 = time.perf_counter()
@@ -164,7 +164,7 @@ def test_call_isolated_names_crash_timeout_and_error():
     from jobs_helpers import add, raise_value_error, segfault, sleep_forever
 
     from replay.errors import DataError
-    from replay.isolate import call_isolated
+    from replay.data.isolate import call_isolated
 
     assert call_isolated(add, 2, 3, timeout_s=60, what="adding", path="x.obj", field="mesh") == 5
     with pytest.raises(DataError, match=r"x.obj \[mesh\]: native step crashed \(SIGSEGV\); fix it"):
@@ -277,7 +277,7 @@ def test_other_scale_and_placement_errors(tmp_path, mirror, variant, match):
     parts 10x the visual mesh (mass), a mesh offset from its recorded pose (vs the support, vs the hand)."""
     from scipy.spatial.transform import Rotation
 
-    from replay.data import load_recording
+    from replay.checks import load_recording
     from replay.errors import DataError
 
     clean = load_recording("grab", "cubesmall_lift", mirror, checks=False)
@@ -382,7 +382,7 @@ def _hand(d, sl, value):
 def test_other_untracked_and_timing_faults(tmp_path, mirror):
     """Frozen frames (a tracker repeating its last pose) and a collapsed hand are flagged and
     repaired; a long dropout, a teleport and a subsampled file are input errors."""
-    from replay.data import load_recording
+    from replay.checks import load_recording
     from replay.errors import DataError
 
     def frozen(d):
@@ -438,7 +438,7 @@ def test_other_untracked_and_timing_faults(tmp_path, mirror):
 def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
     """MANO data (TACO) with a dropout stored as zero parameters (the vertices left as they were):
     those frames are untracked, interpolated over by the kinematics."""
-    from replay.data import load_recording
+    from replay.checks import load_recording
     from replay.data.safe_pickle import load_pickle
     from replay.kinematics import complete_hand
 
@@ -466,8 +466,9 @@ def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
 def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
     """Every GRAB lift is a right hand by its palm (+0.303 in every frame); mirrored through any
     plane (here y -> -y, another member than the case's x mirror) it reads left."""
-    from replay.data import list_sequences, load_recording
-    from replay.input_checks import landmark_side, palm_chirality
+    from replay.data import list_sequences
+    from replay.checks import load_recording
+    from replay.checks.input_checks import landmark_side, palm_chirality
 
     for s in list_sequences("grab", mirror)[::6]:
         rec = load_recording("grab", s, mirror)
@@ -482,8 +483,9 @@ def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
 def test_clean_mirror_passes_every_check_without_flags(mirror):
     """No false alarm on the real data: the 30 GRAB lifts and 2 TACO sequences load with no flag,
     and the measured figures sit inside the thresholds with the margins the module doc states."""
-    from replay import input_checks as ic
-    from replay.data import list_sequences, load_recording
+    from replay.checks import input_checks as ic
+    from replay.data import list_sequences
+    from replay.checks import load_recording
 
     speeds, extents, masses, rest, hand = [], [], [], [], []
     for ds in ("grab", "taco"):

@@ -19,7 +19,7 @@ import pytest
 from short_window import SHORT, contact_and_ablation, short_window
 
 from replay.config import ReplayConfig
-from replay.rollout import run_rollout
+from replay.protocol.rollout import run_rollout
 
 pytestmark = [pytest.mark.needs_data, pytest.mark.cuda]
 
@@ -80,10 +80,10 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
     """Many worlds per launch on the GPU (frame graph-captured): world i of a batch against a
     one-world batch of variant i and against MuJoCo C (tolerances of tests/test_warp_batch.py,
     looser: on a GPU, mujoco-warp's contact pool order also depends on thread scheduling)."""
-    from replay.engine import Variant
-    from replay.engine.mjc import MjcBatch
-    from replay.engine.warp_batch import WarpBatch
-    from replay.rollout import _measure, build_replay_scene, step_protocol
+    from replay.sim.engine import Variant
+    from replay.sim.engine.mjc import MjcBatch
+    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.protocol.rollout import _measure, build_replay_scene, step_protocol
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT)

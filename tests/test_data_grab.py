@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from replay.data import list_sequences, load_recording
+from replay.data import list_sequences
+
+from replay.checks import load_recording
 from replay.data.grab import GRAB_FPS, load_grab
 from replay.data.objects import asset_mass, grab_object_info, load_grab_object
 from replay.errors import DataError

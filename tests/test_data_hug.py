@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from hug_fixture import BOX_CENTRE, MISSING_RIGHT, TABLE_Z, make_hug_scene
 
-from replay.data import list_sequences, load_recording
+from replay.data import list_sequences
+
+from replay.checks import load_recording
 from replay.data.hug import load_hug
 from replay.errors import DataError
 

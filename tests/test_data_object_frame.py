@@ -12,7 +12,7 @@ from hug_fixture import BOX_HALF, TIP_GAP, make_hug_scene
 from replay.data.grab import load_grab
 from replay.data.hug import load_hug
 from replay.data.objects import grab_object_info, load_grab_object
-from replay.validation import object_frame as of
+from replay.checks import object_frame as of
 
 
 def _box_distance(p, half):

@@ -10,7 +10,9 @@ import pytest
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from replay.data import list_sequences, load_recording
+from replay.data import list_sequences
+
+from replay.checks import load_recording
 from replay.data.objects import COACD_SETTINGS, convex_decomposition
 from replay.data.taco import TACO_FPS, load_taco
 from replay.errors import DataError

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from short_window import SHORT, short_window
 
-from replay import diagnosis
+from replay.protocol import diagnosis
 from replay.config import ReplayConfig
-from replay.engine import Variant
-from replay.rollout import run_rollouts
+from replay.sim.engine import Variant
+from replay.protocol.rollout import run_rollouts
 
 pytestmark = pytest.mark.needs_data
 
@@ -102,7 +102,7 @@ def test_unstable_on_a_contact_overflow(window, capsule_rhand):
 def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     """Real recording: at 1.5 N·m the closing fingers shove the mug across the table before
     the lift (measured: dropped, diagnosed pushed_away, at 1.03 and 1.5 N·m)."""
-    from replay.prepare import prepare_recording
+    from replay.study.prepare import prepare_recording
 
     cfg = ReplayConfig(effort_limit=1.5, hand_variant="zerohand")
     rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), mirror / "manosim", cfg)

@@ -1,4 +1,4 @@
-"""The direct engine (replay.engine.mjc) on a real GRAB window from the mirror.
+"""The direct engine (replay.sim.engine.mjc) on a real GRAB window from the mirror.
 
 * equivalence: the direct engine gives the reference engine's answers (every step
   through SolverMuJoCo.step) on the short window, with and without contact;
@@ -20,9 +20,9 @@ import pytest
 from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
-from replay.engine import Variant, wrist
-from replay.engine.mjc import MjcBatch, _collides, ablate_hand_object
-from replay.rollout import (
+from replay.sim.engine import Variant, wrist
+from replay.sim.engine.mjc import MjcBatch, _collides, ablate_hand_object
+from replay.protocol.rollout import (
     build_replay_scene,
     run_rollouts,
     step_protocol,
@@ -122,9 +122,9 @@ def test_world_of_a_batch_equals_a_batch_of_one(scene_and_plan):
 
 
 def test_numba_wrist_law_equals_the_reference_controller(scene_and_plan):
-    """The compiled wrench equals replay.control.HandController's (Newton state, scipy
+    """The compiled wrench equals replay.sim.control.HandController's (Newton state, scipy
     rotations) at real states of the rollout, to float32 (Newton's state) precision."""
-    from replay.control import HandController
+    from replay.sim.control import HandController
 
     cfg, plan, scene = scene_and_plan
     batch = MjcBatch(scene, [Variant()])

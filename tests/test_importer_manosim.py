@@ -16,7 +16,7 @@ import warp as wp
 import importer_patches as ip
 from importer_patches.mass_matrix import reference_mass_matrix
 from replay.errors import SceneError
-from replay.hand_layout import MANOSIM_HAND, HandLayout
+from replay.kinematics.hand_layout import MANOSIM_HAND, HandLayout
 
 pytestmark = pytest.mark.needs_data
 

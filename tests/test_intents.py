@@ -1,6 +1,6 @@
 """GRAB recordings of other intents than lifting (``grab_intents`` in the mirror): staged by
 the normal fetch, their intent flagged, the offhand take refused with its reason, and the
-recorded protocol's object tracking (:mod:`replay.tracking`) on a short real window."""
+recorded protocol's object tracking (:mod:`replay.protocol.tracking`) on a short real window."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
-from replay.data import list_sequences, load_recording
+from replay.data import list_sequences
+from replay.checks import load_recording
 from replay.errors import DataError
-from replay.input_checks import recording_intent
-from replay.study import run_study
-from replay.tracking import (
+from replay.checks.input_checks import recording_intent
+from replay.study.runner import run_study
+from replay.protocol.tracking import (
     lost_frame,
     manipulation_end,
     plan_recorded,
@@ -159,7 +160,7 @@ def test_recorded_protocol_short_window(grab_staged):
 def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
     """The renderer's clip of a recorded-protocol rollout carries the recorded object as a
     translucent second object posed from the npz (no rendering here: no GL needed)."""
-    from replay import render
+    from replay.output import render
 
     out = grab_staged / "rec" / "study.json"
     if not out.is_file():  # normally written by test_recorded_protocol_short_window

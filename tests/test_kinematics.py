@@ -280,7 +280,7 @@ def test_ik_root_matches_grab_global_orientation(grab_dir, tmp_path):
     1.3 deg (whole recordings: 2-2.7 deg; the fitted palm absorbs the bone-length
     mismatch differently per pose). Bounds 4 deg.
     """
-    from replay.data import load_recording
+    from replay.checks import load_recording
 
     rec = load_recording("grab", "mug_lift", grab_dir.parent)
     done = complete_hand(rec, window=(0, 600), cache=tmp_path)

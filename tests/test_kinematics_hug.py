@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from kin_hug_fixture import make_fk_consistent_hug
 
-from replay.data import load_recording
+from replay.checks import load_recording
 from replay.kinematics import complete_hand, hand_coords
 from replay.kinematics.validate import sequence_errors, summarize
 

@@ -102,7 +102,7 @@ def test_mirror_extras_are_staged_as_unpinned(mirror, tmp_path):
 
 def test_study_hashes_what_it_read_and_resume_reruns_changed_inputs(local_grab, tmp_path):
     from replay.config import ReplayConfig
-    from replay.study import run_study
+    from replay.study.runner import run_study
 
     dest = tmp_path / "data"
     fetch("grab", dest, local=local_grab, progress=False)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from render_fixture import hand_fk, make_study
 
-from replay import render
+from replay.output import render
 from replay.errors import DataError, OutputError
 from replay.results import FORMAT_VERSION
 

@@ -10,7 +10,7 @@ import pytest
 from render_fixture import make_rollout
 from test_render import object_mask, read_mp4, skin_mask
 
-from replay import render
+from replay.output import render
 from replay.results import FORMAT_VERSION
 
 pytestmark = pytest.mark.needs_data

@@ -9,7 +9,7 @@ from render_fixture import R_WORLD_HAND, _quat_wxyz, hand_fk
 from test_render import object_mask, read_mp4, skin_mask
 
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
-from replay.render.recording import hand_body_poses, render_recording, scene_window
+from replay.output.render.recording import hand_body_poses, render_recording, scene_window
 
 pytestmark = pytest.mark.needs_data
 

@@ -14,7 +14,7 @@ from render_fixture import make_rollout
 from test_render import object_mask, read_mp4, skin_mask
 from test_render_scene import _script
 
-from replay import render
+from replay.output import render
 from replay.errors import DataError, OutputError
 from replay.results import FORMAT_VERSION
 
@@ -66,7 +66,7 @@ def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
     m = render.build_render_model(clip.hand_mjcf, clip.objects, clip.support, SIZE)
     box, floor = m.geom("support"), m.geom("floor")
     assert box.type == mujoco.mjtGeom.mjGEOM_BOX and floor.type == mujoco.mjtGeom.mjGEOM_PLANE
-    # the box replay.scene.build_model adds: centre of the extent, top at the support height
+    # the box replay.sim.scene.build_model adds: centre of the extent, top at the support height
     np.testing.assert_allclose(box.size, [0.175, 0.16, 0.02], atol=1e-12)
     np.testing.assert_allclose(box.pos, [-0.025, 0.04, HEIGHT - 0.02], atol=1e-12)
     assert floor.pos[2] == 0.0

@@ -17,9 +17,9 @@ import pytest
 from test_study import SHORT
 
 from replay.config import ReplayConfig
-from replay.report import COLUMNS, build_report
+from replay.output.report import COLUMNS, build_report
 from replay.results import Phase
-from replay.study import run_study
+from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 

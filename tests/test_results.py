@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replay import render
+from replay.output import render
 from replay.results import (
     FORMAT_VERSION,
     Phase,

@@ -10,10 +10,10 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig, describe
-from replay.diagnostics import flutter_bound, flutter_margins, quat_angle
+from replay.sim.diagnostics import flutter_bound, flutter_margins, quat_angle
 from replay.errors import DataError
-from replay.hand_layout import interp_coords, quat_slerp
-from replay.rollout import min_jerk
+from replay.kinematics.hand_layout import interp_coords, quat_slerp
+from replay.protocol.rollout import min_jerk
 
 
 def test_config_roundtrip_and_defaults(tmp_path):
@@ -112,7 +112,7 @@ def test_quaternion_helpers():
 def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
     from scipy.spatial.transform import Rotation
 
-    from replay.rollout import hand_frame_slip
+    from replay.protocol.rollout import hand_frame_slip
 
     rng = np.random.default_rng(3)
     F = 10
@@ -133,7 +133,7 @@ def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
 
 
 def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
-    from replay.rollout import shake_offset
+    from replay.protocol.rollout import shake_offset
 
     T, A, f = 2.0, 0.03, 1.0
     t = np.linspace(0.0, T, 2001)

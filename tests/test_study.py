@@ -15,7 +15,7 @@ import pytest
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
-from replay.study import run_study
+from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 
@@ -140,7 +140,7 @@ def test_bad_object_name_is_a_clear_error(tmp_path, mirror):
 def test_unusable_out_and_taco_objects_are_named(tmp_path, mirror, monkeypatch):
     from replay.config import ReplayConfig
     from replay.errors import OutputError, UsageError
-    from replay.study import run_study
+    from replay.study.runner import run_study
 
     monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
     (tmp_path / "afile").write_text("")
@@ -171,8 +171,8 @@ def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
 def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
     """TACO (MANO parameters, left hand): the replay window is cropped before the
     kinematics, the MANO arrays with it, and the left-hand model is used."""
-    from replay.data import load_recording
-    from replay.prepare import crop_recording
+    from replay.checks import load_recording
+    from replay.study.prepare import crop_recording
 
     rec = load_recording("taco", "20231104_017", mirror)
     sub = crop_recording(rec, 5, 40)

@@ -10,7 +10,7 @@ from short_window import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
-from replay.study import run_study
+from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 

@@ -6,7 +6,7 @@ import pytest
 from test_study import SHORT, _strip
 
 from replay.config import ReplayConfig
-from replay.study import run_study
+from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 

@@ -1,4 +1,4 @@
-"""Robustness maps (replay.sweep, scripts/run_sweep.py)."""
+"""Robustness maps (replay.study.sweep, scripts/run_sweep.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from short_window import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
-from replay.sweep import BUILT_MU, parse_grid, plan_sweep, summarize_sweep
+from replay.study.sweep import BUILT_MU, parse_grid, plan_sweep, summarize_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,8 +54,8 @@ def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
     from short_window import short_window
 
-    from replay.engine import Variant
-    from replay.rollout import run_rollouts
+    from replay.sim.engine import Variant
+    from replay.protocol.rollout import run_rollouts
 
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)

@@ -11,7 +11,7 @@
 * :mod:`replay.data.objects` - object asset loaders (GRAB MJCF, TACO + CoACD, HUG sim_assets).
 * :mod:`replay.data.grab`, :mod:`replay.data.taco`, :mod:`replay.data.hug` - adapters.
 
-:func:`load_recording` and :func:`list_sequences` dispatch by dataset name through the
+:func:`read_recording` and :func:`list_sequences` dispatch by dataset name through the
 registry :mod:`replay.datasets`.
 """
 
@@ -42,14 +42,10 @@ def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str
     return ds.sequences(dataset_dir(dataset, data_dir))
 
 
-def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
-                   **kwargs) -> Recording:
-    """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
-
-    With ``checks`` (default) the recording then passes :func:`replay.input_checks.check_recording`:
-    untracked frames are marked in ``valid``, the hand side is checked against the landmarks,
-    and too few / too sparse / too fast frames, object scale, mass and placement are input
-    errors; named flags go to ``meta["input_flags"]``.
+def read_recording(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
+    """Read sequence ``name`` of ``dataset`` into the canonical :class:`Recording`, as its
+    adapter gives it: no input checks (those live a layer up, in
+    :func:`replay.checks.load_recording`, which is what a replay should call).
 
     Args:
         dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``.
@@ -59,17 +55,21 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
         **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
 
     Raises:
-        DataError: unknown dataset or sequence, any adapter error (file + field), or
-            (``checks``) an input error of :mod:`replay.input_checks`.
+        DataError: unknown dataset or sequence, or any adapter error (file + field).
     """
-    rec = _load(dataset, name, data_dir, **kwargs)
-    if checks:  # imported here: replay.input_checks reads assets through this package's modules
-        from replay.input_checks import check_recording
-
-        rec = check_recording(rec)
-    return rec
-
-
-def _load(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
     ds = datasets.dataset(dataset)
     return ds.load(dataset_dir(dataset, data_dir), name, **kwargs)
+
+
+def __getattr__(name: str):
+    """``replay.data.load_recording`` moved to :func:`replay.checks.load_recording` (0.2);
+    the old name works for one release with a :class:`DeprecationWarning`."""
+    if name == "load_recording":
+        import warnings
+
+        warnings.warn("replay.data.load_recording moved to replay.checks.load_recording (the input checks are "
+                      "a layer above the data); the old name goes in 0.3", DeprecationWarning, stacklevel=2)
+        from replay.checks import load_recording  # deprecated shim: the one upward import (tests/test_structure.py)
+
+        return load_recording
+    raise AttributeError(f"module 'replay.data' has no attribute {name!r}")

@@ -65,7 +65,7 @@ DEFAULT_CONDIM = 4
 
 #: CoACD settings for TACO meshes, chosen on the two mirror meshes (1000
 #: vertices, not watertight) by the hull-gap metric of
-#: :mod:`replay.validation.object_frame` (median / p90 / max mm, 3000 samples):
+#: :mod:`replay.checks.object_frame` (median / p90 / max mm, 3000 samples):
 #: with CoACD's manifold pre-processing on (resolution 20) 2.9/7.5/10.4 and
 #: 3.6/6.1/10.8 mm and parts reaching 1.5-2 mm below the mesh's lowest point
 #: (the voxel remesh inflates the shape); resolution 40: 1.7/4.9/6.8 and
@@ -384,7 +384,7 @@ COACD_TIMEOUT_S = 300.0
 
 def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[tuple[np.ndarray, np.ndarray]]:
     """``coacd.run_coacd`` on (V, 3) m vertices and (F, 3) int faces -> [(vertices, faces)] per part.
-    Runs in a child process (:func:`replay.isolate.call_isolated`): CoACD can segfault."""
+    Runs in a child process (:func:`replay.data.isolate.call_isolated`): CoACD can segfault."""
     import coacd
 
     coacd.set_log_level("error")
@@ -409,7 +409,7 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
 
     Raises:
         DataError: the mesh cannot be read; CoACD crashed (it runs in a child process,
-            :func:`replay.isolate.call_isolated`; the signal is named), ran past
+            :func:`replay.data.isolate.call_isolated`; the signal is named), ran past
             :data:`COACD_TIMEOUT_S`, or returned no part; a part is degenerate
             (:func:`replay.data.mesh_checks.check_collision_part`).
     """
@@ -425,7 +425,7 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
         parts = sorted(out.glob("part_*.stl"))
         if parts:
             return parts
-    from replay.isolate import call_isolated
+    from replay.data.isolate import call_isolated
 
     result = call_isolated(
         _run_coacd, np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), settings,

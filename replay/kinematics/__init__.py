@@ -7,6 +7,8 @@ Public API (quaternions xyzw everywhere, world Z up, metres):
 * :func:`fit_landmarks` / :class:`IKOptions` / :class:`IKResult` - landmark IK (cached).
 * :func:`mano_to_finger_quat`, :func:`finger_quat_to_mano`, :func:`wrist_from_transform`,
   :func:`wrist_from_global_orient`, :func:`fit_wrist_offset` - MANO mapping.
+* :mod:`~replay.kinematics.hand_layout` - the hand's counts and offsets, derived from the
+  import, and joint-coordinate interpolation.
 * :func:`complete_hand` (Recording -> Recording with wrist/finger fields) and
   :func:`hand_coords` (Recording -> (T, 67) Newton joint_q).
 """

@@ -33,7 +33,7 @@ from replay.data.locate import dataset_dir
 from replay.data.types import Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
-from replay.hand_layout import MANOSIM_HAND
+from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,

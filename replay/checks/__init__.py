@@ -1,0 +1,47 @@
+"""Checks: is a recording sound enough to replay honestly, before any physics.
+
+A layer above :mod:`replay.data` (which reads recordings as their adapters give them) and
+below the simulation:
+
+* :mod:`replay.checks.input_checks` - timing, handedness, units, placement, intent, which
+  hand carries the object: refused with a one-line :class:`~replay.errors.DataError`, or
+  repaired and flagged in ``Recording.meta["input_flags"]``;
+* :mod:`replay.checks.object_frame` - the object-frame validation (hull gap, density,
+  resting, lift onset, hand-object distance at the grasp frame).
+
+:func:`load_recording` is the loader every replay uses: the adapter, then the checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.checks.input_checks import check_recording
+from replay.data import read_recording
+from replay.data.types import Recording
+
+
+def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
+                   **kwargs) -> Recording:
+    """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
+
+    With ``checks`` (default) the recording then passes
+    :func:`replay.checks.input_checks.check_recording`: untracked frames are marked in
+    ``valid``, the hand side is checked against the landmarks, and too few / too sparse /
+    too fast frames, object scale, mass and placement are input errors; named flags go
+    to ``meta["input_flags"]``.
+
+    Args:
+        dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``.
+        name: a name from :func:`replay.data.list_sequences`.
+        data_dir: staged data folder (default ``data/`` or ``$REPLAY_DATA``; falls back to
+            ``$REPLAY_MIRROR``), see :func:`replay.data.locate.dataset_dir`.
+        checks: run the input checks (False: the adapter's output as is).
+        **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
+
+    Raises:
+        DataError: unknown dataset or sequence, any adapter error (file + field), or
+            (``checks``) an input error of :mod:`replay.checks.input_checks`.
+    """
+    rec = read_recording(dataset, name, data_dir, **kwargs)
+    return check_recording(rec) if checks else rec

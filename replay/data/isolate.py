@@ -1,0 +1,104 @@
+"""Run native code that can crash or hang (CoACD, ...) in a child process with a time limit.
+
+A segmentation fault inside a C/C++ extension kills the whole Python process with no
+message (exit status 139); a hang stops it forever. :func:`call_isolated` runs one
+function call in a fresh ``python -m replay.data.isolate`` process instead: a crash or a time-out
+costs that call only, and comes back as a one-line :class:`~replay.errors.DataError`
+naming the input file, the signal (``SIGSEGV``) or the time limit, and what to do.
+
+Arguments and the result travel as pickles through a private temporary folder (our own
+files, written and read by this module only). ``REPLAY_ISOLATE=0`` in the environment
+runs the call in this process instead (debugging a crash under gdb; tests that need a
+crash to reach the study's process pool).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from replay.errors import DataError
+
+#: Root of the source tree (the folder holding ``replay/``): put on the child's PYTHONPATH.
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def isolation_enabled() -> bool:
+    """False when ``REPLAY_ISOLATE=0`` (run native calls in this process)."""
+    return os.environ.get("REPLAY_ISOLATE", "1") != "0"
+
+
+def signal_name(returncode: int) -> str:
+    """``-11`` -> ``"SIGSEGV"``; a positive exit status -> ``"exit status N"``."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    if returncode > 128 and returncode - 128 in {s.value for s in signal.Signals}:
+        return signal.Signals(returncode - 128).name  # a shell reports 128 + N
+    return f"exit status {returncode}"
+
+
+def call_isolated(func, *args, timeout_s: float, what: str, path: str | Path | None, field: str | None,
+                  advice: str = "", **kwargs):
+    """``func(*args, **kwargs)`` in a child process; its return value.
+
+    Args:
+        func: a module-level function (imported by name in the child).
+        timeout_s: wall-clock limit, s; the child is killed after it.
+        what: what the call does, for messages (e.g. ``"CoACD convex decomposition"``).
+        path, field: the input file and field named in the error.
+        advice: what the user can do, appended to the message.
+
+    Raises:
+        DataError: the child crashed (signal named), ran past ``timeout_s``, or
+            ``func`` raised (its one-line message, with its type).
+    """
+    if not isolation_enabled():
+        return func(*args, **kwargs)
+    tail = f"; {advice}" if advice else ""
+    with tempfile.TemporaryDirectory(prefix="replay-isolate-") as tmp:
+        inp, out = Path(tmp) / "in.pkl", Path(tmp) / "out.pkl"
+        inp.write_bytes(pickle.dumps((func.__module__, func.__qualname__, args, kwargs)))
+        env = dict(os.environ)
+        # the child imports what this process can: its sys.path (as multiprocessing's spawn passes it)
+        env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *[p for p in sys.path if p]])
+        try:
+            proc = subprocess.run([sys.executable, "-m", "replay.data.isolate", str(inp), str(out)], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise DataError(path, field, f"{what} did not finish within {timeout_s:.0f} s and was stopped{tail}") from None
+        if proc.returncode != 0 or not out.is_file():
+            err = proc.stderr.decode(errors="replace").strip().splitlines()
+            last = f" ({err[-1][:200]})" if err and proc.returncode > 0 else ""
+            raise DataError(path, field, f"{what} crashed ({signal_name(proc.returncode)}){last}{tail}")
+        status, value = pickle.loads(out.read_bytes())
+    if status == "ok":
+        return value
+    raise DataError(path, field, f"{what} failed: {value}{tail}")
+
+
+def _child(inp: str, out: str) -> int:
+    module, qualname, args, kwargs = pickle.loads(Path(inp).read_bytes())
+    func = importlib.import_module(module)
+    for part in qualname.split("."):
+        func = getattr(func, part)
+    try:
+        result = ("ok", func(*args, **kwargs))
+    except Exception as exc:  # reported to the parent as one line
+        result = ("error", f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+    tmp = Path(out).with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(result))
+    os.replace(tmp, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,108 @@
+"""Headless videos of what a study simulated: per-clip H.264, montage tiling.
+
+Modules, one concern each (imported in this order; no module imports a later one):
+
+* :mod:`~replay.output.render.style`: colours and view constants;
+* :mod:`~replay.output.render.clip`: saved poses and a rollout's clip, read and checked;
+* :mod:`~replay.output.render.model`: the render-only MuJoCo model and pose application;
+* :mod:`~replay.output.render.camera`: the fixed camera framing hand and object;
+* :mod:`~replay.output.render.overlay`: text over each frame;
+* :mod:`~replay.output.render.video`: frames on an EGL context and atomic H.264 mp4 files;
+* :mod:`~replay.output.render.montage`: many clips tiled into one mp4;
+* :mod:`~replay.output.render.recording`: a *recording* (not a rollout) drawn as the data has it.
+
+Renderer choice: MuJoCo's own offscreen ``mujoco.Renderer`` on an EGL context
+(``MUJOCO_GL=egl``), which on a machine without GPU or display runs on Mesa llvmpipe. It
+was chosen over Newton's ``ViewerGL(headless=True)`` because it needs no window system and
+is several times faster on CPU, and because only *saved poses* are drawn: no Newton model or
+solver is needed. Measured on the 2-core dev machine (Mesa 22.3.6 llvmpipe, shared with
+other jobs), a GRAB mug rollout of 189 frames: 12-25 ms per 640x480 frame for scene update
++ GL render + readback + overlay (shadows, reflections and MSAA off), 20-45 ms including
+model build and H.264 encoding; 7-10 ms per 320x240 frame. Newton's ViewerGL headless:
+100-130 ms per frame. Only one GL context is alive at a time (each clip's renderer is
+closed before the next is made). ``MUJOCO_GL`` is read by MuJoCo at import time, so this
+package sets it to ``egl`` unless the caller has set it (``osmesa`` also works where
+libOSMesa is installed).
+
+What is drawn (never re-simulated): a render-only MuJoCo model built with ``MjSpec`` with
+one mocap body per saved body: the hand's visible geoms (groups 0-2) of the manosim MJCF
+that was simulated, skin coloured; each object's visual mesh (never its convex collision
+hulls, which would z-fight with it); the support as simulated (a finite table-top box over
+a floor, so an object falling off the table edge is seen falling, or an infinite plane);
+and a fixed camera. The saved-pose contract (``time``, ``body_names``, ``body_pos`` world m
+Z-up, ``body_quat`` world **xyzw**, ``contact_count``, ``phase``) is checked by
+:func:`~replay.output.render.clip.load_poses_npz`; files are read through :mod:`replay.results` (format
+version checked; ``docs/results.md``).
+
+Output: H.264 mp4, yuv420p, through ``imageio_ffmpeg.write_frames``, written to a temporary
+name in the destination folder and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+from replay.output.render.camera import (  # noqa: E402
+    CLIP_REACH_M,
+    FALLEN_BELOW_M,
+    CameraView,
+    clip_camera,
+    frame_camera,
+)
+from replay.output.render.clip import (  # noqa: E402
+    DEFAULT_SUPPORT_THICKNESS,
+    FLOOR_DROP_M,
+    GHOST_BODY,
+    OUTCOMES,
+    PHASE_NAMES,
+    Clip,
+    PoseTrack,
+    SceneObject,
+    Support,
+    add_recorded_ghost,
+    expand_rollout,
+    load_clip,
+    load_poses_npz,
+    load_study,
+    parse_support,
+)
+from replay.output.render.model import apply_poses, build_render_model, mocap_index  # noqa: E402
+from replay.output.render.montage import (  # noqa: E402
+    MONTAGE_MAX_CANVAS,
+    MONTAGE_MAX_CLIPS,
+    montage_layout,
+    montage_record_path,
+    render_montage,
+    select_rollouts,
+)
+from replay.output.render.overlay import clip_overlay, clip_title, draw_overlay, overlay_status  # noqa: E402
+from replay.output.render.style import (  # noqa: E402
+    FOVY_DEG,
+    GHOST_RGBA,
+    OBJECT_RGBA,
+    OUTCOME_RGB,
+    SKIN_RGBA,
+    TABLE_RGBA,
+    VISIBLE_GROUPS,
+)
+from replay.output.render.video import (  # noqa: E402
+    RenderStats,
+    frame_indices,
+    prepare_output,
+    render_clip,
+    render_frames,
+    write_mp4,
+)
+
+__all__ = [
+    "CLIP_REACH_M", "CameraView", "Clip", "DEFAULT_SUPPORT_THICKNESS", "FALLEN_BELOW_M", "FLOOR_DROP_M",
+    "FOVY_DEG", "GHOST_BODY", "GHOST_RGBA", "MONTAGE_MAX_CANVAS", "MONTAGE_MAX_CLIPS", "OBJECT_RGBA",
+    "OUTCOMES", "OUTCOME_RGB", "PHASE_NAMES", "PoseTrack", "RenderStats", "SKIN_RGBA", "SceneObject",
+    "Support", "TABLE_RGBA", "VISIBLE_GROUPS", "add_recorded_ghost", "apply_poses", "build_render_model",
+    "clip_camera", "clip_overlay", "clip_title", "draw_overlay", "expand_rollout", "frame_camera",
+    "frame_indices", "load_clip", "load_poses_npz", "load_study", "mocap_index", "montage_layout",
+    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip",
+    "render_frames", "render_montage", "select_rollouts", "write_mp4",
+]

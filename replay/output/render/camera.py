@@ -1,0 +1,143 @@
+"""A fixed camera that frames hand and object while they interact."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import mujoco
+import numpy as np
+
+from replay.output.render.clip import Clip, PoseTrack, SceneObject
+from replay.output.render.model import _load_mesh
+from replay.output.render.style import FOVY_DEG
+
+#: a study clip's camera frames the hand from where it comes this close to the object's
+#: bounding sphere, m (0.25 m framed GRAB tiles about 1 m away; 0.15 m brings them ~13 %
+#: closer while the hand still enters the view during the approach).
+CLIP_REACH_M = 0.15
+
+#: object positions more than this far below the support are "fallen off" and not
+#: framed by the camera, m.
+FALLEN_BELOW_M = 0.05
+
+
+@dataclass
+class CameraView:
+    """A fixed free camera: ``lookat`` (3,) m, ``distance`` m, ``azimuth``/``elevation`` deg
+    (MuJoCo ``mjvCamera`` conventions: azimuth about +Z from +X, elevation < 0 looks down)."""
+
+    lookat: np.ndarray
+    distance: float
+    azimuth: float
+    elevation: float
+
+    def mjv(self) -> mujoco.MjvCamera:
+        cam = mujoco.MjvCamera()
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.lookat[:] = self.lookat
+        cam.distance = self.distance
+        cam.azimuth = self.azimuth
+        cam.elevation = self.elevation
+        return cam
+
+
+def frame_camera(
+    track: PoseTrack,
+    hand_bodies: Sequence[str],
+    objects: Sequence[SceneObject],
+    aspect: float,
+    elevation: float = -25.0,
+    frames: slice | np.ndarray | None = None,
+    reach: float | None = 0.25,
+    fallen_below: float | None = None,
+) -> CameraView:
+    """A fixed camera that keeps hand and objects in view while they interact.
+
+    Frames considered: ``frames`` (a slice, or an (F,) bool mask) if given, else all;
+    with ``reach`` set, only those from the first one where some hand body origin
+    comes within ``reach`` m of an object's bounding sphere (a long approach from
+    afar would otherwise shrink the grasp to a few pixels; the hand then enters the
+    view during the approach). With ``fallen_below`` (z, m) an object's positions from
+    the first frame its origin is below that z are ignored (an object that fell off
+    the table would otherwise shrink the view to fit the floor). The look-at point
+    is the centre of the axis-aligned bounding box of those frames' hand body origins
+    (padded 3 cm, roughly a finger length past the last bone origin) and every
+    object's mesh bounding sphere. The azimuth is perpendicular to the horizontal
+    line from the objects to the wrist, so hand and object sit side by side rather
+    than one hiding the other, turned 30 degrees towards the wrist side. The distance
+    fits the bounding sphere in the smaller of the vertical and horizontal fields of
+    view (``aspect`` = width / height), with a 10 % margin.
+    """
+    F = track.num_frames
+    hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
+    use = np.zeros(F, bool)
+    if frames is None:
+        use[:] = True
+    elif isinstance(frames, slice):
+        use[frames] = True
+    else:
+        use[np.asarray(frames, bool)] = True
+    if not use.any():
+        use[:] = True
+    keep_obj = {}
+    radii = {}
+    for obj in objects:
+        v, _ = _load_mesh(str(obj.mesh))
+        radii[obj.body] = float(np.max(np.linalg.norm(v, axis=1)))
+        ok = np.ones(F, bool)
+        if fallen_below is not None:
+            low = track.body_pos[:, track.index(obj.body), 2] < fallen_below
+            if low.any():
+                ok[int(np.argmax(low)):] = False
+        keep_obj[obj.body] = ok
+    if reach is not None and hand_cols and objects:
+        near = np.zeros(F, bool)
+        for obj in objects:
+            p = track.body_pos[:, track.index(obj.body)]
+            d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
+            near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
+        near &= use
+        if near.any():
+            use[:int(np.argmax(near))] = False
+    pts = []
+    if hand_cols:
+        hp = track.body_pos[use][:, hand_cols].reshape(-1, 3)
+        pts += [hp - 0.03, hp + 0.03]
+    obj_centres = []
+    for obj in objects:
+        m = use & keep_obj[obj.body]
+        if not m.any():  # fell before the framed frames: frame where it was last seen above
+            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(F, bool)
+        p = track.body_pos[m][:, track.index(obj.body)]
+        r = radii[obj.body]
+        pts += [p - r, p + r]
+        obj_centres.append(p.mean(axis=0))
+    pts = np.concatenate(pts, axis=0)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    centre = 0.5 * (lo + hi)
+    radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+    azimuth = 90.0
+    if hand_cols and obj_centres:
+        wrist = track.body_pos[use][:, hand_cols[0]].mean(axis=0)
+        d = wrist - np.mean(obj_centres, axis=0)
+        if np.hypot(d[0], d[1]) > 1e-3:
+            azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
+    fov_v = math.radians(FOVY_DEG)
+    fov_h = 2.0 * math.atan(math.tan(fov_v / 2) * aspect)
+    half = min(fov_v, fov_h) / 2.0
+    distance = 1.1 * radius / math.sin(half)
+    return CameraView(centre, distance, azimuth, elevation)
+
+
+def clip_camera(clip: Clip, aspect: float) -> CameraView:
+    """The camera of a study clip: :func:`frame_camera` over the approach and lift
+    phases (phase 1-2; all frames if the clip has none) from where the hand is within
+    :data:`CLIP_REACH_M` of the object, ignoring object positions
+    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table)."""
+    hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
+    phases = np.isin(clip.phase, (1, 2))
+    return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
+                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M)
+

@@ -1,0 +1,421 @@
+"""What gets drawn: saved poses and a study rollout's clip, read and checked.
+
+A study writes one ``.npz`` of poses per rollout (the contract is in ``docs/results.md``
+and :func:`load_poses_npz`); a :class:`Clip` bundles those poses with the hand MJCF,
+object mesh and support the study simulated. Nothing here draws or simulates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from replay.errors import DataError
+from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
+from replay.results import Phase, check_poses_version, check_version
+
+#: phase codes in the saved ``phase`` array (study contract).
+PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
+
+#: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
+OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
+
+#: table-top box thickness, m, when neither the rollout nor its study says: the default
+#: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
+DEFAULT_SUPPORT_THICKNESS = 0.05
+
+#: the floor under a table top: at z = 0 (GRAB's world ground; its tables are 0.75-1.2 m
+#: high), or this far below a support lower than that, m.
+FLOOR_DROP_M = 0.5
+
+
+@dataclass
+class PoseTrack:
+    """World poses of named rigid bodies over time (what gets drawn).
+
+    Attributes:
+        time: (F,) s, strictly increasing.
+        body_names: B names, matching the render model's mocap bodies
+            (``mano_body_0..15`` for the hand, object names for objects).
+        body_pos: (F, B, 3) world position of each body frame, m, Z up.
+        body_quat: (F, B, 4) world orientation, **xyzw**.
+        source: file the poses came from (for error messages).
+    """
+
+    time: np.ndarray
+    body_names: list[str]
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    source: Path | None = None
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.time.shape[0])
+
+    def index(self, name: str) -> int:
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise DataError(self.source, "body_names", f"no body named {name!r} in the saved poses") from None
+
+
+@dataclass(frozen=True)
+class Support:
+    """What the object rests on, as the study simulated it (``replay.sim.scene.build_model``).
+
+    Attributes:
+        height: z of the top surface, m (world, Z up).
+        table_top_xy: ``(xmin, ymin, xmax, ymax)`` world extent of a table-top box, m,
+            or None for an infinite ground plane at ``height``.
+        thickness: box thickness below ``height``, m (study config ``support_thickness``).
+    """
+
+    height: float
+    table_top_xy: tuple[float, float, float, float] | None = None
+    thickness: float = DEFAULT_SUPPORT_THICKNESS
+
+    @property
+    def floor_z(self) -> float | None:
+        """z of the floor drawn under a table top (see :data:`FLOOR_DROP_M`), None for a plane."""
+        if self.table_top_xy is None:
+            return None
+        return min(0.0, self.height - FLOOR_DROP_M)
+
+
+def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
+                  thickness: float | None = None) -> Support:
+    """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
+    either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
+    ``replay.protocol.rollout`` from ``replay.data.support.support_extent``). A missing ``support`` (studies
+    older than the table-top box) is a plane.
+
+    Raises:
+        DataError: non-numeric height or thickness, malformed or empty table extent.
+    """
+    try:
+        height = float(rollout.get("support_height", 0.0))
+        if not math.isfinite(height):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise DataError(where, field_prefix + "support_height", "not a finite number") from None
+    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else thickness
+    try:
+        th = float(th)
+        if not (math.isfinite(th) and th > 0):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise DataError(where, "config.support_thickness", f"expected a positive number, got {th!r}") from None
+    sup = rollout.get("support", "plane")
+    if sup is None or sup == "plane":
+        return Support(height, None, th)
+    xy = sup.get("table_top_xy") if isinstance(sup, dict) else None
+    try:
+        ext = tuple(float(v) for v in xy)
+        ok = len(ext) == 4 and all(math.isfinite(v) for v in ext) and ext[0] < ext[2] and ext[1] < ext[3]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DataError(where, field_prefix + "support",
+                        f"expected \"plane\" or {{\"table_top_xy\": [xmin, ymin, xmax, ymax]}} with min < max, got {sup!r}")
+    return Support(height, ext, th)
+
+
+@lru_cache(maxsize=16)
+def _study_thickness(path: str) -> float | None:
+    """``config.support_thickness`` of a study JSON, or None when it has none."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    cfg = doc.get("config") if isinstance(doc, dict) else None
+    return cfg.get("support_thickness") if isinstance(cfg, dict) else None
+
+
+@dataclass
+class SceneObject:
+    """An object to draw: its body name in the :class:`PoseTrack`, visual mesh, colour.
+
+    Attributes:
+        body: body name in the pose track (``"object"`` in study rollouts).
+        label: human-readable name (for the overlay).
+        mesh: visual surface mesh file (STL/OBJ/PLY, anything trimesh reads), in the
+            object frame, metres.
+        rgba: colour, 0-1.
+    """
+
+    body: str
+    label: str
+    mesh: Path
+    rgba: tuple[float, float, float, float] = OBJECT_RGBA[0]
+
+
+@dataclass
+class Clip:
+    """One study rollout, loaded and checked, ready to render.
+
+    Attributes:
+        track: saved body poses (hand bodies + ``object``).
+        contact_count: (F,) hand-object contacts per frame.
+        phase: (F,) phase code per frame (see :data:`PHASE_NAMES`).
+        hand_mjcf: the manosim MJCF that was simulated.
+        objects: what to draw besides the hand (one object for a study rollout).
+        support_height: z of the support's top surface, m (``support.height``).
+        outcome: ``lifted`` / ``dropped`` / ``unstable``.
+        title: first overlay line (object name, and the variant when it is the ablation).
+        meta: the rollout JSON entry (for provenance).
+        support: the simulated support (table-top box or plane), see :class:`Support`.
+    """
+
+    track: PoseTrack
+    contact_count: np.ndarray
+    phase: np.ndarray
+    hand_mjcf: Path
+    objects: list[SceneObject]
+    support_height: float
+    outcome: str
+    title: str
+    meta: dict = field(default_factory=dict)
+    support: Support | None = None
+
+    def __post_init__(self):
+        if self.support is None:
+            self.support = Support(float(self.support_height))
+
+
+
+def load_study(study_path: str | Path) -> tuple[dict, Path]:
+    """Read a study JSON.
+
+    Returns:
+        (study dict, folder of the JSON file: the base of relative ``poses`` paths).
+
+    Raises:
+        DataError: file missing, not JSON, or without a ``rollouts`` list.
+    """
+    path = Path(study_path)
+    if not path.is_file():
+        raise DataError(path, None, "study JSON not found; run scripts/run_study.py first")
+    try:
+        study = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(path, None, f"not a readable JSON file: {exc}") from None
+    if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
+        raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
+    check_version(study.get("format_version"), path)
+    return study, path.parent.resolve()
+
+
+def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> Path:
+    """Resolve a path from a rollout entry: absolute, else relative to ``base``, else to
+    the current folder (study JSONs written with cwd-relative data paths)."""
+    if not path_str:
+        raise DataError(where, fld, f"missing ({what})")
+    p = Path(str(path_str)).expanduser()
+    candidates = [p] if p.is_absolute() else [base / p, Path.cwd() / p]
+    for c in candidates:
+        if c.is_file():
+            return c.resolve()
+    raise DataError(where, fld, f"{what} not found: {path_str} (looked in {', '.join(str(c) for c in candidates)})")
+
+
+def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | None = None,
+                   field_prefix: str = "") -> dict:
+    """The full rollout entry: a study JSON's ``rollouts`` item may be a summary that
+    points to its per-rollout JSON with ``"json"`` (relative to the study folder); its
+    fields are merged over the summary's. Entries that already hold ``poses`` are
+    returned as they are.
+
+    Raises:
+        DataError: the per-rollout JSON named by ``json`` is missing or unreadable.
+    """
+    if not isinstance(rollout, dict):
+        raise DataError(source, field_prefix.rstrip(".") or "rollouts", "rollout entry is not a JSON object")
+    if "poses" in rollout or not rollout.get("json"):
+        return rollout
+    path = Path(study_dir) / str(rollout["json"])
+    try:
+        full = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DataError(source, field_prefix + "json", f"per-rollout JSON not found: {path}") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(path, None, f"not a readable JSON file: {exc}") from None
+    if not isinstance(full, dict):
+        raise DataError(path, None, "per-rollout JSON is not an object")
+    check_version(full.get("format_version"), path)
+    return {**rollout, **full}
+
+
+def load_clip(
+    rollout: dict,
+    study_dir: str | Path,
+    variant: str = "main",
+    source: str | Path | None = None,
+    field_prefix: str = "",
+    support_thickness: float | None = None,
+) -> Clip:
+    """Load one rollout's saved poses and assets and check them against the contract.
+
+    Args:
+        rollout: one entry of the study JSON's ``rollouts`` (or a per-rollout JSON).
+        study_dir: folder of the study JSON; ``poses`` is relative to it.
+        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run stored under
+            ``rollout["ablation"]``, which has its own ``poses`` and ``outcome``).
+        source: the JSON file, for error messages.
+        field_prefix: e.g. ``"rollouts[3]."`` so errors name the exact field.
+        support_thickness: table-top box thickness, m; default: the rollout's
+            ``support_thickness``, else ``config.support_thickness`` of the JSON file
+            ``source``, else :data:`DEFAULT_SUPPORT_THICKNESS`.
+
+    Raises:
+        DataError: no saved poses (``poses`` missing or file absent), malformed npz
+            (missing key, wrong shape, non-finite, non-increasing time), missing
+            hand MJCF or object visual mesh, unknown outcome.
+    """
+    study_dir = Path(study_dir)
+    where = Path(source) if source is not None else study_dir
+    rollout = expand_rollout(rollout, study_dir, where, field_prefix)
+    entry = rollout
+    pre = field_prefix
+    if variant == "ablation":
+        abl = rollout.get("ablation")
+        if not isinstance(abl, dict):
+            raise DataError(where, pre + "ablation", "rollout has no contact-ablation run")
+        entry = {**rollout, **abl}
+        pre = pre + "ablation."
+    elif variant != "main":
+        raise ValueError(f"variant must be 'main' or 'ablation', got {variant!r}")
+
+    if not entry.get("poses"):
+        raise DataError(
+            where, pre + "poses",
+            "rollout has no saved poses; rerun the study with pose saving on (the renderer never re-simulates)",
+        )
+    poses_path = study_dir / str(entry["poses"])
+    if not poses_path.is_file():
+        raise DataError(where, pre + "poses", f"saved poses file not found: {poses_path}")
+    outcome = entry.get("outcome")
+    if outcome not in OUTCOMES:
+        raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {outcome!r}")
+    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(outcome == "unstable"))
+
+    hand_mjcf = _resolve(rollout.get("hand_mjcf"), study_dir, where, field_prefix + "hand_mjcf", "hand MJCF")
+    mesh = _resolve(
+        rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
+    )
+    th = support_thickness
+    if th is None:
+        th = rollout.get("support_thickness")
+    if th is None and source is not None and Path(source).is_file():
+        th = _study_thickness(str(Path(source).resolve()))
+    support = parse_support(rollout, where, field_prefix, th)
+    name = str(rollout.get("object") or "object")
+    track.index("object")
+    title = name if variant == "main" else f"{name} (contact ablation)"
+    objects = [SceneObject("object", name, mesh)]
+    track, ghost = add_recorded_ghost(track, poses_path, mesh, name)
+    if ghost is not None:
+        objects.append(ghost)
+    return Clip(
+        track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
+        objects=objects, support_height=support.height,
+        outcome=outcome, title=title, meta=rollout, support=support,
+    )
+
+
+#: body name of the recorded object (the ghost) in the pose track and the render model.
+GHOST_BODY = "recorded_object"
+
+
+def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
+                       name: str) -> tuple[PoseTrack, SceneObject | None]:
+    """The recorded object pose as an extra body of ``track`` and its translucent object.
+
+    Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
+    from the rollout's npz (written by the recorded protocol, :mod:`replay.protocol.tracking`);
+    a lift rollout has neither: ``(track, None)``. The track may have been cut short
+    (unstable rollout): the first ``len(track.time)`` frames are used.
+
+    Raises:
+        DataError: the arrays exist but have the wrong shape or non-finite values.
+    """
+    with np.load(poses_path, allow_pickle=False) as z:
+        if "recorded_object_pos" not in z.files or "recorded_object_quat" not in z.files:
+            return track, None
+        rpos = np.asarray(z["recorded_object_pos"], np.float64)
+        rquat = np.asarray(z["recorded_object_quat"], np.float64)
+    F = len(track.time)
+    for key, arr, w in (("recorded_object_pos", rpos, 3), ("recorded_object_quat", rquat, 4)):
+        if arr.ndim != 2 or arr.shape[1] != w or arr.shape[0] < F or not np.all(np.isfinite(arr[:F])):
+            raise DataError(poses_path, key, f"expected finite (>= {F}, {w}), got shape {arr.shape}")
+    rquat = rquat[:F] / np.linalg.norm(rquat[:F], axis=1, keepdims=True)
+    ghost_track = PoseTrack(time=track.time, body_names=[*track.body_names, GHOST_BODY],
+                            body_pos=np.concatenate([track.body_pos, rpos[:F, None]], axis=1),
+                            body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
+                            source=track.source)
+    return ghost_track, SceneObject(GHOST_BODY, f"{name} (recorded)", mesh, GHOST_RGBA)
+
+
+def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
+    """Read and check one rollout's saved poses (study contract).
+
+    Args:
+        path: the ``.npz``.
+        truncate_nonfinite: cut the clip before the first frame with a non-finite or
+            non-unit pose instead of raising (for ``unstable`` rollouts, whose last
+            frames may have blown up).
+
+    Returns:
+        (PoseTrack, contact_count (F,) int, phase (F,) int).
+
+    Raises:
+        DataError: naming the npz and the key for any missing or malformed array, or
+            no usable frame.
+    """
+    path = Path(path)
+    try:
+        z = np.load(path, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
+        raise DataError(path, None, f"cannot read saved poses: {exc}") from None
+    with z:
+        check_poses_version(path, z.files, z)
+        need = ("time", "body_names", "body_pos", "body_quat", "contact_count", "phase")
+        for k in need:
+            if k not in z.files:
+                raise DataError(path, k, f"missing from saved poses (has {sorted(z.files)})")
+        t = np.asarray(z["time"], dtype=np.float64)
+        names = [str(n) for n in z["body_names"]]
+        pos = np.asarray(z["body_pos"], dtype=np.float64)
+        quat = np.asarray(z["body_quat"], dtype=np.float64)
+        contact = np.asarray(z["contact_count"])
+        phase = np.asarray(z["phase"])
+    if t.ndim != 1:
+        raise DataError(path, "time", f"expected shape (F,), got {t.shape}")
+    F, B = t.shape[0], len(names)
+    for key, arr, shape in (
+        ("body_pos", pos, (F, B, 3)), ("body_quat", quat, (F, B, 4)),
+        ("contact_count", contact, (F,)), ("phase", phase, (F,)),
+    ):
+        if arr.shape != shape:
+            raise DataError(path, key, f"expected shape {shape}, got {arr.shape}")
+    good = (np.all(np.isfinite(pos.reshape(F, -1)), axis=1) & np.all(np.isfinite(quat.reshape(F, -1)), axis=1)
+            & np.isfinite(t))
+    with np.errstate(invalid="ignore"):
+        good &= np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1.0) <= 1e-3, axis=1)
+    if not good.all():
+        bad = int(np.flatnonzero(~good)[0])
+        if not truncate_nonfinite:
+            raise DataError(path, "body_pos/body_quat", f"non-finite or non-unit pose at frame {bad}")
+        F = bad
+        t, pos, quat, contact, phase = t[:F], pos[:F], quat[:F], contact[:F], phase[:F]
+    if F < 1:
+        raise DataError(path, "time", "no frames saved (or none with a finite pose)")
+    if F > 1 and not np.all(np.diff(t) > 0):
+        raise DataError(path, "time", "timestamps are not strictly increasing")
+    track = PoseTrack(time=t, body_names=names, body_pos=pos, body_quat=quat, source=path)
+    return track, contact.astype(np.int64), phase.astype(np.int64)
+

@@ -1,0 +1,291 @@
+"""Many study clips tiled into one H.264 mp4, kept when its inputs have not changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tempfile
+import time as _time
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from replay.errors import DataError, UsageError
+from replay.fileio import atomic_write_text, sha256_file
+from replay.output.render.camera import clip_camera
+from replay.output.render.clip import Clip, expand_rollout, load_clip, load_study
+from replay.output.render.model import _load_mesh
+from replay.output.render.overlay import clip_overlay, draw_overlay
+from replay.output.render.style import OUTCOME_RGB
+from replay.output.render.video import (
+    RenderStats,
+    frame_indices,
+    prepare_output,
+    render_frames,
+    write_mp4,
+)
+
+#: largest montage canvas chosen automatically, (W, H) px (1080p).
+MONTAGE_MAX_CANVAS = (1920, 1080)
+#: default cap on clips in one montage (a GRAB study has 30; more tiles than this get
+#: too small to read).
+MONTAGE_MAX_CLIPS = 30
+
+
+def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
+    """Grid and tile size for ``n`` clips.
+
+    Default columns: 3 up to 6 clips (a 3 x 2 grid, as in manosim's README montage), else
+    ``round(sqrt(4 n / 3))`` (a roughly 16:9 grid of 4:3 tiles). Default tile: the
+    largest even 4:3 tile, at most 640 x 480, that fits the grid in
+    :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216).
+
+    Returns:
+        (cols, rows, (tile_w, tile_h)).
+    """
+    if n < 1:
+        raise ValueError("montage needs at least one clip")
+    if cols is None:
+        cols = min(n, 3) if n <= 6 else int(round(math.sqrt(4.0 / 3.0 * n)))
+    cols = max(1, min(int(cols), n))
+    rows = int(math.ceil(n / cols))
+    if tile is None:
+        tw = min(640, MONTAGE_MAX_CANVAS[0] // cols)
+        th = min(480, MONTAGE_MAX_CANVAS[1] // rows)
+        tw = min(tw, int(th * 4 / 3))
+        th = int(tw * 3 / 4)
+        tile = (tw - tw % 2, th - th % 2)
+    if tile[0] < 16 or tile[1] < 16 or tile[0] % 2 or tile[1] % 2:
+        raise ValueError(f"tile size must be even and >= 16 px, got {tile}")
+    return cols, rows, (int(tile[0]), int(tile[1]))
+
+
+def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
+                    key: str = "rollouts") -> list[tuple[int, dict]]:
+    """Rollouts to show, in study order, optionally only those of ``objects``.
+
+    ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
+    ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
+
+    Raises:
+        UsageError: an object asked for is not in the study.
+        DataError: the study is empty.
+    """
+    rolls = list(enumerate(study.get(key) or []))
+    base = Path(source).parent
+    rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
+    if objects:
+        have = {str(r.get("object")) for _, r in rolls}
+        missing = [o for o in objects if o not in have]
+        if missing:
+            raise UsageError("--objects", f"no rollout for object(s) {missing} in {source}; it has {sorted(have)}")
+        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
+    if not rolls:
+        raise DataError(source, key, "study has no rollouts to render")
+    return rolls
+
+
+def montage_record_path(out_path: str | Path) -> Path:
+    """The JSON written beside a montage (``montage.mp4`` -> ``montage.mp4.json``): what it
+    shows (study, rollouts, variant, layout) and the key of its inputs."""
+    out = Path(out_path)
+    return out.with_name(out.name + ".json")
+
+
+def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str],
+                 params: dict) -> str:
+    """SHA-256 over everything a montage is drawn from: each shown rollout's per-rollout
+    JSON and saved poses (by content), the render settings, and the source of this
+    package (a change to the renderer re-renders). A resumed study that rewrote only its summary
+    (wall time) leaves the key unchanged."""
+    h = hashlib.sha256()
+    h.update(json.dumps(params, sort_keys=True).encode())
+    for src in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(sha256_file(src).encode())
+    for i, r in chosen:
+        full = expand_rollout(r, study_dir, study_path, f"rollouts[{i}].")
+        h.update(json.dumps(full, sort_keys=True, default=str).encode())
+        for v in variants:
+            entry = full.get("ablation") if v == "ablation" else full
+            poses = entry.get("poses") if isinstance(entry, dict) else None
+            p = Path(study_dir) / str(poses) if poses else None
+            h.update((sha256_file(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
+    return h.hexdigest()
+
+
+def render_montage(
+    study_path: str | Path,
+    out_path: str | Path,
+    cols: int | None = None,
+    objects: Sequence[str] | None = None,
+    tile: tuple[int, int] | None = None,
+    fps: float = 30.0,
+    variant: str = "main",
+    max_clips: int = MONTAGE_MAX_CLIPS,
+    progress: bool = False,
+    force: bool = False,
+    protocol: str = "lift",
+) -> RenderStats:
+    """Tile the study's clips, each with its overlay, into one H.264 mp4.
+
+    Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
+    for the overlay), one GL context at a time, into a temporary frame store; the grid
+    is then composed frame by frame. Clips shorter than the longest hold their last
+    frame. All rollouts are checked (saved poses, meshes) before any rendering.
+
+    Args:
+        study_path: the study JSON.
+        out_path: destination ``.mp4``.
+        cols: grid columns (default see :func:`montage_layout`).
+        objects: only these objects' rollouts, in study order (default all).
+        tile: (W, H) px per clip (default see :func:`montage_layout`).
+        fps: frame rate, Hz.
+        variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
+            (each rollout beside its ablation, pairs kept on one row).
+        max_clips: at most this many tiles: the first rollouts in study order are shown,
+            the rest left out with a warning (counted in ``RenderStats.left_out``).
+        progress: print one line per clip.
+        protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
+            ``recorded_rollouts``, each with the recorded object as a translucent ghost).
+        force: render even when the montage is up to date. Otherwise, when ``out_path``
+            exists and its record (:func:`montage_record_path`) holds the same input key
+            (:func:`_montage_key`: same rollouts, poses, settings and renderer), it is kept
+            and nothing is rendered (``RenderStats.skipped``).
+
+    Returns:
+        :class:`RenderStats` of the montage (``ms_per_frame`` = mean per-tile render time).
+
+    Raises:
+        DataError: bad study JSON, a rollout without saved poses or assets, unknown object.
+        OutputError: ``out_path`` cannot be written.
+        ValueError: unknown ``variant``.
+    """
+    t_start = _time.perf_counter()
+    out = prepare_output(out_path)
+    study_path = Path(study_path)
+    study, study_dir = load_study(study_path)
+    if variant not in ("main", "ablation", "both"):
+        raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
+    variants = ("main", "ablation") if variant == "both" else (variant,)
+    list_key = "rollouts" if protocol == "lift" else f"{protocol}_rollouts"
+    chosen, left_out = _choose(study, study_path, objects, variants, max_clips, list_key)
+    params = {"cols": cols, "tile": list(tile) if tile else None, "fps": fps, "variant": variant,
+              "max_clips": max_clips, "objects": list(objects) if objects else None, "protocol": protocol}
+    key = _montage_key(chosen, study_dir, study_path, variants, params)
+    record_path = montage_record_path(out)
+    kept = None if force else _up_to_date(out, record_path, key)
+    if kept is not None:
+        return RenderStats(out, int(kept.get("frames", 0)), tuple(kept.get("size", (0, 0))),
+                           _time.perf_counter() - t_start, 0.0, left_out=left_out, skipped=True)
+    if variant == "both" and cols is None:  # keep each pair on one row
+        cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
+    cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
+    clips = _load_clips(chosen, variants, study_dir, study_path, cfg.get("support_thickness"))
+    cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
+    timing: dict = {}
+    with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
+        stores = [_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing,
+                               f"[{k + 1}/{len(clips)}]" if progress else None)
+                  for k, clip in enumerate(clips)]
+        n = write_mp4(_compose(stores, cols, rows, (tw, th)), out, fps)
+        del stores  # close the memory maps before the folder goes
+    secs = _time.perf_counter() - t_start
+    atomic_write_text(record_path, json.dumps({
+        "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
+        "size": [cols * tw, rows * th], "tile": [tw, th], "grid": [cols, rows], "variant": variant,
+        "rollouts": [str(r.get("sequence") or r.get("object") or i) for i, r in chosen], "left_out": left_out,
+        "render_s": secs,
+    }, indent=1) + "\n")
+    return RenderStats(out, n, (cols * tw, rows * th), secs,
+                       1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1), left_out=left_out)
+
+
+def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, variants: Sequence[str],
+            max_clips: int, key: str = "rollouts") -> tuple[list[tuple[int, dict]], int]:
+    """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
+    ablation run when one is drawn, at most ``max_clips`` tiles; and how many were left out
+    (with a warning: a finished study is shown in part rather than failed)."""
+    chosen = select_rollouts(study, objects, study_path, key)
+    if "ablation" in variants:
+        chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
+        if not chosen:
+            raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
+    keep = max(1, max_clips // len(variants))
+    if len(chosen) <= keep:
+        return chosen, 0
+    warnings.warn(f"montage shows the first {keep} of {len(chosen)} rollouts (max_clips={max_clips}); "
+                  "pass objects=... or raise max_clips for the rest", stacklevel=3)
+    return chosen[:keep], len(chosen) - keep
+
+
+def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
+    """The montage's record when ``out`` exists and was drawn from inputs with this ``key``."""
+    if not (out.is_file() and record_path.is_file()):
+        return None
+    try:
+        rec = json.loads(record_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("key") == key else None
+
+
+def _load_clips(chosen: list[tuple[int, dict]], variants: Sequence[str], study_dir: Path, study_path: Path,
+                thickness: float | None) -> list[Clip | str]:
+    """Every tile's :class:`Clip`, checked (poses and meshes) before any rendering. An
+    unstable rollout without a single finite frame becomes a labelled placeholder (its
+    title, a str): a tile, not a failed montage; any other bad input raises DataError."""
+    clips: list[Clip | str] = []
+    for i, r in chosen:
+        for v in variants:
+            try:
+                clips.append(load_clip(r, study_dir, variant=v, source=study_path, field_prefix=f"rollouts[{i}].",
+                                       support_thickness=thickness))
+            except DataError as exc:
+                oc = (r.get("ablation") or {}).get("outcome") if v == "ablation" else r.get("outcome")
+                if oc == "unstable" and "no frames" in str(exc):
+                    clips.append(f"{r.get('object', f'rollout {i}')}" + (" (contact ablation)" if v == "ablation" else ""))
+                    continue
+                raise
+    for c in clips:  # fail on a bad mesh before spending minutes rendering
+        for o in (c.objects if isinstance(c, Clip) else []):
+            _load_mesh(str(o.mesh))
+    return clips
+
+
+def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: dict,
+                 progress: str | None) -> np.ndarray:
+    """One tile's frames, (n, th, tw, 3) uint8, in a memory map at ``store_path`` (a
+    one-frame placeholder for a str clip); prints a line when ``progress`` is a prefix."""
+    tw, th = tile
+    if isinstance(clip, str):
+        blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
+        blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("result: unstable", OUTCOME_RGB["unstable"]),
+                                           ("no frames saved", (245, 245, 245))])
+        if progress:
+            print(f"{progress} {clip}: unstable, no frames saved (placeholder tile)", flush=True)
+        return blank
+    n = len(frame_indices(clip.track.time, fps))
+    store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
+    for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, (tw, th), fps,
+                                          overlay=clip_overlay(clip), camera=clip_camera(clip, tw / th),
+                                          timing=timing)):
+        store[j] = img
+    store.flush()
+    if progress:
+        print(f"{progress} {clip.title}: {n} frames, {clip.outcome}", flush=True)
+    return store
+
+
+def _compose(stores: list[np.ndarray], cols: int, rows: int, tile: tuple[int, int]):
+    """Yield the montage frames, (rows*th, cols*tw, 3) uint8: tile k at row k // cols,
+    column k % cols; a clip shorter than the longest holds its last frame."""
+    tw, th = tile
+    canvas = np.full((rows * th, cols * tw, 3), 24, dtype=np.uint8)
+    for f in range(max(s.shape[0] for s in stores)):
+        for k, s in enumerate(stores):
+            r, c = divmod(k, cols)
+            canvas[r * th:(r + 1) * th, c * tw:(c + 1) * tw] = s[min(f, s.shape[0] - 1)]
+        yield canvas

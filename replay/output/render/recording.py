@@ -1,0 +1,371 @@
+"""Render a recording itself (no simulation): the recorded hand and every object.
+
+Used by ``scripts/render_scene.py`` when no study rollout exists for a sequence,
+and for HUG-Bench whole scenes (all objects at their scanned positions). Same
+renderer as :mod:`replay.output.render` (MuJoCo offscreen on EGL, H.264 mp4).
+
+The hand is the manosim hand posed by forward kinematics of the recording's
+canonical ``wrist_pos``/``wrist_quat``/``finger_quat`` (MuJoCo ``mj_kinematics``
+on the MJCF: slide joints ``wrist_tx/ty/tz``, ball ``wrist_rot``, balls
+``mano_joint_1..15``). When a recording has only landmarks (GRAB), those come from
+:func:`replay.kinematics.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
+skeleton of capsules instead of the manosim hand.
+
+Window: a recording is rendered around its ``grasp_frame`` only (GRAB/TACO: lift
+onset; HUG-Bench: the earliest grasp, after which its untracked objects would be
+wrong), see :func:`scene_window`.
+"""
+
+from __future__ import annotations
+
+import time as _time
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import mujoco
+import numpy as np
+
+from replay.data.locate import dataset_dir
+from replay.data.support import support_extent
+from replay.data.types import Recording
+from replay.errors import DataError
+from replay.kinematics import complete_hand
+from replay.output.render.camera import FALLEN_BELOW_M, frame_camera
+from replay.output.render.clip import (
+    DEFAULT_SUPPORT_THICKNESS,
+    PoseTrack,
+    SceneObject,
+    Support,
+)
+from replay.output.render.style import OBJECT_RGBA, SKIN_RGBA
+from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
+
+#: default window around ``grasp_frame``, seconds (before, after), for tracked objects
+#: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
+#: just after the first grasp, since objects never move in the data).
+WINDOW_TRACKED_S = (2.0, 3.0)
+WINDOW_UNTRACKED_S = (4.0, 0.5)
+#: the camera frames hand and objects from this long before the grasp to the window's end, s.
+CAMERA_LEAD_S = 0.5
+#: landmark skeleton (manopth order): parent of each landmark, -1 for the wrist.
+LANDMARK_PARENT = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19)
+#: MANO vertices drawn when nothing better exists: every VERTEX_STRIDE-th of 778, as
+#: spheres of POINT_RADIUS_M (m; about MANO's mean vertex spacing at that stride).
+VERTEX_STRIDE = 2
+POINT_RADIUS_M = 0.004
+
+
+def scene_window(rec: Recording, before_s: float | None = None, after_s: float | None = None) -> slice:
+    """Frames to render: ``[grasp - before_s, grasp + after_s]`` clipped to the recording.
+
+    Defaults: :data:`WINDOW_TRACKED_S` when the target object is tracked, else
+    :data:`WINDOW_UNTRACKED_S`.
+    """
+    tracked = rec.target_object.tracked
+    b, a = WINDOW_TRACKED_S if tracked else WINDOW_UNTRACKED_S
+    b = b if before_s is None else before_s
+    a = a if after_s is None else after_s
+    t = rec.time
+    tg = t[rec.grasp_frame]
+    eps = 1e-6  # s; tolerate float rounding of frame times (arange / fps)
+    start = int(np.searchsorted(t, tg - b - eps, side="left"))
+    stop = int(np.searchsorted(t, tg + a + eps, side="right"))
+    return slice(max(start, 0), max(min(stop, rec.num_frames), start + 1))
+
+
+def hand_body_poses(
+    mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """World poses of every body of a manosim hand by MuJoCo forward kinematics.
+
+    Args:
+        mjcf: the manosim MJCF.
+        wrist_pos: (T, 3) world position of ``mano_body_0``, m.
+        wrist_quat: (T, 4) its world orientation, xyzw.
+        finger_quat: (T, 15, 4) ``mano_joint_1..15`` rotations relative to the MJCF
+            reference pose, xyzw.
+
+    Returns:
+        (body names, (T, B, 3) world positions m, (T, B, 4) world orientations xyzw).
+
+    Raises:
+        DataError: the MJCF lacks the manosim joints.
+    """
+    m = mujoco.MjModel.from_xml_path(str(mjcf))
+    d = mujoco.MjData(m)
+
+    def adr(name):
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j < 0:
+            raise DataError(mjcf, None, f"no joint {name!r}: not a manosim hand MJCF")
+        return int(m.jnt_qposadr[j])
+
+    slide = [adr(f"wrist_t{a}") for a in "xyz"]
+    root = adr("wrist_rot")
+    fingers = [adr(f"mano_joint_{i}") for i in range(1, 16)]
+    names = [m.body(b).name for b in range(1, m.nbody)]
+    T = wrist_pos.shape[0]
+    pos = np.zeros((T, len(names), 3))
+    quat = np.zeros((T, len(names), 4))
+    wq = np.asarray(wrist_quat, float)[:, [3, 0, 1, 2]]
+    fq = np.asarray(finger_quat, float)[..., [3, 0, 1, 2]]
+    for f in range(T):
+        d.qpos[:] = m.qpos0
+        d.qpos[slide] = wrist_pos[f]
+        d.qpos[root:root + 4] = wq[f]
+        for k, a in enumerate(fingers):
+            d.qpos[a:a + 4] = fq[f, k]
+        mujoco.mj_kinematics(m, d)
+        pos[f] = d.xpos[1:]
+        quat[f] = d.xquat[1:][:, [1, 2, 3, 0]]
+    return names, pos, quat
+
+
+def _fill_invalid(arr: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Hold the nearest earlier valid frame (the first valid one before it)."""
+    if valid.all():
+        return arr
+    if not valid.any():
+        raise ValueError("no valid frame")
+    idx = np.where(valid, np.arange(len(valid)), -1)
+    idx = np.maximum.accumulate(idx)
+    idx[idx < 0] = int(np.flatnonzero(valid)[0])
+    return arr[idx]
+
+
+def recording_scene(
+    rec: Recording,
+    window: slice,
+    hand: str = "auto",
+    hand_mjcf: str | Path | None = None,
+) -> tuple[PoseTrack, list[SceneObject], str | None, np.ndarray | None, str]:
+    """Poses and objects to draw for a recording's window.
+
+    Args:
+        rec: canonical recording.
+        window: frames to use.
+        hand: ``"auto"`` (manosim hand from wrist/finger fields, filled by
+            :func:`replay.kinematics.complete_hand` if needed; if that is unavailable or
+            fails, with a warning, the recorded landmarks as a skeleton, else the
+            recorded MANO vertices as points), ``"mano"`` (manosim hand, error if
+            impossible), ``"landmarks"`` (recorded points, never the manosim hand).
+        hand_mjcf: manosim MJCF (default: ``myhand`` capsule hand of the recording's side
+            under the ``manosim`` dataset folder).
+
+    Returns:
+        (track, objects, hand MJCF or None, hand points or None, hand source text). Hand
+        points are (W, 21, 3) landmarks, or (W, K, 3) MANO vertices (every
+        :data:`VERTEX_STRIDE`-th) when neither joint rotations nor landmarks exist.
+
+    Raises:
+        DataError: nothing to draw the hand from, or bad fields.
+    """
+    sl = window
+    valid = np.asarray(rec.valid[sl], bool)
+    if not valid.any():
+        raise DataError(rec.source, "valid", f"hand not tracked in any frame of {sl.start}..{sl.stop}")
+    names: list[str] = []
+    pos_parts, quat_parts = [], []
+    points = None
+    mjcf = None
+    source = ""
+    fallback = ""
+    if hand in ("auto", "mano"):
+        r = rec
+        if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
+            try:
+                r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
+            except DataError as exc:
+                if hand == "mano":
+                    raise
+                fallback = f"manosim hand not fitted: {exc}"
+                warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=2)
+        if r.finger_quat is not None and r.wrist_pos is not None and r.wrist_quat is not None:
+            mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
+            wp = _fill_invalid(np.asarray(r.wrist_pos[sl], float), valid)
+            wq = _fill_invalid(np.asarray(r.wrist_quat[sl], float), valid)
+            fq = _fill_invalid(np.asarray(r.finger_quat[sl], float), valid)
+            names, hp, hq = hand_body_poses(mjcf, wp, wq, fq)
+            pos_parts.append(hp)
+            quat_parts.append(hq)
+            kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
+            source = f"manosim hand ({kin.get('source', 'recorded joints')})"
+    if mjcf is None:
+        verts = rec.mano.vertices if rec.mano is not None else None
+        if rec.landmarks is not None:
+            points = _fill_invalid(np.asarray(rec.landmarks[sl], float), valid)
+            source = "recorded landmarks"
+        elif verts is not None:
+            points = _fill_invalid(np.asarray(verts[sl], float)[:, ::VERTEX_STRIDE], valid)
+            source = "recorded MANO vertices"
+        else:
+            why = f" ({fallback})" if fallback else ""
+            raise DataError(rec.source, "landmarks", f"no hand to draw: no joint rotations, landmarks or MANO vertices{why}")
+    W = sl.stop - sl.start
+    objects = []
+    others = 0
+    for j, ob in enumerate(rec.objects):
+        body = f"object_{j}"
+        if j == rec.target:
+            rgba = OBJECT_RGBA[0]
+        else:  # the rest in palette order
+            rgba = OBJECT_RGBA[1 + others % (len(OBJECT_RGBA) - 1)]
+            others += 1
+        objects.append(SceneObject(body, ob.name, Path(ob.asset.visual_mesh), rgba))
+        names.append(body)
+        pos_parts.append(np.asarray(ob.pos[sl], float)[:, None])
+        quat_parts.append(np.asarray(ob.quat[sl], float)[:, None])
+    if points is not None:  # hand points frame the camera as pseudo-bodies (not drawn as bodies)
+        K = points.shape[1]
+        names += [f"handpoint_{k}" for k in range(K)]
+        pos_parts.append(points)
+        quat_parts.append(np.tile([0.0, 0.0, 0.0, 1.0], (W, K, 1)))
+    track = PoseTrack(
+        time=np.asarray(rec.time[sl], float), body_names=names,
+        body_pos=np.concatenate(pos_parts, axis=1), body_quat=np.concatenate(quat_parts, axis=1),
+        source=rec.source,
+    )
+    return track, objects, (str(mjcf) if mjcf is not None else None), points, source
+
+
+def recording_support(rec: Recording, thickness: float | None = None) -> Support:
+    """The support the study would simulate for ``rec``, to draw exactly as a rollout's:
+    GRAB's table as the table-top box of :func:`replay.data.support.support_extent` (extent of
+    the placed table mesh) at ``rec.support_height``, ``thickness`` m thick (default
+    :data:`replay.output.render.clip.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
+    without a table a plane at ``rec.support_height``.
+
+    Raises:
+        DataError: unreadable table mesh.
+    """
+    table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
+    extent = None
+    if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
+
+        extent = support_extent(rec)
+    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
+    return Support(float(rec.support_height), extent, th)
+
+
+def _default_hand(side: str) -> Path:
+
+    side_dir = "mano_rhand" if side == "right" else "mano_lhand"
+    p = dataset_dir("manosim") / "assets" / "myhand" / side_dir / "capsule_hand.xml"
+    if not p.is_file():
+        raise DataError(p, None, "default manosim hand MJCF not found; pass hand_mjcf")
+    return p
+
+
+def _points_decorator(points: np.ndarray):
+    """Scene decorator drawing (W, K, 3) hand points (MANO vertices) as small skin spheres."""
+    rgba = np.asarray(SKIN_RGBA, np.float32)
+    size = np.array([POINT_RADIUS_M, 0.0, 0.0])
+
+    def decorate(i: int, scene) -> None:
+        for p in points[i]:
+            if scene.ngeom >= scene.maxgeom:
+                return
+            mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, size, p,
+                                np.eye(3).ravel(), rgba)
+            scene.ngeom += 1
+
+    return decorate
+
+
+def _skeleton_decorator(landmarks: np.ndarray):
+    """Scene decorator drawing (W, 21, 3) landmarks as skin-coloured capsules."""
+    rgba = np.asarray(SKIN_RGBA, np.float32)
+
+    def decorate(i: int, scene) -> None:
+        p = landmarks[i]
+        for k, par in enumerate(LANDMARK_PARENT):
+            if par < 0 or scene.ngeom >= scene.maxgeom:
+                continue
+            g = scene.geoms[scene.ngeom]
+            mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.eye(3).ravel(), rgba)
+            mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_CAPSULE, 0.007, p[par], p[k])
+            scene.ngeom += 1
+
+    return decorate
+
+
+def render_recording(
+    rec: Recording,
+    out_path: str | Path,
+    size: tuple[int, int] = (640, 480),
+    fps: float = 30.0,
+    window: slice | None = None,
+    hand: str = "auto",
+    hand_mjcf: str | Path | None = None,
+) -> RenderStats:
+    """Render a recording's own motion around its grasp to an H.264 mp4.
+
+    Objects are drawn at their recorded poses (HUG-Bench: all scene objects at their
+    scanned resting positions); the support as a rollout of the recording would
+    simulate and draw it (:func:`recording_support`: GRAB's table-top box over a
+    floor, otherwise a plane at ``rec.support_height``). Overlay:
+    dataset and sequence, "recorded motion", target object, hand source, time.
+
+    Args:
+        rec: canonical recording (:func:`replay.data.load_recording`).
+        out_path: destination ``.mp4``.
+        size, fps: see :func:`replay.output.render.video.render_clip`; frames are the nearest
+            recorded frame to each output time (10 Hz HUG-Bench frames repeat).
+        window: frames to render (default :func:`scene_window`).
+        hand, hand_mjcf: see :func:`recording_scene`.
+
+    Raises:
+        DataError: bad recording fields, missing meshes; OutputError: unwritable output.
+    """
+    out = prepare_output(out_path)
+    sl = window if window is not None else scene_window(rec)
+    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
+    support = recording_support(rec)
+    target = rec.target_object.name
+    white, grey = (245, 245, 245), (200, 200, 200)
+
+    def overlay(i: int):
+        t = track.time[i] - rec.time[rec.grasp_frame]
+        return [
+            (f"{rec.dataset}: {rec.name}", white),
+            ("recorded motion (not simulated)", grey),
+            (f"target {target}  |  {source}", white),
+            (f"t = {t:+5.2f} s from grasp", white),
+        ]
+
+    hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "handpoint_"))]
+    cam_objects = list(objects)
+    if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
+        cam_objects = [cam_objects[rec.target]]
+    # frame the grasp: from CAMERA_LEAD_S before it to the end (the hand may enter from outside)
+    k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
+    camera = frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
+                                 frames=slice(min(k0, track.num_frames - 1), None),
+                                 fallen_below=support.height - FALLEN_BELOW_M)
+    decorate = None
+    if points is not None:
+        decorate = _skeleton_decorator(points) if points.shape[1] == 21 else _points_decorator(points)
+    timing: dict = {}
+    t0 = _time.perf_counter()
+    frames = render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
+                                  timing=timing, decorate=decorate)
+    n = write_mp4(frames, out, fps)
+    return RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
+                              1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+
+
+def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
+    """The study rollout of (dataset, sequence) under ``protocol`` (``lift``: ``rollouts``;
+    ``recorded``: ``recorded_rollouts``), or None."""
+    rows = study.get("rollouts", []) if protocol == "lift" else study.get(f"{protocol}_rollouts", [])
+    for i, r in enumerate(rows):
+        if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:
+            return i, r
+    return None
+
+
+__all__: Sequence[str] = (
+    "scene_window", "hand_body_poses", "recording_scene", "recording_support", "render_recording", "find_rollout",
+    "WINDOW_TRACKED_S", "WINDOW_UNTRACKED_S",
+)

@@ -1,0 +1,270 @@
+"""Frames from saved poses (MuJoCo offscreen on EGL) and H.264 mp4 files, written atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time as _time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+import imageio_ffmpeg
+import mujoco
+import numpy as np
+
+from replay.errors import OutputError
+from replay.fileio import atomic_path
+from replay.output.render.camera import CameraView, clip_camera, frame_camera
+from replay.output.render.clip import PoseTrack, SceneObject, Support, load_clip
+from replay.output.render.model import apply_poses, build_render_model, mocap_index
+from replay.output.render.overlay import clip_overlay, draw_overlay
+
+
+@dataclass
+class RenderStats:
+    """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
+    ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
+    montage, ``left_out`` rollouts beyond its clip limit and ``skipped`` (True when an
+    up-to-date montage was kept, see :func:`render_montage`)."""
+
+    path: Path
+    frames: int
+    size: tuple[int, int]
+    seconds: float
+    ms_per_frame: float
+    left_out: int = 0
+    skipped: bool = False
+
+
+def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
+    """Indices of the saved frames nearest to a uniform ``fps`` timeline over ``time``.
+
+    For poses saved at exactly ``fps`` this is ``arange(F)``.
+    """
+    if time.shape[0] == 1:
+        return np.zeros(1, dtype=np.int64)
+    n = int(round((time[-1] - time[0]) * fps)) + 1
+    ts = time[0] + np.arange(n) / fps
+    idx = np.searchsorted(time, ts).clip(1, time.shape[0] - 1)
+    left = time[idx - 1]
+    pick_left = (ts - left) <= (time[idx] - ts)
+    return np.where(pick_left, idx - 1, idx).astype(np.int64)
+
+
+def _check_gl() -> None:
+    """Make sure ``mujoco.Renderer`` will get a headless (EGL/OSMesa) GL context.
+
+    MuJoCo picks its GL backend from ``MUJOCO_GL`` when it is first imported. This
+    module sets ``MUJOCO_GL=egl`` on import, but if ``mujoco`` was imported earlier
+    without it (e.g. by Newton or a test helper) the backend is GLFW, which needs a
+    display. Without a display, switch MuJoCo's context class to EGL (the same class
+    ``MUJOCO_GL=egl`` would have chosen); raise if that cannot be done.
+
+    Raises:
+        RuntimeError: no display and no usable headless backend.
+    """
+    from mujoco.rendering.classic import gl_context as glc
+
+    cur = getattr(glc, "GLContext", None)
+    if cur is not None and cur.__module__.startswith(("mujoco.egl", "mujoco.osmesa")):
+        return
+    if os.environ.get("DISPLAY") and cur is not None:
+        return  # a desktop session: GLFW works
+    try:
+        from mujoco.egl import GLContext as EGLContext
+    except Exception as exc:  # noqa: BLE001
+        raise RuntimeError(
+            "no display and MuJoCo was imported without MUJOCO_GL=egl; EGL could not be loaded "
+            f"({exc}). Export MUJOCO_GL=egl (or osmesa) before starting Python."
+        ) from None
+    glc.GLContext = EGLContext
+
+
+def render_frames(
+    track: PoseTrack,
+    hand_mjcf: str | Path | None,
+    objects: Sequence[SceneObject],
+    support_height: float | Support | None,
+    size: tuple[int, int] = (640, 480),
+    fps: float = 30.0,
+    overlay: Callable[[int], list[tuple[str, tuple[int, int, int]]]] | None = None,
+    camera: CameraView | None = None,
+    timing: dict | None = None,
+    decorate: Callable[[int, mujoco.MjvScene], None] | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield RGB frames of saved poses, resampled to ``fps`` (nearest saved frame).
+
+    Args:
+        track: body poses; must contain every hand body of ``hand_mjcf`` and every
+            ``objects[i].body``.
+        hand_mjcf, objects, support_height, size: see :func:`build_render_model`.
+        fps: output frame rate, Hz.
+        overlay: maps a *saved* frame index to overlay lines, or None.
+        camera: fixed view, default :func:`frame_camera` over the whole track.
+        timing: if given, ``timing["render_s"]`` accumulates seconds spent rendering
+            (scene update + GL + readback + overlay) and ``timing["frames"]`` the count.
+        decorate: called as ``decorate(saved_frame_index, scene)`` after the scene is
+            updated, to add ``mjvGeom`` s (e.g. a landmark skeleton).
+
+    Yields:
+        (H, W, 3) uint8 frames, ``len(frame_indices(track.time, fps))`` of them.
+
+    Raises:
+        DataError: see :func:`build_render_model` and :func:`mocap_index`.
+        RuntimeError: no headless GL backend configured.
+    """
+    _check_gl()
+    w, h = int(size[0]), int(size[1])
+    model = build_render_model(hand_mjcf, objects, support_height, (w, h))
+    mids, cols = mocap_index(model, track)
+    hand_bodies = [model.body(b).name for b in range(1, model.nbody)
+                   if model.body(b).name not in {o.body for o in objects}]
+    cam = (camera or frame_camera(track, hand_bodies, objects, w / h)).mjv()
+    data = mujoco.MjData(model)
+    opt = mujoco.MjvOption()
+    idx = frame_indices(track.time, fps)
+    renderer = mujoco.Renderer(model, height=h, width=w)
+    try:
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
+        renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SKYBOX] = True
+        for i in idx:
+            t0 = _time.perf_counter()
+            apply_poses(model, data, track, int(i), mids, cols)
+            renderer.update_scene(data, camera=cam, scene_option=opt)
+            if decorate is not None:
+                decorate(int(i), renderer.scene)
+            img = renderer.render()
+            if overlay is not None:
+                img = draw_overlay(img, overlay(int(i)))
+            if timing is not None:
+                timing["render_s"] = timing.get("render_s", 0.0) + _time.perf_counter() - t0
+                timing["frames"] = timing.get("frames", 0) + 1
+            yield img
+    finally:
+        renderer.close()
+
+
+def prepare_output(out_path: str | Path) -> Path:
+    """Check that ``out_path`` can be written (creating its folder) before any rendering.
+
+    Raises:
+        OutputError: the folder cannot be created or written (an ancestor is a file,
+            or no permission), or the path is a folder.
+    """
+    out = Path(out_path)
+    if out.suffix.lower() != ".mp4":
+        raise OutputError(f"{out}: output must be an .mp4 file")
+    if out.is_dir():
+        raise OutputError(f"{out}: output path is a folder")
+    for parent in out.absolute().parents:  # the first existing ancestor must be a folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{out}: cannot write there: {parent} is a file, not a folder")
+            break
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=f".{out.stem}.", suffix=".probe"):
+            pass
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot write to {out.parent}: {exc.strerror or exc}") from None
+    return out
+
+
+def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 30.0) -> int:
+    """Encode RGB frames as H.264 (libx264, yuv420p) mp4, atomically.
+
+    Frames go to a temporary file in the destination folder, renamed over
+    ``out_path`` only when encoding finished; on any error the temporary file is
+    removed and ``out_path`` is untouched. The file gets the permissions a plain
+    ``open()`` would give (``0o666 & ~umask``), not ``mkstemp``'s 0600.
+
+    Args:
+        frames: (H, W, 3) uint8 frames, all the same size; W and H even (yuv420p).
+        out_path: destination ``.mp4``.
+        fps: frame rate, Hz.
+
+    Returns:
+        Number of frames written.
+
+    Raises:
+        OutputError: unwritable destination, or no frames.
+        ValueError: frames of odd or changing size.
+    """
+    out = prepare_output(out_path)
+    n, writer, shape = 0, None, None
+    with atomic_path(out, suffix=".tmp.mp4") as tmp:
+        try:
+            for img in frames:
+                if writer is None:
+                    shape = img.shape
+                    if img.ndim != 3 or img.shape[2] != 3 or img.shape[0] % 2 or img.shape[1] % 2:
+                        raise ValueError(f"frames must be (H, W, 3) with even H and W for yuv420p, got {img.shape}")
+                    writer = imageio_ffmpeg.write_frames(
+                        str(tmp), (img.shape[1], img.shape[0]), fps=fps, codec="libx264", pix_fmt_in="rgb24",
+                        pix_fmt_out="yuv420p", quality=None, macro_block_size=1,
+                        output_params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart"],
+                        ffmpeg_log_level="error",
+                    )
+                    writer.send(None)
+                elif img.shape != shape:
+                    raise ValueError(f"frame {n} has shape {img.shape}, expected {shape}")
+                writer.send(np.ascontiguousarray(img, dtype=np.uint8))
+                n += 1
+            if writer is None:
+                raise OutputError(f"{out}: no frames to write")
+        finally:
+            if writer is not None:
+                writer.close()
+    return n
+
+
+def render_clip(
+    rollout: dict,
+    study_dir: str | Path,
+    out_path: str | Path,
+    size: tuple[int, int] = (640, 480),
+    fps: float = 30.0,
+    label: str | None = None,
+    variant: str = "main",
+    source: str | Path | None = None,
+) -> RenderStats:
+    """Render one study rollout's saved poses to an H.264 mp4 with an overlay.
+
+    Overlay per frame (:func:`clip_overlay`): object name (or ``label``); the phase
+    name before the lift, then ``result: lifted`` / ``dropped`` / ``unstable``
+    (coloured); hand-object contact count and phase; time since the clip's first
+    frame. Camera: :func:`clip_camera`. Support: the simulated table-top box over a
+    floor, or a plane (:class:`Support`; thickness from the study config at
+    ``source``).
+
+    Args:
+        rollout: one entry of ``study.json["rollouts"]`` (or a per-rollout JSON).
+        study_dir: folder of the study JSON (base of the relative ``poses`` path).
+        out_path: destination ``.mp4`` (folder created if needed).
+        size: (width, height) px, both even.
+        fps: output frame rate, Hz (saved poses are at 30 fps in the study contract).
+        label: replaces the first overlay line (default: object name).
+        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run).
+        source: study JSON path, for error messages.
+
+    Returns:
+        :class:`RenderStats` (frames, size, seconds, ms per frame).
+
+    Raises:
+        DataError: no saved poses, malformed poses, missing hand MJCF or object mesh.
+        OutputError: ``out_path`` cannot be written (checked before rendering).
+    """
+    out = prepare_output(out_path)
+    clip = load_clip(rollout, study_dir, variant=variant, source=source)
+    if label:
+        clip.title = label
+    timing: dict = {}
+    t0 = _time.perf_counter()
+    frames = render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, size, fps,
+                           overlay=clip_overlay(clip), camera=clip_camera(clip, size[0] / size[1]), timing=timing)
+    n = write_mp4(frames, out, fps)
+    secs = _time.perf_counter() - t0
+    return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+

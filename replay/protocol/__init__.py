@@ -1,0 +1,12 @@
+"""Protocols: what a replay steps and what its outcome means.
+
+Above :mod:`replay.sim` (it builds scenes and steps engines), below :mod:`replay.study`
+(which runs many of these):
+
+* :mod:`~replay.protocol.plan` - per-frame targets (:class:`~replay.protocol.plan.Plan`),
+  phase codes;
+* :mod:`~replay.protocol.tracking` - the recorded protocol and its object-track figures;
+* :mod:`~replay.protocol.rollout` - one recording: plan the lift protocol, step any plan,
+  measure;
+* :mod:`~replay.protocol.diagnosis` - why a grasp failed, from measured signals.
+"""

@@ -1,0 +1,110 @@
+"""Why a grasp failed, from measured signals only: friction budget, creep, slip onset, and
+one diagnosis class per rollout that did not lift (or lifted and fell in the shake).
+
+Pure functions over a rollout's per-frame arrays (world frame, Z up; positions m,
+quaternions Newton xyzw; forces N). The grasp-stability measures follow the studies
+the project builds on: a friction budget (the mass the contacts could hold by friction
+alone, ``sum(mu_i N_i) / g``; ``2 mu N / g`` for a two-sided pinch, as in the MuJoCo
+gripper friction analyses), creep of the object in the hand frame during a static hold,
+and slip measured in the hand frame rather than in the world.
+
+Classes, tried in this order (the first that applies decides):
+
+* ``unstable``: the rollout stopped on physics trouble (its reason is the figure);
+* ``no_contact``: no hand-object contact carried force at lift start (figure: the
+  smallest fingertip-to-object distance, mm, and the contact count);
+* ``pushed_away``: the object moved more than ``diag_push_mm`` before the lift (the
+  hand pushed it while closing; figure: the displacement, mm);
+* ``too_heavy``: the largest friction budget during lift and hold is below the
+  object's mass, and at least one fingertip's worth: the friction (mu = 1) of one
+  fingertip pressing at the effort limit, ``effort / diag_grip_lever_m / g`` kg, so the
+  fingers really squeezed and friction fell short (figure: budget and mass, kg); a
+  budget below one fingertip's is a grip too light to blame the mass on (``slipped``);
+* ``slipped``: contact at lift start, enough budget, the object lost anyway (figure:
+  slip, mm, and the frame it began: the first frame after lift start where the object
+  moved more than ``diag_slip_onset_mm`` in the wrist frame; ``light_grip`` when the
+  budget never reached one fingertip's: the hand barely held it);
+* ``shaken_loose``: lifted, but not held through the shake (figure: shake slip, mm).
+
+A lifted rollout that held through the shake (or had no shake) has no diagnosis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from replay.config import GRAVITY
+
+#: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
+G = GRAVITY
+
+CLASSES = ("unstable", "no_contact", "pushed_away", "too_heavy", "slipped", "shaken_loose")
+
+
+def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:
+    """(F,) supported mass by friction alone, kg, from per-frame ``sum(mu_i N_i)`` (F,) N."""
+    return np.asarray(friction_force, float) / G
+
+
+def object_in_hand(wrist_pos, wrist_quat, obj_pos) -> np.ndarray:
+    """(F, 3) object origin in the wrist (root body) frame, m, from (F, 3) positions and (F, 4) xyzw."""
+    r = Rotation.from_quat(np.asarray(wrist_quat, float))
+    return r.inv().apply(np.asarray(obj_pos, float) - np.asarray(wrist_pos, float))
+
+
+def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
+    """Speed, mm/s, of the object in the hand frame over a window: the norm of the
+    least-squares velocity of its (F, 3) positions (m) sampled every ``frame_dt`` s.
+    None for fewer than 3 frames."""
+    x = np.asarray(in_hand, float)
+    if len(x) < 3 or not np.all(np.isfinite(x)):
+        return None
+    t = np.arange(len(x)) * frame_dt
+    v = np.polyfit(t, x, 1)[0]  # (3,) m/s
+    return float(np.linalg.norm(v) * 1000.0)
+
+
+def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
+    """First frame after ``ref`` where the object is more than ``threshold_m`` m from its
+    hand-frame position at ``ref``; None if it never is."""
+    d = np.linalg.norm(np.asarray(in_hand, float)[ref:] - in_hand[ref], axis=1)
+    hit = np.flatnonzero(d > threshold_m)
+    return int(ref + hit[0]) if hit.size else None
+
+
+def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: float, budget_peak_kg: float | None,
+             fingertip_distance_mm: float | None, slip_onset_frame: int | None, cfg) -> dict | None:
+    """The diagnosis of one rollout's metrics ``m`` (keys of :func:`replay.protocol.rollout.run_rollouts`).
+
+    Args:
+        object_mass: kg. effort_limit: the finger effort limit of this rollout, N·m.
+        pushed_mm: largest object displacement before the lift, mm.
+        budget_peak_kg: largest friction budget over lift and hold, kg (None: no lift).
+        fingertip_distance_mm: smallest fingertip-to-object distance at lift start, mm.
+        slip_onset_frame: see :func:`slip_onset`.
+        cfg: uses ``diag_push_mm`` and ``diag_grip_lever_m``.
+
+    Returns:
+        ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held).
+    """
+    if m["outcome"] == "unstable":
+        return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
+    if m["lifted"]:
+        if m.get("shake_held") is False:
+            return {"class": "shaken_loose", "figure": {"shake_slip_mm": m.get("shake_slip_mm")}}
+        return None
+    if not m.get("contacts_force_at_lift"):
+        return {"class": "no_contact", "figure": {
+            "fingertip_distance_mm": fingertip_distance_mm, "contacts_at_lift": m.get("contacts_at_lift")}}
+    if pushed_mm > cfg.diag_push_mm:
+        return {"class": "pushed_away", "figure": {"pushed_mm": pushed_mm, "threshold_mm": cfg.diag_push_mm}}
+    one_tip_kg = effort_limit / cfg.diag_grip_lever_m / G
+    if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
+        return {"class": "too_heavy", "figure": {"friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
+                                                 "one_fingertip_kg": one_tip_kg}}
+    # the object slid out of the hand: how far it ended from where the hand held it
+    slid_mm = m.get("separation_mm", m.get("slip_mm"))
+    return {"class": "slipped", "figure": {"slip_mm": slid_mm, "onset_frame": slip_onset_frame,
+                                           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
+                                           "light_grip": None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)}}

@@ -1,0 +1,13 @@
+"""Stepping N worlds of one replay scene: MuJoCo C on the CPU (:mod:`replay.sim.engine.mjc`),
+mujoco-warp with every world in one launch on CUDA or Warp's CPU device
+(:mod:`replay.sim.engine.warp_batch`).
+
+The engine knows nothing of datasets or of the protocol's meaning: it takes a
+built scene, one :class:`Variant` per world and per-frame targets (finger joint
+quaternions and wrist target rows, :mod:`replay.sim.engine.wrist`), and returns per
+frame body poses and contact signals.
+"""
+
+from replay.sim.engine.variants import Variant
+
+__all__ = ["Variant"]

@@ -1,0 +1,125 @@
+"""The reference engine: one world stepped through ``SolverMuJoCo.step`` every physics step.
+
+This is how the replay ran before :mod:`replay.sim.engine.mjc`: Newton's state is
+pushed into MuJoCo and pulled back every step, the wrist wrench goes through
+``Control.joint_f`` and the finger targets through ``Control.joint_target_q``.
+It is 10-60x slower and is kept as the reference the fast engines are checked
+against (``config.engine = "newton"``, on any device; with ``device="cuda"`` it
+steps mujoco-warp one world at a time through Newton).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import newton
+import numpy as np
+
+from replay.sim import diagnostics
+from replay.sim.control import HandController, finger_actuator_force_max
+from replay.sim.engine import signals, wrist
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.world import WorldStatus
+
+
+class NewtonStepBatch:
+    """One world of ``scene`` stepped by ``scene.solver.step`` (interface of :class:`replay.sim.engine.mjc.MjcBatch`).
+
+    Args:
+        scene: a built :class:`replay.sim.scene.Scene` (its ablation, if any, built in).
+        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its
+            wrist perturbation is honoured here (model edits are for the fast engine).
+
+    Raises:
+        ValueError: more than one variant, or one that edits the model.
+    """
+
+    def __init__(self, scene, variants, threads: int = 1):
+        if len(variants) != 1:
+            raise ValueError("the reference engine steps one world")
+        v = variants[0]
+        if any(getattr(v, n) is not None for n in ("friction", "effort_limit", "object_mass")):
+            raise ValueError("the reference engine does not apply parameter variants")
+        if v.ablation != scene.ablation:
+            raise ValueError("the reference engine's ablation is built into the scene")
+        self.scene = scene
+        self.cfg = scene.config
+        self.model, self.solver = scene.model, scene.solver
+        self.s0, self.s1 = self.model.state(), self.model.state()
+        # body poses from the coordinates: Model.state() holds the bodies where the MJCF
+        # import put them (the world origin), and the first wrist wrench reads them
+        newton.eval_fk(self.model, self.s0.joint_q, self.s0.joint_qd, self.s0)
+        self.control = self.model.control()
+        self.ctl = HandController(scene, self.control)
+        self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
+        self.worlds = [WorldStatus(variant=v, capacity=scene.contact_capacity)]
+        self._layout = MjLayout.from_scene(scene)
+        self.layout = self._layout
+        cpu = getattr(self.solver, "use_mujoco_cpu", False)
+        self._mj = (self.solver.mj_model, self.solver.mj_data) if cpu else None
+
+    def close(self) -> None:
+        pass
+
+    def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
+        w = self.worlds[0]
+        if not w.alive:
+            return
+        cfg, S = self.cfg, self.cfg.substeps
+        tp, tc = tgt_prev[0], tgt[0]
+        self.ctl.set_finger_targets(finger_quat[0])
+        row = np.empty(wrist.T_SIZE)
+        try:
+            for j in range(S):
+                wrist.substep_target(tp, tc, (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+                q = row[wrist.T_QUAT:wrist.T_QUAT + 4][[1, 2, 3, 0]]
+                self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
+                self.solver.step(self.s0, self.s1, self.control, None, cfg.dt, observables=self.mon.observables)
+                self.s0, self.s1 = self.s1, self.s0
+                w.reason = self.mon.check()
+                if w.reason:
+                    break
+                w.act_max = max(w.act_max, finger_actuator_force_max(self.scene))
+        except Exception as e:  # physics trouble never crashes the study
+            w.reason = f"solver exception: {type(e).__name__}: {e}"
+        w.peak_contacts = int(self.mon.peak)
+
+    def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
+        w = self.worlds[0]
+        reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
+        bq = self.s0.body_q.numpy()
+        bodies = list(self.scene.hand_bodies) + [self.scene.object_body]
+        n, nf = diagnostics.hand_object_contacts(self.solver, self.scene.hand_shapes, self.scene.object_shapes,
+                                                 force_min)
+        if reason:
+            w.alive, w.reason = False, reason
+        sig = FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
+        if self._mj is not None:  # forces from MuJoCo C's arrays, as the direct engine reads them
+            m, d = self._mj
+            nc = d.ncon
+            if nc:
+                c, cs = d.contact, np.zeros(4)
+                signals.hand_object_contacts(c.geom[:nc], c.efc_address[:nc], c.dim[:nc], c.friction[:nc],
+                                             d.efc_force, self._layout.hand_geoms, self._layout.object_geoms,
+                                             int(m.opt.cone) == 0, force_min, cs)
+                sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
+        else:
+            sig.normal_force = sig.friction_force = float("nan")
+        return sig
+
+    def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+        """As :meth:`replay.sim.engine.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
+        if self._mj is None:
+            return float("nan")
+
+        m, d = self._mj
+        self.solver._update_mjc_data(d, self.model, self.s0)
+        mujoco.mj_kinematics(m, d)
+        best = distmax
+        for a in np.flatnonzero(geoms_a):
+            for b in np.flatnonzero(geoms_b):
+                best = min(best, mujoco.mj_geomDistance(m, d, int(a), int(b), distmax, None))
+        return float(best)
+
+    def stop(self, i: int) -> None:
+        self.worlds[0].alive = False

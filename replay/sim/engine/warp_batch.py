@@ -1,0 +1,506 @@
+"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel.
+
+One Newton model holds N copies of the recording's world (hand, object, support;
+:func:`replay.sim.scene.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
+edited for its :class:`~replay.sim.engine.variants.Variant` before the model is
+finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
+effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
+compiles actuator force ranges from the template world only, the finger rows of
+mujoco-warp's per-world ``actuator_forcerange``; object mass: ``body_mass`` /
+``body_inertia`` scaled together). :class:`newton.solvers.SolverMuJoCo`
+compiles it with ``use_mujoco_cpu=False, separate_worlds=True``: mujoco-warp holds
+one template ``MjModel`` and per-world copies of the batched fields (newton 1.8
+``_MJW_BATCHED_MODEL_FIELDS``: ``geom_friction``, ``actuator_forcerange``,
+``body_mass``, ...), read back per world after construction (:attr:`WarpWorld.readback`;
+a mismatch raises :class:`~replay.errors.EngineError`).
+
+The contact ablation is not a per-world parameter here: newton 1.8 compiles one set
+of collision filters (contype/conaffinity, body excludes) from the template world
+for every world (measured: a two-world model compiles 15 or 31 body excludes
+depending on world 0's ablation flag alone), and no batched mujoco-warp field can
+switch hand-object contact off in one world only. A batch holds worlds of the scene's own ablation flag;
+:func:`replay.protocol.rollout.run_rollouts` runs contact and ablation variants as two
+launches (the ablation scene built with Newton's collision filter pairs).
+
+Per physics step, every world at once (Warp kernels, no host round trip):
+``mujoco_warp.kinematics`` (the controller needs the body COMs of the current
+``qpos``), the wrist wrench kernel (the law of :mod:`replay.sim.engine.wrist`, in
+float64, written into ``xfrc_applied`` of the hand's root body), ``mujoco_warp.step``
+and a per-world contact count (``contact.worldid``) folded into each world's peak.
+Per control frame: finger targets become ``ctrl`` (:func:`replay.sim.engine.signals.finger_ctrl`
+as a kernel), and after the frame one kernel gathers each world's signals (body
+poses, hand-object contacts and their normal forces, runaway speeds, non-finite
+state, overflow bits), copied to the host in two small transfers (signals, poses). On CUDA the frame's
+launches are captured once in a CUDA graph (``wp.ScopedCapture``) and replayed;
+on Warp's CPU device they are launched one by one. The kernels are in
+:mod:`replay.sim.engine.warp_kernels`.
+
+Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``,
+Newton's and the returned poses ``(x, y, z, w)``; mujoco-warp stores state in float32.
+
+Worlds are independent except for mujoco-warp's contact pool (``naconmax``, shared
+by all worlds): each world keeps its own capacity (:attr:`WarpWorld.capacity`,
+checked against its own per-step contact count), and a full pool (mujoco-warp's
+``overflow`` bits) stops every world it may have touched. A world that stops
+(unstable, or its protocol ended) is parked: its bodies are held far apart, at
+rest, so it adds no contacts while the others run on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import mujoco_warp
+import numpy as np
+import warp as wp
+
+from replay.sim.engine import wrist
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.variants import Variant
+from replay.sim.engine.warp_kernels import (
+    S_ACT,
+    S_FINITE,
+    S_NACON,
+    S_NEFC,
+    S_NHO,
+    S_NHOF,
+    S_OVERFLOW,
+    S_PEAK,
+    S_SIZE,
+    S_VBODY,
+    S_VMAX,
+    S_WBODY,
+    S_WMAX,
+    count_contacts_kernel,
+    finger_ctrl_kernel,
+    fold_peak_kernel,
+    hand_object_kernel,
+    park_kernel,
+    signals_kernel,
+    wrist_kernel,
+)
+from replay.sim.engine.world import WorldStatus
+from replay.errors import EngineError
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.scene import add_replay_world, make_solver, new_builder
+
+#: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
+#: (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE, CCD, HFIELD, NVMAX, EPA_HORIZON);
+#: ITERATIONS / LS_ITERATIONS (solver iteration limit reached) are not overflows.
+OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
+
+#: how far apart a parked world's hand and object are held, m
+PARK_DISTANCE = 1000.0
+
+# ------------------------------------------------------------------------------------
+# model
+# ------------------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class WarpWorld(WorldStatus):
+    """One world of a :class:`WarpBatch` (:class:`~replay.sim.engine.world.WorldStatus`, whose
+    ``readback`` holds ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg
+    read from mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start
+    in the N-world model.
+    """
+
+    index: int = 0
+    offsets: dict = field(default_factory=dict)
+
+
+def _world_expected(scene, v: Variant) -> dict:
+    """What world ``v`` must hold: object friction, finger force range (N·m), object mass (kg)."""
+    mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
+    return {
+        "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
+        "finger_forcerange": float(v.effort_limit) if v.effort_limit is not None else float(scene.config.effort_limit),
+        "object_mass": float(v.object_mass) if v.object_mass is not None else float(scene.object_mass),
+    }
+
+
+def build_worlds(scene, variants: list[Variant], device) -> tuple:
+    """One Newton model with a world of ``scene`` per variant, edited for it.
+
+    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.scene.add_replay_world`)
+    in one builder, the scene's passive joint damping (raised where the flutter bound
+    was short) copied in, then replicated ``len(variants)`` times, one world each
+    (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set
+    in the builder before ``finalize``.
+
+    Returns:
+        ``(model, offsets)``: the finalized model and per world the index offsets
+        ``{"body", "shape", "joint_dof"}`` of its entities.
+
+    Raises:
+        EngineError: the rebuilt world does not match the scene (entity counts).
+    """
+
+    cfg = scene.config
+    args = dict(scene.build_inputs)
+    if not args:
+        raise EngineError("the scene carries no build_inputs (built before replay.sim.scene.add_replay_world existed?)")
+    wb = new_builder(cfg)
+    info = add_replay_world(wb, **args)
+    if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
+            scene.model.body_count, scene.model.shape_count, scene.model.joint_dof_count):
+        raise EngineError("rebuilding the scene's world gave other entity counts than the scene")
+    wb.joint_damping[:] = [float(x) for x in scene.model.joint_damping.numpy()]
+    builder = new_builder(cfg)
+    # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
+    # copy i's entities follow copy i-1's
+    builder.replicate(wb, len(variants))
+    if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
+        raise EngineError(f"replicating the scene's world gave {builder.world_count} worlds, "
+                          f"{builder.body_count} bodies")
+    offsets = []
+    qd0 = int(info["hand_qd_start"])
+    for i, v in enumerate(variants):
+        off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
+        offsets.append(off)
+        if v.friction is not None:
+            # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
+            # as replay.sim.engine.mjc.apply_variant does
+            for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
+                builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
+        if v.effort_limit is not None:
+            for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
+                builder.joint_effort_limit[off["joint_dof"] + d] = float(v.effort_limit)
+        if v.object_mass is not None:
+            b = off["body"] + int(info["object_body"])
+            scale = float(v.object_mass) / float(builder.body_mass[b])
+            builder.body_mass[b] = float(v.object_mass)
+            builder.body_inv_mass[b] = 1.0 / float(v.object_mass)
+            builder.body_inertia[b] = builder.body_inertia[b] * scale
+            builder.body_inv_inertia[b] = builder.body_inv_inertia[b] * (1.0 / scale)
+    return builder.finalize(device=device), offsets
+
+
+def _batched(a, nworld: int) -> np.ndarray:
+    """A mujoco-warp model field as (nworld, ...) on the host (a shared field is broadcast)."""
+    x = a.numpy()
+    if x.shape[0] == nworld:
+        return x
+    if x.shape[0] == 1:
+        return np.broadcast_to(x, (nworld,) + x.shape[1:])
+    raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
+
+
+class WarpBatch:
+    """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
+
+    Interface of :class:`replay.sim.engine.mjc.MjcBatch` (driven by :func:`replay.protocol.rollout.step_protocol`).
+
+    Args:
+        scene: a built :class:`replay.sim.scene.Scene`, for any backend (its capacity,
+            passive damping and build inputs are reused, its world rebuilt N times
+            on ``device``; a scene built for MuJoCo C is fine).
+        variants: one :class:`Variant` per world; all with ``ablation == scene.ablation``.
+        device: Warp device of the batch (``"cuda:0"``, ``"cpu"``; default: the scene model's).
+        capacity: per-world contact count above which a world stops with a contact
+            overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
+            ``capacity x N`` contacts (``nconmax`` per world).
+        graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
+        threads: ignored (the interface of :class:`~replay.sim.engine.mjc.MjcBatch`).
+
+    Raises:
+        EngineError: a variant's ablation differs from the scene's, or a parameter did
+            not reach mujoco-warp's model (read back per world).
+    """
+
+    def __init__(self, scene, variants: list[Variant], device=None, capacity: int | None = None,
+                 graph: bool | None = None, threads: int = 1):
+
+
+        if not variants:
+            raise EngineError("WarpBatch needs at least one variant")
+        if any(v.ablation != scene.ablation for v in variants):
+            raise EngineError("every world of a WarpBatch has the scene's ablation flag (contact and ablation "
+                              "worlds are separate launches: filters are compiled from the template world)")
+        self.scene = scene
+        self.cfg = cfg = scene.config
+        self.device = wp.get_device(device if device is not None else scene.model.device)
+        self.mjw = mujoco_warp
+        N = len(variants)
+        cap = int(scene.contact_capacity if capacity is None else capacity)
+        self.model, offsets = build_worlds(scene, variants, self.device)
+        # mujoco-warp whatever backend the scene was built for (a scene built for MuJoCo C serves too)
+        wcfg = dataclasses.replace(cfg, device="cuda" if self.device.is_cuda else "warp-cpu")
+        self.solver = make_solver(self.model, wcfg, cap, separate_worlds=True)
+        self.m, self.d = self.solver.mjw_model, self.solver.mjw_data
+        if int(self.d.nworld) != N:
+            raise EngineError(f"mujoco-warp holds {self.d.nworld} worlds, expected {N}")
+        self.m.opt.timestep.fill_(float(cfg.dt))
+        ns = SimpleNamespace(solver=self.solver, model=self.model, hand_bodies=scene.hand_bodies,
+                             object_body=scene.object_body, hand_shapes=scene.hand_shapes,
+                             object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
+        self.layout = lay = MjLayout.from_scene(ns)
+        self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
+        self._set_effort_limits()
+        self._readback()
+
+        # initial state: Newton's model coordinates pushed into every world once
+        state0 = self.model.state()
+        self.solver._update_mjc_data(self.d, self.model, state0)
+        # the solver's set-up leaves forces computed with the template's force ranges: start
+        # from none, as a fresh MjData does (the controller folds the previous step's forces)
+        self.d.actuator_force.zero_()
+        qpos0 = self.d.qpos.numpy()[0].copy()
+        park = qpos0.copy()
+        park[lay.hand_qadr:lay.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
+        park[lay.object_qadr:lay.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
+
+        mj = self.solver.mj_model
+        dev = self.device
+        kp, kd = scene.wrist_kp, scene.wrist_kd
+        dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
+        com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
+        par = wrist.wrist_params(kp, kd, dpass, scene.hand_mass, com)
+        i32 = lambda x: wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)  # noqa: E731
+        self._par = wp.array(par, dtype=wp.float64, device=dev)
+        self._hand_bodies = i32(lay.hand_bodies)
+        self._hand_mass = wp.array(np.asarray(mj.body_mass, float)[lay.hand_bodies], dtype=wp.float64, device=dev)
+        self._bodies = i32(lay.bodies)
+        self._rootid = i32(np.asarray(mj.body_rootid))
+        self._fjoint, self._faxis, self._fact = i32(lay.finger_joint), i32(lay.finger_axis), i32(lay.finger_act)
+        self._qcj = wp.array(lay.finger_qcj, dtype=wp.float64, device=dev)
+        self._hand_geoms = i32(lay.hand_geoms.astype(np.int32))
+        self._obj_geoms = i32(lay.object_geoms.astype(np.int32))
+        self._pyramidal = int(int(mj.opt.cone) == 0)  # mjCONE_PYRAMIDAL
+        self._park = wp.array(park.astype(np.float32), dtype=wp.float32, device=dev)
+        self._live = wp.ones(N, dtype=wp.int32, device=dev)
+        self._live_host = np.ones(N, np.int32)
+        self._tgt_prev = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
+        self._tgt = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
+        self._fq = wp.zeros((N, MANOSIM_HAND.finger_joints, 4), dtype=wp.float64, device=dev)
+        self._count = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._peak = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._nho = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._nhof = wp.zeros(N, dtype=wp.int32, device=dev)
+        self._act = wp.zeros(N, dtype=wp.float64, device=dev)
+        self._sig = wp.zeros((N, S_SIZE), dtype=wp.float64, device=dev)
+        self._poses = wp.zeros((N, 17, 7), dtype=wp.float32, device=dev)
+        self._force_min = float(cfg.contact_force_min)
+        self._use_graph = self.device.is_cuda if graph is None else bool(graph)
+        self._graph = None
+        self._frames = 0
+        self._host_sig = None
+        self._host_poses = None
+        self.nworld = N
+
+    def _set_effort_limits(self) -> None:
+        """Write each world's finger effort limit into mujoco-warp's per-world
+        ``actuator_forcerange``.
+
+        newton 1.8 turns ``joint_effort_limit`` into a position actuator's
+        ``forcerange`` when it compiles the template world only; per world it updates
+        the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
+        ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
+        Newton's model and mujoco-warp's agree.
+
+        Raises:
+            EngineError: the field is shared by all worlds (not batched) while the
+                variants ask for different limits.
+        """
+        if all(w.variant.effort_limit is None for w in self.worlds):
+            return
+        fr = self.m.actuator_forcerange.numpy()
+        if fr.shape[0] != len(self.worlds):
+            raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
+        fa = self.layout.finger_act
+        for i, w in enumerate(self.worlds):
+            e = w.variant.effort_limit
+            if e is not None:
+                fr[i, fa, 0] = -float(e)
+                fr[i, fa, 1] = float(e)
+        self.m.actuator_forcerange.assign(fr)
+
+    # --- read-back ---------------------------------------------------------------------
+    def _readback(self) -> None:
+        """Per world: object geom friction, finger actuator force range and object mass
+        as mujoco-warp holds them; compared with what the variant asks (float32: rtol 1e-6).
+
+        Raises:
+            EngineError: listing every mismatch.
+        """
+        N, lay = len(self.worlds), self.layout
+        og = np.flatnonzero(lay.object_geoms)
+        fr = _batched(self.m.geom_friction, N)
+        rng = _batched(self.m.actuator_forcerange, N)
+        mass = _batched(self.m.body_mass, N)
+        flim = np.asarray(self.solver.mj_model.actuator_forcelimited)[lay.finger_act]
+        errs = []
+        for i, w in enumerate(self.worlds):
+            want = _world_expected(self.scene, w.variant)
+            hg = np.flatnonzero(lay.hand_geoms)
+            got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
+                   "object_mass": np.asarray([mass[i][lay.object_body]])}
+            lo = rng[i][lay.finger_act, 0]
+            if w.variant.friction is not None and not np.allclose(fr[i][hg, 0], want["object_friction"], rtol=1e-6):
+                errs.append(f"world {i}: hand geom friction {np.unique(fr[i][hg, 0])}, set {want['object_friction']}")
+            for k, vals in got.items():
+                if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
+                    errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
+            if not np.allclose(lo, -want["finger_forcerange"], rtol=1e-6) or not np.all(flim):
+                errs.append(f"world {i}: finger actuators not limited to +-{want['finger_forcerange']}")
+            w.readback = {k: float(v[0]) for k, v in got.items()}
+            w.readback["world"] = i
+        if errs:
+            raise EngineError("variant read-back mismatch:\n  " + "\n  ".join(errs))
+
+    def close(self) -> None:
+        self._graph = None
+
+    # --- stepping ------------------------------------------------------------------
+    def _launch_frame(self) -> None:
+        """The device work of one control frame (captured as a graph on CUDA)."""
+        m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
+        dev = self.device
+        interp = int(bool(self.cfg.wrist_substep_interp))
+        wp.launch(finger_ctrl_kernel, dim=(N, len(lay.finger_act)),
+                  inputs=[self._fq, self._fjoint, self._faxis, self._fact, self._qcj], outputs=[d.ctrl], device=dev)
+        ctx = getattr(self.solver, "_scoped_mujoco_warp_execution", None)
+        with (ctx() if ctx is not None else _null()):
+            for j in range(S):
+                wp.launch(park_kernel, dim=N, inputs=[self._live, self._park], outputs=[d.qpos, d.qvel], device=dev)
+                self.mjw.kinematics(m, d)
+                wp.launch(wrist_kernel, dim=N,
+                          inputs=[d.qpos, d.qvel, d.xipos, d.actuator_force, self._tgt_prev, self._tgt, self._par,
+                                  self._hand_bodies, self._hand_mass, self._live, lay.hand_qadr, lay.hand_vadr,
+                                  lay.root, wp.float64((j + 1) / S), interp],
+                          outputs=[d.xfrc_applied, self._act], device=dev)
+                self.mjw.step(m, d)
+                wp.launch(count_contacts_kernel, dim=d.naconmax, inputs=[d.nacon, d.contact.worldid],
+                          outputs=[self._count], device=dev)
+                wp.launch(fold_peak_kernel, dim=N, inputs=[self._count], outputs=[self._peak], device=dev)
+            # signals of the frame's end state (contacts and forces are the last step's)
+            self.mjw.kinematics(m, d)
+            self.mjw.com_pos(m, d)
+            self.mjw.com_vel(m, d)
+        self._nho.zero_()
+        self._nhof.zero_()
+        wp.launch(hand_object_kernel, dim=d.naconmax,
+                  inputs=[d.nacon, d.contact.geom, d.contact.worldid, d.contact.dim, d.contact.efc_address,
+                          d.efc.force, self._hand_geoms, self._obj_geoms, self._pyramidal,
+                          wp.float64(self._force_min)],
+                  outputs=[self._nho, self._nhof], device=dev)
+        wp.launch(signals_kernel, dim=N,
+                  inputs=[d.qpos, d.qvel, d.xpos, d.xquat, d.xipos, d.cvel, d.subtree_com, self._rootid,
+                          self._bodies, self._nho, self._nhof, d.overflow, d.nacon, d.nefc, self._peak,
+                          d.actuator_force, self._act],
+                  outputs=[self._sig, self._poses], device=dev)
+
+    def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
+        """Advance every world by one control frame (``config.substeps`` physics steps).
+
+        Args:
+            finger_quat: (N, 15, 4) finger joint targets per world, Newton xyzw.
+            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`: position m,
+                quaternion MuJoCo wxyz, velocity m/s, angular velocity rad/s, acceleration
+                m/s^2, world frame) of the previous and this frame.
+
+        The three arrays are uploaded once; the frame's launches run without a host
+        round trip; the worlds' signals come back in one transfer at the end. An
+        exception from Warp or mujoco-warp stops every live world with that reason
+        (read by :meth:`read_frame`), as :class:`~replay.sim.engine.mjc.MjcBatch` does per world.
+        """
+        live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
+        if not np.array_equal(live, self._live_host):
+            self._live.assign(live)
+            self._live_host = live
+        self._fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
+        self._tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
+        self._tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
+        try:
+            if not self._use_graph:
+                self._launch_frame()
+            elif self._graph is None and self._frames == 0:
+                self._launch_frame()  # first frame eagerly: every module is loaded before capture
+            else:
+                if self._graph is None:
+                    # modules were loaded by the eager first frame; loading every imported module
+                    # here (Warp's default) would compile unrelated kernels
+                    with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
+                        self._launch_frame()
+                    self._graph = cap.graph
+                wp.capture_launch(self._graph)
+            self._frames += 1
+            self._host_sig = self._sig.numpy()
+            self._host_poses = self._poses.numpy()
+        except Exception as e:  # physics trouble never crashes the study: every live world stops
+            for w in self.worlds:
+                if w.alive and w.reason is None:
+                    w.reason = f"solver exception: {type(e).__name__}: {e}"
+            if self._host_sig is None:
+                self._host_sig = np.zeros((self.nworld, S_SIZE))
+                self._host_poses = np.full((self.nworld, 17, 7), np.nan, np.float32)
+            return
+        for i, w in enumerate(self.worlds):
+            if w.alive:
+                w.peak_contacts = int(self._host_sig[i, S_PEAK])
+                w.act_max = float(self._host_sig[i, S_ACT])
+
+    # --- reading ---------------------------------------------------------------------
+    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+        """Signals of world ``i`` after the last frame; marks it stopped when a reason is found.
+
+        Reasons, in order: mujoco-warp dropped contacts or constraints (its ``overflow``
+        bits for this world, or a full shared pool), more than ``capacity`` contacts in
+        this world after some step, non-finite ``qpos``/``qvel``, a recorded body's COM
+        speed above ``max_linear`` m/s or angular speed above ``max_angular`` rad/s.
+        ``force_min`` must be the config's ``contact_force_min`` (applied on the device).
+
+        Raises:
+            ValueError: ``force_min`` differs from the one the kernels use.
+        """
+        if force_min != self._force_min:
+            raise ValueError(f"force_min {force_min} differs from the batch's contact_force_min {self._force_min}")
+        w = self.worlds[i]
+        s = self._host_sig[i]
+        lay = self.layout
+        reason = w.reason
+        bits = int(s[S_OVERFLOW]) & OVERFLOW_DROPPED
+        if reason is None and bits:
+            reason = (f"mujoco-warp overflow bits {bits:#x} (contacts or constraints dropped; {int(s[S_NACON])} "
+                      f"contacts in the pool of {self.d.naconmax}, {int(s[S_NEFC])} constraint rows of {self.d.njmax})")
+        if reason is None and int(s[S_PEAK]) > w.capacity:
+            reason = f"contact overflow: {int(s[S_PEAK])} contacts exceed the capacity {w.capacity}"
+        if reason is None and not s[S_FINITE] > 0:
+            reason = "non-finite state"
+        if reason is None:
+            if not s[S_VMAX] <= max_linear:
+                reason = (f"runaway linear velocity {s[S_VMAX]:.3g} m/s on body "
+                          f"{int(lay.newton_of_mj_body[int(s[S_VBODY])])}")
+            elif not s[S_WMAX] <= max_angular:
+                reason = (f"runaway angular velocity {s[S_WMAX]:.3g} rad/s on body "
+                          f"{int(lay.newton_of_mj_body[int(s[S_WBODY])])}")
+        p = self._host_poses[i]
+        sig = FrameSignals(body_pos=p[:, :3].astype(float), body_quat=p[:, 3:7].astype(float),
+                           contacts=int(s[S_NHO]), contacts_force=int(s[S_NHOF]), reason=reason,
+                           # the contact force sums are not reduced on the device yet: unknown, not zero
+                           normal_force=float("nan"), friction_force=float("nan"))
+        if reason is not None:
+            w.alive = False
+            w.reason = reason
+        return sig
+
+    def min_distance(self, i: int, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+        """Not measured on the device yet: NaN (the diagnosis then gives no fingertip distance)."""
+        return float("nan")
+
+    def stop(self, i: int) -> None:
+        """Stop world ``i`` (its protocol ended): it is parked from the next frame on."""
+        self.worlds[i].alive = False
+
+    def world_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(qpos (nq,), qvel (nv,)) of world ``i`` in MuJoCo's order (float32 on the device)."""
+        return self.d.qpos.numpy()[i].copy(), self.d.qvel.numpy()[i].copy()
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False

@@ -1,0 +1,30 @@
+"""What every engine keeps per world: its variant, read-back and what it has seen so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from replay.sim.engine.variants import Variant
+
+
+@dataclass(kw_only=True)
+class WorldStatus:
+    """One world of a batch (every engine: :mod:`replay.sim.engine.mjc`, :mod:`replay.sim.engine.warp_batch`,
+    :mod:`replay.sim.engine.newton_step`).
+
+    Attributes:
+        variant: the world's :class:`Variant`.
+        readback: values read back from the compiled model after the variant's edits.
+        capacity: contact count above which the world stops with a contact overflow.
+        alive: still stepped and read; reason: why it stopped (None: running or ended normally).
+        peak_contacts: most contacts this world held after any step.
+        act_max: largest |finger actuator force| seen, N·m.
+    """
+
+    variant: Variant
+    readback: dict = field(default_factory=dict)
+    capacity: int
+    alive: bool = True
+    reason: str | None = None
+    peak_contacts: int = 0
+    act_max: float = 0.0

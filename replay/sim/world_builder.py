@@ -1,0 +1,273 @@
+"""Add one replay world (hand, object, support, ablation filter pairs) to a Newton ``ModelBuilder``.
+
+The hand is manosim's MJCF imported unmodified through :func:`importer_patches.add_mjcf`
+(its layout checked against :data:`replay.kinematics.hand_layout.MANOSIM_HAND`); the object is a passive
+free body of its convex collision parts; the support is a ground plane or a table-top box at
+the recording's support height. World Z up, gravity -``GRAVITY`` m/s^2; quaternions xyzw
+(Newton). :func:`replay.sim.scene.build_scene` turns such a world into a :class:`replay.sim.scene.Scene`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import newton
+import numpy as np
+import trimesh
+import warp as wp
+
+from importer_patches import FreeJointActuatorWarning, add_mjcf
+from replay.config import GRAVITY, ReplayConfig
+from replay.data.types import ObjectAsset
+from replay.errors import DataError, SceneError
+from replay.kinematics.hand_layout import MANOSIM_HAND, HandLayout
+
+
+def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
+
+    Raises:
+        DataError: a part is missing, unreadable or empty (names the file).
+    """
+
+    if not asset.collision_meshes:
+        raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
+    parts = []
+    for p in asset.collision_meshes:
+        try:
+            m = trimesh.load(p, force="mesh")
+        except Exception as e:  # trimesh raises many types
+            raise DataError(p, None, f"cannot read collision mesh: {e}") from e
+        v = np.asarray(m.vertices, dtype=np.float64)
+        f = np.asarray(m.faces, dtype=np.int32)
+        if v.shape[0] < 4 or not np.all(np.isfinite(v)):
+            raise DataError(p, "vertices", "collision part has fewer than 4 finite vertices")
+        parts.append((v, f))
+    return parts
+
+
+def import_hand(builder: newton.ModelBuilder, mjcf: Path):
+    """Import the unmodified MJCF at the world origin (the pose is set through joint_q).
+
+    The importer's :class:`~importer_patches.FreeJointActuatorWarning` (manosim's six
+    wrist actuators target what Newton makes a free joint) is expected here: the
+    replay drives the wrist with a wrench built from ``report.wrist_gains`` instead.
+    It is kept in ``report.warnings`` (and in every rollout's ``import_warnings``)
+    and said once per study by :func:`replay.study.runner.run_study`, not once per scene.
+    Any other import warning is re-issued.
+    """
+
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = add_mjcf(builder, str(mjcf))
+    for w in caught:
+        if not issubclass(w.category, FreeJointActuatorWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return report
+
+
+def model_device(config: ReplayConfig) -> str:
+    """Warp device the model lives on: ``"cpu"`` for the MuJoCo C backend and for
+    mujoco-warp on Warp's CPU device (``config.device == "warp-cpu"``), else ``"cuda:0"``."""
+    return "cpu" if config.device in ("cpu", "warp-cpu") else "cuda:0"
+
+
+def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
+    """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
+    gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(config.contact_gap)
+    return builder
+
+
+def add_replay_world(
+    builder: newton.ModelBuilder,
+    mjcf: str | Path,
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    support_height: float,
+    hand_coords0: np.ndarray,
+    config: ReplayConfig,
+    ablation: bool = False,
+    support_extent=None,
+) -> dict:
+    """Add the replay's hand, object, support (and ablation filter pairs) to ``builder``.
+
+    Everything lands in the builder's current world (global, or the one opened by
+    ``builder.begin_world()``); a builder holding one replay world can be copied N
+    times to another with ``ModelBuilder.replicate`` (:mod:`replay.sim.engine.warp_batch`).
+
+    Args:
+        mjcf: manosim hand MJCF (unmodified).
+        asset: the target object's geometry.
+        object_pos: (3,) initial object position, world, m.
+        object_quat: (4,) initial object orientation, world, xyzw.
+        support_height: z of the support plane, m.
+        hand_coords0: (67,) initial hand coords in Newton joint_q order
+            (free: pos xyz + quat xyzw; then 15 ball quats xyzw).
+        config: settings.
+        ablation: filter every hand-object shape pair (the hand passes through).
+        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
+            ``support_thickness`` below ``support_height``), or None for an infinite
+            ground plane at ``support_height``.
+
+    Returns:
+        ``info``: the builder indices and values :class:`replay.sim.scene.Scene` needs (absolute in
+        ``builder``), keyed by Scene field names: ``hand_joint``, ``hand_q_start``, ``hand_qd_start``,
+        ``hand_bodies``, ``hand_shapes``, ``object_body``, ``object_q_start``, ``object_qd_start``,
+        ``object_shapes``, ``wrist_kp``, ``wrist_kd`` (scaled by ``config.wrist_gain_scale``, its
+        square root for kd), ``hand_mass`` kg, ``object_mass`` kg, ``object_vertices``, ``import_report``.
+
+    Raises:
+        DataError: bad asset; SceneError: the hand import is not as expected.
+    """
+    report, hand = _add_hand(builder, Path(mjcf), hand_coords0)
+    _set_hand_drives(builder, hand["hand_qd_start"], config)
+    kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
+    obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
+    _add_support(builder, support_height, support_extent, config)
+    if ablation:  # filter every hand-object pair BEFORE the solver exists
+        for hs in hand["hand_shapes"]:
+            for os_ in obj_shapes:
+                builder.add_shape_collision_filter_pair(int(hs), int(os_))
+
+    return dict(
+        **hand, object_body=obj_body, object_q_start=builder.joint_q_start[obj_joint],
+        object_qd_start=builder.joint_qd_start[obj_joint], object_shapes=np.asarray(obj_shapes),
+        wrist_kp=kp * config.wrist_gain_scale, wrist_kd=kd * np.sqrt(config.wrist_gain_scale),
+        hand_mass=float(sum(builder.body_mass[b] for b in hand["hand_bodies"])),
+        object_mass=float(builder.body_mass[obj_body]),
+        object_vertices=np.concatenate([v for v, _ in parts]),
+        import_report=report,
+    )
+
+
+def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray) -> tuple:
+    """Import the hand (:func:`_import_hand`), check it is manosim's layout and set its coords.
+
+    Returns:
+        ``(report, hand)``: the import report and the builder indices ``hand_joint``,
+        ``hand_q_start``, ``hand_qd_start``, ``hand_bodies``, ``hand_shapes``.
+
+    Raises:
+        SceneError: the MJCF's hand is not :data:`MANOSIM_HAND` (names the file).
+    """
+    j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
+    report = import_hand(builder, mjcf)
+    hand_joints = list(range(j0, builder.joint_count))
+    hand_bodies = np.arange(b0, builder.body_count)
+    hand_shapes = np.arange(s0, builder.shape_count)
+    labels = [builder.body_label[b].split("/")[-1] for b in hand_bodies]
+    q0 = builder.joint_q_start[j0]
+    qd0 = builder.joint_qd_start[j0]
+    layout = HandLayout.from_import(str(mjcf), [newton.JointType(int(builder.joint_type[j])).name for j in hand_joints], labels,
+                                    builder.joint_coord_count - q0, builder.joint_dof_count - qd0)
+    if layout != MANOSIM_HAND:
+        raise SceneError(f"{mjcf}: a hand of {layout.finger_joints} finger joints; the replay drives "
+                         f"{MANOSIM_HAND.finger_joints} (manosim)")
+    builder.joint_q[q0 : q0 + layout.coords] = [float(x) for x in hand_coords0]
+    return report, dict(hand_joint=j0, hand_q_start=q0, hand_qd_start=qd0, hand_bodies=hand_bodies,
+                        hand_shapes=hand_shapes)
+
+
+def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig) -> None:
+    """Finger DOFs: effort limit ``config.effort_limit`` (N·m) and the passive damping override
+    ``config.finger_damping`` (N·m·s/rad) if set; wrist DOFs: no drive (the wrist is driven by ``joint_f``)."""
+    f0 = qd0 + MANOSIM_HAND.finger_dof_start
+    for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
+        builder.joint_effort_limit[d] = float(config.effort_limit)
+        if config.finger_damping is not None:
+            builder.joint_damping[d] = float(config.finger_damping)
+    for d in range(qd0, f0):
+        builder.joint_target_ke[d] = 0.0
+        builder.joint_target_kd[d] = 0.0
+
+
+def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
+    """The authored wrist gains ``(kp, kd)``, (6,) each, from the import report (see ``WRIST_FRAMES``
+    in :mod:`importer_patches.api` for units and frames).
+
+    Raises:
+        SceneError: the report has no gains for the free joint at DOF ``qd0``, or they are malformed.
+    """
+    gains = report.wrist_gains
+    if not gains or gains.get("dof_start") != qd0:
+        raise SceneError(f"{mjcf}: import report has no wrist gains for the free joint at DOF {qd0}: {gains!r}")
+    kp = np.asarray(gains["kp"], float)
+    kd = np.asarray(gains["kd"], float)
+    if kp.shape != (6,) or kd.shape != (6,) or not np.all(np.isfinite(kp)) or not np.all(np.isfinite(kd)):
+        raise SceneError(f"wrist gains malformed: kp={kp}, kd={kd}")
+    return kp, kd
+
+
+def _add_object(builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat,
+                config: ReplayConfig) -> tuple:
+    """Add the object as a free body of convex hulls (one per collision part) at ``object_pos``
+    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and, if given, its mass (kg).
+
+    Returns:
+        ``(body, joint, shapes, parts)``: Newton indices and the collision parts read.
+
+    Raises:
+        DataError: a collision part is unreadable, or the object ends up massless (names the file).
+    """
+    parts = load_collision_parts(asset)
+    obj_xform = wp.transform(wp.vec3(*map(float, object_pos)), wp.quat(*map(float, object_quat)))
+    obj_body = builder.add_body(xform=obj_xform, label="object")
+    obj_joint = builder.joint_count - 1
+    cfg = newton.ModelBuilder.ShapeConfig(
+        density=float(asset.density),
+        mu=float(asset.friction[0]),
+        mu_torsional=float(asset.friction[1]),
+        mu_rolling=float(asset.friction[2]),
+        ke=float(config.object_ke),
+        kd=float(config.object_kd),
+        gap=float(config.contact_gap),
+    )
+    obj_shapes = []
+    for i, (v, f) in enumerate(parts):
+        mesh = newton.Mesh(v.astype(np.float32), f.reshape(-1))
+        s = builder.add_shape_convex_hull(
+            obj_body, mesh=mesh, cfg=cfg, label=f"object_part{i}",
+            custom_attributes={"mujoco:condim": int(asset.condim)},
+        )
+        obj_shapes.append(s)
+    if asset.mass is not None:
+        _set_body_mass(builder, obj_body, float(asset.mass), asset)
+    if not builder.body_mass[obj_body] > 0:
+        raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no mass")
+    return obj_body, obj_joint, obj_shapes, parts
+
+
+def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: ObjectAsset) -> None:
+    """Scale ``body``'s density-derived mass and inertia to ``mass`` kg (the shape's mass distribution kept).
+
+    Raises:
+        DataError: the collision parts have zero volume (no mass to scale).
+    """
+    m = builder.body_mass[body]
+    if not m > 0:
+        raise DataError(asset.source, "collision_meshes", "collision parts have zero volume")
+    scale = mass / m
+    builder.body_mass[body] = mass
+    builder.body_inv_mass[body] = 1.0 / mass
+    builder.body_inertia[body] = builder.body_inertia[body] * scale
+    builder.body_inv_inertia[body] = builder.body_inv_inertia[body] * (1.0 / scale)
+
+
+def _add_support(builder: newton.ModelBuilder, support_height: float, support_extent, config: ReplayConfig) -> None:
+    """An infinite ground plane at ``support_height`` (m), or with ``support_extent`` ``(xmin, ymin, xmax, ymax)``
+    (m) a static table-top box of ``config.support_thickness`` whose top is at ``support_height``."""
+    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction), gap=float(config.contact_gap))
+    if support_extent is None:
+        builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
+        return
+    x0, y0, x1, y1 = map(float, support_extent)
+    hz = 0.5 * float(config.support_thickness)
+    center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
+    builder.add_shape_box(-1, xform=wp.transform(center, wp.quat_identity()), hx=0.5 * (x1 - x0),
+                          hy=0.5 * (y1 - y0), hz=hz, cfg=ground_cfg, label="support")

@@ -1,0 +1,209 @@
+"""Run a study's jobs in worker processes so that a dead worker costs one recording, not the study.
+
+:class:`concurrent.futures.ProcessPoolExecutor` turns the death of one worker (a
+segmentation fault in native code: the simulator, a mesh or decomposition library; the
+kernel's OOM killer) into ``BrokenProcessPool`` for *every* job still running or queued.
+:func:`run_jobs` recovers from that:
+
+1. each job touches a marker file when it starts and removes it when it ends, so after a
+   break the jobs that were running (at most ``workers``) are known;
+2. each of those runs again alone, in its own process: if it dies again it is the culprit
+   and is reported with the signal (``"error"``, one line), otherwise its result is kept;
+3. the jobs that had not started go to a fresh pool, and so on until all are done.
+
+A job that runs past :data:`JOB_TIMEOUT_S` is ended by an alarm in its worker (a hang becomes
+a death) and reported as hung without being run again.
+
+Workers are started with the ``spawn`` method (no fork of a process that holds threads or a
+GPU context). ``fn`` must be a module-level function returning ``(status, value)``.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from replay.data.isolate import signal_name
+
+#: Wall-clock limit of one job, s: a job still running after it is stopped (its process gets
+#: SIGALRM) and failed as hung. A study's job (landmark IK of the replayed window, contact run
+#: and ablation) takes 10-60 s on a shared core, a cold CoACD decomposition up to its own
+#: 300 s limit (replay.data.objects.COACD_TIMEOUT_S): 30 min is far beyond any healthy job.
+JOB_TIMEOUT_S = 1800.0
+
+
+def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
+    """Worker initializer: end this process when the study's process is gone.
+
+    A parent killed outright (SIGKILL, a crash) cannot shut its pool down, and its spawned
+    workers would otherwise idle on, holding a simulator each (about 0.7 GB). A daemon thread
+    polls the parent pid every ``period_s`` s and exits when the worker has been re-parented.
+    """
+
+    def watch():
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+    # Ctrl-C reaches the whole process group: the study's process handles it (it ends the workers)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 0.5) -> None:
+    """Cancel the queued jobs and end the running workers (SIGTERM, then SIGKILL after ``grace_s``)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    end = time.monotonic() + grace_s
+    for p in procs:
+        p.join(max(0.0, end - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(0.2)
+
+
+def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
+    """Worker entry: ``fn(job)`` with a marker file (its start time) present while it runs, under
+    an alarm of ``timeout_s`` (the default SIGALRM action ends the process: a hang becomes a death)."""
+    Path(marker).write_text(repr(time.time()))
+    alarm = timeout_s is not None and hasattr(signal, "alarm")
+    if alarm:
+        signal.alarm(max(1, int(math.ceil(timeout_s))))
+    try:
+        return fn(job)
+    finally:
+        if alarm:
+            signal.alarm(0)
+        try:
+            os.unlink(marker)
+        except OSError:
+            pass
+
+
+def _alone_child(conn, fn: Callable, job, timeout_s: float | None = None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C (it ends this process)
+    if timeout_s is not None and hasattr(signal, "alarm"):
+        signal.alarm(max(1, int(math.ceil(timeout_s))))
+    try:
+        conn.send(fn(job))
+    finally:
+        conn.close()
+
+
+def hung_message(timeout_s: float) -> str:
+    """One line for a job stopped at its time limit."""
+    return (f"this recording's job did not finish within {timeout_s:.0f} s and was stopped (hung in native code?); "
+            "the study goes on with the others")
+
+
+def died_message(exitcode: int | None) -> str:
+    """One line for a job whose process died (``exitcode``: ``Process.exitcode``, -N for signal N)."""
+    how = signal_name(exitcode) if exitcode is not None else "unknown cause"
+    return (f"the worker process died ({how}) while replaying this recording: a crash in native code (simulator, "
+            "mesh or decomposition library); the study goes on with the others. Rerun it alone to investigate "
+            "(REPLAY_ISOLATE=0 --workers 0 runs everything in one process, e.g. under gdb)")
+
+
+def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tuple[str, object]:
+    """``fn(job)`` in a fresh process of its own; ``("error", died_message)`` if that process dies,
+    ``("error", hung_message)`` if it runs past ``timeout_s``."""
+    ctx = ctx or mp.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_alone_child, args=(send, fn, job, timeout_s))
+    p.start()
+    send.close()
+    try:
+        result = recv.recv()
+    except EOFError:
+        result = None
+    except KeyboardInterrupt:
+        p.terminate()
+        p.join(1.0)
+        raise
+    finally:
+        recv.close()
+    p.join()
+    if result is None:
+        if timeout_s is not None and p.exitcode == -signal.SIGALRM:
+            return "error", hung_message(timeout_s)
+        return "error", died_message(p.exitcode)
+    return result
+
+
+def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[object, str, object], None],
+             timeout_s: float | None = JOB_TIMEOUT_S) -> None:
+    """Run ``fn(job)`` for every job in up to ``workers`` spawned processes.
+
+    Args:
+        jobs: picklable job descriptions.
+        fn: module-level ``fn(job) -> (status, value)`` (``"ok"``/``"error"``).
+        workers: processes at most (>= 1).
+        on_result: called in this process as each job ends, ``on_result(job, status, value)``;
+            a job whose process died gets ``("error", <one line naming the signal>)``, one that
+            ran past ``timeout_s`` (s; None: no limit) ``("error", <one line saying so>)``.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (workers ignore SIGINT; this process cancels the queued
+            jobs and terminates the running workers before re-raising, so it returns in
+            about a second; ``on_result`` has been called for every job that finished).
+    """
+    ctx = mp.get_context("spawn")
+    pending = list(enumerate(jobs))
+    while pending:
+        with tempfile.TemporaryDirectory(prefix="replay-jobs-") as mdir:
+            lost = []
+            pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(pending))), mp_context=ctx,
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+            try:
+                futs = {pool.submit(_tracked, fn, os.path.join(mdir, str(i)), timeout_s, job): (i, job)
+                        for i, job in pending}
+                for fut in as_completed(futs):
+                    i, job = futs[fut]
+                    try:
+                        status, value = fut.result()
+                    except BrokenProcessPool:
+                        lost.append((i, job))
+                        continue
+                    except Exception as e:  # e.g. a result that cannot be pickled: this job only
+                        status, value = "error", f"{type(e).__name__}: {e}"
+                    on_result(job, status, value)
+            except KeyboardInterrupt:
+                _stop_pool(pool)  # queued jobs cancelled, running ones ended: back within ~1 s
+                raise
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
+            if not lost:
+                return
+            started = {}
+            for i, job in lost:
+                try:
+                    started[i] = float(Path(mdir, str(i)).read_text())
+                except (OSError, ValueError):
+                    pass
+            now = time.time()
+            hung = [(i, job) for i, job in lost
+                    if i in started and timeout_s is not None and now - started[i] >= timeout_s - 1.0]
+            running = [(i, job) for i, job in lost if i in started and (i, job) not in hung]
+            suspects = running if (running or hung) else lost  # nothing marked: try each alone
+        for _, job in hung:  # its alarm ended the pool: no need to run it again
+            on_result(job, "error", hung_message(timeout_s))
+        for _, job in suspects:
+            status, value = run_alone(fn, job, ctx, timeout_s)
+            on_result(job, status, value)
+        pending = [x for x in lost if x not in suspects and x not in hung]

@@ -1,0 +1,128 @@
+"""A recording made ready to replay: named, loaded, cropped to the replayed window, and
+its hand filled in as joint coordinates (landmark IK where the dataset has only landmarks).
+
+Used by every replay (study workers, sweeps, benchmarks). Imports no physics engine: a
+study's parent process resolves names here without paying Newton's import.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from replay import kinematics
+from replay.config import ReplayConfig
+from replay.checks import load_recording
+from replay.data.types import ObjectTrack
+from replay.datasets import dataset as dataset_info
+from replay.errors import UsageError
+from replay.sim.hand_assets import hand_mjcf_path
+from replay.protocol.tracking import manipulation_end
+
+#: Recording frames kept around the approach window before kinematics (IK) is run.
+CROP_MARGIN_FRAMES = 2
+
+
+def sequence_object(dataset: str, sequence: str) -> str | None:
+    """The object a lift recording's name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
+    where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
+    ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
+    if not dataset_info(dataset).names_object:
+        return None
+    # the lift recordings' object (``mug_lift`` -> ``mug``); a recording of another intent
+    # (``mug_pass_1``: object, intent, take) is selected by its own name, so that
+    # ``--objects mug`` stays the lift
+    base = sequence.split("/")[-1]
+    if base.split("_")[-1].isdigit():
+        return None
+    return base.rsplit("_", 1)[0]
+
+
+def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:
+    """The sequences a comma-separated ``--objects`` value names (by sequence or object,
+    :func:`sequence_object`), in the order named; ``first_only``: one per name.
+
+    Raises:
+        UsageError: a name matches no sequence.
+    """
+    picked = []
+    for n in [x.strip() for x in names.split(",") if x.strip()]:
+        hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]
+        if not hit:
+            raise UsageError("--objects", f"no {dataset} sequence for {n!r}")
+        picked += hit[:1] if first_only else hit
+    return picked
+
+
+def crop_recording(rec, start: int, stop: int):
+    """A copy of ``rec`` holding frames ``[start, stop)`` (grasp frame re-indexed)."""
+    sl = slice(start, stop)
+    out = copy.copy(rec)
+    out.time = rec.time[sl] - rec.time[start] + rec.time[0]
+    out.valid = rec.valid[sl]
+    for name in ("wrist_pos", "wrist_quat", "finger_quat", "landmarks"):
+        v = getattr(rec, name)
+        setattr(out, name, None if v is None else v[sl])
+    out.objects = [ObjectTrack(o.asset, o.pos[sl], o.quat[sl], o.tracked) for o in rec.objects]
+    if rec.mano is not None:  # per-frame MANO arrays (TACO, HUG-Bench); betas may be per sequence
+        T = rec.num_frames
+        out.mano = dataclasses.replace(rec.mano, **{
+            f.name: getattr(rec.mano, f.name)[sl]
+            for f in dataclasses.fields(rec.mano)
+            if isinstance(getattr(rec.mano, f.name), np.ndarray) and getattr(rec.mano, f.name).shape[:1] == (T,)
+        })
+    out.grasp_frame = int(rec.grasp_frame - start)
+    out.meta = dict(rec.meta, cropped_from=[int(start), int(stop)])
+    for k in ("grab_wrist_loc", "grab_wrist_quat_xyzw"):
+        if isinstance(rec.meta.get(k), np.ndarray) and len(rec.meta[k]) == rec.num_frames:
+            out.meta[k] = rec.meta[k][sl]
+    return out
+
+
+def hand_trajectory(rec, mjcf: Path):
+    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
+
+    Uses :func:`replay.kinematics.complete_hand` and :func:`replay.kinematics.hand_coords`.
+    The IK always runs on the capsule MJCF of the same hand (``capsule_hand.xml`` beside
+    ``mjcf``): manosim's mesh hand has the same bodies and joints, only its collision
+    geometry differs, and the kinematics defines fingertips on the capsules.
+    """
+    if rec.wrist_pos is None or rec.finger_quat is None:
+        ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
+        rec = kinematics.complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
+    return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
+
+
+def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig,
+                      protocol: str = "lift", recorded_max_s: float | None = None):
+    """Load a recording, crop it to the replayed window and fill in the hand.
+
+    The window starts ``approach_window_s`` before the lift onset and ends at the onset
+    (``protocol="lift"``) or at the end of the manipulation
+    (:func:`replay.protocol.tracking.manipulation_end`; ``"recorded"``), at most
+    ``recorded_max_s`` recorded seconds after the onset when given.
+
+    Returns:
+        ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.
+
+    Raises:
+        DataError: bad or missing input.
+    """
+    rec = load_recording(dataset, sequence, data_dir)
+    # only the replayed window needs the hand: crop before IK (minutes -> seconds)
+    g = rec.grasp_frame
+    start = 0 if cfg.approach_window_s is None else int(
+        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
+    start = max(0, start - CROP_MARGIN_FRAMES)
+    stop = g + 1
+    if protocol == "recorded":
+        stop = manipulation_end(rec) + 1
+        if recorded_max_s is not None:
+            stop = min(stop, int(np.searchsorted(rec.time, rec.time[g] + recorded_max_s)) + 1)
+    rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))
+    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
+    rec, coords = hand_trajectory(rec, Path(mjcf))
+    return rec, coords, mjcf, start

@@ -1,0 +1,254 @@
+"""Robustness maps: one recording replayed over a grid of finger effort limit x
+hand-object friction, under wrist perturbations, and with contact ablated, in one batch.
+
+Every cell is one world of the direct engine (:class:`replay.sim.engine.mjc.MjcBatch`): the
+scene is built once per recording and the worlds differ only by their
+:class:`~replay.sim.engine.Variant`. Success is ``lifted`` (object up at the end of the
+hold, :func:`replay.protocol.rollout.run_rollouts`); ``shake_held`` is kept beside it.
+
+Per recording the result holds the success grid, the smallest effort that lifts at
+mu = 1 (the friction GRAB's assets and the manosim hand are built with), the smallest
+mu that lifts at the study's effort, the success fraction under perturbation, and the
+ablation's outcome (it must not lift).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.sim.engine import Variant
+from replay.errors import UsageError
+from replay.study.prepare import prepare_recording
+from replay.protocol.rollout import run_rollouts
+
+#: grid axes and what they set: finger effort limit (N·m) and hand-object sliding friction (1)
+AXES = {"effort": "effort_limit", "mu": "friction"}
+#: the pair friction as built (GRAB assets and manosim hand geoms: 1.0; MuJoCo takes the pair maximum)
+BUILT_MU = 1.0
+
+
+def parse_grid(text: str) -> dict[str, np.ndarray]:
+    """``"effort=0.1:1.5:8,mu=0.2:1.5:8"`` -> ``{"effort": linspace(0.1, 1.5, 8), "mu": ...}``.
+
+    Raises:
+        UsageError: unknown axis, malformed range, non-positive values or fewer than 1 point.
+    """
+    out = {}
+    for part in [p for p in text.split(",") if p.strip()]:
+        name, _, rng = part.partition("=")
+        name = name.strip()
+        if name not in AXES:
+            raise UsageError("--grid", f"unknown axis {name!r}; use {', '.join(AXES)} (e.g. effort=0.1:1.5:8)")
+        try:
+            lo, hi, n = rng.split(":")
+            lo, hi, n = float(lo), float(hi), int(n)
+        except ValueError:
+            raise UsageError("--grid", f"{part!r}: expected {name}=LOW:HIGH:COUNT") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi and n >= 1):
+            raise UsageError("--grid", f"{part!r}: need 0 < LOW <= HIGH and COUNT >= 1")
+        out[name] = np.linspace(lo, hi, n)
+    for name in AXES:
+        if name not in out:
+            raise UsageError("--grid", f"missing axis {name!r} (e.g. --grid effort=0.1:1.5:8,mu=0.2:1.5:8)")
+    return out
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The worlds of one recording's sweep, in batch order.
+
+    Attributes:
+        effort, mu: grid axes (E,), (M,).
+        variants: every world's :class:`Variant`.
+        roles: per world ``("grid", ie, im)``, ``("effort_at_mu1", ie)``,
+            ``("mu_at_study_effort", im)``, ``("perturb", k)`` or ``("ablation",)``.
+    """
+
+    effort: np.ndarray
+    mu: np.ndarray
+    study_effort: float
+    variants: tuple
+    roles: tuple
+
+
+def plan_sweep(grid: dict, study_effort: float, perturb: int, perturb_mm: float, perturb_deg: float,
+               seed: int = 0) -> SweepPlan:
+    """Worlds for the grid cells, the effort line at mu = 1, the mu line at the study
+    effort, ``perturb`` wrist perturbations at the study's operating point and the ablation.
+
+    Perturbation k: a horizontal wrist offset of exactly ``perturb_mm`` mm in a random
+    direction and a rotation of exactly ``perturb_deg`` deg about a random axis (about
+    the wrist at the grasp frame), directions drawn from ``numpy.random.default_rng(seed)``.
+    """
+    E, M = grid["effort"], grid["mu"]
+    variants, roles = [], []
+    for ie, e in enumerate(E):
+        for im, m in enumerate(M):
+            variants.append(Variant(effort_limit=float(e), friction=float(m), label=f"effort={e:.4g},mu={m:.4g}"))
+            roles.append(("grid", ie, im))
+    for ie, e in enumerate(E):
+        variants.append(Variant(effort_limit=float(e), friction=BUILT_MU, label=f"effort={e:.4g},mu=1"))
+        roles.append(("effort_at_mu1", ie))
+    for im, m in enumerate(M):
+        variants.append(Variant(effort_limit=float(study_effort), friction=float(m), label=f"study effort,mu={m:.4g}"))
+        roles.append(("mu_at_study_effort", im))
+    rng = np.random.default_rng(seed)
+    for k in range(perturb):
+        phi = rng.uniform(0, 2 * np.pi)
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        off = perturb_mm / 1000.0 * np.array([np.cos(phi), np.sin(phi), 0.0])
+        rot = np.radians(perturb_deg) * axis
+        variants.append(Variant(wrist_offset=tuple(off), wrist_rotvec=tuple(rot), label=f"perturb {k}"))
+        roles.append(("perturb", k))
+    variants.append(Variant(ablation=True, label="ablation"))
+    roles.append(("ablation",))
+    return SweepPlan(E, M, float(study_effort), tuple(variants), tuple(roles))
+
+
+def summarize_sweep(sp: SweepPlan, metrics: list[dict]) -> dict:
+    """The per-recording result (JSON-ready) from the worlds' metrics, in ``sp`` order."""
+    E, M = len(sp.effort), len(sp.mu)
+    lifted = np.zeros((E, M), bool)
+    held = np.zeros((E, M), bool)
+    outcome = [[None] * M for _ in range(E)]
+    line_e, line_m, pert, ablation = {}, {}, [], None
+    for role, m in zip(sp.roles, metrics):
+        if role[0] == "grid":
+            _, ie, im = role
+            lifted[ie, im] = m["lifted"]
+            held[ie, im] = bool(m.get("shake_held"))
+            outcome[ie][im] = m["outcome"]
+        elif role[0] == "effort_at_mu1":
+            line_e[role[1]] = m["lifted"]
+        elif role[0] == "mu_at_study_effort":
+            line_m[role[1]] = m["lifted"]
+        elif role[0] == "perturb":
+            pert.append(m["lifted"])
+        else:
+            ablation = {"outcome": m["outcome"], "lifted": m["lifted"],
+                        "max_hand_object_contacts": m["max_hand_object_contacts"],
+                        "max_object_rise_mm": m["max_object_rise_mm"]}
+    min_e = next((float(sp.effort[i]) for i in range(E) if line_e.get(i)), None)
+    min_m = next((float(sp.mu[i]) for i in range(M) if line_m.get(i)), None)
+    return {
+        "axes": {"effort_nm": sp.effort.tolist(), "mu": sp.mu.tolist()},
+        "lifted": lifted.tolist(), "shake_held": held.tolist(), "outcome": outcome,
+        "success_fraction": float(lifted.mean()),
+        "operating_point": {"effort_nm": sp.study_effort, "mu": BUILT_MU},
+        "min_effort_lifting_at_mu1_nm": min_e,
+        "effort_line_at_mu1": [bool(line_e[i]) for i in range(E)],
+        "min_mu_lifting_at_study_effort": min_m,
+        "mu_line_at_study_effort": [bool(line_m[i]) for i in range(M)],
+        "perturbations": len(pert),
+        "perturbed_success_fraction": float(np.mean(pert)) if pert else None,
+        "ablation": ablation,
+    }
+
+
+def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, perturb_mm: float, perturb_deg: float, seed: int) -> str:
+    """SHA-256 (16 hex) of everything a sweep's result depends on (resume)."""
+    doc = {"config": cfg.to_dict(), "grid": {k: v.tolist() for k, v in grid.items()}, "perturb": perturb,
+           "perturb_mm": perturb_mm, "perturb_deg": perturb_deg, "seed": seed}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def heatmap_png(result: dict, title: str) -> bytes:
+    """PNG bytes: success over effort (rows) x mu (columns), the operating point marked."""
+    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    E = np.asarray(result["axes"]["effort_nm"])
+    M = np.asarray(result["axes"]["mu"])
+    code = {"unstable": 0, "dropped": 1, "lifted": 2}
+    grid = np.array([[code.get(o, 0) for o in row] for row in result["outcome"]], float)
+    held = np.asarray(result["shake_held"], bool)
+    grid[held] = 3
+    fig, ax = plt.subplots(figsize=(7.2, 4.2), dpi=110)
+    cmap = ListedColormap(["#b3b3b3", "#d95f5f", "#f2c14e", "#3a9e5a"])
+    ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=3.5, aspect="auto",
+              extent=_extent(M, E))
+    op = result["operating_point"]
+    # the two lines through the operating point, worlds of their own: effort at mu = 1, mu at the study effort
+    lx = np.concatenate([np.full(len(E), op["mu"]), M])
+    ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
+    ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
+    star = ax.plot([op["mu"]], [op["effort_nm"]], marker="*", ms=16, mec="black", mfc="white", ls="none",
+                   label="study operating point")[0]
+    up = ax.scatter(lx[ok], ly[ok], marker="o", s=36, c="#1f5f3a", edgecolors="white", zorder=3,
+                    label="line through it: lifts")
+    down = ax.scatter(lx[~ok], ly[~ok], marker="X", s=40, c="black", edgecolors="white", zorder=3,
+                      label="line through it: drops")
+    ax.set_xlabel("hand-object friction coefficient mu")
+    ax.set_ylabel("finger effort limit (N·m)")
+    ax.set_title(title, fontsize=10)
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "dropped", "lifted",
+                                                                     "lifted + held in shake"])]
+    handles += [star, up, down]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), framealpha=0.9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _extent(x: np.ndarray, y: np.ndarray) -> list[float]:
+    def edges(v):
+        if len(v) == 1:
+            return v[0] - 0.05, v[0] + 0.05
+        h = 0.5 * (v[1] - v[0])
+        return v[0] - h, v[-1] + h
+
+    x0, x1 = edges(x)
+    y0, y1 = edges(y)
+    return [x0, x1, y0, y1]
+
+
+def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig, sp: SweepPlan,
+                        threads: int = 1) -> dict:
+    """Replay one recording over every world of ``sp`` in one batch; the result dict.
+
+    Raises:
+        DataError: bad input (nothing is simulated).
+    """
+    t0 = time.perf_counter()
+    rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)
+    res = run_rollouts(rec, coords, mjcf, cfg, list(sp.variants), threads=threads)
+    metrics = [r.metrics for r in res]
+    out = summarize_sweep(sp, metrics)
+    out.update(sequence=sequence, dataset=dataset, object=rec.target_object.asset.name,
+               object_mass_kg=float(metrics[0]["object_mass"]), worlds=len(sp.variants),
+               wall_s=time.perf_counter() - t0,
+               worlds_detail=[{"label": v.label, "variant": v.to_dict(), "outcome": m["outcome"],
+                               "lifted": m["lifted"], "shake_held": m.get("shake_held"), "rise": m["rise"],
+                               "diagnosis": (m.get("diagnosis") or {}).get("class"),
+                               "variant_readback": m.get("variant_readback")}
+                              for v, m in zip(sp.variants, metrics)])
+    return out
+
+
+def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: dict, wall_s: float) -> dict:
+    """The summary over recordings: per recording its headline figures, and their spread."""
+    rows = {s: {k: r.get(k) for k in ("object", "object_mass_kg", "success_fraction", "min_effort_lifting_at_mu1_nm",
+                                      "min_mu_lifting_at_study_effort", "perturbed_success_fraction", "wall_s",
+                                      "worlds", "png")} | {"ablation_lifted": (r.get("ablation") or {}).get("lifted")}
+            for s, r in results.items()}
+    sf = [r["success_fraction"] for r in rows.values()]
+    return {"recordings": len(results), "failed": failed, "versions": versions, "wall_s": wall_s,
+            "median_success_fraction": float(np.median(sf)) if sf else None,
+            "ablation_lifted": sum(bool(r["ablation_lifted"]) for r in rows.values()),
+            "per_recording": rows}
