@@ -1,4 +1,4 @@
-"""``python -m importer_patches.inspect MJCF [--json] [--compare-mujoco]``.
+"""``python -m importer_patches.inspect MJCF [--json] [--compare-mujoco] [--contacts]``.
 
 Imports MJCF with :func:`importer_patches.add_mjcf` into an empty builder and prints
 bodies, joints by type, DOF and coordinate counts, per-DOF damping/armature and
@@ -6,6 +6,10 @@ bodies, joints by type, DOF and coordinate counts, per-DOF damping/armature and
 ``--compare-mujoco`` it also compiles the file with ``mujoco.MjModel.from_xml_path``
 and prints MuJoCo's values side by side (kd vs ``-actuator_biasprm[:, 2]``,
 relative error per DOF).
+
+With ``--contacts`` it prints, per body of MuJoCo's compile, each geom's own contact
+attributes and what a contact of it with a geom that sets nothing (MuJoCo's defaults, as
+GRAB's object parts compile) really uses (:mod:`importer_patches.contact_params`).
 
 Options ``--disable PATCH`` (repeatable) and ``--allow-untested-newton`` are passed on.
 Exit status: 0 on success, 1 on an import error (message on stderr), 2 when
@@ -160,7 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-mujoco", action="store_true", help="compile with MuJoCo and compare")
     parser.add_argument("--disable", action="append", default=[], metavar="PATCH", help="switch a patch off")
     parser.add_argument("--allow-untested-newton", action="store_true")
+    parser.add_argument("--contacts", action="store_true",
+                        help="per geom: its contact attributes and what a pair with a default-attribute geom uses")
     args = parser.parse_args(argv)
+    if args.contacts:
+        return _print_contacts(args.mjcf, args.json)
 
     # Warp and Newton print progress to stdout; keep stdout for the report (clean JSON).
     with contextlib.redirect_stdout(sys.stderr):
@@ -199,6 +207,50 @@ def _run(args):
         return 1
     cmp = compare(report, mujoco_reference(args.mjcf)) if args.compare_mujoco else None
     return report, cmp
+
+
+
+def contact_rows(path: str) -> list[dict]:
+    """Per geom of MuJoCo's compile of ``path`` that can collide (contype or conaffinity
+    set): body, geom, its own attributes and the pair it makes with
+    :data:`~importer_patches.contact_params.MUJOCO_DEFAULT_GEOM`."""
+    import mujoco
+
+    from .contact_params import MUJOCO_DEFAULT_GEOM, GeomParams, combine
+
+    m = mujoco.MjModel.from_xml_path(path)
+    rows = []
+    for g in range(m.ngeom):
+        if not (m.geom_contype[g] or m.geom_conaffinity[g]):
+            continue
+        own = GeomParams.of(m, g)
+        pair = combine(own, MUJOCO_DEFAULT_GEOM).as_dict()
+        pair["taken_from"] = {0: "this geom", 1: "the other geom", -1: None}[pair.pop("winner")]
+        rows.append({"body": mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, int(m.geom_bodyid[g])),
+                     "geom": mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}",
+                     "priority": own.priority, "solmix": own.solmix, "solref": list(own.solref),
+                     "solimp": list(own.solimp), "friction": list(own.friction), "with_default_geom": pair})
+    return rows
+
+
+def _print_contacts(path: str, as_json: bool) -> int:
+    try:
+        rows = contact_rows(path)
+    except ValueError as exc:  # MuJoCo's compile error
+        print(f"error: {path}: {exc}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(json.dumps({"mjcf": path, "geoms": rows}, indent=1))
+        return 0
+    print(f"{path}: {len(rows)} colliding geoms; 'vs default' = the pair with a geom that sets nothing "
+          "(MuJoCo defaults: solref 0.02 1, solimp 0.9 0.95 0.001, friction 1)")
+    fmt = lambda v: " ".join(f"{x:g}" for x in v)  # noqa: E731
+    for r in rows:
+        p = r["with_default_geom"]
+        print(f"  {r['body']:<12} {r['geom']:<18} priority {r['priority']} solref {fmt(r['solref'])} "
+              f"solimp {fmt(r['solimp'][:3])} | vs default: {p['rule']:<8} solref {fmt(p['solref'])} "
+              f"solimp {fmt(p['solimp'][:3])} mu {p['friction'][0]:g} condim {p['condim']}")
+    return 0
 
 
 if __name__ == "__main__":

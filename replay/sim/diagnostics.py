@@ -17,9 +17,8 @@
   m the joint's effective inertia (generalized mass-matrix diagonal incl. armature),
   theta the largest commanded angle from identity. :func:`flutter_margins`.
 
-MuJoCo arrays are read through :class:`replay.sim.solver_view.SolverView` (MuJoCo C's
-``mj_model``/``mj_data`` or mujoco-warp's ``mjw_model``/``mjw_data``, world 0);
-MuJoCo quaternions are wxyz, Newton's xyzw.
+MuJoCo arrays are read through :class:`replay.sim.solver_view.SolverView` (MuJoCo C's ``mj_model``/``mj_data``
+or mujoco-warp's ``mjw_model``/``mjw_data``, world 0); MuJoCo quaternions are wxyz, Newton's xyzw.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ import numpy as np
 
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.contact_table import hand_object_table
 from replay.sim.solver_view import SolverView
 
 
@@ -240,7 +240,8 @@ def check_readback(scene) -> dict:
     Returns:
         dict of the values read (written into the rollout JSON): ``finger_kp`` N·m/rad,
         ``finger_kd_range`` N·m·s/rad, ``finger_forcerange`` N·m, ``finger_damping``
-        N·m·s/rad, ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``.
+        N·m·s/rad, ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``,
+        ``contact_pairs`` (:func:`replay.sim.contact_table.hand_object_table`).
 
     Raises:
         ReadbackError: listing every mismatch.
@@ -266,6 +267,7 @@ def check_readback(scene) -> dict:
         "impratio": float(m.opt.impratio) if view.is_cpu else None,
         "n_actuators": int(m.nu),
         "ablation_excluded_body_pairs": excluded,
+        "contact_pairs": hand_object_table(scene),
     }
     if errs:
         raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))

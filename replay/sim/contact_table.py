@@ -1,0 +1,77 @@
+"""The contact parameters MuJoCo really uses between the hand and the object.
+
+The hand's geoms carry manosim's soft ``solref``/``solimp`` (the palm a softer ``solimp``
+and ``priority="1"``); the object's geoms carry whatever the scene gave them. MuJoCo
+combines the two per pair (:mod:`importer_patches.contact_params`: priority, solmix,
+maximum), so a value set on one side may never reach a contact. :func:`hand_object_table`
+reads the combination from the compiled model for every hand body (palm, each finger
+segment) against every object collision part, and flags a configured value that no pair
+uses.
+"""
+
+from __future__ import annotations
+
+from importer_patches.contact_params import pair_params
+from replay.sim.solver_view import SolverView
+
+#: MANO's 16 bones in manosim's body order (manosim README: 1-3 index, 4-6 middle,
+#: 7-9 pinky, 10-12 ring, 13-15 thumb; 0 the palm)
+BONE_NAMES = ("palm",) + tuple(f"{f}_{k}" for f in ("index", "middle", "pinky", "ring", "thumb") for k in (1, 2, 3))
+
+
+def hand_object_table(scene) -> dict:
+    """Per (hand bone, object part) pair class, what MuJoCo uses for their contacts.
+
+    Args:
+        scene: a built :class:`replay.sim.scene.Scene` (its solver compiled).
+
+    Returns:
+        ``{"pairs": [{"hand": bone name, "object_part": k, "condim", "friction" (3,),
+        "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule", "taken_from"}, ...],
+        "classes": number of distinct parameter sets, "flags": [str, ...]}``.
+        ``rule`` is ``priority`` (one side's values taken outright: ``taken_from`` says
+        which, ``hand`` or ``object``), ``mixed`` (equal priority) or ``pair``. A flag
+        names an object friction that no pair uses (the hand side won every pair).
+    """
+    view = SolverView(scene.solver)
+    m = view.mj_model
+    g2s = view.to_newton("mjc_geom_to_newton_shape")[: m.ngeom]
+    hand = {int(s): i for i, s in enumerate(scene.hand_shapes)}
+    shape_body = scene.model.shape_body.numpy()
+    body_bone = {int(b): k for k, b in enumerate(scene.hand_bodies)}
+    obj = [int(s) for s in scene.object_shapes]
+    hand_geoms = [g for g, s in enumerate(g2s) if int(s) in hand]
+    obj_geoms = [g for g, s in enumerate(g2s) if int(s) in set(obj)]
+    rows = []
+    for hg in hand_geoms:
+        bone = BONE_NAMES[body_bone.get(int(shape_body[g2s[hg]]), 0)]
+        for part, og in enumerate(obj_geoms):
+            p = pair_params(m, hg, og)
+            d = p.as_dict()
+            d.pop("winner")
+            taken = None if p.winner < 0 else ("hand" if p.winner == hg else "object")
+            rows.append({"hand": bone, "object_part": part, **d, "taken_from": taken})
+    flags = []
+    if rows and all(r["taken_from"] == "hand" for r in rows):
+        flags.append("object friction/solref/solimp reach no hand contact: every hand geom has a higher priority")
+    keys = {(r["condim"], tuple(r["friction"]), tuple(r["solref"]), tuple(r["solimp"])) for r in rows}
+    return {"pairs": _merge_parts(rows), "classes": len(keys), "flags": flags}
+
+
+def _merge_parts(rows: list[dict]) -> list[dict]:
+    """One row per (hand bone, parameter set): object parts with equal values folded into
+    ``object_parts`` (a list), so a 14-part mug does not make 224 rows."""
+    out: dict = {}
+    for r in rows:
+        key = (r["hand"], r["condim"], tuple(r["friction"]), tuple(r["solref"]), tuple(r["solimp"]), r["rule"])
+        if key not in out:
+            out[key] = {k: v for k, v in r.items() if k != "object_part"} | {"object_parts": []}
+        out[key]["object_parts"].append(r["object_part"])
+    return list(out.values())
+
+
+def summary_line(table: dict) -> str:
+    """One line for a console or report: the distinct (solref, solimp, friction) sets in use."""
+    sets = sorted({(tuple(round(float(x), 4) for x in r["solref"]), tuple(round(float(x), 4) for x in r["solimp"]),
+                    r["friction"][0], r["rule"]) for r in table["pairs"]})
+    return "; ".join(f"solref {list(s)} solimp {list(i)} mu {mu:g} ({rule})" for s, i, mu, rule in sets)
