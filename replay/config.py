@@ -91,6 +91,11 @@ class ReplayConfig:
     finger_damping: float | None = _f(
         None, "N·m·s/rad", "passive finger damping; None = as imported (MJCF 0.01), raised where the flutter bound is short"
     )
+    finger_drive: str = _f(
+        "mjcf", "-", "finger drive law: mjcf = the MJCF's three position actuators per ball joint (gear e_x, e_y, "
+        "e_z; kp (ctrl - rotvec(q)) per axis, non-symmetric away from identity: the flutter bound); quat = "
+        "tau = clip(kp log(q^-1 q_target) - kd omega, +-effort) per joint in its own frame, the imported kp/kd, "
+        "as joint torque (replay.sim.engine.finger_drive; the manosim-in-Newton report's recommendation)")
     flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
     flutter_discrete_factor: float = _f(1.19, "1", "manosim-in-Newton: discrete-time bound 0.137 vs continuous 0.115 N·m·s/rad")
     wrist_substep_interp: bool = _f(
@@ -168,6 +173,7 @@ class ReplayConfig:
             "cone": ("elliptic", "pyramidal"),
             "device": ("cpu", "cuda", "warp-cpu"),
             "engine": ("direct", "newton"),
+            "finger_drive": ("mjcf", "quat"),
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
             "hand_variant": (None, "myhand", "zerohand"),
@@ -175,6 +181,9 @@ class ReplayConfig:
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        if self.finger_drive == "quat" and not (self.device == "cpu" and self.engine == "direct"):
+            raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
+                            "engine direct) only so far; use finger_drive 'mjcf' on this engine")
         return self
 
     # --- JSON -----------------------------------------------------------------------

@@ -246,7 +246,8 @@ def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> 
 def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, kd_resolved: np.ndarray,
                            commanded_finger_quats: np.ndarray, config: ReplayConfig) -> tuple[np.ndarray, list, bool]:
     """Flutter bound per finger joint (:func:`replay.sim.diagnostics.flutter_margins`); raise the model's
-    passive damping (N·m·s/rad) on the three DOFs of every joint where it is short.
+    passive damping (N·m·s/rad) on the three DOFs of every joint where it is short (not with
+    ``finger_drive="quat"``, which is not a per-axis position drive).
 
     Returns:
         ``(damping, flutter, changed)``: the model's (joint_dof_count,) passive damping after the
@@ -258,6 +259,8 @@ def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, k
     flutter = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd],
                                           config)
     changed = False
+    if config.finger_drive == "quat":  # the quaternion drive has no flutter bound: damping stays as imported
+        return damping, [dict(rec, raised_to=None) for rec in flutter], False
     for rec in flutter:
         if rec["raised_to"] is not None:
             for k in range(BALL_DOFS):

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from replay.sim.engine import signals, wrist
+from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
@@ -149,6 +149,7 @@ class World(WorldStatus):
     m: mujoco.MjModel
     d: mujoco.MjData
     warn_base: dict = field(default_factory=dict)
+    drive: finger_drive.FingerDrive | None = None
 
 
 _WARN = {"CONTACTFULL": int(mujoco.mjtWarning.mjWARN_CONTACTFULL),
@@ -209,14 +210,18 @@ class MjcBatch:
         self.worlds: list[World] = []
         if any(v.ablation != scene.ablation for v in variants) and scene.ablation:
             raise EngineError("a scene built with the ablation holds only ablation worlds")
+        quat = self.cfg.finger_drive == "quat"
         for v in variants:
             edits = v.edits_model and not (v.ablation and scene.ablation and not v.edits_params)
-            m = copy.copy(base_m) if edits else base_m
+            m = copy.copy(base_m) if edits or quat else base_m
             rb = apply_variant(m, lay, v, prebuilt_ablation=scene.ablation) if edits else {}
+            drive = finger_drive.FingerDrive.from_model(m, lay) if quat else None  # after the variant's effort
+            if quat:
+                rb.update(finger_drive.disable_finger_actuators(m, lay))
             d = mujoco.MjData(m)
             d.qpos[:] = qpos0
             d.qvel[:] = qvel0
-            w = World(m=m, d=d, variant=v, readback=rb,
+            w = World(m=m, d=d, variant=v, readback=rb, drive=drive,
                       capacity=int(scene.contact_capacity if capacity is None else capacity))
             w.warn_base = {k: int(d.warning[i].number) for k, i in _WARN.items()}
             self.worlds.append(w)
@@ -253,19 +258,25 @@ class MjcBatch:
         """
         live = [i for i, w in enumerate(self.worlds) if w.alive]
         finger_ctrl = np.zeros((len(self.worlds), self.layout.nu))
+        quat = [None] * len(self.worlds)
         for i in live:
             self.layout.finger_ctrl(finger_quat[i], finger_ctrl[i])
+            if self.worlds[i].drive is not None:  # the same targets, as joint quaternions (finger_drive)
+                rv = finger_drive.rotvec_targets(self.layout, finger_ctrl[i])
+                quat[i] = np.empty((len(rv), 4))
+                finger_drive.targets_from_rotvec(rv, quat[i])
         if self._pool is None or len(live) < 2:
             for i in live:
-                self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i])
+                self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i])
         else:
-            list(self._pool.map(lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i]), live))
+            list(self._pool.map(lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]), live))
 
-    def _step_world(self, i: int, ctrl, tp, tc) -> None:
+    def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
         w = self.worlds[i]
         m, d, lay = w.m, w.d, self.layout
         S = self.cfg.substeps
         interp = bool(self.cfg.wrist_substep_interp)
+        drv = w.drive
         d.ctrl[:] = ctrl
         qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
         wr = np.zeros(6)
@@ -278,6 +289,9 @@ class MjcBatch:
                 wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
                                     lay.hand_bodies, self.body_mass, self.par, tp, tc, (j + 1) / S, interp,
                                     wr, stats)
+                if drv is not None:
+                    finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, finger_target, drv.kp, drv.kd, drv.effort,
+                                            d.qfrc_applied)
                 mujoco.mj_step(m, d)
                 n = d.ncon
                 if n > peak:
@@ -288,7 +302,8 @@ class MjcBatch:
         except Exception as e:  # physics trouble never crashes the study
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         w.peak_contacts = peak
-        w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0)
+        w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0,
+                        float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
         if w.reason is None:
             for k, idx in _WARN.items():
                 if int(d.warning[idx].number) > w.warn_base[k]:

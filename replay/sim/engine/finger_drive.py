@@ -1,0 +1,149 @@
+"""A quaternion drive for the manosim finger ball joints, as joint torque.
+
+The MJCF drives each finger ball joint with three ``<position>`` actuators (gear e_x, e_y,
+e_z): MuJoCo's actuator length of a ball joint is the gear-weighted rotation vector of its
+quaternion, so each actuator pushes ``kp (ctrl_k - rotvec(q)_k)``. Away from the identity
+that stiffness is not symmetric and the drive flutters unless the damping exceeds a bound
+that grows with the joint angle (:func:`replay.sim.diagnostics.flutter_bound`; derived in
+the manosim-in-Newton report, which recommends the drive here instead).
+
+This drive, per finger joint j, in the joint's own (child) frame, the frame MuJoCo's
+ball-joint ``qvel`` and ``qfrc_applied`` use::
+
+    e   = log(q^-1 q_target)          rotation vector, rad (shortest way: w >= 0)
+    tau = clip(kp e - kd omega, -effort, +effort)   per component, N·m
+
+with the imported kp (N·m/rad) and kd (N·m·s/rad) of the MJCF's actuators on that joint
+and their force range as the effort limit, written into ``MjData.qfrc_applied`` every
+physics step. It restores toward the target along the geodesic, whatever the angle. The
+MJCF's finger actuators are switched off (gain and bias zero) in every world that uses it
+(:func:`disable_finger_actuators`), so nothing else drives the fingers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+#: a rotation vector shorter than this, rad, is taken as zero (its axis is undefined)
+_TINY = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def _qmul(a, b, out):
+    """out = a * b, quaternions wxyz."""
+    w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    y = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    z = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    out[0], out[1], out[2], out[3] = w, x, y, z
+
+
+@njit(cache=True, nogil=True)
+def quat_drive(qpos, qvel, qadr, vadr, target_wxyz, kp, kd, effort, qfrc):
+    """Write the drive torque of every finger ball joint into ``qfrc`` (MuJoCo ``qfrc_applied``).
+
+    Args:
+        qpos, qvel: MuJoCo state (ball joints: quaternion wxyz; angular velocity, rad/s,
+            child frame).
+        qadr, vadr: (J,) qpos / qvel address of each ball joint.
+        target_wxyz: (J, 4) target quaternion of each joint in MuJoCo's joint convention.
+        kp, kd, effort: (J, 3) per component, N·m/rad, N·m·s/rad, N·m.
+        qfrc: (nv,) written at each joint's three DOFs, N·m.
+    """
+    qinv = np.empty(4)
+    e = np.empty(4)
+    for j in range(qadr.shape[0]):
+        a = qadr[j]
+        n = math.sqrt(qpos[a] ** 2 + qpos[a + 1] ** 2 + qpos[a + 2] ** 2 + qpos[a + 3] ** 2)
+        qinv[0], qinv[1], qinv[2], qinv[3] = qpos[a] / n, -qpos[a + 1] / n, -qpos[a + 2] / n, -qpos[a + 3] / n
+        _qmul(qinv, target_wxyz[j], e)
+        if e[0] < 0.0:  # q and -q are one rotation: take the short way
+            e[0], e[1], e[2], e[3] = -e[0], -e[1], -e[2], -e[3]
+        s = math.sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3])
+        scale = 0.0 if s < _TINY else 2.0 * math.atan2(s, e[0]) / s
+        v = vadr[j]
+        for k in range(3):
+            tau = kp[j, k] * scale * e[1 + k] - kd[j, k] * qvel[v + k]
+            lim = effort[j, k]
+            qfrc[v + k] = min(max(tau, -lim), lim)
+
+
+@njit(cache=True, nogil=True)
+def targets_from_rotvec(rv, out):
+    """(J, 3) rotation vectors, rad -> (J, 4) quaternions wxyz (``out``)."""
+    for j in range(rv.shape[0]):
+        a = math.sqrt(rv[j, 0] ** 2 + rv[j, 1] ** 2 + rv[j, 2] ** 2)
+        out[j, 0] = math.cos(0.5 * a)
+        s = 0.5 if a < _TINY else math.sin(0.5 * a) / a
+        for k in range(3):
+            out[j, 1 + k] = s * rv[j, k]
+
+
+@dataclass(frozen=True)
+class FingerDrive:
+    """The quaternion drive of one world: where its joints are and their gains.
+
+    Attributes:
+        qadr, vadr: (J,) qpos / qvel addresses of the finger ball joints (J = 15).
+        kp: (J, 3) N·m/rad; kd: (J, 3) N·m·s/rad; effort: (J, 3) N·m; read from the
+            world's finger actuators (gain, bias, force range) before they are switched off.
+    """
+
+    qadr: np.ndarray
+    vadr: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    effort: np.ndarray
+
+    @classmethod
+    def from_model(cls, m, layout) -> "FingerDrive":
+        """Read joints and gains of the finger actuators ``layout.finger_act`` of
+        ``mujoco.MjModel`` ``m`` (each drives one component of one ball joint).
+
+        Raises:
+            ValueError: a finger actuator is not on a ball joint, or is not force-limited.
+        """
+        J = int(layout.finger_joint.max()) + 1
+        qadr, vadr = np.zeros(J, np.int64), np.zeros(J, np.int64)
+        kp, kd, eff = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros((J, 3))
+        for a, j, k in zip(layout.finger_act, layout.finger_joint, layout.finger_axis):
+            jnt = int(m.actuator_trnid[a, 0])
+            if int(m.jnt_type[jnt]) != 1:
+                raise ValueError(f"finger actuator {a} is not on a ball joint")
+            if not int(m.actuator_forcelimited[a]):
+                raise ValueError(f"finger actuator {a} is not force-limited: no effort limit to carry over")
+            qadr[j], vadr[j] = int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])
+            kp[j, k], kd[j, k] = float(m.actuator_gainprm[a, 0]), float(-m.actuator_biasprm[a, 2])
+            eff[j, k] = float(m.actuator_forcerange[a, 1])
+        return cls(qadr, vadr, kp, kd, eff)
+
+
+def disable_finger_actuators(m, layout) -> dict:
+    """Zero the finger actuators' gain and bias in ``m`` (they then produce no force) and
+    read it back.
+
+    Returns:
+        ``{"finger_drive": "quat", "finger_actuators_force_free": True}``.
+
+    Raises:
+        ValueError: a value did not take.
+    """
+    fa = layout.finger_act
+    m.actuator_gainprm[fa, :] = 0.0
+    m.actuator_biasprm[fa, :] = 0.0
+    if np.any(m.actuator_gainprm[fa]) or np.any(m.actuator_biasprm[fa]):
+        raise ValueError("finger actuators still have a gain or bias after switching them off")
+    return {"finger_drive": "quat", "finger_actuators_force_free": True}
+
+
+def rotvec_targets(layout, ctrl: np.ndarray) -> np.ndarray:
+    """(J, 3) per-joint target rotation vectors, rad, gathered from a ``ctrl`` vector that
+    :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled (one component per actuator)."""
+    J = int(layout.finger_joint.max()) + 1
+    rv = np.zeros((J, 3))
+    rv[layout.finger_joint, layout.finger_axis] = ctrl[layout.finger_act]
+    return rv
