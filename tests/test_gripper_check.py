@@ -102,3 +102,28 @@ def test_jaw_force_caps_friction_credit():
     fx = FixtureConfig()
     assert jaw_force(1.0, dataclasses.replace(fx, pad_friction=2.0)) == pytest.approx(jaw_force(1.0, fx))
     assert jaw_force(1.0, dataclasses.replace(fx, pad_friction=0.5)) == pytest.approx(2 * jaw_force(1.0, fx))
+
+
+def test_release_extends_a_lift_plan_and_flags_a_stuck_object():
+    from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+    from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_SETTLE, plan_from_rows
+    from replay.protocol.release import PHASE_RELEASE, extend_plan, pre_release_end, release_metrics
+
+    rows = np.zeros((4, MANOSIM_HAND.coords))
+    rows[:, 6] = 1.0
+    rows[:, MANOSIM_HAND.finger_coord_start + 3::4] = 1.0  # identity finger quats (xyzw)
+    open_pose = rows[0].copy()
+    open_pose[MANOSIM_HAND.finger_coord_start:MANOSIM_HAND.finger_coord_start + 4] = [0.0, 0.0, np.sin(0.3), np.cos(0.3)]
+    plan = plan_from_rows(list(rows), [PHASE_SETTLE, PHASE_APPROACH, PHASE_HOLD, PHASE_HOLD], 1 / 30, 0, 1)
+    ext = extend_plan(plan, open_pose, 1 / 30, release_s=0.5, fall_s=0.5)
+    assert len(ext.coords) == 4 + 15 + 15 and pre_release_end(ext.phase) == 4
+    assert np.all(ext.phase[4:] == PHASE_RELEASE)
+    assert np.allclose(finger_quats(ext.coords[-1]), finger_quats(open_pose))
+    assert np.allclose(ext.coords[4:, :7], rows[-1, :7])  # the wrist holds its last target
+    z = np.r_[np.zeros(2), [0.2, 0.2], np.full(30, 0.2)]
+    stuck = release_metrics(ext.phase, z, len(z), True, 0.04)
+    assert stuck["stuck_after_release"] and not stuck["lifted_after_release"]
+    z[10:] = 0.02
+    fell = release_metrics(ext.phase, z, len(z), True, 0.04)
+    assert fell["release_fall_m"] == pytest.approx(0.18) and fell["lifted_after_release"]
+    assert release_metrics(ext.phase, z, 4, False, 0.04)["stuck_after_release"] is None

@@ -255,6 +255,7 @@ def _shake(run: LineRun) -> tuple[bool, dict]:
     base = run.gantry.copy()
     w = 2.0 * math.pi * pc.shake_hz
     worst = {"sep": 0.0, "zmin": np.inf}
+    sep0 = float(np.linalg.norm(run.grasp_point() - run.sc.pad_poses()[:, :3].mean(axis=0)))
 
     def at(t):
         env = smoothstep(min(t, pc.shake_s - t) / pc.shake_envelope_s)
@@ -269,7 +270,8 @@ def _shake(run: LineRun) -> tuple[bool, dict]:
     run.advance(pc.shake_s, gantry_at=at, stop=left)
     run.gantry = base.copy()
     ok = worst["sep"] <= pc.shake_max_separation and worst["zmin"] >= pc.floor_clearance
-    return ok, dict(max_separation_mm=worst["sep"] * 1000.0, min_centroid_z_m=float(worst["zmin"]))
+    return ok, dict(max_separation_mm=worst["sep"] * 1000.0, separation_at_start_mm=sep0 * 1000.0,
+                    min_centroid_z_m=float(worst["zmin"]))
 
 
 def _opening(run: LineRun) -> tuple[bool, dict]:
