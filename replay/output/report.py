@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.output.gripper_section import gripper_section_for
 from replay.results import (
     Phase,
     ResultsFormatError,
@@ -273,6 +274,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
 {f"<h2>Failed inputs</h2><ul>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
 {_table_html(study.rollouts)}
+{gripper_section_for(study_path, study.rollouts)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and

@@ -1,0 +1,73 @@
+"""The report section of the grasp-and-lift check (``gripper.json``, :mod:`replay.study.gripper_check`).
+
+:func:`gripper_section_html` is the HTML of one check (a table: object, mass, jaw force, verdict,
+each line's result with its figure, and, given the study's rows, the hand replay's outcome of the
+same object next to it); :func:`gripper_section_for` finds the check beside a study
+(``<study dir>/gripper/gripper.json``) for :func:`replay.output.report.build_report`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+#: verdict colours (pass green, an asset failure red)
+VERDICT_CSS = {"pass": "#2e9e4f"}
+_LINES = ("thumb_index", "principal_1", "principal_2")
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "<td>-</td>"
+    if isinstance(v, float):
+        return f"<td>{v:.3g}</td>"
+    return f"<td>{html.escape(str(v))}</td>"
+
+
+def gripper_section_html(doc: dict, study_rows: list[dict] | None = None) -> str:
+    """HTML of one grasp-and-lift check ``doc`` (the JSON object of ``gripper.json``).
+
+    Args:
+        study_rows: the study's rows (``object``, ``outcome``, ``diagnosis``): the hand replay's
+            outcome per object is shown beside the asset verdict (None: no column).
+    """
+    by_obj = {}
+    for r in study_rows or []:
+        by_obj.setdefault(str(r.get("object")), f"{r.get('outcome')} ({r.get('diagnosis') or '-'})")
+    head = ["object", "recording", "mass kg", "jaw force N", "verdict", *_LINES]
+    if study_rows is not None:
+        head.append("hand replay")
+    rows = []
+    for r in doc.get("rows") or []:
+        colour = VERDICT_CSS.get(r.get("verdict"), "#d2473a")
+        cells = [_cell(r.get("object")), _cell(r.get("recording")), _cell(r.get("mass_kg")), _cell(r.get("jaw_force_n")),
+                 f"<td style='color:{colour}'><b>{html.escape(str(r.get('verdict')))}</b></td>"]
+        for n in _LINES:
+            res, fig = r.get(f"{n}_result"), r.get(f"{n}_figure")
+            cells.append(_cell(None if res is None else (res if not fig else f"{res}: {fig}")))
+        if study_rows is not None:
+            cells.append(_cell(by_obj.get(str(r.get("object")))))
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    n_pass = sum(1 for r in doc.get("rows") or [] if r.get("passed"))
+    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (doc.get("failed") or {}).items())
+    return (f"<h2>Grasp and lift (parallel-jaw check of each asset)</h2>"
+            f"<p>{n_pass} of {len(doc.get('rows') or [])} objects pass all nine phases on at least one line "
+            f"(config {html.escape(str(doc.get('config_hash')))}, {doc.get('wall_s') or 0:.0f} s on "
+            f"{doc.get('workers')} worker(s)). An object no line lifts is an asset problem (mass, friction, "
+            f"collision parts), not the hand's.</p>"
+            f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
+            + (f"<ul>{failed}</ul>" if failed else ""))
+
+
+def gripper_section_for(study_path: str | Path, study_rows: list[dict] | None = None) -> str:
+    """The section for the check at ``<study dir>/gripper/gripper.json``, or ``""`` when there is none
+    (or it cannot be read: the section then says so in one line)."""
+    path = Path(study_path).parent / "gripper" / "gripper.json"
+    if not path.is_file():
+        return ""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        return f"<h2>Grasp and lift</h2><p>{html.escape(str(path))}: not readable ({html.escape(str(e))})</p>"
+    return gripper_section_html(doc, study_rows)

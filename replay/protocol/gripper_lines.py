@@ -1,0 +1,137 @@
+"""The grasp lines the parallel-jaw check tries, and where each meets the object's collider.
+
+A grasp line is a point and a unit direction in the world (m) for an object resting in a known
+pose; the jaws close along the direction, centred on the line's span through the collider:
+
+* ``thumb_index``: the recorded human grasp, the line from the thumb tip (landmark 4) to the
+  index tip (landmark 8) at the recording's grasp frame, carried from the recorded object pose
+  at that frame into the object's settled pose (object frame in between);
+* ``principal_1`` / ``principal_2``: the two principal axes of the object's horizontal inertia
+  (the x-y block of its world inertia tensor about the centre of mass), through the centre of mass.
+
+The span is found by intersecting a bundle of lines parallel to the grasp line (the centre and
+a 7 x 7 grid over the pad face, :func:`line_span`) with each convex collision part (half-space
+form of its hull): the jaws open beyond the outermost point any part of a pad can touch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import ConvexHull
+from scipy.spatial.transform import Rotation
+
+from replay.data.types import Recording
+from replay.errors import DataError
+
+#: manopth landmark ids of the thumb tip and the index tip (replay.data.types.LANDMARK_NAMES)
+THUMB_TIP, INDEX_TIP = 4, 8
+#: lines per side of the grid over the pad face. Measured on cubesmall's thumb-index line (diagonal to
+#: the faces): 3 x 3 gives a 52.6 mm span, 7 x 7 59.9 mm, 31 x 31 60.0 mm; the pads stopped at 59.4 mm.
+BUNDLE = 7
+
+
+@dataclass(frozen=True)
+class GraspLine:
+    """One grasp line. ``point``: (3,) m, world; ``direction``: (3,) unit, world; ``name``; ``source``: how it was made."""
+
+    name: str
+    point: np.ndarray
+    direction: np.ndarray
+    source: str
+
+    def to_dict(self) -> dict:
+        return dict(name=self.name, point=[float(x) for x in self.point],
+                    direction=[float(x) for x in self.direction], source=self.source)
+
+
+def _pose(pos, quat_xyzw):
+    return np.asarray(pos, float), Rotation.from_quat(np.asarray(quat_xyzw, float))
+
+
+def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
+    """The recorded thumb-tip to index-tip line at ``rec.grasp_frame``, moved with the object from
+    its recorded pose at that frame to ``settled_origin`` (7,) (position m, quaternion xyzw, world).
+
+    Raises:
+        DataError: the recording has no landmarks, or the two tips coincide / are not finite there.
+    """
+    g = int(rec.grasp_frame)
+    if rec.landmarks is None:
+        raise DataError(rec.source, "landmarks", "no landmarks: no thumb-index grasp line")
+    a, b = rec.landmarks[g, THUMB_TIP].astype(float), rec.landmarks[g, INDEX_TIP].astype(float)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or np.linalg.norm(b - a) < 1e-4:
+        raise DataError(rec.source, f"landmarks[{g}]", "thumb and index tips coincide or are not finite")
+    obj = rec.target_object
+    t_g, r_g = _pose(obj.pos[g], obj.quat[g])
+    t_s, r_s = _pose(settled_origin[:3], settled_origin[3:7])
+    a_s, b_s = (r_s.apply(r_g.inv().apply(p - t_g)) + t_s for p in (a, b))
+    d = b_s - a_s
+    return GraspLine("thumb_index", 0.5 * (a_s + b_s), d / np.linalg.norm(d),
+                     f"landmarks {THUMB_TIP}->{INDEX_TIP} at grasp frame {g}, in the settled object pose")
+
+
+def principal_lines(com: np.ndarray, inertia_body: np.ndarray, quat_xyzw: np.ndarray) -> list[GraspLine]:
+    """The two principal horizontal axes through the centre of mass ``com`` (3,) m (world), from the
+    (3, 3) inertia about the centre of mass in the body frame (kg·m^2) and the body's orientation;
+    largest horizontal moment first."""
+    R = Rotation.from_quat(np.asarray(quat_xyzw, float)).as_matrix()
+    iw = R @ np.asarray(inertia_body, float) @ R.T
+    vals, vecs = np.linalg.eigh(iw[:2, :2])
+    out = []
+    for k, i in enumerate(np.argsort(vals)[::-1]):
+        d = np.array([vecs[0, i], vecs[1, i], 0.0])
+        out.append(GraspLine(f"principal_{k + 1}", np.asarray(com, float).copy(), d / np.linalg.norm(d),
+                             f"horizontal principal axis {k + 1} (moment {vals[i]:.3g} kg m^2) through the centre of mass"))
+    return out
+
+
+def hull_planes(vertices_world: list[np.ndarray]) -> list[np.ndarray]:
+    """Half-space form (n, 4) ``[normal, offset]`` (``normal . x + offset <= 0`` inside) of each part's hull."""
+    return [ConvexHull(np.asarray(v, float)).equations for v in vertices_world]
+
+
+def _chord(eqs: np.ndarray, p: np.ndarray, u: np.ndarray) -> tuple[float, float] | None:
+    """Parameter interval ``[t0, t1]`` (m) of the line ``p + t u`` inside one convex hull, or None."""
+    n, off = eqs[:, :3], eqs[:, 3]
+    a = n @ u
+    b = -(n @ p + off)  # a t <= b
+    lo, hi = -np.inf, np.inf
+    par = np.abs(a) < 1e-12
+    if np.any(b[par] < 0):
+        return None
+    pos, neg = a > 1e-12, a < -1e-12
+    if np.any(pos):
+        hi = float(np.min(b[pos] / a[pos]))
+    if np.any(neg):
+        lo = float(np.max(b[neg] / a[neg]))
+    return (lo, hi) if lo <= hi else None
+
+
+def line_span(planes: list[np.ndarray], line: GraspLine, frame: np.ndarray, half_width: float) -> dict:
+    """Where the line, and the pad-face bundle about it, meets the collider.
+
+    Args:
+        planes: per collision part, :func:`hull_planes` in the world.
+        frame: (3, 3) columns jaw axis, across, up (:func:`replay.sim.gripper.line_frame`).
+        half_width: the pad face's half width, m.
+
+    Returns:
+        ``{"centre_hit": bool, "span": [t0, t1] or None}``: the centre line meets a part; the union
+        interval (m along ``line.direction`` from ``line.point``) of every bundle line's chords.
+    """
+    u = line.direction
+    spans, centre = [], False
+    grid = np.concatenate([[0.0], np.linspace(-half_width, half_width, BUNDLE)])
+    for dv in grid:
+        for dw in grid:
+            p = line.point + dv * frame[:, 1] + dw * frame[:, 2]
+            for eqs in planes:
+                c = _chord(eqs, p, u)
+                if c is not None:
+                    spans.append(c)
+                    centre = centre or (dv == 0.0 and dw == 0.0)
+    if not spans:
+        return {"centre_hit": False, "span": None}
+    return {"centre_hit": centre, "span": [float(min(s[0] for s in spans)), float(max(s[1] for s in spans))]}

@@ -1,0 +1,92 @@
+"""The release phase of the hand replay: open the fingers after the hold (and shake), the object must fall.
+
+A plan extension (not yet wired into :mod:`replay.protocol.rollout`; the hook points are listed in
+``docs/gripper_check.md``): after the last frame of a lift plan the wrist holds its last target
+while the finger targets slerp from the grasp pose to the recording's pre-grasp pose (the first
+replayed frame) over ``release_s`` (0.5 s: the opening time of the FET005 grasp_and_lift test),
+then hold ``fall_s`` for the object to fall. A lifted object that does not then fall by
+``max(min_fall, its height)`` (FET005's dropping criterion) stuck to the hand: it is flagged
+``stuck_after_release`` and not counted as lifted. This is the hand-side twin of the gripper
+check's Dropping phase: a second proof, next to the contact ablation, that the fingers held it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats, quat_slerp
+from replay.protocol.plan import Plan, plan_from_rows
+
+#: phase code of the release frames (one past :class:`replay.results.Phase`'s last, RECORDED = 5)
+PHASE_RELEASE = 6
+#: fingers open over this long, s (FET005 grasp_and_lift: Opening over 0.5 s)
+RELEASE_S = 0.5
+#: then the object has this long to fall, s (an object dropped from the 18 cm lift lands in 0.19 s)
+FALL_S = 0.5
+#: FET005 grasp_and_lift Dropping: the centroid falls by at least max(0.05 m, the object's height)
+MIN_FALL_M = 0.05
+
+
+def extend_plan(plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float = RELEASE_S,
+                fall_s: float = FALL_S) -> Plan:
+    """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
+
+    Args:
+        plan: a lift plan (``kind == "lift"``); recorded plans are returned as they are.
+        pre_grasp: (67,) hand coords whose finger quaternions (xyzw) are the open hand, e.g. ``plan.coords[0]``.
+        fdt: control period, s.
+    """
+    if release_s <= 0 or plan.kind != "lift":
+        return plan
+    last = plan.coords[-1]
+    q_grasp, q_open = finger_quats(last), finger_quats(np.asarray(pre_grasp, float))
+    n_open = max(1, int(math.ceil(release_s / fdt)))
+    n_fall = max(0, int(math.ceil(fall_s / fdt)))
+    rows, phase = list(plan.coords), list(plan.phase)
+    for k in range(1, n_open + n_fall + 1):
+        r = last.copy()
+        a = min(k / n_open, 1.0)
+        r[MANOSIM_HAND.finger_coord_start:] = quat_slerp(q_grasp, q_open, a).reshape(-1)
+        rows.append(r)
+        phase.append(PHASE_RELEASE)
+    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, kind=plan.kind,
+                          rec_time=plan.rec_time)
+
+
+def pre_release_end(phase: np.ndarray) -> int:
+    """Number of frames before the release (the index of its first frame; ``len(phase)`` without one):
+    measures of the hold and shake must stop here."""
+    idx = np.flatnonzero(np.asarray(phase) == PHASE_RELEASE)
+    return int(idx[0]) if idx.size else int(len(phase))
+
+
+def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: bool, height: float,
+                    held: bool | None = None, min_fall: float = MIN_FALL_M) -> dict:
+    """Did the object fall when the fingers opened?
+
+    Args:
+        phase: (F,) plan phase codes. object_z: (F,) object origin z, m (world), per frame.
+        done: frames simulated. lifted: the lift verdict before the release. height: the object's
+            vertical extent, m (``max(min_fall, height)`` is the fall required).
+        held: the object is still in the hand when the release starts (``lifted`` and, when a shake
+            ran, ``shake_held``; None: ``lifted``). An object the shake already dropped has nothing to
+            release: measured on the GRAB lifts, mug, stamp, elephant and waterbottle lie on the table by then.
+
+    Returns:
+        ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest z after it, m),
+        ``release_fall_needed_m``, ``stuck_after_release`` (lifted and did not fall; None when the
+        release did not run) and ``lifted_after_release`` (``lifted`` and not stuck).
+    """
+    s = pre_release_end(phase)
+    need = max(float(min_fall), float(height))
+    ran = bool(lifted and (held is None or held) and s < len(phase) and done > s)
+    if not ran:
+        return dict(release_ran=False, release_fall_m=None, release_fall_needed_m=need, stuck_after_release=None,
+                    lifted_after_release=bool(lifted))
+    z = np.asarray(object_z[:done], float)
+    fall = float(z[s - 1] - np.nanmin(z[s:]))
+    stuck = not fall >= need
+    return dict(release_ran=True, release_fall_m=fall, release_fall_needed_m=need, stuck_after_release=stuck,
+                lifted_after_release=bool(lifted and not stuck))

@@ -1,0 +1,276 @@
+"""A generated two-pad parallel-jaw gripper on a three-axis gantry, and one object asset, in Newton.
+
+The test fixture of the grasp-and-lift check (:mod:`replay.protocol.gripper_phases`): the object
+is the replay's object (:func:`replay.sim.world_builder._add_object`: its convex collision parts,
+friction, condim and mass), the support an infinite ground plane at z = 0
+(:func:`replay.sim.world_builder._add_support`), the solver ``SolverMuJoCo`` built by
+:func:`replay.sim.scene.make_solver` (MuJoCo C on ``device="cpu"``). World Z up, gravity
+-9.81 m/s^2; quaternions xyzw (Newton) unless said.
+
+The gripper: a carriage body on a D6 joint of three world-axis slides (X, Y, Z; position drives),
+and two jaw bodies on prismatic joints of the carriage whose axes run along the grasp line
+``+u`` and ``-u``; each jaw carries one box pad whose inner face sits at the jaw coordinate
+``q`` (m) from the gantry point, so the pad gap is ``q1 + q2``. Both jaws get the same target
+(symmetric) and a position drive clamped at the jaw force (N). Pads have contact priority over
+the object (MuJoCo: the higher-priority geom's friction and condim are the contact's), so the
+pad's sliding friction is the one the contact uses; pad-pad and pad-ground contacts are
+filtered (the fixture tests the asset, not the fixture's clearance to the floor).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import mujoco
+import newton
+import numpy as np
+import warp as wp
+from scipy.spatial.transform import Rotation
+
+from replay.config import ReplayConfig
+from replay.data.types import ObjectAsset
+from replay.errors import DataError
+from replay.sim.scene import make_solver
+from replay.sim.solver_view import SolverView
+from replay.sim.world_builder import _add_object, _add_support, new_builder
+
+
+def _f(default, unit: str, source: str):
+    return field(default=default, metadata={"unit": unit, "source": source})
+
+
+@dataclass(frozen=True)
+class FixtureConfig:
+    """The generated gripper's geometry, mass and drive sizing (every value with unit and source)."""
+
+    pad_friction: float = _f(1.0, "1", "MuJoCo default sliding friction (the pads' material; contact priority over the object)")
+    sizing_friction: float | None = _f(None, "1", "friction the jaw force is sized for; None = pad_friction (a lower "
+                                                  "pad_friction with this at 1.0 is the underpowered-grip test case)")
+    friction_credit_max: float = _f(1.0, "1", "grasp_and_lift (FET005) spec: friction credit capped at 1.0 when sizing the normal force")
+    safety_factor: float = _f(2.0, "1", "chosen: jaw force holds twice the object's weight at the credited friction "
+                                        "(covers the 0.3-0.5 m smoothstep lift's peak 3 m/s^2 and the 1.6 m/s^2 orbit)")
+    preload: float = _f(0.005, "m", "grasp_and_lift (FET005) spec: 5 mm contact preload per jaw")
+    pad_thickness: float = _f(0.01, "m", "chosen: 1 cm pad along the jaw axis")
+    pad_half_width: float = _f(0.015, "m", "chosen: 3 x 3 cm pad face (half width across the line)")
+    pad_mass_min: float = _f(0.05, "kg", "chosen: lightest pad")
+    pad_omega_dt_max: float = _f(0.5, "1", "pad drive natural frequency x dt kept below this (explicit spring of "
+                                           "MuJoCo's implicitfast integrator); the pad mass is raised to meet it")
+    carriage_mass: float = _f(1.0, "kg", "chosen: gantry carriage")
+    gantry_kp: float = _f(5.0e4, "N/m", "chosen: stiff gantry (1 kg sags 0.2 mm)")
+    gantry_effort: float = _f(1.0e4, "N", "chosen: never the limit")
+    open_margin: float = _f(0.02, "m", "chosen: each pad opens 2 cm beyond the object's outermost point in its footprint")
+    jaw_max: float = _f(0.4, "m", "jaw travel limit")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def jaw_force(mass: float, cfg: FixtureConfig) -> float:
+    """Per-jaw normal force, N: ``safety_factor * m g / (2 min(mu, friction_credit_max))``, ``mu`` the
+    ``sizing_friction`` (default the ``pad_friction``)
+    (two pads, Coulomb friction, the credit capped as the FET005 grasp_and_lift spec says)."""
+    mu = min(float(cfg.pad_friction if cfg.sizing_friction is None else cfg.sizing_friction),
+             float(cfg.friction_credit_max))
+    if not mu > 0:
+        raise DataError(None, "fixture.pad_friction", f"must be > 0, got {cfg.pad_friction!r}")
+    return float(cfg.safety_factor * mass * 9.81 / (2.0 * mu))
+
+
+def jaw_gains(force: float, dt: float, cfg: FixtureConfig) -> tuple[float, float, float]:
+    """``(kp N/m, kd N·s/m, pad mass kg)``: the drive reaches ``force`` at the preload
+    (kp = force / preload), the pad mass keeps sqrt(kp/m) dt <= ``pad_omega_dt_max``, kd is critical."""
+    kp = force / float(cfg.preload)
+    m = max(float(cfg.pad_mass_min), kp * (dt / float(cfg.pad_omega_dt_max)) ** 2)
+    return kp, 2.0 * np.sqrt(kp * m), m
+
+
+def line_frame(u: np.ndarray) -> np.ndarray:
+    """(3, 3) rotation whose columns are ``u`` (the jaw axis), ``w x u`` and ``w`` (the part of
+    world +Z orthogonal to ``u``; world X's when ``u`` is vertical)."""
+    u = np.asarray(u, float) / np.linalg.norm(u)
+    up = np.array([0.0, 0.0, 1.0]) if abs(u[2]) < 0.95 else np.array([1.0, 0.0, 0.0])
+    w = up - up.dot(u) * u
+    w /= np.linalg.norm(w)
+    return np.column_stack([u, np.cross(w, u), w])
+
+
+@dataclass
+class GripperScene:
+    """The built fixture, stepped as the project's direct engine steps a replay: the ``SolverMuJoCo``
+    compiles the Newton model once, then its MuJoCo C model and data are stepped directly
+    (``mujoco.mj_step``; ``ctrl`` = the position targets, m; 33 us a step here vs 2.1 ms through
+    ``SolverMuJoCo.step``, measured on cubesmall).
+
+    Attributes:
+        model, solver: the Newton model and ``SolverMuJoCo`` (MuJoCo C: ``solver.mj_model`` / ``mj_data``).
+        dt: physics step, s. time: simulated time, s.
+        object_mass: kg. object_com: (3,) centre of mass in the body frame, m.
+        object_inertia: (3, 3) inertia about the centre of mass, body frame, kg·m^2.
+        object_vertices: (V, 3) collision vertices, body frame (mesh frame), m.
+        u: (3,) jaw axis (world); force: per-jaw force clamp, N; kp N/m, kd N·s/m, pad_mass kg: jaw drive.
+        has_gripper: False for an object-and-ground scene (settling).
+    """
+
+    model: newton.Model
+    solver: object
+    dt: float
+    object_mass: float
+    object_com: np.ndarray
+    object_inertia: np.ndarray
+    object_vertices: np.ndarray
+    u: np.ndarray
+    force: float
+    kp: float
+    kd: float
+    pad_mass: float
+    has_gripper: bool
+    maps: dict = field(repr=False, default_factory=dict)
+    time: float = 0.0
+
+    def step(self, gantry: np.ndarray | None = None, jaw: float | None = None) -> None:
+        """One physics step of ``dt`` s toward the gantry target (3,) m (world) and the jaw target m (both jaws)."""
+        d = self.solver.mj_data
+        if self.has_gripper:
+            d.ctrl[self.maps["ctrl_gantry"]] = gantry
+            d.ctrl[self.maps["ctrl_jaw"]] = jaw
+        mujoco.mj_step(self.solver.mj_model, d)
+        self.time += self.dt
+
+    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(object centroid (3,) m, object quat (4,) xyzw, gantry (3,) m, jaws (2,) m)`` now
+        (world; zeros for the gripper of a settling scene)."""
+        d, mp = self.solver.mj_data, self.maps
+        b = mp["object_body"]
+        quat = np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]
+        if not self.has_gripper:
+            return np.array(d.xipos[b], float), quat, np.zeros(3), np.zeros(2)
+        return (np.array(d.xipos[b], float), quat, np.asarray(d.qpos[mp["q_gantry"]], float),
+                np.asarray(d.qpos[mp["q_jaw"]], float))
+
+    def object_origin(self) -> np.ndarray:
+        """(7,) the object's body frame now: position m, quaternion xyzw (world)."""
+        d, b = self.solver.mj_data, self.maps["object_body"]
+        return np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
+
+    def pad_poses(self) -> np.ndarray:
+        """(2, 7) the two jaw bodies now: position m, quaternion xyzw (world)."""
+        d = self.solver.mj_data
+        return np.stack([np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
+                         for b in self.maps["jaw_bodies"]])
+
+    def disable_pads(self) -> None:
+        """Switch the pads' collision off in the compiled MuJoCo model (contype = conaffinity = 0)."""
+        for g in self.maps["pad_geoms"]:
+            self.solver.mj_model.geom_contype[g] = 0
+            self.solver.mj_model.geom_conaffinity[g] = 0
+
+
+def _mujoco_maps(solver, model: newton.Model, body: int, ids: dict) -> dict:
+    """MuJoCo indices of the object body, the gantry / jaw actuators, joints, bodies and pad geoms."""
+    b2n = np.asarray(solver.mjc_body_to_newton.numpy()).reshape(-1, solver.mj_model.nbody)[0]
+    to_mj = {int(n): i for i, n in enumerate(b2n) if n >= 0}
+    out = dict(object_body=to_mj[body])
+    if ids.get("gantry_q") is None:
+        return out
+    act_q = np.asarray(solver.mjc_actuator_to_newton_target_q_idx.numpy()).reshape(-1)[: solver.mj_model.nu]
+    j2n = np.asarray(solver.mjc_jnt_to_newton_dof.numpy()).reshape(-1, solver.mj_model.njnt)[0]
+    qadr = {int(n): int(solver.mj_model.jnt_qposadr[j]) for j, n in enumerate(j2n) if n >= 0}
+    g_q, j_q = ids["gantry_q"], list(ids["jaw_q"])
+    where = {int(q): a for a, q in enumerate(act_q)}
+    g2n = np.asarray(solver.mjc_geom_to_newton_shape.numpy()).reshape(-1, solver.mj_model.ngeom)[0]
+    out.update(ctrl_gantry=np.array([where[g_q + k] for k in range(3)]), ctrl_jaw=np.array([where[q] for q in j_q]),
+               q_gantry=np.array([qadr[ids["gantry_dof"] + k] for k in range(3)]),
+               q_jaw=np.array([qadr[d] for d in ids["jaw_dofs"]]),
+               jaw_bodies=[to_mj[int(b)] for b in ids["jaw_bodies"]],
+               pad_geoms=[int(g) for g, n in enumerate(g2n) if int(n) in {int(p) for p in ids["pads"]}])
+    return out
+
+
+def build_gripper_scene(asset: ObjectAsset, object_pos: np.ndarray, object_quat: np.ndarray, gantry0: np.ndarray,
+                        u: np.ndarray | None, jaw0: float, config: ReplayConfig, fixture: FixtureConfig) -> GripperScene:
+    """Object (body frame at ``object_pos`` m / ``object_quat`` xyzw) on the ground plane z = 0 and, with
+    ``u`` (3,) the jaw axis (world), the gripper at gantry point ``gantry0`` (3,) m with both jaws at
+    ``jaw0`` m (pad gap 2 ``jaw0``). ``u=None``: object and ground only (settling).
+
+    Raises:
+        DataError: bad asset (a collision part unreadable, massless), or a non-positive pad friction.
+    """
+    builder = new_builder(config)
+    body, _joint, _shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
+    s_ground = builder.shape_count
+    _add_support(builder, 0.0, None, config)
+    mass = float(builder.body_mass[body])
+    force = jaw_force(mass, fixture)
+    kp, kd, pad_mass = jaw_gains(force, config.dt, fixture)
+    ids: dict = {}
+    if u is not None:
+        ids = _add_gripper(builder, np.asarray(gantry0, float), np.asarray(u, float), float(jaw0), (force, kp, kd),
+                           pad_mass, mass, asset, fixture)
+        for p in ids["pads"]:
+            builder.add_shape_collision_filter_pair(int(p), s_ground)
+        builder.add_shape_collision_filter_pair(int(ids["pads"][0]), int(ids["pads"][1]))
+    model = builder.finalize(device="cpu")
+    solver = make_solver(model, dataclasses.replace(config, device="cpu"), None)
+    solver.mj_model.opt.timestep = float(config.dt)
+    state = model.state()
+    newton.eval_fk(model, state.joint_q, state.joint_qd, state)
+    SolverView(solver).push_state(model, state)
+    if u is not None:
+        solver.mj_data.ctrl[:] = 0.0
+    maps = _mujoco_maps(solver, model, body, ids)
+    if u is not None:
+        solver.mj_data.ctrl[maps["ctrl_gantry"]] = gantry0
+        solver.mj_data.ctrl[maps["ctrl_jaw"]] = jaw0
+    mujoco.mj_forward(solver.mj_model, solver.mj_data)
+    return GripperScene(model=model, solver=solver, dt=float(config.dt), object_mass=mass,
+                        object_com=np.asarray(builder.body_com[body], float),
+                        object_inertia=np.asarray(builder.body_inertia[body], float).reshape(3, 3),
+                        object_vertices=np.concatenate([v for v, _ in parts]),
+                        u=np.zeros(3) if u is None else np.asarray(u, float) / np.linalg.norm(u), force=force, kp=kp,
+                        kd=kd, pad_mass=pad_mass, has_gripper=u is not None, maps=maps)
+
+
+def _add_gripper(builder, gantry0, u, jaw0, drive, pad_mass, object_mass, asset, fx: FixtureConfig) -> dict:
+    """The carriage (D6 of three world slides) and two jaws (prismatic along +u / -u) with one pad each.
+
+    ``drive``: (force N, kp N/m, kd N·s/m) of each jaw.
+
+    Returns:
+        Newton indices: ``gantry_dof``, ``gantry_q`` (first of three), ``jaw_dofs``, ``jaw_q``, ``jaw_bodies``, ``pads``.
+    """
+    force, kp, kd = drive
+    R = line_frame(u)
+    m_c = float(fx.carriage_mass)
+    carriage = builder.add_link(xform=wp.transform(wp.vec3(*gantry0), wp.quat_identity()), mass=m_c,
+                                inertia=wp.mat33(np.eye(3) * 1e-3 * m_c), label="gripper_carriage")
+    total = m_c + 2 * pad_mass + object_mass
+    kd_g = 2.0 * np.sqrt(fx.gantry_kp * total)
+    axes = [newton.ModelBuilder.JointDofConfig(axis=a, target_ke=fx.gantry_kp, target_kd=kd_g, target_q=float(x),
+                                               effort_limit=fx.gantry_effort, armature=0.0)
+            for a, x in zip((newton.Axis.X, newton.Axis.Y, newton.Axis.Z), gantry0)]
+    j_g = builder.add_joint_d6(-1, carriage, linear_axes=axes, label="gantry")
+    joints, pads, jaws = [j_g], [], []
+    for side, Rs in enumerate((R, R @ np.diag([-1.0, -1.0, 1.0]))):
+        q = wp.quat(*Rotation.from_matrix(Rs).as_quat())
+        jaw = builder.add_link(xform=wp.transform(wp.vec3(*(gantry0 + Rs[:, 0] * jaw0)), q), mass=pad_mass,
+                               inertia=wp.mat33(np.eye(3) * pad_mass * fx.pad_half_width ** 2 / 3.0),
+                               label=f"gripper_jaw{side}")
+        jaws.append(jaw)
+        joints.append(builder.add_joint_prismatic(
+            carriage, jaw, parent_xform=wp.transform(wp.vec3(0.0, 0.0, 0.0), q), axis=newton.Axis.X,
+            target_ke=kp, target_kd=kd, target_q=float(jaw0), limit_lower=0.0, limit_upper=float(fx.jaw_max),
+            effort_limit=force, armature=0.0, label=f"jaw{side}"))
+        builder.joint_q[builder.joint_q_start[joints[-1]]] = float(jaw0)
+        cfg = newton.ModelBuilder.ShapeConfig(mu=float(fx.pad_friction), mu_torsional=float(asset.friction[1]),
+                                              mu_rolling=float(asset.friction[2]), density=0.0)
+        h = 0.5 * float(fx.pad_thickness)
+        pads.append(builder.add_shape_box(jaw, xform=wp.transform(wp.vec3(h, 0.0, 0.0), wp.quat_identity()), hx=h,
+                                          hy=fx.pad_half_width, hz=fx.pad_half_width, cfg=cfg, label=f"pad{side}",
+                                          custom_attributes={"mujoco:condim": int(asset.condim),
+                                                             "mujoco:geom_priority": 1}))
+    builder.add_articulation(joints, label="gripper")
+    qs = [builder.joint_q_start[j] for j in joints]
+    ds = [builder.joint_qd_start[j] for j in joints]
+    builder.joint_q[qs[0]:qs[0] + 3] = [float(x) for x in gantry0]
+    return dict(gantry_dof=ds[0], gantry_q=qs[0], jaw_dofs=ds[1:], jaw_q=qs[1:], jaw_bodies=jaws, pads=pads)

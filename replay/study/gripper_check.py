@@ -1,0 +1,186 @@
+"""The grasp-and-lift check on every object asset of a dataset: ``<out>/gripper.json`` and ``gripper.csv``.
+
+Each object is taken from the first recording that grasps it (its asset, its resting orientation at
+frame 0, its thumb-index line at the grasp frame) and checked by
+:func:`replay.protocol.gripper_object.check_object`. The JSON is typed like the study's
+(:class:`GripperRecord`: ``format_version``, ``config``, ``config_hash``, ``versions``, ``inputs``
+with the SHA-256 of every file read); the CSV has one row per object (:data:`ROW_FIELDS`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from replay.checks import load_recording
+from replay.config import ReplayConfig
+from replay.data import list_sequences
+from replay.errors import DataError
+from replay.fileio import atomic_write_text
+from replay.protocol.gripper_object import check_object
+from replay.protocol.gripper_phases import PhaseConfig
+from replay.results import FORMAT_VERSION, check_version, dumps, rows_csv
+from replay.sim.gripper import FixtureConfig
+from replay.study.console import quiet_libraries
+from replay.study.inputs import input_hashes
+from replay.study.runner import package_versions
+
+#: the key figure (metric of the failed phase) each failure class is reported with
+FIGURE = {"pads_touched": ("grasping", "pad_gap_mm", "mm"), "not_risen": ("lifting", "rise_m", "m"),
+          "dropped_in_hold": (None, "drop_m", "m"), "left_jaws_in_shake": ("shake", "max_separation_mm", "mm"),
+          "did_not_fall": ("dropping", "fall_m", "m"), "positioning_timeout": ("positioning", "error_mm", "mm")}
+LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
+ROW_FIELDS = ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict", "failed_phase", "furthest_line",
+              "passing_lines", *(f"{n}_{k}" for n in LINE_NAMES for k in ("result", "figure")), "wall_s")
+
+
+@dataclass
+class GripperRecord:
+    """``gripper.json``: what ran, with what, and every object's per-line, per-phase result."""
+
+    format_version: int = FORMAT_VERSION
+    kind: str = "gripper_check"
+    dataset: str | None = None
+    config: dict = field(default_factory=dict)
+    config_hash: str | None = None
+    versions: dict = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)
+    objects: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)
+    wall_s: float | None = None
+    workers: int = 1
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def read_gripper(path: str | Path) -> GripperRecord:
+    """Read ``gripper.json``. Raises: DataError (unreadable, not a gripper check, other format version)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise DataError(path, None, f"not a readable JSON file: {e}") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "gripper_check":
+        raise DataError(path, "kind", "not a gripper check result")
+    check_version(doc.get("format_version"), path)
+    names = {f.name for f in dataclasses.fields(GripperRecord)}
+    return GripperRecord(**{k: v for k, v in doc.items() if k in names})
+
+
+def full_config(config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig) -> dict:
+    """``{"replay", "fixture", "phases"}``: every setting, SI units."""
+    return {"replay": config.to_dict(), "fixture": fixture.to_dict(), "phases": pc.to_dict()}
+
+
+def _line_figure(line: dict) -> str | None:
+    if line["passed"]:
+        return None
+    phase, key, unit = FIGURE.get(line["failure_class"], (None, None, None))
+    for p in line["phases"]:
+        if p["ran"] and not p["passed"] and (phase is None or p["name"] == phase) and key in p["metrics"]:
+            return f"{key}={p['metrics'][key]:.3g} {unit}"
+    return line.get("unstable_reason")
+
+
+def object_row(res: dict) -> dict:
+    """The CSV row of one object's result (:data:`ROW_FIELDS`)."""
+    row = {k: res.get(k) for k in ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict",
+                                   "failed_phase", "furthest_line", "wall_s")}
+    row["passing_lines"] = " ".join(res.get("passing_lines") or [])
+    by = {ln["line"]["name"]: ln for ln in res["lines"]}
+    for n in LINE_NAMES:
+        ln = by.get(n)
+        row[f"{n}_result"] = None if ln is None else ("pass" if ln["passed"] else ln["failure_class"])
+        row[f"{n}_figure"] = None if ln is None else _line_figure(ln)
+    return row
+
+
+def _job(args) -> dict:
+    """One object in a worker: ``(dataset, sequence, data_dir, config, fixture, pc)`` -> result or ``{"error"}``."""
+    dataset, seq, data_dir, config, fixture, pc = args
+    quiet_libraries()
+    t0 = time.perf_counter()
+    try:
+        rec = load_recording(dataset, seq, data_dir)
+        obj = rec.target_object.asset
+        res = check_object(obj, rec, config, fixture, pc)
+        res["inputs"] = input_hashes([rec.source, *obj.collision_meshes], data_dir)
+    except DataError as e:
+        return {"sequence": seq, "error": str(e)}
+    res.update(recording=seq, wall_s=time.perf_counter() - t0)
+    return res
+
+
+def object_sequences(dataset: str, data_dir: str | None, objects: list[str] | None) -> dict[str, str]:
+    """``{object name: first recording grasping it}``; GRAB names a recording by its object
+    (``<object>_<intent>``), so the object is read from the name there, else from the recording."""
+    out: dict[str, str] = {}
+    for seq in list_sequences(dataset, data_dir):
+        name = seq.split("_")[0] if dataset == "grab" else load_recording(dataset, seq, data_dir).target_object.name
+        if (objects is None or name in objects) and name not in out:
+            out[name] = seq
+    if objects is not None:
+        missing = sorted(set(objects) - set(out))
+        if missing:
+            raise DataError(None, "--objects", f"no {dataset} recording grasps {', '.join(missing)}; "
+                                               f"have {', '.join(sorted(out)) or 'none'}")
+    return out
+
+
+def run_gripper_check(dataset: str, out_dir: str | Path, data_dir: str | None = None, objects: list[str] | None = None,
+                      config: ReplayConfig | None = None, fixture: FixtureConfig | None = None,
+                      pc: PhaseConfig | None = None, workers: int = 1) -> GripperRecord:
+    """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``.
+
+    Raises:
+        DataError: unknown dataset, no recordings, an unknown object name.
+    """
+    config, fixture, pc = config or ReplayConfig(), fixture or FixtureConfig(), pc or PhaseConfig()
+    t0 = time.perf_counter()
+    seqs = object_sequences(dataset, data_dir, objects)
+    jobs = [(dataset, s, data_dir, config, fixture, pc) for s in seqs.values()]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as ex:
+            results = list(ex.map(_job, jobs))
+    else:
+        results = [_job(j) for j in jobs]
+    cfg = full_config(config, fixture, pc)
+    rec = GripperRecord(dataset=dataset, config=cfg, versions=package_versions(), workers=workers,
+                        config_hash=hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16])
+    for r in results:
+        if "error" in r:
+            rec.failed[r["sequence"]] = r["error"]
+            continue
+        rec.inputs.update(r.pop("inputs"))
+        rec.objects.append(r)
+        rec.rows.append(object_row(r))
+    rec.wall_s = time.perf_counter() - t0
+    write_gripper(Path(out_dir), rec)
+    return rec
+
+
+def write_gripper(out_dir: Path, rec: GripperRecord) -> None:
+    """``gripper.json`` and ``gripper.csv`` in ``out_dir``, atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out_dir / "gripper.json", dumps(_plain(rec.to_dict())))
+    atomic_write_text(out_dir / "gripper.csv", rows_csv(rec.rows, ROW_FIELDS))
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items() if k != "trace"}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
