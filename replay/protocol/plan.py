@@ -1,6 +1,6 @@
 """The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
 
-Shared by the lift protocol (:func:`replay.protocol.rollout.plan_rollout`) and the recorded
+Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and the recorded
 protocol (:func:`replay.protocol.tracking.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
 steps either.
 
@@ -38,7 +38,7 @@ class Plan:
         acc: (F, 3) wrist linear acceleration target, m/s^2.
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
-        kind: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"`` (the whole recorded
+        kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`) or ``"recorded"`` (the whole recorded
             motion, :func:`replay.protocol.tracking.plan_recorded`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
