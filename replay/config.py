@@ -124,6 +124,12 @@ class ReplayConfig:
     )
     shake_amplitude: float = _f(0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)")
     shake_hz: float = _f(1.0, "Hz", "shake frequency; amplitude ramps in and out over a quarter period (min-jerk)")
+    release_s: float = _f(
+        0.5, "s", "release after the hold and shake of a lifted object: the fingers open to the first replayed "
+        "(pre-grasp) pose over this long, wrist held (FET005 grasp_and_lift Opening: 0.5 s); the object must then "
+        "fall by max(5 cm, its height) or the rollout is `stuck` (replay.protocol.release); 0 = off")
+    release_fall_s: float = _f(0.5, "s", "after the release, time for the object to fall (one dropped from the 18 cm "
+                                         "lift lands in 0.19 s)")
 
     # --- success / stability thresholds --------------------------------------------
     lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
@@ -164,7 +170,7 @@ class ReplayConfig:
         for name in pos:
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in ("shake_s", "shake_amplitude", "shake_max_slip"):
+        for name in ("shake_s", "shake_amplitude", "shake_max_slip", "release_s", "release_fall_s"):
             if not getattr(self, name) >= 0:
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {

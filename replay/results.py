@@ -51,6 +51,7 @@ class Phase(IntEnum):
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
     RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.tracking`)
+    RELEASE = 6  #: fingers open after the hold and shake, the object must fall (:mod:`replay.protocol.release`)
 
 
 #: Keys of a poses npz: (name, shape, unit/frame).
@@ -154,6 +155,14 @@ class RolloutRecord:
     shake_held: bool | None = _f("-", "still held after the shake (clearance and shake slip < shake_max_slip)")
     shake_slip_mm: float | None = _f("mm, wrist frame", "object translation in the wrist frame over the shake")
     shake_slip_deg: float | None = _f("deg, wrist frame", "object rotation in the wrist frame over the shake")
+    release_ran: bool | None = _f("-", "the release ran: fingers opened to the pre-grasp pose, object still held")
+    release_fall_m: float | None = _f("m, world", "object drop after the fingers opened (z at the release start "
+                                                  "minus its lowest z after)")
+    release_fall_needed_m: float | None = _f("m", "fall the release needs: max(5 cm, the object's height)")
+    stuck_after_release: bool | None = _f("-", "held, then did not fall when the hand opened (outcome `stuck`, "
+                                               "not lifted); null when the release did not run")
+    release_unstable: str | None = _f("-", "the physics trouble that stopped the rollout after the hand opened, "
+                                           "with its frame (the verdicts before it stand); null if none")
     # grasp measures
     friction_budget_at_lift_kg: float | None = _f("kg", "sum(mu N)/g of hand-object contacts at lift start")
     friction_budget_peak_kg: float | None = _f("kg", "largest sum(mu N)/g during lift and hold")

@@ -39,7 +39,7 @@ from replay.config import GRAVITY
 #: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
 G = GRAVITY
 
-CLASSES = ("unstable", "no_contact", "pushed_away", "too_heavy", "slipped", "shaken_loose")
+CLASSES = ("unstable", "stuck_after_release", "no_contact", "pushed_away", "too_heavy", "slipped", "shaken_loose")
 
 
 def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:
@@ -90,6 +90,9 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
     """
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
+    if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it
+        return {"class": "stuck_after_release", "figure": {"release_fall_m": m.get("release_fall_m"),
+                                                           "release_fall_needed_m": m.get("release_fall_needed_m")}}
     if m["lifted"]:
         if m.get("shake_held") is False:
             return {"class": "shaken_loose", "figure": {"shake_slip_mm": m.get("shake_slip_mm")}}

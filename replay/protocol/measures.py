@@ -39,7 +39,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
 from replay.data.types import Recording
-from replay.protocol import diagnosis
+from replay.protocol import diagnosis, release
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan
 
 
@@ -114,11 +114,11 @@ def _clearance(tr: Trace, k: int, verts: np.ndarray, support_height: float) -> f
     return float(object_vertices_world(_object_row(tr, k), verts)[:, 2].min() - support_height)
 
 
-def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None) -> tuple[dict, float]:
-    """Object motion after settling: ``max_object_step_mm``, ``max_object_disp_mm``,
-    ``max_object_rise_mm`` (module doc), and ``pushed`` (m): the largest vertex
-    displacement up to lift start ``ls`` (what closing the hand did to the object)."""
-    done = tr.done
+def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None, end: int) -> tuple[dict, float]:
+    """Object motion after settling and before the release (frame ``end``): ``max_object_step_mm``,
+    ``max_object_disp_mm``, ``max_object_rise_mm`` (module doc), and ``pushed`` (m): the largest
+    vertex displacement up to lift start ``ls`` (what closing the hand did to the object)."""
+    done = min(tr.done, end)
     opos = tr.body_pos[:done, -1].astype(float)
     v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
     disp = pushed = 0.0
@@ -138,15 +138,15 @@ def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, ve
     """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg`` (module doc): the
     shake runs only for a lifted object; held when the object stayed above the support and
     slid less than ``shake_max_slip`` in the hand from the end of the hold ``judge``."""
-    done = tr.done
+    done, end = tr.done, release.pre_release_end(plan.phase)  # the shake ends where the release begins
     shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
     if lifted and np.any(plan.phase == PHASE_SHAKE):
         shake["shake_ran"] = True
-        if done == len(plan.coords):
+        if done >= end:
             bp, bq = tr.body_pos, tr.body_quat
-            smm, sdeg = hand_frame_slip(bp[:done, 0], bq[:done, 0], bp[:done, -1], bq[:done, -1], judge)
+            smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], bq[:end, -1], judge)
             shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
-            shake["shake_held"] = bool(_clearance(tr, done - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
+            shake["shake_held"] = bool(_clearance(tr, end - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
                                        and smm is not None and smm < cfg.shake_max_slip * 1000.0)
         else:
             shake["shake_held"] = False  # unstable during the shake
@@ -174,13 +174,17 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     reason, bad_frame = world.reason, tr.bad_frame
     if bad_frame is None:
         reason = None  # a world stopped by the protocol (nothing left to shake) is not unstable
+    release_trouble = None
+    if bad_frame is not None and bad_frame >= release.pre_release_end(plan.phase):
+        # trouble after the hand opened: the lift, hold and shake before it stand; said in the results
+        release_trouble, reason, bad_frame = f"frame {bad_frame}: {reason}", None, None
     verts = scene.object_vertices
     ph = plan.phase[:done]
     opos = tr.body_pos[:done, -1].astype(float)
     settle_end = int(np.flatnonzero(ph == PHASE_SETTLE)[-1]) if np.any(ph == PHASE_SETTLE) else 0
     lift_idx = np.flatnonzero(ph == PHASE_LIFT)
     ls = int(lift_idx[0]) - 1 if lift_idx.size else None  # lift start: the last approach frame
-    motion, pushed = _object_motion(tr, verts, settle_end, ls)
+    motion, pushed = _object_motion(tr, verts, settle_end, ls, release.pre_release_end(plan.phase))
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     judge = min(done, hold_end) - 1  # success window: the end of the hold (the shake is reported on its own)
@@ -196,20 +200,34 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     # from the hand is the lift height, reported as separation_mm)
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
     measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
+    rel, end = _release(plan, tr, verts, opos, lifted, shake)
     out = dict(
         slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
-        outcome="unstable" if not stable else ("lifted" if lifted else "dropped"),
-        stable=stable, lifted=lifted, completed=completed,
+        outcome="unstable" if not stable else ("stuck" if rel["stuck_after_release"] else
+                                               ("lifted" if lifted else "dropped")),
+        stable=stable, lifted=bool(lifted and not rel["stuck_after_release"]), completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,
-        height_end_hold=float(opos[judge, 2]), final_height=float(opos[-1, 2]), rise=rise, clearance=clearance,
+        height_end_hold=float(opos[judge, 2]), final_height=float(opos[end - 1, 2]), rise=rise, clearance=clearance,
         contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
         **_wrist_error(tr), **motion,
         peak_contacts=int(world.peak_contacts), max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
         finger_actuator_force_max=float(world.act_max),
-        frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt,
+        frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt, **rel,
+        release_unstable=release_trouble,
     )
     out["diagnosis"] = _diagnose(out, measures, world, scene, cfg, pushed)
     return out
+
+
+def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict) -> tuple[dict, int]:
+    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the
+    release): the fall needed is max(5 cm, the object's world height at the release start)."""
+    end = min(tr.done, release.pre_release_end(plan.phase))
+    held = shake["shake_held"] if shake["shake_ran"] else lifted
+    height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
+    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held)
+    rel.pop("lifted_after_release")  # that is ``lifted`` in the metrics
+    return rel, end
 
 
 def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float) -> dict | None:

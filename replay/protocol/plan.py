@@ -24,8 +24,9 @@ from replay.results import Phase
 #: (:mod:`replay.protocol.tracking`)
 PROTOCOLS = ("lift", "recorded")
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED = (
-    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED))
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
+    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED),
+    int(Phase.RELEASE))
 
 
 @dataclass

@@ -31,7 +31,7 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import diagnosis, tracking
+from replay.protocol import diagnosis, release, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -101,7 +101,8 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         DataError: bad input. ValueError: unknown protocol.
     """
     if protocol == "lift":
-        plan = plan_rollout(rec, coords, cfg)
+        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
+        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
     else:
@@ -301,10 +302,10 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
-    fingers = finger_quats(plan.coords)
+    fingers, release_start = finger_quats(plan.coords), release.pre_release_end(plan.phase)
     for k in range(F):
-        if k == hold_end and lift_frames.size:
-            # shake only what is up: object origin risen by the success threshold
+        if k in (hold_end, release_start) and lift_frames.size:
+            # shake (and then release) only what is up: object origin risen by the success threshold
             for i, tr in enumerate(traces):
                 if batch.worlds[i].alive:
                     z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])

@@ -77,6 +77,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
         "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
         "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
+        "stuck": sum(r["outcome"] == "stuck" for r in rollouts),
         "ablation_run": len(ab),
         "ablation_clean": sum(bool(r.get("ablation_clean")) for r in ab),
         "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),

@@ -23,7 +23,7 @@ from replay.results import Phase, check_poses_version, check_version
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
 #: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
-OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
+OUTCOMES = ("lifted", "dropped", "unstable", "stuck", "tracked", "lost")
 
 #: table-top box thickness, m, when neither the rollout nor its study says: the default
 #: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
