@@ -110,7 +110,9 @@ def mark_untracked(rec: Recording) -> tuple[Recording, int]:
 # --------------------------------------------------------------------------- 2. timing
 
 
-def _window(rec: Recording) -> tuple[int, int]:
+def approach_window(rec: Recording) -> tuple[int, int]:
+    """``(s, g)``: the frames every protocol replays before the grasp: from :data:`CHECK_WINDOW_S`
+    before the lift onset (``grasp_frame``, the default ``ReplayConfig.approach_window_s``) to it."""
     g = int(rec.grasp_frame)
     s = int(np.searchsorted(rec.time, rec.time[g] - CHECK_WINDOW_S))
     return s, g
@@ -131,7 +133,7 @@ def check_timing(rec: Recording) -> dict:
             less than :data:`MIN_TRACKED_BEFORE_GRASP_S` before the grasp; a gap longer than
             :data:`MAX_TRACKING_GAP_S`; a speed above :data:`MAX_HAND_SPEED_M_S`.
     """
-    s, g = _window(rec)
+    s, g = approach_window(rec)
     v = np.asarray(rec.valid, bool)
     idx = np.flatnonzero(v[s : g + 1]) + s
     t = np.asarray(rec.time, float)
