@@ -20,6 +20,17 @@ TACO sequences at 30 fps):
 * :mod:`replay.checks.intent` - what the person did after the grasp, from the sequence name;
 * :mod:`replay.checks.hand_points` - the hand points every check looks at.
 
+Physical consistency (a recording can be well formed and still describe something that
+cannot happen):
+
+* :mod:`replay.checks.quaternions` - every quaternion stream made sign-continuous first;
+* :mod:`replay.checks.convexity` - collision parts are convex (the simulator uses hulls);
+* :mod:`replay.checks.object_track` - jumps and noise of the object track no hand explains;
+* :mod:`replay.checks.object_rest` - the object on its support, still, able to stand;
+* :mod:`replay.checks.penetration` - how deep the recorded hand is inside the object;
+* :mod:`replay.checks.hand_shape` - the hand's bone lengths stay constant;
+* :mod:`replay.checks.geometry` - convex parts as half-spaces, shared by them.
+
 Every name of those modules is importable from here, as it was before the split.
 
 Degenerate collision parts (flat, too few vertices) are checked where the parts are loaded
@@ -31,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from replay.checks.convexity import check_convex_parts
 from replay.checks.frames import (
     CHECK_WINDOW_S,
     COLLAPSED_EXTENT_M,
@@ -57,6 +69,7 @@ from replay.checks.hand import (
 )
 from replay.checks.hand_points import hand_points
 from replay.checks.intent import INTENT_UNKNOWN, recording_intent
+from replay.checks.hand_shape import check_hand_shape
 from replay.checks.object_placement import (
     HAND_GAP_MAX_M,
     OBJECT_EXTENT_RANGE_M,
@@ -64,7 +77,17 @@ from replay.checks.object_placement import (
     REST_GAP_MAX_M,
     check_object,
 )
+from replay.checks.object_rest import check_object_rest
+from replay.checks.object_track import check_object_track
+from replay.checks.penetration import check_penetration
+from replay.checks.quaternions import continuous_quaternions
 from replay.data.types import Recording
+
+#: the physical-consistency checks after the object's scale and placement, in order:
+#: (figures key, check returning (flags, figures)); the object track and the collision
+#: parts are checked before the placement (:func:`check_recording`)
+PHYSICAL_CHECKS = (("object_rest", check_object_rest), ("penetration", check_penetration),
+                   ("hand_shape", check_hand_shape))
 
 __all__ = [
     "CHECK_WINDOW_S", "COLLAPSED_EXTENT_M", "MAX_HAND_SPEED_M_S", "MAX_TRACKING_GAP_S", "MIN_TRACKED_BEFORE_GRASP_S",
@@ -72,7 +95,7 @@ __all__ = [
     "ASSUMED_SIDE_DATASETS", "CARRY_DRIFT_MAX", "CARRY_WINDOW_S", "CHIRALITY_AGREE", "CHIRALITY_MIN", "carry_drift",
     "check_handedness", "landmark_side", "palm_chirality", "palm_frames", "hand_points", "INTENT_UNKNOWN",
     "recording_intent", "HAND_GAP_MAX_M", "OBJECT_EXTENT_RANGE_M", "OBJECT_MASS_RANGE_KG", "REST_GAP_MAX_M",
-    "check_object", "check_recording",
+    "check_object", "check_recording", "PHYSICAL_CHECKS",
 ]
 
 
@@ -88,13 +111,22 @@ def check_recording(rec: Recording) -> Recording:
     """
     flags: dict = {}
     figs: dict = {}
+    rec, q = continuous_quaternions(rec)  # before anything differences or interpolates a quaternion
+    if q:
+        figs["quaternion_sign_flips"] = q
     rec, n = mark_untracked(rec)
     if n:
         flags["untracked_frames"] = n
     figs["timing"] = check_timing(rec)  # first: a recording with no tracked frames says so
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
+    f, figs["object_track"] = check_object_track(rec)  # a jump explains a misplaced object: said first
+    flags.update(f)
+    figs["collision_parts"] = check_convex_parts(rec)
     figs["object"] = check_object(rec)
+    for key, check in PHYSICAL_CHECKS:
+        f, figs[key] = check(rec)
+        flags.update(f)
     intent = recording_intent(rec)
     if intent not in ("lift", INTENT_UNKNOWN):
         flags["intent"] = (f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "
