@@ -37,8 +37,9 @@ start; refused recordings excluded):
   (flashlight_lift); TACO's hand is near from the first frame. Flagged above 5 mm / 5 deg
   (:data:`replay.checks.object_frame.REST_TRANSLATION_MM`'s values), refused above 20 mm /
   20 deg (``ReplayConfig.diag_push_mm``: a grasp displaced by more is not the recorded one);
-* support polygon at least 11.6 mm wide (flashlight_lift) with the centre of mass at least
-  7.7 mm inside it (knife_lift).
+* support polygon at least 17.0 mm wide with the centre of mass at least 6.8 mm inside it
+  (both knife_lift, lying on its side); :data:`STABLE_MIN_WIDTH_M` = 2 mm (an edge or a
+  point is 0), the centre of mass anywhere inside.
 """
 
 from __future__ import annotations

@@ -87,7 +87,9 @@ class RolloutRecord:
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
     kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
-    input_flags: dict = _fl("-", "repaired or corrected input (replay.checks.input_checks), empty if none")
+    input_flags: dict = _fl("-", "repaired, corrected or suspect input (replay.checks.input_checks: untracked_frames, "
+                                 "hand_side_from_landmarks, intent, object_track, object_rest, penetration, "
+                                 "hand_shape), empty if none")
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
                             "read it (replay.study.inputs)")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
