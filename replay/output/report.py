@@ -228,42 +228,54 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     fdir = pdir / f"{out.stem}_files"
     cards, n_plots, n_clips = [], 0, 0
     for row in study.rollouts:
-        seq = str(row.get("sequence"))
-        stem = seq.replace("/", "__")
-        try:
-            rec = read_rollout(sdir / str(row.get("json")))
-        except ResultsFormatError as e:
-            cards.append(f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
-                         f"<p>{html.escape(str(e))}</p></div>")
-            continue
-        png = fdir / f"{stem}.png"
-        parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
-                 f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
-        if plot_rollout(rec, sdir, png):
-            n_plots += 1
-            parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
-        else:
-            parts.append("<p>no saved poses</p>")
-        # render_montage.py --clips names a clip by its object; by sequence where objects repeat
-        found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
-                 if c.is_file()] if clips_dir else []
-        clip = found[0] if found else None
-        if clip is not None:
-            n_clips += 1
-            parts.append(_video(_rel(clip.resolve(), pdir)))
-        if rec.diagnosis:
-            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
-                            for k, v in (rec.diagnosis.get("figure") or {}).items())
-            parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
-                         + (f" ({html.escape(fig)})" if fig else "") + "</p>")
-        cards.append(f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>")
+        card, plotted, clipped = _card(row, sdir, fdir, pdir, clips_dir)
+        cards.append(card)
+        n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = ""
     if montage is not None and Path(montage).is_file():
         n_clips += 1
         mont = f"<h2>Montage</h2>{_video(_rel(Path(montage).resolve(), pdir))}"
+    atomic_write_text(out, _page(study, study_path, pdir, cards, mont))
+    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}
+
+
+def _card(row: dict, sdir: Path, fdir: Path, pdir: Path, clips_dir) -> tuple[str, bool, bool]:
+    """(HTML, plotted, clip found) of one recording's card: title and outcome, its figure over
+    time (written to ``fdir``), its clip from ``clips_dir`` where one exists, its diagnosis."""
+    seq = str(row.get("sequence"))
+    stem = seq.replace("/", "__")
+    try:
+        rec = read_rollout(sdir / str(row.get("json")))
+    except ResultsFormatError as e:
+        return (f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
+                f"<p>{html.escape(str(e))}</p></div>"), False, False
+    png = fdir / f"{stem}.png"
+    parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
+             f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
+    plotted = plot_rollout(rec, sdir, png)
+    if plotted:
+        parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
+    else:
+        parts.append("<p>no saved poses</p>")
+    # render_montage.py --clips names a clip by its object; by sequence where objects repeat
+    found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
+             if c.is_file()] if clips_dir else []
+    clip = found[0] if found else None
+    if clip is not None:
+        parts.append(_video(_rel(clip.resolve(), pdir)))
+    if rec.diagnosis:
+        fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                        for k, v in (rec.diagnosis.get("figure") or {}).items())
+        parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                     + (f" ({html.escape(fig)})" if fig else "") + "</p>")
+    return f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>", plotted, clip is not None
+
+
+def _page(study: StudyRecord, study_path: Path, pdir: Path, cards: list[str], mont: str) -> str:
+    """The whole HTML page (``pdir``: its folder, the base of its relative links)."""
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (study.failed or {}).items())
     title = f"grasp-replay study: {study.dataset}"
-    page = f"""<!doctype html>
+    return f"""<!doctype html>
 <html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>{CSS}</style></head>
 <body>
 <h1>{html.escape(title)}</h1>
@@ -283,5 +295,3 @@ wrist position error, with the protocol phases as bands.</p>
 <script>{SORT_JS}</script>
 </body></html>
 """
-    atomic_write_text(out, page)
-    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}

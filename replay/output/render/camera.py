@@ -70,37 +70,11 @@ def frame_camera(
     fits the bounding sphere in the smaller of the vertical and horizontal fields of
     view (``aspect`` = width / height), with a 10 % margin.
     """
-    F = track.num_frames
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
-    use = np.zeros(F, bool)
-    if frames is None:
-        use[:] = True
-    elif isinstance(frames, slice):
-        use[frames] = True
-    else:
-        use[np.asarray(frames, bool)] = True
-    if not use.any():
-        use[:] = True
-    keep_obj = {}
-    radii = {}
-    for obj in objects:
-        v, _ = _load_mesh(str(obj.mesh))
-        radii[obj.body] = float(np.max(np.linalg.norm(v, axis=1)))
-        ok = np.ones(F, bool)
-        if fallen_below is not None:
-            low = track.body_pos[:, track.index(obj.body), 2] < fallen_below
-            if low.any():
-                ok[int(np.argmax(low)):] = False
-        keep_obj[obj.body] = ok
+    use = _frames_used(track.num_frames, frames)
+    radii, keep_obj = _object_extent(track, objects, fallen_below)
     if reach is not None and hand_cols and objects:
-        near = np.zeros(F, bool)
-        for obj in objects:
-            p = track.body_pos[:, track.index(obj.body)]
-            d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
-            near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
-        near &= use
-        if near.any():
-            use[:int(np.argmax(near))] = False
+        _from_reach(track, hand_cols, objects, radii, keep_obj, reach, use)
     pts = []
     if hand_cols:
         hp = track.body_pos[use][:, hand_cols].reshape(-1, 3)
@@ -109,7 +83,7 @@ def frame_camera(
     for obj in objects:
         m = use & keep_obj[obj.body]
         if not m.any():  # fell before the framed frames: frame where it was last seen above
-            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(F, bool)
+            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(track.num_frames, bool)
         p = track.body_pos[m][:, track.index(obj.body)]
         r = radii[obj.body]
         pts += [p - r, p + r]
@@ -129,6 +103,52 @@ def frame_camera(
     half = min(fov_v, fov_h) / 2.0
     distance = 1.1 * radius / math.sin(half)
     return CameraView(centre, distance, azimuth, elevation)
+
+
+def _frames_used(F: int, frames: slice | np.ndarray | None) -> np.ndarray:
+    """(F,) bool: the frames ``frames`` selects (a slice or a bool mask; None or none: all)."""
+    use = np.zeros(F, bool)
+    if frames is None:
+        use[:] = True
+    elif isinstance(frames, slice):
+        use[frames] = True
+    else:
+        use[np.asarray(frames, bool)] = True
+    if not use.any():
+        use[:] = True
+    return use
+
+
+def _object_extent(track: PoseTrack, objects: Sequence[SceneObject],
+                   fallen_below: float | None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Per object body: its mesh's bounding-sphere radius about the origin (m), and (F,) bool,
+    False from the first frame its origin is below ``fallen_below`` (z, m)."""
+    F = track.num_frames
+    keep_obj, radii = {}, {}
+    for obj in objects:
+        v, _ = _load_mesh(str(obj.mesh))
+        radii[obj.body] = float(np.max(np.linalg.norm(v, axis=1)))
+        ok = np.ones(F, bool)
+        if fallen_below is not None:
+            low = track.body_pos[:, track.index(obj.body), 2] < fallen_below
+            if low.any():
+                ok[int(np.argmax(low)):] = False
+        keep_obj[obj.body] = ok
+    return radii, keep_obj
+
+
+def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict,
+                keep_obj: dict, reach: float, use: np.ndarray) -> None:
+    """Drop from ``use`` (in place) the frames before the first where a hand body origin is
+    within ``reach`` m of an object's bounding sphere (none such: ``use`` is kept)."""
+    near = np.zeros(track.num_frames, bool)
+    for obj in objects:
+        p = track.body_pos[:, track.index(obj.body)]
+        d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
+        near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
+    near &= use
+    if near.any():
+        use[:int(np.argmax(near))] = False
 
 
 def clip_camera(clip: Clip, aspect: float) -> CameraView:

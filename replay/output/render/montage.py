@@ -116,19 +116,10 @@ def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Pa
     return h.hexdigest()
 
 
-def render_montage(
-    study_path: str | Path,
-    out_path: str | Path,
-    cols: int | None = None,
-    objects: Sequence[str] | None = None,
-    tile: tuple[int, int] | None = None,
-    fps: float = 30.0,
-    variant: str = "main",
-    max_clips: int = MONTAGE_MAX_CLIPS,
-    progress: bool = False,
-    force: bool = False,
-    protocol: str = "lift",
-) -> RenderStats:
+def render_montage(study_path: str | Path, out_path: str | Path, cols: int | None = None,
+                   objects: Sequence[str] | None = None, tile: tuple[int, int] | None = None, fps: float = 30.0,
+                   variant: str = "main", max_clips: int = MONTAGE_MAX_CLIPS, progress: bool = False,
+                   force: bool = False, protocol: str = "lift") -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
     Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
@@ -180,6 +171,16 @@ def render_montage(
     if kept is not None:
         return RenderStats(out, int(kept.get("frames", 0)), tuple(kept.get("size", (0, 0))),
                            _time.perf_counter() - t_start, 0.0, left_out=left_out, skipped=True)
+    return _render(study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, left_out, progress,
+                   t_start)
+
+
+def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[int, dict]], variant: str,
+            cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str, left_out: int,
+            progress: bool, t_start: float) -> RenderStats:
+    """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out``, and
+    write the montage's record (:func:`montage_record_path`) with the input ``key``."""
+    variants = ("main", "ablation") if variant == "both" else (variant,)
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
@@ -193,7 +194,7 @@ def render_montage(
         n = write_mp4(_compose(stores, cols, rows, (tw, th)), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
-    atomic_write_text(record_path, json.dumps({
+    atomic_write_text(montage_record_path(out), json.dumps({
         "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
         "size": [cols * tw, rows * th], "tile": [tw, th], "grid": [cols, rows], "variant": variant,
         "rollouts": [str(r.get("sequence") or r.get("object") or i) for i, r in chosen], "left_out": left_out,
