@@ -14,6 +14,7 @@ from replay.config import ReplayConfig
 from replay.protocol import tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.results import RolloutRecord, StudyRecord, study_row
+from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem
 
 
@@ -28,8 +29,10 @@ def package_versions() -> dict:
     return out
 
 
+
+
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
-    """Study-level counts and timing."""
+    """Study-level counts and timing; ``by_intent``: :func:`replay.study.console.intent_counts`."""
     n = len(rollouts)
     ab = [r for r in rollouts if r.get("ablation")]
     rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
@@ -50,6 +53,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
         "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
                       for c in DIAGNOSIS_CLASSES},
+        "by_intent": intent_counts(rollouts),
         "failed_inputs": len(failed),
         "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
         "median_wrist_err_mm": float(np.median(we)) if we else None,
