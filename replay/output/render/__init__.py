@@ -79,7 +79,13 @@ from replay.output.render.montage import (  # noqa: E402
     render_montage,
     select_rollouts,
 )
-from replay.output.render.overlay import clip_overlay, clip_title, draw_overlay, overlay_status  # noqa: E402
+from replay.output.render.overlay import (  # noqa: E402
+    clip_overlay,
+    clip_title,
+    draw_overlay,
+    overlay_status,
+    shake_decided_frame,
+)
 from replay.output.render.style import (  # noqa: E402
     FOVY_DEG,
     GHOST_RGBA,
@@ -105,6 +111,6 @@ __all__ = [
     "Support", "TABLE_RGBA", "VISIBLE_GROUPS", "add_recorded_ghost", "apply_poses", "build_render_model",
     "clip_camera", "clip_overlay", "clip_title", "draw_overlay", "expand_rollout", "frame_camera",
     "frame_indices", "load_clip", "load_poses_npz", "load_study", "mocap_index", "montage_layout",
-    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip",
+    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip", "shake_decided_frame",
     "render_frames", "render_montage", "select_rollouts", "write_mp4",
 ]

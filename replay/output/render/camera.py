@@ -52,6 +52,7 @@ def frame_camera(
     frames: slice | np.ndarray | None = None,
     reach: float | None = 0.25,
     fallen_below: float | None = None,
+    also_in_view: np.ndarray | None = None,
 ) -> CameraView:
     """A fixed camera that keeps hand and objects in view while they interact.
 
@@ -68,28 +69,17 @@ def frame_camera(
     line from the objects to the wrist, so hand and object sit side by side rather
     than one hiding the other, turned 30 degrees towards the wrist side. The distance
     fits the bounding sphere in the smaller of the vertical and horizontal fields of
-    view (``aspect`` = width / height), with a 10 % margin.
+    view (``aspect`` = width / height), with a 10 % margin. ``also_in_view`` ((F,) bool):
+    frames whose hand and object positions are inside the bounds too, without turning the
+    view (a study clip's hold and shake, where a lifted object is carried and shaken about).
     """
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
     use = _frames_used(track.num_frames, frames)
     radii, keep_obj = _object_extent(track, objects, fallen_below)
     if reach is not None and hand_cols and objects:
         _from_reach(track, hand_cols, objects, radii, keep_obj, reach, use)
-    pts = []
-    if hand_cols:
-        hp = track.body_pos[use][:, hand_cols].reshape(-1, 3)
-        pts += [hp - 0.03, hp + 0.03]
-    obj_centres = []
-    for obj in objects:
-        m = use & keep_obj[obj.body]
-        if not m.any():  # fell before the framed frames: frame where it was last seen above
-            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(track.num_frames, bool)
-        p = track.body_pos[m][:, track.index(obj.body)]
-        r = radii[obj.body]
-        pts += [p - r, p + r]
-        obj_centres.append(p.mean(axis=0))
-    pts = np.concatenate(pts, axis=0)
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    box = use | (np.asarray(also_in_view, bool) if also_in_view is not None else False)
+    lo, hi, obj_centres = _bounds(track, hand_cols, objects, radii, keep_obj, use, box)
     centre = 0.5 * (lo + hi)
     radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
     azimuth = 90.0
@@ -103,6 +93,30 @@ def frame_camera(
     half = min(fov_v, fov_h) / 2.0
     distance = 1.1 * radius / math.sin(half)
     return CameraView(centre, distance, azimuth, elevation)
+
+
+def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict, keep_obj: dict,
+            use: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(low (3,), high (3,) corners m of the box holding the ``box`` frames' hand body origins,
+    padded 3 cm, and every object's bounding sphere; each object's mean position (3,) m over
+    the ``use`` frames, which aim the view)."""
+    pts = []
+    if hand_cols:
+        hp = track.body_pos[box][:, hand_cols].reshape(-1, 3)
+        pts += [hp - 0.03, hp + 0.03]
+    obj_centres = []
+    for obj in objects:
+        m = box & keep_obj[obj.body]
+        if not m.any():  # fell before the framed frames: frame where it was last seen above
+            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(track.num_frames, bool)
+        p = track.body_pos[m][:, track.index(obj.body)]
+        r = radii[obj.body]
+        pts += [p - r, p + r]
+        seen = use & keep_obj[obj.body]  # the view turns on the interaction frames only
+        obj_centres.append(track.body_pos[seen][:, track.index(obj.body)].mean(axis=0) if seen.any()
+                           else p.mean(axis=0))
+    pts = np.concatenate(pts, axis=0)
+    return pts.min(axis=0), pts.max(axis=0), obj_centres
 
 
 def _frames_used(F: int, frames: slice | np.ndarray | None) -> np.ndarray:
@@ -151,13 +165,19 @@ def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneO
         use[:int(np.argmax(near))] = False
 
 
+#: phases a study clip's camera is aimed on (approach, lift) and phases it keeps in view too
+#: (hold, shake: a lifted object shaken about stays inside its tile)
+FRAMED_PHASES, ALSO_IN_VIEW_PHASES = (1, 2), (3, 4)
+
+
 def clip_camera(clip: Clip, aspect: float) -> CameraView:
-    """The camera of a study clip: :func:`frame_camera` over the approach and lift
-    phases (phase 1-2; all frames if the clip has none) from where the hand is within
-    :data:`CLIP_REACH_M` of the object, ignoring object positions
+    """The camera of a study clip: :func:`frame_camera` over :data:`FRAMED_PHASES` (all
+    frames if the clip has none) from where the hand is within :data:`CLIP_REACH_M` of the
+    object, with :data:`ALSO_IN_VIEW_PHASES` inside its bounds, ignoring object positions
     once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table)."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
-    phases = np.isin(clip.phase, (1, 2))
+    phases = np.isin(clip.phase, FRAMED_PHASES)
     return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
-                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M)
+                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M,
+                        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None)
 

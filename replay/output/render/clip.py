@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.output.render.poses import PoseTrack, load_poses_npz
@@ -25,6 +26,10 @@ PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
 #: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
 OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
+
+#: held through the shake: moved less than this in the wrist frame, m, when the study does not
+#: say (``replay.config.ReplayConfig.shake_max_slip``)
+DEFAULT_SHAKE_MAX_SLIP = ReplayConfig.shake_max_slip
 
 #: table-top box thickness, m, when neither the rollout nor its study says: the default
 #: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
@@ -97,14 +102,26 @@ def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
 
 
 @lru_cache(maxsize=16)
-def _study_thickness(path: str) -> float | None:
-    """``config.support_thickness`` of a study JSON, or None when it has none."""
+def _study_config(path: str) -> dict:
+    """``config`` of a study JSON (empty when it has none or cannot be read)."""
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError):
-        return None
+        return {}
     cfg = doc.get("config") if isinstance(doc, dict) else None
-    return cfg.get("support_thickness") if isinstance(cfg, dict) else None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _study_thickness(path: str) -> float | None:
+    """``config.support_thickness`` of a study JSON, or None when it has none."""
+    return _study_config(path).get("support_thickness")
+
+
+def _study_setting(source, key: str):
+    """``config[key]`` of the study JSON ``source`` (None: no such file or setting)."""
+    if source is None or not Path(source).is_file():
+        return None
+    return _study_config(str(Path(source).resolve())).get(key)
 
 
 @dataclass
@@ -140,6 +157,8 @@ class Clip:
         title: first overlay line (object name, and the variant when it is the ablation).
         meta: the rollout JSON entry (for provenance).
         support: the simulated support (table-top box or plane), see :class:`Support`.
+        shake_max_slip: the study's ``shake_max_slip``, m (held through the shake: the object
+            moved less than this in the wrist frame).
     """
 
     track: PoseTrack
@@ -152,6 +171,7 @@ class Clip:
     title: str
     meta: dict = field(default_factory=dict)
     support: Support | None = None
+    shake_max_slip: float = DEFAULT_SHAKE_MAX_SLIP
 
     def __post_init__(self):
         if self.support is None:
@@ -278,8 +298,8 @@ def load_clip(
         objects.append(ghost)
     return Clip(
         track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=objects, support_height=support.height,
-        outcome=outcome, title=title, meta=rollout, support=support,
+        objects=objects, support_height=support.height, outcome=outcome, title=title, meta=rollout,
+        support=support, shake_max_slip=float(_study_setting(source, "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
     )
 
 

@@ -25,8 +25,8 @@ from replay.output.render.overlay import clip_overlay, draw_overlay
 class RenderStats:
     """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
     ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
-    montage, ``left_out`` rollouts beyond its clip limit and ``skipped`` (True when an
-    up-to-date montage was kept, see :func:`render_montage`)."""
+    montage, ``left_out`` rollouts beyond its clip limit (their names ``left_out_names``)
+    and ``skipped`` (True when an up-to-date montage was kept, see :func:`render_montage`)."""
 
     path: Path
     frames: int
@@ -35,6 +35,7 @@ class RenderStats:
     ms_per_frame: float
     left_out: int = 0
     skipped: bool = False
+    left_out_names: tuple[str, ...] = ()
 
 
 def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
