@@ -30,13 +30,12 @@ recordings (with ``--resume`` too: it applies to the study's others; fields of t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from replay.cli import EXIT_INTERRUPTED, folder_arg, report, run, say_error
 from replay.config import ReplayConfig
-from replay.study.console import summary_table
+from replay.study.console import input_flag_lines, summary_table
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
@@ -127,9 +126,8 @@ def main(argv=None) -> int:
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     print(summary_table(study))
-    for r in study.get("rollouts") or []:  # repaired or corrected input (replay.checks.input_checks), said once more
-        if r.get("input_flags"):
-            print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
+    for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
+        print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
         def f(v, spec):
             return "-" if v is None else format(v, spec)

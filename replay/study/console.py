@@ -100,12 +100,13 @@ class StudyConsole:
         if self.enabled:
             tqdm.write(text, file=sys.stderr)
 
-    def once(self, text: str, key: str | None = None) -> None:
-        """Say ``text`` unless the same ``key`` (default: the text) was said before."""
+    def once(self, text: str, key: str | None = None, prefix: str = "") -> None:
+        """Say ``prefix`` + ``text`` (shortened with :func:`one_line` unless ``verbose``) unless the
+        same ``key`` (default: the text) was said before."""
         key = text if key is None else key
         if key not in self.said:
             self.said.add(key)
-            self.say(text if self.verbose else one_line(text))
+            self.say(prefix + (text if self.verbose else one_line(text)))
 
     def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str, failed: int = 0) -> None:
         """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and
@@ -126,9 +127,10 @@ class StudyConsole:
         if status == "ok":
             self.counts[value.get("outcome") or "?"] += 1
             for w in value.get("import_warnings") or []:
-                self.once(f"note (hand import, every rollout; full text in the rollout JSON's import_warnings): {w}")
+                self.once(w, prefix="note (hand import, every rollout; full text in the rollout JSON's "
+                                    "import_warnings): ")
             for w in value.get("run_warnings") or []:
-                self.once(f"warning ({sequence}; full text in its rollout JSON's run_warnings): {w}", key=w)
+                self.once(w, prefix=f"warning ({sequence}; full text in its rollout JSON's run_warnings): ")
         elif status == "refused":  # bad input, named: listed with its reason at the end (summary_table)
             self.counts["refused"] += 1
         else:
@@ -177,6 +179,26 @@ def lifts_and_others(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str
         for k in INTENT_COUNTS:
             g[k] += int(c.get(k) or 0)
     return dict(sorted(groups.items(), key=lambda kv: kv[0] != "lifts"))
+
+
+def input_flag_lines(rollouts: list[dict]) -> list[str]:
+    """The rollouts' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.input_checks`)
+    one line per flag: the recordings that carry it and what it says (said once for all, e.g.
+    the 8 GRAB recordings of another intent than lift)."""
+    by_flag: dict[str, list[tuple[str, str]]] = {}
+    for r in rollouts:
+        for k, v in (r.get("input_flags") or {}).items():
+            by_flag.setdefault(k, []).append((str(r.get("sequence")), str(v)))
+    lines = []
+    for k, hits in by_flag.items():
+        # "drink: the recorded motion ..." -> the part after its own name, the same for all
+        why = {v.split(": ", 1)[-1] for _, v in hits}
+        if len(why) == 1 and all(": " in v for _, v in hits):
+            names = ", ".join(f"{s} ({v.split(': ', 1)[0]})" for s, v in hits)
+            lines.append(f"input flags: {k} on {len(hits)} recording(s): {names}: {why.pop()}")
+        else:
+            lines.append(f"input flags: {k} on {len(hits)} recording(s): " + "; ".join(f"{s}: {v}" for s, v in hits))
+    return lines
 
 
 def _cell(v, fmt: str = "{:.1f}") -> str:
