@@ -95,7 +95,9 @@ def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
     for key, sup in (("box", clip.support), ("plane", render.Support(HEIGHT))):
         img = next(render.render_frames(track, clip.hand_mjcf, clip.objects, sup, SIZE, camera=cam))
         counts[key] = int(object_mask(img[None]).sum())
-    assert counts["box"] > 100, counts  # measured 184 px at 160x120 (the mug's top, at the frame's lower edge)
+    # measured 98 px at 160x120 (the mug's top, at the frame's lower edge; 184 before the camera kept the
+    # overlay's top fifth clear, which moved the view down)
+    assert counts["box"] > 50, counts
     assert counts["plane"] < 0.1 * counts["box"], counts
 
 

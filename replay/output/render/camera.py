@@ -53,6 +53,7 @@ def frame_camera(
     reach: float | None = 0.25,
     fallen_below: float | None = None,
     also_in_view: np.ndarray | None = None,
+    top_clear: float = 0.0,
 ) -> CameraView:
     """A fixed camera that keeps hand and objects in view while they interact.
 
@@ -72,6 +73,8 @@ def frame_camera(
     view (``aspect`` = width / height), with a 10 % margin. ``also_in_view`` ((F,) bool):
     frames whose hand and object positions are inside the bounds too, without turning the
     view (a study clip's hold and shake, where a lifted object is carried and shaken about).
+    ``top_clear``: fraction of the image height at the top kept clear of the sphere (the
+    overlay's text box), the view moved down and narrowed to the rest.
     """
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
     use = _frames_used(track.num_frames, frames)
@@ -88,11 +91,20 @@ def frame_camera(
         d = wrist - np.mean(obj_centres, axis=0)
         if np.hypot(d[0], d[1]) > 1e-3:
             azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
-    fov_v = math.radians(FOVY_DEG)
-    fov_h = 2.0 * math.atan(math.tan(fov_v / 2) * aspect)
-    half = min(fov_v, fov_h) / 2.0
-    distance = 1.1 * radius / math.sin(half)
-    return CameraView(centre, distance, azimuth, elevation)
+    distance, shift = _fit(radius, aspect, top_clear)
+    e, a = math.radians(elevation), math.radians(azimuth)
+    up = np.array([-math.sin(e) * math.cos(a), -math.sin(e) * math.sin(a), math.cos(e)])  # the image's up, world
+    return CameraView(centre + up * shift * distance, distance, azimuth, elevation)
+
+
+def _fit(radius: float, aspect: float, top_clear: float) -> tuple[float, float]:
+    """(distance m, look-at shift up per m of distance) that fit a sphere of ``radius`` m in the
+    view with a 10 % margin, below the top ``top_clear`` fraction of the image height."""
+    tan_v = math.tan(math.radians(FOVY_DEG) / 2)
+    half_v = math.atan((1.0 - top_clear) * tan_v)  # the image below the kept-clear band
+    half_h = math.atan(tan_v * aspect)
+    distance = 1.1 * radius / math.sin(min(half_v, half_h))
+    return distance, top_clear * tan_v  # the sphere's centre drawn at -top_clear of the half height
 
 
 def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict, keep_obj: dict,
@@ -168,16 +180,22 @@ def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneO
 #: phases a study clip's camera is aimed on (approach, lift) and phases it keeps in view too
 #: (hold, shake: a lifted object shaken about stays inside its tile)
 FRAMED_PHASES, ALSO_IN_VIEW_PHASES = (1, 2), (3, 4)
+#: top fraction of a study clip's image kept clear for its overlay text (at most 4 lines: 53 px
+#: of a 180 px tile, 105 of 480, over the left half; the sphere framed below a fifth is clear of
+#: it where the objects are, the middle)
+CLIP_TOP_CLEAR = 0.2
 
 
 def clip_camera(clip: Clip, aspect: float) -> CameraView:
     """The camera of a study clip: :func:`frame_camera` over :data:`FRAMED_PHASES` (all
     frames if the clip has none) from where the hand is within :data:`CLIP_REACH_M` of the
     object, with :data:`ALSO_IN_VIEW_PHASES` inside its bounds, ignoring object positions
-    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table)."""
+    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table), the top
+    :data:`CLIP_TOP_CLEAR` of the image left to the overlay."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
     phases = np.isin(clip.phase, FRAMED_PHASES)
     return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
                         reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M,
-                        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None)
+                        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None,
+                        top_clear=CLIP_TOP_CLEAR)
 

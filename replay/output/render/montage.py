@@ -67,13 +67,14 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
 
 def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
                     key: str = "rollouts") -> list[tuple[int, dict]]:
-    """Rollouts to show, in study order, optionally only those of ``objects``.
+    """Rollouts to show, in study order, optionally only those ``objects`` names: by object
+    (every rollout of it: ``mug`` is mug_lift, mug_pass_1, ...) or by sequence (``mug_pass_1``).
 
     ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
     ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
 
     Raises:
-        UsageError: an object asked for is not in the study.
+        UsageError: a name matches no rollout of the study (the closest names offered).
         DataError: the study is empty.
     """
     rolls = list(enumerate(study.get(key) or []))
@@ -81,14 +82,16 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
     rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
-        missing = [o for o in objects if o not in have]
+        seqs = [str(r.get("sequence")) for _, r in rolls if r.get("sequence")]
+        missing = [o for o in objects if o not in have and o not in seqs]
         if missing:
-            hints = [f"{m!r} (did you mean {' or '.join(c)}?)" if (c := difflib.get_close_matches(m, sorted(have), n=3))
-                     else repr(m) for m in missing]
-            raise UsageError("--objects", f"no rollout for object(s) {', '.join(hints)} in {source}; it has "
-                                          f"{len(have)} objects" + (f" ({', '.join(sorted(have))})" if len(have) <= 12
-                                                                    else ""))
-        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
+            hints = [f"{m!r} (did you mean {' or '.join(c)}?)"
+                     if (c := difflib.get_close_matches(m, sorted(have) + seqs, n=3)) else repr(m) for m in missing]
+            raise UsageError("--objects", f"no rollout for {', '.join(hints)} in {source}; it has {len(have)} objects"
+                                          + (f" ({', '.join(sorted(have))})" if len(have) <= 12 else "")
+                                          + " (a sequence name works too)")
+        want = set(objects)
+        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in want or str(r.get("sequence")) in want]
     if not rolls:
         raise DataError(source, key, "study has no rollouts to render")
     return rolls
