@@ -114,10 +114,9 @@ class StudyConsole:
         if ablation_only:
             self.say(f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
                      f"the other {total - todo} as they are")
-        elif todo < total:
-            kept = total - todo - failed
-            self.say(f"kept: {kept} of {total} rollouts already in {rdir} with this config "
-                     f"(hash {chash[:12]}); running {todo}")
+        elif todo < total - failed:
+            self.say(f"kept: {total - todo - failed} of {total - failed} rollouts already in {rdir} with this "
+                     f"config (hash {chash[:12]}); running {todo}")
         if failed:
             self.say(f"kept: {failed} recording(s) the study could not replay before, with their reasons "
                      "(name them in --objects to try again)")
