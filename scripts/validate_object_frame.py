@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from replay.data import RECORDING_DATASETS, list_sequences
 
 from replay.checks import load_recording
+from replay.cli import folder_arg
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
 from replay.checks import object_frame as of
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
-    ap.add_argument("--data", "--data-dir", dest="data_dir", default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
     ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)
