@@ -38,7 +38,7 @@ from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
-                 Phase.SHAKE: "#f8dede"}
+                 Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
 OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "unstable": "#e29a12", "stuck": "#8a4fbf"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
