@@ -138,10 +138,16 @@ class ReplayConfig:
     diag_grip_lever_m: float = _f(
         0.1, "m", "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
         "pressing at the effort limit (effort / lever / g kg at mu = 1; 0.4 N·m over ~10 cm, the manosim finger "
-        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`slipped`)"
+        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`never_gripped` or `slid_out`, light_grip)"
+    )
+    diag_never_rose_mm: float = _f(
+        10.0, "mm", "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
+        "lift-start height during lift and hold was never gripped (not lifted, not dropped). 10 mm is the datasets' "
+        "lift-onset threshold (replay.data.common.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
+        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)"
     )
     diag_slip_onset_mm: float = _f(
-        5.0, "mm", "diagnosis `slipped`: slip begins at the first frame after lift start where the object moved "
+        5.0, "mm", "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
         "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)"
     )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")

@@ -24,6 +24,7 @@ import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.output.gripper_section import gripper_section_for
+from replay.protocol.diagnosis import display_outcome
 from replay.results import (
     Phase,
     ResultsFormatError,
@@ -37,7 +38,7 @@ from replay.results import (
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
                  Phase.SHAKE: "#f8dede"}
-OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "unstable": "#e29a12"}
+OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "not lifted": "#8a3a33", "unstable": "#e29a12"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
 COLUMNS = (
@@ -195,6 +196,7 @@ def _table_html(rows: list[dict]) -> str:
         cells = []
         for _, key, scale, dec in COLUMNS:
             text, k = _cell(r.get(key), scale, dec)
+            text = display_outcome(text, r.get("diagnosis")) if key == "outcome" else text  # "not lifted"
             style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
                 else ""
             if key == "sequence":
