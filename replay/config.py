@@ -113,6 +113,20 @@ class ReplayConfig:
         0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"
     )
+    pad_compression_mm: float = _f(
+        0.0, "mm", "finger pad compression (contact preload, replay.protocol.pad_compression): at the grasp frame "
+        "each finger within pad_near_mm of the object closes until its middle or distal capsule is this far inside "
+        "the object's collision surface; 0 = off (the recorded fingers). Fingertip pulp compresses ~2-4 mm under "
+        "1-5 N (Serina, Mote & Rempel, J. Biomech. 30(10) 1997; Pawluk & Howe, J. Biomech. Eng. 121(6) 1999)"
+    )
+    pad_near_mm: float = _f(10.0, "mm", "pad compression closes only fingers whose nearest capsule is within this of "
+                                        "the object at the grasp frame (a fingertip pad's width; landmark IK p90 ~4 mm)")
+    pad_max_deg: float = _f(30.0, "deg", "largest pad-compression closure per finger; a finger that does not reach "
+                                         "the depth within it is left as recorded (status unreached)")
+    pad_blend_s: float = _f(0.25, "s (recorded)", "the closure is blended in (smoothstep) over this much recorded "
+                                                  "time before the grasp frame (a step would jerk the finger drives)")
+    pad_axis: str = _f("recorded", "-", "recorded: close along each joint's recorded flexion (most open pose in the "
+                                        "window -> grasp); anatomical: about bone x palm normal")
     lift_height: float = _f(0.18, "m", "manosim-in-Newton: standardized 18 cm vertical lift")
     lift_s: float = _f(1.2, "s", "manosim-in-Newton: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
@@ -170,7 +184,8 @@ class ReplayConfig:
         for name in pos:
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in ("shake_s", "shake_amplitude", "shake_max_slip"):
+        for name in ("shake_s", "shake_amplitude", "shake_max_slip", "pad_compression_mm", "pad_near_mm", "pad_max_deg",
+                     "pad_blend_s"):
             if not getattr(self, name) >= 0:
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
@@ -183,6 +198,7 @@ class ReplayConfig:
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
             "hand_variant": (None, "myhand", "zerohand"),
+            "pad_axis": ("recorded", "anatomical"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
