@@ -73,6 +73,16 @@ class ReplayConfig:
         0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
         "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
     )
+    hand_object_contact: str = _f(
+        "compiled", "-", "compiled: the pair MuJoCo mixes from the finger capsules' and the object's solref/solimp; "
+        "manosim: the object's geoms get the finger geoms' values (manosim's soft contact, HUG's), so finger-object "
+        "pairs use them exactly (replay.sim.object_contact; read back into readback.contact_pairs)"
+    )
+    object_density_scale: float = _f(
+        1.0, "1", "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
+        "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019); PLA is 1240 kg/m^3 solid, parts "
+        "printed with partial infill and 2-3 perimeters weigh ~0.3-0.5 of solid"
+    )
     object_ke: float = _f(2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)")
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
@@ -179,7 +189,7 @@ class ReplayConfig:
 
     def validate(self) -> "ReplayConfig":
         """Check ranges; raise :class:`DataError` naming the field."""
-        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit",
+        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit", "object_density_scale",
                "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
         for name in pos:
             if not getattr(self, name) > 0:
@@ -199,6 +209,7 @@ class ReplayConfig:
             "lift_profile": ("minjerk", "linear"),
             "hand_variant": (None, "myhand", "zerohand"),
             "pad_axis": ("recorded", "anatomical"),
+            "hand_object_contact": ("compiled", "manosim"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
@@ -206,6 +217,10 @@ class ReplayConfig:
         if self.finger_drive == "quat" and not (self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
+        if (self.hand_object_contact != "compiled" or self.object_density_scale != 1.0) and not (
+                self.device == "cpu" and self.engine == "direct"):
+            raise DataError(None, "config.hand_object_contact", "object contact / density edits run on the direct "
+                            "MuJoCo C engine (device cpu, engine direct) only")
         return self
 
     # --- JSON -----------------------------------------------------------------------
