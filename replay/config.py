@@ -78,6 +78,10 @@ class ReplayConfig:
         "manosim: the object's geoms get the finger geoms' values (manosim's soft contact, HUG's), so finger-object "
         "pairs use them exactly (replay.sim.object_contact; read back into readback.contact_pairs)"
     )
+    hand_object_friction: float | None = _f(
+        None, "1", "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
+        "object's geoms as a Variant's friction is); None = as built (1.0: GRAB assets and manosim geoms)"
+    )
     object_density_scale: float = _f(
         1.0, "1", "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
         "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019); PLA is 1240 kg/m^3 solid, parts "
@@ -217,7 +221,11 @@ class ReplayConfig:
         if self.finger_drive == "quat" and not (self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
-        if (self.hand_object_contact != "compiled" or self.object_density_scale != 1.0) and not (
+        if self.hand_object_friction is not None and not self.hand_object_friction > 0:
+            raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
+        edits = self.hand_object_contact != "compiled" or self.object_density_scale != 1.0 or \
+            self.hand_object_friction is not None
+        if edits and not (
                 self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.hand_object_contact", "object contact / density edits run on the direct "
                             "MuJoCo C engine (device cpu, engine direct) only")

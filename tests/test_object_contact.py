@@ -24,9 +24,11 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
     rec, coords = window
     _, base, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
     assert "object_contact" not in base.readback  # the default changes nothing
-    cfg = ReplayConfig(**SHORT, hand_object_contact="manosim", object_density_scale=0.4)
+    cfg = ReplayConfig(**SHORT, hand_object_contact="manosim", object_density_scale=0.4, hand_object_friction=1.5)
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     oc = scene.readback["object_contact"]
+    assert oc["object_friction"] == [1.5]
+    assert all(r["friction"][0] == pytest.approx(1.5) for r in scene.readback["contact_pairs"]["pairs"])
     assert scene.object_mass == pytest.approx(0.4 * base.object_mass, rel=1e-6) == oc["object_mass"]
     # the object geoms now carry the finger capsules' values (manosim: solref 0.04 1, solimp 0.5 0.95 0.001)
     assert len(oc["object_solref"]) == 1 and np.allclose(oc["object_solref"][0], [0.04, 1.0])

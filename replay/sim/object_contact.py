@@ -11,6 +11,10 @@
   README), so every finger-object pair uses exactly the finger's values; object-support
   pairs become the mix of those with the support's.
 
+``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of the object's and
+the hand's geoms (float32-rounded), as a :class:`replay.sim.engine.Variant` ``friction`` sets it
+for one world, so every hand-object contact has it; support contacts keep ``max(mu, support's)``.
+
 ``ReplayConfig.object_density_scale``: the object's mass and inertia times this (its mass
 distribution kept), then ``mj_setConst`` (derived constants of the edited model:
 without it the solver uses the old body weights and 25 of the 30 GRAB lifts go unstable,
@@ -51,10 +55,10 @@ def apply_object_contact(scene):
     Returns:
         A :class:`replay.sim.scene.Scene` with ``object_mass`` (kg) as edited and
         ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
-        "object_solimp", "object_mass"}``, ``readback["contact_pairs"]`` read again.
+        "object_solimp", "object_mass", "object_friction"}``, ``readback["contact_pairs"]`` read again.
     """
     cfg = scene.config
-    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0:
+    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None:
         return scene
     m = scene.solver.mj_model
     lay = MjLayout.from_scene(scene)
@@ -63,6 +67,10 @@ def apply_object_contact(scene):
         ref, imp = _finger_values(m, lay)
         m.geom_solref[og] = ref
         m.geom_solimp[og] = imp
+    if cfg.hand_object_friction is not None:
+        mu = float(np.float32(cfg.hand_object_friction))
+        m.geom_friction[og, 0] = mu
+        m.geom_friction[np.flatnonzero(lay.hand_geoms), 0] = mu
     b = lay.object_body
     if cfg.object_density_scale != 1.0:
         m.body_mass[b] *= cfg.object_density_scale
@@ -72,7 +80,8 @@ def apply_object_contact(scene):
     mass = float(m.body_mass[b])
     rb["object_contact"] = {"mode": cfg.hand_object_contact, "density_scale": float(cfg.object_density_scale),
                             "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
-                            "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass}
+                            "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
+                            "object_friction": np.unique(m.geom_friction[og, 0]).tolist()}
     scene = dataclasses.replace(scene, object_mass=mass)
     rb["contact_pairs"] = hand_object_table(scene)
     return dataclasses.replace(scene, readback=rb)
