@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.protocol.diagnosis import display_outcome
 from replay.results import (
@@ -277,6 +278,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
 {_table_html(study.rollouts)}
 {gripper_section_for(study_path, study.rollouts)}
+{attribution_section_for(study_path)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
