@@ -74,7 +74,8 @@ def main(argv=None) -> int:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
     print(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors", flush=True)
     res = run_attribution(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), factors,
-                          workers=max(1, a.workers), log=lambda s: print(s, flush=True))
+                          workers=max(1, a.workers), log=lambda s: print(s, flush=True),
+                          partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)))
     atomic_write_text(out, json.dumps(res, indent=1, default=str))
     for f in res["factors"]:
         print(f"{f['name']:>44} {str(f['value']):>9}: lifted {f['lifted']}/{f['of']} unstable {f['unstable']} "

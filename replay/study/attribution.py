@@ -112,8 +112,11 @@ def summarize_factor(factor: dict, rows: dict[str, dict]) -> dict:
 
 
 def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, factors: list[dict],
-                    base: ReplayConfig | None = None, workers: int = 1, log=print) -> dict:
+                    base: ReplayConfig | None = None, workers: int = 1, log=print, partial=None) -> dict:
     """Every factor on every recording (one process per recording when ``workers`` > 1).
+
+    ``partial``: called with the result over the recordings done so far after each one
+    (a long run can be watched, and stopped with what it has).
 
     Returns:
         ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s"}``.
@@ -123,14 +126,22 @@ def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, f
     base_d.pop("dt", None)
     per: dict[str, dict] = {}
     args = [(dataset, s, data_dir, manosim_dir, factors, base_d) for s in sequences]
+
+    def done(s: str, res: dict) -> dict:
+        per[s] = res
+        log(f"{s}: {sum(bool(r.get('lifted')) for r in res.values())}/{len(factors)} factors lift")
+        rows = [summarize_factor(f, {q: per[q][i] for q in per}) for i, f in enumerate(factors)]
+        out = {"dataset": dataset, "base_config": base_d, "factors": rows, "wall_s": time.perf_counter() - t0}
+        if partial is not None:
+            partial(out)
+        return out
+
+    out = None
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as ex:
             for s, res in zip(sequences, ex.map(run_recording, *zip(*args))):
-                per[s] = res
-                log(f"{s}: {sum(bool(r.get('lifted')) for r in res.values())}/{len(factors)} factors lift")
+                out = done(s, res)
     else:
         for a in args:
-            per[a[1]] = run_recording(*a)
-            log(f"{a[1]}: {sum(bool(r.get('lifted')) for r in per[a[1]].values())}/{len(factors)} factors lift")
-    rows = [summarize_factor(f, {s: per[s][i] for s in sequences}) for i, f in enumerate(factors)]
-    return {"dataset": dataset, "base_config": base_d, "factors": rows, "wall_s": time.perf_counter() - t0}
+            out = done(a[1], run_recording(*a))
+    return out
