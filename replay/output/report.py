@@ -277,8 +277,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
 {f"<h2>Failed inputs</h2><ul>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
 {_table_html(study.rollouts)}
-{gripper_section_for(study_path, study.rollouts)}
-{attribution_section_for(study_path)}
+{gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
