@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
+from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
+from replay.protocol.diagnosis import display_outcome
 from replay.results import (
     Phase,
     ResultsFormatError,
@@ -39,7 +41,8 @@ from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
                  Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
-OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "unstable": "#e29a12", "stuck": "#8a4fbf"}
+OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "not lifted": "#8a3a33", "unstable": "#e29a12",
+               "stuck": "#8a4fbf"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
 COLUMNS = (
@@ -212,6 +215,7 @@ def _table_html(rows: list[dict]) -> str:
         cells = []
         for _, key, scale, dec in COLUMNS:
             text, k = _cell(r.get(key), scale, dec)
+            text = display_outcome(text, r.get("diagnosis")) if key == "outcome" else text  # "not lifted"
             style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
                 else ""
             if key == "sequence":
@@ -359,7 +363,7 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, cards: l
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
 {_table_html(rows)}
-{gripper_section_for(study_path, study.rollouts)}
+{gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and

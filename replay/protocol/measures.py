@@ -215,7 +215,8 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
         frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt, **rel,
         release_unstable=release_trouble,
     )
-    out["diagnosis"] = _diagnose(out, measures, world, scene, cfg, pushed)
+    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
+    out["diagnosis"] = _diagnose(out, measures, world, scene, cfg, pushed, peak)
     return out
 
 
@@ -230,15 +231,17 @@ def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted:
     return rel, end
 
 
-def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float) -> dict | None:
+def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float,
+              peak_rise: float | None) -> dict | None:
     """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics, with the variant's
-    object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's."""
+    object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
+    ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
     v = world.variant
     return diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
                               effort_limit=float(v.effort_limit or cfg.effort_limit), pushed_mm=pushed * 1000.0,
                               budget_peak_kg=measures["friction_budget_peak_kg"],
                               fingertip_distance_mm=measures["fingertip_distance_mm"],
-                              slip_onset_frame=measures["slip_onset_frame"], cfg=cfg)
+                              slip_onset_frame=measures["slip_onset_frame"], cfg=cfg, peak_rise=peak_rise)
 
 
 def grasp_measures(tr: Trace, ph: np.ndarray, cfg: ReplayConfig, done: int, ls: int | None, judge: int,

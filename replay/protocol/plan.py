@@ -43,6 +43,7 @@ class Plan:
             motion, :func:`replay.protocol.tracking.plan_recorded`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
+        pad: the pad-compression summary of a lift plan where ``pad_compression_mm`` > 0.
     """
 
     coords: np.ndarray
@@ -54,6 +55,7 @@ class Plan:
     grasp_frame: int
     kind: str = "lift"
     rec_time: np.ndarray | None = None
+    pad: dict | None = None  # pad compression summary (replay.protocol.pad_compression), lift plans where it ran
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:

@@ -35,6 +35,7 @@ from replay.protocol import diagnosis, release, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
+from replay.protocol.pad_compression import compress_coords
 from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
     PHASE_APPROACH,
     PHASE_HOLD,
@@ -101,8 +102,13 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         DataError: bad input. ValueError: unknown protocol.
     """
     if protocol == "lift":
+        pad = None
+        if cfg.pad_compression_mm > 0:  # fingers closed to a preload depth at the grasp frame
+            first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)[2]
+            coords, pad = compress_coords(rec, coords, mjcf, cfg, first)
         plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
         plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        plan.pad = pad
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
     else:
@@ -254,7 +260,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
-        engine=engine,
+        engine=engine, **({"pad_compression": plan.pad} if plan.pad is not None else {}),
     )
     try:
         traces = step_protocol(plan, batch, cfg, frame_limit)

@@ -171,8 +171,8 @@ class RolloutRecord:
     frames: int | None = _f("frames", "control frames simulated")
     frames_planned: int | None = _f("frames", "control frames of the protocol")
     sim_s: float | None = _f("s", "simulated time")
-    diagnosis: dict | None = _f("-", "{class, figure} of replay.protocol.diagnosis for a rollout not lifted or shaken loose; "
-                                     "null if it lifted and held through the shake")
+    diagnosis: dict | None = _f("-", "{class, figure} of replay.protocol.diagnosis (its CLASSES) for a rollout not lifted "
+                                     "or shaken loose; null if it lifted and held through the shake")
     wall_s: float | None = _f("s", "wall time of the batch (both worlds) stepping")
     build_s: float | None = _f("s", "wall time of building the scene")
     batch_worlds: int | None = _f("worlds", "worlds stepped in the batch")
