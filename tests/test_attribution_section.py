@@ -18,8 +18,8 @@ def test_section_and_markdown(tmp_path):
     page = attribution_section_html(DOC)
     assert "<table id=attribution>" in page and page.count("<tr>") == 3 and "10/30" in page
     md = attribution_markdown(DOC, source=True).splitlines()
-    assert md[0].startswith("| factor | value | lifted | unstable | no_contact |")
-    assert md[2].startswith("| defaults | - | 7/30 | 0 | 5 |") and md[3].endswith("Westling & Johansson 1984 |")
+    assert md[0].startswith("| factor | value | lifted | unstable | stuck_after_release | no_contact |")
+    assert md[2].startswith("| defaults | - | 7/30 | 0 | 0 | 5 |") and md[3].endswith("Westling & Johansson 1984 |")
     assert attribution_section_for(tmp_path / "study.json") == ""  # no attribution.json: no section
     (tmp_path / "attribution.json").write_text(json.dumps(DOC))
     assert "finger effort" in attribution_section_for(tmp_path / "study.json")
