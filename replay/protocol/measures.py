@@ -226,7 +226,9 @@ def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted:
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
-    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held)
+    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    rest_z = float(opos[lift[0] - 1, 2]) if lift.size and 1 <= lift[0] <= len(opos) else None  # on the support
+    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held, rest_z=rest_z)
     rel.pop("lifted_after_release")  # that is ``lifted`` in the metrics
     return rel, end
 

@@ -60,7 +60,7 @@ def pre_release_end(phase: np.ndarray) -> int:
 
 
 def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: bool, height: float,
-                    held: bool | None = None, min_fall: float = MIN_FALL_M) -> dict:
+                    held: bool | None = None, min_fall: float = MIN_FALL_M, rest_z: float | None = None) -> dict:
     """Did the object fall when the fingers opened?
 
     Args:
@@ -70,14 +70,19 @@ def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: 
         held: the object is still in the hand when the release starts (``lifted`` and, when a shake
             ran, ``shake_held``; None: ``lifted``). An object the shake already dropped has nothing to
             release: measured on the GRAB lifts, mug, stamp, elephant and waterbottle lie on the table by then.
+        rest_z: the object's z where it rested before the lift, m: the fall needed is at most half the
+            way back down to it (a lift lower than the FET005 test's 0.3 m cannot drop an object by more
+            than it rose: a 4 cm lift, max(5 cm, height) could never be met). None: no cap.
 
     Returns:
         ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest z after it, m),
-        ``release_fall_needed_m``, ``stuck_after_release`` (lifted and did not fall; None when the
+        ``release_fall_needed_m`` (max(min_fall, height), capped by ``rest_z``), ``stuck_after_release`` (lifted and did not fall; None when the
         release did not run) and ``lifted_after_release`` (``lifted`` and not stuck).
     """
     s = pre_release_end(phase)
     need = max(float(min_fall), float(height))
+    if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):
+        need = min(need, 0.5 * max(float(object_z[s - 1]) - float(rest_z), 0.0))
     ran = bool(lifted and (held is None or held) and s < len(phase) and done > s)
     if not ran:
         return dict(release_ran=False, release_fall_m=None, release_fall_needed_m=need, stuck_after_release=None,

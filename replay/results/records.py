@@ -145,7 +145,8 @@ class RolloutRecord:
     release_ran: bool | None = _f("-", "the release ran: fingers opened to the pre-grasp pose, object still held")
     release_fall_m: float | None = _f("m, world", "object drop after the fingers opened (z at the release start "
                                                   "minus its lowest z after)")
-    release_fall_needed_m: float | None = _f("m", "fall the release needs: max(5 cm, the object's height)")
+    release_fall_needed_m: float | None = _f("m", "fall the release needs: max(5 cm, the object's height), at most half "
+                                                  "its rise above where it rested")
     stuck_after_release: bool | None = _f("-", "held, then did not fall when the hand opened (outcome `stuck`, "
                                                "not lifted); null when the release did not run")
     release_unstable: str | None = _f("-", "the physics trouble that stopped the rollout after the hand opened, "
