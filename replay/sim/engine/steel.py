@@ -152,8 +152,9 @@ class SteelBatch:
             for j in range(S):
                 wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, bool(cfg.wrist_substep_interp), row)
                 self.substep(row)
-                w.peak_contacts = max(w.peak_contacts, int(self.contacts.rigid_contact_count.numpy()[0]))
-            w.reason = steel_signals.row_problem(self.solver, self.contacts)
+            wm = self.solver.constraint_row_watermarks()  # one device read per frame
+            w.peak_contacts = max(w.peak_contacts, int(wm["contact_high_water"]))
+            w.reason = steel_signals.row_problem(self.solver, self.contacts, wm)
         except Exception as e:  # physics trouble never crashes the study
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         w.act_max = max(w.act_max, self.drive.max_torque())

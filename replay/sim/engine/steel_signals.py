@@ -50,7 +50,7 @@ def hand_object_signals(count: int, shape0: np.ndarray, shape1: np.ndarray, norm
             float(np.linalg.norm(ft, axis=1).sum()))
 
 
-def row_problem(solver, contacts) -> str | None:
+def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
     """Why the world must stop because SolverSteel lost rows or contacts, or None.
 
     Reads SolverSteel's persistent ``constraint_overflow`` flags (rows beyond
@@ -59,10 +59,11 @@ def row_problem(solver, contacts) -> str | None:
     (``rigid_contact_count`` against ``rigid_contact_max``) and Newton's global contact-reduction
     overflow counter (``Contacts.contact_counters[2]``). Any of them is a hard failure: the rollout
     is ``unstable`` with this reason (the seed-001 finding: a full row budget drops contacts
-    silently otherwise).
+    silently otherwise). ``watermarks``: ``solver.constraint_row_watermarks()`` if already read
+    (they name the rows requested in the reason).
     """
     flags = solver.constraint_overflow.numpy()
-    wm = solver.constraint_row_watermarks() if getattr(solver, "row_watermark", False) else {}
+    wm = watermarks if watermarks is not None else solver.constraint_row_watermarks()
     if np.any(flags):
         rows = {k: v for k, v in wm.items() if k.endswith(("raw_high_water", "dropped_contact_rows_high_water"))}
         return (f"steel dropped constraint rows or contacts (constraint_overflow set; budgets articulation "
