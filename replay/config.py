@@ -78,6 +78,10 @@ class ReplayConfig:
         "fixed_normal", "-", "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
         "raise NotImplementedError there); bisection_desaxce (CUDA only; point friction) lowered creep "
         "0.72 -> 0.40 mm in shared/seeds 001")
+    steel_baumgarte: float = _f(
+        0.2, "1", "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
+        "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
+        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term")
     steel_row_headroom: float = _f(
         3.0, "1", "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
         "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent")
@@ -227,6 +231,8 @@ class ReplayConfig:
                           ("steel_probe_rows", 1)):
             if not getattr(self, name) >= low:
                 raise DataError(None, f"config.{name}", f"must be >= {low}, got {getattr(self, name)!r}")
+        if not 0 <= self.steel_baumgarte <= 1:
+            raise DataError(None, "config.steel_baumgarte", f"must be in [0, 1], got {self.steel_baumgarte!r}")
         if self.steel_row_budget is not None and not self.steel_row_budget >= 1:
             raise DataError(None, "config.steel_row_budget", f"must be >= 1 or None, got {self.steel_row_budget!r}")
         if not self.steel_angular_damping >= 0:

@@ -41,9 +41,10 @@ ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "fre
 
 
 def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
-    """SolverSteel constructor options from ``config`` (iterations, friction mode) and row budgets
+    """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
     ``rows`` (``{"articulation": n, "free_body": n}``); row watermarks and overflow warnings on."""
     opts = dict(iterations=int(config.steel_iterations), friction_mode=str(config.steel_friction_mode),
+                baumgarte=float(config.steel_baumgarte),
                 row_watermark=True, warn_constraint_overflow=True,
                 **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
     if config.steel_friction_mode != "fixed_normal":
@@ -172,7 +173,7 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
 def steel_readback(scene: Scene, rows: dict) -> dict:
     """What the final SolverSteel holds, compared with what was asked.
 
-    Checks: iterations, friction mode, row budgets, row watermark on, the finger drive's gains
+    Checks: iterations, friction mode, Baumgarte factor, row budgets, row watermark on, the finger drive's gains
     (kp, kd, effort = ``config.effort_limit``), free-body angular damping, gravity, and for the
     ablation that every hand-object shape pair is a collision filter pair.
 
@@ -181,6 +182,7 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     """
     s, cfg, m = scene.solver, scene.config, scene.model
     want = dict(iterations=int(cfg.steel_iterations), friction_mode=str(cfg.steel_friction_mode),
+                baumgarte=float(cfg.steel_baumgarte),
                 row_watermark=True, **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
     got = {k: getattr(s, k) for k in want}
     bad = {k: (want[k], got[k]) for k in want if got[k] != want[k]}
