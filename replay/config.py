@@ -81,7 +81,9 @@ class ReplayConfig:
     steel_baumgarte: float = _f(
         0.2, "1", "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
         "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
-        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term")
+        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term. "
+        "30 GRAB lifts: 0.2 lifts 3 (1 held through the shake; slip in hand 7-26 mm; 26 of 30 ablations clean), "
+        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7")
     steel_row_headroom: float = _f(
         3.0, "1", "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
         "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent")
