@@ -29,8 +29,10 @@ fetch: setup
 	$(PY) scripts/fetch_data.py --dataset $(DATASET) --dest $(DATA_DIR) $(MIRROR_ARG)
 	$(PY) scripts/fetch_data.py --dataset manosim --dest $(DATA_DIR) $(MIRROR_ARG)
 
-# exit 1 = some recordings refused or unreadable (listed; e.g. GRAB's offhand take): the montage and
-# report of the others are still made, then make reports the 1; any other failure stops at once
+# refused recordings (bad input, e.g. GRAB's offhand take) are listed and do not fail the study
+# (STUDY_ARGS=--strict makes them exit 1); exit 1 = a recording could not be replayed for another
+# reason (listed): the montage and report of the others are still made, then make reports the 1;
+# any other failure stops at once
 study: fetch
 	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --out $(STUDY_JSON) --resume $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \

@@ -1,4 +1,9 @@
-"""``add_mjcf``: import an unmodified MJCF into a Newton ModelBuilder as MuJoCo compiles it."""
+"""``add_mjcf``: import an unmodified MJCF into a Newton ModelBuilder as MuJoCo compiles it.
+
+The steps are this module's (XML patched in memory, Newton's importer, joints Newton replaced,
+the report's counts and per-DOF tables); the actuator-to-DOF map, ``dampratio`` and wrist gains
+are :mod:`importer_patches.dof_map`.
+"""
 
 from __future__ import annotations
 
@@ -7,63 +12,22 @@ import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from newton import JointTargetMode, JointType
 
 from . import ball_actuators, dampratio, free_actuators, free_joint
-from .actuators import ActuatorSpec, read_actuators, remove_from_xml, unit_axis
-from .errors import MJCFError, UnsupportedActuatorError
-from .free_joint import BodyPlan
-from .mass_matrix import reference_mass_matrix
+from .actuators import ActuatorSpec, read_actuators, remove_from_xml
+from .dof_map import WRIST_FRAMES, JointIndex, map_actuators_to_dofs, record_wrist_gains, resolve_dampratio
+from .dof_map import short_label as _short
+from .errors import MJCFError
 from .mjcf_tree import load_tree
 from .report import ImportReport
 from .version import check_newton_version
 
 PATCHES = (free_joint.NAME, dampratio.NAME, free_actuators.NAME, ball_actuators.NAME)
 
-WRIST_FRAMES = (
-    "The authored MuJoCo PD law, for a controller to apply as a wrench via Control.joint_f. Translation: "
-    "f_i = kp_i (u_i - p_i) - kd_i v_i along lin_axes_world[i], p/v the wrist body-origin position/velocity "
-    "(world frame, m, m/s), u the target. Rotation (MuJoCo ball-joint actuators, gear e_i): "
-    "tau_i = kp_i (u_i - r_i) - kd_i w_i about the wrist body's LOCAL axis i, r the axis-angle vector (rad) "
-    "of the wrist's rotation from its reference (import) orientation, w the local angular velocity (rad/s). "
-    "Newton's free-joint joint_f is [force at COM, torque], both in the world frame: rotate tau by the wrist "
-    "orientation and add the moment of f about the COM if f acts at the body origin."
-)
-
-_FREE_KINDS = ("free", "merged_free")
-
-
-def _short(label: str) -> str:
-    return label.rsplit("/", 1)[-1]
-
-
-@dataclass
-class _JointIndex:
-    """Where the MJCF's joint names end up (built from the ``free_joint`` plans).
-
-    ``plan_of_joint``: MJCF joint name -> the plan of its body. ``free_joint_of``: MJCF joint
-    name -> name of the free joint it became (bodies of kind ``free``/``merged_free`` only).
-    ``merged_names``: joint names merged into a free joint (slide x3 + ball).
-    """
-
-    plan_of_joint: dict[str, BodyPlan]
-    free_joint_of: dict[str, str]
-    merged_names: set[str]
-
-    @classmethod
-    def from_plans(cls, plans: dict[str, BodyPlan]) -> _JointIndex:
-        return cls(
-            plan_of_joint={j.name: plan for plan in plans.values() for j in plan.joints},
-            free_joint_of={
-                j.name: plan.free_name for plan in plans.values() if plan.kind in _FREE_KINDS for j in plan.joints
-            },
-            merged_names={j.name for p in plans.values() if p.kind == "merged_free" for j in p.joints},
-        )
-
+__all__ = ["PATCHES", "WRIST_FRAMES", "add_mjcf"]
 
 def add_mjcf(
     builder,
@@ -110,40 +74,76 @@ def add_mjcf(
     path = Path(path)
     report = ImportReport(path=str(path), newton_version=version, patches=dict(enabled))
     report.changes = {name: [] for name in PATCHES}
+    root = load_tree(path)  # patched in memory, never written
+    plans, acts, index = _plan_xml(root, path, enabled, report)
+    free_acts = _drop_free_actuators(root, path, acts, index, enabled[free_actuators.NAME], report)
+    # Newton's importer, then the builder-side corrections
+    start, joints, joint_of_body = _import_with_newton(builder, root, path, version, xform, newton_kwargs, acts,
+                                                       report)
+    _drop_replaced_joints(builder, path, plans, joint_of_body, newton_kwargs, report)
+    _correct_builder(builder, path, plans, acts, index, joint_of_body, joints, free_acts, enabled,
+                     bool(newton_kwargs.get("ctrl_direct", False)), report)
+    _record_counts(builder, start, joints, report)
+    _record_dof_tables(builder, acts, plans, joint_of_body, report)
+    return report
 
-    # Patch the in-memory XML.
-    root = load_tree(path)
+
+def _plan_xml(root: ET.Element, path: Path, enabled: dict[str, bool],
+              report: ImportReport) -> tuple[dict, list[ActuatorSpec], JointIndex]:
+    """Plan every body's joints (:func:`free_joint.plan_bodies`), read the actuators and, with
+    ``free_joint`` on, rewrite merged wrists to a ``<freejoint>`` in ``root``.
+
+    Returns:
+        (plans by body name, actuators in document order, where each joint name ends up).
+
+    Raises:
+        UnsupportedJointError: a body's joints cannot be represented exactly.
+    """
     plans = free_joint.plan_bodies(root, path, enabled=enabled[free_joint.NAME])
     acts = read_actuators(root)
     if enabled[free_joint.NAME]:
         report.changes[free_joint.NAME] += free_joint.rewrite_xml(root, plans)
-    index = _JointIndex.from_plans(plans)
-    free_acts = _drop_free_actuators(root, path, acts, index, enabled[free_actuators.NAME], report)
+    return plans, acts, JointIndex.from_plans(plans)
 
-    # Newton's importer, then the builder-side corrections.
+
+def _import_with_newton(builder, root: ET.Element, path: Path, version: str, xform, newton_kwargs: dict,
+                        acts: list[ActuatorSpec], report: ImportReport) -> tuple[dict[str, int], list[int], dict]:
+    """Newton's importer on the patched XML; number the imported actuators.
+
+    Returns:
+        (the builder's counts before the import, the imported joints' indices, MJCF body
+        name -> index of the Newton joint whose child it is).
+
+    Raises:
+        MJCFError: Newton's importer failed, or imported another number of actuators.
+    """
     start = _builder_counts(builder)
     _run_newton_importer(builder, root, path, version, xform, newton_kwargs, report)
-    n_act = _number_imported_actuators(builder, path, acts, start["act"])
+    report.imported_actuator_count = _number_imported_actuators(builder, path, acts, start["act"])
     joints = list(range(start["joint"], builder.joint_count))
     joint_of_body = {_short(builder.body_label[builder.joint_child[j]]): j for j in joints}
-    _drop_replaced_joints(builder, path, plans, joint_of_body, newton_kwargs, report)
+    return start, joints, joint_of_body
 
-    # Patch 1 (builder side): per-DOF damping/armature/friction on free and ball joints.
+
+def _correct_builder(builder, path: Path, plans: dict, acts: list[ActuatorSpec], index: JointIndex,
+                     joint_of_body: dict, joints: list[int], free_acts: list[ActuatorSpec],
+                     enabled: dict[str, bool], ctrl_direct: bool, report: ImportReport) -> None:
+    """The patches' builder side: per-DOF damping/armature/friction on free and ball joints
+    (``free_joint``), each actuator's DOFs (``ball_actuators``), kv from ``dampratio``, and no
+    gains on free DOFs with the authored wrist gains in the report (``free_actuators``).
+
+    Raises:
+        UnsupportedJointError: anisotropic merged slides not on world axes.
+        UnsupportedActuatorError: an actuator gear Newton cannot represent.
+    """
     for plan in plans.values():
         if plan.kind == "merged_free":
             free_joint.map_merged_slides(builder, plan, joint_of_body[plan.body], path)
     if enabled[free_joint.NAME]:
         report.changes[free_joint.NAME] += free_joint.fix_builder(builder, plans, joint_of_body)
-
-    ctrl_direct = bool(newton_kwargs.get("ctrl_direct", False))
-    moments = _map_actuators_to_dofs(builder, path, acts, index, joint_of_body, enabled, ctrl_direct, report)
-    _resolve_dampratio(builder, acts, moments, joints, enabled[dampratio.NAME], report)
-    _record_wrist_gains(builder, path, plans, joint_of_body, free_acts, index, enabled[free_actuators.NAME], report)
-
-    _record_counts(builder, start, joints, report)
-    _record_dof_tables(builder, acts, plans, joint_of_body, report)
-    report.imported_actuator_count = n_act
-    return report
+    moments = map_actuators_to_dofs(builder, path, acts, index, joint_of_body, enabled, ctrl_direct, report)
+    resolve_dampratio(builder, acts, moments, joints, enabled[dampratio.NAME], report)
+    record_wrist_gains(builder, path, plans, joint_of_body, free_acts, index, enabled[free_actuators.NAME], report)
 
 
 def _enabled_patches(patches: Mapping[str, bool] | None) -> dict[str, bool]:
@@ -161,7 +161,7 @@ def _enabled_patches(patches: Mapping[str, bool] | None) -> dict[str, bool]:
 
 
 def _drop_free_actuators(
-    root: ET.Element, path: Path, acts: list[ActuatorSpec], index: _JointIndex, enabled: bool, report: ImportReport
+    root: ET.Element, path: Path, acts: list[ActuatorSpec], index: JointIndex, enabled: bool, report: ImportReport
 ) -> list[ActuatorSpec]:
     """Mark which actuators Newton will import; with ``free_actuators`` on, remove those aimed at a free joint.
 
@@ -264,146 +264,6 @@ def _drop_replaced_joints(builder, path: Path, plans: dict, joint_of_body: dict,
             joint_of_body.pop(plan.body, None)
             plans.pop(plan.body)
 
-
-def _map_actuators_to_dofs(
-    builder, path: Path, acts: list[ActuatorSpec], index: _JointIndex, joint_of_body: dict,
-    enabled: dict[str, bool], ctrl_direct: bool, report: ImportReport,
-) -> dict[str, dict[int, float]]:
-    """Set each actuator's ``dofs`` (MuJoCo semantics with ``ball_actuators`` on, Newton's otherwise).
-
-    Applies the ``ball_actuators`` patch to position/velocity actuators on lone ball joints
-    (unless ``ctrl_direct``).
-
-    Returns:
-        Actuator name -> {absolute Newton DOF: moment arm (gear, projected on the world axis for
-        merged slides)}, for actuators whose joint was imported.
-    """
-    moments: dict[str, dict[int, float]] = {}
-    ball_acts, ball_dofs = [], {}
-    for a in acts:
-        plan = index.plan_of_joint.get(a.joint) if a.joint else None
-        if plan is None or plan.body not in joint_of_body:
-            continue
-        j = joint_of_body[plan.body]
-        qd = builder.joint_qd_start[j]
-        if plan.kind == "ball":
-            moments[a.name] = {qd + i: float(a.gear[i]) for i in range(3)}
-            if enabled[ball_actuators.NAME] and a.imported:
-                a.dofs = [qd + ball_actuators.ball_axis(a, path)]
-                if a.tag in ("position", "velocity") and not ctrl_direct:
-                    ball_acts.append(a)
-                    ball_dofs[a.joint] = (qd, j)
-            else:
-                a.dofs = [qd, qd + 1, qd + 2]  # Newton: trnid = first DOF, gains on all three
-        else:
-            moments[a.name] = _set_dofs(a, plan, qd)
-    if ball_acts:
-        report.changes[ball_actuators.NAME] += ball_actuators.apply(builder, ball_acts, ball_dofs)
-    return moments
-
-
-def _set_dofs(a: ActuatorSpec, plan: BodyPlan, qd: int) -> dict[int, float]:
-    """Set ``a.dofs`` for an actuator on a merged-free, free or scalar joint starting at DOF ``qd``; return its moment.
-
-    A unit-axis gear addresses one DOF, any other gear all of them (MuJoCo ``gear``, XML reference).
-    """
-    offs = plan.dof_of_joint.get(a.joint, [])
-    if plan.kind == "merged_free":
-        if a.joint == plan.joints[3].name:  # the ball part: gear in local axes
-            axis = unit_axis(a.gear, 3)
-            a.dofs = [qd + 3 + axis] if axis is not None else [qd + 3, qd + 4, qd + 5]
-            return {qd + 3 + i: float(a.gear[i]) for i in range(3)}
-        k = [s.name for s in plan.joints[:3]].index(a.joint)
-        world_axis = plan.lin_axes_world[k]
-        a.dofs = [qd + o for o in offs]
-        return {qd + i: float(a.gear[0] * world_axis[i]) for i in range(3)}
-    if plan.kind == "free":
-        axis = unit_axis(a.gear, 6)
-        a.dofs = [qd + axis] if axis is not None else list(range(qd, qd + 6))
-        return {qd + i: float(a.gear[i]) for i in range(6)}
-    a.dofs = [qd + o for o in offs]
-    return {qd + o: float(a.gear[0]) for o in offs}
-
-
-def _resolve_dampratio(builder, acts: list[ActuatorSpec], moments: dict, joints: list[int], enabled: bool, report) -> None:
-    """Patch ``dampratio``: set ``kv_resolved`` (N·s/m or N·m·s/rad) from the reference mass matrix.
-
-    Every actuator gets ``kv_resolved = kv``; with the patch on, position actuators with
-    ``dampratio > 0`` and no ``kv`` get the value of :func:`dampratio.resolve_kv`, written to the
-    builder when Newton imported them.
-    """
-    need_kv = [a for a in acts if a.tag == "position" and a.dampratio > 0 and a.kv == 0 and a.name in moments]
-    for a in acts:
-        a.kv_resolved = a.kv
-    if not (enabled and need_kv):
-        return
-    M, col = reference_mass_matrix(builder, joints)
-    for a in need_kv:
-        kv = dampratio.resolve_kv(a, M, col, moments[a.name])
-        a.kv_resolved = kv
-        if a.imported:
-            report.changes[dampratio.NAME].append(dampratio.write(builder, a, kv))
-        else:
-            report.changes[dampratio.NAME].append(
-                f"actuator '{a.name}' (not imported): dampratio {a.dampratio} kp {a.kp} -> kv {kv:.6g} kept in report"
-            )
-
-
-def _record_wrist_gains(
-    builder, path: Path, plans: dict, joint_of_body: dict, free_acts: list[ActuatorSpec],
-    index: _JointIndex, enabled: bool, report: ImportReport,
-) -> None:
-    """Patch ``free_actuators`` on the builder: no gains on free DOFs; the first free joint's gains in the report.
-
-    Fills ``report.wrist_gains`` (kp N/m then N·m/rad, kd N·s/m then N·m·s/rad, see
-    :data:`WRIST_FRAMES`) and ``report.free_joint_actuators``.
-
-    Raises:
-        UnsupportedActuatorError: a merged wrist's rotation actuator gear is not a unit axis.
-    """
-    free_plans = [p for p in plans.values() if p.kind in _FREE_KINDS and p.body in joint_of_body]
-    if enabled:
-        for p in free_plans:
-            report.changes[free_actuators.NAME] += free_actuators.clear_free_gains(builder, joint_of_body[p.body])
-    if free_plans:
-        p = free_plans[0]
-        j = joint_of_body[p.body]
-        kp, kd = [0.0] * 6, [0.0] * 6
-        for a in free_acts if enabled else []:
-            if index.free_joint_of[a.joint] != p.free_name or a.tag != "position":
-                continue
-            for s in _wrist_slots(a, p, path):
-                kp[s], kd[s] = a.kp, float(a.kv_resolved or 0.0)
-        lin = p.lin_axes_world if p.lin_axes_world is not None else np.eye(3)
-        report.wrist_gains = {
-            "joint": _short(builder.joint_label[j]),
-            "joint_index": j,
-            "dof_start": builder.joint_qd_start[j],
-            "coord_start": builder.joint_q_start[j],
-            "kp": kp,
-            "kd": kd,
-            "lin_axes_world": np.asarray(lin, dtype=float).tolist(),
-            "frames": WRIST_FRAMES,
-        }
-    report.free_joint_actuators = [a.as_dict() for a in free_acts] if enabled else []
-
-
-def _wrist_slots(a: ActuatorSpec, p: BodyPlan, path: Path) -> list[int]:
-    """The wrist DOF slots (0-2 translation, 3-5 rotation) a free-joint actuator drives.
-
-    Raises:
-        UnsupportedActuatorError: a merged wrist's ball actuator gear is not a unit axis.
-    """
-    if p.kind == "merged_free":
-        names = [s.name for s in p.joints[:3]]
-        if a.joint in names:
-            return [names.index(a.joint)]
-        axis = unit_axis(a.gear, 3)
-        if axis is None:
-            raise UnsupportedActuatorError(path, f"actuator '{a.name}'", f"gear {a.gear.tolist()} is not a unit axis")
-        return [3 + axis]
-    axis = unit_axis(a.gear, 6)
-    return [axis] if axis is not None else []
 
 
 def _record_counts(builder, start: dict[str, int], joints: list[int], report: ImportReport) -> None:

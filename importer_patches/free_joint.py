@@ -153,75 +153,103 @@ def plan_bodies(root: ET.Element, path: str | Path, enabled: bool = True) -> dic
         bname = body.get("name") or f"body_{n}"
         elems = [e for e in body if e.tag in ("joint", "freejoint")]
         joints = [read_joint(e, defaults, childclass, autolimits, bname, i) for i, e in enumerate(elems)]
-        types = [j.type for j in joints]
-        plan = BodyPlan(body=bname, kind="none", joints=joints)
-        if not joints:
-            pass
-        elif types == ["free"]:
-            plan.kind = "free"
-            plan.free_name = joints[0].name
-            plan.dof_of_joint = {joints[0].name: list(range(6))}
-            plan.damping = [joints[0].damping] * 6
-            plan.armature = [joints[0].armature] * 6
-            plan.friction = [joints[0].frictionloss] * 6
-        elif types == ["ball"]:
-            plan.kind = "ball"
-            plan.dof_of_joint = {joints[0].name: [0, 1, 2]}
-            plan.damping = [joints[0].damping] * 3
-            plan.armature = [joints[0].armature] * 3
-            plan.friction = [joints[0].frictionloss] * 3
-        elif enabled and types == ["slide", "slide", "slide", "ball"]:
-            slides, ball = joints[:3], joints[3]
-            if parent is not None:
-                _raise(path, bname, joints, "slide x3 + ball is a free body only below <worldbody>; Newton free joints need the world as parent")
-            lin = np.stack([s.axis for s in slides])
-            if not np.allclose(lin @ lin.T, np.eye(3), atol=1e-6):
-                _raise(path, bname, joints, "the three slide axes are not mutually orthogonal")
-            if np.linalg.norm(ball.pos) > _TOL:
-                _raise(path, bname, joints, f"the ball joint is anchored at {ball.pos.tolist()}, not at the body origin, so its rotation is not a free joint's")
-            if any(j.limited for j in joints):
-                _raise(path, bname, joints, "a free joint cannot carry joint limits")
-            if any(j.stiffness != 0.0 for j in joints):
-                _raise(path, bname, joints, "a free joint cannot carry joint stiffness (springs)")
-            if any(s.ref != 0.0 for s in slides):
-                _raise(path, bname, joints, "slide 'ref' shifts qpos0, which a free joint cannot represent")
-            plan.kind = "merged_free"
-            plan.free_name = f"{bname}_freejoint"
-            plan.lin_axes = lin
-            # Linear values stay in slide order here; fix_builder maps them onto
-            # Newton's world-axis DOFs once the body's world orientation is known.
-            plan.damping = [s.damping for s in slides] + [ball.damping] * 3
-            plan.armature = [s.armature for s in slides] + [ball.armature] * 3
-            plan.friction = [s.frictionloss for s in slides] + [ball.frictionloss] * 3
-            for k, s in enumerate(slides):
-                plan.dof_of_joint[s.name] = [k]
-            plan.dof_of_joint[ball.name] = [3, 4, 5]
-        elif all(t in ("slide", "hinge") for t in types):
-            plan.kind = "scalar"
-            if enabled:
-                first_hinge = types.index("hinge") if "hinge" in types else len(types)
-                if "slide" in types[first_hinge:]:
-                    _raise(path, bname, joints, "Newton orders a combined joint's linear DOFs first; a hinge before a slide changes the kinematics")
-                if len(joints) > 1 and any(np.linalg.norm(j.pos - joints[0].pos) > _TOL for j in joints[1:]):
-                    _raise(path, bname, joints, "Newton anchors a combined joint at the first joint's pos; these joints have different anchors")
-                if len(joints) > 6:
-                    _raise(path, bname, joints, "more than 6 DOFs on one body")
-            lin = [j for j in joints if j.type == "slide"]
-            ang = [j for j in joints if j.type == "hinge"]
-            for k, j in enumerate(lin + ang):
-                plan.dof_of_joint[j.name] = [k]
-        elif enabled:
-            if "free" in types:
-                why = "a free joint must be the only joint of its body"
-            elif types.count("ball") > 1:
-                why = "more than one ball joint on one body"
-            elif "ball" in types:
-                why = "a ball joint combined with other joints (only slide x3 followed by one ball maps to a free joint)"
-            else:
-                why = f"unsupported joint types {sorted(set(types))}"
-            _raise(path, bname, joints, why)
-        plans[bname] = plan
+        plans[bname] = _plan_body(bname, joints, parent, path, enabled)
     return plans
+
+
+def _plan_body(bname: str, joints: list[JointSpec], parent, path, enabled: bool) -> BodyPlan:
+    """The :class:`BodyPlan` of one body (``parent``: its parent body element, None below
+    ``<worldbody>``).
+
+    Raises:
+        UnsupportedJointError: with ``enabled``, joints Newton cannot represent exactly.
+    """
+    types = [j.type for j in joints]
+    plan = BodyPlan(body=bname, kind="none", joints=joints)
+    if not joints:
+        pass
+    elif types in (["free"], ["ball"]):
+        j, ndof = joints[0], 6 if types == ["free"] else 3
+        plan.kind = types[0]
+        if plan.kind == "free":
+            plan.free_name = j.name
+        plan.dof_of_joint = {j.name: list(range(ndof))}
+        plan.damping, plan.armature, plan.friction = [j.damping] * ndof, [j.armature] * ndof, [j.frictionloss] * ndof
+    elif enabled and types == ["slide", "slide", "slide", "ball"]:
+        _plan_merged_free(plan, parent, path)
+    elif all(t in ("slide", "hinge") for t in types):
+        _plan_scalar(plan, path, enabled)
+    elif enabled:
+        if "free" in types:
+            why = "a free joint must be the only joint of its body"
+        elif types.count("ball") > 1:
+            why = "more than one ball joint on one body"
+        elif "ball" in types:
+            why = "a ball joint combined with other joints (only slide x3 followed by one ball maps to a free joint)"
+        else:
+            why = f"unsupported joint types {sorted(set(types))}"
+        _raise(path, bname, joints, why)
+    return plan
+
+
+def _plan_merged_free(plan: BodyPlan, parent, path) -> None:
+    """Slide x3 + ball on one body: checked and planned as one free joint (in place).
+
+    Raises:
+        UnsupportedJointError: not below ``<worldbody>``, non-orthogonal slides, a ball off
+            the body origin, limits, springs or a slide ``ref``.
+    """
+    bname, joints = plan.body, plan.joints
+    slides, ball = joints[:3], joints[3]
+    if parent is not None:
+        _raise(path, bname, joints, "slide x3 + ball is a free body only below <worldbody>; Newton free joints need the world as parent")
+    lin = np.stack([s.axis for s in slides])
+    if not np.allclose(lin @ lin.T, np.eye(3), atol=1e-6):
+        _raise(path, bname, joints, "the three slide axes are not mutually orthogonal")
+    if np.linalg.norm(ball.pos) > _TOL:
+        _raise(path, bname, joints, f"the ball joint is anchored at {ball.pos.tolist()}, not at the body origin, so its rotation is not a free joint's")
+    if any(j.limited for j in joints):
+        _raise(path, bname, joints, "a free joint cannot carry joint limits")
+    if any(j.stiffness != 0.0 for j in joints):
+        _raise(path, bname, joints, "a free joint cannot carry joint stiffness (springs)")
+    if any(s.ref != 0.0 for s in slides):
+        _raise(path, bname, joints, "slide 'ref' shifts qpos0, which a free joint cannot represent")
+    plan.kind = "merged_free"
+    plan.free_name = f"{bname}_freejoint"
+    plan.lin_axes = lin
+    # Linear values stay in slide order here; fix_builder maps them onto
+    # Newton's world-axis DOFs once the body's world orientation is known.
+    plan.damping = [s.damping for s in slides] + [ball.damping] * 3
+    plan.armature = [s.armature for s in slides] + [ball.armature] * 3
+    plan.friction = [s.frictionloss for s in slides] + [ball.frictionloss] * 3
+    for k, s in enumerate(slides):
+        plan.dof_of_joint[s.name] = [k]
+    plan.dof_of_joint[ball.name] = [3, 4, 5]
+
+
+def _plan_scalar(plan: BodyPlan, path, enabled: bool) -> None:
+    """Hinges and slides on one body (Newton combines several into a D6), planned in place:
+    linear DOFs first, then angular.
+
+    Raises:
+        UnsupportedJointError: with ``enabled``, a hinge before a slide, joints at different
+            anchors, or more than 6 DOFs.
+    """
+    bname, joints = plan.body, plan.joints
+    types = [j.type for j in joints]
+    plan.kind = "scalar"
+    if enabled:
+        first_hinge = types.index("hinge") if "hinge" in types else len(types)
+        if "slide" in types[first_hinge:]:
+            _raise(path, bname, joints, "Newton orders a combined joint's linear DOFs first; a hinge before a slide changes the kinematics")
+        if len(joints) > 1 and any(np.linalg.norm(j.pos - joints[0].pos) > _TOL for j in joints[1:]):
+            _raise(path, bname, joints, "Newton anchors a combined joint at the first joint's pos; these joints have different anchors")
+        if len(joints) > 6:
+            _raise(path, bname, joints, "more than 6 DOFs on one body")
+    lin = [j for j in joints if j.type == "slide"]
+    ang = [j for j in joints if j.type == "hinge"]
+    for k, j in enumerate(lin + ang):
+        plan.dof_of_joint[j.name] = [k]
 
 
 def rewrite_xml(root: ET.Element, plans: dict[str, BodyPlan]) -> list[str]:

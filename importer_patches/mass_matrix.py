@@ -61,62 +61,76 @@ def reference_mass_matrix(builder, joints: list[int]) -> tuple[np.ndarray, dict[
     owner_child: list[int] = []
     parent_of_body = {builder.joint_child[j]: builder.joint_parent[j] for j in joints}
     for j in joints:
-        jtype = builder.joint_type[j]
-        child = builder.joint_child[j]
         start = builder.joint_qd_start[j]
-        n_lin, n_ang = builder.joint_dof_dim[j]
-        Rb, pb = _pose(builder.body_q[child])
-        Rc, pc = _pose(builder.joint_X_c[j])
-        Rj, pj = Rb @ Rc, Rb @ pc + pb  # joint frame on the child, world
-        dofs: list[tuple[np.ndarray, np.ndarray | None]] = []
-        if jtype == JointType.FREE:
-            dofs = [(np.eye(3)[i], None) for i in range(3)] + [(Rb[:, i], pb) for i in range(3)]
-        elif jtype == JointType.BALL:
-            dofs = [(Rj[:, i], pj) for i in range(3)]
-        elif jtype in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.D6):
-            for k in range(n_lin + n_ang):
-                a = Rj @ np.asarray([float(v) for v in builder.joint_axis[start + k]])
-                dofs.append((a, None if k < n_lin else pj))
-        elif jtype == JointType.FIXED:
-            dofs = []
-        else:
-            raise ValueError(f"reference_mass_matrix: unsupported joint type {jtype} of joint '{builder.joint_label[j]}'")
-        for k, (a, anchor) in enumerate(dofs):
+        for k, (a, anchor) in enumerate(_joint_dof_axes(builder, j)):
             col[start + k] = len(axes)
             axes.append((a, anchor))
-            owner_child.append(child)
-
+            owner_child.append(builder.joint_child[j])
     n = len(axes)
     M = np.zeros((n, n))
-    bodies = sorted(parent_of_body)
-
-    def ancestors(b):
-        out = set()
-        while b in parent_of_body:
-            out.add(b)
-            b = parent_of_body[b]
-        return out
-
-    for b in bodies:
-        Rb, pb = _pose(builder.body_q[b])
-        com = Rb @ np.asarray([float(v) for v in builder.body_com[b]]) + pb
-        inertia = Rb @ np.asarray(builder.body_inertia[b], dtype=float).reshape(3, 3) @ Rb.T
-        mass = float(builder.body_mass[b])
-        chain = ancestors(b)
-        Jv = np.zeros((3, n))
-        Jw = np.zeros((3, n))
-        for c, (a, anchor) in enumerate(axes):
-            if owner_child[c] not in chain:
-                continue
-            if anchor is None:
-                Jv[:, c] = a
-            else:
-                Jw[:, c] = a
-                Jv[:, c] = np.cross(a, com - anchor)
-        M += mass * Jv.T @ Jv + Jw.T @ inertia @ Jw
+    for b in sorted(parent_of_body):
+        M += _body_term(builder, b, _ancestors(b, parent_of_body), axes, owner_child)
     for dof, c in col.items():
         M[c, c] += float(builder.joint_armature[dof])
     return M, col
+
+
+def _joint_dof_axes(builder, j: int) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """Per DOF of joint ``j``: (world axis (3,), world anchor (3,) m for an angular DOF, None
+    for a linear one), in MuJoCo's velocity coordinates (module docstring).
+
+    Raises:
+        ValueError: a joint type other than FREE, BALL, REVOLUTE, PRISMATIC, D6, FIXED.
+    """
+    jtype = builder.joint_type[j]
+    start = builder.joint_qd_start[j]
+    n_lin, n_ang = builder.joint_dof_dim[j]
+    Rb, pb = _pose(builder.body_q[builder.joint_child[j]])
+    Rc, pc = _pose(builder.joint_X_c[j])
+    Rj, pj = Rb @ Rc, Rb @ pc + pb  # joint frame on the child, world
+    if jtype == JointType.FREE:
+        return [(np.eye(3)[i], None) for i in range(3)] + [(Rb[:, i], pb) for i in range(3)]
+    if jtype == JointType.BALL:
+        return [(Rj[:, i], pj) for i in range(3)]
+    if jtype in (JointType.REVOLUTE, JointType.PRISMATIC, JointType.D6):
+        dofs: list[tuple[np.ndarray, np.ndarray | None]] = []
+        for k in range(n_lin + n_ang):
+            a = Rj @ np.asarray([float(v) for v in builder.joint_axis[start + k]])
+            dofs.append((a, None if k < n_lin else pj))
+        return dofs
+    if jtype == JointType.FIXED:
+        return []
+    raise ValueError(f"reference_mass_matrix: unsupported joint type {jtype} of joint '{builder.joint_label[j]}'")
+
+
+def _ancestors(b: int, parent_of_body: dict[int, int]) -> set[int]:
+    """Body ``b`` and the bodies above it that the joints move (child -> parent map)."""
+    out = set()
+    while b in parent_of_body:
+        out.add(b)
+        b = parent_of_body[b]
+    return out
+
+
+def _body_term(builder, b: int, chain: set[int], axes: list, owner_child: list[int]) -> np.ndarray:
+    """Body ``b``'s share ``m Jv^T Jv + Jw^T I Jw`` (n, n) of the mass matrix (kg, kg·m²);
+    ``chain``: the bodies whose joints move it."""
+    n = len(axes)
+    Rb, pb = _pose(builder.body_q[b])
+    com = Rb @ np.asarray([float(v) for v in builder.body_com[b]]) + pb
+    inertia = Rb @ np.asarray(builder.body_inertia[b], dtype=float).reshape(3, 3) @ Rb.T
+    mass = float(builder.body_mass[b])
+    Jv = np.zeros((3, n))
+    Jw = np.zeros((3, n))
+    for c, (a, anchor) in enumerate(axes):
+        if owner_child[c] not in chain:
+            continue
+        if anchor is None:
+            Jv[:, c] = a
+        else:
+            Jw[:, c] = a
+            Jv[:, c] = np.cross(a, com - anchor)
+    return mass * Jv.T @ Jv + Jw.T @ inertia @ Jw
 
 
 def reflected_inertia(M: np.ndarray, moment: np.ndarray) -> float:

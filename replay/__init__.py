@@ -27,10 +27,34 @@ as the module at its new place, with a :class:`DeprecationWarning`, for one rele
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import sys
 import warnings
 
 __version__ = "0.2.0"
+
+#: environment variables that name folders: the offline mirror, the staged data, the cache
+PATH_ENV = ("REPLAY_MIRROR", "REPLAY_DATA", "REPLAY_CACHE")
+
+
+def resolve_path_env(environ=os.environ) -> dict[str, str]:
+    """Make a relative :data:`PATH_ENV` value absolute, against the current directory, in
+    ``environ`` (``~`` expanded); returns what it changed.
+
+    Runs once when ``replay`` is first imported, so the README's
+    ``REPLAY_MIRROR=../shared/datasets`` means the folder beside the caller's directory
+    in this process and in every process it starts (study workers, a test's script run in
+    a temporary folder), whatever their working directory.
+    """
+    changed = {}
+    for name in PATH_ENV:
+        value = environ.get(name)
+        if value and not os.path.isabs(os.path.expanduser(value)):
+            changed[name] = environ[name] = os.path.abspath(os.path.expanduser(value))
+    return changed
+
+
+resolve_path_env()
 
 #: 0.1 module path -> 0.2 module path (the layered layout); the old paths go in 0.3.
 #: A path under a moved package (``replay.engine.mjc``) maps through its prefix.

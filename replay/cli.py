@@ -77,6 +77,13 @@ def run(main: Callable[[], int | None]) -> int:
         return 130
 
 
+def folder_arg(text: str) -> Path:
+    """argparse type for a folder option (``--data``): absolute, against the directory the
+    command was started in, so the study's workers and anything it records still find it
+    from another working directory (``~`` expanded)."""
+    return Path(os.path.abspath(os.path.expanduser(text)))
+
+
 def size_arg(text: str) -> tuple[int, int]:
     """argparse type for a frame size ``WxH`` in pixels, e.g. ``640x480`` -> (640, 480)."""
     try:

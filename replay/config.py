@@ -40,6 +40,9 @@ def _f(default, unit: str, source: str):
 class ReplayConfig:
     """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad)."""
 
+    preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (PRESETS, "
+                                       "`run_study.py --preset`: name@version); None = set field by field")
+
     # --- timing -------------------------------------------------------------------
     control_fps: float = _f(30.0, "Hz", "manosim-in-Newton: 30 fps control, poses saved per control frame")
     substeps: int = _f(8, "1", "manosim-in-Newton: 8 substeps per control frame -> dt = 1/240 s")
@@ -110,6 +113,20 @@ class ReplayConfig:
         0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
         "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
     )
+    hand_object_contact: str = _f(
+        "compiled", "-", "compiled: the pair MuJoCo mixes from the finger capsules' and the object's solref/solimp; "
+        "manosim: the object's geoms get the finger geoms' values (manosim's soft contact, HUG's), so finger-object "
+        "pairs use them exactly (replay.sim.object_contact; read back into readback.contact_pairs)"
+    )
+    hand_object_friction: float | None = _f(
+        None, "1", "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
+        "object's geoms as a Variant's friction is); None = as built (1.0: GRAB assets and manosim geoms)"
+    )
+    object_density_scale: float = _f(
+        1.0, "1", "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
+        "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019); PLA is 1240 kg/m^3 solid, parts "
+        "printed with partial infill and 2-3 perimeters weigh ~0.3-0.5 of solid"
+    )
     object_ke: float = _f(2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)")
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
@@ -150,6 +167,20 @@ class ReplayConfig:
         0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"
     )
+    pad_compression_mm: float = _f(
+        0.0, "mm", "finger pad compression (contact preload, replay.protocol.pad_compression): at the grasp frame "
+        "each finger within pad_near_mm of the object closes until its middle or distal capsule is this far inside "
+        "the object's collision surface; 0 = off (the recorded fingers). Fingertip pulp compresses ~2-4 mm under "
+        "1-5 N (Serina, Mote & Rempel, J. Biomech. 30(10) 1997; Pawluk & Howe, J. Biomech. Eng. 121(6) 1999)"
+    )
+    pad_near_mm: float = _f(10.0, "mm", "pad compression closes only fingers whose nearest capsule is within this of "
+                                        "the object at the grasp frame (a fingertip pad's width; landmark IK p90 ~4 mm)")
+    pad_max_deg: float = _f(30.0, "deg", "largest pad-compression closure per finger; a finger that does not reach "
+                                         "the depth within it is left as recorded (status unreached)")
+    pad_blend_s: float = _f(0.25, "s (recorded)", "the closure is blended in (smoothstep) over this much recorded "
+                                                  "time before the grasp frame (a step would jerk the finger drives)")
+    pad_axis: str = _f("recorded", "-", "recorded: close along each joint's recorded flexion (most open pose in the "
+                                        "window -> grasp); anatomical: about bone x palm normal")
     lift_height: float = _f(0.18, "m", "manosim-in-Newton: standardized 18 cm vertical lift")
     lift_s: float = _f(1.2, "s", "manosim-in-Newton: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
@@ -161,6 +192,12 @@ class ReplayConfig:
     )
     shake_amplitude: float = _f(0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)")
     shake_hz: float = _f(1.0, "Hz", "shake frequency; amplitude ramps in and out over a quarter period (min-jerk)")
+    release_s: float = _f(
+        0.5, "s", "release after the hold and shake of a lifted object: the fingers open to the first replayed "
+        "(pre-grasp) pose over this long, wrist held (FET005 grasp_and_lift Opening: 0.5 s); the object must then "
+        "fall by max(5 cm, its height) or the rollout is `stuck` (replay.protocol.release); 0 = off")
+    release_fall_s: float = _f(0.5, "s", "after the release, time for the object to fall (one dropped from the 18 cm "
+                                         "lift lands in 0.19 s)")
 
     # --- success / stability thresholds --------------------------------------------
     lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
@@ -175,10 +212,16 @@ class ReplayConfig:
     diag_grip_lever_m: float = _f(
         0.1, "m", "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
         "pressing at the effort limit (effort / lever / g kg at mu = 1; 0.4 N·m over ~10 cm, the manosim finger "
-        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`slipped`)"
+        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`never_gripped` or `slid_out`, light_grip)"
+    )
+    diag_never_rose_mm: float = _f(
+        10.0, "mm", "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
+        "lift-start height during lift and hold was never gripped (not lifted, not dropped). 10 mm is the datasets' "
+        "lift-onset threshold (replay.data.common.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
+        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)"
     )
     diag_slip_onset_mm: float = _f(
-        5.0, "mm", "diagnosis `slipped`: slip begins at the first frame after lift start where the object moved "
+        5.0, "mm", "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
         "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)"
     )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
@@ -196,12 +239,13 @@ class ReplayConfig:
 
     def validate(self) -> "ReplayConfig":
         """Check ranges; raise :class:`DataError` naming the field."""
-        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit",
+        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit", "object_density_scale",
                "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
         for name in pos:
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in ("shake_s", "shake_amplitude", "shake_max_slip"):
+        for name in ("shake_s", "shake_amplitude", "shake_max_slip", "release_s", "release_fall_s", "pad_compression_mm",
+                     "pad_near_mm", "pad_max_deg", "pad_blend_s"):
             if not getattr(self, name) >= 0:
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
@@ -216,6 +260,8 @@ class ReplayConfig:
             "hand_variant": (None, "myhand", "zerohand"),
             "solver_backend": ("mujoco", "steel"),
             "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
+            "pad_axis": ("recorded", "anatomical"),
+            "hand_object_contact": ("compiled", "manosim"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
@@ -225,6 +271,14 @@ class ReplayConfig:
                 self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
+        if self.hand_object_friction is not None and not self.hand_object_friction > 0:
+            raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
+        edits = self.hand_object_contact != "compiled" or self.object_density_scale != 1.0 or \
+            self.hand_object_friction is not None
+        if edits and not (
+                self.device == "cpu" and self.engine == "direct"):
+            raise DataError(None, "config.hand_object_contact", "object contact / density edits run on the direct "
+                            "MuJoCo C engine (device cpu, engine direct) only")
         return self
 
     def _validate_steel(self) -> None:
@@ -295,6 +349,38 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
     if config.hand_variant is not None:
         return config
     return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
+
+
+#: Named, versioned settings (``run_study.py --preset NAME``): ``{name: {"version", "settings":
+#: {field: value}, "sources": {field: why}}}``, the same for every recording; the study's config
+#: records ``preset = "name@version"``. Today's protocol (no preset) stays the default.
+PRESETS = {
+    "human-replay": {
+        "version": "1",
+        "settings": {"effort_limit": 1.0, "object_density_scale": 0.4, "hand_object_friction": 1.5},
+        "sources": {
+            "effort_limit": "human grip: fingertip forces 1-10 N in precision lifts (Westling & Johansson, Exp. Brain "
+                            "Res. 53, 1984) over a ~10 cm knuckle-to-pad lever: up to ~1 N·m per finger",
+            "object_density_scale": "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019): PLA "
+                                    "1240 kg/m^3 solid, ~0.3-0.5 of it at partial infill",
+            "hand_object_friction": "fingertip skin on smooth polymers mu ~0.5-1.5, higher when moist (Derler & "
+                                    "Gerhardt, Tribol. Lett. 45, 2012)",
+        },
+    },
+}
+
+
+def apply_preset(config: ReplayConfig, name: str) -> ReplayConfig:
+    """``config`` with the settings of preset ``name`` (:data:`PRESETS`) and ``preset`` =
+    ``"name@version"``, validated.
+
+    Raises:
+        DataError: an unknown preset (field ``preset``) or a setting out of range.
+    """
+    if name not in PRESETS:
+        raise DataError(None, "config.preset", f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
+    p = PRESETS[name]
+    return dataclasses.replace(config, **p["settings"], preset=f"{name}@{p['version']}").validate()
 
 
 # --- recorded protocol (replay.protocol.tracking): object tracking against the recorded track ------

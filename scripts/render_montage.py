@@ -5,11 +5,12 @@
 
 Each tile is one rollout rendered headless from its saved poses (no re-simulation)
 with its overlay: object (and sequence where the name lacks it), the phase while it runs and
-"result: <outcome>" once decided (end of the hold; the shake's verdict at its end), contacts, time. Clips of
-different lengths hold their last frame. Defaults: 3 x 2 grid of 640 x 480 tiles
-up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080 (30 clips:
-6 x 5 tiles of 288 x 216); at most 30 tiles (the first rollouts; a note says how many
-were left out) unless ``--max-clips`` says otherwise.
+each verdict from the frame it is decided on ("result: <outcome>" at the end of the hold; the
+shake's "held" at its end, "shaken loose" from the frame the object is out of the hand for
+good), contacts and time. Clips of different lengths hold their last frame. Defaults: 3 x 2
+grid of 640 x 480 tiles up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080
+(30 clips: 6 x 5 tiles of 288 x 216; 38: 7 x 6 of 240 x 180): every rollout gets a tile
+unless ``--max-clips`` says otherwise (the ones left out are named).
 A montage whose inputs have not changed since it was written (``OUT.json`` beside it
 records their key) is kept, not re-rendered, unless ``--force``.
 Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
@@ -49,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
                     help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
                          "ghost beside the simulated one)")
-    ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS)
+    ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS,
+                    help="at most this many tiles, the first rollouts in study order (default: every rollout)")
     ap.add_argument("--force", action="store_true",
                     help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
     ap.add_argument("--clips", type=Path, default=None,
@@ -70,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
                   f"({st.ms_per_frame:.1f} ms per tile frame)")
         if st.left_out:
-            print(f"NOTE: {st.left_out} rollout(s) left out of the montage (limit --max-clips {args.max_clips}); "
-                  "use --objects or a larger --max-clips", file=sys.stderr)
+            print(f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
+                  f"{', '.join(st.left_out_names)}", file=sys.stderr)
         if args.clips is not None:
             study, study_dir = render.load_study(args.study)
             key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"

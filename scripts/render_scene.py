@@ -18,11 +18,12 @@ Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad argume
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
 
 from replay.output import render
-from replay.cli import report, run, size_arg
+from replay.cli import folder_arg, report, run, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
                     help="which rollout of the study: lift (default) or recorded (the recorded object drawn as a "
                          "translucent ghost beside the simulated one)")
-    ap.add_argument("--data", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
+    ap.add_argument("--data", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
     ap.add_argument("--hand", choices=("auto", "mano", "landmarks"), default="auto")
     ap.add_argument("--hand-mjcf", type=Path, default=None, help="manosim MJCF (default myhand capsule hand)")
     ap.add_argument("--before", type=float, default=None, help="seconds before the grasp (recorded motion)")
@@ -63,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                 i, r = hit
                 st = render.render_clip(r, study_dir, out, size=args.size, fps=args.fps,
                                         variant="ablation" if args.ablation else "main", source=args.study)
-                print(f"wrote {st.path}: study rollout {i}, {st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
+                rows = study.get("rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts") or []
+                what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"
+                print(f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "
+                      f"study's table; drawn from its saved poses), {st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
                 return 0
             note = f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording"
         elif args.ablation:
@@ -75,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
 
         names = list_sequences(args.dataset, args.data)
         if args.sequence not in names:
-            raise UsageError("--sequence", f"no {args.dataset} sequence {args.sequence!r}; available: {', '.join(names)}")
+            close = difflib.get_close_matches(args.sequence, names, n=3)
+            raise UsageError("--sequence", f"no {args.dataset} sequence {args.sequence!r}"
+                             + (f" (did you mean {' or '.join(close)}?)" if close else "")
+                             + (f"; available: {', '.join(names)}" if len(names) <= 12 else
+                                f"; {len(names)} sequences, e.g. {', '.join(names[:3])}"))
         if note:
             print(note)
         rec = load_recording(args.dataset, args.sequence, args.data)

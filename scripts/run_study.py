@@ -14,26 +14,28 @@ Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study
 (one row per recording) and one JSON +
 ``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
 (see :mod:`replay.study.runner`). Exit status (the convention of :mod:`replay.cli`): 0 when
-every recording was replayed (whatever the grasp outcomes: unstable rollouts are
-results, not errors); 1 when data is missing or a recording could not be loaded or
-replayed (listed, the others are kept); 2 on bad arguments or settings (an unknown
-``--objects`` name, ``--device cuda`` without a device, a value out of range); 130 on
-Ctrl-C (the finished recordings are kept; ``--resume`` finishes the others).
+every recording was replayed or refused as bad input (whatever the grasp outcomes: unstable
+rollouts are results, not errors; refused recordings are listed with their reasons, e.g. GRAB's
+offhand take); 1 when data is missing, a recording could not be replayed for another reason
+(a crashed or hung worker, a bug; listed, the others are kept), or, with ``--strict``, any was
+refused; 2 on bad arguments or settings (an unknown ``--objects`` name, ``--device cuda``
+without a device, a value out of range); 130 on Ctrl-C (the finished recordings are kept;
+``--resume`` finishes the others).
 
-``--objects`` where a study of the same config already is merges into it (fields of the
-files: ``docs/results.md``).
+``--objects`` where a study of the same config already is merges into it, rerunning the named
+recordings (with ``--resume`` too: it applies to the study's others; fields of the files:
+``docs/results.md``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from replay.cli import EXIT_INTERRUPTED, report, run, say_error
-from replay.config import ReplayConfig
-from replay.study.console import summary_table
+from replay.cli import EXIT_INTERRUPTED, folder_arg, report, run, say_error
+from replay.config import PRESETS, ReplayConfig, apply_preset
+from replay.study.console import input_flag_lines, summary_table
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
@@ -44,7 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
     p.add_argument("--out", default="out/study.json", help="study JSON path")
-    p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")
+    p.add_argument("--objects", default=None,
+                   help="comma-separated objects or sequences (default: all). An object name selects its lift "
+                        "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
+                        "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
+                        "(even with --resume) and are merged into it")
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
                    help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
@@ -58,8 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--ablation-only", action="store_true",
                    help="rerun only the contact ablation of --objects into the existing study (the rest is kept)")
-    p.add_argument("--resume", action="store_true", help="skip rollouts already written with the same config")
-    p.add_argument("--data", default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
+    p.add_argument("--resume", action="store_true",
+                   help="skip rollouts already written with the same config and inputs (recordings named in "
+                        "--objects where the study holds others run anyway)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any recording is refused as bad input (default: listed, exit 0)")
+    p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="named, versioned settings (replay.config.PRESETS), applied after --config and the flags")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
     p.add_argument("--verbose", action="store_true",
@@ -97,7 +109,7 @@ def main(argv=None) -> int:
             cfg.solver_backend = a.solver
             if a.solver == "steel":
                 cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel_drive)
-        cfg.validate()
+        cfg = apply_preset(cfg, a.preset) if a.preset else cfg.validate()  # named settings (replay.config.PRESETS)
     except ReplayError as e:  # a setting out of range, from a flag or the --config file
         say_error(str(e))
         return 2
@@ -123,9 +135,8 @@ def main(argv=None) -> int:
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     print(summary_table(study))
-    for r in study.get("rollouts") or []:  # repaired or corrected input (replay.checks.input_checks), said once more
-        if r.get("input_flags"):
-            print(f"input flags: {r['sequence']}: {json.dumps(r['input_flags'])}", file=sys.stderr)
+    for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
+        print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
         def f(v, spec):
             return "-" if v is None else format(v, spec)
@@ -136,12 +147,15 @@ def main(argv=None) -> int:
               f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
               f"{r.get('track_frames_planned')} frames simulated")
     failed = study.get("failed") or {}
-    for seq, why in failed.items():
-        print(f"failed: {seq}: {why}", file=sys.stderr)
+    refused = set((study.get("counts") or {}).get("refused_keys") or [])
+    for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
+        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {why}", file=sys.stderr)
     print(f"study: {a.out}")
-    if failed:
-        say_error(f"{len(failed)} recording(s) could not be replayed (bad input, see above); "
-                  "the others are in the study")
+    crashed = [k for k in failed if k not in refused]
+    if crashed or (a.strict and failed):
+        say_error(f"{len(crashed) if crashed else len(failed)} recording(s) could not be replayed "
+                  f"({'see failed: above' if crashed else 'refused as bad input, --strict'}); the others are "
+                  "in the study")
         return 1
     return 0
 

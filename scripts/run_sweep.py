@@ -22,9 +22,10 @@ import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
-from replay.cli import run
+from replay.cli import folder_arg, run
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError, OutputError, UsageError
@@ -46,9 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--effort", type=float, default=None, help="the study's finger effort limit, N·m (default 0.4)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads stepping the worlds")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
+    p.add_argument("--data", type=folder_arg, default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides")
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--verbose", action="store_true",
+                   help="let Warp and Newton print their own messages; say warnings in full")
     return p
 
 
@@ -68,6 +71,11 @@ def main(argv=None) -> int:
         sweep_key,
     )
 
+    from replay.study.console import one_line, quiet_libraries
+
+    if not a.verbose:  # Warp's banner and "Module ... load" lines, Newton's log: off the console
+        quiet_libraries()
+    said: set[str] = set()
     grid = parse_grid(a.grid)
     if a.perturb < 0 or a.perturb_mm < 0 or a.perturb_deg < 0:
         raise UsageError("--perturb", "counts and sizes must be >= 0")
@@ -106,11 +114,20 @@ def main(argv=None) -> int:
             except (OSError, json.JSONDecodeError):
                 pass
         try:
-            doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                warnings.filterwarnings("ignore", category=DeprecationWarning)
+                doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
         except DataError as e:
             failed[seq] = str(e)
-            print(f"  {seq}: failed: {e}", file=sys.stderr)
+            print(f"  {seq}: refused: {e}", file=sys.stderr)
             continue
+        doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+        for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
+            if w not in said:
+                said.add(w)
+                print(f"  warning ({seq}; full text in {stem}.json run_warnings): {w if a.verbose else one_line(w)}",
+                      file=sys.stderr)
         doc.update(format_version=FORMAT_VERSION, sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid, perturb_mm=a.perturb_mm,
                    perturb_deg=a.perturb_deg, seed=a.seed, png=f"{stem}.png")
         from replay.study.sweep import heatmap_png

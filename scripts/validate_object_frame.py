@@ -8,7 +8,10 @@ Usage:
 Per object: collision-hull vs visual-surface gap, mass/density (flag outside
 100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
 tracked, and the minimum hand-object distance at the grasp frame (see
-:mod:`replay.checks.object_frame`). The output file holds one section per
+:mod:`replay.checks.object_frame`); and the physical-consistency checks every replay runs
+(:mod:`replay.checks.input_checks`: collision parts convex, object track, object at rest,
+hand penetration, hand shape): their figures per sequence, their flags, and a refusal as
+that sequence's error. The output file holds one section per
 dataset; running again for another dataset adds/replaces only that section.
 Written atomically. Exit status (the convention of replay.cli): 0 done, 1 if any sequence
 failed to load or data is missing, 2 bad arguments.
@@ -25,6 +28,7 @@ from datetime import datetime, timezone
 from replay.data import RECORDING_DATASETS, list_sequences
 
 from replay.checks import load_recording
+from replay.cli import folder_arg
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
 from replay.checks import object_frame as of
@@ -62,6 +66,7 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
             res = of.validate_recording(rec, n=samples, asset_cache=cache)
             res["source_sha256"] = sha256_file(rec.source)
             res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.input_checks: repaired input
+            res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
             results.append(res)
             tgt = next(o for o in res["objects"] if o["target"])
             print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
@@ -69,6 +74,7 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
                   f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
                   f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
                   + (f", input flags {res['input_flags']}" if res["input_flags"] else ""), flush=True)
+            print(f"{dataset}/{name}: physical {of.physical_line(res['physical_checks'])}", flush=True)
         except DataError as exc:  # reported; the other sequences are still validated
             errors[name] = str(exc)
             print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True)
@@ -86,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
-    ap.add_argument("--data", "--data-dir", dest="data_dir", default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
     ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)

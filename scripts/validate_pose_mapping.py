@@ -29,7 +29,7 @@ import mujoco
 import numpy as np
 import scipy
 
-from replay.cli import report, say_error
+from replay.cli import folder_arg, report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
 from replay.data import list_sequences
 from replay.checks import load_recording
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
-    ap.add_argument("--data", "--data-dir", dest="data_dir", type=Path, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
     ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
     ap.add_argument("--window", choices=["all", "grasp"], default="all",
                     help="frames to evaluate: all, or from the start to grasp_frame + --hold-s")

@@ -38,11 +38,12 @@ def _run(script: str, *args, tmp_path: Path, env_extra: dict | None = None, time
 
 
 def _study(tmp_path: Path, dataset: str, data: Path, workers: int = 1, env_extra: dict | None = None, name="study"):
+    """The study script on ``data``; ``--strict``: a refused recording exits 1 (without it, 0)."""
     cfg = tmp_path / "short.json"
     cfg.write_text(json.dumps(SHORT))
     out = tmp_path / name / "study.json"
     res = _run("run_study.py", "--dataset", dataset, "--data", data, "--out", out, "--workers", workers,
-               "--no-ablation", "--quiet", "--config", cfg, tmp_path=tmp_path, env_extra=env_extra)
+               "--no-ablation", "--quiet", "--strict", "--config", cfg, tmp_path=tmp_path, env_extra=env_extra)
     assert "Traceback" not in res.stderr, res.stderr[-3000:]
     assert res.returncode in (0, 1), res.stderr[-3000:]  # never 139 (segfault) or another crash
     study = json.loads(out.read_text())
@@ -97,7 +98,7 @@ def test_convex_decomposition_crash_costs_one_recording(tmp_path, taco_mixed):
     assert "20231104_017.obj [mesh]: CoACD convex decomposition crashed (SIGSEGV)" in why
     assert list(docs) == ["20231104_010"] and docs["20231104_010"]["outcome"] in OUTCOMES
     assert study["counts"]["rollouts"] == 1 and study["counts"]["failed_inputs"] == 1
-    assert "failed: 20231104_017:" in res.stderr
+    assert "refused: 20231104_017:" in res.stderr
 
 
 @pytest.mark.needs_data
@@ -320,7 +321,7 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     zero = np.flatnonzero(np.all(L["hand"]["joints_target"] == 0, axis=(1, 2)))
     flags = {"untracked_frames": int(zero.size)}
     assert zero.size > 0 and z["input_flags"] == flags and c["input_flags"] == {}
-    assert f"input flags: zerofilled_lift: {json.dumps(flags)}" in res.stderr
+    assert f"input flags: untracked_frames on 1 recording(s): zerofilled_lift: {zero.size}" in res.stderr
     assert study["rollouts"][[r["sequence"] for r in study["rollouts"]].index("zerofilled_lift")]["input_flags"] == flags
     # the zero frames lie inside the replayed window: the repaired replay is the clean one
     assert z["crop"][0] <= zero[0] and z["outcome"] == c["outcome"] and z["outcome"] in OUTCOMES
@@ -479,29 +480,399 @@ def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
         assert np.all(np.abs(palm_chirality(flipped) + chi) < 1e-9)
 
 
-@pytest.mark.needs_data
-def test_clean_mirror_passes_every_check_without_flags(mirror):
-    """No false alarm on the real data: the 30 GRAB lifts and 2 TACO sequences load with no flag,
-    and the measured figures sit inside the thresholds with the margins the module doc states."""
-    from replay.checks import input_checks as ic
-    from replay.data import list_sequences
-    from replay.checks import load_recording
+#: the one flag the clean mirror raises: knife_lift's track flips the knife half a turn for a few
+#: frames, 24 s after the lift onset (replay.checks.object_track's module doc)
+CLEAN_MIRROR_FLAGS = {"knife_lift": {"object_track": "knife: jumps after the lift onset at step 3119-3120 (13.2 mm, "
+                                                     "110 deg), step 3123-3124 (13.7 mm, 118.6 deg), frames 3412-3413 "
+                                                     "(6.3 mm, 45.2 deg), step 3418-3419 (9.3 mm, 69.2 deg)"}}
 
-    speeds, extents, masses, rest, hand = [], [], [], [], []
-    for ds in ("grab", "taco"):
-        for s in list_sequences(ds, mirror):
-            rec = load_recording(ds, s, mirror)
-            assert rec.meta["input_flags"] == {} and rec.valid.all(), s
+
+@pytest.mark.needs_data
+def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
+    """No false alarm on the real data: the 30 GRAB lifts, the 10 GRAB intents and 2 TACO sequences
+    load with no flag (but the intent's, and CLEAN_MIRROR_FLAGS), and the measured figures sit inside
+    the thresholds with the margins the module docs state."""
+    from replay.checks import input_checks as ic
+    from replay.checks import load_recording
+    from replay.checks import object_rest, object_track, penetration
+    from replay.data import list_sequences
+    from replay.errors import DataError
+
+    both = tmp_path / "data"
+    for src in (mirror / "grab" / "recordings").glob("*.pkl"):
+        _link(both / "grab" / "recordings" / src.name, src)
+    for src in (mirror / "grab_intents" / "recordings").glob("*.pkl"):
+        _link(both / "grab" / "recordings" / src.name, src)
+    _link(both / "grab" / "objects", mirror / "grab" / "objects")
+    speeds, extents, masses, rest, hand, deep, gaps, margins, noise = [], [], [], [], [], [], [], [], []
+    refused = {}
+    for ds, root in (("grab", both), ("taco", mirror)):
+        for s in list_sequences(ds, root):
+            try:
+                rec = load_recording(ds, s, root)
+            except DataError as exc:
+                refused[s] = str(exc)
+                continue
+            flags = {k: v for k, v in rec.meta["input_flags"].items() if k != "intent"}
+            want = CLEAN_MIRROR_FLAGS.get(s, {})
+            assert flags.keys() == want.keys() and all(flags[k].startswith(want[k]) for k in want), (s, flags)
+            assert rec.valid.all(), s
             f = rec.meta["input_checks"]
             speeds.append(f["timing"]["max_speed_m_s"])
             extents.append(f["object"]["extent_m"])
             masses.append(f["object"]["mass_kg"])
             rest.append(f["object"]["rest_gap_mm"])
             hand.append(f["object"]["hand_gap_mm"])
+            deep.append(f["penetration"]["max_mm"])
+            gaps.append(f["object_rest"]["rest_gap_mm"])
+            margins.append(f["object_rest"]["com_margin_mm"])
+            noise.append(f["object_track"][rec.target_object.name]["noise_rms_mm"])
+    # the two intents the existing checks refuse, and nothing else
+    assert sorted(refused) == ["cubesmall_offhand_1", "mouse_use_1"], refused
     # every recording file of the mirror was checked
-    assert len(speeds) == len(list((mirror / "grab" / "recordings").glob("*.pkl"))) + len(list((mirror / "taco").glob("*.pkl")))
+    n = sum(len(list((mirror / d / "recordings").glob("*.pkl"))) for d in ("grab", "grab_intents"))
+    assert len(speeds) + len(refused) == n + len(list((mirror / "taco").glob("*.pkl")))
     assert 1.9 < max(speeds) < 2.2 < ic.MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
     assert 0.039 < min(extents) and max(extents) < 0.23  # 40 mm cubes .. 222 mm knife
     assert 0.02 < min(masses) and max(masses) < 2.2  # 29 g .. 2.16 kg
     assert -5.0 < min(rest) and max(rest) < 3.0  # mm
     assert max(hand) < 5.5  # mm, at the lift onset
+    # the physical checks' figures (module docs)
+    assert 12.0 < max(deep) < 12.2 < penetration.PENETRATION_FLAG_M * 1000  # stanfordbunny_lift's index tip
+    assert -4.6 < min(gaps) and max(gaps) < 2.8 < object_rest.REST_GAP_FLAG_M * 1000
+    assert min(margins) > 6.5  # knife_lift 6.8 mm
+    assert max(noise) < 0.16 < object_track.NOISE_RMS_MM
+
+
+# --------------------------------------------------------------------------- physical consistency
+
+
+#: the bad-input cases that a study refuses at load, by sequence name in :func:`physical_cases`:
+#: (case folder, recording, the one line it must give)
+REFUSED_CASES = {
+    "teleport_lift": ("object_pose_teleport", "cubesmall_lift",
+                      "teleport_lift.pkl [objects[cubesmall].pos]: the object track jumps in the approach (frames 60-299, "
+                      "up to the lift onset): frame 250 (80 mm, 0 deg)"),
+    "penetrates_lift": ("hand_penetrates_object", "cubesmall_lift",
+                        "penetrates_lift.pkl [landmarks]: the pinky_mcp-pinky_pip bone's length spreads 113.6 % over the take"),
+    "mug_lift": ("nonconvex_collision_part", "mug_lift",
+                 "mug/contact0.stl [collision_meshes[0]]: collision part of 'mug' is not convex: its volume is 49% of its "
+                 "convex hull's (at least 98%) and a vertex lies 17.8 mm inside the hull"),
+    "yup_lift": ("world_y_up", "cubesmall_lift",
+                 "yup_lift.pkl [objects[cubesmall].pos]: at the first frame the object's lowest point is 277 mm below the "
+                 "support"),
+    "otherframe_lift": ("object_in_other_frame", "cubesmall_lift",
+                        "otherframe_lift.pkl [landmarks]: at the lift onset (frame 299) the recorded hand is 61 mm from the "
+                        "object's surface"),
+    "nan_lift": ("nan_landmarks", "cubesmall_lift",
+                 "nan_lift.pkl [hand.joints_target]: non-finite values in 5 frame(s), first at frame 200"),
+    "nonunit_lift": ("non_unit_object_quaternion", "mug_lift",
+                     "nonunit_lift.pkl [object.rot]: quaternion not unit length (first at index 0, |q|=0.2000)"),
+    "streams_lift": ("streams_of_different_length", "cubesmall_lift",
+                     "streams_lift.pkl [object.loc]: expected shape (3194, 3) (-1 = any), got (3170, 3)"),
+}
+
+
+@pytest.fixture(scope="module")
+def physical_cases(tmp_path_factory, mirror, cases_dir):
+    """One study (and one object-frame validation) of the clean cubesmall_lift beside the cases of
+    :data:`REFUSED_CASES`: the three physical ones and the five older ones refused at load."""
+    tmp = tmp_path_factory.mktemp("physical_cases")
+    recs = {"cubesmall_lift": mirror / "grab" / "recordings" / "cubesmall_lift.pkl"}
+    recs |= {seq: cases_dir / case / "data" / "grab" / "recordings" / f"{name}.pkl"
+             for seq, (case, name, _) in REFUSED_CASES.items()}
+    # the non-convex case's mug; the non-unit quaternion case is refused before its object is read
+    data = _grab_folder(tmp, mirror, recs, {"cubesmall": mirror / "grab" / "objects" / "cubesmall",
+                                            "mug": cases_dir / "nonconvex_collision_part" / "data" / "grab" / "objects" / "mug"})
+    res, study, docs = _study(tmp, "grab", data)
+    of = tmp / "of.json"
+    val = _run("validate_object_frame.py", "--dataset", "grab", "--data", data, "--out", of, "--samples", 500,
+               tmp_path=tmp)
+    return res, study, docs, val, json.loads(of.read_text())["datasets"]["grab"]
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("seq", sorted(REFUSED_CASES))
+def test_case_is_refused_with_one_line_and_the_rest_is_replayed(physical_cases, seq):
+    """Each case of REFUSED_CASES fails with its one line (exit status 1), in the study and the
+    validator; the clean recording beside them is replayed, unflagged."""
+    res, study, docs, val, sec = physical_cases
+    assert res.returncode == 1 and val.returncode == 1 and "Traceback" not in val.stderr, val.stderr[-2000:]
+    why = study["failed"][seq]
+    _one_line(why)
+    assert REFUSED_CASES[seq][2] in why, why
+    assert REFUSED_CASES[seq][2] in sec["errors"][seq]
+    assert list(docs) == ["cubesmall_lift"] and docs["cubesmall_lift"]["outcome"] in OUTCOMES
+    assert docs["cubesmall_lift"]["input_flags"] == {}
+    assert study["counts"]["failed_inputs"] == len(REFUSED_CASES)
+
+
+@pytest.mark.needs_data
+def test_validator_reports_the_physical_checks(physical_cases):
+    """validate_object_frame.py reports the checks every replay runs: the clean recording's figures."""
+    *_, val, sec = physical_cases
+    clean = next(s for s in sec["sequences"] if s["sequence"] == "cubesmall_lift")
+    phys = clean["physical_checks"]
+    assert phys["penetration"]["point"] == "thumb_tip" and 4.5 < phys["penetration"]["max_mm"] < 5.5
+    assert phys["object_rest"]["com_margin_mm"] > 15 and abs(phys["object_rest"]["rest_gap_mm"]) < 3
+    assert phys["object_track"]["cubesmall"]["jumps"] == [] and phys["hand_shape"]["max_spread_pct"] < 0.1
+    assert phys["collision_parts"]["cubesmall"]["min_fill"] > 0.999
+    assert "cubesmall_lift: physical parts fill >= " in val.stdout and "hand up to 5.18 mm inside (thumb_tip" in val.stdout
+
+
+@pytest.mark.needs_data
+def test_penetration_of_the_case_is_measured(mirror, cases_dir):
+    """hand_penetrates_object: its distal joints were moved, so its bones stretch and the take is
+    refused for its hand shape (above); its depth is measured too: past the flag depth."""
+    from replay.checks import load_recording
+    from replay.checks.penetration import PENETRATION_FLAG_M, check_penetration
+
+    rec = load_recording("grab", "cubesmall_lift", cases_dir / "hand_penetrates_object" / "data", checks=False)
+    flags, fig = check_penetration(rec)
+    assert fig["point"] == "thumb_tip" and 14.0 < fig["at_onset_mm"] < 15.0 < fig["max_mm"] + 0.5
+    assert fig["max_mm"] > PENETRATION_FLAG_M * 1000 and flags["penetration"].startswith("the recorded hand is 15.0 mm")
+    clean, fig = check_penetration(load_recording("grab", "cubesmall_lift", mirror, checks=False))
+    assert clean == {} and 4.5 < fig["at_onset_mm"] < 5.0  # cases README: clean 4.9 mm
+
+
+def _loc(sl, v):
+    def edit(d):
+        d["object"]["loc"][sl] += np.asarray(v)
+    return edit
+
+
+def _turn(sl, deg):
+    """Turn the object's recorded orientation by ``deg`` about world z over frames ``sl`` (file: wxyz)."""
+    from scipy.spatial.transform import Rotation
+
+    def edit(d):
+        q = d["object"]["rot"][sl]
+        r = Rotation.from_rotvec([0.0, 0.0, np.radians(deg)]) * Rotation.from_quat(q[:, [1, 2, 3, 0]])
+        d["object"]["rot"][sl] = r.as_quat()[:, [3, 0, 1, 2]]
+    return edit
+
+
+def _ramp(a, b, v):
+    def edit(d):
+        L = d["object"]["loc"]
+        L += np.clip((np.arange(len(L)) - a) / (b - a), 0, 1)[:, None] * np.asarray(v)
+    return edit
+
+
+def _noise(sigma):
+    def edit(d):
+        d["object"]["loc"] += np.random.default_rng(0).normal(0.0, sigma, d["object"]["loc"].shape)
+    return edit
+
+
+def _hand_toward_object(mm, tip=4, g=299):
+    """The whole recorded hand moved ``mm`` towards the object, along the thumb tip -> object
+    origin direction at frame ``g``, in every frame (rigid: its bones keep their lengths)."""
+    def edit(d):
+        L = d["hand"]["joints_target"]
+        u = d["object"]["loc"][g] - L[g, tip]
+        L += mm / 1000 * u / np.linalg.norm(u)
+        d["hand"]["wrist_loc"][:] = L[:, 0]
+    return edit
+
+
+def _bone(pct, a=5, b=6, start=1000):
+    """From frame ``start`` on, bone a-b ``pct`` % longer (landmark b and the ones beyond it moved)."""
+    def edit(d):
+        L = d["hand"]["joints_target"]
+        v = L[start:, b] - L[start:, a]
+        for k in (b, b + 1, b + 2):
+            L[start:, k] += pct / 100 * v
+    return edit
+
+
+#: other members of each physical class, made from cubesmall_lift (lift onset 299, approach
+#: 60-299, 3194 frames at 120 Hz): (edit, flag key and text, or None and the refusal's text)
+PHYSICAL_MEMBERS = {
+    # object track: a 2-frame jump that returns, a step, a turn, in the approach; after it; noise
+    "jump_2_frames": (_loc(slice(150, 152), [0.03, 0, 0]), None, "the object track jumps in the approach (frames "
+                      "60-299, up to the lift onset): frames 150-151 (30 mm"),
+    "step_6cm": (_loc(slice(150, None), [0.06, 0, 0]), None, "jumps in the approach (frames 60-299, up to the lift "
+                 "onset): step 149-150 (60 mm"),
+    "turn_60deg": (_turn(slice(200, 202), 60), None, "jumps in the approach (frames 60-299, up to the lift onset): "
+                   "frames 200-201 (0 mm, 59.9 deg)"),
+    "jump_after_onset": (_loc(slice(1000, 1001), [0, 0.08, 0]), "object_track", "cubesmall: jumps after the lift onset "
+                         "at frame 1000 (80 mm"),
+    "flip_after_onset": (_turn(slice(1500, 1502), 120), "object_track", "jumps after the lift onset at frames "
+                         "1500-1501 (0 mm, 120 deg)"),
+    "noise_2mm": (_noise(0.002), "object_track", "cubesmall: noisy track over the approach, RMS 2.98 mm"),
+    # object at rest: floats, sinks, moves by itself, is shifted in its mesh, cannot stand
+    "float_1cm": (_loc(slice(None), [0, 0, 0.01]), "object_rest", "cubesmall: floats 11.9 mm above the support at "
+                  "frame 60"),
+    "float_2cm": (_loc(slice(None), [0, 0, 0.02]), None, "at the approach start (frame 60) the object's lowest "
+                  "collision point is 21.9 mm above the support (at most 15 mm)"),
+    "float_5cm": (_loc(slice(None), [0, 0, 0.05]), None, "at the first frame the object's lowest point is 52 mm above "
+                  "the support"),
+    "sink_1cm": (_loc(slice(None), [0, 0, -0.012]), "object_rest", "cubesmall: sunk 10.1 mm into the support at frame 60"),
+    "drift_8mm": (_ramp(100, 200, [0.008, 0, 0]), "object_rest", "cubesmall: moves 8.0 mm / 0.2 deg over frames 60-215 "
+                  "before the hand comes near"),
+    "drift_30mm": (_ramp(100, 200, [0.03, 0, 0]), None, "the object moves 30.0 mm / 0.2 deg between frames 60 and 215 "
+                   "while the hand is over 30 mm away"),
+    # the hand inside the object
+    "hand_12mm_in": (_hand_toward_object(12), "penetration", "the recorded hand is 14.8 mm inside the object's "
+                     "collision parts (thumb_tip, frame 295; 14.5 mm at the lift onset, frame 299), beyond 13 mm"),
+    "hand_16mm_in": (_hand_toward_object(16), None, "[landmarks]: the recorded hand is 17.9 mm inside the object's "
+                     "collision parts (thumb_tip, frame 295"),
+    "hand_9mm_in": (_hand_toward_object(9), "", ""),  # 12.4 mm deep: within what the clean mirror shows
+    # the hand's shape
+    "bone_10pct": (_bone(10), "hand_shape", "the index_mcp-index_pip bone's length spreads 9.1 % over the take"),
+    "bone_40pct": (_bone(40), None, "[landmarks]: the index_mcp-index_pip bone's length spreads 28.6 % over the take"),
+}
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("member", sorted(PHYSICAL_MEMBERS))
+def test_other_members_of_the_physical_classes(tmp_path, mirror, member):
+    """Every member is refused with one line or flagged with its figures (no silent replay)."""
+    from replay.checks import load_recording
+    from replay.errors import DataError
+
+    edit, key, text = PHYSICAL_MEMBERS[member]
+    data = _write_grab(tmp_path, mirror, "cubesmall_lift", edit)
+    if key is None:
+        with pytest.raises(DataError) as exc:
+            load_recording("grab", "cubesmall_lift", data)
+        _one_line(str(exc.value))
+        assert text in str(exc.value), str(exc.value)
+        return
+    rec = load_recording("grab", "cubesmall_lift", data)
+    flags = rec.meta["input_flags"]
+    if not key:
+        assert flags == {}, flags
+        return
+    _one_line(flags[key])
+    assert text in flags[key], flags[key]
+
+
+def _tilted_cube(dst: Path, mirror: Path, rec, deg: float) -> None:
+    """``dst``: cubesmall whose meshes are turned ``deg`` about world x (at frame 0's pose) around
+    its centre, and lowered so that its lowest vertex stays where it was: it stands on an edge."""
+    from scipy.spatial.transform import Rotation
+
+    tr = rec.target_object
+    R0, p0 = Rotation.from_quat(tr.quat[0]), tr.pos[0]
+    tilt = Rotation.from_rotvec([np.radians(deg), 0, 0])
+    import trimesh
+
+    col = trimesh.load(mirror / "grab" / "objects" / "cubesmall" / "contact0.stl", force="mesh")
+    low = (R0.apply(col.vertices) + p0)[:, 2].min()
+    new_low = (tilt.apply(R0.apply(col.vertices)) + p0)[:, 2].min()
+
+    def transform(m):
+        w = tilt.apply(R0.apply(m.vertices)) + p0 + [0, 0, low - new_low]  # world, tilted about the origin
+        m.vertices = R0.inv().apply(w - p0)
+
+    _object_variant(dst, mirror / "grab" / "objects" / "cubesmall", transform)
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("variant, match", [
+    ("mesh_shifted_up_2cm", r"\[objects\[cubesmall\]\.pos\]: at the approach start \(frame 60\) the object's lowest "
+                            r"collision point is 2\d\.\d mm above the support \(at most 15 mm\)"),
+    ("mesh_shifted_down_2cm", r"\[objects\[cubesmall\]\.pos\]: at the approach start \(frame 60\) the object's lowest "
+                              r"collision point is 1\d\.\d mm into the support .* be pushed out"),
+    ("on_an_edge_45deg", r"\[objects\[cubesmall\]\.quat\]: at the approach start \(frame 60\) the object cannot stand: "
+                         r"it rests on a support 0\.0 mm wide"),
+    ("tipping_30deg", r"\[objects\[cubesmall\]\.quat\]: at the approach start \(frame 60\) the object cannot stand"),
+])
+def test_object_that_cannot_rest_as_recorded(tmp_path, mirror, variant, match):
+    """A mesh whose vertices were shifted from the frame its poses refer to shows up as a float or a
+    sink (never silently re-centred); a cube turned onto an edge cannot stand."""
+    from scipy.spatial.transform import Rotation
+
+    from replay.checks import load_recording
+    from replay.errors import DataError
+
+    clean = load_recording("grab", "cubesmall_lift", mirror, checks=False)
+    up = Rotation.from_quat(clean.target_object.quat[0]).inv().apply([0, 0, 1.0])  # world up in the mesh frame
+    data = _grab_folder(tmp_path, mirror, {"cubesmall_lift": mirror / "grab" / "recordings" / "cubesmall_lift.pkl"}, {})
+    dst = data / "grab" / "objects" / "cubesmall"
+    if variant.startswith("mesh_shifted"):
+        sign = 1.0 if "_up_" in variant else -1.0
+        _object_variant(dst, mirror / "grab" / "objects" / "cubesmall", lambda m: m.apply_translation(sign * 0.02 * up))
+    else:
+        _tilted_cube(dst, mirror, clean, 45.0 if "45" in variant else 30.0)
+    with pytest.raises(DataError, match=match) as exc:
+        load_recording("grab", "cubesmall_lift", data)
+    _one_line(str(exc.value))
+
+
+def test_non_convex_parts_are_refused(tmp_path):
+    """Other members (no data): an L-shaped part and two boxes apart in one file are not convex
+    (fill ratio); a box is."""
+    import trimesh
+
+    from replay.checks.convexity import part_convexity
+
+    box = trimesh.creation.box(extents=[0.04, 0.04, 0.04])
+    box.export(tmp_path / "box.stl")
+    f = part_convexity(tmp_path / "box.stl")
+    assert f["fill"] == pytest.approx(1.0) and f["concavity_mm"] == 0.0
+    a = trimesh.creation.box(extents=[0.06, 0.02, 0.02])
+    b = trimesh.creation.box(extents=[0.02, 0.06, 0.02])
+    b.apply_translation([-0.02, 0.02, 0])
+    trimesh.util.concatenate([a, b]).export(tmp_path / "l_shape.stl")
+    f = part_convexity(tmp_path / "l_shape.stl")
+    # every vertex is on the hull (the L's inner corner is no vertex of either box): the fill ratio tells
+    assert f["fill"] < 0.9 and f["concavity_mm"] == 0.0
+    far = b.copy()
+    far.apply_translation([0.1, 0, 0])
+    trimesh.util.concatenate([a, far]).export(tmp_path / "two_boxes.stl")
+    f = part_convexity(tmp_path / "two_boxes.stl")
+    assert f["fill"] < 0.5
+
+
+@pytest.mark.needs_data
+def test_non_convex_part_of_another_object_is_refused(tmp_path, mirror):
+    """cubesmall with a cross-shaped contact0.stl: refused at load, naming the part and its fill ratio."""
+    import trimesh
+
+    from replay.checks import load_recording
+    from replay.errors import DataError
+
+    data = _grab_folder(tmp_path, mirror, {"cubesmall_lift": mirror / "grab" / "recordings" / "cubesmall_lift.pkl"}, {})
+    dst = data / "grab" / "objects" / "cubesmall"
+    _object_variant(dst, mirror / "grab" / "objects" / "cubesmall", lambda m: None, parts_only=True)
+    part = trimesh.load(dst / "contact0.stl", force="mesh")
+    bars = [part.copy(), part.copy()]  # the cube cut to two crossing bars, in one file: a cross
+    bars[0].apply_scale([1.0, 0.4, 1.0])
+    bars[1].apply_scale([0.4, 1.0, 1.0])
+    trimesh.util.concatenate(bars).export(dst / "contact0.stl")
+    with pytest.raises(DataError, match=r"contact0.stl \[collision_meshes\[0\]\]: collision part of 'cubesmall' is not "
+                                        r"convex: its volume is \d+% of its convex hull's") as exc:
+        load_recording("grab", "cubesmall_lift", data)
+    _one_line(str(exc.value))
+
+
+@pytest.mark.needs_data
+def test_every_other_quaternion_negated_replays_bit_for_bit(tmp_path, mirror):
+    """q and -q are one rotation: a take whose object and wrist quaternions are negated in every
+    other frame replays exactly like the clean take, in both protocols (rollout JSON and poses npz)."""
+    d = load_pickle(mirror / "grab" / "recordings" / "cubesmall_lift.pkl")
+    for k in (("object", "rot"), ("hand", "wrist_rot")):
+        d[k[0]][k[1]][1::2] *= -1.0
+    data = _grab_folder(tmp_path, mirror, {"cubesmall_lift": mirror / "grab" / "recordings" / "cubesmall_lift.pkl"},
+                        {"cubesmall": mirror / "grab" / "objects" / "cubesmall"})
+    with open(data / "grab" / "recordings" / "flipped_lift.pkl", "wb") as f:
+        pickle.dump(d, f)
+    cfg = tmp_path / "short.json"
+    cfg.write_text(json.dumps(SHORT))
+    out = tmp_path / "study" / "study.json"
+    res = _run("run_study.py", "--dataset", "grab", "--data", data, "--out", out, "--workers", 1, "--no-ablation",
+               "--quiet", "--config", cfg, "--protocol", "lift,recorded", "--recorded-max-s", 0.5, tmp_path=tmp_path)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    rdir = out.parent / "study_rollouts"
+    skip = {"sequence", "poses", "inputs", "wall_s", "wall_s_total", "kinematics_s", "build_s", "rtf", "json"}
+    for suffix in ("", ".recorded"):
+        a = json.loads((rdir / f"cubesmall_lift{suffix}.json").read_text())
+        b = json.loads((rdir / f"flipped_lift{suffix}.json").read_text())
+        assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
+        za, zb = np.load(rdir / f"cubesmall_lift{suffix}.npz"), np.load(rdir / f"flipped_lift{suffix}.npz")
+        assert sorted(za.files) == sorted(zb.files)
+        for k in za.files:
+            assert np.array_equal(za[k], zb[k], equal_nan=za[k].dtype.kind == "f"), k

@@ -148,3 +148,21 @@ def test_inspect_contacts_cli(capsule_rhand, capsys):
     assert len(finger) == 15 and all(f["rule"] == "mixed" for f in finger)
     np.testing.assert_allclose([f["solref"][0] for f in finger], (0.04 + 0.02) / 2, atol=1e-6)
     np.testing.assert_allclose([f["solimp"][0] for f in finger], (0.5 + 0.9) / 2, atol=1e-6)
+
+
+def test_palm_priority_discards_the_object_condim_flagged(grab_dir, capsule_rhand):
+    """GRAB's object parts carry condim 4 and solref 0.02 (MuJoCo's default); the manosim palm
+    (priority 1) replaces them with its own condim 3 and solref 0.04 in every palm contact:
+    the table says so in a flag, and the fingers (priority 0) keep condim 4."""
+    from replay.config import ReplayConfig
+    from replay.protocol.rollout import build_replay_scene
+    from replay.sim.contact_table import hand_object_table
+    from short_window import SHORT, short_window
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    table = hand_object_table(scene)
+    assert any(f.startswith("palm") and "condim 4 -> 3" in f and "solref 0.02 1 -> 0.04 1" in f
+               for f in table["flags"]), table["flags"]
+    fingers = [r for r in table["pairs"] if r["hand"] != "palm"]
+    assert fingers and all(r["condim"] == 4 and r["rule"] == "mixed" for r in fingers)

@@ -33,6 +33,7 @@ def worlds(window, capsule_rhand):
         "no contact (ablation)": Variant(ablation=True),
         "ice (mu 0.05)": Variant(friction=0.05),
         "5 kg": Variant(object_mass=5.0),
+        "600 g": Variant(object_mass=0.6),
     }
     res = run_rollouts(rec, coords, capsule_rhand, cfg, list(variants.values()), threads=2)
     return {k: r.metrics for k, r in zip(variants, res)}
@@ -58,17 +59,30 @@ def test_no_contact_when_hand_object_contact_is_filtered(worlds):
     assert m["friction_budget_peak_kg"] == 0.0
 
 
-def test_slipped_on_ice(worlds):
+def test_never_gripped_on_ice(worlds):
     m = worlds["ice (mu 0.05)"]
     d = m["diagnosis"]
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0
-    assert d["class"] == "slipped"
-    # it slid out while the hand rose: onset in the lift, a slip of most (2/3) of the commanded lift
-    assert d["figure"]["onset_frame"] is not None and d["figure"]["slip_mm"] > 1000 * 2 / 3 * SHORT["lift_height"]
+    # the hand rose without it: the cube never rose 10 mm (measured peak rise < 0.1 mm), a grip
+    # too light to carry it (budget 0.05 kg for 0.084 kg): not lifted, not dropped
+    assert d["class"] == "never_gripped" and d["figure"]["peak_rise_mm"] < d["figure"]["threshold_mm"] == 10.0
+    assert d["figure"]["light_grip"] is True and diagnosis.display_outcome(m["outcome"], d["class"]) == "not lifted"
     # not in the hand at the end of the hold: no slip figure for the rollout, its separation instead
-    assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] == d["figure"]["slip_mm"]
+    assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] > 1000 * 2 / 3 * SHORT["lift_height"]
     # friction scales the budget: mu 0.05 of the grip that carries 1 kg at mu 1
     assert m["friction_budget_peak_kg"] < 0.1 * worlds["as recorded"]["friction_budget_peak_kg"]
+
+
+def test_slid_out_at_six_hundred_grams(worlds):
+    """The same grip on a 0.6 kg cube (budget 1.2 kg): it rose with the hand (measured 25 mm),
+    then slid out during the lift and was back on the table at the end of the hold."""
+    m = worlds["600 g"]
+    d = m["diagnosis"]
+    f = d["figure"]
+    assert not m["lifted"] and d["class"] == "slid_out"
+    assert f["peak_rise_mm"] >= 10.0 and f["end_rise_mm"] < 1000 * SHORT["lifted_min_rise"]
+    assert f["onset_frame"] is not None and f["slip_mm"] == m["separation_mm"]
+    assert diagnosis.display_outcome(m["outcome"], d["class"]) == "dropped"
 
 
 def test_too_heavy_at_five_kilograms(worlds):
@@ -132,7 +146,19 @@ def test_grasp_measures_on_constructed_trajectories():
                 contacts_at_lift=3, slip_mm=150.0)
     kw = dict(object_mass=1.0, effort_limit=0.4, pushed_mm=0.0, fingertip_distance_mm=0.0, slip_onset_frame=40, cfg=cfg)
     assert diagnosis.diagnose(base, budget_peak_kg=0.6, **kw)["class"] == "too_heavy"
-    assert diagnosis.diagnose(base, budget_peak_kg=0.1, **kw)["class"] == "slipped"  # too light a grip
-    assert diagnosis.diagnose(base, budget_peak_kg=2.0, **kw)["class"] == "slipped"
+    # contact and budget, the object lost anyway: never rose 10 mm (never gripped) or rose, then fell (slid out)
+    low = diagnosis.diagnose(base, budget_peak_kg=0.1, peak_rise=2.0, **kw)  # too light a grip
+    assert low["class"] == "never_gripped" and low["figure"]["light_grip"] is True
+    assert low["figure"]["peak_rise_mm"] == 2.0 and low["figure"]["threshold_mm"] == cfg.diag_never_rose_mm == 10.0
+    assert diagnosis.diagnose(base, budget_peak_kg=2.0, peak_rise=None, **kw)["class"] == "never_gripped"
+    out = diagnosis.diagnose(dict(base, rise=0.004, separation_mm=120.0), budget_peak_kg=2.0, peak_rise=35.0, **kw)
+    assert out["class"] == "slid_out" and out["figure"]["end_rise_mm"] == pytest.approx(4.0)
+    assert out["figure"]["slip_mm"] == 120.0 and out["figure"]["onset_frame"] == 40
+    assert diagnosis.display_outcome("dropped", "never_gripped") == "not lifted"
+    assert diagnosis.display_outcome("dropped", "slid_out") == "dropped"
+    # peak rise: over lift (2) and hold (3) frames only, above the lift-start frame's height
+    z = np.array([0.0, 0.0, 0.004, 0.012, 0.003, 0.5])
+    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), 1, (2, 3)) == pytest.approx(12.0)
+    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), None, (2, 3)) is None
     assert diagnosis.diagnose(dict(base, contacts_force_at_lift=0), budget_peak_kg=0.0, **kw)["class"] == "no_contact"
     assert diagnosis.diagnose(base, budget_peak_kg=0.6, **dict(kw, pushed_mm=25.0))["class"] == "pushed_away"

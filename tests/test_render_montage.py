@@ -4,6 +4,7 @@ different lengths (the short one must hold its last frame)."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -65,12 +66,27 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
 def test_montage_object_filter_and_layout(study3, tmp_path):
     st = render.render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
     assert st.size == TILE and st.frames == N_SHORT
-    with pytest.warns(UserWarning, match="first 2 of 3 rollouts"):
+    # a limit asked for: the first rollouts shown, the rest named (no Python warning on the console)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         st2 = render.render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
-    assert st2.left_out == 1 and st2.size == (2 * TILE[0], TILE[1])
+    assert st2.left_out == 1 and st2.left_out_names == ("duck_lift",) and st2.size == (2 * TILE[0], TILE[1])
+    assert json.loads(render.montage_record_path(st2.path).read_text())["left_out_rollouts"] == ["duck_lift"]
     assert render.montage_layout(6) == (3, 2, (640, 480))
     assert render.montage_layout(30) == (6, 5, (288, 216))
+    assert render.montage_layout(38) == (7, 6, (240, 180))  # GRAB's 38 replayed recordings, all shown
     assert render.montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)
+
+
+def test_montage_has_a_tile_per_rollout(study3, tmp_path):
+    """By default every rollout of the study gets a tile (none cut off by a clip limit)."""
+    study = json.loads(study3.read_text())
+    st = render.render_montage(study3, tmp_path / "all.mp4", tile=TILE)
+    record = json.loads(render.montage_record_path(st.path).read_text())
+    assert st.left_out == 0 and record["left_out_rollouts"] == []
+    assert record["rollouts"] == [r["sequence"] for r in study["rollouts"]]
+    cols, rows = record["grid"]
+    assert len(study["rollouts"]) <= cols * rows < len(study["rollouts"]) + cols
 
 
 def test_montage_pairs_with_ablation(study3, tmp_path):

@@ -95,7 +95,9 @@ def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
     for key, sup in (("box", clip.support), ("plane", render.Support(HEIGHT))):
         img = next(render.render_frames(track, clip.hand_mjcf, clip.objects, sup, SIZE, camera=cam))
         counts[key] = int(object_mask(img[None]).sum())
-    assert counts["box"] > 100, counts  # measured 184 px at 160x120 (the mug's top, at the frame's lower edge)
+    # measured 98 px at 160x120 (the mug's top, at the frame's lower edge; 184 before the camera kept the
+    # overlay's top fifth clear, which moved the view down)
+    assert counts["box"] > 50, counts
     assert counts["plane"] < 0.1 * counts["box"], counts
 
 
@@ -125,14 +127,28 @@ def test_overlay_says_the_result_only_once_decided(table_study):
         assert by_phase[p][1].startswith(render.PHASE_NAMES[p])
     end_hold = int(np.flatnonzero(clip.phase == 3)[-1])  # `lifted` is judged here
     assert lines(end_hold)[1] == ("result: lifted", render.OUTCOME_RGB["lifted"])
-    assert by_phase[0][0] == "mug" and by_phase[3][2].startswith("contacts 6") and by_phase[3][3].startswith("t =")
-    # a shake after the hold: "shake test..." while it runs, its verdict on the last frame only
+    # one phase label per frame: contacts and time share the last line
+    assert by_phase[0][0] == "mug" and len(by_phase[3]) == 3 and by_phase[3][2].startswith("contacts 6   t =")
+    assert all(sum(t.endswith("...") for t in by_phase[p]) == 1 for p in range(4))
+    # a shake after the hold: "shake test..." while it runs; held: its verdict on the last frame
     n = len(clip.phase)
-    shaken = render.Clip(**{**clip.__dict__, "phase": np.r_[clip.phase[: n - 5], np.full(5, 4)],
-                            "meta": dict(clip.meta, shake_held=False)})
+    phase = np.r_[clip.phase[: n - 5], np.full(5, 4)]
+    held = render.Clip(**{**clip.__dict__, "phase": phase, "meta": dict(clip.meta, shake_held=True)})
+    hl = render.clip_overlay(held)
+    assert [t for t, _ in hl(n - 2)][1:3] == ["result: lifted", "shake test..."]
+    assert [t for t, _ in hl(n - 1)][1:3] == ["result: lifted", "shake: held"]
+    # dropped in the shake: from the frame the object is out of the hand for good (here 2 cm + from
+    # frame n - 4 on), one red line, never a green "lifted" above a red "dropped"
+    pos = clip.track.body_pos.copy()
+    pos[n - 4:, clip.track.index("object"), 0] += 0.05
+    track = render.PoseTrack(clip.track.time, clip.track.body_names, pos, clip.track.body_quat)
+    shaken = render.Clip(**{**clip.__dict__, "phase": phase, "track": track, "meta": dict(clip.meta, shake_held=False)})
+    assert render.shake_decided_frame(shaken) == n - 4
     sl = render.clip_overlay(shaken)
-    assert [t for t, _ in sl(n - 3)][1:3] == ["result: lifted", "shake test..."]
-    assert [t for t, _ in sl(n - 1)][1:3] == ["result: lifted", "shake: dropped"]
+    assert [t for t, _ in sl(n - 5)][1:3] == ["result: lifted", "shake test..."]
+    for i in (n - 4, n - 1):
+        assert [(t, c) for t, c in sl(i)][1] == ("result: shaken loose", render.OUTCOME_RGB["dropped"])
+        assert not any("lifted" in t for t, _ in sl(i))
     # a sequence name without the object (TACO): both in the title
     taco = render.Clip(**{**clip.__dict__, "meta": dict(clip.meta, sequence="20231104_010")})
     assert render.clip_overlay(taco)(0)[0][0] == "mug - 20231104_010"

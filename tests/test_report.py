@@ -7,6 +7,7 @@ tests skip here, and fail in CI (``CI=true``), where the install must have provi
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
@@ -103,3 +104,30 @@ def test_screenshot(report, tmp_path):
     band = np.all(np.abs(img - [0xDD, 0xE8, 0xF6]) <= 2, axis=-1).sum()  # approach band
     assert band > 5000, band
     shutil.copy(shot, d / "report_screenshot.png")
+
+
+def test_montage_copied_beside_the_page_and_tiles_left_out_named(report, tmp_path):
+    """The montage (rendered elsewhere, as make study's renders/) is copied beside the page, embedded
+    at its own width, and the recordings without a tile are named; the page's links survive
+    moving its folder."""
+    d, study, _ = report
+    renders = tmp_path / "renders"
+    renders.mkdir()
+    montage = renders / "montage.mp4"
+    montage.write_bytes(b"\x00\x00\x00\x18ftypmp42")  # any bytes: the page only links it
+    (renders / "montage.mp4.json").write_text(json.dumps({"rollouts": ["cubesmall_lift"], "size": [288, 216]}))
+    page_dir = tmp_path / "site"
+    page_dir.mkdir()
+    shutil.copytree(d, page_dir / "grab")
+    n = build_report(page_dir / "grab" / "study.json", page_dir / "grab" / "report.html", montage=montage)
+    assert n["clips"] == 1
+    html_text = (page_dir / "grab" / "report.html").read_text()
+    assert "src='report_files/montage.mp4'" in html_text and " width=288 " in html_text
+    assert "no tile for 1 recording(s): mug_lift" in html_text
+    assert "href='study.csv'" in html_text and "../" not in re.sub(r"<pre.*?</pre>", "", html_text, flags=re.S)
+    moved = tmp_path / "moved"
+    shutil.move(page_dir / "grab", moved)
+    for link in re.findall(r"(?:src|href)='([^'#]+)'", (moved / "report.html").read_text()):
+        assert (moved / link).is_file(), link
+    # the lifts and the other intents apart (here lifts only)
+    assert "<table id=by-intent>" in html_text and "<td>lifts</td>" in html_text

@@ -29,7 +29,8 @@ LONG_FUNCTIONS = {
 #: bottom to top: a module imports only from its own layer and the ones before it.
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
-BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results"}
+BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
+                "replay.results.records", "replay.results.files", "replay.results.fields_doc"}
 #: upward imports allowed for one release, each a deprecated 0.1 path kept working
 DEPRECATED_UPWARD = {("replay.data", "replay.checks"): "replay.data.load_recording, goes in 0.3"}
 

@@ -74,6 +74,8 @@ def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
            "--data", str(mirror), "--threads", "2"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
+    # Warp's banner and "Module ... load" lines are hidden unless --verbose (README)
+    assert "Warp " not in res.stdout + res.stderr and "Module " not in res.stdout + res.stderr, res.stdout + res.stderr
     doc = json.loads((out / "cubesmall_lift.json").read_text())
     assert doc["worlds"] == 4 + 2 + 2 + 1 + 1
     # the study's operating point (0.4 N·m, mu 1) lifts this window (as the study does); on ice
@@ -90,3 +92,27 @@ def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
     bad = subprocess.run(cmd[:2] + ["--dataset", "grab", "--grid", "mu=1:2:2", "--out", str(out)],
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert bad.returncode == 2 and "missing axis" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_heatmap_axes_within_the_sampled_range_and_legend_markers_as_plotted():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from replay.study.sweep import heatmap_figure
+
+    E, M = np.linspace(0.1, 1.5, 4), np.linspace(0.3, 1.2, 4)
+    doc = {"axes": {"effort_nm": E.tolist(), "mu": M.tolist()},
+           "outcome": [["lifted" if e > 0.5 else "dropped" for _ in M] for e in E],
+           "shake_held": [[False] * 4 for _ in E], "operating_point": {"mu": 1.0, "effort_nm": 0.4},
+           "effort_line_at_mu1": [e > 0.5 for e in E], "mu_line_at_study_effort": [m > 0.9 for m in M]}
+    fig = heatmap_figure(doc, "t")
+    ax = fig.axes[0]
+    assert ax.get_ylim() == pytest.approx((0.1, 1.5)) and ax.get_xlim() == pytest.approx((0.3, 1.2))
+    plotted = {ln.get_label(): ln for ln in ax.lines}
+    for h in ax.get_legend().legend_handles[4:]:  # after the four outcome colours
+        ln = plotted[h.get_label()]
+        assert (h.get_marker(), h.get_markersize(), h.get_markerfacecolor(), h.get_markeredgecolor()) == \
+            (ln.get_marker(), ln.get_markersize(), ln.get_markerfacecolor(), ln.get_markeredgecolor())
+    plt.close(fig)

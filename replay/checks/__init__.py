@@ -3,9 +3,12 @@
 A layer above :mod:`replay.data` (which reads recordings as their adapters give them) and
 below the simulation:
 
-* :mod:`replay.checks.input_checks` - timing, handedness, units, placement, intent, which
-  hand carries the object: refused with a one-line :class:`~replay.errors.DataError`, or
-  repaired and flagged in ``Recording.meta["input_flags"]``;
+* :mod:`replay.checks.input_checks` - :func:`~replay.checks.input_checks.check_recording` runs
+  every input check, one module per concern: :mod:`~replay.checks.frames` (untracked frames,
+  timing), :mod:`~replay.checks.hand` (handedness, which hand carries the object),
+  :mod:`~replay.checks.object_placement` (units, scale, mass, placement),
+  :mod:`~replay.checks.intent`; each refuses with a one-line
+  :class:`~replay.errors.DataError`, or repairs and flags in ``Recording.meta["input_flags"]``;
 * :mod:`replay.checks.object_frame` - the object-frame validation (hull gap, density,
   resting, lift onset, hand-object distance at the grasp frame).
 

@@ -271,6 +271,38 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
     }
 
 
+#: figures keys of the physical-consistency checks (:data:`replay.checks.input_checks.PHYSICAL_CHECKS`)
+PHYSICAL_KEYS = ("collision_parts", "object_track", "object_rest", "penetration", "hand_shape")
+
+
+def physical_figures(rec: Recording) -> dict:
+    """The physical-consistency figures the input checks measured on ``rec`` (from
+    ``meta["input_checks"]``; :mod:`replay.checks.input_checks`), JSON-ready."""
+    checks = rec.meta.get("input_checks", {})
+    return {k: checks[k] for k in PHYSICAL_KEYS if k in checks}
+
+
+def physical_line(fig: dict) -> str:
+    """One line of :func:`physical_figures`: parts' fill, track jumps and noise, rest gap, stillness,
+    support margin, deepest hand point and bone spread."""
+    parts = fig.get("collision_parts", {})
+    track = [t for t in fig.get("object_track", {}).values()]
+    rest, pen, shape = fig.get("object_rest", {}), fig.get("penetration", {}), fig.get("hand_shape", {})
+    out = []
+    if parts:
+        out.append(f"parts fill >= {min(p['min_fill'] for p in parts.values())}")
+    if track:
+        out.append(f"track jumps {sum(len(t['jumps']) for t in track)}, noise {max(t['noise_rms_mm'] for t in track)} mm")
+    if rest:
+        out.append(f"rest gap {rest['rest_gap_mm']} mm, still {rest['still_mm']} mm / {rest['still_deg']} deg, "
+                   f"centre of mass {rest['com_margin_mm']} mm inside its support")
+    if pen:
+        out.append(f"hand up to {pen['max_mm']} mm inside ({pen['point']}, frame {pen['frame']})")
+    if shape:
+        out.append(f"bone spread {shape['max_spread_pct']} % ({shape['bone']})")
+    return "; ".join(out)
+
+
 def summarize(results: list[dict]) -> dict:
     """Pooled figures over recordings: per-object gap statistics and counts of flags."""
     objs = {}
@@ -303,7 +335,17 @@ def summarize(results: list[dict]) -> dict:
         "min_hand_object_mm_at_grasp": {"median": round(float(np.median(hand)), 3), "min": round(float(np.min(hand)), 3),
                                         "max": round(float(np.max(hand)), 3)} if hand else None,
         "flags": [f for r in results for f in r["flags"]],
+        "input_flags": {r["sequence"]: r["input_flags"] for r in results if r.get("input_flags")},
+        "hand_inside_object_mm": _spread([r.get("physical_checks", {}).get("penetration", {}).get("max_mm")
+                                          for r in results]),
     }
+
+
+def _spread(vals: list) -> dict | None:
+    """``{median, min, max}`` of the numbers in ``vals`` (None skipped), or None."""
+    v = [x for x in vals if x is not None]
+    return {"median": round(float(np.median(v)), 3), "min": round(float(np.min(v)), 3),
+            "max": round(float(np.max(v)), 3)} if v else None
 
 
 def write_report(path: str | Path, payload: dict) -> Path:

@@ -5,10 +5,12 @@
 * :mod:`replay.data.types` - the canonical :class:`Recording` / :class:`ObjectAsset`.
 * :mod:`replay.data.sources` - pinned upstream sources (GitHub commits, Hub repos).
 * :mod:`replay.data.fetch` - :func:`~replay.data.fetch.fetch`: stage datasets from a mirror,
-  GitHub or the Hub (:mod:`replay.data.hub`) into ``data/``.
+  GitHub or the Hub (:mod:`replay.data.hub`) into ``data/`` (pinned files:
+  :mod:`replay.data.stage_pinned`; the others: :mod:`replay.data.stage_unpinned`).
 * :mod:`replay.data.manifest` - ``data/MANIFEST.json`` and :func:`~replay.data.manifest.verify`.
 * :mod:`replay.data.safe_pickle` - restricted unpickler for untrusted dataset pickles.
-* :mod:`replay.data.objects` - object asset loaders (GRAB MJCF, TACO + CoACD, HUG sim_assets).
+* :mod:`replay.data.objects` - object asset loaders (GRAB MJCF: :mod:`replay.data.object_mjcf`,
+  TACO + CoACD: :mod:`replay.data.coacd`, HUG sim_assets).
 * :mod:`replay.data.grab`, :mod:`replay.data.taco`, :mod:`replay.data.hug` - adapters.
 
 :func:`read_recording` and :func:`list_sequences` dispatch by dataset name through the

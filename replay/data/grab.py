@@ -86,7 +86,64 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     data = load_pickle(path)
     if not isinstance(data, dict):
         raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    a = _read_arrays(data, path)
+    obj_dir = objects_dir / a["obj_name"]
+    if not obj_dir.is_dir():
+        raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
+    asset = load_grab_object(obj_dir)
+    table_asset = load_grab_object(objects_dir / "table")
+    support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
+    onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)
+    if onset is None:
+        raise DataError(path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
+    T = a["landmarks"].shape[0]
+    rec = Recording(
+        name=path.stem,
+        dataset="grab",
+        source=path,
+        fps=GRAB_FPS,
+        time=np.arange(T) / GRAB_FPS,
+        hand_side="right",
+        valid=np.ones(T, bool),
+        wrist_pos=None,
+        wrist_quat=None,
+        finger_quat=None,
+        landmarks=a["landmarks"],
+        objects=[ObjectTrack(asset=asset, pos=a["obj_loc"], quat=a["obj_quat"], tracked=True)],
+        target=0,
+        support_height=support,
+        grasp_frame=onset,
+        mano=None,
+        meta=_meta(a, table_asset, rule, support_col, objects_dir),
+    )
+    return rec.validate()
 
+
+def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path) -> dict:
+    """The recording's ``meta`` (module doc): the recorded wrist, the table and how support and
+    grasp frame were found."""
+    return {
+        "grab_wrist_loc": a["wrist_loc"],
+        "grab_wrist_quat_xyzw": a["wrist_quat"],
+        "grab_wrist_note": "recorded hand.wrist_loc/rot (rot converted wxyz->xyzw); upstream pre-rotated "
+                           "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
+        "table": {"asset": table_asset, "pos": a["table_loc"], "quat": a["table_quat"]},
+        "support_rule": f"table visual mesh's top surface below the object's first xy ({rule})",
+        "support_height_collision": support_col,
+        "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
+        "objects_dir": str(objects_dir),
+    }
+
+
+def _read_arrays(data: dict, path: Path) -> dict:
+    """The arrays of a GRAB pickle, checked: ``landmarks`` (T, 21, 3) m, ``wrist_loc`` (T, 3) m,
+    ``obj_name``, ``obj_loc`` (T, 3) m, ``table_loc`` (3,) m, and ``wrist_quat`` (T, 4),
+    ``obj_quat`` (T, 4), ``table_quat`` (4,) converted from the file's wxyz to **xyzw**.
+
+    Raises:
+        DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames,
+            ``hand.wrist_loc`` not ``hand.joints_target[:, 0]``.
+    """
     landmarks = get_array(data, "hand.joints_target", path, (-1, 21, 3))
     T = landmarks.shape[0]
     wrist_loc = get_array(data, "hand.wrist_loc", path, (T, 3))
@@ -107,60 +164,31 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
         bad = int(np.argmax(off > 1e-5))
         raise DataError(path, "hand.wrist_loc", f"differs from hand.joints_target[:, 0] by {off.max() * 1000:.2f} mm "
                                                 f"(first at frame {bad}); the file should store the same point")
-    wrist_quat = wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot")
-    obj_quat = wxyz_to_xyzw(obj_rot, path, "object.rot")
-    table_quat = wxyz_to_xyzw(table_rot, path, "table.rot")
+    return {"landmarks": landmarks, "wrist_loc": wrist_loc, "obj_name": obj_name, "obj_loc": obj_loc,
+            "table_loc": table_loc, "wrist_quat": wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot"),
+            "obj_quat": wxyz_to_xyzw(obj_rot, path, "object.rot"),
+            "table_quat": wxyz_to_xyzw(table_rot, path, "table.rot")}
 
-    obj_dir = objects_dir / obj_name
-    if not obj_dir.is_dir():
-        raise DataError(path, "object.name", f"no object model for {obj_name!r} in {objects_dir}")
-    asset = load_grab_object(obj_dir)
-    table_asset = load_grab_object(objects_dir / "table")
 
+def _table_support(table_asset, table_loc: np.ndarray, table_quat: np.ndarray,
+                   obj_xy: np.ndarray) -> tuple[float, str, float]:
+    """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
+    mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
+    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw (:func:`~replay.data.common.top_surface_height`).
+
+    Raises:
+        DataError: a table mesh cannot be read.
+    """
     table_mesh = load_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
     Tt = np.eye(4)
     Tt[:3, :3] = Rotation.from_quat(table_quat).as_matrix()
     Tt[:3, 3] = table_loc
     table_mesh.apply_transform(Tt)
-    support, rule = top_surface_height(table_mesh, obj_loc[0, :2])
+    support, rule = top_surface_height(table_mesh, obj_xy)
     table_col = load_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
     table_col.apply_transform(Tt)
-    support_col, _ = top_surface_height(table_col, obj_loc[0, :2])
-
-    onset = lift_onset(obj_loc, LIFT_THRESHOLD_M)
-    if onset is None:
-        raise DataError(path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
-
-    rec = Recording(
-        name=path.stem,
-        dataset="grab",
-        source=path,
-        fps=GRAB_FPS,
-        time=np.arange(T) / GRAB_FPS,
-        hand_side="right",
-        valid=np.ones(T, bool),
-        wrist_pos=None,
-        wrist_quat=None,
-        finger_quat=None,
-        landmarks=landmarks,
-        objects=[ObjectTrack(asset=asset, pos=obj_loc, quat=obj_quat, tracked=True)],
-        target=0,
-        support_height=support,
-        grasp_frame=onset,
-        mano=None,
-        meta={
-            "grab_wrist_loc": wrist_loc,
-            "grab_wrist_quat_xyzw": wrist_quat,
-            "grab_wrist_note": "recorded hand.wrist_loc/rot (rot converted wxyz->xyzw); upstream pre-rotated "
-                               "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
-            "table": {"asset": table_asset, "pos": table_loc, "quat": table_quat},
-            "support_rule": f"table visual mesh's top surface below the object's first xy ({rule})",
-            "support_height_collision": support_col,
-            "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
-            "objects_dir": str(objects_dir),
-        },
-    )
-    return rec.validate()
+    support_col, _ = top_surface_height(table_col, obj_xy)
+    return support, rule, support_col
 
 
 def list_grab(grab_dir: str | Path) -> list[str]:

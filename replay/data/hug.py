@@ -168,12 +168,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
     T, valid, lm, Tww = len(frames), hf.valid, hf.landmarks, hf.T_world_wrist
     tracks, meshes_world, placement, lowest = _read_objects(scene_dir, T)
 
-    found = find_first_grasp(lm, valid, meshes_world)
-    if found is None:
-        raise DataError(path, f"frame_data.mano_hand_tracking.{hand}.landmarks",
-                        f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
-                        f"object for {GRASP_HOLD_FRAMES} consecutive valid frames")
-    grasp, target, _ = found
+    grasp, target = _grasp(lm, valid, meshes_world, path, hand)
 
     l0 = np.linalg.norm(lm[valid, 0] - Tww[valid, :3, 3], axis=1)
     rec = Recording(
@@ -207,6 +202,21 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         },
     )
     return rec.validate()
+
+
+def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, hand: str) -> tuple[int, int]:
+    """``(grasp frame, target object index)`` of :func:`find_first_grasp`.
+
+    Raises:
+        DataError: no grasp found.
+    """
+    found = find_first_grasp(lm, valid, meshes_world)
+    if found is None:
+        raise DataError(path, f"frame_data.mano_hand_tracking.{hand}.landmarks",
+                        f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
+                        f"object for {GRASP_HOLD_FRAMES} consecutive valid frames")
+    grasp, target, _ = found
+    return grasp, target
 
 
 def _read_header(path: Path) -> tuple[float, list]:

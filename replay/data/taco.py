@@ -69,33 +69,12 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
     data = load_pickle(path)
     if not isinstance(data, dict):
         raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
-    pose = get_array(data, "hand_pose", path, (-1, 48))
+    pose, trans, betas, verts, faces = _hand_arrays(data, path)
     T = pose.shape[0]
-    if T < 2:
-        raise DataError(path, "hand_pose", f"need at least 2 frames, got {T}")
-    trans = get_array(data, "hand_trans", path, (T, 3))
-    betas = get_array(data, "hand_shape", path, (10,))
-    verts = get_array(data, "hand_verts", path, (T, 778, 3))
-    faces = get_array(data, "hand_faces", path, (1538, 3), dtype=np.int64)
     obj_pose = get_array(data, "obj_pose", path, (T, 4, 4))
-
-    Rm = obj_pose[:, :3, :3]
-    ortho = np.abs(np.einsum("tji,tjk->tik", Rm, Rm) - np.eye(3)).max(axis=(1, 2))
-    det = np.linalg.det(Rm)
-    bad = np.flatnonzero((ortho > 1e-3) | (np.abs(det - 1) > 1e-3) | (np.abs(obj_pose[:, 3] - [0, 0, 0, 1]).max(1) > 1e-6))
-    if bad.size:
-        raise DataError(path, "obj_pose", f"not a rigid transform at {bad.size} frame(s), first at frame {int(bad[0])}")
-
+    Rm = _rigid_rotations(obj_pose, path)
     asset = load_taco_object(obj_path, name=path.stem, settings=coacd_settings)
-    mesh = load_mesh(obj_path, "mesh", process=False)  # vertex order must match obj_verts
-    world = np.einsum("tij,nj->tni", Rm, mesh.vertices) + obj_pose[:, None, :3, 3]
-    if "obj_verts" in data:
-        ov = get_array(data, "obj_verts", path, (T, -1, 3))
-        if ov.shape[1] == world.shape[1]:
-            err = float(np.abs(world - ov).max())
-            if err > 1e-5:
-                raise DataError(path, "obj_pose", f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?")
-
+    world = _object_vertices_world(data, path, obj_path, obj_pose, T)
     onset = lift_onset(obj_pose[:, :3, 3], LIFT_THRESHOLD_M)
     if onset is None:
         raise DataError(path, "obj_pose", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
@@ -120,15 +99,8 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
         target=0,
         support_height=support,
         grasp_frame=onset,
-        mano=MANOParams(
-            finger_pose=pose[:, 3:].reshape(T, 15, 3),
-            global_orient=pose[:, :3].copy(),
-            trans=trans,
-            T_world_wrist=None,
-            betas=betas,
-            flat_hand_mean=None,
-            vertices=verts,
-        ),
+        mano=MANOParams(finger_pose=pose[:, 3:].reshape(T, 15, 3), global_orient=pose[:, :3].copy(), trans=trans,
+                        T_world_wrist=None, betas=betas, flat_hand_mean=None, vertices=verts),
         meta={
             "hand_faces": faces,
             "hand_lowest_z": float(verts[:, :, 2].min()),
@@ -138,6 +110,59 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
         },
     )
     return rec.validate()
+
+
+def _hand_arrays(data: dict, path: Path) -> tuple:
+    """``(hand_pose (T, 48) rad axis-angle, hand_trans (T, 3) m, hand_shape (10,), hand_verts
+    (T, 778, 3) world m, hand_faces (1538, 3) int)`` of a TACO pickle.
+
+    Raises:
+        DataError: missing field, wrong shape, NaN, fewer than 2 frames.
+    """
+    pose = get_array(data, "hand_pose", path, (-1, 48))
+    T = pose.shape[0]
+    if T < 2:
+        raise DataError(path, "hand_pose", f"need at least 2 frames, got {T}")
+    trans = get_array(data, "hand_trans", path, (T, 3))
+    betas = get_array(data, "hand_shape", path, (10,))
+    verts = get_array(data, "hand_verts", path, (T, 778, 3))
+    faces = get_array(data, "hand_faces", path, (1538, 3), dtype=np.int64)
+    return pose, trans, betas, verts, faces
+
+
+def _rigid_rotations(obj_pose: np.ndarray, path: Path) -> np.ndarray:
+    """(T, 3, 3) rotation blocks of ``obj_pose`` (T, 4, 4).
+
+    Raises:
+        DataError: a frame whose block is not a rotation (orthonormal to 1e-3, det 1) or whose
+            last row is not (0, 0, 0, 1).
+    """
+    Rm = obj_pose[:, :3, :3]
+    ortho = np.abs(np.einsum("tji,tjk->tik", Rm, Rm) - np.eye(3)).max(axis=(1, 2))
+    det = np.linalg.det(Rm)
+    bad = np.flatnonzero((ortho > 1e-3) | (np.abs(det - 1) > 1e-3) | (np.abs(obj_pose[:, 3] - [0, 0, 0, 1]).max(1) > 1e-6))
+    if bad.size:
+        raise DataError(path, "obj_pose", f"not a rigid transform at {bad.size} frame(s), first at frame {int(bad[0])}")
+    return Rm
+
+
+def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.ndarray, T: int) -> np.ndarray:
+    """(T, V, 3) world m: the mesh's vertices posed by ``obj_pose``, checked against the file's
+    ``obj_verts`` where it has them with the same vertex count.
+
+    Raises:
+        DataError: the mesh cannot be read, or the posed vertices miss ``obj_verts`` by > 1e-5 m.
+    """
+    Rm = obj_pose[:, :3, :3]
+    mesh = load_mesh(obj_path, "mesh", process=False)  # vertex order must match obj_verts
+    world = np.einsum("tij,nj->tni", Rm, mesh.vertices) + obj_pose[:, None, :3, 3]
+    if "obj_verts" in data:
+        ov = get_array(data, "obj_verts", path, (T, -1, 3))
+        if ov.shape[1] == world.shape[1]:
+            err = float(np.abs(world - ov).max())
+            if err > 1e-5:
+                raise DataError(path, "obj_pose", f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?")
+    return world
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:

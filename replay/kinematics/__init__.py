@@ -3,8 +3,10 @@
 Public API (quaternions xyzw everywhere, world Z up, metres):
 
 * :class:`HandKinematics` - ``HandKinematics.from_mjcf(path)``; ``fk_landmarks(wrist_pos (T,3),
-  wrist_quat (T,4), finger_quat (T,15,4)) -> (T,21,3)``.
-* :func:`fit_landmarks` / :class:`IKOptions` / :class:`IKResult` - landmark IK (cached).
+  wrist_quat (T,4), finger_quat (T,15,4)) -> (T,21,3)`` (the tree read by
+  :mod:`~replay.kinematics.mjcf_tree`; quaternion helpers: :mod:`~replay.kinematics.quat`).
+* :func:`fit_landmarks` / :class:`IKOptions` / :class:`IKResult` - landmark IK (cached; the
+  solver: :mod:`~replay.kinematics.ik_solver`).
 * :func:`mano_to_finger_quat`, :func:`finger_quat_to_mano`, :func:`wrist_from_transform`,
   :func:`wrist_from_global_orient`, :func:`fit_wrist_offset` - MANO mapping.
 * :mod:`~replay.kinematics.hand_layout` - the hand's counts and offsets, derived from the

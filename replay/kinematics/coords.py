@@ -128,10 +128,7 @@ def complete_hand(
     rec = recording
     if rec.wrist_pos is not None and rec.wrist_quat is not None and rec.finger_quat is not None:
         return dataclasses.replace(rec, meta=dict(rec.meta))
-    path = Path(mjcf_path) if mjcf_path is not None else default_mjcf(rec.hand_side)
-    kin = load_kinematics(path, side=None if mjcf_path is not None else rec.hand_side)
-    if kin.side != rec.hand_side:
-        raise DataError(rec.source, "hand_side", f"recording is a {rec.hand_side} hand but {path} is a {kin.side} hand")
+    path, kin = _hand_model(rec, mjcf_path)
     meta = dict(rec.meta)
     if rec.mano is not None:
         wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
@@ -145,10 +142,21 @@ def complete_hand(
     else:
         raise DataError(rec.source, "landmarks", "recording has neither MANO parameters nor landmarks")
     meta["kinematics"] = info
-    out = dataclasses.replace(
-        rec, wrist_pos=wrist_pos, wrist_quat=wrist_quat, finger_quat=finger_quat, meta=meta
-    )
-    return out
+    return dataclasses.replace(rec, wrist_pos=wrist_pos, wrist_quat=wrist_quat, finger_quat=finger_quat, meta=meta)
+
+
+def _hand_model(rec: Recording, mjcf_path: str | Path | None) -> tuple[Path, HandKinematics]:
+    """The MJCF and hand model :func:`complete_hand` uses (``mjcf_path``, else :func:`default_mjcf`
+    of the recording's side).
+
+    Raises:
+        DataError: the MJCF's hand is of the other side than the recording.
+    """
+    path = Path(mjcf_path) if mjcf_path is not None else default_mjcf(rec.hand_side)
+    kin = load_kinematics(path, side=None if mjcf_path is not None else rec.hand_side)
+    if kin.side != rec.hand_side:
+        raise DataError(rec.source, "hand_side", f"recording is a {rec.hand_side} hand but {path} is a {kin.side} hand")
+    return path, kin
 
 
 def _ik_summary(res, path: Path) -> dict:

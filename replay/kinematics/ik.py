@@ -1,31 +1,9 @@
 """Landmark inverse kinematics: fit the manosim hand's pose to recorded MANO landmarks.
 
-For datasets that store only the 21 landmarks (GRAB), the root pose of
-``mano_body_0`` and the 15 ball-joint rotations are fitted per frame with
-:func:`scipy.optimize.least_squares` (MINPACK Levenberg-Marquardt, analytic
-Jacobian), warm-started from the previous fitted frame.
-
-Unknowns per frame (51): root position t (3, m), root rotation increment
-``d0`` relative to the previous frame's root orientation (3, rad; root
-orientation = R_prev * exp(d0)), and each ball joint's rotation vector ``r_j``
-relative to the MJCF reference pose (15 x 3, rad).
-
-Residuals per frame (all in metres):
-
-* landmarks: ``w_k * (FK_k(x) - L_k)`` for the 21 landmarks;
-* twist prior: ``w_twist * (r_j . b_j)`` with ``b_j`` the bone axis of joint j at
-  the reference pose. A rotation about the bone does not move that bone's own end
-  point, so it is weakly observable at best; this term pulls every joint towards
-  the minimal (swing-only) rotation, whose axis is perpendicular to the bone;
-* temporal prior: ``w_temporal * (r_j - r_j^prev)`` and ``w_temporal * d0``, a
-  smoothness prior towards the previous fitted frame (the previous *fitted* frame
-  is ``stride`` recorded frames earlier), which keeps unobservable directions
-  continuous instead of letting them jump between equivalent solutions.
-
-The Jacobian of a landmark p with respect to a rotation vector r_j of a joint on
-its chain is ``-[p - a_j]x G_j J_r(r_j)`` (a_j the joint anchor and G_j the body
-orientation in the world, J_r the right Jacobian of SO(3)); with respect to the
-root position it is the identity.
+For datasets that store only the 21 landmarks (GRAB), the root pose of ``mano_body_0`` and
+the 15 ball-joint rotations are fitted per frame by :class:`~replay.kinematics.ik_solver.LandmarkIK`
+(its module doc gives the unknowns, residuals and Jacobian), warm-started from the previous
+fitted frame.
 
 The fitted frames are every ``stride``-th frame of the requested window (GRAB is
 120 Hz and the replay runs at 30 Hz, so ``stride=4`` by default); the frames in
@@ -40,90 +18,28 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation, Slerp
-from tqdm import tqdm
 
 from replay.data.cache import cache_dir
 from replay.errors import DataError
-from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
+from replay.kinematics.ik_solver import (
+    DEFAULT_LANDMARK_WEIGHTS,
+    IKOptions,
+    IKResult,
+    LandmarkIK,
+    right_jacobian,
+)
+from replay.kinematics.model import NUM_JOINTS, HandKinematics
+
+__all__ = ["IK_VERSION", "DEFAULT_LANDMARK_WEIGHTS", "IKOptions", "IKResult", "LandmarkIK", "right_jacobian",
+           "default_cache_dir", "fit_landmarks", "interpolate_pose"]
 
 #: bump when the fitting changes, so cached results are recomputed.
 IK_VERSION = 2
-
-
-#: default per-landmark weights: fingertips 3, all others 1. On GRAB (a hand ~12 %
-#: smaller than manosim ``myhand``) the residual cannot vanish; weighting the tips
-#: puts the contact-bearing fingertips within ~1 mm (median) for +0.3 mm overall
-#: median (mug_lift, frames 0-1200: tips 0.5-0.9 mm vs 1.6-4.2 mm unweighted,
-#: all landmarks 3.8 vs 3.5 mm).
-DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
-
-
-@dataclass(frozen=True)
-class IKOptions:
-    """Knobs of the landmark IK (defaults measured on the GRAB lifts, see report).
-
-    Attributes:
-        stride: fit every ``stride``-th frame of the window (1 = every frame).
-        w_twist: weight of the twist prior, m per rad (0.01: 0.1 rad of twist costs
-            as much as 1 mm of landmark error).
-        w_temporal: weight of the smoothness prior, m per rad.
-        w_temporal_pos: weight of the smoothness prior on the root position (unitless).
-        landmark_weights: (21,) per-landmark weights (:data:`DEFAULT_LANDMARK_WEIGHTS`), None for all 1.
-        max_nfev: function-evaluation limit per warm-started frame.
-        max_nfev_first: limit for a cold start (first frame, after a gap).
-        restart_m: if a warm-started frame leaves any landmark farther than this (m) from
-            its target, the frame is refitted from a cold start and the better fit kept
-            (the worst GRAB frames are ~15 mm, so 30 mm only triggers on real trouble).
-        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares` (1e-6 gives the
-            same residuals as 1e-10 to 0.01 mm on GRAB at 3x the speed).
-    """
-
-    stride: int = 4
-    w_twist: float = 0.01
-    w_temporal: float = 0.002
-    w_temporal_pos: float = 0.05
-    landmark_weights: tuple[float, ...] | None = DEFAULT_LANDMARK_WEIGHTS
-    max_nfev: int = 100
-    max_nfev_first: int = 400
-    tol: float = 1e-6
-    restart_m: float = 0.03
-
-
-@dataclass
-class IKResult:
-    """Fitted poses at the fitted frames.
-
-    Attributes:
-        frames: (F,) indices of the fitted frames in the recording.
-        wrist_pos: (F, 3) world position of ``mano_body_0``, m.
-        wrist_quat: (F, 4) world orientation of ``mano_body_0``, xyzw.
-        finger_quat: (F, 15, 4) ``mano_joint_1..15`` rotations, xyzw.
-        residual: (F, 21) per-landmark distance |FK - recorded|, m.
-        nfev: (F,) function evaluations per frame.
-        seconds: wall time of the fit (as recorded when it was computed, also for cache hits).
-        cached: True when read from the on-disk cache.
-        options: the :class:`IKOptions` used, as a dict.
-        restarts: (F,) bool, frames where the warm-started fit left a landmark more than
-            ``restart_m`` off and a cold restart was tried.
-    """
-
-    frames: np.ndarray
-    wrist_pos: np.ndarray
-    wrist_quat: np.ndarray
-    finger_quat: np.ndarray
-    residual: np.ndarray
-    nfev: np.ndarray
-    seconds: float = 0.0
-    cached: bool = False
-    options: dict = field(default_factory=dict)
-    restarts: np.ndarray | None = None
 
 
 def default_cache_dir() -> Path:
@@ -131,199 +47,6 @@ def default_cache_dir() -> Path:
     the project's one cache root, :func:`replay.data.cache.cache_dir`."""
 
     return cache_dir()
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    """(..., 3) -> (..., 3, 3) cross-product matrices."""
-    S = np.zeros(v.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
-    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
-    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
-    return S
-
-
-def right_jacobian(phi: np.ndarray) -> np.ndarray:
-    """Right Jacobian of SO(3), (..., 3) -> (..., 3, 3): d exp(phi + e) = exp(phi) exp(J_r(phi) e)."""
-    th = np.linalg.norm(phi, axis=-1)[..., None, None]
-    K = _skew(phi)
-    small = th < 1e-4
-    th_s = np.where(small, 1.0, th)
-    a = np.where(small, 0.5 - th**2 / 24.0, (1.0 - np.cos(th_s)) / th_s**2)
-    b = np.where(small, 1.0 / 6.0 - th**2 / 120.0, (th_s - np.sin(th_s)) / th_s**3)
-    return np.eye(3) - a * K + b * (K @ K)
-
-
-class LandmarkIK:
-    """Per-frame landmark IK for one hand model (see the module docstring).
-
-    Args:
-        kin: the hand model.
-        options: fitting knobs.
-    """
-
-    def __init__(self, kin: HandKinematics, options: IKOptions | None = None):
-        self.kin = kin
-        self.opt = options or IKOptions()
-        w = np.ones(21) if self.opt.landmark_weights is None else np.asarray(self.opt.landmark_weights, float)
-        if w.shape != (21,) or np.any(w < 0):
-            raise DataError(None, "landmark_weights", f"expected 21 non-negative weights, got shape {w.shape}")
-        self.w = w
-        # anc[k, j]: body j lies on the chain from the root to landmark k's body
-        anc = np.zeros((21, NUM_BODIES), dtype=bool)
-        for k, b in enumerate(kin.landmark_body):
-            while b >= 0:
-                anc[k, b] = True
-                b = kin.parent[b]
-        self.anc = anc
-        self.nres = 21 * 3 + NUM_JOINTS + 3 * NUM_BODIES + 3
-        self._wt, self._wtp = self.opt.w_temporal, self.opt.w_temporal_pos
-        self._memo_x = None
-        self._memo = None
-        # constant part of the Jacobian (root-position columns, twist rows); the
-        # temporal rows are filled per call since their weight depends on cold/warm
-        J0 = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
-        J0[:63, :3] = np.kron(self.w[:, None], np.eye(3))
-        for j in range(1, NUM_BODIES):
-            J0[63 + j - 1, 3 + 3 * j : 6 + 3 * j] = self.opt.w_twist * kin.bone_dir[j]
-        self._J0 = J0
-        self._eye_rot = np.eye(3 * NUM_BODIES)
-        self._eye3 = np.eye(3)
-        self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
-
-    # ------------------------------------------------------------ one frame
-    def _unpack(self, x, R_prev):
-        # residual and Jacobian are evaluated at the same x in turn: reuse the FK
-        if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
-            return self._memo[1]
-        t = x[:3]
-        r = x[3:].reshape(NUM_BODIES, 3)
-        R = Rotation.from_rotvec(r).as_matrix()
-        R_root = R_prev @ R[0]
-        X, G, A = self.kin.fk_frames(t[None], R_root[None], R[None, 1:])
-        P = self.kin.landmarks_from_frames(X, G)[0]
-        out = (t, r, G[0], A[0], P)
-        self._memo_x, self._memo = x.copy(), (R_prev, out)
-        return out
-
-    def _residual(self, x, target, R_prev, x_prev):
-        t, r, G, A, P = self._unpack(x, R_prev)
-        o = self.opt
-        res = [
-            (self.w[:, None] * (P - target)).ravel(),
-            o.w_twist * np.einsum("jk,jk->j", r[1:], self.kin.bone_dir[1:]),
-            self._wt * (r - x_prev[3:].reshape(NUM_BODIES, 3) * np.r_[0, np.ones(NUM_JOINTS)][:, None]).ravel(),
-            self._wtp * (t - x_prev[:3]),
-        ]
-        return np.concatenate(res)
-
-    def _jacobian(self, x, target, R_prev, x_prev):
-        t, r, G, A, P = self._unpack(x, R_prev)
-        J = self._J0.copy()
-        Jr = right_jacobian(r)  # (16,3,3)
-        M = G @ Jr  # (16,3,3)
-        D = P[:, None, :] - A[None, :, :]  # (21,16,3)
-        # block[k, j] = -skew(D[k,j]) @ M[j], zero where joint j is not on landmark k's chain
-        blk = -(_skew(D) @ M[None]) * self._blk_scale
-        J[:63, 3:] = blk.transpose(0, 2, 1, 3).reshape(63, 3 * NUM_BODIES)
-        row = 63 + NUM_JOINTS
-        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * self._eye_rot
-        row += 3 * NUM_BODIES
-        J[row : row + 3, :3] = self._wtp * self._eye3
-        return J
-
-    def solve_frame(self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False):
-        """Fit one frame; returns (solution vector (51,), root rotation matrix, nfev).
-
-        ``x_prev`` is the previous solution vector (root increment entries ignored);
-        the root orientation is parametrised relative to ``R_prev``. A cold start
-        (no previous frame) drops the temporal prior, which would bias the fit towards
-        the initial guess.
-        """
-        self._wt, self._wtp = (0.0, 0.0) if cold else (self.opt.w_temporal, self.opt.w_temporal_pos)
-        # Solve for the increment from the warm start: least_squares sizes its first
-        # trust region from |x0|, which is tiny (and the first step useless) when the
-        # absolute solution vector happens to be near zero.
-        base = x_prev.copy()
-        base[3:6] = 0.0
-        args = (target, R_prev, x_prev)
-        sol = least_squares(
-            lambda d: self._residual(base + d, *args), np.zeros_like(base), jac=lambda d: self._jacobian(base + d, *args),
-            method="lm", max_nfev=max_nfev, xtol=self.opt.tol, ftol=self.opt.tol,
-        )
-        x = base + sol.x
-        R_root = R_prev @ Rotation.from_rotvec(x[3:6]).as_matrix()
-        return x, R_root, sol.nfev
-
-    def initial_root(self, target: np.ndarray):
-        """Root pose from a Kabsch fit of the palm landmarks (wrist, thumb CMC, 4 MCPs) at the reference pose."""
-        palm = [0, 1, 5, 9, 13, 17]
-        ref = self.kin.fk_landmarks(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]), np.tile([0, 0, 0, 1.0], (1, 15, 1)))[0]
-        rot, _ = Rotation.align_vectors(target[palm] - target[palm].mean(0), ref[palm] - ref[palm].mean(0))
-        R = rot.as_matrix()
-        t = target[palm].mean(0) - R @ ref[palm].mean(0)
-        return t, R
-
-    # -------------------------------------------------------------- sequence
-    def fit(self, landmarks: np.ndarray, frames: np.ndarray, progress: bool = False) -> IKResult:
-        """Fit the given frames of a (T, 21, 3) landmark sequence in order, warm-starting each from the last.
-
-        A frame index jump larger than ``4 * stride`` (a tracking gap) triggers a cold start.
-        """
-        frames = np.asarray(frames, dtype=np.int64)
-        F = len(frames)
-        out_x = np.zeros((F, 3 + 3 * NUM_BODIES))
-        out_R = np.zeros((F, 3, 3))
-        nfev = np.zeros(F, dtype=np.int64)
-        restarts = np.zeros(F, dtype=bool)
-        t0 = time.perf_counter()
-        x_prev = None
-        R_prev = None
-        last = None
-        it = range(F)
-        if progress:
-
-            it = tqdm(it, desc="landmark IK", unit="frame")
-        for i in it:
-            f = frames[i]
-            target = landmarks[f].astype(np.float64)
-            if x_prev is None or f - last > 4 * self.opt.stride:
-                t, R = self.initial_root(target)
-                x_prev = np.zeros(3 + 3 * NUM_BODIES)
-                x_prev[:3] = t
-                R_prev = R
-                cold = True
-            else:
-                cold = False
-            x, R_root, n = self.solve_frame(
-                target, R_prev, x_prev, self.opt.max_nfev_first if cold else self.opt.max_nfev, cold
-            )
-            if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
-                # a warm start can be trapped after a glitch in the data: retry from the
-                # palm fit with straight fingers and keep the better of the two
-                t, R = self.initial_root(target)
-                x0 = np.zeros(3 + 3 * NUM_BODIES)
-                x0[:3] = t
-                x2, R2, n2 = self.solve_frame(target, R, x0, self.opt.max_nfev_first, True)
-                n += n2
-                restarts[i] = True
-                if self._max_error(x2, R2, target) < self._max_error(x, R_root, target):
-                    x, R_root = x2, R2
-            out_x[i], out_R[i], nfev[i] = x, R_root, n
-            x_prev, R_prev, last = x, R_root, f
-        secs = time.perf_counter() - t0
-        wrist_quat = Rotation.from_matrix(out_R).as_quat()
-        finger_quat = Rotation.from_rotvec(out_x[:, 6:].reshape(-1, 3)).as_quat().reshape(F, NUM_JOINTS, 4)
-        wrist_pos = out_x[:, :3].copy()
-        fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
-        residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
-        return IKResult(frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt),
-                        restarts)
-
-    def _max_error(self, x, R_root, target) -> float:
-        t = x[:3]
-        R = Rotation.from_rotvec(x[6:].reshape(NUM_JOINTS, 3)).as_matrix()
-        X, G, _ = self.kin.fk_frames(t[None], R_root[None], R[None])
-        return float(np.linalg.norm(self.kin.landmarks_from_frames(X, G)[0] - target, axis=-1).max())
 
 
 def _cache_key(kin: HandKinematics, landmarks: np.ndarray, frames: np.ndarray, opt: IKOptions) -> str:
@@ -369,6 +92,29 @@ def fit_landmarks(
     """
     opt = options or IKOptions()
     landmarks = np.asarray(landmarks)
+    frames = _frames_to_fit(landmarks, valid, window, opt, source)
+    path = None
+    if cache:
+        cdir = default_cache_dir() if cache is True else Path(cache)
+        path = cdir / "ik" / f"{_cache_key(kin, landmarks, frames, opt)}.npz"
+        hit = _read_cached(path, opt)
+        if hit is not None:
+            return hit
+    res = LandmarkIK(kin, opt).fit(landmarks, frames, progress=progress)
+    if path is not None:
+        _write_cached(path, res)
+    return res
+
+
+def _frames_to_fit(landmarks: np.ndarray, valid: np.ndarray | None, window: tuple[int, int] | None,
+                   opt: IKOptions, source: str | Path | None) -> np.ndarray:
+    """(F,) frame indices :func:`fit_landmarks` fits: every ``opt.stride``-th frame of ``window``
+    and its last valid frame, valid frames only.
+
+    Raises:
+        DataError: bad shapes, stride < 1, no valid frame in the window, non-finite landmarks in a
+            fitted frame.
+    """
     if landmarks.ndim != 3 or landmarks.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {landmarks.shape}")
     T = landmarks.shape[0]
@@ -388,31 +134,35 @@ def fit_landmarks(
     if not np.all(np.isfinite(landmarks[frames])):
         bad = frames[~np.all(np.isfinite(landmarks[frames].reshape(len(frames), -1)), axis=1)][0]
         raise DataError(source, "landmarks", f"non-finite landmarks at frame {bad} (marked valid)")
+    return frames
 
-    path = None
-    if cache:
-        cdir = default_cache_dir() if cache is True else Path(cache)
-        path = cdir / "ik" / f"{_cache_key(kin, landmarks, frames, opt)}.npz"
-        if path.is_file():
-            try:
-                z = np.load(path)
-                return IKResult(
-                    z["frames"], z["wrist_pos"], z["wrist_quat"], z["finger_quat"], z["residual"], z["nfev"],
-                    float(z["seconds"]), True, asdict(opt), z["restarts"],
-                )
-            except Exception:  # a corrupt cache entry is recomputed, never trusted
-                path.unlink(missing_ok=True)
-    res = LandmarkIK(kin, opt).fit(landmarks, frames, progress=progress)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
-        np.savez_compressed(
-            tmp, frames=res.frames, wrist_pos=res.wrist_pos, wrist_quat=res.wrist_quat,
-            finger_quat=res.finger_quat, residual=res.residual, nfev=res.nfev, seconds=res.seconds,
-            restarts=res.restarts,
+
+def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
+    """The cached :class:`IKResult` at ``path``, or None (missing; a corrupt entry is deleted and
+    recomputed, never trusted)."""
+    if not path.is_file():
+        return None
+    try:
+        z = np.load(path)
+        return IKResult(
+            z["frames"], z["wrist_pos"], z["wrist_quat"], z["finger_quat"], z["residual"], z["nfev"],
+            float(z["seconds"]), True, asdict(opt), z["restarts"],
         )
-        os.replace(tmp, path)
-    return res
+    except Exception:  # a corrupt cache entry is recomputed, never trusted
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _write_cached(path: Path, res: IKResult) -> None:
+    """Write ``res`` to ``path`` (npz, written under a temporary name and renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
+    np.savez_compressed(
+        tmp, frames=res.frames, wrist_pos=res.wrist_pos, wrist_quat=res.wrist_quat,
+        finger_quat=res.finger_quat, residual=res.residual, nfev=res.nfev, seconds=res.seconds,
+        restarts=res.restarts,
+    )
+    os.replace(tmp, path)
 
 
 def interpolate_pose(frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int):

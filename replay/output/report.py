@@ -18,12 +18,15 @@ from __future__ import annotations
 import html
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
 
-from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
+from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
+from replay.protocol.diagnosis import display_outcome
 from replay.results import (
     Phase,
     ResultsFormatError,
@@ -33,15 +36,18 @@ from replay.results import (
     read_rollout,
     read_study,
 )
+from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
-                 Phase.SHAKE: "#f8dede"}
-OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "unstable": "#e29a12"}
+                 Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
+OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "not lifted": "#8a3a33", "unstable": "#e29a12",
+               "stuck": "#8a4fbf"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
 COLUMNS = (
-    ("recording", "sequence", None, None), ("object", "object", None, None), ("outcome", "outcome", None, None),
+    ("recording", "sequence", None, None), ("object", "object", None, None), ("intent", "intent", None, None),
+    ("outcome", "outcome", None, None),
     ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
     ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
     ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
@@ -163,21 +169,26 @@ CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
-td:nth-child(-n+4),th{text-align:left}
+td:nth-child(-n+5),th{text-align:left}
 th{background:#f0f0f0;cursor:pointer;user-select:none}
 .card{display:inline-block;vertical-align:top;margin:0 1em 1em 0}
 .card img{display:block;border:1px solid #ddd}
+video.montage{display:block;max-width:100%;height:auto}
 pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 .k{font-weight:bold}
 """
 
 
-def _summary_html(study: StudyRecord) -> str:
+def _summary_html(study: StudyRecord, by_intent: dict) -> str:
+    """The study's counts, the lifts and the other intents apart (``by_intent``:
+    :func:`replay.study.console.intent_counts`)."""
     c = study.counts or {}
     diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
+    refused = int(c.get("refused") or 0)
     items = [
         ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
-        ("dropped", c.get("dropped")), ("unstable", c.get("unstable")), ("failed inputs", c.get("failed_inputs")),
+        ("dropped", c.get("dropped")), ("unstable", c.get("unstable")),
+        ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
         ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),
@@ -185,7 +196,16 @@ def _summary_html(study: StudyRecord) -> str:
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
                   for k, v in items)
-    return f"<ul id=summary>{lis}</ul>"
+    groups = lifts_and_others(by_intent)
+    head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake", "dropped",
+                                                "unstable"))
+    body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
+                   for k, g in groups.items())
+    per = "".join(f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")
+                  for n, (k, v) in enumerate(by_intent.items()))
+    table = (f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+             f"<p>lifted per intent: {per}</p>") if groups else ""
+    return f"<ul id=summary>{lis}</ul>{table}"
 
 
 def _table_html(rows: list[dict]) -> str:
@@ -195,6 +215,7 @@ def _table_html(rows: list[dict]) -> str:
         cells = []
         for _, key, scale, dec in COLUMNS:
             text, k = _cell(r.get(key), scale, dec)
+            text = display_outcome(text, r.get("diagnosis")) if key == "outcome" else text  # "not lifted"
             style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
                 else ""
             if key == "sequence":
@@ -227,54 +248,122 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     study = read_study(study_path)
     sdir, pdir = study_path.parent.resolve(), out.parent.resolve()
     fdir = pdir / f"{out.stem}_files"
+    recs = {str(row.get("sequence")): _read(sdir, row) for row in study.rollouts}
     cards, n_plots, n_clips = [], 0, 0
     for row in study.rollouts:
-        seq = str(row.get("sequence"))
-        stem = seq.replace("/", "__")
-        try:
-            rec = read_rollout(sdir / str(row.get("json")))
-        except ResultsFormatError as e:
-            cards.append(f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
-                         f"<p>{html.escape(str(e))}</p></div>")
-            continue
-        png = fdir / f"{stem}.png"
-        parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
-                 f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
-        if plot_rollout(rec, sdir, png):
-            n_plots += 1
-            parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
-        else:
-            parts.append("<p>no saved poses</p>")
-        # render_montage.py --clips names a clip by its object; by sequence where objects repeat
-        found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
-                 if c.is_file()] if clips_dir else []
-        clip = found[0] if found else None
-        if clip is not None:
-            n_clips += 1
-            parts.append(_video(_rel(clip.resolve(), pdir)))
-        if rec.diagnosis:
-            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
-                            for k, v in (rec.diagnosis.get("figure") or {}).items())
-            parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
-                         + (f" ({html.escape(fig)})" if fig else "") + "</p>")
-        cards.append(f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>")
-    mont = ""
-    if montage is not None and Path(montage).is_file():
-        n_clips += 1
-        mont = f"<h2>Montage</h2>{_video(_rel(Path(montage).resolve(), pdir))}"
-    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (study.failed or {}).items())
+        card, plotted, clipped = _card(str(row.get("sequence")), recs[str(row.get("sequence"))], sdir, fdir, pdir,
+                                       clips_dir)
+        cards.append(card)
+        n_plots, n_clips = n_plots + plotted, n_clips + clipped
+    mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
+    n_clips += bool(mont)
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, cards, mont, recs))
+    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}
+
+
+def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
+    """A row's rollout record, or the error that says why it cannot be read."""
+    try:
+        return read_rollout(sdir / str(row.get("json")))
+    except ResultsFormatError as e:
+        return e
+
+
+def beside(path: Path, pdir: Path, fdir: Path) -> str:
+    """A link from the page in ``pdir`` to ``path`` that survives moving the output folder:
+    relative where ``path`` is inside ``pdir``; otherwise ``path`` is copied into ``fdir`` (the
+    page's files, when it changed) and linked there."""
+    path = path.resolve()
+    if path.is_relative_to(pdir):
+        return _rel(path, pdir)
+    dst = fdir / path.name
+    st = path.stat()
+    if not (dst.is_file() and dst.stat().st_size == st.st_size and dst.stat().st_mtime >= st.st_mtime):
+        with atomic_path(dst, suffix=".tmp" + path.suffix) as tmp:
+            shutil.copyfile(path, tmp)
+    return _rel(dst, pdir)
+
+
+def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> str:
+    """The montage at its own size (at most the page's width), copied beside the page when it is
+    elsewhere, and the recordings it has no tile for (from its record, ``montage.mp4.json``)."""
+    record = montage.with_name(montage.name + ".json")
+    try:
+        meta = json.loads(record.read_text())
+    except (OSError, ValueError):
+        meta = {}
+    size = meta.get("size") if isinstance(meta.get("size"), list) else None
+    width = f" width={int(size[0])}" if size else ""
+    shown = meta.get("rollouts") if isinstance(meta.get("rollouts"), list) else None
+    if shown is None:
+        note = "<p>(no record of its tiles beside it: montage.mp4.json)</p>"
+    else:
+        missing = [str(r.get("sequence")) for r in study.rollouts if str(r.get("sequence")) not in shown]
+        note = (f"<p id=montage-tiles>{len(shown)} tiles, one per recording.</p>" if not missing else
+                f"<p id=montage-tiles>{len(shown)} tiles; no tile for {len(missing)} recording(s): "
+                f"{html.escape(', '.join(missing))} (render_montage.py --max-clips, --objects, or a montage older "
+                "than the study)</p>")
+    src = html.escape(beside(montage, pdir, fdir))
+    return (f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
+            f"src='{src}'></video>")
+
+
+def _card(seq: str, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path, pdir: Path,
+          clips_dir) -> tuple[str, bool, bool]:
+    """(HTML, plotted, clip found) of one recording's card: title and outcome, its figure over
+    time (written to ``fdir``), its clip from ``clips_dir`` where one exists, its diagnosis."""
+    stem = seq.replace("/", "__")
+    if isinstance(rec, ResultsFormatError):
+        return (f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
+                f"<p>{html.escape(str(rec))}</p></div>"), False, False
+    png = fdir / f"{stem}.png"
+    parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
+             f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
+    plotted = plot_rollout(rec, sdir, png)
+    if plotted:
+        parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
+    else:
+        parts.append("<p>no saved poses</p>")
+    # render_montage.py --clips names a clip by its object; by sequence where objects repeat
+    found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
+             if c.is_file()] if clips_dir else []
+    clip = found[0] if found else None
+    if clip is not None:
+        parts.append(_video(beside(clip, pdir, fdir)))
+    if rec.diagnosis:
+        fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                        for k, v in (rec.diagnosis.get("figure") or {}).items())
+        parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                     + (f" ({html.escape(fig)})" if fig else "") + "</p>")
+    return f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>", plotted, clip is not None
+
+
+def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, cards: list[str], mont: str,
+          recs: dict) -> str:
+    """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
+    CSV linked where it survives moving the folder, :func:`beside`)."""
+    refused = set((study.counts or {}).get("refused_keys") or [])
+    failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
+                     for k, v in (study.failed or {}).items())
     title = f"grasp-replay study: {study.dataset}"
-    page = f"""<!doctype html>
+    intent = {s: getattr(r, "intent", None) for s, r in recs.items()}
+    rows = [dict(r, intent=intent.get(str(r.get("sequence")))) for r in study.rollouts]
+    by_intent = (study.counts or {}).get("by_intent") or intent_counts(
+        [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)])
+    csv_path = study_path.with_suffix(".csv")
+    csv_link = (f" &middot; <a href='{html.escape(beside(csv_path, pdir, fdir))}'>study.csv</a>"
+                if csv_path.is_file() else "")
+    return f"""<!doctype html>
 <html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>{CSS}</style></head>
 <body>
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
-{study.format_version} &middot; <a href='{_rel(study_path.with_suffix('.csv').resolve(), pdir)}'>study.csv</a></p>
-<h2>Summary</h2>{_summary_html(study)}
-{f"<h2>Failed inputs</h2><ul>{failed}</ul>" if failed else ""}
+{study.format_version}{csv_link}</p>
+<h2>Summary</h2>{_summary_html(study, by_intent)}
+{f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
-{_table_html(study.rollouts)}
-{gripper_section_for(study_path, study.rollouts)}
+{_table_html(rows)}
+{gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
@@ -285,5 +374,3 @@ wrist position error, with the protocol phases as bands.</p>
 <script>{SORT_JS}</script>
 </body></html>
 """
-    atomic_write_text(out, page)
-    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}

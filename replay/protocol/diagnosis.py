@@ -18,13 +18,22 @@ Classes, tried in this order (the first that applies decides):
 * ``too_heavy``: the largest friction budget during lift and hold is below the
   object's mass, and at least one fingertip's worth: the friction (mu = 1) of one
   fingertip pressing at the effort limit, ``effort / diag_grip_lever_m / g`` kg, so the
-  fingers really squeezed and friction fell short (figure: budget and mass, kg); a
-  budget below one fingertip's is a grip too light to blame the mass on (``slipped``);
-* ``slipped``: contact at lift start, enough budget, the object lost anyway (figure:
-  slip, mm, and the frame it began: the first frame after lift start where the object
-  moved more than ``diag_slip_onset_mm`` in the wrist frame; ``light_grip`` when the
-  budget never reached one fingertip's: the hand barely held it);
+  fingers really squeezed and friction fell short (figure: budget and mass, kg, and the
+  peak rise, mm); a budget below one fingertip's is a grip too light to blame the mass on;
+* ``never_gripped``: contact at lift start, but the object's origin never rose
+  ``diag_never_rose_mm`` (10 mm, the datasets' lift-onset threshold) above its height at
+  lift start during lift and hold: the hand rose without it. The object was *not
+  lifted*, not dropped (figure: peak rise and end rise, mm; the friction budget, kg;
+  ``light_grip`` when it never reached one fingertip's);
+* ``slid_out``: it rose at least ``diag_never_rose_mm`` with the hand, then was below the
+  success rise at the end of the hold: held, then lost during the lift or the hold
+  (figure: peak rise, end rise and separation, mm; slip onset frame: the first frame after
+  lift start where the object moved more than ``diag_slip_onset_mm`` in the wrist frame;
+  the budget, kg);
 * ``shaken_loose``: lifted, but not held through the shake (figure: shake slip, mm).
+
+Release 0.2's single ``slipped`` class is ``never_gripped`` + ``slid_out`` here
+(:data:`OLD_CLASSES` maps it).
 
 A lifted rollout that held through the shake (or had no shake) has no diagnosis.
 """
@@ -39,7 +48,12 @@ from replay.config import GRAVITY
 #: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
 G = GRAVITY
 
-CLASSES = ("unstable", "no_contact", "pushed_away", "too_heavy", "slipped", "shaken_loose")
+CLASSES = ("unstable", "stuck_after_release", "no_contact", "pushed_away", "too_heavy", "never_gripped", "slid_out",
+           "shaken_loose")
+#: release 0.2's class of each new one, where it differs (``slipped`` was split in two)
+OLD_CLASSES = {"never_gripped": "slipped", "slid_out": "slipped"}
+#: classes of a rollout whose object never left the table: the report says "not lifted", not "dropped"
+NOT_LIFTED = ("no_contact", "pushed_away", "never_gripped")
 
 
 def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:
@@ -73,8 +87,28 @@ def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
     return int(ref + hit[0]) if hit.size else None
 
 
+def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, phases) -> float | None:
+    """Largest object-origin rise, mm, over the frames whose phase is in ``phases`` (lift and
+    hold) above its height at ``lift_start``; ``obj_z``: (F,) world z, m; ``phase``: (F,)
+    codes. None without a lift or with non-finite heights there."""
+    if lift_start is None:
+        return None
+    idx = np.flatnonzero(np.isin(np.asarray(phase), phases))
+    z = np.asarray(obj_z, float)
+    if not idx.size or not np.all(np.isfinite(z[idx])):
+        return None
+    return float((np.max(z[idx]) - z[lift_start]) * 1000.0)
+
+
+def display_outcome(outcome: str | None, diagnosis_class: str | None) -> str | None:
+    """What a reader is told: ``"not lifted"`` for a ``dropped`` rollout whose object never
+    left the table (:data:`NOT_LIFTED`), else the outcome as recorded."""
+    return "not lifted" if outcome == "dropped" and diagnosis_class in NOT_LIFTED else outcome
+
+
 def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: float, budget_peak_kg: float | None,
-             fingertip_distance_mm: float | None, slip_onset_frame: int | None, cfg) -> dict | None:
+             fingertip_distance_mm: float | None, slip_onset_frame: int | None, cfg,
+             peak_rise: float | None = None) -> dict | None:
     """The diagnosis of one rollout's metrics ``m`` (keys of :func:`replay.protocol.rollout.run_rollouts`).
 
     Args:
@@ -83,13 +117,17 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
         budget_peak_kg: largest friction budget over lift and hold, kg (None: no lift).
         fingertip_distance_mm: smallest fingertip-to-object distance at lift start, mm.
         slip_onset_frame: see :func:`slip_onset`.
-        cfg: uses ``diag_push_mm`` and ``diag_grip_lever_m``.
+        cfg: uses ``diag_push_mm``, ``diag_grip_lever_m`` and ``diag_never_rose_mm``.
+        peak_rise: :func:`peak_rise_mm` over lift and hold, mm (None: no lift).
 
     Returns:
         ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held).
     """
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
+    if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it
+        return {"class": "stuck_after_release", "figure": {"release_fall_m": m.get("release_fall_m"),
+                                                           "release_fall_needed_m": m.get("release_fall_needed_m")}}
     if m["lifted"]:
         if m.get("shake_held") is False:
             return {"class": "shaken_loose", "figure": {"shake_slip_mm": m.get("shake_slip_mm")}}
@@ -102,9 +140,19 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
     one_tip_kg = effort_limit / cfg.diag_grip_lever_m / G
     if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
         return {"class": "too_heavy", "figure": {"friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
-                                                 "one_fingertip_kg": one_tip_kg}}
-    # the object slid out of the hand: how far it ended from where the hand held it
-    slid_mm = m.get("separation_mm", m.get("slip_mm"))
-    return {"class": "slipped", "figure": {"slip_mm": slid_mm, "onset_frame": slip_onset_frame,
-                                           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
-                                           "light_grip": None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)}}
+                                                 "one_fingertip_kg": one_tip_kg, "peak_rise_mm": peak_rise}}
+    return _lost(m, peak_rise, budget_peak_kg, one_tip_kg, object_mass, slip_onset_frame, cfg)
+
+
+def _lost(m: dict, peak_rise, budget_peak_kg, one_tip_kg, object_mass, slip_onset_frame, cfg) -> dict:
+    """``never_gripped`` (peak rise below ``diag_never_rose_mm``) or ``slid_out`` (it rose, then fell)."""
+    rise = m.get("rise")
+    end_mm = None if rise is None or not np.isfinite(rise) else float(rise) * 1000.0
+    light = None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)
+    fig = {"peak_rise_mm": peak_rise, "end_rise_mm": end_mm, "threshold_mm": cfg.diag_never_rose_mm,
+           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass, "light_grip": light}
+    if peak_rise is None or peak_rise < cfg.diag_never_rose_mm:
+        return {"class": "never_gripped", "figure": fig}
+    # held, then lost: how far it ended from where the hand held it, and when it began to slide
+    fig.update(slip_mm=m.get("separation_mm", m.get("slip_mm")), onset_frame=slip_onset_frame)
+    return {"class": "slid_out", "figure": fig}

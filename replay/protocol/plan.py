@@ -1,6 +1,6 @@
 """The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
 
-Shared by the lift protocol (:func:`replay.protocol.rollout.plan_rollout`) and the recorded
+Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and the recorded
 protocol (:func:`replay.protocol.tracking.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
 steps either.
 
@@ -24,8 +24,9 @@ from replay.results import Phase
 #: (:mod:`replay.protocol.tracking`)
 PROTOCOLS = ("lift", "recorded")
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED = (
-    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED))
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
+    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED),
+    int(Phase.RELEASE))
 
 
 @dataclass
@@ -38,10 +39,11 @@ class Plan:
         acc: (F, 3) wrist linear acceleration target, m/s^2.
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
-        kind: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"`` (the whole recorded
+        kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`) or ``"recorded"`` (the whole recorded
             motion, :func:`replay.protocol.tracking.plan_recorded`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
+        pad: the pad-compression summary of a lift plan where ``pad_compression_mm`` > 0.
     """
 
     coords: np.ndarray
@@ -53,6 +55,7 @@ class Plan:
     grasp_frame: int
     kind: str = "lift"
     rec_time: np.ndarray | None = None
+    pad: dict | None = None  # pad compression summary (replay.protocol.pad_compression), lift plans where it ran
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:

@@ -1,7 +1,7 @@
 """The release phase of the hand replay: open the fingers after the hold (and shake), the object must fall.
 
-A plan extension (not yet wired into :mod:`replay.protocol.rollout`; the hook points are listed in
-``docs/gripper_check.md``): after the last frame of a lift plan the wrist holds its last target
+A plan extension (:func:`extend_plan`, applied by :func:`replay.protocol.rollout.build_replay_scene`
+when ``config.release_s`` > 0; measured by :func:`release_metrics`): after the last frame of a lift plan the wrist holds its last target
 while the finger targets slerp from the grasp pose to the recording's pre-grasp pose (the first
 replayed frame) over ``release_s`` (0.5 s: the opening time of the FET005 grasp_and_lift test),
 then hold ``fall_s`` for the object to fall. A lifted object that does not then fall by
@@ -17,10 +17,7 @@ import math
 import numpy as np
 
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats, quat_slerp
-from replay.protocol.plan import Plan, plan_from_rows
-
-#: phase code of the release frames (one past :class:`replay.results.Phase`'s last, RECORDED = 5)
-PHASE_RELEASE = 6
+from replay.protocol.plan import PHASE_RELEASE, Plan, plan_from_rows
 #: fingers open over this long, s (FET005 grasp_and_lift: Opening over 0.5 s)
 RELEASE_S = 0.5
 #: then the object has this long to fall, s (an object dropped from the 18 cm lift lands in 0.19 s)

@@ -134,6 +134,30 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
     return None
 
 
+def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per simulated frame (F of them): ``(pos_err (F,) mm, rot_err (F,) deg (NaN where the
+    simulated orientation is not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
+    F = len(poses["body_pos"])
+    rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
+    spos = np.asarray(poses["body_pos"][:, -1], float)
+    squat = np.asarray(poses["body_quat"][:, -1], float)
+    pos_err = np.linalg.norm(spos - rpos, axis=1) * 1000.0
+    ok = np.all(np.isfinite(squat), axis=1)
+    rot_err = np.full(F, np.nan)
+    if ok.any():
+        rot_err[ok] = np.degrees((Rotation.from_quat(squat[ok]).inv() * Rotation.from_quat(rquat[ok])).magnitude())
+    return pos_err, rot_err, rpos, rquat
+
+
+def _stats(x: np.ndarray, unit: str) -> dict:
+    """``median_<unit>``, ``p95_<unit>``, ``max_<unit>`` of the finite values of ``x`` (None if none)."""
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return {f"median_{unit}": None, f"p95_{unit}": None, f"max_{unit}": None}
+    return {f"median_{unit}": float(np.median(x)), f"p95_{unit}": float(np.percentile(x, 95)),
+            f"max_{unit}": float(np.max(x))}
+
+
 def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
                   unstable_frame: int | None) -> tuple[dict, dict]:
     """Compare the simulated object with the recorded track (module doc).
@@ -157,14 +181,7 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
         verdicts (``lifted``, ``rise``, ``diagnosis``) set to None).
     """
     F = len(poses["body_pos"])
-    rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
-    spos = np.asarray(poses["body_pos"][:, -1], float)
-    squat = np.asarray(poses["body_quat"][:, -1], float)
-    pos_err = np.linalg.norm(spos - rpos, axis=1) * 1000.0
-    ok = np.all(np.isfinite(squat), axis=1)
-    rot_err = np.full(F, np.nan)
-    if ok.any():
-        rot_err[ok] = np.degrees((Rotation.from_quat(squat[ok]).inv() * Rotation.from_quat(rquat[ok])).magnitude())
+    pos_err, rot_err, rpos, rquat = _track_errors(rec, plan, poses)
     judged = np.asarray(plan.phase[:F]) != PHASE_SETTLE
     pos_err[~judged] = np.nan
     rot_err[~judged] = np.nan
@@ -174,14 +191,6 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
     lost = lost_frame(within, plan.rec_time[:F][judged], TRACK_LOST_MIN_S)
     n_planned = int(np.sum(np.asarray(plan.phase) != PHASE_SETTLE))
     t_g = float(rec.time[rec.grasp_frame])
-
-    def stats(x, unit):
-        x = x[np.isfinite(x)]
-        if not x.size:
-            return {f"median_{unit}": None, f"p95_{unit}": None, f"max_{unit}": None}
-        return {f"median_{unit}": float(np.median(x)), f"p95_{unit}": float(np.percentile(x, 95)),
-                f"max_{unit}": float(np.max(x))}
-
     lost_at = None if lost is None else first + lost
     if unstable_frame is not None and (lost_at is None or unstable_frame <= lost_at):
         outcome = "unstable"
@@ -189,8 +198,8 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
         outcome = "tracked" if lost is None and within.size else "lost"
     figures = {"protocol": "recorded", "outcome": outcome,
                "lifted": None, "rise": None, "diagnosis": None, "shake_held": None,
-               **{f"track_pos_err_{k}": v for k, v in stats(pe, "mm").items()},
-               **{f"track_rot_err_{k}": v for k, v in stats(re_, "deg").items()},
+               **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
+               **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
                # over every planned frame after settling: frames not simulated (the world stopped,
                # e.g. an object fallen off the table tripping the runaway check) count as outside
                "track_within": float(np.sum(within) / n_planned) if n_planned else None,

@@ -11,7 +11,7 @@ uses.
 
 from __future__ import annotations
 
-from importer_patches.contact_params import pair_params
+from importer_patches.contact_params import GeomParams, pair_params
 from replay.sim.solver_view import SolverView
 
 #: MANO's 16 bones in manosim's body order (manosim README: 1-3 index, 4-6 middle,
@@ -30,8 +30,9 @@ def hand_object_table(scene) -> dict:
         "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule", "taken_from"}, ...],
         "classes": number of distinct parameter sets, "flags": [str, ...]}``.
         ``rule`` is ``priority`` (one side's values taken outright: ``taken_from`` says
-        which, ``hand`` or ``object``), ``mixed`` (equal priority) or ``pair``. A flag
-        names an object friction that no pair uses (the hand side won every pair).
+        which, ``hand`` or ``object``), ``mixed`` (equal priority) or ``pair``. ``flags``
+        name each hand bone whose priority discards object values (condim, friction,
+        solref) from its contacts, and say so when no hand contact uses the object's values.
     """
     view = SolverView(scene.solver)
     m = view.mj_model
@@ -42,7 +43,7 @@ def hand_object_table(scene) -> dict:
     obj = [int(s) for s in scene.object_shapes]
     hand_geoms = [g for g, s in enumerate(g2s) if int(s) in hand]
     obj_geoms = [g for g, s in enumerate(g2s) if int(s) in set(obj)]
-    rows = []
+    rows, flags = [], []
     for hg in hand_geoms:
         bone = BONE_NAMES[body_bone.get(int(shape_body[g2s[hg]]), 0)]
         for part, og in enumerate(obj_geoms):
@@ -51,11 +52,28 @@ def hand_object_table(scene) -> dict:
             d.pop("winner")
             taken = None if p.winner < 0 else ("hand" if p.winner == hg else "object")
             rows.append({"hand": bone, "object_part": part, **d, "taken_from": taken})
-    flags = []
+            if taken == "hand":
+                flags.append(_discarded(bone, GeomParams.of(m, og), p))
+    flags = sorted({f for f in flags if f})
     if rows and all(r["taken_from"] == "hand" for r in rows):
         flags.append("object friction/solref/solimp reach no hand contact: every hand geom has a higher priority")
     keys = {(r["condim"], tuple(r["friction"]), tuple(r["solref"]), tuple(r["solimp"])) for r in rows}
     return {"pairs": _merge_parts(rows), "classes": len(keys), "flags": flags}
+
+
+def _discarded(bone: str, obj: GeomParams, used) -> str | None:
+    """A flag naming what of the object's own values a higher-priority hand geom threw away
+    (MuJoCo takes the winner's condim, friction, solref and solimp outright), or None."""
+    lost = []
+    if obj.condim != used.condim:
+        lost.append(f"condim {obj.condim} -> {used.condim}")
+    if abs(obj.friction[0] - used.friction[0]) > 1e-9:
+        lost.append(f"friction {obj.friction[0]:g} -> {used.friction[0]:g}")
+    if any(abs(a - b) > 1e-9 for a, b in zip(obj.solref, used.solref)):
+        lost.append(f"solref {' '.join(f'{x:g}' for x in obj.solref)} -> {' '.join(f'{x:g}' for x in used.solref)}")
+    if not lost:
+        return None
+    return f"{bone} (higher contact priority) discards the object's " + ", ".join(lost) + " in its contacts"
 
 
 def _merge_parts(rows: list[dict]) -> list[dict]:

@@ -30,6 +30,7 @@ from pathlib import Path
 import newton
 import numpy as np
 
+from replay.sim.object_contact import apply_object_contact
 from replay.sim import diagnostics
 from replay.config import GRAVITY, ReplayConfig
 from replay.sim.control import HandController
@@ -218,7 +219,8 @@ def build_scene(
         contact_capacity=capacity, resting_contacts=int(resting), probe_contacts=[int(resting), int(at_grasp)],
         finger_damping=damping[fd].copy(), flutter=flutter,
     )
-    return dataclasses.replace(scene, readback=diagnostics.check_readback(scene))
+    scene = dataclasses.replace(scene, readback=diagnostics.check_readback(scene))
+    return apply_object_contact(scene)  # config's object contact softness / density (no change by default)
 
 
 def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[int, int, np.ndarray]:

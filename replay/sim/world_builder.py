@@ -131,10 +131,7 @@ def add_replay_world(
     obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     _add_support(builder, support_height, support_extent, config)
     if ablation:  # filter every hand-object pair BEFORE the solver exists
-        for hs in hand["hand_shapes"]:
-            for os_ in obj_shapes:
-                builder.add_shape_collision_filter_pair(int(hs), int(os_))
-
+        _filter_hand_object(builder, hand["hand_shapes"], obj_shapes)
     return dict(
         **hand, object_body=obj_body, object_q_start=builder.joint_q_start[obj_joint],
         object_qd_start=builder.joint_qd_start[obj_joint], object_shapes=np.asarray(obj_shapes),
@@ -144,6 +141,14 @@ def add_replay_world(
         object_vertices=np.concatenate([v for v, _ in parts]),
         import_report=report,
     )
+
+
+def _filter_hand_object(builder: newton.ModelBuilder, hand_shapes, object_shapes) -> None:
+    """The contact ablation: a collision filter pair for every hand shape and object shape
+    (builder shape indices), so the hand passes through the object."""
+    for hs in hand_shapes:
+        for os_ in object_shapes:
+            builder.add_shape_collision_filter_pair(int(hs), int(os_))
 
 
 def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray) -> tuple:

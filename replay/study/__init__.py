@@ -9,6 +9,7 @@ Above :mod:`replay.protocol` (each job is one rollout), below :mod:`replay.outpu
 * :mod:`~replay.study.pool` / :mod:`~replay.study.ray_pool` - the executors (process pool,
   Ray);
 * :mod:`~replay.study.runner` - many jobs: select, resume, merge subsets, summarize;
+* :mod:`~replay.study.summary` - a study's counts, package versions and study record;
 * :mod:`~replay.study.sweep` - robustness maps: one recording over a grid of variants;
 * :mod:`~replay.study.console` - what a study prints.
 

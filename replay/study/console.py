@@ -47,11 +47,27 @@ def quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _short(text: str, n: int = NOTE_CHARS) -> str:
-    """One line of at most ``n`` characters; absolute paths shortened to their file name (the
-    full text is in the results), so the budget goes to what the message says."""
+#: a sentence ends at . ! or ? followed by a space and a capital, a quote or a bracket
+#: (not inside ``1.25`` or after ``e.g.``)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(\[])")
+
+
+def one_line(text: str, n: int = NOTE_CHARS) -> str:
+    """One line, absolute paths shortened to their file name (the full text is in the
+    results), never cut inside a sentence: when longer than ``n`` characters, asides in
+    parentheses are left out, then whole sentences up to ``n`` (the first always), the rest
+    marked ``[...]``."""
     text = re.sub(r"(?:/[^\s/:]+)+/([^\s/:]+)", r"\1", " ".join(str(text).split()))
-    return text if len(text) <= n else text[: n - 3] + "..."
+    if len(text) <= n:
+        return text
+    brief = re.sub(r" \([^()]*\)", "", text)  # " (SolverMuJoCo cannot ...)", not "actuator(s)"
+    sentences = _SENTENCE_END.split(brief)
+    out = sentences[0]
+    for s in sentences[1:]:
+        if len(out) + 1 + len(s) > n:
+            return out + " [...]"
+        out += " " + s
+    return out
 
 
 class StudyConsole:
@@ -84,32 +100,41 @@ class StudyConsole:
         if self.enabled:
             tqdm.write(text, file=sys.stderr)
 
-    def once(self, text: str, key: str | None = None) -> None:
-        """Say ``text`` unless the same ``key`` (default: the text) was said before."""
+    def once(self, text: str, key: str | None = None, prefix: str = "") -> None:
+        """Say ``prefix`` + ``text`` (shortened with :func:`one_line` unless ``verbose``) unless the
+        same ``key`` (default: the text) was said before."""
         key = text if key is None else key
         if key not in self.said:
             self.said.add(key)
-            self.say(text if self.verbose else _short(text))
+            self.say(prefix + (text if self.verbose else one_line(text)))
 
-    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str) -> None:
+    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str, failed: int = 0) -> None:
+        """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and
+        ``failed`` recordings the study could not replay before, kept as it has them)."""
         if ablation_only:
             self.say(f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
                      f"the other {total - todo} as they are")
-        elif todo < total:
-            self.say(f"kept: {total - todo} of {total} rollouts already in {rdir} with this config "
-                     f"(hash {chash[:12]}); running {todo}")
+        elif todo < total - failed:
+            self.say(f"kept: {total - todo - failed} of {total - failed} rollouts already in {rdir} with this "
+                     f"config (hash {chash[:12]}); running {todo}")
+        if failed:
+            self.say(f"kept: {failed} recording(s) the study could not replay before, with their reasons "
+                     "(name them in --objects to try again)")
 
     def result(self, sequence: str, status: str, value) -> None:
         """One job ended: count its outcome, say its new warnings once, advance the bar."""
         if status == "ok":
             self.counts[value.get("outcome") or "?"] += 1
             for w in value.get("import_warnings") or []:
-                self.once(f"note (hand import, every rollout; full text in the rollout JSON's import_warnings): {w}")
+                self.once(w, prefix="note (hand import, every rollout; full text in the rollout JSON's "
+                                    "import_warnings): ")
             for w in value.get("run_warnings") or []:
-                self.once(f"warning ({sequence}; full text in its rollout JSON's run_warnings): {w}", key=w)
+                self.once(w, prefix=f"warning ({sequence}; full text in its rollout JSON's run_warnings): ")
+        elif status == "refused":  # bad input, named: listed with its reason at the end (summary_table)
+            self.counts["refused"] += 1
         else:
             self.counts["failed"] += 1
-            self.say(f"failed: {sequence}: {_short(str(value).splitlines()[0] if value else value, 300)}")
+            self.say(f"failed: {sequence}: {one_line(str(value).splitlines()[0] if value else value, 300)}")
         self.bar.set_postfix_str(" ".join(f"{k} {v}" for k, v in sorted(self.counts.items())), refresh=False)
         self.bar.update(1)
 
@@ -123,6 +148,56 @@ class StudyConsole:
 
     def close(self) -> None:
         self.bar.close()
+
+
+#: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
+INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "dropped", "unstable")
+
+
+def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
+    """``{intent: {rollouts, lifted, shake_held, dropped, unstable}}``, the lift recordings
+    (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
+    whose names carry none: ``unknown``, :func:`replay.checks.input_checks.recording_intent`)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rollouts:
+        c = out.setdefault(str(r.get("intent") or "unknown"), dict.fromkeys(INTENT_COUNTS, 0))
+        c["rollouts"] += 1
+        c["lifted"] += bool(r.get("lifted"))
+        c["shake_held"] += bool(r.get("shake_held"))
+        c["dropped"] += r.get("outcome") == "dropped"
+        c["unstable"] += r.get("outcome") == "unstable"
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
+
+
+def lifts_and_others(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """:func:`intent_counts` as two groups: ``lifts`` (intent ``lift``) and ``other intents``
+    (the rest, summed); a group with no recording is left out."""
+    groups: dict[str, dict[str, int]] = {}
+    for intent, c in by_intent.items():
+        g = groups.setdefault("lifts" if intent == "lift" else "other intents", dict.fromkeys(INTENT_COUNTS, 0))
+        for k in INTENT_COUNTS:
+            g[k] += int(c.get(k) or 0)
+    return dict(sorted(groups.items(), key=lambda kv: kv[0] != "lifts"))
+
+
+def input_flag_lines(rollouts: list[dict]) -> list[str]:
+    """The rollouts' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.input_checks`)
+    one line per flag: the recordings that carry it and what it says (said once for all, e.g.
+    the 8 GRAB recordings of another intent than lift)."""
+    by_flag: dict[str, list[tuple[str, str]]] = {}
+    for r in rollouts:
+        for k, v in (r.get("input_flags") or {}).items():
+            by_flag.setdefault(k, []).append((str(r.get("sequence")), str(v)))
+    lines = []
+    for k, hits in by_flag.items():
+        # "drink: the recorded motion ..." -> the part after its own name, the same for all
+        why = {v.split(": ", 1)[-1] for _, v in hits}
+        if len(why) == 1 and all(": " in v for _, v in hits):
+            names = ", ".join(f"{s} ({v.split(': ', 1)[0]})" for s, v in hits)
+            lines.append(f"input flags: {k} on {len(hits)} recording(s): {names}: {why.pop()}")
+        else:
+            lines.append(f"input flags: {k} on {len(hits)} recording(s): " + "; ".join(f"{s}: {v}" for s, v in hits))
+    return lines
 
 
 def _cell(v, fmt: str = "{:.1f}") -> str:
@@ -145,10 +220,16 @@ def summary_table(study: dict) -> str:
         lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
                      f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
                      f"30 deg, errors over the frames simulated, when lost)")
-    if c.get("failed_inputs"):
-        lines.append(f"failed: {c['failed_inputs']} (listed below)")
+    refused = int(c.get("refused") or 0)
+    if refused:
+        lines.append(f"refused: {refused} (bad input; listed below with the reasons)")
+    if (c.get("failed_inputs") or 0) > refused:
+        lines.append(f"failed: {c['failed_inputs'] - refused} (listed below)")
     if c.get("wall_s") is not None:
-        lines.append(f"wall time {c['wall_s']:.1f} s")
+        this = c.get("wall_s_this_run", c["wall_s"])
+        more = c["wall_s"] - this > 0.05 * max(this, 1.0)
+        lines.append(f"wall time {this:.1f} s" + (f" ({c['wall_s']:.1f} s with the interrupted run(s) it resumed)"
+                                                  if more else ""))
     return "\n".join(lines)
 
 
@@ -163,10 +244,15 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
     lines = ["  ".join(col.ljust(w[i]) for i, col in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * x for x in w))
     diag = ", ".join(f"{k} {v}" for k, v in (c.get("diagnosis") or {}).items() if v)
+    groups = lifts_and_others(c.get("by_intent") or {})
     lines.append("")
-    lines.append(f"{c.get('rollouts', 0)} recordings: lifted {c.get('lifted', 0)} (held through the shake "
-                 f"{c.get('shake_held', 0)}), dropped {c.get('dropped', 0)}, unstable {c.get('unstable', 0)}"
-                 + (f"; diagnosis: {diag}" if diag else ""))
+    lines.append(f"{c.get('rollouts', 0)} recordings"
+                 + (" (" + ", ".join(f"{g['rollouts']} {k}" for k, g in groups.items()) + ")" if len(groups) > 1 else "")
+                 + f": lifted {c.get('lifted', 0)} (held through the shake {c.get('shake_held', 0)}), dropped "
+                 f"{c.get('dropped', 0)}, unstable {c.get('unstable', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
+    if len(groups) > 1:  # lifts and the other intents apart: the other intents' motion is not a lift
+        lines.append("; ".join(f"{k}: lifted {g['lifted']} of {g['rollouts']} (held through the shake "
+                               f"{g['shake_held']})" for k, g in groups.items()))
     if c.get("ablation_run"):
         lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
                      f"{c.get('ablation_lifted', 0)} lifted without contact")

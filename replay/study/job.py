@@ -78,15 +78,16 @@ class Job:
 
 
 def run_job_safe(job: Job) -> tuple[str, object]:
-    """Worker entry (pool, Ray or in process): ``("ok", doc)`` or ``("error", one-line message)``.
+    """Worker entry (pool, Ray or in process): ``("ok", doc)``, ``("refused", one line)`` for
+    input the checks refuse or cannot read (a :class:`DataError`: the file and field named),
+    or ``("error", message)`` for a bug in one rollout (with a short traceback).
 
-    Every failure becomes a message here, so one bad recording (a :class:`DataError`) or a
-    bug in one rollout (with a short traceback) never costs the others.
+    Every failure becomes a message here, so one bad recording or one bug never costs the others.
     """
     try:
         return "ok", run_job(job)
     except DataError as e:
-        return "error", str(e)
+        return "refused", str(e)
     except Exception as e:  # a bug in one rollout must not lose the others
         return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
 

@@ -190,20 +190,28 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
                 pool.shutdown(wait=True, cancel_futures=True)
             if not lost:
                 return
-            started = {}
-            for i, job in lost:
-                try:
-                    started[i] = float(Path(mdir, str(i)).read_text())
-                except (OSError, ValueError):
-                    pass
-            now = time.time()
-            hung = [(i, job) for i, job in lost
-                    if i in started and timeout_s is not None and now - started[i] >= timeout_s - 1.0]
-            running = [(i, job) for i, job in lost if i in started and (i, job) not in hung]
-            suspects = running if (running or hung) else lost  # nothing marked: try each alone
+            hung, suspects = _triage(lost, mdir, timeout_s)
         for _, job in hung:  # its alarm ended the pool: no need to run it again
             on_result(job, "error", hung_message(timeout_s))
         for _, job in suspects:
             status, value = run_alone(fn, job, ctx, timeout_s)
             on_result(job, status, value)
         pending = [x for x in lost if x not in suspects and x not in hung]
+
+
+def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]:
+    """After a broken pool: (the lost jobs that ran past ``timeout_s``, the suspects to run
+    alone). A job whose marker file in ``mdir`` holds its start time was running; with no
+    marker at all, every lost job is a suspect."""
+    started = {}
+    for i, job in lost:
+        try:
+            started[i] = float(Path(mdir, str(i)).read_text())
+        except (OSError, ValueError):
+            pass
+    now = time.time()
+    hung = [(i, job) for i, job in lost
+            if i in started and timeout_s is not None and now - started[i] >= timeout_s - 1.0]
+    running = [(i, job) for i, job in lost if i in started and (i, job) not in hung]
+    suspects = running if (running or hung) else lost  # nothing marked: try each alone
+    return hung, suspects

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from replay.config import ReplayConfig
 from replay.checks import load_recording
 from replay.data.types import ObjectTrack
 from replay.datasets import dataset as dataset_info
-from replay.errors import UsageError
+from replay.errors import DataError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.protocol.tracking import manipulation_end
 
@@ -52,9 +53,62 @@ def select_sequences(dataset: str, sequences: list[str], names: str, first_only:
     for n in [x.strip() for x in names.split(",") if x.strip()]:
         hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]
         if not hit:
-            raise UsageError("--objects", f"no {dataset} sequence for {n!r}")
+            raise UsageError("--objects", unknown_names(dataset, [n], sequences))
         picked += hit[:1] if first_only else hit
     return picked
+
+
+#: a list of names this long or shorter is given in full in an error; longer, a few examples
+LIST_NAMES_UP_TO = 12
+
+
+def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str:
+    """The message for ``--objects`` names that match no recording: the closest object or
+    sequence names (:func:`difflib.get_close_matches`), and what the option takes (every name
+    when there are few, else how many and a few examples).
+
+    Example: ``no grab sequence for 'mugg' (did you mean mug?); give an object (30, e.g.
+    airplane, banana, binoculars; mug selects mug_lift only) or a sequence (40, e.g.
+    airplane_lift, banana_lift, binoculars_lift)``.
+    """
+    objects = sorted({o for s in sequences if (o := sequence_object(dataset, s)) is not None})
+    named, example = [], objects[0] if objects else None
+    for name in missing:
+        close = difflib.get_close_matches(name, objects + list(sequences), n=3, cutoff=0.6)
+        named.append(f"{name!r} (did you mean {' or '.join(close)}?)" if close else repr(name))
+        example = next((c for c in close if c in objects), example)
+    head = f"no {dataset} sequence for {', '.join(named)}"
+
+    def few(names: list[str]) -> str:
+        if len(names) <= LIST_NAMES_UP_TO:
+            return ", ".join(names)
+        return f"{len(names)}, e.g. {', '.join(names[:3])}"
+
+    if not objects:
+        return f"{head}; give a sequence ({few(list(sequences))})"
+    lift = f"{example} selects {example}_lift only" if f"{example}_lift" in sequences else ""
+    return (f"{head}; give an object ({few(objects)}{'; ' + lift if lift else ''}) or a sequence "
+            f"({few(list(sequences))})")
+
+
+def resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) -> list[str]:
+    """The sequences a study runs: ``sequences`` (default all), only those ``objects`` name (by
+    object, :func:`sequence_object`, or by sequence).
+
+    Raises:
+        UsageError: a name matches nothing (the closest names offered).
+        DataError: no sequences.
+    """
+    seqs = list(sequences) if sequences else list(all_seqs)
+    if objects:
+        want = set(objects)
+        seqs = [s for s in seqs if sequence_object(dataset, s) in want or s in want]
+        missing = want - {sequence_object(dataset, s) for s in seqs} - set(seqs)
+        if missing:
+            raise UsageError("--objects", unknown_names(dataset, sorted(missing), all_seqs))
+    if not seqs:
+        raise DataError(None, "sequences", f"no {dataset} sequences to run")
+    return seqs
 
 
 def crop_recording(rec, start: int, stop: int):

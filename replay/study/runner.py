@@ -19,222 +19,86 @@ merges into it. The job itself (what a worker runs) is :mod:`replay.study.job`.
 
 from __future__ import annotations
 
-import importlib.metadata as md
-import json
-import os
-import platform
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from replay.protocol import tracking
 from replay.config import ReplayConfig, resolve_hand_variant
-from replay.study.console import StudyConsole
+from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
-from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
-from replay.errors import DataError, OutputError, UsageError
+from replay.errors import OutputError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed
 from replay.study.pool import run_jobs
 from replay.protocol.plan import PROTOCOLS
-from replay.study.prepare import sequence_object
-from replay.results import (
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    read_rollout,
-    study_row,
-    write_study,
-)
-from replay.study.job import Job, run_job_safe, config_hash, result_key, result_stem
+from replay.study.prepare import resolve_sequences
+from replay.results import write_study
+from replay.study.job import Job, run_job_safe, config_hash, result_stem
+from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
+# the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
+from replay.study.summary import package_versions, study_record, summarize, tracking_row  # noqa: F401
 
 
-def package_versions() -> dict:
-    """Versions of the packages a result depends on."""
-    out = {"python": platform.python_version()}
-    for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
-        try:
-            out[p] = md.version(p)
-        except md.PackageNotFoundError:
-            out[p] = None
-    return out
-
-
-def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
-    """Study-level counts and timing."""
-    n = len(rollouts)
-    ab = [r for r in rollouts if r.get("ablation")]
-    rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
-    rtf = [r["rtf"] for r in rollouts if r.get("rtf")]
-    fl = [r["contacts_force_at_lift"] for r in rollouts if r.get("contacts_force_at_lift") is not None]
-    we = [r["wrist_err_median_mm"] for r in rollouts if r.get("wrist_err_median_mm") is not None]
-    return {
-        "rollouts": n,
-        "stable": sum(bool(r["stable"]) for r in rollouts),
-        "lifted": sum(bool(r["lifted"]) for r in rollouts),
-        "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
-        "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
-        "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
-        "ablation_run": len(ab),
-        "ablation_clean": sum(bool(r.get("ablation_clean")) for r in ab),
-        "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
-        "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
-        "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
-        "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
-                      for c in DIAGNOSIS_CLASSES},
-        "failed_inputs": len(failed),
-        "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
-        "median_wrist_err_mm": float(np.median(we)) if we else None,
-        "wall_s": wall_s,
-        "mean_rollout_pair_s": float(np.mean(rt)) if rt else None,
-        "median_rtf": float(np.median(rtf)) if rtf else None,
-    }
-
-
-def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
-    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.tracking.TRACK_FIELDS`
-    and its JSON path)."""
-    row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
-    row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)
-    return row
-
-
-def _done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict | None:
-    """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
-    ablation when one is wanted), else None (it runs again)."""
-    try:
-        doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
-    except ResultsFormatError:
-        return None
-    same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
-            and doc.get("recorded_max_s") == job.recorded_max_s)
-    if not same or (need_ablation and doc.get("ablation") is None):
-        return None
-    return doc
-
-
-def _prior_study(out: Path) -> dict | None:
-    """The study JSON already at ``out`` (any format version: only its identity is read), or None."""
-    try:
-        doc = json.loads(out.read_text())
-    except (OSError, json.JSONDecodeError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str],
-                  all_seqs: list[str]) -> list[str]:
-    """The sequences of a ``--objects`` study written where a study already is: the earlier
-    study's recordings plus this subset, in dataset order (a subset never clobbers a study).
-
-    Raises:
-        UsageError: the study there is of another dataset or config (its rollouts would be
-            overwritten by other settings' results): give another ``--out``.
-    """
-    if prior is None or not prior.get("sequences"):
-        return seqs
-    if prior.get("dataset") != dataset or prior.get("config_hash") != chash:
-        raise UsageError("--objects", f"{out} holds a study of another dataset or config (hash "
-                                      f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
-                                      "rollouts: give another --out, or run the whole study without --objects")
-    keep = set(prior["sequences"]) | set(seqs)
-    return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
-
-
-def _resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) -> list[str]:
-    seqs = list(sequences) if sequences else list(all_seqs)
-    if objects:
-        want = set(objects)
-        seqs = [s for s in seqs if sequence_object(dataset, s) in want or s in want]
-        missing = want - {sequence_object(dataset, s) for s in seqs} - set(seqs)
-        if missing:
-            have = sorted({o for s in all_seqs if (o := sequence_object(dataset, s)) is not None})
-            named = f"an object ({', '.join(have)}) or a sequence" if have else "a sequence"
-            raise UsageError("--objects", f"no {dataset} sequence for {sorted(missing)}; give {named} "
-                             f"({', '.join(all_seqs)})")
-    if not seqs:
-        raise DataError(None, "sequences", f"no {dataset} sequences to run")
-    return seqs
-
-
-def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols, results, failed, wall_s, rdir,
-                  out_dir) -> StudyRecord:
-    ordered = [results[s] for s in seqs if s in results]
-    tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
-    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
-                                                                                out_dir))
-            for r in ordered]
-    counts = summarize(ordered, failed, wall_s)
-    if "recorded" in protocols:
-        counts["recorded"] = tracking.summarize(tracked)
-    return StudyRecord(
-        dataset=dataset,
-        hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
-              "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
-        config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
-        sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
-        inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
-        protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
-    )
-
-
-def _plan_jobs(rdir: Path, all_seqs: list[str], seqs: list[str], subset: set[str], chash: str, job, ablation: bool,
-               ablation_only: bool, resume: bool, keep_others: bool, protocols: list[str], data_dir,
-               say, run_protocols: list[str] | None = None,
-               subset_only: frozenset = frozenset()) -> tuple[list[str], dict, list]:
-    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run).
+def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bool, keep_others: bool, say,
+               run_protocols: list[str] | None = None,
+               subset_only: frozenset = frozenset()) -> tuple[list[str], dict, list, dict]:
+    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
+    kept from the study at ``st.out`` ``{key: (reason, refused)}``).
 
     ``--ablation-only``: the study keeps every recording with a rollout of this config and
-    reruns the ablation of ``subset``. Otherwise a (sequence, protocol) is kept from disk when
+    reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
     resuming, unless its rollout is gone, of another config or protocol, or an input file it
     read has changed since (:func:`replay.study.inputs.inputs_changed`; ``say`` tells which). In a
-    merged ``--objects`` subset (``keep_others``) the other sequences are kept (run again only
-    when their rollout is gone or stale), and a protocol of the study not in ``run_protocols``
-    runs nowhere: its rollouts are kept as they are on disk; a protocol new to the study
-    (``subset_only``) runs for the subset only.
+    merged ``--objects`` subset (``keep_others``) the named sequences run (with ``resume`` too,
+    where the study holds others: resume applies to those), the other sequences are kept (run
+    again only when their rollout is stale, or gone without the study having recorded why), and
+    a protocol of the study not in ``run_protocols`` runs nowhere: its rollouts are kept as they
+    are on disk; a protocol new to the study (``subset_only``) runs for the subset only.
     """
+    if ablation_only:
+        return (*_plan_ablation_only(st), {})
     run_protocols = protocols if run_protocols is None else run_protocols
     results: dict[str, dict] = {}
-    todo = []
-    if ablation_only:
-        seqs = [s for s in all_seqs if s in subset or (rdir / f"{result_stem(s)}.json").is_file()]
-        for s in seqs:
-            if s in subset:
-                todo.append(job(s, "lift", True))
-            elif (doc := _done_rollout(rdir, job(s, "lift"), chash, False)) is not None:
-                results[s] = doc
-        return [s for s in seqs if s in results or s in subset], results, todo
+    todo, carried = [], {}
+    rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
+    prior_failed = prior_failures(st.prior, st.chash) if keep_others else {}
     for proto in protocols:
-        for s in seqs:
-            j = job(s, proto)
+        for s in st.seqs:
+            j = st.job(s, proto)
+            need_ablation = st.ablation and proto == "lift"
             if keep_others and proto not in run_protocols:  # the merged study's other protocol: kept as it is
-                if (doc := _done_rollout(rdir, j, chash, ablation and proto == "lift")) is not None:
+                if (doc := done_rollout(st.rdir, j, st.chash, need_ablation)) is not None:
                     results[j.key] = doc
                 continue
-            if keep_others and s not in subset and proto in subset_only:
+            named = s in st.subset
+            if keep_others and not named and proto in subset_only:
                 continue
-            keep = resume or (keep_others and s not in subset)
-            if keep and (doc := _done_rollout(rdir, j, chash, ablation and proto == "lift")) is not None:
-                why = inputs_changed(doc, data_dir)
+            keep = (resume and not (rerun_named and named)) or (keep_others and not named)
+            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation)) is not None:
+                why = inputs_changed(doc, st.data_dir)
                 if why is None:
                     results[j.key] = doc
                     continue
                 say(f"resume: rerunning {j.key}: {why} since its rollout")
+            elif keep_others and not named and j.key in prior_failed:  # kept as the study has it
+                carried[j.key] = prior_failed[j.key]
+                continue
             todo.append(j)
-    return seqs, results, todo
+    return st.seqs, results, todo, carried
 
 
-def _prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -> float:
-    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0."""
-    if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
-            or prior.get("sequences") != seqs:
-        return 0.0
-    try:
-        return float((prior.get("counts") or {}).get("wall_s") or 0.0)
-    except (TypeError, ValueError):
-        return 0.0
+def _plan_ablation_only(st: _Setup) -> tuple[list[str], dict, list]:
+    """``--ablation-only``: (the study's sequences, rollouts kept, the subset's ablation jobs)."""
+    results: dict[str, dict] = {}
+    todo = []
+    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()]
+    for s in seqs:
+        if s in st.subset:
+            todo.append(st.job(s, "lift", True))
+        elif (doc := done_rollout(st.rdir, st.job(s, "lift"), st.chash, False)) is not None:
+            results[s] = doc
+    return [s for s in seqs if s in results or s in st.subset], results, todo
 
 
 def _execute(todo: list, done, workers: int, executor: str, address: str | None) -> None:
@@ -251,24 +115,11 @@ def _execute(todo: list, done, workers: int, executor: str, address: str | None)
         run_jobs(todo, run_job_safe, workers, done)
 
 
-def run_study(
-    dataset: str,
-    out: str | Path,
-    config: ReplayConfig,
-    sequences: list[str] | None = None,
-    objects: list[str] | None = None,
-    workers: int = 1,
-    ablation: bool = True,
-    resume: bool = False,
-    data_dir: str | Path | None = None,
-    progress: bool = True,
-    ablation_only: bool = False,
-    executor: str = "pool",
-    address: str | None = None,
-    verbose: bool = False,
-    protocols: tuple[str, ...] | list[str] = ("lift",),
-    recorded_max_s: float | None = None,
-) -> dict:
+def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: list[str] | None = None,
+              objects: list[str] | None = None, workers: int = 1, ablation: bool = True, resume: bool = False,
+              data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
+              executor: str = "pool", address: str | None = None, verbose: bool = False,
+              protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -308,26 +159,95 @@ def run_study(
         UsageError: ``objects`` given where a study of another config is; an unknown
             protocol; ``--ablation-only`` with ``--no-ablation`` or a protocol other than lift.
     """
+    protocols = _check_protocols(protocols, ablation_only)
+    st = _setup(dataset, Path(out), _check_config(config, dataset, verbose), sequences, objects, data_dir, ablation,
+                ablation_only, verbose, recorded_max_s)
+    if ablation_only and not ablation:
+        raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
+    run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
+    return run.execute(workers, executor, address)
+
+
+def _check_protocols(protocols, ablation_only: bool) -> list[str]:
+    """The protocols, each once, in order.
+
+    Raises:
+        UsageError: an unknown protocol; ``--ablation-only`` with a protocol other than lift.
+    """
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad or not protocols:
         raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
+    return protocols
+
+
+def _check_config(config: ReplayConfig, dataset: str, verbose: bool = False) -> ReplayConfig:
+    """The config validated, with the dataset's hand shape where it names none.
+
+    Raises:
+        ConfigError: a value out of range (:meth:`ReplayConfig.validate`).
+        UsageError: ``--device cuda`` where Warp finds no CUDA device (Warp's own banner and
+            driver note kept off the console unless ``verbose``: the error is all it says).
+    """
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp
 
+        if not verbose:
+            quiet_libraries()
         if not wp.is_cuda_available():
             raise UsageError("--device", "cuda requested but Warp finds no CUDA device; use --device cpu")
-    out = Path(out)
+    return config
+
+
+@dataclass
+class _Setup:
+    """What every job of one study shares: its sequences, config, where results go."""
+
+    dataset: str
+    out: Path
+    config: ReplayConfig
+    chash: str
+    all_seqs: list[str]
+    seqs: list[str]  # the study's (a merged --objects subset: the earlier study's too)
+    subset: set[str]  # the sequences asked for
+    prior: dict | None  # the study JSON already at out
+    out_dir: Path
+    rdir: Path
+    manosim_dir: Path
+    data_dir: str | Path | None
+    ablation: bool
+    verbose: bool
+    recorded_max_s: float | None
+    cfg_dict: dict = field(default_factory=dict)
+
+    def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
+        """The :class:`Job` of sequence ``s`` under protocol ``proto``."""
+        return Job(self.dataset, s, None if self.data_dir is None else str(self.data_dir), self.cfg_dict,
+                   str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
+                   ablation_only=abl_only, protocol=proto,
+                   recorded_max_s=self.recorded_max_s if proto == "recorded" else None)
+
+
+def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,
+           ablation_only: bool, verbose: bool, recorded_max_s: float | None) -> _Setup:
+    """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
+    results folder (created) and the hand's folder.
+
+    Raises:
+        DataError: unknown dataset, no sequences, the hand MJCF missing.
+        UsageError: unknown object names; a subset where a study of another config is.
+        OutputError: the results folder cannot be created.
+    """
     all_seqs = list_sequences(dataset, data_dir)
-    seqs = _resolve_sequences(dataset, all_seqs, sequences, objects)
+    seqs = resolve_sequences(dataset, all_seqs, sequences, objects)
     chash = config_hash(config)
-    prior = _prior_study(out)
+    prior = prior_study(out)
     subset = set(seqs)
     if objects and not ablation_only:
-        seqs = _subset_merge(out, prior, dataset, chash, seqs, all_seqs)
+        seqs = subset_merge(out, prior, dataset, chash, seqs, all_seqs)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
     try:
@@ -339,54 +259,76 @@ def run_study(
     hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
+    return _Setup(dataset, out, config, chash, all_seqs, seqs, subset, prior, out_dir, rdir, manosim_dir, data_dir,
+                  ablation, verbose, recorded_max_s, cfg_dict)
 
-    def job(s: str, proto: str, abl_only: bool = False) -> Job:
-        return Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
-                   str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only, protocol=proto,
-                   recorded_max_s=recorded_max_s if proto == "recorded" else None)
 
-    if ablation_only and not ablation:
-        raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
-    keep_others = bool(objects) and not ablation_only
-    run_protocols, new_protocols = protocols, frozenset()
-    if keep_others and prior is not None and prior.get("config_hash") == chash:  # the merged study keeps its own
-        had = list(prior.get("protocols") or ["lift"])
-        protocols = list(dict.fromkeys([*had, *protocols]))
-        new_protocols = frozenset(run_protocols) - set(had)
-    con = StudyConsole(dataset, total=0, done=0, enabled=progress, verbose=verbose)
-    seqs, results, todo = _plan_jobs(rdir, all_seqs, seqs, subset, chash, job, ablation, ablation_only, resume,
-                                     keep_others, protocols, data_dir, con.say, run_protocols, new_protocols)
-    n_jobs = len(results) + len(todo)
-    con.start(total=n_jobs, done=n_jobs - len(todo))
-    failed: dict[str, str] = {}
-    t0 = time.perf_counter()
-    prior_wall = _prior_wall(prior, dataset, chash, seqs) if resume else 0.0
+class _StudyRun:
+    """One run of a study: the jobs planned (kept from disk or to run), the results as they
+    come, the study JSON rewritten after each, the console."""
 
-    def write() -> dict:
-        rec = _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols, results, failed,
-                            prior_wall + time.perf_counter() - t0, rdir, out_dir)
-        rec.counts["wall_s_this_run"] = time.perf_counter() - t0
-        rec.counts["resumed"] = n_jobs - len(todo)
-        return write_study(out, rec)
+    def __init__(self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool,
+                 progress: bool):
+        self.st, self.ablation_only = st, ablation_only
+        run_protocols, new_protocols = protocols, frozenset()
+        prior = st.prior
+        if keep_others and prior is not None and prior.get("config_hash") == st.chash:  # the merged study keeps its own
+            had = list(prior.get("protocols") or ["lift"])
+            protocols = list(dict.fromkeys([*had, *protocols]))
+            new_protocols = frozenset(run_protocols) - set(had)
+        self.protocols = protocols
+        self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
+        self.seqs, self.results, self.todo, carried = _plan_jobs(
+            st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
+        self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
+        self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
+        self.n_kept = len(self.results) + len(carried)
+        self.n_jobs = self.n_kept + len(self.todo)
+        self.con.start(total=self.n_jobs, done=self.n_kept)
+        self.t0 = time.perf_counter()
+        # an interrupted run's time carries over; a subset merged into a larger study starts its own
+        merged = keep_others and bool(set(st.seqs) - st.subset)
+        self.prior_wall = prior_wall(prior, st.dataset, st.chash, self.seqs) if resume and not merged else 0.0
+        self.carried = carried
 
-    study = write()
-    con.intro(ablation_only=ablation_only, todo=len(todo), total=n_jobs, rdir=rdir, chash=chash)
+    def write(self) -> dict:
+        """Write the study JSON (and CSV) of the results so far; returns the study dict."""
+        st = self.st
+        rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
+                           self.results, self.failed, self.prior_wall + time.perf_counter() - self.t0, st.rdir,
+                           st.out_dir)
+        rec.counts["wall_s_this_run"] = time.perf_counter() - self.t0
+        rec.counts["resumed"] = self.n_kept
+        rec.counts["refused"] = len(self.refused & set(self.failed))
+        rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
+        return write_study(st.out, rec)
 
-    def done(j: Job, status: str, value) -> None:
-        nonlocal study
+    def done(self, j: Job, status: str, value) -> None:
+        """A job ended: keep its result (or failure), say it, rewrite the study."""
         if status == "ok":
-            results[j.key] = value
+            self.results[j.key] = value
         else:
-            failed[j.key] = value
-        con.result(j.key, status, value)
-        study = write()
+            self.failed[j.key] = value
+            if status == "refused":
+                self.refused.add(j.key)
+        self.con.result(j.key, status, value)
+        self.study = self.write()
 
-    try:
-        _execute(todo, done, workers, executor, address)
-    except KeyboardInterrupt:
-        study = write()
-        con.interrupted(out, len(results), n_jobs)
-        raise
-    finally:
-        con.close()
-    return study
+    def execute(self, workers: int, executor: str, address: str | None) -> dict:
+        """Run the planned jobs (:func:`_execute`); returns the study dict.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
+        """
+        self.study = self.write()
+        self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
+                       chash=self.st.chash, failed=len(self.carried))
+        try:
+            _execute(self.todo, self.done, workers, executor, address)
+        except KeyboardInterrupt:
+            self.study = self.write()
+            self.con.interrupted(self.st.out, len(self.results), self.n_jobs)
+            raise
+        finally:
+            self.con.close()
+        return self.study

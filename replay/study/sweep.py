@@ -162,60 +162,77 @@ def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, perturb_mm: float, pe
 
 
 def heatmap_png(result: dict, title: str) -> bytes:
-    """PNG bytes: success over effort (rows) x mu (columns), the operating point marked."""
+    """PNG bytes of :func:`heatmap_figure`."""
     import matplotlib  # here: choosing the headless backend is this call's business, not an import's
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap
 
-    E = np.asarray(result["axes"]["effort_nm"])
-    M = np.asarray(result["axes"]["mu"])
-    code = {"unstable": 0, "dropped": 1, "lifted": 2}
-    grid = np.array([[code.get(o, 0) for o in row] for row in result["outcome"]], float)
-    held = np.asarray(result["shake_held"], bool)
-    grid[held] = 3
-    fig, ax = plt.subplots(figsize=(7.2, 4.2), dpi=110)
-    cmap = ListedColormap(["#b3b3b3", "#d95f5f", "#f2c14e", "#3a9e5a"])
-    ax.imshow(grid, origin="lower", cmap=cmap, vmin=-0.5, vmax=3.5, aspect="auto",
-              extent=_extent(M, E))
-    op = result["operating_point"]
-    # the two lines through the operating point, worlds of their own: effort at mu = 1, mu at the study effort
-    lx = np.concatenate([np.full(len(E), op["mu"]), M])
-    ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
-    ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
-    star = ax.plot([op["mu"]], [op["effort_nm"]], marker="*", ms=16, mec="black", mfc="white", ls="none",
-                   label="study operating point")[0]
-    up = ax.scatter(lx[ok], ly[ok], marker="o", s=36, c="#1f5f3a", edgecolors="white", zorder=3,
-                    label="line through it: lifts")
-    down = ax.scatter(lx[~ok], ly[~ok], marker="X", s=40, c="black", edgecolors="white", zorder=3,
-                      label="line through it: drops")
-    ax.set_xlabel("hand-object friction coefficient mu")
-    ax.set_ylabel("finger effort limit (N·m)")
-    ax.set_title(title, fontsize=10)
-    from matplotlib.patches import Patch
-
-    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "dropped", "lifted",
-                                                                     "lifted + held in shake"])]
-    handles += [star, up, down]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), framealpha=0.9)
-    fig.tight_layout()
+    fig = heatmap_figure(result, title)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)
     return buf.getvalue()
 
 
-def _extent(x: np.ndarray, y: np.ndarray) -> list[float]:
-    def edges(v):
-        if len(v) == 1:
-            return v[0] - 0.05, v[0] + 0.05
-        h = 0.5 * (v[1] - v[0])
-        return v[0] - h, v[-1] + h
+#: marker style of the worlds on the two lines through the operating point, in the plot and its
+#: legend alike (matplotlib ``Line2D`` keywords)
+LINE_MARKERS = {True: dict(marker="o", ms=6, mfc="#1f5f3a", mec="white", label="line through it: lifts"),
+                False: dict(marker="X", ms=7, mfc="black", mec="white", label="line through it: drops")}
 
-    x0, x1 = edges(x)
-    y0, y1 = edges(y)
-    return [x0, x1, y0, y1]
+
+def heatmap_figure(result: dict, title: str):
+    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's
+    operating point and the worlds of the two lines through it marked.
+
+    The axes span the sampled values only (cells reach halfway to their neighbours; the outer
+    cells end at the first and last sample: no effort below the lowest sampled, never below 0);
+    each legend entry is drawn with the very marker of the plot (:data:`LINE_MARKERS`).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    E = np.asarray(result["axes"]["effort_nm"], float)
+    M = np.asarray(result["axes"]["mu"], float)
+    code = {"unstable": 0, "dropped": 1, "lifted": 2}
+    grid = np.array([[code.get(o, 0) for o in row] for row in result["outcome"]], float)
+    grid[np.asarray(result["shake_held"], bool)] = 3
+    fig, ax = plt.subplots(figsize=(7.2, 4.2), dpi=110)
+    cmap = ListedColormap(["#b3b3b3", "#d95f5f", "#f2c14e", "#3a9e5a"])
+    ax.pcolormesh(_cell_edges(M), _cell_edges(E), grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="flat")
+    op = result["operating_point"]
+    # the two lines through the operating point, worlds of their own: effort at mu = 1, mu at the study effort
+    lx = np.concatenate([np.full(len(E), op["mu"]), M])
+    ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
+    ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
+    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "dropped", "lifted",
+                                                                     "lifted + held in shake"])]
+    star = dict(marker="*", ms=16, mec="black", mfc="white", label="study operating point")
+    ax.plot([op["mu"]], [op["effort_nm"]], ls="none", clip_on=False, zorder=4, **star)
+    handles.append(Line2D([], [], ls="none", **star))
+    for lifts, style in LINE_MARKERS.items():
+        sel = ok == lifts
+        ax.plot(lx[sel], ly[sel], ls="none", clip_on=False, zorder=3, **style)
+        handles.append(Line2D([], [], ls="none", **style))
+    ax.set_xlim(M.min(), M.max()) if len(M) > 1 else ax.set_xlim(M[0] - 0.05, M[0] + 0.05)
+    ax.set_ylim(E.min(), E.max()) if len(E) > 1 else ax.set_ylim(max(E[0] - 0.05, 0.0), E[0] + 0.05)
+    ax.set_xlabel("hand-object friction coefficient mu")
+    ax.set_ylabel("finger effort limit (N·m)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), framealpha=0.9)
+    fig.tight_layout()
+    return fig
+
+
+def _cell_edges(v: np.ndarray) -> np.ndarray:
+    """(n + 1,) cell edges of samples ``v`` (n,): halfway between neighbours, the outer edges at
+    the first and last sample (one sample: +-0.05 around it, not below 0)."""
+    if len(v) == 1:
+        return np.array([max(v[0] - 0.05, 0.0), v[0] + 0.05])
+    mid = 0.5 * (v[1:] + v[:-1])
+    return np.concatenate([[v[0]], mid, [v[-1]]])
 
 
 def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig, sp: SweepPlan,

@@ -3,12 +3,14 @@
 Modules, one concern each (imported in this order; no module imports a later one):
 
 * :mod:`~replay.output.render.style`: colours and view constants;
-* :mod:`~replay.output.render.clip`: saved poses and a rollout's clip, read and checked;
+* :mod:`~replay.output.render.poses`: saved poses, read and checked;
+* :mod:`~replay.output.render.clip`: a rollout's clip (poses, hand, object, support), read and checked;
 * :mod:`~replay.output.render.model`: the render-only MuJoCo model and pose application;
 * :mod:`~replay.output.render.camera`: the fixed camera framing hand and object;
 * :mod:`~replay.output.render.overlay`: text over each frame;
 * :mod:`~replay.output.render.video`: frames on an EGL context and atomic H.264 mp4 files;
 * :mod:`~replay.output.render.montage`: many clips tiled into one mp4;
+* :mod:`~replay.output.render.hand_points`: a hand drawn from recorded points (skeleton, vertices);
 * :mod:`~replay.output.render.recording`: a *recording* (not a rollout) drawn as the data has it.
 
 Renderer choice: MuJoCo's own offscreen ``mujoco.Renderer`` on an EGL context
@@ -31,7 +33,7 @@ hulls, which would z-fight with it); the support as simulated (a finite table-to
 a floor, so an object falling off the table edge is seen falling, or an infinite plane);
 and a fixed camera. The saved-pose contract (``time``, ``body_names``, ``body_pos`` world m
 Z-up, ``body_quat`` world **xyzw**, ``contact_count``, ``phase``) is checked by
-:func:`~replay.output.render.clip.load_poses_npz`; files are read through :mod:`replay.results` (format
+:func:`~replay.output.render.poses.load_poses_npz`; files are read through :mod:`replay.results` (format
 version checked; ``docs/results.md``).
 
 Output: H.264 mp4, yuv420p, through ``imageio_ffmpeg.write_frames``, written to a temporary
@@ -77,7 +79,13 @@ from replay.output.render.montage import (  # noqa: E402
     render_montage,
     select_rollouts,
 )
-from replay.output.render.overlay import clip_overlay, clip_title, draw_overlay, overlay_status  # noqa: E402
+from replay.output.render.overlay import (  # noqa: E402
+    clip_overlay,
+    clip_title,
+    draw_overlay,
+    overlay_status,
+    shake_decided_frame,
+)
 from replay.output.render.style import (  # noqa: E402
     FOVY_DEG,
     GHOST_RGBA,
@@ -103,6 +111,6 @@ __all__ = [
     "Support", "TABLE_RGBA", "VISIBLE_GROUPS", "add_recorded_ghost", "apply_poses", "build_render_model",
     "clip_camera", "clip_overlay", "clip_title", "draw_overlay", "expand_rollout", "frame_camera",
     "frame_indices", "load_clip", "load_poses_npz", "load_study", "mocap_index", "montage_layout",
-    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip",
+    "montage_record_path", "overlay_status", "parse_support", "prepare_output", "render_clip", "shake_decided_frame",
     "render_frames", "render_montage", "select_rollouts", "write_mp4",
 ]

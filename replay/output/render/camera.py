@@ -52,6 +52,8 @@ def frame_camera(
     frames: slice | np.ndarray | None = None,
     reach: float | None = 0.25,
     fallen_below: float | None = None,
+    also_in_view: np.ndarray | None = None,
+    top_clear: float = 0.0,
 ) -> CameraView:
     """A fixed camera that keeps hand and objects in view while they interact.
 
@@ -68,10 +70,69 @@ def frame_camera(
     line from the objects to the wrist, so hand and object sit side by side rather
     than one hiding the other, turned 30 degrees towards the wrist side. The distance
     fits the bounding sphere in the smaller of the vertical and horizontal fields of
-    view (``aspect`` = width / height), with a 10 % margin.
+    view (``aspect`` = width / height), with a 10 % margin. ``also_in_view`` ((F,) bool):
+    frames whose hand and object positions are inside the bounds too, without turning the
+    view (a study clip's hold and shake, where a lifted object is carried and shaken about).
+    ``top_clear``: fraction of the image height at the top kept clear of the sphere (the
+    overlay's text box), the view moved down and narrowed to the rest.
     """
-    F = track.num_frames
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
+    use = _frames_used(track.num_frames, frames)
+    radii, keep_obj = _object_extent(track, objects, fallen_below)
+    if reach is not None and hand_cols and objects:
+        _from_reach(track, hand_cols, objects, radii, keep_obj, reach, use)
+    box = use | (np.asarray(also_in_view, bool) if also_in_view is not None else False)
+    lo, hi, obj_centres = _bounds(track, hand_cols, objects, radii, keep_obj, use, box)
+    centre = 0.5 * (lo + hi)
+    radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+    azimuth = 90.0
+    if hand_cols and obj_centres:
+        wrist = track.body_pos[use][:, hand_cols[0]].mean(axis=0)
+        d = wrist - np.mean(obj_centres, axis=0)
+        if np.hypot(d[0], d[1]) > 1e-3:
+            azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
+    distance, shift = _fit(radius, aspect, top_clear)
+    e, a = math.radians(elevation), math.radians(azimuth)
+    up = np.array([-math.sin(e) * math.cos(a), -math.sin(e) * math.sin(a), math.cos(e)])  # the image's up, world
+    return CameraView(centre + up * shift * distance, distance, azimuth, elevation)
+
+
+def _fit(radius: float, aspect: float, top_clear: float) -> tuple[float, float]:
+    """(distance m, look-at shift up per m of distance) that fit a sphere of ``radius`` m in the
+    view with a 10 % margin, below the top ``top_clear`` fraction of the image height."""
+    tan_v = math.tan(math.radians(FOVY_DEG) / 2)
+    half_v = math.atan((1.0 - top_clear) * tan_v)  # the image below the kept-clear band
+    half_h = math.atan(tan_v * aspect)
+    distance = 1.1 * radius / math.sin(min(half_v, half_h))
+    return distance, top_clear * tan_v  # the sphere's centre drawn at -top_clear of the half height
+
+
+def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict, keep_obj: dict,
+            use: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(low (3,), high (3,) corners m of the box holding the ``box`` frames' hand body origins,
+    padded 3 cm, and every object's bounding sphere; each object's mean position (3,) m over
+    the ``use`` frames, which aim the view)."""
+    pts = []
+    if hand_cols:
+        hp = track.body_pos[box][:, hand_cols].reshape(-1, 3)
+        pts += [hp - 0.03, hp + 0.03]
+    obj_centres = []
+    for obj in objects:
+        m = box & keep_obj[obj.body]
+        if not m.any():  # fell before the framed frames: frame where it was last seen above
+            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(track.num_frames, bool)
+        p = track.body_pos[m][:, track.index(obj.body)]
+        r = radii[obj.body]
+        pts += [p - r, p + r]
+        seen = use & keep_obj[obj.body]  # the view turns on the interaction frames only
+        obj_centres.append(track.body_pos[seen][:, track.index(obj.body)].mean(axis=0) if seen.any()
+                           else p.mean(axis=0))
+    pts = np.concatenate(pts, axis=0)
+    return pts.min(axis=0), pts.max(axis=0), obj_centres
+
+
+def _frames_used(F: int, frames: slice | np.ndarray | None) -> np.ndarray:
+    """(F,) bool: the frames ``frames`` selects (a slice or a bool mask; None or none: all)."""
     use = np.zeros(F, bool)
     if frames is None:
         use[:] = True
@@ -81,8 +142,15 @@ def frame_camera(
         use[np.asarray(frames, bool)] = True
     if not use.any():
         use[:] = True
-    keep_obj = {}
-    radii = {}
+    return use
+
+
+def _object_extent(track: PoseTrack, objects: Sequence[SceneObject],
+                   fallen_below: float | None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Per object body: its mesh's bounding-sphere radius about the origin (m), and (F,) bool,
+    False from the first frame its origin is below ``fallen_below`` (z, m)."""
+    F = track.num_frames
+    keep_obj, radii = {}, {}
     for obj in objects:
         v, _ = _load_mesh(str(obj.mesh))
         radii[obj.body] = float(np.max(np.linalg.norm(v, axis=1)))
@@ -92,52 +160,42 @@ def frame_camera(
             if low.any():
                 ok[int(np.argmax(low)):] = False
         keep_obj[obj.body] = ok
-    if reach is not None and hand_cols and objects:
-        near = np.zeros(F, bool)
-        for obj in objects:
-            p = track.body_pos[:, track.index(obj.body)]
-            d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
-            near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
-        near &= use
-        if near.any():
-            use[:int(np.argmax(near))] = False
-    pts = []
-    if hand_cols:
-        hp = track.body_pos[use][:, hand_cols].reshape(-1, 3)
-        pts += [hp - 0.03, hp + 0.03]
-    obj_centres = []
+    return radii, keep_obj
+
+
+def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict,
+                keep_obj: dict, reach: float, use: np.ndarray) -> None:
+    """Drop from ``use`` (in place) the frames before the first where a hand body origin is
+    within ``reach`` m of an object's bounding sphere (none such: ``use`` is kept)."""
+    near = np.zeros(track.num_frames, bool)
     for obj in objects:
-        m = use & keep_obj[obj.body]
-        if not m.any():  # fell before the framed frames: frame where it was last seen above
-            m = keep_obj[obj.body] if keep_obj[obj.body].any() else np.ones(F, bool)
-        p = track.body_pos[m][:, track.index(obj.body)]
-        r = radii[obj.body]
-        pts += [p - r, p + r]
-        obj_centres.append(p.mean(axis=0))
-    pts = np.concatenate(pts, axis=0)
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    centre = 0.5 * (lo + hi)
-    radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
-    azimuth = 90.0
-    if hand_cols and obj_centres:
-        wrist = track.body_pos[use][:, hand_cols[0]].mean(axis=0)
-        d = wrist - np.mean(obj_centres, axis=0)
-        if np.hypot(d[0], d[1]) > 1e-3:
-            azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
-    fov_v = math.radians(FOVY_DEG)
-    fov_h = 2.0 * math.atan(math.tan(fov_v / 2) * aspect)
-    half = min(fov_v, fov_h) / 2.0
-    distance = 1.1 * radius / math.sin(half)
-    return CameraView(centre, distance, azimuth, elevation)
+        p = track.body_pos[:, track.index(obj.body)]
+        d = np.linalg.norm(track.body_pos[:, hand_cols] - p[:, None], axis=-1).min(axis=1)
+        near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
+    near &= use
+    if near.any():
+        use[:int(np.argmax(near))] = False
+
+
+#: phases a study clip's camera is aimed on (approach, lift) and phases it keeps in view too
+#: (hold, shake: a lifted object shaken about stays inside its tile)
+FRAMED_PHASES, ALSO_IN_VIEW_PHASES = (1, 2), (3, 4)
+#: top fraction of a study clip's image kept clear for its overlay text (at most 4 lines: 53 px
+#: of a 180 px tile, 105 of 480, over the left half; the sphere framed below a fifth is clear of
+#: it where the objects are, the middle)
+CLIP_TOP_CLEAR = 0.2
 
 
 def clip_camera(clip: Clip, aspect: float) -> CameraView:
-    """The camera of a study clip: :func:`frame_camera` over the approach and lift
-    phases (phase 1-2; all frames if the clip has none) from where the hand is within
-    :data:`CLIP_REACH_M` of the object, ignoring object positions
-    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table)."""
+    """The camera of a study clip: :func:`frame_camera` over :data:`FRAMED_PHASES` (all
+    frames if the clip has none) from where the hand is within :data:`CLIP_REACH_M` of the
+    object, with :data:`ALSO_IN_VIEW_PHASES` inside its bounds, ignoring object positions
+    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table), the top
+    :data:`CLIP_TOP_CLEAR` of the image left to the overlay."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
-    phases = np.isin(clip.phase, (1, 2))
+    phases = np.isin(clip.phase, FRAMED_PHASES)
     return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
-                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M)
+                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M,
+                        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None,
+                        top_clear=CLIP_TOP_CLEAR)
 

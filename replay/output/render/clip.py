@@ -15,15 +15,21 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
-from replay.results import Phase, check_poses_version, check_version
+from replay.output.render.poses import PoseTrack, load_poses_npz
+from replay.results import Phase, check_version
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
 #: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
-OUTCOMES = ("lifted", "dropped", "unstable", "tracked", "lost")
+OUTCOMES = ("lifted", "dropped", "unstable", "stuck", "tracked", "lost")
+
+#: held through the shake: moved less than this in the wrist frame, m, when the study does not
+#: say (``replay.config.ReplayConfig.shake_max_slip``)
+DEFAULT_SHAKE_MAX_SLIP = ReplayConfig.shake_max_slip
 
 #: table-top box thickness, m, when neither the rollout nor its study says: the default
 #: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
@@ -32,36 +38,6 @@ DEFAULT_SUPPORT_THICKNESS = 0.05
 #: the floor under a table top: at z = 0 (GRAB's world ground; its tables are 0.75-1.2 m
 #: high), or this far below a support lower than that, m.
 FLOOR_DROP_M = 0.5
-
-
-@dataclass
-class PoseTrack:
-    """World poses of named rigid bodies over time (what gets drawn).
-
-    Attributes:
-        time: (F,) s, strictly increasing.
-        body_names: B names, matching the render model's mocap bodies
-            (``mano_body_0..15`` for the hand, object names for objects).
-        body_pos: (F, B, 3) world position of each body frame, m, Z up.
-        body_quat: (F, B, 4) world orientation, **xyzw**.
-        source: file the poses came from (for error messages).
-    """
-
-    time: np.ndarray
-    body_names: list[str]
-    body_pos: np.ndarray
-    body_quat: np.ndarray
-    source: Path | None = None
-
-    @property
-    def num_frames(self) -> int:
-        return int(self.time.shape[0])
-
-    def index(self, name: str) -> int:
-        try:
-            return self.body_names.index(name)
-        except ValueError:
-            raise DataError(self.source, "body_names", f"no body named {name!r} in the saved poses") from None
 
 
 @dataclass(frozen=True)
@@ -126,14 +102,26 @@ def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
 
 
 @lru_cache(maxsize=16)
-def _study_thickness(path: str) -> float | None:
-    """``config.support_thickness`` of a study JSON, or None when it has none."""
+def _study_config(path: str) -> dict:
+    """``config`` of a study JSON (empty when it has none or cannot be read)."""
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError):
-        return None
+        return {}
     cfg = doc.get("config") if isinstance(doc, dict) else None
-    return cfg.get("support_thickness") if isinstance(cfg, dict) else None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _study_thickness(path: str) -> float | None:
+    """``config.support_thickness`` of a study JSON, or None when it has none."""
+    return _study_config(path).get("support_thickness")
+
+
+def _study_setting(source, key: str):
+    """``config[key]`` of the study JSON ``source`` (None: no such file or setting)."""
+    if source is None or not Path(source).is_file():
+        return None
+    return _study_config(str(Path(source).resolve())).get(key)
 
 
 @dataclass
@@ -169,6 +157,8 @@ class Clip:
         title: first overlay line (object name, and the variant when it is the ablation).
         meta: the rollout JSON entry (for provenance).
         support: the simulated support (table-top box or plane), see :class:`Support`.
+        shake_max_slip: the study's ``shake_max_slip``, m (held through the shake: the object
+            moved less than this in the wrist frame).
     """
 
     track: PoseTrack
@@ -181,6 +171,7 @@ class Clip:
     title: str
     meta: dict = field(default_factory=dict)
     support: Support | None = None
+    shake_max_slip: float = DEFAULT_SHAKE_MAX_SLIP
 
     def __post_init__(self):
         if self.support is None:
@@ -279,17 +270,7 @@ def load_clip(
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
     rollout = expand_rollout(rollout, study_dir, where, field_prefix)
-    entry = rollout
-    pre = field_prefix
-    if variant == "ablation":
-        abl = rollout.get("ablation")
-        if not isinstance(abl, dict):
-            raise DataError(where, pre + "ablation", "rollout has no contact-ablation run")
-        entry = {**rollout, **abl}
-        pre = pre + "ablation."
-    elif variant != "main":
-        raise ValueError(f"variant must be 'main' or 'ablation', got {variant!r}")
-
+    entry, pre = _variant_entry(rollout, variant, where, field_prefix)
     if not entry.get("poses"):
         raise DataError(
             where, pre + "poses",
@@ -307,12 +288,7 @@ def load_clip(
     mesh = _resolve(
         rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
     )
-    th = support_thickness
-    if th is None:
-        th = rollout.get("support_thickness")
-    if th is None and source is not None and Path(source).is_file():
-        th = _study_thickness(str(Path(source).resolve()))
-    support = parse_support(rollout, where, field_prefix, th)
+    support = _clip_support(rollout, where, field_prefix, support_thickness, source)
     name = str(rollout.get("object") or "object")
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
@@ -322,9 +298,42 @@ def load_clip(
         objects.append(ghost)
     return Clip(
         track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=objects, support_height=support.height,
-        outcome=outcome, title=title, meta=rollout, support=support,
+        objects=objects, support_height=support.height, outcome=outcome, title=title, meta=rollout,
+        support=support, shake_max_slip=float(_study_setting(source, "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
     )
+
+
+def _clip_support(rollout: dict, where: Path, field_prefix: str, thickness: float | None, source) -> Support:
+    """The rollout's :class:`Support`; its thickness ``thickness``, else the rollout's
+    ``support_thickness``, else ``config.support_thickness`` of the study JSON ``source``.
+
+    Raises:
+        DataError: see :func:`parse_support`.
+    """
+    th = thickness
+    if th is None:
+        th = rollout.get("support_thickness")
+    if th is None and source is not None and Path(source).is_file():
+        th = _study_thickness(str(Path(source).resolve()))
+    return parse_support(rollout, where, field_prefix, th)
+
+
+def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) -> tuple[dict, str]:
+    """(the entry of ``variant``: the rollout, or its ablation's fields over it; the field
+    prefix of that entry for error messages).
+
+    Raises:
+        DataError: ``ablation`` asked for and the rollout has none.
+        ValueError: an unknown variant.
+    """
+    if variant == "ablation":
+        abl = rollout.get("ablation")
+        if not isinstance(abl, dict):
+            raise DataError(where, field_prefix + "ablation", "rollout has no contact-ablation run")
+        return {**rollout, **abl}, field_prefix + "ablation."
+    if variant != "main":
+        raise ValueError(f"variant must be 'main' or 'ablation', got {variant!r}")
+    return rollout, field_prefix
 
 
 #: body name of the recorded object (the ghost) in the pose track and the render model.
@@ -358,64 +367,3 @@ def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
                             body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
                             source=track.source)
     return ghost_track, SceneObject(GHOST_BODY, f"{name} (recorded)", mesh, GHOST_RGBA)
-
-
-def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
-    """Read and check one rollout's saved poses (study contract).
-
-    Args:
-        path: the ``.npz``.
-        truncate_nonfinite: cut the clip before the first frame with a non-finite or
-            non-unit pose instead of raising (for ``unstable`` rollouts, whose last
-            frames may have blown up).
-
-    Returns:
-        (PoseTrack, contact_count (F,) int, phase (F,) int).
-
-    Raises:
-        DataError: naming the npz and the key for any missing or malformed array, or
-            no usable frame.
-    """
-    path = Path(path)
-    try:
-        z = np.load(path, allow_pickle=False)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
-        raise DataError(path, None, f"cannot read saved poses: {exc}") from None
-    with z:
-        check_poses_version(path, z.files, z)
-        need = ("time", "body_names", "body_pos", "body_quat", "contact_count", "phase")
-        for k in need:
-            if k not in z.files:
-                raise DataError(path, k, f"missing from saved poses (has {sorted(z.files)})")
-        t = np.asarray(z["time"], dtype=np.float64)
-        names = [str(n) for n in z["body_names"]]
-        pos = np.asarray(z["body_pos"], dtype=np.float64)
-        quat = np.asarray(z["body_quat"], dtype=np.float64)
-        contact = np.asarray(z["contact_count"])
-        phase = np.asarray(z["phase"])
-    if t.ndim != 1:
-        raise DataError(path, "time", f"expected shape (F,), got {t.shape}")
-    F, B = t.shape[0], len(names)
-    for key, arr, shape in (
-        ("body_pos", pos, (F, B, 3)), ("body_quat", quat, (F, B, 4)),
-        ("contact_count", contact, (F,)), ("phase", phase, (F,)),
-    ):
-        if arr.shape != shape:
-            raise DataError(path, key, f"expected shape {shape}, got {arr.shape}")
-    good = (np.all(np.isfinite(pos.reshape(F, -1)), axis=1) & np.all(np.isfinite(quat.reshape(F, -1)), axis=1)
-            & np.isfinite(t))
-    with np.errstate(invalid="ignore"):
-        good &= np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1.0) <= 1e-3, axis=1)
-    if not good.all():
-        bad = int(np.flatnonzero(~good)[0])
-        if not truncate_nonfinite:
-            raise DataError(path, "body_pos/body_quat", f"non-finite or non-unit pose at frame {bad}")
-        F = bad
-        t, pos, quat, contact, phase = t[:F], pos[:F], quat[:F], contact[:F], phase[:F]
-    if F < 1:
-        raise DataError(path, "time", "no frames saved (or none with a finite pose)")
-    if F > 1 and not np.all(np.diff(t) > 0):
-        raise DataError(path, "time", "timestamps are not strictly increasing")
-    track = PoseTrack(time=t, body_names=names, body_pos=pos, body_quat=quat, source=path)
-    return track, contact.astype(np.int64), phase.astype(np.int64)
-

@@ -102,7 +102,27 @@ def build_render_model(
     spec = mujoco.MjSpec()
     spec.modelname = "replay_render"
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
-    w, h = int(size[0]), int(size[1])
+    _set_visual(spec, int(size[0]), int(size[1]))
+    if support_height is not None:
+        _add_support(spec, support_height if isinstance(support_height, Support) else Support(float(support_height)))
+    if hand_mjcf is not None:
+        _add_hand(spec, Path(hand_mjcf))
+    for j, obj in enumerate(objects):
+        v, f = _load_mesh(str(Path(obj.mesh).resolve()) if Path(obj.mesh).exists() else str(obj.mesh))
+        mname = f"obj_mesh_{j}"
+        spec.add_mesh(name=mname, uservert=v.ravel().tolist(), userface=f.ravel().tolist(),
+                      inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
+        b = spec.worldbody.add_body(name=obj.body, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
+        b.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mname, rgba=list(obj.rgba), contype=0,
+                   conaffinity=0, group=0)
+    try:
+        return spec.compile()
+    except Exception as exc:  # noqa: BLE001
+        raise DataError(hand_mjcf, None, f"could not build the render model: {exc}") from None
+
+
+def _set_visual(spec: mujoco.MjSpec, w: int, h: int) -> None:
+    """Offscreen buffer (``w`` x ``h`` px, at least 64), camera, light and sky of the render model."""
     spec.visual.global_.offwidth = max(w, 64)
     spec.visual.global_.offheight = max(h, 64)
     spec.visual.global_.fovy = FOVY_DEG
@@ -115,64 +135,57 @@ def build_render_model(
     spec.visual.headlight.specular = [0.1, 0.1, 0.1]
     spec.stat.extent = 1.0
     spec.stat.center = [0.0, 0.0, 0.0]
-
-    world = spec.worldbody
-    world.add_light(name="key", type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, dir=[0.3, 0.4, -1.0], diffuse=[0.45, 0.45, 0.45],
-                    specular=[0.15, 0.15, 0.15], castshadow=False)
+    spec.worldbody.add_light(name="key", type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, dir=[0.3, 0.4, -1.0],
+                             diffuse=[0.45, 0.45, 0.45], specular=[0.15, 0.15, 0.15], castshadow=False)
     spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
                      builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.78, 0.84, 0.92],
                      rgb2=[0.35, 0.38, 0.45], width=64, height=64)
-    if support_height is not None:
-        sup = support_height if isinstance(support_height, Support) else Support(float(support_height))
-        spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
-                         builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.62, 0.60, 0.57],
-                         rgb2=[0.52, 0.50, 0.47], width=64, height=64)
-        mat = spec.add_material(name="grid", texrepeat=[20, 20], reflectance=0.0)
-        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
-        if sup.table_top_xy is None:
-            world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.0, 2.0, 0.05],
-                           pos=[0, 0, float(sup.height)], material="grid", contype=0, conaffinity=0)
-        else:  # the box replay.sim.scene.build_model simulates, over a floor
-            x0, y0, x1, y1 = sup.table_top_xy
-            hz = 0.5 * float(sup.thickness)
-            world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_BOX,
-                           size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
-                           pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
-                           rgba=list(TABLE_RGBA), contype=0, conaffinity=0)
-            world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3.0, 3.0, 0.05],
-                           pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)], material="grid",
-                           contype=0, conaffinity=0)
 
-    if hand_mjcf is not None:
-        hand_path = Path(hand_mjcf)
-        if not hand_path.is_file():
-            raise DataError(hand_path, None, "hand MJCF not found")
-        bodies, geoms = _hand_visual(str(hand_path.resolve()))
-        body_specs = {}
-        for b in bodies:
-            body_specs[b] = world.add_body(name=b, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
-        for i, g in enumerate(geoms):
-            kw = dict(type=mujoco.mjtGeom(g.type), size=g.size.tolist(), pos=g.pos.tolist(), quat=g.quat.tolist(),
-                      rgba=list(SKIN_RGBA), contype=0, conaffinity=0, group=0)
-            if g.mesh is not None:
-                mname = f"hand_mesh_{i}"
-                spec.add_mesh(name=mname, uservert=g.mesh[0].ravel().tolist(), userface=g.mesh[1].ravel().tolist(),
-                              inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
-                kw["meshname"] = mname
-            body_specs[g.body].add_geom(**kw)
 
-    for j, obj in enumerate(objects):
-        v, f = _load_mesh(str(Path(obj.mesh).resolve()) if Path(obj.mesh).exists() else str(obj.mesh))
-        mname = f"obj_mesh_{j}"
-        spec.add_mesh(name=mname, uservert=v.ravel().tolist(), userface=f.ravel().tolist(),
-                      inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
-        b = world.add_body(name=obj.body, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
-        b.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mname, rgba=list(obj.rgba), contype=0,
-                   conaffinity=0, group=0)
-    try:
-        return spec.compile()
-    except Exception as exc:  # noqa: BLE001
-        raise DataError(hand_mjcf, None, f"could not build the render model: {exc}") from None
+def _add_support(spec: mujoco.MjSpec, sup: Support) -> None:
+    """The support as simulated: a plane at ``sup.height``, or the table-top box over a floor."""
+    world = spec.worldbody
+    spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                     builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.62, 0.60, 0.57],
+                     rgb2=[0.52, 0.50, 0.47], width=64, height=64)
+    mat = spec.add_material(name="grid", texrepeat=[20, 20], reflectance=0.0)
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    if sup.table_top_xy is None:
+        world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.0, 2.0, 0.05],
+                       pos=[0, 0, float(sup.height)], material="grid", contype=0, conaffinity=0)
+        return
+    x0, y0, x1, y1 = sup.table_top_xy  # the box replay.sim.scene.build_model simulates, over a floor
+    hz = 0.5 * float(sup.thickness)
+    world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_BOX,
+                   size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
+                   pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
+                   rgba=list(TABLE_RGBA), contype=0, conaffinity=0)
+    world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3.0, 3.0, 0.05],
+                   pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)], material="grid",
+                   contype=0, conaffinity=0)
+
+
+def _add_hand(spec: mujoco.MjSpec, hand_path: Path) -> None:
+    """One mocap body per hand body of the MJCF with its visible geoms, skin coloured.
+
+    Raises:
+        DataError: the MJCF is missing or MuJoCo cannot load it.
+    """
+    if not hand_path.is_file():
+        raise DataError(hand_path, None, "hand MJCF not found")
+    bodies, geoms = _hand_visual(str(hand_path.resolve()))
+    body_specs = {}
+    for b in bodies:
+        body_specs[b] = spec.worldbody.add_body(name=b, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
+    for i, g in enumerate(geoms):
+        kw = dict(type=mujoco.mjtGeom(g.type), size=g.size.tolist(), pos=g.pos.tolist(), quat=g.quat.tolist(),
+                  rgba=list(SKIN_RGBA), contype=0, conaffinity=0, group=0)
+        if g.mesh is not None:
+            mname = f"hand_mesh_{i}"
+            spec.add_mesh(name=mname, uservert=g.mesh[0].ravel().tolist(), userface=g.mesh[1].ravel().tolist(),
+                          inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
+            kw["meshname"] = mname
+        body_specs[g.body].add_geom(**kw)
 
 
 def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np.ndarray]:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
+import sys
 import tempfile
 import time as _time
-import warnings
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text, sha256_file
@@ -30,9 +32,9 @@ from replay.output.render.video import (
 
 #: largest montage canvas chosen automatically, (W, H) px (1080p).
 MONTAGE_MAX_CANVAS = (1920, 1080)
-#: default cap on clips in one montage (a GRAB study has 30; more tiles than this get
-#: too small to read).
-MONTAGE_MAX_CLIPS = 30
+#: default cap on clips in one montage: none, every rollout gets a tile (GRAB's 38 replayed
+#: recordings: 7 x 6 tiles of 240 x 180, overlay text 10 px, as on 30 tiles of 288 x 216)
+MONTAGE_MAX_CLIPS = None
 
 
 def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
@@ -65,13 +67,14 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
 
 def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
                     key: str = "rollouts") -> list[tuple[int, dict]]:
-    """Rollouts to show, in study order, optionally only those of ``objects``.
+    """Rollouts to show, in study order, optionally only those ``objects`` names: by object
+    (every rollout of it: ``mug`` is mug_lift, mug_pass_1, ...) or by sequence (``mug_pass_1``).
 
     ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
     ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
 
     Raises:
-        UsageError: an object asked for is not in the study.
+        UsageError: a name matches no rollout of the study (the closest names offered).
         DataError: the study is empty.
     """
     rolls = list(enumerate(study.get(key) or []))
@@ -79,10 +82,16 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
     rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
-        missing = [o for o in objects if o not in have]
+        seqs = [str(r.get("sequence")) for _, r in rolls if r.get("sequence")]
+        missing = [o for o in objects if o not in have and o not in seqs]
         if missing:
-            raise UsageError("--objects", f"no rollout for object(s) {missing} in {source}; it has {sorted(have)}")
-        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in set(objects)]
+            hints = [f"{m!r} (did you mean {' or '.join(c)}?)"
+                     if (c := difflib.get_close_matches(m, sorted(have) + seqs, n=3)) else repr(m) for m in missing]
+            raise UsageError("--objects", f"no rollout for {', '.join(hints)} in {source}; it has {len(have)} objects"
+                                          + (f" ({', '.join(sorted(have))})" if len(have) <= 12 else "")
+                                          + " (a sequence name works too)")
+        want = set(objects)
+        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in want or str(r.get("sequence")) in want]
     if not rolls:
         raise DataError(source, key, "study has no rollouts to render")
     return rolls
@@ -116,19 +125,10 @@ def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Pa
     return h.hexdigest()
 
 
-def render_montage(
-    study_path: str | Path,
-    out_path: str | Path,
-    cols: int | None = None,
-    objects: Sequence[str] | None = None,
-    tile: tuple[int, int] | None = None,
-    fps: float = 30.0,
-    variant: str = "main",
-    max_clips: int = MONTAGE_MAX_CLIPS,
-    progress: bool = False,
-    force: bool = False,
-    protocol: str = "lift",
-) -> RenderStats:
+def render_montage(study_path: str | Path, out_path: str | Path, cols: int | None = None,
+                   objects: Sequence[str] | None = None, tile: tuple[int, int] | None = None, fps: float = 30.0,
+                   variant: str = "main", max_clips: int | None = MONTAGE_MAX_CLIPS, progress: bool = False,
+                   force: bool = False, protocol: str = "lift") -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
     Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
@@ -145,9 +145,10 @@ def render_montage(
         fps: frame rate, Hz.
         variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
             (each rollout beside its ablation, pairs kept on one row).
-        max_clips: at most this many tiles: the first rollouts in study order are shown,
-            the rest left out with a warning (counted in ``RenderStats.left_out``).
-        progress: print one line per clip.
+        max_clips: at most this many tiles (default None: one per rollout); the first
+            rollouts in study order are shown, the rest left out (``RenderStats.left_out``
+            and ``left_out_names``, and the record's ``left_out_rollouts``).
+        progress: a progress bar over the tiles (stderr).
         protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
             ``recorded_rollouts``, each with the recorded object as a translucent ghost).
         force: render even when the montage is up to date. Otherwise, when ``out_path``
@@ -179,7 +180,18 @@ def render_montage(
     kept = None if force else _up_to_date(out, record_path, key)
     if kept is not None:
         return RenderStats(out, int(kept.get("frames", 0)), tuple(kept.get("size", (0, 0))),
-                           _time.perf_counter() - t_start, 0.0, left_out=left_out, skipped=True)
+                           _time.perf_counter() - t_start, 0.0, left_out=len(left_out), skipped=True,
+                           left_out_names=tuple(left_out))
+    return _render(study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, left_out, progress,
+                   t_start)
+
+
+def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[int, dict]], variant: str,
+            cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str, left_out: list[str],
+            progress: bool, t_start: float) -> RenderStats:
+    """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out``, and
+    write the montage's record (:func:`montage_record_path`) with the input ``key``."""
+    variants = ("main", "ablation") if variant == "both" else (variant,)
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
@@ -187,38 +199,44 @@ def render_montage(
     cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
     timing: dict = {}
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
-        stores = [_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing,
-                               f"[{k + 1}/{len(clips)}]" if progress else None)
-                  for k, clip in enumerate(clips)]
+        bar = tqdm(total=len(clips), desc="montage tiles", unit="tile", disable=not progress, file=sys.stderr,
+                   dynamic_ncols=True)
+        stores = []
+        for k, clip in enumerate(clips):
+            stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
+            bar.update(1)
+        bar.close()
         n = write_mp4(_compose(stores, cols, rows, (tw, th)), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
-    atomic_write_text(record_path, json.dumps({
+    atomic_write_text(montage_record_path(out), json.dumps({
         "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
         "size": [cols * tw, rows * th], "tile": [tw, th], "grid": [cols, rows], "variant": variant,
-        "rollouts": [str(r.get("sequence") or r.get("object") or i) for i, r in chosen], "left_out": left_out,
+        "rollouts": [_name(i, r) for i, r in chosen], "left_out": len(left_out), "left_out_rollouts": left_out,
         "render_s": secs,
     }, indent=1) + "\n")
     return RenderStats(out, n, (cols * tw, rows * th), secs,
-                       1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1), left_out=left_out)
+                       1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1), left_out=len(left_out),
+                       left_out_names=tuple(left_out))
+
+
+def _name(i: int, r: dict) -> str:
+    """A tile's name in the montage's record: its sequence (else object, else index)."""
+    return str(r.get("sequence") or r.get("object") or i)
 
 
 def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, variants: Sequence[str],
-            max_clips: int, key: str = "rollouts") -> tuple[list[tuple[int, dict]], int]:
+            max_clips: int | None, key: str = "rollouts") -> tuple[list[tuple[int, dict]], list[str]]:
     """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
-    ablation run when one is drawn, at most ``max_clips`` tiles; and how many were left out
-    (with a warning: a finished study is shown in part rather than failed)."""
+    ablation run when one is drawn, at most ``max_clips`` tiles (None: all); and the names
+    of those left out (a study is shown in part rather than failed; the caller says which)."""
     chosen = select_rollouts(study, objects, study_path, key)
     if "ablation" in variants:
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
-    keep = max(1, max_clips // len(variants))
-    if len(chosen) <= keep:
-        return chosen, 0
-    warnings.warn(f"montage shows the first {keep} of {len(chosen)} rollouts (max_clips={max_clips}); "
-                  "pass objects=... or raise max_clips for the rest", stacklevel=3)
-    return chosen[:keep], len(chosen) - keep
+    keep = len(chosen) if max_clips is None else max(1, max_clips // len(variants))
+    return chosen[:keep], [_name(i, r) for i, r in chosen[keep:]]
 
 
 def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
@@ -255,17 +273,15 @@ def _load_clips(chosen: list[tuple[int, dict]], variants: Sequence[str], study_d
     return clips
 
 
-def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: dict,
-                 progress: str | None) -> np.ndarray:
+def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float,
+                 timing: dict) -> np.ndarray:
     """One tile's frames, (n, th, tw, 3) uint8, in a memory map at ``store_path`` (a
-    one-frame placeholder for a str clip); prints a line when ``progress`` is a prefix."""
+    one-frame placeholder for a str clip)."""
     tw, th = tile
     if isinstance(clip, str):
         blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
         blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("result: unstable", OUTCOME_RGB["unstable"]),
                                            ("no frames saved", (245, 245, 245))])
-        if progress:
-            print(f"{progress} {clip}: unstable, no frames saved (placeholder tile)", flush=True)
         return blank
     n = len(frame_indices(clip.track.time, fps))
     store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
@@ -274,8 +290,6 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
                                           timing=timing)):
         store[j] = img
     store.flush()
-    if progress:
-        print(f"{progress} {clip.title}: {n} frames, {clip.outcome}", flush=True)
     return store
 
 

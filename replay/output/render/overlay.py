@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 import matplotlib
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
+from scipy.spatial.transform import Rotation
 
 from replay.output.render.clip import PHASE_NAMES, Clip
 from replay.output.render.style import OUTCOME_RGB
@@ -56,23 +57,16 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Per-frame overlay lines for a study clip: title (object name, and the sequence where
-    it is not in the name, e.g. TACO ``20231104_010``); the phase name while it runs, the
-    outcome only once it is decided: ``result: <outcome>`` in its colour from the end of
-    the hold on (:func:`overlay_status`); during the shake, ``shake test...`` and at its
-    end whether the object stayed in hand (``shake_held``); contact count and phase; time
-    since the clip's first frame."""
+    it is not in the name, e.g. TACO ``20231104_010``); the status (:func:`overlay_status`:
+    the phase while it runs, each verdict from the frame it is decided on); contact count
+    and the time since the clip's first frame, on one line."""
     white = (245, 245, 245)
     status_of = overlay_status(clip)
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
-        code = int(clip.phase[i])
-        ph = PHASE_NAMES.get(code, str(code))
-        out = [(clip_title(clip), white)] + status_of(i)
-        return out + [
-            (f"contacts {int(clip.contact_count[i])}  {ph}", white),
-            (f"t = {t:5.2f} s", white),
-        ]
+        return [(clip_title(clip), white), *status_of(i),
+                (f"contacts {int(clip.contact_count[i])}   t = {t:5.2f} s", white)]
 
     return lines
 
@@ -89,11 +83,16 @@ def clip_title(clip: Clip) -> str:
 
 
 def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Status lines for frame ``i`` that never say what has not happened yet: the phase
-    name (``lift...``, ``hold...``) until the end of the hold, where ``lifted`` is judged;
-    then ``result: <outcome>``; in the shake, ``shake test...`` until its last frame, then
-    ``shake: held`` / ``shake: dropped``. A rollout that ended early (dropped: no shake;
-    unstable) shows its result from its last frame."""
+    """Status lines for frame ``i`` that never say what has not happened yet, and say each
+    verdict from the frame it is decided on, with one phase label at most:
+
+    * until the end of the hold, where ``lifted`` is judged: the phase (``lift...``);
+    * then ``result: <outcome>`` in its colour (a rollout that ended early, dropped or
+      unstable, shows it from its last frame);
+    * in the shake: ``shake test...`` under the result until the shake is decided
+      (:func:`shake_decided_frame`), then ``shake: held``, or ``result: shaken loose`` alone
+      (no green ``lifted`` line above a drop).
+    """
     grey = (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
     shake_held = (clip.meta or {}).get("shake_held")
@@ -101,18 +100,51 @@ def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int
     last = len(ph_arr) - 1
     hold = np.flatnonzero(ph_arr == int(Phase.HOLD))
     judged = min(int(hold[-1]) if hold.size else last, last)  # last frame of the hold
+    decided = shake_decided_frame(clip)
 
     def status(i: int):
         code = int(ph_arr[i])
         name = PHASE_NAMES.get(code, str(code))
         if code == int(Phase.SHAKE):
-            out = [(f"result: {clip.outcome}", oc)]
-            if i < last or shake_held is None:
-                return out + [("shake test...", grey)]
-            return out + [("shake: held" if shake_held else "shake: dropped",
-                           OUTCOME_RGB["lifted" if shake_held else "dropped"])]
+            if i < decided or shake_held is None:
+                return [(f"result: {clip.outcome}", oc), ("shake test...", grey)]
+            if shake_held:
+                return [(f"result: {clip.outcome}", oc), ("shake: held", OUTCOME_RGB["lifted"])]
+            return [("result: shaken loose", OUTCOME_RGB["dropped"])]
         if i >= judged:
             return [(f"result: {clip.outcome}", oc)]
         return [(f"{name}...", grey)]
 
     return status
+
+
+def shake_decided_frame(clip: Clip, max_slip_m: float | None = None) -> int:
+    """The frame from which the shake's verdict (``shake_held`` in the rollout JSON) is settled.
+
+    Held: the last frame (the object could still fall until the shake ends). Not held: the
+    first shake frame from which the object stays more than ``max_slip_m`` (default
+    :attr:`Clip.shake_max_slip`, the study's ``shake_max_slip``) from where it sat in the
+    hand (wrist body ``mano_body_0`` frame, poses xyzw) at the lift start to the end: it is out
+    of the hand for good there; the last frame when that never happens (it fell in the last
+    frame or stayed within the slip bound but below the support clearance).
+    """
+    ph = np.asarray(clip.phase)
+    last = len(ph) - 1
+    shake = np.flatnonzero(ph == int(Phase.SHAKE))
+    if (clip.meta or {}).get("shake_held") is not False or not shake.size:
+        return last
+    names = clip.track.body_names
+    if "mano_body_0" not in names or "object" not in names:
+        return last
+    w, o = names.index("mano_body_0"), names.index("object")
+    lift = np.flatnonzero(ph == int(Phase.LIFT))
+    ref = max(int(lift[0]) - 1, 0) if lift.size else max(int(shake[0]) - 1, 0)
+    pos, quat = clip.track.body_pos, clip.track.body_quat
+    in_hand = Rotation.from_quat(quat[:, w]).inv().apply(pos[:, o] - pos[:, w])  # object in the wrist frame, m
+    slip = np.linalg.norm(in_hand - in_hand[ref], axis=1)
+    limit = clip.shake_max_slip if max_slip_m is None else max_slip_m
+    out = slip[shake] > limit
+    if not out[-1]:
+        return last
+    start = len(out) - int(np.argmax(~out[::-1])) if not out.all() else 0
+    return int(shake[start])

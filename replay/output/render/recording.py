@@ -38,7 +38,8 @@ from replay.output.render.clip import (
     SceneObject,
     Support,
 )
-from replay.output.render.style import OBJECT_RGBA, SKIN_RGBA
+from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, skeleton_decorator
+from replay.output.render.style import OBJECT_RGBA
 from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
 
 #: default window around ``grasp_frame``, seconds (before, after), for tracked objects
@@ -48,12 +49,6 @@ WINDOW_TRACKED_S = (2.0, 3.0)
 WINDOW_UNTRACKED_S = (4.0, 0.5)
 #: the camera frames hand and objects from this long before the grasp to the window's end, s.
 CAMERA_LEAD_S = 0.5
-#: landmark skeleton (manopth order): parent of each landmark, -1 for the wrist.
-LANDMARK_PARENT = (-1, 0, 1, 2, 3, 0, 5, 6, 7, 0, 9, 10, 11, 0, 13, 14, 15, 0, 17, 18, 19)
-#: MANO vertices drawn when nothing better exists: every VERTEX_STRIDE-th of 778, as
-#: spheres of POINT_RADIUS_M (m; about MANO's mean vertex spacing at that stride).
-VERTEX_STRIDE = 2
-POINT_RADIUS_M = 0.004
 
 
 def scene_window(rec: Recording, before_s: float | None = None, after_s: float | None = None) -> slice:
@@ -168,52 +163,19 @@ def recording_scene(
     names: list[str] = []
     pos_parts, quat_parts = [], []
     points = None
-    mjcf = None
-    source = ""
-    fallback = ""
+    mjcf, source, fallback = None, "", ""
     if hand in ("auto", "mano"):
-        r = rec
-        if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
-            try:
-                r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
-            except DataError as exc:
-                if hand == "mano":
-                    raise
-                fallback = f"manosim hand not fitted: {exc}"
-                warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=2)
-        if r.finger_quat is not None and r.wrist_pos is not None and r.wrist_quat is not None:
-            mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
-            wp = _fill_invalid(np.asarray(r.wrist_pos[sl], float), valid)
-            wq = _fill_invalid(np.asarray(r.wrist_quat[sl], float), valid)
-            fq = _fill_invalid(np.asarray(r.finger_quat[sl], float), valid)
-            names, hp, hq = hand_body_poses(mjcf, wp, wq, fq)
+        mjcf, source, fallback, posed = _manosim_hand(rec, sl, valid, hand, hand_mjcf)
+        if posed is not None:
+            names, hp, hq = posed
             pos_parts.append(hp)
             quat_parts.append(hq)
-            kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
-            source = f"manosim hand ({kin.get('source', 'recorded joints')})"
     if mjcf is None:
-        verts = rec.mano.vertices if rec.mano is not None else None
-        if rec.landmarks is not None:
-            points = _fill_invalid(np.asarray(rec.landmarks[sl], float), valid)
-            source = "recorded landmarks"
-        elif verts is not None:
-            points = _fill_invalid(np.asarray(verts[sl], float)[:, ::VERTEX_STRIDE], valid)
-            source = "recorded MANO vertices"
-        else:
-            why = f" ({fallback})" if fallback else ""
-            raise DataError(rec.source, "landmarks", f"no hand to draw: no joint rotations, landmarks or MANO vertices{why}")
+        points, source = _hand_points(rec, sl, valid, fallback)
     W = sl.stop - sl.start
-    objects = []
-    others = 0
+    objects = _scene_objects(rec)
     for j, ob in enumerate(rec.objects):
-        body = f"object_{j}"
-        if j == rec.target:
-            rgba = OBJECT_RGBA[0]
-        else:  # the rest in palette order
-            rgba = OBJECT_RGBA[1 + others % (len(OBJECT_RGBA) - 1)]
-            others += 1
-        objects.append(SceneObject(body, ob.name, Path(ob.asset.visual_mesh), rgba))
-        names.append(body)
+        names.append(objects[j].body)
         pos_parts.append(np.asarray(ob.pos[sl], float)[:, None])
         quat_parts.append(np.asarray(ob.quat[sl], float)[:, None])
     if points is not None:  # hand points frame the camera as pseudo-bodies (not drawn as bodies)
@@ -227,6 +189,66 @@ def recording_scene(
         source=rec.source,
     )
     return track, objects, (str(mjcf) if mjcf is not None else None), points, source
+
+
+def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_mjcf):
+    """The manosim hand posed over the window: (MJCF or None, hand source text, why it could
+    not be fitted or "", (body names, (W, B, 3) positions m, (W, B, 4) xyzw) or None).
+    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK warns
+    and returns no hand; with ``"mano"`` it raises.
+
+    Raises:
+        DataError: ``hand="mano"`` and the hand cannot be fitted.
+    """
+    r = rec
+    fallback = ""
+    if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
+        try:
+            r = complete_hand(rec, mjcf_path=hand_mjcf, window=(sl.start, sl.stop))
+        except DataError as exc:
+            if hand == "mano":
+                raise
+            fallback = f"manosim hand not fitted: {exc}"
+            # stacklevel 3: here -> recording_scene -> its caller
+            warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=3)
+    if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
+        return None, "", fallback, None
+    mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
+    wp = _fill_invalid(np.asarray(r.wrist_pos[sl], float), valid)
+    wq = _fill_invalid(np.asarray(r.wrist_quat[sl], float), valid)
+    fq = _fill_invalid(np.asarray(r.finger_quat[sl], float), valid)
+    kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
+    return mjcf, f"manosim hand ({kin.get('source', 'recorded joints')})", fallback, hand_body_poses(mjcf, wp, wq, fq)
+
+
+def _hand_points(rec: Recording, sl: slice, valid: np.ndarray, fallback: str) -> tuple[np.ndarray, str]:
+    """(hand points (W, 21, 3) landmarks or (W, K, 3) MANO vertices, world m; their source).
+
+    Raises:
+        DataError: the recording has neither.
+    """
+    verts = rec.mano.vertices if rec.mano is not None else None
+    if rec.landmarks is not None:
+        return _fill_invalid(np.asarray(rec.landmarks[sl], float), valid), "recorded landmarks"
+    if verts is not None:
+        return _fill_invalid(np.asarray(verts[sl], float)[:, ::VERTEX_STRIDE], valid), "recorded MANO vertices"
+    why = f" ({fallback})" if fallback else ""
+    raise DataError(rec.source, "landmarks", f"no hand to draw: no joint rotations, landmarks or MANO vertices{why}")
+
+
+def _scene_objects(rec: Recording) -> list[SceneObject]:
+    """Every object of the recording as ``object_<j>``: the target in the first colour, the
+    rest in palette order."""
+    objects = []
+    others = 0
+    for j, ob in enumerate(rec.objects):
+        if j == rec.target:
+            rgba = OBJECT_RGBA[0]
+        else:  # the rest in palette order
+            rgba = OBJECT_RGBA[1 + others % (len(OBJECT_RGBA) - 1)]
+            others += 1
+        objects.append(SceneObject(f"object_{j}", ob.name, Path(ob.asset.visual_mesh), rgba))
+    return objects
 
 
 def recording_support(rec: Recording, thickness: float | None = None) -> Support:
@@ -255,39 +277,6 @@ def _default_hand(side: str) -> Path:
     if not p.is_file():
         raise DataError(p, None, "default manosim hand MJCF not found; pass hand_mjcf")
     return p
-
-
-def _points_decorator(points: np.ndarray):
-    """Scene decorator drawing (W, K, 3) hand points (MANO vertices) as small skin spheres."""
-    rgba = np.asarray(SKIN_RGBA, np.float32)
-    size = np.array([POINT_RADIUS_M, 0.0, 0.0])
-
-    def decorate(i: int, scene) -> None:
-        for p in points[i]:
-            if scene.ngeom >= scene.maxgeom:
-                return
-            mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, size, p,
-                                np.eye(3).ravel(), rgba)
-            scene.ngeom += 1
-
-    return decorate
-
-
-def _skeleton_decorator(landmarks: np.ndarray):
-    """Scene decorator drawing (W, 21, 3) landmarks as skin-coloured capsules."""
-    rgba = np.asarray(SKIN_RGBA, np.float32)
-
-    def decorate(i: int, scene) -> None:
-        p = landmarks[i]
-        for k, par in enumerate(LANDMARK_PARENT):
-            if par < 0 or scene.ngeom >= scene.maxgeom:
-                continue
-            g = scene.geoms[scene.ngeom]
-            mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3), np.eye(3).ravel(), rgba)
-            mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_CAPSULE, 0.007, p[par], p[k])
-            scene.ngeom += 1
-
-    return decorate
 
 
 def render_recording(
@@ -334,25 +323,31 @@ def render_recording(
             (f"t = {t:+5.2f} s from grasp", white),
         ]
 
+    camera = _recording_camera(rec, track, objects, support, size[0] / size[1])
+    decorate = None
+    if points is not None:
+        decorate = skeleton_decorator(points) if points.shape[1] == 21 else points_decorator(points)
+    timing: dict = {}
+    t0 = _time.perf_counter()
+    frames = render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
+                           timing=timing, decorate=decorate)
+    n = write_mp4(frames, out, fps)
+    return RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
+                       1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+
+
+def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObject], support: Support,
+                      aspect: float):
+    """The fixed camera of a recording's video: :func:`frame_camera` from
+    :data:`CAMERA_LEAD_S` before the grasp to the end (the hand may enter from outside), on
+    the grasped object (GRAB/TACO) or every object (a HUG-Bench scene)."""
     hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "handpoint_"))]
     cam_objects = list(objects)
     if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
         cam_objects = [cam_objects[rec.target]]
-    # frame the grasp: from CAMERA_LEAD_S before it to the end (the hand may enter from outside)
     k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
-    camera = frame_camera(track, hand_bodies, cam_objects, size[0] / size[1],
-                                 frames=slice(min(k0, track.num_frames - 1), None),
-                                 fallen_below=support.height - FALLEN_BELOW_M)
-    decorate = None
-    if points is not None:
-        decorate = _skeleton_decorator(points) if points.shape[1] == 21 else _points_decorator(points)
-    timing: dict = {}
-    t0 = _time.perf_counter()
-    frames = render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
-                                  timing=timing, decorate=decorate)
-    n = write_mp4(frames, out, fps)
-    return RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
-                              1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+    return frame_camera(track, hand_bodies, cam_objects, aspect, frames=slice(min(k0, track.num_frames - 1), None),
+                        fallen_below=support.height - FALLEN_BELOW_M)
 
 
 def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:

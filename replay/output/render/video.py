@@ -25,8 +25,8 @@ from replay.output.render.overlay import clip_overlay, draw_overlay
 class RenderStats:
     """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
     ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
-    montage, ``left_out`` rollouts beyond its clip limit and ``skipped`` (True when an
-    up-to-date montage was kept, see :func:`render_montage`)."""
+    montage, ``left_out`` rollouts beyond its clip limit (their names ``left_out_names``)
+    and ``skipped`` (True when an up-to-date montage was kept, see :func:`render_montage`)."""
 
     path: Path
     frames: int
@@ -35,6 +35,7 @@ class RenderStats:
     ms_per_frame: float
     left_out: int = 0
     skipped: bool = False
+    left_out_names: tuple[str, ...] = ()
 
 
 def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
@@ -118,9 +119,7 @@ def render_frames(
     w, h = int(size[0]), int(size[1])
     model = build_render_model(hand_mjcf, objects, support_height, (w, h))
     mids, cols = mocap_index(model, track)
-    hand_bodies = [model.body(b).name for b in range(1, model.nbody)
-                   if model.body(b).name not in {o.body for o in objects}]
-    cam = (camera or frame_camera(track, hand_bodies, objects, w / h)).mjv()
+    cam = (camera or _default_camera(model, track, objects, w / h)).mjv()
     data = mujoco.MjData(model)
     opt = mujoco.MjvOption()
     idx = frame_indices(track.time, fps)
@@ -138,12 +137,25 @@ def render_frames(
             img = renderer.render()
             if overlay is not None:
                 img = draw_overlay(img, overlay(int(i)))
-            if timing is not None:
-                timing["render_s"] = timing.get("render_s", 0.0) + _time.perf_counter() - t0
-                timing["frames"] = timing.get("frames", 0) + 1
+            _count(timing, _time.perf_counter() - t0)
             yield img
     finally:
         renderer.close()
+
+
+def _count(timing: dict | None, seconds: float) -> None:
+    """Add one frame of ``seconds`` to ``timing`` (``render_s``, ``frames``), if given."""
+    if timing is not None:
+        timing["render_s"] = timing.get("render_s", 0.0) + seconds
+        timing["frames"] = timing.get("frames", 0) + 1
+
+
+def _default_camera(model: mujoco.MjModel, track: PoseTrack, objects: Sequence[SceneObject],
+                    aspect: float) -> CameraView:
+    """:func:`frame_camera` over the whole track, the render model's non-object bodies as the hand."""
+    hand_bodies = [model.body(b).name for b in range(1, model.nbody)
+                   if model.body(b).name not in {o.body for o in objects}]
+    return frame_camera(track, hand_bodies, objects, aspect)
 
 
 def prepare_output(out_path: str | Path) -> Path:

@@ -1,6 +1,8 @@
 """Stepping N worlds of one replay scene: MuJoCo C on the CPU (:mod:`replay.sim.engine.mjc`),
 mujoco-warp with every world in one launch on CUDA or Warp's CPU device
-(:mod:`replay.sim.engine.warp_batch`).
+(:mod:`replay.sim.engine.warp_batch`; its N-world model in :mod:`replay.sim.engine.warp_worlds`,
+its device arrays in :mod:`replay.sim.engine.warp_buffers`, its kernels in
+:mod:`replay.sim.engine.warp_kernels`).
 
 The engine knows nothing of datasets or of the protocol's meaning: it takes a
 built scene, one :class:`Variant` per world and per-frame targets (finger joint

@@ -23,6 +23,40 @@ def _row0(a) -> np.ndarray:
     return a[0] if a.ndim == 2 else a
 
 
+def _finger_actuators(s, model, hand_q_start: int) -> tuple[list, list, list, np.ndarray]:
+    """The finger actuators of solver ``s``: MuJoCo ``<position>`` on a ball joint, one per
+    rotation component.
+
+    Returns:
+        ``(acts, joints, axes, qcj)``: (45,) MuJoCo actuator ids, finger joint 0..14 and
+        component 0..2 of each, and (45, 4) the joint's child-anchor rotation (xyzw) from
+        Newton's ``joint_X_c``.
+
+    Raises:
+        ValueError: not one actuator per component of each of the 15 finger ball joints.
+    """
+    m = s.mj_model
+    a2n = _row0(s.mjc_actuator_to_newton_idx)[: m.nu].astype(int)
+    axis = _row0(s.mjc_actuator_to_target_q_axis_idx)[: m.nu].astype(int)
+    ball = _row0(s.mjc_actuator_to_newton_ball_jnt)[: m.nu].astype(int)
+    tq = _row0(s.mjc_actuator_to_newton_target_q_idx)[: m.nu].astype(int)
+    f0 = hand_q_start + 7
+    acts, joints, axes = [], [], []
+    for a in range(m.nu):
+        if a2n[a] >= 0 and axis[a] >= 0 and f0 <= tq[a] < f0 + 60:
+            acts.append(a)
+            joints.append((tq[a] - f0) // 4)
+            axes.append(axis[a])
+    lay = MANOSIM_HAND
+    if len(acts) != lay.finger_dofs or sorted(zip(joints, axes)) != [
+            (j, k) for j in range(lay.finger_joints) for k in range(3)]:
+        raise ValueError(f"expected {lay.finger_dofs} finger actuators ({lay.finger_joints} ball joints x 3), "
+                         f"found {len(acts)}")
+    jxc = model.joint_X_c.numpy()
+    qcj = np.stack([jxc[ball[a], 3:7] for a in acts]).astype(float)
+    return acts, joints, axes, qcj
+
+
 @dataclass(frozen=True)
 class MjLayout:
     """Index arrays of one replay scene in its compiled MuJoCo model.
@@ -94,25 +128,7 @@ class MjLayout:
         hand_geoms = np.array([g in hand_shapes for g in g2s])
         object_geoms = np.array([g in obj_shapes for g in g2s])
 
-        # finger actuators: MuJoCo <position> on a ball joint, one per rotation component
-        a2n = _row0(s.mjc_actuator_to_newton_idx)[: m.nu].astype(int)
-        axis = _row0(s.mjc_actuator_to_target_q_axis_idx)[: m.nu].astype(int)
-        ball = _row0(s.mjc_actuator_to_newton_ball_jnt)[: m.nu].astype(int)
-        tq = _row0(s.mjc_actuator_to_newton_target_q_idx)[: m.nu].astype(int)
-        f0 = scene.hand_q_start + 7
-        acts, joints, axes = [], [], []
-        for a in range(m.nu):
-            if a2n[a] >= 0 and axis[a] >= 0 and f0 <= tq[a] < f0 + 60:
-                acts.append(a)
-                joints.append((tq[a] - f0) // 4)
-                axes.append(axis[a])
-        lay = MANOSIM_HAND
-        if len(acts) != lay.finger_dofs or sorted(zip(joints, axes)) != [
-                (j, k) for j in range(lay.finger_joints) for k in range(3)]:
-            raise ValueError(f"expected {lay.finger_dofs} finger actuators ({lay.finger_joints} ball joints x 3), "
-                             f"found {len(acts)}")
-        jxc = model.joint_X_c.numpy()
-        qcj = np.stack([jxc[ball[a], 3:7] for a in acts]).astype(float)
+        acts, joints, axes, qcj = _finger_actuators(s, model, scene.hand_q_start)
         return cls(
             nbody=int(m.nbody), ngeom=int(m.ngeom), nu=int(m.nu), newton_of_mj_body=b2n, mj_of_newton_body=n2b,
             root=int(hand[0]), hand_bodies=hand.astype(np.int64), object_body=obj,

@@ -33,7 +33,9 @@ poses, hand-object contacts and their normal forces, runaway speeds, non-finite
 state, overflow bits), copied to the host in two small transfers (signals, poses). On CUDA the frame's
 launches are captured once in a CUDA graph (``wp.ScopedCapture``) and replayed;
 on Warp's CPU device they are launched one by one. The kernels are in
-:mod:`replay.sim.engine.warp_kernels`.
+:mod:`replay.sim.engine.warp_kernels`, the N-world model and its read-back in
+:mod:`replay.sim.engine.warp_worlds`, the device arrays in :mod:`replay.sim.engine.warp_buffers`;
+this module steps the batch and reads each world's signals.
 
 Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``,
 Newton's and the returned poses ``(x, y, z, w)``; mujoco-warp stores state in float32.
@@ -49,17 +51,17 @@ rest, so it adds no contacts while the others run on.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import mujoco_warp
 import numpy as np
 import warp as wp
 
-from replay.sim.engine import wrist
+from replay.errors import EngineError
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mjc import FrameSignals
 from replay.sim.engine.variants import Variant
+from replay.sim.engine.warp_buffers import PARK_DISTANCE, park_qpos, warp_buffers  # noqa: F401  (PARK_DISTANCE re-exported)
 from replay.sim.engine.warp_kernels import (
     S_ACT,
     S_FINITE,
@@ -82,109 +84,13 @@ from replay.sim.engine.warp_kernels import (
     signals_kernel,
     wrist_kernel,
 )
-from replay.sim.engine.world import WorldStatus
-from replay.errors import EngineError
-from replay.kinematics.hand_layout import MANOSIM_HAND
-from replay.sim.scene import add_replay_world, make_solver, new_builder
+from replay.sim.engine.warp_worlds import WarpWorld, build_worlds, read_back, set_effort_limits  # noqa: F401  (re-exported)
+from replay.sim.scene import make_solver
 
 #: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
 #: (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE, CCD, HFIELD, NVMAX, EPA_HORIZON);
 #: ITERATIONS / LS_ITERATIONS (solver iteration limit reached) are not overflows.
 OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
-
-#: how far apart a parked world's hand and object are held, m
-PARK_DISTANCE = 1000.0
-
-# ------------------------------------------------------------------------------------
-# model
-# ------------------------------------------------------------------------------------
-@dataclass(kw_only=True)
-class WarpWorld(WorldStatus):
-    """One world of a :class:`WarpBatch` (:class:`~replay.sim.engine.world.WorldStatus`, whose
-    ``readback`` holds ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg
-    read from mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start
-    in the N-world model.
-    """
-
-    index: int = 0
-    offsets: dict = field(default_factory=dict)
-
-
-def _world_expected(scene, v: Variant) -> dict:
-    """What world ``v`` must hold: object friction, finger force range (N·m), object mass (kg)."""
-    mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
-    return {
-        "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
-        "finger_forcerange": float(v.effort_limit) if v.effort_limit is not None else float(scene.config.effort_limit),
-        "object_mass": float(v.object_mass) if v.object_mass is not None else float(scene.object_mass),
-    }
-
-
-def build_worlds(scene, variants: list[Variant], device) -> tuple:
-    """One Newton model with a world of ``scene`` per variant, edited for it.
-
-    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.scene.add_replay_world`)
-    in one builder, the scene's passive joint damping (raised where the flutter bound
-    was short) copied in, then replicated ``len(variants)`` times, one world each
-    (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set
-    in the builder before ``finalize``.
-
-    Returns:
-        ``(model, offsets)``: the finalized model and per world the index offsets
-        ``{"body", "shape", "joint_dof"}`` of its entities.
-
-    Raises:
-        EngineError: the rebuilt world does not match the scene (entity counts).
-    """
-
-    cfg = scene.config
-    args = dict(scene.build_inputs)
-    if not args:
-        raise EngineError("the scene carries no build_inputs (built before replay.sim.scene.add_replay_world existed?)")
-    wb = new_builder(cfg)
-    info = add_replay_world(wb, **args)
-    if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
-            scene.model.body_count, scene.model.shape_count, scene.model.joint_dof_count):
-        raise EngineError("rebuilding the scene's world gave other entity counts than the scene")
-    wb.joint_damping[:] = [float(x) for x in scene.model.joint_damping.numpy()]
-    builder = new_builder(cfg)
-    # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
-    # copy i's entities follow copy i-1's
-    builder.replicate(wb, len(variants))
-    if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
-        raise EngineError(f"replicating the scene's world gave {builder.world_count} worlds, "
-                          f"{builder.body_count} bodies")
-    offsets = []
-    qd0 = int(info["hand_qd_start"])
-    for i, v in enumerate(variants):
-        off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
-        offsets.append(off)
-        if v.friction is not None:
-            # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
-            # as replay.sim.engine.mjc.apply_variant does
-            for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
-                builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
-        if v.effort_limit is not None:
-            for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
-                builder.joint_effort_limit[off["joint_dof"] + d] = float(v.effort_limit)
-        if v.object_mass is not None:
-            b = off["body"] + int(info["object_body"])
-            scale = float(v.object_mass) / float(builder.body_mass[b])
-            builder.body_mass[b] = float(v.object_mass)
-            builder.body_inv_mass[b] = 1.0 / float(v.object_mass)
-            builder.body_inertia[b] = builder.body_inertia[b] * scale
-            builder.body_inv_inertia[b] = builder.body_inv_inertia[b] * (1.0 / scale)
-    return builder.finalize(device=device), offsets
-
-
-def _batched(a, nworld: int) -> np.ndarray:
-    """A mujoco-warp model field as (nworld, ...) on the host (a shared field is broadcast)."""
-    x = a.numpy()
-    if x.shape[0] == nworld:
-        return x
-    if x.shape[0] == 1:
-        return np.broadcast_to(x, (nworld,) + x.shape[1:])
-    raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
 
 
 class WarpBatch:
@@ -211,8 +117,6 @@ class WarpBatch:
 
     def __init__(self, scene, variants: list[Variant], device=None, capacity: int | None = None,
                  graph: bool | None = None, threads: int = 1):
-
-
         if not variants:
             raise EngineError("WarpBatch needs at least one variant")
         if any(v.ablation != scene.ablation for v in variants):
@@ -235,52 +139,14 @@ class WarpBatch:
         ns = SimpleNamespace(solver=self.solver, model=self.model, hand_bodies=scene.hand_bodies,
                              object_body=scene.object_body, hand_shapes=scene.hand_shapes,
                              object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
-        self.layout = lay = MjLayout.from_scene(ns)
+        self.layout = MjLayout.from_scene(ns)
         self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
-        self._set_effort_limits()
-        self._readback()
-
-        # initial state: Newton's model coordinates pushed into every world once
-        state0 = self.model.state()
-        self.solver._update_mjc_data(self.d, self.model, state0)
-        # the solver's set-up leaves forces computed with the template's force ranges: start
-        # from none, as a fresh MjData does (the controller folds the previous step's forces)
-        self.d.actuator_force.zero_()
-        qpos0 = self.d.qpos.numpy()[0].copy()
-        park = qpos0.copy()
-        park[lay.hand_qadr:lay.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
-        park[lay.object_qadr:lay.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
-
-        mj = self.solver.mj_model
-        dev = self.device
-        kp, kd = scene.wrist_kp, scene.wrist_kd
-        dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
-        com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
-        par = wrist.wrist_params(kp, kd, dpass, scene.hand_mass, com)
-        i32 = lambda x: wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)  # noqa: E731
-        self._par = wp.array(par, dtype=wp.float64, device=dev)
-        self._hand_bodies = i32(lay.hand_bodies)
-        self._hand_mass = wp.array(np.asarray(mj.body_mass, float)[lay.hand_bodies], dtype=wp.float64, device=dev)
-        self._bodies = i32(lay.bodies)
-        self._rootid = i32(np.asarray(mj.body_rootid))
-        self._fjoint, self._faxis, self._fact = i32(lay.finger_joint), i32(lay.finger_axis), i32(lay.finger_act)
-        self._qcj = wp.array(lay.finger_qcj, dtype=wp.float64, device=dev)
-        self._hand_geoms = i32(lay.hand_geoms.astype(np.int32))
-        self._obj_geoms = i32(lay.object_geoms.astype(np.int32))
-        self._pyramidal = int(int(mj.opt.cone) == 0)  # mjCONE_PYRAMIDAL
-        self._park = wp.array(park.astype(np.float32), dtype=wp.float32, device=dev)
-        self._live = wp.ones(N, dtype=wp.int32, device=dev)
+        set_effort_limits(self.m, self.worlds, self.layout)
+        read_back(self.m, self.solver, self.worlds, self.layout, scene)
+        qpos0 = self._initial_state()
+        self._buf = warp_buffers(scene, self.solver.mj_model, self.layout, park_qpos(qpos0, self.layout), N,
+                                 self.device)
         self._live_host = np.ones(N, np.int32)
-        self._tgt_prev = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
-        self._tgt = wp.zeros((N, wrist.T_SIZE), dtype=wp.float64, device=dev)
-        self._fq = wp.zeros((N, MANOSIM_HAND.finger_joints, 4), dtype=wp.float64, device=dev)
-        self._count = wp.zeros(N, dtype=wp.int32, device=dev)
-        self._peak = wp.zeros(N, dtype=wp.int32, device=dev)
-        self._nho = wp.zeros(N, dtype=wp.int32, device=dev)
-        self._nhof = wp.zeros(N, dtype=wp.int32, device=dev)
-        self._act = wp.zeros(N, dtype=wp.float64, device=dev)
-        self._sig = wp.zeros((N, S_SIZE), dtype=wp.float64, device=dev)
-        self._poses = wp.zeros((N, 17, 7), dtype=wp.float32, device=dev)
         self._force_min = float(cfg.contact_force_min)
         self._use_graph = self.device.is_cuda if graph is None else bool(graph)
         self._graph = None
@@ -289,65 +155,14 @@ class WarpBatch:
         self._host_poses = None
         self.nworld = N
 
-    def _set_effort_limits(self) -> None:
-        """Write each world's finger effort limit into mujoco-warp's per-world
-        ``actuator_forcerange``.
-
-        newton 1.8 turns ``joint_effort_limit`` into a position actuator's
-        ``forcerange`` when it compiles the template world only; per world it updates
-        the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
-        ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
-        Newton's model and mujoco-warp's agree.
-
-        Raises:
-            EngineError: the field is shared by all worlds (not batched) while the
-                variants ask for different limits.
-        """
-        if all(w.variant.effort_limit is None for w in self.worlds):
-            return
-        fr = self.m.actuator_forcerange.numpy()
-        if fr.shape[0] != len(self.worlds):
-            raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
-        fa = self.layout.finger_act
-        for i, w in enumerate(self.worlds):
-            e = w.variant.effort_limit
-            if e is not None:
-                fr[i, fa, 0] = -float(e)
-                fr[i, fa, 1] = float(e)
-        self.m.actuator_forcerange.assign(fr)
-
-    # --- read-back ---------------------------------------------------------------------
-    def _readback(self) -> None:
-        """Per world: object geom friction, finger actuator force range and object mass
-        as mujoco-warp holds them; compared with what the variant asks (float32: rtol 1e-6).
-
-        Raises:
-            EngineError: listing every mismatch.
-        """
-        N, lay = len(self.worlds), self.layout
-        og = np.flatnonzero(lay.object_geoms)
-        fr = _batched(self.m.geom_friction, N)
-        rng = _batched(self.m.actuator_forcerange, N)
-        mass = _batched(self.m.body_mass, N)
-        flim = np.asarray(self.solver.mj_model.actuator_forcelimited)[lay.finger_act]
-        errs = []
-        for i, w in enumerate(self.worlds):
-            want = _world_expected(self.scene, w.variant)
-            hg = np.flatnonzero(lay.hand_geoms)
-            got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
-                   "object_mass": np.asarray([mass[i][lay.object_body]])}
-            lo = rng[i][lay.finger_act, 0]
-            if w.variant.friction is not None and not np.allclose(fr[i][hg, 0], want["object_friction"], rtol=1e-6):
-                errs.append(f"world {i}: hand geom friction {np.unique(fr[i][hg, 0])}, set {want['object_friction']}")
-            for k, vals in got.items():
-                if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
-                    errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
-            if not np.allclose(lo, -want["finger_forcerange"], rtol=1e-6) or not np.all(flim):
-                errs.append(f"world {i}: finger actuators not limited to +-{want['finger_forcerange']}")
-            w.readback = {k: float(v[0]) for k, v in got.items()}
-            w.readback["world"] = i
-        if errs:
-            raise EngineError("variant read-back mismatch:\n  " + "\n  ".join(errs))
+    def _initial_state(self) -> np.ndarray:
+        """Push Newton's model coordinates into every world once; the (nq,) float32 qpos of world 0."""
+        state0 = self.model.state()
+        self.solver._update_mjc_data(self.d, self.model, state0)
+        # the solver's set-up leaves forces computed with the template's force ranges: start
+        # from none, as a fresh MjData does (the controller folds the previous step's forces)
+        self.d.actuator_force.zero_()
+        return self.d.qpos.numpy()[0].copy()
 
     def close(self) -> None:
         self._graph = None
@@ -356,40 +171,40 @@ class WarpBatch:
     def _launch_frame(self) -> None:
         """The device work of one control frame (captured as a graph on CUDA)."""
         m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
-        dev = self.device
+        dev, b = self.device, self._buf
         interp = int(bool(self.cfg.wrist_substep_interp))
         wp.launch(finger_ctrl_kernel, dim=(N, len(lay.finger_act)),
-                  inputs=[self._fq, self._fjoint, self._faxis, self._fact, self._qcj], outputs=[d.ctrl], device=dev)
+                  inputs=[b.fq, b.fjoint, b.faxis, b.fact, b.qcj], outputs=[d.ctrl], device=dev)
         ctx = getattr(self.solver, "_scoped_mujoco_warp_execution", None)
         with (ctx() if ctx is not None else _null()):
             for j in range(S):
-                wp.launch(park_kernel, dim=N, inputs=[self._live, self._park], outputs=[d.qpos, d.qvel], device=dev)
+                wp.launch(park_kernel, dim=N, inputs=[b.live, b.park], outputs=[d.qpos, d.qvel], device=dev)
                 self.mjw.kinematics(m, d)
                 wp.launch(wrist_kernel, dim=N,
-                          inputs=[d.qpos, d.qvel, d.xipos, d.actuator_force, self._tgt_prev, self._tgt, self._par,
-                                  self._hand_bodies, self._hand_mass, self._live, lay.hand_qadr, lay.hand_vadr,
+                          inputs=[d.qpos, d.qvel, d.xipos, d.actuator_force, b.tgt_prev, b.tgt, b.par,
+                                  b.hand_bodies, b.hand_mass, b.live, lay.hand_qadr, lay.hand_vadr,
                                   lay.root, wp.float64((j + 1) / S), interp],
-                          outputs=[d.xfrc_applied, self._act], device=dev)
+                          outputs=[d.xfrc_applied, b.act], device=dev)
                 self.mjw.step(m, d)
                 wp.launch(count_contacts_kernel, dim=d.naconmax, inputs=[d.nacon, d.contact.worldid],
-                          outputs=[self._count], device=dev)
-                wp.launch(fold_peak_kernel, dim=N, inputs=[self._count], outputs=[self._peak], device=dev)
+                          outputs=[b.count], device=dev)
+                wp.launch(fold_peak_kernel, dim=N, inputs=[b.count], outputs=[b.peak], device=dev)
             # signals of the frame's end state (contacts and forces are the last step's)
             self.mjw.kinematics(m, d)
             self.mjw.com_pos(m, d)
             self.mjw.com_vel(m, d)
-        self._nho.zero_()
-        self._nhof.zero_()
+        b.nho.zero_()
+        b.nhof.zero_()
         wp.launch(hand_object_kernel, dim=d.naconmax,
                   inputs=[d.nacon, d.contact.geom, d.contact.worldid, d.contact.dim, d.contact.efc_address,
-                          d.efc.force, self._hand_geoms, self._obj_geoms, self._pyramidal,
+                          d.efc.force, b.hand_geoms, b.obj_geoms, b.pyramidal,
                           wp.float64(self._force_min)],
-                  outputs=[self._nho, self._nhof], device=dev)
+                  outputs=[b.nho, b.nhof], device=dev)
         wp.launch(signals_kernel, dim=N,
-                  inputs=[d.qpos, d.qvel, d.xpos, d.xquat, d.xipos, d.cvel, d.subtree_com, self._rootid,
-                          self._bodies, self._nho, self._nhof, d.overflow, d.nacon, d.nefc, self._peak,
-                          d.actuator_force, self._act],
-                  outputs=[self._sig, self._poses], device=dev)
+                  inputs=[d.qpos, d.qvel, d.xpos, d.xquat, d.xipos, d.cvel, d.subtree_com, b.rootid,
+                          b.bodies, b.nho, b.nhof, d.overflow, d.nacon, d.nefc, b.peak,
+                          d.actuator_force, b.act],
+                  outputs=[b.sig, b.poses], device=dev)
 
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
         """Advance every world by one control frame (``config.substeps`` physics steps).
@@ -407,11 +222,11 @@ class WarpBatch:
         """
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):
-            self._live.assign(live)
+            self._buf.live.assign(live)
             self._live_host = live
-        self._fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
-        self._tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
-        self._tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
+        self._buf.fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
+        self._buf.tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
+        self._buf.tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
         try:
             if not self._use_graph:
                 self._launch_frame()
@@ -426,8 +241,8 @@ class WarpBatch:
                     self._graph = cap.graph
                 wp.capture_launch(self._graph)
             self._frames += 1
-            self._host_sig = self._sig.numpy()
-            self._host_poses = self._poses.numpy()
+            self._host_sig = self._buf.sig.numpy()
+            self._host_poses = self._buf.poses.numpy()
         except Exception as e:  # physics trouble never crashes the study: every live world stops
             for w in self.worlds:
                 if w.alive and w.reason is None:

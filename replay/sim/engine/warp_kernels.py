@@ -67,8 +67,10 @@ def wrist_kernel(
     Targets at fraction ``frac`` of the frame (:func:`replay.sim.engine.wrist.substep_target`);
     writes ``xfrc[w, root]`` = (force N, torque N·m), world frame, at the root COM; folds
     the previous step's largest |actuator force| into ``act_max[w]``. Parked worlds
-    (``live[w] == 0``) get no wrench. Kept as one kernel of ~90 lines on purpose: it mirrors
-    the numba law line by line (tested equal) and runs as one launch per physics step.
+    (``live[w] == 0``) get no wrench. Kept whole (~90 lines, past the 60-line limit of
+    ``tests/test_structure.py``) on purpose: it runs as one launch per physics step, and split
+    into kernels each part would be one more launch per physics step (a Warp kernel cannot
+    call another kernel); it also mirrors the numba law line by line (tested equal).
     """
     w = wp.tid()
     if live[w] == 0:
@@ -311,6 +313,11 @@ def signals_kernel(
 
     Runaway speeds as :func:`replay.sim.engine.signals.fastest_body` (``cvel`` rows are
     (angular, linear) at the subtree COM of the body's root; NaN counts as fastest).
+
+    Kept whole (past the 60-line limit of ``tests/test_structure.py``) on purpose: one launch
+    gathers every signal of a world after the frame's last physics step, so the host reads
+    them in one transfer; split into kernels, each part would be one more launch per frame
+    (a Warp kernel cannot call another kernel).
     """
     w = wp.tid()
     fin = int(1)

@@ -99,6 +99,27 @@ def slerp_wxyz(q0, q1, a, out):
 
 
 @njit(cache=True, nogil=True)
+def _orientation_error(q, tgt):
+    """Rotation vector (3,) rad, world frame, of ``q* q^-1`` (angle in [0, pi]) for the
+    current orientation ``q`` (4,) and the target row's ``q*``, both MuJoCo wxyz."""
+    nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
+    tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
+    ew = tw * qw - tx * qx - ty * qy - tz * qz
+    ex = tw * qx + tx * qw + ty * qz - tz * qy
+    ey = tw * qy - tx * qz + ty * qw + tz * qx
+    ez = tw * qz + tx * qy - ty * qx + tz * qw
+    if ew < 0.0:
+        ew, ex, ey, ez = -ew, -ex, -ey, -ez
+    sv = math.sqrt(ex * ex + ey * ey + ez * ez)
+    if sv < 1e-12:
+        k = 2.0 / ew if ew > 0.0 else 0.0
+    else:
+        k = 2.0 * math.atan2(sv, ew) / sv
+    return (ex * k, ey * k, ez * k)
+
+
+@njit(cache=True, nogil=True)
 def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt, out):
     """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
 
@@ -123,23 +144,7 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
     for i in range(3):
         f[i] = (par[P_KP + i] * (tgt[T_POS + i] - p[i]) + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
                 + par[P_DPASS + i] * tgt[T_VEL + i] + M * tgt[T_ACC + i])
-    # orientation error: rotation vector of q* q^-1 (angle in [0, pi])
-    q = qpos[qadr + 3:qadr + 7]
-    nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
-    tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
-    ew = tw * qw - tx * qx - ty * qy - tz * qz
-    ex = tw * qx + tx * qw + ty * qz - tz * qy
-    ey = tw * qy - tx * qz + ty * qw + tz * qx
-    ez = tw * qz + tx * qy - ty * qx + tz * qw
-    if ew < 0.0:
-        ew, ex, ey, ez = -ew, -ex, -ey, -ez
-    sv = math.sqrt(ex * ex + ey * ey + ez * ez)
-    if sv < 1e-12:
-        k = 2.0 / ew if ew > 0.0 else 0.0
-    else:
-        k = 2.0 * math.atan2(sv, ew) / sv
-    err = (ex * k, ey * k, ez * k)
+    err = _orientation_error(qpos[qadr + 3:qadr + 7], tgt)
     tau = np.empty(3)
     for i in range(3):
         tau[i] = (par[P_KP + 3 + i] * err[i] + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])

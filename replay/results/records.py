@@ -1,29 +1,14 @@
-"""The study's result files: typed records, one writer, one reader, a format version.
+"""The result records: typed rollout and study records, the format version, phase codes.
 
-Files (all written atomically, :mod:`replay.fileio`)::
-
-    <out>.json                         StudyRecord (summary, config, versions, one row per recording)
-    <out>.csv                          the rows of StudyRecord.rollouts, one line per recording
-    <out stem>_rollouts/<seq>.json     RolloutRecord (contact run, ``ablation``: the ablation run)
-    <out stem>_rollouts/<seq>.npz      per-frame poses of the contact run (:data:`POSES_KEYS`)
-    <out stem>_rollouts/<seq>.ablation.npz
-
-Every JSON and npz carries ``format_version`` (:data:`FORMAT_VERSION`); the readers
-refuse a file of any other version (or none: written before versions existed) with a
-one-line :class:`ResultsFormatError` naming the file and the field. ``docs/results.md``
-documents every field (generated from the field metadata here: :func:`fields_markdown`).
-
-Extending: a new metric is a new optional field (default ``None``) with ``unit``/``doc``
-metadata; keys a record does not declare are kept in ``extra`` and written back as they
-were, so files of the same version written by a newer build still read.
+:class:`RolloutRecord` is one ``<seq>.json``, :class:`StudyRecord` one ``study.json``; every
+field carries ``unit``/``doc`` metadata (``docs/results.md`` is generated from it,
+:func:`replay.results.fields_doc.fields_markdown`). The files themselves are written and read by
+:mod:`replay.results.files`; :mod:`replay.results` re-exports both.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
-import json
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -32,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from replay.errors import DataError
-from replay.fileio import atomic_write_bytes, atomic_write_text
+
 
 #: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
 #: ``separation_mm``, ``slip_in_hand``; slip of a dropped object is null).
@@ -51,6 +36,7 @@ class Phase(IntEnum):
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
     RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.tracking`)
+    RELEASE = 6  #: fingers open after the hold and shake, the object must fall (:mod:`replay.protocol.release`)
 
 
 #: Keys of a poses npz: (name, shape, unit/frame).
@@ -102,7 +88,9 @@ class RolloutRecord:
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
     kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
-    input_flags: dict = _fl("-", "repaired or corrected input (replay.checks.input_checks), empty if none")
+    input_flags: dict = _fl("-", "repaired, corrected or suspect input (replay.checks.input_checks: untracked_frames, "
+                                 "hand_side_from_landmarks, intent, object_track, object_rest, penetration, "
+                                 "hand_shape), empty if none")
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
                             "read it (replay.study.inputs)")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
@@ -154,6 +142,14 @@ class RolloutRecord:
     shake_held: bool | None = _f("-", "still held after the shake (clearance and shake slip < shake_max_slip)")
     shake_slip_mm: float | None = _f("mm, wrist frame", "object translation in the wrist frame over the shake")
     shake_slip_deg: float | None = _f("deg, wrist frame", "object rotation in the wrist frame over the shake")
+    release_ran: bool | None = _f("-", "the release ran: fingers opened to the pre-grasp pose, object still held")
+    release_fall_m: float | None = _f("m, world", "object drop after the fingers opened (z at the release start "
+                                                  "minus its lowest z after)")
+    release_fall_needed_m: float | None = _f("m", "fall the release needs: max(5 cm, the object's height)")
+    stuck_after_release: bool | None = _f("-", "held, then did not fall when the hand opened (outcome `stuck`, "
+                                               "not lifted); null when the release did not run")
+    release_unstable: str | None = _f("-", "the physics trouble that stopped the rollout after the hand opened, "
+                                           "with its frame (the verdicts before it stand); null if none")
     # grasp measures
     friction_budget_at_lift_kg: float | None = _f("kg", "sum(mu N)/g of hand-object contacts at lift start")
     friction_budget_peak_kg: float | None = _f("kg", "largest sum(mu N)/g during lift and hold")
@@ -175,8 +171,8 @@ class RolloutRecord:
     frames: int | None = _f("frames", "control frames simulated")
     frames_planned: int | None = _f("frames", "control frames of the protocol")
     sim_s: float | None = _f("s", "simulated time")
-    diagnosis: dict | None = _f("-", "{class, figure} of replay.protocol.diagnosis for a rollout not lifted or shaken loose; "
-                                     "null if it lifted and held through the shake")
+    diagnosis: dict | None = _f("-", "{class, figure} of replay.protocol.diagnosis (its CLASSES) for a rollout not lifted "
+                                     "or shaken loose; null if it lifted and held through the shake")
     wall_s: float | None = _f("s", "wall time of the batch (both worlds) stepping")
     build_s: float | None = _f("s", "wall time of building the scene")
     batch_worlds: int | None = _f("worlds", "worlds stepped in the batch")
@@ -322,124 +318,3 @@ def check_version(version, source: str | Path | None, fld: str = "format_version
     if v != FORMAT_VERSION:
         raise ResultsFormatError(source, fld, f"{version!r} is not a version this grasp-replay reads "
                                               f"({FORMAT_VERSION}); re-run the study or use the matching release")
-
-
-# ------------------------------------------------------------------ JSON text
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    if dataclasses.is_dataclass(o):
-        return o.to_dict()
-    raise TypeError(f"not JSON serializable: {type(o).__name__}")
-
-
-def dumps(obj) -> str:
-    """JSON text (NaN and inf written as null)."""
-    def clean(x):
-        if isinstance(x, float) and not np.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ResultsFormatError(path, None, "not found; run scripts/run_study.py first") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsFormatError(path, None, f"not a readable JSON file: {exc}") from None
-
-
-# ------------------------------------------------------------------ writers / readers
-
-
-def write_rollout(path: str | Path, rec: RolloutRecord) -> dict:
-    """Write a rollout JSON atomically; returns the JSON object as written (NaN -> None)."""
-    text = dumps(rec.to_dict())
-    atomic_write_text(path, text)
-    return json.loads(text)
-
-
-def read_rollout(path: str | Path) -> RolloutRecord:
-    """Raises: ResultsFormatError (missing, unreadable, other version)."""
-    return RolloutRecord.from_dict(_read_json(Path(path)), path)
-
-
-def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
-    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``; the recorded
-    protocol's rows, when it ran, as ``<path stem>.recorded.csv``) atomically."""
-    text = dumps(study.to_dict())
-    atomic_write_text(path, text)
-    doc = json.loads(text)
-    p = Path(path)
-    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"]))
-    if doc.get("recorded_rollouts"):
-        rec = doc["recorded_rollouts"]
-        atomic_write_text(p.with_suffix(".recorded.csv"), rows_csv(rec, [k for k in rec[0] if k != "json"] + ["json"]))
-    return doc
-
-
-def read_study(path: str | Path) -> StudyRecord:
-    """Raises: ResultsFormatError (missing, unreadable, other version, no rows)."""
-    return StudyRecord.from_dict(_read_json(Path(path)), path)
-
-
-def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS) -> str:
-    """CSV text of study rows (columns ``fields``, default :data:`ROW_FIELDS`; dicts as JSON,
-    None as empty)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(fields)
-    for r in rows:
-        w.writerow(["" if r.get(k) is None else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list))
-                                                 else r[k]) for k in fields])
-    return buf.getvalue()
-
-
-def write_poses(path: str | Path, poses: dict) -> None:
-    """Write a poses npz (:data:`POSES_KEYS`) atomically, with ``format_version``."""
-    buf = io.BytesIO()
-    np.savez_compressed(buf, format_version=np.int32(FORMAT_VERSION), **poses)
-    atomic_write_bytes(path, buf.getvalue())
-
-
-def check_poses_version(path: str | Path, files: list[str], z) -> None:
-    """Raises ResultsFormatError unless the opened npz ``z`` is of :data:`FORMAT_VERSION`."""
-    check_version(z["format_version"] if "format_version" in files else None, path)
-
-
-# ------------------------------------------------------------------ documentation
-
-
-def fields_markdown() -> str:
-    """The field tables of ``docs/results.md`` (one row per field: name, unit/frame, meaning)."""
-    out = []
-    for title, cls in (("Study JSON (`study.json`, `StudyRecord`)", StudyRecord),
-                       ("Rollout JSON (`<sequence>.json`, `RolloutRecord`)", RolloutRecord)):
-        out += [f"### {title}", "", "| field | unit / frame | meaning |", "|---|---|---|"]
-        for f in dataclasses.fields(cls):
-            name = "ablation (true)" if f.name == "ablation_flag" else f.name
-            out.append(f"| `{name}` | {f.metadata.get('unit', '')} | {f.metadata.get('doc', '')} |")
-        out.append("")
-    out += ["### Poses npz (`<sequence>.npz`, `<sequence>.ablation.npz`)", "",
-            "| key | shape | unit / frame |", "|---|---|---|"]
-    out += [f"| `{k}` | {s} | {u} |" for k, s, u in POSES_KEYS]
-    out += ["", "### Phase codes (`Phase`)", "", "| code | phase |", "|---|---|"]
-    out += [f"| {p.value} | {p.name.lower()} |" for p in Phase]
-    return "\n".join(out) + "\n"

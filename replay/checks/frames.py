@@ -1,0 +1,165 @@
+"""Frames and timing: which frames were tracked, and are there enough of them before the grasp.
+
+**Untracked frames** (:func:`untracked_frames`): a frame whose hand points (21
+landmarks, else the MANO vertices) sit at the world origin (wrist within
+:data:`ORIGIN_TOL_M` = 1 mm of it), have collapsed to one point (all within
+:data:`COLLAPSED_EXTENT_M` = 1 cm; on the mirror the 21 landmarks span at least 83 mm
+in every frame, the MANO vertices at least 132 mm), repeat the
+previous frame exactly (a frozen tracker: no real capture repeats 63 coordinates to the
+last bit; 0 repeats in the mirror's 83,160 GRAB and 281 TACO frames), or, for MANO data,
+whose pose and translation parameters are all exactly 0 (a dropout stored as zeros,
+posed by the kinematics as a flat hand at the origin). Such frames are
+marked False in ``Recording.valid`` (the IK and the replay interpolate over them) and
+counted in the flag ``untracked_frames``.
+**Too few frames, too sparse, too fast before the grasp** (:func:`check_timing`), over
+the frames the study replays (:data:`CHECK_WINDOW_S` = 2 s before the lift onset, the
+default ``ReplayConfig.approach_window_s``): at least :data:`MIN_TRACKED_BEFORE_GRASP_S`
+= 0.5 s of tracked hand before the lift onset (measured: 1.44-2.71 s on GRAB,
+0.87-1.07 s on TACO) and :data:`MIN_TRACKED_FRAMES_BEFORE_GRASP` = 8 tracked frames;
+no gap between tracked frames longer than :data:`MAX_TRACKING_GAP_S` = 0.5 s (the
+replay bridges a gap with a straight line, which is fair for the transport of a reach,
+whose paths are near-straight (Morasso, Exp. Brain Res. 1981), but a reach-to-grasp lasts
+~0.6-1 s and its hand closure the last ~third of it (Jeannerod, J. Motor Behavior 1984):
+a longer gap can hide the whole closure. Measured: no gap on GRAB (every frame at
+120 Hz tracked) or TACO (30 Hz); the synthetic HUG-Bench test scene has a 0.4 s
+dropout, replayed); wrist speed between consecutive tracked frames at most
+:data:`MAX_HAND_SPEED_M_S` = 5 m/s (measured peak: 2.05 m/s in the 2 s before a GRAB
+lift onset, 2.31 m/s anywhere; 0.98 m/s TACO; reach-to-grasp peaks are ~1-1.5 m/s,
+Jeannerod, J. Motor Behavior 1984).
+
+Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
+and the 2 TACO sequences at 30 fps); :mod:`replay.checks.input_checks` runs every check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from replay.checks.hand_points import WRIST, hand_points, wrist_track
+from replay.data.types import Recording
+from replay.errors import DataError
+
+ORIGIN_TOL_M = 1e-3
+COLLAPSED_EXTENT_M = 0.01
+CHECK_WINDOW_S = 2.0
+MIN_TRACKED_BEFORE_GRASP_S = 0.5
+MIN_TRACKED_FRAMES_BEFORE_GRASP = 8
+MAX_TRACKING_GAP_S = 0.5
+MAX_HAND_SPEED_M_S = 5.0
+
+
+def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
+    """Frames whose hand was not tracked, by reason (module doc, untracked frames).
+
+    Returns:
+        ``{"at_origin", "collapsed", "zero_params", "repeated"}``, each (T,) bool; ``zero_params``:
+        MANO data whose finger pose, global orientation and translation are all exactly 0;
+        a frame repeating the previous one exactly is ``repeated`` (the first of a run is not).
+        Non-finite frames are left to ``valid`` (the adapters mark or reject them).
+    """
+    pts, name = hand_points(rec)
+    T = rec.num_frames
+    none = np.zeros(T, bool)
+    if pts is None:
+        return {"at_origin": none, "collapsed": none.copy(), "repeated": none.copy()}
+    finite = np.all(np.isfinite(pts.reshape(T, -1)), axis=1)
+    wrist = pts[:, WRIST] if name == "landmarks" else pts.mean(axis=1)
+    at_origin = finite & (np.linalg.norm(np.nan_to_num(wrist), axis=1) < ORIGIN_TOL_M)
+    if pts.shape[1] > 1:
+        extent = np.ptp(np.nan_to_num(pts), axis=1).max(axis=1)
+        collapsed = finite & (extent < COLLAPSED_EXTENT_M)
+    else:
+        collapsed = none.copy()
+    flat = pts.reshape(T, -1)
+    if rec.mano is not None and name != "landmarks":  # MANO data: the parameters themselves
+        parts = [np.asarray(rec.mano.finger_pose, float).reshape(T, -1)]
+        for a in (rec.mano.global_orient, rec.mano.trans):
+            if a is not None:
+                parts.append(np.asarray(a, float).reshape(T, -1))
+        flat = np.concatenate([flat, *parts], axis=1)
+    repeated = np.zeros(T, bool)
+    repeated[1:] = finite[1:] & np.all(flat[1:] == flat[:-1], axis=1)
+    zero_params = none.copy()
+    if rec.mano is not None:  # MANO parameters stored as zeros (the hand is then posed from them)
+        arrs = [a for a in (rec.mano.global_orient, rec.mano.trans) if a is not None]
+        if arrs:
+            P = np.concatenate([np.asarray(rec.mano.finger_pose, float).reshape(T, -1),
+                                *[np.asarray(a, float).reshape(T, -1) for a in arrs]], axis=1)
+            zero_params = np.all(P == 0.0, axis=1)
+    return {"at_origin": at_origin, "collapsed": collapsed, "zero_params": zero_params,
+            "repeated": repeated & ~at_origin & ~collapsed & ~zero_params}
+
+
+def mark_untracked(rec: Recording) -> tuple[Recording, int]:
+    """A copy of ``rec`` with untracked frames (:func:`untracked_frames`) set False in ``valid``.
+
+    Returns:
+        (recording, number of frames newly marked untracked).
+    """
+    bad = np.zeros(rec.num_frames, bool)
+    for v in untracked_frames(rec).values():
+        bad |= v
+    new = bad & np.asarray(rec.valid, bool)
+    if not new.any():
+        return rec, 0
+    return dataclasses.replace(rec, valid=np.asarray(rec.valid, bool) & ~bad), int(new.sum())
+
+
+# --------------------------------------------------------------------------- 2. timing
+
+
+def approach_window(rec: Recording) -> tuple[int, int]:
+    """``(s, g)``: the frames every protocol replays before the grasp: from :data:`CHECK_WINDOW_S`
+    before the lift onset (``grasp_frame``, the default ``ReplayConfig.approach_window_s``) to it."""
+    g = int(rec.grasp_frame)
+    s = int(np.searchsorted(rec.time, rec.time[g] - CHECK_WINDOW_S))
+    return s, g
+
+
+def check_timing(rec: Recording) -> dict:
+    """Enough tracked frames, no long gap and a plausible wrist speed before the grasp.
+
+    Looks at frames ``[s, grasp_frame]``, ``s`` = :data:`CHECK_WINDOW_S` before the grasp
+    (module doc, timing). Times in s, speed in m/s from the wrist (landmark 0, else the
+    MANO vertex centroid or wrist translation) between consecutive tracked frames.
+
+    Returns:
+        figures: ``tracked_frames``, ``tracked_s``, ``max_gap_s``, ``max_speed_m_s``.
+
+    Raises:
+        DataError: fewer than :data:`MIN_TRACKED_FRAMES_BEFORE_GRASP` tracked frames or
+            less than :data:`MIN_TRACKED_BEFORE_GRASP_S` before the grasp; a gap longer than
+            :data:`MAX_TRACKING_GAP_S`; a speed above :data:`MAX_HAND_SPEED_M_S`.
+    """
+    s, g = approach_window(rec)
+    v = np.asarray(rec.valid, bool)
+    idx = np.flatnonzero(v[s : g + 1]) + s
+    t = np.asarray(rec.time, float)
+    span = float(t[idx[-1]] - t[idx[0]]) if idx.size else 0.0
+    fig = {"window": [s, g], "tracked_frames": int(idx.size), "tracked_s": round(span, 4)}
+    if idx.size < MIN_TRACKED_FRAMES_BEFORE_GRASP or span < MIN_TRACKED_BEFORE_GRASP_S:
+        raise DataError(rec.source, "time", f"too few frames before the grasp: {idx.size} tracked frame(s) over "
+                                            f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
+                                            f"{MIN_TRACKED_BEFORE_GRASP_S} s to replay an approach (a clip or a "
+                                            f"subsampled export? give the full-rate recording)")
+    gaps = np.diff(t[idx])
+    k = int(np.argmax(gaps))
+    fig["max_gap_s"] = round(float(gaps[k]), 4)
+    if gaps[k] > MAX_TRACKING_GAP_S:
+        raise DataError(rec.source, "valid", f"too sparse: no tracked hand for {gaps[k]:.3f} s between frames "
+                                             f"{idx[k]} and {idx[k + 1]} before the lift onset (frame {g}); at most "
+                                             f"{MAX_TRACKING_GAP_S} s can be bridged: use a recording without the dropout")
+    wrist = wrist_track(rec)
+    if wrist is not None:
+        sp = np.linalg.norm(np.diff(wrist[idx], axis=0), axis=1) / gaps
+        j = int(np.argmax(sp))
+        fig["max_speed_m_s"] = round(float(sp[j]), 3)
+        if sp[j] > MAX_HAND_SPEED_M_S:
+            field = hand_points(rec)[1]
+            raise DataError(rec.source, field, f"implausible hand speed: the wrist moves {sp[j]:.1f} m/s between "
+                                               f"frames {idx[j]} and {idx[j + 1]} before the lift onset (a hand reaches "
+                                               f"at <= {MAX_HAND_SPEED_M_S:g} m/s): frames dropped, a wrong frame rate, "
+                                               "or unmarked tracking errors")
+    return fig

@@ -1,0 +1,77 @@
+"""Geometry the physical-consistency checks share: convex collision parts as half-spaces,
+points in the object frame, signed depth inside the parts, the simulator's centre of mass.
+
+A convex part is the intersection of its hull's face half-spaces ``n.x + d <= 0`` (``n`` the
+outward unit normal, scipy's ``ConvexHull.equations``); for a point, ``max(n.x + d)`` over
+the faces is exactly minus its depth inside the part, and a lower bound of its distance to
+the part outside it. The union of the parts is what the simulator collides with (MuJoCo
+and Newton collide with each mesh's convex hull). Lengths in m, object frame unless named
+world; quaternions xyzw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import trimesh
+from scipy.spatial import ConvexHull
+from scipy.spatial.transform import Rotation
+
+
+@dataclass(frozen=True)
+class ConvexParts:
+    """The convex hulls of an object's collision parts, object frame.
+
+    Attributes:
+        equations: one (F_i, 4) array per part: outward unit normal and offset of each hull
+            face (``n.x + d <= 0`` inside).
+        vertices: one (V_i, 3) array per part: the part mesh's vertices, m.
+        volumes: (P,) hull volumes, m^3.
+        centroids: (P, 3) hull centroids, m.
+    """
+
+    equations: tuple
+    vertices: tuple
+    volumes: np.ndarray
+    centroids: np.ndarray
+
+    @classmethod
+    def from_meshes(cls, parts: list[trimesh.Trimesh]) -> ConvexParts:
+        """From the collision part meshes (object frame, m)."""
+        hulls = [p.convex_hull for p in parts]
+        return cls(tuple(ConvexHull(np.asarray(h.vertices)).equations for h in hulls),
+                   tuple(np.asarray(p.vertices, float) for p in parts),
+                   np.array([h.volume for h in hulls], float), np.array([h.center_mass for h in hulls], float))
+
+    def center_of_mass(self) -> np.ndarray:
+        """(3,) m: the volume-weighted centroid of the part hulls, the centre of mass a simulator
+        gives the object at uniform density (overlapping parts counted twice, as it does)."""
+        return (self.volumes[:, None] * self.centroids).sum(axis=0) / self.volumes.sum()
+
+    def part_plane_distance(self, pts: np.ndarray) -> np.ndarray:
+        """(P, N) m for ``pts`` (N, 3): per part, ``max(n.x + d)`` over its faces: minus the depth
+        inside it (< 0), or a lower bound of the distance to it (> 0)."""
+        pts = np.asarray(pts, float)
+        return np.stack([(pts @ eq[:, :3].T + eq[:, 3]).max(axis=1) for eq in self.equations])
+
+    def core_depths(self) -> np.ndarray:
+        """(P,) m: how deep each part's hull centroid lies inside it (the inradius of a box or a
+        sphere; at most the depth any point can reach in a part of that thickness)."""
+        return np.array([-float((c @ eq[:, :3].T + eq[:, 3]).max()) for c, eq in zip(self.centroids, self.equations)])
+
+    def plane_distance(self, pts: np.ndarray) -> np.ndarray:
+        """(N,) m for ``pts`` (N, 3): the smallest over the parts of ``max(n.x + d)``: minus the
+        depth inside the deepest-containing part (< 0 inside), else a lower bound of the
+        distance to the nearest part (> 0 outside)."""
+        return self.part_plane_distance(pts).min(axis=0)
+
+
+def to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """World points (N, 3) m into the object frame of pose ``pos`` (3,) m / ``quat`` (4,) xyzw."""
+    return Rotation.from_quat(quat).inv().apply(np.asarray(pts, float) - pos)
+
+
+def to_world(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Object-frame points (N, 3) m into the world at pose ``pos`` (3,) m / ``quat`` (4,) xyzw."""
+    return Rotation.from_quat(quat).apply(np.asarray(pts, float)) + pos

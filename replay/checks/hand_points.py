@@ -1,0 +1,45 @@
+"""The hand points the input checks look at: landmarks, else MANO vertices, else the wrist.
+
+Landmark ids are manopth's order (:data:`replay.data.types.LANDMARK_NAMES`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replay.data.types import Recording
+
+#: manopth landmark ids of the palm's rigid points (wrist, thumb CMC, index MCP, pinky MCP).
+WRIST, THUMB_CMC, INDEX_MCP, PINKY_MCP = 0, 1, 5, 17
+
+
+def hand_points(rec: Recording) -> tuple[np.ndarray | None, str]:
+    """Per-frame hand points the checks look at, and their field name.
+
+    Returns:
+        ((T, K, 3) world m, field): the 21 landmarks (``landmarks``), else the 778 MANO
+        vertices (``mano.vertices``), else the wrist alone (``mano.T_world_wrist``,
+        ``mano.trans`` or ``wrist_pos``, K = 1); (None, "") when the recording has none.
+    """
+    if rec.landmarks is not None:
+        return np.asarray(rec.landmarks, float), "landmarks"
+    m = rec.mano
+    if m is not None and m.vertices is not None:
+        return np.asarray(m.vertices, float), "mano.vertices"
+    if m is not None and m.T_world_wrist is not None:
+        return np.asarray(m.T_world_wrist, float)[:, None, :3, 3], "mano.T_world_wrist"
+    if m is not None and m.trans is not None:
+        return np.asarray(m.trans, float)[:, None, :], "mano.trans"
+    if rec.wrist_pos is not None:
+        return np.asarray(rec.wrist_pos, float)[:, None, :], "wrist_pos"
+    return None, ""
+
+
+def wrist_track(rec: Recording) -> np.ndarray | None:
+    """(T, 3) world m (None without hand points): landmark 0 (wrist), else the MANO vertex centroid, else the wrist translation."""
+    pts, name = hand_points(rec)
+    if pts is None:
+        return None
+    if name == "landmarks":
+        return pts[:, WRIST]
+    return pts.mean(axis=1)

@@ -1,0 +1,145 @@
+"""The object: its scale and mass against what a hand holds, and its placement against the
+support and the recorded hand.
+
+**Object scale and mass** (:func:`check_object`): the visual mesh's largest bounding-box
+extent within :data:`OBJECT_EXTENT_RANGE_M` = 5 mm-1.5 m (measured 40-222 mm on GRAB,
+179-184 mm on TACO; a mesh in millimetres is 1000x too large, one in metres read as
+millimetres 1000x too small) and the simulated mass within :data:`OBJECT_MASS_RANGE_KG` =
+1 g-23 kg (measured 29 g-2.16 kg; 23 kg is the load constant of the revised NIOSH lifting
+equation, Waters et al., Ergonomics 1993, the most a person should lift with both hands).
+Outside: a unit error, with the unit that would fit ("millimetres?").
+**Object vs support and recording** (:func:`check_object`): at the first frame the
+object's lowest collision point within :data:`REST_GAP_MAX_M` = 5 cm of the support (measured
+-4.5..+2.7 mm on GRAB; TACO's support is defined by the object, ~0), and at the lift
+onset the recorded hand within :data:`HAND_GAP_MAX_M` = 5 cm of the object's surface
+(measured 0.0-5.0 mm): farther, the mesh is in another frame or unit than the poses.
+
+Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
+and the 2 TACO sequences at 30 fps); :mod:`replay.checks.input_checks` runs every check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import trimesh
+from scipy.spatial.transform import Rotation
+
+from replay.checks.hand import CARRY_DRIFT_MAX, CARRY_WINDOW_S, carry_drift
+from replay.checks.hand_points import hand_points
+from replay.data.mesh_io import load_mesh, unit_hint
+from replay.data.objects import asset_mass, asset_meshes
+from replay.data.types import Recording
+from replay.errors import DataError
+
+OBJECT_EXTENT_RANGE_M = (0.005, 1.5)
+OBJECT_MASS_RANGE_KG = (0.001, 23.0)
+REST_GAP_MAX_M = 0.05
+HAND_GAP_MAX_M = 0.05
+
+
+def check_object(rec: Recording) -> dict:
+    """Scale, mass and placement of the grasped object (module doc).
+
+    Uses the target's visual mesh (object frame, m) posed at ``objects[target].pos/quat``
+    (world, quaternion xyzw), its mass (:func:`replay.data.objects.asset_mass`: declared,
+    or density x collision-part hull volumes), ``support_height`` (world z, m) and the hand
+    points (:func:`hand_points`) at the last tracked frame up to the lift onset.
+
+    Returns:
+        figures: ``extent_m``, ``mass_kg``, ``rest_gap_mm``, ``hand_gap_mm``.
+
+    Raises:
+        DataError: size or mass outside what a hand holds (with the unit that would fit);
+            object not on its support at the first frame; recorded hand far from the
+            object at the lift onset.
+    """
+    track = rec.target_object
+    visual = load_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source)
+    fig = _scale_and_mass(track.asset, visual)
+    _, parts = asset_meshes(track.asset)
+    fig["rest_gap_mm"] = _rest_gap_mm(rec, track, parts)
+    _hand_gap(rec, track, visual, fig)
+    return fig
+
+
+def posed_mesh(mesh: trimesh.Trimesh, pos: np.ndarray, quat: np.ndarray) -> trimesh.Trimesh:
+    """A copy of ``mesh`` (object frame, m) placed at ``pos`` (3,) m, ``quat`` (4,) xyzw (world)."""
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat(quat).as_matrix()
+    T[:3, 3] = pos
+    return mesh.copy().apply_transform(T)
+
+
+def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
+    """``{extent_m, mass_kg}`` of the asset.
+
+    Raises:
+        DataError: largest bounding-box side outside :data:`OBJECT_EXTENT_RANGE_M` (with the unit
+            that would fit), or mass outside :data:`OBJECT_MASS_RANGE_KG`.
+    """
+    extent = float(np.ptp(visual.bounds, axis=0).max())
+    fig = {"extent_m": round(extent, 5)}
+    lo, hi = OBJECT_EXTENT_RANGE_M
+    if not lo <= extent <= hi:
+        raise DataError(asset.visual_mesh, "scale", f"object is {extent:.4g} m across (largest bounding-box side); a "
+                                                   f"hand holds {lo * 1000:g} mm-{hi:g} m{unit_hint(extent)}: convert "
+                                                   "the meshes to metres")
+    mass = asset_mass(asset)
+    fig["mass_kg"] = round(mass, 5)
+    lo, hi = OBJECT_MASS_RANGE_KG
+    if not lo <= mass <= hi:
+        raise DataError(asset.source or asset.visual_mesh, "mass",
+                        f"object weighs {mass:.4g} kg (density {asset.density:g} kg/m^3 x collision volume); a hand "
+                        f"lifts {lo * 1000:g} g-{hi:g} kg: mesh units or density wrong")
+    return fig
+
+
+def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
+    """Lowest collision vertex minus ``support_height`` at the first frame, mm (rounded to 0.01).
+
+    Raises:
+        DataError: farther than :data:`REST_GAP_MAX_M` above or below the support.
+    """
+    low = min(float(posed_mesh(p, track.pos[0], track.quat[0]).bounds[0, 2]) for p in parts)
+    gap = low - float(rec.support_height)
+    if abs(gap) > REST_GAP_MAX_M:
+        where = "above" if gap > 0 else "below"
+        raise DataError(rec.source, f"objects[{track.name}].pos", f"at the first frame the object's lowest point is "
+                                                                  f"{abs(gap) * 1000:.0f} mm {where} the support (at most "
+                                                                  f"{REST_GAP_MAX_M * 1000:g} mm): object mesh and poses in "
+                                                                  "different frames or units")
+    return round(gap * 1000, 2)
+
+
+def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None:
+    """Put ``hand_gap_mm`` (nearest hand point to the visual surface at the last tracked frame up to
+    the lift onset) in ``fig``.
+
+    Raises:
+        DataError: farther than :data:`HAND_GAP_MAX_M`: field ``hand`` when the object does not move
+            with the recorded hand (:func:`replay.checks.hand.carry_drift`: another hand carries it),
+            else the hand points' field (mesh and poses in different frames or units).
+    """
+    pts, field = hand_points(rec)
+    v = np.flatnonzero(np.asarray(rec.valid, bool)[: rec.grasp_frame + 1])
+    if pts is None or not v.size:
+        return
+    t = int(v[-1])
+    _, d, _ = trimesh.proximity.closest_point(posed_mesh(visual, track.pos[t], track.quat[t]), pts[t])
+    hg = float(np.min(d))
+    fig["hand_gap_mm"] = round(hg * 1000, 2)
+    if hg <= HAND_GAP_MAX_M:
+        return
+    carry = carry_drift(rec, pts, t)
+    if carry is not None and carry[1] > 0 and carry[0] > CARRY_DRIFT_MAX * carry[1]:
+        fig["carry_drift_mm"], fig["carry_travel_mm"] = round(carry[0] * 1000, 1), round(carry[1] * 1000, 1)
+        side = rec.hand_side
+        raise DataError(rec.source, "hand", f"the object is moved by a hand the recording does not store: at "
+                                            f"the lift onset (frame {t}) the recorded {side} hand is "
+                                            f"{hg * 1000:.0f} mm from it and does not carry it (in "
+                                            f"{CARRY_WINDOW_S:g} s the object drifts {carry[0] * 1000:.0f} mm "
+                                            f"in the hand's frame while travelling {carry[1] * 1000:.0f} mm); "
+                                            f"refused: replaying the {side} hand would not be this grasp")
+    raise DataError(rec.source, field, f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
+                                       f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
+                                       "mesh and poses in different frames or units")

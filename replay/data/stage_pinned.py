@@ -1,0 +1,214 @@
+"""Staging of the pinned files of a dataset (manosim, GRAB, TACO) from a mirror or GitHub.
+
+Each file comes from a raw-file URL at a fixed commit (or the mirror's copy of it) and must
+match the size and SHA-256 pinned in ``replay/data/pinned_files.json``
+(:mod:`replay.data.sources`); it is written under a partial name in its final folder and
+renamed when verified (:mod:`replay.data.transfer`). :func:`replay.data.fetch.fetch` is the
+entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import urllib.error
+import urllib.request
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Callable
+
+from replay.data.manifest import Manifest, move_aside
+from replay.data.sources import PinnedFile, pinned_files
+from replay.data.transfer import (
+    FetchResult,
+    clear_parts,
+    copy_hashing,
+    network_hint,
+    part_path,
+    progress_bar,
+)
+from replay.errors import FetchError, IntegrityError
+from replay.fileio import sha256_file
+
+HTTP_TIMEOUT_S = 60.0
+GITHUB_WORKERS = 8
+_SAVE_EVERY = 50
+
+
+def triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResult, origin: str,
+            progress: bool | None) -> list[PinnedFile]:
+    """Split pinned files into already-good (counted as skipped) and to-stage.
+
+    Staged files are re-hashed; one that fails its manifest entry (or its pin) is moved
+    aside and re-staged; an unrecorded file that matches its pin is adopted.
+    """
+    todo = []
+    for pf in progress_bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
+        target = dest / pf.path
+        entry = man.files.get(pf.path)
+        if entry is not None:
+            problem = man.check(pf.path, fix=True)
+            if problem is None and entry["sha256"] == pf.sha256:
+                result.skipped += 1
+                continue
+            if problem is not None:
+                result.repaired.append(problem.describe())
+            else:  # matches a stale entry whose digest differs from the pin
+                moved = move_aside(target)
+                del man.files[pf.path]
+                result.repaired.append(f"{pf.path}: staged copy differs from the pinned SHA-256; "
+                                       f"moved aside to {moved.name}")
+        elif target.exists() or target.is_symlink():
+            if target.exists() and sha256_file(target) == pf.sha256:
+                record_pinned(man, pf, origin, "symlink" if target.is_symlink() else "copy")
+                result.skipped += 1
+                continue
+            moved = move_aside(target)
+            result.repaired.append(f"{pf.path}: unrecorded file with the wrong SHA-256 moved aside to {moved.name}")
+        todo.append(pf)
+    return todo
+
+
+def record_pinned(man: Manifest, pf: PinnedFile, origin: str, link: str) -> None:
+    """Record pinned file ``pf`` in the manifest as staged from ``origin`` (``link``: copy, hardlink or symlink)."""
+    src = pf.source
+    man.add(dataset=pf.dataset, source=origin, repo=src.repo_url, revision=src.commit, path=pf.path,
+            size=pf.size, sha256=pf.sha256, upstream_path=src.upstream_path(pf.relpath), link=link, pinned=True)
+
+
+def _check_digest(pf: PinnedFile, n: int, digest: str, tmp: Path, where: str) -> None:
+    """Raises IntegrityError (and removes ``tmp``) unless ``n`` bytes of SHA-256 ``digest`` are ``pf``'s pin."""
+    if digest != pf.sha256 or n != pf.size:
+        tmp.unlink(missing_ok=True)
+        raise IntegrityError(
+            f"{where} does not match the pinned {pf.source.repo}@{pf.source.commit[:7]}:"
+            f"{pf.source.upstream_path(pf.relpath)} (size {n} vs {pf.size}, sha256 {digest[:12]}… vs "
+            f"{pf.sha256[:12]}…); nothing was staged for {pf.path}"
+        )
+
+
+def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
+    """Where ``mirror`` keeps a pinned file: at its staging path, else at its ``mirror_path``
+    (:data:`replay.data.sources.MIRROR_ALIASES`)."""
+    src = mirror / pf.path
+    if not src.is_file() and pf.mirror_path is not None:
+        return mirror / pf.mirror_path
+    return src
+
+
+def stage_from_mirror(pf: PinnedFile, mirror: Path, dest: Path, link: str,
+                       on_bytes: Callable[[int], None]) -> tuple[int, str]:
+    """Stage one pinned file from the mirror; returns (bytes written, link mode used)."""
+    src = mirror_source(pf, mirror)
+    target = dest / pf.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clear_parts(target)
+    tmp = part_path(target)
+    if link != "copy":
+        digest = sha256_file(src)
+        _check_digest(pf, src.stat().st_size, digest, tmp, f"mirror file {src}")
+        try:
+            if link == "hardlink":
+                os.link(src, tmp)
+            else:
+                os.symlink(src.resolve(), tmp)
+            os.replace(tmp, target)
+            on_bytes(pf.size)
+            return 0, link
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            if link == "symlink":
+                raise
+            # hardlink across file systems / onto a protected file: fall back to a copy
+    with open(src, "rb") as f:
+        n, digest = copy_hashing(f, tmp, on_bytes)
+    _check_digest(pf, n, digest, tmp, f"mirror file {src}")
+    os.replace(tmp, target)
+    return n, "copy"
+
+
+def _http_open(url: str):
+    """Open ``url`` for streaming (the network boundary; tests replace urlopen)."""
+    req = urllib.request.Request(url, headers={"User-Agent": "grasp-replay-fetch/0.1"})
+    return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S)
+
+
+def _stage_from_github(pf: PinnedFile, dest: Path, on_bytes: Callable[[int], None]) -> int:
+    url = pf.source.raw_url(pf.relpath)
+    target = dest / pf.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clear_parts(target)
+    tmp = part_path(target)
+    try:
+        with _http_open(url) as resp:
+            n, digest = copy_hashing(resp, tmp, on_bytes)
+    except urllib.error.HTTPError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.code == 404:
+            raise FetchError(f"{url} returned 404: {pf.source.upstream_path(pf.relpath)} is not in "
+                             f"{pf.source.repo} at commit {pf.source.commit}") from None
+        raise FetchError(f"{url} returned HTTP {exc.code} {exc.reason}; try again later or use --mirror DIR") from None
+    except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as exc:
+        tmp.unlink(missing_ok=True)
+        reason = getattr(exc, "reason", exc)
+        raise FetchError(network_hint(f"raw.githubusercontent.com for {pf.dataset} "
+                                      f"({pf.source.repo}@{pf.source.commit[:7]})", reason)) from None
+    _check_digest(pf, n, digest, tmp, f"download {url}")
+    os.replace(tmp, target)
+    return n
+
+
+def stage_pinned(dataset: str, dest: Path, man: Manifest, *, mirror: Path | None, link: str,
+                 progress: bool | None) -> FetchResult:
+    """Stage every pinned file of ``dataset`` into ``dest`` from ``mirror`` (or GitHub when None).
+
+    Raises:
+        FetchError: the mirror lacks pinned files, or a download fails.
+        IntegrityError: a file does not match its pin.
+    """
+    origin = "mirror" if mirror is not None else "github"
+    result = FetchResult(dataset, origin)
+    pins = pinned_files(dataset)
+    if mirror is not None:
+        missing = [pf.path for pf in pins if not mirror_source(pf, mirror).is_file()]
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise FetchError(f"mirror {mirror} lacks {len(missing)} of the {len(pins)} files of {dataset!r}: {shown}")
+    todo = triage(pins, dest, man, result, origin, progress)
+    if not todo:
+        return result
+    total = sum(pf.size for pf in todo)
+    bar = progress_bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
+    done = 0
+    try:
+        if mirror is not None:
+            for pf in todo:
+                n, used = stage_from_mirror(pf, mirror, dest, link, bar.update)
+                record_pinned(man, pf, origin, used)
+                result.staged += 1
+                result.bytes += n
+                done += 1
+                if done % _SAVE_EVERY == 0:
+                    man.save()
+        else:
+            with ThreadPoolExecutor(GITHUB_WORKERS) as pool:
+                futures = {pool.submit(_stage_from_github, pf, dest, bar.update): pf for pf in todo}
+                pending = set(futures)
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                    for fut in finished:
+                        exc = fut.exception()
+                        if exc is not None:
+                            for other in pending:
+                                other.cancel()
+                            raise exc
+                        record_pinned(man, futures[fut], origin, "copy")
+                        result.staged += 1
+                        result.bytes += fut.result()
+                        done += 1
+                        if done % _SAVE_EVERY == 0:
+                            man.save()
+    finally:
+        bar.close()
+        man.save()
+    return result

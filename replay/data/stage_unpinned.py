@@ -1,0 +1,132 @@
+"""Staging of the files a pin list does not name: a mirror's or ``--local`` folder's own files
+(recorded as ``pinned: false`` with their SHA-256 and origin) and a HUG-Bench mirror copy.
+
+:func:`replay.data.fetch.fetch` is the entry point.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from replay.data.manifest import Manifest, move_aside
+from replay.data.sources import pinned_files
+from replay.data.stage_pinned import record_pinned, stage_from_mirror, triage
+from replay.data.transfer import FetchResult, clear_parts, part_path, progress_bar
+from replay.errors import IntegrityError
+from replay.fileio import sha256_file
+
+_PINNED_DATASETS = ("manosim", "grab", "taco")
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: str, link: str,
+                result: FetchResult, progress: bool | None) -> None:
+    """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned.
+
+    A file whose staging path is pinned is held to its pin instead (staged only from a
+    ``--local`` folder: a mirror's pinned files went through
+    :func:`replay.data.stage_pinned.stage_pinned`).
+    Unpinned entries record ``pinned: false``, their SHA-256 and ``origin`` (the
+    absolute source path); repository and revision are ``unknown``.
+
+    Raises:
+        IntegrityError: a local file at a pinned path differs from its pin.
+    """
+    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
+    folder = root / dataset
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_hidden(p.relative_to(folder).as_posix())
+                   and ".part-" not in p.name and ".corrupt-" not in p.name)
+    for src in progress_bar(progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False):
+        key = src.relative_to(root).as_posix()
+        pf = pins.get(key)
+        if pf is not None:
+            if source == "mirror":
+                continue  # staged and counted by stage_pinned
+            todo = triage([pf], dest, man, result, source, progress)
+            for p in todo:
+                n, used = stage_from_mirror(p, root, dest, link, lambda _n: None)
+                record_pinned(man, p, source, used)
+                result.staged += 1
+                result.bytes += n
+            result.pinned += 1
+            continue
+        digest = sha256_file(src)
+        result.unpinned += 1
+        if key in man.files:
+            problem = man.check(key, fix=True)
+            if problem is None and man.files[key]["sha256"] == digest:
+                result.skipped += 1
+                continue
+            if problem is None:  # the source changed since it was staged: stage the new file
+                moved = move_aside(dest / key)
+                result.repaired.append(f"{key}: source {src} changed since it was staged; old copy moved aside "
+                                       f"to {moved.name}")
+            else:
+                result.repaired.append(problem.describe())
+        target = dest / key
+        _place(src, target, link)
+        man.add(dataset=dataset, source=source, repo="unknown", revision="unknown", path=key,
+                size=src.stat().st_size, sha256=digest, link="symlink" if link == "symlink" else "copy",
+                pinned=False, origin=str(src.resolve()))
+        result.staged += 1
+        result.bytes += src.stat().st_size
+    man.save()
+
+
+def _place(src: Path, target: Path, link: str) -> None:
+    """Put ``src`` at ``target`` atomically: a copy or a symlink written under a partial name,
+    then renamed (``hardlink`` falls back to a copy here; leftovers of interrupted writes go)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    clear_parts(target)
+    tmp = part_path(target)
+    if link == "symlink":
+        os.symlink(src.resolve(), tmp)
+    else:
+        shutil.copyfile(src, tmp)
+    os.replace(tmp, target)
+
+
+def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, link: str,
+                      progress: bool | None) -> FetchResult:
+    """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file.
+
+    Provenance comes from the mirror's own ``<dataset>/MANIFEST.json`` entries when it
+    has one (a staged ``data/`` folder can serve as a mirror), else it is recorded as
+    ``unknown``.
+    """
+    result = FetchResult(dataset, "mirror")
+    src_root = mirror / dataset
+    upstream = {}
+    if (mirror / "MANIFEST.json").is_file():
+        upstream = Manifest(mirror).for_dataset(dataset)
+    for src in progress_bar(progress, iterable=sorted(p for p in src_root.rglob("*") if p.is_file() and
+                                              ".cache" not in p.relative_to(src_root).parts),
+                    desc=f"{dataset} <- mirror", unit="file"):
+        key = src.relative_to(mirror).as_posix()
+        digest = sha256_file(src)
+        target = dest / key
+        expected = upstream.get(key, {}).get("sha256")
+        if expected is not None and expected != digest:
+            raise IntegrityError(f"mirror file {src} does not match the SHA-256 in {mirror / 'MANIFEST.json'} "
+                                 f"({digest[:12]}… vs {expected[:12]}…); nothing was staged for {key}")
+        if key in man.files:
+            problem = man.check(key, fix=True)
+            if problem is None and man.files[key]["sha256"] == digest:
+                result.skipped += 1
+                continue
+            if problem is not None:
+                result.repaired.append(problem.describe())
+        _place(src, target, link)
+        prov = upstream.get(key, {})
+        man.add(dataset=dataset, source="mirror", repo=prov.get("repo", "unknown"),
+                revision=prov.get("revision", "unknown"), path=key, size=src.stat().st_size, sha256=digest,
+                upstream_path=prov.get("upstream_path"), link="symlink" if link == "symlink" else "copy")
+        result.staged += 1
+        result.bytes += src.stat().st_size
+    man.save()
+    return result

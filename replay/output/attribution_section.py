@@ -1,0 +1,57 @@
+"""The report section of the attribution study (``attribution.json``, :mod:`replay.study.attribution`).
+
+:func:`attribution_section_html` is the HTML of one study (one row per factor: value, lifted of
+recordings, the count of each diagnosis class, its source);
+:func:`attribution_section_for` finds the file beside a study (``<study dir>/attribution.json``)
+for :func:`replay.output.report.build_report`; :func:`attribution_markdown` is the same table
+in Markdown (docs/attribution.md, the README).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from replay.protocol.diagnosis import CLASSES
+
+
+def _cells(f: dict) -> list[str]:
+    d = f.get("diagnosis") or {}
+    return [str(f.get("name")), str(f.get("value")), f"{f.get('lifted')}/{f.get('of')}",
+            *[str(d.get(c, 0)) for c in CLASSES], str(f.get("source", ""))]
+
+
+def _head() -> list[str]:
+    return ["factor", "value", "lifted", *CLASSES, "source"]
+
+
+def attribution_section_html(doc: dict) -> str:
+    """HTML (heading, one paragraph, table) of an attribution result ``doc``."""
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>"
+                   for f in doc.get("factors", []))
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in _head())
+    return ("<h2>Attribution: one factor at a time</h2><p>From today's protocol toward a HUG-style replay, on "
+            "the same recordings (scripts/attribute.py); diagnosis classes as in the table above "
+            "(replay.protocol.diagnosis).</p>"
+            f"<table id=attribution><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+
+
+def attribution_section_for(study_path: str | Path) -> str:
+    """The section for the ``attribution.json`` beside ``study_path``; ``""`` if there is none
+    or it cannot be read (the report is written without it)."""
+    p = Path(study_path).parent / "attribution.json"
+    try:
+        return attribution_section_html(json.loads(p.read_text()))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return ""
+
+
+def attribution_markdown(doc: dict, source: bool = False) -> str:
+    """The table as Markdown (``source``: with the source column)."""
+    head = _head() if source else _head()[:-1]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f in doc.get("factors", []):
+        c = _cells(f)
+        lines.append("| " + " | ".join(c if source else c[:-1]) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""The lift protocol's plan: settle, approach and closure, lift, hold, shake.
+
+Phases (``phase`` codes in the saved poses, :mod:`replay.protocol.plan`):
+
+0. settle: the object rests on the support for ``settle_s`` while the hand holds
+   its first replayed pose;
+1. approach: the recorded wrist and finger trajectory from ``approach_window_s``
+   before the grasp frame up to the grasp frame, at ``replay_speed`` (half speed);
+2. lift: the wrist rises ``lift_height`` along world +Z with a quintic min-jerk
+   profile over ``lift_s``, fingers held at their grasp-frame targets;
+3. hold: ``hold_s`` at the top; success (``lifted``) is judged at its end;
+4. shake: only if the object is up at the end of the hold, ``shake_s`` of lateral
+   wrist shaking (``shake_amplitude`` along world X at ``shake_hz``, half of it along
+   Y at twice the rate, ramped in and out) to expose slip a static hold hides;
+   ``shake_held`` and ``shake_slip_mm`` report it (:mod:`replay.protocol.measures`).
+   Rollouts that dropped the object (and every ablation) end with the hold
+   (:func:`replay.protocol.rollout.step_protocol` stops them).
+
+Positions m (world, Z up), times s, quaternions Newton xyzw.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.data.types import Recording
+from replay.kinematics.hand_layout import finger_quats, interp_coords, quat_slerp
+from replay.protocol.plan import (
+    PHASE_APPROACH,
+    PHASE_HOLD,
+    PHASE_LIFT,
+    PHASE_SETTLE,
+    PHASE_SHAKE,
+    Plan,
+    plan_from_rows,
+    replayed_frames,
+)
+
+
+def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
+    """Quintic min-jerk profile 10 s^3 - 15 s^4 + 6 s^5 on s in [0, 1] (0 velocity/accel at ends)."""
+    s = np.clip(s, 0.0, 1.0)
+    return 10 * s**3 - 15 * s**4 + 6 * s**5
+
+
+def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.ndarray:
+    """Lateral wrist offset (x, y), m, at time ``t`` s into a shake of ``duration`` s.
+
+    x = A sin(2 pi f t), y = A/2 sin(4 pi f t), times a min-jerk envelope rising over
+    the first and falling over the last quarter period, so that the shake starts and
+    ends at rest (no velocity step for the wrist controller).
+    """
+    ramp = 0.25 / hz
+    env = float(min_jerk(min(t, duration - t) / ramp)) if ramp > 0 else 1.0
+    w = 2.0 * math.pi * hz * t
+    return env * amplitude * np.array([math.sin(w), 0.5 * math.sin(2.0 * w)])
+
+
+def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
+    """Targets for every control frame of the lift protocol (module doc).
+
+    Args:
+        rec: the recording (``time``, ``valid``, ``grasp_frame``).
+        coords: (T, 67) hand coords per recorded frame (Newton joint_q order).
+        cfg: settings.
+
+    Returns:
+        A ``kind="lift"`` :class:`~replay.protocol.plan.Plan`, one row per control frame
+        of ``cfg.frame_dt`` s.
+
+    Raises:
+        DataError: coords shape, or fewer than 2 valid frames before the grasp.
+    """
+    g = int(rec.grasp_frame)
+    times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
+    fdt = cfg.frame_dt
+    n_settle = max(1, int(round(cfg.settle_s / fdt)))
+    n_app = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
+    n_lift = max(1, int(round(cfg.lift_s / fdt)))
+    n_hold = max(1, int(round(cfg.hold_s / fdt)))
+    rows, phase = [], []
+    for _ in range(n_settle):
+        rows.append(cc[0]); phase.append(PHASE_SETTLE)
+    for k in range(1, n_app + 1):
+        t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
+        rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH)
+    top = rows[-1].copy()
+    if cfg.grip_overshoot > 0:
+        # squeeze: finger targets continue the recorded closure past the grasp pose
+        # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
+        q_open = finger_quats(cc[0])
+        q_grasp = finger_quats(top)
+        top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
+    for k in range(1, n_lift + 1):
+        r = top.copy()
+        a = k / n_lift
+        r[2] += cfg.lift_height * (min_jerk(a) if cfg.lift_profile == "minjerk" else a)
+        rows.append(r); phase.append(PHASE_LIFT)
+    for _ in range(n_hold):
+        r = top.copy(); r[2] += cfg.lift_height
+        rows.append(r); phase.append(PHASE_HOLD)
+    n_shake = int(round(cfg.shake_s / fdt)) if cfg.shake_amplitude > 0 else 0
+    for k in range(1, n_shake + 1):
+        r = top.copy(); r[2] += cfg.lift_height
+        r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
+        rows.append(r); phase.append(PHASE_SHAKE)
+    return plan_from_rows(rows, phase, fdt, first, g)

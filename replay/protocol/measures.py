@@ -1,0 +1,270 @@
+"""Per-world measures of a rollout: what one world's trace says about the grasp.
+
+:func:`measure_world` turns a :class:`Trace` (what
+:func:`replay.protocol.rollout.step_protocol` recorded for one world) into the JSON
+metrics of :func:`replay.protocol.rollout.run_rollouts`:
+
+* outcome: ``outcome`` in {"lifted", "dropped", "unstable"}, ``stable``, ``lifted``,
+  ``completed``, ``unstable_frame``, ``unstable_reason``; judged at the end of the hold
+  (rise by ``lifted_min_rise`` and lowest collision vertex ``lifted_min_clearance`` above
+  the support);
+* heights: ``height_end_hold`` (object z at the end of the hold, m), ``final_height``
+  (object z at the last frame, after any shake, m), ``rise`` (m, end of hold minus lift
+  start), ``clearance`` (lowest collision vertex above the support at the end of the hold, m);
+* contacts: ``contacts_at_lift`` and ``contacts_force_at_lift`` (hand-object contacts /
+  those carrying force at lift start), ``peak_contacts``, ``max_hand_object_contacts``;
+* tracking: ``wrist_err_median_mm`` / ``wrist_err_max_mm`` (root-body position vs target,
+  over approach, lift and hold);
+* object motion: ``max_object_step_mm`` (largest frame-to-frame object displacement),
+  ``max_object_disp_mm`` (largest displacement of any collision vertex from its settled
+  pose), ``max_object_rise_mm`` (highest object origin z above its settled z);
+* slip: ``slip_mm`` / ``slip_deg`` (object motion in the wrist frame from lift start to the
+  end of the hold, :func:`hand_frame_slip`; None unless lifted: ``slip_in_hand``),
+  ``separation_mm`` (the same measure whether held or not); the shake's ``shake_ran``,
+  ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``;
+* grasp measures (:func:`grasp_measures`): friction budget, creep, slip onset, pushed
+  distance, fingertip distance; and the ``diagnosis``
+  (:func:`replay.protocol.diagnosis.diagnose`);
+* ``finger_actuator_force_max`` (N·m), ``frames``, ``frames_planned``, ``sim_s`` (s).
+
+Positions m in the world frame (Z up), quaternions Newton xyzw; mm and deg where named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from replay.config import ReplayConfig
+from replay.data.types import Recording
+from replay.protocol import diagnosis, release
+from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan
+
+
+@dataclass
+class Trace:
+    """What one world recorded, frame by frame (F planned frames, B = 17 bodies: the 16 hand
+    bodies, then the object).
+
+    Attributes:
+        body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``).
+        body_quat: (F, B, 4) float32 orientations, xyzw.
+        ccount: (F,) hand-object contacts. wrist_err: (F,) root-body position error, m (NaN
+            while settling). normal_force / friction_force: (F,) contact force sums, N.
+        done: frames simulated. fingertip_distance: smallest fingertip-object distance at
+            lift start, m. bad_frame: the frame a reason stopped the world at, or None.
+        contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying
+            force at lift start.
+    """
+
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    ccount: np.ndarray
+    wrist_err: np.ndarray
+    normal_force: np.ndarray
+    friction_force: np.ndarray
+    done: int = 0
+    fingertip_distance: float | None = None
+    bad_frame: int | None = None
+    contacts_at_lift: int | None = None
+    contacts_force_at_lift: int | None = None
+
+
+def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
+    """(V, 3) world positions, m, of object-frame vertices ``verts`` (V, 3) at pose
+    ``body_q_row`` (7,): position m, quaternion xyzw."""
+    return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
+
+
+def hand_frame_slip(wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray,
+                    ref: int | None) -> tuple[float | None, float | None]:
+    """How far the object slid in the hand from lift start to the last frame.
+
+    The object's pose is expressed in the wrist (root body) frame; a secure grasp keeps
+    it fixed there while the hand lifts and holds, whatever the world motion (the
+    hand-frame slip measure of the grasp-stability studies in ``shared/seeds``).
+
+    Args:
+        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw.
+        ref: frame of reference (the last approach frame, i.e. lift start), or None.
+
+    Returns:
+        (translation mm, rotation deg) of the object in the wrist frame between ``ref``
+        and the last frame; (None, None) without a lift.
+    """
+    if ref is None or ref < 0 or ref >= len(wrist_pos) - 1:
+        return None, None
+    w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
+    o = Rotation.from_quat(np.asarray(obj_quat[[ref, -1]], dtype=float))
+    p = w.inv().apply(np.asarray(obj_pos[[ref, -1]], dtype=float) - np.asarray(wrist_pos[[ref, -1]], dtype=float))
+    rel = (w.inv() * o)
+    dtheta = (rel[0].inv() * rel[1]).magnitude()
+    return float(np.linalg.norm(p[1] - p[0]) * 1000.0), float(np.degrees(dtheta))
+
+
+def _object_row(tr: Trace, k: int) -> np.ndarray:
+    """(7,) object pose at frame ``k``: position m, quaternion xyzw (float64)."""
+    return np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
+
+
+def _clearance(tr: Trace, k: int, verts: np.ndarray, support_height: float) -> float:
+    """Lowest object collision vertex above the support at frame ``k``, m."""
+    return float(object_vertices_world(_object_row(tr, k), verts)[:, 2].min() - support_height)
+
+
+def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None, end: int) -> tuple[dict, float]:
+    """Object motion after settling and before the release (frame ``end``): ``max_object_step_mm``,
+    ``max_object_disp_mm``, ``max_object_rise_mm`` (module doc), and ``pushed`` (m): the largest
+    vertex displacement up to lift start ``ls`` (what closing the hand did to the object)."""
+    done = min(tr.done, end)
+    opos = tr.body_pos[:done, -1].astype(float)
+    v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
+    disp = pushed = 0.0
+    for k in range(settle_end, done):
+        disp = max(disp, float(np.max(np.linalg.norm(object_vertices_world(_object_row(tr, k), verts) - v_ref,
+                                                     axis=1))))
+        if ls is None or k <= ls:
+            pushed = disp  # before the lift: what closing the hand did to the object
+    max_rise = float(np.max(opos[settle_end:, 2]) - opos[settle_end, 2]) if done > settle_end else 0.0
+    steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
+    return dict(max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
+                max_object_disp_mm=disp * 1000.0, max_object_rise_mm=max_rise * 1000.0), pushed
+
+
+def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int,
+                    lifted: bool) -> dict:
+    """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg`` (module doc): the
+    shake runs only for a lifted object; held when the object stayed above the support and
+    slid less than ``shake_max_slip`` in the hand from the end of the hold ``judge``."""
+    done, end = tr.done, release.pre_release_end(plan.phase)  # the shake ends where the release begins
+    shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
+    if lifted and np.any(plan.phase == PHASE_SHAKE):
+        shake["shake_ran"] = True
+        if done >= end:
+            bp, bq = tr.body_pos, tr.body_quat
+            smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], bq[:end, -1], judge)
+            shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
+            shake["shake_held"] = bool(_clearance(tr, end - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
+                                       and smm is not None and smm < cfg.shake_max_slip * 1000.0)
+        else:
+            shake["shake_held"] = False  # unstable during the shake
+    return shake
+
+
+def _wrist_error(tr: Trace) -> dict:
+    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` over the frames after settling (None if none)."""
+    we = tr.wrist_err[:tr.done][np.isfinite(tr.wrist_err[:tr.done])] * 1000.0
+    return dict(wrist_err_median_mm=float(np.median(we)) if we.size else None,
+                wrist_err_max_mm=float(np.max(we)) if we.size else None)
+
+
+def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trace, world) -> dict:
+    """Metrics of one world's trace (module doc).
+
+    Args:
+        rec: the replayed recording (``support_height`` m); plan: the plan stepped.
+        scene: the built :class:`replay.sim.scene.Scene` (``object_vertices`` (V, 3) m in the
+            object frame, ``object_mass`` kg). tr: the world's :class:`Trace`.
+        world: the batch's world (:class:`replay.sim.engine.world.WorldStatus`: ``reason``,
+            ``variant``, ``peak_contacts``, ``act_max`` N·m).
+    """
+    done = tr.done
+    reason, bad_frame = world.reason, tr.bad_frame
+    if bad_frame is None:
+        reason = None  # a world stopped by the protocol (nothing left to shake) is not unstable
+    release_trouble = None
+    if bad_frame is not None and bad_frame >= release.pre_release_end(plan.phase):
+        # trouble after the hand opened: the lift, hold and shake before it stand; said in the results
+        release_trouble, reason, bad_frame = f"frame {bad_frame}: {reason}", None, None
+    verts = scene.object_vertices
+    ph = plan.phase[:done]
+    opos = tr.body_pos[:done, -1].astype(float)
+    settle_end = int(np.flatnonzero(ph == PHASE_SETTLE)[-1]) if np.any(ph == PHASE_SETTLE) else 0
+    lift_idx = np.flatnonzero(ph == PHASE_LIFT)
+    ls = int(lift_idx[0]) - 1 if lift_idx.size else None  # lift start: the last approach frame
+    motion, pushed = _object_motion(tr, verts, settle_end, ls, release.pre_release_end(plan.phase))
+    hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
+    hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
+    judge = min(done, hold_end) - 1  # success window: the end of the hold (the shake is reported on its own)
+    clearance = _clearance(tr, judge, verts, rec.support_height)
+    rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2])) if lift_idx.size else float("nan")
+    completed, stable = done >= hold_end, reason is None
+    lifted = bool(stable and completed and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance)
+    shake = _shake_measures(rec, plan, cfg, tr, verts, judge, lifted)
+    n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
+    bp, bq = tr.body_pos, tr.body_quat
+    sep_mm, sep_deg = hand_frame_slip(bp[:n, 0], bq[:n, 0], bp[:n, -1], bq[:n, -1], ls)
+    # slip is motion of an object *in* the hand: one left on the table has none (its separation
+    # from the hand is the lift height, reported as separation_mm)
+    slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
+    measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
+    rel, end = _release(plan, tr, verts, opos, lifted, shake)
+    out = dict(
+        slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
+        outcome="unstable" if not stable else ("stuck" if rel["stuck_after_release"] else
+                                               ("lifted" if lifted else "dropped")),
+        stable=stable, lifted=bool(lifted and not rel["stuck_after_release"]), completed=completed,
+        unstable_frame=bad_frame, unstable_reason=reason,
+        height_end_hold=float(opos[judge, 2]), final_height=float(opos[end - 1, 2]), rise=rise, clearance=clearance,
+        contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
+        **_wrist_error(tr), **motion,
+        peak_contacts=int(world.peak_contacts), max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
+        finger_actuator_force_max=float(world.act_max),
+        frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt, **rel,
+        release_unstable=release_trouble,
+    )
+    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
+    out["diagnosis"] = _diagnose(out, measures, world, scene, cfg, pushed, peak)
+    return out
+
+
+def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict) -> tuple[dict, int]:
+    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the
+    release): the fall needed is max(5 cm, the object's world height at the release start)."""
+    end = min(tr.done, release.pre_release_end(plan.phase))
+    held = shake["shake_held"] if shake["shake_ran"] else lifted
+    height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
+    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held)
+    rel.pop("lifted_after_release")  # that is ``lifted`` in the metrics
+    return rel, end
+
+
+def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float,
+              peak_rise: float | None) -> dict | None:
+    """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics, with the variant's
+    object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
+    ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
+    v = world.variant
+    return diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
+                              effort_limit=float(v.effort_limit or cfg.effort_limit), pushed_mm=pushed * 1000.0,
+                              budget_peak_kg=measures["friction_budget_peak_kg"],
+                              fingertip_distance_mm=measures["fingertip_distance_mm"],
+                              slip_onset_frame=measures["slip_onset_frame"], cfg=cfg, peak_rise=peak_rise)
+
+
+def grasp_measures(tr: Trace, ph: np.ndarray, cfg: ReplayConfig, done: int, ls: int | None, judge: int,
+                   lifted: bool, completed: bool, pushed: float) -> dict:
+    """Friction budget (kg: ``sum(mu_i N_i)/g``, :func:`replay.protocol.diagnosis.friction_budget_kg`) at the
+    lift start, its peak over lift and hold and its median over the hold; creep in the hand
+    frame during the hold (mm/s, lifted only: an object left on the table does not creep in
+    the hand); the slip onset frame; ``pushed`` (m, before the lift) in mm; the fingertip
+    distance at the lift start (mm). ``ls``: lift-start frame or None; ``judge``: the frame
+    the outcome is judged at (end of the hold); ``ph``: (done,) phase codes."""
+    body_pos, body_quat = tr.body_pos, tr.body_quat
+    budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
+    carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))
+    budget_peak = float(np.max(budget[carry])) if carry.size and np.all(np.isfinite(budget[carry])) else None
+    hold = np.flatnonzero(ph == PHASE_HOLD)
+    in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
+    creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
+    onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
+    tip_mm = None if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance) \
+        else tr.fingertip_distance * 1000.0
+    return dict(
+        friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
+        friction_budget_peak_kg=budget_peak,
+        friction_budget_hold_kg=float(np.median(budget[hold])) if completed and hold.size else None,
+        creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
+    )

@@ -1,0 +1,295 @@
+"""Finger pad compression (contact preload) at the grasp frame of the lift protocol.
+
+A real fingertip pad is soft tissue that compresses a few millimetres under a grip (the
+fingertip pulp displaces about 2-4 mm under 1-5 N: Serina, Mote & Rempel, *J. Biomech.*
+30(10), 1997; Pawluk & Howe, *J. Biomech. Eng.* 121(6), 1999); a rigid capsule cannot,
+so a finger replayed to where the person's finger was touches the object with (almost)
+no force, and a position drive develops holding force only when its target lies past the
+surface. A parallel-jaw grasp test commands a few mm of preload per jaw for the same reason.
+
+At the grasp frame each finger whose segments are within ``pad_near_mm`` of the object's
+collision surface is closed, on the hand's kinematics
+(:class:`replay.kinematics.model.HandKinematics`, capsules read from the compiled capsule
+MJCF), until the nearer of its middle and distal capsules reaches the object's collision
+parts (convex hulls, object at its recorded pose at the grasp frame) minus
+``pad_compression_mm`` (a signed distance of ``-d``). The closure is one angle ``s`` per
+finger applied along the finger's recorded flexion: each joint turns about the axis of its
+own recorded rotation from the finger's most open pose in the replayed window to the grasp
+pose, by ``s`` times its share of the finger's largest recorded rotation (a joint that
+closed less than :data:`RECORDED_MIN_DEG` gets that small share; a finger with no recorded
+closure flexes every joint by ``s`` about bone x palm normal, ``pad_axis="anatomical"``
+does so for every finger). The angle is found by 1 deg steps up to ``pad_max_deg``, then
+bisection to :data:`ANGLE_TOL`. The change is blended in over the last ``pad_blend_s``
+recorded seconds before the grasp (smoothstep) and held from the grasp frame on.
+
+Signed distance (m, negative inside): a capsule's axis sampled at :data:`AXIS_SAMPLES`
+points, each point's distance to a convex part the largest of its face-plane distances
+(exact inside and over a face; at an edge or vertex a lower bound, so a finger stops
+early rather than late), the union of parts the smallest, minus the capsule radius.
+
+Poses: hand coords (67,) in Newton order (wrist position m, wrist quaternion xyzw, 15
+finger quaternions xyzw, local to each joint). No simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+from scipy.spatial import ConvexHull
+from scipy.spatial.transform import Rotation
+
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.kinematics.model import HandKinematics
+from replay.sim.world_builder import load_collision_parts
+
+#: manosim bodies of each finger chain, proximal to distal (manosim README body order)
+FINGERS = {"index": (1, 2, 3), "middle": (4, 5, 6), "pinky": (7, 8, 9), "ring": (10, 11, 12), "thumb": (13, 14, 15)}
+#: palm normal in the wrist (mano_body_0) frame of the right hand (manosim README: palm normal -Y)
+PALM_NORMAL = np.array([0.0, -1.0, 0.0])
+#: points sampled along each capsule axis
+AXIS_SAMPLES = 9
+#: a joint whose recorded closure is below this (deg) takes only its small share of the closure
+RECORDED_MIN_DEG = 3.0
+#: bisection tolerance on the closure angle, rad (0.05 deg: ~0.05 mm at a fingertip 6 cm out)
+ANGLE_TOL = math.radians(0.05)
+#: coarse search step of the closure angle, rad
+ANGLE_STEP = math.radians(1.0)
+#: manopth fingertip landmark of each finger
+TIP_LANDMARK = {"thumb": 4, "index": 8, "middle": 12, "ring": 16, "pinky": 20}
+
+
+@dataclass(frozen=True)
+class Capsules:
+    """Capsule of each manosim body (16 rows): centre (3,) m and unit axis (3,) in the body
+    frame, half length m, radius m (radius NaN where a body has no capsule: the palm)."""
+
+    pos: np.ndarray
+    axis: np.ndarray
+    half: np.ndarray
+    radius: np.ndarray
+
+    @classmethod
+    def from_mjcf(cls, path: str | Path) -> "Capsules":
+        """Read the capsules of ``mano_body_0..15`` from a compiled manosim capsule MJCF
+        (MuJoCo ``geom_quat`` wxyz; the capsule axis is the geom's local z)."""
+        m = mujoco.MjModel.from_xml_path(str(path))
+        pos, axis, half, rad = np.zeros((16, 3)), np.zeros((16, 3)), np.zeros(16), np.full(16, np.nan)
+        for b in range(16):
+            bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}")
+            g = [i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+            if not g:
+                continue
+            q = m.geom_quat[g[0]]
+            pos[b] = m.geom_pos[g[0]]
+            axis[b] = Rotation.from_quat([q[1], q[2], q[3], q[0]]).as_matrix()[:, 2]
+            rad[b], half[b] = m.geom_size[g[0]][0], m.geom_size[g[0]][1]
+        return cls(pos, axis, half, rad)
+
+
+class ObjectSDF:
+    """Signed distance (m, negative inside) to the union of an object's convex collision parts.
+
+    Args:
+        parts: ``[(vertices (V, 3) m object frame, faces), ...]`` (:func:`load_collision_parts`).
+        pos: (3,) object position, m, world. quat_xyzw: (4,) orientation.
+    """
+
+    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray]], pos, quat_xyzw):
+        R = Rotation.from_quat(np.asarray(quat_xyzw, float))
+        self.eqs = [ConvexHull(R.apply(np.asarray(v, float)) + np.asarray(pos, float)).equations for v, _ in parts]
+
+    def __call__(self, pts: np.ndarray) -> np.ndarray:
+        """(N,) signed distance of (N, 3) world points, m (module doc)."""
+        pts = np.asarray(pts, float).reshape(-1, 3)
+        best = np.full(len(pts), np.inf)
+        for e in self.eqs:  # (nf, 4): n . x + c <= 0 inside
+            best = np.minimum(best, np.max(pts @ e[:, :3].T + e[:, 3], axis=1))
+        return best
+
+
+def capsule_distance(kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_pos, wrist_R, joint_R,
+                     bodies) -> np.ndarray:
+    """(len(bodies),) signed distance, m, of each capsule of ``bodies`` to the object for one
+    pose: ``wrist_pos`` (3,) m, ``wrist_R`` (3, 3), ``joint_R`` (15, 3, 3) local rotations."""
+    X, G, _ = kin.fk_frames(np.asarray(wrist_pos, float)[None], np.asarray(wrist_R, float)[None],
+                            np.asarray(joint_R, float)[None])
+    t = np.linspace(-1.0, 1.0, AXIS_SAMPLES)
+    out = []
+    for b in bodies:
+        c = X[0, b] + G[0, b] @ caps.pos[b]
+        pts = c + np.outer(t * caps.half[b], G[0, b] @ caps.axis[b])
+        out.append(float(np.min(sdf(pts))) - float(caps.radius[b]))
+    return np.array(out)
+
+
+def closure_axes(kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies,
+                 rule: str = "recorded") -> tuple[np.ndarray, np.ndarray, str]:
+    """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (the
+    closure is applied as ``R_grasp @ exp(s w_i u_i)``) and share ``w`` (3,); and the rule used.
+
+    ``q_open`` / ``q_grasp``: (15, 4) xyzw finger joints of the most open and the grasp pose.
+    ``rule``: ``"recorded"`` (module doc; falls back to ``"anatomical"`` for a finger that
+    closed less than :data:`RECORDED_MIN_DEG` at every joint) or ``"anatomical"``.
+    """
+    local = []
+    for b in bodies:
+        rg = Rotation.from_quat(q_grasp[b - 1])
+        d = (rg * Rotation.from_quat(q_open[b - 1]).inv()).as_rotvec()
+        local.append(rg.inv().apply(d))  # R_g = exp(d) R_o  ->  R_g exp(u), u = R_g^T d
+    ang = np.array([np.linalg.norm(u) for u in local])
+    if rule == "recorded" and ang.max() >= math.radians(RECORDED_MIN_DEG):
+        axes = np.zeros((3, 3))
+        for i, b in enumerate(bodies):
+            if ang[i] >= math.radians(RECORDED_MIN_DEG):
+                axes[i] = local[i] / ang[i]
+            else:
+                a = np.cross(kin.bone_dir[b], PALM_NORMAL)
+                axes[i] = a / np.linalg.norm(a)
+        return axes, ang / ang.max(), "recorded"
+    axes = np.array([np.cross(kin.bone_dir[b], PALM_NORMAL) for b in bodies])
+    return axes / np.linalg.norm(axes, axis=1, keepdims=True), np.ones(3), "anatomical"
+
+
+def _closed(joint_R: np.ndarray, bodies, axes, w, s: float) -> np.ndarray:
+    """(15, 3, 3) joint rotations with the finger ``bodies`` closed by angle ``s`` rad."""
+    out = joint_R.copy()
+    for i, b in enumerate(bodies):
+        out[b - 1] = joint_R[b - 1] @ Rotation.from_rotvec(axes[i] * w[i] * s).as_matrix()
+    return out
+
+
+def _root(f, smax: float) -> float | None:
+    """Smallest angle in (0, smax] rad where ``f`` (decreasing as the finger closes) reaches
+    <= 0: 1 deg steps, then bisection to :data:`ANGLE_TOL`; None if it never does."""
+    lo, x = 0.0, ANGLE_STEP
+    while x <= smax + 1e-12:
+        if f(x) <= 0:
+            hi = x
+            while hi - lo > ANGLE_TOL:
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+            return hi
+        lo, x = x, x + ANGLE_STEP
+    return None
+
+
+def solve_finger(kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: float, near_m: float,
+                 max_deg: float, axis_rule: str) -> tuple[dict, np.ndarray]:
+    """One finger's closure (:func:`solve`); returns its figures and (3, 3) rotation vectors
+    (local, post-multiplied) of its joints."""
+    d_all = capsule_distance(kin, caps, sdf, wp, wR, JR, bodies)
+    axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies, axis_rule)
+    tip = bodies[1:]  # middle and distal segments carry the pad
+
+    def f(s):
+        return float(capsule_distance(kin, caps, sdf, wp, wR, _closed(JR, bodies, axes, w, s), tip).min()) + depth_m
+
+    info = {"near_mm": float(d_all.min() * 1e3), "before_mm": float(d_all[1:].min() * 1e3), "rule": rule}
+    s = 0.0
+    if d_all.min() > near_m:
+        info["status"] = "far"
+    elif f(0.0) <= 0:
+        info["status"] = "already"
+    else:
+        root = _root(f, math.radians(max_deg))
+        info["status"] = "unreached" if root is None else "closed"
+        s = 0.0 if root is None else root
+    info.update(closure_deg=math.degrees(s), joint_deg=[float(math.degrees(s * wi)) for wi in w],
+                after_mm=float((f(s) - depth_m) * 1e3))
+    return info, axes * (w * s)[:, None]
+
+
+def solve(kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, grasp_coords: np.ndarray, open_coords: np.ndarray,
+          depth_m: float, near_m: float, max_deg: float, axis_rule: str = "recorded") -> tuple[dict, np.ndarray]:
+    """Closure of every finger for one grasp pose.
+
+    Args:
+        grasp_coords, open_coords: (67,) hand coords at the grasp frame and of the most open
+            pose (:func:`most_open_pose`).
+        depth_m: preload past the collision surface, m. near_m: a finger whose closest segment
+            is farther than this is left as recorded. max_deg: largest closure angle, deg.
+        axis_rule: ``"recorded"`` or ``"anatomical"`` (:func:`closure_axes`).
+
+    Returns:
+        ``({finger: {"near_mm", "before_mm", "after_mm", "closure_deg", "joint_deg": [3], "rule",
+        "status"}}, (15, 3) rotation vectors)``; status ``closed``, ``already`` (at or past the
+        depth), ``far`` (not near) or ``unreached`` (not within max_deg: left as recorded).
+    """
+    wp, wR = grasp_coords[:3], Rotation.from_quat(grasp_coords[3:7]).as_matrix()
+    qg, qo = finger_quats(grasp_coords), finger_quats(open_coords)
+    JR = Rotation.from_quat(qg).as_matrix()
+    rv = np.zeros((MANOSIM_HAND.finger_joints, 3))
+    out = {}
+    for name, bodies in FINGERS.items():
+        out[name], r = solve_finger(kin, caps, sdf, wp, wR, JR, qo, qg, bodies, depth_m, near_m, max_deg, axis_rule)
+        rv[[b - 1 for b in bodies]] = r
+    return out, rv
+
+
+def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) -> np.ndarray:
+    """(67,) coords of frame ``g`` whose finger joints are, per finger, those of the frame in
+    ``[start, g]`` whose fingertip (wrist frame) is farthest from its grasp-frame position:
+    the finger's recorded preshape, from which the recorded closure runs to the grasp."""
+    fq = finger_quats(coords[start:g + 1])
+    n = len(fq)
+    lm = kin.fk_landmarks(np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)), fq)
+    out = np.array(coords[g], dtype=np.float64, copy=True)
+    oq = finger_quats(out)
+    for name, bodies in FINGERS.items():
+        tip = lm[:, TIP_LANDMARK[name]]
+        k = int(np.argmax(np.linalg.norm(tip - tip[-1], axis=1)))
+        for b in bodies:
+            oq[b - 1] = fq[k, b - 1]
+    return out
+
+
+def capsule_mjcf(mjcf: str | Path) -> Path:
+    """The capsule MJCF beside ``mjcf`` (a mesh hand's sibling), else ``mjcf`` itself."""
+    cap = Path(mjcf).with_name("capsule_hand.xml")
+    return cap if cap.is_file() else Path(mjcf)
+
+
+def compress_coords(rec, coords: np.ndarray, mjcf: str | Path, cfg, start_frame: int) -> tuple[np.ndarray, dict]:
+    """Recorded hand coords with the pad-compression closure blended in (module doc).
+
+    Args:
+        rec: the (cropped) recording: ``grasp_frame``, ``time`` (T,) s, ``target_object``
+            (asset, ``pos`` (T, 3) m, ``quat`` (T, 4) xyzw).
+        coords: (T, 67) hand coords per recorded frame.
+        mjcf: the replayed hand MJCF (its capsule sibling gives the capsules).
+        cfg: ``pad_compression_mm``, ``pad_near_mm``, ``pad_max_deg``, ``pad_blend_s``, ``pad_axis``.
+        start_frame: the replayed window's first frame (the recorded flexion's start).
+
+    Returns:
+        ``(coords (T, 67), summary)``; summary: ``depth_mm``, ``near_mm``, ``fingers`` (per finger
+        figures of :func:`solve`, ``joint_deg`` the change of each of its 3 joints, deg),
+        ``fingers_closed``, ``max_joint_change_deg``.
+
+    Raises:
+        DataError: an unreadable collision part or MJCF.
+    """
+    cap = capsule_mjcf(mjcf)
+    kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
+    obj, g = rec.target_object, int(rec.grasp_frame)
+    sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])  # the recorded relation at the grasp
+    res, rv = solve(kin, caps, sdf, coords[g], most_open_pose(kin, coords, start_frame, g),
+                    cfg.pad_compression_mm / 1000.0, cfg.pad_near_mm / 1000.0, cfg.pad_max_deg, cfg.pad_axis)
+    out = np.array(coords, dtype=np.float64, copy=True)
+    t = np.asarray(rec.time, float)
+    if cfg.pad_blend_s > 0:
+        x = np.clip((t - (t[g] - cfg.pad_blend_s)) / cfg.pad_blend_s, 0.0, 1.0)
+        w = x * x * (3 - 2 * x)
+    else:
+        w = (t >= t[g]).astype(float)
+    w[g:] = 1.0
+    fq = finger_quats(out)
+    for k in np.flatnonzero(w > 0):
+        fq[k] = (Rotation.from_quat(fq[k]) * Rotation.from_rotvec(rv * w[k])).as_quat()
+    joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
+    return out, {"depth_mm": float(cfg.pad_compression_mm), "near_mm": float(cfg.pad_near_mm), "fingers": res,
+                 "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],
+                 "max_joint_change_deg": float(max(joint_deg, default=0.0))}

@@ -1,0 +1,123 @@
+"""The study's result files on disk: JSON text, the one writer and the one reader of each file.
+
+Every writer is atomic (:mod:`replay.fileio`); every reader checks ``format_version``
+(:func:`replay.results.records.check_version`) and raises a one-line
+:class:`~replay.results.records.ResultsFormatError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.results.records import (
+    FORMAT_VERSION,
+    ROW_FIELDS,
+    ResultsFormatError,
+    RolloutRecord,
+    StudyRecord,
+    check_version,
+)
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    if dataclasses.is_dataclass(o):
+        return o.to_dict()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def dumps(obj) -> str:
+    """JSON text (NaN and inf written as null)."""
+    def clean(x):
+        if isinstance(x, float) and not np.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+
+    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ResultsFormatError(path, None, "not found; run scripts/run_study.py first") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsFormatError(path, None, f"not a readable JSON file: {exc}") from None
+
+
+# ------------------------------------------------------------------ writers / readers
+
+
+def write_rollout(path: str | Path, rec: RolloutRecord) -> dict:
+    """Write a rollout JSON atomically; returns the JSON object as written (NaN -> None)."""
+    text = dumps(rec.to_dict())
+    atomic_write_text(path, text)
+    return json.loads(text)
+
+
+def read_rollout(path: str | Path) -> RolloutRecord:
+    """Raises: ResultsFormatError (missing, unreadable, other version)."""
+    return RolloutRecord.from_dict(_read_json(Path(path)), path)
+
+
+def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
+    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``; the recorded
+    protocol's rows, when it ran, as ``<path stem>.recorded.csv``) atomically."""
+    text = dumps(study.to_dict())
+    atomic_write_text(path, text)
+    doc = json.loads(text)
+    p = Path(path)
+    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"]))
+    if doc.get("recorded_rollouts"):
+        rec = doc["recorded_rollouts"]
+        atomic_write_text(p.with_suffix(".recorded.csv"), rows_csv(rec, [k for k in rec[0] if k != "json"] + ["json"]))
+    return doc
+
+
+def read_study(path: str | Path) -> StudyRecord:
+    """Raises: ResultsFormatError (missing, unreadable, other version, no rows)."""
+    return StudyRecord.from_dict(_read_json(Path(path)), path)
+
+
+def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS) -> str:
+    """CSV text of study rows (columns ``fields``, default :data:`ROW_FIELDS`; dicts as JSON,
+    None as empty)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(fields)
+    for r in rows:
+        w.writerow(["" if r.get(k) is None else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list))
+                                                 else r[k]) for k in fields])
+    return buf.getvalue()
+
+
+def write_poses(path: str | Path, poses: dict) -> None:
+    """Write a poses npz (:data:`POSES_KEYS`) atomically, with ``format_version``."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, format_version=np.int32(FORMAT_VERSION), **poses)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def check_poses_version(path: str | Path, files: list[str], z) -> None:
+    """Raises ResultsFormatError unless the opened npz ``z`` is of :data:`FORMAT_VERSION`."""
+    check_version(z["format_version"] if "format_version" in files else None, path)

@@ -1,0 +1,122 @@
+"""The device arrays of a :class:`~replay.sim.engine.warp_batch.WarpBatch`: what its
+launches (:mod:`replay.sim.engine.warp_kernels`) read and write, allocated once per batch
+of N worlds on its Warp device.
+
+* constants: the wrist controller's parameters (:func:`replay.sim.engine.wrist.wrist_params`),
+  the MuJoCo ids the kernels index (:class:`~replay.sim.engine.layout.MjLayout`), the
+  parked state (:func:`park_qpos`);
+* per-frame inputs, uploaded by ``step_frame``: the live mask, the wrist target rows of the
+  previous and this frame, the finger targets;
+* outputs, read back after each frame: the per-world contact counts and peaks, hand-object
+  contacts, largest finger actuator force, the signal rows (columns ``S_*``) and poses.
+
+Units: positions m, masses kg, forces N / N·m; quaternions MuJoCo wxyz in target rows,
+Newton xyzw in finger targets and poses; the kernels compute in float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import warp as wp
+
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.engine import wrist
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.warp_kernels import S_SIZE
+
+#: how far apart a parked world's hand and object are held, m
+PARK_DISTANCE = 1000.0
+
+
+def park_qpos(qpos0: np.ndarray, layout: MjLayout) -> np.ndarray:
+    """(nq,) the state a stopped world is held at: ``qpos0`` with the hand's free joint at
+    (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and the object's at (-PARK_DISTANCE, 0, +PARK_DISTANCE) m,
+    so it adds no contacts while the others run on."""
+    park = qpos0.copy()
+    park[layout.hand_qadr:layout.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
+    park[layout.object_qadr:layout.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
+    return park
+
+
+@dataclass
+class WarpBuffers:
+    """The batch's Warp arrays (module doc); N worlds, B = 17 recorded bodies.
+
+    Attributes:
+        par: (P_SIZE,) float64 wrist controller constants. hand_bodies: (16,) MuJoCo body ids;
+            hand_mass: (16,) kg; bodies: (17,) recorded bodies; rootid: (nbody,) body_rootid.
+        fjoint, faxis, fact: (45,) finger joint, component and actuator id; qcj: (45, 4) xyzw.
+        hand_geoms, obj_geoms: (ngeom,) int32 masks. pyramidal: 1 for a pyramidal friction cone.
+        park: (nq,) float32 parked state (:func:`park_qpos`).
+        live: (N,) int32 mask. tgt_prev, tgt: (N, 16) float64 wrist target rows.
+        fq: (N, 15, 4) float64 finger targets, xyzw.
+        count, peak, nho, nhof: (N,) int32 contact counts. act: (N,) float64 N·m.
+        sig: (N, S_SIZE) float64 signal rows. poses: (N, 17, 7) float32 position m, quaternion xyzw.
+    """
+
+    par: wp.array
+    hand_bodies: wp.array
+    hand_mass: wp.array
+    bodies: wp.array
+    rootid: wp.array
+    fjoint: wp.array
+    faxis: wp.array
+    fact: wp.array
+    qcj: wp.array
+    hand_geoms: wp.array
+    obj_geoms: wp.array
+    pyramidal: int
+    park: wp.array
+    live: wp.array
+    tgt_prev: wp.array
+    tgt: wp.array
+    fq: wp.array
+    count: wp.array
+    peak: wp.array
+    nho: wp.array
+    nhof: wp.array
+    act: wp.array
+    sig: wp.array
+    poses: wp.array
+
+
+def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: int, device) -> WarpBuffers:
+    """Allocate the arrays of a batch of ``nworld`` worlds of ``scene`` on Warp ``device``.
+
+    Args:
+        scene: the built :class:`replay.sim.scene.Scene` (wrist gains, passive wrist
+            damping, hand mass kg, root body COM m).
+        mj_model: the compiled template ``MjModel`` (body masses, root ids, friction cone).
+        layout: its :class:`~replay.sim.engine.layout.MjLayout`. park: (nq,) :func:`park_qpos`.
+
+    Raises:
+        ValueError: non-finite wrist controller constants (:func:`replay.sim.engine.wrist.wrist_params`).
+    """
+    lay, dev, N = layout, device, nworld
+    dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
+    com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
+    par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com)
+
+    def i32(x):
+        return wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)
+
+    def zeros(shape, dtype):
+        return wp.zeros(shape, dtype=dtype, device=dev)
+
+    return WarpBuffers(
+        par=wp.array(par, dtype=wp.float64, device=dev), hand_bodies=i32(lay.hand_bodies),
+        hand_mass=wp.array(np.asarray(mj_model.body_mass, float)[lay.hand_bodies], dtype=wp.float64, device=dev),
+        bodies=i32(lay.bodies), rootid=i32(np.asarray(mj_model.body_rootid)),
+        fjoint=i32(lay.finger_joint), faxis=i32(lay.finger_axis), fact=i32(lay.finger_act),
+        qcj=wp.array(lay.finger_qcj, dtype=wp.float64, device=dev),
+        hand_geoms=i32(lay.hand_geoms.astype(np.int32)), obj_geoms=i32(lay.object_geoms.astype(np.int32)),
+        pyramidal=int(int(mj_model.opt.cone) == 0),  # mjCONE_PYRAMIDAL
+        park=wp.array(park.astype(np.float32), dtype=wp.float32, device=dev),
+        live=wp.ones(N, dtype=wp.int32, device=dev),
+        tgt_prev=zeros((N, wrist.T_SIZE), wp.float64), tgt=zeros((N, wrist.T_SIZE), wp.float64),
+        fq=zeros((N, MANOSIM_HAND.finger_joints, 4), wp.float64),
+        count=zeros(N, wp.int32), peak=zeros(N, wp.int32), nho=zeros(N, wp.int32), nhof=zeros(N, wp.int32),
+        act=zeros(N, wp.float64), sig=zeros((N, S_SIZE), wp.float64), poses=zeros((N, 17, 7), wp.float32),
+    )

@@ -1,0 +1,190 @@
+"""The N-world model of a :class:`~replay.sim.engine.warp_batch.WarpBatch` and the check
+that every world holds what its variant asks.
+
+:func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.scene.add_replay_world`)
+and replicates it once per :class:`~replay.sim.engine.variants.Variant`, editing each copy
+in the builder before ``finalize`` (object friction ``shape_material_mu``, finger
+``joint_effort_limit``, object ``body_mass`` / ``body_inertia``). Once
+:class:`newton.solvers.SolverMuJoCo` has compiled it for mujoco-warp,
+:func:`set_effort_limits` writes the finger force ranges newton 1.8 compiles from the
+template world only, and :func:`read_back` reads every world's friction, force range and
+mass back from mujoco-warp's per-world arrays (a mismatch raises
+:class:`~replay.errors.EngineError`).
+
+Units: friction dimensionless, force range N·m (finger actuators), mass kg.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replay.errors import EngineError
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.variants import Variant
+from replay.sim.engine.world import WorldStatus
+from replay.sim.scene import add_replay_world, new_builder
+
+
+@dataclass(kw_only=True)
+class WarpWorld(WorldStatus):
+    """One world of a :class:`~replay.sim.engine.warp_batch.WarpBatch`
+    (:class:`~replay.sim.engine.world.WorldStatus`, whose ``readback`` holds
+    ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg read from
+    mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start in the
+    N-world model.
+    """
+
+    index: int = 0
+    offsets: dict = field(default_factory=dict)
+
+
+def _world_expected(scene, v: Variant) -> dict:
+    """What world ``v`` must hold: object friction, finger force range (N·m), object mass (kg)."""
+    mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
+    return {
+        "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
+        "finger_forcerange": float(v.effort_limit) if v.effort_limit is not None else float(scene.config.effort_limit),
+        "object_mass": float(v.object_mass) if v.object_mass is not None else float(scene.object_mass),
+    }
+
+
+def _replay_world(scene):
+    """``(builder, info)``: the scene's world rebuilt from ``scene.build_inputs`` in a builder
+    of its own, with the scene's passive joint damping (raised where the flutter bound was
+    short) copied in.
+
+    Raises:
+        EngineError: no build inputs, or the rebuilt world has other entity counts.
+    """
+    args = dict(scene.build_inputs)
+    if not args:
+        raise EngineError("the scene carries no build_inputs (built before replay.sim.scene.add_replay_world existed?)")
+    wb = new_builder(scene.config)
+    info = add_replay_world(wb, **args)
+    if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
+            scene.model.body_count, scene.model.shape_count, scene.model.joint_dof_count):
+        raise EngineError("rebuilding the scene's world gave other entity counts than the scene")
+    wb.joint_damping[:] = [float(x) for x in scene.model.joint_damping.numpy()]
+    return wb, info
+
+
+def build_worlds(scene, variants: list[Variant], device) -> tuple:
+    """One Newton model with a world of ``scene`` per variant, edited for it.
+
+    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.scene.add_replay_world`)
+    in one builder, the scene's passive joint damping (raised where the flutter bound
+    was short) copied in, then replicated ``len(variants)`` times, one world each
+    (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set
+    in the builder before ``finalize``.
+
+    Returns:
+        ``(model, offsets)``: the finalized model and per world the index offsets
+        ``{"body", "shape", "joint_dof"}`` of its entities.
+
+    Raises:
+        EngineError: the rebuilt world does not match the scene (entity counts).
+    """
+    wb, info = _replay_world(scene)
+    builder = new_builder(scene.config)
+    # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
+    # copy i's entities follow copy i-1's
+    builder.replicate(wb, len(variants))
+    if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
+        raise EngineError(f"replicating the scene's world gave {builder.world_count} worlds, "
+                          f"{builder.body_count} bodies")
+    offsets = []
+    qd0 = int(info["hand_qd_start"])
+    for i, v in enumerate(variants):
+        off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
+        offsets.append(off)
+        if v.friction is not None:
+            # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
+            # as replay.sim.engine.mjc.apply_variant does
+            for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
+                builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
+        if v.effort_limit is not None:
+            for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
+                builder.joint_effort_limit[off["joint_dof"] + d] = float(v.effort_limit)
+        if v.object_mass is not None:
+            b = off["body"] + int(info["object_body"])
+            scale = float(v.object_mass) / float(builder.body_mass[b])
+            builder.body_mass[b] = float(v.object_mass)
+            builder.body_inv_mass[b] = 1.0 / float(v.object_mass)
+            builder.body_inertia[b] = builder.body_inertia[b] * scale
+            builder.body_inv_inertia[b] = builder.body_inv_inertia[b] * (1.0 / scale)
+    return builder.finalize(device=device), offsets
+
+
+def _batched(a, nworld: int) -> np.ndarray:
+    """A mujoco-warp model field as (nworld, ...) on the host (a shared field is broadcast)."""
+    x = a.numpy()
+    if x.shape[0] == nworld:
+        return x
+    if x.shape[0] == 1:
+        return np.broadcast_to(x, (nworld,) + x.shape[1:])
+    raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
+
+
+def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout) -> None:
+    """Write each world's finger effort limit (N·m) into mujoco-warp model ``m``'s per-world
+    ``actuator_forcerange``.
+
+    newton 1.8 turns ``joint_effort_limit`` into a position actuator's
+    ``forcerange`` when it compiles the template world only; per world it updates
+    the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
+    ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
+    Newton's model and mujoco-warp's agree.
+
+    Raises:
+        EngineError: the field is shared by all worlds (not batched) while the
+            variants ask for different limits.
+    """
+    if all(w.variant.effort_limit is None for w in worlds):
+        return
+    fr = m.actuator_forcerange.numpy()
+    if fr.shape[0] != len(worlds):
+        raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
+    fa = layout.finger_act
+    for i, w in enumerate(worlds):
+        e = w.variant.effort_limit
+        if e is not None:
+            fr[i, fa, 0] = -float(e)
+            fr[i, fa, 1] = float(e)
+    m.actuator_forcerange.assign(fr)
+
+
+def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
+    """Per world: object geom friction, finger actuator force range (N·m) and object mass
+    (kg) as mujoco-warp model ``m`` holds them, compared with what the variant asks
+    (float32: rtol 1e-6) and stored in the world's ``readback``.
+
+    Raises:
+        EngineError: listing every mismatch.
+    """
+    N, lay = len(worlds), layout
+    og = np.flatnonzero(lay.object_geoms)
+    fr = _batched(m.geom_friction, N)
+    rng = _batched(m.actuator_forcerange, N)
+    mass = _batched(m.body_mass, N)
+    flim = np.asarray(solver.mj_model.actuator_forcelimited)[lay.finger_act]
+    errs = []
+    for i, w in enumerate(worlds):
+        want = _world_expected(scene, w.variant)
+        hg = np.flatnonzero(lay.hand_geoms)
+        got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
+               "object_mass": np.asarray([mass[i][lay.object_body]])}
+        lo = rng[i][lay.finger_act, 0]
+        if w.variant.friction is not None and not np.allclose(fr[i][hg, 0], want["object_friction"], rtol=1e-6):
+            errs.append(f"world {i}: hand geom friction {np.unique(fr[i][hg, 0])}, set {want['object_friction']}")
+        for k, vals in got.items():
+            if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
+                errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
+        if not np.allclose(lo, -want["finger_forcerange"], rtol=1e-6) or not np.all(flim):
+            errs.append(f"world {i}: finger actuators not limited to +-{want['finger_forcerange']}")
+        w.readback = {k: float(v[0]) for k, v in got.items()}
+        w.readback["world"] = i
+    if errs:
+        raise EngineError("variant read-back mismatch:\n  " + "\n  ".join(errs))

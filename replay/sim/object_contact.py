@@ -1,0 +1,87 @@
+"""The object's side of the hand-object contact, and its density, written into the compiled model.
+
+``ReplayConfig.hand_object_contact``:
+
+* ``"compiled"`` (default): nothing changes. MuJoCo mixes a pair of equal priority by
+  ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
+  solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
+  its own); the palm (``priority="1"``) keeps its own values.
+* ``"manosim"``: the object's geoms get the solref/solimp of the hand's finger geoms, read
+  from the compiled model (manosim's soft contact, which the HUG replays use: manosim
+  README), so every finger-object pair uses exactly the finger's values; object-support
+  pairs become the mix of those with the support's.
+
+``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of the object's and
+the hand's geoms (float32-rounded), as a :class:`replay.sim.engine.Variant` ``friction`` sets it
+for one world, so every hand-object contact has it; support contacts keep ``max(mu, support's)``.
+
+``ReplayConfig.object_density_scale``: the object's mass and inertia times this (its mass
+distribution kept), then ``mj_setConst`` (derived constants of the edited model:
+without it the solver uses the old body weights and 25 of the 30 GRAB lifts go unstable,
+measured).
+
+What the pairs use afterwards is read back from the compiled model
+(:func:`replay.sim.contact_table.hand_object_table`) into ``readback["contact_pairs"]``,
+and ``readback["object_contact"]`` lists the object geoms' values and mass. Only the direct
+MuJoCo C engine steps ``scene.solver.mj_model``; :meth:`replay.config.ReplayConfig.validate`
+refuses these settings on the other engines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import numpy as np
+
+from replay.sim.contact_table import hand_object_table
+from replay.sim.engine.layout import MjLayout
+
+
+def _finger_values(m: mujoco.MjModel, lay: MjLayout) -> tuple[np.ndarray, np.ndarray]:
+    """(solref (2,), solimp (5,)) of the hand's finger geoms (all bodies but the palm), which
+    manosim gives one value set; the most common row where they differ."""
+    fingers = set(int(b) for b in lay.hand_bodies[1:])
+    g = [i for i in np.flatnonzero(lay.hand_geoms) if int(m.geom_bodyid[i]) in fingers]
+    ref, n = np.unique(m.geom_solref[g], axis=0, return_counts=True)
+    imp, k = np.unique(m.geom_solimp[g], axis=0, return_counts=True)
+    return ref[int(np.argmax(n))].copy(), imp[int(np.argmax(k))].copy()
+
+
+def apply_object_contact(scene):
+    """``scene`` with the config's object contact softness and density scale in its compiled
+    model (module doc); the scene itself where both are at their defaults.
+
+    Returns:
+        A :class:`replay.sim.scene.Scene` with ``object_mass`` (kg) as edited and
+        ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
+        "object_solimp", "object_mass", "object_friction"}``, ``readback["contact_pairs"]`` read again.
+    """
+    cfg = scene.config
+    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None:
+        return scene
+    m = scene.solver.mj_model
+    lay = MjLayout.from_scene(scene)
+    og = np.flatnonzero(lay.object_geoms)
+    if cfg.hand_object_contact == "manosim":
+        ref, imp = _finger_values(m, lay)
+        m.geom_solref[og] = ref
+        m.geom_solimp[og] = imp
+    if cfg.hand_object_friction is not None:
+        mu = float(np.float32(cfg.hand_object_friction))
+        m.geom_friction[og, 0] = mu
+        m.geom_friction[np.flatnonzero(lay.hand_geoms), 0] = mu
+    b = lay.object_body
+    if cfg.object_density_scale != 1.0:
+        m.body_mass[b] *= cfg.object_density_scale
+        m.body_inertia[b] *= cfg.object_density_scale
+    mujoco.mj_setConst(m, mujoco.MjData(m))
+    rb = dict(scene.readback or {})
+    mass = float(m.body_mass[b])
+    rb["object_contact"] = {"mode": cfg.hand_object_contact, "density_scale": float(cfg.object_density_scale),
+                            "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
+                            "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
+                            "object_friction": np.unique(m.geom_friction[og, 0]).tolist()}
+    scene = dataclasses.replace(scene, object_mass=mass)
+    rb["contact_pairs"] = hand_object_table(scene)
+    return dataclasses.replace(scene, readback=rb)

@@ -1,0 +1,147 @@
+"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay.
+
+Every factor replays the same recordings; each row counts lifted recordings and diagnosis
+classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
+``{"name", "value", "source", "config": {ReplayConfig overrides}, "variant": {...}}``;
+``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.Variant` can vary
+inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the
+object's mass times this, :func:`asset_mass`). Factors with the same ``config`` are worlds of
+one batch per recording (:func:`replay.protocol.rollout.run_rollouts`, as
+:mod:`replay.study.sweep` does); a factor that changes the config (hand, protocol, contact
+softness, pad compression) gets a scene of its own.
+
+The result: ``{"factors": [{"name", "value", "source", "lifted", "of", "diagnosis": {class:
+count}, "shake_held", "unstable", "lifted_names", "recordings": {sequence: {...}}}, ...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from scipy.spatial import ConvexHull
+
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.protocol.diagnosis import CLASSES
+from replay.protocol.rollout import run_rollouts
+from replay.sim.engine import Variant
+from replay.sim.world_builder import load_collision_parts
+from replay.study.prepare import prepare_recording
+
+#: fields of a factor's ``variant`` and the Variant field each sets
+VARIANT_KEYS = ("friction", "effort_limit", "mass_scale")
+
+
+def asset_mass(asset) -> float:
+    """The object's simulated mass, kg: ``asset.mass``, else ``asset.density`` (kg/m^3) times
+    the summed volume of its convex collision parts (m^3), as the scene builder derives it."""
+    if asset.mass is not None:
+        return float(asset.mass)
+    return float(asset.density * sum(ConvexHull(np.asarray(v, float)).volume for v, _ in load_collision_parts(asset)))
+
+
+def config_key(factor: dict) -> str:
+    """The batch a factor belongs to: its config overrides as sorted JSON."""
+    return json.dumps(factor.get("config", {}), sort_keys=True)
+
+
+def factor_variant(factor: dict, mass_kg: float) -> Variant:
+    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg.
+
+    Raises:
+        ValueError: an unknown ``variant`` key.
+    """
+    v = dict(factor.get("variant", {}))
+    bad = set(v) - set(VARIANT_KEYS)
+    if bad:
+        raise ValueError(f"factor {factor.get('name')!r}: unknown variant keys {sorted(bad)}; use {VARIANT_KEYS}")
+    scale = v.pop("mass_scale", None)
+    return Variant(object_mass=None if scale is None else float(scale) * mass_kg, label=str(factor.get("name")), **v)
+
+
+def _row(m: dict) -> dict:
+    """One recording's figures under one factor."""
+    d = m.get("diagnosis") or {}
+    fig = d.get("figure") or {}
+    out = {"lifted": bool(m["lifted"]), "outcome": m["outcome"], "class": d.get("class"),
+           "batch_worlds": m["batch_worlds"], "shake_held": m.get("shake_held"),
+           "rise_mm": round(float(m["rise"]) * 1000.0, 1), "peak_rise_mm": fig.get("peak_rise_mm"), "object_mass": m.get("object_mass")}
+    if m.get("pad_compression"):
+        p = m["pad_compression"]
+        out.update(pad_fingers=p["fingers_closed"], pad_max_joint_deg=round(p["max_joint_change_deg"], 2),
+                   pad_closure_deg={k: round(v["closure_deg"], 2) for k, v in p["fingers"].items()})
+    return out
+
+
+def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: list[dict], base: dict) -> dict:
+    """Every factor on one recording: ``{factor index: row}`` (``{"error": text}`` rows where
+    a scene could not be built or stepped). ``base``: the ReplayConfig dict every factor
+    starts from. One batch per distinct ``config``; prepared inputs shared by hand."""
+    groups: dict[str, list[int]] = {}
+    for i, f in enumerate(factors):
+        groups.setdefault(config_key(f), []).append(i)
+    out, prepared, mass = {}, {}, None
+    for key, idx in groups.items():
+        cfg = ReplayConfig.from_dict(dict(base, **json.loads(key)))
+        cfg = resolve_hand_variant(cfg, dataset).validate()
+        hk = (cfg.hand, cfg.hand_variant, cfg.approach_window_s)
+        try:
+            if hk not in prepared:
+                prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)[:3]
+            rec, coords, mjcf = prepared[hk]
+            mass = asset_mass(rec.target_object.asset) if mass is None else mass
+            res = run_rollouts(rec, coords, str(mjcf), cfg, [factor_variant(factors[i], mass) for i in idx])
+            out.update({i: _row(r.metrics) for i, r in zip(idx, res)})
+        except Exception as e:  # one factor's failure is a result of that factor, not the study's end
+            out.update({i: {"error": f"{type(e).__name__}: {e}"} for i in idx})
+    return out
+
+
+def summarize_factor(factor: dict, rows: dict[str, dict]) -> dict:
+    """A factor's row of the result (module doc) from its per-recording rows."""
+    ok = {s: r for s, r in rows.items() if "error" not in r}
+    diag = {c: n for c in CLASSES if (n := sum(r["class"] == c for r in ok.values()))}
+    return {"name": factor["name"], "value": factor["value"], "source": factor["source"],
+            "config": factor.get("config", {}), "variant": factor.get("variant", {}),
+            "lifted": sum(r["lifted"] for r in ok.values()), "of": len(rows), "diagnosis": diag,
+            "shake_held": sum(bool(r["shake_held"]) for r in ok.values()),
+            "unstable": sum(r["outcome"] == "unstable" for r in ok.values()), "errors": len(rows) - len(ok),
+            "lifted_names": sorted(s.removesuffix("_lift") for s, r in ok.items() if r["lifted"]), "recordings": rows}
+
+
+def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, factors: list[dict],
+                    base: ReplayConfig | None = None, workers: int = 1, log=print, partial=None) -> dict:
+    """Every factor on every recording (one process per recording when ``workers`` > 1).
+
+    ``partial``: called with the result over the recordings done so far after each one
+    (a long run can be watched, and stopped with what it has).
+
+    Returns:
+        ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s"}``.
+    """
+    t0 = time.perf_counter()
+    base_d = (base or ReplayConfig()).to_dict()
+    base_d.pop("dt", None)
+    per: dict[str, dict] = {}
+    args = [(dataset, s, data_dir, manosim_dir, factors, base_d) for s in sequences]
+
+    def done(s: str, res: dict) -> dict:
+        per[s] = res
+        log(f"{s}: {sum(bool(r.get('lifted')) for r in res.values())}/{len(factors)} factors lift")
+        rows = [summarize_factor(f, {q: per[q][i] for q in per}) for i, f in enumerate(factors)]
+        out = {"dataset": dataset, "base_config": base_d, "factors": rows, "wall_s": time.perf_counter() - t0}
+        if partial is not None:
+            partial(out)
+        return out
+
+    out = None
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            for s, res in zip(sequences, ex.map(run_recording, *zip(*args))):
+                out = done(s, res)
+    else:
+        for a in args:
+            out = done(a[1], run_recording(*a))
+    return out

@@ -1,0 +1,74 @@
+"""What a study already at ``--out`` holds, for ``--resume`` and ``--objects``: its rollouts
+(kept when of this config, protocol and inputs), the recordings it could not replay, the time
+an interrupted run spent, and a subset merged into it (:mod:`replay.study.runner` plans with them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from replay.errors import UsageError
+from replay.results import ResultsFormatError, read_rollout
+from replay.study.job import Job
+
+
+def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict | None:
+    """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
+    ablation when one is wanted), else None (it runs again)."""
+    try:
+        doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
+    except ResultsFormatError:
+        return None
+    same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
+            and doc.get("recorded_max_s") == job.recorded_max_s)
+    if not same or (need_ablation and doc.get("ablation") is None):
+        return None
+    return doc
+
+
+def prior_study(out: Path) -> dict | None:
+    """The study JSON already at ``out`` (any format version: only its identity is read), or None."""
+    try:
+        doc = json.loads(out.read_text())
+    except (OSError, json.JSONDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str],
+                  all_seqs: list[str]) -> list[str]:
+    """The sequences of a ``--objects`` study written where a study already is: the earlier
+    study's recordings plus this subset, in dataset order (a subset never clobbers a study).
+
+    Raises:
+        UsageError: the study there is of another dataset or config (its rollouts would be
+            overwritten by other settings' results): give another ``--out``.
+    """
+    if prior is None or not prior.get("sequences"):
+        return seqs
+    if prior.get("dataset") != dataset or prior.get("config_hash") != chash:
+        raise UsageError("--objects", f"{out} holds a study of another dataset or config (hash "
+                                      f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
+                                      "rollouts: give another --out, or run the whole study without --objects")
+    keep = set(prior["sequences"]) | set(seqs)
+    return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
+
+
+def prior_failures(prior: dict | None, chash: str) -> dict[str, tuple[str, bool]]:
+    """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
+    could not replay; ``refused``: bad input it named (not a crash)."""
+    if not prior or prior.get("config_hash") != chash or not isinstance(prior.get("failed"), dict):
+        return {}
+    refused = set((prior.get("counts") or {}).get("refused_keys") or [])
+    return {str(k): (str(v), k in refused) for k, v in prior["failed"].items()}
+
+
+def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -> float:
+    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0."""
+    if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
+            or prior.get("sequences") != seqs:
+        return 0.0
+    try:
+        return float((prior.get("counts") or {}).get("wall_s") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0

@@ -1,0 +1,98 @@
+"""A study's summary: its counts, package versions and the study record written after every rollout
+(:class:`replay.results.StudyRecord`; every field: ``docs/results.md``)."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.protocol import tracking
+from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
+from replay.results import RolloutRecord, StudyRecord, study_row
+from replay.study.console import intent_counts
+from replay.study.job import result_key, result_stem
+
+
+def package_versions() -> dict:
+    """Versions of the packages a result depends on."""
+    out = {"python": platform.python_version()}
+    for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
+        try:
+            out[p] = md.version(p)
+        except md.PackageNotFoundError:
+            out[p] = None
+    return out
+
+
+
+
+def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
+    """Study-level counts and timing; ``by_intent``: :func:`replay.study.console.intent_counts`."""
+    n = len(rollouts)
+    ab = [r for r in rollouts if r.get("ablation")]
+    rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
+    rtf = [r["rtf"] for r in rollouts if r.get("rtf")]
+    fl = [r["contacts_force_at_lift"] for r in rollouts if r.get("contacts_force_at_lift") is not None]
+    we = [r["wrist_err_median_mm"] for r in rollouts if r.get("wrist_err_median_mm") is not None]
+    return {
+        "rollouts": n,
+        "stable": sum(bool(r["stable"]) for r in rollouts),
+        "lifted": sum(bool(r["lifted"]) for r in rollouts),
+        "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
+        "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
+        "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
+        "stuck": sum(r["outcome"] == "stuck" for r in rollouts),
+        "ablation_run": len(ab),
+        "ablation_clean": sum(bool(r.get("ablation_clean")) for r in ab),
+        "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
+        "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
+        "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
+        "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
+                      for c in DIAGNOSIS_CLASSES},
+        "by_intent": intent_counts(rollouts),
+        "failed_inputs": len(failed),
+        "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
+        "median_wrist_err_mm": float(np.median(we)) if we else None,
+        "wall_s": wall_s,
+        "mean_rollout_pair_s": float(np.mean(rt)) if rt else None,
+        "median_rtf": float(np.median(rtf)) if rtf else None,
+    }
+
+
+def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
+    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.tracking.TRACK_FIELDS`
+    and its JSON path)."""
+    row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
+    row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)
+    return row
+
+
+def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool, manosim_dir: Path, seqs: list[str],
+                 protocols: list[str], results: dict, failed: dict, wall_s: float, rdir: Path,
+                 out_dir: Path) -> StudyRecord:
+    """The study record of the rollouts done so far: rows and counts in ``seqs`` order (lift
+    results keyed by sequence, recorded ones by :func:`replay.study.job.result_key`), failures,
+    config, versions and the inputs every rollout read; ``wall_s`` in s; paths relative to
+    ``out_dir``."""
+    ordered = [results[s] for s in seqs if s in results]
+    tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
+    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
+                                                                                out_dir))
+            for r in ordered]
+    counts = summarize(ordered, failed, wall_s)
+    if "recorded" in protocols:
+        counts["recorded"] = tracking.summarize(tracked)
+    return StudyRecord(
+        dataset=dataset,
+        hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
+              "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
+        config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
+        sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
+        inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
+        protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
+    )

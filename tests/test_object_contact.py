@@ -1,0 +1,55 @@
+"""Object contact softness and density (replay.sim.object_contact) on the short cubesmall window:
+what the compiled model uses afterwards, read back, and a rollout on the edited model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from short_window import SHORT, short_window
+
+from replay.config import ReplayConfig
+from replay.errors import DataError
+from replay.protocol.rollout import build_replay_scene, run_rollouts
+from replay.sim.engine import Variant
+
+pytestmark = pytest.mark.needs_data
+
+
+@pytest.fixture(scope="module")
+def window(grab_dir, capsule_rhand):
+    return short_window(grab_dir, capsule_rhand)
+
+
+def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_rhand):
+    rec, coords = window
+    _, base, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    assert "object_contact" not in base.readback  # the default changes nothing
+    cfg = ReplayConfig(**SHORT, hand_object_contact="manosim", object_density_scale=0.4, hand_object_friction=1.5)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    oc = scene.readback["object_contact"]
+    assert oc["object_friction"] == [1.5]
+    assert all(r["friction"][0] == pytest.approx(1.5) for r in scene.readback["contact_pairs"]["pairs"])
+    assert scene.object_mass == pytest.approx(0.4 * base.object_mass, rel=1e-6) == oc["object_mass"]
+    # the object geoms now carry the finger capsules' values (manosim: solref 0.04 1, solimp 0.5 0.95 0.001)
+    assert len(oc["object_solref"]) == 1 and np.allclose(oc["object_solref"][0], [0.04, 1.0])
+    assert np.allclose(oc["object_solimp"][0][:3], [0.5, 0.95, 0.001])
+    # read back per pair: every finger-object pair uses exactly the finger's values; before, MuJoCo mixed them
+    fingers = [r for r in scene.readback["contact_pairs"]["pairs"] if r["hand"] != "palm"]
+    assert fingers and all(np.allclose(r["solref"], [0.04, 1.0]) and np.allclose(r["solimp"][:3], [0.5, 0.95, 0.001])
+                           for r in fingers)
+    before = [r for r in base.readback["contact_pairs"]["pairs"] if r["hand"] != "palm"]
+    assert not all(np.allclose(r["solref"], [0.04, 1.0]) for r in before)
+
+
+def test_a_rollout_on_the_edited_model_is_stable(window, capsule_rhand):
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT, hand_object_contact="manosim", object_density_scale=0.4, shake_s=0.0)
+    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
+    assert m["stable"] and m["lifted"] and m["object_mass"] == m["readback"]["object_contact"]["object_mass"]
+
+
+def test_other_engines_refuse_the_edits():
+    with pytest.raises(DataError, match="hand_object_contact"):
+        ReplayConfig(object_density_scale=0.5, device="cuda").validate()
+    with pytest.raises(DataError, match="object_density_scale"):
+        ReplayConfig(object_density_scale=0.0).validate()
