@@ -67,6 +67,43 @@ class ReplayConfig:
         "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)"
     )
 
+    # --- physics backend: newton.solvers.SolverSteel (replay.sim.engine.steel) -----------
+    solver_backend: str = _f(
+        "mujoco", "-", "mujoco: newton.solvers.SolverMuJoCo (engine and device pick MuJoCo C, mujoco-warp or the "
+        "reference); steel: newton.solvers.SolverSteel (Newton 1.8.0: reduced coordinates, projected Gauss-Seidel "
+        "hard contact, Newton's collision pipeline), one world per scene on Warp's CPU (device cpu) or CUDA, fingers "
+        "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)")
+    steel_iterations: int = _f(
+        20, "1", "PGS iterations per step (SolverSteel default 12). shared/seeds 001 (the same solver before it "
+        "shipped as SolverSteel): 20 iterations matched SolverMuJoCo's creep on a shaken grasp; below 12 the "
+        "result is not monotone in the count")
+    steel_friction_mode: str = _f(
+        "fixed_normal", "-", "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
+        "raise NotImplementedError there); bisection_desaxce (CUDA only; point friction) lowered creep "
+        "0.72 -> 0.40 mm in shared/seeds 001")
+    steel_baumgarte: float = _f(
+        0.2, "1", "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
+        "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
+        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term. "
+        "30 GRAB lifts: 0.2 lifts 3 (1 held through the shake; slip in hand 7-26 mm; 26 of 30 ablations clean), "
+        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7")
+    steel_row_headroom: float = _f(
+        3.0, "1", "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
+        "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent")
+    steel_rows_min: int = _f(
+        64, "rows", "floor of each measured row budget; SolverSteel's default articulation_constraint_max 32 "
+        "is ten 3-row contacts (shared/seeds 001: it silently discards most contacts of a grasp)")
+    steel_probe_rows: int = _f(2048, "rows", "row budget of the watermark probe (large enough that it drops none)")
+    steel_row_budget: int | None = _f(
+        None, "rows", "explicit budget of each row family (articulation, free body); None = measured by the probe "
+        "(steel_row_headroom, steel_rows_min)")
+    steel_contact_max: int | None = _f(
+        None, "contacts", "collision pipeline contact buffer; None = Newton's estimate from the model (a full "
+        "buffer is a hard failure)")
+    steel_angular_damping: float = _f(
+        0.0, "1/s", "steel:rigid_body_angular_damping of free bodies and the hand's floating base; SolverSteel's "
+        "default 0.05 (PhysX's); 0 = none, as in MuJoCo")
+
     # --- contact --------------------------------------------------------------------
     contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
@@ -221,13 +258,17 @@ class ReplayConfig:
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
             "hand_variant": (None, "myhand", "zerohand"),
+            "solver_backend": ("mujoco", "steel"),
+            "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
             "pad_axis": ("recorded", "anatomical"),
             "hand_object_contact": ("compiled", "manosim"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
-        if self.finger_drive == "quat" and not (self.device == "cpu" and self.engine == "direct"):
+        self._validate_steel()
+        if self.finger_drive == "quat" and self.solver_backend == "mujoco" and not (
+                self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
@@ -239,6 +280,27 @@ class ReplayConfig:
             raise DataError(None, "config.hand_object_contact", "object contact / density edits run on the direct "
                             "MuJoCo C engine (device cpu, engine direct) only")
         return self
+
+    def _validate_steel(self) -> None:
+        """The Steel backend's own settings (:class:`DataError` naming the field)."""
+        for name, low in (("steel_iterations", 1), ("steel_row_headroom", 1.0), ("steel_rows_min", 1),
+                          ("steel_probe_rows", 1)):
+            if not getattr(self, name) >= low:
+                raise DataError(None, f"config.{name}", f"must be >= {low}, got {getattr(self, name)!r}")
+        if not 0 <= self.steel_baumgarte <= 1:
+            raise DataError(None, "config.steel_baumgarte", f"must be in [0, 1], got {self.steel_baumgarte!r}")
+        if self.steel_row_budget is not None and not self.steel_row_budget >= 1:
+            raise DataError(None, "config.steel_row_budget", f"must be >= 1 or None, got {self.steel_row_budget!r}")
+        if not self.steel_angular_damping >= 0:
+            raise DataError(None, "config.steel_angular_damping", f"must be >= 0, got {self.steel_angular_damping!r}")
+        if self.solver_backend != "steel":
+            return
+        if self.finger_drive != "quat":
+            raise DataError(None, "config.finger_drive", "solver_backend 'steel' drives the finger ball joints with "
+                            "the quaternion drive only: set finger_drive 'quat'")
+        if self.steel_friction_mode != "fixed_normal" and self.device != "cuda":
+            raise DataError(None, "config.steel_friction_mode", f"{self.steel_friction_mode!r} runs on CUDA only "
+                            "(SolverSteel raises NotImplementedError on a CPU device); use 'fixed_normal'")
 
     # --- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict:

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
                         "only; 0 = run in this process (no crash isolation; debugging)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    p.add_argument("--solver", choices=["mujoco", "steel"], default=None,
+                   help="physics: mujoco (SolverMuJoCo, default) or steel (newton.solvers.SolverSteel, "
+                        "projected Gauss-Seidel hard contact; fingers on the quaternion drive)")
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--ablation-only", action="store_true",
                    help="rerun only the contact ablation of --objects into the existing study (the rest is kept)")
@@ -102,6 +105,10 @@ def main(argv=None) -> int:
             cfg.hand_variant = a.hand_shape
         if a.device is not None:
             cfg.device = a.device
+        if a.solver is not None:
+            cfg.solver_backend = a.solver
+            if a.solver == "steel":
+                cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel_drive)
         cfg = apply_preset(cfg, a.preset) if a.preset else cfg.validate()  # named settings (replay.config.PRESETS)
     except ReplayError as e:  # a setting out of range, from a flag or the --config file
         say_error(str(e))

@@ -51,7 +51,9 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.mjc import MjcBatch
 from replay.sim.engine.newton_step import NewtonStepBatch
+from replay.sim.engine.steel import SteelBatch
 from replay.sim.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
+from replay.sim.steel_scene import build_steel_scene
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.warp_batch`)
 WARP_DEVICES = ("cuda", "warp-cpu")
@@ -117,7 +119,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
     extent = support_extent(rec)
-    scene = build_scene(
+    scene = (build_steel_scene if cfg.solver_backend == "steel" else build_scene)(
         mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
         finger_quats(plan.coords), cfg, ablation=ablation, support_extent=extent,
     )
@@ -188,16 +190,18 @@ def run_rollouts(
     if not variants:
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
-    if cfg.engine == "direct" and cfg.device in WARP_DEVICES:
+    steel = cfg.solver_backend == "steel"  # SolverSteel (replay.sim.engine.steel): one world per scene
+    if not steel and cfg.engine == "direct" and cfg.device in WARP_DEVICES:
         return _run_warp(rec, coords, mjcf, cfg, variants, frame_limit, protocol)
-    reference = not config_uses_direct_engine(cfg)
+    reference = steel or not config_uses_direct_engine(cfg)
     if reference and len(variants) > 1:
         # the reference engine steps one world per scene (the ablation built into it)
         return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol)[0] for v in variants]
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=reference and variants[0].ablation,
                                              protocol=protocol)
     try:
-        batch = NewtonStepBatch(scene, variants) if reference else MjcBatch(scene, variants, threads=threads)
+        batch = (SteelBatch(scene, variants) if steel else NewtonStepBatch(scene, variants) if reference
+                 else MjcBatch(scene, variants, threads=threads))
     except AblationMaskError:
         return _run_ablation_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0)
@@ -250,7 +254,8 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     the batch's wall time s, and for a ``recorded`` plan the track figures."""
     t_built = _time.perf_counter()
     reference = isinstance(batch, NewtonStepBatch)
-    engine = "newton" if reference else ("warp" if type(batch).__name__ == "WarpBatch" else "direct")
+    engine = getattr(batch, "engine_name", None) or (
+        "newton" if reference else ("warp" if type(batch).__name__ == "WarpBatch" else "direct"))
     common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
                     "support": "plane" if extent is None else {"table_top_xy": list(extent)}}
     common.update(
@@ -266,6 +271,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         traces = step_protocol(plan, batch, cfg, frame_limit)
     finally:
         batch.close()
+    common.update(batch.result_fields() if hasattr(batch, "result_fields") else {})
     wall = _time.perf_counter() - t_wall0
     out = []
     for i, v in enumerate(variants):
@@ -286,6 +292,14 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     return out
 
 
+def _fingertip_geoms(batch) -> np.ndarray:
+    """Mask of the batch's collision geoms (shapes on Steel) on the fingertip bones."""
+    if hasattr(batch, "fingertip_geoms"):
+        return batch.fingertip_geoms(FINGERTIP_BODIES)
+    tips = batch.layout.hand_bodies[list(FINGERTIP_BODIES)]
+    return np.isin(np.asarray(batch.scene.solver.mj_model.geom_bodyid), tips)
+
+
 def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None) -> list[Trace]:
     """Step every world of ``batch`` through ``plan``; one trace per world.
 
@@ -303,7 +317,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     traces = [Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
                     np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F)) for _ in range(N)]
     lay = batch.layout
-    tips = np.isin(np.asarray(batch.scene.solver.mj_model.geom_bodyid), lay.hand_bodies[list(FINGERTIP_BODIES)])
+    tips = _fingertip_geoms(batch)
     rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)

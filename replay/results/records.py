@@ -113,7 +113,7 @@ class RolloutRecord:
     import_warnings: list = _fl("-", "warnings of the hand import (said once per study)", list)
     run_warnings: list = _fl("-", "warnings raised while this recording ran (e.g. a finger drive's damping "
                                   "raised to its flutter bound), said once per study", list)
-    engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp) or newton (reference)")
+    engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp), newton (reference) or steel (SolverSteel; its rollouts add solver_backend and steel_rows)")
     ablation_flag: bool | None = _f("-", "JSON key 'ablation' inside an ablation record: true")
     variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
     variant_readback: dict = _fl("-", "the variant's values read back from the model")

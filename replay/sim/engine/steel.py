@@ -1,0 +1,207 @@
+"""The Steel engine: one world stepped by :class:`newton.solvers.SolverSteel` (Newton 1.8.0).
+
+SolverSteel is reduced-coordinate articulated dynamics (CRBA mass matrix, Featherstone) with
+contacts, limits and friction solved as constraint rows by projected Gauss-Seidel in impulse
+space (its class docstring). Per physics step (``config.dt``):
+
+1. wrist: the 6-DOF PD wrench of :class:`replay.sim.control.HandController` into
+   ``Control.joint_f`` of the hand's free joint (world force at the root COM and torque; SolverSteel's
+   free-joint ``joint_qd`` is ``(v_com, omega)`` in the world frame, the same convention);
+2. fingers: the quaternion drive of :mod:`replay.sim.engine.steel_drive` into the finger DOFs
+   of ``Control.joint_f`` (SolverSteel does not drive BALL joints);
+3. contacts: Newton's :class:`newton.CollisionPipeline` (``collide``; the ablation's hand-object
+   filter pairs are honoured there), then ``solver.step`` with the ``CONTACT_F`` observable.
+
+After every control frame the solver's overflow flags are read (:func:`replay.sim.engine.steel_signals.row_problem`):
+a dropped row or contact stops the world as ``unstable`` with the reason. The interface is
+:class:`replay.sim.engine.mjc.MjcBatch`'s, for :func:`replay.protocol.rollout.step_protocol`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import newton
+import numpy as np
+
+from replay.sim import diagnostics
+from replay.sim.control import HandController
+from replay.sim.engine import steel_signals, wrist
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.steel_drive import SteelFingerDrive
+from replay.sim.engine.world import WorldStatus
+
+#: the engine's name in every rollout's ``engine`` field
+ENGINE = "steel"
+
+
+@dataclass(frozen=True)
+class SteelLayout:
+    """Where the replay's pieces are in the Newton model (Newton indices; no MuJoCo model here).
+
+    Attributes:
+        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``; object_body: the object's.
+        hand_geoms / object_geoms: (shape_count,) bool masks of the hand's / object's shapes.
+        shape_body: (shape_count,) body of each shape (-1: static).
+    """
+
+    hand_bodies: np.ndarray
+    object_body: int
+    hand_geoms: np.ndarray
+    object_geoms: np.ndarray
+    shape_body: np.ndarray
+
+    @classmethod
+    def from_scene(cls, scene) -> "SteelLayout":
+        n = int(scene.model.shape_count)
+        hand = np.zeros(n, bool)
+        hand[np.asarray(scene.hand_shapes, int)] = True
+        obj = np.zeros(n, bool)
+        obj[np.asarray(scene.object_shapes, int)] = True
+        return cls(np.asarray(scene.hand_bodies, np.int64), int(scene.object_body), hand, obj,
+                   scene.model.shape_body.numpy().astype(np.int64))
+
+
+def finger_drive_of(scene) -> SteelFingerDrive:
+    """The quaternion drive of ``scene``'s fingers with the model's per-DOF ``joint_target_ke`` (kp,
+    N·m/rad), ``joint_target_kd`` (kd, N·m·s/rad; the importer resolves the MJCF's dampratio into it) and
+    ``joint_effort_limit`` (N·m; ``config.effort_limit``, set by :mod:`replay.sim.world_builder`).
+    SolverSteel itself ignores these on BALL joints.
+
+    Raises:
+        ValueError: see :meth:`SteelFingerDrive.from_gains`.
+    """
+    m = scene.model
+    fd = slice(scene.hand_qd_start + MANOSIM_HAND.finger_dof_start, scene.hand_qd_start + MANOSIM_HAND.dofs)
+    return SteelFingerDrive.from_gains(scene.hand_q_start, scene.hand_qd_start, m.joint_target_ke.numpy()[fd],
+                                       m.joint_target_kd.numpy()[fd], m.joint_effort_limit.numpy()[fd], m.device)
+
+
+def make_pipeline(model, config):
+    """Newton's collision pipeline for ``model`` and its contact buffer.
+
+    ``config.steel_contact_max`` contacts (None: Newton's own estimate from the model's shapes and pairs).
+    """
+    pipe = newton.CollisionPipeline(model, rigid_contact_max=config.steel_contact_max)
+    return pipe, pipe.contacts()
+
+
+class SteelBatch:
+    """One world of a Steel ``scene`` (:func:`replay.sim.steel_scene.build_steel_scene`).
+
+    Args:
+        scene: the built scene (``scene.solver`` a :class:`newton.solvers.SolverSteel`; its ablation,
+            if any, built in as collision filter pairs).
+        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its wrist
+            perturbation is honoured (parameter variants are for the MuJoCo engines).
+
+    The finger drive's gains are the model's (:func:`finger_drive_of`).
+
+    Raises:
+        ValueError: more than one variant, one that edits a parameter, or an ablation flag that
+            differs from the scene's.
+    """
+
+    engine_name = ENGINE
+
+    def __init__(self, scene, variants):
+        if len(variants) != 1:
+            raise ValueError("the Steel engine steps one world per scene")
+        v = variants[0]
+        if v.edits_params:
+            raise ValueError("the Steel engine does not apply parameter variants (friction, effort, mass)")
+        if v.ablation != scene.ablation:
+            raise ValueError("the Steel engine's ablation is built into the scene")
+        self.scene, self.cfg = scene, scene.config
+        self.model, self.solver = scene.model, scene.solver
+        self.pipeline, self.contacts = make_pipeline(self.model, self.cfg)
+        self.obs = self.solver.observables([self.solver.ObservableKind.CONTACT_F], contacts=self.contacts)
+        self.s0, self.s1 = self.model.state(), self.model.state()
+        newton.eval_fk(self.model, self.s0.joint_q, self.s0.joint_qd, self.s0)
+        self.control = self.model.control()
+        self.ctl = HandController(scene, self.control)
+        self.drive = finger_drive_of(scene)
+        self.layout = SteelLayout.from_scene(scene)
+        self._mu = self.model.shape_material_mu.numpy().astype(float) * float(self.solver.contact_friction_scale)
+        self.worlds = [WorldStatus(variant=v, capacity=int(self.contacts.rigid_contact_max),
+                                   readback={"engine": ENGINE})]
+
+    def close(self) -> None:
+        pass
+
+    def substep(self, row: np.ndarray) -> None:
+        """One physics step toward the wrist target ``row`` (:mod:`replay.sim.engine.wrist` layout, wxyz)."""
+        q = row[wrist.T_QUAT:wrist.T_QUAT + 4][[1, 2, 3, 0]]
+        self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
+        self.drive.apply(self.s0, self.control)
+        self.pipeline.collide(self.s0, self.contacts)
+        self.solver.step(self.s0, self.s1, self.control, self.contacts, self.cfg.dt, observables=self.obs)
+        self.s0, self.s1 = self.s1, self.s0
+
+    def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
+        """One control frame (``config.substeps`` physics steps) of world 0: fingers (N, 15, 4) xyzw,
+        wrist target rows (N, 16) of the previous and this frame."""
+        w = self.worlds[0]
+        if not w.alive:
+            return
+        cfg, S = self.cfg, self.cfg.substeps
+        self.drive.set_targets(finger_quat[0])
+        row = np.empty(wrist.T_SIZE)
+        try:
+            for j in range(S):
+                wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+                self.substep(row)
+            wm = self.solver.constraint_row_watermarks()  # one device read per frame
+            w.peak_contacts = max(w.peak_contacts, int(wm["contact_high_water"]))
+            w.reason = steel_signals.row_problem(self.solver, self.contacts, wm)
+        except Exception as e:  # physics trouble never crashes the study
+            w.reason = f"solver exception: {type(e).__name__}: {e}"
+        w.act_max = max(w.act_max, self.drive.max_torque())
+
+    def contact_signals(self, force_min: float) -> tuple[int, int, float, float, float]:
+        """:func:`replay.sim.engine.steel_signals.hand_object_signals` of the last step."""
+        c = self.contacts
+        lay = self.layout
+        return steel_signals.hand_object_signals(
+            int(c.rigid_contact_count.numpy()[0]), c.rigid_contact_shape0.numpy(), c.rigid_contact_shape1.numpy(),
+            c.rigid_contact_normal.numpy(), self.obs.contact_f.numpy(), lay.hand_geoms, lay.object_geoms,
+            self._mu, force_min)
+
+    def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
+        """Body poses (17 bodies, xyzw) and hand-object contact signals of world 0 after the frame."""
+        w = self.worlds[0]
+        reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
+        bq = self.s0.body_q.numpy()
+        bodies = np.append(self.layout.hand_bodies, self.layout.object_body)
+        n, nf, fsum, mfsum, _ = self.contact_signals(force_min)
+        if reason:
+            w.alive, w.reason = False, reason
+        return FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason,
+                            normal_force=fsum, friction_force=mfsum)
+
+    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
+        """(shape_count,) mask of the shapes on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
+        return np.isin(self.layout.shape_body, self.layout.hand_bodies[list(fingertip_bodies)])
+
+    def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+        """NaN: Newton's pipeline reports contacts, not distances of separated shapes (MuJoCo's
+        ``mj_geomDistance`` has no counterpart here), so ``fingertip_distance_mm`` is None on Steel."""
+        return float("nan")
+
+    def stop(self, i: int) -> None:
+        self.worlds[0].alive = False
+
+    def result_fields(self) -> dict:
+        """Fields every rollout of this batch adds: ``solver_backend`` and the row budgets and
+        high-water marks of this rollout (``steel_rows``)."""
+        wm = self.solver.constraint_row_watermarks()
+        return {"solver_backend": "steel", "steel_rows": dict(
+            articulation_budget=int(self.solver.articulation_constraint_max),
+            free_body_budget=int(self.solver.free_body_constraint_max),
+            contact_buffer=int(self.contacts.rigid_contact_max),
+            probe=self.scene.readback.get("steel_probe_rows"),
+            rollout={k: int(v) for k, v in wm.items()})}
+
+
+__all__ = ["ENGINE", "SteelBatch", "SteelLayout", "finger_drive_of", "make_pipeline"]

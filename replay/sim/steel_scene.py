@@ -1,0 +1,209 @@
+"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.solver_backend = "steel"``).
+
+The same world as :mod:`replay.sim.scene` (:func:`replay.sim.world_builder.add_replay_world`: the
+unmodified manosim MJCF, the object's convex parts as a passive free body, the support, the
+ablation's hand-object collision filter pairs), with SolverSteel's custom attributes registered so
+that its free-body angular damping is ``config.steel_angular_damping`` (its default 0.05 1/s is
+PhysX's; MuJoCo has none).
+
+Row budgets (SolverSteel stores constraint rows per world in fixed capacities and drops what does
+not fit): a probe solver with ``config.steel_probe_rows`` rows and ``row_watermark=True`` settles the
+object for ``settle_s`` with the hand held at its first pose, then takes one step with the hand set
+kinematically at the grasp pose; its ``constraint_row_watermarks()`` (rows requested per family)
+times ``config.steel_row_headroom``, at least ``config.steel_rows_min``, size the final solver's
+``articulation_constraint_max`` and ``free_body_constraint_max``. The rollout runs with
+``row_watermark`` on and stops as ``unstable`` at any dropped row (:mod:`replay.sim.engine.steel`).
+
+Quaternions Newton xyzw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import newton
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.data.types import ObjectAsset
+from replay.errors import ReadbackError
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.sim import diagnostics
+from replay.sim.engine import Variant, wrist
+from replay.sim.engine.steel import SteelBatch, finger_drive_of
+from replay.sim.scene import Scene, make_solver
+from replay.sim.world_builder import add_replay_world, model_device, new_builder
+
+#: the watermark families sized here: SolverSteel constructor argument per ``constraint_row_watermarks`` family
+ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "free_body_constraint_max"}
+
+
+def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
+    """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
+    ``rows`` (``{"articulation": n, "free_body": n}``); row watermarks and overflow warnings on."""
+    opts = dict(iterations=int(config.steel_iterations), friction_mode=str(config.steel_friction_mode),
+                baumgarte=float(config.steel_baumgarte),
+                row_watermark=True, warn_constraint_overflow=True,
+                **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
+    if config.steel_friction_mode != "fixed_normal":
+        opts["friction_anchor_beta"] = 0.0  # the coupled modes use point friction (docstring); said, not defaulted
+    return opts
+
+
+def build_steel_model(mjcf, asset: ObjectAsset, object_pos, object_quat, support_height: float, hand_coords0,
+                      config: ReplayConfig, ablation: bool = False, support_extent=None):
+    """``(model, info)``: one replay world (:func:`add_replay_world`) with SolverSteel's attributes,
+    finalized on :func:`model_device`; free-body angular damping set to ``config.steel_angular_damping``.
+
+    Raises:
+        DataError: bad asset; SceneError: the hand import is not as expected.
+    """
+    builder = new_builder(config)
+    newton.solvers.SolverSteel.register_custom_attributes(builder)
+    info = add_replay_world(builder, mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
+                            ablation, support_extent)
+    model = builder.finalize(device=model_device(config))
+    model.steel.rigid_body_angular_damping.fill_(float(config.steel_angular_damping))
+    return model, info
+
+
+def build_steel_scene(
+    mjcf: str | Path,
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    support_height: float,
+    hand_coords0: np.ndarray,
+    grasp_coords: np.ndarray,
+    commanded_finger_quats: np.ndarray,
+    config: ReplayConfig,
+    ablation: bool = False,
+    support_extent=None,
+) -> Scene:
+    """The Steel scene (arguments as :func:`replay.sim.scene.build_scene`): model, measured row budgets,
+    the final solver, read-back.
+
+    ``flutter`` holds the MJCF position drive's flutter records at the commanded targets
+    (:func:`replay.sim.diagnostics.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
+    same model), as the MuJoCo engine's ``finger_drive="quat"`` reports them: no damping is raised.
+
+    Raises:
+        ReadbackError: a solver option, row budget or drive gain did not reach the solver.
+        SceneError: the hand import is not as expected. DataError: bad asset.
+    """
+    model, info = build_steel_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
+                                    ablation, support_extent)
+    build_inputs = dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
+                        object_quat=np.asarray(object_quat, float).copy(), support_height=float(support_height),
+                        hand_coords0=np.asarray(hand_coords0, float).copy(), config=config, ablation=ablation,
+                        support_extent=support_extent)
+    probe_rows = {k: int(config.steel_probe_rows) for k in ROW_FAMILIES}
+    probe = Scene(model=model, solver=newton.solvers.SolverSteel(model, **steel_options(config, probe_rows)),
+                  config=config, support_height=float(support_height), ablation=ablation, build_inputs=build_inputs,
+                  **info)
+    measured, counts = _probe_rows(probe, hand_coords0, grasp_coords)
+    if config.steel_row_budget is not None:
+        rows = {k: int(config.steel_row_budget) for k in ROW_FAMILIES}
+    else:
+        rows = {k: int(max(config.steel_rows_min, math.ceil(config.steel_row_headroom * measured[k])))
+                for k in ROW_FAMILIES}
+    flutter = _flutter_records(model, info, grasp_coords, commanded_finger_quats, config)
+    fd = slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    scene = dataclasses.replace(
+        probe, solver=newton.solvers.SolverSteel(model, **steel_options(config, rows)),
+        resting_contacts=counts[0], probe_contacts=list(counts[:2]),
+        finger_damping=model.joint_damping.numpy()[fd].copy(), flutter=flutter,
+        readback={"steel_probe_rows": {"measured": measured, "budget": rows, "probe_budget": probe_rows}},
+    )
+    return dataclasses.replace(scene, readback=steel_readback(scene, rows), contact_capacity=counts[2])
+
+
+def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[dict, tuple]:
+    """Rows the probe solver requested per family (``raw_high_water``) over a settle at the first pose
+    and one step at the grasp pose, and ``(resting contacts, contacts at grasp, contact buffer size)``.
+
+    Raises:
+        ReadbackError: the probe itself dropped rows (``config.steel_probe_rows`` too small).
+    """
+    cfg = probe.config
+    batch = SteelBatch(probe, [Variant(ablation=probe.ablation)])
+    row = np.zeros((1, wrist.T_SIZE))
+    row[0, :3] = hand_coords0[:3]
+    row[0, 3:7] = np.asarray(hand_coords0)[[6, 3, 4, 5]]  # xyzw -> the target row's wxyz
+    fingers = finger_quats(np.asarray(hand_coords0))[None]
+    for _ in range(max(1, int(round(cfg.settle_s * cfg.control_fps)))):
+        batch.step_frame(fingers, row, row)
+    resting = int(batch.contacts.rigid_contact_count.numpy()[0])
+    s = batch.s0
+    q = s.joint_q.numpy().copy()
+    q[probe.hand_q_start:probe.hand_q_start + MANOSIM_HAND.coords] = grasp_coords
+    s.joint_q.assign(q)
+    s.joint_qd.zero_()
+    newton.eval_fk(probe.model, s.joint_q, s.joint_qd, s)
+    batch.drive.set_targets(finger_quats(np.asarray(grasp_coords)))
+    row[0, :3] = grasp_coords[:3]
+    row[0, 3:7] = np.asarray(grasp_coords)[[6, 3, 4, 5]]
+    batch.substep(row[0])
+    at_grasp = int(batch.contacts.rigid_contact_count.numpy()[0])
+    wm = probe.solver.constraint_row_watermarks()
+    if np.any(probe.solver.constraint_overflow.numpy()):
+        raise ReadbackError(f"Steel row probe dropped rows with budget {cfg.steel_probe_rows}: {wm}; "
+                            "raise config.steel_probe_rows")
+    return ({k: int(wm[f"{k}_raw_high_water"]) for k in ROW_FAMILIES},
+            (resting, at_grasp, int(batch.contacts.rigid_contact_max)))
+
+
+def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, config: ReplayConfig) -> list:
+    """Flutter records of the MJCF drive at the commanded targets (informative: nothing is raised)."""
+    mj = make_solver(model, dataclasses.replace(config, device="cpu"), None)
+    state = model.state()
+    q = state.joint_q.numpy().copy()
+    q[info["hand_q_start"]:info["hand_q_start"] + MANOSIM_HAND.coords] = grasp_coords
+    state.joint_q.assign(q)
+    newton.eval_fk(model, state.joint_q, state.joint_qd, state)
+    inertia = diagnostics.dof_inertia(mj, model, state)
+    fd = slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    rec = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], model.joint_target_ke.numpy()[fd],
+                                      model.joint_damping.numpy()[fd], model.joint_target_kd.numpy()[fd], config)
+    return [dict(r, raised_to=None) for r in rec]
+
+
+def steel_readback(scene: Scene, rows: dict) -> dict:
+    """What the final SolverSteel holds, compared with what was asked.
+
+    Checks: iterations, friction mode, Baumgarte factor, row budgets, row watermark on, the finger drive's gains
+    (kp, kd, effort = ``config.effort_limit``), free-body angular damping, gravity, and for the
+    ablation that every hand-object shape pair is a collision filter pair.
+
+    Raises:
+        ReadbackError: a value differs (names it).
+    """
+    s, cfg, m = scene.solver, scene.config, scene.model
+    want = dict(iterations=int(cfg.steel_iterations), friction_mode=str(cfg.steel_friction_mode),
+                baumgarte=float(cfg.steel_baumgarte),
+                row_watermark=True, **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
+    got = {k: getattr(s, k) for k in want}
+    bad = {k: (want[k], got[k]) for k in want if got[k] != want[k]}
+    drive = finger_drive_of(scene)
+    eff = drive.gains["effort"]
+    if not np.allclose(eff, cfg.effort_limit):
+        bad["finger_effort_limit"] = (cfg.effort_limit, sorted(set(np.round(eff.ravel(), 6))))
+    damp = m.steel.rigid_body_angular_damping.numpy()
+    if not np.allclose(damp, cfg.steel_angular_damping):
+        bad["steel_angular_damping"] = (cfg.steel_angular_damping, sorted(set(np.round(damp, 6))))
+    excluded = None
+    if scene.ablation:
+        pairs = {tuple(sorted(map(int, p))) for p in m.shape_collision_filter_pairs}
+        need = {tuple(sorted((int(h), int(o)))) for h in scene.hand_shapes for o in scene.object_shapes}
+        excluded = len(need & pairs)
+        if excluded != len(need):
+            bad["ablation_filter_pairs"] = (len(need), excluded)
+    if bad:
+        raise ReadbackError(f"SolverSteel read-back mismatch (wanted, got): {bad}")
+    return dict(scene.readback, solver="steel", **got, finger_drive="quat",
+                finger_kp=sorted(set(np.round(drive.gains["kp"].ravel(), 6).tolist())),
+                finger_kd_range=[float(drive.gains["kd"].min()), float(drive.gains["kd"].max())],
+                finger_effort=float(eff.max()), steel_angular_damping=float(damp.max()),
+                gravity=m.gravity.numpy().tolist(), ablation_filter_pairs=excluded)
