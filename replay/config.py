@@ -40,7 +40,7 @@ def _f(default, unit: str, source: str):
 class ReplayConfig:
     """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad)."""
 
-    preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (PRESETS, "
+    preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (replay.study.presets.PRESETS, "
                                        "`run_study.py --preset`: name@version); None = set field by field")
 
     # --- timing -------------------------------------------------------------------
@@ -354,35 +354,6 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
 #: Named, versioned settings (``run_study.py --preset NAME``): ``{name: {"version", "settings":
 #: {field: value}, "sources": {field: why}}}``, the same for every recording; the study's config
 #: records ``preset = "name@version"``. Today's protocol (no preset) stays the default.
-PRESETS = {
-    "human-replay": {
-        "version": "1",
-        "settings": {"effort_limit": 1.0, "object_density_scale": 0.4, "hand_object_friction": 1.5},
-        "sources": {
-            "effort_limit": "human grip: fingertip forces 1-10 N in precision lifts (Westling & Johansson, Exp. Brain "
-                            "Res. 53, 1984) over a ~10 cm knuckle-to-pad lever: up to ~1 N·m per finger",
-            "object_density_scale": "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019): PLA "
-                                    "1240 kg/m^3 solid, ~0.3-0.5 of it at partial infill",
-            "hand_object_friction": "fingertip skin on smooth polymers mu ~0.5-1.5, higher when moist (Derler & "
-                                    "Gerhardt, Tribol. Lett. 45, 2012)",
-        },
-    },
-}
-
-
-def apply_preset(config: ReplayConfig, name: str) -> ReplayConfig:
-    """``config`` with the settings of preset ``name`` (:data:`PRESETS`) and ``preset`` =
-    ``"name@version"``, validated.
-
-    Raises:
-        DataError: an unknown preset (field ``preset``) or a setting out of range.
-    """
-    if name not in PRESETS:
-        raise DataError(None, "config.preset", f"unknown preset {name!r}; choose from {sorted(PRESETS)}")
-    p = PRESETS[name]
-    return dataclasses.replace(config, **p["settings"], preset=f"{name}@{p['version']}").validate()
-
-
 # --- recorded protocol (replay.protocol.tracking): object tracking against the recorded track ------
 #: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
 #: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the

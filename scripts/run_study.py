@@ -34,7 +34,8 @@ import os
 import sys
 
 from replay.cli import EXIT_INTERRUPTED, folder_arg, report, run, say_error
-from replay.config import PRESETS, ReplayConfig, apply_preset
+from replay.config import ReplayConfig
+from replay.study.presets import PRESETS, apply_preset
 from replay.study.console import input_flag_lines, summary_table
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when any recording is refused as bad input (default: listed, exit 0)")
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
-                   help="named, versioned settings (replay.config.PRESETS), applied after --config and the flags")
+                   help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
     p.add_argument("--verbose", action="store_true",
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
             cfg.solver_backend = a.solver
             if a.solver == "steel":
                 cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel_drive)
-        cfg = apply_preset(cfg, a.preset) if a.preset else cfg.validate()  # named settings (replay.config.PRESETS)
+        cfg = apply_preset(cfg, a.preset) if a.preset else cfg.validate()  # named settings (replay.study.presets.PRESETS)
     except ReplayError as e:  # a setting out of range, from a flag or the --config file
         say_error(str(e))
         return 2

@@ -9,7 +9,8 @@ import json
 import pytest
 from short_window import SHORT
 
-from replay.config import PRESETS, ReplayConfig, apply_preset
+from replay.config import ReplayConfig
+from replay.study.presets import PRESETS, apply_preset
 from replay.errors import DataError
 from replay.study.attribution import run_attribution
 from replay.study.attribution_factors import FACTORS

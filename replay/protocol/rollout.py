@@ -159,16 +159,14 @@ def run_rollouts(
         rec: the recording (target object, support height, grasp frame).
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"``
-            on ``"cpu"`` steps MuJoCo C directly (:class:`replay.sim.engine.mjc.MjcBatch`);
-            ``"direct"`` on ``"cuda"`` or ``"warp-cpu"`` steps every variant in one
-            mujoco-warp launch (:class:`replay.sim.engine.warp_batch.WarpBatch`; contact and
-            ablation variants are two launches); ``"newton"`` steps one world through
-            ``SolverMuJoCo.step`` (the reference).
+        cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"`` on ``"cpu"``
+            steps MuJoCo C directly (:class:`replay.sim.engine.mjc.MjcBatch`); on ``"cuda"`` or
+            ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.warp_batch.WarpBatch`;
+            contact and ablation variants are two); ``"newton"`` one world through ``SolverMuJoCo.step``
+            (the reference); ``solver_backend="steel"`` one world through SolverSteel.
         variants: one :class:`replay.sim.engine.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
-        frame_limit: stop after this many control frames (tests).
-        threads: threads stepping the worlds (direct engine).
+        frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
         protocol: ``"lift"`` (settle, approach, synthetic lift, hold, shake; the
             default) or ``"recorded"``: the recorded wrist and finger motion from the
             approach window to the end of the manipulation, object free, compared per
