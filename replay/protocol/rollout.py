@@ -31,7 +31,7 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import diagnosis, tracking
+from replay.protocol import diagnosis, finger_closure, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -279,12 +279,15 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     return out
 
 
-def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None) -> list[Trace]:
+def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
+                  early_stop: tuple[int, float] | None = None) -> list[Trace]:
     """Step every world of ``batch`` through ``plan``; one trace per world.
 
-    Per control frame: finger targets and wrist target rows go to the batch, then
-    each live world's signals are read. At the end of the hold a world whose object
-    did not rise by ``lifted_min_rise`` stops (nothing to shake); a world whose
+    Per control frame: finger targets (:func:`world_finger_targets`) and wrist target rows
+    go to the batch, then each live world's signals are read. At the end of the hold a
+    world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
+    ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
+    rose less than that since the lift start (a search's hopeless worlds); a world whose
     signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
     ``recorded`` plan a world whose object is :data:`replay.protocol.tracking.FELL_OFF_M` below the
     support stops (lost; the frames it did not simulate count as outside the tracking
@@ -301,15 +304,12 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
-    fingers = finger_quats(plan.coords)
+    fingers = world_finger_targets(plan, batch, cfg)
     for k in range(F):
-        if k == hold_end and lift_frames.size:
-            # shake only what is up: object origin risen by the success threshold
-            for i, tr in enumerate(traces):
-                if batch.worlds[i].alive:
-                    z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])
-                    if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
-                        batch.stop(i)
+        if k == hold_end and lift_frames.size:  # shake only what is up: object origin risen by the success threshold
+            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, cfg.lifted_min_rise)
+        if early_stop is not None and k == early_stop[0] and lift_frames.size:
+            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, early_stop[1])
         if plan.kind == "recorded" and k:
             # an object fallen off the support is lost for good: stop it (the recorded protocol has
             # no floor below a table top; it would fall until its speed trips the runaway check)
@@ -320,7 +320,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
         live = [i for i, w in enumerate(batch.worlds) if w.alive]
         if not live:
             break
-        batch.step_frame(np.broadcast_to(fingers[k], (N,) + fingers.shape[1:]), rows[:, max(k - 1, 0)], rows[:, k])
+        batch.step_frame(fingers[:, k], rows[:, max(k - 1, 0)], rows[:, k])
         for i in live:
             tr = traces[i]
             sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
@@ -339,6 +339,35 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
             if sig.reason:
                 tr.bad_frame = k
     return traces
+
+
+def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:
+    """Stop every live world whose object origin rose less than ``min_rise`` m from frame
+    ``ref`` to frame ``k - 1``."""
+    for i, tr in enumerate(traces):
+        if batch.worlds[i].alive:
+            z0 = float(tr.body_pos[ref, -1, 2])
+            if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= min_rise:
+                batch.stop(i)
+
+
+def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
+    """(N, F, 15, 4) finger targets of every world of ``batch``, Newton xyzw: the plan's
+    (a broadcast view) unless a world's variant closes its fingers further
+    (:mod:`replay.protocol.finger_closure`, axes from the compiled hand)."""
+    fingers = finger_quats(plan.coords)
+    N = len(batch.worlds)
+    if not any(getattr(w.variant, "closes_fingers", False) for w in batch.worlds):
+        return np.broadcast_to(fingers[None], (N,) + fingers.shape)
+    m = batch.scene.solver.mj_model
+    axes = finger_closure.flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
+    weight = finger_closure.ramp(plan, cfg.replay_speed, cfg.frame_dt)
+    out = np.empty((N,) + fingers.shape)
+    for i, w in enumerate(batch.worlds):
+        v = w.variant
+        out[i] = finger_closure.closed_targets(fingers, v.finger_closure, axes, weight) if v.closes_fingers \
+            else fingers
+    return out
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:
