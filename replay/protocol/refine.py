@@ -154,7 +154,8 @@ class RefineResult:
             refine_ablation_clean=clean, refine_shake_held=m.get("shake_held"),
             refine_rollouts=self.rollouts, refine_wall_s=self.wall_s,
             refine_correction={"wrist_offset_mm": [float(v) for v in o], "wrist_rotvec_deg": [float(v) for v in r],
-                               "finger_closure_deg": [float(v) for v in f], "cost": correction_cost(self.x, self.settings),
+                               "finger_closure_deg": [float(v) for v in f],
+                               "cost": correction_cost(self.x, self.settings),
                                "settings": self.settings.to_dict(), "history": self.history},
         )
 

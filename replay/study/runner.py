@@ -49,6 +49,7 @@ from replay.results import (
     write_study,
 )
 from replay.study.job import Job, run_job_safe, config_hash, result_key, result_stem
+from replay.study.refine_job import REFINE, refine_part
 
 
 def package_versions() -> dict:
@@ -108,8 +109,9 @@ def _done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict
         doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
     except ResultsFormatError:
         return None
+    kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()  # --refine: the search's settings
     same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
-            and doc.get("recorded_max_s") == job.recorded_max_s)
+            and doc.get("recorded_max_s") == job.recorded_max_s and (job.refine is None or kept >= job.refine.items()))
     if not same or (need_ablation and doc.get("ablation") is None):
         return None
     return doc
@@ -169,6 +171,7 @@ def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols
     counts = summarize(ordered, failed, wall_s)
     if "recorded" in protocols:
         counts["recorded"] = tracking.summarize(tracked)
+    refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
         hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
@@ -177,6 +180,7 @@ def _study_record(dataset, config, chash, ablation, manosim_dir, seqs, protocols
         sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
         inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
         protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
+        refine_rollouts=refined,
     )
 
 
@@ -268,6 +272,7 @@ def run_study(
     verbose: bool = False,
     protocols: tuple[str, ...] | list[str] = ("lift",),
     recorded_max_s: float | None = None,
+    refine: dict | None = None,
 ) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
@@ -298,6 +303,7 @@ def run_study(
             ``<sequence> [recorded]`` in ``failed``. The ablation runs with ``lift`` only.
         recorded_max_s: recorded protocol: replay at most this many recorded seconds after
             the lift onset (default: to the end of the manipulation).
+        refine: also a refine job per recording, RefineSettings as a dict ({}: defaults; replay.study.refine_job).
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -314,6 +320,7 @@ def run_study(
         raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
+    protocols += [REFINE] if refine is not None else []
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp
@@ -343,7 +350,8 @@ def run_study(
     def job(s: str, proto: str, abl_only: bool = False) -> Job:
         return Job(dataset, s, None if data_dir is None else str(data_dir), cfg_dict, str(manosim_dir),
                    str(out_dir), str(rdir), ablation, quiet=not verbose, ablation_only=abl_only, protocol=proto,
-                   recorded_max_s=recorded_max_s if proto == "recorded" else None)
+                   recorded_max_s=recorded_max_s if proto == "recorded" else None,
+                   refine=refine if proto == REFINE else None)
 
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
