@@ -24,6 +24,7 @@ import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.output.gripper_section import gripper_section_for
+from replay.output.refine_section import refine_section_html
 from replay.results import (
     Phase,
     ResultsFormatError,
@@ -275,6 +276,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
 <h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
 {_table_html(study.rollouts)}
 {gripper_section_for(study_path, study.rollouts)}
+{refine_section_html(study)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
