@@ -106,11 +106,11 @@ def _raw_steps_per_s(batch, s0, controls, repeats: int) -> tuple[float, bool]:
     return steps / total, same
 
 
-def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats, check_early) -> dict:
+def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats, check_early, c_loop=True) -> dict:
     """The figures of one recording (module doc)."""
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
-    s = refine.RefineSettings(threads=threads)
+    s = refine.RefineSettings(threads=threads, c_loop=c_loop)
     xs = _batch(s, worlds)
     refine._evaluate(rec, plan, scene, cfg, xs[:1], s)  # warm-up (numba's cache, first model copy)
     t_search, samples = np.inf, None
@@ -121,7 +121,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats,
     batch, s0, controls = _recorded(scene, plan, cfg, xs, s)
     steps = sum(len(c) for c in controls)
     raw_core, same = _raw_steps_per_s(batch, s0, controls, repeats)
-    out = {"sequence": seq, "worlds": worlds, "threads": threads, "world_steps": int(steps),
+    out = {"sequence": seq, "worlds": worlds, "threads": threads, "c_loop": c_loop, "world_steps": int(steps),
            "lifted": sum(p.lifted for p in samples), "search_s": t_search,
            "rollouts_per_s": worlds / t_search, "search_steps_per_s": steps / t_search,
            "raw_steps_per_s_one_core": raw_core, "raw_steps_per_s_cores": raw_core * threads,
@@ -147,6 +147,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads = cores the figures are for")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--check-early-stop", action="store_true")
+    p.add_argument("--python-loop", action="store_true", help="step substeps in Python (MjcBatch's default) instead")
     p.add_argument("--rollouts-per-recording", type=float, default=None)
     p.add_argument("--study", type=Path, default=None, help="a refine study JSON: its mean refine_rollouts")
     p.add_argument("--json", type=Path, default=None)
@@ -158,9 +159,10 @@ def main(argv=None) -> int:
     for name in [x.strip() for x in a.objects.split(",") if x.strip()]:
         seq = name if name.endswith("_lift") or a.dataset != "grab" else f"{name}_lift"
         rows.append(bench_object(a.dataset, seq, a.data, manosim, cfg, a.worlds, a.threads, a.repeats,
-                                 a.check_early_stop))
+                                 a.check_early_stop, c_loop=not a.python_loop))
         r = rows[-1]
-        print(f"{seq}: {r['worlds']} worlds, {r['threads']} threads: {r['rollouts_per_s']:.1f} rollouts/s, "
+        loop = "C" if r["c_loop"] else "Python"
+        print(f"{seq}: {r['worlds']} worlds, {r['threads']} threads, {loop} loop: {r['rollouts_per_s']:.1f} rollouts/s, "
               f"{r['search_steps_per_s']:.0f} steps/s; raw mj_step {r['raw_steps_per_s_one_core']:.0f} steps/s "
               f"per core, {r['raw_steps_per_s_cores']:.0f} on {r['threads']}: search at {r['share_of_raw']:.0%}"
               f" (raw replay bit-identical: {r['raw_replay_bit_identical']})"

@@ -76,6 +76,8 @@ class RefineSettings:
         patience: stop after this many iterations without a smaller successful correction
             (once one was found).
         threads: threads stepping a batch's worlds (:class:`MjcBatch`).
+        c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.c_loop`;
+            the same trajectories bit for bit, faster).
     """
 
     seed: int = 0
@@ -89,6 +91,7 @@ class RefineSettings:
     mid_lift_rise_frac: float = 0.25
     patience: int = 2
     threads: int = 1
+    c_loop: bool = True
 
     def validate(self) -> "RefineSettings":
         """Raises UsageError on a value out of range."""
@@ -191,7 +194,7 @@ def _evaluate(rec, plan, scene, cfg: ReplayConfig, xs: list, s: RefineSettings) 
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
     mid = int(lift[0]) + len(lift) // 2
-    batch = MjcBatch(scene, [to_variant(x) for x in xs], threads=s.threads)
+    batch = MjcBatch(scene, [to_variant(x) for x in xs], threads=s.threads, c_loop=s.c_loop)
     try:
         traces = step_protocol(plan, batch, cfg, frame_limit=hold_end,
                                early_stop=(mid, s.mid_lift_rise_frac * cfg.lifted_min_rise))
