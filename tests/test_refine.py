@@ -91,3 +91,25 @@ def test_finger_closure_axes_and_zero_variant(capsule_rhand):
     assert np.all(axes[12:, 2] > 0.5) and np.all(axes[12:, 0] > 0.3)
     assert "finger_closure" not in Variant().to_dict()
     assert to_variant(np.r_[np.zeros(6), 5.0, 0, 0, 0, 0]).to_dict()["finger_closure"][0] == pytest.approx(np.radians(5))
+
+
+def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
+    """MjcBatch(c_loop=True) (the search's engine) gives the Python loop's trajectory bit for bit,
+    with and without a finger closure, on one and two threads."""
+    from replay.protocol.rollout import build_replay_scene, step_protocol
+    from replay.sim.engine.mjc import MjcBatch
+
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    vs = [Variant(), Variant(wrist_offset=(0.003, 0.0, 0.0)), Variant(finger_closure=(0.1, 0.0, 0.05, 0.0, 0.2))]
+    runs = []
+    for c_loop, threads in ((False, 1), (True, 1), (True, 2)):
+        b = MjcBatch(scene, vs, threads=threads, c_loop=c_loop)
+        tr = step_protocol(plan, b, cfg)
+        b.close()
+        runs.append(([t.body_pos for t in tr], [w.d.qpos.copy() for w in b.worlds], [w.peak_contacts for w in b.worlds]))
+    for other in runs[1:]:
+        for a, b in zip(runs[0][0] + runs[0][1], other[0] + other[1]):
+            np.testing.assert_array_equal(a, b)
+        assert runs[0][2] == other[2]

@@ -10,8 +10,8 @@ frame (:func:`frame_substeps`): the same calls in the same order on the same ``m
 ``mjData*``, so the trajectory is the same bit for bit (``tests/test_refine.py``).
 
 The C functions come from the ``libmujoco`` the Python bindings load (the same shared
-object: ``dlopen`` returns the loaded one), called through ctypes with the raw
-``mjModel*`` / ``mjData*`` (``MjModel._address``). ``mjData.ncon`` is read through its
+object: ``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``)
+with the raw ``mjModel*`` / ``mjData*`` (``MjModel._address``). ``mjData.ncon`` is read through its
 address, found once per world by writing sentinel values through the bindings and looking
 for them in the struct just before ``mjData.energy`` (a field the bindings expose as a view
 into the struct), so no header layout is assumed.
@@ -27,25 +27,24 @@ import ctypes
 import glob
 import os
 
+import llvmlite.binding as llvm
 import mujoco
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from replay.sim.engine import finger_drive, wrist
 
 
 def _load():
+    """MuJoCo's ``mj_step`` and ``mj_kinematics`` as numba external functions (by symbol, so
+    numba's on-disk cache can keep :func:`frame_substeps`), after making the bindings'
+    ``libmujoco`` visible to numba's linker."""
     paths = sorted(glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so*")))
     if not paths:
         raise ImportError("libmujoco not found beside the mujoco bindings")
-    lib = ctypes.CDLL(paths[0])
-    fns = []
-    for name in ("mj_step", "mj_kinematics"):
-        f = getattr(lib, name)
-        f.argtypes = (ctypes.c_size_t, ctypes.c_size_t)
-        f.restype = None
-        fns.append(f)
-    return fns
+    llvm.load_library_permanently(paths[0])
+    sig = types.void(types.uintp, types.uintp)  # (const mjModel*, mjData*)
+    return types.ExternalFunction("mj_step", sig), types.ExternalFunction("mj_kinematics", sig)
 
 
 _mj_step, _mj_kinematics = _load()
