@@ -22,8 +22,8 @@ success still moves the search toward one). Each iteration samples ``worlds`` co
 a diagonal Gaussian (projected into the bounds), steps them as the worlds of one
 :class:`replay.sim.engine.mjc.MjcBatch` through the protocol up to the end of the hold (the
 shake is not needed to judge ``lifted``), and refits mean and spread to the best
-``elite_frac`` of them (smoothed). After a success the next batches also hold the best
-correction scaled by :data:`SHRINK` (a line search toward zero). The recording as replayed
+``elite_frac`` of them (smoothed; until one lifts the spread stays at its initial width).
+After a success the next batches also hold the best correction scaled by :data:`SHRINK` (a line search toward zero). The recording as replayed
 (``x = 0``) runs first, alone: a grasp that already holds needs no correction.
 
 Early stop: at mid-lift (the hand up half the lift height) a world whose object rose less
@@ -75,6 +75,8 @@ class RefineSettings:
         mid_lift_rise_frac: early stop at mid-lift below this fraction of ``lifted_min_rise``.
         patience: stop after this many iterations without a smaller successful correction
             (once one was found).
+        explore_until_lift: while no world has lifted, the spread is not narrowed below its
+            initial width (the mean still follows the elite): a wide search until a grasp holds.
         threads: threads stepping a batch's worlds (:class:`MjcBatch`).
         c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.c_loop`;
             the same trajectories bit for bit, faster).
@@ -90,6 +92,7 @@ class RefineSettings:
     finger_deg: float = 15.0
     mid_lift_rise_frac: float = 0.25
     patience: int = 2
+    explore_until_lift: bool = True
     threads: int = 1
     c_loop: bool = True
 
@@ -235,7 +238,7 @@ def _propose(rng, mean, std, best: Sample | None, n: int, s: RefineSettings) -> 
 
 
 def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
-    """Mean and spread refit to the elite (feasibility-first rank), smoothed, spread floored."""
+    """Mean and spread refit to the elite (feasibility-first rank), smoothed, spread floored at ``floor``."""
     k = max(2, int(math.ceil(s.elite_frac * len(samples))))
     elite = np.stack([p.x for p in sorted(samples, key=Sample.key)[:k]])
     a = s.smoothing
@@ -262,7 +265,7 @@ def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings) ->
         stale = 0 if improved else stale + 1
         history.append({"worlds": len(samples), "lifted": sum(p.lifted for p in samples),
                         "best_cost": best.cost if best else None})
-        mean, std = _refit(samples, mean, std, s, floor)
+        mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
         if best is not None and stale >= s.patience:
             break
     return best is not None, top, rollouts, history
