@@ -13,10 +13,21 @@ import os
 import time
 from pathlib import Path
 
+from replay.protocol.refine_settings import RefineSettings
 from replay.results import FORMAT_VERSION, write_poses
 
 #: the job's protocol name: results ``<sequence>.refine.json``, key ``<sequence> [refine]``
 REFINE = "refine"
+
+
+def refine_settings(given: dict) -> dict:
+    """Every :class:`RefineSettings` value, ``given`` ones over the defaults (a study keeps a refine
+    result only when all of them match, :mod:`replay.study.runner`).
+
+    Raises:
+        UsageError: a value out of range.
+    """
+    return RefineSettings(**given).validate().to_dict()
 
 
 def run_refine(job, rec, coords, mjcf: str, cfg, t0: float, doc_base: dict) -> dict:
@@ -28,7 +39,7 @@ def run_refine(job, rec, coords, mjcf: str, cfg, t0: float, doc_base: dict) -> d
         rec, coords, mjcf, cfg: the prepared recording (lift window) and settings.
         t0: the job's start (perf_counter s). doc_base: identity fields of the job's JSON.
     """
-    from replay.protocol.refine import RefineSettings, refine_recording  # in the worker only
+    from replay.protocol.refine import refine_recording  # in the worker only
 
     settings = RefineSettings(**(job.refine or {}))
     res = refine_recording(rec, coords, mjcf, cfg, settings)

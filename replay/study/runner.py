@@ -49,7 +49,7 @@ from replay.results import (
     write_study,
 )
 from replay.study.job import Job, run_job_safe, config_hash, result_key, result_stem
-from replay.study.refine_job import REFINE, refine_part
+from replay.study.refine_job import REFINE, refine_part, refine_settings
 
 
 def package_versions() -> dict:
@@ -320,7 +320,7 @@ def run_study(
         raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
-    protocols += [REFINE] if refine is not None else []
+    refine, protocols = (refine_settings(refine), protocols + [REFINE]) if refine is not None else (None, protocols)
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp
