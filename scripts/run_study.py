@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recorded-max-s", type=float, default=None,
                    help="recorded protocol: at most this many recorded seconds after the lift onset "
                         "(default: to the end of the manipulation)")
+    p.add_argument("--refine", action="store_true",
+                   help="also search each recording's smallest wrist/finger correction that lifts it "
+                        "(replay.protocol.refine): <sequence>.refine.json, the study's refine_rollouts")
+    p.add_argument("--refine-seed", type=int, default=0, help="--refine: the search's seed")
+    p.add_argument("--refine-worlds", type=int, default=None, help="--refine: corrections per iteration (24)")
     return p
 
 
@@ -124,6 +129,8 @@ def main(argv=None) -> int:
             progress=not a.quiet, ablation_only=a.ablation_only, executor=a.executor, address=a.address,
             verbose=a.verbose,
             protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
+            refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
+            if a.refine else None,
         )
     except ReplayError as e:
         return report(e)
@@ -147,6 +154,10 @@ def main(argv=None) -> int:
               f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
               f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
               f"{r.get('track_frames_planned')} frames simulated")
+    for r in study.get("refine_rollouts") or []:
+        print(f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
+              f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
+              f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s")
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     for seq, why in failed.items():  # in full: the reason is the one line that says what to fix

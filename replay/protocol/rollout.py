@@ -31,7 +31,7 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import diagnosis, release, tracking
+from replay.protocol import diagnosis, finger_closure, release, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -298,20 +298,21 @@ def _fingertip_geoms(batch) -> np.ndarray:
     return np.isin(np.asarray(batch.scene.solver.mj_model.geom_bodyid), tips)
 
 
-def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None) -> list[Trace]:
+def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
+                  early_stop: tuple[int, float] | None = None) -> list[Trace]:
     """Step every world of ``batch`` through ``plan``; one trace per world.
 
-    Per control frame: finger targets and wrist target rows go to the batch, then
-    each live world's signals are read. At the end of the hold a world whose object
-    did not rise by ``lifted_min_rise`` stops (nothing to shake); a world whose
+    Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
+    wrist target rows go to the batch, then each live world's signals are read. At the end of the hold
+    (and at the release) a world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
+    ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
+    rose less than that since the lift start (a search's hopeless worlds); a world whose
     signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
     ``recorded`` plan a world whose object is :data:`replay.protocol.tracking.FELL_OFF_M` below the
     support stops (lost; the frames it did not simulate count as outside the tracking
     tolerance).
     """
-    N = len(batch.worlds)
-    F = len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords))
-    B = 17
+    N, F, B = len(batch.worlds), len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords)), 17
     traces = [Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
                     np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F)) for _ in range(N)]
     lay = batch.layout
@@ -320,15 +321,13 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
     hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
     lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
-    fingers, release_start = finger_quats(plan.coords), release.pre_release_end(plan.phase)
+    fingers, release_start = finger_closure.world_finger_targets(plan, batch, cfg), release.pre_release_end(plan.phase)
     for k in range(F):
         if k in (hold_end, release_start) and lift_frames.size:
             # shake (and then release) only what is up: object origin risen by the success threshold
-            for i, tr in enumerate(traces):
-                if batch.worlds[i].alive:
-                    z0 = float(tr.body_pos[lift_frames[0] - 1, -1, 2])
-                    if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= cfg.lifted_min_rise:
-                        batch.stop(i)
+            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, cfg.lifted_min_rise)
+        if early_stop is not None and k == early_stop[0] and lift_frames.size:
+            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, early_stop[1])
         if plan.kind == "recorded" and k:
             # an object fallen off the support is lost for good: stop it (the recorded protocol has
             # no floor below a table top; it would fall until its speed trips the runaway check)
@@ -339,7 +338,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
         live = [i for i, w in enumerate(batch.worlds) if w.alive]
         if not live:
             break
-        batch.step_frame(np.broadcast_to(fingers[k], (N,) + fingers.shape[1:]), rows[:, max(k - 1, 0)], rows[:, k])
+        batch.step_frame(fingers[:, k], rows[:, max(k - 1, 0)], rows[:, k])
         for i in live:
             tr = traces[i]
             sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
@@ -358,6 +357,16 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
             if sig.reason:
                 tr.bad_frame = k
     return traces
+
+
+def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:
+    """Stop every live world whose object origin rose less than ``min_rise`` m from frame
+    ``ref`` to frame ``k - 1``."""
+    for i, tr in enumerate(traces):
+        if batch.worlds[i].alive:
+            z0 = float(tr.body_pos[ref, -1, 2])
+            if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= min_rise:
+                batch.stop(i)
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:

@@ -200,6 +200,24 @@ class RolloutRecord:
     track_frames_planned: int | None = _f("frames", "frames planned after settling")
     track_recorded_s: float | None = _f("s", "recorded time replayed after settling")
     track_tolerance: dict = _fl("-", "{pos_mm, rot_deg}: the tolerance of track_within")
+    # refine (replay.protocol.refine, ``<seq>.refine.json``): the smallest correction that lifts; the
+    # record's other fields are the refined run (with the shake), ``ablation`` its contact ablation
+    refine_outcome: str | None = _f("-", "lifted, dropped or unstable: the refined run (the chosen correction)")
+    refine_found: bool | None = _f("-", "a correction within the bounds lifted (else the best-ranked one is reported)")
+    refine_wrist_mm: float | None = _f("mm, world", "|wrist offset| of the chosen correction")
+    refine_wrist_deg: float | None = _f("deg, world", "wrist rotation angle of the chosen correction (about the "
+                                                      "wrist at the grasp frame)")
+    refine_finger_deg: float | None = _f("deg", "largest per-finger extra closure of the chosen correction")
+    refine_ablation_max_disp_mm: float | None = _f("mm, world", "the refined grasp's contact ablation: largest "
+                                                                "collision-vertex displacement of the object")
+    refine_ablation_clean: bool | None = _f("-", "that ablation: no hand-object contact, object moved < "
+                                                 "ablation_clean_mm")
+    refine_shake_held: bool | None = _f("-", "the refined run held through the shake")
+    refine_rollouts: int | None = _f("worlds", "worlds the search simulated (the final run and its ablation not "
+                                               "counted)")
+    refine_wall_s: float | None = _f("s", "wall time of the search and the final run")
+    refine_correction: dict | None = _f("mm, deg", "{wrist_offset_mm (3), wrist_rotvec_deg (3), finger_closure_deg "
+                                                   "(5: index, middle, pinky, ring, thumb), cost, settings, history}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
@@ -256,6 +274,13 @@ ROW_FIELDS = (
 )
 
 
+#: Columns of a study's ``refine_rollouts`` rows (``--refine``).
+REFINE_FIELDS = (
+    "sequence", "refine_outcome", "refine_found", "refine_wrist_mm", "refine_wrist_deg", "refine_finger_deg",
+    "refine_ablation_max_disp_mm", "refine_ablation_clean", "refine_shake_held", "refine_rollouts", "refine_wall_s",
+)
+
+
 def study_row(r: RolloutRecord, json_rel: str) -> dict:
     """The study JSON's summary row of one rollout (:data:`ROW_FIELDS`)."""
     d = r.to_dict()
@@ -287,6 +312,8 @@ class StudyRecord:
     protocols: list = _fl("-", "protocols run: lift and/or recorded", list)
     recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.protocol.tracking.TRACK_FIELDS; "
                                        "full record in its `json`)", list)
+    refine_rollouts: list = _fl("-", "--refine: one row per recording (REFINE_FIELDS; full record in its `json`)",
+                                list)
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod

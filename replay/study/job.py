@@ -21,6 +21,7 @@ from replay.study.console import quiet_libraries
 from replay.errors import DataError
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
+from replay.study.refine_job import REFINE, run_refine
 from replay.results import (
     FORMAT_VERSION,
     ResultsFormatError,
@@ -65,6 +66,7 @@ class Job:
     ablation_only: bool = False  # rerun the ablation into the recording's existing JSON
     protocol: str = "lift"  # replay.protocol.plan.PROTOCOLS
     recorded_max_s: float | None = None  # recorded protocol: at most this long after the lift onset
+    refine: dict | None = None  # protocol "refine": replay.protocol.refine.RefineSettings as a dict
 
     @property
     def stem(self) -> str:
@@ -130,6 +132,16 @@ def _run_job(job: Job) -> dict:
     stem = job.stem
     if job.ablation_only:
         return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
+    obj = rec.target_object.asset
+    base = {"object": obj.name, "sequence": job.sequence, "dataset": job.dataset, "hand_mjcf": str(mjcf),
+            "object_visual_mesh": str(obj.visual_mesh), "support_height": float(rec.support_height),
+            "config_hash": config_hash(cfg), "kinematics_s": t_ik, "crop": [int(start), int(start + rec.num_frames)],
+            "input_flags": rec.meta.get("input_flags", {}), "intent": rec.meta.get("intent"),
+            "protocol": job.protocol, "recorded_max_s": job.recorded_max_s}
+    if job.protocol == REFINE:
+        doc = run_refine(job, rec, coords, mjcf, cfg, t0, base)
+        doc["inputs"] = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
+        return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
     ablation = job.ablation and job.protocol == "lift"  # the ablation is a lift check
     variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
     # contact run and ablation share one scene and one batch (two worlds)
@@ -137,22 +149,9 @@ def _run_job(job: Job) -> dict:
     res = results[0]
     poses_path = rdir / f"{stem}.npz"
     write_poses(poses_path, res.poses)
-    obj = rec.target_object.asset
     doc = {
         "format_version": FORMAT_VERSION,
-        "object": obj.name,
-        "sequence": job.sequence,
-        "dataset": job.dataset,
-        "hand_mjcf": str(mjcf),
-        "object_visual_mesh": str(obj.visual_mesh),
-        "support_height": float(rec.support_height),
-        "config_hash": config_hash(cfg),
-        "kinematics_s": t_ik,
-        "crop": [int(start), int(start + rec.num_frames)],
-        "input_flags": rec.meta.get("input_flags", {}),  # replay.checks.input_checks: repaired or corrected input
-        "intent": rec.meta.get("intent"),  # replay.checks.input_checks.recording_intent
-        "protocol": job.protocol,
-        "recorded_max_s": job.recorded_max_s,
+        **base,  # input_flags: replay.checks.input_checks (repaired or corrected input); intent: recording_intent
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
     }

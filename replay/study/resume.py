@@ -19,8 +19,9 @@ def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict 
         doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
     except ResultsFormatError:
         return None
+    kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()  # --refine: the search's settings
     same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
-            and doc.get("recorded_max_s") == job.recorded_max_s)
+            and doc.get("recorded_max_s") == job.recorded_max_s and (job.refine is None or kept >= job.refine.items()))
     if not same or (need_ablation and doc.get("ablation") is None):
         return None
     return doc

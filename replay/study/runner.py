@@ -35,6 +35,7 @@ from replay.protocol.plan import PROTOCOLS
 from replay.study.prepare import resolve_sequences
 from replay.results import write_study
 from replay.study.job import Job, run_job_safe, config_hash, result_stem
+from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import package_versions, study_record, summarize, tracking_row  # noqa: F401
@@ -119,7 +120,8 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
               objects: list[str] | None = None, workers: int = 1, ablation: bool = True, resume: bool = False,
               data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
               executor: str = "pool", address: str | None = None, verbose: bool = False,
-              protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None) -> dict:
+              protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None,
+              refine: dict | None = None) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -149,6 +151,8 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             ``<sequence> [recorded]`` in ``failed``. The ablation runs with ``lift`` only.
         recorded_max_s: recorded protocol: replay at most this many recorded seconds after
             the lift onset (default: to the end of the manipulation).
+        refine: also a refine job per recording (:mod:`replay.study.refine_job`), its
+            RefineSettings as a dict ({}: the defaults).
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -160,8 +164,10 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             protocol; ``--ablation-only`` with ``--no-ablation`` or a protocol other than lift.
     """
     protocols = _check_protocols(protocols, ablation_only)
+    if refine is not None:
+        refine, protocols = refine_settings(refine), protocols + [REFINE]
     st = _setup(dataset, Path(out), _check_config(config, dataset, verbose), sequences, objects, data_dir, ablation,
-                ablation_only, verbose, recorded_max_s)
+                ablation_only, verbose, recorded_max_s, refine)
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
@@ -222,17 +228,19 @@ class _Setup:
     verbose: bool
     recorded_max_s: float | None
     cfg_dict: dict = field(default_factory=dict)
+    refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
 
     def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
         """The :class:`Job` of sequence ``s`` under protocol ``proto``."""
         return Job(self.dataset, s, None if self.data_dir is None else str(self.data_dir), self.cfg_dict,
                    str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
                    ablation_only=abl_only, protocol=proto,
-                   recorded_max_s=self.recorded_max_s if proto == "recorded" else None)
+                   recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
+                   refine=self.refine if proto == REFINE else None)
 
 
 def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,
-           ablation_only: bool, verbose: bool, recorded_max_s: float | None) -> _Setup:
+           ablation_only: bool, verbose: bool, recorded_max_s: float | None, refine: dict | None = None) -> _Setup:
     """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
     results folder (created) and the hand's folder.
 
@@ -260,7 +268,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, da
     cfg_dict = config.to_dict()
     cfg_dict.pop("dt", None)
     return _Setup(dataset, out, config, chash, all_seqs, seqs, subset, prior, out_dir, rdir, manosim_dir, data_dir,
-                  ablation, verbose, recorded_max_s, cfg_dict)
+                  ablation, verbose, recorded_max_s, cfg_dict, refine)
 
 
 class _StudyRun:

@@ -16,6 +16,7 @@ from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.results import RolloutRecord, StudyRecord, study_row
 from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem
+from replay.study.refine_job import REFINE, refine_part
 
 
 def package_versions() -> dict:
@@ -87,6 +88,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     counts = summarize(ordered, failed, wall_s)
     if "recorded" in protocols:
         counts["recorded"] = tracking.summarize(tracked)
+    refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
         hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
@@ -95,4 +97,5 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
         sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
         inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
         protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
+        refine_rollouts=refined,
     )

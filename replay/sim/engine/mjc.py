@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from replay.sim.engine import c_loop as c_loop_mod
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
@@ -189,12 +190,15 @@ class MjcBatch:
         threads: worker threads for stepping worlds (1: in the caller's thread).
         capacity: contact count above which a world stops with a contact overflow
             (default ``scene.contact_capacity``).
+        c_loop: step each frame's substeps in one nogil numba call into MuJoCo's C
+            (:mod:`replay.sim.engine.c_loop`; the same trajectory, no Python per substep).
 
     Raises:
         EngineError: a variant cannot be applied.
     """
 
-    def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None):
+    def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None,
+                 c_loop: bool = False):
         if not getattr(scene.solver, "use_mujoco_cpu", False):
             raise EngineError("MjcBatch needs a scene built for the CPU backend (use_mujoco_cpu=True)")
         self.scene = scene
@@ -236,6 +240,7 @@ class MjcBatch:
         self._pyramidal = int(base_m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
         self._fast = np.zeros(4)
         self._contact_sums = np.zeros(4)
+        self._ncon = [c_loop_mod.ncon_view(w.d) for w in self.worlds] if c_loop else None
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
@@ -284,6 +289,9 @@ class MjcBatch:
         cap = w.capacity
         peak = w.peak_contacts
         try:
+            if self._ncon is not None:
+                peak = self._c_frame(i, ctrl, tp, tc, finger_target, wr, stats)
+                S = 0  # done: the loop below is the Python path
             for j in range(S):
                 mujoco.mj_kinematics(m, d)
                 wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
@@ -311,6 +319,22 @@ class MjcBatch:
                         "contacts/constraints dropped (arena full" if k != "BADQACC" else "bad acceleration (reset")\
                         + f", {d.ncon} contacts)"
                     break
+
+    def _c_frame(self, i: int, ctrl, tp, tc, target, wr, stats) -> int:
+        """The frame's substeps in :func:`replay.sim.engine.c_loop.frame_substeps`; returns the peak contacts."""
+        w, lay, drv = self.worlds[i], self.layout, self.worlds[i].drive
+        d = w.d
+        z2, z1 = np.zeros((0, 3)), np.zeros(0, np.int64)
+        peak, n = c_loop_mod.frame_substeps(
+            w.m._address, d._address, self._ncon[i], self.cfg.substeps, bool(self.cfg.wrist_substep_interp),
+            d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force, lay.hand_qadr, lay.hand_vadr, lay.root,
+            lay.hand_bodies, self.body_mass, self.par, tp, tc, wr, stats, drv is not None,
+            drv.qadr if drv else z1, drv.vadr if drv else z1, target if drv else np.zeros((0, 4)),
+            drv.kp if drv else z2, drv.kd if drv else z2, drv.effort if drv else z2, d.qfrc_applied,
+            w.capacity, w.peak_contacts)
+        if n >= 0:
+            w.reason = f"contact overflow: {n} contacts exceed the capacity {w.capacity}"
+        return int(peak)
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:

@@ -1,9 +1,10 @@
-"""What may differ between the worlds of one batch: model parameters and a rigid
-perturbation of the wrist targets.
+"""What may differ between the worlds of one batch: model parameters, a rigid
+perturbation of the wrist targets and an extra closure of the finger targets.
 
 A :class:`Variant` is dataset- and protocol-agnostic: the engine applies its
 parameters to a world's compiled model, and :meth:`Variant.transform_targets`
-moves a world's wrist targets. The default variant is the recording as replayed.
+moves a world's wrist targets; the protocol turns a world's finger targets by
+``finger_closure`` (:mod:`replay.protocol.finger_closure`). The default variant is the recording as replayed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class Variant:
         wrist_rotvec: (3,) rad, world rotation vector: every wrist target is turned
             by it about the wrist's position at the grasp frame (the recorded hand
             approaches and closes at a displaced pose).
+        finger_closure: (5,) rad, one per finger (index, middle, pinky, ring, thumb): each
+            finger's joint targets turned that much further toward flexion from the
+            approach's last part on (:mod:`replay.protocol.finger_closure`); zeros: as
+            recorded (then left out of :meth:`to_dict`, so results without it read as before).
         label: free text for reports.
     """
 
@@ -39,6 +44,7 @@ class Variant:
     object_mass: float | None = None
     wrist_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wrist_rotvec: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    finger_closure: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
     label: str = ""
 
     def __post_init__(self):
@@ -46,15 +52,19 @@ class Variant:
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise ValueError(f"Variant.{name} must be a finite number > 0, got {v!r}")
-        for name in ("wrist_offset", "wrist_rotvec"):
+        for name, n in (("wrist_offset", 3), ("wrist_rotvec", 3), ("finger_closure", 5)):
             v = np.asarray(getattr(self, name), float)
-            if v.shape != (3,) or not np.all(np.isfinite(v)):
-                raise ValueError(f"Variant.{name} must be 3 finite numbers, got {getattr(self, name)!r}")
+            if v.shape != (n,) or not np.all(np.isfinite(v)):
+                raise ValueError(f"Variant.{name} must be {n} finite numbers, got {getattr(self, name)!r}")
             object.__setattr__(self, name, tuple(float(x) for x in v))
 
     @property
     def perturbs_wrist(self) -> bool:
         return any(self.wrist_offset) or any(self.wrist_rotvec)
+
+    @property
+    def closes_fingers(self) -> bool:
+        return any(self.finger_closure)
 
     @property
     def edits_params(self) -> bool:
@@ -67,7 +77,10 @@ class Variant:
         return self.ablation or self.edits_params
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not self.closes_fingers:
+            del d["finger_closure"]
+        return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
         """Wrist targets moved by this variant's rigid perturbation.

@@ -1,0 +1,251 @@
+"""The smallest correction of a recorded grasp that makes the lift protocol hold it.
+
+A bounded residual of the recorded motion, per recording (``x``, 11 numbers):
+
+* wrist offset ``o`` (3, mm, world) and rotation ``r`` (3, deg, world rotation vector about
+  the wrist at the grasp frame), applied to every wrist target
+  (:meth:`replay.sim.engine.Variant.transform_targets`), ``|o| <= wrist_mm``, ``|r| <= wrist_deg``;
+* per-finger extra closure ``f`` (5, deg; index, middle, pinky, ring, thumb), each finger's
+  targets turned that much further toward flexion from the approach's last part on
+  (:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``.
+
+Its size is ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2 + mean((f/finger_deg)^2)``. The search
+minimises ``c`` subject to ``lifted`` at the end of the hold (:mod:`replay.protocol.measures`).
+
+Method: the cross-entropy method (CEM; Rubinstein & Kroese, *The Cross-Entropy Method*, 2004),
+not MPPI. The constraint is a yes/no outcome of a chaotic contact simulation: MPPI averages
+samples weighted by ``exp(-cost/lambda)``, which needs a cost that varies smoothly with the
+sample; CEM only ranks them, which a feasibility-first order does directly (Deb's rules,
+Deb 2000: every world that lifted before every one that did not; among those that lifted the
+smaller ``c`` first; among the others the higher object rise first, so that a batch with no
+success still moves the search toward one). Each iteration samples ``worlds`` corrections from
+a diagonal Gaussian (projected into the bounds), steps them as the worlds of one
+:class:`replay.sim.engine.mjc.MjcBatch` through the protocol up to the end of the hold (the
+shake is not needed to judge ``lifted``), and refits mean and spread to the best
+``elite_frac`` of them (smoothed; until one lifts the spread stays at its initial width).
+After a success the next batches also hold the best correction scaled by :data:`SHRINK` (a
+line search toward zero). The recording as replayed (``x = 0``) runs first, alone: a grasp
+that already holds needs no correction.
+
+Early stop: at mid-lift (the hand up half the lift height) a world whose object rose less
+than ``mid_lift_rise_frac * lifted_min_rise`` stops: the hand has already left it behind by
+more than the success threshold allows (``benchmarks/refine.py`` checks none of the stopped
+worlds would have lifted).
+
+The chosen correction then runs once more, with the shake and its own contact ablation (the
+same variant without hand-object contact), through
+:func:`replay.protocol.rollout.run_rollouts`: that run is the refined result.
+
+Reproducible: the samples come from ``numpy.random.default_rng(seed)``; every world is
+deterministic and independent of the others and of the threads (:mod:`replay.sim.engine.mjc`),
+so the same seed gives the same result bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.data.types import Recording
+from replay.errors import UsageError
+from replay.protocol.measures import object_vertices_world
+from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
+from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts, step_protocol
+from replay.sim.engine import Variant
+from replay.protocol.refine_settings import RefineSettings
+from replay.sim.engine.mjc import MjcBatch
+
+#: after a success, later batches also hold the best correction times each of these
+SHRINK = (0.3, 0.55, 0.8)
+
+
+@dataclass
+class Sample:
+    """One evaluated correction: ``x`` (11,) mm/deg (module doc), its size ``cost``, whether it
+    lifted, the object rise m at the last judged frame (early-stopped: mid-lift)."""
+
+    x: np.ndarray
+    cost: float
+    lifted: bool
+    rise: float
+
+    def key(self) -> tuple:
+        """Feasibility-first rank (module doc): smaller is better."""
+        return (0, self.cost) if self.lifted else (1, -self.rise if math.isfinite(self.rise) else math.inf)
+
+
+@dataclass
+class RefineResult:
+    """What the search found for one recording.
+
+    Attributes:
+        found: a correction within the bounds lifted. x: (11,) the chosen correction (mm, deg;
+            the best-ranked one when none lifted). variant: it as a :class:`Variant`.
+        refined / ablation: the chosen correction's full run (with the shake) and its contact
+            ablation. rollouts: worlds simulated by the search (the final two not counted).
+        wall_s: wall time, s, search and final run. history: per iteration ``{worlds, lifted,
+            best_cost}``.
+    """
+
+    found: bool
+    x: np.ndarray
+    variant: Variant
+    refined: RolloutResult
+    ablation: RolloutResult
+    rollouts: int
+    wall_s: float
+    settings: RefineSettings
+    history: list = field(default_factory=list)
+
+    def fields(self, ablation_clean_mm: float) -> dict:
+        """The ``refine_*`` result fields (:class:`replay.results.RolloutRecord`)."""
+        o, r, f = self.x[:3], self.x[3:6], self.x[6:]
+        ab = self.ablation.metrics
+        clean = bool(ab["stable"] and ab["max_hand_object_contacts"] == 0
+                     and ab["max_object_disp_mm"] < ablation_clean_mm)
+        m = self.refined.metrics
+        return dict(
+            refine_outcome=m["outcome"], refine_found=self.found,
+            refine_wrist_mm=float(np.linalg.norm(o)), refine_wrist_deg=float(np.linalg.norm(r)),
+            refine_finger_deg=float(np.max(f)), refine_ablation_max_disp_mm=float(ab["max_object_disp_mm"]),
+            refine_ablation_clean=clean, refine_shake_held=m.get("shake_held"),
+            refine_rollouts=self.rollouts, refine_wall_s=self.wall_s,
+            refine_correction={"wrist_offset_mm": [float(v) for v in o], "wrist_rotvec_deg": [float(v) for v in r],
+                               "finger_closure_deg": [float(v) for v in f],
+                               "cost": correction_cost(self.x, self.settings),
+                               "settings": self.settings.to_dict(), "history": self.history},
+        )
+
+
+def correction_cost(x: np.ndarray, s: RefineSettings) -> float:
+    """``c(x)`` of the module doc (dimensionless; 3 at every bound)."""
+    def frac(v, b):
+        return 0.0 if b == 0 else v / b
+    return float(frac(np.linalg.norm(x[:3]), s.wrist_mm) ** 2 + frac(np.linalg.norm(x[3:6]), s.wrist_deg) ** 2
+                 + np.mean(np.square(frac(np.asarray(x[6:]), s.finger_deg))))
+
+
+def project(x: np.ndarray, s: RefineSettings) -> np.ndarray:
+    """``x`` moved into the bounds: offset and rotation scaled onto their balls, closures clipped."""
+    x = np.array(x, float)
+    for sl, b in ((slice(0, 3), s.wrist_mm), (slice(3, 6), s.wrist_deg)):
+        n = float(np.linalg.norm(x[sl]))
+        if n > b:
+            x[sl] *= b / n
+    x[6:] = np.clip(x[6:], 0.0, s.finger_deg)
+    return x
+
+
+def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
+    """The :class:`Variant` of a correction ``x`` (mm, deg -> m, rad)."""
+    return Variant(ablation=ablation, wrist_offset=tuple(np.asarray(x[:3]) / 1000.0),
+                   wrist_rotvec=tuple(np.radians(x[3:6])), finger_closure=tuple(np.radians(x[6:])),
+                   label="refine")
+
+
+def _evaluate(rec, plan, scene, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
+    """Step the corrections ``xs`` as one batch up to the end of the hold; one :class:`Sample` each."""
+    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
+    mid = int(lift[0]) + len(lift) // 2
+    batch = MjcBatch(scene, [to_variant(x) for x in xs], threads=s.threads, c_loop=s.c_loop)
+    try:
+        traces = step_protocol(plan, batch, cfg, frame_limit=hold_end,
+                               early_stop=(mid, s.mid_lift_rise_frac * cfg.lifted_min_rise))
+    finally:
+        batch.close()
+    out = []
+    for x, tr, w in zip(xs, traces, batch.worlds):
+        lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, w)
+        out.append(Sample(np.asarray(x, float), correction_cost(x, s), lifted, rise))
+    return out
+
+
+def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
+    """``(lifted, rise m)`` of one world's trace, as :func:`replay.protocol.measures.measure_world`
+    judges them (stable, completed, rise and clearance at the end of the hold), without its other
+    measures; rise is that at the last judged frame (-inf when unstable)."""
+    done = tr.done
+    stable = tr.bad_frame is None or world.reason is None
+    lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
+    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
+    judge = min(done, hold_end) - 1
+    if not stable or not lift_idx.size:
+        return False, -math.inf
+    opos = tr.body_pos[:done, -1].astype(float)
+    rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2]))
+    row = np.concatenate([tr.body_pos[judge, -1], tr.body_quat[judge, -1]]).astype(float)
+    clearance = float(object_vertices_world(row, scene.object_vertices)[:, 2].min() - rec.support_height)
+    lifted = done >= hold_end and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance
+    return bool(lifted), rise
+
+
+def _propose(rng, mean, std, best: Sample | None, n: int, s: RefineSettings) -> list:
+    """``n`` corrections: the best one shrunk (:data:`SHRINK`) if there is one, then samples."""
+    xs = [project(a * best.x, s) for a in SHRINK] if best is not None else []
+    while len(xs) < n:
+        xs.append(project(mean + std * rng.standard_normal(mean.shape), s))
+    return xs[:n]
+
+
+def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
+    """Mean and spread refit to the elite (feasibility-first rank), smoothed, spread floored at ``floor``."""
+    k = max(2, int(math.ceil(s.elite_frac * len(samples))))
+    elite = np.stack([p.x for p in sorted(samples, key=Sample.key)[:k]])
+    a = s.smoothing
+    return a * elite.mean(axis=0) + (1 - a) * mean, np.maximum(a * elite.std(axis=0) + (1 - a) * std, floor)
+
+
+def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings) -> tuple:
+    """The CEM loop (module doc) on a built scene: ``(found, best-ranked Sample, rollouts, history)``."""
+    rng = np.random.default_rng(s.seed)
+    bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
+    mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
+    first = _evaluate(rec, plan, scene, cfg, [np.zeros(11)], s)[0]
+    history = [{"worlds": 1, "lifted": int(first.lifted), "best_cost": first.cost if first.lifted else None}]
+    if first.lifted:
+        return True, first, 1, history
+    rollouts, top, best, stale = 1, first, None, 0
+    for _ in range(s.iterations):
+        samples = _evaluate(rec, plan, scene, cfg, _propose(rng, mean, std, best, s.worlds, s), s)
+        rollouts += len(samples)
+        ranked = sorted(samples + [top], key=Sample.key)
+        improved = ranked[0].lifted and (best is None or ranked[0].cost < best.cost * 0.97)
+        top = ranked[0]
+        best = top if top.lifted else None
+        stale = 0 if improved else stale + 1
+        history.append({"worlds": len(samples), "lifted": sum(p.lifted for p in samples),
+                        "best_cost": best.cost if best else None})
+        mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
+        if best is not None and stale >= s.patience:
+            break
+    return best is not None, top, rollouts, history
+
+
+def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig,
+                     settings: RefineSettings | None = None) -> RefineResult:
+    """Search the smallest correction of one recording (module doc) and run it with its ablation.
+
+    Args:
+        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (lift protocol).
+        settings: the search's knobs (default :class:`RefineSettings`).
+
+    Raises:
+        UsageError: an engine other than MuJoCo C (``engine="direct"``, ``device="cpu"``),
+            or settings out of range. DataError: bad input.
+    """
+    s = (settings or RefineSettings()).validate()
+    cfg.validate()
+    if cfg.engine != "direct" or cfg.device != "cpu":
+        raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine direct on device cpu")
+    t0 = time.perf_counter()
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    found, top, rollouts, history = search(rec, plan, scene, cfg, s)
+    refined, ablation = run_rollouts(rec, coords, mjcf, cfg, [to_variant(top.x), to_variant(top.x, ablation=True)],
+                                     threads=s.threads)
+    return RefineResult(found, top.x, to_variant(top.x), refined, ablation, rollouts, time.perf_counter() - t0,
+                        s, history)

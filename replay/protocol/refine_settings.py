@@ -1,0 +1,55 @@
+"""The refine search's settings (:mod:`replay.protocol.refine`), light to import: the study's
+process fills in their defaults (:mod:`replay.study.runner`) without loading the physics."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from replay.errors import UsageError
+
+
+@dataclass(frozen=True)
+class RefineSettings:
+    """The search's knobs (written into the results).
+
+    Attributes:
+        seed: the sampler's seed. worlds: corrections per iteration (one engine batch).
+        iterations: CEM iterations at most (after the uncorrected run).
+        elite_frac: fraction of a batch the distribution is refit to. smoothing: weight of
+            the refit (the rest stays with the previous mean and spread).
+        wrist_mm, wrist_deg, finger_deg: the bounds (mm, deg, deg).
+        mid_lift_rise_frac: early stop at mid-lift below this fraction of ``lifted_min_rise``.
+        patience: stop after this many iterations without a smaller successful correction
+            (once one was found).
+        explore_until_lift: while no world has lifted, the spread is not narrowed below its
+            initial width (the mean still follows the elite): a wide search until a grasp holds.
+        threads: threads stepping a batch's worlds (:class:`MjcBatch`).
+        c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.c_loop`;
+            the same trajectories bit for bit, faster).
+    """
+
+    seed: int = 0
+    worlds: int = 24
+    iterations: int = 6
+    elite_frac: float = 0.25
+    smoothing: float = 0.7
+    wrist_mm: float = 10.0
+    wrist_deg: float = 10.0
+    finger_deg: float = 15.0
+    mid_lift_rise_frac: float = 0.25
+    patience: int = 2
+    explore_until_lift: bool = True
+    threads: int = 1
+    c_loop: bool = True
+
+    def validate(self) -> "RefineSettings":
+        """Raises UsageError on a value out of range."""
+        if self.worlds < 2 or self.iterations < 1 or not 0 < self.elite_frac <= 1 or not 0 < self.smoothing <= 1:
+            raise UsageError("--refine", f"settings out of range: {self}")
+        if min(self.wrist_mm, self.wrist_deg, self.finger_deg) < 0 or self.threads < 1:
+            raise UsageError("--refine", f"bounds and threads must be >= 0 / >= 1: {self}")
+        return self
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

@@ -1,0 +1,115 @@
+"""The refine search (replay.protocol.refine) on the short cubesmall window: it undoes a known
+wrist offset added to a recording that lifts, and the same seed gives the same result bit for bit.
+
+Measured on this window (SHORT protocol, one world per offset): the recording lifts as is and
+with the wrist moved 4-10 mm along +-x, +y or -z; moved 4, 7 or 10 mm along +z (hand higher)
+or -y it drops. So 7 mm along +z makes it fail, and the lifting region reaches less than
+4 mm above the recorded pose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from short_window import SHORT, short_window
+from replay.config import ReplayConfig
+from replay.protocol import finger_closure
+from replay.protocol.refine import RefineSettings, refine_recording, to_variant
+from replay.sim.engine import Variant
+
+#: the offset added to the recording's wrist, m, world (+z: the hand 7 mm higher than recorded)
+ADDED = np.array([0.0, 0.0, 0.007])
+
+
+@pytest.fixture(scope="module")
+def window(grab_dir, capsule_rhand):
+    return short_window(grab_dir, capsule_rhand)
+
+
+@pytest.fixture(scope="module")
+def shifted(window):
+    rec, coords = window
+    c = coords.copy()
+    c[:, :3] += ADDED
+    return rec, c
+
+
+def test_search_undoes_a_known_wrist_offset(shifted, capsule_rhand):
+    """Wrist offset only (rotation and closure bounds 0): the added 7 mm makes the grasp fail
+    and the correction found lifts it, undoing most of the offset.
+
+    Tolerance: the search returns the *smallest* correction that lifts, i.e. a point on the
+    edge of the lifting region nearest the shifted pose, not its centre. The region reaches
+    less than 4 mm above the recorded pose (module doc), so the correction must undo at least
+    7 - 4 = 3 mm along -z, and end within 5 mm of minus the added offset (the 4 mm band plus
+    2-3 mm of sideways slack: +-x and +y offsets of that size lift too, so the cost, not the
+    outcome, keeps them small)."""
+    rec, coords = shifted
+    cfg = ReplayConfig(**SHORT)
+    s = RefineSettings(seed=1, worlds=16, iterations=4, wrist_deg=0.0, finger_deg=0.0)
+    r = refine_recording(rec, coords, capsule_rhand, cfg, s)
+    f = r.fields(cfg.ablation_clean_mm)
+    assert r.history[0]["lifted"] == 0  # the shifted recording fails as is
+    assert r.found and f["refine_outcome"] == "lifted"
+    o = r.x[:3] / 1000.0
+    assert o[2] <= -0.003, o
+    assert np.linalg.norm(o + ADDED) <= 0.005, o
+    assert f["refine_wrist_mm"] <= 10.0 + 1e-9 and f["refine_wrist_deg"] == 0.0 and f["refine_finger_deg"] == 0.0
+    assert f["refine_ablation_max_disp_mm"] < cfg.ablation_clean_mm and f["refine_ablation_clean"]
+    assert r.refined.metrics["variant"]["wrist_offset"] == pytest.approx(list(o))
+
+
+def test_same_seed_same_result_bit_for_bit(shifted, capsule_rhand):
+    """Full bounds, same seed twice (one thread, then two): identical corrections, histories and
+    refined runs (wall times aside)."""
+    rec, coords = shifted
+    cfg = ReplayConfig(**SHORT)
+    s = RefineSettings(seed=3, worlds=8, iterations=2)
+    a = refine_recording(rec, coords, capsule_rhand, cfg, s)
+    b = refine_recording(rec, coords, capsule_rhand, cfg, dataclasses.replace(s, threads=2))
+    assert np.array_equal(a.x, b.x) and a.rollouts == b.rollouts and a.history == b.history
+    timing = {"wall_s", "build_s", "rtf"}
+    for ra, rb in ((a.refined, b.refined), (a.ablation, b.ablation)):
+        assert {k: v for k, v in ra.metrics.items() if k not in timing} == \
+               {k: v for k, v in rb.metrics.items() if k not in timing}
+        for k in ra.poses:  # NaN where not simulated counts as equal
+            np.testing.assert_array_equal(ra.poses[k], rb.poses[k])
+
+
+def test_finger_closure_axes_and_zero_variant(capsule_rhand):
+    """manosim right hand: the four fingers flex about +z, the thumb about ~(0.6, 0, 0.8); a
+    zero closure leaves the variant's dict as before (results without it read the same)."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(str(capsule_rhand))
+    ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{i}") for i in range(16)]
+    axes = finger_closure.flexion_axes(np.asarray(m.body_pos)[ids])
+    assert np.all(axes[:12, 2] > 0.85)
+    assert np.all(axes[12:, 2] > 0.5) and np.all(axes[12:, 0] > 0.3)
+    assert "finger_closure" not in Variant().to_dict()
+    assert to_variant(np.r_[np.zeros(6), 5.0, 0, 0, 0, 0]).to_dict()["finger_closure"][0] == pytest.approx(np.radians(5))
+
+
+def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
+    """MjcBatch(c_loop=True) (the search's engine) gives the Python loop's trajectory bit for bit,
+    with and without a finger closure, on one and two threads."""
+    from replay.protocol.rollout import build_replay_scene, step_protocol
+    from replay.sim.engine.mjc import MjcBatch
+
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    vs = [Variant(), Variant(wrist_offset=(0.003, 0.0, 0.0)), Variant(finger_closure=(0.1, 0.0, 0.05, 0.0, 0.2))]
+    runs = []
+    for c_loop, threads in ((False, 1), (True, 1), (True, 2)):
+        b = MjcBatch(scene, vs, threads=threads, c_loop=c_loop)
+        tr = step_protocol(plan, b, cfg)
+        b.close()
+        runs.append(([t.body_pos for t in tr], [w.d.qpos.copy() for w in b.worlds], [w.peak_contacts for w in b.worlds]))
+    for other in runs[1:]:
+        for a, b in zip(runs[0][0] + runs[0][1], other[0] + other[1]):
+            np.testing.assert_array_equal(a, b)
+        assert runs[0][2] == other[2]
