@@ -17,6 +17,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from replay.protocol.diagnosis import display_outcome
+
 #: characters of a long note (the hand import's warnings) said on the console; the whole
 #: text is in the rollout JSON (``import_warnings``)
 NOTE_CHARS = 160
@@ -238,7 +240,8 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
             ("rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
             ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
     rows = [[h for h, _, _ in cols]]
-    for r in study.get("rollouts") or []:
+    for r in study.get("rollouts") or []:  # outcome as the report words it ("not lifted": never left the table)
+        r = dict(r, outcome=display_outcome(r.get("outcome"), r.get("diagnosis")))
         rows.append([_cell(r.get(k) * s if (s and r.get(k) is not None) else r.get(k)) for _, k, s in cols])
     w = [max(len(row[i]) for row in rows) for i in range(len(cols))]
     lines = ["  ".join(col.ljust(w[i]) for i, col in enumerate(row)).rstrip() for row in rows]
