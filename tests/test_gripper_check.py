@@ -9,25 +9,17 @@ hold 0.1 of the weight (2 x 0.05 x m g) -> ``not_risen`` at lifting; a line 10 c
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 import pytest
 
 from replay.config import ReplayConfig
-from replay.errors import DataError
-
-MIRROR = os.environ.get("REPLAY_MIRROR", "/work/shared/datasets")
-
 
 @pytest.fixture(scope="module")
-def cube():
+def cube(mirror):
     from replay.checks import load_recording
 
-    try:
-        return load_recording("grab", "cubesmall_lift", MIRROR)
-    except DataError as e:
-        pytest.skip(f"GRAB cubesmall not staged: {e}")
+    return load_recording("grab", "cubesmall_lift", mirror)
 
 
 def _phases(res_line):
