@@ -35,7 +35,9 @@ import mujoco
 import numpy as np
 
 from replay.sim.contact_table import hand_object_table
+from replay.sim.engine import Variant
 from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mjc import apply_variant
 
 
 def _finger_values(m: mujoco.MjModel, lay: MjLayout) -> tuple[np.ndarray, np.ndarray]:
@@ -67,14 +69,11 @@ def apply_object_contact(scene):
         ref, imp = _finger_values(m, lay)
         m.geom_solref[og] = ref
         m.geom_solimp[og] = imp
-    if cfg.hand_object_friction is not None:
-        mu = float(np.float32(cfg.hand_object_friction))
-        m.geom_friction[og, 0] = mu
-        m.geom_friction[np.flatnonzero(lay.hand_geoms), 0] = mu
     b = lay.object_body
-    if cfg.object_density_scale != 1.0:
-        m.body_mass[b] *= cfg.object_density_scale
-        m.body_inertia[b] *= cfg.object_density_scale
+    # friction (object and hand geoms) and mass (inertia with it, mj_setConst, read back): the
+    # engine's own variant edit, so a preset and a sweep world change the model the same way
+    scaled = float(m.body_mass[b]) * cfg.object_density_scale if cfg.object_density_scale != 1.0 else None
+    apply_variant(m, lay, Variant(friction=cfg.hand_object_friction, object_mass=scaled))
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
