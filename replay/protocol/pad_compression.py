@@ -287,8 +287,9 @@ def compress_coords(rec, coords: np.ndarray, mjcf: str | Path, cfg, start_frame:
         w = (t >= t[g]).astype(float)
     w[g:] = 1.0
     fq = finger_quats(out)
-    for k in np.flatnonzero(w > 0):
-        fq[k] = (Rotation.from_quat(fq[k]) * Rotation.from_rotvec(rv * w[k])).as_quat()
+    moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
+    for k in np.flatnonzero(w > 0) if moved.size else ():
+        fq[k, moved] = (Rotation.from_quat(fq[k, moved]) * Rotation.from_rotvec(rv[moved] * w[k])).as_quat()
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
     return out, {"depth_mm": float(cfg.pad_compression_mm), "near_mm": float(cfg.pad_near_mm), "fingers": res,
                  "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],

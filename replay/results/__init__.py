@@ -38,6 +38,7 @@ from replay.results.records import (
     FORMAT_VERSION,
     POSES_KEYS,
     QUAT_ORDER,
+    REFINE_FIELDS,
     ROW_FIELDS,
     Phase,
     ResultsFormatError,
@@ -48,7 +49,7 @@ from replay.results.records import (
 )
 
 __all__ = [
-    "FORMAT_VERSION", "POSES_KEYS", "QUAT_ORDER", "ROW_FIELDS", "Phase", "ResultsFormatError", "RolloutRecord",
+    "FORMAT_VERSION", "POSES_KEYS", "QUAT_ORDER", "REFINE_FIELDS", "ROW_FIELDS", "Phase", "ResultsFormatError", "RolloutRecord",
     "StudyRecord", "check_version", "study_row", "check_poses_version", "dumps", "read_rollout", "read_study",
     "rows_csv", "write_poses", "write_rollout", "write_study", "fields_markdown",
 ]
