@@ -129,12 +129,13 @@ def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
     from replay.sim.diagnostics import check_readback
     from replay.errors import ReadbackError
     from replay.sim.scene import build_scene
+    from replay.sim.scene_spec import SceneSpec
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
     obj = rec.target_object
-    scene = build_scene(capsule_rhand, obj.asset, obj.pos[0], obj.quat[0], rec.support_height, coords[0],
-                        coords[rec.grasp_frame], coords[:, 7:].reshape(-1, 15, 4), cfg)
+    scene = build_scene(SceneSpec(capsule_rhand, obj.asset, obj.pos[0], obj.quat[0], rec.support_height, coords[0],
+                                  coords[rec.grasp_frame], coords[:, 7:].reshape(-1, 15, 4)), cfg)
     assert scene.readback["finger_forcerange"] == pytest.approx(0.4)
     eff = scene.model.joint_effort_limit.numpy()
     eff[scene.finger_qd_start : scene.finger_qd_start + 45] = 0.1

@@ -27,6 +27,7 @@ from replay.protocol.rollout import plan_rollout, run_rollout
 from replay.sim.engine import Variant, finger_drive as mj_drive, steel_signals
 from replay.sim.engine.steel import SteelBatch
 from replay.sim.engine.steel_drive import SteelFingerDrive
+from replay.sim.scene_spec import SceneSpec
 from replay.sim.steel_scene import build_steel_model, build_steel_scene
 from replay.data.support import support_extent
 from replay.kinematics.hand_layout import finger_quats
@@ -52,7 +53,7 @@ def bare_model(window, capsule_rhand):
     """(model, info) of the short window's world without gravity."""
     cfg = ReplayConfig(**STEEL)
     _, args, ext = _scene_inputs(window, cfg)
-    model, info = build_steel_model(capsule_rhand, *args, cfg, False, ext)
+    model, info = build_steel_model(SceneSpec(capsule_rhand, *args, support_extent=ext), cfg)
     model.gravity.assign(np.zeros((1, 3), np.float32))
     return model, info
 
@@ -150,7 +151,7 @@ def test_support_carries_the_objects_weight(window, capsule_rhand):
     cfg = ReplayConfig(**STEEL)
     plan, args, ext = _scene_inputs(window, cfg)
     grasp = plan.coords[plan.phase == 1][-1]
-    scene = build_steel_scene(capsule_rhand, *args, grasp, finger_quats(plan.coords), cfg, False, ext)
+    scene = build_steel_scene(SceneSpec(capsule_rhand, *args, grasp, finger_quats(plan.coords), support_extent=ext), cfg)
     batch = SteelBatch(scene, [Variant()])
     row = np.zeros((1, 16))
     row[0, :3], row[0, 3:7] = plan.coords[0, :3], plan.coords[0, [6, 3, 4, 5]]

@@ -53,6 +53,7 @@ from replay.sim.engine.mjc import MjcBatch
 from replay.sim.engine.newton_step import NewtonStepBatch
 from replay.sim.engine.steel import SteelBatch
 from replay.sim.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
+from replay.sim.scene_spec import SceneSpec
 from replay.sim.steel_scene import build_steel_scene
 
 #: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.warp_batch`)
@@ -119,10 +120,9 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
     extent = support_extent(rec)
-    scene = (build_steel_scene if cfg.solver_backend == "steel" else build_scene)(
-        mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
-        finger_quats(plan.coords), cfg, ablation=ablation, support_extent=extent,
-    )
+    spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
+                     finger_quats(plan.coords), ablation=ablation, support_extent=extent)
+    scene = (build_steel_scene if cfg.solver_backend == "steel" else build_scene)(spec, cfg)
     return plan, scene, extent
 
 

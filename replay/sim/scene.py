@@ -34,13 +34,14 @@ from replay.sim.object_contact import apply_object_contact
 from replay.sim import diagnostics
 from replay.config import GRAVITY, ReplayConfig
 from replay.sim.control import HandController
-from replay.data.types import ObjectAsset
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.mjc import MjcBatch
 from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
-from replay.sim.world_builder import (
+from replay.sim.scene_spec import SceneSpec
+from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
     add_replay_world,
+    build_world_model,
     import_hand,
     model_device,
     new_builder,
@@ -123,19 +124,9 @@ class Scene:
         return self.hand_qd_start + MANOSIM_HAND.finger_dof_start
 
 
-def build_model(
-    mjcf: str | Path,
-    asset: ObjectAsset,
-    object_pos: np.ndarray,
-    object_quat: np.ndarray,
-    support_height: float,
-    hand_coords0: np.ndarray,
-    config: ReplayConfig,
-    ablation: bool = False,
-    support_extent=None,
-):
-    """Build (but do not simulate) the replay model: one world (:func:`add_replay_world`)
-    in a fresh builder (:func:`new_builder`), finalized on :func:`model_device`.
+def build_model(spec: SceneSpec, config: ReplayConfig):
+    """Build (but do not simulate) the replay model of ``spec``
+    (:func:`replay.sim.world_builder.build_world_model`).
 
     Returns:
         ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
@@ -143,11 +134,20 @@ def build_model(
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
-    builder = new_builder(config)
-    info = add_replay_world(builder, mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
-                            ablation, support_extent)
-    model = builder.finalize(device=model_device(config))
-    return model, info
+    return build_world_model(spec, config)
+
+
+def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver) -> Scene:
+    """The probe stage's :class:`Scene` of ``spec`` (shared by every scene builder): ``model`` and
+    ``info`` from :func:`replay.sim.world_builder.build_world_model`, the probe ``solver``, the
+    probe's results at their "not measured" defaults."""
+    return Scene(model=model, solver=solver, config=config, support_height=spec.support_height,
+                 ablation=spec.ablation, build_inputs=spec.world_inputs(config), **info)
+
+
+def finger_dof_slice(info: dict) -> slice:
+    """The finger DOFs of the hand in a model built from ``info`` (:func:`build_model`)."""
+    return slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
@@ -167,27 +167,14 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
     return newton.solvers.SolverMuJoCo(model, **kwargs)
 
 
-def build_scene(
-    mjcf: str | Path,
-    asset: ObjectAsset,
-    object_pos: np.ndarray,
-    object_quat: np.ndarray,
-    support_height: float,
-    hand_coords0: np.ndarray,
-    grasp_coords: np.ndarray,
-    commanded_finger_quats: np.ndarray,
-    config: ReplayConfig,
-    ablation: bool = False,
-    support_extent=None,
-) -> Scene:
+def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
     """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver.
 
     Args:
-        mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation:
-            see :func:`build_model`.
-        grasp_coords: (67,) hand coords at the grasp frame (contact-count probe).
-        commanded_finger_quats: (T, 15, 4) every finger target the rollout will command,
-            xyzw (flutter bound: largest angle per joint).
+        spec: what the scene is built from (:class:`replay.sim.scene_spec.SceneSpec`); its
+            ``grasp_coords`` (contact-count probe) and ``commanded_finger_quats`` (flutter bound:
+            largest angle per joint) are required here.
+        config: settings.
 
     Returns:
         The :class:`Scene`.
@@ -196,16 +183,11 @@ def build_scene(
         ReadbackError: read-back mismatch (a set value did not reach the solver).
         SceneError: the hand import is not as expected. DataError: bad asset.
     """
-    model, info = build_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config, ablation,
-                              support_extent)
-    build_inputs = dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
-                        object_quat=np.asarray(object_quat, float).copy(), support_height=float(support_height),
-                        hand_coords0=np.asarray(hand_coords0, float).copy(), config=config, ablation=ablation,
-                        support_extent=support_extent)
+    model, info = build_model(spec, config)
+    hand_coords0, grasp_coords, commanded_finger_quats = spec.hand_coords0, spec.grasp_coords, spec.commanded_finger_quats
     # probe stage: the probe solver; nothing here edits the model yet
-    probe_scene = Scene(model=model, solver=make_solver(model, config, None), config=config,
-                        support_height=float(support_height), ablation=ablation, build_inputs=build_inputs, **info)
-    resting, at_grasp, inertia = _probe(probe_scene, hand_coords0, grasp_coords)
+    probe = probe_scene(spec, config, model, info, make_solver(model, config, None))
+    resting, at_grasp, inertia = _probe(probe, hand_coords0, grasp_coords)
     kd_resolved = model.joint_target_kd.numpy().copy()
     if config.contact_capacity is not None:
         capacity = int(config.contact_capacity)
@@ -213,9 +195,9 @@ def build_scene(
         capacity = int(max(config.contact_capacity_min, math.ceil(config.contact_headroom * resting)))
     damping, flutter, changed = _raise_flutter_damping(model, info["hand_qd_start"], inertia, kd_resolved,
                                                        commanded_finger_quats, config)
-    fd = slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    fd = finger_dof_slice(info)
     scene = dataclasses.replace(
-        probe_scene, solver=_final_solver(probe_scene.solver, model, config, capacity, changed),
+        probe, solver=_final_solver(probe.solver, model, config, capacity, changed),
         contact_capacity=capacity, resting_contacts=int(resting), probe_contacts=[int(resting), int(at_grasp)],
         finger_damping=damping[fd].copy(), flutter=flutter,
     )

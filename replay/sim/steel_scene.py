@@ -21,20 +21,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import newton
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.data.types import ObjectAsset
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.sim import diagnostics
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.steel import SteelBatch, finger_drive_of
-from replay.sim.scene import Scene, make_solver
-from replay.sim.world_builder import add_replay_world, model_device, new_builder
+from replay.sim.scene import Scene, finger_dof_slice, make_solver, probe_scene
+from replay.sim.scene_spec import SceneSpec
+from replay.sim.world_builder import build_world_model
 
 #: the watermark families sized here: SolverSteel constructor argument per ``constraint_row_watermarks`` family
 ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "free_body_constraint_max"}
@@ -52,37 +51,21 @@ def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
     return opts
 
 
-def build_steel_model(mjcf, asset: ObjectAsset, object_pos, object_quat, support_height: float, hand_coords0,
-                      config: ReplayConfig, ablation: bool = False, support_extent=None):
-    """``(model, info)``: one replay world (:func:`add_replay_world`) with SolverSteel's attributes,
-    finalized on :func:`model_device`; free-body angular damping set to ``config.steel_angular_damping``.
+def build_steel_model(spec: SceneSpec, config: ReplayConfig):
+    """``(model, info)``: the replay world of ``spec`` with SolverSteel's attributes
+    (:func:`replay.sim.world_builder.build_world_model`); free-body angular damping set to
+    ``config.steel_angular_damping``.
 
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
-    builder = new_builder(config)
-    newton.solvers.SolverSteel.register_custom_attributes(builder)
-    info = add_replay_world(builder, mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
-                            ablation, support_extent)
-    model = builder.finalize(device=model_device(config))
+    model, info = build_world_model(spec, config, (newton.solvers.SolverSteel,))
     model.steel.rigid_body_angular_damping.fill_(float(config.steel_angular_damping))
     return model, info
 
 
-def build_steel_scene(
-    mjcf: str | Path,
-    asset: ObjectAsset,
-    object_pos: np.ndarray,
-    object_quat: np.ndarray,
-    support_height: float,
-    hand_coords0: np.ndarray,
-    grasp_coords: np.ndarray,
-    commanded_finger_quats: np.ndarray,
-    config: ReplayConfig,
-    ablation: bool = False,
-    support_extent=None,
-) -> Scene:
-    """The Steel scene (arguments as :func:`replay.sim.scene.build_scene`): model, measured row budgets,
+def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
+    """The Steel scene of ``spec`` (as :func:`replay.sim.scene.build_scene`): model, measured row budgets,
     the final solver, read-back.
 
     ``flutter`` holds the MJCF position drive's flutter records at the commanded targets
@@ -93,24 +76,17 @@ def build_steel_scene(
         ReadbackError: a solver option, row budget or drive gain did not reach the solver.
         SceneError: the hand import is not as expected. DataError: bad asset.
     """
-    model, info = build_steel_model(mjcf, asset, object_pos, object_quat, support_height, hand_coords0, config,
-                                    ablation, support_extent)
-    build_inputs = dict(mjcf=mjcf, asset=asset, object_pos=np.asarray(object_pos, float).copy(),
-                        object_quat=np.asarray(object_quat, float).copy(), support_height=float(support_height),
-                        hand_coords0=np.asarray(hand_coords0, float).copy(), config=config, ablation=ablation,
-                        support_extent=support_extent)
+    model, info = build_steel_model(spec, config)
     probe_rows = {k: int(config.steel_probe_rows) for k in ROW_FAMILIES}
-    probe = Scene(model=model, solver=newton.solvers.SolverSteel(model, **steel_options(config, probe_rows)),
-                  config=config, support_height=float(support_height), ablation=ablation, build_inputs=build_inputs,
-                  **info)
-    measured, counts = _probe_rows(probe, hand_coords0, grasp_coords)
+    probe = probe_scene(spec, config, model, info, newton.solvers.SolverSteel(model, **steel_options(config, probe_rows)))
+    measured, counts = _probe_rows(probe, spec.hand_coords0, spec.grasp_coords)
     if config.steel_row_budget is not None:
         rows = {k: int(config.steel_row_budget) for k in ROW_FAMILIES}
     else:
         rows = {k: int(max(config.steel_rows_min, math.ceil(config.steel_row_headroom * measured[k])))
                 for k in ROW_FAMILIES}
-    flutter = _flutter_records(model, info, grasp_coords, commanded_finger_quats, config)
-    fd = slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    flutter = _flutter_records(model, info, spec.grasp_coords, spec.commanded_finger_quats, config)
+    fd = finger_dof_slice(info)
     scene = dataclasses.replace(
         probe, solver=newton.solvers.SolverSteel(model, **steel_options(config, rows)),
         resting_contacts=counts[0], probe_contacts=list(counts[:2]),
@@ -164,7 +140,7 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
     state.joint_q.assign(q)
     newton.eval_fk(model, state.joint_q, state.joint_qd, state)
     inertia = diagnostics.dof_inertia(mj, model, state)
-    fd = slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    fd = finger_dof_slice(info)
     rec = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], model.joint_target_ke.numpy()[fd],
                                       model.joint_damping.numpy()[fd], model.joint_target_kd.numpy()[fd], config)
     return [dict(r, raised_to=None) for r in rec]

@@ -83,6 +83,25 @@ def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
     return builder
 
 
+def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ()) -> tuple:
+    """One replay world of ``spec`` (:class:`replay.sim.scene_spec.SceneSpec`) in a fresh builder
+    (:func:`new_builder`, plus the custom attributes of each solver class in ``solver_attributes``,
+    e.g. ``(newton.solvers.SolverSteel,)``), finalized on :func:`model_device`: the one model builder
+    of :mod:`replay.sim.scene` and :mod:`replay.sim.steel_scene`.
+
+    Returns:
+        ``(model, info)``: the :class:`newton.Model` and :func:`add_replay_world`'s ``info``.
+
+    Raises:
+        DataError: bad asset; SceneError: the hand import is not as expected.
+    """
+    builder = new_builder(config)
+    for solver_class in solver_attributes:
+        solver_class.register_custom_attributes(builder)
+    info = add_replay_world(builder, **spec.world_inputs(config))
+    return builder.finalize(device=model_device(config)), info
+
+
 def add_replay_world(
     builder: newton.ModelBuilder,
     mjcf: str | Path,
