@@ -35,6 +35,7 @@ import numpy as np
 
 from replay.sim.engine import c_loop as c_loop_mod
 from replay.sim.engine import finger_drive, signals, wrist
+from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
@@ -158,29 +159,6 @@ _WARN = {"CONTACTFULL": int(mujoco.mjtWarning.mjWARN_CONTACTFULL),
          "BADQACC": int(mujoco.mjtWarning.mjWARN_BADQACC)}
 
 
-@dataclass
-class FrameSignals:
-    """What a control frame left in one world.
-
-    Attributes:
-        body_pos: (17, 3) world positions, m, of ``mano_body_0..15`` then the object.
-        body_quat: (17, 4) world orientations, Newton xyzw.
-        contacts: hand-object contacts in the last step; contacts_force: those whose
-            normal force exceeds the config's ``contact_force_min`` N.
-        normal_force: sum of their normal forces, N; friction_force: sum of mu_i N_i, N
-            (over g: the friction budget, kg).
-        reason: why the world stopped (overflow, runaway, non-finite, solver error), or None.
-    """
-
-    body_pos: np.ndarray
-    body_quat: np.ndarray
-    contacts: int
-    contacts_force: int
-    reason: str | None
-    normal_force: float = 0.0
-    friction_force: float = 0.0
-
-
 class MjcBatch:
     """Worlds of one scene on MuJoCo C (see the module doc).
 
@@ -194,8 +172,11 @@ class MjcBatch:
             (:mod:`replay.sim.engine.c_loop`; the same trajectory, no Python per substep).
 
     Raises:
-        EngineError: a variant cannot be applied.
+        EngineError: a variant cannot be applied. AblationMaskError: see :func:`ablate_hand_object`.
     """
+
+    capabilities = Capabilities("direct", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=True,
+                                geom_distance=True)
 
     def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None,
                  c_loop: bool = False):
@@ -389,6 +370,14 @@ class MjcBatch:
     def stop(self, i: int) -> None:
         """Stop stepping world ``i`` (its protocol ended)."""
         self.worlds[i].alive = False
+
+    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
+        """(ngeom,) bool mask of the geoms on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
+        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
+
+    def result_fields(self) -> dict:
+        """No fields beyond the protocol's (the contract's :meth:`~replay.sim.engine.contract.Engine.result_fields`)."""
+        return {}
 
     def sync_state(self, i: int, state) -> None:
         """Write world ``i``'s coordinates into a Newton :class:`newton.State` (joint_q,

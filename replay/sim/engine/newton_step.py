@@ -18,7 +18,7 @@ from replay.sim import diagnostics
 from replay.sim.control import HandController, finger_actuator_force_max
 from replay.sim.engine import signals, wrist
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.world import WorldStatus
 
 
@@ -33,6 +33,9 @@ class NewtonStepBatch:
     Raises:
         ValueError: more than one variant, or one that edits the model.
     """
+
+    capabilities = Capabilities("newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False,
+                                geom_distance=True)
 
     def __init__(self, scene, variants, threads: int = 1):
         if len(variants) != 1:
@@ -123,3 +126,11 @@ class NewtonStepBatch:
 
     def stop(self, i: int) -> None:
         self.worlds[0].alive = False
+
+    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
+        """(ngeom,) bool mask of the MuJoCo geoms on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
+        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
+
+    def result_fields(self) -> dict:
+        """No fields beyond the protocol's."""
+        return {}

@@ -28,7 +28,7 @@ from replay.sim import diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import steel_signals, wrist
 from replay.kinematics.hand_layout import MANOSIM_HAND
-from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.contract import Capabilities, FrameSignals
 from replay.sim.engine.steel_drive import SteelFingerDrive
 from replay.sim.engine.world import WorldStatus
 
@@ -95,6 +95,7 @@ class SteelBatch:
             if any, built in as collision filter pairs).
         variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its wrist
             perturbation is honoured (parameter variants are for the MuJoCo engines).
+        threads: ignored (one world; the contract's signature).
 
     The finger drive's gains are the model's (:func:`finger_drive_of`).
 
@@ -103,9 +104,10 @@ class SteelBatch:
             differs from the scene's.
     """
 
-    engine_name = ENGINE
+    capabilities = Capabilities(ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False,
+                                geom_distance=False)
 
-    def __init__(self, scene, variants):
+    def __init__(self, scene, variants, threads: int = 1):
         if len(variants) != 1:
             raise ValueError("the Steel engine steps one world per scene")
         v = variants[0]

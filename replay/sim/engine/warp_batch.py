@@ -59,7 +59,7 @@ import warp as wp
 
 from replay.errors import EngineError
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mjc import FrameSignals
+from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.warp_buffers import PARK_DISTANCE, park_qpos, warp_buffers  # noqa: F401  (PARK_DISTANCE re-exported)
 from replay.sim.engine.warp_kernels import (
@@ -114,6 +114,9 @@ class WarpBatch:
         EngineError: a variant's ablation differs from the scene's, or a parameter did
             not reach mujoco-warp's model (read back per world).
     """
+
+    capabilities = Capabilities("warp", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=False,
+                                geom_distance=False)
 
     def __init__(self, scene, variants: list[Variant], device=None, capacity: int | None = None,
                  graph: bool | None = None, threads: int = 1):
@@ -307,6 +310,14 @@ class WarpBatch:
     def stop(self, i: int) -> None:
         """Stop world ``i`` (its protocol ended): it is parked from the next frame on."""
         self.worlds[i].alive = False
+
+    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
+        """(ngeom,) bool mask of the template world's geoms on the hand bodies ``fingertip_bodies``."""
+        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
+
+    def result_fields(self) -> dict:
+        """No fields beyond the protocol's."""
+        return {}
 
     def world_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(qpos (nq,), qvel (nv,)) of world ``i`` in MuJoCo's order (float32 on the device)."""

@@ -1,0 +1,126 @@
+"""The engine contract: what every engine of :mod:`replay.sim.engine` offers a protocol.
+
+An engine is built from a scene and one :class:`~replay.sim.engine.variants.Variant` per world
+(:func:`replay.sim.engine.factory.make_engine` or :func:`~replay.sim.engine.factory.engine_for_scene`,
+the only places that know the engine classes). It then steps one control frame for all its live worlds
+(:meth:`Engine.step_frame`), reads one world's signals after the frame (:meth:`Engine.read_frame`:
+body poses, hand-object contacts and forces, and the reason a world stopped: contact overflow, runaway,
+non-finite state, solver error), and says what it supports in :class:`Capabilities`, so that a caller
+asks instead of checking types. Modelled on Newton's ``SolverBase`` (one interface, ``step`` /
+``notify_model_changed`` / ``update_contacts``, one implementation per solver).
+
+Implementations: :class:`replay.sim.engine.mjc.MjcBatch` (MuJoCo C), :class:`replay.sim.engine.warp_batch.WarpBatch`
+(mujoco-warp), :class:`replay.sim.engine.newton_step.NewtonStepBatch` (the reference, ``SolverMuJoCo.step``),
+:class:`replay.sim.engine.steel.SteelBatch` (SolverSteel). ``tests/test_structure.py`` checks that each
+satisfies :class:`Engine`.
+
+Quaternions Newton xyzw unless said; wrist target rows MuJoCo wxyz (:mod:`replay.sim.engine.wrist`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass
+class FrameSignals:
+    """What a control frame left in one world.
+
+    Attributes:
+        body_pos: (17, 3) world positions, m, of ``mano_body_0..15`` then the object.
+        body_quat: (17, 4) world orientations, Newton xyzw.
+        contacts: hand-object contacts in the last step; contacts_force: those whose
+            normal force exceeds the config's ``contact_force_min`` N.
+        normal_force: sum of their normal forces, N; friction_force: sum of mu_i N_i, N
+            (over g: the friction budget, kg).
+        reason: why the world stopped (overflow, runaway, non-finite, solver error), or None.
+    """
+
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    contacts: int
+    contacts_force: int
+    reason: str | None
+    normal_force: float = 0.0
+    friction_force: float = 0.0
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine supports (class attribute ``capabilities`` of every engine).
+
+    Attributes:
+        name: the engine's name in every rollout's ``engine`` field.
+        worlds_per_scene: 0: any number of worlds on one scene; 1: one world per scene.
+        parameter_variants: applies a variant's friction, effort limit and object mass.
+        ablation_by_variant: contact and ablation worlds share one scene (the ablation is a
+            per-world model edit that may raise :class:`replay.errors.AblationMaskError`, then the
+            ablation worlds need a scene built with Newton's collision filter pairs); False: every
+            world of a scene has the scene's ablation flag.
+        geom_distance: :meth:`Engine.min_distance` measures (else NaN).
+    """
+
+    name: str
+    worlds_per_scene: int = 0
+    parameter_variants: bool = True
+    ablation_by_variant: bool = False
+    geom_distance: bool = True
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """N worlds of one scene, stepped one control frame at a time (module doc).
+
+    Attributes:
+        capabilities: :class:`Capabilities` (a class attribute).
+        scene: the :class:`replay.sim.scene.Scene` it was built from.
+        layout: where the hand's and the object's geoms/bodies are (``hand_geoms``,
+            ``object_geoms`` (G,) bool masks, ``hand_bodies``).
+        worlds: one :class:`replay.sim.engine.world.WorldStatus` per variant, in order
+            (``alive``, ``reason``, ``peak_contacts``, ``capacity``, ``readback``).
+    """
+
+    capabilities: Capabilities
+    scene: object
+    layout: object
+    worlds: list
+
+    def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
+        """Advance every live world one control frame: finger targets (N, 15, 4) xyzw, wrist
+        target rows (N, 16) of the previous and this frame."""
+        ...
+
+    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+        """World ``i``'s signals after its last frame; a world with a reason stops."""
+        ...
+
+    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
+        """Smallest signed distance, m, between the two geom masks in world ``i`` (NaN where unsupported)."""
+        ...
+
+    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
+        """(G,) bool mask of the geoms (shapes on Steel) on the hand bodies ``fingertip_bodies``
+        (indices into the 16 hand bodies)."""
+        ...
+
+    def result_fields(self) -> dict:
+        """Fields every rollout of this engine adds to its metrics (may be empty)."""
+        ...
+
+    def stop(self, i: int) -> None:
+        """Stop stepping world ``i``."""
+        ...
+
+    def close(self) -> None:
+        """Release threads or buffers."""
+        ...
+
+
+def fingertip_geoms_of(mj_model, hand_bodies: np.ndarray, fingertip_bodies) -> np.ndarray:
+    """(ngeom,) bool: MuJoCo geoms whose body is one of ``hand_bodies[fingertip_bodies]``
+    (MuJoCo body ids; the MuJoCo engines' :meth:`Engine.fingertip_geoms`)."""
+    tips = np.asarray(hand_bodies)[list(fingertip_bodies)]
+    return np.isin(np.asarray(mj_model.geom_bodyid), tips)
