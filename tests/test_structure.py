@@ -97,7 +97,8 @@ def test_the_reader_sees_real_edges():
     """The parser finds edges we know exist (else 'no cycles' would be vacuous)."""
     g = import_graph()
     assert g.has_edge("replay.output.render.montage", "replay.output.render.video")
-    assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.mjc")
+    assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.factory")
+    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mjc")  # an import inside a function
     assert g.number_of_edges() > 100
 
 
@@ -128,7 +129,8 @@ def test_layer_rule_sees_an_upward_import():
     """The rule is not vacuous: the graph holds edges across layers, and one from a
     lower layer to a higher one would be caught."""
     g = import_graph()
-    assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.mjc")
+    assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.factory")
+    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mjc")  # an import inside a function
     assert layer("replay.protocol.rollout") > layer("replay.sim.engine.mjc") > layer("replay.data.types")
 
 
@@ -153,3 +155,88 @@ def test_no_module_over_the_size_limit():
     big = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
     big = {n: k for n, k in big.items() if k > MAX_MODULE_LINES}
     assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+
+
+#: the one module that may pick behaviour by an engine's type (issue 28)
+ENGINE_FACTORY = "replay/sim/engine/factory.py"
+#: names an engine is held under at call sites (``batch``, ``engine``, ``self.batch``, ...)
+ENGINE_NAMES = ("batch", "engine", "eng")
+
+
+def _is_engine_ref(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower() in ENGINE_NAMES or name.lower().endswith("batch")
+
+
+def _engine_class_ref(node: ast.AST) -> bool:
+    elts = node.elts if isinstance(node, ast.Tuple) else [node]
+    names = [e.id if isinstance(e, ast.Name) else e.attr if isinstance(e, ast.Attribute) else "" for e in elts]
+    return any(n.endswith("Batch") for n in names)
+
+
+def engine_dispatch(source: str) -> list[int]:
+    """Lines of ``source`` that pick behaviour by an engine's type: ``isinstance(x, SomeBatch)``,
+    ``type(x).__name__ == "...Batch"``, ``hasattr(batch, ...)`` / ``getattr(batch, name, default)``."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            f, args = node.func.id, node.args
+            if f == "isinstance" and len(args) == 2 and _engine_class_ref(args[1]):
+                hits.append(node.lineno)
+            elif f == "hasattr" and _is_engine_ref(args[0]):
+                hits.append(node.lineno)
+            elif f == "getattr" and len(args) == 3 and _is_engine_ref(args[0]):
+                hits.append(node.lineno)
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                if (isinstance(side, ast.Attribute) and side.attr == "__name__" and isinstance(side.value, ast.Call)
+                        and isinstance(side.value.func, ast.Name) and side.value.func.id == "type"):
+                    if any(isinstance(c, ast.Constant) and str(c.value).endswith("Batch") for c in
+                           [node.left, *node.comparators]):
+                        hits.append(node.lineno)
+    return hits
+
+
+def test_no_engine_type_dispatch_outside_the_factory():
+    """Callers ask an engine's ``capabilities`` (:mod:`replay.sim.engine.contract`); only the factory
+    knows the classes."""
+    bad = []
+    for folder in ("replay", "scripts", "benchmarks"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel != ENGINE_FACTORY:
+                bad += [f"{rel}:{n}" for n in engine_dispatch(path.read_text())]
+    assert not bad, f"engine type dispatch outside {ENGINE_FACTORY}: {bad}"
+
+
+def test_dispatch_scan_sees_each_pattern():
+    src = ("isinstance(b, NewtonStepBatch)\nok = type(batch).__name__ == 'WarpBatch'\nhasattr(batch, 'x')\n"
+           "getattr(self.batch, 'engine_name', None)\nisinstance(x, int)\nf'{type(e).__name__}'\ngetattr(cfg, 'a', 1)\n")
+    assert engine_dispatch(src) == [1, 2, 3, 4]
+
+
+def test_every_engine_satisfies_the_contract():
+    """Each engine class has every member of :class:`replay.sim.engine.contract.Engine` with the
+    Protocol's parameter names, and a :class:`~replay.sim.engine.contract.Capabilities`."""
+    import inspect
+
+    from replay.sim.engine.contract import Capabilities, Engine
+    from replay.sim.engine.mjc import MjcBatch
+    from replay.sim.engine.newton_step import NewtonStepBatch
+    from replay.sim.engine.steel import SteelBatch
+    from replay.sim.engine.warp_batch import WarpBatch
+
+    methods = [n for n, v in vars(Engine).items() if callable(v) and not n.startswith("_")]
+    assert {"step_frame", "read_frame", "min_distance", "fingertip_geoms", "result_fields", "stop",
+            "close"} <= set(methods)
+    names = set()
+    for cls in (MjcBatch, NewtonStepBatch, SteelBatch, WarpBatch):
+        assert isinstance(cls.capabilities, Capabilities), cls
+        names.add(cls.capabilities.name)
+        for m in methods:
+            want = list(inspect.signature(getattr(Engine, m)).parameters)
+            got = list(inspect.signature(getattr(cls, m)).parameters)
+            assert got[:len(want)] == want, (cls.__name__, m, got)
+        init = inspect.signature(cls.__init__).parameters
+        assert list(init)[:3] == ["self", "scene", "variants"] and "threads" in init, cls.__name__
+    assert names == {"direct", "newton", "steel", "warp"}

@@ -49,15 +49,9 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     replayed_frames,
 )
 from replay.sim.engine import Variant, wrist
-from replay.sim.engine.mjc import MjcBatch
-from replay.sim.engine.newton_step import NewtonStepBatch
-from replay.sim.engine.steel import SteelBatch
-from replay.sim.scene import HAND_BODY_NAMES, build_scene, config_uses_direct_engine
+from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
+from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_spec import SceneSpec
-from replay.sim.steel_scene import build_steel_scene
-
-#: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.warp_batch`)
-WARP_DEVICES = ("cuda", "warp-cpu")
 
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
 FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
@@ -122,7 +116,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     extent = support_extent(rec)
     spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
                      finger_quats(plan.coords), ablation=ablation, support_extent=extent)
-    scene = (build_steel_scene if cfg.solver_backend == "steel" else build_scene)(spec, cfg)
+    scene = build_engine_scene(spec, cfg)
     return plan, scene, extent
 
 
@@ -188,62 +182,38 @@ def run_rollouts(
     if not variants:
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
-    steel = cfg.solver_backend == "steel"  # SolverSteel (replay.sim.engine.steel): one world per scene
-    if not steel and cfg.engine == "direct" and cfg.device in WARP_DEVICES:
-        return _run_warp(rec, coords, mjcf, cfg, variants, frame_limit, protocol)
-    reference = steel or not config_uses_direct_engine(cfg)
-    if reference and len(variants) > 1:
-        # the reference engine steps one world per scene (the ablation built into it)
+    caps = capabilities_of(cfg)
+    if caps.worlds_per_scene == 1 and len(variants) > 1:
+        # an engine of one world per scene (the ablation built into it): one rollout per variant
         return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol)[0] for v in variants]
-    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=reference and variants[0].ablation,
-                                             protocol=protocol)
-    try:
-        batch = (SteelBatch(scene, variants) if steel else NewtonStepBatch(scene, variants) if reference
-                 else MjcBatch(scene, variants, threads=threads))
-    except AblationMaskError:
-        return _run_ablation_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol)
-    return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0)
+    if caps.ablation_by_variant:
+        # contact and ablation worlds on one scene, the ablation a per-world model edit
+        try:
+            return _run_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol, False, t_wall0)
+        except AblationMaskError:
+            pass  # the compiled collision bits cannot single out hand-object pairs (objects of many parts use them all)
+    return _run_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol)
 
 
-def _run_ablation_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol) -> list[RolloutResult]:
-    """The compiled collision bits cannot single out hand-object pairs (objects of many
-    parts use them all): the ablation worlds get a scene of their own, built with
-    Newton's hand-object filter pairs, as the reference engine does."""
-    split = [[v for v in variants if not v.ablation], [v for v in variants if v.ablation]]
+def _run_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol) -> list[RolloutResult]:
+    """Contact worlds, then ablation worlds, each group on a scene of its own whose ablation (if any) is
+    built with Newton's hand-object collision filter pairs; each group's wall time from its build."""
     done = {}
-    for group in split:
+    for flag in (False, True):
+        group = [v for v in variants if v.ablation == flag]
         if group:
-            for v, r in zip(group, _run_direct_scene(rec, coords, mjcf, cfg, group, frame_limit, threads, protocol)):
+            t0 = _time.perf_counter()
+            for v, r in zip(group, _run_scene(rec, coords, mjcf, cfg, group, frame_limit, threads, protocol, flag, t0)):
                 done[id(v)] = r
     return [done[id(v)] for v in variants]
 
 
-def _run_direct_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol="lift"):
-    """The direct engine on a scene of its own whose ablation (if the variants are
-    ablation worlds) is built in with Newton's collision filter pairs."""
-    t0 = _time.perf_counter()
-    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=variants[0].ablation,
-                                             protocol=protocol)
-    batch = MjcBatch(scene, variants, threads=threads)
+def _run_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol, ablation, t0) -> list[RolloutResult]:
+    """The protocol on one scene (its ablation built in when ``ablation``) for ``variants``, on the
+    engine of ``cfg`` (:func:`replay.sim.engine.factory.engine_for_scene`); wall time from ``t0``."""
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=ablation, protocol=protocol)
+    batch = engine_for_scene(scene, variants, threads=threads)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t0)
-
-
-def _run_warp(rec, coords, mjcf, cfg, variants, frame_limit, protocol="lift") -> list[RolloutResult]:
-    """Every variant on mujoco-warp, one :class:`WarpBatch` launch per ablation flag
-    (contact worlds, then ablation worlds built with Newton's collision filter pairs)."""
-    from replay.sim.engine.warp_batch import WarpBatch
-
-    done = {}
-    for flag in (False, True):
-        group = [v for v in variants if v.ablation == flag]
-        if not group:
-            continue
-        t0 = _time.perf_counter()
-        plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=flag, protocol=protocol)
-        batch = WarpBatch(scene, group)
-        for v, r in zip(group, _finish(rec, plan, scene, extent, cfg, group, batch, frame_limit, t0)):
-            done[id(v)] = r
-    return [done[id(v)] for v in variants]
 
 
 def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0) -> list[RolloutResult]:
@@ -251,9 +221,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     the batch's worlds, each world's measures (:func:`replay.protocol.measures.measure_world`),
     the batch's wall time s, and for a ``recorded`` plan the track figures."""
     t_built = _time.perf_counter()
-    reference = isinstance(batch, NewtonStepBatch)
-    engine = getattr(batch, "engine_name", None) or (
-        "newton" if reference else ("warp" if type(batch).__name__ == "WarpBatch" else "direct"))
+    engine = batch.capabilities.name
     common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
                     "support": "plane" if extent is None else {"table_top_xy": list(extent)}}
     common.update(
@@ -269,7 +237,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         traces = step_protocol(plan, batch, cfg, frame_limit)
     finally:
         batch.close()
-    common.update(batch.result_fields() if hasattr(batch, "result_fields") else {})
+    common.update(batch.result_fields())
     wall = _time.perf_counter() - t_wall0
     out = []
     for i, v in enumerate(variants):
@@ -292,10 +260,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
 
 def _fingertip_geoms(batch) -> np.ndarray:
     """Mask of the batch's collision geoms (shapes on Steel) on the fingertip bones."""
-    if hasattr(batch, "fingertip_geoms"):
-        return batch.fingertip_geoms(FINGERTIP_BODIES)
-    tips = batch.layout.hand_bodies[list(FINGERTIP_BODIES)]
-    return np.isin(np.asarray(batch.scene.solver.mj_model.geom_bodyid), tips)
+    return batch.fingertip_geoms(FINGERTIP_BODIES)
 
 
 def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
