@@ -1,24 +1,35 @@
 """One control frame of one world without the GIL: the substep loop compiled by numba,
 calling MuJoCo's C ``mj_kinematics`` and ``mj_step`` directly.
 
-:class:`replay.sim.engine.mjc.MjcBatch` steps a frame in Python by default: per substep
-``mj_kinematics``, the wrist wrench (numba), the quaternion finger drive where configured
-(numba), ``mj_step`` and the contact count check, each a call from Python (about 13 µs a
-step of interpreter work, holding the GIL, which threads stepping other worlds then wait
-for). With ``c_loop=True`` the same sequence runs inside one ``nogil`` numba function per
-frame (:func:`frame_substeps`): the same calls in the same order on the same ``mjModel*`` /
-``mjData*``, so the trajectory is the same bit for bit (``tests/test_refine.py``).
+:class:`replay.sim.engine.mjc.MjcBatch` steps every frame of every world here
+(:func:`frame_substeps`): per substep ``mj_kinematics``, the wrist wrench (numba), the quaternion
+finger drive where configured (numba), ``mj_step``, then MuJoCo's own warning counters, in one
+``nogil`` call per frame. The Python loop (:meth:`MjcBatch._python_frame`) makes the same calls in
+the same order on the same ``mjModel*`` / ``mjData*``, so the trajectory is the same bit for bit
+(``tests/test_engine_contract.py``); it remains for the frames the compiled loop is not trusted with
+(below).
 
-The C functions come from the ``libmujoco`` the Python bindings load (the same shared
-object: ``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``)
-with the raw ``mjModel*`` / ``mjData*`` (``MjModel._address``). ``mjData.ncon`` is read through its
-address, found once per world by writing sentinel values through the bindings and looking
-for them in the struct just before ``mjData.energy`` (a field the bindings expose as a view
-into the struct), so no header layout is assumed.
+What the loop reads from MuJoCo, all through documented bindings (no struct layout assumed):
 
-Limit: MuJoCo errors (``mju_error``, e.g. its stack exhausted) cannot be caught here as the
-Python loop catches them; they end the process (a study's worker: that recording only). Use
-it where throughput matters (the refine search, :mod:`replay.protocol.refine`).
+- ``mjModel*`` / ``mjData*``: ``MjModel._address`` / ``MjData._address``;
+- arrays: the bindings' numpy views into ``mjData`` (``qpos``, ``qvel``, ``xipos``, ``xfrc_applied``,
+  ``actuator_force``, ``qfrc_applied``);
+- overflow: ``mjData.warning[i].number`` for ``mjWARN_CONTACTFULL``, ``mjWARN_CNSTRFULL`` and
+  ``mjWARN_BADQACC`` (``d.warning.number``, a strided view of the ``mjWarningStat`` array): a count
+  above the world's count at its start stops the frame at that substep;
+- contact counts: ``mjData.maxuse_con`` (the most contacts since the data was made), read per frame.
+
+MuJoCo errors (``mju_error``, e.g. its stack exhausted) cannot be caught inside compiled code (the
+bindings turn them into a C++ exception that cannot cross numba's frames). So a world's frame runs
+here only while MuJoCo's memory use so far (``maxuse_stack + maxuse_arena``) is at most
+:data:`ARENA_GUARD` of its arena (``narena``); past that its frames run in the Python loop, where an
+error becomes the world's ``unstable`` reason with MuJoCo's message (the same trajectory either way).
+
+The C functions come from the ``libmujoco`` the Python bindings load (the same shared object:
+``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``), signature
+``void(const mjModel*, mjData*)``. Checked on MuJoCo 3.17.0 (the pinned ``mujoco``); a mismatch is
+detected at import: the library's ``mj_versionString`` must equal the bindings' (else ImportError, and
+:class:`~replay.sim.engine.mjc.MjcBatch` falls back to the Python loop and says so in its reason).
 """
 
 from __future__ import annotations
@@ -29,19 +40,29 @@ import os
 
 import llvmlite.binding as llvm
 import mujoco
-import numpy as np
 from numba import njit, types
 
 from replay.sim.engine import finger_drive, wrist
 
+#: a world's frames run compiled while MuJoCo's stack + arena use so far is at most this share of its arena
+ARENA_GUARD = 0.5
 
 def _load():
     """MuJoCo's ``mj_step`` and ``mj_kinematics`` as numba external functions (by symbol, so
     numba's on-disk cache can keep :func:`frame_substeps`), after making the bindings'
-    ``libmujoco`` visible to numba's linker."""
+    ``libmujoco`` visible to numba's linker.
+
+    Raises:
+        ImportError: no ``libmujoco`` beside the bindings, or its version is not the bindings'.
+    """
     paths = sorted(glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so*")))
     if not paths:
         raise ImportError("libmujoco not found beside the mujoco bindings")
+    lib = ctypes.CDLL(paths[0])
+    lib.mj_versionString.restype = ctypes.c_char_p
+    got, want = lib.mj_versionString().decode(), mujoco.mj_versionString()
+    if got != want:
+        raise ImportError(f"{paths[0]} is MuJoCo {got}, the bindings are {want}")
     llvm.load_library_permanently(paths[0])
     sig = types.void(types.uintp, types.uintp)  # (const mjModel*, mjData*)
     return types.ExternalFunction("mj_step", sig), types.ExternalFunction("mj_kinematics", sig)
@@ -50,41 +71,23 @@ def _load():
 _mj_step, _mj_kinematics = _load()
 
 
-def ncon_view(d: mujoco.MjData) -> np.ndarray:
-    """(1,) int32 array aliasing ``d.ncon`` (module doc).
-
-    Raises:
-        RuntimeError: the field is not where the sentinels say (nothing else is assumed).
-    """
-    end = d.energy.ctypes.data
-    start = max(d._address, end - 512)
-    n = (end - start) // 4
-    words = np.ctypeslib.as_array((ctypes.c_int32 * n).from_address(start))
-    keep = d.ncon
-    hits = None
-    for sentinel in (1234567, 7654321, 1357911):
-        d.ncon = sentinel
-        found = set(np.flatnonzero(words == sentinel).tolist())
-        hits = found if hits is None else hits & found
-    d.ncon = keep
-    if not hits or len(hits) != 1:
-        raise RuntimeError(f"mjData.ncon not found before mjData.energy ({hits})")
-    i = hits.pop()
-    return np.ctypeslib.as_array((ctypes.c_int32 * 1).from_address(start + 4 * i))
+def arena_ok(d: mujoco.MjData) -> bool:
+    """True while ``d``'s MuJoCo memory use so far leaves the compiled loop safe (module doc)."""
+    return d.maxuse_stack + d.maxuse_arena <= ARENA_GUARD * d.narena
 
 
 @njit(cache=True, nogil=True)
-def frame_substeps(m_ptr, d_ptr, ncon, S, interp, qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root,
+def frame_substeps(m_ptr, d_ptr, S, interp, qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root,
                    hand_bodies, body_mass, par, tp, tc, wr, stats, drive, dq, dv, target, kp, kd, effort, qfrc,
-                   cap, peak):
+                   warn, warn_ids, warn_base):
     """``S`` substeps of one world: per substep ``mj_kinematics``, the wrist wrench
     (:func:`replay.sim.engine.wrist.apply_substep`), the finger drive if ``drive``
-    (:func:`replay.sim.engine.finger_drive.quat_drive`), ``mj_step``; the contact count
-    ``ncon[0]`` checked after each step.
+    (:func:`replay.sim.engine.finger_drive.quat_drive`), ``mj_step``; then the warning counters
+    ``warn[warn_ids[k]]`` (``d.warning.number``) against ``warn_base[k]``.
 
     Returns:
-        ``(peak contacts, n)``: ``n`` the count that exceeded ``cap`` (the frame stopped
-        there, as the Python loop does), else -1.
+        ``k``, the index into ``warn_ids`` of the first warning raised (the frame stopped after
+        that substep, as the Python loop does), else -1.
     """
     for j in range(S):
         _mj_kinematics(m_ptr, d_ptr)
@@ -93,9 +96,7 @@ def frame_substeps(m_ptr, d_ptr, ncon, S, interp, qpos, qvel, xipos, xfrc, act_f
         if drive:
             finger_drive.quat_drive(qpos, qvel, dq, dv, target, kp, kd, effort, qfrc)
         _mj_step(m_ptr, d_ptr)
-        n = ncon[0]
-        if n > peak:
-            peak = n
-            if n > cap:
-                return peak, n
-    return peak, -1
+        for k in range(warn_ids.shape[0]):
+            if warn[warn_ids[k]] > warn_base[k]:
+                return k
+    return -1

@@ -33,13 +33,18 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from replay.sim.engine import c_loop as c_loop_mod
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 from replay.errors import AblationMaskError, EngineError
+
+try:  # the compiled substep loop (replay.sim.engine.c_loop); without it every frame runs the Python loop
+    from replay.sim.engine import c_loop as c_loop_mod
+    C_LOOP_ERROR = None
+except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
+    c_loop_mod, C_LOOP_ERROR = None, str(e)
 
 
 def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
@@ -146,17 +151,25 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
 
 @dataclass(kw_only=True)
 class World(WorldStatus):
-    """One world on MuJoCo C: its model and data, and MuJoCo's warning counters at the start."""
+    """One world on MuJoCo C: its model and data, the view of its warning counters
+    (``d.warning.number``) and their values at the start (in :data:`WARNINGS` order)."""
 
     m: mujoco.MjModel
     d: mujoco.MjData
-    warn_base: dict = field(default_factory=dict)
+    warn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    warn_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     drive: finger_drive.FingerDrive | None = None
 
 
-_WARN = {"CONTACTFULL": int(mujoco.mjtWarning.mjWARN_CONTACTFULL),
-         "CNSTRFULL": int(mujoco.mjtWarning.mjWARN_CNSTRFULL),
-         "BADQACC": int(mujoco.mjtWarning.mjWARN_BADQACC)}
+#: MuJoCo warnings that stop a world (checked after every physics step)
+WARNINGS = ("CONTACTFULL", "CNSTRFULL", "BADQACC")
+_WARN_IDS = np.array([int(getattr(mujoco.mjtWarning, f"mjWARN_{k}")) for k in WARNINGS], np.int64)
+
+
+def _warning_reason(k: int, d: mujoco.MjData) -> str:
+    """The reason a world stops on warning ``WARNINGS[k]``."""
+    what = "contacts/constraints dropped (arena full" if WARNINGS[k] != "BADQACC" else "bad acceleration (reset"
+    return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
 class MjcBatch:
@@ -169,7 +182,8 @@ class MjcBatch:
         capacity: contact count above which a world stops with a contact overflow
             (default ``scene.contact_capacity``).
         c_loop: step each frame's substeps in one nogil numba call into MuJoCo's C
-            (:mod:`replay.sim.engine.c_loop`; the same trajectory, no Python per substep).
+            (:mod:`replay.sim.engine.c_loop`; the default: the same trajectory as the Python loop,
+            no Python per substep); False: the Python loop for every frame.
 
     Raises:
         EngineError: a variant cannot be applied. AblationMaskError: see :func:`ablate_hand_object`.
@@ -179,7 +193,7 @@ class MjcBatch:
                                 geom_distance=True)
 
     def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None,
-                 c_loop: bool = False):
+                 c_loop: bool = True):
         if not getattr(scene.solver, "use_mujoco_cpu", False):
             raise EngineError("MjcBatch needs a scene built for the CPU backend (use_mujoco_cpu=True)")
         self.scene = scene
@@ -208,7 +222,8 @@ class MjcBatch:
             d.qvel[:] = qvel0
             w = World(m=m, d=d, variant=v, readback=rb, drive=drive,
                       capacity=int(scene.contact_capacity if capacity is None else capacity))
-            w.warn_base = {k: int(d.warning[i].number) for k, i in _WARN.items()}
+            w.warn = d.warning.number  # a view into mjData (the bindings' documented field)
+            w.warn_base = w.warn[_WARN_IDS].astype(np.int64)
             self.worlds.append(w)
         self.par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, self._passive_wrist_damping(),
                                       scene.hand_mass, scene.model.body_com.numpy()[scene.hand_bodies[0]])
@@ -221,7 +236,7 @@ class MjcBatch:
         self._pyramidal = int(base_m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
         self._fast = np.zeros(4)
         self._contact_sums = np.zeros(4)
-        self._ncon = [c_loop_mod.ncon_view(w.d) for w in self.worlds] if c_loop else None
+        self.c_loop = bool(c_loop) and c_loop_mod is not None
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
@@ -258,64 +273,61 @@ class MjcBatch:
             list(self._pool.map(lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]), live))
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
+        """One frame of world ``i``: compiled while :func:`replay.sim.engine.c_loop.arena_ok`, else the Python
+        loop (the same calls); then its stop reason: a solver exception (its message), a MuJoCo warning, or
+        more contacts than the capacity (``mjData.maxuse_con``: the most after any step so far)."""
         w = self.worlds[i]
-        m, d, lay = w.m, w.d, self.layout
-        S = self.cfg.substeps
-        interp = bool(self.cfg.wrist_substep_interp)
-        drv = w.drive
+        d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
-        qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
-        wr = np.zeros(6)
-        stats = np.array([w.act_max])
-        cap = w.capacity
-        peak = w.peak_contacts
+        wr, stats, k = np.zeros(6), np.array([w.act_max]), -1
         try:
-            if self._ncon is not None:
-                peak = self._c_frame(i, ctrl, tp, tc, finger_target, wr, stats)
-                S = 0  # done: the loop below is the Python path
-            for j in range(S):
-                mujoco.mj_kinematics(m, d)
-                wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
-                                    lay.hand_bodies, self.body_mass, self.par, tp, tc, (j + 1) / S, interp,
-                                    wr, stats)
-                if drv is not None:
-                    finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, finger_target, drv.kp, drv.kd, drv.effort,
-                                            d.qfrc_applied)
-                mujoco.mj_step(m, d)
-                n = d.ncon
-                if n > peak:
-                    peak = n
-                    if n > cap:
-                        w.reason = f"contact overflow: {n} contacts exceed the capacity {cap}"
-                        break
-        except Exception as e:  # physics trouble never crashes the study
+            if self.c_loop and c_loop_mod.arena_ok(d):
+                k = self._c_frame(w, tp, tc, finger_target, wr, stats)
+            else:
+                k = self._python_frame(w, tp, tc, finger_target, wr, stats)
+        except Exception as e:  # physics trouble (a MuJoCo error) never crashes the study
             w.reason = f"solver exception: {type(e).__name__}: {e}"
+        peak = int(d.maxuse_con)
+        if w.reason is None and k >= 0:
+            w.reason = _warning_reason(k, d)
+        if w.reason is None and peak > w.capacity:
+            w.reason = f"contact overflow: {peak} contacts exceed the capacity {w.capacity}"
         w.peak_contacts = peak
+        af = d.actuator_force
         w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0,
                         float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
-        if w.reason is None:
-            for k, idx in _WARN.items():
-                if int(d.warning[idx].number) > w.warn_base[k]:
-                    w.reason = f"MuJoCo mjWARN_{k}: " + (
-                        "contacts/constraints dropped (arena full" if k != "BADQACC" else "bad acceleration (reset")\
-                        + f", {d.ncon} contacts)"
-                    break
 
-    def _c_frame(self, i: int, ctrl, tp, tc, target, wr, stats) -> int:
-        """The frame's substeps in :func:`replay.sim.engine.c_loop.frame_substeps`; returns the peak contacts."""
-        w, lay, drv = self.worlds[i], self.layout, self.worlds[i].drive
-        d = w.d
+    def _python_frame(self, w: World, tp, tc, target, wr, stats) -> int:
+        """The frame's substeps one Python call each (what :func:`replay.sim.engine.c_loop.frame_substeps`
+        does compiled); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
+        m, d, lay, drv = w.m, w.d, self.layout, w.drive
+        S = self.cfg.substeps
+        interp = bool(self.cfg.wrist_substep_interp)
+        qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
+        for j in range(S):
+            mujoco.mj_kinematics(m, d)
+            wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
+                                lay.hand_bodies, self.body_mass, self.par, tp, tc, (j + 1) / S, interp, wr, stats)
+            if drv is not None:
+                finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort,
+                                        d.qfrc_applied)
+            mujoco.mj_step(m, d)
+            raised = np.flatnonzero(w.warn[_WARN_IDS] > w.warn_base)
+            if raised.size:
+                return int(raised[0])
+        return -1
+
+    def _c_frame(self, w: World, tp, tc, target, wr, stats) -> int:
+        """The frame's substeps in :func:`replay.sim.engine.c_loop.frame_substeps` (returns as :meth:`_python_frame`)."""
+        lay, drv, d = self.layout, w.drive, w.d
         z2, z1 = np.zeros((0, 3)), np.zeros(0, np.int64)
-        peak, n = c_loop_mod.frame_substeps(
-            w.m._address, d._address, self._ncon[i], self.cfg.substeps, bool(self.cfg.wrist_substep_interp),
+        return int(c_loop_mod.frame_substeps(
+            w.m._address, d._address, self.cfg.substeps, bool(self.cfg.wrist_substep_interp),
             d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force, lay.hand_qadr, lay.hand_vadr, lay.root,
             lay.hand_bodies, self.body_mass, self.par, tp, tc, wr, stats, drv is not None,
             drv.qadr if drv else z1, drv.vadr if drv else z1, target if drv else np.zeros((0, 4)),
             drv.kp if drv else z2, drv.kd if drv else z2, drv.effort if drv else z2, d.qfrc_applied,
-            w.capacity, w.peak_contacts)
-        if n >= 0:
-            w.reason = f"contact overflow: {n} contacts exceed the capacity {w.capacity}"
-        return int(peak)
+            w.warn, _WARN_IDS, w.warn_base))
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
