@@ -12,9 +12,16 @@ For each ``--objects`` recording of ``--dataset`` it
    same ``MjModel`` from the same initial state, checks it reaches the engine's final
    state bit for bit, and times it;
 
-and prints ms per physics step for both and their ratio (each the best of
-``--repeats`` runs). ``--worlds N`` also steps
-N worlds of the recording (friction variants) in one batch with ``--threads``.
+and prints ms per physics step for both, their ratio (each the best of ``--repeats`` runs) and
+the split of the engine's step: ``mj_step`` (the raw figure) and our work (the rest: wrist wrench,
+finger drive, ``mj_kinematics``, per-frame reads). The engine steps its substeps in the compiled
+loop (:mod:`replay.sim.engine.c_loop`, every direct rollout's default); the recording pass of step 2
+uses the Python loop (same trajectory bit for bit), whose ``mj_step`` calls can be watched.
+Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N
+worlds of the recording (friction variants 0.5-1.5) in one batch: ms per world-step and the batch's
+efficiency, world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same model in the same run
+(1.0: every thread steps at raw MuJoCo speed; the variants' contact loads differ a little from the
+timed world's).
 Unless ``--no-study``, it then runs the whole study of the dataset (replay +
 contact ablation, ``--study-workers`` processes, landmark IK from the cache) and
 prints rollouts per minute. ``--reference`` also times the reference engine
@@ -70,7 +77,7 @@ def _recorded_controls(scene, plan, cfg):
     """Step the protocol once more, recording (ctrl, xfrc_applied) before every mj_step.
 
     Returns (initial full-physics state, controls (nstep, nu + 6 nbody), final qpos, qvel, batch)."""
-    batch = MjcBatch(scene, [Variant()])
+    batch = MjcBatch(scene, [Variant()], c_loop=False)  # the Python loop: its mj_step calls can be watched
     w = batch.worlds[0]
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.zeros(mujoco.mj_stateSize(w.m, spec))
@@ -90,7 +97,8 @@ def _recorded_controls(scene, plan, cfg):
     return s0, np.asarray(log), w.d.qpos.copy(), w.d.qvel.copy(), batch
 
 
-def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, reference, repeats=3) -> dict:
+def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, reference, repeats=3,
+                 batch_worlds=(8, 32)) -> dict:
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
     t0 = time.perf_counter()
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
@@ -139,18 +147,34 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
         ref_steps = r0["frames"] * cfg.substeps
         out["reference_engine_ms_per_step"] = (r0["wall_s"] - r0["build_s"]) / ref_steps * 1e3
         out["reference_ratio"] = out["reference_engine_ms_per_step"] / out["mujoco_ms_per_step"]
-    if worlds > 1:
-        mus = np.linspace(0.5, 1.5, worlds)
-        b = MjcBatch(scene, [Variant(friction=float(mu)) for mu in mus], threads=threads)
-        t0 = time.perf_counter()
-        tr = step_protocol(plan, b, cfg)
-        t_b = time.perf_counter() - t0
-        b.close()
-        wsteps = sum(t.done for t in tr) * cfg.substeps
-        out["batch"] = {"worlds": worlds, "threads": threads, "world_steps": int(wsteps), "wall_s": t_b,
-                        "ms_per_world_step": t_b / wsteps * 1e3,
-                        "world_steps_per_s": wsteps / t_b}
+    out["our_ms_per_step"] = out["engine_ms_per_step"] - out["mujoco_ms_per_step"]
+    out["batches"] = [_bench_batch(scene, plan, cfg, n, t, out["mujoco_ms_per_step"]) for n, t in
+                      batch_grid(worlds, threads, batch_worlds)]
     return out
+
+
+def batch_grid(worlds: int, threads: int, batch_worlds=(8, 32)) -> list[tuple[int, int]]:
+    """(worlds, threads) pairs timed: ``batch_worlds`` (``--batch-worlds``) and ``worlds`` when > 1, on 1
+    and 2 threads and ``threads``."""
+    ns = sorted(set(batch_worlds) | ({worlds} if worlds > 1 else set()))
+    ts = sorted({1, 2, max(1, threads)})
+    return [(n, t) for n in ns for t in ts]
+
+
+def _bench_batch(scene, plan, cfg, worlds: int, threads: int, raw_ms: float) -> dict:
+    """N friction-variant worlds in one batch on ``threads``: ms per world-step, and the efficiency
+    against ``threads`` x raw ``mj_step`` (``raw_ms`` ms per step, this model, this run)."""
+    mus = np.linspace(0.5, 1.5, worlds)
+    b = MjcBatch(scene, [Variant(friction=float(mu)) for mu in mus], threads=threads)
+    t0 = time.perf_counter()
+    tr = step_protocol(plan, b, cfg)
+    t_b = time.perf_counter() - t0
+    b.close()
+    wsteps = sum(t.done for t in tr) * cfg.substeps
+    ms = t_b / wsteps * 1e3
+    return {"worlds": worlds, "threads": threads, "world_steps": int(wsteps), "wall_s": t_b,
+            "ms_per_world_step": ms, "world_steps_per_s": wsteps / t_b,
+            "efficiency": raw_ms / (ms * threads)}
 
 
 def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> float:
@@ -235,13 +259,13 @@ def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], 
     return out
 
 
-def _worlds_arg(text: str) -> list[int]:
+def _worlds_arg(text: str, option: str = "--worlds") -> list[int]:
     try:
         vals = [int(x) for x in str(text).split(",") if x.strip()]
     except ValueError:
-        raise UsageError("--worlds", f"expected comma-separated integers, got {text!r}") from None
+        raise UsageError(option, f"expected comma-separated integers, got {text!r}") from None
     if not vals or min(vals) < 1:
-        raise UsageError("--worlds", f"must be >= 1, got {text!r}")
+        raise UsageError(option, f"must be >= 1, got {text!r}")
     return vals
 
 
@@ -259,12 +283,14 @@ def main(argv=None) -> int:
     p.add_argument("--raw-steps", type=int, default=480,
                    help="mujoco-warp steps timed for its own per-step cost (cuda/warp-cpu)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads for the N-world batch")
+    p.add_argument("--batch-worlds", default="8,32", help="N1,N2,...: batch sizes timed on 1 and 2 threads (CPU)")
     p.add_argument("--reference", action="store_true", help="also time the reference engine (SolverMuJoCo.step)")
     p.add_argument("--no-study", action="store_true", help="skip the whole-study rollouts/min figure")
     p.add_argument("--study-workers", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3, help="time each side this many times, keep the best")
     a = p.parse_args(argv)
     worlds = _worlds_arg(a.worlds)
+    batch_worlds = _worlds_arg(a.batch_worlds, "--batch-worlds")
     if a.repeats < 1:
         raise UsageError("--repeats", f"must be >= 1, got {a.repeats}")
     if a.device == "cuda":
@@ -284,20 +310,22 @@ def main(argv=None) -> int:
         "versions": package_versions(), "dataset": a.dataset, "device": a.device, "objects": {},
     }
     load0 = os.getloadavg()[0]
-    print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ratio':>6} {'bit-identical':>13}")
+    print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ours ms/step':>13} "
+          f"{'ratio':>6} {'bit-identical':>13}")
     for seq in picked:
-        r = bench_object(a.dataset, seq, a.data, manosim, cfg, max(worlds), a.threads, a.reference, a.repeats)
+        r = bench_object(a.dataset, seq, a.data, manosim, cfg, max(worlds), a.threads, a.reference, a.repeats,
+                         batch_worlds)
         name = sequence_object(a.dataset, seq) or seq
         result["objects"][name] = r
         print(f"{name:<14} {r['steps']:>6} {r['engine_ms_per_step']:>15.4f} {r['mujoco_ms_per_step']:>15.4f} "
-              f"{r['ratio']:>6.2f} {str(r['raw_replay_bit_identical']):>13}")
+              f"{r['our_ms_per_step']:>13.4f} {r['ratio']:>6.2f} {str(r['raw_replay_bit_identical']):>13}")
         if "reference_ratio" in r:
             print(f"{'':<14} reference engine (SolverMuJoCo.step): {r['reference_engine_ms_per_step']:.4f} ms/step, "
                   f"ratio {r['reference_ratio']:.1f}")
-        if "batch" in r:
-            b = r["batch"]
-            print(f"{'':<14} {b['worlds']} worlds, {b['threads']} threads: {b['ms_per_world_step']:.4f} ms per "
-                  f"world-step ({b['world_steps_per_s']:.0f} world-steps/s)")
+        for b in r["batches"]:
+            print(f"{'':<14} {b['worlds']:>3} worlds, {b['threads']} threads: {b['ms_per_world_step']:.4f} ms per "
+                  f"world-step ({b['world_steps_per_s']:.0f} world-steps/s), {100 * b['efficiency']:.0f} % of "
+                  f"{b['threads']} x raw mj_step")
         if a.device in ("cuda", "warp-cpu"):
             wr = bench_warp(a.dataset, seq, a.data, manosim, cfg, a.device, worlds, a.raw_steps)
             r["warp"] = wr

@@ -28,7 +28,7 @@ def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatc
     monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
     out = tmp_path / "engine.json"
     assert _bench().main(["--objects", "cubesmall", "--no-study", "--repeats", "1", "--worlds", "2",
-                          "--threads", "2", "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
+                          "--threads", "2", "--batch-worlds", "2", "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     row = doc["objects"]["cubesmall"]
     # the full protocol of a lifted recording: settle + approach + lift + hold + shake at 240 Hz
@@ -36,7 +36,12 @@ def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatc
     assert row["raw_replay_bit_identical"] is True
     assert row["engine_ms_per_step"] > 0 and row["mujoco_ms_per_step"] > 0
     assert row["ratio"] == pytest.approx(row["engine_ms_per_step"] / row["mujoco_ms_per_step"])
-    assert row["batch"]["worlds"] == 2 and row["batch"]["world_steps"] > 0
+    assert row["our_ms_per_step"] == pytest.approx(row["engine_ms_per_step"] - row["mujoco_ms_per_step"])
+    grid = [(b["worlds"], b["threads"]) for b in row["batches"]]
+    assert grid == [(2, 1), (2, 2)]
+    for b in row["batches"]:
+        assert b["world_steps"] > 0
+        assert b["efficiency"] == pytest.approx(row["mujoco_ms_per_step"] / (b["ms_per_world_step"] * b["threads"]))
     assert doc["versions"]["mujoco"] == "3.17.0" and doc["machine"]["cpu_count"] >= 1
 
 
