@@ -15,7 +15,7 @@ For each ``--objects`` recording of ``--dataset`` it
 and prints ms per physics step for both, their ratio (each the best of ``--repeats`` runs) and
 the split of the engine's step: ``mj_step`` (the raw figure) and our work (the rest: wrist wrench,
 finger drive, ``mj_kinematics``, per-frame reads). The engine steps its substeps in the compiled
-loop (:mod:`replay.sim.engine.c_loop`, every direct rollout's default); the recording pass of step 2
+loop (:mod:`replay.sim.engine.mujoco_c.c_loop`, every direct rollout's default); the recording pass of step 2
 uses the Python loop (same trajectory bit for bit), whose ``mj_step`` calls can be watched.
 Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N
 worlds of the recording (friction variants 0.5-1.5) in one batch: ms per world-step and the batch's
@@ -32,7 +32,7 @@ prints rollouts per minute. ``--reference`` also times the reference engine
 ``--device cuda`` is for a CUDA machine: the MuJoCo C figures above, then for each
 ``--worlds`` count (comma-separated, e.g. ``--worlds 1,64,512,1024``) N worlds of the
 recording (object friction spread over 0.5-1.5) stepped through the full protocol in
-one mujoco-warp launch per step (:class:`replay.sim.engine.warp_batch.WarpBatch`, frame
+one mujoco-warp launch per step (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`, frame
 graph-captured), reported as rollouts per minute (batch build included, and stepping
 only), ms per launch step and per world step, next to mujoco-warp's own step on the
 same N-world model (zero control from the initial state, graph-captured; a lower bound,
@@ -64,7 +64,7 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
 from replay.sim.engine import Variant
-from replay.sim.engine.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
 from replay.study.prepare import prepare_recording, select_sequences, sequence_object
@@ -183,7 +183,7 @@ def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> 
     import mujoco_warp
     import warp as wp
 
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     b = WarpBatch(scene, variants, device=device)
     m, d = b.m, b.d
@@ -221,7 +221,7 @@ def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], 
     """
     import warp as wp
 
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)

@@ -6,7 +6,7 @@ For each ``--objects`` recording of ``--dataset`` it
 1. builds the lift scene and draws one CEM batch of ``--worlds`` corrections (seeded, the
    search's first spread: :mod:`replay.protocol.refine`);
 2. evaluates it as the search does (:func:`replay.protocol.refine._evaluate`: one
-   :class:`replay.sim.engine.mjc.MjcBatch` with ``--threads`` threads, stepped to the end of
+   :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` with ``--threads`` threads, stepped to the end of
    the hold with the mid-lift early stop, each world measured), timed: rollouts/s and
    world-steps/s;
 3. steps the batch again in one thread while recording the ``ctrl`` and ``xfrc_applied``
@@ -44,7 +44,7 @@ from replay.protocol import refine
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import build_replay_scene, step_protocol
 from replay.results import dumps
-from replay.sim.engine.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.study.prepare import prepare_recording
 
 

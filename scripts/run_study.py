@@ -114,7 +114,7 @@ def main(argv=None) -> int:
         if a.solver is not None:
             cfg.solver_backend = a.solver
             if a.solver == "steel":
-                cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel_drive)
+                cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
         cfg = apply_preset(cfg, a.preset) if a.preset else cfg.validate()  # named settings (replay.study.presets.PRESETS)
     except ReplayError as e:  # a setting out of range, from a flag or the --config file
         say_error(str(e))

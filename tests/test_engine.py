@@ -1,4 +1,4 @@
-"""The direct engine (replay.sim.engine.mjc) on a real GRAB window from the mirror.
+"""The direct engine (replay.sim.engine.mujoco_c.mjc) on a real GRAB window from the mirror.
 
 * equivalence: the direct engine gives the reference engine's answers (every step
   through SolverMuJoCo.step) on the short window, with and without contact;
@@ -21,7 +21,7 @@ from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.sim.engine import Variant, wrist
-from replay.sim.engine.mjc import MjcBatch, _collides, ablate_hand_object
+from replay.sim.engine.mujoco_c.mjc import MjcBatch, _collides, ablate_hand_object
 from replay.protocol.rollout import (
     build_replay_scene,
     run_rollouts,

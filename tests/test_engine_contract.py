@@ -1,4 +1,4 @@
-"""The MuJoCo C engine's compiled substep loop (replay.sim.engine.c_loop) against its Python loop, on
+"""The MuJoCo C engine's compiled substep loop (replay.sim.engine.mujoco_c.c_loop) against its Python loop, on
 the short cubesmall window: the same trajectory bit for bit, the same stop on a MuJoCo warning
 (read from ``mjData.warning``), and a MuJoCo error inside a frame as that world's reason."""
 
@@ -11,9 +11,10 @@ import pytest
 from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.protocol.rollout import build_replay_scene, step_protocol
-from replay.sim.engine import Variant, c_loop
+from replay.sim.engine import Variant
+from replay.sim.engine.mujoco_c import c_loop
 from replay.sim.engine.factory import engine_for_scene
-from replay.sim.engine.mjc import WARNINGS, MjcBatch
+from replay.sim.engine.mujoco_c.mjc import WARNINGS, MjcBatch
 
 #: control frames stepped per run (settle and the start of the approach: contacts with the support)
 FRAMES = 40

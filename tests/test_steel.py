@@ -1,4 +1,4 @@
-"""The SolverSteel engine (config.solver_backend="steel"; replay.sim.engine.steel) on a short real window.
+"""The SolverSteel engine (config.solver_backend="steel"; replay.sim.engine.steel.steel) on a short real window.
 
 What is checked: the frame SolverSteel uses for ball-joint velocities and torques (the finger drive
 relies on it) and that it ignores ball-joint drive targets; the finger drive kernel against the MuJoCo
@@ -24,11 +24,12 @@ from short_window import SHORT, contact_and_ablation, short_window
 from replay.config import GRAVITY, ReplayConfig
 from replay.errors import DataError
 from replay.protocol.rollout import plan_rollout, run_rollout
-from replay.sim.engine import Variant, finger_drive as mj_drive, steel_signals
-from replay.sim.engine.steel import SteelBatch
-from replay.sim.engine.steel_drive import SteelFingerDrive
+from replay.sim.engine import Variant, finger_drive as mj_drive
+from replay.sim.engine.steel import steel_signals
+from replay.sim.engine.steel.steel import SteelBatch
+from replay.sim.engine.steel.steel_drive import SteelFingerDrive
 from replay.sim.scene_spec import SceneSpec
-from replay.sim.steel_scene import build_steel_model, build_steel_scene
+from replay.sim.engine.steel.steel_scene import build_steel_model, build_steel_scene
 from replay.data.support import support_extent
 from replay.kinematics.hand_layout import finger_quats
 

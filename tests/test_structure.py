@@ -22,8 +22,8 @@ MAX_FUNCTION_LINES = 60
 #: word given here.
 LONG_FUNCTIONS = {
     # one Warp launch per physics step: splitting it means more launches per step
-    "replay.sim.engine.warp_kernels.wrist_kernel": "one launch",
-    "replay.sim.engine.warp_kernels.signals_kernel": "one launch",
+    "replay.sim.engine.mjwarp.warp_kernels.wrist_kernel": "one launch",
+    "replay.sim.engine.mjwarp.warp_kernels.signals_kernel": "one launch",
 }
 
 #: bottom to top: a module imports only from its own layer and the ones before it.
@@ -98,7 +98,7 @@ def test_the_reader_sees_real_edges():
     g = import_graph()
     assert g.has_edge("replay.output.render.montage", "replay.output.render.video")
     assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.factory")
-    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mjc")  # an import inside a function
+    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mujoco_c.mjc")  # an import inside a function
     assert g.number_of_edges() > 100
 
 
@@ -130,8 +130,8 @@ def test_layer_rule_sees_an_upward_import():
     lower layer to a higher one would be caught."""
     g = import_graph()
     assert g.has_edge("replay.protocol.rollout", "replay.sim.engine.factory")
-    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mjc")  # an import inside a function
-    assert layer("replay.protocol.rollout") > layer("replay.sim.engine.mjc") > layer("replay.data.types")
+    assert g.has_edge("replay.sim.engine.factory", "replay.sim.engine.mujoco_c.mjc")  # an import inside a function
+    assert layer("replay.protocol.rollout") > layer("replay.sim.engine.mujoco_c.mjc") > layer("replay.data.types")
 
 
 def _functions():
@@ -221,10 +221,10 @@ def test_every_engine_satisfies_the_contract():
     import inspect
 
     from replay.sim.engine.contract import Capabilities, Engine
-    from replay.sim.engine.mjc import MjcBatch
-    from replay.sim.engine.newton_step import NewtonStepBatch
-    from replay.sim.engine.steel import SteelBatch
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
+    from replay.sim.engine.newton_ref.newton_step import NewtonStepBatch
+    from replay.sim.engine.steel.steel import SteelBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     methods = [n for n, v in vars(Engine).items() if callable(v) and not n.startswith("_")]
     assert {"step_frame", "read_frame", "min_distance", "fingertip_geoms", "result_fields", "stop",

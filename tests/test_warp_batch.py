@@ -1,4 +1,4 @@
-"""Many worlds per launch on mujoco-warp (:class:`replay.sim.engine.warp_batch.WarpBatch`), on
+"""Many worlds per launch on mujoco-warp (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`), on
 Warp's CPU device: no GPU needed, the same code runs on CUDA.
 
 The short GRAB window (tests/short_window.py, SHORT protocol: 120 control frames with
@@ -8,7 +8,7 @@ the shake) is replayed by
   limit with object mass; an effort limit too weak to lift, whose world stops at the
   end of the hold and is parked while the others shake) and by a one-world batch of
   each variant: world i of the batch must match the one-world run of variant i;
-* a one-world batch against MuJoCo C (:class:`replay.sim.engine.mjc.MjcBatch`) on the same
+* a one-world batch against MuJoCo C (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`) on the same
   scene;
 * the frame graph (the CUDA path) against plain launches, on Warp's CPU device;
 * :func:`replay.protocol.rollout.run_rollouts` with ``device="warp-cpu"`` (the hook the study
@@ -46,7 +46,7 @@ from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.sim.engine import Variant
-from replay.sim.engine.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
 from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts, step_protocol
 
@@ -76,7 +76,7 @@ def scene(window, capsule_rhand):
 
 @pytest.fixture(scope="module")
 def batch_run(scene):
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
     b = WarpBatch(sc, VARIANTS, device="cpu")
@@ -106,7 +106,7 @@ def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
 
 @pytest.mark.parametrize("i", range(len(VARIANTS)))
 def test_batch_world_equals_single_world_run(batch_run, scene, i):
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
     b, traces = batch_run
@@ -158,7 +158,7 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
 def test_graph_capture_replays_the_same_frames(scene):
     """The CUDA path's frame graph (``wp.ScopedCapture``, first frame eager, then one capture
     replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit."""
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
     vs = VARIANTS[:2]
@@ -174,7 +174,7 @@ def test_graph_capture_replays_the_same_frames(scene):
 
 
 def test_capacity_overflow_stops_the_world(scene):
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
     b = WarpBatch(sc, [Variant()], device="cpu", capacity=2)
@@ -187,7 +187,7 @@ def test_capacity_overflow_stops_the_world(scene):
 def test_one_model_holds_a_world_per_variant(scene):
     """The Newton side of the batch (no mujoco-warp): N copies of the scene's world, each
     edited for its variant, the scene's passive damping in every copy."""
-    from replay.sim.engine.warp_batch import build_worlds
+    from replay.sim.engine.mjwarp.warp_batch import build_worlds
 
     sc = scene[2]
     model, off = build_worlds(sc, VARIANTS, "cpu")
@@ -211,7 +211,7 @@ def test_one_model_holds_a_world_per_variant(scene):
 
 def test_solver_exception_stops_every_live_world(scene):
     """An exception from the frame's launches ends the rollouts as unstable, never the study."""
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
     b = WarpBatch(sc, VARIANTS[:2], device="cpu")
@@ -227,7 +227,7 @@ def test_solver_exception_stops_every_live_world(scene):
 
 
 def test_ablation_flag_must_match_the_scene(scene):
-    from replay.sim.engine.warp_batch import WarpBatch
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     with pytest.raises(EngineError, match="ablation"):
         WarpBatch(scene[2], [Variant(ablation=True)], device="cpu")

@@ -20,7 +20,7 @@ Deb 2000: every world that lifted before every one that did not; among those tha
 smaller ``c`` first; among the others the higher object rise first, so that a batch with no
 success still moves the search toward one). Each iteration samples ``worlds`` corrections from
 a diagonal Gaussian (projected into the bounds), steps them as the worlds of one
-:class:`replay.sim.engine.mjc.MjcBatch` through the protocol up to the end of the hold (the
+:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` through the protocol up to the end of the hold (the
 shake is not needed to judge ``lifted``), and refits mean and spread to the best
 ``elite_frac`` of them (smoothed; until one lifts the spread stays at its initial width).
 After a success the next batches also hold the best correction scaled by :data:`SHRINK` (a
@@ -37,7 +37,7 @@ same variant without hand-object contact), through
 :func:`replay.protocol.rollout.run_rollouts`: that run is the refined result.
 
 Reproducible: the samples come from ``numpy.random.default_rng(seed)``; every world is
-deterministic and independent of the others and of the threads (:mod:`replay.sim.engine.mjc`),
+deterministic and independent of the others and of the threads (:mod:`replay.sim.engine.mujoco_c.mjc`),
 so the same seed gives the same result bit for bit.
 """
 
@@ -57,7 +57,7 @@ from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts, step_protocol
 from replay.sim.engine import Variant
 from replay.protocol.refine_settings import RefineSettings
-from replay.sim.engine.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
 #: after a success, later batches also hold the best correction times each of these
 SHRINK = (0.3, 0.55, 0.8)

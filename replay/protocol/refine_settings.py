@@ -25,7 +25,7 @@ class RefineSettings:
         explore_until_lift: while no world has lifted, the spread is not narrowed below its
             initial width (the mean still follows the elite): a wide search until a grasp holds.
         threads: threads stepping a batch's worlds (:class:`MjcBatch`).
-        c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.c_loop`;
+        c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.mujoco_c.c_loop`;
             the same trajectories bit for bit, faster).
     """
 

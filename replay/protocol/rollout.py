@@ -154,8 +154,8 @@ def run_rollouts(
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
         cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"`` on ``"cpu"``
-            steps MuJoCo C directly (:class:`replay.sim.engine.mjc.MjcBatch`); on ``"cuda"`` or
-            ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.warp_batch.WarpBatch`;
+            steps MuJoCo C directly (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`); on ``"cuda"`` or
+            ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`;
             contact and ablation variants are two); ``"newton"`` one world through ``SolverMuJoCo.step``
             (the reference); ``solver_backend="steel"`` one world through SolverSteel.
         variants: one :class:`replay.sim.engine.Variant` per world (``Variant(ablation=True)``

@@ -37,7 +37,7 @@ import numpy as np
 from replay.sim.contact_table import hand_object_table
 from replay.sim.engine import Variant
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mjc import apply_variant
+from replay.sim.engine.mujoco_c.mjc import apply_variant
 
 
 def _finger_values(m: mujoco.MjModel, lay: MjLayout) -> tuple[np.ndarray, np.ndarray]:

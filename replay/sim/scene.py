@@ -35,7 +35,7 @@ from replay.sim import diagnostics
 from replay.config import GRAVITY, ReplayConfig
 from replay.sim.control import HandController
 from replay.sim.engine import Variant, wrist
-from replay.sim.engine.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
 from replay.sim.scene_spec import SceneSpec
@@ -80,7 +80,7 @@ class Scene:
         import_report: whatever ``importer_patches.add_mjcf`` returned.
         build_inputs: the arguments of :func:`add_replay_world` this scene was built
             from (less ``builder``), so that more worlds of it can be built
-            (:class:`replay.sim.engine.warp_batch.WarpBatch`).
+            (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`).
         contact_capacity: the ``nconmax`` the solver was built with (0 in the probe stage).
         resting_contacts: contacts after the probe's settle (object at rest, hand at its
             first pose): the count the capacity is sized from.
@@ -274,7 +274,7 @@ def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: in
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state.
 
-    CPU: the direct engine (:class:`replay.sim.engine.mjc.MjcBatch`, no contact limit);
+    CPU: the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact limit);
     CUDA: ``SolverMuJoCo.step`` with the wrist wrench of :class:`replay.sim.control.HandController`.
     """
     cfg, model = scene.config, scene.model

@@ -87,7 +87,7 @@ def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ())
     """One replay world of ``spec`` (:class:`replay.sim.scene_spec.SceneSpec`) in a fresh builder
     (:func:`new_builder`, plus the custom attributes of each solver class in ``solver_attributes``,
     e.g. ``(newton.solvers.SolverSteel,)``), finalized on :func:`model_device`: the one model builder
-    of :mod:`replay.sim.scene` and :mod:`replay.sim.steel_scene`.
+    of :mod:`replay.sim.scene` and :mod:`replay.sim.engine.steel.steel_scene`.
 
     Returns:
         ``(model, info)``: the :class:`newton.Model` and :func:`add_replay_world`'s ``info``.
@@ -118,7 +118,7 @@ def add_replay_world(
 
     Everything lands in the builder's current world (global, or the one opened by
     ``builder.begin_world()``); a builder holding one replay world can be copied N
-    times to another with ``ModelBuilder.replicate`` (:mod:`replay.sim.engine.warp_batch`).
+    times to another with ``ModelBuilder.replicate`` (:mod:`replay.sim.engine.mjwarp.warp_batch`).
 
     Args:
         mjcf: manosim hand MJCF (unmodified).

@@ -1,7 +1,7 @@
 """Robustness maps: one recording replayed over a grid of finger effort limit x
 hand-object friction, under wrist perturbations, and with contact ablated, in one batch.
 
-Every cell is one world of the direct engine (:class:`replay.sim.engine.mjc.MjcBatch`): the
+Every cell is one world of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`): the
 scene is built once per recording and the worlds differ only by their
 :class:`~replay.sim.engine.Variant`. Success is ``lifted`` (object up at the end of the
 hold, :func:`replay.protocol.rollout.run_rollouts`); ``shake_held`` is kept beside it.

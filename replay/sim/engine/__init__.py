@@ -1,8 +1,8 @@
-"""Stepping N worlds of one replay scene: MuJoCo C on the CPU (:mod:`replay.sim.engine.mjc`),
+"""Stepping N worlds of one replay scene: MuJoCo C on the CPU (:mod:`replay.sim.engine.mujoco_c.mjc`),
 mujoco-warp with every world in one launch on CUDA or Warp's CPU device
-(:mod:`replay.sim.engine.warp_batch`; its N-world model in :mod:`replay.sim.engine.warp_worlds`,
-its device arrays in :mod:`replay.sim.engine.warp_buffers`, its kernels in
-:mod:`replay.sim.engine.warp_kernels`).
+(:mod:`replay.sim.engine.mjwarp.warp_batch`; its N-world model in :mod:`replay.sim.engine.mjwarp.warp_worlds`,
+its device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`, its kernels in
+:mod:`replay.sim.engine.mjwarp.warp_kernels`).
 
 Every engine satisfies one contract (:class:`replay.sim.engine.contract.Engine`, a
 ``typing.Protocol``, with its :class:`~replay.sim.engine.contract.Capabilities`), and

@@ -9,9 +9,9 @@ non-finite state, solver error), and says what it supports in :class:`Capabiliti
 asks instead of checking types. Modelled on Newton's ``SolverBase`` (one interface, ``step`` /
 ``notify_model_changed`` / ``update_contacts``, one implementation per solver).
 
-Implementations: :class:`replay.sim.engine.mjc.MjcBatch` (MuJoCo C), :class:`replay.sim.engine.warp_batch.WarpBatch`
-(mujoco-warp), :class:`replay.sim.engine.newton_step.NewtonStepBatch` (the reference, ``SolverMuJoCo.step``),
-:class:`replay.sim.engine.steel.SteelBatch` (SolverSteel). ``tests/test_structure.py`` checks that each
+Implementations: :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (MuJoCo C), :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`
+(mujoco-warp), :class:`replay.sim.engine.newton_ref.newton_step.NewtonStepBatch` (the reference, ``SolverMuJoCo.step``),
+:class:`replay.sim.engine.steel.steel.SteelBatch` (SolverSteel). ``tests/test_structure.py`` checks that each
 satisfies :class:`Engine`.
 
 Quaternions Newton xyzw unless said; wrist target rows MuJoCo wxyz (:mod:`replay.sim.engine.wrist`).

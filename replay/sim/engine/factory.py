@@ -11,10 +11,10 @@ Which engine (``config.solver_backend``, ``config.engine``, ``config.device``):
 =====================  ==============================  ==========================================
 backend / engine       device                          engine
 =====================  ==============================  ==========================================
-``steel``              any                             :class:`~replay.sim.engine.steel.SteelBatch`
-``direct``             ``cpu``                         :class:`~replay.sim.engine.mjc.MjcBatch` (MuJoCo C)
-``direct``             ``cuda``, ``warp-cpu``          :class:`~replay.sim.engine.warp_batch.WarpBatch`
-``newton``             any                             :class:`~replay.sim.engine.newton_step.NewtonStepBatch`
+``steel``              any                             :class:`~replay.sim.engine.steel.steel.SteelBatch`
+``direct``             ``cpu``                         :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (MuJoCo C)
+``direct``             ``cuda``, ``warp-cpu``          :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`
+``newton``             any                             :class:`~replay.sim.engine.newton_ref.newton_step.NewtonStepBatch`
 =====================  ==============================  ==========================================
 """
 
@@ -22,25 +22,25 @@ from __future__ import annotations
 
 from replay.sim.engine.contract import Capabilities, Engine
 
-#: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.warp_batch`)
+#: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.mjwarp.warp_batch`)
 WARP_DEVICES = ("cuda", "warp-cpu")
 
 
 def engine_class(cfg) -> type:
     """The engine class ``cfg`` runs (module doc's table); mujoco-warp imported only when chosen."""
     if cfg.solver_backend == "steel":
-        from replay.sim.engine.steel import SteelBatch
+        from replay.sim.engine.steel.steel import SteelBatch
 
         return SteelBatch
     if cfg.engine == "direct" and cfg.device in WARP_DEVICES:
-        from replay.sim.engine.warp_batch import WarpBatch
+        from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
         return WarpBatch
     if cfg.engine == "direct" and cfg.device == "cpu":
-        from replay.sim.engine.mjc import MjcBatch
+        from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
         return MjcBatch
-    from replay.sim.engine.newton_step import NewtonStepBatch
+    from replay.sim.engine.newton_ref.newton_step import NewtonStepBatch
 
     return NewtonStepBatch
 
@@ -51,14 +51,14 @@ def capabilities_of(cfg) -> Capabilities:
 
 
 def build_engine_scene(spec, cfg):
-    """The scene of ``spec`` for ``cfg``'s backend: :func:`replay.sim.steel_scene.build_steel_scene`
+    """The scene of ``spec`` for ``cfg``'s backend: :func:`replay.sim.engine.steel.steel_scene.build_steel_scene`
     for SolverSteel, else :func:`replay.sim.scene.build_scene`.
 
     Raises:
         as the builder: DataError, SceneError, ReadbackError.
     """
     if cfg.solver_backend == "steel":
-        from replay.sim.steel_scene import build_steel_scene
+        from replay.sim.engine.steel.steel_scene import build_steel_scene
 
         return build_steel_scene(spec, cfg)
     from replay.sim.scene import build_scene

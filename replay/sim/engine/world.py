@@ -9,8 +9,8 @@ from replay.sim.engine.variants import Variant
 
 @dataclass(kw_only=True)
 class WorldStatus:
-    """One world of a batch (every engine: :mod:`replay.sim.engine.mjc`, :mod:`replay.sim.engine.warp_batch`,
-    :mod:`replay.sim.engine.newton_step`).
+    """One world of a batch (every engine: :mod:`replay.sim.engine.mujoco_c.mjc`, :mod:`replay.sim.engine.mjwarp.warp_batch`,
+    :mod:`replay.sim.engine.newton_ref.newton_step`).
 
     Attributes:
         variant: the world's :class:`Variant`.

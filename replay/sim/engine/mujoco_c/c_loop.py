@@ -1,7 +1,7 @@
 """One control frame of one world without the GIL: the substep loop compiled by numba,
 calling MuJoCo's C ``mj_kinematics`` and ``mj_step`` directly.
 
-:class:`replay.sim.engine.mjc.MjcBatch` steps every frame of every world here
+:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` steps every frame of every world here
 (:func:`frame_substeps`): per substep ``mj_kinematics``, the wrist wrench (numba), the quaternion
 finger drive where configured (numba), ``mj_step``, then MuJoCo's own warning counters, in one
 ``nogil`` call per frame. The Python loop (:meth:`MjcBatch._python_frame`) makes the same calls in
@@ -29,7 +29,7 @@ The C functions come from the ``libmujoco`` the Python bindings load (the same s
 ``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``), signature
 ``void(const mjModel*, mjData*)``. Checked on MuJoCo 3.17.0 (the pinned ``mujoco``); a mismatch is
 detected at import: the library's ``mj_versionString`` must equal the bindings' (else ImportError, and
-:class:`~replay.sim.engine.mjc.MjcBatch` falls back to the Python loop and says so in its reason).
+:class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` falls back to the Python loop and says so in its reason).
 """
 
 from __future__ import annotations

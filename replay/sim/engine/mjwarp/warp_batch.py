@@ -33,8 +33,8 @@ poses, hand-object contacts and their normal forces, runaway speeds, non-finite
 state, overflow bits), copied to the host in two small transfers (signals, poses). On CUDA the frame's
 launches are captured once in a CUDA graph (``wp.ScopedCapture``) and replayed;
 on Warp's CPU device they are launched one by one. The kernels are in
-:mod:`replay.sim.engine.warp_kernels`, the N-world model and its read-back in
-:mod:`replay.sim.engine.warp_worlds`, the device arrays in :mod:`replay.sim.engine.warp_buffers`;
+:mod:`replay.sim.engine.mjwarp.warp_kernels`, the N-world model and its read-back in
+:mod:`replay.sim.engine.mjwarp.warp_worlds`, the device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`;
 this module steps the batch and reads each world's signals.
 
 Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``,
@@ -61,8 +61,8 @@ from replay.errors import EngineError
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.variants import Variant
-from replay.sim.engine.warp_buffers import PARK_DISTANCE, park_qpos, warp_buffers  # noqa: F401  (PARK_DISTANCE re-exported)
-from replay.sim.engine.warp_kernels import (
+from replay.sim.engine.mjwarp.warp_buffers import PARK_DISTANCE, park_qpos, warp_buffers  # noqa: F401  (PARK_DISTANCE re-exported)
+from replay.sim.engine.mjwarp.warp_kernels import (
     S_ACT,
     S_FINITE,
     S_NACON,
@@ -84,7 +84,7 @@ from replay.sim.engine.warp_kernels import (
     signals_kernel,
     wrist_kernel,
 )
-from replay.sim.engine.warp_worlds import WarpWorld, build_worlds, read_back, set_effort_limits  # noqa: F401  (re-exported)
+from replay.sim.engine.mjwarp.warp_worlds import WarpWorld, build_worlds, read_back, set_effort_limits  # noqa: F401  (re-exported)
 from replay.sim.scene import make_solver
 
 #: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
@@ -96,7 +96,7 @@ OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 
 class WarpBatch:
     """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
 
-    Interface of :class:`replay.sim.engine.mjc.MjcBatch` (driven by :func:`replay.protocol.rollout.step_protocol`).
+    Interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (driven by :func:`replay.protocol.rollout.step_protocol`).
 
     Args:
         scene: a built :class:`replay.sim.scene.Scene`, for any backend (its capacity,
@@ -108,7 +108,7 @@ class WarpBatch:
             overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
             ``capacity x N`` contacts (``nconmax`` per world).
         graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
-        threads: ignored (the interface of :class:`~replay.sim.engine.mjc.MjcBatch`).
+        threads: ignored (the interface of :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`).
 
     Raises:
         EngineError: a variant's ablation differs from the scene's, or a parameter did
@@ -221,7 +221,7 @@ class WarpBatch:
         The three arrays are uploaded once; the frame's launches run without a host
         round trip; the worlds' signals come back in one transfer at the end. An
         exception from Warp or mujoco-warp stops every live world with that reason
-        (read by :meth:`read_frame`), as :class:`~replay.sim.engine.mjc.MjcBatch` does per world.
+        (read by :meth:`read_frame`), as :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` does per world.
         """
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):

@@ -1,6 +1,6 @@
 """The reference engine: one world stepped through ``SolverMuJoCo.step`` every physics step.
 
-This is how the replay ran before :mod:`replay.sim.engine.mjc`: Newton's state is
+This is how the replay ran before :mod:`replay.sim.engine.mujoco_c.mjc`: Newton's state is
 pushed into MuJoCo and pulled back every step, the wrist wrench goes through
 ``Control.joint_f`` and the finger targets through ``Control.joint_target_q``.
 It is 10-60x slower and is kept as the reference the fast engines are checked
@@ -23,7 +23,7 @@ from replay.sim.engine.world import WorldStatus
 
 
 class NewtonStepBatch:
-    """One world of ``scene`` stepped by ``scene.solver.step`` (interface of :class:`replay.sim.engine.mjc.MjcBatch`).
+    """One world of ``scene`` stepped by ``scene.solver.step`` (interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`).
 
     Args:
         scene: a built :class:`replay.sim.scene.Scene` (its ablation, if any, built in).
@@ -111,7 +111,7 @@ class NewtonStepBatch:
         return sig
 
     def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
-        """As :meth:`replay.sim.engine.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
+        """As :meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
         if self._mj is None:
             return float("nan")
 

@@ -12,7 +12,7 @@ object for ``settle_s`` with the hand held at its first pose, then takes one ste
 kinematically at the grasp pose; its ``constraint_row_watermarks()`` (rows requested per family)
 times ``config.steel_row_headroom``, at least ``config.steel_rows_min``, size the final solver's
 ``articulation_constraint_max`` and ``free_body_constraint_max``. The rollout runs with
-``row_watermark`` on and stops as ``unstable`` at any dropped row (:mod:`replay.sim.engine.steel`).
+``row_watermark`` on and stops as ``unstable`` at any dropped row (:mod:`replay.sim.engine.steel.steel`).
 
 Quaternions Newton xyzw.
 """
@@ -30,7 +30,7 @@ from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.sim import diagnostics
 from replay.sim.engine import Variant, wrist
-from replay.sim.engine.steel import SteelBatch, finger_drive_of
+from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
 from replay.sim.scene import Scene, finger_dof_slice, make_solver, probe_scene
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import build_world_model

@@ -40,8 +40,8 @@ from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 from replay.errors import AblationMaskError, EngineError
 
-try:  # the compiled substep loop (replay.sim.engine.c_loop); without it every frame runs the Python loop
-    from replay.sim.engine import c_loop as c_loop_mod
+try:  # the compiled substep loop (replay.sim.engine.mujoco_c.c_loop); without it every frame runs the Python loop
+    from replay.sim.engine.mujoco_c import c_loop as c_loop_mod
     C_LOOP_ERROR = None
 except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
     c_loop_mod, C_LOOP_ERROR = None, str(e)
@@ -182,7 +182,7 @@ class MjcBatch:
         capacity: contact count above which a world stops with a contact overflow
             (default ``scene.contact_capacity``).
         c_loop: step each frame's substeps in one nogil numba call into MuJoCo's C
-            (:mod:`replay.sim.engine.c_loop`; the default: the same trajectory as the Python loop,
+            (:mod:`replay.sim.engine.mujoco_c.c_loop`; the default: the same trajectory as the Python loop,
             no Python per substep); False: the Python loop for every frame.
 
     Raises:
@@ -273,7 +273,7 @@ class MjcBatch:
             list(self._pool.map(lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]), live))
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i``: compiled while :func:`replay.sim.engine.c_loop.arena_ok`, else the Python
+        """One frame of world ``i``: compiled while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`, else the Python
         loop (the same calls); then its stop reason: a solver exception (its message), a MuJoCo warning, or
         more contacts than the capacity (``mjData.maxuse_con``: the most after any step so far)."""
         w = self.worlds[i]
@@ -298,7 +298,7 @@ class MjcBatch:
                         float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats) -> int:
-        """The frame's substeps one Python call each (what :func:`replay.sim.engine.c_loop.frame_substeps`
+        """The frame's substeps one Python call each (what :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps`
         does compiled); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
         m, d, lay, drv = w.m, w.d, self.layout, w.drive
         S = self.cfg.substeps
@@ -318,7 +318,7 @@ class MjcBatch:
         return -1
 
     def _c_frame(self, w: World, tp, tc, target, wr, stats) -> int:
-        """The frame's substeps in :func:`replay.sim.engine.c_loop.frame_substeps` (returns as :meth:`_python_frame`)."""
+        """The frame's substeps in :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps` (returns as :meth:`_python_frame`)."""
         lay, drv, d = self.layout, w.drive, w.d
         z2, z1 = np.zeros((0, 3)), np.zeros(0, np.int64)
         return int(c_loop_mod.frame_substeps(

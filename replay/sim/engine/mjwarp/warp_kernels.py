@@ -1,4 +1,4 @@
-"""The Warp kernels of :class:`replay.sim.engine.warp_batch.WarpBatch`: the wrist wrench
+"""The Warp kernels of :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`: the wrist wrench
 (the law of :mod:`replay.sim.engine.wrist`, in float64), finger ``ctrl``
 (:func:`replay.sim.engine.signals.finger_ctrl` as a kernel), parking a stopped world, and the
 per-world contact count and frame signals. Every kernel runs one thread per world (or per

@@ -1,5 +1,5 @@
-"""The device arrays of a :class:`~replay.sim.engine.warp_batch.WarpBatch`: what its
-launches (:mod:`replay.sim.engine.warp_kernels`) read and write, allocated once per batch
+"""The device arrays of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`: what its
+launches (:mod:`replay.sim.engine.mjwarp.warp_kernels`) read and write, allocated once per batch
 of N worlds on its Warp device.
 
 * constants: the wrist controller's parameters (:func:`replay.sim.engine.wrist.wrist_params`),
@@ -24,7 +24,7 @@ import warp as wp
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim.engine import wrist
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.warp_kernels import S_SIZE
+from replay.sim.engine.mjwarp.warp_kernels import S_SIZE
 
 #: how far apart a parked world's hand and object are held, m
 PARK_DISTANCE = 1000.0

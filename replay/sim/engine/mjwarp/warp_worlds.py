@@ -1,4 +1,4 @@
-"""The N-world model of a :class:`~replay.sim.engine.warp_batch.WarpBatch` and the check
+"""The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch` and the check
 that every world holds what its variant asks.
 
 :func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.scene.add_replay_world`)
@@ -30,7 +30,7 @@ from replay.sim.scene import add_replay_world, new_builder
 
 @dataclass(kw_only=True)
 class WarpWorld(WorldStatus):
-    """One world of a :class:`~replay.sim.engine.warp_batch.WarpBatch`
+    """One world of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`
     (:class:`~replay.sim.engine.world.WorldStatus`, whose ``readback`` holds
     ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg read from
     mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start in the
@@ -102,7 +102,7 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         offsets.append(off)
         if v.friction is not None:
             # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
-            # as replay.sim.engine.mjc.apply_variant does
+            # as replay.sim.engine.mujoco_c.mjc.apply_variant does
             for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
                 builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
         if v.effort_limit is not None:

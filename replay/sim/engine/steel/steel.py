@@ -7,14 +7,14 @@ space (its class docstring). Per physics step (``config.dt``):
 1. wrist: the 6-DOF PD wrench of :class:`replay.sim.control.HandController` into
    ``Control.joint_f`` of the hand's free joint (world force at the root COM and torque; SolverSteel's
    free-joint ``joint_qd`` is ``(v_com, omega)`` in the world frame, the same convention);
-2. fingers: the quaternion drive of :mod:`replay.sim.engine.steel_drive` into the finger DOFs
+2. fingers: the quaternion drive of :mod:`replay.sim.engine.steel.steel_drive` into the finger DOFs
    of ``Control.joint_f`` (SolverSteel does not drive BALL joints);
 3. contacts: Newton's :class:`newton.CollisionPipeline` (``collide``; the ablation's hand-object
    filter pairs are honoured there), then ``solver.step`` with the ``CONTACT_F`` observable.
 
-After every control frame the solver's overflow flags are read (:func:`replay.sim.engine.steel_signals.row_problem`):
+After every control frame the solver's overflow flags are read (:func:`replay.sim.engine.steel.steel_signals.row_problem`):
 a dropped row or contact stops the world as ``unstable`` with the reason. The interface is
-:class:`replay.sim.engine.mjc.MjcBatch`'s, for :func:`replay.protocol.rollout.step_protocol`.
+:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`'s, for :func:`replay.protocol.rollout.step_protocol`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ import numpy as np
 
 from replay.sim import diagnostics
 from replay.sim.control import HandController
-from replay.sim.engine import steel_signals, wrist
+from replay.sim.engine import wrist
+from replay.sim.engine.steel import steel_signals
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim.engine.contract import Capabilities, FrameSignals
-from replay.sim.engine.steel_drive import SteelFingerDrive
+from replay.sim.engine.steel.steel_drive import SteelFingerDrive
 from replay.sim.engine.world import WorldStatus
 
 #: the engine's name in every rollout's ``engine`` field
@@ -88,7 +89,7 @@ def make_pipeline(model, config):
 
 
 class SteelBatch:
-    """One world of a Steel ``scene`` (:func:`replay.sim.steel_scene.build_steel_scene`).
+    """One world of a Steel ``scene`` (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene`).
 
     Args:
         scene: the built scene (``scene.solver`` a :class:`newton.solvers.SolverSteel`; its ablation,
@@ -162,7 +163,7 @@ class SteelBatch:
         w.act_max = max(w.act_max, self.drive.max_torque())
 
     def contact_signals(self, force_min: float) -> tuple[int, int, float, float, float]:
-        """:func:`replay.sim.engine.steel_signals.hand_object_signals` of the last step."""
+        """:func:`replay.sim.engine.steel.steel_signals.hand_object_signals` of the last step."""
         c = self.contacts
         lay = self.layout
         return steel_signals.hand_object_signals(

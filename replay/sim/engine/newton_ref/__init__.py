@@ -1,0 +1,1 @@
+"""The reference engine: :mod:`.newton_step` (every step through SolverMuJoCo.step)."""
