@@ -83,6 +83,18 @@ MOVED = {
     "replay.sweep": "replay.study.sweep",
     "replay.report": "replay.output.report",
     "replay.render": "replay.output.render",
+    # 0.2's engine modules, one subpackage per engine since issue 28 (replay.sim.engine.steel is now
+    # the Steel package: SteelBatch is at replay.sim.engine.steel.steel)
+    "replay.sim.engine.mjc": "replay.sim.engine.mujoco_c.mjc",
+    "replay.sim.engine.c_loop": "replay.sim.engine.mujoco_c.c_loop",
+    "replay.sim.engine.warp_batch": "replay.sim.engine.mjwarp.warp_batch",
+    "replay.sim.engine.warp_buffers": "replay.sim.engine.mjwarp.warp_buffers",
+    "replay.sim.engine.warp_kernels": "replay.sim.engine.mjwarp.warp_kernels",
+    "replay.sim.engine.warp_worlds": "replay.sim.engine.mjwarp.warp_worlds",
+    "replay.sim.engine.newton_step": "replay.sim.engine.newton_ref.newton_step",
+    "replay.sim.engine.steel_drive": "replay.sim.engine.steel.steel_drive",
+    "replay.sim.engine.steel_signals": "replay.sim.engine.steel.steel_signals",
+    "replay.sim.steel_scene": "replay.sim.engine.steel.steel_scene",
 }
 
 
