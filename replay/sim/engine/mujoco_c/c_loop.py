@@ -28,8 +28,9 @@ error becomes the world's ``unstable`` reason with MuJoCo's message (the same tr
 The C functions come from the ``libmujoco`` the Python bindings load (the same shared object:
 ``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``), signature
 ``void(const mjModel*, mjData*)``. Checked on MuJoCo 3.17.0 (the pinned ``mujoco``); a mismatch is
-detected at import: the library's ``mj_versionString`` must equal the bindings' (else ImportError, and
-:class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` falls back to the Python loop and says so in its reason).
+detected at import: the library's ``mj_versionString`` must equal the bindings' (else ImportError;
+:class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` then steps every frame in the Python loop, its ``c_loop``
+is False and ``replay.sim.engine.mujoco_c.mjc.C_LOOP_ERROR`` says why).
 """
 
 from __future__ import annotations
