@@ -64,7 +64,7 @@ def _stop_rule(plan, cfg, s):
 def _recorded(scene, plan, cfg, xs, s):
     """Step the batch in one thread recording per world (initial state, controls, final qpos)."""
     hold_end, early = _stop_rule(plan, cfg, s)
-    batch = MjcBatch(scene, [refine.to_variant(x) for x in xs], threads=1)
+    batch = MjcBatch(scene, [refine.to_variant(x) for x in xs], threads=1, c_loop=False)  # mj_step calls watched
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0, logs = [], {id(w.d): [] for w in batch.worlds}
     for w in batch.worlds:
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads = cores the figures are for")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--check-early-stop", action="store_true")
-    p.add_argument("--python-loop", action="store_true", help="step substeps in Python (MjcBatch's default) instead")
+    p.add_argument("--python-loop", action="store_true", help="step substeps in Python (MjcBatch(c_loop=False), the same trajectory) instead")
     p.add_argument("--rollouts-per-recording", type=float, default=None)
     p.add_argument("--study", type=Path, default=None, help="a refine study JSON: its mean refine_rollouts")
     p.add_argument("--json", type=Path, default=None)

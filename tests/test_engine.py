@@ -74,7 +74,9 @@ def test_direct_engine_gives_the_reference_engines_answers(window, capsule_rhand
 def test_engine_is_raw_mujoco_with_its_controls(scene_and_plan):
     """Replaying the engine's ctrl/xfrc_applied through mujoco.rollout reaches its state exactly."""
     cfg, plan, scene = scene_and_plan
-    batch = MjcBatch(scene, [Variant()])
+    # the Python loop, whose mj_step calls can be watched (the compiled default steps the same
+    # trajectory bit for bit: tests/test_engine_contract.py)
+    batch = MjcBatch(scene, [Variant()], c_loop=False)
     w = batch.worlds[0]
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.zeros(mujoco.mj_stateSize(w.m, spec))
