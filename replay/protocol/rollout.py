@@ -104,12 +104,14 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         DataError: bad input. ValueError: unknown protocol.
     """
     if protocol == "lift":
-        pad = None
+        pad, raw = None, coords
         if cfg.pad_compression_mm > 0:  # fingers closed to a preload depth at the grasp frame
             first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)[2]
             coords, pad = compress_coords(rec, coords, mjcf, cfg, first)
-        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
-        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose,
+        # as recorded: the compression ends with the release (its blend may reach the first frame)
+        opened = plan.coords[0] if pad is None else plan_rollout(rec, raw, cfg).coords[0]
+        plan = release.extend_plan(plan, opened, cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
         plan.pad = pad
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
