@@ -56,7 +56,8 @@ class Trace:
         done: frames simulated. fingertip_distance: smallest fingertip-object distance at
             lift start, m. bad_frame: the frame a reason stopped the world at, or None.
         contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying
-            force at lift start.
+            force at lift start. force_bones: bones (0-15) carrying hand-object force at the
+            contact-agreement frame (:mod:`replay.protocol.contact_agreement`), None if not read.
     """
 
     body_pos: np.ndarray
@@ -70,6 +71,7 @@ class Trace:
     bad_frame: int | None = None
     contacts_at_lift: int | None = None
     contacts_force_at_lift: int | None = None
+    force_bones: list | None = None  # bones 0-15 carrying hand-object force at the agreement frame
 
 
 def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
