@@ -20,15 +20,11 @@ from pathlib import Path
 import pytest
 from short_window import SHORT
 
-from replay.config import ReplayConfig
 from replay.results import REFINE_FIELDS
-from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the study test's shorter window (tests/test_study.py), for the in-process variant
-SHORTER = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
 
 
 def _check_refine_rows(study: dict, out: Path) -> dict:
@@ -48,10 +44,8 @@ def _check_refine_rows(study: dict, out: Path) -> dict:
     return r
 
 
-def test_refine_study_in_process(tmp_path, mirror):
-    out = tmp_path / "study.json"
-    study = run_study("grab", out, ReplayConfig(**SHORTER), objects=["cubesmall"], workers=1, ablation=False,
-                      progress=False, data_dir=mirror, refine={"seed": 0, "worlds": 4})
+def test_refine_study_in_process(small_refine_study):
+    study, out = small_refine_study  # conftest: run_study in process on the shorter window
     _check_refine_rows(study, out)
     assert json.loads(out.read_text())["refine_rollouts"] == study["refine_rollouts"]  # what is on disk
 

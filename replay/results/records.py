@@ -285,7 +285,7 @@ ROW_FIELDS = (
     "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm", "max_object_step_mm",
     "friction_budget_peak_kg", "creep_mm_s", "object_mass", "ablation_clean", "ablation_no_rise",
     "ablation_max_disp_mm", "ablation_lifted", "wall_s_total", "rtf", "input_flags", "diagnosis_figure", "json",
-    "contact_agreement_precision", "contact_agreement_recall",
+    "contact_agreement_precision", "contact_agreement_recall", "stuck_after_release",
 )
 
 
