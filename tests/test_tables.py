@@ -85,3 +85,16 @@ def test_a_document_without_the_block_is_a_one_line_error(tmp_path, capsys):
     assert str(doc) in err and "table:attribution" in err and "Traceback" not in err and len(err.splitlines()) == 1
     with pytest.raises(ValueError, match="2 blocks"):
         tables.replace_block("<!-- table:study -->\n<!-- /table:study -->\n" * 2, "study", "cmd", "x\n")
+
+
+@pytest.mark.parametrize("doc,kind", [("README.md", "attribution"), ("README.md", "refine"),
+                                      ("docs/attribution.md", "attribution")])
+def test_the_documents_blocks_regenerate_in_place(doc, kind):
+    """The figure tables of README.md and docs/ carry their block: regenerated, only the block changes,
+    indented as its comment (the README's attribution table sits in a list item)."""
+    text = (ROOT / doc).read_text()
+    new = tables.replace_block(text, kind, "CMD", "| a |\n|---|\n| 1 |\n")
+    head, tail = text.split(f"<!-- table:{kind} ")[0], text.split(f"<!-- /table:{kind} -->")[1]
+    assert new.startswith(head) and new.endswith(tail)
+    ind = head.rsplit("\n", 1)[1]
+    assert f"{ind}<!-- table:{kind} written by: CMD -->\n{ind}| a |\n{ind}|---|\n{ind}| 1 |\n{ind}<!-- /table:{kind} -->" in new

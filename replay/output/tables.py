@@ -105,12 +105,13 @@ def table(kind: str, doc: dict) -> str:
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:
     tag = kind if name is None else f"{kind}:{name}"
-    return re.compile(rf"<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
+    return re.compile(rf"([ \t]*)<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
 
 
 def replace_block(text: str, kind: str, command: str, body: str, name: str | None = None) -> str:
     """``text`` with the table block of ``kind`` (``kind:name`` when a document holds several of one
-    kind) replaced by ``body``, its opening comment saying ``command``.
+    kind) replaced by ``body``, its opening comment saying ``command``; the block keeps the opening
+    comment's indentation.
 
     Raises:
         ValueError: no such block in ``text``, or more than one.
@@ -120,5 +121,9 @@ def replace_block(text: str, kind: str, command: str, body: str, name: str | Non
     tag = kind if name is None else f"{kind}:{name}"
     if len(found) != 1:
         raise ValueError(f"{len(found)} blocks <!-- table:{tag} ... --> ... <!-- /table:{tag} --> (need exactly one)")
-    block = f"<!-- table:{tag} written by: {command} -->\n{body}<!-- /table:{tag} -->"
-    return pat.sub(lambda _: block, text)
+
+    def block(mt: re.Match) -> str:  # indented as the opening comment (a table inside a list item)
+        ind = mt.group(1)
+        rows = "".join(ind + ln + "\n" for ln in body.splitlines())
+        return f"{ind}<!-- table:{tag} written by: {command} -->\n{rows}{ind}<!-- /table:{tag} -->"
+    return pat.sub(block, text)
