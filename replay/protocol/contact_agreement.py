@@ -21,6 +21,7 @@ denominator is empty, and both None on an engine that does not expose per-contac
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import mujoco
@@ -63,6 +64,12 @@ def _palm_vertices(mjcf: str | Path) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0, 3))
 
 
+@functools.lru_cache(maxsize=8)
+def _hand_parts(cap: str) -> tuple[HandKinematics, Capsules, np.ndarray]:
+    """The hand's kinematics, capsules and palm vertices of one capsule MJCF, read once per process."""
+    return HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap), _palm_vertices(cap)
+
+
 def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.ndarray:
     """(16,) signed distance, m, of each bone's collision part to the object at the grasp frame
     (negative: inside), the hand at ``coords[rec.grasp_frame]`` (Newton order: wrist m, xyzw).
@@ -70,8 +77,7 @@ def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.nda
     Raises:
         DataError: an unreadable collision part or MJCF.
     """
-    cap = capsule_mjcf(mjcf)
-    kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
+    kin, caps, pv = _hand_parts(str(capsule_mjcf(mjcf)))
     g = int(rec.grasp_frame)
     obj = rec.target_object
     sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])
@@ -79,7 +85,6 @@ def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.nda
     wR, JR = Rotation.from_quat(c[3:7]).as_matrix(), Rotation.from_quat(finger_quats(c)).as_matrix()
     out = np.full(16, np.inf)
     out[1:] = capsule_distance(kin, caps, sdf, c[:3], wR, JR, range(1, 16))
-    pv = _palm_vertices(cap)
     if len(pv):
         X, G, _ = kin.fk_frames(c[None, :3], wR[None], JR[None])
         out[0] = float(np.min(sdf(X[0, 0] + pv @ G[0, 0].T)))
