@@ -44,7 +44,7 @@ def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_stu
     text = doc.read_text()
     assert "old, by hand" not in text and text.startswith("# figures\n") and "\n\ntext\n\n" in text
     assert f"<!-- table:study:short written by: python scripts/tables.py study --results {out} --write {doc} " \
-           f"--name short --made-by 'run_study.py --dataset grab --objects cubesmall' (results: run_study.py " in text
+           f"--name short (results: run_study.py --dataset grab --objects cubesmall) -->" in text
     row = study["rollouts"][0]
     (cells,) = _cells(text, "study:short")
     assert cells[0] == "cubesmall_lift" and cells[1] == row["outcome"] + (f" ({row['diagnosis']})" if row["diagnosis"] else "")
