@@ -78,3 +78,19 @@ def test_rollout_reports_agreement_and_the_ablation_has_no_simulated_contact(win
     assert a["contact_agreement_simulated_bones"] == [] and a["contact_agreement_precision"] is None
     assert a["contact_agreement_recall"] == 0.0
     assert a["contact_agreement_recorded_bones"] == m["contact_agreement_recorded_bones"]  # the person's, both runs
+
+
+@pytest.mark.needs_data
+def test_recorded_protocol_reads_the_simulated_set_at_the_grasp_frame(window, capsule_rhand):
+    """A recorded plan has no hold: the simulated set is read at the frame replaying the recorded grasp
+    time (agreement_frame), and the recorded set is the same person's as in the lift protocol."""
+    rec, coords = window
+    cfg = ReplayConfig(**SHORT)
+    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()], protocol="recorded")[0].metrics
+    lift_recorded = ca.agreement_fields(ca.recorded_bone_distances(rec, coords, capsule_rhand), [])
+    assert m["contact_agreement_recorded_bones"] == lift_recorded["contact_agreement_recorded_bones"]
+    assert m["contact_agreement_simulated_bones"] is not None and m["contact_agreement_recall"] is not None
+    from replay.protocol import tracking
+    plan = tracking.plan_recorded(rec, coords, cfg)
+    k = ca.agreement_frame(plan, float(rec.time[rec.grasp_frame]))
+    assert k is not None and abs(plan.rec_time[k] - rec.time[rec.grasp_frame]) <= cfg.frame_dt
