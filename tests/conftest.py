@@ -104,6 +104,20 @@ def cases_dir(mirror: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_refine_study(mirror: Path, tmp_path_factory) -> tuple[dict, Path]:
+    """(study, its JSON path): ``run_study`` in process on cubesmall with ``refine`` (4 worlds), the
+    short window of tests/test_study.py, no ablation: shared by the refine and the tables tests."""
+    from replay.config import ReplayConfig
+    from replay.study.runner import run_study
+
+    out = tmp_path_factory.mktemp("small_refine") / "study.json"
+    short = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+    study = run_study("grab", out, ReplayConfig(**short), objects=["cubesmall"], workers=1, ablation=False,
+                      progress=False, data_dir=mirror, refine={"seed": 0, "worlds": 4})
+    return study, out
+
+
+@pytest.fixture(scope="session")
 def grab_staged(mirror: Path, tmp_path_factory) -> Path:
     """GRAB staged from the mirror by ``fetch_data`` (hardlinks where the file system allows):
     the 30 lifts and the 10 recordings of other intents (``grab_intents/recordings`` in the

@@ -170,7 +170,12 @@ def test_variants_reach_the_compiled_model(scene_and_plan):
     assert w.m.body_mass[lay.object_body] == f32(0.05)
     ratio = w.m.body_inertia[lay.object_body] / base.m.body_inertia[lay.object_body]
     assert np.allclose(ratio, 0.05 / base.m.body_mass[lay.object_body])
-    assert w.readback == {"contact_friction": f32(0.35), "finger_forcerange": f32(0.15), "object_mass": f32(0.05)}
+    # 0.35 is below the object's own 1.0, so both sides carry it; the support keeps max(0.35, 1.0) with the
+    # object; the palm (priority 1) takes its own 0.35 against the table: that one pair changes too, and is said
+    assert w.readback == {"contact_friction": f32(0.35), "finger_forcerange": f32(0.15), "object_mass": f32(0.05),
+                          "friction_geoms": "hand+object",
+                          "friction_side_effects": w.readback["friction_side_effects"]}
+    assert "object-support" not in w.readback["friction_side_effects"]
     step_protocol(plan, batch, cfg, frame_limit=60)
     # the effort variant is what MuJoCo clamps to
     assert w.act_max <= f32(0.15) < base.act_max

@@ -27,12 +27,13 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
     cfg = ReplayConfig(**SHORT, hand_object_contact="manosim", object_density_scale=0.4, hand_object_friction=1.5)
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     oc = scene.readback["object_contact"]
-    assert oc["object_friction"] == [1.5]
+    # 1.5 is above the object's own 1.0: the hand's geoms carry it, the object's (and so object-table) stay as built
+    assert oc["object_friction"] == [1.0] and oc["friction"]["friction_geoms"] == "hand"
+    assert "object-support" not in oc["friction"]["friction_side_effects"]
     assert all(r["friction"][0] == pytest.approx(1.5) for r in scene.readback["contact_pairs"]["pairs"])
     assert scene.object_mass == pytest.approx(0.4 * base.object_mass, rel=1e-6) == oc["object_mass"]
-    # the object geoms now carry the finger capsules' values (manosim: solref 0.04 1, solimp 0.5 0.95 0.001)
-    assert len(oc["object_solref"]) == 1 and np.allclose(oc["object_solref"][0], [0.04, 1.0])
-    assert np.allclose(oc["object_solimp"][0][:3], [0.5, 0.95, 0.001])
+    # the object geoms keep their own values with solmix 0: their partners' are used outright
+    assert oc["object_solmix"] == [0.0] and np.allclose(oc["object_solref"][0], [0.02, 1.0])
     # read back per pair: every finger-object pair uses exactly the finger's values; before, MuJoCo mixed them
     fingers = [r for r in scene.readback["contact_pairs"]["pairs"] if r["hand"] != "palm"]
     assert fingers and all(np.allclose(r["solref"], [0.04, 1.0]) and np.allclose(r["solimp"][:3], [0.5, 0.95, 0.001])

@@ -8,7 +8,11 @@ rotated by ``closure[f]`` about that joint's flexion axis::
 
 with ``r(k)`` a min-jerk ramp from 0 to 1 over the last :data:`RAMP_RECORDED_S` recorded
 seconds of the approach (the part where the recorded hand closes on the object), 1 from
-the grasp frame on (lift, hold, shake); before the ramp the targets are as recorded.
+the grasp frame on (lift, hold, shake); before the ramp the targets are as recorded. The
+release ends it: over the release's opening (``release_s``, as the fingers slerp to the
+pre-grasp pose, :mod:`replay.protocol.release`) ``r`` falls linearly from 1 to 0 with the
+slerp's fraction, so the opened hand is the recorded pre-grasp pose exactly (a closure held
+through the release left a refined hand closed by it, biased toward ``stuck``).
 
 The flexion axis of a joint (:func:`flexion_axes`) is ``normalize(bone x n)``: ``bone`` the
 direction from the joint's body to its child body (a distal bone: its own offset from its
@@ -28,6 +32,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.protocol import release
 from replay.protocol.lift_plan import min_jerk
 from replay.protocol.plan import PHASE_APPROACH, Plan
 
@@ -58,16 +63,18 @@ def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
     return axes
 
 
-def ramp(plan: Plan, replay_speed: float, frame_dt: float) -> np.ndarray:
+def ramp(plan: Plan, replay_speed: float, frame_dt: float, release_s: float = 0.0) -> np.ndarray:
     """(F,) closure weight per control frame: 0 before the approach's last
-    :data:`RAMP_RECORDED_S` recorded s, min-jerk up to 1 at the grasp frame, 1 after."""
+    :data:`RAMP_RECORDED_S` recorded s, min-jerk up to 1 at the grasp frame, 1 after, and
+    from the release's first frame down to 0 over ``release_s`` (s) with the opening's slerp
+    fraction (:func:`replay.protocol.release.opening_fraction`), 0 after it."""
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
     grasp = int(app[-1])
     n = max(1, min(len(app), int(round(RAMP_RECORDED_S / replay_speed / frame_dt))))
     k = np.arange(len(plan.phase))
     r = np.where(k >= grasp, 1.0, min_jerk((k - (grasp - n)) / n))
     r[k < grasp - n] = 0.0
-    return r
+    return r * (1.0 - release.opening_fraction(plan.phase, frame_dt, release_s))
 
 
 def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -97,7 +104,7 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
         return np.broadcast_to(fingers[None], (N,) + fingers.shape)
     m = batch.scene.solver.mj_model
     axes = flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
-    weight = ramp(plan, cfg.replay_speed, cfg.frame_dt)
+    weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s)
     out = np.empty((N,) + fingers.shape)
     for i, w in enumerate(batch.worlds):
         v = w.variant

@@ -56,7 +56,8 @@ class Trace:
         done: frames simulated. fingertip_distance: smallest fingertip-object distance at
             lift start, m. bad_frame: the frame a reason stopped the world at, or None.
         contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying
-            force at lift start.
+            force at lift start. force_bones: bones (0-15) carrying hand-object force at the
+            contact-agreement frame (:mod:`replay.protocol.contact_agreement`), None if not read.
     """
 
     body_pos: np.ndarray
@@ -70,6 +71,7 @@ class Trace:
     bad_frame: int | None = None
     contacts_at_lift: int | None = None
     contacts_force_at_lift: int | None = None
+    force_bones: list | None = None  # bones 0-15 carrying hand-object force at the agreement frame
 
 
 def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
@@ -200,7 +202,7 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     # from the hand is the lift height, reported as separation_mm)
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
     measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
-    rel, end = _release(plan, tr, verts, opos, lifted, shake)
+    rel, end = _release(plan, tr, verts, opos, lifted, shake, cut=release_trouble is not None)
     out = dict(
         slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
         outcome="unstable" if not stable else ("stuck" if rel["stuck_after_release"] else
@@ -220,15 +222,17 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     return out
 
 
-def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict) -> tuple[dict, int]:
+def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict,
+             cut: bool = False) -> tuple[dict, int]:
     """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the
-    release): the fall needed is max(5 cm, the object's world height at the release start)."""
+    release): the fall needed is max(5 cm, the object's world height at the release start);
+    ``cut``: physics trouble stopped the world during the release (not judged unless it fell)."""
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     rest_z = float(opos[lift[0] - 1, 2]) if lift.size and 1 <= lift[0] <= len(opos) else None  # on the support
-    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held, rest_z=rest_z)
+    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held, rest_z=rest_z, cut=cut)
     rel.pop("lifted_after_release")  # that is ``lifted`` in the metrics
     return rel, end
 

@@ -44,6 +44,8 @@ class Plan:
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
         pad: the pad-compression summary of a lift plan where ``pad_compression_mm`` > 0.
+        touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame
+            (:func:`replay.protocol.contact_agreement.recorded_bone_distances`), set by the rollout.
     """
 
     coords: np.ndarray
@@ -56,6 +58,7 @@ class Plan:
     kind: str = "lift"
     rec_time: np.ndarray | None = None
     pad: dict | None = None  # pad compression summary (replay.protocol.pad_compression), lift plans where it ran
+    touch: np.ndarray | None = None  # (16,) m: recorded bone-object distances at the grasp (contact_agreement)
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:

@@ -52,6 +52,20 @@ def extend_plan(plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float 
                           rec_time=plan.rec_time)
 
 
+def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:
+    """(F,) how far the fingers have opened per frame, 0-1: 0 before the release, ``k / n_open``
+    at its k-th frame (``n_open = ceil(release_s / fdt)``, as :func:`extend_plan` slerps), 1 after
+    the opening; all 0 without a release or with ``release_s`` <= 0."""
+    phase = np.asarray(phase)
+    out = np.zeros(len(phase))
+    s = pre_release_end(phase)
+    if release_s <= 0 or s >= len(phase):
+        return out
+    n_open = max(1, int(math.ceil(release_s / fdt)))
+    out[s:] = np.minimum(np.arange(1, len(phase) - s + 1) / n_open, 1.0)
+    return out
+
+
 def pre_release_end(phase: np.ndarray) -> int:
     """Number of frames before the release (the index of its first frame; ``len(phase)`` without one):
     measures of the hold and shake must stop here."""
@@ -60,7 +74,8 @@ def pre_release_end(phase: np.ndarray) -> int:
 
 
 def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: bool, height: float,
-                    held: bool | None = None, min_fall: float = MIN_FALL_M, rest_z: float | None = None) -> dict:
+                    held: bool | None = None, min_fall: float = MIN_FALL_M, rest_z: float | None = None,
+                    cut: bool = False) -> dict:
     """Did the object fall when the fingers opened?
 
     Args:
@@ -73,6 +88,10 @@ def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: 
         rest_z: the object's z where it rested before the lift, m: the fall needed is at most half the
             way back down to it (a lift lower than the FET005 test's 0.3 m cannot drop an object by more
             than it rose: a 4 cm lift, max(5 cm, height) could never be met). None: no cap.
+        cut: physics trouble stopped the world during the release (``done`` frames are all it has).
+            A fall already enough by then is judged; otherwise the release is not judged
+            (``stuck_after_release`` None) and the verdicts before it stand: a short trace is
+            not a stuck object.
 
     Returns:
         ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest z after it, m),
@@ -89,6 +108,9 @@ def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: 
                     lifted_after_release=bool(lifted))
     z = np.asarray(object_z[:done], float)
     fall = float(z[s - 1] - np.nanmin(z[s:]))
+    if cut and not fall >= need:  # the trace ends before the object could fall: no verdict
+        return dict(release_ran=True, release_fall_m=fall, release_fall_needed_m=need, stuck_after_release=None,
+                    lifted_after_release=bool(lifted))
     stuck = not fall >= need
     return dict(release_ran=True, release_fall_m=fall, release_fall_needed_m=need, stuck_after_release=stuck,
                 lifted_after_release=bool(lifted and not stuck))

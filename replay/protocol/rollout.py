@@ -31,7 +31,7 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import diagnosis, finger_closure, release, tracking
+from replay.protocol import contact_agreement, diagnosis, finger_closure, release, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -99,17 +99,20 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         DataError: bad input. ValueError: unknown protocol.
     """
     if protocol == "lift":
-        pad = None
+        pad, raw = None, coords
         if cfg.pad_compression_mm > 0:  # fingers closed to a preload depth at the grasp frame
             first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)[2]
             coords, pad = compress_coords(rec, coords, mjcf, cfg, first)
-        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
-        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose,
+        # as recorded: the compression ends with the release (its blend may reach the first frame)
+        opened = plan.coords[0] if pad is None else plan_rollout(rec, raw, cfg).coords[0]
+        plan = release.extend_plan(plan, opened, cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
         plan.pad = pad
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
     else:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
+    plan.touch = contact_agreement.recorded_bone_distances(rec, coords if protocol == "recorded" else raw, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
@@ -234,7 +237,8 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         engine=engine, **({"pad_compression": plan.pad} if plan.pad is not None else {}),
     )
     try:
-        traces = step_protocol(plan, batch, cfg, frame_limit)
+        at = contact_agreement.agreement_frame(plan, float(rec.time[int(rec.grasp_frame)]))
+        traces = step_protocol(plan, batch, cfg, frame_limit, agreement_at=at)
     finally:
         batch.close()
     common.update(batch.result_fields())
@@ -246,6 +250,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         if v.object_mass is not None:
             metrics["object_mass"] = float(v.object_mass)
         metrics.update(_measure(rec, plan, scene, cfg, traces[i], w))
+        metrics.update(contact_agreement.agreement_fields(plan.touch, traces[i].force_bones))
         # the build is shared by the batch; the stepping wall time is the batch's
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
         metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
@@ -264,7 +269,7 @@ def _fingertip_geoms(batch) -> np.ndarray:
 
 
 def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
-                  early_stop: tuple[int, float] | None = None) -> list[Trace]:
+                  early_stop: tuple[int, float] | None = None, agreement_at: int | None = None) -> list[Trace]:
     """Step every world of ``batch`` through ``plan``; one trace per world.
 
     Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
@@ -275,12 +280,13 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
     ``recorded`` plan a world whose object is :data:`replay.protocol.tracking.FELL_OFF_M` below the
     support stops (lost; the frames it did not simulate count as outside the tracking
-    tolerance).
+    tolerance). At frame ``agreement_at`` (default: the hold's first) the bones carrying hand-object
+    force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).
     """
+    at = contact_agreement.agreement_frame(plan) if agreement_at is None else agreement_at
     N, F, B = len(batch.worlds), len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords)), 17
     traces = [Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
                     np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F)) for _ in range(N)]
-    lay = batch.layout
     tips = _fingertip_geoms(batch)
     rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
     hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
@@ -305,23 +311,30 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
             break
         batch.step_frame(fingers[:, k], rows[:, max(k - 1, 0)], rows[:, k])
         for i in live:
-            tr = traces[i]
-            sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
-            tr.body_pos[k] = sig.body_pos
-            tr.body_quat[k] = sig.body_quat
-            tr.ccount[k] = sig.contacts
-            tr.normal_force[k] = sig.normal_force
-            tr.friction_force[k] = sig.friction_force
-            if plan.phase[k] != PHASE_SETTLE:
-                tr.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - rows[i, k, :3]))
-            if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
-                tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
-                if not sig.reason:
-                    tr.fingertip_distance = batch.min_distance(i, tips, lay.object_geoms)
-            tr.done = k + 1
-            if sig.reason:
-                tr.bad_frame = k
+            _read_world(batch, plan, cfg, traces[i], i, k, rows[i, k, :3], tips, at)
     return traces
+
+
+def _read_world(batch, plan: Plan, cfg: ReplayConfig, tr: Trace, i: int, k: int, wrist_target: np.ndarray,
+                tips: np.ndarray, at: int | None) -> None:
+    """Frame ``k`` of world ``i`` into its trace (:func:`step_protocol`); ``wrist_target`` (3,) m."""
+    sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
+    tr.body_pos[k] = sig.body_pos
+    tr.body_quat[k] = sig.body_quat
+    tr.ccount[k] = sig.contacts
+    tr.normal_force[k] = sig.normal_force
+    tr.friction_force[k] = sig.friction_force
+    if plan.phase[k] != PHASE_SETTLE:
+        tr.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - wrist_target))
+    if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
+        tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
+        if not sig.reason:
+            tr.fingertip_distance = batch.min_distance(i, tips, batch.layout.object_geoms)
+    if k == at and not sig.reason:
+        tr.force_bones = contact_agreement.force_bones(batch, i, cfg.contact_force_min)
+    tr.done = k + 1
+    if sig.reason:
+        tr.bad_frame = k
 
 
 def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:

@@ -219,7 +219,7 @@ TRACK_FIELDS = ("sequence", "object", "intent", "outcome", "stable", "track_with
                 "track_pos_err_p95_mm", "track_pos_err_max_mm", "track_rot_err_median_deg", "track_rot_err_p95_deg",
                 "track_rot_err_max_deg", "track_lost_frame", "track_lost_s", "track_recorded_s", "track_frames",
                 "track_frames_planned", "wrist_err_median_mm", "max_hand_object_contacts", "input_flags",
-                "wall_s_total", "rtf")
+                "wall_s_total", "rtf", "contact_agreement_precision", "contact_agreement_recall")
 
 
 def summarize(rollouts: list[dict]) -> dict:

@@ -151,6 +151,20 @@ class RolloutRecord:
                                                "not lifted); null when the release did not run")
     release_unstable: str | None = _f("-", "the physics trouble that stopped the rollout after the hand opened, "
                                            "with its frame (the verdicts before it stand); null if none")
+    # contact agreement with the recording (replay.protocol.contact_agreement)
+    contact_agreement_precision: float | None = _f("0-1", "of the bones carrying hand-object force at the start of "
+                                                          "the hold (recorded protocol: the grasp frame), the share the "
+                                                          "recorded hand touched with; null: none carried force")
+    contact_agreement_recall: float | None = _f("0-1", "of the bones the recorded hand touched with at the grasp "
+                                                       "frame (within contact_agreement_touch_mm of the collision "
+                                                       "parts), the share carrying force in the simulation")
+    contact_agreement_recorded_bones: list | None = _f("-", "bones (palm, index_1..thumb_3) the recorded hand touches at "
+                                                            "the grasp frame")
+    contact_agreement_simulated_bones: list | None = _f("-", "bones with a hand-object contact over contact_force_min "
+                                                             "N at the agreement frame; null on engines without "
+                                                             "per-contact forces (only MuJoCo C has them)")
+    contact_agreement_touch_mm: float | None = _f("mm", "a recorded bone touches within this of the object's hulls: "
+                                                        "landmark-IK p90 4.18 mm + hull-to-surface 0.94 mm, ~5 mm")
     # grasp measures
     friction_budget_at_lift_kg: float | None = _f("kg", "sum(mu N)/g of hand-object contacts at lift start")
     friction_budget_peak_kg: float | None = _f("kg", "largest sum(mu N)/g during lift and hold")
@@ -271,6 +285,7 @@ ROW_FIELDS = (
     "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm", "max_object_step_mm",
     "friction_budget_peak_kg", "creep_mm_s", "object_mass", "ablation_clean", "ablation_no_rise",
     "ablation_max_disp_mm", "ablation_lifted", "wall_s_total", "rtf", "input_flags", "diagnosis_figure", "json",
+    "contact_agreement_precision", "contact_agreement_recall", "stuck_after_release",
 )
 
 

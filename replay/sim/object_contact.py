@@ -6,14 +6,20 @@
   ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
   solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
   its own); the palm (``priority="1"``) keeps its own values.
-* ``"manosim"``: the object's geoms get the solref/solimp of the hand's finger geoms, read
-  from the compiled model (manosim's soft contact, which the HUG replays use: manosim
-  README), so every finger-object pair uses exactly the finger's values; object-support
-  pairs become the mix of those with the support's.
+* ``"manosim"``: the object's geoms get ``solmix`` 0, so in every equal-priority pair the
+  other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
+  mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
+  (manosim's soft contact, which the HUG replays use: manosim README), and object-support
+  pairs the support's, which is what they used before wherever the object and the support
+  carry the same values (Newton's defaults; checked pair by pair in the tests). The object's
+  own solref/solimp are left as built. (Copying the finger values into the object's geoms,
+  as before, also softened object-support contact: two changes for one knob.)
 
-``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of the object's and
-the hand's geoms (float32-rounded), as a :class:`replay.sim.engine.Variant` ``friction`` sets it
-for one world, so every hand-object contact has it; support contacts keep ``max(mu, support's)``.
+``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of every hand-object
+contact (float32-rounded), set as a :class:`replay.sim.engine.Variant` ``friction`` sets it for one
+world: on the hand's geoms alone where that reaches every hand-object pair, so object-support
+contacts keep what was built (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; the
+pair classes it could not spare are read back into ``readback["object_contact"]["friction"]``).
 
 ``ReplayConfig.object_density_scale``: the object's mass and inertia times this (its mass
 distribution kept), then ``mj_setConst`` (derived constants of the edited model:
@@ -40,16 +46,6 @@ from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.mjc import apply_variant
 
 
-def _finger_values(m: mujoco.MjModel, lay: MjLayout) -> tuple[np.ndarray, np.ndarray]:
-    """(solref (2,), solimp (5,)) of the hand's finger geoms (all bodies but the palm), which
-    manosim gives one value set; the most common row where they differ."""
-    fingers = set(int(b) for b in lay.hand_bodies[1:])
-    g = [i for i in np.flatnonzero(lay.hand_geoms) if int(m.geom_bodyid[i]) in fingers]
-    ref, n = np.unique(m.geom_solref[g], axis=0, return_counts=True)
-    imp, k = np.unique(m.geom_solimp[g], axis=0, return_counts=True)
-    return ref[int(np.argmax(n))].copy(), imp[int(np.argmax(k))].copy()
-
-
 def apply_object_contact(scene):
     """``scene`` with the config's object contact softness and density scale in its compiled
     model (module doc); the scene itself where both are at their defaults.
@@ -57,7 +53,7 @@ def apply_object_contact(scene):
     Returns:
         A :class:`replay.sim.scene.Scene` with ``object_mass`` (kg) as edited and
         ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
-        "object_solimp", "object_mass", "object_friction"}``, ``readback["contact_pairs"]`` read again.
+        "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``, ``readback["contact_pairs"]`` read again.
     """
     cfg = scene.config
     if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None:
@@ -66,21 +62,22 @@ def apply_object_contact(scene):
     lay = MjLayout.from_scene(scene)
     og = np.flatnonzero(lay.object_geoms)
     if cfg.hand_object_contact == "manosim":
-        ref, imp = _finger_values(m, lay)
-        m.geom_solref[og] = ref
-        m.geom_solimp[og] = imp
+        m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body
-    # friction (object and hand geoms) and mass (inertia with it, mj_setConst, read back): the
+    # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
     # engine's own variant edit, so a preset and a sweep world change the model the same way
     scaled = float(m.body_mass[b]) * cfg.object_density_scale if cfg.object_density_scale != 1.0 else None
-    apply_variant(m, lay, Variant(friction=cfg.hand_object_friction, object_mass=scaled))
+    edit = apply_variant(m, lay, Variant(friction=cfg.hand_object_friction, object_mass=scaled))
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
     rb["object_contact"] = {"mode": cfg.hand_object_contact, "density_scale": float(cfg.object_density_scale),
                             "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
                             "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
-                            "object_friction": np.unique(m.geom_friction[og, 0]).tolist()}
+                            "object_solmix": np.unique(m.geom_solmix[og]).tolist(),
+                            "object_friction": np.unique(m.geom_friction[og, 0]).tolist(),
+                            "friction": {k: edit[k] for k in ("contact_friction", "friction_geoms",
+                                                              "friction_side_effects") if k in edit}}
     scene = dataclasses.replace(scene, object_mass=mass)
     rb["contact_pairs"] = hand_object_table(scene)
     return dataclasses.replace(scene, readback=rb)

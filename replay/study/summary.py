@@ -62,7 +62,19 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "wall_s": wall_s,
         "mean_rollout_pair_s": float(np.mean(rt)) if rt else None,
         "median_rtf": float(np.median(rtf)) if rtf else None,
+        **agreement_medians(rollouts),
     }
+
+
+def agreement_medians(rollouts: list[dict]) -> dict:
+    """``median_contact_agreement_precision`` / ``_recall`` over the rollouts that have one (None if
+    none), and ``contact_agreement_n`` (rollouts with a recall) (:mod:`replay.protocol.contact_agreement`)."""
+    out = {}
+    for k in ("precision", "recall"):
+        v = [r[f"contact_agreement_{k}"] for r in rollouts if r.get(f"contact_agreement_{k}") is not None]
+        out[f"median_contact_agreement_{k}"] = float(np.median(v)) if v else None
+    out["contact_agreement_n"] = sum(r.get("contact_agreement_recall") is not None for r in rollouts)
+    return out
 
 
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
@@ -87,7 +99,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
             for r in ordered]
     counts = summarize(ordered, failed, wall_s)
     if "recorded" in protocols:
-        counts["recorded"] = tracking.summarize(tracked)
+        counts["recorded"] = dict(tracking.summarize(tracked), **agreement_medians(tracked))
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from replay.sim.engine import finger_drive, signals, wrist
+from replay.sim.engine import finger_drive, pair_audit, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
@@ -102,9 +102,10 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
 
     Ablation: :func:`ablate_hand_object`, unless the scene was built with Newton's
     hand-object filter pairs (``prebuilt_ablation``). Friction: sliding ``geom_friction[:, 0]``
-    of the object's and the hand's geoms, so that every hand-object contact has it (MuJoCo
-    mixes a pair's coefficients by their maximum, or takes the higher-priority geom's: the
-    manosim palm); contacts with the support keep ``max(mu, support's)``. Effort: the finger
+    of the fewest geoms that give every hand-object contact the value
+    (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
+    that suffices, so object-support contacts keep what was built; the other pair classes it
+    changed are read back into ``friction_side_effects``). Effort: the finger
     actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
     ``body_inertia`` of the object scaled together, then ``mj_setConst``.
 
@@ -120,13 +121,8 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
     v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass))
-    og = np.flatnonzero(layout.object_geoms)
-    hg = np.flatnonzero(layout.hand_geoms)
-    if v.friction is not None:
-        m.geom_friction[og, 0] = v.friction
-        m.geom_friction[hg, 0] = v.friction
-        vals = np.concatenate([m.geom_friction[og, 0], m.geom_friction[hg, 0]])
-        out["contact_friction"] = float(vals.min()) if np.ptp(vals) == 0 else float("nan")
+    if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
+        out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
     if v.effort_limit is not None:
         fa = layout.finger_act
         m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]

@@ -1,0 +1,129 @@
+"""Figure tables of README.md and docs/ written from results files, never by hand.
+
+Each kind turns one results file into a markdown table:
+
+* ``study``: a study JSON (``run_study.py --out``): one row per recording: outcome, diagnosis,
+  rise mm, held through the shake, release (fell / stuck), contact agreement precision / recall;
+* ``refine``: a ``--refine`` study JSON: per recording the outcome as recorded and refined, the
+  correction (wrist mm / deg, fingers deg), held through the shake after refining, the refined
+  ablation's largest displacement mm;
+* ``attribution``: ``scripts/attribute.py``'s JSON: per factor lifted, held through the shake,
+  unstable and every diagnosis class (:data:`replay.protocol.diagnosis.CLASSES`).
+
+In a document a table sits between ``<!-- table:KIND ... -->`` and ``<!-- /table:KIND -->``; the
+opening comment carries the command that wrote it (:func:`replace_block`), so the figures beside
+it say where they came from and can be regenerated on the final tree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from replay.protocol.diagnosis import CLASSES
+
+KINDS = ("study", "refine", "attribution")
+
+
+def _fmt(v, spec: str = ".1f") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return format(v, spec) if isinstance(v, (int, float)) else str(v)
+
+
+def _md(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+
+
+def _outcome(row: dict) -> str:
+    d = row.get("diagnosis")
+    return f"{row.get('outcome')} ({d})" if d else str(row.get("outcome"))
+
+
+def _release(row: dict) -> str:
+    s = row.get("stuck_after_release")
+    return "-" if s is None else ("stuck" if s else "fell")
+
+
+def study_table(study: dict) -> str:
+    """Markdown table of a study JSON's ``rollouts`` rows (module doc); rise in mm."""
+    rows = [[r["sequence"], _outcome(r), _fmt(None if r.get("rise") is None else r["rise"] * 1000.0),
+             _fmt(r.get("shake_held")), _release(r), _fmt(r.get("contact_agreement_precision"), ".2f"),
+             _fmt(r.get("contact_agreement_recall"), ".2f")] for r in study.get("rollouts") or []]
+    return _md(["recording", "outcome", "rise mm", "held through the shake", "release", "contact precision",
+                "contact recall"], rows)
+
+
+def refine_table(study: dict) -> str:
+    """Markdown table of a ``--refine`` study JSON (module doc).
+
+    Raises:
+        ValueError: the study has no ``refine_rollouts``.
+    """
+    ref = {r["sequence"]: r for r in study.get("refine_rollouts") or []}
+    if not ref:
+        raise ValueError("no refine_rollouts: run_study.py --refine writes them")
+    rows = []
+    for r in study.get("rollouts") or []:
+        f = ref.get(r["sequence"])
+        if f is None:
+            continue
+        rows.append([r["sequence"].removesuffix("_lift"), _outcome(r), _fmt(f.get("refine_outcome")),
+                     _fmt(f.get("refine_wrist_mm")), _fmt(f.get("refine_wrist_deg")), _fmt(f.get("refine_finger_deg")),
+                     _fmt(f.get("refine_shake_held")), _fmt(f.get("refine_ablation_max_disp_mm"), ".2f")])
+    return _md(["recording", "as recorded", "refined", "wrist mm", "wrist deg", "fingers deg",
+                "refined held through the shake", "refined ablation mm"], rows)
+
+
+def attribution_table(result: dict) -> str:
+    """Markdown table of an attribution result (module doc): lifted as ``n/of``."""
+    rows = []
+    for f in result.get("factors") or []:
+        d = f.get("diagnosis") or {}
+        rows.append([str(f["name"]), str(f["value"]), f"{f['lifted']}/{f['of']}", str(f.get("shake_held", "-")),
+                     str(f.get("unstable", 0))] + [str(d.get(c, 0)) for c in CLASSES if c != "unstable"])
+    return _md(["factor", "value", "lifted", "held through the shake", "unstable"]
+               + [c for c in CLASSES if c != "unstable"], rows)
+
+
+def table(kind: str, doc: dict) -> str:
+    """The table of ``kind`` (:data:`KINDS`) from a results document.
+
+    Raises:
+        ValueError: an unknown kind, or a document without what the kind needs.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
+    if kind == "attribution" and "factors" not in doc:
+        raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
+    if kind in ("study", "refine") and "rollouts" not in doc:
+        raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
+    return {"study": study_table, "refine": refine_table, "attribution": attribution_table}[kind](doc)
+
+
+def _pattern(kind: str, name: str | None) -> re.Pattern:
+    tag = kind if name is None else f"{kind}:{name}"
+    return re.compile(rf"([ \t]*)<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
+
+
+def replace_block(text: str, kind: str, command: str, body: str, name: str | None = None) -> str:
+    """``text`` with the table block of ``kind`` (``kind:name`` when a document holds several of one
+    kind) replaced by ``body``, its opening comment saying ``command``; the block keeps the opening
+    comment's indentation.
+
+    Raises:
+        ValueError: no such block in ``text``, or more than one.
+    """
+    pat = _pattern(kind, name)
+    found = pat.findall(text)
+    tag = kind if name is None else f"{kind}:{name}"
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} blocks <!-- table:{tag} ... --> ... <!-- /table:{tag} --> (need exactly one)")
+
+    def block(mt: re.Match) -> str:  # indented as the opening comment (a table inside a list item)
+        ind = mt.group(1)
+        rows = "".join(ind + ln + "\n" for ln in body.splitlines())
+        return f"{ind}<!-- table:{tag} written by: {command} -->\n{rows}{ind}<!-- /table:{tag} -->"
+    return pat.sub(block, text)

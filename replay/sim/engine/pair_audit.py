@@ -1,0 +1,145 @@
+"""What a model edit changes, pair by pair: the contact parameters MuJoCo uses for every geom
+pair that can collide, before and after, grouped by pair class (hand-object, object-support,
+hand-support, hand-hand).
+
+MuJoCo has no per-pair parameter in a compiled model without an explicit ``<pair>``: a geom's
+``friction`` reaches every pair it is in, mixed by priority or maximum
+(:mod:`importer_patches.contact_params`). So an edit meant for hand-object contacts can also
+change the support's; :func:`pair_classes` and :func:`changed_classes` say which classes an edit
+touched, read from the compiled model.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from importer_patches.contact_params import pair_params
+
+#: pair classes, by the sides of the two geoms (H hand, O object, S support and everything else)
+CLASS_NAMES = {frozenset("HO"): "hand-object", frozenset("OS"): "object-support", frozenset("HS"): "hand-support",
+               frozenset("H"): "hand-hand", frozenset("S"): "support-support", frozenset("O"): "object-object"}
+
+
+def _side(layout, g: int) -> str:
+    return "H" if layout.hand_geoms[g] else ("O" if layout.object_geoms[g] else "S")
+
+
+def colliding_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
+    """Geom pairs (a < b) MuJoCo's dynamic collision test admits: contype/conaffinity bits
+    shared, different bodies, not both on the world body, bodies not excluded (``<exclude>``),
+    and not parent-child unless the model allows it (``opt.disableflags`` FILTERPARENT)."""
+    ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
+    ok = ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)
+    body = np.asarray(m.geom_bodyid)
+    excl = {int(s) for s in np.asarray(m.exclude_signature).ravel()}
+    filter_parent = not (int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_FILTERPARENT))
+    out = []
+    for a, b in zip(*np.nonzero(np.triu(ok, 1))):
+        ba, bb = int(body[a]), int(body[b])
+        if ba == bb or (ba == 0 and bb == 0):
+            continue
+        lo, hi = min(ba, bb), max(ba, bb)
+        if (lo << 16) + hi in excl:
+            continue
+        wa, wb = int(m.body_weldid[ba]), int(m.body_weldid[bb])
+        if filter_parent and (int(m.body_weldid[m.body_parentid[wa]]) == wb or
+                              int(m.body_weldid[m.body_parentid[wb]]) == wa) and wa != 0 and wb != 0:
+            continue
+        out.append((int(a), int(b)))
+    return out
+
+
+def pair_classes(m: mujoco.MjModel, layout, pairs: list[tuple[int, int]] | None = None) -> dict:
+    """``{(a, b): (class name, parameters)}`` for every colliding geom pair; parameters: the
+    tuple (condim, friction (3,), solref (2,), solimp (5,), margin m, gap m) MuJoCo uses
+    (:func:`importer_patches.contact_params.pair_params`)."""
+    out = {}
+    for a, b in pairs if pairs is not None else colliding_pairs(m):
+        p = pair_params(m, a, b)
+        cls = CLASS_NAMES[frozenset(_side(layout, a) + _side(layout, b))]
+        out[(a, b)] = (cls, (p.condim, tuple(np.float32(p.friction)), tuple(np.float32(p.solref)),
+                             tuple(np.float32(p.solimp)), np.float32(p.margin), np.float32(p.gap)))
+    return out
+
+
+def changed_classes(before: dict, after: dict) -> dict:
+    """``{class name: number of its geom pairs whose parameters differ}`` between two
+    :func:`pair_classes` results of one model (same pairs)."""
+    out: dict = {}
+    for k, (cls, p) in before.items():
+        if after[k][1] != p:
+            out[cls] = out.get(cls, 0) + 1
+    return out
+
+
+def set_hand_object_friction(m: mujoco.MjModel, layout, mu: float) -> dict:
+    """Give every hand-object contact the sliding friction ``mu`` while changing as few other
+    pair classes as MuJoCo's mixing allows; what else changed is read back and returned.
+
+    Geom sets tried, in order: the hand's geoms alone (object-support contacts keep what the
+    scene built), the object's alone, both. The first whose hand-object pairs all use ``mu``
+    and that changes no other class wins; failing that, the one changing fewest other pairs.
+    With the manosim hand (palm ``priority="1"``) and a ``mu`` above the object's own, only the
+    hand's geoms work, so hand-support and hand-hand contacts take ``max(mu, other's)``: a geom's
+    friction reaches all its pairs (no per-pair value exists without an explicit ``<pair>``).
+
+    Args:
+        m: the compiled model, edited in place. layout: its :class:`MjLayout`. mu: sliding
+            friction coefficient, float32-rounded by the caller.
+
+    Returns:
+        ``{"contact_friction": the hand-object pairs' sliding coefficient (NaN if they differ),
+        "friction_geoms": "hand" | "object" | "hand+object", "friction_side_effects": {class: pairs
+        changed}}`` (empty: only hand-object pairs changed).
+    """
+    pairs = colliding_pairs(m)
+    before = pair_classes(m, layout, pairs)
+    orig = m.geom_friction[:, 0].copy()
+    hg, og = np.flatnonzero(layout.hand_geoms), np.flatnonzero(layout.object_geoms)
+    best = None
+    for name, geoms in (("hand", hg), ("object", og), ("hand+object", np.concatenate([hg, og]))):
+        m.geom_friction[:, 0] = orig
+        m.geom_friction[geoms, 0] = mu
+        after = pair_classes(m, layout, pairs)
+        ho = [p[1][1][0] for p in after.values() if p[0] == "hand-object"]
+        if not ho or not np.allclose(ho, mu, rtol=1e-6):
+            continue
+        side = {c: n for c, n in changed_classes(before, after).items() if c != "hand-object"}
+        if best is None or sum(side.values()) < sum(best[2].values()):
+            best = (name, geoms, side, float(ho[0]))
+        if not side:
+            break
+    if best is None:  # no geom set reaches every hand-object pair (an explicit <pair> would be needed)
+        m.geom_friction[:, 0] = orig
+        return {"contact_friction": float("nan"), "friction_geoms": "none", "friction_side_effects": {}}
+    name, geoms, side, got = best
+    m.geom_friction[:, 0] = orig
+    m.geom_friction[geoms, 0] = mu
+    return {"contact_friction": got, "friction_geoms": name, "friction_side_effects": side}
+
+
+def model_diff(a: mujoco.MjModel, b: mujoco.MjModel) -> dict:
+    """``{field: sorted row indices that differ}`` over every array field of two compiled
+    models of the same sizes (``opt`` fields as ``opt.<name>``, rows ``[0]``); a field whose
+    shape differs is listed with ``[-1]``."""
+    out: dict = {}
+    for name in dir(a):
+        if name.startswith("_"):
+            continue
+        va = getattr(a, name, None)
+        if not isinstance(va, np.ndarray):
+            continue
+        vb = np.asarray(getattr(b, name))
+        if va.shape != vb.shape:
+            out[name] = [-1]
+            continue
+        if va.size and not np.array_equal(va, vb, equal_nan=va.dtype.kind == "f"):
+            diff = va != vb if va.ndim < 2 else np.any((va != vb).reshape(len(va), -1), axis=1)
+            out[name] = [int(i) for i in np.flatnonzero(np.atleast_1d(diff))]
+    for name in dir(a.opt):
+        if not name.startswith("_") and not callable(getattr(a.opt, name)):
+            x, y = np.asarray(getattr(a.opt, name)), np.asarray(getattr(b.opt, name))
+            if x.shape != y.shape or not np.array_equal(x, y):
+                out[f"opt.{name}"] = [0]
+    return out

@@ -1,0 +1,149 @@
+"""One knob, one change: every attribution factor (replay.study.attribution_factors) and every
+preset setting (replay.study.presets) compiled on the short cubesmall window and compared with the
+defaults' compiled model, array by array (replay.sim.engine.pair_audit.model_diff) and contact
+pair class by class (what MuJoCo uses for hand-object, object-support, hand-support, hand-hand).
+
+What each knob may change is written below from its name, not read from the output:
+finger effort the finger actuators' force range (and, set as a config, the finger joints'
+inactive jnt_actfrcrange); object density the object's mass and inertia
+and the constants MuJoCo derives from them (mj_setConst: subtree mass, invweight0, dof_M0 of the
+object's free joint); the quaternion finger drive the finger actuators' gain and bias (switched
+off); contact softness the object geoms' solmix, so that only hand-object pairs change (the
+object-support pairs keep their parameters, checked); protocol factors nothing in the model.
+Hand-object friction changes hand-object pairs and never object-support ones; MuJoCo has no
+per-pair value without an explicit <pair>, so with the manosim palm (priority 1) the hand's
+geoms carry it and hand-support and hand-hand pairs take it too: that side effect must be the
+one the edit reports (readback ``friction_side_effects``), never silent.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from short_window import SHORT, short_window
+
+from replay.config import ReplayConfig
+from replay.protocol.rollout import build_replay_scene
+from replay.sim.engine import Variant, pair_audit
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mjc import MjcBatch
+from replay.sim.hand_assets import hand_mjcf_path
+from replay.study.attribution import factor_variant
+from replay.study.attribution_factors import FACTORS
+from replay.study.presets import PRESETS
+
+pytestmark = pytest.mark.needs_data
+
+#: knobs that act on the protocol (targets, timing, wrist wrench gains), never on the compiled model
+PROTOCOL_KEYS = {"wrist_gain_scale", "replay_speed", "lift_s", "lift_height", "lifted_min_rise", "pad_compression_mm"}
+#: fields MuJoCo's mj_setConst derives from a body's mass and inertia
+MASS_FIELDS = {"body_mass", "body_inertia", "body_invweight0", "body_subtreemass", "dof_M0", "dof_invweight0"}
+HAND_KEYS = {"hand", "hand_variant"}
+#: the hand shape of the ``capsule_rhand`` fixture the other knobs are compared on
+BASE_SHAPE = "myhand"
+
+
+@pytest.fixture(scope="module")
+def base(grab_dir, capsule_rhand):
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    m = MjcBatch(scene, [Variant()]).worlds[0].m
+    lay = MjLayout.from_scene(scene)
+    return rec, coords, m, lay, pair_audit.pair_classes(m, lay), float(m.body_mass[lay.object_body])
+
+
+def _knobs() -> list[tuple[str, dict, dict]]:
+    """(id, config overrides, variant) per factor and per preset setting (hand factors apart)."""
+    out = [(f"{f['name']}={f['value']}", f.get("config", {}), f.get("variant", {})) for f in FACTORS
+           if not HAND_KEYS & set(f.get("config", {}))]
+    for name, p in PRESETS.items():
+        out += [(f"preset {name}: {k}", {k: v}, {}) for k, v in p["settings"].items()]
+    return out
+
+
+def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
+    """({field: allowed rows}, allowed pair classes) for a set of knob names (module doc)."""
+    fa, hg, og = set(lay.finger_act.tolist()), set(np.flatnonzero(lay.hand_geoms)), set(np.flatnonzero(lay.object_geoms))
+    b = lay.object_body
+    dofs = set(range(int(m.body_dofadr[b]), int(m.body_dofadr[b]) + int(m.body_dofnum[b])))
+    fields, classes = {}, set()
+    if knobs & {"effort_limit"}:
+        fields["actuator_forcerange"] = fa
+        # the config's effort is also Newton's joint effort limit, written to the finger ball joints'
+        # jnt_actfrcrange; inactive (jnt_actfrclimited false, asserted in the test)
+        fields["jnt_actfrcrange"] = {int(j) for j in np.flatnonzero(np.asarray(m.jnt_type) == 1)}
+    if knobs & {"mass_scale", "object_density_scale"}:
+        fields.update({f: ({b, 0} if f.startswith("body") else dofs) for f in MASS_FIELDS})
+    if knobs & {"friction", "hand_object_friction"}:
+        fields["geom_friction"] = hg | og
+        classes |= {"hand-object", "hand-support", "hand-hand"}  # the last two: reported side effects (module doc)
+    if knobs & {"hand_object_contact"}:
+        fields["geom_solmix"] = og
+        classes.add("hand-object")
+    if knobs & {"finger_drive"}:
+        fields.update(actuator_gainprm=fa, actuator_biasprm=fa)
+    return fields, classes
+
+
+@pytest.mark.parametrize("name,config,variant", _knobs(), ids=[k[0] for k in _knobs()])
+def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, config, variant):
+    rec, coords, m0, lay, pc0, mass = base
+    unknown = set(config) - PROTOCOL_KEYS - {"effort_limit", "object_density_scale", "hand_object_friction",
+                                             "hand_object_contact", "finger_drive"}
+    assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**dict(SHORT, **config)))
+    w = MjcBatch(scene, [factor_variant({"name": name, "variant": variant}, mass)]).worlds[0]
+    diff = pair_audit.model_diff(m0, w.m)
+    fields, classes = _allowed(set(config) | set(variant), lay, m0)
+    assert set(diff) <= set(fields), f"{name} changed {sorted(set(diff) - set(fields))}"
+    for f, rows in diff.items():
+        assert set(rows) <= fields[f], f"{name}: {f} rows {sorted(set(rows) - fields[f])}"
+    if "jnt_actfrcrange" in diff:
+        assert not np.any(w.m.jnt_actfrclimited)
+    changed = pair_audit.changed_classes(pc0, pair_audit.pair_classes(w.m, lay))
+    assert set(changed) <= classes, f"{name} changed the {sorted(set(changed) - classes)} contacts"
+    assert "object-support" not in changed
+    if {"friction", "hand_object_friction"} & (set(config) | set(variant)):
+        rb = w.readback if "friction" in variant else scene.readback["object_contact"]["friction"]
+        side = {c: n for c, n in changed.items() if c != "hand-object"}
+        assert rb["friction_side_effects"] == side  # said, not silent
+        assert changed["hand-object"] == sum(c == "hand-object" for c, _ in pc0.values())  # every one of them
+    if (set(config) | set(variant)) <= PROTOCOL_KEYS:
+        assert not diff  # the protocol factors (and the defaults) leave the compiled model bit for bit
+
+
+def test_friction_reaches_every_hand_object_pair_and_spares_the_object_support_one(base):
+    """1.5 (the preset's skin friction): each hand-object pair uses 1.5; the object-table pair keeps
+    MuJoCo's max of the object's and the table's 1.0 as built (the max rule made it 1.5 before)."""
+    m0, lay, pc0 = base[2:5]
+    m = copy.copy(m0)
+    got = pair_audit.set_hand_object_friction(m, lay, float(np.float32(1.5)))
+    after = pair_audit.pair_classes(m, lay)
+    assert got["contact_friction"] == pytest.approx(1.5) and got["friction_geoms"] == "hand"
+    assert all(p[1][0] == pytest.approx(1.5) for c, p in after.values() if c == "hand-object")
+    os_before = [p[1] for c, p in pc0.values() if c == "object-support"]
+    assert os_before and os_before == [p[1] for c, p in after.values() if c == "object-support"]
+    assert os_before[0][0] == pytest.approx(1.0)
+    assert np.all(m.geom_friction[lay.object_geoms] == m0.geom_friction[lay.object_geoms])
+
+
+@pytest.mark.parametrize("config", [{"hand_variant": "zerohand"}, {"hand": "mesh"}], ids=["zerohand", "mesh"])
+def test_hand_factors_leave_object_and_support_as_built(base, grab_dir, manosim_dir, config):
+    """Another hand shape (the base is ``myhand``: the factor's other shape) or geometry changes the hand; the object's and the support's geoms, the
+    object's mass and the solver options stay as built."""
+    m0, lay0 = base[2:4]
+    cfg = ReplayConfig(**dict(SHORT, **dict({"hand_variant": BASE_SHAPE}, **config)))
+    mjcf = hand_mjcf_path(manosim_dir, cfg)
+    rec, coords = short_window(grab_dir, mjcf)
+    _, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    m = MjcBatch(scene, [Variant()]).worlds[0].m
+    lay = MjLayout.from_scene(scene)
+    for mask0, mask in ((lay0.object_geoms, lay.object_geoms), (~lay0.object_geoms & ~lay0.hand_geoms,
+                                                                 ~lay.object_geoms & ~lay.hand_geoms)):
+        for f in ("geom_friction", "geom_solref", "geom_solimp", "geom_solmix", "geom_priority", "geom_condim",
+                  "geom_size", "geom_margin", "geom_gap"):
+            assert np.array_equal(getattr(m0, f)[mask0], getattr(m, f)[mask]), f
+    assert m.body_mass[lay.object_body] == m0.body_mass[lay0.object_body]
+    assert not {k for k in pair_audit.model_diff(m0, m) if k.startswith("opt.")}

@@ -1,0 +1,100 @@
+"""Tables from results, never by hand (replay.output.tables, scripts/tables.py): a table block of a
+document regenerated from a small study and compared with the study's own rows; the attribution
+table from factor rows; one-line errors for a missing block."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from replay.cli import run
+from replay.output import tables
+from replay.protocol.diagnosis import CLASSES
+from replay.study.attribution import summarize_factor
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("tables_script", ROOT / "scripts" / "tables.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _cells(text: str, tag: str) -> list[list[str]]:
+    """Body rows of the table block ``tag`` in ``text``, as cells."""
+    block = text.split(f"<!-- table:{tag} ")[1].split(f"<!-- /table:{tag} -->")[0]
+    rows = [ln for ln in block.splitlines() if ln.startswith("|")][2:]
+    return [[c.strip() for c in ln.strip("|").split("|")] for ln in rows]
+
+
+@pytest.mark.needs_data
+def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_study, tmp_path, capsys):
+    study, out = small_refine_study
+    doc = tmp_path / "README.md"
+    doc.write_text("# figures\n\n<!-- table:study:short -->\nold, by hand\n<!-- /table:study:short -->\n\ntext\n\n"
+                   "<!-- table:refine -->\n<!-- /table:refine -->\n")
+    main = _script().main
+    assert main(["study", "--results", str(out), "--write", str(doc), "--name", "short",
+                 "--made-by", "run_study.py --dataset grab --objects cubesmall"]) == 0
+    assert main(["refine", "--results", str(out), "--write", str(doc)]) == 0
+    text = doc.read_text()
+    assert "old, by hand" not in text and text.startswith("# figures\n") and "\n\ntext\n\n" in text
+    assert f"<!-- table:study:short written by: python scripts/tables.py study --results {out} --write {doc} " \
+           f"--name short (results: run_study.py --dataset grab --objects cubesmall) -->" in text
+    row = study["rollouts"][0]
+    (cells,) = _cells(text, "study:short")
+    assert cells[0] == "cubesmall_lift" and cells[1] == row["outcome"] + (f" ({row['diagnosis']})" if row["diagnosis"] else "")
+    assert float(cells[2]) == pytest.approx(row["rise"] * 1000.0, abs=0.05)
+    assert cells[4] == {None: "-", True: "stuck", False: "fell"}[row["stuck_after_release"]]
+    assert cells[6] == ("-" if row["contact_agreement_recall"] is None else f"{row['contact_agreement_recall']:.2f}")
+    (ref,) = _cells(text, "refine")
+    f = study["refine_rollouts"][0]
+    assert ref[:3] == ["cubesmall", cells[1], f["refine_outcome"]] and float(ref[3]) == f["refine_wrist_mm"]
+    again = doc.read_text()
+    assert main(["study", "--results", str(out), "--write", str(doc), "--name", "short",
+                 "--made-by", "run_study.py --dataset grab --objects cubesmall"]) == 0
+    assert doc.read_text() == again  # the same results give the same document
+    capsys.readouterr()
+    assert main(["study", "--results", str(out)]) == 0 and capsys.readouterr().out == tables.study_table(study)
+
+
+def test_attribution_table_from_factor_rows():
+    rows = {"a_lift": {"lifted": True, "outcome": "lifted", "class": None, "shake_held": True},
+            "b_lift": {"lifted": False, "outcome": "dropped", "class": "no_contact", "shake_held": None},
+            "c_lift": {"lifted": False, "outcome": "stuck", "class": "stuck_after_release", "shake_held": True}}
+    f = summarize_factor({"name": "hand-object friction", "value": 1.5, "source": "-"}, rows)
+    (cells,) = [r for r in tables.attribution_table({"factors": [f]}).splitlines()[2:]]
+    c = [x.strip() for x in cells.strip("|").split("|")]
+    names = [k for k in CLASSES if k != "unstable"]
+    assert c[:5] == ["hand-object friction", "1.5", "1/3", "2", "0"]
+    assert c[5 + names.index("no_contact")] == "1" and c[5 + names.index("stuck_after_release")] == "1"
+    assert sum(int(x) for x in c[5:]) == 2
+
+
+def test_a_document_without_the_block_is_a_one_line_error(tmp_path, capsys):
+    res = tmp_path / "a.json"
+    res.write_text('{"factors": []}')
+    doc = tmp_path / "d.md"
+    doc.write_text("no block here\n")
+    assert run(lambda: _script().main(["attribution", "--results", str(res), "--write", str(doc)])) == 1
+    err = capsys.readouterr().err
+    assert str(doc) in err and "table:attribution" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    with pytest.raises(ValueError, match="2 blocks"):
+        tables.replace_block("<!-- table:study -->\n<!-- /table:study -->\n" * 2, "study", "cmd", "x\n")
+
+
+@pytest.mark.parametrize("doc,kind", [("README.md", "attribution"), ("README.md", "refine"),
+                                      ("docs/attribution.md", "attribution")])
+def test_the_documents_blocks_regenerate_in_place(doc, kind):
+    """The figure tables of README.md and docs/ carry their block: regenerated, only the block changes,
+    indented as its comment (the README's attribution table sits in a list item)."""
+    text = (ROOT / doc).read_text()
+    new = tables.replace_block(text, kind, "CMD", "| a |\n|---|\n| 1 |\n")
+    head, tail = text.split(f"<!-- table:{kind} ")[0], text.split(f"<!-- /table:{kind} -->")[1]
+    assert new.startswith(head) and new.endswith(tail)
+    ind = head.rsplit("\n", 1)[1]
+    assert f"{ind}<!-- table:{kind} written by: CMD -->\n{ind}| a |\n{ind}|---|\n{ind}| 1 |\n{ind}<!-- /table:{kind} -->" in new
