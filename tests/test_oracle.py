@@ -124,3 +124,39 @@ def test_short_cubesmall_lifts_off_the_table_and_the_ablation_stays(window, caps
     # ablation: no hand-object contact, nothing rises (< 1 mm), the cube touches the table all hold
     assert a["max_hand_object_contacts"] == 0 and a["max_object_rise_mm"] < 1.0
     assert not a["lifted"] and a["oracle"]["support_contact_frames"] == 10
+
+
+def test_penetration_at_the_grasp_matches_mujoco_kinematics_and_trimesh(window, capsule_rhand):
+    """HUG's table-7 figure on cubesmall, re-derived with MuJoCo's forward kinematics of the capsule
+    MJCF and trimesh's signed distance to each collision part (independent of HandKinematics and of
+    the face-plane distance the module uses)."""
+    import mujoco
+    import trimesh
+
+    from replay.protocol.grasp_penetration import grasp_penetration
+    from replay.sim.world_builder import load_collision_parts
+
+    rec, coords = window
+    got = grasp_penetration(rec, coords, capsule_rhand)
+    g = rec.grasp_frame
+    m = mujoco.MjModel.from_xml_path(str(capsule_rhand))
+    d = mujoco.MjData(m)
+    c = coords[g]
+    d.qpos[:3] = c[:3]
+    d.qpos[3:7] = c[[6, 3, 4, 5]]  # wrist ball joint, MuJoCo wxyz
+    d.qpos[7:] = finger_quats(c)[:, [3, 0, 1, 2]].reshape(-1)
+    mujoco.mj_kinematics(m, d)
+    obj = rec.target_object
+    R = Rotation.from_quat(obj.quat[g])
+    hulls = [trimesh.Trimesh(R.apply(v) + obj.pos[g], f).convex_hull for v, f in load_collision_parts(obj.asset)]
+    depth = -np.inf
+    for i in range(m.ngeom):
+        if m.geom_type[i] != mujoco.mjtGeom.mjGEOM_CAPSULE or m.body(m.geom_bodyid[i]).name == "mano_body_0":
+            continue
+        r, half = m.geom_size[i][:2]
+        axis = d.geom_xmat[i].reshape(3, 3)[:, 2]
+        pts = d.geom_xpos[i] + np.outer(np.linspace(-half, half, 41), axis)
+        inside = max(float(np.max(trimesh.proximity.signed_distance(h, pts))) for h in hulls)  # > 0 inside
+        depth = max(depth, inside + r)
+    assert got["inside"] and depth > 0
+    assert got["depth_mm"] == pytest.approx(depth * 1000.0, abs=0.5)
