@@ -160,3 +160,27 @@ def test_penetration_at_the_grasp_matches_mujoco_kinematics_and_trimesh(window, 
         depth = max(depth, inside + r)
     assert got["inside"] and depth > 0
     assert got["depth_mm"] == pytest.approx(depth * 1000.0, abs=0.5)
+
+
+def test_hug_bench_starts_from_its_first_grasp(tmp_path, capsule_rhand):
+    """HUG-Bench ``aria_data.pkl``: the oracle's grasp is the adapter's first grasp (replay.data.hug:
+    the first of 3 frames with the thumb tip and another fingertip near an object; on the FK-consistent
+    fixture the box, frame 17: one frame after the analytic 16 of the raw fixture, whose landmarks it
+    rewrites by FK)."""
+    from hug_fixture import expected_grasp_frame
+    from kin_hug_fixture import make_fk_consistent_hug
+
+    from replay.checks import load_recording
+    from replay.kinematics import complete_hand, hand_coords
+
+    data_dir, _ = make_fk_consistent_hug(tmp_path, capsule_rhand)
+    rec = load_recording("hug-bench", "test/small_9", data_dir)
+    assert rec.grasp_frame in (expected_grasp_frame(), expected_grasp_frame() + 1)
+    assert rec.target_object.name == "box" and "first frame" in rec.meta["grasp_rule"]
+    coords = np.asarray(hand_coords(complete_hand(rec, capsule_rhand)), float)
+    p = plan_oracle(rec, coords, oracle_config(ReplayConfig(**SHORT_ORACLE)))
+    assert p.grasp_frame == rec.grasp_frame and p.kind == "hug-oracle"
+    grasp = p.coords[p.phase == PHASE_APPROACH][-1]
+    np.testing.assert_allclose(grasp[:7], grasp_on_rest(rec, coords, p.start_frame)[:7], atol=1e-9)
+    rel = Rotation.from_quat(grasp[3:7]).inv().apply(p.coords[0, :3] - grasp[:3])
+    np.testing.assert_allclose(rel, [0.03, 0.03, 0.0], atol=1e-9)
