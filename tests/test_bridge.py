@@ -56,3 +56,21 @@ def test_summary_and_markdown():
     md = bridge_markdown({"rows": out}).splitlines()
     assert md[0].startswith("| path | element | value | lifted | unstable | stuck_after_release | no_contact")
     assert "| 1/2 | 1 |" in md[2] and md[3].split(" | ")[3:5] == ["0/2", "0"]
+
+
+def test_oracle_fields_are_validated_by_name():
+    import pytest
+
+    from replay.errors import DataError
+    from replay.protocol.oracle_plan import oracle_config
+
+    for bad, field in ((dict(oracle_start="approach"), "config.oracle_start"), (dict(oracle_dt=0.003), "config.oracle_dt"),
+                       (dict(oracle_effort_limit=0.0), "config.oracle_effort_limit"),
+                       (dict(oracle_lift_s=0.0), "config.oracle_lift_s")):
+        with pytest.raises(DataError, match=field):
+            ReplayConfig(**bad).validate()
+    o = oracle_config(ReplayConfig())  # the oracle as run: 2 ms (50 Hz x 10), no force range, manosim contact
+    assert (o.control_fps, o.substeps, o.effort_limit, o.hand_object_contact, o.shake_s) == (50.0, 10, 1000.0,
+                                                                                            "manosim", 0.0)
+    assert o.dt == 0.002
+    assert oracle_config(ReplayConfig(oracle_dt=None, oracle_effort_limit=0.4, oracle_contact="compiled")).dt == 1 / 240
