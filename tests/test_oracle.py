@@ -184,3 +184,25 @@ def test_hug_bench_starts_from_its_first_grasp(tmp_path, capsule_rhand):
     np.testing.assert_allclose(grasp[:7], grasp_on_rest(rec, coords, p.start_frame)[:7], atol=1e-9)
     rel = Rotation.from_quat(grasp[3:7]).inv().apply(p.coords[0, :3] - grasp[:3])
     np.testing.assert_allclose(rel, [0.03, 0.03, 0.0], atol=1e-9)
+
+
+def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
+    """``run_study(protocols=["hug-oracle"])`` on cubesmall (the short oracle): its own rollout file,
+    the contact ablation attached, counts and rows of its own in the study record."""
+    import json
+
+    from replay.study.runner import run_study
+
+    out = tmp_path / "study.json"
+    cfg = ReplayConfig(**SHORT_ORACLE)
+    run_study("grab", out, cfg, objects=["cubesmall"], workers=0, data_dir=mirror, progress=False,
+              protocols=["hug-oracle"])
+    study = json.loads(out.read_text())
+    assert study["protocols"] == ["hug-oracle"] and study["rollouts"] == []
+    c = study["counts"]["hug-oracle"]
+    assert (c["rollouts"], c["lifted"], c["unstable"], c["ablation_run"], c["ablation_no_rise"]) == (1, 1, 0, 1, 1)
+    row = study["oracle_rollouts"][0]
+    assert row["sequence"] == "cubesmall_lift" and row["outcome"] == "lifted" and row["json"].endswith(
+        "cubesmall_lift.hug-oracle.json")
+    doc = json.loads((out.parent / row["json"]).read_text())
+    assert doc["protocol"] == "hug-oracle" and doc["oracle"]["off_table"] and doc["ablation"]["max_object_rise_mm"] < 1
