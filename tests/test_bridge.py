@@ -73,4 +73,6 @@ def test_oracle_fields_are_validated_by_name():
     assert (o.control_fps, o.substeps, o.effort_limit, o.hand_object_contact, o.shake_s) == (50.0, 10, 1000.0,
                                                                                             "manosim", 0.0)
     assert o.dt == 0.002
+    with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
+        oracle_config(ReplayConfig(device="cuda"))
     assert oracle_config(ReplayConfig(oracle_dt=None, oracle_effort_limit=0.4, oracle_contact="compiled")).dt == 1 / 240

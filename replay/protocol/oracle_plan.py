@@ -67,6 +67,10 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
     kw = dict(effort_limit=ORACLE_NO_LIMIT_NM if cfg.oracle_effort_limit is None else float(cfg.oracle_effort_limit),
               shake_s=0.0, release_s=0.0, grip_overshoot=0.0, pad_compression_mm=0.0)
     if cfg.oracle_contact == "manosim":
+        if not (cfg.device == "cpu" and cfg.engine == "direct"):
+            raise DataError(None, "config.oracle_contact", "'manosim' (contact as authored) edits the compiled model "
+                            "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
+                            "oracle_contact 'compiled' on this engine")
         kw["hand_object_contact"] = "manosim"
     if cfg.oracle_dt is not None:
         kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle_dt))))
