@@ -25,6 +25,7 @@ from pathlib import Path
 
 from replay.datasets import DATASETS
 from replay.errors import DataError
+from replay.results.oracle_fields import OracleFields
 
 #: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
 #: (0, 0, -9.81) and Newton's ``ModelBuilder`` default; the one value every module uses
@@ -37,8 +38,9 @@ def _f(default, unit: str, source: str):
 
 
 @dataclass
-class ReplayConfig:
-    """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad)."""
+class ReplayConfig(OracleFields):
+    """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad). The ``oracle_*``
+    fields of the hug-oracle protocol are declared in :class:`replay.results.oracle_fields.OracleFields`."""
 
     preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (replay.study.presets.PRESETS, "
                                        "`run_study.py --preset`: name@version); None = set field by field")
@@ -267,6 +269,7 @@ class ReplayConfig:
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
         self._validate_steel()
+        self._validate_oracle()
         if self.finger_drive == "quat" and self.solver_backend == "mujoco" and not (
                 self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "

@@ -84,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Ray cluster address (with --executor ray; default: start a local Ray instance)")
     p.add_argument("--protocol", default="lift",
                    help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
-                        "recorded motion, tracked against the recorded object), or both: lift,recorded")
+                        "recorded motion, tracked against the recorded object), hug-oracle (the HUG authors' grasp "
+                        "oracle: start at the grasp backed off 3 cm, close, rise 0.5 m, off the table; "
+                        "replay.protocol.oracle_plan), or several: lift,recorded")
     p.add_argument("--recorded-max-s", type=float, default=None,
                    help="recorded protocol: at most this many recorded seconds after the lift onset "
                         "(default: to the end of the manipulation)")

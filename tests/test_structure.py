@@ -30,7 +30,7 @@ LONG_FUNCTIONS = {
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
-                "replay.results.records", "replay.results.files", "replay.results.fields_doc"}
+                "replay.results.records", "replay.results.files", "replay.results.fields_doc", "replay.results.oracle_fields"}
 #: upward imports allowed for one release, each a deprecated 0.1 path kept working
 DEPRECATED_UPWARD = {("replay.data", "replay.checks"): "replay.data.load_recording, goes in 0.3"}
 

@@ -20,9 +20,11 @@ from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.results import Phase
 
-#: replay protocols: the synthetic lift, hold and shake (default), and the whole recorded motion
-#: (:mod:`replay.protocol.tracking`)
-PROTOCOLS = ("lift", "recorded")
+#: replay protocols: the synthetic lift, hold and shake (default), the whole recorded motion
+#: (:mod:`replay.protocol.tracking`), and the HUG authors' grasp oracle (:mod:`replay.protocol.oracle_plan`)
+PROTOCOLS = ("lift", "recorded", "hug-oracle")
+#: protocols whose rollouts get the contact ablation and the lift protocol's measures
+ABLATION_PROTOCOLS = ("lift", "hug-oracle")
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
     int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED),
@@ -39,8 +41,9 @@ class Plan:
         acc: (F, 3) wrist linear acceleration target, m/s^2.
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
-        kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`) or ``"recorded"`` (the whole recorded
-            motion, :func:`replay.protocol.tracking.plan_recorded`).
+        kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`), ``"recorded"`` (the whole recorded
+            motion, :func:`replay.protocol.tracking.plan_recorded`) or ``"hug-oracle"``
+            (:func:`replay.protocol.oracle_plan.plan_oracle`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
         pad: the pad-compression summary of a lift plan where ``pad_compression_mm`` > 0.

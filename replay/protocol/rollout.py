@@ -31,7 +31,7 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import contact_agreement, diagnosis, finger_closure, release, tracking
+from replay.protocol import contact_agreement, diagnosis, finger_closure, oracle_plan, oracle_success, release, tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -110,6 +110,8 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         plan.pad = pad
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
+    elif protocol == oracle_plan.ORACLE:  # cfg: oracle_plan.oracle_config's (run_rollouts)
+        plan = oracle_plan.plan_oracle(rec, coords, cfg)
     else:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
     plan.touch = contact_agreement.recorded_bone_distances(rec, coords if protocol == "recorded" else raw, mjcf)
@@ -181,7 +183,7 @@ def run_rollouts(
     Raises:
         DataError: bad input (before simulating). ValueError: no variants, or an unknown protocol.
     """
-    cfg.validate()
+    cfg = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg.validate()
     if not variants:
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
@@ -259,6 +261,9 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
             arrays, figures = tracking.track_metrics(rec, plan, poses, cfg, metrics["unstable_frame"])
             metrics.update(figures)
             poses.update(arrays)
+        elif plan.kind == oracle_plan.ORACLE:  # the off-the-table test (replay.protocol.oracle_success)
+            metrics.update(oracle_success.judge(plan, traces[i], scene.object_vertices, rec.support_height, extent,
+                                                metrics, cfg))
         out.append(RolloutResult(metrics, poses))
     return out
 

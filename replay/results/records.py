@@ -94,7 +94,8 @@ class RolloutRecord:
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
                             "read it (replay.study.inputs)")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
-    protocol: str | None = _f("-", "lift (synthetic lift, hold, shake) or recorded (the recorded motion)")
+    protocol: str | None = _f("-", "lift (synthetic lift, hold, shake), recorded (the recorded motion) or hug-oracle "
+                                   "(the HUG grasp oracle, replay.protocol.oracle_plan)")
     recorded_max_s: float | None = _f("s", "recorded protocol: at most this long after the lift onset (null: to "
                                            "the end of the manipulation)")
     start_frame: int | None = _f("frame", "first recorded frame of the approach (in the crop)")
@@ -232,6 +233,11 @@ class RolloutRecord:
     refine_wall_s: float | None = _f("s", "wall time of the search and the final run")
     refine_correction: dict | None = _f("mm, deg", "{wrist_offset_mm (3), wrist_rotvec_deg (3), finger_closure_deg "
                                                    "(5: index, middle, pinky, ring, thumb), cost, settings, history}")
+    # hug-oracle (replay.protocol.oracle_plan / oracle_success, ``<seq>.hug-oracle.json``): `lifted` is its test's
+    oracle: dict | None = _f("-, mm, N·m, s", "{success_test (off_table or lift), off_table (no object-support "
+                             "contact at any frame of the hold and the object above its lift-start height), "
+                             "hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted (rise + clearance), "
+                             "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
@@ -329,6 +335,8 @@ class StudyRecord:
                                        "full record in its `json`)", list)
     refine_rollouts: list = _fl("-", "--refine: one row per recording (REFINE_FIELDS; full record in its `json`)",
                                 list)
+    oracle_rollouts: list = _fl("-", "--protocol hug-oracle: one row per recording (ROW_FIELDS; full record in its "
+                                     "`json`, `<sequence>.hug-oracle.json`); counts in counts['hug-oracle']", list)
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod

@@ -222,6 +222,12 @@ def summary_table(study: dict) -> str:
         lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
                      f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
                      f"30 deg, errors over the frames simulated, when lost)")
+    oc = c.get("hug-oracle")
+    if oc:
+        lines.append(f"hug-oracle protocol: {oc.get('rollouts', 0)} recordings: lifted (off the table) "
+                     f"{oc.get('lifted', 0)}, unstable {oc.get('unstable', 0)}, contact ablation: rose "
+                     f"{oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/{oc.get('ablation_run', 0)}, "
+                     f"diagnosis {({k: v for k, v in (oc.get('diagnosis') or {}).items() if v})}")
     refused = int(c.get("refused") or 0)
     if refused:
         lines.append(f"refused: {refused} (bad input; listed below with the reasons)")

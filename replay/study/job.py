@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.protocol.plan import ABLATION_PROTOCOLS
 from replay.study.console import quiet_libraries
 from replay.errors import DataError
 from replay.study.inputs import input_hashes
@@ -142,7 +143,7 @@ def _run_job(job: Job) -> dict:
         doc = run_refine(job, rec, coords, mjcf, cfg, t0, base)
         doc["inputs"] = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
         return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
-    ablation = job.ablation and job.protocol == "lift"  # the ablation is a lift check
+    ablation = job.ablation and job.protocol in ABLATION_PROTOCOLS  # the ablation is a lift check
     variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
     # contact run and ablation share one scene and one batch (two worlds)
     results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=job.protocol)

@@ -31,7 +31,7 @@ from replay.errors import OutputError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed
 from replay.study.pool import run_jobs
-from replay.protocol.plan import PROTOCOLS
+from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.study.prepare import resolve_sequences
 from replay.results import write_study
 from replay.study.job import Job, run_job_safe, config_hash, result_stem
@@ -67,7 +67,7 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     for proto in protocols:
         for s in st.seqs:
             j = st.job(s, proto)
-            need_ablation = st.ablation and proto == "lift"
+            need_ablation = st.ablation and proto in ABLATION_PROTOCOLS
             if keep_others and proto not in run_protocols:  # the merged study's other protocol: kept as it is
                 if (doc := done_rollout(st.rdir, j, st.chash, need_ablation)) is not None:
                     results[j.key] = doc

@@ -13,6 +13,7 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.protocol import tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
+from replay.protocol.oracle_plan import ORACLE
 from replay.results import RolloutRecord, StudyRecord, study_row
 from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem
@@ -100,6 +101,9 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     counts = summarize(ordered, failed, wall_s)
     if "recorded" in protocols:
         counts["recorded"] = dict(tracking.summarize(tracked), **agreement_medians(tracked))
+    oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
+    if ORACLE in protocols:  # the hug-oracle protocol's counts, as the lift protocol's
+        counts[ORACLE] = dict(summarize(oracle, {}, wall_s), **agreement_medians(oracle))
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
@@ -107,7 +111,10 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
               "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
         config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
         sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
-        inputs={k: v for r in ordered + tracked for k, v in (r.get("inputs") or {}).items()},
+        inputs={k: v for r in ordered + tracked + oracle for k, v in (r.get("inputs") or {}).items()},
         protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
         refine_rollouts=refined,
+        oracle_rollouts=[study_row(RolloutRecord.from_dict(r, nested=True),
+                                   os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json", out_dir))
+                         for r in oracle],
     )

@@ -1,0 +1,43 @@
+"""The report section of ``run_study.py --protocol hug-oracle`` (:mod:`replay.protocol.oracle_plan`):
+per recording the oracle's outcome (off the table after the 0.5 m rise), diagnosis, rise and
+contact ablation, beside the lift protocol's outcome where the study has it.
+
+:func:`oracle_section_html` reads the study's ``oracle_rollouts`` rows and ``counts["hug-oracle"]``;
+an empty string for a study without them.
+"""
+
+from __future__ import annotations
+
+import html
+
+_HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
+
+
+def _fmt(v, scale: float = 1.0, spec: str = ".1f") -> str:
+    if v is None:
+        return "-"
+    return format(v * scale, spec) if isinstance(v, float) else str(v)
+
+
+def oracle_section_html(study) -> str:
+    """HTML of the hug-oracle section of a :class:`replay.results.StudyRecord` (module doc)."""
+    rows = list(getattr(study, "oracle_rollouts", None) or [])
+    if not rows:
+        return ""
+    lift = {str(r.get("sequence")): r for r in study.rollouts or []}
+    body = []
+    for r in rows:
+        cells = [r.get("sequence"), r.get("outcome"), r.get("diagnosis") or "-", _fmt(r.get("rise"), 1000.0),
+                 _fmt(r.get("contacts_force_at_lift")), _fmt(r.get("ablation_max_disp_mm"), 1.0, ".2f"),
+                 (lift.get(str(r.get("sequence"))) or {}).get("outcome", "-")]
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    c = (study.counts or {}).get("hug-oracle") or {}
+    summary = (f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}; "
+               f"contact ablation: {c.get('ablation_no_rise')} of {c.get('ablation_run')} with nothing rising "
+               f"(< 1 mm), largest displacement {_fmt(c.get('ablation_max_disp_mm'), 1.0, '.2f')} mm")
+    return ("<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "
+            "3 cm back along its own +x and +y, fingers flat, thumb base pre-bent 1.0 rad; close onto the grasp "
+            "(plus the extra flexion), raise the wrist 0.5 m; success: the object no longer touches the table "
+            "(HUG, arXiv:2606.17054, app. E; every element a config field, oracle_*). "
+            f"{html.escape(summary)}</p><table><tr>" + "".join(f"<th>{h}</th>" for h in _HEAD) + "</tr>"
+            + "".join(body) + "</table>")

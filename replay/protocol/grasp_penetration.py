@@ -1,0 +1,71 @@
+"""Penetration at the grasp, as HUG's table 7: does the recorded grasp start inside the object?
+
+HUG (arXiv:2606.17054, table 7) reports that 98-99 % of the oracle's grasps start with the
+hand inside the object, mean depth 13.1 / 10.2 mm. Here, per recording: the simulated hand
+(the manosim capsules of the replayed MJCF, :class:`replay.protocol.pad_compression.Capsules`)
+posed at the recorded grasp frame's coords (wrist and 15 finger rotations, as replayed), the
+object at its recorded pose at that frame, and each finger capsule's signed distance to the
+union of the object's convex collision parts (the parts the simulator collides,
+:func:`replay.sim.world_builder.load_collision_parts`; :class:`~replay.protocol.pad_compression.ObjectSDF`,
+exact inside a part). Depth = minus the smallest signed distance, mm; ``inside`` = depth > 0.
+The palm (a mesh, no capsule) is not measured, so a depth is a lower bound where the palm is
+the deepest part. No simulation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from replay.kinematics.hand_layout import finger_quats
+from replay.kinematics.model import HandKinematics
+from replay.protocol.pad_compression import Capsules, ObjectSDF, capsule_distance, capsule_mjcf
+from replay.sim.world_builder import load_collision_parts
+
+#: manosim bodies that carry a capsule (the 15 finger bones; body 0, the palm, has none)
+FINGER_BODIES = tuple(range(1, 16))
+
+
+def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | None = None) -> dict:
+    """Depth of the simulated hand inside the object at the grasp frame (module doc).
+
+    Args:
+        rec: the recording (``grasp_frame``, ``target_object`` with ``pos`` (T, 3) m and ``quat``
+            (T, 4) xyzw, world).
+        coords: (T, 67) hand coords (Newton order: wrist m, wrist xyzw, 15 finger xyzw).
+        mjcf: the replayed hand MJCF (its capsule sibling gives the capsules).
+        frame: the frame measured (default ``rec.grasp_frame``).
+
+    Returns:
+        ``{"frame", "inside" (bool), "depth_mm" (deepest capsule, > 0 inside), "deepest_body"
+        (manosim body index), "bodies_inside" (count of the 15 finger capsules inside)}``.
+
+    Raises:
+        DataError: an unreadable collision part or MJCF.
+    """
+    g = int(rec.grasp_frame if frame is None else frame)
+    cap = capsule_mjcf(mjcf)
+    kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
+    obj = rec.target_object
+    sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])
+    c = np.asarray(coords[g], float)
+    joint_R = Rotation.from_quat(finger_quats(c)).as_matrix()
+    d = capsule_distance(kin, caps, sdf, c[:3], Rotation.from_quat(c[3:7]).as_matrix(), joint_R, FINGER_BODIES)
+    k = int(np.argmin(d))
+    return {"frame": g, "inside": bool(d[k] < 0), "depth_mm": float(-d[k] * 1000.0),
+            "deepest_body": int(FINGER_BODIES[k]), "bodies_inside": int(np.sum(d < 0))}
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Dataset figures of :func:`grasp_penetration` rows: ``n``, ``inside`` (count),
+    ``inside_frac``, ``mean_depth_mm`` (over the recordings inside, as HUG's table 7),
+    ``mean_depth_all_mm`` (over all, negative = gap), ``median_depth_mm``, ``max_depth_mm``."""
+    d = np.array([r["depth_mm"] for r in rows], float)
+    ins = d > 0
+    return {"n": int(d.size), "inside": int(ins.sum()), "inside_frac": float(ins.mean()) if d.size else None,
+            "mean_depth_mm": float(d[ins].mean()) if ins.any() else None,
+            "mean_depth_all_mm": float(d.mean()) if d.size else None,
+            "median_depth_mm": float(np.median(d)) if d.size else None,
+            "max_depth_mm": float(d.max()) if d.size else None}

@@ -1,0 +1,82 @@
+"""The hug-oracle protocol's success test: the object no longer touches the table.
+
+HUG (arXiv:2606.17054, appendix E.2): after the wrist has risen 0.5 m the grasp succeeds when
+the object no longer touches the table. Here, exactly: ``off_table`` is True when the rollout is
+stable, ran to the end of the hold (``oracle_hold_s`` after the rise), and at **every** control
+frame of that hold
+
+* no collision vertex of the object (the vertices of the convex parts the simulator collides,
+  ``scene.object_vertices``) is at or below the support's top surface, z <= support height,
+  within the support's xy extent (a GRAB table top; everywhere for a plane): for a convex
+  part against the top face of a box (margin 0, gap 0: :mod:`replay.config` ``contact_gap``)
+  this is MuJoCo's contact condition, so it is the object-support entry of MuJoCo's contact
+  list, read from the poses on every engine (``tests/test_oracle.py`` checks it against
+  ``MjData.contact`` on the MuJoCo C engine); and
+* the object origin is above its height at the lift start (an object that fell past the
+  table's edge touches nothing and is not lifted).
+
+With ``oracle_success = "lift"`` the lift protocol's own test (rise and clearance at the end of
+the hold, :mod:`replay.protocol.measures`) decides instead, and ``off_table`` is reported beside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.protocol.measures import Trace, object_vertices_world
+from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+
+
+def support_contact(verts_world: np.ndarray, support_height: float, extent) -> bool:
+    """Whether object vertices (V, 3) m touch the support's top: any at or below
+    ``support_height`` (m, world z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane)."""
+    low = verts_world[:, 2] <= support_height
+    if extent is not None:
+        x, y = verts_world[:, 0], verts_world[:, 1]
+        low &= (x >= extent[0]) & (x <= extent[2]) & (y >= extent[1]) & (y <= extent[3])
+    return bool(np.any(low))
+
+
+def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, extent, metrics: dict,
+          cfg: ReplayConfig) -> dict:
+    """The oracle's figures of one world (module doc) and its verdict.
+
+    Args:
+        plan: the hug-oracle plan stepped; tr: the world's trace; verts: (V, 3) object
+            collision vertices, m, object frame; support_height: m; extent: the support's xy
+            extent or None; metrics: the world's :func:`replay.protocol.measures.measure_world`
+            metrics (``stable``, ``completed``, ``lifted``, ``outcome``, ``diagnosis``).
+
+    Returns:
+        Metric updates: ``oracle`` = ``{"success_test", "off_table", "hold_frames",
+        "support_contact_frames", "end_rise_mm", "lift_test_lifted", "effort_limit", "hand_object_contact",
+        "dt"}`` (the drive N·m, contact mode and step s the rollout ran with) and, for
+        ``oracle_success = "off_table"``, ``lifted`` / ``outcome`` / ``diagnosis`` by that test.
+    """
+    hold = np.flatnonzero(plan.phase == PHASE_HOLD)
+    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    ref = int(lift[0]) - 1
+    seen = hold[hold < tr.done]
+    touching = 0
+    for k in seen:
+        row = np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
+        touching += support_contact(object_vertices_world(row, verts), support_height, extent)
+    end = int(seen[-1]) if seen.size else min(tr.done, len(plan.phase)) - 1
+    end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
+    off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0
+               and end_rise > 0)
+    fig = {"success_test": cfg.oracle_success, "off_table": off, "hold_frames": int(hold.size),
+           "support_contact_frames": int(touching), "end_rise_mm": end_rise * 1000.0,
+           "lift_test_lifted": bool(metrics["lifted"]), "effort_limit": float(cfg.effort_limit),
+           "hand_object_contact": cfg.hand_object_contact, "dt": float(cfg.dt)}
+    out: dict = {"oracle": fig}
+    if cfg.oracle_success == "off_table":
+        out["lifted"] = off
+        if metrics["outcome"] != "unstable":
+            out["outcome"] = "lifted" if off else "dropped"
+        if off:
+            out["diagnosis"] = None
+        elif metrics.get("diagnosis") is None:  # the rise test passed, the table test did not
+            out["diagnosis"] = {"class": "touches_table", "figure": f"{touching} of {hold.size} hold frames"}
+    return out

@@ -1,0 +1,92 @@
+"""The hug-oracle protocol's settings: one field per element of the HUG authors' grasp oracle.
+
+:class:`OracleFields` is the base class of :class:`replay.config.ReplayConfig` (its fields are
+ReplayConfig fields, written into every result with the rest); the protocol reads them in
+:mod:`replay.protocol.oracle_plan` (start, closure, lift) and :mod:`replay.protocol.oracle_success`
+(the off-the-table test), and ``scripts/bridge.py`` switches one at a time toward the lift protocol.
+
+Sources named in short: HUG = *Human Universal Grasping*, arXiv:2606.17054 (the simulation
+benchmark's human-grasp oracle, appendix E.1/E.2, tables 2 and 7); manosim = its hand models,
+``config/myhand.yaml`` and ``README.md`` at c96e2d5. Where HUG does not state a value the field
+says so and gives the value chosen and why. Units SI (m, s, rad, N·m) unless named (deg).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from replay.errors import DataError
+
+#: finger force range standing for "no force range" (manosim's authored actuators): kp 30 N·m/rad
+#: times the largest possible joint error (pi rad) is 94 N·m, so a +-1000 N·m range never binds
+ORACLE_NO_LIMIT_NM = 1000.0
+#: control rate of the oracle's 2 ms step (50 Hz x 10 substeps), Hz
+ORACLE_CONTROL_FPS = 50.0
+
+_CHOICES = {"oracle_start": ("synthetic", "recorded"), "oracle_contact": ("manosim", "compiled"),
+            "oracle_success": ("off_table", "lift")}
+
+
+def _f(default, unit: str, source: str):
+    return field(default=default, metadata={"unit": unit, "source": source})
+
+
+@dataclass
+class OracleFields:
+    """The ``oracle_*`` settings (module doc); read only by ``--protocol hug-oracle``."""
+
+    oracle_start: str = _f(
+        "synthetic", "-", "HUG app. E.1: synthetic = start at the recording's terminal grasp (hand pose relative to "
+        "the object at the grasp frame, object at rest), wrist backed off oracle_offset_m along its own +x and +y "
+        "(right hand: away from fingers and palm; manosim README wrist frame), fingers flat, thumb base pre-bent; "
+        "recorded = the lift protocol's recorded approach at replay_speed")
+    oracle_offset_m: float = _f(0.03, "m", "HUG app. E.1: wrist placed 3 cm back along each of its own +x and +y")
+    oracle_thumb_prebend_rad: float = _f(
+        1.0, "rad", "HUG app. E.1: thumb base pre-bent 1.0 rad; axis not stated: the axis of the recorded thumb-base "
+        "rotation at the grasp (so the pre-bend is toward the recorded thumb; our choice)")
+    oracle_closure_s: float = _f(
+        1.0, "s", "closure: wrist on a straight line to the grasp, fingers slerped to the recorded angles (HUG app. "
+        "E.1); duration not stated: 1 s (a human reach-to-grasp closure is ~0.5-1 s, Jeannerod 1984), min-jerk timed")
+    oracle_extra_flexion_deg: float = _f(
+        5.0, "deg", "HUG app. E.1 'small extra flexion', size not stated: each finger joint turned this far beyond "
+        "its recorded grasp rotation about that rotation's own axis (joints under 5 deg left as recorded). 5 deg at "
+        "the three joints of a finger moves its tip ~5-10 mm inward, the scale of landmark-IK p90 (4 mm) plus the "
+        "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py")
+    oracle_effort_limit: float | None = _f(
+        None, "N·m", "finger drive force range; None = manosim's actuators as authored (kp 30, dampratio 1, no "
+        "forcerange; implemented as +-1000 N·m, which kp 30 x pi rad = 94 N·m never reaches). The wrist keeps the "
+        "engine's PD wrench with the MJCF's kp 300 N/m / 50 N·m/rad (wrist_gain_scale 1)")
+    oracle_contact: str = _f(
+        "manosim", "-", "manosim = contact as authored (solref 0.04 1, solimp 0.5 0.95 0.001 on every finger pair, "
+        "priority-1 palm solimp 0.005 0.9 0.025; manosim myhand.yaml default_geom/palm_contact): sets "
+        "hand_object_contact 'manosim'; compiled = our mixed pairs (hand_object_contact as configured)")
+    oracle_dt: float | None = _f(
+        0.002, "s", "HUG: physics step 2 ms (control 50 Hz x 10 substeps); None = the lift protocol's "
+        "control_fps x substeps (1/240 s)")
+    oracle_lift_height: float = _f(0.5, "m", "HUG app. E.2: the wrist rises 0.5 m")
+    oracle_lift_s: float = _f(2.0, "s", "not stated by HUG: 0.5 m min-jerk over 2 s (0.25 m/s mean, 0.47 m/s peak)")
+    oracle_hold_s: float = _f(
+        0.5, "s", "not stated by HUG: after the rise the wrist holds; off_table success needs no object-support "
+        "contact at any control frame of this hold (and the object above its rest height)")
+    oracle_success: str = _f(
+        "off_table", "-", "off_table = HUG app. E.2: the object no longer touches the table (replay.protocol."
+        "oracle_success); lift = the lift protocol's lift_height / lift_s / hold_s and rise + clearance test")
+
+    def _validate_oracle(self) -> None:
+        """Ranges and choices of the oracle fields (:class:`DataError` naming the field)."""
+        for name, ok in _CHOICES.items():
+            if getattr(self, name) not in ok:
+                raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        for name in ("oracle_offset_m", "oracle_thumb_prebend_rad", "oracle_extra_flexion_deg"):
+            if not getattr(self, name) >= 0:
+                raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
+        for name in ("oracle_closure_s", "oracle_lift_height", "oracle_lift_s", "oracle_hold_s"):
+            if not getattr(self, name) > 0:
+                raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
+        for name in ("oracle_effort_limit", "oracle_dt"):
+            if getattr(self, name) is not None and not getattr(self, name) > 0:
+                raise DataError(None, f"config.{name}", f"must be > 0 or null, got {getattr(self, name)!r}")
+        if self.oracle_dt is not None and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.oracle_dt)) * self.oracle_dt
+                                              * ORACLE_CONTROL_FPS - 1.0) > 1e-9:
+            raise DataError(None, "config.oracle_dt", f"{self.oracle_dt!r} s does not divide the oracle's "
+                            f"{1.0 / ORACLE_CONTROL_FPS} s control period")

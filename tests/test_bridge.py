@@ -1,0 +1,78 @@
+"""The bridge's rows (replay.study.bridge_rows), counting and table (replay.output.bridge_table): no data needed."""
+
+from __future__ import annotations
+
+from replay.config import ReplayConfig
+from replay.output.bridge_table import bridge_markdown
+from replay.study.bridge import summarize_rows
+from replay.study.bridge_rows import ELEMENTS, bridge_rows, counted
+
+
+def test_rows_switch_one_element_alone_and_cumulatively():
+    rows = {r["id"]: r for r in bridge_rows()}
+    names = [e[0] for e in ELEMENTS]
+    assert names == ["start", "extra flexion", "drive", "contact", "step", "success"]
+    for name, cfg, _ in ELEMENTS:  # alone: exactly that element's field, the oracle's others
+        assert rows[f"oracle/{name}"]["config"] == cfg
+    full = rows["cumulative/success"]["config"]
+    assert full == {"oracle_start": "recorded", "oracle_extra_flexion_deg": 0.0, "oracle_effort_limit": 0.4,
+                    "oracle_contact": "compiled", "oracle_dt": None, "oracle_success": "lift"}
+    # every element switched = the lift protocol's own values (its defaults)
+    d = ReplayConfig()
+    assert d.effort_limit == full["oracle_effort_limit"] and d.hand_object_contact == "compiled"
+    for name, cfg, _ in ELEMENTS:  # the lift path: all switched but one
+        back = rows[f"lift/{name}"]["config"]
+        assert set(full) - set(back) == set(cfg)
+    for v in ("0", "10", "15"):
+        assert any(r["config"].get("oracle_extra_flexion_deg") == float(v) for r in rows.values())
+    assert {r["count"] for r in rows.values() if r["protocol"] == "lift"} == {"hold", "shake", "release"}
+
+
+def _m(**kw):
+    base = dict(lifted=False, stable=True, completed=True, rise=0.0, clearance=0.0, shake_held=None,
+                outcome="dropped")
+    return dict(base, **kw)
+
+
+def test_counting_modes():
+    cfg = ReplayConfig()
+    rows = {r["count"]: r for r in bridge_rows() if r["protocol"] == "lift"}
+    held_then_shaken = _m(rise=0.17, clearance=0.15, lifted=False, shake_held=False)  # lifted at hold, fell in shake
+    assert counted(rows["hold"], held_then_shaken, cfg) and not counted(rows["shake"], held_then_shaken, cfg)
+    stuck = _m(rise=0.17, clearance=0.15, lifted=False, shake_held=True, outcome="stuck")
+    assert counted(rows["shake"], stuck, cfg) and not counted(rows["release"], stuck, cfg)
+    assert not counted(rows["hold"], _m(rise=0.08, clearance=0.05), cfg)  # rose less than lifted_min_rise 9 cm
+
+
+def test_summary_and_markdown():
+    rows = bridge_rows()[:2]
+    per = {"mug_lift": {rows[0]["id"]: {"lifted": True, "outcome": "lifted", "class": None},
+                        rows[1]["id"]: {"lifted": False, "outcome": "dropped", "class": "never_gripped"}},
+           "bowl_lift": {rows[0]["id"]: {"lifted": False, "outcome": "unstable", "class": "unstable"},
+                         rows[1]["id"]: {"error": "DataError: x"}}}
+    out = summarize_rows(rows, per)
+    assert (out[0]["lifted"], out[0]["of"], out[0]["unstable"], out[0]["lifted_names"]) == (1, 2, 1, ["mug"])
+    assert (out[1]["lifted"], out[1]["of"], out[1]["errors"], out[1]["diagnosis"]) == (0, 2, 1, {"never_gripped": 1})
+    md = bridge_markdown({"rows": out}).splitlines()
+    assert md[0].startswith("| path | element | value | lifted | unstable | stuck_after_release | no_contact")
+    assert "| 1/2 | 1 |" in md[2] and md[3].split(" | ")[3:5] == ["0/2", "0"]
+
+
+def test_oracle_fields_are_validated_by_name():
+    import pytest
+
+    from replay.errors import DataError
+    from replay.protocol.oracle_plan import oracle_config
+
+    for bad, field in ((dict(oracle_start="approach"), "config.oracle_start"), (dict(oracle_dt=0.003), "config.oracle_dt"),
+                       (dict(oracle_effort_limit=0.0), "config.oracle_effort_limit"),
+                       (dict(oracle_lift_s=0.0), "config.oracle_lift_s")):
+        with pytest.raises(DataError, match=field):
+            ReplayConfig(**bad).validate()
+    o = oracle_config(ReplayConfig())  # the oracle as run: 2 ms (50 Hz x 10), no force range, manosim contact
+    assert (o.control_fps, o.substeps, o.effort_limit, o.hand_object_contact, o.shake_s) == (50.0, 10, 1000.0,
+                                                                                            "manosim", 0.0)
+    assert o.dt == 0.002
+    with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
+        oracle_config(ReplayConfig(device="cuda"))
+    assert oracle_config(ReplayConfig(oracle_dt=None, oracle_effort_limit=0.4, oracle_contact="compiled")).dt == 1 / 240
