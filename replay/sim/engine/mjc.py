@@ -241,6 +241,7 @@ class MjcBatch:
         self._fast = np.zeros(4)
         self._contact_sums = np.zeros(4)
         self._ncon = [c_loop_mod.ncon_view(w.d) for w in self.worlds] if c_loop else None
+        self.recorder = None  # f(world, MjData) before every mj_step; set: no c_loop (replay.protocol.input_log)
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
@@ -289,7 +290,7 @@ class MjcBatch:
         cap = w.capacity
         peak = w.peak_contacts
         try:
-            if self._ncon is not None:
+            if self._ncon is not None and self.recorder is None:
                 peak = self._c_frame(i, ctrl, tp, tc, finger_target, wr, stats)
                 S = 0  # done: the loop below is the Python path
             for j in range(S):
@@ -300,6 +301,8 @@ class MjcBatch:
                 if drv is not None:
                     finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, finger_target, drv.kp, drv.kd, drv.effort,
                                             d.qfrc_applied)
+                if self.recorder is not None:
+                    self.recorder(i, d)
                 mujoco.mj_step(m, d)
                 n = d.ncon
                 if n > peak:
