@@ -183,3 +183,22 @@ def test_default_study_exports_reproduce(tmp_path_factory, mirror):
         figures, traj = _fresh_replay(d / seq)
         doc, poses = _saved(d / "study.json", seq)
         _check_reproduced(figures, traj, doc, poses, export)
+
+
+def test_report_links_exports(short_study, mjcf_export, tmp_path):
+    import shutil
+
+    from replay.output.export import default_out
+    from replay.output.report import build_report
+
+    out = default_out(short_study, "cubesmall_lift")
+    shutil.copytree(mjcf_export[0], out)  # an MJCF export where the report looks for it
+    page = tmp_path / "page" / "report.html"
+    build_report(short_study, page)
+    text = page.read_text()
+    link = os.path.relpath(out / "replay_export.py", page.parent)
+    assert f"<a href='{link}'" in text and (page.parent / link).resolve().is_file()
+    # the formats not exported yet: the command that makes each, beside it
+    assert f"--study {short_study} --sequence cubesmall_lift --format usd" in text
+    assert "--format rrd" in text and "--format mjcf" not in text
+    shutil.rmtree(out)
