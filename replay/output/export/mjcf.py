@@ -7,7 +7,7 @@ Files written to the export folder:
   importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m mujoco.viewer --mjcf model.mjb`` opens it);
 * ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`:
   for reading; MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on
-  it). ``export.json`` says how far the same inputs on it land from the rollout;
+  it; the same inputs on it do not give the rollout: README, "Check a rollout yourself");
 * ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics step ``ctrl`` (S, nu),
   ``xfrc_applied`` (S, nbody, 6: N, N·m, world frame, at the body COM) and ``qfrc_applied``
   (S, nv), ``frame_steps`` (F,), the recorded ``bodies`` (17,) and geom masks, the object's
@@ -88,7 +88,7 @@ def export_mjcf(log: InputLog, out: str | Path, cfg, meta: dict) -> dict:
                mujoco=mujoco.__version__,
                steps=int(log.frame_steps.sum()), frames=int(len(log.frame_steps)), replay_figures=figures,
                rerun_final_object_pos_m=log.final_body_pos[-1].tolist())
-    pos_xml = standalone.replay(mujoco.MjModel.from_xml_path(str(out / "scene.xml")), z)[0]
-    doc["scene_xml_final_object_offset_m"] = float(np.linalg.norm(pos_xml[-1, -1] - log.final_body_pos[-1]))
+    doc["scene_xml"] = ("Newton's MJCF of the scene before the edits made on the compiled model: for reading "
+                        "and viewing; model.mjb is what ran (README, 'Check a rollout yourself')")
     atomic_write_text(out / "export.json", json.dumps(doc, indent=1, default=float))
     return doc
