@@ -132,6 +132,9 @@ def test_usd_has_a_time_sample_per_frame(short_study, mirror):
     assert phase.Get(0) == "settle" and phase.Get(F - 1) == Phase(int(poses["phase"][-1])).name.lower()
     sampled = [len(a.GetTimeSamples()) for p in stage.Traverse() for a in p.GetAttributes() if a.GetNumTimeSamples()]
     assert sampled and max(sampled) == F  # body poses: one sample per saved frame
+    kinds = [p.GetTypeName() for p in stage.Traverse() if str(p.GetPath()).startswith("/root/geometry/")]
+    # the capsule hand's 15 finger bones (+ the palm mesh), the object's convex parts, the table box
+    assert kinds.count("Capsule") >= 15 and kinds.count("Cube") == 1 and kinds.count("Mesh") >= 2
 
 
 def test_rrd_opens_with_rerun(short_study, mirror):
