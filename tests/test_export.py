@@ -81,10 +81,11 @@ def _check_reproduced(figures: dict, traj: dict, doc: dict, poses: dict, export:
 
 @pytest.fixture(scope="module")
 def short_study(tmp_path_factory, mirror) -> Path:
-    """cubesmall_lift with contact and ablation, the short protocol (seconds)."""
+    """cubesmall_lift with contact and ablation, and its refine job (4 corrections per iteration), the
+    short protocol (seconds)."""
     d = tmp_path_factory.mktemp("export_study")
     run_study("grab", d / "study.json", ReplayConfig(**SHORT), objects=["cubesmall"], workers=0, progress=False,
-              data_dir=mirror)
+              data_dir=mirror, refine={"worlds": 4})
     return d / "study.json"
 
 
@@ -116,6 +117,22 @@ def test_mjcf_ablation_replays(short_study, mirror):
     assert np.array_equal(traj["body_pos"].astype(np.float32), poses["body_pos"])
     assert figures["max_hand_object_contacts"] == 0 == doc["max_hand_object_contacts"]
     assert figures["rise_m"] == pytest.approx(doc["rise"], abs=1e-12)
+
+
+def test_mjcf_refined_replays(short_study, mirror):
+    """The refine job's rollout (its chosen correction as the variant) and its ablation."""
+    rdir = short_study.parent / "study_rollouts"
+    for rollout in ("refine", "refine-ablation"):
+        out = short_study.parent / f"mjcf_{rollout}"
+        export = export_rollout(short_study, "cubesmall_lift", "mjcf", out, rollout=rollout, data_dir=mirror)
+        doc = json.loads((rdir / "cubesmall_lift.refine.json").read_text())
+        doc = doc["ablation"] if rollout == "refine-ablation" else doc
+        assert export["variant"] == doc["variant"] and export["variant"]["ablation"] == (rollout == "refine-ablation")
+        figures, traj = _fresh_replay(out)
+        with np.load(short_study.parent / doc["poses"]) as z:
+            assert np.array_equal(traj["body_pos"].astype(np.float32), z["body_pos"])
+        assert figures["rise_m"] == pytest.approx(doc["rise"], abs=1e-12)
+        assert figures["max_hand_object_contacts"] == doc["max_hand_object_contacts"]
 
 
 def test_usd_has_a_time_sample_per_frame(short_study, mirror):
