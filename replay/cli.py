@@ -17,7 +17,7 @@ Exit status, the same for every script:
 * 130: interrupted (Ctrl-C); results written so far are kept.
 
 The console command ``grasp-replay`` (``[project.scripts]``) is :func:`main`: one subcommand
-per script, ``grasp-replay study|sweep|render|report|fetch|validate ...`` runs the script's
+per script, ``grasp-replay study|sweep|render|report|fetch|validate|export ...`` runs the script's
 ``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``).
 """
 
@@ -97,7 +97,7 @@ def size_arg(text: str) -> tuple[int, int]:
 COMMANDS = {
     "study": "run_study.py", "sweep": "run_sweep.py", "render": "render_montage.py", "report": "report.py",
     "fetch": "fetch_data.py", "validate pose-mapping": "validate_pose_mapping.py",
-    "validate object-frame": "validate_object_frame.py",
+    "validate object-frame": "validate_object_frame.py", "export": "export_rollout.py",
 }
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
 #: one line per subcommand for ``grasp-replay --help``
@@ -109,6 +109,7 @@ ABOUT = {
     "fetch": "stage datasets (mirror, GitHub, Hub, --local) with a SHA-256 manifest",
     "validate pose-mapping": "hand FK against the recorded landmarks, mm",
     "validate object-frame": "object meshes, frames, densities and placement",
+    "export": "one rollout as plain MuJoCo (model, inputs, replay script), USD or Rerun",
 }
 
 

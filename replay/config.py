@@ -59,13 +59,13 @@ class ReplayConfig(OracleFields):
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
     device: str = _f(
         "cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
-        "recording in one launch (replay.sim.engine.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
+        "recording in one launch (replay.sim.engine.mjwarp.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
         "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)"
     )
     engine: str = _f(
         "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
-        "MuJoCo C (replay.sim.engine.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
-        "launch and the controller as Warp kernels (replay.sim.engine.warp_batch); "
+        "MuJoCo C (replay.sim.engine.mujoco_c.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
+        "launch and the controller as Warp kernels (replay.sim.engine.mjwarp.warp_batch); "
         "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)"
     )
 

@@ -27,6 +27,7 @@ from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
+from replay.output.export_section import exports_html
 from replay.output.refine_section import refine_section_html
 from replay.protocol.diagnosis import display_outcome
 from replay.results import (
@@ -258,7 +259,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     cards, n_plots, n_clips = [], 0, 0
     for row in study.rollouts:
         card, plotted, clipped = _card(str(row.get("sequence")), recs[str(row.get("sequence"))], sdir, fdir, pdir,
-                                       clips_dir)
+                                       clips_dir, study_file=study_path)
         cards.append(card)
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
@@ -315,9 +316,10 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
 
 
 def _card(seq: str, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path, pdir: Path,
-          clips_dir) -> tuple[str, bool, bool]:
+          clips_dir, study_file: Path | None = None) -> tuple[str, bool, bool]:
     """(HTML, plotted, clip found) of one recording's card: title and outcome, its figure over
-    time (written to ``fdir``), its clip from ``clips_dir`` where one exists, its diagnosis."""
+    time (written to ``fdir``), its clip from ``clips_dir`` where one exists, its diagnosis, its
+    exports (:func:`replay.output.export_section.exports_html`; ``study_file`` the study JSON)."""
     stem = seq.replace("/", "__")
     if isinstance(rec, ResultsFormatError):
         return (f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
@@ -341,6 +343,7 @@ def _card(seq: str, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: P
                         for k, v in (rec.diagnosis.get("figure") or {}).items())
         parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
                      + (f" ({html.escape(fig)})" if fig else "") + "</p>")
+    parts.append(exports_html(sdir / "study.json" if study_file is None else study_file, seq, pdir))
     return f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>", plotted, clip is not None
 
 

@@ -233,6 +233,7 @@ class MjcBatch:
         self._fast = np.zeros(4)
         self._contact_sums = np.zeros(4)
         self.c_loop = bool(c_loop) and c_loop_mod is not None
+        self.recorder = None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
@@ -277,10 +278,10 @@ class MjcBatch:
         d.ctrl[:] = ctrl
         wr, stats, k = np.zeros(6), np.array([w.act_max]), -1
         try:
-            if self.c_loop and c_loop_mod.arena_ok(d):
+            if self.c_loop and self.recorder is None and c_loop_mod.arena_ok(d):
                 k = self._c_frame(w, tp, tc, finger_target, wr, stats)
             else:
-                k = self._python_frame(w, tp, tc, finger_target, wr, stats)
+                k = self._python_frame(w, tp, tc, finger_target, wr, stats, i)
         except Exception as e:  # physics trouble (a MuJoCo error) never crashes the study
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         peak = int(d.maxuse_con)
@@ -293,7 +294,7 @@ class MjcBatch:
         w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0,
                         float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
 
-    def _python_frame(self, w: World, tp, tc, target, wr, stats) -> int:
+    def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
         """The frame's substeps one Python call each (what :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps`
         does compiled); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
         m, d, lay, drv = w.m, w.d, self.layout, w.drive
@@ -307,6 +308,8 @@ class MjcBatch:
             if drv is not None:
                 finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort,
                                         d.qfrc_applied)
+            if self.recorder is not None:
+                self.recorder(i, d)
             mujoco.mj_step(m, d)
             raised = np.flatnonzero(w.warn[_WARN_IDS] > w.warn_base)
             if raised.size:

@@ -1,0 +1,94 @@
+"""MJCF export of one rollout: the compiled MuJoCo model it ran, its per-step inputs and
+initial state, and a standalone replay script (:mod:`replay.output.export.standalone`).
+
+Files written to the export folder:
+
+* ``model.mjb``: the world's compiled ``MjModel`` (``mujoco.mj_saveModel``), every edit of the
+  importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m mujoco.viewer --mjcf model.mjb`` opens it);
+* ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`:
+  for reading; MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on
+  it; the same inputs on it do not give the rollout: README, "Check a rollout yourself");
+* ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics step ``ctrl`` (S, nu),
+  ``xfrc_applied`` (S, nbody, 6: N, N·m, world frame, at the body COM) and ``qfrc_applied``
+  (S, nv), ``frame_steps`` (F,), the recorded ``bodies`` (17,) and geom masks, the object's
+  collision vertices (V, 3) m in its frame, ``support_height`` m, the key frames and
+  ``contact_force_min`` N (what the outcome figures need);
+* ``replay_export.py``: replays ``inputs.npz`` on ``model.mjb`` with ``mujoco`` + ``numpy`` only
+  and prints the outcome figures;
+* ``export.json``: which study, sequence and rollout, the variant, the figures the re-run and
+  the study gave, and MuJoCo's version.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.output.export import standalone
+from replay.protocol.input_log import InputLog
+
+#: the study's outcome fields the standalone script prints under the same meaning (its names)
+STUDY_FIGURES = {"rise": "rise_m", "clearance": "clearance_m", "separation_mm": "separation_mm",
+                 "contacts_at_lift": "contacts_at_lift", "max_hand_object_contacts": "max_hand_object_contacts"}
+
+
+def inputs_arrays(log: InputLog, contact_force_min: float) -> dict:
+    """The ``inputs.npz`` arrays of ``log`` (module doc); key frames -1 where there is none."""
+    keys = log.key_frames()
+    d = mujoco.MjData(log.model)
+    mujoco.mj_setState(log.model, d, log.state0, mujoco.mjtState.mjSTATE_INTEGRATION)
+    return dict(state0=log.state0, qpos0=d.qpos.copy(), qvel0=d.qvel.copy(), ctrl=log.ctrl, xfrc_applied=log.xfrc_applied, qfrc_applied=log.qfrc_applied,
+                frame_steps=log.frame_steps, bodies=log.bodies, hand_geoms=log.hand_geoms,
+                object_geoms=log.object_geoms, object_vertices=np.asarray(log.scene.object_vertices, float),
+                support_height=np.float64(log.scene.support_height), contact_force_min=np.float64(contact_force_min),
+                lift_start=np.int64(-1 if keys["lift_start"] is None else keys["lift_start"]),
+                judge=np.int64(keys["judge"]), phase=np.asarray(log.plan.phase[: log.trace.done], np.int32))
+
+
+def write_scene_xml(scene, cfg, out: Path) -> None:
+    """``scene.xml``: the scene as Newton writes it for MuJoCo (``SolverMuJoCo(save_to_mjcf=...)``,
+    meshes inline), before the edits made on the compiled model (Newton's per-DOF wrist
+    armature and damping, gains, the variant, the ablation's collision bits). MJCF cannot hold
+    all of them (one free joint has one armature in MJCF, six here; numbers as 6-digit
+    text), so this file is for reading and viewing; ``model.mjb`` is what ran."""
+    from replay.sim.scene import make_solver
+
+    make_solver(scene.model, cfg, scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
+
+
+def export_mjcf(log: InputLog, out: str | Path, cfg, meta: dict) -> dict:
+    """Write the MJCF export of ``log`` into folder ``out`` (module doc); returns ``export.json``'s dict.
+
+    Args:
+        log: :func:`replay.protocol.input_log.record_rollout`'s result.
+        cfg: the rollout's :class:`replay.config.ReplayConfig` (``contact_force_min`` N).
+        meta: identity fields (study, sequence, rollout, variant, the study's figures) for ``export.json``.
+
+    Raises:
+        OSError: a file cannot be written.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    mujoco.mj_saveModel(log.model, str(out / "model.mjb"), None)
+    arrays = inputs_arrays(log, cfg.contact_force_min)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    atomic_write_bytes(out / "inputs.npz", buf.getvalue())
+    shutil.copyfile(standalone.__file__, out / "replay_export.py")
+    z = {k: np.asarray(v) for k, v in arrays.items()}
+    figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z)
+    write_scene_xml(log.scene, cfg, out)
+    doc = dict(meta, files=["model.mjb", "inputs.npz", "replay_export.py", "scene.xml", "export.json"],
+               mujoco=mujoco.__version__,
+               steps=int(log.frame_steps.sum()), frames=int(len(log.frame_steps)), replay_figures=figures,
+               rerun_final_object_pos_m=log.final_body_pos[-1].tolist())
+    doc["scene_xml"] = ("Newton's MJCF of the scene before the edits made on the compiled model: for reading "
+                        "and viewing; model.mjb is what ran (README, 'Check a rollout yourself')")
+    atomic_write_text(out / "export.json", json.dumps(doc, indent=1, default=float))
+    return doc

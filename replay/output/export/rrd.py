@@ -1,0 +1,126 @@
+"""Rerun export of one rollout: a ``.rrd`` recording written with ``rerun-sdk``
+(``pip install -e '.[rerun]'``), opened with ``rerun rollout.rrd``.
+
+Timelines ``frame`` (control frame index) and ``time`` (s, 30 fps). Entities, world frame
+(Z up, metres):
+
+* ``world/hand/skeleton``: the 16 hand bodies' origins joined parent to child (line strips),
+  ``world/hand/bodies`` their origins (points);
+* ``world/object``: the object's pose (``Transform3D``, quaternion xyzw as saved) and, static in its
+  frame, its collision vertices (points);
+* ``world/contacts``: the hand-object contact points of the frame's last physics step, radius by
+  normal force, and ``world/contacts/normals`` arrows along the contact normal, 1 cm per N;
+* ``phase``: a text log entry at every phase change (the protocol as a timeline annotation);
+* ``plots/rise_mm`` (object origin z minus at the lift start; before the lift, minus at the
+  first frame), ``plots/wrist_error_mm``, ``plots/contacts``, ``plots/normal_force_N``.
+
+Poses, rise, wrist error and counts come from the saved poses; the contact points and
+forces, which the study does not save, from the rollout's re-run
+(:func:`replay.protocol.input_log.record_rollout`, then the inputs replayed in MuJoCo,
+:func:`replay.output.export.standalone.replay`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from replay.errors import UsageError
+from replay.output.export import standalone
+from replay.output.export.mjcf import inputs_arrays
+from replay.output.export.usd import phase_names
+
+
+def _rerun():
+    try:
+        import rerun as rr
+    except ImportError:
+        raise UsageError("--format", "rrd needs rerun-sdk: pip install -e '.[rerun]'") from None
+    return rr
+
+
+def frame_contacts(log, force_min: float) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per control frame, the hand-object contacts of its last physics step: positions (n, 3) m,
+    unit normals (n, 3) (MuJoCo's contact frame x axis, world) and normal forces (n,) N."""
+    m = log.model
+    z = inputs_arrays(log, force_min)
+    hand, obj = log.hand_geoms, log.object_geoms
+    out = []
+
+    def on_frame(k, d):
+        rows = []
+        for c in range(d.ncon):
+            g0, g1 = d.contact.geom[c]
+            if (hand[g0] and obj[g1]) or (hand[g1] and obj[g0]):
+                f = np.zeros(6)
+                mujoco.mj_contactForce(m, d, c, f)
+                rows.append((d.contact.pos[c].copy(), d.contact.frame[c, :3].copy(), float(f[0])))
+        out.append((np.array([r[0] for r in rows], float).reshape(-1, 3),
+                    np.array([r[1] for r in rows], float).reshape(-1, 3), np.array([r[2] for r in rows], float)))
+
+    standalone.replay(m, z, on_frame=on_frame)
+    return out
+
+
+def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
+    stream.set_time("frame", sequence=k)
+    stream.set_time("time", duration=float(poses["time"][k]))
+    stream.log("world/hand/bodies", rr.Points3D(pos[k, :16], radii=0.004))
+    stream.log("world/hand/skeleton", rr.LineStrips3D([pos[k, [a, b]] for a, b in skeleton], radii=0.002))
+    stream.log("world/object", rr.Transform3D(translation=pos[k, -1], quaternion=rr.Quaternion(xyzw=quat[k, -1])))
+    stream.log("plots/rise_mm", rr.Scalars(rise[k] * 1000.0))
+    if np.isfinite(werr[k]):
+        stream.log("plots/wrist_error_mm", rr.Scalars(werr[k] * 1000.0))
+    stream.log("plots/contacts", rr.Scalars(float(poses["contact_count"][k])))
+    stream.log("plots/normal_force_N", rr.Scalars(float(poses["contact_force"][k])))
+    if contacts is not None:
+        p, nrm, f = contacts[k]
+        stream.log("world/contacts", rr.Points3D(p, radii=0.002 + 0.0005 * np.sqrt(np.maximum(f, 0.0))))
+        stream.log("world/contacts/normals", rr.Arrows3D(origins=p, vectors=nrm * (0.01 * f[:, None])))
+
+
+def export_rrd(poses: dict, path: str | Path, object_vertices: np.ndarray, parents: list[int],
+               contacts: list | None, name: str) -> dict:
+    """Write the recording (module doc) to ``path``.
+
+    Args:
+        poses: the saved poses (``body_pos`` (F, 17, 3) m, ``body_quat`` xyzw, ``phase``, ``time`` s,
+            ``contact_count``, ``contact_force`` N, ``wrist_err`` m).
+        object_vertices: (V, 3) m, the object's collision vertices in its frame.
+        parents: (16,) index among the 16 hand bodies of each one's parent (-1: the wrist).
+        contacts: :func:`frame_contacts` (one entry per saved frame), or None.
+        name: the recording's name (shown by the viewer).
+
+    Returns:
+        ``{"rrd": path, "frames": F}``.
+
+    Raises:
+        UsageError: rerun-sdk is not installed.
+    """
+    rr = _rerun()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = rr.RecordingStream("grasp-replay", recording_id=name)
+    stream.save(str(path))
+    pos, quat = np.asarray(poses["body_pos"], float), np.asarray(poses["body_quat"], float)
+    phase = poses["phase"]
+    lift = np.flatnonzero(phase == 2)
+    z0 = np.where(np.arange(len(pos)) >= (lift[0] - 1 if lift.size else len(pos)),
+                  pos[lift[0] - 1, -1, 2] if lift.size else 0.0, pos[0, -1, 2])
+    rise = pos[:, -1, 2] - z0
+    werr = np.asarray(poses["wrist_err"], float)
+    skeleton = [(p, c) for c, p in enumerate(parents) if p >= 0]
+    stream.log("world", rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
+    stream.log("world/object/vertices", rr.Points3D(object_vertices, radii=0.001), static=True)
+    names = phase_names(phase)
+    for k in range(len(pos)):
+        if k == 0 or names[k] != names[k - 1]:
+            stream.set_time("frame", sequence=k)
+            stream.set_time("time", duration=float(poses["time"][k]))
+            stream.log("phase", rr.TextLog(f"phase: {names[k]}"))
+        _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts)
+    stream.flush()
+    stream.disconnect()
+    return {"rrd": str(path), "frames": int(len(pos))}

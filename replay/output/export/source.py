@@ -1,0 +1,143 @@
+"""Which rollout of a study an export is of: the study's record, the rollout's JSON and saved
+poses, its config and variant, and (for an MJCF export) a re-run that records its inputs.
+
+A study's rollouts are ``study_rollouts/<sequence>.json`` (the contact run; its ablation in the
+same JSON's ``ablation`` with poses ``<sequence>.ablation.npz``) and, after ``--refine``,
+``<sequence>.refine.json`` (the refined run and its ablation).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.errors import DataError, UsageError
+from replay.results import ResultsFormatError, check_poses_version, read_rollout, read_study
+
+#: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation
+ROLLOUTS = ("contact", "ablation", "refine", "refine-ablation")
+
+
+@dataclass
+class RolloutSource:
+    """One rollout of a study.
+
+    Attributes:
+        study_path: the study JSON. study: its dict. doc: the rollout's JSON record (for an
+            ablation the ablation's sub-record, the identity fields of its parent added).
+        sequence, rollout: the recording and which of its rollouts (:data:`ROLLOUTS`).
+        poses: the saved poses (:data:`replay.results.POSES_KEYS`: body_pos (F, 17, 3) m,
+            body_quat (F, 17, 4) xyzw, phase (F,), contact_count, contact_force N, wrist_err m).
+        config: the study's :class:`ReplayConfig`.
+    """
+
+    study_path: Path
+    study: dict
+    doc: dict
+    sequence: str
+    rollout: str
+    poses: dict
+    config: ReplayConfig
+
+    @property
+    def dataset(self) -> str:
+        return str(self.study["dataset"])
+
+    def variant(self):
+        """The rollout's :class:`replay.sim.engine.Variant`, from its record's ``variant``."""
+        from replay.sim.engine import Variant
+
+        v = dict(self.doc.get("variant") or {"ablation": self.rollout.endswith("ablation")})
+        for k in ("wrist_offset", "wrist_rotvec", "finger_closure"):
+            if k in v:
+                v[k] = tuple(v[k])
+        return Variant(**v)
+
+
+def _pick_sequence(study: dict, sequence: str, path: Path) -> str:
+    seqs = [str(s) for s in study.get("sequences") or [r["sequence"] for r in study["rollouts"]]]
+    if sequence in seqs:
+        return sequence
+    close = difflib.get_close_matches(sequence, seqs, n=3, cutoff=0.5)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else f"; it holds {', '.join(seqs[:8])}"
+    raise UsageError("--sequence", f"no sequence {sequence!r} in {path}{hint}")
+
+
+def load_source(study_path: str | Path, sequence: str, rollout: str = "contact") -> RolloutSource:
+    """Find one rollout of a study and read its record and saved poses.
+
+    Raises:
+        UsageError: an unknown sequence (with the closest names) or ``rollout``.
+        DataError (:class:`ResultsFormatError`): the study or rollout is missing, unreadable or of
+            another ``format_version`` (written by an older grasp-replay: re-run the study).
+    """
+    if rollout not in ROLLOUTS:
+        raise UsageError("--rollout", f"{rollout!r} is not one of {', '.join(ROLLOUTS)}")
+    path = Path(study_path)
+    study = read_study(path).to_dict()
+    seq = _pick_sequence(study, sequence, path)
+    stem = seq.replace("/", "__")
+    refine = rollout.startswith("refine")
+    jpath = path.parent / "study_rollouts" / f"{stem}{'.refine' if refine else ''}.json"
+    if refine and not jpath.exists():
+        raise UsageError("--rollout", f"{seq} has no refined rollout ({jpath} not found): run the study with --refine")
+    doc = read_rollout(jpath).to_dict()
+    if rollout.endswith("ablation"):
+        if not doc.get("ablation"):
+            raise DataError(jpath, "ablation", "this rollout has no contact ablation (study run with --no-ablation)")
+        doc = {**doc["ablation"], **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf",
+                                                            "support_height") if k in doc}}
+    poses_path = path.parent / str(doc.get("poses") or "")
+    if not doc.get("poses") or not poses_path.is_file():
+        raise DataError(jpath, "poses", f"saved poses {poses_path} not found")
+    with np.load(poses_path, allow_pickle=False) as z:
+        check_poses_version(poses_path, list(z.files), z)
+        poses = {k: z[k] for k in z.files}
+    try:
+        cfg = ReplayConfig.from_dict(study["config"])
+    except (TypeError, ValueError, KeyError) as e:
+        raise ResultsFormatError(path, "config", f"not a config this grasp-replay reads ({e}); re-run the study")
+    return RolloutSource(path, study, doc, seq, rollout, poses, cfg)
+
+
+def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
+    """Re-run ``src`` on the direct engine recording its inputs
+    (:func:`replay.protocol.input_log.record_rollout`); returns the :class:`InputLog`.
+
+    Raises:
+        DataError: the recording cannot be loaded. UsageError: not a direct-engine study.
+    """
+    from replay.protocol.input_log import record_rollout
+    from replay.study.prepare import prepare_recording
+
+    manosim = src.study.get("hand", {}).get("manosim_dir")
+    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config)
+    return record_rollout(rec, coords, mjcf, src.config, src.variant())
+
+
+def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
+    """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
+    draws. Raises: DataError (the recording cannot be loaded)."""
+    from replay.protocol.rollout import build_replay_scene
+    from replay.study.prepare import prepare_recording
+
+    manosim = src.study.get("hand", {}).get("manosim_dir")
+    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config)
+    return build_replay_scene(rec, coords, mjcf, src.config)[1]
+
+
+def check_reproduces(src: RolloutSource, trace) -> None:
+    """Raises :class:`DataError` unless the re-run's float32 poses equal the study's saved ones
+    bit for bit (same frames, same values): otherwise the data, the code or the config changed
+    since the study and an export would not be of that rollout."""
+    saved = src.poses["body_pos"]
+    got = trace.body_pos[: trace.done]
+    if got.shape != saved.shape or not np.array_equal(got, saved):
+        diff = float(np.nanmax(np.abs(got - saved))) if got.shape == saved.shape else float("nan")
+        raise DataError(src.study_path, "rollouts", f"the re-run of {src.sequence} ({src.rollout}) does not reproduce "
+                        f"the study's saved poses ({trace.done} frames vs {len(saved)}, largest difference "
+                        f"{diff:.3g} m): data, code or config changed since the study; re-run the study")
