@@ -11,6 +11,8 @@ One module per concern, each with its classes of fault, thresholds and their sou
 (measured on the data mirror: the 30 GRAB s1 lifts, 83,160 frames at 120 Hz, and the 2
 TACO sequences at 30 fps):
 
+* :mod:`replay.checks.hand_scale` - the hand's size: landmarks in another length unit;
+* :mod:`replay.checks.time_base` - the frame rate against the take's motion, sample-and-hold;
 * :mod:`replay.checks.frames` - untracked frames (at the origin, collapsed, frozen, MANO
   zeros: marked untracked) and timing before the grasp (too few, too sparse, too fast);
 * :mod:`replay.checks.hand` - the hand's side from the palm landmarks, and whether the
@@ -69,6 +71,7 @@ from replay.checks.hand import (
 )
 from replay.checks.hand_points import hand_points
 from replay.checks.intent import INTENT_UNKNOWN, recording_intent
+from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
 from replay.checks.object_placement import (
     HAND_GAP_MAX_M,
@@ -81,6 +84,7 @@ from replay.checks.object_rest import check_object_rest
 from replay.checks.object_track import check_object_track
 from replay.checks.penetration import check_penetration
 from replay.checks.quaternions import continuous_quaternions
+from replay.checks.time_base import check_time_base, sample_and_hold
 from replay.data.types import Recording
 
 #: the physical-consistency checks after the object's scale and placement, in order:
@@ -114,9 +118,13 @@ def check_recording(rec: Recording) -> Recording:
     rec, q = continuous_quaternions(rec)  # before anything differences or interpolates a quaternion
     if q:
         figs["quaternion_sign_flips"] = q
+    figs["hand_scale"] = check_hand_scale(rec)  # a unit error explains speeds and gaps: said first
+    hold = sample_and_hold(untracked_frames(rec)["repeated"])
     rec, n = mark_untracked(rec)
-    if n:
+    if n and not hold:
         flags["untracked_frames"] = n
+    f, figs["time_base"] = check_time_base(rec, hold)  # a wrong clock explains an implausible speed
+    flags.update(f)
     figs["timing"] = check_timing(rec)  # first: a recording with no tracked frames says so
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)

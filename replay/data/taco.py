@@ -107,6 +107,7 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
             "support_rule": "median over rest frames [0, grasp_frame) of the object's lowest vertex z",
             "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
             "obj_mesh": str(obj_path),
+            "fps_source": f"documentation: TACO's cameras record at {TACO_FPS:g} fps (Liu et al., CVPR 2024); not in the file",
         },
     )
     return rec.validate()
