@@ -15,6 +15,7 @@ TACO sequences at 30 fps):
 * :mod:`replay.checks.time_base` - the frame rate against the take's motion, sample-and-hold;
 * :mod:`replay.checks.frames` - untracked frames (at the origin, collapsed, frozen, MANO
   zeros: marked untracked) and timing before the grasp (too few, too sparse, too fast);
+* :mod:`replay.checks.finger_swap` - finger landmark chains exchanged for some frames;
 * :mod:`replay.checks.hand` - the hand's side from the palm landmarks, and whether the
   recorded hand carries the object;
 * :mod:`replay.checks.object_placement` - object scale, mass (units) and placement against
@@ -57,6 +58,7 @@ from replay.checks.frames import (
     mark_untracked,
     untracked_frames,
 )
+from replay.checks.finger_swap import check_finger_swap
 from replay.checks.hand import (
     ASSUMED_SIDE_DATASETS,
     CARRY_DRIFT_MAX,
@@ -126,6 +128,8 @@ def check_recording(rec: Recording) -> Recording:
     f, figs["time_base"] = check_time_base(rec, hold)  # a wrong clock explains an implausible speed
     flags.update(f)
     figs["timing"] = check_timing(rec)  # first: a recording with no tracked frames says so
+    f, figs["finger_swap"] = check_finger_swap(rec)  # before the side: a swap flips the palm in its frames
+    flags.update(f)
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
     f, figs["object_track"] = check_object_track(rec)  # a jump explains a misplaced object: said first
