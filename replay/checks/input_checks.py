@@ -28,6 +28,7 @@ cannot happen):
 
 * :mod:`replay.checks.quaternions` - every quaternion stream made sign-continuous first;
 * :mod:`replay.checks.convexity` - collision parts are convex (the simulator uses hulls);
+* :mod:`replay.checks.object_mass` - the mass as simulated (MuJoCo's compile) against the asset's;
 * :mod:`replay.checks.object_track` - jumps and noise of the object track no hand explains;
 * :mod:`replay.checks.object_rest` - the object on its support, still, able to stand;
 * :mod:`replay.checks.penetration` - how deep the recorded hand is inside the object;
@@ -75,6 +76,7 @@ from replay.checks.hand_points import hand_points
 from replay.checks.intent import INTENT_UNKNOWN, recording_intent
 from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
+from replay.checks.object_mass import check_object_mass
 from replay.checks.object_placement import (
     HAND_GAP_MAX_M,
     OBJECT_EXTENT_RANGE_M,
@@ -135,6 +137,8 @@ def check_recording(rec: Recording) -> Recording:
     f, figs["object_track"] = check_object_track(rec)  # a jump explains a misplaced object: said first
     flags.update(f)
     figs["collision_parts"] = check_convex_parts(rec)
+    f, figs["object_mass"] = check_object_mass(rec)  # the mass the simulator will use, against the asset's
+    flags.update(f)
     figs["object"] = check_object(rec)
     for key, check in PHYSICAL_CHECKS:
         f, figs[key] = check(rec)

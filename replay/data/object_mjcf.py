@@ -212,6 +212,10 @@ def _body_geoms(root: ET.Element, classes: dict, meshes: dict, xml: Path,
     return geoms, primitives
 
 
+#: MuJoCo's geom density when none is given, kg/m^3 (MJCF reference, geom/@density: "1000", water)
+MUJOCO_DEFAULT_DENSITY = 1000.0
+
+
 def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     """Parse ``<object_dir>/object.xml`` (with includes and default classes).
 
@@ -246,7 +250,7 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         name=name, xml=xml,
         visual_files=[g.mesh_file for g in vis], collision_files=[g.mesh_file for g in col],
         primitives=primitives,
-        density=one("density", float),
+        density=one("density", lambda v: MUJOCO_DEFAULT_DENSITY if v is None else float(v)),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
         condim=one("condim", int),
         geoms=(vis, col, angle_deg),
@@ -323,4 +327,13 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
     return ObjectAsset(
         name=info.name, visual_mesh=visual, collision_meshes=collision,
         density=info.density, mass=None, friction=info.friction, condim=info.condim, source=info.xml,
+        density_source=_density_source(col, info.xml),
     )
+
+
+def _density_source(col: list, xml: Path) -> str:
+    """Where the collision geoms' density came from: the MJCF (``"file: object.xml"``) or, with no
+    ``density`` attribute on them or their class, MuJoCo's default (``"default: ..."``)."""
+    if any(g.attrs.get("density") is None for g in col):
+        return f"default: MuJoCo's {MUJOCO_DEFAULT_DENSITY:g} kg/m^3 (no density in {xml.name} or its classes)"
+    return f"file: {xml.name}"
