@@ -27,6 +27,8 @@ from replay.data.types import Recording
 from replay.errors import DataError
 
 HAND_LENGTH_RANGE_M = (0.06, 0.4)
+#: the unit named is the one that brings the length closest to this (the middle of the adult range), m
+TYPICAL_HAND_M = 0.18
 #: wrist, middle MCP, PIP, DIP, tip (manopth ids)
 MIDDLE_CHAIN = (0, 9, 10, 11, 12)
 #: (factor to metres, unit name) a hand's length is checked against
@@ -68,10 +70,10 @@ def check_hand_scale(rec: Recording) -> dict:
     if lo <= length <= hi:
         return {"hand_length_mm": round(length * 1000, 1)}
     hint = ""
-    for f, name in UNIT_FACTORS:
-        if lo <= length * f <= hi:
-            hint = f": the hand is in {name} (x {f:g} gives {length * f * 1000:.0f} mm)"
-            break
+    fits = [(abs(np.log(length * f / TYPICAL_HAND_M)), f, name) for f, name in UNIT_FACTORS if lo <= length * f <= hi]
+    if fits:
+        _, f, name = min(fits)
+        hint = f": the hand is in {name} (x {f:g} gives {length * f * 1000:.0f} mm)"
     raise DataError(rec.source, field, f"the hand is {length:.4g} m long (wrist to middle fingertip, read as "
                                        f"metres); a human hand is {lo * 1000:g}-{hi * 1000:g} mm{hint}; convert the "
                                        "hand to metres, like the object and the table")

@@ -149,7 +149,7 @@ def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
     figs = {"fps": float(rec.fps), "fps_source": src}
     flags: dict = {}
     if hold > 1:
-        flags["sample_and_hold"] = (f"each sample is repeated for {hold} frames: a {nearest_rate(rec.fps / hold)} "
+        flags["sample_and_hold"] = (f"each sample is repeated for {hold} frames: a {rec.fps / hold:.3g} Hz "
                                     f"stream written at {rec.fps:g} Hz; the held frames are interpolated over")
         figs["hold_frames"] = hold
     m = motion_figures(rec)
