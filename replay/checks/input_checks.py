@@ -137,9 +137,9 @@ def check_recording(rec: Recording) -> Recording:
     f, figs["object_track"] = check_object_track(rec)  # a jump explains a misplaced object: said first
     flags.update(f)
     figs["collision_parts"] = check_convex_parts(rec)
+    figs["object"] = check_object(rec)
     f, figs["object_mass"] = check_object_mass(rec)  # the mass the simulator will use, against the asset's
     flags.update(f)
-    figs["object"] = check_object(rec)
     for key, check in PHYSICAL_CHECKS:
         f, figs[key] = check(rec)
         flags.update(f)
