@@ -84,6 +84,25 @@ def test_30hz_case_names_the_rate_and_fps_fixes_it(mirror, cases_dir, clean):
     assert tb["time_scale_factor"] == pytest.approx(own, rel=0.05)
 
 
+def test_a_rate_in_the_users_recording_manifest(tmp_path, cases_dir):
+    """recordings.json beside the 30 Hz take states its rate: it loads unflagged, the source said."""
+    import json
+
+    from replay.checks import load_recording
+    from replay.errors import DataError
+
+    data = tmp_path / "data"
+    shutil.copytree(cases_dir / "recording_at_30hz" / "data", data)
+    manifest = data / "grab" / "recordings" / "recordings.json"
+    manifest.write_text(json.dumps({"fps": {"cubesmall_lift": 30, "*": 120}}))
+    rec = load_recording("grab", "cubesmall_lift", data)
+    assert rec.fps == 30.0 and rec.meta["input_flags"] == {}
+    assert rec.meta["input_checks"]["time_base"]["fps_source"].startswith("user (recordings.json): 30 Hz")
+    manifest.write_text(json.dumps({"fps": "thirty"}))
+    with pytest.raises(DataError, match=r"recordings.json \[fps\]: expected a positive frame rate in Hz"):
+        load_recording("grab", "cubesmall_lift", data)
+
+
 @pytest.mark.parametrize("seq, n, rate, refused", [("mug_lift", 2, 60, True), ("watch_lift", 2, 60, False),
                                                    ("mug_lift", 5, 24, True), ("mug_lift", 12, 10, True)])
 def test_other_rates_are_flagged_or_refused(mirror, seq, n, rate, refused):
