@@ -139,3 +139,63 @@ def test_every_edit_is_refused_flagged_or_the_same(raw, folder, clean, edit):
     if flags:
         return
     assert _same(rec, clean, off), f"{edit}: unflagged and different from the clean recording"
+
+
+PART_EDITS = st.one_of(
+    st.tuples(st.just("repeat"), st.integers(1, 3)),
+    st.tuples(st.just("scale"), st.floats(0.5, 1.6)),
+    st.tuples(st.just("shift"), st.floats(0.0, 1.0)),
+    st.tuples(st.just("density"), st.floats(100.0, 5000.0)),
+)
+
+
+@settings(max_examples=10, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(edit=PART_EDITS)
+def test_every_object_edit_is_refused_flagged_or_weighs_as_stated(clean, tmp_path_factory, edit):
+    """cubesmall's collision part repeated, scaled, duplicated with a shift, or its density changed:
+    refused or flagged with both masses, or simulated at the mass the edited asset states
+    (density x the single part's volume: a density is the asset's to choose), or a scale within the
+    check's stated limits (a part grown by at most 2 mm a side, or keeping >= 90 % of the volume)."""
+    import dataclasses
+
+    import trimesh
+
+    from replay.checks.object_mass import check_object_mass
+    from replay.errors import DataError
+
+    asset = clean.target_object.asset
+    part = trimesh.load(asset.collision_meshes[0])
+    tmp = tmp_path_factory.mktemp("part")
+    kind, x = edit
+    density, parts = asset.density, [asset.collision_meshes[0]]
+    if kind == "repeat":
+        parts = parts * (x + 1)
+    elif kind in ("scale", "shift"):
+        m = part.copy()
+        if kind == "scale":
+            m.apply_scale(x)
+        else:
+            m.apply_translation([x * float(np.ptp(part.bounds[:, 0])), 0, 0])
+        m.export(tmp / "edited.stl")
+        parts = [tmp / "edited.stl"] if kind == "scale" else parts + [tmp / "edited.stl"]
+    else:
+        density = x
+    new = dataclasses.replace(asset, collision_meshes=parts, density=density)
+    rec = dataclasses.replace(clean, objects=[dataclasses.replace(clean.objects[0], asset=new)])
+    try:
+        flags, figs = check_object_mass(rec)
+    except DataError as e:
+        assert "\n" not in str(e) and "kg" in str(e), (edit, str(e))
+        return
+    if flags:
+        assert "kg" in flags["object_mass"]
+        return
+    from replay.checks.object_mass import OUTSIDE_TOL_M, UNDERFILL_FLAG
+
+    if kind == "scale":  # within the stated detection limits: grown by <= 2 mm a side, or >= 0.9 of the volume
+        half = float(np.ptp(part.bounds, axis=0).max()) / 2
+        assert (x - 1) * half <= OUTSIDE_TOL_M * 1.25 and x ** 3 >= UNDERFILL_FLAG * 0.98, (edit, figs)
+        return
+    want = density * part.volume  # unflagged: one part's volume, weighed once
+    assert figs["simulated_kg"] == pytest.approx(want, rel=0.02), (edit, figs)

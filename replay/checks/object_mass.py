@@ -25,7 +25,10 @@ outside 0-0.049 (bowl_lift). Overlap above :data:`OVERLAP_FLAG` = 1.08 or outsid
 :data:`OUTSIDE_FLAG` = 0.1: flagged (``input_flags["object_mass"]``, both masses); above
 :data:`OVERLAP_REFUSE` = 1.25 or :data:`OUTSIDE_REFUSE` = 0.25: refused. A part listed
 twice gives overlap 2.0 (the shared case: 0.168 kg simulated vs 0.080 kg), a part scaled
-by 1.2 about 42 % outside. An asset whose density is a fallback (``ObjectAsset.density_source`` starting with
+by 1.2 about 42 % outside. Parts that fill less than the object (one missing, one shrunk)
+show in the mass ratio, which hulls never bring below 1 on the clean mirror (1.00-2.22 over
+the 27 watertight visual meshes): below :data:`UNDERFILL_FLAG` = 0.9 flagged, below
+:data:`UNDERFILL_REFUSE` = 0.7 refused. An asset whose density is a fallback (``ObjectAsset.density_source`` starting with
 ``default``: a GRAB object.xml whose collision geoms state none gets MuJoCo's 1000 kg/m^3,
 as MuJoCo would) is flagged with the density used; TACO's stated dataset default
 (object_sim's 1250 kg/m^3, :mod:`replay.data.objects`) is not.
@@ -47,6 +50,9 @@ OVERLAP_REFUSE = 1.25
 OUTSIDE_FLAG = 0.1
 OUTSIDE_REFUSE = 0.25
 OUTSIDE_TOL_M = 0.002
+#: simulated / asset mass below these: parts that fill less than the object (one missing, one shrunk)
+UNDERFILL_FLAG = 0.9
+UNDERFILL_REFUSE = 0.7
 SAMPLES = 40_000
 #: inside points tested against the visual hull
 OUTSIDE_SAMPLES = 4000
@@ -128,15 +134,16 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
     both = (f"{asset.name} is simulated at {sim:.4g} kg (density {asset.density:g} kg/m^3 x the collision parts' "
             f"volume{'' if asset.mass is None else ', scaled to the stated mass'})"
             + (f", the asset weighs {own:.4g} kg ({rule})" if own else ""))
-    ov, ou = fill["overlap"] or 1.0, fill["outside"] or 0.0
+    ov, ou, r = fill["overlap"] or 1.0, fill["outside"] or 0.0, figs["ratio"] or 1.0
     why = (f"the collision parts overlap: their volumes sum to {ov:.2f}x the volume they fill" if ov > OVERLAP_FLAG
            else f"{ou * 100:.0f} % of the collision parts lie outside the visual mesh's hull (a part scaled or "
-                "misplaced?)")
-    if ov > OVERLAP_REFUSE or ou > OUTSIDE_REFUSE:
+                "misplaced?)" if ou > OUTSIDE_FLAG
+           else f"the collision parts fill {r:.2f}x the object's volume (a part missing or shrunk?)")
+    if ov > OVERLAP_REFUSE or ou > OUTSIDE_REFUSE or r < UNDERFILL_REFUSE:
         raise DataError(asset.source or asset.visual_mesh, "collision_meshes",
                         f"{both}: {why}; refused: fix the parts (each volume once, inside the object)")
     flags: dict = {}
-    if ov > OVERLAP_FLAG or ou > OUTSIDE_FLAG:
+    if ov > OVERLAP_FLAG or ou > OUTSIDE_FLAG or r < UNDERFILL_FLAG:
         flags["object_mass"] = f"{both}: {why}"
     dsrc = str(asset.density_source or "")
     if dsrc.startswith("default") and asset.mass is None:
