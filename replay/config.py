@@ -165,6 +165,10 @@ class ReplayConfig(OracleFields):
     approach_window_s: float | None = _f(
         2.0, "s (recorded)", "recorded time before the grasp frame that is replayed; None = from the first frame"
     )
+    recording_fps: float | None = _f(
+        None, "Hz", "the recordings' frame rate as the user states it (run_study.py --fps; replay.checks.time_base): "
+        "replaces the rate the dataset reader assumes; None = the reader's (file or dataset documentation)"
+    )
     grip_overshoot: float = _f(
         0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"
@@ -274,6 +278,8 @@ class ReplayConfig(OracleFields):
                 self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
+        if self.recording_fps is not None and not self.recording_fps > 0:
+            raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
             raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
         edits = self.hand_object_contact != "compiled" or self.object_density_scale != 1.0 or \

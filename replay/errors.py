@@ -87,6 +87,25 @@ class OutputError(ReplayError):
     """An output (video, JSON) cannot be written where it was asked for."""
 
 
+class StorageError(OutputError):
+    """A write failed for want of space or a writable file system (no space left, quota, read-only,
+    I/O error): the study stops with one line naming the file; what was written is kept and
+    ``--resume`` after freeing space finishes it (:func:`replay.fileio.storage_fault`).
+
+    Args:
+        path: the file whose write failed (or None when the system did not say).
+        message: what failed and what to do.
+    """
+
+    def __init__(self, path: str | Path | None, message: str):
+        self.path = None if path is None else Path(path)
+        self.message = message
+        super().__init__(f"{self.path}: {message}" if self.path is not None else message)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.message))
+
+
 class SceneError(ReplayError):
     """The scene cannot be built as asked (e.g. the hand import is not as expected)."""
 

@@ -1,9 +1,13 @@
-"""File helpers shared by every stage: SHA-256 of a file and atomic writes.
+"""File helpers shared by every stage: SHA-256 of a file, atomic writes, and storage faults.
 
 An atomic write goes to a temporary file in the destination folder, is flushed to
 disk, given the permissions an ordinary ``open(path, "w")`` would give
 (``0o666 & ~umask``; ``tempfile.mkstemp`` creates 0600), and renamed over the
 destination, so a reader never sees a partial file and a crash never leaves one.
+
+A write refused by the storage (no space left, quota, read-only file system: :func:`storage_fault`)
+is not a bug of one job: a batch stops on it with one line naming the file
+(:func:`write_or_stop`, :func:`stop_on_storage_fault`), keeping what it wrote.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ import errno
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import NoReturn, TypeVar
 from pathlib import Path
 
+from replay.errors import StorageError
+
 _CHUNK = 1 << 20
+T = TypeVar("T")
 
 
 def sha256_file(path: str | Path) -> str:
@@ -75,6 +83,10 @@ def atomic_path(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~process_umask())
         os.replace(tmp, path)
+    except OSError as e:  # a write to the temporary file (no space left...) names the destination
+        if e.filename is None or str(e.filename) == tmp:
+            e.filename = str(path)
+        raise
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -96,3 +108,47 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Text (UTF-8) version of :func:`atomic_write_bytes`."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+#: errno values that mean the storage, not the program, refused a write: no space left, quota
+#: exceeded, file too large, read-only file system, I/O error
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+
+
+def storage_fault(exc: BaseException, path: str | Path | None = None) -> StorageError | None:
+    """A :class:`~replay.errors.StorageError` for a write that failed for want of storage (``exc`` an
+    ``OSError`` with an errno in :data:`STORAGE_ERRNOS`), naming the file (``exc.filename``, else
+    ``path``) and what to do; None for any other exception. The study runner stops on it (a full
+    disk fails every later write too); the one writer of a batch that can move calls this."""
+    if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
+        return None
+    where = exc.filename if exc.filename is not None else path
+    return StorageError(where, f"cannot write: {os.strerror(exc.errno)} (errno {errno.errorcode.get(exc.errno, exc.errno)}); "
+                                     "every result written before is kept: free space (or fix the file system), then "
+                                     "run the same command with --resume")
+
+
+def write_or_stop(write: Callable[[], T]) -> T:
+    """``write()`` (a batch's own bookkeeping write, e.g. the study JSON); a storage fault in it
+    (:func:`storage_fault`) becomes the one-line :class:`~replay.errors.StorageError`, any other
+    error propagates as it is."""
+    try:
+        return write()
+    except OSError as e:
+        fault = storage_fault(e)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def stop_on_storage_fault(message: str, write: Callable[[], object]) -> NoReturn:
+    """A job's write failed for want of storage (``message``: its one line from
+    :func:`storage_fault`): try the batch's bookkeeping ``write()`` once more (what finished is kept
+    where space allows; its own failure is ignored) and stop the batch.
+
+    Raises:
+        StorageError: always, with ``message``.
+    """
+    with contextlib.suppress(OSError):
+        write()
+    raise StorageError(None, message)

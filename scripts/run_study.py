@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
                         "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
                         "(even with --resume) and are merged into it")
+    p.add_argument("--fps", type=float, default=None,
+                   help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
+                        "exported at 30 Hz); the input checks compare the motion with the rate either way")
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
                    help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
@@ -107,6 +110,8 @@ def main(argv=None) -> int:
         cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
         if a.effort is not None:
             cfg.effort_limit = a.effort
+        if a.fps is not None:
+            cfg.recording_fps = a.fps
         if a.hand is not None:
             cfg.hand = a.hand
         if a.hand_shape is not None:

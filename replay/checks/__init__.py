@@ -20,12 +20,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay.checks.input_checks import check_recording
+from replay.checks.time_base import with_fps
 from replay.data import read_recording
+from replay.data.recording_manifest import manifest_fps
 from replay.data.types import Recording
 
 
 def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
-                   **kwargs) -> Recording:
+                   fps: float | None = None, **kwargs) -> Recording:
     """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
 
     With ``checks`` (default) the recording then passes
@@ -40,6 +42,10 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
         data_dir: staged data folder (default ``data/`` or ``$REPLAY_DATA``; falls back to
             ``$REPLAY_MIRROR``), see :func:`replay.data.locate.dataset_dir`.
         checks: run the input checks (False: the adapter's output as is).
+        fps: the recording's frame rate, Hz, as the user states it (``--fps``): replaces the
+            adapter's (:func:`replay.checks.time_base.with_fps`; ``meta["fps_source"]`` says so).
+            Without it, a rate the user's ``recordings.json`` beside the recording states
+            (:mod:`replay.data.recording_manifest`) does the same.
         **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
 
     Raises:
@@ -47,4 +53,8 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
             (``checks``) an input error of :mod:`replay.checks.input_checks`.
     """
     rec = read_recording(dataset, name, data_dir, **kwargs)
+    if fps is not None:
+        rec = with_fps(rec, fps, "user (--fps)")
+    elif (stated := manifest_fps(rec.source))[0] is not None:  # the user's recordings.json
+        rec = with_fps(rec, stated[0], f"user ({stated[1].name})")
     return check_recording(rec) if checks else rec

@@ -11,8 +11,11 @@ One module per concern, each with its classes of fault, thresholds and their sou
 (measured on the data mirror: the 30 GRAB s1 lifts, 83,160 frames at 120 Hz, and the 2
 TACO sequences at 30 fps):
 
+* :mod:`replay.checks.hand_scale` - the hand's size: landmarks in another length unit;
+* :mod:`replay.checks.time_base` - the frame rate against the take's motion, sample-and-hold;
 * :mod:`replay.checks.frames` - untracked frames (at the origin, collapsed, frozen, MANO
   zeros: marked untracked) and timing before the grasp (too few, too sparse, too fast);
+* :mod:`replay.checks.finger_swap` - finger landmark chains exchanged for some frames;
 * :mod:`replay.checks.hand` - the hand's side from the palm landmarks, and whether the
   recorded hand carries the object;
 * :mod:`replay.checks.object_placement` - object scale, mass (units) and placement against
@@ -25,6 +28,7 @@ cannot happen):
 
 * :mod:`replay.checks.quaternions` - every quaternion stream made sign-continuous first;
 * :mod:`replay.checks.convexity` - collision parts are convex (the simulator uses hulls);
+* :mod:`replay.checks.object_mass` - the mass as simulated (MuJoCo's compile) against the asset's;
 * :mod:`replay.checks.object_track` - jumps and noise of the object track no hand explains;
 * :mod:`replay.checks.object_rest` - the object on its support, still, able to stand;
 * :mod:`replay.checks.penetration` - how deep the recorded hand is inside the object;
@@ -55,6 +59,7 @@ from replay.checks.frames import (
     mark_untracked,
     untracked_frames,
 )
+from replay.checks.finger_swap import check_finger_swap
 from replay.checks.hand import (
     ASSUMED_SIDE_DATASETS,
     CARRY_DRIFT_MAX,
@@ -69,7 +74,9 @@ from replay.checks.hand import (
 )
 from replay.checks.hand_points import hand_points
 from replay.checks.intent import INTENT_UNKNOWN, recording_intent
+from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
+from replay.checks.object_mass import check_object_mass
 from replay.checks.object_placement import (
     HAND_GAP_MAX_M,
     OBJECT_EXTENT_RANGE_M,
@@ -81,6 +88,7 @@ from replay.checks.object_rest import check_object_rest
 from replay.checks.object_track import check_object_track
 from replay.checks.penetration import check_penetration
 from replay.checks.quaternions import continuous_quaternions
+from replay.checks.time_base import check_time_base, sample_and_hold
 from replay.data.types import Recording
 
 #: the physical-consistency checks after the object's scale and placement, in order:
@@ -114,16 +122,24 @@ def check_recording(rec: Recording) -> Recording:
     rec, q = continuous_quaternions(rec)  # before anything differences or interpolates a quaternion
     if q:
         figs["quaternion_sign_flips"] = q
+    figs["hand_scale"] = check_hand_scale(rec)  # a unit error explains speeds and gaps: said first
+    hold = sample_and_hold(untracked_frames(rec)["repeated"])
     rec, n = mark_untracked(rec)
-    if n:
+    if n and not hold:
         flags["untracked_frames"] = n
+    f, figs["time_base"] = check_time_base(rec, hold)  # a wrong clock explains an implausible speed
+    flags.update(f)
     figs["timing"] = check_timing(rec)  # first: a recording with no tracked frames says so
+    f, figs["finger_swap"] = check_finger_swap(rec)  # before the side: a swap flips the palm in its frames
+    flags.update(f)
     rec, f, figs["handedness"] = check_handedness(rec)
     flags.update(f)
     f, figs["object_track"] = check_object_track(rec)  # a jump explains a misplaced object: said first
     flags.update(f)
     figs["collision_parts"] = check_convex_parts(rec)
     figs["object"] = check_object(rec)
+    f, figs["object_mass"] = check_object_mass(rec)  # the mass the simulator will use, against the asset's
+    flags.update(f)
     for key, check in PHYSICAL_CHECKS:
         f, figs[key] = check(rec)
         flags.update(f)

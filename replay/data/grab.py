@@ -132,6 +132,7 @@ def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path
         "support_height_collision": support_col,
         "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
         "objects_dir": str(objects_dir),
+        "fps_source": f"documentation: GRAB is captured at {GRAB_FPS:g} Hz (Taheri et al., ECCV 2020); not in the file",
     }
 
 

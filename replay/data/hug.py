@@ -190,6 +190,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         mano=MANOParams(finger_pose=hf.pose, global_orient=None, trans=None, T_world_wrist=Tww,
                         betas=hf.betas, flat_hand_mean=None, vertices=None),
         meta={
+            "fps_source": f"file: {path.name} fps",
             "frame_index": hf.index,
             "object_placement": placement,
             "object_lowest_z": lowest,

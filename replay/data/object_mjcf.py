@@ -76,6 +76,7 @@ class GrabObjectInfo:
     friction: tuple[float, float, float] = (0.0, 0.0, 0.0)
     condim: int = 0
     geoms: tuple = field(default=(), repr=False)  # (visual _Geoms, collision _Geoms, angle in degrees?)
+    density_source: str = "file: object.xml"
 
 
 def _parse_xml(path: Path) -> ET.Element:
@@ -105,8 +106,9 @@ def _expand_includes(elem: ET.Element, base: Path, depth: int = 0) -> None:
     return None
 
 
-def _collect_defaults(root: ET.Element) -> dict[str, dict[str, str]]:
-    """Map default class name -> resolved geom attributes (inheritance applied)."""
+def _collect_defaults(root: ET.Element, mj_defaults: bool = True) -> dict[str, dict[str, str]]:
+    """Map default class name -> resolved geom attributes (inheritance applied; ``mj_defaults``:
+    starting from MuJoCo's own geom defaults, else from what the file states)."""
     classes: dict[str, dict[str, str]] = {}
 
     def walk(node: ET.Element, inherited: dict[str, str], name: str) -> None:
@@ -117,7 +119,7 @@ def _collect_defaults(root: ET.Element) -> dict[str, dict[str, str]]:
         for sub in node.findall("default"):
             walk(sub, attrs, sub.get("class", name))
 
-    base = dict(_MJ_GEOM_DEFAULTS)
+    base = dict(_MJ_GEOM_DEFAULTS) if mj_defaults else {}
     tops = root.findall("default")
     classes["main"] = dict(base)
     for top in tops:
@@ -212,6 +214,10 @@ def _body_geoms(root: ET.Element, classes: dict, meshes: dict, xml: Path,
     return geoms, primitives
 
 
+#: MuJoCo's geom density when none is given, kg/m^3 (MJCF reference, geom/@density: "1000", water)
+MUJOCO_DEFAULT_DENSITY = float(_MJ_GEOM_DEFAULTS["density"])
+
+
 def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     """Parse ``<object_dir>/object.xml`` (with includes and default classes).
 
@@ -251,6 +257,11 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         condim=one("condim", int),
         geoms=(vis, col, angle_deg),
     )
+    stated, _ = _body_geoms(root, _collect_defaults(root, mj_defaults=False), _declared_meshes(root, object_dir), xml,
+                            object_dir)
+    if any("density" not in g.attrs for g in stated if g.cls == "object_col"):
+        info.density_source = (f"default: MuJoCo's {MUJOCO_DEFAULT_DENSITY:g} kg/m^3 (no density in {xml.name} or "
+                               "its classes)")
     for g in geoms:
         if _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"]) is not None or g.mesh_scale is not None:
             info.transformed.append(g.attrs["name"])
@@ -323,4 +334,5 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
     return ObjectAsset(
         name=info.name, visual_mesh=visual, collision_meshes=collision,
         density=info.density, mass=None, friction=info.friction, condim=info.condim, source=info.xml,
+        density_source=info.density_source,
     )

@@ -92,6 +92,7 @@ def load_taco_object(obj_path: str | Path, name: str | None = None, settings: di
     return ObjectAsset(
         name=name or obj_path.stem, visual_mesh=obj_path, collision_meshes=parts,
         density=DEFAULT_DENSITY, mass=None, friction=DEFAULT_FRICTION, condim=DEFAULT_CONDIM, source=obj_path,
+        density_source=f"dataset: TACO states no material; object_sim's {DEFAULT_DENSITY:g} kg/m^3 (module doc)",
     )
 
 

@@ -48,6 +48,7 @@ from replay.errors import DataError
 
 #: TACO capture rate, Hz (Liu et al., CVPR 2024: allocentric cameras at 30 fps).
 TACO_FPS = 30.0
+TACO_FPS_SOURCE = f"documentation: TACO's cameras record at {TACO_FPS:g} fps (Liu et al., CVPR 2024); not in the file"
 
 
 def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settings: dict | None = None) -> Recording:
@@ -106,7 +107,7 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
             "hand_lowest_z": float(verts[:, :, 2].min()),
             "support_rule": "median over rest frames [0, grasp_frame) of the object's lowest vertex z",
             "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
-            "obj_mesh": str(obj_path),
+            "obj_mesh": str(obj_path), "fps_source": TACO_FPS_SOURCE,
         },
     )
     return rec.validate()

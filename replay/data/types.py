@@ -61,6 +61,8 @@ class ObjectAsset:
         friction: MuJoCo-style (sliding, torsional, rolling) coefficients.
         condim: MuJoCo contact dimensionality for this object's geoms.
         source: file the asset was described in (for error messages and provenance).
+        density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, or
+            ``"default: ..."`` when the asset states none and a simulator default applies).
     """
 
     name: str
@@ -71,6 +73,7 @@ class ObjectAsset:
     friction: tuple[float, float, float] = (1.0, 0.5, 0.01)
     condim: int = 4
     source: Path | None = None
+    density_source: str = ""
 
 
 @dataclass

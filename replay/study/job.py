@@ -20,6 +20,7 @@ from replay.config import ReplayConfig
 from replay.protocol.plan import ABLATION_PROTOCOLS
 from replay.study.console import quiet_libraries
 from replay.errors import DataError
+from replay.fileio import storage_fault
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
 from replay.study.refine_job import REFINE, run_refine
@@ -83,7 +84,9 @@ class Job:
 def run_job_safe(job: Job) -> tuple[str, object]:
     """Worker entry (pool, Ray or in process): ``("ok", doc)``, ``("refused", one line)`` for
     input the checks refuse or cannot read (a :class:`DataError`: the file and field named),
-    or ``("error", message)`` for a bug in one rollout (with a short traceback).
+    ``("storage", one line)`` when a write failed for want of storage
+    (:func:`replay.fileio.storage_fault`: the study stops), or ``("error", message)`` for a bug in
+    one rollout (with a short traceback).
 
     Every failure becomes a message here, so one bad recording or one bug never costs the others.
     """
@@ -91,6 +94,11 @@ def run_job_safe(job: Job) -> tuple[str, object]:
         return "ok", run_job(job)
     except DataError as e:
         return "refused", str(e)
+    except OSError as e:  # a full disk (or read-only, quota): the study stops, naming the file
+        fault = storage_fault(e)
+        if fault is None:
+            return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+        return "storage", str(fault)
     except Exception as e:  # a bug in one rollout must not lose the others
         return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
 

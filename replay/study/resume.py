@@ -12,12 +12,17 @@ from replay.results import ResultsFormatError, read_rollout
 from replay.study.job import Job
 
 
-def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool) -> dict | None:
+def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None) -> dict | None:
     """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
-    ablation when one is wanted), else None (it runs again)."""
+    ablation when one is wanted), else None (it runs again). A file that is there but cannot be
+    read (truncated by a full disk or a crash, not JSON, another format) is said with ``say``
+    (``say(line)``) before it runs again."""
+    path = rdir / f"{job.stem}.json"
     try:
-        doc = read_rollout(rdir / f"{job.stem}.json").to_dict()
-    except ResultsFormatError:
+        doc = read_rollout(path).to_dict()
+    except ResultsFormatError as e:
+        if say is not None and path.exists():
+            say(f"resume: rerunning {job.key}: its rollout {path} cannot be read ({e.message})")
         return None
     kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()  # --refine: the search's settings
     same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol

@@ -34,6 +34,7 @@ from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.study.prepare import resolve_sequences
 from replay.results import write_study
+from replay.fileio import stop_on_storage_fault, write_or_stop
 from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
@@ -76,7 +77,7 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
             if keep_others and not named and proto in subset_only:
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
-            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation)) is not None:
+            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation, say)) is not None:
                 why = inputs_changed(doc, st.data_dir)
                 if why is None:
                     results[j.key] = doc
@@ -312,7 +313,14 @@ class _StudyRun:
         return write_study(st.out, rec)
 
     def done(self, j: Job, status: str, value) -> None:
-        """A job ended: keep its result (or failure), say it, rewrite the study."""
+        """A job ended: keep its result (or failure), say it, rewrite the study.
+
+        Raises:
+            StorageError: the job (or the study's own write) failed for want of storage: the
+                study stops (:func:`replay.fileio.stop_on_storage_fault`).
+        """
+        if status == "storage":
+            stop_on_storage_fault(value, self.write)
         if status == "ok":
             self.results[j.key] = value
         else:
@@ -320,7 +328,7 @@ class _StudyRun:
             if status == "refused":
                 self.refused.add(j.key)
         self.con.result(j.key, status, value)
-        self.study = self.write()
+        self.study = write_or_stop(self.write)
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
         """Run the planned jobs (:func:`_execute`); returns the study dict.
@@ -328,7 +336,7 @@ class _StudyRun:
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
         """
-        self.study = self.write()
+        self.study = write_or_stop(self.write)
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
         try:

@@ -1,0 +1,130 @@
+"""Finger identity swaps: landmark chains that exchange labels for some frames.
+
+A tracker that loses the identity of two fingers (or an export that writes one finger's
+landmarks into another's slots) gives a hand whose middle finger is, for some frames, at
+the ring finger's place and back. The landmarks stay plausible one by one; the replayed
+hand bends the wrong finger. Two per-frame tests over the 21 landmarks (manopth order):
+
+* **Order across the palm**: the four finger MCPs (index, middle, ring, pinky) projected
+  on the line from the index MCP to the pinky MCP must come in that order: with ``t`` the
+  position along it (index 0, pinky 1), ``t_middle`` and ``t_ring`` within
+  ``(-ORDER_MARGIN, 1 + ORDER_MARGIN)`` and ``t_ring - t_middle >= ORDER_MARGIN``
+  (:data:`ORDER_MARGIN` = 0.05). Any exchange of two of the four breaks it (an exchange
+  of index and pinky plus middle and ring is a mirrored hand: the handedness check's).
+  Measured on the clean mirror (the 40 GRAB recordings, every frame): ``t_middle`` 0.320,
+  ``t_ring`` 0.706 (GRAB's palm is rigid), a gap of 0.386 between them.
+* **Bone lengths against the chain they belong to** (a swap with the thumb, or between
+  fingers whose MCPs stay in order): each finger's three joint-to-joint bones (wrist to
+  its first joint, then joint to joint; the tips are left out, see
+  :mod:`replay.checks.hand_shape`) against the take's median per finger; a frame whose
+  two chains fit each other's medians better than their own (exchanged sum of absolute
+  differences below half the identity's, the identity's at least :data:`SWAP_MIN_MM` =
+  3 mm) is swapped. Measured: GRAB's bones are constant to 0.0 mm (one MANO fit), so the
+  identity's sum is 0 on every clean frame.
+
+Frames found are refused where they fall in the replayed approach
+(:func:`replay.checks.frames.approach_window`) and flagged (``input_flags["finger_swap"]``,
+the fingers and the frames) after the lift onset, which only the recorded protocol
+replays. Recordings without landmarks (TACO, HUG-Bench: MANO parameters per joint) carry
+no chain labels to swap.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from replay.checks.frames import approach_window
+from replay.data.types import Recording
+from replay.errors import DataError
+
+ORDER_MARGIN = 0.05
+SWAP_MIN_MM = 3.0
+#: per finger, (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
+CHAINS = {"thumb": (0, 1, 2, 3), "index": (0, 5, 6, 7), "middle": (0, 9, 10, 11), "ring": (0, 13, 14, 15),
+          "pinky": (0, 17, 18, 19)}
+MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
+
+
+def palm_order(L: np.ndarray) -> np.ndarray:
+    """(T, 2) positions ``t`` of the middle and ring MCPs along the index -> pinky MCP line (0 index,
+    1 pinky) for landmarks (T, 21, 3)."""
+    a, b = L[:, MCP["index"]], L[:, MCP["pinky"]]
+    d = b - a
+    n2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-18)
+    return np.stack([np.einsum("ij,ij->i", L[:, MCP[f]] - a, d) / n2 for f in ("middle", "ring")], axis=1)
+
+
+def chain_bones(L: np.ndarray) -> dict[str, np.ndarray]:
+    """Per finger, (T, 3) bone lengths (m) of its chain (:data:`CHAINS`)."""
+    return {f: np.linalg.norm(np.diff(L[:, list(c)], axis=1), axis=2) for f, c in CHAINS.items()}
+
+
+def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
+    """(T,) bool: frames whose chains look exchanged (module doc), and figures (``min_order_gap``,
+    ``pairs``: the exchanged finger pair found most often per test). Non-finite frames are False."""
+    L = np.asarray(L, float)
+    fin = np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)
+    Lf = np.where(fin[:, None, None], L, 0.0)
+    t = palm_order(Lf)
+    bad_order = fin & ((t[:, 0] < -ORDER_MARGIN) | (t[:, 1] > 1 + ORDER_MARGIN) | (t[:, 1] - t[:, 0] < ORDER_MARGIN))
+    bones = chain_bones(Lf)
+    ref = {f: np.median(b[fin], axis=0) if fin.any() else np.zeros(3) for f, b in bones.items()}
+    bad_len = np.zeros(len(L), bool)
+    pair_counts: dict[str, int] = {}
+    for fa, fb in itertools.combinations(CHAINS, 2):
+        ident = (np.abs(bones[fa] - ref[fa]).sum(1) + np.abs(bones[fb] - ref[fb]).sum(1)) * 1000
+        swap = (np.abs(bones[fa] - ref[fb]).sum(1) + np.abs(bones[fb] - ref[fa]).sum(1)) * 1000
+        hit = fin & (ident >= SWAP_MIN_MM) & (swap < 0.5 * ident)
+        if hit.any():
+            pair_counts[f"{fa}-{fb}"] = int(hit.sum())
+        bad_len |= hit
+    gap = t[fin, 1] - t[fin, 0]
+    figs = {"min_order_gap": round(float(gap.min()), 3) if gap.size else None,
+            "order_frames": int(bad_order.sum()), "length_frames": int(bad_len.sum())}
+    if pair_counts:
+        figs["pairs"] = pair_counts
+    return bad_order | bad_len, figs
+
+
+def _runs(idx: np.ndarray) -> str:
+    """``"400-460, 900"``: frame runs of sorted indices."""
+    out, start = [], None
+    for i, k in enumerate(idx):
+        if start is None:
+            start = k
+        if i + 1 == len(idx) or idx[i + 1] != k + 1:
+            out.append(f"{start}-{k}" if k != start else f"{k}")
+            start = None
+    return ", ".join(out[:6]) + (f" (+{len(out) - 6} more)" if len(out) > 6 else "")
+
+
+def check_finger_swap(rec: Recording) -> tuple[dict, dict]:
+    """Finger chains exchanged for some frames (module doc).
+
+    Returns:
+        (flags, figures): flag ``finger_swap`` (frames after the lift onset); figures of
+        :func:`swapped_frames` plus ``frames`` (count); empty without landmarks.
+
+    Raises:
+        DataError: swapped frames inside the replayed approach (field ``landmarks``), naming them.
+    """
+    if rec.landmarks is None:
+        return {}, {}
+    bad, figs = swapped_frames(rec.landmarks)
+    bad &= np.asarray(rec.valid, bool)
+    figs["frames"] = int(bad.sum())
+    if not bad.any():
+        return {}, figs
+    idx = np.flatnonzero(bad)
+    which = "the MCPs out of order across the palm" if figs["order_frames"] else "bone lengths of another finger"
+    pair = f" ({', '.join(figs['pairs'])})" if figs.get("pairs") else ""
+    what = (f"finger landmark chains exchanged{pair} in {idx.size} frame(s): {_runs(idx)} ({which}: a tracker "
+            "identity swap)")
+    s, g = approach_window(rec)
+    inside = idx[(idx >= s) & (idx <= g)]
+    if inside.size:
+        raise DataError(rec.source, "landmarks", f"{what}; {inside.size} of them in the replayed approach "
+                                                 f"(frames {s}-{g}): refused: relabel the chains or drop the frames")
+    return {"finger_swap": f"{what}, after the lift onset (frame {g}): only the recorded protocol replays them"}, figs
