@@ -44,7 +44,8 @@ scaled by :data:`GROW` (the smallest lies on the edge of the region that holds: 
 the same direction lies deeper in it) and the next smallest that held, each run with its 16
 neighbours (one batch of 17 worlds); the first that holds and whose rate reaches
 ``neighbourhood_min`` is the result; if none does, the one that holds with the highest rate (then
-the smaller ``c``). When only ``x = 0`` held and its neighbourhood fails, the CEM search runs anyway.
+the smaller ``c``). When only ``x = 0`` held and its neighbourhood fails, the CEM search runs anyway (``x = 0``
+then neither ranks nor stops it).
 
 Second seed: the whole search and selection run again with seed ``seed + 1`` (``second_seed``);
 ``refine_seed_agreement`` says whether both seeds reach the same verdict (a correction that
@@ -281,13 +282,14 @@ def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, se
                 "best_cost": first.cost if first.held else None}]
     if first.held and not again:
         return True, first, 1, history, [first]
-    rollouts, top, held = (0 if again else 1), first, [first] if first.held else []
-    best, stale = (first if first.held else None), 0
+    # again: the uncorrected grasp held but not its neighbourhood; it neither ranks nor stops the search
+    rollouts, top, held = (0 if again else 1), (None if again else first), [first] if first.held else []
+    best, stale = None, 0
     for _ in range(s.iterations):
         samples = _evaluate(rec, plan, scene, cfg, _propose(rng, mean, std, best, s.worlds, s), s)
         rollouts += len(samples)
         held += [p for p in samples if p.held]
-        ranked = sorted(samples + [top], key=Sample.key)
+        ranked = sorted(samples + ([top] if top is not None else []), key=Sample.key)
         improved = ranked[0].held and (best is None or ranked[0].cost < best.cost * 0.97)
         top = ranked[0]
         best = top if top.held else None

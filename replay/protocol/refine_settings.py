@@ -51,7 +51,7 @@ class RefineSettings:
     neighbourhood_mm: float = 1.0
     neighbourhood_deg: float = 1.0
     neighbourhood_min: float = 0.8
-    neighbourhood_candidates: int = 3
+    neighbourhood_candidates: int = 4
     second_seed: bool = True
 
     def validate(self) -> "RefineSettings":
