@@ -44,8 +44,9 @@ scaled by :data:`GROW` (the smallest lies on the edge of the region that holds: 
 the same direction lies deeper in it) and the next smallest that held, each run with its 16
 neighbours (one batch of 17 worlds); the first that holds and whose rate reaches
 ``neighbourhood_min`` is the result; if none does, the one that holds with the highest rate (then
-the smaller ``c``). When only ``x = 0`` held and its neighbourhood fails, the CEM search runs anyway (``x = 0``
-then neither ranks nor stops it).
+the smaller ``c``). A candidate within one neighbourhood step (1 mm / 1 deg in every number) of
+one tried before is skipped. When only ``x = 0`` held and its neighbourhood fails, the CEM search
+runs anyway (``x = 0`` then neither ranks nor stops it).
 
 Second seed: the whole search and selection run again with seed ``seed + 1`` (``second_seed``);
 ``refine_seed_agreement`` says whether both seeds reach the same verdict (a correction that
@@ -305,14 +306,15 @@ def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, se
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
     """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by
     :data:`GROW` (deeper into the region it reached the edge of), then the next smallest held ones;
-    distinct, ``neighbourhood_candidates`` at most."""
+    each at least one neighbourhood step from those before it in some number, ``neighbourhood_candidates``
+    at most."""
     small = sorted(held, key=lambda p: p.cost)
     xs = [small[0].x] + [project(g * small[0].x, s) for g in GROW] + [p.x for p in small[1:]]
-    out, seen = [], set()
+    step = np.array([s.neighbourhood_mm] * 3 + [s.neighbourhood_deg] * 8, float)
+    out: list[np.ndarray] = []
     for x in xs:
-        k = tuple(np.round(x, 9))
-        if k not in seen:
-            seen.add(k)
+        # a candidate inside another's neighbourhood (every number within one step) tells nothing new
+        if all(np.any(np.abs(np.asarray(x) - y) >= step) for y in out):
             out.append(np.asarray(x, float))
     return out[: s.neighbourhood_candidates]
 
