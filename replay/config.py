@@ -144,6 +144,12 @@ class ReplayConfig(OracleFields):
         "fingertips 8.5 vs 10.1 mm on TACO), `myhand` (the HUG hand shape) for HUG-Bench",
     )
     effort_limit: float = _f(0.4, "N·m", "manosim-in-Newton: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
+    effort_profile: str = _f(
+        "uniform", "-", "finger effort limit per joint: uniform = effort_limit at every joint; human = effort_tip_force "
+        "times each joint's lever to its fingertip pad measured on the manosim model (replay.kinematics.joint_levers)")
+    effort_tip_force: float = _f(
+        10.0, "N", "effort_profile human: the fingertip force each joint can hold; grip forces in precision lifts of "
+        "objects up to ~0.8 kg reach ~10 N (Westling & Johansson, Exp. Brain Res. 53, 1984)")
     finger_damping: float | None = _f(
         None, "N·m·s/rad", "passive finger damping; None = as imported (MJCF 0.01), raised where the flutter bound is short"
     )
@@ -245,7 +251,8 @@ class ReplayConfig(OracleFields):
 
     def validate(self) -> "ReplayConfig":
         """Check ranges; raise :class:`DataError` naming the field."""
-        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit", "object_density_scale",
+        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit", "effort_tip_force",
+               "object_density_scale",
                "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
         for name in pos:
             if not getattr(self, name) > 0:
@@ -268,6 +275,7 @@ class ReplayConfig(OracleFields):
             "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
             "pad_axis": ("recorded", "anatomical"),
             "hand_object_contact": ("compiled", "manosim"),
+            "effort_profile": ("uniform", "human"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
@@ -280,6 +288,9 @@ class ReplayConfig(OracleFields):
                             "engine direct) only so far; use finger_drive 'mjcf' on this engine")
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
+        if self.effort_profile != "uniform" and self.device != "cpu":
+            raise DataError(None, "config.effort_profile", f"{self.effort_profile!r} runs on device cpu only (MuJoCo C, "
+                            "Newton, Steel): the mujoco-warp batch holds one finger effort limit per world")
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
             raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
         edits = self.hand_object_contact != "compiled" or self.object_density_scale != 1.0 or \

@@ -35,7 +35,7 @@ import sys
 
 from replay.cli import EXIT_INTERRUPTED, folder_arg, report, run, say_error
 from replay.config import ReplayConfig
-from replay.study.presets import PRESETS, apply_preset
+from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any recording is refused as bad input (default: listed, exit 0)")
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
-    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+    p.add_argument("--preset", choices=preset_names(), default=None,
                    help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")

@@ -243,8 +243,10 @@ def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed
     object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
     ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
     v = world.variant
+    # effort_profile human: each joint holds effort_tip_force at the pad, the diagnosis's one-tip force
+    effort = cfg.effort_limit if cfg.effort_profile == "uniform" else cfg.effort_tip_force * cfg.diag_grip_lever_m
     return diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
-                              effort_limit=float(v.effort_limit or cfg.effort_limit), pushed_mm=pushed * 1000.0,
+                              effort_limit=float(v.effort_limit or effort), pushed_mm=pushed * 1000.0,
                               budget_peak_kg=measures["friction_budget_peak_kg"],
                               fingertip_distance_mm=measures["fingertip_distance_mm"],
                               slip_onset_frame=measures["slip_onset_frame"], cfg=cfg, peak_rise=peak_rise)

@@ -9,23 +9,49 @@ A bounded residual of the recorded motion, per recording (``x``, 11 numbers):
   targets turned that much further toward flexion from the approach's last part on
   (:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``.
 
-Its size is ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2 + mean((f/finger_deg)^2)``. The search
-minimises ``c`` subject to ``lifted`` at the end of the hold (:mod:`replay.protocol.measures`).
+Its size is ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2 + mean((f/finger_deg)^2)``. The bounds are
+enforced as stated: ``|o|`` and ``|r|`` are norms over the 3 axes (an offset is scaled back onto its
+ball), and ``finger_deg`` holds *per finger*: the finger's three joints all turn by ``f`` about
+their flexion axes (:mod:`replay.protocol.finger_closure`), so a finger's distal joint turns up to
+``finger_deg`` and the finger as a chain up to ``3 * finger_deg``.
+
+The objective is a grasp that *holds*: lifted at the end of the hold, held through the shake
+and let go at the release (not ``stuck``) (:func:`replay.protocol.refine_neighbourhood.holds`).
+The search minimises ``c`` subject to it, and the result is the smallest correction whose
+neighbourhood holds too: at least ``neighbourhood_min`` of the 16 perturbations of
++-``neighbourhood_mm`` / +-``neighbourhood_deg`` around it
+(:mod:`replay.protocol.refine_neighbourhood`), so that a correction on the edge of success
+is not the answer.
 
 Method: the cross-entropy method (CEM; Rubinstein & Kroese, *The Cross-Entropy Method*, 2004),
 not MPPI. The constraint is a yes/no outcome of a chaotic contact simulation: MPPI averages
 samples weighted by ``exp(-cost/lambda)``, which needs a cost that varies smoothly with the
 sample; CEM only ranks them, which a feasibility-first order does directly (Deb's rules,
-Deb 2000: every world that lifted before every one that did not; among those that lifted the
-smaller ``c`` first; among the others the higher object rise first, so that a batch with no
-success still moves the search toward one). Each iteration samples ``worlds`` corrections from
-a diagonal Gaussian (projected into the bounds), steps them as the worlds of one
-:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` through the protocol up to the end of the hold (the
-shake is not needed to judge ``lifted``), and refits mean and spread to the best
-``elite_frac`` of them (smoothed; until one lifts the spread stays at its initial width).
-After a success the next batches also hold the best correction scaled by :data:`SHRINK` (a
-line search toward zero). The recording as replayed (``x = 0``) runs first, alone: a grasp
-that already holds needs no correction.
+Deb 2000: every world that held before every one that lifted but did not hold, before every
+one that did not lift; among the first two the smaller ``c`` first; among the others the
+higher object rise first, so that a batch with no success still moves the search toward one).
+Each iteration samples ``worlds`` corrections from a diagonal Gaussian (projected into the
+bounds), steps them as the worlds of one :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` through the
+whole protocol (a world whose object has not risen stops at the end of the hold, as in every
+rollout, so the shake and release cost only the worlds that lifted), and refits mean and
+spread to the best ``elite_frac`` of them (smoothed; until one holds the spread stays at its
+initial width). After a success the next batches also hold the best correction scaled by
+:data:`SHRINK` (a line search toward zero). The recording as replayed (``x = 0``) runs first,
+alone: a grasp that already holds, with its neighbourhood, needs no correction.
+
+Selection: up to ``neighbourhood_candidates`` corrections, in order the smallest that held, it
+scaled by :data:`GROW` (the smallest lies on the edge of the region that holds: a larger one of
+the same direction lies deeper in it) and the next smallest that held, each run with its 16
+neighbours (one batch of 17 worlds); the first that holds and whose rate reaches
+``neighbourhood_min`` is the result; if none does, the one that holds with the highest rate (then
+the smaller ``c``). A candidate within one neighbourhood step (1 mm / 1 deg in every number) of
+one tried before is skipped. When only ``x = 0`` held and its neighbourhood fails, the CEM search
+runs anyway (``x = 0`` then neither ranks nor stops it).
+
+Second seed: the whole search and selection run again with seed ``seed + 1`` (``second_seed``);
+``refine_seed_agreement`` says whether both seeds reach the same verdict (a correction that
+holds with its neighbourhood, or none). It is skipped (agreement true) when the uncorrected
+grasp is the result: that needs no random draw.
 
 Early stop: at mid-lift (the hand up half the lift height) a world whose object rose less
 than ``mid_lift_rise_frac * lifted_min_rise`` stops: the hand has already left it behind by
@@ -52,7 +78,8 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import UsageError
-from replay.protocol.measures import object_vertices_world
+from replay.protocol import refine_neighbourhood as nbh
+from replay.protocol.measures import measure_world, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts, step_protocol
 from replay.sim.engine import Variant
@@ -61,21 +88,52 @@ from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
 #: after a success, later batches also hold the best correction times each of these
 SHRINK = (0.3, 0.55, 0.8)
+#: the smallest held correction times each of these is a further neighbourhood candidate
+GROW = (1.3, 1.6)
 
 
 @dataclass
 class Sample:
     """One evaluated correction: ``x`` (11,) mm/deg (module doc), its size ``cost``, whether it
-    lifted, the object rise m at the last judged frame (early-stopped: mid-lift)."""
+    lifted (at the end of the hold) and held (:func:`replay.protocol.refine_neighbourhood.holds`:
+    hold, shake, release), the object rise m at the end of the hold (early-stopped: mid-lift)."""
 
     x: np.ndarray
     cost: float
     lifted: bool
     rise: float
+    held: bool = False
 
     def key(self) -> tuple:
         """Feasibility-first rank (module doc): smaller is better."""
-        return (0, self.cost) if self.lifted else (1, -self.rise if math.isfinite(self.rise) else math.inf)
+        if self.held or self.lifted:
+            return (0 if self.held else 1, self.cost)
+        return (2, -self.rise if math.isfinite(self.rise) else math.inf)
+
+
+@dataclass
+class SeedResult:
+    """One seed's search and selection: ``found`` (a correction held), ``sample`` the chosen one,
+    ``neighbourhood`` its rate 0-1 (None when none held), ``rollouts`` worlds simulated,
+    ``history`` per iteration ``{worlds, lifted, held, best_cost}``, ``tried`` per candidate
+    ``{cost, neighbourhood}``."""
+
+    seed: int
+    found: bool
+    sample: Sample
+    neighbourhood: float | None
+    rollouts: int
+    history: list
+    tried: list
+
+    def robust(self, s: RefineSettings) -> bool:
+        """Held, with its neighbourhood at ``neighbourhood_min`` or more."""
+        return bool(self.found and self.neighbourhood is not None and self.neighbourhood >= s.neighbourhood_min)
+
+    def summary(self) -> dict:
+        return {"seed": self.seed, "found": self.found, "x": [float(v) for v in self.sample.x],
+                "cost": self.sample.cost, "neighbourhood": self.neighbourhood, "rollouts": self.rollouts,
+                "tried": self.tried}
 
 
 @dataclass
@@ -83,12 +141,15 @@ class RefineResult:
     """What the search found for one recording.
 
     Attributes:
-        found: a correction within the bounds lifted. x: (11,) the chosen correction (mm, deg;
-            the best-ranked one when none lifted). variant: it as a :class:`Variant`.
+        found: a correction within the bounds held. x: (11,) the chosen correction (mm, deg;
+            the best-ranked one when none held). variant: it as a :class:`Variant`.
         refined / ablation: the chosen correction's full run (with the shake) and its contact
-            ablation. rollouts: worlds simulated by the search (the final two not counted).
-        wall_s: wall time, s, search and final run. history: per iteration ``{worlds, lifted,
-            best_cost}``.
+            ablation. rollouts: worlds simulated by the searches and neighbourhoods of both seeds
+            (the final two not counted). neighbourhood: the chosen correction's rate 0-1 (None:
+            none held). seed_agreement: both seeds reach the same verdict (None: no second seed).
+            second: the second seed's :meth:`SeedResult.summary` (None: not run).
+        wall_s: wall time, s, searches and final run. history: the first seed's per iteration
+            ``{worlds, lifted, held, best_cost}``.
     """
 
     found: bool
@@ -100,6 +161,10 @@ class RefineResult:
     wall_s: float
     settings: RefineSettings
     history: list = field(default_factory=list)
+    neighbourhood: float | None = None
+    seed_agreement: bool | None = None
+    second: dict | None = None
+    tried: list = field(default_factory=list)
 
     def fields(self, ablation_clean_mm: float) -> dict:
         """The ``refine_*`` result fields (:class:`replay.results.RolloutRecord`)."""
@@ -113,11 +178,13 @@ class RefineResult:
             refine_wrist_mm=float(np.linalg.norm(o)), refine_wrist_deg=float(np.linalg.norm(r)),
             refine_finger_deg=float(np.max(f)), refine_ablation_max_disp_mm=float(ab["max_object_disp_mm"]),
             refine_ablation_clean=clean, refine_shake_held=m.get("shake_held"),
+            refine_neighbourhood_success=self.neighbourhood, refine_seed_agreement=self.seed_agreement,
             refine_rollouts=self.rollouts, refine_wall_s=self.wall_s,
             refine_correction={"wrist_offset_mm": [float(v) for v in o], "wrist_rotvec_deg": [float(v) for v in r],
                                "finger_closure_deg": [float(v) for v in f],
                                "cost": correction_cost(self.x, self.settings),
-                               "settings": self.settings.to_dict(), "history": self.history},
+                               "settings": self.settings.to_dict(), "history": self.history,
+                               "neighbourhood_tried": self.tried, "second_seed": self.second},
         )
 
 
@@ -148,20 +215,20 @@ def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
 
 
 def _evaluate(rec, plan, scene, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
-    """Step the corrections ``xs`` as one batch up to the end of the hold; one :class:`Sample` each."""
+    """Step the corrections ``xs`` as one batch through the whole protocol (those not risen stop at
+    the end of the hold, hopeless ones at mid-lift); one :class:`Sample` each."""
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
-    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
     mid = int(lift[0]) + len(lift) // 2
     batch = MjcBatch(scene, [to_variant(x) for x in xs], threads=s.threads, c_loop=s.c_loop)
     try:
-        traces = step_protocol(plan, batch, cfg, frame_limit=hold_end,
-                               early_stop=(mid, s.mid_lift_rise_frac * cfg.lifted_min_rise))
+        traces = step_protocol(plan, batch, cfg, early_stop=(mid, s.mid_lift_rise_frac * cfg.lifted_min_rise))
     finally:
         batch.close()
     out = []
     for x, tr, w in zip(xs, traces, batch.worlds):
         lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, w)
-        out.append(Sample(np.asarray(x, float), correction_cost(x, s), lifted, rise))
+        held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg, tr, w))
+        out.append(Sample(np.asarray(x, float), correction_cost(x, s), lifted, rise, held))
     return out
 
 
@@ -174,7 +241,9 @@ def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, 
     lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
     hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
     judge = min(done, hold_end) - 1
-    if not stable or not lift_idx.size:
+    if not stable and (tr.bad_frame is None or tr.bad_frame < hold_end):
+        return False, -math.inf
+    if not lift_idx.size:
         return False, -math.inf
     opos = tr.body_pos[:done, -1].astype(float)
     rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2]))
@@ -200,35 +269,99 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
     return a * elite.mean(axis=0) + (1 - a) * mean, np.maximum(a * elite.std(axis=0) + (1 - a) * std, floor)
 
 
-def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings) -> tuple:
-    """The CEM loop (module doc) on a built scene: ``(found, best-ranked Sample, rollouts, history)``."""
-    rng = np.random.default_rng(s.seed)
+def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None,
+           first: Sample | None = None) -> tuple:
+    """The CEM loop (module doc) on a built scene: ``(found, best-ranked Sample, rollouts, history,
+    every held Sample)``. ``first``: the uncorrected run already evaluated (it then does not stop
+    the search even if it held)."""
+    rng = np.random.default_rng(s.seed if seed is None else seed)
     bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
-    first = _evaluate(rec, plan, scene, cfg, [np.zeros(11)], s)[0]
-    history = [{"worlds": 1, "lifted": int(first.lifted), "best_cost": first.cost if first.lifted else None}]
-    if first.lifted:
-        return True, first, 1, history
-    rollouts, top, best, stale = 1, first, None, 0
+    again = first is not None
+    first = first or _evaluate(rec, plan, scene, cfg, [np.zeros(11)], s)[0]
+    history = [{"worlds": 1, "lifted": int(first.lifted), "held": int(first.held),
+                "best_cost": first.cost if first.held else None}]
+    if first.held and not again:
+        return True, first, 1, history, [first]
+    # again: the uncorrected grasp held but not its neighbourhood; it neither ranks nor stops the search
+    rollouts, top, held = (0 if again else 1), (None if again else first), [first] if first.held else []
+    best, stale = None, 0
     for _ in range(s.iterations):
         samples = _evaluate(rec, plan, scene, cfg, _propose(rng, mean, std, best, s.worlds, s), s)
         rollouts += len(samples)
-        ranked = sorted(samples + [top], key=Sample.key)
-        improved = ranked[0].lifted and (best is None or ranked[0].cost < best.cost * 0.97)
+        held += [p for p in samples if p.held]
+        ranked = sorted(samples + ([top] if top is not None else []), key=Sample.key)
+        improved = ranked[0].held and (best is None or ranked[0].cost < best.cost * 0.97)
         top = ranked[0]
-        best = top if top.lifted else None
+        best = top if top.held else None
         stale = 0 if improved else stale + 1
         history.append({"worlds": len(samples), "lifted": sum(p.lifted for p in samples),
-                        "best_cost": best.cost if best else None})
+                        "held": sum(p.held for p in samples), "best_cost": best.cost if best else None})
         mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
         if best is not None and stale >= s.patience:
             break
-    return best is not None, top, rollouts, history
+    return best is not None, top, rollouts, history, held
+
+
+def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
+    """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by
+    :data:`GROW` (deeper into the region it reached the edge of), then the next smallest held ones;
+    each at least one neighbourhood step from those before it in some number, ``neighbourhood_candidates``
+    at most."""
+    small = sorted(held, key=lambda p: p.cost)
+    xs = [small[0].x] + [project(g * small[0].x, s) for g in GROW] + [p.x for p in small[1:]]
+    step = np.array([s.neighbourhood_mm] * 3 + [s.neighbourhood_deg] * 8, float)
+    out: list[np.ndarray] = []
+    for x in xs:
+        # a candidate inside another's neighbourhood (every number within one step) tells nothing new
+        if all(np.any(np.abs(np.asarray(x) - y) >= step) for y in out):
+            out.append(np.asarray(x, float))
+    return out[: s.neighbourhood_candidates]
+
+
+def _select(rec, plan, scene, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
+    """``(chosen Sample, its neighbourhood rate, rollouts, tried)``: the first candidate
+    (:func:`_candidates`) that holds itself and whose neighbourhood reaches ``neighbourhood_min``,
+    else the best rate of those that hold (module doc). Each candidate and its 16 neighbours are one batch."""
+    tried, rollouts = [], 0
+    for x in _candidates(held, s):
+        xs = [x] + nbh.neighbourhood(x, s.neighbourhood_mm, s.neighbourhood_deg, lambda v: project(v, s))
+        runs = _evaluate(rec, plan, scene, cfg, xs, s)
+        rollouts += len(xs)
+        rate = float(np.mean([q.held for q in runs[1:]]))
+        tried.append({"cost": runs[0].cost, "held": runs[0].held, "neighbourhood": rate, "sample": runs[0]})
+        if runs[0].held and rate >= s.neighbourhood_min:
+            break
+    ok = [t for t in tried if t["sample"].held] or tried
+    good = [t for t in ok if t["neighbourhood"] >= s.neighbourhood_min]
+    pick = good[0] if good else max(ok, key=lambda t: (t["neighbourhood"], -t["cost"]))
+    return pick["sample"], pick["neighbourhood"], rollouts, [{k: t[k] for k in ("cost", "held", "neighbourhood")}
+                                                             for t in tried]
+
+
+def run_seed(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
+    """One seed's search and selection (module doc) on a built scene."""
+    found, top, rollouts, history, held = search(rec, plan, scene, cfg, s, seed)
+    if not found:
+        return SeedResult(seed, False, top, None, rollouts, history, [])
+    pick, rate, n, tried = _select(rec, plan, scene, cfg, s, held)
+    rollouts += n
+    if rate < s.neighbourhood_min and len(held) == 1 and not np.any(held[0].x):
+        # only the uncorrected grasp held, on the edge of success: search around it after all
+        _, top, n2, history2, held = search(rec, plan, scene, cfg, s, seed, first=held[0])
+        history += history2[1:]
+        pick2, rate2, n3, tried2 = _select(rec, plan, scene, cfg, s, [p for p in held if np.any(p.x)] or held)
+        rollouts += n2 + n3
+        tried += tried2
+        if rate2 > rate:
+            pick, rate = pick2, rate2
+    return SeedResult(seed, True, pick, rate, rollouts, history, tried)
 
 
 def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig,
                      settings: RefineSettings | None = None) -> RefineResult:
-    """Search the smallest correction of one recording (module doc) and run it with its ablation.
+    """Search the smallest correction of one recording that holds in its neighbourhood (module doc),
+    with a second seed, and run it with its ablation.
 
     Args:
         rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (lift protocol).
@@ -244,8 +377,16 @@ def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig
         raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine direct on device cpu")
     t0 = time.perf_counter()
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
-    found, top, rollouts, history = search(rec, plan, scene, cfg, s)
-    refined, ablation = run_rollouts(rec, coords, mjcf, cfg, [to_variant(top.x), to_variant(top.x, ablation=True)],
+    one = run_seed(rec, plan, scene, cfg, s, s.seed)
+    rollouts, second, agree = one.rollouts, None, None
+    if s.second_seed:
+        if one.robust(s) and not np.any(one.sample.x):
+            agree = True  # the uncorrected grasp: no random draw, every seed gives it
+        else:
+            two = run_seed(rec, plan, scene, cfg, s, s.seed + 1)
+            rollouts, second, agree = rollouts + two.rollouts, two.summary(), one.robust(s) == two.robust(s)
+    x = one.sample.x
+    refined, ablation = run_rollouts(rec, coords, mjcf, cfg, [to_variant(x), to_variant(x, ablation=True)],
                                      threads=s.threads)
-    return RefineResult(found, top.x, to_variant(top.x), refined, ablation, rollouts, time.perf_counter() - t0,
-                        s, history)
+    return RefineResult(one.found, x, to_variant(x), refined, ablation, rollouts, time.perf_counter() - t0,
+                        s, one.history, one.neighbourhood, agree, second, one.tried)

@@ -27,6 +27,12 @@ class RefineSettings:
         threads: threads stepping a batch's worlds (:class:`MjcBatch`).
         c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.mujoco_c.c_loop`;
             the same trajectories bit for bit, faster).
+        neighbourhood_mm, neighbourhood_deg: the perturbation of each wrist offset axis (mm) and of
+            each wrist rotation axis and finger closure (deg) around a correction
+            (:mod:`replay.protocol.refine_neighbourhood`, 16 perturbations).
+        neighbourhood_min: the fraction of them that must hold (0-1).
+        neighbourhood_candidates: held corrections, smallest first, whose neighbourhood is run at most.
+        second_seed: run the search again with seed ``seed + 1`` (``refine_seed_agreement``); False: one seed.
     """
 
     seed: int = 0
@@ -42,6 +48,11 @@ class RefineSettings:
     explore_until_lift: bool = True
     threads: int = 1
     c_loop: bool = True
+    neighbourhood_mm: float = 1.0
+    neighbourhood_deg: float = 1.0
+    neighbourhood_min: float = 0.8
+    neighbourhood_candidates: int = 4
+    second_seed: bool = True
 
     def validate(self) -> "RefineSettings":
         """Raises UsageError on a value out of range."""
@@ -49,6 +60,9 @@ class RefineSettings:
             raise UsageError("--refine", f"settings out of range: {self}")
         if min(self.wrist_mm, self.wrist_deg, self.finger_deg) < 0 or self.threads < 1:
             raise UsageError("--refine", f"bounds and threads must be >= 0 / >= 1: {self}")
+        if min(self.neighbourhood_mm, self.neighbourhood_deg) < 0 or not 0 <= self.neighbourhood_min <= 1 \
+                or self.neighbourhood_candidates < 1:
+            raise UsageError("--refine", f"neighbourhood settings out of range: {self}")
         return self
 
     def to_dict(self) -> dict:

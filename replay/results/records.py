@@ -218,7 +218,10 @@ class RolloutRecord:
     # refine (replay.protocol.refine, ``<seq>.refine.json``): the smallest correction that lifts; the
     # record's other fields are the refined run (with the shake), ``ablation`` its contact ablation
     refine_outcome: str | None = _f("-", "lifted, dropped or unstable: the refined run (the chosen correction)")
-    refine_found: bool | None = _f("-", "a correction within the bounds lifted (else the best-ranked one is reported)")
+    refine_found: bool | None = _f("-", "a correction within the bounds held: lifted at the end of the hold, held "
+                                        "through the shake, let go at the release (else the best-ranked one is "
+                                        "reported); bounds as enforced: |wrist offset| <= wrist_mm, |wrist rotation| "
+                                        "<= wrist_deg, per finger closure 0..finger_deg on each of its 3 joints")
     refine_wrist_mm: float | None = _f("mm, world", "|wrist offset| of the chosen correction")
     refine_wrist_deg: float | None = _f("deg, world", "wrist rotation angle of the chosen correction (about the "
                                                       "wrist at the grasp frame)")
@@ -228,11 +231,19 @@ class RolloutRecord:
     refine_ablation_clean: bool | None = _f("-", "that ablation: no hand-object contact, object moved < "
                                                  "ablation_clean_mm")
     refine_shake_held: bool | None = _f("-", "the refined run held through the shake")
-    refine_rollouts: int | None = _f("worlds", "worlds the search simulated (the final run and its ablation not "
-                                               "counted)")
+    refine_neighbourhood_success: float | None = _f("1", "0-1: of the 16 perturbations around the chosen correction "
+                                                         "(each wrist axis +-1 mm, each rotation axis and closure "
+                                                         "+-1 deg, an orthogonal design), the fraction that held "
+                                                         "(None: no correction held)")
+    refine_seed_agreement: bool | None = _f("-", "a second search (seed + 1) reached the same verdict: a correction "
+                                                 "whose neighbourhood holds (>= neighbourhood_min), or none (None: "
+                                                 "not run)")
+    refine_rollouts: int | None = _f("worlds", "worlds the searches and neighbourhoods of both seeds simulated (the "
+                                               "final run and its ablation not counted)")
     refine_wall_s: float | None = _f("s", "wall time of the search and the final run")
     refine_correction: dict | None = _f("mm, deg", "{wrist_offset_mm (3), wrist_rotvec_deg (3), finger_closure_deg "
-                                                   "(5: index, middle, pinky, ring, thumb), cost, settings, history}")
+                                                   "(5: index, middle, pinky, ring, thumb), cost, settings, history, "
+                                                   "neighbourhood_tried, second_seed}")
     # hug-oracle (replay.protocol.oracle_plan / oracle_success, ``<seq>.hug-oracle.json``): `lifted` is its test's
     oracle: dict | None = _f("-, mm, N·m, s", "{success_test (off_table or lift), off_table (no object-support "
                              "contact at any frame of the hold and the object above its lift-start height), "
@@ -299,6 +310,7 @@ ROW_FIELDS = (
 REFINE_FIELDS = (
     "sequence", "refine_outcome", "refine_found", "refine_wrist_mm", "refine_wrist_deg", "refine_finger_deg",
     "refine_ablation_max_disp_mm", "refine_ablation_clean", "refine_shake_held", "refine_rollouts", "refine_wall_s",
+    "refine_neighbourhood_success", "refine_seed_agreement",
 )
 
 

@@ -38,6 +38,7 @@ from replay.sim.engine import Variant, wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
+from replay.kinematics.joint_levers import finger_effort_limits
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
     add_replay_world,
@@ -339,10 +340,11 @@ def build_hand_only(
     builder.rigid_gap = float(config.contact_gap)
     report = import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
+    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
     builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
-        builder.joint_effort_limit[d] = float(config.effort_limit)
+        builder.joint_effort_limit[d] = float(per_joint[(d - qd0 - MANOSIM_HAND.finger_dof_start) // BALL_DOFS])
         if not drives:
             builder.joint_target_ke[d] = 0.0
             builder.joint_target_kd[d] = 0.0

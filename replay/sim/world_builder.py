@@ -21,7 +21,8 @@ from importer_patches import FreeJointActuatorWarning, add_mjcf
 from replay.config import GRAVITY, ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import DataError, SceneError
-from replay.kinematics.hand_layout import MANOSIM_HAND, HandLayout
+from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
+from replay.kinematics.joint_levers import finger_effort_limits
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -145,7 +146,7 @@ def add_replay_world(
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
     report, hand = _add_hand(builder, Path(mjcf), hand_coords0)
-    _set_hand_drives(builder, hand["hand_qd_start"], config)
+    _set_hand_drives(builder, hand["hand_qd_start"], config, Path(mjcf))
     kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
     obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     _add_support(builder, support_height, support_extent, config)
@@ -198,12 +199,14 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
                         hand_shapes=hand_shapes)
 
 
-def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig) -> None:
-    """Finger DOFs: effort limit ``config.effort_limit`` (N·m) and the passive damping override
+def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
+    """Finger DOFs: effort limit per joint of ``config.effort_profile`` (N·m,
+    :func:`replay.kinematics.joint_levers.finger_effort_limits`) and the passive damping override
     ``config.finger_damping`` (N·m·s/rad) if set; wrist DOFs: no drive (the wrist is driven by ``joint_f``)."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
+    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
-        builder.joint_effort_limit[d] = float(config.effort_limit)
+        builder.joint_effort_limit[d] = float(per_joint[(d - f0) // BALL_DOFS])
         if config.finger_damping is not None:
             builder.joint_damping[d] = float(config.finger_damping)
     for d in range(qd0, f0):

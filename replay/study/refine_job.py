@@ -61,7 +61,8 @@ def run_refine(job, rec, coords, mjcf: str, cfg, t0: float, doc_base: dict) -> d
 
 
 def refine_summary(docs: list[dict]) -> dict:
-    """Study counts of the refine jobs: lifted after refining, medians of the correction of
+    """Study counts of the refine jobs: lifted after refining, held (lifted and through the shake),
+    neighbourhood at 0.8 or more, its lowest rate, seeds in agreement, medians of the correction of
     those that lifted (mm, deg), clean ablations, rollouts and wall time (s) in all."""
     import numpy as np
 
@@ -69,7 +70,12 @@ def refine_summary(docs: list[dict]) -> dict:
 
     def med(k):
         return float(np.median([d[k] for d in ok])) if ok else None
+    nb = [d.get("refine_neighbourhood_success") for d in docs]
     return {"refined": len(docs), "lifted": len(ok), "shake_held": sum(bool(d.get("refine_shake_held")) for d in docs),
+            "held": sum(bool(d.get("refine_shake_held")) for d in ok),
+            "neighbourhood_ok": sum(v is not None and v >= 0.8 for v in nb),
+            "neighbourhood_min": min((v for v in nb if v is not None), default=None),
+            "seed_agreement": sum(bool(d.get("refine_seed_agreement")) for d in docs),
             "median_wrist_mm": med("refine_wrist_mm"), "median_wrist_deg": med("refine_wrist_deg"),
             "median_finger_deg": med("refine_finger_deg"),
             "ablation_clean": sum(bool(d.get("refine_ablation_clean")) for d in docs),

@@ -28,6 +28,7 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.kinematics.joint_levers import finger_effort_limits
 from replay.sim import diagnostics
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
@@ -150,7 +151,7 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     """What the final SolverSteel holds, compared with what was asked.
 
     Checks: iterations, friction mode, Baumgarte factor, row budgets, row watermark on, the finger drive's gains
-    (kp, kd, effort = ``config.effort_limit``), free-body angular damping, gravity, and for the
+    (kp, kd, effort per joint of ``config.effort_profile``), free-body angular damping, gravity, and for the
     ablation that every hand-object shape pair is a collision filter pair.
 
     Raises:
@@ -164,8 +165,10 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     bad = {k: (want[k], got[k]) for k in want if got[k] != want[k]}
     drive = finger_drive_of(scene)
     eff = drive.gains["effort"]
-    if not np.allclose(eff, cfg.effort_limit):
-        bad["finger_effort_limit"] = (cfg.effort_limit, sorted(set(np.round(eff.ravel(), 6))))
+    want_eff = finger_effort_limits(scene.build_inputs["mjcf"], cfg.effort_profile, cfg.effort_limit,
+                                    cfg.effort_tip_force)
+    if not np.allclose(eff, np.asarray(want_eff, np.float32)[:, None], rtol=1e-6):
+        bad["finger_effort_limit"] = (sorted(set(np.round(want_eff, 6))), sorted(set(np.round(eff.ravel(), 6))))
     damp = m.steel.rigid_body_angular_damping.numpy()
     if not np.allclose(damp, cfg.steel_angular_damping):
         bad["steel_angular_damping"] = (cfg.steel_angular_damping, sorted(set(np.round(damp, 6))))
