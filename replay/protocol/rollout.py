@@ -114,7 +114,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         plan = oracle_plan.plan_oracle(rec, coords, cfg)
     else:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
-    plan.touch = contact_agreement.recorded_bone_distances(rec, coords if protocol == "recorded" else raw, mjcf)
+    plan.touch = contact_agreement.recorded_bone_distances(rec, raw if protocol == "lift" else coords, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
