@@ -91,7 +91,7 @@ def test_compiled_forcerange_per_actuator_equals_the_profile(human_scene, capsul
     to +- its joint's profile value (float32), read through Newton's actuator -> DOF map; an
     MjcBatch world's copy holds the same; a scalar effort variant is refused."""
     from replay.sim.engine import Variant
-    from replay.sim.engine.mjc import MjcBatch
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.solver_view import SolverView
 
     scene, cfg = human_scene
