@@ -30,6 +30,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from replay import resolve_path_env
 from replay.errors import ReplayError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -57,7 +58,11 @@ def run(main: Callable[[], int | None]) -> int:
         the status of :func:`report` (2 for a usage error, 1 for bad input, fetch or
         integrity problem); 1 for an ``OSError`` (unreadable input, unwritable output:
         the message names the path); 130 on Ctrl-C.
+
+    First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
+    (:func:`replay.resolve_path_env`), for this process and the workers it starts.
     """
+    resolve_path_env()
     try:
         return int(main() or 0)
     except ReplayError as exc:
