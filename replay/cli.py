@@ -17,14 +17,15 @@ Exit status, the same for every script:
 * 130: interrupted (Ctrl-C); results written so far are kept.
 
 The console command ``grasp-replay`` (``[project.scripts]``) is :func:`main`: one subcommand
-per script, ``grasp-replay study|sweep|render|report|fetch|validate ...`` runs the script's
-``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``).
+per module of :mod:`replay.commands` (:data:`COMMANDS`), ``grasp-replay study|sweep|render|report|fetch|validate ...``
+runs its ``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``);
+``scripts/*.py`` are wrappers over the same ``main``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -98,13 +99,13 @@ def size_arg(text: str) -> tuple[int, int]:
     return w, h
 
 
-#: ``grasp-replay`` subcommands: the script each one runs (in ``scripts/`` of the checkout)
+#: ``grasp-replay`` subcommands: the module of :mod:`replay.commands` each one runs
 COMMANDS = {
-    "study": "run_study.py", "sweep": "run_sweep.py", "render": "render_montage.py", "report": "report.py",
-    "fetch": "fetch_data.py", "validate pose-mapping": "validate_pose_mapping.py",
-    "validate object-frame": "validate_object_frame.py",
+    "study": "run_study", "sweep": "run_sweep", "render": "render_montage", "report": "report",
+    "fetch": "fetch_data", "validate pose-mapping": "validate_pose_mapping",
+    "validate object-frame": "validate_object_frame", "render-scene": "render_scene", "attribute": "attribute",
+    "agreement": "agreement", "gripper-check": "gripper_check",
 }
-SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
 #: one line per subcommand for ``grasp-replay --help``
 ABOUT = {
     "study": "replay recordings (lift and/or recorded protocol, contact ablation) into a study",
@@ -114,6 +115,10 @@ ABOUT = {
     "fetch": "stage datasets (mirror, GitHub, Hub, --local) with a SHA-256 manifest",
     "validate pose-mapping": "hand FK against the recorded landmarks, mm",
     "validate object-frame": "object meshes, frames, densities and placement",
+    "render-scene": "one recording drawn: its study rollout, else the recorded motion",
+    "attribute": "attribution: one factor at a time toward a HUG-style replay",
+    "agreement": "outcome agreement across several studies",
+    "gripper-check": "is each object liftable at all: a parallel-jaw grasp-and-lift",
 }
 
 
@@ -124,19 +129,15 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def _script_main(name: str) -> Callable:
-    path = SCRIPTS_DIR / name
-    if not path.is_file():
-        raise UsageError("grasp-replay", f"{path} not found: the commands run the scripts of a source checkout "
-                                         "(pip install -e .)")
-    spec = importlib.util.spec_from_file_location(f"grasp_replay_script_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.main
+def _command_main(module: str) -> Callable:
+    """``main`` of :mod:`replay.commands`'s ``module``, imported now (a command's imports are
+    its own: ``grasp-replay --help`` loads no physics)."""
+    return importlib.import_module(f"{__package__}.commands.{module}").main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``grasp-replay <command> [args]``: the scripts as one console command (exit status as above)."""
+    """``grasp-replay <command> [args]``: the commands of :mod:`replay.commands` as one console
+    command (exit status as above)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):
@@ -157,8 +158,5 @@ def main(argv: list[str] | None = None) -> int:
         cmd, rest = f"validate {rest[0]}", rest[1:]
     prog = f"grasp-replay {cmd}"
     sys.argv = [prog, *rest]  # argparse usage lines and say_error name the command
-    try:
-        fn = _script_main(COMMANDS[cmd])
-    except UsageError as e:
-        return report(e, "grasp-replay")
+    fn = _command_main(COMMANDS[cmd])
     return run(lambda: fn(rest))

@@ -190,3 +190,20 @@ def test_no_module_over_the_size_limit():
     big = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
     big = {n: k for n, k in big.items() if k > MAX_MODULE_LINES}
     assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+
+
+#: every module that runs many recordings, and so must do it through the one batch runner
+BATCH_USERS = ("replay.commands.run_sweep", "replay.commands.validate_pose_mapping",
+               "replay.commands.validate_object_frame", "replay.study.attribution", "replay.study.gripper_check",
+               "replay.study.summary")
+
+
+def test_many_recording_commands_use_the_one_batch_runner():
+    """The sweep, both validations, the attribution and the gripper check run their recordings
+    through replay.study.batch (select, isolation, resume, versions, atomic writes, Ctrl-C);
+    package versions are recorded one way (replay.study.batch.package_versions, the study's too)."""
+    g = import_graph()
+    missing = [m for m in BATCH_USERS if not g.has_edge(m, "replay.study.batch")]
+    assert not missing, f"not on the batch runner: {missing}"
+    own = [n for n, p in _modules().items() if n != "replay.study.batch" and "importlib.metadata" in p.read_text()]
+    assert not own, f"package versions recorded outside replay.study.batch: {own}"

@@ -38,7 +38,7 @@ from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
-from replay.study.summary import package_versions, study_record, summarize, tracking_row  # noqa: F401
+from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
 
 
 def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bool, keep_others: bool, say,

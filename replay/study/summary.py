@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
-import platform
 from pathlib import Path
 
 import numpy as np
@@ -14,22 +12,10 @@ from replay.config import ReplayConfig
 from replay.protocol import tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.results import RolloutRecord, StudyRecord, study_row
+from replay.study.batch import package_versions
 from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
-
-
-def package_versions() -> dict:
-    """Versions of the packages a result depends on."""
-    out = {"python": platform.python_version()}
-    for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
-        try:
-            out[p] = md.version(p)
-        except md.PackageNotFoundError:
-            out[p] = None
-    return out
-
-
 
 
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
