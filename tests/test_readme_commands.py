@@ -75,7 +75,6 @@ def _first(argv: list[str], flag: str, default: str) -> str:
 
 def smallest(script: str, argv: list[str], mirror: Path) -> list[str]:
     """The command line narrowed to the smallest input it accepts (module doc)."""
-    argv = _set(argv, "--data") if "--data" in argv and "data" in argv else argv  # the mirror, by REPLAY_MIRROR
     name = Path(script).stem
     if name == "run_study":
         argv = _set(argv, "--objects", _first(argv, "--objects", ONE))
@@ -102,16 +101,17 @@ def smallest(script: str, argv: list[str], mirror: Path) -> list[str]:
 
 
 def _fetch_offline(argv: list[str], mirror: Path) -> list[str]:
-    """fetch_data.py from the mirror, never the network: one dataset, one scene."""
+    """fetch_data.py from the mirror, never the network: one dataset, one scene, into its own
+    folder (``fetched/``; ``data/`` is what the other lines read)."""
     if "--verify" in argv:
-        return argv
+        return argv + ["--dest", "fetched"]
     if "--local" in argv:
-        return _set(argv, "--local", str(mirror / "grab")) + ["--link", "symlink", "--quiet"]
+        return _set(argv, "--local", str(mirror / "grab")) + ["--link", "symlink", "--quiet", "--dest", "fetched_own"]
     ds = _first(argv, "--dataset", "manosim")
     argv = _set(argv, "--dataset", "manosim" if ds == "all" else ds)
     if "--scenes" in argv:
         argv = _set(argv, "--scenes", _first(argv, "--scenes", "small_2"))
-    return _set(argv, "--mirror", str(mirror)) + ["--link", "symlink", "--quiet"]
+    return _set(argv, "--mirror", str(mirror)) + ["--link", "symlink", "--quiet", "--dest", "fetched"]
 
 
 COMMANDS = documented_commands()
@@ -119,11 +119,16 @@ COMMANDS = documented_commands()
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror) -> Path:
-    """One folder every line runs in, with the short protocol and a study at the paths the
+    """One folder every line runs in, with ``data/`` staged from the mirror, the short protocol
+    and a study at the paths the
     README's later lines read (``out/grab/study.json``, ``out/study.json``: cubesmall and mug
     lifted, mug_pass_1 on the recorded protocol)."""
+    from replay.data.fetch import fetch
+
     d = tmp_path_factory.mktemp("readme")
     (d / "short.json").write_text(json.dumps(SHORT))
+    for ds in ("manosim", "grab"):  # data/ as `make fetch` leaves it: GRAB's lifts and other intents
+        fetch(ds, d / "data", mirror=mirror, link="symlink", progress=False)
     for out in ("out/grab/study.json", "out/study.json"):
         res = _run(["scripts/run_study.py", "--dataset", "grab", "--objects", f"{ONE},mug,mug_pass_1", "--protocol",
                     "lift,recorded", "--recorded-max-s", "0.5", "--workers", "1", "--quiet", "--config", "short.json",
