@@ -42,7 +42,7 @@ class Dataset:
         names_object: recording names start with the object's name and then say the
             intent (GRAB ``mug_lift``, ``mug_pass_1``): ``--objects mug`` selects the lift
             (:func:`replay.study.prepare.sequence_object`; other intents by their own name) and
-            :func:`replay.checks.input_checks.recording_intent` reads the intent.
+            :func:`replay.checks.recording_checks.recording_intent` reads the intent.
     """
 
     name: str

@@ -8,7 +8,7 @@ Example:
 
 ``--protocol recorded`` replays the whole recorded motion (approach window to the end of
 the manipulation) and compares the simulated object with the recorded track per frame
-(``track_*``, :mod:`replay.protocol.tracking`); its results are ``<sequence>.recorded.json``.
+(``track_*``, :mod:`replay.protocol.recorded_protocol`); its results are ``<sequence>.recorded.json``.
 
 Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
 (one row per recording) and one JSON +

@@ -9,7 +9,7 @@ Per object: collision-hull vs visual-surface gap, mass/density (flag outside
 100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
 tracked, and the minimum hand-object distance at the grasp frame (see
 :mod:`replay.checks.object_frame`); and the physical-consistency checks every replay runs
-(:mod:`replay.checks.input_checks`: collision parts convex, object track, object at rest,
+(:mod:`replay.checks.recording_checks`: collision parts convex, object track, object at rest,
 hand penetration, hand shape): their figures per sequence, their flags, and a refusal as
 that sequence's error. The output file holds one section per
 dataset; running again for another dataset adds/replaces only that section.
@@ -36,7 +36,7 @@ from replay.checks import object_frame as of
 def _settings(samples: int) -> dict:
     import coacd  # noqa: F401
 
-    from replay.data.common import LIFT_THRESHOLD_M
+    from replay.data.adapter_fields import LIFT_THRESHOLD_M
     from replay.data.objects import COACD_SETTINGS
 
     return {
@@ -57,7 +57,7 @@ def _validate(dataset: str, data_dir, samples: int, cache: dict):
         rec = load_recording(dataset, name, data_dir)
         res = of.validate_recording(rec, n=samples, asset_cache=cache)
         res["source_sha256"] = sha256_file(rec.source)
-        res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.input_checks: repaired input
+        res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.recording_checks: repaired input
         res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
         tgt = next(o for o in res["objects"] if o["target"])
         print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "

@@ -10,7 +10,7 @@ mapping used) and a PNG of the error distribution per finger next to it
 (``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
 Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data or
 a sequence that could not be validated (named; the others are still validated and
-written, with any input flags of replay.checks.input_checks), 2 bad arguments (an unknown
+written, with any input flags of replay.checks.recording_checks), 2 bad arguments (an unknown
 sequence among them).
 """
 
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = [f"{ds}/{n}" for ds, n in _selected(args)]
     except ReplayError as exc:
         return report(exc)
-    flags: dict[tuple[str, str], dict] = {}  # replay.checks.input_checks flags per validated sequence
+    flags: dict[tuple[str, str], dict] = {}  # replay.checks.recording_checks flags per validated sequence
     res = run_batch(keys, _validate(args, sides, shapes, opts, flags), isolate=(ReplayError,),
                     label="validate_pose_mapping", on_fail=lambda key, exc: say_error(f"{key}: {exc}"))
     if res.interrupted:

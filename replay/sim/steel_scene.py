@@ -30,7 +30,7 @@ from replay.config import ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.steel import SteelBatch, finger_drive_of
 from replay.sim.scene import Scene, make_solver
@@ -86,7 +86,7 @@ def build_steel_scene(
     the final solver, read-back.
 
     ``flutter`` holds the MJCF position drive's flutter records at the commanded targets
-    (:func:`replay.sim.diagnostics.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
+    (:func:`replay.sim.silent_failures.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
     same model), as the MuJoCo engine's ``finger_drive="quat"`` reports them: no damping is raised.
 
     Raises:

@@ -9,7 +9,7 @@ Layout of a study written to ``out/study.json`` (records, writer and reader:
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
-    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.tracking)
+    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.recorded_protocol)
 
 ``--resume`` skips a recording whose rollout JSON exists with this format version, the same
 ``config_hash`` and protocol, and input files that still hash as they did when it ran
@@ -144,7 +144,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         executor: ``pool`` (default, :mod:`replay.study.pool`) or ``ray`` (:mod:`replay.study.ray_pool`).
         address: Ray cluster address (``ray``; default: start a local Ray).
         verbose: let Warp/Newton print their own messages and warnings.
-        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.tracking`), each
+        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`), each
             recording replayed under each; recorded results are ``<sequence>.recorded.json``
             / ``.npz`` (never overwriting the lift results), listed in the study's
             ``recorded_rollouts`` and ``counts["recorded"]``; their failures are keyed

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.protocol import tracking
+from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.results import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
@@ -52,7 +52,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
 
 
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
-    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.tracking.TRACK_FIELDS`
+    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.recorded_protocol.TRACK_FIELDS`
     and its JSON path)."""
     row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
     row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)

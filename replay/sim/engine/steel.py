@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import newton
 import numpy as np
 
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import steel_signals, wrist
 from replay.kinematics.hand_layout import MANOSIM_HAND
