@@ -87,6 +87,7 @@ def taco_mixed(tmp_path_factory, mirror, cases_dir) -> Path:
 # --------------------------------------------------------------------------- native crash isolation
 
 
+@pytest.mark.slow  # two workers, a TACO replay and a CoACD crash: 295 s on the shared 2-core machine (make test-slow)
 @pytest.mark.needs_data
 def test_convex_decomposition_crash_costs_one_recording(tmp_path, taco_mixed):
     """CoACD segfaults on the case's mesh: that recording fails with a named reason (CoACD runs in a
@@ -101,6 +102,7 @@ def test_convex_decomposition_crash_costs_one_recording(tmp_path, taco_mixed):
     assert "refused: 20231104_017:" in res.stderr
 
 
+@pytest.mark.slow  # two workers, a TACO replay and a CoACD crash: 352 s on the shared 2-core machine (make test-slow)
 @pytest.mark.needs_data
 def test_process_pool_survives_a_dead_worker(tmp_path, taco_mixed):
     """With CoACD run in-process (REPLAY_ISOLATE=0) its segfault kills a pool worker: the pool is
