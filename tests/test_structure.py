@@ -207,3 +207,15 @@ def test_many_recording_commands_use_the_one_batch_runner():
     assert not missing, f"not on the batch runner: {missing}"
     own = [n for n, p in _modules().items() if n != "replay.study.batch" and "importlib.metadata" in p.read_text()]
     assert not own, f"package versions recorded outside replay.study.batch: {own}"
+
+
+def test_scripts_are_wrappers_over_the_commands():
+    """scripts/*.py hold no logic: each imports ``main`` from replay.commands.<its name> and
+    runs it (the logic lives in the package, where the limits above apply and a wheel has it)."""
+    for p in sorted((ROOT / "scripts").glob("*.py")):
+        tree = ast.parse(p.read_text())
+        defs = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+        assert not defs, f"{p.name} defines {defs}: put them in replay/commands/{p.name}"
+        froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert f"replay.commands.{p.stem}" in froms, f"{p.name} does not wrap replay.commands.{p.stem}"
+        assert (ROOT / "replay" / "commands" / p.name).is_file()
