@@ -302,10 +302,10 @@ class _StudyRun:
     def write(self) -> dict:
         """Write the study JSON (and CSV) of the results so far; returns the study dict."""
         st = self.st
+        this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
-                           self.results, self.failed, self.prior_wall + time.perf_counter() - self.t0, st.rdir,
-                           st.out_dir)
-        rec.counts["wall_s_this_run"] = time.perf_counter() - self.t0
+                           self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
+        rec.counts["wall_s_this_run"] = this_run
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
