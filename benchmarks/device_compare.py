@@ -75,7 +75,8 @@ def main(argv=None) -> int:
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.data import list_sequences
     from replay.study.prepare import sequence_object
-    from replay.study.runner import package_versions, run_study
+    from replay.study.batch import package_versions
+    from replay.study.runner import run_study
 
     machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}
     if "cuda" in devices:

@@ -70,7 +70,8 @@ from replay.fileio import atomic_write_text
 from replay.study.prepare import prepare_recording, select_sequences, sequence_object
 from replay.results import dumps
 from replay.protocol.rollout import PHASE_HOLD, build_replay_scene, run_rollouts, step_protocol
-from replay.study.runner import package_versions, run_study
+from replay.study.batch import package_versions
+from replay.study.runner import run_study
 
 
 def _recorded_controls(scene, plan, cfg):

@@ -8,7 +8,7 @@ Public API:
         semantics it reproduces and what Newton 1.8.0 does instead).
     Errors: MJCFError, UnsupportedJointError, UnsupportedActuatorError, NewtonVersionError.
     Warning category: FreeJointActuatorWarning.
-CLI: ``python -m importer_patches.inspect MJCF [--json] [--compare-mujoco]``.
+CLI: ``python -m importer_patches.inspect_import MJCF [--json] [--compare-mujoco]``.
 """
 
 from .api import PATCHES, add_mjcf

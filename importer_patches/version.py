@@ -39,7 +39,7 @@ def check_newton_version(allow_untested_newton: bool = False) -> str:
             f"but newton=={version} is installed. Its MJCF importer may already fix (or "
             "differently break) what these patches correct. Install newton[sim]=="
             f"{SUPPORTED_NEWTON_VERSION}, or pass allow_untested_newton=True to run anyway "
-            "and check the ImportReport against MuJoCo (python -m importer_patches.inspect "
+            "and check the ImportReport against MuJoCo (python -m importer_patches.inspect_import "
             "MJCF --compare-mujoco)."
         )
         if not allow_untested_newton:

@@ -17,19 +17,21 @@ Exit status, the same for every script:
 * 130: interrupted (Ctrl-C); results written so far are kept.
 
 The console command ``grasp-replay`` (``[project.scripts]``) is :func:`main`: one subcommand
-per script, ``grasp-replay study|sweep|render|report|fetch|validate|export ...`` runs the script's
-``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``).
+per module of :mod:`replay.commands` (:data:`COMMANDS`), ``grasp-replay study|sweep|render|report|fetch|validate|export ...``
+runs its ``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``);
+``scripts/*.py`` are wrappers over the same ``main``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from replay import resolve_path_env
 from replay.errors import ReplayError, UsageError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -57,7 +59,11 @@ def run(main: Callable[[], int | None]) -> int:
         the status of :func:`report` (2 for a usage error, 1 for bad input, fetch or
         integrity problem); 1 for an ``OSError`` (unreadable input, unwritable output:
         the message names the path); 130 on Ctrl-C.
+
+    First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
+    (:func:`replay.resolve_path_env`), for this process and the workers it starts.
     """
+    resolve_path_env()
     try:
         return int(main() or 0)
     except ReplayError as exc:
@@ -93,13 +99,14 @@ def size_arg(text: str) -> tuple[int, int]:
     return w, h
 
 
-#: ``grasp-replay`` subcommands: the script each one runs (in ``scripts/`` of the checkout)
+#: ``grasp-replay`` subcommands: the module of :mod:`replay.commands` each one runs
 COMMANDS = {
-    "study": "run_study.py", "sweep": "run_sweep.py", "render": "render_montage.py", "report": "report.py",
-    "fetch": "fetch_data.py", "validate pose-mapping": "validate_pose_mapping.py",
-    "validate object-frame": "validate_object_frame.py", "export": "export_rollout.py",
+    "study": "run_study", "sweep": "run_sweep", "render": "render_montage", "report": "report",
+    "fetch": "fetch_data", "validate pose-mapping": "validate_pose_mapping",
+    "validate object-frame": "validate_object_frame", "render-scene": "render_scene", "attribute": "attribute",
+    "agreement": "agreement", "gripper-check": "gripper_check", "export": "export_rollout",
+    "bridge": "bridge", "penetration": "penetration_table", "tables": "tables",
 }
-SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "scripts"
 #: one line per subcommand for ``grasp-replay --help``
 ABOUT = {
     "study": "replay recordings (lift and/or recorded protocol, contact ablation) into a study",
@@ -110,6 +117,13 @@ ABOUT = {
     "validate pose-mapping": "hand FK against the recorded landmarks, mm",
     "validate object-frame": "object meshes, frames, densities and placement",
     "export": "one rollout as plain MuJoCo (model, inputs, replay script), USD or Rerun",
+    "render-scene": "one recording drawn: its study rollout, else the recorded motion",
+    "attribute": "attribution: one factor at a time toward a HUG-style replay",
+    "agreement": "outcome agreement across several studies",
+    "gripper-check": "is each object liftable at all: a parallel-jaw grasp-and-lift",
+    "bridge": "hug-oracle to the lift protocol, one element at a time (lifted / N per row)",
+    "penetration": "how deep the recorded hand starts inside the object at the grasp (HUG table 7)",
+    "tables": "a README/docs figure table written from a results file",
 }
 
 
@@ -120,19 +134,15 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def _script_main(name: str) -> Callable:
-    path = SCRIPTS_DIR / name
-    if not path.is_file():
-        raise UsageError("grasp-replay", f"{path} not found: the commands run the scripts of a source checkout "
-                                         "(pip install -e .)")
-    spec = importlib.util.spec_from_file_location(f"grasp_replay_script_{path.stem}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.main
+def _command_main(module: str) -> Callable:
+    """``main`` of :mod:`replay.commands`'s ``module``, imported now (a command's imports are
+    its own: ``grasp-replay --help`` loads no physics)."""
+    return importlib.import_module(f"{__package__}.commands.{module}").main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``grasp-replay <command> [args]``: the scripts as one console command (exit status as above)."""
+    """``grasp-replay <command> [args]``: the commands of :mod:`replay.commands` as one console
+    command (exit status as above)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):
@@ -153,8 +163,5 @@ def main(argv: list[str] | None = None) -> int:
         cmd, rest = f"validate {rest[0]}", rest[1:]
     prog = f"grasp-replay {cmd}"
     sys.argv = [prog, *rest]  # argparse usage lines and say_error name the command
-    try:
-        fn = _script_main(COMMANDS[cmd])
-    except UsageError as e:
-        return report(e, "grasp-replay")
+    fn = _command_main(COMMANDS[cmd])
     return run(lambda: fn(rest))

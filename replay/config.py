@@ -229,7 +229,7 @@ class ReplayConfig(OracleFields):
     diag_never_rose_mm: float = _f(
         10.0, "mm", "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
         "lift-start height during lift and hold was never gripped (not lifted, not dropped). 10 mm is the datasets' "
-        "lift-onset threshold (replay.data.common.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
+        "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
         "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)"
     )
     diag_slip_onset_mm: float = _f(
@@ -374,7 +374,7 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
 #: Named, versioned settings (``run_study.py --preset NAME``): ``{name: {"version", "settings":
 #: {field: value}, "sources": {field: why}}}``, the same for every recording; the study's config
 #: records ``preset = "name@version"``. Today's protocol (no preset) stays the default.
-# --- recorded protocol (replay.protocol.tracking): object tracking against the recorded track ------
+# --- recorded protocol (replay.protocol.recorded_protocol): object tracking against the recorded track ------
 #: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
 #: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the
 #: recorded orientation (geodesic angle, deg). 2 cm / 30 deg: the per-frame object tracking
@@ -392,6 +392,6 @@ TRACK_ROT_TOL_DEG = 30.0
 TRACK_LOST_MIN_S = 0.5
 #: End of the manipulation (recorded protocol): the last recorded frame whose object pose
 #: is farther than this from the object's final pose (m, origin) ...
-MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.common.LIFT_THRESHOLD_M
+MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.adapter_fields.LIFT_THRESHOLD_M
 #: ... plus this margin (s, recorded), capped at the recording's end, so the release is replayed.
 MANIPULATION_END_MARGIN_S = 0.5

@@ -3,13 +3,14 @@ recordings are, which adapter reads them, and the per-dataset defaults that were
 on it. Every script's ``--dataset`` choices, the fetch list and the per-dataset defaults read
 from :data:`DATASETS`; adding a dataset is one entry here plus its adapter module.
 
-Adapters are named (``module:function``) and imported when a recording is read, so that
-knowing the names costs no import of trimesh, pickle readers or Newton.
+The adapters live a layer up, in :mod:`replay.data`, which registers them here when it is
+imported (:func:`register_adapters`, filled from above: this base module imports nothing of
+the data layer, by name or by string). Each registered adapter imports its module when a
+recording is read, so knowing the names costs no import of trimesh, pickle readers or Newton.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -28,7 +29,6 @@ class Dataset:
             folder with the pattern's fixed prefix and suffix removed (GRAB
             ``recordings/<name>.pkl``, TACO ``<name>.pkl``, HUG-Bench
             ``scenes/<split>/<scene>/aria_data.pkl`` -> ``<split>/<scene>``).
-        loader: ``module:function`` of the adapter, called as ``loader(path, root, name, **kwargs)``.
         hand_variant: manosim hand shape when ``ReplayConfig.hand_variant`` is None: the shape
             whose bone lengths best fit the dataset's subjects (measured with
             ``scripts/validate_pose_mapping.py --hand-shape``: GRAB s1 landmark IK median
@@ -42,13 +42,12 @@ class Dataset:
         names_object: recording names start with the object's name and then say the
             intent (GRAB ``mug_lift``, ``mug_pass_1``): ``--objects mug`` selects the lift
             (:func:`replay.study.prepare.sequence_object`; other intents by their own name) and
-            :func:`replay.checks.input_checks.recording_intent` reads the intent.
+            :func:`replay.checks.recording_checks.recording_intent` reads the intent.
     """
 
     name: str
     label: str
     pattern: str
-    loader: str
     hand_variant: str
     flat_hand_mean: bool | None = None
     names_object: bool = False
@@ -68,31 +67,50 @@ class Dataset:
         return Path(root) / f"{head}{name}{tail}"
 
     def load(self, root: Path, name: str, **kwargs):
-        """Read recording ``name`` (its file: :meth:`path`) with the adapter, imported now:
-        ``loader(path, root, name, **kwargs)`` -> :class:`replay.data.types.Recording`.
+        """Read recording ``name`` (its file: :meth:`path`) with the adapter registered for
+        this dataset (:func:`register_adapters`): ``adapter(path, root, name, **kwargs)`` ->
+        :class:`replay.data.types.Recording`.
 
         Raises:
-            DataError: no such recording (the message lists the staged ones), or any error
-                of the adapter.
+            DataError: no such recording (the message lists the staged ones), no adapter
+                registered (``replay.data`` not imported), or any error of the adapter.
         """
         path = self.path(root, name)
         if not path.is_file():
             have = self.sequences(root)
             raise DataError(path, None, f"no {self.label} sequence {name!r} (expected {self.pattern}); available: "
                                         f"{', '.join(have) if have else 'none staged'}")
-        module, func = self.loader.split(":")
-        fn: Callable = getattr(importlib.import_module(module), func)
+        fn = _ADAPTERS.get(self.name)
+        if fn is None:
+            raise DataError(path, None, f"no adapter registered for {self.label} (replay.data registers them on "
+                                        "import: read recordings through replay.data.read_recording)")
         return fn(path, Path(root), name, **kwargs)
 
 
 #: Every dataset with recordings, in the order scripts list them.
 DATASETS: dict[str, Dataset] = {d.name: d for d in (
-    Dataset("grab", "GRAB", "recordings/*.pkl", "replay.data.grab:load_recording", "zerohand",
-            names_object=True),
-    Dataset("taco", "TACO", "*.pkl", "replay.data.taco:load_recording", "zerohand", flat_hand_mean=True),
-    Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "replay.data.hug:load_recording",
-            "myhand", flat_hand_mean=True),
+    Dataset("grab", "GRAB", "recordings/*.pkl", "zerohand", names_object=True),
+    Dataset("taco", "TACO", "*.pkl", "zerohand", flat_hand_mean=True),
+    Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "myhand", flat_hand_mean=True),
 )}
+#: dataset name -> adapter ``(path, root, name, **kwargs) -> Recording``; filled by replay.data
+_ADAPTERS: dict[str, Callable] = {}
+
+
+def register_adapters(adapters: dict[str, Callable]) -> None:
+    """Register the adapter of each named dataset (:meth:`Dataset.load` calls it); called by
+    :mod:`replay.data` on import, the layer that holds the adapters.
+
+    Raises:
+        DataError: a name that is not in :data:`DATASETS`.
+    """
+    unknown = sorted(set(adapters) - set(DATASETS))
+    if unknown:
+        raise DataError(None, "dataset", f"adapter for unknown dataset(s) {', '.join(unknown)}; add them to "
+                                         "replay.datasets.DATASETS first")
+    _ADAPTERS.update(adapters)
+
+
 #: ``--dataset`` values of the replay stages.
 RECORDING_DATASETS = tuple(DATASETS)
 #: The hand models' dataset (fetched and located like the others, no recordings).

@@ -1,74 +1,8 @@
-#!/usr/bin/env python
-"""Is each object asset liftable at all? The nine-phase parallel-jaw grasp-and-lift check.
+"""``python scripts/gripper_check.py ...``: the command :mod:`replay.commands.gripper_check` (its doc says what it does)."""
 
-Example:
-    python scripts/gripper_check.py --dataset grab --out out/grab/gripper --data /work/shared/datasets
-    python scripts/gripper_check.py --dataset grab --objects cubesmall,mug --out out/grab/gripper
-
-For every object of the dataset (from the first recording grasping it), a generated two-pad gripper
-on a gantry tries three grasp lines (the recorded thumb-index line at the grasp frame and the
-object's two principal horizontal axes) through nine phases (replay.protocol.gripper_phases);
-the object passes when one line passes all nine. Writes ``<out>/gripper.json`` (config, versions,
-input hashes, every line's per-phase result), ``<out>/gripper.csv`` (one row per object) and
-``<out>/gripper.html`` (the report section).
-
-Exit status: 0 when every object was checked (whatever its verdict); 1 when a recording or
-asset could not be loaded (listed; the others are kept); 2 on bad arguments.
-"""
-
-from __future__ import annotations
-
-import argparse
-import dataclasses
-import sys
-from pathlib import Path
-
-from replay.cli import report, run, say_error
-from replay.datasets import RECORDING_DATASETS
-from replay.errors import ReplayError
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
-    p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")
-    p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--pad-friction", type=float, default=None, help="pad sliding friction (default 1.0)")
-    return p
-
-
-def main(argv=None) -> int:
-    a = build_parser().parse_args(argv)
-    from replay.output.gripper_section import gripper_section_html
-    from replay.sim.gripper import FixtureConfig
-    from replay.study.gripper_check import run_gripper_check
-
-    fixture = FixtureConfig()
-    if a.pad_friction is not None:
-        if not a.pad_friction > 0:
-            say_error(f"--pad-friction must be > 0, got {a.pad_friction}")
-            return 2
-        fixture = dataclasses.replace(fixture, pad_friction=a.pad_friction)
-    objects = [s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None
-    try:
-        rec = run_gripper_check(a.dataset, a.out, a.data, objects, fixture=fixture, workers=max(1, a.workers))
-    except ReplayError as e:
-        return report(e)
-    html = Path(a.out) / "gripper.html"
-    html.write_text(f"<!doctype html><meta charset='utf-8'><title>grasp and lift: {a.dataset}</title>\n"
-                    + gripper_section_html(rec.to_dict()))
-    for r in rec.rows:
-        print(f"{r['object']:16s} {r['verdict']:20s} " + "  ".join(
-            f"{n}={r[f'{n}_result'] or '-'}" for n in ("thumb_index", "principal_1", "principal_2")))
-    passed = sum(1 for r in rec.rows if r["passed"])
-    print(f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s on {rec.workers} worker(s); {a.out}/gripper.json")
-    for seq, why in rec.failed.items():
-        print(f"failed: {seq}: {why}", file=sys.stderr)
-    return 1 if rec.failed else 0
-
+from replay.commands.gripper_check import main  # noqa: F401  (``main(argv)``: what the command runs)
 
 if __name__ == "__main__":
+    from replay.cli import run
+
     raise SystemExit(run(main))

@@ -1,65 +1,8 @@
-#!/usr/bin/env python
-"""Write a study's report page: summary, sortable table, plots over time, clips, config and versions.
+"""``python scripts/report.py ...``: the command :mod:`replay.commands.report` (its doc says what it does)."""
 
-    python scripts/report.py --study out/grab/study.json --out out/grab/report.html \
-        [--montage renders/grab/montage.mp4] [--clips renders/grab/clips] [--exports [mjcf,usd,rrd]]
-
-A static HTML page (open it in a browser, no server) with the plots in ``<out stem>_files/``
-(:mod:`replay.output.report`); it also (re)writes ``study.csv`` beside the study JSON from its rows.
-Exit status (replay.cli): 0 done, 1 a missing or unreadable study (or one of another
-format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
-"""
-
-from __future__ import annotations
-
-import argparse
-from pathlib import Path
-
-from replay.cli import run
-from replay.fileio import atomic_write_text, ensure_parent
-from replay.output.report import build_report
-from replay.results import read_study, rows_csv
-
-
-def write_exports(study_path: Path, study, formats: str) -> None:
-    """Every recording's contact-run exports in ``formats`` (comma-separated), default folders."""
-    from replay.errors import UsageError
-    from replay.output.export import FORMATS, export_rollout
-    from replay.study.console import quiet_libraries
-
-    fmts = [f.strip() for f in formats.split(",") if f.strip()]
-    bad = [f for f in fmts if f not in FORMATS]
-    if bad:
-        raise UsageError("--exports", f"{', '.join(bad)}: not one of {', '.join(FORMATS)}")
-    quiet_libraries()
-    for row in study.rollouts:
-        for fmt in fmts:
-            r = export_rollout(study_path, str(row["sequence"]), fmt)
-            print(f"export {fmt}: {r['out']}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
-    ap.add_argument("--out", type=Path, default=None, help="HTML page (default: report.html beside the study)")
-    ap.add_argument("--montage", type=Path, default=None, help="the study's montage (render_montage.py) to embed")
-    ap.add_argument("--clips", type=Path, default=None,
-                    help="folder of per-recording clips (render_montage.py --clips) to embed where present")
-    ap.add_argument("--exports", nargs="?", const="mjcf,usd,rrd", default=None, metavar="FORMATS",
-                    help="first write every recording's exports (scripts/export_rollout.py; default all of "
-                         "mjcf,usd,rrd) into <study folder>/exports/, linked from its section")
-    a = ap.parse_args(argv)
-    out = a.out or a.study.with_name("report.html")
-    study = read_study(a.study)  # one-line error for a missing study or another format version
-    ensure_parent(out)  # an unwritable --out fails now, naming it, before any plot is drawn
-    if a.exports:
-        write_exports(a.study, study, a.exports)
-    atomic_write_text(a.study.with_suffix(".csv"), rows_csv(study.rollouts))
-    n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
-    print(f"wrote {out}: {n['rows']} recordings, {n['plots']} plots, {n['clips']} clips; "
-          f"table {a.study.with_suffix('.csv')}")
-    return 0
-
+from replay.commands.report import main  # noqa: F401  (``main(argv)``: what the command runs)
 
 if __name__ == "__main__":
+    from replay.cli import run
+
     raise SystemExit(run(main))

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import replay  # noqa: F401  (a relative REPLAY_MIRROR is made absolute here, once: replay.resolve_path_env)
+import replay
+
+# a relative REPLAY_MIRROR is made absolute here, once, as every command does (replay.cli.run)
+replay.resolve_path_env()
 
 REQUIRE_DATA = os.environ.get("REPLAY_REQUIRE_DATA") == "1"
 

@@ -24,7 +24,7 @@ def drive_hold_test(
 
     With gravity, contacts and drives off the hand must be exactly static; with the
     drives on at their own target a ball-joint drive stays bounded only if total
-    damping exceeds the flutter bound (:func:`replay.sim.diagnostics.flutter_bound`). The
+    damping exceeds the flutter bound (:func:`replay.sim.silent_failures.flutter_bound`). The
     wrist (free joint) gets no wrench.
 
     Args:

@@ -8,7 +8,7 @@ written here in the layout of the mirror README ("HUG-Bench layout"):
 <root>/hug_bench/test/small_9/<object>/sim_assets/{visual.obj, coacd/part_XX.obj, properties.json}
 ```
 
-or, with ``staged=True``, as :func:`replay.data.load_recording` finds it under a
+or, with ``staged=True``, as :func:`replay.checks.load_recording` finds it under a
 data folder: ``<root>/hug-bench/scenes/test/small_9/aria_data.pkl`` and
 ``<root>/hug-bench/hug_bench/test/small_9/<object>/sim_assets/``.
 Run as a script (``python tests/hug_fixture.py DATA_DIR``) to stage one for

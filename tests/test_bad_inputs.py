@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from replay.data.safe_pickle import load_pickle
-from replay.checks.input_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
+from replay.checks.recording_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
@@ -87,6 +87,7 @@ def taco_mixed(tmp_path_factory, mirror, cases_dir) -> Path:
 # --------------------------------------------------------------------------- native crash isolation
 
 
+@pytest.mark.slow  # two workers, a TACO replay and a CoACD crash: 295 s on the shared 2-core machine (make test-slow)
 @pytest.mark.needs_data
 def test_convex_decomposition_crash_costs_one_recording(tmp_path, taco_mixed):
     """CoACD segfaults on the case's mesh: that recording fails with a named reason (CoACD runs in a
@@ -101,6 +102,7 @@ def test_convex_decomposition_crash_costs_one_recording(tmp_path, taco_mixed):
     assert "refused: 20231104_017:" in res.stderr
 
 
+@pytest.mark.slow  # two workers, a TACO replay and a CoACD crash: 352 s on the shared 2-core machine (make test-slow)
 @pytest.mark.needs_data
 def test_process_pool_survives_a_dead_worker(tmp_path, taco_mixed):
     """With CoACD run in-process (REPLAY_ISOLATE=0) its segfault kills a pool worker: the pool is
@@ -470,7 +472,7 @@ def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
     plane (here y -> -y, another member than the case's x mirror) it reads left."""
     from replay.data import list_sequences
     from replay.checks import load_recording
-    from replay.checks.input_checks import landmark_side, palm_chirality
+    from replay.checks.recording_checks import landmark_side, palm_chirality
 
     for s in list_sequences("grab", mirror)[::6]:
         rec = load_recording("grab", s, mirror)
@@ -493,7 +495,7 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     """No false alarm on the real data: the 30 GRAB lifts, the 10 GRAB intents and 2 TACO sequences
     load with no flag (but the intent's, and CLEAN_MIRROR_FLAGS), and the measured figures sit inside
     the thresholds with the margins the module docs state."""
-    from replay.checks import input_checks as ic
+    from replay.checks import recording_checks as ic
     from replay.checks import load_recording
     from replay.checks import object_rest, object_track, penetration
     from replay.data import list_sequences

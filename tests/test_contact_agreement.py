@@ -90,7 +90,7 @@ def test_recorded_protocol_reads_the_simulated_set_at_the_grasp_frame(window, ca
     lift_recorded = ca.agreement_fields(ca.recorded_bone_distances(rec, coords, capsule_rhand), [])
     assert m["contact_agreement_recorded_bones"] == lift_recorded["contact_agreement_recorded_bones"]
     assert m["contact_agreement_simulated_bones"] is not None and m["contact_agreement_recall"] is not None
-    from replay.protocol import tracking
+    from replay.protocol import recorded_protocol as tracking
     plan = tracking.plan_recorded(rec, coords, cfg)
     k = ca.agreement_frame(plan, float(rec.time[rec.grasp_frame]))
     assert k is not None and abs(plan.rec_time[k] - rec.time[rec.grasp_frame]) <= cfg.frame_dt

@@ -132,12 +132,12 @@ def test_replay_scene_table_matches_its_contacts(grab_dir, capsule_rhand):
 
 
 def test_inspect_contacts_cli(capsule_rhand, capsys):
-    """``python -m importer_patches.inspect MJCF --contacts --json``: the palm's own values
+    """``python -m importer_patches.inspect_import MJCF --contacts --json``: the palm's own values
     win any pair (priority 1); a finger capsule and a geom that sets nothing mix half and
     half (both solmix 1): manosim's solref 0.04 with MuJoCo's 0.02, solimp 0.5 with 0.9."""
     import json
 
-    from importer_patches.inspect import main
+    from importer_patches.inspect_import import main
 
     assert main([str(capsule_rhand), "--contacts", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["geoms"]

@@ -53,7 +53,8 @@ def _script(script: str, *args, cwd: Path, env: dict | None = None, timeout: int
 @pytest.mark.needs_data
 def test_study_with_a_relative_mirror_from_another_folder(mirror, tmp_path):
     """REPLAY_MIRROR relative to the caller's folder (the README's ``../shared/datasets``): a
-    process that imported replay starts the study script (and its worker) in another folder."""
+    process that resolved it (replay.resolve_path_env, as the commands and conftest.py do) starts the
+    study script (and its worker) in another folder."""
     caller, elsewhere = tmp_path / "repo", tmp_path / "repo" / "tests_tmp"  # as make test's pytest and a test
     elsewhere.mkdir(parents=True)
     (tmp_path / "shared").mkdir()
@@ -61,7 +62,8 @@ def test_study_with_a_relative_mirror_from_another_folder(mirror, tmp_path):
     (elsewhere / "short.json").write_text(json.dumps(SHORT))
     rel = "../shared/datasets"
     assert (caller / rel).is_dir() and not (elsewhere / rel).exists()  # means nothing from there
-    code = ("import subprocess, sys, replay; sys.exit(subprocess.call([sys.executable, sys.argv[1], '--dataset', 'grab', "
+    # the caller resolves the relative folder once, as every command (replay.cli.run) and conftest.py do
+    code = ("import subprocess, sys, replay; replay.resolve_path_env(); sys.exit(subprocess.call([sys.executable, sys.argv[1], '--dataset', 'grab', "
             "'--objects', 'cubesmall', '--workers', '1', '--no-ablation', '--quiet', '--config', 'short.json', "
             "'--out', 'out/study.json'], cwd=sys.argv[2]))")
     env = dict(os.environ, REPLAY_MIRROR=rel, PYTHONPATH=str(ROOT))

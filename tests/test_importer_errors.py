@@ -10,7 +10,7 @@ import newton
 import pytest
 
 import importer_patches as ip
-from importer_patches import inspect as ip_inspect
+from importer_patches import inspect_import as ip_inspect
 from importer_patches import version
 from replay.errors import DataError
 

@@ -33,7 +33,7 @@ def clean(mirror):
 
 
 def _check(rec):
-    from replay.checks.input_checks import check_recording
+    from replay.checks.recording_checks import check_recording
 
     return check_recording(rec)
 

@@ -1,6 +1,6 @@
 """GRAB recordings of other intents than lifting (``grab_intents`` in the mirror): staged by
 the normal fetch, their intent flagged, the offhand take refused with its reason, and the
-recorded protocol's object tracking (:mod:`replay.protocol.tracking`) on a short real window."""
+recorded protocol's object tracking (:mod:`replay.protocol.recorded_protocol`) on a short real window."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.checks import load_recording
 from replay.errors import DataError
-from replay.checks.input_checks import recording_intent
+from replay.checks.recording_checks import recording_intent
 from replay.study.runner import run_study
-from replay.protocol.tracking import (
+from replay.protocol.recorded_protocol import (
     lost_frame,
     manipulation_end,
     plan_recorded,

@@ -14,7 +14,7 @@ from short_window import SHORT, short_window
 from short_window import contact_and_ablation as short_window_pair
 
 from replay.config import ReplayConfig
-from replay.sim.diagnostics import flutter_bound, quat_angle
+from replay.sim.silent_failures import flutter_bound, quat_angle
 from replay.protocol.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
 
 pytestmark = pytest.mark.needs_data
@@ -126,7 +126,7 @@ def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
     built; a later edit of the Newton model (without ``SolverMuJoCo.notify_model_changed``)
     silently does not reach MuJoCo (shown below: the solver keeps 0.4 N·m). The read-back
     must notice."""
-    from replay.sim.diagnostics import check_readback
+    from replay.sim.silent_failures import check_readback
     from replay.errors import ReadbackError
     from replay.sim.scene import build_scene
     from replay.sim.scene_spec import SceneSpec

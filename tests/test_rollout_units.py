@@ -10,7 +10,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig, describe
-from replay.sim.diagnostics import flutter_bound, flutter_margins, quat_angle
+from replay.sim.silent_failures import flutter_bound, flutter_margins, quat_angle
 from replay.errors import DataError
 from replay.kinematics.hand_layout import interp_coords, quat_slerp
 from replay.protocol.rollout import min_jerk

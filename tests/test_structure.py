@@ -1,8 +1,9 @@
 """The package's shape: layers, no import cycles, no oversized module or function.
 
 The graph is read from the source (``ast``), so an import inside a function counts as
-much as one at the top: a cycle or an upward import hidden in a function still counts.
-The layers are the ones ``docs/architecture.md`` draws.
+much as one at the top: a cycle or an upward import hidden in a function still counts, and
+so does a string import (``importlib.import_module("replay.x")``, ``__import__("replay.x")``,
+or a ``"replay.x:function"`` reference). The layers are the ones ``docs/architecture.md`` draws.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ LONG_FUNCTIONS = {
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
-                "replay.results.records", "replay.results.files", "replay.results.fields_doc", "replay.results.oracle_fields"}
-#: upward imports allowed for one release, each a deprecated 0.1 path kept working
-DEPRECATED_UPWARD = {("replay.data", "replay.checks"): "replay.data.load_recording, goes in 0.3"}
+                "replay.results.records", "replay.results.files", "replay.results.fields_doc",
+                "replay.results.oracle_fields"}
+#: top-level modules of the top layer: the public API (what users import) and the commands
+TOP_MODULES = {"replay.api": "cli", "replay.commands": "cli"}
 
 
 def layer(module: str) -> int:
@@ -40,6 +42,9 @@ def layer(module: str) -> int:
     it imports nothing of ``replay``)."""
     if module.startswith("importer_patches") or module in BASE_MODULES:
         return 0
+    top = ".".join(module.split(".")[:2])
+    if top in TOP_MODULES:
+        return LAYERS.index(TOP_MODULES[top])
     parts = module.split(".")
     if parts[0] != "replay" or len(parts) < 2 or parts[1] not in LAYERS:
         raise AssertionError(f"{module} is in no layer: add it to a stage package or to BASE_MODULES")
@@ -57,12 +62,39 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
-def _imports(path: Path, name: str, mods: dict[str, Path]) -> set[str]:
+def _string_import(node: ast.AST, mods: dict[str, Path]) -> str | None:
+    """The in-package module a string names as an import: the literal argument of
+    ``import_module(...)`` / ``__import__(...)``, or a ``"module:function"`` reference."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        arg = node.args[0].value
+        if fn in ("import_module", "__import__") and isinstance(arg, str):
+            return _enclosing(arg, mods)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.count(":") == 1:
+        module, _, attr = node.value.partition(":")
+        if module in mods and attr.isidentifier():
+            return module
+    return None
+
+
+def _enclosing(dotted: str, mods: dict[str, Path]) -> str | None:
+    """The longest in-package module that ``dotted`` names or lies in."""
+    parts = dotted.split(".")
+    for k in range(len(parts), 0, -1):
+        if ".".join(parts[:k]) in mods:
+            return ".".join(parts[:k])
+    return None
+
+
+def _imports(path: Path, name: str, mods: dict[str, Path], source: str | None = None) -> set[str]:
     """In-package modules that ``name`` imports (``from a import b`` counts ``a.b`` when
-    ``b`` is a module, else ``a``)."""
+    ``b`` is a module, else ``a``; string imports count, :func:`_string_import`)."""
     out = set()
     is_pkg = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if source is None else source)):
+        named = _string_import(node, mods)
+        if named:
+            out.add(named)
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name in mods}
         elif isinstance(node, ast.ImportFrom):
@@ -104,25 +136,31 @@ def test_the_reader_sees_real_edges():
 
 def test_no_import_cycles():
     g = import_graph()
-    g.remove_edges_from(DEPRECATED_UPWARD)  # a deprecated shim's lazy import, at call time only
     cycles = list(nx.simple_cycles(g))
     assert not cycles, "import cycles: " + "; ".join(" -> ".join(c + c[:1]) for c in cycles[:10])
 
 
 def test_replay_top_level_is_one_room_per_stage():
     top = sorted(p.name for p in (ROOT / "replay").iterdir() if p.name != "__pycache__")
-    assert len(top) <= 14, top
+    assert len(top) <= 16, top  # the stages, the base modules, api.py and the commands
     for name in _modules():
         layer(name)  # every module is in a layer
 
 
 def test_imports_point_down_the_layers():
     g = import_graph()
-    up = [(a, b) for a, b in g.edges if layer(b) > layer(a) and (a, b) not in DEPRECATED_UPWARD]
+    up = [(a, b) for a, b in g.edges if layer(b) > layer(a)]
     assert not up, "upward imports: " + "; ".join(f"{a} ({LAYERS[layer(a)]}) -> {b} ({LAYERS[layer(b)]})"
                                                  for a, b in up)
-    for a, b in DEPRECATED_UPWARD:
-        assert g.has_edge(a, b), f"{a} -> {b} is listed as a deprecated upward import but is gone: drop it"
+
+
+def test_string_imports_are_edges():
+    """A module named in a string (``import_module("replay.x")``, ``"replay.x:f"``) is an
+    edge like a static import, so an upward string import cannot hide from the layer rule."""
+    mods = _modules()
+    src = 'import importlib\nimportlib.import_module("replay.sim.scene")\nLOADER = "replay.study.job:main"\n'
+    found = _imports(ROOT / "replay" / "data" / "probe.py", "replay.data.probe", mods, source=src)
+    assert found == {"replay.sim.scene", "replay.study.job"}
 
 
 def test_layer_rule_sees_an_upward_import():
@@ -240,3 +278,32 @@ def test_every_engine_satisfies_the_contract():
         init = inspect.signature(cls.__init__).parameters
         assert list(init)[:3] == ["self", "scene", "variants"] and "threads" in init, cls.__name__
     assert names == {"direct", "newton", "steel", "warp"}
+
+
+#: every module that runs many recordings, and so must do it through the one batch runner
+BATCH_USERS = ("replay.commands.run_sweep", "replay.commands.validate_pose_mapping",
+               "replay.commands.validate_object_frame", "replay.study.attribution", "replay.study.gripper_check",
+               "replay.study.summary")
+
+
+def test_many_recording_commands_use_the_one_batch_runner():
+    """The sweep, both validations, the attribution and the gripper check run their recordings
+    through replay.study.batch (select, isolation, resume, versions, atomic writes, Ctrl-C);
+    package versions are recorded one way (replay.study.batch.package_versions, the study's too)."""
+    g = import_graph()
+    missing = [m for m in BATCH_USERS if not g.has_edge(m, "replay.study.batch")]
+    assert not missing, f"not on the batch runner: {missing}"
+    own = [n for n, p in _modules().items() if n != "replay.study.batch" and "importlib.metadata" in p.read_text()]
+    assert not own, f"package versions recorded outside replay.study.batch: {own}"
+
+
+def test_scripts_are_wrappers_over_the_commands():
+    """scripts/*.py hold no logic: each imports ``main`` from replay.commands.<its name> and
+    runs it (the logic lives in the package, where the limits above apply and a wheel has it)."""
+    for p in sorted((ROOT / "scripts").glob("*.py")):
+        tree = ast.parse(p.read_text())
+        defs = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+        assert not defs, f"{p.name} defines {defs}: put them in replay/commands/{p.name}"
+        froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert f"replay.commands.{p.stem}" in froms, f"{p.name} does not wrap replay.commands.{p.stem}"
+        assert (ROOT / "replay" / "commands" / p.name).is_file()

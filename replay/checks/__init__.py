@@ -3,7 +3,7 @@
 A layer above :mod:`replay.data` (which reads recordings as their adapters give them) and
 below the simulation:
 
-* :mod:`replay.checks.input_checks` - :func:`~replay.checks.input_checks.check_recording` runs
+* :mod:`replay.checks.recording_checks` - :func:`~replay.checks.recording_checks.check_recording` runs
   every input check, one module per concern: :mod:`~replay.checks.frames` (untracked frames,
   timing), :mod:`~replay.checks.hand` (handedness, which hand carries the object),
   :mod:`~replay.checks.object_placement` (units, scale, mass, placement),
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.checks.input_checks import check_recording
+from replay.checks.recording_checks import check_recording
 from replay.checks.time_base import with_fps
 from replay.data import read_recording
 from replay.data.recording_manifest import manifest_fps
@@ -31,7 +31,7 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
     """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
 
     With ``checks`` (default) the recording then passes
-    :func:`replay.checks.input_checks.check_recording`: untracked frames are marked in
+    :func:`replay.checks.recording_checks.check_recording`: untracked frames are marked in
     ``valid``, the hand side is checked against the landmarks, and too few / too sparse /
     too fast frames, object scale, mass and placement are input errors; named flags go
     to ``meta["input_flags"]``.
@@ -50,7 +50,7 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
 
     Raises:
         DataError: unknown dataset or sequence, any adapter error (file + field), or
-            (``checks``) an input error of :mod:`replay.checks.input_checks`.
+            (``checks``) an input error of :mod:`replay.checks.recording_checks`.
     """
     rec = read_recording(dataset, name, data_dir, **kwargs)
     if fps is not None:

@@ -28,7 +28,7 @@ lift onset, 2.31 m/s anywhere; 0.98 m/s TACO; reach-to-grasp peaks are ~1-1.5 m/
 Jeannerod, J. Motor Behavior 1984).
 
 Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.input_checks` runs every check.
+and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ mesh in another frame or unit than the poses: the placement error of
 :mod:`replay.checks.object_placement`.
 
 Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.input_checks` runs every check.
+and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
 """
 
 from __future__ import annotations

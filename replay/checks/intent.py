@@ -5,7 +5,7 @@ sequence name where the dataset encodes it (GRAB ``<object>_<intent>_<n>`` /
 ``<object>_lift``; :data:`INTENT_UNKNOWN` elsewhere), in ``meta["intent"]``; a GRAB
 intent other than ``lift`` is flagged (``input_flags["intent"]``): the lift protocol
 replaces the recorded motion after the grasp by a synthetic lift, the ``recorded``
-protocol replays it (:mod:`replay.protocol.tracking`).
+protocol replays it (:mod:`replay.protocol.recorded_protocol`).
 """
 
 from __future__ import annotations

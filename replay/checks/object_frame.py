@@ -49,7 +49,7 @@ import trimesh
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
-from replay.data.common import LIFT_THRESHOLD_M, lift_onset
+from replay.data.adapter_fields import LIFT_THRESHOLD_M, lift_onset
 from replay.data.objects import asset_meshes
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.fileio import atomic_write_text
@@ -271,13 +271,13 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
     }
 
 
-#: figures keys of the physical-consistency checks (:data:`replay.checks.input_checks.PHYSICAL_CHECKS`)
+#: figures keys of the physical-consistency checks (:data:`replay.checks.recording_checks.PHYSICAL_CHECKS`)
 PHYSICAL_KEYS = ("collision_parts", "object_track", "object_rest", "penetration", "hand_shape")
 
 
 def physical_figures(rec: Recording) -> dict:
     """The physical-consistency figures the input checks measured on ``rec`` (from
-    ``meta["input_checks"]``; :mod:`replay.checks.input_checks`), JSON-ready."""
+    ``meta["input_checks"]``; :mod:`replay.checks.recording_checks`), JSON-ready."""
     checks = rec.meta.get("input_checks", {})
     return {k: checks[k] for k in PHYSICAL_KEYS if k in checks}
 

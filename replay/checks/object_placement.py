@@ -15,7 +15,7 @@ onset the recorded hand within :data:`HAND_GAP_MAX_M` = 5 cm of the object's sur
 (measured 0.0-5.0 mm): farther, the mesh is in another frame or unit than the poses.
 
 Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.input_checks` runs every check.
+and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@
 * :mod:`replay.data.grab`, :mod:`replay.data.taco`, :mod:`replay.data.hug` - adapters.
 
 :func:`read_recording` and :func:`list_sequences` dispatch by dataset name through the
-registry :mod:`replay.datasets`.
+registry :mod:`replay.datasets`, which this package fills with its adapters
+(:mod:`replay.data.adapters`) on import.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay import datasets
+from replay.data.adapters import ADAPTERS
 from replay.data.locate import dataset_dir
 from replay.data.types import Recording
+
+datasets.register_adapters(ADAPTERS)  # the registry below is filled from here, above it
 
 #: Datasets with an adapter (:data:`replay.datasets.RECORDING_DATASETS`).
 RECORDING_DATASETS = datasets.RECORDING_DATASETS
@@ -62,16 +66,3 @@ def read_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
     ds = datasets.dataset(dataset)
     return ds.load(dataset_dir(dataset, data_dir), name, **kwargs)
 
-
-def __getattr__(name: str):
-    """``replay.data.load_recording`` moved to :func:`replay.checks.load_recording` (0.2);
-    the old name works for one release with a :class:`DeprecationWarning`."""
-    if name == "load_recording":
-        import warnings
-
-        warnings.warn("replay.data.load_recording moved to replay.checks.load_recording (the input checks are "
-                      "a layer above the data); the old name goes in 0.3", DeprecationWarning, stacklevel=2)
-        from replay.checks import load_recording  # deprecated shim: the one upward import (tests/test_structure.py)
-
-        return load_recording
-    raise AttributeError(f"module 'replay.data' has no attribute {name!r}")

@@ -20,7 +20,7 @@ What the adapter produces (see :class:`~replay.data.types.Recording`):
   mesh origin.
 * ``support_height``: the table's top surface z below the object's first
   position, from the table mesh (``grab/objects/table``) placed at
-  ``table.loc/rot`` (ray cast, see :func:`~replay.data.common.top_surface_height`).
+  ``table.loc/rot`` (ray cast, see :func:`~replay.data.adapter_fields.top_surface_height`).
   The table itself (asset, pos, xyzw quat) is in ``meta["table"]``. The
   visual top is the measured surface (objects rest 0.1-2.7 mm above it at
   frame 0, median 1.4 mm over the 30 lifts); object_sim's table collision part
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.data.common import (
+from replay.data.adapter_fields import (
     LIFT_THRESHOLD_M,
     get_array,
     get_field,
@@ -175,7 +175,7 @@ def _table_support(table_asset, table_loc: np.ndarray, table_quat: np.ndarray,
                    obj_xy: np.ndarray) -> tuple[float, str, float]:
     """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
     mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
-    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw (:func:`~replay.data.common.top_surface_height`).
+    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw (:func:`~replay.data.adapter_fields.top_surface_height`).
 
     Raises:
         DataError: a table mesh cannot be read.

@@ -1,7 +1,14 @@
-"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file."""
+"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file.
+
+One mesh cache per process (:func:`load_mesh`): a file is parsed once per run, however many
+checks, adapters and scene builders read it; each caller gets its own copy (a caller may
+transform it in place). The cache key is the file's resolved path, size and modification
+time, so a file rewritten during a run is read again.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +36,33 @@ def load_mesh(path: str | Path, field: str | None = None, source: str | Path | N
     where = source if source is not None else path
     if not path.is_file():
         raise DataError(where, field, f"mesh file not found: {path}")
+    st = path.stat()
     try:
-        mesh = trimesh.load(path, force="mesh", process=process)
+        mesh = _cached_mesh(str(path.resolve()), st.st_size, st.st_mtime_ns, bool(process))
+    except _Unreadable as exc:
+        raise DataError(path, field, str(exc)) from None
+    return mesh.copy()
+
+
+#: meshes kept per process (an object's visual and collision parts, the tables, the hands)
+MESH_CACHE_SIZE = 256
+
+
+class _Unreadable(Exception):
+    """A mesh file that cannot be used (the message; :func:`load_mesh` names file and field)."""
+
+
+@lru_cache(maxsize=MESH_CACHE_SIZE)
+def _cached_mesh(path_str: str, size: int, mtime_ns: int, process: bool) -> trimesh.Trimesh:
+    """The parsed, checked mesh of one file version (:func:`load_mesh`); errors are not cached."""
+    try:
+        mesh = trimesh.load(path_str, force="mesh", process=process)
     except Exception as exc:  # trimesh raises many types for bad files
-        raise DataError(path, field, f"cannot read mesh: {type(exc).__name__}: {exc}") from None
+        raise _Unreadable(f"cannot read mesh: {type(exc).__name__}: {exc}") from None
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise DataError(path, field, "mesh has no triangles")
+        raise _Unreadable("mesh has no triangles")
     if not np.all(np.isfinite(mesh.vertices)):
-        raise DataError(path, field, "mesh has non-finite vertices")
+        raise _Unreadable("mesh has non-finite vertices")
     return mesh
 
 

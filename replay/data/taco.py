@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.data.common import LIFT_THRESHOLD_M, get_array, lift_onset
+from replay.data.adapter_fields import LIFT_THRESHOLD_M, get_array, lift_onset
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import load_taco_object
 from replay.data.safe_pickle import load_pickle

@@ -7,7 +7,7 @@ Above :mod:`replay.sim` (it builds scenes and steps engines), below :mod:`replay
   phase codes;
 * :mod:`~replay.protocol.lift_plan` - the lift protocol's plan (settle, approach, lift, hold,
   shake);
-* :mod:`~replay.protocol.tracking` - the recorded protocol and its object-track figures;
+* :mod:`~replay.protocol.recorded_protocol` - the recorded protocol and its object-track figures;
 * :mod:`~replay.protocol.rollout` - one recording: plan, build, step any plan, measure
   (the orchestration);
 * :mod:`~replay.protocol.measures` - what one world's trace says: outcome, slip, friction

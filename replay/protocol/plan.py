@@ -1,7 +1,7 @@
 """The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
 
 Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and the recorded
-protocol (:func:`replay.protocol.tracking.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
+protocol (:func:`replay.protocol.recorded_protocol.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
 steps either.
 
 Phase codes (``phase`` in the saved poses) are :class:`replay.results.Phase`: 0 settle,
@@ -21,7 +21,7 @@ from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.results import Phase
 
 #: replay protocols: the synthetic lift, hold and shake (default), the whole recorded motion
-#: (:mod:`replay.protocol.tracking`), and the HUG authors' grasp oracle (:mod:`replay.protocol.oracle_plan`)
+#: (:mod:`replay.protocol.recorded_protocol`), and the HUG authors' grasp oracle (:mod:`replay.protocol.oracle_plan`)
 PROTOCOLS = ("lift", "recorded", "hug-oracle")
 #: protocols whose rollouts get the contact ablation and the lift protocol's measures
 ABLATION_PROTOCOLS = ("lift", "hug-oracle")
@@ -42,7 +42,7 @@ class Plan:
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
         kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`), ``"recorded"`` (the whole recorded
-            motion, :func:`replay.protocol.tracking.plan_recorded`) or ``"hug-oracle"``
+            motion, :func:`replay.protocol.recorded_protocol.plan_recorded`) or ``"hug-oracle"``
             (:func:`replay.protocol.oracle_plan.plan_oracle`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).

@@ -1,11 +1,11 @@
 """One replay: plan, build the scene, step every world through the plan, measure each.
 
 The walk of :func:`run_rollouts`: the protocol's plan (:func:`replay.protocol.lift_plan.plan_rollout`
-for the lift protocol, :func:`replay.protocol.tracking.plan_recorded` for the recorded one),
+for the lift protocol, :func:`replay.protocol.recorded_protocol.plan_recorded` for the recorded one),
 the scene (:func:`build_replay_scene`, :mod:`replay.sim.scene`), a batch of worlds on the
 engine the config picks (:mod:`replay.sim.engine`), :func:`step_protocol` through the plan,
 then per world the measures of :mod:`replay.protocol.measures` (lift protocol) or the
-track figures of :func:`replay.protocol.tracking.track_metrics` (recorded protocol).
+track figures of :func:`replay.protocol.recorded_protocol.track_metrics` (recorded protocol).
 
 A rollout never raises on physics trouble: non-finite state, runaway velocity,
 contact overflow or a solver exception end it as ``unstable`` with the frame and
@@ -31,7 +31,8 @@ from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import contact_agreement, diagnosis, finger_closure, oracle_plan, oracle_success, release, tracking
+from replay.protocol import contact_agreement, diagnosis, finger_closure, oracle_plan, oracle_success, release
+from replay.protocol import recorded_protocol as tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
@@ -93,7 +94,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     built scene (object at its pose at the approach start, hand at its first target).
 
     ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
-    (:func:`replay.protocol.tracking.plan_recorded`).
+    (:func:`replay.protocol.recorded_protocol.plan_recorded`).
 
     Raises:
         DataError: bad input. ValueError: unknown protocol.
@@ -170,7 +171,7 @@ def run_rollouts(
             default) or ``"recorded"``: the recorded wrist and finger motion from the
             approach window to the end of the manipulation, object free, compared per
             frame with the recorded object track (``track_*`` metrics and outcome
-            ``tracked`` / ``lost`` / ``unstable``, :func:`replay.protocol.tracking.track_metrics`).
+            ``tracked`` / ``lost`` / ``unstable``, :func:`replay.protocol.recorded_protocol.track_metrics`).
 
     Returns:
         One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
@@ -283,7 +284,7 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
     rose less than that since the lift start (a search's hopeless worlds); a world whose
     signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
-    ``recorded`` plan a world whose object is :data:`replay.protocol.tracking.FELL_OFF_M` below the
+    ``recorded`` plan a world whose object is :data:`replay.protocol.recorded_protocol.FELL_OFF_M` below the
     support stops (lost; the frames it did not simulate count as outside the tracking
     tolerance). At frame ``agreement_at`` (default: the hold's first) the bones carrying hand-object
     force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).

@@ -35,7 +35,7 @@ class Phase(IntEnum):
     LIFT = 2  #: the wrist rises ``lift_height`` (min-jerk) over ``lift_s``
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
-    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.tracking`)
+    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.recorded_protocol`)
     RELEASE = 6  #: fingers open after the hold and shake, the object must fall (:mod:`replay.protocol.release`)
 
 
@@ -88,7 +88,7 @@ class RolloutRecord:
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
     kinematics_s: float | None = _f("s", "wall time of loading and fitting the hand (IK)")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
-    input_flags: dict = _fl("-", "repaired, corrected or suspect input (replay.checks.input_checks: untracked_frames, "
+    input_flags: dict = _fl("-", "repaired, corrected or suspect input (replay.checks.recording_checks: untracked_frames, "
                                  "hand_side_from_landmarks, intent, object_track, object_rest, penetration, "
                                  "hand_shape), empty if none")
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
@@ -199,7 +199,7 @@ class RolloutRecord:
     ablation_no_rise: bool | None = _f("-", "ablation: no hand-object contact and object rose < ablation_clean_mm")
     ablation_rerun_s: float | None = _f("s", "wall time of the last --ablation-only rerun")
     wall_s_total: float | None = _f("s", "wall time of this recording's job (kinematics, both runs, writing)")
-    # recorded protocol (replay.protocol.tracking): the simulated object against the recorded track
+    # recorded protocol (replay.protocol.recorded_protocol): the simulated object against the recorded track
     track_pos_err_median_mm: float | None = _f("mm, world", "median object position error over simulated frames")
     track_pos_err_p95_mm: float | None = _f("mm, world", "95th percentile of the position error")
     track_pos_err_max_mm: float | None = _f("mm, world", "largest position error")
@@ -343,7 +343,7 @@ class StudyRecord:
     rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
     inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
     protocols: list = _fl("-", "protocols run: lift and/or recorded", list)
-    recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.protocol.tracking.TRACK_FIELDS; "
+    recorded_rollouts: list = _fl("-", "recorded protocol: one row per recording (replay.protocol.recorded_protocol.TRACK_FIELDS; "
                                        "full record in its `json`)", list)
     refine_rollouts: list = _fl("-", "--refine: one row per recording (REFINE_FIELDS; full record in its `json`)",
                                 list)

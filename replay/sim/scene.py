@@ -10,14 +10,14 @@ Order matters (Newton bakes model values into ``SolverMuJoCo`` when it is built;
 manosim-in-Newton report in :mod:`replay.config`): every model edit
 (effort limits, damping, collision filters for the ablation) happens before the
 final :class:`newton.solvers.SolverMuJoCo` is built, and the values the solver
-actually compiled are read back and compared (:func:`replay.sim.diagnostics.check_readback`).
+actually compiled are read back and compared (:func:`replay.sim.silent_failures.check_readback`).
 
 Contact capacity (a full contact buffer drops contacts silently): a probe solver
 settles the object and counts the resting contacts; the final capacity
 (``nconmax``) is ``headroom`` (6) times that, at least ``contact_capacity_min``.
 
 Quaternions: Newton xyzw everywhere here; MuJoCo's own arrays (wxyz) are only
-read inside :mod:`replay.sim.diagnostics` (through :mod:`replay.sim.solver_view`).
+read inside :mod:`replay.sim.silent_failures` (through :mod:`replay.sim.solver_view`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import newton
 import numpy as np
 
 from replay.sim.object_contact import apply_object_contact
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.config import GRAVITY, ReplayConfig
 from replay.sim.control import HandController
 from replay.sim.engine import Variant, wrist
@@ -88,8 +88,8 @@ class Scene:
         probe_contacts: [resting, with the hand moved kinematically to its grasp pose].
         finger_damping: (``MANOSIM_HAND.finger_dofs``,) passive damping the solver uses on the
             finger DOFs, N·m·s/rad (None in the probe stage).
-        flutter: per-joint flutter bound records (see :func:`replay.sim.diagnostics.flutter_margins`).
-        readback: what :func:`replay.sim.diagnostics.check_readback` read from the final solver.
+        flutter: per-joint flutter bound records (see :func:`replay.sim.silent_failures.flutter_margins`).
+        readback: what :func:`replay.sim.silent_failures.check_readback` read from the final solver.
     """
 
     model: newton.Model
@@ -213,7 +213,7 @@ def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> 
 
     Returns:
         ``(resting, at_grasp, inertia)``: contact counts and the (joint_dof_count,) mass-matrix
-        diagonal incl. armature, kg or kg·m^2 (:func:`replay.sim.diagnostics.dof_inertia`).
+        diagonal incl. armature, kg or kg·m^2 (:func:`replay.sim.silent_failures.dof_inertia`).
     """
     probe, model, hq = scene.solver, scene.model, scene.hand_q_start
     settled = _probe_settle(scene, hand_coords0)
@@ -230,7 +230,7 @@ def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> 
 
 def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, kd_resolved: np.ndarray,
                            commanded_finger_quats: np.ndarray, config: ReplayConfig) -> tuple[np.ndarray, list, bool]:
-    """Flutter bound per finger joint (:func:`replay.sim.diagnostics.flutter_margins`); raise the model's
+    """Flutter bound per finger joint (:func:`replay.sim.silent_failures.flutter_margins`); raise the model's
     passive damping (N·m·s/rad) on the three DOFs of every joint where it is short (not with
     ``finger_drive="quat"``, which is not a per-axis position drive).
 

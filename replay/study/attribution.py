@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial as bind
 
 import numpy as np
 from scipy.spatial import ConvexHull
@@ -28,6 +28,7 @@ from replay.protocol.diagnosis import CLASSES
 from replay.protocol.rollout import run_rollouts
 from replay.sim.engine import Variant
 from replay.sim.world_builder import load_collision_parts
+from replay.study.batch import run_batch
 from replay.study.prepare import prepare_recording
 
 #: fields of a factor's ``variant`` and the Variant field each sets
@@ -118,14 +119,17 @@ def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, f
     ``partial``: called with the result over the recordings done so far after each one
     (a long run can be watched, and stopped with what it has).
 
+    Recordings run through :func:`replay.study.batch.run_batch`: one whose input is refused
+    (:class:`~replay.errors.DataError`) is listed in ``failed``, the others still run.
+
     Returns:
-        ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s"}``.
+        ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s", "failed",
+        "versions"}``.
     """
     t0 = time.perf_counter()
     base_d = (base or ReplayConfig()).to_dict()
     base_d.pop("dt", None)
     per: dict[str, dict] = {}
-    args = [(dataset, s, data_dir, manosim_dir, factors, base_d) for s in sequences]
 
     def done(s: str, res: dict) -> dict:
         per[s] = res
@@ -136,12 +140,16 @@ def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, f
             partial(out)
         return out
 
-    out = None
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            for s, res in zip(sequences, ex.map(run_recording, *zip(*args))):
-                out = done(s, res)
-    else:
-        for a in args:
-            out = done(a[1], run_recording(*a))
-    return out
+    state: dict = {}
+    batch = run_batch(sequences, bind(_run_key, dataset, data_dir, manosim_dir, factors, base_d), workers=workers,
+                      write=lambda s, res: state.update(out=done(s, res)), label="attribution")
+    if batch.interrupted:
+        raise KeyboardInterrupt
+    out = state.get("out") or {"dataset": dataset, "base_config": base_d,
+                               "factors": [summarize_factor(f, {}) for f in factors], "wall_s": batch.wall_s}
+    return out | {"failed": batch.failed, "versions": batch.versions}
+
+
+def _run_key(dataset, data_dir, manosim_dir, factors, base, sequence) -> dict:
+    """:func:`run_recording` with the recording last: the batch runner's ``run_one``."""
+    return run_recording(dataset, sequence, data_dir, manosim_dir, factors, base)

@@ -159,7 +159,7 @@ INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "dropped", "unstable")
 def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
     """``{intent: {rollouts, lifted, shake_held, dropped, unstable}}``, the lift recordings
     (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
-    whose names carry none: ``unknown``, :func:`replay.checks.input_checks.recording_intent`)."""
+    whose names carry none: ``unknown``, :func:`replay.checks.recording_checks.recording_intent`)."""
     out: dict[str, dict[str, int]] = {}
     for r in rollouts:
         c = out.setdefault(str(r.get("intent") or "unknown"), dict.fromkeys(INTENT_COUNTS, 0))
@@ -183,7 +183,7 @@ def lifts_and_others(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str
 
 
 def input_flag_lines(rollouts: list[dict]) -> list[str]:
-    """The rollouts' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.input_checks`)
+    """The rollouts' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.recording_checks`)
     one line per flag: the recordings that carry it and what it says (said once for all, e.g.
     the 8 GRAB recordings of another intent than lift)."""
     by_flag: dict[str, list[tuple[str, str]]] = {}

@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from replay.results import FORMAT_VERSION, check_version, dumps, rows_csv
 from replay.sim.gripper import FixtureConfig
 from replay.study.console import quiet_libraries
 from replay.study.inputs import input_hashes
-from replay.study.runner import package_versions
+from replay.study.batch import run_batch
 
 #: the key figure (metric of the failed phase) each failure class is reported with
 FIGURE = {"pads_touched": ("grasping", "pad_gap_mm", "mm"), "not_risen": ("lifting", "rise_m", "m"),
@@ -103,18 +103,18 @@ def object_row(res: dict) -> dict:
     return row
 
 
-def _job(args) -> dict:
-    """One object in a worker: ``(dataset, sequence, data_dir, config, fixture, pc)`` -> result or ``{"error"}``."""
-    dataset, seq, data_dir, config, fixture, pc = args
+def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
+    """One object, in this process or a worker (:func:`replay.study.batch.run_batch`).
+
+    Raises:
+        DataError: the recording or its object cannot be read (the batch lists it in ``failed``).
+    """
     quiet_libraries()
     t0 = time.perf_counter()
-    try:
-        rec = load_recording(dataset, seq, data_dir)
-        obj = rec.target_object.asset
-        res = check_object(obj, rec, config, fixture, pc)
-        res["inputs"] = input_hashes([rec.source, *obj.collision_meshes], data_dir)
-    except DataError as e:
-        return {"sequence": seq, "error": str(e)}
+    rec = load_recording(dataset, seq, data_dir)
+    obj = rec.target_object.asset
+    res = check_object(obj, rec, config, fixture, pc)
+    res["inputs"] = input_hashes([rec.source, *obj.collision_meshes], data_dir)
     res.update(recording=seq, wall_s=time.perf_counter() - t0)
     return res
 
@@ -144,25 +144,20 @@ def run_gripper_check(dataset: str, out_dir: str | Path, data_dir: str | None = 
         DataError: unknown dataset, no recordings, an unknown object name.
     """
     config, fixture, pc = config or ReplayConfig(), fixture or FixtureConfig(), pc or PhaseConfig()
-    t0 = time.perf_counter()
     seqs = object_sequences(dataset, data_dir, objects)
-    jobs = [(dataset, s, data_dir, config, fixture, pc) for s in seqs.values()]
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            results = list(ex.map(_job, jobs))
-    else:
-        results = [_job(j) for j in jobs]
+    batch = run_batch(list(seqs.values()), partial(_job, dataset, data_dir, config, fixture, pc), label="gripper check",
+                      on_fail=lambda seq, e: None, workers=workers)  # failures: listed by the command
+    if batch.interrupted:
+        raise KeyboardInterrupt
     cfg = full_config(config, fixture, pc)
-    rec = GripperRecord(dataset=dataset, config=cfg, versions=package_versions(), workers=workers,
+    rec = GripperRecord(dataset=dataset, config=cfg, versions=batch.versions, workers=workers,
                         config_hash=hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16])
-    for r in results:
-        if "error" in r:
-            rec.failed[r["sequence"]] = r["error"]
-            continue
+    rec.failed.update(batch.failed)
+    for r in batch.results.values():
         rec.inputs.update(r.pop("inputs"))
         rec.objects.append(r)
         rec.rows.append(object_row(r))
-    rec.wall_s = time.perf_counter() - t0
+    rec.wall_s = batch.wall_s
     write_gripper(Path(out_dir), rec)
     return rec
 

@@ -160,7 +160,7 @@ def _run_job(job: Job) -> dict:
     write_poses(poses_path, res.poses)
     doc = {
         "format_version": FORMAT_VERSION,
-        **base,  # input_flags: replay.checks.input_checks (repaired or corrected input); intent: recording_intent
+        **base,  # input_flags: replay.checks.recording_checks (repaired or corrected input); intent: recording_intent
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
     }

@@ -21,7 +21,7 @@ from replay.data.types import ObjectTrack
 from replay.datasets import dataset as dataset_info
 from replay.errors import DataError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.protocol.tracking import manipulation_end
+from replay.protocol.recorded_protocol import manipulation_end
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -156,7 +156,7 @@ def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: R
 
     The window starts ``approach_window_s`` before the lift onset and ends at the onset
     (``protocol="lift"``) or at the end of the manipulation
-    (:func:`replay.protocol.tracking.manipulation_end`; ``"recorded"``), at most
+    (:func:`replay.protocol.recorded_protocol.manipulation_end`; ``"recorded"``), at most
     ``recorded_max_s`` recorded seconds after the onset when given.
 
     Returns:

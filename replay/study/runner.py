@@ -9,7 +9,7 @@ Layout of a study written to ``out/study.json`` (records, writer and reader:
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
-    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.tracking)
+    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.recorded_protocol)
 
 ``--resume`` skips a recording whose rollout JSON exists with this format version, the same
 ``config_hash`` and protocol, and input files that still hash as they did when it ran
@@ -39,7 +39,7 @@ from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
-from replay.study.summary import package_versions, study_record, summarize, tracking_row  # noqa: F401
+from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
 
 
 def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bool, keep_others: bool, say,
@@ -145,7 +145,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         executor: ``pool`` (default, :mod:`replay.study.pool`) or ``ray`` (:mod:`replay.study.ray_pool`).
         address: Ray cluster address (``ray``; default: start a local Ray).
         verbose: let Warp/Newton print their own messages and warnings.
-        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.tracking`), each
+        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`), each
             recording replayed under each; recorded results are ``<sequence>.recorded.json``
             / ``.npz`` (never overwriting the lift results), listed in the study's
             ``recorded_rollouts`` and ``counts["recorded"]``; their failures are keyed
@@ -303,10 +303,10 @@ class _StudyRun:
     def write(self) -> dict:
         """Write the study JSON (and CSV) of the results so far; returns the study dict."""
         st = self.st
+        this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
-                           self.results, self.failed, self.prior_wall + time.perf_counter() - self.t0, st.rdir,
-                           st.out_dir)
-        rec.counts["wall_s_this_run"] = time.perf_counter() - self.t0
+                           self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
+        rec.counts["wall_s_this_run"] = this_run
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]

@@ -3,34 +3,20 @@
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
-import platform
 from pathlib import Path
 
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.protocol import tracking
+from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
 from replay.results import RolloutRecord, StudyRecord, study_row
+from replay.study.batch import package_versions
 from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
-
-
-def package_versions() -> dict:
-    """Versions of the packages a result depends on."""
-    out = {"python": platform.python_version()}
-    for p in ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh"):
-        try:
-            out[p] = md.version(p)
-        except md.PackageNotFoundError:
-            out[p] = None
-    return out
-
-
 
 
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
@@ -79,7 +65,7 @@ def agreement_medians(rollouts: list[dict]) -> dict:
 
 
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
-    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.tracking.TRACK_FIELDS`
+    """The study JSON's row of one recorded-protocol rollout (:data:`replay.protocol.recorded_protocol.TRACK_FIELDS`
     and its JSON path)."""
     row = {k: doc.get(k) for k in tracking.TRACK_FIELDS}
     row["json"] = os.path.relpath(rdir / f"{result_stem(doc['sequence'], 'recorded')}.json", out_dir)

@@ -345,7 +345,7 @@ def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
     """The recorded object pose as an extra body of ``track`` and its translucent object.
 
     Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
-    from the rollout's npz (written by the recorded protocol, :mod:`replay.protocol.tracking`);
+    from the rollout's npz (written by the recorded protocol, :mod:`replay.protocol.recorded_protocol`);
     a lift rollout has neither: ``(track, None)``. The track may have been cut short
     (unstable rollout): the first ``len(track.time)`` frames are used.
 

@@ -297,7 +297,7 @@ def render_recording(
     dataset and sequence, "recorded motion", target object, hand source, time.
 
     Args:
-        rec: canonical recording (:func:`replay.data.load_recording`).
+        rec: canonical recording (:func:`replay.checks.load_recording`).
         out_path: destination ``.mp4``.
         size, fps: see :func:`replay.output.render.video.render_clip`; frames are the nearest
             recorded frame to each output time (10 Hz HUG-Bench frames repeat).

@@ -4,7 +4,7 @@ The MJCF drives each finger ball joint with three ``<position>`` actuators (gear
 e_z): MuJoCo's actuator length of a ball joint is the gear-weighted rotation vector of its
 quaternion, so each actuator pushes ``kp (ctrl_k - rotvec(q)_k)``. Away from the identity
 that stiffness is not symmetric and the drive flutters unless the damping exceeds a bound
-that grows with the joint angle (:func:`replay.sim.diagnostics.flutter_bound`; derived in
+that grows with the joint angle (:func:`replay.sim.silent_failures.flutter_bound`; derived in
 the manosim-in-Newton report, which recommends the drive here instead).
 
 This drive, per finger joint j, in the joint's own (child) frame, the frame MuJoCo's

@@ -14,7 +14,7 @@ import mujoco
 import newton
 import numpy as np
 
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController, finger_actuator_force_max
 from replay.sim.engine import signals, wrist
 from replay.sim.engine.layout import MjLayout

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import newton
 import numpy as np
 
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
 from replay.sim.engine.steel import steel_signals

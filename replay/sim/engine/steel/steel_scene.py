@@ -29,7 +29,7 @@ from replay.config import ReplayConfig
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.joint_levers import finger_effort_limits
-from replay.sim import diagnostics
+from replay.sim import silent_failures as diagnostics
 from replay.sim.engine import Variant, wrist
 from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
 from replay.sim.scene import Scene, finger_dof_slice, make_solver, probe_scene
@@ -70,7 +70,7 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
     the final solver, read-back.
 
     ``flutter`` holds the MJCF position drive's flutter records at the commanded targets
-    (:func:`replay.sim.diagnostics.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
+    (:func:`replay.sim.silent_failures.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
     same model), as the MuJoCo engine's ``finger_drive="quat"`` reports them: no damping is raised.
 
     Raises:

@@ -1,4 +1,4 @@
-"""``python -m importer_patches.inspect MJCF [--json] [--compare-mujoco] [--contacts]``.
+"""``python -m importer_patches.inspect_import MJCF [--json] [--compare-mujoco] [--contacts]``.
 
 Imports MJCF with :func:`importer_patches.add_mjcf` into an empty builder and prints
 bodies, joints by type, DOF and coordinate counts, per-DOF damping/armature and
@@ -158,7 +158,7 @@ def _print_text(report, cmp: dict | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m importer_patches.inspect", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m importer_patches.inspect_import", description=__doc__.split("\n")[0])
     parser.add_argument("mjcf")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--compare-mujoco", action="store_true", help="compile with MuJoCo and compare")

@@ -1,0 +1,63 @@
+"""The public API of grasp-replay: what users import, declared in one place (``__all__``).
+
+``from replay.api import load_recording, ReplayConfig, run_rollouts`` is the supported way
+in; every other module path under ``replay`` is internal (0.x: it may move between releases
+with no shim, docs/architecture.md). Importing this module loads the physics stack (Newton,
+Warp, MuJoCo): a few seconds.
+
+Units and frames are the package's throughout: world Z up, metres, seconds, kilograms,
+radians; quaternions xyzw (Newton order) unless a name ends in ``_wxyz`` (MuJoCo order).
+
+* recordings: :func:`list_sequences`, :func:`read_recording` (the adapter alone),
+  :func:`load_recording` (adapter + input checks, what a replay reads), :class:`Recording`,
+  :data:`DATASETS`, :func:`fetch` (stage a dataset);
+* one recording: :class:`ReplayConfig`, :class:`Variant`, :func:`run_rollout`,
+  :func:`run_rollouts`, :class:`RolloutResult`;
+* many recordings: :func:`run_study`, :func:`build_report`, :func:`render_montage`;
+* results files: :func:`read_study`, :func:`read_rollout`, :class:`StudyRecord`,
+  :class:`RolloutRecord`, :data:`FORMAT_VERSION`;
+* errors: :class:`ReplayError` and its kinds (:class:`DataError`, :class:`UsageError`, ...).
+"""
+
+from __future__ import annotations
+
+from replay import __version__
+from replay.checks import load_recording
+from replay.config import ReplayConfig
+from replay.data import list_sequences, read_recording
+from replay.data.fetch import fetch
+from replay.data.types import Recording
+from replay.datasets import DATASETS, RECORDING_DATASETS
+from replay.errors import (
+    DataError,
+    EngineError,
+    FetchError,
+    IntegrityError,
+    OutputError,
+    ReadbackError,
+    ReplayError,
+    SceneError,
+    UsageError,
+)
+from replay.output.render.montage import render_montage
+from replay.output.report import build_report
+from replay.protocol.rollout import RolloutResult, run_rollout, run_rollouts
+from replay.results.files import read_rollout, read_study
+from replay.results.records import FORMAT_VERSION, RolloutRecord, StudyRecord
+from replay.sim.engine.variants import Variant
+from replay.study.runner import run_study
+
+__all__ = [
+    "__version__",
+    # recordings
+    "DATASETS", "RECORDING_DATASETS", "Recording", "fetch", "list_sequences", "load_recording", "read_recording",
+    # one recording
+    "ReplayConfig", "RolloutResult", "Variant", "run_rollout", "run_rollouts",
+    # many recordings
+    "build_report", "render_montage", "run_study",
+    # results files
+    "FORMAT_VERSION", "RolloutRecord", "StudyRecord", "read_rollout", "read_study",
+    # errors
+    "DataError", "EngineError", "FetchError", "IntegrityError", "OutputError", "ReadbackError", "ReplayError",
+    "SceneError", "UsageError",
+]

@@ -1,0 +1,85 @@
+#!/usr/bin/env python
+"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay.
+
+Example:
+    python scripts/attribute.py --dataset grab --out out/grab/attribution.json --workers 1
+    python scripts/attribute.py --dataset grab --factors "defaults,finger effort" --objects mug,cubesmall
+
+``--factors``: comma-separated names of the built-in factors
+(:data:`replay.study.attribution_factors.FACTORS`; every row of a name), or a JSON file
+holding a list of factors (``{"name", "value", "source", "config", "variant"}``). Writes
+``{"dataset", "base_config", "factors": [{"name", "value", "source", "lifted", "of",
+"diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`). The recordings are the
+dataset's lift recordings (GRAB: ``*_lift``) unless ``--objects`` names others.
+Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from replay.datasets import RECORDING_DATASETS
+from replay.errors import OutputError, UsageError
+from replay.fileio import atomic_write_text
+
+
+def _factors(text: str | None) -> list[dict]:
+    from replay.study.attribution_factors import FACTORS
+
+    if not text:
+        return FACTORS
+    if text.endswith(".json"):
+        try:
+            out = json.loads(Path(text).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise UsageError("--factors", f"{text}: cannot read a JSON list of factors ({e})") from None
+        if not isinstance(out, list) or not all(isinstance(f, dict) and {"name", "value", "source"} <= set(f)
+                                                for f in out):
+            raise UsageError("--factors", f"{text}: expected a list of {{name, value, source, config, variant}}")
+        return out
+    want = [n.strip() for n in text.split(",") if n.strip()]
+    names = sorted({f["name"] for f in FACTORS})
+    unknown = [n for n in want if n not in names]
+    if unknown:
+        raise UsageError("--factors", f"unknown {unknown}; built-in factors: {', '.join(names)}")
+    return [f for f in FACTORS if f["name"] in want]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
+    p.add_argument("--out", default="out/grab/attribution.json")
+    p.add_argument("--factors", default=None, help="factor names (comma-separated) or a JSON file of factors")
+    p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: the lifts)")
+    p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
+    p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
+    a = p.parse_args(argv)
+    from replay.data import list_sequences
+    from replay.data.locate import dataset_dir
+    from replay.study.attribution import run_attribution
+    from replay.study.prepare import select_sequences
+
+    factors = _factors(a.factors)
+    seqs = list_sequences(a.dataset, a.data)
+    seqs = select_sequences(a.dataset, seqs, a.objects) if a.objects else \
+        ([s for s in seqs if s.endswith("_lift")] or seqs)
+    out = Path(a.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    print(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors", flush=True)
+    res = run_attribution(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), factors,
+                          workers=max(1, a.workers), log=lambda s: print(s, flush=True),
+                          partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)))
+    atomic_write_text(out, json.dumps(res, indent=1, default=str))
+    for f in res["factors"]:
+        print(f"{f['name']:>44} {str(f['value']):>9}: lifted {f['lifted']}/{f['of']} unstable {f['unstable']} "
+              f"{f['diagnosis']}")
+    print(f"wrote {out} ({res['wall_s']:.0f} s)")
+    for seq, why in res["failed"].items():
+        print(f"failed: {seq}: {why}", file=sys.stderr)
+    return 1 if res["failed"] else 0

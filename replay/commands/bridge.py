@@ -1,0 +1,88 @@
+#!/usr/bin/env python
+"""The bridge from the hug-oracle protocol to the lift protocol, one element at a time.
+
+Example:
+    python scripts/bridge.py --dataset grab --out out/grab/bridge.json --workers 2
+    python scripts/bridge.py --markdown out/grab/bridge.json            # the table, from the JSON
+
+Every row (:mod:`replay.study.bridge_rows`: each element of the oracle switched alone, the
+cumulative path, and the lift protocol with one element switched back) replays the same
+recordings (GRAB: the ``*_lift`` recordings unless ``--objects`` names others) and counts
+lifted / N with the diagnosis classes. Writes the JSON after every recording (a rerun of the
+same command resumes) and its Markdown table beside it (``<out stem>.md``).
+Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from replay.cli import run
+from replay.datasets import RECORDING_DATASETS
+from replay.errors import DataError, OutputError, UsageError
+from replay.fileio import atomic_write_text
+
+
+def _markdown(path: str) -> int:
+    from replay.output.bridge_table import bridge_markdown
+
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise DataError(path, None, f"cannot read the bridge JSON: {e}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise DataError(path, "rows", "not a bridge result (no 'rows' list)")
+    print(bridge_markdown(doc), end="")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", choices=RECORDING_DATASETS)
+    p.add_argument("--out", default="out/grab/bridge.json")
+    p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: the lifts)")
+    p.add_argument("--rows", default=None, help="comma-separated row ids (default: every row)")
+    p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
+    p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
+    p.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a bridge JSON and exit")
+    a = p.parse_args(argv)
+    if a.markdown:
+        return _markdown(a.markdown)
+    if not a.dataset:
+        raise UsageError("--dataset", "required (or --markdown JSON)")
+    from replay.data import list_sequences
+    from replay.data.locate import dataset_dir
+    from replay.output.bridge_table import bridge_markdown
+    from replay.study.bridge import run_bridge
+    from replay.study.bridge_rows import bridge_rows
+    from replay.study.prepare import select_sequences
+
+    rows = bridge_rows()
+    if a.rows:
+        want = [x.strip() for x in a.rows.split(",") if x.strip()]
+        unknown = sorted(set(want) - {r["id"] for r in rows})
+        if unknown:
+            raise UsageError("--rows", f"unknown {unknown}; rows: {', '.join(r['id'] for r in rows)}")
+        rows = [r for r in rows if r["id"] in want]
+    seqs = list_sequences(a.dataset, a.data)
+    seqs = select_sequences(a.dataset, seqs, a.objects) if a.objects else \
+        ([s for s in seqs if s.endswith("_lift")] or seqs)
+    out = Path(a.out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    res = run_bridge(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), rows, out, workers=max(1, a.workers),
+                     log=lambda s: print(s, flush=True))
+    md = bridge_markdown(res)
+    atomic_write_text(out.with_suffix(".md"), md)
+    print(md, end="")
+    print(f"wrote {out} and {out.with_suffix('.md')} ({res['wall_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,111 @@
+#!/usr/bin/env python
+"""Penetration at the grasp (HUG's table 7): does the recorded grasp start inside the object?
+
+Example:
+    python scripts/penetration_table.py --out out/penetration.json \\
+        --set grab-lifts=grab:../shared/datasets --set grab-intents=grab:../shared/datasets/grab_intents_staged \\
+        --set taco=taco:../shared/datasets
+    python scripts/penetration_table.py --markdown out/penetration.json      # the table, from the JSON
+
+Per recording (:func:`replay.protocol.grasp_penetration.grasp_penetration`): the simulated
+capsule hand at the grasp frame's coords (the study's hand shape, landmark IK for GRAB) against
+the object's collision parts at that frame: inside or not, deepest capsule mm. Per set: the
+fraction inside and the mean depth of those inside (as HUG's table 7), median and max.
+``--set NAME=DATASET:DATA`` names a set of recordings (a dataset read from a data folder; GRAB:
+its ``*_lift`` recordings, or every recording with ``NAME`` ending in ``intents``).
+Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from replay.cli import run
+from replay.errors import DataError, UsageError
+from replay.fileio import atomic_write_text
+
+
+def markdown(doc: dict) -> str:
+    """The Markdown table of a penetration JSON: one line per set, then one per recording."""
+    out = ["| set | recordings | start inside | fraction | mean depth inside mm | median mm | max mm |",
+           "|---|---|---|---|---|---|---|"]
+    for name, s in doc["sets"].items():
+        t = s["summary"]
+        f = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        out.append(f"| {name} | {t['n']} | {t['inside']} | {t['inside_frac']:.2f} | {f(t['mean_depth_mm'])} | "
+                   f"{f(t['median_depth_mm'])} | {f(t['max_depth_mm'])} |")
+    out += ["", "| set | recording | inside | depth mm (deepest finger capsule; < 0: gap) | capsules inside |",
+            "|---|---|---|---|---|"]
+    for name, s in doc["sets"].items():
+        for seq, r in s["recordings"].items():
+            if "error" in r:
+                out.append(f"| {name} | {seq} | - | {r['error']} | - |")
+            else:
+                out.append(f"| {name} | {seq} | {'yes' if r['inside'] else 'no'} | {r['depth_mm']:.1f} | "
+                           f"{r['bodies_inside']} |")
+    return "\n".join(out) + "\n"
+
+
+def _parse_set(text: str) -> tuple[str, str, str]:
+    try:
+        name, rest = text.split("=", 1)
+        ds, data = rest.split(":", 1)
+    except ValueError:
+        raise UsageError("--set", f"{text!r}: expected NAME=DATASET:DATA") from None
+    return name, ds, data
+
+
+def _run_set(name: str, ds: str, data: str) -> dict:
+    from replay.config import ReplayConfig, resolve_hand_variant
+    from replay.data import list_sequences
+    from replay.data.locate import dataset_dir
+    from replay.protocol.grasp_penetration import grasp_penetration, summarize
+    from replay.study.prepare import prepare_recording
+
+    seqs = list_sequences(ds, data)
+    if ds == "grab":
+        seqs = [s for s in seqs if (not s.endswith("_lift")) == name.endswith("intents")]
+    cfg = resolve_hand_variant(ReplayConfig(), ds)
+    rows = {}
+    for s in seqs:
+        try:
+            rec, coords, mjcf, _ = prepare_recording(ds, s, data, dataset_dir("manosim", data), cfg)
+            rows[s] = grasp_penetration(rec, coords, mjcf)
+        except DataError as e:  # a refused recording is listed with its reason
+            rows[s] = {"error": str(e).splitlines()[0][:160]}
+        print(f"{name} {s}: {rows[s]}", flush=True)
+    ok = [r for r in rows.values() if "error" not in r]
+    return {"dataset": ds, "data": data, "hand_variant": cfg.hand_variant, "summary": summarize(ok),
+            "recordings": rows}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="out/penetration.json")
+    p.add_argument("--set", action="append", default=[], help="NAME=DATASET:DATA (repeatable)")
+    p.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a penetration JSON and exit")
+    a = p.parse_args(argv)
+    if a.markdown:
+        try:
+            doc = json.loads(Path(a.markdown).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise DataError(a.markdown, None, f"cannot read the penetration JSON: {e}") from None
+        print(markdown(doc), end="")
+        return 0
+    if not a.set:
+        raise UsageError("--set", "give at least one NAME=DATASET:DATA")
+    doc = {"sets": {}}
+    for text in a.set:
+        name, ds, data = _parse_set(text)
+        doc["sets"][name] = _run_set(name, ds, data)
+        atomic_write_text(Path(a.out), json.dumps(doc, indent=1))
+    atomic_write_text(Path(a.out).with_suffix(".md"), markdown(doc))
+    print(markdown(doc), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,89 @@
+"""Tile a study's rollouts into one labelled H.264 montage (and optionally per-clip mp4s).
+
+    python scripts/render_montage.py --study out/study.json --out renders/montage.mp4 \
+        [--cols N] [--objects mug,banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
+
+Each tile is one rollout rendered headless from its saved poses (no re-simulation)
+with its overlay: object (and sequence where the name lacks it), the phase while it runs and
+each verdict from the frame it is decided on ("result: <outcome>" at the end of the hold; the
+shake's "held" at its end, "shaken loose" from the frame the object is out of the hand for
+good), contacts and time. Clips of different lengths hold their last frame. Defaults: 3 x 2
+grid of 640 x 480 tiles up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080
+(30 clips: 6 x 5 tiles of 288 x 216; 38: 7 x 6 of 240 x 180): every rollout gets a tile
+unless ``--max-clips`` says otherwise (the ones left out are named).
+A montage whose inputs have not changed since it was written (``OUT.json`` beside it
+records their key) is kept, not re-rendered, unless ``--force``.
+Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from replay.output import render
+from replay.cli import report, size_arg
+from replay.errors import ReplayError, UsageError
+
+
+def split_objects(values: list[str] | None) -> list[str] | None:
+    """Object names from ``--objects`` given comma- and/or space-separated
+    ("mug,banana", "mug banana", "mug, banana"; as ``run_study.py --objects`` takes them)."""
+    if values is None:
+        return None
+    names = [n for v in values for n in v.replace(",", " ").split()]
+    return names or None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
+    ap.add_argument("--out", default=Path("renders/montage.mp4"), type=Path, help="montage .mp4")
+    ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")
+    ap.add_argument("--objects", nargs="+", default=None,
+                    help="only these objects, in study order: comma- and/or space-separated (mug,banana)")
+    ap.add_argument("--size", type=size_arg, default=None, help="tile size WxH, even (default: fit 1920x1080)")
+    ap.add_argument("--fps", type=float, default=30.0)
+    ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
+    ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
+    ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
+                    help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
+                         "ghost beside the simulated one)")
+    ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS,
+                    help="at most this many tiles, the first rollouts in study order (default: every rollout)")
+    ap.add_argument("--force", action="store_true",
+                    help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
+    ap.add_argument("--clips", type=Path, default=None,
+                    help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480")
+    args = ap.parse_args(argv)
+    args.objects = split_objects(args.objects)
+    if args.ablation and args.pairs:
+        ap.error("--ablation and --pairs are exclusive")
+    variant = "both" if args.pairs else ("ablation" if args.ablation else "main")
+    try:
+        st = render.render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
+                                   fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True,
+                                   force=args.force, protocol=args.protocol)
+        if st.skipped:
+            print(f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
+                  f"settings as {render.montage_record_path(st.path).name} records); --force re-renders")
+        else:
+            print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
+                  f"({st.ms_per_frame:.1f} ms per tile frame)")
+        if st.left_out:
+            print(f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
+                  f"{', '.join(st.left_out_names)}", file=sys.stderr)
+        if args.clips is not None:
+            study, study_dir = render.load_study(args.study)
+            key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"
+            for i, r in render.select_rollouts(study, args.objects, args.study, key):
+                for v in (("main", "ablation") if variant == "both" else (variant,)):
+                    name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
+                    cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
+                    print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
+    except ReplayError as exc:
+        return report(exc)
+    except ValueError as exc:  # settings the renderer cannot use (layout, frame size)
+        return report(UsageError("settings", str(exc)))
+    return 0

@@ -1,0 +1,197 @@
+#!/usr/bin/env python
+"""Replay every recording of a dataset with force-limited drives and a contact ablation.
+
+Example:
+    python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
+    python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
+    python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
+
+``--protocol recorded`` replays the whole recorded motion (approach window to the end of
+the manipulation) and compares the simulated object with the recorded track per frame
+(``track_*``, :mod:`replay.protocol.recorded_protocol`); its results are ``<sequence>.recorded.json``.
+
+Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
+(one row per recording) and one JSON +
+``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
+(see :mod:`replay.study.runner`). Exit status (the convention of :mod:`replay.cli`): 0 when
+every recording was replayed or refused as bad input (whatever the grasp outcomes: unstable
+rollouts are results, not errors; refused recordings are listed with their reasons, e.g. GRAB's
+offhand take); 1 when data is missing, a recording could not be replayed for another reason
+(a crashed or hung worker, a bug; listed, the others are kept), or, with ``--strict``, any was
+refused; 2 on bad arguments or settings (an unknown ``--objects`` name, ``--device cuda``
+without a device, a value out of range); 130 on Ctrl-C (the finished recordings are kept;
+``--resume`` finishes the others).
+
+``--objects`` where a study of the same config already is merges into it, rerunning the named
+recordings (with ``--resume`` too: it applies to the study's others; fields of the files:
+``docs/results.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
+from replay.config import ReplayConfig
+from replay.study.presets import apply_preset, preset_names
+from replay.study.console import input_flag_lines, summary_table
+from replay.datasets import RECORDING_DATASETS
+from replay.errors import ReplayError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (``--help`` lists every option)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
+    p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
+    p.add_argument("--out", default="out/study.json", help="study JSON path")
+    p.add_argument("--objects", default=None,
+                   help="comma-separated objects or sequences (default: all). An object name selects its lift "
+                        "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
+                        "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
+                        "(even with --resume) and are merged into it")
+    p.add_argument("--fps", type=float, default=None,
+                   help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
+                        "exported at 30 Hz); the input checks compare the motion with the rate either way")
+    p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
+    p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
+                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
+                        "only; 0 = run in this process (no crash isolation; debugging)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    p.add_argument("--solver", choices=["mujoco", "steel"], default=None,
+                   help="physics: mujoco (SolverMuJoCo, default) or steel (newton.solvers.SolverSteel, "
+                        "projected Gauss-Seidel hard contact; fingers on the quaternion drive)")
+    p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--ablation-only", action="store_true",
+                   help="rerun only the contact ablation of --objects into the existing study (the rest is kept)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip rollouts already written with the same config and inputs (recordings named in "
+                        "--objects where the study holds others run anyway)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any recording is refused as bad input (default: listed, exit 0)")
+    p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
+    p.add_argument("--preset", choices=preset_names(), default=None,
+                   help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
+    p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
+    p.add_argument("--verbose", action="store_true",
+                   help="let Warp and Newton print their own messages; say notes and warnings in full")
+    p.add_argument("--executor", choices=["pool", "ray"], default="pool",
+                   help="pool: worker processes on this machine (default); ray: one Ray task per recording "
+                        "(pip install 'grasp-replay[cluster]')")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster address (with --executor ray; default: start a local Ray instance)")
+    p.add_argument("--protocol", default="lift",
+                   help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
+                        "recorded motion, tracked against the recorded object), hug-oracle (the HUG authors' grasp "
+                        "oracle: start at the grasp backed off 3 cm, close, rise 0.5 m, off the table; "
+                        "replay.protocol.oracle_plan), or several: lift,recorded")
+    p.add_argument("--recorded-max-s", type=float, default=None,
+                   help="recorded protocol: at most this many recorded seconds after the lift onset "
+                        "(default: to the end of the manipulation)")
+    p.add_argument("--refine", action="store_true",
+                   help="also search each recording's smallest wrist/finger correction that lifts it "
+                        "(replay.protocol.refine): <sequence>.refine.json, the study's refine_rollouts")
+    p.add_argument("--refine-seed", type=int, default=0, help="--refine: the search's seed")
+    p.add_argument("--refine-worlds", type=int, default=None, help="--refine: corrections per iteration (24)")
+    return p
+
+
+def config_from_args(a) -> ReplayConfig:
+    """The study's :class:`ReplayConfig`: ``--config`` (else the defaults), then the flags, then
+    ``--preset`` (named settings, :data:`replay.study.presets.PRESETS`).
+
+    Raises:
+        ReplayError: a setting out of range, from a flag or the ``--config`` file.
+    """
+    cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
+    if a.effort is not None:
+        cfg.effort_limit = a.effort
+    if a.fps is not None:
+        cfg.recording_fps = a.fps
+    if a.hand is not None:
+        cfg.hand = a.hand
+    if a.hand_shape is not None:
+        cfg.hand_variant = a.hand_shape
+    if a.device is not None:
+        cfg.device = a.device
+    if a.solver is not None:
+        cfg.solver_backend = a.solver
+        if a.solver == "steel":
+            cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
+    return apply_preset(cfg, a.preset) if a.preset else cfg.validate()
+
+
+def print_outcome(study: dict) -> None:
+    """The study's table, input flags, recorded-protocol and refine lines, and every failed or
+    refused recording with its reason (stderr)."""
+    print(summary_table(study))
+    for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
+        print(line, file=sys.stderr)
+    for r in study.get("recorded_rollouts") or []:
+        def f(v, spec):
+            return "-" if v is None else format(v, spec)
+        print(f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
+              f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
+              f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
+              f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
+              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
+              f"{r.get('track_frames_planned')} frames simulated")
+    for r in study.get("refine_rollouts") or []:
+        print(f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
+              f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
+              f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s")
+    failed = study.get("failed") or {}
+    refused = set((study.get("counts") or {}).get("refused_keys") or [])
+    for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
+        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {why}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    if a.address and a.executor != "ray":
+        p.error("--address needs --executor ray")
+    try:
+        cfg = config_from_args(a)
+    except ReplayError as e:  # a setting out of range, from a flag or the --config file
+        say_error(str(e))
+        return 2
+    try:
+        from replay.study.runner import run_study
+
+        study = run_study(
+            a.dataset, a.out, cfg,
+            objects=[s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None,
+            workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
+            progress=not a.quiet, ablation_only=a.ablation_only, executor=a.executor, address=a.address,
+            verbose=a.verbose,
+            protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
+            refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
+            if a.refine else None,
+        )
+    except ReplayError as e:
+        return report(e)
+    except KeyboardInterrupt:  # the study wrote what is done and said how to resume
+        if a.executor == "pool":
+            # leave now: the interpreter's exit handlers join the pool's threads and queues,
+            # which a loaded machine can stretch past the 2 s a Ctrl-C should take
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
+    print_outcome(study)
+    print(f"study: {a.out}")
+    failed = study.get("failed") or {}
+    refused = set((study.get("counts") or {}).get("refused_keys") or [])
+    crashed = [k for k in failed if k not in refused]
+    if crashed or (a.strict and failed):
+        say_error(f"{len(crashed) if crashed else len(failed)} recording(s) could not be replayed "
+                  f"({'see failed: above' if crashed else 'refused as bad input, --strict'}); the others are "
+                  "in the study")
+        return 1
+    return 0

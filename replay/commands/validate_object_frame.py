@@ -1,0 +1,135 @@
+"""Object-frame validation of one or more datasets -> JSON.
+
+Usage:
+    python scripts/validate_object_frame.py --dataset grab [taco hug-bench] \
+        [--sequences mug_lift ...] [--data-dir data] [--samples 4000] \
+        --out out/object_frame_validation.json
+
+Per object: collision-hull vs visual-surface gap, mass/density (flag outside
+100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
+tracked, and the minimum hand-object distance at the grasp frame (see
+:mod:`replay.checks.object_frame`); and the physical-consistency checks every replay runs
+(:mod:`replay.checks.recording_checks`: collision parts convex, object track, object at rest,
+hand penetration, hand shape): their figures per sequence, their flags, and a refusal as
+that sequence's error. The output file holds one section per
+dataset; running again for another dataset adds/replaces only that section.
+Written atomically. Exit status (the convention of replay.cli): 0 done, 1 if any sequence
+failed to load or data is missing, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+from replay.data import RECORDING_DATASETS, list_sequences
+
+from replay.checks import load_recording
+from replay.cli import folder_arg
+from replay.errors import DataError
+from replay.fileio import ensure_parent, sha256_file
+from replay.checks import object_frame as of
+
+
+def _settings(samples: int) -> dict:
+    import coacd  # noqa: F401
+
+    from replay.data.adapter_fields import LIFT_THRESHOLD_M
+    from replay.data.objects import COACD_SETTINGS
+
+    return {
+        "samples_per_surface": samples,
+        "density_range_kg_m3": of.DENSITY_RANGE,
+        "lift_threshold_m": LIFT_THRESHOLD_M,
+        "rest_margin_s": of.REST_MARGIN_S,
+        "rest_translation_mm": of.REST_TRANSLATION_MM,
+        "rest_rotation_deg": of.REST_ROTATION_DEG,
+        "motion_mm_deg": [of.MOTION_MM, of.MOTION_DEG],
+        "coacd": COACD_SETTINGS,
+    }
+
+
+def _validate(dataset: str, data_dir, samples: int, cache: dict):
+    """``run_one`` of the batch: one recording's object-frame figures, its lines printed."""
+    def one(name: str) -> dict:
+        rec = load_recording(dataset, name, data_dir)
+        res = of.validate_recording(rec, n=samples, asset_cache=cache)
+        res["source_sha256"] = sha256_file(rec.source)
+        res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.recording_checks: repaired input
+        res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
+        tgt = next(o for o in res["objects"] if o["target"])
+        print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
+              f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
+              f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
+              f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
+              + (f", input flags {res['input_flags']}" if res["input_flags"] else ""), flush=True)
+        print(f"{dataset}/{name}: physical {of.physical_line(res['physical_checks'])}", flush=True)
+        return res
+    return one
+
+
+def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None, samples: int) -> dict:
+    """One dataset's section of the report: every selected recording validated through the
+    batch runner (:func:`replay.study.batch.run_batch`: a bad recording is listed in ``errors``,
+    the others are still validated; Ctrl-C propagates after the section so far is dropped).
+
+    Raises:
+        DataError: the dataset is not found.
+    """
+    from replay.study.batch import run_batch
+
+    names = sequences or list_sequences(dataset, data_dir)
+    res = run_batch(names, _validate(dataset, data_dir, samples, {}), label="validate_object_frame",
+                    on_fail=lambda name, exc: print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True))
+    if res.interrupted:
+        raise KeyboardInterrupt
+    results = list(res.results.values())
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "settings": _settings(samples) | {"versions": res.versions},
+        "summary": of.summarize(results) if results else None,
+        "errors": res.failed,
+        "sequences": results,
+        "seconds": round(res.wall_s, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
+    ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
+    ap.add_argument("--out", default="out/object_frame_validation.json")
+    args = ap.parse_args(argv)
+
+    out = ensure_parent(args.out)  # an unwritable --out fails now, not after the work
+    payload = {"schema": "object_frame_validation/1", "datasets": {}}
+    if out.is_file():
+        try:
+            old = json.loads(out.read_text())
+            if old.get("schema") == payload["schema"]:
+                payload = old
+        except json.JSONDecodeError:
+            pass
+    failed = False
+    for ds in args.dataset:
+        try:
+            section = run_dataset(ds, args.sequences, args.data_dir, args.samples)
+        except DataError as exc:
+            print(f"{ds}: ERROR {exc}", file=sys.stderr)
+            return 1
+        failed |= bool(section["errors"])
+        payload["datasets"][ds] = section
+        of.write_report(out, payload)
+        s = section["summary"]
+        if s:
+            print(f"{ds}: {s['recordings']} recordings, {s['objects']} objects; gap median over objects "
+                  f"{s['hull_gap_median_mm_over_objects']}, p90 {s['hull_gap_p90_mm_over_objects']}, max "
+                  f"{s['hull_gap_max_mm_over_objects']} mm; density flagged {s['density_flagged']}; "
+                  f"rest gap {s['rest_gap_target_mm']} mm; hand at grasp {s['min_hand_object_mm_at_grasp']} mm; "
+                  f"{section['seconds']} s")
+    print(f"wrote {out}")
+    return 1 if failed else 0

@@ -1,0 +1,164 @@
+"""Validate the MANO -> manosim pose mapping / landmark IK against each dataset's reference.
+
+Usage:
+    python scripts/validate_pose_mapping.py --dataset grab --out out/pose_mapping_validation.json
+    python scripts/validate_pose_mapping.py --dataset grab taco --sequences mug_lift 20231104_010
+
+Writes the JSON summary (per dataset and overall: frames, median / p90 / max landmark
+error in mm, per landmark, per finger, worst frames, per-sequence figures and the
+mapping used) and a PNG of the error distribution per finger next to it
+(``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
+Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data or
+a sequence that could not be validated (named; the others are still validated and
+written, with any input flags of replay.checks.recording_checks), 2 bad arguments (an unknown
+sequence among them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from replay.cli import folder_arg, report, say_error
+from replay.config import DEFAULT_HAND_VARIANT
+from replay.data import list_sequences
+from replay.checks import load_recording
+from replay.datasets import RECORDING_DATASETS
+from replay.errors import ReplayError, UsageError
+from replay.fileio import atomic_write_text, ensure_parent
+from replay.kinematics.coords import default_mjcf
+from replay.kinematics.ik import IKOptions
+from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (``--help`` lists every option)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
+    ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
+    ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
+    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
+    ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
+    ap.add_argument("--window", choices=["all", "grasp"], default="all",
+                    help="frames to evaluate: all, or from the start to grasp_frame + --hold-s")
+    ap.add_argument("--hold-s", type=float, default=3.0, help="seconds after grasp_frame kept by --window grasp")
+    ap.add_argument("--hand-side", nargs="*", default=[], metavar="DATASET=SIDE",
+                    help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)")
+    ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
+                    help="manosim hand shape (default: the study's per-dataset choice, "
+                         "replay.datasets: zerohand for grab/taco, myhand for hug-bench)")
+    ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
+    return ap
+
+
+def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: IKOptions):
+    """Load one recording (its hand side overridden when ``side`` is given), map its pose onto
+    the manosim ``shape`` hand and measure FK against the landmarks: ``(recording, errors)``.
+
+    Raises:
+        ReplayError: the recording cannot be loaded or validated (bad input, refused).
+    """
+    rec = load_recording(ds, name, args.data_dir)
+    if side is not None and rec.hand_side != side:
+        rec = dataclasses.replace(rec, hand_side=side, meta=dict(rec.meta, hand_side_override=side))
+    window = None
+    if args.window == "grasp":
+        window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
+    mjcf = default_mjcf(rec.hand_side, shape, args.data_dir)
+    return rec, sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
+
+
+def _selected(args) -> list[tuple[str, str]]:
+    """(dataset, sequence) pairs to validate, in order.
+
+    Raises:
+        ReplayError: a dataset not found; UsageError: a ``--sequences`` name staged nowhere.
+    """
+    available = {ds: list_sequences(ds, args.data_dir) for ds in args.dataset}
+    if args.sequences:
+        unknown = set(args.sequences) - {n for names in available.values() for n in names}
+        if unknown:
+            listing = "; ".join(f"{ds}: {', '.join(names)}" for ds, names in available.items())
+            raise UsageError("--sequences", f"unknown sequence(s) {sorted(unknown)}; available: {listing}")
+    return [(ds, n) for ds in args.dataset for n in available[ds] if not args.sequences or n in args.sequences]
+
+
+def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
+    """``run_one`` of the batch: one ``dataset/sequence`` key validated, its line printed."""
+    def one(key: str):
+        ds, name = key.split("/", 1)
+        t1 = time.perf_counter()
+        shapes[ds] = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
+        rec, s = _validate_one(ds, name, args, sides.get(ds), shapes[ds], opts)
+        flags[(ds, name)] = rec.meta.get("input_flags", {})
+        if flags[(ds, name)]:
+            print(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}", flush=True)
+        e = s.errors[np.isfinite(s.errors)]
+        print(f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
+              f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
+              flush=True)
+        return s
+    return one
+
+
+def main(argv: list[str] | None = None) -> int:
+    from replay.study.batch import run_batch
+
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    ensure_parent(args.out)  # an unwritable --out fails now, not after minutes of IK
+
+    opts = IKOptions(stride=args.stride)
+    sides, shapes = {}, {}
+    for item in args.hand_side:
+        ds, _, side = item.partition("=")
+        if side not in ("left", "right"):
+            ap.error(f"--hand-side expects DATASET=left|right, got {item!r}")
+        sides[ds] = side
+    try:
+        keys = [f"{ds}/{n}" for ds, n in _selected(args)]
+    except ReplayError as exc:
+        return report(exc)
+    flags: dict[tuple[str, str], dict] = {}  # replay.checks.recording_checks flags per validated sequence
+    res = run_batch(keys, _validate(args, sides, shapes, opts, flags), isolate=(ReplayError,),
+                    label="validate_pose_mapping", on_fail=lambda key, exc: say_error(f"{key}: {exc}"))
+    if res.interrupted:
+        return 130
+    seqs, errors = list(res.results.values()), res.failed  # errors: "<dataset>/<sequence>": one-line reason
+    if not seqs:
+        say_error("no sequence could be validated" if errors else "no sequence selected")
+        return 1
+    summary = summarize(seqs)
+    for entry in summary["sequences"]:
+        entry["input_flags"] = flags.get((entry["dataset"], entry["name"]), {})
+    summary["errors"] = errors
+    summary["run"] = {
+        "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
+        "seconds": round(res.wall_s, 1),
+        "ik_options": dataclasses.asdict(opts),
+        "window": args.window,
+        "hand_shape": shapes,
+        "hold_s": args.hold_s if args.window == "grasp" else None,
+        "hand_side_override": sides,
+        "versions": res.versions,
+        "mirror": os.environ.get("REPLAY_MIRROR"),
+    }
+    atomic_write_text(args.out, json.dumps(summary, indent=1, default=str))
+    png = plot_finger_errors(seqs, args.out.with_suffix(".png"), title="pose mapping: manosim FK vs recorded")
+    o = summary["overall"]["all"]
+    for ds, d in summary.get("datasets", {}).items():
+        a = d["all"]
+        print(f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm")
+    print(f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
+          f"max {o['max_mm']} mm -> {args.out}, {png}")
+    if errors:
+        say_error(f"{len(errors)} sequence(s) could not be validated (see above); the others are in {args.out}")
+        return 1
+    return 0
