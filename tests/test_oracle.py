@@ -94,8 +94,16 @@ def test_oracle_settings_reach_mujoco(window, capsule_rhand):
     assert m.opt.timestep == pytest.approx(0.002)
     obj = np.asarray(m.geom_bodyid) == int(np.flatnonzero([m.body(i).name.endswith("object") or "object" in
                                                           m.body(i).name for i in range(m.nbody)])[-1])
-    np.testing.assert_allclose(np.unique(m.geom_solref[obj], axis=0), [[0.04, 1.0]], atol=1e-6)
-    np.testing.assert_allclose(np.unique(m.geom_solimp[obj][:, :3], axis=0), [[0.5, 0.95, 0.001]], atol=1e-6)
+    # contact as authored: every finger-object pair takes the finger capsule's manosim values outright
+    # (the object's geoms weigh 0 in MuJoCo's solmix mix; replay.sim.object_contact), the palm keeps its priority
+    assert np.all(np.asarray(m.geom_solmix)[obj] == 0.0)
+    from replay.sim.engine.layout import MjLayout
+
+    lay = MjLayout.from_scene(scene)
+    fingers = lay.hand_geoms & (np.asarray(m.geom_priority) == 0) & (np.asarray(m.geom_contype) != 0)
+    assert fingers.sum() >= 14  # the finger capsules that collide (the palm, priority 1, aside)
+    np.testing.assert_allclose(np.unique(m.geom_solref[fingers], axis=0), [[0.04, 1.0]], atol=1e-6)
+    np.testing.assert_allclose(np.unique(m.geom_solimp[fingers][:, :3], axis=0), [[0.5, 0.95, 0.001]], atol=1e-6)
     fr = np.asarray(m.actuator_forcerange)[np.asarray(m.actuator_forcelimited) > 0]
     assert fr.size == 0 or np.all(np.abs(fr) >= 1000.0 - 1e-6)
 

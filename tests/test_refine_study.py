@@ -37,8 +37,11 @@ def _check_refine_rows(study: dict, out: Path) -> dict:
     assert {k: per[k] for k in REFINE_FIELDS if k in per} == {k: r[k] for k in REFINE_FIELDS if k in per}
     lifted_as_recorded = {x["sequence"]: x["lifted"] for x in study["rollouts"]}["cubesmall_lift"]
     assert lifted_as_recorded  # the study's own replay of the recording lifts ...
-    # ... so the smallest correction is none, found with the first sample, and its ablation is clean
-    assert r["refine_found"] and r["refine_outcome"] == "lifted" and r["refine_rollouts"] == 1
+    # ... so the smallest correction is none, found with the first sample (x = 0 alone, then x = 0 with its
+    # 16 neighbours as one 17-world batch: replay.protocol.refine), whose neighbourhood holds, and its
+    # ablation is clean; no second seed is drawn for the uncorrected grasp (agreement true)
+    assert r["refine_found"] and r["refine_outcome"] == "lifted" and r["refine_rollouts"] == 1 + 17
+    assert r["refine_neighbourhood_success"] >= 0.8 and r["refine_seed_agreement"] is True
     assert r["refine_wrist_mm"] == 0.0 and r["refine_wrist_deg"] == 0.0 and r["refine_finger_deg"] == 0.0
     assert r["refine_ablation_clean"] and r["refine_ablation_max_disp_mm"] < 1.0
     return r

@@ -174,7 +174,7 @@ def test_mp4_has_umask_permissions(tmp_path, mask):
 
 
 def test_montage_cli_objects_comma_or_space(table_study, tmp_path, capsys):
-    mod = _script("render_montage")
+    import replay.commands.render_montage as mod
     assert mod.split_objects(["mug,duck"]) == ["mug", "duck"]
     assert mod.split_objects(["mug,", "duck"]) == mod.split_objects(["mug", "duck"]) == ["mug", "duck"]
     out = tmp_path / "m.mp4"
