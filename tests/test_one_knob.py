@@ -148,3 +148,21 @@ def test_hand_factors_leave_object_and_support_as_built(base, grab_dir, manosim_
             assert np.array_equal(getattr(m0, f)[mask0], getattr(m, f)[mask]), f
     assert m.body_mass[lay.object_body] == m0.body_mass[lay0.object_body]
     assert not {k for k in pair_audit.model_diff(m0, m) if k.startswith("opt.")}
+
+
+def test_friction_on_a_prebuilt_ablation_edits_the_contact_runs_geoms(base, capsule_rhand):
+    """A scene built with hand-object contact filtered out (the contact ablation of an object whose
+    parts leave no free contype bit, e.g. eyeglasses' 19 parts) has no hand-object pair to read:
+    the friction edit judges the pairs its contact run has, so both runs edit the same geoms
+    (the preset failed on eyeglasses_lift with "contact_friction = 1.5 did not take: nan")."""
+    rec, coords, m0, lay, _, _ = base
+    _, abl, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT), ablation=True)
+    ma = copy.deepcopy(abl.solver.mj_model)
+    la = MjLayout.from_scene(abl)
+    assert not any(c == "hand-object" for c, _ in pair_audit.pair_classes(ma, la).values())
+    mc = copy.deepcopy(m0)
+    got_c = pair_audit.set_hand_object_friction(mc, lay, 1.5)
+    got_a = pair_audit.set_hand_object_friction(ma, la, 1.5)
+    assert got_a["contact_friction"] == got_c["contact_friction"] == 1.5
+    assert got_a["friction_geoms"] == got_c["friction_geoms"]
+    assert np.array_equal(ma.geom_friction, mc.geom_friction)
