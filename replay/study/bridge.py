@@ -23,6 +23,7 @@ from pathlib import Path
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.fileio import atomic_write_text
 from replay.study.bridge_rows import counted
+from replay.study.console import quiet_libraries
 
 
 def _key(row: dict) -> str:
@@ -121,12 +122,13 @@ def run_bridge(dataset: str, sequences: list[str], data_dir, manosim_dir, rows: 
         write()
 
     args = [(dataset, s, data_dir, manosim_dir, rows, base_d) for s in todo]
-    if workers > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+    if workers > 1 and len(todo) > 1:  # Warp's banner and Newton's log kept off the console, as the study's
+        with ProcessPoolExecutor(max_workers=workers, initializer=quiet_libraries) as ex:
             futs = {ex.submit(run_recording, *a): a[1] for a in args}
             for f in as_completed(futs):
                 finished(futs[f], f.result())
     else:
+        quiet_libraries()
         for a in args:
             finished(a[1], run_recording(*a))
     return write()
