@@ -50,8 +50,10 @@ validate: fetch
 test: setup
 	$(PY) -m pytest
 
+# SLOW_ARGS: extra pytest arguments (.ci/run leaves out the README command smoke test)
+SLOW_ARGS ?=
 test-slow: setup
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -m slow $(SLOW_ARGS)
 
 # CUDA machines only: the mujoco-warp path. A missing device or missing data is a failure, not a skip
 # (the tests read the mirror: REPLAY_MIRROR=<dir> make test-cuda).
