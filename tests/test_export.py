@@ -21,6 +21,9 @@ from replay.output.export import export_rollout
 from replay.results import Phase, ResultsFormatError
 from replay.study.runner import run_study
 
+#: the stage's root prim, where Newton's ViewerUSD puts the scene (a USD prim path, not a folder)
+USD_ROOT = "/root"
+
 pytestmark = pytest.mark.needs_data
 
 #: what the fresh interpreter runs: the export's own script, then proof that replay was never imported
@@ -144,12 +147,12 @@ def test_usd_has_a_time_sample_per_frame(short_study, mirror):
     stage = Usd.Stage.Open(r["usd"])
     F = len(poses["phase"])
     assert r["frames"] == F and stage.GetTimeCodesPerSecond() == 30
-    phase = stage.GetPrimAtPath("/root").GetAttribute("replay:phase")
+    phase = stage.GetPrimAtPath(USD_ROOT).GetAttribute("replay:phase")
     assert len(phase.GetTimeSamples()) == F
     assert phase.Get(0) == "settle" and phase.Get(F - 1) == Phase(int(poses["phase"][-1])).name.lower()
     sampled = [len(a.GetTimeSamples()) for p in stage.Traverse() for a in p.GetAttributes() if a.GetNumTimeSamples()]
     assert sampled and max(sampled) == F  # body poses: one sample per saved frame
-    kinds = [p.GetTypeName() for p in stage.Traverse() if str(p.GetPath()).startswith("/root/geometry/")]
+    kinds = [p.GetTypeName() for p in stage.Traverse() if str(p.GetPath()).startswith(f"{USD_ROOT}/geometry/")]
     # the capsule hand's 15 finger bones (+ the palm mesh), the object's convex parts, the table box
     assert kinds.count("Capsule") >= 15 and kinds.count("Cube") == 1 and kinds.count("Mesh") >= 2
 
