@@ -16,3 +16,11 @@ def test_section_lists_each_oracle_row_beside_the_lift_outcome():
     assert "<td>mug_lift</td><td>lifted</td><td>-</td><td>486.2</td><td>4</td><td>0.01</td><td>dropped</td>" in h
     assert "lifted off the table 1 of 1" in h
     assert oracle_section_html(StudyRecord()) == ""
+
+
+def test_summary_of_an_oracle_only_study_points_at_its_section():
+    from replay.output.report import _summary_html
+
+    h = _summary_html(StudyRecord(protocols=["hug-oracle"], counts={"hug-oracle": {"rollouts": 1}}), {})
+    assert "No lift-protocol rollouts" in h and "hug-oracle" in h and "recordings</span>: 0" not in h
+    assert "recordings" in _summary_html(StudyRecord(protocols=["lift"], counts={"rollouts": 0}), {})

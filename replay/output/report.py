@@ -187,6 +187,9 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     """The study's counts, the lifts and the other intents apart (``by_intent``:
     :func:`replay.study.console.intent_counts`)."""
     c = study.counts or {}
+    if not c.get("rollouts") and "lift" not in (study.protocols or ["lift"]):  # e.g. a hug-oracle study alone
+        return (f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
+                f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>")
     diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
     refused = int(c.get("refused") or 0)
     items = [
