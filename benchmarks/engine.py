@@ -16,7 +16,7 @@ and prints ms per physics step for both, their ratio (each the best of ``--repea
 the split of the engine's step: ``mj_step`` (the raw figure) and our work (the rest: wrist wrench,
 finger drive, ``mj_kinematics``, per-frame reads). The engine steps its substeps in the compiled
 loop (:mod:`replay.sim.engine.mujoco_c.c_loop`, every direct rollout's default); the recording pass of step 2
-uses the Python loop (same trajectory bit for bit), whose ``mj_step`` calls can be watched.
+uses the Python loop (same trajectory bit for bit), whose ``mj_step2`` calls (``mj_step``'s second half) can be watched.
 Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N
 worlds of the recording (friction variants 0.5-1.5) in one batch: ms per world-step and the batch's
 efficiency, world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same model in the same run
@@ -84,17 +84,17 @@ def _recorded_controls(scene, plan, cfg):
     s0 = np.zeros(mujoco.mj_stateSize(w.m, spec))
     mujoco.mj_getState(w.m, w.d, s0, spec)
     log = []
-    real_step = mujoco.mj_step
+    real_step = mujoco.mj_step2
 
     def spy(m, d, *a, **k):
         log.append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
         return real_step(m, d, *a, **k)
 
-    mujoco.mj_step = spy
+    mujoco.mj_step2 = spy
     try:
         step_protocol(plan, batch, cfg)
     finally:
-        mujoco.mj_step = real_step
+        mujoco.mj_step2 = real_step
     return s0, np.asarray(log), w.d.qpos.copy(), w.d.qvel.copy(), batch
 
 
@@ -163,19 +163,68 @@ def batch_grid(worlds: int, threads: int, batch_worlds=(8, 32)) -> list[tuple[in
 
 
 def _bench_batch(scene, plan, cfg, worlds: int, threads: int, raw_ms: float) -> dict:
-    """N friction-variant worlds in one batch on ``threads``: ms per world-step, and the efficiency
-    against ``threads`` x raw ``mj_step`` (``raw_ms`` ms per step, this model, this run)."""
+    """N friction-variant worlds in one batch on ``threads``: ms per world-step, and two efficiencies:
+    against ``threads`` x raw ``mj_step`` of the timed single world (``raw_ms`` ms per step, this model,
+    this run: the issue's figure; the variants' contact loads differ from that world's), and against
+    raw MuJoCo doing the same work (:func:`_raw_same_work`: each world's recorded controls through
+    ``mujoco.rollout`` on the same threads)."""
     mus = np.linspace(0.5, 1.5, worlds)
-    b = MjcBatch(scene, [Variant(friction=float(mu)) for mu in mus], threads=threads)
+    variants = [Variant(friction=float(mu)) for mu in mus]
+    b = MjcBatch(scene, variants, threads=threads)
     t0 = time.perf_counter()
     tr = step_protocol(plan, b, cfg)
     t_b = time.perf_counter() - t0
     b.close()
     wsteps = sum(t.done for t in tr) * cfg.substeps
     ms = t_b / wsteps * 1e3
+    t_raw, same = _raw_same_work(scene, plan, cfg, variants, threads, [w.d.qpos.copy() for w in b.worlds])
     return {"worlds": worlds, "threads": threads, "world_steps": int(wsteps), "wall_s": t_b,
             "ms_per_world_step": ms, "world_steps_per_s": wsteps / t_b,
-            "efficiency": raw_ms / (ms * threads)}
+            "efficiency": raw_ms / (ms * threads), "raw_same_work_s": t_raw,
+            "efficiency_same_work": t_raw / t_b, "raw_same_work_bit_identical": same}
+
+
+def _raw_same_work(scene, plan, cfg, variants, threads: int, q_end: list) -> tuple[float, bool]:
+    """Raw MuJoCo doing a batch's work: every world's (ctrl, xfrc_applied) recorded before each physics
+    step (the batch's ``recorder`` hook, Python loop), then each world's steps through
+    ``mujoco.rollout`` (its own ``MjModel``, from its own initial state) on ``threads`` threads, the worlds
+    dealt round-robin as the batch deals them. Returns (wall s, every world's final ``qpos`` equal to
+    ``q_end``'s bit for bit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rb = MjcBatch(scene, variants, c_loop=False)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    s0 = []
+    for w in rb.worlds:
+        s = np.zeros(mujoco.mj_stateSize(w.m, spec))
+        mujoco.mj_getState(w.m, w.d, s, spec)
+        s0.append(s)
+    logs = [[] for _ in variants]
+    rb.recorder = lambda i, d: logs[i].append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
+    step_protocol(plan, rb, cfg)
+    cspec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
+    ends: list = [None] * len(variants)
+
+    def run(ids):
+        with mj_rollout.Rollout(nthread=0) as r:
+            for i in ids:
+                m = rb.worlds[i].m
+                st, _ = r.rollout(m, mujoco.MjData(m), s0[i][None], np.asarray(logs[i])[None], control_spec=cspec,
+                                  initial_warmstart=np.zeros((1, m.nv)))
+                ends[i] = st[0, -1]
+
+    chunks = [list(range(t, len(variants), threads)) for t in range(min(threads, len(variants)))]
+    run(chunks[0][:1])  # warm-up
+    with ThreadPoolExecutor(len(chunks)) as pool:
+        t0 = time.perf_counter()
+        list(pool.map(run, chunks))
+        t = time.perf_counter() - t0
+    same = True
+    for i, w in enumerate(rb.worlds):
+        d = mujoco.MjData(w.m)
+        mujoco.mj_setState(w.m, d, ends[i], spec)
+        same = same and bool(np.array_equal(d.qpos, q_end[i]))
+    return t, same
 
 
 def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> float:
@@ -326,7 +375,8 @@ def main(argv=None) -> int:
         for b in r["batches"]:
             print(f"{'':<14} {b['worlds']:>3} worlds, {b['threads']} threads: {b['ms_per_world_step']:.4f} ms per "
                   f"world-step ({b['world_steps_per_s']:.0f} world-steps/s), {100 * b['efficiency']:.0f} % of "
-                  f"{b['threads']} x raw mj_step")
+                  f"{b['threads']} x raw mj_step; {100 * b['efficiency_same_work']:.0f} % of raw MuJoCo doing the "
+                  f"same worlds on {b['threads']} threads (bit-identical {b['raw_same_work_bit_identical']})")
         if a.device in ("cuda", "warp-cpu"):
             wr = bench_warp(a.dataset, seq, a.data, manosim, cfg, a.device, worlds, a.raw_steps)
             r["warp"] = wr

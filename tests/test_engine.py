@@ -21,7 +21,8 @@ from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.sim.engine import Variant, wrist
-from replay.sim.engine.mujoco_c.mjc import MjcBatch, _collides, ablate_hand_object
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.mujoco_c.model_edits import _collides, ablate_hand_object
 from replay.protocol.rollout import (
     build_replay_scene,
     run_rollouts,
@@ -74,24 +75,24 @@ def test_direct_engine_gives_the_reference_engines_answers(window, capsule_rhand
 def test_engine_is_raw_mujoco_with_its_controls(scene_and_plan):
     """Replaying the engine's ctrl/xfrc_applied through mujoco.rollout reaches its state exactly."""
     cfg, plan, scene = scene_and_plan
-    # the Python loop, whose mj_step calls can be watched (the compiled default steps the same
+    # the Python loop, whose mj_step2 calls (mj_step's second half) can be watched (the compiled default steps the same
     # trajectory bit for bit: tests/test_engine_contract.py)
     batch = MjcBatch(scene, [Variant()], c_loop=False)
     w = batch.worlds[0]
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.zeros(mujoco.mj_stateSize(w.m, spec))
     mujoco.mj_getState(w.m, w.d, s0, spec)
-    log, real = [], mujoco.mj_step
+    log, real = [], mujoco.mj_step2
 
     def spy(m, d, *a, **k):
         log.append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
         return real(m, d, *a, **k)
 
-    mujoco.mj_step = spy
+    mujoco.mj_step2 = spy
     try:
         tr = step_protocol(plan, batch, cfg, frame_limit=40)[0]
     finally:
-        mujoco.mj_step = real
+        mujoco.mj_step2 = real
     assert len(log) == tr.done * cfg.substeps == 40 * cfg.substeps
     xfrc = np.asarray(log)[:, w.m.nu:].reshape(len(log), -1, 6)
     # only the wrist's root body is pushed, and it is pushed every step

@@ -81,7 +81,7 @@ def test_a_mujoco_error_in_a_frame_is_the_worlds_reason(built, monkeypatch):
     """Past the arena guard a world's frames run in the Python loop, where a MuJoCo error
     (``mujoco.FatalError``, as ``mju_error`` raises it through the bindings) becomes the world's
     ``unstable`` reason with MuJoCo's message; the other worlds go on."""
-    real_step = mujoco.mj_step
+    real_step = mujoco.mj_step2
     bad = {}
 
     def failing_step(m, d):
@@ -92,7 +92,7 @@ def test_a_mujoco_error_in_a_frame_is_the_worlds_reason(built, monkeypatch):
     def arm(b):
         bad["d"] = b.worlds[2].d._address
         monkeypatch.setattr(c_loop, "ARENA_GUARD", -1.0)  # every frame through the Python loop
-        monkeypatch.setattr(mujoco, "mj_step", failing_step)
+        monkeypatch.setattr(mujoco, "mj_step2", failing_step)
 
     b, tr = _run(built, True, 2, arm)
     assert b.worlds[2].reason == "solver exception: FatalError: mj_stackAlloc: insufficient memory"

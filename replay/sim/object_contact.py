@@ -43,7 +43,7 @@ import numpy as np
 from replay.sim.contact_table import hand_object_table
 from replay.sim.engine import Variant
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mujoco_c.mjc import apply_variant
+from replay.sim.engine.mujoco_c.model_edits import apply_variant
 
 
 def apply_object_contact(scene):

@@ -102,7 +102,7 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         offsets.append(off)
         if v.friction is not None:
             # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
-            # as replay.sim.engine.mujoco_c.mjc.apply_variant does
+            # as replay.sim.engine.mujoco_c.model_edits.apply_variant does
             for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
                 builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
         if v.effort_limit is not None:

@@ -3,10 +3,10 @@
 Newton builds the model and :class:`newton.solvers.SolverMuJoCo` compiles it
 (``use_mujoco_cpu=True``); from there each world is an ``MjData`` (and, when its
 :class:`~replay.sim.engine.variants.Variant` edits parameters, its own copy of the
-``MjModel``) stepped directly with ``mujoco.mj_step``. Per physics step only two
-things run besides ``mj_step``: ``mj_kinematics`` (the controller needs the body
-COMs of the current ``qpos``) and the wrist wrench, compiled by numba
-(:mod:`replay.sim.engine.wrist`). Finger targets become ``ctrl`` once per control
+``MjModel``) stepped directly by MuJoCo, each physics step as ``mj_step1``, the wrist
+wrench (compiled by numba, :mod:`replay.sim.engine.wrist`; it needs the body COMs of the
+current ``qpos``, which ``mj_step1`` computes), ``mj_step2``: ``mj_step``'s own work split
+in two, the same trajectory bit for bit (:mod:`replay.sim.engine.mujoco_c.c_loop`). Finger targets become ``ctrl`` once per control
 frame; the recorded signals (body poses, hand-object contacts, overflow, runaway)
 are read once per control frame.
 
@@ -18,131 +18,34 @@ one when something needs Newton's view (nothing in the replay does).
 
 Worlds are independent: world i of a batch gives the same trajectory as a batch
 of one holding variant i (each world has its own ``MjData``; ``mj_step`` is
-deterministic). With more than one world and ``threads > 1``, worlds are stepped
-in a thread pool, one control frame per task: MuJoCo's Python bindings release
-the GIL inside ``mj_step``, and numba's wrench runs ``nogil``.
+deterministic). With more than one world and ``threads > 1``, each control frame
+deals the live worlds round-robin to ``threads`` threads (the caller's and
+``threads - 1`` pool threads), one task per thread: a world's frame (substeps and
+readout) is one ``nogil`` compiled call into MuJoCo's C, so the threads step at once.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
-from replay.sim.engine import finger_drive, pair_audit, signals, wrist
+from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
-from replay.errors import AblationMaskError, EngineError
+from replay.errors import EngineError
 
 try:  # the compiled substep loop (replay.sim.engine.mujoco_c.c_loop); without it every frame runs the Python loop
     from replay.sim.engine.mujoco_c import c_loop as c_loop_mod
     C_LOOP_ERROR = None
 except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
     c_loop_mod, C_LOOP_ERROR = None, str(e)
-
-
-def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
-    """(ngeom, ngeom) bool: MuJoCo's contype/conaffinity test for every geom pair."""
-    return ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)
-
-
-def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
-    """Make hand-object geom pairs unable to collide in ``m`` (contact ablation).
-
-    MuJoCo collides geoms a and b when ``contype[a] & conaffinity[b]`` or
-    ``contype[b] & conaffinity[a]`` is non-zero (and their bodies are not excluded).
-    The object's geoms get one bit that no hand geom uses as their only contype and
-    conaffinity bit, and every non-hand geom that collided with the object gets that
-    bit too: object-support contact is kept, hand-object contact cannot occur. Every
-    geom pair's test is compared before and after: only hand-object pairs may change.
-
-    Returns:
-        The bit used.
-
-    Raises:
-        AblationMaskError: no usable bit (the caller builds the ablation as its own
-            scene with Newton's collision filter pairs instead).
-    """
-    ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
-    hand, obj = layout.hand_geoms, layout.object_geoms
-    body = np.asarray(m.geom_bodyid)
-    # pairs MuJoCo can collide at all: different bodies, not both static (world body 0)
-    live = (body[:, None] != body[None, :]) & ~((body[:, None] == 0) & (body[None, :] == 0))
-    before = _collides(ct, ca)
-    partners = np.flatnonzero(~hand & ~obj & before[:, obj].any(axis=1))
-    hand_bits = int(np.bitwise_or.reduce(ct[hand]) | np.bitwise_or.reduce(ca[hand]))
-    ho = hand[:, None] & obj[None, :]
-    ho = ho | ho.T
-    for k in range(31):
-        bit = 1 << k
-        if hand_bits & bit:
-            continue
-        ct2, ca2 = ct.copy(), ca.copy()
-        ct2[obj] = bit
-        ca2[obj] = bit
-        ct2[partners] |= bit
-        ca2[partners] |= bit
-        after = _collides(ct2, ca2)
-        keep = live & ~ho
-        if not (after & ho & live).any() and np.array_equal(after[keep], before[keep]):
-            m.geom_contype[:] = ct2
-            m.geom_conaffinity[:] = ca2
-            return bit
-    raise AblationMaskError("no contype/conaffinity bit filters hand-object pairs alone")
-
-
-def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
-    """Edit a world's compiled model for ``v``; read every edited value back.
-
-    Ablation: :func:`ablate_hand_object`, unless the scene was built with Newton's
-    hand-object filter pairs (``prebuilt_ablation``). Friction: sliding ``geom_friction[:, 0]``
-    of the fewest geoms that give every hand-object contact the value
-    (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
-    that suffices, so object-support contacts keep what was built; the other pair classes it
-    changed are read back into ``friction_side_effects``). Effort: the finger
-    actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
-    ``body_inertia`` of the object scaled together, then ``mj_setConst``.
-
-    Values are rounded to float32 first, as Newton stores every model parameter: a
-    variant equal to the scene's own value gives the scene's own model, bit for bit.
-
-    Returns:
-        The values read back from ``m`` (for the results).
-
-    Raises:
-        EngineError: a value did not take. AblationMaskError: see :func:`ablate_hand_object`.
-    """
-    out: dict = {}
-    f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
-    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass))
-    if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
-        out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
-    if v.effort_limit is not None:
-        fa = layout.finger_act
-        m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]
-        m.actuator_forcelimited[fa] = 1
-        out["finger_forcerange"] = float(m.actuator_forcerange[fa[0], 1])
-    if v.object_mass is not None:
-        b = layout.object_body
-        scale = v.object_mass / float(m.body_mass[b])
-        m.body_mass[b] = v.object_mass
-        m.body_inertia[b] = m.body_inertia[b] * scale
-        d = mujoco.MjData(m)
-        mujoco.mj_setConst(m, d)
-        out["object_mass"] = float(m.body_mass[b])
-    if v.ablation and not prebuilt_ablation:
-        out["ablation_bit"] = ablate_hand_object(m, layout)
-    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", v.object_mass)]
-    for key, want in checks:
-        if want is not None and not np.isclose(out[key], want, rtol=1e-6):
-            raise EngineError(f"variant {key} = {want} did not take: the model holds {out[key]}")
-    return out
+from replay.sim.engine.mujoco_c.model_edits import ablate_hand_object, apply_variant  # noqa: F401 (the engine's model edits)
 
 
 @dataclass(kw_only=True)
@@ -155,6 +58,17 @@ class World(WorldStatus):
     warn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     warn_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     drive: finger_drive.FingerDrive | None = None
+    #: the last frame's compiled readout (:func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`): its
+    #: return code (None: the frame ran in the Python loop), poses before / after the readout's
+    #: kinematics (17, 7: xpos m, xquat xyzw), and the fastest body (4,)
+    read_code: int | None = None
+    stale: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
+    fresh: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
+    fast: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    #: scratch: the wrist wrench (6,) and the largest actuator force (1,), and the compiled frame's fixed arguments
+    wr: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    stats: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    c_args: tuple | None = None
 
 
 #: MuJoCo warnings that stop a world (checked after every physics step)
@@ -174,7 +88,7 @@ class MjcBatch:
     Args:
         scene: a :class:`replay.sim.scene.Scene` built with ``device="cpu"``.
         variants: one :class:`Variant` per world.
-        threads: worker threads for stepping worlds (1: in the caller's thread).
+        threads: threads stepping worlds, the caller's included (1: the caller's alone).
         capacity: contact count above which a world stops with a contact overflow
             (default ``scene.contact_capacity``).
         c_loop: step each frame's substeps in one nogil numba call into MuJoCo's C
@@ -228,13 +142,17 @@ class MjcBatch:
                                       scene.hand_mass, scene.model.body_com.numpy()[scene.hand_bodies[0]])
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
         self.threads = max(1, int(threads))
-        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 and len(self.worlds) > 1 else None
+        self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 and len(self.worlds) > 1 else None
         self._hand_mask = lay.hand_geoms
         self._obj_mask = lay.object_geoms
         self._rootid = np.asarray(base_m.body_rootid, np.int64)
         self._pyramidal = int(base_m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
         self._fast = np.zeros(4)
         self._contact_sums = np.zeros(4)
+        self._bodies = lay.bodies
+        self._split = c_loop_mod is None or c_loop_mod.split_step(base_m)
+        self._interp = bool(self.cfg.wrist_substep_interp)
+        self._z1, self._z2, self._z4 = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 4))
         self.c_loop = bool(c_loop) and c_loop_mod is not None
         self.recorder = None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
 
@@ -266,23 +184,35 @@ class MjcBatch:
                 rv = finger_drive.rotvec_targets(self.layout, finger_ctrl[i])
                 quat[i] = np.empty((len(rv), 4))
                 finger_drive.targets_from_rotvec(rv, quat[i])
-        if self._pool is None or len(live) < 2:
-            for i in live:
+        def step(ids):
+            for i in ids:
                 self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i])
-        else:
-            list(self._pool.map(lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]), live))
+
+        if self._pool is None or len(live) < 2:
+            step(live)
+            return
+        # one task per thread (worlds dealt round-robin), the first in this thread: a frame's substeps and
+        # readout run without the GIL (c_loop.frame_and_read), so the threads step at once
+        chunks = [live[t::self.threads] for t in range(min(self.threads, len(live)))]
+        pending = [self._pool.submit(step, c) for c in chunks[1:]]
+        step(chunks[0])
+        for f in pending:
+            f.result()
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i``: compiled while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`, else the Python
-        loop (the same calls); then its stop reason: a solver exception (its message), a MuJoCo warning, or
-        more contacts than the capacity (``mjData.maxuse_con``: the most after any step so far)."""
+        """One frame of world ``i``: compiled with its readout while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`,
+        else the Python loop (the same calls); then its stop reason: a solver exception (its message), a MuJoCo
+        warning, or more contacts than the capacity (``mjData.maxuse_con``: the most after any step so far)."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
-        wr, stats, k = np.zeros(6), np.array([w.act_max]), -1
+        wr, stats, k = w.wr, w.stats, -1
+        wr[:] = 0.0
+        stats[0] = w.act_max
+        w.read_code = None
         try:
             if self.c_loop and self.recorder is None and c_loop_mod.arena_ok(d):
-                k = self._c_frame(w, tp, tc, finger_target, wr, stats)
+                k = w.read_code = self._c_frame(w, tp, tc, finger_target, wr, stats)
             else:
                 k = self._python_frame(w, tp, tc, finger_target, wr, stats, i)
         except Exception as e:  # physics trouble (a MuJoCo error) never crashes the study
@@ -293,6 +223,9 @@ class MjcBatch:
         if w.reason is None and peak > w.capacity:
             w.reason = f"contact overflow: {peak} contacts exceed the capacity {w.capacity}"
         w.peak_contacts = peak
+        if w.read_code is not None:  # the compiled frame folded the forces into stats[0]
+            w.act_max = float(stats[0])
+            return
         af = d.actuator_force
         w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0,
                         float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
@@ -304,8 +237,12 @@ class MjcBatch:
         S = self.cfg.substeps
         interp = bool(self.cfg.wrist_substep_interp)
         qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
+        split = c_loop_mod is None or c_loop_mod.split_step(m)
         for j in range(S):
-            mujoco.mj_kinematics(m, d)
+            if split:  # MuJoCo's split of mj_step, the same trajectory (c_loop's module doc)
+                mujoco.mj_step1(m, d)
+            else:
+                mujoco.mj_kinematics(m, d)
             wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
                                 lay.hand_bodies, self.body_mass, self.par, tp, tc, (j + 1) / S, interp, wr, stats)
             if drv is not None:
@@ -313,23 +250,31 @@ class MjcBatch:
                                         d.qfrc_applied)
             if self.recorder is not None:
                 self.recorder(i, d)
-            mujoco.mj_step(m, d)
+            mujoco.mj_step2(m, d) if split else mujoco.mj_step(m, d)
             raised = np.flatnonzero(w.warn[_WARN_IDS] > w.warn_base)
             if raised.size:
                 return int(raised[0])
         return -1
 
     def _c_frame(self, w: World, tp, tc, target, wr, stats) -> int:
-        """The frame's substeps in :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps` (returns as :meth:`_python_frame`)."""
+        """The frame's substeps and readout in :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read` (returns
+        its code: a warning's index into :data:`WARNINGS`, as :meth:`_python_frame`, or a readout code)."""
+        if w.c_args is None:
+            w.c_args = self._c_args(w)
+        return int(c_loop_mod.frame_and_read(tp, tc, target if w.drive is not None else self._z4, *w.c_args))
+
+    def _c_args(self, w: World) -> tuple:
+        """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`, after the
+        frame's inputs (``wr`` and ``stats`` are the world's own scratch arrays, ``w.wr``, ``w.stats``)."""
         lay, drv, d = self.layout, w.drive, w.d
-        z2, z1 = np.zeros((0, 3)), np.zeros(0, np.int64)
-        return int(c_loop_mod.frame_substeps(
-            w.m._address, d._address, self.cfg.substeps, bool(self.cfg.wrist_substep_interp),
-            d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force, lay.hand_qadr, lay.hand_vadr, lay.root,
-            lay.hand_bodies, self.body_mass, self.par, tp, tc, wr, stats, drv is not None,
-            drv.qadr if drv else z1, drv.vadr if drv else z1, target if drv else np.zeros((0, 4)),
-            drv.kp if drv else z2, drv.kd if drv else z2, drv.effort if drv else z2, d.qfrc_applied,
-            w.warn, _WARN_IDS, w.warn_base))
+        z2, z1 = self._z2, self._z1
+        return (w.m._address, d._address, self._split, self.cfg.substeps, self._interp,
+                d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force, lay.hand_qadr, lay.hand_vadr, lay.root,
+                lay.hand_bodies, self.body_mass, self.par, w.wr, w.stats, drv is not None,
+                drv.qadr if drv else z1, drv.vadr if drv else z1,
+                drv.kp if drv else z2, drv.kd if drv else z2, drv.effort if drv else z2, d.qfrc_applied,
+                w.warn, _WARN_IDS, w.warn_base, d.xpos, d.xquat, d.cvel, d.subtree_com, self._rootid, self._bodies,
+                w.stale, w.fresh, w.fast)
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
@@ -342,6 +287,18 @@ class MjcBatch:
         w = self.worlds[i]
         m, d, lay = w.m, w.d, self.layout
         reason = w.reason
+        code = w.read_code
+        if code is not None:  # read by the compiled frame (c_loop.frame_and_read), the same checks in the same order
+            w.read_code = None
+            poses = w.stale
+            if reason is None and code == c_loop_mod.NON_FINITE:
+                reason = "non-finite state"
+            elif reason is None:
+                poses, fast = w.fresh, w.fast
+                reason = self._runaway(fast, max_linear, max_angular)
+            sig = FrameSignals(body_pos=poses[:, :3].copy(), body_quat=poses[:, 3:].copy(), contacts=0,
+                               contacts_force=0, reason=reason)
+            return self._read_contacts(w, sig, force_min)
         if reason is None and not signals.all_finite(d.qpos, d.qvel):
             reason = "non-finite state"
         if reason is None:
@@ -349,14 +306,26 @@ class MjcBatch:
             mujoco.mj_comPos(m, d)
             mujoco.mj_comVel(m, d)
             fast = self._fast
-            signals.fastest_body(d.cvel, d.xipos, d.subtree_com, self._rootid, lay.bodies, fast)
-            if not fast[0] <= max_linear:
-                reason = f"runaway linear velocity {fast[0]:.3g} m/s on body {int(lay.newton_of_mj_body[int(fast[1])])}"
-            elif not fast[2] <= max_angular:
-                reason = f"runaway angular velocity {fast[2]:.3g} rad/s on body {int(lay.newton_of_mj_body[int(fast[3])])}"
-        b = lay.bodies
+            signals.fastest_body(d.cvel, d.xipos, d.subtree_com, self._rootid, self._bodies, fast)
+            reason = self._runaway(fast, max_linear, max_angular)
+        b = self._bodies
         sig = FrameSignals(body_pos=d.xpos[b], body_quat=d.xquat[b][:, [1, 2, 3, 0]], contacts=0,
                            contacts_force=0, reason=reason)
+        return self._read_contacts(w, sig, force_min)
+
+    def _runaway(self, fast: np.ndarray, max_linear: float, max_angular: float) -> str | None:
+        """The runaway reason for :func:`replay.sim.engine.signals.fastest_body`'s ``fast``, or None."""
+        if not fast[0] <= max_linear:
+            return f"runaway linear velocity {fast[0]:.3g} m/s on body {int(self.layout.newton_of_mj_body[int(fast[1])])}"
+        if not fast[2] <= max_angular:
+            return f"runaway angular velocity {fast[2]:.3g} rad/s on body {int(self.layout.newton_of_mj_body[int(fast[3])])}"
+        return None
+
+    def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
+        """``sig`` with world ``w``'s hand-object contacts of the last step; marks it stopped when
+        ``sig.reason`` is set."""
+        d = w.d
+        reason = sig.reason
         n = d.ncon
         if n:
             c, cs = d.contact, self._contact_sums

@@ -1,0 +1,114 @@
+"""Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant`
+(MuJoCo C backend): the contact ablation by collision bits, and the friction / effort / mass
+variants, each read back from the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import numpy as np
+
+from replay.errors import AblationMaskError, EngineError
+from replay.sim.engine import pair_audit
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.variants import Variant
+
+
+def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
+    """(ngeom, ngeom) bool: MuJoCo's contype/conaffinity test for every geom pair."""
+    return ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)
+
+
+def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
+    """Make hand-object geom pairs unable to collide in ``m`` (contact ablation).
+
+    MuJoCo collides geoms a and b when ``contype[a] & conaffinity[b]`` or
+    ``contype[b] & conaffinity[a]`` is non-zero (and their bodies are not excluded).
+    The object's geoms get one bit that no hand geom uses as their only contype and
+    conaffinity bit, and every non-hand geom that collided with the object gets that
+    bit too: object-support contact is kept, hand-object contact cannot occur. Every
+    geom pair's test is compared before and after: only hand-object pairs may change.
+
+    Returns:
+        The bit used.
+
+    Raises:
+        AblationMaskError: no usable bit (the caller builds the ablation as its own
+            scene with Newton's collision filter pairs instead).
+    """
+    ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
+    hand, obj = layout.hand_geoms, layout.object_geoms
+    body = np.asarray(m.geom_bodyid)
+    # pairs MuJoCo can collide at all: different bodies, not both static (world body 0)
+    live = (body[:, None] != body[None, :]) & ~((body[:, None] == 0) & (body[None, :] == 0))
+    before = _collides(ct, ca)
+    partners = np.flatnonzero(~hand & ~obj & before[:, obj].any(axis=1))
+    hand_bits = int(np.bitwise_or.reduce(ct[hand]) | np.bitwise_or.reduce(ca[hand]))
+    ho = hand[:, None] & obj[None, :]
+    ho = ho | ho.T
+    for k in range(31):
+        bit = 1 << k
+        if hand_bits & bit:
+            continue
+        ct2, ca2 = ct.copy(), ca.copy()
+        ct2[obj] = bit
+        ca2[obj] = bit
+        ct2[partners] |= bit
+        ca2[partners] |= bit
+        after = _collides(ct2, ca2)
+        keep = live & ~ho
+        if not (after & ho & live).any() and np.array_equal(after[keep], before[keep]):
+            m.geom_contype[:] = ct2
+            m.geom_conaffinity[:] = ca2
+            return bit
+    raise AblationMaskError("no contype/conaffinity bit filters hand-object pairs alone")
+
+
+def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
+    """Edit a world's compiled model for ``v``; read every edited value back.
+
+    Ablation: :func:`ablate_hand_object`, unless the scene was built with Newton's
+    hand-object filter pairs (``prebuilt_ablation``). Friction: sliding ``geom_friction[:, 0]``
+    of the fewest geoms that give every hand-object contact the value
+    (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
+    that suffices, so object-support contacts keep what was built; the other pair classes it
+    changed are read back into ``friction_side_effects``). Effort: the finger
+    actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
+    ``body_inertia`` of the object scaled together, then ``mj_setConst``.
+
+    Values are rounded to float32 first, as Newton stores every model parameter: a
+    variant equal to the scene's own value gives the scene's own model, bit for bit.
+
+    Returns:
+        The values read back from ``m`` (for the results).
+
+    Raises:
+        EngineError: a value did not take. AblationMaskError: see :func:`ablate_hand_object`.
+    """
+    out: dict = {}
+    f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
+    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass))
+    if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
+        out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
+    if v.effort_limit is not None:
+        fa = layout.finger_act
+        m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]
+        m.actuator_forcelimited[fa] = 1
+        out["finger_forcerange"] = float(m.actuator_forcerange[fa[0], 1])
+    if v.object_mass is not None:
+        b = layout.object_body
+        scale = v.object_mass / float(m.body_mass[b])
+        m.body_mass[b] = v.object_mass
+        m.body_inertia[b] = m.body_inertia[b] * scale
+        d = mujoco.MjData(m)
+        mujoco.mj_setConst(m, d)
+        out["object_mass"] = float(m.body_mass[b])
+    if v.ablation and not prebuilt_ablation:
+        out["ablation_bit"] = ablate_hand_object(m, layout)
+    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", v.object_mass)]
+    for key, want in checks:
+        if want is not None and not np.isclose(out[key], want, rtol=1e-6):
+            raise EngineError(f"variant {key} = {want} did not take: the model holds {out[key]}")
+    return out
