@@ -283,11 +283,11 @@ def test_every_engine_satisfies_the_contract():
 #: every module that runs many recordings, and so must do it through the one batch runner
 BATCH_USERS = ("replay.commands.run_sweep", "replay.commands.validate_pose_mapping",
                "replay.commands.validate_object_frame", "replay.study.attribution", "replay.study.gripper_check",
-               "replay.study.summary")
+               "replay.study.summary", "replay.study.runner", "replay.study.bridge")
 
 
 def test_many_recording_commands_use_the_one_batch_runner():
-    """The sweep, both validations, the attribution and the gripper check run their recordings
+    """The study, the sweep, both validations, the attribution, the bridge and the gripper check run their recordings
     through replay.study.batch (select, isolation, resume, versions, atomic writes, Ctrl-C);
     package versions are recorded one way (replay.study.batch.package_versions, the study's too)."""
     g = import_graph()

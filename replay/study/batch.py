@@ -1,15 +1,18 @@
 """The one batch runner: many recordings through one function, each isolated, resumable,
 written atomically, with package versions recorded one way and a summary at the end.
 
-Every many-recording command (the sweep, both validations, the attribution, the gripper
-check; the study's :mod:`~replay.study.runner` for its versions and interrupt rule) runs
-its recordings through :func:`run_batch` rather than a loop of its own:
+Every many-recording command (the study, the sweep, both validations, the attribution, the
+bridge, the gripper check) runs its recordings through :func:`run_batch` rather than a loop of
+its own; the study passes its own executor (its process pool with per-job timeouts, or Ray) and
+result handler (its console and study JSON), the others take the defaults:
 
 * **select**: the caller passes the keys (e.g. :func:`replay.study.prepare.select_sequences`);
 * **per-recording isolation**: an ``isolate`` error (default :class:`~replay.errors.DataError`:
   bad input, named by file and field) of one recording is recorded in ``failed`` with its
   one-line message, and the others still run; any other exception is a programming error
-  and propagates;
+  and propagates in this process; with ``workers > 1`` the recordings run in
+  :func:`replay.study.pool.run_jobs`'s spawned workers, where any error, a worker's death or a
+  hang past ``timeout_s`` costs that recording alone (``failed``, one line);
 * **resume**: ``resume(key)`` returns a result written before (the caller checks it is for
   the same settings) or None: the recording is then skipped;
 * **atomic writes**: ``write(key, result)`` runs after each recording; write through
@@ -21,7 +24,7 @@ its recordings through :func:`run_batch` rather than a loop of its own:
   abandoned; what was written is kept and the result says ``interrupted`` (the command then
   returns exit status 130, :data:`replay.cli.EXIT_INTERRUPTED`).
 
-Adopting it in a new command (e.g. ``scripts/bridge.py``)::
+Adopting it in a new command::
 
     from replay.study.batch import run_batch, write_json
 
@@ -43,6 +46,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from replay.errors import DataError
@@ -85,76 +89,112 @@ class BatchResult:
     interrupted: bool = False
 
 
-def run_batch(keys: Iterable[str], run_one: Callable[[str], dict], *, write: Callable[[str, dict], None] | None = None,
-              resume: Callable[[str], dict | None] | None = None, isolate: tuple = (DataError,), label: str = "batch",
-              on_fail: Callable[[str, Exception], None] | None = None, workers: int = 1) -> BatchResult:
+def run_batch(keys: Iterable, run_one: Callable, *, write: Callable | None = None,
+              resume: Callable | None = None, isolate: tuple = (DataError,), label: str = "batch",
+              on_fail: Callable[[str, Exception], None] | None = None, workers: int = 1,
+              executor: Callable | None = None, on_result: Callable | None = None,
+              timeout_s: float | None = None, name: Callable | None = None) -> BatchResult:
     """Run ``run_one(key)`` for each key (module doc: isolation, resume, writes, Ctrl-C).
 
     Args:
-        keys: the selected recordings, in the order to run them.
+        keys: the selected recordings (or jobs), in the order to run them.
         run_one: one recording -> its result (a JSON-able dict, or any object the caller
-            summarises).
+            summarises); with ``on_result``: one job -> ``(status, value)`` itself (``"ok"`` or a
+            failure status, as :func:`replay.study.job.run_job_safe` returns).
         write: called with each new result, right after it is made (atomically, please).
         resume: a result written before for ``key``, or None to run it.
         isolate: the exception types that fail one recording, not the batch.
         label: how messages name the batch (``sweep: mug_lift: refused: ...``).
         on_fail: says a recording's failure (default: ``  <key>: refused: <reason>`` on stderr).
-        workers: processes running ``run_one`` at once (> 1: a process pool; ``run_one`` must
-            then pickle, e.g. a module-level function or a :func:`functools.partial` of one).
+        workers: processes running ``run_one`` at once (> 1: :func:`replay.study.pool.run_jobs`,
+            spawned workers where a worker that dies or hangs past ``timeout_s`` s costs its own
+            recording only; ``run_one`` must then pickle, e.g. a module-level function or a
+            :func:`functools.partial` of one).
+        executor: ``executor(keys, fn, handle)`` runs ``fn(key) -> (status, value)`` for every key
+            and calls ``handle(key, status, value)`` in this process as each ends (default: in
+            this process, or the process pool above); the study passes its pool or Ray.
+        on_result: ``on_result(key, status, value)`` after run_batch's own bookkeeping: the caller
+            says and writes the result itself (run_batch then prints nothing, and a Ctrl-C is
+            re-raised after ``interrupted`` is set, for the caller's own message).
+        timeout_s: the process pool's limit per recording, s (None: none).
+        name: a key -> its name in the result's dicts (default: the key; the study's jobs: ``job.key``).
 
     Returns:
-        :class:`BatchResult`.
+        :class:`BatchResult` (a failure status's value is in ``failed``).
     """
     out = BatchResult(versions=package_versions())
     t0 = time.perf_counter()
+    fn = run_one if on_result is not None else partial(_as_status, run_one, isolate)
+    name = name or (lambda k: k)
     try:
-        todo = []
-        for key in keys:
-            prior = resume(key) if resume is not None else None
-            if prior is None:
-                todo.append(key)
-                continue
-            out.results[key] = prior
-            out.resumed.append(key)
-            print(f"  {key}: done before (resume)", flush=True)
-        for key, get in _results(todo, run_one, workers):
-            try:
-                res = get()
-            except isolate as e:
-                out.failed[key] = str(e)
-                if on_fail is None:
-                    print(f"  {key}: refused: {e}", file=sys.stderr, flush=True)
-                else:
-                    on_fail(key, e)
-                continue
-            if write is not None:
-                write(key, res)
-            out.results[key] = res
+        todo = _not_resumed(keys, resume, out, name)
+        run = executor if executor is not None else partial(_default_executor, workers=workers, timeout_s=timeout_s)
+        run(todo, fn, partial(_handle, out, write, on_fail, on_result, name))
     except KeyboardInterrupt:
         out.interrupted = True
+        out.wall_s = time.perf_counter() - t0
+        if on_result is not None:
+            raise
         print(f"{label}: interrupted; {len(out.results)} result(s) written so far are kept (rerun with --resume "
               "where offered)", file=sys.stderr)
     out.wall_s = time.perf_counter() - t0
     return out
 
 
-def _results(keys: list[str], run_one: Callable, workers: int):
-    """``(key, get)`` in key order; ``get()`` returns the result or raises its error. One process:
-    run when asked; a pool: all submitted at once, waited for in order."""
+def _not_resumed(keys: Iterable, resume: Callable | None, out: BatchResult, name: Callable) -> list:
+    """The keys to run; those ``resume`` returns a result for go into ``out`` (said on the console)."""
+    todo = []
+    for key in keys:
+        prior = resume(key) if resume is not None else None
+        if prior is None:
+            todo.append(key)
+            continue
+        out.results[name(key)] = prior
+        out.resumed.append(name(key))
+        print(f"  {key}: done before (resume)", flush=True)
+    return todo
+
+
+def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str, value) -> None:
+    """One job ended (:func:`run_batch`'s bookkeeping): a result written and kept, or a failure kept and said."""
+    if status != "ok":
+        out.failed[name(key)] = value
+        if on_result is None:
+            if on_fail is None:
+                print(f"  {key}: refused: {value}", file=sys.stderr, flush=True)
+            else:
+                on_fail(key, _Failure(value))
+    else:
+        if write is not None:
+            write(key, value)
+        out.results[name(key)] = value
+    if on_result is not None:
+        on_result(key, status, value)
+
+
+class _Failure(Exception):
+    """A recording's failure as its one-line reason (what ``on_fail`` receives)."""
+
+
+def _as_status(run_one: Callable, isolate: tuple, key) -> tuple[str, object]:
+    """``("ok", run_one(key))``, or ``("failed", its one line)`` for an ``isolate`` error."""
+    try:
+        return "ok", run_one(key)
+    except isolate as e:
+        return "failed", str(e)
+
+
+def _default_executor(keys: list, fn: Callable, handle: Callable, workers: int = 1,
+                      timeout_s: float | None = None) -> None:
+    """In this process, one key after another (``workers <= 1``, or one key); else
+    :func:`replay.study.pool.run_jobs` (spawned workers, a dead or hung one costs its key only)."""
     if workers <= 1 or len(keys) <= 1:
         for key in keys:
-            yield key, (lambda k=key: run_one(k))
+            handle(key, *fn(key))
         return
-    from concurrent.futures import ProcessPoolExecutor
+    from replay.study.pool import run_jobs
 
-    with ProcessPoolExecutor(min(workers, len(keys))) as ex:
-        futures = [(key, ex.submit(run_one, key)) for key in keys]
-        try:
-            for key, fut in futures:
-                yield key, fut.result
-        finally:
-            for _, fut in futures:
-                fut.cancel()
+    run_jobs(keys, fn, workers, handle, timeout_s=timeout_s)
 
 
 def write_json(path: str | Path, doc: dict) -> Path:

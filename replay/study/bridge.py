@@ -1,6 +1,7 @@
 """The bridge: every row of :mod:`replay.study.bridge_rows` on every recording, counted.
 
-One process per recording (``workers``); a recording's rows share its prepared inputs (landmark
+The recordings run through the one batch runner (:func:`replay.study.batch.run_batch`: ``workers``
+spawned processes, a worker that dies costs its own recording only); a recording's rows share its prepared inputs (landmark
 IK once per hand shape), each distinct (protocol, config) is one rollout (contact only: the
 contact ablation of the oracle is ``run_study.py --protocol hug-oracle``'s). Each recording's
 rows are written to ``<out stem>_recordings/<sequence>.json`` as it finishes, and a rerun
@@ -17,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.fileio import atomic_write_text
+from replay.study.batch import run_batch
 from replay.study.bridge_rows import counted
 from replay.study.console import quiet_libraries
 
@@ -121,14 +123,16 @@ def run_bridge(dataset: str, sequences: list[str], data_dir, manosim_dir, rows: 
         log(f"{s}: lifted under {n}/{len(rows)} rows ({len(per)}/{len(sequences)} done)")
         write()
 
-    args = [(dataset, s, data_dir, manosim_dir, rows, base_d) for s in todo]
-    if workers > 1 and len(todo) > 1:  # Warp's banner and Newton's log kept off the console, as the study's
-        with ProcessPoolExecutor(max_workers=workers, initializer=quiet_libraries) as ex:
-            futs = {ex.submit(run_recording, *a): a[1] for a in args}
-            for f in as_completed(futs):
-                finished(futs[f], f.result())
-    else:
-        quiet_libraries()
-        for a in args:
-            finished(a[1], run_recording(*a))
+    res = run_batch(todo, partial(_run_quietly, dataset, data_dir, manosim_dir, rows, base_d), write=finished,
+                    workers=workers, label="bridge")
+    if res.failed:  # a worker that died or hung: that recording's rows are missing, the others counted
+        log(f"bridge: {len(res.failed)} recording(s) not done: " + "; ".join(f"{k}: {v}" for k, v in res.failed.items()))
+    if res.interrupted:
+        raise KeyboardInterrupt
     return write()
+
+
+def _run_quietly(dataset: str, data_dir, manosim_dir, rows: list[dict], base: dict, sequence: str) -> dict:
+    """:func:`run_recording` with Warp's banner and Newton's log kept off the console, as the study's workers."""
+    quiet_libraries()
+    return run_recording(dataset, sequence, data_dir, manosim_dir, rows, base)

@@ -30,6 +30,7 @@ from replay.data.locate import dataset_dir
 from replay.errors import OutputError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed
+from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.study.prepare import resolve_sequences
@@ -103,18 +104,22 @@ def _plan_ablation_only(st: _Setup) -> tuple[list[str], dict, list]:
     return [s for s in seqs if s in results or s in st.subset], results, todo
 
 
-def _execute(todo: list, done, workers: int, executor: str, address: str | None) -> None:
-    """Run the jobs: in this process (``workers <= 0``), the process pool (:mod:`replay.study.pool`)
-    or Ray tasks (:mod:`replay.study.ray_pool`)."""
-    if executor == "ray":  # imported only when asked for: Ray takes seconds to import
-        from replay.study.ray_pool import run_jobs_ray
+def _executor(workers: int, executor: str, address: str | None):
+    """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
+    process (``workers <= 0``), the process pool (:mod:`replay.study.pool`) or Ray tasks
+    (:mod:`replay.study.ray_pool`)."""
+    def run(todo: list, fn, handle) -> None:
+        if executor == "ray":  # imported only when asked for: Ray takes seconds to import
+            from replay.study.ray_pool import run_jobs_ray
 
-        run_jobs_ray(todo, run_job_safe, done, address=address)
-    elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
-        for job in todo:
-            done(job, *run_job_safe(job))
-    else:  # replay.study.pool: a worker that dies costs its own recording only
-        run_jobs(todo, run_job_safe, workers, done)
+            run_jobs_ray(todo, fn, handle, address=address)
+        elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
+            for job in todo:
+                handle(job, *fn(job))
+        else:  # replay.study.pool: a worker that dies costs its own recording only
+            run_jobs(todo, fn, workers, handle)
+
+    return run
 
 
 def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: list[str] | None = None,
@@ -331,7 +336,7 @@ class _StudyRun:
         self.study = write_or_stop(self.write)
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs (:func:`_execute`); returns the study dict.
+        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`_executor`); returns the study dict.
 
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
@@ -339,8 +344,9 @@ class _StudyRun:
         self.study = write_or_stop(self.write)
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
-        try:
-            _execute(self.todo, self.done, workers, executor, address)
+        try:  # the one batch runner, with the study's executor; self.done says and writes each result
+            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address), on_result=self.done,
+                      label="study", name=lambda j: j.key)
         except KeyboardInterrupt:
             self.study = self.write()
             self.con.interrupted(self.st.out, len(self.results), self.n_jobs)
