@@ -19,7 +19,8 @@ from __future__ import annotations
 import gc
 import importlib
 
-#: what a study worker imports before its first job (the job module and the physics it calls)
+#: what a study worker imports before its first job (the job module and the physics it calls;
+#: then ``newton.solvers.SolverMuJoCo.import_mujoco()``, Newton's own import of both MuJoCo backends)
 PHYSICS_MODULES = ("replay.study.job", "replay.sim.engine", "replay.protocol.rollout")
 
 _done = False
@@ -40,6 +41,10 @@ def import_physics() -> None:
     try:
         for name in PHYSICS_MODULES:
             importlib.import_module(name)
+        # Newton loads its solvers lazily (``newton.solvers.__getattr__``), and SolverMuJoCo imports
+        # mujoco-warp in its first constructor: both here, with the collector still paused
+        solvers = importlib.import_module("newton.solvers")
+        solvers.SolverMuJoCo.import_mujoco()
     finally:
         if was_enabled:
             gc.enable()
