@@ -19,6 +19,14 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 
+#: m: a part's vertex bounding box grown by this much before :meth:`ConvexParts.inside_any` tests
+#: its faces (far above the ~1e-16 m rounding of ``n.x + d`` and qhull's facet merging, far below
+#: any part's size)
+BOX_MARGIN_M = 1e-6
+#: faces tested at a time by :meth:`ConvexParts.inside_any`
+FACE_BLOCK = 64
+
+
 @dataclass(frozen=True)
 class ConvexParts:
     """The convex hulls of an object's collision parts, object frame.
@@ -54,6 +62,30 @@ class ConvexParts:
         inside it (< 0), or a lower bound of the distance to it (> 0)."""
         pts = np.asarray(pts, float)
         return np.stack([(pts @ eq[:, :3].T + eq[:, 3]).max(axis=1) for eq in self.equations])
+
+    def inside_any(self, pts: np.ndarray) -> np.ndarray:
+        """(N,) bool for ``pts`` (N, 3) m: inside (or on) at least one part, i.e.
+        ``(part_plane_distance(pts) <= 0).any(axis=0)``, computed part by part only for the
+        points not yet inside an earlier part and within the part's vertex bounding box grown by
+        :data:`BOX_MARGIN_M` (a point farther out lies outside the part by at least that much,
+        ~10^10 times the rounding of ``n.x + d``, so it cannot test inside), and faces taken
+        :data:`FACE_BLOCK` at a time, a point dropped at its first face with ``n.x + d > 0``.
+        Each ``n.x + d`` tested is the same product as in :meth:`part_plane_distance`; on the
+        mirror's 31 GRAB objects (the 40,000 points of
+        :func:`replay.checks.object_mass.part_overlap` each) every point's answer is the same.
+        """
+        pts = np.asarray(pts, float)
+        inside = np.zeros(len(pts), bool)
+        for eq, v in zip(self.equations, self.vertices):
+            lo, hi = v.min(axis=0) - BOX_MARGIN_M, v.max(axis=0) + BOX_MARGIN_M
+            cand = np.flatnonzero(~inside & np.all((pts >= lo) & (pts <= hi), axis=1))
+            for k in range(0, len(eq), FACE_BLOCK):  # a point outside one face is out: dropped
+                if not cand.size:
+                    break
+                f = eq[k: k + FACE_BLOCK]
+                cand = cand[(pts[cand] @ f[:, :3].T + f[:, 3]).max(axis=1) <= 0]
+            inside[cand] = True
+        return inside
 
     def core_depths(self) -> np.ndarray:
         """(P,) m: how deep each part's hull centroid lies inside it (the inradius of a box or a

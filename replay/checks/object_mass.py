@@ -93,9 +93,7 @@ def part_overlap(parts: list, visual) -> dict:
     lo = np.min([p.bounds[0] for p in parts], axis=0)
     hi = np.max([p.bounds[1] for p in parts], axis=0)
     pts = np.random.default_rng(0).uniform(lo, hi, size=(SAMPLES, 3))
-    inside = np.zeros(SAMPLES, bool)
-    for i in range(0, SAMPLES, 10000):
-        inside[i: i + 10000] = (cp.part_plane_distance(pts[i: i + 10000]) <= 0).any(axis=0)
+    inside = cp.inside_any(pts)  # = (part_plane_distance(pts) <= 0).any(axis=0), with fewer faces tested
     union = float(np.prod(hi - lo)) * inside.mean()
     hull = ConvexParts.from_meshes([visual.convex_hull])
     ins = pts[inside][:OUTSIDE_SAMPLES]
