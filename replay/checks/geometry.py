@@ -12,11 +12,14 @@ world; quaternions xyzw.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import trimesh
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
+
+from replay.data.objects import asset_meshes
 
 
 #: m: a part's vertex bounding box grown by this much before :meth:`ConvexParts.inside_any` tests
@@ -97,6 +100,34 @@ class ConvexParts:
         depth inside the deepest-containing part (< 0 inside), else a lower bound of the
         distance to the nearest part (> 0 outside)."""
         return self.part_plane_distance(pts).min(axis=0)
+
+
+#: ConvexParts kept per process by :func:`collision_parts` (one object's parts per recording)
+PARTS_CACHE_SIZE = 64
+_PARTS: dict = {}
+
+
+def collision_parts(asset) -> ConvexParts:
+    """The :class:`ConvexParts` of ``asset.collision_meshes`` (object frame, m), built once per
+    process and file version (resolved path, size, modification time: as the mesh cache of
+    :func:`replay.data.mesh_io.load_mesh`), so the checks of one recording that test points
+    against the parts (mass, rest, penetration) share one set of hulls.
+
+    Raises:
+        DataError: a part missing or unreadable (:func:`replay.data.objects.asset_meshes`).
+    """
+    try:
+        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns)
+                    for p in asset.collision_meshes)
+    except OSError:  # the loader names the file and field
+        return ConvexParts.from_meshes(asset_meshes(asset)[1])
+    hit = _PARTS.get(key)
+    if hit is None:
+        hit = ConvexParts.from_meshes(asset_meshes(asset)[1])
+        if len(_PARTS) >= PARTS_CACHE_SIZE:
+            _PARTS.pop(next(iter(_PARTS)))
+        _PARTS[key] = hit
+    return hit
 
 
 def to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
