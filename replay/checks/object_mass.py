@@ -39,7 +39,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from replay.checks.geometry import ConvexParts
+from replay.checks.geometry import ConvexParts, collision_parts
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import asset_meshes
 from replay.data.types import Recording
@@ -84,18 +84,17 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
     return mass, inertia
 
 
-def part_overlap(parts: list, visual) -> dict:
+def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
     """How the collision parts fill space (module doc), by sampling :data:`SAMPLES` points (fixed
     seed) in the parts' bounding box: ``overlap`` = sum of the part hull volumes / the volume of
     their union; ``outside`` = share of the union outside the visual mesh's convex hull (by more
-    than :data:`OUTSIDE_TOL_M`); ``union_m3``."""
-    cp = ConvexParts.from_meshes(parts)
+    than :data:`OUTSIDE_TOL_M`); ``union_m3``. ``cp``: the parts' hulls where already built
+    (:func:`replay.checks.geometry.collision_parts`)."""
+    cp = ConvexParts.from_meshes(parts) if cp is None else cp
     lo = np.min([p.bounds[0] for p in parts], axis=0)
     hi = np.max([p.bounds[1] for p in parts], axis=0)
     pts = np.random.default_rng(0).uniform(lo, hi, size=(SAMPLES, 3))
-    inside = np.zeros(SAMPLES, bool)
-    for i in range(0, SAMPLES, 10000):
-        inside[i: i + 10000] = (cp.part_plane_distance(pts[i: i + 10000]) <= 0).any(axis=0)
+    inside = cp.inside_any(pts)  # = (part_plane_distance(pts) <= 0).any(axis=0), with fewer faces tested
     union = float(np.prod(hi - lo)) * inside.mean()
     hull = ConvexParts.from_meshes([visual.convex_hull])
     ins = pts[inside][:OUTSIDE_SAMPLES]
@@ -129,7 +128,7 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
         own, rule = None, "visual mesh not watertight"
     figs.update(asset_kg=None if own is None else round(own, 5), asset_rule=rule,
                 ratio=round(sim / own, 3) if own else None)
-    fill = part_overlap(parts, visual)
+    fill = part_overlap(parts, visual, collision_parts(asset))
     figs.update(overlap=fill["overlap"], outside=fill["outside"])
     both = (f"{asset.name} is simulated at {sim:.4g} kg (density {asset.density:g} kg/m^3 x the collision parts' "
             f"volume{'' if asset.mass is None else ', scaled to the stated mass'})"

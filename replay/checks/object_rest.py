@@ -49,9 +49,8 @@ from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.transform import Rotation
 
 from replay.checks.frames import approach_window
-from replay.checks.geometry import ConvexParts, to_object_frame, to_world
+from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame, to_world
 from replay.checks.hand_points import hand_points
-from replay.data.objects import asset_meshes
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -138,7 +137,7 @@ def check_object_rest(rec: Recording) -> tuple[dict, dict]:
     """
     s, g = approach_window(rec)
     tr = rec.target_object
-    parts = ConvexParts.from_meshes(asset_meshes(tr.asset)[1])
+    parts = collision_parts(tr.asset)
     sup = support_polygon(parts, tr.pos[s], tr.quat[s])
     gap = sup["lowest_z_m"] - float(rec.support_height)
     near = hand_free_until(rec, parts, s, g)

@@ -30,9 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from replay.checks.frames import approach_window
-from replay.checks.geometry import ConvexParts, to_object_frame
+from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame
 from replay.checks.hand_points import hand_points
-from replay.data.objects import asset_meshes
 from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
 
@@ -68,7 +67,7 @@ def check_penetration(rec: Recording) -> tuple[dict, dict]:
     frames = np.flatnonzero(np.asarray(rec.valid, bool)[s:g + 1]) + s
     if pts is None or field not in ("landmarks", "mano.vertices") or not frames.size:
         return {}, {}
-    parts = ConvexParts.from_meshes(asset_meshes(rec.target_object.asset)[1])
+    parts = collision_parts(rec.target_object.asset)
     D = hand_depths(rec, parts, frames)
     i, p, k = np.unravel_index(int(np.argmax(D)), D.shape)
     deepest, f, name = float(D[i, p, k]), int(frames[i]), _point_name(field, int(k))

@@ -31,22 +31,46 @@ def sign_continuous(q: np.ndarray) -> tuple[np.ndarray, int]:
 
     A frame that is not finite (an untracked frame) is left as it is and the next frame is
     compared with the last finite one.
+
+    Vectorised over frames (:func:`_stream_signs`), the same result bit for bit as the
+    frame-by-frame rule: negation is exact, so ``q_t . (-r) == -(q_t . r)`` and each frame's
+    sign is the previous finite frame's times the sign of the raw dot product (``+1`` again
+    where that product is 0, as the rule keeps such a frame as given).
     """
     q = np.array(q, dtype=float, copy=True)
-    flips = 0
     if q.shape[0] < 2:
         return q, 0
     flat = q.reshape(q.shape[0], -1, 4)
-    ref = flat[0].copy()
-    for t in range(1, flat.shape[0]):
-        ok = np.all(np.isfinite(flat[t]), axis=-1) & np.all(np.isfinite(ref), axis=-1)
-        neg = ok & (np.sum(flat[t] * ref, axis=-1) < 0)
+    flips = 0
+    for k in range(flat.shape[1]):
+        neg = _stream_signs(flat[:, k])
         if neg.any():
-            flat[t][neg] *= -1.0
+            flat[neg, k] = -flat[neg, k]
             flips += int(neg.sum())
-        fin = np.all(np.isfinite(flat[t]), axis=-1)
-        ref[fin] = flat[t][fin]
     return flat.reshape(q.shape), flips
+
+
+def _stream_signs(s: np.ndarray) -> np.ndarray:
+    """(T,) bool: the frames of one stream ``s`` (T, 4) that :func:`sign_continuous` negates.
+
+    Over the finite frames in order (frame 0 counted only where finite), ``d_i`` = raw
+    ``q_i . q_{i-1}``; frame i is negated when the product of ``sign(d)`` since the last
+    ``d <= 0``-free run start is negative: ``d > 0`` keeps the previous frame's sign, ``d < 0``
+    swaps it, ``d == 0`` (or no previous finite frame) resets it to as given.
+    """
+    fin = np.flatnonzero(np.all(np.isfinite(s), axis=-1))
+    neg = np.zeros(s.shape[0], bool)
+    if fin.size < 2:
+        return neg
+    d = np.sum(s[fin[1:]] * s[fin[:-1]], axis=-1)
+    # per finite frame after the first: +1 keep, -1 swap, 0 reset (d == 0 or not a number)
+    step = np.where(d > 0, 1, np.where(d < 0, -1, 0))
+    idx = np.arange(1, fin.size)
+    last_reset = np.maximum.accumulate(np.where(step == 0, idx, 0))  # run start (0: frame fin[0])
+    swaps = np.concatenate([[0], np.cumsum(step < 0)])  # swaps up to each finite frame
+    parity = (swaps[idx] - swaps[last_reset]) % 2
+    neg[fin[1:]] = parity == 1
+    return neg
 
 
 def continuous_quaternions(rec: Recording) -> tuple[Recording, dict]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mujoco
-import mujoco_warp
 import numpy as np
 
 # MuJoCo C warning counters that mean contacts or constraints were dropped (mjtWarning, MuJoCo API reference).
@@ -108,6 +107,8 @@ class SolverView:
         if self.is_cpu:
             mujoco.mj_forward(self.solver.mj_model, self.solver.mj_data)
         else:
+            import mujoco_warp  # here, on the warp path only: a MuJoCo C run never imports it
+
             mujoco_warp.forward(self.solver.mjw_model, self.solver.mjw_data)
 
     def mujoco_c_at(self, model, state) -> tuple[mujoco.MjModel, mujoco.MjData]:

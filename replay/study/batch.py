@@ -193,8 +193,9 @@ def _default_executor(keys: list, fn: Callable, handle: Callable, workers: int =
             handle(key, *fn(key))
         return
     from replay.study.pool import run_jobs
+    from replay.study.worker_imports import import_physics
 
-    run_jobs(keys, fn, workers, handle, timeout_s=timeout_s)
+    run_jobs(keys, fn, workers, handle, timeout_s=timeout_s, warm=import_physics)  # each worker imports once
 
 
 def write_json(path: str | Path, doc: dict) -> Path:

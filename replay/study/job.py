@@ -24,6 +24,7 @@ from replay.fileio import storage_fault
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
 from replay.study.refine_job import REFINE, run_refine
+from replay.study.worker_imports import import_physics
 from replay.results import (
     FORMAT_VERSION,
     ResultsFormatError,
@@ -126,6 +127,7 @@ def run_job(job: Job) -> dict:
 
 def _run_job(job: Job) -> dict:
     # imported here, in the worker: the study's own process never pays Newton's import
+    import_physics()  # once per process, the collector paused (replay.study.worker_imports)
     from replay.sim.engine import Variant
     from replay.protocol.rollout import run_rollouts
 

@@ -60,6 +60,18 @@ def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _init_worker(parent_pid: int, warm: Callable[[], None] | None) -> None:
+    """Worker initializer: :func:`_exit_with_parent`, then ``warm()`` (e.g. the physics imports,
+    :func:`replay.study.worker_imports.import_physics`) before the first job arrives. An error of
+    ``warm`` is left to the job, which imports the same and reports it as its own one-line error."""
+    _exit_with_parent(parent_pid)
+    if warm is not None:
+        try:
+            warm()
+        except Exception:  # noqa: BLE001 (the job's own import raises it again, with its recording named)
+            pass
+
+
 def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 0.5) -> None:
     """Cancel the queued jobs and end the running workers (SIGTERM, then SIGKILL after ``grace_s``)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
@@ -144,7 +156,7 @@ def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tu
 
 
 def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[object, str, object], None],
-             timeout_s: float | None = JOB_TIMEOUT_S) -> None:
+             timeout_s: float | None = JOB_TIMEOUT_S, warm: Callable[[], None] | None = None) -> None:
     """Run ``fn(job)`` for every job in up to ``workers`` spawned processes.
 
     Args:
@@ -154,6 +166,8 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
         on_result: called in this process as each job ends, ``on_result(job, status, value)``;
             a job whose process died gets ``("error", <one line naming the signal>)``, one that
             ran past ``timeout_s`` (s; None: no limit) ``("error", <one line saying so>)``.
+        warm: module-level function each worker calls once when it starts, before its first job
+            (:func:`_init_worker`); None: nothing.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (workers ignore SIGINT; this process cancels the queued
@@ -166,7 +180,7 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
         with tempfile.TemporaryDirectory(prefix="replay-jobs-") as mdir:
             lost = []
             pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(pending))), mp_context=ctx,
-                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+                                       initializer=_init_worker, initargs=(os.getpid(), warm))
             try:
                 futs = {pool.submit(_tracked, fn, os.path.join(mdir, str(i)), timeout_s, job): (i, job)
                         for i, job in pending}

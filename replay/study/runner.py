@@ -38,6 +38,7 @@ from replay.results import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
 from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings
+from replay.study.worker_imports import import_physics
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
@@ -117,7 +118,7 @@ def _executor(workers: int, executor: str, address: str | None):
             for job in todo:
                 handle(job, *fn(job))
         else:  # replay.study.pool: a worker that dies costs its own recording only
-            run_jobs(todo, fn, workers, handle)
+            run_jobs(todo, fn, workers, handle, warm=import_physics)  # each worker imports once, at start
 
     return run
 
