@@ -317,6 +317,7 @@ def grab_cases_study(tmp_path_factory, mirror, cases_dir):
     return _study(tmp, "grab", data, workers=2) + (tmp / "study",)
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases_study, cases_dir):
     res, study, docs, out_dir = grab_cases_study
@@ -342,6 +343,7 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 1e-4
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_three_frame_recording_is_an_input_error(grab_cases_study, cases_dir):
     res, study, docs, _ = grab_cases_study
@@ -354,6 +356,7 @@ def test_three_frame_recording_is_an_input_error(grab_cases_study, cases_dir):
     assert study["counts"]["rollouts"] == 3 and study["counts"]["failed_inputs"] == 1
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_left_hand_marked_right_is_replayed_with_the_left_model(grab_cases_study):
     res, study, docs, _ = grab_cases_study
@@ -599,6 +602,7 @@ def physical_cases(tmp_path_factory, mirror, cases_dir):
     return res, study, docs, val, json.loads(of.read_text())["datasets"]["grab"]
 
 
+@pytest.mark.slow  # shares physical_cases, a study of nine takes and the object-frame validator: 25 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 @pytest.mark.parametrize("seq", sorted(REFUSED_CASES))
 def test_case_is_refused_with_one_line_and_the_rest_is_replayed(physical_cases, seq):
@@ -615,6 +619,7 @@ def test_case_is_refused_with_one_line_and_the_rest_is_replayed(physical_cases, 
     assert study["counts"]["failed_inputs"] == len(REFUSED_CASES)
 
 
+@pytest.mark.slow  # shares physical_cases, a study of nine takes and the object-frame validator: 25 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_validator_reports_the_physical_checks(physical_cases):
     """validate_object_frame.py reports the checks every replay runs: the clean recording's figures."""
