@@ -115,6 +115,7 @@ def test_process_pool_survives_a_dead_worker(tmp_path, taco_mixed):
     assert list(docs) == ["20231104_010"] and docs["20231104_010"]["outcome"] in OUTCOMES
 
 
+@pytest.mark.slow  # both validators in subprocesses, CoACD crashing in a child: 18 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_validators_report_the_crash_and_go_on(tmp_path, taco_mixed):
     of = tmp_path / "of.json"
@@ -181,6 +182,7 @@ def test_call_isolated_names_crash_timeout_and_error():
 # --------------------------------------------------------------------------- collision parts
 
 
+@pytest.mark.slow  # the object-frame validator and a study of the flat part: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_flat_collision_part_is_named(tmp_path, cases_dir):
     """The case's contact0.stl is flat: one line naming the part, from the validator and the study."""
@@ -230,6 +232,7 @@ def test_degenerate_parts_and_truncated_stl(tmp_path):
 # --------------------------------------------------------------------------- scale and placement
 
 
+@pytest.mark.slow  # a 2-worker study beside the millimetre mesh and the object-frame validator: 21 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_mesh_in_millimetres_is_a_unit_error_and_others_are_kept(tmp_path, mirror, cases_dir):
     case = cases_dir / "mesh_in_millimetres" / "data" / "grab"
@@ -314,6 +317,7 @@ def grab_cases_study(tmp_path_factory, mirror, cases_dir):
     return _study(tmp, "grab", data, workers=2) + (tmp / "study",)
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases_study, cases_dir):
     res, study, docs, out_dir = grab_cases_study
@@ -339,6 +343,7 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 1e-4
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_three_frame_recording_is_an_input_error(grab_cases_study, cases_dir):
     res, study, docs, _ = grab_cases_study
@@ -351,6 +356,7 @@ def test_three_frame_recording_is_an_input_error(grab_cases_study, cases_dir):
     assert study["counts"]["rollouts"] == 3 and study["counts"]["failed_inputs"] == 1
 
 
+@pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_left_hand_marked_right_is_replayed_with_the_left_model(grab_cases_study):
     res, study, docs, _ = grab_cases_study
@@ -438,6 +444,7 @@ def test_other_untracked_and_timing_faults(tmp_path, mirror):
     assert np.linalg.norm(np.diff(wrist[::4], axis=0), axis=1).max() * 120.0 > MAX_HAND_SPEED_M_S  # the old cause
 
 
+@pytest.mark.slow  # the landmark IK of a whole TACO take: 11 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
     """MANO data (TACO) with a dropout stored as zero parameters (the vertices left as they were):
@@ -490,6 +497,7 @@ CLEAN_MIRROR_FLAGS = {"knife_lift": {"object_track": "knife: jumps after the lif
                                                      "(6.3 mm, 45.2 deg), step 3418-3419 (9.3 mm, 69.2 deg)"}}
 
 
+@pytest.mark.slow  # loads and checks every recording of the mirror, both datasets: 29 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     """No false alarm on the real data: the 30 GRAB lifts, the 10 GRAB intents and 2 TACO sequences
@@ -594,6 +602,7 @@ def physical_cases(tmp_path_factory, mirror, cases_dir):
     return res, study, docs, val, json.loads(of.read_text())["datasets"]["grab"]
 
 
+@pytest.mark.slow  # shares physical_cases, a study of nine takes and the object-frame validator: 25 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 @pytest.mark.parametrize("seq", sorted(REFUSED_CASES))
 def test_case_is_refused_with_one_line_and_the_rest_is_replayed(physical_cases, seq):
@@ -610,6 +619,7 @@ def test_case_is_refused_with_one_line_and_the_rest_is_replayed(physical_cases, 
     assert study["counts"]["failed_inputs"] == len(REFUSED_CASES)
 
 
+@pytest.mark.slow  # shares physical_cases, a study of nine takes and the object-frame validator: 25 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_validator_reports_the_physical_checks(physical_cases):
     """validate_object_frame.py reports the checks every replay runs: the clean recording's figures."""
@@ -852,6 +862,7 @@ def test_non_convex_part_of_another_object_is_refused(tmp_path, mirror):
     _one_line(str(exc.value))
 
 
+@pytest.mark.slow  # a run_study.py subprocess, two takes in both protocols, compared bit for bit: 24 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_every_other_quaternion_negated_replays_bit_for_bit(tmp_path, mirror):
     """q and -q are one rotation: a take whose object and wrist quaternions are negated in every

@@ -50,6 +50,7 @@ def _script(script: str, *args, cwd: Path, env: dict | None = None, timeout: int
                           timeout=timeout)
 
 
+@pytest.mark.slow  # a run_study.py subprocess with its worker: 17 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_study_with_a_relative_mirror_from_another_folder(mirror, tmp_path):
     """REPLAY_MIRROR relative to the caller's folder (the README's ``../shared/datasets``): a
@@ -111,6 +112,7 @@ def test_misspelled_object_says_did_you_mean(mirror, tmp_path):
     assert len(msg) < 400 and "\n" not in msg, msg  # not every name of the dataset
 
 
+@pytest.mark.slow  # two run_study.py subprocesses (the study, then --resume --strict): 35 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_a_refused_recording_is_listed_and_only_strict_fails(mirror, tmp_path):
     data = tmp_path / "data"

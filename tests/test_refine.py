@@ -37,6 +37,7 @@ def shifted(window):
     return rec, c
 
 
+@pytest.mark.slow  # the refine search, 16 worlds x 4 iterations over the window: 20 s on 2 shared cores (make test-slow)
 def test_search_undoes_a_known_wrist_offset(shifted, capsule_rhand):
     """Wrist offset only (rotation and closure bounds 0): the added 7 mm makes the grasp fail
     and the correction found lifts it, undoing most of the offset.
@@ -63,6 +64,7 @@ def test_search_undoes_a_known_wrist_offset(shifted, capsule_rhand):
     assert r.refined.metrics["variant"]["wrist_offset"] == pytest.approx(list(o))
 
 
+@pytest.mark.slow  # the refine search run twice: 14 s on 2 shared cores (make test-slow)
 def test_same_seed_same_result_bit_for_bit(shifted, capsule_rhand):
     """Full bounds, same seed twice (one thread, then two): identical corrections, histories and
     refined runs (wall times aside)."""

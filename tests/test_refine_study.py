@@ -49,6 +49,7 @@ def _check_refine_rows(study: dict, out: Path) -> dict:
     return r
 
 
+@pytest.mark.slow  # shares conftest.small_refine_study, a study with a 4-world refine search: 21 s on 2 shared cores (make test-slow)
 def test_refine_study_in_process(small_refine_study):
     study, out = small_refine_study  # conftest: run_study in process on the shorter window
     _check_refine_rows(study, out)

@@ -170,6 +170,7 @@ def test_support_carries_the_objects_weight(window, capsule_rhand):
     assert fsum == pytest.approx(scene.object_mass * GRAVITY, rel=0.05)
 
 
+@pytest.mark.slow  # contact and ablation rollouts on the steel engine through the SHORT protocol: 24 s on 2 shared cores (make test-slow)
 def test_contact_rollout_and_clean_ablation(window, capsule_rhand):
     contact, ablation, cfg = contact_and_ablation(window, capsule_rhand, **{k: v for k, v in STEEL.items()
                                                                            if k not in SHORT})

@@ -50,6 +50,7 @@ def _load_rollouts(out: Path) -> dict:
     return {p.stem: json.loads(p.read_text()) for p in sorted((out.parent / f"{out.stem}_rollouts").glob("*.json"))}
 
 
+@pytest.mark.slow  # an in-process study, a CLI study killed mid-way and its resume (three engine start-ups): 80 s on 2 shared cores (make test-slow)
 def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     cfg = ReplayConfig(**SHORT)
     ref_out = tmp_path / "ref" / "study.json"
@@ -152,6 +153,7 @@ def test_unusable_out_and_taco_objects_are_named(tmp_path, mirror, monkeypatch):
     assert "an object" not in str(e.value)
 
 
+@pytest.mark.slow  # a 2-worker process pool, each worker importing the engine: 30 s on 2 shared cores (make test-slow)
 def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
     """A corrupt input is recorded with its file named; the other rollouts still run
     (a DataError raised in a worker used to break the whole process pool)."""
@@ -168,6 +170,7 @@ def test_bad_recording_fails_alone_in_the_process_pool(tmp_path, mirror):
     assert list(study["failed"]) == ["mug_lift"] and "mug_lift.pkl" in study["failed"]["mug_lift"]
 
 
+@pytest.mark.slow  # a TACO study with its contact ablation and the object's convex decomposition: 33 s on 2 shared cores (make test-slow)
 def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
     """TACO (MANO parameters, left hand): the replay window is cropped before the
     kinematics, the MANO arrays with it, and the left-hand model is used."""

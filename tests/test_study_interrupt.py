@@ -30,6 +30,7 @@ def _running_worker(pid: int) -> bool:
     return state != "Z" and b"spawn_main" in cmd
 
 
+@pytest.mark.slow  # a run_study.py subprocess run until its first rollout, then Ctrl-C: 17 s on 2 shared cores (make test-slow)
 def test_ctrl_c_stops_within_2s_and_keeps_what_is_done(tmp_path, mirror):
     cfg_path = tmp_path / "cfg.json"
     ReplayConfig(**SHORT).save(cfg_path)

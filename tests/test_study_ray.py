@@ -22,6 +22,7 @@ def local_ray():
     ray.shutdown()
 
 
+@pytest.mark.slow  # a pool study, a study on a local Ray cluster and its resume: 56 s on 2 shared cores (make test-slow)
 def test_ray_gives_the_pools_results_and_resumes(tmp_path, mirror, local_ray):
     cfg = ReplayConfig(**SHORT)
     pool = run_study("grab", tmp_path / "pool" / "study.json", cfg, objects=OBJECTS, workers=1, ablation=False,

@@ -64,6 +64,7 @@ def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     assert np.array_equal(a.poses["body_pos"], b.poses["body_pos"])
 
 
+@pytest.mark.slow  # the sweep CLI in a subprocess (10 worlds) and its --resume: 72 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
     cfg = tmp_path / "short.json"

@@ -31,6 +31,7 @@ def _cells(text: str, tag: str) -> list[list[str]]:
     return [[c.strip() for c in ln.strip("|").split("|")] for ln in rows]
 
 
+@pytest.mark.slow  # shares conftest.small_refine_study, a study with a 4-world refine search: 21 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_study, tmp_path, capsys):
     study, out = small_refine_study

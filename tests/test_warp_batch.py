@@ -33,9 +33,11 @@ MuJoCo C); the test allows 1 mm of rise and 2 mm of pose.
 Cost on 2 cores: cold (empty Warp kernel cache) the module takes 2.9 min, of which about
 1.5 min is Warp compiling mujoco-warp's and these kernels for the CPU; warm (cache under
 Warp's kernel cache folder) about 1.7 min, mostly the five full-protocol mujoco-warp runs
-(Warp's CPU device steps this scene at ~15 ms per step). Under the ~3 min of compilation
-that would make them ``slow``, so they run in ``make test``: CI checks that a batch world
-equals its one-world run.
+(Warp's CPU device steps this scene at ~15 ms per step). The full-protocol runs (the four-world
+batch, the one-world run of each variant, ``run_rollouts`` on ``warp-cpu``: 2.4 min of the
+module on 2 shared cores) are ``slow``: ``make test-slow``, which CI (``.ci/run``) runs after
+``make test``, checks that a batch world equals its one-world run; ``make test`` keeps the
+graph capture, the overflow, exception and one-model checks.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ def _metrics(scene, trace, world):
     return _measure(rec, plan, sc, cfg, trace, world)
 
 
+@pytest.mark.slow  # its fixture steps four worlds through the full SHORT protocol on Warp's CPU device: 32 s on 2 shared cores (make test-slow)
 def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
     b, _ = batch_run
     sc = scene[2]
@@ -104,6 +107,7 @@ def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
         assert w.act_max <= w.readback["finger_forcerange"] * (1 + 1e-5)
 
 
+@pytest.mark.slow  # a one-world full-protocol mujoco-warp run per variant on Warp's CPU device: 8-36 s each, 87 s on 2 shared cores (make test-slow)
 @pytest.mark.parametrize("i", range(len(VARIANTS)))
 def test_batch_world_equals_single_world_run(batch_run, scene, i):
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
@@ -139,6 +143,7 @@ def test_batch_world_equals_single_world_run(batch_run, scene, i):
     assert np.max(np.abs(tr1.body_pos[:n] - trc.body_pos[:n])) < 2e-3
 
 
+@pytest.mark.slow  # reads the four-world batch of the fixture above (32 s on 2 shared cores) (make test-slow)
 def test_one_world_agrees_with_mujoco_c(batch_run, scene):
     """Worlds 0-2 of the batch against MuJoCo C (MjcBatch) on the same scene."""
     rec, plan, sc, cfg = scene
@@ -233,6 +238,7 @@ def test_ablation_flag_must_match_the_scene(scene):
         WarpBatch(scene[2], [Variant(ablation=True)], device="cpu")
 
 
+@pytest.mark.slow  # contact and ablation rollouts on Warp's CPU device: 21 s on 2 shared cores (make test-slow)
 def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
     """The hook: ``device="warp-cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
     rec, coords = window
