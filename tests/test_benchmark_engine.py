@@ -42,6 +42,10 @@ def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatc
     for b in row["batches"]:
         assert b["world_steps"] > 0
         assert b["efficiency"] == pytest.approx(row["mujoco_ms_per_step"] / (b["ms_per_world_step"] * b["threads"]))
+        # raw MuJoCo replaying the batch's own recorded controls reaches every world's end state exactly
+        assert b["raw_same_work_bit_identical"] is True
+        assert b["efficiency_same_work"] == pytest.approx(b["raw_same_work_s"] / b["wall_s"])
+    assert 0.0 < row["cpu_ratio"] < 20.0  # thread CPU time, engine over raw: a positive, finite ratio
     assert doc["versions"]["mujoco"] == "3.17.0" and doc["machine"]["cpu_count"] >= 1
 
 
