@@ -55,6 +55,8 @@ def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_stu
     (ref,) = _cells(text, "refine")
     f = study["refine_rollouts"][0]
     assert ref[:3] == ["cubesmall", cells[1], f["refine_outcome"]] and float(ref[3]) == f["refine_wrist_mm"]
+    nb = f["refine_neighbourhood_success"]
+    assert ref[7] == ("-" if nb is None else f"{nb:.2f}") and ref[8] == {None: "-", True: "yes", False: "no"}[f["refine_seed_agreement"]]
     again = doc.read_text()
     assert main(["study", "--results", str(out), "--write", str(doc), "--name", "short",
                  "--made-by", "run_study.py --dataset grab --objects cubesmall"]) == 0

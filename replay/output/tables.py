@@ -5,8 +5,10 @@ Each kind turns one results file into a markdown table:
 * ``study``: a study JSON (``run_study.py --out``): one row per recording: outcome, diagnosis,
   rise mm, held through the shake, release (fell / stuck), contact agreement precision / recall;
 * ``refine``: a ``--refine`` study JSON: per recording the outcome as recorded and refined, the
-  correction (wrist mm / deg, fingers deg), held through the shake after refining, the refined
-  ablation's largest displacement mm;
+  correction (wrist mm / deg, fingers deg), held through the shake after refining, the share of its
+  16-perturbation neighbourhood that held (``refine_neighbourhood_success``, 0-1), whether a second
+  seed reached the same verdict (``refine_seed_agreement``), the refined ablation's largest
+  displacement mm;
 * ``attribution``: ``scripts/attribute.py``'s JSON: per factor lifted, held through the shake,
   unstable and every diagnosis class (:data:`replay.protocol.diagnosis.CLASSES`).
 
@@ -72,9 +74,10 @@ def refine_table(study: dict) -> str:
             continue
         rows.append([r["sequence"].removesuffix("_lift"), _outcome(r), _fmt(f.get("refine_outcome")),
                      _fmt(f.get("refine_wrist_mm")), _fmt(f.get("refine_wrist_deg")), _fmt(f.get("refine_finger_deg")),
-                     _fmt(f.get("refine_shake_held")), _fmt(f.get("refine_ablation_max_disp_mm"), ".2f")])
+                     _fmt(f.get("refine_shake_held")), _fmt(f.get("refine_neighbourhood_success"), ".2f"),
+                     _fmt(f.get("refine_seed_agreement")), _fmt(f.get("refine_ablation_max_disp_mm"), ".2f")])
     return _md(["recording", "as recorded", "refined", "wrist mm", "wrist deg", "fingers deg",
-                "refined held through the shake", "refined ablation mm"], rows)
+                "refined held through the shake", "neighbourhood held", "seeds agree", "refined ablation mm"], rows)
 
 
 def attribution_table(result: dict) -> str:
