@@ -194,7 +194,7 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     refused = int(c.get("refused") or 0)
     items = [
         ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
-        ("dropped", c.get("dropped")), ("unstable", c.get("unstable")),
+        ("not lifted (outcome dropped)", c.get("dropped")), ("unstable", c.get("unstable")),
         ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
@@ -207,8 +207,8 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
                   for k, v in items)
     groups = lifts_and_others(by_intent)
-    head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake", "dropped",
-                                                "unstable"))
+    head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake",
+                                                "not lifted (dropped)", "unstable"))
     body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
                    for k, g in groups.items())
     per = "".join(f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from replay.protocol.diagnosis import CLASSES
+from replay.protocol.diagnosis import CLASSES, display_outcome
 
 KINDS = ("study", "refine", "attribution")
 
@@ -40,8 +40,11 @@ def _md(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _outcome(row: dict) -> str:
+    """The outcome as the report says it (:func:`replay.protocol.diagnosis.display_outcome`: ``not lifted``
+    where the object never left the table), with the diagnosis class."""
     d = row.get("diagnosis")
-    return f"{row.get('outcome')} ({d})" if d else str(row.get("outcome"))
+    shown = display_outcome(row.get("outcome"), d)
+    return f"{shown} ({d})" if d else str(shown)
 
 
 def _release(row: dict) -> str:

@@ -257,7 +257,7 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
     lines.append("")
     lines.append(f"{c.get('rollouts', 0)} recordings"
                  + (" (" + ", ".join(f"{g['rollouts']} {k}" for k, g in groups.items()) + ")" if len(groups) > 1 else "")
-                 + f": lifted {c.get('lifted', 0)} (held through the shake {c.get('shake_held', 0)}), dropped "
+                 + f": lifted {c.get('lifted', 0)} (held through the shake {c.get('shake_held', 0)}), not lifted "
                  f"{c.get('dropped', 0)}, unstable {c.get('unstable', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
     if len(groups) > 1:  # lifts and the other intents apart: the other intents' motion is not a lift
         lines.append("; ".join(f"{k}: lifted {g['lifted']} of {g['rollouts']} (held through the shake "
