@@ -107,19 +107,14 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
     build_s = time.perf_counter() - t0
 
-    # (a) the engine, timed (a warm-up pass compiles/loads numba's functions first);
-    # best of ``repeats``, as for (b): the figure least disturbed by other processes
+    # (a) the engine and (b) the same controls through MuJoCo's C loop, timed in turn (engine, raw,
+    # engine, raw, ...: both sides see the same machine), best of ``repeats`` each: the figure least
+    # disturbed by other processes; a warm-up pass compiles/loads numba's functions first
     step_protocol(plan, MjcBatch(scene, [Variant()]), cfg, frame_limit=3)
-    t_engine = c_engine = np.inf
-    for _ in range(repeats):
-        batch = MjcBatch(scene, [Variant()])
-        t0, c0 = time.perf_counter(), time.thread_time()
-        trace = step_protocol(plan, batch, cfg)[0]
-        t_engine, c_engine = min(t_engine, time.perf_counter() - t0), min(c_engine, time.thread_time() - c0)
+    batch = MjcBatch(scene, [Variant()])
+    trace = step_protocol(plan, batch, cfg)[0]
     nstep = trace.done * cfg.substeps
     q_engine = batch.worlds[0].d.qpos.copy()
-
-    # (b) the same controls through MuJoCo's C loop
     s0, controls, q_rec, v_rec, rb = _recorded_controls(scene, plan, cfg)
     if len(controls) != nstep or not np.array_equal(q_rec, q_engine):
         raise RuntimeError(f"{seq}: the engine is not deterministic ({len(controls)} vs {nstep} steps)")
@@ -127,10 +122,14 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     d = mujoco.MjData(m)
     cspec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
     warm = np.zeros((1, m.nv))
+    t_engine = c_engine = t_raw = c_raw = np.inf
     with mj_rollout.Rollout(nthread=0) as r:
         r.rollout(m, d, s0[None], controls[None, :1], control_spec=cspec, initial_warmstart=warm)  # warm-up
-        t_raw = c_raw = np.inf
         for _ in range(repeats):
+            batch = MjcBatch(scene, [Variant()])
+            t0, c0 = time.perf_counter(), time.thread_time()
+            step_protocol(plan, batch, cfg)
+            t_engine, c_engine = min(t_engine, time.perf_counter() - t0), min(c_engine, time.thread_time() - c0)
             t0, c0 = time.perf_counter(), time.thread_time()
             state, _ = r.rollout(m, d, s0[None], controls[None], control_spec=cspec, initial_warmstart=warm)
             t_raw, c_raw = min(t_raw, time.perf_counter() - t0), min(c_raw, time.thread_time() - c0)
@@ -209,11 +208,14 @@ def _raw_same_work(scene, plan, cfg, variants, threads: int, q_end: list) -> tup
     cspec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
     ends: list = [None] * len(variants)
 
+    datas = [mujoco.MjData(w.m) for w in rb.worlds]  # made before the clock starts, as the batch's are
+    controls = [np.asarray(x)[None] for x in logs]
+
     def run(ids):
         with mj_rollout.Rollout(nthread=0) as r:
             for i in ids:
                 m = rb.worlds[i].m
-                st, _ = r.rollout(m, mujoco.MjData(m), s0[i][None], np.asarray(logs[i])[None], control_spec=cspec,
+                st, _ = r.rollout(m, datas[i], s0[i][None], controls[i], control_spec=cspec,
                                   initial_warmstart=np.zeros((1, m.nv)))
                 ends[i] = st[0, -1]
 
@@ -341,7 +343,7 @@ def main(argv=None) -> int:
     p.add_argument("--reference", action="store_true", help="also time the reference engine (SolverMuJoCo.step)")
     p.add_argument("--no-study", action="store_true", help="skip the whole-study rollouts/min figure")
     p.add_argument("--study-workers", type=int, default=2)
-    p.add_argument("--repeats", type=int, default=3, help="time each side this many times, keep the best")
+    p.add_argument("--repeats", type=int, default=5, help="time each side this many times, in turn, keep the best")
     a = p.parse_args(argv)
     worlds = _worlds_arg(a.worlds)
     batch_worlds = _worlds_arg(a.batch_worlds, "--batch-worlds")
