@@ -36,6 +36,7 @@ import numpy as np
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mujoco_c.model_edits import apply_variant
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 from replay.errors import EngineError
@@ -45,7 +46,6 @@ try:  # the compiled substep loop (replay.sim.engine.mujoco_c.c_loop); without i
     C_LOOP_ERROR = None
 except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
     c_loop_mod, C_LOOP_ERROR = None, str(e)
-from replay.sim.engine.mujoco_c.model_edits import ablate_hand_object, apply_variant  # noqa: F401 (the engine's model edits)
 
 
 @dataclass(kw_only=True)
@@ -96,7 +96,8 @@ class MjcBatch:
             no Python per substep); False: the Python loop for every frame.
 
     Raises:
-        EngineError: a variant cannot be applied. AblationMaskError: see :func:`ablate_hand_object`.
+        EngineError: a variant cannot be applied. AblationMaskError: see
+            :func:`replay.sim.engine.mujoco_c.model_edits.ablate_hand_object`.
     """
 
     capabilities = Capabilities("direct", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=True,
