@@ -41,8 +41,11 @@ def test_ctrl_c_stops_within_2s_and_keeps_what_is_done(tmp_path, mirror):
            "--objects", ",".join(OBJECTS), "--config", str(cfg_path), "--no-ablation", "--workers", "1",
            "--data", str(mirror)]
     # its own process group, as a shell gives a foreground job: Ctrl-C signals the whole group
+    # and with Ctrl-C's default action, as a shell starts it: a disposition of SIG_IGN left in this
+    # test process (by anything run in it before) would be inherited, and Python would then ignore Ctrl-C
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     rdir = tmp_path / "study_rollouts"
     t0 = time.time()
     while time.time() - t0 < 240 and proc.poll() is None and not list(rdir.glob("*.json")):
