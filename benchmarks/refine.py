@@ -43,7 +43,7 @@ from replay.fileio import atomic_write_text
 from replay.protocol import refine
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import build_replay_scene, step_protocol
-from replay.results import dumps
+from replay.results.files import dumps
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.study.prepare import prepare_recording
 

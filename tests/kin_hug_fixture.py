@@ -19,12 +19,9 @@ import numpy as np
 from hug_fixture import HugFixture, make_hug_scene
 from scipy.spatial.transform import Rotation
 
-from replay.kinematics import (
-    HandKinematics,
-    IKOptions,
-    finger_quat_to_mano,
-    fit_landmarks,
-)
+from replay.kinematics.ik import IKOptions, fit_landmarks
+from replay.kinematics.mano import finger_quat_to_mano
+from replay.kinematics.model import HandKinematics
 
 
 def make_fk_consistent_hug(root: Path, mjcf: Path) -> tuple[Path, HugFixture]:

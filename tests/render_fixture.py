@@ -19,7 +19,7 @@ import mujoco
 import numpy as np
 import trimesh
 
-from replay.results import FORMAT_VERSION
+from replay.results.records import FORMAT_VERSION
 
 FPS = 30.0
 #: world-from-hand-root rotation (rows: world axes; columns: body axes): body -X (fingers)

@@ -451,7 +451,7 @@ def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
     those frames are untracked, interpolated over by the kinematics."""
     from replay.checks import load_recording
     from replay.data.safe_pickle import load_pickle
-    from replay.kinematics import complete_hand
+    from replay.kinematics.coords import complete_hand
 
     d = load_pickle(mirror / "taco" / "20231104_017.pkl")
     d["hand_pose"][10:16] = 0.0

@@ -12,7 +12,7 @@ from replay.config import ReplayConfig
 from replay.protocol import contact_agreement as ca
 from replay.protocol.pad_compression import ObjectSDF
 from replay.protocol.rollout import run_rollouts
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 from replay.study.summary import agreement_medians
 

@@ -80,7 +80,7 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
     """Many worlds per launch on the GPU (frame graph-captured): world i of a batch against a
     one-world batch of variant i and against MuJoCo C (tolerances of tests/test_warp_batch.py,
     looser: on a GPU, mujoco-warp's contact pool order also depends on thread scheduling)."""
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
     from replay.protocol.rollout import _measure, build_replay_scene, step_protocol

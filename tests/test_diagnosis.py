@@ -13,7 +13,7 @@ from short_window import SHORT, short_window
 
 from replay.protocol import diagnosis
 from replay.config import ReplayConfig
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.protocol.rollout import run_rollouts
 
 pytestmark = pytest.mark.needs_data

@@ -8,11 +8,15 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-
 from short_window import SHORT, short_window
+
 from replay.config import ReplayConfig
 from replay.errors import DataError, EngineError
-from replay.kinematics.joint_levers import JOINT_NAMES, finger_effort_limits, finger_levers
+from replay.kinematics.joint_levers import (
+    JOINT_NAMES,
+    finger_effort_limits,
+    finger_levers,
+)
 from replay.study.presets import PRESETS, apply_preset
 
 
@@ -90,8 +94,8 @@ def test_compiled_forcerange_per_actuator_equals_the_profile(human_scene, capsul
     """The MuJoCo model SolverMuJoCo compiled: every finger actuator (one per DOF) force-limited
     to +- its joint's profile value (float32), read through Newton's actuator -> DOF map; an
     MjcBatch world's copy holds the same; a scalar effort variant is refused."""
-    from replay.sim.engine import Variant
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
+    from replay.sim.engine.variants import Variant
     from replay.sim.solver_view import SolverView
 
     scene, cfg = human_scene

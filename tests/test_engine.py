@@ -20,7 +20,8 @@ import pytest
 from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
-from replay.sim.engine import Variant, wrist
+from replay.sim.engine import wrist
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.mujoco_c.model_edits import _collides, ablate_hand_object
 from replay.protocol.rollout import (

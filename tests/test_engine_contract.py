@@ -11,7 +11,7 @@ import pytest
 from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.protocol.rollout import build_replay_scene, step_protocol
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c import c_loop
 from replay.sim.engine.factory import engine_for_scene
 from replay.sim.engine.mujoco_c.mjc import WARNINGS, MjcBatch

@@ -17,8 +17,8 @@ from test_study import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
-from replay.output.export import export_rollout
-from replay.results import Phase, ResultsFormatError
+from replay.output.export.run import export_rollout
+from replay.results.records import Phase, ResultsFormatError
 from replay.study.runner import run_study
 
 #: the stage's root prim, where Newton's ViewerUSD puts the scene (a USD prim path, not a folder)
@@ -211,7 +211,7 @@ def test_default_study_exports_reproduce(tmp_path_factory, mirror):
 def test_report_links_exports(short_study, mjcf_export, tmp_path):
     import shutil
 
-    from replay.output.export import default_out
+    from replay.output.export.run import default_out
     from replay.output.report import build_report
 
     out = default_out(short_study, "cubesmall_lift")

@@ -160,19 +160,19 @@ def test_recorded_protocol_short_window(grab_staged):
 def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
     """The renderer's clip of a recorded-protocol rollout carries the recorded object as a
     translucent second object posed from the npz (no rendering here: no GL needed)."""
-    from replay.output import render
+    from replay.output.render.clip import GHOST_BODY, load_clip, load_study
 
     out = grab_staged / "rec" / "study.json"
     if not out.is_file():  # normally written by test_recorded_protocol_short_window
         run_study("grab", out, ReplayConfig(approach_window_s=0.5, settle_s=0.2), sequences=["mug_pass_1"],
                   workers=0, ablation=False, progress=False, data_dir=grab_staged, protocols=("recorded",),
                   recorded_max_s=0.5)
-    study, study_dir = render.load_study(out)
-    clip = render.load_clip(study["recorded_rollouts"][0], study_dir, source=out)
-    assert [o.body for o in clip.objects] == ["object", render.GHOST_BODY]
+    study, study_dir = load_study(out)
+    clip = load_clip(study["recorded_rollouts"][0], study_dir, source=out)
+    assert [o.body for o in clip.objects] == ["object", GHOST_BODY]
     assert clip.objects[1].rgba[3] == pytest.approx(0.3) and clip.outcome in ("tracked", "lost")
     z = np.load(out.parent / "study_rollouts" / "mug_pass_1.recorded.npz")
-    g = clip.track.index(render.GHOST_BODY)
+    g = clip.track.index(GHOST_BODY)
     assert np.allclose(clip.track.body_pos[:, g], z["recorded_object_pos"], atol=1e-6)
     assert np.allclose(clip.track.body_pos[:, clip.track.index("object")], z["body_pos"][:, -1], atol=1e-6)
 

@@ -11,16 +11,9 @@ from scipy.spatial.transform import Rotation
 
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.errors import DataError
-from replay.kinematics import (
-    HAND_COORDS,
-    LANDMARK_SOURCE,
-    HandKinematics,
-    IKOptions,
-    complete_hand,
-    fit_landmarks,
-    hand_coords,
-    quat_xyzw_to_wxyz,
-)
+from replay.kinematics.coords import HAND_COORDS, complete_hand, hand_coords
+from replay.kinematics.ik import IKOptions, fit_landmarks
+from replay.kinematics.model import LANDMARK_SOURCE, HandKinematics, quat_xyzw_to_wxyz
 
 pytestmark = pytest.mark.needs_data
 

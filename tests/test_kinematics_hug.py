@@ -7,7 +7,7 @@ import pytest
 from kin_hug_fixture import make_fk_consistent_hug
 
 from replay.checks import load_recording
-from replay.kinematics import complete_hand, hand_coords
+from replay.kinematics.coords import complete_hand, hand_coords
 from replay.kinematics.validate import sequence_errors, summarize
 
 pytestmark = pytest.mark.needs_data

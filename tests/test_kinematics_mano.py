@@ -10,10 +10,8 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.errors import DataError
-from replay.kinematics import (
+from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
-    TIP_LANDMARKS,
-    HandKinematics,
     finger_quat_to_mano,
     fit_wrist_offset,
     hands_mean,
@@ -21,6 +19,7 @@ from replay.kinematics import (
     wrist_from_global_orient,
     wrist_from_transform,
 )
+from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
 
 TACO_SEQS = ("20231104_010", "20231104_017")
 
@@ -114,7 +113,7 @@ def _taco_recording(taco_dir: Path, seq: str, side: str):
 @pytest.mark.needs_data
 def test_complete_hand_taco(taco_dir, manosim_dir):
     """TACO through complete_hand: left hand fits (~10 mm); the right model is refused, not silently used."""
-    from replay.kinematics import complete_hand, hand_coords
+    from replay.kinematics.coords import complete_hand, hand_coords
 
     rec = _taco_recording(taco_dir, TACO_SEQS[0], "left")
     out = complete_hand(rec, manosim_dir / "assets" / "myhand" / "mano_lhand" / "capsule_hand.xml")

@@ -13,7 +13,7 @@ import warp as wp
 from scipy.spatial.transform import Rotation
 
 import importer_patches as importer
-from replay.kinematics import HandKinematics
+from replay.kinematics.model import HandKinematics
 
 pytestmark = pytest.mark.needs_data
 

@@ -10,7 +10,7 @@ from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.rollout import build_replay_scene, run_rollouts
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 
 pytestmark = pytest.mark.needs_data
 

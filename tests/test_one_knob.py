@@ -26,9 +26,10 @@ from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.protocol.rollout import build_replay_scene
-from replay.sim.engine import Variant, pair_audit
+from replay.sim.engine import pair_audit
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.attribution import factor_variant
 from replay.study.attribution_factors import FACTORS

@@ -117,7 +117,7 @@ def test_support_contact_geometry():
 
 def test_short_cubesmall_lifts_off_the_table_and_the_ablation_stays(window, capsule_rhand):
     from replay.protocol.rollout import run_rollouts
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
 
     rec, coords = window
     res, abl = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT_ORACLE),
@@ -179,7 +179,7 @@ def test_hug_bench_starts_from_its_first_grasp(tmp_path, capsule_rhand):
     from kin_hug_fixture import make_fk_consistent_hug
 
     from replay.checks import load_recording
-    from replay.kinematics import complete_hand, hand_coords
+    from replay.kinematics.coords import complete_hand, hand_coords
 
     data_dir, _ = make_fk_consistent_hug(tmp_path, capsule_rhand)
     rec = load_recording("hug-bench", "test/small_9", data_dir)
@@ -221,7 +221,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
     """The oracle on the reference engine (SolverMuJoCo.step, ~90 s here) and on the direct MuJoCo C
     engine: same verdicts, rises within 1 mm (measured 186.67 mm on both, our contact pairs)."""
     from replay.protocol.rollout import run_rollouts
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
 
     rec, coords = window
     out = {}

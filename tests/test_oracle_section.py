@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from replay.output.oracle_section import oracle_section_html
-from replay.results import StudyRecord
+from replay.results.records import StudyRecord
 
 
 def test_section_lists_each_oracle_row_beside_the_lift_outcome():

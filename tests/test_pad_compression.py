@@ -22,7 +22,7 @@ from replay.kinematics.model import HandKinematics
 from replay.protocol.pad_compression import FINGERS, compress_coords
 from replay.protocol.plan import replayed_frames
 from replay.protocol.rollout import run_rollouts
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 
 pytestmark = pytest.mark.needs_data

@@ -18,7 +18,7 @@ from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.protocol import finger_closure
 from replay.protocol.refine import RefineSettings, refine_recording, to_variant
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 
 #: the offset added to the recording's wrist, m, world (+z: the hand 7 mm higher than recorded)
 ADDED = np.array([0.0, 0.0, 0.007])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from replay.protocol.refine_neighbourhood import NEIGHBOURS, hadamard, holds, perturbations
-from replay.results import REFINE_FIELDS
+from replay.results.records import REFINE_FIELDS
 from replay.study.refine_job import refine_summary
 
 

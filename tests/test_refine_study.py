@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.results import REFINE_FIELDS
+from replay.results.records import REFINE_FIELDS
 
 #: conftest.small_refine_study's window
 REFINE_SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)

@@ -8,8 +8,8 @@ from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
 from replay.protocol import release, rollout
-from replay.results import Phase
-from replay.sim.engine import Variant
+from replay.results.records import Phase
+from replay.sim.engine.variants import Variant
 
 pytestmark = pytest.mark.needs_data
 

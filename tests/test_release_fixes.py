@@ -26,7 +26,7 @@ from replay.protocol import finger_closure, measures
 from replay.protocol.lift_plan import plan_rollout
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_RELEASE, PHASE_SETTLE
 from replay.protocol.rollout import build_replay_scene
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
 

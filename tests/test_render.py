@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 from render_fixture import hand_fk, make_study
 
-from replay.output import render
+from replay.output.render.clip import PoseTrack, load_clip, load_study
+from replay.output.render.model import apply_poses, build_render_model, mocap_index
+from replay.output.render.montage import render_montage
+from replay.output.render.video import frame_indices, render_clip
 from replay.errors import DataError, OutputError
-from replay.results import FORMAT_VERSION
+from replay.results.records import FORMAT_VERSION
 
 pytestmark = pytest.mark.needs_data
 
@@ -64,9 +67,9 @@ def study(tmp_path_factory, capsule_rhand, grab_dir):
 
 
 def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     out = tmp_path / "clips" / "mug.mp4"
-    st = render.render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, source=study)
+    st = render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, source=study)
     assert st.frames == N_SAVED
     meta, frames = read_mp4(out)
     assert meta["codec"] == "h264" and meta["pix_fmt"].startswith("yuv420p")
@@ -86,9 +89,9 @@ def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
 
 
 def test_dropped_clip_object_stays(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     out = tmp_path / "banana.mp4"
-    render.render_clip(doc["rollouts"][1], study_dir, out, size=SIZE, source=study)
+    render_clip(doc["rollouts"][1], study_dir, out, size=SIZE, source=study)
     _, frames = read_mp4(out)
     obj = object_mask(frames)
     rows = [np.nonzero(m)[0].mean() for m in (obj[0], obj[-1])]
@@ -96,12 +99,12 @@ def test_dropped_clip_object_stays(study, tmp_path):
 
 
 def test_ablation_variant_and_label(study, tmp_path):
-    doc, study_dir = render.load_study(study)
-    clip = render.load_clip(doc["rollouts"][0], study_dir, variant="ablation")
+    doc, study_dir = load_study(study)
+    clip = load_clip(doc["rollouts"][0], study_dir, variant="ablation")
     assert clip.outcome == "dropped" and clip.title == "mug (contact ablation)"
     assert clip.contact_count.max() == 0
     out = tmp_path / "abl.mp4"
-    render.render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, variant="ablation", label="mug / no contact")
+    render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, variant="ablation", label="mug / no contact")
     _, frames = read_mp4(out)
     obj = object_mask(frames)
     assert abs(np.nonzero(obj[0])[0].mean() - np.nonzero(obj[-1])[0].mean()) < 1.5
@@ -113,11 +116,11 @@ def test_render_model_matches_simulated_hand(capsule_rhand, manosim_dir):
     for mjcf in (capsule_rhand, capsule_rhand.parent / "mesh_hand.xml"):
         names, pos, quat = hand_fk(mjcf, np.array([[0.1, -0.2, 0.9]]), np.array([0.4]))
         m0 = mujoco.MjModel.from_xml_path(str(mjcf))
-        track = render.PoseTrack(np.zeros(1), names, pos, quat)
-        m1 = render.build_render_model(mjcf, [], None, (64, 64))
+        track = PoseTrack(np.zeros(1), names, pos, quat)
+        m1 = build_render_model(mjcf, [], None, (64, 64))
         d1 = mujoco.MjData(m1)
-        mids, cols = render.mocap_index(m1, track)
-        render.apply_poses(m1, d1, track, 0, mids, cols)
+        mids, cols = mocap_index(m1, track)
+        apply_poses(m1, d1, track, 0, mids, cols)
         visible0 = [g for g in range(m0.ngeom) if m0.geom_group[g] < 3]
         assert m1.ngeom == len(visible0) == 16
 
@@ -153,75 +156,75 @@ def test_render_model_matches_simulated_hand(capsule_rhand, manosim_dir):
 
 
 def test_no_saved_poses_is_a_clear_error(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     bad = dict(doc)
     bad["rollouts"] = [{k: v for k, v in r.items() if k != "poses"} for r in doc["rollouts"]]
     p = study_dir / "no_poses.json"
     p.write_text(json.dumps(bad))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.poses.*no saved poses"):
-        render.render_montage(p, tmp_path / "m.mp4")
+        render_montage(p, tmp_path / "m.mp4")
     assert not (tmp_path / "m.mp4").exists()
     # poses named but the npz is gone
     r = dict(doc["rollouts"][0], poses="poses/nowhere.npz")
     with pytest.raises(DataError, match="saved poses file not found"):
-        render.render_clip(r, study_dir, tmp_path / "c.mp4")
+        render_clip(r, study_dir, tmp_path / "c.mp4")
     # npz missing a contract key
     np.savez(tmp_path / "partial.npz", time=np.arange(3) / 30.0, format_version=FORMAT_VERSION)
     r = dict(doc["rollouts"][0], poses=str(tmp_path / "partial.npz"))
     with pytest.raises(DataError, match=r"partial\.npz \[body_names\]"):
-        render.render_clip(r, study_dir, tmp_path / "c.mp4")
+        render_clip(r, study_dir, tmp_path / "c.mp4")
     # a study JSON without a rollouts list
     (tmp_path / "empty.json").write_text("{}")
     with pytest.raises(DataError, match=r"\[rollouts\]"):
-        render.load_study(tmp_path / "empty.json")
+        load_study(tmp_path / "empty.json")
 
 
 def test_missing_object_mesh(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     r = dict(doc["rollouts"][0], object_visual_mesh=str(tmp_path / "gone" / "mug.stl"))
     with pytest.raises(DataError, match=r"object_visual_mesh.*not found"):
-        render.render_clip(r, study_dir, tmp_path / "c.mp4", size=SIZE)
+        render_clip(r, study_dir, tmp_path / "c.mp4", size=SIZE)
     assert not (tmp_path / "c.mp4").exists()
 
 
 def test_unwritable_output(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
     with pytest.raises(OutputError, match="cannot write"):
-        render.render_clip(doc["rollouts"][0], study_dir, blocker / "clip.mp4", size=SIZE)
+        render_clip(doc["rollouts"][0], study_dir, blocker / "clip.mp4", size=SIZE)
     with pytest.raises(OutputError, match=r"\.mp4"):
-        render.render_clip(doc["rollouts"][0], study_dir, tmp_path / "clip.avi", size=SIZE)
+        render_clip(doc["rollouts"][0], study_dir, tmp_path / "clip.avi", size=SIZE)
 
 
 def test_frame_indices_resample():
     t = np.arange(10) / 30.0
-    np.testing.assert_array_equal(render.frame_indices(t, 30.0), np.arange(10))
+    np.testing.assert_array_equal(frame_indices(t, 30.0), np.arange(10))
     t120 = np.arange(121) / 120.0  # 1 s at 120 Hz -> 31 frames at 30 fps, every 4th
-    np.testing.assert_array_equal(render.frame_indices(t120, 30.0), np.arange(0, 121, 4))
+    np.testing.assert_array_equal(frame_indices(t120, 30.0), np.arange(0, 121, 4))
 
 
 def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     r = doc["rollouts"][0]
     z = dict(np.load(study_dir / r["poses"]))
     z["body_pos"] = z["body_pos"].copy()
     z["body_pos"][20:, 3] = np.nan  # blew up at frame 20
     np.savez(tmp_path / "blown.npz", **z)
     bad = dict(r, poses=str(tmp_path / "blown.npz"), outcome="unstable")
-    clip = render.load_clip(bad, study_dir)
+    clip = load_clip(bad, study_dir)
     assert clip.track.num_frames == 20 and clip.outcome == "unstable"
     with pytest.raises(DataError, match="non-finite or non-unit pose at frame 20"):
-        render.load_clip(dict(bad, outcome="lifted"), study_dir)
+        load_clip(dict(bad, outcome="lifted"), study_dir)
     # nothing finite at all: a single clip is an error, a montage shows a placeholder tile
     z["body_pos"][:, 3] = np.nan
     np.savez(tmp_path / "blown0.npz", **z)
     none = dict(bad, poses=str(tmp_path / "blown0.npz"))
     with pytest.raises(DataError, match="no frames saved"):
-        render.render_clip(none, study_dir, tmp_path / "x.mp4", size=SIZE)
+        render_clip(none, study_dir, tmp_path / "x.mp4", size=SIZE)
     p = study_dir / "study_unstable.json"
     p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": [none, doc["rollouts"][1]]}))
-    st = render.render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
+    st = render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
     assert st.frames == N_SAVED and st.size == (320, 120)
     _, frames = read_mp4(tmp_path / "m.mp4")
     assert object_mask(frames[:, :, :160]).sum() == 0 and object_mask(frames[:, :, 160:]).sum() > 0
@@ -230,7 +233,7 @@ def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
 def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
     """run_study.py writes short summaries in study.json with ``json`` pointing to the
     per-rollout JSON (relative to the study folder) that holds ``poses`` etc."""
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     summaries = []
     for r in doc["rollouts"]:
         name = f"rollout_{r['object']}.json"
@@ -238,19 +241,19 @@ def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
         summaries.append({"object": r["object"], "outcome": r["outcome"], "json": name})
     p = study_dir / "study_summaries.json"
     p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": summaries, "dataset": "grab"}))
-    st = render.render_montage(p, tmp_path / "m.mp4", objects=["banana"], tile=(160, 120))
+    st = render_montage(p, tmp_path / "m.mp4", objects=["banana"], tile=(160, 120))
     assert st.frames == N_SAVED
     missing = study_dir / "study_missing.json"
     missing.write_text(json.dumps({"format_version": FORMAT_VERSION,
                                   "rollouts": [{"object": "mug", "json": "nowhere.json"}]}))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.json.*not found"):
-        render.render_montage(missing, tmp_path / "m2.mp4")
+        render_montage(missing, tmp_path / "m2.mp4")
 
 
 def test_failed_render_leaves_existing_output_untouched(study, tmp_path):
     """Atomic output: a render that fails mid-way (a hand body without saved poses is
     found only when the render model is built) keeps the old file and leaves no temp."""
-    doc, study_dir = render.load_study(study)
+    doc, study_dir = load_study(study)
     r = doc["rollouts"][0]
     z = dict(np.load(study_dir / r["poses"]))
     keep = [i for i, n in enumerate(z["body_names"]) if n != "mano_body_5"]
@@ -262,6 +265,6 @@ def test_failed_render_leaves_existing_output_untouched(study, tmp_path):
     out = tmp_path / "clip.mp4"
     out.write_bytes(b"old video")
     with pytest.raises(DataError, match=r"\[body_names\].*mano_body_5"):
-        render.render_clip(dict(r, poses=str(tmp_path / "no_body5.npz")), study_dir, out, size=SIZE)
+        render_clip(dict(r, poses=str(tmp_path / "no_body5.npz")), study_dir, out, size=SIZE)
     assert out.read_bytes() == b"old video"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4", "no_body5.npz"]

@@ -11,8 +11,12 @@ import pytest
 from render_fixture import make_rollout
 from test_render import object_mask, read_mp4, skin_mask
 
-from replay.output import render
-from replay.results import FORMAT_VERSION
+from replay.output.render.montage import (
+    montage_layout,
+    montage_record_path,
+    render_montage,
+)
+from replay.results.records import FORMAT_VERSION
 
 pytestmark = pytest.mark.needs_data
 
@@ -41,7 +45,7 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
 
 def test_montage_grid_and_hold_last_frame(study3, tmp_path):
     out = tmp_path / "renders" / "montage.mp4"
-    st = render.render_montage(study3, out, cols=2, tile=TILE)
+    st = render_montage(study3, out, cols=2, tile=TILE)
     assert st.frames == N_LONG and st.size == (320, 240)
     meta, frames = read_mp4(out)
     assert tuple(meta["size"]) == (320, 240) and frames.shape[0] == N_LONG
@@ -64,25 +68,25 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
 
 
 def test_montage_object_filter_and_layout(study3, tmp_path):
-    st = render.render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
+    st = render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
     assert st.size == TILE and st.frames == N_SHORT
     # a limit asked for: the first rollouts shown, the rest named (no Python warning on the console)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        st2 = render.render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
+        st2 = render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
     assert st2.left_out == 1 and st2.left_out_names == ("duck_lift",) and st2.size == (2 * TILE[0], TILE[1])
-    assert json.loads(render.montage_record_path(st2.path).read_text())["left_out_rollouts"] == ["duck_lift"]
-    assert render.montage_layout(6) == (3, 2, (640, 480))
-    assert render.montage_layout(30) == (6, 5, (288, 216))
-    assert render.montage_layout(38) == (7, 6, (240, 180))  # GRAB's 38 replayed recordings, all shown
-    assert render.montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)
+    assert json.loads(montage_record_path(st2.path).read_text())["left_out_rollouts"] == ["duck_lift"]
+    assert montage_layout(6) == (3, 2, (640, 480))
+    assert montage_layout(30) == (6, 5, (288, 216))
+    assert montage_layout(38) == (7, 6, (240, 180))  # GRAB's 38 replayed recordings, all shown
+    assert montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)
 
 
 def test_montage_has_a_tile_per_rollout(study3, tmp_path):
     """By default every rollout of the study gets a tile (none cut off by a clip limit)."""
     study = json.loads(study3.read_text())
-    st = render.render_montage(study3, tmp_path / "all.mp4", tile=TILE)
-    record = json.loads(render.montage_record_path(st.path).read_text())
+    st = render_montage(study3, tmp_path / "all.mp4", tile=TILE)
+    record = json.loads(montage_record_path(st.path).read_text())
     assert st.left_out == 0 and record["left_out_rollouts"] == []
     assert record["rollouts"] == [r["sequence"] for r in study["rollouts"]]
     cols, rows = record["grid"]
@@ -92,7 +96,7 @@ def test_montage_has_a_tile_per_rollout(study3, tmp_path):
 def test_montage_pairs_with_ablation(study3, tmp_path):
     """variant='both': each rollout beside its contact-ablation run, one pair per row."""
     out = tmp_path / "pairs.mp4"
-    st = render.render_montage(study3, out, objects=["mug", "waterbottle"], variant="both", tile=TILE)
+    st = render_montage(study3, out, objects=["mug", "waterbottle"], variant="both", tile=TILE)
     assert st.size == (320, 240) and st.frames == N_LONG
     _, frames = read_mp4(out)
     tw, th = TILE
@@ -106,21 +110,21 @@ def test_montage_kept_when_up_to_date_and_rerendered_on_change(study3, tmp_path)
     """A resumed `make study` must not spend minutes re-rendering an unchanged montage,
     and must re-render when a rollout's poses or the settings change."""
     out = tmp_path / "m.mp4"
-    first = render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
+    first = render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
     assert not first.skipped
-    record = json.loads(render.montage_record_path(out).read_text())
+    record = json.loads(montage_record_path(out).read_text())
     assert record["frames"] == first.frames and record["rollouts"] == ["mug_lift", "duck_lift"] and record["size"] == [320, 120]
     stamp = out.stat().st_mtime_ns
-    again = render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
+    again = render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
     assert again.skipped and again.frames == first.frames and out.stat().st_mtime_ns == stamp
     # the study summary rewritten on resume (only its wall time changes) keeps the montage
     study = json.loads(study3.read_text())
     study["counts"] = {"wall_s": 123.0}
     study3.write_text(json.dumps(study))
-    assert render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"]).skipped
+    assert render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"]).skipped
     # other settings, or force, render again
-    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped
-    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0,
+    assert not render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped
+    assert not render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0,
                                      force=True).skipped
     # new poses for one rollout (a re-simulated recording) render again
     mug = next(r for r in study["rollouts"] if r["object"] == "mug")
@@ -129,4 +133,4 @@ def test_montage_kept_when_up_to_date_and_rerendered_on_change(study3, tmp_path)
         data = {k: z[k] for k in z.files}
     data["body_pos"] = data["body_pos"] + 0.001
     np.savez(poses, **data)
-    assert not render.render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped
+    assert not render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped

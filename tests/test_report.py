@@ -19,7 +19,7 @@ from test_study import SHORT
 
 from replay.config import ReplayConfig
 from replay.output.report import COLUMNS, build_report
-from replay.results import Phase
+from replay.results.records import Phase
 from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data

@@ -8,19 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replay.output import render
-from replay.results import (
-    FORMAT_VERSION,
-    Phase,
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    fields_markdown,
+from replay.output.render.clip import load_poses_npz, load_study
+from replay.results.fields_doc import fields_markdown
+from replay.results.files import (
     read_rollout,
     read_study,
     write_poses,
     write_rollout,
     write_study,
+)
+from replay.results.records import (
+    FORMAT_VERSION,
+    Phase,
+    ResultsFormatError,
+    RolloutRecord,
+    StudyRecord,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,11 +48,11 @@ def test_other_versions_are_refused_naming_file_and_field(tmp_path, version):
     with pytest.raises(ResultsFormatError, match=r"study\.json \[format_version\]: .*re-run the study"):
         read_study(p)
     with pytest.raises(ResultsFormatError, match=r"study\.json \[format_version\]"):
-        render.load_study(p)
+        load_study(p)
     z = tmp_path / "p.npz"
     np.savez(z, time=np.zeros(1), **({} if version is None else {"format_version": version}))
     with pytest.raises(ResultsFormatError, match=r"p\.npz \[format_version\]"):
-        render.load_poses_npz(z)
+        load_poses_npz(z)
 
 
 def test_study_csv_and_poses_version(tmp_path):

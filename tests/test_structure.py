@@ -119,7 +119,7 @@ def import_graph() -> nx.DiGraph:
     g.add_nodes_from(mods)
     for name, path in mods.items():
         for dep in _imports(path, name, mods):
-            # a package's __init__ importing its own submodules is how packages re-export
+            # a package's __init__ may import its own submodules for the functions it defines
             if not dep.startswith(name + "."):
                 g.add_edge(name, dep)
     return g
@@ -278,6 +278,56 @@ def test_every_engine_satisfies_the_contract():
         init = inspect.signature(cls.__init__).parameters
         assert list(init)[:3] == ["self", "scene", "variants"] and "threads" in init, cls.__name__
     assert names == {"direct", "newton", "steel", "warp"}
+
+
+def _defined_in(path: Path) -> set[str]:
+    """Names a module defines at its top level (functions, classes, assignments), not the
+    ones it imports."""
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def reexport_uses(source: str, mods: dict[str, Path]) -> list[str]:
+    """``from <package> import <name>`` lines of ``source`` where ``<package>`` (a package
+    of ours) does not define ``<name>`` and has no submodule of that name: a re-export."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in mods
+                and mods[node.module].name == "__init__.py"):
+            continue
+        own = _defined_in(mods[node.module])
+        hits += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                 if a.name not in own and f"{node.module}.{a.name}" not in mods]
+    return hits
+
+
+def test_no_package_re_exports():
+    """A name is imported from the module that defines it: no package ``__init__`` passes on its
+    submodules' names (what users import is declared once, in replay.api, whose names are
+    its own imports: a module, not a package, so the rule leaves it alone). The one package
+    with an ``__all__`` is ``importer_patches``, a library of its own whose ``__init__`` is its
+    public surface for users outside this project; our code imports from its modules too."""
+    mods = _modules()
+    files = [p for d in ("replay", "importer_patches", "scripts", "tests", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    hits = [f"{p.relative_to(ROOT)}:{h}" for p in files for h in reexport_uses(p.read_text(), mods)]
+    assert not hits, "import these names from the module that defines them:\n" + "\n".join(hits)
+    alls = [n for n, p in mods.items() if p.name == "__init__.py" and "__all__" in _defined_in(p)
+            and n != "importer_patches"]
+    assert not alls, f"packages declaring an __all__ of re-exported names: {alls}"
+
+
+def test_re_export_scan_sees_one():
+    """The scan flags a re-export and passes a defined name and a submodule."""
+    mods = _modules()
+    assert reexport_uses("from replay.checks import check_recording", mods)  # imported there, defined elsewhere
+    assert not reexport_uses("from replay.checks import load_recording", mods)  # defined there
+    assert not reexport_uses("from replay.results import records", mods)  # a submodule
 
 
 #: every module that runs many recordings, and so must do it through the one batch runner

@@ -54,7 +54,7 @@ def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
     from short_window import short_window
 
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
     from replay.protocol.rollout import run_rollouts
 
     rec, coords = short_window(grab_dir, capsule_rhand)

@@ -47,7 +47,7 @@ import pytest
 from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
 from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts, step_protocol

@@ -6,7 +6,7 @@ these four MANO joints move rigidly with the palm, so the sign is the hand's sid
 every frame (+0.303 in all 83,160 GRAB right-hand frames; a mirrored hand gives -0.303).
 Checked where the adapter *assumes* the side (:data:`ASSUMED_SIDE_DATASETS`: GRAB stores
 no side); TACO's side is checked by the MANO fingertip fit
-(:func:`replay.kinematics.complete_hand`), HUG-Bench names it per hand in the file. A
+(:func:`replay.kinematics.coords.complete_hand`), HUG-Bench names it per hand in the file. A
 confident mismatch (median ``|chirality|`` >= :data:`CHIRALITY_MIN` = 0.1 and the same
 sign in >= 95 % of the tracked frames) replays the recording with the matching manosim
 hand and says so in the flag ``hand_side_from_landmarks``; an undecided sign is an error.

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from replay.cli import folder_arg, run
-from replay.output.export import FORMATS, export_rollout
+from replay.output.export.run import FORMATS, export_rollout
 from replay.output.export.source import ROLLOUTS
 
 

@@ -26,7 +26,8 @@ DEFAULT_KEYS = ("time_base.time_scale_factor", "time_base.peak_speed_m_s", "hand
 
 
 def _records(datasets: list[str], data: str | None, extra: str | None):
-    from replay.checks import check_recording, load_recording
+    from replay.checks import load_recording
+    from replay.checks.recording_checks import check_recording
     from replay.data import list_sequences
     from replay.data.grab import load_grab
 

@@ -22,7 +22,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay.output import render
+from replay.output.render.clip import load_study
+from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
+from replay.output.render.video import render_clip
 from replay.cli import report, size_arg
 from replay.errors import ReplayError, UsageError
 
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
                     help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
                          "ghost beside the simulated one)")
-    ap.add_argument("--max-clips", type=int, default=render.MONTAGE_MAX_CLIPS,
+    ap.add_argument("--max-clips", type=int, default=MONTAGE_MAX_CLIPS,
                     help="at most this many tiles, the first rollouts in study order (default: every rollout)")
     ap.add_argument("--force", action="store_true",
                     help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
@@ -62,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--ablation and --pairs are exclusive")
     variant = "both" if args.pairs else ("ablation" if args.ablation else "main")
     try:
-        st = render.render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
+        st = render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
                                    fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True,
                                    force=args.force, protocol=args.protocol)
         if st.skipped:
             print(f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
-                  f"settings as {render.montage_record_path(st.path).name} records); --force re-renders")
+                  f"settings as {montage_record_path(st.path).name} records); --force re-renders")
         else:
             print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
                   f"({st.ms_per_frame:.1f} ms per tile frame)")
@@ -75,12 +77,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
                   f"{', '.join(st.left_out_names)}", file=sys.stderr)
         if args.clips is not None:
-            study, study_dir = render.load_study(args.study)
+            study, study_dir = load_study(args.study)
             key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"
-            for i, r in render.select_rollouts(study, args.objects, args.study, key):
+            for i, r in select_rollouts(study, args.objects, args.study, key):
                 for v in (("main", "ablation") if variant == "both" else (variant,)):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
-                    cs = render.render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
+                    cs = render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
                     print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
         return report(exc)

@@ -21,7 +21,8 @@ import argparse
 import difflib
 from pathlib import Path
 
-from replay.output import render
+from replay.output.render.clip import load_study
+from replay.output.render.video import render_clip
 from replay.cli import folder_arg, report, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
@@ -75,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
             raise ReplayError(f"--study {args.study}: no such file (omit --study to use out/<dataset>/study.json, "
                               "or --recorded to render the recording)")
         if not args.recorded and args.study.is_file():
-            study, study_dir = render.load_study(args.study)
+            study, study_dir = load_study(args.study)
             hit = find_rollout(study, args.dataset, args.sequence, args.protocol)
             if hit is not None:
                 i, r = hit
-                st = render.render_clip(r, study_dir, out, size=args.size, fps=args.fps,
+                st = render_clip(r, study_dir, out, size=args.size, fps=args.fps,
                                         variant="ablation" if args.ablation else "main", source=args.study)
                 rows = study.get("rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts") or []
                 what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.output.report import build_report
-from replay.results import read_study, rows_csv
+from replay.results.files import read_study, rows_csv
 
 
 def write_exports(study_path: Path, study, formats: str) -> None:
     """Every recording's contact-run exports in ``formats`` (comma-separated), default folders."""
     from replay.errors import UsageError
-    from replay.output.export import FORMATS, export_rollout
+    from replay.output.export.run import FORMATS, export_rollout
     from replay.study.console import quiet_libraries
 
     fmts = [f.strip() for f in formats.split(",") if f.strip()]

@@ -29,7 +29,8 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
-from replay.results import FORMAT_VERSION, dumps
+from replay.results.files import dumps
+from replay.results.records import FORMAT_VERSION
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -266,7 +266,7 @@ def hand_coords(recording: Recording) -> np.ndarray:
     T = rec.num_frames
     for name in ("wrist_pos", "wrist_quat", "finger_quat"):
         if getattr(rec, name) is None:
-            raise DataError(rec.source, name, "not filled; call replay.kinematics.complete_hand(recording) first")
+            raise DataError(rec.source, name, "not filled; call replay.kinematics.coords.complete_hand(recording) first")
     wp = np.asarray(rec.wrist_pos, dtype=np.float64)
     wq = np.asarray(rec.wrist_quat, dtype=np.float64)
     fq = np.asarray(rec.finger_quat, dtype=np.float64)

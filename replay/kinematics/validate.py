@@ -1,6 +1,6 @@
 """Pose-mapping validation: does the simulated hand put its landmarks where the person's were?
 
-For each recording the hand is completed (:func:`~replay.kinematics.complete_hand`:
+For each recording the hand is completed (:func:`~replay.kinematics.coords.complete_hand`:
 MANO mapping or landmark IK), driven through FK of the manosim MJCF, and compared
 with the dataset's own reference points:
 

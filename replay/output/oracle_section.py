@@ -20,7 +20,7 @@ def _fmt(v, scale: float = 1.0, spec: str = ".1f") -> str:
 
 
 def oracle_section_html(study) -> str:
-    """HTML of the hug-oracle section of a :class:`replay.results.StudyRecord` (module doc)."""
+    """HTML of the hug-oracle section of a :class:`replay.results.records.StudyRecord` (module doc)."""
     rows = list(getattr(study, "oracle_rollouts", None) or [])
     if not rows:
         return ""

@@ -20,7 +20,7 @@ def _fmt(v, spec: str = ".1f") -> str:
 
 
 def refine_section_html(study) -> str:
-    """HTML of the refine section of a :class:`replay.results.StudyRecord` (module doc)."""
+    """HTML of the refine section of a :class:`replay.results.records.StudyRecord` (module doc)."""
     rows = list(study.refine_rollouts or [])
     if not rows:
         return ""

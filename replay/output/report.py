@@ -30,15 +30,8 @@ from replay.output.oracle_section import oracle_section_html
 from replay.output.export_section import exports_html
 from replay.output.refine_section import refine_section_html
 from replay.protocol.diagnosis import display_outcome
-from replay.results import (
-    Phase,
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    check_poses_version,
-    read_rollout,
-    read_study,
-)
+from replay.results.files import check_poses_version, read_rollout, read_study
+from replay.results.records import Phase, ResultsFormatError, RolloutRecord, StudyRecord
 from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 
 #: phase band colours of the plots (light, so the lines stay readable)
@@ -47,7 +40,7 @@ PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT:
 OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "not lifted": "#8a3a33", "unstable": "#e29a12",
                "stuck": "#8a4fbf"}
 
-#: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.ROW_FIELDS)
+#: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
     ("recording", "sequence", None, None), ("object", "object", None, None), ("intent", "intent", None, None),
     ("outcome", "outcome", None, None),
@@ -246,7 +239,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     """Write the report page and its plots; returns ``{"rows", "plots", "clips"}`` counts.
 
     Args:
-        study_path: the study JSON (:func:`replay.results.read_study`).
+        study_path: the study JSON (:func:`replay.results.files.read_study`).
         out: the HTML file; plots go to ``<out stem>_files/``.
         montage: the study's montage video, embedded if it exists.
         clips_dir: folder of per-recording renders ``<sequence with / as __>.mp4``, embedded where present.

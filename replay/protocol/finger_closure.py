@@ -1,6 +1,6 @@
 """Extra finger closure of a world: each finger's targets turned further toward flexion.
 
-A :class:`replay.sim.engine.Variant` with ``finger_closure`` (5 angles, rad, one per finger:
+A :class:`replay.sim.engine.variants.Variant` with ``finger_closure`` (5 angles, rad, one per finger:
 index, middle, pinky, ring, thumb, MANO's bone order) has every joint target of finger f
 rotated by ``closure[f]`` about that joint's flexion axis::
 

@@ -32,8 +32,8 @@ from replay.errors import AblationMaskError, UsageError
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
 from replay.protocol.rollout import build_replay_scene, step_protocol
-from replay.sim.engine import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.variants import Variant
 from replay.sim.scene import config_uses_direct_engine
 
 #: the state :func:`record_rollout` saves and a replay restores (MuJoCo ``mjtState``)

@@ -4,7 +4,7 @@ Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and
 protocol (:func:`replay.protocol.recorded_protocol.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
 steps either.
 
-Phase codes (``phase`` in the saved poses) are :class:`replay.results.Phase`: 0 settle,
+Phase codes (``phase`` in the saved poses) are :class:`replay.results.records.Phase`: 0 settle,
 1 approach, 2 lift, 3 hold, 4 shake (lift protocol), 5 recorded manipulation after the grasp
 (recorded protocol).
 """
@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
-from replay.results import Phase
+from replay.results.records import Phase
 
 #: replay protocols: the synthetic lift, hold and shake (default), the whole recorded motion
 #: (:mod:`replay.protocol.recorded_protocol`), and the HUG authors' grasp oracle (:mod:`replay.protocol.oracle_plan`)

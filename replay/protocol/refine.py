@@ -4,7 +4,7 @@ A bounded residual of the recorded motion, per recording (``x``, 11 numbers):
 
 * wrist offset ``o`` (3, mm, world) and rotation ``r`` (3, deg, world rotation vector about
   the wrist at the grasp frame), applied to every wrist target
-  (:meth:`replay.sim.engine.Variant.transform_targets`), ``|o| <= wrist_mm``, ``|r| <= wrist_deg``;
+  (:meth:`replay.sim.engine.variants.Variant.transform_targets`), ``|o| <= wrist_mm``, ``|r| <= wrist_deg``;
 * per-finger extra closure ``f`` (5, deg; index, middle, pinky, ring, thumb), each finger's
   targets turned that much further toward flexion from the approach's last part on
   (:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``.
@@ -82,7 +82,7 @@ from replay.protocol import refine_neighbourhood as nbh
 from replay.protocol.measures import measure_world, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts, step_protocol
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.protocol.refine_settings import RefineSettings
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
@@ -167,7 +167,7 @@ class RefineResult:
     tried: list = field(default_factory=list)
 
     def fields(self, ablation_clean_mm: float) -> dict:
-        """The ``refine_*`` result fields (:class:`replay.results.RolloutRecord`)."""
+        """The ``refine_*`` result fields (:class:`replay.results.records.RolloutRecord`)."""
         o, r, f = self.x[:3], self.x[3:6], self.x[6:]
         ab = self.ablation.metrics
         clean = bool(ab["stable"] and ab["max_hand_object_contacts"] == 0

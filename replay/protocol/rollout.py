@@ -49,7 +49,8 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     plan_from_rows,
     replayed_frames,
 )
-from replay.sim.engine import Variant, wrist
+from replay.sim.engine import wrist
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_spec import SceneSpec
@@ -164,7 +165,7 @@ def run_rollouts(
             ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`;
             contact and ablation variants are two); ``"newton"`` one world through ``SolverMuJoCo.step``
             (the reference); ``solver_backend="steel"`` one world through SolverSteel.
-        variants: one :class:`replay.sim.engine.Variant` per world (``Variant(ablation=True)``
+        variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
         frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
         protocol: ``"lift"`` (settle, approach, synthetic lift, hold, shake; the

@@ -11,7 +11,7 @@ Files (all written atomically, :mod:`replay.fileio`)::
 Every JSON and npz carries ``format_version`` (:data:`FORMAT_VERSION`); the readers
 refuse a file of any other version (or none: written before versions existed) with a
 one-line :class:`ResultsFormatError` naming the file and the field. ``docs/results.md``
-documents every field (generated from the field metadata: :func:`fields_markdown`).
+documents every field (generated from the field metadata: :func:`~replay.results.fields_doc.fields_markdown`).
 
 Extending: a new metric is a new optional field (default ``None``) with ``unit``/``doc``
 metadata; keys a record does not declare are kept in ``extra`` and written back as they
@@ -19,37 +19,7 @@ were, so files of the same version written by a newer build still read.
 
 The package: :mod:`~replay.results.records` (the typed records, :data:`FORMAT_VERSION`,
 :class:`Phase`, :data:`POSES_KEYS`), :mod:`~replay.results.files` (JSON text, writers and
-readers) and :mod:`~replay.results.fields_doc` (the tables of ``docs/results.md``); every
-name is importable from ``replay.results`` itself.
+readers) and :mod:`~replay.results.fields_doc` (the tables of ``docs/results.md``). Names
+are imported from the module that defines them (this package re-exports nothing; the
+readers users need are in :mod:`replay.api`).
 """
-
-from replay.results.fields_doc import fields_markdown
-from replay.results.files import (
-    check_poses_version,
-    dumps,
-    read_rollout,
-    read_study,
-    rows_csv,
-    write_poses,
-    write_rollout,
-    write_study,
-)
-from replay.results.records import (
-    FORMAT_VERSION,
-    POSES_KEYS,
-    QUAT_ORDER,
-    REFINE_FIELDS,
-    ROW_FIELDS,
-    Phase,
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    check_version,
-    study_row,
-)
-
-__all__ = [
-    "FORMAT_VERSION", "POSES_KEYS", "QUAT_ORDER", "REFINE_FIELDS", "ROW_FIELDS", "Phase", "ResultsFormatError", "RolloutRecord",
-    "StudyRecord", "check_version", "study_row", "check_poses_version", "dumps", "read_rollout", "read_study",
-    "rows_csv", "write_poses", "write_rollout", "write_study", "fields_markdown",
-]

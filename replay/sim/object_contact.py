@@ -16,7 +16,7 @@
   as before, also softened object-support contact: two changes for one knob.)
 
 ``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of every hand-object
-contact (float32-rounded), set as a :class:`replay.sim.engine.Variant` ``friction`` sets it for one
+contact (float32-rounded), set as a :class:`replay.sim.engine.variants.Variant` ``friction`` sets it for one
 world: on the hand's geoms alone where that reaches every hand-object pair, so object-support
 contacts keep what was built (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; the
 pair classes it could not spare are read back into ``readback["object_contact"]["friction"]``).
@@ -41,9 +41,9 @@ import mujoco
 import numpy as np
 
 from replay.sim.contact_table import hand_object_table
-from replay.sim.engine import Variant
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.model_edits import apply_variant
+from replay.sim.engine.variants import Variant
 
 
 def apply_object_contact(scene):

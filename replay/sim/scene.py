@@ -34,7 +34,8 @@ from replay.sim.object_contact import apply_object_contact
 from replay.sim import silent_failures as diagnostics
 from replay.config import GRAVITY, ReplayConfig
 from replay.sim.control import HandController
-from replay.sim.engine import Variant, wrist
+from replay.sim.engine import wrist
+from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats

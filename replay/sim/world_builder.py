@@ -17,7 +17,8 @@ import numpy as np
 import trimesh
 import warp as wp
 
-from importer_patches import FreeJointActuatorWarning, add_mjcf
+from importer_patches.api import add_mjcf
+from importer_patches.errors import FreeJointActuatorWarning
 from replay.config import GRAVITY, ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import DataError, SceneError

@@ -14,7 +14,7 @@ from itertools import combinations
 from pathlib import Path
 
 from replay.errors import UsageError
-from replay.results import read_study
+from replay.results.files import read_study
 
 #: format of the agreement JSON (``scripts/agreement.py``)
 AGREEMENT_FORMAT = 1

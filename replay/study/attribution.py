@@ -3,7 +3,7 @@
 Every factor replays the same recordings; each row counts lifted recordings and diagnosis
 classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
 ``{"name", "value", "source", "config": {ReplayConfig overrides}, "variant": {...}}``;
-``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.Variant` can vary
+``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can vary
 inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the
 object's mass times this, :func:`asset_mass`). Factors with the same ``config`` are worlds of
 one batch per recording (:func:`replay.protocol.rollout.run_rollouts`, as
@@ -26,7 +26,7 @@ from scipy.spatial import ConvexHull
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.protocol.diagnosis import CLASSES
 from replay.protocol.rollout import run_rollouts
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 from replay.study.batch import run_batch
 from replay.study.prepare import prepare_recording

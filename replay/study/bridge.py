@@ -50,7 +50,7 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list
     """Every row on one recording: ``{row id: figures}`` (``{"error": text}`` where a rollout
     could not be built or stepped: a result of that row, not the bridge's end)."""
     from replay.protocol.rollout import run_rollouts  # in the worker
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
     from replay.study.prepare import prepare_recording
 
     done, prepared, out = {}, {}, {}

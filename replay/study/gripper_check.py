@@ -26,7 +26,8 @@ from replay.errors import DataError
 from replay.fileio import atomic_write_text
 from replay.protocol.gripper_object import check_object
 from replay.protocol.gripper_phases import PhaseConfig
-from replay.results import FORMAT_VERSION, check_version, dumps, rows_csv
+from replay.results.files import dumps, rows_csv
+from replay.results.records import FORMAT_VERSION, check_version
 from replay.sim.gripper import FixtureConfig
 from replay.study.console import quiet_libraries
 from replay.study.inputs import input_hashes

@@ -25,14 +25,8 @@ from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
 from replay.study.refine_job import REFINE, run_refine
 from replay.study.worker_imports import import_physics
-from replay.results import (
-    FORMAT_VERSION,
-    ResultsFormatError,
-    RolloutRecord,
-    read_rollout,
-    write_poses,
-    write_rollout,
-)
+from replay.results.files import read_rollout, write_poses, write_rollout
+from replay.results.records import FORMAT_VERSION, ResultsFormatError, RolloutRecord
 
 
 def config_hash(cfg: ReplayConfig) -> str:
@@ -128,7 +122,7 @@ def run_job(job: Job) -> dict:
 def _run_job(job: Job) -> dict:
     # imported here, in the worker: the study's own process never pays Newton's import
     import_physics()  # once per process, the collector paused (replay.study.worker_imports)
-    from replay.sim.engine import Variant
+    from replay.sim.engine.variants import Variant
     from replay.protocol.rollout import run_rollouts
 
     cfg = ReplayConfig.from_dict(job.config)
@@ -194,7 +188,7 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
     Raises:
         DataError: no rollout JSON of this config to attach it to (run the study first).
     """
-    from replay.sim.engine import Variant  # in the worker only, as in _run_job
+    from replay.sim.engine.variants import Variant  # in the worker only, as in _run_job
     from replay.protocol.rollout import run_rollouts
 
     path = rdir / f"{stem}.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replay import kinematics
+from replay.kinematics.coords import complete_hand, hand_coords
 from replay.config import ReplayConfig
 from replay.checks import load_recording
 from replay.data.types import ObjectTrack
@@ -139,15 +139,15 @@ def crop_recording(rec, start: int, stop: int):
 def hand_trajectory(rec, mjcf: Path):
     """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
 
-    Uses :func:`replay.kinematics.complete_hand` and :func:`replay.kinematics.hand_coords`.
+    Uses :func:`replay.kinematics.coords.complete_hand` and :func:`replay.kinematics.coords.hand_coords`.
     The IK always runs on the capsule MJCF of the same hand (``capsule_hand.xml`` beside
     ``mjcf``): manosim's mesh hand has the same bodies and joints, only its collision
     geometry differs, and the kinematics defines fingertips on the capsules.
     """
     if rec.wrist_pos is None or rec.finger_quat is None:
         ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
-        rec = kinematics.complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
-    return rec, np.asarray(kinematics.hand_coords(rec), dtype=np.float64)
+        rec = complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
+    return rec, np.asarray(hand_coords(rec), dtype=np.float64)
 
 
 def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig,

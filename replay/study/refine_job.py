@@ -4,7 +4,7 @@ lift job's ``<sequence>.json``.
 
 The record's fields are the refined run's (the chosen correction through the whole lift
 protocol, shake included), ``ablation`` that correction's contact ablation, and the
-``refine_*`` fields (:class:`replay.results.RolloutRecord`).
+``refine_*`` fields (:class:`replay.results.records.RolloutRecord`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from replay.protocol.refine_settings import RefineSettings
-from replay.results import FORMAT_VERSION, write_poses
+from replay.results.files import write_poses
+from replay.results.records import FORMAT_VERSION
 
 #: the job's protocol name: results ``<sequence>.refine.json``, key ``<sequence> [refine]``
 REFINE = "refine"
@@ -85,8 +86,8 @@ def refine_summary(docs: list[dict]) -> dict:
 
 
 def refine_row(doc: dict, json_rel: str) -> dict:
-    """The study JSON's ``refine_rollouts`` row of one refine job (:data:`replay.results.REFINE_FIELDS`)."""
-    from replay.results import REFINE_FIELDS
+    """The study JSON's ``refine_rollouts`` row of one refine job (:data:`replay.results.records.REFINE_FIELDS`)."""
+    from replay.results.records import REFINE_FIELDS
 
     row = {k: doc.get(k) for k in REFINE_FIELDS}
     row["json"] = json_rel

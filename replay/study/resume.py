@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from replay.errors import UsageError
-from replay.results import ResultsFormatError, read_rollout
+from replay.results.files import read_rollout
+from replay.results.records import ResultsFormatError
 from replay.study.job import Job
 
 

@@ -34,7 +34,7 @@ from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.study.prepare import resolve_sequences
-from replay.results import write_study
+from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
 from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings

@@ -1,5 +1,5 @@
 """A study's summary: its counts, package versions and the study record written after every rollout
-(:class:`replay.results.StudyRecord`; every field: ``docs/results.md``)."""
+(:class:`replay.results.records.StudyRecord`; every field: ``docs/results.md``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from replay.config import ReplayConfig
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
-from replay.results import RolloutRecord, StudyRecord, study_row
+from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.console import intent_counts
 from replay.study.job import result_key, result_stem

@@ -3,7 +3,7 @@ hand-object friction, under wrist perturbations, and with contact ablated, in on
 
 Every cell is one world of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`): the
 scene is built once per recording and the worlds differ only by their
-:class:`~replay.sim.engine.Variant`. Success is ``lifted`` (object up at the end of the
+:class:`~replay.sim.engine.variants.Variant`. Success is ``lifted`` (object up at the end of the
 hold, :func:`replay.protocol.rollout.run_rollouts`); ``shake_held`` is kept beside it.
 
 Per recording the result holds the success grid, the smallest effort that lifts at
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.sim.engine import Variant
+from replay.sim.engine.variants import Variant
 from replay.errors import UsageError
 from replay.study.prepare import prepare_recording
 from replay.protocol.rollout import run_rollouts

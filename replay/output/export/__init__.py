@@ -1,7 +1,3 @@
 """Exports of one rollout for tools outside this project: plain MuJoCo (:mod:`.mjcf`, with a
 standalone replay script, :mod:`.standalone`), a USD stage (:mod:`.usd`) and a Rerun
-recording (:mod:`.rrd`); :func:`export_rollout` picks the rollout (:mod:`.source`) and writes one."""
-
-from replay.output.export.run import FORMATS, default_out, export_rollout
-
-__all__ = ["FORMATS", "default_out", "export_rollout"]
+recording (:mod:`.rrd`); :func:`replay.output.export.run.export_rollout` picks the rollout (:mod:`.source`) and writes one."""

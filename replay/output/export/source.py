@@ -16,7 +16,8 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
-from replay.results import ResultsFormatError, check_poses_version, read_rollout, read_study
+from replay.results.files import check_poses_version, read_rollout, read_study
+from replay.results.records import ResultsFormatError
 
 #: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation
 ROLLOUTS = ("contact", "ablation", "refine", "refine-ablation")
@@ -30,7 +31,7 @@ class RolloutSource:
         study_path: the study JSON. study: its dict. doc: the rollout's JSON record (for an
             ablation the ablation's sub-record, the identity fields of its parent added).
         sequence, rollout: the recording and which of its rollouts (:data:`ROLLOUTS`).
-        poses: the saved poses (:data:`replay.results.POSES_KEYS`: body_pos (F, 17, 3) m,
+        poses: the saved poses (:data:`replay.results.records.POSES_KEYS`: body_pos (F, 17, 3) m,
             body_quat (F, 17, 4) xyzw, phase (F,), contact_count, contact_force N, wrist_err m).
         config: the study's :class:`ReplayConfig`.
     """
@@ -48,8 +49,8 @@ class RolloutSource:
         return str(self.study["dataset"])
 
     def variant(self):
-        """The rollout's :class:`replay.sim.engine.Variant`, from its record's ``variant``."""
-        from replay.sim.engine import Variant
+        """The rollout's :class:`replay.sim.engine.variants.Variant`, from its record's ``variant``."""
+        from replay.sim.engine.variants import Variant
 
         v = dict(self.doc.get("variant") or {"ablation": self.rollout.endswith("ablation")})
         for k in ("wrist_offset", "wrist_rotvec", "finger_closure"):

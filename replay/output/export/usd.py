@@ -4,7 +4,7 @@
 The stage holds the scene's shapes (hand bodies, object, table) as Newton's viewer draws
 them, one time code per saved control frame (30 per second, ``timeCodesPerSecond`` 30, Z up,
 metres), and on the ``/root`` prim a string attribute ``replay:phase`` with the protocol
-phase of every frame (:class:`replay.results.Phase` names, lower case) and an int
+phase of every frame (:class:`replay.results.records.Phase` names, lower case) and an int
 attribute ``replay:contact_count`` (hand-object contacts). Nothing is re-simulated: the scene
 is rebuilt (to get its shapes) and posed from the rollout's npz.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.errors import UsageError
-from replay.results import Phase
+from replay.results.records import Phase
 
 
 def _viewer_usd():

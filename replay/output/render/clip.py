@@ -19,7 +19,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.output.render.poses import PoseTrack, load_poses_npz
-from replay.results import Phase, check_version
+from replay.results.records import Phase, check_version
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}

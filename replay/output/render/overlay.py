@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.output.render.clip import PHASE_NAMES, Clip
 from replay.output.render.style import OUTCOME_RGB
-from replay.results import Phase
+from replay.results.records import Phase
 
 
 @lru_cache(maxsize=16)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.errors import DataError
-from replay.results import check_poses_version
+from replay.results.files import check_poses_version
 
 
 @dataclass

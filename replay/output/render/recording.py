@@ -8,7 +8,7 @@ The hand is the manosim hand posed by forward kinematics of the recording's
 canonical ``wrist_pos``/``wrist_quat``/``finger_quat`` (MuJoCo ``mj_kinematics``
 on the MJCF: slide joints ``wrist_tx/ty/tz``, ball ``wrist_rot``, balls
 ``mano_joint_1..15``). When a recording has only landmarks (GRAB), those come from
-:func:`replay.kinematics.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
+:func:`replay.kinematics.coords.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
 skeleton of capsules instead of the manosim hand.
 
 Window: a recording is rendered around its ``grasp_frame`` only (GRAB/TACO: lift
@@ -30,7 +30,7 @@ from replay.data.locate import dataset_dir
 from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.kinematics import complete_hand
+from replay.kinematics.coords import complete_hand
 from replay.output.render.camera import FALLEN_BELOW_M, frame_camera
 from replay.output.render.clip import (
     DEFAULT_SUPPORT_THICKNESS,
@@ -141,7 +141,7 @@ def recording_scene(
         rec: canonical recording.
         window: frames to use.
         hand: ``"auto"`` (manosim hand from wrist/finger fields, filled by
-            :func:`replay.kinematics.complete_hand` if needed; if that is unavailable or
+            :func:`replay.kinematics.coords.complete_hand` if needed; if that is unavailable or
             fails, with a warning, the recorded landmarks as a skeleton, else the
             recorded MANO vertices as points), ``"mano"`` (manosim hand, error if
             impossible), ``"landmarks"`` (recorded points, never the manosim hand).

@@ -10,11 +10,7 @@ Every engine satisfies one contract (:class:`replay.sim.engine.contract.Engine`,
 that picks an engine class; callers ask an engine's capabilities, never its type.
 
 The engine knows nothing of datasets or of the protocol's meaning: it takes a
-built scene, one :class:`Variant` per world and per-frame targets (finger joint
+built scene, one :class:`~replay.sim.engine.variants.Variant` per world and per-frame targets (finger joint
 quaternions and wrist target rows, :mod:`replay.sim.engine.wrist`), and returns per
 frame body poses and contact signals.
 """
-
-from replay.sim.engine.variants import Variant
-
-__all__ = ["Variant"]

@@ -30,8 +30,9 @@ from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.joint_levers import finger_effort_limits
 from replay.sim import silent_failures as diagnostics
-from replay.sim.engine import Variant, wrist
+from replay.sim.engine import wrist
 from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
+from replay.sim.engine.variants import Variant
 from replay.sim.scene import Scene, finger_dof_slice, make_solver, probe_scene
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import build_world_model
