@@ -14,7 +14,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
-from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.kinematics.hand_layout import finger_quats
 from replay.protocol.oracle_plan import THUMB_BASE, extra_flexion, grasp_on_rest, oracle_config, plan_oracle
 from replay.protocol.oracle_success import support_contact
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_SETTLE

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from render_fixture import make_rollout
 from test_render import object_mask, read_mp4, skin_mask
-from test_render_scene import _script
 
 from replay.output.render.camera import clip_camera, frame_camera
 from replay.output.render.clip import Clip, PHASE_NAMES, PoseTrack, Support, load_clip, load_study

@@ -10,10 +10,11 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig, describe
-from replay.sim.silent_failures import flutter_bound, flutter_margins, quat_angle
 from replay.errors import DataError
-from replay.kinematics.hand_layout import interp_coords, quat_slerp
+from replay.kinematics.coords_interp import interp_coords
+from replay.kinematics.quat import quat_slerp
 from replay.protocol.rollout import min_jerk
+from replay.sim.silent_failures import flutter_bound, flutter_margins, quat_angle
 
 
 def test_config_roundtrip_and_defaults(tmp_path):

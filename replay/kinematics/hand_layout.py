@@ -12,8 +12,7 @@ Newton ``joint_q`` of the hand (``coords``): ``[0:3]`` free-joint position (m, w
 ball joint. ``joint_qd`` (``dofs``): six for the free joint (linear m/s, angular rad/s),
 then three per ball joint (rad/s).
 
-Hand coordinates between recorded frames: :func:`interp_coords` (positions linear,
-quaternions slerped, :func:`quat_slerp`).
+Hand coordinates between recorded frames: :func:`replay.kinematics.coords_interp.interp_coords`.
 
 :meth:`HandLayout.from_import` derives the layout from what was imported and refuses a
 hand that is not a free joint plus ball joints; every count in the package comes from
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from replay.errors import SceneError
 
@@ -122,36 +120,3 @@ def finger_quats(coords):
 #: the manosim hand every study simulates (checked against each import by
 #: :meth:`HandLayout.from_import` in :func:`replay.sim.scene.add_replay_world`).
 MANOSIM_HAND = HandLayout()
-
-
-def quat_slerp(q0: np.ndarray, q1: np.ndarray, a: float) -> np.ndarray:
-    """Slerp between xyzw quaternions (..., 4) with weight ``a`` in [0, 1] (shortest arc)."""
-    q0 = np.asarray(q0, float)
-    q1 = np.asarray(q1, float)
-    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
-    q1 = np.where(dot < 0, -q1, q1)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    s = np.sin(theta)
-    small = s < 1e-8
-    w0 = np.where(small, 1.0 - a, np.sin((1 - a) * theta) / np.where(small, 1, s))
-    w1 = np.where(small, a, np.sin(a * theta) / np.where(small, 1, s))
-    q = w0 * q0 + w1 * q1
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def interp_coords(coords: np.ndarray, times: np.ndarray, t: float) -> np.ndarray:
-    """Hand coords (67,) at recorded time ``t``: position linear, quaternions slerped.
-
-    Args:
-        coords: (T, 67) Newton joint_q order (pos xyz, quat xyzw, 15 quats xyzw).
-        times: (T,) s, increasing.
-    """
-    i = int(np.clip(np.searchsorted(times, t) - 1, 0, len(times) - 2))
-    a = float(np.clip((t - times[i]) / (times[i + 1] - times[i]), 0.0, 1.0))
-    c0, c1 = coords[i], coords[i + 1]
-    out = np.empty(MANOSIM_HAND.coords)
-    out[:3] = (1 - a) * c0[:3] + a * c1[:3]
-    nq = MANOSIM_HAND.bodies  # the free joint's quaternion and one per ball joint
-    out[3:] = quat_slerp(c0[3:].reshape(nq, 4), c1[3:].reshape(nq, 4), a).reshape(-1)
-    return out

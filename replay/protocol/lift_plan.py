@@ -27,7 +27,9 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.data.types import Recording
-from replay.kinematics.hand_layout import finger_quats, interp_coords, quat_slerp
+from replay.kinematics.coords_interp import interp_coords
+from replay.kinematics.hand_layout import finger_quats
+from replay.kinematics.quat import quat_slerp
 from replay.protocol.plan import (
     PHASE_APPROACH,
     PHASE_HOLD,

@@ -43,10 +43,19 @@ from scipy.spatial.transform import Rotation
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats, quat_slerp
-from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.kinematics.quat import quat_slerp
 from replay.protocol.lift_plan import min_jerk, plan_rollout
-from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, Plan, plan_from_rows, replayed_frames
+from replay.protocol.plan import (
+    PHASE_APPROACH,
+    PHASE_HOLD,
+    PHASE_LIFT,
+    PHASE_SETTLE,
+    Plan,
+    plan_from_rows,
+    replayed_frames,
+)
+from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
 
 #: the protocol's name (``--protocol hug-oracle``; ``Plan.kind``)
 ORACLE = "hug-oracle"

@@ -40,7 +40,7 @@ from replay.config import (
 )
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.kinematics.hand_layout import interp_coords
+from replay.kinematics.coords_interp import interp_coords
 from replay.protocol.plan import (
     PHASE_APPROACH,
     PHASE_RECORDED,

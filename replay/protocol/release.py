@@ -16,8 +16,10 @@ import math
 
 import numpy as np
 
-from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats, quat_slerp
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.kinematics.quat import quat_slerp
 from replay.protocol.plan import PHASE_RELEASE, Plan, plan_from_rows
+
 #: fingers open over this long, s (FET005 grasp_and_lift: Opening over 0.5 s)
 RELEASE_S = 0.5
 #: then the object has this long to fall, s (an object dropped from the 18 cm lift lands in 0.19 s)

@@ -286,7 +286,7 @@ class MjcBatch:
         their forces are those of the frame's last step (MuJoCo keeps them in ``d``).
         """
         w = self.worlds[i]
-        m, d, lay = w.m, w.d, self.layout
+        m, d = w.m, w.d
         reason = w.reason
         code = w.read_code
         if code is not None:  # read by the compiled frame (c_loop.frame_and_read), the same checks in the same order
