@@ -40,16 +40,18 @@ def settle_object(asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfi
     pos = np.array([-0.5 * (allv[:, 0].min() + allv[:, 0].max()), -0.5 * (allv[:, 1].min() + allv[:, 1].max()),
                     DROP_GAP - allv[:, 2].min()])
     sc = build_gripper_scene(asset, pos, rot.as_quat(), np.zeros(3), None, 0.0, config, fixture)
-    ref, t_ref, rest = sc.read()[0], 0.0, None
-    n = int(np.ceil(pc.settle_timeout_s / sc.dt))
-    for _ in range(n):
-        sc.step()
-        com = sc.read()[0]
-        if np.linalg.norm(com - ref) > pc.rest_tol:
-            ref, t_ref = com, sc.time
-        elif sc.time - t_ref >= pc.rest_window_s:
-            rest = sc.time
-            break
+    st = {"ref": sc.read().com, "t_ref": 0.0, "rest": None}
+
+    def still(_k, r):
+        if np.linalg.norm(r.com - st["ref"]) > pc.rest_tol:
+            st["ref"], st["t_ref"] = r.com, sc.time
+        elif sc.time - st["t_ref"] >= pc.rest_window_s:
+            st["rest"] = sc.time
+            return True
+        return False
+
+    sc.run(int(np.ceil(pc.settle_timeout_s / sc.dt)), still)
+    rest = st["rest"]
     origin = sc.object_origin()
     r = Rotation.from_quat(origin[3:7])
     return dict(origin=origin, com=sc.read()[0], inertia=sc.object_inertia, mass=sc.object_mass,

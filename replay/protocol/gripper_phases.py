@@ -140,36 +140,56 @@ class LineRun:
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, stop=None):
         """Step up to ``duration`` s; ``gantry_at(t)`` / ``jaw_at(t)`` give the targets at phase time t s
-        (None: hold the last); ``stop(t, reading)`` ends early when True. Returns ``(t, reading)``."""
-        n = max(1, int(math.ceil(duration / self.sc.dt - 1e-9)))
-        t, r = 0.0, self.sc.read()
-        for k in range(1, n + 1):
-            t = k * self.sc.dt
-            if gantry_at is not None:
-                self.gantry = gantry_at(t)
-            if jaw_at is not None:
-                self.jaw = float(jaw_at(t))
-            self.sc.step(self.gantry, self.jaw)
-            r = self.sc.read()
+        (None: hold the last; each must depend on t alone: a chunk's targets are asked for before its
+        steps run); ``stop(t, reading)`` (:class:`replay.sim.gripper.Reading`) ends early when True.
+        Returns ``(t, reading)`` of the last step taken.
+
+        Raises:
+            _Unstable: a step left a non-finite object COM or a runaway ``qvel``
+                (``Reading.runaway``).
+        """
+        sc = self.sc
+        n = max(1, int(math.ceil(duration / sc.dt - 1e-9)))
+        chunk = {}
+        last = [0.0, sc.read()]
+
+        def targets(k0, k1):
+            rows = np.empty((k1 - k0, 4))
+            g, j = self.gantry, self.jaw
+            for i, k in enumerate(range(k0 + 1, k1 + 1)):
+                t = k * sc.dt
+                g = gantry_at(t) if gantry_at is not None else g
+                j = float(jaw_at(t)) if jaw_at is not None else j
+                rows[i, :3], rows[i, 3] = g, j
+            chunk["k0"], chunk["rows"] = k0, rows
+            return rows
+
+        def visit(k, r):
+            t = (k + 1) * sc.dt
+            row = chunk["rows"][k - chunk["k0"]]
+            self.gantry, self.jaw = row[:3].copy(), float(row[3])
             self.steps += 1
             if self.steps % self.every == 0:
-                self._record()
-            if not np.all(np.isfinite(r[0])) or np.linalg.norm(self.sc.solver.mj_data.qvel) > 1e3:
-                raise _Unstable(f"non-finite or runaway state at t={self.sc.time:.3f} s")
-            if stop is not None and stop(t, r):
-                break
-        return t, r
+                self._record(r)
+            if r.runaway:
+                raise _Unstable(f"non-finite or runaway state at t={sc.time:.3f} s")
+            last[0], last[1] = t, r
+            return stop is not None and bool(stop(t, r))
 
-    def _record(self) -> None:
+        sc.run(n, visit, targets)
+        return last[0], last[1]
+
+    def _record(self, r) -> None:
         tr = self.trace
         tr["time"].append(self.sc.time)
         tr["phase"].append(self.phase)
-        tr["object"].append(self.sc.object_origin())
-        tr["jaws"].append(self.sc.pad_poses())
+        tr["object"].append(r.origin)
+        tr["jaws"].append(r.pads)
 
-    def grasp_point(self) -> np.ndarray:
-        """(3,) the line's centre as fixed in the object at the start, now (world, m)."""
-        o = self.sc.object_origin()
+    def grasp_point(self, origin: np.ndarray | None = None) -> np.ndarray:
+        """(3,) the line's centre as fixed in the object at the start, with the object at ``origin``
+        (7,) m / xyzw (default: now), world m."""
+        o = self.sc.object_origin() if origin is None else origin
         return Rotation.from_quat(o[3:7]).apply(self.grasp_local) + o[:3]
 
 
@@ -262,7 +282,7 @@ def _shake(run: LineRun) -> tuple[bool, dict]:
         return base + pc.shake_radius * env * np.array([math.cos(w * t), math.sin(w * t), 0.0])
 
     def left(t, r):
-        sep = float(np.linalg.norm(run.grasp_point() - run.sc.pad_poses()[:, :3].mean(axis=0)))
+        sep = float(np.linalg.norm(run.grasp_point(r.origin) - r.pads[:, :3].mean(axis=0)))
         worst["sep"] = max(worst["sep"], sep)
         worst["zmin"] = min(worst["zmin"], float(r[0][2]))
         return sep > pc.shake_max_separation or r[0][2] < pc.floor_clearance

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
 import mujoco
 import newton
@@ -34,6 +35,19 @@ from replay.errors import DataError
 from replay.sim.scene import make_solver
 from replay.sim.solver_view import SolverView
 from replay.sim.world_builder import _add_object, _add_support, new_builder
+
+try:  # the compiled step loop; without it every step runs from Python (the same trajectory)
+    from replay.sim.engine.mujoco_c import ctrl_steps as _compiled
+    from replay.sim.engine.mujoco_c.c_loop import arena_ok
+    STEPS_ERROR = None
+except ImportError as e:  # pragma: no cover - a MuJoCo build without the C symbols
+    _compiled, arena_ok, STEPS_ERROR = None, None, str(e)
+
+#: physics steps per compiled call of :meth:`GripperScene.run` (a phase that stops inside a chunk is
+#: stepped again from the chunk's start to its stopping step: at most this many steps redone)
+CHUNK_STEPS = 128
+#: |qvel| (SI units of each DOF) above which a state counts as a runaway (the phases' check)
+RUNAWAY_QVEL = 1e3
 
 
 def _f(default, unit: str, source: str):
@@ -95,12 +109,34 @@ def line_frame(u: np.ndarray) -> np.ndarray:
     return np.column_stack([u, np.cross(w, u), w])
 
 
+class Reading(NamedTuple):
+    """The fixture's state after one step (world frame, m, quaternions xyzw): ``com`` (3,) object
+    centre of mass, ``quat`` (4,) object orientation, ``gantry`` (3,) and ``jaws`` (2,) joint
+    coordinates (zeros without a gripper), ``origin`` (7,) the object's body frame, ``pads`` (2, 7)
+    the jaw bodies (empty without a gripper), ``qvel`` (nv,) every DOF's velocity, ``runaway``: the
+    COM is not finite or ``|qvel| > RUNAWAY_QVEL``. The first four are what
+    :meth:`GripperScene.read` always gave (``r[0]`` .. ``r[3]``). Read-only: a step's arrays may be
+    views into its chunk's readout."""
+
+    com: np.ndarray
+    quat: np.ndarray
+    gantry: np.ndarray
+    jaws: np.ndarray
+    origin: np.ndarray
+    pads: np.ndarray
+    qvel: np.ndarray
+    runaway: bool = False
+
+
+_XYZW = [1, 2, 3, 0]  # MuJoCo wxyz -> xyzw
+
+
 @dataclass
 class GripperScene:
     """The built fixture, stepped as the project's direct engine steps a replay: the ``SolverMuJoCo``
     compiles the Newton model once, then its MuJoCo C model and data are stepped directly
-    (``mujoco.mj_step``; ``ctrl`` = the position targets, m; 33 us a step here vs 2.1 ms through
-    ``SolverMuJoCo.step``, measured on cubesmall).
+    (``mujoco.mj_step`` in compiled chunks, :meth:`run`; ``ctrl`` = the position targets, m; 33 us a
+    step here vs 2.1 ms through ``SolverMuJoCo.step``, measured on cubesmall).
 
     Attributes:
         model, solver: the Newton model and ``SolverMuJoCo`` (MuJoCo C: ``solver.mj_model`` / ``mj_data``).
@@ -128,25 +164,109 @@ class GripperScene:
     maps: dict = field(repr=False, default_factory=dict)
     time: float = 0.0
 
-    def step(self, gantry: np.ndarray | None = None, jaw: float | None = None) -> None:
-        """One physics step of ``dt`` s toward the gantry target (3,) m (world) and the jaw target m (both jaws)."""
-        d = self.solver.mj_data
-        if self.has_gripper:
-            d.ctrl[self.maps["ctrl_gantry"]] = gantry
-            d.ctrl[self.maps["ctrl_jaw"]] = jaw
-        mujoco.mj_step(self.solver.mj_model, d)
-        self.time += self.dt
+    def run(self, n: int, visit: Callable[[int, Reading], bool], targets: Callable | None = None) -> int:
+        """Step up to ``n`` physics steps of ``dt`` s; after step ``k`` (0-based) ``visit(k, reading)`` is
+        called (:class:`Reading`, ``time`` already advanced) and a True return ends the run there.
+        ``targets(k0, k1)`` gives the ``(k1 - k0, 4)`` ctrl rows of steps ``k0..k1-1``: gantry target
+        (3,) m (world) and jaw target m (both jaws); None (or no gripper): ``ctrl`` as it is.
 
-    def read(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(object centroid (3,) m, object quat (4,) xyzw, gantry (3,) m, jaws (2,) m)`` now
-        (world; zeros for the gripper of a settling scene)."""
+        Steps run in chunks of :data:`CHUNK_STEPS` in one ``nogil`` call of MuJoCo's ``mj_step``
+        (:func:`replay.sim.engine.mujoco_c.ctrl_steps.ctrl_steps`); ``mjData`` ends at the step
+        ``visit`` stopped on (or raised in) exactly as one ``mujoco.mj_step`` per step would leave it
+        (the chunk's start state restored and stepped again; that module's doc). Returns the steps
+        taken.
+        """
+        m, d = self.solver.mj_model, self.solver.mj_data
+        idx = self._ctrl_index()
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        state = np.empty(mujoco.mj_stateSize(m, spec))
+        done = 0
+        while done < n:
+            c = min(CHUNK_STEPS, n - done)
+            rows = np.zeros((c, 0))
+            if targets is not None and self.has_gripper:
+                r4 = np.asarray(targets(done, done + c), float)
+                rows = np.concatenate([r4[:, :3], r4[:, 3:4], r4[:, 3:4]], axis=1)
+            mujoco.mj_getState(m, d, state, spec)
+            out = self._buffers(c)
+            taken = self._steps(idx, rows, out)
+            for i, reading in enumerate(self._readings(out, taken)):
+                self.time += self.dt
+                try:
+                    stop = visit(done + i, reading)
+                except BaseException:
+                    self._redo(state, spec, idx, rows, i, taken)
+                    raise
+                if stop:
+                    self._redo(state, spec, idx, rows, i, taken)
+                    return done + i + 1
+            done += taken
+        return done
+
+    def _ctrl_index(self) -> np.ndarray:
+        mp = self.maps
+        if not self.has_gripper:
+            return np.zeros(0, np.int64)
+        return np.concatenate([mp["ctrl_gantry"], mp["ctrl_jaw"]]).astype(np.int64)
+
+    def _redo(self, state, spec, idx, rows, i, taken) -> None:
+        """Back to the chunk's start state and step again to its step ``i`` (nothing when ``i`` was its last)."""
+        if i + 1 < taken:
+            mujoco.mj_setState(self.solver.mj_model, self.solver.mj_data, state, spec)
+            self._steps(idx, rows[: i + 1], self._buffers(i + 1))
+
+    def _buffers(self, n: int) -> tuple:
+        """Fresh readout arrays for ``n`` steps (``bodies``, ``q_read`` index arrays; ``com`` (n, 3),
+        ``pose`` (n, bodies, 7) wxyz, ``q`` (n, q_read), ``qvel`` (n, nv))."""
+        mp = self.maps
+        bodies = np.array([mp["object_body"], *mp.get("jaw_bodies", [])], np.int64)
+        q_read = np.concatenate([mp["q_gantry"], mp["q_jaw"]]).astype(np.int64) if self.has_gripper \
+            else np.zeros(0, np.int64)
+        return (bodies, q_read, np.empty((n, 3)), np.empty((n, len(bodies), 7)), np.empty((n, len(q_read))),
+                np.empty((n, self.solver.mj_model.nv)))
+
+    def _steps(self, idx: np.ndarray, rows: np.ndarray, out: tuple) -> int:
+        """``len(rows)`` steps into ``out`` (:meth:`_buffers`), compiled while MuJoCo's memory use allows."""
+        m, d = self.solver.mj_model, self.solver.mj_data
+        bodies, q_read, com, pose, q, qv = out
+        if _compiled is not None and arena_ok(d):
+            return int(_compiled.ctrl_steps(m._address, d._address, d.ctrl, idx, rows, d.xipos, d.xpos, d.xquat,
+                                            d.qpos, d.qvel, int(self.maps["object_body"]), bodies, q_read,
+                                            RUNAWAY_QVEL ** 2, com, pose, q, qv))
+        b = self.maps["object_body"]
+        for k in range(rows.shape[0]):  # the same calls from Python: a MuJoCo error is an exception here
+            d.ctrl[idx] = rows[k]
+            mujoco.mj_step(m, d)
+            com[k], pose[k, :, :3], pose[k, :, 3:] = d.xipos[b], d.xpos[bodies], d.xquat[bodies]
+            q[k], qv[k] = d.qpos[q_read], d.qvel
+        return rows.shape[0]
+
+    def _readings(self, out: tuple, taken: int) -> list[Reading]:
+        """The first ``taken`` steps of ``out`` as :class:`Reading` s (views into this chunk's arrays, which
+        nothing writes again), ``runaway`` set per step: a non-finite COM or ``|qvel| > RUNAWAY_QVEL``
+        (``np.linalg.norm`` of the row, as the check was made on ``mjData.qvel``)."""
+        _b, _q, com, pose, q, qv = (a[:taken] if a.ndim > 1 else a for a in out)
+        pose = pose[..., [0, 1, 2, 4, 5, 6, 3]]  # wxyz -> xyzw
+        bad = ~np.isfinite(com).all(axis=1)
+        near = np.sqrt(np.einsum("ij,ij->i", qv, qv)) > RUNAWAY_QVEL * (1.0 - 1e-9)
+        for i in np.flatnonzero(near & ~bad):
+            bad[i] = np.linalg.norm(qv[i]) > RUNAWAY_QVEL
+        if self.has_gripper:
+            return [Reading(com[i], pose[i, 0, 3:], q[i, :3], q[i, 3:], pose[i, 0], pose[i, 1:], qv[i], bool(bad[i]))
+                    for i in range(taken)]
+        return [Reading(com[i], pose[i, 0, 3:], np.zeros(3), np.zeros(2), pose[i, 0], pose[i, 1:], qv[i],
+                        bool(bad[i])) for i in range(taken)]
+
+    def read(self) -> Reading:
+        """The :class:`Reading` of the state now (as the last step left ``mjData``)."""
         d, mp = self.solver.mj_data, self.maps
         b = mp["object_body"]
-        quat = np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]
+        origin = self.object_origin()
         if not self.has_gripper:
-            return np.array(d.xipos[b], float), quat, np.zeros(3), np.zeros(2)
-        return (np.array(d.xipos[b], float), quat, np.asarray(d.qpos[mp["q_gantry"]], float),
-                np.asarray(d.qpos[mp["q_jaw"]], float))
+            return Reading(np.array(d.xipos[b], float), origin[3:].copy(), np.zeros(3), np.zeros(2), origin,
+                           np.zeros((0, 7)), np.array(d.qvel, float))
+        return Reading(np.array(d.xipos[b], float), origin[3:].copy(), np.asarray(d.qpos[mp["q_gantry"]], float),
+                       np.asarray(d.qpos[mp["q_jaw"]], float), origin, self.pad_poses(), np.array(d.qvel, float))
 
     def object_origin(self) -> np.ndarray:
         """(7,) the object's body frame now: position m, quaternion xyzw (world)."""
