@@ -20,10 +20,12 @@ finger drive, ``mj_kinematics``, per-frame reads). The engine steps its substeps
 loop (:mod:`replay.sim.engine.mujoco_c.c_loop`, every direct rollout's default); the recording pass of step 2
 uses the Python loop (same trajectory bit for bit), whose ``mj_step2`` calls (``mj_step``'s second half) can be watched.
 Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N
-worlds of the recording (friction variants 0.5-1.5) in one batch: ms per world-step and the batch's
-efficiency, world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same model in the same run
-(1.0: every thread steps at raw MuJoCo speed; the variants' contact loads differ a little from the
-timed world's).
+worlds of the recording in one batch, twice: N identical copies of the timed world, whose
+efficiency (world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same model in the same
+run; 1.0: every thread steps at raw MuJoCo speed) is printed beside raw MuJoCo's own multi-threaded
+rollout of the same worlds against the same ideal (what the machine allows), and N friction
+variants 0.5-1.5 (their contact loads differ from the timed world's); each against raw MuJoCo doing
+the same worlds' work on the same threads, best of ``min(--repeats, 3)``.
 Unless ``--no-study``, it then runs the whole study of the dataset (replay +
 contact ablation, ``--study-workers`` processes, landmark IK from the cache) and
 prints rollouts per minute. ``--reference`` also times the reference engine
@@ -152,8 +154,8 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
         out["reference_engine_ms_per_step"] = (r0["wall_s"] - r0["build_s"]) / ref_steps * 1e3
         out["reference_ratio"] = out["reference_engine_ms_per_step"] / out["mujoco_ms_per_step"]
     out["our_ms_per_step"] = out["engine_ms_per_step"] - out["mujoco_ms_per_step"]
-    out["batches"] = [_bench_batch(scene, plan, cfg, n, t, out["mujoco_ms_per_step"]) for n, t in
-                      batch_grid(worlds, threads, batch_worlds)]
+    out["batches"] = [row for n, t in batch_grid(worlds, threads, batch_worlds)
+                      for row in _bench_batch(scene, plan, cfg, n, t, out["mujoco_ms_per_step"], min(repeats, 3))]
     return out
 
 
@@ -165,72 +167,93 @@ def batch_grid(worlds: int, threads: int, batch_worlds=(8, 32)) -> list[tuple[in
     return [(n, t) for n in ns for t in ts]
 
 
-def _bench_batch(scene, plan, cfg, worlds: int, threads: int, raw_ms: float) -> dict:
-    """N friction-variant worlds in one batch on ``threads``: ms per world-step, and two efficiencies:
-    against ``threads`` x raw ``mj_step`` of the timed single world (``raw_ms`` ms per step, this model,
-    this run: the issue's figure; the variants' contact loads differ from that world's), and against
-    raw MuJoCo doing the same work (:func:`_raw_same_work`: each world's recorded controls through
-    ``mujoco.rollout`` on the same threads)."""
-    mus = np.linspace(0.5, 1.5, worlds)
-    variants = [Variant(friction=float(mu)) for mu in mus]
-    b = MjcBatch(scene, variants, threads=threads)
-    t0 = time.perf_counter()
-    tr = step_protocol(plan, b, cfg)
-    t_b = time.perf_counter() - t0
-    b.close()
-    wsteps = sum(t.done for t in tr) * cfg.substeps
-    ms = t_b / wsteps * 1e3
-    t_raw, same = _raw_same_work(scene, plan, cfg, variants, threads, [w.d.qpos.copy() for w in b.worlds])
-    return {"worlds": worlds, "threads": threads, "world_steps": int(wsteps), "wall_s": t_b,
-            "ms_per_world_step": ms, "world_steps_per_s": wsteps / t_b,
-            "efficiency": raw_ms / (ms * threads), "raw_same_work_s": t_raw,
-            "efficiency_same_work": t_raw / t_b, "raw_same_work_bit_identical": same}
+def _bench_batch(scene, plan, cfg, worlds: int, threads: int, raw_ms: float, repeats: int = 3) -> list[dict]:
+    """N worlds in one batch on ``threads``, two kinds, each timed in turn with raw MuJoCo doing the same
+    work (:class:`_RawSameWork`: each world's recorded controls through ``mujoco.rollout`` on the same
+    threads), best of ``repeats`` each:
+
+    * ``identical``: N copies of the timed world (``Variant()``): every world does exactly the timed
+      world's work, so ``threads`` x raw ``mj_step`` (``raw_ms`` ms per step, this model, this run) is
+      the ideal: ``efficiency`` is the issue's figure, and ``raw_efficiency`` is raw MuJoCo's own
+      multi-threaded rollout of the same worlds against that ideal (the machine's ceiling);
+    * ``friction``: friction variants 0.5-1.5 (a sweep's batch; their contact loads differ from the
+      timed world's, so only ``efficiency_same_work`` compares like with like).
+
+    Returns one row per kind."""
+    rows = []
+    for kind, variants in (("identical", [Variant() for _ in range(worlds)]),
+                           ("friction", [Variant(friction=float(mu)) for mu in np.linspace(0.5, 1.5, worlds)])):
+        raw = _RawSameWork(scene, plan, cfg, variants, threads)
+        t_b = t_raw = np.inf
+        for _ in range(repeats):
+            b = MjcBatch(scene, variants, threads=threads)
+            t0 = time.perf_counter()
+            tr = step_protocol(plan, b, cfg)
+            t_b = min(t_b, time.perf_counter() - t0)
+            b.close()
+            q_end = [w.d.qpos.copy() for w in b.worlds]
+            t_raw = min(t_raw, raw.timed())
+        wsteps = sum(t.done for t in tr) * cfg.substeps
+        ms = t_b / wsteps * 1e3
+        ideal = wsteps * raw_ms * 1e-3 / threads  # s: every thread at raw mj_step speed on the timed world
+        rows.append({"worlds": worlds, "threads": threads, "kind": kind, "world_steps": int(wsteps), "wall_s": t_b,
+                     "ms_per_world_step": ms, "world_steps_per_s": wsteps / t_b, "efficiency": raw_ms / (ms * threads),
+                     "raw_same_work_s": t_raw, "efficiency_same_work": t_raw / t_b, "raw_efficiency": ideal / t_raw,
+                     "raw_same_work_bit_identical": raw.same(q_end)})
+    return rows
 
 
-def _raw_same_work(scene, plan, cfg, variants, threads: int, q_end: list) -> tuple[float, bool]:
+class _RawSameWork:
     """Raw MuJoCo doing a batch's work: every world's (ctrl, xfrc_applied) recorded before each physics
-    step (the batch's ``recorder`` hook, Python loop), then each world's steps through
-    ``mujoco.rollout`` (its own ``MjModel``, from its own initial state) on ``threads`` threads, the worlds
-    dealt round-robin as the batch deals them. Returns (wall s, every world's final ``qpos`` equal to
-    ``q_end``'s bit for bit)."""
-    from concurrent.futures import ThreadPoolExecutor
+    step (the batch's ``recorder`` hook, Python loop), then (:meth:`timed`) each world's steps through
+    ``mujoco.rollout`` (its own ``MjModel``, from its own initial state, its ``MjData`` made before the
+    clock starts, as the batch's are) on ``threads`` threads, the worlds dealt round-robin as the batch
+    deals them; :meth:`same`: every world's final ``qpos`` equals the batch's bit for bit."""
 
-    rb = MjcBatch(scene, variants, c_loop=False)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    s0 = []
-    for w in rb.worlds:
-        s = np.zeros(mujoco.mj_stateSize(w.m, spec))
-        mujoco.mj_getState(w.m, w.d, s, spec)
-        s0.append(s)
-    logs = [[] for _ in variants]
-    rb.recorder = lambda i, d: logs[i].append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
-    step_protocol(plan, rb, cfg)
-    cspec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
-    ends: list = [None] * len(variants)
+    def __init__(self, scene, plan, cfg, variants, threads: int):
+        rb = MjcBatch(scene, variants, c_loop=False)
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        self.s0 = []
+        for w in rb.worlds:
+            s = np.zeros(mujoco.mj_stateSize(w.m, spec))
+            mujoco.mj_getState(w.m, w.d, s, spec)
+            self.s0.append(s)
+        logs = [[] for _ in variants]
+        rb.recorder = lambda i, d: logs[i].append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
+        step_protocol(plan, rb, cfg)
+        self.models = [w.m for w in rb.worlds]
+        self.datas = [mujoco.MjData(m) for m in self.models]
+        self.controls = [np.asarray(x)[None] for x in logs]
+        self.ends: list = [None] * len(variants)
+        self.chunks = [list(range(t, len(variants), threads)) for t in range(min(threads, len(variants)))]
+        self._run(self.chunks[0][:1])  # warm-up
 
-    datas = [mujoco.MjData(w.m) for w in rb.worlds]  # made before the clock starts, as the batch's are
-    controls = [np.asarray(x)[None] for x in logs]
-
-    def run(ids):
+    def _run(self, ids) -> None:
+        cspec = mujoco.mjtState.mjSTATE_CTRL | mujoco.mjtState.mjSTATE_XFRC_APPLIED
         with mj_rollout.Rollout(nthread=0) as r:
             for i in ids:
-                m = rb.worlds[i].m
-                st, _ = r.rollout(m, datas[i], s0[i][None], controls[i], control_spec=cspec,
+                m = self.models[i]
+                st, _ = r.rollout(m, self.datas[i], self.s0[i][None], self.controls[i], control_spec=cspec,
                                   initial_warmstart=np.zeros((1, m.nv)))
-                ends[i] = st[0, -1]
+                self.ends[i] = st[0, -1]
 
-    chunks = [list(range(t, len(variants), threads)) for t in range(min(threads, len(variants)))]
-    run(chunks[0][:1])  # warm-up
-    with ThreadPoolExecutor(len(chunks)) as pool:
-        t0 = time.perf_counter()
-        list(pool.map(run, chunks))
-        t = time.perf_counter() - t0
-    same = True
-    for i, w in enumerate(rb.worlds):
-        d = mujoco.MjData(w.m)
-        mujoco.mj_setState(w.m, d, ends[i], spec)
-        same = same and bool(np.array_equal(d.qpos, q_end[i]))
-    return t, same
+    def timed(self) -> float:
+        """Wall s of every world's rollout, the threads' tasks as the batch deals them."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(self.chunks)) as pool:
+            t0 = time.perf_counter()
+            list(pool.map(self._run, self.chunks))
+            return time.perf_counter() - t0
+
+    def same(self, q_end: list) -> bool:
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        ok = True
+        for i, m in enumerate(self.models):
+            d = mujoco.MjData(m)
+            mujoco.mj_setState(m, d, self.ends[i], spec)
+            ok = ok and bool(np.array_equal(d.qpos, q_end[i]))
+        return ok
 
 
 def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> float:
@@ -380,10 +403,12 @@ def main(argv=None) -> int:
             print(f"{'':<14} reference engine (SolverMuJoCo.step): {r['reference_engine_ms_per_step']:.4f} ms/step, "
                   f"ratio {r['reference_ratio']:.1f}")
         for b in r["batches"]:
-            print(f"{'':<14} {b['worlds']:>3} worlds, {b['threads']} threads: {b['ms_per_world_step']:.4f} ms per "
-                  f"world-step ({b['world_steps_per_s']:.0f} world-steps/s), {100 * b['efficiency']:.0f} % of "
-                  f"{b['threads']} x raw mj_step; {100 * b['efficiency_same_work']:.0f} % of raw MuJoCo doing the "
-                  f"same worlds on {b['threads']} threads (bit-identical {b['raw_same_work_bit_identical']})")
+            vs = (f"{100 * b['efficiency']:.0f} % of {b['threads']} x raw mj_step (raw MuJoCo's own rollout of "
+                  f"these worlds: {100 * b['raw_efficiency']:.0f} %); " if b["kind"] == "identical" else "")
+            print(f"{'':<14} {b['worlds']:>3} {b['kind']:<9} worlds, {b['threads']} threads: "
+                  f"{b['ms_per_world_step']:.4f} ms per world-step ({b['world_steps_per_s']:.0f} world-steps/s), "
+                  f"{vs}{100 * b['efficiency_same_work']:.0f} % of raw MuJoCo doing the same worlds on "
+                  f"{b['threads']} threads (bit-identical {b['raw_same_work_bit_identical']})")
         if a.device in ("cuda", "warp-cpu"):
             wr = bench_warp(a.dataset, seq, a.data, manosim, cfg, a.device, worlds, a.raw_steps)
             r["warp"] = wr

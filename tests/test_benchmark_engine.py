@@ -37,14 +37,16 @@ def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatc
     assert row["engine_ms_per_step"] > 0 and row["mujoco_ms_per_step"] > 0
     assert row["ratio"] == pytest.approx(row["engine_ms_per_step"] / row["mujoco_ms_per_step"])
     assert row["our_ms_per_step"] == pytest.approx(row["engine_ms_per_step"] - row["mujoco_ms_per_step"])
-    grid = [(b["worlds"], b["threads"]) for b in row["batches"]]
-    assert grid == [(2, 1), (2, 2)]
+    grid = [(b["worlds"], b["threads"], b["kind"]) for b in row["batches"]]
+    assert grid == [(2, 1, "identical"), (2, 1, "friction"), (2, 2, "identical"), (2, 2, "friction")]
     for b in row["batches"]:
         assert b["world_steps"] > 0
         assert b["efficiency"] == pytest.approx(row["mujoco_ms_per_step"] / (b["ms_per_world_step"] * b["threads"]))
         # raw MuJoCo replaying the batch's own recorded controls reaches every world's end state exactly
         assert b["raw_same_work_bit_identical"] is True
         assert b["efficiency_same_work"] == pytest.approx(b["raw_same_work_s"] / b["wall_s"])
+        ideal = b["world_steps"] * row["mujoco_ms_per_step"] * 1e-3 / b["threads"]
+        assert b["raw_efficiency"] == pytest.approx(ideal / b["raw_same_work_s"])
     assert 0.0 < row["cpu_ratio"] < 20.0  # thread CPU time, engine over raw: a positive, finite ratio
     assert doc["versions"]["mujoco"] == "3.17.0" and doc["machine"]["cpu_count"] >= 1
 
