@@ -13,7 +13,7 @@ world Z up, metres:
 * :mod:`~replay.kinematics.mano` - ``mano_to_finger_quat``, ``finger_quat_to_mano``,
   ``wrist_from_transform``, ``wrist_from_global_orient``, ``fit_wrist_offset``: MANO mapping.
 * :mod:`~replay.kinematics.hand_layout` - the hand's counts and offsets, derived from the
-  import, and joint-coordinate interpolation.
+  import; :mod:`~replay.kinematics.coords_interp` - joint coordinates between recorded frames.
 * :mod:`~replay.kinematics.coords` - ``complete_hand`` (Recording -> Recording with
   wrist/finger fields) and ``hand_coords`` (Recording -> (T, 67) Newton joint_q).
 """

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from replay.errors import SceneError
 
 #: coordinates and DOFs of Newton's FREE joint (position + xyzw quaternion; linear + angular).

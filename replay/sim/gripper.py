@@ -128,9 +128,6 @@ class Reading(NamedTuple):
     runaway: bool = False
 
 
-_XYZW = [1, 2, 3, 0]  # MuJoCo wxyz -> xyzw
-
-
 @dataclass
 class GripperScene:
     """The built fixture, stepped as the project's direct engine steps a replay: the ``SolverMuJoCo``
