@@ -11,8 +11,9 @@ radians; quaternions xyzw (Newton order) unless a name ends in ``_wxyz`` (MuJoCo
 * recordings: :func:`list_sequences`, :func:`read_recording` (the adapter alone),
   :func:`load_recording` (adapter + input checks, what a replay reads), :class:`Recording`,
   :data:`DATASETS`, :func:`fetch` (stage a dataset);
-* one recording: :class:`ReplayConfig`, :class:`Variant`, :func:`run_rollout`,
-  :func:`run_rollouts`, :class:`RolloutResult`;
+* one recording: :func:`replay_recording` (load, fit the hand, replay: one call),
+  :class:`ReplayConfig`, :class:`Variant`, :func:`run_rollout`, :func:`run_rollouts` (from hand
+  coordinates you have), :class:`RolloutResult`;
 * many recordings: :func:`run_study`, :func:`build_report`, :func:`render_montage`;
 * results files: :func:`read_study`, :func:`read_rollout`, :class:`StudyRecord`,
   :class:`RolloutRecord`, :data:`FORMAT_VERSION`;
@@ -45,6 +46,7 @@ from replay.protocol.rollout import RolloutResult, run_rollout, run_rollouts
 from replay.results.files import read_rollout, read_study
 from replay.results.records import FORMAT_VERSION, RolloutRecord, StudyRecord
 from replay.sim.engine.variants import Variant
+from replay.study.one_recording import replay_recording
 from replay.study.runner import run_study
 
 __all__ = [
@@ -52,7 +54,7 @@ __all__ = [
     # recordings
     "DATASETS", "RECORDING_DATASETS", "Recording", "fetch", "list_sequences", "load_recording", "read_recording",
     # one recording
-    "ReplayConfig", "RolloutResult", "Variant", "run_rollout", "run_rollouts",
+    "ReplayConfig", "RolloutResult", "Variant", "replay_recording", "run_rollout", "run_rollouts",
     # many recordings
     "build_report", "render_montage", "run_study",
     # results files

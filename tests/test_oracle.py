@@ -214,6 +214,12 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
         "cubesmall_lift.hug-oracle.json")
     doc = json.loads((out.parent / row["json"]).read_text())
     assert doc["protocol"] == "hug-oracle" and doc["oracle"]["off_table"] and doc["ablation"]["max_object_rise_mm"] < 1
+    # the end-of-study summary: counts in words (not a dict), then one line per recording
+    from replay.study.console import summary_table
+
+    lines = summary_table(study).splitlines()
+    assert lines[0].endswith("diagnosis: none") and "{" not in lines[0]
+    assert lines[1] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
 
 
 @pytest.mark.slow

@@ -43,3 +43,29 @@ def test_the_public_api_is_declared_once_and_documented():
     section = section[:section.index("\n## ")] if "\n## " in section else section
     named = set(re.findall(r"`(\w+)`", section))
     assert set(api.__all__) - {"__version__"} <= named, set(api.__all__) - named
+
+
+def test_the_readme_one_recording_example_runs(mirror, tmp_path):
+    """The README's one-recording example (its second ``python`` block after "The public API"),
+    run as a user would, from a script in a new folder (the suite's cache: its landmark IK is the
+    other tests'): the cube is lifted (its rise past the success threshold,
+    ``ReplayConfig.lifted_min_rise``) and its contact ablation stays on the table (|rise| < 5 mm)."""
+    import os
+
+    from replay.config import ReplayConfig
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("**The public API**"):]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert "replay_recording(" in blocks[1], "the README's one-recording example moved"
+    script = tmp_path / "example.py"
+    script.write_text(blocks[1])
+    env = {"PATH": "/usr/bin:/bin", "REPLAY_MIRROR": str(mirror), "PYTHONPATH": str(ROOT),
+           "REPLAY_CACHE": os.environ.get("REPLAY_CACHE", str(ROOT / "data" / "cache")),
+           "HOME": os.environ.get("HOME", str(tmp_path))}  # the suite's Warp kernel cache
+    out = subprocess.run([sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    first, second = out.stdout.strip().splitlines()[-2:]
+    assert first.startswith("lifted rise ") and float(first.split()[2]) >= 1000.0 * ReplayConfig().lifted_min_rise
+    assert second.startswith("ablation: dropped rise ") and abs(float(second.split()[3])) < 5.0

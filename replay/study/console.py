@@ -125,8 +125,8 @@ class StudyConsole:
 
     def result(self, sequence: str, status: str, value) -> None:
         """One job ended: count its outcome, say its new warnings once, advance the bar."""
-        if status == "ok":
-            self.counts[value.get("outcome") or "?"] += 1
+        if status == "ok":  # the bar words it as the summary does: "not lifted" for every "dropped"
+            self.counts[{"dropped": "not lifted"}.get(value.get("outcome"), value.get("outcome") or "?")] += 1
             for w in value.get("import_warnings") or []:
                 self.once(w, prefix="note (hand import, every rollout; full text in the rollout JSON's "
                                     "import_warnings): ")
@@ -227,7 +227,9 @@ def summary_table(study: dict) -> str:
         lines.append(f"hug-oracle protocol: {oc.get('rollouts', 0)} recordings: lifted (off the table) "
                      f"{oc.get('lifted', 0)}, unstable {oc.get('unstable', 0)}, contact ablation: rose "
                      f"{oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/{oc.get('ablation_run', 0)}, "
-                     f"diagnosis {({k: v for k, v in (oc.get('diagnosis') or {}).items() if v})}")
+                     "diagnosis: " + (", ".join(f"{k} {v}" for k, v in (oc.get("diagnosis") or {}).items() if v)
+                                      or "none"))
+        lines += _oracle_lines(study)
     refused = int(c.get("refused") or 0)
     if refused:
         lines.append(f"refused: {refused} (bad input; listed below with the reasons)")
@@ -241,9 +243,23 @@ def summary_table(study: dict) -> str:
     return "\n".join(lines)
 
 
+def _oracle_lines(study: dict) -> list[str]:
+    """One line per hug-oracle recording (its rows, ``oracle_rollouts``): lifted off the table or not,
+    its diagnosis, the end rise (mm) and whether its contact ablation stayed down."""
+    out = []
+    for r in study.get("oracle_rollouts") or []:
+        rise = r.get("rise")
+        what = [x for x in (r.get("diagnosis"),
+                            f"end rise {1000.0 * rise:.1f} mm" if isinstance(rise, (int, float)) else None) if x]
+        ab = {True: "ablation stayed down", False: "ablation rose"}.get(r.get("ablation_no_rise"))
+        out.append(f"  {r.get('sequence')}: {'lifted' if r.get('lifted') else 'not lifted'}"
+                   + (f" ({', '.join(what)})" if what else "") + (f", {ab}" if ab else ""))
+    return out
+
+
 def _lift_lines(study: dict, c: dict) -> list[str]:
     cols = (("recording", "sequence", None), ("outcome", "outcome", None), ("diagnosis", "diagnosis", None),
-            ("rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
+            ("end rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
             ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
     rows = [[h for h, _, _ in cols]]
     for r in study.get("rollouts") or []:  # outcome as the report words it ("not lifted": never left the table)

@@ -1,0 +1,46 @@
+"""One recording replayed as the study replays it, in one call, for scripts and notebooks: the
+recording loaded and checked, cropped to its replayed window, the hand fitted (landmark IK, cached)
+and the manosim hand MJCF found, then the protocol on one scene with one world per variant.
+Nothing is written; the study (:func:`replay.study.runner.run_study`) adds results files, resume
+and many recordings on top of the same two steps (:func:`replay.study.prepare.prepare_recording`,
+:func:`replay.protocol.rollout.run_rollouts`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.data.locate import dataset_dir
+from replay.protocol.rollout import RolloutResult, run_rollouts
+from replay.sim.engine.variants import Variant
+from replay.study.prepare import prepare_recording
+
+
+def replay_recording(dataset: str, sequence: str, config: ReplayConfig | None = None,
+                     variants: list[Variant] | None = None, data_dir: str | Path | None = None,
+                     protocol: str = "lift") -> list[RolloutResult]:
+    """Replay ``sequence`` of ``dataset`` once per variant (default: the contact run and its contact
+    ablation, ``[Variant(), Variant(ablation=True)]``, as the study runs them).
+
+    Args:
+        dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``; sequence: a name from
+            :func:`replay.data.list_sequences` (e.g. ``"mug_lift"``).
+        config: settings (default :class:`~replay.config.ReplayConfig`; its hand variant, when
+            unset, the dataset's default).
+        data_dir: staged data (default ``data/`` or ``$REPLAY_MIRROR``, as every command); the
+            manosim hand comes from the same place.
+        protocol: ``"lift"``, ``"recorded"`` or ``"hug-oracle"`` (:func:`replay.protocol.rollout.run_rollouts`).
+
+    Returns:
+        One :class:`~replay.protocol.rollout.RolloutResult` per variant: ``metrics`` (outcome,
+        rise m, diagnosis, ...; ``docs/results.md``) and ``poses`` (per-frame body poses, world
+        m / xyzw).
+
+    Raises:
+        DataError: bad or missing input (file and field named).
+    """
+    cfg = resolve_hand_variant(config if config is not None else ReplayConfig(), dataset)
+    rec, coords, mjcf, _start = prepare_recording(dataset, sequence, data_dir, dataset_dir("manosim", data_dir), cfg,
+                                                  protocol=protocol)
+    return run_rollouts(rec, coords, mjcf, cfg, variants or [Variant(), Variant(ablation=True)], protocol=protocol)
