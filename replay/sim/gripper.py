@@ -248,11 +248,9 @@ class GripperScene:
         near = np.sqrt(np.einsum("ij,ij->i", qv, qv)) > RUNAWAY_QVEL * (1.0 - 1e-9)
         for i in np.flatnonzero(near & ~bad):
             bad[i] = np.linalg.norm(qv[i]) > RUNAWAY_QVEL
-        if self.has_gripper:
-            return [Reading(com[i], pose[i, 0, 3:], q[i, :3], q[i, 3:], pose[i, 0], pose[i, 1:], qv[i], bool(bad[i]))
-                    for i in range(taken)]
-        return [Reading(com[i], pose[i, 0, 3:], np.zeros(3), np.zeros(2), pose[i, 0], pose[i, 1:], qv[i],
-                        bool(bad[i])) for i in range(taken)]
+        gantry, jaws = (q[:, :3], q[:, 3:]) if self.has_gripper else (np.zeros((taken, 3)), np.zeros((taken, 2)))
+        return [Reading(com[i], pose[i, 0, 3:], gantry[i], jaws[i], pose[i, 0], pose[i, 1:], qv[i], bool(bad[i]))
+                for i in range(taken)]
 
     def read(self) -> Reading:
         """The :class:`Reading` of the state now (as the last step left ``mjData``)."""
