@@ -61,6 +61,8 @@ class Capabilities:
             ablation worlds need a scene built with Newton's collision filter pairs); False: every
             world of a scene has the scene's ablation flag.
         geom_distance: :meth:`Engine.min_distance` measures (else NaN).
+        frame_spans: also a :class:`replay.sim.engine.spans.SpanEngine`: steps many frames of a
+            world per call (``begin_spans`` / ``run_span``), the per-frame loop's results.
     """
 
     name: str
@@ -68,6 +70,7 @@ class Capabilities:
     parameter_variants: bool = True
     ablation_by_variant: bool = False
     geom_distance: bool = True
+    frame_spans: bool = False
 
 
 @runtime_checkable

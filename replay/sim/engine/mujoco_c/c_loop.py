@@ -2,7 +2,8 @@
 calling MuJoCo's C ``mj_step1`` and ``mj_step2`` directly.
 
 :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` steps every frame of every world here
-(:func:`frame_and_read`: :func:`frame_substeps`, then the frame's readout): per substep ``mj_step1`` (positions and velocities: the body COMs the
+(:func:`frame_and_read`: :func:`frame_substeps`, then the frame's readout; called per frame, or
+from :func:`replay.sim.engine.mujoco_c.span_loop.run_frames` for a span of frames): per substep ``mj_step1`` (positions and velocities: the body COMs the
 controller reads), the wrist wrench (numba), the quaternion finger drive where configured (numba),
 ``mj_step2`` (forces, constraints, integration), then MuJoCo's own warning counters, in one ``nogil``
 call per frame. ``mj_step1`` + ``mj_step2`` is MuJoCo's documented split of ``mj_step`` for controls

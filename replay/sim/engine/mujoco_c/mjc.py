@@ -18,10 +18,15 @@ one when something needs Newton's view (nothing in the replay does).
 
 Worlds are independent: world i of a batch gives the same trajectory as a batch
 of one holding variant i (each world has its own ``MjData``; ``mj_step`` is
-deterministic). With more than one world and ``threads > 1``, each control frame
-deals the live worlds round-robin to ``threads`` threads (the caller's and
-``threads - 1`` pool threads), one task per thread: a world's frame (substeps and
-readout) is one ``nogil`` compiled call into MuJoCo's C, so the threads step at once.
+deterministic). The protocol steps them in spans of frames (:meth:`MjcBatch.run_span`,
+:mod:`replay.sim.engine.mujoco_c.span_loop`): each world runs the frames up to the
+protocol's next decision in one ``nogil`` compiled call, readouts and stop checks included,
+so a world's data stays in cache for the whole span and Python runs once per span, not per
+frame. With more than one world and ``threads > 1``, the live worlds are dealt round-robin
+to ``threads`` threads (the caller's and ``threads - 1`` pool threads), one task per thread,
+and the threads step at once. :meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`
+(one frame of every world, then its reads) remain the engine contract's per-frame path,
+with the same results.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ import numpy as np
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mujoco_c.data_fields import DataFields
 from replay.sim.engine.mujoco_c.model_edits import apply_variant
+from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 from replay.errors import EngineError
@@ -69,6 +76,12 @@ class World(WorldStatus):
     wr: np.ndarray = field(default_factory=lambda: np.zeros(6))
     stats: np.ndarray = field(default_factory=lambda: np.zeros(1))
     c_args: tuple | None = None
+    #: the compiled span's views of ``d`` (None: its spans run frame by frame in Python) and scratch:
+    #: ``mj_contactForce``'s result (6,), the last frame's contact sums (4,), the span's end (4,)
+    fields: DataFields | None = None
+    res: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    sums: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    info: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
 
 
 #: MuJoCo warnings that stop a world (checked after every physics step)
@@ -77,12 +90,12 @@ _WARN_IDS = np.array([int(getattr(mujoco.mjtWarning, f"mjWARN_{k}")) for k in WA
 
 
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
-    """The reason a world stops on warning ``WARNINGS[k]``."""
+    """The reason a world stops on warning ``WARNINGS[k]`` (index into :data:`WARNINGS`)."""
     what = "contacts/constraints dropped (arena full" if WARNINGS[k] != "BADQACC" else "bad acceleration (reset"
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
-class MjcBatch:
+class MjcBatch(SpanSteps):
     """Worlds of one scene on MuJoCo C (see the module doc).
 
     Args:
@@ -101,6 +114,7 @@ class MjcBatch:
     """
 
     capabilities = Capabilities("direct", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=True,
+                                frame_spans=True,
                                 geom_distance=True)
 
     def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None,
@@ -155,7 +169,10 @@ class MjcBatch:
         self._interp = bool(self.cfg.wrist_substep_interp)
         self._z1, self._z2, self._z4 = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 4))
         self.c_loop = bool(c_loop) and c_loop_mod is not None
+        self._init_spans(C_LOOP_ERROR)
         self.recorder = None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
+
+    _warning_reason = staticmethod(_warning_reason)
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene

@@ -1,0 +1,170 @@
+"""Where compiled code reads an ``mjData``'s counters and contacts, derived from the bindings' array views.
+
+The Python bindings give numpy views of ``mjData``'s arrays but only copies of its scalars
+(``ncon``, ``maxuse_con``, ``maxuse_stack``, ``maxuse_arena``), which compiled code cannot follow
+from one physics step to the next. :func:`fields_of` finds each scalar's address from an array
+beside it in MuJoCo's own declaration of the struct (``mujoco/include/mujoco/mjdata.h``, shipped
+with the bindings):
+
+- ``ncon`` is the ``int`` right after ``timer[mjNTIMER]`` (``d.timer``: its first element's address
+  plus ``mjNTIMER`` times the view's stride);
+- ``maxuse_stack``, ``maxuse_arena`` (``mjtSize``, 8 bytes), ``maxuse_con`` and ``maxuse_efc``
+  (``int``) are the 24 bytes right before ``solver[...]`` (``d.solver``);
+- the contacts: ``mjData.contact`` points at the start of the arena whatever ``ncon`` is (MuJoCo
+  resets it there each step), so ``d.contact``'s first address holds; each field's offset within
+  ``mjContact`` and the struct's size come from the ``d.contact`` views' addresses and stride.
+
+Contact forces are read with MuJoCo's ``mj_contactForce`` (:mod:`replay.sim.engine.mujoco_c.span_loop`),
+so no ``efc_*`` address is needed.
+
+How a mismatch is detected (checked on MuJoCo 3.17.0, the pinned ``mujoco``):
+
+1. at import, :data:`LAYOUT_ERROR`: the shipped ``mjdata.h`` must declare those fields in that
+   order, and on a two-box model stepped 200 times (contacts come and go) every derived value must
+   equal the bindings' scalar after every step, and the contact base must not move;
+2. per world (:func:`fields_of`), the derived values must equal the bindings' at build;
+3. after every span of frames (:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.run_span`), the
+   compiled loop's last ``ncon`` and ``maxuse_con`` must equal ``d.ncon`` / ``d.maxuse_con`` and the
+   contacts must start at the base, else :class:`replay.errors.EngineError`.
+
+Any failure at 1 leaves :data:`LAYOUT_ERROR` set and every frame in the per-frame loop (the same
+trajectory, slower); nothing is read through a guessed address.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from typing import NamedTuple
+
+import mujoco
+import numpy as np
+
+#: index of each value in :attr:`DataFields.idx`
+I_NCON, I_MAXUSE_CON, I_MAXUSE_STACK, I_MAXUSE_ARENA, I_NARENA = 0, 1, 2, 3, 4
+I_C_STRIDE32, I_C_GEOM, I_C_EFC, I_C_DIM, I_C_STRIDE64, I_C_FRICTION = 5, 6, 7, 8, 9, 10
+
+
+class DataFields(NamedTuple):
+    """One ``mjData``'s scalars and contacts as numpy views for compiled code.
+
+    Attributes:
+        ints: int32 view of the struct's first bytes (``ncon``, ``maxuse_con`` and the 7 ints after ``ncon`` inside).
+        longs: int64 view of the struct's first bytes (``maxuse_stack``, ``maxuse_arena`` inside).
+        cint: int32 view of the contact array (``geom``, ``efc_address``, ``dim``), arena-sized.
+        cflt: float64 view of the same bytes (``friction``).
+        idx: (11,) int64: indices into those views (the ``I_*`` constants) and ``narena`` bytes.
+        base: address of ``mjData.contact`` (the arena's start).
+    """
+
+    ints: np.ndarray
+    longs: np.ndarray
+    cint: np.ndarray
+    cflt: np.ndarray
+    idx: np.ndarray
+    base: int
+
+
+def _addr(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def _view(address: int, ctype, n: int) -> np.ndarray:
+    return np.ctypeslib.as_array((ctype * n).from_address(address))
+
+
+def fields_of(d: mujoco.MjData) -> DataFields:
+    """The views of ``d`` (module doc); ``d`` must outlive them.
+
+    Raises:
+        ValueError: a derived value differs from the bindings' (the layout is not MuJoCo 3.17's).
+    """
+    D = d._address
+    t = d.timer.duration
+    ncon_at = _addr(t) + t.strides[0] * int(mujoco.mjtTimer.mjNTIMER) - D
+    solver_at = _addr(d.solver.improvement) - D
+    if ncon_at % 4 or solver_at % 8 or ncon_at <= 0 or solver_at < 24:
+        raise ValueError(f"mjData layout: ncon at {ncon_at}, solver at {solver_at} bytes")
+    c = d.contact
+    base = _addr(c.dist)
+    stride = int(c.dist.strides[0])
+    offs = {k: _addr(getattr(c, k)) - base for k in ("geom", "efc_address", "dim", "friction")}
+    if stride % 8 or offs["friction"] % 8 or any(v % 4 or not 0 <= v < stride for v in offs.values()):
+        raise ValueError(f"mjContact layout: stride {stride}, offsets {offs}")
+    narena = int(d.narena)
+    idx = np.array([ncon_at // 4, (solver_at - 8) // 4, (solver_at - 24) // 8, (solver_at - 16) // 8, narena,
+                    stride // 4, offs["geom"] // 4, offs["efc_address"] // 4, offs["dim"] // 4, stride // 8,
+                    offs["friction"] // 8], np.int64)
+    f = DataFields(_view(D, ctypes.c_int32, ncon_at // 4 + 8), _view(D, ctypes.c_int64, solver_at // 8),
+                   _view(base, ctypes.c_int32, narena // 4), _view(base, ctypes.c_double, narena // 8), idx, base)
+    why = mismatch(d, f)
+    if why:
+        raise ValueError(f"mjData layout: {why}")
+    return f
+
+
+def mismatch(d: mujoco.MjData, f: DataFields) -> str | None:
+    """Why ``f``'s values are not ``d``'s (the bindings' scalars), or None."""
+    got = (int(f.ints[f.idx[I_NCON]]), int(f.ints[f.idx[I_MAXUSE_CON]]), int(f.longs[f.idx[I_MAXUSE_STACK]]),
+           int(f.longs[f.idx[I_MAXUSE_ARENA]]))
+    want = (int(d.ncon), int(d.maxuse_con), int(d.maxuse_stack), int(d.maxuse_arena))
+    if got != want:
+        return f"(ncon, maxuse_con, maxuse_stack, maxuse_arena) read {got}, the bindings give {want}"
+    if d.ncon and _addr(d.contact.dist) != f.base:
+        return f"the contacts moved from {f.base:#x} to {_addr(d.contact.dist):#x}"
+    return None
+
+
+#: the declarations :func:`fields_of` relies on, in order, as ``mjdata.h`` writes them
+_HEADER = (r"mjtSize\s+maxuse_stack;", r"mjtSize\s+maxuse_arena;", r"int\s+maxuse_con;", r"int\s+maxuse_efc;",
+           r"mjSolverStat\s+solver\[")
+_HEADER_NCON = (r"mjTimerStat\s+timer\[mjNTIMER\];", r"int\s+ncon;")
+
+_SELF_TEST = """<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>
+<body pos="0 0 0.2"><freejoint/><geom type="box" size="0.05 0.05 0.05"/></body>
+<body pos="0.02 0 0.4"><freejoint/><geom type="box" size="0.05 0.05 0.05"/></body></worldbody></mujoco>"""
+
+
+def _header_declarations() -> list[str]:
+    path = os.path.join(os.path.dirname(mujoco.__file__), "include", "mujoco", "mjdata.h")
+    with open(path) as fh:
+        text = fh.read()
+    body = text[text.index("struct mjData_ {"):]
+    body = body[:body.index("\n}")]
+    return [line.split("//")[0].strip() for line in body.splitlines() if line.split("//")[0].strip()]
+
+
+def _in_order(decls: list[str], pats) -> bool:
+    for i in range(len(decls) - len(pats) + 1):
+        if all(re.fullmatch(p + r".*", decls[i + j]) for j, p in enumerate(pats)):
+            return True
+    return False
+
+
+def _check() -> str | None:
+    """Why the layout cannot be trusted on this MuJoCo, or None (module doc, check 1)."""
+    try:
+        decls = _header_declarations()
+    except (OSError, ValueError) as e:
+        return f"mjdata.h not readable beside the bindings: {e}"
+    if not (_in_order(decls, _HEADER) and _in_order(decls, _HEADER_NCON)):
+        return "mjdata.h does not declare maxuse_* before solver[] and ncon after timer[] (not MuJoCo 3.17's layout)"
+    m = mujoco.MjModel.from_xml_string(_SELF_TEST)
+    d = mujoco.MjData(m)
+    try:
+        f = fields_of(d)
+        seen = 0
+        for _ in range(200):
+            mujoco.mj_step(m, d)
+            why = mismatch(d, f)
+            if why:
+                return why
+            seen = max(seen, int(d.ncon))
+    except ValueError as e:
+        return str(e)
+    return None if seen else "the self-test model made no contact"
+
+
+#: why :func:`fields_of` is not used on this MuJoCo (None: checked, module doc)
+LAYOUT_ERROR = _check()

@@ -1,0 +1,166 @@
+"""The spans of frames of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (:class:`replay.sim.engine.spans.SpanEngine`).
+
+Each world's frames up to the protocol's next decision in one ``nogil`` call
+(:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), or frame by frame in Python (the batch's
+``_step_world`` / ``read_frame``, the same trajectory and outputs) where the compiled loop is not
+trusted: no compiled loop (``c_loop`` off, or libmujoco not the bindings'), an ``mjData`` layout the
+checks of :mod:`replay.sim.engine.mujoco_c.data_fields` reject, the arena guard, a ``recorder``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from replay.errors import EngineError
+from replay.sim.engine import finger_drive
+from replay.sim.engine.mujoco_c import data_fields
+from replay.sim.engine.spans import SpanEnd, SpanOut, write_frame
+
+try:
+    from replay.sim.engine.mujoco_c import c_loop, span_loop
+except ImportError:  # libmujoco not the bindings' (c_loop's module doc): the batch's C_LOOP_ERROR says why
+    c_loop = span_loop = None
+
+
+class SpanSteps:
+    """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (its
+    ``worlds``, ``layout``, ``threads``, ``_pool``, ``_step_world``, ``read_frame``, ``_runaway``,
+    ``_warning_reason``, ``_c_args``, ``recorder``)."""
+
+    def _init_spans(self, c_loop_error: str | None) -> None:
+        """Each world's views for the compiled spans, or :attr:`span_error`: why its spans run in Python."""
+        #: why the spans step frame by frame in Python (None: compiled)
+        self.span_error = c_loop_error or data_fields.LAYOUT_ERROR or (None if self.c_loop else "c_loop=False")
+        if self.span_error is None:
+            try:
+                for w in self.worlds:
+                    w.fields = data_fields.fields_of(w.d)
+            except ValueError as e:
+                self.span_error = str(e)
+                for w in self.worlds:
+                    w.fields = None
+        self._span = None
+
+    def begin_spans(self, finger_quat: np.ndarray, rows: np.ndarray, phase: np.ndarray, settle: int, floor: float,
+                    force_min: float, max_linear: float, max_angular: float) -> None:
+        """Take the plan for :meth:`run_span` (:class:`replay.sim.engine.spans.SpanEngine`): every
+        frame's ``ctrl`` and quaternion drive targets, as :meth:`step_frame` makes them per frame.
+
+        Args:
+            finger_quat: (N, F, 15, 4) finger targets, xyzw. rows: (N, F, 16) wrist target rows.
+            phase: (F,) phase codes; ``settle``: the settle phase's (no wrist error there).
+            floor: a world whose object is below this height (m) after a frame stops before the next.
+            force_min, max_linear, max_angular: :meth:`read_frame`'s thresholds.
+        """
+        N, F = len(self.worlds), rows.shape[1]
+        lay = self.layout
+        shared = finger_quat.strides[0] == 0  # one plan's targets for every world (a broadcast view)
+        ctrl, targets = [None] * N, [None] * N
+        for i in range(N):
+            if shared and i:
+                ctrl[i], targets[i] = ctrl[0], targets[0]
+                continue
+            c = np.zeros((F, lay.nu))
+            for k in range(F):
+                lay.finger_ctrl(finger_quat[i, k], c[k])
+            ctrl[i] = c
+            if any(w.drive is not None for w in self.worlds):
+                J = int(lay.finger_joint.max()) + 1
+                t = np.empty((F, J, 4))
+                for k in range(F):
+                    finger_drive.targets_from_rotvec(finger_drive.rotvec_targets(lay, c[k]), t[k])
+                targets[i] = t
+        self._span = dict(ctrl=ctrl, targets=targets, rows=np.ascontiguousarray(rows, dtype=np.float64),
+                          phase=np.ascontiguousarray(phase, dtype=np.int64), settle=int(settle), floor=float(floor),
+                          lim=(float(force_min), float(max_linear), float(max_angular)),
+                          z4=np.zeros((F, 0, 4)))
+
+    def run_span(self, k0: int, k1: int, outs: list[SpanOut]) -> list[SpanEnd | None]:
+        """Frames ``k0 .. k1 - 1`` of every live world (:class:`replay.sim.engine.spans.SpanEngine`): each
+        world's frames in one nogil call (:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), the
+        worlds dealt round-robin to the threads as :meth:`step_frame` deals them; frame by frame in
+        Python where the compiled loop is not trusted (:attr:`span_error`, the arena guard, a
+        ``recorder``), the same trajectory and outputs.
+
+        Raises:
+            EngineError: after a compiled span, MuJoCo's counters disagree with the views it read
+                (:mod:`replay.sim.engine.mujoco_c.data_fields`, check 3).
+        """
+        live = [i for i, w in enumerate(self.worlds) if w.alive]
+        ends: list[SpanEnd | None] = [None] * len(self.worlds)
+
+        def run(ids):
+            for i in ids:
+                ends[i] = self._span_world(i, k0, k1, outs[i])
+
+        if self._pool is None or len(live) < 2:
+            run(live)
+            return ends
+        chunks = [live[t::self.threads] for t in range(min(self.threads, len(live)))]
+        pending = [self._pool.submit(run, c) for c in chunks[1:]]
+        run(chunks[0])
+        for f in pending:
+            f.result()
+        return ends
+
+    def _span_world(self, i: int, k0: int, k1: int, out: SpanOut) -> SpanEnd:
+        w, sp = self.worlds[i], self._span
+        if w.fields is None or self.recorder is not None:
+            return self._python_span(i, k0, k1, out)
+        d, f = w.d, w.fields
+        if w.c_args is None:
+            w.c_args = self._c_args(w)
+        fa = w.c_args
+        force_min, max_linear, max_angular = sp["lim"]
+        lim = np.array([max_linear, max_angular, force_min, c_loop.ARENA_GUARD])
+        targets = sp["targets"][i] if w.drive is not None else sp["z4"]
+        w.stats[0] = w.act_max
+        code = span_loop.run_frames(
+            k0, k1, sp["ctrl"][i], sp["rows"][i], targets, sp["phase"], sp["settle"], sp["floor"], lim, w.capacity,
+            d.ctrl, f.ints, f.longs, f.cint, f.cflt, f.idx, self._hand_mask, self._obj_mask, w.res, *out, w.sums,
+            w.info, fa[0], fa[1], w.wr, w.stale, w.fresh, w.fast, fa)
+        w.act_max = float(w.stats[0])
+        w.peak_contacts = int(d.maxuse_con)
+        why = data_fields.mismatch(d, f) or (None if int(f.ints[f.idx[data_fields.I_NCON]]) == d.ncon else "ncon")
+        if why:
+            raise EngineError(f"compiled span: MuJoCo's counters disagree with the views read ({why}); "
+                              "this MuJoCo's mjData layout is not the one replay.sim.engine.mujoco_c.data_fields checks")
+        k = int(w.info[1])
+        if code == span_loop.SPAN_DONE:
+            return SpanEnd(k1, None, int(w.sums[1]))
+        if code == span_loop.FELL:
+            w.alive = False
+            return SpanEnd(k, None, int(w.sums[1]))
+        if code == span_loop.ARENA:
+            return self._python_span(i, k, k1, out)
+        why = int(w.info[2])
+        if why == span_loop.WHY_WARNING:
+            w.reason = self._warning_reason(int(w.info[3]), d)
+        elif why == span_loop.WHY_OVERFLOW:
+            w.reason = f"contact overflow: {w.peak_contacts} contacts exceed the capacity {w.capacity}"
+        elif why == span_loop.WHY_NON_FINITE:
+            w.reason = "non-finite state"
+        else:
+            w.reason = self._runaway(w.fast, max_linear, max_angular)
+        w.alive = False
+        return SpanEnd(k + 1, k, int(w.sums[1]))
+
+    def _python_span(self, i: int, k0: int, k1: int, out: SpanOut) -> SpanEnd:
+        """:meth:`run_span`'s frames of world ``i`` one at a time: :meth:`_step_world`, :meth:`read_frame`,
+        :func:`replay.sim.engine.spans.write_frame` (the per-frame loop's calls)."""
+        w, sp = self.worlds[i], self._span
+        rows, ctrl, phase = sp["rows"][i], sp["ctrl"][i], sp["phase"]
+        force_min, max_linear, max_angular = sp["lim"]
+        nf = 0
+        for k in range(k0, k1):
+            if k and float(out.body_pos[k - 1, -1, 2]) < sp["floor"]:
+                w.alive = False
+                return SpanEnd(k, None, nf)
+            target = sp["targets"][i][k] if w.drive is not None else None
+            self._step_world(i, ctrl[k], rows[max(k - 1, 0)], rows[k], target)
+            sig = self.read_frame(i, force_min, max_linear, max_angular)
+            write_frame(out, k, sig, rows[k, :3], int(phase[k]) != sp["settle"])
+            nf = sig.contacts_force
+            if sig.reason:
+                return SpanEnd(k + 1, k, nf)
+        return SpanEnd(k1, None, nf)

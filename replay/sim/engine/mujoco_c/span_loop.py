@@ -1,0 +1,172 @@
+"""A span of control frames of one world in one ``nogil`` call: the frames, their readouts and their stop checks.
+
+:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.run_span` calls :func:`run_frames` once per world
+per span, where the per-frame loop (``step_frame`` then ``read_frame``, once per frame of every
+world) makes a Python round trip per frame. Per frame ``k`` it does what that loop does, in its
+order, through the same compiled functions:
+
+1. (the recorded protocol) stop before the frame if the object fell ``floor`` m below: the frame is
+   not stepped (:data:`FELL`);
+2. stop before the frame if MuJoCo's memory use leaves the compiled loop unsafe
+   (:func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`; :data:`ARENA`: the caller steps the rest in
+   Python, where a MuJoCo error becomes the world's reason);
+3. ``ctrl`` from the frame's row, then :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`
+   (substeps, warning counters, the readout);
+4. the stop reason, first found first: a MuJoCo warning, more contacts than ``capacity``
+   (``maxuse_con``), non-finite state, a runaway body (``lim``); a warning, overflow or non-finite
+   state leaves the poses of the last step's ``mj_step1``, otherwise those after the readout's
+   kinematics;
+5. the frame's row of the outputs: body poses (float32), hand-object contacts and their forces
+   (MuJoCo's ``mj_contactForce``: the normal force, elliptic or pyramidal cone, as
+   :func:`replay.sim.engine.signals.hand_object_contacts` sums it) and the wrist position error
+   (outside the settle phase);
+6. stop after the frame if it found a reason (:data:`STOPPED`).
+
+The trajectory is the per-frame loop's bit for bit, and so is every output
+(``tests/test_frame_spans.py``). The mjData scalars and contacts are read through
+:mod:`replay.sim.engine.mujoco_c.data_fields` (how that layout is checked: there).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit, types
+
+from replay.sim.engine.mujoco_c import c_loop
+from replay.sim.engine.mujoco_c import data_fields as F
+
+#: :func:`run_frames`'s return codes (``info[0]``); ``info[1]``: the frame it ended at
+SPAN_DONE, STOPPED, FELL, ARENA = 0, 1, 2, 3
+#: why a world stopped (``info[2]`` with :data:`STOPPED`); ``info[3]``: the warning's index
+WHY_WARNING, WHY_OVERFLOW, WHY_NON_FINITE, WHY_RUNAWAY = 0, 1, 2, 3
+
+_mj_contactForce = types.ExternalFunction(
+    "mj_contactForce", types.void(types.uintp, types.uintp, types.int32, types.uintp))  # (m, d, id, mjtNum[6])
+
+
+@njit(cache=True, nogil=True)
+def _contacts(m_ptr, d_ptr, n, cint, cflt, idx, hand_geoms, object_geoms, force_min, res, out):
+    """:func:`replay.sim.engine.signals.hand_object_contacts` over the ``n`` contacts of the views,
+    forces by ``mj_contactForce`` (``res``: (6,) scratch); ``out`` (4,) the same sums."""
+    cnt = 0
+    nf = 0
+    fsum = 0.0
+    mfsum = 0.0
+    s32, s64 = idx[F.I_C_STRIDE32], idx[F.I_C_STRIDE64]
+    ng = hand_geoms.shape[0]
+    for c in range(min(n, cint.shape[0] // s32)):  # bounded by the views, whatever ``n`` reads (data_fields)
+        r = c * s32
+        g0, g1 = cint[r + idx[F.I_C_GEOM]], cint[r + idx[F.I_C_GEOM] + 1]
+        if g0 < 0 or g1 < 0 or g0 >= ng or g1 >= ng:
+            continue
+        if not ((hand_geoms[g0] and object_geoms[g1]) or (hand_geoms[g1] and object_geoms[g0])):
+            continue
+        cnt += 1
+        if cint[r + idx[F.I_C_EFC]] < 0:
+            continue
+        _mj_contactForce(m_ptr, d_ptr, c, res.ctypes.data)
+        f = res[0]
+        if f > force_min:
+            nf += 1
+        if f > 0.0:
+            fsum += f
+            mfsum += cflt[c * s64 + idx[F.I_C_FRICTION]] * f
+    out[0], out[1], out[2], out[3] = cnt, nf, fsum, mfsum
+
+
+@njit(cache=True, nogil=True)
+def _why(code, overflow, fast, lim, info):
+    """The frame's stop reason (a ``WHY_*``, -1: none), first found first: the warning of
+    :func:`~replay.sim.engine.mujoco_c.c_loop.frame_and_read`'s ``code`` (its index into ``info[3]``), a
+    contact ``overflow``, non-finite state, a runaway (``fast`` against ``lim``)."""
+    if code >= 0:
+        info[3] = code
+        return WHY_WARNING
+    if overflow:
+        return WHY_OVERFLOW
+    if code == c_loop.NON_FINITE:
+        return WHY_NON_FINITE
+    if not (fast[0] <= lim[0] and fast[2] <= lim[1]):
+        return WHY_RUNAWAY
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _pose_row(k, poses, rows, measure_wrist, pos, quat, wrist_err):
+    """Row ``k`` of the pose outputs from ``poses`` (17, 7: xpos m, xquat xyzw) and, when
+    ``measure_wrist``, the root body's distance to the frame's wrist target ``rows[k, :3]`` (m; the
+    sum of squares in order, as ``numpy.linalg.norm`` of a 3-vector computes it)."""
+    for b in range(poses.shape[0]):
+        for c in range(3):
+            pos[k, b, c] = poses[b, c]
+        for c in range(4):
+            quat[k, b, c] = poses[b, 3 + c]
+    if measure_wrist:
+        dx = poses[0, 0] - rows[k, 0]
+        dy = poses[0, 1] - rows[k, 1]
+        dz = poses[0, 2] - rows[k, 2]
+        wrist_err[k] = math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@njit(cache=True, nogil=True)
+def run_frames(k0, k1, ctrl_rows, rows, targets, phase, settle, floor, lim, capacity, ctrl, ints, longs, cint,
+               cflt, idx, hand_geoms, object_geoms, res, pos, quat, ccount, wrist_err, normal, friction, sums, info,
+               m_ptr, d_ptr, wr, stale, fresh, fast, fa):
+    """Frames ``k0 .. k1 - 1`` of one world (module doc).
+
+    Args:
+        ctrl_rows: (F, nu) ``ctrl`` per frame; rows: (F, 16) wrist target rows
+            (:mod:`replay.sim.engine.wrist`); targets: (F, J, 4) quaternion drive targets wxyz
+            (J = 0 without the drive); phase: (F,) phase codes, ``settle`` the settle phase's.
+        floor: stop before a frame whose previous object height (m) is below this (-inf: never).
+        lim: (4,) runaway linear speed m/s, angular speed rad/s, contact force threshold N, and the
+            share of the arena (:data:`replay.sim.engine.mujoco_c.c_loop.ARENA_GUARD`, read by the caller).
+        capacity: contacts (``maxuse_con``) above which the world stops.
+        ctrl: the world's ``d.ctrl``. ints, longs, cint, cflt, idx: its
+            :class:`~replay.sim.engine.mujoco_c.data_fields.DataFields`. hand_geoms,
+            object_geoms: (ngeom,) bool. res: (6,) scratch.
+        pos, quat, ccount, wrist_err, normal, friction: (F, 17, 3) float32 m, (F, 17, 4)
+            float32 xyzw, (F,) int32, (F,) m, (F,) N, (F,) N: the outputs, row ``k`` per frame.
+        sums: (4,) the last frame's contact sums (:func:`replay.sim.engine.signals.hand_object_contacts`).
+        info: (4,) int64 written: code, frame, why, warning index.
+        m_ptr, d_ptr, wr, stale, fresh, fast: the world's ``mjModel*`` / ``mjData*`` and scratch
+            arrays, as in ``fa``.
+        fa: the world's fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`
+            after the frame's inputs (:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch._c_args`).
+
+    Returns:
+        The code written to ``info[0]``.
+    """
+    narena = idx[F.I_NARENA]
+    for k in range(k0, k1):
+        info[1] = k
+        if k > 0 and pos[k - 1, 16, 2] < floor:
+            info[0] = FELL
+            return FELL
+        if not longs[idx[F.I_MAXUSE_STACK]] + longs[idx[F.I_MAXUSE_ARENA]] <= lim[3] * narena:
+            info[0] = ARENA
+            return ARENA
+        for j in range(ctrl.shape[0]):
+            ctrl[j] = ctrl_rows[k, j]
+        for j in range(6):
+            wr[j] = 0.0
+        kp = k - 1 if k > 0 else 0
+        code = c_loop.frame_and_read(rows[kp], rows[k], targets[k], *fa)
+        why = _why(code, ints[idx[F.I_MAXUSE_CON]] > capacity, fast, lim, info)
+        poses = stale if why >= 0 and why != WHY_RUNAWAY else fresh
+        _pose_row(k, poses, rows, phase[k] != settle, pos, quat, wrist_err)
+        n = ints[idx[F.I_NCON]]
+        if n:
+            _contacts(m_ptr, d_ptr, n, cint, cflt, idx, hand_geoms, object_geoms, lim[2], res, sums)
+        else:
+            sums[0], sums[1], sums[2], sums[3] = 0.0, 0.0, 0.0, 0.0
+        ccount[k] = int(sums[0])
+        normal[k] = sums[2]
+        friction[k] = sums[3]
+        if why >= 0:
+            info[0], info[2] = STOPPED, why
+            return STOPPED
+    info[0], info[1] = SPAN_DONE, k1
+    return SPAN_DONE
+
