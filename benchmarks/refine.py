@@ -42,7 +42,8 @@ from replay.datasets import RECORDING_DATASETS
 from replay.fileio import atomic_write_text
 from replay.protocol import refine
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
-from replay.protocol.rollout import build_replay_scene, step_protocol
+from replay.protocol.rollout import build_replay_scene
+from replay.protocol.step_plan import step_protocol
 from replay.results.files import dumps
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.study.prepare import prepare_recording

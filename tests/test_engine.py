@@ -24,12 +24,8 @@ from replay.sim.engine import wrist
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.mujoco_c.model_edits import _collides, ablate_hand_object
-from replay.protocol.rollout import (
-    build_replay_scene,
-    run_rollouts,
-    step_protocol,
-    wrist_target_rows,
-)
+from replay.protocol.rollout import build_replay_scene, run_rollouts
+from replay.protocol.step_plan import step_protocol, wrist_target_rows
 
 pytestmark = pytest.mark.needs_data
 

@@ -10,7 +10,8 @@ import pytest
 
 from short_window import SHORT, short_window
 from replay.config import ReplayConfig
-from replay.protocol.rollout import build_replay_scene, step_protocol
+from replay.protocol.rollout import build_replay_scene
+from replay.protocol.step_plan import step_protocol
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c import c_loop
 from replay.sim.engine.factory import engine_for_scene

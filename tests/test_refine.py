@@ -99,7 +99,8 @@ def test_finger_closure_axes_and_zero_variant(capsule_rhand):
 def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
     """MjcBatch(c_loop=True) (the search's engine) gives the Python loop's trajectory bit for bit,
     with and without a finger closure, on one and two threads."""
-    from replay.protocol.rollout import build_replay_scene, step_protocol
+    from replay.protocol.rollout import build_replay_scene
+    from replay.protocol.step_plan import step_protocol
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
     rec, coords = window

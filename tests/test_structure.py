@@ -255,10 +255,12 @@ def test_dispatch_scan_sees_each_pattern():
 
 def test_every_engine_satisfies_the_contract():
     """Each engine class has every member of :class:`replay.sim.engine.contract.Engine` with the
-    Protocol's parameter names, and a :class:`~replay.sim.engine.contract.Capabilities`."""
+    Protocol's parameter names, and a :class:`~replay.sim.engine.contract.Capabilities`; one that
+    says ``frame_spans`` has every member of :class:`replay.sim.engine.spans.SpanEngine` too."""
     import inspect
 
     from replay.sim.engine.contract import Capabilities, Engine
+    from replay.sim.engine.spans import SpanEngine
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.engine.newton_ref.newton_step import NewtonStepBatch
     from replay.sim.engine.steel.steel import SteelBatch
@@ -267,17 +269,22 @@ def test_every_engine_satisfies_the_contract():
     methods = [n for n, v in vars(Engine).items() if callable(v) and not n.startswith("_")]
     assert {"step_frame", "read_frame", "min_distance", "fingertip_geoms", "result_fields", "stop",
             "close"} <= set(methods)
-    names = set()
+    span_methods = [n for n, v in vars(SpanEngine).items() if callable(v) and not n.startswith("_")]
+    assert set(span_methods) == {"begin_spans", "run_span"}
+    names, spans = set(), set()
     for cls in (MjcBatch, NewtonStepBatch, SteelBatch, WarpBatch):
         assert isinstance(cls.capabilities, Capabilities), cls
         names.add(cls.capabilities.name)
-        for m in methods:
-            want = list(inspect.signature(getattr(Engine, m)).parameters)
+        if cls.capabilities.frame_spans:
+            spans.add(cls.capabilities.name)
+        for m in methods + (span_methods if cls.capabilities.frame_spans else []):
+            want = list(inspect.signature(getattr(SpanEngine, m)).parameters)
             got = list(inspect.signature(getattr(cls, m)).parameters)
             assert got[:len(want)] == want, (cls.__name__, m, got)
         init = inspect.signature(cls.__init__).parameters
         assert list(init)[:3] == ["self", "scene", "variants"] and "threads" in init, cls.__name__
     assert names == {"direct", "newton", "steel", "warp"}
+    assert spans == {"direct"}
 
 
 def _defined_in(path: Path) -> set[str]:

@@ -50,7 +50,8 @@ from replay.config import ReplayConfig
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
-from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts, step_protocol
+from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts
+from replay.protocol.step_plan import step_protocol
 
 pytestmark = pytest.mark.needs_data
 

@@ -4,7 +4,7 @@ What :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` adds to MuJoCo is ``ctrl``
 targets, once per control frame), ``xfrc_applied`` (the wrist wrench at the root body's COM,
 every physics step) and ``qfrc_applied`` (the quaternion finger drive, where configured).
 :func:`record_rollout` steps one world of a recording through the lift protocol exactly as a
-study does (:func:`replay.protocol.rollout.step_protocol`, same scene, same variant) and keeps,
+study does (:func:`replay.protocol.step_plan.step_protocol`, same scene, same variant) and keeps,
 through the batch's ``recorder`` hook, those three arrays as they were just before every
 ``mj_step``, the world's compiled ``MjModel`` (its variant applied: ablation collision bits,
 friction, effort, mass) and its full integration state before the first step
@@ -31,7 +31,8 @@ from replay.data.types import Recording
 from replay.errors import AblationMaskError, UsageError
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
-from replay.protocol.rollout import build_replay_scene, step_protocol
+from replay.protocol.rollout import build_replay_scene
+from replay.protocol.step_plan import step_protocol
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
 from replay.sim.scene import config_uses_direct_engine
@@ -130,7 +131,7 @@ def record_rollout(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: Re
 
     batch.recorder, batch.step_frame = recorder, counted
     try:
-        trace = step_protocol(plan, batch, cfg)[0]
+        trace = step_protocol(plan, batch, cfg, spans=False)[0]  # frame by frame: the frames' marks above
     finally:
         batch.close()
     lay = batch.layout

@@ -1,7 +1,7 @@
 """Per-world measures of a rollout: what one world's trace says about the grasp.
 
 :func:`measure_world` turns a :class:`Trace` (what
-:func:`replay.protocol.rollout.step_protocol` recorded for one world) into the JSON
+:func:`replay.protocol.step_plan.step_protocol` recorded for one world) into the JSON
 metrics of :func:`replay.protocol.rollout.run_rollouts`:
 
 * outcome: ``outcome`` in {"lifted", "dropped", "unstable"}, ``stable``, ``lifted``,

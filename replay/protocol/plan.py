@@ -1,7 +1,7 @@
 """The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
 
 Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and the recorded
-protocol (:func:`replay.protocol.recorded_protocol.plan_recorded`); :func:`replay.protocol.rollout.step_protocol`
+protocol (:func:`replay.protocol.recorded_protocol.plan_recorded`); :func:`replay.protocol.step_plan.step_protocol`
 steps either.
 
 Phase codes (``phase`` in the saved poses) are :class:`replay.results.records.Phase`: 0 settle,

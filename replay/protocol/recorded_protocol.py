@@ -51,7 +51,7 @@ from replay.protocol.plan import (
 )
 
 #: An object this far (m) below the support's top has fallen off it: the recorded protocol stops
-#: that world (:func:`replay.protocol.rollout.step_protocol`). 0.3 m: more than the largest GRAB object
+#: that world (:func:`replay.protocol.step_plan.step_protocol`). 0.3 m: more than the largest GRAB object
 #: (222 mm across, input_checks) lies below the table top only when it left the table.
 FELL_OFF_M = 0.3
 

@@ -81,7 +81,8 @@ from replay.errors import UsageError
 from replay.protocol import refine_neighbourhood as nbh
 from replay.protocol.measures import measure_world, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
-from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts, step_protocol
+from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts
+from replay.protocol.step_plan import step_protocol
 from replay.sim.engine.variants import Variant
 from replay.protocol.refine_settings import RefineSettings
 from replay.sim.engine.mujoco_c.mjc import MjcBatch

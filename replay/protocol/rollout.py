@@ -30,13 +30,14 @@ from replay.config import ReplayConfig
 from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
-from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import contact_agreement, diagnosis, finger_closure, oracle_plan, oracle_success, release
+from replay.kinematics.hand_layout import finger_quats
+from replay.protocol import contact_agreement, diagnosis, oracle_plan, oracle_success, release
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
 from replay.protocol.pad_compression import compress_coords
+from replay.protocol.step_plan import step_protocol
 from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
     PHASE_APPROACH,
     PHASE_HOLD,
@@ -49,14 +50,11 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     plan_from_rows,
     replayed_frames,
 )
-from replay.sim.engine import wrist
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_spec import SceneSpec
 
-#: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
-FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
 @dataclass
 class RolloutResult:
@@ -67,26 +65,6 @@ class RolloutResult:
 
     def to_dict(self) -> dict:
         return dict(self.metrics)
-
-
-def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
-    """(F, 16) wrist target rows of the engine (:mod:`replay.sim.engine.wrist`) for ``plan``.
-
-    Row: position (3) m, orientation (4) MuJoCo wxyz, velocity (3) m/s, angular
-    velocity (3) rad/s, acceleration (3) m/s^2, world frame; moved by the variant's
-    wrist perturbation about the wrist at the grasp frame.
-    """
-    pos, quat, vel, om, acc = plan.coords[:, :3], plan.coords[:, 3:7], plan.vel, plan.omega, plan.acc
-    if variant is not None and variant.perturbs_wrist:
-        grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
-        pos, quat, vel, om, acc = variant.transform_targets(pos, quat, vel, om, acc, plan.coords[grasp, :3])
-    rows = np.zeros((len(plan.coords), wrist.T_SIZE))
-    rows[:, wrist.T_POS:wrist.T_POS + 3] = pos
-    rows[:, wrist.T_QUAT:wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
-    rows[:, wrist.T_VEL:wrist.T_VEL + 3] = vel
-    rows[:, wrist.T_OMEGA:wrist.T_OMEGA + 3] = om
-    rows[:, wrist.T_ACC:wrist.T_ACC + 3] = acc
-    return rows
 
 
 def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
@@ -268,90 +246,6 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
                                                 metrics, cfg))
         out.append(RolloutResult(metrics, poses))
     return out
-
-
-def _fingertip_geoms(batch) -> np.ndarray:
-    """Mask of the batch's collision geoms (shapes on Steel) on the fingertip bones."""
-    return batch.fingertip_geoms(FINGERTIP_BODIES)
-
-
-def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
-                  early_stop: tuple[int, float] | None = None, agreement_at: int | None = None) -> list[Trace]:
-    """Step every world of ``batch`` through ``plan``; one trace per world.
-
-    Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
-    wrist target rows go to the batch, then each live world's signals are read. At the end of the hold
-    (and at the release) a world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
-    ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
-    rose less than that since the lift start (a search's hopeless worlds); a world whose
-    signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
-    ``recorded`` plan a world whose object is :data:`replay.protocol.recorded_protocol.FELL_OFF_M` below the
-    support stops (lost; the frames it did not simulate count as outside the tracking
-    tolerance). At frame ``agreement_at`` (default: the hold's first) the bones carrying hand-object
-    force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).
-    """
-    at = contact_agreement.agreement_frame(plan) if agreement_at is None else agreement_at
-    N, F, B = len(batch.worlds), len(plan.coords) if frame_limit is None else min(frame_limit, len(plan.coords)), 17
-    traces = [Trace(np.full((F, B, 3), np.nan, np.float32), np.full((F, B, 4), np.nan, np.float32),
-                    np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F)) for _ in range(N)]
-    tips = _fingertip_geoms(batch)
-    rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
-    hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
-    hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
-    lift_frames = np.flatnonzero(plan.phase == PHASE_LIFT)
-    fingers, release_start = finger_closure.world_finger_targets(plan, batch, cfg), release.pre_release_end(plan.phase)
-    for k in range(F):
-        if k in (hold_end, release_start) and lift_frames.size:
-            # shake (and then release) only what is up: object origin risen by the success threshold
-            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, cfg.lifted_min_rise)
-        if early_stop is not None and k == early_stop[0] and lift_frames.size:
-            _stop_not_risen(batch, traces, k, int(lift_frames[0]) - 1, early_stop[1])
-        if plan.kind == "recorded" and k:
-            # an object fallen off the support is lost for good: stop it (the recorded protocol has
-            # no floor below a table top; it would fall until its speed trips the runaway check)
-            floor = float(batch.scene.support_height) - tracking.FELL_OFF_M
-            for i, tr in enumerate(traces):
-                if batch.worlds[i].alive and float(tr.body_pos[k - 1, -1, 2]) < floor:
-                    batch.stop(i)
-        live = [i for i, w in enumerate(batch.worlds) if w.alive]
-        if not live:
-            break
-        batch.step_frame(fingers[:, k], rows[:, max(k - 1, 0)], rows[:, k])
-        for i in live:
-            _read_world(batch, plan, cfg, traces[i], i, k, rows[i, k, :3], tips, at)
-    return traces
-
-
-def _read_world(batch, plan: Plan, cfg: ReplayConfig, tr: Trace, i: int, k: int, wrist_target: np.ndarray,
-                tips: np.ndarray, at: int | None) -> None:
-    """Frame ``k`` of world ``i`` into its trace (:func:`step_protocol`); ``wrist_target`` (3,) m."""
-    sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
-    tr.body_pos[k] = sig.body_pos
-    tr.body_quat[k] = sig.body_quat
-    tr.ccount[k] = sig.contacts
-    tr.normal_force[k] = sig.normal_force
-    tr.friction_force[k] = sig.friction_force
-    if plan.phase[k] != PHASE_SETTLE:
-        tr.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - wrist_target))
-    if k + 1 < len(plan.phase) and plan.phase[k] == PHASE_APPROACH and plan.phase[k + 1] == PHASE_LIFT:
-        tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
-        if not sig.reason:
-            tr.fingertip_distance = batch.min_distance(i, tips, batch.layout.object_geoms)
-    if k == at and not sig.reason:
-        tr.force_bones = contact_agreement.force_bones(batch, i, cfg.contact_force_min)
-    tr.done = k + 1
-    if sig.reason:
-        tr.bad_frame = k
-
-
-def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:
-    """Stop every live world whose object origin rose less than ``min_rise`` m from frame
-    ``ref`` to frame ``k - 1``."""
-    for i, tr in enumerate(traces):
-        if batch.worlds[i].alive:
-            z0 = float(tr.body_pos[ref, -1, 2])
-            if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= min_rise:
-                batch.stop(i)
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:

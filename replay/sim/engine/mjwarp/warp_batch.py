@@ -96,7 +96,7 @@ OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 
 class WarpBatch:
     """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
 
-    Interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (driven by :func:`replay.protocol.rollout.step_protocol`).
+    Interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (driven by :func:`replay.protocol.step_plan.step_protocol`).
 
     Args:
         scene: a built :class:`replay.sim.scene.Scene`, for any backend (its capacity,

@@ -14,7 +14,7 @@ space (its class docstring). Per physics step (``config.dt``):
 
 After every control frame the solver's overflow flags are read (:func:`replay.sim.engine.steel.steel_signals.row_problem`):
 a dropped row or contact stops the world as ``unstable`` with the reason. The interface is
-:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`'s, for :func:`replay.protocol.rollout.step_protocol`.
+:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`'s, for :func:`replay.protocol.step_plan.step_protocol`.
 """
 
 from __future__ import annotations

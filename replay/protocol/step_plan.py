@@ -1,0 +1,204 @@
+"""Stepping a batch of worlds through a plan: frame by frame, or in spans between the protocol's decisions.
+
+:func:`step_protocol` is the walk every direct rollout takes (the study, the sweep, the attribution,
+the refine search, the benchmark): it hands the plan's finger targets and wrist rows to an engine
+(:mod:`replay.sim.engine`), records each world's frames into a :class:`~replay.protocol.measures.Trace`,
+and makes the protocol's decisions between frames: stop what did not rise before the shake and the
+release, a search's early stop, a recorded object fallen off the support, and the reads at the lift
+start and the contact-agreement frame. An engine with ``capabilities.frame_spans`` steps the frames
+between two decisions in one call per world (:class:`replay.sim.engine.spans.SpanEngine`); any other
+engine steps one frame of every world at a time. Both walks give the same traces
+(``tests/test_frame_spans.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from replay.config import ReplayConfig
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.protocol import contact_agreement, finger_closure, release
+from replay.protocol import recorded_protocol as tracking
+from replay.protocol.measures import Trace
+from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, Plan
+from replay.sim.engine import wrist
+from replay.sim.engine.spans import SpanEnd, SpanOut, write_frame
+from replay.sim.engine.variants import Variant
+
+#: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
+FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
+
+
+def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
+    """(F, 16) wrist target rows of the engine (:mod:`replay.sim.engine.wrist`) for ``plan``.
+
+    Row: position (3) m, orientation (4) MuJoCo wxyz, velocity (3) m/s, angular
+    velocity (3) rad/s, acceleration (3) m/s^2, world frame; moved by the variant's
+    wrist perturbation about the wrist at the grasp frame.
+    """
+    pos, quat, vel, om, acc = plan.coords[:, :3], plan.coords[:, 3:7], plan.vel, plan.omega, plan.acc
+    if variant is not None and variant.perturbs_wrist:
+        grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
+        pos, quat, vel, om, acc = variant.transform_targets(pos, quat, vel, om, acc, plan.coords[grasp, :3])
+    rows = np.zeros((len(plan.coords), wrist.T_SIZE))
+    rows[:, wrist.T_POS:wrist.T_POS + 3] = pos
+    rows[:, wrist.T_QUAT:wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
+    rows[:, wrist.T_VEL:wrist.T_VEL + 3] = vel
+    rows[:, wrist.T_OMEGA:wrist.T_OMEGA + 3] = om
+    rows[:, wrist.T_ACC:wrist.T_ACC + 3] = acc
+    return rows
+
+
+def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
+                  early_stop: tuple[int, float] | None = None, agreement_at: int | None = None,
+                  spans: bool = True) -> list[Trace]:
+    """Step every world of ``batch`` through ``plan``; one trace per world.
+
+    Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
+    wrist target rows go to the batch, then each live world's signals are read. At the end of the hold
+    (and at the release) a world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
+    ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
+    rose less than that since the lift start (a search's hopeless worlds); a world whose
+    signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
+    ``recorded`` plan a world whose object is :data:`replay.protocol.recorded_protocol.FELL_OFF_M` below the
+    support stops (lost; the frames it did not simulate count as outside the tracking
+    tolerance). At frame ``agreement_at`` (default: the hold's first) the bones carrying hand-object
+    force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).
+
+    With ``spans`` (the default) an engine with ``capabilities.frame_spans`` steps the frames between
+    those decisions in one call per world (module doc); ``spans=False`` steps one frame at a time on
+    any engine. ``frame_limit``: stop after this many frames (tests).
+    """
+    walk = _Walk(plan, batch, cfg, early_stop, frame_limit,
+                 contact_agreement.agreement_frame(plan) if agreement_at is None else agreement_at)
+    walk.spans() if spans and batch.capabilities.frame_spans else walk.frames()
+    return walk.traces
+
+
+@dataclass
+class _Walk:
+    """One :func:`step_protocol` walk: its inputs, the traces, and the frames decisions fall on."""
+
+    plan: Plan
+    batch: object
+    cfg: ReplayConfig
+    early_stop: tuple[int, float] | None
+    frame_limit: int | None
+    at: int | None
+    traces: list = field(init=False)
+
+    def __post_init__(self) -> None:
+        plan, batch = self.plan, self.batch
+        n = len(plan.coords)
+        self.F = F = n if self.frame_limit is None else min(self.frame_limit, n)
+        self.traces = [Trace(np.full((F, 17, 3), np.nan, np.float32), np.full((F, 17, 4), np.nan, np.float32),
+                             np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F))
+                       for _ in batch.worlds]
+        self.tips = batch.fingertip_geoms(FINGERTIP_BODIES)
+        self.rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
+        self.fingers = finger_closure.world_finger_targets(plan, batch, self.cfg)  # (N, F, 15, 4)
+        hold = np.flatnonzero(plan.phase == PHASE_HOLD)
+        self.hold_end = int(hold[-1]) + 1 if hold.size else n
+        self.release_start = release.pre_release_end(plan.phase)
+        lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+        self.lift_ref = int(lift[0]) - 1 if lift.size else None  # the frame rises are measured from
+        # the frames a world is read after: the lift start (contacts, fingertip distance), the agreement frame
+        self.lift_start = {int(k) for k in np.flatnonzero((plan.phase[:-1] == PHASE_APPROACH)
+                                                          & (plan.phase[1:] == PHASE_LIFT))}
+        # the frames worlds may be stopped before: shake and release only what is up; the early stop
+        self.stops = {self.hold_end, self.release_start} if lift.size else set()
+        if self.early_stop is not None and lift.size:
+            self.stops.add(int(self.early_stop[0]))
+        self.floor = (float(batch.scene.support_height) - tracking.FELL_OFF_M if plan.kind == "recorded"
+                      else -np.inf)
+
+    def decide(self, k: int) -> None:
+        """The stops before frame ``k``: what did not rise by the success threshold (hold end, release),
+        and the early stop's."""
+        if self.lift_ref is None:
+            return
+        if k in (self.hold_end, self.release_start):
+            _stop_not_risen(self.batch, self.traces, k, self.lift_ref, self.cfg.lifted_min_rise)
+        if self.early_stop is not None and k == self.early_stop[0]:
+            _stop_not_risen(self.batch, self.traces, k, self.lift_ref, self.early_stop[1])
+
+    def spans(self) -> None:
+        """Frames in spans ending where :meth:`decide` or a read falls (:class:`replay.sim.engine.spans.SpanEngine`)."""
+        batch, cfg, F = self.batch, self.cfg, self.F
+        batch.begin_spans(self.fingers[:, :F], self.rows[:, :F], self.plan.phase[:F], PHASE_SETTLE, self.floor,
+                          cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
+        outs = [SpanOut(t.body_pos, t.body_quat, t.ccount, t.wrist_err, t.normal_force, t.friction_force)
+                for t in self.traces]
+        after = self.lift_start | ({int(self.at)} if self.at is not None else set())
+        k0 = 0
+        for k1 in sorted({b for b in self.stops | {k + 1 for k in after} if 0 < b < F} | {F}):
+            self.decide(k0)
+            if not any(w.alive for w in batch.worlds):
+                break
+            for i, end in enumerate(batch.run_span(k0, k1, outs)):
+                if end is not None:
+                    self._span_end(i, end, k1 - 1)
+            k0 = k1
+
+    def _span_end(self, i: int, end: SpanEnd, last: int) -> None:
+        """World ``i``'s trace after a span ending at frame ``last``: what :meth:`frames` reads after that
+        frame (:meth:`_read`) if the world stepped it."""
+        tr, batch = self.traces[i], self.batch
+        tr.done = end.done
+        if end.bad_frame is not None:
+            tr.bad_frame = end.bad_frame
+        if end.done != last + 1:
+            return
+        ok = end.bad_frame != last
+        if last in self.lift_start:
+            tr.contacts_at_lift, tr.contacts_force_at_lift = int(tr.ccount[last]), end.contacts_force
+            if ok:
+                tr.fingertip_distance = batch.min_distance(i, self.tips, batch.layout.object_geoms)
+        if last == self.at and ok:
+            tr.force_bones = contact_agreement.force_bones(batch, i, self.cfg.contact_force_min)
+
+    def frames(self) -> None:
+        """One frame of every live world at a time (the engine contract's ``step_frame`` / ``read_frame``)."""
+        batch, rows = self.batch, self.rows
+        for k in range(self.F):
+            self.decide(k)
+            if self.plan.kind == "recorded" and k:
+                # an object fallen off the support is lost for good: stop it (the recorded protocol has
+                # no floor below a table top; it would fall until its speed trips the runaway check)
+                for i, tr in enumerate(self.traces):
+                    if batch.worlds[i].alive and float(tr.body_pos[k - 1, -1, 2]) < self.floor:
+                        batch.stop(i)
+            live = [i for i, w in enumerate(batch.worlds) if w.alive]
+            if not live:
+                break
+            batch.step_frame(self.fingers[:, k], rows[:, max(k - 1, 0)], rows[:, k])
+            for i in live:
+                self._read(i, k)
+
+    def _read(self, i: int, k: int) -> None:
+        """Frame ``k`` of world ``i`` into its trace."""
+        batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
+        sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
+        write_frame(SpanOut(tr.body_pos, tr.body_quat, tr.ccount, tr.wrist_err, tr.normal_force, tr.friction_force),
+                    k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
+        if k in self.lift_start:
+            tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
+            if not sig.reason:
+                tr.fingertip_distance = batch.min_distance(i, self.tips, batch.layout.object_geoms)
+        if k == self.at and not sig.reason:
+            tr.force_bones = contact_agreement.force_bones(batch, i, cfg.contact_force_min)
+        tr.done = k + 1
+        if sig.reason:
+            tr.bad_frame = k
+
+
+def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:
+    """Stop every live world whose object origin rose less than ``min_rise`` m from frame
+    ``ref`` to frame ``k - 1``."""
+    for i, tr in enumerate(traces):
+        if batch.worlds[i].alive:
+            z0 = float(tr.body_pos[ref, -1, 2])
+            if not float(tr.body_pos[k - 1, -1, 2]) - z0 >= min_rise:
+                batch.stop(i)
