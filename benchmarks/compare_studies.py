@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     diffs = compare(args.a, args.b, args.tol)
     for line in diffs:
         print(line)
-    n_roll = len(json.loads(args.a.read_text()).get("rollouts", []))
+    n_roll = len(list((args.a.parent / "study_rollouts").glob("*.json")))  # the rollout files compared
     print(f"{len(diffs)} difference(s) over study.json, CSVs and {n_roll} rollouts' JSON and poses "
           f"(ignored: {', '.join(sorted(TIMING_KEYS | SKIP_KEYS))})")
     return 1 if diffs else 0

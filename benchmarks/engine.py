@@ -16,9 +16,10 @@ and prints ms per physics step for both, their ratio (each the best of ``--repea
 ratio of the two on this thread's CPU time, ``cpu ratio``, which leaves out what other processes
 take of the cores on a shared machine) and
 the split of the engine's step: ``mj_step`` (the raw figure) and our work (the rest: wrist wrench,
-finger drive, ``mj_kinematics``, per-frame reads). The engine steps its substeps in the compiled
-loop (:mod:`replay.sim.engine.mujoco_c.c_loop`, every direct rollout's default); the recording pass of step 2
-uses the Python loop (same trajectory bit for bit), whose ``mj_step2`` calls (``mj_step``'s second half) can be watched.
+finger drive, ``mj_kinematics``, per-frame reads). The engine steps the protocol's spans of frames in
+the compiled loop (:mod:`replay.sim.engine.mujoco_c.span_loop`, every direct rollout's default; ``spans:``
+says ``compiled`` or why not); the recording pass of step 2 uses the Python loop (same trajectory bit
+for bit), whose ``mj_step2`` calls (``mj_step``'s second half) can be watched.
 Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N
 worlds of the recording in one batch, twice: N identical copies of the timed world, whose
 efficiency (world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same model in the same
@@ -118,6 +119,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     trace = step_protocol(plan, batch, cfg)[0]
     nstep = trace.done * cfg.substeps
     q_engine = batch.worlds[0].d.qpos.copy()
+    spans = batch.span_error or "compiled"  # how the engine stepped the protocol's spans (mjc_spans)
     s0, controls, q_rec, v_rec, rb = _recorded_controls(scene, plan, cfg)
     if len(controls) != nstep or not np.array_equal(q_rec, q_engine):
         raise RuntimeError(f"{seq}: the engine is not deterministic ({len(controls)} vs {nstep} steps)")
@@ -143,7 +145,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     out = {
         "sequence": seq, "steps": int(nstep), "frames": int(trace.done), "build_s": build_s, "repeats": repeats,
         "engine_ms_per_step": t_engine / nstep * 1e3, "mujoco_ms_per_step": t_raw / nstep * 1e3,
-        "raw_replay_bit_identical": same,
+        "raw_replay_bit_identical": same, "spans": spans,
     }
     out["ratio"] = out["engine_ms_per_step"] / out["mujoco_ms_per_step"]
     # the same on this thread's CPU time (time.thread_time): what other processes on the cores take is left out
@@ -399,7 +401,7 @@ def main(argv=None) -> int:
         result["objects"][name] = r
         print(f"{name:<14} {r['steps']:>6} {r['engine_ms_per_step']:>15.4f} {r['mujoco_ms_per_step']:>15.4f} "
               f"{r['our_ms_per_step']:>13.4f} {r['ratio']:>6.2f} {r['cpu_ratio']:>9.2f} "
-              f"{str(r['raw_replay_bit_identical']):>13}")
+              f"{str(r['raw_replay_bit_identical']):>13}  spans: {r['spans']}")
         if "reference_ratio" in r:
             print(f"{'':<14} reference engine (SolverMuJoCo.step): {r['reference_engine_ms_per_step']:.4f} ms/step, "
                   f"ratio {r['reference_ratio']:.1f}")

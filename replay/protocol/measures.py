@@ -41,12 +41,14 @@ from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.protocol import diagnosis, release
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan
+from replay.sim.engine.spans import FrameRows
 
 
 @dataclass
-class Trace:
+class Trace(FrameRows):
     """What one world recorded, frame by frame (F planned frames, B = 17 bodies: the 16 hand
-    bodies, then the object).
+    bodies, then the object): the engine's :class:`~replay.sim.engine.spans.FrameRows`, then what
+    the protocol keeps once.
 
     Attributes:
         body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``).
@@ -60,12 +62,6 @@ class Trace:
             contact-agreement frame (:mod:`replay.protocol.contact_agreement`), None if not read.
     """
 
-    body_pos: np.ndarray
-    body_quat: np.ndarray
-    ccount: np.ndarray
-    wrist_err: np.ndarray
-    normal_force: np.ndarray
-    friction_force: np.ndarray
     done: int = 0
     fingertip_distance: float | None = None
     bad_frame: int | None = None

@@ -24,7 +24,7 @@ from replay.protocol import recorded_protocol as tracking
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, Plan
 from replay.sim.engine import wrist
-from replay.sim.engine.spans import SpanEnd, SpanOut, write_frame
+from replay.sim.engine.spans import SpanEnd, write_frame
 from replay.sim.engine.variants import Variant
 
 #: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
@@ -129,15 +129,13 @@ class _Walk:
         batch, cfg, F = self.batch, self.cfg, self.F
         batch.begin_spans(self.fingers[:, :F], self.rows[:, :F], self.plan.phase[:F], PHASE_SETTLE, self.floor,
                           cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
-        outs = [SpanOut(t.body_pos, t.body_quat, t.ccount, t.wrist_err, t.normal_force, t.friction_force)
-                for t in self.traces]
         after = self.lift_start | ({int(self.at)} if self.at is not None else set())
         k0 = 0
         for k1 in sorted({b for b in self.stops | {k + 1 for k in after} if 0 < b < F} | {F}):
             self.decide(k0)
             if not any(w.alive for w in batch.worlds):
                 break
-            for i, end in enumerate(batch.run_span(k0, k1, outs)):
+            for i, end in enumerate(batch.run_span(k0, k1, self.traces)):
                 if end is not None:
                     self._span_end(i, end, k1 - 1)
             k0 = k1
@@ -181,8 +179,7 @@ class _Walk:
         """Frame ``k`` of world ``i`` into its trace."""
         batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
         sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
-        write_frame(SpanOut(tr.body_pos, tr.body_quat, tr.ccount, tr.wrist_err, tr.normal_force, tr.friction_force),
-                    k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
+        write_frame(tr, k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
         if k in self.lift_start:
             tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
             if not sig.reason:

@@ -1,7 +1,7 @@
 """Spans of control frames: what an engine with ``Capabilities.frame_spans`` writes per frame, and one frame's write.
 
 An engine that can step many frames of a world in one call (:meth:`SpanEngine.run_span`) writes
-each frame's readout into the caller's arrays (:class:`SpanOut`, one row per frame) and stops a
+each frame's readout into the caller's arrays (:class:`FrameRows`) and stops a
 world where the per-frame loop would stop it; the caller (``replay.protocol.step_plan.step_protocol``)
 ends spans at the frames where it must look or decide between frames. :func:`write_frame` is that
 row written from a :class:`~replay.sim.engine.contract.FrameSignals`, for the per-frame loop and
@@ -11,15 +11,17 @@ for an engine's frames outside its compiled span.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from replay.sim.engine.contract import Engine, FrameSignals
 
 
-class SpanOut(NamedTuple):
-    """One world's per-frame outputs (F planned frames, 17 bodies: 16 hand, then the object).
+@dataclass
+class FrameRows:
+    """One world's per-frame outputs, one row per frame (F planned frames, 17 bodies: the 16 hand
+    bodies, then the object); :class:`replay.protocol.measures.Trace` is one.
 
     Attributes:
         body_pos: (F, 17, 3) float32 world positions, m. body_quat: (F, 17, 4) float32, Newton xyzw.
@@ -51,7 +53,7 @@ class SpanEnd:
     contacts_force: int
 
 
-def write_frame(out: SpanOut, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
+def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
     """Row ``k`` of ``out`` from frame ``k``'s signals; the wrist error to ``wrist_target`` (3,) m when
     ``measure_wrist`` (outside the settle phase)."""
     out.body_pos[k] = sig.body_pos
@@ -75,7 +77,7 @@ class SpanEngine(Engine, Protocol):
         and :meth:`~replay.sim.engine.contract.Engine.read_frame`'s thresholds."""
         ...
 
-    def run_span(self, k0: int, k1: int, outs: list[SpanOut]) -> list[SpanEnd | None]:
+    def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
         """Frames ``k0 .. k1 - 1`` of every live world, each frame's row into ``outs[i]``, each world
         stopped where the per-frame loop would stop it; one :class:`SpanEnd` per world (None: it was
         not live)."""

@@ -14,7 +14,7 @@ import numpy as np
 from replay.errors import EngineError
 from replay.sim.engine import finger_drive
 from replay.sim.engine.mujoco_c import data_fields
-from replay.sim.engine.spans import SpanEnd, SpanOut, write_frame
+from replay.sim.engine.spans import FrameRows, SpanEnd, write_frame
 
 try:
     from replay.sim.engine.mujoco_c import c_loop, span_loop
@@ -75,7 +75,7 @@ class SpanSteps:
                           lim=(float(force_min), float(max_linear), float(max_angular)),
                           z4=np.zeros((F, 0, 4)))
 
-    def run_span(self, k0: int, k1: int, outs: list[SpanOut]) -> list[SpanEnd | None]:
+    def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
         """Frames ``k0 .. k1 - 1`` of every live world (:class:`replay.sim.engine.spans.SpanEngine`): each
         world's frames in one nogil call (:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), the
         worlds dealt round-robin to the threads as :meth:`step_frame` deals them; frame by frame in
@@ -103,7 +103,7 @@ class SpanSteps:
             f.result()
         return ends
 
-    def _span_world(self, i: int, k0: int, k1: int, out: SpanOut) -> SpanEnd:
+    def _span_world(self, i: int, k0: int, k1: int, out: FrameRows) -> SpanEnd:
         w, sp = self.worlds[i], self._span
         if w.fields is None or self.recorder is not None:
             return self._python_span(i, k0, k1, out)
@@ -117,8 +117,9 @@ class SpanSteps:
         w.stats[0] = w.act_max
         code = span_loop.run_frames(
             k0, k1, sp["ctrl"][i], sp["rows"][i], targets, sp["phase"], sp["settle"], sp["floor"], lim, w.capacity,
-            d.ctrl, f.ints, f.longs, f.cint, f.cflt, f.idx, self._hand_mask, self._obj_mask, w.res, *out, w.sums,
-            w.info, fa[0], fa[1], w.wr, w.stale, w.fresh, w.fast, fa)
+            d.ctrl, f.ints, f.longs, f.cint, f.cflt, f.idx, self._hand_mask, self._obj_mask, w.res, out.body_pos,
+            out.body_quat, out.ccount, out.wrist_err, out.normal_force, out.friction_force, w.sums, w.info, fa[0], fa[1],
+            w.wr, w.stale, w.fresh, w.fast, fa)
         w.act_max = float(w.stats[0])
         w.peak_contacts = int(d.maxuse_con)
         why = data_fields.mismatch(d, f) or (None if int(f.ints[f.idx[data_fields.I_NCON]]) == d.ncon else "ncon")
@@ -145,7 +146,7 @@ class SpanSteps:
         w.alive = False
         return SpanEnd(k + 1, k, int(w.sums[1]))
 
-    def _python_span(self, i: int, k0: int, k1: int, out: SpanOut) -> SpanEnd:
+    def _python_span(self, i: int, k0: int, k1: int, out: FrameRows) -> SpanEnd:
         """:meth:`run_span`'s frames of world ``i`` one at a time: :meth:`_step_world`, :meth:`read_frame`,
         :func:`replay.sim.engine.spans.write_frame` (the per-frame loop's calls)."""
         w, sp = self.worlds[i], self._span
