@@ -63,26 +63,19 @@ def _stop_rule(plan, cfg, s):
 
 
 def _recorded(scene, plan, cfg, xs, s):
-    """Step the batch in one thread recording per world (initial state, controls, final qpos)."""
+    """Step the batch in one thread recording per world (initial state, controls, final qpos): each
+    world's ``ctrl`` and ``xfrc_applied`` just before every physics step, through the batch's
+    ``recorder`` hook (its Python loop, the same trajectory)."""
     hold_end, early = _stop_rule(plan, cfg, s)
-    batch = MjcBatch(scene, [refine.to_variant(x) for x in xs], threads=1, c_loop=False)  # mj_step calls watched
+    batch = MjcBatch(scene, [refine.to_variant(x) for x in xs], threads=1, c_loop=False)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    s0, logs = [], {id(w.d): [] for w in batch.worlds}
+    s0, logs = [], [[] for _ in batch.worlds]
     for w in batch.worlds:
         s0.append(np.zeros(mujoco.mj_stateSize(w.m, spec)))
         mujoco.mj_getState(w.m, w.d, s0[-1], spec)
-    real_step = mujoco.mj_step
-
-    def spy(m, d, *a, **k):
-        logs[id(d)].append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
-        return real_step(m, d, *a, **k)
-
-    mujoco.mj_step = spy
-    try:
-        step_protocol(plan, batch, cfg, frame_limit=hold_end, early_stop=early)
-    finally:
-        mujoco.mj_step = real_step
-    return batch, s0, [np.asarray(logs[id(w.d)]) for w in batch.worlds]
+    batch.recorder = lambda i, d: logs[i].append(np.concatenate([d.ctrl, d.xfrc_applied.reshape(-1)]))
+    step_protocol(plan, batch, cfg, frame_limit=hold_end, early_stop=early)
+    return batch, s0, [np.asarray(x) for x in logs]
 
 
 def _raw_steps_per_s(batch, s0, controls, repeats: int, threads: int) -> tuple[float, bool]:

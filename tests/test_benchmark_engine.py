@@ -58,3 +58,26 @@ def test_engine_benchmark_rejects_bad_options(mirror, monkeypatch):
     bench = _bench()
     assert run(lambda: bench.main(["--objects", "nosuchobject", "--no-study"])) == 2
     assert run(lambda: bench.main(["--objects", "cubesmall", "--worlds", "0", "--no-study"])) == 2
+
+
+def _refine_bench():
+    spec = importlib.util.spec_from_file_location("refine_bench", ROOT / "benchmarks" / "refine.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_refine_benchmark_replays_the_searchs_worlds(mirror, tmp_path, monkeypatch):
+    """benchmarks/refine.py on two CEM worlds of cubesmall: the controls it records (the batch's
+    ``recorder`` hook) replay through ``mujoco.rollout`` to the search's final states bit for bit, one
+    physics step per recorded control (a spy on a MuJoCo function the engine no longer calls recorded
+    nothing and the replay raised)."""
+    monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
+    out = tmp_path / "refine.json"
+    assert _refine_bench().main(["--objects", "cubesmall", "--worlds", "2", "--threads", "1", "--repeats", "1",
+                                 "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["raw_replay_bit_identical"] is True and row["worlds"] == 2
+    assert row["world_steps"] >= 2 * 100 * 8  # two worlds, each stepped at least into the lift, 8 steps a frame
+    assert 0 < row["share_of_raw"] < 5
