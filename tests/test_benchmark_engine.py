@@ -67,7 +67,7 @@ def _refine_bench():
     return mod
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # benchmarks/refine.py on 2 CEM worlds of the full cubesmall plan: 46 s on 2 shared cores (load 5)
 def test_refine_benchmark_replays_the_searchs_worlds(mirror, tmp_path, monkeypatch):
     """benchmarks/refine.py on two CEM worlds of cubesmall: the controls it records (the batch's
     ``recorder`` hook) replay through ``mujoco.rollout`` to the search's final states bit for bit, one
