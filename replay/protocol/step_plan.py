@@ -143,18 +143,24 @@ class _Walk:
     def _span_end(self, i: int, end: SpanEnd, last: int) -> None:
         """World ``i``'s trace after a span ending at frame ``last``: what :meth:`frames` reads after that
         frame (:meth:`_read`) if the world stepped it."""
-        tr, batch = self.traces[i], self.batch
+        tr = self.traces[i]
         tr.done = end.done
         if end.bad_frame is not None:
             tr.bad_frame = end.bad_frame
         if end.done != last + 1:
             return
-        ok = end.bad_frame != last
-        if last in self.lift_start:
-            tr.contacts_at_lift, tr.contacts_force_at_lift = int(tr.ccount[last]), end.contacts_force
+        self._look(i, last, int(tr.ccount[last]), end.contacts_force, end.bad_frame != last)
+
+    def _look(self, i: int, k: int, contacts: int, contacts_force: int, ok: bool) -> None:
+        """What is read of world ``i`` right after frame ``k`` (its hand-object ``contacts`` and those
+        carrying force; ``ok``: no stop reason at ``k``): at the lift start the contacts and, if ``ok``,
+        the fingertip distance; at the agreement frame, if ``ok``, the bones carrying force."""
+        tr, batch = self.traces[i], self.batch
+        if k in self.lift_start:
+            tr.contacts_at_lift, tr.contacts_force_at_lift = contacts, contacts_force
             if ok:
                 tr.fingertip_distance = batch.min_distance(i, self.tips, batch.layout.object_geoms)
-        if last == self.at and ok:
+        if k == self.at and ok:
             tr.force_bones = contact_agreement.force_bones(batch, i, self.cfg.contact_force_min)
 
     def frames(self) -> None:
@@ -180,12 +186,7 @@ class _Walk:
         batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
         sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
         write_frame(tr, k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
-        if k in self.lift_start:
-            tr.contacts_at_lift, tr.contacts_force_at_lift = sig.contacts, sig.contacts_force
-            if not sig.reason:
-                tr.fingertip_distance = batch.min_distance(i, self.tips, batch.layout.object_geoms)
-        if k == self.at and not sig.reason:
-            tr.force_bones = contact_agreement.force_bones(batch, i, cfg.contact_force_min)
+        self._look(i, k, sig.contacts, sig.contacts_force, not sig.reason)
         tr.done = k + 1
         if sig.reason:
             tr.bad_frame = k

@@ -198,10 +198,8 @@ class MjcBatch(SpanSteps):
         quat = [None] * len(self.worlds)
         for i in live:
             self.layout.finger_ctrl(finger_quat[i], finger_ctrl[i])
-            if self.worlds[i].drive is not None:  # the same targets, as joint quaternions (finger_drive)
-                rv = finger_drive.rotvec_targets(self.layout, finger_ctrl[i])
-                quat[i] = np.empty((len(rv), 4))
-                finger_drive.targets_from_rotvec(rv, quat[i])
+            if self.worlds[i].drive is not None:
+                quat[i] = self._drive_targets(finger_ctrl[i])
         def step(ids):
             for i in ids:
                 self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i])
@@ -216,6 +214,15 @@ class MjcBatch(SpanSteps):
         step(chunks[0])
         for f in pending:
             f.result()
+
+    def _drive_targets(self, ctrl: np.ndarray) -> np.ndarray:
+        """(J, 4) quaternion drive targets, wxyz, of a ``ctrl`` vector (nu,) that
+        :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled: the same targets, as joint
+        quaternions (:mod:`replay.sim.engine.finger_drive`)."""
+        rv = finger_drive.rotvec_targets(self.layout, ctrl)
+        q = np.empty((len(rv), 4))
+        finger_drive.targets_from_rotvec(rv, q)
+        return q
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
         """One frame of world ``i``: compiled with its readout while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`,

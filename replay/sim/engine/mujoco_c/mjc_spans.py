@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from replay.errors import EngineError
-from replay.sim.engine import finger_drive
 from replay.sim.engine.mujoco_c import data_fields
 from replay.sim.engine.spans import FrameRows, SpanEnd, write_frame
 
@@ -25,7 +24,7 @@ except ImportError:  # libmujoco not the bindings' (c_loop's module doc): the ba
 class SpanSteps:
     """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (its
     ``worlds``, ``layout``, ``threads``, ``_pool``, ``_step_world``, ``read_frame``, ``_runaway``,
-    ``_warning_reason``, ``_c_args``, ``recorder``)."""
+    ``_drive_targets``, ``_warning_reason``, ``_c_args``, ``recorder``)."""
 
     def _init_spans(self, c_loop_error: str | None) -> None:
         """Each world's views for the compiled spans, or :attr:`span_error`: why its spans run in Python."""
@@ -65,10 +64,9 @@ class SpanSteps:
                 lay.finger_ctrl(finger_quat[i, k], c[k])
             ctrl[i] = c
             if any(w.drive is not None for w in self.worlds):
-                J = int(lay.finger_joint.max()) + 1
-                t = np.empty((F, J, 4))
+                t = np.empty((F, int(lay.finger_joint.max()) + 1, 4))
                 for k in range(F):
-                    finger_drive.targets_from_rotvec(finger_drive.rotvec_targets(lay, c[k]), t[k])
+                    t[k] = self._drive_targets(c[k])
                 targets[i] = t
         self._span = dict(ctrl=ctrl, targets=targets, rows=np.ascontiguousarray(rows, dtype=np.float64),
                           phase=np.ascontiguousarray(phase, dtype=np.int64), settle=int(settle), floor=float(floor),
@@ -122,7 +120,7 @@ class SpanSteps:
             w.wr, w.stale, w.fresh, w.fast, fa)
         w.act_max = float(w.stats[0])
         w.peak_contacts = int(d.maxuse_con)
-        why = data_fields.mismatch(d, f) or (None if int(f.ints[f.idx[data_fields.I_NCON]]) == d.ncon else "ncon")
+        why = data_fields.mismatch(d, f)  # ncon, maxuse_* and the contacts' base against the bindings'
         if why:
             raise EngineError(f"compiled span: MuJoCo's counters disagree with the views read ({why}); "
                               "this MuJoCo's mjData layout is not the one replay.sim.engine.mujoco_c.data_fields checks")
