@@ -28,6 +28,9 @@ from replay.data.objects import asset_meshes
 BOX_MARGIN_M = 1e-6
 #: faces tested at a time by :meth:`ConvexParts.inside_any`
 FACE_BLOCK = 64
+#: points taken at a time by :meth:`ConvexParts.part_plane_distance` (a (256, faces) block of
+#: float64 products: 2 MB for a 1,000-face hull, within a core's L2)
+POINT_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,20 @@ class ConvexParts:
 
     def part_plane_distance(self, pts: np.ndarray) -> np.ndarray:
         """(P, N) m for ``pts`` (N, 3): per part, ``max(n.x + d)`` over its faces: minus the depth
-        inside it (< 0), or a lower bound of the distance to it (> 0)."""
+        inside it (< 0), or a lower bound of the distance to it (> 0).
+
+        The points go through a part :data:`POINT_BLOCK` at a time, so the (block, faces) products
+        stay in cache instead of one (N, faces) array (4,000 points against a 5,000-face visual
+        hull: 160 MB); each ``n.x + d`` is the same product as over all points at once
+        (``tests/test_throughput.py`` checks the result bit for bit on the GRAB hulls).
+        """
         pts = np.asarray(pts, float)
-        return np.stack([(pts @ eq[:, :3].T + eq[:, 3]).max(axis=1) for eq in self.equations])
+        out = np.empty((len(self.equations), len(pts)))
+        for i, eq in enumerate(self.equations):
+            n, d = eq[:, :3].T, eq[:, 3]
+            for k in range(0, len(pts), POINT_BLOCK):
+                out[i, k: k + POINT_BLOCK] = (pts[k: k + POINT_BLOCK] @ n + d).max(axis=1)
+        return out
 
     def inside_any(self, pts: np.ndarray) -> np.ndarray:
         """(N,) bool for ``pts`` (N, 3) m: inside (or on) at least one part, i.e.
