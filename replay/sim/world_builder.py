@@ -9,6 +9,7 @@ the recording's support height. World Z up, gravity -``GRAVITY`` m/s^2; quaterni
 
 from __future__ import annotations
 
+import copy
 import warnings
 from pathlib import Path
 
@@ -97,11 +98,58 @@ def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ())
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
-    builder = new_builder(config)
-    for solver_class in solver_attributes:
-        solver_class.register_custom_attributes(builder)
-    info = add_replay_world(builder, **spec.world_inputs(config))
+    builder, report = hand_builder(config, spec.mjcf, solver_attributes)
+    info = add_replay_world(builder, **spec.world_inputs(config), hand=report)
     return builder.finalize(device=model_device(config)), info
+
+
+#: builders holding nothing but an imported hand, kept per process by :func:`hand_builder`
+HAND_CACHE_SIZE = 8
+_HANDS: dict = {}
+
+
+def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tuple = ()) -> tuple:
+    """A fresh builder (:func:`new_builder`, plus the custom attributes of each solver class in
+    ``solver_attributes``) holding only the hand of ``mjcf``, imported by :func:`import_hand`.
+
+    The import (parsing and patching the MJCF, Newton's importer: ~0.1 s, a third of a scene's
+    build) runs once per process for each file version (resolved path, size, modification time),
+    ``config.contact_gap`` and set of solver classes; every call returns a deep copy of that builder
+    and of its import report, and re-issues the warnings the import issued, so a caller sees what
+    a fresh import gives (``tests/test_throughput.py`` compares the finalized Newton model and the
+    compiled MuJoCo model bit for bit for the capsule and mesh hands).
+
+    Returns:
+        ``(builder, report)``: the :class:`newton.ModelBuilder` (the hand's bodies, joints and
+        shapes first, from index 0) and its :class:`~importer_patches.report.ImportReport`.
+
+    Raises:
+        MJCFError and the other errors of :func:`import_hand` (nothing is kept for a failed import).
+    """
+    path = Path(mjcf)
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, float(config.contact_gap),
+               tuple(f"{c.__module__}.{c.__qualname__}" for c in solver_attributes))
+    except OSError:  # the import names the missing file
+        key = None
+    hit = _HANDS.get(key) if key is not None else None
+    if hit is None:
+        builder = new_builder(config)
+        for solver_class in solver_attributes:
+            solver_class.register_custom_attributes(builder)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = import_hand(builder, path)
+        hit = (builder, report, [(w.message, w.category, w.filename, w.lineno) for w in caught])
+        if key is not None:
+            if len(_HANDS) >= HAND_CACHE_SIZE:
+                _HANDS.pop(next(iter(_HANDS)))
+            _HANDS[key] = hit
+    builder, report, caught = hit
+    for message, category, filename, lineno in caught:
+        warnings.warn_explicit(message, category, filename, lineno)
+    return copy.deepcopy(builder), copy.deepcopy(report)
 
 
 def add_replay_world(
@@ -115,6 +163,7 @@ def add_replay_world(
     config: ReplayConfig,
     ablation: bool = False,
     support_extent=None,
+    hand=None,
 ) -> dict:
     """Add the replay's hand, object, support (and ablation filter pairs) to ``builder``.
 
@@ -135,6 +184,7 @@ def add_replay_world(
         support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
             ``support_thickness`` below ``support_height``), or None for an infinite
             ground plane at ``support_height``.
+        hand: the import report of the hand ``builder`` holds alone (:func:`hand_builder`); None: import it.
 
     Returns:
         ``info``: the builder indices and values :class:`replay.sim.scene.Scene` needs (absolute in
@@ -146,7 +196,7 @@ def add_replay_world(
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
-    report, hand = _add_hand(builder, Path(mjcf), hand_coords0)
+    report, hand = _add_hand(builder, Path(mjcf), hand_coords0, hand)
     _set_hand_drives(builder, hand["hand_qd_start"], config, Path(mjcf))
     kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
     obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
@@ -172,8 +222,9 @@ def _filter_hand_object(builder: newton.ModelBuilder, hand_shapes, object_shapes
             builder.add_shape_collision_filter_pair(int(hs), int(os_))
 
 
-def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray) -> tuple:
-    """Import the hand (:func:`_import_hand`), check it is manosim's layout and set its coords.
+def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray, report=None) -> tuple:
+    """Import the hand (:func:`import_hand`; ``report`` given: the builder already holds it, and
+    only it, :func:`hand_builder`), check it is manosim's layout and set its coords.
 
     Returns:
         ``(report, hand)``: the import report and the builder indices ``hand_joint``,
@@ -182,8 +233,11 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
     Raises:
         SceneError: the MJCF's hand is not :data:`MANOSIM_HAND` (names the file).
     """
-    j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
-    report = import_hand(builder, mjcf)
+    if report is None:
+        j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
+        report = import_hand(builder, mjcf)
+    else:
+        j0 = b0 = s0 = 0
     hand_joints = list(range(j0, builder.joint_count))
     hand_bodies = np.arange(b0, builder.body_count)
     hand_shapes = np.arange(s0, builder.shape_count)
