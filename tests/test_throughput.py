@@ -4,6 +4,10 @@
   bit for bit on the mirror's GRAB quaternion streams, clean and with frames negated or untracked;
 * :func:`replay.study.worker_imports.import_physics` imports once with the collector paused and
   frozen, and a pool worker runs its ``warm`` function before its first job;
+* :func:`replay.sim.world_builder.hand_builder`'s copies of a hand imported once finalize and compile
+  exactly as a fresh import (capsule, mesh and left hands);
+* :meth:`replay.checks.geometry.ConvexParts.part_plane_distance`, in blocks of points, equals the
+  (points, faces) product at once bit for bit on GRAB's largest visual hulls;
 * ``benchmarks/compare_studies.py`` finds no difference between a study and its copy, ignores
   wall times and versions, and names a changed field or pose array (exit 1).
 """
@@ -174,3 +178,84 @@ def test_inside_any_equals_every_face_tested(grab_dir, name):
         assert got.all()
     else:  # the parts fill part of their bounding box, not none of it
         assert 0.05 < got.mean() < 1.0
+
+
+@pytest.mark.parametrize("name", ["banana", "toruslarge", "mug"])
+def test_part_plane_distance_blocks_equal_all_points_at_once(grab_dir, name):
+    # the mass check's visual-hull test (object_mass.part_overlap) on the hulls that cost it most:
+    # banana's and toruslarge's visual hulls have 4,502 and 5,298 faces, the mug's 1,670; the
+    # blocked form must give every point's max(n.x + d) exactly as the (N, faces) product does
+    import trimesh
+
+    from replay.checks.geometry import POINT_BLOCK, ConvexParts
+    from replay.checks.object_mass import OUTSIDE_SAMPLES
+
+    visual = trimesh.load(next(p for p in sorted((grab_dir / "objects" / name).glob("*.stl"))
+                               if not p.name.startswith("contact")))
+    hull = ConvexParts.from_meshes([visual.convex_hull])
+    eq = hull.equations[0]
+    lo, hi = visual.bounds
+    pts = np.random.default_rng(3).uniform(lo - 0.01, hi + 0.01, size=(OUTSIDE_SAMPLES + 77, 3))
+    assert len(pts) > 10 * POINT_BLOCK and len(pts) % POINT_BLOCK  # several blocks and a short last one
+    every = (pts @ eq[:, :3].T + eq[:, 3]).max(axis=1)
+    got = hull.part_plane_distance(pts)
+    assert got.shape == (1, len(pts))
+    assert got[0].tobytes() == every.tobytes()
+    assert 0.05 < (every <= 0).mean() < 0.95  # inside and outside points both tested
+
+
+def _model_bytes(builder) -> dict:
+    """Every array of the finalized Newton model and of the MuJoCo model SolverMuJoCo compiles from it,
+    less the ``*_ptr`` arrays: the addresses of the Warp meshes each finalize makes (two fresh imports
+    differ there too)."""
+    import newton
+    import warp as wp
+
+    model = builder.finalize(device="cpu")
+    out = {f"newton.{k}": v.numpy().tobytes() for k, v in vars(model).items()
+           if isinstance(v, wp.array) and not k.endswith("_ptr")}
+    mj = newton.solvers.SolverMuJoCo(model, use_mujoco_cpu=True).mj_model
+    for k in dir(mj):
+        v = getattr(mj, k) if not k.startswith("_") else None
+        if isinstance(v, np.ndarray):
+            out[f"mujoco.{k}"] = v.tobytes()
+    return out
+
+
+@pytest.mark.parametrize("hand", ["myhand/mano_rhand/capsule_hand.xml", "myhand/mano_rhand/mesh_hand.xml",
+                                  "zerohand/mano_lhand/capsule_hand.xml"])
+def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
+    # replay.sim.world_builder.hand_builder imports once per process and hands out deep copies:
+    # each copy must finalize and compile exactly as a builder the hand was imported into afresh,
+    # a copy's edits must not reach the next one, and the report must be the import's
+    import dataclasses
+    import warnings
+
+    from replay.config import ReplayConfig
+    from replay.sim.world_builder import _HANDS, hand_builder, import_hand, new_builder
+
+    mjcf = manosim_dir / "assets" / hand
+    cfg = ReplayConfig()
+    fresh = new_builder(cfg)
+    with warnings.catch_warnings(record=True) as w_fresh:
+        warnings.simplefilter("always")
+        ref_report = import_hand(fresh, mjcf)
+    ref = _model_bytes(fresh)
+    _HANDS.clear()
+    with warnings.catch_warnings(record=True) as w_first:
+        warnings.simplefilter("always")
+        first, report = hand_builder(cfg, mjcf)
+    first.joint_q[:3] = [1.0, 2.0, 3.0]  # a caller's edit of its copy
+    report.warnings.append("edited")
+    with warnings.catch_warnings(record=True) as w_hit:
+        warnings.simplefilter("always")
+        second, report2 = hand_builder(cfg, mjcf)
+    assert len(_HANDS) == 1  # the second call was served from the cache
+    assert [str(x.message) for x in w_first] == [str(x.message) for x in w_hit] == [str(x.message) for x in w_fresh]
+    assert dataclasses.asdict(report2) == dataclasses.asdict(ref_report)
+    got = _model_bytes(second)
+    assert got.keys() == ref.keys() and len(ref) > 100
+    assert [k for k in ref if got[k] != ref[k]] == []
+    # another contact gap is another builder (new_builder sets it before the import)
+    hand_builder(dataclasses.replace(cfg, contact_gap=cfg.contact_gap + 0.001), mjcf)
+    assert len(_HANDS) == 2
