@@ -26,7 +26,11 @@ efficiency (world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same
 run; 1.0: every thread steps at raw MuJoCo speed) is printed beside raw MuJoCo's own multi-threaded
 rollout of the same worlds against the same ideal (what the machine allows), and N friction
 variants 0.5-1.5 (their contact loads differ from the timed world's); each against raw MuJoCo doing
-the same worlds' work on the same threads, best of ``min(--repeats, 3)``.
+the same worlds' work on the same threads, best of ``min(--repeats, 3)``. Before the objects and
+again after them it measures the machine's own ceiling for 2 (and ``--threads``) busy threads
+(:func:`core_scaling`: register-only integer work that shares nothing, each thread against one
+thread alone): on a machine whose cores do not each keep one core's speed when all are busy, no
+N-thread efficiency can pass it.
 Unless ``--no-study``, it then runs the whole study of the dataset (replay +
 contact ablation, ``--study-workers`` processes, landmark IK from the cache) and
 prints rollouts per minute. ``--reference`` also times the reference engine
@@ -63,6 +67,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 from mujoco import rollout as mj_rollout
+from numba import njit
 
 from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
@@ -259,6 +264,50 @@ class _RawSameWork:
         return ok
 
 
+@njit(nogil=True, cache=False)
+def _integer_work(n: int) -> int:
+    """``n`` rounds of four independent xorshift streams: register arithmetic only (no memory
+    traffic, nothing shared between threads), the machine's best case for scaling."""
+    a, b, c, d = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(4)
+    for _ in range(n):
+        a ^= a << np.uint64(13)
+        a ^= a >> np.uint64(7)
+        b ^= b << np.uint64(17)
+        b ^= b >> np.uint64(9)
+        c ^= c << np.uint64(5)
+        c ^= c >> np.uint64(11)
+        d ^= d << np.uint64(3)
+        d ^= d >> np.uint64(15)
+    return int(a ^ b ^ c ^ d)
+
+
+def core_scaling(threads: int, seconds: float = 0.2, repeats: int = 3, work=None) -> float:
+    """The machine's own ceiling for ``threads`` busy threads: the wall time of one thread running
+    :func:`_integer_work` alone over the wall time of ``threads`` threads each running the same work
+    at once (1.0: every core as fast as one alone), best of ``repeats``, timed in turn. A CPU-bound
+    loop that shares nothing can only lose to the hardware (cores that share execution units or
+    a clock budget, a host that time-slices the virtual CPUs), so a batch's ``efficiency`` against
+    ``threads`` x raw ``mj_step`` cannot exceed this figure, measured in the same run. ``work(n)``:
+    the work timed instead (tests), sized to about ``seconds`` s."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    work = work or _integer_work
+    work(1000)  # compile
+    t0 = time.perf_counter()
+    work(100_000)
+    n = max(100_000, int(100_000 * seconds / max(time.perf_counter() - t0, 1e-6)))
+    one = many = np.inf
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            work(n)
+            one = min(one, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            list(pool.map(work, [n] * threads))
+            many = min(many, time.perf_counter() - t0)
+    return one / many
+
+
 def _mjw_raw_ms_per_step(scene, variants, device, steps: int, substeps: int) -> float:
     """ms per ``mujoco_warp.step`` launch on a fresh N-world batch model: zero control
     from the initial state, ``substeps`` steps per graph launch on CUDA (plain launches on CPU)."""
@@ -392,6 +441,11 @@ def main(argv=None) -> int:
         "versions": package_versions(), "dataset": a.dataset, "device": a.device, "objects": {},
     }
     load0 = os.getloadavg()[0]
+    scaling_threads = sorted({t for _, t in batch_grid(max(worlds), a.threads, batch_worlds) if t > 1})
+    ceiling = {t: [core_scaling(t)] for t in scaling_threads}
+    for t, (c,) in ceiling.items():
+        print(f"machine: {t} threads of register-only integer work (nothing shared) each ran at {100 * c:.0f} % of "
+              f"one thread alone: no {t}-thread figure below can pass that")
     print(f"{'object':<14} {'steps':>6} {'engine ms/step':>15} {'MuJoCo ms/step':>15} {'ours ms/step':>13} "
           f"{'ratio':>6} {'cpu ratio':>9} {'bit-identical':>13}")
     for seq in picked:
@@ -440,6 +494,11 @@ def main(argv=None) -> int:
               f"({study['counts']['lifted']} lifted, {study['counts']['shake_held']} held through the shake)")
     load1 = os.getloadavg()[0]
     result["machine"]["load_avg_1min"] = [load0, load1]
+    for t in scaling_threads:  # again at the end: the host's share of the cores moves during a run
+        ceiling[t].append(core_scaling(t))
+        print(f"machine, at the end: {t} threads ran at {100 * ceiling[t][1]:.0f} % of one thread alone "
+              f"(start: {100 * ceiling[t][0]:.0f} %)")
+    result["machine"]["core_scaling"] = {str(t): c for t, c in ceiling.items()}
     if max(load0, load1) > 0.75 * (os.cpu_count() or 1):
         print(f"note: the machine was busy (1-min load {load0:.1f} -> {load1:.1f} on {os.cpu_count()} cores): "
               "other processes share the cores, and the per-step figures (the engine's Python side most) are high")

@@ -49,6 +49,24 @@ def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatc
         assert b["raw_efficiency"] == pytest.approx(ideal / b["raw_same_work_s"])
     assert 0.0 < row["cpu_ratio"] < 20.0  # thread CPU time, engine over raw: a positive, finite ratio
     assert doc["versions"]["mujoco"] == "3.17.0" and doc["machine"]["cpu_count"] >= 1
+    # the machine's own 2-thread ceiling, measured before and after the objects: a share of one thread's
+    # speed per thread (two threads cannot each run faster than one alone, beyond timing noise)
+    start, end = doc["machine"]["core_scaling"]["2"]
+    assert 0.0 < start < 1.3 and 0.0 < end < 1.3
+
+
+def test_core_scaling_sees_a_thread_that_holds_the_gil():
+    # the probe must measure real concurrency: a work function that cannot run in parallel (a pure
+    # Python loop, serialised by the GIL) gives two threads about half of one thread's speed each
+    bench = _bench()
+
+    def python_work(n):
+        x = 0
+        for i in range(n):
+            x += i
+        return x
+
+    assert bench.core_scaling(2, seconds=0.05, work=python_work) < 0.75
 
 
 def test_engine_benchmark_rejects_bad_options(mirror, monkeypatch):
