@@ -26,7 +26,8 @@ efficiency (world-steps/s over ``threads`` x raw ``mj_step`` steps/s of the same
 run; 1.0: every thread steps at raw MuJoCo speed) is printed beside raw MuJoCo's own multi-threaded
 rollout of the same worlds against the same ideal (what the machine allows), and N friction
 variants 0.5-1.5 (their contact loads differ from the timed world's); each against raw MuJoCo doing
-the same worlds' work on the same threads, best of ``min(--repeats, 3)``. Before the objects and
+the same worlds' work on the same threads, best of ``--batch-repeats`` (default 5: on a shared
+machine one batch's time scatters by 10-20 % from run to run). Before the objects and
 again after them it measures the machine's own ceiling for 2 (and ``--threads``) busy threads
 (:func:`core_scaling`: register-only integer work that shares nothing, each thread against one
 thread alone): on a machine whose cores do not each keep one core's speed when all are busy, no
@@ -110,7 +111,7 @@ def _recorded_controls(scene, plan, cfg):
 
 
 def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, reference, repeats=3,
-                 batch_worlds=(8, 32)) -> dict:
+                 batch_worlds=(8, 32), batch_repeats=5) -> dict:
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
     t0 = time.perf_counter()
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
@@ -163,7 +164,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
         out["reference_ratio"] = out["reference_engine_ms_per_step"] / out["mujoco_ms_per_step"]
     out["our_ms_per_step"] = out["engine_ms_per_step"] - out["mujoco_ms_per_step"]
     out["batches"] = [row for n, t in batch_grid(worlds, threads, batch_worlds)
-                      for row in _bench_batch(scene, plan, cfg, n, t, out["mujoco_ms_per_step"], min(repeats, 3))]
+                      for row in _bench_batch(scene, plan, cfg, n, t, out["mujoco_ms_per_step"], batch_repeats)]
     return out
 
 
@@ -419,11 +420,13 @@ def main(argv=None) -> int:
     p.add_argument("--no-study", action="store_true", help="skip the whole-study rollouts/min figure")
     p.add_argument("--study-workers", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5, help="time each side this many times, in turn, keep the best")
+    p.add_argument("--batch-repeats", type=int, default=5, help="the same for each batch of worlds")
     a = p.parse_args(argv)
     worlds = _worlds_arg(a.worlds)
     batch_worlds = _worlds_arg(a.batch_worlds, "--batch-worlds")
-    if a.repeats < 1:
-        raise UsageError("--repeats", f"must be >= 1, got {a.repeats}")
+    if a.repeats < 1 or a.batch_repeats < 1:
+        bad = "--repeats" if a.repeats < 1 else "--batch-repeats"
+        raise UsageError(bad, f"must be >= 1, got {min(a.repeats, a.batch_repeats)}")
     if a.device == "cuda":
         import warp as wp
 
@@ -450,7 +453,7 @@ def main(argv=None) -> int:
           f"{'ratio':>6} {'cpu ratio':>9} {'bit-identical':>13}")
     for seq in picked:
         r = bench_object(a.dataset, seq, a.data, manosim, cfg, max(worlds), a.threads, a.reference, a.repeats,
-                         batch_worlds)
+                         batch_worlds, a.batch_repeats)
         name = sequence_object(a.dataset, seq) or seq
         result["objects"][name] = r
         print(f"{name:<14} {r['steps']:>6} {r['engine_ms_per_step']:>15.4f} {r['mujoco_ms_per_step']:>15.4f} "

@@ -27,8 +27,9 @@ def _bench():
 def test_engine_benchmark_compares_the_same_physics(mirror, tmp_path, monkeypatch):
     monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
     out = tmp_path / "engine.json"
-    assert _bench().main(["--objects", "cubesmall", "--no-study", "--repeats", "1", "--worlds", "2",
-                          "--threads", "2", "--batch-worlds", "2", "--data", str(tmp_path / "none"), "--json", str(out)]) == 0
+    assert _bench().main(["--objects", "cubesmall", "--no-study", "--repeats", "1", "--batch-repeats", "1",
+                          "--worlds", "2", "--threads", "2", "--batch-worlds", "2", "--data", str(tmp_path / "none"),
+                          "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
     row = doc["objects"]["cubesmall"]
     # the full protocol of a lifted recording: settle + approach + lift + hold + shake at 240 Hz
@@ -76,6 +77,7 @@ def test_engine_benchmark_rejects_bad_options(mirror, monkeypatch):
     bench = _bench()
     assert run(lambda: bench.main(["--objects", "nosuchobject", "--no-study"])) == 2
     assert run(lambda: bench.main(["--objects", "cubesmall", "--worlds", "0", "--no-study"])) == 2
+    assert run(lambda: bench.main(["--objects", "cubesmall", "--batch-repeats", "0", "--no-study"])) == 2
 
 
 def _refine_bench():
