@@ -1,0 +1,143 @@
+"""The study's throughput in two (or more) checkouts, run in turn on the same machine.
+
+    python benchmarks/study_throughput.py --tree before=/tmp/old-checkout --tree after=. --rounds 3 \
+        -- --dataset grab --workers 2
+
+For each round, each ``--tree NAME=PATH`` in the order given runs ``scripts/run_study.py`` with the
+arguments after ``--`` in its own folder (``PYTHONPATH`` set to it, so the checkout's own ``replay``
+runs; its landmark-IK cache is its own ``data/cache``), writing to a temporary folder, and the
+command's wall time, its processes' CPU time (user + system of the study and its workers, from
+``resource.getrusage(RUSAGE_CHILDREN)``) and the rollouts the study ran (its recordings plus their
+ablations, ``counts``) are recorded. Running the trees in turn lets each see the same machine;
+one warm-up run per tree first (``--no-warmup`` to skip) fills its IK cache and its numba cache,
+which would otherwise be timed in the first round. It prints one line per run and, per tree, the
+best and median rollouts per minute of wall time and the median CPU time, each also as a ratio to
+the first tree's; ``--json`` writes every figure. The trees' results are not compared here:
+``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
+
+A relative ``REPLAY_MIRROR`` is made absolute first (against the folder this command runs in), so
+every tree reads the same mirror. Exit status: 0 done, 1 a study exited non-zero (its last lines
+printed), 2 bad arguments, 130 Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from replay.cli import run
+from replay.errors import UsageError
+
+
+def _cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
+    """One study in ``tree``: ``{"wall_s", "cpu_s", "rollouts"}`` (rollouts: its recordings' replays
+    plus ablations, from the study JSON's ``counts``).
+
+    Raises:
+        RuntimeError: the study exited non-zero (its last output lines in the message).
+    """
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    cmd = [sys.executable, "scripts/run_study.py", *study_args, "--out", str(out / "study.json")]
+    c0, t0 = _cpu_children(), time.perf_counter()
+    r = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - t0, _cpu_children() - c0
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).splitlines()[-5:])
+        raise RuntimeError(f"{tree}: run_study.py exited {r.returncode}:\n{tail}")
+    counts = json.loads((out / "study.json").read_text())["counts"]
+    return {"wall_s": wall, "cpu_s": cpu, "rollouts": int(counts["rollouts"]) + int(counts.get("ablation_run") or 0)}
+
+
+def summarize(runs: dict[str, list[dict]]) -> dict:
+    """Per tree: best and median rollouts per minute of wall time, median CPU s, and the ratios of
+    the best and median rates to the first tree's (CPU: first tree's over this one's)."""
+    out, first = {}, None
+    for name, rs in runs.items():
+        rates = [60.0 * r["rollouts"] / r["wall_s"] for r in rs]
+        s = {"best_per_min": max(rates), "median_per_min": statistics.median(rates),
+             "median_cpu_s": statistics.median(r["cpu_s"] for r in rs), "runs": len(rs)}
+        first = first or s
+        s["best_ratio"] = s["best_per_min"] / first["best_per_min"]
+        s["median_ratio"] = s["median_per_min"] / first["median_per_min"]
+        s["cpu_ratio"] = first["median_cpu_s"] / s["median_cpu_s"]
+        out[name] = s
+    return out
+
+
+def _trees(specs: list[str]) -> dict[str, Path]:
+    """``NAME=PATH`` pairs as ``{name: resolved checkout}``.
+
+    Raises:
+        UsageError: a pair without a name, or a path holding no ``scripts/run_study.py``.
+    """
+    trees = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        root = Path(path).expanduser().resolve()
+        if not sep or not name or not (root / "scripts" / "run_study.py").is_file():
+            raise UsageError("--tree", f"{spec!r}: give NAME=PATH of a checkout holding scripts/run_study.py")
+        trees[name] = root
+    return trees
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ours, study_args = (argv[: argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tree", action="append", required=True, help="NAME=PATH of a checkout (repeat; the first "
+                                                                   "is the reference of the ratios)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--no-warmup", action="store_true", help="skip each tree's untimed first run")
+    p.add_argument("--keep", type=Path, default=None, help="keep each run's study folder under this folder")
+    p.add_argument("--json", type=Path, default=None, help="also write every figure here")
+    a = p.parse_args(ours)
+    if a.rounds < 1:
+        p.error(f"--rounds must be >= 1, got {a.rounds}")
+    if any(x == "--out" or x.startswith("--out=") for x in study_args):
+        p.error("--out is set per run; leave it out of the study arguments")
+    trees = _trees(a.tree)
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory(prefix="study-throughput-") as tmp:
+        base = a.keep or Path(tmp)
+        try:
+            if not a.no_warmup:
+                for name, root in trees.items():
+                    run_once(root, study_args, base / f"{name}_warmup")
+            for i in range(a.rounds):
+                for name, root in trees.items():
+                    r = dict(run_once(root, study_args, base / f"{name}_{i + 1}"), load_1min=os.getloadavg()[0])
+                    runs[name].append(r)
+                    print(f"round {i + 1} {name:<12} {r['rollouts']} rollouts in {r['wall_s']:.1f} s "
+                          f"= {60 * r['rollouts'] / r['wall_s']:.0f}/min, CPU {r['cpu_s']:.1f} s, "
+                          f"1-min load {r['load_1min']:.1f}", flush=True)
+        except RuntimeError as e:
+            print(f"study_throughput.py: error: {e}", file=sys.stderr)
+            return 1
+    summary = summarize(runs)
+    first = next(iter(trees))
+    for name, s in summary.items():
+        vs = "" if name == first else f" ({first}'s / this: {s['cpu_ratio']:.2f})"
+        print(f"{name:<12} rollouts/min best {s['best_per_min']:.0f} ({s['best_ratio']:.2f}x {first}'s), median "
+              f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x); CPU median {s['median_cpu_s']:.1f} s{vs}")
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps({"trees": {k: str(v) for k, v in trees.items()}, "study_args": study_args,
+                                      "runs": runs, "summary": summary}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(main))
