@@ -8,7 +8,9 @@ and, per rollout listed, its ``study_rollouts/<stem>.json`` and the pose arrays 
 branch). Numbers compare exactly by default (``--tol`` allows an absolute difference); NaN
 equals NaN. Keys that hold wall-clock measurements or software versions are skipped
 (:data:`TIMING_KEYS`, :data:`SKIP_KEYS`); absolute paths are compared after the study folder
-is replaced by ``<out>``.
+is replaced by ``<out>``. The ``inputs`` maps (each input file's path, SHA-256 and provenance) are
+compared by file name and SHA-256 only: where a study read its files from (``--data data`` after
+``make study`` staged them, the mirror, a cache folder under another checkout) is not a result.
 
 Exit status: 0 identical, 1 any difference (each printed, one line: file and field path), 2 bad
 arguments or a file missing on one side.
@@ -45,8 +47,18 @@ def _num_equal(a: float, b: float, tol: float) -> bool:
     return a == b or abs(a - b) <= tol
 
 
+def input_files(inputs: dict) -> set[tuple[str, str | None]]:
+    """``(file name, SHA-256)`` of each entry of an ``inputs`` map (path -> ``{"sha256": ...}``)."""
+    return {(Path(k).name, (v or {}).get("sha256") if isinstance(v, dict) else v) for k, v in inputs.items()}
+
+
 def diff_values(a, b, where: str, tol: float, norm_a: str = "", norm_b: str = "") -> list[str]:
-    """Every difference between two JSON values as ``"<where>: <a> != <b>"`` lines (timing keys skipped)."""
+    """Every difference between two JSON values as ``"<where>: <a> != <b>"`` lines (timing keys skipped;
+    ``inputs`` maps by file name and SHA-256, :func:`input_files`)."""
+    if where.endswith(".inputs") and isinstance(a, dict) and isinstance(b, dict):
+        fa, fb = input_files(a), input_files(b)
+        return ([f"{where}: {n} ({h}) only in A" for n, h in sorted(fa - fb, key=str)]
+                + [f"{where}: {n} ({h}) only in B" for n, h in sorted(fb - fa, key=str)])
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b), key=str):

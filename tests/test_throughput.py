@@ -109,7 +109,9 @@ def _study(tmp: Path) -> Path:
     rd = tmp / "study_rollouts"
     rd.mkdir(parents=True)
     roll = {"sequence": "mug_lift", "rise": 0.1784, "lifted": True, "wall_s_total": 3.2, "kinematics_s": 0.4,
-            "hand_mjcf": str(tmp / "hand.xml"), "ablation": {"max_object_disp_mm": 0.12, "wall_s": 1.0}}
+            "hand_mjcf": str(tmp / "hand.xml"), "ablation": {"max_object_disp_mm": 0.12, "wall_s": 1.0},
+            "inputs": {"/mirror/grab/recordings/mug_lift.pkl": {"sha256": "ab12", "from": "hashed"},
+                       "/mirror/grab/objects/mug/mug.stl": {"sha256": "cd34", "from": "hashed"}}}
     (rd / "mug_lift.json").write_text(json.dumps(roll))
     np.savez(rd / "mug_lift.npz", object_pos=np.array([[0.0, 0.0, 0.804], [0.0, 0.0, np.nan]]))
     study = {"rollouts": [{k: roll[k] for k in ("sequence", "rise", "lifted", "wall_s_total")}],
@@ -143,6 +145,19 @@ def test_compare_studies_ignores_timing_and_names_differences(tmp_path):
     r = _compare(a, b)
     assert r.returncode == 0, r.stdout
     assert r.stdout.startswith("0 difference(s)")
+    # the same input files read from elsewhere (a staged data/ folder, with its manifest): not a difference;
+    # an input file with other contents is
+    moved = {"grab/recordings/mug_lift.pkl": {"sha256": "ab12", "from": "manifest", "pinned": "7d5ef23"},
+             "grab/objects/mug/mug.stl": {"sha256": "cd34", "from": "manifest", "pinned": "5257bbd"}}
+    (b_dir / "study_rollouts" / "mug_lift.json").write_text(json.dumps(dict(roll, inputs=moved)))
+    assert _compare(a, b).returncode == 0
+    moved["grab/objects/mug/mug.stl"]["sha256"] = "ef56"
+    (b_dir / "study_rollouts" / "mug_lift.json").write_text(json.dumps(dict(roll, inputs=moved)))
+    r = _compare(a, b)
+    assert r.returncode == 1
+    assert "mug_lift.json.inputs: mug.stl (cd34) only in A" in r.stdout.splitlines()
+    assert "mug_lift.json.inputs: mug.stl (ef56) only in B" in r.stdout.splitlines()
+    (b_dir / "study_rollouts" / "mug_lift.json").write_text(json.dumps(roll))
     # a result field, a CSV cell and a pose value: each named, exit 1
     roll["ablation"]["max_object_disp_mm"] = 0.13
     (b_dir / "study_rollouts" / "mug_lift.json").write_text(json.dumps(roll))
