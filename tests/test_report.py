@@ -53,7 +53,7 @@ def report(tmp_path_factory, mirror):
 
 def test_report_files_and_csv(report):
     d, study, n = report
-    assert n == {"rows": 2, "plots": 2, "clips": 0}
+    assert n == {"rows": 2, "plots": 2, "clips": 0, "montage": False}
     assert sorted(p.name for p in (d / "report_files").iterdir()) == ["cubesmall_lift.png", "mug_lift.png"]
     rows = list(csv.DictReader((d / "study.csv").open()))
     assert [r["sequence"] for r in rows] == ["cubesmall_lift", "mug_lift"]
@@ -120,7 +120,7 @@ def test_montage_copied_beside_the_page_and_tiles_left_out_named(report, tmp_pat
     page_dir.mkdir()
     shutil.copytree(d, page_dir / "grab")
     n = build_report(page_dir / "grab" / "study.json", page_dir / "grab" / "report.html", montage=montage)
-    assert n["clips"] == 1
+    assert n["montage"] is True and n["clips"] == 0  # the montage is not a per-recording clip
     html_text = (page_dir / "grab" / "report.html").read_text()
     assert "src='report_files/montage.mp4'" in html_text and " width=288 " in html_text
     assert "no tile for 1 recording(s): mug_lift" in html_text

@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         write_exports(a.study, study, a.exports)
     atomic_write_text(a.study.with_suffix(".csv"), rows_csv(study.rollouts))
     n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
-    print(f"wrote {out}: {n['rows']} recordings, {n['plots']} plots, {n['clips']} clip{'s' if n['clips'] != 1 else ''}; "
-          f"table {a.study.with_suffix('.csv')}")
+    clips = f", {n['clips']} clip{'s' if n['clips'] != 1 else ''}" if n["clips"] or a.clips else ""
+    print(f"wrote {out}: {n['rows']} recordings, {n['plots']} plots{clips}"
+          f"{', the montage' if n['montage'] else ''}; table {a.study.with_suffix('.csv')}")
     return 0

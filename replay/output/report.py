@@ -236,7 +236,8 @@ def _video(src: str) -> str:
 
 def build_report(study_path: str | Path, out: str | Path, montage: str | Path | None = None,
                  clips_dir: str | Path | None = None) -> dict:
-    """Write the report page and its plots; returns ``{"rows", "plots", "clips"}`` counts.
+    """Write the report page and its plots; returns ``{"rows", "plots", "clips", "montage"}``: the counts of
+    recordings, plots and per-recording clips embedded, and whether the montage is.
 
     Args:
         study_path: the study JSON (:func:`replay.results.files.read_study`).
@@ -259,9 +260,8 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
         cards.append(card)
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
-    n_clips += bool(mont)
     atomic_write_text(out, _page(study, study_path, pdir, fdir, cards, mont, recs))
-    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips}
+    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
 def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
