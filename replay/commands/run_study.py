@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
-    p.add_argument("--out", default="out/study.json", help="study JSON path")
+    p.add_argument("--out", default="out/study.json",
+                   help="study JSON path (default out/study.json; make study writes out/<dataset>/study.json)")
     p.add_argument("--objects", default=None,
                    help="comma-separated objects or sequences (default: all). An object name selects its lift "
                         "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
