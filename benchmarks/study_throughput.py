@@ -15,8 +15,8 @@ best and median rollouts per minute of wall time and the median CPU time, each a
 the first tree's; ``--json`` writes every figure. The trees' results are not compared here:
 ``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
 
-A relative ``REPLAY_MIRROR`` is made absolute first (against the folder this command runs in), so
-every tree reads the same mirror. Exit status: 0 done, 1 a study exited non-zero (its last lines
+A relative ``REPLAY_MIRROR`` and a relative ``--data`` among the study arguments are made absolute
+first (against the folder this command runs in), so every tree reads the same files. Exit status: 0 done, 1 a study exited non-zero (its last lines
 printed), 2 bad arguments, 130 Ctrl-C.
 """
 
@@ -93,6 +93,18 @@ def _trees(specs: list[str]) -> dict[str, Path]:
     return trees
 
 
+def _absolute_data(study_args: list[str]) -> list[str]:
+    """The study arguments with a relative ``--data`` made absolute against this folder (each study runs
+    in its own checkout's folder)."""
+    out = list(study_args)
+    for i, x in enumerate(out):
+        if x == "--data" and i + 1 < len(out):
+            out[i + 1] = str(Path(out[i + 1]).expanduser().resolve())
+        elif x.startswith("--data="):
+            out[i] = "--data=" + str(Path(x.split("=", 1)[1]).expanduser().resolve())
+    return out
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ours, study_args = (argv[: argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
@@ -109,6 +121,7 @@ def main(argv=None) -> int:
     if any(x == "--out" or x.startswith("--out=") for x in study_args):
         p.error("--out is set per run; leave it out of the study arguments")
     trees = _trees(a.tree)
+    study_args = _absolute_data(study_args)
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="study-throughput-") as tmp:
         base = a.keep or Path(tmp)

@@ -35,7 +35,8 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     env = dict(os.environ, REPLAY_MIRROR=str(mirror))
     out = tmp_path / "t.json"
     r = _run("--tree", f"a={ROOT}", "--tree", f"b={ROOT}", "--rounds", "1", "--no-warmup", "--keep", str(tmp_path / "k"),
-             "--json", str(out), "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0", env=env)
+             "--json", str(out), "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0",
+             "--data", os.path.relpath(mirror, ROOT), env=env)  # relative to ROOT, where _run starts it
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(out.read_text())
     for name in ("a", "b"):
@@ -49,3 +50,4 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     assert b["best_per_min"] == pytest.approx(rate)
     assert b["best_ratio"] == pytest.approx(rate / doc["summary"]["a"]["best_per_min"])
     assert "round 1 a" in r.stdout and "round 1 b" in r.stdout
+    assert doc["study_args"][-1] == str(mirror)  # --data made absolute: each study runs in its own tree
