@@ -16,8 +16,8 @@ the first tree's; ``--json`` writes every figure. The trees' results are not com
 ``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
 
 A relative ``REPLAY_MIRROR`` and a relative ``--data`` among the study arguments are made absolute
-first (against the folder this command runs in), so every tree reads the same files. Exit status: 0 done, 1 a study exited non-zero (its last lines
-printed), 2 bad arguments, 130 Ctrl-C.
+first (against the folder this command runs in), so every tree reads the same files. Exit status: 0
+done, 1 a study exited non-zero (its last lines printed), 2 bad arguments, 130 Ctrl-C.
 """
 
 from __future__ import annotations

@@ -34,9 +34,10 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
 
     env = dict(os.environ, REPLAY_MIRROR=str(mirror))
     out = tmp_path / "t.json"
-    r = _run("--tree", f"a={ROOT}", "--tree", f"b={ROOT}", "--rounds", "1", "--no-warmup", "--keep", str(tmp_path / "k"),
-             "--json", str(out), "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0",
-             "--data", os.path.relpath(mirror, ROOT), env=env)  # relative to ROOT, where _run starts it
+    data = os.path.relpath(mirror, ROOT)  # relative to ROOT, where _run starts the script
+    r = _run("--tree", f"a={ROOT}", "--tree", f"b={ROOT}", "--rounds", "1", "--no-warmup",
+             "--keep", str(tmp_path / "k"), "--json", str(out),
+             "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0", "--data", data, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(out.read_text())
     for name in ("a", "b"):
