@@ -247,7 +247,7 @@ def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
     import warnings
 
     from replay.config import ReplayConfig
-    from replay.sim.world_builder import _HANDS, hand_builder, import_hand, new_builder
+    from replay.sim.world_builder import _imported_hand, hand_builder, import_hand, new_builder
 
     mjcf = manosim_dir / "assets" / hand
     cfg = ReplayConfig()
@@ -256,7 +256,7 @@ def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
         warnings.simplefilter("always")
         ref_report = import_hand(fresh, mjcf)
     ref = _model_bytes(fresh)
-    _HANDS.clear()
+    _imported_hand.cache_clear()
     with warnings.catch_warnings(record=True) as w_first:
         warnings.simplefilter("always")
         first, report = hand_builder(cfg, mjcf)
@@ -265,7 +265,7 @@ def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
     with warnings.catch_warnings(record=True) as w_hit:
         warnings.simplefilter("always")
         second, report2 = hand_builder(cfg, mjcf)
-    assert len(_HANDS) == 1  # the second call was served from the cache
+    assert _imported_hand.cache_info().currsize == 1  # the second call was served from the cache
     assert [str(x.message) for x in w_first] == [str(x.message) for x in w_hit] == [str(x.message) for x in w_fresh]
     assert dataclasses.asdict(report2) == dataclasses.asdict(ref_report)
     got = _model_bytes(second)
@@ -273,4 +273,4 @@ def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
     assert [k for k in ref if got[k] != ref[k]] == []
     # another contact gap is another builder (new_builder sets it before the import)
     hand_builder(dataclasses.replace(cfg, contact_gap=cfg.contact_gap + 0.001), mjcf)
-    assert len(_HANDS) == 2
+    assert _imported_hand.cache_info().currsize == 2

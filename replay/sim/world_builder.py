@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import newton
@@ -80,9 +81,13 @@ def model_device(config: ReplayConfig) -> str:
 def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
     """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
     gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
+    return _new_builder(float(config.contact_gap))
+
+
+def _new_builder(contact_gap: float) -> newton.ModelBuilder:
     builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    builder.rigid_gap = float(config.contact_gap)
+    builder.rigid_gap = contact_gap
     return builder
 
 
@@ -105,7 +110,6 @@ def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ())
 
 #: builders holding nothing but an imported hand, kept per process by :func:`hand_builder`
 HAND_CACHE_SIZE = 8
-_HANDS: dict = {}
 
 
 def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tuple = ()) -> tuple:
@@ -113,11 +117,12 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
     ``solver_attributes``) holding only the hand of ``mjcf``, imported by :func:`import_hand`.
 
     The import (parsing and patching the MJCF, Newton's importer: ~0.1 s, a third of a scene's
-    build) runs once per process for each file version (resolved path, size, modification time),
-    ``config.contact_gap`` and set of solver classes; every call returns a deep copy of that builder
-    and of its import report, and re-issues the warnings the import issued, so a caller sees what
-    a fresh import gives (``tests/test_throughput.py`` compares the finalized Newton model and the
-    compiled MuJoCo model bit for bit for the capsule and mesh hands).
+    build) runs once per process for each file version (resolved path, size, modification time,
+    as :func:`replay.data.mesh_io.load_mesh` keys its cache), ``config.contact_gap`` and set of
+    solver classes; every call returns a deep copy of that builder and of its import report, and
+    re-issues the warnings the import issued, so a caller sees what a fresh import gives
+    (``tests/test_throughput.py`` compares the finalized Newton model and the compiled MuJoCo
+    model bit for bit for the capsule, mesh and left hands).
 
     Returns:
         ``(builder, report)``: the :class:`newton.ModelBuilder` (the hand's bodies, joints and
@@ -129,27 +134,26 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
     path = Path(mjcf)
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, float(config.contact_gap),
-               tuple(f"{c.__module__}.{c.__qualname__}" for c in solver_attributes))
-    except OSError:  # the import names the missing file
-        key = None
-    hit = _HANDS.get(key) if key is not None else None
-    if hit is None:
-        builder = new_builder(config)
-        for solver_class in solver_attributes:
-            solver_class.register_custom_attributes(builder)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            report = import_hand(builder, path)
-        hit = (builder, report, [(w.message, w.category, w.filename, w.lineno) for w in caught])
-        if key is not None:
-            if len(_HANDS) >= HAND_CACHE_SIZE:
-                _HANDS.pop(next(iter(_HANDS)))
-            _HANDS[key] = hit
-    builder, report, caught = hit
+        version = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError:  # the import raises, naming the missing file
+        version = (str(path), -1, -1)
+    builder, report, caught = _imported_hand(*version, float(config.contact_gap), tuple(solver_attributes))
     for message, category, filename, lineno in caught:
         warnings.warn_explicit(message, category, filename, lineno)
     return copy.deepcopy(builder), copy.deepcopy(report)
+
+
+@lru_cache(maxsize=HAND_CACHE_SIZE)
+def _imported_hand(path_str: str, size: int, mtime_ns: int, contact_gap: float, solver_classes: tuple) -> tuple:
+    """``(builder, report, warnings)`` of one hand import (:func:`hand_builder`), kept as imported;
+    an import that raises is not kept."""
+    builder = _new_builder(contact_gap)
+    for solver_class in solver_classes:
+        solver_class.register_custom_attributes(builder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = import_hand(builder, Path(path_str))
+    return builder, report, [(w.message, w.category, w.filename, w.lineno) for w in caught]
 
 
 def add_replay_world(
