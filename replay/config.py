@@ -45,6 +45,14 @@ class ReplayConfig(OracleFields):
     preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (replay.study.presets.PRESETS, "
                                        "`run_study.py --preset`: name@version); None = set field by field")
 
+    physics: str = _f(
+        "replay", "-", "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
+        "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
+        "`run_study.py --physics`")
+    physics_overrides: dict = field(default_factory=dict, metadata={
+        "unit": "-", "source": "departures {choice: value} from the named physics (replay.sim.physics; "
+        "`run_study.py --physics-set NAME=VALUE`, the verdict envelope, the bridge), each listed in the rollout"})
+
     # --- timing -------------------------------------------------------------------
     control_fps: float = _f(30.0, "Hz", "manosim-in-Newton: 30 fps control, poses saved per control frame")
     substeps: int = _f(8, "1", "manosim-in-Newton: 8 substeps per control frame -> dt = 1/240 s")
@@ -354,7 +362,8 @@ def describe() -> list[dict]:
     """Rows ``{name, default, unit, source}`` for every knob (README / --help)."""
     rows = []
     for f in dataclasses.fields(ReplayConfig):
-        rows.append({"name": f.name, "default": f.default, "unit": f.metadata.get("unit"),
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        rows.append({"name": f.name, "default": default, "unit": f.metadata.get("unit"),
                      "source": f.metadata.get("source")})
     return rows
 
@@ -369,29 +378,3 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
     if config.hand_variant is not None:
         return config
     return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
-
-
-#: Named, versioned settings (``run_study.py --preset NAME``): ``{name: {"version", "settings":
-#: {field: value}, "sources": {field: why}}}``, the same for every recording; the study's config
-#: records ``preset = "name@version"``. Today's protocol (no preset) stays the default.
-# --- recorded protocol (replay.protocol.recorded_protocol): object tracking against the recorded track ------
-#: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
-#: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the
-#: recorded orientation (geodesic angle, deg). 2 cm / 30 deg: the per-frame object tracking
-#: thresholds of hand-object imitation work (physics-based tracking of human hand-object
-#: demonstrations, e.g. DexTrack, Liu et al., ICLR 2025, arXiv:2502.09614, reports success
-#: under per-frame object translation and rotation thresholds of this order); the pair
-#: used here is the one the project adopted, not re-derived from the data.
-TRACK_POS_TOL_M = 0.02
-TRACK_ROT_TOL_DEG = 30.0
-#: The object is lost at the first frame that starts a run of frames outside that tolerance
-#: lasting at least this long (recorded s) or running to the end: a brief excursion (a contact
-#: transient) is not a loss, and an object left on the table is not "tracked" because the person
-#: later puts the recorded one back where the simulated one stayed. 0.5 s: the scale of a
-#: reach-to-grasp's closure (Jeannerod, J. Motor Behavior 1984), far longer than a transient.
-TRACK_LOST_MIN_S = 0.5
-#: End of the manipulation (recorded protocol): the last recorded frame whose object pose
-#: is farther than this from the object's final pose (m, origin) ...
-MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.adapter_fields.LIFT_THRESHOLD_M
-#: ... plus this margin (s, recorded), capped at the recording's end, so the release is replayed.
-MANIPULATION_END_MARGIN_S = 0.5

@@ -35,6 +35,7 @@ import sys
 
 from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
 from replay.config import ReplayConfig
+from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
 from replay.datasets import RECORDING_DATASETS
@@ -77,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--preset", choices=preset_names(), default=None,
                    help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
+    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
+                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
+                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
+    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
+                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
+                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
     p.add_argument("--verbose", action="store_true",
@@ -110,6 +117,8 @@ def config_from_args(a) -> ReplayConfig:
         ReplayError: a setting out of range, from a flag or the ``--config`` file.
     """
     cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
+    if a.physics is not None or a.physics_set:
+        cfg = physics.apply_physics(cfg, a.physics, dict(physics.parse_setting(t) for t in a.physics_set))
     if a.effort is not None:
         cfg.effort_limit = a.effort
     if a.fps is not None:

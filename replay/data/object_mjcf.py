@@ -42,7 +42,7 @@ from replay.errors import DataError
 from replay.fileio import atomic_write_bytes, sha256_file
 
 #: MuJoCo's built-in geom defaults (MuJoCo XML reference, ``geom`` element).
-_MJ_GEOM_DEFAULTS = {"type": "sphere", "density": "1000", "friction": "1 0.005 0.0001", "condim": "3"}
+_MJ_GEOM_DEFAULTS = {"type": "sphere", "density": "1000", "friction": "1 0.005 0.0001", "condim": "3", "margin": "0"}
 
 
 def _bake(meshes: list[trimesh.Trimesh], key: str, name: str, sub: str) -> Path:
@@ -75,6 +75,7 @@ class GrabObjectInfo:
     density: float = 0.0
     friction: tuple[float, float, float] = (0.0, 0.0, 0.0)
     condim: int = 0
+    margin: float = 0.0
     geoms: tuple = field(default=(), repr=False)  # (visual _Geoms, collision _Geoms, angle in degrees?)
     density_source: str = "file: object.xml"
 
@@ -255,6 +256,7 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         density=one("density", float),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
         condim=one("condim", int),
+        margin=one("margin", float),
         geoms=(vis, col, angle_deg),
     )
     stated, _ = _body_geoms(root, _collect_defaults(root, mj_defaults=False), _declared_meshes(root, object_dir), xml,
@@ -333,6 +335,7 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
         check_collision_part(part, f"geom[{g.attrs['name']}].mesh")
     return ObjectAsset(
         name=info.name, visual_mesh=visual, collision_meshes=collision,
-        density=info.density, mass=None, friction=info.friction, condim=info.condim, source=info.xml,
+        density=info.density, mass=None, friction=info.friction, condim=info.condim, margin=info.margin,
+        source=info.xml,
         density_source=info.density_source,
     )

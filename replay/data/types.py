@@ -60,6 +60,8 @@ class ObjectAsset:
         mass: kg, or None to derive from ``density`` and the collision volume.
         friction: MuJoCo-style (sliding, torsional, rolling) coefficients.
         condim: MuJoCo contact dimensionality for this object's geoms.
+        margin: MuJoCo geom ``margin`` of the collision parts as the asset writes it, m (MuJoCo's
+            default 0); used as written under the physics choice ``object_margin`` ``asset``.
         source: file the asset was described in (for error messages and provenance).
         density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, or
             ``"default: ..."`` when the asset states none and a simulator default applies).
@@ -72,6 +74,7 @@ class ObjectAsset:
     mass: float | None = None
     friction: tuple[float, float, float] = (1.0, 0.5, 0.01)
     condim: int = 4
+    margin: float = 0.0
     source: Path | None = None
     density_source: str = ""
 

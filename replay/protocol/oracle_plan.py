@@ -18,7 +18,7 @@ Phases (:mod:`replay.protocol.plan` codes), ``oracle_start = "synthetic"``:
    the thumb base (MANO joint 13) pre-bent ``oracle_thumb_prebend_rad`` about the axis of
    its recorded grasp rotation;
 1. approach (the closure) ``oracle_closure_s``: the wrist on the straight line to the grasp
-   pose (min-jerk timed), orientation fixed; every finger joint slerped from its start to
+   pose (min-jerk timed, or at constant speed: the physics choice ``closure_profile``), orientation fixed; every finger joint slerped from its start to
    its recorded grasp rotation plus ``oracle_extra_flexion_deg`` (:func:`extra_flexion`);
 2. lift: the wrist rises ``oracle_lift_height`` along world +Z over ``oracle_lift_s``
    (quintic min-jerk); 3. hold ``oracle_hold_s`` at the top (the success window).
@@ -55,6 +55,7 @@ from replay.protocol.plan import (
     plan_from_rows,
     replayed_frames,
 )
+from replay.sim import physics
 from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
 
 #: the protocol's name (``--protocol hug-oracle``; ``Plan.kind``)
@@ -185,8 +186,9 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
          (("settle", cfg.settle_s), ("close", cfg.oracle_closure_s), ("lift", lift_s), ("hold", hold_s))}
     rows, phase = [start.copy() for _ in range(n["settle"])], [PHASE_SETTLE] * n["settle"]
     q0, q1 = finger_quats(start), finger_quats(grasp)
+    linear = physics.choice_value(cfg, "closure_profile") == "linear"
     for k in range(1, n["close"] + 1):
-        s = float(min_jerk(k / n["close"]))
+        s = k / n["close"] if linear else float(min_jerk(k / n["close"]))
         r = grasp.copy()
         r[:3] = (1 - s) * start[:3] + s * grasp[:3]
         r[fs:] = quat_slerp(q0, q1, s).reshape(-1)

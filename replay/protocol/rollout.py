@@ -50,6 +50,7 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     plan_from_rows,
     replayed_frames,
 )
+from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
@@ -94,6 +95,10 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
         plan = oracle_plan.plan_oracle(rec, coords, cfg)
     else:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
+    offset = np.asarray(physics.choice_value(cfg, "wrist_target_offset_mm"), float) / 1000.0
+    if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
+        plan.coords = plan.coords.copy()
+        plan.coords[:, :3] += offset
     plan.touch = contact_agreement.recorded_bone_distances(rec, raw if protocol == "lift" else coords, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
@@ -216,7 +221,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
-        engine=engine, **({"pad_compression": plan.pad} if plan.pad is not None else {}),
+        engine=engine, physics=physics.physics_record(cfg), **({"pad_compression": plan.pad} if plan.pad is not None else {}),
     )
     try:
         at = contact_agreement.agreement_frame(plan, float(rec.time[int(rec.grasp_frame)]))

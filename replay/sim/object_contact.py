@@ -40,6 +40,7 @@ import dataclasses
 import mujoco
 import numpy as np
 
+from replay.sim import physics
 from replay.sim.contact_table import hand_object_table
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.model_edits import apply_variant
@@ -56,11 +57,15 @@ def apply_object_contact(scene):
         "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``, ``readback["contact_pairs"]`` read again.
     """
     cfg = scene.config
-    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None:
+    margin = _asset_margin(scene)
+    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
+            and margin is None:
         return scene
     m = scene.solver.mj_model
     lay = MjLayout.from_scene(scene)
     og = np.flatnonzero(lay.object_geoms)
+    if margin is not None:  # Newton zeroes geom margins whenever MULTICCD meets a mesh (newton #2106)
+        m.geom_margin[og] = margin
     if cfg.hand_object_contact == "manosim":
         m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body
@@ -76,8 +81,19 @@ def apply_object_contact(scene):
                             "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
                             "object_solmix": np.unique(m.geom_solmix[og]).tolist(),
                             "object_friction": np.unique(m.geom_friction[og, 0]).tolist(),
+                            "object_margin": np.unique(m.geom_margin[og]).tolist(),
                             "friction": {k: edit[k] for k in ("contact_friction", "friction_geoms",
                                                               "friction_side_effects") if k in edit}}
     scene = dataclasses.replace(scene, object_mass=mass)
     rb["contact_pairs"] = hand_object_table(scene)
     return dataclasses.replace(scene, readback=rb)
+
+
+def _asset_margin(scene) -> float | None:
+    """The object's geom margin (m) as its asset writes it when the physics choice ``object_margin``
+    is ``asset`` and the asset sets one (> 0); None: leave the compiled margin (0) as it is."""
+    if physics.choice_value(scene.config, "object_margin") != "asset":
+        return None
+    asset = (scene.build_inputs or {}).get("asset")
+    margin = float(getattr(asset, "margin", 0.0) or 0.0)
+    return margin if margin > 0.0 else None

@@ -30,6 +30,7 @@ from pathlib import Path
 import newton
 import numpy as np
 
+from replay.sim import physics
 from replay.sim.object_contact import apply_object_contact
 from replay.sim import silent_failures as diagnostics
 from replay.config import GRAVITY, ReplayConfig
@@ -245,6 +246,8 @@ def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, k
     flutter = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd],
                                           config)
     changed = False
+    if physics.choice_value(config, "finger_flutter_damping") == "as_authored":  # measured, never raised
+        return damping, [dict(rec, raised_to=None) for rec in flutter], False
     if config.finger_drive == "quat":  # the quaternion drive has no flutter bound: damping stays as imported
         return damping, [dict(rec, raised_to=None) for rec in flutter], False
     for rec in flutter:

@@ -57,6 +57,9 @@ def build_engine_scene(spec, cfg):
     Raises:
         as the builder: DataError, SceneError, ReadbackError.
     """
+    from replay.sim.physics import refuse_unsupported
+
+    refuse_unsupported(cfg)
     if cfg.solver_backend == "steel":
         from replay.sim.engine.steel.steel_scene import build_steel_scene
 

@@ -20,6 +20,21 @@ target velocity so a moving target is tracked without lag); ``M`` the hand mass,
 cross term moves the PD force from the frame origin (where the MJCF's slide joints
 act) to the COM; the last one places the weight compensation at the hand's COM.
 
+Two laws (``par[P_LAW]``, the physics choice ``wrist_law`` of :mod:`replay.sim.physics`) and the
+weight term switched by ``par[P_GCOMP]`` (``wrist_gravity_compensation``: 1 on, 0 off):
+
+* ``wrench`` (0): the law above;
+* ``authored_actuators`` (1): exactly what MuJoCo applies for the manosim MJCF's wrist
+  actuators (``<position>`` on the slides ``wrist_tx/ty/tz`` and, with gear e_x, e_y, e_z, on
+  the ball ``wrist_rot``; MuJoCo's actuator force kp (ctrl - length) - kv velocity, the ball
+  transmission's length the rotation vector of the joint quaternion, its moment the gear in
+  the joint's (hand) frame: MuJoCo computation chapter, *Actuation model* / ``mj_transmission``):
+  ``f = kp_t (p* - p) - kd_t v`` along world axes at the frame origin, ``tau_hand = kp_r
+  (rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame, no target velocity and no
+  feed-forward; ``kd`` the kv MuJoCo derives from the authored dampratio. The slides' and the
+  ball's velocities are a free joint's ``qvel`` (world linear, hand-frame angular), so on the
+  importer's free joint the generalized force is the one the authored joints receive.
+
 Quaternions here are MuJoCo's (w, x, y, z); positions world Z-up, m.
 """
 
@@ -35,13 +50,16 @@ from replay.config import GRAVITY
 G = GRAVITY  # m/s^2, magnitude (world gravity is -G along Z): replay.config.GRAVITY
 
 # layout of the float64 parameter vector ``par`` (see :func:`wrist_params`)
-P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS = 0, 6, 12, 18, 19, 20
-P_SIZE = 23
+P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS, P_LAW, P_GCOMP = 0, 6, 12, 18, 19, 20, 23, 24
+P_SIZE = 25
+#: ``par[P_LAW]`` values (module doc)
+LAW_WRENCH, LAW_AUTHORED = 0.0, 1.0
 # layout of a per-substep target row ``tgt``: pos (3), quat wxyz (4), vel (3), omega (3), acc (3)
 T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
 
 
-def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: float = G) -> np.ndarray:
+def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: float = G,
+                 law: str = "wrench", gravity_compensation: bool = True) -> np.ndarray:
     """Pack the controller constants into one float64 vector.
 
     Args:
@@ -50,8 +68,16 @@ def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: f
         hand_mass: total hand mass M, kg.
         root_com_local: (3,) root body COM in its own frame, m.
         gravity: magnitude, m/s^2.
+        law: ``"wrench"`` or ``"authored_actuators"`` (module doc); gravity_compensation: the ``+M g`` term.
+
+    Raises:
+        ValueError: non-finite constants or an unknown law.
     """
+    if law not in ("wrench", "authored_actuators"):
+        raise ValueError(f"wrist law {law!r} not in ('wrench', 'authored_actuators')")
     par = np.zeros(P_SIZE)
+    par[P_LAW] = LAW_AUTHORED if law == "authored_actuators" else LAW_WRENCH
+    par[P_GCOMP] = 1.0 if gravity_compensation else 0.0
     par[P_KP:P_KP + 6] = kp
     par[P_KD:P_KD + 6] = kd
     par[P_DPASS:P_DPASS + 6] = d_passive
@@ -120,6 +146,34 @@ def _orientation_error(q, tgt):
 
 
 @njit(cache=True, nogil=True)
+def _rotvec(q0, q1, q2, q3):
+    """Rotation vector (3,) rad of the quaternion (w, x, y, z), angle in [0, pi] (MuJoCo's
+    ``mju_quat2Vel`` with dt 1: its angle wrapped to (-pi, pi] is the same rotation vector)."""
+    n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    w, x, y, z = q0 / n, q1 / n, q2 / n, q3 / n
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    sv = math.sqrt(x * x + y * y + z * z)
+    if sv < 1e-12:
+        k = 2.0 / w if w > 0.0 else 0.0
+    else:
+        k = 2.0 * math.atan2(sv, w) / sv
+    return (x * k, y * k, z * k)
+
+
+@njit(cache=True, nogil=True)
+def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
+    """World-frame torque (3,) N·m of the MJCF's ball-joint wrist actuators into ``tau`` (module doc)."""
+    rv = _rotvec(qpos[qadr + 3], qpos[qadr + 4], qpos[qadr + 5], qpos[qadr + 6])
+    rt = _rotvec(tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3])
+    loc = np.empty(3)
+    for i in range(3):
+        loc[i] = par[P_KP + 3 + i] * (rt[i] - rv[i]) - par[P_KD + 3 + i] * qvel[vadr + 3 + i]
+    for i in range(3):
+        tau[i] = R[i, 0] * loc[0] + R[i, 1] * loc[1] + R[i, 2] * loc[2]
+
+
+@njit(cache=True, nogil=True)
 def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt, out):
     """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
 
@@ -141,14 +195,19 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
         w[i] = R[i, 0] * qvel[vadr + 3] + R[i, 1] * qvel[vadr + 4] + R[i, 2] * qvel[vadr + 5]
     M = par[P_M]
     f = np.empty(3)
-    for i in range(3):
-        f[i] = (par[P_KP + i] * (tgt[T_POS + i] - p[i]) + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
-                + par[P_DPASS + i] * tgt[T_VEL + i] + M * tgt[T_ACC + i])
-    err = _orientation_error(qpos[qadr + 3:qadr + 7], tgt)
     tau = np.empty(3)
-    for i in range(3):
-        tau[i] = (par[P_KP + 3 + i] * err[i] + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])
-                  + par[P_DPASS + 3 + i] * tgt[T_OMEGA + i])
+    if par[P_LAW] == LAW_AUTHORED:
+        for i in range(3):
+            f[i] = par[P_KP + i] * (tgt[T_POS + i] - p[i]) - par[P_KD + i] * qvel[vadr + i]
+        _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau)
+    else:
+        for i in range(3):
+            f[i] = (par[P_KP + i] * (tgt[T_POS + i] - p[i]) + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
+                    + par[P_DPASS + i] * tgt[T_VEL + i] + M * tgt[T_ACC + i])
+        err = _orientation_error(qpos[qadr + 3:qadr + 7], tgt)
+        for i in range(3):
+            tau[i] = (par[P_KP + 3 + i] * err[i] + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])
+                      + par[P_DPASS + 3 + i] * tgt[T_OMEGA + i])
     r = p - c_root
     tau[0] += r[1] * f[2] - r[2] * f[1]
     tau[1] += r[2] * f[0] - r[0] * f[2]
@@ -158,7 +217,7 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
     for b in hand_bodies:
         for i in range(3):
             ch[i] += body_mass[b] * xipos[b, i]
-    fg = M * par[P_G]
+    fg = M * par[P_G] * par[P_GCOMP]
     dx = ch[0] / M - c_root[0]
     dy = ch[1] / M - c_root[1]
     out[0], out[1], out[2] = f[0], f[1], f[2] + fg

@@ -22,6 +22,7 @@ import numpy as np
 import warp as wp
 
 from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim import physics
 from replay.sim.engine import wrist
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mjwarp.warp_kernels import S_SIZE
@@ -97,7 +98,8 @@ def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: in
     lay, dev, N = layout, device, nworld
     dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
     com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
-    par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com)
+    par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com,
+                             **physics.wrist_law_kwargs(scene.config))
 
     def i32(x):
         return wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)

@@ -42,6 +42,46 @@ def _slerp_wxyz(q0: wp.vec4d, q1: wp.vec4d, a: wp.float64) -> wp.vec4d:
     return out / wp.length(out)
 
 
+@wp.func
+def _rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
+    """Rotation vector (rad) of the quaternion (w, x, y, z), angle in [0, pi] (numba twin:
+    :func:`replay.sim.engine.wrist._rotvec`)."""
+    n = wp.length(q)
+    w = q[0] / n
+    x = q[1] / n
+    y = q[2] / n
+    z = q[3] / n
+    if w < wp.float64(0.0):
+        w = -w
+        x = -x
+        y = -y
+        z = -z
+    sv = wp.sqrt(x * x + y * y + z * z)
+    k = wp.float64(0.0)
+    if sv < wp.float64(1e-12):
+        if w > wp.float64(0.0):
+            k = wp.float64(2.0) / w
+    else:
+        k = wp.float64(2.0) * wp.atan2(sv, w) / sv
+    return wp.vec3d(x * k, y * k, z * k)
+
+
+@wp.func
+def _authored_wrench_part(par: wp.array[wp.float64], R: wp.mat33d, p: wp.vec3d, v: wp.vec3d, wb: wp.vec3d,
+                          q: wp.vec4d, tp: wp.vec3d, tq: wp.vec4d) -> wp.spatial_vectord:
+    """(force N, torque N·m), world frame, of the MJCF's wrist actuators (``wrist_law``
+    ``authored_actuators``: :mod:`replay.sim.engine.wrist`), the torque before the move to the COM."""
+    f = wp.vec3d()
+    for i in range(3):
+        f[i] = par[i] * (tp[i] - p[i]) - par[6 + i] * v[i]
+    rv = _rotvec_wxyz(q)
+    rt = _rotvec_wxyz(tq)
+    loc = wp.vec3d()
+    for i in range(3):
+        loc[i] = par[3 + i] * (rt[i] - rv[i]) - par[9 + i] * wb[i]
+    return wp.spatial_vectord(f, R * loc)
+
+
 @wp.kernel
 def wrist_kernel(
     qpos: wp.array2d[wp.float32],
@@ -113,6 +153,7 @@ def wrist_kernel(
     f = wp.vec3d()
     for i in range(3):
         f[i] = (par[i] * (tp[i] - p[i]) + par[6 + i] * (tv[i] - v[i]) + par[12 + i] * tv[i] + M * ta[i])
+    authored = _authored_wrench_part(par, R, p, v, wb, wp.vec4d(qw, qx, qy, qz), tp, tq)
     # orientation error: rotation vector of q* q^-1 (angle in [0, pi])
     cw = qw
     cx = -qx
@@ -142,6 +183,9 @@ def wrist_kernel(
     tau = wp.vec3d()
     for i in range(3):
         tau[i] = par[3 + i] * err[i] + par[9 + i] * (to[i] - om[i]) + par[15 + i] * to[i]
+    if par[23] == wp.float64(1.0):  # wrist_law authored_actuators (P_LAW)
+        f = wp.spatial_top(authored)
+        tau = wp.spatial_bottom(authored)
     r = p - c_root
     tau = tau + wp.cross(r, f)
     # gravity feed-forward: M g up at the hand's COM, moved to the root COM
@@ -150,7 +194,7 @@ def wrist_kernel(
         b = hand_bodies[j]
         xb = xipos[w, b]
         ch = ch + hand_body_mass[j] * wp.vec3d(wp.float64(xb[0]), wp.float64(xb[1]), wp.float64(xb[2]))
-    fg = M * par[19]
+    fg = M * par[19] * par[24]  # P_GCOMP: 0 = no gravity compensation
     dx = ch[0] / M - c_root[0]
     dy = ch[1] / M - c_root[1]
     xfrc[w, root] = wp.spatial_vector(

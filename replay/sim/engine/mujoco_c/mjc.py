@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from replay.sim import physics
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
@@ -154,7 +155,8 @@ class MjcBatch(SpanSteps):
             w.warn_base = w.warn[_WARN_IDS].astype(np.int64)
             self.worlds.append(w)
         self.par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, self._passive_wrist_damping(),
-                                      scene.hand_mass, scene.model.body_com.numpy()[scene.hand_bodies[0]])
+                                      scene.hand_mass, scene.model.body_com.numpy()[scene.hand_bodies[0]],
+                                      **physics.wrist_law_kwargs(scene.config))
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
         self.threads = max(1, int(threads))
         self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 and len(self.worlds) > 1 else None
