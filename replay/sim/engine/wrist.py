@@ -30,7 +30,9 @@ weight term switched by ``par[P_GCOMP]`` (``wrist_gravity_compensation``: 1 on, 
   transmission's length the rotation vector of the joint quaternion, its moment the gear in
   the joint's (hand) frame: MuJoCo computation chapter, *Actuation model* / ``mj_transmission``):
   ``f = kp_t (p* - p) - kd_t v`` along world axes at the frame origin, ``tau_hand = kp_r
-  (rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame, no target velocity and no
+  wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame (``wrap``: each axis's difference
+  into (-pi, pi], which MuJoCo 3.17 applies to a ball-joint actuator's ctrl - length: measured
+  against ``qfrc_actuator`` in ``tests/test_physics_authored.py``), no target velocity and no
   feed-forward; ``kd`` the kv MuJoCo derives from the authored dampratio. The slides' and the
   ball's velocities are a free joint's ``qvel`` (world linear, hand-frame angular), so on the
   importer's free joint the generalized force is the one the authored joints receive.
@@ -168,7 +170,12 @@ def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
     rt = _rotvec(tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3])
     loc = np.empty(3)
     for i in range(3):
-        loc[i] = par[P_KP + 3 + i] * (rt[i] - rv[i]) - par[P_KD + 3 + i] * qvel[vadr + 3 + i]
+        e = rt[i] - rv[i]  # wrapped into (-pi, pi] per axis, as MuJoCo does (module doc)
+        if e > math.pi:
+            e -= 2.0 * math.pi
+        elif e <= -math.pi:
+            e += 2.0 * math.pi
+        loc[i] = par[P_KP + 3 + i] * e - par[P_KD + 3 + i] * qvel[vadr + 3 + i]
     for i in range(3):
         tau[i] = R[i, 0] * loc[0] + R[i, 1] * loc[1] + R[i, 2] * loc[2]
 

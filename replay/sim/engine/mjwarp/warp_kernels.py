@@ -77,8 +77,14 @@ def _authored_wrench_part(par: wp.array[wp.float64], R: wp.mat33d, p: wp.vec3d, 
     rv = _rotvec_wxyz(q)
     rt = _rotvec_wxyz(tq)
     loc = wp.vec3d()
+    pi = wp.float64(3.141592653589793)
     for i in range(3):
-        loc[i] = par[3 + i] * (rt[i] - rv[i]) - par[9 + i] * wb[i]
+        e = rt[i] - rv[i]  # wrapped into (-pi, pi] per axis, as MuJoCo does
+        if e > pi:
+            e = e - wp.float64(2.0) * pi
+        elif e <= -pi:
+            e = e + wp.float64(2.0) * pi
+        loc[i] = par[3 + i] * e - par[9 + i] * wb[i]
     return wp.spatial_vectord(f, R * loc)
 
 
