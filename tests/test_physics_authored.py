@@ -178,3 +178,46 @@ def test_unsupported_engines_refuse():
     with pytest.raises(DataError, match="wrist"):
         physics.refuse_unsupported(dataclasses.replace(cfg, engine="newton"))
     physics.refuse_unsupported(cfg)  # MuJoCo C runs every choice
+
+
+@pytest.mark.parametrize("law,gcomp", [("authored_actuators", False), ("wrench", True), ("wrench", False)])
+def test_warp_wrist_kernel_equals_numba_law(hand, law, gcomp):
+    """The mujoco-warp path's ``wrist_kernel`` (Warp's CPU device) gives the numba law's wrench for the same
+    states and targets, each law and gravity switch: to 1e-3 N / N·m plus 1e-5 relative (the kernel reads
+    MuJoCo-warp's float32 state and writes float32 ``xfrc_applied``: float32 rounding of ~300 N/m x 1 m)."""
+    import warp as wp
+
+    from replay.sim.engine.mjwarp.warp_kernels import wrist_kernel
+
+    m, report, ipos = hand
+    par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], np.full(6, 5.0), 0.4, ipos,
+                             law=law, gravity_compensation=gcomp)
+    rng = np.random.default_rng(3)
+    rows = list(_states(rng, 8))
+    N = len(rows)
+    qpos = np.zeros((N, 7), np.float32)
+    qvel = np.zeros((N, 6), np.float32)
+    tgt = np.zeros((N, wrist.T_SIZE))
+    xipos = np.zeros((N, 2, 3), np.float32)
+    for i, (p, q, v, w_local, tp, tq) in enumerate(rows):
+        qpos[i] = np.concatenate([p, q.as_quat(scalar_first=True)])
+        qvel[i] = np.concatenate([v, w_local])
+        tgt[i, :3], tgt[i, 3:7] = tp, tq.as_quat(scalar_first=True)
+        tgt[i, 7:] = rng.normal(0, 0.3, 9)
+        xipos[i, 1] = p + q.apply(ipos)
+    dev = "cpu"
+    xfrc = wp.zeros((N, 2), dtype=wp.spatial_vector, device=dev)
+    act = wp.zeros(N, dtype=wp.float64, device=dev)
+    wp.launch(wrist_kernel, dim=N, inputs=[
+        wp.array(qpos, dtype=wp.float32, device=dev), wp.array(qvel, dtype=wp.float32, device=dev),
+        wp.array(xipos, dtype=wp.vec3, device=dev), wp.zeros((N, 1), dtype=wp.float32, device=dev),
+        wp.array(tgt, dtype=wp.float64, device=dev), wp.array(tgt, dtype=wp.float64, device=dev),
+        wp.array(par, dtype=wp.float64, device=dev), wp.array([1], dtype=wp.int32, device=dev),
+        wp.array([0.4], dtype=wp.float64, device=dev), wp.ones(N, dtype=wp.int32, device=dev), 0, 0, 1,
+        wp.float64(1.0), 0], outputs=[xfrc, act], device=dev)
+    got = xfrc.numpy()[:, 1]
+    out = np.zeros(6)
+    for i in range(N):
+        wrist.wrench(qpos[i].astype(float), qvel[i].astype(float), xipos[i].astype(float), 0, 0, 1, np.array([1]),
+                     np.array([0.0, 0.4]), par, tgt[i], out)
+        np.testing.assert_allclose(got[i], out, rtol=1e-5, atol=1e-3)

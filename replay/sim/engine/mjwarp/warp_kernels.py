@@ -85,7 +85,8 @@ def _authored_wrench_part(par: wp.array[wp.float64], R: wp.mat33d, p: wp.vec3d, 
         elif e <= -pi:
             e = e + wp.float64(2.0) * pi
         loc[i] = par[3 + i] * e - par[9 + i] * wb[i]
-    return wp.spatial_vectord(f, R * loc)
+    t = R * loc
+    return wp.spatial_vectord(f[0], f[1], f[2], t[0], t[1], t[2])
 
 
 @wp.kernel
