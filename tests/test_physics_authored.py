@@ -221,3 +221,24 @@ def test_warp_wrist_kernel_equals_numba_law(hand, law, gcomp):
         wrist.wrench(qpos[i].astype(float), qvel[i].astype(float), xipos[i].astype(float), 0, 0, 1, np.array([1]),
                      np.array([0.0, 0.4]), par, tgt[i], out)
         np.testing.assert_allclose(got[i], out, rtol=1e-5, atol=1e-3)
+
+
+def test_authored_bridge_ends_at_the_replay_physics():
+    """The authored bridge's cumulative path switches every physics choice in which ``authored`` and ``replay``
+    differ (so its lift-protocol rows run the replay physics exactly), and each ``lift/*`` row sets exactly one
+    element back to the authored value."""
+    from replay.study.bridge_rows import bridge_rows
+
+    rows = {r["id"]: r for r in bridge_rows("authored")}
+    base = physics.apply_physics(ReplayConfig(), "authored")
+    end = physics.apply_physics(dataclasses.replace(base, **rows["cumulative/lift/hold"]["config"]))
+    auth, rep = physics.PHYSICS["authored"], physics.PHYSICS["replay"]
+    differ = {k for k in auth if auth[k].value != rep[k].value}
+    assert differ <= set(end.physics_overrides)
+    for k in differ:
+        assert physics.choice_value(end, k) == rep[k].value
+    assert (end.integrator, end.cone, end.impratio) == ("implicitfast", "elliptic", 10.0)
+    back = physics.apply_physics(dataclasses.replace(base, **rows["lift/wrist gravity compensation"]["config"]))
+    assert physics.choice_value(back, "wrist_gravity_compensation") is False
+    assert physics.choice_value(back, "wrist_law") == "wrench"
+    assert "oracle/contact" not in rows  # as authored, the oracle's contact is already MuJoCo's mixing

@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     p.add_argument("--rows", default=None, help="comma-separated row ids (default: every row)")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
+    p.add_argument("--physics", choices=["replay", "authored"], default="replay",
+                   help="the oracle's physics (replay.sim.physics); authored: the bridge starts from the files as "
+                        "written plus MuJoCo's defaults, each physics choice of the lift protocol an element of its own")
     p.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a bridge JSON and exit")
     a = p.parse_args(argv)
     if a.markdown:
@@ -60,7 +63,7 @@ def main(argv=None) -> int:
     from replay.study.bridge_rows import bridge_rows
     from replay.study.prepare import select_sequences
 
-    rows = bridge_rows()
+    rows = bridge_rows(a.physics)
     if a.rows:
         want = [x.strip() for x in a.rows.split(",") if x.strip()]
         unknown = sorted(set(want) - {r["id"] for r in rows})
@@ -75,7 +78,12 @@ def main(argv=None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
-    res = run_bridge(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), rows, out, workers=max(1, a.workers),
+    from replay.config import ReplayConfig
+    from replay.sim.physics import apply_physics
+
+    base = apply_physics(ReplayConfig(), a.physics)
+    res = run_bridge(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), rows, out, base=base,
+                     workers=max(1, a.workers),
                      log=lambda s: print(s, flush=True))
     md = bridge_markdown(res)
     atomic_write_text(out.with_suffix(".md"), md)

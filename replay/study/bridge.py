@@ -23,8 +23,9 @@ from pathlib import Path
 
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.fileio import atomic_write_text
+from replay.sim.physics import apply_physics
 from replay.study.batch import run_batch
-from replay.study.bridge_rows import counted
+from replay.study.bridge_rows import counted, merge_config
 from replay.study.console import quiet_libraries
 
 
@@ -55,7 +56,7 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list
 
     done, prepared, out = {}, {}, {}
     for row in rows:
-        cfg = resolve_hand_variant(ReplayConfig.from_dict(dict(base, **row["config"])), dataset)
+        cfg = resolve_hand_variant(apply_physics(ReplayConfig.from_dict(merge_config(base, row["config"]))), dataset)
         k = _key(row)
         try:
             if k not in done:

@@ -37,32 +37,83 @@ EXTRA = (
 )
 ORACLE = "hug-oracle"
 
+#: ``bridge_rows("authored")``: the oracle under the named physics ``authored`` (replay.sim.physics: the files as
+#: written plus MuJoCo's defaults) and each physics choice the lift protocol makes otherwise, as an element of its
+#: own (``physics_overrides`` toward the ``replay`` physics), before the protocol's elements. The oracle's contact
+#: element is gone: as authored its contact is MuJoCo's mixing, as the lift protocol's is.
+PHYSICS_ELEMENTS = (
+    ("wrist gravity compensation", {"wrist_gravity_compensation": True}, "off -> +M g"),
+    ("wrist law", {"wrist_law": "wrench"}, "the MJCF's actuators -> our wrench (geodesic, feed-forward)"),
+    ("solver options", {"integrator": "implicitfast", "cone": "elliptic", "impratio": 10.0},
+     "Euler, pyramidal, impratio 1 -> implicitfast, elliptic, 10"),
+    ("object margin", {"object_margin": "zero"}, "0.5 mm (asset) -> 0"),
+    ("finger damping", {"finger_flutter_damping": "raised"}, "as authored -> raised to the flutter bound"),
+    ("closure profile", {"closure_profile": "minjerk"}, "linear -> min-jerk"),
+)
+#: extra rows on the authored oracle
+PHYSICS_EXTRA = (
+    ("contact", {"contact_mixing": "hand"}, "MuJoCo's mixing -> the hand's values (manosim, the oracle's)"),
+    ("solver options", {"cone": "elliptic", "impratio": 10.0}, "elliptic, impratio 10 only"),
+)
 
-def bridge_rows() -> list[dict]:
-    """Every row of the bridge, in table order (module doc)."""
-    rows = [dict(id="oracle", path="oracle", element="-", value="hug-oracle as configured", protocol=ORACLE,
-                 config={}, count="lifted")]
-    for name, cfg, label in ELEMENTS:
+
+def _physics(over: dict) -> dict:
+    return {"physics_overrides": dict(over)}
+
+
+def merge_config(acc: dict, cfg: dict) -> dict:
+    """``acc`` with ``cfg`` over it, ``physics_overrides`` merged key by key."""
+    out = {**acc, **cfg}
+    if "physics_overrides" in acc or "physics_overrides" in cfg:
+        out["physics_overrides"] = {**acc.get("physics_overrides", {}), **cfg.get("physics_overrides", {})}
+    return out
+
+
+def bridge_rows(physics: str = "replay") -> list[dict]:
+    """Every row of the bridge, in table order (module doc); ``physics="authored"``: from the oracle as
+    authored, the physics elements first (:data:`PHYSICS_ELEMENTS`)."""
+    if physics == "authored":
+        elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [e for e in ELEMENTS if e[0] != "contact"]
+        extra = [(n, _physics(c), lab) for n, c, lab in PHYSICS_EXTRA] + list(EXTRA)
+    else:
+        elements, extra = list(ELEMENTS), list(EXTRA)
+    rows = [dict(id="oracle", path="oracle", element="-", value=f"hug-oracle as configured ({physics} physics)",
+                 protocol=ORACLE, config={}, count="lifted")]
+    for name, cfg, label in elements:
         rows.append(dict(id=f"oracle/{name}", path="oracle", element=name, value=label, protocol=ORACLE,
                          config=dict(cfg), count="lifted"))
-    for name, cfg, label in EXTRA:
+    for name, cfg, label in extra:
         rows.append(dict(id=f"oracle/{name}/{label}", path="oracle", element=name, value=label, protocol=ORACLE,
                          config=dict(cfg), count="lifted"))
     acc: dict = {}
-    for name, cfg, label in ELEMENTS:
-        acc = {**acc, **cfg}
+    for name, cfg, label in elements:
+        acc = merge_config(acc, cfg)
         rows.append(dict(id=f"cumulative/{name}", path="cumulative", element=f"+ {name}", value=label,
                          protocol=ORACLE, config=dict(acc), count="lifted"))
     for count, label in (("hold", "the lift protocol, judged at the end of the hold"),
                          ("shake", "+ held through the shake"), ("release", "+ falls after the release (lift)")):
         rows.append(dict(id=f"cumulative/lift/{count}", path="cumulative", element=f"lift protocol ({count})",
-                         value=label, protocol="lift", config={}, count=count))
+                         value=label, protocol="lift", config=_lift_end(acc), count=count))
     full = dict(acc)
-    for name, cfg, label in ELEMENTS:
-        back = {k: v for k, v in full.items() if k not in cfg}
+    for name, cfg, label in elements:
+        back = _without(full, cfg)
         rows.append(dict(id=f"lift/{name}", path="lift", element=name, value=label.split(" -> ")[0] + " (oracle's)",
                          protocol=ORACLE, config=back, count="lifted"))
     return rows
+
+
+def _lift_end(acc: dict) -> dict:
+    """The lift protocol's rows: no oracle field matters there, the physics switched (``acc``'s overrides)."""
+    return _physics(acc["physics_overrides"]) if "physics_overrides" in acc else {}
+
+
+def _without(full: dict, cfg: dict) -> dict:
+    """``full`` with the element ``cfg`` set back to the oracle's (its keys removed, overrides too)."""
+    back = {k: v for k, v in full.items() if k not in cfg or k == "physics_overrides"}
+    if "physics_overrides" in cfg:
+        back["physics_overrides"] = {k: v for k, v in full["physics_overrides"].items()
+                                     if k not in cfg["physics_overrides"]}
+    return back
 
 
 def counted(row: dict, m: dict, cfg) -> bool:
