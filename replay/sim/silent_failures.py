@@ -298,6 +298,14 @@ def _check_options(view: SolverView, cfg) -> list[str]:
             errs.append(f"opt.iterations = {opt.iterations}, set {cfg.iterations}")
         if not _close(opt.gravity, [0, 0, -9.81]):
             errs.append(f"opt.gravity = {list(opt.gravity)}")
+    multi = not (int(opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD))
+    if multi != bool(cfg.multiccd):
+        errs.append(f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set {cfg.multiccd}")
+    if not _close(opt.tolerance, cfg.tolerance) or int(opt.ls_iterations) != cfg.ls_iterations:
+        errs.append(f"opt.tolerance / ls_iterations = {opt.tolerance} / {opt.ls_iterations}, set {cfg.tolerance} / "
+                    f"{cfg.ls_iterations}")
+    if int(opt.noslip_iterations) != 0:
+        errs.append(f"opt.noslip_iterations = {opt.noslip_iterations}, set 0 (MuJoCo's default, both physics)")
     return errs
 
 
