@@ -42,6 +42,16 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
 
+def add_physics_args(p: argparse.ArgumentParser) -> None:
+    """``--physics`` and ``--physics-set`` (:mod:`replay.sim.physics`)."""
+    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
+                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
+                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
+    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
+                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
+                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -78,12 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--preset", choices=preset_names(), default=None,
                    help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
-    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
-                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
-    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
-                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
-                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
+    add_physics_args(p)
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
     p.add_argument("--verbose", action="store_true",

@@ -32,6 +32,7 @@ import numpy as np
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim.contact_table import hand_object_table
+from replay.sim.option_readback import check_options
 from replay.sim.solver_view import SolverView
 
 
@@ -248,7 +249,7 @@ def check_readback(scene) -> dict:
     """
     view = SolverView(scene.solver)
     m = view.mj_model
-    errs = _check_options(view, scene.config)
+    errs = check_options(view, scene.config)
     act_errs, acts = _check_actuators(view, scene)
     dof_errs, dof_damping = _check_dofs(view, scene.model)
     errs += act_errs + dof_errs + _check_object_geoms(view, scene)
@@ -272,41 +273,6 @@ def check_readback(scene) -> dict:
     if errs:
         raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))
     return result
-
-
-_SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG}
-_INTEGRATORS = {
-    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-    "euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
-}
-_CONES = {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL}
-
-
-def _check_options(view: SolverView, cfg) -> list[str]:
-    """Mismatches of ``mj_model.opt`` against the config: solver, integrator, cone; on MuJoCo C also
-    impratio, iterations and gravity (m/s^2, world Z-up)."""
-    errs = []
-    opt = view.mj_model.opt
-    want = {"solver": _SOLVERS[cfg.solver], "integrator": _INTEGRATORS[cfg.integrator], "cone": _CONES[cfg.cone]}
-    for k, v in want.items():
-        if int(getattr(opt, k)) != int(v):
-            errs.append(f"opt.{k} = {int(getattr(opt, k))}, set {int(v)}")
-    if view.is_cpu:
-        if not _close(opt.impratio, cfg.impratio):
-            errs.append(f"opt.impratio = {opt.impratio}, set {cfg.impratio}")
-        if int(opt.iterations) != cfg.iterations:
-            errs.append(f"opt.iterations = {opt.iterations}, set {cfg.iterations}")
-        if not _close(opt.gravity, [0, 0, -9.81]):
-            errs.append(f"opt.gravity = {list(opt.gravity)}")
-    multi = not (int(opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD))
-    if multi != bool(cfg.multiccd):
-        errs.append(f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set {cfg.multiccd}")
-    if not _close(opt.tolerance, cfg.tolerance) or int(opt.ls_iterations) != cfg.ls_iterations:
-        errs.append(f"opt.tolerance / ls_iterations = {opt.tolerance} / {opt.ls_iterations}, set {cfg.tolerance} / "
-                    f"{cfg.ls_iterations}")
-    if int(opt.noslip_iterations) != 0:
-        errs.append(f"opt.noslip_iterations = {opt.noslip_iterations}, set 0 (MuJoCo's default, both physics)")
-    return errs
 
 
 def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:

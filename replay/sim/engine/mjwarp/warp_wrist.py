@@ -1,0 +1,55 @@
+"""The MJCF's wrist actuator law as Warp functions (the physics choice ``wrist_law`` ``authored_actuators``),
+called by :func:`replay.sim.engine.mjwarp.warp_kernels.wrist_kernel`; the numba twin and the law's
+statement are in :mod:`replay.sim.engine.wrist`. float64; quaternions MuJoCo wxyz; world Z-up.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+
+@wp.func
+def rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
+    """Rotation vector (rad) of the quaternion (w, x, y, z), angle in [0, pi] (numba twin:
+    :func:`replay.sim.engine.wrist._rotvec`)."""
+    n = wp.length(q)
+    w = q[0] / n
+    x = q[1] / n
+    y = q[2] / n
+    z = q[3] / n
+    if w < wp.float64(0.0):
+        w = -w
+        x = -x
+        y = -y
+        z = -z
+    sv = wp.sqrt(x * x + y * y + z * z)
+    k = wp.float64(0.0)
+    if sv < wp.float64(1e-12):
+        if w > wp.float64(0.0):
+            k = wp.float64(2.0) / w
+    else:
+        k = wp.float64(2.0) * wp.atan2(sv, w) / sv
+    return wp.vec3d(x * k, y * k, z * k)
+
+
+@wp.func
+def authored_wrench_part(par: wp.array[wp.float64], R: wp.mat33d, p: wp.vec3d, v: wp.vec3d, wb: wp.vec3d,
+                          q: wp.vec4d, tp: wp.vec3d, tq: wp.vec4d) -> wp.spatial_vectord:
+    """(force N, torque N·m), world frame, of the MJCF's wrist actuators (``wrist_law``
+    ``authored_actuators``: :mod:`replay.sim.engine.wrist`), the torque before the move to the COM."""
+    f = wp.vec3d()
+    for i in range(3):
+        f[i] = par[i] * (tp[i] - p[i]) - par[6 + i] * v[i]
+    rv = rotvec_wxyz(q)
+    rt = rotvec_wxyz(tq)
+    loc = wp.vec3d()
+    pi = wp.float64(3.141592653589793)
+    for i in range(3):
+        e = rt[i] - rv[i]  # wrapped into (-pi, pi] per axis, as MuJoCo does
+        if e > pi:
+            e = e - wp.float64(2.0) * pi
+        elif e <= -pi:
+            e = e + wp.float64(2.0) * pi
+        loc[i] = par[3 + i] * e - par[9 + i] * wb[i]
+    t = R * loc
+    return wp.spatial_vectord(f[0], f[1], f[2], t[0], t[1], t[2])
