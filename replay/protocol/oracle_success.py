@@ -8,7 +8,8 @@ frame of that hold
 * no collision vertex of the object (the vertices of the convex parts the simulator collides,
   ``scene.object_vertices``) is at or below the support's top surface, z <= support height,
   within the support's xy extent (a GRAB table top; everywhere for a plane): for a convex
-  part against the top face of a box (margin 0, gap 0: :mod:`replay.config` ``contact_gap``)
+  part against the top face of a box (gap 0: :mod:`replay.config` ``contact_gap``; the pair's
+  margin added to the height when the object keeps its asset's, ``object_margin`` ``asset``)
   this is MuJoCo's contact condition, so it is the object-support entry of MuJoCo's contact
   list, read from the poses on every engine (``tests/test_oracle.py`` checks it against
   ``MjData.contact`` on the MuJoCo C engine); and
@@ -28,10 +29,12 @@ from replay.protocol.measures import Trace, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
 
 
-def support_contact(verts_world: np.ndarray, support_height: float, extent) -> bool:
+def support_contact(verts_world: np.ndarray, support_height: float, extent, margin: float = 0.0) -> bool:
     """Whether object vertices (V, 3) m touch the support's top: any at or below
-    ``support_height`` (m, world z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane)."""
-    low = verts_world[:, 2] <= support_height
+    ``support_height + margin`` (m, world z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane).
+    ``margin``: the object-support pair's contact margin, m (MuJoCo: the larger of the two geoms' margins;
+    a contact exists, and acts, within it: 0.5 mm under the physics choice ``object_margin`` ``asset``)."""
+    low = verts_world[:, 2] <= support_height + margin
     if extent is not None:
         x, y = verts_world[:, 0], verts_world[:, 1]
         low &= (x >= extent[0]) & (x <= extent[2]) & (y >= extent[1]) & (y <= extent[3])
@@ -39,7 +42,7 @@ def support_contact(verts_world: np.ndarray, support_height: float, extent) -> b
 
 
 def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, extent, metrics: dict,
-          cfg: ReplayConfig) -> dict:
+          cfg: ReplayConfig, margin: float = 0.0) -> dict:
     """The oracle's figures of one world (module doc) and its verdict.
 
     Args:
@@ -47,6 +50,7 @@ def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, exten
             collision vertices, m, object frame; support_height: m; extent: the support's xy
             extent or None; metrics: the world's :func:`replay.protocol.measures.measure_world`
             metrics (``stable``, ``completed``, ``lifted``, ``outcome``, ``diagnosis``).
+        margin: the object-support pair's contact margin, m (:func:`support_contact`).
 
     Returns:
         Metric updates: ``oracle`` = ``{"success_test", "off_table", "hold_frames",
@@ -61,7 +65,7 @@ def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, exten
     touching = 0
     for k in seen:
         row = np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
-        touching += support_contact(object_vertices_world(row, verts), support_height, extent)
+        touching += support_contact(object_vertices_world(row, verts), support_height, extent, margin)
     end = int(seen[-1]) if seen.size else min(tr.done, len(plan.phase)) - 1
     end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
     off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0

@@ -248,9 +248,16 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
             poses.update(arrays)
         elif plan.kind == oracle_plan.ORACLE:  # the off-the-table test (replay.protocol.oracle_success)
             metrics.update(oracle_success.judge(plan, traces[i], scene.object_vertices, rec.support_height, extent,
-                                                metrics, cfg))
+                                                metrics, cfg, margin=_support_margin(scene)))
         out.append(RolloutResult(metrics, poses))
     return out
+
+
+def _support_margin(scene) -> float:
+    """The object-support pair's contact margin, m: the object's compiled geom margin (read back where the
+    physics keeps the asset's, :mod:`replay.sim.object_contact`; 0 as Newton compiles it); the support's is 0."""
+    got = ((scene.readback or {}).get("object_contact") or {}).get("object_margin") or [0.0]
+    return float(max(got))
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:
