@@ -48,7 +48,8 @@ def _c(name, value, source, why) -> Choice:
 FIELD_OF = {
     "wrist_law": None, "wrist_gravity_compensation": None, "integrator": "integrator", "cone": "cone",
     "impratio": "impratio", "contact_mixing": None, "object_margin": None, "finger_flutter_damping": None,
-    "closure_profile": None, "hand_shape": "hand_variant", "multiccd": "multiccd", "wrist_target_offset_mm": None,
+    "closure_profile": None, "hand_shape": "hand_variant", "multiccd": "multiccd",
+    "wrist_target_interpolation": None, "object_visual_geoms": None, "support_geometry": None, "wrist_target_offset_mm": None,
 }
 
 #: the values each choice may take
@@ -58,6 +59,7 @@ VALUES = {
     "contact_mixing": ("mujoco", "hand"), "object_margin": ("asset", "zero"),
     "finger_flutter_damping": ("as_authored", "raised"), "closure_profile": ("linear", "minjerk"),
     "hand_shape": (None, "myhand", "zerohand"), "multiccd": (False, True),
+    "wrist_target_interpolation": ("held", "per_step"), "object_visual_geoms": ("inert",), "support_geometry": ("box",),
 }
 
 AUTHORED = (
@@ -79,6 +81,14 @@ AUTHORED = (
     _c("hand_shape", None, "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
        "both shapes are authored files; the dataset's default"),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
+    _c("wrist_target_interpolation", "held", "MuJoCo: ctrl is set once per control frame and held over its steps",
+       "a plain MuJoCo replay writes ctrl per control frame"),
+    _c("object_visual_geoms", "inert", "our choice (no other implemented): object_sim's *_visual geoms set no "
+       "contype/conaffinity/density, so MuJoCo as written collides their hulls and weighs them at 1000 kg/m^3",
+       "meant for display; measured (benchmarks/authored_crosscheck.py): as written cubesmall weighs 0.148 kg, not "
+       "0.084, and the oracle lifts 2/30 GRAB lifts, not 9"),
+    _c("support_geometry", "box", "our choice (no other implemented): a box of support_thickness at the table top",
+       "the GRAB table's collision part is a slab; its top is the recorded support height"),
 )
 
 REPLAY = (
@@ -103,6 +113,11 @@ REPLAY = (
     _c("hand_shape", None, "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
        "landmark IK fits GRAB's hands best with zerohand (median 1.92 vs 3.99 mm)"),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
+    _c("wrist_target_interpolation", "per_step", "our choice (replay.config wrist_substep_interp)",
+       "the wrist target interpolated per physics step: no step in the target at each control frame"),
+    _c("object_visual_geoms", "inert", "our choice (no other implemented)", "the collision parts alone collide "
+       "and weigh (authored physics: its row)"),
+    _c("support_geometry", "box", "our choice (no other implemented)", "a box of support_thickness at the table top"),
 )
 
 #: named physics -> {choice name: Choice}
@@ -160,7 +175,8 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
     val = {k: over.get(k, c.value) for k, c in tab.items()}
     kw = {f: val[k] for k, f in FIELD_OF.items() if f is not None and (f != "hand_variant" or val[k] is not None)}
     mix = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
-    kw.update(hand_object_contact=mix, physics=name, physics_overrides=over)
+    kw.update(hand_object_contact=mix, physics=name, physics_overrides=over,
+              wrist_substep_interp=val["wrist_target_interpolation"] == "per_step")
     if name == "authored" or "contact_mixing" in over:
         kw["oracle_contact"] = mix
     return dataclasses.replace(cfg, **kw).validate()
@@ -190,6 +206,11 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
         if v != c.value:
             return v, f"config.hand_object_contact {cfg.hand_object_contact!r} (oracle_contact), departs from " \
                       f"{cfg.physics!r} ({c.value!r})", "the hug-oracle protocol's contact as authored by manosim"
+        return v, c.source, c.why
+    if k == "wrist_target_interpolation":
+        v = "per_step" if cfg.wrist_substep_interp else "held"
+        if v != c.value:
+            return v, f"config.wrist_substep_interp, departs from {cfg.physics!r} ({c.value!r})", "set apart"
         return v, c.source, c.why
     f = FIELD_OF[k]
     if f is not None and getattr(cfg, f) != c.value:

@@ -49,6 +49,7 @@ PHYSICS_ELEMENTS = (
     ("object margin", {"object_margin": "zero"}, "0.5 mm (asset) -> 0"),
     ("finger damping", {"finger_flutter_damping": "raised"}, "as authored -> raised to the flutter bound"),
     ("closure profile", {"closure_profile": "minjerk"}, "linear -> min-jerk"),
+    ("wrist target", {"wrist_target_interpolation": "per_step"}, "held per control frame -> interpolated per step"),
 )
 #: extra rows on the authored oracle
 PHYSICS_EXTRA = (
