@@ -862,6 +862,7 @@ def test_non_convex_part_of_another_object_is_refused(tmp_path, mirror):
     _one_line(str(exc.value))
 
 
+# compared bit for bit: determinism on one machine (the repaired take is the clean one's input, the same code runs it)
 @pytest.mark.slow  # a run_study.py subprocess, two takes in both protocols, compared bit for bit: 24 s on 2 shared cores (make test-slow)
 @pytest.mark.needs_data
 def test_every_other_quaternion_negated_replays_bit_for_bit(tmp_path, mirror):

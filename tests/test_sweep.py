@@ -51,7 +51,8 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
 
 @pytest.mark.needs_data
 def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
-    """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
+    """A world set to the study's effort and the built friction is the study's own rollout, bit for bit
+    (determinism on one machine: the same code path on the same inputs in one batch)."""
     from short_window import short_window
 
     from replay.sim.engine.variants import Variant

@@ -163,7 +163,8 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
 
 def test_graph_capture_replays_the_same_frames(scene):
     """The CUDA path's frame graph (``wp.ScopedCapture``, first frame eager, then one capture
-    replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit."""
+    replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit
+    (determinism on one machine: the same compiled kernels, launched from a graph or one by one)."""
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene
