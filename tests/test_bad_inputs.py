@@ -3,7 +3,7 @@ members of each fault class, through ``scripts/run_study.py`` and the two valida
 
 Each case's expected behaviour (cases README): a one-line error naming the file and field
 (exit status 1, no traceback) or an explicit flag in the results; never an ordinary
-outcome (lifted / dropped / unstable) for the bad recording; the other recordings of the
+outcome (lifted / not_lifted / stuck / unstable) for the bad recording; the other recordings of the
 same study are still replayed and kept.
 """
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: cubesmall_lift, lift onset 299 at 120 Hz); no shake test
 SHORT = dict(approach_window_s=1.0, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02,
              shake_s=0.0)
-OUTCOMES = {"lifted", "dropped", "unstable"}
+OUTCOMES = {"lifted", "not_lifted", "stuck", "unstable"}
 
 
 def _run(script: str, *args, tmp_path: Path, env_extra: dict | None = None, timeout: int = 600):

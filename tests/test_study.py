@@ -101,7 +101,7 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
         pb = np.load(out.parent / b[k]["poses"])
         for f in ("time", "body_pos", "body_quat", "contact_count", "phase", "body_names"):
             assert np.array_equal(pa[f], pb[f]), (k, f)
-    for key in ("rollouts", "stable", "lifted", "dropped", "unstable"):
+    for key in ("rollouts", "stable", "lifted", "not_lifted", "unstable"):
         assert study["counts"][key] == ref["counts"][key]
 
     # resuming the same study carries its wall time over; this run's own time is said apart

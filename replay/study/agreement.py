@@ -42,8 +42,8 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None) -> dict:
         outcomes: [..], rises_mm: [..]}], "pairs": [{a, b, both, only_a, only_b, neither,
         flipped: [sequence, ...]}], "common": n, "missing": {label: [sequence, ...]}}``;
         only recordings present in every study are compared (the others are listed in
-        ``missing``). An outcome is ``lifted`` or what the study said (``dropped``,
-        ``unstable``).
+        ``missing``). An outcome is ``lifted`` or what the study said (``not_lifted``,
+        ``stuck``, ``unstable``).
 
     Raises:
         UsageError: fewer than two studies, or labels of another count.

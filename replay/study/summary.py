@@ -32,7 +32,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "stable": sum(bool(r["stable"]) for r in rollouts),
         "lifted": sum(bool(r["lifted"]) for r in rollouts),
         "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
-        "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
+        "not_lifted": sum(r["outcome"] == "not_lifted" for r in rollouts),
         "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
         "stuck": sum(r["outcome"] == "stuck" for r in rollouts),
         "ablation_run": len(ab),
