@@ -192,9 +192,9 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
         ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),
-        ("contact agreement with the recording, median precision / recall (bones)",
-         " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
-                    for k in ("precision", "recall"))),
+        (f"contact agreement with the recording, median precision / recall (bones), over the "
+         f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
+         "recorded and simulated contact", _agreement_medians(c)),
         ("wall time s", None if c.get("wall_s") is None else f"{c['wall_s']:.1f}"),
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
@@ -209,6 +209,16 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     table = (f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
              f"<p>lifted per intent: {per}</p>") if groups else ""
     return f"<ul id=summary>{lis}</ul>{table}"
+
+
+def _agreement_medians(c: dict) -> str:
+    """The medians (:func:`replay.study.summary.agreement_medians`), and what the others lacked."""
+    med = " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
+                     for k in ("precision", "recall"))
+    if c.get("contact_agreement_of") is None:  # a study written before the counts were kept
+        return med
+    return (f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
+            f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)")
 
 
 def _table_html(rows: list[dict]) -> str:
