@@ -99,11 +99,10 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, p
     return float((np.max(z[idx]) - z[lift_start]) * 1000.0)
 
 
-def display_outcome(outcome: str | None, diagnosis_class: str | None = None) -> str | None:
+def display_outcome(outcome: str | None) -> str | None:
     """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every
     ``not_lifted`` rollout, whether it never left the table or rose and was lost (the diagnosis
-    class, shown beside it, says which; ``diagnosis_class`` is not needed for the word), else the
-    outcome as recorded."""
+    class, shown beside it, says which), else the outcome as recorded."""
     return words(outcome)
 
 
