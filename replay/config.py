@@ -236,7 +236,7 @@ class ReplayConfig(OracleFields):
     )
     diag_never_rose_mm: float = _f(
         10.0, "mm", "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
-        "lift-start height during lift and hold was never gripped (not lifted, not dropped). 10 mm is the datasets' "
+        "lift-start height during lift and hold was never gripped (it never left the table). 10 mm is the datasets' "
         "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
         "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)"
     )

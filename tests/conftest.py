@@ -40,16 +40,56 @@ def _missing(reason: str):
     pytest.skip(reason)
 
 
+#: what enables a skipped test: (a phrase of its skip reason, the one command or condition that runs it)
+ENABLE = (
+    ("chromium", "make setup as root or with passwordless sudo (installs Debian's chromium), "
+                 "or: sudo apt-get install chromium"),
+    ("REPLAY_MIRROR", "REPLAY_MIRROR=../shared/datasets make test"),
+    ("missing", "REPLAY_MIRROR=<a complete mirror> make test (the mirror lacks a dataset folder)"),
+    ("cases folder", "put the bad-input cases at ../shared/cases (beside the repository)"),
+    ("CUDA", "an NVIDIA GPU machine: REPLAY_MIRROR=../shared/datasets make test-cuda"),
+    ("a GPU machine", "none: it tests the CPU-only message, so it runs only where no GPU is"),
+    ("tmpfs", "run the suite as root where mount(8) is allowed (a container with CAP_SYS_ADMIN)"),
+    ("not installed", ".venv/bin/pip install -e '.[dev]'"),
+    ("ray", ".venv/bin/pip install -e '.[dev]'"),
+)
+
+
+def enabling_command(reason: str) -> str:
+    """The command (or condition) of :data:`ENABLE` that runs a test skipped for ``reason``."""
+    for phrase, command in ENABLE:
+        if phrase.lower() in reason.lower():
+            return command
+    return "none known: read the reason"
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
-    """Say loudly when the real-data tests did not run: a green run without them
-    checks little of the pipeline. (Outermost wrapper: printed after the short summary.)"""
+    """At the very end (outermost wrapper: after pytest's short summary): every skipped test, grouped by
+    reason, with the one command that enables it, so no skip goes unexplained; and loudly when the
+    real-data tests did not run (a green run without them checks little of the pipeline)."""
     yield
-    n = len(terminalreporter.stats.get("skipped", []))
-    if _SKIPPED_FOR_DATA and n:
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    by_reason: dict[str, list[str]] = {}
+    for rep in skipped:
+        by_reason.setdefault(_skip_reason(rep), []).append(rep.nodeid)
+    terminalreporter.write_sep("-", f"{len(skipped)} skipped test(s) and what enables them")
+    for reason, ids in by_reason.items():
+        names = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        terminalreporter.write_line(f"{len(ids)} skipped: {reason}\n    tests: {names}\n"
+                                    f"    enable: {enabling_command(reason)}")
+    if _SKIPPED_FOR_DATA:
         terminalreporter.write_sep("!", "real-data tests were SKIPPED", yellow=True, bold=True)
         terminalreporter.write_line(
-            f"{n} test(s) skipped; the data ones because {_SKIPPED_FOR_DATA[0]}. This run checked only what needs "
+            f"the data ones because {_SKIPPED_FOR_DATA[0]}. This run checked only what needs "
             "no data. Run with REPLAY_MIRROR=<mirror folder> (e.g. ../shared/datasets) for the full suite, "
             "and REPLAY_REQUIRE_DATA=1 to make a missing mirror fail instead of skip (as CI does).")
 

@@ -5,7 +5,7 @@ kinematics, so every body pose is exactly what that MJCF's tree produces) next t
 a GRAB object mesh resting on a support plane. The hand approaches the object from
 +X with its palm facing it (right-hand wrist frame: fingers along body -X, palm
 normal body -Y, thumb body +Z), curls its fingers and lifts by ``lift`` m; in a
-``lifted`` rollout the object rises with it, in a ``dropped`` one it stays put.
+``lifted`` rollout the object rises with it, in a ``not_lifted`` one it stays put.
 Nothing here is simulated; it only exercises the renderer on the study's file
 contract.
 """
@@ -131,7 +131,7 @@ def make_rollout(
     if support is not None:
         entry["support"] = support
     if with_ablation:
-        entry["ablation"] = {"outcome": "dropped", "poses": save(f"{name}_ablation", False)}
+        entry["ablation"] = {"outcome": "not_lifted", "poses": save(f"{name}_ablation", False)}
     return entry
 
 

@@ -59,8 +59,75 @@ def test_agreement_counts_equal_the_rollouts(two_studies):
 
 
 def test_agreement_needs_two_studies(two_studies):
+    """One set alone is refused in one line."""
     from replay.errors import UsageError
     from replay.study.agreement import agreement
 
-    with pytest.raises(UsageError, match="at least two"):
+    with pytest.raises(UsageError, match="at least two rollout sets"):
         agreement([two_studies[1][0]])
+
+
+@pytest.fixture(scope="module")
+def oracle_study(two_studies, mirror):
+    """A hug-oracle study of cubesmall alone (the short oracle of tests/test_oracle.py): its rows are
+    ``oracle_rollouts``, its ``rollouts`` empty."""
+    from test_oracle import SHORT_ORACLE
+
+    p = two_studies[0] / "oracle" / "study.json"
+    run_study("grab", p, ReplayConfig(**SHORT_ORACLE), objects=["cubesmall"], workers=0, progress=False,
+              data_dir=mirror, protocols=["hug-oracle"])
+    return p
+
+
+def test_agreement_across_two_protocols_says_what_it_paired(two_studies, oracle_study):
+    """A lift study against a hug-oracle study (issue #40: it printed "0 recordings"): the oracle's rows are
+    its set, cubesmall paired with both outcomes as their rollout files hold them, mug left out because the
+    oracle study did not select it."""
+    d, (strong, _) = two_studies
+    out = d / "protocols.json"
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "agreement.py"), "--studies", str(strong),
+                          str(oracle_study), "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    table = json.loads(out.read_text())
+    assert [s["protocol"] for s in table["studies"]] == ["lift", "hug-oracle"]
+    assert table["paired"] == ["cubesmall_lift"] and table["common"] == 1
+    oracle_doc = json.loads((oracle_study.parent / "study_rollouts" / "cubesmall_lift.hug-oracle.json").read_text())
+    assert table["recordings"][0]["outcomes"] == [_outcomes(strong)["cubesmall_lift"], oracle_doc["outcome"]]
+    (left,) = table["left_out"]
+    assert left["sequence"] == "mug_lift" and left["reasons"] == [f"{table['studies'][1]['label']}: not one of its "
+                                                                  "recordings"]
+    assert "paired 1 recording(s) present in every set: cubesmall_lift" in res.stdout
+    assert "left out mug_lift: " in res.stdout and "1 recordings in every set" in res.stdout
+
+
+def _study(path, protocols, rows, oracle_rows, failed, sequences):
+    from replay.results.files import write_study
+    from replay.results.records import StudyRecord
+
+    write_study(path, StudyRecord(dataset="grab", protocols=protocols, rollouts=rows, oracle_rollouts=oracle_rows,
+                                  failed=failed, sequences=sequences, config={"effort_limit": 0.4}))
+    return path
+
+
+def test_one_study_two_protocols_and_the_reasons_left_out(tmp_path):
+    """One study holding both protocols, compared with itself (``--protocols lift hug-oracle``): pairs
+    where both ran; a recording the oracle could not replay is left out with its failure, one the lift
+    never ran with "no lift rollout"; a protocol the study did not run is refused in one line."""
+    from replay.errors import UsageError
+    from replay.study.agreement import agreement
+
+    p = _study(tmp_path / "s.json", ["lift", "hug-oracle"],
+               [{"sequence": "a", "outcome": "lifted", "rise": 0.1}, {"sequence": "b", "outcome": "not_lifted"}],
+               [{"sequence": "a", "outcome": "lifted"}, {"sequence": "c", "outcome": "lifted"}],
+               {"b [hug-oracle]": "DataError: x", "c": "refused: y"}, ["a", "b", "c"])
+    t = agreement([p, p], protocols=["lift", "hug-oracle"])
+    assert t["paired"] == ["a"] and t["pairs"][0]["both"] == 1 and t["recordings"][0]["rises_mm"] == [100.0, None]
+    reasons = {x["sequence"]: x["reasons"] for x in t["left_out"]}
+    lab = [s["label"] for s in t["studies"]]
+    assert reasons == {"b": [f"{lab[1]}: could not be replayed (DataError: x)"],
+                       "c": [f"{lab[0]}: could not be replayed (refused: y)"]}
+    assert lab[1].endswith("hug-oracle)") and lab[0] != lab[1]
+    with pytest.raises(UsageError, match=r"s\.json has no recorded rollouts \(its protocols: lift, hug-oracle\)"):
+        agreement([p, p], protocols=["lift", "recorded"])
+    with pytest.raises(UsageError, match="1 protocols for 2 studies"):
+        agreement([p, p], protocols=["lift"])

@@ -30,7 +30,7 @@ def test_rows_switch_one_element_alone_and_cumulatively():
 
 def _m(**kw):
     base = dict(lifted=False, stable=True, completed=True, rise=0.0, clearance=0.0, shake_held=None,
-                outcome="dropped")
+                outcome="not_lifted")
     return dict(base, **kw)
 
 
@@ -47,7 +47,7 @@ def test_counting_modes():
 def test_summary_and_markdown():
     rows = bridge_rows()[:2]
     per = {"mug_lift": {rows[0]["id"]: {"lifted": True, "outcome": "lifted", "class": None},
-                        rows[1]["id"]: {"lifted": False, "outcome": "dropped", "class": "never_gripped"}},
+                        rows[1]["id"]: {"lifted": False, "outcome": "not_lifted", "class": "never_gripped"}},
            "bowl_lift": {rows[0]["id"]: {"lifted": False, "outcome": "unstable", "class": "unstable"},
                          rows[1]["id"]: {"error": "DataError: x"}}}
     out = summarize_rows(rows, per)

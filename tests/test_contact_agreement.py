@@ -34,9 +34,15 @@ def test_precision_and_recall_arithmetic():
     none = ca.agreement_fields(d, [])
     assert none["contact_agreement_precision"] is None and none["contact_agreement_recall"] == 0.0
     assert ca.agreement_fields(d, None)["contact_agreement_recall"] is None  # engine without per-contact forces
-    med = agreement_medians([f, none, {"contact_agreement_precision": None, "contact_agreement_recall": None}])
-    assert med == {"median_contact_agreement_precision": pytest.approx(2 / 3),
-                   "median_contact_agreement_recall": pytest.approx(1 / 3), "contact_agreement_n": 2}
+    # the summary counts only the recordings with recorded and simulated contact, and says how many of all
+    no_rec = ca.agreement_fields(np.full(16, 0.05), [3])  # simulated contact, the person touched nowhere
+    assert no_rec["contact_agreement_recall"] is None and no_rec["contact_agreement_precision"] == 0.0
+    g = ca.agreement_fields(d, [3])  # precision 1, recall 1/3
+    med = agreement_medians([f, none, no_rec, g, {"contact_agreement_precision": None, "contact_agreement_recall": None}])
+    assert med == {"median_contact_agreement_precision": pytest.approx((2 / 3 + 1) / 2),
+                   "median_contact_agreement_recall": pytest.approx((2 / 3 + 1 / 3) / 2), "contact_agreement_n": 2,
+                   "contact_agreement_of": 5, "contact_agreement_no_simulated": 1, "contact_agreement_no_recorded": 2}
+    assert agreement_medians([none])["median_contact_agreement_recall"] is None  # a recall of 0 from no contact
 
 
 @pytest.mark.needs_data

@@ -73,7 +73,8 @@ def test_engine_is_raw_mujoco_with_its_controls(scene_and_plan):
     """Replaying the engine's ctrl/xfrc_applied through mujoco.rollout reaches its state exactly."""
     cfg, plan, scene = scene_and_plan
     # the Python loop, whose mj_step2 calls (mj_step's second half) can be watched (the compiled default steps the same
-    # trajectory bit for bit: tests/test_engine_contract.py)
+    # trajectory: tests/test_engine_contract.py). Bit for bit below is determinism on one machine: the same libmujoco
+    # steps the same logged ctrl and xfrc_applied, no arithmetic of ours in between
     batch = MjcBatch(scene, [Variant()], c_loop=False)
     w = batch.worlds[0]
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -106,6 +107,8 @@ def test_engine_is_raw_mujoco_with_its_controls(scene_and_plan):
 
 
 def test_world_of_a_batch_equals_a_batch_of_one(scene_and_plan):
+    """A world of four steps what a batch of one world steps, bit for bit: determinism on one machine
+    (the same code path and inputs; only the batch's size and threads differ)."""
     cfg, plan, scene = scene_and_plan
     variants = [Variant(), Variant(friction=0.3), Variant(ablation=True),
                 Variant(effort_limit=0.2, wrist_offset=(0.004, -0.003, 0.0), wrist_rotvec=(0.0, 0.0, 0.05))]

@@ -10,6 +10,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from same_state import POS_M, assert_close, assert_same_data, assert_same_trace
 from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.errors import EngineError
@@ -24,7 +25,7 @@ from replay.sim.engine.variants import Variant
 #: the default world, a wrist offset, low friction, the ablation (the cube stays down: stopped at the hold's end)
 VARIANTS = [Variant(), Variant(wrist_offset=(0.004, 0.0, 0.0)), Variant(friction=0.2), Variant(ablation=True)]
 TRACE = ("body_pos", "body_quat", "ccount", "wrist_err", "normal_force", "friction_force")
-ONCE = ("done", "bad_frame", "contacts_at_lift", "contacts_force_at_lift", "fingertip_distance", "force_bones")
+ONCE = ("done", "bad_frame", "contacts_at_lift", "contacts_force_at_lift", "force_bones")
 
 
 @pytest.fixture(scope="module")
@@ -58,23 +59,25 @@ def _both(cfg, plan, scene, variants=VARIANTS, threads=1, capacity=None, **kw):
 
 
 def _same(ref, got):
+    """The span run is the per-frame run: float traces and final states to the tolerances of
+    tests/same_state.py (a readout may round differently by CPU: issue #40), counts, stops and
+    statuses exact."""
     (b0, t0, calls0), (b1, t1, _) = ref, got
     assert not calls0  # the reference stepped frame by frame
     for i, (x, y) in enumerate(zip(t0, t1)):
-        for f in TRACE:
-            np.testing.assert_array_equal(getattr(x, f), getattr(y, f), err_msg=f"world {i} {f}")
+        assert_same_trace(x, y, f"world {i}", TRACE)
+        assert_close(x.fingertip_distance, y.fingertip_distance, POS_M, f"world {i} fingertip_distance")
         for f in ONCE:
             assert getattr(x, f) == getattr(y, f), (i, f)
         w0, w1 = b0.worlds[i], b1.worlds[i]
         assert (w0.reason, w0.alive, w0.peak_contacts, w0.act_max) == (w1.reason, w1.alive, w1.peak_contacts,
                                                                         w1.act_max), i
-        np.testing.assert_array_equal(w0.d.qpos, w1.d.qpos)
-        np.testing.assert_array_equal(w0.d.qvel, w1.d.qvel)
+        assert_same_data(w0.d, w1.d, f"world {i}")
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_spans_are_the_per_frame_loop(built, threads):
-    """The whole short plan: every trace row and world status bit for bit; the spans ran compiled, a
+    """The whole short plan: every trace row and world status alike (tests/same_state.py); the spans ran compiled, a
     handful per world (split where the protocol looks: lift start, agreement frame, hold end, release)."""
     cfg, plan, scene = built
     ref, got = _both(cfg, plan, scene, threads=threads)

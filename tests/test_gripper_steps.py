@@ -4,7 +4,9 @@ GripperScene.run) against one ``mujoco.mj_step`` per step from Python, on GRAB's
 Bit for bit: the fixture's MuJoCo state after a run that stops inside a chunk (so the chunk is
 stepped again from its saved start) and every step's reading equal those of a plain Python loop
 making the same ``mj_step`` calls with the same ``ctrl``; and the whole grasp-and-lift check on
-one line, trace included, is the same with the compiled loop and without it.
+one line, trace included, is the same with the compiled loop and without it. Bit equality is sound
+here on any CPU: both sides are the same libmujoco ``mj_step`` calls with the same ``ctrl``, the
+readouts copied from ``mjData`` with no arithmetic (determinism on one machine).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_offhand_is_refused_with_its_reason(grab_staged, mirror):
                    workers=0, ablation=False, progress=False, data_dir=grab_staged, protocols=("lift", "recorded"))
     assert set(st["failed"]) == {"cubesmall_offhand_1", "cubesmall_offhand_1 [recorded]"}
     assert all("\n" not in why and "does not store" in why for why in st["failed"].values())
-    assert st["counts"]["rollouts"] == 0 and st["counts"]["dropped"] == 0
+    assert st["counts"]["rollouts"] == 0 and st["counts"]["not_lifted"] == 0
 
 
 def test_manipulation_end_and_recorded_pose_from_the_raw_file(grab_staged, mirror):

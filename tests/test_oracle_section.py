@@ -7,13 +7,13 @@ from replay.results.records import StudyRecord
 
 
 def test_section_lists_each_oracle_row_beside_the_lift_outcome():
-    study = StudyRecord(rollouts=[{"sequence": "mug_lift", "outcome": "dropped"}],
+    study = StudyRecord(rollouts=[{"sequence": "mug_lift", "outcome": "not_lifted"}],
                         oracle_rollouts=[{"sequence": "mug_lift", "outcome": "lifted", "diagnosis": None, "rise": 0.4862,
                                           "contacts_force_at_lift": 4, "ablation_max_disp_mm": 0.01}],
                         counts={"hug-oracle": {"rollouts": 1, "lifted": 1, "unstable": 0, "ablation_no_rise": 1,
                                                "ablation_run": 1, "ablation_max_disp_mm": 0.01}})
     h = oracle_section_html(study)
-    assert "<td>mug_lift</td><td>lifted</td><td>-</td><td>486.2</td><td>4</td><td>0.01</td><td>dropped</td>" in h
+    assert "<td>mug_lift</td><td>lifted</td><td>-</td><td>486.2</td><td>4</td><td>0.01</td><td>not lifted</td>" in h
     assert "lifted off the table 1 of 1" in h
     assert oracle_section_html(StudyRecord()) == ""
 

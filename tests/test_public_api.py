@@ -68,4 +68,4 @@ def test_the_readme_one_recording_example_runs(mirror, tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     first, second = out.stdout.strip().splitlines()[-2:]
     assert first.startswith("lifted rise ") and float(first.split()[2]) >= 1000.0 * ReplayConfig().lifted_min_rise
-    assert second.startswith("ablation: dropped rise ") and abs(float(second.split()[3])) < 5.0
+    assert second.startswith("ablation: not_lifted rise ") and abs(float(second.split()[3])) < 5.0

@@ -30,7 +30,7 @@ def test_holds_needs_lift_shake_and_release():
     assert holds({"outcome": "lifted", "shake_held": True})
     assert not holds({"outcome": "lifted", "shake_held": False})
     assert not holds({"outcome": "stuck", "shake_held": True})  # did not fall when the hand opened
-    assert not holds({"outcome": "dropped", "shake_held": None})
+    assert not holds({"outcome": "not_lifted", "shake_held": None})
 
 
 def test_summary_counts_neighbourhood_and_seeds():
@@ -42,7 +42,7 @@ def test_summary_counts_neighbourhood_and_seeds():
                  refine_seed_agreement=True),
             dict(base, refine_outcome="lifted", refine_shake_held=False, refine_neighbourhood_success=0.25,
                  refine_seed_agreement=False),
-            dict(base, refine_outcome="dropped", refine_shake_held=None, refine_neighbourhood_success=None,
+            dict(base, refine_outcome="not_lifted", refine_shake_held=None, refine_neighbourhood_success=None,
                  refine_seed_agreement=True)]
     c = refine_summary(docs)
     assert (c["refined"], c["lifted"], c["held"], c["neighbourhood_ok"], c["seed_agreement"]) == (3, 2, 1, 1, 2)
@@ -57,7 +57,7 @@ def test_report_section_shows_neighbourhood_and_seeds():
 
     row = dict(sequence="mug_lift", refine_outcome="lifted", refine_wrist_mm=2.0, refine_neighbourhood_success=0.875,
                refine_seed_agreement=False, refine_shake_held=True)
-    study = SimpleNamespace(refine_rollouts=[row], rollouts=[{"sequence": "mug_lift", "outcome": "dropped"}],
+    study = SimpleNamespace(refine_rollouts=[row], rollouts=[{"sequence": "mug_lift", "outcome": "not_lifted"}],
                             counts={"refine": {"lifted": 1, "refined": 1, "held": 1, "neighbourhood_ok": 1,
                                                "seed_agreement": 0}})
     html = refine_section_html(study)

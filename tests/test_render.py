@@ -61,7 +61,7 @@ def skin_mask(frames):
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, capsule_rhand, grab_dir):
     out = tmp_path_factory.mktemp("study")
-    path = make_study(out, capsule_rhand, grab_dir / "objects", [("mug", "lifted"), ("banana", "dropped")],
+    path = make_study(out, capsule_rhand, grab_dir / "objects", [("mug", "lifted"), ("banana", "not_lifted")],
                       seconds=SECONDS)
     return path
 
@@ -88,7 +88,7 @@ def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
     assert not list(out.parent.glob(".*tmp*")), "temporary file left behind"
 
 
-def test_dropped_clip_object_stays(study, tmp_path):
+def test_not_lifted_clip_object_stays(study, tmp_path):
     doc, study_dir = load_study(study)
     out = tmp_path / "banana.mp4"
     render_clip(doc["rollouts"][1], study_dir, out, size=SIZE, source=study)
@@ -101,7 +101,7 @@ def test_dropped_clip_object_stays(study, tmp_path):
 def test_ablation_variant_and_label(study, tmp_path):
     doc, study_dir = load_study(study)
     clip = load_clip(doc["rollouts"][0], study_dir, variant="ablation")
-    assert clip.outcome == "dropped" and clip.title == "mug (contact ablation)"
+    assert clip.outcome == "not_lifted" and clip.title == "mug (contact ablation)"
     assert clip.contact_count.max() == 0
     out = tmp_path / "abl.mp4"
     render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, variant="ablation", label="mug / no contact")

@@ -33,7 +33,7 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
     objs = grab_dir / "objects"
     rollouts = [
         make_rollout(out, capsule_rhand, objs / "mug" / "mug.stl", "mug", "lifted", seconds=LONG_S),
-        make_rollout(out, capsule_rhand, objs / "waterbottle" / "waterbottle.stl", "waterbottle", "dropped",
+        make_rollout(out, capsule_rhand, objs / "waterbottle" / "waterbottle.stl", "waterbottle", "not_lifted",
                      seconds=LONG_S),
         # the short one: N_SHORT frames against N_LONG
         make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "unstable", seconds=SHORT_S),

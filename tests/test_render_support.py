@@ -39,7 +39,7 @@ def table_study(tmp_path_factory, capsule_rhand, grab_dir):
     rollouts = [
         make_rollout(out, capsule_rhand, objs / "mug" / "mug.stl", "mug", "lifted", seconds=SECONDS,
                      support_height=HEIGHT, support={"table_top_xy": TABLE}, with_ablation=False),
-        make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "dropped", seconds=SECONDS,
+        make_rollout(out, capsule_rhand, objs / "duck" / "duck.stl", "duck", "not_lifted", seconds=SECONDS,
                      support_height=HEIGHT, support="plane", with_ablation=False),
     ]
     path = out / "study.json"
@@ -58,7 +58,7 @@ def _moved(study_dir, rollout, tmp_path, name, where):
     z["contact_count"] = z["contact_count"].copy()
     z["contact_count"][start:] = 0
     np.savez(tmp_path / f"{name}.npz", **z)
-    return dict(rollout, poses=str(tmp_path / f"{name}.npz"), outcome="dropped")
+    return dict(rollout, poses=str(tmp_path / f"{name}.npz"), outcome="not_lifted")
 
 
 def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
@@ -142,7 +142,7 @@ def test_overlay_says_the_result_only_once_decided(table_study):
     assert [t for t, _ in hl(n - 2)][1:3] == ["result: lifted", "shake test..."]
     assert [t for t, _ in hl(n - 1)][1:3] == ["result: lifted", "shake: held"]
     # dropped in the shake: from the frame the object is out of the hand for good (here 2 cm + from
-    # frame n - 4 on), one red line, never a green "lifted" above a red "dropped"
+    # frame n - 4 on), one red line, never a green "lifted" above a red "not lifted"
     pos = clip.track.body_pos.copy()
     pos[n - 4:, clip.track.index("object"), 0] += 0.05
     track = PoseTrack(clip.track.time, clip.track.body_names, pos, clip.track.body_quat)
@@ -151,7 +151,7 @@ def test_overlay_says_the_result_only_once_decided(table_study):
     sl = clip_overlay(shaken)
     assert [t for t, _ in sl(n - 5)][1:3] == ["result: lifted", "shake test..."]
     for i in (n - 4, n - 1):
-        assert [(t, c) for t, c in sl(i)][1] == ("result: shaken loose", OUTCOME_RGB["dropped"])
+        assert [(t, c) for t, c in sl(i)][1] == ("result: shaken loose", OUTCOME_RGB["not_lifted"])
         assert not any("lifted" in t for t, _ in sl(i))
     # a sequence name without the object (TACO): both in the title
     taco = Clip(**{**clip.__dict__, "meta": dict(clip.meta, sequence="20231104_010")})
@@ -182,10 +182,10 @@ def test_montage_cli_objects_comma_or_space(table_study, tmp_path, capsys):
     assert mod.split_objects(["mug,duck"]) == ["mug", "duck"]
     assert mod.split_objects(["mug,", "duck"]) == mod.split_objects(["mug", "duck"]) == ["mug", "duck"]
     out = tmp_path / "m.mp4"
-    rc = mod.main(["--study", str(table_study), "--out", str(out), "--objects", "duck,mug", "--size", "64x48"])
+    rc = mod.main(["--study", str(table_study), "--out", str(out), "--objects", "duck,mug", "--size", "96x72"])
     assert rc == 0, capsys.readouterr().err
     meta, frames = read_mp4(out)
-    assert tuple(meta["size"]) == (128, 48) and frames.shape[0] == 27
+    assert tuple(meta["size"]) == (192, 72) and frames.shape[0] == 27  # 96x72: the overlay leaves the hand visible
     assert skin_mask(frames).sum() > 0
     rc = mod.main(["--study", str(table_study), "--out", str(out), "--objects", "mug,banana"])
     assert rc == 2 and "banana" in capsys.readouterr().err

@@ -69,6 +69,22 @@ def test_report_files_and_csv(report):
         assert r["outcome"] == s["outcome"]
 
 
+def test_contact_agreement_summary_counts_recordings_with_both(report):
+    """The summary's contact agreement: medians over the recordings with recorded and simulated contact
+    only, re-counted from the rows, and the page says how many of all and why the others were left out."""
+    d, study, _ = report
+    rows = study["rollouts"]
+    both = [r for r in rows if r["contact_agreement_precision"] is not None and r["contact_agreement_recall"] is not None]
+    c = study["counts"]
+    assert c["contact_agreement_n"] == len(both) and c["contact_agreement_of"] == len(rows) == 2
+    assert c["contact_agreement_n"] + c["contact_agreement_no_simulated"] + c["contact_agreement_no_recorded"] == 2
+    if both:
+        assert c["median_contact_agreement_recall"] == pytest.approx(np.median([r["contact_agreement_recall"] for r in both]))
+    page = (d / "report.html").read_text()
+    assert f"over the {len(both)} of 2 recordings with recorded and simulated contact" in page
+    assert f"{c['contact_agreement_no_simulated']} with no bone carrying force" in page
+
+
 def test_page_renders_in_chromium(report):
     exe = _chromium()
     d, study, _ = report

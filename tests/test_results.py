@@ -31,16 +31,16 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_round_trip_keeps_undeclared_fields(tmp_path):
     doc = {"format_version": FORMAT_VERSION, "sequence": "mug_lift", "outcome": "lifted", "rise": 0.17,
            "slip_mm": float("nan"), "track_err_mm": 1.5,
-           "ablation": {"ablation": True, "outcome": "dropped", "lifted": False, "poses": "x.ablation.npz"}}
+           "ablation": {"ablation": True, "outcome": "not_lifted", "lifted": False, "poses": "x.ablation.npz"}}
     written = write_rollout(tmp_path / "r.json", RolloutRecord.from_dict(doc))
     assert written["slip_mm"] is None  # NaN is written as null
     back = read_rollout(tmp_path / "r.json")
     assert back.rise == 0.17 and back.extra == {"track_err_mm": 1.5}
-    assert back.ablation.outcome == "dropped" and back.ablation.ablation_flag is True
+    assert back.ablation.outcome == "not_lifted" and back.ablation.ablation_flag is True
     assert back.to_dict()["ablation"]["ablation"] is True and back.to_dict()["track_err_mm"] == 1.5
 
 
-@pytest.mark.parametrize("version", [None, 0, FORMAT_VERSION + 1])
+@pytest.mark.parametrize("version", [None, 0, FORMAT_VERSION + 1])  # 1 and 2 are read
 def test_other_versions_are_refused_naming_file_and_field(tmp_path, version):
     doc = {"rollouts": [], "dataset": "grab"} | ({} if version is None else {"format_version": version})
     p = tmp_path / "study.json"
@@ -55,12 +55,40 @@ def test_other_versions_are_refused_naming_file_and_field(tmp_path, version):
         load_poses_npz(z)
 
 
+def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
+    """A study and a rollout written by format 1 (outcome ``dropped``) read as format 2: ``not_lifted``
+    in every outcome (rows, oracle rows, the nested ablation, ``refine_outcome``) and count key
+    (the counts, per intent, the hug-oracle's); the report's reader (clip.load_study) too."""
+    from replay.output.render.clip import expand_rollout
+
+    counts = {"rollouts": 2, "lifted": 1, "dropped": 1, "by_intent": {"lift": {"rollouts": 2, "dropped": 1}},
+              "hug-oracle": {"rollouts": 1, "dropped": 0}}
+    study = {"format_version": 1, "dataset": "grab", "counts": counts,
+             "rollouts": [{"sequence": "a", "outcome": "dropped", "json": "a.json"}, {"sequence": "b", "outcome": "lifted"}],
+             "oracle_rollouts": [{"sequence": "a", "outcome": "dropped"}],
+             "refine_rollouts": [{"sequence": "a", "refine_outcome": "dropped"}]}
+    (tmp_path / "study.json").write_text(json.dumps(study))
+    (tmp_path / "a.json").write_text(json.dumps({"format_version": 1, "sequence": "a", "outcome": "dropped",
+                                                 "ablation": {"outcome": "dropped", "lifted": False}}))
+    s = read_study(tmp_path / "study.json")
+    assert s.format_version == FORMAT_VERSION == 2
+    assert [r["outcome"] for r in s.rollouts] == ["not_lifted", "lifted"] and s.oracle_rollouts[0]["outcome"] == "not_lifted"
+    assert s.refine_rollouts[0]["refine_outcome"] == "not_lifted"
+    assert s.counts["not_lifted"] == 1 and "dropped" not in s.counts
+    assert s.counts["by_intent"]["lift"] == {"rollouts": 2, "not_lifted": 1} and s.counts["hug-oracle"]["not_lifted"] == 0
+    r = read_rollout(tmp_path / "a.json")
+    assert r.outcome == "not_lifted" and r.ablation.outcome == "not_lifted"
+    loaded, d = load_study(tmp_path / "study.json")
+    assert loaded["rollouts"][0]["outcome"] == "not_lifted"
+    assert expand_rollout(loaded["rollouts"][0], d)["ablation"]["outcome"] == "not_lifted"
+
+
 def test_study_csv_and_poses_version(tmp_path):
-    rec = StudyRecord(dataset="grab", rollouts=[{"sequence": "a", "outcome": "dropped", "slip_mm": None,
+    rec = StudyRecord(dataset="grab", rollouts=[{"sequence": "a", "outcome": "not_lifted", "slip_mm": None,
                                                  "diagnosis_figure": {"slip_mm": 150.0}}])
     write_study(tmp_path / "s.json", rec)
     lines = (tmp_path / "s.csv").read_text().splitlines()
-    assert lines[0].startswith("sequence,object,outcome") and lines[1].startswith("a,,dropped,")
+    assert lines[0].startswith("sequence,object,outcome") and lines[1].startswith("a,,not_lifted,")
     assert read_study(tmp_path / "s.json").rollouts[0]["sequence"] == "a"
     write_poses(tmp_path / "p.npz", {"phase": np.array([0, 1], np.int32)})
     with np.load(tmp_path / "p.npz") as z:

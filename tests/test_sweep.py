@@ -39,7 +39,7 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
         if r[0] == "effort_at_mu1":
             assert v.friction == BUILT_MU
     # summary: smallest lifting value along each line
-    fake = [{"lifted": r[0] == "grid" and r[2] == 1, "outcome": "lifted" if (r[0] == "grid" and r[2] == 1) else "dropped",
+    fake = [{"lifted": r[0] == "grid" and r[2] == 1, "outcome": "lifted" if (r[0] == "grid" and r[2] == 1) else "not_lifted",
              "shake_held": False, "max_hand_object_contacts": 0, "max_object_rise_mm": 0.0} for r in sp.roles]
     for i, r in enumerate(sp.roles):
         if r[0] == "effort_at_mu1" and r[1] >= 1 or r[0] == "mu_at_study_effort" and r[1] == 1:
@@ -51,7 +51,8 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
 
 @pytest.mark.needs_data
 def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
-    """A world set to the study's effort and the built friction is the study's own rollout, bit for bit."""
+    """A world set to the study's effort and the built friction is the study's own rollout, bit for bit
+    (determinism on one machine: the same code path on the same inputs in one batch)."""
     from short_window import short_window
 
     from replay.sim.engine.variants import Variant
@@ -105,7 +106,7 @@ def test_heatmap_axes_within_the_sampled_range_and_legend_markers_as_plotted():
 
     E, M = np.linspace(0.1, 1.5, 4), np.linspace(0.3, 1.2, 4)
     doc = {"axes": {"effort_nm": E.tolist(), "mu": M.tolist()},
-           "outcome": [["lifted" if e > 0.5 else "dropped" for _ in M] for e in E],
+           "outcome": [["lifted" if e > 0.5 else "not_lifted" for _ in M] for e in E],
            "shake_held": [[False] * 4 for _ in E], "operating_point": {"mu": 1.0, "effort_nm": 0.4},
            "effort_line_at_mu1": [e > 0.5 for e in E], "mu_line_at_study_effort": [m > 0.9 for m in M]}
     fig = heatmap_figure(doc, "t")

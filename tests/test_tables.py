@@ -48,15 +48,14 @@ def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_stu
            f"--name short (results: run_study.py --dataset grab --objects cubesmall) -->" in text
     row = study["rollouts"][0]
     (cells,) = _cells(text, "study:short")
-    shown = "not lifted" if row["outcome"] == "dropped" and row["diagnosis"] in ("no_contact", "pushed_away", "never_gripped") \
-        else row["outcome"]  # the report's word for an object that never left the table
+    shown = {"not_lifted": "not lifted"}.get(row["outcome"], row["outcome"])  # the report's word
     assert cells[0] == "cubesmall_lift" and cells[1] == shown + (f" ({row['diagnosis']})" if row["diagnosis"] else "")
     assert float(cells[2]) == pytest.approx(row["rise"] * 1000.0, abs=0.05)
     assert cells[4] == {None: "-", True: "stuck", False: "fell"}[row["stuck_after_release"]]
     assert cells[6] == ("-" if row["contact_agreement_recall"] is None else f"{row['contact_agreement_recall']:.2f}")
     (ref,) = _cells(text, "refine")
     f = study["refine_rollouts"][0]
-    assert ref[:3] == ["cubesmall", cells[1], f["refine_outcome"]] and float(ref[3]) == f["refine_wrist_mm"]
+    assert ref[:3] == ["cubesmall", cells[1], {"not_lifted": "not lifted"}.get(f["refine_outcome"], f["refine_outcome"])] and float(ref[3]) == f["refine_wrist_mm"]
     nb = f["refine_neighbourhood_success"]
     assert ref[7] == ("-" if nb is None else f"{nb:.2f}") and ref[8] == {None: "-", True: "yes", False: "no"}[f["refine_seed_agreement"]]
     again = doc.read_text()
@@ -69,7 +68,7 @@ def test_study_and_refine_tables_regenerated_from_a_small_study(small_refine_stu
 
 def test_attribution_table_from_factor_rows():
     rows = {"a_lift": {"lifted": True, "outcome": "lifted", "class": None, "shake_held": True},
-            "b_lift": {"lifted": False, "outcome": "dropped", "class": "no_contact", "shake_held": None},
+            "b_lift": {"lifted": False, "outcome": "not_lifted", "class": "no_contact", "shake_held": None},
             "c_lift": {"lifted": False, "outcome": "stuck", "class": "stuck_after_release", "shake_held": True}}
     f = summarize_factor({"name": "hand-object friction", "value": 1.5, "source": "-"}, rows)
     (cells,) = [r for r in tables.attribution_table({"factors": [f]}).splitlines()[2:]]

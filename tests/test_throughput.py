@@ -7,7 +7,7 @@
 * :func:`replay.sim.world_builder.hand_builder`'s copies of a hand imported once finalize and compile
   exactly as a fresh import (capsule, mesh and left hands);
 * :meth:`replay.checks.geometry.ConvexParts.part_plane_distance`, in blocks of points, equals the
-  (points, faces) product at once bit for bit on GRAB's largest visual hulls;
+  (points, faces) product at once to 1e-12 m on GRAB's largest visual hulls;
 * ``benchmarks/compare_studies.py`` finds no difference between a study and its copy, ignores
   wall times and versions, and names a changed field or pose array (exit 1).
 """
@@ -199,7 +199,7 @@ def test_inside_any_equals_every_face_tested(grab_dir, name):
 def test_part_plane_distance_blocks_equal_all_points_at_once(grab_dir, name):
     # the mass check's visual-hull test (object_mass.part_overlap) on the hulls that cost it most:
     # banana's and toruslarge's visual hulls have 4,502 and 5,298 faces, the mug's 1,670; the
-    # blocked form must give every point's max(n.x + d) exactly as the (N, faces) product does
+    # blocked form must give every point's max(n.x + d) as the (N, faces) product does (to 1e-12 m)
     import trimesh
 
     from replay.checks.geometry import POINT_BLOCK, ConvexParts
@@ -215,7 +215,8 @@ def test_part_plane_distance_blocks_equal_all_points_at_once(grab_dir, name):
     every = (pts @ eq[:, :3].T + eq[:, 3]).max(axis=1)
     got = hull.part_plane_distance(pts)
     assert got.shape == (1, len(pts))
-    assert got[0].tobytes() == every.tobytes()
+    # a picometre: the blocked product's BLAS kernel may round differently from the whole one's by CPU
+    np.testing.assert_allclose(got[0], every, rtol=0, atol=1e-12)
     assert 0.05 < (every <= 0).mean() < 0.95  # inside and outside points both tested
 
 

@@ -129,7 +129,7 @@ def test_batch_world_equals_single_world_run(batch_run, scene, i):
     assert mb["rise"] == pytest.approx(m1["rise"], abs=1e-4)
     assert mb["shake_held"] == m1["shake_held"]
     if i == 3:  # the weak grip drops: its world stops at the end of the hold, the others shake on
-        assert mb["outcome"] == "dropped" and trb.done < len(plan.coords)
+        assert mb["outcome"] == "not_lifted" and trb.done < len(plan.coords)
     else:
         assert mb["outcome"] == "lifted" and trb.done == len(plan.coords)
     # the one-world mujoco-warp run against MuJoCo C (MjcBatch) on the same scene
@@ -163,7 +163,8 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
 
 def test_graph_capture_replays_the_same_frames(scene):
     """The CUDA path's frame graph (``wp.ScopedCapture``, first frame eager, then one capture
-    replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit."""
+    replayed) also runs on Warp's CPU device: it must give the plain launches' state bit for bit
+    (determinism on one machine: the same compiled kernels, launched from a graph or one by one)."""
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, plan, sc, cfg = scene

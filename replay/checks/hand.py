@@ -20,7 +20,7 @@ object was moved by a hand the recording does not store (GRAB files hold the rig
 hand only; ``cubesmall_offhand_1``: 748 mm at the onset, drift 195 mm for 352 mm of
 travel, the left hand takes it). Replaying the recorded hand would not be this grasp:
 refused with that reason (``DataError`` on field ``hand``), never turned into a
-``dropped``. A far hand that does carry the object (it moves with the hand) means a
+``not_lifted``. A far hand that does carry the object (it moves with the hand) means a
 mesh in another frame or unit than the poses: the placement error of
 :mod:`replay.checks.object_placement`.
 

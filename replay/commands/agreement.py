@@ -1,13 +1,17 @@
 #!/usr/bin/env python
-"""Agreement tables: per recording, the outcome and rise under each of several studies.
+"""Agreement tables: per recording, the outcome and rise under each of several rollout sets.
 
     python scripts/agreement.py --studies out/grab/study.json out/grab_mesh/study.json \
-        --out out/grab/agreement.json [--labels capsule mesh]
+        --out out/grab/agreement.json [--labels capsule mesh] [--protocols lift lift]
+    python scripts/agreement.py --studies out/hug/study.json out/hug/study.json \
+        --protocols lift hug-oracle --out out/hug/agreement.json
 
-For every pair of studies: lifted in both, only in A, only in B, neither, and which
-recordings flipped (:mod:`replay.study.agreement`); printed as a Markdown table and
-written as JSON. Exit status (replay.cli): 0 done, 1 a study missing or unreadable,
-2 bad arguments.
+A rollout set is one protocol's rows of a study (lift, hug-oracle, recorded, refine; default:
+the first the study has). For every pair of sets: succeeded in both, only in A, only in B,
+neither, and which recordings flipped (:mod:`replay.study.agreement`); printed as a Markdown
+table, then the recordings paired and each one left out with why; written as JSON. Exit status
+(replay.cli): 0 done, 1 a study missing or unreadable, 2 bad arguments (a protocol a study did
+not run).
 """
 
 from __future__ import annotations
@@ -17,17 +21,21 @@ import json
 from pathlib import Path
 
 from replay.fileio import atomic_write_text
-from replay.study.agreement import agreement, markdown
+from replay.study.agreement import SETS, agreement, markdown, pairing_lines
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--studies", nargs="+", required=True, type=Path, help="two or more study JSONs")
     ap.add_argument("--labels", nargs="+", default=None, help="one short name per study")
+    ap.add_argument("--protocols", nargs="+", default=None, choices=list(SETS),
+                    help="one protocol per study (default: the first each study has rows of)")
     ap.add_argument("--out", type=Path, required=True, help="agreement JSON to write")
     a = ap.parse_args(argv)
-    table = agreement(a.studies, a.labels)
+    table = agreement(a.studies, a.labels, a.protocols)
     atomic_write_text(a.out, json.dumps(table, indent=1))
     print(markdown(table))
-    print(f"{table['common']} recordings in every study; wrote {a.out}")
+    for line in pairing_lines(table):
+        print(line)
+    print(f"{table['common']} recordings in every set; wrote {a.out}")
     return 0

@@ -23,6 +23,7 @@ from replay.cli import run
 from replay.errors import DataError
 from replay.fileio import atomic_write_text
 from replay.output.tables import KINDS, replace_block, table
+from replay.results.outcomes import upgrade
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as e:
         raise DataError(a.results, None, f"not JSON ({e.msg}, line {e.lineno})") from None
     try:
-        body = table(a.kind, doc)
+        body = table(a.kind, upgrade(doc))  # a format-1 file's words mapped (replay.results.outcomes)
     except ValueError as e:
         raise DataError(a.results, None, str(e)) from None
     if a.write is None:

@@ -12,6 +12,8 @@ import html
 import json
 from pathlib import Path
 
+from replay.results.outcomes import words
+
 #: verdict colours (pass green, an asset failure red)
 VERDICT_CSS = {"pass": "#2e9e4f"}
 _LINES = ("thumb_index", "principal_1", "principal_2")
@@ -34,7 +36,7 @@ def gripper_section_html(doc: dict, study_rows: list[dict] | None = None) -> str
     """
     by_obj = {}
     for r in study_rows or []:
-        by_obj.setdefault(str(r.get("object")), f"{r.get('outcome')} ({r.get('diagnosis') or '-'})")
+        by_obj.setdefault(str(r.get("object")), f"{words(r.get('outcome'))} ({r.get('diagnosis') or '-'})")
     head = ["object", "recording", "mass kg", "jaw force N", "verdict", *_LINES]
     if study_rows is not None:
         head.append("hand replay")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 
+from replay.results.outcomes import words
+
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 
 
@@ -27,9 +29,9 @@ def oracle_section_html(study) -> str:
     lift = {str(r.get("sequence")): r for r in study.rollouts or []}
     body = []
     for r in rows:
-        cells = [r.get("sequence"), r.get("outcome"), r.get("diagnosis") or "-", _fmt(r.get("rise"), 1000.0),
+        cells = [r.get("sequence"), words(r.get("outcome")), r.get("diagnosis") or "-", _fmt(r.get("rise"), 1000.0),
                  _fmt(r.get("contacts_force_at_lift")), _fmt(r.get("ablation_max_disp_mm"), 1.0, ".2f"),
-                 (lift.get(str(r.get("sequence"))) or {}).get("outcome", "-")]
+                 words((lift.get(str(r.get("sequence"))) or {}).get("outcome", "-"))]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     c = (study.counts or {}).get("hug-oracle") or {}
     summary = (f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}; "

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 
+from replay.results.outcomes import words
+
 _HEAD = ("recording", "as recorded", "diagnosis", "refined", "wrist mm", "wrist deg", "fingers deg",
          "ablation mm", "shake held", "neighbourhood", "seeds agree", "rollouts", "s")
 
@@ -31,7 +33,7 @@ def refine_section_html(study) -> str:
         fig = base.get("diagnosis_figure") or {}
         diag = (f"{base.get('diagnosis')} (" + ", ".join(f"{k} {_fmt(v)}" for k, v in fig.items()) + ")") \
             if base.get("diagnosis") and fig else (base.get("diagnosis") or "-")
-        cells = [r.get("sequence"), base.get("outcome"), diag, r.get("refine_outcome"), _fmt(r.get("refine_wrist_mm")),
+        cells = [r.get("sequence"), words(base.get("outcome")), diag, words(r.get("refine_outcome")), _fmt(r.get("refine_wrist_mm")),
                  _fmt(r.get("refine_wrist_deg")), _fmt(r.get("refine_finger_deg")),
                  _fmt(r.get("refine_ablation_max_disp_mm"), ".2f"), _fmt(r.get("refine_shake_held")),
                  _fmt(r.get("refine_neighbourhood_success"), ".2f"), _fmt(r.get("refine_seed_agreement")),

@@ -37,7 +37,7 @@ from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
                  Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
-OUTCOME_CSS = {"lifted": "#2e9e4f", "dropped": "#d2473a", "not lifted": "#8a3a33", "unstable": "#e29a12",
+OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12",
                "stuck": "#8a4fbf"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
@@ -187,21 +187,21 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     refused = int(c.get("refused") or 0)
     items = [
         ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
-        ("not lifted (outcome dropped)", c.get("dropped")), ("unstable", c.get("unstable")),
+        ("not lifted", c.get("not_lifted")), ("unstable", c.get("unstable")),
         ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
         ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),
-        ("contact agreement with the recording, median precision / recall (bones)",
-         " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
-                    for k in ("precision", "recall"))),
+        (f"contact agreement with the recording, median precision / recall (bones), over the "
+         f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
+         "recorded and simulated contact", _agreement_medians(c)),
         ("wall time s", None if c.get("wall_s") is None else f"{c['wall_s']:.1f}"),
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
                   for k, v in items)
     groups = lifts_and_others(by_intent)
     head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake",
-                                                "not lifted (dropped)", "unstable"))
+                                                "not lifted", "unstable"))
     body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
                    for k, g in groups.items())
     per = "".join(f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")
@@ -211,6 +211,16 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     return f"<ul id=summary>{lis}</ul>{table}"
 
 
+def _agreement_medians(c: dict) -> str:
+    """The medians (:func:`replay.study.summary.agreement_medians`), and what the others lacked."""
+    med = " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
+                     for k in ("precision", "recall"))
+    if c.get("contact_agreement_of") is None:  # a study written before the counts were kept
+        return med
+    return (f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
+            f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)")
+
+
 def _table_html(rows: list[dict]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _, _ in COLUMNS)
     body = []
@@ -218,7 +228,7 @@ def _table_html(rows: list[dict]) -> str:
         cells = []
         for _, key, scale, dec in COLUMNS:
             text, k = _cell(r.get(key), scale, dec)
-            text = display_outcome(text, r.get("diagnosis")) if key == "outcome" else text  # "not lifted"
+            text = display_outcome(text) if key == "outcome" else text  # "not lifted"
             style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
                 else ""
             if key == "sequence":

@@ -40,10 +40,10 @@ def _md(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _outcome(row: dict) -> str:
-    """The outcome as the report says it (:func:`replay.protocol.diagnosis.display_outcome`: ``not lifted``
-    where the object never left the table), with the diagnosis class."""
+    """The outcome as the report says it (:func:`replay.protocol.diagnosis.display_outcome`: ``not lifted``),
+    with the diagnosis class."""
     d = row.get("diagnosis")
-    shown = display_outcome(row.get("outcome"), d)
+    shown = display_outcome(row.get("outcome"))
     return f"{shown} ({d})" if d else str(shown)
 
 
@@ -75,7 +75,7 @@ def refine_table(study: dict) -> str:
         f = ref.get(r["sequence"])
         if f is None:
             continue
-        rows.append([r["sequence"].removesuffix("_lift"), _outcome(r), _fmt(f.get("refine_outcome")),
+        rows.append([r["sequence"].removesuffix("_lift"), _outcome(r), _fmt(display_outcome(f.get("refine_outcome"))),
                      _fmt(f.get("refine_wrist_mm")), _fmt(f.get("refine_wrist_deg")), _fmt(f.get("refine_finger_deg")),
                      _fmt(f.get("refine_shake_held")), _fmt(f.get("refine_neighbourhood_success"), ".2f"),
                      _fmt(f.get("refine_seed_agreement")), _fmt(f.get("refine_ablation_max_disp_mm"), ".2f")])

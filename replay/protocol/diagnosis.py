@@ -22,8 +22,8 @@ Classes, tried in this order (the first that applies decides):
   peak rise, mm); a budget below one fingertip's is a grip too light to blame the mass on;
 * ``never_gripped``: contact at lift start, but the object's origin never rose
   ``diag_never_rose_mm`` (10 mm, the datasets' lift-onset threshold) above its height at
-  lift start during lift and hold: the hand rose without it. The object was *not
-  lifted*, not dropped (figure: peak rise and end rise, mm; the friction budget, kg;
+  lift start during lift and hold: the hand rose without it: it never left the table
+  (figure: peak rise and end rise, mm; the friction budget, kg;
   ``light_grip`` when it never reached one fingertip's);
 * ``slid_out``: it rose at least ``diag_never_rose_mm`` with the hand, then was below the
   success rise at the end of the hold: held, then lost during the lift or the hold
@@ -44,6 +44,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.config import GRAVITY
+from replay.results.outcomes import words
 
 #: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
 G = GRAVITY
@@ -52,8 +53,6 @@ CLASSES = ("unstable", "stuck_after_release", "no_contact", "pushed_away", "too_
            "shaken_loose")
 #: release 0.2's class of each new one, where it differs (``slipped`` was split in two)
 OLD_CLASSES = {"never_gripped": "slipped", "slid_out": "slipped"}
-#: classes of a rollout whose object never left the table: the report says "not lifted", not "dropped"
-NOT_LIFTED = ("no_contact", "pushed_away", "never_gripped")
 
 
 def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:
@@ -100,10 +99,11 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, p
     return float((np.max(z[idx]) - z[lift_start]) * 1000.0)
 
 
-def display_outcome(outcome: str | None, diagnosis_class: str | None) -> str | None:
-    """What a reader is told: ``"not lifted"`` for a ``dropped`` rollout whose object never
-    left the table (:data:`NOT_LIFTED`), else the outcome as recorded."""
-    return "not lifted" if outcome == "dropped" and diagnosis_class in NOT_LIFTED else outcome
+def display_outcome(outcome: str | None) -> str | None:
+    """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every
+    ``not_lifted`` rollout, whether it never left the table or rose and was lost (the diagnosis
+    class, shown beside it, says which), else the outcome as recorded."""
+    return words(outcome)
 
 
 def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: float, budget_peak_kg: float | None,

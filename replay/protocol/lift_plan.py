@@ -13,7 +13,7 @@ Phases (``phase`` codes in the saved poses, :mod:`replay.protocol.plan`):
    wrist shaking (``shake_amplitude`` along world X at ``shake_hz``, half of it along
    Y at twice the rate, ramped in and out) to expose slip a static hold hides;
    ``shake_held`` and ``shake_slip_mm`` report it (:mod:`replay.protocol.measures`).
-   Rollouts that dropped the object (and every ablation) end with the hold
+   Rollouts that did not lift the object (and every ablation) end with the hold
    (:func:`replay.protocol.step_plan.step_protocol` stops them).
 
 Positions m (world, Z up), times s, quaternions Newton xyzw.

@@ -4,7 +4,7 @@
 :func:`replay.protocol.step_plan.step_protocol` recorded for one world) into the JSON
 metrics of :func:`replay.protocol.rollout.run_rollouts`:
 
-* outcome: ``outcome`` in {"lifted", "dropped", "unstable"}, ``stable``, ``lifted``,
+* outcome: ``outcome`` in {"lifted", "not_lifted", "stuck", "unstable"} (:mod:`replay.results.outcomes`), ``stable``, ``lifted``,
   ``completed``, ``unstable_frame``, ``unstable_reason``; judged at the end of the hold
   (rise by ``lifted_min_rise`` and lowest collision vertex ``lifted_min_clearance`` above
   the support);
@@ -202,7 +202,7 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     out = dict(
         slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
         outcome="unstable" if not stable else ("stuck" if rel["stuck_after_release"] else
-                                               ("lifted" if lifted else "dropped")),
+                                               ("lifted" if lifted else "not_lifted")),
         stable=stable, lifted=bool(lifted and not rel["stuck_after_release"]), completed=completed,
         unstable_frame=bad_frame, unstable_reason=reason,
         height_end_hold=float(opos[judge, 2]), final_height=float(opos[end - 1, 2]), rise=rise, clearance=clearance,

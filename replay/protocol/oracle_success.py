@@ -78,7 +78,7 @@ def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, exten
     if cfg.oracle_success == "off_table":
         out["lifted"] = off
         if metrics["outcome"] != "unstable":
-            out["outcome"] = "lifted" if off else "dropped"
+            out["outcome"] = "lifted" if off else "not_lifted"
         if off:
             out["diagnosis"] = None
         elif metrics.get("diagnosis") is None:  # the rise test passed, the table test did not

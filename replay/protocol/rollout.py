@@ -159,7 +159,7 @@ def run_rollouts(
 
     Returns:
         One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
-        "dropped", "unstable"}. Metrics: the per-world measures of
+        "not_lifted", "stuck", "unstable"}. Metrics: the per-world measures of
         :mod:`replay.protocol.measures` (outcome, heights, contacts, wrist error, object
         motion, slip, shake, grasp measures, diagnosis), and wall_s, build_s, rtf,
         batch_worlds, the engine, contact capacity, flutter margins, read-back values,

@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 
 from replay.errors import DataError
+from replay.results.outcomes import READABLE_VERSIONS, upgrade
 
 
 #: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
-#: ``separation_mm``, ``slip_in_hand``; slip of a dropped object is null).
-FORMAT_VERSION = 1
+#: ``separation_mm``, ``slip_in_hand``; slip of an object not lifted is null). 2: the outcome
+#: ``dropped`` is ``not_lifted`` (:mod:`replay.results.outcomes`; format 1 files are still read).
+FORMAT_VERSION = 2
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
 QUAT_ORDER = "xyzw"
@@ -119,7 +121,7 @@ class RolloutRecord:
     variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
     variant_readback: dict = _fl("-", "the variant's values read back from the model")
     # outcome
-    outcome: str | None = _f("-", "lift protocol: lifted, dropped or unstable; recorded protocol: tracked, lost or "
+    outcome: str | None = _f("-", "lift protocol: lifted, not_lifted, stuck or unstable; recorded protocol: tracked, lost or "
                                   "unstable")
     stable: bool | None = _f("-", "no non-finite state, runaway or contact overflow")
     lifted: bool | None = _f("-", "stable, completed, rise >= lifted_min_rise and clearance >= lifted_min_clearance "
@@ -129,7 +131,7 @@ class RolloutRecord:
     unstable_reason: str | None = _f("-", "why it was stopped as unstable")
     height_end_hold: float | None = _f("m, world z", "object origin z at the end of the hold (success window)")
     final_height: float | None = _f("m, world z", "object origin z at the last simulated frame (after the shake "
-                                                  "where one ran: a dropped-in-shake object is back on the table)")
+                                                  "where one ran: an object shaken loose is back on the table)")
     rise: float | None = _f("m", "object z at the end of the hold minus at lift start")
     clearance: float | None = _f("m", "lowest collision vertex above the support at the end of the hold")
     slip_in_hand: bool | None = _f("-", "the object was in the hand at the end of the hold (lifted): slip_mm applies")
@@ -217,7 +219,7 @@ class RolloutRecord:
     track_tolerance: dict = _fl("-", "{pos_mm, rot_deg}: the tolerance of track_within")
     # refine (replay.protocol.refine, ``<seq>.refine.json``): the smallest correction that lifts; the
     # record's other fields are the refined run (with the shake), ``ablation`` its contact ablation
-    refine_outcome: str | None = _f("-", "lifted, dropped or unstable: the refined run (the chosen correction)")
+    refine_outcome: str | None = _f("-", "lifted, not_lifted, stuck or unstable: the refined run (the chosen correction)")
     refine_found: bool | None = _f("-", "a correction within the bounds held: lifted at the end of the hold, held "
                                         "through the shake, let go at the release (else the best-ranked one is "
                                         "reported); bounds as enforced: |wrist offset| <= wrist_mm, |wrist rotation| "
@@ -262,6 +264,7 @@ class RolloutRecord:
             raise ResultsFormatError(source, None, "rollout record is not a JSON object")
         if not nested:
             check_version(doc.get("format_version"), source)
+            upgrade(doc)
         names = {f.name for f in dataclasses.fields(cls)} - {"extra", "ablation", "ablation_flag"}
         kw = {k: v for k, v in doc.items() if k in names}
         extra = {k: v for k, v in doc.items() if k not in names and k != "ablation"}
@@ -357,6 +360,7 @@ class StudyRecord:
         if not isinstance(doc, dict):
             raise ResultsFormatError(source, None, "study JSON is not an object")
         check_version(doc.get("format_version"), source)
+        upgrade(doc)
         if not isinstance(doc.get("rollouts"), list):
             raise ResultsFormatError(source, "rollouts", "study JSON has no 'rollouts' list")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
@@ -370,7 +374,9 @@ class StudyRecord:
 
 
 def check_version(version, source: str | Path | None, fld: str = "format_version") -> None:
-    """Raises ResultsFormatError unless ``version`` is :data:`FORMAT_VERSION`."""
+    """Raises ResultsFormatError unless ``version`` is one this grasp-replay reads
+    (:data:`replay.results.outcomes.READABLE_VERSIONS`: :data:`FORMAT_VERSION` and format 1, whose
+    words :func:`replay.results.outcomes.upgrade` maps)."""
     if version is None:
         raise ResultsFormatError(source, fld, "missing: written by an older grasp-replay; re-run the study "
                                               "(scripts/run_study.py, without --resume) to rewrite it")
@@ -378,6 +384,7 @@ def check_version(version, source: str | Path | None, fld: str = "format_version
         v = int(np.asarray(version).item())
     except (TypeError, ValueError):
         v = None
-    if v != FORMAT_VERSION:
+    if v not in READABLE_VERSIONS:
         raise ResultsFormatError(source, fld, f"{version!r} is not a version this grasp-replay reads "
-                                              f"({FORMAT_VERSION}); re-run the study or use the matching release")
+                                              f"({', '.join(map(str, READABLE_VERSIONS))}); re-run the study or use "
+                                              "the matching release")

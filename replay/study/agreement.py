@@ -1,85 +1,181 @@
-"""Agreement between studies: does a recording's outcome survive a change of model?
+"""Agreement between rollout sets: does a recording's outcome survive a change of model or protocol?
 
-A grasp that lifts under one hand model, solver or setting and drops under another is
-a fact about the models, not about the grasp: how many outcomes flip measures how
-marginal the grasps are. :func:`agreement` reads two or more study JSONs (any datasets,
-any configs) and, per recording present in all of them, gives each study's outcome and
-rise; for every pair of studies the counts lifted in both / only in A / only in B /
-neither.
+A grasp that lifts under one hand model, solver, setting or protocol and not under another is
+a fact about the models, not about the grasp: how many outcomes flip measures how marginal the
+grasps are. A *rollout set* is one protocol's rows of one study JSON (:data:`SETS`: the lift
+protocol's ``rollouts``, the hug-oracle's ``oracle_rollouts``, the recorded protocol's
+``recorded_rollouts``, the refined runs' ``refine_rollouts``), so two protocols of one study
+compare as well as two studies. :func:`agreement` pairs the sets' recordings by sequence, gives
+per recording each set's outcome and rise, for every pair of sets the counts succeeded in both /
+only in A / only in B / neither, and names each recording it left out with the reason (not
+among a set's recordings, no rollout of that protocol, could not be replayed).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
 from replay.errors import UsageError
 from replay.results.files import read_study
+from replay.results.records import StudyRecord
 
-#: format of the agreement JSON (``scripts/agreement.py``)
-AGREEMENT_FORMAT = 1
+#: format of the agreement JSON (``scripts/agreement.py``); 2: sets of any protocol, ``paired`` and ``left_out``
+AGREEMENT_FORMAT = 2
+
+#: protocol -> (the study field of its rows, the row's outcome field, the outcome that counts as success)
+SETS = {"lift": ("rollouts", "outcome", "lifted"), "hug-oracle": ("oracle_rollouts", "outcome", "lifted"),
+        "recorded": ("recorded_rollouts", "outcome", "tracked"),
+        "refine": ("refine_rollouts", "refine_outcome", "lifted")}
 
 
-def _label(path: Path, study) -> str:
+@dataclass
+class RolloutSet:
+    """One protocol's rows of one study.
+
+    Attributes:
+        path: the study JSON. protocol: a key of :data:`SETS`. label: its name in the tables.
+        rows: ``{sequence: row}``. failed: ``{sequence: reason}`` of the recordings this protocol
+            could not replay. sequences: every recording the study selected. config_hash: the study's.
+    """
+
+    path: Path
+    protocol: str
+    label: str
+    rows: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)
+    sequences: list = field(default_factory=list)
+    config_hash: str | None = None
+
+    def outcome(self, sequence: str) -> str | None:
+        return self.rows[sequence].get(SETS[self.protocol][1])
+
+    def succeeded(self, sequence: str) -> bool:
+        return self.outcome(sequence) == SETS[self.protocol][2]
+
+    def why_not(self, sequence: str) -> str:
+        """Why ``sequence`` has no row here (one phrase naming the set)."""
+        if sequence in self.failed:
+            return f"{self.label}: could not be replayed ({self.failed[sequence]})"
+        if sequence in self.sequences:
+            return f"{self.label}: no {self.protocol} rollout"
+        return f"{self.label}: not one of its recordings"
+
+
+def _label(path: Path, study: StudyRecord, protocol: str) -> str:
     cfg = study.config or {}
     hand = study.hand or {}
     bits = [study.dataset or "?", str(hand.get("model") or cfg.get("hand") or "?"),
             str(hand.get("shape") or cfg.get("hand_variant") or "?"), str(cfg.get("solver_backend", "mujoco")),
-            f"effort {cfg.get('effort_limit')}"]
+            f"effort {cfg.get('effort_limit')}"] + ([] if protocol == "lift" else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"
 
 
-def agreement(paths: list[str | Path], labels: list[str] | None = None) -> dict:
-    """The agreement table of the studies at ``paths``.
+def _failures(study: StudyRecord, protocol: str) -> dict[str, str]:
+    """``{sequence: reason}`` of ``study.failed`` for ``protocol``: a failure's key is ``<sequence>``
+    (lift) or ``<sequence> [<protocol>]`` (``replay.study.job.result_key``)."""
+    out = {}
+    for key, reason in (study.failed or {}).items():
+        seq, _, rest = str(key).partition(" [")
+        if (rest[:-1] if rest.endswith("]") else "lift") == protocol:
+            out[seq] = str(reason)
+    return out
+
+
+def rollout_set(path: str | Path, protocol: str | None = None, label: str | None = None) -> RolloutSet:
+    """The rollout set of ``protocol`` in the study at ``path``; None: the first of :data:`SETS` the
+    study has rows of (lift, then hug-oracle, recorded, refine).
+
+    Raises:
+        UsageError: an unknown protocol, or one the study did not run.
+        ResultsFormatError: a study that cannot be read.
+    """
+    path = Path(path)
+    study = read_study(path)
+    if protocol is None:
+        protocol = next((p for p, (f, _, _) in SETS.items() if getattr(study, f)), "lift")
+    if protocol not in SETS:
+        raise UsageError("--protocols", f"{protocol!r} is not one of {', '.join(SETS)}")
+    rows = getattr(study, SETS[protocol][0]) or []
+    ran = study.protocols or ["lift"]
+    if not rows and protocol not in ran and not (protocol == "refine" and "refine" in ran):
+        raise UsageError("--protocols", f"{path} has no {protocol} rollouts (its protocols: {', '.join(ran)})")
+    return RolloutSet(path, protocol, label or _label(path, study, protocol), {r["sequence"]: r for r in rows},
+                      _failures(study, protocol), list(study.sequences or []), study.config_hash)
+
+
+def _pair(a: RolloutSet, b: RolloutSet, common: list[str]) -> dict:
+    both = [q for q in common if a.succeeded(q) and b.succeeded(q)]
+    only_a = [q for q in common if a.succeeded(q) and not b.succeeded(q)]
+    only_b = [q for q in common if b.succeeded(q) and not a.succeeded(q)]
+    return {"a": a.label, "b": b.label, "both": len(both), "only_a": len(only_a), "only_b": len(only_b),
+            "neither": len(common) - len(both) - len(only_a) - len(only_b), "flipped": only_a + only_b,
+            "only_a_list": only_a, "only_b_list": only_b}
+
+
+def agreement(paths: list[str | Path], labels: list[str] | None = None, protocols: list[str] | None = None) -> dict:
+    """The agreement table of the rollout sets at ``paths`` (a study may be given twice, with two protocols).
 
     Args:
         paths: two or more study JSONs (``scripts/run_study.py --out``).
-        labels: one name per study for the tables (default: folder/file and the hand,
-            shape, solver and effort limit of its config).
+        labels: one name per set (default: folder/file, the hand, shape, solver and effort limit of
+            its config, and the protocol where it is not the lift).
+        protocols: one per set (:data:`SETS`; default: the first the study has rows of).
 
     Returns:
-        ``{"format", "studies": [{label, path, config_hash}], "recordings": [{sequence,
+        ``{"format", "studies": [{label, path, protocol, config_hash}], "recordings": [{sequence,
         outcomes: [..], rises_mm: [..]}], "pairs": [{a, b, both, only_a, only_b, neither,
-        flipped: [sequence, ...]}], "common": n, "missing": {label: [sequence, ...]}}``;
-        only recordings present in every study are compared (the others are listed in
-        ``missing``). An outcome is ``lifted`` or what the study said (``dropped``,
-        ``unstable``).
+        flipped: [sequence, ...]}], "common": n, "paired": [sequence, ...], "left_out":
+        [{sequence, reasons: [..]}], "missing": {label: [sequence, ...]}}``: only recordings with a
+        row in every set are paired; each other one is in ``left_out`` with why, per set it is
+        missing from (``missing``: each set's rows that were not paired). Success is ``lifted``
+        (``tracked`` for the recorded protocol).
 
     Raises:
-        UsageError: fewer than two studies, or labels of another count.
+        UsageError: fewer than two sets, labels or protocols of another count, a protocol a study
+            did not run.
         ResultsFormatError: a study that cannot be read.
     """
     if len(paths) < 2:
-        raise UsageError("--studies", "agreement needs at least two studies (--studies A.json B.json)")
-    studies = [read_study(p) for p in paths]
-    labels = labels or [_label(Path(p), s) for p, s in zip(paths, studies)]
-    if len(labels) != len(studies):
-        raise UsageError("--labels", f"{len(labels)} labels for {len(studies)} studies")
-    rows = [{r["sequence"]: r for r in s.rollouts} for s in studies]
-    common = sorted(set.intersection(*(set(r) for r in rows)))
-    recs = [{"sequence": q, "outcomes": [r[q].get("outcome") for r in rows],
-             "rises_mm": [None if r[q].get("rise") is None else round(1000.0 * float(r[q]["rise"]), 2) for r in rows]}
-            for q in common]
-    pairs = []
-    for i, j in combinations(range(len(studies)), 2):
-        lift = lambda k, q: rows[k][q].get("outcome") == "lifted"  # noqa: E731
-        both = [q for q in common if lift(i, q) and lift(j, q)]
-        only_a = [q for q in common if lift(i, q) and not lift(j, q)]
-        only_b = [q for q in common if lift(j, q) and not lift(i, q)]
-        pairs.append({"a": labels[i], "b": labels[j], "both": len(both), "only_a": len(only_a),
-                      "only_b": len(only_b), "neither": len(common) - len(both) - len(only_a) - len(only_b),
-                      "flipped": only_a + only_b, "only_a_list": only_a, "only_b_list": only_b})
-    missing = {lab: sorted(set(r) - set(common)) for lab, r in zip(labels, rows) if set(r) - set(common)}
-    return {"format": AGREEMENT_FORMAT, "common": len(common), "missing": missing,
-            "studies": [{"label": lab, "path": str(p), "config_hash": s.config_hash}
-                        for lab, p, s in zip(labels, paths, studies)],
-            "recordings": recs, "pairs": pairs}
+        raise UsageError("--studies", "agreement needs at least two rollout sets (--studies A.json B.json; "
+                                      "one study twice with --protocols lift hug-oracle)")
+    for name, given in (("--labels", labels), ("--protocols", protocols)):
+        if given is not None and len(given) != len(paths):
+            raise UsageError(name, f"{len(given)} {name[2:]} for {len(paths)} studies")
+    sets = [rollout_set(p, (protocols or [None] * len(paths))[k], (labels or [None] * len(paths))[k])
+            for k, p in enumerate(paths)]
+    if len({s.label for s in sets}) < len(sets):
+        raise UsageError("--labels", "two sets have the same label: give --labels")
+    common = sorted(set.intersection(*(set(s.rows) for s in sets)))
+    everything = sorted(set().union(*(set(s.rows) | set(s.failed) | set(s.sequences) for s in sets)))
+    left_out = [{"sequence": q, "reasons": [s.why_not(q) for s in sets if q not in s.rows]}
+                for q in everything if q not in common]
+    recs = [{"sequence": q, "outcomes": [s.outcome(q) for s in sets],
+             "rises_mm": [None if s.rows[q].get("rise") is None else round(1000.0 * float(s.rows[q]["rise"]), 2)
+                          for s in sets]} for q in common]
+    missing = {s.label: sorted(set(s.rows) - set(common)) for s in sets if set(s.rows) - set(common)}
+    return {"format": AGREEMENT_FORMAT, "common": len(common), "paired": common, "left_out": left_out,
+            "missing": missing,
+            "studies": [{"label": s.label, "path": str(s.path), "protocol": s.protocol,
+                         "config_hash": s.config_hash} for s in sets],
+            "recordings": recs, "pairs": [_pair(sets[i], sets[j], common) for i, j in combinations(range(len(sets)), 2)]}
 
 
 def markdown(table: dict) -> str:
     """The pair counts as a Markdown table (what the README shows)."""
-    lines = ["| A | B | lifted in both | only in A | only in B | neither | flipped |", "|---|---|---|---|---|---|---|"]
+    lines = ["| A | B | succeeded in both | only in A | only in B | neither | flipped |",
+             "|---|---|---|---|---|---|---|"]
     for p in table["pairs"]:
         lines.append(f"| {p['a']} | {p['b']} | {p['both']} | {p['only_a']} | {p['only_b']} | {p['neither']} | "
                      f"{', '.join(q.removesuffix('_lift') for q in p['flipped']) or '-'} |")
     return "\n".join(lines)
+
+
+def pairing_lines(table: dict) -> list[str]:
+    """What was paired and what was left out, and why: one line each, for the console."""
+    paired = table["paired"]
+    out = [f"paired {len(paired)} recording(s) present in every set" + (f": {', '.join(paired)}" if paired else "")]
+    for item in table["left_out"]:
+        out.append(f"left out {item['sequence']}: {'; '.join(item['reasons'])}")
+    return out

@@ -125,8 +125,8 @@ class StudyConsole:
 
     def result(self, sequence: str, status: str, value) -> None:
         """One job ended: count its outcome, say its new warnings once, advance the bar."""
-        if status == "ok":  # the bar words it as the summary does: "not lifted" for every "dropped"
-            self.counts[{"dropped": "not lifted"}.get(value.get("outcome"), value.get("outcome") or "?")] += 1
+        if status == "ok":  # the bar words it as the summary does ("not lifted")
+            self.counts[display_outcome(value.get("outcome")) or "?"] += 1
             for w in value.get("import_warnings") or []:
                 self.once(w, prefix="note (hand import, every rollout; full text in the rollout JSON's "
                                     "import_warnings): ")
@@ -153,11 +153,11 @@ class StudyConsole:
 
 
 #: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
-INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "dropped", "unstable")
+INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
 
 
 def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
-    """``{intent: {rollouts, lifted, shake_held, dropped, unstable}}``, the lift recordings
+    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}``, the lift recordings
     (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
     whose names carry none: ``unknown``, :func:`replay.checks.recording_checks.recording_intent`)."""
     out: dict[str, dict[str, int]] = {}
@@ -166,7 +166,7 @@ def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
         c["rollouts"] += 1
         c["lifted"] += bool(r.get("lifted"))
         c["shake_held"] += bool(r.get("shake_held"))
-        c["dropped"] += r.get("outcome") == "dropped"
+        c["not_lifted"] += r.get("outcome") == "not_lifted"
         c["unstable"] += r.get("outcome") == "unstable"
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
 
@@ -262,8 +262,8 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
             ("end rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
             ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
     rows = [[h for h, _, _ in cols]]
-    for r in study.get("rollouts") or []:  # outcome as the report words it ("not lifted": never left the table)
-        r = dict(r, outcome=display_outcome(r.get("outcome"), r.get("diagnosis")))
+    for r in study.get("rollouts") or []:  # outcome as the report words it ("not lifted")
+        r = dict(r, outcome=display_outcome(r.get("outcome")))
         rows.append([_cell(r.get(k) * s if (s and r.get(k) is not None) else r.get(k)) for _, k, s in cols])
     w = [max(len(row[i]) for row in rows) for i in range(len(cols))]
     lines = ["  ".join(col.ljust(w[i]) for i, col in enumerate(row)).rstrip() for row in rows]
@@ -274,7 +274,7 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
     lines.append(f"{c.get('rollouts', 0)} recordings"
                  + (" (" + ", ".join(f"{g['rollouts']} {k}" for k, g in groups.items()) + ")" if len(groups) > 1 else "")
                  + f": lifted {c.get('lifted', 0)} (held through the shake {c.get('shake_held', 0)}), not lifted "
-                 f"{c.get('dropped', 0)}, unstable {c.get('unstable', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
+                 f"{c.get('not_lifted', 0)}, unstable {c.get('unstable', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
     if len(groups) > 1:  # lifts and the other intents apart: the other intents' motion is not a lift
         lines.append("; ".join(f"{k}: lifted {g['lifted']} of {g['rollouts']} (held through the shake "
                                f"{g['shake_held']})" for k, g in groups.items()))

@@ -32,7 +32,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "stable": sum(bool(r["stable"]) for r in rollouts),
         "lifted": sum(bool(r["lifted"]) for r in rollouts),
         "shake_held": sum(bool(r.get("shake_held")) for r in rollouts),
-        "dropped": sum(r["outcome"] == "dropped" for r in rollouts),
+        "not_lifted": sum(r["outcome"] == "not_lifted" for r in rollouts),
         "unstable": sum(r["outcome"] == "unstable" for r in rollouts),
         "stuck": sum(r["outcome"] == "stuck" for r in rollouts),
         "ablation_run": len(ab),
@@ -54,14 +54,20 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
 
 
 def agreement_medians(rollouts: list[dict]) -> dict:
-    """``median_contact_agreement_precision`` / ``_recall`` over the rollouts that have one (None if
-    none), and ``contact_agreement_n`` (rollouts with a recall) (:mod:`replay.protocol.contact_agreement`)."""
-    out = {}
-    for k in ("precision", "recall"):
-        v = [r[f"contact_agreement_{k}"] for r in rollouts if r.get(f"contact_agreement_{k}") is not None]
-        out[f"median_contact_agreement_{k}"] = float(np.median(v)) if v else None
-    out["contact_agreement_n"] = sum(r.get("contact_agreement_recall") is not None for r in rollouts)
-    return out
+    """Contact agreement over the recordings that have both recorded contact (bones the person touched
+    with: a recall) and simulated contact (bones carrying force: a precision)
+    (:mod:`replay.protocol.contact_agreement`): ``median_contact_agreement_precision`` / ``_recall``
+    over those (None if none), ``contact_agreement_n`` (how many), ``contact_agreement_of`` (all the
+    rollouts), ``contact_agreement_no_simulated`` (recorded contact, no bone carrying force: a recall of
+    0 that says nothing of where the hand touched) and ``contact_agreement_no_recorded`` (no recorded
+    contact, or an engine without per-contact forces); the three counts sum to ``_of``."""
+    both = [r for r in rollouts if r.get("contact_agreement_precision") is not None
+            and r.get("contact_agreement_recall") is not None]
+    out = {f"median_contact_agreement_{k}": float(np.median([r[f"contact_agreement_{k}"] for r in both]))
+           if both else None for k in ("precision", "recall")}
+    no_rec = sum(r.get("contact_agreement_recall") is None for r in rollouts)
+    return dict(out, contact_agreement_n=len(both), contact_agreement_of=len(rollouts),
+                contact_agreement_no_simulated=len(rollouts) - len(both) - no_rec, contact_agreement_no_recorded=no_rec)
 
 
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:

@@ -196,7 +196,7 @@ def heatmap_figure(result: dict, title: str):
 
     E = np.asarray(result["axes"]["effort_nm"], float)
     M = np.asarray(result["axes"]["mu"], float)
-    code = {"unstable": 0, "dropped": 1, "lifted": 2}
+    code = {"unstable": 0, "not_lifted": 1, "lifted": 2}
     grid = np.array([[code.get(o, 0) for o in row] for row in result["outcome"]], float)
     grid[np.asarray(result["shake_held"], bool)] = 3
     fig, ax = plt.subplots(figsize=(7.2, 4.2), dpi=110)
@@ -207,7 +207,7 @@ def heatmap_figure(result: dict, title: str):
     lx = np.concatenate([np.full(len(E), op["mu"]), M])
     ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
     ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
-    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "dropped", "lifted",
+    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "not lifted", "lifted",
                                                                      "lifted + held in shake"])]
     star = dict(marker="*", ms=16, mec="black", mfc="white", label="study operating point")
     ax.plot([op["mu"]], [op["effort_nm"]], ls="none", clip_on=False, zorder=4, **star)

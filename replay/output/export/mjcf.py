@@ -5,16 +5,21 @@ Files written to the export folder:
 
 * ``model.mjb``: the world's compiled ``MjModel`` (``mujoco.mj_saveModel``), every edit of the
   importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m mujoco.viewer --mjcf model.mjb`` opens it);
-* ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`:
-  for reading; MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on
-  it; the same inputs on it do not give the rollout: README, "Check a rollout yourself");
+* ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`;
+  MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on it): what
+  ``replay_export.py`` replays under a MuJoCo version other than the export's (a ``.mjb`` loads
+  only in the version that wrote it), every float field of the compiled model (and its collision
+  bits and options, ``model.*`` / ``opt.*`` in ``inputs.npz``) copied onto it; ``export.json``'s
+  ``scene_xml_replay`` says how far that replay lands from the rollout under this version;
 * ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics step ``ctrl`` (S, nu),
   ``xfrc_applied`` (S, nbody, 6: N, N·m, world frame, at the body COM) and ``qfrc_applied``
   (S, nv), ``frame_steps`` (F,), the recorded ``bodies`` (17,) and geom masks, the object's
   collision vertices (V, 3) m in its frame, ``support_height`` m, the key frames and
-  ``contact_force_min`` N (what the outcome figures need);
+  ``contact_force_min`` N (what the outcome figures need), the rollout's object positions
+  ``rollout_object_pos`` (F, 3) m, ``mujoco_version`` and the compiled model's fields;
 * ``replay_export.py``: replays ``inputs.npz`` on ``model.mjb`` with ``mujoco`` + ``numpy`` only
-  and prints the outcome figures;
+  and prints the outcome figures (:data:`~replay.output.export.standalone.MADE_WITH` set to this
+  MuJoCo's version; under another it replays ``scene.xml``, :mod:`replay.output.export.standalone`);
 * ``export.json``: which study, sequence and rollout, the variant, the figures the re-run and
   the study gave, and MuJoCo's version.
 """
@@ -23,7 +28,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import mujoco
@@ -48,7 +52,9 @@ def inputs_arrays(log: InputLog, contact_force_min: float) -> dict:
                 object_geoms=log.object_geoms, object_vertices=np.asarray(log.scene.object_vertices, float),
                 support_height=np.float64(log.scene.support_height), contact_force_min=np.float64(contact_force_min),
                 lift_start=np.int64(-1 if keys["lift_start"] is None else keys["lift_start"]),
-                judge=np.int64(keys["judge"]), phase=np.asarray(log.plan.phase[: log.trace.done], np.int32))
+                judge=np.int64(keys["judge"]), phase=np.asarray(log.plan.phase[: log.trace.done], np.int32),
+                rollout_object_pos=np.asarray(log.trace.body_pos[: log.trace.done, -1], float),
+                mujoco_version=np.str_(mujoco.__version__), **standalone.model_fields(log.model))
 
 
 def write_scene_xml(scene, cfg, out: Path) -> None:
@@ -80,15 +86,22 @@ def export_mjcf(log: InputLog, out: str | Path, cfg, meta: dict) -> dict:
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     atomic_write_bytes(out / "inputs.npz", buf.getvalue())
-    shutil.copyfile(standalone.__file__, out / "replay_export.py")
+    script = Path(standalone.__file__).read_text()
+    atomic_write_text(out / "replay_export.py", script.replace("\nMADE_WITH = None\n", f"\nMADE_WITH = {mujoco.__version__!r}\n", 1))
     z = {k: np.asarray(v) for k, v in arrays.items()}
     figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z)
     write_scene_xml(log.scene, cfg, out)
+    xml = mujoco.MjModel.from_xml_path(str(out / "scene.xml"))
+    copied, left = standalone.apply_model_fields(xml, z)
+    scene_xml = dict(standalone.differs_from_rollout(standalone.replay(xml, z)[0], z), fields_copied=copied,
+                     fields_left=left)
     doc = dict(meta, files=["model.mjb", "inputs.npz", "replay_export.py", "scene.xml", "export.json"],
                mujoco=mujoco.__version__,
                steps=int(log.frame_steps.sum()), frames=int(len(log.frame_steps)), replay_figures=figures,
                rerun_final_object_pos_m=log.final_body_pos[-1].tolist())
-    doc["scene_xml"] = ("Newton's MJCF of the scene before the edits made on the compiled model: for reading "
-                        "and viewing; model.mjb is what ran (README, 'Check a rollout yourself')")
+    doc["scene_xml"] = ("Newton's MJCF of the scene before the edits made on the compiled model; replay_export.py "
+                        "replays it under another MuJoCo version, the compiled model's fields applied; model.mjb is "
+                        "what ran (README, 'Check a rollout yourself')")
+    doc["scene_xml_replay"] = scene_xml  # under this MuJoCo: how far the scene.xml replay lands from the rollout
     atomic_write_text(out / "export.json", json.dumps(doc, indent=1, default=float))
     return doc

@@ -1,11 +1,20 @@
 """Replay one exported grasp-replay rollout with MuJoCo alone (``mujoco`` + ``numpy``).
 
-This file is copied into every MJCF export as ``replay_export.py`` and runs there without
-grasp-replay installed::
+This file is copied into every MJCF export as ``replay_export.py`` (:data:`MADE_WITH` set to the
+MuJoCo version the export was made with) and runs there without grasp-replay installed::
 
+    pip install mujoco==<MADE_WITH> numpy    # the version the export names (python replay_export.py --help)
     python replay_export.py                 # model.mjb + inputs.npz beside it; prints the outcome JSON
     python replay_export.py --xml scene.xml # the same inputs on the exported MJCF instead of the binary model
     python replay_export.py --trajectory traj.npz   # also save the per-frame body poses
+
+MuJoCo's binary model (``.mjb``) loads only in the MuJoCo version that wrote it. Under another
+version the script says so and replays ``scene.xml`` instead, with every float field of the
+compiled model (and its collision bits and options) copied over where the shapes agree
+(:func:`apply_model_fields`: the edits made on the compiled model that MJCF cannot hold), and
+reports how far that replay lands from the rollout (``differs_from_rollout``: the object's
+position, m, per frame against the rollout's, and its rise). Where this version cannot load
+``scene.xml`` either, it stops with one line naming the version the export needs.
 
 ``model.mjb`` is the compiled model the rollout ran (``mujoco.mj_saveModel``: every edit already
 applied, float64 exact). ``inputs.npz`` holds the state before the first step
@@ -31,6 +40,52 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
+
+#: the MuJoCo version this export was made with (set when the export writes this file; None: read inputs.npz)
+MADE_WITH = None
+
+#: integer fields copied onto ``scene.xml``'s model with the float ones: the collision bits (the
+#: contact ablation), contact dimension and priority; none of them holds an address into another array
+INT_FIELDS = ("geom_contype", "geom_conaffinity", "geom_condim", "geom_priority")
+
+
+def model_fields(m):
+    """``{"model.<field>": array, "opt.<field>": value}``: every float array of the compiled model
+    ``m``, the :data:`INT_FIELDS`, and the numeric options (what :func:`apply_model_fields` copies)."""
+    out = {}
+    for name in dir(m):
+        v = getattr(m, name, None) if not name.startswith("_") else None
+        if isinstance(v, np.ndarray) and v.size and (v.dtype.kind == "f" or name in INT_FIELDS):
+            out[f"model.{name}"] = v.copy()
+    for name in dir(m.opt):
+        v = getattr(m.opt, name, None) if not name.startswith("_") else None
+        if isinstance(v, (int, float, np.ndarray)) and not isinstance(v, bool):
+            out[f"opt.{name}"] = np.asarray(v).copy()
+    return out
+
+
+def apply_model_fields(m, z):
+    """Copy :func:`model_fields`' arrays in ``z`` onto model ``m`` where this MuJoCo has a field of that
+    name, shape and kind; returns (fields copied, [fields left as ``m`` has them])."""
+    copied, left = 0, []
+    for key in sorted(k for k in z if k.startswith(("model.", "opt."))):
+        part, name = key.split(".", 1)
+        owner = m if part == "model" else m.opt
+        have = getattr(owner, name, None)
+        want = np.asarray(z[key])
+        try:
+            if isinstance(have, np.ndarray) and have.shape == want.shape and have.dtype.kind == want.dtype.kind:
+                have[...] = want
+            elif part == "opt" and have is not None and np.shape(have) == want.shape and not isinstance(have, np.ndarray):
+                setattr(owner, name, type(have)(want))
+            else:
+                left.append(key)
+                continue
+        except (TypeError, ValueError, AttributeError):
+            left.append(key)
+            continue
+        copied += 1
+    return copied, left
 
 
 def quat_mul(a, b):
@@ -130,24 +185,77 @@ def outcome(pos, quat, contacts, z):
     return out
 
 
+def differs_from_rollout(pos, z):
+    """How far this replay's object is from the rollout's (``rollout_object_pos`` (F, 3) m in
+    ``z``, the study's float32 poses): the largest and the final position difference, mm, and the
+    rise's, mm (None where the export has no rollout poses)."""
+    if "rollout_object_pos" not in z:
+        return None
+    ref = np.asarray(z["rollout_object_pos"], float)
+    got = pos[: len(ref), -1].astype(np.float32).astype(float)
+    gap = np.linalg.norm(got - ref[: len(got)], axis=1) * 1000.0
+    out = {"max_object_pos_mm": float(gap.max()), "final_object_pos_mm": float(gap[-1])}
+    ls, judge = int(z["lift_start"]), int(z["judge"])
+    if 0 <= ls < judge < len(got):
+        out["rise_mm"] = float(((got[judge, 2] - got[ls, 2]) - (ref[judge, 2] - ref[ls, 2])) * 1000.0)
+    return out
+
+
+def load_model(a, z, here):
+    """(model, what was loaded, note or None); the .mjb where this MuJoCo wrote it, else ``scene.xml``
+    with the compiled model's fields applied (module doc). Raises OSError / ValueError naming the
+    version the export needs where neither loads."""
+    made = MADE_WITH or (str(z["mujoco_version"]) if "mujoco_version" in z else None)
+    ours = mujoco.__version__
+    if not a.xml and (made is None or made == ours):
+        try:
+            return mujoco.MjModel.from_binary_path(a.model), "model.mjb", None
+        except ValueError as e:
+            raise ValueError(f"MuJoCo {ours} cannot load {a.model} ({str(e).splitlines()[0]}); the export was made "
+                             f"with MuJoCo {made}") from None
+    xml = a.xml or str(here / "scene.xml")
+    try:
+        m = mujoco.MjModel.from_xml_path(xml)
+    except ValueError as e:
+        need = f"mujoco=={made}" if made else "the MuJoCo version that made it"
+        raise ValueError(f"MuJoCo {ours} cannot load {xml} ({str(e).splitlines()[0]}); this export needs {need}: "
+                         f"pip install {need}") from None
+    copied, left = apply_model_fields(m, z)
+    note = None if a.xml else (f"MuJoCo {ours} here, the export was made with MuJoCo {made}, whose model.mjb no "
+                               f"other version reads: replaying {Path(xml).name} with {copied} fields of the "
+                               f"compiled model applied ({len(left)} left as {ours} compiles them); "
+                               "'differs_from_rollout' says how far the result lands from the rollout")
+    return m, f"{Path(xml).name} ({copied} compiled fields applied, {len(left)} not)", note
+
+
 def main(argv=None):
     here = Path(__file__).resolve().parent
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] + f" Made with MuJoCo {MADE_WITH}; "
+                                f"this is MuJoCo {mujoco.__version__}.")
     p.add_argument("--model", default=str(here / "model.mjb"), help="compiled model (.mjb)")
     p.add_argument("--xml", default=None, help="load this MJCF (scene.xml) instead of --model")
     p.add_argument("--inputs", default=str(here / "inputs.npz"))
     p.add_argument("--trajectory", default=None, help="write per-frame body poses (npz) here")
     a = p.parse_args(argv)
     try:
-        m = mujoco.MjModel.from_xml_path(a.xml) if a.xml else mujoco.MjModel.from_binary_path(a.model)
         z = dict(np.load(a.inputs))
+        m, loaded, note = load_model(a, z, here)
     except (OSError, ValueError) as e:
         print(f"replay_export.py: error: {e}", file=sys.stderr)
         return 1
+    if note:
+        print(f"replay_export.py: note: {note}", file=sys.stderr)
     pos, quat, contacts = replay(m, z)
     if a.trajectory:
         np.savez_compressed(a.trajectory, body_pos=pos, body_quat=quat, contact_count=contacts)
-    print(json.dumps(outcome(pos, quat, contacts, z), indent=1))
+    made = MADE_WITH or (str(z["mujoco_version"]) if "mujoco_version" in z else None)
+    figures = dict(outcome(pos, quat, contacts, z), mujoco=mujoco.__version__, made_with_mujoco=made, model=loaded,
+                   differs_from_rollout=differs_from_rollout(pos, z))
+    try:  # what scene.xml gave under the export's own version: how far a replay from it may land
+        figures["scene_xml_under_made_with"] = json.loads((here / "export.json").read_text()).get("scene_xml_replay")
+    except (OSError, ValueError):
+        pass
+    print(json.dumps(figures, indent=1))
     return 0
 
 

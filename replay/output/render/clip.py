@@ -19,13 +19,12 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.output.render.poses import PoseTrack, load_poses_npz
+from replay.results.outcomes import OUTCOMES, upgrade
 from replay.results.records import Phase, check_version
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
-#: outcomes a rollout may report (lift protocol; ``tracked`` / ``lost``: recorded protocol).
-OUTCOMES = ("lifted", "dropped", "unstable", "stuck", "tracked", "lost")
 
 #: held through the shake: moved less than this in the wrist frame, m, when the study does not
 #: say (``replay.config.ReplayConfig.shake_max_slip``)
@@ -153,7 +152,7 @@ class Clip:
         hand_mjcf: the manosim MJCF that was simulated.
         objects: what to draw besides the hand (one object for a study rollout).
         support_height: z of the support's top surface, m (``support.height``).
-        outcome: ``lifted`` / ``dropped`` / ``unstable``.
+        outcome: ``lifted`` / ``not_lifted`` / ``stuck`` / ``unstable`` (:mod:`replay.results.outcomes`).
         title: first overlay line (object name, and the variant when it is the ablation).
         meta: the rollout JSON entry (for provenance).
         support: the simulated support (table-top box or plane), see :class:`Support`.
@@ -198,7 +197,7 @@ def load_study(study_path: str | Path) -> tuple[dict, Path]:
     if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
         raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
     check_version(study.get("format_version"), path)
-    return study, path.parent.resolve()
+    return upgrade(study), path.parent.resolve()
 
 
 def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> Path:
@@ -238,7 +237,7 @@ def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | No
     if not isinstance(full, dict):
         raise DataError(path, None, "per-rollout JSON is not an object")
     check_version(full.get("format_version"), path)
-    return {**rollout, **full}
+    return {**rollout, **upgrade(full)}
 
 
 def load_clip(

@@ -13,6 +13,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.output.render.clip import PHASE_NAMES, Clip
 from replay.output.render.style import OUTCOME_RGB
+from replay.results.outcomes import words
 from replay.results.records import Phase
 
 
@@ -87,14 +88,15 @@ def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int
     verdict from the frame it is decided on, with one phase label at most:
 
     * until the end of the hold, where ``lifted`` is judged: the phase (``lift...``);
-    * then ``result: <outcome>`` in its colour (a rollout that ended early, dropped or
-      unstable, shows it from its last frame);
+    * then ``result: <outcome>`` in its colour, in words (``not lifted``; a rollout that ended
+      early, not lifted or unstable, shows it from its last frame);
     * in the shake: ``shake test...`` under the result until the shake is decided
       (:func:`shake_decided_frame`), then ``shake: held``, or ``result: shaken loose`` alone
       (no green ``lifted`` line above a drop).
     """
     grey = (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
+    result = f"result: {words(clip.outcome)}"
     shake_held = (clip.meta or {}).get("shake_held")
     ph_arr = np.asarray(clip.phase)
     last = len(ph_arr) - 1
@@ -107,12 +109,12 @@ def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int
         name = PHASE_NAMES.get(code, str(code))
         if code == int(Phase.SHAKE):
             if i < decided or shake_held is None:
-                return [(f"result: {clip.outcome}", oc), ("shake test...", grey)]
+                return [(result, oc), ("shake test...", grey)]
             if shake_held:
-                return [(f"result: {clip.outcome}", oc), ("shake: held", OUTCOME_RGB["lifted"])]
-            return [("result: shaken loose", OUTCOME_RGB["dropped"])]
+                return [(result, oc), ("shake: held", OUTCOME_RGB["lifted"])]
+            return [("result: shaken loose", OUTCOME_RGB["not_lifted"])]
         if i >= judged:
-            return [(f"result: {clip.outcome}", oc)]
+            return [(result, oc)]
         return [(f"{name}...", grey)]
 
     return status

@@ -245,7 +245,7 @@ def render_clip(
     """Render one study rollout's saved poses to an H.264 mp4 with an overlay.
 
     Overlay per frame (:func:`clip_overlay`): object name (or ``label``); the phase
-    name before the lift, then ``result: lifted`` / ``dropped`` / ``unstable``
+    name before the lift, then ``result: lifted`` / ``not lifted`` / ``unstable``
     (coloured); hand-object contact count and phase; time since the clip's first
     frame. Camera: :func:`clip_camera`. Support: the simulated table-top box over a
     floor, or a plane (:class:`Support`; thickness from the study config at
