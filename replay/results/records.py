@@ -20,8 +20,9 @@ from replay.errors import DataError
 
 
 #: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
-#: ``separation_mm``, ``slip_in_hand``; slip of a dropped object is null).
-FORMAT_VERSION = 1
+#: ``separation_mm``, ``slip_in_hand``; slip of a dropped object is null). 2 (issue #39): a rollout's
+#: ``physics`` and ``verdict_envelope`` (another branch of #39 bumps it too: merged, one bump each).
+FORMAT_VERSION = 2
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
 QUAT_ORDER = "xyzw"
@@ -249,6 +250,9 @@ class RolloutRecord:
                              "contact at any frame of the hold and the object above its lift-start height), "
                              "hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted (rise + clearance), "
                              "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}")
+    physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
+    verdict_envelope: dict | None = _f("-", "--envelope (replay.study.envelope): {settings, lifted (per setting), "
+                                       "outcomes, overrides, fraction, flips (vs the default), class, wall_s (s)}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
