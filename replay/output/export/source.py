@@ -161,12 +161,11 @@ def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
     """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
     draws. Raises: DataError (the recording cannot be loaded)."""
+    from replay.protocol.oracle_plan import ORACLE, oracle_config
     from replay.protocol.rollout import build_replay_scene
     from replay.study.prepare import prepare_recording
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
-    from replay.protocol.oracle_plan import ORACLE, oracle_config
-
     cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
     rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
     return build_replay_scene(rec, coords, mjcf, cfg, protocol=src.protocol)[1]
