@@ -12,7 +12,10 @@ ablations, ``counts``) are recorded. Running the trees in turn lets each see the
 one warm-up run per tree first (``--no-warmup`` to skip) fills its IK cache and its numba cache,
 which would otherwise be timed in the first round. It prints one line per run and, per tree, the
 best and median rollouts per minute of wall time and the median CPU time, each also as a ratio to
-the first tree's; ``--json`` writes every figure. The trees' results are not compared here:
+the first tree's; ``--json`` writes every figure. ``--envelope-too`` also runs each tree with
+``--envelope`` (the verdict envelope, issue #39) as ``<name>+envelope``, whose rollouts count the
+envelope's settings too (``counts["envelope"]["rollouts"]``): the envelope's cost in rollouts/min
+and in wall time per recording. The trees' results are not compared here:
 ``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
 
 A relative ``REPLAY_MIRROR`` and a relative ``--data`` among the study arguments are made absolute
@@ -58,7 +61,11 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
         tail = "\n".join((r.stdout + r.stderr).splitlines()[-5:])
         raise RuntimeError(f"{tree}: run_study.py exited {r.returncode}:\n{tail}")
     counts = json.loads((out / "study.json").read_text())["counts"]
-    return {"wall_s": wall, "cpu_s": cpu, "rollouts": int(counts["rollouts"]) + int(counts.get("ablation_run") or 0)}
+    parts = [counts, counts.get("hug-oracle") or {}]
+    n = sum(int(c.get("rollouts") or 0) + int(c.get("ablation_run") or 0)
+            + int((c.get("envelope") or {}).get("rollouts") or 0) for c in parts)
+    return {"wall_s": wall, "cpu_s": cpu, "rollouts": n, "recordings": int(counts["rollouts"]) or
+            int(parts[1].get("rollouts") or 0)}
 
 
 def summarize(runs: dict[str, list[dict]]) -> dict:
@@ -115,6 +122,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-warmup", action="store_true", help="skip each tree's untimed first run")
     p.add_argument("--keep", type=Path, default=None, help="keep each run's study folder under this folder")
     p.add_argument("--json", type=Path, default=None, help="also write every figure here")
+    p.add_argument("--envelope-too", action="store_true", help="also each tree with --envelope, as NAME+envelope")
     a = p.parse_args(ours)
     if a.rounds < 1:
         p.error(f"--rounds must be >= 1, got {a.rounds}")
@@ -122,19 +130,24 @@ def main(argv=None) -> int:
         p.error("--out is set per run; leave it out of the study arguments")
     trees = _trees(a.tree)
     study_args = _absolute_data(study_args)
+    args = {name: study_args for name in trees}
+    if a.envelope_too:
+        args.update({f"{name}+envelope": [*study_args, "--envelope"] for name in trees})
+        trees.update({f"{name}+envelope": root for name, root in list(trees.items())})
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="study-throughput-") as tmp:
         base = a.keep or Path(tmp)
         try:
             if not a.no_warmup:
                 for name, root in trees.items():
-                    run_once(root, study_args, base / f"{name}_warmup")
+                    run_once(root, args[name], base / f"{name}_warmup")
             for i in range(a.rounds):
                 for name, root in trees.items():
-                    r = dict(run_once(root, study_args, base / f"{name}_{i + 1}"), load_1min=os.getloadavg()[0])
+                    r = dict(run_once(root, args[name], base / f"{name}_{i + 1}"), load_1min=os.getloadavg()[0])
                     runs[name].append(r)
                     print(f"round {i + 1} {name:<12} {r['rollouts']} rollouts in {r['wall_s']:.1f} s "
-                          f"= {60 * r['rollouts'] / r['wall_s']:.0f}/min, CPU {r['cpu_s']:.1f} s, "
+                          f"= {60 * r['rollouts'] / r['wall_s']:.0f}/min, {r['wall_s'] / max(1, r['recordings']):.1f} "
+                          f"s/recording, CPU {r['cpu_s']:.1f} s, "
                           f"1-min load {r['load_1min']:.1f}", flush=True)
         except RuntimeError as e:
             print(f"study_throughput.py: error: {e}", file=sys.stderr)

@@ -323,3 +323,39 @@ def test_report_links_exports(short_study, mjcf_export, tmp_path):
     assert f"--study {short_study} --sequence cubesmall_lift --format usd" in text
     assert "--format rrd" in text and "--format mjcf" not in text
     shutil.rmtree(out)
+
+
+def test_hug_oracle_rollouts_export_under_the_study_s_physics(tmp_path, mirror):
+    """A hug-oracle study alone (the short oracle) under ``--physics authored`` (the MJCF's wrist law without
+    gravity compensation, MuJoCo's options): the export finds ``<seq>.hug-oracle.json``, re-runs the oracle
+    with that physics and replays in plain MuJoCo to the study's poses bit for bit; its ablation too. A
+    rollout whose physics record is not the study's config's is refused."""
+    from test_oracle import SHORT_ORACLE
+
+    from replay.errors import DataError
+    from replay.sim import physics
+
+    cfg = physics.apply_physics(ReplayConfig(**SHORT_ORACLE), "authored")
+    study = tmp_path / "oracle.json"
+    run_study("grab", study, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=mirror,
+              protocols=["hug-oracle"])
+    rdir = tmp_path / "oracle_rollouts"
+    doc = json.loads((rdir / "cubesmall_lift.hug-oracle.json").read_text())
+    assert {c["name"]: c["value"] for c in doc["physics"]}["wrist_gravity_compensation"] is False
+    for rollout, sub in (("contact", doc), ("hug-oracle-ablation", doc["ablation"])):
+        export = export_rollout(study, "cubesmall_lift", "mjcf", tmp_path / rollout, rollout=rollout, data_dir=mirror)
+        assert export["rollout"] == ("hug-oracle" if rollout == "contact" else rollout)
+        figures, traj = _fresh_replay(tmp_path / rollout)
+        with np.load(tmp_path / sub["poses"]) as z:
+            assert np.array_equal(traj["body_pos"].astype(np.float32), z["body_pos"])
+            assert np.array_equal(traj["body_quat"].astype(np.float32), z["body_quat"])
+        assert figures["frames"] == sub["frames"]
+        assert figures["max_hand_object_contacts"] == sub["max_hand_object_contacts"]
+    with np.load(tmp_path / "contact" / "inputs.npz") as z:  # no +M g: the hand starts on its target with no
+        fz = z["xfrc_applied"][:8, 1, 2]  # wrist force (root body 1, z, N): 0, then the PD answering the sag
+        weight = float(doc["hand_mass"]) * 9.81  # what the replay's gravity compensation would add from step 0
+        assert abs(fz[0]) < 1e-3 * weight and np.all(np.diff(fz) > 0) and fz[-1] < 0.7 * weight
+    doc["physics"][1]["value"] = True  # a record of another physics than the study's config gives
+    (rdir / "cubesmall_lift.hug-oracle.json").write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="physics"):
+        export_rollout(study, "cubesmall_lift", "mjcf", tmp_path / "x", rollout="hug-oracle", data_dir=mirror)

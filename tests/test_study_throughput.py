@@ -52,3 +52,21 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     assert b["best_ratio"] == pytest.approx(rate / doc["summary"]["a"]["best_per_min"])
     assert "round 1 a" in r.stdout and "round 1 b" in r.stdout
     assert doc["study_args"][-1] == str(mirror)  # --data made absolute: each study runs in its own tree
+
+
+@pytest.mark.needs_data
+@pytest.mark.slow  # two studies of one recording, one with its 10 envelope settings: ~60 s on 2 cores
+def test_envelope_too_counts_the_envelope_s_rollouts(mirror, tmp_path):
+    import os
+
+    from replay.study.envelope import SETTING_NAMES
+
+    env = dict(os.environ, REPLAY_MIRROR=str(mirror))
+    out = tmp_path / "t.json"
+    r = _run("--tree", f"a={ROOT}", "--rounds", "1", "--no-warmup", "--envelope-too", "--json", str(out),
+             "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0", "--data", str(mirror), env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["runs"]["a"][0]["rollouts"] == 2
+    assert doc["runs"]["a+envelope"][0]["rollouts"] == 2 + len(SETTING_NAMES) - 1  # the default is the contact run
+    assert "round 1 a+envelope" in r.stdout and "s/recording" in r.stdout

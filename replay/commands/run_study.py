@@ -38,18 +38,9 @@ from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
+from replay.study.envelope import envelope_lines
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
-
-
-def add_physics_args(p: argparse.ArgumentParser) -> None:
-    """``--physics`` and ``--physics-set`` (:mod:`replay.sim.physics`)."""
-    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
-                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
-    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
-                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
-                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
     p.add_argument("--preset", choices=preset_names(), default=None,
                    help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
-    add_physics_args(p)
+    _physics_args(p)
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
     p.add_argument("--verbose", action="store_true",
@@ -112,6 +103,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refine-seed", type=int, default=0, help="--refine: the search's seed")
     p.add_argument("--refine-worlds", type=int, default=None, help="--refine: corrections per iteration (24)")
     return p
+
+
+def _physics_args(p: argparse.ArgumentParser) -> None:
+    """``--physics``, ``--physics-set`` and ``--envelope`` (replay.sim.physics, replay.study.envelope)."""
+    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
+                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
+                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
+    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
+                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
+                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
+    p.add_argument("--envelope", action="store_true",
+                   help="also replay every lift / hug-oracle recording under the verdict envelope's physics settings "
+                        "(replay.study.envelope.ENVELOPE: gravity compensation, cone/impratio, contact mixing and hand "
+                        "shape each flipped, the wrist target +-2 mm along x, y, z): verdict_envelope per recording, "
+                        "robust lifts / fragile / robust failures in the summary")
 
 
 def config_from_args(a) -> ReplayConfig:
@@ -142,9 +148,11 @@ def config_from_args(a) -> ReplayConfig:
 
 
 def print_outcome(study: dict) -> None:
-    """The study's table, input flags, recorded-protocol and refine lines, and every failed or
+    """The study's table, input flags, recorded-protocol, envelope and refine lines, and every failed or
     refused recording with its reason (stderr)."""
     print(summary_table(study))
+    for line in envelope_lines(study):
+        print(line)
     for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
         print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
@@ -187,7 +195,7 @@ def main(argv=None) -> int:
             verbose=a.verbose,
             protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
             refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
-            if a.refine else None,
+            if a.refine else None, envelope=a.envelope,
         )
     except ReplayError as e:
         return report(e)

@@ -27,6 +27,7 @@ from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
+from replay.output.envelope_section import envelope_section_html
 from replay.output.export_section import exports_html
 from replay.output.refine_section import refine_section_html
 from replay.protocol.diagnosis import display_outcome
@@ -381,6 +382,7 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, cards: l
 {gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}
+{envelope_section_html(study, study_path)}
 {mont}
 <h2>Over time</h2>
 <p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and

@@ -3,8 +3,8 @@
 What :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` adds to MuJoCo is ``ctrl`` (finger position
 targets, once per control frame), ``xfrc_applied`` (the wrist wrench at the root body's COM,
 every physics step) and ``qfrc_applied`` (the quaternion finger drive, where configured).
-:func:`record_rollout` steps one world of a recording through the lift protocol exactly as a
-study does (:func:`replay.protocol.step_plan.step_protocol`, same scene, same variant) and keeps,
+:func:`record_rollout` steps one world of a recording through its protocol (lift or hug-oracle) exactly
+as a study does (:func:`replay.protocol.step_plan.step_protocol`, same scene, same variant) and keeps,
 through the batch's ``recorder`` hook, those three arrays as they were just before every
 ``mj_step``, the world's compiled ``MjModel`` (its variant applied: ablation collision bits,
 friction, effort, mass) and its full integration state before the first step
@@ -29,6 +29,7 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import AblationMaskError, UsageError
+from replay.protocol import oracle_plan
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
 from replay.protocol.rollout import build_replay_scene
@@ -89,29 +90,31 @@ class InputLog:
 
 
 def record_rollout(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
-                   variant: Variant) -> InputLog:
-    """Re-run one world of ``rec`` (lift protocol) on the direct engine, recording its inputs.
+                   variant: Variant, protocol: str = "lift") -> InputLog:
+    """Re-run one world of ``rec`` under ``protocol`` on the direct engine, recording its inputs.
 
     Args:
         rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (coords (T, 67),
             Newton joint_q order, quaternions xyzw).
         variant: the world's :class:`Variant` (``Variant()`` the contact run,
             ``Variant(ablation=True)`` its ablation, a refine job's chosen correction).
+        protocol: ``"lift"`` or ``"hug-oracle"`` (its settings, :func:`replay.protocol.oracle_plan.oracle_config`,
+            applied to ``cfg`` as :func:`replay.protocol.rollout.run_rollouts` does).
 
     Raises:
         UsageError: the config does not step MuJoCo C directly (the reference engine, Steel,
             mujoco-warp): those rollouts cannot be replayed bit for bit in MuJoCo C.
         DataError: bad input.
     """
-    cfg.validate()
+    cfg = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg.validate()
     if cfg.solver_backend == "steel" or not config_uses_direct_engine(cfg) or cfg.device != "cpu":
         raise UsageError("config", f"engine {cfg.engine!r} on {cfg.device!r} (solver {cfg.solver_backend!r}) is not "
                                    "MuJoCo C stepped directly: only direct-engine CPU rollouts export to plain MuJoCo")
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol=protocol)
     try:
         batch = MjcBatch(scene, [variant])
     except AblationMaskError:  # as the study does: the ablation as a scene of its own, filter pairs built in
-        plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, ablation=variant.ablation)
+        plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, ablation=variant.ablation, protocol=protocol)
         batch = MjcBatch(scene, [variant])
     w = batch.worlds[0]
     state0 = np.empty(mujoco.mj_stateSize(w.m, STATE_SPEC))

@@ -23,7 +23,9 @@ from replay.results.outcomes import READABLE_VERSIONS, upgrade
 #: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
 #: ``separation_mm``, ``slip_in_hand``; slip of an object not lifted is null). 2: the outcome
 #: ``dropped`` is ``not_lifted`` (:mod:`replay.results.outcomes`; format 1 files are still read).
-FORMAT_VERSION = 2
+#: 3 (issue #39): a rollout's ``physics`` (its choices, :mod:`replay.sim.physics`) and a recording's
+#: ``verdict_envelope`` (:mod:`replay.study.envelope`); format 2 files are read as they are.
+FORMAT_VERSION = 3
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
 QUAT_ORDER = "xyzw"
@@ -251,6 +253,9 @@ class RolloutRecord:
                              "contact at any frame of the hold and the object above its lift-start height), "
                              "hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted (rise + clearance), "
                              "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}")
+    physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
+    verdict_envelope: dict | None = _f("-", "--envelope (replay.study.envelope): {settings, lifted (per setting), "
+                                       "outcomes, overrides, fraction, flips (vs the default), class, wall_s (s)}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod

@@ -10,14 +10,15 @@ from pathlib import Path
 from replay.errors import UsageError
 from replay.results.files import read_rollout
 from replay.results.records import ResultsFormatError
+from replay.study.envelope import ENVELOPE_PROTOCOLS, SETTING_NAMES
 from replay.study.job import Job
 
 
 def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None) -> dict | None:
     """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
-    ablation when one is wanted), else None (it runs again). A file that is there but cannot be
-    read (truncated by a full disk or a crash, not JSON, another format) is said with ``say``
-    (``say(line)``) before it runs again."""
+    ablation when one is wanted, and its verdict envelope of these settings when ``job.envelope``),
+    else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
+    a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again."""
     path = rdir / f"{job.stem}.json"
     try:
         doc = read_rollout(path).to_dict()
@@ -30,6 +31,9 @@ def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None
             and doc.get("recorded_max_s") == job.recorded_max_s and (job.refine is None or kept >= job.refine.items()))
     if not same or (need_ablation and doc.get("ablation") is None):
         return None
+    if job.envelope and job.protocol in ENVELOPE_PROTOCOLS and \
+            (doc.get("verdict_envelope") or {}).get("settings") != list(SETTING_NAMES):
+        return None  # --envelope: a rollout without it (or of another set of settings) runs again
     return doc
 
 

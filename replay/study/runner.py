@@ -27,12 +27,13 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
-from replay.errors import OutputError, UsageError
+from replay.errors import DataError, OutputError, UsageError
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed
 from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
+from replay.study.envelope import ENVELOPE_PROTOCOLS, check_settings
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
@@ -128,7 +129,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
               data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
               executor: str = "pool", address: str | None = None, verbose: bool = False,
               protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None,
-              refine: dict | None = None) -> dict:
+              refine: dict | None = None, envelope: bool = False) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -160,6 +161,8 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             the lift onset (default: to the end of the manipulation).
         refine: also a refine job per recording (:mod:`replay.study.refine_job`), its
             RefineSettings as a dict ({}: the defaults).
+        envelope: also each lift / hug-oracle recording's ``verdict_envelope`` (:mod:`replay.study.envelope`;
+            headline ``counts["envelope"]``, ``counts["hug-oracle"]["envelope"]``).
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -167,18 +170,33 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
-        UsageError: ``objects`` given where a study of another config is; an unknown
-            protocol; ``--ablation-only`` with ``--no-ablation`` or a protocol other than lift.
+        UsageError: ``objects`` given where a study of another config is; an unknown protocol;
+            ``--ablation-only`` with ``--no-ablation`` or not lift; an envelope setting the engine cannot run.
     """
     protocols = _check_protocols(protocols, ablation_only)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
     st = _setup(dataset, Path(out), _check_config(config, dataset, verbose), sequences, objects, data_dir, ablation,
                 ablation_only, verbose, recorded_max_s, refine)
+    _check_envelope(st, protocols) if envelope else None
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
     return run.execute(workers, executor, address)
+
+
+def _check_envelope(st: "_Setup", protocols: list[str]) -> None:
+    """Turn the envelope on for the study's jobs, every setting checked first.
+
+    Raises:
+        UsageError: a setting this config or engine cannot run (named)."""
+    for proto in protocols:
+        if proto in ENVELOPE_PROTOCOLS:
+            try:
+                check_settings(st.config, proto)
+            except DataError as e:
+                raise UsageError("--envelope", str(e)) from None
+    st.envelope = True
 
 
 def _check_protocols(protocols, ablation_only: bool) -> list[str]:
@@ -236,6 +254,7 @@ class _Setup:
     recorded_max_s: float | None
     cfg_dict: dict = field(default_factory=dict)
     refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
+    envelope: bool = False  # the verdict envelope (run_study's ``envelope``)
 
     def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
         """The :class:`Job` of sequence ``s`` under protocol ``proto``."""
@@ -243,7 +262,7 @@ class _Setup:
                    str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
                    ablation_only=abl_only, protocol=proto,
                    recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
-                   refine=self.refine if proto == REFINE else None)
+                   refine=self.refine if proto == REFINE else None, envelope=self.envelope)
 
 
 def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,

@@ -15,6 +15,7 @@ from replay.protocol.oracle_plan import ORACLE
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.console import intent_counts
+from replay.study.envelope import envelope_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
 
@@ -91,11 +92,15 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
                                                                                 out_dir))
             for r in ordered]
     counts = summarize(ordered, failed, wall_s)
+    if (env := envelope_counts(ordered)) is not None:
+        counts["envelope"] = env
     if "recorded" in protocols:
         counts["recorded"] = dict(tracking.summarize(tracked), **agreement_medians(tracked))
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
     if ORACLE in protocols:  # the hug-oracle protocol's counts, as the lift protocol's
         counts[ORACLE] = dict(summarize(oracle, {}, wall_s), **agreement_medians(oracle))
+        if (env := envelope_counts(oracle)) is not None:
+            counts[ORACLE]["envelope"] = env
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,

@@ -23,9 +23,9 @@ def export_rollout(study: str | Path, sequence: str, fmt: str, out: str | Path |
                    rollout: str = "contact", data_dir: str | Path | None = None) -> dict:
     """Export one rollout of ``study`` as ``fmt`` into folder ``out`` (default :func:`default_out`).
 
-    ``mjcf`` and ``rrd`` re-run the rollout on the direct engine (inputs; contact points) and
-    first check that the re-run gives the study's saved poses bit for bit; ``usd`` poses the
-    rebuilt scene from the saved poses.
+    ``mjcf`` and ``rrd`` re-run the rollout (its protocol, the study's physics) on the direct engine
+    (inputs; contact points) and first check that the re-run gives the study's saved poses bit for
+    bit; ``usd`` poses the rebuilt scene from the saved poses.
 
     Returns:
         What was written (``{"format", "out", ...}``; for mjcf ``export.json``'s fields).
@@ -45,8 +45,9 @@ def export_rollout(study: str | Path, sequence: str, fmt: str, out: str | Path |
         from replay.output.export.rrd import _rerun
         _rerun()
     src = load_source(study, sequence, rollout)
+    rollout = src.rollout  # a hug-oracle study alone: its contact run is the oracle's
     out = Path(out) if out is not None else default_out(study, src.sequence, rollout)
-    meta = {"study": str(src.study_path), "sequence": src.sequence, "rollout": rollout,
+    meta = {"study": str(src.study_path), "sequence": src.sequence, "rollout": rollout, "protocol": src.protocol,
             "variant": src.doc.get("variant"), "outcome": src.doc.get("outcome")}
     if fmt == "usd":
         from replay.output.export.usd import export_usd

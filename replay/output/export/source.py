@@ -1,9 +1,12 @@
 """Which rollout of a study an export is of: the study's record, the rollout's JSON and saved
 poses, its config and variant, and (for an MJCF export) a re-run that records its inputs.
 
-A study's rollouts are ``study_rollouts/<sequence>.json`` (the contact run; its ablation in the
-same JSON's ``ablation`` with poses ``<sequence>.ablation.npz``) and, after ``--refine``,
-``<sequence>.refine.json`` (the refined run and its ablation).
+A study's rollouts are ``<study stem>_rollouts/<sequence>.json`` (the contact run; its ablation in
+the same JSON's ``ablation`` with poses ``<sequence>.ablation.npz``), after ``--refine``
+``<sequence>.refine.json`` (the refined run and its ablation) and after ``--protocol hug-oracle``
+``<sequence>.hug-oracle.json`` (the oracle's run and its ablation). A re-run takes the rollout's
+protocol and the study's config (its named physics and overrides), and refuses a rollout whose
+``physics`` record is not what that config gives.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ from replay.errors import DataError, UsageError
 from replay.results.files import check_poses_version, read_rollout, read_study
 from replay.results.records import ResultsFormatError
 
-#: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation
-ROLLOUTS = ("contact", "ablation", "refine", "refine-ablation")
+#: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation, the
+#: hug-oracle protocol's run and its ablation
+ROLLOUTS = ("contact", "ablation", "refine", "refine-ablation", "hug-oracle", "hug-oracle-ablation")
+
+#: the results file suffix and protocol of each kind of rollout (``<sequence><suffix>.json``)
+_KIND = {"contact": ("", "lift"), "refine": (".refine", "lift"), "hug-oracle": (".hug-oracle", "hug-oracle")}
 
 
 @dataclass
@@ -48,6 +55,11 @@ class RolloutSource:
     def dataset(self) -> str:
         return str(self.study["dataset"])
 
+    @property
+    def protocol(self) -> str:
+        """The protocol the rollout ran (``lift`` or ``hug-oracle``)."""
+        return _KIND[_kind(self.rollout)][1]
+
     def variant(self):
         """The rollout's :class:`replay.sim.engine.variants.Variant`, from its record's ``variant``."""
         from replay.sim.engine.variants import Variant
@@ -68,6 +80,11 @@ def _pick_sequence(study: dict, sequence: str, path: Path) -> str:
     raise UsageError("--sequence", f"no sequence {sequence!r} in {path}{hint}")
 
 
+def _kind(rollout: str) -> str:
+    """``contact``, ``refine`` or ``hug-oracle``: the run a ``--rollout`` value is of (or its ablation)."""
+    return "contact" if rollout in ("contact", "ablation") else rollout.removesuffix("-ablation")
+
+
 def load_source(study_path: str | Path, sequence: str, rollout: str = "contact") -> RolloutSource:
     """Find one rollout of a study and read its record and saved poses.
 
@@ -81,11 +98,15 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     path = Path(study_path)
     study = read_study(path).to_dict()
     seq = _pick_sequence(study, sequence, path)
-    stem = seq.replace("/", "__")
-    refine = rollout.startswith("refine")
-    jpath = path.parent / "study_rollouts" / f"{stem}{'.refine' if refine else ''}.json"
-    if refine and not jpath.exists():
-        raise UsageError("--rollout", f"{seq} has no refined rollout ({jpath} not found): run the study with --refine")
+    if _kind(rollout) == "contact" and "lift" not in (study.get("protocols") or ["lift"]) \
+            and "hug-oracle" in study["protocols"]:  # a hug-oracle study alone: its rollouts are the oracle's
+        rollout = "hug-oracle" if rollout == "contact" else "hug-oracle-ablation"
+    suffix = _KIND[_kind(rollout)][0]
+    jpath = path.parent / f"{path.stem}_rollouts" / f"{seq.replace('/', '__')}{suffix}.json"
+    if suffix and not jpath.exists():
+        how = "--refine" if rollout.startswith("refine") else "--protocol hug-oracle"
+        raise UsageError("--rollout", f"{seq} has no {_kind(rollout)} rollout ({jpath} not found): run the study "
+                                      f"with {how}")
     doc = read_rollout(jpath).to_dict()
     if rollout.endswith("ablation"):
         if not doc.get("ablation"):
@@ -102,7 +123,24 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
         cfg = ReplayConfig.from_dict(study["config"])
     except (TypeError, ValueError, KeyError) as e:
         raise ResultsFormatError(path, "config", f"not a config this grasp-replay reads ({e}); re-run the study")
-    return RolloutSource(path, study, doc, seq, rollout, poses, cfg)
+    src = RolloutSource(path, study, doc, seq, rollout, poses, cfg)
+    _check_physics(src, jpath)
+    return src
+
+
+def _check_physics(src: RolloutSource, jpath: Path) -> None:
+    """Raises DataError when the rollout's ``physics`` record (where it has one) is not what the
+    study's config gives under the rollout's protocol: a re-run would not be of that physics."""
+    from replay.protocol.oracle_plan import ORACLE, oracle_config
+    from replay.sim.physics import physics_record
+
+    saved = src.doc.get("physics")
+    if saved is None:
+        return
+    cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
+    if physics_record(cfg) != saved:
+        raise DataError(jpath, "physics", "the rollout's physics is not what the study's config gives (its "
+                                          "config changed since?): re-run the study")
 
 
 def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
@@ -116,19 +154,21 @@ def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
     from replay.study.prepare import prepare_recording
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
-    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config)
-    return record_rollout(rec, coords, mjcf, src.config, src.variant())
+    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
+    return record_rollout(rec, coords, mjcf, src.config, src.variant(), protocol=src.protocol)
 
 
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
     """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
     draws. Raises: DataError (the recording cannot be loaded)."""
+    from replay.protocol.oracle_plan import ORACLE, oracle_config
     from replay.protocol.rollout import build_replay_scene
     from replay.study.prepare import prepare_recording
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
-    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config)
-    return build_replay_scene(rec, coords, mjcf, src.config)[1]
+    cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
+    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
+    return build_replay_scene(rec, coords, mjcf, cfg, protocol=src.protocol)[1]
 
 
 def check_reproduces(src: RolloutSource, trace) -> None:
