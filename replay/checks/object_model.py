@@ -29,8 +29,17 @@ tell (no lever, or the model rests as recorded is not the case), when the grip's
 beyond :data:`GRIP_ONLY_FACTOR` = 2 from 1 (the hand would be a whole object-size inside or off
 the model: no tracking error of a hand is that large). A model the rest agrees with
 (within the flag gap) is never refused here: a hand off that model is the hand's fault
-(penetration, frames). Runs before the placement and rest checks, whose frame-error
-sentences a wrong model would otherwise trigger ("38 mm into the support ... poses in another
+(penetration, frames). Where the grip holds the model both as it is and at the rest's
+scale (a mug held by its handle touches it over 0.28-3.6x), the rest alone decides: a model
+off its support by more than :data:`~replay.checks.object_rest.REST_GAP_REFUSE_M` (the rest
+check's refusal) whose rest scale is beyond :data:`REST_ONLY_FACTOR` = 1.25 from 1 (beyond the
+clean mirror's 0.79-1.17, stapler_lift and toothbrush_lift) is named a model of another size:
+the hand holds it where it is recorded, so the poses are in the model's frame, and only its
+size (or the support's height) can be wrong. Runs before the placement and rest checks, whose frame-error
+sentences a wrong model would otherwise trigger. Not judged where the object frame's origin lies
+outside the middle half of the model's bounding box on any axis (:data:`ORIGIN_BOX`; every
+model of the mirror has it at 0.49-0.51: the centre): a scale about it would not be a scale of
+the object, and a mesh shifted from its frame is what the placement and rest checks name ("38 mm into the support ... poses in another
 frame"), and after the unit check of the model's size (a mesh 1000x is a unit, not a model).
 """
 
@@ -41,7 +50,7 @@ import numpy as np
 from replay.checks.frames import approach_window
 from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame, to_world
 from replay.checks.hand_points import hand_points
-from replay.checks.object_rest import REST_GAP_FLAG_M
+from replay.checks.object_rest import REST_GAP_FLAG_M, REST_GAP_REFUSE_M
 from replay.checks.penetration import PENETRATION_FLAG_M
 from replay.data.types import Recording
 from replay.errors import DataError
@@ -50,6 +59,9 @@ GRIP_DEPTH_M = PENETRATION_FLAG_M
 GRIP_GAP_M = 0.015
 REST_LEVER_MIN_M = 0.005
 GRIP_ONLY_FACTOR = 2.0
+REST_ONLY_FACTOR = 1.25
+#: the object frame's origin within this middle part of the model's bounding box, per axis (module doc)
+ORIGIN_BOX = (0.25, 0.75)
 #: scales tried: 1/20 .. 20, 5 % apart (a model in centimetres read as millimetres is 10x: a size
 #: error this check names; a 1000x one the unit check names first)
 SCALES = np.exp(np.linspace(np.log(0.05), np.log(20.0), 121))
@@ -71,9 +83,9 @@ def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray
 
 
 def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] | None:
-    """``(lo, hi, frame)``: the scales of :data:`SCALES` at which the hand at the last tracked frame up
-    to the lift onset touches the scaled model (module doc), or None without hand points; ``lo >
-    hi`` (NaN both) when none does."""
+    """``(lo, hi, frame)``: the contiguous range of :data:`SCALES` (the one holding 1, else the nearest)
+    at which the hand at the last tracked frame up to the lift onset touches the scaled model
+    (module doc), or None without hand points; NaN both when no scale does."""
     pts, _ = hand_points(rec)
     v = np.flatnonzero(np.asarray(rec.valid, bool)[: rec.grasp_frame + 1])
     if pts is None or not v.size:
@@ -85,7 +97,11 @@ def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] 
     ok = (inner >= -GRIP_DEPTH_M) & (inner <= GRIP_GAP_M)
     if not ok.any():
         return float("nan"), float("nan"), f
-    return float(SCALES[ok].min()), float(SCALES[ok].max()), f
+    idx = np.flatnonzero(ok)
+    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)  # contiguous scale ranges
+    one = int(np.argmin(np.abs(np.log(SCALES))))
+    run = min(runs, key=lambda r: 0 if r[0] <= one <= r[-1] else min(abs(r[0] - one), abs(r[-1] - one)))
+    return float(SCALES[run[0]]), float(SCALES[run[-1]]), f
 
 
 def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
@@ -103,11 +119,17 @@ def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
 def _verdict(grip, rest) -> float | None:
     """The scale the recording implies when it refutes the model (module doc), else None."""
     lo, hi = grip[0], grip[1]
-    if not np.isfinite(lo) or lo <= 1.0 <= hi:
+    if not np.isfinite(lo):
         return None
+    if lo <= 1.0 <= hi:  # the grip cannot tell; the rest alone, where the grip holds its scale too
+        rs = rest["scale"]
+        ok = rs is not None and SCALES[0] <= rs <= SCALES[-1] and lo <= rs <= hi
+        far = abs(rest["gap_mm"]) > REST_GAP_REFUSE_M * 1000 and abs(np.log(rs or 1.0)) > np.log(REST_ONLY_FACTOR)
+        return rs if ok and far else None
     rs = rest["scale"]
+    step = SCALES[1] / SCALES[0]
     if abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 and rs is not None:
-        return rs if lo / SCALES[1] * SCALES[0] <= rs <= hi * SCALES[1] / SCALES[0] else None
+        return rs if lo / step <= rs <= hi * step else None
     if abs(rest["gap_mm"]) <= REST_GAP_FLAG_M * 1000 and rs is not None:
         return None  # the model rests as recorded: a hand off it is the hand's fault
     if hi < 1 / GRIP_ONLY_FACTOR:
@@ -135,6 +157,11 @@ def check_object_model(rec: Recording) -> dict:
     if grip is None:
         return figs
     figs.update(grip_scale=[round(grip[0], 3), round(grip[1], 3)], grip_frame=grip[2])
+    V = np.concatenate(parts.vertices)
+    where = -V.min(axis=0) / np.ptp(V, axis=0)  # the origin's place in the bounding box, 0..1 per axis
+    figs["origin_in_box"] = [round(float(x), 3) for x in where]
+    if not np.all((where >= ORIGIN_BOX[0]) & (where <= ORIGIN_BOX[1])):  # a scale about it would not be the object's
+        return figs
     s = _verdict(grip, rest)
     if s is None:
         return figs

@@ -62,6 +62,20 @@ def check_object(rec: Recording) -> dict:
     return fig
 
 
+def check_object_units(rec: Recording) -> dict:
+    """The target's size and mass against what a hand holds (:func:`check_object`'s first part, run on
+    its own before the object model is compared with the recording: a unit is the more specific cause).
+
+    Returns:
+        figures ``extent_m``, ``mass_kg``.
+
+    Raises:
+        DataError: (cause ``units``) size or mass outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
+    """
+    track = rec.target_object
+    return _scale_and_mass(track.asset, load_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
+
+
 def posed_mesh(mesh: trimesh.Trimesh, pos: np.ndarray, quat: np.ndarray) -> trimesh.Trimesh:
     """A copy of ``mesh`` (object frame, m) placed at ``pos`` (3,) m, ``quat`` (4,) xyzw (world)."""
     T = np.eye(4)

@@ -53,8 +53,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-import numpy as np
-
 from replay.checks.causes import CAUSES, flag_cause, most_specific_first
 from replay.checks.convexity import check_convex_parts
 from replay.checks.frames import (
@@ -82,7 +80,6 @@ from replay.checks.hand import (
     palm_chirality,
     palm_frames,
 )
-from replay.checks.geometry import collision_parts
 from replay.checks.hand_points import hand_points
 from replay.checks.missing_frames import check_missing_frames
 from replay.checks.object_model import check_object_model
@@ -96,6 +93,7 @@ from replay.checks.object_placement import (
     OBJECT_MASS_RANGE_KG,
     REST_GAP_MAX_M,
     check_object,
+    check_object_units,
 )
 from replay.checks.object_rest import check_object_rest
 from replay.checks.object_track import check_object_track
@@ -186,21 +184,13 @@ def check_recording(rec: Recording) -> Recording:
 def _object_and_streams(rec: Recording, flags: dict, figs: dict) -> None:
     """The object model against the recording and the streams' sync (before the placement they would
     explain, each naming its consequences), then the object's scale, mass and placement."""
-    if _model_in_unit_range(rec):  # a model 1000x is a unit: check_object names it
-        with _naming_consequences(rec, PLACEMENT_CONSEQUENCES):
-            figs["object_model"] = check_object_model(rec)
+    check_object_units(rec)  # a model 1000x, or 10x heavy, is a unit: said first
+    with _naming_consequences(rec, PLACEMENT_CONSEQUENCES):
+        figs["object_model"] = check_object_model(rec)
     with _naming_consequences(rec, PLACEMENT_CONSEQUENCES):
         f, figs["stream_sync"] = check_stream_sync(rec)
     flags.update(f)
     figs["object"] = check_object(rec)
-
-
-def _model_in_unit_range(rec: Recording) -> bool:
-    """The target's collision parts span :data:`OBJECT_EXTENT_RANGE_M` (else a unit error, said by
-    :func:`check_object`)."""
-    V = np.concatenate(collision_parts(rec.target_object.asset).vertices)
-    lo, hi = OBJECT_EXTENT_RANGE_M
-    return lo <= float(np.ptp(V, axis=0).max()) <= hi
 
 
 def consequences(rec: Recording, probes) -> list[str]:
