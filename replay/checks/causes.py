@@ -36,6 +36,7 @@ CAUSES = {
     "other_hand": "the object is carried by a hand the recording does not store",
     "object_track": "jumps or noise in the object track that no hand explains",
     "collision_parts": "a collision part the simulator cannot use (not convex, degenerate)",
+    "native_crash": "native code (the convex decomposition) crashed or hung on this input",
     "object_frame": "object mesh and poses in different frames (or the world not Z-up)",
     "object_mass": "the mass as simulated differs from the asset's",
     "object_rest": "the object cannot rest where the recording puts it before the grasp",
@@ -51,7 +52,7 @@ FLAG_CAUSES = {"time_base": "frame_rate", "hand_side_from_landmarks": "handednes
 #: causes from the most specific (said first) to the least; one not listed comes last
 SPECIFICITY = ("units", "stream_shape", "quaternion", "frames_missing", "object_model_mismatch", "stream_offset", "sample_and_hold", "frame_rate",
                "finger_swap", "handedness", "other_hand", "object_track", "untracked_frames", "too_few_frames",
-               "hand_speed", "collision_parts", "object_mass", "object_frame", "object_rest", "penetration",
+               "hand_speed", "collision_parts", "native_crash", "object_mass", "object_frame", "object_rest", "penetration",
                "hand_shape", "intent", "input")
 
 _REFUSAL = re.compile(r"^\[([a-z_]+)\] ")
