@@ -183,6 +183,8 @@ class ReplayConfig(OracleFields):
         None, "Hz", "the recordings' frame rate as the user states it (run_study.py --fps; replay.checks.time_base): "
         "replaces the rate the dataset reader assumes; None = the reader's (file or dataset documentation)"
     )
+    object_time_offset_s: float = _f(0.0, "s", "the object stream's lag behind the hand's as the user states it (run_study.py "
+                                     "--object-time-offset; < 0: ahead), undone before the input checks; 0 = as recorded")
     grip_overshoot: float = _f(
         0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"

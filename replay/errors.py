@@ -36,20 +36,30 @@ class DataError(ReplayError):
         path: the file (or folder) the problem is in, or ``None`` for a setting.
         field: the field inside it (dotted, e.g. ``hand.wrist_rot``), or ``None``.
         message: what is wrong and, where possible, what to do about it.
+        cause: the class of fault, a code of ``replay.checks.causes.CAUSES`` (``frames_missing``,
+            ``stream_offset``, ``object_model_mismatch``, ``frame_rate``, ``units``, ...), or ``None``
+            where none was named; :attr:`line` puts it before the sentence.
     """
 
-    def __init__(self, path: str | Path | None, field: str | None, message: str):
+    def __init__(self, path: str | Path | None, field: str | None, message: str, cause: str | None = None):
         self.path = None if path is None else Path(path)
         self.field = field
         self.message = message
+        self.cause = cause
         if self.path is not None:
             where = str(self.path) + (f" [{field}]" if field else "")
         else:  # a setting, not a file: name it alone
             where = field or "input"
         super().__init__(f"{where}: {message}")
 
+    @property
+    def line(self) -> str:
+        """The one line a study keeps for a refusal: ``[<cause>] <file> [<field>]: <message>`` (the
+        cause code first, so a study's refusals can be counted per cause; ``input`` where none was named)."""
+        return f"[{self.cause or 'input'}] {self}"
+
     def __reduce__(self):
-        return (type(self), (self.path, self.field, self.message))
+        return (type(self), (self.path, self.field, self.message, self.cause))
 
 
 class UsageError(ReplayError):

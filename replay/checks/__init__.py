@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay.checks.recording_checks import check_recording
+from replay.checks.stream_sync import with_object_time_offset
 from replay.checks.time_base import with_fps
 from replay.data import read_recording
 from replay.data.recording_manifest import manifest_fps
@@ -27,7 +28,7 @@ from replay.data.types import Recording
 
 
 def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
-                   fps: float | None = None, **kwargs) -> Recording:
+                   fps: float | None = None, object_time_offset_s: float | None = None, **kwargs) -> Recording:
     """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
 
     With ``checks`` (default) the recording then passes
@@ -46,6 +47,9 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
             adapter's (:func:`replay.checks.time_base.with_fps`; ``meta["fps_source"]`` says so).
             Without it, a rate the user's ``recordings.json`` beside the recording states
             (:mod:`replay.data.recording_manifest`) does the same.
+        object_time_offset_s: s the object stream runs behind the hand's, as the user states it
+            (``--object-time-offset``; < 0: ahead): the object tracks are shifted by it before the
+            checks (:func:`replay.checks.stream_sync.with_object_time_offset`); None or 0: as recorded.
         **kwargs: passed to the adapter (e.g. ``hand="left"`` for HUG-Bench).
 
     Raises:
@@ -57,4 +61,6 @@ def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
         rec = with_fps(rec, fps, "user (--fps)")
     elif (stated := manifest_fps(rec.source))[0] is not None:  # the user's recordings.json
         rec = with_fps(rec, stated[0], f"user ({stated[1].name})")
+    if object_time_offset_s:
+        rec = with_object_time_offset(rec, object_time_offset_s)
     return check_recording(rec) if checks else rec

@@ -80,7 +80,7 @@ def check_convex_parts(rec: Recording) -> dict:
                                 f"collision part of {asset.name!r} is not convex: its volume is {f['fill']:.0%} of its "
                                 f"convex hull's (at least {FILL_MIN:.0%}) and a vertex lies {f['concavity_mm']:.1f} mm inside "
                                 f"the hull (at most {CONCAVITY_MAX_M * 1000:g} mm); the simulator collides with the hull, a "
-                                "solid the object does not have: decompose it into convex parts (e.g. CoACD) and list each")
+                                "solid the object does not have: decompose it into convex parts (e.g. CoACD) and list each", cause="collision_parts")
         if fills:
             figs[asset.name] = {"min_fill": min(fills), "max_concavity_mm": max(conc)}
     return figs

@@ -126,5 +126,5 @@ def check_finger_swap(rec: Recording) -> tuple[dict, dict]:
     inside = idx[(idx >= s) & (idx <= g)]
     if inside.size:
         raise DataError(rec.source, "landmarks", f"{what}; {inside.size} of them in the replayed approach "
-                                                 f"(frames {s}-{g}): refused: relabel the chains or drop the frames")
+                                                 f"(frames {s}-{g}): refused: relabel the chains or drop the frames", cause="finger_swap")
     return {"finger_swap": f"{what}, after the lift onset (frame {g}): only the recorded protocol replays them"}, figs

@@ -143,14 +143,14 @@ def check_timing(rec: Recording) -> dict:
         raise DataError(rec.source, "time", f"too few frames before the grasp: {idx.size} tracked frame(s) over "
                                             f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
                                             f"{MIN_TRACKED_BEFORE_GRASP_S} s to replay an approach (a clip or a "
-                                            f"subsampled export? give the full-rate recording)")
+                                            f"subsampled export? give the full-rate recording)", cause="too_few_frames")
     gaps = np.diff(t[idx])
     k = int(np.argmax(gaps))
     fig["max_gap_s"] = round(float(gaps[k]), 4)
     if gaps[k] > MAX_TRACKING_GAP_S:
         raise DataError(rec.source, "valid", f"too sparse: no tracked hand for {gaps[k]:.3f} s between frames "
                                              f"{idx[k]} and {idx[k + 1]} before the lift onset (frame {g}); at most "
-                                             f"{MAX_TRACKING_GAP_S} s can be bridged: use a recording without the dropout")
+                                             f"{MAX_TRACKING_GAP_S} s can be bridged: use a recording without the dropout", cause="too_few_frames")
     wrist = wrist_track(rec)
     if wrist is not None:
         sp = np.linalg.norm(np.diff(wrist[idx], axis=0), axis=1) / gaps
@@ -161,5 +161,5 @@ def check_timing(rec: Recording) -> dict:
             raise DataError(rec.source, field, f"implausible hand speed: the wrist moves {sp[j]:.1f} m/s between "
                                                f"frames {idx[j]} and {idx[j + 1]} before the lift onset (a hand reaches "
                                                f"at <= {MAX_HAND_SPEED_M_S:g} m/s): frames dropped, a wrong frame rate, "
-                                               "or unmarked tracking errors")
+                                               "or unmarked tracking errors", cause="hand_speed")
     return fig

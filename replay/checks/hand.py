@@ -112,7 +112,7 @@ def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
         raise DataError(rec.source, "landmarks", f"cannot tell the hand's side from the palm landmarks (chirality "
                                                  f"median {fig.get('chirality_median')}, sign agreement "
                                                  f"{fig.get('agree')}; need |median| >= {CHIRALITY_MIN} and "
-                                                 f">= {CHIRALITY_AGREE:.0%}): landmarks out of manopth order?")
+                                                 f">= {CHIRALITY_AGREE:.0%}): landmarks out of manopth order?", cause="handedness")
     if side == rec.hand_side:
         return rec, {}, fig
     flags = {"hand_side_from_landmarks": f"{side} (the {rec.dataset} adapter assumed {rec.hand_side}; "

@@ -76,4 +76,4 @@ def check_hand_scale(rec: Recording) -> dict:
         hint = f": the hand is in {name} (x {f:g} gives {length * f * 1000:.0f} mm)"
     raise DataError(rec.source, field, f"the hand is {length:.4g} m long (wrist to middle fingertip, read as "
                                        f"metres); a human hand is {lo * 1000:g}-{hi * 1000:g} mm{hint}; convert the "
-                                       "hand to metres, like the object and the table")
+                                       "hand to metres, like the object and the table", cause="units")

@@ -68,7 +68,7 @@ def check_hand_shape(rec: Recording) -> tuple[dict, dict]:
     what = f"the {bone} bone's length spreads {sp[i]:.1f} % over the take (p95 - p5 of its median)"
     if sp[i] > SHAPE_SPREAD_REFUSE_PCT:
         raise DataError(rec.source, "landmarks", f"{what}, above {SHAPE_SPREAD_REFUSE_PCT:g} %: the landmarks are not "
-                                                 "one hand (a shape re-fitted per frame?)")
+                                                 "one hand (a shape re-fitted per frame?)", cause="hand_shape")
     if sp[i] > SHAPE_SPREAD_FLAG_PCT:
         return {"hand_shape": f"{what}, above {SHAPE_SPREAD_FLAG_PCT:g} %: the hand's shape changes (re-fitted per "
                               "frame?); the replayed hand keeps one shape"}, figs

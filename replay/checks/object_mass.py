@@ -76,7 +76,7 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
     try:
         m = spec.compile()
     except Exception as e:  # MuJoCo's compiler error (a degenerate part)
-        raise DataError(asset.source, "collision_meshes", f"MuJoCo cannot compile the collision parts: {e}") from None
+        raise DataError(asset.source, "collision_meshes", f"MuJoCo cannot compile the collision parts: {e}", cause="collision_parts") from None
     mass, inertia = float(m.body_mass[1]), np.array(m.body_inertia[1], float)
     if asset.mass is not None and mass > 0:  # the scene scales the density-derived figures to the stated mass
         inertia *= float(asset.mass) / mass
@@ -140,7 +140,7 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
            else f"the collision parts fill {r:.2f}x the object's volume (a part missing or shrunk?)")
     if ov > OVERLAP_REFUSE or ou > OUTSIDE_REFUSE or r < UNDERFILL_REFUSE:
         raise DataError(asset.source or asset.visual_mesh, "collision_meshes",
-                        f"{both}: {why}; refused: fix the parts (each volume once, inside the object)")
+                        f"{both}: {why}; refused: fix the parts (each volume once, inside the object)", cause="object_mass")
     flags: dict = {}
     if ov > OVERLAP_FLAG or ou > OUTSIDE_FLAG or r < UNDERFILL_FLAG:
         flags["object_mass"] = f"{both}: {why}"

@@ -62,6 +62,20 @@ def check_object(rec: Recording) -> dict:
     return fig
 
 
+def check_object_units(rec: Recording) -> dict:
+    """The target's size and mass against what a hand holds (:func:`check_object`'s first part, run on
+    its own before the object model is compared with the recording: a unit is the more specific cause).
+
+    Returns:
+        figures ``extent_m``, ``mass_kg``.
+
+    Raises:
+        DataError: (cause ``units``) size or mass outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
+    """
+    track = rec.target_object
+    return _scale_and_mass(track.asset, load_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
+
+
 def posed_mesh(mesh: trimesh.Trimesh, pos: np.ndarray, quat: np.ndarray) -> trimesh.Trimesh:
     """A copy of ``mesh`` (object frame, m) placed at ``pos`` (3,) m, ``quat`` (4,) xyzw (world)."""
     T = np.eye(4)
@@ -83,14 +97,14 @@ def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
     if not lo <= extent <= hi:
         raise DataError(asset.visual_mesh, "scale", f"object is {extent:.4g} m across (largest bounding-box side); a "
                                                    f"hand holds {lo * 1000:g} mm-{hi:g} m{unit_hint(extent)}: convert "
-                                                   "the meshes to metres")
+                                                   "the meshes to metres", cause="units")
     mass = asset_mass(asset)
     fig["mass_kg"] = round(mass, 5)
     lo, hi = OBJECT_MASS_RANGE_KG
     if not lo <= mass <= hi:
         raise DataError(asset.source or asset.visual_mesh, "mass",
                         f"object weighs {mass:.4g} kg (density {asset.density:g} kg/m^3 x collision volume); a hand "
-                        f"lifts {lo * 1000:g} g-{hi:g} kg: mesh units or density wrong")
+                        f"lifts {lo * 1000:g} g-{hi:g} kg: mesh units or density wrong", cause="units")
     return fig
 
 
@@ -107,7 +121,7 @@ def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
         raise DataError(rec.source, f"objects[{track.name}].pos", f"at the first frame the object's lowest point is "
                                                                   f"{abs(gap) * 1000:.0f} mm {where} the support (at most "
                                                                   f"{REST_GAP_MAX_M * 1000:g} mm): object mesh and poses in "
-                                                                  "different frames or units")
+                                                                  "different frames or units", cause="object_frame")
     return round(gap * 1000, 2)
 
 
@@ -139,7 +153,7 @@ def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None
                                             f"{hg * 1000:.0f} mm from it and does not carry it (in "
                                             f"{CARRY_WINDOW_S:g} s the object drifts {carry[0] * 1000:.0f} mm "
                                             f"in the hand's frame while travelling {carry[1] * 1000:.0f} mm); "
-                                            f"refused: replaying the {side} hand would not be this grasp")
+                                            f"refused: replaying the {side} hand would not be this grasp", cause="other_hand")
     raise DataError(rec.source, field, f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
                                        f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
-                                       "mesh and poses in different frames or units")
+                                       "mesh and poses in different frames or units", cause="object_frame")

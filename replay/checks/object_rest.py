@@ -150,17 +150,17 @@ def check_object_rest(rec: Recording) -> tuple[dict, dict]:
                         f"at the approach start (frame {s}) the object's lowest collision point is {abs(gap) * 1000:.1f} mm "
                         f"{where} the support (at most {REST_GAP_REFUSE_M * 1000:g} mm): it would "
                         f"{'fall' if gap > 0 else 'be pushed out'} as the replay settles it; a mesh shifted from the "
-                        "frame its poses refer to, or poses in another frame")
+                        "frame its poses refer to, or poses in another frame", cause="object_rest")
     if mm > STILL_REFUSE_MM or deg > STILL_REFUSE_DEG:
         raise DataError(rec.source, f"objects[{tr.name}].pos",
                         f"the object moves {mm:.1f} mm / {deg:.1f} deg between frames {s} and {near} while the hand is "
                         f"over {HAND_NEAR_M * 1000:g} mm away (at most {STILL_REFUSE_MM:g} mm / {STILL_REFUSE_DEG:g} deg): "
-                        "nothing the recording holds moves it (a tracking fault)")
+                        "nothing the recording holds moves it (a tracking fault)", cause="object_rest")
     if sup["width_mm"] < STABLE_MIN_WIDTH_M * 1000 or sup["com_margin_mm"] < 0:
         raise DataError(rec.source, f"objects[{tr.name}].quat",
                         f"at the approach start (frame {s}) the object cannot stand: it rests on a support "
                         f"{sup['width_mm']:.1f} mm wide with its centre of mass {-sup['com_margin_mm']:.1f} mm outside it, "
-                        "so it would tip over while the replay settles it (an orientation or mesh frame that is wrong)")
+                        "so it would tip over while the replay settles it (an orientation or mesh frame that is wrong)", cause="object_rest")
     flags = []
     if abs(gap) > REST_GAP_FLAG_M:
         flags.append(f"floats {gap * 1000:.1f} mm above the support at frame {s}" if gap > 0 else

@@ -182,7 +182,7 @@ def check_object_track(rec: Recording) -> tuple[dict, dict]:
                             f"the object track jumps in the approach (frames {s}-{g}, up to the lift onset): "
                             f"{_describe(inside)}, beyond {JUMP_MM:g} mm / {JUMP_DEG:g} deg off its path or "
                             f"{STEP_SPEED_MAX_M_S:g} m/s: no hand moves an object so; the replay would reach for "
-                            "an object that is not there (a tracking fault: repair or drop those frames)")
+                            "an object that is not there (a tracking fault: repair or drop those frames)", cause="object_track")
         after = [j for j in jumps if j["frames"][0] > g]
         if after:
             flags.append(f"{tr.name}: jumps after the lift onset at {_describe(after)} (a tracking fault; only the "

@@ -83,7 +83,7 @@ def check_penetration(rec: Recording) -> tuple[dict, dict]:
         raise DataError(rec.source, field, f"{what}: deeper than {PENETRATION_REFUSE_M * 1000:g} mm or "
                                            f"{PENETRATION_CORE_FRAC:.0%} of the way to the part's centre ({core:.1f} mm "
                                            "deep): the replayed finger would start through the object; hand and object "
-                                           "poses disagree")
+                                           "poses disagree", cause="penetration")
     if deepest > PENETRATION_FLAG_M:
         return {"penetration": f"{what}, beyond {PENETRATION_FLAG_M * 1000:g} mm: the contact solver pushes it out, "
                                "the grasp replayed is the solver's"}, figs

@@ -164,7 +164,7 @@ def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
     if k > FACTOR_REFUSE:  # a hand cannot move this fast; it can move slowly (the slow side is flagged only)
         looks = nearest_rate(rec.fps / k)
         raise DataError(rec.source, "fps", f"wrong frame rate? {what}; the motion fits {looks}: "
-                                           "give the recording's true rate with --fps")
+                                           "give the recording's true rate with --fps", cause="frame_rate")
     if k > FACTOR_FLAG or k < 1 / FACTOR_FLAG:
         looks = nearest_rate(rec.fps / k)
         mover = "a fast mover" if k > 1 else "a slow mover"

@@ -55,9 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
                         "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
                         "(even with --resume) and are merged into it")
-    p.add_argument("--fps", type=float, default=None,
-                   help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
-                        "exported at 30 Hz); the input checks compare the motion with the rate either way")
+    _input_options(p)
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
                    help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
@@ -120,6 +118,18 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
                         "robust lifts / fragile / robust failures in the summary")
 
 
+def _input_options(p: argparse.ArgumentParser) -> None:
+    """What the user states about the recordings where the reader's assumption is wrong: the frame rate
+    and the object stream's time offset (the input checks judge the recordings either way)."""
+    p.add_argument("--fps", type=float, default=None,
+                   help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
+                        "exported at 30 Hz); the input checks compare the motion with the rate either way")
+    p.add_argument("--object-time-offset", type=float, default=None, metavar="S",
+                   help="s the object stream runs behind the hand stream (< 0: ahead), where the input checks find "
+                        "them out of sync and the offset is known: the object tracks are shifted by it (recorded in "
+                        "each rollout as object_time_offset_s)")
+
+
 def config_from_args(a) -> ReplayConfig:
     """The study's :class:`ReplayConfig`: ``--config`` (else the defaults), then the flags, then
     ``--preset`` (named settings, :data:`replay.study.presets.PRESETS`).
@@ -134,6 +144,8 @@ def config_from_args(a) -> ReplayConfig:
         cfg.effort_limit = a.effort
     if a.fps is not None:
         cfg.recording_fps = a.fps
+    if a.object_time_offset is not None:
+        cfg.object_time_offset_s = a.object_time_offset
     if a.hand is not None:
         cfg.hand = a.hand
     if a.hand_shape is not None:

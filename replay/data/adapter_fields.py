@@ -43,12 +43,13 @@ def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float
     except (TypeError, ValueError):
         raise DataError(source, dotted, f"expected a numeric array, got {type(value).__name__}") from None
     if arr.ndim != len(shape) or any(s != -1 and s != a for s, a in zip(shape, arr.shape)):
-        raise DataError(source, dotted, f"expected shape {shape} (-1 = any), got {arr.shape}")
+        raise DataError(source, dotted, f"expected shape {shape} (-1 = any), got {arr.shape}", cause="stream_shape")
     if finite and not np.all(np.isfinite(arr)):
         if arr.ndim >= 1 and arr.shape[0] > 0:
             bad = np.flatnonzero(~np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1))
-            raise DataError(source, dotted, f"non-finite values in {bad.size} frame(s), first at frame {int(bad[0])}")
-        raise DataError(source, dotted, "non-finite values")
+            raise DataError(source, dotted, f"non-finite values in {bad.size} frame(s), first at frame {int(bad[0])}",
+                            cause="untracked_frames")
+        raise DataError(source, dotted, "non-finite values", cause="untracked_frames")
     return arr
 
 
@@ -62,7 +63,8 @@ def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> 
     n = np.linalg.norm(q, axis=-1)
     if np.any(np.abs(n - 1.0) > tol):
         bad = int(np.flatnonzero(np.abs(n - 1.0).reshape(-1) > tol)[0])
-        raise DataError(source, field, f"quaternion not unit length (first at index {bad}, |q|={n.reshape(-1)[bad]:.4f})")
+        raise DataError(source, field, f"quaternion not unit length (first at index {bad}, |q|={n.reshape(-1)[bad]:.4f})",
+                        cause="quaternion")
     return np.concatenate([q[..., 1:], q[..., :1]], axis=-1) / n[..., None]
 
 

@@ -74,15 +74,16 @@ def call_isolated(func, *args, timeout_s: float, what: str, path: str | Path | N
             proc = subprocess.run([sys.executable, "-m", "replay.data.isolate", str(inp), str(out)], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            raise DataError(path, field, f"{what} did not finish within {timeout_s:.0f} s and was stopped{tail}") from None
+            raise DataError(path, field, f"{what} did not finish within {timeout_s:.0f} s and was stopped{tail}", cause="native_crash") from None
         if proc.returncode != 0 or not out.is_file():
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             last = f" ({err[-1][:200]})" if err and proc.returncode > 0 else ""
-            raise DataError(path, field, f"{what} crashed ({signal_name(proc.returncode)}){last}{tail}")
+            raise DataError(path, field, f"{what} crashed ({signal_name(proc.returncode)}){last}{tail}",
+                            cause="native_crash")
         status, value = pickle.loads(out.read_bytes())
     if status == "ok":
         return value
-    raise DataError(path, field, f"{what} failed: {value}{tail}")
+    raise DataError(path, field, f"{what} failed: {value}{tail}", cause="native_crash")
 
 
 def _child(inp: str, out: str) -> int:

@@ -92,15 +92,17 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
     fix = "regenerate the convex part (or remove it from the model)"
     if f["vertices"] < MIN_PART_VERTICES:
         raise DataError(path, field, f"degenerate collision part: {f['vertices']} distinct vertices "
-                                     f"(a solid needs >= {MIN_PART_VERTICES}); {fix}")
+                                     f"(a solid needs >= {MIN_PART_VERTICES}); {fix}", cause="collision_parts")
     if f["extent_m"] < MIN_PART_EXTENT_M:  # small every way: a unit error more likely than a flat part
         hint = unit_hint(f["extent_m"]).strip("; ").replace("? (", "? ")
         raise DataError(path, field, f"degenerate collision part: {f['extent_m'] * 1000:.2g} mm across"
-                                     f"{f' ({hint}' if hint else ''}; {fix}")
+                                     f"{f' ({hint}' if hint else ''}; {fix}", cause="units" if hint else "collision_parts")
     if f["thickness_m"] < MIN_PART_THICKNESS_M:
         raise DataError(path, field, f"degenerate collision part: flat (zero volume; {f['thickness_m'] * 1000:.3g} mm "
-                                     f"thick, need >= {MIN_PART_THICKNESS_M * 1000:g} mm); {fix}")
+                                     f"thick, need >= {MIN_PART_THICKNESS_M * 1000:g} mm); {fix}",
+                        cause="collision_parts")
     if f["hull_volume_m3"] < MIN_PART_VOLUME_M3:
         raise DataError(path, field, f"degenerate collision part: hull volume {f['hull_volume_m3'] * 1e9:.3g} mm^3 "
-                                     f"(need >= {MIN_PART_VOLUME_M3 * 1e9:g} mm^3); {fix}")
+                                     f"(need >= {MIN_PART_VOLUME_M3 * 1e9:g} mm^3); {fix}",
+                        cause="collision_parts")
     return f

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.checks.causes import cause_counts_text
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
@@ -190,6 +191,7 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
         ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
         ("not lifted", c.get("not_lifted")), ("unstable", c.get("unstable")),
         ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
+        ("input causes (refused, flagged)", cause_counts_text(c.get("causes")) or "-"),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
         ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),

@@ -94,7 +94,10 @@ class RolloutRecord:
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
     input_flags: dict = _fl("-", "repaired, corrected or suspect input (replay.checks.recording_checks: untracked_frames, "
                                  "hand_side_from_landmarks, intent, object_track, object_rest, penetration, "
-                                 "hand_shape), empty if none")
+                                 "hand_shape, frames_missing, stream_offset, ...; most specific cause first, "
+                                 "replay.checks.causes), empty if none")
+    object_time_offset_s: float | None = _f("s", "the object stream's time offset against the hand's the replay applied "
+                                                 "(config.object_time_offset_s, --object-time-offset; 0: as recorded)")
     inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
                             "read it (replay.study.inputs)")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from replay.checks.causes import cause_counts_text
 from replay.protocol.diagnosis import display_outcome
 
 #: characters of a long note (the hand import's warnings) said on the console; the whole
@@ -235,6 +236,8 @@ def summary_table(study: dict) -> str:
         lines.append(f"refused: {refused} (bad input; listed below with the reasons)")
     if (c.get("failed_inputs") or 0) > refused:
         lines.append(f"failed: {c['failed_inputs'] - refused} (listed below)")
+    if (per_cause := cause_counts_text(c.get("causes"))) is not None:
+        lines.append(f"input causes: {per_cause}")
     if c.get("wall_s") is not None:
         this = c.get("wall_s_this_run", c["wall_s"])
         more = c["wall_s"] - this > 0.05 * max(this, 1.0)

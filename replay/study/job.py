@@ -81,7 +81,8 @@ class Job:
 
 def run_job_safe(job: Job) -> tuple[str, object]:
     """Worker entry (pool, Ray or in process): ``("ok", doc)``, ``("refused", one line)`` for
-    input the checks refuse or cannot read (a :class:`DataError`: the file and field named),
+    input the checks refuse or cannot read (a :class:`DataError`: the file and field named, led
+    by its cause code where a check named one, :attr:`DataError.line`),
     ``("storage", one line)`` when a write failed for want of storage
     (:func:`replay.fileio.storage_fault`: the study stops), or ``("error", message)`` for a bug in
     one rollout (with a short traceback).
@@ -90,8 +91,8 @@ def run_job_safe(job: Job) -> tuple[str, object]:
     """
     try:
         return "ok", run_job(job)
-    except DataError as e:
-        return "refused", str(e)
+    except DataError as e:  # the line leads with its cause code (replay.checks.causes)
+        return "refused", e.line
     except OSError as e:  # a full disk (or read-only, quota): the study stops, naming the file
         fault = storage_fault(e)
         if fault is None:
@@ -145,6 +146,7 @@ def _run_job(job: Job) -> dict:
             "object_visual_mesh": str(obj.visual_mesh), "support_height": float(rec.support_height),
             "config_hash": config_hash(cfg), "kinematics_s": t_ik, "crop": [int(start), int(start + rec.num_frames)],
             "input_flags": rec.meta.get("input_flags", {}), "intent": rec.meta.get("intent"),
+            "object_time_offset_s": float(rec.meta.get("object_time_offset_s") or 0.0),
             "protocol": job.protocol, "recorded_max_s": job.recorded_max_s}
     if job.protocol == REFINE:
         doc = run_refine(job, rec, coords, mjcf, cfg, t0, base)

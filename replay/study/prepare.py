@@ -165,7 +165,7 @@ def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: R
     Raises:
         DataError: bad or missing input.
     """
-    rec = load_recording(dataset, sequence, data_dir, fps=cfg.recording_fps)
+    rec = load_recording(dataset, sequence, data_dir, fps=cfg.recording_fps, object_time_offset_s=cfg.object_time_offset_s)
     # only the replayed window needs the hand: crop before IK (minutes -> seconds)
     g = rec.grasp_frame
     start = 0 if cfg.approach_window_s is None else int(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.checks.causes import count_causes
 from replay.config import ReplayConfig
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
@@ -21,7 +22,8 @@ from replay.study.refine_job import REFINE, refine_part
 
 
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
-    """Study-level counts and timing; ``by_intent``: :func:`replay.study.console.intent_counts`."""
+    """Study-level counts and timing; ``by_intent``: :func:`replay.study.console.intent_counts`; ``causes``:
+    refusals and input flags per cause (:func:`replay.checks.causes.count_causes`)."""
     n = len(rollouts)
     ab = [r for r in rollouts if r.get("ablation")]
     rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
@@ -45,6 +47,7 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
                       for c in DIAGNOSIS_CLASSES},
         "by_intent": intent_counts(rollouts),
         "failed_inputs": len(failed),
+        "causes": count_causes(rollouts, failed),  # refusals and input flags per cause (replay.checks.causes)
         "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
         "median_wrist_err_mm": float(np.median(we)) if we else None,
         "wall_s": wall_s,
