@@ -159,6 +159,7 @@ window.addEventListener('load', () => {
   const imgs = Array.from(document.images);
   document.body.dataset.imagesOk = imgs.filter(im => im.complete && im.naturalWidth > 0).length;
   document.body.dataset.imagesAll = imgs.length;
+  document.body.dataset.loadMs = Math.round(performance.now());  // the page's load, for benchmarks/study_scale.py
   document.body.dataset.ready = '1';
 });
 """

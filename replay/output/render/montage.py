@@ -219,7 +219,7 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
             stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
             bar.update(1)
         bar.close()
-        header = rule_header(rule, cols * tw) if left_out else None
+        header = rule_header(rule, cols * tw, max(10, min(18, cols * tw // 120))) if left_out else None
         n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
