@@ -25,7 +25,7 @@ from replay.output.report import build_report
 from replay.output.report_table import COLUMNS
 from replay.study.runner import run_study
 
-pytestmark = pytest.mark.needs_data
+pytestmark = [pytest.mark.needs_data, pytest.mark.slow]  # a real study, 1,500 pages, Chromium: ~3 min on 2 shared cores
 
 N = 1500
 OBJECTS = ["mug", "banana", "stapler", "duck", "knife", "phone", "toothbrush", "waterbottle", "camera", "bowl",
@@ -84,7 +84,10 @@ def test_filters_and_sort_in_chromium(page, big):
     want = [r for r in rows if r["object"] == "banana" and outcome_class(r) == "not lifted"]
     assert want and f'data-shown="{len(want)}"' in body, body
     load_ms = int(re.search(r'data-load-ms="(\d+)"', body).group(1))
-    assert load_ms < 5000 and took < 60, (load_ms, took)  # measured here: ~0.6 s to load, ~2 s with the browser
+    js_ms = int(re.search(r'data-js-ms="(\d+)"', body).group(1))
+    # measured here, 2 cores at a load average of 8-17: the page's load 3.8-6.2 s (parsing and laying out
+    # 25,500 cells), of which the table's script (filter, sort) 25-30 ms; a blank page 0.15-0.3 s
+    assert js_ms < 1000 and load_ms < 30000 and took < 90, (js_ms, load_ms, took)
     shown = re.findall(r"<tr><td[^>]*><a href=\"report_files/([^\"]+)\.html\">", res.stdout)
     hidden = re.findall(r"<tr hidden=\"\"><td[^>]*><a href=\"report_files/([^\"]+)\.html\">", res.stdout)
     assert len(shown) == len(want) and len(shown) + len(hidden) == N

@@ -103,6 +103,7 @@ def _filters_html(rows: list[dict], cols: tuple) -> str:
 
 
 TABLE_JS = """
+const T0 = performance.now();
 const tb = document.querySelector('#rows tbody');
 const heads = Array.from(document.querySelectorAll('#rows th'));
 const colOf = k => heads.findIndex(h => h.dataset.key === k);
@@ -147,7 +148,9 @@ document.querySelectorAll('select[data-filter]').forEach(s => s.addEventListener
 document.getElementById('clear-filters').addEventListener('click', () => {
   document.querySelectorAll('select[data-filter]').forEach(s => { s.value = ''; }); applyFilters();
 });
+const T_SETUP = performance.now() - T0;
 window.addEventListener('load', () => {
+  const t1 = performance.now();
   const p = new URLSearchParams(location.hash.slice(1));
   document.querySelectorAll('select[data-filter]').forEach(s => {
     const v = p.get(s.id.slice(7));
@@ -160,6 +163,7 @@ window.addEventListener('load', () => {
   document.body.dataset.imagesOk = imgs.filter(im => im.complete && im.naturalWidth > 0).length;
   document.body.dataset.imagesAll = imgs.length;
   document.body.dataset.loadMs = Math.round(performance.now());  // the page's load, for benchmarks/study_scale.py
+  document.body.dataset.jsMs = Math.round(T_SETUP + performance.now() - t1);  // this script's own part of it
   document.body.dataset.ready = '1';
 });
 """
