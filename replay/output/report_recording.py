@@ -153,7 +153,8 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
     seq = str(row.get("sequence"))
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
-    fields = "".join(f"<tr><th>{html.escape(h)}</th><td>{html.escape(shown_value(row, k) if k == 'outcome' else cell(row.get(k), s, d)[0])}</td></tr>"
+    fields = "".join(f"<tr><th>{html.escape(h)}</th><td>"
+                     f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(row.get(k), s, d)[0])}</td></tr>"
                      for h, k, s, d in columns_for([row]))
     parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
     plotted = clipped = False
@@ -165,7 +166,8 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
                      f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>")
         parts.append(f"<table id=fields>{fields}</table>")
         png = fdir / f"{stem}.png"
-        sources = [sdir / str(row.get("json"))] + [sdir / p for p in (rec.poses, rec.ablation and rec.ablation.poses) if p]
+        poses = (rec.poses, rec.ablation and rec.ablation.poses)
+        sources = [sdir / str(row.get("json"))] + [sdir / p for p in poses if p]
         plotted = _fresh(png, sources) or plot_rollout(rec, sdir, png)
         parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>" if plotted
                      else "<p>no saved poses</p>")

@@ -225,7 +225,8 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
     secs = _time.perf_counter() - t_start
     atomic_write_text(montage_record_path(out), json.dumps({
         "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
-        "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])], "tile": [tw, th], "grid": [cols, rows], "variant": variant,
+        "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])], "tile": [tw, th],
+        "grid": [cols, rows], "variant": variant,
         "rollouts": [_name(i, r) for i, r in chosen], "left_out": len(left_out), "left_out_rollouts": left_out,
         "render_s": secs, "rule": rule,
     }, indent=1) + "\n")
