@@ -99,3 +99,37 @@ def test_records_then_resume_after_a_kill_at_any_point(tmp_path, mirror, monkeyp
     # a new study (no --resume, no subset merged) at the same place starts its own records
     run_study("grab", out, cfg, sequences=seqs[1:2], workers=0, ablation=False, progress=False, data_dir=mirror)
     assert [r["key"] for r in read_records(log)] == seqs[1:2]
+
+
+@pytest.mark.needs_data
+@pytest.mark.slow  # one short replay, then 1,830 instant jobs through the real runner: ~1.5 min on 2 shared cores
+def test_bytes_written_per_recording_stay_flat_from_30_to_1500(tmp_path, mirror, monkeypatch):
+    """The study's own writing (summaries, CSV, records) per recording at 30, 300 and 1,500 jobs:
+    each job is a real rollout (one short replay, copied under each name) handed back at once, so
+    only the runner's bookkeeping is measured. Rewriting the study per job (before issue 41) made it
+    grow with the study: ~0.5 MB a job at 300."""
+    from replay.results import files as files_mod
+
+    real = run_study("grab", tmp_path / "real" / "study.json", ReplayConfig(**SHORT), objects=["cubesmall"],
+                     workers=0, ablation=False, progress=False, data_dir=mirror)
+    doc = json.loads((tmp_path / "real" / real["rollouts"][0]["json"]).read_text())
+    written = []
+    real_atomic = files_mod.atomic_write_text
+    monkeypatch.setattr(files_mod, "atomic_write_text",
+                        lambda p, text: (written.append(len(text.encode())), real_atomic(p, text))[1])
+    per = {}
+    for n in (30, 300, 1500):
+        names = [f"cubesmallv{k:04d}_lift" for k in range(n)]
+        monkeypatch.setattr(runner_mod, "list_sequences", lambda *a, names=names: list(names))
+        monkeypatch.setattr(runner_mod, "resolve_sequences", lambda ds, all_seqs, *a: list(all_seqs))
+        monkeypatch.setattr(job_mod, "run_job", lambda j: dict(doc, sequence=j.sequence))
+        written.clear()
+        out = tmp_path / f"s{n}" / "study.json"
+        study = run_study("grab", out, ReplayConfig(**SHORT), workers=0, ablation=False, progress=False,
+                          data_dir=mirror)
+        assert study["counts"]["rollouts"] == n and len(read_records(records_path(out))) == n
+        per[n] = (sum(written) + records_path(out).stat().st_size) / n
+    # measured here: 3.7, 11.0, 10.9 kB a recording (a summary row ~0.9 kB, remade ~12 times in half a
+    # study's rows on average; a record 0.2 kB); at 30 the summary is remade once midway (every 25), from
+    # 300 on every tenth of the study. A summary per job would be ~n/2 rows a job: ~140 kB at 300, 0.7 MB at 1,500
+    assert per[1500] <= 1.1 * per[300] and per[300] < 20e3 and per[30] < per[300], per
