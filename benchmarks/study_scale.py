@@ -17,17 +17,19 @@ process: the driver) and then its report and montage in this process:
   jobs' own time being each rollout's ``wall_s_total`` (its records' ``job_s``): what the
   orchestration (worker start and imports, transfer, the driver's bookkeeping, idle workers
   at the end) costs a recording;
-* ``bytes_per_recording``: bytes written / recordings: the driver's (``wchar`` of
-  ``/proc/self/io``: summaries, records, CSV, console) plus the result files the workers wrote
-  once each (their sizes);
+* ``bytes_per_recording``: bytes written to files / recordings: the driver's (every atomic write
+  and record append it makes, counted as they are made: summaries, CSV, records) plus the result
+  files the workers wrote once each (their sizes); ``driver_wchar_per_recording``: all the
+  driver's ``write`` calls (``wchar`` of ``/proc/self/io``: also its pipes to the workers and
+  its console's progress bar);
 * ``report_s``, ``report_mb`` (the main page), ``report_files_mb``, ``report_load_s`` (headless
   Chromium's load event, ``performance.now()`` at ``load``, the table's script done);
 * ``montage_s``: ``render_montage`` with its defaults (at most 48 tiles).
 
 And once, ``stepping_fraction``: the share of a worker's CPU time spent stepping physics
 (``span_loop.run_frames``, ``c_loop.frame_substeps`` / ``frame_and_read``, ``ctrl_steps``,
-``mujoco.mj_step``), from cProfile over ``run_job`` of a few recordings (each with its
-ablation) in one warm process. Goals (issue 41): overhead per recording at 1,500 at most 1.2x
+``mujoco.mj_step``) over ``run_job`` of a few recordings (each with its ablation) in one warm
+process: their stepping's CPU time under cProfile over their CPU time unprofiled. Goals (issue 41): overhead per recording at 1,500 at most 1.2x
 that at 30; bytes per recording flat; the driver under 1 GB.
 """
 
@@ -115,8 +117,18 @@ def make_dataset(mirror: Path, n: int, dest: Path) -> list[str]:
 
 DRIVER = """
 import json, resource, runpy, sys
+import replay.fileio as fileio, replay.results.study_log as study_log
 result = sys.argv[2]
 sys.argv = ["run_study.py", *json.loads(sys.argv[1])]
+files = {"bytes": 0}
+atomic, append = fileio.atomic_write_bytes, study_log.append_record
+def counted_atomic(path, data):  # every summary, CSV and JSON the driver writes goes through here
+    files["bytes"] += len(data)
+    return atomic(path, data)
+def counted_append(path, lines):
+    files["bytes"] += sum(len(json.dumps(ln, separators=(",", ":"), default=str)) + 1 for ln in lines)
+    return append(path, lines)
+fileio.atomic_write_bytes, study_log.append_record = counted_atomic, counted_append
 rc = 0
 try:
     runpy.run_path("scripts/run_study.py", run_name="__main__")
@@ -125,7 +137,7 @@ except SystemExit as e:
 r = resource.getrusage(resource.RUSAGE_SELF)
 io = dict(ln.split(": ") for ln in open("/proc/self/io").read().split("\\n") if ln)
 json.dump({"rc": rc, "cpu_s": r.ru_utime + r.ru_stime, "peak_rss_mb": r.ru_maxrss / 1024,
-           "wchar": int(io["wchar"])}, open(result, "w"))
+           "wchar": int(io["wchar"]), "file_bytes": files["bytes"]}, open(result, "w"))
 """
 
 
@@ -186,7 +198,8 @@ def one_size(mirror: Path, n: int, workers: int, tmp: Path) -> dict:
             "workers": workers, "wall_s": d["wall_s"], "driver_cpu_s": d["cpu_s"],
             "driver_peak_rss_mb": d["peak_rss_mb"], "jobs_s": job_s,
             "overhead_per_recording_s": (d["wall_s"] * workers - job_s) / n,
-            "bytes_per_recording": (d["wchar"] + files) / n, "driver_bytes_per_recording": d["wchar"] / n,
+            "bytes_per_recording": (d["file_bytes"] + files) / n, "driver_bytes_per_recording": d["file_bytes"] / n,
+            "driver_wchar_per_recording": d["wchar"] / n,
             "report_s": report_s, "report_mb": (out / "report.html").stat().st_size / 1e6,
             "report_files_mb": _tree_bytes(out / "report_files") / 1e6,
             "report_load_s": chromium_load_s(out / "report.html"), "montage_s": montage_s,
@@ -194,8 +207,10 @@ def one_size(mirror: Path, n: int, workers: int, tmp: Path) -> dict:
 
 
 def stepping_fraction(mirror: Path, tmp: Path) -> dict:
-    """cProfile over ``run_job`` of :data:`PROFILED` (with ablation) in this process, warm (one
-    untimed job first): ``{"stepping_fraction", "profiled_s", "stepping_s"}``."""
+    """The stepping share of ``run_job`` over :data:`PROFILED` (with ablation) in this process, warm
+    (one untimed job first): their CPU time unprofiled, then the stepping functions' CPU time under
+    cProfile (compiled calls, which the profiler does not slow): ``{"stepping_fraction",
+    "profiled_s" (the unprofiled total), "stepping_s"}``."""
     from replay.config import ReplayConfig, resolve_hand_variant
     from replay.study.job import Job, run_job
 
@@ -209,13 +224,15 @@ def stepping_fraction(mirror: Path, tmp: Path) -> dict:
                    quiet=True)
 
     run_job(job("cubesmall_lift"))  # imports, numba caches, the hand: not a rollout's time
-    prof = cProfile.Profile()
     t0 = time.process_time()
+    for seq in PROFILED:  # the total unprofiled: cProfile slows the Python side, not the compiled stepping
+        run_job(job(seq))
+    total = time.process_time() - t0
+    prof = cProfile.Profile(time.process_time)  # CPU time, as the total: wall time on shared cores is not a worker's
     prof.enable()
     for seq in PROFILED:
         run_job(job(seq))
     prof.disable()
-    total = time.process_time() - t0
     st = pstats.Stats(prof)
     hits = {f"{Path(fname).name}:{func}": v[3] for (fname, _, func), v in st.stats.items()
             if any(re.search(rf"\b{name}\b", func) for name in STEPPING)}

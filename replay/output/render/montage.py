@@ -154,11 +154,10 @@ def render_montage(study_path: str | Path, out_path: str | Path, cols: int | Non
         fps: frame rate, Hz.
         variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
             (each rollout beside its ablation, pairs kept on one row).
-        max_clips: at most this many tiles (default :data:`MONTAGE_MAX_CLIPS`; None: one per
-            rollout); a study with more is shown by a selection in which every outcome class
-            is represented (:func:`replay.output.render.montage_pick.pick_tiles`), its rule
-            drawn above the tiles and kept in the record (``rule``); the rest are left out
-            (``RenderStats.left_out`` and ``left_out_names``, the record's ``left_out_rollouts``).
+        max_clips: at most this many tiles (default :data:`MONTAGE_MAX_CLIPS`; None: all); more
+            rollouts: a selection with every outcome class (:func:`~replay.output.render.montage_pick.pick_tiles`),
+            its rule drawn above the tiles and in the record (``rule``); the rest left out
+            (``RenderStats.left_out``, ``left_out_names``, the record's ``left_out_rollouts``).
         progress: a progress bar over the tiles (stderr).
         protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
             ``recorded_rollouts``, each with the recorded object as a translucent ghost).
