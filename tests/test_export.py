@@ -316,9 +316,10 @@ def test_report_links_exports(short_study, mjcf_export, tmp_path):
     shutil.copytree(mjcf_export[0], out)  # an MJCF export where the report looks for it
     page = tmp_path / "page" / "report.html"
     build_report(short_study, page)
-    text = page.read_text()
-    link = os.path.relpath(out / "replay_export.py", page.parent)
-    assert f"<a href='{link}'" in text and (page.parent / link).resolve().is_file()
+    rec_page = page.parent / "report_files" / "cubesmall_lift.html"  # the exports are on the recording's page
+    text = rec_page.read_text()
+    link = os.path.relpath(out / "replay_export.py", rec_page.parent)
+    assert f"<a href='{link}'" in text and (rec_page.parent / link).resolve().is_file()
     # the formats not exported yet: the command that makes each, beside it
     assert f"--study {short_study} --sequence cubesmall_lift --format usd" in text
     assert "--format rrd" in text and "--format mjcf" not in text

@@ -16,6 +16,7 @@ from replay.output.render.montage import (
     montage_record_path,
     render_montage,
 )
+from replay.output.render.overlay import caption_band
 from replay.results.records import FORMAT_VERSION
 
 pytestmark = pytest.mark.needs_data
@@ -51,9 +52,13 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
     assert tuple(meta["size"]) == (320, 240) and frames.shape[0] == N_LONG
     tw, th = TILE
     tiles = {k: frames[:, (k // 2) * th:(k // 2 + 1) * th, (k % 2) * tw:(k % 2 + 1) * tw] for k in range(4)}
-    for k in range(3):  # each clip shows hand and object in every frame
-        assert skin_mask(tiles[k]).sum(axis=(1, 2)).min() > 50
-        assert object_mask(tiles[k]).sum(axis=(1, 2)).min() > 30
+    band = caption_band([("t", (0, 0, 0))] * 3, tw, th).shape[0]  # 40 of the 120 px
+    for k in range(3):  # each clip shows hand and object in every frame: in its picture, under the caption band
+        # measured here: the hand 31-122 px of the 160 x 80 picture (50+ in the 160 x 120 tile before the band)
+        assert skin_mask(tiles[k][:, band:]).sum(axis=(1, 2)).min() > 20
+        assert object_mask(tiles[k][:, band:]).sum(axis=(1, 2)).min() > 20
+        # ...and the caption's band holds no part of the scene: dark but for its text
+        assert np.median(tiles[k][:, :band]) < 40
     # the empty 4th cell is the flat background
     assert tiles[3].astype(float).std() < 3.0
     # the short duck clip holds its last frame: frames N_SHORT - 1 .. N_LONG - 1 identical up to codec noise
@@ -70,16 +75,23 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
 def test_montage_object_filter_and_layout(study3, tmp_path):
     st = render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
     assert st.size == TILE and st.frames == N_SHORT
-    # a limit asked for: the first rollouts shown, the rest named (no Python warning on the console)
+    # a limit below the outcome classes (lifted, dropped, unstable: one each): the first classes
+    # shown, the rest named, the rule drawn above the tiles (no Python warning on the console)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         st2 = render_montage(study3, tmp_path / "m2.mp4", max_clips=2, tile=TILE)
-    assert st2.left_out == 1 and st2.left_out_names == ("duck_lift",) and st2.size == (2 * TILE[0], TILE[1])
-    assert json.loads(montage_record_path(st2.path).read_text())["left_out_rollouts"] == ["duck_lift"]
+    record = json.loads(montage_record_path(st2.path).read_text())
+    assert st2.left_out == 1 and st2.left_out_names == ("duck_lift",) and st2.size[0] == 2 * TILE[0]
+    assert record["left_out_rollouts"] == ["duck_lift"] and record["rule"].startswith("2 of 3 recordings")
+    header = st2.size[1] - TILE[1]
+    assert 20 <= header <= 160 and record["size"] == list(st2.size)
+    _, frames = read_mp4(st2.path)
+    assert frames[0, :header].astype(float).mean() < 60  # the dark band with the rule's text, above the tiles
     assert montage_layout(6) == (3, 2, (640, 480))
     assert montage_layout(30) == (6, 5, (288, 216))
     assert montage_layout(38) == (7, 6, (240, 180))  # GRAB's 38 replayed recordings, all shown
     assert montage_layout(3, cols=2, tile=TILE) == (2, 2, TILE)
+    assert montage_layout(48) == (8, 6, (320, 240))  # the default bound: a 1440p canvas, not smaller tiles
 
 
 def test_montage_has_a_tile_per_rollout(study3, tmp_path):

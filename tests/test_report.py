@@ -54,7 +54,8 @@ def report(tmp_path_factory, mirror):
 def test_report_files_and_csv(report):
     d, study, n = report
     assert n == {"rows": 2, "plots": 2, "clips": 0, "montage": False}
-    assert sorted(p.name for p in (d / "report_files").iterdir()) == ["cubesmall_lift.png", "mug_lift.png"]
+    assert sorted(p.name for p in (d / "report_files").iterdir()) == ["cubesmall_lift.html", "cubesmall_lift.png",
+                                                                      "mug_lift.html", "mug_lift.png"]
     rows = list(csv.DictReader((d / "study.csv").open()))
     assert [r["sequence"] for r in rows] == ["cubesmall_lift", "mug_lift"]
     for r, s in zip(rows, study["rollouts"]):
@@ -94,27 +95,30 @@ def test_page_renders_in_chromium(report):
     assert res.returncode == 0, res.stderr[-2000:]
     dom = res.stdout
     body = re.search(r"<body([^>]*)>", dom).group(1)
-    # both plots loaded (the page counts images with pixels once loaded) and the table sorted by rise
-    assert 'data-images-ok="2"' in body and 'data-images-all="2"' in body, body
-    assert f'data-sorted="{rise_col}:desc"' in body, body
-    rows = re.findall(r"<tr><td[^>]*><a href=\"#rec-([^\"]+)\">", dom)
+    # the table sorted by rise, every row shown; no plot on the main page (each is on its recording's page)
+    assert f'data-sorted="{rise_col}:desc"' in body and 'data-shown="2"' in body, body
+    rows = re.findall(r"<tr><td[^>]*><a href=\"report_files/([^\"]+)\.html\">", dom)
     by_rise = sorted(study["rollouts"], key=lambda r: -r["rise"])
     assert rows == [r["sequence"] for r in by_rise]
-    assert dom.count("<img") == 2 and '"effort_limit": 0.4' in dom and '"newton": "1.8.0"' in dom
+    assert dom.count("<img") == 0 and '"effort_limit": 0.4' in dom and '"newton": "1.8.0"' in dom
+    # a recording's page: its plot loaded (the page counts images with pixels once loaded)
+    res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), "--dump-dom")
+    assert res.returncode == 0 and "<img" in res.stdout and "back to the study" in res.stdout, res.stderr[-2000:]
 
 
 def test_screenshot(report, tmp_path):
     exe = _chromium()
     d, study, _ = report
     shot = tmp_path / "report.png"
-    res = _browser(exe, (d / "report.html").as_uri(), f"--screenshot={shot}", "--window-size=1280,1600")
+    res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), f"--screenshot={shot}",
+                   "--window-size=1280,1600")
     assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
     import matplotlib.image as mpimg
 
     img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
     assert img.shape[:2] == (1600, 1280)
-    # the outcome words in their colour (lifted #2e9e4f) and the plots' phase bands are drawn
-    n_lifted = sum(r["outcome"] == "lifted" for r in study["rollouts"])
+    # the outcome word in its colour (lifted #2e9e4f) and the plot's phase bands are drawn
+    n_lifted = sum(r["outcome"] == "lifted" for r in study["rollouts"] if r["sequence"] == "mug_lift")
     green = np.all(np.abs(img - [0x2E, 0x9E, 0x4F]) <= 8, axis=-1).sum()
     assert (green > 20) == (n_lifted > 0), green
     band = np.all(np.abs(img - [0xDD, 0xE8, 0xF6]) <= 2, axis=-1).sum()  # approach band

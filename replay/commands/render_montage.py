@@ -9,8 +9,9 @@ each verdict from the frame it is decided on ("result: <outcome>" at the end of 
 shake's "held" at its end, "shaken loose" from the frame the object is out of the hand for
 good), contacts and time. Clips of different lengths hold their last frame. Defaults: 3 x 2
 grid of 640 x 480 tiles up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080
-(30 clips: 6 x 5 tiles of 288 x 216; 38: 7 x 6 of 240 x 180): every rollout gets a tile
-unless ``--max-clips`` says otherwise (the ones left out are named).
+(30 clips: 6 x 5 tiles of 288 x 216; 38: 7 x 6 of 240 x 180; from 39, 2560 x 1440: 48 are 8 x 6
+of 320 x 240): every rollout gets a tile up to ``--max-clips`` (48); a larger study is shown by a
+selection in which every outcome class has a tile, its rule drawn above the tiles (the ones left out are named).
 A montage whose inputs have not changed since it was written (``OUT.json`` beside it
 records their key) is kept, not re-rendered, unless ``--force``.
 Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
@@ -53,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
                          "ghost beside the simulated one)")
     ap.add_argument("--max-clips", type=int, default=MONTAGE_MAX_CLIPS,
-                    help="at most this many tiles, the first rollouts in study order (default: every rollout)")
+                    help="at most this many tiles (default 48; more rollouts: a selection with every outcome "
+                         "class, replay.output.render.montage_pick)")
     ap.add_argument("--force", action="store_true",
                     help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
     ap.add_argument("--clips", type=Path, default=None,

@@ -1,168 +1,40 @@
-"""A study's report: one static HTML page (no server) with the summary, a sortable table of every
-recording, per-recording plots over time, the clips, and the study's config and versions.
+"""A study's report: one static HTML page (no server, no network) with the summary, a table of
+every recording that sorts and filters (:mod:`replay.output.report_table`), the montage and its
+selection rule, and the study's config and versions; each recording's figure over time, clip,
+diagnosis and exports on a page of its own (:mod:`replay.output.report_recording`), so the main
+page stays small at thousands of recordings.
 
-Layout written by :func:`write_report` for ``--out out/grab/report.html``::
+Layout written by :func:`build_report` for ``--out out/grab/report.html``::
 
-    out/grab/report.html           the page (inline CSS and a few lines of JS to sort the table)
-    out/grab/report_files/<seq>.png   one figure per recording (matplotlib, Agg)
+    out/grab/report.html                the page (inline CSS and JS: sort, filter)
+    out/grab/report_files/<seq>.html    one page per recording, linked from the table
+    out/grab/report_files/<seq>.png     its figure (matplotlib, Agg; kept while its inputs are unchanged)
 
-Plots (:func:`plot_rollout`, from the rollout's poses npz, :mod:`replay.results`): object
-height above the support (mm, world z of the object origin minus ``support_height``; the
-contact run and the contact ablation), hand-object contacts, wrist position error (mm),
-with the protocol phases as bands. Clips are embedded with ``<video>`` and paths relative
-to the page: the montage, and ``<clips>/<sequence>.mp4`` where such renders exist.
+Clips are embedded with ``<video>`` and paths relative to the page (copied beside it when they
+are elsewhere): the montage on the main page, ``<clips>/<sequence>.mp4`` on a recording's page.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
-import shutil
 from pathlib import Path
 
-import numpy as np
-
 from replay.checks.causes import cause_counts_text
-from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
+from replay.fileio import atomic_write_text
 from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
 from replay.output.envelope_section import envelope_section_html
-from replay.output.export_section import exports_html
 from replay.output.refine_section import refine_section_html
-from replay.protocol.diagnosis import display_outcome
-from replay.results.files import check_poses_version, read_rollout, read_study
-from replay.results.records import Phase, ResultsFormatError, RolloutRecord, StudyRecord
+from replay.output.report_recording import beside, page_name, write_recording_page
+from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
+from replay.results.files import read_rollout, read_study
+from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord
 from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
 
-#: phase band colours of the plots (light, so the lines stay readable)
-PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
-                 Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
-OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12",
-               "stuck": "#8a4fbf"}
-
-#: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
-COLUMNS = (
-    ("recording", "sequence", None, None), ("object", "object", None, None), ("intent", "intent", None, None),
-    ("outcome", "outcome", None, None),
-    ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
-    ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
-    ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
-    ("friction budget kg", "friction_budget_peak_kg", None, 2), ("object kg", "object_mass", None, 3),
-    ("ablation clean", "ablation_clean", None, None), ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
-    ("contact precision", "contact_agreement_precision", None, 2), ("contact recall", "contact_agreement_recall", None, 2),
-)
-
-
-def _load_poses(path: Path) -> dict | None:
-    """The poses npz as arrays (version checked), or None if it is missing."""
-    if not path.is_file():
-        return None
-    with np.load(path, allow_pickle=False) as z:
-        check_poses_version(path, z.files, z)
-        return {k: np.asarray(z[k]) for k in z.files}
-
-
-def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
-    """Write the recording's figure (height, contacts, wrist error over time, phase bands).
-
-    Returns False (nothing written) when its poses npz is missing.
-
-    Raises:
-        ResultsFormatError: the npz is of another format version.
-    """
-    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    main = _load_poses(study_dir / rec.poses) if rec.poses else None
-    if main is None:
-        return False
-    abl = _load_poses(study_dir / rec.ablation.poses) if rec.ablation and rec.ablation.poses else None
-    t = main["time"]
-    k = list(main["body_names"]).index("object")
-    base = rec.support_height or 0.0
-    fig, axes = plt.subplots(3, 1, figsize=(6.4, 4.6), sharex=True, dpi=80)
-    ax_h, ax_c, ax_w = axes
-    ax_h.plot(t, (main["body_pos"][:, k, 2] - base) * 1000.0, color="#1f5fa8", label="contact run")
-    if abl is not None:
-        ka = list(abl["body_names"]).index("object")
-        ax_h.plot(abl["time"], (abl["body_pos"][:, ka, 2] - base) * 1000.0, color="#888888", ls="--",
-                  label="contact ablation")
-    ax_h.set_ylabel("object z\nabove support mm", fontsize=8)
-    ax_h.legend(fontsize=7, loc="upper left")
-    ax_c.step(t, main["contact_count"], where="post", color="#6a3d9a")
-    ax_c.set_ylabel("hand-object\ncontacts", fontsize=8)
-    if "wrist_err" in main:
-        ax_w.plot(t, main["wrist_err"] * 1000.0, color="#b15928")
-    ax_w.set_ylabel("wrist error mm", fontsize=8)
-    ax_w.set_xlabel("time s", fontsize=8)
-    ph = main["phase"]
-    edges = np.flatnonzero(np.diff(ph)) + 1
-    starts, stops = np.r_[0, edges], np.r_[edges, len(ph)]
-    dt = float(t[1] - t[0]) if len(t) > 1 else 1 / 30
-    for a, b in zip(starts, stops):
-        p = Phase(int(ph[a]))
-        for ax in axes:
-            ax.axvspan(t[a], t[b - 1] + dt, color=PHASE_COLOURS[p], zorder=0, lw=0)
-        ax_h.text((t[a] + t[b - 1] + dt) / 2, 1.02, p.name.lower(), transform=ax_h.get_xaxis_transform(),
-                  ha="center", va="bottom", fontsize=7)
-    for ax in axes:
-        ax.tick_params(labelsize=7)
-    fig.suptitle(f"{rec.sequence}: {rec.outcome}", fontsize=9, y=0.995)
-    fig.tight_layout()
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    atomic_write_bytes(out_png, buf.getvalue())
-    return True
-
-
-def _cell(v, scale, dec) -> tuple[str, str]:
-    """(text, sort key) of one table cell."""
-    if v is None:
-        return "-", ""
-    if isinstance(v, bool):
-        return ("yes" if v else "no"), str(int(v))
-    if isinstance(v, (int, float)) and dec is not None:
-        x = float(v) * (scale or 1.0)
-        return f"{x:.{dec}f}", repr(x)
-    return str(v), str(v)
-
-
-def _rel(path: Path, page_dir: Path) -> str:
-    return Path(os.path.relpath(path, page_dir)).as_posix()
-
-
-SORT_JS = """
-function sortBy(col, desc) {
-  const tb = document.querySelector('#rows tbody');
-  const rows = Array.from(tb.rows);
-  const num = rows.every(r => r.cells[col].dataset.k === '' || !isNaN(parseFloat(r.cells[col].dataset.k)));
-  rows.sort((a, b) => {
-    let x = a.cells[col].dataset.k, y = b.cells[col].dataset.k;
-    if (x === '' && y === '') return 0; if (x === '') return 1; if (y === '') return -1;
-    let c = num ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
-    return desc ? -c : c;
-  });
-  rows.forEach(r => tb.appendChild(r));
-  document.body.dataset.sorted = col + (desc ? ':desc' : ':asc');
-}
-document.querySelectorAll('#rows th').forEach((th, i) => th.addEventListener('click', () => {
-  const d = th.dataset.dir === 'asc'; th.dataset.dir = d ? 'desc' : 'asc'; sortBy(i, d);
-}));
-window.addEventListener('load', () => {
-  const imgs = Array.from(document.images);
-  document.body.dataset.imagesOk = imgs.filter(im => im.complete && im.naturalWidth > 0).length;
-  document.body.dataset.imagesAll = imgs.length;
-  const m = /sort=(\\d+)(:desc)?/.exec(location.hash);
-  if (m) sortBy(parseInt(m[1]), !!m[2]);
-});
-"""
+#: recordings a montage's note names one by one when it has no tile for them (more: counted)
+MAX_NAMED_MISSING = 20
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -170,8 +42,8 @@ table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:nth-child(-n+5),th{text-align:left}
 th{background:#f0f0f0;cursor:pointer;user-select:none}
-.card{display:inline-block;vertical-align:top;margin:0 1em 1em 0}
-.card img{display:block;border:1px solid #ddd}
+#rows tr[hidden]{display:none}
+#filters select{margin-right:1em}
 video.montage{display:block;max-width:100%;height:auto}
 pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 .k{font-weight:bold}
@@ -214,6 +86,7 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     return f"<ul id=summary>{lis}</ul>{table}"
 
 
+
 def _agreement_medians(c: dict) -> str:
     """The medians (:func:`replay.study.summary.agreement_medians`), and what the others lacked."""
     med = " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
@@ -223,38 +96,15 @@ def _agreement_medians(c: dict) -> str:
     return (f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
             f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)")
 
-
-def _table_html(rows: list[dict]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _, _ in COLUMNS)
-    body = []
-    for r in rows:
-        cells = []
-        for _, key, scale, dec in COLUMNS:
-            text, k = _cell(r.get(key), scale, dec)
-            text = display_outcome(text) if key == "outcome" else text  # "not lifted"
-            style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
-                else ""
-            if key == "sequence":
-                text_html = f"<a href='#rec-{html.escape(text)}'>{html.escape(text)}</a>"
-            else:
-                text_html = html.escape(text)
-            cells.append(f"<td data-k='{html.escape(k)}'{style}>{text_html}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f"<table id=rows><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _video(src: str) -> str:
-    return f"<video controls muted preload=metadata width=480 src='{html.escape(src)}'></video>"
-
-
 def build_report(study_path: str | Path, out: str | Path, montage: str | Path | None = None,
                  clips_dir: str | Path | None = None) -> dict:
-    """Write the report page and its plots; returns ``{"rows", "plots", "clips", "montage"}``: the counts of
-    recordings, plots and per-recording clips embedded, and whether the montage is.
+    """Write the report page, one page per recording and their plots; returns ``{"rows", "plots",
+    "clips", "montage"}``: the counts of recordings, plots and per-recording clips embedded, and
+    whether the montage is.
 
     Args:
         study_path: the study JSON (:func:`replay.results.files.read_study`).
-        out: the HTML file; plots go to ``<out stem>_files/``.
+        out: the HTML file; the recordings' pages and plots go to ``<out stem>_files/``.
         montage: the study's montage video, embedded if it exists.
         clips_dir: folder of per-recording renders ``<sequence with / as __>.mp4``, embedded where present.
 
@@ -265,16 +115,29 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     study = read_study(study_path)
     sdir, pdir = study_path.parent.resolve(), out.parent.resolve()
     fdir = pdir / f"{out.stem}_files"
+    fdir.mkdir(parents=True, exist_ok=True)
     recs = {str(row.get("sequence")): _read(sdir, row) for row in study.rollouts}
-    cards, n_plots, n_clips = [], 0, 0
-    for row in study.rollouts:
-        card, plotted, clipped = _card(str(row.get("sequence")), recs[str(row.get("sequence"))], sdir, fdir, pdir,
-                                       clips_dir, study_file=study_path)
-        cards.append(card)
+    rows = [_with_record(row, recs[str(row.get("sequence"))]) for row in study.rollouts]
+    n_plots = n_clips = 0
+    for row in rows:
+        plotted, clipped = write_recording_page(row, recs[str(row.get("sequence"))], sdir, fdir, out.resolve(),
+                                                clips_dir, study_path)
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
-    atomic_write_text(out, _page(study, study_path, pdir, fdir, cards, mont, recs))
+    link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link))
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
+
+
+def _with_record(row: dict, rec: RolloutRecord | ResultsFormatError) -> dict:
+    """A study row with what the table shows from its rollout record: the intent, and the
+    verdict envelope where the record has one and the row does not."""
+    if not isinstance(rec, RolloutRecord):
+        return dict(row, intent=None)
+    env = row.get("verdict_envelope")
+    if env is None:
+        env = getattr(rec, "verdict_envelope", None) or rec.extra.get("verdict_envelope")
+    return dict(row, intent=getattr(rec, "intent", None), **({"verdict_envelope": env} if env is not None else {}))
 
 
 def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
@@ -283,21 +146,6 @@ def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
         return read_rollout(sdir / str(row.get("json")))
     except ResultsFormatError as e:
         return e
-
-
-def beside(path: Path, pdir: Path, fdir: Path) -> str:
-    """A link from the page in ``pdir`` to ``path`` that survives moving the output folder:
-    relative where ``path`` is inside ``pdir``; otherwise ``path`` is copied into ``fdir`` (the
-    page's files, when it changed) and linked there."""
-    path = path.resolve()
-    if path.is_relative_to(pdir):
-        return _rel(path, pdir)
-    dst = fdir / path.name
-    st = path.stat()
-    if not (dst.is_file() and dst.stat().st_size == st.st_size and dst.stat().st_mtime >= st.st_mtime):
-        with atomic_path(dst, suffix=".tmp" + path.suffix) as tmp:
-            shutil.copyfile(path, tmp)
-    return _rel(dst, pdir)
 
 
 def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> str:
@@ -311,61 +159,31 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
     size = meta.get("size") if isinstance(meta.get("size"), list) else None
     width = f" width={int(size[0])}" if size else ""
     shown = meta.get("rollouts") if isinstance(meta.get("rollouts"), list) else None
+    rule = f" Selection: {html.escape(str(meta['rule']))}" if meta.get("rule") else ""
     if shown is None:
         note = "<p>(no record of its tiles beside it: montage.mp4.json)</p>"
     else:
-        missing = [str(r.get("sequence")) for r in study.rollouts if str(r.get("sequence")) not in shown]
-        note = (f"<p id=montage-tiles>{len(shown)} tiles, one per recording.</p>" if not missing else
+        have = set(shown)
+        missing = [str(r.get("sequence")) for r in study.rollouts if str(r.get("sequence")) not in have]
+        named = ", ".join(missing[:MAX_NAMED_MISSING]) + (f" and {len(missing) - MAX_NAMED_MISSING} more"
+                                                          if len(missing) > MAX_NAMED_MISSING else "")
+        note = (f"<p id=montage-tiles>{len(shown)} tiles, one per recording.{rule}</p>" if not missing else
                 f"<p id=montage-tiles>{len(shown)} tiles; no tile for {len(missing)} recording(s): "
-                f"{html.escape(', '.join(missing))} (render_montage.py --max-clips, --objects, or a montage older "
-                "than the study)</p>")
+                f"{html.escape(named)} (" + ("the montage's selection; " if rule else "") +
+                f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>")
     src = html.escape(beside(montage, pdir, fdir))
     return (f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
             f"src='{src}'></video>")
 
 
-def _card(seq: str, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path, pdir: Path,
-          clips_dir, study_file: Path | None = None) -> tuple[str, bool, bool]:
-    """(HTML, plotted, clip found) of one recording's card: title and outcome, its figure over
-    time (written to ``fdir``), its clip from ``clips_dir`` where one exists, its diagnosis, its
-    exports (:func:`replay.output.export_section.exports_html`; ``study_file`` the study JSON)."""
-    stem = seq.replace("/", "__")
-    if isinstance(rec, ResultsFormatError):
-        return (f"<div class=card id='rec-{html.escape(seq)}'><h3>{html.escape(seq)}</h3>"
-                f"<p>{html.escape(str(rec))}</p></div>"), False, False
-    png = fdir / f"{stem}.png"
-    parts = [f"<h3>{html.escape(seq)} ({html.escape(str(rec.object))}): "
-             f"<span style='color:{OUTCOME_CSS.get(rec.outcome, '#222')}'>{html.escape(str(rec.outcome))}</span></h3>"]
-    plotted = plot_rollout(rec, sdir, png)
-    if plotted:
-        parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{_rel(png, pdir)}'>")
-    else:
-        parts.append("<p>no saved poses</p>")
-    # render_montage.py --clips names a clip by its object; by sequence where objects repeat
-    found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
-             if c.is_file()] if clips_dir else []
-    clip = found[0] if found else None
-    if clip is not None:
-        parts.append(_video(beside(clip, pdir, fdir)))
-    if rec.diagnosis:
-        fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
-                        for k, v in (rec.diagnosis.get("figure") or {}).items())
-        parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
-                     + (f" ({html.escape(fig)})" if fig else "") + "</p>")
-    parts.append(exports_html(sdir / "study.json" if study_file is None else study_file, seq, pdir))
-    return f"<div class=card id='rec-{html.escape(seq)}'>{''.join(parts)}</div>", plotted, clip is not None
-
-
-def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, cards: list[str], mont: str,
-          recs: dict) -> str:
+def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,
+          recs: dict, link) -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
-    CSV linked where it survives moving the folder, :func:`beside`)."""
+    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
     failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
                      for k, v in (study.failed or {}).items())
     title = f"grasp-replay study: {study.dataset}"
-    intent = {s: getattr(r, "intent", None) for s, r in recs.items()}
-    rows = [dict(r, intent=intent.get(str(r.get("sequence")))) for r in study.rollouts]
     by_intent = (study.counts or {}).get("by_intent") or intent_counts(
         [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)])
     csv_path = study_path.with_suffix(".csv")
@@ -379,19 +197,17 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, cards: l
 {study.format_version}{csv_link}</p>
 <h2>Summary</h2>{_summary_html(study, by_intent)}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
-<h2>Recordings</h2><p>Click a column header to sort. Fields: docs/results.md.</p>
-{_table_html(rows)}
+<h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's
+name opens its page: its figure over time (object height, contacts, wrist error, phases), clip, diagnosis and
+exports. Fields: docs/results.md.</p>
+{table_html(rows, link)}
 {gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}
 {envelope_section_html(study, study_path)}
 {mont}
-<h2>Over time</h2>
-<p>Object height above the support (contact run, and the contact ablation dashed), hand-object contacts and
-wrist position error, with the protocol phases as bands.</p>
-{''.join(cards)}
 <h2>Config</h2><pre id=config>{html.escape(json.dumps(study.config, indent=1, sort_keys=True))}</pre>
 <h2>Versions</h2><pre id=versions>{html.escape(json.dumps(study.versions, indent=1, sort_keys=True))}</pre>
-<script>{SORT_JS}</script>
+<script>{TABLE_JS}</script>
 </body></html>
 """

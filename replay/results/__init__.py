@@ -7,6 +7,8 @@ Files (all written atomically, :mod:`replay.fileio`)::
     <out stem>_rollouts/<seq>.json     RolloutRecord (contact run, ``ablation``: the ablation run)
     <out stem>_rollouts/<seq>.npz      per-frame poses of the contact run (:data:`POSES_KEYS`)
     <out stem>_rollouts/<seq>.ablation.npz
+    <out stem>.records.jsonl           one line per finished job, appended (not atomic: fsync'd, a torn
+                                       last line dropped; :mod:`~replay.results.study_log`)
 
 Every JSON and npz carries ``format_version`` (:data:`FORMAT_VERSION`); the readers
 refuse a file of any other version (or none: written before versions existed) with a

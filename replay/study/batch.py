@@ -4,7 +4,8 @@ written atomically, with package versions recorded one way and a summary at the 
 Every many-recording command (the study, the sweep, both validations, the attribution, the
 bridge, the gripper check) runs its recordings through :func:`run_batch` rather than a loop of
 its own; the study passes its own executor (its process pool with per-job timeouts, or Ray) and
-result handler (its console and study JSON), the others take the defaults:
+result handler (its console, its append-only records and its study JSON remade at intervals:
+:mod:`replay.study.study_records`), the others take the defaults:
 
 * **select**: the caller passes the keys (e.g. :func:`replay.study.prepare.select_sequences`);
 * **per-recording isolation**: an ``isolate`` error (default :class:`~replay.errors.DataError`:
@@ -62,7 +63,7 @@ def package_versions() -> dict:
     ``python``), from the installed distributions' metadata; None for one not installed.
 
     Read once per process (the packages a running process has imported do not change under it;
-    the study writes its JSON after every recording, and parsing seven distributions' metadata
+    the study once wrote its JSON after every recording, and parsing seven distributions' metadata
     each time cost its process ~20 ms a recording); each call returns a fresh dict."""
     return dict(_versions())
 

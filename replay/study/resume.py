@@ -12,13 +12,20 @@ from replay.results.files import read_rollout
 from replay.results.records import ResultsFormatError
 from replay.study.envelope import ENVELOPE_PROTOCOLS, SETTING_NAMES
 from replay.study.job import Job
+from replay.study.study_records import StudyRecords
 
 
-def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None) -> dict | None:
+def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None,
+                 records: StudyRecords | None = None) -> dict | None:
     """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
     ablation when one is wanted, and its verdict envelope of these settings when ``job.envelope``),
     else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
-    a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again."""
+    a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again. None
+    too where the study's latest record of the job (``records``, :mod:`replay.study.study_records`) is a
+    failure: a later run failed where an older rollout survives. A rollout with no record (its worker
+    finished after the driver's last record, or a study older than records) is kept as any other."""
+    if records is not None and records.failed_last(job.key):
+        return None
     path = rdir / f"{job.stem}.json"
     try:
         doc = read_rollout(path).to_dict()
@@ -65,21 +72,27 @@ def subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: 
     return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
 
 
-def prior_failures(prior: dict | None, chash: str) -> dict[str, tuple[str, bool]]:
+def prior_failures(prior: dict | None, chash: str, records: StudyRecords | None = None) -> dict[str, tuple[str, bool]]:
     """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
-    could not replay; ``refused``: bad input it named (not a crash)."""
-    if not prior or prior.get("config_hash") != chash or not isinstance(prior.get("failed"), dict):
-        return {}
-    refused = set((prior.get("counts") or {}).get("refused_keys") or [])
-    return {str(k): (str(v), k in refused) for k, v in prior["failed"].items()}
+    could not replay, from its summary and its ``records`` (newer after a kill); ``refused``: bad
+    input it named (not a crash)."""
+    found = {}
+    if prior and prior.get("config_hash") == chash and isinstance(prior.get("failed"), dict):
+        refused = set((prior.get("counts") or {}).get("refused_keys") or [])
+        found = {str(k): (str(v), k in refused) for k, v in prior["failed"].items()}
+    if records is not None:
+        found.update(records.failures(chash))
+    return found
 
 
-def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str]) -> float:
-    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0."""
+def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], logged_s: float = 0.0) -> float:
+    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0:
+    its summary's, or ``logged_s`` (its last record's, :mod:`replay.study.study_records`: newer
+    than a summary after a kill) where that is more."""
     if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
             or prior.get("sequences") != seqs:
         return 0.0
     try:
-        return float((prior.get("counts") or {}).get("wall_s") or 0.0)
+        return max(float((prior.get("counts") or {}).get("wall_s") or 0.0), float(logged_s))
     except (TypeError, ValueError):
-        return 0.0
+        return float(logged_s)

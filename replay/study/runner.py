@@ -4,14 +4,18 @@ results, resume, subsets merged, summary.
 Layout of a study written to ``out/study.json`` (records, writer and reader:
 :mod:`replay.results`; every field with unit and frame: ``docs/results.md``)::
 
-    out/study.json                       summary (rewritten atomically after every rollout)
+    out/study.json                       summary (remade atomically at the start, every tenth of the
+                                         study or 5 min, and at the end: replay.study.study_records)
+    out/study.records.jsonl              one line per finished job, appended and fsync'd as it ends
+                                         (replay.results.study_log): what --resume reads back
     out/study.csv                        its rows, one per recording
     out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
     out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.recorded_protocol)
 
-``--resume`` skips a recording whose rollout JSON exists with this format version, the same
+``--resume`` skips a recording whose latest record is not a failure and whose rollout JSON exists
+(after a kill, one its worker finished after the last record counts too) with this format version, the same
 ``config_hash`` and protocol, and input files that still hash as they did when it ran
 (:func:`replay.study.inputs.inputs_changed`); ``--objects`` where a study of the same config is
 merges into it. The job itself (what a worker runs) is :mod:`replay.study.job`.
@@ -41,6 +45,7 @@ from replay.study.job import Job, run_job_safe, config_hash, result_stem
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.worker_imports import import_physics
 from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
+from replay.study.study_records import StudyRecords, summary_due
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
 
@@ -67,20 +72,20 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     results: dict[str, dict] = {}
     todo, carried = [], {}
     rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
-    prior_failed = prior_failures(st.prior, st.chash) if keep_others else {}
+    prior_failed = prior_failures(st.prior, st.chash, st.records) if keep_others else {}
     for proto in protocols:
         for s in st.seqs:
             j = st.job(s, proto)
             need_ablation = st.ablation and proto in ABLATION_PROTOCOLS
             if keep_others and proto not in run_protocols:  # the merged study's other protocol: kept as it is
-                if (doc := done_rollout(st.rdir, j, st.chash, need_ablation)) is not None:
+                if (doc := done_rollout(st.rdir, j, st.chash, need_ablation, records=st.records)) is not None:
                     results[j.key] = doc
                 continue
             named = s in st.subset
             if keep_others and not named and proto in subset_only:
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
-            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation, say)) is not None:
+            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation, say, st.records)) is not None:
                 why = inputs_changed(doc, st.data_dir)
                 if why is None:
                     results[j.key] = doc
@@ -255,6 +260,7 @@ class _Setup:
     cfg_dict: dict = field(default_factory=dict)
     refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
     envelope: bool = False  # the verdict envelope (run_study's ``envelope``)
+    records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
 
     def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
         """The :class:`Job` of sequence ``s`` under protocol ``proto``."""
@@ -299,7 +305,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, da
 
 class _StudyRun:
     """One run of a study: the jobs planned (kept from disk or to run), the results as they
-    come, the study JSON rewritten after each, the console."""
+    come, a record appended for each, the study JSON remade at intervals, the console."""
 
     def __init__(self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool,
                  progress: bool):
@@ -311,6 +317,7 @@ class _StudyRun:
             protocols = list(dict.fromkeys([*had, *protocols]))
             new_protocols = frozenset(run_protocols) - set(had)
         self.protocols = protocols
+        st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
         self.seqs, self.results, self.todo, carried = _plan_jobs(
             st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
@@ -322,8 +329,10 @@ class _StudyRun:
         self.t0 = time.perf_counter()
         # an interrupted run's time carries over; a subset merged into a larger study starts its own
         merged = keep_others and bool(set(st.seqs) - st.subset)
-        self.prior_wall = prior_wall(prior, st.dataset, st.chash, self.seqs) if resume and not merged else 0.0
+        self.prior_wall = prior_wall(prior, st.dataset, st.chash, self.seqs, st.records.wall_s(st.chash)) \
+            if resume and not merged else 0.0
         self.carried = carried
+        self.n_new, self.t_summary = 0, self.t0
 
     def write(self) -> dict:
         """Write the study JSON (and CSV) of the results so far; returns the study dict."""
@@ -338,7 +347,8 @@ class _StudyRun:
         return write_study(st.out, rec)
 
     def done(self, j: Job, status: str, value) -> None:
-        """A job ended: keep its result (or failure), say it, rewrite the study.
+        """A job ended: keep its result (or failure), append its record, say it, and remake the
+        summary when it is due (:func:`replay.study.study_records.summary_due`).
 
         Raises:
             StorageError: the job (or the study's own write) failed for want of storage: the
@@ -352,8 +362,18 @@ class _StudyRun:
             self.failed[j.key] = value
             if status == "refused":
                 self.refused.add(j.key)
+        st = self.st
+        wall = self.prior_wall + time.perf_counter() - self.t0
+        write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
+        self.n_new += 1
+        if summary_due(self.n_new, time.perf_counter() - self.t_summary, self.n_jobs):
+            self.summarize()
+
+    def summarize(self) -> None:
+        """Remake the summary (study JSON and CSV) now."""
         self.study = write_or_stop(self.write)
+        self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
         """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`_executor`); returns the study dict.
@@ -361,12 +381,15 @@ class _StudyRun:
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
         """
-        self.study = write_or_stop(self.write)
+        st = self.st
+        write_or_stop(lambda: st.records.seed(self.results, self.carried, st.rdir, st.chash, self.prior_wall))
+        self.summarize()
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
             run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address), on_result=self.done,
                       label="study", name=lambda j: j.key)
+            self.summarize()
         except KeyboardInterrupt:
             self.study = self.write()
             self.con.interrupted(self.st.out, len(self.results), self.n_jobs)

@@ -1,4 +1,4 @@
-"""A study's summary: its counts, package versions and the study record written after every rollout
+"""A study's summary: its counts, package versions and the study record remade at intervals
 (:class:`replay.results.records.StudyRecord`; every field: ``docs/results.md``)."""
 
 from __future__ import annotations

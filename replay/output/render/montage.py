@@ -20,7 +20,8 @@ from replay.fileio import atomic_write_text, sha256_file
 from replay.output.render.camera import clip_camera
 from replay.output.render.clip import Clip, expand_rollout, load_clip, load_study
 from replay.output.render.model import _load_mesh
-from replay.output.render.overlay import clip_overlay, draw_overlay
+from replay.output.render.montage_pick import pick_tiles
+from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, rule_header
 from replay.output.render.style import OUTCOME_RGB
 from replay.output.render.video import (
     RenderStats,
@@ -30,11 +31,17 @@ from replay.output.render.video import (
     write_mp4,
 )
 
-#: largest montage canvas chosen automatically, (W, H) px (1080p).
+#: largest montage canvas chosen automatically, (W, H) px (1080p) ...
 MONTAGE_MAX_CANVAS = (1920, 1080)
-#: default cap on clips in one montage: none, every rollout gets a tile (GRAB's 38 replayed
-#: recordings: 7 x 6 tiles of 240 x 180, overlay text 10 px, as on 30 tiles of 288 x 216)
-MONTAGE_MAX_CLIPS = None
+#: ... up to this many tiles (GRAB's 38 replayed recordings: 7 x 6 tiles of 240 x 180); more
+#: would shrink a tile below that, so the canvas grows to :data:`MONTAGE_LARGE_CANVAS`
+MONTAGE_LARGE_FROM = 39
+#: the canvas for more tiles (1440p: 48 tiles are 8 x 6 of 320 x 240)
+MONTAGE_LARGE_CANVAS = (2560, 1440)
+#: default cap on tiles in one montage: a study with more is shown by a selection in which every
+#: outcome class is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
+#: 5.4 min and were unreadable, issue 41)
+MONTAGE_MAX_CLIPS = 48
 
 
 def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
@@ -43,7 +50,8 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
     Default columns: 3 up to 6 clips (a 3 x 2 grid, as in manosim's README montage), else
     ``round(sqrt(4 n / 3))`` (a roughly 16:9 grid of 4:3 tiles). Default tile: the
     largest even 4:3 tile, at most 640 x 480, that fits the grid in
-    :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216).
+    :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216), or in
+    :data:`MONTAGE_LARGE_CANVAS` from :data:`MONTAGE_LARGE_FROM` clips (48: 8 x 6 of 320 x 240).
 
     Returns:
         (cols, rows, (tile_w, tile_h)).
@@ -55,8 +63,9 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
     cols = max(1, min(int(cols), n))
     rows = int(math.ceil(n / cols))
     if tile is None:
-        tw = min(640, MONTAGE_MAX_CANVAS[0] // cols)
-        th = min(480, MONTAGE_MAX_CANVAS[1] // rows)
+        cw, ch = MONTAGE_LARGE_CANVAS if n >= MONTAGE_LARGE_FROM else MONTAGE_MAX_CANVAS
+        tw = min(640, cw // cols)
+        th = min(480, ch // rows)
         tw = min(tw, int(th * 4 / 3))
         th = int(tw * 3 / 4)
         tile = (tw - tw % 2, th - th % 2)
@@ -145,9 +154,10 @@ def render_montage(study_path: str | Path, out_path: str | Path, cols: int | Non
         fps: frame rate, Hz.
         variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
             (each rollout beside its ablation, pairs kept on one row).
-        max_clips: at most this many tiles (default None: one per rollout); the first
-            rollouts in study order are shown, the rest left out (``RenderStats.left_out``
-            and ``left_out_names``, and the record's ``left_out_rollouts``).
+        max_clips: at most this many tiles (default :data:`MONTAGE_MAX_CLIPS`; None: all); more
+            rollouts: a selection with every outcome class (:func:`~replay.output.render.montage_pick.pick_tiles`),
+            its rule drawn above the tiles and in the record (``rule``); the rest left out
+            (``RenderStats.left_out``, ``left_out_names``, the record's ``left_out_rollouts``).
         progress: a progress bar over the tiles (stderr).
         protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
             ``recorded_rollouts``, each with the recorded object as a translucent ghost).
@@ -172,7 +182,7 @@ def render_montage(study_path: str | Path, out_path: str | Path, cols: int | Non
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
     variants = ("main", "ablation") if variant == "both" else (variant,)
     list_key = "rollouts" if protocol == "lift" else f"{protocol}_rollouts"
-    chosen, left_out = _choose(study, study_path, objects, variants, max_clips, list_key)
+    chosen, left_out, rule = _choose(study, study_path, objects, variants, max_clips, list_key)
     params = {"cols": cols, "tile": list(tile) if tile else None, "fps": fps, "variant": variant,
               "max_clips": max_clips, "objects": list(objects) if objects else None, "protocol": protocol}
     key = _montage_key(chosen, study_dir, study_path, variants, params)
@@ -182,15 +192,17 @@ def render_montage(study_path: str | Path, out_path: str | Path, cols: int | Non
         return RenderStats(out, int(kept.get("frames", 0)), tuple(kept.get("size", (0, 0))),
                            _time.perf_counter() - t_start, 0.0, left_out=len(left_out), skipped=True,
                            left_out_names=tuple(left_out))
-    return _render(study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, left_out, progress,
-                   t_start)
+    return _render(study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, (left_out, rule),
+                   progress, t_start)
 
 
 def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[int, dict]], variant: str,
-            cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str, left_out: list[str],
-            progress: bool, t_start: float) -> RenderStats:
-    """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out``, and
-    write the montage's record (:func:`montage_record_path`) with the input ``key``."""
+            cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str,
+            selection: tuple[list[str], str], progress: bool, t_start: float) -> RenderStats:
+    """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out`` (with the
+    selection's rule drawn above the tiles where some are left out), and write the montage's
+    record (:func:`montage_record_path`) with the input ``key``; ``selection``: (names left out, rule)."""
+    left_out, rule = selection
     variants = ("main", "ablation") if variant == "both" else (variant,)
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
@@ -206,16 +218,18 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
             stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
             bar.update(1)
         bar.close()
-        n = write_mp4(_compose(stores, cols, rows, (tw, th)), out, fps)
+        header = rule_header(rule, cols * tw, max(10, min(18, cols * tw // 120))) if left_out else None
+        n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
     atomic_write_text(montage_record_path(out), json.dumps({
         "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
-        "size": [cols * tw, rows * th], "tile": [tw, th], "grid": [cols, rows], "variant": variant,
+        "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])], "tile": [tw, th],
+        "grid": [cols, rows], "variant": variant,
         "rollouts": [_name(i, r) for i, r in chosen], "left_out": len(left_out), "left_out_rollouts": left_out,
-        "render_s": secs,
+        "render_s": secs, "rule": rule,
     }, indent=1) + "\n")
-    return RenderStats(out, n, (cols * tw, rows * th), secs,
+    return RenderStats(out, n, (cols * tw, rows * th + (0 if header is None else header.shape[0])), secs,
                        1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1), left_out=len(left_out),
                        left_out_names=tuple(left_out))
 
@@ -226,17 +240,19 @@ def _name(i: int, r: dict) -> str:
 
 
 def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, variants: Sequence[str],
-            max_clips: int | None, key: str = "rollouts") -> tuple[list[tuple[int, dict]], list[str]]:
+            max_clips: int | None, key: str = "rollouts") -> tuple[list[tuple[int, dict]], list[str], str]:
     """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
-    ablation run when one is drawn, at most ``max_clips`` tiles (None: all); and the names
-    of those left out (a study is shown in part rather than failed; the caller says which)."""
+    ablation run when one is drawn, at most ``max_clips`` tiles (None: all) chosen by
+    :func:`replay.output.render.montage_pick.pick_tiles`; the names of those left out (a study
+    is shown in part rather than failed; the caller says which) and the selection's rule."""
     chosen = select_rollouts(study, objects, study_path, key)
     if "ablation" in variants:
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
-    keep = len(chosen) if max_clips is None else max(1, max_clips // len(variants))
-    return chosen[:keep], [_name(i, r) for i, r in chosen[keep:]]
+    picked, rule = pick_tiles(chosen, None if max_clips is None else max(1, max_clips // len(variants)))
+    shown = {i for i, _ in picked}
+    return picked, [_name(i, r) for i, r in chosen if i not in shown], rule
 
 
 def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
@@ -283,23 +299,30 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
         blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("result: unstable", OUTCOME_RGB["unstable"]),
                                            ("no frames saved", (245, 245, 245))])
         return blank
-    n = len(frame_indices(clip.track.time, fps))
-    store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(n, th, tw, 3))
-    for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, (tw, th), fps,
-                                          overlay=clip_overlay(clip), camera=clip_camera(clip, tw / th),
-                                          timing=timing)):
-        store[j] = img
+    idx = frame_indices(clip.track.time, fps)
+    store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(len(idx), th, tw, 3))
+    lines = clip_overlay(clip)
+    band = caption_band(lines(int(idx[0])), tw, th).shape[0]  # the text above the picture, never over the hands
+    ih = th - band
+    for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, (tw, ih), fps,
+                                          camera=clip_camera(clip, tw / ih), timing=timing)):
+        store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band)
+        store[j, band:] = img
     store.flush()
     return store
 
 
-def _compose(stores: list[np.ndarray], cols: int, rows: int, tile: tuple[int, int]):
-    """Yield the montage frames, (rows*th, cols*tw, 3) uint8: tile k at row k // cols,
-    column k % cols; a clip shorter than the longest holds its last frame."""
+def _compose(stores: list[np.ndarray], cols: int, rows: int, tile: tuple[int, int], header: np.ndarray | None = None):
+    """Yield the montage frames, (hh + rows*th, cols*tw, 3) uint8 (``header``, (hh, cols*tw, 3),
+    above the tiles where given): tile k at row k // cols, column k % cols; a clip shorter than
+    the longest holds its last frame."""
     tw, th = tile
-    canvas = np.full((rows * th, cols * tw, 3), 24, dtype=np.uint8)
+    top = 0 if header is None else header.shape[0]
+    canvas = np.full((top + rows * th, cols * tw, 3), 24, dtype=np.uint8)
+    if header is not None:
+        canvas[:top] = header
     for f in range(max(s.shape[0] for s in stores)):
         for k, s in enumerate(stores):
             r, c = divmod(k, cols)
-            canvas[r * th:(r + 1) * th, c * tw:(c + 1) * tw] = s[min(f, s.shape[0] - 1)]
+            canvas[top + r * th:top + (r + 1) * th, c * tw:(c + 1) * tw] = s[min(f, s.shape[0] - 1)]
         yield canvas

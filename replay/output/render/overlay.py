@@ -56,6 +56,62 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
     return out
 
 
+def caption_band(lines: Sequence[tuple[str, tuple[int, int, int]]], width: int, tile_h: int,
+                 height: int | None = None) -> np.ndarray:
+    """A montage tile's caption, drawn in a dark band above its picture (never over the hands):
+    three rows, the title (``lines[0]``), the status lines (``lines[1:-1]``) side by side, and
+    the last line (contacts and time, :func:`clip_overlay`).
+
+    Args:
+        lines: (text, rgb 0-255) per line, as :func:`clip_overlay` gives them.
+        width: the tile's width, px; ``tile_h``: its height, px (the text is ``tile_h / 18`` px,
+            at least 10: 13 px on a 320 x 240 tile, measured readable on a frame looked at).
+        height: the band's height, px (default: three rows of that text, even).
+
+    Returns:
+        (height, width, 3) uint8.
+    """
+    px = max(10, int(round(tile_h / 18)))
+    font = _font(px)
+    pad, gap = max(3, px // 3), max(1, px // 5)
+    if height is None:
+        height = 3 * (px + gap) + 2 * pad - gap
+        height += height % 2
+    band = Image.new("RGB", (width, height), (16, 16, 16))
+    d = ImageDraw.Draw(band)
+    rows = [[lines[0]], list(lines[1:-1]), [lines[-1]]] if len(lines) >= 3 else [[ln] for ln in lines]
+    y = pad
+    for row in rows:
+        x = pad
+        for text, rgb in row:
+            d.text((x, y), text, font=font, fill=tuple(int(c) for c in rgb))
+            x += int(font.getlength(text + "  "))
+        y += px + gap
+    return np.asarray(band, dtype=np.uint8)
+
+
+def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
+    """A montage's header: ``rule`` (its selection, :mod:`replay.output.render.montage_pick`)
+    wrapped to ``width`` px in ``px`` px text on a dark band; (h, width, 3) uint8, h even."""
+    font = _font(px)
+    words, rows, cur = rule.split(), [], ""
+    for w in words:
+        trial = f"{cur} {w}".strip()
+        if cur and font.getlength(trial) > width - 2 * px:
+            rows.append(cur)
+            cur = w
+        else:
+            cur = trial
+    rows.append(cur)
+    h = len(rows) * (px + 4) + px
+    h += h % 2
+    img = Image.new("RGB", (width, h), (16, 16, 16))
+    d = ImageDraw.Draw(img)
+    for k, row in enumerate(rows):
+        d.text((px, px // 2 + k * (px + 4)), row, font=font, fill=(235, 235, 235))
+    return np.asarray(img, dtype=np.uint8)
+
+
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Per-frame overlay lines for a study clip: title (object name, and the sequence where
     it is not in the name, e.g. TACO ``20231104_010``); the status (:func:`overlay_status`:

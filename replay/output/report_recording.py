@@ -1,0 +1,194 @@
+"""One recording's page of the report: its row, its figure over time, its clip, its diagnosis
+and its exports, at ``<report stem>_files/<sequence with / as __>.html`` beside its figure
+(``.png``), linked from the report's table (:mod:`replay.output.report_table`).
+
+Plots (:func:`plot_rollout`, from the rollout's poses npz, :mod:`replay.results`): object
+height above the support (mm, world z of the object origin minus ``support_height``; the
+contact run and the contact ablation), hand-object contacts, wrist position error (mm),
+with the protocol phases as bands. A figure newer than the rollout JSON and poses it is drawn
+from is kept (a report remade after a resumed study draws only what changed).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
+from replay.output.export_section import exports_html
+from replay.output.report_table import OUTCOME_CSS, cell, columns_for, shown_value
+from replay.results.files import check_poses_version
+from replay.results.records import Phase, ResultsFormatError, RolloutRecord
+
+#: phase band colours of the plots (light, so the lines stay readable)
+PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
+                 Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
+
+PAGE_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;font-size:13px}
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
+img{display:block;border:1px solid #ddd}
+"""
+
+
+def page_name(sequence: str) -> str:
+    """The file name (no folder) of a recording's page: ``<sequence with / as __>.html``."""
+    return f"{sequence.replace('/', '__')}.html"
+
+
+def _load_poses(path: Path) -> dict | None:
+    """The poses npz as arrays (version checked), or None if it is missing."""
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        check_poses_version(path, z.files, z)
+        return {k: np.asarray(z[k]) for k in z.files}
+
+
+def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
+    """Write the recording's figure (height, contacts, wrist error over time, phase bands).
+
+    Returns False (nothing written) when its poses npz is missing.
+
+    Raises:
+        ResultsFormatError: the npz is of another format version.
+    """
+    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    main = _load_poses(study_dir / rec.poses) if rec.poses else None
+    if main is None:
+        return False
+    abl = _load_poses(study_dir / rec.ablation.poses) if rec.ablation and rec.ablation.poses else None
+    t = main["time"]
+    k = list(main["body_names"]).index("object")
+    base = rec.support_height or 0.0
+    fig, axes = plt.subplots(3, 1, figsize=(6.4, 4.6), sharex=True, dpi=80)
+    ax_h, ax_c, ax_w = axes
+    ax_h.plot(t, (main["body_pos"][:, k, 2] - base) * 1000.0, color="#1f5fa8", label="contact run")
+    if abl is not None:
+        ka = list(abl["body_names"]).index("object")
+        ax_h.plot(abl["time"], (abl["body_pos"][:, ka, 2] - base) * 1000.0, color="#888888", ls="--",
+                  label="contact ablation")
+    ax_h.set_ylabel("object z\nabove support mm", fontsize=8)
+    ax_h.legend(fontsize=7, loc="upper left")
+    ax_c.step(t, main["contact_count"], where="post", color="#6a3d9a")
+    ax_c.set_ylabel("hand-object\ncontacts", fontsize=8)
+    if "wrist_err" in main:
+        ax_w.plot(t, main["wrist_err"] * 1000.0, color="#b15928")
+    ax_w.set_ylabel("wrist error mm", fontsize=8)
+    ax_w.set_xlabel("time s", fontsize=8)
+    ph = main["phase"]
+    edges = np.flatnonzero(np.diff(ph)) + 1
+    starts, stops = np.r_[0, edges], np.r_[edges, len(ph)]
+    dt = float(t[1] - t[0]) if len(t) > 1 else 1 / 30
+    for a, b in zip(starts, stops):
+        p = Phase(int(ph[a]))
+        for ax in axes:
+            ax.axvspan(t[a], t[b - 1] + dt, color=PHASE_COLOURS[p], zorder=0, lw=0)
+        ax_h.text((t[a] + t[b - 1] + dt) / 2, 1.02, p.name.lower(), transform=ax_h.get_xaxis_transform(),
+                  ha="center", va="bottom", fontsize=7)
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"{rec.sequence}: {rec.outcome}", fontsize=9, y=0.995)
+    fig.tight_layout()
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    atomic_write_bytes(out_png, buf.getvalue())
+    return True
+
+
+def beside(path: Path, pdir: Path, fdir: Path) -> str:
+    """A link from the page in ``pdir`` to ``path`` that survives moving the output folder:
+    relative where ``path`` is inside ``pdir``; otherwise ``path`` is copied into ``fdir`` (the
+    page's files, when it changed) and linked there."""
+    path = path.resolve()
+    if path.is_relative_to(pdir):
+        return _rel(path, pdir)
+    dst = fdir / path.name
+    st = path.stat()
+    if not (dst.is_file() and dst.stat().st_size == st.st_size and dst.stat().st_mtime >= st.st_mtime):
+        with atomic_path(dst, suffix=".tmp" + path.suffix) as tmp:
+            shutil.copyfile(path, tmp)
+    return _rel(dst, pdir)
+
+
+def _rel(path: Path, page_dir: Path) -> str:
+    return Path(os.path.relpath(path, page_dir)).as_posix()
+
+
+def _fresh(png: Path, sources: list[Path]) -> bool:
+    """Whether ``png`` exists and is newer than every source it is drawn from."""
+    try:
+        t = png.stat().st_mtime_ns
+        return all(s.stat().st_mtime_ns <= t for s in sources)
+    except OSError:
+        return False
+
+
+def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path,
+                         report: Path, clips_dir, study_file: Path) -> tuple[bool, bool]:
+    """Write one recording's page (and its figure) into ``fdir``; returns (plotted, clip found).
+
+    Args:
+        row: its study row (the table's fields).
+        rec: its rollout record, or the error that says why it cannot be read (said on the page).
+        sdir: the study's folder; ``fdir``: the report's files folder; ``report``: the report page.
+        clips_dir: folder of per-recording renders (``<stem>.mp4`` or ``<object>.mp4``), or None.
+        study_file: the study JSON (its exports' commands name it).
+
+    Raises:
+        ResultsFormatError: its npz is of another format version.
+    """
+    seq = str(row.get("sequence"))
+    stem = seq.replace("/", "__")
+    page = fdir / page_name(seq)
+    fields = "".join(f"<tr><th>{html.escape(h)}</th><td>"
+                     f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(row.get(k), s, d)[0])}</td></tr>"
+                     for h, k, s, d in columns_for([row]))
+    parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
+    plotted = clipped = False
+    if isinstance(rec, ResultsFormatError):
+        parts += [f"<h1>{html.escape(seq)}</h1>", f"<p>{html.escape(str(rec))}</p>"]
+    else:
+        oc = shown_value(row, "outcome") if row.get("outcome") is not None else str(rec.outcome)
+        parts.append(f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))}): "
+                     f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>")
+        parts.append(f"<table id=fields>{fields}</table>")
+        png = fdir / f"{stem}.png"
+        poses = (rec.poses, rec.ablation and rec.ablation.poses)
+        sources = [sdir / str(row.get("json"))] + [sdir / p for p in poses if p]
+        plotted = _fresh(png, sources) or plot_rollout(rec, sdir, png)
+        parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>" if plotted
+                     else "<p>no saved poses</p>")
+        parts.append("<p>Object height above the support (contact run, and the contact ablation dashed), "
+                     "hand-object contacts and wrist position error, with the protocol phases as bands.</p>")
+        found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
+                 if c.is_file()] if clips_dir else []
+        if found:  # render_montage.py --clips names a clip by its object; by sequence where objects repeat
+            clipped = True
+            parts.append(f"<video controls muted preload=metadata width=480 "
+                         f"src='{html.escape(beside(found[0], fdir, fdir))}'></video>")
+        if rec.diagnosis:
+            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                            for k, v in (rec.diagnosis.get("figure") or {}).items())
+            parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                         + (f" ({html.escape(fig)})" if fig else "") + "</p>")
+        parts.append(exports_html(study_file, seq, fdir))
+        rj = (sdir / str(row.get("json"))).resolve()
+        parts.append(f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.get('json')))}</a></p>"
+                     if rj.is_relative_to(report.parent.resolve()) else f"<p>rollout: {html.escape(str(rj))}</p>")
+    atomic_write_text(page, f"<!doctype html>\n<html><head><meta charset=utf-8><title>{html.escape(seq)}</title>"
+                            f"<style>{PAGE_CSS}</style></head><body id='rec-{html.escape(seq)}'>{''.join(parts)}"
+                            "</body></html>\n")
+    return plotted, clipped

@@ -1,0 +1,169 @@
+"""The report's recordings table: one row per recording, each linked to its own page, sortable by
+any column and filterable by outcome, object, cause (the diagnosis class) and verdict envelope
+(a column shown only where a row has ``verdict_envelope``), in the page itself (inline JS, no
+network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
+so a filtered, sorted view can be linked; ``<body data-shown>`` counts the rows shown.
+
+At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
+~0.6 kB a row, loaded in well under a second by headless Chromium (``tests/test_report_scale.py``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from replay.protocol.diagnosis import display_outcome
+
+OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12",
+               "stuck": "#8a4fbf"}
+
+#: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
+COLUMNS = (
+    ("recording", "sequence", None, None), ("object", "object", None, None), ("intent", "intent", None, None),
+    ("outcome", "outcome", None, None),
+    ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
+    ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
+    ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
+    ("friction budget kg", "friction_budget_peak_kg", None, 2), ("object kg", "object_mass", None, 3),
+    ("ablation clean", "ablation_clean", None, None), ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
+    ("contact precision", "contact_agreement_precision", None, 2), ("contact recall", "contact_agreement_recall", None, 2),
+)
+#: the verdict envelope's column (another branch's field), shown after the outcome where a row has it
+ENVELOPE_COLUMN = ("envelope", "verdict_envelope", None, None)
+#: the filters: (label, row key); the envelope's only where the column is shown
+FILTERS = (("outcome", "outcome"), ("object", "object"), ("cause", "diagnosis"), ("envelope", "verdict_envelope"))
+
+
+def columns_for(rows: list[dict]) -> tuple:
+    """The table's columns for these rows: :data:`COLUMNS`, with :data:`ENVELOPE_COLUMN` after the
+    outcome where any row has a ``verdict_envelope``."""
+    if not any(r.get("verdict_envelope") is not None for r in rows):
+        return COLUMNS
+    k = [c[1] for c in COLUMNS].index("diagnosis")
+    return COLUMNS[:k] + (ENVELOPE_COLUMN,) + COLUMNS[k:]
+
+
+def cell(v, scale, dec) -> tuple[str, str]:
+    """(text, sort key) of one table cell."""
+    if v is None:
+        return "-", ""
+    if isinstance(v, bool):
+        return ("yes" if v else "no"), str(int(v))
+    if isinstance(v, (int, float)) and dec is not None:
+        x = float(v) * (scale or 1.0)
+        return f"{x:.{dec}f}", repr(x)
+    if isinstance(v, dict):  # an envelope given as a record: its verdict
+        v = v.get("verdict", v)
+    return str(v), str(v)
+
+
+def shown_value(row: dict, key: str) -> str:
+    """What a row shows in column ``key`` (the outcome as said: ``not lifted`` for ``not_lifted``,
+    :func:`replay.protocol.diagnosis.display_outcome`)."""
+    text = cell(row.get(key), None, None)[0]
+    return display_outcome(text) if key == "outcome" else text
+
+
+def table_html(rows: list[dict], link) -> str:
+    """The filter bar and the table; ``link(row)``: the address of the row's own page."""
+    cols = columns_for(rows)
+    head = "".join(f"<th data-key='{key}'>{html.escape(h)}</th>" for h, key, _, _ in cols)
+    body = []
+    for r in rows:
+        cells = []
+        for _, key, scale, dec in cols:
+            text, k = cell(r.get(key), scale, dec)
+            text = shown_value(r, key) if key == "outcome" else text
+            style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
+                else ""
+            sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
+            text_html = f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" \
+                else html.escape(text)
+            cells.append(f"<td{sort}{style}>{text_html}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (f"{_filters_html(rows, cols)}<table id=rows><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def _filters_html(rows: list[dict], cols: tuple) -> str:
+    """One ``<select>`` per filter (its values with their counts, most first)."""
+    keys = {c[1] for c in cols}
+    parts = []
+    for label, key in FILTERS:
+        if key not in keys:
+            continue
+        counts = Counter(shown_value(r, key) for r in rows)
+        opts = "".join(f"<option value='{html.escape(v)}'>{html.escape(v)} ({n})</option>"
+                       for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        parts.append(f"<label>{label} <select data-filter='{key}' id='filter-{label}'>"
+                     f"<option value=''>all</option>{opts}</select></label>")
+    return (f"<p id=filters>{' '.join(parts)} <span id=shown></span> "
+            "<button id=clear-filters type=button>clear</button></p>")
+
+
+TABLE_JS = """
+const T0 = performance.now();
+const tb = document.querySelector('#rows tbody');
+const heads = Array.from(document.querySelectorAll('#rows th'));
+const colOf = k => heads.findIndex(h => h.dataset.key === k);
+const keyOf = (r, c) => { const d = r.cells[c]; return d.dataset.k !== undefined ? d.dataset.k : d.textContent; };
+const rowsAll = Array.from(tb.rows);
+function sortBy(col, desc) {
+  const rows = Array.from(tb.rows);
+  const num = rows.every(r => { const k = keyOf(r, col); return k === '' || k === '-' || !isNaN(parseFloat(k)); });
+  rows.sort((a, b) => {
+    let x = keyOf(a, col), y = keyOf(b, col);
+    const ex = x === '' || x === '-', ey = y === '' || y === '-';
+    if (ex && ey) return 0; if (ex) return 1; if (ey) return -1;
+    let c = num ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+    return desc ? -c : c;
+  });
+  rows.forEach(r => tb.appendChild(r));
+  document.body.dataset.sorted = col + (desc ? ':desc' : ':asc');
+  saveState();
+}
+function applyFilters() {
+  const want = Array.from(document.querySelectorAll('select[data-filter]'))
+    .filter(s => s.value !== '').map(s => [colOf(s.dataset.filter), s.value]);
+  let n = 0;
+  rowsAll.forEach(r => {
+    const ok = want.every(([c, v]) => r.cells[c].textContent === v);
+    r.hidden = !ok; n += ok;
+  });
+  document.body.dataset.shown = n;
+  document.getElementById('shown').textContent = n + ' of ' + rowsAll.length + ' shown';
+  saveState();
+}
+function saveState() {
+  const p = new URLSearchParams();
+  document.querySelectorAll('select[data-filter]').forEach(s => { if (s.value) p.set(s.id.slice(7), s.value); });
+  if (document.body.dataset.sorted) p.set('sort', document.body.dataset.sorted.replace(':asc', ''));
+  history.replaceState(null, '', '#' + p.toString());
+}
+heads.forEach((th, i) => th.addEventListener('click', () => {
+  const d = th.dataset.dir === 'asc'; th.dataset.dir = d ? 'desc' : 'asc'; sortBy(i, d);
+}));
+document.querySelectorAll('select[data-filter]').forEach(s => s.addEventListener('change', applyFilters));
+document.getElementById('clear-filters').addEventListener('click', () => {
+  document.querySelectorAll('select[data-filter]').forEach(s => { s.value = ''; }); applyFilters();
+});
+const T_SETUP = performance.now() - T0;
+window.addEventListener('load', () => {
+  const t1 = performance.now();
+  const p = new URLSearchParams(location.hash.slice(1));
+  document.querySelectorAll('select[data-filter]').forEach(s => {
+    const v = p.get(s.id.slice(7));
+    if (v !== null && Array.from(s.options).some(o => o.value === v)) s.value = v;
+  });
+  applyFilters();
+  const m = /^(\\d+)(:desc)?$/.exec(p.get('sort') || '');
+  if (m) sortBy(parseInt(m[1]), !!m[2]);
+  const imgs = Array.from(document.images);
+  document.body.dataset.imagesOk = imgs.filter(im => im.complete && im.naturalWidth > 0).length;
+  document.body.dataset.imagesAll = imgs.length;
+  document.body.dataset.loadMs = Math.round(performance.now());  // the page's load, for benchmarks/study_scale.py
+  document.body.dataset.jsMs = Math.round(T_SETUP + performance.now() - t1);  // this script's own part of it
+  document.body.dataset.ready = '1';
+});
+"""

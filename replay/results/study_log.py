@@ -1,0 +1,121 @@
+"""A study's append-only records: one JSON line per finished job, flushed and fsync'd
+before the next job's result is taken, so a kill at any instant loses at most the jobs that
+were running (and at most a torn last line, which the reader drops).
+
+``out/study.json``'s records are ``out/<stem>.records.jsonl`` (:func:`records_path`). A line::
+
+    {"key": "mug_lift", "sequence": "mug_lift", "protocol": "lift", "status": "ok",
+     "json": "study_rollouts/mug_lift.json", "config_hash": "...", "wall_s": 12.3,
+     "job_s": 4.1}
+
+``status``: ``ok`` (the rollout JSON at ``json``, relative to the study's folder, was written
+before the line), ``refused`` (bad input, ``reason`` its one line), ``error`` (a bug or a
+lost worker, ``reason``), ``storage``; ``wall_s``: the study's wall time when it was
+appended, s; ``job_s``: the job's own time as it recorded it (``wall_s_total``), s.
+The summary (``study.json``) is remade from these and the rollout JSONs at the end and at
+intervals (:mod:`replay.study.runner`), never per job: writing grows with the jobs, not their square.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+from replay.results.records import ResultsFormatError
+
+#: what a records file is named after its study JSON: ``study.json`` -> ``study.records.jsonl``
+RECORDS_SUFFIX = ".records.jsonl"
+
+
+def records_path(study_path: str | Path) -> Path:
+    """The records file of the study JSON at ``study_path`` (beside it)."""
+    p = Path(study_path)
+    return p.with_name(p.stem + RECORDS_SUFFIX)
+
+
+def append_record(path: str | Path, lines: list[dict]) -> None:
+    """Append ``lines``, one JSON line each, to ``path`` in one write, flushed and fsync'd
+    (the file created if absent; NaN and inf written as null).
+
+    Raises:
+        OSError: the file cannot be written (a full disk: :func:`replay.fileio.storage_fault`).
+    """
+    text = "".join(json.dumps(_finite(ln), separators=(",", ":"), default=str) + "\n" for ln in lines)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _finite(x):
+    """``x`` with every non-finite float as None (JSON has no NaN)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    return x
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The records at ``path`` in the order appended ([] when there is no file). A torn last
+    line (a kill mid-append: no newline at its end, or not JSON) is dropped.
+
+    Raises:
+        ResultsFormatError: a line before the last is not a JSON object (the file was edited or
+            damaged: named with its line number).
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise ResultsFormatError(path, None, f"cannot be read ({e.strerror or e})") from None
+    lines = raw.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]  # tail: b"" after a final newline, else a torn line
+    out = []
+    for n, ln in enumerate(complete, 1):
+        if not ln.strip():
+            continue
+        try:
+            doc = json.loads(ln)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            if n == len(complete) and not tail:  # the last line, torn inside its text
+                break
+            raise ResultsFormatError(path, f"line {n}", "is not a JSON object (a damaged records file: remove "
+                                                        "it and resume from the rollout JSONs)")
+        out.append(doc)
+    return out
+
+
+def repair_tail(path: str | Path) -> int:
+    """Cut a torn last line off ``path`` (so the next append starts a line of its own); returns
+    the bytes removed (0: none, or no file)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return 0
+    keep = raw.rfind(b"\n") + 1  # after the last newline: a torn line, if any
+    if keep:  # the last complete line: torn inside its text (not JSON) is cut too
+        start = raw.rfind(b"\n", 0, keep - 1) + 1
+        try:
+            whole = isinstance(json.loads(raw[start:keep]), dict)
+        except ValueError:
+            whole = not raw[start:keep].strip()
+        keep = keep if whole else start
+    if keep == len(raw):
+        return 0
+    with open(p, "r+b") as f:
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    return len(raw) - keep
+
+
+def latest_by_key(records: list[dict]) -> dict[str, dict]:
+    """``{key: its last record}`` (a job run again, e.g. on resume, counts by its latest line)."""
+    return {str(r["key"]): r for r in records if "key" in r}

@@ -1,0 +1,111 @@
+"""The study's append-only records as the runner keeps them (the file format:
+:mod:`replay.results.study_log`): one line per finished job, the summary (``study.json``) remade
+only when :func:`summary_due` says so, and what ``--resume`` reads back from them.
+
+Why: rewriting the whole study JSON after every job made a study's writing grow with the
+square of its recordings (579 kB rewritten 300 times at 300 recordings, issue 41); a line per
+job and ~10 summaries per study keep the bytes written per recording flat.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from replay.study.job import result_stem
+from replay.results.study_log import append_record, latest_by_key, read_records, records_path, repair_tail
+
+#: the summary is remade after at least this many new records ...
+SUMMARY_EVERY_MIN = 25
+#: ... or this share of the study's jobs, whichever is more (about ten summaries per study;
+#: each costs time and bytes in proportion to the study, so a fixed count would grow with its square)
+SUMMARY_SHARE = 0.1
+#: ... or when this long has passed since the last one and a record is new, s (a long study's
+#: summary is never staler than this; chosen here: a study.json reader sees progress every few minutes)
+SUMMARY_INTERVAL_S = 300.0
+
+
+def summary_due(new_records: int, since_s: float, total_jobs: int) -> bool:
+    """Whether to remake the summary now: ``new_records`` appended since the last one,
+    ``since_s`` s since it was written, ``total_jobs`` in the study (:data:`SUMMARY_EVERY_MIN`,
+    :data:`SUMMARY_SHARE`, :data:`SUMMARY_INTERVAL_S`). The runner also writes it at the start, at
+    the end, on Ctrl-C and on a storage fault."""
+    if new_records <= 0:
+        return False
+    every = max(SUMMARY_EVERY_MIN, math.ceil(SUMMARY_SHARE * total_jobs))
+    return new_records >= every or since_s >= SUMMARY_INTERVAL_S
+
+
+class StudyRecords:
+    """The records file of the study at ``out`` (``<stem>.records.jsonl``), read once at the
+    start (a torn last line cut off first) and appended to as jobs end.
+
+    Args:
+        out: the study JSON's path.
+        fresh: a new study (no ``--resume``, no merged subset, no ``--ablation-only``): the
+            records of an earlier study there are removed; else they are read and kept.
+
+    Raises:
+        OSError: the records file cannot be read, cut or removed.
+        ResultsFormatError: a line before the last is damaged (:func:`replay.results.study_log.read_records`).
+    """
+
+    def __init__(self, out: Path, fresh: bool):
+        self.path = records_path(out)
+        self.out_dir = Path(out).parent.resolve()
+        if fresh:
+            self.path.unlink(missing_ok=True)
+        else:
+            repair_tail(self.path)
+        self.latest = latest_by_key(read_records(self.path))
+
+    def failed_last(self, key: str) -> bool:
+        """Whether the job's latest record is a failure (``--resume`` reruns it even where an
+        older rollout JSON of it survives)."""
+        rec = self.latest.get(key)
+        return rec is not None and rec.get("status") != "ok"
+
+    def failures(self, chash: str) -> dict[str, tuple[str, bool]]:
+        """``{key: (reason, refused)}`` of the jobs whose latest record (of config ``chash``) is a failure."""
+        return {k: (str(r.get("reason")), r.get("status") == "refused") for k, r in self.latest.items()
+                if r.get("status") != "ok" and r.get("config_hash") == chash}
+
+    def wall_s(self, chash: str) -> float:
+        """The study's wall time at its last record of config ``chash``, s (0 when none)."""
+        walls = [float(r.get("wall_s") or 0.0) for r in self.latest.values() if r.get("config_hash") == chash]
+        return max(walls, default=0.0)
+
+    def seed(self, results: dict, carried: dict, rdir: Path, chash: str, wall_s: float) -> int:
+        """Append (in one write) a record for each kept result and carried failure whose latest
+        record is not already that (an older study without records, or rollouts found on disk
+        after a kill): the records then list the whole study. Returns the lines appended."""
+        lines = [self._line(k, "ok", doc, Path(rdir), chash, wall_s) for k, doc in results.items()
+                 if (self.latest.get(k) or {}).get("status") != "ok"]
+        lines += [self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s)
+                  for k, (why, refused) in carried.items() if not self.failed_last(k)]
+        if lines:
+            append_record(self.path, lines)
+            self.latest.update({ln["key"]: ln for ln in lines})
+        return len(lines)
+
+    def append(self, key: str, status: str, value, rdir: Path, chash: str, wall_s: float) -> None:
+        """One finished job's record (``value``: its rollout dict for ``ok``, else its one-line reason).
+
+        Raises:
+            OSError: the append failed (a full disk: the runner stops with one line).
+        """
+        line = self._line(key, status, value, Path(rdir), chash, wall_s)
+        append_record(self.path, [line])
+        self.latest[key] = line
+
+    def _line(self, key: str, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
+        line = {"key": key, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
+        if status == "ok" and isinstance(value, dict):
+            proto = value.get("protocol") or "lift"
+            line.update(sequence=value.get("sequence"), protocol=proto, job_s=value.get("wall_s_total"),
+                        json=os.path.relpath(rdir / f"{result_stem(str(value.get('sequence')), proto)}.json",
+                                             self.out_dir))
+        else:
+            line["reason"] = str(value)
+        return line
