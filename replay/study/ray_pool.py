@@ -89,9 +89,12 @@ def _in_flight(ray) -> int:
 
 
 def _failure(e: Exception) -> str:
-    """One line for a task Ray could not run to its end (retries spent, worker crashed)."""
-    first = str(e).splitlines()[0] if str(e) else ""
-    return f"the Ray task of this recording failed: {type(e).__name__}: {first}"
+    """One line for a task Ray could not run to its end: an exception that escaped the job (its
+    own type and message, ``RayTaskError.cause``), or Ray's reason (worker crashed, retries spent)."""
+    cause = getattr(e, "cause", None)
+    what = e if cause is None else cause
+    first = str(what).strip().splitlines()[0] if str(what).strip() else ""
+    return f"the Ray task of this recording failed: {type(what).__name__}: {first}"
 
 
 class _Shared:
