@@ -157,7 +157,8 @@ def run_staged(fn: Callable, job, staging: Staging, get_shared: Callable[[], Fil
             for rel, data in study_files.items():
                 atomic_write_bytes(inside_folder(out, rel), data)
             status, value = fn(local)
-            back = _PathsBack([(root / a, b) for a, b in staging.folders] + [(out, job.out_dir), (cache, staging.cache)])
+            back = _PathsBack([(root / a, b) for a, b in staging.folders]
+                              + [(out, job.out_dir), (cache, staging.cache)])
             if status != "ok":
                 return status, back.value(value), {}, {}, []
             read = [Path(k) if Path(k).is_absolute() else root / "data" / k for k in value.get("inputs") or {}]

@@ -156,8 +156,10 @@ def keep_outputs(job, staging: Staging, result: tuple) -> tuple[str, object]:
     job's ``(status, value)`` as :func:`replay.study.job.run_job_safe` gives it in the pool.
 
     ``"ok"``: the files it wrote go to the study's folder, the derived files it read to the
-    cache (where missing), ``inputs`` is hashed here from the same files and the rollout JSON
-    written; a write that fails for want of storage is ``("storage", one line)``.
+    cache (where missing), ``inputs`` is hashed here from the same files (the ones on this
+    machine, as the pool's job hashes them) and the rollout JSON written; a write that fails for
+    want of storage is ``("storage", one line)``, a file named outside the study's folder
+    ``("refused", one line)``.
     """
     status, value, files, cache_files, inputs = result
     if status != "ok":
@@ -169,7 +171,8 @@ def keep_outputs(job, staging: Staging, result: tuple) -> tuple[str, object]:
             path = inside_folder(Path(staging.cache), rel)
             if not path.is_file():
                 atomic_write_bytes(path, data)
-        value["inputs"] = input_hashes([Path(p) for p in inputs], job.data_dir)
+        if not job.ablation_only:  # --ablation-only keeps the rollout's inputs, as in the pool
+            value["inputs"] = input_hashes([Path(p) for p in inputs], job.data_dir)
         return "ok", write_rollout(Path(job.rollouts_dir) / f"{job.stem}.json", RolloutRecord.from_dict(value))
     except DataError as e:
         return "refused", str(e)
