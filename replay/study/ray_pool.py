@@ -17,8 +17,8 @@ our code is never retried: :func:`replay.study.job.run_job_safe` turns it into t
 tell a worker process killed by a crash in native code from one lost with its node: such a
 recording runs up to 1 + :data:`TASK_RETRIES` times, then is reported as an error
 (``WorkerCrashedError``); the process pool isolates it instead (``REPLAY_ISOLATE=0 --workers 0``
-to debug it). Ctrl-C cancels every task not yet finished (``ray.cancel(force=True)`` ends running
-ones) and re-raises.
+to debug it). Ctrl-C (or a study stopped for want of storage) cancels every task not yet
+finished (``ray.cancel(force=True)`` ends running ones) and re-raises.
 
 Requires ``ray`` (``pip install 'grasp-replay[cluster]'``), the same version and this package on
 every node; see https://docs.ray.io/en/latest/cluster/vms/user-guides/launching-clusters/on-premises.html.
@@ -151,6 +151,8 @@ def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str,
                     continue
                 running[task.remote(fn, job, staging, box, own, study_files)] = job, staging
                 room -= 1
+            if not running:
+                continue
             ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
             for ref in ready:
                 job, staging = running.pop(ref)
@@ -159,7 +161,7 @@ def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str,
                 except ray.exceptions.RayError as e:
                     status, value = "error", _failure(e)
                 on_result(job, status, value)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or the study stops (replay.fileio.stop_on_storage_fault): end what runs
         for ref in running:
             ray.cancel(ref, force=True)
         raise
