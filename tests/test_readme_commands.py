@@ -80,6 +80,7 @@ def smallest(script: str, argv: list[str], mirror: Path) -> list[str]:
     if name == "run_study":
         argv = _set(argv, "--objects", _first(argv, "--objects", ONE))
         argv = _set(_set(argv, "--workers", "1"), "--config", "short.json") + ["--quiet"]
+        argv = _set(argv, "--address")  # no cluster here: a local Ray (tests/test_ray_cluster.py starts one)
         if "--refine" in argv:
             argv = _set(argv, "--refine-worlds", "2")
     elif name in ("validate_pose_mapping", "validate_object_frame"):

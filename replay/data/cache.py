@@ -16,9 +16,14 @@ from pathlib import Path
 CACHE_ENV = "REPLAY_CACHE"
 
 
+def cache_root() -> Path:
+    """The cache folder as configured (``$REPLAY_CACHE``, else ``data/cache``), not created."""
+    return Path(os.environ.get(CACHE_ENV, Path("data") / "cache")).expanduser()
+
+
 def cache_dir(sub: str | None = None) -> Path:
     """The cache folder (created if missing), optionally a sub-folder ``sub``."""
-    root = Path(os.environ.get(CACHE_ENV, Path("data") / "cache")).expanduser()
+    root = cache_root()
     path = root / sub if sub else root
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -7,7 +7,8 @@ Above :mod:`replay.protocol` (each job is one rollout), below :mod:`replay.outpu
 * :mod:`~replay.study.inputs` - SHA-256 of every file a rollout read, and whether it changed;
 * :mod:`~replay.study.job` - one recording under one protocol in a worker;
 * :mod:`~replay.study.pool` / :mod:`~replay.study.ray_pool` - the executors (process pool,
-  Ray);
+  Ray; :mod:`~replay.study.ray_transfer` and :mod:`~replay.study.ray_stage` carry a Ray task's
+  inputs and results, on a cluster that shares no folder);
 * :mod:`~replay.study.runner` - many jobs: select, resume, merge subsets, summarize;
 * :mod:`~replay.study.summary` - a study's counts, package versions and study record;
 * :mod:`~replay.study.sweep` - robustness maps: one recording over a grid of variants;

@@ -1,28 +1,44 @@
-"""Run a study's jobs as Ray tasks: one task per recording, on a local Ray or an existing cluster.
+"""Run a study's jobs as Ray tasks: one task per recording, on a local Ray or a cluster that
+shares nothing but Ray.
 
 The process pool (:mod:`replay.study.pool`) stays the default; this executor is for studies that
-outgrow one machine (``run_study.py --executor ray --address ray://head:10001`` or
-``--address auto`` on a cluster node). Each job is a Ray task of one CPU that returns the
-same ``(status, value)`` pair as in the pool; results are written by the task to the study's
-folder (a shared file system on a cluster) and reported to the study's process as tasks end,
-so resume and the study JSON work as with the pool.
+outgrow one machine (``run_study.py --executor ray --address auto`` on a cluster's head node, or
+``--address <head>:6379``). Each job is a Ray task of one CPU; no node needs the study's data or
+its folder (:mod:`replay.study.ray_transfer`): the dataset's shared files and the hand models are
+put in the object store once per study, a recording's own file travels as its task's argument,
+and the task sends its results back to this process, which alone writes the study's folder, as
+each task ends, so resume and the study JSON work as with the pool. At most
+:func:`_in_flight` tasks are submitted at a time (their arguments held by Ray until they end).
 
-A task whose worker dies (a crash in native code) is reported as that recording's error
-(``ray.exceptions.WorkerCrashedError`` and friends), not retried (``max_retries=0``: a
-deterministic crash would only crash again). Ctrl-C cancels every task not yet finished
-(``ray.cancel(force=True)`` ends running ones) and re-raises.
+A task lost with its node (the node killed, preempted, out of the cluster) is rerun by Ray on
+another (``max_retries`` = :data:`TASK_RETRIES`, Ray's retry on system failures). An error in
+our code is never retried: :func:`replay.study.job.run_job_safe` turns it into that recording's
+``"error"`` result (and ``retry_exceptions=False`` covers anything that escapes it). Ray cannot
+tell a worker process killed by a crash in native code from one lost with its node: such a
+recording runs up to 1 + :data:`TASK_RETRIES` times, then is reported as an error
+(``WorkerCrashedError``); the process pool isolates it instead (``REPLAY_ISOLATE=0 --workers 0``
+to debug it). Ctrl-C (or a study stopped for want of storage) cancels every task not yet
+finished (``ray.cancel(force=True)`` ends running ones) and re-raises.
 
-Requires ``ray`` (``pip install 'grasp-replay[cluster]'``); see https://docs.ray.io/.
+Requires ``ray`` (``pip install 'grasp-replay[cluster]'``), the same version and this package on
+every node; see https://docs.ray.io/en/latest/cluster/vms/user-guides/launching-clusters/on-premises.html.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from replay.errors import UsageError
+from replay.errors import DataError, UsageError
+from replay.study.ray_transfer import job_inputs, keep_outputs, shared_inputs
+
+#: Reruns of a task lost with its node (Ray's ``max_retries``): a second node lost while the
+#: same recording runs again is rare; three covers a few preempted nodes in a row.
+TASK_RETRIES = 3
 
 
 def _ray():
@@ -33,9 +49,68 @@ def _ray():
     return ray
 
 
-def _task(fn: Callable, job):
-    """The Ray task: ``fn(job)`` with Ctrl-C left to the driver."""
-    return fn(job)
+def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: dict):
+    """The Ray task: :func:`replay.study.ray_stage.run_staged` on this node; the shared files are
+    fetched from the object store (``shared_box[0]``) only where the node has not staged them."""
+    import ray
+
+    from replay.study.ray_stage import run_staged
+
+    try:
+        return run_staged(fn, job, staging, lambda: ray.get(shared_box[0]), own, study_files)
+    except OSError as e:  # this node's staging folder: the recording fails, the study goes on
+        return ("error", f"Ray node {socket.gethostname()} could not stage this recording's files: "
+                         f"{type(e).__name__}: {e}", {}, {}, [])
+
+
+def _connect(ray, address: str | None, num_cpus: int | None) -> None:
+    """Join the cluster at ``address`` or start a local Ray (``num_cpus``), unless connected.
+
+    Raises:
+        UsageError: the cluster at ``address`` cannot be reached.
+    """
+    if ray.is_initialized():
+        return
+    try:
+        # a local Ray's workers import this very checkout (not whatever is installed)
+        root = str(Path(__file__).resolve().parent.parent.parent)
+        env = None if address else {"env_vars": {"PYTHONPATH": os.pathsep.join(
+            [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}}
+        ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
+                 log_to_driver=False, logging_level=logging.ERROR, runtime_env=env)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise UsageError("--address", f"cannot connect to Ray at {address!r}: {e}") from None
+
+
+def _in_flight(ray) -> int:
+    """Tasks submitted at a time: twice the cluster's CPUs (a node's next task is queued while
+    its current one ends), at least 2; read again as nodes come and go."""
+    return max(2, 2 * int(ray.cluster_resources().get("CPU", 0)))
+
+
+def _failure(e: Exception) -> str:
+    """One line for a task Ray could not run to its end: an exception that escaped the job (its
+    own type and message, ``RayTaskError.cause``), or Ray's reason (worker crashed, retries spent)."""
+    cause = getattr(e, "cause", None)
+    what = e if cause is None else cause
+    first = str(what).strip().splitlines()[0] if str(what).strip() else ""
+    return f"the Ray task of this recording failed: {type(what).__name__}: {first}"
+
+
+class _Shared:
+    """The shared inputs of each (dataset, data, hand) the jobs name, put in the object store once."""
+
+    def __init__(self, ray):
+        self.ray, self.puts = ray, {}
+
+    def of(self, job) -> tuple:
+        """(its :class:`~replay.study.ray_transfer.Staging`, ``[ObjectRef]`` of the shared files: a
+        list so that Ray hands the task the reference, not the files)."""
+        key = (job.dataset, job.data_dir, job.manosim_dir)
+        if key not in self.puts:
+            staging, files = shared_inputs(*key)
+            self.puts[key] = staging, [self.ray.put(files)]
+        return self.puts[key]
 
 
 def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str, object], None],
@@ -43,42 +118,50 @@ def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str,
     """Run ``fn(job)`` for every job as a Ray task; ``on_result(job, status, value)`` as each ends.
 
     Args:
-        jobs: picklable job descriptions.
-        fn: module-level ``fn(job) -> (status, value)``.
-        on_result: called in this process as each task ends; a task that failed in Ray
-            (worker crash, lost node) gets ``("error", <one line>)``.
+        jobs: :class:`replay.study.job.Job` s.
+        fn: module-level ``fn(job) -> (status, value)`` (:func:`replay.study.job.run_job_safe`).
+        on_result: called in this process as each task ends, after its results are written to
+            the study's folder (:func:`replay.study.ray_transfer.keep_outputs`); a task Ray could
+            not finish (retries spent, worker crashed) gets ``("error", <one line>)``.
         address: a Ray cluster to join (``ray.init(address=...)``); None starts a local Ray
             (``num_cpus`` CPUs, default all) unless this process is already connected.
 
     Raises:
         UsageError: ray not installed, or the cluster at ``address`` cannot be reached.
+        DataError, OSError: the study's shared inputs cannot be read.
         KeyboardInterrupt: Ctrl-C, after the unfinished tasks are cancelled.
     """
     ray = _ray()
-    if not ray.is_initialized():
-        try:
-            # a local Ray's workers import this very checkout (not whatever is installed)
-            root = str(Path(__file__).resolve().parent.parent)
-            env = None if address else {"env_vars": {"PYTHONPATH": os.pathsep.join(
-                [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}}
-            ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
-                     log_to_driver=False, logging_level=logging.ERROR, runtime_env=env)
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            raise UsageError("--address", f"cannot connect to Ray at {address!r}: {e}") from None
-    task = ray.remote(num_cpus=1, max_retries=0)(_task)
-    refs = {task.remote(fn, job): job for job in jobs}
-    pending = list(refs)
+    _connect(ray, address, num_cpus)
+    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_task)
+    shared, queue, running = _Shared(ray), deque(jobs), {}
     try:
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1, timeout=0.5)
-            for ref in ready:
+        while queue or running:
+            room = _in_flight(ray) - len(running)
+            while queue and room > 0:
+                job = queue.popleft()
+                staging, box = shared.of(job)
                 try:
-                    status, value = ray.get(ref)
+                    own, study_files = job_inputs(job)
+                except DataError as e:  # as the pool's job would refuse it
+                    on_result(job, "refused", str(e))
+                    continue
+                except OSError as e:  # unreadable here: this recording fails, the study goes on
+                    on_result(job, "error", f"{type(e).__name__}: {e}")
+                    continue
+                running[task.remote(fn, job, staging, box, own, study_files)] = job, staging
+                room -= 1
+            if not running:
+                continue
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+            for ref in ready:
+                job, staging = running.pop(ref)
+                try:
+                    status, value = keep_outputs(job, staging, ray.get(ref))
                 except ray.exceptions.RayError as e:
-                    status, value = "error", f"the Ray task of this recording failed: {type(e).__name__}: " \
-                                             f"{str(e).splitlines()[0] if str(e) else ''}"
-                on_result(refs[ref], status, value)
-    except KeyboardInterrupt:
-        for ref in pending:
+                    status, value = "error", _failure(e)
+                on_result(job, status, value)
+    except BaseException:  # Ctrl-C, or the study stops (replay.fileio.stop_on_storage_fault): end what runs
+        for ref in running:
             ray.cancel(ref, force=True)
         raise
