@@ -41,6 +41,31 @@ def grouped_rows(diffs) -> list[str]:
     return rows
 
 
+def wrist_rows(scene, ref) -> list[str]:
+    """Markdown rows: the project's wrist wrench gains (``scene.wrist_kp/kd``) against the MJCF's six
+    wrist position actuators as MuJoCo compiled them (kp = gainprm[0], kv = -biasprm[2])."""
+    names = ("tx", "ty", "tz", "rx", "ry", "rz")
+    ids = [ref.actuator(f"wrist_motor_{n}").id for n in names]
+    kp_ref = [float(ref.actuator_gainprm[i, 0]) for i in ids]
+    kv_ref = [-float(ref.actuator_biasprm[i, 2]) for i in ids]
+    fmt = lambda v: " ".join(f"{x:.6g}" for x in v)  # noqa: E731
+    return [f"| wrist kp (tx ty tz rx ry rz) | wrench vs position actuators | {fmt(scene.wrist_kp)} | {fmt(kp_ref)} |",
+            f"| wrist kd / kv | wrench vs position actuators | {fmt(scene.wrist_kd)} | {fmt(kv_ref)} |"]
+
+
+def collapse_bits(rows: list[str], diffs) -> list[str]:
+    """The raw contype/conaffinity rows folded into one (Newton writes its collision groups there;
+    the ``collides`` rows say which pairs differ)."""
+    bits = [d for d in diffs if d.field in ("geom_contype", "geom_conaffinity")]
+    kept = [r for r in rows if not r.startswith(("| geom_contype ", "| geom_conaffinity "))]
+    if bits:
+        n = len({d.where for d in bits})
+        pairs = sum(d.field == "collides" for d in diffs)
+        kept.append(f"| geom_contype / geom_conaffinity | {n} geoms | Newton's group bits | 1 / 1 (MuJoCo default) "
+                    f"| ({pairs} body pairs collide differently, rows 'collides') |")
+    return kept
+
+
 def diff_recording(seq: str, data: Path, settings: AuthoredSettings) -> list[str]:
     """Markdown lines of one recording's diff."""
     cfg = oracle_config(resolve_hand_variant(ReplayConfig(), "grab"))
@@ -58,7 +83,7 @@ def diff_recording(seq: str, data: Path, settings: AuthoredSettings) -> list[str
     diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support[0], "table/table_contact0")] if support else ())
     lines = [f"## {seq} ({obj.asset.name}; hand {Path(mjcf).parent.parent.name}/{Path(mjcf).name}; reference "
              f"{settings.changed() or 'as authored'})", "", "| field | where | ours | reference |", "|---|---|---|---|"]
-    lines += grouped_rows(diffs)
+    lines += collapse_bits(grouped_rows(diffs), diffs) + wrist_rows(scene, ref)
     lines += ["", "Unmatched:", ""] + [f"- {u}" for u in unmatched] + [""]
     return lines
 
