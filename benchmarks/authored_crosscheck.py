@@ -119,7 +119,7 @@ def replay_one(rec, coords, mjcf: Path, grab_dir: Path, cfg: ReplayConfig, setti
     mujoco.mj_forward(m, d)
     fk_mm = fk_check_mm(m, d, mjcf, plan.coords[0])
     wrist, fingers = actuator_map(m)
-    n_sub = int(round(plan_dt(plan, cfg) / m.opt.timestep))
+    n_sub = int(round(cfg.frame_dt / m.opt.timestep))  # the plan's rows are frame_dt s apart
     og, tg = _geoms_of(m, "object"), _geoms_of(m, "table")
     lift0 = int(np.flatnonzero(plan.phase == PHASE_LIFT)[0])
     z_ref, touching, hold_seen, unstable, z = None, 0, 0, None, np.nan
@@ -141,15 +141,17 @@ def replay_one(rec, coords, mjcf: Path, grab_dir: Path, cfg: ReplayConfig, setti
     n_hold = int(np.sum(plan.phase == PHASE_HOLD))
     rise = z - z_ref if z_ref is not None and unstable is None else float("nan")
     lifted = bool(unstable is None and hold_seen == n_hold and touching == 0 and rise > 0)
-    return {"sequence": rec.meta.get("sequence", ""), "object": obj.asset.name, "lifted": lifted,
+    return {"object": obj.asset.name, "lifted": lifted,
             "rise_mm": rise * 1000.0, "touching_hold_frames": int(touching), "hold_frames": n_hold,
             "unstable_frame": unstable, "object_mass_kg": float(m.body_mass[m.body("object").id]),
             "fk_check_mm": fk_mm, "steps": len(plan.phase) * n_sub, "wall_s": time.perf_counter() - t0}
 
 
-def plan_dt(plan, cfg: ReplayConfig) -> float:
-    """Control period, s (the plan's rows are ``cfg.frame_dt`` apart)."""
-    return float(cfg.frame_dt)
+def result_line(r: dict) -> str:
+    """One recording's printed line: lifted yes/no, rise mm, hold frames touching the table, mass kg."""
+    return (f"{r['sequence']:24s} lifted={'yes' if r['lifted'] else 'no ':3s} rise={r['rise_mm']:8.1f} mm "
+            f"touching={r['touching_hold_frames']}/{r['hold_frames']} mass={r['object_mass_kg']:.4f} kg "
+            f"fk={r['fk_check_mm']:.4f} mm unstable={r['unstable_frame']} ({r['wall_s']:.1f} s)")
 
 
 def _settings(pairs: list[str]) -> AuthoredSettings:
@@ -176,13 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for seq in seqs:
             rec, coords, mjcf, _ = prepare_recording("grab", seq, data, data / "manosim", cfg, protocol="hug-oracle")
-            rec.meta.setdefault("sequence", seq)
-            r = replay_one(rec, coords, Path(mjcf), data / "grab", cfg, settings)
-            r["sequence"] = seq
+            r = {"sequence": seq, **replay_one(rec, coords, Path(mjcf), data / "grab", cfg, settings)}
             rows.append(r)
-            print(f"{seq:24s} lifted={'yes' if r['lifted'] else 'no ':3s} rise={r['rise_mm']:8.1f} mm "
-                  f"touching={r['touching_hold_frames']}/{r['hold_frames']} mass={r['object_mass_kg']:.4f} kg "
-                  f"fk={r['fk_check_mm']:.4f} mm unstable={r['unstable_frame']} ({r['wall_s']:.1f} s)", flush=True)
+            print(result_line(r), flush=True)
     except DataError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
