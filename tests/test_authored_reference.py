@@ -183,3 +183,37 @@ def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
     assert any(d.field == "body_mass" and d.where == "object" for d in diffs)  # the visual's weight
     assert sorted(unmatched) == ["actuator wrist_tx.x only in reference",
                                  "geom object/mug_visual (object) set aside: visual, reference only"]
+
+
+@pytest.mark.slow  # ~40 s: landmark IK of the short window and a Newton scene build
+def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
+    """Newton's converted model of the short cubesmall oracle scene matches the reference body by body:
+    the options and the object's margin and solmix differ as the oracle sets them, the hand does not."""
+    from replay.config import ReplayConfig
+    from replay.protocol.oracle_plan import oracle_config
+    from replay.protocol.rollout import build_replay_scene
+    from short_window import short_window
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = oracle_config(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5, oracle_lift_s=0.6,
+                                     oracle_lift_height=0.2, oracle_hold_s=0.2))
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    ours = scene.solver.mj_model
+    obj, table = rec.target_object, rec.meta["table"]
+    f0 = plan.start_frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
+                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
+                                         AuthoredSettings(visual="inert")), capsule_rhand)
+    support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
+    diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
+    fields = {d.field for d in diffs}
+    assert {"opt.integrator", "opt.cone", "opt.impratio", "geom_margin", "geom_solmix"} <= fields
+    assert "collides" not in fields  # Newton's group bits let the same pairs collide as MuJoCo's 1/1
+    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")]
+    assert hand == []  # masses, inertias, contact values, dof damping/armature: as authored
+    assert not any(d.field == "body_mass" for d in diffs)  # collision parts x 1250 on both sides
+    assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
+        ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
+                                                    "wrist_ty.x", "wrist_tz.x")])
