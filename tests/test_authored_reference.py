@@ -1,0 +1,219 @@
+"""MuJoCo as authored (replay.sim.authored_reference) and the compiled-model diff (replay.sim.model_diff).
+
+Expected values are re-derived from the files' text (ElementTree on the XML, trimesh on the
+STL parts) and from MuJoCo's compile of an empty model (its option defaults), never from the
+reference's own output.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+import xml.etree.ElementTree as ET
+
+import mujoco
+import numpy as np
+import pytest
+import trimesh
+
+from replay.sim.authored_reference import AuthoredSettings, authored_spec, compile_spec, hand_qpos, parse_setting
+from replay.sim.model_diff import LENGTH_ATOL, diff_models
+
+pytestmark = pytest.mark.needs_data
+
+
+def _reference(capsule_rhand, grab_dir, name: str, **settings) -> mujoco.MjModel:
+    objects = grab_dir / "objects"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = authored_spec(capsule_rhand, objects / name, objects / "table", [0.1, 0.2, 0.9], [0, 0, 0, 1],
+                             [0.0, 0.0, 0.0], [0, 0, 0, 1], AuthoredSettings(**settings))
+        return compile_spec(spec, capsule_rhand)
+
+
+def _object_col_defaults(grab_dir) -> dict:
+    """The ``object_col`` class's geom attributes, read from common.xml's text."""
+    root = ET.parse(grab_dir / "objects" / "common.xml").getroot()
+    col = next(d for d in root.iter("default") if d.get("class") == "object_col")
+    return col.find("geom").attrib
+
+
+def _geoms(m, body: str, suffix: str = "") -> list[int]:
+    b = m.body(body).id
+    return [g for g in range(m.ngeom) if m.geom_bodyid[g] == b and suffix in m.geom(g).name]
+
+
+@pytest.fixture(scope="module")
+def mug(capsule_rhand, grab_dir):
+    return _reference(capsule_rhand, grab_dir, "mug")
+
+
+def test_options_are_mujocos_defaults(mug):
+    empty = mujoco.MjModel.from_xml_string("<mujoco/>")
+    for f in ("integrator", "cone", "impratio", "timestep", "iterations", "ls_iterations", "tolerance",
+              "noslip_iterations", "o_margin", "disableflags", "enableflags", "solver", "jacobian"):
+        assert getattr(mug.opt, f) == getattr(empty.opt, f), f
+    np.testing.assert_array_equal(mug.opt.gravity, empty.opt.gravity)
+    assert mug.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER and mug.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL
+    assert mug.opt.impratio == 1.0 and mug.opt.timestep == pytest.approx(0.002)
+
+
+def test_object_geoms_carry_common_xml_values(mug, grab_dir):
+    col = _object_col_defaults(grab_dir)
+    parts = _geoms(mug, "object", "_contact")
+    assert len(parts) == len(list((grab_dir / "objects" / "mug").glob("contact*.stl"))) == 14
+    np.testing.assert_allclose(mug.geom_margin[parts], float(col["margin"]), rtol=0, atol=LENGTH_ATOL)
+    assert float(col["margin"]) == 0.0005 and int(col["condim"]) == 4
+    assert set(mug.geom_condim[parts]) == {int(col["condim"])}
+    np.testing.assert_allclose(mug.geom_friction[parts], [[float(x) for x in col["friction"].split()]] * len(parts))
+    # the object's free joint takes class grab's joint defaults (common.xml): armature, frictionloss
+    root = ET.parse(grab_dir / "objects" / "common.xml").getroot()
+    jd = next(d for d in root.iter("default") if d.get("class") == "grab").find("joint").attrib
+    j = mug.joint("object/free")
+    dofs = slice(j.dofadr[0], j.dofadr[0] + 6)
+    np.testing.assert_allclose(mug.dof_armature[dofs], float(jd["armature"]))
+    np.testing.assert_allclose(mug.dof_frictionloss[dofs], float(jd["frictionloss"]))
+
+
+@pytest.mark.parametrize("name", ["cubesmall", "mug"])
+def test_object_mass_is_density_times_volume(capsule_rhand, grab_dir, name):
+    density = float(_object_col_defaults(grab_dir)["density"])
+    parts = sorted((grab_dir / "objects" / name).glob("contact*.stl"))
+    v_col = sum(trimesh.load(p).volume for p in parts)
+    inert = _reference(capsule_rhand, grab_dir, name, visual="inert")
+    assert inert.body_mass[inert.body("object").id] == pytest.approx(density * v_col, rel=1e-6)
+    # as shipped the visual mesh (class grab: no density, so MuJoCo's 1000 kg/m^3; contype 1) weighs too:
+    # as much as the same mesh alone in an empty model (MuJoCo's mesh volume; for the convex cube, its hull's)
+    shipped = _reference(capsule_rhand, grab_dir, name)
+    stl = grab_dir / "objects" / name / f"{name}.stl"
+    alone = mujoco.MjModel.from_xml_string(f'<mujoco><asset><mesh name="v" file="{stl}"/></asset><worldbody><body>'
+                                           '<freejoint/><geom type="mesh" mesh="v"/></body></worldbody></mujoco>')
+    visual = float(alone.body_mass[1])
+    assert shipped.body_mass[shipped.body("object").id] == pytest.approx(density * v_col + visual, rel=1e-6)
+    if name == "cubesmall":
+        assert visual == pytest.approx(1000.0 * trimesh.load(stl).convex_hull.volume, rel=1e-6)
+    vis = _geoms(shipped, "object", "_visual")
+    assert len(vis) == 1 and shipped.geom_contype[vis[0]] == 1 and shipped.geom_conaffinity[vis[0]] == 1
+    assert inert.geom_contype[_geoms(inert, "object", "_visual")[0]] == 0
+
+
+def test_hand_as_written(mug, capsule_rhand):
+    root = ET.parse(capsule_rhand).getroot()
+    acts = {a.get("name"): a.attrib for a in root.find("actuator")}
+    for name in ("wrist_motor_tx", "wrist_motor_rx", "mano_motor_7_y"):
+        assert mug.actuator_gainprm[mug.actuator(name).id, 0] == pytest.approx(float(acts[name]["kp"]))
+        assert mug.actuator_biasprm[mug.actuator(name).id, 1] == pytest.approx(-float(acts[name]["kp"]))
+    assert not np.any(mug.actuator_forcelimited)
+    hand = [b for b in range(mug.nbody) if mug.body(b).name.startswith("mano_body_")]
+    assert len(hand) == 16 and np.all(mug.body_gravcomp[hand] == 0.0)
+    solref = [float(x) for x in root.find("default").find("geom").get("solref").split()]
+    fingers = [g for g in range(mug.ngeom) if mug.geom_bodyid[g] in hand[1:]]
+    np.testing.assert_allclose(mug.geom_solref[fingers], [solref] * len(fingers))
+    palm = _geoms(mug, "mano_body_0")
+    assert len(palm) == 1 and mug.geom_priority[palm[0]] == 1
+    for k, axis in enumerate("xyz"):
+        j = mug.joint(f"wrist_t{axis}")
+        assert j.type == mujoco.mjtJoint.mjJNT_SLIDE and mug.dof_damping[j.dofadr[0]] == 5.0
+    assert mug.joint("wrist_rot").type == mujoco.mjtJoint.mjJNT_BALL
+
+
+def test_switches_take(capsule_rhand, grab_dir):
+    s = AuthoredSettings()
+    for text in ("gravcomp=1", "cone=elliptic", "impratio=10", "integrator=implicitfast", "hand_contact=hand",
+                 "object_margin=0"):
+        s = parse_setting(s, text)
+    m = _reference(capsule_rhand, grab_dir, "cubesmall", **s.changed())
+    hand = [b for b in range(m.nbody) if m.body(b).name.startswith("mano_body_")]
+    assert np.all(m.body_gravcomp[hand] == 1.0) and m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+    assert m.opt.impratio == 10.0 and m.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    og = _geoms(m, "object")
+    assert np.all(m.geom_solmix[og] == 0.0) and np.all(m.geom_margin[og] == 0.0)
+    with pytest.raises(Exception, match="cone"):
+        parse_setting(s, "cone=round")
+
+
+def test_hand_qpos_places_the_wrist(mug):
+    coords = np.zeros(67)
+    coords[:3] = [0.3, -0.2, 1.1]
+    coords[3:7] = [0.0, 0.0, np.sin(0.4), np.cos(0.4)]  # xyzw: 0.8 rad about z
+    coords[7::4], coords[10::4] = 0.0, 1.0
+    d = mujoco.MjData(mug)
+    d.qpos[:] = hand_qpos(mug, coords)
+    mujoco.mj_kinematics(mug, d)
+    b = mug.body("mano_body_0").id
+    np.testing.assert_allclose(d.xpos[b], coords[:3], atol=1e-12)
+    np.testing.assert_allclose(d.xquat[b], [np.cos(0.4), 0, 0, np.sin(0.4)], atol=1e-12)
+
+
+def test_diff_reports_a_planted_change_and_nothing_else(mug):
+    diffs, unmatched = diff_models(mug, mug)
+    assert diffs == [] and unmatched == []
+    other = copy.copy(mug)
+    g = _geoms(other, "object", "_contact")[3]
+    b = other.body("object").id
+    other.geom_margin[g] += 1e-3
+    other.opt.impratio = 10.0
+    other.body_mass[b] *= 1.01
+    other.dof_damping[other.joint("mano_joint_5").dofadr[0]] = 0.5
+    other.body_inertia[b] *= 1 + 1e-8  # below the 1e-6 relative tolerance: not reported
+    diffs, _ = diff_models(other, mug)
+    got = {(d.field, d.where.split(" ")[0]) for d in diffs}
+    assert got == {("opt.impratio", "option"), ("geom_margin", "object[4]"), ("body_mass", "object"),
+                   ("dof_damping", "mano_body_5.dof0")}, diffs
+    margin = next(d for d in diffs if d.field == "geom_margin")
+    assert float(margin.ours) == pytest.approx(0.0015) and float(margin.reference) == pytest.approx(0.0005)
+
+
+def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
+    """A model whose bodies carry Newton's path names and whose object lost its visual geom still
+    matches body by body; what has no partner is listed."""
+    objects = grab_dir / "objects"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = authored_spec(capsule_rhand, objects / "mug", objects / "table", [0.1, 0.2, 0.9], [0, 0, 0, 1],
+                             [0.0, 0.0, 0.0], [0, 0, 0, 1])
+    for body in spec.bodies:
+        if body.name.startswith("mano_body_") and body.name != "mano_body_0":
+            body.name = f"mano_hand_worldbody_mano_body_0_{body.name}"
+    spec.delete(spec.geom("object/mug_visual"))
+    spec.delete(spec.actuator("wrist_motor_tx"))
+    renamed = spec.compile()
+    diffs, unmatched = diff_models(renamed, mug)
+    assert [d.field for d in diffs if d.field != "body_mass" and d.field != "body_inertia"] == []
+    assert any(d.field == "body_mass" and d.where == "object" for d in diffs)  # the visual's weight
+    assert sorted(unmatched) == ["actuator wrist_tx.x only in reference",
+                                 "geom object/mug_visual (object) set aside: visual, reference only"]
+
+
+@pytest.mark.slow  # ~40 s: landmark IK of the short window and a Newton scene build
+def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
+    """Newton's converted model of the short cubesmall oracle scene matches the reference body by body:
+    the options and the object's margin and solmix differ as the oracle sets them, the hand does not."""
+    from replay.config import ReplayConfig
+    from replay.protocol.oracle_plan import oracle_config
+    from replay.protocol.rollout import build_replay_scene
+    from short_window import short_window
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = oracle_config(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5, oracle_lift_s=0.6,
+                                     oracle_lift_height=0.2, oracle_hold_s=0.2))
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    ours = scene.solver.mj_model
+    obj, table = rec.target_object, rec.meta["table"]
+    f0 = plan.start_frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
+                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
+                                         AuthoredSettings(visual="inert")), capsule_rhand)
+    support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
+    diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
+    fields = {d.field for d in diffs}
+    assert {"opt.integrator", "opt.cone", "opt.impratio", "geom_margin", "geom_solmix"} <= fields
+    assert "collides" not in fields  # Newton's group bits let the same pairs collide as MuJoCo's 1/1
+    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")]
+    assert hand == []  # masses, inertias, contact values, dof damping/armature: as authored
+    assert not any(d.field == "body_mass" for d in diffs)  # collision parts x 1250 on both sides
+    assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
+        ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
+                                                    "wrist_ty.x", "wrist_tz.x")])
