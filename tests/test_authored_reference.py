@@ -217,3 +217,42 @@ def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
     assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
         ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
                                                     "wrist_ty.x", "wrist_tz.x")])
+
+
+@pytest.mark.slow  # ~40 s: landmark IK of the short window and a Newton scene build
+def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand):
+    """Under ``--physics authored`` the compiled model of the short cubesmall oracle scene equals MuJoCo's own
+    compile of the shipped files field by field (options, every geom's contact values and margin, masses,
+    inertias, DOF damping/armature/frictionloss, finger actuators' gains): the only differences left are the
+    declared ones (replay.sim.physics): the support a box (``support_geometry``), the visual geoms inert
+    (``object_visual_geoms``), the object's joint a <freejoint/> (``object_free_joint``), the wrist's six actuators emulated on the free joint (their law is compared with
+    MuJoCo's in tests/test_physics_authored.py), the finger actuators' +-1000 N·m range that kp 30 x pi never
+    reaches, and Newton's parent-child contact excludes (the pairs MuJoCo's filterparent drops too)."""
+    from replay.config import ReplayConfig
+    from replay.protocol.oracle_plan import oracle_config
+    from replay.protocol.rollout import build_replay_scene
+    from replay.sim.physics import apply_physics
+    from short_window import short_window
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
+                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+                                      "authored"))
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    ours = scene.solver.mj_model
+    obj, table = rec.target_object, rec.meta["table"]
+    f0 = plan.start_frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
+                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
+                                         AuthoredSettings(visual="inert", object_joint="plain")), capsule_rhand)
+    support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
+    diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
+    declared_support = [d for d in diffs if d.where.startswith(support) or "table" in d.where]
+    left = [d for d in diffs if d not in declared_support
+            and d.field not in ("geom_contype", "geom_conaffinity", "nexclude")
+            and not (d.field in ("actuator_forcelimited", "actuator_forcerange") and "mano_joint" in d.where)]
+    assert left == [], left
+    assert not [d for d in diffs if d.field.startswith("opt.")]
+    assert {"geom_margin", "geom_solmix"}.isdisjoint({d.field for d in left})
