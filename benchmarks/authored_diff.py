@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from replay.config import ReplayConfig, resolve_hand_variant
+from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.protocol.rollout import build_replay_scene
 from replay.sim.authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting
@@ -99,11 +100,15 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no data mirror: pass --data or set REPLAY_MIRROR", file=sys.stderr)
         return 2
     settings = AuthoredSettings()
-    for s in args.sets:
-        settings = parse_setting(settings, s)
     lines = []
-    for seq in args.sequences:
-        lines += diff_recording(seq, Path(args.data).resolve(), settings)
+    try:
+        for s in args.sets:
+            settings = parse_setting(settings, s)
+        for seq in args.sequences:
+            lines += diff_recording(seq, Path(args.data).resolve(), settings)
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     text = "\n".join(lines)
     print(text)
     if args.out:

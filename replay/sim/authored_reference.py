@@ -38,7 +38,8 @@ Units SI; quaternions in: xyzw (Newton, scipy), in MuJoCo: wxyz.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import mujoco
@@ -72,7 +73,6 @@ class AuthoredSettings:
     object_margin: float | None = None
     visual: str = "shipped"
     object_joint: str = "grab"
-    extra: dict = field(default_factory=dict)
 
     def changed(self) -> dict:
         """The switches set away from the authored defaults, name -> value."""
@@ -91,8 +91,6 @@ def parse_setting(settings: AuthoredSettings, text: str) -> AuthoredSettings:
     Raises:
         DataError: unknown name, or a value out of its choices / not a number.
     """
-    import dataclasses
-
     name, _, value = text.partition("=")
     name = name.strip()
     if name not in SWITCHES or not value:
