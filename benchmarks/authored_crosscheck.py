@@ -56,6 +56,7 @@ from replay.sim.authored_reference import (
     parse_setting,
 )
 from replay.study.prepare import prepare_recording
+from replay.sim.physics import apply_physics
 
 
 def actuator_map(m: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:
@@ -161,12 +162,34 @@ def _settings(pairs: list[str]) -> AuthoredSettings:
     return s
 
 
+def compare_study(study_path: Path, rows: list[dict]) -> dict:
+    """Recording by recording, this replay's ``lifted`` against a hug-oracle study's (its ``oracle_rollouts``
+    rows); prints the count that agree and each that does not. Returns ``{"study", "paired", "agree",
+    "disagree": [{sequence, plain, project}], "missing": [sequences]}``."""
+    doc = json.loads(Path(study_path).read_text())
+    theirs = {r["sequence"]: bool(r.get("lifted")) for r in doc.get("oracle_rollouts") or []}
+    paired = [r for r in rows if r["sequence"] in theirs]
+    bad = [{"sequence": r["sequence"], "plain": bool(r["lifted"]), "project": theirs[r["sequence"]]}
+           for r in paired if bool(r["lifted"]) != theirs[r["sequence"]]]
+    missing = [r["sequence"] for r in rows if r["sequence"] not in theirs]
+    print(f"agreement with {study_path}: {len(paired) - len(bad)}/{len(paired)} recordings"
+          + (f"; {len(missing)} not in the study" if missing else ""))
+    for b in bad:
+        print(f"  {b['sequence']}: plain MuJoCo {'lifted' if b['plain'] else 'not lifted'}, "
+              f"project {'lifted' if b['project'] else 'not lifted'}")
+    return {"study": str(study_path), "paired": len(paired), "agree": len(paired) - len(bad), "disagree": bad,
+            "missing": missing}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sequences", nargs="*", help="GRAB sequences (default: every *_lift)")
     ap.add_argument("--data", default=os.environ.get("REPLAY_MIRROR"), help="the data mirror (default $REPLAY_MIRROR)")
     ap.add_argument("--set", action="append", default=[], dest="sets", metavar="NAME=VALUE")
     ap.add_argument("--json", type=Path, help="write per-recording results here")
+    ap.add_argument("--compare", type=Path, default=None, metavar="STUDY",
+                    help="a study.json of `run_study.py --protocol hug-oracle --physics authored`: print, recording by "
+                         "recording, whether its verdict agrees with this replay's (and write it into --json)")
     args = ap.parse_args(argv)
     try:
         if not args.data:
@@ -174,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = _settings(args.sets)
         data = Path(args.data).resolve()
         seqs = args.sequences or [s for s in list_sequences("grab", data) if s.endswith("_lift")]
-        cfg = oracle_config(resolve_hand_variant(ReplayConfig(), "grab"))
+        # the plan's inputs under the authored physics (its closure profile: linear); this replay's own physics
+        # is the plain MuJoCo model below, whatever the project's engines do
+        cfg = oracle_config(resolve_hand_variant(apply_physics(ReplayConfig(), "authored"), "grab"))
         rows = []
         for seq in seqs:
             rec, coords, mjcf, _ = prepare_recording("grab", seq, data, data / "manosim", cfg, protocol="hug-oracle")
@@ -186,9 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     n = sum(r["lifted"] for r in rows)
     print(f"lifted {n}/{len(rows)} with {settings.changed() or 'as authored'}")
+    agreement = compare_study(args.compare, rows) if args.compare else None
     if args.json:
         args.json.write_text(json.dumps({"settings": settings.changed(), "lifted": n, "recordings": len(rows),
-                                         "results": rows}, indent=1))
+                                         "results": rows, "agreement": agreement}, indent=1))
     return 0
 
 
