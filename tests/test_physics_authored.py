@@ -242,3 +242,12 @@ def test_authored_bridge_ends_at_the_replay_physics():
     assert physics.choice_value(back, "wrist_gravity_compensation") is False
     assert physics.choice_value(back, "wrist_law") == "wrench"
     assert "oracle/contact" not in rows  # as authored, the oracle's contact is already MuJoCo's mixing
+
+
+def test_docs_physics_page_holds_the_current_table():
+    """docs/physics.md holds :func:`replay.sim.physics.physics_markdown` as the code makes it (regenerate the
+    page's table with it when a choice changes)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "physics.md").read_text()
+    assert physics.physics_markdown() in text, "docs/physics.md is out of date: paste physics_markdown()"

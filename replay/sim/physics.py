@@ -270,3 +270,17 @@ def parse_setting(text: str) -> tuple[str, object]:
         except ValueError:
             value = raw.strip()
     return name.strip(), _check_value(name.strip(), value)
+
+
+def physics_markdown() -> str:
+    """The table of every named physics' choices as Markdown (``docs/physics.md`` holds it;
+    ``tests/test_physics_authored.py`` checks the page is current): one row per choice, its value,
+    source and why under ``authored`` and under ``replay``."""
+    a, r = PHYSICS["authored"], PHYSICS["replay"]
+    lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
+    for k in a:
+        same = a[k].value == r[k].value
+        rv = "same" if same else f"`{r[k].value!r}`"
+        lines.append(f"| `{k}` | `{a[k].value!r}` | {a[k].source}; {a[k].why} | {rv} | "
+                     f"{'' if same else r[k].source + '; ' + r[k].why} |")
+    return "\n".join(lines) + "\n"
