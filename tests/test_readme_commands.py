@@ -3,7 +3,7 @@ lines of the README's (and docs') command blocks, each on the smallest input it 
 
 Each line is taken as written (``[...]`` optional parts dropped, ``\\`` continuations
 joined), then narrowed to one recording and a short window: ``--objects`` / ``--sequences``
-cut to one recording (``cubesmall`` where the line names none), a short protocol through
+cut to one recording (``cubesmall`` where the line names none; the bridge's too), a short protocol through
 ``--config``, one worker, a 2 x 2 sweep grid, a one-factor attribution, the mirror instead of
 the network for ``fetch_data.py``. Every output path the line names is kept, relative to one
 shared folder, so a later line reads what an earlier one wrote (``report.py`` the study,
@@ -86,7 +86,7 @@ def smallest(script: str, argv: list[str], mirror: Path) -> list[str]:
         argv = _set(_set(argv, "--dataset", "grab"), "--sequences", f"{ONE}_lift")
     elif name == "attribute":
         argv = _set(_set(argv, "--objects", ONE), "--factors", "defaults")
-    elif name == "gripper_check":
+    elif name == "gripper_check" or (name == "bridge" and "--markdown" not in argv):
         argv = _set(argv, "--objects", ONE)
     elif name == "run_sweep":
         argv = _set(_set(_set(argv, "--objects", ONE), "--grid", "effort=0.2:0.6:2,mu=0.5:1.0:2"), "--perturb", "1")

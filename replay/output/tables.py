@@ -115,7 +115,8 @@ def _median(v, unit: str) -> str:
 
 def counts_table(study: dict, protocol: str = "lift") -> str:
     """Headline figures of a study for ``protocol`` (``lift``: ``counts`` and ``rollouts``; ``hug-oracle``:
-    ``counts["hug-oracle"]`` and ``oracle_rollouts``); mm where named."""
+    ``counts["hug-oracle"]`` and ``oracle_rollouts``, without the shake and release it does not run);
+    mm where named."""
     c = study.get("counts") or {}
     rows = study.get("rollouts") or []
     if protocol != "lift":
@@ -125,18 +126,22 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
     d = {k: diag[k] for k in [*CLASSES, *sorted(set(diag) - set(CLASSES))] if diag.get(k)}
     ab = c.get("ablation_run", 0)
     refused = (study.get("counts") or {}).get("refused_keys") or []
+    lift = protocol == "lift"  # the hug-oracle protocol has no shake and no release
     out = [["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
            ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
-           ["lifted at the end of the hold", _named(rows, lambda r: r.get("lifted")) + f" of {n}"],
-           ["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
-           ["stuck after the release", str(c.get("stuck", 0))],
-           ["diagnosis (not lifted, or not held through the shake)", ", ".join(f"{k} {v}" for k, v in d.items()) or "-"],
-           ["ablation: nothing rose / moved < 1 mm / lifted", f"{c.get('ablation_no_rise', 0)}/{ab} / "
-            f"{c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}"],
-           ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
-           ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
-           ["wrist tracking error (median)", _median(c.get("median_wrist_err_mm"), " mm")],
-           ["study wall time", _median(c.get("wall_s"), " s")]]
+           ["lifted at the end of the hold" if lift else "lifted (the oracle's success test)",
+            _named(rows, lambda r: r.get("lifted")) + f" of {n}"]]
+    if lift:
+        out += [["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
+                ["stuck after the release", str(c.get("stuck", 0))]]
+    out += [["diagnosis (not lifted" + (", or not held through the shake)" if lift else ")"),
+             ", ".join(f"{k} {v}" for k, v in d.items()) or "-"],
+            ["ablation: nothing rose / moved < 1 mm / lifted", f"{c.get('ablation_no_rise', 0)}/{ab} / "
+             f"{c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}"],
+            ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
+            ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
+            ["wrist tracking error (median)", _median(c.get("median_wrist_err_mm"), " mm")],
+            ["study wall time", _median(c.get("wall_s"), " s")]]
     return _md(["figure", "value"], out)
 
 
