@@ -92,13 +92,13 @@ def test_summaries_keep_what_the_tables_read(tmp_path):
     assert "config" not in small and "wall_s_total" not in small["rollouts"][0]
     for kind in ("counts", "study"):
         assert tables.table(kind, small) == tables.table(kind, study)
-    assert "| diagnosis of the others | no_contact 1 |" in tables.table("counts", small)
+    assert "| diagnosis (not lifted, or not held through the shake) | no_contact 1 |" in tables.table("counts", small)
     assert "| recordings replayed | 2 (1 refused: x_use_1) |" in tables.table("counts", small)
     xml = tmp_path / "r.xml"
     xml.write_text('<testsuites><testsuite name="pytest" tests="4" failures="1" errors="0" skipped="1" time="9.87">'
                    '<testcase name="a"/><testcase name="b"><skipped message="no GPU"/></testcase>'
                    '<testcase name="c"><failure/></testcase><testcase name="d"/></testsuite></testsuites>')
     assert junit_summary(xml) == {"tests": 4, "passed": 2, "failed": 1, "errors": 0, "skipped": 1, "time_s": 9.9,
-                                  "skip_reasons": {"no GPU": 1}}
+                                  "skip_reasons": {"no GPU": 1}, "failed_tests": ["c"]}
     with pytest.raises(ValueError, match="not a study"):
         study_summary({"factors": []})

@@ -71,7 +71,7 @@ def bridge_summary(doc: dict) -> dict:
 
 def junit_summary(path: Path) -> dict:
     """Counts and wall time of a pytest JUnit XML report: tests, passed, failed, errors, skipped, time_s,
-    and each skip's reason with how many tests it skipped.
+    each skip's reason with how many tests it skipped, and the tests that failed or errored.
 
     Raises:
         ValueError: the file is not a JUnit report (no ``testsuite``).
@@ -82,6 +82,8 @@ def junit_summary(path: Path) -> dict:
         raise ValueError("not a JUnit XML report (no <testsuite>): pytest --junitxml writes one")
     n = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
     reasons: dict[str, int] = {}
+    failed = [f"{c.get('classname', '')}::{c.get('name', '')}".strip(":") for c in suite.iter("testcase")
+              if c.find("failure") is not None or c.find("error") is not None]
     for case in suite.iter("testcase"):
         s = case.find("skipped")
         if s is not None:
@@ -89,7 +91,8 @@ def junit_summary(path: Path) -> dict:
             reasons[why] = reasons.get(why, 0) + 1
     return {"tests": n["tests"], "passed": n["tests"] - n["failures"] - n["errors"] - n["skipped"],
             "failed": n["failures"], "errors": n["errors"], "skipped": n["skipped"],
-            "time_s": round(float(suite.get("time", 0.0)), 1), "skip_reasons": dict(sorted(reasons.items()))}
+            "time_s": round(float(suite.get("time", 0.0)), 1), "skip_reasons": dict(sorted(reasons.items())),
+            "failed_tests": failed}
 
 
 def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = None, date: str | None = None) -> dict:

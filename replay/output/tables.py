@@ -152,6 +152,7 @@ def tests_table(run: dict) -> str:
            ["errors", str(run["errors"])], ["skipped", str(run["skipped"])], ["wall time", f"{run['time_s']:.0f} s"]]
     out += [[f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)]
             for why, k in (run.get("skip_reasons") or {}).items()]
+    out += [[f"failed: `{name}`", "1"] for name in run.get("failed_tests") or []]
     return _md(["figure", "value"], out)
 
 
