@@ -15,7 +15,7 @@ STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
 # `make study` ends with $(OUT_DIR)/$(DATASET)/report.html and study.csv (fields: docs/results.md).
-.PHONY: setup study validate test test-slow test-cuda bench bench-devices bench-warp fetch clean
+.PHONY: setup study validate test test-slow test-cuda bench bench-devices bench-warp fetch clean docs docs-check docs-results
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,34 @@ bench-devices: fetch
 WORLDS ?= 1,64,512,1024
 bench-warp: fetch
 	$(PY) benchmarks/engine.py --dataset $(DATASET) --data $(DATA_DIR) --objects $(OBJECTS) --device cuda --worlds $(WORLDS) --no-study --json $(OUT_DIR)/$(DATASET)/engine_cuda.json
+
+# The figures of README.md and docs/ (docs/figures.md). `make docs` rewrites every generated block
+# from the small results files in docs/results/; `make docs-check` fails on a stale one (as
+# tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
+# files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the default
+# test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
+# with this commit and date, then the blocks.
+RESULTS := docs/results
+FIG_OUT := $(OUT_DIR)/figures
+FIG_DATA = $(or $(REPLAY_MIRROR),$(error docs-results reads GRAB's 30 lifts from the mirror: REPLAY_MIRROR=<dir> make docs-results))
+docs: setup
+	$(PY) scripts/tables.py update README.md docs/*.md
+
+docs-check: setup
+	$(PY) scripts/tables.py check README.md docs/*.md
+
+docs-results: setup
+	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --workers 2 --quiet --out $(FIG_OUT)/grab/study.json
+	$(PY) scripts/tables.py summarize study $(FIG_OUT)/grab/study.json --out $(RESULTS)/grab-lifts.json \
+	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --workers 2 --out $(FIG_OUT)/grab/study.json"
+	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --protocol hug-oracle --workers 2 --quiet --out $(FIG_OUT)/oracle/study.json
+	$(PY) scripts/tables.py summarize study $(FIG_OUT)/oracle/study.json --out $(RESULTS)/grab-oracle.json \
+	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --protocol hug-oracle --workers 2 --out $(FIG_OUT)/oracle/study.json"
+	$(MAKE) docs
+	$(PY) -m pytest -q --junitxml=$(FIG_OUT)/tests.xml; \
+	$(PY) scripts/tables.py summarize junit $(FIG_OUT)/tests.xml --out $(RESULTS)/tests.json \
+	    --made-by "REPLAY_MIRROR=\$$REPLAY_MIRROR python -m pytest (make test)"
+	$(MAKE) docs
 
 clean:
 	rm -rf $(OUT_DIR) $(RENDER_DIR)

@@ -3,7 +3,7 @@ lines of the README's (and docs') command blocks, each on the smallest input it 
 
 Each line is taken as written (``[...]`` optional parts dropped, ``\\`` continuations
 joined), then narrowed to one recording and a short window: ``--objects`` / ``--sequences``
-cut to one recording (``cubesmall`` where the line names none), a short protocol through
+cut to one recording (``cubesmall`` where the line names none; the bridge's too), a short protocol through
 ``--config``, one worker, a 2 x 2 sweep grid, a one-factor attribution, the mirror instead of
 the network for ``fetch_data.py``. Every output path the line names is kept, relative to one
 shared folder, so a later line reads what an earlier one wrote (``report.py`` the study,
@@ -35,12 +35,13 @@ SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, 
 #: the one recording a line is cut to when it names none, and the one object
 ONE = "cubesmall"
 _FENCE = re.compile(r"```[\w-]*\n(.*?)```", re.S)
-_CMD = re.compile(r"\bpython3?\s+((?:scripts|benchmarks)/\w+\.py)\b(.*)")
+_CMD = re.compile(r"\bpython3?\s+((?:scripts|benchmarks)/\w+\.py|out/[\w/.-]+/replay_export\.py)(?=\s|$)(.*)")
 
 
 def documented_commands() -> list[tuple[str, str]]:
     """``(where, command line)`` of every ``python scripts|benchmarks/...`` line in a fenced
-    block of the README and docs/*.md, in document order, optional ``[...]`` parts dropped."""
+    block of the README and docs/*.md, and every ``python out/.../replay_export.py`` (an export's
+    standalone replay, written by an earlier line), in document order, optional ``[...]`` parts dropped."""
     out = []
     for doc in DOCS:
         for block in _FENCE.findall(doc.read_text()):
@@ -87,7 +88,7 @@ def smallest(script: str, argv: list[str], mirror: Path) -> list[str]:
         argv = _set(_set(argv, "--dataset", "grab"), "--sequences", f"{ONE}_lift")
     elif name == "attribute":
         argv = _set(_set(argv, "--objects", ONE), "--factors", "defaults")
-    elif name == "gripper_check":
+    elif name == "gripper_check" or (name == "bridge" and "--markdown" not in argv):
         argv = _set(argv, "--objects", ONE)
     elif name == "run_sweep":
         argv = _set(_set(_set(argv, "--objects", ONE), "--grid", "effort=0.2:0.6:2,mu=0.5:1.0:2"), "--perturb", "1")
@@ -142,7 +143,8 @@ def workdir(tmp_path_factory, mirror) -> Path:
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))
     script, rest = argv[0], argv[1:]
-    return subprocess.run([sys.executable, str(ROOT / script), *rest], cwd=cwd, env=env, capture_output=True,
+    path = cwd / script if script.startswith("out/") else ROOT / script  # an export's replay_export.py
+    return subprocess.run([sys.executable, str(path), *rest], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=900)
 
 
@@ -151,7 +153,8 @@ def test_the_documents_hold_commands():
     scripts = {c.split()[0] for _, c in COMMANDS}
     assert len(COMMANDS) >= 20 and {"scripts/run_study.py", "scripts/report.py", "scripts/fetch_data.py"} <= scripts
     for _, c in COMMANDS:
-        assert (ROOT / c.split()[0]).is_file(), f"documented command names a missing file: {c}"
+        if not c.startswith("out/"):  # out/...: written by an earlier line
+            assert (ROOT / c.split()[0]).is_file(), f"documented command names a missing file: {c}"
 
 
 @pytest.mark.slow

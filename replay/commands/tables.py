@@ -4,11 +4,20 @@
     python scripts/tables.py study --results out/grab/study.json [--write README.md [--name grab]]
     python scripts/tables.py refine --results out/grab_refine/study.json --write README.md
     python scripts/tables.py attribution --results out/grab/attribution.json --write docs/attribution.md
+    python scripts/tables.py summarize study out/grab/study.json --out docs/results/grab-lifts.json --made-by "CMD"
+    python scripts/tables.py update README.md docs/*.md       # every generated block (make docs)
+    python scripts/tables.py check README.md docs/*.md        # exit 1 naming each stale block
 
 Prints the markdown table; with ``--write DOC`` replaces the block between
 ``<!-- table:KIND[:NAME] ... -->`` and ``<!-- /table:KIND[:NAME] -->`` in DOC, the opening comment
-naming this command (and ``--made-by``, the command that wrote the results file). Exit status
-(replay.cli): 0 done, 1 a file missing or unreadable or no such block, 2 bad arguments.
+naming this command (and ``--made-by``, the command that wrote the results file).
+
+``summarize`` writes the small results file a document block is made from
+(:mod:`replay.output.results_summary`: a study or bridge JSON, or a pytest ``--junitxml`` report);
+``update`` rewrites every ``<!-- table:KIND:NAME from docs/results/FILE.json -->`` block of the
+documents from its file, ``check`` says which differ (:mod:`replay.output.doc_blocks`; paths
+relative to the repository root, the current folder). Exit status (replay.cli): 0 done, 1 a file
+missing or unreadable, no such block, or (``check``) a stale block, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -20,13 +29,63 @@ import sys
 from pathlib import Path
 
 from replay.cli import run
-from replay.errors import DataError
+from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
+from replay.output.doc_blocks import blocks, stale_blocks, update_text
+from replay.output.results_summary import SOURCES, summarize
 from replay.output.tables import KINDS, replace_block, table
 from replay.results.outcomes import upgrade
 
 
+def _summarize(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="tables.py summarize", description="the small results file of a document block")
+    ap.add_argument("source", choices=SOURCES)
+    ap.add_argument("input", type=Path, help="study / bridge JSON, or a pytest --junitxml report")
+    ap.add_argument("--out", type=Path, required=True, help="e.g. docs/results/grab-lifts.json")
+    ap.add_argument("--made-by", required=True, help="the command that wrote INPUT")
+    ap.add_argument("--commit", default=None, help="the commit it ran on (default: git HEAD here)")
+    ap.add_argument("--date", default=None, help="YYYY-MM-DD (default: today, UTC)")
+    a = ap.parse_args(argv)
+    try:
+        doc = a.input if a.source == "junit" else json.loads(a.input.read_text())
+        small = summarize(a.source, doc, made_by=a.made_by, commit=a.commit, date=a.date)
+    except FileNotFoundError:
+        raise DataError(a.input, None, "no such file") from None
+    except (ValueError, SyntaxError) as e:  # JSONDecodeError and ET.ParseError are among them
+        raise DataError(a.input, None, str(e)) from None
+    atomic_write_text(a.out, json.dumps(small, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {a.out} ({a.out.stat().st_size} bytes) from {a.input}")
+    return 0
+
+
+def _documents(verb: str, docs: list[str]) -> int:
+    if not docs:
+        raise UsageError(verb, "name the documents, e.g. README.md docs/*.md")
+    root, bad = Path.cwd(), []
+    for name in docs:
+        p = Path(name)
+        text = p.read_text()
+        try:
+            if verb == "update":
+                new = update_text(text, root)
+                if new != text:
+                    atomic_write_text(p, new)
+                print(f"{p}: {len(blocks(text))} generated block(s)" + (", rewritten" if new != text else ""))
+            else:
+                bad += [f"{p}: {b}" for b in stale_blocks(text, root)]
+        except ValueError as e:
+            raise DataError(p, None, str(e)) from None
+    if bad:
+        raise DataError(None, None, "stale generated block(s), run `make docs`: " + "; ".join(bad))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] == "summarize":
+        return _summarize(args[1:])
+    if args and args[0] in ("update", "check"):
+        return _documents(args[0], args[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kind", choices=KINDS)
     ap.add_argument("--results", type=Path, required=True, help="the results JSON the table is made from")

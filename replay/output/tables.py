@@ -10,7 +10,16 @@ Each kind turns one results file into a markdown table:
   seed reached the same verdict (``refine_seed_agreement``), the refined ablation's largest
   displacement mm;
 * ``attribution``: ``scripts/attribute.py``'s JSON: per factor lifted, held through the shake,
-  unstable and every diagnosis class (:data:`replay.protocol.diagnosis.CLASSES`).
+  unstable and every diagnosis class (:data:`replay.protocol.diagnosis.CLASSES`);
+* ``counts`` / ``oracle``: a study's headline figures for the lift protocol (``counts``) or the
+  hug-oracle protocol (``oracle``: ``counts["hug-oracle"]``, ``oracle_rollouts``): replayed,
+  lifted, held through the shake, stuck, unstable, the ablation, the diagnosis of the others and
+  the medians, with the recordings named;
+* ``bridge``: ``scripts/bridge.py``'s rows (:func:`replay.output.bridge_table.bridge_markdown`);
+* ``tests``: a test run's counts and wall time (a JUnit summary, :mod:`replay.output.results_summary`).
+
+Each reads a full results file or its small summary (:mod:`replay.output.results_summary`), which
+keeps the same keys.
 
 In a document a table sits between ``<!-- table:KIND ... -->`` and ``<!-- /table:KIND -->``; the
 opening comment carries the command that wrote it (:func:`replace_block`), so the figures beside
@@ -21,9 +30,10 @@ from __future__ import annotations
 
 import re
 
+from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
-KINDS = ("study", "refine", "attribution")
+KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -94,6 +104,58 @@ def attribution_table(result: dict) -> str:
                + [c for c in CLASSES if c != "unstable"], rows)
 
 
+def _named(rows: list[dict], test) -> str:
+    names = sorted(r["sequence"].removesuffix("_lift") for r in rows if test(r))
+    return f"{len(names)}" + (f" ({', '.join(names)})" if names else "")
+
+
+def _median(v, unit: str) -> str:
+    return "-" if v is None else f"{v:.1f}{unit}"
+
+
+def counts_table(study: dict, protocol: str = "lift") -> str:
+    """Headline figures of a study for ``protocol`` (``lift``: ``counts`` and ``rollouts``; ``hug-oracle``:
+    ``counts["hug-oracle"]`` and ``oracle_rollouts``, without the shake and release it does not run);
+    mm where named."""
+    c = study.get("counts") or {}
+    rows = study.get("rollouts") or []
+    if protocol != "lift":
+        c, rows = c.get(protocol) or {}, study.get("oracle_rollouts") or []
+    n = c.get("rollouts", len(rows))
+    diag = c.get("diagnosis") or {}
+    d = {k: diag[k] for k in [*CLASSES, *sorted(set(diag) - set(CLASSES))] if diag.get(k)}
+    ab = c.get("ablation_run", 0)
+    refused = (study.get("counts") or {}).get("refused_keys") or []
+    lift = protocol == "lift"  # the hug-oracle protocol has no shake and no release
+    out = [["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
+           ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
+           ["lifted at the end of the hold" if lift else "lifted (the oracle's success test)",
+            _named(rows, lambda r: r.get("lifted")) + f" of {n}"]]
+    if lift:
+        out += [["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
+                ["stuck after the release", str(c.get("stuck", 0))]]
+    out += [["diagnosis (not lifted" + (", or not held through the shake)" if lift else ")"),
+             ", ".join(f"{k} {v}" for k, v in d.items()) or "-"],
+            ["ablation: nothing rose / moved < 1 mm / lifted", f"{c.get('ablation_no_rise', 0)}/{ab} / "
+             f"{c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}"],
+            ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
+            ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
+            ["wrist tracking error (median)", _median(c.get("median_wrist_err_mm"), " mm")],
+            ["study wall time", _median(c.get("wall_s"), " s")]]
+    return _md(["figure", "value"], out)
+
+
+def tests_table(run: dict) -> str:
+    """A test run's counts and wall time (``tests``, ``passed``, ``failed``, ``errors``, ``skipped``,
+    ``time_s``) and why tests skipped."""
+    out = [["tests", str(run["tests"])], ["passed", str(run["passed"])], ["failed", str(run["failed"])],
+           ["errors", str(run["errors"])], ["skipped", str(run["skipped"])], ["wall time", f"{run['time_s']:.0f} s"]]
+    out += [[f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)]
+            for why, k in (run.get("skip_reasons") or {}).items()]
+    out += [[f"failed: `{name}`", "1"] for name in run.get("failed_tests") or []]
+    return _md(["figure", "value"], out)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -104,9 +166,15 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     if kind == "attribution" and "factors" not in doc:
         raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
-    if kind in ("study", "refine") and "rollouts" not in doc:
+    if kind in ("study", "refine", "counts", "oracle") and "rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
-    return {"study": study_table, "refine": refine_table, "attribution": attribution_table}[kind](doc)
+    if kind == "bridge" and "rows" not in doc:
+        raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
+    if kind == "tests" and "tests" not in doc:
+        raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
+    return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
+            "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
+            "tests": tests_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

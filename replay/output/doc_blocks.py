@@ -1,0 +1,101 @@
+"""Generated figure blocks of README.md and docs/*.md: every figure from a run, remade from a checked-in results file.
+
+A block is::
+
+    <!-- table:KIND:NAME from docs/results/FILE.json -->
+    | generated table |
+    _generated from docs/results/FILE.json: made by `COMMAND`, commit C, DATE_
+    <!-- /table:KIND:NAME -->
+
+``KIND`` is a table of :mod:`replay.output.tables`; ``FILE.json`` a small results file of
+:mod:`replay.output.results_summary` (it carries ``made_by``, ``commit`` and ``date``, said in the
+block's last line). :func:`update_text` rewrites every block from its file; :func:`stale_blocks`
+names the blocks whose text differs from what their file makes, which is what
+``tests/test_doc_figures.py`` asserts is empty: no figure in a block can be edited by hand or go
+stale. ``python scripts/tables.py update README.md docs/*.md`` (``make docs``) rewrites them.
+Paths in the opening comment are relative to the repository root (the folder the documents are in
+or its parent: ``root``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from replay.output.tables import table
+
+BLOCK = re.compile(r"(?P<ind>[ \t]*)<!-- table:(?P<kind>[\w-]+):(?P<name>[\w.-]+) from (?P<src>[\w./-]+\.json) -->\n"
+                   r"(?P<body>.*?)(?P=ind)<!-- /table:(?P=kind):(?P=name) -->", re.S)
+
+
+def _load(root: Path, src: str) -> dict:
+    """The results file ``src`` (relative to ``root``).
+
+    Raises:
+        ValueError: missing or not JSON (the message names the file).
+    """
+    p = root / src
+    try:
+        return json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{src}: no such results file (docs/figures.md: how it is made)") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{src}: not JSON ({e.msg}, line {e.lineno})") from None
+
+
+def provenance(src: str, doc: dict) -> str:
+    """The block's last line: the results file, the command that made it, its commit and date."""
+    return (f"_generated from `{src}`: made by `{doc.get('made_by', '?')}`, commit {doc.get('commit', '?')}, "
+            f"{doc.get('date', '?')}_\n")
+
+
+def render(kind: str, src: str, root: Path) -> str:
+    """The body of a block of ``kind`` made from ``src``: the table, a blank line, the provenance line.
+
+    Raises:
+        ValueError: the file is missing or not of the kind.
+    """
+    doc = _load(root, src)
+    try:
+        body = table(kind, doc)
+    except ValueError as e:
+        raise ValueError(f"{src}: {e}") from None
+    return body + "\n" + provenance(src, doc)
+
+
+def _indent(ind: str, text: str) -> str:
+    return "".join((ind + ln if ln else ln) + "\n" for ln in text.splitlines())
+
+
+def update_text(text: str, root: Path) -> str:
+    """``text`` with every generated block rewritten from its results file (module doc).
+
+    Raises:
+        ValueError: a block's file is missing, not JSON, or not of its kind.
+    """
+    def block(m: re.Match) -> str:
+        ind, kind, name, src = m["ind"], m["kind"], m["name"], m["src"]
+        return (f"{ind}<!-- table:{kind}:{name} from {src} -->\n{_indent(ind, render(kind, src, root))}"
+                f"{ind}<!-- /table:{kind}:{name} -->")
+    return BLOCK.sub(block, text)
+
+
+def blocks(text: str) -> list[tuple[str, str, str]]:
+    """``(kind, name, results file)`` of every generated block in ``text``, in order."""
+    return [(m["kind"], m["name"], m["src"]) for m in BLOCK.finditer(text)]
+
+
+def stale_blocks(text: str, root: Path) -> list[str]:
+    """``kind:name`` of each block of ``text`` whose body differs from what its file makes (or whose file
+    cannot make it: then with the reason)."""
+    out = []
+    for m in BLOCK.finditer(text):
+        try:
+            want = _indent(m["ind"], render(m["kind"], m["src"], root))
+        except ValueError as e:
+            out.append(f"{m['kind']}:{m['name']} ({e})")
+            continue
+        if m["body"] != want:
+            out.append(f"{m['kind']}:{m['name']}")
+    return out
