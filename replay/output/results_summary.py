@@ -23,7 +23,7 @@ STUDY_ROW_FIELDS = ("sequence", "object", "outcome", "diagnosis", "stable", "lif
                     "ablation_no_rise", "ablation_max_disp_mm", "ablation_lifted", "contact_agreement_precision",
                     "contact_agreement_recall")
 #: what a summary may be made from
-SOURCES = ("study", "bridge", "junit")
+SOURCES = ("study", "bridge", "junit", "crosscheck")
 
 
 def head_commit(cwd: Path | None = None) -> str:
@@ -95,6 +95,19 @@ def junit_summary(path: Path) -> dict:
             "failed_tests": failed}
 
 
+def crosscheck_summary(doc: dict) -> dict:
+    """``benchmarks/authored_crosscheck.py --json`` reduced: its settings, the count lifted, the agreement with
+    the study it was compared with (``--compare``) and per recording ``{sequence, lifted}``.
+
+    Raises:
+        ValueError: not a crosscheck result (no ``results``)."""
+    if not isinstance(doc, dict) or "results" not in doc:
+        raise ValueError("not a crosscheck result (no 'results'): benchmarks/authored_crosscheck.py --json writes one")
+    return {"settings": doc.get("settings"), "lifted": doc.get("lifted"), "recordings": doc.get("recordings"),
+            "agreement": doc.get("agreement"),
+            "results": [{"sequence": r["sequence"], "lifted": bool(r["lifted"])} for r in doc["results"]]}
+
+
 def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = None, date: str | None = None) -> dict:
     """The small results file of ``source`` (:data:`SOURCES`): its summary with ``made_by``, ``commit``
     (default :func:`head_commit`) and ``date`` (default today, UTC, ``YYYY-MM-DD``).
@@ -106,6 +119,7 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
     """
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
-    body = {"study": study_summary, "bridge": bridge_summary, "junit": junit_summary}[source](doc_or_path)
+    body = {"study": study_summary, "bridge": bridge_summary, "junit": junit_summary,
+            "crosscheck": crosscheck_summary}[source](doc_or_path)
     return {"source": source, "made_by": made_by, "commit": commit or head_commit(),
             "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"), **body}

@@ -33,7 +33,7 @@ import re
 from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
-KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests")
+KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -156,6 +156,20 @@ def tests_table(run: dict) -> str:
     return _md(["figure", "value"], out)
 
 
+def crosscheck_table(doc: dict) -> str:
+    """The independent plain-MuJoCo replay's count and its recording-by-recording agreement with a study
+    (:func:`replay.output.results_summary.crosscheck_summary`)."""
+    lifted = [r["sequence"] for r in doc["results"] if r["lifted"]]
+    out = [["plain MuJoCo, settings", str(doc.get("settings") or "as authored")],
+           ["lifted", f"{doc['lifted']} of {doc['recordings']} ({', '.join(s.replace('_lift', '') for s in lifted)})"]]
+    a = doc.get("agreement")
+    if a:
+        out.append(["same verdict as the project's study", f"{a['agree']} of {a['paired']}"])
+        out += [[f"differs: {d['sequence']}", f"plain {'lifted' if d['plain'] else 'not lifted'}, project "
+                 f"{'lifted' if d['project'] else 'not lifted'}"] for d in a.get("disagree") or []]
+    return _md(["figure", "value"], out)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -170,11 +184,13 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
     if kind == "bridge" and "rows" not in doc:
         raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
+    if kind == "crosscheck" and "results" not in doc:
+        raise ValueError("not a crosscheck summary (no 'results'): scripts/tables.py summarize crosscheck writes one")
     if kind == "tests" and "tests" not in doc:
         raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
-            "tests": tests_table}[kind](doc)
+            "tests": tests_table, "crosscheck": crosscheck_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:
