@@ -189,24 +189,7 @@ def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
 def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
     """Newton's converted model of the short cubesmall oracle scene matches the reference body by body:
     the options and the object's margin and solmix differ as the oracle sets them, the hand does not."""
-    from replay.config import ReplayConfig
-    from replay.protocol.oracle_plan import oracle_config
-    from replay.protocol.rollout import build_replay_scene
-    from short_window import short_window
-
-    rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = oracle_config(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5, oracle_lift_s=0.6,
-                                     oracle_lift_height=0.2, oracle_hold_s=0.2))
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
-    ours = scene.solver.mj_model
-    obj, table = rec.target_object, rec.meta["table"]
-    f0 = plan.start_frame
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
-                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
-                                         AuthoredSettings(visual="inert")), capsule_rhand)
-    support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
+    ours, ref, support = _scene_and_reference(grab_dir, capsule_rhand, "replay", "grab")
     diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
     fields = {d.field for d in diffs}
     assert {"opt.integrator", "opt.cone", "opt.impratio", "geom_margin", "geom_solmix"} <= fields
@@ -228,6 +211,20 @@ def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand):
     (``object_visual_geoms``), the object's joint a <freejoint/> (``object_free_joint``), the wrist's six actuators emulated on the free joint (their law is compared with
     MuJoCo's in tests/test_physics_authored.py), the finger actuators' +-1000 N·m range that kp 30 x pi never
     reaches, and Newton's parent-child contact excludes (the pairs MuJoCo's filterparent drops too)."""
+    ours, ref, support = _scene_and_reference(grab_dir, capsule_rhand, "authored", "plain")
+    diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
+    declared_support = [d for d in diffs if d.where.startswith(support) or "table" in d.where]
+    left = [d for d in diffs if d not in declared_support
+            and d.field not in ("geom_contype", "geom_conaffinity", "nexclude")
+            and not (d.field in ("actuator_forcelimited", "actuator_forcerange") and "mano_joint" in d.where)]
+    assert left == [], left
+    assert not [d for d in diffs if d.field.startswith("opt.")]
+    assert {"geom_margin", "geom_solmix"}.isdisjoint({d.field for d in left})
+
+
+def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_joint: str):
+    """(our compiled MjModel, MuJoCo's compile of the shipped files, our support geom's name) for the short
+    cubesmall hug-oracle scene under the named physics."""
     from replay.config import ReplayConfig
     from replay.protocol.oracle_plan import oracle_config
     from replay.protocol.rollout import build_replay_scene
@@ -237,7 +234,7 @@ def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
                                                    oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
-                                      "authored"))
+                                      physics_name))
     plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
     ours = scene.solver.mj_model
     obj, table = rec.target_object, rec.meta["table"]
@@ -246,13 +243,6 @@ def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand):
         warnings.simplefilter("ignore")
         ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
                                          "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
-                                         AuthoredSettings(visual="inert", object_joint="plain")), capsule_rhand)
+                                         AuthoredSettings(visual="inert", object_joint=object_joint)), capsule_rhand)
     support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
-    diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
-    declared_support = [d for d in diffs if d.where.startswith(support) or "table" in d.where]
-    left = [d for d in diffs if d not in declared_support
-            and d.field not in ("geom_contype", "geom_conaffinity", "nexclude")
-            and not (d.field in ("actuator_forcelimited", "actuator_forcerange") and "mano_joint" in d.where)]
-    assert left == [], left
-    assert not [d for d in diffs if d.field.startswith("opt.")]
-    assert {"geom_margin", "geom_solmix"}.isdisjoint({d.field for d in left})
+    return ours, ref, support

@@ -137,22 +137,12 @@ def _orientation_error(q, tgt):
     ex = tw * qx + tx * qw + ty * qz - tz * qy
     ey = tw * qy - tx * qz + ty * qw + tz * qx
     ez = tw * qz + tx * qy - ty * qx + tz * qw
-    if ew < 0.0:
-        ew, ex, ey, ez = -ew, -ex, -ey, -ez
-    sv = math.sqrt(ex * ex + ey * ey + ez * ez)
-    if sv < 1e-12:
-        k = 2.0 / ew if ew > 0.0 else 0.0
-    else:
-        k = 2.0 * math.atan2(sv, ew) / sv
-    return (ex * k, ey * k, ez * k)
+    return _rotvec_unnormalized(ew, ex, ey, ez)
 
 
 @njit(cache=True, nogil=True)
-def _rotvec(q0, q1, q2, q3):
-    """Rotation vector (3,) rad of the quaternion (w, x, y, z), angle in [0, pi] (MuJoCo's
-    ``mju_quat2Vel`` with dt 1: its angle wrapped to (-pi, pi] is the same rotation vector)."""
-    n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
-    w, x, y, z = q0 / n, q1 / n, q2 / n, q3 / n
+def _rotvec_unnormalized(w, x, y, z):
+    """Rotation vector (3,) rad of a unit quaternion (w, x, y, z) taken as it is, angle in [0, pi]."""
     if w < 0.0:
         w, x, y, z = -w, -x, -y, -z
     sv = math.sqrt(x * x + y * y + z * z)
@@ -161,6 +151,14 @@ def _rotvec(q0, q1, q2, q3):
     else:
         k = 2.0 * math.atan2(sv, w) / sv
     return (x * k, y * k, z * k)
+
+
+@njit(cache=True, nogil=True)
+def _rotvec(q0, q1, q2, q3):
+    """Rotation vector (3,) rad of the quaternion (w, x, y, z), normalized first, angle in [0, pi] (MuJoCo's
+    ``mju_quat2Vel`` with dt 1: its angle wrapped to (-pi, pi] is the same rotation vector)."""
+    n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
+    return _rotvec_unnormalized(q0 / n, q1 / n, q2 / n, q3 / n)
 
 
 @njit(cache=True, nogil=True)

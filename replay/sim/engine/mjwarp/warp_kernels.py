@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from replay.sim.engine.mjwarp.warp_wrist import authored_wrench_part
+from replay.sim.engine.mjwarp.warp_wrist import authored_wrench_part, rotvec_unnormalized
 
 # columns of the per-world signal row (float64) gathered after each frame
 S_FINITE, S_VMAX, S_VBODY, S_WMAX, S_WBODY, S_NHO, S_NHOF, S_OVERFLOW, S_NACON, S_PEAK, S_ACT, S_NEFC = range(12)
@@ -129,19 +129,7 @@ def wrist_kernel(
     ex = tw * cx + tx * cw + ty * cz - tz * cy
     ey = tw * cy - tx * cz + ty * cw + tz * cx
     ez = tw * cz + tx * cy - ty * cx + tz * cw
-    if ew < wp.float64(0.0):
-        ew = -ew
-        ex = -ex
-        ey = -ey
-        ez = -ez
-    sv = wp.sqrt(ex * ex + ey * ey + ez * ez)
-    k = wp.float64(0.0)
-    if sv < wp.float64(1e-12):
-        if ew > wp.float64(0.0):
-            k = two / ew
-    else:
-        k = two * wp.atan2(sv, ew) / sv
-    err = wp.vec3d(ex * k, ey * k, ez * k)
+    err = rotvec_unnormalized(ew, ex, ey, ez)
     tau = wp.vec3d()
     for i in range(3):
         tau[i] = par[3 + i] * err[i] + par[9 + i] * (to[i] - om[i]) + par[15 + i] * to[i]

@@ -9,27 +9,28 @@ import warp as wp
 
 
 @wp.func
-def rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
-    """Rotation vector (rad) of the quaternion (w, x, y, z), angle in [0, pi] (numba twin:
-    :func:`replay.sim.engine.wrist._rotvec`)."""
-    n = wp.length(q)
-    w = q[0] / n
-    x = q[1] / n
-    y = q[2] / n
-    z = q[3] / n
+def rotvec_unnormalized(w: wp.float64, x: wp.float64, y: wp.float64, z: wp.float64) -> wp.vec3d:
+    """Rotation vector (rad) of a unit quaternion (w, x, y, z) taken as it is, angle in [0, pi] (numba twin:
+    :func:`replay.sim.engine.wrist._rotvec_unnormalized`)."""
+    s = wp.float64(1.0)
     if w < wp.float64(0.0):
-        w = -w
-        x = -x
-        y = -y
-        z = -z
+        s = wp.float64(-1.0)
     sv = wp.sqrt(x * x + y * y + z * z)
     k = wp.float64(0.0)
     if sv < wp.float64(1e-12):
-        if w > wp.float64(0.0):
-            k = wp.float64(2.0) / w
+        if s * w > wp.float64(0.0):
+            k = wp.float64(2.0) / (s * w)
     else:
-        k = wp.float64(2.0) * wp.atan2(sv, w) / sv
-    return wp.vec3d(x * k, y * k, z * k)
+        k = wp.float64(2.0) * wp.atan2(sv, s * w) / sv
+    return wp.vec3d(s * x * k, s * y * k, s * z * k)
+
+
+@wp.func
+def rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
+    """Rotation vector (rad) of the quaternion (w, x, y, z), normalized first (numba twin:
+    :func:`replay.sim.engine.wrist._rotvec`)."""
+    n = wp.length(q)
+    return rotvec_unnormalized(q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
 
 @wp.func
