@@ -21,8 +21,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 def test_every_generated_block_is_what_its_results_file_makes():
     found = {d.name: doc_blocks.blocks(d.read_text()) for d in DOCS}
     srcs = {src for bl in found.values() for _, _, src in bl}
-    # the README's default-study figures, the per-recording table, the oracle's and the suite's run
-    assert {"docs/results/grab-lifts.json", "docs/results/grab-oracle.json", "docs/results/tests.json"} <= srcs
+    # the README's default-study figures, the per-recording table, the oracle's, the bridge's, the suite's run
+    assert {"docs/results/grab-lifts.json", "docs/results/grab-oracle.json", "docs/results/grab-bridge.json",
+            "docs/results/tests.json"} <= srcs
     assert ("counts", "grab-lifts", "docs/results/grab-lifts.json") in found["README.md"]
     for d in DOCS:
         assert doc_blocks.stale_blocks(d.read_text(), ROOT) == [], f"{d.name}: run `make docs`"
