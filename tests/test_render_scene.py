@@ -142,7 +142,9 @@ def test_cli_hug_whole_scene(tmp_path, capsule_rhand):
 
 def test_cli_bad_input_exit_1_bad_option_exit_2(tmp_path, capsys):
     """The exit-status convention of replay.cli: bad input files 1, unusable options 2."""
-    (tmp_path / "study.json").write_text('{"format_version": 1, "rollouts": [{"object": "mug"}]}')
+    from replay.results.records import FORMAT_VERSION
+
+    (tmp_path / "study.json").write_text(f'{{"format_version": {FORMAT_VERSION}, "rollouts": [{{"object": "mug"}}]}}')
     rc = _script("render_montage").main(["--study", str(tmp_path / "study.json"), "--out", str(tmp_path / "m.mp4")])
     assert rc == 1 and "rollouts[0].poses" in capsys.readouterr().err
     rc = _script("render_montage").main(["--study", str(tmp_path / "none.json"), "--out", str(tmp_path / "m.mp4")])
