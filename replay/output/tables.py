@@ -33,7 +33,7 @@ import re
 from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
-KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck")
+KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -170,6 +170,22 @@ def crosscheck_table(doc: dict) -> str:
     return _md(["figure", "value"], out)
 
 
+def envelope_table(study: dict) -> str:
+    """A study's verdict envelope (``counts["envelope"]``, or the hug-oracle's): the headline, then per setting
+    the recordings lifted and the verdicts it flips against the default setting."""
+    c = study.get("counts") or {}
+    env = c.get("envelope") or (c.get("hug-oracle") or {}).get("envelope")
+    if not env:
+        raise ValueError("the study has no verdict envelope (run_study.py --envelope)")
+    n = env["recordings"]
+    out = [["recordings", str(n)], ["robust lifts (lifted under every setting)", str(env["robust_lift"])],
+           ["fragile (under some)", str(env["fragile"])], ["robust failures (under none)", str(env["robust_failure"])]]
+    flips = env.get("flips_by_setting") or {}
+    out += [[f"setting `{s}`: lifted / verdicts flipped", f"{env['lifted_by_setting'].get(s)} / {flips.get(s, '-')}"]
+            for s in env["settings"]]
+    return _md(["figure", "value"], out)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -180,7 +196,7 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     if kind == "attribution" and "factors" not in doc:
         raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
-    if kind in ("study", "refine", "counts", "oracle") and "rollouts" not in doc:
+    if kind in ("study", "refine", "counts", "oracle", "envelope") and "rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
     if kind == "bridge" and "rows" not in doc:
         raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
@@ -190,7 +206,7 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
-            "tests": tests_table, "crosscheck": crosscheck_table}[kind](doc)
+            "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:
