@@ -8,8 +8,8 @@ import re
 from replay.output.report_table import COLUMNS, columns_for, table_html
 
 ROWS = [{"sequence": "mug_lift", "object": "mug", "outcome": "lifted", "diagnosis": None, "rise": 0.051},
-        {"sequence": "duck_lift", "object": "duck", "outcome": "dropped", "diagnosis": "no_contact", "rise": 0.0004},
-        {"sequence": "bowl_lift", "object": "bowl", "outcome": "dropped", "diagnosis": "slid_out", "rise": 0.012}]
+        {"sequence": "duck_lift", "object": "duck", "outcome": "not_lifted", "diagnosis": "no_contact", "rise": 0.0004},
+        {"sequence": "bowl_lift", "object": "bowl", "outcome": "not_lifted", "diagnosis": "slid_out", "rise": 0.012}]
 
 
 def _link(r):
@@ -20,9 +20,9 @@ def test_filters_count_each_value_and_the_outcome_is_said_as_the_reader_is_told(
     text = table_html(ROWS, _link)
     assert columns_for(ROWS) == COLUMNS and "envelope" not in text
     outcome = re.search(r"<select data-filter='outcome' id='filter-outcome'>(.*?)</select>", text).group(1)
-    # a dropped lift that never rose is "not lifted" (replay.protocol.diagnosis.display_outcome)
-    assert re.findall(r"<option value='([^']*)'>", outcome) == ["", "dropped", "lifted", "not lifted"]
-    assert "lifted (1)" in outcome and "not lifted (1)" in outcome
+    # not_lifted is said "not lifted" whatever the diagnosis (replay.protocol.diagnosis.display_outcome)
+    assert sorted(re.findall(r"<option value='([^']*)'>", outcome)) == ["", "lifted", "not lifted"]
+    assert "lifted (1)" in outcome and "not lifted (2)" in outcome
     cause = re.search(r"<select data-filter='diagnosis' id='filter-cause'>(.*?)</select>", text).group(1)
     assert "no_contact (1)" in cause and "slid_out (1)" in cause and "- (1)" in cause
     assert re.findall(r"<a href='(report_files/[^']+)'>", text) == [_link(r) for r in ROWS]
