@@ -44,3 +44,24 @@ def test_ablation_only_reruns_one_recording_and_keeps_the_rest(tmp_path, mirror)
     with pytest.raises(UsageError):
         run_study("grab", out, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=mirror,
                   ablation_only=True, ablation=False)
+
+
+def test_ablation_only_keeps_the_studys_refusals(tmp_path, mirror):
+    """A study that refused a recording (GRAB's mouse_use_1: the object never leaves the table) still lists the
+    refusal, its reason and its count after an ``--ablation-only`` rerun of another recording (found by a newcomer:
+    the rerun used to drop them)."""
+    data = tmp_path / "data"
+    (data / "grab" / "recordings").mkdir(parents=True)
+    (data / "grab" / "objects").symlink_to(mirror / "grab" / "objects")
+    (data / "manosim").symlink_to(mirror / "manosim")
+    (data / "grab" / "recordings" / "cubesmall_lift.pkl").symlink_to(mirror / "grab" / "recordings" / "cubesmall_lift.pkl")
+    (data / "grab" / "recordings" / "mouse_use_1.pkl").symlink_to(
+        mirror / "grab_intents" / "recordings" / "mouse_use_1.pkl")
+    cfg = ReplayConfig(**SHORT)
+    out = tmp_path / "out" / "study.json"
+    first = run_study("grab", out, cfg, workers=0, progress=False, data_dir=data)
+    assert list(first["failed"]) == ["mouse_use_1"] and first["counts"]["refused"] == 1
+    again = run_study("grab", out, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=data,
+                      ablation_only=True)
+    assert again["failed"] == first["failed"] and again["counts"]["refused"] == 1
+    assert again["counts"]["rollouts"] == 1

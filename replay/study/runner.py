@@ -67,7 +67,7 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     are on disk; a protocol new to the study (``subset_only``) runs for the subset only.
     """
     if ablation_only:
-        return (*_plan_ablation_only(st), {})
+        return _plan_ablation_only(st)
     run_protocols = protocols if run_protocols is None else run_protocols
     results: dict[str, dict] = {}
     todo, carried = [], {}
@@ -98,17 +98,23 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     return st.seqs, results, todo, carried
 
 
-def _plan_ablation_only(st: _Setup) -> tuple[list[str], dict, list]:
-    """``--ablation-only``: (the study's sequences, rollouts kept, the subset's ablation jobs)."""
+def _plan_ablation_only(st: _Setup) -> tuple[list[str], dict, list, dict]:
+    """``--ablation-only``: (the study's sequences, rollouts kept, the subset's ablation jobs, the study's
+    failures kept as it has them: a refused recording stays refused, with its reason)."""
     results: dict[str, dict] = {}
     todo = []
-    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()]
+    prior_failed = prior_failures(st.prior, st.chash, st.records)
+    carried = {st.job(s, "lift").key: prior_failed[st.job(s, "lift").key] for s in st.all_seqs
+               if s not in st.subset and st.job(s, "lift").key in prior_failed}
+    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()
+            or st.job(s, "lift").key in carried]
     for s in seqs:
         if s in st.subset:
             todo.append(st.job(s, "lift", True))
         elif (doc := done_rollout(st.rdir, st.job(s, "lift"), st.chash, False)) is not None:
             results[s] = doc
-    return [s for s in seqs if s in results or s in st.subset], results, todo
+    kept = [s for s in seqs if s in results or s in st.subset or st.job(s, "lift").key in carried]
+    return kept, results, todo, carried
 
 
 def _executor(workers: int, executor: str, address: str | None):
