@@ -251,3 +251,11 @@ def test_docs_physics_page_holds_the_current_table():
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "physics.md").read_text()
     assert physics.physics_markdown() in text, "docs/physics.md is out of date: paste physics_markdown()"
+
+
+def test_bridge_row_ids_can_be_named_on_the_command_line():
+    """``scripts/bridge.py --rows`` splits on commas: no row id may hold one."""
+    from replay.study.bridge_rows import bridge_rows
+
+    for phys in ("replay", "authored"):
+        assert not [r["id"] for r in bridge_rows(phys) if "," in r["id"]]

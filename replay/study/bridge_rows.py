@@ -53,8 +53,8 @@ PHYSICS_ELEMENTS = (
 )
 #: extra rows on the authored oracle
 PHYSICS_EXTRA = (
-    ("contact", {"contact_mixing": "hand"}, "MuJoCo's mixing -> the hand's values (manosim, the oracle's)"),
-    ("solver options", {"cone": "elliptic", "impratio": 10.0}, "elliptic, impratio 10 only"),
+    ("contact", {"contact_mixing": "hand"}, "the hand's values (manosim's oracle contact)"),
+    ("solver options", {"cone": "elliptic", "impratio": 10.0}, "elliptic and impratio 10 only"),
 )
 
 
