@@ -14,8 +14,8 @@ from replay.study.summary import summarize
 
 #: (outcome, diagnosis class) cycled over the synthetic recordings: every class the report
 #: and the montage tell apart, lifted the most common as in the GRAB study
-OUTCOMES = (("lifted", None), ("lifted", None), ("lifted", None), ("dropped", "slid_out"),
-            ("dropped", "no_contact"), ("unstable", None), ("stuck", None))
+OUTCOMES = (("lifted", None), ("lifted", None), ("lifted", None), ("not_lifted", "slid_out"),
+            ("not_lifted", "no_contact"), ("unstable", None), ("stuck", None))
 
 
 def synthetic_study(real: Path, n: int, out_dir: Path, objects: list[str]) -> Path:

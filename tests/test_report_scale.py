@@ -92,7 +92,7 @@ def test_filters_and_sort_in_chromium(page, big):
     hidden = re.findall(r"<tr hidden=\"\"><td[^>]*><a href=\"report_files/([^\"]+)\.html\">", res.stdout)
     assert len(shown) == len(want) and len(shown) + len(hidden) == N
     assert set(shown) == {r["sequence"] for r in want}
-    # cause filter: the diagnosis class (every slid_out row is a dropped one)
+    # cause filter: the diagnosis class (every slid_out row is a not_lifted one)
     res = _browser(exe, f"{out.as_uri()}#cause=slid_out", "--dump-dom")
     body = re.search(r"<body([^>]*)>", res.stdout).group(1)
     assert f'data-shown="{sum(r["diagnosis"] == "slid_out" for r in rows)}"' in body
@@ -106,7 +106,7 @@ def test_montage_selection_is_bounded_with_every_class(big):
     assert len(chosen) == MONTAGE_MAX_CLIPS == 48 and len(left_out) == N - 48
     classes = Counter(outcome_class(r) for _, r in chosen)
     every = Counter(outcome_class(r) for r in study["rollouts"])
-    assert set(classes) == set(every) == {"lifted", "dropped", "not lifted", "unstable", "stuck"}
+    assert set(classes) == set(every) == {"lifted", "not lifted", "unstable", "stuck"}
     # in proportion: lifted is 3 of every 7 recordings
     assert abs(classes["lifted"] - 48 * 3 / 7) <= 1.5, classes
     # within a class, one object at a time: 20 lifted tiles show 12 objects, none more than twice
