@@ -65,9 +65,9 @@ def test_the_hug_oracle_contact_flip_is_mujoco_s_mixing():
 def test_verdict_classes_fraction_flips_and_headline():
     names = ["default", "a", "b"]
     env = [verdict_envelope(names, ["lifted"] * 3, [True] * 3, [{}] * 3),
-           verdict_envelope(names, ["lifted", "dropped", "lifted"], [True, False, True], [{}] * 3),
-           verdict_envelope(names, ["dropped", "lifted", "dropped"], [False, True, False], [{}] * 3),
-           verdict_envelope(names, ["dropped"] * 3, [False] * 3, [{}] * 3)]
+           verdict_envelope(names, ["lifted", "not_lifted", "lifted"], [True, False, True], [{}] * 3),
+           verdict_envelope(names, ["not_lifted", "lifted", "not_lifted"], [False, True, False], [{}] * 3),
+           verdict_envelope(names, ["not_lifted"] * 3, [False] * 3, [{}] * 3)]
     assert [e["class"] for e in env] == ["robust_lift", "fragile", "fragile", "robust_failure"]
     assert [e["flips"] for e in env] == [[], ["a"], ["a"], []]
     assert env[1]["fraction"] == pytest.approx(2 / 3)

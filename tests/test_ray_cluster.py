@@ -238,7 +238,7 @@ def test_a_study_on_a_cluster_that_shares_nothing_loses_no_recording_to_a_lost_n
     a, b = json.loads(pool_out.read_text()), json.loads(ray_out.read_text())
     assert a["failed"] == b["failed"] == {} and a["sequences"] == b["sequences"] and len(a["sequences"]) == 30
     assert at_kill < 30 and b["counts"]["rollouts"] == 30  # killed midway, nothing lost
-    for key in ("rollouts", "stable", "lifted", "dropped", "unstable"):
+    for key in ("rollouts", "stable", "lifted", "not_lifted", "unstable"):
         assert b["counts"][key] == a["counts"][key], key
     rows_a, rows_b = ({r["sequence"]: r for r in s["rollouts"]} for s in (a, b))
     assert set(rows_a) == set(rows_b) == set(a["sequences"])
