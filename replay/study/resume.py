@@ -11,7 +11,7 @@ from replay.errors import UsageError
 from replay.results.files import read_rollout
 from replay.results.records import ResultsFormatError
 from replay.study.envelope import ENVELOPE_PROTOCOLS, SETTING_NAMES
-from replay.study.job import Job
+from replay.study.job import Job, result_stem
 from replay.study.study_records import StudyRecords
 
 
@@ -96,3 +96,22 @@ def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], lo
         return max(float((prior.get("counts") or {}).get("wall_s") or 0.0), float(logged_s))
     except (TypeError, ValueError):
         return float(logged_s)
+
+
+def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
+    """``--ablation-only`` for the study setup ``st`` (:mod:`replay.study.runner`'s ``_Setup``): (the study's sequences, rollouts kept, the subset's ablation jobs, the study's
+    failures kept as it has them: a refused recording stays refused, with its reason)."""
+    results: dict[str, dict] = {}
+    todo = []
+    prior_failed = prior_failures(st.prior, st.chash, st.records)
+    carried = {st.job(s, "lift").key: prior_failed[st.job(s, "lift").key] for s in st.all_seqs
+               if s not in st.subset and st.job(s, "lift").key in prior_failed}
+    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()
+            or st.job(s, "lift").key in carried]
+    for s in seqs:
+        if s in st.subset:
+            todo.append(st.job(s, "lift", True))
+        elif (doc := done_rollout(st.rdir, st.job(s, "lift"), st.chash, False)) is not None:
+            results[s] = doc
+    kept = [s for s in seqs if s in results or s in st.subset or st.job(s, "lift").key in carried]
+    return kept, results, todo, carried

@@ -41,10 +41,10 @@ from replay.study.envelope import ENVELOPE_PROTOCOLS, check_settings
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash, result_stem
+from replay.study.job import Job, run_job_safe, config_hash
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.worker_imports import import_physics
-from replay.study.resume import done_rollout, prior_failures, prior_study, prior_wall, subset_merge
+from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
 from replay.study.study_records import StudyRecords, summary_due
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
@@ -67,7 +67,7 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     are on disk; a protocol new to the study (``subset_only``) runs for the subset only.
     """
     if ablation_only:
-        return _plan_ablation_only(st)
+        return plan_ablation_only(st)
     run_protocols = protocols if run_protocols is None else run_protocols
     results: dict[str, dict] = {}
     todo, carried = [], {}
@@ -96,25 +96,6 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
                 continue
             todo.append(j)
     return st.seqs, results, todo, carried
-
-
-def _plan_ablation_only(st: _Setup) -> tuple[list[str], dict, list, dict]:
-    """``--ablation-only``: (the study's sequences, rollouts kept, the subset's ablation jobs, the study's
-    failures kept as it has them: a refused recording stays refused, with its reason)."""
-    results: dict[str, dict] = {}
-    todo = []
-    prior_failed = prior_failures(st.prior, st.chash, st.records)
-    carried = {st.job(s, "lift").key: prior_failed[st.job(s, "lift").key] for s in st.all_seqs
-               if s not in st.subset and st.job(s, "lift").key in prior_failed}
-    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()
-            or st.job(s, "lift").key in carried]
-    for s in seqs:
-        if s in st.subset:
-            todo.append(st.job(s, "lift", True))
-        elif (doc := done_rollout(st.rdir, st.job(s, "lift"), st.chash, False)) is not None:
-            results[s] = doc
-    kept = [s for s in seqs if s in results or s in st.subset or st.job(s, "lift").key in carried]
-    return kept, results, todo, carried
 
 
 def _executor(workers: int, executor: str, address: str | None):
