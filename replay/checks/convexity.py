@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial import ConvexHull
 
-from replay.data.mesh_io import load_mesh
+from replay.checks.asset_memo import memo
+from replay.data.mesh_io import shared_mesh
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -45,7 +46,12 @@ def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
     Raises:
         DataError: the file cannot be read as a mesh.
     """
-    mesh = load_mesh(path, "collision_meshes", source)
+    return memo("part_convexity", [path], {}, lambda: _part_convexity(path, source), code=(__name__, "replay.data.mesh_io"))
+
+
+def _part_convexity(path, source) -> dict:
+    """:func:`part_convexity` measured (kept per file content: :mod:`replay.checks.asset_memo`)."""
+    mesh = shared_mesh(path, "collision_meshes", source)
     hull = mesh.convex_hull
     eq = ConvexHull(np.asarray(hull.vertices)).equations
     depth = -(np.asarray(mesh.vertices, float) @ eq[:, :3].T + eq[:, 3]).max(axis=1)

@@ -150,6 +150,15 @@ def to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.nd
     return Rotation.from_quat(quat).inv().apply(np.asarray(pts, float) - pos)
 
 
+def frames_to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """World points of many frames into the object frame of each: ``pos`` (F, 3) m, ``quat`` (F, 4)
+    xyzw, ``pts`` (F, K, 3) m -> (F, K, 3) m; frame ``f`` is :func:`to_object_frame` of
+    ``(pos[f], quat[f], pts[f])`` (the same rotation matrices; equal to rounding), in one call."""
+    pos, pts = np.asarray(pos, float), np.asarray(pts, float)
+    R = Rotation.from_quat(np.asarray(quat, float)).as_matrix()  # (F, 3, 3), object -> world
+    return np.einsum("fji,fkj->fki", R, pts - pos[:, None, :])  # R^T (p - pos)
+
+
 def to_world(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
     """Object-frame points (N, 3) m into the world at pose ``pos`` (3,) m / ``quat`` (4,) xyzw."""
     return Rotation.from_quat(quat).apply(np.asarray(pts, float)) + pos

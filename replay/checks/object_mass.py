@@ -39,8 +39,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from replay.checks.asset_memo import memo
 from replay.checks.geometry import ConvexParts, collision_parts
-from replay.data.mesh_io import load_mesh
+from replay.data.mesh_io import shared_mesh
 from replay.data.objects import asset_meshes
 from replay.data.types import Recording
 from replay.errors import DataError
@@ -69,7 +70,7 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
     body = spec.worldbody.add_body(name="object")
     body.add_freejoint()
     for i, path in enumerate(asset.collision_meshes):
-        mesh = load_mesh(path, "collision_meshes", asset.source)
+        mesh = shared_mesh(path, "collision_meshes", asset.source)
         spec.add_mesh(name=f"part{i}", uservert=np.asarray(mesh.vertices, float).ravel().tolist(),
                       userface=np.asarray(mesh.faces, int).ravel().tolist())
         body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"part{i}", density=float(asset.density))
@@ -103,6 +104,29 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
             "outside": round(float(out.mean()), 3) if out.size else None, "union_m3": union}
 
 
+def measure_object_mass(asset) -> dict:
+    """What :func:`check_object_mass` judges, measured on the asset alone (kept per file content by
+    :func:`replay.checks.asset_memo.memo`; the thresholds are applied afresh on every call):
+    ``simulated_kg`` and ``inertia_kg_m2`` (3,) (:func:`simulated_mass`), ``asset_kg`` (stated mass,
+    else watertight visual volume x density, else None) and ``asset_rule``, ``overlap`` and
+    ``outside`` (:func:`part_overlap`), unrounded.
+
+    Raises:
+        DataError: a part MuJoCo cannot compile, a mesh missing or unreadable.
+    """
+    sim, inertia = simulated_mass(asset)
+    visual, parts = asset_meshes(asset)
+    if asset.mass is not None:
+        own, rule = float(asset.mass), "stated mass"
+    elif visual.is_watertight:
+        own, rule = float(abs(visual.volume)) * float(asset.density), "watertight visual volume x density"
+    else:
+        own, rule = None, "visual mesh not watertight"
+    fill = part_overlap(parts, visual, collision_parts(asset))
+    return {"simulated_kg": sim, "inertia_kg_m2": [float(x) for x in inertia], "asset_kg": own, "asset_rule": rule,
+            "overlap": fill["overlap"], "outside": fill["outside"]}
+
+
 def check_object_mass(rec: Recording) -> tuple[dict, dict]:
     """The grasped object's simulated mass and inertia against the asset's own (module doc).
 
@@ -116,20 +140,15 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
             :data:`OUTSIDE_REFUSE` (field ``collision_meshes``), with both masses.
     """
     asset = rec.target_object.asset
-    sim, inertia = simulated_mass(asset)
-    visual, parts = asset_meshes(asset)
+    m = memo("object_mass", [asset.visual_mesh, *asset.collision_meshes],
+             {"density": float(asset.density), "mass": asset.mass}, lambda: measure_object_mass(asset),
+             code=(__name__, "replay.checks.geometry", "replay.data.mesh_io", "replay.data.objects"))
+    sim, inertia, own, rule = m["simulated_kg"], m["inertia_kg_m2"], m["asset_kg"], m["asset_rule"]
     figs = {"simulated_kg": round(sim, 5), "inertia_kg_m2": [float(f"{x:.4g}") for x in inertia],
-            "density": float(asset.density)}
-    if asset.mass is not None:
-        own, rule = float(asset.mass), "stated mass"
-    elif visual.is_watertight:
-        own, rule = float(abs(visual.volume)) * float(asset.density), "watertight visual volume x density"
-    else:
-        own, rule = None, "visual mesh not watertight"
-    figs.update(asset_kg=None if own is None else round(own, 5), asset_rule=rule,
-                ratio=round(sim / own, 3) if own else None)
-    fill = part_overlap(parts, visual, collision_parts(asset))
-    figs.update(overlap=fill["overlap"], outside=fill["outside"])
+            "density": float(asset.density), "asset_kg": None if own is None else round(own, 5), "asset_rule": rule,
+            "ratio": round(sim / own, 3) if own else None}
+    fill = {"overlap": m["overlap"], "outside": m["outside"]}
+    figs.update(fill)
     both = (f"{asset.name} is simulated at {sim:.4g} kg (density {asset.density:g} kg/m^3 x the collision parts' "
             f"volume{'' if asset.mass is None else ', scaled to the stated mass'})"
             + (f", the asset weighs {own:.4g} kg ({rule})" if own else ""))

@@ -24,9 +24,10 @@ import numpy as np
 import trimesh
 from scipy.spatial.transform import Rotation
 
+from replay.checks.geometry import to_object_frame, to_world
 from replay.checks.hand import CARRY_DRIFT_MAX, CARRY_WINDOW_S, carry_drift
 from replay.checks.hand_points import hand_points
-from replay.data.mesh_io import load_mesh, unit_hint
+from replay.data.mesh_io import shared_mesh, unit_hint
 from replay.data.objects import asset_mass, asset_meshes
 from replay.data.types import Recording
 from replay.errors import DataError
@@ -54,7 +55,7 @@ def check_object(rec: Recording) -> dict:
             object at the lift onset.
     """
     track = rec.target_object
-    visual = load_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source)
+    visual = shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source)
     fig = _scale_and_mass(track.asset, visual)
     _, parts = asset_meshes(track.asset)
     fig["rest_gap_mm"] = _rest_gap_mm(rec, track, parts)
@@ -73,7 +74,7 @@ def check_object_units(rec: Recording) -> dict:
         DataError: (cause ``units``) size or mass outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
     """
     track = rec.target_object
-    return _scale_and_mass(track.asset, load_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
+    return _scale_and_mass(track.asset, shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
 
 
 def posed_mesh(mesh: trimesh.Trimesh, pos: np.ndarray, quat: np.ndarray) -> trimesh.Trimesh:
@@ -114,7 +115,7 @@ def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
     Raises:
         DataError: farther than :data:`REST_GAP_MAX_M` above or below the support.
     """
-    low = min(float(posed_mesh(p, track.pos[0], track.quat[0]).bounds[0, 2]) for p in parts)
+    low = min(float(to_world(track.pos[0], track.quat[0], p.vertices)[:, 2].min()) for p in parts)
     gap = low - float(rec.support_height)
     if abs(gap) > REST_GAP_MAX_M:
         where = "above" if gap > 0 else "below"
@@ -139,7 +140,8 @@ def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None
     if pts is None or not v.size:
         return
     t = int(v[-1])
-    _, d, _ = trimesh.proximity.closest_point(posed_mesh(visual, track.pos[t], track.quat[t]), pts[t])
+    # distances are the same in the object frame: the shared mesh keeps its triangle tree (no posed copy)
+    _, d, _ = trimesh.proximity.closest_point(visual, to_object_frame(track.pos[t], track.quat[t], pts[t]))
     hg = float(np.min(d))
     fig["hand_gap_mm"] = round(hg * 1000, 2)
     if hg <= HAND_GAP_MAX_M:

@@ -49,7 +49,7 @@ from scipy.spatial import ConvexHull, QhullError
 from scipy.spatial.transform import Rotation
 
 from replay.checks.frames import approach_window
-from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame, to_world
+from replay.checks.geometry import ConvexParts, collision_parts, frames_to_object_frame, to_world
 from replay.checks.hand_points import hand_points
 from replay.data.types import Recording
 from replay.errors import DataError
@@ -107,10 +107,16 @@ def hand_free_until(rec: Recording, parts: ConvexParts, s: int, g: int) -> int:
     valid = np.asarray(rec.valid, bool)
     if pts is None:
         return s
-    for f in range(s, g + 1):
-        if not valid[f] or parts.plane_distance(to_object_frame(tr.pos[f], tr.quat[f], pts[f])).min() < HAND_NEAR_M:
-            return f
-    return g
+    f = np.arange(s, g + 1)
+    bad = f[~valid[f]]  # untracked: a frame of its own, never transformed
+    ok = f[valid[f]]
+    if ok.size:
+        local = frames_to_object_frame(tr.pos[ok], tr.quat[ok], pts[ok])  # (F, K, 3), every frame in one pass
+        near = ok[parts.plane_distance(local.reshape(-1, 3)).reshape(len(ok), -1).min(axis=1) < HAND_NEAR_M]
+    else:
+        near = ok
+    first = min([int(x[0]) for x in (bad, near) if x.size], default=g)
+    return first
 
 
 def _still(rec: Recording, s: int, near: int) -> tuple[float, float]:

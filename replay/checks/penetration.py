@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from replay.checks.frames import approach_window
-from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame
+from replay.checks.geometry import ConvexParts, collision_parts, frames_to_object_frame
 from replay.checks.hand_points import hand_points
 from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
@@ -45,7 +45,10 @@ def hand_depths(rec: Recording, parts: ConvexParts, frames: np.ndarray) -> np.nd
     ``frames`` (> 0 inside, < 0 outside: then a lower bound of the distance)."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
-    return np.stack([-parts.part_plane_distance(to_object_frame(tr.pos[f], tr.quat[f], pts[f])) for f in frames])
+    frames = np.asarray(frames, int)
+    local = frames_to_object_frame(tr.pos[frames], tr.quat[frames], pts[frames])  # (F, K, 3)
+    d = -parts.part_plane_distance(local.reshape(-1, 3))  # (P, F*K): every frame's points in one pass
+    return d.reshape(len(d), len(frames), -1).transpose(1, 0, 2)
 
 
 def _point_name(field: str, k: int) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
-from replay.data.mesh_io import load_mesh, unit_hint
+from replay.data.mesh_io import shared_mesh, unit_hint
 from replay.errors import DataError
 
 MIN_PART_VERTICES = 4
@@ -87,7 +87,7 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
             :data:`MIN_PART_VOLUME_M3`.
     """
     path = Path(path)
-    mesh = load_mesh(path, field)
+    mesh = shared_mesh(path, field)
     f = part_figures(mesh.vertices)
     fix = "regenerate the convex part (or remove it from the model)"
     if f["vertices"] < MIN_PART_VERTICES:

@@ -1,9 +1,12 @@
 """Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file.
 
-One mesh cache per process (:func:`load_mesh`): a file is parsed once per run, however many
-checks, adapters and scene builders read it; each caller gets its own copy (a caller may
-transform it in place). The cache key is the file's resolved path, size and modification
-time, so a file rewritten during a run is read again.
+One mesh cache per process: a file is parsed once per run, however many checks, adapters and
+scene builders read it. :func:`load_mesh` gives each caller its own copy (a caller may transform
+it in place); :func:`shared_mesh` gives every caller the one cached instance, so what trimesh
+derives from it and caches on it (convex hull, volume, watertightness) is computed once per file
+and process, not once per check (issue 41 counted 78 loads and 102 hull computations for 3
+recordings). The cache key is the file's resolved path, size and modification time, so a file
+rewritten during a run is read again.
 """
 
 from __future__ import annotations
@@ -19,7 +22,21 @@ from replay.errors import DataError
 
 def load_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
               process: bool = True) -> trimesh.Trimesh:
-    """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh`.
+    """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh` of the caller's own
+    (a copy of :func:`shared_mesh`'s: transform it freely).
+
+    Raises:
+        DataError: file missing, unreadable or without triangles.
+    """
+    return shared_mesh(path, field, source, process).copy()
+
+
+def shared_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
+                process: bool = True) -> trimesh.Trimesh:
+    """The process's one :class:`trimesh.Trimesh` of a mesh file (STL/OBJ/PLY), for readers only:
+    never transform it or assign to its arrays (every later reader would see the change; take
+    :func:`load_mesh`'s copy, or ``mesh.copy()``, to transform). What trimesh caches on it (hull,
+    volume) is shared by every reader.
 
     Args:
         path: mesh file.
@@ -41,7 +58,7 @@ def load_mesh(path: str | Path, field: str | None = None, source: str | Path | N
         mesh = _cached_mesh(str(path.resolve()), st.st_size, st.st_mtime_ns, bool(process))
     except _Unreadable as exc:
         raise DataError(path, field, str(exc)) from None
-    return mesh.copy()
+    return mesh
 
 
 #: meshes kept per process (an object's visual and collision parts, the tables, the hands)

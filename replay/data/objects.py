@@ -24,7 +24,7 @@ import trimesh
 
 from replay.data.coacd import COACD_SETTINGS, COACD_TIMEOUT_S, convex_decomposition
 from replay.data.mesh_checks import check_collision_part
-from replay.data.mesh_io import load_mesh
+from replay.data.mesh_io import load_mesh, shared_mesh
 from replay.data.object_mjcf import GrabObjectInfo, grab_object_info, load_grab_object
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
@@ -50,9 +50,14 @@ DEFAULT_CONDIM = 4
 
 
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:
-    """Load an asset's visual mesh and its collision parts (object frame, m)."""
-    visual = load_mesh(asset.visual_mesh, "visual_mesh", asset.source)
-    parts = [load_mesh(p, f"collision_meshes[{i}]", asset.source) for i, p in enumerate(asset.collision_meshes)]
+    """An asset's visual mesh and its collision parts (object frame, m): the process's shared
+    instances (:func:`replay.data.mesh_io.shared_mesh`), for reading only; ``mesh.copy()`` to transform.
+
+    Raises:
+        DataError: a mesh missing or unreadable (names the file and field).
+    """
+    visual = shared_mesh(asset.visual_mesh, "visual_mesh", asset.source)
+    parts = [shared_mesh(p, f"collision_meshes[{i}]", asset.source) for i, p in enumerate(asset.collision_meshes)]
     return visual, parts
 
 
