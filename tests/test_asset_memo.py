@@ -1,4 +1,4 @@
-"""Asset figures measured once per content (replay.checks.asset_memo), shared meshes, and the
+"""Asset figures measured once per content (replay.data.asset_memo), shared meshes, and the
 checks' per-frame transforms done for all frames at once (issue 41, part 4), on the mirror."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy.spatial.transform import Rotation
 @pytest.fixture()
 def fresh_cache(tmp_path, monkeypatch):
     """An empty on-disk cache and an empty per-process memo."""
-    from replay.checks import asset_memo
+    from replay.data import asset_memo
 
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "cache"))
     asset_memo.clear()
@@ -50,7 +50,8 @@ def _copy_asset(rec, dest):
 def test_object_mass_is_measured_once_per_content(mug, fresh_cache, tmp_path, monkeypatch):
     """The second check reads the first's measurement (memo, then disk), equal to a fresh measurement;
     a copy of the files elsewhere shares it; changed bytes measure again."""
-    from replay.checks import asset_memo, object_mass
+    from replay.checks import object_mass
+    from replay.data import asset_memo
 
     calls = []
     measure = object_mass.measure_object_mass
@@ -97,7 +98,7 @@ def test_a_refused_measurement_is_never_kept(mug, fresh_cache, tmp_path):
 
 def test_key_changes_with_the_code(mug, fresh_cache, monkeypatch):
     """The key holds the computing modules' source: another source, another entry."""
-    from replay.checks import asset_memo
+    from replay.data import asset_memo
 
     files = [mug.target_object.asset.visual_mesh]
     asset_memo.memo("t", files, {}, lambda: 1, code=("replay.checks.convexity",))

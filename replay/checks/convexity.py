@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial import ConvexHull
 
-from replay.checks.asset_memo import memo
+from replay.data.asset_memo import memo
 from replay.data.mesh_io import shared_mesh
 from replay.data.types import Recording
 from replay.errors import DataError
@@ -50,7 +50,7 @@ def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
 
 
 def _part_convexity(path, source) -> dict:
-    """:func:`part_convexity` measured (kept per file content: :mod:`replay.checks.asset_memo`)."""
+    """:func:`part_convexity` measured (kept per file content: :mod:`replay.data.asset_memo`)."""
     mesh = shared_mesh(path, "collision_meshes", source)
     hull = mesh.convex_hull
     eq = ConvexHull(np.asarray(hull.vertices)).equations

@@ -39,7 +39,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from replay.checks.asset_memo import memo
+from replay.data.asset_memo import memo
 from replay.checks.geometry import ConvexParts, collision_parts
 from replay.data.mesh_io import shared_mesh
 from replay.data.objects import asset_meshes
@@ -106,7 +106,7 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
 
 def measure_object_mass(asset) -> dict:
     """What :func:`check_object_mass` judges, measured on the asset alone (kept per file content by
-    :func:`replay.checks.asset_memo.memo`; the thresholds are applied afresh on every call):
+    :func:`replay.data.asset_memo.memo`; the thresholds are applied afresh on every call):
     ``simulated_kg`` and ``inertia_kg_m2`` (3,) (:func:`simulated_mass`), ``asset_kg`` (stated mass,
     else watertight visual volume x density, else None) and ``asset_rule``, ``overlap`` and
     ``outside`` (:func:`part_overlap`), unrounded.

@@ -47,10 +47,10 @@ from replay.data.adapter_fields import (
     get_array,
     get_field,
     lift_onset,
-    top_surface_height,
+    posed_top_surface_height,
     wxyz_to_xyzw,
 )
-from replay.data.mesh_io import load_mesh
+from replay.data.mesh_io import shared_mesh
 from replay.data.objects import load_grab_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
@@ -175,20 +175,17 @@ def _table_support(table_asset, table_loc: np.ndarray, table_quat: np.ndarray,
                    obj_xy: np.ndarray) -> tuple[float, str, float]:
     """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
     mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
-    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw (:func:`~replay.data.adapter_fields.top_surface_height`).
+    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw
+    (:func:`~replay.data.adapter_fields.posed_top_surface_height`: the shared table meshes, never a posed copy).
 
     Raises:
         DataError: a table mesh cannot be read.
     """
-    table_mesh = load_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
-    Tt = np.eye(4)
-    Tt[:3, :3] = Rotation.from_quat(table_quat).as_matrix()
-    Tt[:3, 3] = table_loc
-    table_mesh.apply_transform(Tt)
-    support, rule = top_surface_height(table_mesh, obj_xy)
-    table_col = load_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
-    table_col.apply_transform(Tt)
-    support_col, _ = top_surface_height(table_col, obj_xy)
+    R = Rotation.from_quat(table_quat).as_matrix()
+    table_mesh = shared_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
+    support, rule = posed_top_surface_height(table_mesh, table_loc, R, obj_xy)
+    table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
+    support_col, _ = posed_top_surface_height(table_col, table_loc, R, obj_xy)
     return support, rule, support_col
 
 

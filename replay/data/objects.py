@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from replay.data.asset_memo import memo
 from replay.data.coacd import COACD_SETTINGS, COACD_TIMEOUT_S, convex_decomposition
 from replay.data.mesh_checks import check_collision_part
 from replay.data.mesh_io import load_mesh, shared_mesh
@@ -67,6 +68,12 @@ def collision_volume(asset: ObjectAsset) -> float:
     This is the volume a MuJoCo-style simulator multiplies by ``density`` (it
     computes each geom's mass separately, so overlapping parts count twice).
     """
+    return float(memo("collision_volume", list(asset.collision_meshes), {}, lambda: _hull_volume_sum(asset),
+                      code=(__name__, "replay.data.mesh_io")))
+
+
+def _hull_volume_sum(asset) -> float:
+    """:func:`collision_volume` measured (kept per content: :mod:`replay.data.asset_memo`)."""
     _, parts = asset_meshes(asset)
     return float(sum(p.convex_hull.volume for p in parts))
 

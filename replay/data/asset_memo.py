@@ -2,7 +2,8 @@
 
 Some input checks judge the object asset, not the recording: its simulated mass and how its
 collision parts fill space (:func:`replay.checks.object_mass.measure_object_mass`), each part's
-convexity (:func:`replay.checks.convexity.part_convexity`). GRAB's 1,335 sequences use 51 objects,
+convexity (:func:`replay.checks.convexity.part_convexity`), the parts' summed hull volume
+(:func:`replay.data.objects.collision_volume`). GRAB's 1,335 sequences use 51 objects,
 so a study of thousands of recordings would measure each object tens of times (issue 41: these
 figures were 27 % of a worker's CPU time on 8 GRAB lifts). :func:`memo` keeps each figure set
 
@@ -65,8 +66,7 @@ def code_version(*modules: str) -> str:
     for name in modules:
         mod = sys.modules.get(name) or __import__(name, fromlist=["_"])
         parts.append(Path(mod.__file__).read_bytes().hex())
-    from importlib.metadata import version
-    parts += [f"{lib}=={version(lib)}" for lib in LIBRARIES]
+    parts += [f"{lib}=={__import__(lib).__version__}" for lib in LIBRARIES]
     return sha256_text(*parts)
 
 
