@@ -52,6 +52,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from replay.output.results_summary import head_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 #: the functions whose time is physics stepping, by name as cProfile lists them (compiled numba
 #: functions and MuJoCo's C calls: nothing below them is listed, so no time is counted twice)
@@ -278,8 +280,11 @@ def main(argv=None) -> int:
     if len(rows) > 1:
         print(f"overhead per recording at {rows[-1]['recordings']} / at {rows[0]['recordings']}: "
               f"{rows[-1]['overhead_per_recording_s'] / rows[0]['overhead_per_recording_s']:.2f}x (goal <= 1.2x)")
-    if a.json:
-        a.json.write_text(json.dumps({"sizes": rows, **prof, "workers": a.workers, "cpus": os.cpu_count()}, indent=1))
+    if a.json:  # with its provenance: the README's scale block is made from this file (scripts/tables.py)
+        made_by = "python benchmarks/study_scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        a.json.write_text(json.dumps({"source": "study_scale", "made_by": made_by, "commit": head_commit(ROOT),
+                                      "date": time.strftime("%Y-%m-%d", time.gmtime()), "sizes": rows, **prof,
+                                      "workers": a.workers, "cpus": os.cpu_count()}, indent=1))
     if a.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
