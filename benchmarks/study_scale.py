@@ -12,7 +12,11 @@ link to the mirror's). Per size, one study (default config, ``scripts/run_study.
 process: the driver) and then its report and montage in this process:
 
 * ``wall_s``: the study's wall time; ``driver_cpu_s`` / ``driver_peak_rss_mb``: the driver's own
-  CPU time and peak resident memory (``getrusage(RUSAGE_SELF)`` at its end);
+  CPU time (``getrusage(RUSAGE_SELF)``) and peak resident memory (``VmHWM`` of ``/proc/self/status``
+  at its end: ``ru_maxrss`` would not do, Linux carries a parent's peak into a child across fork and
+  exec, and this process's report and montage peak at ~1.4 GB);
+* every study starts with an empty cache of its own (``REPLAY_CACHE``: landmark IK, asset figures),
+  as a study of new recordings does: each size pays its first-time costs alike;
 * ``overhead_per_recording_s``: ``(wall_s x workers - the jobs' own time) / recordings``, the
   jobs' own time being each rollout's ``wall_s_total`` (its records' ``job_s``): what the
   orchestration (worker start and imports, transfer, the driver's bookkeeping, idle workers
@@ -138,7 +142,9 @@ except SystemExit as e:
     rc = e.code or 0
 r = resource.getrusage(resource.RUSAGE_SELF)
 io = dict(ln.split(": ") for ln in open("/proc/self/io").read().split("\\n") if ln)
-json.dump({"rc": rc, "cpu_s": r.ru_utime + r.ru_stime, "peak_rss_mb": r.ru_maxrss / 1024,
+status = dict(ln.split(":", 1) for ln in open("/proc/self/status").read().splitlines() if ":" in ln)
+peak_mb = int(status["VmHWM"].split()[0]) / 1024  # this process's own peak (ru_maxrss holds the parent's too)
+json.dump({"rc": rc, "cpu_s": r.ru_utime + r.ru_stime, "peak_rss_mb": peak_mb,
            "wchar": int(io["wchar"]), "file_bytes": files["bytes"]}, open(result, "w"))
 """
 
@@ -149,7 +155,8 @@ def run_driver(data: Path, out: Path, workers: int) -> dict:
             "--quiet"]
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(args), str(out.parent / "driver.json")], cwd=ROOT,
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), REPLAY_CACHE=str(out.parent / f"cache_{out.name}")))
     wall = time.perf_counter() - t0
     try:
         d = json.loads((out.parent / "driver.json").read_text())

@@ -9,10 +9,12 @@ runs; its landmark-IK cache is its own ``data/cache``), writing to a temporary f
 command's wall time, its processes' CPU time (user + system of the study and its workers, from
 ``resource.getrusage(RUSAGE_CHILDREN)``) and the rollouts the study ran (its recordings plus their
 ablations, ``counts``) are recorded. Running the trees in turn lets each see the same machine;
-one warm-up run per tree first (``--no-warmup`` to skip) fills its IK cache and its numba cache,
+one warm-up run per tree first (``--no-warmup`` to skip) fills its IK cache, its asset-figure cache
+(:mod:`replay.data.asset_memo`) and its numba cache,
 which would otherwise be timed in the first round. It prints one line per run and, per tree, the
-best and median rollouts per minute of wall time and the median CPU time, each also as a ratio to
-the first tree's; ``--json`` writes every figure. ``--envelope-too`` also runs each tree with
+best and median rollouts per minute of wall time, the median CPU time and the median of the jobs'
+own time (the sum of the rollouts' ``wall_s_total``: the study less its workers' start and the
+driver), each also as a ratio to the first tree's; ``--json`` writes every figure. ``--envelope-too`` also runs each tree with
 ``--envelope`` (the verdict envelope, issue #39) as ``<name>+envelope``, whose rollouts count the
 envelope's settings too (``counts["envelope"]["rollouts"]``): the envelope's cost in rollouts/min
 and in wall time per recording. The trees' results are not compared here:
@@ -38,6 +40,7 @@ from pathlib import Path
 
 from replay.cli import run
 from replay.errors import UsageError
+from replay.output.results_summary import head_commit
 
 
 def _cpu_children() -> float:
@@ -64,8 +67,14 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
     parts = [counts, counts.get("hug-oracle") or {}]
     n = sum(int(c.get("rollouts") or 0) + int(c.get("ablation_run") or 0)
             + int((c.get("envelope") or {}).get("rollouts") or 0) for c in parts)
+    jobs = 0.0  # the jobs' own time (each rollout's wall_s_total): the study less its workers' start
+    for f in (out / "study_rollouts").glob("*.json"):
+        try:
+            jobs += float(json.loads(f.read_text()).get("wall_s_total") or 0.0)
+        except (OSError, ValueError):
+            pass
     return {"wall_s": wall, "cpu_s": cpu, "rollouts": n, "recordings": int(counts["rollouts"]) or
-            int(parts[1].get("rollouts") or 0)}
+            int(parts[1].get("rollouts") or 0), "jobs_s": jobs}
 
 
 def summarize(runs: dict[str, list[dict]]) -> dict:
@@ -75,11 +84,13 @@ def summarize(runs: dict[str, list[dict]]) -> dict:
     for name, rs in runs.items():
         rates = [60.0 * r["rollouts"] / r["wall_s"] for r in rs]
         s = {"best_per_min": max(rates), "median_per_min": statistics.median(rates),
-             "median_cpu_s": statistics.median(r["cpu_s"] for r in rs), "runs": len(rs)}
+             "median_cpu_s": statistics.median(r["cpu_s"] for r in rs), "runs": len(rs),
+             "median_jobs_s": statistics.median(r.get("jobs_s") or 0.0 for r in rs)}
         first = first or s
         s["best_ratio"] = s["best_per_min"] / first["best_per_min"]
         s["median_ratio"] = s["median_per_min"] / first["median_per_min"]
         s["cpu_ratio"] = first["median_cpu_s"] / s["median_cpu_s"]
+        s["jobs_ratio"] = first["median_jobs_s"] / s["median_jobs_s"] if s["median_jobs_s"] else None
         out[name] = s
     return out
 
@@ -156,12 +167,17 @@ def main(argv=None) -> int:
     first = next(iter(trees))
     for name, s in summary.items():
         vs = "" if name == first else f" ({first}'s / this: {s['cpu_ratio']:.2f})"
+        jobs = "" if not s["jobs_ratio"] else f"; jobs' own time median {s['median_jobs_s']:.1f} s ({s['jobs_ratio']:.2f}x)"
         print(f"{name:<12} rollouts/min best {s['best_per_min']:.0f} ({s['best_ratio']:.2f}x {first}'s), median "
-              f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x); CPU median {s['median_cpu_s']:.1f} s{vs}")
+              f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x); CPU median {s['median_cpu_s']:.1f} s{vs}{jobs}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps({"trees": {k: str(v) for k, v in trees.items()}, "study_args": study_args,
-                                      "runs": runs, "summary": summary}, indent=1))
+        a.json.write_text(json.dumps({
+            "source": "study_throughput", "made_by": "python benchmarks/study_throughput.py " + " ".join(argv),
+            "commit": head_commit(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "tree_commits": {k: head_commit(v) for k, v in trees.items()},
+            "trees": {k: str(v) for k, v in trees.items()}, "study_args": study_args,
+            "runs": runs, "summary": summary}, indent=1))
     return 0
 
 

@@ -46,6 +46,15 @@ def test_ablation_only_reruns_one_recording_and_keeps_the_rest(tmp_path, mirror)
                   ablation_only=True, ablation=False)
 
 
+def test_ablation_only_without_a_study_is_a_usage_error(tmp_path, mirror):
+    """No study at --out: one line naming the file, before any job runs; nothing is written."""
+    out = tmp_path / "none" / "study.json"
+    with pytest.raises(UsageError, match=r"no study at .*study.json to rerun the ablation of: run the study first"):
+        run_study("grab", out, ReplayConfig(**SHORT), objects=["cubesmall"], workers=0, progress=False,
+                  data_dir=mirror, ablation_only=True)
+    assert not out.exists()
+
+
 def test_ablation_only_keeps_the_studys_refusals(tmp_path, mirror):
     """A study that refused a recording (GRAB's mouse_use_1: the object never leaves the table) still lists the
     refusal, its reason and its count after an ``--ablation-only`` rerun of another recording (found by a newcomer:

@@ -50,6 +50,15 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     rate = 60 * 2 / doc["runs"]["b"][0]["wall_s"]
     assert b["best_per_min"] == pytest.approx(rate)
     assert b["best_ratio"] == pytest.approx(rate / doc["summary"]["a"]["best_per_min"])
+    # the jobs' own time: the kept rollout's wall_s_total, read back here
+    kept = json.loads((tmp_path / "k" / "b_1" / "study_rollouts" / "cubesmall_lift.json").read_text())
+    assert doc["runs"]["b"][0]["jobs_s"] == pytest.approx(kept["wall_s_total"])
+    assert 0 < doc["runs"]["b"][0]["jobs_s"] < doc["runs"]["b"][0]["wall_s"]
+    assert doc["made_by"].startswith("python benchmarks/study_throughput.py --tree") and doc["tree_commits"]["a"]
+    from replay.output.tables import table
+
+    md = table("throughput", doc)
+    assert md.count("\n") == 4 and f"{b['median_per_min']:.0f} ({b['median_ratio']:.2f}x)" in md
     assert "round 1 a" in r.stdout and "round 1 b" in r.stdout
     assert doc["study_args"][-1] == str(mirror)  # --data made absolute: each study runs in its own tree
 

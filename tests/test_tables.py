@@ -103,3 +103,22 @@ def test_a_documents_block_regenerates_in_place():
     ind = head.rsplit("\n", 1)[1]
     assert ind == "   "
     assert f"{ind}<!-- table:{kind} written by: CMD -->\n{ind}| a |\n{ind}|---|\n{ind}| 1 |\n{ind}<!-- /table:{kind} -->" in new
+
+
+def test_scale_table_states_the_goals_ratios():
+    """The scale table: one row per size, the overhead ratio largest / smallest against the 1.2x goal,
+    the bytes ratio, the driver's peak, the stepping share (figures of a made-up two-size run)."""
+    from replay.output.tables import table
+
+    row = dict(wall_s=13.1, driver_peak_rss_mb=137.0, report_s=4.9, report_load_s=0.15, montage_s=41.0,
+               montage_tiles=30)
+    doc = {"sizes": [dict(row, recordings=30, overhead_per_recording_s=0.40, bytes_per_recording=2.0e5),
+                     dict(row, recordings=1500, overhead_per_recording_s=0.10, bytes_per_recording=2.2e5,
+                          driver_peak_rss_mb=480.0, montage_tiles=48)],
+           "stepping_fraction": 0.31, "stepping_s": 0.62, "profiled_s": 2.0, "profiled": ["mug_lift"]}
+    md = table("scale", doc)
+    assert "| 1,500 |" in md and "0.100" in md and "48 tiles" in md
+    assert f"{0.10 / 0.40:.2f}x (goal at most 1.2x)" in md and f"{2.2 / 2.0:.2f}x (goal flat)" in md
+    assert "driver peak 480 MB" in md and "stepping: 31 %" in md
+    with pytest.raises(ValueError, match="not a scale benchmark result"):
+        table("scale", {"rows": []})

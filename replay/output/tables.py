@@ -16,7 +16,12 @@ Each kind turns one results file into a markdown table:
   lifted, held through the shake, stuck, unstable, the ablation, the diagnosis of the others and
   the medians, with the recordings named;
 * ``bridge``: ``scripts/bridge.py``'s rows (:func:`replay.output.bridge_table.bridge_markdown`);
-* ``tests``: a test run's counts and wall time (a JUnit summary, :mod:`replay.output.results_summary`).
+* ``tests``: a test run's counts and wall time (a JUnit summary, :mod:`replay.output.results_summary`);
+* ``scale``: ``benchmarks/study_scale.py --json``: per study size the wall time, orchestration overhead
+  per recording, bytes written per recording, the driver's peak memory, the report's load in headless
+  Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
+* ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
+  CPU time and the jobs' own time, with their ratios to the first checkout's.
 
 Each reads a full results file or its small summary (:mod:`replay.output.results_summary`), which
 keeps the same keys.
@@ -33,7 +38,8 @@ import re
 from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
-KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope")
+KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
+         "throughput")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -186,6 +192,44 @@ def envelope_table(study: dict) -> str:
     return _md(["figure", "value"], out)
 
 
+def scale_table(doc: dict) -> str:
+    """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and the
+    goals of issue 41 (overhead per recording at the largest size over the smallest's, at most 1.2x;
+    bytes per recording flat; the driver under 1 GB)."""
+    rows = doc["sizes"]
+    out = [[f"{r['recordings']:,}", _fmt(r["wall_s"]), f"{r['overhead_per_recording_s']:.3f}",
+            f"{r['bytes_per_recording'] / 1000:.1f}", _fmt(r["driver_peak_rss_mb"], ".0f"), _fmt(r["report_s"]),
+            _fmt(r.get("report_load_s"), ".2f"), f"{_fmt(r['montage_s'])} ({r['montage_tiles']} tiles)"]
+           for r in rows]
+    text = _md(["recordings", "wall s", "overhead s / recording", "kB written / recording", "driver peak MB",
+                "report s", "report load s (Chromium)", "montage s"], out)
+    lo, hi = rows[0], rows[-1]
+    notes = []
+    if len(rows) > 1:
+        notes.append(f"overhead per recording at {hi['recordings']:,} / at {lo['recordings']:,}: "
+                     f"{hi['overhead_per_recording_s'] / lo['overhead_per_recording_s']:.2f}x (goal at most 1.2x); "
+                     f"bytes per recording {hi['bytes_per_recording'] / lo['bytes_per_recording']:.2f}x (goal flat)")
+    notes.append(f"driver peak {max(r['driver_peak_rss_mb'] for r in rows):.0f} MB (goal under 1,024 MB)")
+    if doc.get("stepping_fraction") is not None:
+        notes.append(f"stepping: {doc['stepping_fraction'] * 100:.0f} % of a worker's CPU time "
+                     f"({doc['stepping_s']:.2f} of {doc['profiled_s']:.2f} s over {', '.join(doc['profiled'])}, "
+                     "each with its ablation; goal at least 70 %)")
+    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+
+
+def throughput_table(doc: dict) -> str:
+    """``benchmarks/study_throughput.py``'s summary: per checkout (its commit) the median and best rollouts
+    per minute, the median CPU time and the jobs' own time, each with its ratio to the first checkout."""
+    commits = doc.get("tree_commits") or {}
+    out = []
+    for name, s in doc["summary"].items():
+        jobs = "-" if not s.get("median_jobs_s") else f"{s['median_jobs_s']:.1f} ({s['jobs_ratio']:.2f}x)"
+        out.append([f"{name} ({commits.get(name, '?')})", f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x)",
+                    f"{s['best_per_min']:.0f} ({s['best_ratio']:.2f}x)", f"{s['median_cpu_s']:.1f} ({s['cpu_ratio']:.2f}x)",
+                    jobs])
+    return _md(["checkout", "rollouts/min, median", "best", "CPU s, median", "jobs' own time s, median"], out)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -204,9 +248,14 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError("not a crosscheck summary (no 'results'): scripts/tables.py summarize crosscheck writes one")
     if kind == "tests" and "tests" not in doc:
         raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
+    if kind == "scale" and "sizes" not in doc:
+        raise ValueError("not a scale benchmark result (no 'sizes'): benchmarks/study_scale.py --json writes one")
+    if kind == "throughput" and "summary" not in doc:
+        raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
-            "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table}[kind](doc)
+            "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
+            "scale": scale_table, "throughput": throughput_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

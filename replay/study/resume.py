@@ -100,7 +100,14 @@ def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], lo
 
 def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
     """``--ablation-only`` for the study setup ``st`` (:mod:`replay.study.runner`'s ``_Setup``): (the study's sequences, rollouts kept, the subset's ablation jobs, the study's
-    failures kept as it has them: a refused recording stays refused, with its reason)."""
+    failures kept as it has them: a refused recording stays refused, with its reason).
+
+    Raises:
+        UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
+    """
+    if st.prior is None and not any((st.rdir / f"{result_stem(s)}.json").is_file() for s in st.subset):
+        raise UsageError("--ablation-only", f"no study at {st.out} to rerun the ablation of: run the study first "
+                                            "(the same command without --ablation-only)")
     results: dict[str, dict] = {}
     todo = []
     prior_failed = prior_failures(st.prior, st.chash, st.records)
