@@ -39,8 +39,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from replay.data.asset_memo import memo
 from replay.checks.geometry import ConvexParts, collision_parts
+from replay.data.asset_memo import memo
 from replay.data.mesh_io import shared_mesh
 from replay.data.objects import asset_meshes
 from replay.data.types import Recording

@@ -115,8 +115,7 @@ def hand_free_until(rec: Recording, parts: ConvexParts, s: int, g: int) -> int:
         near = ok[parts.plane_distance(local.reshape(-1, 3)).reshape(len(ok), -1).min(axis=1) < HAND_NEAR_M]
     else:
         near = ok
-    first = min([int(x[0]) for x in (bad, near) if x.size], default=g)
-    return first
+    return min([int(x[0]) for x in (bad, near) if x.size], default=g)  # the first of either, else g
 
 
 def _still(rec: Recording, s: int, near: int) -> tuple[float, float]:
