@@ -13,12 +13,12 @@ figures were 27 % of a worker's CPU time on 8 GRAB lifts). :func:`memo` keeps ea
 
 The key is the SHA-256 of: the figure's kind, the source of the modules that compute it and the
 versions of the libraries below them (:data:`LIBRARIES`: a changed check or library never reads an
-old figure), its scalar parameters (the asset's density, stated mass, name, ...),
-and the bytes of every input file (not their paths: a copied or moved dataset shares its entries).
-Only measurements are kept, never a judgement: the check applies its thresholds to the figures
-afresh on every call. Only figures that were measured are kept: a measurement that raises (a refusal, an unreadable file) raises
-again on every call and is never cached. Values must be JSON (floats round-trip exactly); each call
-returns a fresh copy.
+old figure), its scalar parameters (e.g. the asset's density and stated mass), and the bytes of
+every input file (not their paths: a copied or moved dataset shares its entries). Only measurements
+are kept, never a judgement: the check applies its thresholds to the figures afresh on every call.
+A measurement that raises (an unreadable file, a part MuJoCo cannot compile) raises again on every
+call and is never kept. Values must be JSON (floats round-trip exactly); each call returns a fresh
+copy.
 """
 
 from __future__ import annotations
