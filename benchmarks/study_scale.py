@@ -271,14 +271,26 @@ def main(argv=None) -> int:
     p.add_argument("--keep", type=Path, default=None, help="keep the studies here (default: a temporary folder)")
     a = p.parse_args(argv)
     mirror = Path(os.environ.get("REPLAY_MIRROR", ROOT.parent / "shared" / "datasets")).resolve()
+    if not (mirror / "grab" / "recordings").is_dir() or not (mirror / "manosim").is_dir():
+        print(f"study_scale.py: error: no offline mirror with grab/recordings and manosim at {mirror}: set "
+              "REPLAY_MIRROR to one (e.g. REPLAY_MIRROR=../shared/datasets)", file=sys.stderr)
+        return 2
+    os.environ["REPLAY_MIRROR"] = str(mirror)  # every study's driver reads manosim from it
     sizes = [int(x) for x in a.sizes.split(",") if x.strip()]
     tmp = Path(tempfile.mkdtemp(prefix="study_scale_")) if a.keep is None else a.keep
     tmp.mkdir(parents=True, exist_ok=True)
     rows = []
-    for n in sizes:
-        rows.append(one_size(mirror, n, a.workers, tmp))
-        print(json.dumps(rows[-1]), flush=True)
-    prof = {} if a.no_profile else stepping_fraction(mirror, tmp)
+    try:
+        for n in sizes:
+            rows.append(one_size(mirror, n, a.workers, tmp))
+            print(json.dumps(rows[-1]), flush=True)
+        prof = {} if a.no_profile else stepping_fraction(mirror, tmp)
+    except RuntimeError as e:  # a study that exited non-zero: its last lines, in one message
+        print(f"study_scale.py: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if a.keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
     print(table(rows))
     if prof:
         print(f"stepping_fraction {prof['stepping_fraction']:.3f} ({prof['stepping_s']:.2f} of "
@@ -292,8 +304,6 @@ def main(argv=None) -> int:
         a.json.write_text(json.dumps({"source": "study_scale", "made_by": made_by, "commit": head_commit(ROOT),
                                       "date": time.strftime("%Y-%m-%d", time.gmtime()), "sizes": rows, **prof,
                                       "workers": a.workers, "cpus": os.cpu_count()}, indent=1))
-    if a.keep is None:
-        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -27,6 +27,9 @@ def test_ablation_only_reruns_one_recording_and_keeps_the_rest(tmp_path, mirror)
     again = run_study("grab", out, cfg, objects=["cubesmall"], workers=0, progress=False, data_dir=mirror,
                       ablation_only=True)
     assert again["counts"]["rollouts"] == 2 and not again["failed"]  # the study still holds both
+    # the study's wall time is the first run's plus the rerun's (not the rerun's alone)
+    assert again["counts"]["wall_s"] == pytest.approx(first["counts"]["wall_s"] + again["counts"]["wall_s_this_run"],
+                                                      abs=0.05)
     assert (rdir / "stamp_lift.json").read_bytes() == stamp_before  # not touched
     cube = json.loads((rdir / "cubesmall_lift.json").read_text())
     assert "ablation_rerun_s" in cube

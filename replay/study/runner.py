@@ -314,10 +314,11 @@ class _StudyRun:
         self.n_jobs = self.n_kept + len(self.todo)
         self.con.start(total=self.n_jobs, done=self.n_kept)
         self.t0 = time.perf_counter()
-        # an interrupted run's time carries over; a subset merged into a larger study starts its own
+        # an interrupted run's time carries over, and so does the study's under --ablation-only (the rerun
+        # adds to it); a subset merged into a larger study starts its own
         merged = keep_others and bool(set(st.seqs) - st.subset)
         self.prior_wall = prior_wall(prior, st.dataset, st.chash, self.seqs, st.records.wall_s(st.chash)) \
-            if resume and not merged else 0.0
+            if (resume or ablation_only) and not merged else 0.0
         self.carried = carried
         self.n_new, self.t_summary = 0, self.t0
 
