@@ -111,6 +111,24 @@ def _trees(specs: list[str]) -> dict[str, Path]:
     return trees
 
 
+def _portable(root: Path, commit: str) -> str:
+    """A checkout as the results file records it: its path relative to this folder when it lies below
+    it (``.``), else ``<checkout at COMMIT>`` (no machine's path in a checked-in file)."""
+    try:
+        return str(root.relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return f"<checkout at {commit}>"
+
+
+def _recorded_args(argv: list[str], where: dict[str, str]) -> list[str]:
+    """``argv`` with each ``--tree NAME=PATH`` written as ``NAME=`` its :func:`_portable` form."""
+    out = []
+    for i, x in enumerate(argv):
+        name = x.partition("=")[0]
+        out.append(f"{name}={where[name]}" if i and argv[i - 1] == "--tree" and name in where else x)
+    return out
+
+
 def _absolute_data(study_args: list[str]) -> list[str]:
     """The study arguments with a relative ``--data`` made absolute against this folder (each study runs
     in its own checkout's folder)."""
@@ -172,12 +190,13 @@ def main(argv=None) -> int:
               f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x); CPU median {s['median_cpu_s']:.1f} s{vs}{jobs}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
+        commits = {k: head_commit(v) for k, v in trees.items()}
+        where = {k: _portable(v, commits[k]) for k, v in trees.items()}
+        made_by = " ".join(_recorded_args(argv, where))
         a.json.write_text(json.dumps({
-            "source": "study_throughput", "made_by": "python benchmarks/study_throughput.py " + " ".join(argv),
-            "commit": head_commit(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "tree_commits": {k: head_commit(v) for k, v in trees.items()},
-            "trees": {k: str(v) for k, v in trees.items()}, "study_args": study_args,
-            "runs": runs, "summary": summary}, indent=1))
+            "source": "study_throughput", "made_by": "python benchmarks/study_throughput.py " + made_by,
+            "commit": head_commit(), "date": time.strftime("%Y-%m-%d", time.gmtime()), "tree_commits": commits,
+            "trees": where, "study_args": study_args, "runs": runs, "summary": summary}, indent=1))
     return 0
 
 

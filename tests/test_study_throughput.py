@@ -55,6 +55,7 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     assert doc["runs"]["b"][0]["jobs_s"] == pytest.approx(kept["wall_s_total"])
     assert 0 < doc["runs"]["b"][0]["jobs_s"] < doc["runs"]["b"][0]["wall_s"]
     assert doc["made_by"].startswith("python benchmarks/study_throughput.py --tree") and doc["tree_commits"]["a"]
+    assert str(ROOT) not in doc["made_by"] and str(ROOT) not in json.dumps(doc["trees"])  # no machine's path
     from replay.output.tables import table
 
     md = table("throughput", doc)
