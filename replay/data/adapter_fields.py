@@ -79,37 +79,25 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
     return int(above[0]) if above.size else None
 
 
-def posed_top_surface_height(mesh: trimesh.Trimesh, loc: np.ndarray, rot: np.ndarray, xy: np.ndarray) -> tuple[float, str]:
-    """:func:`top_surface_height` of ``mesh`` (its own frame, m) posed at ``loc`` (3,) m and rotation
-    matrix ``rot`` (3, 3) (own frame -> world), without a posed copy: the downward ray is cast in the
-    mesh's frame, so the mesh's ray-cast tree is built once per mesh and process (a
-    :func:`replay.data.mesh_io.shared_mesh`) instead of once per recording. The same ray as
-    :func:`top_surface_height` casts; the hit's world z equals it to rounding.
+def top_surface_height(mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None,
+                       rot: np.ndarray | None = None) -> tuple[float, str]:
+    """Height of a support mesh's upper surface below ``xy`` (2,) m, world frame.
+
+    Casts a ray straight down from 1 m above the mesh at ``xy`` and returns the first hit's z (the
+    top surface there, which accounts for a tilted table); if the ray misses (``xy`` beyond the
+    mesh), the mesh's highest z. ``mesh`` is in its own frame, posed in the world at ``loc`` (3,) m
+    and rotation matrix ``rot`` (3, 3) (own frame -> world; default: the mesh is in world
+    coordinates). The ray is cast in the mesh's frame, never on a posed copy, so a shared mesh
+    (:func:`replay.data.mesh_io.shared_mesh`) builds its ray-cast tree once per process.
 
     Returns:
-        (z in m, ``"ray"`` or ``"max_z"``).
+        (z in m, ``"ray"`` or ``"max_z"``): which rule gave the value.
     """
-    loc, rot = np.asarray(loc, float), np.asarray(rot, float)
+    loc = np.zeros(3) if loc is None else np.asarray(loc, float)
+    rot = np.eye(3) if rot is None else np.asarray(rot, float)
     top = float((np.asarray(mesh.vertices, float) @ rot.T + loc)[:, 2].max())  # the posed mesh's bounds[1, 2]
     origin = np.array([xy[0], xy[1], top + 1.0])
     locs, _, _ = mesh.ray.intersects_location(((origin - loc) @ rot)[None], (np.array([0.0, 0.0, -1.0]) @ rot)[None])
     if len(locs):
         return float((locs @ rot.T + loc)[:, 2].max()), "ray"
     return top, "max_z"
-
-
-def top_surface_height(mesh_world: trimesh.Trimesh, xy: np.ndarray) -> tuple[float, str]:
-    """Height of a support mesh's upper surface below ``xy``.
-
-    Casts a ray straight down from above the mesh at ``xy`` (2,) and returns the
-    first hit's z (the top surface there, which accounts for a tilted table);
-    if the ray misses (``xy`` beyond the mesh) returns the mesh's highest z.
-
-    Returns:
-        (z in m, ``"ray"`` or ``"max_z"``): which rule gave the value.
-    """
-    origin = np.array([[xy[0], xy[1], mesh_world.bounds[1, 2] + 1.0]])
-    locs, _, _ = mesh_world.ray.intersects_location(origin, np.array([[0.0, 0.0, -1.0]]))
-    if len(locs):
-        return float(locs[:, 2].max()), "ray"
-    return float(mesh_world.bounds[1, 2]), "max_z"

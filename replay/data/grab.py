@@ -47,7 +47,7 @@ from replay.data.adapter_fields import (
     get_array,
     get_field,
     lift_onset,
-    posed_top_surface_height,
+    top_surface_height,
     wxyz_to_xyzw,
 )
 from replay.data.mesh_io import shared_mesh
@@ -176,16 +176,16 @@ def _table_support(table_asset, table_loc: np.ndarray, table_quat: np.ndarray,
     """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
     mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
     ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw
-    (:func:`~replay.data.adapter_fields.posed_top_surface_height`: the shared table meshes, never a posed copy).
+    (:func:`~replay.data.adapter_fields.top_surface_height` on the shared table meshes, never a posed copy).
 
     Raises:
         DataError: a table mesh cannot be read.
     """
     R = Rotation.from_quat(table_quat).as_matrix()
     table_mesh = shared_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
-    support, rule = posed_top_surface_height(table_mesh, table_loc, R, obj_xy)
+    support, rule = top_surface_height(table_mesh, obj_xy, table_loc, R)
     table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
-    support_col, _ = posed_top_surface_height(table_col, table_loc, R, obj_xy)
+    support_col, _ = top_surface_height(table_col, obj_xy, table_loc, R)
     return support, rule, support_col
 
 
