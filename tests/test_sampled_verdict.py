@@ -172,7 +172,7 @@ def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
 
 
 @pytest.mark.needs_data
-@pytest.mark.slow  # two GRAB lifts x 2 conditions x (4 samples + 3 corruptions x 4): ~25 s on 2 cores
+@pytest.mark.slow  # two GRAB lifts x 2 conditions x 4 x 4 worlds: 15 s of CPU, 100 s on the shared, loaded machine
 def test_small_sampled_study(mirror, tmp_path):
     from replay.study.runner import run_study
 

@@ -39,6 +39,7 @@ from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
 from replay.study.p_lift import p_lift_lines
+from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
@@ -112,7 +113,7 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
                    help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
                         "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
-    p.add_argument("--samples", type=int, nargs="?", const=32, default=0, metavar="N",
+    p.add_argument("--samples", type=int, nargs="?", const=DEFAULT_SAMPLES, default=0, metavar="N",
                    help="the sampled verdict (issue #46): every lift / hug-oracle recording replayed under N joint "
                         "samples of the declared physics and data uncertainty (replay.study.uncertainty) per condition: "
                         "p_lift with its 95 %% Wilson interval, class and driver; N defaults to 32; 0 = single rollouts")
@@ -173,8 +174,8 @@ def _samples(a) -> int:
     samples at the default N."""
     if a.envelope:
         print("--envelope is replaced by --samples N (the sampled verdict, issue #46): running --samples "
-              f"{a.samples or 32}", file=sys.stderr)
-        return a.samples or 32
+              f"{a.samples or DEFAULT_SAMPLES}", file=sys.stderr)
+        return a.samples or DEFAULT_SAMPLES
     return a.samples
 
 

@@ -30,10 +30,14 @@ def verdict_class(lo: float, hi: float) -> str:
 
 
 def driver(lifted, keys: dict) -> dict | None:
-    """The variable whose lower and upper half of samples (by its value, :func:`replay.study.sampler.driver_keys`;
-    ties kept in one half) differ most in lift rate: ``{variable, effect, low, high}`` (``effect`` =
-    ``high`` - ``low``, the upper half's lift rate minus the lower half's), or None when no variable
-    splits the samples into two halves of at least :data:`DRIVER_MIN_HALF` or none has an effect."""
+    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect,
+    low, high}`` (``effect`` = ``high`` - ``low``, the upper half's lift rate minus the lower half's), or
+    None when no variable has an effect.
+
+    The halves of a variable (its values, :func:`replay.study.sampler.driver_keys`): the samples below its
+    median and above it (a value at the median, e.g. the middle softness, in neither); where that leaves
+    a half under :data:`DRIVER_MIN_HALF` samples, those at the median join the lower half; a variable
+    that still cannot be split is skipped."""
     y = np.asarray(lifted, float)
     best = None
     for name, x in keys.items():

@@ -135,16 +135,14 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         objects: keep only these sequences, named by sequence or by object
             (:func:`sequence_object`; GRAB only). Where a study of the same config is
             already at ``out``, the subset is merged into it (its other recordings kept).
-        workers: worker processes (spawned; a worker that dies costs its recording only,
-            :func:`replay.study.pool.run_jobs`); 0 = run in this process (no crash isolation).
+        workers: worker processes (spawned, :func:`replay.study.pool.run_jobs`); 0 = in this process.
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash and
             unchanged input files (:func:`replay.study.inputs.inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
-        executor: ``pool`` (default, :mod:`replay.study.pool`) or ``ray`` (:mod:`replay.study.ray_pool`).
-        address: Ray cluster address (``ray``; default: start a local Ray).
+        executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray).
         verbose: let Warp/Newton print their own messages and warnings.
         protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`), each
             recording replayed under each; recorded results are ``<sequence>.recorded.json``
@@ -170,9 +168,11 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
     protocols = _check_protocols(protocols, ablation_only)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
-    st = _setup(dataset, Path(out), _check_config(config, dataset, verbose), sequences, objects, data_dir, ablation,
-                ablation_only, verbose, recorded_max_s, refine)
-    st.sampling = check_sampling(st.config, protocols, samples, seed, conditions, corruptions)
+    config = _check_config(config, dataset, verbose)
+    sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    st = _setup(dataset, Path(out), config, sequences, objects, data_dir, ablation, ablation_only, verbose,
+                recorded_max_s, refine)
+    st.sampling = sampling
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
