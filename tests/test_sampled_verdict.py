@@ -191,6 +191,9 @@ def test_small_sampled_study(mirror, tmp_path):
         assert d["lo"] <= d["p"] <= d["hi"] and d["class"] in p_lift.CLASSES
         for name in corruptions.BY_NAME:  # a corruption lowers or keeps the real grasp's P(lift)
             assert cube["p_lift_corrupted"][name][cond]["p"] <= d["p"]
+    (row,) = [r for r in st["rollouts"] if r["sequence"] == "cubesmall_lift"]  # the study's row carries it too
+    assert row["p_lift"] == cube["p_lift"] and row["p_lift_corrupted"] == cube["p_lift_corrupted"]
+    assert "p_lift" not in (tmp_path / "study.csv").read_text().splitlines()[0]  # the CSV keeps its columns
     counts = st["counts"]["p_lift"]
     assert all(sum(k.values()) == 2 for k in counts.values())
     assert st["counts"]["p_lift_rollouts"] == 2 * 2 * 4 * 4
@@ -226,3 +229,15 @@ def test_resume_reruns_a_rollout_of_other_samples():
     assert not _same_sampling(dict(doc, p_lift_samples={"seed": 1}), job)
     assert not _same_sampling(dict(doc, p_lift={"as_replayed": {"n": 8}}), job)
     assert not _same_sampling(dict(doc, p_lift_corrupted=None), job)
+
+
+def test_results_summary_keeps_the_sampled_verdict():
+    from replay.output.results_summary import study_summary
+
+    pl = {"as_replayed": {"p": 0.5, "lo": 0.2, "hi": 0.8, "n": 8, "k": 4, "class": "uncertain", "driver": None}}
+    doc = {"rollouts": [{"sequence": "a_lift", "p_lift": pl}, {"sequence": "b_lift"}], "sampling": {"samples": 8},
+           "discrimination": [{"condition": "as_replayed"}]}
+    small = study_summary(doc)
+    assert small["p_lift"] == {"lift": {"a_lift": pl}} and small["sampling"] == {"samples": 8}
+    assert small["discrimination"] == [{"condition": "as_replayed"}]
+    assert "p_lift" not in study_summary({"rollouts": []})  # a study of single rollouts: as before

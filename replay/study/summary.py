@@ -87,6 +87,14 @@ def _lifts(rollouts: list[dict]) -> list[dict]:
     return [r for r in rollouts if r.get("intent") in (None, "lift")]
 
 
+def _carry_p_lift(rows: list[dict], docs: list[dict]) -> list[dict]:
+    """``rows`` with each recording's ``p_lift`` / ``p_lift_corrupted`` (the sampled verdict) where it has
+    one, in place (the study's rows carry them; the CSV keeps its ROW_FIELDS columns); returned."""
+    for row, doc in zip(rows, docs):
+        row.update({k: doc[k] for k in ("p_lift", "p_lift_corrupted") if doc.get(k)})
+    return rows
+
+
 def _sampled_rollouts(rollouts: list[dict]) -> int:
     """Worlds the sampled verdict simulated over ``rollouts`` (every condition, real and corrupted)."""
     return sum(len(v) for r in rollouts for v in ((r.get("p_lift_samples") or {}).get("lifted") or {}).values())
@@ -104,6 +112,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
                                                                                 out_dir))
             for r in ordered]
+    _carry_p_lift(rows, ordered)
     counts = summarize(ordered, failed, wall_s)
     if (pl := p_lift_counts(_lifts(ordered))) is not None:
         counts["p_lift"] = pl
@@ -126,7 +135,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
         inputs={k: v for r in ordered + tracked + oracle for k, v in (r.get("inputs") or {}).items()},
         protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
         refine_rollouts=refined,
-        oracle_rollouts=[study_row(RolloutRecord.from_dict(r, nested=True),
-                                   os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json", out_dir))
-                         for r in oracle],
+        oracle_rollouts=_carry_p_lift([study_row(RolloutRecord.from_dict(r, nested=True),
+                                                 os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json",
+                                                                 out_dir)) for r in oracle], oracle),
     )
