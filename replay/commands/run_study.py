@@ -180,7 +180,7 @@ def _samples(a) -> int:
 
 
 def print_outcome(study: dict) -> None:
-    """The study's table, input flags, recorded-protocol, envelope and refine lines, and every failed or
+    """The study's table, input flags, recorded-protocol, sampled-verdict and refine lines, and every failed or
     refused recording with its reason (stderr)."""
     print(summary_table(study))
     for line in p_lift_lines(study):

@@ -38,7 +38,8 @@ class Variant:
             approaches and closes at a displaced pose).
         finger_closure: (5,) rad, one per finger (index, middle, pinky, ring, thumb): each
             finger's joint targets turned that much further toward flexion from the
-            approach's last part on (:mod:`replay.protocol.finger_closure`); zeros: as
+            approach's last part on (:mod:`replay.protocol.finger_closure`; negative: opened toward
+            extension, the fingers-open corruption of :mod:`replay.study.corruptions`); zeros: as
             recorded (then left out of :meth:`to_dict`, so results without it read as before).
         solref: (2,) MuJoCo ``solref`` (timeconst s, dampratio) of every hand-object contact (None: as
             built): set on the hand's and the object's geoms, so the pair gets it whatever the mixing
