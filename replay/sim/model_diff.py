@@ -6,7 +6,8 @@ Made to hold the model the project's engine steps (Newton's converted model:
 
 * bodies by their last name component: Newton writes ``mano_hand_worldbody_mano_body_0_mano_body_1``
   for the MJCF's ``mano_body_1``; anything else (``object``, ``table``, ``world``) by its whole name;
-* geoms by body + order within the body (Newton renames them, ``object_part<i>``); where the two
+* geoms by body + order within the body, visual geoms (``*_visual*``) last (Newton renames them,
+  ``object_part<i>``, ``object_visual<i>``); where the two
   bodies hold different numbers of geoms, the geoms named ``*_visual`` are set aside first (object_sim's
   visual meshes; the project collides only the ``object_col`` parts), and what still has no partner is
   reported unmatched; ``geom_pairs`` adds explicit pairs across bodies (e.g. the project's table-top box
@@ -110,6 +111,12 @@ def _body_geoms(m: mujoco.MjModel, b: int) -> list[int]:
     return [g for g in range(m.ngeom) if m.geom_bodyid[g] == b]
 
 
+def _visual_last(m: mujoco.MjModel, geoms: list[int]) -> list[int]:
+    """``geoms`` in order, those named ``*_visual*`` last (object_sim writes its visual geom first, the
+    project adds it after the collision parts)."""
+    return sorted(geoms, key=lambda g: "_visual" in m.geom(g).name)
+
+
 def match_geoms(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tuple[list, list[str]]:
     """``([(our geom, reference geom, label)], [unmatched descriptions])`` (module doc).
 
@@ -124,8 +131,8 @@ def match_geoms(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tup
         taken_r.add(ir)
     bo, br = _bodies(ours), _bodies(ref)
     for name in sorted(set(bo) | set(br)):
-        go = [g for g in _body_geoms(ours, bo[name]) if g not in taken_o] if name in bo else []
-        gr = [g for g in _body_geoms(ref, br[name]) if g not in taken_r] if name in br else []
+        go = _visual_last(ours, [g for g in _body_geoms(ours, bo[name]) if g not in taken_o] if name in bo else [])
+        gr = _visual_last(ref, [g for g in _body_geoms(ref, br[name]) if g not in taken_r] if name in br else [])
         if name not in bo or name not in br:
             side = "reference" if name in br else "ours"
             unmatched.append(f"body {name} only in {side} ({len(gr) if name in br else len(go)} geoms)")
