@@ -10,8 +10,13 @@ names one, ``ReplayConfig.physics_overrides`` ``{choice: value}`` departs from i
 envelope, the bridge, a user's ``--physics-set``); :func:`apply_physics` writes the choices that
 are ``ReplayConfig`` fields (integrator, cone, impratio, contact, hand shape, finger damping),
 :func:`choice_value` is how the engines read the others (the wrist law, its gravity
-compensation, the object margin, the closure profile), and :func:`physics_record` is the list
-``[{name, value, source, why}]`` written into every rollout.
+compensation, the object margin, the closure profile, the object's visual geoms), and
+:func:`physics_record` is the list ``[{name, value, source, why}]`` written into every rollout.
+:data:`SHARED` rows are alike in both physics: the step and the finger effort limit, which the
+protocol's config sets (:data:`CONFIG_SET`: the record holds the value the rollout ran with; no
+override), and the contact values MuJoCo makes of the files and the support box per pair class
+(finger-object, palm-object, object-support, hand-support), with the priorities and the support's
+own values (``tests/test_physics_table.py`` reads each back from compiled scenes).
 
 Units: m, s, mm where named; the wrist law's frames are in :mod:`replay.sim.engine.wrist`.
 """
