@@ -165,6 +165,28 @@ def test_diff_reports_a_planted_change_and_nothing_else(mug):
     assert float(margin.ours) == pytest.approx(0.0015) and float(margin.reference) == pytest.approx(0.0005)
 
 
+def test_diff_compares_shapes_and_frames_not_raw_arrays(mug):
+    """A capsule turned end for end, a body's principal axes listed in another order: the same shape and mass
+    distribution, not reported; a capsule 0.1 mm longer, a centre of mass 0.1 mm off, a ball joint given a
+    range: reported (replay.sim.model_geometry)."""
+    other = copy.copy(mug)
+    cap = _geoms(other, "mano_body_5")[0]
+    w, x, y, z = other.geom_quat[cap]
+    other.geom_quat[cap] = [-x, w, z, -y]  # q * (0, 1, 0, 0): a half turn about the capsule's own x axis
+    b = other.body("mano_body_7").id
+    w, x, y, z = other.body_iquat[b]
+    other.body_iquat[b] = [(w - z) / np.sqrt(2), (x + y) / np.sqrt(2), (y - x) / np.sqrt(2), (z + w) / np.sqrt(2)]
+    other.body_inertia[b] = other.body_inertia[b][[1, 0, 2]]  # the axes turned a quarter about z, swapped
+    diffs, _ = diff_models(other, mug)
+    assert [d for d in diffs if d.field != "body_inertia"] == [], diffs
+    other.geom_size[cap, 1] += 1e-4
+    other.body_ipos[b, 0] += 1e-4
+    j = other.joint("mano_joint_2").id
+    other.jnt_limited[j], other.jnt_range[j] = 1, [0.0, 1.0]
+    got = {(d.field, d.where.split(" ")[0]) for d in diff_models(other, mug)[0] if d.field != "body_inertia"}
+    assert got == {("geom_shape", "mano_body_5[0]"), ("body_ipos", "mano_body_7"), ("jnt_limited", "mano_body_2.jnt0")}
+
+
 def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
     """A model whose bodies carry Newton's path names and whose object lost its visual geom still
     matches body by body; what has no partner is listed."""
@@ -180,8 +202,10 @@ def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
     spec.delete(spec.actuator("wrist_motor_tx"))
     renamed = spec.compile()
     diffs, unmatched = diff_models(renamed, mug)
-    assert [d.field for d in diffs if d.field != "body_mass" and d.field != "body_inertia"] == []
-    assert any(d.field == "body_mass" and d.where == "object" for d in diffs)  # the visual's weight
+    # the visual's weight: the object's mass, and with it its centre of mass and inertia, and nothing else
+    assert {(d.field, d.where) for d in diffs} <= {("body_mass", "object"), ("body_inertia", "object"),
+                                                    ("body_ipos", "object"), ("body_inertia_tensor", "object")}
+    assert any(d.field == "body_mass" and d.where == "object" for d in diffs)
     assert sorted(unmatched) == ["actuator wrist_tx.x only in reference",
                                  "geom object/mug_visual (object) set aside: visual, reference only"]
 
@@ -195,8 +219,9 @@ def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
     fields = {d.field for d in diffs}
     assert {"opt.integrator", "opt.cone", "opt.impratio", "geom_margin", "geom_solmix"} <= fields
     assert "collides" not in fields  # Newton's group bits let the same pairs collide as MuJoCo's 1/1
-    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")]
-    assert hand == []  # masses, inertias, contact values, dof damping/armature: as authored
+    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")
+            and (d.field, d.where) != ("jnt_type", "mano_body_0")]  # the free joint of the wrench wrist
+    assert hand == []  # shapes, masses, inertias, contact values, joints, dof damping/armature: as authored
     assert not any(d.field == "body_mass" for d in diffs)  # collision parts x 1250 on both sides
     assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
         ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
@@ -215,6 +240,8 @@ DECLARED = {
     ("geom_contype", ""): "collision bits", ("geom_conaffinity", ""): "collision bits",
     # Newton's parent-child excludes: the pairs MuJoCo's filterparent drops too (`collides` holds pair by pair)
     ("nexclude", "model"): "parent-child excludes",
+    ("geom_shape", "support"): "support_geometry",  # a box at the table top, not the table's mesh part
+    ("jnt_type", "mano_body_0"): "wrist_law",  # the importer's free joint, driven by the emulated actuators
 }
 #: what has no partner, declared: (the line's start) -> the row that declares it
 DECLARED_UNMATCHED = {"body table only in reference": "support_geometry", "actuator wrist_": "wrist_law",
@@ -254,7 +281,7 @@ def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand, name,
     assert int(ref.geom_condim[t]) == int(col["condim"]) and ref.geom_margin[t] == pytest.approx(float(col["margin"]))
     np.testing.assert_allclose(ref.geom_friction[t], [float(x) for x in col["friction"].split()])
     support_diffs = {d.field for d in diffs if d.where.startswith("support")} - {"geom_contype", "geom_conaffinity"}
-    assert support_diffs == {"geom_condim", "geom_friction", "geom_margin"}
+    assert support_diffs == {"geom_condim", "geom_friction", "geom_margin", "geom_shape"}  # the last: support_geometry
     assert un == ("as_written" if visual == "as_written" else "inert")
 
 
