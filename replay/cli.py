@@ -25,6 +25,7 @@ runs its ``main`` with the rest of the command line (``grasp-replay validate pos
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -32,15 +33,41 @@ from collections.abc import Callable
 from pathlib import Path
 
 from replay import resolve_path_env
-from replay.errors import ReplayError, UsageError
+from replay.errors import ReplayError, UsageError, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say_error(message: str, prog: str | None = None) -> None:
-    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name)."""
+    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name), control
+    characters escaped (:func:`replay.errors.printable`: a name from the data is shown, not obeyed)."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    print(printable(f"{prog}: error: {message}"), file=sys.stderr)
+
+
+class _Printable:
+    """A text stream that writes through :func:`replay.errors.printable` (newlines kept)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(printable(text, keep_newlines=True))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def printable_output():
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (names from the data
+    in a command's lines are shown, not obeyed by the terminal)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:

@@ -1,0 +1,126 @@
+"""Outputs a user opens or pastes are inert (issue #48, item 3): a CSV cell a spreadsheet would
+evaluate is neutralised (OWASP's rule), every command shown is shell-quoted, names printed to a
+terminal have their control characters escaped; results JSON keeps every name exact.
+
+The case ``name_with_shell_metacharacters`` (cases README): GRAB cubesmall stored as
+``cubesmall_lift;touch PWNED_SHELL;#.pkl``; before, the report's export command, pasted into a
+shell, ran ``touch``.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replay.cli import printable_output, say_error
+from replay.errors import printable
+from replay.output.export_section import export_command
+from replay.results.files import csv_cell, rows_csv
+from replay.study.console import StudyConsole
+
+ROOT = Path(__file__).resolve().parent.parent
+CASE_SEQUENCE = "cubesmall_lift;touch PWNED_SHELL;#"
+#: names of each class: formula starts (OWASP's six), shell metacharacters, terminal controls
+HOSTILE = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\tx", "\rx",
+           CASE_SEQUENCE, "a$(touch PWNED)b", "`touch PWNED`", "it's \"quoted\"", "two\nlines",
+           "red\x1b[31m", "bell\x07", "over\rwrite", "csi\x9b2J", "rtl\u202eevil", "iso\u2066x\u2069"]
+
+
+def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised():
+    rows = [{"sequence": s, "object": s, "rise": -0.0125, "slip_mm": 3.0, "outcome": "lifted",
+             "input_flags": {"intent": s}} for s in HOSTILE]
+    read = list(csv.DictReader(io.StringIO(rows_csv(rows, ["sequence", "object", "rise", "slip_mm", "outcome",
+                                                           "input_flags"]), newline="")))
+    assert len(read) == len(HOSTILE)
+    for name, r in zip(HOSTILE, read):
+        for col in ("sequence", "object"):
+            if name[0] in "=+-@\t\r":  # OWASP: a leading quote, the rest exactly the name
+                assert r[col] == "'" + name
+            else:
+                assert r[col] == name
+        assert r["rise"] == "-0.0125" and float(r["rise"]) == -0.0125  # a negative number stays a number
+        assert json.loads(r["input_flags"]) == {"intent": name}  # JSON text starts with "{": inert, exact
+    assert csv_cell(-3) == -3 and csv_cell(-0.5) == -0.5 and csv_cell(True) is True
+    assert csv_cell("mug_lift") == "mug_lift" and csv_cell("") == ""
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_the_export_command_splits_back_to_the_exact_argv(name):
+    cmd = export_command(Path("out dir/study.json"), name, "mjcf")
+    assert shlex.split(cmd) == ["python", "scripts/export_rollout.py", "--study", "out dir/study.json",
+                                "--sequence", name, "--format", "mjcf"]
+
+
+def test_names_printed_to_a_terminal_have_control_characters_escaped(capsys):
+    for raw, shown in [("red\x1b[31m", "red\\x1b[31m"), ("bell\x07", "bell\\x07"), ("over\rwrite", "over\\rwrite"),
+                       ("csi\x9b2J", "csi\\x9b2J"), ("rtl\u202eevil", "rtl\\u202eevil"), ("del\x7f", "del\\x7f"),
+                       ("iso\u2066x\u2069", "iso\\u2066x\\u2069"), ("two\nlines", "two\\nlines")]:
+        assert printable(raw) == shown
+    assert printable("two\nlines", keep_newlines=True) == "two\nlines"
+    kept = "mug_lift café 杯 ; $(x) `y` 'z' \"w\""  # printable text, metacharacters too, is shown as it is
+    assert printable(kept) == kept
+    # every path a name takes to the terminal: console lines, one-line errors, a command's outcome lines
+    con = StudyConsole("grab", 0, 0)
+    con.say("failed: red\x1b[31m_lift: boom")
+    say_error("--objects: no grab sequence 'x\x1b]0;title\x07'", prog="run_study.py")
+    with printable_output():
+        print("recording  outcome\nrtl\u202eevil_lift  lifted")
+        print("refused: csi\x9b2J_lift: why", file=sys.stderr)
+    out, err = capsys.readouterr()
+    assert out == "recording  outcome\nrtl\\u202eevil_lift  lifted\n"
+    assert err.splitlines() == ["failed: red\\x1b[31m_lift: boom",
+                                "run_study.py: error: --objects: no grab sequence 'x\\x1b]0;title\\x07'",
+                                "refused: csi\\x9b2J_lift: why"]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out + err)
+
+
+def _run(script: str, *args, cwd: Path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.needs_data
+def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path, cases_dir):
+    """The study of the case, its report, the export command the report shows: run through
+    ``bash -c`` in an empty folder it creates no ``PWNED_SHELL`` (it is one command, whose script is
+    not there); the study JSON and the CSV keep the name exact. About 15 s on 2 shared cores."""
+    cfg = tmp_path / "short.json"
+    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
+                                   lifted_min_rise=0.02)))
+    out = tmp_path / "out" / "study.json"
+    res = _run("run_study.py", "--dataset", "grab", "--data", cases_dir / "name_with_shell_metacharacters" / "data",
+               "--objects", CASE_SEQUENCE, "--out", out, "--workers", "1", "--no-ablation", "--quiet",
+               "--config", cfg, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    study = json.loads(out.read_text())
+    assert [r["sequence"] for r in study["rollouts"]] == [CASE_SEQUENCE]
+    assert CASE_SEQUENCE in res.stdout  # the console's table names it as it is (no control character in it)
+    res = _run("report.py", "--study", out, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    with open(out.with_suffix(".csv"), newline="") as f:
+        assert next(csv.DictReader(f))["sequence"] == CASE_SEQUENCE  # starts with "c": nothing to neutralise
+    pages = "".join(p.read_text() for p in (tmp_path / "out").rglob("*.html"))
+    shown = [html.unescape(c) for c in re.findall(r"<code>(python scripts/export_rollout\.py[^<]*)</code>", pages)]
+    assert len(shown) == 3  # mjcf, usd, rrd: none exported yet
+    for cmd in shown:
+        assert shlex.split(cmd)[4:6] == ["--sequence", CASE_SEQUENCE]
+        paste = tmp_path / "paste"
+        paste.mkdir(exist_ok=True)
+        subprocess.run(["bash", "-c", cmd], cwd=paste, capture_output=True, timeout=60)
+        assert not (paste / "PWNED_SHELL").exists(), cmd
+        assert not (tmp_path / "PWNED_SHELL").exists()
+    # and the old, unquoted command would have created it: the check can fail
+    bare = f"true --sequence {CASE_SEQUENCE} --format mjcf"
+    subprocess.run(["bash", "-c", bare], cwd=paste, capture_output=True, timeout=60)
+    assert (paste / "PWNED_SHELL").exists()
