@@ -124,3 +124,45 @@ def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path,
     bare = f"true --sequence {CASE_SEQUENCE} --format mjcf"
     subprocess.run(["bash", "-c", bare], cwd=paste, capture_output=True, timeout=60)
     assert (paste / "PWNED_SHELL").exists()
+
+
+@pytest.mark.needs_data
+def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_path, mirror, monkeypatch, capsys):
+    """Issue #48 item 7 through the study: a TypeError raised in the stepping path of one recording
+    (a frame's substeps, inside the engine's net for MuJoCo's own errors, as a bug would) lists that recording as an error (not a physics
+    outcome: no rollout, not counted unstable), with its traceback in the study's records and one line on
+    the console; the other recording is replayed. Two short in-process replays: about 15 s."""
+    from replay.config import ReplayConfig
+    from replay.protocol import rollout
+    from replay.sim.engine.mujoco_c import c_loop
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
+    from replay.study.runner import run_study
+
+    real = rollout.run_rollouts
+
+    def buggy(*a, **k):
+        raise TypeError("unsupported operand type(s) for *: 'NoneType' and 'float'")
+
+    def run_rollouts(rec, *a, **k):
+        if rec.name != "cubesmall_lift":
+            return real(rec, *a, **k)
+        with monkeypatch.context() as m:  # this recording's stepping only: every frame through the Python loop
+            m.setattr(c_loop, "ARENA_GUARD", -1.0)  # (where MuJoCo's own errors are caught), whose substeps raise
+            m.setattr(MjcBatch, "_python_frame", buggy)
+            return real(rec, *a, **k)
+
+    monkeypatch.setattr(rollout, "run_rollouts", run_rollouts)
+    cfg = ReplayConfig(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
+                       lifted_min_rise=0.02)
+    out = tmp_path / "study.json"
+    study = run_study("grab", out, cfg, objects=["cubesmall", "mug"], workers=0, ablation=False, data_dir=mirror)
+    assert [r["sequence"] for r in study["rollouts"]] == ["mug_lift"]
+    assert study["counts"]["unstable"] == 0 and study["counts"]["rollouts"] == 1
+    why = study["failed"]["cubesmall_lift"]
+    assert why.startswith("TypeError: unsupported operand") and "cubesmall_lift" not in study["counts"]["refused_keys"]
+    records = [json.loads(x) for x in out.with_name("study.records.jsonl").read_text().splitlines()]
+    err = [r for r in records if r["key"] == "cubesmall_lift"]
+    assert err[-1]["status"] == "error" and "Traceback" in err[-1]["reason"] and "in buggy" in err[-1]["reason"]
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "cubesmall_lift" in ln]
+    assert any(ln.endswith("failed: cubesmall_lift: TypeError: unsupported operand type(s) for *: 'NoneType' and "
+                           "'float'") for ln in said), said
