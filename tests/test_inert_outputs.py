@@ -84,6 +84,24 @@ def test_names_printed_to_a_terminal_have_control_characters_escaped(capsys):
     assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out + err)
 
 
+
+def test_the_studys_closing_lines_escape_names_and_keep_an_error_to_one_line(capsys):
+    """``run_study.py``'s table and failure lines (:func:`print_outcome` within :func:`printable_output`,
+    as its ``main`` calls it): names escaped, an error's traceback left to the records."""
+    from replay.commands.run_study import print_outcome
+
+    study = {"rollouts": [{"sequence": "red\x1b[31m_lift", "outcome": "lifted"}],
+             "counts": {"refused_keys": ["bell\x07_lift"]},
+             "failed": {"title\x1b]0;x\x07_lift": "TypeError: boom\nTraceback (most recent call last):\n  File \"x.py\"",
+                        "bell\x07_lift": "x.pkl: fps: not a number"}}
+    with printable_output():
+        print_outcome(study)
+    out, err = capsys.readouterr()
+    assert "red\\x1b[31m_lift  lifted" in out
+    assert err.splitlines() == ["failed: title\\x1b]0;x\\x07_lift: TypeError: boom (traceback in the study's "
+                                "records.jsonl)", "refused: bell\\x07_lift: x.pkl: fps: not a number"]
+
+
 def _run(script: str, *args, cwd: Path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *map(str, args)], cwd=cwd, env=env,
