@@ -124,13 +124,14 @@ def test_a_code_error_in_a_frame_is_raised_not_unstable(built, monkeypatch):
 
 
 @pytest.mark.parametrize("c_loop_on", [False, True])
-def test_non_finite_position_and_runaway_velocity_are_unstable(built, c_loop_on):
+def test_non_finite_position_and_runaway_velocity_are_unstable(built, c_loop_on, tmp_path, monkeypatch):
     """Physical failures stop their world with a reason (the rollout's ``unstable``), in both loops:
     a NaN in the object's position (MuJoCo's mjWARN_BADQPOS, after which it resets the data: without
     the check the world would go on from its start), and an object flung at 1000 m/s (above the
     config's runaway limit: stopped at the first frame's read). The untouched worlds step every frame."""
     cfg = built[0]
     assert 1e3 > cfg.max_linear_speed
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning to MUJOCO_LOG.TXT in the working folder
 
     def spoil(b):
         b.worlds[1].d.qpos[-7] = np.nan  # the object's free joint: x, m
