@@ -46,12 +46,15 @@ def say_error(message: str, prog: str | None = None) -> None:
 
 
 class _Printable:
-    """A text stream that writes through :func:`replay.errors.printable` (newlines kept)."""
+    """A text stream that writes through :func:`replay.errors.printable` (newlines kept; ``keep_cr``:
+    carriage returns too, which a progress bar redraws its line with)."""
 
-    def __init__(self, stream):
-        self.stream = stream
+    def __init__(self, stream, keep_cr: bool = False):
+        self.stream, self.keep_cr = stream, keep_cr
 
     def write(self, text: str) -> int:
+        if self.keep_cr:
+            return self.stream.write("\r".join(printable(s, keep_newlines=True) for s in text.split("\r")))
         return self.stream.write(printable(text, keep_newlines=True))
 
     def __getattr__(self, name):
@@ -59,11 +62,12 @@ class _Printable:
 
 
 @contextlib.contextmanager
-def printable_output():
+def printable_output(bars: bool = False):
     """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (names from the data
-    in a command's lines are shown, not obeyed by the terminal)."""
+    in a command's lines are shown, not obeyed by the terminal); ``bars``: stderr keeps its carriage
+    returns (the progress bars' redraws; the lines that name recordings escape them themselves)."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1])
+    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
     try:
         yield
     finally:
@@ -88,9 +92,16 @@ def run(main: Callable[[], int | None]) -> int:
         the message names the path); 130 on Ctrl-C.
 
     First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
-    (:func:`replay.resolve_path_env`), for this process and the workers it starts.
+    (:func:`replay.resolve_path_env`), for this process and the workers it starts. What ``main``
+    prints goes through :func:`printable_output` (control characters escaped; stderr keeps the
+    progress bars' carriage returns).
     """
     resolve_path_env()
+    with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
+        return _run(main)
+
+
+def _run(main: Callable[[], int | None]) -> int:
     try:
         return int(main() or 0)
     except ReplayError as exc:

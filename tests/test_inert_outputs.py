@@ -184,3 +184,30 @@ def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_pa
     said = [ln for ln in capsys.readouterr().err.splitlines() if "cubesmall_lift" in ln]
     assert any(ln.endswith("failed: cubesmall_lift: TypeError: unsupported operand type(s) for *: 'NoneType' and "
                            "'float'") for ln in said), said
+
+
+@pytest.mark.needs_data
+def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirror):
+    """Two mirror recordings under names holding terminal controls (an OSC title change ended by BEL,
+    a clear-screen CSI, a colour): ``run_study.py``'s stdout and stderr hold none of them raw (the
+    progress bar keeps its CRs), the names appear escaped, and the study JSON keeps them exact.
+    About 10 s on 2 shared cores."""
+    names = ["cubesmall_lift\x1b]0;pwned\x07\x1b[2J", "mug\x1b[31m_lift"]
+    data = tmp_path / "data"
+    (data / "grab" / "recordings").mkdir(parents=True)
+    (data / "grab" / "objects").symlink_to(mirror / "grab" / "objects")
+    for name, src in zip(names, ("cubesmall_lift", "mug_lift")):
+        (data / "grab" / "recordings" / f"{name}.pkl").symlink_to(mirror / "grab" / "recordings" / f"{src}.pkl")
+    cfg = tmp_path / "short.json"
+    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
+                                   lifted_min_rise=0.02)))
+    out = tmp_path / "out" / "study.json"
+    res = _run("run_study.py", "--dataset", "grab", "--data", data, "--out", out, "--workers", "1", "--no-ablation",
+               "--config", cfg, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", res.stdout)
+    assert not re.search("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]", res.stderr)  # CR: the bar's redraws
+    for name in names:
+        assert printable(name) in res.stdout  # the table
+    study = json.loads(out.read_text())
+    assert sorted(r["sequence"] for r in study["rollouts"]) == sorted(names)
