@@ -156,8 +156,8 @@ REPLAY = (
        "MuJoCo's recommended integrator for position actuators (implicit in their damping)"),
     _c("cone", "elliptic", "our choice, on the MuJoCo modeling guide's advice (Modeling, Contact: elliptic cones, "
        "with impratio, for grasping); manosim-in-Newton report; not Newton's default (Newton 1.8.0 SolverMuJoCo: "
-       "pyramidal, solver_mujoco.py)", "an elliptic cone bounds friction by the circle the grasp's contacts slide "
-       "on; the pyramid's facets do not"),
+       "pyramidal, solver_mujoco.py)", "the elliptic cone is Coulomb's friction cone itself, the pyramidal one "
+       "approximates it by facets (MuJoCo documentation, Computation: friction cones)"),
     _c("impratio", 10.0, "MuJoCo modeling guide, Contact", "impratio ~10 with an elliptic cone for slip-sensitive grasps"),
     _c("contact_mixing", "mujoco", "MuJoCo mj_contactParam", "as authored (the hug-oracle protocol forces the hand's "
        "values: oracle_contact manosim)"),
