@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
 from replay.config import ReplayConfig
@@ -221,6 +222,11 @@ def main(argv=None) -> int:
         return EXIT_INTERRUPTED
     print_outcome(study)
     print(f"study: {a.out}")
+    if a.ablation_only:  # the study changed under an existing page: remade (or said stale)
+        from replay.output.report import refresh_report
+
+        if (line := refresh_report(Path(a.out))) is not None:
+            print(line)
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     crashed = [k for k in failed if k not in refused]

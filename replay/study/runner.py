@@ -329,6 +329,10 @@ class _StudyRun:
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
                            self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
         rec.counts["wall_s_this_run"] = this_run
+        if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
+            rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
+        else:
+            rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
