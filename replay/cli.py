@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from replay import resolve_path_env
-from replay.errors import ReplayError, UsageError
+from replay.errors import ReplayError, UsageError, did_you_mean
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -81,6 +82,27 @@ def run(main: Callable[[], int | None]) -> int:
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun with --resume where offered)", file=sys.stderr)
         return 130
+
+
+#: argparse's message for a value outside an option's ``choices`` (Python 3.11-3.13 wording, with or without
+#: the colon after "invalid choice")
+_INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: ?'(.*)' \(choose from (.*)\)$", re.S)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with
+    the nearest choices (:func:`replay.errors.did_you_mean`): ``--physics authred`` ->
+    ``run_study.py: error: argument --physics: invalid choice 'authred': did you mean 'authored'?
+    (choose from 'authored', 'replay')``, exit 2; every other error as argparse words it (usage, then the error)."""
+
+    def error(self, message: str):
+        m = _INVALID_CHOICE.match(message)
+        if m is None:
+            super().error(message)
+        where, got, listed = m.groups()
+        choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
+        hint = did_you_mean(got, choices)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {where}: invalid choice {got!r}: {hint}(choose from {listed})\n")
 
 
 def folder_arg(text: str) -> Path:

@@ -19,14 +19,13 @@ Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad argume
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
 from replay.output.render.video import render_clip
-from replay.cli import report, size_arg
+from replay.cli import Parser, report, size_arg
 from replay.errors import ReplayError, UsageError
 
 
@@ -40,7 +39,7 @@ def split_objects(values: list[str] | None) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", default=Path("renders/montage.mp4"), type=Path, help="montage .mp4")
     ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")

@@ -13,9 +13,9 @@ format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from replay.cli import Parser
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.output.report import build_report
 from replay.results.files import read_study, rows_csv
@@ -39,7 +39,7 @@ def write_exports(study_path: Path, study, formats: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", type=Path, default=None, help="HTML page (default: report.html beside the study)")
     ap.add_argument("--montage", type=Path, default=None, help="the study's montage (render_montage.py) to embed")

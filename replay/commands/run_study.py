@@ -34,7 +34,7 @@ import os
 import sys
 from pathlib import Path
 
-from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
+from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, report, say_error
 from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
@@ -46,7 +46,7 @@ from replay.errors import ReplayError
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
     p.add_argument("--out", default="out/study.json",
