@@ -154,7 +154,8 @@ def test_record_lists_every_choice_and_marks_departures():
     default = {r["name"]: r for r in physics.physics_record(ReplayConfig())}
     assert default["wrist_gravity_compensation"]["value"] is True
     apart = ReplayConfig(cone="pyramidal")
-    assert "departs" in {r["name"]: r for r in physics.physics_record(apart)}["cone"]["source"]
+    cone = {r["name"]: r for r in physics.physics_record(apart)}["cone"]
+    assert cone["source"] == "config.cone" and cone["why"].startswith("departs from 'replay': 'elliptic'")
 
 
 def test_every_table_has_the_same_choices_and_legal_values():
