@@ -58,7 +58,8 @@ def run_steps(mirror: str, work: Path) -> list[dict]:
         if p.returncode not in ((0, 1) if cmd[1] == "scripts/run_study.py" else (0,)):  # as the Makefile's recipe
             print((p.stdout + p.stderr)[-2000:], file=sys.stderr)
             raise SystemExit(1)
-        out.append({"script": cmd[1], "command": shlex.join(cmd), "wall_s": round(wall, 1)})
+        shown = shlex.join(cmd).replace(shlex.quote(mirror), "$REPLAY_MIRROR")  # no machine's path in the file
+        out.append({"script": cmd[1], "command": shown, "wall_s": round(wall, 1)})
     return out
 
 
