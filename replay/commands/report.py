@@ -23,14 +23,15 @@ from replay.results.files import read_study, rows_csv
 
 def write_exports(study_path: Path, study, formats: str) -> None:
     """Every recording's contact-run exports in ``formats`` (comma-separated), default folders."""
-    from replay.errors import UsageError
+    from replay.errors import UsageError, did_you_mean
     from replay.output.export.run import FORMATS, export_rollout
     from replay.study.console import quiet_libraries
 
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
     if bad:
-        raise UsageError("--exports", f"{', '.join(bad)}: not one of {', '.join(FORMATS)}")
+        hint = "".join(did_you_mean(b, FORMATS) for b in bad)
+        raise UsageError("--exports", f"{', '.join(bad)}: not one of {', '.join(FORMATS)}; {hint}".rstrip("; "))
     quiet_libraries()
     for row in study.rollouts:
         for fmt in fmts:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import shlex
 from pathlib import Path
@@ -184,19 +183,19 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
                 f"{html.escape(named)} (" + ("the montage's selection; " if rule else "") +
                 f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>")
     src = html.escape(beside(montage, pdir, fdir))
-    made = html.escape(os.path.relpath(montage.resolve(), pdir))  # the montage rendered: what a refresh embeds
+    made = html.escape(str(montage.resolve()))  # the montage as rendered (with its record beside it): what a refresh embeds
     return (f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
             f"src='{src}' data-montage='{made}'></video>")
 
 
 def embedded_montage(page: Path) -> Path | None:
-    """The montage a report page was made with (its ``data-montage``, relative to the page), where it
-    still exists, else None: what :func:`refresh_report` embeds again."""
+    """The montage a report page was made with (its ``data-montage``: the rendered file, absolute), where
+    it still exists, else None: what :func:`refresh_report` embeds again."""
     try:
         m = re.search(r"data-montage='([^']+)'", page.read_text())
     except OSError:
         return None
-    path = (page.parent / html.unescape(m.group(1))) if m else None
+    path = Path(html.unescape(m.group(1))) if m else None
     return path if path is not None and path.is_file() else None
 
 

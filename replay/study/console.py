@@ -212,14 +212,16 @@ def summary_table(study: dict) -> str:
 
 def wall_line(c: dict) -> str:
     """The study's wall time, s, as what it is: this run's alone, this ``--ablation-only`` rerun's beside the
-    study's (``ablation_only_keys``), or with the interrupted run(s) it resumed (``resumed_wall_s`` > 0)."""
+    study's (``ablation_only_keys``), or with the earlier run(s) whose rollouts ``--resume`` kept
+    (``resumed_wall_s`` > 0)."""
     this = c.get("wall_s_this_run", c["wall_s"])
     rerun = c.get("ablation_only_keys")
     if rerun is not None:
         return (f"wall time {this:.1f} s (--ablation-only: the contact ablation of {len(rerun)} recording(s) rerun; "
                 f"the study's rollouts took {c['wall_s']:.1f} s in all)")
-    if (c.get("resumed_wall_s") or 0.0) > 0.0:
-        return f"wall time {this:.1f} s ({c['wall_s']:.1f} s with the interrupted run(s) it resumed)"
+    if (c.get("resumed_wall_s") or 0.0) > 0.0:  # --resume: the earlier run(s) finished or were interrupted
+        return (f"wall time {this:.1f} s ({c['wall_s']:.1f} s with the earlier run(s) whose "
+                f"{c.get('resumed', 0)} rollout(s) it kept)")
     return f"wall time {this:.1f} s"
 
 
