@@ -34,7 +34,7 @@ import os
 import sys
 from pathlib import Path
 
-from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, report, say_error
+from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, report, say_error
 from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
@@ -184,7 +184,9 @@ def print_outcome(study: dict) -> None:
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
-        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {why}", file=sys.stderr)
+        first, *trace = str(why).splitlines()  # an error's traceback is in the study's records
+        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
+              + (" (traceback in the study's records.jsonl)" if trace else ""), file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -220,7 +222,8 @@ def main(argv=None) -> int:
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    print_outcome(study)
+    with printable_output():  # names from the data: control characters escaped
+        print_outcome(study)
     print(f"study: {a.out}")
     if a.ablation_only:  # the study changed under an existing page: remade (or said stale)
         from replay.output.report import refresh_report
