@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK if argv else EXIT_USAGE
     if argv[0] not in words:
         print(_usage(), file=sys.stderr)
-        say_error(f"unknown command {argv[0]!r}", "grasp-replay")
+        say_error(f"unknown command {argv[0]!r}; {did_you_mean(argv[0], sorted(words))}".rstrip("; "), "grasp-replay")
         return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":
@@ -219,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             print(_usage(), file=sys.stdout if rest and rest[0] in ("-h", "--help") else sys.stderr)
             if rest and rest[0] in ("-h", "--help"):
                 return EXIT_OK
-            say_error("validate needs pose-mapping or object-frame", "grasp-replay")
+            hint = did_you_mean(rest[0], ("pose-mapping", "object-frame")) if rest else ""
+            say_error(f"validate needs pose-mapping or object-frame; {hint}".rstrip("; "), "grasp-replay")
             return EXIT_USAGE
         cmd, rest = f"validate {rest[0]}", rest[1:]
     prog = f"grasp-replay {cmd}"
