@@ -209,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage(), file=sys.stdout if argv else sys.stderr)
         return EXIT_OK if argv else EXIT_USAGE
-    if argv[0] not in words:
-        print(_usage(), file=sys.stderr)
-        say_error(f"unknown command {argv[0]!r}; {did_you_mean(argv[0], sorted(words))}".rstrip("; "), "grasp-replay")
+    if argv[0] not in words:  # one line with the nearest command; the list of commands where none is near
+        hint = did_you_mean(argv[0], sorted(words))
+        if not hint:
+            print(_usage(), file=sys.stderr)
+        say_error(f"unknown command {argv[0]!r}; {hint}".rstrip("; "), "grasp-replay")
         return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":

@@ -159,6 +159,12 @@ def test_choice_options_say_did_you_mean_in_one_line():
 
     with pytest.raises(UsageError, match="did you mean 'hug-oracle'"):
         _check_protocols(["hug-orcale"], False)
+    from replay.cli import main as grasp_replay
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert grasp_replay(["stdy"]) == 2
+    assert err.getvalue().splitlines() == ["grasp-replay: error: unknown command 'stdy'; did you mean 'study'?"]
 
 
 def test_scripts_outside_the_environment_say_what_to_run():
