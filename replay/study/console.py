@@ -193,7 +193,9 @@ def summary_table(study: dict) -> str:
     lines = _lift_lines(study, c) if "lift" in (study.get("protocols") or ["lift"]) else []
     rc = c.get("recorded")
     if rc:
-        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
+        per = intent_groups({k: {"rollouts": v.get("rollouts", 0)} for k, v in (rc.get("by_intent") or {}).items()})
+        split = f" ({', '.join(group_words(k, g['rollouts']) for k, g in per.items())})" if len(per) > 1 else ""
+        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings{split}: tracked {rc.get('tracked', 0)}, lost "
                      f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
                      f"30 deg, errors over the frames simulated, when lost)")
     oc = c.get("hug-oracle")
