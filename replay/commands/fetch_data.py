@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                          "DIR/grab/objects/<name>/): all staged, files not on the pin list as unpinned")
     ap.add_argument("--link", choices=LINK_MODES, default="copy",
                     help="how mirror files are staged (default: copy)")
+    ap.add_argument("--follow-symlinks", action="store_true",
+                    help="stage files that a symlink in --local/--mirror takes outside the dataset folder "
+                         "(refused by default; recorded as symlink_target in MANIFEST.json)")
     ap.add_argument("--split", choices=HUG_SPLITS, default="test", help="HUG-Bench split (default: test)")
     ap.add_argument("--scenes", default=None,
                     help="HUG-Bench scenes, comma separated, e.g. small_2,medium_2 (default: all in the split)")
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         results = fetch(args.dataset, args.dest, mirror=args.mirror, local=args.local, link=args.link, split=args.split,
                         scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
-                        progress=progress)
+                        progress=progress, follow_symlinks=args.follow_symlinks)
     except ReplayError as exc:
         return report(exc)
     except KeyboardInterrupt:

@@ -9,7 +9,8 @@ Layout (``format`` 1)::
          "upstream_path": "data/grab/s1/mug_lift.pkl",
          "path": "grab/recordings/mug_lift.pkl", "size": 1234, "sha256": "<hex>",
          "link": "copy" | "hardlink" | "symlink",
-         "pinned": true | false, "origin": "<absolute source path>" | null}}}
+         "pinned": true | false, "origin": "<absolute source path>" | null,
+         "symlink_target": "<file outside the staged folder>"  (only with --follow-symlinks)}}}
 
 ``pinned`` is false for a file the pin list (``replay/data/pinned_files.json``) does
 not name, e.g. a user's own recording staged from ``--mirror`` or ``--local``: its
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from replay.data.confine import safe_relpath
 from replay.errors import DataError
 from replay.fileio import atomic_write_text, sha256_file
 
@@ -123,19 +125,28 @@ class Manifest:
 
     def add(self, *, dataset: str, source: str, repo: str, revision: str, path: str, size: int,
             sha256: str, upstream_path: str | None = None, link: str = "copy", pinned: bool | None = None,
-            origin: str | None = None) -> None:
+            origin: str | None = None, symlink_target: str | None = None) -> None:
         """Record one staged file (replacing any previous entry for ``path``).
 
         ``pinned``: whether the pin list names it (``None``: not a pinned dataset, e.g.
-        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from.
+        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from;
+        ``symlink_target``: the file outside the staged folder a symlink led to, staged only
+        with ``--follow-symlinks`` (the key is written only then).
+
+        Raises:
+            ValueError: an unknown ``source``.
+            DataError: a ``path`` that leaves the staging root (absolute, ``..``), cause ``path_escape``.
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        safe_relpath(path, self.path, f"files.{path}")
         self.files[path] = {
             "dataset": dataset, "source": source, "repo": repo, "revision": revision, "path": path,
             "size": int(size), "sha256": sha256, "upstream_path": upstream_path, "link": link,
             "pinned": pinned, "origin": origin,
         }
+        if symlink_target is not None:
+            self.files[path]["symlink_target"] = symlink_target
 
     def for_dataset(self, dataset: str) -> dict[str, dict]:
         return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
