@@ -68,8 +68,7 @@ def _check_choices(dataset: str, link: str, split: str) -> None:
 
 
 def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, local: str | Path | None = None,
-          link: str = "copy",
-          split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
+          link: str = "copy", split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
           recordings_revision: str | None = None, progress: bool | None = None,
           follow_symlinks: bool = False) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
@@ -86,25 +85,21 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
             (``<local>/grab/recordings/*.pkl``, ``<local>/grab/objects/<name>/``):
             every file of the selected datasets it holds is staged, pinned ones held
             to their pins, the others recorded as unpinned; nothing is downloaded.
-        link: ``copy`` (default), ``hardlink`` (falls back to copy across file systems)
-            or ``symlink`` for mirror files.
+        link: ``copy`` (default), ``hardlink`` (copy across file systems) or ``symlink``.
         split, scenes: HUG-Bench selection (``val``/``test``; scene names such as
             ``small_2``; default every scene of the split).
-        hub_revision, recordings_revision: override the pinned revisions of
-            ``kevinywu/hug-bench`` and ``kevinywu/1m-hugs``.
+        hub_revision, recordings_revision: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``.
         progress: tqdm bars (``None``: only on a terminal).
-        follow_symlinks: stage a file of a ``--local`` folder or a mirror that a symlink takes
-            outside its dataset folder (refused by default; recorded as ``symlink_target``).
+        follow_symlinks: stage files a symlink takes outside their dataset folder (``--local``,
+            mirror; refused by default, recorded as ``symlink_target``).
 
     Returns:
         One :class:`FetchResult` per dataset.
 
     Raises:
         FetchError: unknown dataset or split, missing mirror (or mirror lacking the
-            dataset's files), network failure (message names the source and suggests
-            ``--mirror``), an upstream layout the fetch does not recognise, a symlink leading
-            outside a staged folder (without ``follow_symlinks``), an archive member or revision
-            that is refused (:mod:`replay.data.hub`).
+            dataset's files), network failure (names the source, suggests ``--mirror``), an
+            unknown upstream layout, a symlink out of a staged folder, a refused revision.
         IntegrityError: a mirror file or download does not match its pinned SHA-256.
     """
     _check_choices(dataset, link, split)

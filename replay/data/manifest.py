@@ -33,6 +33,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from replay.data.confine import safe_relpath
+from replay.data.sources import pin_digests
 from replay.errors import DataError
 from replay.fileio import atomic_write_text, sha256_file
 
@@ -63,7 +64,8 @@ class Problem:
 
     Attributes:
         path: manifest key (relative to the staging root).
-        kind: ``"missing"``, ``"size"`` or ``"sha256"``.
+        kind: ``"missing"``, ``"size"``, ``"sha256"`` or ``"pin"`` (the file matches its entry,
+            which calls it pinned, but not the project's pin list: :func:`verify`).
         expected / actual: what the manifest says and what is on disk.
         moved_to: where the bad file was moved (``None`` if missing or left alone).
     """
@@ -77,6 +79,10 @@ class Problem:
     def describe(self) -> str:
         if self.kind == "missing":
             return f"{self.path}: listed in the manifest but missing on disk"
+        if self.kind == "pin":
+            pin = "the pin list does not name it" if self.expected == "-" else f"the pin list has {self.expected[:12]}…"
+            return (f"{self.path}: the manifest calls it pinned, but its SHA-256 {self.actual[:12]}… is not the "
+                    f"project's pin ({pin}, replay/data/pinned_files.json); recorded as pinned: false, pin_mismatch: true")
         msg = f"{self.path}: {self.kind} mismatch (manifest {self.expected}, on disk {self.actual})"
         if self.moved_to is not None:
             msg += f"; moved aside to {self.moved_to.name}"
@@ -192,11 +198,15 @@ def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = T
             next fetch re-stages them. With ``fix=False`` nothing is changed.
         progress: show a tqdm bar (``None``: only on a terminal).
 
+    Every file is held to its manifest entry, and every entry that claims ``pinned`` (or lies at a
+    path of the pin list) to the project's own pin list: a manifest shipped with the data can
+    call an edited file pinned, with the edited file's own SHA-256 (:func:`_pin_problem`).
+
     Returns:
         The problems found (empty when everything matches).
 
     Raises:
-        DataError: no manifest at ``root``, or a malformed one.
+        DataError: no manifest at ``root``, or a malformed one (or pin list).
     """
 
     man = Manifest(root)
@@ -204,10 +214,27 @@ def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = T
         raise DataError(man.path, None, "no manifest; run scripts/fetch_data.py first")
     keys = [k for k, v in man.files.items() if datasets is None or v["dataset"] in datasets]
     problems = []
+    pins = pin_digests()
     for key in tqdm(keys, desc="verify", unit="file", disable=None if progress is None else not progress):
-        p = man.check(key, fix=fix)
+        p = man.check(key, fix=fix) or _pin_problem(man, key, pins, fix)
         if p is not None:
             problems.append(p)
     if problems and fix:
         man.save()
     return problems
+
+
+def _pin_problem(man: Manifest, key: str, pins: dict[str, str], fix: bool) -> Problem | None:
+    """A file that matches its manifest entry, but whose entry claims ``pinned`` while its SHA-256
+    is not the project's pin (``pins``: :func:`replay.data.sources.pin_digests`); ``fix`` records the
+    entry as ``pinned: false, pin_mismatch: true`` (the file is left where it is: it may be the
+    user's own edit, now said as such)."""
+    entry = man.files[key]
+    pin = pins.get(key)
+    # an entry from before the flag existed (pinned files only) claims it by lying at a pinned path
+    claims = entry.get("pinned") is True or (entry.get("pinned") is None and pin is not None)
+    if not claims or pin == entry["sha256"]:
+        return None
+    if fix:
+        entry["pinned"], entry["pin_mismatch"] = False, True
+    return Problem(key, "pin", pin or "-", entry["sha256"])

@@ -202,6 +202,18 @@ def _load_pins(path: str) -> dict:
     return data
 
 
+def pin_digests(pins_path: str | Path = PINS_PATH) -> dict[str, str]:
+    """``{staging key "<dataset>/<relpath>": SHA-256}`` of every file on the project's own pin list
+    (``replay/data/pinned_files.json``): the one source of ``pinned: true`` (a manifest shipped
+    with the data is never believed for it).
+
+    Raises:
+        DataError: a missing or malformed pin list.
+    """
+    files = _load_pins(str(pins_path))["files"]
+    return {k: str(v.get("sha256")) for k, v in files.items() if isinstance(v, dict)}
+
+
 def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:
     """Every pinned file of a GitHub-hosted dataset (``manosim``, ``grab``, ``taco``).
 
