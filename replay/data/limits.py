@@ -94,18 +94,20 @@ def check_size(path: str | Path, kind: str, field: str | None = None, source: st
 
 
 def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes:
-    """The bytes of ``path`` after :func:`check_size` (never more than the limit, even if the file
-    grows meanwhile: one byte more than the limit is read and refused).
+    """The bytes of ``path`` after :func:`check_size`: the size ``stat`` gave, and one byte more to
+    notice a file that grew meanwhile (refused then, never read past the limit).
 
     Raises:
-        DataError: see :func:`check_size`; an unreadable file.
+        DataError: see :func:`check_size`; an unreadable file, or one that grew past the limit.
     """
     path = Path(path)
-    check_size(path, kind, field)
+    size = check_size(path, kind, field)
     cap = limit_bytes(kind)
     try:
         with open(path, "rb") as f:
-            data = f.read(cap + 1)
+            data = f.read(size + 1)  # never a buffer of the limit's size: only what stat reported
+            while len(data) <= cap and (more := f.read(min(1 << 20, cap + 1 - len(data)))):
+                data += more
     except OSError as exc:
         raise DataError(path, field, f"cannot read file: {exc}") from None
     if len(data) > cap:
