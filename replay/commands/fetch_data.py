@@ -4,7 +4,7 @@
 Examples:
     python scripts/fetch_data.py --dataset all                      # GitHub + Hugging Face Hub
     python scripts/fetch_data.py --dataset all --mirror ../shared/datasets   # offline
-    python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2
+    python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2 --revision <commit>
     python scripts/fetch_data.py --dataset grab --local ~/my_grab   # own files (laid out like the mirror)
     python scripts/fetch_data.py --verify                           # re-hash data/
 
@@ -54,9 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--scenes", default=None,
                     help="HUG-Bench scenes, comma separated, e.g. small_2,medium_2 (default: all in the split)")
     ap.add_argument("--revision", default=None,
-                    help=f"revision of {HUG_BENCH_ASSETS.repo_id} (default: {HUG_BENCH_ASSETS.revision})")
+                    help=f"commit (40 hex) of {HUG_BENCH_ASSETS.repo_id} (default: "
+                         f"{HUG_BENCH_ASSETS.revision or 'none pinned, so required for hug-bench'}; a branch is refused)")
     ap.add_argument("--recordings-revision", default=None,
-                    help=f"revision of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})")
+                    help=f"commit (40 hex) of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})")
     ap.add_argument("--verify", action="store_true",
                     help="re-hash the staged files against the manifest instead of fetching; bad files are "
                          "moved aside (<name>.corrupt-<time>) so the next fetch re-stages them")

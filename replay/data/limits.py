@@ -115,27 +115,29 @@ def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes
     return data
 
 
-def load_json(path: str | Path, what: str = "JSON file") -> Any:
+def load_json(path: str | Path, what: str | None = None) -> Any:
     """Parse the JSON file at ``path`` with its size bounded (``json`` limit); nesting too deep for
     the parser is one :class:`DataError`, never a ``RecursionError`` traceback.
 
     Args:
         path: the file.
-        what: what the file is, for the message (e.g. ``"the recording manifest"``).
+        what: what the file is, for the message (``"cannot read <what>: ..."``; None: the message
+            alone, after the file's name).
 
     Raises:
         DataError: missing, too large, not UTF-8, not JSON, or nested too deeply to parse.
     """
     path = Path(path)
     data = read_bounded(path, "json")
+    head = f"cannot read {what}: " if what else ""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(path, None, f"cannot read {what}: not UTF-8 ({exc})") from None
+        raise DataError(path, None, f"{head}not UTF-8 ({exc})") from None
     try:
         return json.loads(text)
     except RecursionError:
-        raise DataError(path, None, f"cannot read {what}: nested too deeply to parse (a JSON file the pipeline "
+        raise DataError(path, None, f"{head}nested too deeply to parse (a JSON file the pipeline "
                                     "reads nests a few levels)") from None
     except ValueError as exc:
-        raise DataError(path, None, f"cannot read {what}: not valid JSON ({exc})") from None
+        raise DataError(path, None, f"{head}not valid JSON ({exc})") from None

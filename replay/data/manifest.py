@@ -33,6 +33,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from replay.data.confine import safe_relpath
+from replay.data.limits import load_json
 from replay.data.sources import pin_digests
 from replay.errors import DataError
 from replay.fileio import atomic_write_text, sha256_file
@@ -107,10 +108,10 @@ class Manifest:
             self._load()
 
     def _load(self) -> None:
-        try:
-            data = json.loads(self.path.read_text())
-        except json.JSONDecodeError as exc:
-            raise DataError(self.path, None, f"not valid JSON ({exc}); delete it and re-run the fetch") from None
+        try:  # bounded: a shipped manifest nested 100,000 deep is one line, not a RecursionError
+            data = load_json(self.path)
+        except DataError as exc:
+            raise DataError(self.path, None, f"{exc.message}; delete it and re-run the fetch") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
             raise DataError(self.path, "format", f"expected a format-{FORMAT} manifest with a 'files' object")
         for key, entry in data["files"].items():
