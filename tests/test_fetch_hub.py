@@ -375,3 +375,26 @@ def test_a_tar_member_leaving_dest_is_refused_before_it_is_written(hub, tmp_path
     assert not list(tmp_path.rglob("escaped*")) and not Path("/tmp/escaped_abs.txt").exists()
     man = Manifest(dest)  # loads: no '..' key was recorded
     assert all(".." not in k for k in man.files)
+
+
+def test_link_members_of_an_asset_tar_are_never_written(hub, tmp_path):
+    """Symlink and hardlink members (to ``/etc/passwd``, or up and out) are not files: only regular
+    members are staged, so no link escaping ``--dest`` is ever created."""
+    assets = hub.root / HUG_BENCH_ASSETS.repo_id / "hug_bench" / "test"
+    shutil.rmtree(assets / "small_2")
+    with tarfile.open(assets / "small_2.tar", "w") as tf:
+        info = tarfile.TarInfo("small_2/lock/sim_assets/properties.json")
+        body = b'{"world_position": [0.1, 0.2, 0.7]}'
+        info.size = len(body)
+        tf.addfile(info, io.BytesIO(body))
+        for name, kind, target in (("small_2/lock/sim_assets/visual.obj", tarfile.SYMTYPE, "/etc/passwd"),
+                                   ("small_2/lock/sim_assets/up.obj", tarfile.LNKTYPE, "../../../../etc/passwd")):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, target
+            tf.addfile(link)
+    dest = tmp_path / "data"
+    res = fetch("hug-bench", dest, split="test", scenes=["small_2"], progress=False)[0]
+    staged = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink())
+    assert not [p for p in dest.rglob("*") if p.is_symlink()]
+    assert "hug-bench/hug_bench/test/small_2/lock/sim_assets/properties.json" in staged
+    assert not any(s.endswith(("visual.obj", "up.obj")) for s in staged) and res.staged == 2  # + aria_data.pkl
