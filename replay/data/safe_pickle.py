@@ -95,6 +95,7 @@ class _NdarrayToken:
 
 _NDARRAY = _NdarrayToken()
 
+
 class _Refused(pickle.UnpicklingError):
     def __init__(self, module: str, name: str):
         self.qualname = f"{module}.{name}"
