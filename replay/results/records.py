@@ -98,8 +98,8 @@ class RolloutRecord:
                                  "replay.checks.causes), empty if none")
     object_time_offset_s: float | None = _f("s", "the object stream's time offset against the hand's the replay applied "
                                                  "(config.object_time_offset_s, --object-time-offset; 0: as recorded)")
-    inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
-                            "read it (replay.study.inputs)")
+    inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it (replay.study.inputs); `pinned` "
+                            "only on the project's pin list's SHA-256, never the data's manifest; `pin_mismatch: true` at a pinned path with another digest")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
     protocol: str | None = _f("-", "lift (synthetic lift, hold, shake), recorded (the recorded motion) or hug-oracle "
                                    "(the HUG grasp oracle, replay.protocol.oracle_plan)")

@@ -33,7 +33,7 @@ from replay.data import list_sequences
 from replay.data.locate import dataset_dir
 from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.inputs import inputs_changed
+from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
@@ -311,6 +311,7 @@ class _StudyRun:
             st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
         self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
         self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
+        self.said: set[str] = set()  # pin-mismatch warnings already said
         self.n_kept = len(self.results) + len(carried)
         self.n_jobs = self.n_kept + len(self.todo)
         self.con.start(total=self.n_jobs, done=self.n_kept)
@@ -359,6 +360,10 @@ class _StudyRun:
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
+        for line in pin_mismatch_lines(value.get("inputs") or {}) if isinstance(value, dict) else ():
+            if line not in self.said:  # said once per file, however many protocols read it
+                self.said.add(line)
+                self.con.say(f"warning: {line}")
         self.n_new += 1
         if summary_due(self.n_new, time.perf_counter() - self.t_summary, self.n_jobs):
             self.summarize()
