@@ -12,7 +12,7 @@ With --mirror or --local, every file found under a dataset folder is staged: fil
 the pin list are checked against it, the others are recorded in MANIFEST.json as
 unpinned (SHA-256 and origin); the summary line counts both.
 
-Sources and pinned revisions: README.md ("Data sources") and replay/data/sources.py.
+Sources and pinned revisions: docs/data.md and replay/data/sources.py.
 Exit status (the convention of replay.cli): 0 on success, 1 on a fetch or verify
 error, 2 on bad command-line arguments (an unknown dataset name among them).
 """
@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay.cli import report
+from replay.cli import Parser, report
 from replay.data.fetch import LINK_MODES, fetch
 from replay.data.manifest import verify
 from replay.data.sources import (
@@ -36,7 +36,7 @@ from replay.errors import ReplayError
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="all", choices=[*DATASET_NAMES, "all"],
                     help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)")
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")

@@ -184,7 +184,9 @@ class RolloutRecord:
     contacts_at_lift: int | None = _f("contacts", "hand-object contacts at lift start")
     contacts_force_at_lift: int | None = _f("contacts", "of them carrying >= contact_force_min N")
     wrist_err_median_mm: float | None = _f("mm, world", "median |wrist position - target| over approach, lift, hold")
-    wrist_err_max_mm: float | None = _f("mm, world", "largest |wrist position - target|")
+    wrist_err_max_mm: float | None = _f("mm, world", "largest |wrist position - target| after settling (approach to release)")
+    wrist_err_peak_mm: float | None = _f("mm, world", "largest |wrist position - target| over the lift and hold (the "
+                                                     "frames the verdict is judged on)")
     max_object_step_mm: float | None = _f("mm, world", "largest frame-to-frame object origin displacement")
     max_object_disp_mm: float | None = _f("mm, world", "largest collision-vertex displacement from the settled pose")
     max_object_rise_mm: float | None = _f("mm, world z", "highest object origin z above its settled z")
@@ -308,9 +310,9 @@ class RolloutRecord:
 
 #: Columns of a study's ``rollouts`` rows and of ``study.csv``, in order.
 ROW_FIELDS = (
-    "sequence", "object", "outcome", "diagnosis", "stable", "lifted", "rise", "height_end_hold", "final_height",
+    "sequence", "object", "intent", "outcome", "diagnosis", "stable", "lifted", "rise", "height_end_hold", "final_height",
     "slip_in_hand", "slip_mm", "slip_deg", "separation_mm", "shake_held", "shake_slip_mm", "contacts_at_lift",
-    "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm", "max_object_step_mm",
+    "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_peak_mm", "wrist_err_max_mm", "max_object_step_mm",
     "friction_budget_peak_kg", "creep_mm_s", "object_mass", "ablation_clean", "ablation_no_rise",
     "ablation_max_disp_mm", "ablation_lifted", "wall_s_total", "rtf", "input_flags", "diagnosis_figure", "json",
     "contact_agreement_precision", "contact_agreement_recall", "stuck_after_release",

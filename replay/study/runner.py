@@ -31,7 +31,7 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
-from replay.errors import DataError, OutputError, UsageError
+from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.batch import run_batch
@@ -200,7 +200,8 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad or not protocols:
-        raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
+        hints = "".join(did_you_mean(b, PROTOCOLS) for b in bad)
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; {hints}choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
     return protocols
@@ -330,6 +331,10 @@ class _StudyRun:
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
                            self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
         rec.counts["wall_s_this_run"] = this_run
+        if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
+            rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
+        else:
+            rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
