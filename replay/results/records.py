@@ -258,9 +258,7 @@ class RolloutRecord:
                              "contact at any frame of the hold and the object above its lift-start height), "
                              "hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted (rise + clearance), "
                              "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}")
-    physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics; "
-                                   "the step `timestep` s and `finger_effort_limit` N·m as the protocol's config ran "
-                                   "them; an older record lacks those and the contact rows)")
+    physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
     verdict_envelope: dict | None = _f("-", "--envelope (replay.study.envelope): {settings, lifted (per setting), "
                                        "outcomes, overrides, fraction, flips (vs the default), class, wall_s (s)}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
