@@ -50,3 +50,21 @@ def test_an_option_world_equals_the_settings_own_rollout_bit_for_bit(grab_dir, c
     assert world.metrics["variant_readback"]["options"] == {"cone": 0.0, "impratio": 1.0}
     with pytest.raises(EngineError, match="scalar mjOption"):
         run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(options=(("gravity", 1.0),))], frame_limit=2)
+
+
+def test_run_samples_gives_each_settings_own_rollouts(grab_dir, capsule_rhand):
+    """The one sampling path: an option-only setting joins the study's batch, another plan runs apart;
+    each sample's trajectory is its own rollout's, bit for bit, in the samples' order."""
+    from replay.protocol.sampling import run_samples
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = ReplayConfig(**SHORT)
+    flip = physics.apply_physics(cfg, None, {"cone": "pyramidal", "impratio": 1.0})
+    higher = dataclasses.replace(cfg, lift_height=cfg.lift_height + 0.02)
+    samples = [(flip, Variant(friction=0.8)), (cfg, Variant()), (higher, Variant()), (flip, Variant())]
+    got = run_samples(rec, coords, capsule_rhand, cfg, samples, frame_limit=40)
+    for (c, v), r in zip(samples, got):
+        own = run_rollouts(rec, coords, capsule_rhand, c, [v], frame_limit=40)[0]
+        assert np.array_equal(own.poses["body_pos"], r.poses["body_pos"])
+        assert r.metrics["physics"] == own.metrics["physics"]
+    assert got[0].metrics["batch_worlds"] == 3 and got[2].metrics["batch_worlds"] == 1
