@@ -34,8 +34,12 @@ one run, not an absolute speed):
   ``batch_efficiency_1thread``, ``raw_step_s / threads1_step_cpu_s``, the same on one thread in CPU
   time, which the load does not move).
 
-``--device cuda`` runs the same samples on mujoco-warp (``ReplayConfig(device="cuda")``); not measured
-on this machine (no GPU).
+``--device cuda`` runs the same samples on mujoco-warp (``ReplayConfig(device="cuda")``: every sample a
+world of one launch, its friction, mass and effort per-world model fields,
+:mod:`replay.sim.engine.mjwarp.warp_batch`), timed by wall clock: ``wall_s`` a run less its stepping,
+``stepping_s`` ``step_protocol``'s wall on a built scene, and ``samples_per_min`` at the largest N
+(goal on one GPU: at least 1,000 samples per minute); ``--device warp-cpu`` the same on Warp's CPU
+device (tests, with ``--frame-limit``). Not measured on this machine (no GPU).
 """
 
 from __future__ import annotations
@@ -97,9 +101,9 @@ def _measure(fn) -> dict:
     return {"wall_s": wall, "cpu_s": cpu, "stepping_s": _stepping(prof), "result": out}
 
 
-def batch_stepping_wall(rec, coords, mjcf, cfg, variants, threads: int) -> tuple[float, float]:
-    """``(wall s, CPU s)`` of the batch's stepping alone (``step_protocol`` on a built scene) on ``threads``
-    threads."""
+def batch_stepping_wall(rec, coords, mjcf, cfg, variants, threads: int, frame_limit=None) -> tuple[float, float]:
+    """``(wall s, CPU s)`` of the batch's stepping alone (``step_protocol`` on a built scene and engine) on
+    ``threads`` threads (MuJoCo C; mujoco-warp steps every world in one launch per kernel)."""
     from replay.protocol.rollout import build_replay_scene
     from replay.protocol.step_plan import step_protocol
     from replay.sim.engine.factory import engine_for_scene
@@ -108,13 +112,13 @@ def batch_stepping_wall(rec, coords, mjcf, cfg, variants, threads: int) -> tuple
     batch = engine_for_scene(scene, variants, threads=threads)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
-        step_protocol(plan, batch, cfg)
+        step_protocol(plan, batch, cfg, frame_limit)
         return time.perf_counter() - w0, time.process_time() - c0
     finally:
         batch.close()
 
 
-def raw_steps(rec, coords, mjcf, cfg, variants) -> float:
+def raw_steps(rec, coords, mjcf, cfg, variants, frame_limit=None) -> float:
     """CPU s of raw ``mj_step`` (``mujoco.rollout``, one thread) replaying each world's own inputs
     (:func:`replay.protocol.input_log.record_rollout`: its ctrl and wrist wrench per step, on its compiled
     model from its initial state): the same steps as the batch's worlds, MuJoCo's step alone."""
@@ -135,6 +139,8 @@ def raw_steps(rec, coords, mjcf, cfg, variants) -> float:
             s0 = np.empty(mujoco.mj_stateSize(m, full))
             mujoco.mj_getState(m, d, s0, full)
             controls = np.concatenate([log.ctrl, log.xfrc_applied.reshape(len(log.ctrl), -1)], axis=1)
+            if frame_limit is not None:  # the steps of the batch's first frame_limit frames
+                controls = controls[: int(np.sum(log.frame_steps[:frame_limit]))]
             warm = d.qacc_warmstart.copy()[None]
             c0 = time.thread_time()
             r.rollout(m, d, s0[None], controls[None], control_spec=cspec, initial_warmstart=warm)
@@ -142,51 +148,65 @@ def raw_steps(rec, coords, mjcf, cfg, variants) -> float:
     return total
 
 
-def one_recording(seq: str, mirror: Path, cfg, sizes, device: str) -> dict:
-    """The figures of one recording (module doc)."""
-    from replay.protocol.rollout import build_replay_scene, run_rollouts
+def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
+    """The figures of one recording (module doc). MuJoCo C: CPU s, stepping CPU s under cProfile;
+    mujoco-warp (``cfg.device`` ``cuda`` / ``warp-cpu``): wall s, stepping as ``step_protocol``'s wall s."""
+    from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant
     from replay.study.prepare import prepare_recording
+
+    warp = cfg.device != "cpu"
 
     def prep():
         return prepare_recording("grab", seq, str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
 
     rec, coords, mjcf = prep()
-    mass = float(rec.target_object.asset.mass or 0.0) or None
 
     def run(variants, threads=1):
         r, c, mj = prep()
-        return run_rollouts(r, c, str(mj), cfg, variants, threads=threads)
+        return run_rollouts(r, c, str(mj), cfg, variants, threads=threads, frame_limit=frame_limit)
 
-    one = _measure(lambda: run([Variant()]))
+    def measure(variants):
+        if not warp:
+            return _measure(lambda: run(variants))
+        w0 = time.perf_counter()
+        out = run(variants)
+        wall = time.perf_counter() - w0
+        step = batch_stepping_wall(rec, coords, str(mjcf), cfg, variants, 1, frame_limit)[0]
+        return {"wall_s": wall, "cpu_s": None, "stepping_s": step, "result": out}
+
+    one = measure([Variant()])
+    # the asset's mass as simulated (density x volume), read off the built scene
+    mass = float(one["result"][0].metrics["object_mass"])
     row = {"recording": seq, "one": {k: one[k] for k in ("wall_s", "cpu_s", "stepping_s")}, "samples": []}
     for n in sizes:
-        if mass is None:  # the asset's mass as simulated (density x volume): read off the built scene
-            mass = float(run([Variant()])[0].metrics["object_mass"])
-        variants = draw_samples(n, mass)
-        got = _measure(lambda: run(variants))
+        got = measure(draw_samples(n, mass))
         row["samples"].append({"n": n, **{k: got[k] for k in ("wall_s", "cpu_s", "stepping_s")},
                                "lifted": int(sum(bool(r.metrics["lifted"]) for r in got["result"]))})
-    if device == "cpu":  # the smallest N's stepping on 2 threads against raw mj_step of the same worlds
+    if not warp:  # the smallest N's stepping on 2 threads against raw mj_step of the same worlds
         few = draw_samples(sizes[0], mass)
-        row["threads2_step_wall_s"] = batch_stepping_wall(rec, coords, str(mjcf), cfg, few, 2)[0]
-        row["threads1_step_cpu_s"] = batch_stepping_wall(rec, coords, str(mjcf), cfg, few, 1)[1]
-        row["raw_step_s"] = raw_steps(rec, coords, str(mjcf), cfg, few)
+        row["threads2_step_wall_s"] = batch_stepping_wall(rec, coords, str(mjcf), cfg, few, 2, frame_limit)[0]
+        row["threads1_step_cpu_s"] = batch_stepping_wall(rec, coords, str(mjcf), cfg, few, 1, frame_limit)[1]
+        row["raw_step_s"] = raw_steps(rec, coords, str(mjcf), cfg, few, frame_limit)
     return row
 
 
 def figures(rows: list[dict], device: str) -> dict:
-    """The top-level figures of the rows (module doc)."""
+    """The top-level figures of the rows (module doc); on mujoco-warp from wall times (``cpu_s`` is None),
+    with ``samples_per_min`` at the largest N."""
     lo = [r["samples"][0] for r in rows]
     hi = [r["samples"][-1] for r in rows]
     s = lambda xs, k: float(sum(x[k] for x in xs))  # noqa: E731
-    out = {"extra_sample_cost_ratio": (s(hi, "cpu_s") - s(lo, "cpu_s")) / max(s(hi, "stepping_s") - s(lo, "stepping_s"),
-                                                                            1e-9)}
+    t = "cpu_s" if device == "cpu" else "wall_s"
+    extra_step = s(hi, "stepping_s") - s(lo, "stepping_s")  # <= 0: too few frames to tell (None)
+    out = {"extra_sample_cost_ratio": (s(hi, t) - s(lo, t)) / extra_step if extra_step > 0 else None}
     at32 = [next((x for x in r["samples"] if x["n"] == 32), r["samples"][-1]) for r in rows]
-    out["stepping_share"] = s(at32, "stepping_s") / s(at32, "cpu_s")
+    out["stepping_share"] = s(at32, "stepping_s") / s(at32, t)
     if device == "cpu":
         out["batch_efficiency"] = s(rows, "raw_step_s") / (2.0 * s(rows, "threads2_step_wall_s"))
         out["batch_efficiency_1thread"] = s(rows, "raw_step_s") / s(rows, "threads1_step_cpu_s")
+    else:
+        out["samples_per_min"] = 60.0 * s(hi, "n") / s(hi, "wall_s")
     return out
 
 
@@ -194,7 +214,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--recordings", default=",".join(RECORDINGS))
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
-    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda", "warp-cpu"),
+                    help="cpu: MuJoCo C; cuda: mujoco-warp on the GPU; warp-cpu: mujoco-warp on Warp's CPU device (tests)")
+    ap.add_argument("--frame-limit", type=int, default=None, help="stop every rollout after this many frames (tests)")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     import os
@@ -215,10 +237,11 @@ def main(argv=None) -> int:
     cfg = resolve_hand_variant(ReplayConfig(device=a.device), "grab")
     sizes = [int(x) for x in a.sizes.split(",")]
     r, c, mj = prepare_recording("grab", "cubesmall_lift", str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
-    run_rollouts(r, c, str(mj), cfg, draw_samples(2, 0.1))  # warm-up: numba caches, the hand, first-time costs
+    # warm-up: numba caches, the hand, Warp's kernels, first-time costs
+    run_rollouts(r, c, str(mj), cfg, draw_samples(2, 0.1), frame_limit=a.frame_limit)
     rows = []
     for seq in a.recordings.split(","):
-        rows.append(one_recording(seq, mirror, cfg, sizes, a.device))
+        rows.append(one_recording(seq, mirror, cfg, sizes, a.frame_limit))
         print(json.dumps(rows[-1]), flush=True)
     doc = {"commit": head_commit(), "device": a.device, "sizes": sizes, "recordings": rows,
            **figures(rows, a.device),
