@@ -243,9 +243,10 @@ def main(argv=None) -> int:
     for seq in a.recordings.split(","):
         rows.append(one_recording(seq, mirror, cfg, sizes, a.frame_limit))
         print(json.dumps(rows[-1]), flush=True)
-    doc = {"commit": head_commit(), "device": a.device, "sizes": sizes, "recordings": rows,
-           **figures(rows, a.device),
-           "command": "python benchmarks/sample_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    doc = {"source": "sample_cost",
+           "made_by": "python benchmarks/sample_cost.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+           "commit": head_commit(ROOT), "date": time.strftime("%Y-%m-%d", time.gmtime()), "device": a.device,
+           "sizes": sizes, "recordings": rows, **figures(rows, a.device)}
     print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in doc.items() if k != "recordings"})
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
