@@ -7,7 +7,8 @@ mug_lift). A recording's settings, samples and ablation groups ask for the same 
 :func:`cached_scene` builds it once per process and hands the same scene back, reset:
 
 * the key is everything the build reads: the :class:`~replay.sim.scene_spec.SceneSpec` by content
-  (the hand MJCF's and every object mesh's bytes by SHA-256, the asset's scalar fields, every pose
+  (the hand MJCF's bytes and path (the meshes it names lie beside it), every object mesh's bytes by
+  SHA-256, the asset's scalar fields, every pose
   and target array by its bytes) and the config's fields except :data:`PROTOCOL_FIELDS`, which no
   scene builder reads (``tests/test_scene_cache.py`` greps the sim layer for each);
 * reset (:func:`reset_scene`): every array and option of the compiled ``MjModel`` the direct engine
@@ -31,6 +32,7 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -47,7 +49,8 @@ PROTOCOL_FIELDS = frozenset({
     "max_angular_speed", "replay_speed", "approach_window_s", "grip_overshoot", "pad_near_mm", "pad_max_deg",
     "pad_blend_s", "pad_axis", "pad_compression_mm", "recording_fps", "object_time_offset_s",
 })
-#: scenes kept per process (each a Newton model, its solver and two compiled MjModels: ~10-30 MB)
+#: scenes kept per process (each a Newton model, its solver and two compiled MjModels: measured 1-25 MB
+#: of resident memory each on GRAB lifts)
 MAX_SCENES = 4
 
 _SCENES: OrderedDict = OrderedDict()
@@ -87,6 +90,7 @@ def scene_key(spec, cfg) -> str:
     h = hashlib.sha256()
     a = spec.asset
     h.update(file_sha256(spec.mjcf).encode())
+    h.update(str(Path(spec.mjcf).resolve()).encode())  # the files it names (meshes) are found beside it
     for p in [a.visual_mesh, *a.collision_meshes]:
         h.update(file_sha256(p).encode())
     fields = {k: v for k, v in dataclasses.asdict(a).items() if k not in ("visual_mesh", "collision_meshes", "source")}
