@@ -60,9 +60,10 @@ def test_reset_scene_equals_a_fresh_build(window, capsule_rhand):
     m.opt.impratio = 3.0
     hits = scene_cache.STATS["hits"]
     _, again, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
-    assert again is first and scene_cache.STATS["hits"] == hits + 1
+    assert again.solver is first.solver and scene_cache.STATS["hits"] == hits + 1
+    assert again.readback == first.readback and again.readback is not first.readback  # each use's own figures
     _, fresh, _ = _fresh(rec, coords, capsule_rhand, cfg)
-    assert fresh is not first
+    assert fresh.solver is not first.solver
     diffs, unmatched = diff_models(again.solver.mj_model, fresh.solver.mj_model)
     assert diffs == [] and unmatched == []
     names = scene_cache.model_arrays(fresh.solver.mj_model)

@@ -142,7 +142,8 @@ def reset_scene(entry: _Entry) -> None:
 
 def cached_scene(spec, cfg, build):
     """The scene of ``spec`` under ``cfg``: ``build(spec, cfg)`` the first time, else the kept scene,
-    reset (:func:`reset_scene`), with ``cfg`` as its config.
+    reset (:func:`reset_scene`); either way a copy of the kept :class:`~replay.sim.scene.Scene` with ``cfg``
+    as its config and its own read-back figures, sharing the kept model and solver.
 
     Args:
         spec: a :class:`replay.sim.scene_spec.SceneSpec`. cfg: a :class:`replay.config.ReplayConfig`.
@@ -158,8 +159,7 @@ def cached_scene(spec, cfg, build):
     if entry is None:
         scene = build(spec, cfg)
         m = scene.solver.mj_model
-        entry = _Entry(scene, copy.copy(m), model_arrays(m))
-        _SCENES[key] = entry
+        entry = _SCENES[key] = _Entry(scene, copy.copy(m), model_arrays(m))
         while len(_SCENES) > MAX_SCENES:
             _SCENES.popitem(last=False)
         STATS["builds"] += 1
@@ -167,7 +167,11 @@ def cached_scene(spec, cfg, build):
         _SCENES.move_to_end(key)
         reset_scene(entry)
         STATS["hits"] += 1
-    return entry.scene if entry.scene.config == cfg else dataclasses.replace(entry.scene, config=cfg)
+    # the figures a rollout copies into its results are this use's own (a results dict edited later
+    # must not reach another use's); the model, the solver and their arrays are the kept scene's
+    s = entry.scene
+    return dataclasses.replace(s, config=cfg, readback=copy.deepcopy(s.readback), probe_contacts=list(s.probe_contacts),
+                               flutter=copy.deepcopy(s.flutter))
 
 
 def clear() -> None:
