@@ -28,7 +28,7 @@ process: the driver) and then its report and montage in this process:
   its console's progress bar);
 * ``report_s``, ``report_mb`` (the main page), ``report_files_mb``, ``report_load_s`` (headless
   Chromium's load event, ``performance.now()`` at ``load``, the table's script done);
-* ``montage_s``: ``render_montage`` with its defaults (at most 48 tiles).
+* ``montage_s``: ``render_montage`` with its defaults (at most 24 tiles, MONTAGE_MAX_CLIPS).
 
 And once, ``stepping_fraction``: the share of a worker's CPU time spent stepping physics
 (``span_loop.run_frames``, ``c_loop.frame_substeps`` / ``frame_and_read``, ``ctrl_steps``,

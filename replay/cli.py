@@ -28,12 +28,13 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from replay import resolve_path_env
-from replay.errors import ReplayError, UsageError, printable
+from replay.errors import ReplayError, UsageError, did_you_mean, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -121,6 +122,28 @@ def _run(main: Callable[[], int | None]) -> int:
         return 130
 
 
+#: argparse's message for a value outside an option's ``choices`` (Python 3.11-3.13 wording, with or without
+#: the colon after "invalid choice")
+_INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: ?'(.*)' \(choose from (.*)\)$", re.S)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with
+    the nearest choices (:func:`replay.errors.did_you_mean`): ``--physics authred`` ->
+    ``run_study.py: error: argument --physics: invalid choice 'authred': did you mean 'authored'?
+    (choose from 'authored', 'replay')``, exit 2; every other error as argparse words it (usage, then the error)."""
+
+    def error(self, message: str):
+        m = _INVALID_CHOICE.match(message)
+        if m is None:
+            super().error(message)
+        where, got, listed = m.groups()
+        choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
+        hint = did_you_mean(got, choices)
+        self.exit(EXIT_USAGE, printable(f"{self.prog}: error: {where}: invalid choice {got!r}: {hint}(choose from {listed})")
+                  + "\n")
+
+
 def folder_arg(text: str) -> Path:
     """argparse type for a folder option (``--data``): absolute, against the directory the
     command was started in, so the study's workers and anything it records still find it
@@ -186,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage(), file=sys.stdout if argv else sys.stderr)
         return EXIT_OK if argv else EXIT_USAGE
-    if argv[0] not in words:
-        print(_usage(), file=sys.stderr)
-        say_error(f"unknown command {argv[0]!r}", "grasp-replay")
+    if argv[0] not in words:  # one line with the nearest command; the list of commands where none is near
+        hint = did_you_mean(argv[0], sorted(words))
+        if not hint:
+            print(_usage(), file=sys.stderr)
+        say_error(f"unknown command {argv[0]!r}; {hint}".rstrip("; "), "grasp-replay")
         return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":
@@ -196,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             print(_usage(), file=sys.stdout if rest and rest[0] in ("-h", "--help") else sys.stderr)
             if rest and rest[0] in ("-h", "--help"):
                 return EXIT_OK
-            say_error("validate needs pose-mapping or object-frame", "grasp-replay")
+            hint = did_you_mean(rest[0], ("pose-mapping", "object-frame")) if rest else ""
+            say_error(f"validate needs pose-mapping or object-frame; {hint}".rstrip("; "), "grasp-replay")
             return EXIT_USAGE
         cmd, rest = f"validate {rest[0]}", rest[1:]
     prog = f"grasp-replay {cmd}"

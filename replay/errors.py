@@ -148,3 +148,13 @@ class EngineError(ReplayError):
 
 class AblationMaskError(EngineError):
     """The compiled model's collision bits leave no way to filter hand-object pairs alone."""
+
+
+def did_you_mean(got: str, choices) -> str:
+    """``"did you mean 'authored'? "`` for the ``choices`` nearest ``got`` (:func:`difflib.get_close_matches`,
+    at most 3, similarity 0.5 or more), else ``""``: the hint of every one-line error for a value outside a
+    choice-valued option."""
+    import difflib
+
+    near = difflib.get_close_matches(str(got), [str(c) for c in choices], n=3, cutoff=0.5)
+    return f"did you mean {' or '.join(repr(c) for c in near)}? " if near else ""

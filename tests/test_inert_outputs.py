@@ -97,7 +97,7 @@ def test_the_studys_closing_lines_escape_names_and_keep_an_error_to_one_line(cap
     with printable_output():
         print_outcome(study)
     out, err = capsys.readouterr()
-    assert "red\\x1b[31m_lift  lifted" in out
+    assert re.search(r"red\\x1b\[31m_lift +- +lifted", out)  # the name, its intent (none), its outcome
     assert err.splitlines() == ["failed: title\\x1b]0;x\\x07_lift: TypeError: boom (traceback in the study's "
                                 "records.jsonl)", "refused: bell\\x07_lift: x.pkl: fps: not a number"]
 

@@ -32,8 +32,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from replay.cli import EXIT_INTERRUPTED, folder_arg, printable_output, report, say_error
+from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, report, say_error
 from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
@@ -45,7 +46,7 @@ from replay.errors import ReplayError
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
     p.add_argument("--out", default="out/study.json",
@@ -224,6 +225,11 @@ def main(argv=None) -> int:
     with printable_output():  # names from the data: control characters escaped
         print_outcome(study)
     print(f"study: {a.out}")
+    if a.ablation_only:  # the study changed under an existing page: remade (or said stale)
+        from replay.output.report import refresh_report
+
+        if (line := refresh_report(Path(a.out))) is not None:
+            print(line)
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     crashed = [k for k in failed if k not in refused]

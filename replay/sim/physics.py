@@ -191,8 +191,11 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
 
 def physics_record(cfg: ReplayConfig) -> list[dict]:
     """``[{name, value, source, why}]``: every choice of ``cfg.physics`` as it is in effect for
-    ``cfg`` (a rollout's ``physics`` field). A value that departs from the table (an override, or
-    a config field set apart from the physics) says so in its source."""
+    ``cfg`` (a rollout's ``physics`` field). ``source`` and ``why`` always describe the value in effect:
+    the table's where it is the table's; where it departs, the departure names itself (a user's
+    ``--physics-set``: source ``--physics-set (user)``; a config field set apart from the physics:
+    ``config.<field>``) and its why says what it departs from (``departs from 'authored': 'pyramidal'
+    (<the table's source>)``), never the table's why."""
     tab = table(cfg.physics)
     over = cfg.physics_overrides or {}
     out = []
@@ -202,26 +205,37 @@ def physics_record(cfg: ReplayConfig) -> list[dict]:
     return out
 
 
+def _departure(cfg: ReplayConfig, c: Choice, v, source: str, why: str | None = None) -> tuple:
+    """(value, source, why) of a value ``v`` set apart from the table's ``c`` (by ``source``): the
+    table's own source and why where ``v`` equals the table's value, else ``why`` (default: what it
+    departs from)."""
+    same = (list(v) if isinstance(v, tuple) else v) == (list(c.value) if isinstance(c.value, tuple) else c.value)
+    if same:
+        return v, f"{source}, the same as {cfg.physics!r}: {c.source}", c.why
+    return v, source, why or f"departs from {cfg.physics!r}: {c.value!r} ({c.source})"
+
+
 def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     """(value, source, why) of choice ``k`` for ``cfg`` (:func:`physics_record`)."""
     if k in over:
-        return _check_value(k, over[k]), f"override of {cfg.physics!r} (physics_overrides)", c.why
+        return _departure(cfg, c, _check_value(k, over[k]), "--physics-set (user)")
     if k == "hand_shape":
-        return (cfg.hand_variant if cfg.hand_variant is not None else c.value), c.source, c.why
+        if cfg.hand_variant is not None and cfg.hand_variant != c.value:
+            return _departure(cfg, c, cfg.hand_variant, "config.hand_variant (--hand-shape, or the dataset's default)")
+        return c.value if cfg.hand_variant is None else cfg.hand_variant, c.source, c.why
     if k == "contact_mixing":
         v = "mujoco" if cfg.hand_object_contact == "compiled" else "hand"
         if v != c.value:
-            return v, f"config.hand_object_contact {cfg.hand_object_contact!r} (oracle_contact), departs from " \
-                      f"{cfg.physics!r} ({c.value!r})", "the hug-oracle protocol's contact as authored by manosim"
+            return _departure(cfg, c, v, f"config.hand_object_contact {cfg.hand_object_contact!r} (oracle_contact)",
+                              f"the hug-oracle protocol's contact as authored by manosim; departs from "
+                              f"{cfg.physics!r}: {c.value!r} ({c.source})")
         return v, c.source, c.why
     if k == "wrist_target_interpolation":
         v = "per_step" if cfg.wrist_substep_interp else "held"
-        if v != c.value:
-            return v, f"config.wrist_substep_interp, departs from {cfg.physics!r} ({c.value!r})", "set apart"
-        return v, c.source, c.why
+        return _departure(cfg, c, v, "config.wrist_substep_interp") if v != c.value else (v, c.source, c.why)
     f = FIELD_OF[k]
     if f is not None and getattr(cfg, f) != c.value:
-        return getattr(cfg, f), f"config.{f}, departs from {cfg.physics!r} ({c.value!r})", "set apart from the physics"
+        return _departure(cfg, c, getattr(cfg, f), f"config.{f}")
     return c.value, c.source, c.why
 
 

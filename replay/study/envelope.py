@@ -166,7 +166,8 @@ def envelope_lines(study: dict) -> list[str]:
     robust failures, and per setting how many recordings it flips; [] without an envelope."""
     c = study.get("counts") or {}
     out = []
-    for label, env in (("lift", c.get("envelope")), (oracle_plan.ORACLE, (c.get(oracle_plan.ORACLE) or {}).get("envelope"))):
+    lift_env = c.get("envelope") if c.get("protocol", "lift") == "lift" else None  # the top level is the first protocol's
+    for label, env in (("lift", lift_env), (oracle_plan.ORACLE, (c.get(oracle_plan.ORACLE) or {}).get("envelope"))):
         if not env:
             continue
         flips = ", ".join(f"{s} {n}" for s, n in (env.get("flips_by_setting") or {}).items() if n)

@@ -31,9 +31,9 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
-from replay.errors import DataError, OutputError, UsageError
+from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.inputs import inputs_changed
+from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
@@ -200,7 +200,8 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad or not protocols:
-        raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
+        hints = "".join(did_you_mean(b, PROTOCOLS) for b in bad)
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; {hints}choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
     return protocols
@@ -310,6 +311,7 @@ class _StudyRun:
             st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
         self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
         self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
+        self.said: set[str] = set()  # pin-mismatch warnings already said
         self.n_kept = len(self.results) + len(carried)
         self.n_jobs = self.n_kept + len(self.todo)
         self.con.start(total=self.n_jobs, done=self.n_kept)
@@ -329,6 +331,10 @@ class _StudyRun:
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
                            self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
         rec.counts["wall_s_this_run"] = this_run
+        if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
+            rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
+        else:
+            rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
@@ -354,6 +360,10 @@ class _StudyRun:
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
+        for line in pin_mismatch_lines(value.get("inputs") or {}) if isinstance(value, dict) else ():
+            if line not in self.said:  # said once per file, however many protocols read it
+                self.said.add(line)
+                self.con.say(f"warning: {line}")
         self.n_new += 1
         if summary_due(self.n_new, time.perf_counter() - self.t_summary, self.n_jobs):
             self.summarize()
