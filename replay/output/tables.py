@@ -23,7 +23,10 @@ Each kind turns one results file into a markdown table:
 * ``make_study``: ``benchmarks/make_study_time.py``: ``make study``'s whole time and each command it runs
   (staging, the study, the montage, the report), with the machine's load while it ran;
 * ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
-  CPU time and the jobs' own time, with their ratios to the first checkout's.
+  CPU time and the jobs' own time, with their ratios to the first checkout's;
+* ``sample_cost``: ``benchmarks/sample_cost.py --json``: per recording the CPU of one rollout and of
+  8, 32 and 128 samples with their stepping; each extra sample's cost over its stepping, the stepping
+  share of a 32-sample study and the 2-thread batch against raw ``mj_step`` (issue 47's goals).
 
 Each reads a full results file or its small summary (:mod:`replay.output.results_summary`), which
 keeps the same keys.
@@ -41,7 +44,7 @@ from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
 KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
-         "throughput", "make_study")
+         "throughput", "make_study", "sample_cost")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -260,6 +263,30 @@ def make_study_table(doc: dict) -> str:
                    f"{load[1]} after" + (f" ({doc['note']})" if doc.get("note") else "") + ".\n")
 
 
+def sample_cost_table(doc: dict) -> str:
+    """``benchmarks/sample_cost.py``'s figures: per recording the CPU s of one rollout and of each N samples
+    with their stepping CPU s, then the three figures of issue 47 against their goals (extra sample cost
+    at most 1.25x its stepping, stepping at least 70 % of a 32-sample study, 2 threads at least 0.85 of
+    2 x raw mj_step)."""
+    sizes = doc["sizes"]
+    out = []
+    for r in doc["recordings"]:
+        by_n = {x["n"]: x for x in r["samples"]}
+        t = "cpu_s" if r["one"]["cpu_s"] is not None else "wall_s"  # mujoco-warp: wall s
+        out.append([r["recording"], f"{r['one'][t]:.2f} ({r['one']['stepping_s']:.2f})"]
+                   + [f"{by_n[n][t]:.2f} ({by_n[n]['stepping_s']:.2f})" for n in sizes])
+    clock = "CPU" if doc.get("device", "cpu") == "cpu" else "wall"
+    text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
+    extra = doc["extra_sample_cost_ratio"]
+    notes = [f"each extra sample: {_fmt(extra, '.2f')}x its own stepping CPU (goal at most 1.25x)",
+             f"stepping: {doc['stepping_share'] * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)"]
+    if doc.get("batch_efficiency") is not None:
+        notes.append(f"{sizes[0]} samples on 2 threads: {doc['batch_efficiency']:.2f} of 2 x raw mj_step (goal at "
+                     f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
+                     f"{doc['batch_efficiency_1thread']:.2f} of raw mj_step")
+    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -282,12 +309,16 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError("not a scale benchmark result (no 'sizes'): benchmarks/study_scale.py --json writes one")
     if kind == "make_study" and "steps" not in doc:
         raise ValueError("not a make-study timing (no 'steps'): benchmarks/make_study_time.py writes one")
+    if kind == "sample_cost" and "extra_sample_cost_ratio" not in doc:
+        raise ValueError("not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json "
+                         "writes one")
     if kind == "throughput" and "summary" not in doc:
         raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
             "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
-            "scale": scale_table, "throughput": throughput_table, "make_study": make_study_table}[kind](doc)
+            "scale": scale_table, "throughput": throughput_table, "make_study": make_study_table,
+            "sample_cost": sample_cost_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

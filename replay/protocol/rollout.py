@@ -56,6 +56,7 @@ from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
+from replay.sim.scene_cache import cached_scene
 from replay.sim.scene_spec import SceneSpec
 
 
@@ -73,7 +74,9 @@ class RolloutResult:
 def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
                        ablation: bool = False, protocol: str = "lift"):
     """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
-    built scene (object at its pose at the approach start, hand at its first target).
+    built scene (object at its pose at the approach start, hand at its first target); a scene built
+    before in this process from the same content and structural config is handed back reset
+    (:func:`replay.sim.scene_cache.cached_scene`).
 
     ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
     (:func:`replay.protocol.recorded_protocol.plan_recorded`).
@@ -108,7 +111,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     extent = support_extent(rec)
     spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
                      finger_quats(plan.coords), ablation=ablation, support_extent=extent)
-    scene = build_engine_scene(spec, cfg)
+    scene = cached_scene(spec, cfg, build_engine_scene)  # built once per content and structural config (a worker's)
     return plan, scene, extent
 
 

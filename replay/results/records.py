@@ -123,7 +123,7 @@ class RolloutRecord:
                                   "raised to its flutter bound), said once per study", list)
     engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp), newton (reference) or steel (SolverSteel; its rollouts add solver_backend and steel_rows)")
     ablation_flag: bool | None = _f("-", "JSON key 'ablation' inside an ablation record: true")
-    variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
+    variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset; finger closure, solver options if set)")
     variant_readback: dict = _fl("-", "the variant's values read back from the model")
     # outcome
     outcome: str | None = _f("-", "lift protocol: lifted, not_lifted, stuck or unstable; recorded protocol: tracked, lost or "

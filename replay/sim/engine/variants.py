@@ -35,6 +35,11 @@ class Variant:
             finger's joint targets turned that much further toward flexion from the
             approach's last part on (:mod:`replay.protocol.finger_closure`); zeros: as
             recorded (then left out of :meth:`to_dict`, so results without it read as before).
+        options: ``((name, value), ...)``: scalar ``mjOption`` fields of the world's compiled model,
+            MuJoCo's names and values (``("cone", 1)`` elliptic, ``("impratio", 10.0)``): what MuJoCo
+            allows to change without a recompile (its docs, "mjModel changes");
+            :func:`replay.sim.runtime_settings.setting_variant` turns a setting's config into them.
+            Empty: as built (then left out of :meth:`to_dict`).
         label: free text for reports.
     """
 
@@ -45,6 +50,7 @@ class Variant:
     wrist_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wrist_rotvec: tuple[float, float, float] = (0.0, 0.0, 0.0)
     finger_closure: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    options: tuple = ()
     label: str = ""
 
     def __post_init__(self):
@@ -57,6 +63,11 @@ class Variant:
             if v.shape != (n,) or not np.all(np.isfinite(v)):
                 raise ValueError(f"Variant.{name} must be {n} finite numbers, got {getattr(self, name)!r}")
             object.__setattr__(self, name, tuple(float(x) for x in v))
+        opts = tuple((str(k), float(x)) for k, x in dict(self.options).items())
+        for k, x in opts:
+            if not np.isfinite(x):
+                raise ValueError(f"Variant.options[{k!r}] must be finite, got {x!r}")
+        object.__setattr__(self, "options", opts)
 
     @property
     def perturbs_wrist(self) -> bool:
@@ -68,8 +79,8 @@ class Variant:
 
     @property
     def edits_params(self) -> bool:
-        """True when a physical parameter (friction, effort, mass) differs from the scene's."""
-        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass"))
+        """True when a physical parameter (friction, effort, mass, an option) differs from the scene's."""
+        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass")) or bool(self.options)
 
     @property
     def edits_model(self) -> bool:
@@ -80,6 +91,10 @@ class Variant:
         d = asdict(self)
         if not self.closes_fingers:
             del d["finger_closure"]
+        if self.options:
+            d["options"] = dict(self.options)
+        else:
+            del d["options"]
         return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
