@@ -65,7 +65,9 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
         tail = "\n".join((r.stdout + r.stderr).splitlines()[-5:])
         raise RuntimeError(f"{tree}: run_study.py exited {r.returncode}:\n{tail}")
     counts = json.loads((out / "study.json").read_text())["counts"]
-    parts = [counts, counts.get("hug-oracle") or {}]
+    # each protocol's counts once: under its name where the study has them (the top level repeats the first's)
+    parts = [counts[p] for p in ("lift", "hug-oracle") if isinstance(counts.get(p), dict)] if "protocol" in counts \
+        else [counts, counts.get("hug-oracle") or {}]
     n = sum(int(c.get("rollouts") or 0) + int(c.get("ablation_run") or 0)
             + int((c.get("envelope") or {}).get("rollouts") or 0) + int(c.get("p_lift_rollouts") or 0) for c in parts)
     jobs = 0.0  # the jobs' own time (each rollout's wall_s_total): the study less its workers' start
@@ -75,7 +77,7 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
         except (OSError, ValueError):
             pass
     return {"wall_s": wall, "cpu_s": cpu, "rollouts": n, "recordings": int(counts["rollouts"]) or
-            int(parts[1].get("rollouts") or 0), "jobs_s": jobs}
+            int((counts.get("hug-oracle") or {}).get("rollouts") or 0), "jobs_s": jobs}
 
 
 def summarize(runs: dict[str, list[dict]]) -> dict:

@@ -25,22 +25,54 @@ runs its ``main`` with the rest of the command line (``grasp-replay validate pos
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from replay import resolve_path_env
-from replay.errors import ReplayError, UsageError
+from replay.errors import ReplayError, UsageError, did_you_mean, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say_error(message: str, prog: str | None = None) -> None:
-    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name)."""
+    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name), control
+    characters escaped (:func:`replay.errors.printable`: a name from the data is shown, not obeyed)."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    print(printable(f"{prog}: error: {message}"), file=sys.stderr)
+
+
+class _Printable:
+    """A text stream that writes through :func:`replay.errors.printable` (newlines kept; ``keep_cr``:
+    carriage returns too, which a progress bar redraws its line with)."""
+
+    def __init__(self, stream, keep_cr: bool = False):
+        self.stream, self.keep_cr = stream, keep_cr
+
+    def write(self, text: str) -> int:
+        if self.keep_cr:
+            return self.stream.write("\r".join(printable(s, keep_newlines=True) for s in text.split("\r")))
+        return self.stream.write(printable(text, keep_newlines=True))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def printable_output(bars: bool = False):
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (names from the data
+    in a command's lines are shown, not obeyed by the terminal); ``bars``: stderr keeps its carriage
+    returns (the progress bars' redraws; the lines that name recordings escape them themselves)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:
@@ -61,9 +93,16 @@ def run(main: Callable[[], int | None]) -> int:
         the message names the path); 130 on Ctrl-C.
 
     First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
-    (:func:`replay.resolve_path_env`), for this process and the workers it starts.
+    (:func:`replay.resolve_path_env`), for this process and the workers it starts. What ``main``
+    prints goes through :func:`printable_output` (control characters escaped; stderr keeps the
+    progress bars' carriage returns).
     """
     resolve_path_env()
+    with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
+        return _run(main)
+
+
+def _run(main: Callable[[], int | None]) -> int:
     try:
         return int(main() or 0)
     except ReplayError as exc:
@@ -81,6 +120,28 @@ def run(main: Callable[[], int | None]) -> int:
     except KeyboardInterrupt:
         print("interrupted; results written so far are kept (rerun with --resume where offered)", file=sys.stderr)
         return 130
+
+
+#: argparse's message for a value outside an option's ``choices`` (Python 3.11-3.13 wording, with or without
+#: the colon after "invalid choice")
+_INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: ?'(.*)' \(choose from (.*)\)$", re.S)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with
+    the nearest choices (:func:`replay.errors.did_you_mean`): ``--physics authred`` ->
+    ``run_study.py: error: argument --physics: invalid choice 'authred': did you mean 'authored'?
+    (choose from 'authored', 'replay')``, exit 2; every other error as argparse words it (usage, then the error)."""
+
+    def error(self, message: str):
+        m = _INVALID_CHOICE.match(message)
+        if m is None:
+            super().error(message)
+        where, got, listed = m.groups()
+        choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
+        hint = did_you_mean(got, choices)
+        self.exit(EXIT_USAGE, printable(f"{self.prog}: error: {where}: invalid choice {got!r}: {hint}(choose from {listed})")
+                  + "\n")
 
 
 def folder_arg(text: str) -> Path:
@@ -148,9 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage(), file=sys.stdout if argv else sys.stderr)
         return EXIT_OK if argv else EXIT_USAGE
-    if argv[0] not in words:
-        print(_usage(), file=sys.stderr)
-        say_error(f"unknown command {argv[0]!r}", "grasp-replay")
+    if argv[0] not in words:  # one line with the nearest command; the list of commands where none is near
+        hint = did_you_mean(argv[0], sorted(words))
+        if not hint:
+            print(_usage(), file=sys.stderr)
+        say_error(f"unknown command {argv[0]!r}; {hint}".rstrip("; "), "grasp-replay")
         return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":
@@ -158,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
             print(_usage(), file=sys.stdout if rest and rest[0] in ("-h", "--help") else sys.stderr)
             if rest and rest[0] in ("-h", "--help"):
                 return EXIT_OK
-            say_error("validate needs pose-mapping or object-frame", "grasp-replay")
+            hint = did_you_mean(rest[0], ("pose-mapping", "object-frame")) if rest else ""
+            say_error(f"validate needs pose-mapping or object-frame; {hint}".rstrip("; "), "grasp-replay")
             return EXIT_USAGE
         cmd, rest = f"validate {rest[0]}", rest[1:]
     prog = f"grasp-replay {cmd}"

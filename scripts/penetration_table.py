@@ -1,6 +1,10 @@
 """``python scripts/penetration_table.py ...``: the command :mod:`replay.commands.penetration_table` (its doc says what it does)."""
 
-from replay.commands.penetration_table import main  # noqa: F401  (``main(argv)``: what the command runs)
+try:
+    from replay.commands.penetration_table import main  # noqa: F401  (``main(argv)``: what the command runs)
+except ModuleNotFoundError as e:  # not the project's environment: one line naming what to run, no traceback
+    raise SystemExit(f"penetration_table.py: error: {e.name} is not importable by this python: run `make setup` once, then "
+                     "`source .venv/bin/activate` (or run .venv/bin/python scripts/penetration_table.py)") from None
 
 if __name__ == "__main__":
     from replay.cli import run

@@ -1,6 +1,10 @@
 """``python scripts/render_montage.py ...``: the command :mod:`replay.commands.render_montage` (its doc says what it does)."""
 
-from replay.commands.render_montage import main  # noqa: F401  (``main(argv)``: what the command runs)
+try:
+    from replay.commands.render_montage import main  # noqa: F401  (``main(argv)``: what the command runs)
+except ModuleNotFoundError as e:  # not the project's environment: one line naming what to run, no traceback
+    raise SystemExit(f"render_montage.py: error: {e.name} is not importable by this python: run `make setup` once, then "
+                     "`source .venv/bin/activate` (or run .venv/bin/python scripts/render_montage.py)") from None
 
 if __name__ == "__main__":
     from replay.cli import run

@@ -1,6 +1,10 @@
 """``python scripts/run_sweep.py ...``: the command :mod:`replay.commands.run_sweep` (its doc says what it does)."""
 
-from replay.commands.run_sweep import main  # noqa: F401  (``main(argv)``: what the command runs)
+try:
+    from replay.commands.run_sweep import main  # noqa: F401  (``main(argv)``: what the command runs)
+except ModuleNotFoundError as e:  # not the project's environment: one line naming what to run, no traceback
+    raise SystemExit(f"run_sweep.py: error: {e.name} is not importable by this python: run `make setup` once, then "
+                     "`source .venv/bin/activate` (or run .venv/bin/python scripts/run_sweep.py)") from None
 
 if __name__ == "__main__":
     from replay.cli import run

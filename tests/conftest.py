@@ -30,6 +30,18 @@ def _hermetic_cache(tmp_path_factory):
     mp.undo()
 
 
+@pytest.fixture(autouse=True)
+def _no_scene_from_an_earlier_test():
+    """Every test starts with no kept scene (replay.sim.scene_cache): a test that patches a builder or
+    edits a scene sees its own build, never one an earlier test left in this process."""
+    import sys
+
+    cache = sys.modules.get("replay.sim.scene_cache")
+    if cache is not None:
+        cache.clear()
+    yield
+
+
 _SKIPPED_FOR_DATA: list[str] = []
 
 

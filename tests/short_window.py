@@ -41,3 +41,16 @@ def contact_and_ablation(window, mjcf: Path, **overrides):
     cfg = ReplayConfig(**SHORT, **overrides)
     return (run_rollout(rec, coords, mjcf, cfg, ablation=False),
             run_rollout(rec, coords, mjcf, cfg, ablation=True), cfg)
+
+
+def still_window(grab_dir: Path, name: str = OBJECT, frames: int = 20):
+    """(``<name>_lift`` cropped to ``frames`` frames before its grasp frame and 3 after, hand coords (T, 67)):
+    the hand still, 0.3 m above the object's first position, fingers straight (identity quaternions, xyzw).
+    For tests of what a scene compiles to (no compiled field depends on the hand's pose): no landmark IK."""
+    rec = load_grab(grab_dir / "recordings" / f"{name}_lift.pkl")
+    g = int(rec.grasp_frame)
+    rec = crop_recording(rec, max(0, g - frames), g + 3)
+    coords = np.zeros((len(rec.time), 67))
+    coords[:, :3] = rec.target_object.pos[0] + np.array([0.0, 0.0, 0.3])
+    coords[:, 6::4] = 1.0  # the wrist's and the 15 finger joints' quaternions (xyzw): identity
+    return rec, coords

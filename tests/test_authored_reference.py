@@ -158,10 +158,33 @@ def test_diff_reports_a_planted_change_and_nothing_else(mug):
     other.body_inertia[b] *= 1 + 1e-8  # below the 1e-6 relative tolerance: not reported
     diffs, _ = diff_models(other, mug)
     got = {(d.field, d.where.split(" ")[0]) for d in diffs}
-    assert got == {("opt.impratio", "option"), ("geom_margin", "object[4]"), ("body_mass", "object"),
+    # the object's 4th contact part is its geom [3]: geoms match in body order with the visual geom last
+    assert got == {("opt.impratio", "option"), ("geom_margin", "object[3]"), ("body_mass", "object"),
                    ("dof_damping", "mano_body_5.dof0")}, diffs
     margin = next(d for d in diffs if d.field == "geom_margin")
     assert float(margin.ours) == pytest.approx(0.0015) and float(margin.reference) == pytest.approx(0.0005)
+
+
+def test_diff_compares_shapes_and_frames_not_raw_arrays(mug):
+    """A capsule turned end for end, a body's principal axes listed in another order: the same shape and mass
+    distribution, not reported; a capsule 0.1 mm longer, a centre of mass 0.1 mm off, a ball joint given a
+    range: reported (replay.sim.model_geometry)."""
+    other = copy.copy(mug)
+    cap = _geoms(other, "mano_body_5")[0]
+    w, x, y, z = other.geom_quat[cap]
+    other.geom_quat[cap] = [-x, w, z, -y]  # q * (0, 1, 0, 0): a half turn about the capsule's own x axis
+    b = other.body("mano_body_7").id
+    w, x, y, z = other.body_iquat[b]
+    other.body_iquat[b] = [(w - z) / np.sqrt(2), (x + y) / np.sqrt(2), (y - x) / np.sqrt(2), (z + w) / np.sqrt(2)]
+    other.body_inertia[b] = other.body_inertia[b][[1, 0, 2]]  # the axes turned a quarter about z, swapped
+    diffs, _ = diff_models(other, mug)
+    assert [d for d in diffs if d.field != "body_inertia"] == [], diffs
+    other.geom_size[cap, 1] += 1e-4
+    other.body_ipos[b, 0] += 1e-4
+    j = other.joint("mano_joint_2").id
+    other.jnt_limited[j], other.jnt_range[j] = 1, [0.0, 1.0]
+    got = {(d.field, d.where.split(" ")[0]) for d in diff_models(other, mug)[0] if d.field != "body_inertia"}
+    assert got == {("geom_shape", "mano_body_5[0]"), ("body_ipos", "mano_body_7"), ("jnt_limited", "mano_body_2.jnt0")}
 
 
 def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
@@ -179,8 +202,10 @@ def test_diff_matches_newtons_names(mug, capsule_rhand, grab_dir):
     spec.delete(spec.actuator("wrist_motor_tx"))
     renamed = spec.compile()
     diffs, unmatched = diff_models(renamed, mug)
-    assert [d.field for d in diffs if d.field != "body_mass" and d.field != "body_inertia"] == []
-    assert any(d.field == "body_mass" and d.where == "object" for d in diffs)  # the visual's weight
+    # the visual's weight: the object's mass, and with it its centre of mass and inertia, and nothing else
+    assert {(d.field, d.where) for d in diffs} <= {("body_mass", "object"), ("body_inertia", "object"),
+                                                    ("body_ipos", "object"), ("body_inertia_tensor", "object")}
+    assert any(d.field == "body_mass" and d.where == "object" for d in diffs)
     assert sorted(unmatched) == ["actuator wrist_tx.x only in reference",
                                  "geom object/mug_visual (object) set aside: visual, reference only"]
 
@@ -194,32 +219,98 @@ def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
     fields = {d.field for d in diffs}
     assert {"opt.integrator", "opt.cone", "opt.impratio", "geom_margin", "geom_solmix"} <= fields
     assert "collides" not in fields  # Newton's group bits let the same pairs collide as MuJoCo's 1/1
-    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")]
-    assert hand == []  # masses, inertias, contact values, dof damping/armature: as authored
+    hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")
+            and (d.field, d.where) != ("jnt_type", "mano_body_0")]  # the free joint of the wrench wrist
+    assert hand == []  # shapes, masses, inertias, contact values, joints, dof damping/armature: as authored
     assert not any(d.field == "body_mass" for d in diffs)  # collision parts x 1250 on both sides
     assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
         ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
                                                     "wrist_ty.x", "wrist_tz.x")])
 
 
-@pytest.mark.slow  # ~40 s: landmark IK of the short window and a Newton scene build
-def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand):
-    """Under ``--physics authored`` the compiled model of the short cubesmall oracle scene equals MuJoCo's own
-    compile of the shipped files field by field (options, every geom's contact values and margin, masses,
-    inertias, DOF damping/armature/frictionloss, finger actuators' gains): the only differences left are the
-    declared ones (replay.sim.physics): the support a box (``support_geometry``), the visual geoms inert
-    (``object_visual_geoms``), the object's joint a <freejoint/> (``object_free_joint``), the wrist's six actuators emulated on the free joint (their law is compared with
-    MuJoCo's in tests/test_physics_authored.py), the finger actuators' +-1000 N·m range that kp 30 x pi never
-    reaches, and Newton's parent-child contact excludes (the pairs MuJoCo's filterparent drops too)."""
-    ours, ref, support = _scene_and_reference(grab_dir, capsule_rhand, "authored", "plain")
+#: every difference the physics table declares between the project's compile of an authored scene and MuJoCo's
+#: compile of the shipped files: (field, what the element's name starts with) -> the row of replay.sim.physics
+#: (or the reason) that declares it. Anything else that differs fails the test.
+DECLARED = {
+    ("geom_condim", "support"): "support_contact", ("geom_friction", "support"): "support_contact",
+    ("geom_margin", "support"): "support_contact",
+    ("actuator_forcelimited", "mano_joint"): "finger_effort_limit", ("actuator_forcerange", "mano_joint"):
+        "finger_effort_limit",
+    # Newton writes its collision groups into the bits; what collides is compared pair by pair (`collides`)
+    ("geom_contype", ""): "collision bits", ("geom_conaffinity", ""): "collision bits",
+    # Newton's parent-child excludes: the pairs MuJoCo's filterparent drops too (`collides` holds pair by pair)
+    ("nexclude", "model"): "parent-child excludes",
+    ("geom_shape", "support"): "support_geometry",  # a box at the table top, not the table's mesh part
+    ("jnt_type", "mano_body_0"): "wrist_law",  # the importer's free joint, driven by the emulated actuators
+}
+#: what has no partner, declared: (the line's start) -> the row that declares it
+DECLARED_UNMATCHED = {"body table only in reference": "support_geometry", "actuator wrist_": "wrist_law",
+                      "geom object/": "object_visual_geoms"}
+
+
+def _declared_by(d) -> str | None:
+    return next((row for (field, where), row in DECLARED.items() if d.field == field and d.where.startswith(where)),
+                None)
+
+
+@pytest.mark.parametrize("name,visual", [("cubesmall", "inert"), ("mug", "as_written")])
+def test_authored_physics_compiles_as_mujoco_does(grab_dir, capsule_rhand, name, visual):
+    """Under ``--physics authored`` the compiled model of a hug-oracle scene equals MuJoCo's own compile of the
+    shipped files field by field (options, every geom's contact values and margin, the support's among them,
+    masses, inertias, DOF damping/armature/frictionloss, actuators, which geom pairs collide): every difference
+    left is declared by name (:data:`DECLARED`, each with its row of replay.sim.physics), and the support's are
+    exactly the ``support_contact`` row against the GRAB table asset's text. ``object_visual_geoms`` ``inert``
+    is held against MuJoCo's compile with the visual geoms inert, ``as_written`` against the files as shipped
+    (the visual mesh collides and weighs); the object's joint is a <freejoint/> (``object_free_joint``).
+    ~5 s per object (no landmark IK: the hand hangs still above the object; the pose is no compiled field)."""
+    from replay.sim.physics import PHYSICS
+
+    ours, ref, support, un = _authored_pair(grab_dir, capsule_rhand, name, visual)
     diffs, unmatched = diff_models(ours, ref, geom_pairs=[(support, "table/table_contact0")])
-    declared_support = [d for d in diffs if d.where.startswith(support) or "table" in d.where]
-    left = [d for d in diffs if d not in declared_support
-            and d.field not in ("geom_contype", "geom_conaffinity", "nexclude")
-            and not (d.field in ("actuator_forcelimited", "actuator_forcerange") and "mano_joint" in d.where)]
-    assert left == [], left
-    assert not [d for d in diffs if d.field.startswith("opt.")]
-    assert {"geom_margin", "geom_solmix"}.isdisjoint({d.field for d in left})
+    undeclared = [d for d in diffs if _declared_by(d) is None]
+    assert undeclared == [], undeclared
+    assert not [d for d in diffs if d.field.startswith("opt.") or d.field == "collides"]
+    assert all(any(u.startswith(k) for k in DECLARED_UNMATCHED) for u in unmatched), unmatched
+    assert any(u.startswith("geom object/") for u in unmatched) == (visual == "inert")
+    # the support: ours is the support_contact row, the reference the table asset's object_col class as written
+    row = PHYSICS["authored"]["support_contact"].value
+    g, t = ours.geom(support).id, ref.geom("table/table_contact0").id
+    assert int(ours.geom_condim[g]) == row["condim"] and float(ours.geom_margin[g]) == row["margin"]
+    np.testing.assert_allclose(ours.geom_friction[g], row["friction"], rtol=1e-6)
+    col = _object_col_defaults(grab_dir)
+    assert int(ref.geom_condim[t]) == int(col["condim"]) and ref.geom_margin[t] == pytest.approx(float(col["margin"]))
+    np.testing.assert_allclose(ref.geom_friction[t], [float(x) for x in col["friction"].split()])
+    support_diffs = {d.field for d in diffs if d.where.startswith("support")} - {"geom_contype", "geom_conaffinity"}
+    assert support_diffs == {"geom_condim", "geom_friction", "geom_margin", "geom_shape"}  # the last: support_geometry
+    assert un == ("as_written" if visual == "as_written" else "inert")
+
+
+def _authored_pair(grab_dir, capsule_rhand, name: str, visual: str):
+    """(our compiled MjModel of the hug-oracle scene of ``<name>_lift`` under ``--physics authored`` with
+    ``object_visual_geoms`` = ``visual``, MuJoCo's compile of the shipped files, our support geom's name, the
+    visual choice read back from the rollout config). The hand: short_window.still_window's (no IK)."""
+    from replay.config import ReplayConfig
+    from replay.protocol.oracle_plan import oracle_config
+    from replay.protocol.rollout import build_replay_scene
+    from replay.sim.physics import apply_physics, choice_value
+    from short_window import still_window
+
+    rec, coords = still_window(grab_dir, name)
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
+                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+                                      "authored", {"object_visual_geoms": visual}))
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    ours = scene.solver.mj_model
+    obj, table = rec.target_object, rec.meta["table"]
+    f0 = plan.start_frame
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
+                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
+                                         AuthoredSettings(visual="shipped" if visual == "as_written" else "inert",
+                                                          object_joint="plain")), capsule_rhand)
+    support = next(ours.geom(k).name for k in range(ours.ngeom) if ours.geom(k).name.startswith("support"))
+    return ours, ref, support, choice_value(cfg, "object_visual_geoms")
 
 
 def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_joint: str):

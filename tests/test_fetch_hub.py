@@ -9,6 +9,7 @@ what would cross the network.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import io
 import os
@@ -23,6 +24,7 @@ import huggingface_hub
 import numpy as np
 import pytest
 
+import replay.data.hub
 from replay.data.fetch import fetch
 from replay.data.manifest import Manifest, verify
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS
@@ -163,6 +165,9 @@ def hub(tmp_path, monkeypatch):
         monkeypatch.setattr(huggingface_hub, name, getattr(fake, name))
     monkeypatch.setattr(huggingface_hub, "HfFileSystem", fake.FS)
     monkeypatch.delenv("REPLAY_MIRROR", raising=False)
+    # no commit of kevinywu/hug-bench is pinned in sources.py (none could be confirmed offline):
+    # these tests stand for the project once one is
+    monkeypatch.setattr(replay.data.hub, "HUG_BENCH_ASSETS", dataclasses.replace(HUG_BENCH_ASSETS, revision=ASSETS_SHA))
     return fake
 
 
@@ -178,7 +183,7 @@ def test_hub_fetch_requests_pinned_repos_and_streams_only_aria_data(hub, tmp_pat
     res = fetch("hug-bench", dest, split="test", scenes=["small_2"], progress=False)[0]
     assert res.source == "hub" and res.staged == 7  # 2 objects x 3 files + aria_data.pkl
 
-    assert hub.named("dataset_info") == [dict(repo_id="kevinywu/hug-bench", revision="main")]
+    assert hub.named("dataset_info") == []  # the pinned commit is used as it is, never a branch resolved
     assert hub.named("list_repo_files") == [
         dict(repo_id="kevinywu/hug-bench", repo_type="dataset", revision=ASSETS_SHA),
         dict(repo_id="kevinywu/1m-hugs", repo_type="dataset", revision=HUG_RECORDINGS.revision),
@@ -212,7 +217,7 @@ def test_hub_fetch_requests_pinned_repos_and_streams_only_aria_data(hub, tmp_pat
     assert asset["revision"] == ASSETS_SHA
     assert asset["size"] == len(b'{"world_position": [0.1, 0.2, 0.7]}')
     assert verify(dest, fix=False) == []
-    assert "no pinned commit" in res.note and ASSETS_SHA in res.note
+    assert res.note == ""  # a commit was pinned: nothing resolved at fetch time
 
     # idempotent: nothing is downloaded again
     hub.calls.clear()
@@ -340,3 +345,56 @@ def test_scene_tar_without_recording_is_an_error(hub, tmp_path):
     with pytest.raises(FetchError, match="test/small_2.tar has no aria_data.pkl member"):
         fetch("hug-bench", tmp_path / "data", split="test", scenes=["small_2"], progress=False)
     assert not (tmp_path / "data/hug-bench/scenes/test/small_2/aria_data.pkl").exists()
+
+
+def test_a_revision_that_is_not_a_commit_is_refused_before_any_request(hub, tmp_path, monkeypatch):
+    """Pinned revisions are commits: ``main`` (a branch moves) is refused, as is the unpinned default."""
+    with pytest.raises(FetchError, match=r"revision 'main' of kevinywu/hug-bench is not a commit"):
+        fetch("hug-bench", tmp_path / "data", split="test", scenes=["small_2"], hub_revision="main", progress=False)
+    monkeypatch.setattr(replay.data.hub, "HUG_BENCH_ASSETS", HUG_BENCH_ASSETS)  # as sources.py pins it: nothing
+    with pytest.raises(FetchError, match=r"kevinywu/hug-bench has no pinned commit .*--revision <40-hex commit>"):
+        fetch("hug-bench", tmp_path / "data", split="test", scenes=["small_2"], progress=False)
+    assert hub.calls == []
+
+
+@pytest.mark.parametrize("member", ["small_2/lock/../../../../escaped.txt", "/tmp/escaped_abs.txt"])
+def test_a_tar_member_leaving_dest_is_refused_before_it_is_written(hub, tmp_path, member):
+    """An asset tar member with ``..`` or an absolute name (CVE-2007-4559's class) is refused, naming the
+    tar and member, before a byte is written; the manifest holds no such key and a later fetch works."""
+    assets = hub.root / HUG_BENCH_ASSETS.repo_id / "hug_bench" / "test"
+    shutil.rmtree(assets / "small_2")
+    with tarfile.open(assets / "small_2.tar", "w") as tf:
+        info = tarfile.TarInfo(member)
+        info.size = 3
+        tf.addfile(info, io.BytesIO(b"bad"))
+    dest = tmp_path / "data"
+    with pytest.raises(Exception) as exc:
+        fetch("hug-bench", dest, split="test", scenes=["small_2"], progress=False)
+    assert type(exc.value).__name__ == "DataError" and exc.value.cause == "path_escape"
+    assert "small_2.tar" in str(exc.value) and "[member]" in str(exc.value) and "leaves its folder" in str(exc.value)
+    assert not list(tmp_path.rglob("escaped*")) and not Path("/tmp/escaped_abs.txt").exists()
+    man = Manifest(dest)  # loads: no '..' key was recorded
+    assert all(".." not in k for k in man.files)
+
+
+def test_link_members_of_an_asset_tar_are_never_written(hub, tmp_path):
+    """Symlink and hardlink members (to ``/etc/passwd``, or up and out) are not files: only regular
+    members are staged, so no link escaping ``--dest`` is ever created."""
+    assets = hub.root / HUG_BENCH_ASSETS.repo_id / "hug_bench" / "test"
+    shutil.rmtree(assets / "small_2")
+    with tarfile.open(assets / "small_2.tar", "w") as tf:
+        info = tarfile.TarInfo("small_2/lock/sim_assets/properties.json")
+        body = b'{"world_position": [0.1, 0.2, 0.7]}'
+        info.size = len(body)
+        tf.addfile(info, io.BytesIO(body))
+        for name, kind, target in (("small_2/lock/sim_assets/visual.obj", tarfile.SYMTYPE, "/etc/passwd"),
+                                   ("small_2/lock/sim_assets/up.obj", tarfile.LNKTYPE, "../../../../etc/passwd")):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, target
+            tf.addfile(link)
+    dest = tmp_path / "data"
+    res = fetch("hug-bench", dest, split="test", scenes=["small_2"], progress=False)[0]
+    staged = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file() or p.is_symlink())
+    assert not [p for p in dest.rglob("*") if p.is_symlink()]
+    assert "hug-bench/hug_bench/test/small_2/lock/sim_assets/properties.json" in staged
+    assert not any(s.endswith(("visual.obj", "up.obj")) for s in staged) and res.staged == 2  # + aria_data.pkl

@@ -218,8 +218,11 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     from replay.study.console import summary_table
 
     lines = summary_table(study).splitlines()
-    assert lines[0].endswith("diagnosis: none") and "{" not in lines[0]
-    assert lines[1] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
+    assert lines[0].startswith("hug-oracle protocol, lifted (off the table): 1 lift: lifted 1 of 1,")  # the lifts' line
+    assert lines[1].endswith("diagnosis (all 1): none") and "{" not in lines[1]
+    assert lines[2] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
+    # a hug-oracle study alone has its own counts at the top level (issue 49)
+    assert study["counts"]["protocol"] == "hug-oracle" and study["counts"]["rollouts"] == c["rollouts"] == 1
 
 
 @pytest.mark.slow

@@ -149,12 +149,13 @@ def test_record_lists_every_choice_and_marks_departures():
     rec = {r["name"]: r for r in physics.physics_record(cfg)}
     assert set(rec) == set(physics.PHYSICS["authored"])
     assert all(r["source"] and r["why"] for r in rec.values())
-    assert rec["cone"]["value"] == "elliptic" and "override" in rec["cone"]["source"]
+    assert rec["cone"]["value"] == "elliptic" and rec["cone"]["source"] == "--physics-set (user)"
     assert rec["integrator"]["value"] == "euler" and rec["integrator"]["source"].startswith("MuJoCo default")
     default = {r["name"]: r for r in physics.physics_record(ReplayConfig())}
     assert default["wrist_gravity_compensation"]["value"] is True
     apart = ReplayConfig(cone="pyramidal")
-    assert "departs" in {r["name"]: r for r in physics.physics_record(apart)}["cone"]["source"]
+    cone = {r["name"]: r for r in physics.physics_record(apart)}["cone"]
+    assert cone["source"] == "config.cone" and cone["why"].startswith("departs from 'replay': 'elliptic'")
 
 
 def test_every_table_has_the_same_choices_and_legal_values():

@@ -47,11 +47,13 @@ def study3(tmp_path_factory, capsule_rhand, grab_dir):
 def test_montage_grid_and_hold_last_frame(study3, tmp_path):
     out = tmp_path / "renders" / "montage.mp4"
     st = render_montage(study3, out, cols=2, tile=TILE)
-    assert st.frames == N_LONG and st.size == (320, 240)
+    hh = st.size[1] - 240  # the selection rule's header, drawn on every montage (issue 49)
+    assert st.frames == N_LONG and st.size[0] == 320 and 20 <= hh <= 160
     meta, frames = read_mp4(out)
-    assert tuple(meta["size"]) == (320, 240) and frames.shape[0] == N_LONG
+    assert tuple(meta["size"]) == st.size and frames.shape[0] == N_LONG
+    assert frames[0, :hh].astype(float).mean() < 60  # the dark band with the rule's text, above the tiles
     tw, th = TILE
-    tiles = {k: frames[:, (k // 2) * th:(k // 2 + 1) * th, (k % 2) * tw:(k % 2 + 1) * tw] for k in range(4)}
+    tiles = {k: frames[:, hh + (k // 2) * th:hh + (k // 2 + 1) * th, (k % 2) * tw:(k % 2 + 1) * tw] for k in range(4)}
     band = caption_band([("t", (0, 0, 0))] * 3, tw, th).shape[0]  # 40 of the 120 px
     for k in range(3):  # each clip shows hand and object in every frame: in its picture, under the caption band
         # measured here: the hand 31-122 px of the 160 x 80 picture (50+ in the 160 x 120 tile before the band)
@@ -74,7 +76,7 @@ def test_montage_grid_and_hold_last_frame(study3, tmp_path):
 
 def test_montage_object_filter_and_layout(study3, tmp_path):
     st = render_montage(study3, tmp_path / "m.mp4", objects=["duck"], tile=TILE)
-    assert st.size == TILE and st.frames == N_SHORT
+    assert st.size[0] == TILE[0] and st.size[1] > TILE[1] and st.frames == N_SHORT  # the rule above the tile
     # a limit below the outcome classes (lifted, dropped, unstable: one each): the first classes
     # shown, the rest named, the rule drawn above the tiles (no Python warning on the console)
     with warnings.catch_warnings():
@@ -109,10 +111,11 @@ def test_montage_pairs_with_ablation(study3, tmp_path):
     """variant='both': each rollout beside its contact-ablation run, one pair per row."""
     out = tmp_path / "pairs.mp4"
     st = render_montage(study3, out, objects=["mug", "waterbottle"], variant="both", tile=TILE)
-    assert st.size == (320, 240) and st.frames == N_LONG
+    hh = st.size[1] - 240  # the rule's header
+    assert st.size[0] == 320 and hh > 0 and st.frames == N_LONG
     _, frames = read_mp4(out)
     tw, th = TILE
-    mug, mug_abl = (object_mask(frames[:, :th, c * tw:(c + 1) * tw]) for c in (0, 1))
+    mug, mug_abl = (object_mask(frames[:, hh:hh + th, c * tw:(c + 1) * tw]) for c in (0, 1))
     rise = [np.nonzero(m[0])[0].mean() - np.nonzero(m[-1])[0].mean() for m in (mug, mug_abl)]
     assert rise[0] > 3.0  # the lifted mug rises...
     assert abs(rise[1]) < 1.5  # ...its ablation run (the fixture's object stays put) does not
@@ -125,7 +128,8 @@ def test_montage_kept_when_up_to_date_and_rerendered_on_change(study3, tmp_path)
     first = render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
     assert not first.skipped
     record = json.loads(montage_record_path(out).read_text())
-    assert record["frames"] == first.frames and record["rollouts"] == ["mug_lift", "duck_lift"] and record["size"] == [320, 120]
+    assert record["frames"] == first.frames and record["rollouts"] == ["mug_lift", "duck_lift"] and record["size"] == list(first.size) \
+        and first.size[0] == 320
     stamp = out.stat().st_mtime_ns
     again = render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"])
     assert again.skipped and again.frames == first.frames and out.stat().st_mtime_ns == stamp

@@ -88,7 +88,7 @@ def test_study_csv_and_poses_version(tmp_path):
                                                  "diagnosis_figure": {"slip_mm": 150.0}}])
     write_study(tmp_path / "s.json", rec)
     lines = (tmp_path / "s.csv").read_text().splitlines()
-    assert lines[0].startswith("sequence,object,outcome") and lines[1].startswith("a,,not_lifted,")
+    assert lines[0].startswith("sequence,object,intent,outcome") and lines[1].startswith("a,,,not_lifted,")
     assert read_study(tmp_path / "s.json").rollouts[0]["sequence"] == "a"
     write_poses(tmp_path / "p.npz", {"phase": np.array([0, 1], np.int32)})
     with np.load(tmp_path / "p.npz") as z:

@@ -43,6 +43,8 @@ CAUSES = {
     "penetration": "the recorded hand deep inside the object",
     "hand_shape": "the hand's bones change length over the take",
     "intent": "the recorded motion after the grasp is not a lift",
+    "file_size": "a file larger than its kind's limit, or declaring more than it holds (a size bomb)",
+    "path_escape": "a path the data names that leaves its folder ('..', an absolute path, a symlink)",
     "input": "other bad input (the file and field named; no check named a class)",
 }
 
@@ -53,7 +55,7 @@ FLAG_CAUSES = {"time_base": "frame_rate", "hand_side_from_landmarks": "handednes
 SPECIFICITY = ("units", "stream_shape", "quaternion", "frames_missing", "object_model_mismatch", "stream_offset", "sample_and_hold", "frame_rate",
                "finger_swap", "handedness", "other_hand", "object_track", "untracked_frames", "too_few_frames",
                "hand_speed", "collision_parts", "native_crash", "object_mass", "object_frame", "object_rest", "penetration",
-               "hand_shape", "intent", "input")
+               "hand_shape", "intent", "file_size", "path_escape", "input")
 
 _REFUSAL = re.compile(r"^\[([a-z_]+)\] ")
 

@@ -46,6 +46,7 @@ import dataclasses
 import numpy as np
 
 from replay.checks.hand_points import wrist_track
+from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -67,14 +68,18 @@ def with_fps(rec: Recording, fps: float, source: str = "user") -> Recording:
     ``meta["fps_source"]`` (e.g. ``"user (--fps)"``) set; the frames are unchanged.
 
     Raises:
-        DataError: ``fps`` not a positive finite number (field ``fps``).
+        DataError: ``fps`` not a positive finite number, or above
+            :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ` (field ``fps``, cause ``frame_rate``).
     """
     try:
         fps = float(fps)
     except (TypeError, ValueError):
         raise DataError(rec.source, "fps", f"expected a frame rate in Hz, got {fps!r}") from None
     if not (np.isfinite(fps) and fps > 0):
-        raise DataError(rec.source, "fps", f"must be a positive frame rate in Hz, got {fps}")
+        raise DataError(rec.source, "fps", f"must be a positive frame rate in Hz, got {fps} ({source})", cause="frame_rate")
+    if fps > MAX_PLAUSIBLE_FPS_HZ:
+        raise DataError(rec.source, "fps", f"implausible frame rate {fps:g} Hz ({source}): a hand recording is read "
+                                           f"at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz", cause="frame_rate")
     t = np.asarray(rec.time, float)
     time = (t - t[0]) * (float(rec.fps) / fps)
     meta = dict(rec.meta, fps_source=f"{source}: {fps:g} Hz (the reader's own {float(rec.fps):g} Hz replaced)")
@@ -143,10 +148,14 @@ def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
         :func:`motion_figures`.
 
     Raises:
-        DataError: a time-scale factor above :data:`FACTOR_REFUSE` (field ``fps``), naming the rate
-            the motion looks like and ``--fps``.
+        DataError: a rate above :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ`, or a time-scale
+            factor above :data:`FACTOR_REFUSE` (field ``fps``), naming the rate the motion looks like
+            and ``--fps``.
     """
     src = str(rec.meta.get("fps_source", "unknown"))
+    if not 0 < float(rec.fps) <= MAX_PLAUSIBLE_FPS_HZ:  # before "too few frames": 1e9 Hz is a wrong number
+        raise DataError(rec.source, "fps", f"implausible frame rate {float(rec.fps):g} Hz ({src}): a hand recording "
+                                           f"is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz", cause="frame_rate")
     figs = {"fps": float(rec.fps), "fps_source": src}
     flags: dict = {}
     if hold > 1:

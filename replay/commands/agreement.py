@@ -16,16 +16,16 @@ not run).
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
+from replay.cli import Parser
 from replay.fileio import atomic_write_text
 from replay.study.agreement import SETS, agreement, markdown, pairing_lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--studies", nargs="+", required=True, type=Path, help="two or more study JSONs")
     ap.add_argument("--labels", nargs="+", default=None, help="one short name per study")
     ap.add_argument("--protocols", nargs="+", default=None, choices=list(SETS),

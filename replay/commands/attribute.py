@@ -16,11 +16,11 @@ Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from replay.cli import Parser
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_text
@@ -49,7 +49,7 @@ def _factors(text: str | None) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--out", default="out/grab/attribution.json")
     p.add_argument("--factors", default=None, help="factor names (comma-separated) or a JSON file of factors")

@@ -15,12 +15,11 @@ Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from replay.cli import run
+from replay.cli import Parser, run
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError, OutputError, UsageError
 from replay.fileio import atomic_write_text
@@ -40,7 +39,7 @@ def _markdown(path: str) -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", choices=RECORDING_DATASETS)
     p.add_argument("--out", default="out/grab/bridge.json")
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: the lifts)")

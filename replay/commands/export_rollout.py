@@ -17,17 +17,16 @@ or not reproduced study or rollout, 2 bad arguments (an unknown sequence gets "d
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
-from replay.cli import folder_arg, run
+from replay.cli import Parser, folder_arg, run
 from replay.output.export.run import FORMATS, export_rollout
 from replay.output.export.source import ROLLOUTS
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--sequence", required=True, help="the recording, e.g. mug_lift")
     ap.add_argument("--format", required=True, choices=FORMATS)

@@ -4,7 +4,7 @@
 Examples:
     python scripts/fetch_data.py --dataset all                      # GitHub + Hugging Face Hub
     python scripts/fetch_data.py --dataset all --mirror ../shared/datasets   # offline
-    python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2
+    python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2 --revision <commit>
     python scripts/fetch_data.py --dataset grab --local ~/my_grab   # own files (laid out like the mirror)
     python scripts/fetch_data.py --verify                           # re-hash data/
 
@@ -12,7 +12,7 @@ With --mirror or --local, every file found under a dataset folder is staged: fil
 the pin list are checked against it, the others are recorded in MANIFEST.json as
 unpinned (SHA-256 and origin); the summary line counts both.
 
-Sources and pinned revisions: README.md ("Data sources") and replay/data/sources.py.
+Sources and pinned revisions: docs/data.md and replay/data/sources.py.
 Exit status (the convention of replay.cli): 0 on success, 1 on a fetch or verify
 error, 2 on bad command-line arguments (an unknown dataset name among them).
 """
@@ -23,7 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replay.cli import report
+from replay.cli import Parser, report
 from replay.data.fetch import LINK_MODES, fetch
 from replay.data.manifest import verify
 from replay.data.sources import (
@@ -36,7 +36,7 @@ from replay.errors import ReplayError
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="all", choices=[*DATASET_NAMES, "all"],
                     help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)")
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")
@@ -47,13 +47,17 @@ def _parser() -> argparse.ArgumentParser:
                          "DIR/grab/objects/<name>/): all staged, files not on the pin list as unpinned")
     ap.add_argument("--link", choices=LINK_MODES, default="copy",
                     help="how mirror files are staged (default: copy)")
+    ap.add_argument("--follow-symlinks", action="store_true",
+                    help="stage files that a symlink in --local/--mirror takes outside the dataset folder "
+                         "(refused by default; recorded as symlink_target in MANIFEST.json)")
     ap.add_argument("--split", choices=HUG_SPLITS, default="test", help="HUG-Bench split (default: test)")
     ap.add_argument("--scenes", default=None,
                     help="HUG-Bench scenes, comma separated, e.g. small_2,medium_2 (default: all in the split)")
     ap.add_argument("--revision", default=None,
-                    help=f"revision of {HUG_BENCH_ASSETS.repo_id} (default: {HUG_BENCH_ASSETS.revision})")
+                    help=f"commit (40 hex) of {HUG_BENCH_ASSETS.repo_id} (default: "
+                         f"{HUG_BENCH_ASSETS.revision or 'none pinned, so required for hug-bench'}; a branch is refused)")
     ap.add_argument("--recordings-revision", default=None,
-                    help=f"revision of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})")
+                    help=f"commit (40 hex) of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})")
     ap.add_argument("--verify", action="store_true",
                     help="re-hash the staged files against the manifest instead of fetching; bad files are "
                          "moved aside (<name>.corrupt-<time>) so the next fetch re-stages them")
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         results = fetch(args.dataset, args.dest, mirror=args.mirror, local=args.local, link=args.link, split=args.split,
                         scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
-                        progress=progress)
+                        progress=progress, follow_symlinks=args.follow_symlinks)
     except ReplayError as exc:
         return report(exc)
     except KeyboardInterrupt:

@@ -23,14 +23,14 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from replay.cli import report, say_error
+from replay.cli import Parser, report, say_error
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")
     p.add_argument("--out", required=True, help="output folder")

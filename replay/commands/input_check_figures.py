@@ -12,12 +12,11 @@ when no recording could be read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from replay.cli import run
+from replay.cli import Parser, run
 
 #: (figures key, field) pairs reported by default: the checks of issue 30
 DEFAULT_KEYS = ("time_base.time_scale_factor", "time_base.peak_speed_m_s", "hand_scale.hand_length_mm",
@@ -41,7 +40,7 @@ def _records(datasets: list[str], data: str | None, extra: str | None):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", nargs="+", default=["grab"], choices=["grab", "taco", "hug-bench"])
     p.add_argument("--data", default=None, help="staged data folder (falls back to $REPLAY_MIRROR)")
     p.add_argument("--extra-grab", default=None, help="a folder of more GRAB recordings (the mirror's grab_intents)")

@@ -18,12 +18,11 @@ Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from replay.cli import run
+from replay.cli import Parser, run
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
 
@@ -83,7 +82,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out/penetration.json")
     p.add_argument("--set", action="append", default=[], help="NAME=DATASET:DATA (repeatable)")
     p.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a penetration JSON and exit")

@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from replay.cli import Parser
 from replay.data.sources import (
     GITHUB_SOURCES,
     MIRROR_ALIASES,
@@ -35,7 +36,7 @@ def _is_hidden(rel: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror", required=True, type=Path)
     ap.add_argument("--out", type=Path, default=PINS_PATH)
     args = ap.parse_args(argv)

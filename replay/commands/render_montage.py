@@ -9,9 +9,11 @@ each verdict from the frame it is decided on ("result: <outcome>" at the end of 
 shake's "held" at its end, "shaken loose" from the frame the object is out of the hand for
 good), contacts and time. Clips of different lengths hold their last frame. Defaults: 3 x 2
 grid of 640 x 480 tiles up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080
-(30 clips: 6 x 5 tiles of 288 x 216; 38: 7 x 6 of 240 x 180; from 39, 2560 x 1440: 48 are 8 x 6
-of 320 x 240): every rollout gets a tile up to ``--max-clips`` (48); a larger study is shown by a
-selection in which every outcome class has a tile, its rule drawn above the tiles (the ones left out are named).
+(24 clips: 6 x 4 tiles of 320 x 240; more with ``--max-clips``: 30 are 6 x 5 of 288 x 216, 38 7 x 6
+of 240 x 180; from 39, 2560 x 1440): every rollout gets a tile up to ``--max-clips`` (24: the tiles
+at least 320 px wide that fit 1080p, replay.output.render.montage.MONTAGE_MAX_CLIPS); a larger study
+is shown by a selection in which every outcome class has a tile. The selection's rule is drawn above
+the tiles of every montage (the ones left out are named).
 A montage whose inputs have not changed since it was written (``OUT.json`` beside it
 records their key) is kept, not re-rendered, unless ``--force``.
 Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
@@ -19,14 +21,13 @@ Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad argume
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
 from replay.output.render.video import render_clip
-from replay.cli import report, size_arg
+from replay.cli import Parser, report, size_arg
 from replay.errors import ReplayError, UsageError
 
 
@@ -40,7 +41,7 @@ def split_objects(values: list[str] | None) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", default=Path("renders/montage.mp4"), type=Path, help="montage .mp4")
     ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")

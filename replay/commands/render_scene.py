@@ -23,14 +23,14 @@ from pathlib import Path
 
 from replay.output.render.clip import load_study
 from replay.output.render.video import render_clip
-from replay.cli import folder_arg, report, size_arg
+from replay.cli import Parser, folder_arg, report, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
     ap.add_argument("--out", type=Path, default=None, help="mp4 (default renders/<sequence>.mp4)")

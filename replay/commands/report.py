@@ -13,9 +13,9 @@ format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from replay.cli import Parser
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.output.report import build_report
 from replay.results.files import read_study, rows_csv
@@ -23,14 +23,15 @@ from replay.results.files import read_study, rows_csv
 
 def write_exports(study_path: Path, study, formats: str) -> None:
     """Every recording's contact-run exports in ``formats`` (comma-separated), default folders."""
-    from replay.errors import UsageError
+    from replay.errors import UsageError, did_you_mean
     from replay.output.export.run import FORMATS, export_rollout
     from replay.study.console import quiet_libraries
 
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
     if bad:
-        raise UsageError("--exports", f"{', '.join(bad)}: not one of {', '.join(FORMATS)}")
+        hint = "".join(did_you_mean(b, FORMATS) for b in bad)
+        raise UsageError("--exports", f"{', '.join(bad)}: not one of {', '.join(FORMATS)}; {hint}".rstrip("; "))
     quiet_libraries()
     for row in study.rollouts:
         for fmt in fmts:
@@ -39,7 +40,7 @@ def write_exports(study_path: Path, study, formats: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", type=Path, default=None, help="HTML page (default: report.html beside the study)")
     ap.add_argument("--montage", type=Path, default=None, help="the study's montage (render_montage.py) to embed")

@@ -32,8 +32,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
+from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, report, say_error
 from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
@@ -46,7 +47,7 @@ from replay.errors import ReplayError
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
     p.add_argument("--out", default="out/study.json",
@@ -203,7 +204,9 @@ def print_outcome(study: dict) -> None:
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
-        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {why}", file=sys.stderr)
+        first, *trace = str(why).splitlines()  # an error's traceback is in the study's records
+        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
+              + (" (traceback in the study's records.jsonl)" if trace else ""), file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -240,8 +243,14 @@ def main(argv=None) -> int:
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    print_outcome(study)
+    with printable_output():  # names from the data: control characters escaped
+        print_outcome(study)
     print(f"study: {a.out}")
+    if a.ablation_only:  # the study changed under an existing page: remade (or said stale)
+        from replay.output.report import refresh_report
+
+        if (line := refresh_report(Path(a.out))) is not None:
+            print(line)
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     crashed = [k for k in failed if k not in refused]

@@ -24,7 +24,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from replay.cli import folder_arg
+from replay.cli import Parser, folder_arg
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
@@ -35,7 +35,7 @@ from replay.results.records import FORMAT_VERSION
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
     p.add_argument("--grid", default="effort=0.1:1.5:8,mu=0.2:1.5:8",

@@ -22,13 +22,12 @@ missing or unreadable, no such block, or (``check``) a stale block, 2 bad argume
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
 from pathlib import Path
 
-from replay.cli import run
+from replay.cli import Parser, run
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
 from replay.output.doc_blocks import blocks, stale_blocks, update_text
@@ -38,7 +37,7 @@ from replay.results.outcomes import upgrade
 
 
 def _summarize(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="tables.py summarize", description="the small results file of a document block")
+    ap = Parser(prog="tables.py summarize", description="the small results file of a document block")
     ap.add_argument("source", choices=SOURCES)
     ap.add_argument("input", type=Path, help="study / bridge JSON, or a pytest --junitxml report")
     ap.add_argument("--out", type=Path, required=True, help="e.g. docs/results/grab-lifts.json")
@@ -86,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         return _summarize(args[1:])
     if args and args[0] in ("update", "check"):
         return _documents(args[0], args[1:])
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kind", choices=KINDS)
     ap.add_argument("--results", type=Path, required=True, help="the results JSON the table is made from")
     ap.add_argument("--write", type=Path, default=None, help="document whose table block is replaced")

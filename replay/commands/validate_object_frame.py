@@ -19,7 +19,6 @@ failed to load or data is missing, 2 bad arguments.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import datetime, timezone
@@ -27,7 +26,7 @@ from datetime import datetime, timezone
 from replay.data import RECORDING_DATASETS, list_sequences
 
 from replay.checks import load_recording
-from replay.cli import folder_arg
+from replay.cli import Parser, folder_arg
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
 from replay.checks import object_frame as of
@@ -97,7 +96,7 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
     ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replay.cli import folder_arg, report, say_error
+from replay.cli import Parser, folder_arg, report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
 from replay.data import list_sequences
 from replay.checks import load_recording
@@ -40,7 +40,7 @@ from replay.kinematics.validate import plot_finger_errors, sequence_errors, summ
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))

@@ -68,9 +68,9 @@ def _check_choices(dataset: str, link: str, split: str) -> None:
 
 
 def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, local: str | Path | None = None,
-          link: str = "copy",
-          split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
-          recordings_revision: str | None = None, progress: bool | None = None) -> list[FetchResult]:
+          link: str = "copy", split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
+          recordings_revision: str | None = None, progress: bool | None = None,
+          follow_symlinks: bool = False) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
 
     Args:
@@ -85,27 +85,27 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
             (``<local>/grab/recordings/*.pkl``, ``<local>/grab/objects/<name>/``):
             every file of the selected datasets it holds is staged, pinned ones held
             to their pins, the others recorded as unpinned; nothing is downloaded.
-        link: ``copy`` (default), ``hardlink`` (falls back to copy across file systems)
-            or ``symlink`` for mirror files.
+        link: ``copy`` (default), ``hardlink`` (copy across file systems) or ``symlink``.
         split, scenes: HUG-Bench selection (``val``/``test``; scene names such as
             ``small_2``; default every scene of the split).
-        hub_revision, recordings_revision: override the pinned revisions of
-            ``kevinywu/hug-bench`` and ``kevinywu/1m-hugs``.
+        hub_revision, recordings_revision: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``.
         progress: tqdm bars (``None``: only on a terminal).
+        follow_symlinks: stage files a symlink takes outside their dataset folder (``--local``,
+            mirror; refused by default, recorded as ``symlink_target``).
 
     Returns:
         One :class:`FetchResult` per dataset.
 
     Raises:
         FetchError: unknown dataset or split, missing mirror (or mirror lacking the
-            dataset's files), network failure (message names the source and suggests
-            ``--mirror``), or an upstream layout the fetch does not recognise.
+            dataset's files), network failure (names the source, suggests ``--mirror``), an
+            unknown upstream layout, a symlink out of a staged folder, a refused revision.
         IntegrityError: a mirror file or download does not match its pinned SHA-256.
     """
     _check_choices(dataset, link, split)
     dest = Path(dest)
     if local is not None:
-        return _fetch_local(dataset, dest, Path(local).expanduser(), link, progress)
+        return _fetch_local(dataset, dest, Path(local).expanduser(), link, progress, follow_symlinks)
     mirror_dir = resolve_mirror(mirror)
     dest.mkdir(parents=True, exist_ok=True)
     man = Manifest(dest)
@@ -115,7 +115,7 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
         if name == "hug-bench":
             results.append(_fetch_hug(dest, man, mirror_dir, link, progress, in_all=dataset == "all", split=split,
                                       scenes=scenes, hub_revision=hub_revision,
-                                      recordings_revision=recordings_revision))
+                                      recordings_revision=recordings_revision, follow_symlinks=follow_symlinks))
             continue
         if mirror_dir is not None and not (mirror_dir / name).is_dir():
             raise FetchError(f"mirror {mirror_dir} has no {name}/ folder; use a complete mirror or drop --mirror "
@@ -123,14 +123,15 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
         res = stage_pinned(name, dest, man, mirror=mirror_dir, link=link, progress=progress)
         res.pinned = len(pinned_files(name))
         if mirror_dir is not None:
-            stage_extra(name, mirror_dir, dest, man, source="mirror", link=link, result=res, progress=progress)
+            stage_extra(name, mirror_dir, dest, man, source="mirror", link=link, result=res, progress=progress,
+                        follow_symlinks=follow_symlinks)
         results.append(res)
     return results
 
 
 def _fetch_hug(dest: Path, man: Manifest, mirror_dir: Path | None, link: str, progress: bool | None, *,
                in_all: bool, split: str, scenes: list[str] | None, hub_revision: str | None,
-               recordings_revision: str | None) -> FetchResult:
+               recordings_revision: str | None, follow_symlinks: bool = False) -> FetchResult:
     """HUG-Bench for :func:`fetch`: the mirror's copy if it has one; skipped (with a note) as part
     of ``all`` with a mirror that has none; else from the Hugging Face Hub.
 
@@ -138,7 +139,7 @@ def _fetch_hug(dest: Path, man: Manifest, mirror_dir: Path | None, link: str, pr
         FetchError: see :func:`replay.data.hub.fetch_hug_bench`.
     """
     if mirror_dir is not None and (mirror_dir / "hug-bench").is_dir():
-        return stage_mirror_tree("hug-bench", mirror_dir, dest, man, link, progress)
+        return stage_mirror_tree("hug-bench", mirror_dir, dest, man, link, progress, follow_symlinks)
     if mirror_dir is not None and in_all:
         return FetchResult(
             "hug-bench", "skipped",
@@ -152,7 +153,8 @@ def _fetch_hug(dest: Path, man: Manifest, mirror_dir: Path | None, link: str, pr
     return res
 
 
-def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: bool | None) -> list[FetchResult]:
+def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: bool | None,
+                 follow_symlinks: bool = False) -> list[FetchResult]:
     """``fetch(local=...)``: stage every file of the selected datasets found in ``local``.
 
     Raises:
@@ -170,6 +172,7 @@ def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: boo
     results = []
     for name in names:
         res = FetchResult(name, "local")
-        stage_extra(name, local.resolve(), dest, man, source="local", link=link, result=res, progress=progress)
+        stage_extra(name, local.resolve(), dest, man, source="local", link=link, result=res, progress=progress,
+                    follow_symlinks=follow_symlinks)
         results.append(res)
     return results

@@ -50,6 +50,7 @@ from replay.data.adapter_fields import (
     top_surface_height,
     wxyz_to_xyzw,
 )
+from replay.data.confine import plain_name
 from replay.data.mesh_io import shared_mesh
 from replay.data.objects import load_grab_object
 from replay.data.safe_pickle import load_pickle
@@ -79,7 +80,8 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     Raises:
         DataError: unreadable/truncated/hostile pickle, missing field, wrong shape,
             NaN values (naming the first bad frame), non-unit quaternion, missing
-            object model or mesh, object never lifted by 1 cm.
+            object model or mesh, an object name that is not a plain folder name (``../x``, an
+            absolute path: cause ``path_escape``), object never lifted by 1 cm.
     """
     path = Path(path)
     objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
@@ -87,7 +89,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     if not isinstance(data, dict):
         raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
     a = _read_arrays(data, path)
-    obj_dir = objects_dir / a["obj_name"]
+    obj_dir = objects_dir / plain_name(a["obj_name"], path, "object.name")
     if not obj_dir.is_dir():
         raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
     asset = load_grab_object(obj_dir)

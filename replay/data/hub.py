@@ -27,6 +27,7 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from replay.data.confine import safe_relpath
 from replay.data.manifest import Manifest
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
 from replay.data.transfer import (
@@ -65,23 +66,21 @@ def _is_archive(path: str) -> bool:
 
 
 def resolve_revision(repo: HubRepo, revision: str | None) -> str:
-    """Commit hash for ``revision`` (default: the pinned one) of a Hub repo.
+    """The commit to fetch ``repo`` at: ``revision`` (``--revision``) or the pinned one, which must
+    be a 40-hex commit hash. A branch or tag (``main``) moves: what it names today is not what it
+    named when the results were made, so it is refused rather than resolved.
 
     Raises:
-        FetchError: the Hub cannot be reached or the revision does not exist.
+        FetchError: no pinned commit and none given, or a revision that is not a commit hash.
     """
-    import huggingface_hub as hfh
-
     rev = revision or repo.revision
-    if _SHA_RE.fullmatch(rev):
-        return rev
-    try:
-        info = hfh.dataset_info(repo.repo_id, revision=rev)
-    except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{rev}", exc, mirror_has_it=False)) from None
-    if not getattr(info, "sha", None):
-        raise FetchError(f"the Hub did not report a commit for {repo.repo_id}@{rev}")
-    return info.sha
+    if rev is None:
+        raise FetchError(f"{repo.repo_id} has no pinned commit (replay/data/sources.py); give the one to fetch with "
+                         f"--revision <40-hex commit> (listed at {repo.repo_url}/commits/main)")
+    if not _SHA_RE.fullmatch(rev):
+        raise FetchError(f"revision {rev!r} of {repo.repo_id} is not a commit (a branch or tag moves); give the "
+                         f"40-hex commit hash (listed at {repo.repo_url}/commits/main)")
+    return rev
 
 
 def _list(repo: HubRepo, sha: str) -> list[str]:
@@ -167,7 +166,7 @@ def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | N
             raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)) from None
         for s in plain:
             for p in wanted[s]:
-                local = root / p
+                local = root / safe_relpath(p, f"{repo.repo_id}@{sha[:7]}", "file")
                 if not local.is_file():
                     raise FetchError(f"snapshot_download of {repo.repo_id}@{sha[:7]} did not produce {p}")
                 _record_hub(man, repo, sha, f"{DATASET}/{p}", p, local)
@@ -250,7 +249,9 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
                 for member in tf:
                     if not select(member):
                         continue
-                    key = place(member.name)
+                    where = f"{repo.repo_id}@{sha[:7]}:{tar_path}"
+                    safe_relpath(member.name, where, "member")  # confined before anything is written
+                    key = safe_relpath(place(member.name), where, "member")
                     target = root / key
                     target.parent.mkdir(parents=True, exist_ok=True)
                     clear_parts(target)
@@ -336,7 +337,10 @@ def fetch_hug_bench(dest: Path, man: Manifest, *, split: str, scenes: list[str] 
 
     Raises:
         FetchError: Hub unreachable (names the repo; suggests ``--mirror``), unknown
-            scene, or a repository layout this code does not recognise.
+            scene, a revision that is not a commit (:func:`resolve_revision`), or a repository
+            layout this code does not recognise.
+        DataError: an archive member or file path that would land outside ``dest``
+            (absolute, ``..``: cause ``path_escape``), refused before it is written.
     """
     result = FetchResult(DATASET, "hub")
     assets_sha = resolve_revision(HUG_BENCH_ASSETS, assets_revision)
@@ -344,7 +348,4 @@ def fetch_hug_bench(dest: Path, man: Manifest, *, split: str, scenes: list[str] 
     chosen = fetch_assets(dest, man, split=split, scenes=scenes, sha=assets_sha, result=result, progress=progress)
     fetch_recordings(dest, man, split=split, scenes=chosen, sha=rec_sha, result=result, progress=progress)
     man.save()
-    if not (assets_revision or _SHA_RE.fullmatch(HUG_BENCH_ASSETS.revision)):
-        result.note = (f"{HUG_BENCH_ASSETS.repo_id} has no pinned commit; branch "
-                       f"{HUG_BENCH_ASSETS.revision!r} resolved to {assets_sha} (recorded in the manifest)")
     return result

@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import hug_object_pose, load_hug_object
 from replay.data.safe_pickle import load_pickle
@@ -224,7 +225,8 @@ def _read_header(path: Path) -> tuple[float, list]:
     """``(fps, frame_data)`` of an ``aria_data.pkl``.
 
     Raises:
-        DataError: not a dict, ``fps`` missing/not a positive number, ``frame_data`` missing or
+        DataError: not a dict, ``fps`` missing/not a number up to
+            :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ`, ``frame_data`` missing or
             fewer than 2 frames.
     """
     data = load_pickle(path)
@@ -236,8 +238,9 @@ def _read_header(path: Path) -> tuple[float, list]:
         fps = float(data["fps"])
     except (TypeError, ValueError):
         raise DataError(path, "fps", f"expected a number, got {data['fps']!r}") from None
-    if not (np.isfinite(fps) and fps > 0):
-        raise DataError(path, "fps", f"must be positive, got {fps}")
+    if not (np.isfinite(fps) and 0 < fps <= MAX_PLAUSIBLE_FPS_HZ):
+        raise DataError(path, "fps", f"implausible frame rate {fps:g} Hz (a hand recording is read at up to "
+                                     f"{MAX_PLAUSIBLE_FPS_HZ:g} Hz)", cause="frame_rate")
     frames = data.get("frame_data")
     if frames is None:
         raise DataError(path, "frame_data", "missing field")

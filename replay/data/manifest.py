@@ -9,7 +9,8 @@ Layout (``format`` 1)::
          "upstream_path": "data/grab/s1/mug_lift.pkl",
          "path": "grab/recordings/mug_lift.pkl", "size": 1234, "sha256": "<hex>",
          "link": "copy" | "hardlink" | "symlink",
-         "pinned": true | false, "origin": "<absolute source path>" | null}}}
+         "pinned": true | false, "origin": "<absolute source path>" | null,
+         "symlink_target": "<file outside the staged folder>"  (only with --follow-symlinks)}}}
 
 ``pinned`` is false for a file the pin list (``replay/data/pinned_files.json``) does
 not name, e.g. a user's own recording staged from ``--mirror`` or ``--local``: its
@@ -31,6 +32,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from replay.data.confine import safe_relpath
+from replay.data.limits import load_json
+from replay.data.sources import pin_digests
 from replay.errors import DataError
 from replay.fileio import atomic_write_text, sha256_file
 
@@ -61,7 +65,8 @@ class Problem:
 
     Attributes:
         path: manifest key (relative to the staging root).
-        kind: ``"missing"``, ``"size"`` or ``"sha256"``.
+        kind: ``"missing"``, ``"size"``, ``"sha256"`` or ``"pin"`` (the file matches its entry,
+            which calls it pinned, but not the project's pin list: :func:`verify`).
         expected / actual: what the manifest says and what is on disk.
         moved_to: where the bad file was moved (``None`` if missing or left alone).
     """
@@ -75,6 +80,10 @@ class Problem:
     def describe(self) -> str:
         if self.kind == "missing":
             return f"{self.path}: listed in the manifest but missing on disk"
+        if self.kind == "pin":
+            pin = "the pin list does not name it" if self.expected == "-" else f"the pin list has {self.expected[:12]}…"
+            return (f"{self.path}: the manifest calls it pinned, but its SHA-256 {self.actual[:12]}… is not the "
+                    f"project's pin ({pin}, replay/data/pinned_files.json); recorded as pinned: false, pin_mismatch: true")
         msg = f"{self.path}: {self.kind} mismatch (manifest {self.expected}, on disk {self.actual})"
         if self.moved_to is not None:
             msg += f"; moved aside to {self.moved_to.name}"
@@ -99,10 +108,10 @@ class Manifest:
             self._load()
 
     def _load(self) -> None:
-        try:
-            data = json.loads(self.path.read_text())
-        except json.JSONDecodeError as exc:
-            raise DataError(self.path, None, f"not valid JSON ({exc}); delete it and re-run the fetch") from None
+        try:  # bounded: a shipped manifest nested 100,000 deep is one line, not a RecursionError
+            data = load_json(self.path)
+        except DataError as exc:
+            raise DataError(self.path, None, f"{exc.message}; delete it and re-run the fetch") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
             raise DataError(self.path, "format", f"expected a format-{FORMAT} manifest with a 'files' object")
         for key, entry in data["files"].items():
@@ -123,19 +132,28 @@ class Manifest:
 
     def add(self, *, dataset: str, source: str, repo: str, revision: str, path: str, size: int,
             sha256: str, upstream_path: str | None = None, link: str = "copy", pinned: bool | None = None,
-            origin: str | None = None) -> None:
+            origin: str | None = None, symlink_target: str | None = None) -> None:
         """Record one staged file (replacing any previous entry for ``path``).
 
         ``pinned``: whether the pin list names it (``None``: not a pinned dataset, e.g.
-        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from.
+        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from;
+        ``symlink_target``: the file outside the staged folder a symlink led to, staged only
+        with ``--follow-symlinks`` (the key is written only then).
+
+        Raises:
+            ValueError: an unknown ``source``.
+            DataError: a ``path`` that leaves the staging root (absolute, ``..``), cause ``path_escape``.
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+        safe_relpath(path, self.path, f"files.{path}")
         self.files[path] = {
             "dataset": dataset, "source": source, "repo": repo, "revision": revision, "path": path,
             "size": int(size), "sha256": sha256, "upstream_path": upstream_path, "link": link,
             "pinned": pinned, "origin": origin,
         }
+        if symlink_target is not None:
+            self.files[path]["symlink_target"] = symlink_target
 
     def for_dataset(self, dataset: str) -> dict[str, dict]:
         return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
@@ -181,11 +199,15 @@ def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = T
             next fetch re-stages them. With ``fix=False`` nothing is changed.
         progress: show a tqdm bar (``None``: only on a terminal).
 
+    Every file is held to its manifest entry, and every entry that claims ``pinned`` (or lies at a
+    path of the pin list) to the project's own pin list: a manifest shipped with the data can
+    call an edited file pinned, with the edited file's own SHA-256 (:func:`_pin_problem`).
+
     Returns:
         The problems found (empty when everything matches).
 
     Raises:
-        DataError: no manifest at ``root``, or a malformed one.
+        DataError: no manifest at ``root``, or a malformed one (or pin list).
     """
 
     man = Manifest(root)
@@ -193,10 +215,27 @@ def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = T
         raise DataError(man.path, None, "no manifest; run scripts/fetch_data.py first")
     keys = [k for k, v in man.files.items() if datasets is None or v["dataset"] in datasets]
     problems = []
+    pins = pin_digests()
     for key in tqdm(keys, desc="verify", unit="file", disable=None if progress is None else not progress):
-        p = man.check(key, fix=fix)
+        p = man.check(key, fix=fix) or _pin_problem(man, key, pins, fix)
         if p is not None:
             problems.append(p)
     if problems and fix:
         man.save()
     return problems
+
+
+def _pin_problem(man: Manifest, key: str, pins: dict[str, str], fix: bool) -> Problem | None:
+    """A file that matches its manifest entry, but whose entry claims ``pinned`` while its SHA-256
+    is not the project's pin (``pins``: :func:`replay.data.sources.pin_digests`); ``fix`` records the
+    entry as ``pinned: false, pin_mismatch: true`` (the file is left where it is: it may be the
+    user's own edit, now said as such)."""
+    entry = man.files[key]
+    pin = pins.get(key)
+    # an entry from before the flag existed (pinned files only) claims it by lying at a pinned path
+    claims = entry.get("pinned") is True or (entry.get("pinned") is None and pin is not None)
+    if not claims or pin == entry["sha256"]:
+        return None
+    if fix:
+        entry["pinned"], entry["pin_mismatch"] = False, True
+    return Problem(key, "pin", pin or "-", entry["sha256"])

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from replay.data.limits import check_size
 from replay.errors import DataError
 
 
@@ -47,18 +48,59 @@ def shared_mesh(path: str | Path, field: str | None = None, source: str | Path |
             the file's vertex order (needed to compare with per-vertex data).
 
     Raises:
-        DataError: file missing, unreadable or without triangles.
+        DataError: file missing, larger than the mesh size limit (:func:`replay.data.limits.check_size`,
+            before it is read), a binary STL declaring more triangles than the file holds
+            (:func:`check_stl_count`), unreadable or without triangles.
     """
     path = Path(path)
     where = source if source is not None else path
     if not path.is_file():
         raise DataError(where, field, f"mesh file not found: {path}")
+    check_size(path, "mesh", field)
+    if path.suffix.lower() == ".stl":
+        check_stl_count(path, field)
     st = path.stat()
     try:
         mesh = _cached_mesh(str(path.resolve()), st.st_size, st.st_mtime_ns, bool(process))
     except _Unreadable as exc:
         raise DataError(path, field, str(exc)) from None
     return mesh
+
+
+#: binary STL: 80-byte header, uint32 triangle count, 50 bytes per triangle (normal, 3 vertices,
+#: attribute count; the format as 3D Systems defined it)
+STL_HEADER_BYTES = 84
+STL_TRIANGLE_BYTES = 50
+
+
+def check_stl_count(path: str | Path, field: str | None = None) -> None:
+    """Refuse a binary STL whose header declares more triangles than its length holds, before any
+    parser believes the count (reads 84 bytes). An ASCII STL (``solid`` ... with no consistent
+    binary count) is left to the parser.
+
+    Raises:
+        DataError: ``declares N triangles but the file holds M bytes`` (cause ``file_size``).
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(STL_HEADER_BYTES)
+    if len(head) < STL_HEADER_BYTES:
+        return  # too short for a binary STL: the parser says what it is
+    n = int.from_bytes(head[80:84], "little")
+    need = STL_HEADER_BYTES + STL_TRIANGLE_BYTES * n
+    if need == size or (head[:5].lower() == b"solid" and _ascii_start(path)):
+        return
+    if need > size:
+        raise DataError(path, field, f"binary STL declares {n:,} triangles ({need:,} bytes) but the file holds "
+                                     f"{size:,} bytes: truncated, or a header that lies", cause="file_size")
+
+
+def _ascii_start(path: Path) -> bool:
+    """Whether the file's first 1 kB is printable text (an ASCII STL begins ``solid <name>``, facets)."""
+    with open(path, "rb") as f:
+        chunk = f.read(1024)
+    return all(b in b"\t\n\r" or 32 <= b < 127 for b in chunk)
 
 
 #: meshes kept per process (an object's visual and collision parts, the tables, the hands)

@@ -35,6 +35,8 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from replay.data.cache import cache_dir, sha256_text
+from replay.data.confine import confined
+from replay.data.limits import check_size
 from replay.data.mesh_checks import check_collision_part
 from replay.data.mesh_io import load_mesh
 from replay.data.types import ObjectAsset
@@ -80,30 +82,53 @@ class GrabObjectInfo:
     density_source: str = "file: object.xml"
 
 
-def _parse_xml(path: Path) -> ET.Element:
+#: include limits: nesting depth and the number of includes one model expands (object_sim: 3 per
+#: object, nesting 1; a fan-out of 7 includes per file over 8 levels expands 823,543)
+MAX_INCLUDE_DEPTH = 8
+MAX_INCLUDES = 64
+
+
+def _parse_xml(path: Path, source: Path | None = None, field: str | None = None) -> ET.Element:
     if not path.is_file():
-        raise DataError(path, None, "MJCF file not found")
+        raise DataError(source or path, field, f"MJCF file not found: {path}" if source else "MJCF file not found")
+    check_size(path, "mjcf")
     try:
         return ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise DataError(path, None, f"invalid XML: {exc}") from None
 
 
-def _expand_includes(elem: ET.Element, base: Path, depth: int = 0) -> None:
-    """Replace each ``<include file=...>`` under ``elem`` by the included root's children (in place)."""
-    if depth > 8:
-        raise DataError(base, "include", "include nesting deeper than 8")
+def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count: list[int], depth: int = 0) -> None:
+    """Replace each ``<include file=...>`` under ``elem`` by the included root's children (in place).
+
+    Args:
+        base: the folder of the file ``elem`` came from (includes are relative to it).
+        root: the folder includes must stay in (the dataset's objects folder).
+        xml: the file ``elem`` came from (named in errors).
+        count: ``[includes expanded so far]``, shared by the whole model.
+
+    Raises:
+        DataError: nesting deeper than :data:`MAX_INCLUDE_DEPTH`, more than :data:`MAX_INCLUDES`
+            includes (cause ``file_size``), an include outside ``root`` (cause ``path_escape``),
+            a missing or invalid included file.
+    """
+    if depth > MAX_INCLUDE_DEPTH:
+        raise DataError(xml, "include", f"include nesting deeper than {MAX_INCLUDE_DEPTH}", cause="file_size")
     for i, child in enumerate(list(elem)):
         if child.tag == "include":
-            inc = (base / child.get("file", "")).resolve()
-            root = _parse_xml(inc)
-            _expand_includes(root, inc.parent, depth + 1)
+            count[0] += 1
+            if count[0] > MAX_INCLUDES:
+                raise DataError(xml, "include.file", f"more than {MAX_INCLUDES} includes in one model (an include "
+                                                     "fan-out); refused before expanding them", cause="file_size")
+            inc = confined(root, child.get("file", ""), xml, "include.file", "include", base=base)
+            sub_root = _parse_xml(inc, xml, "include.file")
+            _expand_includes(sub_root, inc.parent, root, inc, count, depth + 1)
             elem.remove(child)
-            for j, sub in enumerate(list(root)):
+            for j, sub in enumerate(list(sub_root)):
                 elem.insert(i + j, sub)
             # indices shift: restart on the expanded element
-            return _expand_includes(elem, base, depth)
-        _expand_includes(child, base, depth)
+            return _expand_includes(elem, base, root, xml, count, depth)
+        _expand_includes(child, base, root, xml, count, depth)
     return None
 
 
@@ -163,7 +188,8 @@ def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path
     """Mesh name -> (file beside ``object.xml``, scale (3,) or None) of every ``<asset><mesh>``.
 
     Raises:
-        DataError: a mesh without a file, or one that does not resolve beside ``object.xml``.
+        DataError: a mesh without a file, or one that does not resolve beside ``object.xml`` (only
+            the file name of the upstream path is used, so no mesh is read from elsewhere).
     """
     meshes: dict[str, tuple[Path, np.ndarray | None]] = {}
     for asset in root.findall("asset"):
@@ -222,15 +248,21 @@ MUJOCO_DEFAULT_DENSITY = float(_MJ_GEOM_DEFAULTS["density"])
 def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     """Parse ``<object_dir>/object.xml`` (with includes and default classes).
 
+    Includes resolve relative to the including file and must stay inside the objects folder
+    (``object_dir``'s parent, which holds object_sim's ``common.xml``); at most
+    :data:`MAX_INCLUDES` of them, nested at most :data:`MAX_INCLUDE_DEPTH` deep; each file within
+    the MJCF size limit (:mod:`replay.data.limits`).
+
     Raises:
-        DataError: missing/invalid XML, a mesh file that cannot be resolved beside
-            ``object.xml``, no collision geom, or collision geoms that disagree on
-            density/friction/condim.
+        DataError: missing/invalid/oversized XML, an include or mesh outside the objects folder
+            (cause ``path_escape``), too many or too deep includes (cause ``file_size``), a mesh
+            file that cannot be resolved beside ``object.xml``, no collision geom, or collision
+            geoms that disagree on density/friction/condim.
     """
     object_dir = Path(object_dir)
     xml = object_dir / "object.xml"
     root = _parse_xml(xml)
-    _expand_includes(root, object_dir)
+    _expand_includes(root, object_dir, object_dir.parent, xml, [0])
     angle_deg = _compiler_angle_deg(root)
     classes = _collect_defaults(root)
     geoms, primitives = _body_geoms(root, classes, _declared_meshes(root, object_dir), xml, object_dir)

@@ -15,7 +15,6 @@ in the object frame (metres) that the dataset's poses refer to.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import trimesh
 
 from replay.data.asset_memo import memo
 from replay.data.coacd import COACD_SETTINGS, COACD_TIMEOUT_S, convex_decomposition
+from replay.data.limits import load_json
 from replay.data.mesh_checks import check_collision_part
 from replay.data.mesh_io import load_mesh, shared_mesh
 from replay.data.object_mjcf import GrabObjectInfo, grab_object_info, load_grab_object
@@ -152,10 +152,9 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
     props_path = sim_assets / "properties.json"
     if not props_path.is_file():
         raise DataError(props_path, None, "properties.json not found")
-    try:
-        props = json.loads(props_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(props_path, None, f"invalid JSON: {exc}") from None
+    props = load_json(props_path, "properties.json")
+    if not isinstance(props, dict):
+        raise DataError(props_path, None, f"expected a JSON object, got {type(props).__name__}")
     if "world_position" not in props:
         raise DataError(props_path, "world_position", "missing")
     try:

@@ -13,9 +13,10 @@ adapter takes from the dataset's documentation (:func:`replay.checks.time_base.w
 
 from __future__ import annotations
 
-import json
+import math
 from pathlib import Path
 
+from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ, load_json
 from replay.errors import DataError
 
 MANIFEST_NAME = "recordings.json"
@@ -26,20 +27,27 @@ def manifest_fps(recording: str | Path) -> tuple[float | None, Path | None]:
     else (None, None) (no manifest, or no ``fps`` for this recording).
 
     Raises:
-        DataError: the manifest is not JSON, or its ``fps`` is not a positive number or a mapping of them.
+        DataError: the manifest is too large, not JSON or nested too deeply to parse
+            (:func:`replay.data.limits.load_json`), or its ``fps`` is not a positive finite number
+            (JSON's ``Infinity``, ``NaN``) up to :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ`, or a
+            mapping of them (the field named, cause ``frame_rate``).
     """
     path = Path(recording).parent / MANIFEST_NAME
     if not path.is_file():
         return None, None
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise DataError(path, None, f"cannot read the recording manifest: {e}") from None
+    doc = load_json(path, "the recording manifest")
     fps = doc.get("fps") if isinstance(doc, dict) else None
+    field = "fps"
     if isinstance(fps, dict):
-        fps = fps.get(Path(recording).stem, fps.get("*"))
+        stem = Path(recording).stem
+        field = f"fps.{stem}" if stem in fps else "fps.*"
+        fps = fps.get(stem, fps.get("*"))
     if fps is None:
         return None, None
-    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not fps > 0:
-        raise DataError(path, "fps", f"expected a positive frame rate in Hz (or a mapping of them), got {fps!r}")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or not fps > 0:
+        raise DataError(path, field, f"expected a positive frame rate in Hz, a finite number (or a mapping of them), got {fps!r}",
+                        cause="frame_rate")
+    if fps > MAX_PLAUSIBLE_FPS_HZ:
+        raise DataError(path, field, f"implausible frame rate {fps:g} Hz (a hand recording is read at up to "
+                                     f"{MAX_PLAUSIBLE_FPS_HZ:g} Hz)", cause="frame_rate")
     return float(fps), path

@@ -123,12 +123,13 @@ MIRROR_ALIASES: dict[str, str] = {"grab_intents/recordings": "grab/recordings"}
 class HubRepo:
     """A Hugging Face Hub dataset repository and its default revision.
 
-    ``revision`` may be a branch name; the fetch resolves it to a commit and records
-    that commit in the manifest.
+    ``revision`` is a 40-hex commit hash, or None where no commit could be confirmed: the
+    fetch then asks for one (``--revision``); a branch name is refused
+    (:func:`replay.data.hub.resolve_revision`).
     """
 
     repo_id: str
-    revision: str
+    revision: str | None
     license: str
     what: str
     repo_type: str = "dataset"
@@ -138,11 +139,11 @@ class HubRepo:
         return f"https://huggingface.co/datasets/{self.repo_id}"
 
 
-#: HUG-Bench object assets. No commit of this repository could be confirmed offline,
-#: so the default is ``main``, resolved to a commit at fetch time and recorded.
+#: HUG-Bench object assets. No commit of this repository could be confirmed offline, so
+#: none is pinned: a fetch needs ``--revision <commit>`` (the branch ``main`` moves).
 HUG_BENCH_ASSETS = HubRepo(
     repo_id="kevinywu/hug-bench",
-    revision="main",
+    revision=None,
     license="CC BY 4.0",
     what="object assets `hug_bench/<split>/<scene>/<object>/sim_assets/` (visual.obj, CoACD parts, properties.json)",
 )
@@ -199,6 +200,18 @@ def _load_pins(path: str) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
         raise DataError(p, "files", "expected an object mapping '<dataset>/<relpath>' to {size, sha256}")
     return data
+
+
+def pin_digests(pins_path: str | Path = PINS_PATH) -> dict[str, str]:
+    """``{staging key "<dataset>/<relpath>": SHA-256}`` of every file on the project's own pin list
+    (``replay/data/pinned_files.json``): the one source of ``pinned: true`` (a manifest shipped
+    with the data is never believed for it).
+
+    Raises:
+        DataError: a missing or malformed pin list.
+    """
+    files = _load_pins(str(pins_path))["files"]
+    return {k: str(v.get("sha256")) for k, v in files.items() if isinstance(v, dict)}
 
 
 def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:

@@ -10,11 +10,12 @@ import os
 import shutil
 from pathlib import Path
 
+from replay.data.confine import is_inside
 from replay.data.manifest import Manifest, move_aside
 from replay.data.sources import pinned_files
 from replay.data.stage_pinned import record_pinned, stage_from_mirror, triage
 from replay.data.transfer import FetchResult, clear_parts, part_path, progress_bar
-from replay.errors import IntegrityError
+from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
 _PINNED_DATASETS = ("manosim", "grab", "taco")
@@ -24,18 +25,38 @@ def _is_hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))
 
 
+def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
+    """The target of ``src`` when a symlink (of the file or a folder above it) leads it outside
+    ``folder``, else None.
+
+    Raises:
+        FetchError: such a link without ``follow`` (``--follow-symlinks``), naming the file and its target.
+    """
+    if is_inside(src, folder):
+        return None
+    target = os.path.realpath(src)
+    if not follow:
+        raise FetchError(f"{src}: a symlink to {target}, outside the staged folder {folder}; refused (a dataset "
+                         "may not copy files from elsewhere on this machine); pass --follow-symlinks to stage "
+                         "the target anyway (recorded as such in MANIFEST.json)")
+    return target
+
+
 def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: str, link: str,
-                result: FetchResult, progress: bool | None) -> None:
+                result: FetchResult, progress: bool | None, follow_symlinks: bool = False) -> None:
     """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned.
 
     A file whose staging path is pinned is held to its pin instead (staged only from a
     ``--local`` folder: a mirror's pinned files went through
     :func:`replay.data.stage_pinned.stage_pinned`).
     Unpinned entries record ``pinned: false``, their SHA-256 and ``origin`` (the
-    absolute source path); repository and revision are ``unknown``.
+    absolute source path); repository and revision are ``unknown``. A file that a symlink
+    takes outside ``root/<dataset>`` is refused (:func:`outside_link`) unless
+    ``follow_symlinks``; then its entry records ``symlink_target`` (the file it read).
 
     Raises:
         IntegrityError: a local file at a pinned path differs from its pin.
+        FetchError: a symlink leading outside the folder, without ``follow_symlinks``.
     """
     pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
     folder = root / dataset
@@ -55,6 +76,7 @@ def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: 
                 result.bytes += n
             result.pinned += 1
             continue
+        followed = outside_link(src, folder, follow_symlinks)
         digest = sha256_file(src)
         result.unpinned += 1
         if key in man.files:
@@ -72,7 +94,7 @@ def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: 
         _place(src, target, link)
         man.add(dataset=dataset, source=source, repo="unknown", revision="unknown", path=key,
                 size=src.stat().st_size, sha256=digest, link="symlink" if link == "symlink" else "copy",
-                pinned=False, origin=str(src.resolve()))
+                pinned=False, origin=str(src.resolve()), symlink_target=followed)
         result.staged += 1
         result.bytes += src.stat().st_size
     man.save()
@@ -92,12 +114,16 @@ def _place(src: Path, target: Path, link: str) -> None:
 
 
 def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, link: str,
-                      progress: bool | None) -> FetchResult:
+                      progress: bool | None, follow_symlinks: bool = False) -> FetchResult:
     """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file.
 
     Provenance comes from the mirror's own ``<dataset>/MANIFEST.json`` entries when it
     has one (a staged ``data/`` folder can serve as a mirror), else it is recorded as
-    ``unknown``.
+    ``unknown``. Symlinks leading outside ``mirror/<dataset>``: as in :func:`stage_extra`.
+
+    Raises:
+        IntegrityError: a file differs from the mirror manifest's SHA-256.
+        FetchError: a symlink leading outside the folder, without ``follow_symlinks``.
     """
     result = FetchResult(dataset, "mirror")
     src_root = mirror / dataset
@@ -108,6 +134,7 @@ def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, lin
                                               ".cache" not in p.relative_to(src_root).parts),
                     desc=f"{dataset} <- mirror", unit="file"):
         key = src.relative_to(mirror).as_posix()
+        followed = outside_link(src, src_root, follow_symlinks)
         digest = sha256_file(src)
         target = dest / key
         expected = upstream.get(key, {}).get("sha256")
@@ -125,7 +152,8 @@ def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, lin
         prov = upstream.get(key, {})
         man.add(dataset=dataset, source="mirror", repo=prov.get("repo", "unknown"),
                 revision=prov.get("revision", "unknown"), path=key, size=src.stat().st_size, sha256=digest,
-                upstream_path=prov.get("upstream_path"), link="symlink" if link == "symlink" else "copy")
+                upstream_path=prov.get("upstream_path"), link="symlink" if link == "symlink" else "copy",
+                symlink_target=followed)
         result.staged += 1
         result.bytes += src.stat().st_size
     man.save()

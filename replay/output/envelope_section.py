@@ -53,7 +53,8 @@ def envelope_section_html(study, study_path: str | Path) -> str:
     sdir = Path(study_path).parent.resolve()
     c = study.counts or {}
     parts = []
-    for label, env, rows in (("lift", c.get("envelope"), study.rollouts or []),
+    lift_env = c.get("envelope") if c.get("protocol", "lift") == "lift" else None  # the top level: the first protocol's
+    for label, env, rows in (("lift", lift_env, study.rollouts or []),
                              ("hug-oracle", (c.get("hug-oracle") or {}).get("envelope"),
                               getattr(study, "oracle_rollouts", None) or [])):
         if env:

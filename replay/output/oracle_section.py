@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 
 from replay.results.outcomes import words
+from replay.study.counts import group_words, intent_groups
 
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 
@@ -34,7 +35,11 @@ def oracle_section_html(study) -> str:
                  words((lift.get(str(r.get("sequence"))) or {}).get("outcome", "-"))]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     c = (study.counts or {}).get("hug-oracle") or {}
-    summary = (f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}; "
+    groups = intent_groups(c.get("by_intent") or {})  # the lifts first, other intents apart (issue 49)
+    lifted = "; ".join(f"{group_words(k, g['rollouts'])}: lifted off the table {g['lifted']} of {g['rollouts']}, "
+                       f"unstable {g['unstable']}" for k, g in groups.items()) or \
+        f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}"
+    summary = (f"{lifted}; "
                f"contact ablation: {c.get('ablation_no_rise')} of {c.get('ablation_run')} with nothing rising "
                f"(< 1 mm), largest displacement {_fmt(c.get('ablation_max_disp_mm'), 1.0, '.2f')} mm")
     return ("<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import html
 import json
+import re
+import shlex
 from pathlib import Path
 
 from replay.checks.causes import cause_counts_text
@@ -31,7 +33,7 @@ from replay.output.report_recording import beside, page_name, write_recording_pa
 from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
 from replay.results.files import read_rollout, read_study
 from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord
-from replay.study.console import INTENT_COUNTS, intent_counts, lifts_and_others
+from replay.study.counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
 
 #: recordings a montage's note names one by one when it has no tile for them (more: counted)
 MAX_NAMED_MISSING = 20
@@ -51,22 +53,33 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 
 
 def _summary_html(study: StudyRecord, by_intent: dict) -> str:
-    """The study's counts, the lifts and the other intents apart (``by_intent``:
-    :func:`replay.study.console.intent_counts`)."""
+    """The study's counts, led by the lifts' (``by_intent``: :func:`replay.study.counts.intent_counts`,
+    grouped by :func:`replay.study.counts.intent_groups`): the other intents and the recordings with no
+    intent named on lines of their own, never added to the lifts."""
     c = study.counts or {}
-    if not c.get("rollouts") and "lift" not in (study.protocols or ["lift"]):  # e.g. a hug-oracle study alone
+    if c.get("protocol", "lift") != "lift" or (not c.get("rollouts") and "lift" not in (study.protocols or ["lift"])):
         return (f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
                 f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>")
     diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
     refused = int(c.get("refused") or 0)
-    items = [
-        ("recordings", c.get("rollouts")), ("lifted", c.get("lifted")), ("held through the shake", c.get("shake_held")),
-        ("not lifted", c.get("not_lifted")), ("unstable", c.get("unstable")),
+    groups = intent_groups(by_intent)
+    lead = next(iter(groups), LIFTS)
+    g = groups.get(lead) or {k: c.get(k) for k in INTENT_COUNTS}
+    items = [(group_words(lead, int(g.get("rollouts") or 0)), "replayed"), ("lifted", g.get("lifted")),
+             ("held through the shake", g.get("shake_held")), ("not lifted", g.get("not_lifted")),
+             ("unstable", g.get("unstable"))]
+    items += [(group_words(k, o["rollouts"]), f"lifted {o['lifted']} (not a lift: the protocol replaced the motion "
+               "after the grasp; counted apart)") for k, o in groups.items() if k != lead]
+    we = {k: None if c.get(k) is None else f"{c[k]:.1f}" for k in
+          ("median_wrist_err_mm", "median_wrist_err_peak_mm", "max_wrist_err_peak_mm")}
+    items += [
         ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
         ("input causes (refused, flagged)", cause_counts_text(c.get("causes")) or "-"),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
         ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
-        ("median wrist error mm", None if c.get("median_wrist_err_mm") is None else f"{c['median_wrist_err_mm']:.2f}"),
+        ("wrist tracking error mm, median of the recordings' medians", we["median_wrist_err_mm"]),
+        ("wrist tracking error mm, peak over the lift and hold: median / largest",
+         f"{we['median_wrist_err_peak_mm'] or '-'} / {we['max_wrist_err_peak_mm'] or '-'}"),
         (f"contact agreement with the recording, median precision / recall (bones), over the "
          f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
          "recorded and simulated contact", _agreement_medians(c)),
@@ -74,7 +87,6 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
                   for k, v in items)
-    groups = lifts_and_others(by_intent)
     head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake",
                                                 "not lifted", "unstable"))
     body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
@@ -84,7 +96,6 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     table = (f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
              f"<p>lifted per intent: {per}</p>") if groups else ""
     return f"<ul id=summary>{lis}</ul>{table}"
-
 
 
 def _agreement_medians(c: dict) -> str:
@@ -172,8 +183,37 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
                 f"{html.escape(named)} (" + ("the montage's selection; " if rule else "") +
                 f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>")
     src = html.escape(beside(montage, pdir, fdir))
+    made = html.escape(str(montage.resolve()))  # the montage as rendered (with its record beside it): what a refresh embeds
     return (f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
-            f"src='{src}'></video>")
+            f"src='{src}' data-montage='{made}'></video>")
+
+
+def embedded_montage(page: Path) -> Path | None:
+    """The montage a report page was made with (its ``data-montage``: the rendered file, absolute), where
+    it still exists, else None: what :func:`refresh_report` embeds again."""
+    try:
+        m = re.search(r"data-montage='([^']+)'", page.read_text())
+    except OSError:
+        return None
+    path = Path(html.unescape(m.group(1))) if m else None
+    return path if path is not None and path.is_file() else None
+
+
+def refresh_report(study_path: Path) -> str | None:
+    """Remake the report page beside ``study_path`` (``report.html``) where one exists, with the montage it
+    embeds (:func:`embedded_montage`); returns the line that says so (None where there is no page).
+    A study it cannot read leaves the page as it was, said stale with the command that remakes it."""
+    page = Path(study_path).with_name("report.html")
+    if not page.is_file():
+        return None
+    montage = embedded_montage(page)
+    try:
+        build_report(study_path, page, montage=montage)
+    except (ResultsFormatError, OSError) as e:
+        cmd = ["python", "scripts/report.py", "--study", str(study_path), "--out", str(page)]
+        return (f"report: {page} is stale ({str(e).splitlines()[0]}); remake it with "
+                + shlex.join(cmd + (["--montage", str(montage)] if montage else [])))
+    return f"report: refreshed {page}" + (f" (montage {montage} as before)" if montage else "")
 
 
 def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,

@@ -25,6 +25,7 @@ COLUMNS = (
     ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
     ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
     ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
+    ("wrist err peak mm (lift, hold)", "wrist_err_peak_mm", None, 1),
     ("friction budget kg", "friction_budget_peak_kg", None, 2), ("object kg", "object_mass", None, 3),
     ("ablation clean", "ablation_clean", None, None), ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
     ("contact precision", "contact_agreement_precision", None, 2), ("contact recall", "contact_agreement_recall", None, 2),

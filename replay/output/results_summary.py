@@ -18,8 +18,8 @@ from pathlib import Path
 from replay.results.records import REFINE_FIELDS
 
 #: the study row fields the tables read (a subset of replay.results.records.ROW_FIELDS)
-STUDY_ROW_FIELDS = ("sequence", "object", "outcome", "diagnosis", "stable", "lifted", "rise", "shake_held",
-                    "stuck_after_release", "contacts_force_at_lift", "wrist_err_median_mm", "ablation_clean",
+STUDY_ROW_FIELDS = ("sequence", "object", "intent", "outcome", "diagnosis", "stable", "lifted", "rise", "shake_held",
+                    "stuck_after_release", "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_peak_mm", "ablation_clean",
                     "ablation_no_rise", "ablation_max_disp_mm", "ablation_lifted", "contact_agreement_precision",
                     "contact_agreement_recall")
 #: what a summary may be made from

@@ -20,8 +20,13 @@ Each kind turns one results file into a markdown table:
 * ``scale``: ``benchmarks/study_scale.py --json``: per study size the wall time, orchestration overhead
   per recording, bytes written per recording, the driver's peak memory, the report's load in headless
   Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
+* ``make_study``: ``benchmarks/make_study_time.py``: ``make study``'s whole time and each command it runs
+  (staging, the study, the montage, the report), with the machine's load while it ran;
 * ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
-  CPU time and the jobs' own time, with their ratios to the first checkout's.
+  CPU time and the jobs' own time, with their ratios to the first checkout's;
+* ``sample_cost``: ``benchmarks/sample_cost.py --json``: per recording the CPU of one rollout and of
+  8, 32 and 128 samples with their stepping; each extra sample's cost over its stepping, the stepping
+  share of a 32-sample study and the 2-thread batch against raw ``mj_step`` (issue 47's goals).
 
 Each reads a full results file or its small summary (:mod:`replay.output.results_summary`), which
 keeps the same keys.
@@ -39,7 +44,7 @@ from replay.output.bridge_table import bridge_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
 KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
-         "throughput")
+         "throughput", "make_study", "sample_cost")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -119,6 +124,15 @@ def _median(v, unit: str) -> str:
     return "-" if v is None else f"{v:.1f}{unit}"
 
 
+def _peak(rows: list[dict]) -> str:
+    """The largest ``wrist_err_peak_mm`` of the rows, mm, with its recording (``-`` where none has one)."""
+    have = [r for r in rows if r.get("wrist_err_peak_mm") is not None]
+    if not have:
+        return "-"
+    r = max(have, key=lambda r: r["wrist_err_peak_mm"])
+    return f"{r['wrist_err_peak_mm']:.1f} mm ({r['sequence'].removesuffix('_lift')})"
+
+
 def counts_table(study: dict, protocol: str = "lift") -> str:
     """Headline figures of a study for ``protocol`` (``lift``: ``counts`` and ``rollouts``; ``hug-oracle``:
     ``counts["hug-oracle"]`` and ``oracle_rollouts``, without the shake and release it does not run);
@@ -146,7 +160,9 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
              f"{c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}"],
             ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
             ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
-            ["wrist tracking error (median)", _median(c.get("median_wrist_err_mm"), " mm")],
+            ["wrist tracking error (median of the recordings' medians)", _median(c.get("median_wrist_err_mm"), " mm")],
+            ["wrist tracking error, peak over the lift and hold (median of the recordings' peaks / largest)",
+             f"{_median(c.get('median_wrist_err_peak_mm'), ' mm')} / {_peak(rows)}"],
             ["study wall time", _median(c.get("wall_s"), " s")]]
     return _md(["figure", "value"], out)
 
@@ -230,6 +246,47 @@ def throughput_table(doc: dict) -> str:
     return _md(["checkout", "rollouts/min, median", "best", "CPU s, median", "jobs' own time s, median"], out)
 
 
+def _clock(s: float) -> str:
+    m, sec = divmod(round(s), 60)
+    return f"{m}:{sec:02d}"
+
+
+def make_study_table(doc: dict) -> str:
+    """``make study``'s steps (``steps``: ``script``, ``command``, ``wall_s`` s) and its whole time (``total_s``,
+    m:ss), then the machine it ran on (``cpus``, the 1-minute load average before and after, ``note``)."""
+    out = [[f"`{s['command']}`", f"{s['wall_s']:.1f}"] for s in doc["steps"]]
+    out.append(["**`make study`, in all**", f"**{doc['total_s']:.1f} ({_clock(doc['total_s'])})**"])
+    load = doc.get("load_1min") or ["?", "?"]
+    busy = "a loaded machine" if max(float(x) for x in load) >= 0.8 * float(doc.get("cpus") or 1) else "a quiet machine"
+    text = _md(["command (what `make study` runs, in order)", "wall s"], out)
+    return text + (f"\nMeasured on {busy}: {doc.get('cpus')} cores, 1-minute load average {load[0]} before and "
+                   f"{load[1]} after" + (f" ({doc['note']})" if doc.get("note") else "") + ".\n")
+
+
+def sample_cost_table(doc: dict) -> str:
+    """``benchmarks/sample_cost.py``'s figures: per recording the CPU s of one rollout and of each N samples
+    with their stepping CPU s, then the three figures of issue 47 against their goals (extra sample cost
+    at most 1.25x its stepping, stepping at least 70 % of a 32-sample study, 2 threads at least 0.85 of
+    2 x raw mj_step)."""
+    sizes = doc["sizes"]
+    out = []
+    for r in doc["recordings"]:
+        by_n = {x["n"]: x for x in r["samples"]}
+        t = "cpu_s" if r["one"]["cpu_s"] is not None else "wall_s"  # mujoco-warp: wall s
+        out.append([r["recording"], f"{r['one'][t]:.2f} ({r['one']['stepping_s']:.2f})"]
+                   + [f"{by_n[n][t]:.2f} ({by_n[n]['stepping_s']:.2f})" for n in sizes])
+    clock = "CPU" if doc.get("device", "cpu") == "cpu" else "wall"
+    text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
+    extra = doc["extra_sample_cost_ratio"]
+    notes = [f"each extra sample: {_fmt(extra, '.2f')}x its own stepping CPU (goal at most 1.25x)",
+             f"stepping: {doc['stepping_share'] * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)"]
+    if doc.get("batch_efficiency") is not None:
+        notes.append(f"{sizes[0]} samples on 2 threads: {doc['batch_efficiency']:.2f} of 2 x raw mj_step (goal at "
+                     f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
+                     f"{doc['batch_efficiency_1thread']:.2f} of raw mj_step")
+    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -250,12 +307,18 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
     if kind == "scale" and "sizes" not in doc:
         raise ValueError("not a scale benchmark result (no 'sizes'): benchmarks/study_scale.py --json writes one")
+    if kind == "make_study" and "steps" not in doc:
+        raise ValueError("not a make-study timing (no 'steps'): benchmarks/make_study_time.py writes one")
+    if kind == "sample_cost" and "extra_sample_cost_ratio" not in doc:
+        raise ValueError("not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json "
+                         "writes one")
     if kind == "throughput" and "summary" not in doc:
         raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
             "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
-            "scale": scale_table, "throughput": throughput_table}[kind](doc)
+            "scale": scale_table, "throughput": throughput_table, "make_study": make_study_table,
+            "sample_cost": sample_cost_table}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

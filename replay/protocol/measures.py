@@ -13,8 +13,9 @@ metrics of :func:`replay.protocol.rollout.run_rollouts`:
   start), ``clearance`` (lowest collision vertex above the support at the end of the hold, m);
 * contacts: ``contacts_at_lift`` and ``contacts_force_at_lift`` (hand-object contacts /
   those carrying force at lift start), ``peak_contacts``, ``max_hand_object_contacts``;
-* tracking: ``wrist_err_median_mm`` / ``wrist_err_max_mm`` (root-body position vs target,
-  over approach, lift and hold);
+* tracking: ``wrist_err_median_mm`` / ``wrist_err_max_mm`` (root-body position vs target: the
+  median and the largest over every frame after settling), ``wrist_err_peak_mm`` (the largest over the
+  lift and hold, the frames the verdict is judged on);
 * object motion: ``max_object_step_mm`` (largest frame-to-frame object displacement),
   ``max_object_disp_mm`` (largest displacement of any collision vertex from its settled
   pose), ``max_object_rise_mm`` (highest object origin z above its settled z);
@@ -151,11 +152,15 @@ def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, ve
     return shake
 
 
-def _wrist_error(tr: Trace) -> dict:
-    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` over the frames after settling (None if none)."""
-    we = tr.wrist_err[:tr.done][np.isfinite(tr.wrist_err[:tr.done])] * 1000.0
+def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
+    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` over the frames after settling, ``wrist_err_peak_mm``
+    the largest over the lift and hold frames (``phase``: the plan's per frame; None where no frame)."""
+    err = tr.wrist_err[:tr.done] * 1000.0
+    ok = np.isfinite(err)
+    we, lh = err[ok], err[ok & np.isin(phase[:tr.done], (PHASE_LIFT, PHASE_HOLD))]
     return dict(wrist_err_median_mm=float(np.median(we)) if we.size else None,
-                wrist_err_max_mm=float(np.max(we)) if we.size else None)
+                wrist_err_max_mm=float(np.max(we)) if we.size else None,
+                wrist_err_peak_mm=float(np.max(lh)) if lh.size else None)
 
 
 def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trace, world) -> dict:
@@ -207,7 +212,7 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
         unstable_frame=bad_frame, unstable_reason=reason,
         height_end_hold=float(opos[judge, 2]), final_height=float(opos[end - 1, 2]), rise=rise, clearance=clearance,
         contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
-        **_wrist_error(tr), **motion,
+        **_wrist_error(tr, plan.phase), **motion,
         peak_contacts=int(world.peak_contacts), max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
         finger_actuator_force_max=float(world.act_max),
         frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt, **rel,

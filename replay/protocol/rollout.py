@@ -8,9 +8,11 @@ then per world the measures of :mod:`replay.protocol.measures` (lift protocol) o
 track figures of :func:`replay.protocol.recorded_protocol.track_metrics` (recorded protocol).
 
 A rollout never raises on physics trouble: non-finite state, runaway velocity,
-contact overflow or a solver exception end it as ``unstable`` with the frame and
-the reason. Bad input (shapes, missing files) raises :class:`replay.errors.DataError`
-before anything is simulated.
+contact overflow, a MuJoCo warning or MuJoCo's own error (``mujoco.FatalError``) end it
+as ``unstable`` with the frame and the reason. Any other exception while stepping is a
+code error, not physics: it propagates (the study lists the recording as an error, its
+traceback in the study's records). Bad input (shapes, missing files) raises
+:class:`replay.errors.DataError` before anything is simulated.
 
 Names of release 0.2.0 kept here: the phase codes and :class:`~replay.protocol.plan.Plan`
 (:mod:`replay.protocol.plan`), :func:`min_jerk`, :func:`shake_offset`, :func:`plan_rollout`
@@ -54,6 +56,7 @@ from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
+from replay.sim.scene_cache import cached_scene
 from replay.sim.scene_spec import SceneSpec
 
 
@@ -71,7 +74,9 @@ class RolloutResult:
 def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
                        ablation: bool = False, protocol: str = "lift"):
     """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
-    built scene (object at its pose at the approach start, hand at its first target).
+    built scene (object at its pose at the approach start, hand at its first target); a scene built
+    before in this process from the same content and structural config is handed back reset
+    (:func:`replay.sim.scene_cache.cached_scene`).
 
     ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
     (:func:`replay.protocol.recorded_protocol.plan_recorded`).
@@ -106,7 +111,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     extent = support_extent(rec)
     spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
                      finger_quats(plan.coords), ablation=ablation, support_extent=extent)
-    scene = build_engine_scene(spec, cfg)
+    scene = cached_scene(spec, cfg, build_engine_scene)  # built once per content and structural config (a worker's)
     return plan, scene, extent
 
 

@@ -99,8 +99,8 @@ class RolloutRecord(sf.SampledRolloutFields):
                                  "replay.checks.causes), empty if none")
     object_time_offset_s: float | None = _f("s", "the object stream's time offset against the hand's the replay applied "
                                                  "(config.object_time_offset_s, --object-time-offset; 0: as recorded)")
-    inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout "
-                            "read it (replay.study.inputs)")
+    inputs: dict = _fl("-", "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it (replay.study.inputs); `pinned` "
+                            "only on the project's pin list's SHA-256, never the data's manifest; `pin_mismatch: true` at a pinned path with another digest")
     intent: str | None = _f("-", "what the person did, where the dataset names it (GRAB: lift, pass, pour, ...)")
     protocol: str | None = _f("-", "lift (synthetic lift, hold, shake), recorded (the recorded motion) or hug-oracle "
                                    "(the HUG grasp oracle, replay.protocol.oracle_plan)")
@@ -124,7 +124,7 @@ class RolloutRecord(sf.SampledRolloutFields):
                                   "raised to its flutter bound), said once per study", list)
     engine: str | None = _f("-", "direct (MuJoCo), warp (mujoco-warp), newton (reference) or steel (SolverSteel; its rollouts add solver_backend and steel_rows)")
     ablation_flag: bool | None = _f("-", "JSON key 'ablation' inside an ablation record: true")
-    variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset)")
+    variant: dict = _fl("-", "the world's variant (ablation, friction, effort, mass, wrist offset; finger closure, solver options if set)")
     variant_readback: dict = _fl("-", "the variant's values read back from the model")
     # outcome
     outcome: str | None = _f("-", "lift protocol: lifted, not_lifted, stuck or unstable; recorded protocol: tracked, lost or "
@@ -185,7 +185,9 @@ class RolloutRecord(sf.SampledRolloutFields):
     contacts_at_lift: int | None = _f("contacts", "hand-object contacts at lift start")
     contacts_force_at_lift: int | None = _f("contacts", "of them carrying >= contact_force_min N")
     wrist_err_median_mm: float | None = _f("mm, world", "median |wrist position - target| over approach, lift, hold")
-    wrist_err_max_mm: float | None = _f("mm, world", "largest |wrist position - target|")
+    wrist_err_max_mm: float | None = _f("mm, world", "largest |wrist position - target| after settling (approach to release)")
+    wrist_err_peak_mm: float | None = _f("mm, world", "largest |wrist position - target| over the lift and hold (the "
+                                                     "frames the verdict is judged on)")
     max_object_step_mm: float | None = _f("mm, world", "largest frame-to-frame object origin displacement")
     max_object_disp_mm: float | None = _f("mm, world", "largest collision-vertex displacement from the settled pose")
     max_object_rise_mm: float | None = _f("mm, world z", "highest object origin z above its settled z")
@@ -308,9 +310,9 @@ class RolloutRecord(sf.SampledRolloutFields):
 
 #: Columns of a study's ``rollouts`` rows and of ``study.csv``, in order.
 ROW_FIELDS = (
-    "sequence", "object", "outcome", "diagnosis", "stable", "lifted", "rise", "height_end_hold", "final_height",
+    "sequence", "object", "intent", "outcome", "diagnosis", "stable", "lifted", "rise", "height_end_hold", "final_height",
     "slip_in_hand", "slip_mm", "slip_deg", "separation_mm", "shake_held", "shake_slip_mm", "contacts_at_lift",
-    "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_max_mm", "max_object_step_mm",
+    "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_peak_mm", "wrist_err_max_mm", "max_object_step_mm",
     "friction_budget_peak_kg", "creep_mm_s", "object_mass", "ablation_clean", "ablation_no_rise",
     "ablation_max_disp_mm", "ablation_lifted", "wall_s_total", "rtf", "input_flags", "diagnosis_figure", "json",
     "contact_agreement_precision", "contact_agreement_recall", "stuck_after_release",

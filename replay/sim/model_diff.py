@@ -6,7 +6,8 @@ Made to hold the model the project's engine steps (Newton's converted model:
 
 * bodies by their last name component: Newton writes ``mano_hand_worldbody_mano_body_0_mano_body_1``
   for the MJCF's ``mano_body_1``; anything else (``object``, ``table``, ``world``) by its whole name;
-* geoms by body + order within the body (Newton renames them, ``object_part<i>``); where the two
+* geoms by body + order within the body, visual geoms (``*_visual*``) last (Newton renames them,
+  ``object_part<i>``, ``object_visual<i>``); where the two
   bodies hold different numbers of geoms, the geoms named ``*_visual`` are set aside first (object_sim's
   visual meshes; the project collides only the ``object_col`` parts), and what still has no partner is
   reported unmatched; ``geom_pairs`` adds explicit pairs across bodies (e.g. the project's table-top box
@@ -17,7 +18,14 @@ Made to hold the model the project's engine steps (Newton's converted model:
   (:func:`can_collide`), compared pair by pair (the raw ``contype``/``conaffinity`` bits are reported
   too, but Newton writes its collision groups into them, so only the pairs say what collides);
 * actuators by (target joint, gear axis); an actuator on one side only is reported unmatched (the
-  project drives the wrist by a wrench, the MJCF by six position actuators).
+  project drives the wrist by a wrench, the MJCF by six position actuators);
+* shape and frames (:mod:`replay.sim.model_geometry`): every matched geom's shape in its body frame
+  (``geom_shape``: a mesh's convex hull, a primitive's ends or corners), every body's centre of mass,
+  inertia tensor and pose in its parent, every joint's type, limits and soft-constraint values, body by
+  body in order (a body whose joints differ in number: one ``jnt_type`` difference).
+
+Fields that are bookkeeping (addresses, ids, BVH), drawing (rgba, group, material) or derived by the
+compile from those compared (``geom_aabb``, ``geom_rbound``, ``dof_invweight0``) are not compared.
 
 Tolerances (:data:`RTOL`, :data:`MASS_RTOL`, :data:`LENGTH_ATOL`): 1e-6 relative for masses (Newton holds
 them in float32: 7 digits) and every other real parameter, 1e-9 m for lengths (margins, gaps). Integer
@@ -31,6 +39,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from replay.sim.model_geometry import body_frame_checks, geom_shape, joint_checks, same_shape
+
 #: relative tolerance of masses (kg) and inertias (kg m^2): Newton's float32 holds 7 digits
 MASS_RTOL = 1e-6
 #: absolute tolerance of geometric lengths (margin, gap), m
@@ -38,9 +48,10 @@ LENGTH_ATOL = 1e-9
 #: relative tolerance of the other real parameters (solref s, solimp, friction, gains, damping)
 RTOL = 1e-6
 
-OPTION_FIELDS = ("integrator", "cone", "impratio", "noslip_iterations", "tolerance", "ls_tolerance", "iterations",
-                 "ls_iterations", "timestep", "gravity", "o_margin", "disableflags", "enableflags", "solver",
-                 "jacobian")
+OPTION_FIELDS = ("integrator", "cone", "impratio", "noslip_iterations", "noslip_tolerance", "tolerance",
+                 "ls_tolerance", "iterations", "ls_iterations", "timestep", "gravity", "wind", "magnetic", "density",
+                 "viscosity", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations", "ccd_tolerance",
+                 "disableflags", "enableflags", "solver", "jacobian")
 #: per geom: (field, kind) with kind "int", "len" (m) or "real"
 GEOM_FIELDS = (("geom_condim", "int"), ("geom_friction", "real"), ("geom_solref", "real"), ("geom_solimp", "real"),
                ("geom_solmix", "real"), ("geom_priority", "int"), ("geom_margin", "len"), ("geom_gap", "len"),
@@ -110,6 +121,12 @@ def _body_geoms(m: mujoco.MjModel, b: int) -> list[int]:
     return [g for g in range(m.ngeom) if m.geom_bodyid[g] == b]
 
 
+def _visual_last(m: mujoco.MjModel, geoms: list[int]) -> list[int]:
+    """``geoms`` in order, those named ``*_visual*`` last (object_sim writes its visual geom first, the
+    project adds it after the collision parts)."""
+    return sorted(geoms, key=lambda g: "_visual" in m.geom(g).name)
+
+
 def match_geoms(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tuple[list, list[str]]:
     """``([(our geom, reference geom, label)], [unmatched descriptions])`` (module doc).
 
@@ -124,8 +141,8 @@ def match_geoms(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tup
         taken_r.add(ir)
     bo, br = _bodies(ours), _bodies(ref)
     for name in sorted(set(bo) | set(br)):
-        go = [g for g in _body_geoms(ours, bo[name]) if g not in taken_o] if name in bo else []
-        gr = [g for g in _body_geoms(ref, br[name]) if g not in taken_r] if name in br else []
+        go = _visual_last(ours, [g for g in _body_geoms(ours, bo[name]) if g not in taken_o] if name in bo else [])
+        gr = _visual_last(ref, [g for g in _body_geoms(ref, br[name]) if g not in taken_r] if name in br else [])
         if name not in bo or name not in br:
             side = "reference" if name in br else "ours"
             unmatched.append(f"body {name} only in {side} ({len(gr) if name in br else len(go)} geoms)")
@@ -151,6 +168,9 @@ def _geoms(ours, ref, pairs) -> list[Difference]:
             a, b = getattr(ours, f)[go], getattr(ref, f)[gr]
             if not _same(a, b, kind):
                 out.append(Difference(f, label, _fmt(a), _fmt(b)))
+        sa, sb = geom_shape(ours, go), geom_shape(ref, gr)
+        if not same_shape(sa, sb):  # what collides, in the body frame (replay.sim.model_geometry)
+            out.append(Difference("geom_shape", label, f"{sa[0]} {_fmt(sa[1].ravel())}", f"{sb[0]} {_fmt(sb[1].ravel())}"))
     return out
 
 
@@ -163,6 +183,25 @@ def _body_fields(ours, ref) -> list[Difference]:
                   ("body_inertia", np.sort(ours.body_inertia[i]), np.sort(ref.body_inertia[j]), "mass"),
                   ("body_gravcomp", ours.body_gravcomp[i], ref.body_gravcomp[j], "real"))
         out += [Difference(f, name, _fmt(a), _fmt(b)) for f, a, b, kind in checks if not _same(a, b, kind)]
+        out += [Difference(f, name, a, b) for f, a, b in body_frame_checks(ours, ref, i, j)]
+    return out
+
+
+def _joints(ours, ref) -> list[Difference]:
+    """Each matched body's joints, in order (replay.sim.model_geometry.joint_checks); a body whose joints differ
+    in number is one ``jnt_type`` difference listing both sides' types."""
+    out = []
+    bo, br = _bodies(ours), _bodies(ref)
+    for name in sorted(set(bo) & set(br)):
+        jo = [k for k in range(ours.njnt) if ours.jnt_bodyid[k] == bo[name]]
+        jr = [k for k in range(ref.njnt) if ref.jnt_bodyid[k] == br[name]]
+        if len(jo) != len(jr):
+            types = [" ".join(mujoco.mjtJoint(int(m.jnt_type[k])).name[6:].lower() for k in js)
+                     for m, js in ((ours, jo), (ref, jr))]
+            out.append(Difference("jnt_type", name, types[0] or "none", types[1] or "none"))
+            continue
+        for k, (a, b) in enumerate(zip(jo, jr)):
+            out += [Difference(f, f"{name}.jnt{k}", x, y) for f, x, y in joint_checks(ours, ref, a, b)]
     return out
 
 
@@ -269,7 +308,7 @@ def diff_models(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tup
         actuators, in that order; counts of pairs/exclusions last) and one line per unmatched element.
     """
     pairs, unmatched = match_geoms(ours, ref, geom_pairs)
-    diffs = _options(ours, ref) + _geoms(ours, ref, pairs) + _body_fields(ours, ref)
+    diffs = _options(ours, ref) + _geoms(ours, ref, pairs) + _body_fields(ours, ref) + _joints(ours, ref)
     d_dofs, u_dofs = _dofs(ours, ref)
     d_act, u_act = _actuators(ours, ref)
     diffs += d_dofs + d_act + collision_differences(ours, ref, pairs)

@@ -45,6 +45,7 @@ from replay.sim.contact_table import hand_object_table
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.model_edits import apply_variant
 from replay.sim.engine.variants import Variant
+from replay.sim.object_visual import VISUAL_LABEL
 
 
 def apply_object_contact(scene):
@@ -64,8 +65,9 @@ def apply_object_contact(scene):
     m = scene.solver.mj_model
     lay = MjLayout.from_scene(scene)
     og = np.flatnonzero(lay.object_geoms)
-    if margin is not None:  # Newton zeroes geom margins whenever MULTICCD meets a mesh (newton #2106)
-        m.geom_margin[og] = margin
+    if margin is not None:  # Newton zeroes geom margins whenever MULTICCD meets a mesh (newton #2106); the
+        # collision parts' margin: a visual geom as written (replay.sim.object_visual) keeps MuJoCo's default 0
+        m.geom_margin[[g for g in og if not m.geom(g).name.startswith(VISUAL_LABEL)]] = margin
     if cfg.hand_object_contact == "manosim":
         m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body

@@ -26,6 +26,8 @@ from replay.data.types import ObjectAsset
 from replay.errors import DataError, SceneError
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
 from replay.kinematics.joint_levers import finger_effort_limits
+from replay.sim import physics
+from replay.sim.object_visual import add_written_visual
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -293,7 +295,8 @@ def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
 def _add_object(builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat,
                 config: ReplayConfig) -> tuple:
     """Add the object as a free body of convex hulls (one per collision part) at ``object_pos``
-    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and, if given, its mass (kg).
+    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and, if given, its mass (kg); under
+    the physics choice ``object_visual_geoms`` ``as_written`` its visual geoms too (replay.sim.object_visual).
 
     Returns:
         ``(body, joint, shapes, parts)``: Newton indices and the collision parts read.
@@ -322,6 +325,8 @@ def _add_object(builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, ob
             custom_attributes={"mujoco:condim": int(asset.condim)},
         )
         obj_shapes.append(s)
+    if physics.choice_value(config, "object_visual_geoms") == "as_written":  # they collide and weigh
+        obj_shapes += add_written_visual(builder, obj_body, asset, config.contact_gap)
     if asset.mass is not None:
         _set_body_mass(builder, obj_body, float(asset.mass), asset)
     if not builder.body_mass[obj_body] > 0:

@@ -18,7 +18,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from replay.checks.causes import cause_counts_text
+from replay.errors import printable
 from replay.protocol.diagnosis import display_outcome
+from replay.study.counts import LIFTS, group_words, intent_groups
 
 #: characters of a long note (the hand import's warnings) said on the console; the whole
 #: text is in the rollout JSON (``import_warnings``)
@@ -100,8 +102,9 @@ class StudyConsole:
                         disable=not self.enabled, dynamic_ncols=True, file=sys.stderr)
 
     def say(self, text: str) -> None:
+        """One console line (names from the data in it: control characters escaped, :func:`replay.errors.printable`)."""
         if self.enabled:
-            tqdm.write(text, file=sys.stderr)
+            tqdm.write(printable(text, keep_newlines=True), file=sys.stderr)
 
     def once(self, text: str, key: str | None = None, prefix: str = "") -> None:
         """Say ``prefix`` + ``text`` (shortened with :func:`one_line` unless ``verbose``) unless the
@@ -153,36 +156,6 @@ class StudyConsole:
         self.bar.close()
 
 
-#: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
-INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
-
-
-def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
-    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}``, the lift recordings
-    (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
-    whose names carry none: ``unknown``, :func:`replay.checks.recording_checks.recording_intent`)."""
-    out: dict[str, dict[str, int]] = {}
-    for r in rollouts:
-        c = out.setdefault(str(r.get("intent") or "unknown"), dict.fromkeys(INTENT_COUNTS, 0))
-        c["rollouts"] += 1
-        c["lifted"] += bool(r.get("lifted"))
-        c["shake_held"] += bool(r.get("shake_held"))
-        c["not_lifted"] += r.get("outcome") == "not_lifted"
-        c["unstable"] += r.get("outcome") == "unstable"
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
-
-
-def lifts_and_others(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """:func:`intent_counts` as two groups: ``lifts`` (intent ``lift``) and ``other intents``
-    (the rest, summed); a group with no recording is left out."""
-    groups: dict[str, dict[str, int]] = {}
-    for intent, c in by_intent.items():
-        g = groups.setdefault("lifts" if intent == "lift" else "other intents", dict.fromkeys(INTENT_COUNTS, 0))
-        for k in INTENT_COUNTS:
-            g[k] += int(c.get(k) or 0)
-    return dict(sorted(groups.items(), key=lambda kv: kv[0] != "lifts"))
-
-
 def input_flag_lines(rollouts: list[dict]) -> list[str]:
     """The rollouts' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.recording_checks`)
     one line per flag: the recordings that carry it and what it says (said once for all, e.g.
@@ -220,16 +193,14 @@ def summary_table(study: dict) -> str:
     lines = _lift_lines(study, c) if "lift" in (study.get("protocols") or ["lift"]) else []
     rc = c.get("recorded")
     if rc:
-        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings: tracked {rc.get('tracked', 0)}, lost "
+        per = intent_groups({k: {"rollouts": v.get("rollouts", 0)} for k, v in (rc.get("by_intent") or {}).items()})
+        split = f" ({', '.join(group_words(k, g['rollouts']) for k, g in per.items())})" if len(per) > 1 else ""
+        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings{split}: tracked {rc.get('tracked', 0)}, lost "
                      f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
                      f"30 deg, errors over the frames simulated, when lost)")
     oc = c.get("hug-oracle")
     if oc:
-        lines.append(f"hug-oracle protocol: {oc.get('rollouts', 0)} recordings: lifted (off the table) "
-                     f"{oc.get('lifted', 0)}, unstable {oc.get('unstable', 0)}, contact ablation: rose "
-                     f"{oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/{oc.get('ablation_run', 0)}, "
-                     "diagnosis: " + (", ".join(f"{k} {v}" for k, v in (oc.get("diagnosis") or {}).items() if v)
-                                      or "none"))
+        lines += oracle_count_lines(oc)
         lines += _oracle_lines(study)
     refused = int(c.get("refused") or 0)
     if refused:
@@ -239,11 +210,46 @@ def summary_table(study: dict) -> str:
     if (per_cause := cause_counts_text(c.get("causes"))) is not None:
         lines.append(f"input causes: {per_cause}")
     if c.get("wall_s") is not None:
-        this = c.get("wall_s_this_run", c["wall_s"])
-        more = c["wall_s"] - this > 0.05 * max(this, 1.0)
-        lines.append(f"wall time {this:.1f} s" + (f" ({c['wall_s']:.1f} s with the interrupted run(s) it resumed)"
-                                                  if more else ""))
+        lines.append(wall_line(c))
     return "\n".join(lines)
+
+
+def wall_line(c: dict) -> str:
+    """The study's wall time, s, as what it is: this run's alone, this ``--ablation-only`` rerun's beside the
+    study's (``ablation_only_keys``), or with the earlier run(s) whose rollouts ``--resume`` kept
+    (``resumed_wall_s`` > 0)."""
+    this = c.get("wall_s_this_run", c["wall_s"])
+    rerun = c.get("ablation_only_keys")
+    if rerun is not None:
+        return (f"wall time {this:.1f} s (--ablation-only: the contact ablation of {len(rerun)} recording(s) rerun; "
+                f"the study's rollouts took {c['wall_s']:.1f} s in all)")
+    if (c.get("resumed_wall_s") or 0.0) > 0.0:  # --resume: the earlier run(s) finished or were interrupted
+        return (f"wall time {this:.1f} s ({c['wall_s']:.1f} s with the earlier run(s) whose "
+                f"{c.get('resumed', 0)} rollout(s) it kept)")
+    return f"wall time {this:.1f} s"
+
+
+def group_lines(c: dict, held: bool = True) -> list[str]:
+    """One line per intent group (:func:`replay.study.counts.intent_groups` of ``c["by_intent"]``): the
+    lifts first, the other intents and recordings with no intent named apart (their motion after the
+    grasp is not a lift; the protocol replaces it); ``held``: with the shake's count (the lift protocol)."""
+    out = []
+    for k, g in intent_groups(c.get("by_intent") or {}).items():
+        shake = f" (held through the shake {g['shake_held']})" if held else ""
+        out.append(f"{group_words(k, g['rollouts'])}: lifted {g['lifted']} of {g['rollouts']}{shake}, not lifted "
+                   f"{g['not_lifted']}, unstable {g['unstable']}"
+                   + ("" if k == LIFTS else " (not a lift: the protocol replaced the motion after the grasp)"))
+    return out
+
+
+def oracle_count_lines(oc: dict) -> list[str]:
+    """The hug-oracle protocol's counts (``counts["hug-oracle"]``): a line per intent group, the lifts
+    first (docs/oracle.md's figure is the lifts'), then the ablation and the diagnosis."""
+    groups = group_lines(oc, held=False) or [f"{oc.get('rollouts', 0)} recordings: lifted {oc.get('lifted', 0)}"]
+    return ([f"hug-oracle protocol, lifted (off the table): {groups[0]}"] + [f"hug-oracle protocol: {g}" for g in groups[1:]]
+            + [f"hug-oracle protocol: contact ablation rose {oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/"
+               f"{oc.get('ablation_run', 0)}; diagnosis (all {oc.get('rollouts', 0)}): "
+               + (", ".join(f"{k} {v}" for k, v in (oc.get("diagnosis") or {}).items() if v) or "none")])
 
 
 def _oracle_lines(study: dict) -> list[str]:
@@ -260,27 +266,37 @@ def _oracle_lines(study: dict) -> list[str]:
     return out
 
 
+def wrist_line(c: dict) -> str:
+    """The study's wrist tracking error, mm: the median of the recordings' medians, and the median and the
+    largest of their peaks over the lift and hold (:func:`replay.study.summary.summarize`)."""
+    f = lambda k: "-" if c.get(k) is None else f"{c[k]:.1f}"  # noqa: E731
+    return (f"wrist tracking error: median {f('median_wrist_err_mm')} mm (median of the recordings' medians); "
+            f"peak over the lift and hold: median {f('median_wrist_err_peak_mm')} mm, largest "
+            f"{f('max_wrist_err_peak_mm')} mm")
+
+
 def _lift_lines(study: dict, c: dict) -> list[str]:
-    cols = (("recording", "sequence", None), ("outcome", "outcome", None), ("diagnosis", "diagnosis", None),
-            ("end rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None), ("contacts", "contacts_force_at_lift", None),
-            ("wrist err mm", "wrist_err_median_mm", None), ("ablation clean", "ablation_clean", None))
+    """The lift protocol's table (under ``--ablation-only`` the rows it reran alone) and its counts."""
+    cols = (("recording", "sequence", None), ("intent", "intent", None), ("outcome", "outcome", None),
+            ("diagnosis", "diagnosis", None), ("end rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None),
+            ("contacts", "contacts_force_at_lift", None), ("wrist err mm median", "wrist_err_median_mm", None),
+            ("peak", "wrist_err_peak_mm", None), ("ablation clean", "ablation_clean", None))
     rows = [[h for h, _, _ in cols]]
-    for r in study.get("rollouts") or []:  # outcome as the report words it ("not lifted")
+    rerun = c.get("ablation_only_keys")
+    shown = [r for r in study.get("rollouts") or [] if rerun is None or r.get("sequence") in rerun]
+    for r in shown:  # outcome as the report words it ("not lifted")
         r = dict(r, outcome=display_outcome(r.get("outcome")))
         rows.append([_cell(r.get(k) * s if (s and r.get(k) is not None) else r.get(k)) for _, k, s in cols])
     w = [max(len(row[i]) for row in rows) for i in range(len(cols))]
     lines = ["  ".join(col.ljust(w[i]) for i, col in enumerate(row)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * x for x in w))
     diag = ", ".join(f"{k} {v}" for k, v in (c.get("diagnosis") or {}).items() if v)
-    groups = lifts_and_others(c.get("by_intent") or {})
     lines.append("")
-    lines.append(f"{c.get('rollouts', 0)} recordings"
-                 + (" (" + ", ".join(f"{g['rollouts']} {k}" for k, g in groups.items()) + ")" if len(groups) > 1 else "")
-                 + f": lifted {c.get('lifted', 0)} (held through the shake {c.get('shake_held', 0)}), not lifted "
-                 f"{c.get('not_lifted', 0)}, unstable {c.get('unstable', 0)}" + (f"; diagnosis: {diag}" if diag else ""))
-    if len(groups) > 1:  # lifts and the other intents apart: the other intents' motion is not a lift
-        lines.append("; ".join(f"{k}: lifted {g['lifted']} of {g['rollouts']} (held through the shake "
-                               f"{g['shake_held']})" for k, g in groups.items()))
+    lines += group_lines(c) or [f"{c.get('rollouts', 0)} recordings: lifted {c.get('lifted', 0)}"]
+    if diag:
+        lines.append(f"diagnosis (all {c.get('rollouts', 0)}): {diag}")
+    if c.get("median_wrist_err_mm") is not None:
+        lines.append(wrist_line(c))
     if c.get("ablation_run"):
         lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
                      f"{c.get('ablation_lifted', 0)} lifted without contact")

@@ -2,17 +2,24 @@
 
 A study records, in every rollout JSON's ``inputs``, the digest of each file the rollout
 read (recording, object meshes, hand MJCF), hashed when it runs (never copied from the
-manifest), with the manifest's ``pinned`` flag and whether the file still matches its
-staged digest; ``--resume`` re-hashes them (:func:`inputs_changed`) and reruns a
-recording whose inputs changed.
+manifest), whether it is ``pinned`` and whether the file still matches its staged digest;
+``--resume`` re-hashes them (:func:`inputs_changed`) and reruns a recording whose inputs
+changed.
+
+``pinned`` comes from the project's own pin list (``replay/data/pinned_files.json``,
+:func:`replay.data.sources.pin_digests`), never from the data's ``MANIFEST.json``: a manifest
+shipped with a dataset can call an edited file pinned with the edited file's own SHA-256. A file
+at a pinned path with another digest, or one its manifest calls pinned that the pin list does not
+hold, is ``pinned: false, pin_mismatch: true`` (:func:`pin_mismatch_lines` says it in one line).
 """
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
-from replay.errors import DataError
+from replay.data.limits import load_json
+from replay.data.sources import MIRROR_ALIASES, pin_digests
 from replay.fileio import sha256_file
 
 
@@ -20,14 +27,16 @@ def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
     """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
 
     Returns:
-        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}``; ``key`` is the path
-        relative to ``data_dir`` where the file lies under it, else absolute. ``manifest``
-        says how the digest compares with ``<data_dir>/MANIFEST.json``: ``"match"``,
-        ``"changed since staging"`` (the file was modified after the fetch) or
-        ``"not staged"``; ``pinned`` is the manifest's flag (``None`` when not staged).
+        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``
+        on a mismatch); ``key`` is the path relative to ``data_dir`` where the file lies under it,
+        else absolute. ``manifest`` says how the digest compares with
+        ``<data_dir>/MANIFEST.json``: ``"match"``, ``"changed since staging"`` (the file was
+        modified after the fetch) or ``"not staged"``; ``pinned`` is True only when the file's
+        SHA-256 equals the project's pin for its path (module doc), looked up by ``key`` or, for a
+        file outside ``data_dir``, by its path in the ``$REPLAY_MIRROR`` mirror.
 
     Raises:
-        DataError: an unreadable manifest.
+        DataError: an unreadable manifest or pin list.
     """
     manifest = {}
     root = None
@@ -35,28 +44,58 @@ def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
         root = Path(data_dir).resolve()
         mpath = root / "MANIFEST.json"
         if mpath.is_file():
-            try:
-                manifest = json.loads(mpath.read_text()).get("files", {})
-            except (OSError, json.JSONDecodeError) as e:
-                raise DataError(mpath, None, f"cannot read manifest: {e}") from e
+            doc = load_json(mpath, "the data manifest")
+            manifest = doc.get("files", {}) if isinstance(doc, dict) else {}
+            manifest = manifest if isinstance(manifest, dict) else {}
+    pins = pin_digests()
     out = {}
     for p in paths:
         p = Path(p).resolve()
-        key = str(p)
-        if root is not None:
-            try:
-                key = p.relative_to(root).as_posix()
-            except ValueError:
-                pass
+        key = _relative(p, root) or str(p)
         digest = sha256_file(p)
         entry = manifest.get(key)
-        if entry is None or "sha256" not in entry:
-            state, pinned = "not staged", None
+        if not isinstance(entry, dict) or "sha256" not in entry:
+            state, claimed = "not staged", False
         else:
             state = "match" if entry["sha256"] == digest else "changed since staging"
-            pinned = entry.get("pinned", True if entry.get("repo", "unknown") != "unknown" else False)
-        out[key] = {"sha256": digest, "from": "hashed", "pinned": pinned, "manifest": state}
+            claimed = entry.get("pinned", entry.get("repo", "unknown") != "unknown") is True
+        pin = pins.get(_pin_key(p, key))
+        out[key] = {"sha256": digest, "from": "hashed", "pinned": pin == digest, "manifest": state}
+        if (pin is not None or claimed) and pin != digest:
+            out[key]["pin_mismatch"] = True
     return out
+
+
+def _relative(p: Path, root: Path | None) -> str | None:
+    """``p`` relative to ``root`` (POSIX), or None when it does not lie under it."""
+    if root is None:
+        return None
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _pin_key(p: Path, key: str) -> str:
+    """The pin-list key of an input: ``key`` where it is relative (a staged file), else its path
+    in the ``$REPLAY_MIRROR`` mirror (the mirror's layout is the staging layout, its aliases mapped)."""
+    if not Path(key).is_absolute():
+        return key
+    mirror = os.environ.get("REPLAY_MIRROR")
+    rel = _relative(p, Path(mirror).resolve()) if mirror else None
+    if rel is None:
+        return key
+    for src, dst in MIRROR_ALIASES.items():
+        if rel.startswith(src + "/"):
+            return dst + rel[len(src):]
+    return rel
+
+
+def pin_mismatch_lines(inputs: dict) -> list[str]:
+    """One line per input of ``inputs`` (:func:`input_hashes`) whose SHA-256 is not the project's pin."""
+    return [f"{key}: SHA-256 {e.get('sha256', '')[:12]}… is not the project's pin for it "
+            "(replay/data/pinned_files.json; the data's own manifest is not believed): recorded as pinned: false, "
+            "pin_mismatch: true" for key, e in inputs.items() if isinstance(e, dict) and e.get("pin_mismatch")]
 
 
 def inputs_changed(doc: dict, data_dir: str | Path | None) -> str | None:

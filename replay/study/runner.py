@@ -31,9 +31,9 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
-from replay.errors import DataError, OutputError, UsageError
+from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.inputs import inputs_changed
+from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
@@ -99,15 +99,15 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     return st.seqs, results, todo, carried
 
 
-def _executor(workers: int, executor: str, address: str | None):
+def _executor(workers: int, executor: str, address: str | None, say=None):
     """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
     process (``workers <= 0``), the process pool (:mod:`replay.study.pool`) or Ray tasks
-    (:mod:`replay.study.ray_pool`)."""
+    (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
     def run(todo: list, fn, handle) -> None:
         if executor == "ray":  # imported only when asked for: Ray takes seconds to import
             from replay.study.ray_pool import run_jobs_ray
 
-            run_jobs_ray(todo, fn, handle, address=address)
+            run_jobs_ray(todo, fn, handle, address=address, say=say)
         elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
             for job in todo:
                 handle(job, *fn(job))
@@ -188,7 +188,8 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad or not protocols:
-        raise UsageError("--protocol", f"unknown protocol(s) {bad}; choose from {', '.join(PROTOCOLS)}")
+        hints = "".join(did_you_mean(b, PROTOCOLS) for b in bad)
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; {hints}choose from {', '.join(PROTOCOLS)}")
     if ablation_only and protocols != ["lift"]:
         raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
     return protocols
@@ -298,6 +299,7 @@ class _StudyRun:
             st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
         self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
         self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
+        self.said: set[str] = set()  # pin-mismatch warnings already said
         self.n_kept = len(self.results) + len(carried)
         self.n_jobs = self.n_kept + len(self.todo)
         self.con.start(total=self.n_jobs, done=self.n_kept)
@@ -322,6 +324,10 @@ class _StudyRun:
                                                       [self.results[k] for s in self.seqs
                                                        if (k := result_key(s, ORACLE)) in self.results])
         rec.counts["wall_s_this_run"] = this_run
+        if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
+            rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
+        else:
+            rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
@@ -347,6 +353,10 @@ class _StudyRun:
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
+        for line in pin_mismatch_lines(value.get("inputs") or {}) if isinstance(value, dict) else ():
+            if line not in self.said:  # said once per file, however many protocols read it
+                self.said.add(line)
+                self.con.say(f"warning: {line}")
         self.n_new += 1
         if summary_due(self.n_new, time.perf_counter() - self.t_summary, self.n_jobs):
             self.summarize()
@@ -368,7 +378,8 @@ class _StudyRun:
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
-            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address), on_result=self.done,
+            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address, self.con.say),
+                      on_result=self.done,
                       label="study", name=lambda j: j.key)
             self.summarize()
         except KeyboardInterrupt:

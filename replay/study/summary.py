@@ -15,21 +15,25 @@ from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
-from replay.study.console import intent_counts
+from replay.study.counts import intent_counts
 from replay.study.p_lift import p_lift_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
 
 
 def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
-    """Study-level counts and timing; ``by_intent``: :func:`replay.study.console.intent_counts`; ``causes``:
-    refusals and input flags per cause (:func:`replay.checks.causes.count_causes`)."""
+    """Outcome counts and timing of lift-judged rollouts (the lift and hug-oracle protocols); ``by_intent``:
+    :func:`replay.study.counts.intent_counts`; ``causes``: refusals and input flags per cause
+    (:func:`replay.checks.causes.count_causes`); wrist tracking error, mm: ``median_wrist_err_mm`` (the
+    median of the recordings' medians), ``median_wrist_err_peak_mm`` / ``max_wrist_err_peak_mm`` (the
+    median and the largest of their peaks over the lift and hold, ``wrist_err_peak_mm``)."""
     n = len(rollouts)
     ab = [r for r in rollouts if r.get("ablation")]
     rt = [r["wall_s_total"] for r in rollouts if r.get("wall_s_total")]
     rtf = [r["rtf"] for r in rollouts if r.get("rtf")]
     fl = [r["contacts_force_at_lift"] for r in rollouts if r.get("contacts_force_at_lift") is not None]
     we = [r["wrist_err_median_mm"] for r in rollouts if r.get("wrist_err_median_mm") is not None]
+    wp = [r["wrist_err_peak_mm"] for r in rollouts if r.get("wrist_err_peak_mm") is not None]
     return {
         "rollouts": n,
         "stable": sum(bool(r["stable"]) for r in rollouts),
@@ -50,6 +54,8 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "causes": count_causes(rollouts, failed),  # refusals and input flags per cause (replay.checks.causes)
         "median_contacts_force_at_lift": float(np.median(fl)) if fl else None,
         "median_wrist_err_mm": float(np.median(we)) if we else None,
+        "median_wrist_err_peak_mm": float(np.median(wp)) if wp else None,  # the median of the recordings' peaks
+        "max_wrist_err_peak_mm": float(np.max(wp)) if wp else None,  # the largest peak of any recording
         "wall_s": wall_s,
         "mean_rollout_pair_s": float(np.mean(rt)) if rt else None,
         "median_rtf": float(np.median(rtf)) if rtf else None,
@@ -72,6 +78,53 @@ def agreement_medians(rollouts: list[dict]) -> dict:
     no_rec = sum(r.get("contact_agreement_recall") is None for r in rollouts)
     return dict(out, contact_agreement_n=len(both), contact_agreement_of=len(rollouts),
                 contact_agreement_no_simulated=len(rollouts) - len(both) - no_rec, contact_agreement_no_recorded=no_rec)
+
+
+def lift_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
+    """The lift protocol's counts: :func:`summarize` and, with ``--samples``, ``p_lift``
+    (:func:`replay.study.p_lift.p_lift_counts`, lift recordings only) and ``p_lift_rollouts``."""
+    counts = summarize(rollouts, failed, wall_s)
+    if (pl := p_lift_counts(_lifts(rollouts))) is not None:
+        counts["p_lift"] = pl
+        counts["p_lift_rollouts"] = _sampled_rollouts(rollouts)
+    return counts
+
+
+def oracle_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
+    """The hug-oracle protocol's counts: those of the lift protocol (:func:`lift_counts`: it is judged on
+    a lift too, without the shake and release) with the contact agreement (:func:`agreement_medians`);
+    ``failed``: the study's failures (named once, in the study's own ``failed``)."""
+    return dict(lift_counts(rollouts, failed, wall_s), **agreement_medians(rollouts))
+
+
+def recorded_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
+    """The recorded protocol's counts (:func:`replay.protocol.recorded_protocol.summarize`: tracked, lost,
+    unstable, the medians) with the contact agreement, ``by_intent`` (rollouts per intent), ``failed_inputs``
+    and ``wall_s`` (s)."""
+    by_intent: dict[str, dict[str, int]] = {}
+    for r in rollouts:
+        c = by_intent.setdefault(str(r.get("intent") or "unknown"), {"rollouts": 0, "tracked": 0})
+        c["rollouts"] += 1
+        c["tracked"] += r.get("outcome") == "tracked"
+    return dict(tracking.summarize(rollouts), **agreement_medians(rollouts), by_intent=by_intent,
+                failed_inputs=len(failed), wall_s=wall_s)
+
+
+#: the count function of each protocol (what the console, study.json, study.csv and the report read)
+COUNTERS = {"lift": lift_counts, ORACLE: oracle_counts, "recorded": recorded_counts}
+
+
+def study_counts(protocols: list[str], by_protocol: dict[str, list[dict]], failed: dict, wall_s: float) -> dict:
+    """A study's ``counts``: each protocol's (:data:`COUNTERS`) under its name (``counts["lift"]``,
+    ``counts["hug-oracle"]``, ``counts["recorded"]``), and at the top level those of its first protocol
+    in the order lift, hug-oracle, recorded (named in ``counts["protocol"]``), so a hug-oracle study alone
+    has its real counts at the top level; ``wall_s`` in s."""
+    ran = [p for p in COUNTERS if p in protocols] or ["lift"]
+    per = {p: COUNTERS[p](by_protocol.get(p) or [], failed, wall_s) for p in ran}
+    top = per[ran[0]]
+    if ran[0] == "recorded":  # the fields the study's readers expect of the top level, from the lift protocol's
+        top = dict(summarize([], failed, wall_s), **top)
+    return dict(top, protocol=ran[0], **per)
 
 
 def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
@@ -113,18 +166,8 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
                                                                                 out_dir))
             for r in ordered]
     _carry_p_lift(rows, ordered)
-    counts = summarize(ordered, failed, wall_s)
-    if (pl := p_lift_counts(_lifts(ordered))) is not None:
-        counts["p_lift"] = pl
-        counts["p_lift_rollouts"] = _sampled_rollouts(ordered)
-    if "recorded" in protocols:
-        counts["recorded"] = dict(tracking.summarize(tracked), **agreement_medians(tracked))
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
-    if ORACLE in protocols:  # the hug-oracle protocol's counts, as the lift protocol's
-        counts[ORACLE] = dict(summarize(oracle, {}, wall_s), **agreement_medians(oracle))
-        if (pl := p_lift_counts(_lifts(oracle))) is not None:
-            counts[ORACLE]["p_lift"] = pl
-            counts[ORACLE]["p_lift_rollouts"] = _sampled_rollouts(oracle)
+    counts = study_counts(protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle}, failed, wall_s)
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,

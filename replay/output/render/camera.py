@@ -14,9 +14,10 @@ from replay.output.render.model import _load_mesh
 from replay.output.render.style import FOVY_DEG
 
 #: a study clip's camera frames the hand from where it comes this close to the object's
-#: bounding sphere, m (0.25 m framed GRAB tiles about 1 m away; 0.15 m brings them ~13 %
-#: closer while the hand still enters the view during the approach).
-CLIP_REACH_M = 0.15
+#: bounding sphere, m (0.25 m framed GRAB tiles about 1 m away, 0.15 m ~13 % closer; 0.06 m frames
+#: the grasp, the lift and the hold, the hand entering the view at the end of its approach: a GRAB
+#: mug measured about 2.5x taller in a 320 x 240 tile than at 0.15 m with its bounding sphere fitted, issue 49).
+CLIP_REACH_M = 0.06
 
 #: object positions more than this far below the support are "fallen off" and not
 #: framed by the camera, m.
@@ -69,8 +70,10 @@ def frame_camera(
     object's mesh bounding sphere. The azimuth is perpendicular to the horizontal
     line from the objects to the wrist, so hand and object sit side by side rather
     than one hiding the other, turned 30 degrees towards the wrist side. The distance
-    fits the bounding sphere in the smaller of the vertical and horizontal fields of
-    view (``aspect`` = width / height), with a 10 % margin. ``also_in_view`` ((F,) bool):
+    is the nearest at which the box's eight corners, projected through the camera, fit
+    both the vertical and the horizontal field of view (``aspect`` = width / height) with
+    a 10 % margin (:func:`_fit_box`: the box itself, not its bounding sphere, so a tile
+    shows hand and object, not the table around them). ``also_in_view`` ((F,) bool):
     frames whose hand and object positions are inside the bounds too, without turning the
     view (a study clip's hold and shake, where a lifted object is carried and shaken about).
     ``top_clear``: fraction of the image height at the top kept clear of the sphere (the
@@ -84,27 +87,37 @@ def frame_camera(
     box = use | (np.asarray(also_in_view, bool) if also_in_view is not None else False)
     lo, hi, obj_centres = _bounds(track, hand_cols, objects, radii, keep_obj, use, box)
     centre = 0.5 * (lo + hi)
-    radius = max(0.5 * float(np.linalg.norm(hi - lo)), 0.05)
+    half = np.maximum(0.5 * (hi - lo), 0.025)  # at least a 5 cm box
     azimuth = 90.0
     if hand_cols and obj_centres:
         wrist = track.body_pos[use][:, hand_cols[0]].mean(axis=0)
         d = wrist - np.mean(obj_centres, axis=0)
         if np.hypot(d[0], d[1]) > 1e-3:
             azimuth = math.degrees(math.atan2(d[1], d[0])) + 90.0 - 30.0
-    distance, shift = _fit(radius, aspect, top_clear)
+    distance, shift = _fit_box(half, azimuth, elevation, aspect, top_clear)
     e, a = math.radians(elevation), math.radians(azimuth)
     up = np.array([-math.sin(e) * math.cos(a), -math.sin(e) * math.sin(a), math.cos(e)])  # the image's up, world
     return CameraView(centre + up * shift * distance, distance, azimuth, elevation)
 
 
-def _fit(radius: float, aspect: float, top_clear: float) -> tuple[float, float]:
-    """(distance m, look-at shift up per m of distance) that fit a sphere of ``radius`` m in the
-    view with a 10 % margin, below the top ``top_clear`` fraction of the image height."""
+def _fit_box(half: np.ndarray, azimuth: float, elevation: float, aspect: float, top_clear: float) -> tuple[float, float]:
+    """(distance m, look-at shift up per m of distance) of a camera looking at the centre of a box of
+    half extents ``half`` (3,) m, world axes, from ``azimuth`` / ``elevation`` deg (MuJoCo free
+    camera): the nearest distance at which every corner's projection is inside the view with a 10 %
+    margin, the vertical field below the top ``top_clear`` fraction of the image height (pinhole
+    model: a corner at (right x, up y, depth z) from the centre fits when ``|x| <= tan_h (d + z)`` and
+    ``|y| <= tan_v (d + z)``)."""
     tan_v = math.tan(math.radians(FOVY_DEG) / 2)
-    half_v = math.atan((1.0 - top_clear) * tan_v)  # the image below the kept-clear band
-    half_h = math.atan(tan_v * aspect)
-    distance = 1.1 * radius / math.sin(min(half_v, half_h))
-    return distance, top_clear * tan_v  # the sphere's centre drawn at -top_clear of the half height
+    tv, th = (1.0 - top_clear) * tan_v, tan_v * aspect
+    e, a = math.radians(elevation), math.radians(azimuth)
+    fwd = np.array([math.cos(e) * math.cos(a), math.cos(e) * math.sin(a), math.sin(e)])  # camera -> look-at
+    right = np.array([math.sin(a), -math.cos(a), 0.0])
+    up = np.cross(right, fwd)
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * half
+    x, y, z = np.abs(corners @ right), corners @ up, corners @ fwd
+    # the view is centred below the kept-clear band: a corner's y is measured from there
+    d = max(float(np.max(1.1 * x / th - z)), float(np.max(1.1 * np.abs(y) / tv - z)), float(np.max(-z)) + 0.05)
+    return d, top_clear * tan_v
 
 
 def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict, keep_obj: dict,
@@ -186,16 +199,17 @@ FRAMED_PHASES, ALSO_IN_VIEW_PHASES = (1, 2), (3, 4)
 CLIP_TOP_CLEAR = 0.2
 
 
-def clip_camera(clip: Clip, aspect: float) -> CameraView:
+def clip_camera(clip: Clip, aspect: float, top_clear: float = CLIP_TOP_CLEAR) -> CameraView:
     """The camera of a study clip: :func:`frame_camera` over :data:`FRAMED_PHASES` (all
     frames if the clip has none) from where the hand is within :data:`CLIP_REACH_M` of the
     object, with :data:`ALSO_IN_VIEW_PHASES` inside its bounds, ignoring object positions
     once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table), the top
-    :data:`CLIP_TOP_CLEAR` of the image left to the overlay."""
+    ``top_clear`` (default :data:`CLIP_TOP_CLEAR`) of the image left to the overlay drawn over it (0 for
+    a montage tile, whose caption is a band above the picture)."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
     phases = np.isin(clip.phase, FRAMED_PHASES)
     return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
                         reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M,
                         also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None,
-                        top_clear=CLIP_TOP_CLEAR)
+                        top_clear=top_clear)
 

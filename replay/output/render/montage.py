@@ -38,10 +38,20 @@ MONTAGE_MAX_CANVAS = (1920, 1080)
 MONTAGE_LARGE_FROM = 39
 #: the canvas for more tiles (1440p: 48 tiles are 8 x 6 of 320 x 240)
 MONTAGE_LARGE_CANVAS = (2560, 1440)
-#: default cap on tiles in one montage: a study with more is shown by a selection in which every
+#: the narrowest tile a person can read, px: its caption's text is 13 px (tile height / 18,
+#: :func:`replay.output.render.overlay.caption_band`) and the object a few dozen px, measured on a frame
+#: looked at; 240 x 180 tiles (38 on 1080p) showed objects of about 15 px (issue 49)
+MONTAGE_MIN_READABLE_W = 320
+#: default cap on tiles in one montage: as many 4:3 tiles at least :data:`MONTAGE_MIN_READABLE_W` wide as
+#: fit :data:`MONTAGE_MAX_CANVAS` with the rule's header above them (1920 // 320 = 6 columns, 4 rows of 240
+#: px = 960 px + the header <= 1080: 24 tiles); a study with more is shown by a selection in which every
 #: outcome class is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
 #: 5.4 min and were unreadable, issue 41)
-MONTAGE_MAX_CLIPS = 48
+MONTAGE_MAX_CLIPS = (MONTAGE_MAX_CANVAS[0] // MONTAGE_MIN_READABLE_W) * (MONTAGE_MAX_CANVAS[1]
+                                                                          // (MONTAGE_MIN_READABLE_W * 3 // 4))
+#: the readability rule in words, drawn with every montage's selection rule
+READABLE_RULE = (f"at most {MONTAGE_MAX_CLIPS} tiles by default, so each stays at least {MONTAGE_MIN_READABLE_W} px "
+                 f"wide on a {MONTAGE_MAX_CANVAS[0]} x {MONTAGE_MAX_CANVAS[1]} screen")
 
 
 def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
@@ -200,7 +210,7 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
             cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str,
             selection: tuple[list[str], str], progress: bool, t_start: float) -> RenderStats:
     """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out`` (with the
-    selection's rule drawn above the tiles where some are left out), and write the montage's
+    selection's rule drawn above the tiles, also when every rollout has one), and write the montage's
     record (:func:`montage_record_path`) with the input ``key``; ``selection``: (names left out, rule)."""
     left_out, rule = selection
     variants = ("main", "ablation") if variant == "both" else (variant,)
@@ -218,7 +228,7 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
             stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
             bar.update(1)
         bar.close()
-        header = rule_header(rule, cols * tw, max(10, min(18, cols * tw // 120))) if left_out else None
+        header = rule_header(rule, cols * tw, max(10, min(18, cols * tw // 120)))  # on every montage
         n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
@@ -252,6 +262,8 @@ def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, varian
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
     picked, rule = pick_tiles(chosen, None if max_clips is None else max(1, max_clips // len(variants)))
     shown = {i for i, _ in picked}
+    if max_clips == MONTAGE_MAX_CLIPS:
+        rule = f"{rule}; {READABLE_RULE}"
     return picked, [_name(i, r) for i, r in chosen if i not in shown], rule
 
 
@@ -305,7 +317,7 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
     band = caption_band(lines(int(idx[0])), tw, th).shape[0]  # the text above the picture, never over the hands
     ih = th - band
     for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, (tw, ih), fps,
-                                          camera=clip_camera(clip, tw / ih), timing=timing)):
+                                          camera=clip_camera(clip, tw / ih, top_clear=0.0), timing=timing)):
         store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band)
         store[j, band:] = img
     store.flush()

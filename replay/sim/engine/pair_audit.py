@@ -11,10 +11,12 @@ touched, read from the compiled model.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import mujoco
 import numpy as np
 
-from importer_patches.contact_params import pair_params
+from importer_patches.contact_params import GeomParams, combine, pair_params
 
 #: pair classes, by the sides of the two geoms (H hand, O object, S support and everything else)
 CLASS_NAMES = {frozenset("HO"): "hand-object", frozenset("OS"): "object-support", frozenset("HS"): "hand-support",
@@ -55,12 +57,29 @@ def pair_classes(m: mujoco.MjModel, layout, pairs: list[tuple[int, int]] | None 
     tuple (condim, friction (3,), solref (2,), solimp (5,), margin m, gap m) MuJoCo uses
     (:func:`importer_patches.contact_params.pair_params`)."""
     out = {}
+    geoms: dict = {}
     for a, b in pairs if pairs is not None else colliding_pairs(m):
-        p = pair_params(m, a, b)
         cls = CLASS_NAMES[frozenset(_side(layout, a) + _side(layout, b))]
-        out[(a, b)] = (cls, (p.condim, tuple(np.float32(p.friction)), tuple(np.float32(p.solref)),
-                             tuple(np.float32(p.solimp)), np.float32(p.margin), np.float32(p.gap)))
+        if int(m.npair):  # an explicit <pair> may name these two: MuJoCo's rules pair by pair
+            out[(a, b)] = (cls, _as_tuple(pair_params(m, a, b)))
+            continue
+        for g in (a, b):  # each geom's attributes read once per call, each distinct two combined once
+            if g not in geoms:
+                geoms[g] = GeomParams.of(m, g)
+        out[(a, b)] = (cls, _combined(geoms[a], geoms[b]))
     return out
+
+
+def _as_tuple(p) -> tuple:
+    return (p.condim, tuple(np.float32(p.friction)), tuple(np.float32(p.solref)), tuple(np.float32(p.solimp)),
+            np.float32(p.margin), np.float32(p.gap))
+
+
+@lru_cache(maxsize=8192)
+def _combined(a: GeomParams, b: GeomParams) -> tuple:
+    """:func:`pair_params`'s parameter tuple for two geoms of these attributes and no explicit pair
+    (:func:`importer_patches.contact_params.combine`: a pure function of the two)."""
+    return _as_tuple(combine(a, b))
 
 
 def changed_classes(before: dict, after: dict) -> dict:

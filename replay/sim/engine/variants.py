@@ -53,6 +53,11 @@ class Variant:
             ``object_mass`` both, the scale multiplies ``object_mass``.
         object_offset: (3,) m, world: added to the object's initial position (the object track's
             uncertainty); zeros: as built.
+        options: ``((name, value), ...)``: scalar ``mjOption`` fields of the world's compiled model,
+            MuJoCo's names and values (``("cone", 1)`` elliptic, ``("impratio", 10.0)``): what MuJoCo
+            allows to change without a recompile (its docs, "mjModel changes");
+            :func:`replay.sim.runtime_settings.setting_variant` turns a setting's config into them.
+            Empty: as built (then left out of :meth:`to_dict`).
         label: free text for reports.
     """
 
@@ -68,6 +73,7 @@ class Variant:
     torsional_friction: float | None = None
     object_mass_scale: float | None = None
     object_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    options: tuple = ()
     label: str = ""
 
     def __post_init__(self):
@@ -87,6 +93,11 @@ class Variant:
             if v.shape != (n,) or not np.all(np.isfinite(v)) or not np.all(v > 0):
                 raise ValueError(f"Variant.{name} must be {n} finite numbers > 0, got {getattr(self, name)!r}")
             object.__setattr__(self, name, tuple(float(x) for x in v))
+        opts = tuple((str(k), float(x)) for k, x in dict(self.options).items())
+        for k, x in opts:
+            if not np.isfinite(x):
+                raise ValueError(f"Variant.options[{k!r}] must be finite, got {x!r}")
+        object.__setattr__(self, "options", opts)
 
     @property
     def perturbs_wrist(self) -> bool:
@@ -105,9 +116,9 @@ class Variant:
     @property
     def edits_params(self) -> bool:
         """True when a physical parameter (friction, effort, mass, contact softness, torsional
-        friction, object offset) differs from the scene's."""
+        friction, object offset, an option) differs from the scene's."""
         return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass")) \
-            or self.edits_contact
+            or self.edits_contact or bool(self.options)
 
     @property
     def edits_model(self) -> bool:
@@ -123,6 +134,10 @@ class Variant:
                 del d[n]
         if not any(self.object_offset):
             del d["object_offset"]
+        if self.options:
+            d["options"] = dict(self.options)
+        else:
+            del d["options"]
         return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):

@@ -85,8 +85,12 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         ``{"body", "shape", "joint_dof"}`` of its entities.
 
     Raises:
-        EngineError: the rebuilt world does not match the scene (entity counts).
+        EngineError: the rebuilt world does not match the scene (entity counts), or a variant sets
+            ``options`` (mujoco-warp holds one ``opt`` per batch: cone and integrator are not per world).
     """
+    if any(v.options for v in variants):
+        raise EngineError("mujoco-warp holds one set of solver options per batch: a Variant's options run on "
+                          "MuJoCo C (device cpu), or as a batch of their own")
     wb, info = _replay_world(scene)
     builder = new_builder(scene.config)
     # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;

@@ -71,6 +71,25 @@ def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
     raise AblationMaskError("no contype/conaffinity bit filters hand-object pairs alone")
 
 
+def set_options(m: mujoco.MjModel, options) -> dict:
+    """Set the scalar ``mjOption`` fields ``options`` (``((name, value), ...)``) of ``m``; returns each as
+    read back.
+
+    Raises:
+        EngineError: an unknown or non-scalar field, or a value that did not take (an integer field
+            given a fraction)."""
+    got = {}
+    for name, value in options:
+        cur = getattr(m.opt, name, None)
+        if cur is None or isinstance(cur, np.ndarray) or callable(cur):
+            raise EngineError(f"variant option {name!r} is not a scalar mjOption field")
+        setattr(m.opt, name, type(cur)(value))
+        got[name] = float(getattr(m.opt, name))
+        if got[name] != float(value):
+            raise EngineError(f"variant option {name} = {value} did not take: the model holds {got[name]}")
+    return got
+
+
 def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
     """Edit a world's compiled model for ``v``; read every edited value back.
 
@@ -79,7 +98,7 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     of the fewest geoms that give every hand-object contact the value
     (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
     that suffices, so object-support contacts keep what was built; the other pair classes it
-    changed are read back into ``friction_side_effects``). Effort: the finger
+    changed are read back into ``friction_side_effects``). Options: :func:`set_options`. Effort: the finger
     actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
     ``body_inertia`` of the object scaled together, then ``mj_setConst``.
 
@@ -113,6 +132,8 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         mujoco.mj_setConst(m, d)
         out["object_mass"] = float(m.body_mass[b])
     out.update(_contact_edits(m, layout, v))
+    if v.options:  # mjOption scalars: MuJoCo reads them every step (no recompile)
+        out["options"] = set_options(m, v.options)
     if v.ablation and not prebuilt_ablation:
         out["ablation_bit"] = ablate_hand_object(m, layout)
     checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", want_mass),

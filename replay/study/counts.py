@@ -1,0 +1,59 @@
+"""Counts per intent, and the groups every reader shows apart: the lifts, the other intents, and the
+recordings whose dataset names no intent (TACO, HUG-Bench, a user's own files).
+
+The lift and hug-oracle protocols are judged on a lift; a recording of another intent (GRAB ``pass``,
+``drink``, ...) is replayed with its recorded motion after the grasp replaced by the protocol's, so its
+outcome is not a lift's: the console, ``study.json``'s ``counts``, ``study.csv`` (its ``intent``
+column) and the report read these functions and never add the groups together in a headline.
+"""
+
+from __future__ import annotations
+
+from replay.checks.intent import INTENT_UNKNOWN
+
+#: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
+INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
+
+#: the groups of :func:`intent_groups`, in the order they are shown
+LIFTS, OTHER_INTENTS, NO_INTENT = "lifts", "other intents", "no intent named"
+
+
+def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
+    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}``, the lift recordings
+    (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
+    whose names carry none: ``unknown``, :func:`replay.checks.intent.recording_intent`)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rollouts:
+        c = out.setdefault(str(r.get("intent") or INTENT_UNKNOWN), dict.fromkeys(INTENT_COUNTS, 0))
+        c["rollouts"] += 1
+        c["lifted"] += bool(r.get("lifted"))
+        c["shake_held"] += bool(r.get("shake_held"))
+        c["not_lifted"] += r.get("outcome") == "not_lifted"
+        c["unstable"] += r.get("outcome") == "unstable"
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
+
+
+def intent_group(intent: str | None) -> str:
+    """The group of an intent: :data:`LIFTS` (``lift``), :data:`NO_INTENT` (none named: ``unknown`` or
+    None) or :data:`OTHER_INTENTS`."""
+    if intent == "lift":
+        return LIFTS
+    return NO_INTENT if intent in (None, "", INTENT_UNKNOWN) else OTHER_INTENTS
+
+
+def intent_groups(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """:func:`intent_counts` summed per :func:`intent_group`, in the order lifts, other intents, no
+    intent named; a group with no recording is left out."""
+    order = (LIFTS, OTHER_INTENTS, NO_INTENT)
+    groups: dict[str, dict[str, int]] = {}
+    for intent, c in by_intent.items():
+        g = groups.setdefault(intent_group(intent), dict.fromkeys(INTENT_COUNTS, 0))
+        for k in INTENT_COUNTS:
+            g[k] += int(c.get(k) or 0)
+    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0])))
+
+
+def group_words(group: str, n: int) -> str:
+    """``30 lifts``, ``8 recordings of other intents``, ``2 recordings with no intent named``."""
+    return f"{n} lift" + ("" if n == 1 else "s") if group == LIFTS else \
+        f"{n} recording{'' if n == 1 else 's'} " + ("of other intents" if group == OTHER_INTENTS else "with no intent named")
