@@ -80,8 +80,11 @@ def p_lift_lines(study: dict) -> list[str]:
     robust failure, then the discrimination table (:mod:`replay.study.discrimination`); [] without samples."""
     c = study.get("counts") or {}
     out = []
-    for label, counts in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift"))):
-        n = (study.get("sampling") or {}).get("samples")
+    n = (study.get("sampling") or {}).get("samples")
+    per = [(p, (c.get(p) or {}).get("p_lift")) for p in ("lift", "hug-oracle")]
+    if not any(x for _, x in per):  # counts without per-protocol entries: the top level's
+        per = [(c.get("protocol", "lift"), c.get("p_lift"))]
+    for label, counts in per:
         for cond, k in (counts or {}).items():
             out.append(f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
                        f"{k['uncertain']}, robust failure {k['robust_failure']}")

@@ -177,3 +177,13 @@ def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
     if v.torsional_friction is not None:
         out["torsional_friction"] = float(p.friction[1])
     return out
+
+
+def initial_state_edits(d: mujoco.MjData, layout: MjLayout, v: Variant) -> dict:
+    """A world's initial state for ``v``: the object's position shifted by ``v.object_offset`` (m, world;
+    the object track's uncertainty) in ``d.qpos``; ``{"object_initial_pos": (3,) m}`` read back, or {}."""
+    if not any(v.object_offset):
+        return {}
+    q = layout.object_qadr
+    d.qpos[q:q + 3] += np.asarray(v.object_offset)
+    return {"object_initial_pos": [float(x) for x in d.qpos[q:q + 3]]}
