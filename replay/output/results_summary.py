@@ -54,7 +54,18 @@ def study_summary(doc: dict) -> dict:
             "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
             "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
             "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
-            "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS)}
+            "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS),
+            **_sampled(doc)}
+
+
+def _sampled(doc: dict) -> dict:
+    """A sampled study's (``--samples``, issue #46) ``sampling`` and ``discrimination``, and its rows'
+    ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``); {} otherwise."""
+    if not doc.get("sampling"):
+        return {}
+    rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
+    return {"sampling": doc["sampling"], "discrimination": doc.get("discrimination") or [],
+            "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v}}
 
 
 def bridge_summary(doc: dict) -> dict:

@@ -16,7 +16,7 @@ from replay.protocol.oracle_plan import ORACLE
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.counts import intent_counts
-from replay.study.envelope import envelope_counts
+from replay.study.p_lift import p_lift_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
 
@@ -81,11 +81,12 @@ def agreement_medians(rollouts: list[dict]) -> dict:
 
 
 def lift_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
-    """The lift protocol's counts: :func:`summarize` and, with ``--envelope``, ``envelope``
-    (:func:`replay.study.envelope.envelope_counts`)."""
+    """The lift protocol's counts: :func:`summarize` and, with ``--samples``, ``p_lift``
+    (:func:`replay.study.p_lift.p_lift_counts`, lift recordings only) and ``p_lift_rollouts``."""
     counts = summarize(rollouts, failed, wall_s)
-    if (env := envelope_counts(rollouts)) is not None:
-        counts["envelope"] = env
+    if (pl := p_lift_counts(_lifts(rollouts))) is not None:
+        counts["p_lift"] = pl
+        counts["p_lift_rollouts"] = _sampled_rollouts(rollouts)
     return counts
 
 
@@ -134,6 +135,24 @@ def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
     return row
 
 
+def _lifts(rollouts: list[dict]) -> list[dict]:
+    """The rollouts of lift recordings (intent ``lift`` or none stated): other intents are counted apart."""
+    return [r for r in rollouts if r.get("intent") in (None, "lift")]
+
+
+def _carry_p_lift(rows: list[dict], docs: list[dict]) -> list[dict]:
+    """``rows`` with each recording's ``p_lift`` / ``p_lift_corrupted`` (the sampled verdict) where it has
+    one, in place (the study's rows carry them; the CSV keeps its ROW_FIELDS columns); returned."""
+    for row, doc in zip(rows, docs):
+        row.update({k: doc[k] for k in ("p_lift", "p_lift_corrupted") if doc.get(k)})
+    return rows
+
+
+def _sampled_rollouts(rollouts: list[dict]) -> int:
+    """Worlds the sampled verdict simulated over ``rollouts`` (every condition, real and corrupted)."""
+    return sum(len(v) for r in rollouts for v in ((r.get("p_lift_samples") or {}).get("lifted") or {}).values())
+
+
 def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool, manosim_dir: Path, seqs: list[str],
                  protocols: list[str], results: dict, failed: dict, wall_s: float, rdir: Path,
                  out_dir: Path) -> StudyRecord:
@@ -146,6 +165,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
                                                                                 out_dir))
             for r in ordered]
+    _carry_p_lift(rows, ordered)
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
     counts = study_counts(protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle}, failed, wall_s)
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
@@ -158,7 +178,7 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
         inputs={k: v for r in ordered + tracked + oracle for k, v in (r.get("inputs") or {}).items()},
         protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
         refine_rollouts=refined,
-        oracle_rollouts=[study_row(RolloutRecord.from_dict(r, nested=True),
-                                   os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json", out_dir))
-                         for r in oracle],
+        oracle_rollouts=_carry_p_lift([study_row(RolloutRecord.from_dict(r, nested=True),
+                                                 os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json",
+                                                                 out_dir)) for r in oracle], oracle),
     )

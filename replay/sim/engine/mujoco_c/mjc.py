@@ -43,7 +43,7 @@ from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.data_fields import DataFields
-from replay.sim.engine.mujoco_c.model_edits import apply_variant
+from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
 from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
@@ -150,8 +150,8 @@ class MjcBatch(SpanSteps):
             if quat:
                 rb.update(finger_drive.disable_finger_actuators(m, lay))
             d = mujoco.MjData(m)
-            d.qpos[:] = qpos0
-            d.qvel[:] = qvel0
+            d.qpos[:], d.qvel[:] = qpos0, qvel0
+            rb.update(initial_state_edits(d, lay, v))  # the object's initial offset (Variant.object_offset)
             w = World(m=m, d=d, variant=v, readback=rb, drive=drive,
                       capacity=int(scene.contact_capacity if capacity is None else capacity))
             w.warn = d.warning.number  # a view into mjData (the bindings' documented field)
