@@ -1,0 +1,110 @@
+"""The report's view of the sampled verdict (issue #46), on a study record with exactly the schema's
+fields (:mod:`p_lift_fixture`; no data needed): the table's class column and filter per condition, a
+recording's verdicts side by side with its chart, the counts per condition, the discrimination table;
+and an older study's envelope record shown as its class, not as the raw record."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_study
+
+from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
+from replay.output.report import build_report
+from replay.output.report_table import cell, table_html
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    d = tmp_path_factory.mktemp("p_lift")
+    n = build_report(write_p_lift_study(d), d / "report.html")
+    return d, n
+
+
+def test_envelope_record_is_shown_by_its_class():
+    """The envelope's record (its key is ``class``) is shown as its class on the table, in its filter and on
+    a recording's page, never as the record."""
+    env = {"settings": ["default", "gravity_compensation"], "lifted": [True, False], "outcomes": ["lifted", "not_lifted"],
+           "overrides": [{}, {"wrist_gravity_compensation": False}], "fraction": 0.5,
+           "flips": ["gravity_compensation"], "class": "fragile", "wall_s": [1.2, 1.3]}
+    assert cell(env, None, None) == ("fragile", "fragile")
+    rows = [{"sequence": "mug_lift", "object": "mug", "outcome": "lifted", "verdict_envelope": env}]
+    text = table_html(rows, lambda r: "x.html")
+    assert "fragile (1)" in text and "<td>fragile</td>" in text and "settings" not in text and "wall_s" not in text
+
+
+def test_table_has_a_class_column_and_filter_per_condition(built):
+    d, n = built
+    assert n["rows"] == len(RECORDINGS)
+    page = (d / "report.html").read_text()
+    heads = re.findall(r"<th data-key='([^']+)'>", page)
+    assert heads[heads.index("outcome") + 1:heads.index("outcome") + 1 + len(CONDITIONS)] == \
+        [f"p_lift:{c}" for c in CONDITIONS]
+    for i, c in enumerate(CONDITIONS):
+        sel = re.search(rf"<select data-filter='p_lift:{c}' id='filter-p_lift-{c}'>(.*?)</select>", page).group(1)
+        want = Counter(CLASS_WORDS[entry(r[-1][i])["class"]] for r in RECORDINGS)
+        got = {v: int(k) for v, k in re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)}
+        assert got == dict(want), (c, got)
+    # a class cell sorts by p (its data-k), not by its word
+    mug = entry(RECORDINGS[0][-1][0])
+    assert f"<td data-k='{float(mug['p'])!r}'" in page
+
+
+def test_counts_per_condition_lead_the_summary_lifts_and_others_apart(built):
+    d, _ = built
+    page = (d / "report.html").read_text()
+    assert page.index("id=p-lift-counts") < page.index("<ul id=summary>")
+    for group, keep in (("lifts", lambda r: r[2] == "lift"), ("other intents", lambda r: r[2] != "lift")):
+        for i, c in enumerate(CONDITIONS):
+            want = Counter(entry(r[-1][i])["class"] for r in RECORDINGS if keep(r))
+            row = re.search(rf"<tr><td>{group}</td><td>{c}</td>(.*?)</tr>", page).group(1)
+            got = [int(x) for x in re.findall(r">(\d+)</td>", row)]
+            assert got == [want[k] for k in CLASS_WORDS] + [sum(want.values())], (group, c, got)
+
+
+def test_discrimination_table(built):
+    d, _ = built
+    page = (d / "report.html").read_text()
+    table = re.search(r"<table id=discrimination>(.*?)</table>", page, re.S).group(1)
+    assert table.count("<tr>") == 1 + len(CONDITIONS) and "wrist_offset_2cm" in table and "HUG paper" in table
+
+
+def test_recording_page_verdicts_side_by_side_and_what_is_absent(built):
+    d, _ = built
+    mug = (d / "report_files" / "mug_lift.html").read_text()
+    verdicts = re.search(r"<table id=verdicts>(.*?)</table>", mug, re.S).group(1)
+    assert "lift / replay" in verdicts and "hug-oracle / replay" in verdicts
+    oracle_as_replayed = entry(ORACLE["mug_lift"][0])
+    assert f"{oracle_as_replayed['p']:.2f} [{oracle_as_replayed['lo']:.2f}, {oracle_as_replayed['hi']:.2f}]" in verdicts
+    assert "the authored and calibrated physics" in mug and mug.count("<svg") == 2
+    duck = (d / "report_files" / "duck_lift.html").read_text()  # no hug-oracle rollout: said absent
+    assert "hug-oracle / replay" not in duck and "Not in this study: the hug-oracle protocol" in duck
+
+
+def test_chart_draws_each_interval_and_p_on_the_0_1_axis():
+    e = entry(13)
+    svg = p_lift_svg({"as_replayed": e})
+    x = lambda p: _X0 + (_X1 - _X0) * p  # noqa: E731
+    assert f"x1='{x(e['lo']):.1f}'" in svg and f"x2='{x(e['hi']):.1f}'" in svg and f"cx='{x(e['p']):.1f}'" in svg
+    assert p_lift_svg(None) == "" and p_lift_svg({}) == ""
+
+
+def test_older_study_without_p_lift_has_no_chart(tmp_path):
+    study = write_p_lift_study(tmp_path)
+    import json
+    doc = json.loads(study.read_text())
+    for k in ("discrimination", "sampling"):
+        doc.pop(k)
+    doc["counts"].pop("p_lift")
+    study.write_text(json.dumps(doc))
+    for r in doc["rollouts"] + doc["oracle_rollouts"]:
+        p = tmp_path / r["json"]
+        rec = json.loads(p.read_text())
+        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        p.write_text(json.dumps(rec))
+    build_report(study, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "p_lift:" not in page and "p-lift-counts" not in page and "discrimination" not in page
+    assert "<svg" not in (tmp_path / "report_files" / "mug_lift.html").read_text()
