@@ -108,3 +108,36 @@ def test_older_study_without_p_lift_has_no_chart(tmp_path):
     page = (tmp_path / "report.html").read_text()
     assert "p_lift:" not in page and "p-lift-counts" not in page and "discrimination" not in page
     assert "<svg" not in (tmp_path / "report_files" / "mug_lift.html").read_text()
+
+
+def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
+    """The README's first table (``tables.py p_lift``): per condition robust lift / uncertain / robust failure
+    as the study counted them, and the discrimination figures; the same from the small results file
+    (``tables.py summarize study``) as from the study JSON, through a document block."""
+    import json
+
+    from replay.output.doc_blocks import stale_blocks, update_text
+    from replay.output.results_summary import summarize
+    from replay.output.tables import table
+
+    doc = json.loads(write_p_lift_study(tmp_path).read_text())
+    text = table("p_lift", doc)
+    small = summarize("study", doc, made_by="run_study.py --samples 32", commit="abc1234", date="2026-12-04")
+    assert table("p_lift", json.loads(json.dumps(small))) == text and small["sampling"]["samples"] == 32
+    lines = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert [ln.split("|")[1].strip(" `") for ln in lines] == list(CONDITIONS)
+    for ln, c in zip(lines, CONDITIONS):
+        cells = [x.strip() for x in ln.split("|")[2:-1]]
+        want = [sum(entry(r[-1][CONDITIONS.index(c)])["class"] == k for r in RECORDINGS if r[2] == "lift")
+                for k in CLASS_WORDS]
+        assert [int(x) for x in cells[:4]] == want + [sum(want)], (c, cells)
+        d = next(x for x in doc["discrimination"] if x["condition"] == c)
+        assert cells[4] == f"{d['p_real']:.2f} / {d['p_corrupted']:.2f}" and cells[6] == f"{d['ratio']:.2f} (0.50)"
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "trust.json").write_text(json.dumps(small))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- table:p_lift:grab from docs/results/trust.json -->\nold\n<!-- /table:p_lift:grab -->\n")
+    readme.write_text(update_text(readme.read_text(), tmp_path))
+    assert "robust lift" in readme.read_text() and stale_blocks(readme.read_text(), tmp_path) == []
+    with pytest.raises(ValueError, match="--samples"):
+        table("p_lift", {"rollouts": [], "counts": {}})

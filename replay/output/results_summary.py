@@ -41,8 +41,10 @@ def _rows(rows, fields) -> list[dict]:
 
 
 def study_summary(doc: dict) -> dict:
-    """The fields of a study JSON the tables read: dataset, counts (every protocol's), refusals, the
-    config hash, package versions and the rows of each protocol (:data:`STUDY_ROW_FIELDS`).
+    """The fields of a study JSON the tables read: dataset, counts (every protocol's, ``p_lift``'s
+    among them), refusals, the config hash, package versions, the rows of each protocol
+    (:data:`STUDY_ROW_FIELDS`) and, from a ``--samples`` study, its ``sampling`` (size, seed, classes,
+    condition names) and ``discrimination`` (the ``p_lift`` table, :mod:`replay.output.p_lift_table`).
 
     Raises:
         ValueError: ``doc`` is not a study (no ``rollouts`` nor ``oracle_rollouts``).
@@ -54,7 +56,17 @@ def study_summary(doc: dict) -> dict:
             "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
             "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
             "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
-            "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS)}
+            "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS),
+            **({"sampling": _sampling(doc["sampling"])} if doc.get("sampling") else {}),
+            **({"discrimination": doc["discrimination"]} if doc.get("discrimination") else {})}
+
+
+def _sampling(s: dict) -> dict:
+    """A study's ``sampling`` as the tables read it: its size, seed, classes and condition names (the
+    conditions' overrides and the variables' distributions stay in the study JSON)."""
+    return {"samples": s.get("samples"), "seed": s.get("seed"), "classes": s.get("classes"),
+            "conditions": [{"name": c.get("name")} for c in s.get("conditions") or [] if isinstance(c, dict)],
+            "variables": [v.get("name") for v in s.get("variables") or [] if isinstance(v, dict)]}
 
 
 def bridge_summary(doc: dict) -> dict:

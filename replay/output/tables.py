@@ -20,6 +20,8 @@ Each kind turns one results file into a markdown table:
 * ``scale``: ``benchmarks/study_scale.py --json``: per study size the wall time, orchestration overhead
   per recording, bytes written per recording, the driver's peak memory, the report's load in headless
   Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
+* ``p_lift``: a study run with ``--samples N``: what a user may trust, per condition robust lift /
+  uncertain / robust failure and the discrimination figures (:mod:`replay.output.p_lift_table`);
 * ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
   CPU time and the jobs' own time, with their ratios to the first checkout's.
 
@@ -36,10 +38,11 @@ from __future__ import annotations
 import re
 
 from replay.output.bridge_table import bridge_markdown
+from replay.output.p_lift_table import p_lift_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
 KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
-         "throughput")
+         "throughput", "p_lift")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -240,7 +243,7 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     if kind == "attribution" and "factors" not in doc:
         raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
-    if kind in ("study", "refine", "counts", "oracle", "envelope") and "rollouts" not in doc:
+    if kind in ("study", "refine", "counts", "oracle", "envelope", "p_lift") and "rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
     if kind == "bridge" and "rows" not in doc:
         raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
@@ -255,7 +258,7 @@ def table(kind: str, doc: dict) -> str:
     return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
             "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
-            "scale": scale_table, "throughput": throughput_table}[kind](doc)
+            "scale": scale_table, "throughput": throughput_table, "p_lift": p_lift_markdown}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

@@ -1,0 +1,62 @@
+"""The README's first table: what a user may trust of a study's verdicts (issue #46), from a study JSON
+run with ``--samples N`` (and ``--corruptions``) or its small summary
+(:func:`replay.output.results_summary.study_summary`, which keeps ``counts``, ``sampling`` and
+``discrimination``).
+
+One row per condition (``sampling.conditions``, in order): how many recordings are a robust lift (the
+95 % interval of p_lift at or above 0.5), uncertain, a robust failure (at or below), of how many; then,
+where the study has them, its discrimination figures per corruption: p_lift real vs corrupted, the AUC
+of p_lift separating them and success(corrupted) / success(real) beside the published ratio.
+"""
+
+from __future__ import annotations
+
+#: the classes in column order, as a reader is told them (replay.output.p_lift_section.CLASS_WORDS)
+CLASSES = (("robust_lift", "robust lift"), ("uncertain", "uncertain"), ("robust_failure", "robust failure"))
+
+
+def _f(x, spec: str = ".2f") -> str:
+    return "-" if x is None else format(float(x), spec)
+
+
+def _conditions(study: dict, counts: dict) -> list[str]:
+    names = [str(c.get("name")) for c in ((study.get("sampling") or {}).get("conditions") or []) if isinstance(c, dict)]
+    return names + [c for c in counts if c not in names]
+
+
+def p_lift_markdown(study: dict) -> str:
+    """The table (module doc) as Markdown.
+
+    Raises:
+        ValueError: the study has no ``counts["p_lift"]`` (run without ``--samples``).
+    """
+    counts = (study.get("counts") or {}).get("p_lift")
+    if not counts:
+        raise ValueError("the study has no p_lift counts (run_study.py --samples N)")
+    s = study.get("sampling") or {}
+    disc = study.get("discrimination") or []
+    corruptions = list(dict.fromkeys(str(d.get("corruption")) for d in disc))
+    head = ["condition", *(w for _, w in CLASSES), "of"]
+    for c in corruptions:
+        head += [f"{c}: p_lift real / corrupted", f"{c}: AUC", f"{c}: success corrupted / real (published)"]
+    rows = []
+    for cond in _conditions(study, counts):
+        n = counts.get(cond) or {}
+        row = [f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES), str(sum(int(n.get(k, 0)) for k, _ in CLASSES))]
+        for c in corruptions:
+            d = next((x for x in disc if x.get("condition") == cond and str(x.get("corruption")) == c), None)
+            if d is None:
+                row += ["-", "-", "-"]
+                continue
+            ref = d.get("reference") or {}
+            row += [f"{_f(d.get('p_real'))} / {_f(d.get('p_corrupted'))}", _f(d.get("auc")),
+                    f"{_f(d.get('ratio'))} ({_f(ref.get('ratio'))})" if ref else _f(d.get("ratio"))]
+        rows.append(row)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+    size = f"{s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
+    refs = sorted({str((d.get("reference") or {}).get("source")) for d in disc if d.get("reference")})
+    notes = [f"classes from the 95 % interval of p_lift ({(s.get('classes') or {}).get('interval', 'wilson95')}) "
+             f"against {(s.get('classes') or {}).get('threshold', 0.5)}" + (f"; {size}" if size else "")]
+    if refs:
+        notes.append("published ratio: " + "; ".join(refs))
+    return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
