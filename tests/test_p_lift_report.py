@@ -132,7 +132,8 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
                 for k in CLASS_WORDS]
         assert [int(x) for x in cells[:4]] == want + [sum(want)], (c, cells)
         d = next(x for x in doc["discrimination"] if x["condition"] == c)
-        assert cells[4] == f"{d['p_real']:.2f} / {d['p_corrupted']:.2f}" and cells[6] == f"{d['ratio']:.2f} (0.50)"
+        assert cells[4] == (f"{d['p_real']:.2f} -> {d['p_corrupted']:.2f}, AUC {d['auc']:.2f}, ratio {d['ratio']:.2f} "
+                            "(0.50)"), cells
     (tmp_path / "docs" / "results").mkdir(parents=True)
     (tmp_path / "docs" / "results" / "trust.json").write_text(json.dumps(small))
     readme = tmp_path / "README.md"

@@ -5,8 +5,9 @@ run with ``--samples N`` (and ``--corruptions``) or its small summary
 
 One row per condition (``sampling.conditions``, in order): how many recordings are a robust lift (the
 95 % interval of p_lift at or above 0.5), uncertain, a robust failure (at or below), of how many; then,
-where the study has them, its discrimination figures per corruption: p_lift real vs corrupted, the AUC
-of p_lift separating them and success(corrupted) / success(real) beside the published ratio.
+where the study has them, its discrimination figures, one column per corruption: p_lift real ->
+corrupted (means over the recordings), the AUC of p_lift separating them and the ratio
+success(corrupted) / success(real) with the published ratio in brackets.
 """
 
 from __future__ import annotations
@@ -37,20 +38,16 @@ def p_lift_markdown(study: dict) -> str:
     disc = study.get("discrimination") or []
     corruptions = list(dict.fromkeys(str(d.get("corruption")) for d in disc))
     head = ["condition", *(w for _, w in CLASSES), "of"]
-    for c in corruptions:
-        head += [f"{c}: p_lift real / corrupted", f"{c}: AUC", f"{c}: success corrupted / real (published)"]
+    head += [f"`{c}`: p_lift real -> corrupted, AUC, ratio (published)" for c in corruptions]
     rows = []
     for cond in _conditions(study, counts):
         n = counts.get(cond) or {}
         row = [f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES), str(sum(int(n.get(k, 0)) for k, _ in CLASSES))]
         for c in corruptions:
             d = next((x for x in disc if x.get("condition") == cond and str(x.get("corruption")) == c), None)
-            if d is None:
-                row += ["-", "-", "-"]
-                continue
-            ref = d.get("reference") or {}
-            row += [f"{_f(d.get('p_real'))} / {_f(d.get('p_corrupted'))}", _f(d.get("auc")),
-                    f"{_f(d.get('ratio'))} ({_f(ref.get('ratio'))})" if ref else _f(d.get("ratio"))]
+            ref = (d or {}).get("reference") or {}
+            row.append("-" if d is None else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
+                       f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else ""))
         rows.append(row)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
     size = f"{s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
