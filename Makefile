@@ -4,6 +4,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 DATASET ?= grab
 EFFORT ?= 0.4
+# `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
+# 0 = single rollouts). 16 keeps the whole of `make study` under 10 min on 2 cores at the slow end of one
+# sampled rollout's cost (0.15-0.3 s CPU each, no ablation): 40 recordings x 16 samples x 4 conditions x 0.3 s
+# = 768 CPU s = 6.4 min on 2 workers, leaving ~3 min for the single rollouts, the montage and the report
+# (at 0.15 s it is 3.2 min). 16 samples resolve a class only where the lift rate is far from 0.5 (Wilson 95 %:
+# 16/16 -> [0.81, 1], 12/16 -> [0.51, 0.90]); the figures in docs/ use run_study.py's --samples 32.
+SAMPLES ?= 16
 STUDY_ARGS ?=
 DATA_DIR ?= data
 OUT_DIR ?= out
@@ -14,7 +21,8 @@ MIRROR_ARG := $(if $(REPLAY_MIRROR),--mirror $(REPLAY_MIRROR),)
 STUDY_JSON := $(OUT_DIR)/$(DATASET)/study.json
 MONTAGE := $(RENDER_DIR)/$(DATASET)/montage.mp4
 
-# `make study` ends with $(OUT_DIR)/$(DATASET)/report.html and study.csv (fields: docs/results.md).
+# `make study` ends with $(OUT_DIR)/$(DATASET)/report.html and study.csv (fields: docs/results.md), every
+# recording with its p_lift per condition at $(SAMPLES) samples.
 .PHONY: setup study validate test test-slow test-cuda bench bench-devices bench-warp fetch clean docs docs-check docs-results
 
 $(VENV)/.installed: pyproject.toml
@@ -46,7 +54,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --out $(STUDY_JSON) --resume $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc
