@@ -99,7 +99,8 @@ bench-warp: fetch
 # The figures of README.md and docs/ (docs/figures.md). `make docs` rewrites every generated block
 # from the small results files in docs/results/; `make docs-check` fails on a stale one (as
 # tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
-# files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the
+# files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the sampled
+# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the
 # default test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
 # with this commit and date, then the blocks.
 RESULTS := docs/results
@@ -121,6 +122,9 @@ docs-results: setup
 	$(PY) scripts/bridge.py --dataset grab --data $(FIG_DATA) --workers 2 --out $(FIG_OUT)/bridge/bridge.json
 	$(PY) scripts/tables.py summarize bridge $(FIG_OUT)/bridge/bridge.json --out $(RESULTS)/grab-bridge.json \
 	    --made-by "python scripts/bridge.py --dataset grab --data \$$REPLAY_MIRROR --workers 2 --out $(FIG_OUT)/bridge/bridge.json"
+	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 32 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
+	$(PY) scripts/tables.py summarize study $(FIG_OUT)/trust/study.json --out $(RESULTS)/grab-trust.json \
+	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 32 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
 	$(MAKE) docs
 	$(PY) -m pytest -q --junitxml=$(FIG_OUT)/tests.xml; \
 	$(PY) scripts/tables.py summarize junit $(FIG_OUT)/tests.xml --out $(RESULTS)/tests.json \
