@@ -63,7 +63,7 @@ def write_p_lift_study(d: Path, physics: str = "replay") -> Path:
         if intent == "lift":
             for c, e in p_lift(ks).items():
                 counts[c][e["class"]] += 1
-    disc = [{"condition": c, "corruption": "wrist_offset_2cm",
+    disc = [{"protocol": "lift", "condition": c, "corruption": "wrist_offset_2cm",
              "p_real": sum(ks[i] for *_, ks in RECORDINGS[:3]) / (3 * N),
              "p_corrupted": sum(max(ks[i] - 10, 0) for *_, ks in RECORDINGS[:3]) / (3 * N),
              "auc": 0.75, "ratio": None, "n_recordings": 3,
@@ -72,7 +72,11 @@ def write_p_lift_study(d: Path, physics: str = "replay") -> Path:
         dd["ratio"] = dd["p_corrupted"] / dd["p_real"]
     study = {"format_version": FORMAT_VERSION, "dataset": "grab", "config": {"physics": physics}, "config_hash": "0" * 16,
              "protocols": ["lift", "hug-oracle"], "sequences": [r[0] for r in RECORDINGS],
-             "counts": {"rollouts": len(rows), "lifted": 2, "p_lift": counts}, "rollouts": rows,
+             "counts": {"rollouts": len(rows), "lifted": 2, "p_lift": counts,
+                        "hug-oracle": {"rollouts": len(oracle_rows), "p_lift": {
+                            c: {k: int(entry(lifted)["class"] == k) for k in ("robust_lift", "uncertain", "robust_failure")}
+                            for c, lifted in zip(CONDITIONS, ORACLE["mug_lift"])}}},
+             "rollouts": rows,
              "oracle_rollouts": oracle_rows, "discrimination": disc,
              "sampling": {"samples": N, "seed": 0,
                           "conditions": [{"name": c, "overrides": {}, "why": "test"} for c in CONDITIONS],

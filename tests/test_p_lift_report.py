@@ -59,9 +59,13 @@ def test_counts_per_condition_lead_the_summary_lifts_and_others_apart(built):
     for group, keep in (("lifts", lambda r: r[2] == "lift"), ("other intents", lambda r: r[2] != "lift")):
         for i, c in enumerate(CONDITIONS):
             want = Counter(entry(r[-1][i])["class"] for r in RECORDINGS if keep(r))
-            row = re.search(rf"<tr><td>{group}</td><td>{c}</td>(.*?)</tr>", page).group(1)
+            row = re.search(rf"<tr><td>lift</td><td>{group}</td><td>{c}</td>(.*?)</tr>", page).group(1)
             got = [int(x) for x in re.findall(r">(\d+)</td>", row)]
             assert got == [want[k] for k in CLASS_WORDS] + [sum(want.values())], (group, c, got)
+    for i, c in enumerate(CONDITIONS):  # the hug-oracle's apart (one recording ran it)
+        cls = entry(ORACLE["mug_lift"][i])["class"]
+        row = re.search(rf"<tr><td>hug-oracle</td><td>lifts</td><td>{c}</td>(.*?)</tr>", page).group(1)
+        assert [int(x) for x in re.findall(r">(\d+)</td>", row)] == [int(k == cls) for k in CLASS_WORDS] + [1]
 
 
 def test_discrimination_table(built):
@@ -124,10 +128,12 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
     text = table("p_lift", doc)
     small = summarize("study", doc, made_by="run_study.py --samples 32", commit="abc1234", date="2026-12-04")
     assert table("p_lift", json.loads(json.dumps(small))) == text and small["sampling"]["samples"] == 32
-    lines = [ln for ln in text.splitlines() if ln.startswith("| `")]
-    assert [ln.split("|")[1].strip(" `") for ln in lines] == list(CONDITIONS)
+    lines = [ln for ln in text.splitlines() if ln.startswith("| lift |")]
+    assert [ln.split("|")[2].strip(" `") for ln in lines] == list(CONDITIONS)
+    oracle = [ln for ln in text.splitlines() if ln.startswith("| hug-oracle |")]
+    assert len(oracle) == len(CONDITIONS) and all(ln.endswith("| 1 | - |") for ln in oracle)  # one recording, no corruption
     for ln, c in zip(lines, CONDITIONS):
-        cells = [x.strip() for x in ln.split("|")[2:-1]]
+        cells = [x.strip() for x in ln.split("|")[3:-1]]
         want = [sum(entry(r[-1][CONDITIONS.index(c)])["class"] == k for r in RECORDINGS if r[2] == "lift")
                 for k in CLASS_WORDS]
         assert [int(x) for x in cells[:4]] == want + [sum(want)], (c, cells)

@@ -167,31 +167,35 @@ def class_counts(rows: list[dict], conditions: list[str]) -> dict[str, dict[str,
     return out
 
 
-def p_lift_summary_html(rows: list[dict], study) -> str:
-    """The main page's headline of the sampled verdict: per condition robust lift / uncertain /
-    robust failure, the lifts and the other intents apart (rows' ``intent``); with the sampling's
-    size; ``""`` for a study without ``p_lift``."""
-    conds = conditions_of(rows, study)
+def p_lift_summary_html(rows: list[dict], study, oracle_rows: list[dict] | None = None) -> str:
+    """The main page's headline of the sampled verdict: per protocol and condition robust lift /
+    uncertain / robust failure, the lifts and the other intents apart (rows' ``intent``), with the
+    sampling's size; ``oracle_rows``: the hug-oracle protocol's rows (``p_lift``, ``intent``);
+    ``""`` for a study without ``p_lift``."""
+    conds = conditions_of(rows + list(oracle_rows or []), study)
     if not conds:
         return ""
-    groups = {"lifts": [r for r in rows if r.get("intent") in ("lift", None)],
-              "other intents": [r for r in rows if r.get("intent") not in ("lift", None)]}
     head = "".join(f"<th>{w}</th>" for w in CLASS_WORDS.values())
     body = []
-    for g, rs in groups.items():
-        counts = class_counts(rs, conds)
-        for c in conds:
-            n = sum(counts[c].values())
-            if n:
-                body.append(f"<tr><td>{html.escape(g)}</td><td>{html.escape(c)}</td>" + "".join(
-                    f"<td style='color:{CLASS_CSS[k]}'>{counts[c][k]}</td>" for k in CLASS_WORDS) + f"<td>{n}</td></tr>")
+    for proto, prow in (("lift", rows), ("hug-oracle", oracle_rows or [])):
+        groups = {"lifts": [r for r in prow if r.get("intent") in ("lift", None)],
+                  "other intents": [r for r in prow if r.get("intent") not in ("lift", None)]}
+        for g, rs in groups.items():
+            counts = class_counts(rs, conds)
+            for c in conds:
+                n = sum(counts[c].values())
+                if n:
+                    body.append(f"<tr><td>{proto}</td><td>{html.escape(g)}</td><td>{html.escape(c)}</td>" + "".join(
+                        f"<td style='color:{CLASS_CSS[k]}'>{counts[c][k]}</td>" for k in CLASS_WORDS)
+                        + f"<td>{n}</td></tr>")
     s = study_field(study, "sampling") or {}
     size = (f"{s.get('samples')} samples per recording and condition (seed {s.get('seed')})"
             if s.get("samples") is not None else "the study's samples")
     return (f"<p>What a verdict is worth: each recording replayed under {html.escape(size)} of the declared "
             "physics and data uncertainty, per condition (an assumption about what the recording means, never "
-            "mixed with the others).</p><table id=p-lift-counts><thead><tr><th></th><th>condition</th>"
-            f"{head}<th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
+            "mixed with the others). robust lift: the 95 % interval of p_lift at or above 0.5; robust failure: at "
+            "or below; uncertain: across it.</p><table id=p-lift-counts><thead><tr><th>protocol</th><th></th>"
+            f"<th>condition</th>{head}<th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
 def discrimination_html(study) -> str:
@@ -208,10 +212,10 @@ def discrimination_html(study) -> str:
     for d in rows:
         ref = d.get("reference") or {}
         body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            d.get("condition"), d.get("corruption"), f(d.get("p_real")), f(d.get("p_corrupted")), f(d.get("auc")),
+            d.get("protocol", "lift"), d.get("condition"), d.get("corruption"), f(d.get("p_real")), f(d.get("p_corrupted")), f(d.get("auc")),
             f(d.get("ratio")), f"{f(ref.get('ratio'))} ({ref.get('source')})" if ref else "-",
             d.get("n_recordings", "-"))) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("condition", "corruption", "p_lift real", "p_lift corrupted", "AUC",
+    head = "".join(f"<th>{h}</th>" for h in ("protocol", "condition", "corruption", "p_lift real", "p_lift corrupted", "AUC",
                                              "success corrupted / real", "published ratio", "recordings"))
     return ("<h2>Does the verdict tell a real grasp from a corrupted one?</h2><p>Each recording replayed as "
             "recorded and under each declared corruption; AUC 0.5: the verdict cannot tell them apart, 1: it "

@@ -3,7 +3,8 @@ run with ``--samples N`` (and ``--corruptions``) or its small summary
 (:func:`replay.output.results_summary.study_summary`, which keeps ``counts``, ``sampling`` and
 ``discrimination``).
 
-One row per condition (``sampling.conditions``, in order): how many recordings are a robust lift (the
+One row per protocol and condition (``sampling.conditions``, in order; the hug-oracle's where the study
+ran it, ``counts["hug-oracle"]["p_lift"]``): how many recordings are a robust lift (the
 95 % interval of p_lift at or above 0.5), uncertain, a robust failure (at or below), of how many; then,
 where the study has them, its discrimination figures, one column per corruption: p_lift real ->
 corrupted (means over the recordings), the AUC of p_lift separating them and the ratio
@@ -26,34 +27,43 @@ def _conditions(study: dict, counts: dict) -> list[str]:
 
 
 def p_lift_markdown(study: dict) -> str:
-    """The table (module doc) as Markdown.
+    """The table (module doc) as Markdown: one row per protocol (lift, then hug-oracle where the study ran
+    it) and condition.
 
     Raises:
-        ValueError: the study has no ``counts["p_lift"]`` (run without ``--samples``).
+        ValueError: the study has no ``counts["p_lift"]`` for either protocol (run without ``--samples``).
     """
-    counts = (study.get("counts") or {}).get("p_lift")
-    if not counts:
+    c = study.get("counts") or {}
+    by_proto = {p: n for p, n in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift")))
+                if n}
+    if not by_proto:
         raise ValueError("the study has no p_lift counts (run_study.py --samples N)")
     s = study.get("sampling") or {}
     disc = study.get("discrimination") or []
     corruptions = list(dict.fromkeys(str(d.get("corruption")) for d in disc))
-    head = ["condition", *(w for _, w in CLASSES), "of"]
-    head += [f"`{c}`: p_lift real -> corrupted, AUC, ratio (published)" for c in corruptions]
+    head = ["protocol", "condition", *(w for _, w in CLASSES), "of"]
+    head += [f"`{x}`: p_lift real -> corrupted, AUC, ratio (published)" for x in corruptions]
     rows = []
-    for cond in _conditions(study, counts):
-        n = counts.get(cond) or {}
-        row = [f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES), str(sum(int(n.get(k, 0)) for k, _ in CLASSES))]
-        for c in corruptions:
-            d = next((x for x in disc if x.get("condition") == cond and str(x.get("corruption")) == c), None)
-            ref = (d or {}).get("reference") or {}
-            row.append("-" if d is None else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
-                       f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else ""))
-        rows.append(row)
+    for proto, counts in by_proto.items():
+        for cond in _conditions(study, counts):
+            if cond not in counts:
+                continue
+            n = counts[cond] or {}
+            row = [proto, f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES),
+                   str(sum(int(n.get(k, 0)) for k, _ in CLASSES))]
+            for x in corruptions:
+                d = next((e for e in disc if e.get("protocol", "lift") == proto and e.get("condition") == cond
+                          and str(e.get("corruption")) == x), None)
+                ref = (d or {}).get("reference") or {}
+                row.append("-" if d is None else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
+                           f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else ""))
+            rows.append(row)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
     size = f"{s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
     refs = sorted({str((d.get("reference") or {}).get("source")) for d in disc if d.get("reference")})
     notes = [f"classes from the 95 % interval of p_lift ({(s.get('classes') or {}).get('interval', 'wilson95')}) "
-             f"against {(s.get('classes') or {}).get('threshold', 0.5)}" + (f"; {size}" if size else "")]
+             f"against {(s.get('classes') or {}).get('threshold', 0.5)}" + (f"; {size}" if size else "")
+             + "; lift recordings only (other intents are counted apart)"]
     if refs:
         notes.append("published ratio: " + "; ".join(refs))
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)

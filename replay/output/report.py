@@ -122,7 +122,9 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     rows = [_with_record(row, recs[str(row.get("sequence"))]) for row in study.rollouts]
     n_plots = n_clips = 0
     oracle = {str(r.get("sequence")): _oracle_p_lift(sdir, r) for r in study.oracle_rollouts or []}
-    conds, phys = conditions_of(rows, study), (study.config or {}).get("physics")
+    intent = {str(r.get("sequence")): r.get("intent") for r in rows}
+    oracle_rows = [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in oracle.items() if v]
+    conds, phys = conditions_of(rows + oracle_rows, study), (study.config or {}).get("physics")
     for row in rows:
         seq = str(row.get("sequence"))
         verdicts = verdicts_html({"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds)
@@ -131,7 +133,7 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
     link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
-    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link))
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows))
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
@@ -194,9 +196,10 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
 
 
 def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,
-          recs: dict, link) -> str:
+          recs: dict, link, oracle_rows: list[dict] | None = None) -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
-    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page)."""
+    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
+    ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
     failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
                      for k, v in (study.failed or {}).items())
@@ -212,7 +215,7 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: li
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
-<h2>Summary</h2>{p_lift_summary_html(rows, study)}{_summary_html(study, by_intent)}
+<h2>Summary</h2>{p_lift_summary_html(rows, study, oracle_rows)}{_summary_html(study, by_intent)}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's
 name opens its page: its figure over time (object height, contacts, wrist error, phases), clip, diagnosis and
