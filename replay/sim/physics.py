@@ -5,7 +5,8 @@ defaults for whatever they leave unset (MuJoCo XML reference, ``option`` and ``g
 integrator, pyramidal cone, impratio 1, no noslip, tolerance 1e-8; contact parameters mixed by
 ``solmix`` between geoms of equal priority, ``mj_contactParam``). Every other value is a
 declared choice. :data:`PHYSICS` is the one table of them: per named physics (``authored``,
-``replay``) every :class:`Choice` with its value, source and why. ``ReplayConfig.physics``
+``replay``) every :class:`Choice` with its value, source and why; ``calibrated`` is ``replay`` with
+the choices fitted once by ``scripts/calibrate.py`` (:func:`table`, :func:`calibrated_centres`). ``ReplayConfig.physics``
 names one, ``ReplayConfig.physics_overrides`` ``{choice: value}`` departs from it (the verdict
 envelope, the bridge, a user's ``--physics-set``); :func:`apply_physics` writes the choices that
 are ``ReplayConfig`` fields (integrator, cone, impratio, contact, hand shape, finger damping),
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
+from replay.sim import calibration_file
 
 
 @dataclass(frozen=True)
@@ -129,13 +131,45 @@ REPLAY = (
 
 #: named physics -> {choice name: Choice}
 PHYSICS = {"authored": {c.name: c for c in AUTHORED}, "replay": {c.name: c for c in REPLAY}}
+#: every named physics: the two tables, and ``calibrated``: its base table with the choices fitted once by
+#: scripts/calibrate.py on GRAB's lifts (replay.study.calibration), read from its results file
+#: (replay.sim.calibration_file: docs/results/calibration.json)
+NAMES = ("authored", "replay", "calibrated")
 
 
 def table(name: str) -> dict:
-    """The choices of the named physics ``name`` ({choice: :class:`Choice`}); DataError if unknown."""
+    """The choices of the named physics ``name`` ({choice: :class:`Choice`}); DataError if unknown, or
+    (``calibrated``) if its results file is missing or bad."""
+    if name == "calibrated":
+        return _calibrated()
     if name not in PHYSICS:
-        raise DataError(None, "config.physics", f"{name!r} not in {tuple(PHYSICS)}")
+        raise DataError(None, "config.physics", f"{name!r} not in {NAMES}")
     return PHYSICS[name]
+
+
+def _calibrated() -> dict:
+    """The ``calibrated`` table: its base's choices, each one the calibration set replaced by the
+    fitted value with the file and figure it was chosen by as its source."""
+    path = calibration_file.calibration_path()
+    doc = calibration_file.read_calibration(path)
+    ch = doc["choice"]
+    src = (f"fitted once: {path.name} (scripts/calibrate.py, commit {doc.get('commit', '?')}: balanced accuracy "
+           f"{ch.get('balanced_accuracy', float('nan')):.2f} of real vs corrupted on {len(doc.get('recordings') or [])} "
+           "recordings)")
+    tab = dict(PHYSICS[doc["base"]])
+    for k, v in ch["overrides"].items():
+        try:
+            v = _check_value(k, tuple(v) if isinstance(v, list) else v)
+        except DataError as e:
+            raise DataError(path, f"choice.overrides.{k}", e.message) from None
+        tab[k] = Choice(k, v, src, f"chosen among the declared candidates (replay.study.calibration): {ch.get('name')}")
+    return tab
+
+
+def calibrated_centres(cfg: ReplayConfig) -> dict:
+    """{variable: centre} of the sampled distributions under ``cfg``'s physics: the calibration's
+    (replay.study.calibration.centred) for ``calibrated``, else {}."""
+    return dict(calibration_file.read_calibration()["choice"]["centres"]) if cfg.physics == "calibrated" else {}
 
 
 def _check_value(name: str, value) -> object:
