@@ -194,7 +194,7 @@ def p_lift_summary_html(rows: list[dict], study, oracle_rows: list[dict] | None 
     return (f"<p>What a verdict is worth: each recording replayed under {html.escape(size)} of the declared "
             "physics and data uncertainty, per condition (an assumption about what the recording means, never "
             "mixed with the others). robust lift: the 95 % interval of p_lift at or above 0.5; robust failure: at "
-            "or below; uncertain: across it.</p><table id=p-lift-counts><thead><tr><th>protocol</th><th></th>"
+            "or below; uncertain: across it.</p><table id=p-lift-counts><thead><tr><th>protocol</th><th>recordings</th>"
             f"<th>condition</th>{head}<th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 

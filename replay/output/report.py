@@ -46,6 +46,7 @@ td:nth-child(-n+5),th{text-align:left}
 th{background:#f0f0f0;cursor:pointer;user-select:none}
 #rows tr[hidden]{display:none}
 #filters select{margin-right:1em}
+#filters label{white-space:nowrap;display:inline-block;margin-bottom:3px}
 video.montage{display:block;max-width:100%;height:auto}
 pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 .k{font-weight:bold}
