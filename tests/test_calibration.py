@@ -124,6 +124,16 @@ def test_calibrated_overrides_are_fitted_choices_with_their_source(tmp_path, mon
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     assert physics.choice_value(cfg, "wrist_gravity_compensation") is False
     assert physics.choice_value(cfg, "cone") == physics.table("replay")["cone"].value
+    from replay.study.job import config_hash
+
+    before = config_hash(cfg)
+    doc = json.loads(p.read_text())
+    doc["choice"]["overrides"] = {}
+    p.write_text(json.dumps(doc))
+    import os
+
+    os.utime(p, ns=(p.stat().st_mtime_ns + 10**9,) * 2)  # a new file on a coarse clock too
+    assert config_hash(cfg) != before  # a new calibration is not resumed over
 
 
 @pytest.mark.parametrize("doc,field", [(None, None), ({"base": "replay"}, "choice"),
