@@ -148,8 +148,8 @@ def verdicts_html(by_protocol: dict[str, dict | None], study_physics: str | None
     absent_ph = [p for p in PHYSICS_NAMES if p != phys]
     missing = (f"Not in this study: the {', '.join(absent_p)} protocol ({'--protocol ' + absent_p[0]}); "
                if absent_p else "Not in this study: ")
-    missing += (f"the {' and '.join(absent_ph)} physics (each is a study of its own: run_study.py --physics NAME). "
-                "Compare them side by side across studies with scripts/agreement.py.")
+    missing += (f"the {' and '.join(absent_ph)} physics (each is a study of its own: run_study.py --physics NAME "
+                "--samples N; scripts/agreement.py sets several studies' outcomes side by side).")
     return (f"<h2>P(lift) per condition</h2><p>The fraction of the sampled physics and data variations "
             f"under which the protocol lifted, with its 95 % interval (bar) and p (dot); dashed: 0.5. "
             f"robust lift: the interval at or above 0.5; robust failure: at or below; uncertain: across it.</p>"
