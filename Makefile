@@ -5,12 +5,13 @@ PY := $(VENV)/bin/python
 DATASET ?= grab
 EFFORT ?= 0.4
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
-# 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores at the
-# slow end of one sampled rollout's cost (0.15-0.3 s CPU each, no ablation) with the default 2 conditions
-# (as_replayed and the other wrist gravity assumption): 40 recordings x 32 samples x 2 conditions x 0.3 s =
-# 768 CPU s = 6.4 min on 2 workers (3.2 min at 0.15 s), leaving ~3.5 min for the single rollouts, the montage
-# and the report. More conditions (STUDY_ARGS=--conditions ...) cost a batch of samples each: lower SAMPLES
-# then (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a class is resolved less often).
+# 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
+# the default 2 conditions (as_replayed and the other wrist gravity assumption) at today's cost of one extra
+# rollout, 0.32 s CPU (measured: `run_study.py --objects mug,stapler --workers 0` with and without --envelope,
+# 20 extra rollouts, +6.4 s user): 40 recordings x 32 samples x 2 conditions x 0.32 s = 819 CPU s = 6.8 min
+# on 2 workers, ~3 min left for the single rollouts, the montage and the report (less once the samples run
+# batched). More conditions (STUDY_ARGS=--conditions ...) cost a batch of samples each: lower SAMPLES then
+# (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a class is resolved less often).
 SAMPLES ?= 32
 STUDY_ARGS ?=
 DATA_DIR ?= data
