@@ -16,7 +16,8 @@ best and median rollouts per minute of wall time, the median CPU time and the me
 own time (the sum of the rollouts' ``wall_s_total``: the study less its workers' start and the
 driver), each also as a ratio to the first tree's; ``--json`` writes every figure. ``--envelope-too`` also runs each tree with
 ``--envelope`` (the verdict envelope, issue #39) as ``<name>+envelope``, whose rollouts count the
-envelope's settings too (``counts["envelope"]["rollouts"]``): the envelope's cost in rollouts/min
+envelope's settings too (``counts["envelope"]["rollouts"]``; a tree where ``--envelope`` is the sampled verdict's
+alias, issue #46: ``counts["p_lift_rollouts"]``): the envelope's cost in rollouts/min
 and in wall time per recording. The trees' results are not compared here:
 ``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
 
@@ -66,7 +67,7 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
     counts = json.loads((out / "study.json").read_text())["counts"]
     parts = [counts, counts.get("hug-oracle") or {}]
     n = sum(int(c.get("rollouts") or 0) + int(c.get("ablation_run") or 0)
-            + int((c.get("envelope") or {}).get("rollouts") or 0) for c in parts)
+            + int((c.get("envelope") or {}).get("rollouts") or 0) + int(c.get("p_lift_rollouts") or 0) for c in parts)
     jobs = 0.0  # the jobs' own time (each rollout's wall_s_total): the study less its workers' start
     for f in (out / "study_rollouts").glob("*.json"):
         try:

@@ -32,7 +32,8 @@ LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "o
 #: replay's top-level modules that form the base every stage uses
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
                 "replay.results.records", "replay.results.files", "replay.results.fields_doc",
-                "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log"}
+                "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log",
+                "replay.results.sampled_fields"}
 #: top-level modules of the top layer: the public API (what users import) and the commands
 TOP_MODULES = {"replay.api": "cli", "replay.commands": "cli"}
 

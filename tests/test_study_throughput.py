@@ -65,11 +65,11 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
 
 
 @pytest.mark.needs_data
-@pytest.mark.slow  # two studies of one recording, one with its 10 envelope settings: ~60 s on 2 cores
+@pytest.mark.slow  # two studies of one recording, one sampled (--envelope = --samples 32, 2 conditions): ~90 s on 2 cores
 def test_envelope_too_counts_the_envelope_s_rollouts(mirror, tmp_path):
     import os
 
-    from replay.study.envelope import SETTING_NAMES
+    from replay.study.sampling_setup import DEFAULT_SAMPLES
 
     env = dict(os.environ, REPLAY_MIRROR=str(mirror))
     out = tmp_path / "t.json"
@@ -78,5 +78,6 @@ def test_envelope_too_counts_the_envelope_s_rollouts(mirror, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(out.read_text())
     assert doc["runs"]["a"][0]["rollouts"] == 2
-    assert doc["runs"]["a+envelope"][0]["rollouts"] == 2 + len(SETTING_NAMES) - 1  # the default is the contact run
+    # --envelope is the sampled verdict's alias: 2 default conditions x 32 samples besides the contact run and ablation
+    assert doc["runs"]["a+envelope"][0]["rollouts"] == 2 + 2 * DEFAULT_SAMPLES
     assert "round 1 a+envelope" in r.stdout and "s/recording" in r.stdout

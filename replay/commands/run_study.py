@@ -38,7 +38,8 @@ from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
-from replay.study.envelope import envelope_lines
+from replay.study.p_lift import p_lift_lines
+from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 
@@ -104,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _physics_args(p: argparse.ArgumentParser) -> None:
-    """``--physics``, ``--physics-set`` and ``--envelope`` (replay.sim.physics, replay.study.envelope)."""
+    """``--physics``, ``--physics-set`` (replay.sim.physics) and the sampled verdict's ``--samples``,
+    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)."""
     p.add_argument("--physics", choices=physics.NAMES, default=None,
                    help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
                         "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
@@ -112,11 +114,19 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
                    help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
                         "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
-    p.add_argument("--envelope", action="store_true",
-                   help="also replay every lift / hug-oracle recording under the verdict envelope's physics settings "
-                        "(replay.study.envelope.ENVELOPE: gravity compensation, cone/impratio, contact mixing and hand "
-                        "shape each flipped, the wrist target +-2 mm along x, y, z): verdict_envelope per recording, "
-                        "robust lifts / fragile / robust failures in the summary")
+    p.add_argument("--samples", type=int, nargs="?", const=DEFAULT_SAMPLES, default=0, metavar="N",
+                   help="the sampled verdict (issue #46): every lift / hug-oracle recording replayed under N joint "
+                        "samples of the declared physics and data uncertainty (replay.study.uncertainty) per condition: "
+                        "p_lift with its 95 %% Wilson interval, class and driver; N defaults to 32; 0 = single rollouts")
+    p.add_argument("--seed", type=int, default=0, help="--samples: the samples' seed (same seed, same samples)")
+    p.add_argument("--conditions", default=None, metavar="A,B",
+                   help="--samples: conditions reported side by side (replay.study.verdict_conditions: as_replayed, "
+                        "wrist_uncompensated, wrist_compensated, mesh_hand, capsule_hand, other_hand_shape); default: "
+                        "as_replayed and the other wrist gravity assumption")
+    p.add_argument("--corruptions", nargs="?", const="all", default=None, metavar="A,B",
+                   help="--samples: also each recording corrupted (replay.study.corruptions: wrist_offset_2cm, "
+                        "fingers_open_20deg, object_scale_0.8; default all) and the study's discrimination table")
+    p.add_argument("--envelope", action="store_true", help=argparse.SUPPRESS)  # deprecated: --samples
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
@@ -160,11 +170,21 @@ def config_from_args(a) -> ReplayConfig:
     return apply_preset(cfg, a.preset) if a.preset else cfg.validate()
 
 
+def _samples(a) -> int:
+    """``--samples``; ``--envelope`` (replaced by the sampled verdict, issue #46) says so in one line and
+    samples at the default N."""
+    if a.envelope:
+        print("--envelope is replaced by --samples N (the sampled verdict, issue #46): running --samples "
+              f"{a.samples or DEFAULT_SAMPLES}", file=sys.stderr)
+        return a.samples or DEFAULT_SAMPLES
+    return a.samples
+
+
 def print_outcome(study: dict) -> None:
     """The study's table, input flags, recorded-protocol, envelope and refine lines, and every failed or
     refused recording with its reason (stderr)."""
     print(summary_table(study))
-    for line in envelope_lines(study):
+    for line in p_lift_lines(study):
         print(line)
     for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
         print(line, file=sys.stderr)
@@ -208,7 +228,8 @@ def main(argv=None) -> int:
             verbose=a.verbose,
             protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
             refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
-            if a.refine else None, envelope=a.envelope,
+            if a.refine else None, samples=_samples(a), seed=a.seed, conditions=a.conditions,
+            corruptions=a.corruptions,
         )
     except ReplayError as e:
         return report(e)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from replay.results.records import POSES_KEYS, Phase, RolloutRecord, StudyRecord
+from replay.results.sampled_fields import sampled_last
 
 
 def fields_markdown() -> str:
@@ -13,7 +14,7 @@ def fields_markdown() -> str:
     for title, cls in (("Study JSON (`study.json`, `StudyRecord`)", StudyRecord),
                        ("Rollout JSON (`<sequence>.json`, `RolloutRecord`)", RolloutRecord)):
         out += [f"### {title}", "", "| field | unit / frame | meaning |", "|---|---|---|"]
-        for f in dataclasses.fields(cls):
+        for f in sampled_last(dataclasses.fields(cls)):
             name = "ablation (true)" if f.name == "ablation_flag" else f.name
             out.append(f"| `{name}` | {f.metadata.get('unit', '')} | {f.metadata.get('doc', '')} |")
         out.append("")

@@ -18,14 +18,15 @@ import numpy as np
 
 from replay.errors import DataError
 from replay.results.outcomes import READABLE_VERSIONS, upgrade
+from replay.results import sampled_fields as sf
 
 
-#: Version of the result files' layout. 1: first versioned layout (``height_end_hold``,
-#: ``separation_mm``, ``slip_in_hand``; slip of an object not lifted is null). 2: the outcome
-#: ``dropped`` is ``not_lifted`` (:mod:`replay.results.outcomes`; format 1 files are still read).
-#: 3 (issue #39): a rollout's ``physics`` (its choices, :mod:`replay.sim.physics`) and a recording's
-#: ``verdict_envelope`` (:mod:`replay.study.envelope`); format 2 files are read as they are.
-FORMAT_VERSION = 3
+#: Version of the result files' layout. 1: first versioned layout (``height_end_hold``, ``separation_mm``,
+#: ``slip_in_hand``; slip of an object not lifted is null). 2: the outcome ``dropped`` is ``not_lifted``
+#: (:mod:`replay.results.outcomes`). 3 (issue #39): a rollout's ``physics`` (:mod:`replay.sim.physics`) and a
+#: recording's ``verdict_envelope``. 4 (issue #46): the sampled verdict (:mod:`replay.results.sampled_fields`)
+#: replaces the envelope. Older formats are still read.
+FORMAT_VERSION = 4
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
 QUAT_ORDER = "xyzw"
@@ -77,7 +78,7 @@ def _fl(unit: str, doc: str, factory=dict):
 
 
 @dataclass
-class RolloutRecord:
+class RolloutRecord(sf.SampledRolloutFields):
     """One replayed recording (``<seq>.json``); ``ablation`` is the contact-ablation run of
     the same recording as a record of its own (its identity fields are None)."""
 
@@ -257,8 +258,7 @@ class RolloutRecord:
                              "hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted (rise + clearance), "
                              "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}")
     physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
-    verdict_envelope: dict | None = _f("-", "--envelope (replay.study.envelope): {settings, lifted (per setting), "
-                                       "outcomes, overrides, fraction, flips (vs the default), class, wall_s (s)}")
+    verdict_envelope: dict | None = _f("-", "format 3 only (--envelope, now --samples): {settings, lifted, class, ...}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
@@ -289,7 +289,7 @@ class RolloutRecord:
     def to_dict(self) -> dict:
         """The JSON object (``ablation`` nested; ``extra`` merged back in)."""
         out = {}
-        for f in dataclasses.fields(self):
+        for f in sf.sampled_last(dataclasses.fields(self)):
             if f.name in ("extra", "ablation", "ablation_flag"):
                 continue
             v = getattr(self, f.name)
@@ -338,7 +338,7 @@ def study_row(r: RolloutRecord, json_rel: str) -> dict:
 
 
 @dataclass
-class StudyRecord:
+class StudyRecord(sf.SampledStudyFields):
     """A study (``study.json``): what ran, with what, and one summary row per recording."""
 
     format_version: int = _f("-", "result file layout version", FORMAT_VERSION)
@@ -376,7 +376,7 @@ class StudyRecord:
                    extra={k: v for k, v in doc.items() if k not in names})
 
     def to_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        out = {f.name: getattr(self, f.name) for f in sf.sampled_last(dataclasses.fields(self)) if f.name != "extra"}
         out.update(self.extra)
         return out
 

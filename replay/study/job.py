@@ -23,8 +23,8 @@ from replay.errors import DataError
 from replay.fileio import storage_fault
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
-from replay.study.envelope import ENVELOPE_PROTOCOLS
-from replay.study.envelope_job import run_envelope
+from replay.study.sample_job import run_samples
+from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 from replay.study.refine_job import REFINE, run_refine
 from replay.study.worker_imports import import_physics
 from replay.results.files import read_rollout, write_poses, write_rollout
@@ -73,7 +73,10 @@ class Job:
     protocol: str = "lift"  # replay.protocol.plan.PROTOCOLS
     recorded_max_s: float | None = None  # recorded protocol: at most this long after the lift onset
     refine: dict | None = None  # protocol "refine": replay.protocol.refine.RefineSettings as a dict
-    envelope: bool = False  # also the verdict envelope's settings (replay.study.envelope; lift and hug-oracle)
+    samples: int = 0  # the sampled verdict: samples per condition (replay.study.sample_job; lift and hug-oracle); 0: none
+    seed: int = 0  # the samples' seed (replay.study.sampler)
+    conditions: tuple = ()  # condition names (replay.study.verdict_conditions)
+    corruptions: tuple = ()  # corruption names (replay.study.corruptions)
 
     @property
     def stem(self) -> str:
@@ -176,8 +179,8 @@ def _run_job(job: Job) -> dict:
         _attach_ablation(doc, results[1], cfg, rdir, out_dir, stem)
     else:
         doc["ablation"] = None
-    if job.envelope and job.protocol in ENVELOPE_PROTOCOLS:  # the other settings, each a rollout of its own
-        doc["verdict_envelope"] = run_envelope(job, (rec, coords, mjcf), cfg, res.metrics)
+    if job.samples and job.protocol in SAMPLE_PROTOCOLS:  # P(lift) per condition (and corruption), batched
+        doc.update(run_samples(job, (rec, coords, mjcf), cfg))
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
     doc["inputs"] = input_hashes(paths, job.data_dir)
     doc["wall_s_total"] = time.perf_counter() - t0

@@ -10,7 +10,7 @@ from pathlib import Path
 from replay.errors import UsageError
 from replay.results.files import read_rollout
 from replay.results.records import ResultsFormatError
-from replay.study.envelope import ENVELOPE_PROTOCOLS, SETTING_NAMES
+from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 from replay.study.job import Job, result_stem
 from replay.study.study_records import StudyRecords
 
@@ -18,7 +18,7 @@ from replay.study.study_records import StudyRecords
 def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None,
                  records: StudyRecords | None = None) -> dict | None:
     """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
-    ablation when one is wanted, and its verdict envelope of these settings when ``job.envelope``),
+    ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
     else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
     a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again. None
     too where the study's latest record of the job (``records``, :mod:`replay.study.study_records`) is a
@@ -38,10 +38,17 @@ def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None
             and doc.get("recorded_max_s") == job.recorded_max_s and (job.refine is None or kept >= job.refine.items()))
     if not same or (need_ablation and doc.get("ablation") is None):
         return None
-    if job.envelope and job.protocol in ENVELOPE_PROTOCOLS and \
-            (doc.get("verdict_envelope") or {}).get("settings") != list(SETTING_NAMES):
-        return None  # --envelope: a rollout without it (or of another set of settings) runs again
+    if job.samples and job.protocol in SAMPLE_PROTOCOLS and not _same_sampling(doc, job):
+        return None  # --samples: a rollout without it (or of other samples, conditions, corruptions) runs again
     return doc
+
+
+def _same_sampling(doc: dict, job: Job) -> bool:
+    """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
+    pl, smp = doc.get("p_lift") or {}, doc.get("p_lift_samples") or {}
+    n_ok = all(d.get("n") == job.samples for d in pl.values())
+    return (list(pl) == list(job.conditions) and n_ok and smp.get("seed") == job.seed
+            and sorted(doc.get("p_lift_corrupted") or {}) == sorted(job.corruptions))
 
 
 def prior_study(out: Path) -> dict | None:

@@ -37,11 +37,12 @@ from replay.study.inputs import inputs_changed
 from replay.study.batch import run_batch
 from replay.study.pool import run_jobs
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
-from replay.study.envelope import ENVELOPE_PROTOCOLS, check_settings
+from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash
+from replay.study.job import Job, run_job_safe, config_hash, result_key
+from replay.protocol.oracle_plan import ORACLE
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.worker_imports import import_physics
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
@@ -121,7 +122,8 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
               data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
               executor: str = "pool", address: str | None = None, verbose: bool = False,
               protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None,
-              refine: dict | None = None, envelope: bool = False) -> dict:
+              refine: dict | None = None, samples: int = 0, seed: int = 0, conditions: str | None = None,
+              corruptions: str | bool | None = None) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -133,16 +135,14 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         objects: keep only these sequences, named by sequence or by object
             (:func:`sequence_object`; GRAB only). Where a study of the same config is
             already at ``out``, the subset is merged into it (its other recordings kept).
-        workers: worker processes (spawned; a worker that dies costs its recording only,
-            :func:`replay.study.pool.run_jobs`); 0 = run in this process (no crash isolation).
+        workers: worker processes (spawned, :func:`replay.study.pool.run_jobs`); 0 = in this process.
         ablation: also run the contact ablation.
         resume: skip sequences whose rollout JSON exists with the same config hash and
             unchanged input files (:func:`replay.study.inputs.inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings into their
             existing rollout JSONs; the study keeps every other recording it holds.
-        executor: ``pool`` (default, :mod:`replay.study.pool`) or ``ray`` (:mod:`replay.study.ray_pool`).
-        address: Ray cluster address (``ray``; default: start a local Ray).
+        executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray).
         verbose: let Warp/Newton print their own messages and warnings.
         protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`), each
             recording replayed under each; recorded results are ``<sequence>.recorded.json``
@@ -153,8 +153,8 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             the lift onset (default: to the end of the manipulation).
         refine: also a refine job per recording (:mod:`replay.study.refine_job`), its
             RefineSettings as a dict ({}: the defaults).
-        envelope: also each lift / hug-oracle recording's ``verdict_envelope`` (:mod:`replay.study.envelope`;
-            headline ``counts["envelope"]``, ``counts["hug-oracle"]["envelope"]``).
+        samples, seed, conditions, corruptions: the sampled verdict (issue #46,
+            :func:`replay.study.sampling_setup.check_sampling`): ``p_lift`` per condition, ``discrimination``.
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -163,32 +163,20 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
         UsageError: ``objects`` given where a study of another config is; an unknown protocol;
-            ``--ablation-only`` with ``--no-ablation`` or not lift; an envelope setting the engine cannot run.
+            ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run.
     """
     protocols = _check_protocols(protocols, ablation_only)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
-    st = _setup(dataset, Path(out), _check_config(config, dataset, verbose), sequences, objects, data_dir, ablation,
-                ablation_only, verbose, recorded_max_s, refine)
-    _check_envelope(st, protocols) if envelope else None
+    config = _check_config(config, dataset, verbose)
+    sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    st = _setup(dataset, Path(out), config, sequences, objects, data_dir, ablation, ablation_only, verbose,
+                recorded_max_s, refine)
+    st.sampling = sampling
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
     return run.execute(workers, executor, address)
-
-
-def _check_envelope(st: "_Setup", protocols: list[str]) -> None:
-    """Turn the envelope on for the study's jobs, every setting checked first.
-
-    Raises:
-        UsageError: a setting this config or engine cannot run (named)."""
-    for proto in protocols:
-        if proto in ENVELOPE_PROTOCOLS:
-            try:
-                check_settings(st.config, proto)
-            except DataError as e:
-                raise UsageError("--envelope", str(e)) from None
-    st.envelope = True
 
 
 def _check_protocols(protocols, ablation_only: bool) -> list[str]:
@@ -246,7 +234,7 @@ class _Setup:
     recorded_max_s: float | None
     cfg_dict: dict = field(default_factory=dict)
     refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
-    envelope: bool = False  # the verdict envelope (run_study's ``envelope``)
+    sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
 
     def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
@@ -255,7 +243,7 @@ class _Setup:
                    str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
                    ablation_only=abl_only, protocol=proto,
                    recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
-                   refine=self.refine if proto == REFINE else None, envelope=self.envelope)
+                   refine=self.refine if proto == REFINE else None, **job_sampling(self.sampling, proto))
 
 
 def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,
@@ -328,6 +316,11 @@ class _StudyRun:
         this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
         rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
                            self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
+        if st.sampling:  # the sampled verdict's settings and the study's discrimination table
+            rec.sampling = sampling_record(st.sampling, st.config)
+            rec.discrimination = study_discrimination([self.results[s] for s in self.seqs if s in self.results],
+                                                      [self.results[k] for s in self.seqs
+                                                       if (k := result_key(s, ORACLE)) in self.results])
         rec.counts["wall_s_this_run"] = this_run
         rec.counts["resumed"] = self.n_kept
         rec.counts["refused"] = len(self.refused & set(self.failed))

@@ -16,7 +16,7 @@ from replay.protocol.oracle_plan import ORACLE
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.console import intent_counts
-from replay.study.envelope import envelope_counts
+from replay.study.p_lift import p_lift_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
 
@@ -82,6 +82,16 @@ def tracking_row(doc: dict, rdir: Path, out_dir: Path) -> dict:
     return row
 
 
+def _lifts(rollouts: list[dict]) -> list[dict]:
+    """The rollouts of lift recordings (intent ``lift`` or none stated): other intents are counted apart."""
+    return [r for r in rollouts if r.get("intent") in (None, "lift")]
+
+
+def _sampled_rollouts(rollouts: list[dict]) -> int:
+    """Worlds the sampled verdict simulated over ``rollouts`` (every condition, real and corrupted)."""
+    return sum(len(v) for r in rollouts for v in ((r.get("p_lift_samples") or {}).get("lifted") or {}).values())
+
+
 def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool, manosim_dir: Path, seqs: list[str],
                  protocols: list[str], results: dict, failed: dict, wall_s: float, rdir: Path,
                  out_dir: Path) -> StudyRecord:
@@ -95,15 +105,17 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
                                                                                 out_dir))
             for r in ordered]
     counts = summarize(ordered, failed, wall_s)
-    if (env := envelope_counts(ordered)) is not None:
-        counts["envelope"] = env
+    if (pl := p_lift_counts(_lifts(ordered))) is not None:
+        counts["p_lift"] = pl
+        counts["p_lift_rollouts"] = _sampled_rollouts(ordered)
     if "recorded" in protocols:
         counts["recorded"] = dict(tracking.summarize(tracked), **agreement_medians(tracked))
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
     if ORACLE in protocols:  # the hug-oracle protocol's counts, as the lift protocol's
         counts[ORACLE] = dict(summarize(oracle, {}, wall_s), **agreement_medians(oracle))
-        if (env := envelope_counts(oracle)) is not None:
-            counts[ORACLE]["envelope"] = env
+        if (pl := p_lift_counts(_lifts(oracle))) is not None:
+            counts[ORACLE]["p_lift"] = pl
+            counts[ORACLE]["p_lift_rollouts"] = _sampled_rollouts(oracle)
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,

@@ -1,5 +1,6 @@
 """What may differ between the worlds of one batch: model parameters, a rigid
-perturbation of the wrist targets and an extra closure of the finger targets.
+perturbation of the wrist targets, an extra closure of the finger targets and a shift of the
+object's initial position.
 
 A :class:`Variant` is dataset- and protocol-agnostic: the engine applies its
 parameters to a world's compiled model, and :meth:`Variant.transform_targets`
@@ -13,6 +14,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation
+
+
+#: the fields only the direct MuJoCo C engine applies (:mod:`replay.sim.engine.mujoco_c.model_edits`)
+_CONTACT_FIELDS = ("solref", "solimp", "torsional_friction", "object_mass_scale")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,18 @@ class Variant:
             finger's joint targets turned that much further toward flexion from the
             approach's last part on (:mod:`replay.protocol.finger_closure`); zeros: as
             recorded (then left out of :meth:`to_dict`, so results without it read as before).
+        solref: (2,) MuJoCo ``solref`` (timeconst s, dampratio) of every hand-object contact (None: as
+            built): set on the hand's and the object's geoms, so the pair gets it whatever the mixing
+            or priority (MuJoCo mj_contactParam); object-support contacts mix it with the support's.
+        solimp: (3,) MuJoCo ``solimp`` (dmin, dmax, width m) of the same geoms (None: as built); the
+            midpoint and power stay as built.
+        torsional_friction: torsional friction coefficient, m, ``geom_friction[:, 1]`` of the hand's
+            and the object's geoms (None: as built; MuJoCo takes the pair's maximum, and the object's
+            condim 4 makes it act on every hand-object pair).
+        object_mass_scale: the object's mass and inertia times this (None: as built); with
+            ``object_mass`` both, the scale multiplies ``object_mass``.
+        object_offset: (3,) m, world: added to the object's initial position (the object track's
+            uncertainty); zeros: as built.
         label: free text for reports.
     """
 
@@ -45,17 +62,29 @@ class Variant:
     wrist_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wrist_rotvec: tuple[float, float, float] = (0.0, 0.0, 0.0)
     finger_closure: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    solref: tuple[float, float] | None = None
+    solimp: tuple[float, float, float] | None = None
+    torsional_friction: float | None = None
+    object_mass_scale: float | None = None
+    object_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     label: str = ""
 
     def __post_init__(self):
-        for name in ("friction", "effort_limit", "object_mass"):
+        for name in ("friction", "effort_limit", "object_mass", "torsional_friction", "object_mass_scale"):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise ValueError(f"Variant.{name} must be a finite number > 0, got {v!r}")
-        for name, n in (("wrist_offset", 3), ("wrist_rotvec", 3), ("finger_closure", 5)):
+        for name, n in (("wrist_offset", 3), ("wrist_rotvec", 3), ("finger_closure", 5), ("object_offset", 3)):
             v = np.asarray(getattr(self, name), float)
             if v.shape != (n,) or not np.all(np.isfinite(v)):
                 raise ValueError(f"Variant.{name} must be {n} finite numbers, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, tuple(float(x) for x in v))
+        for name, n in (("solref", 2), ("solimp", 3)):
+            if getattr(self, name) is None:
+                continue
+            v = np.asarray(getattr(self, name), float)
+            if v.shape != (n,) or not np.all(np.isfinite(v)) or not np.all(v > 0):
+                raise ValueError(f"Variant.{name} must be {n} finite numbers > 0, got {getattr(self, name)!r}")
             object.__setattr__(self, name, tuple(float(x) for x in v))
 
     @property
@@ -67,9 +96,17 @@ class Variant:
         return any(self.finger_closure)
 
     @property
+    def edits_contact(self) -> bool:
+        """True when a parameter only the direct MuJoCo C engine edits differs from the scene's
+        (solref, solimp, torsional friction, mass scale, object offset)."""
+        return any(getattr(self, n) is not None for n in _CONTACT_FIELDS) or any(self.object_offset)
+
+    @property
     def edits_params(self) -> bool:
-        """True when a physical parameter (friction, effort, mass) differs from the scene's."""
-        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass"))
+        """True when a physical parameter (friction, effort, mass, contact softness, torsional
+        friction, object offset) differs from the scene's."""
+        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass")) \
+            or self.edits_contact
 
     @property
     def edits_model(self) -> bool:
@@ -80,6 +117,11 @@ class Variant:
         d = asdict(self)
         if not self.closes_fingers:
             del d["finger_closure"]
+        for n in _CONTACT_FIELDS:  # left out as built: results without them read as before
+            if d[n] is None:
+                del d[n]
+        if not any(self.object_offset):
+            del d["object_offset"]
         return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):

@@ -98,6 +98,9 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
     offsets = []
     qd0 = int(info["hand_qd_start"])
     for i, v in enumerate(variants):
+        if v.edits_contact:
+            raise EngineError("solref / solimp / torsional friction / object mass scale / object offset variants are "
+                              "edits of the direct MuJoCo C engine (device cpu) only")
         off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
         offsets.append(off)
         if v.friction is not None:

@@ -149,6 +149,9 @@ class MjcBatch(SpanSteps):
             d = mujoco.MjData(m)
             d.qpos[:] = qpos0
             d.qvel[:] = qvel0
+            if any(v.object_offset):  # the object track's uncertainty: its initial position shifted (world, m)
+                d.qpos[lay.object_qadr:lay.object_qadr + 3] += np.asarray(v.object_offset)
+                rb["object_initial_pos"] = [float(x) for x in d.qpos[lay.object_qadr:lay.object_qadr + 3]]
             w = World(m=m, d=d, variant=v, readback=rb, drive=drive,
                       capacity=int(scene.contact_capacity if capacity is None else capacity))
             w.warn = d.warning.number  # a view into mjData (the bindings' documented field)

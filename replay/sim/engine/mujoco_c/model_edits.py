@@ -1,6 +1,9 @@
 """Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant`
-(MuJoCo C backend): the contact ablation by collision bits, and the friction / effort / mass
-variants, each read back from the model.
+(MuJoCo C backend): the contact ablation by collision bits, and the friction / effort / mass /
+contact softness / torsional friction variants, each read back from the model. Every edited field
+is one MuJoCo lists as changeable in a compiled model (MuJoCo docs, Programming > Simulation,
+"mjModel changes": geom_friction, geom_solref, geom_solimp, body_mass, body_inertia,
+actuator_forcerange are read afresh each step; a mass change needs ``mj_setConst``).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ import dataclasses
 
 import mujoco
 import numpy as np
+
+from importer_patches.contact_params import pair_params
 
 from replay.errors import AblationMaskError, EngineError
 from replay.sim.engine import pair_audit
@@ -89,7 +94,8 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     """
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
-    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass))
+    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass),
+                            torsional_friction=f32(v.torsional_friction))
     if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
         out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
     if v.effort_limit is not None:
@@ -97,18 +103,56 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]
         m.actuator_forcelimited[fa] = 1
         out["finger_forcerange"] = float(m.actuator_forcerange[fa[0], 1])
-    if v.object_mass is not None:
+    want_mass = _object_mass(m, layout, v)
+    if want_mass is not None:
         b = layout.object_body
-        scale = v.object_mass / float(m.body_mass[b])
-        m.body_mass[b] = v.object_mass
+        scale = want_mass / float(m.body_mass[b])
+        m.body_mass[b] = want_mass
         m.body_inertia[b] = m.body_inertia[b] * scale
         d = mujoco.MjData(m)
         mujoco.mj_setConst(m, d)
         out["object_mass"] = float(m.body_mass[b])
+    out.update(_contact_edits(m, layout, v))
     if v.ablation and not prebuilt_ablation:
         out["ablation_bit"] = ablate_hand_object(m, layout)
-    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", v.object_mass)]
+    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", want_mass),
+              ("torsional_friction", v.torsional_friction), ("contact_solref", v.solref), ("contact_solimp", v.solimp)]
     for key, want in checks:
-        if want is not None and not np.isclose(out[key], want, rtol=1e-6):
+        if want is not None and not np.allclose(out[key], want, rtol=1e-6):
             raise EngineError(f"variant {key} = {want} did not take: the model holds {out[key]}")
+    return out
+
+
+def _object_mass(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> float | None:
+    """The object mass ``v`` asks for, kg, float32-rounded (``object_mass`` times ``object_mass_scale``,
+    either as built when None), or None when neither is set."""
+    if v.object_mass is None and v.object_mass_scale is None:
+        return None
+    base = v.object_mass if v.object_mass is not None else float(m.body_mass[layout.object_body])
+    return float(np.float32(base * (1.0 if v.object_mass_scale is None else v.object_mass_scale)))
+
+
+def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
+    """``solref`` / ``solimp`` (dmin, dmax, width) / torsional friction of ``v`` on the hand's and the
+    object's geoms (both sides: the hand-object pair gets the value under MuJoCo's mixing and
+    priority alike); the values read back from one hand-object pair (:func:`importer_patches.contact_params.pair_params`
+    is MuJoCo's own mixing, so what a contact of that pair uses)."""
+    out: dict = {}
+    geoms = np.flatnonzero(layout.hand_geoms | layout.object_geoms)
+    if v.solref is not None:
+        m.geom_solref[geoms] = np.asarray(v.solref, np.float64)
+    if v.solimp is not None:
+        m.geom_solimp[geoms, :3] = np.asarray(v.solimp, np.float64)
+    if v.torsional_friction is not None:
+        m.geom_friction[geoms, 1] = v.torsional_friction
+    if v.solref is None and v.solimp is None and v.torsional_friction is None:
+        return out
+    h, o = int(np.flatnonzero(layout.hand_geoms)[0]), int(np.flatnonzero(layout.object_geoms)[0])
+    p = pair_params(m, h, o)  # MuJoCo's own mixing (or the explicit <pair>) of a hand-object pair
+    if v.solref is not None:
+        out["contact_solref"] = [float(x) for x in p.solref[:2]]
+    if v.solimp is not None:
+        out["contact_solimp"] = [float(x) for x in p.solimp[:3]]
+    if v.torsional_friction is not None:
+        out["torsional_friction"] = float(p.friction[1])
     return out

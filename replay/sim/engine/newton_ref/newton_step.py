@@ -41,7 +41,7 @@ class NewtonStepBatch:
         if len(variants) != 1:
             raise ValueError("the reference engine steps one world")
         v = variants[0]
-        if any(getattr(v, n) is not None for n in ("friction", "effort_limit", "object_mass")):
+        if v.edits_params:
             raise ValueError("the reference engine does not apply parameter variants")
         if v.ablation != scene.ablation:
             raise ValueError("the reference engine's ablation is built into the scene")

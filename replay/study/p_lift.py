@@ -1,0 +1,95 @@
+"""P(lift) of a recording under one condition: the fraction of its samples lifted, its 95 % Wilson
+score interval, a class read from the interval and the sampled variable it depends on most
+(issue #46; the fields: docs/results.md, ``p_lift``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import binomtest
+
+#: the class threshold on P(lift): robust lift when the interval lies above it, robust failure when below
+CLASS_THRESHOLD = 0.5
+#: confidence of the interval (Wilson score, scipy.stats.binomtest(...).proportion_ci(method="wilson"))
+CONFIDENCE = 0.95
+#: verdict classes (headline order)
+CLASSES = ("robust_lift", "uncertain", "robust_failure")
+#: a driver needs at least this many samples in each half
+DRIVER_MIN_HALF = 2
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval of ``k`` successes in ``n`` trials (n >= 1)."""
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def verdict_class(lo: float, hi: float) -> str:
+    """``robust_lift`` (lo >= :data:`CLASS_THRESHOLD`), ``robust_failure`` (hi <= it) or ``uncertain``."""
+    return CLASSES[0] if lo >= CLASS_THRESHOLD else CLASSES[2] if hi <= CLASS_THRESHOLD else CLASSES[1]
+
+
+def driver(lifted, keys: dict) -> dict | None:
+    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect,
+    low, high}`` (``effect`` = ``high`` - ``low``, the upper half's lift rate minus the lower half's), or
+    None when no variable has an effect.
+
+    The halves of a variable (its values, :func:`replay.study.sampler.driver_keys`): the samples below its
+    median and above it (a value at the median, e.g. the middle softness, in neither); where that leaves
+    a half under :data:`DRIVER_MIN_HALF` samples, those at the median join the lower half; a variable
+    that still cannot be split is skipped."""
+    y = np.asarray(lifted, float)
+    best = None
+    for name, x in keys.items():
+        x = np.asarray(x, float)
+        med = float(np.median(x))
+        lo_m, hi_m = x < med, x > med
+        if lo_m.sum() < DRIVER_MIN_HALF or hi_m.sum() < DRIVER_MIN_HALF:  # ties at the median (a choice of two)
+            lo_m, hi_m = x <= med, x > med
+            if lo_m.sum() < DRIVER_MIN_HALF or hi_m.sum() < DRIVER_MIN_HALF:
+                continue
+        low, high = float(y[lo_m].mean()), float(y[hi_m].mean())
+        if best is None or abs(high - low) > abs(best["effect"]):
+            best = {"variable": name, "effect": high - low, "low": low, "high": high}
+    return best if best is not None and best["effect"] != 0 else None
+
+
+def p_lift_record(lifted, keys: dict) -> dict:
+    """``{p, lo, hi, n, k, class, driver}`` of one recording and condition from its samples' lift
+    verdicts ``lifted`` (n,) and their :func:`replay.study.sampler.driver_keys`."""
+    lifted = [bool(x) for x in lifted]
+    n, k = len(lifted), sum(lifted)
+    lo, hi = wilson(k, n)
+    return {"p": k / n, "lo": lo, "hi": hi, "n": n, "k": k, "class": verdict_class(lo, hi), "driver": driver(lifted, keys)}
+
+
+def p_lift_counts(rollouts: list[dict]) -> dict | None:
+    """``{condition: {robust_lift, uncertain, robust_failure}}`` over rollouts with a ``p_lift``, or None."""
+    recs = [r["p_lift"] for r in rollouts if r.get("p_lift")]
+    if not recs:
+        return None
+    out: dict = {}
+    for rec in recs:
+        for cond, d in rec.items():
+            out.setdefault(cond, {c: 0 for c in CLASSES})[d["class"]] += 1
+    return out
+
+
+def p_lift_lines(study: dict) -> list[str]:
+    """The console's lines of a sampled study: per protocol and condition robust lift / uncertain /
+    robust failure, then the discrimination table (:mod:`replay.study.discrimination`); [] without samples."""
+    c = study.get("counts") or {}
+    out = []
+    for label, counts in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift"))):
+        n = (study.get("sampling") or {}).get("samples")
+        for cond, k in (counts or {}).items():
+            out.append(f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
+                       f"{k['uncertain']}, robust failure {k['robust_failure']}")
+    for d in study.get("discrimination") or []:
+        ref = d.get("reference") or {}
+        auc = "n/a" if d.get("auc") is None else f"{d['auc']:.2f}"
+        ratio = "n/a" if d.get("ratio") is None else f"{d['ratio']:.2f}"
+        out.append(f"  {d.get('protocol', 'lift')} {d['condition']} vs {d['corruption']}: p {d['p_real']:.2f} -> "
+                   f"{d['p_corrupted']:.2f}, AUC {auc}, ratio {ratio}"
+                   + (f" (HUG: {ref['ratio']:g})" if ref.get("ratio") is not None else ""))
+    return out

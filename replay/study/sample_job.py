@@ -1,0 +1,92 @@
+"""The sampled verdict's rollouts of one recording, in the study's worker (issue #46).
+
+Per condition (:mod:`replay.study.verdict_conditions`) one batch: the recording's joint samples
+(:mod:`replay.study.sampler`) as worlds of one scene, the ``variant`` corruptions' worlds
+(:mod:`replay.study.corruptions`: the same samples, each corrupted) in the same batch, and per
+``scene`` corruption (the object scaled) a batch of its own scene. A condition that changes the
+hand (shape or collision proxy) prepares the recording on that hand's MJCF
+(:func:`replay.study.prepare.prepare_recording`, the landmark IK cached per MJCF).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from replay.config import ReplayConfig
+from replay.study.corruptions import BY_NAME as CORRUPTIONS, OBJECT_SCALE, scaled_recording, variant_extra
+from replay.study.p_lift import p_lift_record
+from replay.study.prepare import prepare_recording
+from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
+from replay.study.uncertainty import data_sigmas
+from replay.study.verdict_conditions import condition_config
+
+
+def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
+    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md).
+
+    Args:
+        job: the study's :class:`replay.study.job.Job` (``samples``, ``seed``, ``conditions``,
+            ``corruptions``, the recording and protocol).
+        prepared: ``(recording, coords (T, 67), hand MJCF)`` of the study's own hand.
+        cfg: the study's config (hand shape resolved).
+
+    Raises:
+        DataError: a condition's config or recording cannot be replayed (bad input).
+    """
+    rec0 = prepared[0]
+    sig = data_sigmas(rec0)
+    samples = draw_samples(job.seed, job.sequence, job.samples, sig)
+    keys = driver_keys(samples)
+    dirs = directions(job.seed, job.sequence, job.samples)
+    var_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "variant"]
+    scene_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "scene"]
+    p_lift, corrupted, lifted_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}
+    tmp = Path(tempfile.mkdtemp(prefix="replay_scaled_"))
+    try:
+        for cond in job.conditions:
+            t0 = time.perf_counter()
+            c = condition_config(cfg, cond, job.protocol)
+            rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
+            lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr)
+            n = len(samples)
+            for cn in scene_corr:  # a scene of its own: the object's meshes scaled
+                rs = scaled_recording(rec, OBJECT_SCALE, tmp / f"{cond}_{cn}")
+                lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [])
+            names = [None] + var_corr + scene_corr
+            for i, name in enumerate(names):
+                part = lifted[i * n:(i + 1) * n]
+                rec_ = p_lift_record(part, keys)
+                if name is None:
+                    p_lift[cond] = rec_
+                else:
+                    corrupted[name][cond] = rec_
+                lifted_all[f"{cond}/{name or 'real'}"] = [int(x) for x in part]
+            walls[cond] = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"p_lift": p_lift, "p_lift_corrupted": corrupted or None,
+            "p_lift_samples": {"seed": job.seed, "sigmas": sig, "samples": samples, "lifted": lifted_all,
+                               "wall_s": walls}}
+
+
+def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> tuple:
+    """``(recording, coords, mjcf)`` for condition config ``c``: the study's own where the hand is the same."""
+    if (c.hand, c.hand_variant) == (cfg.hand, cfg.hand_variant):
+        return prepared
+    rec, coords, mjcf, _ = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, c,
+                                             job.protocol, job.recorded_max_s)
+    return rec, coords, mjcf
+
+
+def _run(rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str]) -> list[bool]:
+    """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (in order)."""
+    from replay.protocol.rollout import run_rollouts  # in the worker only (Newton's import)
+
+    variants = [sample_variant(s) for s in samples]
+    for name in corr:
+        variants += [sample_variant(s, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
+    res = run_rollouts(rec, coords, str(mjcf), cfg, variants, protocol=protocol)
+    return [bool(r.metrics["lifted"]) for r in res]

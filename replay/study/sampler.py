@@ -1,0 +1,93 @@
+"""Seeded joint samples of the sampled verdict's variables (:mod:`replay.study.uncertainty`) and
+their :class:`~replay.sim.engine.variants.Variant` s.
+
+One Latin hypercube (``scipy.stats.qmc.LatinHypercube``) over every variable's dimensions per
+recording, seeded by ``(seed, CRC-32 of the recording's key)``: the same seed gives the same
+samples, every condition and corruption of a recording sees the same samples (paired), and the
+choice variables come out balanced across the samples. Normal variables take ``norm.ppf`` of their
+uniforms. The corruption's own random draw (the wrist offset's direction) is a second stream.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+from scipy.stats import norm, qmc
+
+from replay.study.uncertainty import SOFTNESS, VARIABLES
+
+
+def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(str(key).encode()), int(stream)])
+
+
+def draw_samples(seed: int, key: str, n: int, sigmas: dict) -> list[dict]:
+    """``n`` joint samples of recording ``key``: each ``{friction, softness, torsional_friction,
+    object_mass_scale, wrist_offset (3,) m, object_offset (3,) m}``.
+
+    Args:
+        seed: the study's ``--seed``. key: the recording's key (its sequence). n: samples (>= 1).
+        sigmas: :func:`replay.study.uncertainty.data_sigmas` (``wrist_mm``, ``object_mm``).
+
+    Raises:
+        ValueError: ``n`` < 1."""
+    if n < 1:
+        raise ValueError(f"samples must be >= 1, got {n}")
+    dims = sum(v.dims for v in VARIABLES)
+    u = qmc.LatinHypercube(d=dims, seed=_rng(seed, key)).random(n)  # (n, dims) in [0, 1)
+    out = [dict() for _ in range(n)]
+    col = 0
+    for v in VARIABLES:
+        x = u[:, col:col + v.dims]
+        col += v.dims
+        for i in range(n):
+            out[i][v.name] = _value(v, x[i], sigmas)
+    return out
+
+
+def _value(v, x: np.ndarray, sigmas: dict):
+    if v.kind == "uniform":
+        return float(v.low + (v.high - v.low) * x[0])
+    if v.kind == "choice":
+        return v.levels[min(int(x[0] * len(v.levels)), len(v.levels) - 1)]
+    z = norm.ppf(np.clip(x, 1e-9, 1 - 1e-9))
+    sigma_m = float(sigmas["wrist_mm" if v.name == "wrist_offset" else "object_mm"]) / 1000.0
+    xyz = np.zeros(3)
+    xyz[:v.dims] = z * sigma_m
+    return tuple(float(a) for a in xyz)
+
+
+def directions(seed: int, key: str, n: int) -> np.ndarray:
+    """(n,) rad: a random horizontal direction per sample (the wrist-offset corruption's), uniform on
+    [0, 2 pi), its own stream of ``(seed, key)``."""
+    return _rng(seed, key, 1).uniform(0.0, 2.0 * np.pi, n)
+
+
+def sample_variant(s: dict, **extra):
+    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`);
+    ``extra`` Variant fields set besides (a corruption's ``finger_closure``; ``wrist_offset`` is
+    added to the sample's)."""
+    from replay.sim.engine.variants import Variant
+
+    solref, solimp = SOFTNESS[s["softness"]]
+    off = np.asarray(s["wrist_offset"], float) + np.asarray(extra.pop("wrist_offset", (0.0, 0.0, 0.0)), float)
+    return Variant(friction=s["friction"], solref=solref, solimp=solimp, torsional_friction=float(s["torsional_friction"]),
+                   object_mass_scale=s["object_mass_scale"], wrist_offset=tuple(off), object_offset=s["object_offset"],
+                   **extra)
+
+
+def driver_keys(samples: list[dict]) -> dict:
+    """{variable: (n,) float}: each sampled variable as one number per sample, ordered as its effect
+    is read (:func:`replay.study.p_lift.driver`): friction, mass scale and torsional friction as they
+    are, softness as its solref time constant (s, larger is softer), the offsets as their length (m)."""
+    out = {}
+    for name in samples[0]:
+        vals = [s[name] for s in samples]
+        if name == "softness":
+            out[name] = np.array([SOFTNESS[v][0][0] for v in vals], float)
+        elif isinstance(vals[0], tuple):
+            out[name] = np.linalg.norm(np.asarray(vals, float), axis=1)
+        else:
+            out[name] = np.asarray(vals, float)
+    return out

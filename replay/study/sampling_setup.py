@@ -1,0 +1,76 @@
+"""The sampled verdict's settings in the study's process (issue #46): checked before the study
+runs, handed to every job, and written into the study (``sampling``, ``discrimination``).
+Imports no physics engine.
+"""
+
+from __future__ import annotations
+
+from replay.config import ReplayConfig
+from replay.errors import DataError, UsageError
+from replay.protocol import oracle_plan
+from replay.study.corruptions import parse_corruptions
+from replay.study.discrimination import discrimination
+from replay.study.p_lift import CLASS_THRESHOLD, CONFIDENCE
+from replay.study.uncertainty import VARIABLES
+from replay.study.verdict_conditions import SAMPLE_PROTOCOLS, check_conditions, conditions_record, parse_conditions
+
+#: ``--samples`` given without a number
+DEFAULT_SAMPLES = 32
+
+
+def check_sampling(cfg: ReplayConfig, protocols: list[str], samples: int, seed: int, conditions: str | None,
+                   corruptions) -> dict | None:
+    """``{samples, seed, conditions: {protocol: names}, corruptions: names}`` of a sampled study, or
+    None (``samples`` 0: a study of single rollouts).
+
+    Raises:
+        UsageError: samples < 0, corruptions without samples, an unknown condition or corruption,
+            a condition this config or engine cannot run, or an engine other than direct MuJoCo C."""
+    samples = int(samples or 0)
+    if samples < 0:
+        raise UsageError("--samples", f"must be >= 0, got {samples}")
+    try:
+        corr = parse_corruptions(corruptions)
+        if not samples:
+            if corr:
+                raise UsageError("--corruptions", "needs --samples N (N > 0): P(lift) is what it compares")
+            if conditions:
+                raise UsageError("--conditions", "needs --samples N (N > 0)")
+            return None
+        if not (cfg.engine == "direct" and cfg.device == "cpu" and cfg.solver_backend == "mujoco"):
+            raise UsageError("--samples", "the sampled variables are edits of the direct MuJoCo C engine: run with "
+                                          "--device cpu (engine direct)")
+        conds = {}
+        for proto in protocols:
+            if proto in SAMPLE_PROTOCOLS:
+                conds[proto] = parse_conditions(conditions, cfg, proto)
+                check_conditions(cfg, conds[proto], proto)
+    except DataError as e:
+        raise UsageError(e.field or "--samples", e.message) from None
+    return {"samples": samples, "seed": int(seed), "conditions": conds, "corruptions": corr}
+
+
+def job_sampling(sampling: dict | None, protocol: str) -> dict:
+    """The :class:`replay.study.job.Job` fields of a sampled study for ``protocol`` ({} when not sampled)."""
+    if not sampling or protocol not in sampling["conditions"]:
+        return {}
+    return {"samples": sampling["samples"], "seed": sampling["seed"],
+            "conditions": tuple(sampling["conditions"][protocol]), "corruptions": tuple(sampling["corruptions"])}
+
+
+def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
+    """The study's ``sampling`` field: ``{samples, seed, conditions [{name, overrides, why}], variables
+    [{name, distribution, source}], classes {threshold, interval}, corruptions}`` (the lift protocol's
+    conditions; the hug-oracle's under ``conditions_by_protocol``)."""
+    by = {p: conditions_record(cfg, names, p) for p, names in sampling["conditions"].items()}
+    first = by.get("lift") or next(iter(by.values()), [])
+    return {"samples": sampling["samples"], "seed": sampling["seed"], "conditions": first,
+            "conditions_by_protocol": by, "variables": [v.record() for v in VARIABLES],
+            "classes": {"threshold": CLASS_THRESHOLD, "interval": f"wilson{round(CONFIDENCE * 100)}"},
+            "corruptions": list(sampling["corruptions"])}
+
+
+def study_discrimination(lift: list[dict], oracle: list[dict]) -> list[dict]:
+    """The study's ``discrimination`` (:func:`replay.study.discrimination.discrimination`): lift
+    recordings first, then the hug-oracle's."""
+    return discrimination(lift, "lift") + discrimination(oracle, oracle_plan.ORACLE)

@@ -1,0 +1,137 @@
+"""The sampled verdict's conditions (issue #46): assumptions about what a recording means and which
+model stands for the hand. Each is a set of overrides, reported side by side (``p_lift`` per
+condition), never mixed into the sampled uncertainty (:mod:`replay.study.uncertainty`).
+
+:data:`CONDITIONS` is the one table: a name, the overrides it makes (physics choices of
+:mod:`replay.sim.physics`, plus the config field ``hand``, the collision proxy, which is not a
+physics choice) as a function of the choices in effect for the study, and why. Imports no physics
+engine (the study's process reads it; :mod:`replay.study.sample_job` runs them in the worker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from replay.config import ReplayConfig
+from replay.errors import DataError
+from replay.protocol import oracle_plan
+from replay.sim import physics
+
+#: protocols the sampled verdict runs with (those with a lift verdict: ``lifted``)
+SAMPLE_PROTOCOLS = ("lift", oracle_plan.ORACLE)
+
+#: config fields a condition may set besides the physics choices (the collision proxy)
+CONFIG_KEYS = ("hand",)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition: ``name``, ``overrides(cur)`` ({physics choice or :data:`CONFIG_KEYS` field: value}
+    given ``cur``, :func:`choices_in_effect`) and ``why`` (its source)."""
+
+    name: str
+    overrides: Callable[[dict], dict]
+    why: str
+
+
+_GRAV = ("the recordings do not say whether the arm carried the hand: manosim's MJCF has no gravity compensation "
+         "(the hand hangs M g / kp below its target: 0.400 kg x 9.81 / 300 = 13 mm), the replay's wrench adds +M g "
+         "(issue #46: this one assumption flips all 9 hug-oracle lifts)")
+
+#: the conditions, in order (``as_replayed`` first: the study's own physics)
+CONDITIONS = (
+    Condition("as_replayed", lambda cur: {}, "the study's own physics (its named physics and overrides)"),
+    Condition("wrist_uncompensated", lambda cur: {"wrist_gravity_compensation": False}, _GRAV),
+    Condition("wrist_compensated", lambda cur: {"wrist_gravity_compensation": True}, _GRAV),
+    Condition("mesh_hand", lambda cur: {"hand": "mesh"},
+              "manosim ships a capsule hand and a mesh hand (assets/<shape>/mano_<side>/mesh_hand.xml, same bodies and "
+              "joints); its README names the capsule hand the one meant for contact: which proxy stands for the skin "
+              "is a modelling assumption"),
+    Condition("capsule_hand", lambda cur: {"hand": "capsule"}, "manosim's capsule hand (the README's contact hand)"),
+    Condition("other_hand_shape", lambda cur: {"hand_shape": "myhand" if cur["hand_shape"] == "zerohand" else "zerohand"},
+              "manosim's other authored shape (myhand = HUG's, zerohand = zero betas), the hand refitted by landmark IK "
+              "on it (its fit on GRAB is worse: median 3.99 vs 1.92 mm, physics.py hand_shape row)"),
+)
+
+#: condition name -> Condition
+BY_NAME = {c.name: c for c in CONDITIONS}
+
+
+def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
+    """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it (the
+    hug-oracle's own contact included), plus ``hand`` (the collision proxy); ``cfg.hand_variant`` resolved."""
+    eff = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg
+    return {**{r["name"]: r["value"] for r in physics.physics_record(eff)}, "hand": cfg.hand}
+
+
+def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
+    """The default ``--conditions``: ``as_replayed`` and the other wrist gravity assumption than the
+    study's (two conditions: each costs a batch of samples per recording)."""
+    comp = bool(choices_in_effect(cfg, protocol)["wrist_gravity_compensation"])
+    return ["as_replayed", "wrist_uncompensated" if comp else "wrist_compensated"]
+
+
+def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
+    """``--conditions a,b`` as names (None or empty: :func:`default_conditions`).
+
+    Raises:
+        DataError: an unknown name (the known ones listed)."""
+    if not text:
+        return default_conditions(cfg, protocol)
+    names = list(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
+    bad = [n for n in names if n not in BY_NAME]
+    if bad or not names:
+        raise DataError(None, "--conditions", f"unknown condition(s) {bad}; choose from {', '.join(BY_NAME)}")
+    return names
+
+
+def condition_overrides(name: str, cfg: ReplayConfig, protocol: str) -> dict:
+    """The overrides of condition ``name`` for a study of ``cfg`` under ``protocol`` (tuples as lists)."""
+    over = BY_NAME[name].overrides(choices_in_effect(cfg, protocol))
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in over.items()}
+
+
+def condition_config(cfg: ReplayConfig, name: str, protocol: str = "lift") -> ReplayConfig:
+    """``cfg`` under condition ``name``: its physics overrides merged over ``cfg.physics_overrides``
+    (:func:`replay.sim.physics.apply_physics`), its config fields set; every other choice stays as it
+    is in effect for ``cfg`` under ``protocol``, which is checked.
+
+    Raises:
+        DataError: an override this physics cannot take, or a choice that would not stay."""
+    over = condition_overrides(name, cfg, protocol)
+    fields = {k: over.pop(k) for k in CONFIG_KEYS if k in over}
+    if not over and not fields:
+        return cfg
+    cur = choices_in_effect(cfg, protocol)
+    new = cfg
+    if over:
+        new = physics.apply_physics(cfg, None, over)
+        drift = {k: cur[k] for k, v in choices_in_effect(new, protocol).items()
+                 if k not in over and k != "hand" and v != cur[k]}
+        if drift:  # a field apart from the physics that apply_physics would reset: kept as it was
+            new = physics.apply_physics(cfg, None, {**drift, **over})
+    new = dataclasses.replace(new, **fields).validate() if fields else new
+    want = {**cur, **over, **fields}
+    got = choices_in_effect(new, protocol)
+    bad = sorted(k for k in want if got.get(k) != want[k])
+    if bad:
+        raise DataError(None, f"--conditions {name}", f"leaves {bad} not as wanted")
+    return new
+
+
+def check_conditions(cfg: ReplayConfig, names: list[str], protocol: str) -> None:
+    """Raises DataError (one line, naming the condition) when a condition's config is invalid or its
+    engine cannot run it (:func:`replay.sim.physics.refuse_unsupported`): said before a study runs."""
+    for name in names:
+        try:
+            c = condition_config(cfg, name, protocol)
+            physics.refuse_unsupported(oracle_plan.oracle_config(c) if protocol == oracle_plan.ORACLE else c)
+        except DataError as e:
+            raise DataError(None, f"--conditions {name}", str(e)) from None
+
+
+def conditions_record(cfg: ReplayConfig, names: list[str], protocol: str = "lift") -> list[dict]:
+    """``[{name, overrides, why}]`` of the study's conditions (the study's ``sampling.conditions``)."""
+    return [{"name": n, "overrides": condition_overrides(n, cfg, protocol), "why": BY_NAME[n].why} for n in names]

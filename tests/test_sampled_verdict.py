@@ -1,0 +1,196 @@
+"""The sampled verdict (issue #46): Wilson interval, classes, driver, AUC, the seeded sampler, the
+conditions, the corruptions and the new Variant fields on the compiled model, then a small real study."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu, norm
+
+from replay.config import ReplayConfig, resolve_hand_variant
+from replay.errors import DataError
+from replay.sim import physics
+from replay.study import corruptions, p_lift, sampler, verdict_conditions
+from replay.study.discrimination import auc, discrimination
+from replay.study.uncertainty import SOFTNESS, VARIABLES
+
+Z = norm.ppf(0.975)
+
+
+def _wilson_by_hand(k: int, n: int) -> tuple[float, float]:
+    """Wilson (1927) score interval, the textbook formula (e.g. Agresti & Coull 1998, eq. 2)."""
+    ph = k / n
+    centre = (ph + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * np.sqrt(ph * (1 - ph) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    return centre - half, centre + half
+
+
+def test_wilson_interval_is_the_textbook_one():
+    # 8 of 10 by hand: centre (0.8 + 0.1921) / 1.3841 = 0.7167, half-width 1.96 * 0.1600 / 1.3841 = 0.2266
+    lo, hi = p_lift.wilson(8, 10)
+    assert (lo, hi) == pytest.approx(_wilson_by_hand(8, 10), abs=1e-9)
+    assert (round(lo, 4), round(hi, 4)) == (0.4902, 0.9433)
+    # none of n: the upper end is z^2 / (n + z^2) in closed form
+    assert p_lift.wilson(0, 4) == pytest.approx((0.0, Z * Z / (4 + Z * Z)), abs=1e-9)
+    assert p_lift.wilson(32, 32)[0] == pytest.approx(32 / (32 + Z * Z), abs=1e-9)
+
+
+def test_classes_come_from_the_interval():
+    assert p_lift.verdict_class(*p_lift.wilson(4, 4)) == "robust_lift"  # lo 0.51
+    assert p_lift.verdict_class(*p_lift.wilson(3, 4)) == "uncertain"
+    assert p_lift.verdict_class(*p_lift.wilson(0, 4)) == "robust_failure"  # hi 0.49
+    assert p_lift.verdict_class(*p_lift.wilson(20, 32)) == "uncertain"  # p 0.62, lo 0.45
+
+
+def test_driver_names_the_variable_the_verdict_follows():
+    x = np.linspace(0.3, 1.0, 8)
+    keys = {"friction": x, "object_mass_scale": np.array([1.0, 0.9, 1.1, 0.8, 1.2, 0.85, 1.05, 0.95])}
+    rec = p_lift.p_lift_record(x > 0.6, keys)
+    assert rec["k"] == 4 and rec["n"] == 8 and rec["p"] == 0.5
+    assert rec["driver"] == {"variable": "friction", "effect": 1.0, "low": 0.0, "high": 1.0}
+    assert p_lift.p_lift_record([True] * 8, keys)["driver"] is None  # nothing splits a unanimous verdict
+
+
+def test_auc_is_mann_whitney_u_over_the_pairs():
+    rng = np.random.default_rng(3)
+    a = np.round(rng.uniform(size=17), 1)  # rounded: ties between and within the groups
+    b = np.round(rng.uniform(size=11) * 0.8, 1)
+    u = mannwhitneyu(a, b, alternative="two-sided").statistic
+    assert auc(a, b) == pytest.approx(u / (a.size * b.size), abs=1e-12)
+    assert auc([1.0, 1.0], [0.0]) == 1.0 and auc([0.5], [0.5]) == 0.5 and auc([], [0.1]) is None
+
+
+def test_discrimination_table_over_recordings():
+    def rec(p_real, p_bad):
+        d = lambda p: {"p": p}  # noqa: E731
+        return {"p_lift": {"as_replayed": d(p_real)}, "p_lift_corrupted": {"wrist_offset_2cm": {"as_replayed": d(p_bad)}}}
+    (row,) = discrimination([rec(1.0, 0.25), rec(0.5, 0.5), rec(0.0, 0.0)])
+    assert row["p_real"] == 0.5 and row["p_corrupted"] == 0.25 and row["ratio"] == 0.5 and row["n_recordings"] == 3
+    assert row["auc"] == pytest.approx(auc([1.0, 0.5, 0.0], [0.25, 0.5, 0.0]))
+    assert row["reference"]["ratio"] == 0.5 and "arXiv:2606.17054" in row["reference"]["source"]
+
+
+def test_sampler_same_seed_same_samples_and_variants():
+    sig = {"wrist_mm": 2.0, "object_mm": 0.2}
+    a = sampler.draw_samples(0, "cubesmall_lift", 32, sig)
+    assert a == sampler.draw_samples(0, "cubesmall_lift", 32, sig)
+    assert [sampler.sample_variant(s) for s in a] == [sampler.sample_variant(s) for s in
+                                                       sampler.draw_samples(0, "cubesmall_lift", 32, sig)]
+    assert a != sampler.draw_samples(1, "cubesmall_lift", 32, sig)
+    assert a != sampler.draw_samples(0, "mug_lift", 32, sig)
+    # the Latin hypercube balances the choices and spans the ranges
+    assert sorted({s["torsional_friction"] for s in a}) == [0.005, 0.5]
+    assert sum(s["torsional_friction"] == 0.5 for s in a) == 16
+    assert all(sum(s["softness"] == k for s in a) in (10, 11) for k in SOFTNESS)
+    f = np.array([s["friction"] for s in a])
+    assert 0.3 <= f.min() < 0.33 and 0.97 < f.max() <= 1.0
+    w = np.array([s["wrist_offset"] for s in a])  # m, sigma 2 mm per axis
+    assert np.std(w, axis=0) == pytest.approx([0.002] * 3, rel=0.25)
+    o = np.array([s["object_offset"] for s in a])
+    assert np.all(o[:, 2] == 0) and np.std(o[:, :2]) == pytest.approx(0.0002, rel=0.25)
+    v = sampler.sample_variant(a[0], wrist_offset=(0.02, 0.0, 0.0), finger_closure=(-0.1,) * 5)
+    assert v.wrist_offset[0] == pytest.approx(a[0]["wrist_offset"][0] + 0.02)
+    assert v.solref == SOFTNESS[a[0]["softness"]][0] and v.closes_fingers and v.edits_contact
+    assert {x.name for x in VARIABLES} == set(a[0])
+
+
+def test_conditions_set_what_they_say():
+    cfg = resolve_hand_variant(ReplayConfig(), "grab")
+    assert verdict_conditions.default_conditions(cfg) == ["as_replayed", "wrist_uncompensated"]
+    assert verdict_conditions.condition_config(cfg, "as_replayed") is cfg
+    c = verdict_conditions.condition_config(cfg, "wrist_uncompensated")
+    assert physics.choice_value(c, "wrist_gravity_compensation") is False
+    assert physics.choice_value(cfg, "wrist_gravity_compensation") is True
+    assert verdict_conditions.condition_config(cfg, "mesh_hand").hand == "mesh"
+    assert verdict_conditions.condition_config(cfg, "other_hand_shape").hand_variant == "myhand"
+    auth = resolve_hand_variant(physics.apply_physics(ReplayConfig(), "authored"), "grab")
+    assert verdict_conditions.default_conditions(auth) == ["as_replayed", "wrist_compensated"]
+    with pytest.raises(DataError, match="unknown condition"):
+        verdict_conditions.parse_conditions("as_replayed,nope", cfg)
+
+
+def test_corruptions_parse_and_declare():
+    assert corruptions.parse_corruptions("all") == ["wrist_offset_2cm", "fingers_open_20deg", "object_scale_0.8"]
+    assert corruptions.parse_corruptions(None) == []
+    with pytest.raises(DataError, match="unknown corruption"):
+        corruptions.parse_corruptions("wrist_offset_9cm")
+    off = corruptions.variant_extra("wrist_offset_2cm", np.pi / 2)["wrist_offset"]
+    assert np.hypot(off[0], off[1]) == pytest.approx(0.02) and off[2] == 0.0 and off[1] == pytest.approx(0.02)
+    assert corruptions.variant_extra("fingers_open_20deg", 0.0)["finger_closure"] == pytest.approx((-np.radians(20),) * 5)
+
+
+@pytest.mark.needs_data
+def test_scaled_object_meshes(grab_dir, tmp_path):
+    import trimesh
+
+    from replay.data.grab import load_grab
+
+    rec = load_grab(grab_dir / "recordings" / "cubesmall_lift.pkl")
+    out = corruptions.scaled_recording(rec, 0.8, tmp_path)
+    a, b = rec.target_object.asset, out.target_object.asset
+    assert len(b.collision_meshes) == len(a.collision_meshes) and rec.target_object.asset is a  # rec untouched
+    for p, q in zip(a.collision_meshes + [a.visual_mesh], b.collision_meshes + [b.visual_mesh]):
+        ma, mb = trimesh.load(p, force="mesh"), trimesh.load(q, force="mesh")
+        assert mb.extents == pytest.approx(0.8 * ma.extents, rel=1e-5)
+
+
+@pytest.mark.needs_data
+def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
+    from importer_patches.contact_params import pair_params
+    from short_window import SHORT, short_window
+
+    from replay.protocol.rollout import build_replay_scene
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
+    from replay.sim.engine.variants import Variant
+
+    rec, coords = short_window(grab_dir, capsule_rhand)
+    cfg = ReplayConfig(**SHORT)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    v = Variant(solref=(0.004, 1.0), solimp=(0.99, 0.9999, 0.0005), torsional_friction=0.005, object_mass_scale=0.8,
+                object_offset=(0.003, -0.002, 0.0))
+    batch = MjcBatch(scene, [Variant(), v])
+    base, w = batch.worlds
+    lay = batch.layout
+    hg, og = np.flatnonzero(lay.hand_geoms), np.flatnonzero(lay.object_geoms)
+    assert np.all(w.m.geom_solref[og] == [0.004, 1.0]) and np.all(w.m.geom_solref[hg] == [0.004, 1.0])
+    assert np.allclose(w.m.geom_solimp[og, :3], [0.99, 0.9999, 0.0005])
+    assert np.all(w.m.geom_solimp[og, 3:] == base.m.geom_solimp[og, 3:])  # midpoint, power as built
+    assert not np.allclose(base.m.geom_solref[og], [0.004, 1.0])  # the scene's model untouched
+    for h in hg:  # every hand-object pair, the palm's priority included, uses the values
+        p = pair_params(w.m, int(h), int(og[0]))
+        assert p.solref[:2] == pytest.approx((0.004, 1.0)) and p.friction[1] == pytest.approx(0.005)
+    assert np.all(w.m.geom_friction[og, 1] == np.float32(0.005))
+    assert w.m.body_mass[lay.object_body] == pytest.approx(0.8 * base.m.body_mass[lay.object_body], rel=1e-6)
+    q = lay.object_qadr
+    assert w.d.qpos[q:q + 3] - base.d.qpos[q:q + 3] == pytest.approx([0.003, -0.002, 0.0], abs=1e-12)
+    assert w.readback["contact_solref"] == pytest.approx([0.004, 1.0])
+    assert w.readback["torsional_friction"] == pytest.approx(0.005)
+    with pytest.raises(ValueError, match="solref"):
+        Variant(solref=(0.02,))
+
+
+@pytest.mark.needs_data
+@pytest.mark.slow  # two GRAB lifts x 2 conditions x 4 x 4 worlds: 15 s of CPU, 100 s on the shared, loaded machine
+def test_small_sampled_study(mirror, tmp_path):
+    from replay.study.runner import run_study
+
+    cfg = ReplayConfig()
+    out = tmp_path / "study.json"
+    run_study("grab", out, cfg, objects=["cubesmall", "stapler"], workers=0, data_dir=mirror, progress=False,
+              samples=4, corruptions="all")
+    st = json.loads(out.read_text())
+    assert st["format_version"] == 4 and st["sampling"]["samples"] == 4
+    assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
+    assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
+    assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
+    cube = json.loads((tmp_path / "study_rollouts" / "cubesmall_lift.json").read_text())
+    for cond, d in cube["p_lift"].items():
+        assert d["n"] == 4 and d["k"] == sum(cube["p_lift_samples"]["lifted"][f"{cond}/real"])
+        assert d["lo"] <= d["p"] <= d["hi"] and d["class"] in p_lift.CLASSES
+        for name in corruptions.BY_NAME:  # a corruption lowers or keeps the real grasp's P(lift)
+            assert cube["p_lift_corrupted"][name][cond]["p"] <= d["p"]
+    counts = st["counts"]["p_lift"]
+    assert all(sum(k.values()) == 2 for k in counts.values())
+    assert st["counts"]["p_lift_rollouts"] == 2 * 2 * 4 * 4
