@@ -72,7 +72,8 @@ def test_discrimination_table(built):
     d, _ = built
     page = (d / "report.html").read_text()
     table = re.search(r"<table id=discrimination>(.*?)</table>", page, re.S).group(1)
-    assert table.count("<tr>") == 1 + len(CONDITIONS) and "wrist_offset_2cm" in table and "HUG paper" in table
+    assert table.count("<tr>") == 1 + len(CONDITIONS) and "wrist_offset_2cm" in table and "0.50 [1]" in table
+    assert "<p class=ref>[1] HUG paper, 2 cm wrist offset</p>" in page  # the source once, under the table
 
 
 def test_recording_page_verdicts_side_by_side_and_what_is_absent(built):

@@ -150,7 +150,8 @@ def verdicts_html(by_protocol: dict[str, dict | None], study_physics: str | None
                if absent_p else "Not in this study: ")
     missing += (f"the {' and '.join(absent_ph)} physics (each is a study of its own: run_study.py --physics NAME "
                 "--samples N; scripts/agreement.py sets several studies' outcomes side by side).")
-    return (f"<h2>P(lift) per condition</h2><p>The fraction of the sampled physics and data variations "
+    return (f"<h2>P(lift) per condition</h2><p>The outcome above is the study's single contact run, under its "
+            "own physics; P(lift) is over the samples: the fraction of the sampled physics and data variations "
             f"under which the protocol lifted, with its 95 % interval (bar) and p (dot); dashed: 0.5. "
             f"robust lift: the interval at or above 0.5; robust failure: at or below; uncertain: across it.</p>"
             f"<table id=verdicts><tr><th>protocol / physics</th>{head}</tr>{''.join(body)}</table>"
@@ -208,16 +209,17 @@ def discrimination_html(study) -> str:
 
     def f(x, spec=".2f"):
         return "-" if x is None else format(float(x), spec)
-    body = []
+    body, sources = [], {}
     for d in rows:
         ref = d.get("reference") or {}
         body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
             d.get("protocol", "lift"), d.get("condition"), d.get("corruption"), f(d.get("p_real")), f(d.get("p_corrupted")), f(d.get("auc")),
-            f(d.get("ratio")), f"{f(ref.get('ratio'))} ({ref.get('source')})" if ref else "-",
-            d.get("n_recordings", "-"))) + "</tr>")
+            f(d.get("ratio")), f"{f(ref.get('ratio'))} [{sources.setdefault(str(ref.get('source')), len(sources) + 1)}]"
+            if ref else "-", d.get("n_recordings", "-"))) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("protocol", "condition", "corruption", "p_lift real", "p_lift corrupted", "AUC",
                                              "success corrupted / real", "published ratio", "recordings"))
     return ("<h2>Does the verdict tell a real grasp from a corrupted one?</h2><p>Each recording replayed as "
             "recorded and under each declared corruption; AUC 0.5: the verdict cannot tell them apart, 1: it "
             "always can. A judge is worth something when it lifts what people lifted and fails what is broken.</p>"
-            f"<table id=discrimination><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+            f"<table id=discrimination><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            + "".join(f"<p class=ref>[{i}] {html.escape(src)}</p>" for src, i in sources.items()))

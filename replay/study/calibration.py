@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
+from replay.errors import DataError
+
 #: the decision: a recording is decided "real" (lifted) when its p_lift is at least this
 DECISION_THRESHOLD = 0.5
 
@@ -104,3 +106,19 @@ def centred(variables: tuple, centres: dict) -> tuple:
         else:
             raise ValueError(f"{v.name} ({v.kind}) cannot be centred: it is each recording's own measured accuracy")
     return tuple(out)
+
+
+def variables_for(cfg) -> tuple:
+    """The sampled variables (:data:`replay.study.uncertainty.VARIABLES`) as ``cfg``'s physics samples
+    them: centred where it is ``calibrated`` (:func:`replay.sim.physics.calibrated_centres`), else as declared.
+
+    Raises:
+        DataError: the calibration's centres do not fit the declared variables (names the file)."""
+    from replay.sim import calibration_file, physics
+    from replay.study.uncertainty import VARIABLES
+
+    centres = physics.calibrated_centres(cfg)
+    try:
+        return centred(VARIABLES, centres) if centres else VARIABLES
+    except ValueError as e:
+        raise DataError(calibration_file.calibration_path(), "choice.centres", str(e)) from None
