@@ -159,3 +159,29 @@ def test_a_study_without_corruptions_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(cmd, "run_candidate", runner)
     rc = run(lambda: cmd.main(["--work", str(tmp_path), "--out", str(tmp_path / "c.json"), "--samples", "2"]))
     assert rc == 1 and not (tmp_path / "c.json").exists()
+
+
+def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
+    """Under ``calibrated`` the declared variables are centred as the file says (replay.study.uncertainty's,
+    through variables_for): friction's uniform moved to [0.65, 1.35], softness fixed; the other variables'
+    draws are those of the declared ones (the same dimensions, the same seeded hypercube)."""
+    from replay.study.calibration import variables_for
+    from replay.study.sampler import draw_samples
+    from replay.study.uncertainty import VARIABLES
+
+    p = tmp_path / "calibration.json"
+    p.write_text(json.dumps({"base": "replay", "choice": {"name": "c", "overrides": {},
+                                                        "centres": {"softness": "manosim_soft", "friction": 1.0}}}))
+    monkeypatch.setenv(calibration_file.ENV, str(p))
+    cfg = physics.apply_physics(ReplayConfig(), "calibrated")
+    vs = variables_for(cfg)
+    assert variables_for(ReplayConfig()) == VARIABLES
+    sig = {"wrist_mm": 2.0, "object_mm": 0.5}
+    cal, dec = draw_samples(0, "mug_lift", 16, sig, vs), draw_samples(0, "mug_lift", 16, sig)
+    assert all(0.65 <= s["friction"] <= 1.35 for s in cal) and {s["softness"] for s in cal} == {"manosim_soft"}
+    assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx([0.35] * 16)  # shifted by 1 - 0.65
+    assert [s["object_mass_scale"] for s in cal] == [d["object_mass_scale"] for d in dec]
+    p.write_text(json.dumps({"base": "replay", "choice": {"name": "c", "overrides": {}, "centres": {"softness": "x"}}}))
+    with pytest.raises(DataError) as e:
+        variables_for(cfg)
+    assert e.value.field == "choice.centres"

@@ -36,8 +36,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_candidate(argv: list[str], env: dict) -> int:
-    """Run ``scripts/run_study.py argv`` with ``env`` (a subprocess: its own physics tables); its exit status."""
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "run_study.py"), *argv], env=env).returncode
+    """Run ``scripts/run_study.py argv`` with ``env`` (a subprocess: its own physics tables), its console
+    output into ``run_study.log`` beside its ``--out`` (errors still on stderr); its exit status."""
+    log = Path(argv[argv.index("--out") + 1]).parent / "run_study.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as f:
+        return subprocess.run([sys.executable, str(ROOT / "scripts" / "run_study.py"), *argv], env=env,
+                              stdout=f).returncode
 
 
 def _rows(study_path: Path) -> tuple[list[dict], dict]:

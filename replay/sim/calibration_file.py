@@ -13,7 +13,7 @@
      "made_by", "commit", "date"}
 
 :func:`read_calibration` checks the fields the physics reads and caches the file by its
-modification time (workers read it once).
+modification time and size (workers read it once).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def read_calibration(path: Path | None = None) -> dict:
             / ``choice.centres`` of the right types (names the file and field)."""
     p = Path(path) if path is not None else calibration_path()
     try:
-        stamp = p.stat().st_mtime_ns
+        st = p.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
     except OSError:
         raise DataError(p, None, "no calibration: the named physics 'calibrated' is chosen by scripts/calibrate.py "
                                  f"(or name a file in ${ENV})") from None

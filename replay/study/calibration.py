@@ -97,8 +97,9 @@ def centred(variables: tuple, centres: dict) -> tuple:
         c = centres[v.name]
         if v.kind == "uniform":
             half = (float(v.high) - float(v.low)) / 2.0
-            out.append(dataclasses.replace(v, low=float(c) - half, high=float(c) + half,
-                                           distribution=f"{v.distribution}; centred at {float(c):g} (calibrated)"))
+            lo, hi = float(c) - half, float(c) + half
+            out.append(dataclasses.replace(v, low=lo, high=hi, distribution=f"uniform on [{lo:g}, {hi:g}] (calibrated: "
+                                           f"centred at {float(c):g}, width kept; declared: {v.distribution})"))
         elif v.kind == "choice":
             if c not in v.levels:
                 raise ValueError(f"calibration centre {v.name}={c!r} is not one of its levels {v.levels}")
