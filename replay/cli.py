@@ -25,6 +25,7 @@ runs its ``main`` with the rest of the command line (``grasp-replay validate pos
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -32,15 +33,45 @@ from collections.abc import Callable
 from pathlib import Path
 
 from replay import resolve_path_env
-from replay.errors import ReplayError, UsageError
+from replay.errors import ReplayError, UsageError, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say_error(message: str, prog: str | None = None) -> None:
-    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name)."""
+    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name), control
+    characters escaped (:func:`replay.errors.printable`: a name from the data is shown, not obeyed)."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    print(printable(f"{prog}: error: {message}"), file=sys.stderr)
+
+
+class _Printable:
+    """A text stream that writes through :func:`replay.errors.printable` (newlines kept; ``keep_cr``:
+    carriage returns too, which a progress bar redraws its line with)."""
+
+    def __init__(self, stream, keep_cr: bool = False):
+        self.stream, self.keep_cr = stream, keep_cr
+
+    def write(self, text: str) -> int:
+        if self.keep_cr:
+            return self.stream.write("\r".join(printable(s, keep_newlines=True) for s in text.split("\r")))
+        return self.stream.write(printable(text, keep_newlines=True))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def printable_output(bars: bool = False):
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (names from the data
+    in a command's lines are shown, not obeyed by the terminal); ``bars``: stderr keeps its carriage
+    returns (the progress bars' redraws; the lines that name recordings escape them themselves)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:
@@ -61,9 +92,16 @@ def run(main: Callable[[], int | None]) -> int:
         the message names the path); 130 on Ctrl-C.
 
     First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
-    (:func:`replay.resolve_path_env`), for this process and the workers it starts.
+    (:func:`replay.resolve_path_env`), for this process and the workers it starts. What ``main``
+    prints goes through :func:`printable_output` (control characters escaped; stderr keeps the
+    progress bars' carriage returns).
     """
     resolve_path_env()
+    with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
+        return _run(main)
+
+
+def _run(main: Callable[[], int | None]) -> int:
     try:
         return int(main() or 0)
     except ReplayError as exc:

@@ -22,7 +22,25 @@ swallows a usage or engine problem):
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+#: what a terminal would act on instead of showing: C0 controls (ESC starts an escape sequence,
+#: CR overwrites the line, BEL rings), DEL, C1 controls (0x9b is CSI), the Unicode line and
+#: paragraph separators, and the bidirectional-text controls (Unicode's Bidi_Control property:
+#: they reorder what is shown, CVE-2021-42574)
+_CONTROL_CHARS = "\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROLS, _CONTROLS_AND_LF = re.compile(f"[{_CONTROL_CHARS}]"), re.compile(f"[{_CONTROL_CHARS}\\n]")
+
+
+def printable(text: object, keep_newlines: bool = False) -> str:
+    """``str(text)`` safe to print on a terminal: every control character of :data:`_CONTROL_CHARS`
+    (and LF unless ``keep_newlines``) written as its Python escape (``\\x1b``, ``\\r``,
+    ``\\u202e``); the rest unchanged. For console lines and one-line errors only: results
+    files (JSON) keep names exact."""
+    s = str(text)
+    pattern = _CONTROLS if keep_newlines else _CONTROLS_AND_LF
+    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
 
 
 class ReplayError(Exception):

@@ -5,6 +5,7 @@ the short cubesmall window: the same trajectory (to tests/same_state.py), the sa
 from __future__ import annotations
 
 import mujoco
+import numpy as np
 import pytest
 
 from same_state import POS_M, assert_close, assert_same_data, assert_same_trace
@@ -98,3 +99,47 @@ def test_a_mujoco_error_in_a_frame_is_the_worlds_reason(built, monkeypatch):
     assert b.worlds[2].reason == "solver exception: FatalError: mj_stackAlloc: insufficient memory"
     assert tr[2].bad_frame == 0
     assert [t.done for i, t in enumerate(tr) if i != 2] == [FRAMES] * 3
+
+
+
+def test_a_code_error_in_a_frame_is_raised_not_unstable(built, monkeypatch):
+    """An exception that is not MuJoCo's own (here a TypeError from the stepping path, as a bug
+    would raise) is not physics: it leaves the engine (the study lists the recording as an error),
+    no world gets a reason."""
+    real_step = mujoco.mj_step2
+    bad = {}
+
+    def buggy_step(m, d):
+        if d._address == bad.get("d"):
+            raise TypeError("unsupported operand type(s) for +: 'float' and 'NoneType'")
+        real_step(m, d)
+
+    def arm(b):
+        bad["d"] = b.worlds[2].d._address
+        monkeypatch.setattr(c_loop, "ARENA_GUARD", -1.0)  # every frame through the Python loop
+        monkeypatch.setattr(mujoco, "mj_step2", buggy_step)
+
+    with pytest.raises(TypeError, match="NoneType"):
+        _run(built, True, 2, arm)
+
+
+@pytest.mark.parametrize("c_loop_on", [False, True])
+def test_non_finite_position_and_runaway_velocity_are_unstable(built, c_loop_on, tmp_path, monkeypatch):
+    """Physical failures stop their world with a reason (the rollout's ``unstable``), in both loops:
+    a NaN in the object's position (MuJoCo's mjWARN_BADQPOS, after which it resets the data: without
+    the check the world would go on from its start), and an object flung at 1000 m/s (above the
+    config's runaway limit: stopped at the first frame's read). The untouched worlds step every frame."""
+    cfg = built[0]
+    assert 1e3 > cfg.max_linear_speed
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning to MUJOCO_LOG.TXT in the working folder
+
+    def spoil(b):
+        b.worlds[1].d.qpos[-7] = np.nan  # the object's free joint: x, m
+        b.worlds[2].d.qvel[-6] = 1e3  # its linear velocity x, m/s
+
+    b, tr = _run(built, c_loop_on, 1, spoil)
+    assert b.worlds[1].reason.startswith("MuJoCo mjWARN_BADQPOS: non-finite or huge position")
+    assert b.worlds[2].reason.startswith("runaway linear velocity 1e+03 m/s on body")
+    assert tr[1].bad_frame == 0 and tr[2].bad_frame == 0
+    assert b.worlds[0].reason is None and b.worlds[3].reason is None
+    assert tr[0].done == tr[3].done == FRAMES

@@ -33,7 +33,7 @@ import argparse
 import os
 import sys
 
-from replay.cli import EXIT_INTERRUPTED, folder_arg, report, say_error
+from replay.cli import EXIT_INTERRUPTED, folder_arg, printable_output, report, say_error
 from replay.config import ReplayConfig
 from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
@@ -204,7 +204,9 @@ def print_outcome(study: dict) -> None:
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
-        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {why}", file=sys.stderr)
+        first, *trace = str(why).splitlines()  # an error's traceback is in the study's records
+        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
+              + (" (traceback in the study's records.jsonl)" if trace else ""), file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -241,7 +243,8 @@ def main(argv=None) -> int:
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    print_outcome(study)
+    with printable_output():  # names from the data: control characters escaped
+        print_outcome(study)
     print(f"study: {a.out}")
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])

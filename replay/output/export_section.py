@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import os
+import shlex
 from pathlib import Path
 
 from replay.output.export.run import FORMATS, default_out
@@ -17,8 +18,10 @@ TARGETS = {"mjcf": ("replay_export.py", "plain MuJoCo: python replay_export.py")
 
 
 def export_command(study_path: Path, sequence: str, fmt: str) -> str:
-    """The shell command that writes one export (:mod:`scripts.export_rollout`)."""
-    return f"python scripts/export_rollout.py --study {study_path} --sequence {sequence} --format {fmt}"
+    """The shell command that writes one export (:mod:`scripts.export_rollout`), every argument
+    shell-quoted (``shlex.join``): a name with ``;`` or ``$(...)`` pasted into a shell stays one argument."""
+    return shlex.join(["python", "scripts/export_rollout.py", "--study", str(study_path), "--sequence", sequence,
+                       "--format", fmt])
 
 
 def exports_html(study_path: str | Path, sequence: str, pdir: Path) -> str:

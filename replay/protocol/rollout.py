@@ -8,9 +8,11 @@ then per world the measures of :mod:`replay.protocol.measures` (lift protocol) o
 track figures of :func:`replay.protocol.recorded_protocol.track_metrics` (recorded protocol).
 
 A rollout never raises on physics trouble: non-finite state, runaway velocity,
-contact overflow or a solver exception end it as ``unstable`` with the frame and
-the reason. Bad input (shapes, missing files) raises :class:`replay.errors.DataError`
-before anything is simulated.
+contact overflow, a MuJoCo warning or MuJoCo's own error (``mujoco.FatalError``) end it
+as ``unstable`` with the frame and the reason. Any other exception while stepping is a
+code error, not physics: it propagates (the study lists the recording as an error, its
+traceback in the study's records). Bad input (shapes, missing files) raises
+:class:`replay.errors.DataError` before anything is simulated.
 
 Names of release 0.2.0 kept here: the phase codes and :class:`~replay.protocol.plan.Plan`
 (:mod:`replay.protocol.plan`), :func:`min_jerk`, :func:`shake_offset`, :func:`plan_rollout`

@@ -99,15 +99,28 @@ def read_study(path: str | Path) -> StudyRecord:
     return StudyRecord.from_dict(_read_json(Path(path)), path)
 
 
+#: what a spreadsheet evaluates at the start of a cell (OWASP, "CSV Injection": =, +, -, @, tab, CR)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """``value`` as a CSV cell a spreadsheet shows and never evaluates: a string starting with one
+    of :data:`_FORMULA_START` gets a leading ``'`` (OWASP's rule); numbers (a negative one too)
+    and every other string unchanged. JSON files keep names exact."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS) -> str:
     """CSV text of study rows (columns ``fields``, default :data:`ROW_FIELDS`; dicts as JSON,
-    None as empty)."""
+    None as empty; every cell through :func:`csv_cell`). Lines end in CRLF (RFC 4180): the writer
+    then quotes a cell holding CR as well as LF, which a reader would otherwise take for a new row."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(fields)
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow([csv_cell(k) for k in fields])
     for r in rows:
-        w.writerow(["" if r.get(k) is None else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list))
-                                                 else r[k]) for k in fields])
+        w.writerow([csv_cell("" if r.get(k) is None else (json.dumps(r[k], sort_keys=True)
+                                                          if isinstance(r[k], (dict, list)) else r[k]))
+                    for k in fields])
     return buf.getvalue()
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from replay.errors import DataError
+from replay.errors import DataError, printable
 from replay.fileio import atomic_write_text
 
 #: the packages a result depends on, recorded with every many-recording result
@@ -162,7 +162,7 @@ def _not_resumed(keys: Iterable, resume: Callable | None, out: BatchResult, name
             continue
         out.results[name(key)] = prior
         out.resumed.append(name(key))
-        print(f"  {key}: done before (resume)", flush=True)
+        print(printable(f"  {key}: done before (resume)"), flush=True)
     return todo
 
 
@@ -172,7 +172,7 @@ def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str,
         out.failed[name(key)] = value
         if on_result is None:
             if on_fail is None:
-                print(f"  {key}: refused: {value}", file=sys.stderr, flush=True)
+                print(printable(f"  {key}: refused: {value}"), file=sys.stderr, flush=True)
             else:
                 on_fail(key, _Failure(value))
     else:

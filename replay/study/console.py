@@ -18,6 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from replay.checks.causes import cause_counts_text
+from replay.errors import printable
 from replay.protocol.diagnosis import display_outcome
 
 #: characters of a long note (the hand import's warnings) said on the console; the whole
@@ -100,8 +101,9 @@ class StudyConsole:
                         disable=not self.enabled, dynamic_ncols=True, file=sys.stderr)
 
     def say(self, text: str) -> None:
+        """One console line (names from the data in it: control characters escaped, :func:`replay.errors.printable`)."""
         if self.enabled:
-            tqdm.write(text, file=sys.stderr)
+            tqdm.write(printable(text, keep_newlines=True), file=sys.stderr)
 
     def once(self, text: str, key: str | None = None, prefix: str = "") -> None:
         """Say ``prefix`` + ``text`` (shortened with :func:`one_line` unless ``verbose``) unless the

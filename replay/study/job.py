@@ -31,6 +31,10 @@ from replay.results.files import read_rollout, write_poses, write_rollout
 from replay.results.records import FORMAT_VERSION, ResultsFormatError, RolloutRecord
 
 
+#: frames of an error's traceback kept in the study's records, the innermost (where it was raised)
+TRACE_FRAMES = 12
+
+
 def config_hash(cfg: ReplayConfig) -> str:
     """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed. Under the physics
     ``calibrated`` its chosen values (``docs/results/calibration.json``'s ``choice``) are hashed with it:
@@ -95,7 +99,8 @@ def run_job_safe(job: Job) -> tuple[str, object]:
     by its cause code where a check named one, :attr:`DataError.line`),
     ``("storage", one line)`` when a write failed for want of storage
     (:func:`replay.fileio.storage_fault`: the study stops), or ``("error", message)`` for a bug in
-    one rollout (with a short traceback).
+    one rollout: its one line, then the innermost :data:`TRACE_FRAMES` frames of its traceback (a code
+    error while stepping is one too: only a physical failure is ``unstable``).
 
     Every failure becomes a message here, so one bad recording or one bug never costs the others.
     """
@@ -106,10 +111,10 @@ def run_job_safe(job: Job) -> tuple[str, object]:
     except OSError as e:  # a full disk (or read-only, quota): the study stops, naming the file
         fault = storage_fault(e)
         if fault is None:
-            return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+            return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-TRACE_FRAMES)}"
         return "storage", str(fault)
     except Exception as e:  # a bug in one rollout must not lose the others
-        return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+        return "error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-TRACE_FRAMES)}"
 
 
 def run_job(job: Job) -> dict:

@@ -63,23 +63,58 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
                          f"{type(e).__name__}: {e}", {}, {}, [])
 
 
-def _connect(ray, address: str | None, num_cpus: int | None) -> None:
-    """Join the cluster at ``address`` or start a local Ray (``num_cpus``), unless connected.
+def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str], None] | None = None) -> None:
+    """Join the cluster at ``address`` or start a local Ray (``num_cpus``) bound to loopback only
+    (:func:`_init_loopback`), unless connected; ``say`` (a console line) where it listens.
 
     Raises:
-        UsageError: the cluster at ``address`` cannot be reached.
+        UsageError: the cluster at ``address`` cannot be reached; a local Ray cannot start, or does
+            not listen on loopback.
     """
     if ray.is_initialized():
         return
     try:
-        # a local Ray's workers import this very checkout (not whatever is installed)
-        root = str(Path(__file__).resolve().parent.parent.parent)
-        env = None if address else {"env_vars": {"PYTHONPATH": os.pathsep.join(
-            [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}}
-        ray.init(address=address, num_cpus=None if address else num_cpus, include_dashboard=False,
-                 log_to_driver=False, logging_level=logging.ERROR, runtime_env=env)
+        if address:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        else:
+            _init_loopback(ray, num_cpus)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise UsageError("--address", f"cannot connect to Ray at {address!r}: {e}") from None
+        raise UsageError("--address" if address else "--executor", f"cannot connect to Ray at {address!r}: {e}"
+                         if address else f"cannot start a local Ray: {e}") from None
+    gcs = ray.get_runtime_context().gcs_address
+    if not address and not gcs.startswith("127.0.0.1:"):  # a Ray that binds otherwise: not used
+        ray.shutdown()
+        raise UsageError("--executor", f"the local Ray listens at {gcs}, not on loopback only; start one "
+                                       "yourself and pass --address")
+    if say is not None:
+        say(f"ray: {'joined the cluster' if address else 'a local Ray, loopback only'}: GCS at {gcs}"
+            + ("" if address else "; no dashboard"))
+
+
+def _init_loopback(ray, num_cpus: int | None) -> None:
+    """Start a local Ray whose every server listens on 127.0.0.1 only, without its dashboard.
+
+    Ray has no authentication: whatever reaches its ports runs code (CVE-2023-48022). Ray 2.60
+    turns a node address of 127.0.0.1 into the machine's reachable IP and binds its gRPC servers
+    to every interface, unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is false (its default on
+    macOS and Windows, ``ray/_private/ray_constants.py``: ``ENABLE_RAY_CLUSTER``, read by
+    ``services.get_node_ip_address``): for the call it is false and the node address 127.0.0.1,
+    and the workers inherit the setting. Measured with psutil on Ray 2.60.0 (tests/test_ray_bind.py):
+    6 listening sockets, all on 127.0.0.1 (without: 5 of them on ``::``).
+    """
+    from ray._private import ray_constants
+
+    # a local Ray's workers import this very checkout (not whatever is installed)
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    env = {"PYTHONPATH": os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+           ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR: "0"}
+    saved = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
+                 runtime_env={"env_vars": env}, _node_ip_address="127.0.0.1")
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
 
 
 def _in_flight(ray) -> int:
@@ -114,7 +149,8 @@ class _Shared:
 
 
 def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str, object], None],
-                 address: str | None = None, num_cpus: int | None = None) -> None:
+                 address: str | None = None, num_cpus: int | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
     """Run ``fn(job)`` for every job as a Ray task; ``on_result(job, status, value)`` as each ends.
 
     Args:
@@ -124,7 +160,8 @@ def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str,
             the study's folder (:func:`replay.study.ray_transfer.keep_outputs`); a task Ray could
             not finish (retries spent, worker crashed) gets ``("error", <one line>)``.
         address: a Ray cluster to join (``ray.init(address=...)``); None starts a local Ray
-            (``num_cpus`` CPUs, default all) unless this process is already connected.
+            (``num_cpus`` CPUs, default all) bound to loopback only, unless this process is
+            already connected. say: a console line, told where Ray listens.
 
     Raises:
         UsageError: ray not installed, or the cluster at ``address`` cannot be reached.
@@ -132,7 +169,7 @@ def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str,
         KeyboardInterrupt: Ctrl-C, after the unfinished tasks are cancelled.
     """
     ray = _ray()
-    _connect(ray, address, num_cpus)
+    _connect(ray, address, num_cpus, say)
     task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_task)
     shared, queue, running = _Shared(ray), deque(jobs), {}
     try:

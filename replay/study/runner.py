@@ -99,15 +99,15 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     return st.seqs, results, todo, carried
 
 
-def _executor(workers: int, executor: str, address: str | None):
+def _executor(workers: int, executor: str, address: str | None, say=None):
     """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
     process (``workers <= 0``), the process pool (:mod:`replay.study.pool`) or Ray tasks
-    (:mod:`replay.study.ray_pool`)."""
+    (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
     def run(todo: list, fn, handle) -> None:
         if executor == "ray":  # imported only when asked for: Ray takes seconds to import
             from replay.study.ray_pool import run_jobs_ray
 
-            run_jobs_ray(todo, fn, handle, address=address)
+            run_jobs_ray(todo, fn, handle, address=address, say=say)
         elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
             for job in todo:
                 handle(job, *fn(job))
@@ -368,7 +368,8 @@ class _StudyRun:
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
-            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address), on_result=self.done,
+            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address, self.con.say),
+                      on_result=self.done,
                       label="study", name=lambda j: j.key)
             self.summarize()
         except KeyboardInterrupt:

@@ -71,7 +71,6 @@ from replay.sim.engine.mjwarp.warp_kernels import (
     S_NHOF,
     S_OVERFLOW,
     S_PEAK,
-    S_SIZE,
     S_VBODY,
     S_VMAX,
     S_WBODY,
@@ -220,8 +219,8 @@ class WarpBatch:
 
         The three arrays are uploaded once; the frame's launches run without a host
         round trip; the worlds' signals come back in one transfer at the end. An
-        exception from Warp or mujoco-warp stops every live world with that reason
-        (read by :meth:`read_frame`), as :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` does per world.
+        exception from Warp or mujoco-warp propagates (a code or device error, not a physics
+        outcome); a physical failure is read from the overflow bits and the state by :meth:`read_frame`.
         """
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):
@@ -230,30 +229,23 @@ class WarpBatch:
         self._buf.fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
         self._buf.tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
         self._buf.tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
-        try:
-            if not self._use_graph:
-                self._launch_frame()
-            elif self._graph is None and self._frames == 0:
-                self._launch_frame()  # first frame eagerly: every module is loaded before capture
-            else:
-                if self._graph is None:
-                    # modules were loaded by the eager first frame; loading every imported module
-                    # here (Warp's default) would compile unrelated kernels
-                    with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
-                        self._launch_frame()
-                    self._graph = cap.graph
-                wp.capture_launch(self._graph)
-            self._frames += 1
-            self._host_sig = self._buf.sig.numpy()
-            self._host_poses = self._buf.poses.numpy()
-        except Exception as e:  # physics trouble never crashes the study: every live world stops
-            for w in self.worlds:
-                if w.alive and w.reason is None:
-                    w.reason = f"solver exception: {type(e).__name__}: {e}"
-            if self._host_sig is None:
-                self._host_sig = np.zeros((self.nworld, S_SIZE))
-                self._host_poses = np.full((self.nworld, 17, 7), np.nan, np.float32)
-            return
+        # mujoco-warp reports a physical failure in its overflow bits and the state (read_frame): an exception
+        # from Warp or mujoco-warp here is a code or device error, not physics, and propagates
+        if not self._use_graph:
+            self._launch_frame()
+        elif self._graph is None and self._frames == 0:
+            self._launch_frame()  # first frame eagerly: every module is loaded before capture
+        else:
+            if self._graph is None:
+                # modules were loaded by the eager first frame; loading every imported module
+                # here (Warp's default) would compile unrelated kernels
+                with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
+                    self._launch_frame()
+                self._graph = cap.graph
+            wp.capture_launch(self._graph)
+        self._frames += 1
+        self._host_sig = self._buf.sig.numpy()
+        self._host_poses = self._buf.poses.numpy()
         for i, w in enumerate(self.worlds):
             if w.alive:
                 w.peak_contacts = int(self._host_sig[i, S_PEAK])

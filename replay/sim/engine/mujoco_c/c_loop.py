@@ -22,8 +22,8 @@ What the loop reads from MuJoCo, all through documented bindings (no struct layo
 - ``mjModel*`` / ``mjData*``: ``MjModel._address`` / ``MjData._address``;
 - arrays: the bindings' numpy views into ``mjData`` (``qpos``, ``qvel``, ``xipos``, ``xfrc_applied``,
   ``actuator_force``, ``qfrc_applied``);
-- overflow: ``mjData.warning[i].number`` for ``mjWARN_CONTACTFULL``, ``mjWARN_CNSTRFULL`` and
-  ``mjWARN_BADQACC`` (``d.warning.number``, a strided view of the ``mjWarningStat`` array): a count
+- overflow: ``mjData.warning[i].number`` for ``mjWARN_CONTACTFULL``, ``mjWARN_CNSTRFULL``,
+  ``mjWARN_BADQACC``, ``mjWARN_BADQPOS`` and ``mjWARN_BADQVEL`` (``d.warning.number``, a strided view of the ``mjWarningStat`` array): a count
   above the world's count at its start stops the frame at that substep;
 - contact counts: ``mjData.maxuse_con`` (the most contacts since the data was made), read per frame.
 

@@ -85,14 +85,17 @@ class World(WorldStatus):
     info: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
 
 
-#: MuJoCo warnings that stop a world (checked after every physics step)
-WARNINGS = ("CONTACTFULL", "CNSTRFULL", "BADQACC")
+#: MuJoCo warnings that stop a world (checked after every physics step): dropped contacts or constraints, a NaN,
+#: inf or huge position, velocity or acceleration (MuJoCo then resets the data: mj_checkPos, mj_checkVel, mj_checkAcc)
+WARNINGS = ("CONTACTFULL", "CNSTRFULL", "BADQACC", "BADQPOS", "BADQVEL")
 _WARN_IDS = np.array([int(getattr(mujoco.mjtWarning, f"mjWARN_{k}")) for k in WARNINGS], np.int64)
+_WARN_WHAT = {"BADQACC": "bad acceleration (reset", "BADQPOS": "non-finite or huge position (reset",
+              "BADQVEL": "non-finite or huge velocity (reset"}
 
 
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
     """The reason a world stops on warning ``WARNINGS[k]`` (index into :data:`WARNINGS`)."""
-    what = "contacts/constraints dropped (arena full" if WARNINGS[k] != "BADQACC" else "bad acceleration (reset"
+    what = _WARN_WHAT.get(WARNINGS[k], "contacts/constraints dropped (arena full")
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
@@ -231,8 +234,9 @@ class MjcBatch(SpanSteps):
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
         """One frame of world ``i``: compiled with its readout while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`,
-        else the Python loop (the same calls); then its stop reason: a solver exception (its message), a MuJoCo
-        warning, or more contacts than the capacity (``mjData.maxuse_con``: the most after any step so far)."""
+        else the Python loop (the same calls); then its stop reason: MuJoCo's own error (``mujoco.FatalError``, its
+        message), a MuJoCo warning, or more contacts than the capacity (``mjData.maxuse_con``: the most after any step
+        so far). Any other exception (a code error) propagates: it is not a physics outcome."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
@@ -245,7 +249,7 @@ class MjcBatch(SpanSteps):
                 k = w.read_code = self._c_frame(w, tp, tc, finger_target, wr, stats)
             else:
                 k = self._python_frame(w, tp, tc, finger_target, wr, stats, i)
-        except Exception as e:  # physics trouble (a MuJoCo error) never crashes the study
+        except mujoco.FatalError as e:  # MuJoCo's own report (mju_error); any other exception is a code error
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         peak = int(d.maxuse_con)
         if w.reason is None and k >= 0:

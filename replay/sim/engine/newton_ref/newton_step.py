@@ -83,7 +83,7 @@ class NewtonStepBatch:
                 if w.reason:
                     break
                 w.act_max = max(w.act_max, finger_actuator_force_max(self.scene))
-        except Exception as e:  # physics trouble never crashes the study
+        except mujoco.FatalError as e:  # MuJoCo's own report (mju_error); any other exception is a code error
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         w.peak_contacts = int(self.mon.peak)
 

@@ -151,15 +151,14 @@ class SteelBatch:
         cfg, S = self.cfg, self.cfg.substeps
         self.drive.set_targets(finger_quat[0])
         row = np.empty(wrist.T_SIZE)
-        try:
-            for j in range(S):
-                wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, bool(cfg.wrist_substep_interp), row)
-                self.substep(row)
-            wm = self.solver.constraint_row_watermarks()  # one device read per frame
-            w.peak_contacts = max(w.peak_contacts, int(wm["contact_high_water"]))
-            w.reason = steel_signals.row_problem(self.solver, self.contacts, wm)
-        except Exception as e:  # physics trouble never crashes the study
-            w.reason = f"solver exception: {type(e).__name__}: {e}"
+        # SolverSteel reports a physical failure in its row watermarks (row_problem), the state in read_frame
+        # (non-finite, runaway): an exception here is a code error, not physics, and propagates
+        for j in range(S):
+            wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+            self.substep(row)
+        wm = self.solver.constraint_row_watermarks()  # one device read per frame
+        w.peak_contacts = max(w.peak_contacts, int(wm["contact_high_water"]))
+        w.reason = steel_signals.row_problem(self.solver, self.contacts, wm)
         w.act_max = max(w.act_max, self.drive.max_torque())
 
     def contact_signals(self, force_min: float) -> tuple[int, int, float, float, float]:
