@@ -194,3 +194,35 @@ def test_small_sampled_study(mirror, tmp_path):
     counts = st["counts"]["p_lift"]
     assert all(sum(k.values()) == 2 for k in counts.values())
     assert st["counts"]["p_lift_rollouts"] == 2 * 2 * 4 * 4
+
+
+def test_sampling_options_are_checked_in_one_line():
+    from replay.errors import UsageError
+    from replay.study.sampling_setup import check_sampling, job_sampling
+
+    cfg = resolve_hand_variant(ReplayConfig(), "grab")
+    assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
+    s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
+    assert s["conditions"] == {"lift": ["as_replayed", "wrist_uncompensated"]} and len(s["corruptions"]) == 3
+    assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
+    for args, opt in (((0, 0, None, "all"), "--corruptions"), ((-1, 0, None, None), "--samples"),
+                      ((4, 0, "nope", None), "--conditions")):
+        with pytest.raises(UsageError) as e:
+            check_sampling(cfg, ["lift"], *args)
+        assert e.value.option == opt and "\n" not in str(e.value)
+    with pytest.raises(UsageError, match="direct MuJoCo C"):
+        check_sampling(ReplayConfig(device="cuda"), ["lift"], 4, 0, None, None)
+
+
+def test_resume_reruns_a_rollout_of_other_samples():
+    from replay.study.job import Job
+    from replay.study.resume import _same_sampling
+
+    job = Job("grab", "cubesmall_lift", None, {}, "", "", "", True, samples=4, seed=0,
+              conditions=("as_replayed",), corruptions=("wrist_offset_2cm",))
+    doc = {"p_lift": {"as_replayed": {"n": 4}}, "p_lift_samples": {"seed": 0},
+           "p_lift_corrupted": {"wrist_offset_2cm": {}}}
+    assert _same_sampling(doc, job)
+    assert not _same_sampling(dict(doc, p_lift_samples={"seed": 1}), job)
+    assert not _same_sampling(dict(doc, p_lift={"as_replayed": {"n": 8}}), job)
+    assert not _same_sampling(dict(doc, p_lift_corrupted=None), job)
