@@ -1,6 +1,6 @@
 """A study record carrying the sampled verdict's fields exactly as the issue #46 schema declares them
 (per rollout ``p_lift`` / ``p_lift_corrupted``; per study ``sampling``, ``discrimination``,
-``counts["p_lift"]``), for the report side's tests before the sampler lands.
+``counts["p_lift"]``), for the report side's tests (a study whose classes cover every case, without running one).
 
 The lifted counts ``k`` per recording and condition are made up (what a study would measure); every
 derived figure is computed from them here as the schema defines it: p = k / n, the 95 % Wilson score

@@ -149,3 +149,13 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
     assert "robust lift" in readme.read_text() and stale_blocks(readme.read_text(), tmp_path) == []
     with pytest.raises(ValueError, match="--samples"):
         table("p_lift", {"rollouts": [], "counts": {}})
+
+
+def test_the_fixture_s_entries_are_the_study_s():
+    """The fixture's interval and class (scipy's Wilson score) are what the study writes (replay.study.p_lift),
+    so the report is tested on the fields a sampled study really holds."""
+    from replay.study.p_lift import verdict_class, wilson
+
+    for k in (0, 1, 12, 16, 20, 31, 32):
+        e = entry(k)
+        assert (e["lo"], e["hi"]) == pytest.approx(wilson(k, 32), abs=1e-12) and e["class"] == verdict_class(*wilson(k, 32))
