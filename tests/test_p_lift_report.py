@@ -159,3 +159,35 @@ def test_the_fixture_s_entries_are_the_study_s():
     for k in (0, 1, 12, 16, 20, 31, 32):
         e = entry(k)
         assert (e["lo"], e["hi"]) == pytest.approx(wilson(k, 32), abs=1e-12) and e["class"] == verdict_class(*wilson(k, 32))
+
+
+def test_an_older_envelope_study_renders_its_classes(tmp_path):
+    """A format-3 study run with --envelope (its record under ``verdict_envelope``, key ``class``): the table,
+    its filter and the recording's page show the class, never the record."""
+    import json
+
+    study = write_p_lift_study(tmp_path)
+    doc = json.loads(study.read_text())
+    doc["format_version"] = 3
+    for k in ("discrimination", "sampling"):
+        doc.pop(k)
+    study.write_text(json.dumps(doc))
+    classes = {}
+    for i, r in enumerate(doc["rollouts"]):
+        p = tmp_path / r["json"]
+        rec = json.loads(p.read_text())
+        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        cls = ("robust_lift", "fragile", "robust_failure")[i % 3]
+        rec.update(format_version=3, verdict_envelope={"settings": ["default", "gravity_compensation"],
+                                                       "lifted": [True, False], "fraction": 0.5, "class": cls,
+                                                       "wall_s": [1.0, 1.1]})
+        classes[r["sequence"]] = cls
+        p.write_text(json.dumps(rec))
+    build_report(study, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    sel = re.search(r"<select data-filter='verdict_envelope' id='filter-envelope'>(.*?)</select>", page).group(1)
+    assert dict(re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)) == \
+        {c: str(n) for c, n in Counter(classes.values()).items()}
+    assert "wall_s" not in page and "'settings'" not in page
+    mug = (tmp_path / "report_files" / "mug_lift.html").read_text()
+    assert f"<td>{classes['mug_lift']}</td>" in mug and "wall_s" not in mug
