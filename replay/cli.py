@@ -166,7 +166,7 @@ COMMANDS = {
     "fetch": "fetch_data", "validate pose-mapping": "validate_pose_mapping",
     "validate object-frame": "validate_object_frame", "render-scene": "render_scene", "attribute": "attribute",
     "agreement": "agreement", "gripper-check": "gripper_check", "export": "export_rollout",
-    "bridge": "bridge", "penetration": "penetration_table", "tables": "tables",
+    "bridge": "bridge", "penetration": "penetration_table", "tables": "tables", "calibrate": "calibrate",
 }
 #: one line per subcommand for ``grasp-replay --help``
 ABOUT = {
@@ -185,6 +185,7 @@ ABOUT = {
     "bridge": "hug-oracle to the lift protocol, one element at a time (lifted / N per row)",
     "penetration": "how deep the recorded hand starts inside the object at the grasp (HUG table 7)",
     "tables": "a README/docs figure table written from a results file",
+    "calibrate": "choose the physics 'calibrated' once on GRAB's lifts (real vs corrupted, balanced accuracy)",
 }
 
 

@@ -151,3 +151,44 @@ def test_montage_copied_beside_the_page_and_tiles_left_out_named(report, tmp_pat
         assert (moved / link).is_file(), link
     # the lifts and the other intents apart (here lifts only)
     assert "<table id=by-intent>" in html_text and "<td>lifts</td>" in html_text
+
+
+def test_p_lift_study_loads_and_its_filter_works_in_chromium(report, tmp_path):
+    """The real study given the sampled verdict's fields (:mod:`p_lift_fixture`'s entries, one made-up lifted
+    count per recording and condition): its page loads, the filter on a condition's class shows exactly
+    the rows of that class, and a recording's chart is drawn (its class colour on screen)."""
+    from p_lift_fixture import CONDITIONS, entry
+
+    from replay.output.p_lift_section import CLASS_CSS, CLASS_WORDS
+
+    exe = _chromium()
+    d, study, _ = report
+    site = tmp_path / "grab"
+    shutil.copytree(d, site)
+    doc = json.loads((site / "study.json").read_text())
+    made = {}
+    for i, row in enumerate(doc["rollouts"]):
+        p = site / row["json"]
+        rec = json.loads(p.read_text())
+        rec["p_lift"] = made[row["sequence"]] = {c: entry(k) for c, k in zip(CONDITIONS, (30 - 28 * i, 16, 2 + 28 * i))}
+        p.write_text(json.dumps(rec))
+    build_report(site / "study.json", site / "report.html")
+    for c in CONDITIONS:
+        for cls, word in CLASS_WORDS.items():
+            want = sum(m[c]["class"] == cls for m in made.values())
+            if not want:
+                continue
+            res = _browser(exe, f"{(site / 'report.html').as_uri()}#p_lift-{c}={word.replace(' ', '%20')}", "--dump-dom")
+            assert res.returncode == 0, res.stderr[-2000:]
+            body = re.search(r"<body([^>]*)>", res.stdout).group(1)
+            assert f'data-shown="{want}"' in body, (c, word, body)
+    seq = doc["rollouts"][0]["sequence"]
+    shot = tmp_path / "rec.png"
+    res = _browser(exe, (site / "report_files" / f"{seq}.html").as_uri(), f"--screenshot={shot}", "--window-size=900,900")
+    assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
+    import matplotlib.image as mpimg
+
+    img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
+    cls = made[seq][CONDITIONS[0]]["class"]
+    rgb = [int(CLASS_CSS[cls][i:i + 2], 16) for i in (1, 3, 5)]
+    assert np.all(np.abs(img - rgb) <= 8, axis=-1).sum() > 30  # its dot and its words in the class colour

@@ -238,6 +238,6 @@ def test_results_summary_keeps_the_sampled_verdict():
     doc = {"rollouts": [{"sequence": "a_lift", "p_lift": pl}, {"sequence": "b_lift"}], "sampling": {"samples": 8},
            "discrimination": [{"condition": "as_replayed"}]}
     small = study_summary(doc)
-    assert small["p_lift"] == {"lift": {"a_lift": pl}} and small["sampling"] == {"samples": 8}
+    assert small["p_lift"] == {"lift": {"a_lift": pl}} and small["sampling"]["samples"] == 8
     assert small["discrimination"] == [{"condition": "as_replayed"}]
     assert "p_lift" not in study_summary({"rollouts": []})  # a study of single rollouts: as before

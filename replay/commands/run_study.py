@@ -108,9 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _physics_args(p: argparse.ArgumentParser) -> None:
     """``--physics``, ``--physics-set`` (replay.sim.physics) and the sampled verdict's ``--samples``,
     ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)."""
-    p.add_argument("--physics", choices=sorted(physics.PHYSICS), default=None,
+    p.add_argument("--physics", choices=physics.NAMES, default=None,
                    help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices")
+                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
+                        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json)")
     p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
                    help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
                         "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")

@@ -28,6 +28,8 @@ from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
 from replay.output.envelope_section import envelope_section_html
+from replay.output.p_lift_section import (conditions_of, discrimination_html, p_lift_of, p_lift_summary_html,
+                                          verdicts_html)
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
@@ -46,6 +48,7 @@ td:nth-child(-n+5),th{text-align:left}
 th{background:#f0f0f0;cursor:pointer;user-select:none}
 #rows tr[hidden]{display:none}
 #filters select{margin-right:1em}
+#filters label{white-space:nowrap;display:inline-block;margin-bottom:3px}
 video.montage{display:block;max-width:100%;height:auto}
 pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 .k{font-weight:bold}
@@ -130,25 +133,42 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     recs = {str(row.get("sequence")): _read(sdir, row) for row in study.rollouts}
     rows = [_with_record(row, recs[str(row.get("sequence"))]) for row in study.rollouts]
     n_plots = n_clips = 0
+    oracle = {str(r.get("sequence")): _oracle_p_lift(sdir, r) for r in study.oracle_rollouts or []}
+    intent = {str(r.get("sequence")): r.get("intent") for r in rows}
+    oracle_rows = [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in oracle.items() if v]
+    conds, phys = conditions_of(rows + oracle_rows, study), (study.config or {}).get("physics")
     for row in rows:
-        plotted, clipped = write_recording_page(row, recs[str(row.get("sequence"))], sdir, fdir, out.resolve(),
-                                                clips_dir, study_path)
+        seq = str(row.get("sequence"))
+        verdicts = verdicts_html({"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds)
+        plotted, clipped = write_recording_page(row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path,
+                                                verdicts)
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
     link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
-    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link))
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows))
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
 def _with_record(row: dict, rec: RolloutRecord | ResultsFormatError) -> dict:
     """A study row with what the table shows from its rollout record: the intent, and the
-    verdict envelope where the record has one and the row does not."""
+    verdict envelope and ``p_lift`` where the record has them and the row does not."""
     if not isinstance(rec, RolloutRecord):
         return dict(row, intent=None)
     env = row.get("verdict_envelope")
     if env is None:
         env = getattr(rec, "verdict_envelope", None) or rec.extra.get("verdict_envelope")
-    return dict(row, intent=getattr(rec, "intent", None), **({"verdict_envelope": env} if env is not None else {}))
+    more = {"verdict_envelope": env} if env is not None else {}
+    if p_lift_of(row) is None and p_lift_of(rec) is not None:
+        more["p_lift"] = p_lift_of(rec)
+    return dict(row, intent=getattr(rec, "intent", None), **more)
+
+
+def _oracle_p_lift(sdir: Path, row: dict) -> dict | None:
+    """A hug-oracle row's ``p_lift``: the row's, else its rollout record's; None where neither has one."""
+    if p_lift_of(row) is not None:
+        return p_lift_of(row)
+    rec = _read(sdir, row)
+    return p_lift_of(rec) if isinstance(rec, RolloutRecord) else None
 
 
 def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
@@ -217,9 +237,10 @@ def refresh_report(study_path: Path) -> str | None:
 
 
 def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,
-          recs: dict, link) -> str:
+          recs: dict, link, oracle_rows: list[dict] | None = None) -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
-    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page)."""
+    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
+    ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
     failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
                      for k, v in (study.failed or {}).items())
@@ -235,7 +256,7 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: li
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
-<h2>Summary</h2>{_summary_html(study, by_intent)}
+<h2>Summary</h2>{p_lift_summary_html(rows, study, oracle_rows)}{_summary_html(study, by_intent)}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's
 name opens its page: its figure over time (object height, contacts, wrist error, phases), clip, diagnosis and
@@ -244,6 +265,7 @@ exports. Fields: docs/results.md.</p>
 {gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}
+{discrimination_html(study)}
 {envelope_section_html(study, study_path)}
 {mont}
 <h2>Config</h2><pre id=config>{html.escape(json.dumps(study.config, indent=1, sort_keys=True))}</pre>

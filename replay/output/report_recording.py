@@ -20,7 +20,7 @@ import numpy as np
 
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.export_section import exports_html
-from replay.output.report_table import OUTCOME_CSS, cell, columns_for, shown_value
+from replay.output.report_table import OUTCOME_CSS, cell, columns_for, shown_value, value
 from replay.results.files import check_poses_version
 from replay.results.records import Phase, ResultsFormatError, RolloutRecord
 
@@ -137,7 +137,7 @@ def _fresh(png: Path, sources: list[Path]) -> bool:
 
 
 def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path,
-                         report: Path, clips_dir, study_file: Path) -> tuple[bool, bool]:
+                         report: Path, clips_dir, study_file: Path, verdicts: str = "") -> tuple[bool, bool]:
     """Write one recording's page (and its figure) into ``fdir``; returns (plotted, clip found).
 
     Args:
@@ -146,6 +146,7 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
         sdir: the study's folder; ``fdir``: the report's files folder; ``report``: the report page.
         clips_dir: folder of per-recording renders (``<stem>.mp4`` or ``<object>.mp4``), or None.
         study_file: the study JSON (its exports' commands name it).
+        verdicts: HTML of its sampled verdicts (:func:`replay.output.p_lift_section.verdicts_html`), before its fields.
 
     Raises:
         ResultsFormatError: its npz is of another format version.
@@ -154,7 +155,7 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
     fields = "".join(f"<tr><th>{html.escape(h)}</th><td>"
-                     f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(row.get(k), s, d)[0])}</td></tr>"
+                     f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d)[0])}</td></tr>"
                      for h, k, s, d in columns_for([row]))
     parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
     plotted = clipped = False
@@ -164,7 +165,8 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
         oc = shown_value(row, "outcome") if row.get("outcome") is not None else str(rec.outcome)
         parts.append(f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))}): "
                      f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>")
-        parts.append(f"<table id=fields>{fields}</table>")
+        parts.append(f"{verdicts}<h2>Fields</h2><table id=fields>{fields}</table>" if verdicts
+                     else f"<table id=fields>{fields}</table>")
         png = fdir / f"{stem}.png"
         poses = (rec.poses, rec.ablation and rec.ablation.poses)
         sources = [sdir / str(row.get("json"))] + [sdir / p for p in poses if p]

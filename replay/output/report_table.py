@@ -1,7 +1,8 @@
 """The report's recordings table: one row per recording, each linked to its own page, sortable by
-any column and filterable by outcome, object, cause (the diagnosis class) and verdict envelope
-(a column shown only where a row has ``verdict_envelope``), in the page itself (inline JS, no
-network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
+any column and filterable by outcome, object, cause (the diagnosis class), the sampled verdict's
+class per condition (``p_lift``, :mod:`replay.output.p_lift_section`: a column per condition, shown
+where a row has one) and an older study's verdict envelope (shown only where a row has
+``verdict_envelope``), in the page itself (inline JS, no network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
 so a filtered, sorted view can be linked; ``<body data-shown>`` counts the rows shown.
 
 At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
@@ -13,6 +14,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
+from replay.output.p_lift_section import CLASS_CSS, class_word, conditions_of, p_lift_of
 from replay.protocol.diagnosis import display_outcome
 
 OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12",
@@ -32,17 +34,29 @@ COLUMNS = (
 )
 #: the verdict envelope's column (another branch's field), shown after the outcome where a row has it
 ENVELOPE_COLUMN = ("envelope", "verdict_envelope", None, None)
-#: the filters: (label, row key); the envelope's only where the column is shown
+#: the filters: (label, row key); the envelope's only where the column is shown (the p_lift ones: per condition)
 FILTERS = (("outcome", "outcome"), ("object", "object"), ("cause", "diagnosis"), ("envelope", "verdict_envelope"))
+#: a p_lift column's row key: this prefix and the condition (the class shown, sorted by p)
+P_LIFT_KEY = "p_lift:"
 
 
 def columns_for(rows: list[dict]) -> tuple:
-    """The table's columns for these rows: :data:`COLUMNS`, with :data:`ENVELOPE_COLUMN` after the
-    outcome where any row has a ``verdict_envelope``."""
-    if not any(r.get("verdict_envelope") is not None for r in rows):
+    """The table's columns for these rows: :data:`COLUMNS`, with one ``P(lift) <condition>`` column per
+    condition (:data:`P_LIFT_KEY`) and :data:`ENVELOPE_COLUMN` after the outcome where rows have them."""
+    extra = tuple((f"P(lift) {c}", P_LIFT_KEY + c, None, None) for c in conditions_of(rows))
+    if any(r.get("verdict_envelope") is not None for r in rows):
+        extra += (ENVELOPE_COLUMN,)
+    if not extra:
         return COLUMNS
     k = [c[1] for c in COLUMNS].index("diagnosis")
-    return COLUMNS[:k] + (ENVELOPE_COLUMN,) + COLUMNS[k:]
+    return COLUMNS[:k] + extra + COLUMNS[k:]
+
+
+def value(row: dict, key: str):
+    """A row's value in column ``key``: its field, or for a p_lift column the condition's entry."""
+    if key.startswith(P_LIFT_KEY):
+        return (p_lift_of(row) or {}).get(key[len(P_LIFT_KEY):])
+    return row.get(key)
 
 
 def cell(v, scale, dec) -> tuple[str, str]:
@@ -54,15 +68,17 @@ def cell(v, scale, dec) -> tuple[str, str]:
     if isinstance(v, (int, float)) and dec is not None:
         x = float(v) * (scale or 1.0)
         return f"{x:.{dec}f}", repr(x)
-    if isinstance(v, dict):  # an envelope given as a record: its verdict
-        v = v.get("verdict", v)
+    if isinstance(v, dict) and isinstance(v.get("p"), (int, float)):  # a p_lift entry: its class, sorted by p
+        return class_word(v), repr(float(v["p"]))
+    if isinstance(v, dict):  # a verdict given as its record (the envelope's): its class
+        v = v.get("class", v.get("verdict", "-"))
     return str(v), str(v)
 
 
 def shown_value(row: dict, key: str) -> str:
     """What a row shows in column ``key`` (the outcome as said: ``not lifted`` for ``not_lifted``,
     :func:`replay.protocol.diagnosis.display_outcome`)."""
-    text = cell(row.get(key), None, None)[0]
+    text = cell(value(row, key), None, None)[0]
     return display_outcome(text) if key == "outcome" else text
 
 
@@ -74,10 +90,12 @@ def table_html(rows: list[dict], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = cell(r.get(key), scale, dec)
+            text, k = cell(value(r, key), scale, dec)
             text = shown_value(r, key) if key == "outcome" else text
             style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
                 else ""
+            if key.startswith(P_LIFT_KEY) and isinstance(value(r, key), dict):  # the class in its colour
+                style = f" style='color:{CLASS_CSS.get(value(r, key).get('class'), '#222')};text-align:left'"
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             text_html = f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" \
                 else html.escape(text)
@@ -88,17 +106,19 @@ def table_html(rows: list[dict], link) -> str:
 
 
 def _filters_html(rows: list[dict], cols: tuple) -> str:
-    """One ``<select>`` per filter (its values with their counts, most first)."""
+    """One ``<select>`` per filter (its values with their counts, most first); one per p_lift condition."""
     keys = {c[1] for c in cols}
+    wanted = [(label, key, label) for label, key in FILTERS if key in keys]
+    k = next((i for i, (_, key, _) in enumerate(wanted) if key == "diagnosis"), len(wanted)) + 1
+    wanted[k:k] = [(f"P(lift) {key[len(P_LIFT_KEY):]}", key, "p_lift-" + key[len(P_LIFT_KEY):]) for key in
+                   (c[1] for c in cols) if key.startswith(P_LIFT_KEY)]
     parts = []
-    for label, key in FILTERS:
-        if key not in keys:
-            continue
+    for label, key, ident in wanted:
         counts = Counter(shown_value(r, key) for r in rows)
         opts = "".join(f"<option value='{html.escape(v)}'>{html.escape(v)} ({n})</option>"
                        for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        parts.append(f"<label>{label} <select data-filter='{key}' id='filter-{label}'>"
-                     f"<option value=''>all</option>{opts}</select></label>")
+        parts.append(f"<label>{html.escape(label)} <select data-filter='{html.escape(key)}' "
+                     f"id='filter-{html.escape(ident)}'><option value=''>all</option>{opts}</select></label>")
     return (f"<p id=filters>{' '.join(parts)} <span id=shown></span> "
             "<button id=clear-filters type=button>clear</button></p>")
 

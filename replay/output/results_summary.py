@@ -41,8 +41,10 @@ def _rows(rows, fields) -> list[dict]:
 
 
 def study_summary(doc: dict) -> dict:
-    """The fields of a study JSON the tables read: dataset, counts (every protocol's), refusals, the
-    config hash, package versions and the rows of each protocol (:data:`STUDY_ROW_FIELDS`).
+    """The fields of a study JSON the tables read: dataset, counts (every protocol's, ``p_lift``'s
+    among them), refusals, the config hash, package versions, the rows of each protocol
+    (:data:`STUDY_ROW_FIELDS`) and, from a ``--samples`` study, its ``sampling`` (size, seed, classes,
+    condition names) and ``discrimination`` (the ``p_lift`` table, :mod:`replay.output.p_lift_table`).
 
     Raises:
         ValueError: ``doc`` is not a study (no ``rollouts`` nor ``oracle_rollouts``).
@@ -59,13 +61,22 @@ def study_summary(doc: dict) -> dict:
 
 
 def _sampled(doc: dict) -> dict:
-    """A sampled study's (``--samples``, issue #46) ``sampling`` and ``discrimination``, and its rows'
-    ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``); {} otherwise."""
+    """A sampled study's (``--samples``, issue #46) ``sampling`` (:func:`_sampling`), ``discrimination``,
+    and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``); {}
+    otherwise."""
     if not doc.get("sampling"):
         return {}
     rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
-    return {"sampling": doc["sampling"], "discrimination": doc.get("discrimination") or [],
+    return {"sampling": _sampling(doc["sampling"]), "discrimination": doc.get("discrimination") or [],
             "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v}}
+
+
+def _sampling(s: dict) -> dict:
+    """A study's ``sampling`` as the tables read it: its size, seed, classes and condition names (the
+    conditions' overrides and the variables' distributions stay in the study JSON)."""
+    return {"samples": s.get("samples"), "seed": s.get("seed"), "classes": s.get("classes"),
+            "conditions": [{"name": c.get("name")} for c in s.get("conditions") or [] if isinstance(c, dict)],
+            "variables": [v.get("name") for v in s.get("variables") or [] if isinstance(v, dict)]}
 
 
 def bridge_summary(doc: dict) -> dict:

@@ -22,6 +22,8 @@ Each kind turns one results file into a markdown table:
   Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
 * ``make_study``: ``benchmarks/make_study_time.py``: ``make study``'s whole time and each command it runs
   (staging, the study, the montage, the report), with the machine's load while it ran;
+* ``p_lift``: a study run with ``--samples N``: what a user may trust, per condition robust lift /
+  uncertain / robust failure and the discrimination figures (:mod:`replay.output.p_lift_table`);
 * ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
   CPU time and the jobs' own time, with their ratios to the first checkout's;
 * ``sample_cost``: ``benchmarks/sample_cost.py --json``: per recording the CPU of one rollout and of
@@ -41,10 +43,11 @@ from __future__ import annotations
 import re
 
 from replay.output.bridge_table import bridge_markdown
+from replay.output.p_lift_table import p_lift_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
 KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
-         "throughput", "make_study", "sample_cost")
+         "throughput", "make_study", "sample_cost", "p_lift")
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -297,7 +300,7 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     if kind == "attribution" and "factors" not in doc:
         raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
-    if kind in ("study", "refine", "counts", "oracle", "envelope") and "rollouts" not in doc:
+    if kind in ("study", "refine", "counts", "oracle", "envelope", "p_lift") and "rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
     if kind == "bridge" and "rows" not in doc:
         raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
@@ -318,7 +321,7 @@ def table(kind: str, doc: dict) -> str:
             "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
             "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
             "scale": scale_table, "throughput": throughput_table, "make_study": make_study_table,
-            "sample_cost": sample_cost_table}[kind](doc)
+            "sample_cost": sample_cost_table, "p_lift": p_lift_markdown}[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

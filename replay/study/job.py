@@ -36,8 +36,15 @@ TRACE_FRAMES = 12
 
 
 def config_hash(cfg: ReplayConfig) -> str:
-    """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed."""
-    return hashlib.sha256(json.dumps(cfg.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed. Under the physics
+    ``calibrated`` its chosen values (``docs/results/calibration.json``'s ``choice``) are hashed with it:
+    a new calibration is a new config."""
+    doc = cfg.to_dict()
+    if cfg.physics == "calibrated":
+        from replay.sim.calibration_file import read_calibration
+
+        doc["calibration"] = read_calibration()["choice"]
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def result_stem(sequence: str, protocol: str = "lift") -> str:

@@ -19,6 +19,7 @@ from replay.config import ReplayConfig
 from replay.study.corruptions import BY_NAME as CORRUPTIONS, OBJECT_SCALE, scaled_recording, variant_extra
 from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
+from replay.study.calibration import variables_for
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
 from replay.study.uncertainty import data_sigmas
 from replay.study.verdict_conditions import condition_config
@@ -38,7 +39,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     """
     rec0 = prepared[0]
     sig = data_sigmas(rec0)
-    samples = draw_samples(job.seed, job.sequence, job.samples, sig)
+    samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables_for(cfg))
     keys = driver_keys(samples)
     dirs = directions(job.seed, job.sequence, job.samples)
     var_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "variant"]

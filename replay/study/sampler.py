@@ -22,23 +22,25 @@ def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(str(key).encode()), int(stream)])
 
 
-def draw_samples(seed: int, key: str, n: int, sigmas: dict) -> list[dict]:
+def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple = VARIABLES) -> list[dict]:
     """``n`` joint samples of recording ``key``: each ``{friction, softness, torsional_friction,
     object_mass_scale, wrist_offset (3,) m, object_offset (3,) m}``.
 
     Args:
         seed: the study's ``--seed``. key: the recording's key (its sequence). n: samples (>= 1).
         sigmas: :func:`replay.study.uncertainty.data_sigmas` (``wrist_mm``, ``object_mm``).
+        variables: the declared variables, or as the physics ``calibrated`` centres them
+            (:func:`replay.study.calibration.variables_for`; the same dimensions, so the same draws).
 
     Raises:
         ValueError: ``n`` < 1."""
     if n < 1:
         raise ValueError(f"samples must be >= 1, got {n}")
-    dims = sum(v.dims for v in VARIABLES)
+    dims = sum(v.dims for v in variables)
     u = qmc.LatinHypercube(d=dims, seed=_rng(seed, key)).random(n)  # (n, dims) in [0, 1)
     out = [dict() for _ in range(n)]
     col = 0
-    for v in VARIABLES:
+    for v in variables:
         x = u[:, col:col + v.dims]
         col += v.dims
         for i in range(n):

@@ -11,7 +11,7 @@ from replay.protocol import oracle_plan
 from replay.study.corruptions import parse_corruptions
 from replay.study.discrimination import discrimination
 from replay.study.p_lift import CLASS_THRESHOLD, CONFIDENCE
-from replay.study.uncertainty import VARIABLES
+from replay.study.calibration import variables_for
 from replay.study.verdict_conditions import SAMPLE_PROTOCOLS, check_conditions, conditions_record, parse_conditions
 
 #: ``--samples`` given without a number
@@ -65,7 +65,7 @@ def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
     by = {p: conditions_record(cfg, names, p) for p, names in sampling["conditions"].items()}
     first = by.get("lift") or next(iter(by.values()), [])
     return {"samples": sampling["samples"], "seed": sampling["seed"], "conditions": first,
-            "conditions_by_protocol": by, "variables": [v.record() for v in VARIABLES],
+            "conditions_by_protocol": by, "variables": [v.record() for v in variables_for(cfg)],
             "classes": {"threshold": CLASS_THRESHOLD, "interval": f"wilson{round(CONFIDENCE * 100)}"},
             "corruptions": list(sampling["corruptions"])}
 

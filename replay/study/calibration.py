@@ -1,0 +1,125 @@
+"""``--physics calibrated`` (issue #46 item 4): the condition and the sampled distributions' centres
+chosen ONCE, on a declared set of recordings (GRAB's 30 lifts), only among the declared candidates
+below, by how well the sampled verdict tells the real recordings from their corrupted copies.
+Never per recording: one choice for every recording, written to ``docs/results/calibration.json``
+and read by :mod:`replay.sim.physics` (the named physics ``calibrated``, whose name says it was
+fitted) and by the sampler (:func:`centred`).
+
+The figure is the balanced accuracy of the decision "real" = ``p_lift >= 0.5``
+(:data:`DECISION_THRESHOLD`): ``(TPR + TNR) / 2`` with TPR the share of real recordings decided
+real and TNR the share of (recording, corruption) pairs decided not real (:func:`balanced_accuracy`);
+the candidate with the highest wins, ties to the first declared (:func:`choose`).
+
+Candidates (:data:`CENTRES` x :data:`CONDITIONS`): the contact softness fixed to one of two declared
+sets, and the sliding friction's uniform distribution centred at one of two declared values (its
+width kept), under each of two wrist conditions. Imports no physics engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from replay.errors import DataError
+
+#: the decision: a recording is decided "real" (lifted) when its p_lift is at least this
+DECISION_THRESHOLD = 0.5
+
+#: contact softness candidates: the sampler's softness sets (replay.study.uncertainty.SOFTNESS) fixed to one
+SOFTNESS_CENTRES = (
+    ("mujoco_default", "MuJoCo XML reference, geom solref/solimp defaults (0.02 1 / 0.9 0.95 0.001)"),
+    ("manosim_soft", "manosim README: the soft set HUG chose by replaying human grasps (0.04 1 / 0.5 0.95 0.001)"),
+)
+#: sliding friction centres (the declared uniform's width kept)
+FRICTION_CENTRES = (
+    (0.65, "the middle of the declared range [0.3, 1.0] (Derler & Gerhardt 2012, finger pad on common materials)"),
+    (1.0, "MuJoCo's default sliding friction and GRAB object_sim's object_col as authored (friction 1 0.5 0.01)"),
+)
+#: the centre candidates: {variable: centre} each, in declared order
+CENTRES = tuple({"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES,
+                                                                                      FRICTION_CENTRES))
+#: the condition candidates (replay.study.verdict_conditions): both wrist gravity assumptions of the replay physics
+CONDITIONS = ("as_replayed", "wrist_uncompensated")
+#: what the figure is, as the results file says it
+FIGURE = ("balanced accuracy of real vs corrupted recordings, p_lift >= 0.5 deciding 'real': (TPR + TNR) / 2, TPR "
+          "over the real recordings, TNR over the (recording, corruption) pairs")
+
+
+def centres_name(centres: dict) -> str:
+    """``softness=manosim_soft,friction=1`` (a candidate's name; keys in their order)."""
+    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in centres.items())
+
+
+def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECISION_THRESHOLD) -> dict | None:
+    """The figure (module doc) of ``condition`` over ``rows`` (each ``{p_lift, p_lift_corrupted}``, the
+    study's fields): ``{balanced_accuracy, tpr, tnr, n_real, n_corrupted}``, or None where no row has
+    the condition both real and corrupted."""
+    real, bad = [], []
+    for r in rows:
+        pl, pc = r.get("p_lift") or {}, r.get("p_lift_corrupted") or {}
+        if condition not in pl or not any(condition in v for v in pc.values()):
+            continue
+        real.append(float(pl[condition]["p"]) >= threshold)
+        bad += [float(v[condition]["p"]) < threshold for v in pc.values() if condition in v]
+    if not real or not bad:
+        return None
+    tpr, tnr = sum(real) / len(real), sum(bad) / len(bad)
+    return {"balanced_accuracy": (tpr + tnr) / 2.0, "tpr": tpr, "tnr": tnr, "n_real": len(real), "n_corrupted": len(bad)}
+
+
+def choose(figures: list[dict]) -> dict:
+    """The candidate with the highest ``balanced_accuracy`` (ties: the first in ``figures``' order, the
+    declared order); ValueError when none has a figure."""
+    have = [f for f in figures if f.get("balanced_accuracy") is not None]
+    if not have:
+        raise ValueError("no candidate has a figure: the studies have no p_lift of the real and corrupted recordings")
+    return max(have, key=lambda f: (f["balanced_accuracy"], -figures.index(f)))
+
+
+def centred(variables: tuple, centres: dict) -> tuple:
+    """``variables`` (the sampler's declared variables: frozen dataclasses with ``name``, ``kind``,
+    ``distribution``, ``low``, ``high``, ``levels``) with each one named in ``centres`` moved there: a
+    ``uniform`` one shifted so its middle is the centre (its width kept), a ``choice`` one fixed to that
+    level; the others as they are. Its ``distribution`` says so.
+
+    Raises:
+        ValueError: a centre for a variable not declared, a level not among its levels, or a kind that
+            cannot be centred (the data variables: each recording's own accuracy)."""
+    names = {v.name for v in variables}
+    unknown = sorted(set(centres) - names)
+    if unknown:
+        raise ValueError(f"calibration centres for undeclared variables {unknown}; declared: {sorted(names)}")
+    out = []
+    for v in variables:
+        if v.name not in centres:
+            out.append(v)
+            continue
+        c = centres[v.name]
+        if v.kind == "uniform":
+            half = (float(v.high) - float(v.low)) / 2.0
+            lo, hi = float(c) - half, float(c) + half
+            out.append(dataclasses.replace(v, low=lo, high=hi, distribution=f"uniform on [{lo:g}, {hi:g}] (calibrated: "
+                                           f"centred at {float(c):g}, width kept; declared: {v.distribution})"))
+        elif v.kind == "choice":
+            if c not in v.levels:
+                raise ValueError(f"calibration centre {v.name}={c!r} is not one of its levels {v.levels}")
+            out.append(dataclasses.replace(v, levels=(c,), distribution=f"{c} (calibrated; declared: {v.distribution})"))
+        else:
+            raise ValueError(f"{v.name} ({v.kind}) cannot be centred: it is each recording's own measured accuracy")
+    return tuple(out)
+
+
+def variables_for(cfg) -> tuple:
+    """The sampled variables (:data:`replay.study.uncertainty.VARIABLES`) as ``cfg``'s physics samples
+    them: centred where it is ``calibrated`` (:func:`replay.sim.physics.calibrated_centres`), else as declared.
+
+    Raises:
+        DataError: the calibration's centres do not fit the declared variables (names the file)."""
+    from replay.sim import calibration_file, physics
+    from replay.study.uncertainty import VARIABLES
+
+    centres = physics.calibrated_centres(cfg)
+    try:
+        return centred(VARIABLES, centres) if centres else VARIABLES
+    except ValueError as e:
+        raise DataError(calibration_file.calibration_path(), "choice.centres", str(e)) from None

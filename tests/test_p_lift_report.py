@@ -1,0 +1,193 @@
+"""The report's view of the sampled verdict (issue #46), on a study record with exactly the schema's
+fields (:mod:`p_lift_fixture`; no data needed): the table's class column and filter per condition, a
+recording's verdicts side by side with its chart, the counts per condition, the discrimination table;
+and an older study's envelope record shown as its class, not as the raw record."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_study
+
+from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
+from replay.output.report import build_report
+from replay.output.report_table import cell, table_html
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    d = tmp_path_factory.mktemp("p_lift")
+    n = build_report(write_p_lift_study(d), d / "report.html")
+    return d, n
+
+
+def test_envelope_record_is_shown_by_its_class():
+    """The envelope's record (its key is ``class``) is shown as its class on the table, in its filter and on
+    a recording's page, never as the record."""
+    env = {"settings": ["default", "gravity_compensation"], "lifted": [True, False], "outcomes": ["lifted", "not_lifted"],
+           "overrides": [{}, {"wrist_gravity_compensation": False}], "fraction": 0.5,
+           "flips": ["gravity_compensation"], "class": "fragile", "wall_s": [1.2, 1.3]}
+    assert cell(env, None, None) == ("fragile", "fragile")
+    rows = [{"sequence": "mug_lift", "object": "mug", "outcome": "lifted", "verdict_envelope": env}]
+    text = table_html(rows, lambda r: "x.html")
+    assert "fragile (1)" in text and "<td>fragile</td>" in text and "settings" not in text and "wall_s" not in text
+
+
+def test_table_has_a_class_column_and_filter_per_condition(built):
+    d, n = built
+    assert n["rows"] == len(RECORDINGS)
+    page = (d / "report.html").read_text()
+    heads = re.findall(r"<th data-key='([^']+)'>", page)
+    assert heads[heads.index("outcome") + 1:heads.index("outcome") + 1 + len(CONDITIONS)] == \
+        [f"p_lift:{c}" for c in CONDITIONS]
+    for i, c in enumerate(CONDITIONS):
+        sel = re.search(rf"<select data-filter='p_lift:{c}' id='filter-p_lift-{c}'>(.*?)</select>", page).group(1)
+        want = Counter(CLASS_WORDS[entry(r[-1][i])["class"]] for r in RECORDINGS)
+        got = {v: int(k) for v, k in re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)}
+        assert got == dict(want), (c, got)
+    # a class cell sorts by p (its data-k), not by its word
+    mug = entry(RECORDINGS[0][-1][0])
+    assert f"<td data-k='{float(mug['p'])!r}'" in page
+
+
+def test_counts_per_condition_lead_the_summary_lifts_and_others_apart(built):
+    d, _ = built
+    page = (d / "report.html").read_text()
+    assert page.index("id=p-lift-counts") < page.index("<ul id=summary>")
+    for group, keep in (("lifts", lambda r: r[2] == "lift"), ("other intents", lambda r: r[2] != "lift")):
+        for i, c in enumerate(CONDITIONS):
+            want = Counter(entry(r[-1][i])["class"] for r in RECORDINGS if keep(r))
+            row = re.search(rf"<tr><td>lift</td><td>{group}</td><td>{c}</td>(.*?)</tr>", page).group(1)
+            got = [int(x) for x in re.findall(r">(\d+)</td>", row)]
+            assert got == [want[k] for k in CLASS_WORDS] + [sum(want.values())], (group, c, got)
+    for i, c in enumerate(CONDITIONS):  # the hug-oracle's apart (one recording ran it)
+        cls = entry(ORACLE["mug_lift"][i])["class"]
+        row = re.search(rf"<tr><td>hug-oracle</td><td>lifts</td><td>{c}</td>(.*?)</tr>", page).group(1)
+        assert [int(x) for x in re.findall(r">(\d+)</td>", row)] == [int(k == cls) for k in CLASS_WORDS] + [1]
+
+
+def test_discrimination_table(built):
+    d, _ = built
+    page = (d / "report.html").read_text()
+    table = re.search(r"<table id=discrimination>(.*?)</table>", page, re.S).group(1)
+    assert table.count("<tr>") == 1 + len(CONDITIONS) and "wrist_offset_2cm" in table and "0.50 [1]" in table
+    assert "<p class=ref>[1] HUG paper, 2 cm wrist offset</p>" in page  # the source once, under the table
+
+
+def test_recording_page_verdicts_side_by_side_and_what_is_absent(built):
+    d, _ = built
+    mug = (d / "report_files" / "mug_lift.html").read_text()
+    verdicts = re.search(r"<table id=verdicts>(.*?)</table>", mug, re.S).group(1)
+    assert "lift / replay" in verdicts and "hug-oracle / replay" in verdicts
+    oracle_as_replayed = entry(ORACLE["mug_lift"][0])
+    assert f"{oracle_as_replayed['p']:.2f} [{oracle_as_replayed['lo']:.2f}, {oracle_as_replayed['hi']:.2f}]" in verdicts
+    assert "the authored and calibrated physics" in mug and mug.count("<svg") == 2
+    duck = (d / "report_files" / "duck_lift.html").read_text()  # no hug-oracle rollout: said absent
+    assert "hug-oracle / replay" not in duck and "Not in this study: the hug-oracle protocol" in duck
+
+
+def test_chart_draws_each_interval_and_p_on_the_0_1_axis():
+    e = entry(13)
+    svg = p_lift_svg({"as_replayed": e})
+    x = lambda p: _X0 + (_X1 - _X0) * p  # noqa: E731
+    assert f"x1='{x(e['lo']):.1f}'" in svg and f"x2='{x(e['hi']):.1f}'" in svg and f"cx='{x(e['p']):.1f}'" in svg
+    assert p_lift_svg(None) == "" and p_lift_svg({}) == ""
+
+
+def test_older_study_without_p_lift_has_no_chart(tmp_path):
+    study = write_p_lift_study(tmp_path)
+    import json
+    doc = json.loads(study.read_text())
+    for k in ("discrimination", "sampling"):
+        doc.pop(k)
+    doc["counts"].pop("p_lift")
+    study.write_text(json.dumps(doc))
+    for r in doc["rollouts"] + doc["oracle_rollouts"]:
+        p = tmp_path / r["json"]
+        rec = json.loads(p.read_text())
+        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        p.write_text(json.dumps(rec))
+    build_report(study, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    assert "p_lift:" not in page and "p-lift-counts" not in page and "discrimination" not in page
+    assert "<svg" not in (tmp_path / "report_files" / "mug_lift.html").read_text()
+
+
+def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
+    """The README's first table (``tables.py p_lift``): per condition robust lift / uncertain / robust failure
+    as the study counted them, and the discrimination figures; the same from the small results file
+    (``tables.py summarize study``) as from the study JSON, through a document block."""
+    import json
+
+    from replay.output.doc_blocks import stale_blocks, update_text
+    from replay.output.results_summary import summarize
+    from replay.output.tables import table
+
+    doc = json.loads(write_p_lift_study(tmp_path).read_text())
+    text = table("p_lift", doc)
+    small = summarize("study", doc, made_by="run_study.py --samples 32", commit="abc1234", date="2026-12-04")
+    assert table("p_lift", json.loads(json.dumps(small))) == text and small["sampling"]["samples"] == 32
+    lines = [ln for ln in text.splitlines() if ln.startswith("| lift |")]
+    assert [ln.split("|")[2].strip(" `") for ln in lines] == list(CONDITIONS)
+    oracle = [ln for ln in text.splitlines() if ln.startswith("| hug-oracle |")]
+    assert len(oracle) == len(CONDITIONS) and all(ln.endswith("| 1 | - |") for ln in oracle)  # one recording, no corruption
+    for ln, c in zip(lines, CONDITIONS):
+        cells = [x.strip() for x in ln.split("|")[3:-1]]
+        want = [sum(entry(r[-1][CONDITIONS.index(c)])["class"] == k for r in RECORDINGS if r[2] == "lift")
+                for k in CLASS_WORDS]
+        assert [int(x) for x in cells[:4]] == want + [sum(want)], (c, cells)
+        d = next(x for x in doc["discrimination"] if x["condition"] == c)
+        assert cells[4] == (f"{d['p_real']:.2f} -> {d['p_corrupted']:.2f}, AUC {d['auc']:.2f}, ratio {d['ratio']:.2f} "
+                            "(0.50)"), cells
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "trust.json").write_text(json.dumps(small))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- table:p_lift:grab from docs/results/trust.json -->\nold\n<!-- /table:p_lift:grab -->\n")
+    readme.write_text(update_text(readme.read_text(), tmp_path))
+    assert "robust lift" in readme.read_text() and stale_blocks(readme.read_text(), tmp_path) == []
+    with pytest.raises(ValueError, match="--samples"):
+        table("p_lift", {"rollouts": [], "counts": {}})
+
+
+def test_the_fixture_s_entries_are_the_study_s():
+    """The fixture's interval and class (scipy's Wilson score) are what the study writes (replay.study.p_lift),
+    so the report is tested on the fields a sampled study really holds."""
+    from replay.study.p_lift import verdict_class, wilson
+
+    for k in (0, 1, 12, 16, 20, 31, 32):
+        e = entry(k)
+        assert (e["lo"], e["hi"]) == pytest.approx(wilson(k, 32), abs=1e-12) and e["class"] == verdict_class(*wilson(k, 32))
+
+
+def test_an_older_envelope_study_renders_its_classes(tmp_path):
+    """A format-3 study run with --envelope (its record under ``verdict_envelope``, key ``class``): the table,
+    its filter and the recording's page show the class, never the record."""
+    import json
+
+    study = write_p_lift_study(tmp_path)
+    doc = json.loads(study.read_text())
+    doc["format_version"] = 3
+    for k in ("discrimination", "sampling"):
+        doc.pop(k)
+    study.write_text(json.dumps(doc))
+    classes = {}
+    for i, r in enumerate(doc["rollouts"]):
+        p = tmp_path / r["json"]
+        rec = json.loads(p.read_text())
+        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        cls = ("robust_lift", "fragile", "robust_failure")[i % 3]
+        rec.update(format_version=3, verdict_envelope={"settings": ["default", "gravity_compensation"],
+                                                       "lifted": [True, False], "fraction": 0.5, "class": cls,
+                                                       "wall_s": [1.0, 1.1]})
+        classes[r["sequence"]] = cls
+        p.write_text(json.dumps(rec))
+    build_report(study, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    sel = re.search(r"<select data-filter='verdict_envelope' id='filter-envelope'>(.*?)</select>", page).group(1)
+    assert dict(re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)) == \
+        {c: str(n) for c, n in Counter(classes.values()).items()}
+    assert "wall_s" not in page and "'settings'" not in page
+    mug = (tmp_path / "report_files" / "mug_lift.html").read_text()
+    assert f"<td>{classes['mug_lift']}</td>" in mug and "wall_s" not in mug
