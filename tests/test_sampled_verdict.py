@@ -197,6 +197,11 @@ def test_small_sampled_study(mirror, tmp_path):
     counts = st["counts"]["p_lift"]
     assert all(sum(k.values()) == 2 for k in counts.values())
     assert st["counts"]["p_lift_rollouts"] == 2 * 2 * 4 * 4
+    # the ablation rerun of one object (the README's command, no --samples) keeps the study's sampled verdict
+    run_study("grab", out, cfg, objects=["stapler"], workers=0, data_dir=mirror, progress=False, ablation_only=True)
+    again = json.loads(out.read_text())
+    assert again["sampling"] == st["sampling"] and again["discrimination"] == st["discrimination"]
+    assert again["counts"]["p_lift"] == counts
 
 
 def test_sampling_options_are_checked_in_one_line():

@@ -88,6 +88,10 @@ def p_lift_lines(study: dict) -> list[str]:
         for cond, k in (counts or {}).items():
             out.append(f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
                        f"{k['uncertain']}, robust failure {k['robust_failure']}")
+    if study.get("discrimination"):
+        out.append("discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
+                   "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "
+                   "HUG paper's ratio for the same corruption)")
     for d in study.get("discrimination") or []:
         ref = d.get("reference") or {}
         auc = "n/a" if d.get("auc") is None else f"{d['auc']:.2f}"

@@ -323,6 +323,8 @@ class _StudyRun:
             rec.discrimination = study_discrimination([self.results[s] for s in self.seqs if s in self.results],
                                                       [self.results[k] for s in self.seqs
                                                        if (k := result_key(s, ORACLE)) in self.results])
+        elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
+            rec.sampling, rec.discrimination = st.prior.get("sampling"), st.prior.get("discrimination")
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
             rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
