@@ -3,7 +3,8 @@
     REPLAY_MIRROR=../shared/datasets python benchmarks/make_study_time.py --out docs/results/make-study.json
 
 Runs what ``make study`` runs (the Makefile's ``fetch`` and ``study`` recipes, with their defaults:
-``DATASET=grab``, ``EFFORT=0.4``, ``--resume`` on a fresh folder, so every rollout runs): the two
+``DATASET=grab``, ``EFFORT`` and ``SAMPLES`` as the Makefile sets them (:func:`makefile_default`),
+``--resume`` on a fresh folder, so every rollout runs): the two
 ``scripts/fetch_data.py`` stagings from ``$REPLAY_MIRROR``, ``scripts/run_study.py``,
 ``scripts/render_montage.py`` and ``scripts/report.py``, with this interpreter, in a temporary folder
 (``data/``, ``out/``, ``renders/``, removed after), each step's wall time measured
@@ -20,6 +21,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -30,6 +32,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def makefile_default(name: str) -> str:
+    """The Makefile's default of variable ``name`` (its ``NAME ?= value`` line).
+
+    Raises:
+        SystemExit: the Makefile sets no such default (the benchmark and the Makefile disagree)."""
+    m = re.search(rf"^{re.escape(name)} \?= *(\S+)", (ROOT / "Makefile").read_text(), re.M)
+    if m is None:
+        raise SystemExit(f"Makefile: no default for {name} (the benchmark runs what make study runs)")
+    return m.group(1)
+
+
 def steps(mirror: str) -> list[list[str]]:
     """The commands of ``make study`` (Makefile ``fetch`` then ``study``, default variables), paths
     relative to the folder they run in, the mirror as given."""
@@ -37,8 +50,8 @@ def steps(mirror: str) -> list[list[str]]:
     return [
         [py, "scripts/fetch_data.py", "--dataset", "grab", "--dest", "data", "--mirror", mirror],
         [py, "scripts/fetch_data.py", "--dataset", "manosim", "--dest", "data", "--mirror", mirror],
-        [py, "scripts/run_study.py", "--dataset", "grab", "--data", "data", "--effort", "0.4", "--out",
-         "out/grab/study.json", "--resume"],
+        [py, "scripts/run_study.py", "--dataset", "grab", "--data", "data", "--effort", makefile_default("EFFORT"),
+         "--samples", makefile_default("SAMPLES"), "--out", "out/grab/study.json", "--resume"],
         [py, "scripts/render_montage.py", "--study", "out/grab/study.json", "--out", "renders/grab/montage.mp4"],
         [py, "scripts/report.py", "--study", "out/grab/study.json", "--out", "out/grab/report.html", "--montage",
          "renders/grab/montage.mp4"],

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -296,6 +297,14 @@ def test_make_study_time_is_generated_from_its_results_file():
     at = [recipes.index(f"$(PY) {s}") for s in ("scripts/fetch_data.py", "scripts/run_study.py",
                                                 "scripts/render_montage.py", "scripts/report.py")]
     assert at == sorted(at)
+    study = recipes[recipes.index("$(PY) scripts/run_study.py"):].split("\n")[0]
+    assert "--samples $(SAMPLES)" in study and "--effort $(EFFORT)" in study  # the benchmark runs these defaults
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import make_study_time
+
+    argv = make_study_time.steps("M")[2]
+    assert argv[argv.index("--samples") + 1] == make_study_time.makefile_default("SAMPLES")
+    assert doc["steps"][2]["command"] == shlex.join(argv)  # the results file is of the commands make study runs
     assert doc["total_s"] == pytest.approx(sum(s["wall_s"] for s in steps), abs=1.0)
     md = table("make_study", doc)
     m, s = divmod(round(doc["total_s"]), 60)
