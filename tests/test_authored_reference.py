@@ -291,7 +291,6 @@ def _authored_pair(grab_dir, capsule_rhand, name: str, visual: str):
     visual choice read back from the rollout config). The hand: short_window.still_window's (no IK)."""
     from replay.config import ReplayConfig
     from replay.protocol.oracle_plan import oracle_config
-    from replay.protocol.rollout import build_replay_scene
     from replay.sim.physics import apply_physics, choice_value
     from short_window import still_window
 
@@ -299,6 +298,17 @@ def _authored_pair(grab_dir, capsule_rhand, name: str, visual: str):
     cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
                                                    oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
                                       "authored", {"object_visual_geoms": visual}))
+    ours, ref, support = _compile_both(grab_dir, capsule_rhand, rec, coords, cfg,
+                                       AuthoredSettings(visual="shipped" if visual == "as_written" else "inert",
+                                                        object_joint="plain"))
+    return ours, ref, support, choice_value(cfg, "object_visual_geoms")
+
+
+def _compile_both(grab_dir, capsule_rhand, rec, coords, cfg, settings):
+    """(our compiled MjModel of ``rec``'s hug-oracle scene under ``cfg``, MuJoCo's compile of the shipped files
+    at the same start poses under ``settings``, our support geom's name)."""
+    from replay.protocol.rollout import build_replay_scene
+
     plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
     ours = scene.solver.mj_model
     obj, table = rec.target_object, rec.meta["table"]
@@ -306,11 +316,10 @@ def _authored_pair(grab_dir, capsule_rhand, name: str, visual: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
-                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
-                                         AuthoredSettings(visual="shipped" if visual == "as_written" else "inert",
-                                                          object_joint="plain")), capsule_rhand)
+                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"], settings),
+                           capsule_rhand)
     support = next(ours.geom(k).name for k in range(ours.ngeom) if ours.geom(k).name.startswith("support"))
-    return ours, ref, support, choice_value(cfg, "object_visual_geoms")
+    return ours, ref, support
 
 
 def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_joint: str):
@@ -318,7 +327,6 @@ def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_join
     cubesmall hug-oracle scene under the named physics."""
     from replay.config import ReplayConfig
     from replay.protocol.oracle_plan import oracle_config
-    from replay.protocol.rollout import build_replay_scene
     from replay.sim.physics import apply_physics
     from short_window import short_window
 
@@ -326,14 +334,5 @@ def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_join
     cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
                                                    oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
                                       physics_name))
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
-    ours = scene.solver.mj_model
-    obj, table = rec.target_object, rec.meta["table"]
-    f0 = plan.start_frame
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = compile_spec(authored_spec(capsule_rhand, grab_dir / "objects" / obj.asset.name, grab_dir / "objects" /
-                                         "table", obj.pos[f0], obj.quat[f0], table["pos"], table["quat"],
-                                         AuthoredSettings(visual="inert", object_joint=object_joint)), capsule_rhand)
-    support = next(ours.geom(g).name for g in range(ours.ngeom) if ours.geom(g).name.startswith("support"))
-    return ours, ref, support
+    return _compile_both(grab_dir, capsule_rhand, rec, coords, cfg,
+                         AuthoredSettings(visual="inert", object_joint=object_joint))
