@@ -246,3 +246,25 @@ def test_results_summary_keeps_the_sampled_verdict():
     assert small["p_lift"] == {"lift": {"a_lift": pl}} and small["sampling"]["samples"] == 8
     assert small["discrimination"] == [{"condition": "as_replayed"}]
     assert "p_lift" not in study_summary({"rollouts": []})  # a study of single rollouts: as before
+
+
+def test_p_lift_counts_keep_each_intent_group_apart():
+    """A TACO-like recording (no intent named) and a GRAB intent are counted apart from the lifts, and the
+    console says each group's classes (issue #49: no headline adds the groups together)."""
+    from replay.study.p_lift import p_lift_lines
+    from replay.study.summary import lift_counts
+
+    def row(seq, intent, cls):
+        return {"sequence": seq, "intent": intent, "outcome": "not_lifted", "lifted": False, "stable": True,
+                "p_lift": {"as_replayed": {"p": 0.0, "lo": 0.0, "hi": 0.1, "n": 32, "k": 0, "class": cls}}}
+
+    rows = [row("a_lift", "lift", "robust_lift"), row("b_pass_1", "pass", "uncertain"),
+            row("20231104_010", "unknown", "robust_failure")]
+    c = lift_counts(rows, {}, 1.0)
+    assert c["p_lift"] == {"as_replayed": {"robust_lift": 1, "uncertain": 0, "robust_failure": 0}}
+    g = c["p_lift_groups"]
+    assert list(g) == ["lifts", "other intents", "no intent named"]
+    assert g["other intents"]["as_replayed"]["uncertain"] == 1 and g["no intent named"]["as_replayed"]["robust_failure"] == 1
+    lines = p_lift_lines({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}})
+    assert any("no intent named, as_replayed, 32 samples" in ln and "robust failure 1" in ln for ln in lines)
+    assert not any("(lift, lifts," in ln for ln in lines)  # the lifts' line is said once, as before

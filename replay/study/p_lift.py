@@ -88,6 +88,12 @@ def p_lift_lines(study: dict) -> list[str]:
         for cond, k in (counts or {}).items():
             out.append(f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
                        f"{k['uncertain']}, robust failure {k['robust_failure']}")
+    for proto in ("lift", "hug-oracle"):  # the other groups (other intents, no intent named), each apart
+        groups = ((c.get(proto) or {}) if proto in c else (c if c.get("protocol", "lift") == proto else {}))
+        for group, counts in (groups.get("p_lift_groups") or {}).items():
+            for cond, k in (counts if group != "lifts" else {}).items():
+                out.append(f"p_lift ({proto}, {group}, {cond}, {n} samples): robust lift {k['robust_lift']}, "
+                           f"uncertain {k['uncertain']}, robust failure {k['robust_failure']}")
     if study.get("discrimination"):
         out.append("discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
                    "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "

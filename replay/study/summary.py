@@ -15,7 +15,7 @@ from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
-from replay.study.counts import intent_counts
+from replay.study.counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
 from replay.study.p_lift import p_lift_counts
 from replay.study.job import result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
@@ -82,10 +82,16 @@ def agreement_medians(rollouts: list[dict]) -> dict:
 
 def lift_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     """The lift protocol's counts: :func:`summarize` and, with ``--samples``, ``p_lift``
-    (:func:`replay.study.p_lift.p_lift_counts`, lift recordings only) and ``p_lift_rollouts``."""
+    (:func:`replay.study.p_lift.p_lift_counts`, lift recordings only), ``p_lift_groups`` (the same per
+    :func:`replay.study.counts.intent_group`: lifts, other intents, no intent named, each apart) and
+    ``p_lift_rollouts``."""
     counts = summarize(rollouts, failed, wall_s)
     if (pl := p_lift_counts(_lifts(rollouts))) is not None:
         counts["p_lift"] = pl
+    groups = {g: c for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
+              if (c := p_lift_counts([r for r in rollouts if intent_group(r.get("intent")) == g])) is not None}
+    if groups:
+        counts["p_lift_groups"] = groups
         counts["p_lift_rollouts"] = _sampled_rollouts(rollouts)
     return counts
 
