@@ -9,7 +9,6 @@ depending on the candidate as a real one's would): every figure is re-derived fr
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 from p_lift_fixture import entry
@@ -20,6 +19,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.sim import calibration_file, physics
 from replay.study.calibration import CENTRES, CONDITIONS, balanced_accuracy, centred, choose
+from replay.study.uncertainty import Variable
 
 N = 2  # --samples 2, as the tiny run
 SEQS = ("mug_lift", "stapler_lift")
@@ -47,19 +47,9 @@ def test_choose_takes_the_best_and_the_first_declared_on_a_tie():
         choose([{"name": "d", "balanced_accuracy": None}])
 
 
-@dataclass(frozen=True)
-class _Var:  # the sampler's Variable fields that centring reads
-    name: str
-    kind: str
-    distribution: str
-    low: float = 0.0
-    high: float = 0.0
-    levels: tuple = ()
-
-
 def test_centred_moves_a_uniform_keeping_its_width_and_fixes_a_choice():
-    vs = (_Var("friction", "uniform", "u", 0.3, 1.0), _Var("softness", "choice", "c", levels=("a", "b")),
-          _Var("wrist_offset", "normal", "n"))
+    vs = (Variable("friction", "uniform", "u", "s", 0.3, 1.0), Variable("softness", "choice", "c", "s", levels=("a", "b")),
+          Variable("wrist_offset", "normal", "n", "s", dims=3))
     f, s, w = centred(vs, {"friction": 1.0, "softness": "b"})
     assert (f.low, f.high) == pytest.approx((0.65, 1.35)) and "calibrated" in f.distribution
     assert s.levels == ("b",) and w is vs[2]
