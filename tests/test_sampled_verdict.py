@@ -104,7 +104,7 @@ def test_conditions_set_what_they_say():
     assert physics.choice_value(c, "wrist_gravity_compensation") is False
     assert physics.choice_value(cfg, "wrist_gravity_compensation") is True
     assert verdict_conditions.condition_config(cfg, "mesh_hand").hand == "mesh"
-    assert verdict_conditions.condition_config(cfg, "other_hand_shape").hand_variant == "myhand"
+    assert physics.choice_value(verdict_conditions.condition_config(cfg, "other_hand_shape"), "hand_shape") == "myhand"
     auth = resolve_hand_variant(physics.apply_physics(ReplayConfig(), "authored"), "grab")
     assert verdict_conditions.default_conditions(auth) == ["as_replayed", "wrist_compensated"]
     with pytest.raises(DataError, match="unknown condition"):

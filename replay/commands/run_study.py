@@ -160,8 +160,8 @@ def config_from_args(a) -> ReplayConfig:
         cfg.object_time_offset_s = a.object_time_offset
     if a.hand is not None:
         cfg.hand = a.hand
-    if a.hand_shape is not None:
-        cfg.hand_variant = a.hand_shape
+    if a.hand_shape is not None:  # a physics departure (choice hand_shape), listed in every rollout's 'physics'
+        cfg.physics_overrides = {**(cfg.physics_overrides or {}), "hand_shape": a.hand_shape}
     if a.device is not None:
         cfg.device = a.device
     if a.solver is not None:

@@ -59,7 +59,8 @@ def apply_object_contact(scene):
     """
     cfg = scene.config
     margin = _asset_margin(scene)
-    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
+    mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
+    if mode == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
             and margin is None:
         return scene
     m = scene.solver.mj_model
@@ -68,7 +69,7 @@ def apply_object_contact(scene):
     if margin is not None:  # Newton zeroes geom margins whenever MULTICCD meets a mesh (newton #2106); the
         # collision parts' margin: a visual geom as written (replay.sim.object_visual) keeps MuJoCo's default 0
         m.geom_margin[[g for g in og if not m.geom(g).name.startswith(VISUAL_LABEL)]] = margin
-    if cfg.hand_object_contact == "manosim":
+    if mode == "manosim":
         m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body
     # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
@@ -78,7 +79,7 @@ def apply_object_contact(scene):
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
-    rb["object_contact"] = {"mode": cfg.hand_object_contact, "density_scale": float(cfg.object_density_scale),
+    rb["object_contact"] = {"mode": mode, "density_scale": float(cfg.object_density_scale),
                             "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
                             "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
                             "object_solmix": np.unique(m.geom_solmix[og]).tolist(),

@@ -26,9 +26,11 @@ from scipy.spatial import ConvexHull
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.protocol.diagnosis import CLASSES
 from replay.protocol.rollout import run_rollouts
+from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 from replay.study.batch import run_batch
+from replay.study.bridge_rows import merge_config
 from replay.study.prepare import prepare_recording
 
 #: fields of a factor's ``variant`` and the Variant field each sets
@@ -85,9 +87,9 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: l
         groups.setdefault(config_key(f), []).append(i)
     out, prepared, mass = {}, {}, None
     for key, idx in groups.items():
-        cfg = ReplayConfig.from_dict(dict(base, **json.loads(key)))
+        cfg = ReplayConfig.from_dict(merge_config(base, json.loads(key)))
         cfg = resolve_hand_variant(cfg, dataset).validate()
-        hk = (cfg.hand, cfg.hand_variant, cfg.approach_window_s)
+        hk = (cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s)
         try:
             if hk not in prepared:
                 prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)[:3]
