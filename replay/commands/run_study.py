@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     _input_options(p)
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
-                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
+                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
+                        "physics choice hand_shape, a departure listed in every rollout's 'physics'")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
                         "only; 0 = run in this process (no crash isolation; debugging)")

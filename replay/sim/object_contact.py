@@ -1,13 +1,13 @@
 """The object's side of the hand-object contact, and its density, written into the compiled model.
 
-``ReplayConfig.hand_object_contact``:
+The physics choice ``contact_mixing`` (:func:`replay.sim.physics.choice_value`; the readback's ``mode``):
 
-* ``"compiled"`` (default): nothing changes. MuJoCo mixes a pair of equal priority by
-  ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
+* ``"mujoco"`` (mode ``"compiled"``, both named physics): nothing changes. MuJoCo mixes a pair of
+  equal priority by ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
   solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
   its own); the palm (``priority="1"``) keeps its own values.
-* ``"manosim"``: the object's geoms get ``solmix`` 0, so in every equal-priority pair the
-  other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
+* ``"hand"`` (mode ``"manosim"``; the hug-oracle's ``oracle_contact manosim``): the object's geoms get
+  ``solmix`` 0, so in every equal-priority pair the other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
   mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
   (manosim's soft contact, which the HUG replays use: manosim README), and object-support
   pairs the support's, which is what they used before wherever the object and the support
