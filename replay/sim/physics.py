@@ -11,13 +11,14 @@ names one, ``ReplayConfig.physics_overrides`` ``{choice: value}`` departs from i
 envelope, the bridge, a user's ``--physics-set``, ``--hand-shape``, the hug-oracle's ``oracle_contact``).
 The table is the one home of these values: no config field holds one (results format 5 dropped
 ``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact, hand_variant and
-finger_damping; older files read them as overrides, :func:`replay.config.legacy_physics_overrides`).
+finger_damping; older files read them as overrides,
+:func:`replay.results.legacy_physics.legacy_physics_overrides`).
 :func:`choice_value` is how every reader asks (the engines: integrator, cone, impratio, multi-CCD, the
 contact mixing, the hand shape, the finger damping, the wrist law, ...), :func:`apply_physics` names a
 physics and its overrides, and :func:`physics_record` is the list ``[{name, value, source, why}]``
-written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are alike in both physics: the step and the finger effort limit, which the
-protocol's config sets (:data:`CONFIG_SET`: the record holds the value the rollout ran with; no
-override), and the contact values MuJoCo makes of the files and the support box per pair class
+written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are
+alike in both physics: the step and the finger effort limit, which the protocol's config sets
+(:data:`CONFIG_SET`: the record holds the value the rollout ran with; no override), and the contact values MuJoCo makes of the files and the support box per pair class
 (finger-object, palm-object, object-support, hand-support), with the priorities and the support's
 own values (``tests/test_physics_table.py`` reads each back from compiled scenes).
 
