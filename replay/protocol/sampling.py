@@ -14,6 +14,17 @@ attribution (:mod:`replay.study.attribution`, every factor of a hand), and the r
 (:mod:`replay.protocol.refine`: its batches and neighbourhoods, with the mid-lift early stop and its own
 verdict through :class:`replay.protocol.rollout.Stepping`). None keeps a loop over worlds or rollouts
 of its own.
+
+Why the engine's batch (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`) and not MuJoCo 3.17's
+``mujoco.batch.Batch``: measured (``benchmarks/sample_cost.py --compare-batch 32``, docs/engine.md),
+``mujoco.batch`` stepping the same 32 worlds on their own models with their recorded inputs written
+between steps, a lower bound on a path built on it (no controls computed, no signal read), took more
+CPU on one thread and more wall on two than the engine's batch doing the whole protocol: it returns to
+Python once per physics step for every world, where the engine runs a world's frames up to the
+protocol's next decision in one compiled call. The wrist wrench also needs the body COMs between
+``mj_step1`` and ``mj_step2`` (:mod:`replay.sim.engine.mujoco_c.c_loop`), which ``Batch`` gives only
+as ``step(stage=mjSTAGE_VEL)`` on a persistent batch: still one return to Python per physics step. The
+two agree: ``mujoco.batch`` ends bit for bit where the engine's worlds end.
 """
 
 from __future__ import annotations
