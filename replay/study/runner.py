@@ -158,7 +158,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
                 recorded_max_s, refine)
     st.sampling = sampling
     st.verdicts, st.verdict_cfgs = vd.study_verdicts(None if ablation_only else verdicts, protocols, config,
-                                                     st.prior if objects else None, st.chash)
+                                                     st.prior if objects and not ablation_only else None, st.chash)
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
