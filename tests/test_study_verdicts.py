@@ -182,3 +182,26 @@ def test_ablation_only_keeps_the_pairs(studies, mirror, tmp_path):
     assert again["verdicts"] == side["verdicts"] and again["verdict_rollouts"] == side["verdict_rollouts"]
     kept = lambda c: {k: v for k, v in c.items() if k != "wall_s"}  # noqa: E731  (the resumed run's time)
     assert kept(again["counts"]["hug-oracle@authored"]) == kept(side["counts"]["hug-oracle@authored"])
+
+
+@pytest.mark.slow  # 30 lifts x 3 pairs, single rollouts: 150 s on 2 workers at load 7.6 (65 s CPU)
+def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, mirror):
+    """One study of GRAB's 30 lifts with the three pairs judges each recording as the three studies of their
+    own did (docs/results/grab-lifts.json: the lift protocol; grab-oracle.json: the hug-oracle;
+    grab-oracle-authored.json: the hug-oracle as authored), recording by recording."""
+    from pathlib import Path
+
+    res = Path(__file__).resolve().parents[1] / "docs" / "results"
+    files = {"lift@replay": ("grab-lifts", "rollouts"), "hug-oracle@replay": ("grab-oracle", "oracle_rollouts"),
+             "hug-oracle@authored": ("grab-oracle-authored", "oracle_rollouts")}
+    want = {n: {r["sequence"]: r["lifted"] for r in json.loads((res / f"{f}.json").read_text())[k]
+                if r["sequence"].endswith("_lift")} for n, (f, k) in files.items()}
+    lifts = sorted(want["lift@replay"])
+    assert len(lifts) == 30
+    side = run_study("grab", tmp_path / "study.json", ReplayConfig(), objects=lifts, workers=2, progress=False,
+                     data_dir=mirror, verdicts=PAIRS)
+    got = {"lift@replay": side["rollouts"], **side["verdict_rollouts"]}
+    for name, rows in got.items():
+        assert {r["sequence"]: r["lifted"] for r in rows} == want[name], name
+        c = side["counts"][name if name != "lift@replay" else "lift"]["by_intent"]["lift"]
+        assert c["lifted"] == sum(want[name].values()) and c["rollouts"] == 30

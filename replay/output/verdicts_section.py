@@ -31,7 +31,7 @@ def _pairs(study) -> list[dict]:
 
 
 def _entry(row: dict, p_lift: dict | None) -> dict:
-    return {"lifted": row.get("lifted"), "held": row.get("shake_held") if row.get("shake_held") is not None else None,
+    return {"lifted": row.get("lifted"), "held": row.get("shake_held"),
             "ablation_clean": row.get("ablation_clean"), "p_lift": p_lift, "intent": row.get("intent")}
 
 

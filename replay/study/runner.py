@@ -126,8 +126,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         resume: skip sequences whose rollout JSON exists with the same config hash and
             unchanged input files (:func:`replay.study.inputs.inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
-        ablation_only: rerun only the contact ablation of the selected recordings into their
-            existing rollout JSONs; the study keeps every other recording it holds.
+        ablation_only: rerun only the contact ablation of the selected recordings (the study keeps the others).
         executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray);
             verbose: let Warp/Newton print their own messages and warnings.
         protocols: ``lift`` (default), ``hug-oracle`` and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`),
@@ -154,6 +153,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         refine, protocols = refine_settings(refine), protocols + [REFINE]
     config = _check_config(config, dataset, verbose)
     sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
     st = _setup(dataset, Path(out), config, sequences, objects, data_dir, ablation, ablation_only, verbose,
                 recorded_max_s, refine)
     st.sampling = sampling

@@ -183,6 +183,6 @@ def verdict_count_lines(study: dict) -> list[str]:
         head = f"lifted {lead['lifted']}/{lead['rollouts']} lifts" if lead else f"{pc.get('rollouts', 0)} recordings"
         rest = [p for g, p in zip(groups, parts) if g != LIFTS]
         clean = f"; contact ablation clean {pc.get('ablation_clean', 0)}/{pc.get('ablation_run', 0)}"
-        lines.append(f"verdict {v['name']}{' (the study' + chr(39) + 's own)' if v.get('main') else ''}: {head}"
-                     + (f" ({'; '.join(rest)})" if rest else "") + clean)
+        own = " (the study's own)" if v.get("main") else ""
+        lines.append(f"verdict {v['name']}{own}: {head}" + (f" ({'; '.join(rest)})" if rest else "") + clean)
     return lines
