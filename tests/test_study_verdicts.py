@@ -205,3 +205,16 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
         assert {r["sequence"]: r["lifted"] for r in rows} == want[name], name
         c = side["counts"][name if name != "lift@replay" else "lift"]["by_intent"]["lift"]
         assert c["lifted"] == sum(want[name].values()) and c["rollouts"] == 30
+
+
+def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
+    by_intent = {"lift": {"rollouts": 2, "lifted": 1}, "pass": {"rollouts": 3, "lifted": 2}}
+    study = {"verdicts": parse_verdicts("hug-oracle@authored", ["lift"], "replay"),
+             "counts": {"lift": {"by_intent": by_intent, "ablation_clean": 5, "ablation_run": 5},
+                        "hug-oracle@authored": {"by_intent": {"unknown": {"rollouts": 1, "lifted": 1}},
+                                                "ablation_clean": 0, "ablation_run": 1}}}
+    assert verdict_count_lines(study) == [
+        "verdict lift@replay (the study's own): lifted 1/2 lifts; 3 recordings of other intents: lifted 2; "
+        "contact ablation clean 5/5",
+        "verdict hug-oracle@authored: 1 recording with no intent named: lifted 1; contact ablation clean 0/1"]
+    assert verdict_count_lines({"counts": study["counts"]}) == []  # no --verdicts: no line

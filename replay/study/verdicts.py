@@ -178,11 +178,11 @@ def verdict_count_lines(study: dict) -> list[str]:
     for v in study.get("verdicts") or []:
         pc = c.get(v["protocol"] if v.get("main") else v["name"]) or {}
         groups = intent_groups(pc.get("by_intent") or {})
-        parts = [f"{group_words(g, n['rollouts'])}: lifted {n['lifted']}" for g, n in groups.items()]
         lead = groups.get(LIFTS)
-        head = f"lifted {lead['lifted']}/{lead['rollouts']} lifts" if lead else f"{pc.get('rollouts', 0)} recordings"
-        rest = [p for g, p in zip(groups, parts) if g != LIFTS]
+        parts = [f"lifted {lead['lifted']}/{lead['rollouts']} lifts"] if lead else []
+        parts += [f"{group_words(g, n['rollouts'])}: lifted {n['lifted']}" for g, n in groups.items() if g != LIFTS]
+        head = "; ".join(parts) or "no recording"
         clean = f"; contact ablation clean {pc.get('ablation_clean', 0)}/{pc.get('ablation_run', 0)}"
         own = " (the study's own)" if v.get("main") else ""
-        lines.append(f"verdict {v['name']}{own}: {head}" + (f" ({'; '.join(rest)})" if rest else "") + clean)
+        lines.append(f"verdict {v['name']}{own}: {head}{clean}")
     return lines
