@@ -5,10 +5,10 @@ For each ``--objects`` recording of ``--dataset`` it
 
 1. builds the lift scene and draws one CEM batch of ``--worlds`` corrections (seeded, the
    search's first spread: :mod:`replay.protocol.refine`);
-2. evaluates it as the search does (:func:`replay.protocol.refine._evaluate`: one
-   :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` with ``--threads`` threads, stepped to the end of
-   the hold with the mid-lift early stop, each world measured), timed: rollouts/s and
-   world-steps/s;
+2. evaluates it as the search does (:func:`replay.protocol.refine._evaluate`: the one sampling path,
+   :func:`replay.protocol.rollout.run_rollouts`, one :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`
+   with ``--threads`` threads, stepped to the end of the hold with the mid-lift early stop, each
+   world judged), timed: rollouts/s and world-steps/s;
 3. steps the batch again in one thread while recording the ``ctrl`` and ``xfrc_applied``
    each world's MuJoCo got before every ``mj_step`` (checking it ends in the same state), and
    replays every world's controls through MuJoCo's own C loop (``mujoco.rollout`` with
@@ -41,8 +41,8 @@ from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
 from replay.fileio import atomic_write_text
 from replay.protocol import refine
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
-from replay.protocol.rollout import build_replay_scene
+from replay.protocol.plan import PHASE_HOLD
+from replay.protocol.rollout import Stepping, build_replay_scene, mid_lift_stop, run_rollouts
 from replay.protocol.step_plan import step_protocol
 from replay.results.files import dumps
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
@@ -57,9 +57,9 @@ def _batch(s: refine.RefineSettings, n: int) -> list:
 
 
 def _stop_rule(plan, cfg, s):
-    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    """``(hold end frame, the search's early stop)`` (:func:`replay.protocol.rollout.mid_lift_stop`)."""
     hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
-    return hold_end, (int(lift[0]) + len(lift) // 2, s.mid_lift_rise_frac * cfg.lifted_min_rise)
+    return hold_end, mid_lift_stop(plan, s.mid_lift_rise_frac * cfg.lifted_min_rise)
 
 
 def _recorded(scene, plan, cfg, xs, s):
@@ -116,11 +116,12 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats,
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
     s = refine.RefineSettings(threads=threads, c_loop=c_loop)
     xs = _batch(s, worlds)
-    refine._evaluate(rec, plan, scene, cfg, xs[:1], s)  # warm-up (numba's cache, first model copy)
+    target = refine.Target(rec, coords, mjcf)
+    refine._evaluate(target, cfg, xs[:1], s)  # warm-up (numba's cache, first model copy)
     t_search, samples = np.inf, None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        samples = refine._evaluate(rec, plan, scene, cfg, xs, s)
+        samples = refine._evaluate(target, cfg, xs, s)
         t_search = min(t_search, time.perf_counter() - t0)
     batch, s0, controls = _recorded(scene, plan, cfg, xs, s)
     steps = sum(len(c) for c in controls)
@@ -132,11 +133,10 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats,
            "raw_replay_bit_identical": same}
     out["share_of_raw"] = out["search_steps_per_s"] / out["raw_steps_per_s_cores"]
     if check_early:
-        hold_end, _ = _stop_rule(plan, cfg, s)
-        b = MjcBatch(scene, [refine.to_variant(x) for x in xs], threads=threads)
-        traces = step_protocol(plan, b, cfg, frame_limit=hold_end)
-        b.close()
-        full = [refine.lift_verdict(rec, plan, scene, cfg, tr, w)[0] for tr, w in zip(traces, b.worlds)]
+        hold_end, _ = _stop_rule(plan, cfg, s)  # the same worlds on the one path, to the hold's end, no early stop
+        judge = Stepping(measure=lambda *a: {"lifted_by_hold_end": refine.lift_verdict(*a)[0]})
+        full = [r.metrics["lifted_by_hold_end"] for r in run_rollouts(
+            rec, coords, mjcf, cfg, [refine.to_variant(x) for x in xs], frame_limit=hold_end, threads=threads, stepping=judge)]
         out["early_stop_false_negatives"] = int(sum(f and not p.lifted for f, p in zip(full, samples)))
         out["early_stopped"] = int(sum(len(c) < hold_end * cfg.substeps for c in controls))
     return out

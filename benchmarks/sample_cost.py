@@ -34,6 +34,10 @@ one run, not an absolute speed):
   ``batch_efficiency_1thread``, ``raw_step_s / threads1_step_cpu_s``, the same on one thread in CPU
   time, which the load does not move).
 
+``--compare-batch N`` (MuJoCo C only) also steps N samples of each recording in MuJoCo 3.17's
+``mujoco.batch.Batch`` against the engine's batch on 1 and 2 threads (``benchmarks/mujoco_batch.py``:
+wall and CPU, and whether the trajectories agree), and ``mujoco_batch_over_mjc`` their ratios.
+
 ``--device cuda`` runs the same samples on mujoco-warp (``ReplayConfig(device="cuda")``: every sample a
 world of one launch, its friction, mass and effort per-world model fields,
 :mod:`replay.sim.engine.mjwarp.warp_batch`), timed by wall clock: ``wall_s`` a run less its stepping,
@@ -178,7 +182,8 @@ def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
     one = measure([Variant()])
     # the asset's mass as simulated (density x volume), read off the built scene
     mass = float(one["result"][0].metrics["object_mass"])
-    row = {"recording": seq, "one": {k: one[k] for k in ("wall_s", "cpu_s", "stepping_s")}, "samples": []}
+    row = {"recording": seq, "object_mass": mass, "one": {k: one[k] for k in ("wall_s", "cpu_s", "stepping_s")},
+           "samples": []}
     for n in sizes:
         got = measure(draw_samples(n, mass))
         row["samples"].append({"n": n, **{k: got[k] for k in ("wall_s", "cpu_s", "stepping_s")},
@@ -189,6 +194,33 @@ def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
         row["threads1_step_cpu_s"] = batch_stepping_wall(rec, coords, str(mjcf), cfg, few, 1, frame_limit)[1]
         row["raw_step_s"] = raw_steps(rec, coords, str(mjcf), cfg, few, frame_limit)
     return row
+
+
+def compare_batch(seq: str, mirror: Path, cfg, n: int, row: dict) -> dict:
+    """One recording's engine batch against ``mujoco.batch`` (``benchmarks/mujoco_batch.py``), ``n``
+    samples (:func:`draw_samples`, the object's mass as ``row`` measured it)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from mujoco_batch import compare
+
+    from replay.study.prepare import prepare_recording
+
+    rec, coords, mjcf = prepare_recording("grab", seq, str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
+    mass = float(row["object_mass"])
+    out = compare(rec, coords, str(mjcf), cfg, draw_samples(n, mass), stepping=batch_stepping_wall)
+    return {"recording": seq, **out}
+
+
+def batch_figures(versus: list[dict]) -> dict:
+    """``mujoco_batch_over_mjc``: per thread count, mujoco.batch's stepping wall s and CPU s over the
+    engine batch's, summed over the recordings (> 1: the engine's batch is faster); the largest
+    trajectory differences."""
+    out = {}
+    for t in versus[0]["mjc"]:
+        for k in ("wall_s", "cpu_s"):
+            out[f"{t}_{k}"] = (sum(v["mujoco_batch"][t][k] for v in versus) / sum(v["mjc"][t][k] for v in versus))
+    return {"mujoco_batch_over_mjc": out,
+            "mujoco_batch_max_abs_qpos": max(v["agree"]["max_abs_qpos"] for v in versus),
+            "mujoco_batch_max_abs_xpos_vs_engine": max(v["agree"]["max_abs_xpos_vs_engine"] for v in versus)}
 
 
 def figures(rows: list[dict], device: str) -> dict:
@@ -217,6 +249,12 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda", "warp-cpu"),
                     help="cpu: MuJoCo C; cuda: mujoco-warp on the GPU; warp-cpu: mujoco-warp on Warp's CPU device (tests)")
     ap.add_argument("--frame-limit", type=int, default=None, help="stop every rollout after this many frames (tests)")
+    ap.add_argument("--compare-batch", type=int, default=0, metavar="N",
+                    help="also step N samples per recording in mujoco.batch.Batch against the engine's batch, "
+                         "1 and 2 threads each, whole rollouts (benchmarks/mujoco_batch.py; cpu only)")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="start no further recording (after the first) once this many wall s have passed (a lent GPU's time); "
+                         "the JSON says budget_stopped and holds the recordings done")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     import os
@@ -239,14 +277,21 @@ def main(argv=None) -> int:
     r, c, mj = prepare_recording("grab", "cubesmall_lift", str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
     # warm-up: numba caches, the hand, Warp's kernels, first-time costs
     run_rollouts(r, c, str(mj), cfg, draw_samples(2, 0.1), frame_limit=a.frame_limit)
-    rows = []
+    rows, versus, t_start, stopped = [], [], time.perf_counter(), False
     for seq in a.recordings.split(","):
+        if rows and a.budget_s is not None and time.perf_counter() - t_start > a.budget_s:
+            stopped = True
+            break
         rows.append(one_recording(seq, mirror, cfg, sizes, a.frame_limit))
         print(json.dumps(rows[-1]), flush=True)
+        if a.compare_batch and a.device == "cpu":
+            versus.append(compare_batch(seq, mirror, cfg, a.compare_batch, rows[-1]))
+            print(json.dumps(versus[-1]), flush=True)
     doc = {"source": "sample_cost",
            "made_by": "python benchmarks/sample_cost.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "commit": head_commit(ROOT), "date": time.strftime("%Y-%m-%d", time.gmtime()), "device": a.device,
-           "sizes": sizes, "recordings": rows, **figures(rows, a.device)}
+           "sizes": sizes, "recordings": rows, "budget_stopped": stopped, **figures(rows, a.device),
+           **({"compare_batch": versus, **batch_figures(versus)} if versus else {})}
     print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in doc.items() if k != "recordings"})
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)

@@ -121,6 +121,39 @@ def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
         assert runs[0][2] == other[2]
 
 
+def test_search_batch_on_the_one_path_equals_its_own_loop(shifted, capsule_rhand):
+    """A search batch through the one sampling path (``refine._evaluate``: ``run_rollouts`` with the
+    mid-lift early stop, the built scene reset from the worker's cache) judges every world exactly as
+    the search's own loop did before (one :class:`MjcBatch` on a built scene, ``step_protocol`` with
+    ``early_stop = (lift start + half the lift, mid_lift_rise_frac * lifted_min_rise)``): the same
+    lifted / held verdicts and the same rise bit for bit (a float compared with ==), and the early stop
+    ends at least one world before the hold (so the stop is exercised). One thread, one CPU."""
+    from replay.protocol import refine
+    from replay.protocol.plan import PHASE_LIFT
+    from replay.protocol.rollout import build_replay_scene
+    from replay.protocol.step_plan import step_protocol
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
+
+    rec, coords = shifted
+    cfg = ReplayConfig(**SHORT)
+    s = RefineSettings(seed=2, worlds=6)
+    bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
+    xs = [np.zeros(11), np.r_[-1000.0 * ADDED, np.zeros(8)]] + refine._propose(
+        np.random.default_rng(s.seed), np.zeros(11), bounds / 2.0, None, 3, s)
+    got = refine._evaluate(refine.Target(rec, coords, capsule_rhand), cfg, xs, s)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    batch = MjcBatch(scene, [refine.to_variant(x) for x in xs])
+    traces = step_protocol(plan, batch, cfg, early_stop=(int(lift[0]) + len(lift) // 2,
+                                                        s.mid_lift_rise_frac * cfg.lifted_min_rise))
+    batch.close()
+    for g, tr, w in zip(got, traces, batch.worlds):
+        want = refine._judge(rec, plan, scene, cfg, tr, w)["refine_sample"]
+        assert (g.lifted, g.rise, g.held) == want
+    assert any(t.done < int(lift[-1]) for t in traces)  # a world stopped at mid-lift
+    assert any(g.lifted for g in got) and not all(g.lifted for g in got)
+
+
 @pytest.mark.slow
 def test_neighbourhood_rate_rederived_and_second_seed(shifted, capsule_rhand):
     """The chosen correction holds (lift, hold, 1 s shake, release) and so do >= 80 % of its 16

@@ -33,15 +33,24 @@ def test_samples_are_seeded_and_in_range():
     assert np.max(np.abs([v.wrist_offset for v in a[1:]])) < 0.01  # N(0, 2 mm): 5 sigma
 
 
-@pytest.mark.slow  # three short batches of a real recording, each twice (the profiled pass), and its raw replay: ~20 s on 2 shared cores
+@pytest.mark.slow  # three short batches of a real recording, each twice (the profiled pass), its raw replay, and two whole
+# rollouts in mujoco.batch against the engine's batch (--compare-batch 2): ~35 s on 2 shared cores
 def test_short_run_writes_the_figures_of_its_rows(mirror, tmp_path, monkeypatch):
     monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
     out = tmp_path / "sc.json"
     bench = _bench()
-    assert bench.main(["--recordings", "cubesmall_lift", "--sizes", "2,4", "--frame-limit", "60",
-                       "--json", str(out)]) == 0
+    assert bench.main(["--recordings", "cubesmall_lift,mug_lift", "--sizes", "2,4", "--frame-limit", "60",
+                       "--compare-batch", "2", "--budget-s", "0", "--json", str(out)]) == 0
     doc = json.loads(out.read_text())
+    assert doc["budget_stopped"] and len(doc["recordings"]) == 1  # the budget spent: mug_lift not started
     row = doc["recordings"][0]
+    vs = doc["compare_batch"][0]
+    assert vs["recording"] == "cubesmall_lift" and vs["n"] == 2 and set(vs["mjc"]) == set(vs["mujoco_batch"]) == {"threads1", "threads2"}
+    # mujoco.batch is bit for bit one MjData stepped with the same inputs (its documented claim), and ends
+    # where the engine's worlds did, bit for bit (the same mj_step on the same inputs)
+    assert vs["agree"]["max_abs_qpos"] == 0.0 and vs["agree"]["max_abs_xpos_vs_engine"] == 0.0
+    t1 = doc["mujoco_batch_over_mjc"]["threads1_cpu_s"]
+    assert t1 == pytest.approx(vs["mujoco_batch"]["threads1"]["cpu_s"] / vs["mjc"]["threads1"]["cpu_s"])
     assert [x["n"] for x in row["samples"]] == [2, 4]
     for x in [row["one"], *row["samples"]]:
         assert 0 < x["stepping_s"] < x["cpu_s"]

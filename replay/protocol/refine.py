@@ -31,9 +31,10 @@ Deb 2000: every world that held before every one that lifted but did not hold, b
 one that did not lift; among the first two the smaller ``c`` first; among the others the
 higher object rise first, so that a batch with no success still moves the search toward one).
 Each iteration samples ``worlds`` corrections from a diagonal Gaussian (projected into the
-bounds), steps them as the worlds of one :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` through the
-whole protocol (a world whose object has not risen stops at the end of the hold, as in every
-rollout, so the shake and release cost only the worlds that lifted), and refits mean and
+bounds), steps them on the one sampling path (:func:`replay.protocol.sampling.run_samples`: the
+worlds of one :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, with the early stop and this module's
+verdict, :class:`~replay.protocol.rollout.Stepping`) through the whole protocol (a world whose object
+has not risen stops at the end of the hold, as in every rollout, so the shake and release cost only the worlds that lifted), and refits mean and
 spread to the best ``elite_frac`` of them (smoothed; until one holds the spread stays at its
 initial width). After a success the next batches also hold the best correction scaled by
 :data:`SHRINK` (a line search toward zero). The recording as replayed (``x = 0``) runs first,
@@ -60,7 +61,7 @@ worlds would have lifted).
 
 The chosen correction then runs once more, with the shake and its own contact ablation (the
 same variant without hand-object contact), through
-:func:`replay.protocol.rollout.run_rollouts`: that run is the refined result.
+:func:`replay.protocol.sampling.run_samples`: that run is the refined result.
 
 Reproducible: the samples come from ``numpy.random.default_rng(seed)``; every world is
 deterministic and independent of the others and of the threads (:mod:`replay.sim.engine.mujoco_c.mjc`),
@@ -72,6 +73,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -81,16 +83,23 @@ from replay.errors import UsageError
 from replay.protocol import refine_neighbourhood as nbh
 from replay.protocol.measures import measure_world, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
-from replay.protocol.rollout import RolloutResult, build_replay_scene, run_rollouts
-from replay.protocol.step_plan import step_protocol
+from replay.protocol.rollout import RolloutResult, Stepping
+from replay.protocol.sampling import run_samples
 from replay.sim.engine.variants import Variant
 from replay.protocol.refine_settings import RefineSettings
-from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
 #: after a success, later batches also hold the best correction times each of these
 SHRINK = (0.3, 0.55, 0.8)
 #: the smallest held correction times each of these is a further neighbourhood candidate
 GROW = (1.3, 1.6)
+
+
+class Target(NamedTuple):
+    """The recording a search corrects, as :func:`replay.protocol.rollout.run_rollouts` takes it (coords (T, 67), xyzw)."""
+
+    rec: Recording
+    coords: np.ndarray
+    mjcf: object
 
 
 @dataclass
@@ -215,22 +224,20 @@ def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
                    label="refine")
 
 
-def _evaluate(rec, plan, scene, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
-    """Step the corrections ``xs`` as one batch through the whole protocol (those not risen stop at
-    the end of the hold, hopeless ones at mid-lift); one :class:`Sample` each."""
-    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
-    mid = int(lift[0]) + len(lift) // 2
-    batch = MjcBatch(scene, [to_variant(x) for x in xs], threads=s.threads, c_loop=s.c_loop)
-    try:
-        traces = step_protocol(plan, batch, cfg, early_stop=(mid, s.mid_lift_rise_frac * cfg.lifted_min_rise))
-    finally:
-        batch.close()
-    out = []
-    for x, tr, w in zip(xs, traces, batch.worlds):
-        lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, w)
-        held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg, tr, w))
-        out.append(Sample(np.asarray(x, float), correction_cost(x, s), lifted, rise, held))
-    return out
+def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
+    """The corrections ``xs``, one batch on the one sampling path (:func:`replay.protocol.sampling.run_samples`;
+    not risen: stopped at the hold's end, hopeless at mid-lift, :class:`Stepping`); one :class:`Sample` each."""
+    st = Stepping(mid_lift_stop=s.mid_lift_rise_frac * cfg.lifted_min_rise, measure=_judge, engine_options={"c_loop": s.c_loop})
+    runs = run_samples(*t, cfg, [(cfg, to_variant(x)) for x in xs], threads=s.threads, stepping=st)
+    return [Sample(np.asarray(x, float), correction_cost(x, s), *r.metrics["refine_sample"]) for x, r in zip(xs, runs)]
+
+
+def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
+    """A search world's verdict, ``{"refine_sample": (lifted, rise m, held)}``: :func:`lift_verdict`,
+    and held (:func:`replay.protocol.refine_neighbourhood.holds`) measured only for a world that lifted."""
+    lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, world)
+    held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg, tr, world))
+    return {"refine_sample": (lifted, rise, held)}
 
 
 def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
@@ -270,16 +277,16 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
     return a * elite.mean(axis=0) + (1 - a) * mean, np.maximum(a * elite.std(axis=0) + (1 - a) * std, floor)
 
 
-def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None,
+def search(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None,
            first: Sample | None = None) -> tuple:
-    """The CEM loop (module doc) on a built scene: ``(found, best-ranked Sample, rollouts, history,
+    """The CEM loop (module doc) on one recording: ``(found, best-ranked Sample, rollouts, history,
     every held Sample)``. ``first``: the uncorrected run already evaluated (it then does not stop
     the search even if it held)."""
     rng = np.random.default_rng(s.seed if seed is None else seed)
     bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
     again = first is not None
-    first = first or _evaluate(rec, plan, scene, cfg, [np.zeros(11)], s)[0]
+    first = first or _evaluate(t, cfg, [np.zeros(11)], s)[0]
     history = [{"worlds": 1, "lifted": int(first.lifted), "held": int(first.held),
                 "best_cost": first.cost if first.held else None}]
     if first.held and not again:
@@ -288,7 +295,7 @@ def search(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, se
     rollouts, top, held = (0 if again else 1), (None if again else first), [first] if first.held else []
     best, stale = None, 0
     for _ in range(s.iterations):
-        samples = _evaluate(rec, plan, scene, cfg, _propose(rng, mean, std, best, s.worlds, s), s)
+        samples = _evaluate(t, cfg, _propose(rng, mean, std, best, s.worlds, s), s)
         rollouts += len(samples)
         held += [p for p in samples if p.held]
         ranked = sorted(samples + ([top] if top is not None else []), key=Sample.key)
@@ -320,14 +327,14 @@ def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
     return out[: s.neighbourhood_candidates]
 
 
-def _select(rec, plan, scene, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
+def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
     """``(chosen Sample, its neighbourhood rate, rollouts, tried)``: the first candidate
     (:func:`_candidates`) that holds itself and whose neighbourhood reaches ``neighbourhood_min``,
     else the best rate of those that hold (module doc). Each candidate and its 16 neighbours are one batch."""
     tried, rollouts = [], 0
     for x in _candidates(held, s):
         xs = [x] + nbh.neighbourhood(x, s.neighbourhood_mm, s.neighbourhood_deg, lambda v: project(v, s))
-        runs = _evaluate(rec, plan, scene, cfg, xs, s)
+        runs = _evaluate(t, cfg, xs, s)
         rollouts += len(xs)
         rate = float(np.mean([q.held for q in runs[1:]]))
         tried.append({"cost": runs[0].cost, "held": runs[0].held, "neighbourhood": rate, "sample": runs[0]})
@@ -340,18 +347,18 @@ def _select(rec, plan, scene, cfg, s: RefineSettings, held: list[Sample]) -> tup
                                                              for t in tried]
 
 
-def run_seed(rec: Recording, plan, scene, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
-    """One seed's search and selection (module doc) on a built scene."""
-    found, top, rollouts, history, held = search(rec, plan, scene, cfg, s, seed)
+def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
+    """One seed's search and selection (module doc) on one recording."""
+    found, top, rollouts, history, held = search(t, cfg, s, seed)
     if not found:
         return SeedResult(seed, False, top, None, rollouts, history, [])
-    pick, rate, n, tried = _select(rec, plan, scene, cfg, s, held)
+    pick, rate, n, tried = _select(t, cfg, s, held)
     rollouts += n
     if rate < s.neighbourhood_min and len(held) == 1 and not np.any(held[0].x):
         # only the uncorrected grasp held, on the edge of success: search around it after all
-        _, top, n2, history2, held = search(rec, plan, scene, cfg, s, seed, first=held[0])
+        _, top, n2, history2, held = search(t, cfg, s, seed, first=held[0])
         history += history2[1:]
-        pick2, rate2, n3, tried2 = _select(rec, plan, scene, cfg, s, [p for p in held if np.any(p.x)] or held)
+        pick2, rate2, n3, tried2 = _select(t, cfg, s, [p for p in held if np.any(p.x)] or held)
         rollouts += n2 + n3
         tried += tried2
         if rate2 > rate:
@@ -377,17 +384,17 @@ def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig
     if cfg.engine != "direct" or cfg.device != "cpu":
         raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine direct on device cpu")
     t0 = time.perf_counter()
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
-    one = run_seed(rec, plan, scene, cfg, s, s.seed)
+    target = Target(rec, coords, mjcf)
+    one = run_seed(target, cfg, s, s.seed)
     rollouts, second, agree = one.rollouts, None, None
     if s.second_seed:
         if one.robust(s) and not np.any(one.sample.x):
             agree = True  # the uncorrected grasp: no random draw, every seed gives it
         else:
-            two = run_seed(rec, plan, scene, cfg, s, s.seed + 1)
+            two = run_seed(target, cfg, s, s.seed + 1)
             rollouts, second, agree = rollouts + two.rollouts, two.summary(), one.robust(s) == two.robust(s)
     x = one.sample.x
-    refined, ablation = run_rollouts(rec, coords, mjcf, cfg, [to_variant(x), to_variant(x, ablation=True)],
-                                     threads=s.threads)
+    refined, ablation = run_samples(rec, coords, mjcf, cfg, [(cfg, to_variant(x)), (cfg, to_variant(x, ablation=True))],
+                                    threads=s.threads)
     return RefineResult(one.found, x, to_variant(x), refined, ablation, rollouts, time.perf_counter() - t0,
                         s, one.history, one.neighbourhood, agree, second, one.tried)

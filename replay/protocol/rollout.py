@@ -23,6 +23,7 @@ Names of release 0.2.0 kept here: the phase codes and :class:`~replay.protocol.p
 from __future__ import annotations
 
 import time as _time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +59,33 @@ from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabili
 from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_cache import cached_scene
 from replay.sim.scene_spec import SceneSpec
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """How :func:`run_rollouts` steps and judges its worlds, beyond the protocol (a search's needs).
+
+    Attributes:
+        mid_lift_stop: rise m: at mid-lift (:func:`mid_lift_stop`) every world whose object rose
+            less than this since the lift start stops (:func:`replay.protocol.step_plan.step_protocol`'s
+            ``early_stop``); None: no early stop.
+        measure: ``f(rec, plan, scene, cfg, trace, world) -> dict`` in place of the per-world measures
+            (:func:`replay.protocol.measures.measure_world`) and poses: its dict joins the scene's
+            figures in ``metrics``, ``poses`` is empty; None: the full measures.
+        engine_options: keyword arguments of the engine class beyond ``threads`` (e.g. MuJoCo C's
+            ``c_loop``, :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`).
+    """
+
+    mid_lift_stop: float | None = None
+    measure: Callable | None = None
+    engine_options: dict = field(default_factory=dict)
+
+
+def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
+    """``(frame, rise m)``: the early stop at mid-lift (the lift's first frame plus half its length),
+    or None when the plan has no lift."""
+    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
+    return (int(lift[0]) + len(lift) // 2, float(rise)) if lift.size else None
 
 
 @dataclass
@@ -141,6 +169,7 @@ def run_rollouts(
     frame_limit: int | None = None,
     threads: int = 1,
     protocol: str = "lift",
+    stepping: Stepping | None = None,
 ) -> list[RolloutResult]:
     """Run the protocol on one scene for every variant (one world each), in one batch.
 
@@ -156,6 +185,7 @@ def run_rollouts(
         variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
         frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
+        stepping: a search's early stop, own measure and engine options (:class:`Stepping`; default none).
         protocol: ``"lift"`` (settle, approach, synthetic lift, hold, shake; the
             default) or ``"recorded"``: the recorded wrist and finger motion from the
             approach window to the end of the manipulation, object free, compared per
@@ -178,19 +208,21 @@ def run_rollouts(
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
     caps = capabilities_of(cfg)
+    run = (frame_limit, threads, stepping or Stepping())
     if caps.worlds_per_scene == 1 and len(variants) > 1:
         # an engine of one world per scene (the ablation built into it): one rollout per variant
-        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol)[0] for v in variants]
+        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol, stepping=stepping)[0]
+                for v in variants]
     if caps.ablation_by_variant:
         # contact and ablation worlds on one scene, the ablation a per-world model edit
         try:
-            return _run_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol, False, t_wall0)
+            return _run_scene(rec, coords, mjcf, cfg, variants, run, protocol, False, t_wall0)
         except AblationMaskError:
             pass  # the compiled collision bits cannot single out hand-object pairs (objects of many parts use them all)
-    return _run_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol)
+    return _run_apart(rec, coords, mjcf, cfg, variants, run, protocol)
 
 
-def _run_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol) -> list[RolloutResult]:
+def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutResult]:
     """Contact worlds, then ablation worlds, each group on a scene of its own whose ablation (if any) is
     built with Newton's hand-object collision filter pairs; each group's wall time from its build."""
     done = {}
@@ -198,23 +230,25 @@ def _run_apart(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol)
         group = [v for v in variants if v.ablation == flag]
         if group:
             t0 = _time.perf_counter()
-            for v, r in zip(group, _run_scene(rec, coords, mjcf, cfg, group, frame_limit, threads, protocol, flag, t0)):
+            for v, r in zip(group, _run_scene(rec, coords, mjcf, cfg, group, run, protocol, flag, t0)):
                 done[id(v)] = r
     return [done[id(v)] for v in variants]
 
 
-def _run_scene(rec, coords, mjcf, cfg, variants, frame_limit, threads, protocol, ablation, t0) -> list[RolloutResult]:
+def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation, t0) -> list[RolloutResult]:
     """The protocol on one scene (its ablation built in when ``ablation``) for ``variants``, on the
-    engine of ``cfg`` (:func:`replay.sim.engine.factory.engine_for_scene`); wall time from ``t0``."""
+    engine of ``cfg`` (:func:`replay.sim.engine.factory.engine_for_scene`); wall time from ``t0``.
+    ``run``: ``(frame_limit, threads, Stepping)`` of :func:`run_rollouts`."""
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=ablation, protocol=protocol)
-    batch = engine_for_scene(scene, variants, threads=threads)
-    return _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t0)
+    batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
+    return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0)
 
 
-def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0) -> list[RolloutResult]:
+def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0) -> list[RolloutResult]:
     """Step ``batch`` through the plan and measure every world: the scene's figures shared by
-    the batch's worlds, each world's measures (:func:`replay.protocol.measures.measure_world`),
-    the batch's wall time s, and for a ``recorded`` plan the track figures."""
+    the batch's worlds, each world's measures (:func:`replay.protocol.measures.measure_world`, or
+    the Stepping's own measure), the batch's wall time s, and for a ``recorded`` plan the track figures."""
+    frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name
     common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
@@ -230,7 +264,8 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     )
     try:
         at = contact_agreement.agreement_frame(plan, float(rec.time[int(rec.grasp_frame)]))
-        traces = step_protocol(plan, batch, cfg, frame_limit, agreement_at=at)
+        early = None if st.mid_lift_stop is None else mid_lift_stop(plan, st.mid_lift_stop)
+        traces = step_protocol(plan, batch, cfg, frame_limit, early_stop=early, agreement_at=at)
     finally:
         batch.close()
     common.update(batch.result_fields())
@@ -239,6 +274,10 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, frame_limit, t_wall0
     for i, v in enumerate(variants):
         w = batch.worlds[i]
         metrics = dict(common, ablation=bool(v.ablation), variant=v.to_dict(), variant_readback=w.readback)
+        if st.measure is not None:  # a search's own verdict of the world: no poses, no other measures
+            metrics.update(st.measure(rec, plan, scene, cfg, traces[i], w), wall_s=wall, batch_worlds=len(variants))
+            out.append(RolloutResult(metrics, {}))
+            continue
         if v.object_mass is not None:
             metrics["object_mass"] = float(v.object_mass)
         metrics.update(_measure(rec, plan, scene, cfg, traces[i], w))

@@ -6,9 +6,9 @@ classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
 ``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can vary
 inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the
 object's mass times this, :func:`asset_mass`). Factors with the same ``config`` are worlds of
-one batch per recording (:func:`replay.protocol.rollout.run_rollouts`, as
-:mod:`replay.study.sweep` does); a factor that changes the config (hand, protocol, contact
-softness, pad compression) gets a scene of its own.
+one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
+:mod:`replay.study.sweep` uses), and so is a factor whose config differs only in solver options; a factor
+that changes the config otherwise (hand, protocol, contact softness, pad compression) gets a scene of its own.
 
 The result: ``{"factors": [{"name", "value", "source", "lifted", "of", "diagnosis": {class:
 count}, "shake_held", "unstable", "lifted_names", "recordings": {sequence: {...}}}, ...]}``.
@@ -25,7 +25,7 @@ from scipy.spatial import ConvexHull
 
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.protocol.diagnosis import CLASSES
-from replay.protocol.rollout import run_rollouts
+from replay.protocol.sampling import run_samples
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 from replay.study.batch import run_batch
@@ -79,25 +79,51 @@ def _row(m: dict) -> dict:
 def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: list[dict], base: dict) -> dict:
     """Every factor on one recording: ``{factor index: row}`` (``{"error": text}`` rows where
     a scene could not be built or stepped). ``base``: the ReplayConfig dict every factor
-    starts from. One batch per distinct ``config``; prepared inputs shared by hand."""
-    groups: dict[str, list[int]] = {}
+    starts from. The factors of one hand go to the one sampling path together
+    (:func:`replay.protocol.sampling.run_samples`: a batch per distinct config, a config that differs
+    from the first's only in solver options a world of its batch); where that fails, each config's
+    factors again on their own, so that the error is the failing factor's. Prepared inputs shared by hand."""
+    hands: dict[tuple, list] = {}
+    out, mass = {}, None
     for i, f in enumerate(factors):
-        groups.setdefault(config_key(f), []).append(i)
-    out, prepared, mass = {}, {}, None
-    for key, idx in groups.items():
-        cfg = ReplayConfig.from_dict(dict(base, **json.loads(key)))
-        cfg = resolve_hand_variant(cfg, dataset).validate()
-        hk = (cfg.hand, cfg.hand_variant, cfg.approach_window_s)
         try:
-            if hk not in prepared:
-                prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)[:3]
-            rec, coords, mjcf = prepared[hk]
+            cfg = resolve_hand_variant(ReplayConfig.from_dict(dict(base, **json.loads(config_key(f)))), dataset).validate()
+        except Exception as e:  # a factor's bad config is its own row's error
+            out[i] = {"error": f"{type(e).__name__}: {e}"}
+            continue
+        hands.setdefault((cfg.hand, cfg.hand_variant, cfg.approach_window_s), []).append((i, cfg))
+    for members in hands.values():
+        try:
+            rec, coords, mjcf = prepare_recording(dataset, sequence, data_dir, manosim_dir, members[0][1])[:3]
             mass = asset_mass(rec.target_object.asset) if mass is None else mass
-            res = run_rollouts(rec, coords, str(mjcf), cfg, [factor_variant(factors[i], mass) for i in idx])
-            out.update({i: _row(r.metrics) for i, r in zip(idx, res)})
-        except Exception as e:  # one factor's failure is a result of that factor, not the study's end
-            out.update({i: {"error": f"{type(e).__name__}: {e}"} for i in idx})
+        except Exception as e:  # the hand's inputs: every factor of it fails alike
+            out.update({i: {"error": f"{type(e).__name__}: {e}"} for i, _ in members})
+            continue
+        parts = [members]
+        try:
+            out.update(_run_factors(rec, coords, mjcf, factors, members, mass))
+            continue
+        except Exception:  # one factor's failure is a result of that factor, not its hand's
+            parts = list(_by_config(factors, members).values())
+        for part in parts:
+            try:
+                out.update(_run_factors(rec, coords, mjcf, factors, part, mass))
+            except Exception as e:
+                out.update({i: {"error": f"{type(e).__name__}: {e}"} for i, _ in part})
     return out
+
+
+def _by_config(factors: list[dict], members: list) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for i, cfg in members:
+        groups.setdefault(config_key(factors[i]), []).append((i, cfg))
+    return groups
+
+
+def _run_factors(rec, coords, mjcf, factors: list[dict], members: list, mass: float) -> dict:
+    """``{factor index: row}`` of ``members`` (``(index, config)``) through the one sampling path."""
+    res = run_samples(rec, coords, str(mjcf), members[0][1], [(c, factor_variant(factors[i], mass)) for i, c in members])
+    return {i: _row(r.metrics) for (i, _), r in zip(members, res)}
 
 
 def summarize_factor(factor: dict, rows: dict[str, dict]) -> dict:

@@ -84,10 +84,10 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
 
 def _run(rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str]) -> list[bool]:
     """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (in order)."""
-    from replay.protocol.rollout import run_rollouts  # in the worker only (Newton's import)
+    from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
 
     variants = [sample_variant(s) for s in samples]
     for name in corr:
         variants += [sample_variant(s, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
-    res = run_rollouts(rec, coords, str(mjcf), cfg, variants, protocol=protocol)
+    res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
     return [bool(r.metrics["lifted"]) for r in res]

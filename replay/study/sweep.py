@@ -27,7 +27,7 @@ from replay.config import ReplayConfig
 from replay.sim.engine.variants import Variant
 from replay.errors import UsageError
 from replay.study.prepare import prepare_recording
-from replay.protocol.rollout import run_rollouts
+from replay.protocol.sampling import run_samples
 
 #: grid axes and what they set: finger effort limit (N·m) and hand-object sliding friction (1)
 AXES = {"effort": "effort_limit", "mu": "friction"}
@@ -244,7 +244,7 @@ def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg:
     """
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)
-    res = run_rollouts(rec, coords, mjcf, cfg, list(sp.variants), threads=threads)
+    res = run_samples(rec, coords, mjcf, cfg, [(cfg, v) for v in sp.variants], threads=threads)  # the one sampling path
     metrics = [r.metrics for r in res]
     out = summarize_sweep(sp, metrics)
     out.update(sequence=sequence, dataset=dataset, object=rec.target_object.asset.name,

@@ -69,20 +69,21 @@ def build_engine_scene(spec, cfg):
     return build_scene(spec, cfg)
 
 
-def engine_for_scene(scene, variants: list, threads: int = 1) -> Engine:
+def engine_for_scene(scene, variants: list, threads: int = 1, **options) -> Engine:
     """The engine of ``scene.config`` on the built ``scene``, one world per variant.
 
     Args:
         scene: a :class:`replay.sim.scene.Scene` built for the config's backend.
         variants: one :class:`replay.sim.engine.variants.Variant` per world.
         threads: threads stepping the worlds (MuJoCo C; the other engines ignore it).
+        options: further keyword arguments of the engine class (e.g. MuJoCo C's ``c_loop``); none by default.
 
     Raises:
         EngineError, ValueError: the engine cannot hold these variants (see its class).
         AblationMaskError: MuJoC C cannot single out hand-object pairs by collision bits
             (``capabilities.ablation_by_variant``: build the ablation worlds a scene of their own).
     """
-    return engine_class(scene.config)(scene, variants, threads=threads)
+    return engine_class(scene.config)(scene, variants, threads=threads, **options)
 
 
 def make_engine(spec, cfg, variants: list, threads: int = 1) -> Engine:
