@@ -13,6 +13,14 @@ EFFORT ?= 0.4
 # batched). More conditions (STUDY_ARGS=--conditions ...) cost a batch of samples each: lower SAMPLES then
 # (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a class is resolved less often).
 SAMPLES ?= 32
+# The verdicts side by side (run_study.py --verdicts, replay.study.verdicts): the lift protocol (sampled as
+# above) beside the HUG authors' hug-oracle under the project's physics and as authored, each of those two
+# one single rollout with its ablation per recording. Cost (estimated, the machine was not quiet enough to
+# time `make study`: load 4.5 on 2 cores): 8 extra rollouts of 4 GRAB lifts took 5.7 s CPU in one process
+# (`run_study.py --objects mug,stapler,banana,airplane --workers 0 --resume --verdicts ...` after the same
+# study without it: 6.65 - 0.96 s user), 0.7 s each, so 40 recordings x 2 pairs x 0.7 s = 56 CPU s, about
+# 30 s on 2 workers beside the 5:12 of SAMPLES=32. VERDICTS= (empty) leaves them out.
+VERDICTS ?= lift,hug-oracle,hug-oracle@authored
 STUDY_ARGS ?=
 DATA_DIR ?= data
 OUT_DIR ?= out
@@ -56,7 +64,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc

@@ -3,7 +3,7 @@
     REPLAY_MIRROR=../shared/datasets python benchmarks/make_study_time.py --out docs/results/make-study.json
 
 Runs what ``make study`` runs (the Makefile's ``fetch`` and ``study`` recipes, with their defaults:
-``DATASET=grab``, ``EFFORT`` and ``SAMPLES`` as the Makefile sets them (:func:`makefile_default`),
+``DATASET=grab``, ``EFFORT``, ``SAMPLES`` and ``VERDICTS`` as the Makefile sets them (:func:`makefile_default`),
 ``--resume`` on a fresh folder, so every rollout runs): the two
 ``scripts/fetch_data.py`` stagings from ``$REPLAY_MIRROR``, ``scripts/run_study.py``,
 ``scripts/render_montage.py`` and ``scripts/report.py``, with this interpreter, in a temporary folder
@@ -51,7 +51,8 @@ def steps(mirror: str) -> list[list[str]]:
         [py, "scripts/fetch_data.py", "--dataset", "grab", "--dest", "data", "--mirror", mirror],
         [py, "scripts/fetch_data.py", "--dataset", "manosim", "--dest", "data", "--mirror", mirror],
         [py, "scripts/run_study.py", "--dataset", "grab", "--data", "data", "--effort", makefile_default("EFFORT"),
-         "--samples", makefile_default("SAMPLES"), "--out", "out/grab/study.json", "--resume"],
+         "--samples", makefile_default("SAMPLES"), "--out", "out/grab/study.json", "--resume",
+         "--verdicts", makefile_default("VERDICTS")],
         [py, "scripts/render_montage.py", "--study", "out/grab/study.json", "--out", "renders/grab/montage.mp4"],
         [py, "scripts/report.py", "--study", "out/grab/study.json", "--out", "out/grab/report.html", "--montage",
          "renders/grab/montage.mp4"],

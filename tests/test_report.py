@@ -25,6 +25,7 @@ from replay.study.runner import run_study
 pytestmark = pytest.mark.needs_data
 
 OBJECTS = ["cubesmall", "mug"]
+PAIRS = "lift,hug-oracle@authored"  # the verdicts side by side (replay.study.verdicts): one extra pair
 
 
 def _chromium() -> str:
@@ -46,7 +47,7 @@ def _browser(exe: str, url: str, *args: str) -> subprocess.CompletedProcess:
 def report(tmp_path_factory, mirror):
     d = tmp_path_factory.mktemp("report")
     study = run_study("grab", d / "study.json", ReplayConfig(**SHORT), objects=OBJECTS, workers=0, progress=False,
-                      data_dir=mirror)
+                      data_dir=mirror, verdicts=PAIRS)
     n = build_report(d / "study.json", d / "report.html")
     return d, study, n
 
@@ -104,6 +105,18 @@ def test_page_renders_in_chromium(report):
     # a recording's page: its plot loaded (the page counts images with pixels once loaded)
     res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), "--dump-dom")
     assert res.returncode == 0 and "<img" in res.stdout and "back to the study" in res.stdout, res.stderr[-2000:]
+    # the verdicts side by side: each pair's lifted of the lifts, their agreement, the pair it lacks named
+    pairs = {"lift@replay": study["rollouts"], "hug-oracle@authored": study["verdict_rollouts"]["hug-oracle@authored"]}
+    for name, rows in pairs.items():
+        assert f"<th>{name}</th><td>{sum(bool(r['lifted']) for r in rows)} of 2</td>" in dom
+    alike = sum(a["lifted"] == b["lifted"] for a, b in zip(*pairs.values()))
+    assert f"<td>lift@replay</td><td>hug-oracle@authored</td><td>{alike} of 2</td>" in dom
+    assert "Not in this study: hug-oracle@replay" in dom and "--verdicts lift@replay,hug-oracle@authored,hug-oracle@replay" in dom
+    # a recording's page: every pair's verdict in its row
+    page = re.search(r"<table id=\"?pair-verdicts\"?>(.*?)</table>", res.stdout, re.S).group(1)
+    for name, rows in pairs.items():
+        r = next(r for r in rows if r["sequence"] == "mug_lift")
+        assert re.search(rf"<th>{re.escape(name)}</th><td[^>]*><b>{'yes' if r['lifted'] else 'no'}</b>", page), page
 
 
 def test_screenshot(report, tmp_path):

@@ -5,6 +5,7 @@ Example:
     python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
     python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
     python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
+    python scripts/run_study.py --dataset grab --samples 32 --verdicts lift,hug-oracle,hug-oracle@authored
 
 ``--protocol recorded`` replays the whole recorded motion (approach window to the end of
 the manipulation) and compares the simulated object with the recorded track per frame
@@ -40,6 +41,7 @@ from replay.sim import physics
 from replay.study.presets import apply_preset, preset_names
 from replay.study.console import input_flag_lines, summary_table
 from replay.study.p_lift import p_lift_lines
+from replay.study.verdicts import verdict_count_lines
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
@@ -107,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _physics_args(p: argparse.ArgumentParser) -> None:
-    """``--physics``, ``--physics-set`` (replay.sim.physics) and the sampled verdict's ``--samples``,
-    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)."""
+    """``--physics``, ``--physics-set`` (replay.sim.physics), the sampled verdict's ``--samples``,
+    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)
+    and ``--verdicts`` (replay.study.verdicts)."""
     p.add_argument("--physics", choices=physics.NAMES, default=None,
                    help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
                         "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
@@ -128,6 +131,11 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corruptions", nargs="?", const="all", default=None, metavar="A,B",
                    help="--samples: also each recording corrupted (replay.study.corruptions: wrist_offset_2cm, "
                         "fingers_open_20deg, object_scale_0.8; default all) and the study's discrimination table")
+    p.add_argument("--verdicts", default=None, metavar="P@PHYSICS,...",
+                   help="the verdicts side by side (replay.study.verdicts): (protocol, physics) pairs, e.g. "
+                        "lift,hug-oracle,hug-oracle@authored (a name without @: the study's physics); each pair "
+                        "that is not a --protocol under --physics adds one single rollout with its contact "
+                        "ablation per recording under that physics (the report sets them side by side)")
     p.add_argument("--envelope", action="store_true", help=argparse.SUPPRESS)  # deprecated: --samples
 
 
@@ -188,6 +196,8 @@ def print_outcome(study: dict) -> None:
     print(summary_table(study))
     for line in p_lift_lines(study):
         print(line)
+    for line in verdict_count_lines(study):  # --verdicts: one counts line per (protocol, physics)
+        print(line)
     for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
         print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
@@ -233,7 +243,7 @@ def main(argv=None) -> int:
             protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
             refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
             if a.refine else None, samples=_samples(a), seed=a.seed, conditions=a.conditions,
-            corruptions=a.corruptions,
+            corruptions=a.corruptions, verdicts=a.verdicts,
         )
     except ReplayError as e:
         return report(e)

@@ -10,8 +10,9 @@ function here returns ``""`` for it.
 
 * :func:`p_lift_svg`: a small inline SVG chart, one line per condition: the interval as a bar on
   0-1, ``p`` as a dot, 0.5 dashed, coloured by class;
-* :func:`verdicts_html`: a recording's page part: its verdict per protocol and physics side by
-  side (lift, hug-oracle; the study's own physics), the ones the study lacks named;
+* :func:`verdicts_html`: a recording's page part: its sampled verdict per protocol side by side (lift,
+  hug-oracle; the study's own physics), the ones the study lacks named (every (protocol, physics) pair's
+  single verdict: :mod:`replay.output.verdicts_section`);
 * :func:`p_lift_summary_html`: the main page's counts per condition (robust lift / uncertain /
   robust failure, lifts and other intents apart), and :func:`discrimination_html` the study's
   discrimination table.
@@ -148,8 +149,8 @@ def verdicts_html(by_protocol: dict[str, dict | None], study_physics: str | None
     absent_ph = [p for p in PHYSICS_NAMES if p != phys]
     missing = (f"Not in this study: the {', '.join(absent_p)} protocol ({'--protocol ' + absent_p[0]}); "
                if absent_p else "Not in this study: ")
-    missing += (f"the {' and '.join(absent_ph)} physics (each is a study of its own: run_study.py --physics NAME "
-                "--samples N; scripts/agreement.py sets several studies' outcomes side by side).")
+    missing += (f"the {' and '.join(absent_ph)} physics sampled (a study of its own: run_study.py --physics NAME "
+                "--samples N; their single-rollout verdicts beside this study's: --verdicts, above).")
     return (f"<h2>P(lift) per condition</h2><p>The outcome above is the study's single contact run, under its "
             "own physics; P(lift) is over the samples: the fraction of the sampled physics and data variations "
             f"under which the protocol lifted, with its 95 % interval (bar) and p (dot); dashed: 0.5. "

@@ -31,6 +31,7 @@ from replay.output.envelope_section import envelope_section_html
 from replay.output.p_lift_section import (conditions_of, discrimination_html, p_lift_of, p_lift_summary_html,
                                           verdicts_html)
 from replay.output.refine_section import refine_section_html
+from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
 from replay.results.files import read_rollout, read_study
@@ -137,15 +138,18 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     intent = {str(r.get("sequence")): r.get("intent") for r in rows}
     oracle_rows = [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in oracle.items() if v]
     conds, phys = conditions_of(rows + oracle_rows, study), (study.config or {}).get("physics")
+    pairs = study_pairs(study, rows, oracle)  # replay.output.verdicts_section: every (protocol, physics)
     for row in rows:
         seq = str(row.get("sequence"))
-        verdicts = verdicts_html({"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds)
+        verdicts = recording_pairs_html(study, pairs, seq) + verdicts_html(
+            {"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds)
         plotted, clipped = write_recording_page(row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path,
                                                 verdicts)
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
     link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
-    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows))
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows,
+                                 pairs_summary_html(study, pairs)))
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
@@ -237,10 +241,11 @@ def refresh_report(study_path: Path) -> str | None:
 
 
 def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,
-          recs: dict, link, oracle_rows: list[dict] | None = None) -> str:
+          recs: dict, link, oracle_rows: list[dict] | None = None, pairs: str = "") -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
     CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
-    ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts)."""
+    ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts; ``pairs``: the
+    verdicts side by side, :func:`replay.output.verdicts_section.pairs_summary_html`)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
     failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
                      for k, v in (study.failed or {}).items())
@@ -257,6 +262,7 @@ def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: li
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
 <h2>Summary</h2>{p_lift_summary_html(rows, study, oracle_rows)}{_summary_html(study, by_intent)}
+{pairs}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's
 name opens its page: its figure over time (object height, contacts, wrist error, phases), clip, diagnosis and

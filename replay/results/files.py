@@ -81,13 +81,15 @@ def read_rollout(path: str | Path) -> RolloutRecord:
 
 
 def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
-    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``; the recorded
+    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``: :data:`ROW_FIELDS` and, with
+    ``--verdicts``, a ``lifted_<protocol>@<physics>`` column per other verdict pair; the recorded
     protocol's rows, when it ran, as ``<path stem>.recorded.csv``) atomically."""
     text = dumps(study.to_dict())
     atomic_write_text(path, text)
     doc = json.loads(text)
     p = Path(path)
-    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"]))
+    pairs = dict.fromkeys(k for r in doc["rollouts"] for k in r if k.startswith("lifted_"))  # replay.study.verdicts
+    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"], ROW_FIELDS + tuple(pairs)))
     if doc.get("recorded_rollouts"):
         rec = doc["recorded_rollouts"]
         atomic_write_text(p.with_suffix(".recorded.csv"), rows_csv(rec, [k for k in rec[0] if k != "json"] + ["json"]))

@@ -38,6 +38,20 @@ DISCRIMINATION_DOC = (
 )
 
 
+VERDICTS_DOC = (
+    "--verdicts: [{name ('<protocol>@<physics>'), protocol (lift or hug-oracle), physics (replay.sim.physics), "
+    "main (true: the study's own protocol under its own physics, its rows in rollouts / oracle_rollouts, its "
+    "counts in counts[protocol], sampled with --samples; false: one extra single rollout per recording with its "
+    "contact ablation, its rows in verdict_rollouts[name], its counts in counts[name]), config_hash}] "
+    "(replay.study.verdicts)"
+)
+VERDICT_ROLLOUTS_DOC = (
+    "--verdicts: {name: one row per recording (ROW_FIELDS; full record, with its own physics, in its `json`, "
+    "`<sequence>.<protocol>@<physics>.json`)} of each extra (protocol, physics) pair; study.csv's "
+    "`lifted_<name>` columns carry each pair's lifted per recording"
+)
+
+
 def _f(unit: str, doc: str):
     return field(default=None, metadata={"unit": unit, "doc": doc})
 
@@ -57,6 +71,8 @@ class SampledStudyFields:
 
     sampling: dict | None = _f("-", SAMPLING_DOC)
     discrimination: list | None = _f("-", DISCRIMINATION_DOC)
+    verdicts: list | None = _f("-", VERDICTS_DOC)
+    verdict_rollouts: dict | None = _f("-", VERDICT_ROLLOUTS_DOC)
 
 
 def sampled_last(fields) -> list:

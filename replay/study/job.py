@@ -47,6 +47,13 @@ def config_hash(cfg: ReplayConfig) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def job_config(cfg: ReplayConfig) -> dict:
+    """What a :class:`Job` is given of a config: its dict without the derived ``dt``."""
+    d = cfg.to_dict()
+    d.pop("dt", None)
+    return d
+
+
 def result_stem(sequence: str, protocol: str = "lift") -> str:
     """Results file stem of a (sequence, protocol): lift keeps ``<sequence>`` (``/`` -> ``__``);
     another protocol adds ``.<protocol>`` so it never overwrites the lift results."""
@@ -81,16 +88,18 @@ class Job:
     seed: int = 0  # the samples' seed (replay.study.sampler)
     conditions: tuple = ()  # condition names (replay.study.verdict_conditions)
     corruptions: tuple = ()  # corruption names (replay.study.corruptions)
+    verdict: str | None = None  # an extra verdict pair '<protocol>@<physics>' (replay.study.verdicts); its config
 
     @property
     def stem(self) -> str:
-        """File stem of its results: ``<sequence>`` (lift), ``<sequence>.recorded``."""
-        return result_stem(self.sequence, self.protocol)
+        """File stem of its results: ``<sequence>`` (lift), ``<sequence>.recorded``, an extra verdict's
+        ``<sequence>.hug-oracle@authored``."""
+        return result_stem(self.sequence, self.verdict or self.protocol)
 
     @property
     def key(self) -> str:
         """Its key in the study's results and ``failed``."""
-        return result_key(self.sequence, self.protocol)
+        return result_key(self.sequence, self.verdict or self.protocol)
 
 
 def run_job_safe(job: Job) -> tuple[str, object]:

@@ -13,6 +13,7 @@ Layout of a study written to ``out/study.json`` (records, writer and reader:
     out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
     out/study_rollouts/<sequence>.ablation.npz
     out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.recorded_protocol)
+    out/study_rollouts/<sequence>.hug-oracle@authored.json   --verdicts: an extra pair (replay.study.verdicts)
 
 ``--resume`` skips a recording whose latest record is not a failure and whose rollout JSON exists
 (after a kill, one its worker finished after the last record counts too) with this format version, the same
@@ -35,18 +36,18 @@ from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.batch import run_batch
-from replay.study.pool import run_jobs
+from replay.study.pool import study_executor
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash, result_key
+from replay.study.job import Job, run_job_safe, config_hash, job_config, result_key
 from replay.protocol.oracle_plan import ORACLE
 from replay.study.refine_job import REFINE, refine_settings
-from replay.study.worker_imports import import_physics
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
 from replay.study.study_records import StudyRecords, summary_due
+from replay.study import verdicts as vd
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
 
@@ -74,19 +75,22 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     todo, carried = [], {}
     rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
     prior_failed = prior_failures(st.prior, st.chash, st.records) if keep_others else {}
-    for proto in protocols:
+    units = [(p, None) for p in protocols] + [(v["protocol"], v["name"]) for v in vd.extras(st.verdicts)]
+    for proto, verdict in units:
+        unit = verdict or proto  # an extra verdict pair runs (and is kept) as a protocol of its own
+        chash = st.chash if verdict is None else st.verdict_cfgs[verdict][1]
         for s in st.seqs:
-            j = st.job(s, proto)
+            j = st.job(s, proto, verdict=verdict)
             need_ablation = st.ablation and proto in ABLATION_PROTOCOLS
-            if keep_others and proto not in run_protocols:  # the merged study's other protocol: kept as it is
-                if (doc := done_rollout(st.rdir, j, st.chash, need_ablation, records=st.records)) is not None:
+            if keep_others and unit not in run_protocols:  # the merged study's other protocol: kept as it is
+                if (doc := done_rollout(st.rdir, j, chash, need_ablation, records=st.records)) is not None:
                     results[j.key] = doc
                 continue
             named = s in st.subset
-            if keep_others and not named and proto in subset_only:
+            if keep_others and not named and unit in subset_only:
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
-            if keep and (doc := done_rollout(st.rdir, j, st.chash, need_ablation, say, st.records)) is not None:
+            if keep and (doc := done_rollout(st.rdir, j, chash, need_ablation, say, st.records)) is not None:
                 why = inputs_changed(doc, st.data_dir)
                 if why is None:
                     results[j.key] = doc
@@ -99,31 +103,13 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     return st.seqs, results, todo, carried
 
 
-def _executor(workers: int, executor: str, address: str | None, say=None):
-    """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
-    process (``workers <= 0``), the process pool (:mod:`replay.study.pool`) or Ray tasks
-    (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
-    def run(todo: list, fn, handle) -> None:
-        if executor == "ray":  # imported only when asked for: Ray takes seconds to import
-            from replay.study.ray_pool import run_jobs_ray
-
-            run_jobs_ray(todo, fn, handle, address=address, say=say)
-        elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
-            for job in todo:
-                handle(job, *fn(job))
-        else:  # replay.study.pool: a worker that dies costs its own recording only
-            run_jobs(todo, fn, workers, handle, warm=import_physics)  # each worker imports once, at start
-
-    return run
-
-
 def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: list[str] | None = None,
               objects: list[str] | None = None, workers: int = 1, ablation: bool = True, resume: bool = False,
               data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
               executor: str = "pool", address: str | None = None, verbose: bool = False,
               protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None,
               refine: dict | None = None, samples: int = 0, seed: int = 0, conditions: str | None = None,
-              corruptions: str | bool | None = None) -> dict:
+              corruptions: str | bool | None = None, verdicts: str | list[str] | None = None) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -140,21 +126,18 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
         resume: skip sequences whose rollout JSON exists with the same config hash and
             unchanged input files (:func:`replay.study.inputs.inputs_changed`); rerun the others.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
-        ablation_only: rerun only the contact ablation of the selected recordings into their
-            existing rollout JSONs; the study keeps every other recording it holds.
-        executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray).
-        verbose: let Warp/Newton print their own messages and warnings.
-        protocols: ``lift`` (default) and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`), each
-            recording replayed under each; recorded results are ``<sequence>.recorded.json``
-            / ``.npz`` (never overwriting the lift results), listed in the study's
-            ``recorded_rollouts`` and ``counts["recorded"]``; their failures are keyed
-            ``<sequence> [recorded]`` in ``failed``. The ablation runs with ``lift`` only.
-        recorded_max_s: recorded protocol: replay at most this many recorded seconds after
-            the lift onset (default: to the end of the manipulation).
-        refine: also a refine job per recording (:mod:`replay.study.refine_job`), its
-            RefineSettings as a dict ({}: the defaults).
+        ablation_only: rerun only the contact ablation of the selected recordings (the study keeps the others).
+        executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray);
+            verbose: let Warp/Newton print their own messages and warnings.
+        protocols: ``lift`` (default), ``hug-oracle`` and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`),
+            each recording replayed under each; recorded results are ``<sequence>.recorded.json`` / ``.npz``,
+            listed in ``recorded_rollouts`` and ``counts["recorded"]``, failures keyed ``<sequence> [recorded]``.
+        recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
+        refine: also a refine job per recording (:mod:`replay.study.refine_job`), its RefineSettings as a dict.
         samples, seed, conditions, corruptions: the sampled verdict (issue #46,
             :func:`replay.study.sampling_setup.check_sampling`): ``p_lift`` per condition, ``discrimination``.
+        verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`): each not the
+            study's own protocol under its physics adds a single rollout (and ablation) per recording.
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -163,16 +146,19 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
         UsageError: ``objects`` given where a study of another config is; an unknown protocol;
-            ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run.
+            ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run; a bad pair.
     """
     protocols = _check_protocols(protocols, ablation_only)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
     config = _check_config(config, dataset, verbose)
     sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
     st = _setup(dataset, Path(out), config, sequences, objects, data_dir, ablation, ablation_only, verbose,
                 recorded_max_s, refine)
     st.sampling = sampling
+    st.verdicts, st.verdict_cfgs = vd.study_verdicts(None if ablation_only else verdicts, protocols, config,
+                                                     st.prior if objects and not ablation_only else None, st.chash)
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
@@ -237,14 +223,19 @@ class _Setup:
     refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
     sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
+    verdicts: list | None = None  # the (protocol, physics) pairs (replay.study.verdicts), None: not asked
+    verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
 
-    def job(self, s: str, proto: str, abl_only: bool = False) -> Job:
-        """The :class:`Job` of sequence ``s`` under protocol ``proto``."""
-        return Job(self.dataset, s, None if self.data_dir is None else str(self.data_dir), self.cfg_dict,
+    def job(self, s: str, proto: str, abl_only: bool = False, verdict: str | None = None) -> Job:
+        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra verdict pair,
+        a single rollout under its config)."""
+        cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict][0]
+        return Job(self.dataset, s, None if self.data_dir is None else str(self.data_dir), cfg,
                    str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
                    ablation_only=abl_only, protocol=proto,
                    recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
-                   refine=self.refine if proto == REFINE else None, **job_sampling(self.sampling, proto))
+                   refine=self.refine if proto == REFINE else None,
+                   **(job_sampling(self.sampling, proto) if verdict is None else {}), verdict=verdict)
 
 
 def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,
@@ -273,8 +264,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, da
                           f"({e.strerror or e}; is a parent a file, or not writable?)") from None
     manosim_dir = dataset_dir("manosim", data_dir)
     hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
-    cfg_dict = config.to_dict()
-    cfg_dict.pop("dt", None)
+    cfg_dict = job_config(config)
     return _Setup(dataset, out, config, chash, all_seqs, seqs, subset, prior, out_dir, rdir, manosim_dir, data_dir,
                   ablation, verbose, recorded_max_s, cfg_dict, refine)
 
@@ -286,12 +276,12 @@ class _StudyRun:
     def __init__(self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool,
                  progress: bool):
         self.st, self.ablation_only = st, ablation_only
-        run_protocols, new_protocols = protocols, frozenset()
-        prior = st.prior
+        run_protocols = protocols + [v["name"] for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
+        new_protocols, prior = frozenset(), st.prior
         if keep_others and prior is not None and prior.get("config_hash") == st.chash:  # the merged study keeps its own
             had = list(prior.get("protocols") or ["lift"])
             protocols = list(dict.fromkeys([*had, *protocols]))
-            new_protocols = frozenset(run_protocols) - set(had)
+            new_protocols = frozenset(run_protocols) - set(had) - {v["name"] for v in vd.extras(prior.get("verdicts"))}
         self.protocols = protocols
         st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
@@ -325,6 +315,8 @@ class _StudyRun:
                                                        if (k := result_key(s, ORACLE)) in self.results])
         elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
             rec.sampling, rec.discrimination = st.prior.get("sampling"), st.prior.get("discrimination")
+        vd.record_verdicts(rec, st.verdicts, st.prior if self.ablation_only else None, self.results, self.seqs,
+                           self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
             rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
@@ -369,7 +361,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`_executor`); returns the study dict.
+        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`); returns the study dict.
 
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
@@ -380,7 +372,7 @@ class _StudyRun:
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
-            run_batch(self.todo, run_job_safe, executor=_executor(workers, executor, address, self.con.say),
+            run_batch(self.todo, run_job_safe, executor=study_executor(workers, executor, address, self.con.say),
                       on_result=self.done,
                       label="study", name=lambda j: j.key)
             self.summarize()
