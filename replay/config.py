@@ -25,6 +25,8 @@ from pathlib import Path
 
 from replay.datasets import DATASETS
 from replay.errors import DataError
+from replay.results import physics_table
+from replay.results.legacy_physics import legacy_physics_overrides
 from replay.results.oracle_fields import OracleFields
 
 #: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
@@ -51,7 +53,10 @@ class ReplayConfig(OracleFields):
         "`run_study.py --physics`")
     physics_overrides: dict = field(default_factory=dict, metadata={
         "unit": "-", "source": "departures {choice: value} from the named physics (replay.sim.physics; "
-        "`run_study.py --physics-set NAME=VALUE`, the verdict envelope, the bridge), each listed in the rollout"})
+        "`run_study.py --physics-set NAME=VALUE`, `--hand-shape` (hand_shape; the dataset's default written by "
+        "resolve_hand_variant), the hug-oracle's oracle_contact (contact_mixing), the verdict's conditions, the "
+        "bridge), each listed in the rollout's `physics`; the table (replay.results.physics_table) is the one home "
+        "of these values: no other config field holds one"})
 
     # --- timing -------------------------------------------------------------------
     control_fps: float = _f(30.0, "Hz", "manosim-in-Newton: 30 fps control, poses saved per control frame")
@@ -59,9 +64,6 @@ class ReplayConfig(OracleFields):
 
     # --- solver (newton.solvers.SolverMuJoCo) ----------------------------------------
     solver: str = _f("newton", "-", "manosim-in-Newton: MuJoCo Newton solver")
-    integrator: str = _f("implicitfast", "-", "manosim-in-Newton; MuJoCo's recommended integrator for position actuators")
-    cone: str = _f("elliptic", "-", "manosim-in-Newton: elliptic friction cone")
-    impratio: float = _f(10.0, "1", "MuJoCo modeling guide: impratio ~10 with an elliptic cone for grasps (creep); MuJoCo default 1")
     iterations: int = _f(100, "1", "MuJoCo default")
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
@@ -118,15 +120,9 @@ class ReplayConfig(OracleFields):
     contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
-    multiccd: bool = _f(True, "-", "MuJoCo multi-CCD: up to 4 contacts per convex pair (a convex hull on the table-top box gets 1 without it and rocks)")
     contact_gap: float = _f(
         0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
         "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
-    )
-    hand_object_contact: str = _f(
-        "compiled", "-", "compiled: the pair MuJoCo mixes from the finger capsules' and the object's solref/solimp; "
-        "manosim: the object's geoms get the finger geoms' values (manosim's soft contact, HUG's), so finger-object "
-        "pairs use them exactly (replay.sim.object_contact; read back into readback.contact_pairs)"
     )
     hand_object_friction: float | None = _f(
         None, "1", "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
@@ -145,12 +141,6 @@ class ReplayConfig(OracleFields):
 
     # --- hand -----------------------------------------------------------------------
     hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
-    hand_variant: str | None = _f(
-        None, "-",
-        "manosim hand shape; None = per dataset (replay.datasets.Dataset.hand_variant): `zerohand` for GRAB and "
-        "TACO, whose subjects' hands it fits best (landmark IK median 1.92 vs 3.99 mm on the 30 GRAB lifts; "
-        "fingertips 8.5 vs 10.1 mm on TACO), `myhand` (the HUG hand shape) for HUG-Bench",
-    )
     effort_limit: float = _f(0.4, "N·m", "manosim-in-Newton: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
     effort_profile: str = _f(
         "uniform", "-", "finger effort limit per joint: uniform = effort_limit at every joint; human = effort_tip_force "
@@ -158,9 +148,6 @@ class ReplayConfig(OracleFields):
     effort_tip_force: float = _f(
         10.0, "N", "effort_profile human: the fingertip force each joint can hold; grip forces in precision lifts of "
         "objects up to ~0.8 kg reach ~10 N (Westling & Johansson, Exp. Brain Res. 53, 1984)")
-    finger_damping: float | None = _f(
-        None, "N·m·s/rad", "passive finger damping; None = as imported (MJCF 0.01), raised where the flutter bound is short"
-    )
     finger_drive: str = _f(
         "mjcf", "-", "finger drive law: mjcf = the MJCF's three position actuators per ball joint (gear e_x, e_y, "
         "e_z; kp (ctrl - rotvec(q)) per axis, non-symmetric away from identity: the flutter bound); quat = "
@@ -261,7 +248,7 @@ class ReplayConfig(OracleFields):
 
     def validate(self) -> "ReplayConfig":
         """Check ranges; raise :class:`DataError` naming the field."""
-        pos = ["control_fps", "substeps", "impratio", "iterations", "contact_headroom", "effort_limit", "effort_tip_force",
+        pos = ["control_fps", "substeps", "iterations", "contact_headroom", "effort_limit", "effort_tip_force",
                "object_density_scale",
                "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
         for name in pos:
@@ -273,18 +260,14 @@ class ReplayConfig(OracleFields):
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
             "solver": ("newton", "cg"),
-            "integrator": ("implicitfast", "implicit", "euler", "rk4"),
-            "cone": ("elliptic", "pyramidal"),
             "device": ("cpu", "cuda", "warp-cpu"),
             "engine": ("direct", "newton"),
             "finger_drive": ("mjcf", "quat"),
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
-            "hand_variant": (None, "myhand", "zerohand"),
             "solver_backend": ("mujoco", "steel"),
             "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
             "pad_axis": ("recorded", "anatomical"),
-            "hand_object_contact": ("compiled", "manosim"),
             "effort_profile": ("uniform", "human"),
         }
         for name, ok in choices.items():
@@ -292,6 +275,7 @@ class ReplayConfig(OracleFields):
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
         self._validate_steel()
         self._validate_oracle()
+        self._validate_overrides()
         if self.finger_drive == "quat" and self.solver_backend == "mujoco" and not (
                 self.device == "cpu" and self.engine == "direct"):
             raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
@@ -303,13 +287,25 @@ class ReplayConfig(OracleFields):
                             "Newton, Steel): the mujoco-warp batch holds one finger effort limit per world")
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
             raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
-        edits = self.hand_object_contact != "compiled" or self.object_density_scale != 1.0 or \
-            self.hand_object_friction is not None
+        edits = self.object_density_scale != 1.0 or self.hand_object_friction is not None or \
+            (self.physics_overrides or {}).get("contact_mixing") == "hand"
         if edits and not (
                 self.device == "cpu" and self.engine == "direct"):
-            raise DataError(None, "config.hand_object_contact", "object contact / density edits run on the direct "
-                            "MuJoCo C engine (device cpu, engine direct) only")
+            raise DataError(None, "config.object_density_scale", "object contact / density edits (contact_mixing "
+                            "'hand' included) run on the direct MuJoCo C engine (device cpu, engine direct) only")
         return self
+
+    def _validate_overrides(self) -> None:
+        """Each ``physics_overrides`` entry names a choice of the table and takes one of its values
+        (replay.results.physics_table.VALUES; impratio > 0): :class:`DataError` naming the choice."""
+        for name, value in (self.physics_overrides or {}).items():
+            if name not in physics_table.CHOICES:
+                raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}")
+            ok = physics_table.VALUES.get(name)
+            if ok is not None and value not in ok:
+                raise DataError(None, f"config.physics_overrides.{name}", f"{value!r} not in {ok}")
+            if name == "impratio" and not float(value) > 0:
+                raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
 
     def _validate_steel(self) -> None:
         """The Steel backend's own settings (:class:`DataError` naming the field)."""
@@ -340,8 +336,11 @@ class ReplayConfig(OracleFields):
 
     @classmethod
     def from_dict(cls, data: dict, source: str | Path | None = None) -> "ReplayConfig":
-        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError."""
+        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. The physics
+        fields of results format <= 4 are read as physics overrides
+        (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the effective physics stays the one that file ran."""
         names = {f.name for f in dataclasses.fields(cls)}
+        data = legacy_physics_overrides(data, source)
         extra = set(data) - names - {"dt"}
         if extra:
             raise DataError(source, "config", f"unknown keys {sorted(extra)}")
@@ -370,13 +369,16 @@ def describe() -> list[dict]:
     return rows
 
 
-#: manosim hand shape per dataset when ``ReplayConfig.hand_variant`` is None
+#: manosim hand shape per dataset when the physics choice ``hand_shape`` is None
 #: (:attr:`replay.datasets.Dataset.hand_variant`, with the measurements behind each).
 DEFAULT_HAND_VARIANT = {name: d.hand_variant for name, d in DATASETS.items()}
 
 
 def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with ``hand_variant`` set (the dataset's default when it is None)."""
-    if config.hand_variant is not None:
+    """``config`` with the hand shape resolved: the dataset's default (:data:`DEFAULT_HAND_VARIANT`)
+    written as the ``physics_overrides`` entry ``hand_shape`` where none is set. Every named physics'
+    ``hand_shape`` is None (the dataset's default: replay.results.physics_table); ``calibrated`` fits none."""
+    if (config.physics_overrides or {}).get("hand_shape") is not None:
         return config
-    return dataclasses.replace(config, hand_variant=DEFAULT_HAND_VARIANT.get(dataset, "myhand"))
+    over = {**(config.physics_overrides or {}), "hand_shape": DEFAULT_HAND_VARIANT.get(dataset, "myhand")}
+    return dataclasses.replace(config, physics_overrides=over)

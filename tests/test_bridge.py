@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replay.config import ReplayConfig
+from replay.sim import physics
 from replay.output.bridge_table import bridge_markdown
 from replay.study.bridge import summarize_rows
 from replay.study.bridge_rows import ELEMENTS, bridge_rows, counted
@@ -19,7 +20,7 @@ def test_rows_switch_one_element_alone_and_cumulatively():
                     "oracle_contact": "compiled", "oracle_dt": None, "oracle_success": "lift"}
     # every element switched = the lift protocol's own values (its defaults)
     d = ReplayConfig()
-    assert d.effort_limit == full["oracle_effort_limit"] and d.hand_object_contact == "compiled"
+    assert d.effort_limit == full["oracle_effort_limit"] and physics.choice_value(d, "contact_mixing") == "mujoco"
     for name, cfg, _ in ELEMENTS:  # the lift path: all switched but one
         back = rows[f"lift/{name}"]["config"]
         assert set(full) - set(back) == set(cfg)
@@ -70,8 +71,9 @@ def test_oracle_fields_are_validated_by_name():
         with pytest.raises(DataError, match=field):
             ReplayConfig(**bad).validate()
     o = oracle_config(ReplayConfig())  # the oracle as run: 2 ms (50 Hz x 10), no force range, manosim contact
-    assert (o.control_fps, o.substeps, o.effort_limit, o.hand_object_contact, o.shake_s) == (50.0, 10, 1000.0,
-                                                                                            "manosim", 0.0)
+    assert (o.control_fps, o.substeps, o.effort_limit, o.shake_s) == (50.0, 10, 1000.0, 0.0)
+    assert o.physics_overrides == {"contact_mixing": "hand"}  # manosim's contact: the protocol's departure
+    assert physics.choice_value(o, "contact_mixing") == "hand"
     assert o.dt == 0.002
     with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
         oracle_config(ReplayConfig(device="cuda"))

@@ -118,7 +118,7 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     the lift (measured: not lifted, diagnosed pushed_away, at 1.03 and 1.5 N·m)."""
     from replay.study.prepare import prepare_recording
 
-    cfg = ReplayConfig(effort_limit=1.5, hand_variant="zerohand")
+    cfg = ReplayConfig(effort_limit=1.5, physics_overrides={"hand_shape": "zerohand"})
     rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), mirror / "manosim", cfg)
     m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.needs_data
 PROTOCOL_KEYS = {"wrist_gain_scale", "replay_speed", "lift_s", "lift_height", "lifted_min_rise", "pad_compression_mm"}
 #: fields MuJoCo's mj_setConst derives from a body's mass and inertia
 MASS_FIELDS = {"body_mass", "body_inertia", "body_invweight0", "body_subtreemass", "dof_M0", "dof_invweight0"}
-HAND_KEYS = {"hand", "hand_variant"}
+HAND_KEYS = {"hand", "hand_shape"}
 #: the hand shape of the ``capsule_rhand`` fixture the other knobs are compared on
 BASE_SHAPE = "myhand"
 
@@ -55,10 +55,15 @@ def base(grab_dir, capsule_rhand):
     return rec, coords, m, lay, pair_audit.pair_classes(m, lay), float(m.body_mass[lay.object_body])
 
 
+def _names(config: dict) -> set:
+    """The knobs a factor's config sets: its fields and its physics choices (``physics_overrides``)."""
+    return (set(config) - {"physics_overrides"}) | set(config.get("physics_overrides", {}))
+
+
 def _knobs() -> list[tuple[str, dict, dict]]:
     """(id, config overrides, variant) per factor and per preset setting (hand factors apart)."""
     out = [(f"{f['name']}={f['value']}", f.get("config", {}), f.get("variant", {})) for f in FACTORS
-           if not HAND_KEYS & set(f.get("config", {}))]
+           if not HAND_KEYS & _names(f.get("config", {}))]
     for name, p in PRESETS.items():
         out += [(f"preset {name}: {k}", {k: v}, {}) for k, v in p["settings"].items()]
     return out
@@ -80,7 +85,7 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
     if knobs & {"friction", "hand_object_friction"}:
         fields["geom_friction"] = hg | og
         classes |= {"hand-object", "hand-support", "hand-hand"}  # the last two: reported side effects (module doc)
-    if knobs & {"hand_object_contact"}:
+    if knobs & {"contact_mixing"}:
         fields["geom_solmix"] = og
         classes.add("hand-object")
     if knobs & {"finger_drive"}:
@@ -91,14 +96,14 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
 @pytest.mark.parametrize("name,config,variant", _knobs(), ids=[k[0] for k in _knobs()])
 def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, config, variant):
     rec, coords, m0, lay, pc0, mass = base
-    unknown = set(config) - PROTOCOL_KEYS - {"effort_limit", "effort_profile", "effort_tip_force",
+    unknown = _names(config) - PROTOCOL_KEYS - {"effort_limit", "effort_profile", "effort_tip_force",
                                              "object_density_scale", "hand_object_friction",
-                                             "hand_object_contact", "finger_drive"}
+                                             "contact_mixing", "finger_drive"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**dict(SHORT, **config)))
     w = MjcBatch(scene, [factor_variant({"name": name, "variant": variant}, mass)]).worlds[0]
     diff = pair_audit.model_diff(m0, w.m)
-    fields, classes = _allowed(set(config) | set(variant), lay, m0)
+    fields, classes = _allowed(_names(config) | set(variant), lay, m0)
     assert set(diff) <= set(fields), f"{name} changed {sorted(set(diff) - set(fields))}"
     for f, rows in diff.items():
         assert set(rows) <= fields[f], f"{name}: {f} rows {sorted(set(rows) - fields[f])}"
@@ -131,12 +136,13 @@ def test_friction_reaches_every_hand_object_pair_and_spares_the_object_support_o
     assert np.all(m.geom_friction[lay.object_geoms] == m0.geom_friction[lay.object_geoms])
 
 
-@pytest.mark.parametrize("config", [{"hand_variant": "zerohand"}, {"hand": "mesh"}], ids=["zerohand", "mesh"])
+@pytest.mark.parametrize("config", [{"physics_overrides": {"hand_shape": "zerohand"}}, {"hand": "mesh"}],
+                         ids=["zerohand", "mesh"])
 def test_hand_factors_leave_object_and_support_as_built(base, grab_dir, manosim_dir, config):
     """Another hand shape (the base is ``myhand``: the factor's other shape) or geometry changes the hand; the object's and the support's geoms, the
     object's mass and the solver options stay as built."""
     m0, lay0 = base[2:4]
-    cfg = ReplayConfig(**dict(SHORT, **dict({"hand_variant": BASE_SHAPE}, **config)))
+    cfg = ReplayConfig(**dict(SHORT, **dict({"physics_overrides": {"hand_shape": BASE_SHAPE}}, **config)))
     mjcf = hand_mjcf_path(manosim_dir, cfg)
     rec, coords = short_window(grab_dir, mjcf)
     _, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)

@@ -131,20 +131,22 @@ def test_gravity_compensation_switch(hand):
 
 def test_authored_table_is_mujoco_defaults():
     """The ``authored`` physics' solver options are MuJoCo's own defaults (a fresh MjModel's ``opt``: the MJCF
-    has no <option>), and ``apply_physics`` writes them into the config."""
+    has no <option>), and :func:`physics.choice_value` reads them from the table (no config field holds one)."""
     m = mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>")
     cfg = physics.apply_physics(ReplayConfig(), "authored")
-    assert int(m.opt.integrator) == int(mujoco.mjtIntegrator.mjINT_EULER) and cfg.integrator == "euler"
-    assert int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL) and cfg.cone == "pyramidal"
-    assert float(m.opt.impratio) == cfg.impratio == 1.0
+    val = {k: physics.choice_value(cfg, k) for k in ("integrator", "cone", "impratio", "multiccd", "contact_mixing")}
+    assert int(m.opt.integrator) == int(mujoco.mjtIntegrator.mjINT_EULER) and val["integrator"] == "euler"
+    assert int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL) and val["cone"] == "pyramidal"
+    assert float(m.opt.impratio) == val["impratio"] == 1.0
     assert cfg.tolerance == float(m.opt.tolerance) and cfg.iterations == int(m.opt.iterations)
     assert cfg.ls_iterations == int(m.opt.ls_iterations)
-    assert not (int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD)) and cfg.multiccd is True
-    assert cfg.hand_object_contact == "compiled" and cfg.oracle_contact == "compiled"
+    assert not (int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD)) and val["multiccd"] is True
+    assert val["contact_mixing"] == "mujoco" and cfg.oracle_contact == "compiled"
 
 
 def test_record_lists_every_choice_and_marks_departures():
-    """Every choice of the table is in the record with a source; an override and a field set apart say so."""
+    """Every choice of the table is in the record with a source; an override and a value set apart by
+    ``--hand-shape`` or the hug-oracle's contact say so."""
     cfg = physics.apply_physics(ReplayConfig(), "authored", {"cone": "elliptic"})
     rec = {r["name"]: r for r in physics.physics_record(cfg)}
     assert set(rec) == set(physics.PHYSICS["authored"])
@@ -153,9 +155,15 @@ def test_record_lists_every_choice_and_marks_departures():
     assert rec["integrator"]["value"] == "euler" and rec["integrator"]["source"].startswith("MuJoCo default")
     default = {r["name"]: r for r in physics.physics_record(ReplayConfig())}
     assert default["wrist_gravity_compensation"]["value"] is True
-    apart = ReplayConfig(cone="pyramidal")
-    cone = {r["name"]: r for r in physics.physics_record(apart)}["cone"]
-    assert cone["source"] == "config.cone" and cone["why"].startswith("departs from 'replay': 'elliptic'")
+    apart = ReplayConfig(physics_overrides={"cone": "pyramidal", "hand_shape": "myhand"})
+    rec = {r["name"]: r for r in physics.physics_record(apart)}
+    assert rec["cone"]["source"] == "--physics-set (user)"
+    assert rec["cone"]["why"].startswith("departs from 'replay': 'elliptic'")
+    assert rec["hand_shape"]["value"] == "myhand" and "--hand-shape" in rec["hand_shape"]["source"]
+    from replay.protocol.oracle_plan import oracle_config
+
+    mix = {r["name"]: r for r in physics.physics_record(oracle_config(ReplayConfig()))}["contact_mixing"]
+    assert mix["value"] == "hand" and "oracle_contact 'manosim'" in mix["source"]
 
 
 def test_every_table_has_the_same_choices_and_legal_values():
@@ -238,7 +246,7 @@ def test_authored_bridge_ends_at_the_replay_physics():
     assert differ <= set(end.physics_overrides)
     for k in differ:
         assert physics.choice_value(end, k) == rep[k].value
-    assert (end.integrator, end.cone, end.impratio) == ("implicitfast", "elliptic", 10.0)
+    assert [physics.choice_value(end, k) for k in ("integrator", "cone", "impratio")] == ["implicitfast", "elliptic", 10.0]
     back = physics.apply_physics(dataclasses.replace(base, **rows["lift/wrist gravity compensation"]["config"]))
     assert physics.choice_value(back, "wrist_gravity_compensation") is False
     assert physics.choice_value(back, "wrist_law") == "wrench"

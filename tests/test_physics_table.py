@@ -22,7 +22,14 @@ pytestmark = pytest.mark.needs_data
 ROW_OF_CLASS = {"finger-object": "contact_finger_object", "palm-object": "contact_palm_object",
                 "object-support": "contact_object_support", "finger-support": "contact_hand_support",
                 "palm-support": "contact_hand_support"}
-CASES = [("authored", "hug-oracle", "inert"), ("replay", "lift", "inert"), ("authored", "hug-oracle", "as_written")]
+CASES = [("authored", "hug-oracle", "inert"), ("replay", "lift", "inert"), ("authored", "hug-oracle", "as_written"),
+         ("replay", "hug-oracle", "inert")]
+#: the solver options a compiled model must carry under each named physics, written out from their sources, not
+#: the table (the table's rows must agree): authored = MuJoCo's documented <option> defaults (XML reference: Euler,
+#: pyramidal, impratio 1; multi-CCD on: mjDSBL_MULTICCD is a disable flag, unset by default); replay = implicitfast,
+#: elliptic, impratio 10 (MuJoCo modeling guide, Contact), multi-CCD on (a hull on the table-top box)
+EXPECTED_OPTIONS = {"authored": ("mjINT_EULER", "mjCONE_PYRAMIDAL", 1.0, True),
+                    "replay": ("mjINT_IMPLICITFAST", "mjCONE_ELLIPTIC", 10.0, True)}
 
 
 def _scene(grab_dir, capsule_rhand, physics_name: str, protocol: str, visual: str):
@@ -108,6 +115,34 @@ def test_priorities_support_step_and_effort_are_the_tables(case):
     np.testing.assert_allclose(np.abs(m.actuator_forcerange[lay.finger_act]), limit, rtol=1e-6)
     rec = {r["name"]: r["value"] for r in physics.physics_record(cfg)}
     assert rec["timestep"] == pytest.approx(dt) and rec["finger_effort_limit"] == pytest.approx(limit)
+
+
+def test_compiled_options_and_oracle_contact_are_the_expected(case):
+    """The compiled model's integrator, cone, impratio and multi-CCD flag are :data:`EXPECTED_OPTIONS` of its
+    physics (the hug-oracle's too: the protocol sets no solver option), and the table says the same; the
+    hug-oracle's own contact (``oracle_contact`` manosim, the replay physics' default) reaches the model as the
+    object geoms' solmix 0 (replay.sim.object_contact: the fingers' solref/solimp outright), while ``authored``
+    (MuJoCo's mixing) and the lift protocol leave solmix as built."""
+    import mujoco
+
+    from replay.sim.engine.layout import MjLayout
+
+    (name, protocol, _), scene, cfg = case
+    m = scene.solver.mj_model
+    integ, cone, impratio, multiccd = EXPECTED_OPTIONS[name]
+    assert int(m.opt.integrator) == int(getattr(mujoco.mjtIntegrator, integ))
+    assert int(m.opt.cone) == int(getattr(mujoco.mjtCone, cone))
+    assert float(m.opt.impratio) == impratio
+    assert (not int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD)) is multiccd
+    tab = physics.PHYSICS[name]
+    names = {"mjINT_EULER": "euler", "mjINT_IMPLICITFAST": "implicitfast", "mjCONE_PYRAMIDAL": "pyramidal",
+             "mjCONE_ELLIPTIC": "elliptic"}
+    assert (tab["integrator"].value, tab["cone"].value) == (names[integ], names[cone])
+    assert (tab["impratio"].value, tab["multiccd"].value) == (impratio, multiccd)
+    solmix = m.geom_solmix[np.asarray(MjLayout.from_scene(scene).object_geoms, bool)]
+    manosim = protocol == "hug-oracle" and name == "replay"
+    assert physics.choice_value(cfg, "contact_mixing") == ("hand" if manosim else "mujoco")
+    assert np.all(solmix == 0.0) if manosim else np.all(solmix > 0.0)
 
 
 def test_visual_geoms_as_written_collide_and_weigh(grab_dir, capsule_rhand):

@@ -71,7 +71,8 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
     (tmp_path / "a.json").write_text(json.dumps({"format_version": 1, "sequence": "a", "outcome": "dropped",
                                                  "ablation": {"outcome": "dropped", "lifted": False}}))
     s = read_study(tmp_path / "study.json")
-    assert s.format_version == FORMAT_VERSION == 4  # read as this version (formats 3 and 4 add fields only)
+    assert s.format_version == FORMAT_VERSION == 5  # read as this version (formats 3, 4 add fields; 5 reads the
+    # config's dropped physics fields as overrides, replay.results.legacy_physics)
     assert [r["outcome"] for r in s.rollouts] == ["not_lifted", "lifted"] and s.oracle_rollouts[0]["outcome"] == "not_lifted"
     assert s.refine_rollouts[0]["refine_outcome"] == "not_lifted"
     assert s.counts["not_lifted"] == 1 and "dropped" not in s.counts

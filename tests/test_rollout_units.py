@@ -21,7 +21,7 @@ def test_config_roundtrip_and_defaults(tmp_path):
     cfg = ReplayConfig()
     assert cfg.dt == pytest.approx(1 / 240)  # 30 fps x 8 substeps
     assert (cfg.effort_limit, cfg.lift_height, cfg.hold_s, cfg.contact_headroom) == (0.4, 0.18, 0.6, 6.0)
-    assert (cfg.solver, cfg.integrator, cfg.cone) == ("newton", "implicitfast", "elliptic")
+    assert cfg.solver == "newton" and cfg.physics == "replay" and cfg.physics_overrides == {}
     p = tmp_path / "c.json"
     cfg.effort_limit = 0.25
     cfg.save(p)
@@ -36,8 +36,10 @@ def test_config_roundtrip_and_defaults(tmp_path):
 def test_config_rejects_bad_values(tmp_path):
     with pytest.raises(DataError, match="config.effort_limit"):
         ReplayConfig(effort_limit=0.0).validate()
-    with pytest.raises(DataError, match="config.cone"):
-        ReplayConfig(cone="round").validate()
+    with pytest.raises(DataError, match="config.physics_overrides.cone"):
+        ReplayConfig(physics_overrides={"cone": "round"}).validate()
+    with pytest.raises(DataError, match="config.physics_overrides.impratio"):
+        ReplayConfig(physics_overrides={"impratio": 0.0}).validate()
     (tmp_path / "c.json").write_text(json.dumps({"effort": 1}))
     with pytest.raises(DataError, match="unknown keys"):
         ReplayConfig.load(tmp_path / "c.json")

@@ -104,7 +104,7 @@ def test_conditions_set_what_they_say():
     assert physics.choice_value(c, "wrist_gravity_compensation") is False
     assert physics.choice_value(cfg, "wrist_gravity_compensation") is True
     assert verdict_conditions.condition_config(cfg, "mesh_hand").hand == "mesh"
-    assert verdict_conditions.condition_config(cfg, "other_hand_shape").hand_variant == "myhand"
+    assert physics.choice_value(verdict_conditions.condition_config(cfg, "other_hand_shape"), "hand_shape") == "myhand"
     auth = resolve_hand_variant(physics.apply_physics(ReplayConfig(), "authored"), "grab")
     assert verdict_conditions.default_conditions(auth) == ["as_replayed", "wrist_compensated"]
     with pytest.raises(DataError, match="unknown condition"):
@@ -181,7 +181,7 @@ def test_small_sampled_study(mirror, tmp_path):
     run_study("grab", out, cfg, objects=["cubesmall", "stapler"], workers=0, data_dir=mirror, progress=False,
               samples=4, corruptions="all")
     st = json.loads(out.read_text())
-    assert st["format_version"] == 4 and st["sampling"]["samples"] == 4
+    assert st["format_version"] == 5 and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])

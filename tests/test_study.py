@@ -190,5 +190,5 @@ def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
     assert study["failed"] == {} and study["counts"]["rollouts"] == 1
     doc = _load_rollouts(out)["20231104_017"]
     assert "zerohand/mano_lhand/capsule_hand.xml" in doc["hand_mjcf"]
-    assert study["config"]["hand_variant"] == "zerohand"
+    assert study["config"]["physics_overrides"]["hand_shape"] == "zerohand" and "hand_variant" not in study["config"]
     assert doc["stable"] and doc["ablation"]["max_hand_object_contacts"] == 0

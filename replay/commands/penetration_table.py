@@ -62,6 +62,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.protocol.grasp_penetration import grasp_penetration, summarize
+    from replay.sim.physics import choice_value
     from replay.study.prepare import prepare_recording
 
     seqs = list_sequences(ds, data)
@@ -77,7 +78,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
             rows[s] = {"error": str(e).splitlines()[0][:160]}
         print(f"{name} {s}: {rows[s]}", flush=True)
     ok = [r for r in rows.values() if "error" not in r]
-    return {"dataset": ds, "data": data, "hand_variant": cfg.hand_variant, "summary": summarize(ok),
+    return {"dataset": ds, "data": data, "hand_variant": choice_value(cfg, "hand_shape"), "summary": summarize(ok),
             "recordings": rows}
 
 

@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     _input_options(p)
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
-                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench)")
+                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
+                        "physics choice hand_shape, a departure listed in every rollout's 'physics'")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
                         "only; 0 = run in this process (no crash isolation; debugging)")
@@ -168,8 +169,8 @@ def config_from_args(a) -> ReplayConfig:
         cfg.object_time_offset_s = a.object_time_offset
     if a.hand is not None:
         cfg.hand = a.hand
-    if a.hand_shape is not None:
-        cfg.hand_variant = a.hand_shape
+    if a.hand_shape is not None:  # a physics departure (choice hand_shape), listed in every rollout's 'physics'
+        cfg.physics_overrides = {**(cfg.physics_overrides or {}), "hand_shape": a.hand_shape}
     if a.device is not None:
         cfg.device = a.device
     if a.solver is not None:

@@ -71,7 +71,8 @@ MIN_FLEX_RAD = math.radians(5.0)
 def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
     """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's drive (finger
     ``effort_limit``: ``oracle_effort_limit``, None = :data:`ORACLE_NO_LIMIT_NM`), contact
-    (``hand_object_contact = "manosim"`` where ``oracle_contact`` is), step (``oracle_dt``:
+    (where ``oracle_contact`` is ``manosim``: the protocol's departure ``contact_mixing = "hand"`` in
+    ``physics_overrides``, listed in the rollout's ``physics`` record), step (``oracle_dt``:
     ``control_fps`` 50 Hz with the substeps making that dt; None keeps the lift protocol's) and
     no shake or release. Raises :class:`DataError` (validation) on bad fields."""
     kw = dict(effort_limit=ORACLE_NO_LIMIT_NM if cfg.oracle_effort_limit is None else float(cfg.oracle_effort_limit),
@@ -81,7 +82,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
             raise DataError(None, "config.oracle_contact", "'manosim' (contact as authored) edits the compiled model "
                             "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
                             "oracle_contact 'compiled' on this engine")
-        kw["hand_object_contact"] = "manosim"
+        kw["physics_overrides"] = {**(cfg.physics_overrides or {}), "contact_mixing": "hand"}
     if cfg.oracle_dt is not None:
         kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle_dt))))
     return dataclasses.replace(cfg, **kw).validate()

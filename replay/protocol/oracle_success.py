@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from replay.config import ReplayConfig
+from replay.sim import physics
 from replay.protocol.measures import Trace, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
 
@@ -73,7 +74,8 @@ def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, exten
     fig = {"success_test": cfg.oracle_success, "off_table": off, "hold_frames": int(hold.size),
            "support_contact_frames": int(touching), "end_rise_mm": end_rise * 1000.0,
            "lift_test_lifted": bool(metrics["lifted"]), "effort_limit": float(cfg.effort_limit),
-           "hand_object_contact": cfg.hand_object_contact, "dt": float(cfg.dt)}
+           "hand_object_contact": "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled",
+           "dt": float(cfg.dt)}
     out: dict = {"oracle": fig}
     if cfg.oracle_success == "off_table":
         out["lifted"] = off

@@ -58,8 +58,9 @@ class OracleFields:
         "engine's PD wrench with the MJCF's kp 300 N/m / 50 N·m/rad (wrist_gain_scale 1)")
     oracle_contact: str = _f(
         "manosim", "-", "manosim = contact as authored (solref 0.04 1, solimp 0.5 0.95 0.001 on every finger pair, "
-        "priority-1 palm solimp 0.005 0.9 0.025; manosim myhand.yaml default_geom/palm_contact): sets "
-        "hand_object_contact 'manosim'; compiled = our mixed pairs (hand_object_contact as configured)")
+        "priority-1 palm solimp 0.005 0.9 0.025; manosim myhand.yaml default_geom/palm_contact): the protocol's "
+        "physics departure contact_mixing 'hand' (replay.protocol.oracle_plan.oracle_config); compiled = our mixed "
+        "pairs (contact_mixing as the physics has it)")
     oracle_dt: float | None = _f(
         0.002, "s", "HUG: physics step 2 ms (control 50 Hz x 10 substeps); None = the lift protocol's "
         "control_fps x substeps (1/240 s)")

@@ -25,7 +25,7 @@ FORMAT_1_WORDS = {"dropped": "not_lifted"}
 
 #: the result files' layout versions this grasp-replay reads (:data:`replay.results.records.FORMAT_VERSION`
 #: is the last)
-READABLE_VERSIONS = (1, 2, 3, 4)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 
 def words(outcome: str | None) -> str | None:

@@ -26,7 +26,7 @@ from replay.results import sampled_fields as sf
 #: (:mod:`replay.results.outcomes`). 3 (issue #39): a rollout's ``physics`` (:mod:`replay.sim.physics`) and a
 #: recording's ``verdict_envelope``. 4 (issue #46): the sampled verdict (:mod:`replay.results.sampled_fields`)
 #: replaces the envelope. Older formats are still read.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
 QUAT_ORDER = "xyzw"

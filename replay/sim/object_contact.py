@@ -1,13 +1,13 @@
 """The object's side of the hand-object contact, and its density, written into the compiled model.
 
-``ReplayConfig.hand_object_contact``:
+The physics choice ``contact_mixing`` (:func:`replay.sim.physics.choice_value`; the readback's ``mode``):
 
-* ``"compiled"`` (default): nothing changes. MuJoCo mixes a pair of equal priority by
-  ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
+* ``"mujoco"`` (mode ``"compiled"``, both named physics): nothing changes. MuJoCo mixes a pair of
+  equal priority by ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
   solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
   its own); the palm (``priority="1"``) keeps its own values.
-* ``"manosim"``: the object's geoms get ``solmix`` 0, so in every equal-priority pair the
-  other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
+* ``"hand"`` (mode ``"manosim"``; the hug-oracle's ``oracle_contact manosim``): the object's geoms get
+  ``solmix`` 0, so in every equal-priority pair the other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
   mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
   (manosim's soft contact, which the HUG replays use: manosim README), and object-support
   pairs the support's, which is what they used before wherever the object and the support
@@ -59,7 +59,8 @@ def apply_object_contact(scene):
     """
     cfg = scene.config
     margin = _asset_margin(scene)
-    if cfg.hand_object_contact == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
+    mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
+    if mode == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
             and margin is None:
         return scene
     m = scene.solver.mj_model
@@ -68,7 +69,7 @@ def apply_object_contact(scene):
     if margin is not None:  # Newton zeroes geom margins whenever MULTICCD meets a mesh (newton #2106); the
         # collision parts' margin: a visual geom as written (replay.sim.object_visual) keeps MuJoCo's default 0
         m.geom_margin[[g for g in og if not m.geom(g).name.startswith(VISUAL_LABEL)]] = margin
-    if cfg.hand_object_contact == "manosim":
+    if mode == "manosim":
         m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body
     # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
@@ -78,7 +79,7 @@ def apply_object_contact(scene):
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
-    rb["object_contact"] = {"mode": cfg.hand_object_contact, "density_scale": float(cfg.object_density_scale),
+    rb["object_contact"] = {"mode": mode, "density_scale": float(cfg.object_density_scale),
                             "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
                             "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
                             "object_solmix": np.unique(m.geom_solmix[og]).tolist(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from replay.sim import physics
 from replay.sim.solver_view import SolverView
 
 
@@ -29,20 +30,23 @@ def check_options(view: SolverView, cfg) -> list[str]:
     impratio, iterations and gravity (m/s^2, world Z-up)."""
     errs = []
     opt = view.mj_model.opt
-    want = {"solver": _SOLVERS[cfg.solver], "integrator": _INTEGRATORS[cfg.integrator], "cone": _CONES[cfg.cone]}
+
+    val = {k: physics.choice_value(cfg, k) for k in ("integrator", "cone", "impratio", "multiccd")}
+    want = {"solver": _SOLVERS[cfg.solver], "integrator": _INTEGRATORS[val["integrator"]], "cone": _CONES[val["cone"]]}
     for k, v in want.items():
         if int(getattr(opt, k)) != int(v):
             errs.append(f"opt.{k} = {int(getattr(opt, k))}, set {int(v)}")
     if view.is_cpu:
-        if not _close(opt.impratio, cfg.impratio):
-            errs.append(f"opt.impratio = {opt.impratio}, set {cfg.impratio}")
+        if not _close(opt.impratio, val["impratio"]):
+            errs.append(f"opt.impratio = {opt.impratio}, set {val['impratio']}")
         if int(opt.iterations) != cfg.iterations:
             errs.append(f"opt.iterations = {opt.iterations}, set {cfg.iterations}")
         if not _close(opt.gravity, [0, 0, -9.81]):
             errs.append(f"opt.gravity = {list(opt.gravity)}")
     multi = not (int(opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD))
-    if multi != bool(cfg.multiccd):
-        errs.append(f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set {cfg.multiccd}")
+    if multi != bool(val["multiccd"]):
+        errs.append(f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set "
+                    f"{val['multiccd']}")
     if not _close(opt.tolerance, cfg.tolerance) or int(opt.ls_iterations) != cfg.ls_iterations:
         errs.append(f"opt.tolerance / ls_iterations = {opt.tolerance} / {opt.ls_iterations}, set {cfg.tolerance} / "
                     f"{cfg.ls_iterations}")

@@ -8,14 +8,17 @@ declared choice. :data:`PHYSICS` is the one table of them: per named physics (``
 ``replay``) every :class:`Choice` with its value, source and why; ``calibrated`` is ``replay`` with
 the choices fitted once by ``scripts/calibrate.py`` (:func:`table`, :func:`calibrated_centres`). ``ReplayConfig.physics``
 names one, ``ReplayConfig.physics_overrides`` ``{choice: value}`` departs from it (the verdict
-envelope, the bridge, a user's ``--physics-set``); :func:`apply_physics` writes the choices that
-are ``ReplayConfig`` fields (integrator, cone, impratio, contact, hand shape, finger damping),
-:func:`choice_value` is how the engines read the others (the wrist law, its gravity
-compensation, the object margin, the closure profile, the object's visual geoms), and
-:func:`physics_record` is the list ``[{name, value, source, why}]`` written into every rollout.
-:data:`SHARED` rows (the table itself is :mod:`replay.sim.physics_table`) are alike in both physics: the step and the finger effort limit, which the
-protocol's config sets (:data:`CONFIG_SET`: the record holds the value the rollout ran with; no
-override), and the contact values MuJoCo makes of the files and the support box per pair class
+envelope, the bridge, a user's ``--physics-set``, ``--hand-shape``, the hug-oracle's ``oracle_contact``).
+The table is the one home of these values: no config field holds one (results format 5 dropped
+``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact, hand_variant and
+finger_damping; older files read them as overrides,
+:func:`replay.results.legacy_physics.legacy_physics_overrides`).
+:func:`choice_value` is how every reader asks (the engines: integrator, cone, impratio, multi-CCD, the
+contact mixing, the hand shape, the finger damping, the wrist law, ...), :func:`apply_physics` names a
+physics and its overrides, and :func:`physics_record` is the list ``[{name, value, source, why}]``
+written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are
+alike in both physics: the step and the finger effort limit, which the protocol's config sets
+(:data:`CONFIG_SET`: the record holds the value the rollout ran with; no override), and the contact values MuJoCo makes of the files and the support box per pair class
 (finger-object, palm-object, object-support, hand-support), with the priorities and the support's
 own values (``tests/test_physics_table.py`` reads each back from compiled scenes).
 
@@ -30,8 +33,8 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.sim import calibration_file
 
-from replay.sim.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
-    AUTHORED, CONFIG_SET, FIELD_OF, NAMES, PHYSICS, REPLAY, SHARED, VALUES, Choice, _c,
+from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
+    AUTHORED, CHOICES, CONFIG_SET, NAMES, PHYSICS, REPLAY, SHARED, VALUES, Choice, _c,
 )
 
 
@@ -71,8 +74,8 @@ def calibrated_centres(cfg: ReplayConfig) -> dict:
 
 
 def _check_value(name: str, value) -> object:
-    if name not in FIELD_OF:
-        raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(FIELD_OF)}")
+    if name not in CHOICES:
+        raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(CHOICES)}")
     if name == "impratio":
         if not float(value) > 0:
             raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
@@ -106,9 +109,10 @@ def choice_value(cfg: ReplayConfig, name: str):
 
 def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | None = None) -> ReplayConfig:
     """``cfg`` under the named physics ``name`` (default ``cfg.physics``) with ``overrides``
-    ({choice: value}, merged over ``cfg.physics_overrides``): the choices that are config fields
-    written into them (integrator, cone, impratio, hand_variant; contact mixing into
-    ``hand_object_contact`` and ``oracle_contact``), the rest kept for :func:`choice_value`.
+    ({choice: value}, merged over ``cfg.physics_overrides``; read by :func:`choice_value`). Also sets
+    the two config fields a choice stands for: ``wrist_substep_interp`` (wrist_target_interpolation) and,
+    under ``authored`` or a contact_mixing override, the hug-oracle's ``oracle_contact`` (``mujoco``:
+    compiled, ``hand``: manosim).
 
     Raises:
         DataError: unknown physics, choice or value (names the field).
@@ -120,12 +124,9 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
     for k, v in over.items():
         _check_value(k, v)
     val = {k: over.get(k, c.value) for k, c in tab.items()}
-    kw = {f: val[k] for k, f in FIELD_OF.items() if f is not None and (f != "hand_variant" or val[k] is not None)}
-    mix = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
-    kw.update(hand_object_contact=mix, physics=name, physics_overrides=over,
-              wrist_substep_interp=val["wrist_target_interpolation"] == "per_step")
+    kw = dict(physics=name, physics_overrides=over, wrist_substep_interp=val["wrist_target_interpolation"] == "per_step")
     if name == "authored" or "contact_mixing" in over:
-        kw["oracle_contact"] = mix
+        kw["oracle_contact"] = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
     return dataclasses.replace(cfg, **kw).validate()
 
 
@@ -160,25 +161,20 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     if k in CONFIG_SET:  # the protocol's config sets it: the value it runs with
         return getattr(cfg, CONFIG_SET[k][0]), CONFIG_SET[k][1], c.source
     if k in over:
-        return _departure(cfg, c, _check_value(k, over[k]), "--physics-set (user)")
-    if k == "hand_shape":
-        if cfg.hand_variant is not None and cfg.hand_variant != c.value:
-            return _departure(cfg, c, cfg.hand_variant, "config.hand_variant (--hand-shape, or the dataset's default)")
-        return c.value if cfg.hand_variant is None else cfg.hand_variant, c.source, c.why
-    if k == "contact_mixing":
-        v = "mujoco" if cfg.hand_object_contact == "compiled" else "hand"
-        if v != c.value:
-            return _departure(cfg, c, v, f"config.hand_object_contact {cfg.hand_object_contact!r} (oracle_contact)",
-                              f"the hug-oracle protocol's contact as authored by manosim; departs from "
-                              f"{cfg.physics!r}: {c.value!r} ({c.source})")
-        return v, c.source, c.why
+        return _departure(cfg, c, _check_value(k, over[k]), _OVERRIDE_SOURCE.get(k, "--physics-set (user)"))
     if k == "wrist_target_interpolation":
         v = "per_step" if cfg.wrist_substep_interp else "held"
         return _departure(cfg, c, v, "config.wrist_substep_interp") if v != c.value else (v, c.source, c.why)
-    f = FIELD_OF[k]
-    if f is not None and getattr(cfg, f) != c.value:
-        return _departure(cfg, c, getattr(cfg, f), f"config.{f}")
     return c.value, c.source, c.why
+
+
+#: who else writes an override besides a user's ``--physics-set``
+_OVERRIDE_SOURCE = {
+    "hand_shape": "physics_overrides.hand_shape (--hand-shape, or the dataset's default: replay.config."
+                  "resolve_hand_variant)",
+    "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
+                      "replay.protocol.oracle_plan.oracle_config)",
+}
 
 
 def wrist_law_kwargs(cfg: ReplayConfig) -> dict:

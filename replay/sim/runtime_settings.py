@@ -21,9 +21,11 @@ import dataclasses
 import mujoco
 
 from replay.sim.engine.variants import Variant
+from replay.sim import physics
 from replay.sim.scene_cache import cacheable
 
-#: config field -> (mjOption field, the config's value as MuJoCo's): what Newton's SolverMuJoCo writes
+#: physics choice (cone, impratio: :func:`replay.sim.physics.choice_value`) or config field -> (mjOption field,
+#: the value as MuJoCo's): what Newton's SolverMuJoCo writes
 #: into ``mj_model.opt`` for it (newton 1.8.0 solver_mujoco.py ``_convert_to_mjc``)
 OPTION_FIELDS = {
     "cone": ("cone", lambda v: int({"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL,
@@ -36,10 +38,12 @@ OPTION_FIELDS = {
 
 
 def _plain_fields(cfg) -> dict:
-    """``cfg``'s fields with the physics overrides of :data:`OPTION_FIELDS` taken out (a setting carries
-    them twice: as the override and as the config field it writes)."""
+    """``cfg``'s fields with the physics overrides of :data:`OPTION_FIELDS` taken out and the choices
+    among them in effect (:func:`replay.sim.physics.choice_value`) as keys of their own."""
+
     d = cfg.to_dict()
     d["physics_overrides"] = {k: v for k, v in (d.get("physics_overrides") or {}).items() if k not in OPTION_FIELDS}
+    d.update({k: physics.choice_value(cfg, k) for k in OPTION_FIELDS if k in physics.CHOICES})
     return d
 
 
@@ -62,5 +66,5 @@ def setting_variant(base, cfg, variant: Variant | None = None) -> Variant | None
     opts = dict(v.options)
     for k in sorted(differ):
         name, conv = OPTION_FIELDS[k]
-        opts[name] = conv(getattr(cfg, k))
+        opts[name] = conv(b[k])
     return dataclasses.replace(v, options=tuple(opts.items()))

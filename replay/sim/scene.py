@@ -160,9 +160,11 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
     CUDA: mujoco-warp. ``nconmax`` is the contact capacity (per world).
     """
     kwargs = dict(
-        solver=config.solver, integrator=config.integrator, cone=config.cone, impratio=config.impratio,
+        solver=config.solver, integrator=physics.choice_value(config, "integrator"),
+        cone=physics.choice_value(config, "cone"), impratio=physics.choice_value(config, "impratio"),
         iterations=config.iterations, ls_iterations=config.ls_iterations, tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax, enable_multiccd=bool(config.multiccd), **extra,
+        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax,
+        enable_multiccd=bool(physics.choice_value(config, "multiccd")), **extra,
     )
     if nconmax is not None and config.device != "cpu":
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows

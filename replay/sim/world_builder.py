@@ -262,14 +262,12 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
     """Finger DOFs: effort limit per joint of ``config.effort_profile`` (N·m,
-    :func:`replay.kinematics.joint_levers.finger_effort_limits`) and the passive damping override
-    ``config.finger_damping`` (N·m·s/rad) if set; wrist DOFs: no drive (the wrist is driven by ``joint_f``)."""
+    :func:`replay.kinematics.joint_levers.finger_effort_limits`); passive damping as imported (the choice
+    finger_flutter_damping raises it later, replay.sim.scene); wrist DOFs: no drive (the wrist is driven by ``joint_f``)."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
     per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
         builder.joint_effort_limit[d] = float(per_joint[(d - f0) // BALL_DOFS])
-        if config.finger_damping is not None:
-            builder.joint_damping[d] = float(config.finger_damping)
     for d in range(qd0, f0):
         builder.joint_target_ke[d] = 0.0
         builder.joint_target_kd[d] = 0.0

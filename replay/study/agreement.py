@@ -66,8 +66,9 @@ class RolloutSet:
 def _label(path: Path, study: StudyRecord, protocol: str) -> str:
     cfg = study.config or {}
     hand = study.hand or {}
+    shape = hand.get("shape") or cfg.get("hand_variant") or (cfg.get("physics_overrides") or {}).get("hand_shape")
     bits = [study.dataset or "?", str(hand.get("model") or cfg.get("hand") or "?"),
-            str(hand.get("shape") or cfg.get("hand_variant") or "?"), str(cfg.get("solver_backend", "mujoco")),
+            str(shape or "?"), str(cfg.get("solver_backend", "mujoco")),
             f"effort {cfg.get('effort_limit')}"] + ([] if protocol == "lift" else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"
 

@@ -26,9 +26,11 @@ from scipy.spatial import ConvexHull
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.protocol.diagnosis import CLASSES
 from replay.protocol.sampling import run_samples
+from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 from replay.study.batch import run_batch
+from replay.study.bridge_rows import merge_config
 from replay.study.prepare import prepare_recording
 
 #: fields of a factor's ``variant`` and the Variant field each sets
@@ -87,11 +89,12 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: l
     out, mass = {}, None
     for i, f in enumerate(factors):
         try:
-            cfg = resolve_hand_variant(ReplayConfig.from_dict(dict(base, **json.loads(config_key(f)))), dataset).validate()
+            cfg = ReplayConfig.from_dict(merge_config(base, json.loads(config_key(f))))
+            cfg = resolve_hand_variant(cfg, dataset).validate()
         except Exception as e:  # a factor's bad config is its own row's error
             out[i] = {"error": f"{type(e).__name__}: {e}"}
             continue
-        hands.setdefault((cfg.hand, cfg.hand_variant, cfg.approach_window_s), []).append((i, cfg))
+        hands.setdefault((cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s), []).append((i, cfg))
     for members in hands.values():
         try:
             rec, coords, mjcf = prepare_recording(dataset, sequence, data_dir, manosim_dir, members[0][1])[:3]

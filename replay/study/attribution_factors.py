@@ -27,9 +27,9 @@ FACTORS = [
     dict(name="hand-object friction", value=1.5, source=SKIN, variant={"friction": 1.5}),
     dict(name="contact softness", value="manosim", source="manosim README: HUG's soft solref/solimp on both sides of "
          "the finger-object pair (object geoms given the finger values, read back)",
-         config={"hand_object_contact": "manosim"}),
+         config={"physics_overrides": {"contact_mixing": "hand"}}),
     dict(name="hand shape", value="myhand", source="manosim README: the HUG hand shape (zerohand fits GRAB's subjects "
-         "better: IK median 1.92 vs 3.99 mm)", config={"hand_variant": "myhand"}),
+         "better: IK median 1.92 vs 3.99 mm)", config={"physics_overrides": {"hand_shape": "myhand"}}),
     dict(name="hand geometry", value="mesh", source="manosim mesh hand (convex hull per bone) instead of capsules",
          config={"hand": "mesh"}),
     dict(name="wrist stiffness", value=3.0, source="wrist drive kp/kd x3 (MJCF 300 N/m -> 900 N/m)",

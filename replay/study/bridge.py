@@ -23,6 +23,7 @@ from pathlib import Path
 
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.fileio import atomic_write_text
+from replay.sim import physics
 from replay.sim.physics import apply_physics
 from replay.study.batch import run_batch
 from replay.study.bridge_rows import counted, merge_config
@@ -60,7 +61,7 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list
         k = _key(row)
         try:
             if k not in done:
-                hk = (cfg.hand, cfg.hand_variant, cfg.approach_window_s)
+                hk = (cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s)
                 if hk not in prepared:
                     prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)[:3]
                 rec, coords, mjcf = prepared[hk]

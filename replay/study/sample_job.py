@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.sim import physics
 from replay.study.corruptions import BY_NAME as CORRUPTIONS, OBJECT_SCALE, scaled_recording, variant_extra
 from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
@@ -75,7 +76,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
 
 def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> tuple:
     """``(recording, coords, mjcf)`` for condition config ``c``: the study's own where the hand is the same."""
-    if (c.hand, c.hand_variant) == (cfg.hand, cfg.hand_variant):
+    if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
     rec, coords, mjcf, _ = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, c,
                                              job.protocol, job.recorded_max_s)

@@ -13,6 +13,7 @@ from replay.config import ReplayConfig
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
+from replay.sim import physics
 from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
@@ -177,7 +178,8 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
-        hand={"model": config.hand, "shape": config.hand_variant, "manosim_dir": str(manosim_dir),
+        hand={"model": config.hand, "shape": physics.choice_value(config, "hand_shape"),
+              "manosim_dir": str(manosim_dir),
               "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
         config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
         sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,

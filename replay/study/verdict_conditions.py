@@ -61,7 +61,7 @@ BY_NAME = {c.name: c for c in CONDITIONS}
 
 def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
     """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it (the
-    hug-oracle's own contact included), plus ``hand`` (the collision proxy); ``cfg.hand_variant`` resolved."""
+    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved (replay.config.resolve_hand_variant)."""
     eff = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg
     return {**{r["name"]: r["value"] for r in physics.physics_record(eff)}, "hand": cfg.hand}
 

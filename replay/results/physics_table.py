@@ -1,6 +1,7 @@
 """The declared physics table: every :class:`Choice` of each named physics (``authored``, ``replay``)
-with its value, source and why, the values each choice may take, and which config field (if any) it
-sets. The rules that apply it to a config (:func:`replay.sim.physics.apply_physics`,
+with its value, source and why, and the values each choice may take: the one home of every physics value
+(no config field holds one). It sits with the base (imports nothing) so that
+:meth:`replay.config.ReplayConfig.from_dict` can read an older results file's physics fields against it. The rules that apply it to a config (:func:`replay.sim.physics.apply_physics`,
 :func:`replay.sim.physics.choice_value`, :func:`replay.sim.physics.physics_record`) live in
 :mod:`replay.sim.physics`, which re-exports every name here; the module doc there says what "as
 authored" means.
@@ -31,16 +32,16 @@ def _c(name, value, source, why) -> Choice:
     return Choice(name, value, source, why)
 
 
-#: choice name -> the config field it sets (None: read by the engines through :func:`choice_value`)
-FIELD_OF = {
-    "wrist_law": None, "wrist_gravity_compensation": None, "integrator": "integrator", "cone": "cone",
-    "impratio": "impratio", "contact_mixing": None, "object_margin": None, "finger_flutter_damping": None,
-    "closure_profile": None, "hand_shape": "hand_variant", "multiccd": "multiccd",
-    "wrist_target_interpolation": None, "object_visual_geoms": None, "support_geometry": None,
-    "object_free_joint": None, "wrist_target_offset_mm": None, "timestep": None, "finger_effort_limit": None,
-    "support_contact": None, "contact_priority": None, "contact_finger_object": None, "contact_palm_object": None,
-    "contact_object_support": None, "contact_hand_support": None,
-}
+#: every choice's name, in table order. The table is the one home of these values: no config field holds
+#: one (format 5 dropped ``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact,
+#: hand_variant, finger_damping); every reader asks :func:`replay.sim.physics.choice_value`
+CHOICES = (
+    "wrist_law", "wrist_gravity_compensation", "integrator", "cone", "impratio", "contact_mixing", "object_margin",
+    "finger_flutter_damping", "closure_profile", "hand_shape", "multiccd", "wrist_target_interpolation",
+    "object_visual_geoms", "support_geometry", "object_free_joint", "wrist_target_offset_mm", "timestep",
+    "finger_effort_limit", "support_contact", "contact_priority", "contact_finger_object", "contact_palm_object",
+    "contact_object_support", "contact_hand_support",
+)
 
 #: choices the protocol's config fields set, not the physics table (their value in effect: read from the config
 #: a rollout runs with, after :func:`replay.protocol.oracle_plan.oracle_config`; not an override)
@@ -145,7 +146,7 @@ REPLAY = (
        "values: oracle_contact manosim)"),
     _c("object_margin", "zero", "Newton 1.8.0 SolverMuJoCo (zeroes geom margins under MULTICCD with meshes, newton "
        "#2106)", "kept as Newton compiles it; a 0.5 mm margin acts before the surfaces meet"),
-    _c("multiccd", True, "our choice (replay.config multiccd)", "up to 4 contacts per convex pair: a hull on the "
+    _c("multiccd", True, "our choice (Newton SolverMuJoCo enable_multiccd=True)", "up to 4 contacts per convex pair: a hull on the "
        "table-top box gets 1 without it and rocks"),
     _c("finger_flutter_damping", "raised", "manosim-in-Newton report: discrete-time flutter bound",
        "finger damping raised to 1.25x the ball-drive flutter bound where short (replay.sim.silent_failures)"),

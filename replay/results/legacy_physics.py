@@ -1,0 +1,51 @@
+"""Results format <= 4 held physics values in ``ReplayConfig`` fields (integrator, cone, impratio, multiccd,
+hand_object_contact, hand_variant, finger_damping); format 5 keeps them in the physics table alone
+(:mod:`replay.results.physics_table`). :func:`legacy_physics_overrides` reads an older config dict as
+physics overrides, so the effective physics of an older file is the one it ran.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.errors import DataError
+from replay.results import physics_table
+
+#: results format <= 4: config field -> (physics choice, the field's value as the choice's). Format 5 dropped these
+#: fields (the physics table, replay.results.physics_table, is the one home of their values)
+LEGACY_PHYSICS_FIELDS = {
+    "integrator": ("integrator", lambda v: v), "cone": ("cone", lambda v: v), "impratio": ("impratio", float),
+    "multiccd": ("multiccd", bool), "hand_variant": ("hand_shape", lambda v: v),
+    "hand_object_contact": ("contact_mixing", lambda v: {"compiled": "mujoco", "manosim": "hand"}.get(v, v)),
+}
+
+
+def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> dict:
+    """``data`` (a config dict) with the physics fields of results format <= 4 turned into
+    ``physics_overrides`` entries: a value that departs from the named physics' table (``physics``,
+    default ``replay``) becomes an override (an override already there wins), one equal to the table's is
+    dropped; under ``calibrated`` (its table a results file the base cannot read) every value is kept
+    as an override. ``finger_damping`` None (as imported) is dropped.
+
+    Raises:
+        DataError: ``finger_damping`` a number (no physics choice holds a passive damping value; nothing
+        but the format-4 field set one), or a legacy value no choice takes (names the field)."""
+    if not (set(data) & (set(LEGACY_PHYSICS_FIELDS) | {"finger_damping"})):
+        return data
+    data = dict(data)
+    if data.pop("finger_damping", None) is not None:
+        raise DataError(source, "config.finger_damping", "a passive finger damping value (results format <= 4) "
+                        "is no physics choice; the choice finger_flutter_damping takes as_authored or raised")
+    name = data.get("physics", "replay")
+    table = {c.name: c.value for c in physics_table.PHYSICS.get(name, {}).values()} if name != "calibrated" else {}
+    over = dict(data.get("physics_overrides") or {})
+    for key, (choice, conv) in LEGACY_PHYSICS_FIELDS.items():
+        if key not in data:
+            continue
+        value = conv(data.pop(key))
+        if choice in physics_table.VALUES and value not in physics_table.VALUES[choice]:
+            raise DataError(source, f"config.{key}", f"{value!r} not in {physics_table.VALUES[choice]}")
+        if choice not in over and (choice not in table or value != table[choice]):
+            over[choice] = value
+    data["physics_overrides"] = over
+    return data
