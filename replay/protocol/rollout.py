@@ -103,8 +103,8 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
                        ablation: bool = False, protocol: str = "lift"):
     """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
     built scene (object at its pose at the approach start, hand at its first target); a scene built
-    before in this process from the same content and structural config is handed back reset
-    (:func:`replay.sim.scene_cache.cached_scene`).
+    before in this process for the same object and structural config is handed back reset, and placed
+    for this recording (:func:`replay.sim.scene_cache.cached_scene`).
 
     ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
     (:func:`replay.protocol.recorded_protocol.plan_recorded`).
@@ -139,7 +139,7 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     extent = support_extent(rec)
     spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
                      finger_quats(plan.coords), ablation=ablation, support_extent=extent)
-    scene = cached_scene(spec, cfg, build_engine_scene)  # built once per content and structural config (a worker's)
+    scene = cached_scene(spec, cfg, build_engine_scene)  # compiled once per object and structural config (a worker's)
     return plan, scene, extent
 
 

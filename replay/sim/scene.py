@@ -173,7 +173,8 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
 
 
 def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver.
+    """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver:
+    :func:`finish_scene` of :func:`compile_scene`.
 
     Args:
         spec: what the scene is built from (:class:`replay.sim.scene_spec.SceneSpec`); its
@@ -188,19 +189,39 @@ def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
         ReadbackError: read-back mismatch (a set value did not reach the solver).
         SceneError: the hand import is not as expected. DataError: bad asset.
     """
+    return finish_scene(compile_scene(spec, config), spec)
+
+
+def compile_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
+    """The probe stage of :func:`build_scene`: the finalized Newton model and the probe solver (the
+    compiled ``MjModel``), nothing measured or edited yet. What it costs (Newton's ``finalize``, the
+    conversion and MuJoCo's compile) is what :mod:`replay.sim.scene_cache` keeps per object.
+
+    Raises:
+        SceneError: the hand import is not as expected. DataError: bad asset.
+    """
     model, info = build_model(spec, config)
-    hand_coords0, grasp_coords, commanded_finger_quats = spec.hand_coords0, spec.grasp_coords, spec.commanded_finger_quats
-    # probe stage: the probe solver; nothing here edits the model yet
-    probe = probe_scene(spec, config, model, info, make_solver(model, config, None))
-    resting, at_grasp, inertia = _probe(probe, hand_coords0, grasp_coords)
+    return probe_scene(spec, config, model, info, make_solver(model, config, None))
+
+
+def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
+    """The rest of :func:`build_scene` on a probe-stage scene of ``spec``'s placement: the probe
+    (resting contacts, contacts and mass matrix at the grasp), the contact capacity, the flutter
+    damping, the final solver, the read-back and the object's contact settings.
+
+    Raises:
+        ReadbackError: read-back mismatch (a set value did not reach the solver).
+    """
+    config, model, hqd = probe.config, probe.model, probe.hand_qd_start
+    resting, at_grasp, inertia = _probe(probe, spec.hand_coords0, spec.grasp_coords)
     kd_resolved = model.joint_target_kd.numpy().copy()
     if config.contact_capacity is not None:
         capacity = int(config.contact_capacity)
     else:
         capacity = int(max(config.contact_capacity_min, math.ceil(config.contact_headroom * resting)))
-    damping, flutter, changed = _raise_flutter_damping(model, info["hand_qd_start"], inertia, kd_resolved,
-                                                       commanded_finger_quats, config)
-    fd = finger_dof_slice(info)
+    damping, flutter, changed = _raise_flutter_damping(model, hqd, inertia, kd_resolved, spec.commanded_finger_quats,
+                                                       config)
+    fd = slice(probe.finger_qd_start, hqd + MANOSIM_HAND.dofs)
     scene = dataclasses.replace(
         probe, solver=_final_solver(probe.solver, model, config, capacity, changed),
         contact_capacity=capacity, resting_contacts=int(resting), probe_contacts=[int(resting), int(at_grasp)],

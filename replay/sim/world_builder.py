@@ -16,12 +16,12 @@ from pathlib import Path
 
 import newton
 import numpy as np
-import trimesh
 import warp as wp
 
 from importer_patches.api import add_mjcf
 from importer_patches.errors import FreeJointActuatorWarning
 from replay.config import GRAVITY, ReplayConfig
+from replay.data.mesh_io import shared_mesh
 from replay.data.types import ObjectAsset
 from replay.errors import DataError, SceneError
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
@@ -34,19 +34,15 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
     """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
 
     Raises:
-        DataError: a part is missing, unreadable or empty (names the file).
+        DataError: a part is missing, over the mesh size limit, unreadable or empty (names the file).
     """
-
     if not asset.collision_meshes:
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
     parts = []
-    for p in asset.collision_meshes:
-        try:
-            m = trimesh.load(p, force="mesh")
-        except Exception as e:  # trimesh raises many types
-            raise DataError(p, None, f"cannot read collision mesh: {e}") from e
-        v = np.asarray(m.vertices, dtype=np.float64)
-        f = np.asarray(m.faces, dtype=np.int32)
+    for p in asset.collision_meshes:  # the process's one parse of each file (its size checked before it is read)
+        m = shared_mesh(p, "collision_meshes", asset.source)
+        v = np.array(m.vertices, dtype=np.float64)  # the caller's own copies: the shared mesh stays as read
+        f = np.array(m.faces, dtype=np.int32)
         if v.shape[0] < 4 or not np.all(np.isfinite(v)):
             raise DataError(p, "vertices", "collision part has fewer than 4 finite vertices")
         parts.append((v, f))
@@ -346,6 +342,24 @@ def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: 
     builder.body_inv_mass[body] = 1.0 / mass
     builder.body_inertia[body] = builder.body_inertia[body] * scale
     builder.body_inv_inertia[body] = builder.body_inv_inertia[body] * (1.0 / scale)
+
+
+def support_shape_values(support_height: float, support_extent, config: ReplayConfig) -> tuple:
+    """The support shape as a finalized model holds it: ``(shape_transform (7,) xyzw, shape_scale (3,),
+    shape_collision_radius, shape_collision_aabb_lower (3,), shape_collision_aabb_upper (3,))``, float32, m,
+    for a kept scene moved to another recording's support (:mod:`replay.sim.scene_placement`).
+
+    :func:`_add_support` in a builder of its own gives the first three as Newton computes them; the local
+    box ``finalize`` derives from the scale (newton 1.8.0 ``ModelBuilder._finalize_impl``: a box's
+    half-extents, a plane's unit cube) is written here, without the ~7 ms of a finalize
+    (``tests/test_scene_placement.py`` compares every array with a fresh build's).
+    """
+    builder = _new_builder(float(config.contact_gap))
+    _add_support(builder, support_height, support_extent, config)
+    f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731 (the model's dtype)
+    scale = f32(builder.shape_scale[0])
+    half = scale if builder.shape_type[0] == newton.GeoType.BOX else f32([1.0, 1.0, 1.0])
+    return (f32(builder.shape_transform[0]), scale, f32(builder.shape_collision_radius[0]), -half, half.copy())
 
 
 def _add_support(builder: newton.ModelBuilder, support_height: float, support_extent, config: ReplayConfig) -> None:

@@ -1,0 +1,135 @@
+"""A built scene of one object moved to another recording's placement, without a rebuild.
+
+Two recordings of the same object, hand and structural config compile to the same model but for
+their *placement*: where the object starts, where the hand starts, and the support's height and
+table-top extent (measured on GRAB's mug_lift and mug_pass_1, every array of the two compiled
+``MjModel``\\ s compared). What differs, and what :func:`place_scene` writes:
+
+* Newton (:class:`newton.Model`): ``joint_q`` (the hand's first coords, the object's free joint),
+  the object's ``body_q`` (Newton's MuJoCo converter reads a free body's initial pose from it), the
+  support shape's ``shape_transform``, ``shape_scale``, ``shape_collision_radius`` and local
+  ``shape_collision_aabb_lower/upper``, and the shape BVH (``Model.bvh_refit_shapes``);
+* MuJoCo (the compiled ``MjModel`` the direct engine steps): the object body's ``body_pos`` /
+  ``body_quat``, its free joint's ``qpos0`` / ``qpos_spring`` (Newton writes them after the compile
+  from ``body_q`` as stored, float32, not normalised: newton 1.8.0 ``kernels.sync_qpos0_kernel``), the
+  support geom's ``geom_pos``, ``geom_quat``,
+  ``geom_size``, ``geom_aabb``, ``geom_rbound``, and the world body's midphase box (``bvh_aabb``);
+  then ``mj_setConst`` recomputes what MuJoCo derives from ``qpos0`` (``body_invweight0``,
+  ``dof_M0``, ``dof_invweight0``, ``dof_length``, the solver's ``stat.meaninertia``). MuJoCo's
+  documentation ("mjModel changes") allows every one of these real-valued fields to change on a
+  compiled model; sizes of geoms are safe here because the support is a primitive whose bounding
+  fields (``geom_aabb``, ``geom_rbound``, ``bvh_aabb``) are written with it.
+
+The MuJoCo values are MuJoCo's own: a two-element ``MjSpec`` (the free object body and the support
+geom, given exactly the float32 values Newton's converter passes for them, newton 1.8.0
+``solver_mujoco.py``: a free body's pose from ``body_q``, a geom's from ``shape_transform``, its size
+from the shape's scale) is compiled, ~1 ms, and its fields copied, so the kept model holds what a
+fresh build compiles (``tests/test_scene_placement.py``: every ``MjModel`` array and every Newton
+array bit for bit, and the trajectories). Left as the first build had them: ``stat.extent`` and
+``stat.center`` (the viewer's camera defaults; no engine reads them) and Newton's support voxel grid
+(its own SDF collision, which MuJoCo's collision does not use).
+
+Frames and units: world Z up, m; Newton quaternions xyzw, MuJoCo's wxyz.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import newton
+import numpy as np
+
+from replay.errors import SceneError
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.engine.layout import MjLayout
+from replay.sim.world_builder import support_shape_values
+
+
+def _xyzw_to_wxyz(q) -> np.ndarray:
+    q = np.asarray(q, np.float64)
+    return np.array([q[3], q[0], q[1], q[2]])
+
+
+def _support_shape(model: newton.Model) -> int:
+    """The Newton index of the one static shape (the support), or SceneError."""
+    static = np.flatnonzero(model.shape_body.numpy() == -1)
+    if len(static) != 1:
+        raise SceneError(f"expected one static shape (the support), found {len(static)}")
+    return int(static[0])
+
+
+def _place_newton(scene, spec, shape: int) -> None:
+    """The placement of ``spec`` in ``scene.model`` (module doc): float32, as the builder writes it."""
+    model = scene.model
+    q = model.joint_q.numpy()
+    q[scene.hand_q_start : scene.hand_q_start + MANOSIM_HAND.coords] = spec.hand_coords0
+    pose = np.concatenate([spec.object_pos, spec.object_quat]).astype(np.float32)
+    q[scene.object_q_start : scene.object_q_start + 7] = pose
+    model.joint_q.assign(q)
+    body_q = model.body_q.numpy()
+    body_q[scene.object_body] = pose
+    model.body_q.assign(body_q)
+    xform, scale, radius, lower, upper = support_shape_values(spec.support_height, spec.support_extent,
+                                                              scene.config)
+    for name, value in (("shape_transform", xform), ("shape_scale", scale), ("shape_collision_radius", radius),
+                        ("shape_collision_aabb_lower", lower), ("shape_collision_aabb_upper", upper)):
+        arr = getattr(model, name)
+        a = arr.numpy()
+        a[shape] = value
+        arr.assign(a)
+    if getattr(model, "bvh_shapes", None) is not None:
+        model.bvh_refit_shapes(model.state())
+
+
+def _converter_size(scale: np.ndarray) -> np.ndarray:
+    """The geom size Newton's converter writes for a shape of ``scale`` (newton 1.8.0: zeros take the first
+    nonzero entry; all zero, a plane, is 5 m)."""
+    size = np.asarray(scale, np.float64).copy()
+    if np.any(size > 0.0):
+        size[size == 0.0] = size[size > 0.0][0]
+        return size
+    return np.array([5.0, 5.0, 5.0])
+
+
+def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, shape: int, support_geom: int):
+    """MuJoCo's own compile of the placed object body and support geom (module doc): the compiled ``MjModel``."""
+    spec = mujoco.MjSpec()
+    bq = model.body_q.numpy()[obj_body]
+    body = spec.worldbody.add_body(pos=np.asarray(bq[:3], np.float64), quat=_xyzw_to_wxyz(bq[3:7]), mass=1.0,
+                                   inertia=[1.0, 1.0, 1.0], explicitinertial=True)
+    body.add_freejoint()
+    tf = model.shape_transform.numpy()[shape]
+    spec.worldbody.add_geom(type=mujoco.mjtGeom(int(m.geom_type[support_geom])), pos=np.asarray(tf[:3], np.float64),
+                            quat=_xyzw_to_wxyz(tf[3:7]), size=_converter_size(model.shape_scale.numpy()[shape]))
+    return spec.compile()
+
+
+def place_scene(scene, spec):
+    """``scene`` (a probe-stage :class:`replay.sim.scene.Scene` of the direct MuJoCo C engine) moved to the
+    placement of ``spec`` (:class:`replay.sim.scene_spec.SceneSpec`): its Newton model and compiled model
+    edited in place (module doc), ``support_height`` and ``build_inputs`` the spec's.
+
+    Raises:
+        SceneError: the scene is not one object body and one static support, as the builder makes it.
+    """
+    model, m = scene.model, scene.solver.mj_model
+    shape = _support_shape(model)
+    world = np.flatnonzero(m.geom_bodyid == 0)
+    if len(world) != 1 or m.body_bvhnum[0] != 1:
+        raise SceneError(f"expected one geom on MuJoCo's world body (the support), found {len(world)}")
+    _place_newton(scene, spec, shape)
+    lay = MjLayout.from_scene(scene)
+    b, g, adr = lay.object_body, int(world[0]), int(m.jnt_qposadr[m.body_jntadr[lay.object_body]])
+    tiny = _compiled_placement(model, m, scene.object_body, shape, g)
+    m.body_pos[b], m.body_quat[b] = tiny.body_pos[1], tiny.body_quat[1]
+    bq = np.asarray(model.body_q.numpy()[scene.object_body], np.float64)  # as newton 1.8.0's sync_qpos0_kernel
+    m.qpos0[adr : adr + 7] = m.qpos_spring[adr : adr + 7] = np.concatenate([bq[:3], _xyzw_to_wxyz(bq[3:7])])
+    for name in ("geom_pos", "geom_quat", "geom_size", "geom_aabb", "geom_rbound"):
+        getattr(m, name)[g] = getattr(tiny, name)[0]
+    m.bvh_aabb[m.body_bvhadr[0]] = tiny.bvh_aabb[tiny.body_bvhadr[0]]
+    canonical = getattr(scene.solver, "_canonical_bvh_aabb", None)  # newton 1.8.0 re-expresses midphase boxes
+    if canonical is not None:  # from this copy when a body's inertial frame is notified as changed
+        canonical[m.body_bvhadr[0]] = m.bvh_aabb[m.body_bvhadr[0]]
+    mujoco.mj_setConst(m, scene.solver.mj_data)
+    return dataclasses.replace(scene, support_height=spec.support_height, build_inputs=spec.world_inputs(scene.config))
