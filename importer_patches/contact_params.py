@@ -21,7 +21,7 @@ reads those from ``m.pair_*`` first. Tested against the solver's own contact row
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,11 +55,11 @@ class PairParams:
     winner: int = -1
 
     def as_dict(self) -> dict:
-        """JSON-ready copy (lists of floats)."""
-        d = asdict(self)
-        for k in ("friction", "solref", "solimp"):
-            d[k] = [float(x) for x in d[k]]
-        return d
+        """JSON-ready copy (lists of floats), fields in declaration order (as ``dataclasses.asdict``, without
+        its recursive deep copy: a scene's read-back makes one per hand-object geom pair)."""
+        return {"condim": self.condim, "friction": [float(x) for x in self.friction],
+                "solref": [float(x) for x in self.solref], "solimp": [float(x) for x in self.solimp],
+                "margin": self.margin, "gap": self.gap, "rule": self.rule, "winner": self.winner}
 
 
 def _explicit_pair(m, g1: int, g2: int) -> PairParams | None:

@@ -166,3 +166,19 @@ def test_palm_priority_discards_the_object_condim_flagged(grab_dir, capsule_rhan
                for f in table["flags"]), table["flags"]
     fingers = [r for r in table["pairs"] if r["hand"] != "palm"]
     assert fingers and all(r["condim"] == 4 and r["rule"] == "mixed" for r in fingers)
+
+
+def test_as_dict_is_every_field_in_order_as_plain_floats():
+    """``PairParams.as_dict`` (written out by hand for speed) holds every field, in declaration order, the
+    tuples as lists of Python floats: what ``dataclasses.asdict`` gave."""
+    import dataclasses
+
+    m = mujoco.MjModel.from_xml_string(_XML)
+    p = pair_params(m, 0, 1)
+    d = p.as_dict()
+    assert list(d) == [f.name for f in dataclasses.fields(p)]
+    expect = dataclasses.asdict(p)
+    for k in ("friction", "solref", "solimp"):
+        expect[k] = [float(x) for x in expect[k]]
+        assert all(type(x) is float for x in d[k])
+    assert d == expect

@@ -124,11 +124,12 @@ class SafeUnpickler(pickle.Unpickler):
             raise _Refused(module, name)
         return factory(self)
 
-    def _spend(self, n: int, what: str) -> None:
-        """Take ``n`` bytes from the budget before building ``what``, or refuse."""
+    def _spend(self, n: int, what: str, *args) -> None:
+        """Take ``n`` bytes from the budget before building ``what.format(*args)``, or refuse (the
+        description is formatted only then: a recording's pickle holds thousands of small arrays)."""
         if n > self.budget:
-            raise _Oversize(f"{what} declares {n:,} bytes ({n / 1e9:.3g} GB), more than the {self.stream_bytes:,}-byte "
-                            "pickle can hold: refused before building it")
+            raise _Oversize(f"{what.format(*args)} declares {n:,} bytes ({n / 1e9:.3g} GB), more than the "
+                            f"{self.stream_bytes:,}-byte pickle can hold: refused before building it")
         self.budget -= n
 
     def reconstruct(self, subtype, shape, dtype):
@@ -139,20 +140,20 @@ class SafeUnpickler(pickle.Unpickler):
         dims = (shape,) if isinstance(shape, int) else tuple(shape)
         if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
             raise _Oversize(f"numpy array with shape {dims!r}: not non-negative integers")
-        self._spend(math.prod(dims) * dt.itemsize, f"a numpy array of shape {dims} {dt}")
+        self._spend(math.prod(dims) * dt.itemsize, "a numpy array of shape {} {}", dims, dt)
         return _core().multiarray._reconstruct(np.ndarray, dims, dt)
 
     def dtype(self, *args, **kwargs) -> np.dtype:
         """``numpy.dtype(...)`` whose item size is bounded (a void dtype can declare gigabytes)."""
         dt = np.dtype(*args, **kwargs)
         if dt.itemsize > self.budget:
-            self._spend(dt.itemsize, f"numpy dtype {dt}")
+            self._spend(dt.itemsize, "numpy dtype {}", dt)
         return dt
 
     def scalar(self, dtype, *args):
         """``numpy.core.multiarray.scalar(dtype, data)`` with the dtype's item size bounded."""
         dt = self.dtype(dtype)
-        self._spend(dt.itemsize, f"a numpy scalar of {dt}")
+        self._spend(dt.itemsize, "a numpy scalar of {}", dt)
         return _core().multiarray.scalar(dt, *args)
 
     def frombuffer(self, buffer, dtype, shape, order):
@@ -167,15 +168,15 @@ class SafeUnpickler(pickle.Unpickler):
     def bytearray(self, *args):
         """``bytearray(...)``; an integer argument (a zero-filled buffer of that size) is bounded."""
         if args and isinstance(args[0], int):
-            self._spend(args[0], f"bytearray({args[0]})")
+            self._spend(args[0], "bytearray({})", args[0])
         elif args and isinstance(args[0], range):
-            self._spend(len(args[0]), f"bytearray({args[0]})")
+            self._spend(len(args[0]), "bytearray({})", args[0])
         return builtins.bytearray(*args)
 
     def range(self, *args) -> range:
         """``range(...)``, its length bounded as if listed (a later ``np.asarray`` would build it)."""
         r = builtins.range(*args)
-        self._spend(len(r) * 8, f"range of {len(r):,} numbers")
+        self._spend(len(r) * 8, "range of {:,} numbers", len(r))
         return r
 
 
