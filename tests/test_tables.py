@@ -120,5 +120,9 @@ def test_scale_table_states_the_goals_ratios():
     assert "| 1,500 |" in md and "0.100" in md and "48 tiles" in md
     assert f"{0.10 / 0.40:.2f}x (goal at most 1.2x)" in md and f"{2.2 / 2.0:.2f}x (goal flat)" in md
     assert "driver peak 480 MB" in md and "stepping: 31 %" in md
+    assert "another recording of each object" not in md  # an older file: the first share alone
+    placed = dict(doc, stepping_fraction_placed=0.55, stepping_placed_s=0.64, profiled_placed_s=1.18,
+                  profiled_placed=["mugv001_lift"])
+    assert "(its scene kept and placed): 55 % (0.64 of 1.18 s over mugv001_lift)" in table("scale", placed)
     with pytest.raises(ValueError, match="not a scale benchmark result"):
         table("scale", {"rows": []})
