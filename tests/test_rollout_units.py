@@ -146,3 +146,28 @@ def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
     assert np.allclose(v[[0, -1]], 0.0, atol=1e-2)  # ramped in and out: no velocity step
     assert np.max(np.abs(xy[:, 0])) == pytest.approx(A, rel=1e-3)
     assert np.max(np.abs(xy[:, 1])) <= 0.5 * A + 1e-9
+
+
+def test_object_motion_equals_its_per_frame_definition():
+    """``measures._object_motion``'s largest vertex displacement (all frames' rotations at once, in chunks)
+    and ``pushed`` (the largest up to lift start) equal the per-frame definition: each frame's vertices
+    placed by ``object_vertices_world``, their largest distance from the settled pose, the running max
+    (a random tumbling trace of 300 frames, past two chunks; lift start inside, before and absent)."""
+    from replay.protocol import measures
+
+    rng = np.random.default_rng(4)
+    F, B = 300, 17
+    pos = np.cumsum(rng.normal(0, 1e-3, (F, B, 3)), axis=0).astype(np.float32)
+    quat = Rotation.from_rotvec(np.cumsum(rng.normal(0, 0.02, (F, 3)), axis=0)).as_quat().astype(np.float32)
+    tr = measures.Trace(body_pos=pos, body_quat=np.repeat(quat[:, None], B, axis=1), ccount=np.zeros(F, np.int32),
+                        wrist_err=np.zeros(F), normal_force=np.zeros(F), friction_force=np.zeros(F), done=F - 10)
+    verts = rng.uniform(-0.05, 0.05, (40, 3))
+    settle_end, end = 20, F - 5
+    row = lambda k: np.concatenate([pos[k, -1], quat[k]]).astype(float)  # noqa: E731
+    ref = measures.object_vertices_world(row(settle_end), verts)
+    per_frame = [np.linalg.norm(measures.object_vertices_world(row(k), verts) - ref, axis=1).max()
+                 for k in range(settle_end, min(tr.done, end))]
+    for ls, upto in ((150, 150 - settle_end + 1), (5, 0), (None, len(per_frame))):
+        got, pushed = measures._object_motion(tr, verts, settle_end, ls, end)
+        assert got["max_object_disp_mm"] == pytest.approx(max(per_frame) * 1000.0, rel=1e-12)
+        assert pushed == pytest.approx(max(per_frame[:upto], default=0.0), rel=1e-12, abs=1e-15)
