@@ -134,6 +134,24 @@ def test_study_hashes_what_it_read_and_resume_reruns_changed_inputs(local_grab, 
     assert again["object_mass"] == pytest.approx(first["object_mass"] * 1.04 ** 3, rel=0.005)
 
 
+def test_a_study_without_data_records_the_default_folder_as_with_it(local_grab, tmp_path, monkeypatch):
+    """Left to its default (``./data``), the data folder is read as ``--data data`` reads it: each input
+    keyed by its staged path, its manifest entry found (``match``), pinned by the pin list (newcomer
+    check: a first-hour study recorded every staged input as ``not staged``, none pinned)."""
+    from replay.config import ReplayConfig
+    from replay.study.runner import run_study
+
+    fetch("grab", tmp_path / "data", local=local_grab, progress=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REPLAY_DATA", raising=False)
+    st = run_study("grab", tmp_path / "study" / "study.json", ReplayConfig(**SHORT), sequences=["cubesmall_lift"],
+                   workers=0, ablation=False, progress=False)
+    assert not st["failed"], st["failed"]
+    key = "grab/recordings/cubesmall_lift.pkl"
+    assert st["inputs"][key] == {"sha256": _sha(tmp_path / "data" / key), "from": "hashed", "pinned": True,
+                                 "manifest": "match"}
+
+
 def test_the_hand_comes_from_data_too(mirror, tmp_path):
     """``--data`` names where the manosim hand is looked up as well (validate_pose_mapping,
     render_scene), not only the recordings: a staged copy wins over the mirror."""

@@ -44,6 +44,17 @@ def default_data_dir() -> Path:
     return Path(os.environ.get(DATA_ENV, "data")).expanduser()
 
 
+def staged_data_dir(data_dir: str | Path | None = None) -> str | Path | None:
+    """The staged data folder a study reads: ``data_dir`` as given, else :func:`default_data_dir` made
+    absolute where it exists, else None (the mirror alone). A study run without ``--data`` then records
+    its inputs (the manifest's entry, the pin key: :mod:`replay.study.inputs`) as one run with ``--data
+    data`` does, and ``--resume`` finds them, whichever way it was typed."""
+    if data_dir is not None:
+        return data_dir
+    d = default_data_dir()
+    return d.resolve() if d.is_dir() else None
+
+
 def _has_files(folder: Path) -> bool:
     """True if ``folder`` holds at least one file (an interrupted fetch can leave
     empty folders behind, which must not hide the mirror or pass as a dataset)."""

@@ -31,7 +31,7 @@ from pathlib import Path
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
-from replay.data.locate import dataset_dir
+from replay.data.locate import dataset_dir, staged_data_dir
 from replay.errors import DataError, OutputError, UsageError, did_you_mean
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study.inputs import inputs_changed, pin_mismatch_lines
@@ -149,6 +149,7 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run; a bad pair.
     """
     protocols = _check_protocols(protocols, ablation_only)
+    data_dir = staged_data_dir(data_dir)  # inputs recorded alike with --data data or without (newcomer check)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
     config = _check_config(config, dataset, verbose)
