@@ -218,3 +218,32 @@ def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
         "contact ablation clean 5/5",
         "verdict hug-oracle@authored: 1 recording with no intent named: lifted 1; contact ablation clean 0/1"]
     assert verdict_count_lines({"counts": study["counts"]}) == []  # no --verdicts: no line
+
+
+def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp_path):
+    """GRAB's offhand take (the other hand carries the object: refused as bad input) in a study of the three
+    pairs is refused under each, listed under each key, and counted once: one refused recording, one
+    ``other_hand`` cause; ``--ablation-only`` of the other recording keeps all three refusals (newcomer check:
+    ``make study`` said 6 refused, and 2 after ``--ablation-only``)."""
+    import shutil
+
+    from replay.study.console import summary_table
+
+    data = tmp_path / "data" / "grab"
+    (data / "recordings").mkdir(parents=True)
+    shutil.copyfile(mirror / "grab" / "recordings" / "cubesmall_lift.pkl", data / "recordings" / "cubesmall_lift.pkl")
+    shutil.copyfile(mirror / "grab_intents" / "recordings" / "cubesmall_offhand_1.pkl",
+                    data / "recordings" / "cubesmall_offhand_1.pkl")
+    for name in ("cubesmall", "table"):
+        shutil.copytree(mirror / "grab" / "objects" / name, data / "objects" / name)
+    shutil.copyfile(mirror / "grab" / "objects" / "common.xml", data / "objects" / "common.xml")
+    cfg, out = ReplayConfig(**SHORT), tmp_path / "s" / "study.json"
+    st = run_study("grab", out, cfg, workers=0, progress=False, data_dir=tmp_path / "data", verdicts=PAIRS)
+    keys = ["cubesmall_offhand_1", "cubesmall_offhand_1 [hug-oracle@authored]", "cubesmall_offhand_1 [hug-oracle@replay]"]
+    for study in (st, run_study("grab", out, cfg, objects=["cubesmall_lift"], workers=0, progress=False,
+                                data_dir=tmp_path / "data", ablation_only=True)):
+        c = study["counts"]
+        assert sorted(study["failed"]) == keys and sorted(c["refused_keys"]) == keys
+        assert c["refused"] == 1 and c["failed_inputs"] == 1 and c["causes"]["refused"] == {"other_hand": 1}
+        text = summary_table(study)
+        assert "refused: 1 (bad input" in text and "failed:" not in text

@@ -67,6 +67,25 @@ def result_key(sequence: str, protocol: str = "lift") -> str:
     return sequence if protocol == "lift" else f"{sequence} [{protocol}]"
 
 
+def key_sequence(key: str, sequences) -> str:
+    """The sequence of a result key (:func:`result_key`'s inverse) among ``sequences``: the key itself, or
+    the longest of them it starts with followed by `` [<protocol>]``; the key where none fits."""
+    if key in sequences:
+        return key
+    fits = [s for s in sequences if key.startswith(f"{s} [") and key.endswith("]")]
+    return max(fits, key=len) if fits else key
+
+
+def failed_recordings(failed: dict, sequences) -> dict:
+    """``failed`` (result key -> one line) per recording: each recording's first failure, in ``failed``'s
+    order. A recording refused as bad input is refused under every protocol and (protocol, physics) pair
+    it runs; counted once (newcomer check: ``make study``'s three verdicts counted 2 refusals as 6)."""
+    out: dict[str, str] = {}
+    for k, line in failed.items():
+        out.setdefault(key_sequence(k, sequences), line)
+    return out
+
+
 @dataclass
 class Job:
     """One recording of a study under one protocol: what a worker needs (picklable, paths as str)."""

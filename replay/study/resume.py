@@ -118,8 +118,8 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
     results: dict[str, dict] = {}
     todo = []
     prior_failed = prior_failures(st.prior, st.chash, st.records)
-    carried = {st.job(s, "lift").key: prior_failed[st.job(s, "lift").key] for s in st.all_seqs
-               if s not in st.subset and st.job(s, "lift").key in prior_failed}
+    rerun = {st.job(s, "lift").key for s in st.subset}  # every other failure is kept: the verdict pairs' too
+    carried = {k: v for k, v in prior_failed.items() if k not in rerun}
     seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()
             or st.job(s, "lift").key in carried]
     for s in seqs:

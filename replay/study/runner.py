@@ -42,7 +42,7 @@ from replay.study.sampling_setup import check_sampling, job_sampling, sampling_r
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash, job_config, result_key
+from replay.study.job import Job, run_job_safe, config_hash, job_config, key_sequence, result_key
 from replay.protocol.oracle_plan import ORACLE
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
@@ -324,7 +324,7 @@ class _StudyRun:
         else:
             rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
-        rec.counts["refused"] = len(self.refused & set(self.failed))
+        rec.counts["refused"] = len({key_sequence(k, self.seqs) for k in self.refused & set(self.failed)})  # recordings
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
         return write_study(st.out, rec)
 

@@ -18,7 +18,7 @@ from replay.results.records import RolloutRecord, StudyRecord, study_row
 from replay.study.batch import package_versions
 from replay.study.counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
 from replay.study.p_lift import p_lift_counts
-from replay.study.job import result_key, result_stem
+from replay.study.job import failed_recordings, result_key, result_stem
 from replay.study.refine_job import REFINE, refine_part
 
 
@@ -166,7 +166,8 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     """The study record of the rollouts done so far: rows and counts in ``seqs`` order (lift
     results keyed by sequence, recorded ones by :func:`replay.study.job.result_key`), failures,
     config, versions and the inputs every rollout read; ``wall_s`` in s; paths relative to
-    ``out_dir``."""
+    ``out_dir``; the counts' failures are per recording (:func:`replay.study.job.failed_recordings`), ``failed``
+    keeps every key."""
     ordered = [results[s] for s in seqs if s in results]
     tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
     rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
@@ -174,7 +175,8 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
             for r in ordered]
     _carry_p_lift(rows, ordered)
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
-    counts = study_counts(protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle}, failed, wall_s)
+    counts = study_counts(protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle},
+                          failed_recordings(failed, seqs), wall_s)
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
