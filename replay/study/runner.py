@@ -149,7 +149,6 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
             ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run; a bad pair.
     """
     protocols = _check_protocols(protocols, ablation_only)
-    data_dir = staged_data_dir(data_dir)  # inputs recorded alike with --data data or without (newcomer check)
     if refine is not None:
         refine, protocols = refine_settings(refine), protocols + [REFINE]
     config = _check_config(config, dataset, verbose)
@@ -249,6 +248,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, da
         UsageError: unknown object names; a subset where a study of another config is.
         OutputError: the results folder cannot be created.
     """
+    data_dir = staged_data_dir(data_dir)  # inputs recorded alike with --data data or without (newcomer check)
     all_seqs = list_sequences(dataset, data_dir)
     seqs = resolve_sequences(dataset, all_seqs, sequences, objects)
     chash = config_hash(config)
