@@ -6,20 +6,15 @@ DATASET ?= grab
 EFFORT ?= 0.4
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
 # 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
-# the default 2 conditions (as_replayed and the other wrist gravity assumption) at today's cost of one extra
-# rollout, 0.32 s CPU (measured: `run_study.py --objects mug,stapler --workers 0` with and without --envelope,
-# 20 extra rollouts, +6.4 s user): 40 recordings x 32 samples x 2 conditions x 0.32 s = 819 CPU s = 6.8 min
-# on 2 workers, ~3 min left for the single rollouts, the montage and the report (less once the samples run
-# batched). More conditions (STUDY_ARGS=--conditions ...) cost a batch of samples each: lower SAMPLES then
-# (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a class is resolved less often).
+# the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
+# in all on a quiet 2-core machine, the study 187 s of it (benchmarks/make_study_time.py,
+# docs/results/make-study.json; the README's block). More conditions (STUDY_ARGS=--conditions ...) cost a batch
+# of samples each: lower SAMPLES then (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a
+# class is resolved less often).
 SAMPLES ?= 32
 # The verdicts side by side (run_study.py --verdicts, replay.study.verdicts): the lift protocol (sampled as
 # above) beside the HUG authors' hug-oracle under the project's physics and as authored, each of those two
-# one single rollout with its ablation per recording. Cost (estimated, the machine was not quiet enough to
-# time `make study`: load 4.5 on 2 cores): 8 extra rollouts of 4 GRAB lifts took 5.7 s CPU in one process
-# (`run_study.py --objects mug,stapler,banana,airplane --workers 0 --resume --verdicts ...` after the same
-# study without it: 6.65 - 0.96 s user), 0.7 s each, so 40 recordings x 2 pairs x 0.7 s = 56 CPU s, about
-# 30 s on 2 workers beside the 5:12 of SAMPLES=32. VERDICTS= (empty) leaves them out.
+# one single rollout with its ablation per recording (in the 230 s above). VERDICTS= (empty) leaves them out.
 VERDICTS ?= lift,hug-oracle,hug-oracle@authored
 STUDY_ARGS ?=
 DATA_DIR ?= data
