@@ -7,7 +7,7 @@ EFFORT ?= 0.4
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
 # 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
 # the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
-# in all on a quiet 2-core machine, the study 187 s of it (benchmarks/make_study_time.py,
+# in all on a 2-core machine running nothing else, the study 187 s of it (benchmarks/make_study_time.py,
 # docs/results/make-study.json; the README's block). More conditions (STUDY_ARGS=--conditions ...) cost a batch
 # of samples each: lower SAMPLES then (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a
 # class is resolved less often).

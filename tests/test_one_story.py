@@ -315,6 +315,7 @@ def test_make_study_time_is_generated_from_its_results_file():
     assert doc["total_s"] == pytest.approx(sum(s["wall_s"] for s in steps), abs=1.0)
     md = table("make_study", doc)
     m, s = divmod(round(doc["total_s"]), 60)
-    assert f"{m}:{s:02d}" in md and "loaded" in md
+    assert f"{m}:{s:02d}" in md
+    assert f"{doc['cpus']} cores, 1-minute load average {doc['load_1min'][0]} before and {doc['load_1min'][1]} after" in md
     assert "<!-- table:make_study:grab from docs/results/make-study.json -->" in readme
     assert f"**`make study`, in all** | **{doc['total_s']:.1f} ({m}:{s:02d})**" in readme
