@@ -220,7 +220,7 @@ def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
     assert verdict_count_lines({"counts": study["counts"]}) == []  # no --verdicts: no line
 
 
-def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp_path):
+def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp_path, capsys):
     """GRAB's offhand take (the other hand carries the object: refused as bad input) in a study of the three
     pairs is refused under each, listed under each key, and counted once: one refused recording, one
     ``other_hand`` cause; ``--ablation-only`` of the other recording keeps all three refusals (newcomer check:
@@ -240,10 +240,14 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
     cfg, out = ReplayConfig(**SHORT), tmp_path / "s" / "study.json"
     st = run_study("grab", out, cfg, workers=0, progress=False, data_dir=tmp_path / "data", verdicts=PAIRS)
     keys = ["cubesmall_offhand_1", "cubesmall_offhand_1 [hug-oracle@authored]", "cubesmall_offhand_1 [hug-oracle@replay]"]
-    for study in (st, run_study("grab", out, cfg, objects=["cubesmall_lift"], workers=0, progress=False,
+    for study in (st, run_study("grab", out, cfg, objects=["cubesmall_lift"], workers=0, progress=True,
                                 data_dir=tmp_path / "data", ablation_only=True)):
         c = study["counts"]
         assert sorted(study["failed"]) == keys and sorted(c["refused_keys"]) == keys
         assert c["refused"] == 1 and c["failed_inputs"] == 1 and c["causes"]["refused"] == {"other_hand": 1}
         text = summary_table(study)
         assert "refused: 1 (bad input" in text and "failed:" not in text
+    said = capsys.readouterr()
+    said = said.out + said.err  # the --ablation-only run's intro counts recordings, not jobs
+    assert "the study keeps the other 1 as they are" in said
+    assert "kept: 1 recording(s) the study could not replay before" in said

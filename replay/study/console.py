@@ -114,17 +114,21 @@ class StudyConsole:
             self.said.add(key)
             self.say(prefix + (text if self.verbose else one_line(text)))
 
-    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str, failed: int = 0) -> None:
-        """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and
-        ``failed`` recordings the study could not replay before, kept as it has them)."""
+    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str, failed: int = 0,
+              failed_recordings: int | None = None, recordings: int | None = None) -> None:
+        """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and the
+        recordings the study could not replay before, kept as it has them). ``todo``, ``total`` and
+        ``failed`` count jobs (a recording under each protocol and verdict pair); ``failed_recordings``
+        and ``recordings`` (the study's) count recordings, where the message is about them."""
         if ablation_only:
             self.say(f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
-                     f"the other {total - todo} as they are")
+                     f"the other {(total if recordings is None else recordings) - todo} as they are")
         elif todo < total - failed:
             self.say(f"kept: {total - todo - failed} of {total - failed} rollouts already in {rdir} with this "
                      f"config (hash {chash[:12]}); running {todo}")
         if failed:
-            self.say(f"kept: {failed} recording(s) the study could not replay before, with their reasons "
+            self.say(f"kept: {failed if failed_recordings is None else failed_recordings} recording(s) the study "
+                     "could not replay before, with their reasons "
                      "(name them in --objects to try again)")
 
     def result(self, sequence: str, status: str, value) -> None:

@@ -371,7 +371,8 @@ class _StudyRun:
         write_or_stop(lambda: st.records.seed(self.results, self.carried, st.rdir, st.chash, self.prior_wall))
         self.summarize()
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
-                       chash=self.st.chash, failed=len(self.carried))
+                       chash=self.st.chash, failed=len(self.carried), recordings=len(self.seqs),
+                       failed_recordings=len({key_sequence(k, self.seqs) for k in self.carried}))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
             run_batch(self.todo, run_job_safe, executor=study_executor(workers, executor, address, self.con.say),
                       on_result=self.done,
