@@ -251,3 +251,16 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
     said = said.out + said.err  # the --ablation-only run's intro counts recordings, not jobs
     assert "the study keeps the other 1 as they are" in said
     assert "kept: 1 recording(s) the study could not replay before" in said
+
+
+def test_a_result_key_maps_back_to_its_recording_whatever_the_name_holds():
+    """``key_sequence`` inverts ``result_key`` among the study's names, a name holding `` [`` or ``]`` too."""
+    from replay.study.job import failed_recordings, key_sequence, result_key
+
+    names = {"mug_lift", "mug [x]", "odd [1] [2]"}
+    for s in names:
+        for protocol in ("lift", "hug-oracle", "hug-oracle@authored"):
+            assert key_sequence(result_key(s, protocol), names) == s
+    assert key_sequence("other [hug-oracle]", names) == "other [hug-oracle]"  # not a name: the key itself
+    failed = {"mug [x]": "a", "mug [x] [hug-oracle]": "b", "mug_lift [hug-oracle]": "c"}
+    assert failed_recordings(failed, names) == {"mug [x]": "a", "mug_lift": "c"}

@@ -72,8 +72,13 @@ def key_sequence(key: str, sequences) -> str:
     the longest of them it starts with followed by `` [<protocol>]``; the key where none fits."""
     if key in sequences:
         return key
-    fits = [s for s in sequences if key.startswith(f"{s} [") and key.endswith("]")]
-    return max(fits, key=len) if fits else key
+    if key.endswith("]"):  # each " [" from the right: the longest sequence first (a name may hold " [" itself)
+        at = key.rfind(" [")
+        while at > 0:
+            if key[:at] in sequences:
+                return key[:at]
+            at = key.rfind(" [", 0, at)
+    return key
 
 
 def failed_recordings(failed: dict, sequences) -> dict:
@@ -81,6 +86,7 @@ def failed_recordings(failed: dict, sequences) -> dict:
     order. A recording refused as bad input is refused under every protocol and (protocol, physics) pair
     it runs; counted once (newcomer check: ``make study``'s three verdicts counted 2 refusals as 6)."""
     out: dict[str, str] = {}
+    sequences = set(sequences)
     for k, line in failed.items():
         out.setdefault(key_sequence(k, sequences), line)
     return out

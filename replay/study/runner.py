@@ -42,7 +42,7 @@ from replay.study.sampling_setup import check_sampling, job_sampling, sampling_r
 from replay.study.prepare import resolve_sequences
 from replay.results.files import write_study
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash, job_config, key_sequence, result_key
+from replay.study.job import Job, run_job_safe, config_hash, failed_recordings, job_config, key_sequence, result_key
 from replay.protocol.oracle_plan import ORACLE
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
@@ -324,7 +324,8 @@ class _StudyRun:
         else:
             rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
-        rec.counts["refused"] = len({key_sequence(k, self.seqs) for k in self.refused & set(self.failed)})  # recordings
+        seqs = set(self.seqs)  # recordings, not jobs
+        rec.counts["refused"] = len({key_sequence(k, seqs) for k in self.refused & set(self.failed)})
         rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
         return write_study(st.out, rec)
 
@@ -372,7 +373,7 @@ class _StudyRun:
         self.summarize()
         self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
                        chash=self.st.chash, failed=len(self.carried), recordings=len(self.seqs),
-                       failed_recordings=len({key_sequence(k, self.seqs) for k in self.carried}))
+                       failed_recordings=len(failed_recordings(self.carried, self.seqs)))
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
             run_batch(self.todo, run_job_safe, executor=study_executor(workers, executor, address, self.con.say),
                       on_result=self.done,
