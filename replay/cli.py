@@ -140,8 +140,10 @@ class Parser(argparse.ArgumentParser):
         where, got, listed = m.groups()
         choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
         hint = did_you_mean(got, choices)
-        self.exit(EXIT_USAGE, printable(f"{self.prog}: error: {where}: invalid choice {got!r}: {hint}(choose from {listed})")
-                  + "\n")
+        self.exit(
+            EXIT_USAGE,
+            printable(f"{self.prog}: error: {where}: invalid choice {got!r}: {hint}(choose from {listed})") + "\n",
+        )
 
 
 def folder_arg(text: str) -> Path:
@@ -162,11 +164,22 @@ def size_arg(text: str) -> tuple[int, int]:
 
 #: ``grasp-replay`` subcommands: the module of :mod:`replay.commands` each one runs
 COMMANDS = {
-    "study": "run_study", "sweep": "run_sweep", "render": "render_montage", "report": "report",
-    "fetch": "fetch_data", "validate pose-mapping": "validate_pose_mapping",
-    "validate object-frame": "validate_object_frame", "render-scene": "render_scene", "attribute": "attribute",
-    "agreement": "agreement", "gripper-check": "gripper_check", "export": "export_rollout",
-    "bridge": "bridge", "penetration": "penetration_table", "tables": "tables", "calibrate": "calibrate",
+    "study": "run_study",
+    "sweep": "run_sweep",
+    "render": "render_montage",
+    "report": "report",
+    "fetch": "fetch_data",
+    "validate pose-mapping": "validate_pose_mapping",
+    "validate object-frame": "validate_object_frame",
+    "render-scene": "render_scene",
+    "attribute": "attribute",
+    "agreement": "agreement",
+    "gripper-check": "gripper_check",
+    "export": "export_rollout",
+    "bridge": "bridge",
+    "penetration": "penetration_table",
+    "tables": "tables",
+    "calibrate": "calibrate",
 }
 #: one line per subcommand for ``grasp-replay --help``
 ABOUT = {
@@ -190,8 +203,7 @@ ABOUT = {
 
 
 def _usage() -> str:
-    lines = ["usage: grasp-replay <command> [args]   (grasp-replay <command> --help for its options)", "",
-             "commands:"]
+    lines = ["usage: grasp-replay <command> [args]   (grasp-replay <command> --help for its options)", "", "commands:"]
     lines += [f"  {c:<24}{ABOUT[c]}" for c in COMMANDS]
     return "\n".join(lines)
 

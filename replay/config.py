@@ -44,19 +44,31 @@ class ReplayConfig(OracleFields):
     """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad). The ``oracle_*``
     fields of the hug-oracle protocol are declared in :class:`replay.results.oracle_fields.OracleFields`."""
 
-    preset: str | None = _f(None, "-", "the named, versioned preset these settings came from (replay.study.presets.PRESETS, "
-                                       "`run_study.py --preset`: name@version); None = set field by field")
+    preset: str | None = _f(
+        None,
+        "-",
+        "the named, versioned preset these settings came from (replay.study.presets.PRESETS, "
+        "`run_study.py --preset`: name@version); None = set field by field",
+    )
 
     physics: str = _f(
-        "replay", "-", "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
+        "replay",
+        "-",
+        "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
         "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
-        "`run_study.py --physics`")
-    physics_overrides: dict = field(default_factory=dict, metadata={
-        "unit": "-", "source": "departures {choice: value} from the named physics (replay.sim.physics; "
-        "`run_study.py --physics-set NAME=VALUE`, `--hand-shape` (hand_shape; the dataset's default written by "
-        "resolve_hand_variant), the hug-oracle's oracle_contact (contact_mixing), the verdict's conditions, the "
-        "bridge), each listed in the rollout's `physics`; the table (replay.results.physics_table) is the one home "
-        "of these values: no other config field holds one"})
+        "`run_study.py --physics`",
+    )
+    physics_overrides: dict = field(
+        default_factory=dict,
+        metadata={
+            "unit": "-",
+            "source": "departures {choice: value} from the named physics (replay.sim.physics; "
+            "`run_study.py --physics-set NAME=VALUE`, `--hand-shape` (hand_shape; the dataset's default written by "
+            "resolve_hand_variant), the hug-oracle's oracle_contact (contact_mixing), the verdict's conditions, the "
+            "bridge), each listed in the rollout's `physics`; the table (replay.results.physics_table) is the one home "
+            "of these values: no other config field holds one",
+        },
+    )
 
     # --- timing -------------------------------------------------------------------
     control_fps: float = _f(30.0, "Hz", "manosim-in-Newton: 30 fps control, poses saved per control frame")
@@ -68,72 +80,110 @@ class ReplayConfig(OracleFields):
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
     device: str = _f(
-        "cpu", "-", "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
+        "cpu",
+        "-",
+        "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
         "recording in one launch (replay.sim.engine.mjwarp.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
-        "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)"
+        "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)",
     )
     engine: str = _f(
-        "direct", "-", "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
+        "direct",
+        "-",
+        "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
         "MuJoCo C (replay.sim.engine.mujoco_c.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
         "launch and the controller as Warp kernels (replay.sim.engine.mjwarp.warp_batch); "
-        "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)"
+        "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)",
     )
 
     # --- physics backend: newton.solvers.SolverSteel (replay.sim.engine.steel) -----------
     solver_backend: str = _f(
-        "mujoco", "-", "mujoco: newton.solvers.SolverMuJoCo (engine and device pick MuJoCo C, mujoco-warp or the "
+        "mujoco",
+        "-",
+        "mujoco: newton.solvers.SolverMuJoCo (engine and device pick MuJoCo C, mujoco-warp or the "
         "reference); steel: newton.solvers.SolverSteel (Newton 1.8.0: reduced coordinates, projected Gauss-Seidel "
         "hard contact, Newton's collision pipeline), one world per scene on Warp's CPU (device cpu) or CUDA, fingers "
-        "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)")
+        "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)",
+    )
     steel_iterations: int = _f(
-        20, "1", "PGS iterations per step (SolverSteel default 12). shared/seeds 001 (the same solver before it "
+        20,
+        "1",
+        "PGS iterations per step (SolverSteel default 12). shared/seeds 001 (the same solver before it "
         "shipped as SolverSteel): 20 iterations matched SolverMuJoCo's creep on a shaken grasp; below 12 the "
-        "result is not monotone in the count")
+        "result is not monotone in the count",
+    )
     steel_friction_mode: str = _f(
-        "fixed_normal", "-", "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
+        "fixed_normal",
+        "-",
+        "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
         "raise NotImplementedError there); bisection_desaxce (CUDA only; point friction) lowered creep "
-        "0.72 -> 0.40 mm in shared/seeds 001")
+        "0.72 -> 0.40 mm in shared/seeds 001",
+    )
     steel_baumgarte: float = _f(
-        0.2, "1", "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
+        0.2,
+        "1",
+        "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
         "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
         "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term. "
         "30 GRAB lifts: 0.2 lifts 3 (1 held through the shake; slip in hand 7-26 mm; 26 of 30 ablations clean), "
-        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7")
+        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7",
+    )
     steel_row_headroom: float = _f(
-        3.0, "1", "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
-        "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent")
+        3.0,
+        "1",
+        "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
+        "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent",
+    )
     steel_rows_min: int = _f(
-        64, "rows", "floor of each measured row budget; SolverSteel's default articulation_constraint_max 32 "
-        "is ten 3-row contacts (shared/seeds 001: it silently discards most contacts of a grasp)")
+        64,
+        "rows",
+        "floor of each measured row budget; SolverSteel's default articulation_constraint_max 32 "
+        "is ten 3-row contacts (shared/seeds 001: it silently discards most contacts of a grasp)",
+    )
     steel_probe_rows: int = _f(2048, "rows", "row budget of the watermark probe (large enough that it drops none)")
     steel_row_budget: int | None = _f(
-        None, "rows", "explicit budget of each row family (articulation, free body); None = measured by the probe "
-        "(steel_row_headroom, steel_rows_min)")
+        None,
+        "rows",
+        "explicit budget of each row family (articulation, free body); None = measured by the probe "
+        "(steel_row_headroom, steel_rows_min)",
+    )
     steel_contact_max: int | None = _f(
-        None, "contacts", "collision pipeline contact buffer; None = Newton's estimate from the model (a full "
-        "buffer is a hard failure)")
+        None,
+        "contacts",
+        "collision pipeline contact buffer; None = Newton's estimate from the model (a full buffer is a hard failure)",
+    )
     steel_angular_damping: float = _f(
-        0.0, "1/s", "steel:rigid_body_angular_damping of free bodies and the hand's floating base; SolverSteel's "
-        "default 0.05 (PhysX's); 0 = none, as in MuJoCo")
+        0.0,
+        "1/s",
+        "steel:rigid_body_angular_damping of free bodies and the hand's floating base; SolverSteel's "
+        "default 0.05 (PhysX's); 0 = none, as in MuJoCo",
+    )
 
     # --- contact --------------------------------------------------------------------
     contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
     contact_gap: float = _f(
-        0.0, "m", "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
-        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert"
+        0.0,
+        "m",
+        "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
+        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert",
     )
     hand_object_friction: float | None = _f(
-        None, "1", "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
-        "object's geoms as a Variant's friction is); None = as built (1.0: GRAB assets and manosim geoms)"
+        None,
+        "1",
+        "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
+        "object's geoms as a Variant's friction is); None = as built (1.0: GRAB assets and manosim geoms)",
     )
     object_density_scale: float = _f(
-        1.0, "1", "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
+        1.0,
+        "1",
+        "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
         "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019); PLA is 1240 kg/m^3 solid, parts "
-        "printed with partial infill and 2-3 perimeters weigh ~0.3-0.5 of solid"
+        "printed with partial infill and 2-3 perimeters weigh ~0.3-0.5 of solid",
     )
-    object_ke: float = _f(2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)")
+    object_ke: float = _f(
+        2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)"
+    )
     object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
     support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
@@ -143,18 +193,29 @@ class ReplayConfig(OracleFields):
     hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
     effort_limit: float = _f(0.4, "N·m", "manosim-in-Newton: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
     effort_profile: str = _f(
-        "uniform", "-", "finger effort limit per joint: uniform = effort_limit at every joint; human = effort_tip_force "
-        "times each joint's lever to its fingertip pad measured on the manosim model (replay.kinematics.joint_levers)")
+        "uniform",
+        "-",
+        "finger effort limit per joint: uniform = effort_limit at every joint; human = effort_tip_force "
+        "times each joint's lever to its fingertip pad measured on the manosim model (replay.kinematics.joint_levers)",
+    )
     effort_tip_force: float = _f(
-        10.0, "N", "effort_profile human: the fingertip force each joint can hold; grip forces in precision lifts of "
-        "objects up to ~0.8 kg reach ~10 N (Westling & Johansson, Exp. Brain Res. 53, 1984)")
+        10.0,
+        "N",
+        "effort_profile human: the fingertip force each joint can hold; grip forces in precision lifts of "
+        "objects up to ~0.8 kg reach ~10 N (Westling & Johansson, Exp. Brain Res. 53, 1984)",
+    )
     finger_drive: str = _f(
-        "mjcf", "-", "finger drive law: mjcf = the MJCF's three position actuators per ball joint (gear e_x, e_y, "
+        "mjcf",
+        "-",
+        "finger drive law: mjcf = the MJCF's three position actuators per ball joint (gear e_x, e_y, "
         "e_z; kp (ctrl - rotvec(q)) per axis, non-symmetric away from identity: the flutter bound); quat = "
         "tau = clip(kp log(q^-1 q_target) - kd omega, +-effort) per joint in its own frame, the imported kp/kd, "
-        "as joint torque (replay.sim.engine.finger_drive; the manosim-in-Newton report's recommendation)")
+        "as joint torque (replay.sim.engine.finger_drive; the manosim-in-Newton report's recommendation)",
+    )
     flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
-    flutter_discrete_factor: float = _f(1.19, "1", "manosim-in-Newton: discrete-time bound 0.137 vs continuous 0.115 N·m·s/rad")
+    flutter_discrete_factor: float = _f(
+        1.19, "1", "manosim-in-Newton: discrete-time bound 0.137 vs continuous 0.115 N·m·s/rad"
+    )
     wrist_substep_interp: bool = _f(
         True, "-", "wrist target interpolated per physics step between control frames (False: held for the frame)"
     )
@@ -167,71 +228,117 @@ class ReplayConfig(OracleFields):
         2.0, "s (recorded)", "recorded time before the grasp frame that is replayed; None = from the first frame"
     )
     recording_fps: float | None = _f(
-        None, "Hz", "the recordings' frame rate as the user states it (run_study.py --fps; replay.checks.time_base): "
-        "replaces the rate the dataset reader assumes; None = the reader's (file or dataset documentation)"
+        None,
+        "Hz",
+        "the recordings' frame rate as the user states it (run_study.py --fps; replay.checks.time_base): "
+        "replaces the rate the dataset reader assumes; None = the reader's (file or dataset documentation)",
     )
-    object_time_offset_s: float = _f(0.0, "s", "the object stream's lag behind the hand's as the user states it (run_study.py "
-                                     "--object-time-offset; < 0: ahead), undone before the input checks; 0 = as recorded")
+    object_time_offset_s: float = _f(
+        0.0,
+        "s",
+        "the object stream's lag behind the hand's as the user states it (run_study.py "
+        "--object-time-offset; < 0: ahead), undone before the input checks; 0 = as recorded",
+    )
     grip_overshoot: float = _f(
-        0.0, "1", "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
-        "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)"
+        0.0,
+        "1",
+        "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
+        "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)",
     )
     pad_compression_mm: float = _f(
-        0.0, "mm", "finger pad compression (contact preload, replay.protocol.pad_compression): at the grasp frame "
+        0.0,
+        "mm",
+        "finger pad compression (contact preload, replay.protocol.pad_compression): at the grasp frame "
         "each finger within pad_near_mm of the object closes until its middle or distal capsule is this far inside "
         "the object's collision surface; 0 = off (the recorded fingers). Fingertip pulp compresses ~2-4 mm under "
-        "1-5 N (Serina, Mote & Rempel, J. Biomech. 30(10) 1997; Pawluk & Howe, J. Biomech. Eng. 121(6) 1999)"
+        "1-5 N (Serina, Mote & Rempel, J. Biomech. 30(10) 1997; Pawluk & Howe, J. Biomech. Eng. 121(6) 1999)",
     )
-    pad_near_mm: float = _f(10.0, "mm", "pad compression closes only fingers whose nearest capsule is within this of "
-                                        "the object at the grasp frame (a fingertip pad's width; landmark IK p90 ~4 mm)")
-    pad_max_deg: float = _f(30.0, "deg", "largest pad-compression closure per finger; a finger that does not reach "
-                                         "the depth within it is left as recorded (status unreached)")
-    pad_blend_s: float = _f(0.25, "s (recorded)", "the closure is blended in (smoothstep) over this much recorded "
-                                                  "time before the grasp frame (a step would jerk the finger drives)")
-    pad_axis: str = _f("recorded", "-", "recorded: close along each joint's recorded flexion (most open pose in the "
-                                        "window -> grasp); anatomical: about bone x palm normal")
+    pad_near_mm: float = _f(
+        10.0,
+        "mm",
+        "pad compression closes only fingers whose nearest capsule is within this of "
+        "the object at the grasp frame (a fingertip pad's width; landmark IK p90 ~4 mm)",
+    )
+    pad_max_deg: float = _f(
+        30.0,
+        "deg",
+        "largest pad-compression closure per finger; a finger that does not reach "
+        "the depth within it is left as recorded (status unreached)",
+    )
+    pad_blend_s: float = _f(
+        0.25,
+        "s (recorded)",
+        "the closure is blended in (smoothstep) over this much recorded "
+        "time before the grasp frame (a step would jerk the finger drives)",
+    )
+    pad_axis: str = _f(
+        "recorded",
+        "-",
+        "recorded: close along each joint's recorded flexion (most open pose in the "
+        "window -> grasp); anatomical: about bone x palm normal",
+    )
     lift_height: float = _f(0.18, "m", "manosim-in-Newton: standardized 18 cm vertical lift")
     lift_s: float = _f(1.2, "s", "manosim-in-Newton: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
     lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
     hold_s: float = _f(0.6, "s", "manosim-in-Newton: 0.6 s hold")
     shake_s: float = _f(
-        2.0, "s", "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
+        2.0,
+        "s",
+        "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
         "which is judged at the end of the hold); 0 = off. Grasp-stability studies (shared/seeds 000) show a "
-        "cyclic load exposes slip that a static hold hides"
+        "cyclic load exposes slip that a static hold hides",
     )
-    shake_amplitude: float = _f(0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)")
+    shake_amplitude: float = _f(
+        0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)"
+    )
     shake_hz: float = _f(1.0, "Hz", "shake frequency; amplitude ramps in and out over a quarter period (min-jerk)")
     release_s: float = _f(
-        0.5, "s", "release after the hold and shake of a lifted object: the fingers open to the first replayed "
+        0.5,
+        "s",
+        "release after the hold and shake of a lifted object: the fingers open to the first replayed "
         "(pre-grasp) pose over this long, wrist held (FET005 grasp_and_lift Opening: 0.5 s); the object must then "
-        "fall by max(5 cm, its height) or the rollout is `stuck` (replay.protocol.release); 0 = off")
-    release_fall_s: float = _f(0.5, "s", "after the release, time for the object to fall (one dropped from the 18 cm "
-                                         "lift lands in 0.19 s)")
+        "fall by max(5 cm, its height) or the rollout is `stuck` (replay.protocol.release); 0 = off",
+    )
+    release_fall_s: float = _f(
+        0.5, "s", "after the release, time for the object to fall (one dropped from the 18 cm lift lands in 0.19 s)"
+    )
 
     # --- success / stability thresholds --------------------------------------------
     lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
     lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
     shake_max_slip: float = _f(0.02, "m", "held through the shake: object moved less than this in the wrist frame")
-    ablation_clean_mm: float = _f(1.0, "mm", "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the support")
+    ablation_clean_mm: float = _f(
+        1.0,
+        "mm",
+        "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the support",
+    )
     diag_push_mm: float = _f(
-        20.0, "mm", "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
+        20.0,
+        "mm",
+        "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
         "vertex). Objects rolling by themselves on the GRAB table move <= 4.6 mm (contact ablation, 30 lifts); "
-        "20 mm is about a fingertip's width, a grasp displaced by more is not the recorded one"
+        "20 mm is about a fingertip's width, a grasp displaced by more is not the recorded one",
     )
     diag_grip_lever_m: float = _f(
-        0.1, "m", "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
+        0.1,
+        "m",
+        "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
         "pressing at the effort limit (effort / lever / g kg at mu = 1; 0.4 N·m over ~10 cm, the manosim finger "
-        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`never_gripped` or `slid_out`, light_grip)"
+        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`never_gripped` or `slid_out`, light_grip)",
     )
     diag_never_rose_mm: float = _f(
-        10.0, "mm", "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
+        10.0,
+        "mm",
+        "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
         "lift-start height during lift and hold was never gripped (it never left the table). 10 mm is the datasets' "
         "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
-        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)"
+        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)",
     )
     diag_slip_onset_mm: float = _f(
-        5.0, "mm", "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
-        "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)"
+        5.0,
+        "mm",
+        "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
+        "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)",
     )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
@@ -246,16 +353,37 @@ class ReplayConfig(OracleFields):
         """Physics step, s (1/240 by default)."""
         return 1.0 / (self.control_fps * self.substeps)
 
-    def validate(self) -> "ReplayConfig":
+    def validate(self) -> ReplayConfig:
         """Check ranges; raise :class:`DataError` naming the field."""
-        pos = ["control_fps", "substeps", "iterations", "contact_headroom", "effort_limit", "effort_tip_force",
-               "object_density_scale",
-               "replay_speed", "lift_s", "hold_s", "max_linear_speed", "max_angular_speed", "shake_hz"]
+        pos = [
+            "control_fps",
+            "substeps",
+            "iterations",
+            "contact_headroom",
+            "effort_limit",
+            "effort_tip_force",
+            "object_density_scale",
+            "replay_speed",
+            "lift_s",
+            "hold_s",
+            "max_linear_speed",
+            "max_angular_speed",
+            "shake_hz",
+        ]
         for name in pos:
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in ("shake_s", "shake_amplitude", "shake_max_slip", "release_s", "release_fall_s", "pad_compression_mm",
-                     "pad_near_mm", "pad_max_deg", "pad_blend_s"):
+        for name in (
+            "shake_s",
+            "shake_amplitude",
+            "shake_max_slip",
+            "release_s",
+            "release_fall_s",
+            "pad_compression_mm",
+            "pad_near_mm",
+            "pad_max_deg",
+            "pad_blend_s",
+        ):
             if not getattr(self, name) >= 0:
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
@@ -276,23 +404,42 @@ class ReplayConfig(OracleFields):
         self._validate_steel()
         self._validate_oracle()
         self._validate_overrides()
-        if self.finger_drive == "quat" and self.solver_backend == "mujoco" and not (
-                self.device == "cpu" and self.engine == "direct"):
-            raise DataError(None, "config.finger_drive", "'quat' runs on the direct MuJoCo C engine (device cpu, "
-                            "engine direct) only so far; use finger_drive 'mjcf' on this engine")
+        if (
+            self.finger_drive == "quat"
+            and self.solver_backend == "mujoco"
+            and not (self.device == "cpu" and self.engine == "direct")
+        ):
+            raise DataError(
+                None,
+                "config.finger_drive",
+                "'quat' runs on the direct MuJoCo C engine (device cpu, "
+                "engine direct) only so far; use finger_drive 'mjcf' on this engine",
+            )
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
         if self.effort_profile != "uniform" and self.device != "cpu":
-            raise DataError(None, "config.effort_profile", f"{self.effort_profile!r} runs on device cpu only (MuJoCo C, "
-                            "Newton, Steel): the mujoco-warp batch holds one finger effort limit per world")
+            raise DataError(
+                None,
+                "config.effort_profile",
+                f"{self.effort_profile!r} runs on device cpu only (MuJoCo C, "
+                "Newton, Steel): the mujoco-warp batch holds one finger effort limit per world",
+            )
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
-            raise DataError(None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}")
-        edits = self.object_density_scale != 1.0 or self.hand_object_friction is not None or \
-            (self.physics_overrides or {}).get("contact_mixing") == "hand"
-        if edits and not (
-                self.device == "cpu" and self.engine == "direct"):
-            raise DataError(None, "config.object_density_scale", "object contact / density edits (contact_mixing "
-                            "'hand' included) run on the direct MuJoCo C engine (device cpu, engine direct) only")
+            raise DataError(
+                None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}"
+            )
+        edits = (
+            self.object_density_scale != 1.0
+            or self.hand_object_friction is not None
+            or (self.physics_overrides or {}).get("contact_mixing") == "hand"
+        )
+        if edits and not (self.device == "cpu" and self.engine == "direct"):
+            raise DataError(
+                None,
+                "config.object_density_scale",
+                "object contact / density edits (contact_mixing "
+                "'hand' included) run on the direct MuJoCo C engine (device cpu, engine direct) only",
+            )
         return self
 
     def _validate_overrides(self) -> None:
@@ -309,8 +456,12 @@ class ReplayConfig(OracleFields):
 
     def _validate_steel(self) -> None:
         """The Steel backend's own settings (:class:`DataError` naming the field)."""
-        for name, low in (("steel_iterations", 1), ("steel_row_headroom", 1.0), ("steel_rows_min", 1),
-                          ("steel_probe_rows", 1)):
+        for name, low in (
+            ("steel_iterations", 1),
+            ("steel_row_headroom", 1.0),
+            ("steel_rows_min", 1),
+            ("steel_probe_rows", 1),
+        ):
             if not getattr(self, name) >= low:
                 raise DataError(None, f"config.{name}", f"must be >= {low}, got {getattr(self, name)!r}")
         if not 0 <= self.steel_baumgarte <= 1:
@@ -322,11 +473,19 @@ class ReplayConfig(OracleFields):
         if self.solver_backend != "steel":
             return
         if self.finger_drive != "quat":
-            raise DataError(None, "config.finger_drive", "solver_backend 'steel' drives the finger ball joints with "
-                            "the quaternion drive only: set finger_drive 'quat'")
+            raise DataError(
+                None,
+                "config.finger_drive",
+                "solver_backend 'steel' drives the finger ball joints with "
+                "the quaternion drive only: set finger_drive 'quat'",
+            )
         if self.steel_friction_mode != "fixed_normal" and self.device != "cuda":
-            raise DataError(None, "config.steel_friction_mode", f"{self.steel_friction_mode!r} runs on CUDA only "
-                            "(SolverSteel raises NotImplementedError on a CPU device); use 'fixed_normal'")
+            raise DataError(
+                None,
+                "config.steel_friction_mode",
+                f"{self.steel_friction_mode!r} runs on CUDA only "
+                "(SolverSteel raises NotImplementedError on a CPU device); use 'fixed_normal'",
+            )
 
     # --- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -335,7 +494,7 @@ class ReplayConfig(OracleFields):
         return d
 
     @classmethod
-    def from_dict(cls, data: dict, source: str | Path | None = None) -> "ReplayConfig":
+    def from_dict(cls, data: dict, source: str | Path | None = None) -> ReplayConfig:
         """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. The physics
         fields of results format <= 4 are read as physics overrides
         (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the effective physics stays the one that file ran."""
@@ -350,7 +509,7 @@ class ReplayConfig(OracleFields):
         Path(path).write_text(json.dumps(self.to_dict(), indent=2))
 
     @classmethod
-    def load(cls, path: str | Path) -> "ReplayConfig":
+    def load(cls, path: str | Path) -> ReplayConfig:
         path = Path(path)
         try:
             data = json.loads(path.read_text())
@@ -364,8 +523,9 @@ def describe() -> list[dict]:
     rows = []
     for f in dataclasses.fields(ReplayConfig):
         default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-        rows.append({"name": f.name, "default": default, "unit": f.metadata.get("unit"),
-                     "source": f.metadata.get("source")})
+        rows.append(
+            {"name": f.name, "default": default, "unit": f.metadata.get("unit"), "source": f.metadata.get("source")}
+        )
     return rows
 
 

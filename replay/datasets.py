@@ -11,9 +11,9 @@ recording is read, so knowing the names costs no import of trimesh, pickle reade
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from replay.errors import DataError
 
@@ -59,7 +59,7 @@ class Dataset:
         """Names of the recordings staged below ``root`` (this dataset's folder), sorted."""
         head, tail = self._ends()
         rels = (p.relative_to(root).as_posix() for p in Path(root).glob(self.pattern))
-        return sorted(r[len(head):len(r) - len(tail)] for r in rels)
+        return sorted(r[len(head) : len(r) - len(tail)] for r in rels)
 
     def path(self, root: Path, name: str) -> Path:
         """The recording file of ``name`` below ``root``."""
@@ -78,21 +78,32 @@ class Dataset:
         path = self.path(root, name)
         if not path.is_file():
             have = self.sequences(root)
-            raise DataError(path, None, f"no {self.label} sequence {name!r} (expected {self.pattern}); available: "
-                                        f"{', '.join(have) if have else 'none staged'}")
+            raise DataError(
+                path,
+                None,
+                f"no {self.label} sequence {name!r} (expected {self.pattern}); available: "
+                f"{', '.join(have) if have else 'none staged'}",
+            )
         fn = _ADAPTERS.get(self.name)
         if fn is None:
-            raise DataError(path, None, f"no adapter registered for {self.label} (replay.data registers them on "
-                                        "import: read recordings through replay.data.read_recording)")
+            raise DataError(
+                path,
+                None,
+                f"no adapter registered for {self.label} (replay.data registers them on "
+                "import: read recordings through replay.data.read_recording)",
+            )
         return fn(path, Path(root), name, **kwargs)
 
 
 #: Every dataset with recordings, in the order scripts list them.
-DATASETS: dict[str, Dataset] = {d.name: d for d in (
-    Dataset("grab", "GRAB", "recordings/*.pkl", "zerohand", names_object=True),
-    Dataset("taco", "TACO", "*.pkl", "zerohand", flat_hand_mean=True),
-    Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "myhand", flat_hand_mean=True),
-)}
+DATASETS: dict[str, Dataset] = {
+    d.name: d
+    for d in (
+        Dataset("grab", "GRAB", "recordings/*.pkl", "zerohand", names_object=True),
+        Dataset("taco", "TACO", "*.pkl", "zerohand", flat_hand_mean=True),
+        Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "myhand", flat_hand_mean=True),
+    )
+}
 #: dataset name -> adapter ``(path, root, name, **kwargs) -> Recording``; filled by replay.data
 _ADAPTERS: dict[str, Callable] = {}
 
@@ -106,8 +117,11 @@ def register_adapters(adapters: dict[str, Callable]) -> None:
     """
     unknown = sorted(set(adapters) - set(DATASETS))
     if unknown:
-        raise DataError(None, "dataset", f"adapter for unknown dataset(s) {', '.join(unknown)}; add them to "
-                                         "replay.datasets.DATASETS first")
+        raise DataError(
+            None,
+            "dataset",
+            f"adapter for unknown dataset(s) {', '.join(unknown)}; add them to replay.datasets.DATASETS first",
+        )
     _ADAPTERS.update(adapters)
 
 

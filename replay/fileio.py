@@ -18,8 +18,8 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import NoReturn, TypeVar
 from pathlib import Path
+from typing import NoReturn, TypeVar
 
 from replay.errors import StorageError
 
@@ -123,9 +123,12 @@ def storage_fault(exc: BaseException, path: str | Path | None = None) -> Storage
     if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
         return None
     where = exc.filename if exc.filename is not None else path
-    return StorageError(where, f"cannot write: {os.strerror(exc.errno)} (errno {errno.errorcode.get(exc.errno, exc.errno)}); "
-                                     "every result written before is kept: free space (or fix the file system), then "
-                                     "run the same command with --resume")
+    return StorageError(
+        where,
+        f"cannot write: {os.strerror(exc.errno)} (errno {errno.errorcode.get(exc.errno, exc.errno)}); "
+        "every result written before is kept: free space (or fix the file system), then "
+        "run the same command with --resume",
+    )
 
 
 def write_or_stop(write: Callable[[], T]) -> T:

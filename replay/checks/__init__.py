@@ -27,8 +27,15 @@ from replay.data.recording_manifest import manifest_fps
 from replay.data.types import Recording
 
 
-def load_recording(dataset: str, name: str, data_dir: str | Path | None = None, checks: bool = True,
-                   fps: float | None = None, object_time_offset_s: float | None = None, **kwargs) -> Recording:
+def load_recording(
+    dataset: str,
+    name: str,
+    data_dir: str | Path | None = None,
+    checks: bool = True,
+    fps: float | None = None,
+    object_time_offset_s: float | None = None,
+    **kwargs,
+) -> Recording:
     """Load sequence ``name`` of ``dataset`` into the canonical :class:`Recording`.
 
     With ``checks`` (default) the recording then passes

@@ -52,10 +52,34 @@ CAUSES = {
 FLAG_CAUSES = {"time_base": "frame_rate", "hand_side_from_landmarks": "handedness"}
 
 #: causes from the most specific (said first) to the least; one not listed comes last
-SPECIFICITY = ("units", "stream_shape", "quaternion", "frames_missing", "object_model_mismatch", "stream_offset", "sample_and_hold", "frame_rate",
-               "finger_swap", "handedness", "other_hand", "object_track", "untracked_frames", "too_few_frames",
-               "hand_speed", "collision_parts", "native_crash", "object_mass", "object_frame", "object_rest", "penetration",
-               "hand_shape", "intent", "file_size", "path_escape", "input")
+SPECIFICITY = (
+    "units",
+    "stream_shape",
+    "quaternion",
+    "frames_missing",
+    "object_model_mismatch",
+    "stream_offset",
+    "sample_and_hold",
+    "frame_rate",
+    "finger_swap",
+    "handedness",
+    "other_hand",
+    "object_track",
+    "untracked_frames",
+    "too_few_frames",
+    "hand_speed",
+    "collision_parts",
+    "native_crash",
+    "object_mass",
+    "object_frame",
+    "object_rest",
+    "penetration",
+    "hand_shape",
+    "intent",
+    "file_size",
+    "path_escape",
+    "input",
+)
 
 _REFUSAL = re.compile(r"^\[([a-z_]+)\] ")
 
@@ -97,13 +121,18 @@ def count_causes(rollouts: list[dict], failed: dict) -> dict:
         for c in flag_causes(r.get("input_flags") or {}):
             flagged[c] = flagged.get(c, 0) + 1
     order = most_specific_first([*refused, *flagged])
-    return {"refused": {c: refused[c] for c in order if c in refused},
-            "flagged": {c: flagged[c] for c in order if c in flagged}}
+    return {
+        "refused": {c: refused[c] for c in order if c in refused},
+        "flagged": {c: flagged[c] for c in order if c in flagged},
+    }
 
 
 def cause_counts_text(causes: dict | None) -> str | None:
     """``refused frames_missing 1, units 2; flagged untracked_frames 1`` of :func:`count_causes`, or
     None when nothing was refused or flagged for a named cause."""
-    parts = [f"{what} " + ", ".join(f"{c} {n}" for c, n in (causes or {}).get(what, {}).items())
-             for what in ("refused", "flagged") if (causes or {}).get(what)]
+    parts = [
+        f"{what} " + ", ".join(f"{c} {n}" for c, n in (causes or {}).get(what, {}).items())
+        for what in ("refused", "flagged")
+        if (causes or {}).get(what)
+    ]
     return "; ".join(parts) or None

@@ -46,7 +46,9 @@ def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
     Raises:
         DataError: the file cannot be read as a mesh.
     """
-    return memo("part_convexity", [path], {}, lambda: _part_convexity(path, source), code=(__name__, "replay.data.mesh_io"))
+    return memo(
+        "part_convexity", [path], {}, lambda: _part_convexity(path, source), code=(__name__, "replay.data.mesh_io")
+    )
 
 
 def _part_convexity(path, source) -> dict:
@@ -56,8 +58,11 @@ def _part_convexity(path, source) -> dict:
     eq = ConvexHull(np.asarray(hull.vertices)).equations
     depth = -(np.asarray(mesh.vertices, float) @ eq[:, :3].T + eq[:, 3]).max(axis=1)
     fill = float(abs(mesh.volume) / hull.volume) if hull.volume > 0 else 0.0
-    return {"fill": round(fill, 5), "concavity_mm": round(max(0.0, float(depth.max())) * 1000, 3),
-            "watertight": bool(mesh.is_watertight)}
+    return {
+        "fill": round(fill, 5),
+        "concavity_mm": round(max(0.0, float(depth.max())) * 1000, 3),
+        "watertight": bool(mesh.is_watertight),
+    }
 
 
 def check_convex_parts(rec: Recording) -> dict:
@@ -82,11 +87,15 @@ def check_convex_parts(rec: Recording) -> dict:
             fills.append(f["fill"])
             conc.append(f["concavity_mm"])
             if f["fill"] < FILL_MIN or f["concavity_mm"] > CONCAVITY_MAX_M * 1000:
-                raise DataError(part, f"collision_meshes[{i}]",
-                                f"collision part of {asset.name!r} is not convex: its volume is {f['fill']:.0%} of its "
-                                f"convex hull's (at least {FILL_MIN:.0%}) and a vertex lies {f['concavity_mm']:.1f} mm inside "
-                                f"the hull (at most {CONCAVITY_MAX_M * 1000:g} mm); the simulator collides with the hull, a "
-                                "solid the object does not have: decompose it into convex parts (e.g. CoACD) and list each", cause="collision_parts")
+                raise DataError(
+                    part,
+                    f"collision_meshes[{i}]",
+                    f"collision part of {asset.name!r} is not convex: its volume is {f['fill']:.0%} of its "
+                    f"convex hull's (at least {FILL_MIN:.0%}) and a vertex lies {f['concavity_mm']:.1f} mm inside "
+                    f"the hull (at most {CONCAVITY_MAX_M * 1000:g} mm); the simulator collides with the hull, a "
+                    "solid the object does not have: decompose it into convex parts (e.g. CoACD) and list each",
+                    cause="collision_parts",
+                )
         if fills:
             figs[asset.name] = {"min_fill": min(fills), "max_concavity_mm": max(conc)}
     return figs

@@ -42,8 +42,13 @@ from replay.errors import DataError
 ORDER_MARGIN = 0.05
 SWAP_MIN_MM = 3.0
 #: per finger, (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
-CHAINS = {"thumb": (0, 1, 2, 3), "index": (0, 5, 6, 7), "middle": (0, 9, 10, 11), "ring": (0, 13, 14, 15),
-          "pinky": (0, 17, 18, 19)}
+CHAINS = {
+    "thumb": (0, 1, 2, 3),
+    "index": (0, 5, 6, 7),
+    "middle": (0, 9, 10, 11),
+    "ring": (0, 13, 14, 15),
+    "pinky": (0, 17, 18, 19),
+}
 MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
 
 
@@ -81,8 +86,11 @@ def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
             pair_counts[f"{fa}-{fb}"] = int(hit.sum())
         bad_len |= hit
     gap = t[fin, 1] - t[fin, 0]
-    figs = {"min_order_gap": round(float(gap.min()), 3) if gap.size else None,
-            "order_frames": int(bad_order.sum()), "length_frames": int(bad_len.sum())}
+    figs = {
+        "min_order_gap": round(float(gap.min()), 3) if gap.size else None,
+        "order_frames": int(bad_order.sum()),
+        "length_frames": int(bad_len.sum()),
+    }
     if pair_counts:
         figs["pairs"] = pair_counts
     return bad_order | bad_len, figs
@@ -120,11 +128,18 @@ def check_finger_swap(rec: Recording) -> tuple[dict, dict]:
     idx = np.flatnonzero(bad)
     which = "the MCPs out of order across the palm" if figs["order_frames"] else "bone lengths of another finger"
     pair = f" ({', '.join(figs['pairs'])})" if figs.get("pairs") else ""
-    what = (f"finger landmark chains exchanged{pair} in {idx.size} frame(s): {_runs(idx)} ({which}: a tracker "
-            "identity swap)")
+    what = (
+        f"finger landmark chains exchanged{pair} in {idx.size} frame(s): {_runs(idx)} ({which}: a tracker "
+        "identity swap)"
+    )
     s, g = approach_window(rec)
     inside = idx[(idx >= s) & (idx <= g)]
     if inside.size:
-        raise DataError(rec.source, "landmarks", f"{what}; {inside.size} of them in the replayed approach "
-                                                 f"(frames {s}-{g}): refused: relabel the chains or drop the frames", cause="finger_swap")
+        raise DataError(
+            rec.source,
+            "landmarks",
+            f"{what}; {inside.size} of them in the replayed approach "
+            f"(frames {s}-{g}): refused: relabel the chains or drop the frames",
+            cause="finger_swap",
+        )
     return {"finger_swap": f"{what}, after the lift onset (frame {g}): only the recorded protocol replays them"}, figs

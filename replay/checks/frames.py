@@ -85,11 +85,20 @@ def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
     if rec.mano is not None:  # MANO parameters stored as zeros (the hand is then posed from them)
         arrs = [a for a in (rec.mano.global_orient, rec.mano.trans) if a is not None]
         if arrs:
-            P = np.concatenate([np.asarray(rec.mano.finger_pose, float).reshape(T, -1),
-                                *[np.asarray(a, float).reshape(T, -1) for a in arrs]], axis=1)
+            P = np.concatenate(
+                [
+                    np.asarray(rec.mano.finger_pose, float).reshape(T, -1),
+                    *[np.asarray(a, float).reshape(T, -1) for a in arrs],
+                ],
+                axis=1,
+            )
             zero_params = np.all(P == 0.0, axis=1)
-    return {"at_origin": at_origin, "collapsed": collapsed, "zero_params": zero_params,
-            "repeated": repeated & ~at_origin & ~collapsed & ~zero_params}
+    return {
+        "at_origin": at_origin,
+        "collapsed": collapsed,
+        "zero_params": zero_params,
+        "repeated": repeated & ~at_origin & ~collapsed & ~zero_params,
+    }
 
 
 def mark_untracked(rec: Recording) -> tuple[Recording, int]:
@@ -140,17 +149,27 @@ def check_timing(rec: Recording) -> dict:
     span = float(t[idx[-1]] - t[idx[0]]) if idx.size else 0.0
     fig = {"window": [s, g], "tracked_frames": int(idx.size), "tracked_s": round(span, 4)}
     if idx.size < MIN_TRACKED_FRAMES_BEFORE_GRASP or span < MIN_TRACKED_BEFORE_GRASP_S:
-        raise DataError(rec.source, "time", f"too few frames before the grasp: {idx.size} tracked frame(s) over "
-                                            f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
-                                            f"{MIN_TRACKED_BEFORE_GRASP_S} s to replay an approach (a clip or a "
-                                            f"subsampled export? give the full-rate recording)", cause="too_few_frames")
+        raise DataError(
+            rec.source,
+            "time",
+            f"too few frames before the grasp: {idx.size} tracked frame(s) over "
+            f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
+            f"{MIN_TRACKED_BEFORE_GRASP_S} s to replay an approach (a clip or a "
+            f"subsampled export? give the full-rate recording)",
+            cause="too_few_frames",
+        )
     gaps = np.diff(t[idx])
     k = int(np.argmax(gaps))
     fig["max_gap_s"] = round(float(gaps[k]), 4)
     if gaps[k] > MAX_TRACKING_GAP_S:
-        raise DataError(rec.source, "valid", f"too sparse: no tracked hand for {gaps[k]:.3f} s between frames "
-                                             f"{idx[k]} and {idx[k + 1]} before the lift onset (frame {g}); at most "
-                                             f"{MAX_TRACKING_GAP_S} s can be bridged: use a recording without the dropout", cause="too_few_frames")
+        raise DataError(
+            rec.source,
+            "valid",
+            f"too sparse: no tracked hand for {gaps[k]:.3f} s between frames "
+            f"{idx[k]} and {idx[k + 1]} before the lift onset (frame {g}); at most "
+            f"{MAX_TRACKING_GAP_S} s can be bridged: use a recording without the dropout",
+            cause="too_few_frames",
+        )
     wrist = wrist_track(rec)
     if wrist is not None:
         sp = np.linalg.norm(np.diff(wrist[idx], axis=0), axis=1) / gaps
@@ -158,8 +177,13 @@ def check_timing(rec: Recording) -> dict:
         fig["max_speed_m_s"] = round(float(sp[j]), 3)
         if sp[j] > MAX_HAND_SPEED_M_S:
             field = hand_points(rec)[1]
-            raise DataError(rec.source, field, f"implausible hand speed: the wrist moves {sp[j]:.1f} m/s between "
-                                               f"frames {idx[j]} and {idx[j + 1]} before the lift onset (a hand reaches "
-                                               f"at <= {MAX_HAND_SPEED_M_S:g} m/s): frames dropped, a wrong frame rate, "
-                                               "or unmarked tracking errors", cause="hand_speed")
+            raise DataError(
+                rec.source,
+                field,
+                f"implausible hand speed: the wrist moves {sp[j]:.1f} m/s between "
+                f"frames {idx[j]} and {idx[j + 1]} before the lift onset (a hand reaches "
+                f"at <= {MAX_HAND_SPEED_M_S:g} m/s): frames dropped, a wrong frame rate, "
+                "or unmarked tracking errors",
+                cause="hand_speed",
+            )
     return fig

@@ -21,7 +21,6 @@ from scipy.spatial.transform import Rotation
 
 from replay.data.objects import asset_meshes
 
-
 #: m: a part's vertex bounding box grown by this much before :meth:`ConvexParts.inside_any` tests
 #: its faces (far above the ~1e-16 m rounding of ``n.x + d`` and qhull's facet merging, far below
 #: any part's size)
@@ -55,9 +54,12 @@ class ConvexParts:
     def from_meshes(cls, parts: list[trimesh.Trimesh]) -> ConvexParts:
         """From the collision part meshes (object frame, m)."""
         hulls = [p.convex_hull for p in parts]
-        return cls(tuple(ConvexHull(np.asarray(h.vertices)).equations for h in hulls),
-                   tuple(np.asarray(p.vertices, float) for p in parts),
-                   np.array([h.volume for h in hulls], float), np.array([h.center_mass for h in hulls], float))
+        return cls(
+            tuple(ConvexHull(np.asarray(h.vertices)).equations for h in hulls),
+            tuple(np.asarray(p.vertices, float) for p in parts),
+            np.array([h.volume for h in hulls], float),
+            np.array([h.center_mass for h in hulls], float),
+        )
 
     def center_of_mass(self) -> np.ndarray:
         """(3,) m: the volume-weighted centroid of the part hulls, the centre of mass a simulator
@@ -78,7 +80,7 @@ class ConvexParts:
         for i, eq in enumerate(self.equations):
             n, d = eq[:, :3].T, eq[:, 3]
             for k in range(0, len(pts), POINT_BLOCK):
-                out[i, k: k + POINT_BLOCK] = (pts[k: k + POINT_BLOCK] @ n + d).max(axis=1)
+                out[i, k : k + POINT_BLOCK] = (pts[k : k + POINT_BLOCK] @ n + d).max(axis=1)
         return out
 
     def inside_any(self, pts: np.ndarray) -> np.ndarray:
@@ -100,7 +102,7 @@ class ConvexParts:
             for k in range(0, len(eq), FACE_BLOCK):  # a point outside one face is out: dropped
                 if not cand.size:
                     break
-                f = eq[k: k + FACE_BLOCK]
+                f = eq[k : k + FACE_BLOCK]
                 cand = cand[(pts[cand] @ f[:, :3].T + f[:, 3]).max(axis=1) <= 0]
             inside[cand] = True
         return inside
@@ -132,8 +134,9 @@ def collision_parts(asset) -> ConvexParts:
         DataError: a part missing or unreadable (:func:`replay.data.objects.asset_meshes`).
     """
     try:
-        key = tuple((str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns)
-                    for p in asset.collision_meshes)
+        key = tuple(
+            (str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in asset.collision_meshes
+        )
     except OSError:  # the loader names the file and field
         return ConvexParts.from_meshes(asset_meshes(asset)[1])
     hit = _PARTS.get(key)

@@ -109,14 +109,21 @@ def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
     side, fig = landmark_side(rec)
     fig["assumed"] = rec.hand_side
     if side is None:
-        raise DataError(rec.source, "landmarks", f"cannot tell the hand's side from the palm landmarks (chirality "
-                                                 f"median {fig.get('chirality_median')}, sign agreement "
-                                                 f"{fig.get('agree')}; need |median| >= {CHIRALITY_MIN} and "
-                                                 f">= {CHIRALITY_AGREE:.0%}): landmarks out of manopth order?", cause="handedness")
+        raise DataError(
+            rec.source,
+            "landmarks",
+            f"cannot tell the hand's side from the palm landmarks (chirality "
+            f"median {fig.get('chirality_median')}, sign agreement "
+            f"{fig.get('agree')}; need |median| >= {CHIRALITY_MIN} and "
+            f">= {CHIRALITY_AGREE:.0%}): landmarks out of manopth order?",
+            cause="handedness",
+        )
     if side == rec.hand_side:
         return rec, {}, fig
-    flags = {"hand_side_from_landmarks": f"{side} (the {rec.dataset} adapter assumed {rec.hand_side}; "
-                                         f"replayed with the {side}-hand model)"}
+    flags = {
+        "hand_side_from_landmarks": f"{side} (the {rec.dataset} adapter assumed {rec.hand_side}; "
+        f"replayed with the {side}-hand model)"
+    }
     meta = dict(rec.meta, hand_side_assumed=rec.hand_side)
     return dataclasses.replace(rec, hand_side=side, meta=meta), flags, fig
 

@@ -32,8 +32,13 @@ TYPICAL_HAND_M = 0.18
 #: wrist, middle MCP, PIP, DIP, tip (manopth ids)
 MIDDLE_CHAIN = (0, 9, 10, 11, 12)
 #: (factor to metres, unit name) a hand's length is checked against
-UNIT_FACTORS = ((0.001, "millimetres"), (0.01, "centimetres"), (0.0254, "inches"), (0.1, "decimetres"),
-                (1000.0, "kilometres"))
+UNIT_FACTORS = (
+    (0.001, "millimetres"),
+    (0.01, "centimetres"),
+    (0.0254, "inches"),
+    (0.1, "decimetres"),
+    (1000.0, "kilometres"),
+)
 
 
 def hand_length(rec: Recording) -> tuple[float | None, str]:
@@ -74,6 +79,11 @@ def check_hand_scale(rec: Recording) -> dict:
     if fits:
         _, f, name = min(fits)
         hint = f": the hand is in {name} (x {f:g} gives {length * f * 1000:.0f} mm)"
-    raise DataError(rec.source, field, f"the hand is {length:.4g} m long (wrist to middle fingertip, read as "
-                                       f"metres); a human hand is {lo * 1000:g}-{hi * 1000:g} mm{hint}; convert the "
-                                       "hand to metres, like the object and the table", cause="units")
+    raise DataError(
+        rec.source,
+        field,
+        f"the hand is {length:.4g} m long (wrist to middle fingertip, read as "
+        f"metres); a human hand is {lo * 1000:g}-{hi * 1000:g} mm{hint}; convert the "
+        "hand to metres, like the object and the table",
+        cause="units",
+    )

@@ -27,8 +27,23 @@ from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
 
 #: (parent, child) landmark ids of the joint-to-joint bones (manopth order)
-BONES = ((0, 1), (1, 2), (2, 3), (0, 5), (5, 6), (6, 7), (0, 9), (9, 10), (10, 11), (0, 13), (13, 14), (14, 15),
-         (0, 17), (17, 18), (18, 19))
+BONES = (
+    (0, 1),
+    (1, 2),
+    (2, 3),
+    (0, 5),
+    (5, 6),
+    (6, 7),
+    (0, 9),
+    (9, 10),
+    (10, 11),
+    (0, 13),
+    (13, 14),
+    (14, 15),
+    (0, 17),
+    (17, 18),
+    (18, 19),
+)
 SHAPE_SPREAD_FLAG_PCT = 5.0
 SHAPE_SPREAD_REFUSE_PCT = 25.0
 
@@ -67,9 +82,16 @@ def check_hand_shape(rec: Recording) -> tuple[dict, dict]:
     figs = {"max_spread_pct": round(float(sp[i]), 2), "bone": bone}
     what = f"the {bone} bone's length spreads {sp[i]:.1f} % over the take (p95 - p5 of its median)"
     if sp[i] > SHAPE_SPREAD_REFUSE_PCT:
-        raise DataError(rec.source, "landmarks", f"{what}, above {SHAPE_SPREAD_REFUSE_PCT:g} %: the landmarks are not "
-                                                 "one hand (a shape re-fitted per frame?)", cause="hand_shape")
+        raise DataError(
+            rec.source,
+            "landmarks",
+            f"{what}, above {SHAPE_SPREAD_REFUSE_PCT:g} %: the landmarks are not "
+            "one hand (a shape re-fitted per frame?)",
+            cause="hand_shape",
+        )
     if sp[i] > SHAPE_SPREAD_FLAG_PCT:
-        return {"hand_shape": f"{what}, above {SHAPE_SPREAD_FLAG_PCT:g} %: the hand's shape changes (re-fitted per "
-                              "frame?); the replayed hand keeps one shape"}, figs
+        return {
+            "hand_shape": f"{what}, above {SHAPE_SPREAD_FLAG_PCT:g} %: the hand's shape changes (re-fitted per "
+            "frame?); the replayed hand keeps one shape"
+        }, figs
     return {}, figs

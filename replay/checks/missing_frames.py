@@ -93,14 +93,14 @@ def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
     W = sliding_window_view(np.asarray(X, float), 2 * w, axis=0)  # (T-2w+1, D, 2w): window k holds frames k..k+2w-1
     good = sliding_window_view(np.asarray(ok, bool), 2 * w).all(axis=1)
     s0 = np.einsum("ij,ndj->ndi", _projector(t0), W)
-    s0 = (s0 ** 2).sum(axis=(1, 2))
+    s0 = (s0**2).sum(axis=(1, 2))
     for m in range(1, MAX_RUN + 1):
         t1 = t0.copy()
         t1[w:] += m
         s1 = np.einsum("ij,ndj->ndi", _projector(t1), W)
-        s1 = (s1 ** 2).sum(axis=(1, 2))
+        s1 = (s1**2).sum(axis=(1, 2))
         r = np.where(good, s0 / np.maximum(s1, 1e-30), np.nan)
-        out[w - 1: w - 1 + len(r), m - 1] = r  # window k tests the step between frames k+w-1 and k+w
+        out[w - 1 : w - 1 + len(r), m - 1] = r  # window k tests the step between frames k+w-1 and k+w
     return out
 
 
@@ -125,8 +125,12 @@ def find_gaps(rec: Recording) -> dict:
     if dt.size and np.median(dt) > 0 and (dt > TIMESTAMP_GAP * np.median(dt)).any():
         med = float(np.median(dt))
         idx = np.flatnonzero(dt > TIMESTAMP_GAP * med)
-        return {"source": "timestamps", "gaps": {int(i): int(round(dt[i] / med)) - 1 for i in idx}, "period": 0,
-                "found": int(idx.size)}
+        return {
+            "source": "timestamps",
+            "gaps": {int(i): int(round(dt[i] / med)) - 1 for i in idx},
+            "period": 0,
+            "found": int(idx.size),
+        }
     pts, _ = hand_points(rec)
     out = {"source": "motion", "gaps": {}, "period": 0, "found": 0}
     if pts is None:
@@ -162,7 +166,7 @@ def insert_frames(rec: Recording, gaps: dict) -> Recording:
     T = rec.num_frames
     shift = np.zeros(T, int)
     for i, m in gaps.items():
-        shift[i + 1:] += m
+        shift[i + 1 :] += m
     pos = np.arange(T) + shift  # where each stored frame goes
     T2 = int(pos[-1]) + 1
     grid = np.arange(T2)
@@ -171,36 +175,52 @@ def insert_frames(rec: Recording, gaps: dict) -> Recording:
         if not isinstance(a, np.ndarray) or a.ndim == 0 or a.shape[0] != T or a.dtype.kind not in "fc":
             return a
         flat = a.reshape(T, -1)
-        out = np.stack([np.interp(grid, pos, flat[:, j]) for j in range(flat.shape[1])], axis=1).reshape((T2,) + a.shape[1:])
+        out = np.stack([np.interp(grid, pos, flat[:, j]) for j in range(flat.shape[1])], axis=1).reshape(
+            (T2,) + a.shape[1:]
+        )
         if a.shape[-1] == 4 and np.allclose(np.linalg.norm(a, axis=-1), 1.0, atol=1e-3):  # a quaternion stream
             out /= np.linalg.norm(out, axis=-1, keepdims=True)
         return out
 
     valid = np.zeros(T2, bool)
     valid[pos] = np.asarray(rec.valid, bool)
-    objs = [dataclasses.replace(o, pos=re(np.asarray(o.pos, float)), quat=re(np.asarray(o.quat, float)))
-            for o in rec.objects]
+    objs = [
+        dataclasses.replace(o, pos=re(np.asarray(o.pos, float)), quat=re(np.asarray(o.quat, float)))
+        for o in rec.objects
+    ]
     mano = rec.mano
     if mano is not None:
         mano = dataclasses.replace(mano, **{f.name: re(getattr(mano, f.name)) for f in dataclasses.fields(mano)})
     arrays = {k: re(getattr(rec, k)) for k in ("wrist_pos", "wrist_quat", "finger_quat", "landmarks")}
     meta = {k: re(v) for k, v in rec.meta.items()}
-    return dataclasses.replace(rec, **arrays, objects=objs, mano=mano, valid=valid, time=grid / float(rec.fps),
-                               grasp_frame=int(pos[rec.grasp_frame]), meta=meta)
+    return dataclasses.replace(
+        rec,
+        **arrays,
+        objects=objs,
+        mano=mano,
+        valid=valid,
+        time=grid / float(rec.fps),
+        grasp_frame=int(pos[rec.grasp_frame]),
+        meta=meta,
+    )
 
 
 def _frames_text(gaps: dict, limit: int = 8) -> str:
     """``after stored frames 8, 17, 26, ... (319 in all)``."""
     ks = sorted(gaps)
     txt = ", ".join(f"{i}" + (f" (+{gaps[i]})" if gaps[i] > 1 else "") for i in ks[:limit])
-    return f"after stored frame{'s' if len(ks) > 1 else ''} {txt}" + (f", ... ({len(ks)} places)" if len(ks) > limit else "")
+    return f"after stored frame{'s' if len(ks) > 1 else ''} {txt}" + (
+        f", ... ({len(ks)} places)" if len(ks) > limit else ""
+    )
 
 
 def describe(found: dict, fps: float) -> str:
     """``319 frames missing (every 10th frame; after stored frames 8, 17, ...)``."""
     n = sum(found["gaps"].values())
     how = f"1 frame in {found['period'] + 1}, periodic; " if found["period"] else ""
-    src = "the timestamps" if found["source"] == "timestamps" else f"double-length steps in the motion read at {fps:g} Hz"
+    src = (
+        "the timestamps" if found["source"] == "timestamps" else f"double-length steps in the motion read at {fps:g} Hz"
+    )
     return f"{n} frame{'s' if n != 1 else ''} missing ({how}{_frames_text(found['gaps'])}; from {src})"
 
 
@@ -217,8 +237,13 @@ def check_missing_frames(rec: Recording) -> tuple[Recording, dict, dict]:
     """
     found = find_gaps(rec)
     gaps = found["gaps"]
-    figs = {"source": found["source"], "missing": int(sum(gaps.values())), "places": len(gaps),
-            "period": found["period"], "found_from_motion": found["found"]}
+    figs = {
+        "source": found["source"],
+        "missing": int(sum(gaps.values())),
+        "places": len(gaps),
+        "period": found["period"],
+        "found_from_motion": found["found"],
+    }
     if not gaps:
         return rec, {}, figs
     near, g = grasp_window(rec)
@@ -227,13 +252,26 @@ def check_missing_frames(rec: Recording) -> tuple[Recording, dict, dict]:
     inside = {i: m for i, m in gaps.items() if near <= i + 1 and i <= g}
     long = {i: m for i, m in gaps.items() if (m + 1) / rec.fps > MAX_BRIDGED_S + 1e-9}
     if inside or long:
-        why = (f"{sum(inside.values())} of them inside the grasp (frames {near}-{g}, the hand within reach of the "
-               f"object up to the lift onset: {_frames_text(inside, 4)})" if inside else
-               f"{len(long)} drop(s) longer than {MAX_BRIDGED_S * 1000:g} ms ({_frames_text(long, 4)})")
-        raise DataError(rec.source, "time", f"{what}: frames missing, not a wrong frame rate (the steps between the "
-                                            f"drops fit {rec.fps:g} Hz); {why}: refused, what the hand did there is not "
-                                            "recorded (give the recording with its timestamps, or the full take)",
-                        cause="frames_missing")
-    return insert_frames(rec, gaps), {"frames_missing": f"{what}: outside the grasp, each at most "
-                                                        f"{MAX_BRIDGED_S * 1000:g} ms: bridged by interpolation "
-                                                        "(hand marked untracked there)"}, figs
+        why = (
+            f"{sum(inside.values())} of them inside the grasp (frames {near}-{g}, the hand within reach of the "
+            f"object up to the lift onset: {_frames_text(inside, 4)})"
+            if inside
+            else f"{len(long)} drop(s) longer than {MAX_BRIDGED_S * 1000:g} ms ({_frames_text(long, 4)})"
+        )
+        raise DataError(
+            rec.source,
+            "time",
+            f"{what}: frames missing, not a wrong frame rate (the steps between the "
+            f"drops fit {rec.fps:g} Hz); {why}: refused, what the hand did there is not "
+            "recorded (give the recording with its timestamps, or the full take)",
+            cause="frames_missing",
+        )
+    return (
+        insert_frames(rec, gaps),
+        {
+            "frames_missing": f"{what}: outside the grasp, each at most "
+            f"{MAX_BRIDGED_S * 1000:g} ms: bridged by interpolation "
+            "(hand marked untracked there)"
+        },
+        figs,
+    )

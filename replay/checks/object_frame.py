@@ -77,8 +77,12 @@ def _stats_mm(x_m: np.ndarray) -> dict:
     x = np.asarray(x_m, float) * 1000.0
     if x.size == 0:
         return {"median": None, "p90": None, "max": None, "n": 0}
-    return {"median": round(float(np.median(x)), 3), "p90": round(float(np.percentile(x, 90)), 3),
-            "max": round(float(np.max(x)), 3), "n": int(x.size)}
+    return {
+        "median": round(float(np.median(x)), 3),
+        "p90": round(float(np.percentile(x, 90)), 3),
+        "max": round(float(np.max(x)), 3),
+        "n": int(x.size),
+    }
 
 
 @dataclass
@@ -150,9 +154,11 @@ def asset_figures(asset: ObjectAsset, n: int = N_SAMPLES, seed: int = 0) -> dict
         "visual_mesh": str(asset.visual_mesh),
         "n_parts": len(parts),
         "hull_gap_mm": _stats_mm(np.abs(sd)),
-        "hull_gap_signed_mm": {"mean": round(float(sd.mean() * 1000), 3),
-                               "frac_outside_1mm": round(float((sd > 0.001).mean()), 4),
-                               "frac_buried_1mm": round(float((sd < -0.001).mean()), 4)},
+        "hull_gap_signed_mm": {
+            "mean": round(float(sd.mean() * 1000), 3),
+            "frac_outside_1mm": round(float((sd > 0.001).mean()), 4),
+            "frac_buried_1mm": round(float((sd < -0.001).mean()), 4),
+        },
         "hull_protrusion_mm": _stats_mm(prot),
         "collision_volume_m3": col_vol,
         "visual_volume_m3": vis_vol,
@@ -177,8 +183,10 @@ def rest_figures(track: ObjectTrack, support_height: float) -> dict:
     visual, parts = asset_meshes(track.asset)
     low_col = min(_world(p, track.pos[0], track.quat[0]).bounds[0, 2] for p in parts)
     low_vis = _world(visual, track.pos[0], track.quat[0]).bounds[0, 2]
-    return {"rest_gap_collision_mm": round((low_col - support_height) * 1000, 3),
-            "rest_gap_visual_mm": round((low_vis - support_height) * 1000, 3)}
+    return {
+        "rest_gap_collision_mm": round((low_col - support_height) * 1000, 3),
+        "rest_gap_visual_mm": round((low_vis - support_height) * 1000, 3),
+    }
 
 
 def lift_figures(track: ObjectTrack, fps: float) -> dict:
@@ -245,16 +253,21 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
         entry.update(rest_figures(tr, rec.support_height))
         if "support_height_collision" in rec.meta:  # GRAB: the table's collision part is higher
             entry["rest_gap_vs_support_collision_mm"] = round(
-                entry["rest_gap_collision_mm"] - (rec.meta["support_height_collision"] - rec.support_height) * 1000, 3)
+                entry["rest_gap_collision_mm"] - (rec.meta["support_height_collision"] - rec.support_height) * 1000, 3
+            )
         if tr.tracked:
             entry.update(lift_figures(tr, rec.fps))
         objs.append(entry)
     flags = []
     for o in objs:
         if o["density_flag"]:
-            flags.append(f"{o['name']}: effective density {o['effective_density_kg_m3']} kg/m^3 outside {DENSITY_RANGE}")
+            flags.append(
+                f"{o['name']}: effective density {o['effective_density_kg_m3']} kg/m^3 outside {DENSITY_RANGE}"
+            )
         if o.get("at_rest_before") is False:
-            flags.append(f"{o['name']}: moves before lift onset ({o['rest_max_translation_mm']} mm, {o['rest_max_rotation_deg']} deg)")
+            flags.append(
+                f"{o['name']}: moves before lift onset ({o['rest_max_translation_mm']} mm, {o['rest_max_rotation_deg']} deg)"
+            )
     return {
         "sequence": rec.name,
         "dataset": rec.dataset,
@@ -292,10 +305,14 @@ def physical_line(fig: dict) -> str:
     if parts:
         out.append(f"parts fill >= {min(p['min_fill'] for p in parts.values())}")
     if track:
-        out.append(f"track jumps {sum(len(t['jumps']) for t in track)}, noise {max(t['noise_rms_mm'] for t in track)} mm")
+        out.append(
+            f"track jumps {sum(len(t['jumps']) for t in track)}, noise {max(t['noise_rms_mm'] for t in track)} mm"
+        )
     if rest:
-        out.append(f"rest gap {rest['rest_gap_mm']} mm, still {rest['still_mm']} mm / {rest['still_deg']} deg, "
-                   f"centre of mass {rest['com_margin_mm']} mm inside its support")
+        out.append(
+            f"rest gap {rest['rest_gap_mm']} mm, still {rest['still_mm']} mm / {rest['still_deg']} deg, "
+            f"centre of mass {rest['com_margin_mm']} mm inside its support"
+        )
     if pen:
         out.append(f"hand up to {pen['max_mm']} mm inside ({pen['point']}, frame {pen['frame']})")
     if shape:
@@ -328,29 +345,43 @@ def summarize(results: list[dict]) -> dict:
         "objects_p90_gap_above_5mm": sorted(n for n, o in objs.items() if o["hull_gap_mm"]["p90"] > 5),
         "density_flagged": sorted(n for n, o in objs.items() if o["density_flag"]),
         "effective_density_kg_m3": {n: o["effective_density_kg_m3"] for n, o in sorted(objs.items())},
-        "rest_gap_target_mm": {"median": round(float(np.median(rest)), 3), "min": round(float(np.min(rest)), 3),
-                               "max": round(float(np.max(rest)), 3)} if rest else None,
-        "not_at_rest_before_lift": [r["sequence"] for r in results for o in r["objects"]
-                                    if o["target"] and o.get("at_rest_before") is False],
-        "min_hand_object_mm_at_grasp": {"median": round(float(np.median(hand)), 3), "min": round(float(np.min(hand)), 3),
-                                        "max": round(float(np.max(hand)), 3)} if hand else None,
+        "rest_gap_target_mm": {
+            "median": round(float(np.median(rest)), 3),
+            "min": round(float(np.min(rest)), 3),
+            "max": round(float(np.max(rest)), 3),
+        }
+        if rest
+        else None,
+        "not_at_rest_before_lift": [
+            r["sequence"] for r in results for o in r["objects"] if o["target"] and o.get("at_rest_before") is False
+        ],
+        "min_hand_object_mm_at_grasp": {
+            "median": round(float(np.median(hand)), 3),
+            "min": round(float(np.min(hand)), 3),
+            "max": round(float(np.max(hand)), 3),
+        }
+        if hand
+        else None,
         "flags": [f for r in results for f in r["flags"]],
         "input_flags": {r["sequence"]: r["input_flags"] for r in results if r.get("input_flags")},
-        "hand_inside_object_mm": _spread([r.get("physical_checks", {}).get("penetration", {}).get("max_mm")
-                                          for r in results]),
+        "hand_inside_object_mm": _spread(
+            [r.get("physical_checks", {}).get("penetration", {}).get("max_mm") for r in results]
+        ),
     }
 
 
 def _spread(vals: list) -> dict | None:
     """``{median, min, max}`` of the numbers in ``vals`` (None skipped), or None."""
     v = [x for x in vals if x is not None]
-    return {"median": round(float(np.median(v)), 3), "min": round(float(np.min(v)), 3),
-            "max": round(float(np.max(v)), 3)} if v else None
+    return (
+        {"median": round(float(np.median(v)), 3), "min": round(float(np.min(v)), 3), "max": round(float(np.max(v)), 3)}
+        if v
+        else None
+    )
 
 
 def write_report(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as JSON atomically (temp file + rename)."""
-
 
     return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=_json_default) + "\n")
 

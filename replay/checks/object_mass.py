@@ -71,13 +71,18 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
     body.add_freejoint()
     for i, path in enumerate(asset.collision_meshes):
         mesh = shared_mesh(path, "collision_meshes", asset.source)
-        spec.add_mesh(name=f"part{i}", uservert=np.asarray(mesh.vertices, float).ravel().tolist(),
-                      userface=np.asarray(mesh.faces, int).ravel().tolist())
+        spec.add_mesh(
+            name=f"part{i}",
+            uservert=np.asarray(mesh.vertices, float).ravel().tolist(),
+            userface=np.asarray(mesh.faces, int).ravel().tolist(),
+        )
         body.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=f"part{i}", density=float(asset.density))
     try:
         m = spec.compile()
     except Exception as e:  # MuJoCo's compiler error (a degenerate part)
-        raise DataError(asset.source, "collision_meshes", f"MuJoCo cannot compile the collision parts: {e}", cause="collision_parts") from None
+        raise DataError(
+            asset.source, "collision_meshes", f"MuJoCo cannot compile the collision parts: {e}", cause="collision_parts"
+        ) from None
     mass, inertia = float(m.body_mass[1]), np.array(m.body_inertia[1], float)
     if asset.mass is not None and mass > 0:  # the scene scales the density-derived figures to the stated mass
         inertia *= float(asset.mass) / mass
@@ -100,8 +105,11 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
     hull = ConvexParts.from_meshes([visual.convex_hull])
     ins = pts[inside][:OUTSIDE_SAMPLES]
     out = hull.part_plane_distance(ins)[0] > OUTSIDE_TOL_M if len(ins) else np.zeros(0, bool)
-    return {"overlap": round(float(cp.volumes.sum()) / union, 3) if union > 0 else None,
-            "outside": round(float(out.mean()), 3) if out.size else None, "union_m3": union}
+    return {
+        "overlap": round(float(cp.volumes.sum()) / union, 3) if union > 0 else None,
+        "outside": round(float(out.mean()), 3) if out.size else None,
+        "union_m3": union,
+    }
 
 
 def measure_object_mass(asset) -> dict:
@@ -123,8 +131,14 @@ def measure_object_mass(asset) -> dict:
     else:
         own, rule = None, "visual mesh not watertight"
     fill = part_overlap(parts, visual, collision_parts(asset))
-    return {"simulated_kg": sim, "inertia_kg_m2": [float(x) for x in inertia], "asset_kg": own, "asset_rule": rule,
-            "overlap": fill["overlap"], "outside": fill["outside"]}
+    return {
+        "simulated_kg": sim,
+        "inertia_kg_m2": [float(x) for x in inertia],
+        "asset_kg": own,
+        "asset_rule": rule,
+        "overlap": fill["overlap"],
+        "outside": fill["outside"],
+    }
 
 
 def check_object_mass(rec: Recording) -> tuple[dict, dict]:
@@ -140,26 +154,44 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
             :data:`OUTSIDE_REFUSE` (field ``collision_meshes``), with both masses.
     """
     asset = rec.target_object.asset
-    m = memo("object_mass", [asset.visual_mesh, *asset.collision_meshes],
-             {"density": float(asset.density), "mass": asset.mass}, lambda: measure_object_mass(asset),
-             code=(__name__, "replay.checks.geometry", "replay.data.mesh_io", "replay.data.objects"))
+    m = memo(
+        "object_mass",
+        [asset.visual_mesh, *asset.collision_meshes],
+        {"density": float(asset.density), "mass": asset.mass},
+        lambda: measure_object_mass(asset),
+        code=(__name__, "replay.checks.geometry", "replay.data.mesh_io", "replay.data.objects"),
+    )
     sim, inertia, own, rule = m["simulated_kg"], m["inertia_kg_m2"], m["asset_kg"], m["asset_rule"]
-    figs = {"simulated_kg": round(sim, 5), "inertia_kg_m2": [float(f"{x:.4g}") for x in inertia],
-            "density": float(asset.density), "asset_kg": None if own is None else round(own, 5), "asset_rule": rule,
-            "ratio": round(sim / own, 3) if own else None}
+    figs = {
+        "simulated_kg": round(sim, 5),
+        "inertia_kg_m2": [float(f"{x:.4g}") for x in inertia],
+        "density": float(asset.density),
+        "asset_kg": None if own is None else round(own, 5),
+        "asset_rule": rule,
+        "ratio": round(sim / own, 3) if own else None,
+    }
     fill = {"overlap": m["overlap"], "outside": m["outside"]}
     figs.update(fill)
-    both = (f"{asset.name} is simulated at {sim:.4g} kg (density {asset.density:g} kg/m^3 x the collision parts' "
-            f"volume{'' if asset.mass is None else ', scaled to the stated mass'})"
-            + (f", the asset weighs {own:.4g} kg ({rule})" if own else ""))
+    both = (
+        f"{asset.name} is simulated at {sim:.4g} kg (density {asset.density:g} kg/m^3 x the collision parts' "
+        f"volume{'' if asset.mass is None else ', scaled to the stated mass'})"
+        + (f", the asset weighs {own:.4g} kg ({rule})" if own else "")
+    )
     ov, ou, r = fill["overlap"] or 1.0, fill["outside"] or 0.0, figs["ratio"] or 1.0
-    why = (f"the collision parts overlap: their volumes sum to {ov:.2f}x the volume they fill" if ov > OVERLAP_FLAG
-           else f"{ou * 100:.0f} % of the collision parts lie outside the visual mesh's hull (a part scaled or "
-                "misplaced?)" if ou > OUTSIDE_FLAG
-           else f"the collision parts fill {r:.2f}x the object's volume (a part missing or shrunk?)")
+    why = (
+        f"the collision parts overlap: their volumes sum to {ov:.2f}x the volume they fill"
+        if ov > OVERLAP_FLAG
+        else f"{ou * 100:.0f} % of the collision parts lie outside the visual mesh's hull (a part scaled or misplaced?)"
+        if ou > OUTSIDE_FLAG
+        else f"the collision parts fill {r:.2f}x the object's volume (a part missing or shrunk?)"
+    )
     if ov > OVERLAP_REFUSE or ou > OUTSIDE_REFUSE or r < UNDERFILL_REFUSE:
-        raise DataError(asset.source or asset.visual_mesh, "collision_meshes",
-                        f"{both}: {why}; refused: fix the parts (each volume once, inside the object)", cause="object_mass")
+        raise DataError(
+            asset.source or asset.visual_mesh,
+            "collision_meshes",
+            f"{both}: {why}; refused: fix the parts (each volume once, inside the object)",
+            cause="object_mass",
+        )
     flags: dict = {}
     if ov > OVERLAP_FLAG or ou > OUTSIDE_FLAG or r < UNDERFILL_FLAG:
         flags["object_mass"] = f"{both}: {why}"

@@ -67,8 +67,7 @@ ORIGIN_BOX = (0.25, 0.75)
 SCALES = np.exp(np.linspace(np.log(0.05), np.log(20.0), 121))
 #: size ratios that are a unit, not a model: cm/mm, inch/mm, m/cm (within 10 %; not inch/cm: 2.54x is
 #: as near the size steps between objects of a set, e.g. GRAB's cubes, as to a unit)
-UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetres",
-               100.0: "metres for centimetres"}
+UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetres", 100.0: "metres for centimetres"}
 
 
 def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray:
@@ -112,8 +111,11 @@ def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
     V = to_world(tr.pos[s], tr.quat[s], np.concatenate(parts.vertices))
     z0, low, sup = float(tr.pos[s][2]), float(V[:, 2].min()), float(rec.support_height)
     lever = z0 - low
-    return {"frame": s, "gap_mm": round((low - sup) * 1000, 2),
-            "scale": round((z0 - sup) / lever, 3) if lever >= REST_LEVER_MIN_M else None}
+    return {
+        "frame": s,
+        "gap_mm": round((low - sup) * 1000, 2),
+        "scale": round((z0 - sup) / lever, 3) if lever >= REST_LEVER_MIN_M else None,
+    }
 
 
 def _verdict(grip, rest) -> float | None:
@@ -167,14 +169,28 @@ def check_object_model(rec: Recording) -> dict:
         return figs
     ratio = 1.0 / s
     size = f"{ratio:.2g}x" if ratio >= 1 else f"{ratio:.2g}x (1/{s:.2g})"
-    unit = next((f" (or a mesh in {u}: {k:g}x)" for k, u in UNIT_RATIOS.items()
-                 if abs(np.log(max(ratio, s) / k)) < np.log(1.1)), "")
-    rest_txt = (f"; at rest (frame {rest['frame']}) its lowest point is {abs(rest['gap_mm']):.0f} mm "
-                f"{'into' if rest['gap_mm'] < 0 else 'above'} the support, which a {s:.2g}x model would "
-                "touch" if rest["scale"] is not None and abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 else "")
-    raise DataError(tr.asset.source or tr.asset.visual_mesh, "visual_mesh",
-                    f"the model of {tr.name!r} is {size} the object the hand holds: wrong object model{unit}? at the lift "
-                    f"onset (frame {grip[2]}) the recorded hand touches it only scaled {grip[0]:.2g}-{grip[1]:.2g}x "
-                    f"(its deepest point within {GRIP_DEPTH_M * 1000:g} mm inside, none over {GRIP_GAP_M * 1000:g} mm "
-                    f"off){rest_txt}: refused before any frame error is supposed; check the object's name and model "
-                    f"files ({tr.asset.visual_mesh.name})", cause="object_model_mismatch")
+    unit = next(
+        (
+            f" (or a mesh in {u}: {k:g}x)"
+            for k, u in UNIT_RATIOS.items()
+            if abs(np.log(max(ratio, s) / k)) < np.log(1.1)
+        ),
+        "",
+    )
+    rest_txt = (
+        f"; at rest (frame {rest['frame']}) its lowest point is {abs(rest['gap_mm']):.0f} mm "
+        f"{'into' if rest['gap_mm'] < 0 else 'above'} the support, which a {s:.2g}x model would "
+        "touch"
+        if rest["scale"] is not None and abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000
+        else ""
+    )
+    raise DataError(
+        tr.asset.source or tr.asset.visual_mesh,
+        "visual_mesh",
+        f"the model of {tr.name!r} is {size} the object the hand holds: wrong object model{unit}? at the lift "
+        f"onset (frame {grip[2]}) the recorded hand touches it only scaled {grip[0]:.2g}-{grip[1]:.2g}x "
+        f"(its deepest point within {GRIP_DEPTH_M * 1000:g} mm inside, none over {GRIP_GAP_M * 1000:g} mm "
+        f"off){rest_txt}: refused before any frame error is supposed; check the object's name and model "
+        f"files ({tr.asset.visual_mesh.name})",
+        cause="object_model_mismatch",
+    )

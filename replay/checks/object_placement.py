@@ -96,16 +96,25 @@ def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
     fig = {"extent_m": round(extent, 5)}
     lo, hi = OBJECT_EXTENT_RANGE_M
     if not lo <= extent <= hi:
-        raise DataError(asset.visual_mesh, "scale", f"object is {extent:.4g} m across (largest bounding-box side); a "
-                                                   f"hand holds {lo * 1000:g} mm-{hi:g} m{unit_hint(extent)}: convert "
-                                                   "the meshes to metres", cause="units")
+        raise DataError(
+            asset.visual_mesh,
+            "scale",
+            f"object is {extent:.4g} m across (largest bounding-box side); a "
+            f"hand holds {lo * 1000:g} mm-{hi:g} m{unit_hint(extent)}: convert "
+            "the meshes to metres",
+            cause="units",
+        )
     mass = asset_mass(asset)
     fig["mass_kg"] = round(mass, 5)
     lo, hi = OBJECT_MASS_RANGE_KG
     if not lo <= mass <= hi:
-        raise DataError(asset.source or asset.visual_mesh, "mass",
-                        f"object weighs {mass:.4g} kg (density {asset.density:g} kg/m^3 x collision volume); a hand "
-                        f"lifts {lo * 1000:g} g-{hi:g} kg: mesh units or density wrong", cause="units")
+        raise DataError(
+            asset.source or asset.visual_mesh,
+            "mass",
+            f"object weighs {mass:.4g} kg (density {asset.density:g} kg/m^3 x collision volume); a hand "
+            f"lifts {lo * 1000:g} g-{hi:g} kg: mesh units or density wrong",
+            cause="units",
+        )
     return fig
 
 
@@ -119,10 +128,15 @@ def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
     gap = low - float(rec.support_height)
     if abs(gap) > REST_GAP_MAX_M:
         where = "above" if gap > 0 else "below"
-        raise DataError(rec.source, f"objects[{track.name}].pos", f"at the first frame the object's lowest point is "
-                                                                  f"{abs(gap) * 1000:.0f} mm {where} the support (at most "
-                                                                  f"{REST_GAP_MAX_M * 1000:g} mm): object mesh and poses in "
-                                                                  "different frames or units", cause="object_frame")
+        raise DataError(
+            rec.source,
+            f"objects[{track.name}].pos",
+            f"at the first frame the object's lowest point is "
+            f"{abs(gap) * 1000:.0f} mm {where} the support (at most "
+            f"{REST_GAP_MAX_M * 1000:g} mm): object mesh and poses in "
+            "different frames or units",
+            cause="object_frame",
+        )
     return round(gap * 1000, 2)
 
 
@@ -150,12 +164,22 @@ def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None
     if carry is not None and carry[1] > 0 and carry[0] > CARRY_DRIFT_MAX * carry[1]:
         fig["carry_drift_mm"], fig["carry_travel_mm"] = round(carry[0] * 1000, 1), round(carry[1] * 1000, 1)
         side = rec.hand_side
-        raise DataError(rec.source, "hand", f"the object is moved by a hand the recording does not store: at "
-                                            f"the lift onset (frame {t}) the recorded {side} hand is "
-                                            f"{hg * 1000:.0f} mm from it and does not carry it (in "
-                                            f"{CARRY_WINDOW_S:g} s the object drifts {carry[0] * 1000:.0f} mm "
-                                            f"in the hand's frame while travelling {carry[1] * 1000:.0f} mm); "
-                                            f"refused: replaying the {side} hand would not be this grasp", cause="other_hand")
-    raise DataError(rec.source, field, f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
-                                       f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
-                                       "mesh and poses in different frames or units", cause="object_frame")
+        raise DataError(
+            rec.source,
+            "hand",
+            f"the object is moved by a hand the recording does not store: at "
+            f"the lift onset (frame {t}) the recorded {side} hand is "
+            f"{hg * 1000:.0f} mm from it and does not carry it (in "
+            f"{CARRY_WINDOW_S:g} s the object drifts {carry[0] * 1000:.0f} mm "
+            f"in the hand's frame while travelling {carry[1] * 1000:.0f} mm); "
+            f"refused: replaying the {side} hand would not be this grasp",
+            cause="other_hand",
+        )
+    raise DataError(
+        rec.source,
+        field,
+        f"at the lift onset (frame {t}) the recorded hand is {hg * 1000:.0f} mm "
+        f"from the object's surface (at most {HAND_GAP_MAX_M * 1000:g} mm): object "
+        "mesh and poses in different frames or units",
+        cause="object_frame",
+    )

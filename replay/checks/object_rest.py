@@ -124,7 +124,9 @@ def _still(rec: Recording, s: int, near: int) -> tuple[float, float]:
     if near <= s + 1:
         return 0.0, 0.0
     mm = float(np.linalg.norm(tr.pos[s:near] - tr.pos[s], axis=1).max() * 1000)
-    deg = float(np.degrees((Rotation.from_quat(tr.quat[s:near]) * Rotation.from_quat(tr.quat[s]).inv()).magnitude()).max())
+    deg = float(
+        np.degrees((Rotation.from_quat(tr.quat[s:near]) * Rotation.from_quat(tr.quat[s]).inv()).magnitude()).max()
+    )
     return mm, deg
 
 
@@ -147,29 +149,51 @@ def check_object_rest(rec: Recording) -> tuple[dict, dict]:
     gap = sup["lowest_z_m"] - float(rec.support_height)
     near = hand_free_until(rec, parts, s, g)
     mm, deg = _still(rec, s, near)
-    figs = {"frame": s, "rest_gap_mm": round(gap * 1000, 2), "still_frames": [s, near], "still_mm": round(mm, 2),
-            "still_deg": round(deg, 2), "support_width_mm": sup["width_mm"], "com_margin_mm": sup["com_margin_mm"]}
+    figs = {
+        "frame": s,
+        "rest_gap_mm": round(gap * 1000, 2),
+        "still_frames": [s, near],
+        "still_mm": round(mm, 2),
+        "still_deg": round(deg, 2),
+        "support_width_mm": sup["width_mm"],
+        "com_margin_mm": sup["com_margin_mm"],
+    }
     where = "above" if gap > 0 else "into"
     if abs(gap) > REST_GAP_REFUSE_M:
-        raise DataError(rec.source, f"objects[{tr.name}].pos",
-                        f"at the approach start (frame {s}) the object's lowest collision point is {abs(gap) * 1000:.1f} mm "
-                        f"{where} the support (at most {REST_GAP_REFUSE_M * 1000:g} mm): it would "
-                        f"{'fall' if gap > 0 else 'be pushed out'} as the replay settles it; a mesh shifted from the "
-                        "frame its poses refer to, or poses in another frame", cause="object_rest")
+        raise DataError(
+            rec.source,
+            f"objects[{tr.name}].pos",
+            f"at the approach start (frame {s}) the object's lowest collision point is {abs(gap) * 1000:.1f} mm "
+            f"{where} the support (at most {REST_GAP_REFUSE_M * 1000:g} mm): it would "
+            f"{'fall' if gap > 0 else 'be pushed out'} as the replay settles it; a mesh shifted from the "
+            "frame its poses refer to, or poses in another frame",
+            cause="object_rest",
+        )
     if mm > STILL_REFUSE_MM or deg > STILL_REFUSE_DEG:
-        raise DataError(rec.source, f"objects[{tr.name}].pos",
-                        f"the object moves {mm:.1f} mm / {deg:.1f} deg between frames {s} and {near} while the hand is "
-                        f"over {HAND_NEAR_M * 1000:g} mm away (at most {STILL_REFUSE_MM:g} mm / {STILL_REFUSE_DEG:g} deg): "
-                        "nothing the recording holds moves it (a tracking fault)", cause="object_rest")
+        raise DataError(
+            rec.source,
+            f"objects[{tr.name}].pos",
+            f"the object moves {mm:.1f} mm / {deg:.1f} deg between frames {s} and {near} while the hand is "
+            f"over {HAND_NEAR_M * 1000:g} mm away (at most {STILL_REFUSE_MM:g} mm / {STILL_REFUSE_DEG:g} deg): "
+            "nothing the recording holds moves it (a tracking fault)",
+            cause="object_rest",
+        )
     if sup["width_mm"] < STABLE_MIN_WIDTH_M * 1000 or sup["com_margin_mm"] < 0:
-        raise DataError(rec.source, f"objects[{tr.name}].quat",
-                        f"at the approach start (frame {s}) the object cannot stand: it rests on a support "
-                        f"{sup['width_mm']:.1f} mm wide with its centre of mass {-sup['com_margin_mm']:.1f} mm outside it, "
-                        "so it would tip over while the replay settles it (an orientation or mesh frame that is wrong)", cause="object_rest")
+        raise DataError(
+            rec.source,
+            f"objects[{tr.name}].quat",
+            f"at the approach start (frame {s}) the object cannot stand: it rests on a support "
+            f"{sup['width_mm']:.1f} mm wide with its centre of mass {-sup['com_margin_mm']:.1f} mm outside it, "
+            "so it would tip over while the replay settles it (an orientation or mesh frame that is wrong)",
+            cause="object_rest",
+        )
     flags = []
     if abs(gap) > REST_GAP_FLAG_M:
-        flags.append(f"floats {gap * 1000:.1f} mm above the support at frame {s}" if gap > 0 else
-                     f"sunk {-gap * 1000:.1f} mm into the support at frame {s}")
+        flags.append(
+            f"floats {gap * 1000:.1f} mm above the support at frame {s}"
+            if gap > 0
+            else f"sunk {-gap * 1000:.1f} mm into the support at frame {s}"
+        )
     if mm > STILL_FLAG_MM or deg > STILL_FLAG_DEG:
         flags.append(f"moves {mm:.1f} mm / {deg:.1f} deg over frames {s}-{near} before the hand comes near")
     return ({"object_rest": f"{tr.name}: " + "; ".join(flags)} if flags else {}), figs

@@ -74,7 +74,7 @@ def _running_median(x: np.ndarray, k: int) -> np.ndarray:
     """Median over frames ``t - k .. t + k`` of (T, D) ``x`` per component (edge frames repeated)."""
     T = len(x)
     pad = np.concatenate([np.repeat(x[:1], k, axis=0), x, np.repeat(x[-1:], k, axis=0)])
-    return np.median(np.stack([pad[i:i + T] for i in range(2 * k + 1)]), axis=0)
+    return np.median(np.stack([pad[i : i + T] for i in range(2 * k + 1)]), axis=0)
 
 
 def excursions(pos: np.ndarray, quat: np.ndarray, frames: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,8 +105,10 @@ def steps(pos: np.ndarray, quat: np.ndarray, fps: float) -> tuple[np.ndarray, np
     """``(m/s (T-1,), deg/s (T-1,))``: speed and turn rate from each frame to the next."""
     pos = np.asarray(pos, float)
     rot = Rotation.from_quat(np.asarray(quat, float))
-    return (np.linalg.norm(np.diff(pos, axis=0), axis=1) * fps,
-            np.degrees((rot[1:] * rot[:-1].inv()).magnitude()) * fps)
+    return (
+        np.linalg.norm(np.diff(pos, axis=0), axis=1) * fps,
+        np.degrees((rot[1:] * rot[:-1].inv()).magnitude()) * fps,
+    )
 
 
 def _runs(frames: np.ndarray) -> list[tuple[int, int]]:
@@ -127,13 +129,25 @@ def track_jumps(pos: np.ndarray, quat: np.ndarray, fps: float) -> list[dict]:
     mm, deg = excursions(pos, quat, return_frames(fps))
     out = []
     for a, b in _runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
-        out.append({"frames": [a, b], "mm": round(float(mm[a:b + 1].max()), 1),
-                    "deg": round(float(deg[a:b + 1].max()), 1), "kind": "excursion"})
+        out.append(
+            {
+                "frames": [a, b],
+                "mm": round(float(mm[a : b + 1].max()), 1),
+                "deg": round(float(deg[a : b + 1].max()), 1),
+                "kind": "excursion",
+            }
+        )
     sp, ang = steps(pos, quat, fps)
     for t in np.flatnonzero((sp > STEP_SPEED_MAX_M_S) | (ang > STEP_ANG_SPEED_MAX_DEG_S)):
         if not any(j["frames"][0] - 1 <= t <= j["frames"][1] for j in out):  # not one of the excursions
-            out.append({"frames": [int(t), int(t) + 1], "mm": round(float(sp[t] / fps * 1000), 1),
-                        "deg": round(float(ang[t] / fps), 1), "kind": "step"})
+            out.append(
+                {
+                    "frames": [int(t), int(t) + 1],
+                    "mm": round(float(sp[t] / fps * 1000), 1),
+                    "deg": round(float(ang[t] / fps), 1),
+                    "kind": "step",
+                }
+            )
     return sorted(out, key=lambda j: j["frames"][0])
 
 
@@ -149,11 +163,13 @@ def _noise(pos: np.ndarray, quat: np.ndarray, s: int, g: int) -> tuple[float, fl
 
 def _describe(jumps: list[dict]) -> str:
     """``frame 250 (80 mm, 0 deg), step 3119-3120 (13 mm, 110 deg)``."""
+
     def where(j):
         a, b = j["frames"]
         if j["kind"] == "step":
             return f"step {a}-{b}"
         return f"frame {a}" if a == b else f"frames {a}-{b}"
+
     return ", ".join(f"{where(j)} ({j['mm']:g} mm, {j['deg']:g} deg)" for j in jumps)
 
 
@@ -178,16 +194,24 @@ def check_object_track(rec: Recording) -> tuple[dict, dict]:
         figs[tr.name] = {"jumps": jumps, "noise_rms_mm": round(nmm, 3), "noise_rms_deg": round(ndeg, 3)}
         inside = [j for j in jumps if j["frames"][1] >= s and j["frames"][0] <= g]
         if inside:
-            raise DataError(rec.source, f"objects[{tr.name}].pos",
-                            f"the object track jumps in the approach (frames {s}-{g}, up to the lift onset): "
-                            f"{_describe(inside)}, beyond {JUMP_MM:g} mm / {JUMP_DEG:g} deg off its path or "
-                            f"{STEP_SPEED_MAX_M_S:g} m/s: no hand moves an object so; the replay would reach for "
-                            "an object that is not there (a tracking fault: repair or drop those frames)", cause="object_track")
+            raise DataError(
+                rec.source,
+                f"objects[{tr.name}].pos",
+                f"the object track jumps in the approach (frames {s}-{g}, up to the lift onset): "
+                f"{_describe(inside)}, beyond {JUMP_MM:g} mm / {JUMP_DEG:g} deg off its path or "
+                f"{STEP_SPEED_MAX_M_S:g} m/s: no hand moves an object so; the replay would reach for "
+                "an object that is not there (a tracking fault: repair or drop those frames)",
+                cause="object_track",
+            )
         after = [j for j in jumps if j["frames"][0] > g]
         if after:
-            flags.append(f"{tr.name}: jumps after the lift onset at {_describe(after)} (a tracking fault; only the "
-                         "recorded protocol replays these frames)")
+            flags.append(
+                f"{tr.name}: jumps after the lift onset at {_describe(after)} (a tracking fault; only the "
+                "recorded protocol replays these frames)"
+            )
         if nmm > NOISE_RMS_MM or ndeg > NOISE_RMS_DEG:
-            flags.append(f"{tr.name}: noisy track over the approach, RMS {nmm:.2f} mm / {ndeg:.2f} deg frame to "
-                         f"frame off its path (above {NOISE_RMS_MM:g} mm / {NOISE_RMS_DEG:g} deg)")
+            flags.append(
+                f"{tr.name}: noisy track over the approach, RMS {nmm:.2f} mm / {ndeg:.2f} deg frame to "
+                f"frame off its path (above {NOISE_RMS_MM:g} mm / {NOISE_RMS_DEG:g} deg)"
+            )
     return ({"object_track": "; ".join(flags)} if flags else {}), figs

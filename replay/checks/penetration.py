@@ -67,7 +67,7 @@ def check_penetration(rec: Recording) -> tuple[dict, dict]:
     """
     pts, field = hand_points(rec)
     s, g = approach_window(rec)
-    frames = np.flatnonzero(np.asarray(rec.valid, bool)[s:g + 1]) + s
+    frames = np.flatnonzero(np.asarray(rec.valid, bool)[s : g + 1]) + s
     if pts is None or field not in ("landmarks", "mano.vertices") or not frames.size:
         return {}, {}
     parts = collision_parts(rec.target_object.asset)
@@ -79,15 +79,24 @@ def check_penetration(rec: Recording) -> tuple[dict, dict]:
     limit = np.minimum(PENETRATION_REFUSE_M, PENETRATION_CORE_FRAC * parts.core_depths())[None, :, None]
     through = (D > PENETRATION_FLAG_M) & (D > limit)
     figs = {"max_mm": round(deepest * 1000, 2), "frame": f, "point": name, "at_onset_mm": round(onset * 1000, 2)}
-    what = (f"the recorded hand is {deepest * 1000:.1f} mm inside the object's collision parts ({name}, frame {f}; "
-            f"{onset * 1000:.1f} mm at the lift onset, frame {int(frames[-1])})")
+    what = (
+        f"the recorded hand is {deepest * 1000:.1f} mm inside the object's collision parts ({name}, frame {f}; "
+        f"{onset * 1000:.1f} mm at the lift onset, frame {int(frames[-1])})"
+    )
     if through.any():
         core = float(parts.core_depths()[p]) * 1000
-        raise DataError(rec.source, field, f"{what}: deeper than {PENETRATION_REFUSE_M * 1000:g} mm or "
-                                           f"{PENETRATION_CORE_FRAC:.0%} of the way to the part's centre ({core:.1f} mm "
-                                           "deep): the replayed finger would start through the object; hand and object "
-                                           "poses disagree", cause="penetration")
+        raise DataError(
+            rec.source,
+            field,
+            f"{what}: deeper than {PENETRATION_REFUSE_M * 1000:g} mm or "
+            f"{PENETRATION_CORE_FRAC:.0%} of the way to the part's centre ({core:.1f} mm "
+            "deep): the replayed finger would start through the object; hand and object "
+            "poses disagree",
+            cause="penetration",
+        )
     if deepest > PENETRATION_FLAG_M:
-        return {"penetration": f"{what}, beyond {PENETRATION_FLAG_M * 1000:g} mm: the contact solver pushes it out, "
-                               "the grasp replayed is the solver's"}, figs
+        return {
+            "penetration": f"{what}, beyond {PENETRATION_FLAG_M * 1000:g} mm: the contact solver pushes it out, "
+            "the grasp replayed is the solver's"
+        }, figs
     return {}, figs

@@ -55,6 +55,7 @@ import dataclasses
 
 from replay.checks.causes import CAUSES, flag_cause, most_specific_first
 from replay.checks.convexity import check_convex_parts
+from replay.checks.finger_swap import check_finger_swap
 from replay.checks.frames import (
     CHECK_WINDOW_S,
     COLLAPSED_EXTENT_M,
@@ -67,7 +68,6 @@ from replay.checks.frames import (
     mark_untracked,
     untracked_frames,
 )
-from replay.checks.finger_swap import check_finger_swap
 from replay.checks.hand import (
     ASSUMED_SIDE_DATASETS,
     CARRY_DRIFT_MAX,
@@ -81,12 +81,12 @@ from replay.checks.hand import (
     palm_frames,
 )
 from replay.checks.hand_points import hand_points
-from replay.checks.missing_frames import check_missing_frames
-from replay.checks.object_model import check_object_model
-from replay.checks.intent import INTENT_UNKNOWN, recording_intent
 from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
+from replay.checks.intent import INTENT_UNKNOWN, recording_intent
+from replay.checks.missing_frames import check_missing_frames
 from replay.checks.object_mass import check_object_mass
+from replay.checks.object_model import check_object_model
 from replay.checks.object_placement import (
     HAND_GAP_MAX_M,
     OBJECT_EXTENT_RANGE_M,
@@ -107,8 +107,11 @@ from replay.errors import DataError
 #: the physical-consistency checks after the object's scale and placement, in order:
 #: (figures key, check returning (flags, figures)); the object track and the collision
 #: parts are checked before the placement (:func:`check_recording`)
-PHYSICAL_CHECKS = (("object_rest", check_object_rest), ("penetration", check_penetration),
-                   ("hand_shape", check_hand_shape))
+PHYSICAL_CHECKS = (
+    ("object_rest", check_object_rest),
+    ("penetration", check_penetration),
+    ("hand_shape", check_hand_shape),
+)
 
 #: what frames missing would make fire: the frame rate (acceleration spikes), the hand's speed
 TIMING_CONSEQUENCES = (check_time_base, check_timing)
@@ -116,12 +119,36 @@ TIMING_CONSEQUENCES = (check_time_base, check_timing)
 PLACEMENT_CONSEQUENCES = (check_object, check_object_rest, check_penetration)
 
 __all__ = [
-    "CHECK_WINDOW_S", "COLLAPSED_EXTENT_M", "MAX_HAND_SPEED_M_S", "MAX_TRACKING_GAP_S", "MIN_TRACKED_BEFORE_GRASP_S",
-    "MIN_TRACKED_FRAMES_BEFORE_GRASP", "ORIGIN_TOL_M", "check_timing", "mark_untracked", "untracked_frames",
-    "ASSUMED_SIDE_DATASETS", "CARRY_DRIFT_MAX", "CARRY_WINDOW_S", "CHIRALITY_AGREE", "CHIRALITY_MIN", "carry_drift",
-    "check_handedness", "landmark_side", "palm_chirality", "palm_frames", "hand_points", "INTENT_UNKNOWN",
-    "recording_intent", "HAND_GAP_MAX_M", "OBJECT_EXTENT_RANGE_M", "OBJECT_MASS_RANGE_KG", "REST_GAP_MAX_M",
-    "check_object", "check_recording", "PHYSICAL_CHECKS",
+    "CHECK_WINDOW_S",
+    "COLLAPSED_EXTENT_M",
+    "MAX_HAND_SPEED_M_S",
+    "MAX_TRACKING_GAP_S",
+    "MIN_TRACKED_BEFORE_GRASP_S",
+    "MIN_TRACKED_FRAMES_BEFORE_GRASP",
+    "ORIGIN_TOL_M",
+    "check_timing",
+    "mark_untracked",
+    "untracked_frames",
+    "ASSUMED_SIDE_DATASETS",
+    "CARRY_DRIFT_MAX",
+    "CARRY_WINDOW_S",
+    "CHIRALITY_AGREE",
+    "CHIRALITY_MIN",
+    "carry_drift",
+    "check_handedness",
+    "landmark_side",
+    "palm_chirality",
+    "palm_frames",
+    "hand_points",
+    "INTENT_UNKNOWN",
+    "recording_intent",
+    "HAND_GAP_MAX_M",
+    "OBJECT_EXTENT_RANGE_M",
+    "OBJECT_MASS_RANGE_KG",
+    "REST_GAP_MAX_M",
+    "check_object",
+    "check_recording",
+    "PHYSICAL_CHECKS",
 ]
 
 
@@ -173,8 +200,10 @@ def check_recording(rec: Recording) -> Recording:
         flags.update(f)
     intent = recording_intent(rec)
     if intent not in ("lift", INTENT_UNKNOWN):
-        flags["intent"] = (f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "
-                           "replaces it; --protocol recorded replays it)")
+        flags["intent"] = (
+            f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "
+            "replaces it; --protocol recorded replays it)"
+        )
     rank = most_specific_first(CAUSES)
     flags = {k: flags[k] for k in sorted(flags, key=lambda k: rank.index(flag_cause(k)))}
     meta = dict(rec.meta, input_flags=flags, input_checks=figs, intent=intent)
@@ -220,5 +249,6 @@ def _naming_consequences(rec: Recording, probes):
         also = [c for c in consequences(rec, probes) if c != e.cause]
         if not also:
             raise
-        raise DataError(e.path, e.field, f"{e.message} (the {', '.join(also)} check(s) fire too, as consequences)",
-                        cause=e.cause) from None
+        raise DataError(
+            e.path, e.field, f"{e.message} (the {', '.join(also)} check(s) fire too, as consequences)", cause=e.cause
+        ) from None

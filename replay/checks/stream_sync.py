@@ -111,9 +111,14 @@ def estimate_offset(rec: Recording) -> dict | None:
         frac = float(np.clip(0.5 * (sp[j - 1] - sp[j + 1]) / den, -0.5, 0.5)) if den > 0 else 0.0
     k = float(lags[j]) + frac
     conf = 1.0 - sp[j] / sp[K] if sp[K] > 0 else 0.0
-    return {"offset_s": round(k / rec.fps, 4), "offset_frames": round(k, 2), "spread_mm": round(float(sp[j]), 2),
-            "spread_in_sync_mm": round(float(sp[K]), 2), "confidence": round(float(max(conf, 0.0)), 3),
-            "travel_mm": round(travel * 1000, 1)}
+    return {
+        "offset_s": round(k / rec.fps, 4),
+        "offset_frames": round(k, 2),
+        "spread_mm": round(float(sp[j]), 2),
+        "spread_in_sync_mm": round(float(sp[K]), 2),
+        "confidence": round(float(max(conf, 0.0)), 3),
+        "travel_mm": round(travel * 1000, 1),
+    }
 
 
 def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
@@ -130,26 +135,40 @@ def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
     stated = rec.meta.get("object_time_offset_s")
     flags: dict = {}
     if stated:
-        flags["stream_offset"] = (f"object track shifted {float(stated):+.3f} s against the hand, as the user stated "
-                                  "(--object-time-offset)")
+        flags["stream_offset"] = (
+            f"object track shifted {float(stated):+.3f} s against the hand, as the user stated (--object-time-offset)"
+        )
     est = estimate_offset(rec)
     figs = dict(est or {}, stated_s=stated)
-    if (est is None or est["confidence"] < MIN_CONFIDENCE or est["travel_mm"] < MIN_TRAVEL_M * 1000
-            or est["spread_mm"] > RIGID_SPREAD_MM or est["spread_in_sync_mm"] - est["spread_mm"] < GAIN_MIN_MM):
+    if (
+        est is None
+        or est["confidence"] < MIN_CONFIDENCE
+        or est["travel_mm"] < MIN_TRAVEL_M * 1000
+        or est["spread_mm"] > RIGID_SPREAD_MM
+        or est["spread_in_sync_mm"] - est["spread_mm"] < GAIN_MIN_MM
+    ):
         return flags, figs
     off = est["offset_s"]
     if abs(off) <= OFFSET_FLAG_S:
         return flags, figs
     side = "behind" if off > 0 else "ahead of"
-    what = (f"the object track runs {abs(off):.3f} s ({abs(est['offset_frames']):.1f} frames) {side} the hand track: "
-            f"while the hand carries it the object keeps its distance to the palm within {est['spread_mm']:.1f} mm "
-            f"only when shifted so ({est['spread_in_sync_mm']:.1f} mm as recorded; confidence {est['confidence']:.2f})")
+    what = (
+        f"the object track runs {abs(off):.3f} s ({abs(est['offset_frames']):.1f} frames) {side} the hand track: "
+        f"while the hand carries it the object keeps its distance to the palm within {est['spread_mm']:.1f} mm "
+        f"only when shifted so ({est['spread_in_sync_mm']:.1f} mm as recorded; confidence {est['confidence']:.2f})"
+    )
     fix = f"state the offset with --object-time-offset {off:+.3f}" + (" (added to the one stated)" if stated else "")
     if abs(off) > OFFSET_REFUSE_S:
-        raise DataError(rec.source, f"objects[{rec.target_object.name}].pos",
-                        f"hand and object streams out of sync: {what}; beyond {OFFSET_REFUSE_S:g} s the replay's hand "
-                        f"would close where the object is not: refused; {fix}", cause="stream_offset")
-    flags["stream_offset"] = "; ".join(filter(None, [flags.get("stream_offset"), f"{what} (above {OFFSET_FLAG_S:.3f} s); {fix}"]))
+        raise DataError(
+            rec.source,
+            f"objects[{rec.target_object.name}].pos",
+            f"hand and object streams out of sync: {what}; beyond {OFFSET_REFUSE_S:g} s the replay's hand "
+            f"would close where the object is not: refused; {fix}",
+            cause="stream_offset",
+        )
+    flags["stream_offset"] = "; ".join(
+        filter(None, [flags.get("stream_offset"), f"{what} (above {OFFSET_FLAG_S:.3f} s); {fix}"])
+    )
     return flags, figs
 
 
@@ -169,8 +188,12 @@ def with_object_time_offset(rec: Recording, offset_s: float) -> Recording:
         off = float("nan")
     t = np.asarray(rec.time, float)
     if not np.isfinite(off) or abs(off) >= t[-1] - t[0]:
-        raise DataError(rec.source, "object_time_offset_s", f"{offset_s!r} s is not an offset within the take "
-                                                            f"({t[-1] - t[0]:.2f} s long)", cause="stream_offset")
+        raise DataError(
+            rec.source,
+            "object_time_offset_s",
+            f"{offset_s!r} s is not an offset within the take ({t[-1] - t[0]:.2f} s long)",
+            cause="stream_offset",
+        )
     if off == 0.0:
         return rec
     q = np.clip(t + off, t[0], t[-1])

@@ -76,10 +76,17 @@ def with_fps(rec: Recording, fps: float, source: str = "user") -> Recording:
     except (TypeError, ValueError):
         raise DataError(rec.source, "fps", f"expected a frame rate in Hz, got {fps!r}") from None
     if not (np.isfinite(fps) and fps > 0):
-        raise DataError(rec.source, "fps", f"must be a positive frame rate in Hz, got {fps} ({source})", cause="frame_rate")
+        raise DataError(
+            rec.source, "fps", f"must be a positive frame rate in Hz, got {fps} ({source})", cause="frame_rate"
+        )
     if fps > MAX_PLAUSIBLE_FPS_HZ:
-        raise DataError(rec.source, "fps", f"implausible frame rate {fps:g} Hz ({source}): a hand recording is read "
-                                           f"at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz", cause="frame_rate")
+        raise DataError(
+            rec.source,
+            "fps",
+            f"implausible frame rate {fps:g} Hz ({source}): a hand recording is read "
+            f"at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz",
+            cause="frame_rate",
+        )
     t = np.asarray(rec.time, float)
     time = (t - t[0]) * (float(rec.fps) / fps)
     meta = dict(rec.meta, fps_source=f"{source}: {fps:g} Hz (the reader's own {float(rec.fps):g} Hz replaced)")
@@ -107,7 +114,7 @@ def motion_figures(rec: Recording) -> dict | None:
     idx = np.flatnonzero(ok)
     if idx.size < MIN_TAKE_FRAMES or t[idx[-1]] - t[idx[0]] < MIN_TAKE_S:
         return None
-    tt = t[idx[0]: idx[-1] + 1]
+    tt = t[idx[0] : idx[-1] + 1]
     ws = np.stack([np.interp(tt, t[idx], w[idx, i]) for i in range(3)], axis=1)
     dt = float(np.median(np.diff(tt)))
     n = max(1, int(round(SMOOTH_S / dt)))
@@ -120,8 +127,12 @@ def motion_figures(rec: Recording) -> dict | None:
     acc = np.linalg.norm(np.diff(v, axis=0), axis=1) / dt
     peak, med, pacc = float(np.percentile(sp, 99)), float(np.median(sp)), float(np.percentile(acc, 99))
     factor = float(np.sqrt(pacc / REF_PEAK_ACCEL_M_S2))
-    return {"peak_speed_m_s": round(peak, 3), "median_speed_m_s": round(med, 4),
-            "peak_accel_m_s2": round(pacc, 2), "time_scale_factor": round(factor, 3)}
+    return {
+        "peak_speed_m_s": round(peak, 3),
+        "median_speed_m_s": round(med, 4),
+        "peak_accel_m_s2": round(pacc, 2),
+        "time_scale_factor": round(factor, 3),
+    }
 
 
 def sample_and_hold(repeated: np.ndarray) -> int:
@@ -154,26 +165,39 @@ def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
     """
     src = str(rec.meta.get("fps_source", "unknown"))
     if not 0 < float(rec.fps) <= MAX_PLAUSIBLE_FPS_HZ:  # before "too few frames": 1e9 Hz is a wrong number
-        raise DataError(rec.source, "fps", f"implausible frame rate {float(rec.fps):g} Hz ({src}): a hand recording "
-                                           f"is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz", cause="frame_rate")
+        raise DataError(
+            rec.source,
+            "fps",
+            f"implausible frame rate {float(rec.fps):g} Hz ({src}): a hand recording "
+            f"is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz",
+            cause="frame_rate",
+        )
     figs = {"fps": float(rec.fps), "fps_source": src}
     flags: dict = {}
     if hold > 1:
-        flags["sample_and_hold"] = (f"each sample is repeated for {hold} frames: a {rec.fps / hold:.3g} Hz "
-                                    f"stream written at {rec.fps:g} Hz; the held frames are interpolated over")
+        flags["sample_and_hold"] = (
+            f"each sample is repeated for {hold} frames: a {rec.fps / hold:.3g} Hz "
+            f"stream written at {rec.fps:g} Hz; the held frames are interpolated over"
+        )
         figs["hold_frames"] = hold
     m = motion_figures(rec)
     if m is None:
         return flags, figs
     figs.update(m)
     k = m["time_scale_factor"]
-    what = (f"read at {rec.fps:g} Hz ({src}) the wrist peaks at {m['peak_speed_m_s']:.2f} m/s, median "
-            f"{m['median_speed_m_s']:.2f} m/s, {m['peak_accel_m_s2']:.0f} m/s^2: {k:.2f}x "
-            f"{'faster' if k > 1 else 'slower'} than a human reach")
+    what = (
+        f"read at {rec.fps:g} Hz ({src}) the wrist peaks at {m['peak_speed_m_s']:.2f} m/s, median "
+        f"{m['median_speed_m_s']:.2f} m/s, {m['peak_accel_m_s2']:.0f} m/s^2: {k:.2f}x "
+        f"{'faster' if k > 1 else 'slower'} than a human reach"
+    )
     if k > FACTOR_REFUSE:  # a hand cannot move this fast; it can move slowly (the slow side is flagged only)
         looks = nearest_rate(rec.fps / k)
-        raise DataError(rec.source, "fps", f"wrong frame rate? {what}; the motion fits {looks}: "
-                                           "give the recording's true rate with --fps", cause="frame_rate")
+        raise DataError(
+            rec.source,
+            "fps",
+            f"wrong frame rate? {what}; the motion fits {looks}: give the recording's true rate with --fps",
+            cause="frame_rate",
+        )
     if k > FACTOR_FLAG or k < 1 / FACTOR_FLAG:
         looks = nearest_rate(rec.fps / k)
         mover = "a fast mover" if k > 1 else "a slow mover"

@@ -28,8 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--studies", nargs="+", required=True, type=Path, help="two or more study JSONs")
     ap.add_argument("--labels", nargs="+", default=None, help="one short name per study")
-    ap.add_argument("--protocols", nargs="+", default=None, choices=list(SETS),
-                    help="one protocol per study (default: the first each study has rows of)")
+    ap.add_argument(
+        "--protocols",
+        nargs="+",
+        default=None,
+        choices=list(SETS),
+        help="one protocol per study (default: the first each study has rows of)",
+    )
     ap.add_argument("--out", type=Path, required=True, help="agreement JSON to write")
     a = ap.parse_args(argv)
     table = agreement(a.studies, a.labels, a.protocols)

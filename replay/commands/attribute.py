@@ -36,8 +36,9 @@ def _factors(text: str | None) -> list[dict]:
             out = json.loads(Path(text).read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise UsageError("--factors", f"{text}: cannot read a JSON list of factors ({e})") from None
-        if not isinstance(out, list) or not all(isinstance(f, dict) and {"name", "value", "source"} <= set(f)
-                                                for f in out):
+        if not isinstance(out, list) or not all(
+            isinstance(f, dict) and {"name", "value", "source"} <= set(f) for f in out
+        ):
             raise UsageError("--factors", f"{text}: expected a list of {{name, value, source, config, variant}}")
         return out
     want = [n.strip() for n in text.split(",") if n.strip()]
@@ -64,21 +65,33 @@ def main(argv=None) -> int:
 
     factors = _factors(a.factors)
     seqs = list_sequences(a.dataset, a.data)
-    seqs = select_sequences(a.dataset, seqs, a.objects) if a.objects else \
-        ([s for s in seqs if s.endswith("_lift")] or seqs)
+    seqs = (
+        select_sequences(a.dataset, seqs, a.objects)
+        if a.objects
+        else ([s for s in seqs if s.endswith("_lift")] or seqs)
+    )
     out = Path(a.out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
     print(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors", flush=True)
-    res = run_attribution(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), factors,
-                          workers=max(1, a.workers), log=lambda s: print(s, flush=True),
-                          partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)))
+    res = run_attribution(
+        a.dataset,
+        seqs,
+        a.data,
+        dataset_dir("manosim", a.data),
+        factors,
+        workers=max(1, a.workers),
+        log=lambda s: print(s, flush=True),
+        partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)),
+    )
     atomic_write_text(out, json.dumps(res, indent=1, default=str))
     for f in res["factors"]:
-        print(f"{f['name']:>44} {str(f['value']):>9}: lifted {f['lifted']}/{f['of']} unstable {f['unstable']} "
-              f"{f['diagnosis']}")
+        print(
+            f"{f['name']:>44} {str(f['value']):>9}: lifted {f['lifted']}/{f['of']} unstable {f['unstable']} "
+            f"{f['diagnosis']}"
+        )
     print(f"wrote {out} ({res['wall_s']:.0f} s)")
     for seq, why in res["failed"].items():
         print(f"failed: {seq}: {why}", file=sys.stderr)

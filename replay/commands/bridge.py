@@ -46,9 +46,13 @@ def main(argv=None) -> int:
     p.add_argument("--rows", default=None, help="comma-separated row ids (default: every row)")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
-    p.add_argument("--physics", choices=["replay", "authored"], default="replay",
-                   help="the oracle's physics (replay.sim.physics); authored: the bridge starts from the files as "
-                        "written plus MuJoCo's defaults, each physics choice of the lift protocol an element of its own")
+    p.add_argument(
+        "--physics",
+        choices=["replay", "authored"],
+        default="replay",
+        help="the oracle's physics (replay.sim.physics); authored: the bridge starts from the files as "
+        "written plus MuJoCo's defaults, each physics choice of the lift protocol an element of its own",
+    )
     p.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a bridge JSON and exit")
     a = p.parse_args(argv)
     if a.markdown:
@@ -70,8 +74,11 @@ def main(argv=None) -> int:
             raise UsageError("--rows", f"unknown {unknown}; rows: {', '.join(r['id'] for r in rows)}")
         rows = [r for r in rows if r["id"] in want]
     seqs = list_sequences(a.dataset, a.data)
-    seqs = select_sequences(a.dataset, seqs, a.objects) if a.objects else \
-        ([s for s in seqs if s.endswith("_lift")] or seqs)
+    seqs = (
+        select_sequences(a.dataset, seqs, a.objects)
+        if a.objects
+        else ([s for s in seqs if s.endswith("_lift")] or seqs)
+    )
     out = Path(a.out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -81,9 +88,17 @@ def main(argv=None) -> int:
     from replay.sim.physics import apply_physics
 
     base = apply_physics(ReplayConfig(), a.physics)
-    res = run_bridge(a.dataset, seqs, a.data, dataset_dir("manosim", a.data), rows, out, base=base,
-                     workers=max(1, a.workers),
-                     log=lambda s: print(s, flush=True))
+    res = run_bridge(
+        a.dataset,
+        seqs,
+        a.data,
+        dataset_dir("manosim", a.data),
+        rows,
+        out,
+        base=base,
+        workers=max(1, a.workers),
+        log=lambda s: print(s, flush=True),
+    )
     md = bridge_markdown(res)
     atomic_write_text(out.with_suffix(".md"), md)
     print(md, end="")

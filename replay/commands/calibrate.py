@@ -41,8 +41,9 @@ def run_candidate(argv: list[str], env: dict) -> int:
     log = Path(argv[argv.index("--out") + 1]).parent / "run_study.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as f:
-        return subprocess.run([sys.executable, str(ROOT / "scripts" / "run_study.py"), *argv], env=env,
-                              stdout=f).returncode
+        return subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "run_study.py"), *argv], env=env, stdout=f
+        ).returncode
 
 
 def _rows(study_path: Path) -> tuple[list[dict], dict]:
@@ -65,25 +66,53 @@ def _rows(study_path: Path) -> tuple[list[dict], dict]:
                 rec = r
         if rec.get("intent") not in (None, "lift"):
             continue
-        out.append({"sequence": r.get("sequence"), "p_lift": rec.get("p_lift"),
-                    "p_lift_corrupted": rec.get("p_lift_corrupted")})
+        out.append(
+            {
+                "sequence": r.get("sequence"),
+                "p_lift": rec.get("p_lift"),
+                "p_lift_corrupted": rec.get("p_lift_corrupted"),
+            }
+        )
     if not any(r["p_lift_corrupted"] for r in out):
-        raise DataError(study_path, "rollouts.p_lift_corrupted", "no lift recording has it: the study must run with "
-                                                                 "--samples N --corruptions")
+        raise DataError(
+            study_path,
+            "rollouts.p_lift_corrupted",
+            "no lift recording has it: the study must run with --samples N --corruptions",
+        )
     return out, doc.get("sampling") or {}
 
 
 def _candidate_file(work: Path, i: int, centres: dict) -> Path:
     p = work / f"candidate_{i}" / "calibration.json"
-    atomic_write_text(p, json.dumps({"base": "replay", "choice": {"name": centres_name(centres), "overrides": {},
-                                                                    "centres": centres}}, indent=1) + "\n")
+    atomic_write_text(
+        p,
+        json.dumps(
+            {"base": "replay", "choice": {"name": centres_name(centres), "overrides": {}, "centres": centres}}, indent=1
+        )
+        + "\n",
+    )
     return p
 
 
 def _study_argv(a, out: Path) -> list[str]:
-    argv = ["--dataset", a.dataset, "--physics", "calibrated", "--samples", str(a.samples), "--seed", str(a.seed),
-            "--conditions", ",".join(CONDITIONS), "--corruptions", "--workers", str(a.workers), "--quiet",
-            "--out", str(out)]
+    argv = [
+        "--dataset",
+        a.dataset,
+        "--physics",
+        "calibrated",
+        "--samples",
+        str(a.samples),
+        "--seed",
+        str(a.seed),
+        "--conditions",
+        ",".join(CONDITIONS),
+        "--corruptions",
+        "--workers",
+        str(a.workers),
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     argv += ["--data", str(a.data)] if a.data else []
     return argv + (["--objects", a.objects] if a.objects else [])
 
@@ -116,16 +145,38 @@ def calibrate(a, argv: list[str]) -> dict:
         recordings = seqs
         for cond in CONDITIONS:
             fig = balanced_accuracy(rows, cond)
-            figures.append({"name": f"{centres_name(centres)} / {cond}", "centres": centres, "condition": cond,
-                            "overrides": _condition_overrides(sampling, cond), **(fig or {"balanced_accuracy": None})})
-        print(f"candidate {centres_name(centres)}: " + ", ".join(
-            f"{f['condition']} {f['balanced_accuracy']:.3f}" if f["balanced_accuracy"] is not None else
-            f"{f['condition']} -" for f in figures[-len(CONDITIONS):]))
+            figures.append(
+                {
+                    "name": f"{centres_name(centres)} / {cond}",
+                    "centres": centres,
+                    "condition": cond,
+                    "overrides": _condition_overrides(sampling, cond),
+                    **(fig or {"balanced_accuracy": None}),
+                }
+            )
+        print(
+            f"candidate {centres_name(centres)}: "
+            + ", ".join(
+                f"{f['condition']} {f['balanced_accuracy']:.3f}"
+                if f["balanced_accuracy"] is not None
+                else f"{f['condition']} -"
+                for f in figures[-len(CONDITIONS) :]
+            )
+        )
     best = choose(figures)
-    return {"base": "replay", "choice": dict(best), "figure": FIGURE, "candidates": figures, "recordings": recordings,
-            "samples": a.samples, "seed": a.seed, "corruptions": sampling.get("corruptions"),
-            "made_by": "python scripts/calibrate.py " + shlex.join(argv), "commit": head_commit(ROOT),
-            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")}
+    return {
+        "base": "replay",
+        "choice": dict(best),
+        "figure": FIGURE,
+        "candidates": figures,
+        "recordings": recordings,
+        "samples": a.samples,
+        "seed": a.seed,
+        "corruptions": sampling.get("corruptions"),
+        "made_by": "python scripts/calibrate.py " + shlex.join(argv),
+        "commit": head_commit(ROOT),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = calibrate(a, argv)
     atomic_write_text(a.out, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     ch = doc["choice"]
-    print(f"chose {ch['name']}: balanced accuracy {ch['balanced_accuracy']:.3f} (TPR {ch['tpr']:.2f}, TNR "
-          f"{ch['tnr']:.2f}) on {len(doc['recordings'])} recordings; wrote {a.out}")
+    print(
+        f"chose {ch['name']}: balanced accuracy {ch['balanced_accuracy']:.3f} (TPR {ch['tpr']:.2f}, TNR "
+        f"{ch['tnr']:.2f}) on {len(doc['recordings'])} recordings; wrote {a.out}"
+    )
     return 0

@@ -37,30 +37,54 @@ from replay.errors import ReplayError
 
 def _parser() -> argparse.ArgumentParser:
     ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", default="all", choices=[*DATASET_NAMES, "all"],
-                    help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)")
+    ap.add_argument(
+        "--dataset",
+        default="all",
+        choices=[*DATASET_NAMES, "all"],
+        help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)",
+    )
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")
-    ap.add_argument("--mirror", default=None,
-                    help="offline mirror laid out like shared/datasets (default: $REPLAY_MIRROR; unset = download)")
-    ap.add_argument("--local", default=None,
-                    help="a folder of your own files laid out like the mirror (DIR/grab/recordings/*.pkl, "
-                         "DIR/grab/objects/<name>/): all staged, files not on the pin list as unpinned")
-    ap.add_argument("--link", choices=LINK_MODES, default="copy",
-                    help="how mirror files are staged (default: copy)")
-    ap.add_argument("--follow-symlinks", action="store_true",
-                    help="stage files that a symlink in --local/--mirror takes outside the dataset folder "
-                         "(refused by default; recorded as symlink_target in MANIFEST.json)")
+    ap.add_argument(
+        "--mirror",
+        default=None,
+        help="offline mirror laid out like shared/datasets (default: $REPLAY_MIRROR; unset = download)",
+    )
+    ap.add_argument(
+        "--local",
+        default=None,
+        help="a folder of your own files laid out like the mirror (DIR/grab/recordings/*.pkl, "
+        "DIR/grab/objects/<name>/): all staged, files not on the pin list as unpinned",
+    )
+    ap.add_argument("--link", choices=LINK_MODES, default="copy", help="how mirror files are staged (default: copy)")
+    ap.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="stage files that a symlink in --local/--mirror takes outside the dataset folder "
+        "(refused by default; recorded as symlink_target in MANIFEST.json)",
+    )
     ap.add_argument("--split", choices=HUG_SPLITS, default="test", help="HUG-Bench split (default: test)")
-    ap.add_argument("--scenes", default=None,
-                    help="HUG-Bench scenes, comma separated, e.g. small_2,medium_2 (default: all in the split)")
-    ap.add_argument("--revision", default=None,
-                    help=f"commit (40 hex) of {HUG_BENCH_ASSETS.repo_id} (default: "
-                         f"{HUG_BENCH_ASSETS.revision or 'none pinned, so required for hug-bench'}; a branch is refused)")
-    ap.add_argument("--recordings-revision", default=None,
-                    help=f"commit (40 hex) of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})")
-    ap.add_argument("--verify", action="store_true",
-                    help="re-hash the staged files against the manifest instead of fetching; bad files are "
-                         "moved aside (<name>.corrupt-<time>) so the next fetch re-stages them")
+    ap.add_argument(
+        "--scenes",
+        default=None,
+        help="HUG-Bench scenes, comma separated, e.g. small_2,medium_2 (default: all in the split)",
+    )
+    ap.add_argument(
+        "--revision",
+        default=None,
+        help=f"commit (40 hex) of {HUG_BENCH_ASSETS.repo_id} (default: "
+        f"{HUG_BENCH_ASSETS.revision or 'none pinned, so required for hug-bench'}; a branch is refused)",
+    )
+    ap.add_argument(
+        "--recordings-revision",
+        default=None,
+        help=f"commit (40 hex) of {HUG_RECORDINGS.repo_id} (default: {HUG_RECORDINGS.revision})",
+    )
+    ap.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-hash the staged files against the manifest instead of fetching; bad files are "
+        "moved aside (<name>.corrupt-<time>) so the next fetch re-stages them",
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     return ap
 
@@ -85,12 +109,21 @@ def main(argv: list[str] | None = None) -> int:
             return _run_verify(args)
         scenes = [s.strip() for s in args.scenes.split(",") if s.strip()] if args.scenes else None
         if args.local is not None and args.mirror is not None:
-            print("fetch_data: --local and --mirror exclude each other; run the fetch once with each",
-                  file=sys.stderr)
+            print("fetch_data: --local and --mirror exclude each other; run the fetch once with each", file=sys.stderr)
             return 2
-        results = fetch(args.dataset, args.dest, mirror=args.mirror, local=args.local, link=args.link, split=args.split,
-                        scenes=scenes, hub_revision=args.revision, recordings_revision=args.recordings_revision,
-                        progress=progress, follow_symlinks=args.follow_symlinks)
+        results = fetch(
+            args.dataset,
+            args.dest,
+            mirror=args.mirror,
+            local=args.local,
+            link=args.link,
+            split=args.split,
+            scenes=scenes,
+            hub_revision=args.revision,
+            recordings_revision=args.recordings_revision,
+            progress=progress,
+            follow_symlinks=args.follow_symlinks,
+        )
     except ReplayError as exc:
         return report(exc)
     except KeyboardInterrupt:
@@ -102,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
         if r.source == "skipped":
             print(f"{r.dataset}: {r.note}")
             continue
-        line = (f"{r.dataset}: {r.staged} file(s) staged from {r.source} ({r.bytes / 1e6:.1f} MB), "
-                f"{r.skipped} already staged and verified")
+        line = (
+            f"{r.dataset}: {r.staged} file(s) staged from {r.source} ({r.bytes / 1e6:.1f} MB), "
+            f"{r.skipped} already staged and verified"
+        )
         if r.pinned or r.unpinned:
             line += f" [{r.pinned} pinned, {r.unpinned} unpinned]"
         print(line + (f"; {r.note}" if r.note else ""))

@@ -58,11 +58,15 @@ def main(argv=None) -> int:
     except ReplayError as e:
         return report(e)
     html = Path(a.out) / "gripper.html"
-    html.write_text(f"<!doctype html><meta charset='utf-8'><title>grasp and lift: {a.dataset}</title>\n"
-                    + gripper_section_html(rec.to_dict()))
+    html.write_text(
+        f"<!doctype html><meta charset='utf-8'><title>grasp and lift: {a.dataset}</title>\n"
+        + gripper_section_html(rec.to_dict())
+    )
     for r in rec.rows:
-        print(f"{r['object']:16s} {r['verdict']:20s} " + "  ".join(
-            f"{n}={r[f'{n}_result'] or '-'}" for n in ("thumb_index", "principal_1", "principal_2")))
+        print(
+            f"{r['object']:16s} {r['verdict']:20s} "
+            + "  ".join(f"{n}={r[f'{n}_result'] or '-'}" for n in ("thumb_index", "principal_1", "principal_2"))
+        )
     passed = sum(1 for r in rec.rows if r["passed"])
     print(f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s on {rec.workers} worker(s); {a.out}/gripper.json")
     for seq, why in rec.failed.items():

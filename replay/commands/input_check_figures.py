@@ -19,9 +19,16 @@ from pathlib import Path
 from replay.cli import Parser, run
 
 #: (figures key, field) pairs reported by default: the checks of issue 30
-DEFAULT_KEYS = ("time_base.time_scale_factor", "time_base.peak_speed_m_s", "hand_scale.hand_length_mm",
-                "finger_swap.frames", "object_mass.overlap", "object_mass.outside", "object_mass.ratio",
-                "object_mass.simulated_kg")
+DEFAULT_KEYS = (
+    "time_base.time_scale_factor",
+    "time_base.peak_speed_m_s",
+    "hand_scale.hand_length_mm",
+    "finger_swap.frames",
+    "object_mass.overlap",
+    "object_mass.outside",
+    "object_mass.ratio",
+    "object_mass.simulated_kg",
+)
 
 
 def _records(datasets: list[str], data: str | None, extra: str | None):

@@ -29,22 +29,31 @@ from replay.fileio import atomic_write_text
 
 def markdown(doc: dict) -> str:
     """The Markdown table of a penetration JSON: one line per set, then one per recording."""
-    out = ["| set | recordings | start inside | fraction | mean depth inside mm | median mm | max mm |",
-           "|---|---|---|---|---|---|---|"]
+    out = [
+        "| set | recordings | start inside | fraction | mean depth inside mm | median mm | max mm |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, s in doc["sets"].items():
         t = s["summary"]
         f = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-        out.append(f"| {name} | {t['n']} | {t['inside']} | {t['inside_frac']:.2f} | {f(t['mean_depth_mm'])} | "
-                   f"{f(t['median_depth_mm'])} | {f(t['max_depth_mm'])} |")
-    out += ["", "| set | recording | inside | depth mm (deepest finger capsule; < 0: gap) | capsules inside |",
-            "|---|---|---|---|---|"]
+        out.append(
+            f"| {name} | {t['n']} | {t['inside']} | {t['inside_frac']:.2f} | {f(t['mean_depth_mm'])} | "
+            f"{f(t['median_depth_mm'])} | {f(t['max_depth_mm'])} |"
+        )
+    out += [
+        "",
+        "| set | recording | inside | depth mm (deepest finger capsule; < 0: gap) | capsules inside |",
+        "|---|---|---|---|---|",
+    ]
     for name, s in doc["sets"].items():
         for seq, r in s["recordings"].items():
             if "error" in r:
                 out.append(f"| {name} | {seq} | - | {r['error']} | - |")
             else:
-                out.append(f"| {name} | {seq} | {'yes' if r['inside'] else 'no'} | {r['depth_mm']:.1f} | "
-                           f"{r['bodies_inside']} |")
+                out.append(
+                    f"| {name} | {seq} | {'yes' if r['inside'] else 'no'} | {r['depth_mm']:.1f} | "
+                    f"{r['bodies_inside']} |"
+                )
     return "\n".join(out) + "\n"
 
 
@@ -78,8 +87,13 @@ def _run_set(name: str, ds: str, data: str) -> dict:
             rows[s] = {"error": str(e).splitlines()[0][:160]}
         print(f"{name} {s}: {rows[s]}", flush=True)
     ok = [r for r in rows.values() if "error" not in r]
-    return {"dataset": ds, "data": data, "hand_variant": choice_value(cfg, "hand_shape"), "summary": summarize(ok),
-            "recordings": rows}
+    return {
+        "dataset": ds,
+        "data": data,
+        "hand_variant": choice_value(cfg, "hand_shape"),
+        "summary": summarize(ok),
+        "recordings": rows,
+    }
 
 
 def main(argv=None) -> int:

@@ -24,11 +24,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from replay.cli import Parser, report, size_arg
+from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
 from replay.output.render.video import render_clip
-from replay.cli import Parser, report, size_arg
-from replay.errors import ReplayError, UsageError
 
 
 def split_objects(values: list[str] | None) -> list[str] | None:
@@ -45,45 +45,78 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", default=Path("renders/montage.mp4"), type=Path, help="montage .mp4")
     ap.add_argument("--cols", type=int, default=None, help="grid columns (default: 3 up to 6 clips)")
-    ap.add_argument("--objects", nargs="+", default=None,
-                    help="only these objects, in study order: comma- and/or space-separated (mug,banana)")
+    ap.add_argument(
+        "--objects",
+        nargs="+",
+        default=None,
+        help="only these objects, in study order: comma- and/or space-separated (mug,banana)",
+    )
     ap.add_argument("--size", type=size_arg, default=None, help="tile size WxH, even (default: fit 1920x1080)")
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
     ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
-    ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
-                    help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
-                         "ghost beside the simulated one)")
-    ap.add_argument("--max-clips", type=int, default=MONTAGE_MAX_CLIPS,
-                    help="at most this many tiles (default 48; more rollouts: a selection with every outcome "
-                         "class, replay.output.render.montage_pick)")
-    ap.add_argument("--force", action="store_true",
-                    help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)")
-    ap.add_argument("--clips", type=Path, default=None,
-                    help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480")
+    ap.add_argument(
+        "--protocol",
+        choices=("lift", "recorded"),
+        default="lift",
+        help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
+        "ghost beside the simulated one)",
+    )
+    ap.add_argument(
+        "--max-clips",
+        type=int,
+        default=MONTAGE_MAX_CLIPS,
+        help="at most this many tiles (default 48; more rollouts: a selection with every outcome "
+        "class, replay.output.render.montage_pick)",
+    )
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="re-render even if OUT is up to date (same rollouts, poses, settings and renderer)",
+    )
+    ap.add_argument(
+        "--clips", type=Path, default=None, help="also write each rollout as DIR/<object>[_ablation].mp4 at 640x480"
+    )
     args = ap.parse_args(argv)
     args.objects = split_objects(args.objects)
     if args.ablation and args.pairs:
         ap.error("--ablation and --pairs are exclusive")
     variant = "both" if args.pairs else ("ablation" if args.ablation else "main")
     try:
-        st = render_montage(args.study, args.out, cols=args.cols, objects=args.objects, tile=args.size,
-                                   fps=args.fps, variant=variant, max_clips=args.max_clips, progress=True,
-                                   force=args.force, protocol=args.protocol)
+        st = render_montage(
+            args.study,
+            args.out,
+            cols=args.cols,
+            objects=args.objects,
+            tile=args.size,
+            fps=args.fps,
+            variant=variant,
+            max_clips=args.max_clips,
+            progress=True,
+            force=args.force,
+            protocol=args.protocol,
+        )
         if st.skipped:
-            print(f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
-                  f"settings as {montage_record_path(st.path).name} records); --force re-renders")
+            print(
+                f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
+                f"settings as {montage_record_path(st.path).name} records); --force re-renders"
+            )
         else:
-            print(f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
-                  f"({st.ms_per_frame:.1f} ms per tile frame)")
+            print(
+                f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
+                f"({st.ms_per_frame:.1f} ms per tile frame)"
+            )
         if st.left_out:
-            print(f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
-                  f"{', '.join(st.left_out_names)}", file=sys.stderr)
+            print(
+                f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
+                f"{', '.join(st.left_out_names)}",
+                file=sys.stderr,
+            )
         if args.clips is not None:
             study, study_dir = load_study(args.study)
             key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"
             for i, r in select_rollouts(study, args.objects, args.study, key):
-                for v in (("main", "ablation") if variant == "both" else (variant,)):
+                for v in ("main", "ablation") if variant == "both" else (variant,):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
                     cs = render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
                     print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")

@@ -21,11 +21,11 @@ import argparse
 import difflib
 from pathlib import Path
 
-from replay.output.render.clip import load_study
-from replay.output.render.video import render_clip
 from replay.cli import Parser, folder_arg, report, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
+from replay.output.render.clip import load_study
+from replay.output.render.video import render_clip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,14 +34,24 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
     ap.add_argument("--out", type=Path, default=None, help="mp4 (default renders/<sequence>.mp4)")
-    ap.add_argument("--study", type=Path, default=None,
-                    help="study JSON to look the rollout up in (default out/<dataset>/study.json, if it exists)")
+    ap.add_argument(
+        "--study",
+        type=Path,
+        default=None,
+        help="study JSON to look the rollout up in (default out/<dataset>/study.json, if it exists)",
+    )
     ap.add_argument("--recorded", action="store_true", help="render the recording even if a rollout exists")
     ap.add_argument("--ablation", action="store_true", help="render the rollout's contact-ablation re-run")
-    ap.add_argument("--protocol", choices=("lift", "recorded"), default="lift",
-                    help="which rollout of the study: lift (default) or recorded (the recorded object drawn as a "
-                         "translucent ghost beside the simulated one)")
-    ap.add_argument("--data", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)")
+    ap.add_argument(
+        "--protocol",
+        choices=("lift", "recorded"),
+        default="lift",
+        help="which rollout of the study: lift (default) or recorded (the recorded object drawn as a "
+        "translucent ghost beside the simulated one)",
+    )
+    ap.add_argument(
+        "--data", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)"
+    )
     ap.add_argument("--hand", choices=("auto", "mano", "landmarks"), default="auto")
     ap.add_argument("--hand-mjcf", type=Path, default=None, help="manosim MJCF (default myhand capsule hand)")
     ap.add_argument("--before", type=float, default=None, help="seconds before the grasp (recorded motion)")
@@ -58,10 +68,16 @@ def _check_sequence(dataset: str, sequence: str, data) -> None:
     names = list_sequences(dataset, data)
     if sequence not in names:
         close = difflib.get_close_matches(sequence, names, n=3)
-        raise UsageError("--sequence", f"no {dataset} sequence {sequence!r}"
-                         + (f" (did you mean {' or '.join(close)}?)" if close else "")
-                         + (f"; available: {', '.join(names)}" if len(names) <= 12 else
-                            f"; {len(names)} sequences, e.g. {', '.join(names[:3])}"))
+        raise UsageError(
+            "--sequence",
+            f"no {dataset} sequence {sequence!r}"
+            + (f" (did you mean {' or '.join(close)}?)" if close else "")
+            + (
+                f"; available: {', '.join(names)}"
+                if len(names) <= 12
+                else f"; {len(names)} sequences, e.g. {', '.join(names[:3])}"
+            ),
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,19 +89,30 @@ def main(argv: list[str] | None = None) -> int:
         if args.study is None:
             args.study = Path("out") / args.dataset / "study.json"
         elif not args.study.is_file():
-            raise ReplayError(f"--study {args.study}: no such file (omit --study to use out/<dataset>/study.json, "
-                              "or --recorded to render the recording)")
+            raise ReplayError(
+                f"--study {args.study}: no such file (omit --study to use out/<dataset>/study.json, "
+                "or --recorded to render the recording)"
+            )
         if not args.recorded and args.study.is_file():
             study, study_dir = load_study(args.study)
             hit = find_rollout(study, args.dataset, args.sequence, args.protocol)
             if hit is not None:
                 i, r = hit
-                st = render_clip(r, study_dir, out, size=args.size, fps=args.fps,
-                                        variant="ablation" if args.ablation else "main", source=args.study)
+                st = render_clip(
+                    r,
+                    study_dir,
+                    out,
+                    size=args.size,
+                    fps=args.fps,
+                    variant="ablation" if args.ablation else "main",
+                    source=args.study,
+                )
                 rows = study.get("rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts") or []
                 what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"
-                print(f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "
-                      f"study's table; drawn from its saved poses), {st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
+                print(
+                    f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "
+                    f"study's table; drawn from its saved poses), {st.frames} frames, {st.ms_per_frame:.1f} ms/frame"
+                )
                 return 0
             note = f"no rollout for {args.dataset}/{args.sequence} in {args.study}; rendering the recording"
         elif args.ablation:
@@ -104,10 +131,13 @@ def main(argv: list[str] | None = None) -> int:
             from replay.kinematics.coords import default_mjcf
 
             hand_mjcf = default_mjcf(rec.hand_side, "myhand", args.data)
-        st = render_recording(rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand,
-                              hand_mjcf=hand_mjcf)
-        print(f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
-              f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame")
+        st = render_recording(
+            rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand, hand_mjcf=hand_mjcf
+        )
+        print(
+            f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
+            f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame"
+        )
     except ReplayError as exc:
         return report(exc)
     return 0

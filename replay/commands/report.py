@@ -44,11 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study", required=True, type=Path, help="study JSON written by scripts/run_study.py")
     ap.add_argument("--out", type=Path, default=None, help="HTML page (default: report.html beside the study)")
     ap.add_argument("--montage", type=Path, default=None, help="the study's montage (render_montage.py) to embed")
-    ap.add_argument("--clips", type=Path, default=None,
-                    help="folder of per-recording clips (render_montage.py --clips) to embed where present")
-    ap.add_argument("--exports", nargs="?", const="mjcf,usd,rrd", default=None, metavar="FORMATS",
-                    help="first write every recording's exports (scripts/export_rollout.py; default all of "
-                         "mjcf,usd,rrd) into <study folder>/exports/, linked from its section")
+    ap.add_argument(
+        "--clips",
+        type=Path,
+        default=None,
+        help="folder of per-recording clips (render_montage.py --clips) to embed where present",
+    )
+    ap.add_argument(
+        "--exports",
+        nargs="?",
+        const="mjcf,usd,rrd",
+        default=None,
+        metavar="FORMATS",
+        help="first write every recording's exports (scripts/export_rollout.py; default all of "
+        "mjcf,usd,rrd) into <study folder>/exports/, linked from its section",
+    )
     a = ap.parse_args(argv)
     out = a.out or a.study.with_name("report.html")
     study = read_study(a.study)  # one-line error for a missing study or another format version
@@ -58,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write_text(a.study.with_suffix(".csv"), rows_csv(study.rollouts))
     n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
     clips = f", {n['clips']} clip{'s' if n['clips'] != 1 else ''}" if n["clips"] or a.clips else ""
-    print(f"wrote {out}: {n['rows']} recordings, {n['plots']} plots{clips}"
-          f"{', the montage' if n['montage'] else ''}; table {a.study.with_suffix('.csv')}")
+    print(
+        f"wrote {out}: {n['rows']} recordings, {n['plots']} plots{clips}"
+        f"{', the montage' if n['montage'] else ''}; table {a.study.with_suffix('.csv')}"
+    )
     return 0

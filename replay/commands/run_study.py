@@ -37,14 +37,14 @@ from pathlib import Path
 
 from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, report, say_error
 from replay.config import ReplayConfig
-from replay.sim import physics
-from replay.study.presets import apply_preset, preset_names
-from replay.study.console import input_flag_lines, summary_table
-from replay.study.p_lift import p_lift_lines
-from replay.study.verdicts import verdict_count_lines
-from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
+from replay.sim import physics
+from replay.study.console import input_flag_lines, summary_table
+from replay.study.p_lift import p_lift_lines
+from replay.study.presets import apply_preset, preset_names
+from replay.study.sampling_setup import DEFAULT_SAMPLES
+from replay.study.verdicts import verdict_count_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,57 +52,111 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
-    p.add_argument("--out", default="out/study.json",
-                   help="study JSON path (default out/study.json; make study writes out/<dataset>/study.json)")
-    p.add_argument("--objects", default=None,
-                   help="comma-separated objects or sequences (default: all). An object name selects its lift "
-                        "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
-                        "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
-                        "(even with --resume) and are merged into it")
+    p.add_argument(
+        "--out",
+        default="out/study.json",
+        help="study JSON path (default out/study.json; make study writes out/<dataset>/study.json)",
+    )
+    p.add_argument(
+        "--objects",
+        default=None,
+        help="comma-separated objects or sequences (default: all). An object name selects its lift "
+        "recording only (GRAB: mug -> mug_lift); name another intent by its sequence "
+        "(mug_pass_1). Where a study of the same config is at --out, the named recordings run "
+        "(even with --resume) and are merged into it",
+    )
     _input_options(p)
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
-    p.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
-                   help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
-                        "physics choice hand_shape, a departure listed in every rollout's 'physics'")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
-                        "only; 0 = run in this process (no crash isolation; debugging)")
+    p.add_argument(
+        "--hand-shape",
+        choices=["myhand", "zerohand"],
+        default=None,
+        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
+        "physics choice hand_shape, a departure listed in every rollout's 'physics'",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
+        "only; 0 = run in this process (no crash isolation; debugging)",
+    )
     p.add_argument("--device", choices=["cpu", "cuda"], default=None)
-    p.add_argument("--solver", choices=["mujoco", "steel"], default=None,
-                   help="physics: mujoco (SolverMuJoCo, default) or steel (newton.solvers.SolverSteel, "
-                        "projected Gauss-Seidel hard contact; fingers on the quaternion drive)")
+    p.add_argument(
+        "--solver",
+        choices=["mujoco", "steel"],
+        default=None,
+        help="physics: mujoco (SolverMuJoCo, default) or steel (newton.solvers.SolverSteel, "
+        "projected Gauss-Seidel hard contact; fingers on the quaternion drive)",
+    )
     p.add_argument("--no-ablation", action="store_true")
-    p.add_argument("--ablation-only", action="store_true",
-                   help="rerun only the contact ablation of --objects into the existing study (the rest is kept)")
-    p.add_argument("--resume", action="store_true",
-                   help="skip rollouts already written with the same config and inputs (recordings named in "
-                        "--objects where the study holds others run anyway)")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when any recording is refused as bad input (default: listed, exit 0)")
-    p.add_argument("--data", type=folder_arg, default=None, help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR")
-    p.add_argument("--preset", choices=preset_names(), default=None,
-                   help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags")
+    p.add_argument(
+        "--ablation-only",
+        action="store_true",
+        help="rerun only the contact ablation of --objects into the existing study (the rest is kept)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip rollouts already written with the same config and inputs (recordings named in "
+        "--objects where the study holds others run anyway)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when any recording is refused as bad input (default: listed, exit 0)",
+    )
+    p.add_argument(
+        "--data",
+        type=folder_arg,
+        default=None,
+        help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR",
+    )
+    p.add_argument(
+        "--preset",
+        choices=preset_names(),
+        default=None,
+        help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags",
+    )
     _physics_args(p)
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or notes")
-    p.add_argument("--verbose", action="store_true",
-                   help="let Warp and Newton print their own messages; say notes and warnings in full")
-    p.add_argument("--executor", choices=["pool", "ray"], default="pool",
-                   help="pool: worker processes on this machine (default); ray: one Ray task per recording "
-                        "(pip install 'grasp-replay[cluster]')")
-    p.add_argument("--address", default=None,
-                   help="Ray cluster address (with --executor ray; default: start a local Ray instance)")
-    p.add_argument("--protocol", default="lift",
-                   help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
-                        "recorded motion, tracked against the recorded object), hug-oracle (the HUG authors' grasp "
-                        "oracle: start at the grasp backed off 3 cm, close, rise 0.5 m, off the table; "
-                        "replay.protocol.oracle_plan), or several: lift,recorded")
-    p.add_argument("--recorded-max-s", type=float, default=None,
-                   help="recorded protocol: at most this many recorded seconds after the lift onset "
-                        "(default: to the end of the manipulation)")
-    p.add_argument("--refine", action="store_true",
-                   help="also search each recording's smallest wrist/finger correction that lifts it "
-                        "(replay.protocol.refine): <sequence>.refine.json, the study's refine_rollouts")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let Warp and Newton print their own messages; say notes and warnings in full",
+    )
+    p.add_argument(
+        "--executor",
+        choices=["pool", "ray"],
+        default="pool",
+        help="pool: worker processes on this machine (default); ray: one Ray task per recording "
+        "(pip install 'grasp-replay[cluster]')",
+    )
+    p.add_argument(
+        "--address", default=None, help="Ray cluster address (with --executor ray; default: start a local Ray instance)"
+    )
+    p.add_argument(
+        "--protocol",
+        default="lift",
+        help="lift (default: settle, approach, synthetic 18 cm lift, hold, shake), recorded (the whole "
+        "recorded motion, tracked against the recorded object), hug-oracle (the HUG authors' grasp "
+        "oracle: start at the grasp backed off 3 cm, close, rise 0.5 m, off the table; "
+        "replay.protocol.oracle_plan), or several: lift,recorded",
+    )
+    p.add_argument(
+        "--recorded-max-s",
+        type=float,
+        default=None,
+        help="recorded protocol: at most this many recorded seconds after the lift onset "
+        "(default: to the end of the manipulation)",
+    )
+    p.add_argument(
+        "--refine",
+        action="store_true",
+        help="also search each recording's smallest wrist/finger correction that lifts it "
+        "(replay.protocol.refine): <sequence>.refine.json, the study's refine_rollouts",
+    )
     p.add_argument("--refine-seed", type=int, default=0, help="--refine: the search's seed")
     p.add_argument("--refine-worlds", type=int, default=None, help="--refine: corrections per iteration (24)")
     return p
@@ -112,43 +166,82 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
     """``--physics``, ``--physics-set`` (replay.sim.physics), the sampled verdict's ``--samples``,
     ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)
     and ``--verdicts`` (replay.study.verdicts)."""
-    p.add_argument("--physics", choices=physics.NAMES, default=None,
-                   help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-                        "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
-                        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json)")
-    p.add_argument("--physics-set", action="append", default=[], metavar="CHOICE=VALUE",
-                   help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
-                        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'")
-    p.add_argument("--samples", type=int, nargs="?", const=DEFAULT_SAMPLES, default=0, metavar="N",
-                   help="the sampled verdict (issue #46): every lift / hug-oracle recording replayed under N joint "
-                        "samples of the declared physics and data uncertainty (replay.study.uncertainty) per condition: "
-                        "p_lift with its 95 %% Wilson interval, class and driver; N defaults to 32; 0 = single rollouts")
+    p.add_argument(
+        "--physics",
+        choices=physics.NAMES,
+        default=None,
+        help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
+        "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
+        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json)",
+    )
+    p.add_argument(
+        "--physics-set",
+        action="append",
+        default=[],
+        metavar="CHOICE=VALUE",
+        help="depart from the named physics in one choice (repeatable), e.g. wrist_gravity_compensation=true, "
+        "cone=elliptic, wrist_target_offset_mm=2,0,0; listed in every rollout's 'physics'",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        nargs="?",
+        const=DEFAULT_SAMPLES,
+        default=0,
+        metavar="N",
+        help="the sampled verdict (issue #46): every lift / hug-oracle recording replayed under N joint "
+        "samples of the declared physics and data uncertainty (replay.study.uncertainty) per condition: "
+        "p_lift with its 95 %% Wilson interval, class and driver; N defaults to 32; 0 = single rollouts",
+    )
     p.add_argument("--seed", type=int, default=0, help="--samples: the samples' seed (same seed, same samples)")
-    p.add_argument("--conditions", default=None, metavar="A,B",
-                   help="--samples: conditions reported side by side (replay.study.verdict_conditions: as_replayed, "
-                        "wrist_uncompensated, wrist_compensated, mesh_hand, capsule_hand, other_hand_shape); default: "
-                        "as_replayed and the other wrist gravity assumption")
-    p.add_argument("--corruptions", nargs="?", const="all", default=None, metavar="A,B",
-                   help="--samples: also each recording corrupted (replay.study.corruptions: wrist_offset_2cm, "
-                        "fingers_open_20deg, object_scale_0.8; default all) and the study's discrimination table")
-    p.add_argument("--verdicts", default=None, metavar="P@PHYSICS,...",
-                   help="the verdicts side by side (replay.study.verdicts): (protocol, physics) pairs, e.g. "
-                        "lift,hug-oracle,hug-oracle@authored (a name without @: the study's physics); each pair "
-                        "that is not a --protocol under --physics adds one single rollout with its contact "
-                        "ablation per recording under that physics (the report sets them side by side)")
+    p.add_argument(
+        "--conditions",
+        default=None,
+        metavar="A,B",
+        help="--samples: conditions reported side by side (replay.study.verdict_conditions: as_replayed, "
+        "wrist_uncompensated, wrist_compensated, mesh_hand, capsule_hand, other_hand_shape); default: "
+        "as_replayed and the other wrist gravity assumption",
+    )
+    p.add_argument(
+        "--corruptions",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="A,B",
+        help="--samples: also each recording corrupted (replay.study.corruptions: wrist_offset_2cm, "
+        "fingers_open_20deg, object_scale_0.8; default all) and the study's discrimination table",
+    )
+    p.add_argument(
+        "--verdicts",
+        default=None,
+        metavar="P@PHYSICS,...",
+        help="the verdicts side by side (replay.study.verdicts): (protocol, physics) pairs, e.g. "
+        "lift,hug-oracle,hug-oracle@authored (a name without @: the study's physics); each pair "
+        "that is not a --protocol under --physics adds one single rollout with its contact "
+        "ablation per recording under that physics (the report sets them side by side)",
+    )
     p.add_argument("--envelope", action="store_true", help=argparse.SUPPRESS)  # deprecated: --samples
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
     """What the user states about the recordings where the reader's assumption is wrong: the frame rate
     and the object stream's time offset (the input checks judge the recordings either way)."""
-    p.add_argument("--fps", type=float, default=None,
-                   help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
-                        "exported at 30 Hz); the input checks compare the motion with the rate either way")
-    p.add_argument("--object-time-offset", type=float, default=None, metavar="S",
-                   help="s the object stream runs behind the hand stream (< 0: ahead), where the input checks find "
-                        "them out of sync and the offset is known: the object tracks are shifted by it (recorded in "
-                        "each rollout as object_time_offset_s)")
+    p.add_argument(
+        "--fps",
+        type=float,
+        default=None,
+        help="the recordings' frame rate, Hz, where the reader's assumed rate is wrong (e.g. a GRAB take "
+        "exported at 30 Hz); the input checks compare the motion with the rate either way",
+    )
+    p.add_argument(
+        "--object-time-offset",
+        type=float,
+        default=None,
+        metavar="S",
+        help="s the object stream runs behind the hand stream (< 0: ahead), where the input checks find "
+        "them out of sync and the offset is known: the object tracks are shifted by it (recorded in "
+        "each rollout as object_time_offset_s)",
+    )
 
 
 def config_from_args(a) -> ReplayConfig:
@@ -184,8 +277,11 @@ def _samples(a) -> int:
     """``--samples``; ``--envelope`` (replaced by the sampled verdict, issue #46) says so in one line and
     samples at the default N."""
     if a.envelope:
-        print("--envelope is replaced by --samples N (the sampled verdict, issue #46): running --samples "
-              f"{a.samples or DEFAULT_SAMPLES}", file=sys.stderr)
+        print(
+            "--envelope is replaced by --samples N (the sampled verdict, issue #46): running --samples "
+            f"{a.samples or DEFAULT_SAMPLES}",
+            file=sys.stderr,
+        )
         return a.samples or DEFAULT_SAMPLES
     return a.samples
 
@@ -201,24 +297,33 @@ def print_outcome(study: dict) -> None:
     for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
         print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
+
         def f(v, spec):
             return "-" if v is None else format(v, spec)
-        print(f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
-              f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
-              f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
-              f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
-              f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
-              f"{r.get('track_frames_planned')} frames simulated")
+
+        print(
+            f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
+            f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
+            f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
+            f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
+            f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
+            f"{r.get('track_frames_planned')} frames simulated"
+        )
     for r in study.get("refine_rollouts") or []:
-        print(f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
-              f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
-              f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s")
+        print(
+            f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
+            f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
+            f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s"
+        )
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
         first, *trace = str(why).splitlines()  # an error's traceback is in the study's records
-        print(f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
-              + (" (traceback in the study's records.jsonl)" if trace else ""), file=sys.stderr)
+        print(
+            f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
+            + (" (traceback in the study's records.jsonl)" if trace else ""),
+            file=sys.stderr,
+        )
 
 
 def main(argv=None) -> int:
@@ -235,15 +340,29 @@ def main(argv=None) -> int:
         from replay.study.runner import run_study
 
         study = run_study(
-            a.dataset, a.out, cfg,
+            a.dataset,
+            a.out,
+            cfg,
             objects=[s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None,
-            workers=a.workers, ablation=not a.no_ablation, resume=a.resume, data_dir=a.data,
-            progress=not a.quiet, ablation_only=a.ablation_only, executor=a.executor, address=a.address,
+            workers=a.workers,
+            ablation=not a.no_ablation,
+            resume=a.resume,
+            data_dir=a.data,
+            progress=not a.quiet,
+            ablation_only=a.ablation_only,
+            executor=a.executor,
+            address=a.address,
             verbose=a.verbose,
-            protocols=[x.strip() for x in a.protocol.split(",") if x.strip()], recorded_max_s=a.recorded_max_s,
+            protocols=[x.strip() for x in a.protocol.split(",") if x.strip()],
+            recorded_max_s=a.recorded_max_s,
             refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
-            if a.refine else None, samples=_samples(a), seed=a.seed, conditions=a.conditions,
-            corruptions=a.corruptions, verdicts=a.verdicts,
+            if a.refine
+            else None,
+            samples=_samples(a),
+            seed=a.seed,
+            conditions=a.conditions,
+            corruptions=a.corruptions,
+            verdicts=a.verdicts,
         )
     except ReplayError as e:
         return report(e)
@@ -267,8 +386,10 @@ def main(argv=None) -> int:
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     crashed = [k for k in failed if k not in refused]
     if crashed or (a.strict and failed):
-        say_error(f"{len(crashed) if crashed else len(failed)} recording(s) could not be replayed "
-                  f"({'see failed: above' if crashed else 'refused as bad input, --strict'}); the others are "
-                  "in the study")
+        say_error(
+            f"{len(crashed) if crashed else len(failed)} recording(s) could not be replayed "
+            f"({'see failed: above' if crashed else 'refused as bad input, --strict'}); the others are "
+            "in the study"
+        )
         return 1
     return 0

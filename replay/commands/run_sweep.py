@@ -38,8 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
-    p.add_argument("--grid", default="effort=0.1:1.5:8,mu=0.2:1.5:8",
-                   help="axes LOW:HIGH:COUNT: effort (finger effort limit, N·m) and mu (hand-object friction)")
+    p.add_argument(
+        "--grid",
+        default="effort=0.1:1.5:8,mu=0.2:1.5:8",
+        help="axes LOW:HIGH:COUNT: effort (finger effort limit, N·m) and mu (hand-object friction)",
+    )
     p.add_argument("--perturb", type=int, default=0, help="wrist perturbations at the study operating point")
     p.add_argument("--perturb-mm", type=float, default=10.0, help="size of each perturbation's horizontal offset, mm")
     p.add_argument("--perturb-deg", type=float, default=10.0, help="size of each perturbation's rotation, deg")
@@ -50,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=folder_arg, default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--config", default=None, help="JSON with config overrides")
     p.add_argument("--resume", action="store_true")
-    p.add_argument("--verbose", action="store_true",
-                   help="let Warp and Newton print their own messages; say warnings in full")
+    p.add_argument(
+        "--verbose", action="store_true", help="let Warp and Newton print their own messages; say warnings in full"
+    )
     return p
 
 
@@ -80,9 +84,12 @@ def _setup(a):
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
     sp = plan_sweep(grid, cfg.effort_limit, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
-    print(f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
-          f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={cfg.effort_limit}, "
-          f"{a.perturb} perturbation(s), ablation)", flush=True)
+    print(
+        f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
+        f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={cfg.effort_limit}, "
+        f"{a.perturb} perturbation(s), ablation)",
+        flush=True,
+    )
     return cfg, seqs, out, sp, key
 
 
@@ -104,11 +111,22 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
         for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
             if w not in said:
                 said.add(w)
-                print(f"  warning ({seq}; full text in {stem}.json run_warnings): {w if a.verbose else one_line(w)}",
-                      file=sys.stderr)
-        doc.update(format_version=FORMAT_VERSION, sweep_key=key, config=cfg.to_dict(), grid_spec=a.grid,
-                   perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed, png=f"{stem}.png")
+                print(
+                    f"  warning ({seq}; full text in {stem}.json run_warnings): {w if a.verbose else one_line(w)}",
+                    file=sys.stderr,
+                )
+        doc.update(
+            format_version=FORMAT_VERSION,
+            sweep_key=key,
+            config=cfg.to_dict(),
+            grid_spec=a.grid,
+            perturb_mm=a.perturb_mm,
+            perturb_deg=a.perturb_deg,
+            seed=a.seed,
+            png=f"{stem}.png",
+        )
         return doc
+
     return one
 
 
@@ -122,15 +140,20 @@ def _write(out: Path, effort: float):
         atomic_write_text(out / f"{stem}.json", dumps(doc))
         me, mm = doc["min_effort_lifting_at_mu1_nm"], doc["min_mu_lifting_at_study_effort"]
         pf = doc["perturbed_success_fraction"]
-        print(f"  {seq}: {doc['success_fraction']:.0%} of the grid lifts; min effort at mu=1: "
-              f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {effort} N·m: "
-              f"{'none' if mm is None else f'{mm:.3g}'}; perturbed: {'-' if pf is None else f'{pf:.0%}'}; "
-              f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s", flush=True)
+        print(
+            f"  {seq}: {doc['success_fraction']:.0%} of the grid lifts; min effort at mu=1: "
+            f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {effort} N·m: "
+            f"{'none' if mm is None else f'{mm:.3g}'}; perturbed: {'-' if pf is None else f'{pf:.0%}'}; "
+            f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s",
+            flush=True,
+        )
+
     return write
 
 
 def _resume(out: Path, key: str):
     """``resume`` of the batch: a recording's JSON written before with the same settings."""
+
     def prior(seq: str) -> dict | None:
         jpath = out / f"{seq.replace('/', '__')}.json"
         try:
@@ -139,6 +162,7 @@ def _resume(out: Path, key: str):
             return None
         ok = doc is not None and doc.get("sweep_key") == key and doc.get("format_version") == FORMAT_VERSION
         return doc if ok else None
+
     return prior
 
 
@@ -151,8 +175,13 @@ def main(argv=None) -> int:
     if not a.verbose:  # Warp's banner and "Module ... load" lines, Newton's log: off the console
         quiet_libraries()
     cfg, seqs, out, sp, key = _setup(a)
-    res = run_batch(seqs, _one_recording(a, cfg, sp, key, out, set()), write=_write(out, cfg.effort_limit),
-                    resume=_resume(out, key) if a.resume else None, label="sweep")
+    res = run_batch(
+        seqs,
+        _one_recording(a, cfg, sp, key, out, set()),
+        write=_write(out, cfg.effort_limit),
+        resume=_resume(out, key) if a.resume else None,
+        label="sweep",
+    )
     summary = summarize_over(res.results, res.failed, versions=res.versions, wall_s=res.wall_s)
     summary.update(grid_spec=a.grid, sweep_key=key)
     atomic_write_text(out / "sweep.json", dumps({"format_version": FORMAT_VERSION, **summary}))
@@ -160,7 +189,9 @@ def main(argv=None) -> int:
     if res.interrupted:
         return 130
     if res.failed:
-        print(f"run_sweep.py: error: {len(res.failed)} recording(s) could not be replayed; the others are kept",
-              file=sys.stderr)
+        print(
+            f"run_sweep.py: error: {len(res.failed)} recording(s) could not be replayed; the others are kept",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if "--made-by" in args:  # said once, after the command
         k = args.index("--made-by")
-        args = args[:k] + args[k + 2:]
+        args = args[:k] + args[k + 2 :]
     command = "python scripts/tables.py " + shlex.join(args)
     if a.made_by:
         command += f" (results: {a.made_by})"

@@ -23,13 +23,12 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from replay.data import RECORDING_DATASETS, list_sequences
-
 from replay.checks import load_recording
+from replay.checks import object_frame as of
 from replay.cli import Parser, folder_arg
+from replay.data import RECORDING_DATASETS, list_sequences
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
-from replay.checks import object_frame as of
 
 
 def _settings(samples: int) -> dict:
@@ -52,6 +51,7 @@ def _settings(samples: int) -> dict:
 
 def _validate(dataset: str, data_dir, samples: int, cache: dict):
     """``run_one`` of the batch: one recording's object-frame figures, its lines printed."""
+
     def one(name: str) -> dict:
         rec = load_recording(dataset, name, data_dir)
         res = of.validate_recording(rec, n=samples, asset_cache=cache)
@@ -59,13 +59,17 @@ def _validate(dataset: str, data_dir, samples: int, cache: dict):
         res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.recording_checks: repaired input
         res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
         tgt = next(o for o in res["objects"] if o["target"])
-        print(f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
-              f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
-              f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
-              f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
-              + (f", input flags {res['input_flags']}" if res["input_flags"] else ""), flush=True)
+        print(
+            f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
+            f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
+            f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
+            f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
+            + (f", input flags {res['input_flags']}" if res["input_flags"] else ""),
+            flush=True,
+        )
         print(f"{dataset}/{name}: physical {of.physical_line(res['physical_checks'])}", flush=True)
         return res
+
     return one
 
 
@@ -80,8 +84,12 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
     from replay.study.batch import run_batch
 
     names = sequences or list_sequences(dataset, data_dir)
-    res = run_batch(names, _validate(dataset, data_dir, samples, {}), label="validate_object_frame",
-                    on_fail=lambda name, exc: print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True))
+    res = run_batch(
+        names,
+        _validate(dataset, data_dir, samples, {}),
+        label="validate_object_frame",
+        on_fail=lambda name, exc: print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True),
+    )
     if res.interrupted:
         raise KeyboardInterrupt
     results = list(res.results.values())
@@ -99,7 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
-    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)")
+    ap.add_argument(
+        "--data",
+        "--data-dir",
+        dest="data_dir",
+        type=folder_arg,
+        default=None,
+        help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)",
+    )
     ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)
@@ -125,10 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         of.write_report(out, payload)
         s = section["summary"]
         if s:
-            print(f"{ds}: {s['recordings']} recordings, {s['objects']} objects; gap median over objects "
-                  f"{s['hull_gap_median_mm_over_objects']}, p90 {s['hull_gap_p90_mm_over_objects']}, max "
-                  f"{s['hull_gap_max_mm_over_objects']} mm; density flagged {s['density_flagged']}; "
-                  f"rest gap {s['rest_gap_target_mm']} mm; hand at grasp {s['min_hand_object_mm_at_grasp']} mm; "
-                  f"{section['seconds']} s")
+            print(
+                f"{ds}: {s['recordings']} recordings, {s['objects']} objects; gap median over objects "
+                f"{s['hull_gap_median_mm_over_objects']}, p90 {s['hull_gap_p90_mm_over_objects']}, max "
+                f"{s['hull_gap_max_mm_over_objects']} mm; density flagged {s['density_flagged']}; "
+                f"rest gap {s['rest_gap_target_mm']} mm; hand at grasp {s['min_hand_object_mm_at_grasp']} mm; "
+                f"{section['seconds']} s"
+            )
     print(f"wrote {out}")
     return 1 if failed else 0

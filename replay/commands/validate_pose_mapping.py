@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from replay.checks import load_recording
 from replay.cli import Parser, folder_arg, report, say_error
 from replay.config import DEFAULT_HAND_VARIANT
 from replay.data import list_sequences
-from replay.checks import load_recording
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.fileio import atomic_write_text, ensure_parent
@@ -44,16 +44,36 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
-    ap.add_argument("--data", "--data-dir", dest="data_dir", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_DATA)")
+    ap.add_argument(
+        "--data",
+        "--data-dir",
+        dest="data_dir",
+        type=folder_arg,
+        default=None,
+        help="staged data folder (default data/ or $REPLAY_DATA)",
+    )
     ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
-    ap.add_argument("--window", choices=["all", "grasp"], default="all",
-                    help="frames to evaluate: all, or from the start to grasp_frame + --hold-s")
+    ap.add_argument(
+        "--window",
+        choices=["all", "grasp"],
+        default="all",
+        help="frames to evaluate: all, or from the start to grasp_frame + --hold-s",
+    )
     ap.add_argument("--hold-s", type=float, default=3.0, help="seconds after grasp_frame kept by --window grasp")
-    ap.add_argument("--hand-side", nargs="*", default=[], metavar="DATASET=SIDE",
-                    help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)")
-    ap.add_argument("--hand-shape", choices=["myhand", "zerohand"], default=None,
-                    help="manosim hand shape (default: the study's per-dataset choice, "
-                         "replay.datasets: zerohand for grab/taco, myhand for hug-bench)")
+    ap.add_argument(
+        "--hand-side",
+        nargs="*",
+        default=[],
+        metavar="DATASET=SIDE",
+        help="override the adapter's hand_side for a dataset, e.g. taco=left (recorded in the JSON)",
+    )
+    ap.add_argument(
+        "--hand-shape",
+        choices=["myhand", "zerohand"],
+        default=None,
+        help="manosim hand shape (default: the study's per-dataset choice, "
+        "replay.datasets: zerohand for grab/taco, myhand for hug-bench)",
+    )
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
     return ap
 
@@ -92,6 +112,7 @@ def _selected(args) -> list[tuple[str, str]]:
 
 def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
     """``run_one`` of the batch: one ``dataset/sequence`` key validated, its line printed."""
+
     def one(key: str):
         ds, name = key.split("/", 1)
         t1 = time.perf_counter()
@@ -101,10 +122,13 @@ def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
         if flags[(ds, name)]:
             print(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}", flush=True)
         e = s.errors[np.isfinite(s.errors)]
-        print(f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
-              f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
-              flush=True)
+        print(
+            f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
+            f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
+            flush=True,
+        )
         return s
+
     return one
 
 
@@ -127,8 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     except ReplayError as exc:
         return report(exc)
     flags: dict[tuple[str, str], dict] = {}  # replay.checks.recording_checks flags per validated sequence
-    res = run_batch(keys, _validate(args, sides, shapes, opts, flags), isolate=(ReplayError,),
-                    label="validate_pose_mapping", on_fail=lambda key, exc: say_error(f"{key}: {exc}"))
+    res = run_batch(
+        keys,
+        _validate(args, sides, shapes, opts, flags),
+        isolate=(ReplayError,),
+        label="validate_pose_mapping",
+        on_fail=lambda key, exc: say_error(f"{key}: {exc}"),
+    )
     if res.interrupted:
         return 130
     seqs, errors = list(res.results.values()), res.failed  # errors: "<dataset>/<sequence>": one-line reason
@@ -156,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     for ds, d in summary.get("datasets", {}).items():
         a = d["all"]
         print(f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm")
-    print(f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
-          f"max {o['max_mm']} mm -> {args.out}, {png}")
+    print(
+        f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
+        f"max {o['max_mm']} mm -> {args.out}, {png}"
+    )
     if errors:
         say_error(f"{len(errors)} sequence(s) could not be validated (see above); the others are in {args.out}")
         return 1

@@ -65,4 +65,3 @@ def read_recording(dataset: str, name: str, data_dir: str | Path | None = None, 
     """
     ds = datasets.dataset(dataset)
     return ds.load(dataset_dir(dataset, data_dir), name, **kwargs)
-

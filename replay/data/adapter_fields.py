@@ -47,8 +47,12 @@ def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float
     if finite and not np.all(np.isfinite(arr)):
         if arr.ndim >= 1 and arr.shape[0] > 0:
             bad = np.flatnonzero(~np.all(np.isfinite(arr.reshape(arr.shape[0], -1)), axis=1))
-            raise DataError(source, dotted, f"non-finite values in {bad.size} frame(s), first at frame {int(bad[0])}",
-                            cause="untracked_frames")
+            raise DataError(
+                source,
+                dotted,
+                f"non-finite values in {bad.size} frame(s), first at frame {int(bad[0])}",
+                cause="untracked_frames",
+            )
         raise DataError(source, dotted, "non-finite values", cause="untracked_frames")
     return arr
 
@@ -63,8 +67,12 @@ def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> 
     n = np.linalg.norm(q, axis=-1)
     if np.any(np.abs(n - 1.0) > tol):
         bad = int(np.flatnonzero(np.abs(n - 1.0).reshape(-1) > tol)[0])
-        raise DataError(source, field, f"quaternion not unit length (first at index {bad}, |q|={n.reshape(-1)[bad]:.4f})",
-                        cause="quaternion")
+        raise DataError(
+            source,
+            field,
+            f"quaternion not unit length (first at index {bad}, |q|={n.reshape(-1)[bad]:.4f})",
+            cause="quaternion",
+        )
     return np.concatenate([q[..., 1:], q[..., :1]], axis=-1) / n[..., None]
 
 
@@ -79,8 +87,9 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
     return int(above[0]) if above.size else None
 
 
-def top_surface_height(mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None,
-                       rot: np.ndarray | None = None) -> tuple[float, str]:
+def top_surface_height(
+    mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None, rot: np.ndarray | None = None
+) -> tuple[float, str]:
     """Height of a support mesh's upper surface below ``xy`` (2,) m, world frame.
 
     Casts a ray straight down from 1 m above the mesh at ``xy`` and returns the first hit's z (the

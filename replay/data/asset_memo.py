@@ -27,9 +27,10 @@ import hashlib
 import json
 import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from replay.data.cache import cache_dir, sha256_text
 from replay.fileio import atomic_write_bytes
@@ -87,8 +88,9 @@ def memo(kind: str, files: list, params: dict, compute: Callable[[], Any], code:
         whatever ``compute`` raises (a missing input file: ``compute`` names it).
     """
     try:
-        key = sha256_text(kind, code_version(*code), json.dumps(params, sort_keys=True, default=str),
-                          *[file_sha256(p) for p in files])
+        key = sha256_text(
+            kind, code_version(*code), json.dumps(params, sort_keys=True, default=str), *[file_sha256(p) for p in files]
+        )
     except OSError:  # a missing or unreadable input: the check itself says which, with its field
         return compute()
     hit = _MEMO.get(key)

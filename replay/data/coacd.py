@@ -81,7 +81,11 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
     mesh_path = Path(mesh_path)
     settings = dict(COACD_SETTINGS if settings is None else settings)
     mesh = load_mesh(mesh_path, "mesh")
-    key = sha256_text(sha256_file(mesh_path), json.dumps(settings, sort_keys=True), f"coacd-{coacd.__version__ if hasattr(coacd, '__version__') else '1'}")
+    key = sha256_text(
+        sha256_file(mesh_path),
+        json.dumps(settings, sort_keys=True),
+        f"coacd-{coacd.__version__ if hasattr(coacd, '__version__') else '1'}",
+    )
     out = cache_dir(sub) / f"{mesh_path.stem}-{key[:16]}"
     done = out / "done"
     if done.is_file():
@@ -91,10 +95,16 @@ def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, su
     from replay.data.isolate import call_isolated
 
     result = call_isolated(
-        _run_coacd, np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64), settings,
-        timeout_s=COACD_TIMEOUT_S, what="CoACD convex decomposition", path=mesh_path, field="mesh",
+        _run_coacd,
+        np.asarray(mesh.vertices, float),
+        np.asarray(mesh.faces, np.int64),
+        settings,
+        timeout_s=COACD_TIMEOUT_S,
+        what="CoACD convex decomposition",
+        path=mesh_path,
+        field="mesh",
         advice="this recording is skipped; repair the mesh (one closed, non-self-intersecting surface) "
-               "or supply convex collision parts",
+        "or supply convex collision parts",
     )
     if not result:
         raise DataError(mesh_path, "mesh", "CoACD returned no convex part")

@@ -26,8 +26,14 @@ def is_inside(path: str | Path, root: str | Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(Path(os.path.realpath(root)))
 
 
-def confined(root: str | Path, rel: str | Path, source: str | Path | None, field: str | None,
-             what: str = "file", base: str | Path | None = None) -> Path:
+def confined(
+    root: str | Path,
+    rel: str | Path,
+    source: str | Path | None,
+    field: str | None,
+    what: str = "file",
+    base: str | Path | None = None,
+) -> Path:
     """``base / rel`` (default ``root / rel``) normalised, refused unless it lies inside ``root``
     (both made absolute and ``..`` folded, lexically: symlinks are the staging's business, module doc).
 
@@ -50,8 +56,13 @@ def confined(root: str | Path, rel: str | Path, source: str | Path | None, field
     root_n = Path(os.path.normpath(os.path.abspath(root)))
     target = Path(os.path.normpath(os.path.abspath(Path(root if base is None else base) / rel)))
     if not target.is_relative_to(root_n):
-        raise DataError(source, field, f"{what} {str(rel)!r} resolves to {target}, outside {root_n}: a dataset "
-                                       "may only name files inside its own folder", cause="path_escape")
+        raise DataError(
+            source,
+            field,
+            f"{what} {str(rel)!r} resolves to {target}, outside {root_n}: a dataset "
+            "may only name files inside its own folder",
+            cause="path_escape",
+        )
     return target
 
 
@@ -62,12 +73,23 @@ def plain_name(name: str, source: str | Path | None, field: str) -> str:
         DataError: a name with a path separator, a drive, ``..`` or a control character
             (cause ``path_escape``).
     """
-    bad = (not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
-           or PureWindowsPath(name).drive or any(ord(c) < 32 for c in name))
+    bad = (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or PureWindowsPath(name).drive
+        or any(ord(c) < 32 for c in name)
+    )
     if bad:
-        raise DataError(source, field, f"{name!r} is not a plain name (no path separators, '..' or control "
-                                       "characters): a dataset may only name entries of its own folders",
-                        cause="path_escape")
+        raise DataError(
+            source,
+            field,
+            f"{name!r} is not a plain name (no path separators, '..' or control "
+            "characters): a dataset may only name entries of its own folders",
+            cause="path_escape",
+        )
     return name
 
 
@@ -82,9 +104,20 @@ def safe_relpath(rel: str, source: str | Path | None, field: str | None) -> str:
         DataError: an absolute path, a ``..`` part, a drive or backslash (cause ``path_escape``).
     """
     p = PurePosixPath(rel)
-    bad = (not rel or p.is_absolute() or ".." in p.parts or "\\" in rel or "\0" in rel
-           or PureWindowsPath(rel).drive or not p.parts)
+    bad = (
+        not rel
+        or p.is_absolute()
+        or ".." in p.parts
+        or "\\" in rel
+        or "\0" in rel
+        or PureWindowsPath(rel).drive
+        or not p.parts
+    )
     if bad:
-        raise DataError(source, field, f"{rel!r} leaves its folder (absolute, '..', a drive or a backslash): "
-                                       "refused before anything is written", cause="path_escape")
+        raise DataError(
+            source,
+            field,
+            f"{rel!r} leaves its folder (absolute, '..', a drive or a backslash): refused before anything is written",
+            cause="path_escape",
+        )
     return p.as_posix()

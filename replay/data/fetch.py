@@ -52,8 +52,10 @@ def resolve_mirror(mirror: str | Path | None) -> Path | None:
     path = Path(value).expanduser()
     if not path.is_dir():
         origin = "--mirror" if mirror is not None else "REPLAY_MIRROR"
-        raise FetchError(f"mirror folder {path} (from {origin}) does not exist; point it at a folder laid out "
-                         f"like shared/datasets, or drop it to download from the internet")
+        raise FetchError(
+            f"mirror folder {path} (from {origin}) does not exist; point it at a folder laid out "
+            f"like shared/datasets, or drop it to download from the internet"
+        )
     return path.resolve()
 
 
@@ -67,10 +69,20 @@ def _check_choices(dataset: str, link: str, split: str) -> None:
         raise FetchError(f"unknown HUG-Bench split {split!r}; choose one of {', '.join(HUG_SPLITS)}")
 
 
-def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, local: str | Path | None = None,
-          link: str = "copy", split: str = "test", scenes: list[str] | None = None, hub_revision: str | None = None,
-          recordings_revision: str | None = None, progress: bool | None = None,
-          follow_symlinks: bool = False) -> list[FetchResult]:
+def fetch(
+    dataset: str,
+    dest: str | Path,
+    *,
+    mirror: str | Path | None = None,
+    local: str | Path | None = None,
+    link: str = "copy",
+    split: str = "test",
+    scenes: list[str] | None = None,
+    hub_revision: str | None = None,
+    recordings_revision: str | None = None,
+    progress: bool | None = None,
+    follow_symlinks: bool = False,
+) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
 
     Args:
@@ -113,25 +125,59 @@ def fetch(dataset: str, dest: str | Path, *, mirror: str | Path | None = None, l
     results = []
     for name in names:
         if name == "hug-bench":
-            results.append(_fetch_hug(dest, man, mirror_dir, link, progress, in_all=dataset == "all", split=split,
-                                      scenes=scenes, hub_revision=hub_revision,
-                                      recordings_revision=recordings_revision, follow_symlinks=follow_symlinks))
+            results.append(
+                _fetch_hug(
+                    dest,
+                    man,
+                    mirror_dir,
+                    link,
+                    progress,
+                    in_all=dataset == "all",
+                    split=split,
+                    scenes=scenes,
+                    hub_revision=hub_revision,
+                    recordings_revision=recordings_revision,
+                    follow_symlinks=follow_symlinks,
+                )
+            )
             continue
         if mirror_dir is not None and not (mirror_dir / name).is_dir():
-            raise FetchError(f"mirror {mirror_dir} has no {name}/ folder; use a complete mirror or drop --mirror "
-                             f"to download {name} from GitHub")
+            raise FetchError(
+                f"mirror {mirror_dir} has no {name}/ folder; use a complete mirror or drop --mirror "
+                f"to download {name} from GitHub"
+            )
         res = stage_pinned(name, dest, man, mirror=mirror_dir, link=link, progress=progress)
         res.pinned = len(pinned_files(name))
         if mirror_dir is not None:
-            stage_extra(name, mirror_dir, dest, man, source="mirror", link=link, result=res, progress=progress,
-                        follow_symlinks=follow_symlinks)
+            stage_extra(
+                name,
+                mirror_dir,
+                dest,
+                man,
+                source="mirror",
+                link=link,
+                result=res,
+                progress=progress,
+                follow_symlinks=follow_symlinks,
+            )
         results.append(res)
     return results
 
 
-def _fetch_hug(dest: Path, man: Manifest, mirror_dir: Path | None, link: str, progress: bool | None, *,
-               in_all: bool, split: str, scenes: list[str] | None, hub_revision: str | None,
-               recordings_revision: str | None, follow_symlinks: bool = False) -> FetchResult:
+def _fetch_hug(
+    dest: Path,
+    man: Manifest,
+    mirror_dir: Path | None,
+    link: str,
+    progress: bool | None,
+    *,
+    in_all: bool,
+    split: str,
+    scenes: list[str] | None,
+    hub_revision: str | None,
+    recordings_revision: str | None,
+    follow_symlinks: bool = False,
+) -> FetchResult:
     """HUG-Bench for :func:`fetch`: the mirror's copy if it has one; skipped (with a note) as part
     of ``all`` with a mirror that has none; else from the Hugging Face Hub.
 
@@ -142,19 +188,32 @@ def _fetch_hug(dest: Path, man: Manifest, mirror_dir: Path | None, link: str, pr
         return stage_mirror_tree("hug-bench", mirror_dir, dest, man, link, progress, follow_symlinks)
     if mirror_dir is not None and in_all:
         return FetchResult(
-            "hug-bench", "skipped",
+            "hug-bench",
+            "skipped",
             note=f"skipped: the mirror {mirror_dir} has no hug-bench copy (HUG-Bench is only on the "
-                 f"Hugging Face Hub); fetch it online with `--dataset hug-bench` and no mirror")
-    res = fetch_hug_bench(dest, man, split=split, scenes=scenes, assets_revision=hub_revision,
-                          recordings_revision=recordings_revision, progress=progress)
+            f"Hugging Face Hub); fetch it online with `--dataset hug-bench` and no mirror",
+        )
+    res = fetch_hug_bench(
+        dest,
+        man,
+        split=split,
+        scenes=scenes,
+        assets_revision=hub_revision,
+        recordings_revision=recordings_revision,
+        progress=progress,
+    )
     if mirror_dir is not None:
-        res.note = "; ".join(x for x in (f"the mirror {mirror_dir} has no hug-bench copy, so it "
-                                         f"came from the Hugging Face Hub", res.note) if x)
+        res.note = "; ".join(
+            x
+            for x in (f"the mirror {mirror_dir} has no hug-bench copy, so it came from the Hugging Face Hub", res.note)
+            if x
+        )
     return res
 
 
-def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: bool | None,
-                 follow_symlinks: bool = False) -> list[FetchResult]:
+def _fetch_local(
+    dataset: str, dest: Path, local: Path, link: str, progress: bool | None, follow_symlinks: bool = False
+) -> list[FetchResult]:
     """``fetch(local=...)``: stage every file of the selected datasets found in ``local``.
 
     Raises:
@@ -165,14 +224,25 @@ def _fetch_local(dataset: str, dest: Path, local: Path, link: str, progress: boo
         raise FetchError(f"--local folder {local} does not exist")
     names = [n for n in (DATASET_NAMES if dataset == "all" else [dataset]) if (local / n).is_dir()]
     if not names:
-        raise FetchError(f"--local folder {local} has no {dataset if dataset != 'all' else 'dataset'} folder; lay it "
-                         f"out like the mirror, e.g. {local}/grab/recordings/<name>.pkl and {local}/grab/objects/")
+        raise FetchError(
+            f"--local folder {local} has no {dataset if dataset != 'all' else 'dataset'} folder; lay it "
+            f"out like the mirror, e.g. {local}/grab/recordings/<name>.pkl and {local}/grab/objects/"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     man = Manifest(dest)
     results = []
     for name in names:
         res = FetchResult(name, "local")
-        stage_extra(name, local.resolve(), dest, man, source="local", link=link, result=res, progress=progress,
-                    follow_symlinks=follow_symlinks)
+        stage_extra(
+            name,
+            local.resolve(),
+            dest,
+            man,
+            source="local",
+            link=link,
+            result=res,
+            progress=progress,
+            follow_symlinks=follow_symlinks,
+        )
         results.append(res)
     return results

@@ -97,7 +97,9 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
     onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)
     if onset is None:
-        raise DataError(path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
+        raise DataError(
+            path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
+        )
     T = a["landmarks"].shape[0]
     rec = Recording(
         name=path.stem,
@@ -128,7 +130,7 @@ def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path
         "grab_wrist_loc": a["wrist_loc"],
         "grab_wrist_quat_xyzw": a["wrist_quat"],
         "grab_wrist_note": "recorded hand.wrist_loc/rot (rot converted wxyz->xyzw); upstream pre-rotated "
-                           "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
+        "GRAB's global orient by rotvec (1.2092,-1.2092,-1.2092): not the manosim root pose",
         "table": {"asset": table_asset, "pos": a["table_loc"], "quat": a["table_quat"]},
         "support_rule": f"table visual mesh's top surface below the object's first xy ({rule})",
         "support_height_collision": support_col,
@@ -165,16 +167,27 @@ def _read_arrays(data: dict, path: Path) -> dict:
     off = np.linalg.norm(landmarks[:, 0] - wrist_loc, axis=1)
     if off.max() > 1e-5:
         bad = int(np.argmax(off > 1e-5))
-        raise DataError(path, "hand.wrist_loc", f"differs from hand.joints_target[:, 0] by {off.max() * 1000:.2f} mm "
-                                                f"(first at frame {bad}); the file should store the same point")
-    return {"landmarks": landmarks, "wrist_loc": wrist_loc, "obj_name": obj_name, "obj_loc": obj_loc,
-            "table_loc": table_loc, "wrist_quat": wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot"),
-            "obj_quat": wxyz_to_xyzw(obj_rot, path, "object.rot"),
-            "table_quat": wxyz_to_xyzw(table_rot, path, "table.rot")}
+        raise DataError(
+            path,
+            "hand.wrist_loc",
+            f"differs from hand.joints_target[:, 0] by {off.max() * 1000:.2f} mm "
+            f"(first at frame {bad}); the file should store the same point",
+        )
+    return {
+        "landmarks": landmarks,
+        "wrist_loc": wrist_loc,
+        "obj_name": obj_name,
+        "obj_loc": obj_loc,
+        "table_loc": table_loc,
+        "wrist_quat": wxyz_to_xyzw(wrist_rot, path, "hand.wrist_rot"),
+        "obj_quat": wxyz_to_xyzw(obj_rot, path, "object.rot"),
+        "table_quat": wxyz_to_xyzw(table_rot, path, "table.rot"),
+    }
 
 
-def _table_support(table_asset, table_loc: np.ndarray, table_quat: np.ndarray,
-                   obj_xy: np.ndarray) -> tuple[float, str, float]:
+def _table_support(
+    table_asset, table_loc: np.ndarray, table_quat: np.ndarray, obj_xy: np.ndarray
+) -> tuple[float, str, float]:
     """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
     mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
     ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw

@@ -75,11 +75,15 @@ def resolve_revision(repo: HubRepo, revision: str | None) -> str:
     """
     rev = revision or repo.revision
     if rev is None:
-        raise FetchError(f"{repo.repo_id} has no pinned commit (replay/data/sources.py); give the one to fetch with "
-                         f"--revision <40-hex commit> (listed at {repo.repo_url}/commits/main)")
+        raise FetchError(
+            f"{repo.repo_id} has no pinned commit (replay/data/sources.py); give the one to fetch with "
+            f"--revision <40-hex commit> (listed at {repo.repo_url}/commits/main)"
+        )
     if not _SHA_RE.fullmatch(rev):
-        raise FetchError(f"revision {rev!r} of {repo.repo_id} is not a commit (a branch or tag moves); give the "
-                         f"40-hex commit hash (listed at {repo.repo_url}/commits/main)")
+        raise FetchError(
+            f"revision {rev!r} of {repo.repo_id} is not a commit (a branch or tag moves); give the "
+            f"40-hex commit hash (listed at {repo.repo_url}/commits/main)"
+        )
     return rev
 
 
@@ -89,7 +93,9 @@ def _list(repo: HubRepo, sha: str) -> list[str]:
     try:
         return list(hfh.list_repo_files(repo.repo_id, repo_type=repo.repo_type, revision=sha))
     except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)) from None
+        raise FetchError(
+            network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)
+        ) from None
 
 
 def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
@@ -99,7 +105,7 @@ def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
     for p in asset_files:
         if not p.startswith(prefix):
             continue
-        rest = p[len(prefix):]
+        rest = p[len(prefix) :]
         if "/" in rest:
             found.add(rest.split("/", 1)[0])
         elif _is_archive(rest):
@@ -113,8 +119,16 @@ def asset_patterns(split: str, scenes: list[str]) -> list[str]:
 
 
 def _record_hub(man: Manifest, repo: HubRepo, sha: str, key: str, upstream_path: str, path: Path) -> None:
-    man.add(dataset=DATASET, source="hub", repo=repo.repo_url, revision=sha, path=key,
-            size=path.stat().st_size, sha256=sha256_file(path), upstream_path=upstream_path)
+    man.add(
+        dataset=DATASET,
+        source="hub",
+        repo=repo.repo_url,
+        revision=sha,
+        path=key,
+        size=path.stat().st_size,
+        sha256=sha256_file(path),
+        upstream_path=upstream_path,
+    )
 
 
 def _good(man: Manifest, key: str, result: FetchResult) -> bool:
@@ -131,8 +145,16 @@ def _good(man: Manifest, key: str, result: FetchResult) -> bool:
 # --------------------------------------------------------------------------- assets
 
 
-def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | None, sha: str,
-                 result: FetchResult, progress: bool | None) -> list[str]:
+def fetch_assets(
+    dest: Path,
+    man: Manifest,
+    *,
+    split: str,
+    scenes: list[str] | None,
+    sha: str,
+    result: FetchResult,
+    progress: bool | None,
+) -> list[str]:
     """Stage the object assets of the selected scenes; returns the scene list used."""
     import huggingface_hub as hfh
 
@@ -141,29 +163,36 @@ def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | N
     available = scenes_in_split(files, split)
     if not available:
         tops = sorted({p.split("/", 1)[0] for p in files})[:20]
-        raise FetchError(f"{repo.repo_id}@{sha[:7]} has no assets under hug_bench/{split}/ (top-level entries: "
-                         f"{', '.join(tops) or 'none'}); the repository layout may have changed")
+        raise FetchError(
+            f"{repo.repo_id}@{sha[:7]} has no assets under hug_bench/{split}/ (top-level entries: "
+            f"{', '.join(tops) or 'none'}); the repository layout may have changed"
+        )
     chosen = available if not scenes else list(scenes)
     unknown = [s for s in chosen if s not in available]
     if unknown:
-        raise FetchError(f"unknown HUG-Bench scene(s) {', '.join(unknown)} in split {split!r}; "
-                         f"available: {', '.join(available)}")
+        raise FetchError(
+            f"unknown HUG-Bench scene(s) {', '.join(unknown)} in split {split!r}; available: {', '.join(available)}"
+        )
     root = dest / DATASET
-    wanted = {s: [p for p in files if p.startswith(f"hug_bench/{split}/{s}/") and not _is_archive(p)]
-              for s in chosen}
-    need = [s for s in chosen if not wanted[s] or
-            not all(_good(man, f"{DATASET}/{p}", result) for p in wanted[s])]
+    wanted = {s: [p for p in files if p.startswith(f"hug_bench/{split}/{s}/") and not _is_archive(p)] for s in chosen}
+    need = [s for s in chosen if not wanted[s] or not all(_good(man, f"{DATASET}/{p}", result) for p in wanted[s])]
     result.skipped += sum(len(wanted[s]) for s in chosen if s not in need)
     plain = [s for s in need if wanted[s]]
     if plain:
         try:
-            hfh.snapshot_download(repo_id=repo.repo_id, repo_type=repo.repo_type, revision=sha,
-                                  allow_patterns=asset_patterns(split, plain),
-                                  ignore_patterns=[f"*{x}" for x in _ARCHIVE_SUFFIXES],
-                                  local_dir=str(root))
+            hfh.snapshot_download(
+                repo_id=repo.repo_id,
+                repo_type=repo.repo_type,
+                revision=sha,
+                allow_patterns=asset_patterns(split, plain),
+                ignore_patterns=[f"*{x}" for x in _ARCHIVE_SUFFIXES],
+                local_dir=str(root),
+            )
         except _hub_errors() as exc:
             man.save()
-            raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)) from None
+            raise FetchError(
+                network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)
+            ) from None
         for s in plain:
             for p in wanted[s]:
                 local = root / safe_relpath(p, f"{repo.repo_id}@{sha[:7]}", "file")
@@ -173,17 +202,21 @@ def fetch_assets(dest: Path, man: Manifest, *, split: str, scenes: list[str] | N
                 result.staged += 1
                 result.bytes += local.stat().st_size
     for s in (s for s in need if not wanted[s]):  # assets packed as <scene>.tar only
-        tars = [p for p in files if p.startswith(f"hug_bench/{split}/") and _is_archive(p)
-                and PurePosixPath(p).name.split(".")[0] == s]
+        tars = [
+            p
+            for p in files
+            if p.startswith(f"hug_bench/{split}/") and _is_archive(p) and PurePosixPath(p).name.split(".")[0] == s
+        ]
         prefix = f"hug_bench/{split}/{s}"
 
         def place(name: str, s=s, prefix=prefix) -> str:
             parts = PurePosixPath(name).parts
-            tail = parts[parts.index(s) + 1:] if s in parts else parts
+            tail = parts[parts.index(s) + 1 :] if s in parts else parts
             return f"{prefix}/{'/'.join(tail)}"
 
-        for key, n, member in _stream_tar_members(repo, sha, tars[0], root, select=lambda m: m.isfile(),
-                                                  place=place, first_only=False, progress=progress):
+        for key, n, member in _stream_tar_members(
+            repo, sha, tars[0], root, select=lambda m: m.isfile(), place=place, first_only=False, progress=progress
+        ):
             _record_hub(man, repo, sha, f"{DATASET}/{key}", f"{tars[0]}:{member}", root / key)
             result.staged += 1
             result.bytes += n
@@ -210,9 +243,15 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
         with_split = [c for c in cands if split in PurePosixPath(c).parts]
         return with_split or cands
 
-    direct = prefer_split([p for p in files if p.endswith(f"/{scene}/{RECORDING_NAME}")
-                           or p.endswith(f"/{scene}/processed/{RECORDING_NAME}")
-                           or p == f"{scene}/{RECORDING_NAME}"])
+    direct = prefer_split(
+        [
+            p
+            for p in files
+            if p.endswith(f"/{scene}/{RECORDING_NAME}")
+            or p.endswith(f"/{scene}/processed/{RECORDING_NAME}")
+            or p == f"{scene}/{RECORDING_NAME}"
+        ]
+    )
     if len(direct) == 1:
         return "file", direct[0]
     if len(direct) > 1:
@@ -224,15 +263,20 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
         raise FetchError(f"several scene tars match {scene!r} ({', '.join(tars)}); pass the split")
     packed = [p for p in files if PurePosixPath(p).name.split(".")[0] == scene and _is_archive(p)]
     if packed:
-        raise FetchError(f"scene {scene!r} is only available as the compressed archive {packed[0]}; its "
-                         f"{RECORDING_NAME} cannot be range-read without transferring the whole archive, "
-                         f"so it was not fetched")
-    raise FetchError(f"no {RECORDING_NAME} for scene {scene!r} ({split}) in {HUG_RECORDINGS.repo_id}: looked for "
-                     f"'.../{scene}/{RECORDING_NAME}' and '.../{scene}.tar'")
+        raise FetchError(
+            f"scene {scene!r} is only available as the compressed archive {packed[0]}; its "
+            f"{RECORDING_NAME} cannot be range-read without transferring the whole archive, "
+            f"so it was not fetched"
+        )
+    raise FetchError(
+        f"no {RECORDING_NAME} for scene {scene!r} ({split}) in {HUG_RECORDINGS.repo_id}: looked for "
+        f"'.../{scene}/{RECORDING_NAME}' and '.../{scene}.tar'"
+    )
 
 
-def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place,
-                        first_only: bool, progress: bool | None):
+def _stream_tar_members(
+    repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place, first_only: bool, progress: bool | None
+):
     """Yield ``(relative key, bytes, member name)`` for selected members of a remote uncompressed tar.
 
     The tar is opened through ``HfFileSystem`` with small range reads: tarfile reads
@@ -257,8 +301,13 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
                     clear_parts(target)
                     tmp = part_path(target)
                     src = tf.extractfile(member)
-                    bar = progress_bar(progress, total=member.size, unit="B", unit_scale=True,
-                               desc=f"{PurePosixPath(tar_path).name}:{PurePosixPath(member.name).name}")
+                    bar = progress_bar(
+                        progress,
+                        total=member.size,
+                        unit="B",
+                        unit_scale=True,
+                        desc=f"{PurePosixPath(tar_path).name}:{PurePosixPath(member.name).name}",
+                    )
                     try:
                         n, _ = copy_hashing(_SizedReader(src, MEMBER_READ_SIZE), tmp, bar.update)
                     finally:
@@ -273,7 +322,9 @@ def _stream_tar_members(repo: HubRepo, sha: str, tar_path: str, root: Path, *, s
     except tarfile.TarError as exc:
         raise FetchError(f"{repo.repo_id}@{sha[:7]}:{tar_path} is not a readable uncompressed tar ({exc})") from None
     except _hub_errors() as exc:
-        raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc, mirror_has_it=False)) from None
+        raise FetchError(
+            network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc, mirror_has_it=False)
+        ) from None
 
 
 class _SizedReader:
@@ -286,8 +337,9 @@ class _SizedReader:
         return self.f.read(self.size)
 
 
-def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str], sha: str,
-                     result: FetchResult, progress: bool | None) -> None:
+def fetch_recordings(
+    dest: Path, man: Manifest, *, split: str, scenes: list[str], sha: str, result: FetchResult, progress: bool | None
+) -> None:
     """Stage ``scenes/<split>/<scene>/aria_data.pkl`` for every selected scene."""
     import huggingface_hub as hfh
 
@@ -306,20 +358,28 @@ def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str]
             target.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(dir=target.parent, prefix=".hfdl-") as tmpdir:
                 try:
-                    got = hfh.hf_hub_download(repo.repo_id, path, repo_type=repo.repo_type, revision=sha,
-                                              local_dir=tmpdir)
+                    got = hfh.hf_hub_download(
+                        repo.repo_id, path, repo_type=repo.repo_type, revision=sha, local_dir=tmpdir
+                    )
                 except _hub_errors() as exc:
                     man.save()
-                    raise FetchError(network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{path}",
-                                                  exc, mirror_has_it=False)) from None
+                    raise FetchError(
+                        network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{path}", exc, mirror_has_it=False)
+                    ) from None
                 os.replace(got, target)
             upstream = path
         else:
             member_name = None
             for _key, _n, member_name in _stream_tar_members(
-                    repo, sha, path, root,
-                    select=lambda m: m.isfile() and PurePosixPath(m.name).name == RECORDING_NAME,
-                    place=lambda _name, key=key: key, first_only=True, progress=progress):
+                repo,
+                sha,
+                path,
+                root,
+                select=lambda m: m.isfile() and PurePosixPath(m.name).name == RECORDING_NAME,
+                place=lambda _name, key=key: key,
+                first_only=True,
+                progress=progress,
+            ):
                 pass
             if member_name is None:
                 raise FetchError(f"{repo.repo_id}@{sha[:7]}:{path} has no {RECORDING_NAME} member")
@@ -330,9 +390,16 @@ def fetch_recordings(dest: Path, man: Manifest, *, split: str, scenes: list[str]
         man.save()
 
 
-def fetch_hug_bench(dest: Path, man: Manifest, *, split: str, scenes: list[str] | None,
-                    assets_revision: str | None, recordings_revision: str | None,
-                    progress: bool | None) -> FetchResult:
+def fetch_hug_bench(
+    dest: Path,
+    man: Manifest,
+    *,
+    split: str,
+    scenes: list[str] | None,
+    assets_revision: str | None,
+    recordings_revision: str | None,
+    progress: bool | None,
+) -> FetchResult:
     """Stage HUG-Bench object assets and recordings for ``split``/``scenes``.
 
     Raises:

@@ -79,7 +79,11 @@ def _mat4(value, source: Path, field: str) -> np.ndarray:
     if not np.all(np.isfinite(m)):
         raise DataError(source, field, "non-finite values")
     R = m[:3, :3]
-    if np.abs(R.T @ R - np.eye(3)).max() > 1e-3 or abs(np.linalg.det(R) - 1) > 1e-3 or np.abs(m[3] - [0, 0, 0, 1]).max() > 1e-6:
+    if (
+        np.abs(R.T @ R - np.eye(3)).max() > 1e-3
+        or abs(np.linalg.det(R) - 1) > 1e-3
+        or np.abs(m[3] - [0, 0, 0, 1]).max() > 1e-6
+    ):
         raise DataError(source, field, "not a rigid transform (rotation not orthonormal or last row not 0 0 0 1)")
     return m
 
@@ -99,12 +103,16 @@ def _hand_entry(frame: dict, hand: str, source: Path, t: int):
     if tracking is None:
         return None
     if not isinstance(tracking, dict):
-        raise DataError(source, f"frame_data[{t}].mano_hand_tracking", f"expected a dict, got {type(tracking).__name__}")
+        raise DataError(
+            source, f"frame_data[{t}].mano_hand_tracking", f"expected a dict, got {type(tracking).__name__}"
+        )
     entry = tracking.get(hand)
     if entry is None:
         return None
     if not isinstance(entry, dict):
-        raise DataError(source, f"frame_data[{t}].mano_hand_tracking.{hand}", f"expected a dict, got {type(entry).__name__}")
+        raise DataError(
+            source, f"frame_data[{t}].mano_hand_tracking.{hand}", f"expected a dict, got {type(entry).__name__}"
+        )
     return entry
 
 
@@ -116,8 +124,13 @@ def _surface_distance(mesh: trimesh.Trimesh, points: np.ndarray) -> np.ndarray:
     return dist
 
 
-def find_first_grasp(landmarks: np.ndarray, valid: np.ndarray, meshes_world: list[trimesh.Trimesh],
-                     dist_m: float = GRASP_DIST_M, hold: int = GRASP_HOLD_FRAMES) -> tuple[int, int, np.ndarray] | None:
+def find_first_grasp(
+    landmarks: np.ndarray,
+    valid: np.ndarray,
+    meshes_world: list[trimesh.Trimesh],
+    dist_m: float = GRASP_DIST_M,
+    hold: int = GRASP_HOLD_FRAMES,
+) -> tuple[int, int, np.ndarray] | None:
     """First grasp: (frame, object index, tip distances (T, n_objects, 5) m), or None.
 
     A frame "touches" object ``o`` when the thumb tip and at least one other
@@ -135,11 +148,11 @@ def find_first_grasp(landmarks: np.ndarray, valid: np.ndarray, meshes_world: lis
     near = tips < dist_m
     touch = near[:, :, 0] & near[:, :, 1:].any(axis=2) & valid[:, None]  # (T, O)
     for t in range(T - hold + 1):
-        run = touch[t:t + hold].all(axis=0)
+        run = touch[t : t + hold].all(axis=0)
         if run.any():
             # several objects at once: the one with the smaller mean tip distance
             cand = np.flatnonzero(run)
-            o = int(cand[np.argmin(tips[t:t + hold, cand].mean(axis=(0, 2)))])
+            o = int(cand[np.argmin(tips[t : t + hold, cand].mean(axis=(0, 2)))])
             return t, o, tips
     return None
 
@@ -188,8 +201,15 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         target=target,
         support_height=lowest[tracks[target].name],
         grasp_frame=grasp,
-        mano=MANOParams(finger_pose=hf.pose, global_orient=None, trans=None, T_world_wrist=Tww,
-                        betas=hf.betas, flat_hand_mean=None, vertices=None),
+        mano=MANOParams(
+            finger_pose=hf.pose,
+            global_orient=None,
+            trans=None,
+            T_world_wrist=Tww,
+            betas=hf.betas,
+            flat_hand_mean=None,
+            vertices=None,
+        ),
         meta={
             "fps_source": f"file: {path.name} fps",
             "frame_index": hf.index,
@@ -198,7 +218,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
             "landmark0_to_wrist_mm": float(np.median(l0) * 1000),
             "missing_frames": int((~valid).sum()),
             "grasp_rule": f"first frame of {GRASP_HOLD_FRAMES} consecutive valid frames with thumb tip and another "
-                          f"fingertip within {GRASP_DIST_M} m of the same object's visual surface",
+            f"fingertip within {GRASP_DIST_M} m of the same object's visual surface",
             "support_rule": "target object's lowest visual-mesh point (resting pose)",
             "scene_dir": str(scene_dir),
         },
@@ -214,9 +234,12 @@ def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, ha
     """
     found = find_first_grasp(lm, valid, meshes_world)
     if found is None:
-        raise DataError(path, f"frame_data.mano_hand_tracking.{hand}.landmarks",
-                        f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
-                        f"object for {GRASP_HOLD_FRAMES} consecutive valid frames")
+        raise DataError(
+            path,
+            f"frame_data.mano_hand_tracking.{hand}.landmarks",
+            f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
+            f"object for {GRASP_HOLD_FRAMES} consecutive valid frames",
+        )
     grasp, target, _ = found
     return grasp, target
 
@@ -239,8 +262,12 @@ def _read_header(path: Path) -> tuple[float, list]:
     except (TypeError, ValueError):
         raise DataError(path, "fps", f"expected a number, got {data['fps']!r}") from None
     if not (np.isfinite(fps) and 0 < fps <= MAX_PLAUSIBLE_FPS_HZ):
-        raise DataError(path, "fps", f"implausible frame rate {fps:g} Hz (a hand recording is read at up to "
-                                     f"{MAX_PLAUSIBLE_FPS_HZ:g} Hz)", cause="frame_rate")
+        raise DataError(
+            path,
+            "fps",
+            f"implausible frame rate {fps:g} Hz (a hand recording is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz)",
+            cause="frame_rate",
+        )
     frames = data.get("frame_data")
     if frames is None:
         raise DataError(path, "frame_data", "missing field")
@@ -365,7 +392,11 @@ def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
         mesh.apply_translation(pos)
         meshes_world.append(mesh)
         lowest[asset.name] = float(mesh.bounds[0, 2])
-        tracks.append(ObjectTrack(asset=asset, pos=np.tile(pos, (T, 1)), quat=np.tile([0.0, 0.0, 0.0, 1.0], (T, 1)), tracked=False))
+        tracks.append(
+            ObjectTrack(
+                asset=asset, pos=np.tile(pos, (T, 1)), quat=np.tile([0.0, 0.0, 0.0, 1.0], (T, 1)), tracked=False
+            )
+        )
     return tracks, meshes_world, placement, lowest
 
 

@@ -46,8 +46,9 @@ def signal_name(returncode: int) -> str:
     return f"exit status {returncode}"
 
 
-def call_isolated(func, *args, timeout_s: float, what: str, path: str | Path | None, field: str | None,
-                  advice: str = "", **kwargs):
+def call_isolated(
+    func, *args, timeout_s: float, what: str, path: str | Path | None, field: str | None, advice: str = "", **kwargs
+):
     """``func(*args, **kwargs)`` in a child process; its return value.
 
     Args:
@@ -71,15 +72,26 @@ def call_isolated(func, *args, timeout_s: float, what: str, path: str | Path | N
         # the child imports what this process can: its sys.path (as multiprocessing's spawn passes it)
         env["PYTHONPATH"] = os.pathsep.join([str(_ROOT), *[p for p in sys.path if p]])
         try:
-            proc = subprocess.run([sys.executable, "-m", "replay.data.isolate", str(inp), str(out)], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout_s)
+            proc = subprocess.run(
+                [sys.executable, "-m", "replay.data.isolate", str(inp), str(out)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=timeout_s,
+            )
         except subprocess.TimeoutExpired:
-            raise DataError(path, field, f"{what} did not finish within {timeout_s:.0f} s and was stopped{tail}", cause="native_crash") from None
+            raise DataError(
+                path,
+                field,
+                f"{what} did not finish within {timeout_s:.0f} s and was stopped{tail}",
+                cause="native_crash",
+            ) from None
         if proc.returncode != 0 or not out.is_file():
             err = proc.stderr.decode(errors="replace").strip().splitlines()
             last = f" ({err[-1][:200]})" if err and proc.returncode > 0 else ""
-            raise DataError(path, field, f"{what} crashed ({signal_name(proc.returncode)}){last}{tail}",
-                            cause="native_crash")
+            raise DataError(
+                path, field, f"{what} crashed ({signal_name(proc.returncode)}){last}{tail}", cause="native_crash"
+            )
         status, value = pickle.loads(out.read_bytes())
     if status == "ok":
         return value

@@ -87,9 +87,14 @@ def check_size(path: str | Path, kind: str, field: str | None = None, source: st
     cap = limit_bytes(kind)
     if st.st_size > cap:
         what = "" if source is None else f"{path} "
-        raise DataError(where, field, f"{what}is {st.st_size / 1e6:,.1f} MB, above the {cap / 1e6:g} MB limit for "
-                                      f"{_KIND_WORDS[kind]}; if the file is genuine, raise it with "
-                                      f"{limit_env(kind)}=<MB>", cause="file_size")
+        raise DataError(
+            where,
+            field,
+            f"{what}is {st.st_size / 1e6:,.1f} MB, above the {cap / 1e6:g} MB limit for "
+            f"{_KIND_WORDS[kind]}; if the file is genuine, raise it with "
+            f"{limit_env(kind)}=<MB>",
+            cause="file_size",
+        )
     return st.st_size
 
 
@@ -137,7 +142,8 @@ def load_json(path: str | Path, what: str | None = None) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise DataError(path, None, f"{head}nested too deeply to parse (a JSON file the pipeline "
-                                    "reads nests a few levels)") from None
+        raise DataError(
+            path, None, f"{head}nested too deeply to parse (a JSON file the pipeline reads nests a few levels)"
+        ) from None
     except ValueError as exc:
         raise DataError(path, None, f"{head}not valid JSON ({exc})") from None

@@ -84,9 +84,13 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     if mirror is not None and (mirror / name).is_dir():
         return mirror / name
     if name == "hug-bench":  # Hub only: no offline mirror holds it
-        how = ("run `python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2` "
-               "(needs access to huggingface.co; no offline mirror holds HUG-Bench)")
+        how = (
+            "run `python scripts/fetch_data.py --dataset hug-bench --split test --scenes small_2` "
+            "(needs access to huggingface.co; no offline mirror holds HUG-Bench)"
+        )
     else:
-        how = (f"run `python scripts/fetch_data.py --dataset {name}` (add `--mirror DIR` offline) "
-               f"or set {MIRROR_ENV} to a mirror folder")
+        how = (
+            f"run `python scripts/fetch_data.py --dataset {name}` (add `--mirror DIR` offline) "
+            f"or set {MIRROR_ENV} to a mirror folder"
+        )
     raise DataError(staged / name, None, f"dataset {name!r} not found; {how}")

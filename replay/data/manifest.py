@@ -82,8 +82,10 @@ class Problem:
             return f"{self.path}: listed in the manifest but missing on disk"
         if self.kind == "pin":
             pin = "the pin list does not name it" if self.expected == "-" else f"the pin list has {self.expected[:12]}…"
-            return (f"{self.path}: the manifest calls it pinned, but its SHA-256 {self.actual[:12]}… is not the "
-                    f"project's pin ({pin}, replay/data/pinned_files.json); recorded as pinned: false, pin_mismatch: true")
+            return (
+                f"{self.path}: the manifest calls it pinned, but its SHA-256 {self.actual[:12]}… is not the "
+                f"project's pin ({pin}, replay/data/pinned_files.json); recorded as pinned: false, pin_mismatch: true"
+            )
         msg = f"{self.path}: {self.kind} mismatch (manifest {self.expected}, on disk {self.actual})"
         if self.moved_to is not None:
             msg += f"; moved aside to {self.moved_to.name}"
@@ -130,9 +132,22 @@ class Manifest:
         text = json.dumps({"format": FORMAT, "files": dict(sorted(self.files.items()))}, indent=1, sort_keys=True)
         atomic_write_text(self.path, text + "\n")
 
-    def add(self, *, dataset: str, source: str, repo: str, revision: str, path: str, size: int,
-            sha256: str, upstream_path: str | None = None, link: str = "copy", pinned: bool | None = None,
-            origin: str | None = None, symlink_target: str | None = None) -> None:
+    def add(
+        self,
+        *,
+        dataset: str,
+        source: str,
+        repo: str,
+        revision: str,
+        path: str,
+        size: int,
+        sha256: str,
+        upstream_path: str | None = None,
+        link: str = "copy",
+        pinned: bool | None = None,
+        origin: str | None = None,
+        symlink_target: str | None = None,
+    ) -> None:
         """Record one staged file (replacing any previous entry for ``path``).
 
         ``pinned``: whether the pin list names it (``None``: not a pinned dataset, e.g.
@@ -148,9 +163,17 @@ class Manifest:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         safe_relpath(path, self.path, f"files.{path}")
         self.files[path] = {
-            "dataset": dataset, "source": source, "repo": repo, "revision": revision, "path": path,
-            "size": int(size), "sha256": sha256, "upstream_path": upstream_path, "link": link,
-            "pinned": pinned, "origin": origin,
+            "dataset": dataset,
+            "source": source,
+            "repo": repo,
+            "revision": revision,
+            "path": path,
+            "size": int(size),
+            "sha256": sha256,
+            "upstream_path": upstream_path,
+            "link": link,
+            "pinned": pinned,
+            "origin": origin,
         }
         if symlink_target is not None:
             self.files[path]["symlink_target"] = symlink_target
@@ -187,8 +210,9 @@ class Manifest:
         return problem
 
 
-def verify(root: str | Path, datasets: list[str] | None = None, *, fix: bool = True,
-           progress: bool | None = None) -> list[Problem]:
+def verify(
+    root: str | Path, datasets: list[str] | None = None, *, fix: bool = True, progress: bool | None = None
+) -> list[Problem]:
     """Re-hash every staged file listed in ``root/MANIFEST.json``.
 
     Args:

@@ -53,8 +53,12 @@ def part_figures(vertices: np.ndarray) -> dict:
     """
 
     v = np.unique(np.round(np.asarray(vertices, float), 12), axis=0)
-    out = {"vertices": int(len(v)), "thickness_m": 0.0, "hull_volume_m3": 0.0,
-           "extent_m": float(np.ptp(v, axis=0).max()) if len(v) else 0.0}
+    out = {
+        "vertices": int(len(v)),
+        "thickness_m": 0.0,
+        "hull_volume_m3": 0.0,
+        "extent_m": float(np.ptp(v, axis=0).max()) if len(v) else 0.0,
+    }
     if len(v) < 2:
         return out
     c = v - v.mean(axis=0)
@@ -91,18 +95,35 @@ def check_collision_part(path: str | Path, field: str | None = None, source: str
     f = part_figures(mesh.vertices)
     fix = "regenerate the convex part (or remove it from the model)"
     if f["vertices"] < MIN_PART_VERTICES:
-        raise DataError(path, field, f"degenerate collision part: {f['vertices']} distinct vertices "
-                                     f"(a solid needs >= {MIN_PART_VERTICES}); {fix}", cause="collision_parts")
+        raise DataError(
+            path,
+            field,
+            f"degenerate collision part: {f['vertices']} distinct vertices "
+            f"(a solid needs >= {MIN_PART_VERTICES}); {fix}",
+            cause="collision_parts",
+        )
     if f["extent_m"] < MIN_PART_EXTENT_M:  # small every way: a unit error more likely than a flat part
         hint = unit_hint(f["extent_m"]).strip("; ").replace("? (", "? ")
-        raise DataError(path, field, f"degenerate collision part: {f['extent_m'] * 1000:.2g} mm across"
-                                     f"{f' ({hint}' if hint else ''}; {fix}", cause="units" if hint else "collision_parts")
+        raise DataError(
+            path,
+            field,
+            f"degenerate collision part: {f['extent_m'] * 1000:.2g} mm across{f' ({hint}' if hint else ''}; {fix}",
+            cause="units" if hint else "collision_parts",
+        )
     if f["thickness_m"] < MIN_PART_THICKNESS_M:
-        raise DataError(path, field, f"degenerate collision part: flat (zero volume; {f['thickness_m'] * 1000:.3g} mm "
-                                     f"thick, need >= {MIN_PART_THICKNESS_M * 1000:g} mm); {fix}",
-                        cause="collision_parts")
+        raise DataError(
+            path,
+            field,
+            f"degenerate collision part: flat (zero volume; {f['thickness_m'] * 1000:.3g} mm "
+            f"thick, need >= {MIN_PART_THICKNESS_M * 1000:g} mm); {fix}",
+            cause="collision_parts",
+        )
     if f["hull_volume_m3"] < MIN_PART_VOLUME_M3:
-        raise DataError(path, field, f"degenerate collision part: hull volume {f['hull_volume_m3'] * 1e9:.3g} mm^3 "
-                                     f"(need >= {MIN_PART_VOLUME_M3 * 1e9:g} mm^3); {fix}",
-                        cause="collision_parts")
+        raise DataError(
+            path,
+            field,
+            f"degenerate collision part: hull volume {f['hull_volume_m3'] * 1e9:.3g} mm^3 "
+            f"(need >= {MIN_PART_VOLUME_M3 * 1e9:g} mm^3); {fix}",
+            cause="collision_parts",
+        )
     return f

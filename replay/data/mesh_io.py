@@ -21,8 +21,9 @@ from replay.data.limits import check_size
 from replay.errors import DataError
 
 
-def load_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
-              process: bool = True) -> trimesh.Trimesh:
+def load_mesh(
+    path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
+) -> trimesh.Trimesh:
     """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh` of the caller's own
     (a copy of :func:`shared_mesh`'s: transform it freely).
 
@@ -32,8 +33,9 @@ def load_mesh(path: str | Path, field: str | None = None, source: str | Path | N
     return shared_mesh(path, field, source, process).copy()
 
 
-def shared_mesh(path: str | Path, field: str | None = None, source: str | Path | None = None,
-                process: bool = True) -> trimesh.Trimesh:
+def shared_mesh(
+    path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
+) -> trimesh.Trimesh:
     """The process's one :class:`trimesh.Trimesh` of a mesh file (STL/OBJ/PLY), for readers only:
     never transform it or assign to its arrays (every later reader would see the change; take
     :func:`load_mesh`'s copy, or ``mesh.copy()``, to transform). What trimesh caches on it (hull,
@@ -92,8 +94,13 @@ def check_stl_count(path: str | Path, field: str | None = None) -> None:
     if need == size or (head[:5].lower() == b"solid" and _ascii_start(path)):
         return
     if need > size:
-        raise DataError(path, field, f"binary STL declares {n:,} triangles ({need:,} bytes) but the file holds "
-                                     f"{size:,} bytes: truncated, or a header that lies", cause="file_size")
+        raise DataError(
+            path,
+            field,
+            f"binary STL declares {n:,} triangles ({need:,} bytes) but the file holds "
+            f"{size:,} bytes: truncated, or a header that lies",
+            cause="file_size",
+        )
 
 
 def _ascii_start(path: Path) -> bool:

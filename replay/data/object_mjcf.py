@@ -118,8 +118,13 @@ def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count:
         if child.tag == "include":
             count[0] += 1
             if count[0] > MAX_INCLUDES:
-                raise DataError(xml, "include.file", f"more than {MAX_INCLUDES} includes in one model (an include "
-                                                     "fan-out); refused before expanding them", cause="file_size")
+                raise DataError(
+                    xml,
+                    "include.file",
+                    f"more than {MAX_INCLUDES} includes in one model (an include "
+                    "fan-out); refused before expanding them",
+                    cause="file_size",
+                )
             inc = confined(root, child.get("file", ""), xml, "include.file", "include", base=base)
             sub_root = _parse_xml(inc, xml, "include.file")
             _expand_includes(sub_root, inc.parent, root, inc, count, depth + 1)
@@ -200,15 +205,19 @@ def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path
                 raise DataError(object_dir / "assets.xml", f"mesh[{mname}].file", "mesh without a file")
             local = object_dir / Path(file).name  # upstream path -> the file beside object.xml
             if not local.is_file():
-                raise DataError(object_dir / "assets.xml", f"mesh[{mname}].file",
-                                f"{file!r} resolves to {local}, which does not exist")
+                raise DataError(
+                    object_dir / "assets.xml",
+                    f"mesh[{mname}].file",
+                    f"{file!r} resolves to {local}, which does not exist",
+                )
             scale = np.array(m.get("scale").split(), float) if m.get("scale") else None
             meshes[mname] = (local, scale)
     return meshes
 
 
-def _body_geoms(root: ET.Element, classes: dict, meshes: dict, xml: Path,
-                object_dir: Path) -> tuple[list[_Geom], list[str]]:
+def _body_geoms(
+    root: ET.Element, classes: dict, meshes: dict, xml: Path, object_dir: Path
+) -> tuple[list[_Geom], list[str]]:
     """The object body's mesh geoms (attributes resolved through the default classes) and
     the names of its primitive geoms.
 
@@ -233,7 +242,9 @@ def _body_geoms(root: ET.Element, classes: dict, meshes: dict, xml: Path,
         if attrs.get("type") == "mesh":
             mname = attrs.get("mesh")
             if mname not in meshes:
-                raise DataError(object_dir / "body.xml", f"geom[{gname}].mesh", f"mesh {mname!r} not declared in assets.xml")
+                raise DataError(
+                    object_dir / "body.xml", f"geom[{gname}].mesh", f"mesh {mname!r} not declared in assets.xml"
+                )
             f, s = meshes[mname]
             geoms.append(_Geom(attrs, f, s, cls))
         else:
@@ -282,8 +293,10 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         return conv(vals.pop())
 
     info = GrabObjectInfo(
-        name=name, xml=xml,
-        visual_files=[g.mesh_file for g in vis], collision_files=[g.mesh_file for g in col],
+        name=name,
+        xml=xml,
+        visual_files=[g.mesh_file for g in vis],
+        collision_files=[g.mesh_file for g in col],
         primitives=primitives,
         density=one("density", float),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
@@ -291,11 +304,13 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         margin=one("margin", float),
         geoms=(vis, col, angle_deg),
     )
-    stated, _ = _body_geoms(root, _collect_defaults(root, mj_defaults=False), _declared_meshes(root, object_dir), xml,
-                            object_dir)
+    stated, _ = _body_geoms(
+        root, _collect_defaults(root, mj_defaults=False), _declared_meshes(root, object_dir), xml, object_dir
+    )
     if any("density" not in g.attrs for g in stated if g.cls == "object_col"):
-        info.density_source = (f"default: MuJoCo's {MUJOCO_DEFAULT_DENSITY:g} kg/m^3 (no density in {xml.name} or "
-                               "its classes)")
+        info.density_source = (
+            f"default: MuJoCo's {MUJOCO_DEFAULT_DENSITY:g} kg/m^3 (no density in {xml.name} or its classes)"
+        )
     for g in geoms:
         if _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"]) is not None or g.mesh_scale is not None:
             info.transformed.append(g.attrs["name"])
@@ -319,7 +334,9 @@ def _strip_pose(g: _Geom) -> _Geom:
 
 def _geom_key(g: _Geom) -> str:
     pose = {k: g.attrs.get(k) for k in ("pos", "quat", "euler")}
-    return sha256_text(sha256_file(g.mesh_file), repr(pose), repr(None if g.mesh_scale is None else g.mesh_scale.tolist()))
+    return sha256_text(
+        sha256_file(g.mesh_file), repr(pose), repr(None if g.mesh_scale is None else g.mesh_scale.tolist())
+    )
 
 
 def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> ObjectAsset:
@@ -359,15 +376,24 @@ def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> O
     collision: list[Path] = []
     for g in col:
         if needs_bake(g):
-            collision.append(_bake([_baked_geom_mesh(g, angle_deg, info.xml)], _geom_key(g),
-                                   f"{info.name}_{g.attrs['name']}", "grab"))
+            collision.append(
+                _bake(
+                    [_baked_geom_mesh(g, angle_deg, info.xml)], _geom_key(g), f"{info.name}_{g.attrs['name']}", "grab"
+                )
+            )
         else:
             collision.append(g.mesh_file)
     for g, part in zip(col, collision):  # a flat or too-small part is named before any scene uses it
         check_collision_part(part, f"geom[{g.attrs['name']}].mesh")
     return ObjectAsset(
-        name=info.name, visual_mesh=visual, collision_meshes=collision,
-        density=info.density, mass=None, friction=info.friction, condim=info.condim, margin=info.margin,
+        name=info.name,
+        visual_mesh=visual,
+        collision_meshes=collision,
+        density=info.density,
+        mass=None,
+        friction=info.friction,
+        condim=info.condim,
+        margin=info.margin,
         source=info.xml,
         density_source=info.density_source,
     )

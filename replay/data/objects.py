@@ -31,10 +31,22 @@ from replay.data.types import ObjectAsset
 from replay.errors import DataError
 
 __all__ = [
-    "DEFAULT_DENSITY", "DEFAULT_FRICTION", "DEFAULT_CONDIM", "asset_meshes", "collision_volume", "asset_mass",
-    "load_taco_object", "hug_collision_files", "load_hug_object", "hug_object_pose",
+    "DEFAULT_DENSITY",
+    "DEFAULT_FRICTION",
+    "DEFAULT_CONDIM",
+    "asset_meshes",
+    "collision_volume",
+    "asset_mass",
+    "load_taco_object",
+    "hug_collision_files",
+    "load_hug_object",
+    "hug_object_pose",
     # re-exported from their own modules
-    "COACD_SETTINGS", "COACD_TIMEOUT_S", "convex_decomposition", "GrabObjectInfo", "grab_object_info",
+    "COACD_SETTINGS",
+    "COACD_TIMEOUT_S",
+    "convex_decomposition",
+    "GrabObjectInfo",
+    "grab_object_info",
     "load_grab_object",
 ]
 
@@ -68,8 +80,15 @@ def collision_volume(asset: ObjectAsset) -> float:
     This is the volume a MuJoCo-style simulator multiplies by ``density`` (it
     computes each geom's mass separately, so overlapping parts count twice).
     """
-    return float(memo("collision_volume", list(asset.collision_meshes), {}, lambda: _hull_volume_sum(asset),
-                      code=(__name__, "replay.data.mesh_io")))
+    return float(
+        memo(
+            "collision_volume",
+            list(asset.collision_meshes),
+            {},
+            lambda: _hull_volume_sum(asset),
+            code=(__name__, "replay.data.mesh_io"),
+        )
+    )
 
 
 def _hull_volume_sum(asset) -> float:
@@ -102,8 +121,14 @@ def load_taco_object(obj_path: str | Path, name: str | None = None, settings: di
     load_mesh(obj_path, "mesh")
     parts = convex_decomposition(obj_path, settings, sub="coacd/taco")
     return ObjectAsset(
-        name=name or obj_path.stem, visual_mesh=obj_path, collision_meshes=parts,
-        density=DEFAULT_DENSITY, mass=None, friction=DEFAULT_FRICTION, condim=DEFAULT_CONDIM, source=obj_path,
+        name=name or obj_path.stem,
+        visual_mesh=obj_path,
+        collision_meshes=parts,
+        density=DEFAULT_DENSITY,
+        mass=None,
+        friction=DEFAULT_FRICTION,
+        condim=DEFAULT_CONDIM,
+        source=obj_path,
         density_source=f"dataset: TACO states no material; object_sim's {DEFAULT_DENSITY:g} kg/m^3 (module doc)",
     )
 
@@ -171,8 +196,13 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
     density = float(props.get("density", DEFAULT_DENSITY))
     mass = props.get("mass")
     asset = ObjectAsset(
-        name=name, visual_mesh=visual, collision_meshes=parts, density=density,
-        mass=None if mass is None else float(mass), friction=DEFAULT_FRICTION, condim=DEFAULT_CONDIM,
+        name=name,
+        visual_mesh=visual,
+        collision_meshes=parts,
+        density=density,
+        mass=None if mass is None else float(mass),
+        friction=DEFAULT_FRICTION,
+        condim=DEFAULT_CONDIM,
         source=props_path,
     )
     return asset, wp

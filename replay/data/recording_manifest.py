@@ -45,9 +45,17 @@ def manifest_fps(recording: str | Path) -> tuple[float | None, Path | None]:
     if fps is None:
         return None, None
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or not fps > 0:
-        raise DataError(path, field, f"expected a positive frame rate in Hz, a finite number (or a mapping of them), got {fps!r}",
-                        cause="frame_rate")
+        raise DataError(
+            path,
+            field,
+            f"expected a positive frame rate in Hz, a finite number (or a mapping of them), got {fps!r}",
+            cause="frame_rate",
+        )
     if fps > MAX_PLAUSIBLE_FPS_HZ:
-        raise DataError(path, field, f"implausible frame rate {fps:g} Hz (a hand recording is read at up to "
-                                     f"{MAX_PLAUSIBLE_FPS_HZ:g} Hz)", cause="frame_rate")
+        raise DataError(
+            path,
+            field,
+            f"implausible frame rate {fps:g} Hz (a hand recording is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz)",
+            cause="frame_rate",
+        )
     return float(fps), path

@@ -67,7 +67,7 @@ _ALLOWED[("numpy", "ndarray")] = lambda u: _NDARRAY
 _ALLOWED[("numpy", "dtype")] = lambda u: u.dtype
 for _name in ("set", "frozenset", "complex", "slice"):
     for _mod in ("builtins", "__builtin__"):
-        _ALLOWED[(_mod, _name)] = (lambda u, n=_name: getattr(builtins, n))
+        _ALLOWED[(_mod, _name)] = lambda u, n=_name: getattr(builtins, n)
 for _mod in ("builtins", "__builtin__"):
     _ALLOWED[(_mod, "bytearray")] = lambda u: u.bytearray
     _ALLOWED[(_mod, "range")] = lambda u: u.range
@@ -128,8 +128,10 @@ class SafeUnpickler(pickle.Unpickler):
         """Take ``n`` bytes from the budget before building ``what.format(*args)``, or refuse (the
         description is formatted only then: a recording's pickle holds thousands of small arrays)."""
         if n > self.budget:
-            raise _Oversize(f"{what.format(*args)} declares {n:,} bytes ({n / 1e9:.3g} GB), more than the "
-                            f"{self.stream_bytes:,}-byte pickle can hold: refused before building it")
+            raise _Oversize(
+                f"{what.format(*args)} declares {n:,} bytes ({n / 1e9:.3g} GB), more than the "
+                f"{self.stream_bytes:,}-byte pickle can hold: refused before building it"
+            )
         self.budget -= n
 
     def reconstruct(self, subtype, shape, dtype):
@@ -197,14 +199,24 @@ def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
         raise DataError(source, None, str(exc), cause="file_size") from None
     except _Refused as exc:
         raise DataError(
-            source, None,
+            source,
+            None,
             f"refusing to unpickle class {exc.qualname!r}: only numpy arrays and builtin "
             "containers/scalars are allowed in dataset pickles",
         ) from None
     except EOFError:
         raise DataError(source, None, "pickle is truncated (unexpected end of file)") from None
-    except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError,
-            KeyError, UnicodeDecodeError, MemoryError, OverflowError) as exc:
+    except (
+        pickle.UnpicklingError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        UnicodeDecodeError,
+        MemoryError,
+        OverflowError,
+    ) as exc:
         # Corrupt streams surface as any of these from the C unpickler.
         raise DataError(source, None, f"corrupt or truncated pickle ({type(exc).__name__}: {exc})") from None
 

@@ -88,7 +88,7 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
         upstream_prefix="data/grab/s1",
         license="GRAB license (research use); repository has no top-level license",
         what="30 GRAB subject-s1 right-hand lift recordings `<object>_lift.pkl` and 10 of other intents "
-             "`<object>_<intent>_<n>.pkl` (pass, drink, pour, offhand, use, inspect, ...)",
+        "`<object>_<intent>_<n>.pkl` (pass, drink, pour, offhand, use, inspect, ...)",
     ),
     GitHubSource(
         dataset="grab",

@@ -10,12 +10,11 @@ entry point.
 from __future__ import annotations
 
 import os
-import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Callable
 
 from replay.data.manifest import Manifest, move_aside
 from replay.data.sources import PinnedFile, pinned_files
@@ -35,8 +34,9 @@ GITHUB_WORKERS = 8
 _SAVE_EVERY = 50
 
 
-def triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResult, origin: str,
-            progress: bool | None) -> list[PinnedFile]:
+def triage(
+    pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResult, origin: str, progress: bool | None
+) -> list[PinnedFile]:
     """Split pinned files into already-good (counted as skipped) and to-stage.
 
     Staged files are re-hashed; one that fails its manifest entry (or its pin) is moved
@@ -56,8 +56,9 @@ def triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResul
             else:  # matches a stale entry whose digest differs from the pin
                 moved = move_aside(target)
                 del man.files[pf.path]
-                result.repaired.append(f"{pf.path}: staged copy differs from the pinned SHA-256; "
-                                       f"moved aside to {moved.name}")
+                result.repaired.append(
+                    f"{pf.path}: staged copy differs from the pinned SHA-256; moved aside to {moved.name}"
+                )
         elif target.exists() or target.is_symlink():
             if target.exists() and sha256_file(target) == pf.sha256:
                 record_pinned(man, pf, origin, "symlink" if target.is_symlink() else "copy")
@@ -72,8 +73,18 @@ def triage(pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResul
 def record_pinned(man: Manifest, pf: PinnedFile, origin: str, link: str) -> None:
     """Record pinned file ``pf`` in the manifest as staged from ``origin`` (``link``: copy, hardlink or symlink)."""
     src = pf.source
-    man.add(dataset=pf.dataset, source=origin, repo=src.repo_url, revision=src.commit, path=pf.path,
-            size=pf.size, sha256=pf.sha256, upstream_path=src.upstream_path(pf.relpath), link=link, pinned=True)
+    man.add(
+        dataset=pf.dataset,
+        source=origin,
+        repo=src.repo_url,
+        revision=src.commit,
+        path=pf.path,
+        size=pf.size,
+        sha256=pf.sha256,
+        upstream_path=src.upstream_path(pf.relpath),
+        link=link,
+        pinned=True,
+    )
 
 
 def _check_digest(pf: PinnedFile, n: int, digest: str, tmp: Path, where: str) -> None:
@@ -96,8 +107,9 @@ def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
     return src
 
 
-def stage_from_mirror(pf: PinnedFile, mirror: Path, dest: Path, link: str,
-                       on_bytes: Callable[[int], None]) -> tuple[int, str]:
+def stage_from_mirror(
+    pf: PinnedFile, mirror: Path, dest: Path, link: str, on_bytes: Callable[[int], None]
+) -> tuple[int, str]:
     """Stage one pinned file from the mirror; returns (bytes written, link mode used)."""
     src = mirror_source(pf, mirror)
     target = dest / pf.path
@@ -145,21 +157,27 @@ def _stage_from_github(pf: PinnedFile, dest: Path, on_bytes: Callable[[int], Non
     except urllib.error.HTTPError as exc:
         tmp.unlink(missing_ok=True)
         if exc.code == 404:
-            raise FetchError(f"{url} returned 404: {pf.source.upstream_path(pf.relpath)} is not in "
-                             f"{pf.source.repo} at commit {pf.source.commit}") from None
+            raise FetchError(
+                f"{url} returned 404: {pf.source.upstream_path(pf.relpath)} is not in "
+                f"{pf.source.repo} at commit {pf.source.commit}"
+            ) from None
         raise FetchError(f"{url} returned HTTP {exc.code} {exc.reason}; try again later or use --mirror DIR") from None
-    except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, OSError) as exc:
+    except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
         tmp.unlink(missing_ok=True)
         reason = getattr(exc, "reason", exc)
-        raise FetchError(network_hint(f"raw.githubusercontent.com for {pf.dataset} "
-                                      f"({pf.source.repo}@{pf.source.commit[:7]})", reason)) from None
+        raise FetchError(
+            network_hint(
+                f"raw.githubusercontent.com for {pf.dataset} ({pf.source.repo}@{pf.source.commit[:7]})", reason
+            )
+        ) from None
     _check_digest(pf, n, digest, tmp, f"download {url}")
     os.replace(tmp, target)
     return n
 
 
-def stage_pinned(dataset: str, dest: Path, man: Manifest, *, mirror: Path | None, link: str,
-                 progress: bool | None) -> FetchResult:
+def stage_pinned(
+    dataset: str, dest: Path, man: Manifest, *, mirror: Path | None, link: str, progress: bool | None
+) -> FetchResult:
     """Stage every pinned file of ``dataset`` into ``dest`` from ``mirror`` (or GitHub when None).
 
     Raises:

@@ -36,14 +36,26 @@ def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
         return None
     target = os.path.realpath(src)
     if not follow:
-        raise FetchError(f"{src}: a symlink to {target}, outside the staged folder {folder}; refused (a dataset "
-                         "may not copy files from elsewhere on this machine); pass --follow-symlinks to stage "
-                         "the target anyway (recorded as such in MANIFEST.json)")
+        raise FetchError(
+            f"{src}: a symlink to {target}, outside the staged folder {folder}; refused (a dataset "
+            "may not copy files from elsewhere on this machine); pass --follow-symlinks to stage "
+            "the target anyway (recorded as such in MANIFEST.json)"
+        )
     return target
 
 
-def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: str, link: str,
-                result: FetchResult, progress: bool | None, follow_symlinks: bool = False) -> None:
+def stage_extra(
+    dataset: str,
+    root: Path,
+    dest: Path,
+    man: Manifest,
+    *,
+    source: str,
+    link: str,
+    result: FetchResult,
+    progress: bool | None,
+    follow_symlinks: bool = False,
+) -> None:
     """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned.
 
     A file whose staging path is pinned is held to its pin instead (staged only from a
@@ -60,9 +72,17 @@ def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: 
     """
     pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
     folder = root / dataset
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_hidden(p.relative_to(folder).as_posix())
-                   and ".part-" not in p.name and ".corrupt-" not in p.name)
-    for src in progress_bar(progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False):
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and not _is_hidden(p.relative_to(folder).as_posix())
+        and ".part-" not in p.name
+        and ".corrupt-" not in p.name
+    )
+    for src in progress_bar(
+        progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False
+    ):
         key = src.relative_to(root).as_posix()
         pf = pins.get(key)
         if pf is not None:
@@ -86,15 +106,26 @@ def stage_extra(dataset: str, root: Path, dest: Path, man: Manifest, *, source: 
                 continue
             if problem is None:  # the source changed since it was staged: stage the new file
                 moved = move_aside(dest / key)
-                result.repaired.append(f"{key}: source {src} changed since it was staged; old copy moved aside "
-                                       f"to {moved.name}")
+                result.repaired.append(
+                    f"{key}: source {src} changed since it was staged; old copy moved aside to {moved.name}"
+                )
             else:
                 result.repaired.append(problem.describe())
         target = dest / key
         _place(src, target, link)
-        man.add(dataset=dataset, source=source, repo="unknown", revision="unknown", path=key,
-                size=src.stat().st_size, sha256=digest, link="symlink" if link == "symlink" else "copy",
-                pinned=False, origin=str(src.resolve()), symlink_target=followed)
+        man.add(
+            dataset=dataset,
+            source=source,
+            repo="unknown",
+            revision="unknown",
+            path=key,
+            size=src.stat().st_size,
+            sha256=digest,
+            link="symlink" if link == "symlink" else "copy",
+            pinned=False,
+            origin=str(src.resolve()),
+            symlink_target=followed,
+        )
         result.staged += 1
         result.bytes += src.stat().st_size
     man.save()
@@ -113,8 +144,15 @@ def _place(src: Path, target: Path, link: str) -> None:
     os.replace(tmp, target)
 
 
-def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, link: str,
-                      progress: bool | None, follow_symlinks: bool = False) -> FetchResult:
+def stage_mirror_tree(
+    dataset: str,
+    mirror: Path,
+    dest: Path,
+    man: Manifest,
+    link: str,
+    progress: bool | None,
+    follow_symlinks: bool = False,
+) -> FetchResult:
     """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file.
 
     Provenance comes from the mirror's own ``<dataset>/MANIFEST.json`` entries when it
@@ -130,17 +168,24 @@ def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, lin
     upstream = {}
     if (mirror / "MANIFEST.json").is_file():
         upstream = Manifest(mirror).for_dataset(dataset)
-    for src in progress_bar(progress, iterable=sorted(p for p in src_root.rglob("*") if p.is_file() and
-                                              ".cache" not in p.relative_to(src_root).parts),
-                    desc=f"{dataset} <- mirror", unit="file"):
+    for src in progress_bar(
+        progress,
+        iterable=sorted(
+            p for p in src_root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(src_root).parts
+        ),
+        desc=f"{dataset} <- mirror",
+        unit="file",
+    ):
         key = src.relative_to(mirror).as_posix()
         followed = outside_link(src, src_root, follow_symlinks)
         digest = sha256_file(src)
         target = dest / key
         expected = upstream.get(key, {}).get("sha256")
         if expected is not None and expected != digest:
-            raise IntegrityError(f"mirror file {src} does not match the SHA-256 in {mirror / 'MANIFEST.json'} "
-                                 f"({digest[:12]}… vs {expected[:12]}…); nothing was staged for {key}")
+            raise IntegrityError(
+                f"mirror file {src} does not match the SHA-256 in {mirror / 'MANIFEST.json'} "
+                f"({digest[:12]}… vs {expected[:12]}…); nothing was staged for {key}"
+            )
         if key in man.files:
             problem = man.check(key, fix=True)
             if problem is None and man.files[key]["sha256"] == digest:
@@ -150,10 +195,18 @@ def stage_mirror_tree(dataset: str, mirror: Path, dest: Path, man: Manifest, lin
                 result.repaired.append(problem.describe())
         _place(src, target, link)
         prov = upstream.get(key, {})
-        man.add(dataset=dataset, source="mirror", repo=prov.get("repo", "unknown"),
-                revision=prov.get("revision", "unknown"), path=key, size=src.stat().st_size, sha256=digest,
-                upstream_path=prov.get("upstream_path"), link="symlink" if link == "symlink" else "copy",
-                symlink_target=followed)
+        man.add(
+            dataset=dataset,
+            source="mirror",
+            repo=prov.get("repo", "unknown"),
+            revision=prov.get("revision", "unknown"),
+            path=key,
+            size=src.stat().st_size,
+            sha256=digest,
+            upstream_path=prov.get("upstream_path"),
+            link="symlink" if link == "symlink" else "copy",
+            symlink_target=followed,
+        )
         result.staged += 1
         result.bytes += src.stat().st_size
     man.save()

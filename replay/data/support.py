@@ -26,6 +26,8 @@ def support_extent(rec) -> tuple[float, float, float, float] | None:
         m = trimesh.load(path, force="mesh")
     except Exception as e:
         raise DataError(path, None, f"cannot read the table mesh: {e}") from e
-    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(table["pos"], float)
+    v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(
+        table["pos"], float
+    )
     lo, hi = v[:, :2].min(0), v[:, :2].max(0)
     return float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])

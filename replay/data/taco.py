@@ -78,7 +78,9 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
     world = _object_vertices_world(data, path, obj_path, obj_pose, T)
     onset = lift_onset(obj_pose[:, :3, 3], LIFT_THRESHOLD_M)
     if onset is None:
-        raise DataError(path, "obj_pose", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset")
+        raise DataError(
+            path, "obj_pose", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
+        )
     lowest = world[:, :, 2].min(axis=1)
     support = float(np.median(lowest[: max(onset, 1)]))
 
@@ -100,14 +102,22 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
         target=0,
         support_height=support,
         grasp_frame=onset,
-        mano=MANOParams(finger_pose=pose[:, 3:].reshape(T, 15, 3), global_orient=pose[:, :3].copy(), trans=trans,
-                        T_world_wrist=None, betas=betas, flat_hand_mean=None, vertices=verts),
+        mano=MANOParams(
+            finger_pose=pose[:, 3:].reshape(T, 15, 3),
+            global_orient=pose[:, :3].copy(),
+            trans=trans,
+            T_world_wrist=None,
+            betas=betas,
+            flat_hand_mean=None,
+            vertices=verts,
+        ),
         meta={
             "hand_faces": faces,
             "hand_lowest_z": float(verts[:, :, 2].min()),
             "support_rule": "median over rest frames [0, grasp_frame) of the object's lowest vertex z",
             "grasp_rule": f"lift onset: first frame object z > z[0] + {LIFT_THRESHOLD_M} m",
-            "obj_mesh": str(obj_path), "fps_source": TACO_FPS_SOURCE,
+            "obj_mesh": str(obj_path),
+            "fps_source": TACO_FPS_SOURCE,
         },
     )
     return rec.validate()
@@ -141,7 +151,9 @@ def _rigid_rotations(obj_pose: np.ndarray, path: Path) -> np.ndarray:
     Rm = obj_pose[:, :3, :3]
     ortho = np.abs(np.einsum("tji,tjk->tik", Rm, Rm) - np.eye(3)).max(axis=(1, 2))
     det = np.linalg.det(Rm)
-    bad = np.flatnonzero((ortho > 1e-3) | (np.abs(det - 1) > 1e-3) | (np.abs(obj_pose[:, 3] - [0, 0, 0, 1]).max(1) > 1e-6))
+    bad = np.flatnonzero(
+        (ortho > 1e-3) | (np.abs(det - 1) > 1e-3) | (np.abs(obj_pose[:, 3] - [0, 0, 0, 1]).max(1) > 1e-6)
+    )
     if bad.size:
         raise DataError(path, "obj_pose", f"not a rigid transform at {bad.size} frame(s), first at frame {int(bad[0])}")
     return Rm
@@ -162,7 +174,11 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
         if ov.shape[1] == world.shape[1]:
             err = float(np.abs(world - ov).max())
             if err > 1e-5:
-                raise DataError(path, "obj_pose", f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?")
+                raise DataError(
+                    path,
+                    "obj_pose",
+                    f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?",
+                )
     return world
 
 

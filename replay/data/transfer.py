@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tqdm import tqdm
 
@@ -90,6 +90,10 @@ def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> s
     """
     head = f"could not reach {what} ({type(exc).__name__}: {exc})."
     if not mirror_has_it:
-        return (f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
-                f"run this on a machine with network access and copy data/hug-bench over")
-    return f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
+        return (
+            f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
+            f"run this on a machine with network access and copy data/hug-bench over"
+        )
+    return (
+        f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
+    )

@@ -32,11 +32,26 @@ from replay.errors import DataError
 #: manopth landmark names, index = landmark id.
 LANDMARK_NAMES = (
     "wrist",
-    "thumb_cmc", "thumb_mcp", "thumb_ip", "thumb_tip",
-    "index_mcp", "index_pip", "index_dip", "index_tip",
-    "middle_mcp", "middle_pip", "middle_dip", "middle_tip",
-    "ring_mcp", "ring_pip", "ring_dip", "ring_tip",
-    "pinky_mcp", "pinky_pip", "pinky_dip", "pinky_tip",
+    "thumb_cmc",
+    "thumb_mcp",
+    "thumb_ip",
+    "thumb_tip",
+    "index_mcp",
+    "index_pip",
+    "index_dip",
+    "index_tip",
+    "middle_mcp",
+    "middle_pip",
+    "middle_dip",
+    "middle_tip",
+    "ring_mcp",
+    "ring_pip",
+    "ring_dip",
+    "ring_tip",
+    "pinky_mcp",
+    "pinky_pip",
+    "pinky_dip",
+    "pinky_tip",
 )
 
 #: finger of each landmark (``wrist`` for landmark 0).
@@ -185,7 +200,7 @@ class Recording:
     def target_object(self) -> ObjectTrack:
         return self.objects[self.target]
 
-    def validate(self) -> "Recording":
+    def validate(self) -> Recording:
         """Check shapes, finiteness and unit quaternions; return self.
 
         Raises:

@@ -133,10 +133,12 @@ def complete_hand(
     if rec.mano is not None:
         wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
     elif rec.landmarks is not None:
-        res = fit_landmarks(kin, rec.landmarks, rec.valid, window, ik_options or IKOptions(), cache, progress,
-                            rec.source)
-        wrist_pos, wrist_quat, finger_quat = interpolate_pose(res.frames, res.wrist_pos, res.wrist_quat,
-                                                              res.finger_quat, rec.num_frames)
+        res = fit_landmarks(
+            kin, rec.landmarks, rec.valid, window, ik_options or IKOptions(), cache, progress, rec.source
+        )
+        wrist_pos, wrist_quat, finger_quat = interpolate_pose(
+            res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, rec.num_frames
+        )
         info = _ik_summary(res, path)
         meta["ik_result"] = res
     else:
@@ -213,8 +215,15 @@ def _hand_from_mano(rec: Recording, kin: HandKinematics, path: Path, check_fit: 
     return wrist_pos, wrist_quat, finger_quat, info
 
 
-def _wrist_with_fitted_j0(rec: Recording, kin: HandKinematics, fv: np.ndarray, finger_quat: np.ndarray, flat: bool,
-                          check_fit: bool, info: dict) -> tuple[np.ndarray, np.ndarray]:
+def _wrist_with_fitted_j0(
+    rec: Recording,
+    kin: HandKinematics,
+    fv: np.ndarray,
+    finger_quat: np.ndarray,
+    flat: bool,
+    check_fit: bool,
+    info: dict,
+) -> tuple[np.ndarray, np.ndarray]:
     """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on the valid frames ``fv`` from MANO ``global_orient`` +
     ``trans`` and a per-sequence J0 fitted to the fingertip vertices (else landmarks); records the
     fit in ``info``.
@@ -244,7 +253,8 @@ def _wrist_with_fitted_j0(rec: Recording, kin: HandKinematics, fv: np.ndarray, f
     info["tip_fit_median_mm"] = tip_err * 1000.0
     if check_fit and tip_err > MAX_TIP_FIT_M:
         raise DataError(
-            rec.source, "hand_side",
+            rec.source,
+            "hand_side",
             f"simulated fingertips are a median {tip_err * 1000:.0f} mm from the recorded ones after fitting "
             f"J0 (expected ~10 mm): wrong hand_side ({rec.hand_side!r}) or flat_hand_mean ({flat})?",
         )
@@ -266,7 +276,9 @@ def hand_coords(recording: Recording) -> np.ndarray:
     T = rec.num_frames
     for name in ("wrist_pos", "wrist_quat", "finger_quat"):
         if getattr(rec, name) is None:
-            raise DataError(rec.source, name, "not filled; call replay.kinematics.coords.complete_hand(recording) first")
+            raise DataError(
+                rec.source, name, "not filled; call replay.kinematics.coords.complete_hand(recording) first"
+            )
     wp = np.asarray(rec.wrist_pos, dtype=np.float64)
     wq = np.asarray(rec.wrist_quat, dtype=np.float64)
     fq = np.asarray(rec.finger_quat, dtype=np.float64)

@@ -80,8 +80,9 @@ class HandLayout:
         return FREE_DOFS
 
     @classmethod
-    def from_import(cls, source: str, joint_types: list[str], body_names: list[str], coord_count: int,
-                    dof_count: int) -> HandLayout:
+    def from_import(
+        cls, source: str, joint_types: list[str], body_names: list[str], coord_count: int, dof_count: int
+    ) -> HandLayout:
         """The layout of an imported hand, checked.
 
         Args:
@@ -102,8 +103,10 @@ class HandLayout:
         if tuple(body_names) != lay.body_names:
             raise SceneError(f"{source}: hand bodies {list(body_names)} are not {list(lay.body_names)}")
         if (coord_count, dof_count) != (lay.coords, lay.dofs):
-            raise SceneError(f"{source}: hand has {coord_count} coords and {dof_count} DOFs, "
-                             f"expected {lay.coords} and {lay.dofs} for {lay.finger_joints} ball joints")
+            raise SceneError(
+                f"{source}: hand has {coord_count} coords and {dof_count} DOFs, "
+                f"expected {lay.coords} and {lay.dofs} for {lay.finger_joints} ball joints"
+            )
         if max(lay.fingertip_bodies) >= lay.bodies:
             raise SceneError(f"{source}: {lay.bodies} bodies, too few for the fingertips {lay.fingertip_bodies}")
         return lay
@@ -113,7 +116,7 @@ def finger_quats(coords):
     """The finger joints' quaternions of hand coordinates: ``(..., coords)`` -> ``(..., finger_joints, 4)``
     xyzw (a view where numpy can), for the :data:`MANOSIM_HAND` layout."""
     lay = MANOSIM_HAND
-    return coords[..., lay.finger_coord_start:lay.coords].reshape(*coords.shape[:-1], lay.finger_joints, BALL_COORDS)
+    return coords[..., lay.finger_coord_start : lay.coords].reshape(*coords.shape[:-1], lay.finger_joints, BALL_COORDS)
 
 
 #: the manosim hand every study simulates (checked against each import by

@@ -35,8 +35,17 @@ from replay.kinematics.ik_solver import (
 )
 from replay.kinematics.model import NUM_JOINTS, HandKinematics
 
-__all__ = ["IK_VERSION", "DEFAULT_LANDMARK_WEIGHTS", "IKOptions", "IKResult", "LandmarkIK", "right_jacobian",
-           "default_cache_dir", "fit_landmarks", "interpolate_pose"]
+__all__ = [
+    "IK_VERSION",
+    "DEFAULT_LANDMARK_WEIGHTS",
+    "IKOptions",
+    "IKResult",
+    "LandmarkIK",
+    "right_jacobian",
+    "default_cache_dir",
+    "fit_landmarks",
+    "interpolate_pose",
+]
 
 #: bump when the fitting changes, so cached results are recomputed.
 IK_VERSION = 2
@@ -106,8 +115,13 @@ def fit_landmarks(
     return res
 
 
-def _frames_to_fit(landmarks: np.ndarray, valid: np.ndarray | None, window: tuple[int, int] | None,
-                   opt: IKOptions, source: str | Path | None) -> np.ndarray:
+def _frames_to_fit(
+    landmarks: np.ndarray,
+    valid: np.ndarray | None,
+    window: tuple[int, int] | None,
+    opt: IKOptions,
+    source: str | Path | None,
+) -> np.ndarray:
     """(F,) frame indices :func:`fit_landmarks` fits: every ``opt.stride``-th frame of ``window``
     and its last valid frame, valid frames only.
 
@@ -145,8 +159,16 @@ def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
     try:
         z = np.load(path)
         return IKResult(
-            z["frames"], z["wrist_pos"], z["wrist_quat"], z["finger_quat"], z["residual"], z["nfev"],
-            float(z["seconds"]), True, asdict(opt), z["restarts"],
+            z["frames"],
+            z["wrist_pos"],
+            z["wrist_quat"],
+            z["finger_quat"],
+            z["residual"],
+            z["nfev"],
+            float(z["seconds"]),
+            True,
+            asdict(opt),
+            z["restarts"],
         )
     except Exception:  # a corrupt cache entry is recomputed, never trusted
         path.unlink(missing_ok=True)
@@ -158,14 +180,22 @@ def _write_cached(path: Path, res: IKResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
     np.savez_compressed(
-        tmp, frames=res.frames, wrist_pos=res.wrist_pos, wrist_quat=res.wrist_quat,
-        finger_quat=res.finger_quat, residual=res.residual, nfev=res.nfev, seconds=res.seconds,
+        tmp,
+        frames=res.frames,
+        wrist_pos=res.wrist_pos,
+        wrist_quat=res.wrist_quat,
+        finger_quat=res.finger_quat,
+        residual=res.residual,
+        nfev=res.nfev,
+        seconds=res.seconds,
         restarts=res.restarts,
     )
     os.replace(tmp, path)
 
 
-def interpolate_pose(frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int):
+def interpolate_pose(
+    frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int
+):
     """Fill a pose known at ``frames`` into all T frames.
 
     Positions are interpolated linearly, rotations by slerp; frames before the first
@@ -184,5 +214,7 @@ def interpolate_pose(frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.n
     if len(frames) == 1:
         return pos, np.repeat(wrist_quat, T, 0), np.repeat(finger_quat, T, 0)
     wq = Slerp(frames, Rotation.from_quat(wrist_quat))(q).as_quat()
-    fq = np.stack([Slerp(frames, Rotation.from_quat(finger_quat[:, j]))(q).as_quat() for j in range(NUM_JOINTS)], axis=1)
+    fq = np.stack(
+        [Slerp(frames, Rotation.from_quat(finger_quat[:, j]))(q).as_quat() for j in range(NUM_JOINTS)], axis=1
+    )
     return pos, wq, fq

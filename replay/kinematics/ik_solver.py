@@ -211,7 +211,9 @@ class LandmarkIK:
         J[row : row + 3, :3] = self._wtp * self._eye3
         return J
 
-    def solve_frame(self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False):
+    def solve_frame(
+        self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False
+    ):
         """Fit one frame; returns (solution vector (51,), root rotation matrix, nfev).
 
         ``x_prev`` is the previous solution vector (root increment entries ignored);
@@ -227,8 +229,13 @@ class LandmarkIK:
         base[3:6] = 0.0
         args = (target, R_prev, x_prev)
         sol = least_squares(
-            lambda d: self._residual(base + d, *args), np.zeros_like(base), jac=lambda d: self._jacobian(base + d, *args),
-            method="lm", max_nfev=max_nfev, xtol=self.opt.tol, ftol=self.opt.tol,
+            lambda d: self._residual(base + d, *args),
+            np.zeros_like(base),
+            jac=lambda d: self._jacobian(base + d, *args),
+            method="lm",
+            max_nfev=max_nfev,
+            xtol=self.opt.tol,
+            ftol=self.opt.tol,
         )
         x = base + sol.x
         R_root = R_prev @ Rotation.from_rotvec(x[3:6]).as_matrix()
@@ -237,7 +244,9 @@ class LandmarkIK:
     def initial_root(self, target: np.ndarray):
         """Root pose from a Kabsch fit of the palm landmarks (wrist, thumb CMC, 4 MCPs) at the reference pose."""
         palm = [0, 1, 5, 9, 13, 17]
-        ref = self.kin.fk_landmarks(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]), np.tile([0, 0, 0, 1.0], (1, 15, 1)))[0]
+        ref = self.kin.fk_landmarks(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]), np.tile([0, 0, 0, 1.0], (1, 15, 1)))[
+            0
+        ]
         rot, _ = Rotation.align_vectors(target[palm] - target[palm].mean(0), ref[palm] - ref[palm].mean(0))
         R = rot.as_matrix()
         t = target[palm].mean(0) - R @ ref[palm].mean(0)
@@ -261,7 +270,6 @@ class LandmarkIK:
         last = None
         it = range(F)
         if progress:
-
             it = tqdm(it, desc="landmark IK", unit="frame")
         for i in it:
             f = frames[i]
@@ -296,8 +304,9 @@ class LandmarkIK:
         wrist_pos = out_x[:, :3].copy()
         fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
         residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
-        return IKResult(frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt),
-                        restarts)
+        return IKResult(
+            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt), restarts
+        )
 
     def _max_error(self, x, R_root, target) -> float:
         t = x[:3]

@@ -31,7 +31,10 @@ from replay.kinematics.mjcf_tree import compile_mjcf
 
 #: MANO bone -> (finger, joint) name, bones 1..15 (index 0 = bone 1).
 JOINT_NAMES = tuple(f"{f}_{j}" for f in ("index", "middle", "pinky", "ring") for j in ("mcp", "pip", "dip")) + (
-    "thumb_cmc", "thumb_mcp", "thumb_ip")
+    "thumb_cmc",
+    "thumb_mcp",
+    "thumb_ip",
+)
 #: per finger chain, its three bones (proximal to distal), 1-based; the last is the distal one.
 CHAINS = ((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12), (13, 14, 15))
 
@@ -49,7 +52,9 @@ def _levers(path: str) -> tuple:
     out = np.zeros(15)
     for chain in CHAINS:
         dist = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{chain[-1]}")
-        caps = [g for g in range(m.ngeom) if m.geom_bodyid[g] == dist and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+        caps = [
+            g for g in range(m.ngeom) if m.geom_bodyid[g] == dist and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
+        ]
         if dist < 0 or len(caps) != 1:
             raise DataError(Path(path), f"body mano_body_{chain[-1]}", "expected one distal collision capsule")
         g = caps[0]

@@ -43,13 +43,55 @@ from replay.kinematics.model import TIP_LANDMARKS
 
 #: MANO right-hand mean finger pose (15 x 3 axis-angle, rad, MANO joint order),
 #: rounded to 1e-4 as hard-coded in public code (see the module docstring).
-MANO_HANDS_MEAN_RIGHT = np.array([
-    0.1117, -0.0429, 0.4164, 0.1088, 0.0660, 0.7562, -0.0964, 0.0909, 0.1885,
-    -0.1181, -0.0509, 0.5296, -0.1437, -0.0552, 0.7049, -0.0192, 0.0923, 0.3379,
-    -0.4570, 0.1963, 0.6255, -0.2147, 0.0660, 0.5069, -0.3697, 0.0603, 0.0795,
-    -0.1419, 0.0859, 0.6355, -0.3033, 0.0579, 0.6314, -0.1761, 0.1321, 0.3734,
-    0.8510, -0.2769, 0.0915, -0.4998, -0.0266, -0.0529, 0.5356, -0.0460, 0.2774,
-]).reshape(15, 3)
+MANO_HANDS_MEAN_RIGHT = np.array(
+    [
+        0.1117,
+        -0.0429,
+        0.4164,
+        0.1088,
+        0.0660,
+        0.7562,
+        -0.0964,
+        0.0909,
+        0.1885,
+        -0.1181,
+        -0.0509,
+        0.5296,
+        -0.1437,
+        -0.0552,
+        0.7049,
+        -0.0192,
+        0.0923,
+        0.3379,
+        -0.4570,
+        0.1963,
+        0.6255,
+        -0.2147,
+        0.0660,
+        0.5069,
+        -0.3697,
+        0.0603,
+        0.0795,
+        -0.1419,
+        0.0859,
+        0.6355,
+        -0.3033,
+        0.0579,
+        0.6314,
+        -0.1761,
+        0.1321,
+        0.3734,
+        0.8510,
+        -0.2769,
+        0.0915,
+        -0.4998,
+        -0.0266,
+        -0.0529,
+        0.5356,
+        -0.0460,
+        0.2774,
+    ]
+).reshape(15, 3)
 
 #: MANO fingertip vertex ids (thumb, index, middle, ring, pinky), the set used by
 #: smplx's ``vertex_ids['mano']`` and by GRAB's 21-landmark joints.
@@ -143,7 +185,9 @@ def wrist_from_transform(T_world_wrist: np.ndarray, source=None) -> tuple[np.nda
     return M[:, :3, 3].copy(), Rotation.from_matrix(R).as_quat()
 
 
-def wrist_from_global_orient(global_orient: np.ndarray, trans: np.ndarray, j0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def wrist_from_global_orient(
+    global_orient: np.ndarray, trans: np.ndarray, j0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """World pose of ``mano_body_0`` from MANO's root parameters.
 
     MANO places a template vertex v at ``R(global_orient) (v - J0) + J0 + trans``,
@@ -165,8 +209,14 @@ def wrist_from_global_orient(global_orient: np.ndarray, trans: np.ndarray, j0: n
     return tr + np.asarray(j0, dtype=np.float64), Rotation.from_rotvec(go).as_quat()
 
 
-def fit_wrist_offset(kin, wrist_quat: np.ndarray, trans: np.ndarray, finger_quat: np.ndarray, tips: np.ndarray,
-                     valid: np.ndarray | None = None) -> np.ndarray:
+def fit_wrist_offset(
+    kin,
+    wrist_quat: np.ndarray,
+    trans: np.ndarray,
+    finger_quat: np.ndarray,
+    tips: np.ndarray,
+    valid: np.ndarray | None = None,
+) -> np.ndarray:
     """Closed-form J0: the constant offset c with wrist_pos = trans + c that best fits the fingertips.
 
     FK is linear in the root position (landmarks = wrist_pos + FK(0)), so the

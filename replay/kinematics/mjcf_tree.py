@@ -135,9 +135,13 @@ def bone_dirs(parent, body_pos, body_rot, anchor, tip_local) -> np.ndarray:
 def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> np.ndarray:
     """Extreme point of the body's capsule at the end away from the joint anchor (body frame)."""
 
-    geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+    geoms = [
+        g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
+    ]
     if len(geoms) != 1:
-        raise DataError(path, f"body {name}", f"expected one capsule geom for the fingertip, found {len(geoms)} (use tip='mesh')")
+        raise DataError(
+            path, f"body {name}", f"expected one capsule geom for the fingertip, found {len(geoms)} (use tip='mesh')"
+        )
     g = geoms[0]
     R = as_matrix(quat_wxyz_to_xyzw(m.geom_quat[g]))
     axis = R[:, 2]

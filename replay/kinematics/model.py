@@ -53,18 +53,41 @@ from replay.kinematics.mjcf_tree import (
 )
 from replay.kinematics.quat import as_matrix, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz
 
-__all__ = ["NUM_BODIES", "NUM_JOINTS", "DISTAL_BODIES", "LANDMARK_SOURCE", "TIP_LANDMARKS", "HandKinematics",
-           "quat_xyzw_to_wxyz", "quat_wxyz_to_xyzw"]
+__all__ = [
+    "NUM_BODIES",
+    "NUM_JOINTS",
+    "DISTAL_BODIES",
+    "LANDMARK_SOURCE",
+    "TIP_LANDMARKS",
+    "HandKinematics",
+    "quat_xyzw_to_wxyz",
+    "quat_wxyz_to_xyzw",
+]
 
 #: manopth landmark id -> (manosim body index, kind). kind "anchor" = the body's
 #: ball-joint anchor, "tip" = the fingertip point of that distal body.
 LANDMARK_SOURCE = (
     (0, "anchor"),
-    (13, "anchor"), (14, "anchor"), (15, "anchor"), (15, "tip"),  # thumb
-    (1, "anchor"), (2, "anchor"), (3, "anchor"), (3, "tip"),  # index
-    (4, "anchor"), (5, "anchor"), (6, "anchor"), (6, "tip"),  # middle
-    (10, "anchor"), (11, "anchor"), (12, "anchor"), (12, "tip"),  # ring
-    (7, "anchor"), (8, "anchor"), (9, "anchor"), (9, "tip"),  # pinky
+    (13, "anchor"),
+    (14, "anchor"),
+    (15, "anchor"),
+    (15, "tip"),  # thumb
+    (1, "anchor"),
+    (2, "anchor"),
+    (3, "anchor"),
+    (3, "tip"),  # index
+    (4, "anchor"),
+    (5, "anchor"),
+    (6, "anchor"),
+    (6, "tip"),  # middle
+    (10, "anchor"),
+    (11, "anchor"),
+    (12, "anchor"),
+    (12, "tip"),  # ring
+    (7, "anchor"),
+    (8, "anchor"),
+    (9, "anchor"),
+    (9, "tip"),  # pinky
 )
 
 #: landmark ids of the five fingertips (thumb, index, middle, ring, pinky).
@@ -110,7 +133,7 @@ class HandKinematics:
 
     # ------------------------------------------------------------------ loading
     @classmethod
-    def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> "HandKinematics":
+    def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> HandKinematics:
         """Read the hand's kinematic tree from a manosim MJCF through MuJoCo.
 
         Args:

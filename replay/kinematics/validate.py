@@ -138,28 +138,37 @@ def summarize(seqs: list[SequenceErrors], worst: int = 10) -> dict:
     groups: dict[str, list[SequenceErrors]] = {}
     for s in seqs:
         groups.setdefault(s.dataset, []).append(s)
-        out["sequences"].append({
-            "dataset": s.dataset, "name": s.name, "reference": s.reference, "frames": int(len(s.frames)),
-            "all": _stats(s.errors), "mapping": s.info,
-        })
+        out["sequences"].append(
+            {
+                "dataset": s.dataset,
+                "name": s.name,
+                "reference": s.reference,
+                "frames": int(len(s.frames)),
+                "all": _stats(s.errors),
+                "mapping": s.info,
+            }
+        )
 
     def block(group: list[SequenceErrors]) -> dict:
         E = np.concatenate([s.errors for s in group]) if group else np.zeros((0, 21))
         b = {"frames": int(E.shape[0]), "references": sorted({s.reference for s in group}), "all": _stats(E)}
         b["per_landmark"] = {LANDMARK_NAMES[k]: _stats(E[:, k]) for k in range(21)}
-        b["per_finger"] = {
-            f: _stats(E[:, [k for k in range(21) if LANDMARK_FINGER[k] == f]]) for f in FINGERS
-        }
+        b["per_finger"] = {f: _stats(E[:, [k for k in range(21) if LANDMARK_FINGER[k] == f]]) for f in FINGERS}
         rows = []
         for s in group:
             with np.errstate(all="ignore"):
                 m = np.nanmean(s.errors, axis=1)
             for i in np.argsort(-np.nan_to_num(m, nan=-1))[:worst]:
                 k = int(np.nanargmax(s.errors[i]))
-                rows.append({
-                    "sequence": s.name, "frame": int(s.frames[i]), "mean_mm": round(float(m[i]), 3),
-                    "max_mm": round(float(s.errors[i, k]), 3), "worst_landmark": LANDMARK_NAMES[k],
-                })
+                rows.append(
+                    {
+                        "sequence": s.name,
+                        "frame": int(s.frames[i]),
+                        "mean_mm": round(float(m[i]), 3),
+                        "max_mm": round(float(s.errors[i, k]), 3),
+                        "worst_landmark": LANDMARK_NAMES[k],
+                    }
+                )
         b["worst_frames"] = sorted(rows, key=lambda r: -r["mean_mm"])[:worst]
         return b
 

@@ -18,8 +18,13 @@ from replay.protocol.diagnosis import CLASSES
 
 def _cells(f: dict) -> list[str]:
     d = f.get("diagnosis") or {}
-    return [str(f.get("name")), str(f.get("value")), f"{f.get('lifted')}/{f.get('of')}",
-            *[str(d.get(c, 0)) for c in CLASSES], str(f.get("source", ""))]
+    return [
+        str(f.get("name")),
+        str(f.get("value")),
+        f"{f.get('lifted')}/{f.get('of')}",
+        *[str(d.get(c, 0)) for c in CLASSES],
+        str(f.get("source", "")),
+    ]
 
 
 def _head() -> list[str]:
@@ -28,13 +33,16 @@ def _head() -> list[str]:
 
 def attribution_section_html(doc: dict) -> str:
     """HTML (heading, one paragraph, table) of an attribution result ``doc``."""
-    rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>"
-                   for f in doc.get("factors", []))
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>" for f in doc.get("factors", [])
+    )
     head = "".join(f"<th>{html.escape(h)}</th>" for h in _head())
-    return ("<h2>Attribution: one factor at a time</h2><p>From today's protocol toward a HUG-style replay, on "
-            "the same recordings (scripts/attribute.py); diagnosis classes as in the table above "
-            "(replay.protocol.diagnosis).</p>"
-            f"<table id=attribution><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    return (
+        "<h2>Attribution: one factor at a time</h2><p>From today's protocol toward a HUG-style replay, on "
+        "the same recordings (scripts/attribute.py); diagnosis classes as in the table above "
+        "(replay.protocol.diagnosis).</p>"
+        f"<table id=attribution><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def attribution_section_for(study_path: str | Path) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from replay.protocol.diagnosis import CLASSES
 
 #: how each path of :mod:`replay.study.bridge_rows` is titled in the table
-PATH_TITLES = {"oracle": "hug-oracle, one element switched to the lift protocol's",
-               "cumulative": "cumulative: from hug-oracle toward the lift protocol",
-               "lift": "the lift protocol (no shake / release), one element switched back to the oracle's"}
+PATH_TITLES = {
+    "oracle": "hug-oracle, one element switched to the lift protocol's",
+    "cumulative": "cumulative: from hug-oracle toward the lift protocol",
+    "lift": "the lift protocol (no shake / release), one element switched back to the oracle's",
+}
 
 
 def bridge_markdown(doc: dict) -> str:
@@ -21,7 +23,13 @@ def bridge_markdown(doc: dict) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         d = r.get("diagnosis") or {}
-        cells = [r["path"], r["element"], r["value"], f"{r['lifted']}/{r['of']}", str(r.get("unstable", 0)),
-                 *[str(d.get(c, 0)) for c in classes]]
+        cells = [
+            r["path"],
+            r["element"],
+            r["value"],
+            f"{r['lifted']}/{r['of']}",
+            str(r.get("unstable", 0)),
+            *[str(d.get(c, 0)) for c in classes],
+        ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

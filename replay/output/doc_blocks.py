@@ -25,8 +25,11 @@ from pathlib import Path
 
 from replay.output.tables import table
 
-BLOCK = re.compile(r"(?P<ind>[ \t]*)<!-- table:(?P<kind>[\w-]+):(?P<name>[\w.-]+) from (?P<src>[\w./-]+\.json) -->\n"
-                   r"(?P<body>.*?)(?P=ind)<!-- /table:(?P=kind):(?P=name) -->", re.S)
+BLOCK = re.compile(
+    r"(?P<ind>[ \t]*)<!-- table:(?P<kind>[\w-]+):(?P<name>[\w.-]+) from (?P<src>[\w./-]+\.json) -->\n"
+    r"(?P<body>.*?)(?P=ind)<!-- /table:(?P=kind):(?P=name) -->",
+    re.S,
+)
 
 
 def _load(root: Path, src: str) -> dict:
@@ -46,8 +49,10 @@ def _load(root: Path, src: str) -> dict:
 
 def provenance(src: str, doc: dict) -> str:
     """The block's last line: the results file, the command that made it, its commit and date."""
-    return (f"_generated from `{src}`: made by `{doc.get('made_by', '?')}`, commit {doc.get('commit', '?')}, "
-            f"{doc.get('date', '?')}_\n")
+    return (
+        f"_generated from `{src}`: made by `{doc.get('made_by', '?')}`, commit {doc.get('commit', '?')}, "
+        f"{doc.get('date', '?')}_\n"
+    )
 
 
 def render(kind: str, src: str, root: Path) -> str:
@@ -74,10 +79,14 @@ def update_text(text: str, root: Path) -> str:
     Raises:
         ValueError: a block's file is missing, not JSON, or not of its kind.
     """
+
     def block(m: re.Match) -> str:
         ind, kind, name, src = m["ind"], m["kind"], m["name"], m["src"]
-        return (f"{ind}<!-- table:{kind}:{name} from {src} -->\n{_indent(ind, render(kind, src, root))}"
-                f"{ind}<!-- /table:{kind}:{name} -->")
+        return (
+            f"{ind}<!-- table:{kind}:{name} from {src} -->\n{_indent(ind, render(kind, src, root))}"
+            f"{ind}<!-- /table:{kind}:{name} -->"
+        )
+
     return BLOCK.sub(block, text)
 
 

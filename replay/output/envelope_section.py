@@ -34,17 +34,24 @@ def _grid(label: str, env: dict, rows: list[dict], sdir: Path) -> str:
         if not e:
             continue
         cells = []
-        for n, lifted, over, out in zip(e["settings"], e["lifted"], e.get("overrides") or [{}] * len(names),
-                                        e.get("outcomes") or [""] * len(names)):
+        for n, lifted, over, out in zip(
+            e["settings"], e["lifted"], e.get("overrides") or [{}] * len(names), e.get("outcomes") or [""] * len(names)
+        ):
             color, mark = _CELL[bool(lifted)]
             tip = html.escape(f"{n}: {out} {over}", quote=True)
             cells.append(f"<td title='{tip}' style='color:{color};text-align:center'>{mark}</td>")
-        body.append(f"<tr><td>{html.escape(str(row.get('sequence')))}</td><td>{html.escape(e['class'])}</td>"
-                    f"<td>{e['fraction']:.2f}</td>{''.join(cells)}</tr>")
-    head_line = (f"{label}: robust lift {env.get('robust_lift')}, fragile {env.get('fragile')}, robust failure "
-                 f"{env.get('robust_failure')} of {env.get('recordings')} recordings ({len(names)} settings)")
-    return (f"<p id='envelope-{html.escape(label)}'><b>{html.escape(head_line)}</b></p><table class=envelope>"
-            f"<tr><th>recording</th><th>class</th><th>fraction</th>{head}</tr>{''.join(body)}</table>")
+        body.append(
+            f"<tr><td>{html.escape(str(row.get('sequence')))}</td><td>{html.escape(e['class'])}</td>"
+            f"<td>{e['fraction']:.2f}</td>{''.join(cells)}</tr>"
+        )
+    head_line = (
+        f"{label}: robust lift {env.get('robust_lift')}, fragile {env.get('fragile')}, robust failure "
+        f"{env.get('robust_failure')} of {env.get('recordings')} recordings ({len(names)} settings)"
+    )
+    return (
+        f"<p id='envelope-{html.escape(label)}'><b>{html.escape(head_line)}</b></p><table class=envelope>"
+        f"<tr><th>recording</th><th>class</th><th>fraction</th>{head}</tr>{''.join(body)}</table>"
+    )
 
 
 def envelope_section_html(study, study_path: str | Path) -> str:
@@ -54,14 +61,17 @@ def envelope_section_html(study, study_path: str | Path) -> str:
     c = study.counts or {}
     parts = []
     lift_env = c.get("envelope") if c.get("protocol", "lift") == "lift" else None  # the top level: the first protocol's
-    for label, env, rows in (("lift", lift_env, study.rollouts or []),
-                             ("hug-oracle", (c.get("hug-oracle") or {}).get("envelope"),
-                              getattr(study, "oracle_rollouts", None) or [])):
+    for label, env, rows in (
+        ("lift", lift_env, study.rollouts or []),
+        ("hug-oracle", (c.get("hug-oracle") or {}).get("envelope"), getattr(study, "oracle_rollouts", None) or []),
+    ):
         if env:
             parts.append(_grid(label, env, rows, sdir))
     if not parts:
         return ""
-    return ("<h2>Verdict envelope</h2><p>Each recording replayed under the declared physics settings "
-            "(replay.study.envelope.ENVELOPE; <code>default</code> is the study's own physics): &#10003; lifted, "
-            "&#215; not; a cell's tooltip gives the outcome and the setting's overrides. robust lift: lifted "
-            "under every setting; fragile: under some; robust failure: under none.</p>" + "".join(parts))
+    return (
+        "<h2>Verdict envelope</h2><p>Each recording replayed under the declared physics settings "
+        "(replay.study.envelope.ENVELOPE; <code>default</code> is the study's own physics): &#10003; lifted, "
+        "&#215; not; a cell's tooltip gives the outcome and the setting's overrides. robust lift: lifted "
+        "under every setting; fragile: under some; robust failure: under none.</p>" + "".join(parts)
+    )

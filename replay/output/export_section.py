@@ -12,16 +12,19 @@ from pathlib import Path
 from replay.output.export.run import FORMATS, default_out
 
 #: the file of each format's export a link points to, and what opens it
-TARGETS = {"mjcf": ("replay_export.py", "plain MuJoCo: python replay_export.py"),
-           "usd": ("rollout.usd", "USD stage: usdview, Blender, Omniverse"),
-           "rrd": ("rollout.rrd", "Rerun: rerun rollout.rrd")}
+TARGETS = {
+    "mjcf": ("replay_export.py", "plain MuJoCo: python replay_export.py"),
+    "usd": ("rollout.usd", "USD stage: usdview, Blender, Omniverse"),
+    "rrd": ("rollout.rrd", "Rerun: rerun rollout.rrd"),
+}
 
 
 def export_command(study_path: Path, sequence: str, fmt: str) -> str:
     """The shell command that writes one export (:mod:`scripts.export_rollout`), every argument
     shell-quoted (``shlex.join``): a name with ``;`` or ``$(...)`` pasted into a shell stays one argument."""
-    return shlex.join(["python", "scripts/export_rollout.py", "--study", str(study_path), "--sequence", sequence,
-                       "--format", fmt])
+    return shlex.join(
+        ["python", "scripts/export_rollout.py", "--study", str(study_path), "--sequence", sequence, "--format", fmt]
+    )
 
 
 def exports_html(study_path: str | Path, sequence: str, pdir: Path) -> str:

@@ -43,8 +43,13 @@ def gripper_section_html(doc: dict, study_rows: list[dict] | None = None) -> str
     rows = []
     for r in doc.get("rows") or []:
         colour = VERDICT_CSS.get(r.get("verdict"), "#d2473a")
-        cells = [_cell(r.get("object")), _cell(r.get("recording")), _cell(r.get("mass_kg")), _cell(r.get("jaw_force_n")),
-                 f"<td style='color:{colour}'><b>{html.escape(str(r.get('verdict')))}</b></td>"]
+        cells = [
+            _cell(r.get("object")),
+            _cell(r.get("recording")),
+            _cell(r.get("mass_kg")),
+            _cell(r.get("jaw_force_n")),
+            f"<td style='color:{colour}'><b>{html.escape(str(r.get('verdict')))}</b></td>",
+        ]
         for n in _LINES:
             res, fig = r.get(f"{n}_result"), r.get(f"{n}_figure")
             cells.append(_cell(None if res is None else (res if not fig else f"{res}: {fig}")))
@@ -53,13 +58,15 @@ def gripper_section_html(doc: dict, study_rows: list[dict] | None = None) -> str
         rows.append("<tr>" + "".join(cells) + "</tr>")
     n_pass = sum(1 for r in doc.get("rows") or [] if r.get("passed"))
     failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (doc.get("failed") or {}).items())
-    return (f"<h2>Grasp and lift (parallel-jaw check of each asset)</h2>"
-            f"<p>{n_pass} of {len(doc.get('rows') or [])} objects pass all nine phases on at least one line "
-            f"(config {html.escape(str(doc.get('config_hash')))}, {doc.get('wall_s') or 0:.0f} s on "
-            f"{doc.get('workers')} worker(s)). An object no line lifts is an asset problem (mass, friction, "
-            f"collision parts), not the hand's.</p>"
-            f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
-            + (f"<ul>{failed}</ul>" if failed else ""))
+    return (
+        f"<h2>Grasp and lift (parallel-jaw check of each asset)</h2>"
+        f"<p>{n_pass} of {len(doc.get('rows') or [])} objects pass all nine phases on at least one line "
+        f"(config {html.escape(str(doc.get('config_hash')))}, {doc.get('wall_s') or 0:.0f} s on "
+        f"{doc.get('workers')} worker(s)). An object no line lifts is an asset problem (mass, friction, "
+        f"collision parts), not the hand's.</p>"
+        f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
+        + (f"<ul>{failed}</ul>" if failed else "")
+    )
 
 
 def gripper_section_for(study_path: str | Path, study_rows: list[dict] | None = None) -> str:

@@ -30,21 +30,39 @@ def oracle_section_html(study) -> str:
     lift = {str(r.get("sequence")): r for r in study.rollouts or []}
     body = []
     for r in rows:
-        cells = [r.get("sequence"), words(r.get("outcome")), r.get("diagnosis") or "-", _fmt(r.get("rise"), 1000.0),
-                 _fmt(r.get("contacts_force_at_lift")), _fmt(r.get("ablation_max_disp_mm"), 1.0, ".2f"),
-                 words((lift.get(str(r.get("sequence"))) or {}).get("outcome", "-"))]
+        cells = [
+            r.get("sequence"),
+            words(r.get("outcome")),
+            r.get("diagnosis") or "-",
+            _fmt(r.get("rise"), 1000.0),
+            _fmt(r.get("contacts_force_at_lift")),
+            _fmt(r.get("ablation_max_disp_mm"), 1.0, ".2f"),
+            words((lift.get(str(r.get("sequence"))) or {}).get("outcome", "-")),
+        ]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     c = (study.counts or {}).get("hug-oracle") or {}
     groups = intent_groups(c.get("by_intent") or {})  # the lifts first, other intents apart (issue 49)
-    lifted = "; ".join(f"{group_words(k, g['rollouts'])}: lifted off the table {g['lifted']} of {g['rollouts']}, "
-                       f"unstable {g['unstable']}" for k, g in groups.items()) or \
-        f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}"
-    summary = (f"{lifted}; "
-               f"contact ablation: {c.get('ablation_no_rise')} of {c.get('ablation_run')} with nothing rising "
-               f"(< 1 mm), largest displacement {_fmt(c.get('ablation_max_disp_mm'), 1.0, '.2f')} mm")
-    return ("<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "
-            "3 cm back along its own +x and +y, fingers flat, thumb base pre-bent 1.0 rad; close onto the grasp "
-            "(plus the extra flexion), raise the wrist 0.5 m; success: the object no longer touches the table "
-            "(HUG, arXiv:2606.17054, app. E; every element a config field, oracle_*). "
-            f"{html.escape(summary)}</p><table><tr>" + "".join(f"<th>{h}</th>" for h in _HEAD) + "</tr>"
-            + "".join(body) + "</table>")
+    lifted = (
+        "; ".join(
+            f"{group_words(k, g['rollouts'])}: lifted off the table {g['lifted']} of {g['rollouts']}, "
+            f"unstable {g['unstable']}"
+            for k, g in groups.items()
+        )
+        or f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}"
+    )
+    summary = (
+        f"{lifted}; "
+        f"contact ablation: {c.get('ablation_no_rise')} of {c.get('ablation_run')} with nothing rising "
+        f"(< 1 mm), largest displacement {_fmt(c.get('ablation_max_disp_mm'), 1.0, '.2f')} mm"
+    )
+    return (
+        "<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "
+        "3 cm back along its own +x and +y, fingers flat, thumb base pre-bent 1.0 rad; close onto the grasp "
+        "(plus the extra flexion), raise the wrist 0.5 m; success: the object no longer touches the table "
+        "(HUG, arXiv:2606.17054, app. E; every element a config field, oracle_*). "
+        f"{html.escape(summary)}</p><table><tr>"
+        + "".join(f"<th>{h}</th>" for h in _HEAD)
+        + "</tr>"
+        + "".join(body)
+        + "</table>"
+    )

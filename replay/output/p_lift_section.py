@@ -54,8 +54,15 @@ def study_field(study, name: str):
 
 def conditions_of(rows: list[dict], study=None) -> list[str]:
     """The conditions in order: the study's ``sampling.conditions`` first, then any other a row has."""
-    names = [str(c.get("name")) for c in ((study_field(study, "sampling") or {}).get("conditions") or [])
-             if isinstance(c, dict)] if study is not None else []
+    names = (
+        [
+            str(c.get("name"))
+            for c in ((study_field(study, "sampling") or {}).get("conditions") or [])
+            if isinstance(c, dict)
+        ]
+        if study is not None
+        else []
+    )
     for r in rows:
         for c in p_lift_of(r) or {}:
             if c not in names:
@@ -73,10 +80,15 @@ def class_word(entry) -> str:
 
 def entry_text(e: dict) -> str:
     """``0.41 [0.26, 0.57] (13/32)``: p, its 95 % interval, lifted of sampled."""
+
     def f(x):
         return "-" if x is None else f"{float(x):.2f}"
-    kn = f" ({e['k']}/{e['n']})" if e.get("k") is not None and e.get("n") is not None else \
-        (f" (n {e['n']})" if e.get("n") is not None else "")
+
+    kn = (
+        f" ({e['k']}/{e['n']})"
+        if e.get("k") is not None and e.get("n") is not None
+        else (f" (n {e['n']})" if e.get("n") is not None else "")
+    )
     return f"{f(e.get('p'))} [{f(e.get('lo'))}, {f(e.get('hi'))}]{kn}"
 
 
@@ -87,7 +99,9 @@ def driver_text(e: dict) -> str:
         return "-"
     eff = d.get("effect")
     lo, hi = d.get("low"), d.get("high")
-    tail = f" (lift rate {lo:.2f} in its lower half, {hi:.2f} in its upper)" if lo is not None and hi is not None else ""
+    tail = (
+        f" (lift rate {lo:.2f} in its lower half, {hi:.2f} in its upper)" if lo is not None and hi is not None else ""
+    )
     return f"{d['variable']} {eff:+.2f}{tail}" if isinstance(eff, (int, float)) else f"{d['variable']}{tail}"
 
 
@@ -102,21 +116,29 @@ def p_lift_svg(p_lift: dict | None, conditions: list[str] | None = None, title: 
         return ""
     names = [c for c in (conditions or list(p_lift)) if c in p_lift]
     h = _ROW * (len(names) + 1) + 6
-    parts = [f"<svg class='p-lift' xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{h}' role='img' "
-             f"aria-label='{html.escape(title or 'P(lift) per condition', quote=True)}' font-size='11' "
-             "font-family='system-ui,sans-serif'>"]
+    parts = [
+        f"<svg class='p-lift' xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{h}' role='img' "
+        f"aria-label='{html.escape(title or 'P(lift) per condition', quote=True)}' font-size='11' "
+        "font-family='system-ui,sans-serif'>"
+    ]
     for t in (0.0, 0.5, 1.0):
         parts.append(f"<text x='{_x(t):.0f}' y='{h - 4}' text-anchor='middle' fill='#666'>{t:g}</text>")
-    parts.append(f"<line x1='{_x(0.5):.0f}' y1='2' x2='{_x(0.5):.0f}' y2='{h - _ROW + 2}' stroke='#999' stroke-dasharray='3,3'/>")
+    parts.append(
+        f"<line x1='{_x(0.5):.0f}' y1='2' x2='{_x(0.5):.0f}' y2='{h - _ROW + 2}' stroke='#999' stroke-dasharray='3,3'/>"
+    )
     for i, c in enumerate(names):
         e, y = p_lift[c] or {}, _ROW * i + _ROW // 2 + 3
         col = CLASS_CSS.get(e.get("class"), "#555")
         tip = html.escape(f"{c}: {class_word(e)}, p_lift {entry_text(e)}; depends most on {driver_text(e)}", quote=True)
-        parts.append(f"<g><title>{tip}</title><text x='{_X0 - 6}' y='{y + 4}' text-anchor='end'>{html.escape(c)}</text>"
-                     f"<line x1='{_X0}' y1='{y}' x2='{_X1}' y2='{y}' stroke='#e4e4e4' stroke-width='6'/>")
+        parts.append(
+            f"<g><title>{tip}</title><text x='{_X0 - 6}' y='{y + 4}' text-anchor='end'>{html.escape(c)}</text>"
+            f"<line x1='{_X0}' y1='{y}' x2='{_X1}' y2='{y}' stroke='#e4e4e4' stroke-width='6'/>"
+        )
         if e.get("lo") is not None and e.get("hi") is not None:
-            parts.append(f"<line x1='{_x(e['lo']):.1f}' y1='{y}' x2='{_x(e['hi']):.1f}' y2='{y}' stroke='{col}' "
-                         "stroke-width='6' stroke-opacity='0.45'/>")
+            parts.append(
+                f"<line x1='{_x(e['lo']):.1f}' y1='{y}' x2='{_x(e['hi']):.1f}' y2='{y}' stroke='{col}' "
+                "stroke-width='6' stroke-opacity='0.45'/>"
+            )
         if e.get("p") is not None:
             parts.append(f"<circle cx='{_x(e['p']):.1f}' cy='{y}' r='4' fill='{col}'/>")
         pv = "" if e.get("p") is None else f" {float(e['p']):.2f}"
@@ -141,22 +163,33 @@ def verdicts_html(by_protocol: dict[str, dict | None], study_physics: str | None
             f"<td style='color:{CLASS_CSS.get((pl.get(c) or {}).get('class'), '#222')}' "
             f"title='{html.escape('depends most on ' + driver_text(pl.get(c) or {}), quote=True)}'>"
             f"<b>{html.escape(class_word(pl.get(c)))}</b><br>{html.escape(entry_text(pl[c]) if pl.get(c) else '-')}</td>"
-            for c in conditions)
+            for c in conditions
+        )
         body.append(f"<tr><th>{html.escape(proto)} / {html.escape(phys)}</th>{cells}</tr>")
-    charts = "".join(f"<p>{html.escape(proto)} protocol, {html.escape(phys)} physics:</p>"
-                     f"{p_lift_svg(pl, conditions, f'{proto} / {phys}')}" for proto, pl in have.items())
+    charts = "".join(
+        f"<p>{html.escape(proto)} protocol, {html.escape(phys)} physics:</p>"
+        f"{p_lift_svg(pl, conditions, f'{proto} / {phys}')}"
+        for proto, pl in have.items()
+    )
     absent_p = [p for p in PROTOCOLS if p not in have]
     absent_ph = [p for p in PHYSICS_NAMES if p != phys]
-    missing = (f"Not in this study: the {', '.join(absent_p)} protocol ({'--protocol ' + absent_p[0]}); "
-               if absent_p else "Not in this study: ")
-    missing += (f"the {' and '.join(absent_ph)} physics sampled (a study of its own: run_study.py --physics NAME "
-                "--samples N; their single-rollout verdicts beside this study's: --verdicts, above).")
-    return (f"<h2>P(lift) per condition</h2><p>The outcome above is the study's single contact run, under its "
-            "own physics; P(lift) is over the samples: the fraction of the sampled physics and data variations "
-            f"under which the protocol lifted, with its 95 % interval (bar) and p (dot); dashed: 0.5. "
-            f"robust lift: the interval at or above 0.5; robust failure: at or below; uncertain: across it.</p>"
-            f"<table id=verdicts><tr><th>protocol / physics</th>{head}</tr>{''.join(body)}</table>"
-            f"{charts}<p id=verdicts-absent>{html.escape(missing)}</p>")
+    missing = (
+        f"Not in this study: the {', '.join(absent_p)} protocol ({'--protocol ' + absent_p[0]}); "
+        if absent_p
+        else "Not in this study: "
+    )
+    missing += (
+        f"the {' and '.join(absent_ph)} physics sampled (a study of its own: run_study.py --physics NAME "
+        "--samples N; their single-rollout verdicts beside this study's: --verdicts, above)."
+    )
+    return (
+        f"<h2>P(lift) per condition</h2><p>The outcome above is the study's single contact run, under its "
+        "own physics; P(lift) is over the samples: the fraction of the sampled physics and data variations "
+        f"under which the protocol lifted, with its 95 % interval (bar) and p (dot); dashed: 0.5. "
+        f"robust lift: the interval at or above 0.5; robust failure: at or below; uncertain: across it.</p>"
+        f"<table id=verdicts><tr><th>protocol / physics</th>{head}</tr>{''.join(body)}</table>"
+        f"{charts}<p id=verdicts-absent>{html.escape(missing)}</p>"
+    )
 
 
 def class_counts(rows: list[dict], conditions: list[str]) -> dict[str, dict[str, int]]:
@@ -180,24 +213,33 @@ def p_lift_summary_html(rows: list[dict], study, oracle_rows: list[dict] | None 
     head = "".join(f"<th>{w}</th>" for w in CLASS_WORDS.values())
     body = []
     for proto, prow in (("lift", rows), ("hug-oracle", oracle_rows or [])):
-        groups = {"lifts": [r for r in prow if r.get("intent") in ("lift", None)],
-                  "other intents": [r for r in prow if r.get("intent") not in ("lift", None)]}
+        groups = {
+            "lifts": [r for r in prow if r.get("intent") in ("lift", None)],
+            "other intents": [r for r in prow if r.get("intent") not in ("lift", None)],
+        }
         for g, rs in groups.items():
             counts = class_counts(rs, conds)
             for c in conds:
                 n = sum(counts[c].values())
                 if n:
-                    body.append(f"<tr><td>{proto}</td><td>{html.escape(g)}</td><td>{html.escape(c)}</td>" + "".join(
-                        f"<td style='color:{CLASS_CSS[k]}'>{counts[c][k]}</td>" for k in CLASS_WORDS)
-                        + f"<td>{n}</td></tr>")
+                    body.append(
+                        f"<tr><td>{proto}</td><td>{html.escape(g)}</td><td>{html.escape(c)}</td>"
+                        + "".join(f"<td style='color:{CLASS_CSS[k]}'>{counts[c][k]}</td>" for k in CLASS_WORDS)
+                        + f"<td>{n}</td></tr>"
+                    )
     s = study_field(study, "sampling") or {}
-    size = (f"{s.get('samples')} samples per recording and condition (seed {s.get('seed')})"
-            if s.get("samples") is not None else "the study's samples")
-    return (f"<p>What a verdict is worth: each recording replayed under {html.escape(size)} of the declared "
-            "physics and data uncertainty, per condition (an assumption about what the recording means, never "
-            "mixed with the others). robust lift: the 95 % interval of p_lift at or above 0.5; robust failure: at "
-            "or below; uncertain: across it.</p><table id=p-lift-counts><thead><tr><th>protocol</th><th>recordings</th>"
-            f"<th>condition</th>{head}<th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>")
+    size = (
+        f"{s.get('samples')} samples per recording and condition (seed {s.get('seed')})"
+        if s.get("samples") is not None
+        else "the study's samples"
+    )
+    return (
+        f"<p>What a verdict is worth: each recording replayed under {html.escape(size)} of the declared "
+        "physics and data uncertainty, per condition (an assumption about what the recording means, never "
+        "mixed with the others). robust lift: the 95 % interval of p_lift at or above 0.5; robust failure: at "
+        "or below; uncertain: across it.</p><table id=p-lift-counts><thead><tr><th>protocol</th><th>recordings</th>"
+        f"<th>condition</th>{head}<th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def discrimination_html(study) -> str:
@@ -210,17 +252,48 @@ def discrimination_html(study) -> str:
 
     def f(x, spec=".2f"):
         return "-" if x is None else format(float(x), spec)
+
     body, sources = [], {}
     for d in rows:
         ref = d.get("reference") or {}
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            d.get("protocol", "lift"), d.get("condition"), d.get("corruption"), f(d.get("p_real")), f(d.get("p_corrupted")), f(d.get("auc")),
-            f(d.get("ratio")), f"{f(ref.get('ratio'))} [{sources.setdefault(str(ref.get('source')), len(sources) + 1)}]"
-            if ref else "-", d.get("n_recordings", "-"))) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("protocol", "condition", "corruption", "p_lift real", "p_lift corrupted", "AUC",
-                                             "success corrupted / real", "published ratio", "recordings"))
-    return ("<h2>Does the verdict tell a real grasp from a corrupted one?</h2><p>Each recording replayed as "
-            "recorded and under each declared corruption; AUC 0.5: the verdict cannot tell them apart, 1: it "
-            "always can. A judge is worth something when it lifts what people lifted and fails what is broken.</p>"
-            f"<table id=discrimination><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-            + "".join(f"<p class=ref>[{i}] {html.escape(src)}</p>" for src, i in sources.items()))
+        body.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(v))}</td>"
+                for v in (
+                    d.get("protocol", "lift"),
+                    d.get("condition"),
+                    d.get("corruption"),
+                    f(d.get("p_real")),
+                    f(d.get("p_corrupted")),
+                    f(d.get("auc")),
+                    f(d.get("ratio")),
+                    f"{f(ref.get('ratio'))} [{sources.setdefault(str(ref.get('source')), len(sources) + 1)}]"
+                    if ref
+                    else "-",
+                    d.get("n_recordings", "-"),
+                )
+            )
+            + "</tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "protocol",
+            "condition",
+            "corruption",
+            "p_lift real",
+            "p_lift corrupted",
+            "AUC",
+            "success corrupted / real",
+            "published ratio",
+            "recordings",
+        )
+    )
+    return (
+        "<h2>Does the verdict tell a real grasp from a corrupted one?</h2><p>Each recording replayed as "
+        "recorded and under each declared corruption; AUC 0.5: the verdict cannot tell them apart, 1: it "
+        "always can. A judge is worth something when it lifts what people lifted and fails what is broken.</p>"
+        f"<table id=discrimination><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        + "".join(f"<p class=ref>[{i}] {html.escape(src)}</p>" for src, i in sources.items())
+    )

@@ -34,8 +34,9 @@ def p_lift_markdown(study: dict) -> str:
         ValueError: the study has no ``counts["p_lift"]`` for either protocol (run without ``--samples``).
     """
     c = study.get("counts") or {}
-    by_proto = {p: n for p, n in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift")))
-                if n}
+    by_proto = {
+        p: n for p, n in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift"))) if n
+    }
     if not by_proto:
         raise ValueError("the study has no p_lift counts (run_study.py --samples N)")
     s = study.get("sampling") or {}
@@ -49,21 +50,40 @@ def p_lift_markdown(study: dict) -> str:
             if cond not in counts:
                 continue
             n = counts[cond] or {}
-            row = [proto, f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES),
-                   str(sum(int(n.get(k, 0)) for k, _ in CLASSES))]
+            row = [
+                proto,
+                f"`{cond}`",
+                *(str(n.get(k, 0)) for k, _ in CLASSES),
+                str(sum(int(n.get(k, 0)) for k, _ in CLASSES)),
+            ]
             for x in corruptions:
-                d = next((e for e in disc if e.get("protocol", "lift") == proto and e.get("condition") == cond
-                          and str(e.get("corruption")) == x), None)
+                d = next(
+                    (
+                        e
+                        for e in disc
+                        if e.get("protocol", "lift") == proto
+                        and e.get("condition") == cond
+                        and str(e.get("corruption")) == x
+                    ),
+                    None,
+                )
                 ref = (d or {}).get("reference") or {}
-                row.append("-" if d is None else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
-                           f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else ""))
+                row.append(
+                    "-"
+                    if d is None
+                    else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
+                    f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else "")
+                )
             rows.append(row)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
     size = f"{s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
     refs = sorted({str((d.get("reference") or {}).get("source")) for d in disc if d.get("reference")})
-    notes = [f"classes from the 95 % interval of p_lift ({(s.get('classes') or {}).get('interval', 'wilson95')}) "
-             f"against {(s.get('classes') or {}).get('threshold', 0.5)}" + (f"; {size}" if size else "")
-             + "; lift recordings only (other intents are counted apart)"]
+    notes = [
+        f"classes from the 95 % interval of p_lift ({(s.get('classes') or {}).get('interval', 'wilson95')}) "
+        f"against {(s.get('classes') or {}).get('threshold', 0.5)}"
+        + (f"; {size}" if size else "")
+        + "; lift recordings only (other intents are counted apart)"
+    ]
     if refs:
         notes.append("published ratio: " + "; ".join(refs))
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)

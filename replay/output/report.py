@@ -25,15 +25,20 @@ from pathlib import Path
 from replay.checks.causes import cause_counts_text
 from replay.fileio import atomic_write_text
 from replay.output.attribution_section import attribution_section_for
+from replay.output.envelope_section import envelope_section_html
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
-from replay.output.envelope_section import envelope_section_html
-from replay.output.p_lift_section import (conditions_of, discrimination_html, p_lift_of, p_lift_summary_html,
-                                          verdicts_html)
+from replay.output.p_lift_section import (
+    conditions_of,
+    discrimination_html,
+    p_lift_of,
+    p_lift_summary_html,
+    verdicts_html,
+)
 from replay.output.refine_section import refine_section_html
-from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
+from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.results.files import read_rollout, read_study
 from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord
 from replay.study.counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
@@ -62,57 +67,97 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
     intent named on lines of their own, never added to the lifts."""
     c = study.counts or {}
     if c.get("protocol", "lift") != "lift" or (not c.get("rollouts") and "lift" not in (study.protocols or ["lift"])):
-        return (f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
-                f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>")
+        return (
+            f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
+            f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>"
+        )
     diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
     refused = int(c.get("refused") or 0)
     groups = intent_groups(by_intent)
     lead = next(iter(groups), LIFTS)
     g = groups.get(lead) or {k: c.get(k) for k in INTENT_COUNTS}
-    items = [(group_words(lead, int(g.get("rollouts") or 0)), "replayed"), ("lifted", g.get("lifted")),
-             ("held through the shake", g.get("shake_held")), ("not lifted", g.get("not_lifted")),
-             ("unstable", g.get("unstable"))]
-    items += [(group_words(k, o["rollouts"]), f"lifted {o['lifted']} (not a lift: the protocol replaced the motion "
-               "after the grasp; counted apart)") for k, o in groups.items() if k != lead]
-    we = {k: None if c.get(k) is None else f"{c[k]:.1f}" for k in
-          ("median_wrist_err_mm", "median_wrist_err_peak_mm", "max_wrist_err_peak_mm")}
+    items = [
+        (group_words(lead, int(g.get("rollouts") or 0)), "replayed"),
+        ("lifted", g.get("lifted")),
+        ("held through the shake", g.get("shake_held")),
+        ("not lifted", g.get("not_lifted")),
+        ("unstable", g.get("unstable")),
+    ]
     items += [
-        ("refused (bad input)", refused), ("failed", (c.get("failed_inputs") or 0) - refused),
+        (
+            group_words(k, o["rollouts"]),
+            f"lifted {o['lifted']} (not a lift: the protocol replaced the motion after the grasp; counted apart)",
+        )
+        for k, o in groups.items()
+        if k != lead
+    ]
+    we = {
+        k: None if c.get(k) is None else f"{c[k]:.1f}"
+        for k in ("median_wrist_err_mm", "median_wrist_err_peak_mm", "max_wrist_err_peak_mm")
+    }
+    items += [
+        ("refused (bad input)", refused),
+        ("failed", (c.get("failed_inputs") or 0) - refused),
         ("input causes (refused, flagged)", cause_counts_text(c.get("causes")) or "-"),
         ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
-        ("ablation lifted", c.get("ablation_lifted")), ("diagnosis", diag),
+        ("ablation lifted", c.get("ablation_lifted")),
+        ("diagnosis", diag),
         ("wrist tracking error mm, median of the recordings' medians", we["median_wrist_err_mm"]),
-        ("wrist tracking error mm, peak over the lift and hold: median / largest",
-         f"{we['median_wrist_err_peak_mm'] or '-'} / {we['max_wrist_err_peak_mm'] or '-'}"),
-        (f"contact agreement with the recording, median precision / recall (bones), over the "
-         f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
-         "recorded and simulated contact", _agreement_medians(c)),
+        (
+            "wrist tracking error mm, peak over the lift and hold: median / largest",
+            f"{we['median_wrist_err_peak_mm'] or '-'} / {we['max_wrist_err_peak_mm'] or '-'}",
+        ),
+        (
+            f"contact agreement with the recording, median precision / recall (bones), over the "
+            f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
+            "recorded and simulated contact",
+            _agreement_medians(c),
+        ),
         ("wall time s", None if c.get("wall_s") is None else f"{c['wall_s']:.1f}"),
     ]
-    lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
-                  for k, v in items)
-    head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake",
-                                                "not lifted", "unstable"))
-    body = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
-                   for k, g in groups.items())
-    per = "".join(f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")
-                  for n, (k, v) in enumerate(by_intent.items()))
-    table = (f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-             f"<p>lifted per intent: {per}</p>") if groups else ""
+    lis = "".join(
+        f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
+        for k, v in items
+    )
+    head = "".join(
+        f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake", "not lifted", "unstable")
+    )
+    body = "".join(
+        f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
+        for k, g in groups.items()
+    )
+    per = "".join(
+        f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")
+        for n, (k, v) in enumerate(by_intent.items())
+    )
+    table = (
+        (
+            f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<p>lifted per intent: {per}</p>"
+        )
+        if groups
+        else ""
+    )
     return f"<ul id=summary>{lis}</ul>{table}"
 
 
 def _agreement_medians(c: dict) -> str:
     """The medians (:func:`replay.study.summary.agreement_medians`), and what the others lacked."""
-    med = " / ".join("-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
-                     for k in ("precision", "recall"))
+    med = " / ".join(
+        "-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
+        for k in ("precision", "recall")
+    )
     if c.get("contact_agreement_of") is None:  # a study written before the counts were kept
         return med
-    return (f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
-            f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)")
+    return (
+        f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
+        f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)"
+    )
 
-def build_report(study_path: str | Path, out: str | Path, montage: str | Path | None = None,
-                 clips_dir: str | Path | None = None) -> dict:
+
+def build_report(
+    study_path: str | Path, out: str | Path, montage: str | Path | None = None, clips_dir: str | Path | None = None
+) -> dict:
     """Write the report page, one page per recording and their plots; returns ``{"rows", "plots",
     "clips", "montage"}``: the counts of recordings, plots and per-recording clips embedded, and
     whether the montage is.
@@ -142,14 +187,17 @@ def build_report(study_path: str | Path, out: str | Path, montage: str | Path | 
     for row in rows:
         seq = str(row.get("sequence"))
         verdicts = recording_pairs_html(study, pairs, seq) + verdicts_html(
-            {"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds)
-        plotted, clipped = write_recording_page(row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path,
-                                                verdicts)
+            {"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds
+        )
+        plotted, clipped = write_recording_page(
+            row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path, verdicts
+        )
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
     link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
-    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows,
-                                 pairs_summary_html(study, pairs)))
+    atomic_write_text(
+        out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows, pairs_summary_html(study, pairs))
+    )
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
@@ -200,16 +248,25 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
     else:
         have = set(shown)
         missing = [str(r.get("sequence")) for r in study.rollouts if str(r.get("sequence")) not in have]
-        named = ", ".join(missing[:MAX_NAMED_MISSING]) + (f" and {len(missing) - MAX_NAMED_MISSING} more"
-                                                          if len(missing) > MAX_NAMED_MISSING else "")
-        note = (f"<p id=montage-tiles>{len(shown)} tiles, one per recording.{rule}</p>" if not missing else
-                f"<p id=montage-tiles>{len(shown)} tiles; no tile for {len(missing)} recording(s): "
-                f"{html.escape(named)} (" + ("the montage's selection; " if rule else "") +
-                f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>")
+        named = ", ".join(missing[:MAX_NAMED_MISSING]) + (
+            f" and {len(missing) - MAX_NAMED_MISSING} more" if len(missing) > MAX_NAMED_MISSING else ""
+        )
+        note = (
+            f"<p id=montage-tiles>{len(shown)} tiles, one per recording.{rule}</p>"
+            if not missing
+            else f"<p id=montage-tiles>{len(shown)} tiles; no tile for {len(missing)} recording(s): "
+            f"{html.escape(named)} ("
+            + ("the montage's selection; " if rule else "")
+            + f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>"
+        )
     src = html.escape(beside(montage, pdir, fdir))
-    made = html.escape(str(montage.resolve()))  # the montage as rendered (with its record beside it): what a refresh embeds
-    return (f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
-            f"src='{src}' data-montage='{made}'></video>")
+    made = html.escape(
+        str(montage.resolve())
+    )  # the montage as rendered (with its record beside it): what a refresh embeds
+    return (
+        f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
+        f"src='{src}' data-montage='{made}'></video>"
+    )
 
 
 def embedded_montage(page: Path) -> Path | None:
@@ -235,26 +292,41 @@ def refresh_report(study_path: Path) -> str | None:
         build_report(study_path, page, montage=montage)
     except (ResultsFormatError, OSError) as e:
         cmd = ["python", "scripts/report.py", "--study", str(study_path), "--out", str(page)]
-        return (f"report: {page} is stale ({str(e).splitlines()[0]}); remake it with "
-                + shlex.join(cmd + (["--montage", str(montage)] if montage else [])))
+        return f"report: {page} is stale ({str(e).splitlines()[0]}); remake it with " + shlex.join(
+            cmd + (["--montage", str(montage)] if montage else [])
+        )
     return f"report: refreshed {page}" + (f" (montage {montage} as before)" if montage else "")
 
 
-def _page(study: StudyRecord, study_path: Path, pdir: Path, fdir: Path, rows: list[dict], mont: str,
-          recs: dict, link, oracle_rows: list[dict] | None = None, pairs: str = "") -> str:
+def _page(
+    study: StudyRecord,
+    study_path: Path,
+    pdir: Path,
+    fdir: Path,
+    rows: list[dict],
+    mont: str,
+    recs: dict,
+    link,
+    oracle_rows: list[dict] | None = None,
+    pairs: str = "",
+) -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
     CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
     ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts; ``pairs``: the
     verdicts side by side, :func:`replay.output.verdicts_section.pairs_summary_html`)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
-    failed = "".join(f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
-                     for k, v in (study.failed or {}).items())
+    failed = "".join(
+        f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
+        for k, v in (study.failed or {}).items()
+    )
     title = f"grasp-replay study: {study.dataset}"
     by_intent = (study.counts or {}).get("by_intent") or intent_counts(
-        [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)])
+        [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)]
+    )
     csv_path = study_path.with_suffix(".csv")
-    csv_link = (f" &middot; <a href='{html.escape(beside(csv_path, pdir, fdir))}'>study.csv</a>"
-                if csv_path.is_file() else "")
+    csv_link = (
+        f" &middot; <a href='{html.escape(beside(csv_path, pdir, fdir))}'>study.csv</a>" if csv_path.is_file() else ""
+    )
     return f"""<!doctype html>
 <html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>{CSS}</style></head>
 <body>

@@ -25,8 +25,15 @@ from replay.results.files import check_poses_version
 from replay.results.records import Phase, ResultsFormatError, RolloutRecord
 
 #: phase band colours of the plots (light, so the lines stay readable)
-PHASE_COLOURS = {Phase.SETTLE: "#eeeeee", Phase.APPROACH: "#dde8f6", Phase.LIFT: "#dff2e1", Phase.HOLD: "#fff3d6",
-                 Phase.SHAKE: "#f8dede", Phase.RECORDED: "#e9e2f4", Phase.RELEASE: "#e6e6f8"}
+PHASE_COLOURS = {
+    Phase.SETTLE: "#eeeeee",
+    Phase.APPROACH: "#dde8f6",
+    Phase.LIFT: "#dff2e1",
+    Phase.HOLD: "#fff3d6",
+    Phase.SHAKE: "#f8dede",
+    Phase.RECORDED: "#e9e2f4",
+    Phase.RELEASE: "#e6e6f8",
+}
 
 PAGE_CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -75,8 +82,9 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
     ax_h.plot(t, (main["body_pos"][:, k, 2] - base) * 1000.0, color="#1f5fa8", label="contact run")
     if abl is not None:
         ka = list(abl["body_names"]).index("object")
-        ax_h.plot(abl["time"], (abl["body_pos"][:, ka, 2] - base) * 1000.0, color="#888888", ls="--",
-                  label="contact ablation")
+        ax_h.plot(
+            abl["time"], (abl["body_pos"][:, ka, 2] - base) * 1000.0, color="#888888", ls="--", label="contact ablation"
+        )
     ax_h.set_ylabel("object z\nabove support mm", fontsize=8)
     ax_h.legend(fontsize=7, loc="upper left")
     ax_c.step(t, main["contact_count"], where="post", color="#6a3d9a")
@@ -93,8 +101,15 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
         p = Phase(int(ph[a]))
         for ax in axes:
             ax.axvspan(t[a], t[b - 1] + dt, color=PHASE_COLOURS[p], zorder=0, lw=0)
-        ax_h.text((t[a] + t[b - 1] + dt) / 2, 1.02, p.name.lower(), transform=ax_h.get_xaxis_transform(),
-                  ha="center", va="bottom", fontsize=7)
+        ax_h.text(
+            (t[a] + t[b - 1] + dt) / 2,
+            1.02,
+            p.name.lower(),
+            transform=ax_h.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
     for ax in axes:
         ax.tick_params(labelsize=7)
     fig.suptitle(f"{rec.sequence}: {rec.outcome}", fontsize=9, y=0.995)
@@ -136,8 +151,16 @@ def _fresh(png: Path, sources: list[Path]) -> bool:
         return False
 
 
-def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdir: Path, fdir: Path,
-                         report: Path, clips_dir, study_file: Path, verdicts: str = "") -> tuple[bool, bool]:
+def write_recording_page(
+    row: dict,
+    rec: RolloutRecord | ResultsFormatError,
+    sdir: Path,
+    fdir: Path,
+    report: Path,
+    clips_dir,
+    study_file: Path,
+    verdicts: str = "",
+) -> tuple[bool, bool]:
     """Write one recording's page (and its figure) into ``fdir``; returns (plotted, clip found).
 
     Args:
@@ -154,43 +177,71 @@ def write_recording_page(row: dict, rec: RolloutRecord | ResultsFormatError, sdi
     seq = str(row.get("sequence"))
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
-    fields = "".join(f"<tr><th>{html.escape(h)}</th><td>"
-                     f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d)[0])}</td></tr>"
-                     for h, k, s, d in columns_for([row]))
+    fields = "".join(
+        f"<tr><th>{html.escape(h)}</th><td>"
+        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d)[0])}</td></tr>"
+        for h, k, s, d in columns_for([row])
+    )
     parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
     plotted = clipped = False
     if isinstance(rec, ResultsFormatError):
         parts += [f"<h1>{html.escape(seq)}</h1>", f"<p>{html.escape(str(rec))}</p>"]
     else:
         oc = shown_value(row, "outcome") if row.get("outcome") is not None else str(rec.outcome)
-        parts.append(f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))}): "
-                     f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>")
-        parts.append(f"{verdicts}<h2>Fields</h2><table id=fields>{fields}</table>" if verdicts
-                     else f"<table id=fields>{fields}</table>")
+        parts.append(
+            f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))}): "
+            f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>"
+        )
+        parts.append(
+            f"{verdicts}<h2>Fields</h2><table id=fields>{fields}</table>"
+            if verdicts
+            else f"<table id=fields>{fields}</table>"
+        )
         png = fdir / f"{stem}.png"
         poses = (rec.poses, rec.ablation and rec.ablation.poses)
         sources = [sdir / str(row.get("json"))] + [sdir / p for p in poses if p]
         plotted = _fresh(png, sources) or plot_rollout(rec, sdir, png)
-        parts.append(f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>" if plotted
-                     else "<p>no saved poses</p>")
-        parts.append("<p>Object height above the support (contact run, and the contact ablation dashed), "
-                     "hand-object contacts and wrist position error, with the protocol phases as bands.</p>")
-        found = [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4")
-                 if c.is_file()] if clips_dir else []
+        parts.append(
+            f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>"
+            if plotted
+            else "<p>no saved poses</p>"
+        )
+        parts.append(
+            "<p>Object height above the support (contact run, and the contact ablation dashed), "
+            "hand-object contacts and wrist position error, with the protocol phases as bands.</p>"
+        )
+        found = (
+            [c for c in (Path(clips_dir) / f"{stem}.mp4", Path(clips_dir) / f"{rec.object}.mp4") if c.is_file()]
+            if clips_dir
+            else []
+        )
         if found:  # render_montage.py --clips names a clip by its object; by sequence where objects repeat
             clipped = True
-            parts.append(f"<video controls muted preload=metadata width=480 "
-                         f"src='{html.escape(beside(found[0], fdir, fdir))}'></video>")
+            parts.append(
+                f"<video controls muted preload=metadata width=480 "
+                f"src='{html.escape(beside(found[0], fdir, fdir))}'></video>"
+            )
         if rec.diagnosis:
-            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
-                            for k, v in (rec.diagnosis.get("figure") or {}).items())
-            parts.append(f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
-                         + (f" ({html.escape(fig)})" if fig else "") + "</p>")
+            fig = ", ".join(
+                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in (rec.diagnosis.get("figure") or {}).items()
+            )
+            parts.append(
+                f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                + (f" ({html.escape(fig)})" if fig else "")
+                + "</p>"
+            )
         parts.append(exports_html(study_file, seq, fdir))
         rj = (sdir / str(row.get("json"))).resolve()
-        parts.append(f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.get('json')))}</a></p>"
-                     if rj.is_relative_to(report.parent.resolve()) else f"<p>rollout: {html.escape(str(rj))}</p>")
-    atomic_write_text(page, f"<!doctype html>\n<html><head><meta charset=utf-8><title>{html.escape(seq)}</title>"
-                            f"<style>{PAGE_CSS}</style></head><body id='rec-{html.escape(seq)}'>{''.join(parts)}"
-                            "</body></html>\n")
+        parts.append(
+            f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.get('json')))}</a></p>"
+            if rj.is_relative_to(report.parent.resolve())
+            else f"<p>rollout: {html.escape(str(rj))}</p>"
+        )
+    atomic_write_text(
+        page,
+        f"<!doctype html>\n<html><head><meta charset=utf-8><title>{html.escape(seq)}</title>"
+        f"<style>{PAGE_CSS}</style></head><body id='rec-{html.escape(seq)}'>{''.join(parts)}"
+        "</body></html>\n",
+    )
     return plotted, clipped

@@ -17,20 +17,28 @@ from collections import Counter
 from replay.output.p_lift_section import CLASS_CSS, class_word, conditions_of, p_lift_of
 from replay.protocol.diagnosis import display_outcome
 
-OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12",
-               "stuck": "#8a4fbf"}
+OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12", "stuck": "#8a4fbf"}
 
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
-    ("recording", "sequence", None, None), ("object", "object", None, None), ("intent", "intent", None, None),
+    ("recording", "sequence", None, None),
+    ("object", "object", None, None),
+    ("intent", "intent", None, None),
     ("outcome", "outcome", None, None),
-    ("diagnosis", "diagnosis", None, None), ("rise mm", "rise", 1000.0, 1), ("slip mm", "slip_mm", None, 1),
-    ("separation mm", "separation_mm", None, 1), ("shake held", "shake_held", None, None),
-    ("contacts at lift", "contacts_force_at_lift", None, 0), ("wrist err median mm", "wrist_err_median_mm", None, 1),
+    ("diagnosis", "diagnosis", None, None),
+    ("rise mm", "rise", 1000.0, 1),
+    ("slip mm", "slip_mm", None, 1),
+    ("separation mm", "separation_mm", None, 1),
+    ("shake held", "shake_held", None, None),
+    ("contacts at lift", "contacts_force_at_lift", None, 0),
+    ("wrist err median mm", "wrist_err_median_mm", None, 1),
     ("wrist err peak mm (lift, hold)", "wrist_err_peak_mm", None, 1),
-    ("friction budget kg", "friction_budget_peak_kg", None, 2), ("object kg", "object_mass", None, 3),
-    ("ablation clean", "ablation_clean", None, None), ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
-    ("contact precision", "contact_agreement_precision", None, 2), ("contact recall", "contact_agreement_recall", None, 2),
+    ("friction budget kg", "friction_budget_peak_kg", None, 2),
+    ("object kg", "object_mass", None, 3),
+    ("ablation clean", "ablation_clean", None, None),
+    ("ablation max disp mm", "ablation_max_disp_mm", None, 2),
+    ("contact precision", "contact_agreement_precision", None, 2),
+    ("contact recall", "contact_agreement_recall", None, 2),
 )
 #: the verdict envelope's column (another branch's field), shown after the outcome where a row has it
 ENVELOPE_COLUMN = ("envelope", "verdict_envelope", None, None)
@@ -55,7 +63,7 @@ def columns_for(rows: list[dict]) -> tuple:
 def value(row: dict, key: str):
     """A row's value in column ``key``: its field, or for a p_lift column the condition's entry."""
     if key.startswith(P_LIFT_KEY):
-        return (p_lift_of(row) or {}).get(key[len(P_LIFT_KEY):])
+        return (p_lift_of(row) or {}).get(key[len(P_LIFT_KEY) :])
     return row.get(key)
 
 
@@ -92,17 +100,23 @@ def table_html(rows: list[dict], link) -> str:
         for _, key, scale, dec in cols:
             text, k = cell(value(r, key), scale, dec)
             text = shown_value(r, key) if key == "outcome" else text
-            style = f" style='color:{OUTCOME_CSS[text]};font-weight:bold'" if key == "outcome" and text in OUTCOME_CSS \
+            style = (
+                f" style='color:{OUTCOME_CSS[text]};font-weight:bold'"
+                if key == "outcome" and text in OUTCOME_CSS
                 else ""
+            )
             if key.startswith(P_LIFT_KEY) and isinstance(value(r, key), dict):  # the class in its colour
                 style = f" style='color:{CLASS_CSS.get(value(r, key).get('class'), '#222')};text-align:left'"
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
-            text_html = f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" \
-                else html.escape(text)
+            text_html = (
+                f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" else html.escape(text)
+            )
             cells.append(f"<td{sort}{style}>{text_html}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return (f"{_filters_html(rows, cols)}<table id=rows><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
+    return (
+        f"{_filters_html(rows, cols)}<table id=rows><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
 def _filters_html(rows: list[dict], cols: tuple) -> str:
@@ -110,17 +124,26 @@ def _filters_html(rows: list[dict], cols: tuple) -> str:
     keys = {c[1] for c in cols}
     wanted = [(label, key, label) for label, key in FILTERS if key in keys]
     k = next((i for i, (_, key, _) in enumerate(wanted) if key == "diagnosis"), len(wanted)) + 1
-    wanted[k:k] = [(f"P(lift) {key[len(P_LIFT_KEY):]}", key, "p_lift-" + key[len(P_LIFT_KEY):]) for key in
-                   (c[1] for c in cols) if key.startswith(P_LIFT_KEY)]
+    wanted[k:k] = [
+        (f"P(lift) {key[len(P_LIFT_KEY) :]}", key, "p_lift-" + key[len(P_LIFT_KEY) :])
+        for key in (c[1] for c in cols)
+        if key.startswith(P_LIFT_KEY)
+    ]
     parts = []
     for label, key, ident in wanted:
         counts = Counter(shown_value(r, key) for r in rows)
-        opts = "".join(f"<option value='{html.escape(v)}'>{html.escape(v)} ({n})</option>"
-                       for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        parts.append(f"<label>{html.escape(label)} <select data-filter='{html.escape(key)}' "
-                     f"id='filter-{html.escape(ident)}'><option value=''>all</option>{opts}</select></label>")
-    return (f"<p id=filters>{' '.join(parts)} <span id=shown></span> "
-            "<button id=clear-filters type=button>clear</button></p>")
+        opts = "".join(
+            f"<option value='{html.escape(v)}'>{html.escape(v)} ({n})</option>"
+            for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        parts.append(
+            f"<label>{html.escape(label)} <select data-filter='{html.escape(key)}' "
+            f"id='filter-{html.escape(ident)}'><option value=''>all</option>{opts}</select></label>"
+        )
+    return (
+        f"<p id=filters>{' '.join(parts)} <span id=shown></span> "
+        "<button id=clear-filters type=button>clear</button></p>"
+    )
 
 
 TABLE_JS = """

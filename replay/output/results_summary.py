@@ -18,10 +18,27 @@ from pathlib import Path
 from replay.results.records import REFINE_FIELDS
 
 #: the study row fields the tables read (a subset of replay.results.records.ROW_FIELDS)
-STUDY_ROW_FIELDS = ("sequence", "object", "intent", "outcome", "diagnosis", "stable", "lifted", "rise", "shake_held",
-                    "stuck_after_release", "contacts_force_at_lift", "wrist_err_median_mm", "wrist_err_peak_mm", "ablation_clean",
-                    "ablation_no_rise", "ablation_max_disp_mm", "ablation_lifted", "contact_agreement_precision",
-                    "contact_agreement_recall")
+STUDY_ROW_FIELDS = (
+    "sequence",
+    "object",
+    "intent",
+    "outcome",
+    "diagnosis",
+    "stable",
+    "lifted",
+    "rise",
+    "shake_held",
+    "stuck_after_release",
+    "contacts_force_at_lift",
+    "wrist_err_median_mm",
+    "wrist_err_peak_mm",
+    "ablation_clean",
+    "ablation_no_rise",
+    "ablation_max_disp_mm",
+    "ablation_lifted",
+    "contact_agreement_precision",
+    "contact_agreement_recall",
+)
 #: what a summary may be made from
 SOURCES = ("study", "bridge", "junit", "crosscheck")
 
@@ -29,8 +46,9 @@ SOURCES = ("study", "bridge", "junit", "crosscheck")
 def head_commit(cwd: Path | None = None) -> str:
     """``git rev-parse --short HEAD`` of ``cwd`` (the checkout), or ``"unknown"`` outside a git tree."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True,
-                             timeout=30)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=30
+        )
     except OSError:
         return "unknown"
     return out.stdout.strip() or "unknown"
@@ -51,13 +69,18 @@ def study_summary(doc: dict) -> dict:
     """
     if "rollouts" not in doc and "oracle_rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
-    return {"dataset": doc.get("dataset"), "config_hash": doc.get("config_hash"), "versions": doc.get("versions"),
-            "protocols": doc.get("protocols"), "counts": doc.get("counts"),
-            "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
-            "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
-            "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
-            "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS),
-            **_sampled(doc)}
+    return {
+        "dataset": doc.get("dataset"),
+        "config_hash": doc.get("config_hash"),
+        "versions": doc.get("versions"),
+        "protocols": doc.get("protocols"),
+        "counts": doc.get("counts"),
+        "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
+        "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
+        "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
+        "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS),
+        **_sampled(doc),
+    }
 
 
 def _sampled(doc: dict) -> dict:
@@ -67,16 +90,23 @@ def _sampled(doc: dict) -> dict:
     if not doc.get("sampling"):
         return {}
     rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
-    return {"sampling": _sampling(doc["sampling"]), "discrimination": doc.get("discrimination") or [],
-            "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v}}
+    return {
+        "sampling": _sampling(doc["sampling"]),
+        "discrimination": doc.get("discrimination") or [],
+        "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v},
+    }
 
 
 def _sampling(s: dict) -> dict:
     """A study's ``sampling`` as the tables read it: its size, seed, classes and condition names (the
     conditions' overrides and the variables' distributions stay in the study JSON)."""
-    return {"samples": s.get("samples"), "seed": s.get("seed"), "classes": s.get("classes"),
-            "conditions": [{"name": c.get("name")} for c in s.get("conditions") or [] if isinstance(c, dict)],
-            "variables": [v.get("name") for v in s.get("variables") or [] if isinstance(v, dict)]}
+    return {
+        "samples": s.get("samples"),
+        "seed": s.get("seed"),
+        "classes": s.get("classes"),
+        "conditions": [{"name": c.get("name")} for c in s.get("conditions") or [] if isinstance(c, dict)],
+        "variables": [v.get("name") for v in s.get("variables") or [] if isinstance(v, dict)],
+    }
 
 
 def bridge_summary(doc: dict) -> dict:
@@ -104,17 +134,26 @@ def junit_summary(path: Path) -> dict:
         raise ValueError("not a JUnit XML report (no <testsuite>): pytest --junitxml writes one")
     n = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
     reasons: dict[str, int] = {}
-    failed = [f"{c.get('classname', '')}::{c.get('name', '')}".strip(":") for c in suite.iter("testcase")
-              if c.find("failure") is not None or c.find("error") is not None]
+    failed = [
+        f"{c.get('classname', '')}::{c.get('name', '')}".strip(":")
+        for c in suite.iter("testcase")
+        if c.find("failure") is not None or c.find("error") is not None
+    ]
     for case in suite.iter("testcase"):
         s = case.find("skipped")
         if s is not None:
             why = (s.get("message") or "").strip()[:160]
             reasons[why] = reasons.get(why, 0) + 1
-    return {"tests": n["tests"], "passed": n["tests"] - n["failures"] - n["errors"] - n["skipped"],
-            "failed": n["failures"], "errors": n["errors"], "skipped": n["skipped"],
-            "time_s": round(float(suite.get("time", 0.0)), 1), "skip_reasons": dict(sorted(reasons.items())),
-            "failed_tests": failed}
+    return {
+        "tests": n["tests"],
+        "passed": n["tests"] - n["failures"] - n["errors"] - n["skipped"],
+        "failed": n["failures"],
+        "errors": n["errors"],
+        "skipped": n["skipped"],
+        "time_s": round(float(suite.get("time", 0.0)), 1),
+        "skip_reasons": dict(sorted(reasons.items())),
+        "failed_tests": failed,
+    }
 
 
 def crosscheck_summary(doc: dict) -> dict:
@@ -125,9 +164,13 @@ def crosscheck_summary(doc: dict) -> dict:
         ValueError: not a crosscheck result (no ``results``)."""
     if not isinstance(doc, dict) or "results" not in doc:
         raise ValueError("not a crosscheck result (no 'results'): benchmarks/authored_crosscheck.py --json writes one")
-    return {"settings": doc.get("settings"), "lifted": doc.get("lifted"), "recordings": doc.get("recordings"),
-            "agreement": doc.get("agreement"),
-            "results": [{"sequence": r["sequence"], "lifted": bool(r["lifted"])} for r in doc["results"]]}
+    return {
+        "settings": doc.get("settings"),
+        "lifted": doc.get("lifted"),
+        "recordings": doc.get("recordings"),
+        "agreement": doc.get("agreement"),
+        "results": [{"sequence": r["sequence"], "lifted": bool(r["lifted"])} for r in doc["results"]],
+    }
 
 
 def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = None, date: str | None = None) -> dict:
@@ -141,7 +184,13 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
     """
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
-    body = {"study": study_summary, "bridge": bridge_summary, "junit": junit_summary,
-            "crosscheck": crosscheck_summary}[source](doc_or_path)
-    return {"source": source, "made_by": made_by, "commit": commit or head_commit(),
-            "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"), **body}
+    body = {"study": study_summary, "bridge": bridge_summary, "junit": junit_summary, "crosscheck": crosscheck_summary}[
+        source
+    ](doc_or_path)
+    return {
+        "source": source,
+        "made_by": made_by,
+        "commit": commit or head_commit(),
+        "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
+        **body,
+    }

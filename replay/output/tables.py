@@ -46,8 +46,22 @@ from replay.output.bridge_table import bridge_markdown
 from replay.output.p_lift_table import p_lift_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 
-KINDS = ("study", "refine", "attribution", "counts", "oracle", "bridge", "tests", "crosscheck", "envelope", "scale",
-         "throughput", "make_study", "sample_cost", "p_lift")
+KINDS = (
+    "study",
+    "refine",
+    "attribution",
+    "counts",
+    "oracle",
+    "bridge",
+    "tests",
+    "crosscheck",
+    "envelope",
+    "scale",
+    "throughput",
+    "make_study",
+    "sample_cost",
+    "p_lift",
+)
 
 
 def _fmt(v, spec: str = ".1f") -> str:
@@ -78,11 +92,22 @@ def _release(row: dict) -> str:
 
 def study_table(study: dict) -> str:
     """Markdown table of a study JSON's ``rollouts`` rows (module doc); rise in mm."""
-    rows = [[r["sequence"], _outcome(r), _fmt(None if r.get("rise") is None else r["rise"] * 1000.0),
-             _fmt(r.get("shake_held")), _release(r), _fmt(r.get("contact_agreement_precision"), ".2f"),
-             _fmt(r.get("contact_agreement_recall"), ".2f")] for r in study.get("rollouts") or []]
-    return _md(["recording", "outcome", "rise mm", "held through the shake", "release", "contact precision",
-                "contact recall"], rows)
+    rows = [
+        [
+            r["sequence"],
+            _outcome(r),
+            _fmt(None if r.get("rise") is None else r["rise"] * 1000.0),
+            _fmt(r.get("shake_held")),
+            _release(r),
+            _fmt(r.get("contact_agreement_precision"), ".2f"),
+            _fmt(r.get("contact_agreement_recall"), ".2f"),
+        ]
+        for r in study.get("rollouts") or []
+    ]
+    return _md(
+        ["recording", "outcome", "rise mm", "held through the shake", "release", "contact precision", "contact recall"],
+        rows,
+    )
 
 
 def refine_table(study: dict) -> str:
@@ -99,12 +124,35 @@ def refine_table(study: dict) -> str:
         f = ref.get(r["sequence"])
         if f is None:
             continue
-        rows.append([r["sequence"].removesuffix("_lift"), _outcome(r), _fmt(display_outcome(f.get("refine_outcome"))),
-                     _fmt(f.get("refine_wrist_mm")), _fmt(f.get("refine_wrist_deg")), _fmt(f.get("refine_finger_deg")),
-                     _fmt(f.get("refine_shake_held")), _fmt(f.get("refine_neighbourhood_success"), ".2f"),
-                     _fmt(f.get("refine_seed_agreement")), _fmt(f.get("refine_ablation_max_disp_mm"), ".2f")])
-    return _md(["recording", "as recorded", "refined", "wrist mm", "wrist deg", "fingers deg",
-                "refined held through the shake", "neighbourhood held", "seeds agree", "refined ablation mm"], rows)
+        rows.append(
+            [
+                r["sequence"].removesuffix("_lift"),
+                _outcome(r),
+                _fmt(display_outcome(f.get("refine_outcome"))),
+                _fmt(f.get("refine_wrist_mm")),
+                _fmt(f.get("refine_wrist_deg")),
+                _fmt(f.get("refine_finger_deg")),
+                _fmt(f.get("refine_shake_held")),
+                _fmt(f.get("refine_neighbourhood_success"), ".2f"),
+                _fmt(f.get("refine_seed_agreement")),
+                _fmt(f.get("refine_ablation_max_disp_mm"), ".2f"),
+            ]
+        )
+    return _md(
+        [
+            "recording",
+            "as recorded",
+            "refined",
+            "wrist mm",
+            "wrist deg",
+            "fingers deg",
+            "refined held through the shake",
+            "neighbourhood held",
+            "seeds agree",
+            "refined ablation mm",
+        ],
+        rows,
+    )
 
 
 def attribution_table(result: dict) -> str:
@@ -112,10 +160,20 @@ def attribution_table(result: dict) -> str:
     rows = []
     for f in result.get("factors") or []:
         d = f.get("diagnosis") or {}
-        rows.append([str(f["name"]), str(f["value"]), f"{f['lifted']}/{f['of']}", str(f.get("shake_held", "-")),
-                     str(f.get("unstable", 0))] + [str(d.get(c, 0)) for c in CLASSES if c != "unstable"])
-    return _md(["factor", "value", "lifted", "held through the shake", "unstable"]
-               + [c for c in CLASSES if c != "unstable"], rows)
+        rows.append(
+            [
+                str(f["name"]),
+                str(f["value"]),
+                f"{f['lifted']}/{f['of']}",
+                str(f.get("shake_held", "-")),
+                str(f.get("unstable", 0)),
+            ]
+            + [str(d.get(c, 0)) for c in CLASSES if c != "unstable"]
+        )
+    return _md(
+        ["factor", "value", "lifted", "held through the shake", "unstable"] + [c for c in CLASSES if c != "unstable"],
+        rows,
+    )
 
 
 def _named(rows: list[dict], test) -> str:
@@ -150,33 +208,55 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
     ab = c.get("ablation_run", 0)
     refused = (study.get("counts") or {}).get("refused_keys") or []
     lift = protocol == "lift"  # the hug-oracle protocol has no shake and no release
-    out = [["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
-           ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
-           ["lifted at the end of the hold" if lift else "lifted (the oracle's success test)",
-            _named(rows, lambda r: r.get("lifted")) + f" of {n}"]]
+    out = [
+        ["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
+        ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
+        [
+            "lifted at the end of the hold" if lift else "lifted (the oracle's success test)",
+            _named(rows, lambda r: r.get("lifted")) + f" of {n}",
+        ],
+    ]
     if lift:
-        out += [["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
-                ["stuck after the release", str(c.get("stuck", 0))]]
-    out += [["diagnosis (not lifted" + (", or not held through the shake)" if lift else ")"),
-             ", ".join(f"{k} {v}" for k, v in d.items()) or "-"],
-            ["ablation: nothing rose / moved < 1 mm / lifted", f"{c.get('ablation_no_rise', 0)}/{ab} / "
-             f"{c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}"],
-            ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
-            ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
-            ["wrist tracking error (median of the recordings' medians)", _median(c.get("median_wrist_err_mm"), " mm")],
-            ["wrist tracking error, peak over the lift and hold (median of the recordings' peaks / largest)",
-             f"{_median(c.get('median_wrist_err_peak_mm'), ' mm')} / {_peak(rows)}"],
-            ["study wall time", _median(c.get("wall_s"), " s")]]
+        out += [
+            ["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
+            ["stuck after the release", str(c.get("stuck", 0))],
+        ]
+    out += [
+        [
+            "diagnosis (not lifted" + (", or not held through the shake)" if lift else ")"),
+            ", ".join(f"{k} {v}" for k, v in d.items()) or "-",
+        ],
+        [
+            "ablation: nothing rose / moved < 1 mm / lifted",
+            f"{c.get('ablation_no_rise', 0)}/{ab} / {c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}",
+        ],
+        ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
+        ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
+        ["wrist tracking error (median of the recordings' medians)", _median(c.get("median_wrist_err_mm"), " mm")],
+        [
+            "wrist tracking error, peak over the lift and hold (median of the recordings' peaks / largest)",
+            f"{_median(c.get('median_wrist_err_peak_mm'), ' mm')} / {_peak(rows)}",
+        ],
+        ["study wall time", _median(c.get("wall_s"), " s")],
+    ]
     return _md(["figure", "value"], out)
 
 
 def tests_table(run: dict) -> str:
     """A test run's counts and wall time (``tests``, ``passed``, ``failed``, ``errors``, ``skipped``,
     ``time_s``) and why tests skipped."""
-    out = [["tests", str(run["tests"])], ["passed", str(run["passed"])], ["failed", str(run["failed"])],
-           ["errors", str(run["errors"])], ["skipped", str(run["skipped"])], ["wall time", f"{run['time_s']:.0f} s"]]
-    out += [[f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)]
-            for why, k in (run.get("skip_reasons") or {}).items()]
+    out = [
+        ["tests", str(run["tests"])],
+        ["passed", str(run["passed"])],
+        ["failed", str(run["failed"])],
+        ["errors", str(run["errors"])],
+        ["skipped", str(run["skipped"])],
+        ["wall time", f"{run['time_s']:.0f} s"],
+    ]
+    out += [
+        [f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)]
+        for why, k in (run.get("skip_reasons") or {}).items()
+    ]
     out += [[f"failed: `{name}`", "1"] for name in run.get("failed_tests") or []]
     return _md(["figure", "value"], out)
 
@@ -185,13 +265,21 @@ def crosscheck_table(doc: dict) -> str:
     """The independent plain-MuJoCo replay's count and its recording-by-recording agreement with a study
     (:func:`replay.output.results_summary.crosscheck_summary`)."""
     lifted = [r["sequence"] for r in doc["results"] if r["lifted"]]
-    out = [["plain MuJoCo, settings", str(doc.get("settings") or "as authored")],
-           ["lifted", f"{doc['lifted']} of {doc['recordings']} ({', '.join(s.replace('_lift', '') for s in lifted)})"]]
+    out = [
+        ["plain MuJoCo, settings", str(doc.get("settings") or "as authored")],
+        ["lifted", f"{doc['lifted']} of {doc['recordings']} ({', '.join(s.replace('_lift', '') for s in lifted)})"],
+    ]
     a = doc.get("agreement")
     if a:
         out.append(["same verdict as the project's study", f"{a['agree']} of {a['paired']}"])
-        out += [[f"differs: {d['sequence']}", f"plain {'lifted' if d['plain'] else 'not lifted'}, project "
-                 f"{'lifted' if d['project'] else 'not lifted'}"] for d in a.get("disagree") or []]
+        out += [
+            [
+                f"differs: {d['sequence']}",
+                f"plain {'lifted' if d['plain'] else 'not lifted'}, project "
+                f"{'lifted' if d['project'] else 'not lifted'}",
+            ]
+            for d in a.get("disagree") or []
+        ]
     return _md(["figure", "value"], out)
 
 
@@ -203,11 +291,17 @@ def envelope_table(study: dict) -> str:
     if not env:
         raise ValueError("the study has no verdict envelope (run_study.py --envelope)")
     n = env["recordings"]
-    out = [["recordings", str(n)], ["robust lifts (lifted under every setting)", str(env["robust_lift"])],
-           ["fragile (under some)", str(env["fragile"])], ["robust failures (under none)", str(env["robust_failure"])]]
+    out = [
+        ["recordings", str(n)],
+        ["robust lifts (lifted under every setting)", str(env["robust_lift"])],
+        ["fragile (under some)", str(env["fragile"])],
+        ["robust failures (under none)", str(env["robust_failure"])],
+    ]
     flips = env.get("flips_by_setting") or {}
-    out += [[f"setting `{s}`: lifted / verdicts flipped", f"{env['lifted_by_setting'].get(s)} / {flips.get(s, '-')}"]
-            for s in env["settings"]]
+    out += [
+        [f"setting `{s}`: lifted / verdicts flipped", f"{env['lifted_by_setting'].get(s)} / {flips.get(s, '-')}"]
+        for s in env["settings"]
+    ]
     return _md(["figure", "value"], out)
 
 
@@ -216,27 +310,53 @@ def scale_table(doc: dict) -> str:
     goals of issue 41 (overhead per recording at the largest size over the smallest's, at most 1.2x;
     bytes per recording flat; the driver under 1 GB)."""
     rows = doc["sizes"]
-    out = [[f"{r['recordings']:,}", _fmt(r["wall_s"]), f"{r['overhead_per_recording_s']:.3f}",
-            f"{r['bytes_per_recording'] / 1000:.1f}", _fmt(r["driver_peak_rss_mb"], ".0f"), _fmt(r["report_s"]),
-            _fmt(r.get("report_load_s"), ".2f"), f"{_fmt(r['montage_s'])} ({r['montage_tiles']} tiles)"]
-           for r in rows]
-    text = _md(["recordings", "wall s", "overhead s / recording", "kB written / recording", "driver peak MB",
-                "report s", "report load s (Chromium)", "montage s"], out)
+    out = [
+        [
+            f"{r['recordings']:,}",
+            _fmt(r["wall_s"]),
+            f"{r['overhead_per_recording_s']:.3f}",
+            f"{r['bytes_per_recording'] / 1000:.1f}",
+            _fmt(r["driver_peak_rss_mb"], ".0f"),
+            _fmt(r["report_s"]),
+            _fmt(r.get("report_load_s"), ".2f"),
+            f"{_fmt(r['montage_s'])} ({r['montage_tiles']} tiles)",
+        ]
+        for r in rows
+    ]
+    text = _md(
+        [
+            "recordings",
+            "wall s",
+            "overhead s / recording",
+            "kB written / recording",
+            "driver peak MB",
+            "report s",
+            "report load s (Chromium)",
+            "montage s",
+        ],
+        out,
+    )
     lo, hi = rows[0], rows[-1]
     notes = []
     if len(rows) > 1:
-        notes.append(f"overhead per recording at {hi['recordings']:,} / at {lo['recordings']:,}: "
-                     f"{hi['overhead_per_recording_s'] / lo['overhead_per_recording_s']:.2f}x (goal at most 1.2x); "
-                     f"bytes per recording {hi['bytes_per_recording'] / lo['bytes_per_recording']:.2f}x (goal flat)")
+        notes.append(
+            f"overhead per recording at {hi['recordings']:,} / at {lo['recordings']:,}: "
+            f"{hi['overhead_per_recording_s'] / lo['overhead_per_recording_s']:.2f}x (goal at most 1.2x); "
+            f"bytes per recording {hi['bytes_per_recording'] / lo['bytes_per_recording']:.2f}x (goal flat)"
+        )
     notes.append(f"driver peak {max(r['driver_peak_rss_mb'] for r in rows):.0f} MB (goal under 1,024 MB)")
     if doc.get("stepping_fraction") is not None:
-        notes.append(f"stepping: {doc['stepping_fraction'] * 100:.0f} % of a worker's CPU time "
-                     f"({doc['stepping_s']:.2f} of {doc['profiled_s']:.2f} s over {', '.join(doc['profiled'])}, "
-                     "each with its ablation, the first recording of its object: its scene compiled; goal at least 70 %)")
+        notes.append(
+            f"stepping: {doc['stepping_fraction'] * 100:.0f} % of a worker's CPU time "
+            f"({doc['stepping_s']:.2f} of {doc['profiled_s']:.2f} s over {', '.join(doc['profiled'])}, "
+            "each with its ablation, the first recording of its object: its scene compiled; goal at least 70 %)"
+        )
     if doc.get("stepping_fraction_placed") is not None:  # older files have only the first
-        notes.append(f"stepping, another recording of each object (its scene kept and placed): "
-                     f"{doc['stepping_fraction_placed'] * 100:.0f} % ({doc['stepping_placed_s']:.2f} of "
-                     f"{doc['profiled_placed_s']:.2f} s over {', '.join(doc['profiled_placed'])})")
+        notes.append(
+            f"stepping, another recording of each object (its scene kept and placed): "
+            f"{doc['stepping_fraction_placed'] * 100:.0f} % ({doc['stepping_placed_s']:.2f} of "
+            f"{doc['profiled_placed_s']:.2f} s over {', '.join(doc['profiled_placed'])})"
+        )
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
 
@@ -247,9 +367,15 @@ def throughput_table(doc: dict) -> str:
     out = []
     for name, s in doc["summary"].items():
         jobs = "-" if not s.get("median_jobs_s") else f"{s['median_jobs_s']:.1f} ({s['jobs_ratio']:.2f}x)"
-        out.append([f"{name} ({commits.get(name, '?')})", f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x)",
-                    f"{s['best_per_min']:.0f} ({s['best_ratio']:.2f}x)", f"{s['median_cpu_s']:.1f} ({s['cpu_ratio']:.2f}x)",
-                    jobs])
+        out.append(
+            [
+                f"{name} ({commits.get(name, '?')})",
+                f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x)",
+                f"{s['best_per_min']:.0f} ({s['best_ratio']:.2f}x)",
+                f"{s['median_cpu_s']:.1f} ({s['cpu_ratio']:.2f}x)",
+                jobs,
+            ]
+        )
     return _md(["checkout", "rollouts/min, median", "best", "CPU s, median", "jobs' own time s, median"], out)
 
 
@@ -267,9 +393,10 @@ def make_study_table(doc: dict) -> str:
     text = _md(["command (what `make study` runs, in order)", "wall s"], out)
     # no quiet/loaded verdict from these readings: the study's own workers load every core (the reading after),
     # and the one before still holds the last minute's work
-    return text + (f"\nMeasured on {doc.get('cpus')} cores, 1-minute load average {load[0]} before and {load[1]} after "
-                   "(the study's own workers load every core)" + (f" ({doc['note']})" if doc.get("note") else "")
-                   + ".\n")
+    return text + (
+        f"\nMeasured on {doc.get('cpus')} cores, 1-minute load average {load[0]} before and {load[1]} after "
+        "(the study's own workers load every core)" + (f" ({doc['note']})" if doc.get("note") else "") + ".\n"
+    )
 
 
 def sample_cost_table(doc: dict) -> str:
@@ -282,17 +409,23 @@ def sample_cost_table(doc: dict) -> str:
     for r in doc["recordings"]:
         by_n = {x["n"]: x for x in r["samples"]}
         t = "cpu_s" if r["one"]["cpu_s"] is not None else "wall_s"  # mujoco-warp: wall s
-        out.append([r["recording"], f"{r['one'][t]:.2f} ({r['one']['stepping_s']:.2f})"]
-                   + [f"{by_n[n][t]:.2f} ({by_n[n]['stepping_s']:.2f})" for n in sizes])
+        out.append(
+            [r["recording"], f"{r['one'][t]:.2f} ({r['one']['stepping_s']:.2f})"]
+            + [f"{by_n[n][t]:.2f} ({by_n[n]['stepping_s']:.2f})" for n in sizes]
+        )
     clock = "CPU" if doc.get("device", "cpu") == "cpu" else "wall"
     text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
     extra = doc["extra_sample_cost_ratio"]
-    notes = [f"each extra sample: {_fmt(extra, '.2f')}x its own stepping CPU (goal at most 1.25x)",
-             f"stepping: {doc['stepping_share'] * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)"]
+    notes = [
+        f"each extra sample: {_fmt(extra, '.2f')}x its own stepping CPU (goal at most 1.25x)",
+        f"stepping: {doc['stepping_share'] * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)",
+    ]
     if doc.get("batch_efficiency") is not None:
-        notes.append(f"{sizes[0]} samples on 2 threads: {doc['batch_efficiency']:.2f} of 2 x raw mj_step (goal at "
-                     f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
-                     f"{doc['batch_efficiency_1thread']:.2f} of raw mj_step")
+        notes.append(
+            f"{sizes[0]} samples on 2 threads: {doc['batch_efficiency']:.2f} of 2 x raw mj_step (goal at "
+            f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
+            f"{doc['batch_efficiency_1thread']:.2f} of raw mj_step"
+        )
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
 
@@ -319,15 +452,27 @@ def table(kind: str, doc: dict) -> str:
     if kind == "make_study" and "steps" not in doc:
         raise ValueError("not a make-study timing (no 'steps'): benchmarks/make_study_time.py writes one")
     if kind == "sample_cost" and "extra_sample_cost_ratio" not in doc:
-        raise ValueError("not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json "
-                         "writes one")
+        raise ValueError(
+            "not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json writes one"
+        )
     if kind == "throughput" and "summary" not in doc:
         raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
-    return {"study": study_table, "refine": refine_table, "attribution": attribution_table, "counts": counts_table,
-            "oracle": lambda d: counts_table(d, "hug-oracle"), "bridge": bridge_markdown,
-            "tests": tests_table, "crosscheck": crosscheck_table, "envelope": envelope_table,
-            "scale": scale_table, "throughput": throughput_table, "make_study": make_study_table,
-            "sample_cost": sample_cost_table, "p_lift": p_lift_markdown}[kind](doc)
+    return {
+        "study": study_table,
+        "refine": refine_table,
+        "attribution": attribution_table,
+        "counts": counts_table,
+        "oracle": lambda d: counts_table(d, "hug-oracle"),
+        "bridge": bridge_markdown,
+        "tests": tests_table,
+        "crosscheck": crosscheck_table,
+        "envelope": envelope_table,
+        "scale": scale_table,
+        "throughput": throughput_table,
+        "make_study": make_study_table,
+        "sample_cost": sample_cost_table,
+        "p_lift": p_lift_markdown,
+    }[kind](doc)
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:
@@ -353,4 +498,5 @@ def replace_block(text: str, kind: str, command: str, body: str, name: str | Non
         ind = mt.group(1)
         rows = "".join(ind + ln + "\n" for ln in body.splitlines())
         return f"{ind}<!-- table:{tag} written by: {command} -->\n{rows}{ind}<!-- /table:{tag} -->"
+
     return pat.sub(block, text)

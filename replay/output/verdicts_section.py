@@ -26,13 +26,21 @@ def _pairs(study) -> list[dict]:
     if study.verdicts:
         return [v for v in study.verdicts if isinstance(v, dict) and v.get("name")]
     phys = (study.config or {}).get("physics") or "replay"
-    return [{"name": pair_name(p, phys), "protocol": p, "physics": phys, "main": True}
-            for p in (study.protocols or ["lift"]) if p in ("lift", ORACLE)]
+    return [
+        {"name": pair_name(p, phys), "protocol": p, "physics": phys, "main": True}
+        for p in (study.protocols or ["lift"])
+        if p in ("lift", ORACLE)
+    ]
 
 
 def _entry(row: dict, p_lift: dict | None) -> dict:
-    return {"lifted": row.get("lifted"), "held": row.get("shake_held"),
-            "ablation_clean": row.get("ablation_clean"), "p_lift": p_lift, "intent": row.get("intent")}
+    return {
+        "lifted": row.get("lifted"),
+        "held": row.get("shake_held"),
+        "ablation_clean": row.get("ablation_clean"),
+        "p_lift": p_lift,
+        "intent": row.get("intent"),
+    }
 
 
 def study_pairs(study, lift_rows: list[dict], oracle_p_lift: dict[str, dict | None]) -> dict[str, dict[str, dict]]:
@@ -47,8 +55,10 @@ def study_pairs(study, lift_rows: list[dict], oracle_p_lift: dict[str, dict | No
         if v.get("main") and v["protocol"] == "lift":
             got = {str(r.get("sequence")): _entry(r, r.get("p_lift")) for r in lift_rows}
         elif v.get("main"):
-            got = {str(r.get("sequence")): _entry(r, oracle_p_lift.get(str(r.get("sequence"))))
-                   for r in study.oracle_rollouts or []}
+            got = {
+                str(r.get("sequence")): _entry(r, oracle_p_lift.get(str(r.get("sequence"))))
+                for r in study.oracle_rollouts or []
+            }
         else:
             got = {str(r.get("sequence")): _entry(r, None) for r in (study.verdict_rollouts or {}).get(v["name"]) or []}
         for seq, e in got.items():
@@ -63,9 +73,11 @@ def _missing(study, pairs: dict) -> str:
     if not lack:
         return ""
     want = ",".join(list(pairs) + lack)
-    return (f"Not in this study: {', '.join(lack)}. Add {'it' if len(lack) == 1 else 'them'} to this study: its own "
-            f"command (scripts/run_study.py --dataset {study.dataset} ..., the same flags) with --verdicts {want} "
-            "--resume: the rollouts it holds are kept, each new pair is one single rollout per recording.")
+    return (
+        f"Not in this study: {', '.join(lack)}. Add {'it' if len(lack) == 1 else 'them'} to this study: its own "
+        f"command (scripts/run_study.py --dataset {study.dataset} ..., the same flags) with --verdicts {want} "
+        "--resume: the rollouts it holds are kept, each new pair is one single rollout per recording."
+    )
 
 
 def _yes(v) -> str:
@@ -75,8 +87,10 @@ def _yes(v) -> str:
 def _p_lift_cell(pl: dict | None) -> str:
     if not pl:
         return "single rollout (not sampled)"
-    return "; ".join(f"{c}: {class_word(e)} {float(e['p']):.2f}" if isinstance(e, dict) and e.get("p") is not None
-                     else f"{c}: -" for c, e in pl.items())
+    return "; ".join(
+        f"{c}: {class_word(e)} {float(e['p']):.2f}" if isinstance(e, dict) and e.get("p") is not None else f"{c}: -"
+        for c, e in pl.items()
+    )
 
 
 def recording_pairs_html(study, pairs: dict[str, dict[str, dict]], seq: str) -> str:
@@ -87,22 +101,28 @@ def recording_pairs_html(study, pairs: dict[str, dict[str, dict]], seq: str) -> 
     for name, by_seq in pairs.items():
         e = by_seq.get(seq)
         if e is None:
-            body.append(f"<tr><th>{html.escape(name)}</th><td colspan=4>not replayed (refused or failed: see the study's "
-                        "failed)</td></tr>")
+            body.append(
+                f"<tr><th>{html.escape(name)}</th><td colspan=4>not replayed (refused or failed: see the study's "
+                "failed)</td></tr>"
+            )
             continue
         col = CLASS_CSS["robust_lift"] if e["lifted"] else CLASS_CSS["robust_failure"]
         held = _yes(e["held"]) if not name.startswith(ORACLE) else "- (no shake)"
-        body.append(f"<tr><th>{html.escape(name)}</th><td style='color:{col}'><b>{_yes(e['lifted'])}</b></td>"
-                    f"<td>{held}</td><td>{_yes(e['ablation_clean'])}</td><td>{html.escape(_p_lift_cell(e['p_lift']))}</td></tr>")
+        body.append(
+            f"<tr><th>{html.escape(name)}</th><td style='color:{col}'><b>{_yes(e['lifted'])}</b></td>"
+            f"<td>{held}</td><td>{_yes(e['ablation_clean'])}</td><td>{html.escape(_p_lift_cell(e['p_lift']))}</td></tr>"
+        )
     if not any(seq in by_seq for by_seq in pairs.values()):
         return ""
     miss = _missing(study, pairs)
-    return ("<h2>Verdicts side by side</h2><p>This recording judged by each protocol under each physics the study "
-            "holds (protocol@physics): lifted, held through the shake (the lift protocol's), its contact ablation "
-            "clean (the hand moved through the same motion without contact; the object stayed put), and p_lift "
-            "where the pair was sampled (--samples).</p><table id=pair-verdicts><tr><th>protocol@physics</th>"
-            "<th>lifted</th><th>held through the shake</th><th>contact ablation clean</th><th>p_lift</th></tr>"
-            f"{''.join(body)}</table>" + (f"<p id=pairs-absent>{html.escape(miss)}</p>" if miss else ""))
+    return (
+        "<h2>Verdicts side by side</h2><p>This recording judged by each protocol under each physics the study "
+        "holds (protocol@physics): lifted, held through the shake (the lift protocol's), its contact ablation "
+        "clean (the hand moved through the same motion without contact; the object stayed put), and p_lift "
+        "where the pair was sampled (--samples).</p><table id=pair-verdicts><tr><th>protocol@physics</th>"
+        "<th>lifted</th><th>held through the shake</th><th>contact ablation clean</th><th>p_lift</th></tr>"
+        f"{''.join(body)}</table>" + (f"<p id=pairs-absent>{html.escape(miss)}</p>" if miss else "")
+    )
 
 
 def agreement(pairs: dict[str, dict[str, dict]]) -> list[tuple[str, str, int, int]]:
@@ -127,19 +147,29 @@ def pairs_summary_html(study, pairs: dict[str, dict[str, dict]]) -> str:
         lifts = [e for e in by_seq.values() if e["intent"] == "lift"]
         other = [e for e in by_seq.values() if e["intent"] != "lift"]
         clean = [e for e in by_seq.values() if e["ablation_clean"] is not None]
-        body.append(f"<tr><th>{html.escape(name)}</th><td>{sum(bool(e['lifted']) for e in lifts)} of {len(lifts)}</td>"
-                    f"<td>{sum(bool(e['lifted']) for e in other)} of {len(other)}</td>"
-                    f"<td>{sum(bool(e['ablation_clean']) for e in clean)} of {len(clean)}</td></tr>")
-    agree = "".join(f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{k} of {n}</td></tr>"
-                    for a, b, k, n in agreement(pairs))
+        body.append(
+            f"<tr><th>{html.escape(name)}</th><td>{sum(bool(e['lifted']) for e in lifts)} of {len(lifts)}</td>"
+            f"<td>{sum(bool(e['lifted']) for e in other)} of {len(other)}</td>"
+            f"<td>{sum(bool(e['ablation_clean']) for e in clean)} of {len(clean)}</td></tr>"
+        )
+    agree = "".join(
+        f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{k} of {n}</td></tr>"
+        for a, b, k, n in agreement(pairs)
+    )
     miss = _missing(study, pairs)
-    return ("<h2>Verdicts side by side</h2><p>Each protocol under each physics the study holds (protocol@physics; "
-            "--verdicts): lifted of the lift recordings, of the other recordings (other intents or none named; "
-            "their outcome is not a lift's), and contact ablation clean. The pair without --samples is one "
-            "contact run per recording.</p><table id=pair-counts><thead><tr><th>protocol@physics</th><th>lifted of "
-            "the lifts</th><th>lifted of the others</th><th>ablation clean</th></tr></thead><tbody>"
-            f"{''.join(body)}</tbody></table>"
-            + (f"<p>How many recordings each two pairs judge alike (both lifted, or both not):</p><table "
-               f"id=pair-agreement><thead><tr><th>pair</th><th>pair</th><th>alike</th></tr></thead><tbody>{agree}"
-               "</tbody></table>" if agree else "")
-            + (f"<p id=pairs-absent>{html.escape(miss)}</p>" if miss else ""))
+    return (
+        "<h2>Verdicts side by side</h2><p>Each protocol under each physics the study holds (protocol@physics; "
+        "--verdicts): lifted of the lift recordings, of the other recordings (other intents or none named; "
+        "their outcome is not a lift's), and contact ablation clean. The pair without --samples is one "
+        "contact run per recording.</p><table id=pair-counts><thead><tr><th>protocol@physics</th><th>lifted of "
+        "the lifts</th><th>lifted of the others</th><th>ablation clean</th></tr></thead><tbody>"
+        f"{''.join(body)}</tbody></table>"
+        + (
+            f"<p>How many recordings each two pairs judge alike (both lifted, or both not):</p><table "
+            f"id=pair-agreement><thead><tr><th>pair</th><th>pair</th><th>alike</th></tr></thead><tbody>{agree}"
+            "</tbody></table>"
+            if agree
+            else ""
+        )
+        + (f"<p id=pairs-absent>{html.escape(miss)}</p>" if miss else "")
+    )

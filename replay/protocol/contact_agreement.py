@@ -55,7 +55,7 @@ def _palm_vertices(mjcf: str | Path) -> np.ndarray:
         R = Rotation.from_quat([q[1], q[2], q[3], q[0]])  # MuJoCo wxyz
         if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:
             i = int(m.geom_dataid[g])
-            v = m.mesh_vert[m.mesh_vertadr[i]: m.mesh_vertadr[i] + m.mesh_vertnum[i]]
+            v = m.mesh_vert[m.mesh_vertadr[i] : m.mesh_vertadr[i] + m.mesh_vertnum[i]]
             out.append(R.apply(v) + m.geom_pos[g])
         elif m.geom_type[g] in (mujoco.mjtGeom.mjGEOM_BOX, mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_SPHERE):
             s = m.geom_size[g]

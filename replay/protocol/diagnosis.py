@@ -49,8 +49,16 @@ from replay.results.outcomes import words
 #: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
 G = GRAVITY
 
-CLASSES = ("unstable", "stuck_after_release", "no_contact", "pushed_away", "too_heavy", "never_gripped", "slid_out",
-           "shaken_loose")
+CLASSES = (
+    "unstable",
+    "stuck_after_release",
+    "no_contact",
+    "pushed_away",
+    "too_heavy",
+    "never_gripped",
+    "slid_out",
+    "shaken_loose",
+)
 #: release 0.2's class of each new one, where it differs (``slipped`` was split in two)
 OLD_CLASSES = {"never_gripped": "slipped", "slid_out": "slipped"}
 
@@ -106,9 +114,18 @@ def display_outcome(outcome: str | None) -> str | None:
     return words(outcome)
 
 
-def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: float, budget_peak_kg: float | None,
-             fingertip_distance_mm: float | None, slip_onset_frame: int | None, cfg,
-             peak_rise: float | None = None) -> dict | None:
+def diagnose(
+    m: dict,
+    *,
+    object_mass: float,
+    effort_limit: float,
+    pushed_mm: float,
+    budget_peak_kg: float | None,
+    fingertip_distance_mm: float | None,
+    slip_onset_frame: int | None,
+    cfg,
+    peak_rise: float | None = None,
+) -> dict | None:
     """The diagnosis of one rollout's metrics ``m`` (keys of :func:`replay.protocol.rollout.run_rollouts`).
 
     Args:
@@ -126,21 +143,35 @@ def diagnose(m: dict, *, object_mass: float, effort_limit: float, pushed_mm: flo
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
     if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it
-        return {"class": "stuck_after_release", "figure": {"release_fall_m": m.get("release_fall_m"),
-                                                           "release_fall_needed_m": m.get("release_fall_needed_m")}}
+        return {
+            "class": "stuck_after_release",
+            "figure": {
+                "release_fall_m": m.get("release_fall_m"),
+                "release_fall_needed_m": m.get("release_fall_needed_m"),
+            },
+        }
     if m["lifted"]:
         if m.get("shake_held") is False:
             return {"class": "shaken_loose", "figure": {"shake_slip_mm": m.get("shake_slip_mm")}}
         return None
     if not m.get("contacts_force_at_lift"):
-        return {"class": "no_contact", "figure": {
-            "fingertip_distance_mm": fingertip_distance_mm, "contacts_at_lift": m.get("contacts_at_lift")}}
+        return {
+            "class": "no_contact",
+            "figure": {"fingertip_distance_mm": fingertip_distance_mm, "contacts_at_lift": m.get("contacts_at_lift")},
+        }
     if pushed_mm > cfg.diag_push_mm:
         return {"class": "pushed_away", "figure": {"pushed_mm": pushed_mm, "threshold_mm": cfg.diag_push_mm}}
     one_tip_kg = effort_limit / cfg.diag_grip_lever_m / G
     if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
-        return {"class": "too_heavy", "figure": {"friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass,
-                                                 "one_fingertip_kg": one_tip_kg, "peak_rise_mm": peak_rise}}
+        return {
+            "class": "too_heavy",
+            "figure": {
+                "friction_budget_kg": budget_peak_kg,
+                "object_mass_kg": object_mass,
+                "one_fingertip_kg": one_tip_kg,
+                "peak_rise_mm": peak_rise,
+            },
+        }
     return _lost(m, peak_rise, budget_peak_kg, one_tip_kg, object_mass, slip_onset_frame, cfg)
 
 
@@ -149,8 +180,14 @@ def _lost(m: dict, peak_rise, budget_peak_kg, one_tip_kg, object_mass, slip_onse
     rise = m.get("rise")
     end_mm = None if rise is None or not np.isfinite(rise) else float(rise) * 1000.0
     light = None if budget_peak_kg is None else bool(budget_peak_kg < one_tip_kg)
-    fig = {"peak_rise_mm": peak_rise, "end_rise_mm": end_mm, "threshold_mm": cfg.diag_never_rose_mm,
-           "friction_budget_kg": budget_peak_kg, "object_mass_kg": object_mass, "light_grip": light}
+    fig = {
+        "peak_rise_mm": peak_rise,
+        "end_rise_mm": end_mm,
+        "threshold_mm": cfg.diag_never_rose_mm,
+        "friction_budget_kg": budget_peak_kg,
+        "object_mass_kg": object_mass,
+        "light_grip": light,
+    }
     if peak_rise is None or peak_rise < cfg.diag_never_rose_mm:
         return {"class": "never_gripped", "figure": fig}
     # held, then lost: how far it ended from where the hand held it, and when it began to slide

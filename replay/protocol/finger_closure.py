@@ -108,6 +108,5 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
     out = np.empty((N,) + fingers.shape)
     for i, w in enumerate(batch.worlds):
         v = w.variant
-        out[i] = closed_targets(fingers, v.finger_closure, axes, weight) if v.closes_fingers \
-            else fingers
+        out[i] = closed_targets(fingers, v.finger_closure, axes, weight) if v.closes_fingers else fingers
     return out

@@ -54,8 +54,13 @@ def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | No
     joint_R = Rotation.from_quat(finger_quats(c)).as_matrix()
     d = capsule_distance(kin, caps, sdf, c[:3], Rotation.from_quat(c[3:7]).as_matrix(), joint_R, FINGER_BODIES)
     k = int(np.argmin(d))
-    return {"frame": g, "inside": bool(d[k] < 0), "depth_mm": float(-d[k] * 1000.0),
-            "deepest_body": int(FINGER_BODIES[k]), "bodies_inside": int(np.sum(d < 0))}
+    return {
+        "frame": g,
+        "inside": bool(d[k] < 0),
+        "depth_mm": float(-d[k] * 1000.0),
+        "deepest_body": int(FINGER_BODIES[k]),
+        "bodies_inside": int(np.sum(d < 0)),
+    }
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -64,8 +69,12 @@ def summarize(rows: list[dict]) -> dict:
     ``mean_depth_all_mm`` (over all, negative = gap), ``median_depth_mm``, ``max_depth_mm``."""
     d = np.array([r["depth_mm"] for r in rows], float)
     ins = d > 0
-    return {"n": int(d.size), "inside": int(ins.sum()), "inside_frac": float(ins.mean()) if d.size else None,
-            "mean_depth_mm": float(d[ins].mean()) if ins.any() else None,
-            "mean_depth_all_mm": float(d.mean()) if d.size else None,
-            "median_depth_mm": float(np.median(d)) if d.size else None,
-            "max_depth_mm": float(d.max()) if d.size else None}
+    return {
+        "n": int(d.size),
+        "inside": int(ins.sum()),
+        "inside_frac": float(ins.mean()) if d.size else None,
+        "mean_depth_mm": float(d[ins].mean()) if ins.any() else None,
+        "mean_depth_all_mm": float(d.mean()) if d.size else None,
+        "median_depth_mm": float(np.median(d)) if d.size else None,
+        "max_depth_mm": float(d.max()) if d.size else None,
+    }

@@ -42,8 +42,12 @@ class GraspLine:
     source: str
 
     def to_dict(self) -> dict:
-        return dict(name=self.name, point=[float(x) for x in self.point],
-                    direction=[float(x) for x in self.direction], source=self.source)
+        return dict(
+            name=self.name,
+            point=[float(x) for x in self.point],
+            direction=[float(x) for x in self.direction],
+            source=self.source,
+        )
 
 
 def _pose(pos, quat_xyzw):
@@ -68,8 +72,12 @@ def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
     t_s, r_s = _pose(settled_origin[:3], settled_origin[3:7])
     a_s, b_s = (r_s.apply(r_g.inv().apply(p - t_g)) + t_s for p in (a, b))
     d = b_s - a_s
-    return GraspLine("thumb_index", 0.5 * (a_s + b_s), d / np.linalg.norm(d),
-                     f"landmarks {THUMB_TIP}->{INDEX_TIP} at grasp frame {g}, in the settled object pose")
+    return GraspLine(
+        "thumb_index",
+        0.5 * (a_s + b_s),
+        d / np.linalg.norm(d),
+        f"landmarks {THUMB_TIP}->{INDEX_TIP} at grasp frame {g}, in the settled object pose",
+    )
 
 
 def principal_lines(com: np.ndarray, inertia_body: np.ndarray, quat_xyzw: np.ndarray) -> list[GraspLine]:
@@ -82,8 +90,14 @@ def principal_lines(com: np.ndarray, inertia_body: np.ndarray, quat_xyzw: np.nda
     out = []
     for k, i in enumerate(np.argsort(vals)[::-1]):
         d = np.array([vecs[0, i], vecs[1, i], 0.0])
-        out.append(GraspLine(f"principal_{k + 1}", np.asarray(com, float).copy(), d / np.linalg.norm(d),
-                             f"horizontal principal axis {k + 1} (moment {vals[i]:.3g} kg m^2) through the centre of mass"))
+        out.append(
+            GraspLine(
+                f"principal_{k + 1}",
+                np.asarray(com, float).copy(),
+                d / np.linalg.norm(d),
+                f"horizontal principal axis {k + 1} (moment {vals[i]:.3g} kg m^2) through the centre of mass",
+            )
+        )
     return out
 
 

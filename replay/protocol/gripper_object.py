@@ -24,8 +24,9 @@ from replay.sim.world_builder import load_collision_parts
 DROP_GAP = 0.001
 
 
-def settle_object(asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfig, fixture: FixtureConfig,
-                  pc: PhaseConfig) -> dict:
+def settle_object(
+    asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig
+) -> dict:
     """Rest the object (orientation ``quat_xyzw``, lowest point :data:`DROP_GAP` above z = 0, centred on the
     origin) on the ground alone until it is still (``pc.rest_tol`` for ``pc.rest_window_s``) or
     ``pc.settle_timeout_s``.
@@ -37,8 +38,13 @@ def settle_object(asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfi
     parts = [v for v, _ in load_collision_parts(asset)]
     rot = Rotation.from_quat(np.asarray(quat_xyzw, float))
     allv = rot.apply(np.concatenate(parts))
-    pos = np.array([-0.5 * (allv[:, 0].min() + allv[:, 0].max()), -0.5 * (allv[:, 1].min() + allv[:, 1].max()),
-                    DROP_GAP - allv[:, 2].min()])
+    pos = np.array(
+        [
+            -0.5 * (allv[:, 0].min() + allv[:, 0].max()),
+            -0.5 * (allv[:, 1].min() + allv[:, 1].max()),
+            DROP_GAP - allv[:, 2].min(),
+        ]
+    )
     sc = build_gripper_scene(asset, pos, rot.as_quat(), np.zeros(3), None, 0.0, config, fixture)
     st = {"ref": sc.read().com, "t_ref": 0.0, "rest": None}
 
@@ -54,8 +60,15 @@ def settle_object(asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfi
     rest = st["rest"]
     origin = sc.object_origin()
     r = Rotation.from_quat(origin[3:7])
-    return dict(origin=origin, com=sc.read()[0], inertia=sc.object_inertia, mass=sc.object_mass,
-                parts=[r.apply(v) + origin[:3] for v in parts], at_rest=rest is not None, settle_s=sc.time)
+    return dict(
+        origin=origin,
+        com=sc.read()[0],
+        inertia=sc.object_inertia,
+        mass=sc.object_mass,
+        parts=[r.apply(v) + origin[:3] for v in parts],
+        at_rest=rest is not None,
+        settle_s=sc.time,
+    )
 
 
 def grasp_lines(rec: Recording | None, settled: dict) -> tuple[list, dict]:
@@ -71,8 +84,15 @@ def grasp_lines(rec: Recording | None, settled: dict) -> tuple[list, dict]:
     return lines, skipped
 
 
-def check_object(asset: ObjectAsset, rec: Recording | None, config: ReplayConfig, fixture: FixtureConfig | None = None,
-                 pc: PhaseConfig | None = None, lines: list[str] | None = None, keep_trace: bool = False) -> dict:
+def check_object(
+    asset: ObjectAsset,
+    rec: Recording | None,
+    config: ReplayConfig,
+    fixture: FixtureConfig | None = None,
+    pc: PhaseConfig | None = None,
+    lines: list[str] | None = None,
+    keep_trace: bool = False,
+) -> dict:
     """Every grasp line of one object through the nine phases.
 
     Args:
@@ -105,18 +125,34 @@ def check_object(asset: ObjectAsset, rec: Recording | None, config: ReplayConfig
         run = LineRun.start(asset, settled["origin"], plan, config, fixture, pc, float(bbox[2]), float(bbox.max()))
         force = run.sc.force
         res = run_phases(run)
-        res.update(line=line.to_dict(), plan=_plan_dict(plan), wall_s=time.perf_counter() - t0,
-                   jaw=dict(force_n=run.sc.force, kp=run.sc.kp, kd=run.sc.kd, pad_mass_kg=run.sc.pad_mass))
+        res.update(
+            line=line.to_dict(),
+            plan=_plan_dict(plan),
+            wall_s=time.perf_counter() - t0,
+            jaw=dict(force_n=run.sc.force, kp=run.sc.kp, kd=run.sc.kd, pad_mass_kg=run.sc.pad_mass),
+        )
         if keep_trace:
             res["trace"] = {k: np.asarray(v) for k, v in run.trace.items()}
         results.append(res)
-    return dict(object=asset.name, mass_kg=settled["mass"], jaw_force_n=force, bbox_m=[float(x) for x in bbox],
-                settle=dict(at_rest=settled["at_rest"], settle_s=settled["settle_s"],
-                            origin=[float(x) for x in settled["origin"]]),
-                lines=results, skipped_lines=skipped, **object_verdict(results))
+    return dict(
+        object=asset.name,
+        mass_kg=settled["mass"],
+        jaw_force_n=force,
+        bbox_m=[float(x) for x in bbox],
+        settle=dict(
+            at_rest=settled["at_rest"], settle_s=settled["settle_s"], origin=[float(x) for x in settled["origin"]]
+        ),
+        lines=results,
+        skipped_lines=skipped,
+        **object_verdict(results),
+    )
 
 
 def _plan_dict(plan: dict) -> dict:
-    return dict(centre=[float(x) for x in plan["centre"]], half_span_mm=plan["half_span"] * 1000.0,
-                jaw_open_mm=plan["jaw_open"] * 1000.0, jaw_target_mm=plan["jaw_target"] * 1000.0,
-                centre_hit=bool(plan["centre_hit"]))
+    return dict(
+        centre=[float(x) for x in plan["centre"]],
+        half_span_mm=plan["half_span"] * 1000.0,
+        jaw_open_mm=plan["jaw_open"] * 1000.0,
+        jaw_target_mm=plan["jaw_target"] * 1000.0,
+        centre_hit=bool(plan["centre_hit"]),
+    )

@@ -36,12 +36,27 @@ from scipy.spatial.transform import Rotation
 from replay.protocol.gripper_lines import GraspLine, line_span
 from replay.sim.gripper import build_gripper_scene, line_frame
 
-PHASES = ("stability", "positioning", "grasping", "lifting", "hold_before_shake", "shake", "hold_after_shake",
-          "opening", "dropping")
+PHASES = (
+    "stability",
+    "positioning",
+    "grasping",
+    "lifting",
+    "hold_before_shake",
+    "shake",
+    "hold_after_shake",
+    "opening",
+    "dropping",
+)
 #: failure class of a line that fails at each phase (FET005 "Failure Cases")
-FAILURE_CLASS = {"positioning": "positioning_timeout", "grasping": "pads_touched", "lifting": "not_risen",
-                 "hold_before_shake": "dropped_in_hold", "shake": "left_jaws_in_shake",
-                 "hold_after_shake": "dropped_in_hold", "dropping": "did_not_fall"}
+FAILURE_CLASS = {
+    "positioning": "positioning_timeout",
+    "grasping": "pads_touched",
+    "lifting": "not_risen",
+    "hold_before_shake": "dropped_in_hold",
+    "shake": "left_jaws_in_shake",
+    "hold_after_shake": "dropped_in_hold",
+    "dropping": "did_not_fall",
+}
 _SPEC = "FET005 grasp_and_lift 1.3.0"
 
 
@@ -56,7 +71,9 @@ class PhaseConfig:
     settle_timeout_s: float = _f(3.0, "s", f"{_SPEC}: Stability waits up to 3.0 s")
     rest_tol: float = _f(0.002, "m", f"{_SPEC}: centroid still within 2 mm ...")
     rest_window_s: float = _f(1.0, "s", f"{_SPEC}: ... for 1.0 s")
-    approach_offset: float = _f(0.05, "m", "chosen: the gantry starts 5 cm from the line centre, across the line (upward)")
+    approach_offset: float = _f(
+        0.05, "m", "chosen: the gantry starts 5 cm from the line centre, across the line (upward)"
+    )
     approach_s: float = _f(1.0, "s", "chosen: smoothstep move to the line centre")
     position_tol: float = _f(0.005, "m", f"{_SPEC}: GripperPositioning converges within 5 mm ...")
     position_timeout_s: float = _f(2.0, "s", f"{_SPEC}: ... or 2.0 s")
@@ -109,8 +126,15 @@ def plan_line(line: GraspLine, planes: list, pad_half_width: float, preload: flo
     else:
         t0, t1 = hit["span"]
         centre, half = line.point + 0.5 * (t0 + t1) * line.direction, 0.5 * (t1 - t0)
-    return dict(centre=centre, u=line.direction.copy(), frame=frame, half_span=half, centre_hit=hit["centre_hit"],
-                jaw_open=half + open_margin, jaw_target=max(half - preload, 0.0) if hit["span"] else 0.0)
+    return dict(
+        centre=centre,
+        u=line.direction.copy(),
+        frame=frame,
+        half_span=half,
+        centre_hit=hit["centre_hit"],
+        jaw_open=half + open_margin,
+        jaw_target=max(half - preload, 0.0) if hit["span"] else 0.0,
+    )
 
 
 class LineRun:
@@ -130,8 +154,9 @@ class LineRun:
         self.phase = 0
 
     @classmethod
-    def start(cls, asset, origin: np.ndarray, plan: dict, config, fixture, pc: PhaseConfig, height: float,
-              longest_edge: float) -> "LineRun":
+    def start(
+        cls, asset, origin: np.ndarray, plan: dict, config, fixture, pc: PhaseConfig, height: float, longest_edge: float
+    ) -> LineRun:
         """A fresh scene (:func:`replay.sim.gripper.build_gripper_scene`): the object at ``origin`` (7,)
         (m, xyzw), the gantry ``pc.approach_offset`` above the line's centre, jaws open."""
         g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
@@ -218,8 +243,11 @@ def _positioning(run: LineRun) -> tuple[bool, dict]:
     def at(t):
         return start + (goal - start) * smoothstep(t / pc.approach_s)
 
-    t, r = run.advance(pc.position_timeout_s, gantry_at=at,
-                       stop=lambda t, r: t >= pc.approach_s and np.linalg.norm(r[2] - goal) < pc.position_tol)
+    t, r = run.advance(
+        pc.position_timeout_s,
+        gantry_at=at,
+        stop=lambda t, r: t >= pc.approach_s and np.linalg.norm(r[2] - goal) < pc.position_tol,
+    )
     err = float(np.linalg.norm(r[2] - goal))
     return err < pc.position_tol, dict(error_mm=err * 1000.0, time_s=t)
 
@@ -241,8 +269,12 @@ def _grasping(run: LineRun) -> tuple[bool, dict]:
     _, r = run.advance(pc.close_settle_s)
     gap = float(np.sum(r[3]))
     return gap >= pc.pads_touch_gap, dict(
-        pad_gap_mm=gap * 1000.0, jaw_target_mm=j1 * 1000.0, close_s=ramp + tc + pc.close_settle_s,
-        object_shift_mm=float(np.linalg.norm(r[0] - c0)) * 1000.0, centre_hit=bool(p["centre_hit"]))
+        pad_gap_mm=gap * 1000.0,
+        jaw_target_mm=j1 * 1000.0,
+        close_s=ramp + tc + pc.close_settle_s,
+        object_shift_mm=float(np.linalg.norm(r[0] - c0)) * 1000.0,
+        centre_hit=bool(p["centre_hit"]),
+    )
 
 
 def _lifting(run: LineRun) -> tuple[bool, dict]:
@@ -290,8 +322,11 @@ def _shake(run: LineRun) -> tuple[bool, dict]:
     run.advance(pc.shake_s, gantry_at=at, stop=left)
     run.gantry = base.copy()
     ok = worst["sep"] <= pc.shake_max_separation and worst["zmin"] >= pc.floor_clearance
-    return ok, dict(max_separation_mm=worst["sep"] * 1000.0, separation_at_start_mm=sep0 * 1000.0,
-                    min_centroid_z_m=float(worst["zmin"]))
+    return ok, dict(
+        max_separation_mm=worst["sep"] * 1000.0,
+        separation_at_start_mm=sep0 * 1000.0,
+        min_centroid_z_m=float(worst["zmin"]),
+    )
 
 
 def _opening(run: LineRun) -> tuple[bool, dict]:
@@ -336,8 +371,14 @@ def run_phases(run: LineRun) -> dict:
         out.append(dict(name=name, ran=True, passed=bool(ok), metrics=metrics))
         if not ok:
             failed, cls = name, cls or FAILURE_CLASS[name]
-    return dict(phases=out, passed=failed is None, failed_phase=failed, failure_class=cls, unstable_reason=why,
-                sim_s=float(run.sc.time))
+    return dict(
+        phases=out,
+        passed=failed is None,
+        failed_phase=failed,
+        failure_class=cls,
+        unstable_reason=why,
+        sim_s=float(run.sc.time),
+    )
 
 
 def object_verdict(lines: list[dict]) -> dict:
@@ -349,5 +390,10 @@ def object_verdict(lines: list[dict]) -> dict:
     if not lines:
         return dict(passed=False, verdict="no_line", passing_lines=[], furthest_line=None, failed_phase=None)
     best = max(lines, key=lambda ln: PHASES.index(ln["failed_phase"]))
-    return dict(passed=False, verdict=best["failure_class"], passing_lines=[], furthest_line=best["line"]["name"],
-                failed_phase=best["failed_phase"])
+    return dict(
+        passed=False,
+        verdict=best["failure_class"],
+        passing_lines=[],
+        furthest_line=best["line"]["name"],
+        failed_phase=best["failed_phase"],
+    )

@@ -85,12 +85,16 @@ class InputLog:
         lift = np.flatnonzero(phase[: self.trace.done] == PHASE_LIFT)
         hold = np.flatnonzero(phase == PHASE_HOLD)
         hold_end = int(hold[-1]) + 1 if hold.size else len(phase)
-        return {"lift_start": int(lift[0]) - 1 if lift.size else None,
-                "judge": min(self.trace.done, hold_end) - 1, "hold_end": hold_end}
+        return {
+            "lift_start": int(lift[0]) - 1 if lift.size else None,
+            "judge": min(self.trace.done, hold_end) - 1,
+            "hold_end": hold_end,
+        }
 
 
-def record_rollout(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
-                   variant: Variant, protocol: str = "lift") -> InputLog:
+def record_rollout(
+    rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig, variant: Variant, protocol: str = "lift"
+) -> InputLog:
     """Re-run one world of ``rec`` under ``protocol`` on the direct engine, recording its inputs.
 
     Args:
@@ -108,8 +112,11 @@ def record_rollout(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: Re
     """
     cfg = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg.validate()
     if cfg.solver_backend == "steel" or not config_uses_direct_engine(cfg) or cfg.device != "cpu":
-        raise UsageError("config", f"engine {cfg.engine!r} on {cfg.device!r} (solver {cfg.solver_backend!r}) is not "
-                                   "MuJoCo C stepped directly: only direct-engine CPU rollouts export to plain MuJoCo")
+        raise UsageError(
+            "config",
+            f"engine {cfg.engine!r} on {cfg.device!r} (solver {cfg.solver_backend!r}) is not "
+            "MuJoCo C stepped directly: only direct-engine CPU rollouts export to plain MuJoCo",
+        )
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol=protocol)
     try:
         batch = MjcBatch(scene, [variant])
@@ -138,10 +145,19 @@ def record_rollout(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: Re
     finally:
         batch.close()
     lay = batch.layout
-    return InputLog(model=w.m, state0=state0, ctrl=np.asarray(ctrl).reshape(-1, w.m.nu),
-                    xfrc_applied=np.asarray(xfrc).reshape(-1, w.m.nbody, 6),
-                    qfrc_applied=np.asarray(qfrc).reshape(-1, w.m.nv),
-                    frame_steps=np.diff(np.asarray([0] + marks)).astype(np.int64), trace=trace, plan=plan,
-                    scene=scene, bodies=np.asarray(lay.bodies, np.int64), hand_geoms=np.asarray(lay.hand_geoms, bool),
-                    object_geoms=np.asarray(lay.object_geoms, bool), variant=variant,
-                    final_body_pos=w.d.xpos[lay.bodies].copy())
+    return InputLog(
+        model=w.m,
+        state0=state0,
+        ctrl=np.asarray(ctrl).reshape(-1, w.m.nu),
+        xfrc_applied=np.asarray(xfrc).reshape(-1, w.m.nbody, 6),
+        qfrc_applied=np.asarray(qfrc).reshape(-1, w.m.nv),
+        frame_steps=np.diff(np.asarray([0] + marks)).astype(np.int64),
+        trace=trace,
+        plan=plan,
+        scene=scene,
+        bodies=np.asarray(lay.bodies, np.int64),
+        hand_geoms=np.asarray(lay.hand_geoms, bool),
+        object_geoms=np.asarray(lay.object_geoms, bool),
+        variant=variant,
+        final_body_pos=w.d.xpos[lay.bodies].copy(),
+    )

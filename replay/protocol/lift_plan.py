@@ -85,10 +85,12 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     n_hold = max(1, int(round(cfg.hold_s / fdt)))
     rows, phase = [], []
     for _ in range(n_settle):
-        rows.append(cc[0]); phase.append(PHASE_SETTLE)
+        rows.append(cc[0])
+        phase.append(PHASE_SETTLE)
     for k in range(1, n_app + 1):
         t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
-        rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH)
+        rows.append(interp_coords(cc, times, t))
+        phase.append(PHASE_APPROACH)
     top = rows[-1].copy()
     if cfg.grip_overshoot > 0:
         # squeeze: finger targets continue the recorded closure past the grasp pose
@@ -100,13 +102,18 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r = top.copy()
         a = k / n_lift
         r[2] += cfg.lift_height * (min_jerk(a) if cfg.lift_profile == "minjerk" else a)
-        rows.append(r); phase.append(PHASE_LIFT)
+        rows.append(r)
+        phase.append(PHASE_LIFT)
     for _ in range(n_hold):
-        r = top.copy(); r[2] += cfg.lift_height
-        rows.append(r); phase.append(PHASE_HOLD)
+        r = top.copy()
+        r[2] += cfg.lift_height
+        rows.append(r)
+        phase.append(PHASE_HOLD)
     n_shake = int(round(cfg.shake_s / fdt)) if cfg.shake_amplitude > 0 else 0
     for k in range(1, n_shake + 1):
-        r = top.copy(); r[2] += cfg.lift_height
+        r = top.copy()
+        r[2] += cfg.lift_height
         r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
-        rows.append(r); phase.append(PHASE_SHAKE)
+        rows.append(r)
+        phase.append(PHASE_SHAKE)
     return plan_from_rows(rows, phase, fdt, first, g)

@@ -77,8 +77,9 @@ def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarr
     return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
 
 
-def hand_frame_slip(wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray,
-                    ref: int | None) -> tuple[float | None, float | None]:
+def hand_frame_slip(
+    wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray, ref: int | None
+) -> tuple[float | None, float | None]:
     """How far the object slid in the hand from lift start to the last frame.
 
     The object's pose is expressed in the wrist (root body) frame; a secure grasp keeps
@@ -98,7 +99,7 @@ def hand_frame_slip(wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.n
     w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
     o = Rotation.from_quat(np.asarray(obj_quat[[ref, -1]], dtype=float))
     p = w.inv().apply(np.asarray(obj_pos[[ref, -1]], dtype=float) - np.asarray(wrist_pos[[ref, -1]], dtype=float))
-    rel = (w.inv() * o)
+    rel = w.inv() * o
     dtheta = (rel[0].inv() * rel[1]).magnitude()
     return float(np.linalg.norm(p[1] - p[0]) * 1000.0), float(np.degrees(dtheta))
 
@@ -144,12 +145,16 @@ def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None
     pushed = float(step[: last - settle_end].max()) if last > settle_end else 0.0
     max_rise = float(np.max(opos[settle_end:, 2]) - opos[settle_end, 2]) if done > settle_end else 0.0
     steps = np.linalg.norm(np.diff(opos[settle_end:], axis=0), axis=1) if done - settle_end > 1 else np.zeros(1)
-    return dict(max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
-                max_object_disp_mm=disp * 1000.0, max_object_rise_mm=max_rise * 1000.0), pushed
+    return dict(
+        max_object_step_mm=float(steps.max() * 1000.0) if steps.size else 0.0,
+        max_object_disp_mm=disp * 1000.0,
+        max_object_rise_mm=max_rise * 1000.0,
+    ), pushed
 
 
-def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int,
-                    lifted: bool) -> dict:
+def _shake_measures(
+    rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int, lifted: bool
+) -> dict:
     """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg`` (module doc): the
     shake runs only for a lifted object; held when the object stayed above the support and
     slid less than ``shake_max_slip`` in the hand from the end of the hold ``judge``."""
@@ -161,8 +166,11 @@ def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, ve
             bp, bq = tr.body_pos, tr.body_quat
             smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], bq[:end, -1], judge)
             shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
-            shake["shake_held"] = bool(_clearance(tr, end - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
-                                       and smm is not None and smm < cfg.shake_max_slip * 1000.0)
+            shake["shake_held"] = bool(
+                _clearance(tr, end - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
+                and smm is not None
+                and smm < cfg.shake_max_slip * 1000.0
+            )
         else:
             shake["shake_held"] = False  # unstable during the shake
     return shake
@@ -171,12 +179,14 @@ def _shake_measures(rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, ve
 def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
     """``wrist_err_median_mm`` / ``wrist_err_max_mm`` over the frames after settling, ``wrist_err_peak_mm``
     the largest over the lift and hold frames (``phase``: the plan's per frame; None where no frame)."""
-    err = tr.wrist_err[:tr.done] * 1000.0
+    err = tr.wrist_err[: tr.done] * 1000.0
     ok = np.isfinite(err)
-    we, lh = err[ok], err[ok & np.isin(phase[:tr.done], (PHASE_LIFT, PHASE_HOLD))]
-    return dict(wrist_err_median_mm=float(np.median(we)) if we.size else None,
-                wrist_err_max_mm=float(np.max(we)) if we.size else None,
-                wrist_err_peak_mm=float(np.max(lh)) if lh.size else None)
+    we, lh = err[ok], err[ok & np.isin(phase[: tr.done], (PHASE_LIFT, PHASE_HOLD))]
+    return dict(
+        wrist_err_median_mm=float(np.median(we)) if we.size else None,
+        wrist_err_max_mm=float(np.max(we)) if we.size else None,
+        wrist_err_peak_mm=float(np.max(lh)) if lh.size else None,
+    )
 
 
 def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trace, world) -> dict:
@@ -221,17 +231,35 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
     rel, end = _release(plan, tr, verts, opos, lifted, shake, cut=release_trouble is not None)
     out = dict(
-        slip_in_hand=lifted, slip_mm=slip_mm, slip_deg=slip_deg, separation_mm=sep_mm, **shake, **measures,
-        outcome="unstable" if not stable else ("stuck" if rel["stuck_after_release"] else
-                                               ("lifted" if lifted else "not_lifted")),
-        stable=stable, lifted=bool(lifted and not rel["stuck_after_release"]), completed=completed,
-        unstable_frame=bad_frame, unstable_reason=reason,
-        height_end_hold=float(opos[judge, 2]), final_height=float(opos[end - 1, 2]), rise=rise, clearance=clearance,
-        contacts_at_lift=tr.contacts_at_lift, contacts_force_at_lift=tr.contacts_force_at_lift,
-        **_wrist_error(tr, plan.phase), **motion,
-        peak_contacts=int(world.peak_contacts), max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
+        slip_in_hand=lifted,
+        slip_mm=slip_mm,
+        slip_deg=slip_deg,
+        separation_mm=sep_mm,
+        **shake,
+        **measures,
+        outcome="unstable"
+        if not stable
+        else ("stuck" if rel["stuck_after_release"] else ("lifted" if lifted else "not_lifted")),
+        stable=stable,
+        lifted=bool(lifted and not rel["stuck_after_release"]),
+        completed=completed,
+        unstable_frame=bad_frame,
+        unstable_reason=reason,
+        height_end_hold=float(opos[judge, 2]),
+        final_height=float(opos[end - 1, 2]),
+        rise=rise,
+        clearance=clearance,
+        contacts_at_lift=tr.contacts_at_lift,
+        contacts_force_at_lift=tr.contacts_force_at_lift,
+        **_wrist_error(tr, plan.phase),
+        **motion,
+        peak_contacts=int(world.peak_contacts),
+        max_hand_object_contacts=int(tr.ccount[:done].max()) if done else 0,
         finger_actuator_force_max=float(world.act_max),
-        frames=done, frames_planned=len(plan.coords), sim_s=done * cfg.frame_dt, **rel,
+        frames=done,
+        frames_planned=len(plan.coords),
+        sim_s=done * cfg.frame_dt,
+        **rel,
         release_unstable=release_trouble,
     )
     peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
@@ -239,8 +267,9 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     return out
 
 
-def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict,
-             cut: bool = False) -> tuple[dict, int]:
+def _release(
+    plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict, cut: bool = False
+) -> tuple[dict, int]:
     """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the
     release): the fall needed is max(5 cm, the object's world height at the release start);
     ``cut``: physics trouble stopped the world during the release (not judged unless it fell)."""
@@ -254,23 +283,39 @@ def _release(plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted:
     return rel, end
 
 
-def _diagnose(out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float,
-              peak_rise: float | None) -> dict | None:
+def _diagnose(
+    out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float, peak_rise: float | None
+) -> dict | None:
     """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics, with the variant's
     object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
     ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
     v = world.variant
     # effort_profile human: each joint holds effort_tip_force at the pad, the diagnosis's one-tip force
     effort = cfg.effort_limit if cfg.effort_profile == "uniform" else cfg.effort_tip_force * cfg.diag_grip_lever_m
-    return diagnosis.diagnose(out, object_mass=float(v.object_mass or scene.object_mass),
-                              effort_limit=float(v.effort_limit or effort), pushed_mm=pushed * 1000.0,
-                              budget_peak_kg=measures["friction_budget_peak_kg"],
-                              fingertip_distance_mm=measures["fingertip_distance_mm"],
-                              slip_onset_frame=measures["slip_onset_frame"], cfg=cfg, peak_rise=peak_rise)
+    return diagnosis.diagnose(
+        out,
+        object_mass=float(v.object_mass or scene.object_mass),
+        effort_limit=float(v.effort_limit or effort),
+        pushed_mm=pushed * 1000.0,
+        budget_peak_kg=measures["friction_budget_peak_kg"],
+        fingertip_distance_mm=measures["fingertip_distance_mm"],
+        slip_onset_frame=measures["slip_onset_frame"],
+        cfg=cfg,
+        peak_rise=peak_rise,
+    )
 
 
-def grasp_measures(tr: Trace, ph: np.ndarray, cfg: ReplayConfig, done: int, ls: int | None, judge: int,
-                   lifted: bool, completed: bool, pushed: float) -> dict:
+def grasp_measures(
+    tr: Trace,
+    ph: np.ndarray,
+    cfg: ReplayConfig,
+    done: int,
+    ls: int | None,
+    judge: int,
+    lifted: bool,
+    completed: bool,
+    pushed: float,
+) -> dict:
     """Friction budget (kg: ``sum(mu_i N_i)/g``, :func:`replay.protocol.diagnosis.friction_budget_kg`) at the
     lift start, its peak over lift and hold and its median over the hold; creep in the hand
     frame during the hold (mm/s, lifted only: an object left on the table does not creep in
@@ -285,11 +330,17 @@ def grasp_measures(tr: Trace, ph: np.ndarray, cfg: ReplayConfig, done: int, ls: 
     in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
     creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
     onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
-    tip_mm = None if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance) \
+    tip_mm = (
+        None
+        if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance)
         else tr.fingertip_distance * 1000.0
+    )
     return dict(
         friction_budget_at_lift_kg=float(budget[ls]) if ls is not None and ls < done else None,
         friction_budget_peak_kg=budget_peak,
         friction_budget_hold_kg=float(np.median(budget[hold])) if completed and hold.size else None,
-        creep_mm_s=creep, slip_onset_frame=onset, pushed_mm=pushed * 1000.0, fingertip_distance_mm=tip_mm,
+        creep_mm_s=creep,
+        slip_onset_frame=onset,
+        pushed_mm=pushed * 1000.0,
+        fingertip_distance_mm=tip_mm,
     )

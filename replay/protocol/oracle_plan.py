@@ -55,8 +55,8 @@ from replay.protocol.plan import (
     plan_from_rows,
     replayed_frames,
 )
-from replay.sim import physics
 from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
+from replay.sim import physics
 
 #: the protocol's name (``--protocol hug-oracle``; ``Plan.kind``)
 ORACLE = "hug-oracle"
@@ -75,13 +75,22 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
     ``physics_overrides``, listed in the rollout's ``physics`` record), step (``oracle_dt``:
     ``control_fps`` 50 Hz with the substeps making that dt; None keeps the lift protocol's) and
     no shake or release. Raises :class:`DataError` (validation) on bad fields."""
-    kw = dict(effort_limit=ORACLE_NO_LIMIT_NM if cfg.oracle_effort_limit is None else float(cfg.oracle_effort_limit),
-              shake_s=0.0, release_s=0.0, grip_overshoot=0.0, pad_compression_mm=0.0)
+    kw = dict(
+        effort_limit=ORACLE_NO_LIMIT_NM if cfg.oracle_effort_limit is None else float(cfg.oracle_effort_limit),
+        shake_s=0.0,
+        release_s=0.0,
+        grip_overshoot=0.0,
+        pad_compression_mm=0.0,
+    )
     if cfg.oracle_contact == "manosim":
         if not (cfg.device == "cpu" and cfg.engine == "direct"):
-            raise DataError(None, "config.oracle_contact", "'manosim' (contact as authored) edits the compiled model "
-                            "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
-                            "oracle_contact 'compiled' on this engine")
+            raise DataError(
+                None,
+                "config.oracle_contact",
+                "'manosim' (contact as authored) edits the compiled model "
+                "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
+                "oracle_contact 'compiled' on this engine",
+            )
         kw["physics_overrides"] = {**(cfg.physics_overrides or {}), "contact_mixing": "hand"}
     if cfg.oracle_dt is not None:
         kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle_dt))))
@@ -124,7 +133,7 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
     n = float(np.linalg.norm(rv))
     axis = rv / n if n > 1e-9 else np.array([0.0, 0.0, 1.0])
     fq[THUMB_BASE] = Rotation.from_rotvec(axis * cfg.oracle_thumb_prebend_rad).as_quat()
-    out[MANOSIM_HAND.finger_coord_start:] = fq.reshape(-1)
+    out[MANOSIM_HAND.finger_coord_start :] = fq.reshape(-1)
     return out
 
 
@@ -148,7 +157,7 @@ def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> 
         w = float(min_jerk((float(rec.time[k]) - (t_g - cfg.oracle_closure_s)) / cfg.oracle_closure_s))
         if w > 0 and rec.valid[k]:
             fq = finger_quats(out[k])
-            out[k, MANOSIM_HAND.finger_coord_start:] = extra_flexion(fq, extra * w).reshape(-1)
+            out[k, MANOSIM_HAND.finger_coord_start :] = extra_flexion(fq, extra * w).reshape(-1)
     return out
 
 
@@ -183,8 +192,10 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle_extra_flexion_deg)).reshape(-1)
     start = start_pose(grasp, cfg, rec.hand_side)
     fdt = cfg.frame_dt
-    n = {k: max(1, int(round(v / fdt))) for k, v in
-         (("settle", cfg.settle_s), ("close", cfg.oracle_closure_s), ("lift", lift_s), ("hold", hold_s))}
+    n = {
+        k: max(1, int(round(v / fdt)))
+        for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle_closure_s), ("lift", lift_s), ("hold", hold_s))
+    }
     rows, phase = [start.copy() for _ in range(n["settle"])], [PHASE_SETTLE] * n["settle"]
     q0, q1 = finger_quats(start), finger_quats(grasp)
     linear = physics.choice_value(cfg, "closure_profile") == "linear"
@@ -193,11 +204,16 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r = grasp.copy()
         r[:3] = (1 - s) * start[:3] + s * grasp[:3]
         r[fs:] = quat_slerp(q0, q1, s).reshape(-1)
-        rows.append(r); phase.append(PHASE_APPROACH)
+        rows.append(r)
+        phase.append(PHASE_APPROACH)
     for k in range(1, n["lift"] + 1):
-        r = grasp.copy(); r[2] += height * float(min_jerk(k / n["lift"]))
-        rows.append(r); phase.append(PHASE_LIFT)
+        r = grasp.copy()
+        r[2] += height * float(min_jerk(k / n["lift"]))
+        rows.append(r)
+        phase.append(PHASE_LIFT)
     for _ in range(n["hold"]):
-        r = grasp.copy(); r[2] += height
-        rows.append(r); phase.append(PHASE_HOLD)
+        r = grasp.copy()
+        r[2] += height
+        rows.append(r)
+        phase.append(PHASE_HOLD)
     return plan_from_rows(rows, phase, fdt, first, g, kind=ORACLE)

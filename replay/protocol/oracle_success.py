@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.sim import physics
 from replay.protocol.measures import Trace, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+from replay.sim import physics
 
 
 def support_contact(verts_world: np.ndarray, support_height: float, extent, margin: float = 0.0) -> bool:
@@ -42,8 +42,16 @@ def support_contact(verts_world: np.ndarray, support_height: float, extent, marg
     return bool(np.any(low))
 
 
-def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, extent, metrics: dict,
-          cfg: ReplayConfig, margin: float = 0.0) -> dict:
+def judge(
+    plan: Plan,
+    tr: Trace,
+    verts: np.ndarray,
+    support_height: float,
+    extent,
+    metrics: dict,
+    cfg: ReplayConfig,
+    margin: float = 0.0,
+) -> dict:
     """The oracle's figures of one world (module doc) and its verdict.
 
     Args:
@@ -69,13 +77,18 @@ def judge(plan: Plan, tr: Trace, verts: np.ndarray, support_height: float, exten
         touching += support_contact(object_vertices_world(row, verts), support_height, extent, margin)
     end = int(seen[-1]) if seen.size else min(tr.done, len(plan.phase)) - 1
     end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
-    off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0
-               and end_rise > 0)
-    fig = {"success_test": cfg.oracle_success, "off_table": off, "hold_frames": int(hold.size),
-           "support_contact_frames": int(touching), "end_rise_mm": end_rise * 1000.0,
-           "lift_test_lifted": bool(metrics["lifted"]), "effort_limit": float(cfg.effort_limit),
-           "hand_object_contact": "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled",
-           "dt": float(cfg.dt)}
+    off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0 and end_rise > 0)
+    fig = {
+        "success_test": cfg.oracle_success,
+        "off_table": off,
+        "hold_frames": int(hold.size),
+        "support_contact_frames": int(touching),
+        "end_rise_mm": end_rise * 1000.0,
+        "lift_test_lifted": bool(metrics["lifted"]),
+        "effort_limit": float(cfg.effort_limit),
+        "hand_object_contact": "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled",
+        "dt": float(cfg.dt),
+    }
     out: dict = {"oracle": fig}
     if cfg.oracle_success == "off_table":
         out["lifted"] = off

@@ -73,14 +73,16 @@ class Capsules:
     radius: np.ndarray
 
     @classmethod
-    def from_mjcf(cls, path: str | Path) -> "Capsules":
+    def from_mjcf(cls, path: str | Path) -> Capsules:
         """Read the capsules of ``mano_body_0..15`` from a compiled manosim capsule MJCF
         (MuJoCo ``geom_quat`` wxyz; the capsule axis is the geom's local z)."""
         m = mujoco.MjModel.from_xml_path(str(path))
         pos, axis, half, rad = np.zeros((16, 3)), np.zeros((16, 3)), np.zeros(16), np.full(16, np.nan)
         for b in range(16):
             bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}")
-            g = [i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+            g = [
+                i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE
+            ]
             if not g:
                 continue
             q = m.geom_quat[g[0]]
@@ -111,12 +113,14 @@ class ObjectSDF:
         return best
 
 
-def capsule_distance(kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_pos, wrist_R, joint_R,
-                     bodies) -> np.ndarray:
+def capsule_distance(
+    kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_pos, wrist_R, joint_R, bodies
+) -> np.ndarray:
     """(len(bodies),) signed distance, m, of each capsule of ``bodies`` to the object for one
     pose: ``wrist_pos`` (3,) m, ``wrist_R`` (3, 3), ``joint_R`` (15, 3, 3) local rotations."""
-    X, G, _ = kin.fk_frames(np.asarray(wrist_pos, float)[None], np.asarray(wrist_R, float)[None],
-                            np.asarray(joint_R, float)[None])
+    X, G, _ = kin.fk_frames(
+        np.asarray(wrist_pos, float)[None], np.asarray(wrist_R, float)[None], np.asarray(joint_R, float)[None]
+    )
     t = np.linspace(-1.0, 1.0, AXIS_SAMPLES)
     out = []
     for b in bodies:
@@ -126,8 +130,9 @@ def capsule_distance(kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_
     return np.array(out)
 
 
-def closure_axes(kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies,
-                 rule: str = "recorded") -> tuple[np.ndarray, np.ndarray, str]:
+def closure_axes(
+    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = "recorded"
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (the
     closure is applied as ``R_grasp @ exp(s w_i u_i)``) and share ``w`` (3,); and the rule used.
 
@@ -177,8 +182,9 @@ def _root(f, smax: float) -> float | None:
     return None
 
 
-def solve_finger(kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: float, near_m: float,
-                 max_deg: float, axis_rule: str) -> tuple[dict, np.ndarray]:
+def solve_finger(
+    kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: float, near_m: float, max_deg: float, axis_rule: str
+) -> tuple[dict, np.ndarray]:
     """One finger's closure (:func:`solve`); returns its figures and (3, 3) rotation vectors
     (local, post-multiplied) of its joints."""
     d_all = capsule_distance(kin, caps, sdf, wp, wR, JR, bodies)
@@ -198,13 +204,25 @@ def solve_finger(kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: f
         root = _root(f, math.radians(max_deg))
         info["status"] = "unreached" if root is None else "closed"
         s = 0.0 if root is None else root
-    info.update(closure_deg=math.degrees(s), joint_deg=[float(math.degrees(s * wi)) for wi in w],
-                after_mm=float((f(s) - depth_m) * 1e3))
+    info.update(
+        closure_deg=math.degrees(s),
+        joint_deg=[float(math.degrees(s * wi)) for wi in w],
+        after_mm=float((f(s) - depth_m) * 1e3),
+    )
     return info, axes * (w * s)[:, None]
 
 
-def solve(kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, grasp_coords: np.ndarray, open_coords: np.ndarray,
-          depth_m: float, near_m: float, max_deg: float, axis_rule: str = "recorded") -> tuple[dict, np.ndarray]:
+def solve(
+    kin: HandKinematics,
+    caps: Capsules,
+    sdf: ObjectSDF,
+    grasp_coords: np.ndarray,
+    open_coords: np.ndarray,
+    depth_m: float,
+    near_m: float,
+    max_deg: float,
+    axis_rule: str = "recorded",
+) -> tuple[dict, np.ndarray]:
     """Closure of every finger for one grasp pose.
 
     Args:
@@ -234,7 +252,7 @@ def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) 
     """(67,) coords of frame ``g`` whose finger joints are, per finger, those of the frame in
     ``[start, g]`` whose fingertip (wrist frame) is farthest from its grasp-frame position:
     the finger's recorded preshape, from which the recorded closure runs to the grasp."""
-    fq = finger_quats(coords[start:g + 1])
+    fq = finger_quats(coords[start : g + 1])
     n = len(fq)
     lm = kin.fk_landmarks(np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)), fq)
     out = np.array(coords[g], dtype=np.float64, copy=True)
@@ -276,8 +294,17 @@ def compress_coords(rec, coords: np.ndarray, mjcf: str | Path, cfg, start_frame:
     kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
     obj, g = rec.target_object, int(rec.grasp_frame)
     sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])  # the recorded relation at the grasp
-    res, rv = solve(kin, caps, sdf, coords[g], most_open_pose(kin, coords, start_frame, g),
-                    cfg.pad_compression_mm / 1000.0, cfg.pad_near_mm / 1000.0, cfg.pad_max_deg, cfg.pad_axis)
+    res, rv = solve(
+        kin,
+        caps,
+        sdf,
+        coords[g],
+        most_open_pose(kin, coords, start_frame, g),
+        cfg.pad_compression_mm / 1000.0,
+        cfg.pad_near_mm / 1000.0,
+        cfg.pad_max_deg,
+        cfg.pad_axis,
+    )
     out = np.array(coords, dtype=np.float64, copy=True)
     t = np.asarray(rec.time, float)
     if cfg.pad_blend_s > 0:
@@ -291,6 +318,10 @@ def compress_coords(rec, coords: np.ndarray, mjcf: str | Path, cfg, start_frame:
     for k in np.flatnonzero(w > 0) if moved.size else ():
         fq[k, moved] = (Rotation.from_quat(fq[k, moved]) * Rotation.from_rotvec(rv[moved] * w[k])).as_quat()
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
-    return out, {"depth_mm": float(cfg.pad_compression_mm), "near_mm": float(cfg.pad_near_mm), "fingers": res,
-                 "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],
-                 "max_joint_change_deg": float(max(joint_deg, default=0.0))}
+    return out, {
+        "depth_mm": float(cfg.pad_compression_mm),
+        "near_mm": float(cfg.pad_near_mm),
+        "fingers": res,
+        "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],
+        "max_joint_change_deg": float(max(joint_deg, default=0.0)),
+    }

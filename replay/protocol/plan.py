@@ -27,8 +27,14 @@ PROTOCOLS = ("lift", "recorded", "hug-oracle")
 ABLATION_PROTOCOLS = ("lift", "hug-oracle")
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
-    int(Phase.SETTLE), int(Phase.APPROACH), int(Phase.LIFT), int(Phase.HOLD), int(Phase.SHAKE), int(Phase.RECORDED),
-    int(Phase.RELEASE))
+    int(Phase.SETTLE),
+    int(Phase.APPROACH),
+    int(Phase.LIFT),
+    int(Phase.HOLD),
+    int(Phase.SHAKE),
+    int(Phase.RECORDED),
+    int(Phase.RELEASE),
+)
 
 
 @dataclass
@@ -81,8 +87,9 @@ def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_
     return Plan(C, vel, omega, acc, ph, int(start_frame), int(grasp_frame), **kw)
 
 
-def replayed_frames(rec, coords: np.ndarray, approach_window_s: float | None,
-                    stop: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def replayed_frames(
+    rec, coords: np.ndarray, approach_window_s: float | None, stop: int | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
     """The tracked recorded frames a protocol replays: from ``approach_window_s`` (s) before the
     grasp frame (None: from the first frame) up to ``stop`` (exclusive; None: to the end).
 
@@ -99,8 +106,9 @@ def replayed_frames(rec, coords: np.ndarray, approach_window_s: float | None,
     """
     T = rec.num_frames
     if coords.shape != (T, MANOSIM_HAND.coords) or not np.all(np.isfinite(coords[rec.valid])):
-        raise DataError(rec.source, "hand_coords", f"expected finite (T={T}, {MANOSIM_HAND.coords}), "
-                                                   f"got {coords.shape}")
+        raise DataError(
+            rec.source, "hand_coords", f"expected finite (T={T}, {MANOSIM_HAND.coords}), got {coords.shape}"
+        )
     t0 = float(rec.time[0])
     t_s = t0 if approach_window_s is None else max(t0, float(rec.time[int(rec.grasp_frame)]) - approach_window_s)
     s = int(np.searchsorted(rec.time, t_s))

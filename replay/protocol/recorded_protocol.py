@@ -70,7 +70,6 @@ MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.a
 MANIPULATION_END_MARGIN_S = 0.5
 
 
-
 def manipulation_end(rec: Recording) -> int:
     """Last recorded frame of the manipulation: the last frame whose target object is more
     than :data:`MANIPULATION_REST_TOL_M` from its final position, plus
@@ -111,10 +110,13 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
     n_run = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
     rows, phase, rt = [], [], []
     for _ in range(n_settle):
-        rows.append(cc[0]); phase.append(PHASE_SETTLE); rt.append(times[0])
+        rows.append(cc[0])
+        phase.append(PHASE_SETTLE)
+        rt.append(times[0])
     for k in range(1, n_run + 1):
         t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
-        rows.append(interp_coords(cc, times, t)); phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
+        rows.append(interp_coords(cc, times, t))
+        phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
         rt.append(t)
     return plan_from_rows(rows, phase, fdt, first, g, kind="recorded", rec_time=np.asarray(rt, float))
 
@@ -169,12 +171,16 @@ def _stats(x: np.ndarray, unit: str) -> dict:
     x = x[np.isfinite(x)]
     if not x.size:
         return {f"median_{unit}": None, f"p95_{unit}": None, f"max_{unit}": None}
-    return {f"median_{unit}": float(np.median(x)), f"p95_{unit}": float(np.percentile(x, 95)),
-            f"max_{unit}": float(np.max(x))}
+    return {
+        f"median_{unit}": float(np.median(x)),
+        f"p95_{unit}": float(np.percentile(x, 95)),
+        f"max_{unit}": float(np.max(x)),
+    }
 
 
-def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
-                  unstable_frame: int | None) -> tuple[dict, dict]:
+def track_metrics(
+    rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig, unstable_frame: int | None
+) -> tuple[dict, dict]:
     """Compare the simulated object with the recorded track (module doc).
 
     Args:
@@ -211,43 +217,77 @@ def track_metrics(rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig,
         outcome = "unstable"
     else:
         outcome = "tracked" if lost is None and within.size else "lost"
-    figures = {"protocol": "recorded", "outcome": outcome,
-               "lifted": None, "rise": None, "diagnosis": None, "shake_held": None,
-               **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
-               **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
-               # over every planned frame after settling: frames not simulated (the world stopped,
-               # e.g. an object fallen off the table tripping the runaway check) count as outside
-               "track_within": float(np.sum(within) / n_planned) if n_planned else None,
-               "track_lost_frame": lost_at,
-               "track_lost_s": None if lost_at is None else float(plan.rec_time[lost_at] - t_g),
-               "track_frames": int(within.size),
-               "track_frames_planned": n_planned,
-               "track_recorded_s": float(plan.rec_time[F - 1] - plan.rec_time[first]) if F > first else 0.0,
-               "track_tolerance": {"pos_mm": TRACK_POS_TOL_M * 1000.0, "rot_deg": TRACK_ROT_TOL_DEG}}
-    arrays = {"track_pos_err_mm": pos_err.astype(np.float32), "track_rot_err_deg": rot_err.astype(np.float32),
-              "recorded_object_pos": rpos.astype(np.float32), "recorded_object_quat": rquat.astype(np.float32)}
+    figures = {
+        "protocol": "recorded",
+        "outcome": outcome,
+        "lifted": None,
+        "rise": None,
+        "diagnosis": None,
+        "shake_held": None,
+        **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
+        **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
+        # over every planned frame after settling: frames not simulated (the world stopped,
+        # e.g. an object fallen off the table tripping the runaway check) count as outside
+        "track_within": float(np.sum(within) / n_planned) if n_planned else None,
+        "track_lost_frame": lost_at,
+        "track_lost_s": None if lost_at is None else float(plan.rec_time[lost_at] - t_g),
+        "track_frames": int(within.size),
+        "track_frames_planned": n_planned,
+        "track_recorded_s": float(plan.rec_time[F - 1] - plan.rec_time[first]) if F > first else 0.0,
+        "track_tolerance": {"pos_mm": TRACK_POS_TOL_M * 1000.0, "rot_deg": TRACK_ROT_TOL_DEG},
+    }
+    arrays = {
+        "track_pos_err_mm": pos_err.astype(np.float32),
+        "track_rot_err_deg": rot_err.astype(np.float32),
+        "recorded_object_pos": rpos.astype(np.float32),
+        "recorded_object_quat": rquat.astype(np.float32),
+    }
     return arrays, figures
 
 
 #: per-recording fields of a recorded-protocol rollout in the study JSON's ``recorded_rollouts``
-TRACK_FIELDS = ("sequence", "object", "intent", "outcome", "stable", "track_within", "track_pos_err_median_mm",
-                "track_pos_err_p95_mm", "track_pos_err_max_mm", "track_rot_err_median_deg", "track_rot_err_p95_deg",
-                "track_rot_err_max_deg", "track_lost_frame", "track_lost_s", "track_recorded_s", "track_frames",
-                "track_frames_planned", "wrist_err_median_mm", "max_hand_object_contacts", "input_flags",
-                "wall_s_total", "rtf", "contact_agreement_precision", "contact_agreement_recall")
+TRACK_FIELDS = (
+    "sequence",
+    "object",
+    "intent",
+    "outcome",
+    "stable",
+    "track_within",
+    "track_pos_err_median_mm",
+    "track_pos_err_p95_mm",
+    "track_pos_err_max_mm",
+    "track_rot_err_median_deg",
+    "track_rot_err_p95_deg",
+    "track_rot_err_max_deg",
+    "track_lost_frame",
+    "track_lost_s",
+    "track_recorded_s",
+    "track_frames",
+    "track_frames_planned",
+    "wrist_err_median_mm",
+    "max_hand_object_contacts",
+    "input_flags",
+    "wall_s_total",
+    "rtf",
+    "contact_agreement_precision",
+    "contact_agreement_recall",
+)
 
 
 def summarize(rollouts: list[dict]) -> dict:
     """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
     recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
+
     def med(key):
         v = [r[key] for r in rollouts if r.get(key) is not None]
         return float(np.median(v)) if v else None
 
-    return {"rollouts": len(rollouts),
-            "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
-            "lost": sum(r.get("outcome") == "lost" for r in rollouts),
-            "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
-            "median_track_within": med("track_within"),
-            "median_track_pos_err_mm": med("track_pos_err_median_mm"),
-            "median_track_rot_err_deg": med("track_rot_err_median_deg")}
+    return {
+        "rollouts": len(rollouts),
+        "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
+        "lost": sum(r.get("outcome") == "lost" for r in rollouts),
+        "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
+        "median_track_within": med("track_within"),
+        "median_track_pos_err_mm": med("track_pos_err_median_mm"),
+        "median_track_rot_err_deg": med("track_rot_err_median_deg"),
+    }

@@ -83,10 +83,10 @@ from replay.errors import UsageError
 from replay.protocol import refine_neighbourhood as nbh
 from replay.protocol.measures import measure_world, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
+from replay.protocol.refine_settings import RefineSettings
 from replay.protocol.rollout import RolloutResult, Stepping
 from replay.protocol.sampling import run_samples
 from replay.sim.engine.variants import Variant
-from replay.protocol.refine_settings import RefineSettings
 
 #: after a success, later batches also hold the best correction times each of these
 SHRINK = (0.3, 0.55, 0.8)
@@ -141,9 +141,15 @@ class SeedResult:
         return bool(self.found and self.neighbourhood is not None and self.neighbourhood >= s.neighbourhood_min)
 
     def summary(self) -> dict:
-        return {"seed": self.seed, "found": self.found, "x": [float(v) for v in self.sample.x],
-                "cost": self.sample.cost, "neighbourhood": self.neighbourhood, "rollouts": self.rollouts,
-                "tried": self.tried}
+        return {
+            "seed": self.seed,
+            "found": self.found,
+            "x": [float(v) for v in self.sample.x],
+            "cost": self.sample.cost,
+            "neighbourhood": self.neighbourhood,
+            "rollouts": self.rollouts,
+            "tried": self.tried,
+        }
 
 
 @dataclass
@@ -180,30 +186,47 @@ class RefineResult:
         """The ``refine_*`` result fields (:class:`replay.results.records.RolloutRecord`)."""
         o, r, f = self.x[:3], self.x[3:6], self.x[6:]
         ab = self.ablation.metrics
-        clean = bool(ab["stable"] and ab["max_hand_object_contacts"] == 0
-                     and ab["max_object_disp_mm"] < ablation_clean_mm)
+        clean = bool(
+            ab["stable"] and ab["max_hand_object_contacts"] == 0 and ab["max_object_disp_mm"] < ablation_clean_mm
+        )
         m = self.refined.metrics
         return dict(
-            refine_outcome=m["outcome"], refine_found=self.found,
-            refine_wrist_mm=float(np.linalg.norm(o)), refine_wrist_deg=float(np.linalg.norm(r)),
-            refine_finger_deg=float(np.max(f)), refine_ablation_max_disp_mm=float(ab["max_object_disp_mm"]),
-            refine_ablation_clean=clean, refine_shake_held=m.get("shake_held"),
-            refine_neighbourhood_success=self.neighbourhood, refine_seed_agreement=self.seed_agreement,
-            refine_rollouts=self.rollouts, refine_wall_s=self.wall_s,
-            refine_correction={"wrist_offset_mm": [float(v) for v in o], "wrist_rotvec_deg": [float(v) for v in r],
-                               "finger_closure_deg": [float(v) for v in f],
-                               "cost": correction_cost(self.x, self.settings),
-                               "settings": self.settings.to_dict(), "history": self.history,
-                               "neighbourhood_tried": self.tried, "second_seed": self.second},
+            refine_outcome=m["outcome"],
+            refine_found=self.found,
+            refine_wrist_mm=float(np.linalg.norm(o)),
+            refine_wrist_deg=float(np.linalg.norm(r)),
+            refine_finger_deg=float(np.max(f)),
+            refine_ablation_max_disp_mm=float(ab["max_object_disp_mm"]),
+            refine_ablation_clean=clean,
+            refine_shake_held=m.get("shake_held"),
+            refine_neighbourhood_success=self.neighbourhood,
+            refine_seed_agreement=self.seed_agreement,
+            refine_rollouts=self.rollouts,
+            refine_wall_s=self.wall_s,
+            refine_correction={
+                "wrist_offset_mm": [float(v) for v in o],
+                "wrist_rotvec_deg": [float(v) for v in r],
+                "finger_closure_deg": [float(v) for v in f],
+                "cost": correction_cost(self.x, self.settings),
+                "settings": self.settings.to_dict(),
+                "history": self.history,
+                "neighbourhood_tried": self.tried,
+                "second_seed": self.second,
+            },
         )
 
 
 def correction_cost(x: np.ndarray, s: RefineSettings) -> float:
     """``c(x)`` of the module doc (dimensionless; 3 at every bound)."""
+
     def frac(v, b):
         return 0.0 if b == 0 else v / b
-    return float(frac(np.linalg.norm(x[:3]), s.wrist_mm) ** 2 + frac(np.linalg.norm(x[3:6]), s.wrist_deg) ** 2
-                 + np.mean(np.square(frac(np.asarray(x[6:]), s.finger_deg))))
+
+    return float(
+        frac(np.linalg.norm(x[:3]), s.wrist_mm) ** 2
+        + frac(np.linalg.norm(x[3:6]), s.wrist_deg) ** 2
+        + np.mean(np.square(frac(np.asarray(x[6:]), s.finger_deg)))
+    )
 
 
 def project(x: np.ndarray, s: RefineSettings) -> np.ndarray:
@@ -219,15 +242,21 @@ def project(x: np.ndarray, s: RefineSettings) -> np.ndarray:
 
 def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
     """The :class:`Variant` of a correction ``x`` (mm, deg -> m, rad)."""
-    return Variant(ablation=ablation, wrist_offset=tuple(np.asarray(x[:3]) / 1000.0),
-                   wrist_rotvec=tuple(np.radians(x[3:6])), finger_closure=tuple(np.radians(x[6:])),
-                   label="refine")
+    return Variant(
+        ablation=ablation,
+        wrist_offset=tuple(np.asarray(x[:3]) / 1000.0),
+        wrist_rotvec=tuple(np.radians(x[3:6])),
+        finger_closure=tuple(np.radians(x[6:])),
+        label="refine",
+    )
 
 
 def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
     """The corrections ``xs``, one batch on the one sampling path (:func:`replay.protocol.sampling.run_samples`;
     not risen: stopped at the hold's end, hopeless at mid-lift, :class:`Stepping`); one :class:`Sample` each."""
-    st = Stepping(mid_lift_stop=s.mid_lift_rise_frac * cfg.lifted_min_rise, measure=_judge, engine_options={"c_loop": s.c_loop})
+    st = Stepping(
+        mid_lift_stop=s.mid_lift_rise_frac * cfg.lifted_min_rise, measure=_judge, engine_options={"c_loop": s.c_loop}
+    )
     runs = run_samples(*t, cfg, [(cfg, to_variant(x)) for x in xs], threads=s.threads, stepping=st)
     return [Sample(np.asarray(x, float), correction_cost(x, s), *r.metrics["refine_sample"]) for x, r in zip(xs, runs)]
 
@@ -277,8 +306,9 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
     return a * elite.mean(axis=0) + (1 - a) * mean, np.maximum(a * elite.std(axis=0) + (1 - a) * std, floor)
 
 
-def search(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None,
-           first: Sample | None = None) -> tuple:
+def search(
+    t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None, first: Sample | None = None
+) -> tuple:
     """The CEM loop (module doc) on one recording: ``(found, best-ranked Sample, rollouts, history,
     every held Sample)``. ``first``: the uncorrected run already evaluated (it then does not stop
     the search even if it held)."""
@@ -287,8 +317,14 @@ def search(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = N
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
     again = first is not None
     first = first or _evaluate(t, cfg, [np.zeros(11)], s)[0]
-    history = [{"worlds": 1, "lifted": int(first.lifted), "held": int(first.held),
-                "best_cost": first.cost if first.held else None}]
+    history = [
+        {
+            "worlds": 1,
+            "lifted": int(first.lifted),
+            "held": int(first.held),
+            "best_cost": first.cost if first.held else None,
+        }
+    ]
     if first.held and not again:
         return True, first, 1, history, [first]
     # again: the uncorrected grasp held but not its neighbourhood; it neither ranks nor stops the search
@@ -303,8 +339,14 @@ def search(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = N
         top = ranked[0]
         best = top if top.held else None
         stale = 0 if improved else stale + 1
-        history.append({"worlds": len(samples), "lifted": sum(p.lifted for p in samples),
-                        "held": sum(p.held for p in samples), "best_cost": best.cost if best else None})
+        history.append(
+            {
+                "worlds": len(samples),
+                "lifted": sum(p.lifted for p in samples),
+                "held": sum(p.held for p in samples),
+                "best_cost": best.cost if best else None,
+            }
+        )
         mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
         if best is not None and stale >= s.patience:
             break
@@ -343,8 +385,12 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
     ok = [t for t in tried if t["sample"].held] or tried
     good = [t for t in ok if t["neighbourhood"] >= s.neighbourhood_min]
     pick = good[0] if good else max(ok, key=lambda t: (t["neighbourhood"], -t["cost"]))
-    return pick["sample"], pick["neighbourhood"], rollouts, [{k: t[k] for k in ("cost", "held", "neighbourhood")}
-                                                             for t in tried]
+    return (
+        pick["sample"],
+        pick["neighbourhood"],
+        rollouts,
+        [{k: t[k] for k in ("cost", "held", "neighbourhood")} for t in tried],
+    )
 
 
 def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
@@ -366,8 +412,9 @@ def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> Seed
     return SeedResult(seed, True, pick, rate, rollouts, history, tried)
 
 
-def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig,
-                     settings: RefineSettings | None = None) -> RefineResult:
+def refine_recording(
+    rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig, settings: RefineSettings | None = None
+) -> RefineResult:
     """Search the smallest correction of one recording that holds in its neighbourhood (module doc),
     with a second seed, and run it with its ablation.
 
@@ -394,7 +441,21 @@ def refine_recording(rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig
             two = run_seed(target, cfg, s, s.seed + 1)
             rollouts, second, agree = rollouts + two.rollouts, two.summary(), one.robust(s) == two.robust(s)
     x = one.sample.x
-    refined, ablation = run_samples(rec, coords, mjcf, cfg, [(cfg, to_variant(x)), (cfg, to_variant(x, ablation=True))],
-                                    threads=s.threads)
-    return RefineResult(one.found, x, to_variant(x), refined, ablation, rollouts, time.perf_counter() - t0,
-                        s, one.history, one.neighbourhood, agree, second, one.tried)
+    refined, ablation = run_samples(
+        rec, coords, mjcf, cfg, [(cfg, to_variant(x)), (cfg, to_variant(x, ablation=True))], threads=s.threads
+    )
+    return RefineResult(
+        one.found,
+        x,
+        to_variant(x),
+        refined,
+        ablation,
+        rollouts,
+        time.perf_counter() - t0,
+        s,
+        one.history,
+        one.neighbourhood,
+        agree,
+        second,
+        one.tried,
+    )

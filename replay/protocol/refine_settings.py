@@ -54,14 +54,17 @@ class RefineSettings:
     neighbourhood_candidates: int = 4
     second_seed: bool = True
 
-    def validate(self) -> "RefineSettings":
+    def validate(self) -> RefineSettings:
         """Raises UsageError on a value out of range."""
         if self.worlds < 2 or self.iterations < 1 or not 0 < self.elite_frac <= 1 or not 0 < self.smoothing <= 1:
             raise UsageError("--refine", f"settings out of range: {self}")
         if min(self.wrist_mm, self.wrist_deg, self.finger_deg) < 0 or self.threads < 1:
             raise UsageError("--refine", f"bounds and threads must be >= 0 / >= 1: {self}")
-        if min(self.neighbourhood_mm, self.neighbourhood_deg) < 0 or not 0 <= self.neighbourhood_min <= 1 \
-                or self.neighbourhood_candidates < 1:
+        if (
+            min(self.neighbourhood_mm, self.neighbourhood_deg) < 0
+            or not 0 <= self.neighbourhood_min <= 1
+            or self.neighbourhood_candidates < 1
+        ):
             raise UsageError("--refine", f"neighbourhood settings out of range: {self}")
         return self
 

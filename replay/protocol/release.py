@@ -28,8 +28,9 @@ FALL_S = 0.5
 MIN_FALL_M = 0.05
 
 
-def extend_plan(plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float = RELEASE_S,
-                fall_s: float = FALL_S) -> Plan:
+def extend_plan(
+    plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float = RELEASE_S, fall_s: float = FALL_S
+) -> Plan:
     """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
 
     Args:
@@ -47,11 +48,10 @@ def extend_plan(plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float 
     for k in range(1, n_open + n_fall + 1):
         r = last.copy()
         a = min(k / n_open, 1.0)
-        r[MANOSIM_HAND.finger_coord_start:] = quat_slerp(q_grasp, q_open, a).reshape(-1)
+        r[MANOSIM_HAND.finger_coord_start :] = quat_slerp(q_grasp, q_open, a).reshape(-1)
         rows.append(r)
         phase.append(PHASE_RELEASE)
-    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, kind=plan.kind,
-                          rec_time=plan.rec_time)
+    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, kind=plan.kind, rec_time=plan.rec_time)
 
 
 def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:
@@ -75,9 +75,17 @@ def pre_release_end(phase: np.ndarray) -> int:
     return int(idx[0]) if idx.size else int(len(phase))
 
 
-def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: bool, height: float,
-                    held: bool | None = None, min_fall: float = MIN_FALL_M, rest_z: float | None = None,
-                    cut: bool = False) -> dict:
+def release_metrics(
+    phase: np.ndarray,
+    object_z: np.ndarray,
+    done: int,
+    lifted: bool,
+    height: float,
+    held: bool | None = None,
+    min_fall: float = MIN_FALL_M,
+    rest_z: float | None = None,
+    cut: bool = False,
+) -> dict:
     """Did the object fall when the fingers opened?
 
     Args:
@@ -106,13 +114,28 @@ def release_metrics(phase: np.ndarray, object_z: np.ndarray, done: int, lifted: 
         need = min(need, 0.5 * max(float(object_z[s - 1]) - float(rest_z), 0.0))
     ran = bool(lifted and (held is None or held) and s < len(phase) and done > s)
     if not ran:
-        return dict(release_ran=False, release_fall_m=None, release_fall_needed_m=need, stuck_after_release=None,
-                    lifted_after_release=bool(lifted))
+        return dict(
+            release_ran=False,
+            release_fall_m=None,
+            release_fall_needed_m=need,
+            stuck_after_release=None,
+            lifted_after_release=bool(lifted),
+        )
     z = np.asarray(object_z[:done], float)
     fall = float(z[s - 1] - np.nanmin(z[s:]))
     if cut and not fall >= need:  # the trace ends before the object could fall: no verdict
-        return dict(release_ran=True, release_fall_m=fall, release_fall_needed_m=need, stuck_after_release=None,
-                    lifted_after_release=bool(lifted))
+        return dict(
+            release_ran=True,
+            release_fall_m=fall,
+            release_fall_needed_m=need,
+            stuck_after_release=None,
+            lifted_after_release=bool(lifted),
+        )
     stuck = not fall >= need
-    return dict(release_ran=True, release_fall_m=fall, release_fall_needed_m=need, stuck_after_release=stuck,
-                lifted_after_release=bool(lifted and not stuck))
+    return dict(
+        release_ran=True,
+        release_fall_m=fall,
+        release_fall_needed_m=need,
+        stuck_after_release=stuck,
+        lifted_after_release=bool(lifted and not stuck),
+    )

@@ -40,7 +40,6 @@ from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # no
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
 from replay.protocol.pad_compression import compress_coords
-from replay.protocol.step_plan import step_protocol
 from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
     PHASE_APPROACH,
     PHASE_HOLD,
@@ -53,9 +52,15 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     plan_from_rows,
     replayed_frames,
 )
+from replay.protocol.step_plan import step_protocol
 from replay.sim import physics
+from replay.sim.engine.factory import (  # noqa: F401  (WARP_DEVICES re-exported)
+    WARP_DEVICES,
+    build_engine_scene,
+    capabilities_of,
+    engine_for_scene,
+)
 from replay.sim.engine.variants import Variant
-from replay.sim.engine.factory import WARP_DEVICES, build_engine_scene, capabilities_of, engine_for_scene  # noqa: F401  (WARP_DEVICES re-exported)
 from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_cache import cached_scene
 from replay.sim.scene_spec import SceneSpec
@@ -99,8 +104,14 @@ class RolloutResult:
         return dict(self.metrics)
 
 
-def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig,
-                       ablation: bool = False, protocol: str = "lift"):
+def build_replay_scene(
+    rec: Recording,
+    coords: np.ndarray,
+    mjcf: str | Path,
+    cfg: ReplayConfig,
+    ablation: bool = False,
+    protocol: str = "lift",
+):
     """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
     built scene (object at its pose at the approach start, hand at its first target); a scene built
     before in this process for the same object and structural config is handed back reset, and placed
@@ -137,8 +148,18 @@ def build_replay_scene(rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
     extent = support_extent(rec)
-    spec = SceneSpec(mjcf, obj.asset, obj.pos[f0], obj.quat[f0], rec.support_height, plan.coords[0], grasp_coords,
-                     finger_quats(plan.coords), ablation=ablation, support_extent=extent)
+    spec = SceneSpec(
+        mjcf,
+        obj.asset,
+        obj.pos[f0],
+        obj.quat[f0],
+        rec.support_height,
+        plan.coords[0],
+        grasp_coords,
+        finger_quats(plan.coords),
+        ablation=ablation,
+        support_extent=extent,
+    )
     scene = cached_scene(spec, cfg, build_engine_scene)  # compiled once per object and structural config (a worker's)
     return plan, scene, extent
 
@@ -156,8 +177,9 @@ def run_rollout(
 
     The one-world case of :func:`run_rollouts` (see there for arguments and metrics).
     """
-    return run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit,
-                        protocol=protocol)[0]
+    return run_rollouts(
+        rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
+    )[0]
 
 
 def run_rollouts(
@@ -211,8 +233,10 @@ def run_rollouts(
     run = (frame_limit, threads, stepping or Stepping())
     if caps.worlds_per_scene == 1 and len(variants) > 1:
         # an engine of one world per scene (the ablation built into it): one rollout per variant
-        return [run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol, stepping=stepping)[0]
-                for v in variants]
+        return [
+            run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol, stepping=stepping)[0]
+            for v in variants
+        ]
     if caps.ablation_by_variant:
         # contact and ablation worlds on one scene, the ablation a per-world model edit
         try:
@@ -251,16 +275,25 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0)
     frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name
-    common: dict = {"start_frame": plan.start_frame, "grasp_frame": plan.grasp_frame,
-                    "support": "plane" if extent is None else {"table_top_xy": list(extent)}}
+    common: dict = {
+        "start_frame": plan.start_frame,
+        "grasp_frame": plan.grasp_frame,
+        "support": "plane" if extent is None else {"table_top_xy": list(extent)},
+    }
     common.update(
-        object_mass=scene.object_mass, hand_mass=scene.hand_mass, contact_capacity=scene.contact_capacity,
-        resting_contacts=scene.resting_contacts, probe_contacts=scene.probe_contacts, readback=scene.readback,
+        object_mass=scene.object_mass,
+        hand_mass=scene.hand_mass,
+        contact_capacity=scene.contact_capacity,
+        resting_contacts=scene.resting_contacts,
+        probe_contacts=scene.probe_contacts,
+        readback=scene.readback,
         flutter_min_margin=float(min(r["margin"] for r in scene.flutter)),
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
-        engine=engine, physics=physics.physics_record(cfg), **({"pad_compression": plan.pad} if plan.pad is not None else {}),
+        engine=engine,
+        physics=physics.physics_record(cfg),
+        **({"pad_compression": plan.pad} if plan.pad is not None else {}),
     )
     try:
         at = contact_agreement.agreement_frame(plan, float(rec.time[int(rec.grasp_frame)]))
@@ -291,8 +324,18 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0)
             metrics.update(figures)
             poses.update(arrays)
         elif plan.kind == oracle_plan.ORACLE:  # the off-the-table test (replay.protocol.oracle_success)
-            metrics.update(oracle_success.judge(plan, traces[i], scene.object_vertices, rec.support_height, extent,
-                                                metrics, cfg, margin=_support_margin(scene)))
+            metrics.update(
+                oracle_success.judge(
+                    plan,
+                    traces[i],
+                    scene.object_vertices,
+                    rec.support_height,
+                    extent,
+                    metrics,
+                    cfg,
+                    margin=_support_margin(scene),
+                )
+            )
         out.append(RolloutResult(metrics, poses))
     return out
 
@@ -312,9 +355,11 @@ def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:
     return dict(
         time=(np.arange(done) * frame_dt).astype(np.float64),
         body_names=np.array(list(HAND_BODY_NAMES) + ["object"]),
-        body_pos=tr.body_pos[:done], body_quat=tr.body_quat[:done],
-        contact_count=tr.ccount[:done], phase=plan.phase[:done].astype(np.int32),
-        contact_force=tr.normal_force[:done], friction_budget_kg=diagnosis.friction_budget_kg(tr.friction_force[:done]),
+        body_pos=tr.body_pos[:done],
+        body_quat=tr.body_quat[:done],
+        contact_count=tr.ccount[:done],
+        phase=plan.phase[:done].astype(np.int32),
+        contact_force=tr.normal_force[:done],
+        friction_budget_kg=diagnosis.friction_budget_kg(tr.friction_force[:done]),
         wrist_err=tr.wrist_err[:done].astype(np.float64),
     )
-

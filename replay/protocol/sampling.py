@@ -38,9 +38,17 @@ from replay.sim.engine.variants import Variant
 from replay.sim.runtime_settings import setting_variant
 
 
-def run_samples(rec, coords, mjcf, cfg: ReplayConfig, samples: list[tuple[ReplayConfig, Variant]],
-                threads: int = 1, protocol: str = "lift", frame_limit: int | None = None,
-                stepping: Stepping | None = None) -> list[RolloutResult]:
+def run_samples(
+    rec,
+    coords,
+    mjcf,
+    cfg: ReplayConfig,
+    samples: list[tuple[ReplayConfig, Variant]],
+    threads: int = 1,
+    protocol: str = "lift",
+    frame_limit: int | None = None,
+    stepping: Stepping | None = None,
+) -> list[RolloutResult]:
     """One :class:`RolloutResult` per ``(config, Variant)`` sample, in order (module doc).
 
     Args:
@@ -62,8 +70,17 @@ def run_samples(rec, coords, mjcf, cfg: ReplayConfig, samples: list[tuple[Replay
         groups.setdefault(key, (run_cfg, []))[1].append((i, world if world is not None else v, c))
     out: list = [None] * len(samples)
     for run_cfg, members in groups.values():
-        res = run_rollouts(rec, coords, mjcf, run_cfg, [v for _, v, _ in members], frame_limit=frame_limit,
-                           threads=threads, protocol=protocol, stepping=stepping)
+        res = run_rollouts(
+            rec,
+            coords,
+            mjcf,
+            run_cfg,
+            [v for _, v, _ in members],
+            frame_limit=frame_limit,
+            threads=threads,
+            protocol=protocol,
+            stepping=stepping,
+        )
         for (i, _, c), r in zip(members, res):
             if c is not run_cfg:  # a world of another config's batch: its own physics record
                 r.metrics["physics"] = physics.physics_record(c)

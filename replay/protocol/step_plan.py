@@ -43,17 +43,23 @@ def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
         grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
         pos, quat, vel, om, acc = variant.transform_targets(pos, quat, vel, om, acc, plan.coords[grasp, :3])
     rows = np.zeros((len(plan.coords), wrist.T_SIZE))
-    rows[:, wrist.T_POS:wrist.T_POS + 3] = pos
-    rows[:, wrist.T_QUAT:wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
-    rows[:, wrist.T_VEL:wrist.T_VEL + 3] = vel
-    rows[:, wrist.T_OMEGA:wrist.T_OMEGA + 3] = om
-    rows[:, wrist.T_ACC:wrist.T_ACC + 3] = acc
+    rows[:, wrist.T_POS : wrist.T_POS + 3] = pos
+    rows[:, wrist.T_QUAT : wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
+    rows[:, wrist.T_VEL : wrist.T_VEL + 3] = vel
+    rows[:, wrist.T_OMEGA : wrist.T_OMEGA + 3] = om
+    rows[:, wrist.T_ACC : wrist.T_ACC + 3] = acc
     return rows
 
 
-def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None = None,
-                  early_stop: tuple[int, float] | None = None, agreement_at: int | None = None,
-                  spans: bool = True) -> list[Trace]:
+def step_protocol(
+    plan: Plan,
+    batch,
+    cfg: ReplayConfig,
+    frame_limit: int | None = None,
+    early_stop: tuple[int, float] | None = None,
+    agreement_at: int | None = None,
+    spans: bool = True,
+) -> list[Trace]:
     """Step every world of ``batch`` through ``plan``; one trace per world.
 
     Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
@@ -71,8 +77,14 @@ def step_protocol(plan: Plan, batch, cfg: ReplayConfig, frame_limit: int | None 
     those decisions in one call per world (module doc); ``spans=False`` steps one frame at a time on
     any engine. ``frame_limit``: stop after this many frames (tests).
     """
-    walk = _Walk(plan, batch, cfg, early_stop, frame_limit,
-                 contact_agreement.agreement_frame(plan) if agreement_at is None else agreement_at)
+    walk = _Walk(
+        plan,
+        batch,
+        cfg,
+        early_stop,
+        frame_limit,
+        contact_agreement.agreement_frame(plan) if agreement_at is None else agreement_at,
+    )
     walk.spans() if spans and batch.capabilities.frame_spans else walk.frames()
     return walk.traces
 
@@ -93,9 +105,17 @@ class _Walk:
         plan, batch = self.plan, self.batch
         n = len(plan.coords)
         self.F = F = n if self.frame_limit is None else min(self.frame_limit, n)
-        self.traces = [Trace(np.full((F, 17, 3), np.nan, np.float32), np.full((F, 17, 4), np.nan, np.float32),
-                             np.zeros(F, np.int32), np.full(F, np.nan), np.zeros(F), np.zeros(F))
-                       for _ in batch.worlds]
+        self.traces = [
+            Trace(
+                np.full((F, 17, 3), np.nan, np.float32),
+                np.full((F, 17, 4), np.nan, np.float32),
+                np.zeros(F, np.int32),
+                np.full(F, np.nan),
+                np.zeros(F),
+                np.zeros(F),
+            )
+            for _ in batch.worlds
+        ]
         self.tips = batch.fingertip_geoms(FINGERTIP_BODIES)
         self.rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
         self.fingers = finger_closure.world_finger_targets(plan, batch, self.cfg)  # (N, F, 15, 4)
@@ -105,14 +125,14 @@ class _Walk:
         lift = np.flatnonzero(plan.phase == PHASE_LIFT)
         self.lift_ref = int(lift[0]) - 1 if lift.size else None  # the frame rises are measured from
         # the frames a world is read after: the lift start (contacts, fingertip distance), the agreement frame
-        self.lift_start = {int(k) for k in np.flatnonzero((plan.phase[:-1] == PHASE_APPROACH)
-                                                          & (plan.phase[1:] == PHASE_LIFT))}
+        self.lift_start = {
+            int(k) for k in np.flatnonzero((plan.phase[:-1] == PHASE_APPROACH) & (plan.phase[1:] == PHASE_LIFT))
+        }
         # the frames worlds may be stopped before: shake and release only what is up; the early stop
         self.stops = {self.hold_end, self.release_start} if lift.size else set()
         if self.early_stop is not None and lift.size:
             self.stops.add(int(self.early_stop[0]))
-        self.floor = (float(batch.scene.support_height) - tracking.FELL_OFF_M if plan.kind == "recorded"
-                      else -np.inf)
+        self.floor = float(batch.scene.support_height) - tracking.FELL_OFF_M if plan.kind == "recorded" else -np.inf
 
     def decide(self, k: int) -> None:
         """The stops before frame ``k``: what did not rise by the success threshold (hold end, release),
@@ -127,8 +147,16 @@ class _Walk:
     def spans(self) -> None:
         """Frames in spans ending where :meth:`decide` or a read falls (:class:`replay.sim.engine.spans.SpanEngine`)."""
         batch, cfg, F = self.batch, self.cfg, self.F
-        batch.begin_spans(self.fingers[:, :F], self.rows[:, :F], self.plan.phase[:F], PHASE_SETTLE, self.floor,
-                          cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
+        batch.begin_spans(
+            self.fingers[:, :F],
+            self.rows[:, :F],
+            self.plan.phase[:F],
+            PHASE_SETTLE,
+            self.floor,
+            cfg.contact_force_min,
+            cfg.max_linear_speed,
+            cfg.max_angular_speed,
+        )
         after = self.lift_start | ({int(self.at)} if self.at is not None else set())
         k0 = 0
         for k1 in sorted({b for b in self.stops | {k + 1 for k in after} if 0 < b < F} | {F}):

@@ -44,6 +44,7 @@ def _json_default(o):
 
 def dumps(obj) -> str:
     """JSON text (NaN and inf written as null)."""
+
     def clean(x):
         if isinstance(x, float) and not np.isfinite(x):
             return None
@@ -120,9 +121,16 @@ def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS)
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow([csv_cell(k) for k in fields])
     for r in rows:
-        w.writerow([csv_cell("" if r.get(k) is None else (json.dumps(r[k], sort_keys=True)
-                                                          if isinstance(r[k], (dict, list)) else r[k]))
-                    for k in fields])
+        w.writerow(
+            [
+                csv_cell(
+                    ""
+                    if r.get(k) is None
+                    else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list)) else r[k])
+                )
+                for k in fields
+            ]
+        )
     return buf.getvalue()
 
 

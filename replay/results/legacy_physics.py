@@ -14,8 +14,11 @@ from replay.results import physics_table
 #: results format <= 4: config field -> (physics choice, the field's value as the choice's). Format 5 dropped these
 #: fields (the physics table, replay.results.physics_table, is the one home of their values)
 LEGACY_PHYSICS_FIELDS = {
-    "integrator": ("integrator", lambda v: v), "cone": ("cone", lambda v: v), "impratio": ("impratio", float),
-    "multiccd": ("multiccd", bool), "hand_variant": ("hand_shape", lambda v: v),
+    "integrator": ("integrator", lambda v: v),
+    "cone": ("cone", lambda v: v),
+    "impratio": ("impratio", float),
+    "multiccd": ("multiccd", bool),
+    "hand_variant": ("hand_shape", lambda v: v),
     "hand_object_contact": ("contact_mixing", lambda v: {"compiled": "mujoco", "manosim": "hand"}.get(v, v)),
 }
 
@@ -34,8 +37,12 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
         return data
     data = dict(data)
     if data.pop("finger_damping", None) is not None:
-        raise DataError(source, "config.finger_damping", "a passive finger damping value (results format <= 4) "
-                        "is no physics choice; the choice finger_flutter_damping takes as_authored or raised")
+        raise DataError(
+            source,
+            "config.finger_damping",
+            "a passive finger damping value (results format <= 4) "
+            "is no physics choice; the choice finger_flutter_damping takes as_authored or raised",
+        )
     name = data.get("physics", "replay")
     table = {c.name: c.value for c in physics_table.PHYSICS.get(name, {}).values()} if name != "calibrated" else {}
     over = dict(data.get("physics_overrides") or {})

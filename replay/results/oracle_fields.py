@@ -23,8 +23,11 @@ ORACLE_NO_LIMIT_NM = 1000.0
 #: control rate of the oracle's 2 ms step (50 Hz x 10 substeps), Hz
 ORACLE_CONTROL_FPS = 50.0
 
-_CHOICES = {"oracle_start": ("synthetic", "recorded"), "oracle_contact": ("manosim", "compiled"),
-            "oracle_success": ("off_table", "lift")}
+_CHOICES = {
+    "oracle_start": ("synthetic", "recorded"),
+    "oracle_contact": ("manosim", "compiled"),
+    "oracle_success": ("off_table", "lift"),
+}
 
 
 def _f(default, unit: str, source: str):
@@ -36,42 +39,69 @@ class OracleFields:
     """The ``oracle_*`` settings (module doc); read only by ``--protocol hug-oracle``."""
 
     oracle_start: str = _f(
-        "synthetic", "-", "HUG app. E.1: synthetic = start at the recording's terminal grasp (hand pose relative to "
+        "synthetic",
+        "-",
+        "HUG app. E.1: synthetic = start at the recording's terminal grasp (hand pose relative to "
         "the object at the grasp frame, object at rest), wrist backed off oracle_offset_m along its own +x and +y "
         "(right hand: away from fingers and palm; manosim README wrist frame), fingers flat, thumb base pre-bent; "
-        "recorded = the lift protocol's recorded approach at replay_speed")
+        "recorded = the lift protocol's recorded approach at replay_speed",
+    )
     oracle_offset_m: float = _f(0.03, "m", "HUG app. E.1: wrist placed 3 cm back along each of its own +x and +y")
     oracle_thumb_prebend_rad: float = _f(
-        1.0, "rad", "HUG app. E.1: thumb base pre-bent 1.0 rad; axis not stated: the axis of the recorded thumb-base "
-        "rotation at the grasp (so the pre-bend is toward the recorded thumb; our choice)")
+        1.0,
+        "rad",
+        "HUG app. E.1: thumb base pre-bent 1.0 rad; axis not stated: the axis of the recorded thumb-base "
+        "rotation at the grasp (so the pre-bend is toward the recorded thumb; our choice)",
+    )
     oracle_closure_s: float = _f(
-        1.0, "s", "closure: wrist on a straight line to the grasp, fingers slerped to the recorded angles (HUG app. "
-        "E.1); duration not stated: 1 s (a human reach-to-grasp closure is ~0.5-1 s, Jeannerod 1984), min-jerk timed")
+        1.0,
+        "s",
+        "closure: wrist on a straight line to the grasp, fingers slerped to the recorded angles (HUG app. "
+        "E.1); duration not stated: 1 s (a human reach-to-grasp closure is ~0.5-1 s, Jeannerod 1984), min-jerk timed",
+    )
     oracle_extra_flexion_deg: float = _f(
-        5.0, "deg", "HUG app. E.1 'small extra flexion', size not stated: each finger joint turned this far beyond "
+        5.0,
+        "deg",
+        "HUG app. E.1 'small extra flexion', size not stated: each finger joint turned this far beyond "
         "its recorded grasp rotation about that rotation's own axis (joints under 5 deg left as recorded). 5 deg at "
         "the three joints of a finger moves its tip ~5-10 mm inward, the scale of landmark-IK p90 (4 mm) plus the "
-        "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py")
+        "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py",
+    )
     oracle_effort_limit: float | None = _f(
-        None, "N·m", "finger drive force range; None = manosim's actuators as authored (kp 30, dampratio 1, no "
+        None,
+        "N·m",
+        "finger drive force range; None = manosim's actuators as authored (kp 30, dampratio 1, no "
         "forcerange; implemented as +-1000 N·m, which kp 30 x pi rad = 94 N·m never reaches). The wrist keeps the "
-        "engine's PD wrench with the MJCF's kp 300 N/m / 50 N·m/rad (wrist_gain_scale 1)")
+        "engine's PD wrench with the MJCF's kp 300 N/m / 50 N·m/rad (wrist_gain_scale 1)",
+    )
     oracle_contact: str = _f(
-        "manosim", "-", "manosim = contact as authored (solref 0.04 1, solimp 0.5 0.95 0.001 on every finger pair, "
+        "manosim",
+        "-",
+        "manosim = contact as authored (solref 0.04 1, solimp 0.5 0.95 0.001 on every finger pair, "
         "priority-1 palm solimp 0.005 0.9 0.025; manosim myhand.yaml default_geom/palm_contact): the protocol's "
         "physics departure contact_mixing 'hand' (replay.protocol.oracle_plan.oracle_config); compiled = our mixed "
-        "pairs (contact_mixing as the physics has it)")
+        "pairs (contact_mixing as the physics has it)",
+    )
     oracle_dt: float | None = _f(
-        0.002, "s", "HUG: physics step 2 ms (control 50 Hz x 10 substeps); None = the lift protocol's "
-        "control_fps x substeps (1/240 s)")
+        0.002,
+        "s",
+        "HUG: physics step 2 ms (control 50 Hz x 10 substeps); None = the lift protocol's "
+        "control_fps x substeps (1/240 s)",
+    )
     oracle_lift_height: float = _f(0.5, "m", "HUG app. E.2: the wrist rises 0.5 m")
     oracle_lift_s: float = _f(2.0, "s", "not stated by HUG: 0.5 m min-jerk over 2 s (0.25 m/s mean, 0.47 m/s peak)")
     oracle_hold_s: float = _f(
-        0.5, "s", "not stated by HUG: after the rise the wrist holds; off_table success needs no object-support "
-        "contact at any control frame of this hold (and the object above its rest height)")
+        0.5,
+        "s",
+        "not stated by HUG: after the rise the wrist holds; off_table success needs no object-support "
+        "contact at any control frame of this hold (and the object above its rest height)",
+    )
     oracle_success: str = _f(
-        "off_table", "-", "off_table = HUG app. E.2: the object no longer touches the table (replay.protocol."
-        "oracle_success); lift = the lift protocol's lift_height / lift_s / hold_s and rise + clearance test")
+        "off_table",
+        "-",
+        "off_table = HUG app. E.2: the object no longer touches the table (replay.protocol."
+        "oracle_success); lift = the lift protocol's lift_height / lift_s / hold_s and rise + clearance test",
+    )
 
     def _validate_oracle(self) -> None:
         """Ranges and choices of the oracle fields (:class:`DataError` naming the field)."""
@@ -87,7 +117,13 @@ class OracleFields:
         for name in ("oracle_effort_limit", "oracle_dt"):
             if getattr(self, name) is not None and not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0 or null, got {getattr(self, name)!r}")
-        if self.oracle_dt is not None and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.oracle_dt)) * self.oracle_dt
-                                              * ORACLE_CONTROL_FPS - 1.0) > 1e-9:
-            raise DataError(None, "config.oracle_dt", f"{self.oracle_dt!r} s does not divide the oracle's "
-                            f"{1.0 / ORACLE_CONTROL_FPS} s control period")
+        if (
+            self.oracle_dt is not None
+            and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.oracle_dt)) * self.oracle_dt * ORACLE_CONTROL_FPS - 1.0)
+            > 1e-9
+        ):
+            raise DataError(
+                None,
+                "config.oracle_dt",
+                f"{self.oracle_dt!r} s does not divide the oracle's {1.0 / ORACLE_CONTROL_FPS} s control period",
+            )

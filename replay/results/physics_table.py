@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class Choice:
     """One declared physics choice: its ``value``, the ``source`` of that value (MJCF, MuJoCo
@@ -36,131 +37,285 @@ def _c(name, value, source, why) -> Choice:
 #: one (format 5 dropped ``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact,
 #: hand_variant, finger_damping); every reader asks :func:`replay.sim.physics.choice_value`
 CHOICES = (
-    "wrist_law", "wrist_gravity_compensation", "integrator", "cone", "impratio", "contact_mixing", "object_margin",
-    "finger_flutter_damping", "closure_profile", "hand_shape", "multiccd", "wrist_target_interpolation",
-    "object_visual_geoms", "support_geometry", "object_free_joint", "wrist_target_offset_mm", "timestep",
-    "finger_effort_limit", "support_contact", "contact_priority", "contact_finger_object", "contact_palm_object",
-    "contact_object_support", "contact_hand_support",
+    "wrist_law",
+    "wrist_gravity_compensation",
+    "integrator",
+    "cone",
+    "impratio",
+    "contact_mixing",
+    "object_margin",
+    "finger_flutter_damping",
+    "closure_profile",
+    "hand_shape",
+    "multiccd",
+    "wrist_target_interpolation",
+    "object_visual_geoms",
+    "support_geometry",
+    "object_free_joint",
+    "wrist_target_offset_mm",
+    "timestep",
+    "finger_effort_limit",
+    "support_contact",
+    "contact_priority",
+    "contact_finger_object",
+    "contact_palm_object",
+    "contact_object_support",
+    "contact_hand_support",
 )
 
 #: choices the protocol's config fields set, not the physics table (their value in effect: read from the config
 #: a rollout runs with, after :func:`replay.protocol.oracle_plan.oracle_config`; not an override)
-CONFIG_SET = {"timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
-              "finger_effort_limit": ("effort_limit", "config.effort_limit (--effort; hug-oracle: oracle_effort_limit)")}
+CONFIG_SET = {
+    "timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
+    "finger_effort_limit": ("effort_limit", "config.effort_limit (--effort; hug-oracle: oracle_effort_limit)"),
+}
 
 #: the values each choice may take
 VALUES = {
-    "wrist_law": ("authored_actuators", "wrench"), "wrist_gravity_compensation": (False, True),
-    "integrator": ("euler", "implicitfast", "implicit", "rk4"), "cone": ("pyramidal", "elliptic"),
-    "contact_mixing": ("mujoco", "hand"), "object_margin": ("asset", "zero"),
-    "finger_flutter_damping": ("as_authored", "raised"), "closure_profile": ("linear", "minjerk"),
-    "hand_shape": (None, "myhand", "zerohand"), "multiccd": (False, True),
-    "wrist_target_interpolation": ("held", "per_step"), "object_visual_geoms": ("inert", "as_written"),
-    "support_geometry": ("box",), "object_free_joint": ("freejoint",),
+    "wrist_law": ("authored_actuators", "wrench"),
+    "wrist_gravity_compensation": (False, True),
+    "integrator": ("euler", "implicitfast", "implicit", "rk4"),
+    "cone": ("pyramidal", "elliptic"),
+    "contact_mixing": ("mujoco", "hand"),
+    "object_margin": ("asset", "zero"),
+    "finger_flutter_damping": ("as_authored", "raised"),
+    "closure_profile": ("linear", "minjerk"),
+    "hand_shape": (None, "myhand", "zerohand"),
+    "multiccd": (False, True),
+    "wrist_target_interpolation": ("held", "per_step"),
+    "object_visual_geoms": ("inert", "as_written"),
+    "support_geometry": ("box",),
+    "object_free_joint": ("freejoint",),
 }
 
 AUTHORED = (
-    _c("wrist_law", "authored_actuators", _HAND + ": slide x3 + ball wrist, <position> kp 300 / 50, dampratio 1 / 1.5",
-       "the PD law MuJoCo applies to those actuators (kp (ctrl - q) - kv qdot per slide along world axes; per ball "
-       "axis in the hand frame on the rotation vector), emulated on the importer's free joint (replay.sim.engine.wrist)"),
+    _c(
+        "wrist_law",
+        "authored_actuators",
+        _HAND + ": slide x3 + ball wrist, <position> kp 300 / 50, dampratio 1 / 1.5",
+        "the PD law MuJoCo applies to those actuators (kp (ctrl - q) - kv qdot per slide along world axes; per ball "
+        "axis in the hand frame on the rotation vector), emulated on the importer's free joint (replay.sim.engine.wrist)",
+    ),
     _c("wrist_gravity_compensation", False, _HAND + ": no gravcomp", "the hand hangs below its target by M g / kp"),
     _c("integrator", "euler", _MJ, "as authored"),
     _c("cone", "pyramidal", _MJ, "as authored"),
     _c("impratio", 1.0, _MJ, "as authored"),
-    _c("contact_mixing", "mujoco", "MuJoCo mj_contactParam (solmix 1 on both geoms: half-and-half)",
-       "as authored: the hand's solref/solimp mixed with the object's for every equal-priority pair"),
+    _c(
+        "contact_mixing",
+        "mujoco",
+        "MuJoCo mj_contactParam (solmix 1 on both geoms: half-and-half)",
+        "as authored: the hand's solref/solimp mixed with the object's for every equal-priority pair",
+    ),
     _c("object_margin", "asset", "GRAB object_sim common.xml: object_col margin 0.0005 m", "as authored"),
-    _c("multiccd", True, "MuJoCo 3.17 default: multi-CCD on (a disable flag, mjDSBL_MULTICCD, unset)",
-       "as authored (Newton's SolverMuJoCo disables it unless asked)"),
+    _c(
+        "multiccd",
+        True,
+        "MuJoCo 3.17 default: multi-CCD on (a disable flag, mjDSBL_MULTICCD, unset)",
+        "as authored (Newton's SolverMuJoCo disables it unless asked)",
+    ),
     _c("finger_flutter_damping", "as_authored", _HAND + ": finger damping 0.01 N·m·s/rad", "as authored"),
-    _c("closure_profile", "linear", "HUG arXiv:2606.17054 app. E.1: the wrist on a straight line; timing not stated",
-       "the plainest reading: constant speed"),
-    _c("hand_shape", None, "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
-       "both shapes are authored files; the dataset's default"),
+    _c(
+        "closure_profile",
+        "linear",
+        "HUG arXiv:2606.17054 app. E.1: the wrist on a straight line; timing not stated",
+        "the plainest reading: constant speed",
+    ),
+    _c(
+        "hand_shape",
+        None,
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
+        "both shapes are authored files; the dataset's default",
+    ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
-    _c("wrist_target_interpolation", "held", "MuJoCo: ctrl is set once per control frame and held over its steps",
-       "a plain MuJoCo replay writes ctrl per control frame"),
-    _c("object_visual_geoms", "inert", "our choice: object_sim's *_visual geoms (class grab) set no contype/"
-       "conaffinity/density, so MuJoCo as written collides their hulls and weighs them at 1000 kg/m^3 (MuJoCo's "
-       "default density); as_written runs that (replay.sim.object_visual)", "meant for display (object_col's group "
-       "3 marks the collision parts); measured: docs/results/grab-oracle-authored-visual.json (the hug-oracle as "
-       "authored with them as written) beside docs/results/grab-oracle-authored.json (inert)"),
-    _c("support_geometry", "box", "our choice (no other implemented): a box of support_thickness at the table top",
-       "the GRAB table's collision part is a slab; its top is the recorded support height"),
-    _c("object_free_joint", "freejoint", "our choice (no other implemented): the object body has no joint as written; "
-       "MuJoCo's <freejoint/> takes no class defaults", "a <joint type=free> would take the grab class's armature and "
-       "frictionloss 0.001 (benchmarks/authored_crosscheck.py --set object_joint=grab runs it)"),
+    _c(
+        "wrist_target_interpolation",
+        "held",
+        "MuJoCo: ctrl is set once per control frame and held over its steps",
+        "a plain MuJoCo replay writes ctrl per control frame",
+    ),
+    _c(
+        "object_visual_geoms",
+        "inert",
+        "our choice: object_sim's *_visual geoms (class grab) set no contype/"
+        "conaffinity/density, so MuJoCo as written collides their hulls and weighs them at 1000 kg/m^3 (MuJoCo's "
+        "default density); as_written runs that (replay.sim.object_visual)",
+        "meant for display (object_col's group "
+        "3 marks the collision parts); measured: docs/results/grab-oracle-authored-visual.json (the hug-oracle as "
+        "authored with them as written) beside docs/results/grab-oracle-authored.json (inert)",
+    ),
+    _c(
+        "support_geometry",
+        "box",
+        "our choice (no other implemented): a box of support_thickness at the table top",
+        "the GRAB table's collision part is a slab; its top is the recorded support height",
+    ),
+    _c(
+        "object_free_joint",
+        "freejoint",
+        "our choice (no other implemented): the object body has no joint as written; "
+        "MuJoCo's <freejoint/> takes no class defaults",
+        "a <joint type=free> would take the grab class's armature and "
+        "frictionloss 0.001 (benchmarks/authored_crosscheck.py --set object_joint=grab runs it)",
+    ),
 )
 
 _FILES = "GRAB common.xml object_col (TACO / HUG meshes: the same values, replay.data.objects)"
-_MIX = "MuJoCo mj_contactParam: a higher priority's condim and friction win outright; at equal priority the " \
+_MIX = (
+    "MuJoCo mj_contactParam: a higher priority's condim and friction win outright; at equal priority the "
     "larger condim and, per component, the larger friction"
+)
 
 #: choices fixed alike in every named physics: the protocol's config (:data:`CONFIG_SET`) or the contact values MuJoCo
 #: makes of the files and the support box, per pair class (``tests/test_physics_table.py`` reads them back from the
 #: compiled model: condim and friction (sliding, torsional m, rolling m) of every pair of the class)
 SHARED = (
-    _c("timestep", {"lift": 1 / 240, "hug-oracle": 0.002}, "not authored (the MJCF has no <option>; MuJoCo's "
-       "default 0.002 s); lift: control_fps 30 Hz x substeps 8 (manosim-in-Newton report); hug-oracle: oracle_dt "
-       "(HUG arXiv:2606.17054: 2 ms, 50 Hz x 10)", "set by the protocol's config: " + CONFIG_SET["timestep"][1]),
-    _c("finger_effort_limit", {"lift": 0.4, "hug-oracle": None}, "lift: 0.4 N·m (manosim-in-Newton report; Makefile "
-       "EFFORT, effort_profile uniform); hug-oracle: None = manosim's actuators as authored (no forcerange; "
-       "implemented as +-1000 N·m, which kp 30 x pi never reaches)", "set by the protocol's config: "
-       + CONFIG_SET["finger_effort_limit"][1]),
-    _c("support_contact", {"condim": 3, "friction": [1.0, 0.005, 0.0001], "margin": 0.0}, "our choice (no other "
-       "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu = support_friction 1, mu_torsional "
-       "0.005, mu_rolling 0.0001, margin 0; SolverMuJoCo condim 3); the GRAB table asset's contact part "
-       "(object_col) writes condim 4, friction (1, 0.5, 0.01), margin 0.0005 m", "what reaches a pair is what "
-       "counts: the rows contact_object_support and contact_hand_support"),
-    _c("contact_priority", {"palm": 1, "fingers": 0, "object": 0, "support": 0}, _HAND + ": the palm geom's "
-       "priority=\"1\"; the object files and the support set none (0)", "as authored: palm contacts take the palm's "
-       "values outright (contact_palm_object)"),
-    _c("contact_finger_object", {"condim": 4, "friction": [1.0, 0.5, 0.01]}, _MIX + ": " + _FILES + " condim 4, "
-       "friction (1, 0.5, 0.01) over the finger capsules' MuJoCo defaults (condim 3, (1, 0.005, 0.0001))",
-       "as authored: object_col's torsional friction 0.5 m (100x MuJoCo's default) and rolling 0.01 m reach every "
-       "finger contact through condim 4"),
-    _c("contact_palm_object", {"condim": 3, "friction": [1.0, 0.005, 0.0001]}, _MIX + ": the palm's priority 1 "
-       "(contact_priority): its MuJoCo defaults, condim 3, (1, 0.005, 0.0001), and its solref / solimp",
-       "as authored: no torsional or rolling resistance beyond MuJoCo's defaults at the palm"),
-    _c("contact_object_support", {"condim": 4, "friction": [1.0, 0.5, 0.01]}, _MIX + ": the object's (" + _FILES
-       + ") over the support box's (support_contact)", "the GRAB table asset's own values would give the same pair "
-       "values (they equal the object's)"),
-    _c("contact_hand_support", {"condim": 3, "friction": [1.0, 0.005, 0.0001]}, _MIX + ": the hand's and the "
-       "support box's MuJoCo / Newton defaults (support_contact)", "the GRAB table asset as written would give "
-       "condim 4, friction (1, 0.5, 0.01), margin 0.0005 m"),
+    _c(
+        "timestep",
+        {"lift": 1 / 240, "hug-oracle": 0.002},
+        "not authored (the MJCF has no <option>; MuJoCo's "
+        "default 0.002 s); lift: control_fps 30 Hz x substeps 8 (manosim-in-Newton report); hug-oracle: oracle_dt "
+        "(HUG arXiv:2606.17054: 2 ms, 50 Hz x 10)",
+        "set by the protocol's config: " + CONFIG_SET["timestep"][1],
+    ),
+    _c(
+        "finger_effort_limit",
+        {"lift": 0.4, "hug-oracle": None},
+        "lift: 0.4 N·m (manosim-in-Newton report; Makefile "
+        "EFFORT, effort_profile uniform); hug-oracle: None = manosim's actuators as authored (no forcerange; "
+        "implemented as +-1000 N·m, which kp 30 x pi never reaches)",
+        "set by the protocol's config: " + CONFIG_SET["finger_effort_limit"][1],
+    ),
+    _c(
+        "support_contact",
+        {"condim": 3, "friction": [1.0, 0.005, 0.0001], "margin": 0.0},
+        "our choice (no other "
+        "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu = support_friction 1, mu_torsional "
+        "0.005, mu_rolling 0.0001, margin 0; SolverMuJoCo condim 3); the GRAB table asset's contact part "
+        "(object_col) writes condim 4, friction (1, 0.5, 0.01), margin 0.0005 m",
+        "what reaches a pair is what counts: the rows contact_object_support and contact_hand_support",
+    ),
+    _c(
+        "contact_priority",
+        {"palm": 1, "fingers": 0, "object": 0, "support": 0},
+        _HAND + ': the palm geom\'s priority="1"; the object files and the support set none (0)',
+        "as authored: palm contacts take the palm's values outright (contact_palm_object)",
+    ),
+    _c(
+        "contact_finger_object",
+        {"condim": 4, "friction": [1.0, 0.5, 0.01]},
+        _MIX + ": " + _FILES + " condim 4, "
+        "friction (1, 0.5, 0.01) over the finger capsules' MuJoCo defaults (condim 3, (1, 0.005, 0.0001))",
+        "as authored: object_col's torsional friction 0.5 m (100x MuJoCo's default) and rolling 0.01 m reach every "
+        "finger contact through condim 4",
+    ),
+    _c(
+        "contact_palm_object",
+        {"condim": 3, "friction": [1.0, 0.005, 0.0001]},
+        _MIX + ": the palm's priority 1 "
+        "(contact_priority): its MuJoCo defaults, condim 3, (1, 0.005, 0.0001), and its solref / solimp",
+        "as authored: no torsional or rolling resistance beyond MuJoCo's defaults at the palm",
+    ),
+    _c(
+        "contact_object_support",
+        {"condim": 4, "friction": [1.0, 0.5, 0.01]},
+        _MIX + ": the object's (" + _FILES + ") over the support box's (support_contact)",
+        "the GRAB table asset's own values would give the same pair values (they equal the object's)",
+    ),
+    _c(
+        "contact_hand_support",
+        {"condim": 3, "friction": [1.0, 0.005, 0.0001]},
+        _MIX + ": the hand's and the support box's MuJoCo / Newton defaults (support_contact)",
+        "the GRAB table asset as written would give condim 4, friction (1, 0.5, 0.01), margin 0.0005 m",
+    ),
 )
 
 REPLAY = (
-    _c("wrist_law", "wrench", "our choice (replay.sim.engine.wrist)", "the MJCF's gains as a geodesic 6-DOF PD wrench "
-       "with velocity and acceleration feed-forward: tracks a moving target without lag"),
-    _c("wrist_gravity_compensation", True, "our choice", "+M g at the hand's COM: the wrist holds its target height; a "
-       "replayed wrist is a recorded pose, not a weight the arm carries"),
-    _c("integrator", "implicitfast", "manosim-in-Newton report; Newton 1.8.0 SolverMuJoCo default (solver_mujoco.py)",
-       "MuJoCo's recommended integrator for position actuators (implicit in their damping)"),
-    _c("cone", "elliptic", "our choice, on the MuJoCo modeling guide's advice (Modeling, Contact: elliptic cones, "
-       "with impratio, for grasping); manosim-in-Newton report; not Newton's default (Newton 1.8.0 SolverMuJoCo: "
-       "pyramidal, solver_mujoco.py)", "the elliptic cone is Coulomb's friction cone itself, the pyramidal one "
-       "approximates it by facets (MuJoCo documentation, Computation: friction cones)"),
-    _c("impratio", 10.0, "MuJoCo modeling guide, Contact", "impratio ~10 with an elliptic cone for slip-sensitive grasps"),
-    _c("contact_mixing", "mujoco", "MuJoCo mj_contactParam", "as authored (the hug-oracle protocol forces the hand's "
-       "values: oracle_contact manosim)"),
-    _c("object_margin", "zero", "Newton 1.8.0 SolverMuJoCo (zeroes geom margins under MULTICCD with meshes, newton "
-       "#2106)", "kept as Newton compiles it; a 0.5 mm margin acts before the surfaces meet"),
-    _c("multiccd", True, "our choice (Newton SolverMuJoCo enable_multiccd=True)", "up to 4 contacts per convex pair: a hull on the "
-       "table-top box gets 1 without it and rocks"),
-    _c("finger_flutter_damping", "raised", "manosim-in-Newton report: discrete-time flutter bound",
-       "finger damping raised to 1.25x the ball-drive flutter bound where short (replay.sim.silent_failures)"),
+    _c(
+        "wrist_law",
+        "wrench",
+        "our choice (replay.sim.engine.wrist)",
+        "the MJCF's gains as a geodesic 6-DOF PD wrench "
+        "with velocity and acceleration feed-forward: tracks a moving target without lag",
+    ),
+    _c(
+        "wrist_gravity_compensation",
+        True,
+        "our choice",
+        "+M g at the hand's COM: the wrist holds its target height; a "
+        "replayed wrist is a recorded pose, not a weight the arm carries",
+    ),
+    _c(
+        "integrator",
+        "implicitfast",
+        "manosim-in-Newton report; Newton 1.8.0 SolverMuJoCo default (solver_mujoco.py)",
+        "MuJoCo's recommended integrator for position actuators (implicit in their damping)",
+    ),
+    _c(
+        "cone",
+        "elliptic",
+        "our choice, on the MuJoCo modeling guide's advice (Modeling, Contact: elliptic cones, "
+        "with impratio, for grasping); manosim-in-Newton report; not Newton's default (Newton 1.8.0 SolverMuJoCo: "
+        "pyramidal, solver_mujoco.py)",
+        "the elliptic cone is Coulomb's friction cone itself, the pyramidal one "
+        "approximates it by facets (MuJoCo documentation, Computation: friction cones)",
+    ),
+    _c(
+        "impratio",
+        10.0,
+        "MuJoCo modeling guide, Contact",
+        "impratio ~10 with an elliptic cone for slip-sensitive grasps",
+    ),
+    _c(
+        "contact_mixing",
+        "mujoco",
+        "MuJoCo mj_contactParam",
+        "as authored (the hug-oracle protocol forces the hand's values: oracle_contact manosim)",
+    ),
+    _c(
+        "object_margin",
+        "zero",
+        "Newton 1.8.0 SolverMuJoCo (zeroes geom margins under MULTICCD with meshes, newton #2106)",
+        "kept as Newton compiles it; a 0.5 mm margin acts before the surfaces meet",
+    ),
+    _c(
+        "multiccd",
+        True,
+        "our choice (Newton SolverMuJoCo enable_multiccd=True)",
+        "up to 4 contacts per convex pair: a hull on the table-top box gets 1 without it and rocks",
+    ),
+    _c(
+        "finger_flutter_damping",
+        "raised",
+        "manosim-in-Newton report: discrete-time flutter bound",
+        "finger damping raised to 1.25x the ball-drive flutter bound where short (replay.sim.silent_failures)",
+    ),
     _c("closure_profile", "minjerk", "our choice", "zero velocity and acceleration at the ends: no jerk on the drives"),
-    _c("hand_shape", None, "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
-       "landmark IK fits GRAB's hands best with zerohand (replay.datasets: the measurement)"),
+    _c(
+        "hand_shape",
+        None,
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
+        "landmark IK fits GRAB's hands best with zerohand (replay.datasets: the measurement)",
+    ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
-    _c("wrist_target_interpolation", "per_step", "our choice (replay.config wrist_substep_interp)",
-       "the wrist target interpolated per physics step: no step in the target at each control frame"),
-    _c("object_visual_geoms", "inert", "our choice", "the collision parts alone collide and weigh (authored "
-       "physics: its row)"),
+    _c(
+        "wrist_target_interpolation",
+        "per_step",
+        "our choice (replay.config wrist_substep_interp)",
+        "the wrist target interpolated per physics step: no step in the target at each control frame",
+    ),
+    _c(
+        "object_visual_geoms",
+        "inert",
+        "our choice",
+        "the collision parts alone collide and weigh (authored physics: its row)",
+    ),
     _c("support_geometry", "box", "our choice (no other implemented)", "a box of support_thickness at the table top"),
-    _c("object_free_joint", "freejoint", "our choice (no other implemented)", "no joint damping, armature or "
-       "frictionloss on the object"),
+    _c(
+        "object_free_joint",
+        "freejoint",
+        "our choice (no other implemented)",
+        "no joint damping, armature or frictionloss on the object",
+    ),
 )
 
 #: named physics -> {choice name: Choice}

@@ -9,32 +9,32 @@ import dataclasses
 from dataclasses import dataclass, field
 
 P_LIFT_DOC = (
-    '--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, '
-    'hi (95 % Wilson score interval), n, k, class (robust_lift: lo >= 0.5, robust_failure: hi <= 0.5, '
-    'else uncertain; replay.study.p_lift.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the '
-    'sampled variable whose lower / upper half of samples differ most in lift rate, effect = high - low; '
-    'or null)}}'
+    "--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, "
+    "hi (95 % Wilson score interval), n, k, class (robust_lift: lo >= 0.5, robust_failure: hi <= 0.5, "
+    "else uncertain; replay.study.p_lift.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the "
+    "sampled variable whose lower / upper half of samples differ most in lift rate, effect = high - low; "
+    "or null)}}"
 )
 P_LIFT_CORRUPTED_DOC = (
     "--corruptions: {corruption: {condition: the p_lift dict of the recording's samples so corrupted "
-    '(replay.study.corruptions)}}'
+    "(replay.study.corruptions)}}"
 )
 P_LIFT_SAMPLES_DOC = (
-    '--samples N: what the p_lift was drawn from: {seed, sigmas ({wrist_mm, object_mm, source}: the '
+    "--samples N: what the p_lift was drawn from: {seed, sigmas ({wrist_mm, object_mm, source}: the "
     "recording's data sigmas, mm), samples ([{friction, softness, torsional_friction m, "
-    'object_mass_scale, wrist_offset m (3), object_offset m (3)}] per sample), lifted '
+    "object_mass_scale, wrist_offset m (3), object_offset m (3)}] per sample), lifted "
     "({'<condition>/<real or corruption>': [0/1 per sample]}), wall_s ({condition: s})}"
 )
 SAMPLING_DOC = (
     "--samples N: {samples, seed, conditions [{name, overrides, why}] (the lift protocol's; "
     "conditions_by_protocol: each protocol's), variables [{name, distribution, source}], classes "
-    '{threshold, interval}, corruptions [names]} (replay.study.sampling_setup)'
+    "{threshold, interval}, corruptions [names]} (replay.study.sampling_setup)"
 )
 DISCRIMINATION_DOC = (
-    '--corruptions: [{protocol, condition, corruption, p_real, p_corrupted (mean p_lift), auc (P(p_lift '
-    'real > corrupted) + half the ties, over recording pairs), ratio (p_corrupted / p_real; null if '
+    "--corruptions: [{protocol, condition, corruption, p_real, p_corrupted (mean p_lift), auc (P(p_lift "
+    "real > corrupted) + half the ties, over recording pairs), ratio (p_corrupted / p_real; null if "
     "p_real 0), n_recordings, reference ({ratio, source}: HUG's figure, or null)}] "
-    '(replay.study.discrimination)'
+    "(replay.study.discrimination)"
 )
 
 
@@ -77,5 +77,7 @@ class SampledStudyFields:
 
 def sampled_last(fields) -> list:
     """``dataclasses.fields`` of a record with these bases' fields moved last (as they were added)."""
-    names = {f.name for f in dataclasses.fields(SampledRolloutFields)} | {f.name for f in dataclasses.fields(SampledStudyFields)}
+    names = {f.name for f in dataclasses.fields(SampledRolloutFields)} | {
+        f.name for f in dataclasses.fields(SampledStudyFields)
+    }
     return sorted(fields, key=lambda f: f.name in names)

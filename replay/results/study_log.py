@@ -85,8 +85,11 @@ def read_records(path: str | Path) -> list[dict]:
         if not isinstance(doc, dict):
             if n == len(complete) and not tail:  # the last line, torn inside its text
                 break
-            raise ResultsFormatError(path, f"line {n}", "is not a JSON object (a damaged records file: remove "
-                                                        "it and resume from the rollout JSONs)")
+            raise ResultsFormatError(
+                path,
+                f"line {n}",
+                "is not a JSON object (a damaged records file: remove it and resume from the rollout JSONs)",
+            )
         out.append(doc)
     return out
 

@@ -81,8 +81,12 @@ class AuthoredSettings:
 
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
-_INTEGRATORS = {"euler": mujoco.mjtIntegrator.mjINT_EULER, "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
-                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
+_INTEGRATORS = {
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+}
 
 
 def parse_setting(settings: AuthoredSettings, text: str) -> AuthoredSettings:
@@ -95,8 +99,13 @@ def parse_setting(settings: AuthoredSettings, text: str) -> AuthoredSettings:
     name = name.strip()
     if name not in SWITCHES or not value:
         raise DataError(None, f"--set {text}", f"expected name=value with name in {sorted(SWITCHES)}")
-    choices = {"cone": _CONES, "integrator": _INTEGRATORS, "hand_contact": ("mixed", "hand"),
-               "visual": ("shipped", "inert"), "object_joint": ("grab", "plain")}
+    choices = {
+        "cone": _CONES,
+        "integrator": _INTEGRATORS,
+        "hand_contact": ("mixed", "hand"),
+        "visual": ("shipped", "inert"),
+        "object_joint": ("grab", "plain"),
+    }
     if name in choices:
         if value not in choices[name]:
             raise DataError(None, f"--set {name}", f"{value!r} not in {sorted(choices[name])}")
@@ -165,8 +174,16 @@ def _make_inert(body: mujoco.MjsBody) -> None:
             g.mass = 0.0
 
 
-def authored_spec(hand_mjcf: str | Path, object_dir: str | Path, table_dir: str | Path, object_pos, object_quat,
-                  table_pos, table_quat, settings: AuthoredSettings = AuthoredSettings()) -> mujoco.MjSpec:
+def authored_spec(
+    hand_mjcf: str | Path,
+    object_dir: str | Path,
+    table_dir: str | Path,
+    object_pos,
+    object_quat,
+    table_pos,
+    table_quat,
+    settings: AuthoredSettings = AuthoredSettings(),
+) -> mujoco.MjSpec:
     """The authored scene's :class:`mujoco.MjSpec` (module doc) with ``settings``' switches.
 
     Args:
@@ -223,11 +240,11 @@ def hand_qpos(model: mujoco.MjModel, coords: np.ndarray) -> np.ndarray:
     for k, axis in enumerate("xyz"):
         qpos[model.joint(f"wrist_t{axis}").qposadr[0]] = coords[k]
     a = model.joint("wrist_rot").qposadr[0]
-    qpos[a:a + 4] = _xyzw_to_wxyz(coords[3:7])
+    qpos[a : a + 4] = _xyzw_to_wxyz(coords[3:7])
     fs = MANOSIM_HAND.finger_coord_start
     for j in range(MANOSIM_HAND.finger_joints):
         a = model.joint(f"mano_joint_{j + 1}").qposadr[0]
-        qpos[a:a + 4] = _xyzw_to_wxyz(coords[fs + 4 * j: fs + 4 * j + 4])
+        qpos[a : a + 4] = _xyzw_to_wxyz(coords[fs + 4 * j : fs + 4 * j + 4])
     return qpos
 
 

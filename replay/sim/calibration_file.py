@@ -48,8 +48,12 @@ def read_calibration(path: Path | None = None) -> dict:
         st = p.stat()
         stamp = (st.st_mtime_ns, st.st_size)
     except OSError:
-        raise DataError(p, None, "no calibration: the named physics 'calibrated' is chosen by scripts/calibrate.py "
-                                 f"(or name a file in ${ENV})") from None
+        raise DataError(
+            p,
+            None,
+            "no calibration: the named physics 'calibrated' is chosen by scripts/calibrate.py "
+            f"(or name a file in ${ENV})",
+        ) from None
     if _cache.get(p, (None,))[0] == stamp:
         return _cache[p][1]
     try:

@@ -60,7 +60,9 @@ class HandController:
     def set_finger_targets(self, finger_quat: np.ndarray) -> None:
         """Finger targets (15, 4) xyzw -> ``joint_target_q`` (ball joint coords)."""
         lay = MANOSIM_HAND
-        self._target_q[self.q0 + lay.finger_coord_start : self.q0 + lay.coords] = np.asarray(finger_quat, np.float32).reshape(-1)
+        self._target_q[self.q0 + lay.finger_coord_start : self.q0 + lay.coords] = np.asarray(
+            finger_quat, np.float32
+        ).reshape(-1)
         self.control.joint_target_q.assign(self._target_q)
 
     def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
@@ -87,9 +89,7 @@ class HandController:
         tau = self.kp[3:] * err + self.kd[3:] * (np.asarray(omega) - w) + self.d_passive[3:] * np.asarray(omega)
         tau = tau + np.cross(p - c_root, f)
         # gravity feed-forward: M g up at the hand COM, moved to the root COM
-        coms = np.stack([
-            bq[b, :3] + Rotation.from_quat(bq[b, 3:7]).apply(self.com_local[i]) for i, b in enumerate(hb)
-        ])
+        coms = np.stack([bq[b, :3] + Rotation.from_quat(bq[b, 3:7]).apply(self.com_local[i]) for i, b in enumerate(hb)])
         c_hand = (self.mass[:, None] * coms).sum(0) / self.M
         fg = np.array([0.0, 0.0, self.M * GRAVITY])
         f = f + fg

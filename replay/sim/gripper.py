@@ -20,8 +20,9 @@ filtered (the fixture tests the asset, not the fixture's clearance to the floor)
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import mujoco
 import newton
@@ -39,6 +40,7 @@ from replay.sim.world_builder import _add_object, _add_support, new_builder
 try:  # the compiled step loop; without it every step runs from Python (the same trajectory)
     from replay.sim.engine.mujoco_c import ctrl_steps as _compiled
     from replay.sim.engine.mujoco_c.c_loop import arena_ok
+
     STEPS_ERROR = None
 except ImportError as e:  # pragma: no cover - a MuJoCo build without the C symbols
     _compiled, arena_ok, STEPS_ERROR = None, None, str(e)
@@ -58,22 +60,40 @@ def _f(default, unit: str, source: str):
 class FixtureConfig:
     """The generated gripper's geometry, mass and drive sizing (every value with unit and source)."""
 
-    pad_friction: float = _f(1.0, "1", "MuJoCo default sliding friction (the pads' material; contact priority over the object)")
-    sizing_friction: float | None = _f(None, "1", "friction the jaw force is sized for; None = pad_friction (a lower "
-                                                  "pad_friction with this at 1.0 is the underpowered-grip test case)")
-    friction_credit_max: float = _f(1.0, "1", "grasp_and_lift (FET005) spec: friction credit capped at 1.0 when sizing the normal force")
-    safety_factor: float = _f(2.0, "1", "chosen: jaw force holds twice the object's weight at the credited friction "
-                                        "(covers the 0.3-0.5 m smoothstep lift's peak 3 m/s^2 and the 1.6 m/s^2 orbit)")
+    pad_friction: float = _f(
+        1.0, "1", "MuJoCo default sliding friction (the pads' material; contact priority over the object)"
+    )
+    sizing_friction: float | None = _f(
+        None,
+        "1",
+        "friction the jaw force is sized for; None = pad_friction (a lower "
+        "pad_friction with this at 1.0 is the underpowered-grip test case)",
+    )
+    friction_credit_max: float = _f(
+        1.0, "1", "grasp_and_lift (FET005) spec: friction credit capped at 1.0 when sizing the normal force"
+    )
+    safety_factor: float = _f(
+        2.0,
+        "1",
+        "chosen: jaw force holds twice the object's weight at the credited friction "
+        "(covers the 0.3-0.5 m smoothstep lift's peak 3 m/s^2 and the 1.6 m/s^2 orbit)",
+    )
     preload: float = _f(0.005, "m", "grasp_and_lift (FET005) spec: 5 mm contact preload per jaw")
     pad_thickness: float = _f(0.01, "m", "chosen: 1 cm pad along the jaw axis")
     pad_half_width: float = _f(0.015, "m", "chosen: 3 x 3 cm pad face (half width across the line)")
     pad_mass_min: float = _f(0.05, "kg", "chosen: lightest pad")
-    pad_omega_dt_max: float = _f(0.5, "1", "pad drive natural frequency x dt kept below this (explicit spring of "
-                                           "MuJoCo's implicitfast integrator); the pad mass is raised to meet it")
+    pad_omega_dt_max: float = _f(
+        0.5,
+        "1",
+        "pad drive natural frequency x dt kept below this (explicit spring of "
+        "MuJoCo's implicitfast integrator); the pad mass is raised to meet it",
+    )
     carriage_mass: float = _f(1.0, "kg", "chosen: gantry carriage")
     gantry_kp: float = _f(5.0e4, "N/m", "chosen: stiff gantry (1 kg sags 0.2 mm)")
     gantry_effort: float = _f(1.0e4, "N", "chosen: never the limit")
-    open_margin: float = _f(0.02, "m", "chosen: each pad opens 2 cm beyond the object's outermost point in its footprint")
+    open_margin: float = _f(
+        0.02, "m", "chosen: each pad opens 2 cm beyond the object's outermost point in its footprint"
+    )
     jaw_max: float = _f(0.4, "m", "jaw travel limit")
 
     def to_dict(self) -> dict:
@@ -84,8 +104,9 @@ def jaw_force(mass: float, cfg: FixtureConfig) -> float:
     """Per-jaw normal force, N: ``safety_factor * m g / (2 min(mu, friction_credit_max))``, ``mu`` the
     ``sizing_friction`` (default the ``pad_friction``)
     (two pads, Coulomb friction, the credit capped as the FET005 grasp_and_lift spec says)."""
-    mu = min(float(cfg.pad_friction if cfg.sizing_friction is None else cfg.sizing_friction),
-             float(cfg.friction_credit_max))
+    mu = min(
+        float(cfg.pad_friction if cfg.sizing_friction is None else cfg.sizing_friction), float(cfg.friction_credit_max)
+    )
     if not mu > 0:
         raise DataError(None, "fixture.pad_friction", f"must be > 0, got {cfg.pad_friction!r}")
     return float(cfg.safety_factor * mass * 9.81 / (2.0 * mu))
@@ -217,19 +238,47 @@ class GripperScene:
         ``pose`` (n, bodies, 7) wxyz, ``q`` (n, q_read), ``qvel`` (n, nv))."""
         mp = self.maps
         bodies = np.array([mp["object_body"], *mp.get("jaw_bodies", [])], np.int64)
-        q_read = np.concatenate([mp["q_gantry"], mp["q_jaw"]]).astype(np.int64) if self.has_gripper \
+        q_read = (
+            np.concatenate([mp["q_gantry"], mp["q_jaw"]]).astype(np.int64)
+            if self.has_gripper
             else np.zeros(0, np.int64)
-        return (bodies, q_read, np.empty((n, 3)), np.empty((n, len(bodies), 7)), np.empty((n, len(q_read))),
-                np.empty((n, self.solver.mj_model.nv)))
+        )
+        return (
+            bodies,
+            q_read,
+            np.empty((n, 3)),
+            np.empty((n, len(bodies), 7)),
+            np.empty((n, len(q_read))),
+            np.empty((n, self.solver.mj_model.nv)),
+        )
 
     def _steps(self, idx: np.ndarray, rows: np.ndarray, out: tuple) -> int:
         """``len(rows)`` steps into ``out`` (:meth:`_buffers`), compiled while MuJoCo's memory use allows."""
         m, d = self.solver.mj_model, self.solver.mj_data
         bodies, q_read, com, pose, q, qv = out
         if _compiled is not None and arena_ok(d):
-            return int(_compiled.ctrl_steps(m._address, d._address, d.ctrl, idx, rows, d.xipos, d.xpos, d.xquat,
-                                            d.qpos, d.qvel, int(self.maps["object_body"]), bodies, q_read,
-                                            RUNAWAY_QVEL ** 2, com, pose, q, qv))
+            return int(
+                _compiled.ctrl_steps(
+                    m._address,
+                    d._address,
+                    d.ctrl,
+                    idx,
+                    rows,
+                    d.xipos,
+                    d.xpos,
+                    d.xquat,
+                    d.qpos,
+                    d.qvel,
+                    int(self.maps["object_body"]),
+                    bodies,
+                    q_read,
+                    RUNAWAY_QVEL**2,
+                    com,
+                    pose,
+                    q,
+                    qv,
+                )
+            )
         b = self.maps["object_body"]
         for k in range(rows.shape[0]):  # the same calls from Python: a MuJoCo error is an exception here
             d.ctrl[idx] = rows[k]
@@ -249,8 +298,10 @@ class GripperScene:
         for i in np.flatnonzero(near & ~bad):
             bad[i] = np.linalg.norm(qv[i]) > RUNAWAY_QVEL
         gantry, jaws = (q[:, :3], q[:, 3:]) if self.has_gripper else (np.zeros((taken, 3)), np.zeros((taken, 2)))
-        return [Reading(com[i], pose[i, 0, 3:], gantry[i], jaws[i], pose[i, 0], pose[i, 1:], qv[i], bool(bad[i]))
-                for i in range(taken)]
+        return [
+            Reading(com[i], pose[i, 0, 3:], gantry[i], jaws[i], pose[i, 0], pose[i, 1:], qv[i], bool(bad[i]))
+            for i in range(taken)
+        ]
 
     def read(self) -> Reading:
         """The :class:`Reading` of the state now (as the last step left ``mjData``)."""
@@ -258,10 +309,24 @@ class GripperScene:
         b = mp["object_body"]
         origin = self.object_origin()
         if not self.has_gripper:
-            return Reading(np.array(d.xipos[b], float), origin[3:].copy(), np.zeros(3), np.zeros(2), origin,
-                           np.zeros((0, 7)), np.array(d.qvel, float))
-        return Reading(np.array(d.xipos[b], float), origin[3:].copy(), np.asarray(d.qpos[mp["q_gantry"]], float),
-                       np.asarray(d.qpos[mp["q_jaw"]], float), origin, self.pad_poses(), np.array(d.qvel, float))
+            return Reading(
+                np.array(d.xipos[b], float),
+                origin[3:].copy(),
+                np.zeros(3),
+                np.zeros(2),
+                origin,
+                np.zeros((0, 7)),
+                np.array(d.qvel, float),
+            )
+        return Reading(
+            np.array(d.xipos[b], float),
+            origin[3:].copy(),
+            np.asarray(d.qpos[mp["q_gantry"]], float),
+            np.asarray(d.qpos[mp["q_jaw"]], float),
+            origin,
+            self.pad_poses(),
+            np.array(d.qvel, float),
+        )
 
     def object_origin(self) -> np.ndarray:
         """(7,) the object's body frame now: position m, quaternion xyzw (world)."""
@@ -271,8 +336,12 @@ class GripperScene:
     def pad_poses(self) -> np.ndarray:
         """(2, 7) the two jaw bodies now: position m, quaternion xyzw (world)."""
         d = self.solver.mj_data
-        return np.stack([np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
-                         for b in self.maps["jaw_bodies"]])
+        return np.stack(
+            [
+                np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
+                for b in self.maps["jaw_bodies"]
+            ]
+        )
 
     def disable_pads(self) -> None:
         """Switch the pads' collision off in the compiled MuJoCo model (contype = conaffinity = 0)."""
@@ -294,16 +363,27 @@ def _mujoco_maps(solver, model: newton.Model, body: int, ids: dict) -> dict:
     g_q, j_q = ids["gantry_q"], list(ids["jaw_q"])
     where = {int(q): a for a, q in enumerate(act_q)}
     g2n = np.asarray(solver.mjc_geom_to_newton_shape.numpy()).reshape(-1, solver.mj_model.ngeom)[0]
-    out.update(ctrl_gantry=np.array([where[g_q + k] for k in range(3)]), ctrl_jaw=np.array([where[q] for q in j_q]),
-               q_gantry=np.array([qadr[ids["gantry_dof"] + k] for k in range(3)]),
-               q_jaw=np.array([qadr[d] for d in ids["jaw_dofs"]]),
-               jaw_bodies=[to_mj[int(b)] for b in ids["jaw_bodies"]],
-               pad_geoms=[int(g) for g, n in enumerate(g2n) if int(n) in {int(p) for p in ids["pads"]}])
+    out.update(
+        ctrl_gantry=np.array([where[g_q + k] for k in range(3)]),
+        ctrl_jaw=np.array([where[q] for q in j_q]),
+        q_gantry=np.array([qadr[ids["gantry_dof"] + k] for k in range(3)]),
+        q_jaw=np.array([qadr[d] for d in ids["jaw_dofs"]]),
+        jaw_bodies=[to_mj[int(b)] for b in ids["jaw_bodies"]],
+        pad_geoms=[int(g) for g, n in enumerate(g2n) if int(n) in {int(p) for p in ids["pads"]}],
+    )
     return out
 
 
-def build_gripper_scene(asset: ObjectAsset, object_pos: np.ndarray, object_quat: np.ndarray, gantry0: np.ndarray,
-                        u: np.ndarray | None, jaw0: float, config: ReplayConfig, fixture: FixtureConfig) -> GripperScene:
+def build_gripper_scene(
+    asset: ObjectAsset,
+    object_pos: np.ndarray,
+    object_quat: np.ndarray,
+    gantry0: np.ndarray,
+    u: np.ndarray | None,
+    jaw0: float,
+    config: ReplayConfig,
+    fixture: FixtureConfig,
+) -> GripperScene:
     """Object (body frame at ``object_pos`` m / ``object_quat`` xyzw) on the ground plane z = 0 and, with
     ``u`` (3,) the jaw axis (world), the gripper at gantry point ``gantry0`` (3,) m with both jaws at
     ``jaw0`` m (pad gap 2 ``jaw0``). ``u=None``: object and ground only (settling).
@@ -320,8 +400,17 @@ def build_gripper_scene(asset: ObjectAsset, object_pos: np.ndarray, object_quat:
     kp, kd, pad_mass = jaw_gains(force, config.dt, fixture)
     ids: dict = {}
     if u is not None:
-        ids = _add_gripper(builder, np.asarray(gantry0, float), np.asarray(u, float), float(jaw0), (force, kp, kd),
-                           pad_mass, mass, asset, fixture)
+        ids = _add_gripper(
+            builder,
+            np.asarray(gantry0, float),
+            np.asarray(u, float),
+            float(jaw0),
+            (force, kp, kd),
+            pad_mass,
+            mass,
+            asset,
+            fixture,
+        )
         for p in ids["pads"]:
             builder.add_shape_collision_filter_pair(int(p), s_ground)
         builder.add_shape_collision_filter_pair(int(ids["pads"][0]), int(ids["pads"][1]))
@@ -338,12 +427,22 @@ def build_gripper_scene(asset: ObjectAsset, object_pos: np.ndarray, object_quat:
         solver.mj_data.ctrl[maps["ctrl_gantry"]] = gantry0
         solver.mj_data.ctrl[maps["ctrl_jaw"]] = jaw0
     mujoco.mj_forward(solver.mj_model, solver.mj_data)
-    return GripperScene(model=model, solver=solver, dt=float(config.dt), object_mass=mass,
-                        object_com=np.asarray(builder.body_com[body], float),
-                        object_inertia=np.asarray(builder.body_inertia[body], float).reshape(3, 3),
-                        object_vertices=np.concatenate([v for v, _ in parts]),
-                        u=np.zeros(3) if u is None else np.asarray(u, float) / np.linalg.norm(u), force=force, kp=kp,
-                        kd=kd, pad_mass=pad_mass, has_gripper=u is not None, maps=maps)
+    return GripperScene(
+        model=model,
+        solver=solver,
+        dt=float(config.dt),
+        object_mass=mass,
+        object_com=np.asarray(builder.body_com[body], float),
+        object_inertia=np.asarray(builder.body_inertia[body], float).reshape(3, 3),
+        object_vertices=np.concatenate([v for v, _ in parts]),
+        u=np.zeros(3) if u is None else np.asarray(u, float) / np.linalg.norm(u),
+        force=force,
+        kp=kp,
+        kd=kd,
+        pad_mass=pad_mass,
+        has_gripper=u is not None,
+        maps=maps,
+    )
 
 
 def _add_gripper(builder, gantry0, u, jaw0, drive, pad_mass, object_mass, asset, fx: FixtureConfig) -> dict:
@@ -357,35 +456,74 @@ def _add_gripper(builder, gantry0, u, jaw0, drive, pad_mass, object_mass, asset,
     force, kp, kd = drive
     R = line_frame(u)
     m_c = float(fx.carriage_mass)
-    carriage = builder.add_link(xform=wp.transform(wp.vec3(*gantry0), wp.quat_identity()), mass=m_c,
-                                inertia=wp.mat33(np.eye(3) * 1e-3 * m_c), label="gripper_carriage")
+    carriage = builder.add_link(
+        xform=wp.transform(wp.vec3(*gantry0), wp.quat_identity()),
+        mass=m_c,
+        inertia=wp.mat33(np.eye(3) * 1e-3 * m_c),
+        label="gripper_carriage",
+    )
     total = m_c + 2 * pad_mass + object_mass
     kd_g = 2.0 * np.sqrt(fx.gantry_kp * total)
-    axes = [newton.ModelBuilder.JointDofConfig(axis=a, target_ke=fx.gantry_kp, target_kd=kd_g, target_q=float(x),
-                                               effort_limit=fx.gantry_effort, armature=0.0)
-            for a, x in zip((newton.Axis.X, newton.Axis.Y, newton.Axis.Z), gantry0)]
+    axes = [
+        newton.ModelBuilder.JointDofConfig(
+            axis=a,
+            target_ke=fx.gantry_kp,
+            target_kd=kd_g,
+            target_q=float(x),
+            effort_limit=fx.gantry_effort,
+            armature=0.0,
+        )
+        for a, x in zip((newton.Axis.X, newton.Axis.Y, newton.Axis.Z), gantry0)
+    ]
     j_g = builder.add_joint_d6(-1, carriage, linear_axes=axes, label="gantry")
     joints, pads, jaws = [j_g], [], []
     for side, Rs in enumerate((R, R @ np.diag([-1.0, -1.0, 1.0]))):
         q = wp.quat(*Rotation.from_matrix(Rs).as_quat())
-        jaw = builder.add_link(xform=wp.transform(wp.vec3(*(gantry0 + Rs[:, 0] * jaw0)), q), mass=pad_mass,
-                               inertia=wp.mat33(np.eye(3) * pad_mass * fx.pad_half_width ** 2 / 3.0),
-                               label=f"gripper_jaw{side}")
+        jaw = builder.add_link(
+            xform=wp.transform(wp.vec3(*(gantry0 + Rs[:, 0] * jaw0)), q),
+            mass=pad_mass,
+            inertia=wp.mat33(np.eye(3) * pad_mass * fx.pad_half_width**2 / 3.0),
+            label=f"gripper_jaw{side}",
+        )
         jaws.append(jaw)
-        joints.append(builder.add_joint_prismatic(
-            carriage, jaw, parent_xform=wp.transform(wp.vec3(0.0, 0.0, 0.0), q), axis=newton.Axis.X,
-            target_ke=kp, target_kd=kd, target_q=float(jaw0), limit_lower=0.0, limit_upper=float(fx.jaw_max),
-            effort_limit=force, armature=0.0, label=f"jaw{side}"))
+        joints.append(
+            builder.add_joint_prismatic(
+                carriage,
+                jaw,
+                parent_xform=wp.transform(wp.vec3(0.0, 0.0, 0.0), q),
+                axis=newton.Axis.X,
+                target_ke=kp,
+                target_kd=kd,
+                target_q=float(jaw0),
+                limit_lower=0.0,
+                limit_upper=float(fx.jaw_max),
+                effort_limit=force,
+                armature=0.0,
+                label=f"jaw{side}",
+            )
+        )
         builder.joint_q[builder.joint_q_start[joints[-1]]] = float(jaw0)
-        cfg = newton.ModelBuilder.ShapeConfig(mu=float(fx.pad_friction), mu_torsional=float(asset.friction[1]),
-                                              mu_rolling=float(asset.friction[2]), density=0.0)
+        cfg = newton.ModelBuilder.ShapeConfig(
+            mu=float(fx.pad_friction),
+            mu_torsional=float(asset.friction[1]),
+            mu_rolling=float(asset.friction[2]),
+            density=0.0,
+        )
         h = 0.5 * float(fx.pad_thickness)
-        pads.append(builder.add_shape_box(jaw, xform=wp.transform(wp.vec3(h, 0.0, 0.0), wp.quat_identity()), hx=h,
-                                          hy=fx.pad_half_width, hz=fx.pad_half_width, cfg=cfg, label=f"pad{side}",
-                                          custom_attributes={"mujoco:condim": int(asset.condim),
-                                                             "mujoco:geom_priority": 1}))
+        pads.append(
+            builder.add_shape_box(
+                jaw,
+                xform=wp.transform(wp.vec3(h, 0.0, 0.0), wp.quat_identity()),
+                hx=h,
+                hy=fx.pad_half_width,
+                hz=fx.pad_half_width,
+                cfg=cfg,
+                label=f"pad{side}",
+                custom_attributes={"mujoco:condim": int(asset.condim), "mujoco:geom_priority": 1},
+            )
+        )
     builder.add_articulation(joints, label="gripper")
     qs = [builder.joint_q_start[j] for j in joints]
     ds = [builder.joint_qd_start[j] for j in joints]
-    builder.joint_q[qs[0]:qs[0] + 3] = [float(x) for x in gantry0]
+    builder.joint_q[qs[0] : qs[0] + 3] = [float(x) for x in gantry0]
     return dict(gantry_dof=ds[0], gantry_q=qs[0], jaw_dofs=ds[1:], jaw_q=qs[1:], jaw_bodies=jaws, pads=pads)

@@ -20,8 +20,9 @@ def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "r
     """
     shape = physics.choice_value(config, "hand_shape")
     if shape is None:
-        raise DataError(None, "config.physics_overrides.hand_shape", "unresolved; call resolve_hand_variant(config, "
-                        "dataset)")
+        raise DataError(
+            None, "config.physics_overrides.hand_shape", "unresolved; call resolve_hand_variant(config, dataset)"
+        )
     if side not in ("right", "left"):
         raise DataError(None, "hand_side", f"expected 'right' or 'left', got {side!r}")
     s = "r" if side == "right" else "l"

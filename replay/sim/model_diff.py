@@ -48,18 +48,56 @@ LENGTH_ATOL = 1e-9
 #: relative tolerance of the other real parameters (solref s, solimp, friction, gains, damping)
 RTOL = 1e-6
 
-OPTION_FIELDS = ("integrator", "cone", "impratio", "noslip_iterations", "noslip_tolerance", "tolerance",
-                 "ls_tolerance", "iterations", "ls_iterations", "timestep", "gravity", "wind", "magnetic", "density",
-                 "viscosity", "o_margin", "o_solref", "o_solimp", "o_friction", "ccd_iterations", "ccd_tolerance",
-                 "disableflags", "enableflags", "solver", "jacobian")
+OPTION_FIELDS = (
+    "integrator",
+    "cone",
+    "impratio",
+    "noslip_iterations",
+    "noslip_tolerance",
+    "tolerance",
+    "ls_tolerance",
+    "iterations",
+    "ls_iterations",
+    "timestep",
+    "gravity",
+    "wind",
+    "magnetic",
+    "density",
+    "viscosity",
+    "o_margin",
+    "o_solref",
+    "o_solimp",
+    "o_friction",
+    "ccd_iterations",
+    "ccd_tolerance",
+    "disableflags",
+    "enableflags",
+    "solver",
+    "jacobian",
+)
 #: per geom: (field, kind) with kind "int", "len" (m) or "real"
-GEOM_FIELDS = (("geom_condim", "int"), ("geom_friction", "real"), ("geom_solref", "real"), ("geom_solimp", "real"),
-               ("geom_solmix", "real"), ("geom_priority", "int"), ("geom_margin", "len"), ("geom_gap", "len"),
-               ("geom_contype", "int"), ("geom_conaffinity", "int"))
+GEOM_FIELDS = (
+    ("geom_condim", "int"),
+    ("geom_friction", "real"),
+    ("geom_solref", "real"),
+    ("geom_solimp", "real"),
+    ("geom_solmix", "real"),
+    ("geom_priority", "int"),
+    ("geom_margin", "len"),
+    ("geom_gap", "len"),
+    ("geom_contype", "int"),
+    ("geom_conaffinity", "int"),
+)
 DOF_FIELDS = ("dof_damping", "dof_armature", "dof_frictionloss")
-ACTUATOR_FIELDS = (("actuator_gainprm", 3), ("actuator_biasprm", 3), ("actuator_forcelimited", 0),
-                   ("actuator_forcerange", 2), ("actuator_ctrllimited", 0), ("actuator_ctrlrange", 2),
-                   ("actuator_gear", 6))
+ACTUATOR_FIELDS = (
+    ("actuator_gainprm", 3),
+    ("actuator_biasprm", 3),
+    ("actuator_forcelimited", 0),
+    ("actuator_forcerange", 2),
+    ("actuator_ctrllimited", 0),
+    ("actuator_ctrlrange", 2),
+    ("actuator_gear", 6),
+)
 
 
 @dataclass(frozen=True)
@@ -105,10 +143,14 @@ def _options(ours: mujoco.MjModel, ref: mujoco.MjModel) -> list[Difference]:
     out = []
     for f in OPTION_FIELDS:
         a, b = getattr(ours.opt, f), getattr(ref.opt, f)
-        kind = "int" if np.asarray(a).dtype.kind in "iub" or f in ("integrator", "cone", "solver", "jacobian") else (
-            "len" if f == "o_margin" else "real")
-        if not _same(np.asarray(a, float) if kind != "int" else int(a), np.asarray(b, float) if kind != "int" else
-                     int(b), kind):
+        kind = (
+            "int"
+            if np.asarray(a).dtype.kind in "iub" or f in ("integrator", "cone", "solver", "jacobian")
+            else ("len" if f == "o_margin" else "real")
+        )
+        if not _same(
+            np.asarray(a, float) if kind != "int" else int(a), np.asarray(b, float) if kind != "int" else int(b), kind
+        ):
             out.append(Difference(f"opt.{f}", "option", _fmt(a), _fmt(b)))
     return out
 
@@ -170,7 +212,9 @@ def _geoms(ours, ref, pairs) -> list[Difference]:
                 out.append(Difference(f, label, _fmt(a), _fmt(b)))
         sa, sb = geom_shape(ours, go), geom_shape(ref, gr)
         if not same_shape(sa, sb):  # what collides, in the body frame (replay.sim.model_geometry)
-            out.append(Difference("geom_shape", label, f"{sa[0]} {_fmt(sa[1].ravel())}", f"{sb[0]} {_fmt(sb[1].ravel())}"))
+            out.append(
+                Difference("geom_shape", label, f"{sa[0]} {_fmt(sa[1].ravel())}", f"{sb[0]} {_fmt(sb[1].ravel())}")
+            )
     return out
 
 
@@ -179,9 +223,11 @@ def _body_fields(ours, ref) -> list[Difference]:
     bo, br = _bodies(ours), _bodies(ref)
     for name in sorted(set(bo) & set(br)):
         i, j = bo[name], br[name]
-        checks = (("body_mass", ours.body_mass[i], ref.body_mass[j], "mass"),
-                  ("body_inertia", np.sort(ours.body_inertia[i]), np.sort(ref.body_inertia[j]), "mass"),
-                  ("body_gravcomp", ours.body_gravcomp[i], ref.body_gravcomp[j], "real"))
+        checks = (
+            ("body_mass", ours.body_mass[i], ref.body_mass[j], "mass"),
+            ("body_inertia", np.sort(ours.body_inertia[i]), np.sort(ref.body_inertia[j]), "mass"),
+            ("body_gravcomp", ours.body_gravcomp[i], ref.body_gravcomp[j], "real"),
+        )
         out += [Difference(f, name, _fmt(a), _fmt(b)) for f, a, b, kind in checks if not _same(a, b, kind)]
         out += [Difference(f, name, a, b) for f, a, b in body_frame_checks(ours, ref, i, j)]
     return out
@@ -196,8 +242,10 @@ def _joints(ours, ref) -> list[Difference]:
         jo = [k for k in range(ours.njnt) if ours.jnt_bodyid[k] == bo[name]]
         jr = [k for k in range(ref.njnt) if ref.jnt_bodyid[k] == br[name]]
         if len(jo) != len(jr):
-            types = [" ".join(mujoco.mjtJoint(int(m.jnt_type[k])).name[6:].lower() for k in js)
-                     for m, js in ((ours, jo), (ref, jr))]
+            types = [
+                " ".join(mujoco.mjtJoint(int(m.jnt_type[k])).name[6:].lower() for k in js)
+                for m, js in ((ours, jo), (ref, jr))
+            ]
             out.append(Difference("jnt_type", name, types[0] or "none", types[1] or "none"))
             continue
         for k, (a, b) in enumerate(zip(jo, jr)):

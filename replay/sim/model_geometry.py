@@ -44,7 +44,7 @@ def geom_shape(m: mujoco.MjModel, g: int) -> tuple[str, np.ndarray]:
     T = mujoco.mjtGeom
     if t == T.mjGEOM_MESH:
         d = int(m.geom_dataid[g])
-        v = m.mesh_vert[m.mesh_vertadr[d]: m.mesh_vertadr[d] + m.mesh_vertnum[d]] @ R.T + p
+        v = m.mesh_vert[m.mesh_vertadr[d] : m.mesh_vertadr[d] + m.mesh_vertnum[d]] @ R.T + p
         return "mesh", np.array([[ConvexHull(v).volume, 0.0, 0.0], v.min(0), v.max(0)])
     if t == T.mjGEOM_SPHERE:
         return "sphere", np.array([p, [size[0], 0.0, 0.0]])
@@ -63,8 +63,10 @@ def same_shape(a: tuple, b: tuple) -> bool:
     if a[0] != b[0] or a[1].shape != b[1].shape:
         return False
     if a[0] == "mesh":
-        return bool(np.isclose(a[1][0, 0], b[1][0, 0], rtol=SHAPE_RTOL, atol=0.0) and
-                    np.allclose(a[1][1:], b[1][1:], rtol=0.0, atol=GEOM_ATOL))
+        return bool(
+            np.isclose(a[1][0, 0], b[1][0, 0], rtol=SHAPE_RTOL, atol=0.0)
+            and np.allclose(a[1][1:], b[1][1:], rtol=0.0, atol=GEOM_ATOL)
+        )
     return bool(np.allclose(a[1], b[1], rtol=0.0, atol=GEOM_ATOL))
 
 

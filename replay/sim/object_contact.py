@@ -60,8 +60,7 @@ def apply_object_contact(scene):
     cfg = scene.config
     margin = _asset_margin(scene)
     mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
-    if mode == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None \
-            and margin is None:
+    if mode == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None and margin is None:
         return scene
     m = scene.solver.mj_model
     lay = MjLayout.from_scene(scene)
@@ -79,14 +78,17 @@ def apply_object_contact(scene):
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
-    rb["object_contact"] = {"mode": mode, "density_scale": float(cfg.object_density_scale),
-                            "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
-                            "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(), "object_mass": mass,
-                            "object_solmix": np.unique(m.geom_solmix[og]).tolist(),
-                            "object_friction": np.unique(m.geom_friction[og, 0]).tolist(),
-                            "object_margin": np.unique(m.geom_margin[og]).tolist(),
-                            "friction": {k: edit[k] for k in ("contact_friction", "friction_geoms",
-                                                              "friction_side_effects") if k in edit}}
+    rb["object_contact"] = {
+        "mode": mode,
+        "density_scale": float(cfg.object_density_scale),
+        "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
+        "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(),
+        "object_mass": mass,
+        "object_solmix": np.unique(m.geom_solmix[og]).tolist(),
+        "object_friction": np.unique(m.geom_friction[og, 0]).tolist(),
+        "object_margin": np.unique(m.geom_margin[og]).tolist(),
+        "friction": {k: edit[k] for k in ("contact_friction", "friction_geoms", "friction_side_effects") if k in edit},
+    }
     scene = dataclasses.replace(scene, object_mass=mass)
     rb["contact_pairs"] = hand_object_table(scene)
     return dataclasses.replace(scene, readback=rb)

@@ -50,9 +50,18 @@ def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
     for g in vis:
         a = g.attrs
         collides = int(a.get("contype", 1)) != 0 or int(a.get("conaffinity", 1)) != 0
-        out.append({"name": a["name"], "mesh": g.mesh_file, "scale": g.mesh_scale, "density": float(a["density"]),
-                    "friction": tuple(float(x) for x in a["friction"].split()), "condim": int(a["condim"]),
-                    "margin": float(a["margin"]), "collides": collides})
+        out.append(
+            {
+                "name": a["name"],
+                "mesh": g.mesh_file,
+                "scale": g.mesh_scale,
+                "density": float(a["density"]),
+                "friction": tuple(float(x) for x in a["friction"].split()),
+                "condim": int(a["condim"]),
+                "margin": float(a["margin"]),
+                "collides": collides,
+            }
+        )
     return out
 
 
@@ -68,13 +77,24 @@ def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAss
     for k, g in enumerate(written_visual_geoms(asset)):
         mesh = load_mesh(g["mesh"], f"geom[{g['name']}].mesh", asset.source)
         v = np.asarray(mesh.vertices, np.float64) * (1.0 if g["scale"] is None else np.asarray(g["scale"], float))
-        cfg = newton.ModelBuilder.ShapeConfig(density=0.0, mu=g["friction"][0], mu_torsional=g["friction"][1],
-                                              mu_rolling=g["friction"][2], margin=g["margin"], gap=float(gap))
+        cfg = newton.ModelBuilder.ShapeConfig(
+            density=0.0,
+            mu=g["friction"][0],
+            mu_torsional=g["friction"][1],
+            mu_rolling=g["friction"][2],
+            margin=g["margin"],
+            gap=float(gap),
+        )
         if not g["collides"]:
             cfg.has_shape_collision = False
             cfg.has_particle_collision = False
-        s = builder.add_shape_mesh(body, mesh=newton.Mesh(v.astype(np.float32), np.asarray(mesh.faces).reshape(-1)),
-                                   cfg=cfg, label=f"{VISUAL_LABEL}{k}", custom_attributes={"mujoco:condim": g["condim"]})
+        s = builder.add_shape_mesh(
+            body,
+            mesh=newton.Mesh(v.astype(np.float32), np.asarray(mesh.faces).reshape(-1)),
+            cfg=cfg,
+            label=f"{VISUAL_LABEL}{k}",
+            custom_attributes={"mujoco:condim": g["condim"]},
+        )
         shapes.append(s)
         _add_mass(builder, body, *mujoco_mass_properties(g["mesh"], g["density"], g["scale"]))
     return shapes
@@ -85,8 +105,10 @@ def mujoco_mass_properties(mesh: Path, density: float, scale=None) -> tuple[floa
     of ``density`` kg/m^3 as MuJoCo computes it (its compile of a model holding that geom alone, MuJoCo's
     default mesh inertia rule)."""
     sc = "" if scale is None else f' scale="{" ".join(str(float(x)) for x in scale)}"'
-    spec = (f'<mujoco><asset><mesh name="v" file="{Path(mesh).resolve()}"{sc}/></asset><worldbody><body><freejoint/>'
-            f'<geom type="mesh" mesh="v" density="{float(density)!r}"/></body></worldbody></mujoco>')
+    spec = (
+        f'<mujoco><asset><mesh name="v" file="{Path(mesh).resolve()}"{sc}/></asset><worldbody><body><freejoint/>'
+        f'<geom type="mesh" mesh="v" density="{float(density)!r}"/></body></worldbody></mujoco>'
+    )
     m = mujoco.MjModel.from_xml_string(spec)
     w, x, y, z = m.body_iquat[1]  # MuJoCo wxyz
     rot = Rotation.from_quat([x, y, z, w]).as_matrix()

@@ -19,8 +19,10 @@ def _close(a, b, rtol=1e-4, atol=1e-7) -> bool:
 
 _SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG}
 _INTEGRATORS = {
-    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
-    "euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4,
+    "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
+    "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+    "euler": mujoco.mjtIntegrator.mjINT_EULER,
+    "rk4": mujoco.mjtIntegrator.mjINT_RK4,
 }
 _CONES = {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL}
 
@@ -45,11 +47,14 @@ def check_options(view: SolverView, cfg) -> list[str]:
             errs.append(f"opt.gravity = {list(opt.gravity)}")
     multi = not (int(opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD))
     if multi != bool(val["multiccd"]):
-        errs.append(f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set "
-                    f"{val['multiccd']}")
+        errs.append(
+            f"multi-CCD {'on' if multi else 'off'} (opt.disableflags {int(opt.disableflags)}), set {val['multiccd']}"
+        )
     if not _close(opt.tolerance, cfg.tolerance) or int(opt.ls_iterations) != cfg.ls_iterations:
-        errs.append(f"opt.tolerance / ls_iterations = {opt.tolerance} / {opt.ls_iterations}, set {cfg.tolerance} / "
-                    f"{cfg.ls_iterations}")
+        errs.append(
+            f"opt.tolerance / ls_iterations = {opt.tolerance} / {opt.ls_iterations}, set {cfg.tolerance} / "
+            f"{cfg.ls_iterations}"
+        )
     if int(opt.noslip_iterations) != 0:
         errs.append(f"opt.noslip_iterations = {opt.noslip_iterations}, set 0 (MuJoCo's default, both physics)")
     return errs

@@ -31,11 +31,19 @@ import dataclasses
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
-from replay.sim import calibration_file
-
 from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
-    AUTHORED, CHOICES, CONFIG_SET, NAMES, PHYSICS, REPLAY, SHARED, VALUES, Choice, _c,
+    AUTHORED,
+    CHOICES,
+    CONFIG_SET,
+    NAMES,
+    PHYSICS,
+    REPLAY,
+    SHARED,
+    VALUES,
+    Choice,
+    _c,
 )
+from replay.sim import calibration_file
 
 
 def table(name: str) -> dict:
@@ -54,9 +62,11 @@ def _calibrated() -> dict:
     path = calibration_file.calibration_path()
     doc = calibration_file.read_calibration(path)
     ch = doc["choice"]
-    src = (f"fitted once: {path.name} (scripts/calibrate.py, commit {doc.get('commit', '?')}: balanced accuracy "
-           f"{ch.get('balanced_accuracy', float('nan')):.2f} of real vs corrupted on {len(doc.get('recordings') or [])} "
-           "recordings)")
+    src = (
+        f"fitted once: {path.name} (scripts/calibrate.py, commit {doc.get('commit', '?')}: balanced accuracy "
+        f"{ch.get('balanced_accuracy', float('nan')):.2f} of real vs corrupted on {len(doc.get('recordings') or [])} "
+        "recordings)"
+    )
     tab = dict(PHYSICS[doc["base"]])
     for k, v in ch["overrides"].items():
         try:
@@ -83,8 +93,9 @@ def _check_value(name: str, value) -> object:
     if name in CONFIG_SET:
         fixed = next(c.value for c in SHARED if c.name == name)
         if value != fixed:
-            raise DataError(None, f"config.physics_overrides.{name}", f"not a physics override: set by "
-                            f"{CONFIG_SET[name][1]}")
+            raise DataError(
+                None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
+            )
         return value
     if name == "wrist_target_offset_mm":
         v = tuple(float(x) for x in value)
@@ -124,7 +135,9 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
     for k, v in over.items():
         _check_value(k, v)
     val = {k: over.get(k, c.value) for k, c in tab.items()}
-    kw = dict(physics=name, physics_overrides=over, wrist_substep_interp=val["wrist_target_interpolation"] == "per_step")
+    kw = dict(
+        physics=name, physics_overrides=over, wrist_substep_interp=val["wrist_target_interpolation"] == "per_step"
+    )
     if name == "authored" or "contact_mixing" in over:
         kw["oracle_contact"] = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
     return dataclasses.replace(cfg, **kw).validate()
@@ -171,17 +184,19 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
 #: who else writes an override besides a user's ``--physics-set``
 _OVERRIDE_SOURCE = {
     "hand_shape": "physics_overrides.hand_shape (--hand-shape, or the dataset's default: replay.config."
-                  "resolve_hand_variant)",
+    "resolve_hand_variant)",
     "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
-                      "replay.protocol.oracle_plan.oracle_config)",
+    "replay.protocol.oracle_plan.oracle_config)",
 }
 
 
 def wrist_law_kwargs(cfg: ReplayConfig) -> dict:
     """``{law, gravity_compensation}`` for :func:`replay.sim.engine.wrist.wrist_params` under ``cfg``'s
     physics (the choices ``wrist_law`` and ``wrist_gravity_compensation``)."""
-    return {"law": choice_value(cfg, "wrist_law"),
-            "gravity_compensation": bool(choice_value(cfg, "wrist_gravity_compensation"))}
+    return {
+        "law": choice_value(cfg, "wrist_law"),
+        "gravity_compensation": bool(choice_value(cfg, "wrist_gravity_compensation")),
+    }
 
 
 def refuse_unsupported(cfg: ReplayConfig) -> None:
@@ -191,13 +206,23 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
     model that only the direct MuJoCo C engine steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
     direct_c = cfg.solver_backend == "mujoco" and cfg.engine == "direct" and cfg.device == "cpu"
     direct = cfg.solver_backend == "mujoco" and cfg.engine == "direct"
-    if not direct and (choice_value(cfg, "wrist_law") != "wrench" or not choice_value(cfg, "wrist_gravity_compensation")):
-        raise DataError(None, "config.physics", "this engine drives the wrist with the gravity-compensated wrench only; "
-                        "run the physics choices wrist_law / wrist_gravity_compensation on the direct engine "
-                        "(MuJoCo C or mujoco-warp)")
+    if not direct and (
+        choice_value(cfg, "wrist_law") != "wrench" or not choice_value(cfg, "wrist_gravity_compensation")
+    ):
+        raise DataError(
+            None,
+            "config.physics",
+            "this engine drives the wrist with the gravity-compensated wrench only; "
+            "run the physics choices wrist_law / wrist_gravity_compensation on the direct engine "
+            "(MuJoCo C or mujoco-warp)",
+        )
     if not direct_c and choice_value(cfg, "object_margin") == "asset":
-        raise DataError(None, "config.physics", "object_margin 'asset' edits the compiled model: direct MuJoCo C "
-                        "engine (device cpu) only; set --physics-set object_margin=zero on this engine")
+        raise DataError(
+            None,
+            "config.physics",
+            "object_margin 'asset' edits the compiled model: direct MuJoCo C "
+            "engine (device cpu) only; set --physics-set object_margin=zero on this engine",
+        )
 
 
 def parse_setting(text: str) -> tuple[str, object]:
@@ -245,6 +270,8 @@ def physics_markdown() -> str:
     for k in a:
         same = a[k].value == r[k].value
         rv = "same" if same else f"`{_shown(r[k].value)}`"
-        lines.append(f"| `{k}` | `{_shown(a[k].value)}` | {a[k].source}; {a[k].why} | {rv} | "
-                     f"{'' if same else r[k].source + '; ' + r[k].why} |")
+        lines.append(
+            f"| `{k}` | `{_shown(a[k].value)}` | {a[k].source}; {a[k].why} | {rv} | "
+            f"{'' if same else r[k].source + '; ' + r[k].why} |"
+        )
     return "\n".join(lines) + "\n"

@@ -20,16 +20,18 @@ import dataclasses
 
 import mujoco
 
-from replay.sim.engine.variants import Variant
 from replay.sim import physics
+from replay.sim.engine.variants import Variant
 from replay.sim.scene_cache import cacheable
 
 #: physics choice (cone, impratio: :func:`replay.sim.physics.choice_value`) or config field -> (mjOption field,
 #: the value as MuJoCo's): what Newton's SolverMuJoCo writes
 #: into ``mj_model.opt`` for it (newton 1.8.0 solver_mujoco.py ``_convert_to_mjc``)
 OPTION_FIELDS = {
-    "cone": ("cone", lambda v: int({"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL,
-                                     "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}[v])),
+    "cone": (
+        "cone",
+        lambda v: int({"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}[v]),
+    ),
     "impratio": ("impratio", float),
     "iterations": ("iterations", int),
     "ls_iterations": ("ls_iterations", int),

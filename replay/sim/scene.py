@@ -30,17 +30,17 @@ from pathlib import Path
 import newton
 import numpy as np
 
-from replay.sim import physics
-from replay.sim.object_contact import apply_object_contact
-from replay.sim import silent_failures as diagnostics
 from replay.config import GRAVITY, ReplayConfig
-from replay.sim.control import HandController
-from replay.sim.engine import wrist
-from replay.sim.engine.variants import Variant
-from replay.sim.engine.mujoco_c.mjc import MjcBatch
-from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
 from replay.kinematics.joint_levers import finger_effort_limits
+from replay.sim import physics
+from replay.sim import silent_failures as diagnostics
+from replay.sim.control import HandController
+from replay.sim.engine import wrist
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.variants import Variant
+from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
+from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
     add_replay_world,
@@ -52,7 +52,6 @@ from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_buil
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = MANOSIM_HAND.body_names
-
 
 
 @dataclass(frozen=True)
@@ -144,8 +143,15 @@ def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver
     """The probe stage's :class:`Scene` of ``spec`` (shared by every scene builder): ``model`` and
     ``info`` from :func:`replay.sim.world_builder.build_world_model`, the probe ``solver``, the
     probe's results at their "not measured" defaults."""
-    return Scene(model=model, solver=solver, config=config, support_height=spec.support_height,
-                 ablation=spec.ablation, build_inputs=spec.world_inputs(config), **info)
+    return Scene(
+        model=model,
+        solver=solver,
+        config=config,
+        support_height=spec.support_height,
+        ablation=spec.ablation,
+        build_inputs=spec.world_inputs(config),
+        **info,
+    )
 
 
 def finger_dof_slice(info: dict) -> slice:
@@ -160,11 +166,17 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
     CUDA: mujoco-warp. ``nconmax`` is the contact capacity (per world).
     """
     kwargs = dict(
-        solver=config.solver, integrator=physics.choice_value(config, "integrator"),
-        cone=physics.choice_value(config, "cone"), impratio=physics.choice_value(config, "impratio"),
-        iterations=config.iterations, ls_iterations=config.ls_iterations, tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu", nconmax=nconmax,
-        enable_multiccd=bool(physics.choice_value(config, "multiccd")), **extra,
+        solver=config.solver,
+        integrator=physics.choice_value(config, "integrator"),
+        cone=physics.choice_value(config, "cone"),
+        impratio=physics.choice_value(config, "impratio"),
+        iterations=config.iterations,
+        ls_iterations=config.ls_iterations,
+        tolerance=config.tolerance,
+        use_mujoco_cpu=config.device == "cpu",
+        nconmax=nconmax,
+        enable_multiccd=bool(physics.choice_value(config, "multiccd")),
+        **extra,
     )
     if nconmax is not None and config.device != "cpu":
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows
@@ -219,13 +231,18 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
         capacity = int(config.contact_capacity)
     else:
         capacity = int(max(config.contact_capacity_min, math.ceil(config.contact_headroom * resting)))
-    damping, flutter, changed = _raise_flutter_damping(model, hqd, inertia, kd_resolved, spec.commanded_finger_quats,
-                                                       config)
+    damping, flutter, changed = _raise_flutter_damping(
+        model, hqd, inertia, kd_resolved, spec.commanded_finger_quats, config
+    )
     fd = slice(probe.finger_qd_start, hqd + MANOSIM_HAND.dofs)
     scene = dataclasses.replace(
-        probe, solver=_final_solver(probe.solver, model, config, capacity, changed),
-        contact_capacity=capacity, resting_contacts=int(resting), probe_contacts=[int(resting), int(at_grasp)],
-        finger_damping=damping[fd].copy(), flutter=flutter,
+        probe,
+        solver=_final_solver(probe.solver, model, config, capacity, changed),
+        contact_capacity=capacity,
+        resting_contacts=int(resting),
+        probe_contacts=[int(resting), int(at_grasp)],
+        finger_damping=damping[fd].copy(),
+        flutter=flutter,
     )
     scene = dataclasses.replace(scene, readback=diagnostics.check_readback(scene))
     return apply_object_contact(scene)  # config's object contact softness / density (no change by default)
@@ -253,8 +270,14 @@ def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> 
     return resting, at_grasp, inertia
 
 
-def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, kd_resolved: np.ndarray,
-                           commanded_finger_quats: np.ndarray, config: ReplayConfig) -> tuple[np.ndarray, list, bool]:
+def _raise_flutter_damping(
+    model: newton.Model,
+    hqd: int,
+    inertia: np.ndarray,
+    kd_resolved: np.ndarray,
+    commanded_finger_quats: np.ndarray,
+    config: ReplayConfig,
+) -> tuple[np.ndarray, list, bool]:
     """Flutter bound per finger joint (:func:`replay.sim.silent_failures.flutter_margins`); raise the model's
     passive damping (N·m·s/rad) on the three DOFs of every joint where it is short (not with
     ``finger_drive="quat"``, which is not a per-axis position drive).
@@ -266,8 +289,9 @@ def _raise_flutter_damping(model: newton.Model, hqd: int, inertia: np.ndarray, k
     fd = slice(hqd + MANOSIM_HAND.finger_dof_start, hqd + MANOSIM_HAND.dofs)
     damping = model.joint_damping.numpy().copy()
     ke = model.joint_target_ke.numpy()
-    flutter = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd],
-                                          config)
+    flutter = diagnostics.flutter_margins(
+        commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd], config
+    )
     changed = False
     if physics.choice_value(config, "finger_flutter_damping") == "as_authored":  # measured, never raised
         return damping, [dict(rec, raised_to=None) for rec in flutter], False
@@ -309,7 +333,6 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)
     if config_uses_direct_engine(cfg):
-
         batch = MjcBatch(scene, [Variant(ablation=scene.ablation)], capacity=1 << 30)
         row = np.zeros((1, wrist.T_SIZE))
         row[0, :3] = hand_coords0[:3]
@@ -320,7 +343,6 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
         state = model.state()
         batch.sync_state(0, state)
         return state
-
 
     s0, s1 = model.state(), model.state()
     newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)  # the wrench reads body poses

@@ -55,13 +55,39 @@ from replay.data.asset_memo import file_sha256
 #: config fields no scene builder reads (the plan's timing and shape, the verdict's thresholds, the
 #: diagnosis): settings that differ only in these share one built scene. Checked by
 #: ``tests/test_scene_cache.py`` (no module of ``replay/sim`` names them).
-PROTOCOL_FIELDS = frozenset({
-    "lift_height", "lift_s", "lift_profile", "hold_s", "shake_s", "shake_amplitude", "shake_hz", "release_s",
-    "release_fall_s", "lifted_min_rise", "lifted_min_clearance", "shake_max_slip", "ablation_clean_mm",
-    "diag_push_mm", "diag_grip_lever_m", "diag_never_rose_mm", "diag_slip_onset_mm", "max_linear_speed",
-    "max_angular_speed", "replay_speed", "approach_window_s", "grip_overshoot", "pad_near_mm", "pad_max_deg",
-    "pad_blend_s", "pad_axis", "pad_compression_mm", "recording_fps", "object_time_offset_s",
-})
+PROTOCOL_FIELDS = frozenset(
+    {
+        "lift_height",
+        "lift_s",
+        "lift_profile",
+        "hold_s",
+        "shake_s",
+        "shake_amplitude",
+        "shake_hz",
+        "release_s",
+        "release_fall_s",
+        "lifted_min_rise",
+        "lifted_min_clearance",
+        "shake_max_slip",
+        "ablation_clean_mm",
+        "diag_push_mm",
+        "diag_grip_lever_m",
+        "diag_never_rose_mm",
+        "diag_slip_onset_mm",
+        "max_linear_speed",
+        "max_angular_speed",
+        "replay_speed",
+        "approach_window_s",
+        "grip_overshoot",
+        "pad_near_mm",
+        "pad_max_deg",
+        "pad_blend_s",
+        "pad_axis",
+        "pad_compression_mm",
+        "recording_fps",
+        "object_time_offset_s",
+    }
+)
 #: objects kept per process (each a Newton model, its solver and three compiled MjModels: the stepped one and
 #: its snapshots as compiled and as finished; measured 1-25 MB of resident memory each on GRAB lifts)
 MAX_SCENES = 4
@@ -118,8 +144,7 @@ def scene_key(spec, cfg) -> str:
         h.update(file_sha256(p).encode())
     fields = {k: v for k, v in dataclasses.asdict(a).items() if k not in ("visual_mesh", "collision_meshes", "source")}
     c = {k: v for k, v in cfg.to_dict().items() if k not in PROTOCOL_FIELDS}
-    h.update(json.dumps([fields, c, spec.ablation, spec.support_extent is None], sort_keys=True,
-                        default=str).encode())
+    h.update(json.dumps([fields, c, spec.ablation, spec.support_extent is None], sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
@@ -235,8 +260,13 @@ def cached_scene(spec, cfg, build):
     # the figures a rollout copies into its results are this use's own (a results dict edited later
     # must not reach another use's); the model, the solver and their arrays are the kept scene's
     s = entry.scene
-    return dataclasses.replace(s, config=cfg, readback=copy.deepcopy(s.readback), probe_contacts=list(s.probe_contacts),
-                               flutter=copy.deepcopy(s.flutter))
+    return dataclasses.replace(
+        s,
+        config=cfg,
+        readback=copy.deepcopy(s.readback),
+        probe_contacts=list(s.probe_contacts),
+        flutter=copy.deepcopy(s.flutter),
+    )
 
 
 def clear() -> None:

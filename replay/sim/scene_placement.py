@@ -70,10 +70,14 @@ def _place_newton(scene, spec, shape: int) -> None:
     body_q = model.body_q.numpy()
     body_q[scene.object_body] = pose
     model.body_q.assign(body_q)
-    xform, scale, radius, lower, upper = support_shape_values(spec.support_height, spec.support_extent,
-                                                              scene.config)
-    for name, value in (("shape_transform", xform), ("shape_scale", scale), ("shape_collision_radius", radius),
-                        ("shape_collision_aabb_lower", lower), ("shape_collision_aabb_upper", upper)):
+    xform, scale, radius, lower, upper = support_shape_values(spec.support_height, spec.support_extent, scene.config)
+    for name, value in (
+        ("shape_transform", xform),
+        ("shape_scale", scale),
+        ("shape_collision_radius", radius),
+        ("shape_collision_aabb_lower", lower),
+        ("shape_collision_aabb_upper", upper),
+    ):
         arr = getattr(model, name)
         a = arr.numpy()
         a[shape] = value
@@ -96,12 +100,21 @@ def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, s
     """MuJoCo's own compile of the placed object body and support geom (module doc): the compiled ``MjModel``."""
     spec = mujoco.MjSpec()
     bq = model.body_q.numpy()[obj_body]
-    body = spec.worldbody.add_body(pos=np.asarray(bq[:3], np.float64), quat=_xyzw_to_wxyz(bq[3:7]), mass=1.0,
-                                   inertia=[1.0, 1.0, 1.0], explicitinertial=True)
+    body = spec.worldbody.add_body(
+        pos=np.asarray(bq[:3], np.float64),
+        quat=_xyzw_to_wxyz(bq[3:7]),
+        mass=1.0,
+        inertia=[1.0, 1.0, 1.0],
+        explicitinertial=True,
+    )
     body.add_freejoint()
     tf = model.shape_transform.numpy()[shape]
-    spec.worldbody.add_geom(type=mujoco.mjtGeom(int(m.geom_type[support_geom])), pos=np.asarray(tf[:3], np.float64),
-                            quat=_xyzw_to_wxyz(tf[3:7]), size=_converter_size(model.shape_scale.numpy()[shape]))
+    spec.worldbody.add_geom(
+        type=mujoco.mjtGeom(int(m.geom_type[support_geom])),
+        pos=np.asarray(tf[:3], np.float64),
+        quat=_xyzw_to_wxyz(tf[3:7]),
+        size=_converter_size(model.shape_scale.numpy()[shape]),
+    )
     return spec.compile()
 
 

@@ -78,7 +78,14 @@ class SceneSpec:
     def world_inputs(self, config) -> dict:
         """The keyword arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``)
         for this spec and ``config``: what a scene keeps as ``build_inputs`` to build more worlds of itself."""
-        return dict(mjcf=self.mjcf, asset=self.asset, object_pos=self.object_pos.copy(),
-                    object_quat=self.object_quat.copy(), support_height=self.support_height,
-                    hand_coords0=self.hand_coords0.copy(), config=config, ablation=self.ablation,
-                    support_extent=self.support_extent)
+        return dict(
+            mjcf=self.mjcf,
+            asset=self.asset,
+            object_pos=self.object_pos.copy(),
+            object_quat=self.object_quat.copy(),
+            support_height=self.support_height,
+            hand_coords0=self.hand_coords0.copy(),
+            config=config,
+            ablation=self.ablation,
+            support_extent=self.support_extent,
+        )

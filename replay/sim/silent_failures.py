@@ -217,8 +217,18 @@ def flutter_margins(
                 f"raised to {raised:.4g} (recorded in the rollout's `flutter`)",
                 stacklevel=2,
             )
-        out.append(dict(joint=j, theta_max=float(theta[j]), m=m, kp=kp, d_total=d_total, d_crit=d_crit,
-                        margin=float(margin), raised_to=raised))
+        out.append(
+            dict(
+                joint=j,
+                theta_max=float(theta[j]),
+                m=m,
+                kp=kp,
+                d_total=d_total,
+                d_crit=d_crit,
+                margin=float(margin),
+                raised_to=raised,
+            )
+        )
     return out
 
 
@@ -262,7 +272,8 @@ def check_readback(scene) -> dict:
     result = {
         "finger_kp": float(gain[rows[0]][0]) if rows else None,
         "finger_kd_range": [float(min(-bias[a][2] for a in rows)), float(max(-bias[a][2] for a in rows))]
-        if rows else None,
+        if rows
+        else None,
         "finger_forcerange": float(frange[rows[0]][1]) if rows else None,
         "finger_damping": sorted({round(float(dof_damping[i]), 6) for i, n in enumerate(mj2n[: m.nv]) if f0 <= n < f1}),
         "impratio": float(m.opt.impratio) if view.is_cpu else None,

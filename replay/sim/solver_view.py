@@ -142,11 +142,17 @@ class SolverView:
             return ContactRows(np.zeros((0, 2), int), empty, empty, np.zeros(0), False)
         if self.is_cpu:
             m, d = self.solver.mj_model, self.solver.mj_data
-            return ContactRows(d.contact.geom[:n], d.contact.efc_address[:n], d.contact.dim[:n], d.efc_force,
-                               m.opt.cone == 0)
+            return ContactRows(
+                d.contact.geom[:n], d.contact.efc_address[:n], d.contact.dim[:n], d.efc_force, m.opt.cone == 0
+            )
         d = self.solver.mjw_data
-        return ContactRows(d.contact.geom.numpy()[:n], d.contact.efc_address.numpy()[:n, 0],
-                           d.contact.dim.numpy()[:n], d.efc.force.numpy()[0], int(self.solver.mjw_model.opt.cone) == 0)
+        return ContactRows(
+            d.contact.geom.numpy()[:n],
+            d.contact.efc_address.numpy()[:n, 0],
+            d.contact.dim.numpy()[:n],
+            d.efc.force.numpy()[0],
+            int(self.solver.mjw_model.opt.cone) == 0,
+        )
 
     def drop_warnings(self) -> dict[str, int] | None:
         """MuJoCo C's ``mjWARN_CONTACTFULL`` / ``mjWARN_CNSTRFULL`` counters; None on mujoco-warp (no counters)."""

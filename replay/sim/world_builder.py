@@ -60,7 +60,6 @@ def import_hand(builder: newton.ModelBuilder, mjcf: Path):
     Any other import warning is re-issued.
     """
 
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = add_mjcf(builder, str(mjcf))
@@ -206,9 +205,13 @@ def add_replay_world(
     if ablation:  # filter every hand-object pair BEFORE the solver exists
         _filter_hand_object(builder, hand["hand_shapes"], obj_shapes)
     return dict(
-        **hand, object_body=obj_body, object_q_start=builder.joint_q_start[obj_joint],
-        object_qd_start=builder.joint_qd_start[obj_joint], object_shapes=np.asarray(obj_shapes),
-        wrist_kp=kp * config.wrist_gain_scale, wrist_kd=kd * np.sqrt(config.wrist_gain_scale),
+        **hand,
+        object_body=obj_body,
+        object_q_start=builder.joint_q_start[obj_joint],
+        object_qd_start=builder.joint_qd_start[obj_joint],
+        object_shapes=np.asarray(obj_shapes),
+        wrist_kp=kp * config.wrist_gain_scale,
+        wrist_kd=kd * np.sqrt(config.wrist_gain_scale),
         hand_mass=float(sum(builder.body_mass[b] for b in hand["hand_bodies"])),
         object_mass=float(builder.body_mass[obj_body]),
         object_vertices=np.concatenate([v for v, _ in parts]),
@@ -246,14 +249,22 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
     labels = [builder.body_label[b].split("/")[-1] for b in hand_bodies]
     q0 = builder.joint_q_start[j0]
     qd0 = builder.joint_qd_start[j0]
-    layout = HandLayout.from_import(str(mjcf), [newton.JointType(int(builder.joint_type[j])).name for j in hand_joints], labels,
-                                    builder.joint_coord_count - q0, builder.joint_dof_count - qd0)
+    layout = HandLayout.from_import(
+        str(mjcf),
+        [newton.JointType(int(builder.joint_type[j])).name for j in hand_joints],
+        labels,
+        builder.joint_coord_count - q0,
+        builder.joint_dof_count - qd0,
+    )
     if layout != MANOSIM_HAND:
-        raise SceneError(f"{mjcf}: a hand of {layout.finger_joints} finger joints; the replay drives "
-                         f"{MANOSIM_HAND.finger_joints} (manosim)")
+        raise SceneError(
+            f"{mjcf}: a hand of {layout.finger_joints} finger joints; the replay drives "
+            f"{MANOSIM_HAND.finger_joints} (manosim)"
+        )
     builder.joint_q[q0 : q0 + layout.coords] = [float(x) for x in hand_coords0]
-    return report, dict(hand_joint=j0, hand_q_start=q0, hand_qd_start=qd0, hand_bodies=hand_bodies,
-                        hand_shapes=hand_shapes)
+    return report, dict(
+        hand_joint=j0, hand_q_start=q0, hand_qd_start=qd0, hand_bodies=hand_bodies, hand_shapes=hand_shapes
+    )
 
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
@@ -286,8 +297,9 @@ def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
     return kp, kd
 
 
-def _add_object(builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat,
-                config: ReplayConfig) -> tuple:
+def _add_object(
+    builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat, config: ReplayConfig
+) -> tuple:
     """Add the object as a free body of convex hulls (one per collision part) at ``object_pos``
     (m) / ``object_quat`` (xyzw), with the asset's friction and condim and, if given, its mass (kg); under
     the physics choice ``object_visual_geoms`` ``as_written`` its visual geoms too (replay.sim.object_visual).
@@ -315,7 +327,10 @@ def _add_object(builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, ob
     for i, (v, f) in enumerate(parts):
         mesh = newton.Mesh(v.astype(np.float32), f.reshape(-1))
         s = builder.add_shape_convex_hull(
-            obj_body, mesh=mesh, cfg=cfg, label=f"object_part{i}",
+            obj_body,
+            mesh=mesh,
+            cfg=cfg,
+            label=f"object_part{i}",
             custom_attributes={"mujoco:condim": int(asset.condim)},
         )
         obj_shapes.append(s)
@@ -372,5 +387,12 @@ def _add_support(builder: newton.ModelBuilder, support_height: float, support_ex
     x0, y0, x1, y1 = map(float, support_extent)
     hz = 0.5 * float(config.support_thickness)
     center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
-    builder.add_shape_box(-1, xform=wp.transform(center, wp.quat_identity()), hx=0.5 * (x1 - x0),
-                          hy=0.5 * (y1 - y0), hz=hz, cfg=ground_cfg, label="support")
+    builder.add_shape_box(
+        -1,
+        xform=wp.transform(center, wp.quat_identity()),
+        hx=0.5 * (x1 - x0),
+        hy=0.5 * (y1 - y0),
+        hz=hz,
+        cfg=ground_cfg,
+        label="support",
+    )

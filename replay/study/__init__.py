@@ -19,4 +19,3 @@ Above :mod:`replay.protocol` (each job is one rollout), below :mod:`replay.outpu
   :mod:`~replay.study.discrimination`, :mod:`~replay.study.sampling_setup` and
   :mod:`~replay.study.sample_job` (the worker's batches).
 """
-

@@ -25,9 +25,12 @@ from replay.results.records import StudyRecord
 AGREEMENT_FORMAT = 2
 
 #: protocol -> (the study field of its rows, the row's outcome field, the outcome that counts as success)
-SETS = {"lift": ("rollouts", "outcome", "lifted"), "hug-oracle": ("oracle_rollouts", "outcome", "lifted"),
-        "recorded": ("recorded_rollouts", "outcome", "tracked"),
-        "refine": ("refine_rollouts", "refine_outcome", "lifted")}
+SETS = {
+    "lift": ("rollouts", "outcome", "lifted"),
+    "hug-oracle": ("oracle_rollouts", "outcome", "lifted"),
+    "recorded": ("recorded_rollouts", "outcome", "tracked"),
+    "refine": ("refine_rollouts", "refine_outcome", "lifted"),
+}
 
 
 @dataclass
@@ -67,9 +70,13 @@ def _label(path: Path, study: StudyRecord, protocol: str) -> str:
     cfg = study.config or {}
     hand = study.hand or {}
     shape = hand.get("shape") or cfg.get("hand_variant") or (cfg.get("physics_overrides") or {}).get("hand_shape")
-    bits = [study.dataset or "?", str(hand.get("model") or cfg.get("hand") or "?"),
-            str(shape or "?"), str(cfg.get("solver_backend", "mujoco")),
-            f"effort {cfg.get('effort_limit')}"] + ([] if protocol == "lift" else [protocol])
+    bits = [
+        study.dataset or "?",
+        str(hand.get("model") or cfg.get("hand") or "?"),
+        str(shape or "?"),
+        str(cfg.get("solver_backend", "mujoco")),
+        f"effort {cfg.get('effort_limit')}",
+    ] + ([] if protocol == "lift" else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"
 
 
@@ -102,17 +109,32 @@ def rollout_set(path: str | Path, protocol: str | None = None, label: str | None
     ran = study.protocols or ["lift"]
     if not rows and protocol not in ran and not (protocol == "refine" and "refine" in ran):
         raise UsageError("--protocols", f"{path} has no {protocol} rollouts (its protocols: {', '.join(ran)})")
-    return RolloutSet(path, protocol, label or _label(path, study, protocol), {r["sequence"]: r for r in rows},
-                      _failures(study, protocol), list(study.sequences or []), study.config_hash)
+    return RolloutSet(
+        path,
+        protocol,
+        label or _label(path, study, protocol),
+        {r["sequence"]: r for r in rows},
+        _failures(study, protocol),
+        list(study.sequences or []),
+        study.config_hash,
+    )
 
 
 def _pair(a: RolloutSet, b: RolloutSet, common: list[str]) -> dict:
     both = [q for q in common if a.succeeded(q) and b.succeeded(q)]
     only_a = [q for q in common if a.succeeded(q) and not b.succeeded(q)]
     only_b = [q for q in common if b.succeeded(q) and not a.succeeded(q)]
-    return {"a": a.label, "b": b.label, "both": len(both), "only_a": len(only_a), "only_b": len(only_b),
-            "neither": len(common) - len(both) - len(only_a) - len(only_b), "flipped": only_a + only_b,
-            "only_a_list": only_a, "only_b_list": only_b}
+    return {
+        "a": a.label,
+        "b": b.label,
+        "both": len(both),
+        "only_a": len(only_a),
+        "only_b": len(only_b),
+        "neither": len(common) - len(both) - len(only_a) - len(only_b),
+        "flipped": only_a + only_b,
+        "only_a_list": only_a,
+        "only_b_list": only_b,
+    }
 
 
 def agreement(paths: list[str | Path], labels: list[str] | None = None, protocols: list[str] | None = None) -> dict:
@@ -139,37 +161,63 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         ResultsFormatError: a study that cannot be read.
     """
     if len(paths) < 2:
-        raise UsageError("--studies", "agreement needs at least two rollout sets (--studies A.json B.json; "
-                                      "one study twice with --protocols lift hug-oracle)")
+        raise UsageError(
+            "--studies",
+            "agreement needs at least two rollout sets (--studies A.json B.json; "
+            "one study twice with --protocols lift hug-oracle)",
+        )
     for name, given in (("--labels", labels), ("--protocols", protocols)):
         if given is not None and len(given) != len(paths):
             raise UsageError(name, f"{len(given)} {name[2:]} for {len(paths)} studies")
-    sets = [rollout_set(p, (protocols or [None] * len(paths))[k], (labels or [None] * len(paths))[k])
-            for k, p in enumerate(paths)]
+    sets = [
+        rollout_set(p, (protocols or [None] * len(paths))[k], (labels or [None] * len(paths))[k])
+        for k, p in enumerate(paths)
+    ]
     if len({s.label for s in sets}) < len(sets):
         raise UsageError("--labels", "two sets have the same label: give --labels")
     common = sorted(set.intersection(*(set(s.rows) for s in sets)))
     everything = sorted(set().union(*(set(s.rows) | set(s.failed) | set(s.sequences) for s in sets)))
-    left_out = [{"sequence": q, "reasons": [s.why_not(q) for s in sets if q not in s.rows]}
-                for q in everything if q not in common]
-    recs = [{"sequence": q, "outcomes": [s.outcome(q) for s in sets],
-             "rises_mm": [None if s.rows[q].get("rise") is None else round(1000.0 * float(s.rows[q]["rise"]), 2)
-                          for s in sets]} for q in common]
+    left_out = [
+        {"sequence": q, "reasons": [s.why_not(q) for s in sets if q not in s.rows]}
+        for q in everything
+        if q not in common
+    ]
+    recs = [
+        {
+            "sequence": q,
+            "outcomes": [s.outcome(q) for s in sets],
+            "rises_mm": [
+                None if s.rows[q].get("rise") is None else round(1000.0 * float(s.rows[q]["rise"]), 2) for s in sets
+            ],
+        }
+        for q in common
+    ]
     missing = {s.label: sorted(set(s.rows) - set(common)) for s in sets if set(s.rows) - set(common)}
-    return {"format": AGREEMENT_FORMAT, "common": len(common), "paired": common, "left_out": left_out,
-            "missing": missing,
-            "studies": [{"label": s.label, "path": str(s.path), "protocol": s.protocol,
-                         "config_hash": s.config_hash} for s in sets],
-            "recordings": recs, "pairs": [_pair(sets[i], sets[j], common) for i, j in combinations(range(len(sets)), 2)]}
+    return {
+        "format": AGREEMENT_FORMAT,
+        "common": len(common),
+        "paired": common,
+        "left_out": left_out,
+        "missing": missing,
+        "studies": [
+            {"label": s.label, "path": str(s.path), "protocol": s.protocol, "config_hash": s.config_hash} for s in sets
+        ],
+        "recordings": recs,
+        "pairs": [_pair(sets[i], sets[j], common) for i, j in combinations(range(len(sets)), 2)],
+    }
 
 
 def markdown(table: dict) -> str:
     """The pair counts as a Markdown table (what the README shows)."""
-    lines = ["| A | B | succeeded in both | only in A | only in B | neither | flipped |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| A | B | succeeded in both | only in A | only in B | neither | flipped |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for p in table["pairs"]:
-        lines.append(f"| {p['a']} | {p['b']} | {p['both']} | {p['only_a']} | {p['only_b']} | {p['neither']} | "
-                     f"{', '.join(q.removesuffix('_lift') for q in p['flipped']) or '-'} |")
+        lines.append(
+            f"| {p['a']} | {p['b']} | {p['both']} | {p['only_a']} | {p['only_b']} | {p['neither']} | "
+            f"{', '.join(q.removesuffix('_lift') for q in p['flipped']) or '-'} |"
+        )
     return "\n".join(lines)
 
 

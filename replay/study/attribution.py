@@ -68,13 +68,23 @@ def _row(m: dict) -> dict:
     """One recording's figures under one factor."""
     d = m.get("diagnosis") or {}
     fig = d.get("figure") or {}
-    out = {"lifted": bool(m["lifted"]), "outcome": m["outcome"], "class": d.get("class"),
-           "batch_worlds": m["batch_worlds"], "shake_held": m.get("shake_held"),
-           "rise_mm": round(float(m["rise"]) * 1000.0, 1), "peak_rise_mm": fig.get("peak_rise_mm"), "object_mass": m.get("object_mass")}
+    out = {
+        "lifted": bool(m["lifted"]),
+        "outcome": m["outcome"],
+        "class": d.get("class"),
+        "batch_worlds": m["batch_worlds"],
+        "shake_held": m.get("shake_held"),
+        "rise_mm": round(float(m["rise"]) * 1000.0, 1),
+        "peak_rise_mm": fig.get("peak_rise_mm"),
+        "object_mass": m.get("object_mass"),
+    }
     if m.get("pad_compression"):
         p = m["pad_compression"]
-        out.update(pad_fingers=p["fingers_closed"], pad_max_joint_deg=round(p["max_joint_change_deg"], 2),
-                   pad_closure_deg={k: round(v["closure_deg"], 2) for k, v in p["fingers"].items()})
+        out.update(
+            pad_fingers=p["fingers_closed"],
+            pad_max_joint_deg=round(p["max_joint_change_deg"], 2),
+            pad_closure_deg={k: round(v["closure_deg"], 2) for k, v in p["fingers"].items()},
+        )
     return out
 
 
@@ -94,7 +104,9 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: l
         except Exception as e:  # a factor's bad config is its own row's error
             out[i] = {"error": f"{type(e).__name__}: {e}"}
             continue
-        hands.setdefault((cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s), []).append((i, cfg))
+        hands.setdefault((cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s), []).append(
+            (i, cfg)
+        )
     for members in hands.values():
         try:
             rec, coords, mjcf = prepare_recording(dataset, sequence, data_dir, manosim_dir, members[0][1])[:3]
@@ -125,7 +137,9 @@ def _by_config(factors: list[dict], members: list) -> dict[str, list]:
 
 def _run_factors(rec, coords, mjcf, factors: list[dict], members: list, mass: float) -> dict:
     """``{factor index: row}`` of ``members`` (``(index, config)``) through the one sampling path."""
-    res = run_samples(rec, coords, str(mjcf), members[0][1], [(c, factor_variant(factors[i], mass)) for i, c in members])
+    res = run_samples(
+        rec, coords, str(mjcf), members[0][1], [(c, factor_variant(factors[i], mass)) for i, c in members]
+    )
     return {i: _row(r.metrics) for (i, _), r in zip(members, res)}
 
 
@@ -133,16 +147,34 @@ def summarize_factor(factor: dict, rows: dict[str, dict]) -> dict:
     """A factor's row of the result (module doc) from its per-recording rows."""
     ok = {s: r for s, r in rows.items() if "error" not in r}
     diag = {c: n for c in CLASSES if (n := sum(r["class"] == c for r in ok.values()))}
-    return {"name": factor["name"], "value": factor["value"], "source": factor["source"],
-            "config": factor.get("config", {}), "variant": factor.get("variant", {}),
-            "lifted": sum(r["lifted"] for r in ok.values()), "of": len(rows), "diagnosis": diag,
-            "shake_held": sum(bool(r["shake_held"]) for r in ok.values()),
-            "unstable": sum(r["outcome"] == "unstable" for r in ok.values()), "errors": len(rows) - len(ok),
-            "lifted_names": sorted(s.removesuffix("_lift") for s, r in ok.items() if r["lifted"]), "recordings": rows}
+    return {
+        "name": factor["name"],
+        "value": factor["value"],
+        "source": factor["source"],
+        "config": factor.get("config", {}),
+        "variant": factor.get("variant", {}),
+        "lifted": sum(r["lifted"] for r in ok.values()),
+        "of": len(rows),
+        "diagnosis": diag,
+        "shake_held": sum(bool(r["shake_held"]) for r in ok.values()),
+        "unstable": sum(r["outcome"] == "unstable" for r in ok.values()),
+        "errors": len(rows) - len(ok),
+        "lifted_names": sorted(s.removesuffix("_lift") for s, r in ok.items() if r["lifted"]),
+        "recordings": rows,
+    }
 
 
-def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, factors: list[dict],
-                    base: ReplayConfig | None = None, workers: int = 1, log=print, partial=None) -> dict:
+def run_attribution(
+    dataset: str,
+    sequences: list[str],
+    data_dir,
+    manosim_dir,
+    factors: list[dict],
+    base: ReplayConfig | None = None,
+    workers: int = 1,
+    log=print,
+    partial=None,
+) -> dict:
     """Every factor on every recording (one process per recording when ``workers`` > 1).
 
     ``partial``: called with the result over the recordings done so far after each one
@@ -170,12 +202,21 @@ def run_attribution(dataset: str, sequences: list[str], data_dir, manosim_dir, f
         return out
 
     state: dict = {}
-    batch = run_batch(sequences, bind(_run_key, dataset, data_dir, manosim_dir, factors, base_d), workers=workers,
-                      write=lambda s, res: state.update(out=done(s, res)), label="attribution")
+    batch = run_batch(
+        sequences,
+        bind(_run_key, dataset, data_dir, manosim_dir, factors, base_d),
+        workers=workers,
+        write=lambda s, res: state.update(out=done(s, res)),
+        label="attribution",
+    )
     if batch.interrupted:
         raise KeyboardInterrupt
-    out = state.get("out") or {"dataset": dataset, "base_config": base_d,
-                               "factors": [summarize_factor(f, {}) for f in factors], "wall_s": batch.wall_s}
+    out = state.get("out") or {
+        "dataset": dataset,
+        "base_config": base_d,
+        "factors": [summarize_factor(f, {}) for f in factors],
+        "wall_s": batch.wall_s,
+    }
     return out | {"failed": batch.failed, "versions": batch.versions}
 
 

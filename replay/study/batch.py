@@ -100,11 +100,21 @@ class BatchResult:
     interrupted: bool = False
 
 
-def run_batch(keys: Iterable, run_one: Callable, *, write: Callable | None = None,
-              resume: Callable | None = None, isolate: tuple = (DataError,), label: str = "batch",
-              on_fail: Callable[[str, Exception], None] | None = None, workers: int = 1,
-              executor: Callable | None = None, on_result: Callable | None = None,
-              timeout_s: float | None = None, name: Callable | None = None) -> BatchResult:
+def run_batch(
+    keys: Iterable,
+    run_one: Callable,
+    *,
+    write: Callable | None = None,
+    resume: Callable | None = None,
+    isolate: tuple = (DataError,),
+    label: str = "batch",
+    on_fail: Callable[[str, Exception], None] | None = None,
+    workers: int = 1,
+    executor: Callable | None = None,
+    on_result: Callable | None = None,
+    timeout_s: float | None = None,
+    name: Callable | None = None,
+) -> BatchResult:
     """Run ``run_one(key)`` for each key (module doc: isolation, resume, writes, Ctrl-C).
 
     Args:
@@ -146,8 +156,11 @@ def run_batch(keys: Iterable, run_one: Callable, *, write: Callable | None = Non
         out.wall_s = time.perf_counter() - t0
         if on_result is not None:
             raise
-        print(f"{label}: interrupted; {len(out.results)} result(s) written so far are kept (rerun with --resume "
-              "where offered)", file=sys.stderr)
+        print(
+            f"{label}: interrupted; {len(out.results)} result(s) written so far are kept (rerun with --resume "
+            "where offered)",
+            file=sys.stderr,
+        )
     out.wall_s = time.perf_counter() - t0
     return out
 
@@ -195,8 +208,9 @@ def _as_status(run_one: Callable, isolate: tuple, key) -> tuple[str, object]:
         return "failed", str(e)
 
 
-def _default_executor(keys: list, fn: Callable, handle: Callable, workers: int = 1,
-                      timeout_s: float | None = None) -> None:
+def _default_executor(
+    keys: list, fn: Callable, handle: Callable, workers: int = 1, timeout_s: float | None = None
+) -> None:
     """In this process, one key after another (``workers <= 1``, or one key); else
     :func:`replay.study.pool.run_jobs` (spawned workers, a dead or hung one costs its key only)."""
     if workers <= 1 or len(keys) <= 1:

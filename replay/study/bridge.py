@@ -42,10 +42,16 @@ def rows_hash(rows: list[dict], base: dict) -> str:
 def _figures(row: dict, m: dict, cfg: ReplayConfig) -> dict:
     d = m.get("diagnosis") or {}
     o = m.get("oracle") or {}
-    return {"lifted": counted(row, m, cfg), "outcome": m["outcome"], "class": d.get("class"),
-            "rise_mm": round(float(m["rise"]) * 1000.0, 1), "off_table": o.get("off_table"),
-            "end_rise_mm": None if o.get("end_rise_mm") is None else round(o["end_rise_mm"], 1),
-            "shake_held": m.get("shake_held"), "contacts_force_at_lift": m.get("contacts_force_at_lift")}
+    return {
+        "lifted": counted(row, m, cfg),
+        "outcome": m["outcome"],
+        "class": d.get("class"),
+        "rise_mm": round(float(m["rise"]) * 1000.0, 1),
+        "off_table": o.get("off_table"),
+        "end_rise_mm": None if o.get("end_rise_mm") is None else round(o["end_rise_mm"], 1),
+        "shake_held": m.get("shake_held"),
+        "contacts_force_at_lift": m.get("contacts_force_at_lift"),
+    }
 
 
 def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list[dict], base: dict) -> dict:
@@ -82,14 +88,31 @@ def summarize_rows(rows: list[dict], per: dict[str, dict]) -> list[dict]:
         for r in ok.values():
             if not r["lifted"] and r["class"]:
                 diag[r["class"]] = diag.get(r["class"], 0) + 1
-        out.append(dict(row, lifted=sum(r["lifted"] for r in ok.values()), of=len(res), errors=len(res) - len(ok),
-                        unstable=sum(r["outcome"] == "unstable" for r in ok.values()), diagnosis=diag,
-                        lifted_names=sorted(s.removesuffix("_lift") for s, r in ok.items() if r["lifted"])))
+        out.append(
+            dict(
+                row,
+                lifted=sum(r["lifted"] for r in ok.values()),
+                of=len(res),
+                errors=len(res) - len(ok),
+                unstable=sum(r["outcome"] == "unstable" for r in ok.values()),
+                diagnosis=diag,
+                lifted_names=sorted(s.removesuffix("_lift") for s, r in ok.items() if r["lifted"]),
+            )
+        )
     return out
 
 
-def run_bridge(dataset: str, sequences: list[str], data_dir, manosim_dir, rows: list[dict], out: Path,
-               base: ReplayConfig | None = None, workers: int = 1, log=print) -> dict:
+def run_bridge(
+    dataset: str,
+    sequences: list[str],
+    data_dir,
+    manosim_dir,
+    rows: list[dict],
+    out: Path,
+    base: ReplayConfig | None = None,
+    workers: int = 1,
+    log=print,
+) -> dict:
     """Run (or resume) the bridge and write ``out`` after every recording (module doc).
 
     Returns:
@@ -112,9 +135,14 @@ def run_bridge(dataset: str, sequences: list[str], data_dir, manosim_dir, rows: 
     log(f"bridge {dataset}: {len(sequences)} recording(s) x {len(rows)} rows; {len(per)} kept, {len(todo)} to run")
 
     def write() -> dict:
-        doc = {"dataset": dataset, "base_config": base_d, "rows_hash": h,
-               "rows": summarize_rows(rows, {s: per[s] for s in sequences if s in per}),
-               "recordings": {s: per[s] for s in sequences if s in per}, "wall_s": time.perf_counter() - t0}
+        doc = {
+            "dataset": dataset,
+            "base_config": base_d,
+            "rows_hash": h,
+            "rows": summarize_rows(rows, {s: per[s] for s in sequences if s in per}),
+            "recordings": {s: per[s] for s in sequences if s in per},
+            "wall_s": time.perf_counter() - t0,
+        }
         atomic_write_text(out, json.dumps(doc, indent=1, default=str))
         return doc
 
@@ -125,10 +153,17 @@ def run_bridge(dataset: str, sequences: list[str], data_dir, manosim_dir, rows: 
         log(f"{s}: lifted under {n}/{len(rows)} rows ({len(per)}/{len(sequences)} done)")
         write()
 
-    res = run_batch(todo, partial(_run_quietly, dataset, data_dir, manosim_dir, rows, base_d), write=finished,
-                    workers=workers, label="bridge")
+    res = run_batch(
+        todo,
+        partial(_run_quietly, dataset, data_dir, manosim_dir, rows, base_d),
+        write=finished,
+        workers=workers,
+        label="bridge",
+    )
     if res.failed:  # a worker that died or hung: that recording's rows are missing, the others counted
-        log(f"bridge: {len(res.failed)} recording(s) not done: " + "; ".join(f"{k}: {v}" for k, v in res.failed.items()))
+        log(
+            f"bridge: {len(res.failed)} recording(s) not done: " + "; ".join(f"{k}: {v}" for k, v in res.failed.items())
+        )
     if res.interrupted:
         raise KeyboardInterrupt
     return write()

@@ -44,8 +44,11 @@ ORACLE = "hug-oracle"
 PHYSICS_ELEMENTS = (
     ("wrist gravity compensation", {"wrist_gravity_compensation": True}, "off -> +M g"),
     ("wrist law", {"wrist_law": "wrench"}, "the MJCF's actuators -> our wrench (geodesic, feed-forward)"),
-    ("solver options", {"integrator": "implicitfast", "cone": "elliptic", "impratio": 10.0},
-     "Euler, pyramidal, impratio 1 -> implicitfast, elliptic, 10"),
+    (
+        "solver options",
+        {"integrator": "implicitfast", "cone": "elliptic", "impratio": 10.0},
+        "Euler, pyramidal, impratio 1 -> implicitfast, elliptic, 10",
+    ),
     ("object margin", {"object_margin": "zero"}, "0.5 mm (asset) -> 0"),
     ("finger damping", {"finger_flutter_damping": "raised"}, "as authored -> raised to the flutter bound"),
     ("closure profile", {"closure_profile": "minjerk"}, "linear -> min-jerk"),
@@ -74,32 +77,91 @@ def bridge_rows(physics: str = "replay") -> list[dict]:
     """Every row of the bridge, in table order (module doc); ``physics="authored"``: from the oracle as
     authored, the physics elements first (:data:`PHYSICS_ELEMENTS`)."""
     if physics == "authored":
-        elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [e for e in ELEMENTS if e[0] != "contact"]
+        elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [
+            e for e in ELEMENTS if e[0] != "contact"
+        ]
         extra = [(n, _physics(c), lab) for n, c, lab in PHYSICS_EXTRA] + list(EXTRA)
     else:
         elements, extra = list(ELEMENTS), list(EXTRA)
-    rows = [dict(id="oracle", path="oracle", element="-", value=f"hug-oracle as configured ({physics} physics)",
-                 protocol=ORACLE, config={}, count="lifted")]
+    rows = [
+        dict(
+            id="oracle",
+            path="oracle",
+            element="-",
+            value=f"hug-oracle as configured ({physics} physics)",
+            protocol=ORACLE,
+            config={},
+            count="lifted",
+        )
+    ]
     for name, cfg, label in elements:
-        rows.append(dict(id=f"oracle/{name}", path="oracle", element=name, value=label, protocol=ORACLE,
-                         config=dict(cfg), count="lifted"))
+        rows.append(
+            dict(
+                id=f"oracle/{name}",
+                path="oracle",
+                element=name,
+                value=label,
+                protocol=ORACLE,
+                config=dict(cfg),
+                count="lifted",
+            )
+        )
     for name, cfg, label in extra:
-        rows.append(dict(id=f"oracle/{name}/{label}", path="oracle", element=name, value=label, protocol=ORACLE,
-                         config=dict(cfg), count="lifted"))
+        rows.append(
+            dict(
+                id=f"oracle/{name}/{label}",
+                path="oracle",
+                element=name,
+                value=label,
+                protocol=ORACLE,
+                config=dict(cfg),
+                count="lifted",
+            )
+        )
     acc: dict = {}
     for name, cfg, label in elements:
         acc = merge_config(acc, cfg)
-        rows.append(dict(id=f"cumulative/{name}", path="cumulative", element=f"+ {name}", value=label,
-                         protocol=ORACLE, config=dict(acc), count="lifted"))
-    for count, label in (("hold", "the lift protocol, judged at the end of the hold"),
-                         ("shake", "+ held through the shake"), ("release", "+ falls after the release (lift)")):
-        rows.append(dict(id=f"cumulative/lift/{count}", path="cumulative", element=f"lift protocol ({count})",
-                         value=label, protocol="lift", config=_lift_end(acc), count=count))
+        rows.append(
+            dict(
+                id=f"cumulative/{name}",
+                path="cumulative",
+                element=f"+ {name}",
+                value=label,
+                protocol=ORACLE,
+                config=dict(acc),
+                count="lifted",
+            )
+        )
+    for count, label in (
+        ("hold", "the lift protocol, judged at the end of the hold"),
+        ("shake", "+ held through the shake"),
+        ("release", "+ falls after the release (lift)"),
+    ):
+        rows.append(
+            dict(
+                id=f"cumulative/lift/{count}",
+                path="cumulative",
+                element=f"lift protocol ({count})",
+                value=label,
+                protocol="lift",
+                config=_lift_end(acc),
+                count=count,
+            )
+        )
     full = dict(acc)
     for name, cfg, label in elements:
         back = _without(full, cfg)
-        rows.append(dict(id=f"lift/{name}", path="lift", element=name, value=label.split(" -> ")[0] + " (oracle's)",
-                         protocol=ORACLE, config=back, count="lifted"))
+        rows.append(
+            dict(
+                id=f"lift/{name}",
+                path="lift",
+                element=name,
+                value=label.split(" -> ")[0] + " (oracle's)",
+                protocol=ORACLE,
+                config=back,
+                count="lifted",
+            )
+        )
     return rows
 
 
@@ -112,8 +174,9 @@ def _without(full: dict, cfg: dict) -> dict:
     """``full`` with the element ``cfg`` set back to the oracle's (its keys removed, overrides too)."""
     back = {k: v for k, v in full.items() if k not in cfg or k == "physics_overrides"}
     if "physics_overrides" in cfg:
-        back["physics_overrides"] = {k: v for k, v in full["physics_overrides"].items()
-                                     if k not in cfg["physics_overrides"]}
+        back["physics_overrides"] = {
+            k: v for k, v in full["physics_overrides"].items() if k not in cfg["physics_overrides"]
+        }
     return back
 
 
@@ -122,8 +185,12 @@ def counted(row: dict, m: dict, cfg) -> bool:
     ``cfg``: the config it ran with (``lifted_min_rise`` m, ``lifted_min_clearance`` m)."""
     if row["count"] == "lifted":
         return bool(m["lifted"])
-    hold = bool(m["stable"] and m["completed"] and m["rise"] >= cfg.lifted_min_rise
-                and m["clearance"] >= cfg.lifted_min_clearance)
+    hold = bool(
+        m["stable"]
+        and m["completed"]
+        and m["rise"] >= cfg.lifted_min_rise
+        and m["clearance"] >= cfg.lifted_min_clearance
+    )
     if row["count"] == "hold":
         return hold
     if row["count"] == "shake":

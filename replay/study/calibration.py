@@ -36,13 +36,16 @@ FRICTION_CENTRES = (
     (1.0, "MuJoCo's default sliding friction and GRAB object_sim's object_col as authored (friction 1 0.5 0.01)"),
 )
 #: the centre candidates: {variable: centre} each, in declared order
-CENTRES = tuple({"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES,
-                                                                                      FRICTION_CENTRES))
+CENTRES = tuple(
+    {"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES, FRICTION_CENTRES)
+)
 #: the condition candidates (replay.study.verdict_conditions): both wrist gravity assumptions of the replay physics
 CONDITIONS = ("as_replayed", "wrist_uncompensated")
 #: what the figure is, as the results file says it
-FIGURE = ("balanced accuracy of real vs corrupted recordings, p_lift >= 0.5 deciding 'real': (TPR + TNR) / 2, TPR "
-          "over the real recordings, TNR over the (recording, corruption) pairs")
+FIGURE = (
+    "balanced accuracy of real vs corrupted recordings, p_lift >= 0.5 deciding 'real': (TPR + TNR) / 2, TPR "
+    "over the real recordings, TNR over the (recording, corruption) pairs"
+)
 
 
 def centres_name(centres: dict) -> str:
@@ -64,7 +67,13 @@ def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECIS
     if not real or not bad:
         return None
     tpr, tnr = sum(real) / len(real), sum(bad) / len(bad)
-    return {"balanced_accuracy": (tpr + tnr) / 2.0, "tpr": tpr, "tnr": tnr, "n_real": len(real), "n_corrupted": len(bad)}
+    return {
+        "balanced_accuracy": (tpr + tnr) / 2.0,
+        "tpr": tpr,
+        "tnr": tnr,
+        "n_real": len(real),
+        "n_corrupted": len(bad),
+    }
 
 
 def choose(figures: list[dict]) -> dict:
@@ -98,12 +107,21 @@ def centred(variables: tuple, centres: dict) -> tuple:
         if v.kind == "uniform":
             half = (float(v.high) - float(v.low)) / 2.0
             lo, hi = float(c) - half, float(c) + half
-            out.append(dataclasses.replace(v, low=lo, high=hi, distribution=f"uniform on [{lo:g}, {hi:g}] (calibrated: "
-                                           f"centred at {float(c):g}, width kept; declared: {v.distribution})"))
+            out.append(
+                dataclasses.replace(
+                    v,
+                    low=lo,
+                    high=hi,
+                    distribution=f"uniform on [{lo:g}, {hi:g}] (calibrated: "
+                    f"centred at {float(c):g}, width kept; declared: {v.distribution})",
+                )
+            )
         elif v.kind == "choice":
             if c not in v.levels:
                 raise ValueError(f"calibration centre {v.name}={c!r} is not one of its levels {v.levels}")
-            out.append(dataclasses.replace(v, levels=(c,), distribution=f"{c} (calibrated; declared: {v.distribution})"))
+            out.append(
+                dataclasses.replace(v, levels=(c,), distribution=f"{c} (calibrated; declared: {v.distribution})")
+            )
         else:
             raise ValueError(f"{v.name} ({v.kind}) cannot be centred: it is each recording's own measured accuracy")
     return tuple(out)

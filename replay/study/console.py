@@ -98,8 +98,15 @@ class StudyConsole:
     def start(self, total: int, done: int) -> None:
         """Show the bar: ``total`` jobs, ``done`` of them already done."""
         self.bar.close()
-        self.bar = tqdm(total=total, initial=done, desc=f"study {self.dataset}", unit="rec",
-                        disable=not self.enabled, dynamic_ncols=True, file=sys.stderr)
+        self.bar = tqdm(
+            total=total,
+            initial=done,
+            desc=f"study {self.dataset}",
+            unit="rec",
+            disable=not self.enabled,
+            dynamic_ncols=True,
+            file=sys.stderr,
+        )
 
     def say(self, text: str) -> None:
         """One console line (names from the data in it: control characters escaped, :func:`replay.errors.printable`)."""
@@ -114,30 +121,46 @@ class StudyConsole:
             self.said.add(key)
             self.say(prefix + (text if self.verbose else one_line(text)))
 
-    def intro(self, ablation_only: bool, todo: int, total: int, rdir: Path, chash: str, failed: int = 0,
-              failed_recordings: int | None = None, recordings: int | None = None) -> None:
+    def intro(
+        self,
+        ablation_only: bool,
+        todo: int,
+        total: int,
+        rdir: Path,
+        chash: str,
+        failed: int = 0,
+        failed_recordings: int | None = None,
+        recordings: int | None = None,
+    ) -> None:
         """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and the
         recordings the study could not replay before, kept as it has them). ``todo``, ``total`` and
         ``failed`` count jobs (a recording under each protocol and verdict pair); ``failed_recordings``
         and ``recordings`` (the study's) count recordings, where the message is about them."""
         if ablation_only:
-            self.say(f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
-                     f"the other {(total if recordings is None else recordings) - todo} as they are")
+            self.say(
+                f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
+                f"the other {(total if recordings is None else recordings) - todo} as they are"
+            )
         elif todo < total - failed:
-            self.say(f"kept: {total - todo - failed} of {total - failed} rollouts already in {rdir} with this "
-                     f"config (hash {chash[:12]}); running {todo}")
+            self.say(
+                f"kept: {total - todo - failed} of {total - failed} rollouts already in {rdir} with this "
+                f"config (hash {chash[:12]}); running {todo}"
+            )
         if failed:
-            self.say(f"kept: {failed if failed_recordings is None else failed_recordings} recording(s) the study "
-                     "could not replay before, with their reasons "
-                     "(name them in --objects to try again)")
+            self.say(
+                f"kept: {failed if failed_recordings is None else failed_recordings} recording(s) the study "
+                "could not replay before, with their reasons "
+                "(name them in --objects to try again)"
+            )
 
     def result(self, sequence: str, status: str, value) -> None:
         """One job ended: count its outcome, say its new warnings once, advance the bar."""
         if status == "ok":  # the bar words it as the summary does ("not lifted")
             self.counts[display_outcome(value.get("outcome")) or "?"] += 1
             for w in value.get("import_warnings") or []:
-                self.once(w, prefix="note (hand import, every rollout; full text in the rollout JSON's "
-                                    "import_warnings): ")
+                self.once(
+                    w, prefix="note (hand import, every rollout; full text in the rollout JSON's import_warnings): "
+                )
             for w in value.get("run_warnings") or []:
                 self.once(w, prefix=f"warning ({sequence}; full text in its rollout JSON's run_warnings): ")
         elif status == "refused":  # bad input, named: listed with its reason at the end (summary_table)
@@ -153,8 +176,12 @@ class StudyConsole:
         if n_done >= total:
             print(f"interrupted: all {total} recordings are in {out}", file=sys.stderr, flush=True)
         else:
-            print(f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
-                  "to finish the others", file=sys.stderr, flush=True)
+            print(
+                f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
+                "to finish the others",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         self.bar.close()
@@ -199,9 +226,11 @@ def summary_table(study: dict) -> str:
     if rc:
         per = intent_groups({k: {"rollouts": v.get("rollouts", 0)} for k, v in (rc.get("by_intent") or {}).items()})
         split = f" ({', '.join(group_words(k, g['rollouts']) for k, g in per.items())})" if len(per) > 1 else ""
-        lines.append(f"recorded protocol: {rc.get('rollouts', 0)} recordings{split}: tracked {rc.get('tracked', 0)}, lost "
-                     f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
-                     f"30 deg, errors over the frames simulated, when lost)")
+        lines.append(
+            f"recorded protocol: {rc.get('rollouts', 0)} recordings{split}: tracked {rc.get('tracked', 0)}, lost "
+            f"{rc.get('lost', 0)}, unstable {rc.get('unstable', 0)} (per recording below: within 2 cm / "
+            f"30 deg, errors over the frames simulated, when lost)"
+        )
     oc = c.get("hug-oracle")
     if oc:
         lines += oracle_count_lines(oc)
@@ -225,11 +254,15 @@ def wall_line(c: dict) -> str:
     this = c.get("wall_s_this_run", c["wall_s"])
     rerun = c.get("ablation_only_keys")
     if rerun is not None:
-        return (f"wall time {this:.1f} s (--ablation-only: the contact ablation of {len(rerun)} recording(s) rerun; "
-                f"the study's rollouts took {c['wall_s']:.1f} s in all)")
+        return (
+            f"wall time {this:.1f} s (--ablation-only: the contact ablation of {len(rerun)} recording(s) rerun; "
+            f"the study's rollouts took {c['wall_s']:.1f} s in all)"
+        )
     if (c.get("resumed_wall_s") or 0.0) > 0.0:  # --resume: the earlier run(s) finished or were interrupted
-        return (f"wall time {this:.1f} s ({c['wall_s']:.1f} s with the earlier run(s) whose "
-                f"{c.get('resumed', 0)} rollout(s) it kept)")
+        return (
+            f"wall time {this:.1f} s ({c['wall_s']:.1f} s with the earlier run(s) whose "
+            f"{c.get('resumed', 0)} rollout(s) it kept)"
+        )
     return f"wall time {this:.1f} s"
 
 
@@ -240,9 +273,11 @@ def group_lines(c: dict, held: bool = True) -> list[str]:
     out = []
     for k, g in intent_groups(c.get("by_intent") or {}).items():
         shake = f" (held through the shake {g['shake_held']})" if held else ""
-        out.append(f"{group_words(k, g['rollouts'])}: lifted {g['lifted']} of {g['rollouts']}{shake}, not lifted "
-                   f"{g['not_lifted']}, unstable {g['unstable']}"
-                   + ("" if k == LIFTS else " (not a lift: the protocol replaced the motion after the grasp)"))
+        out.append(
+            f"{group_words(k, g['rollouts'])}: lifted {g['lifted']} of {g['rollouts']}{shake}, not lifted "
+            f"{g['not_lifted']}, unstable {g['unstable']}"
+            + ("" if k == LIFTS else " (not a lift: the protocol replaced the motion after the grasp)")
+        )
     return out
 
 
@@ -250,10 +285,15 @@ def oracle_count_lines(oc: dict) -> list[str]:
     """The hug-oracle protocol's counts (``counts["hug-oracle"]``): a line per intent group, the lifts
     first (docs/oracle.md's figure is the lifts'), then the ablation and the diagnosis."""
     groups = group_lines(oc, held=False) or [f"{oc.get('rollouts', 0)} recordings: lifted {oc.get('lifted', 0)}"]
-    return ([f"hug-oracle protocol, lifted (off the table): {groups[0]}"] + [f"hug-oracle protocol: {g}" for g in groups[1:]]
-            + [f"hug-oracle protocol: contact ablation rose {oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/"
-               f"{oc.get('ablation_run', 0)}; diagnosis (all {oc.get('rollouts', 0)}): "
-               + (", ".join(f"{k} {v}" for k, v in (oc.get("diagnosis") or {}).items() if v) or "none")])
+    return (
+        [f"hug-oracle protocol, lifted (off the table): {groups[0]}"]
+        + [f"hug-oracle protocol: {g}" for g in groups[1:]]
+        + [
+            f"hug-oracle protocol: contact ablation rose {oc.get('ablation_run', 0) - oc.get('ablation_no_rise', 0)}/"
+            f"{oc.get('ablation_run', 0)}; diagnosis (all {oc.get('rollouts', 0)}): "
+            + (", ".join(f"{k} {v}" for k, v in (oc.get("diagnosis") or {}).items() if v) or "none")
+        ]
+    )
 
 
 def _oracle_lines(study: dict) -> list[str]:
@@ -262,11 +302,20 @@ def _oracle_lines(study: dict) -> list[str]:
     out = []
     for r in study.get("oracle_rollouts") or []:
         rise = r.get("rise")
-        what = [x for x in (r.get("diagnosis"),
-                            f"end rise {1000.0 * rise:.1f} mm" if isinstance(rise, (int, float)) else None) if x]
+        what = [
+            x
+            for x in (
+                r.get("diagnosis"),
+                f"end rise {1000.0 * rise:.1f} mm" if isinstance(rise, (int, float)) else None,
+            )
+            if x
+        ]
         ab = {True: "ablation stayed down", False: "ablation rose"}.get(r.get("ablation_no_rise"))
-        out.append(f"  {r.get('sequence')}: {'lifted' if r.get('lifted') else 'not lifted'}"
-                   + (f" ({', '.join(what)})" if what else "") + (f", {ab}" if ab else ""))
+        out.append(
+            f"  {r.get('sequence')}: {'lifted' if r.get('lifted') else 'not lifted'}"
+            + (f" ({', '.join(what)})" if what else "")
+            + (f", {ab}" if ab else "")
+        )
     return out
 
 
@@ -274,17 +323,27 @@ def wrist_line(c: dict) -> str:
     """The study's wrist tracking error, mm: the median of the recordings' medians, and the median and the
     largest of their peaks over the lift and hold (:func:`replay.study.summary.summarize`)."""
     f = lambda k: "-" if c.get(k) is None else f"{c[k]:.1f}"  # noqa: E731
-    return (f"wrist tracking error: median {f('median_wrist_err_mm')} mm (median of the recordings' medians); "
-            f"peak over the lift and hold: median {f('median_wrist_err_peak_mm')} mm, largest "
-            f"{f('max_wrist_err_peak_mm')} mm")
+    return (
+        f"wrist tracking error: median {f('median_wrist_err_mm')} mm (median of the recordings' medians); "
+        f"peak over the lift and hold: median {f('median_wrist_err_peak_mm')} mm, largest "
+        f"{f('max_wrist_err_peak_mm')} mm"
+    )
 
 
 def _lift_lines(study: dict, c: dict) -> list[str]:
     """The lift protocol's table (under ``--ablation-only`` the rows it reran alone) and its counts."""
-    cols = (("recording", "sequence", None), ("intent", "intent", None), ("outcome", "outcome", None),
-            ("diagnosis", "diagnosis", None), ("end rise mm", "rise", 1000.0), ("slip mm", "slip_mm", None),
-            ("contacts", "contacts_force_at_lift", None), ("wrist err mm median", "wrist_err_median_mm", None),
-            ("peak", "wrist_err_peak_mm", None), ("ablation clean", "ablation_clean", None))
+    cols = (
+        ("recording", "sequence", None),
+        ("intent", "intent", None),
+        ("outcome", "outcome", None),
+        ("diagnosis", "diagnosis", None),
+        ("end rise mm", "rise", 1000.0),
+        ("slip mm", "slip_mm", None),
+        ("contacts", "contacts_force_at_lift", None),
+        ("wrist err mm median", "wrist_err_median_mm", None),
+        ("peak", "wrist_err_peak_mm", None),
+        ("ablation clean", "ablation_clean", None),
+    )
     rows = [[h for h, _, _ in cols]]
     rerun = c.get("ablation_only_keys")
     shown = [r for r in study.get("rollouts") or [] if rerun is None or r.get("sequence") in rerun]
@@ -302,6 +361,8 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
     if c.get("median_wrist_err_mm") is not None:
         lines.append(wrist_line(c))
     if c.get("ablation_run"):
-        lines.append(f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
-                     f"{c.get('ablation_lifted', 0)} lifted without contact")
+        lines.append(
+            f"contact ablation: {c.get('ablation_clean', 0)} of {c['ablation_run']} clean, "
+            f"{c.get('ablation_lifted', 0)} lifted without contact"
+        )
     return lines

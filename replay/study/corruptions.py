@@ -40,16 +40,26 @@ class Corruption:
 
 
 CORRUPTIONS = (
-    Corruption("wrist_offset_2cm", "variant", _HUG + " (the paper's test: 2 cm in a random horizontal direction); "
-               "added to every wrist target of the sample", reference=0.5),
-    Corruption(f"fingers_open_{FINGERS_OPEN_DEG:g}deg", "variant",
-               f"our choice: every finger turned {FINGERS_OPEN_DEG:g} deg back toward extension (the rest pose) about "
-               "its joints' flexion axes from the approach's last part on (Variant.finger_closure negative, "
-               "replay.protocol.finger_closure): a grasp that never closes as the person's did"),
-    Corruption(f"object_scale_{OBJECT_SCALE:g}", "scene",
-               f"our choice: the object's meshes scaled by {OBJECT_SCALE:g} about its frame's origin (mass from the "
-               "scaled volume at the asset's density, or the asset's mass where it states one): the hand replayed "
-               "on an object that is not the one recorded"),
+    Corruption(
+        "wrist_offset_2cm",
+        "variant",
+        _HUG + " (the paper's test: 2 cm in a random horizontal direction); added to every wrist target of the sample",
+        reference=0.5,
+    ),
+    Corruption(
+        f"fingers_open_{FINGERS_OPEN_DEG:g}deg",
+        "variant",
+        f"our choice: every finger turned {FINGERS_OPEN_DEG:g} deg back toward extension (the rest pose) about "
+        "its joints' flexion axes from the approach's last part on (Variant.finger_closure negative, "
+        "replay.protocol.finger_closure): a grasp that never closes as the person's did",
+    ),
+    Corruption(
+        f"object_scale_{OBJECT_SCALE:g}",
+        "scene",
+        f"our choice: the object's meshes scaled by {OBJECT_SCALE:g} about its frame's origin (mass from the "
+        "scaled volume at the asset's density, or the asset's mass where it states one): the hand replayed "
+        "on an object that is not the one recorded",
+    ),
 )
 
 #: corruption name -> Corruption
@@ -76,7 +86,9 @@ def variant_extra(name: str, direction: float) -> dict:
     """The Variant fields corruption ``name`` (``variant`` kind) adds to a sample: ``wrist_offset`` (3,) m
     along the horizontal ``direction`` (rad), or ``finger_closure`` (5,) rad."""
     if name == "wrist_offset_2cm":
-        return {"wrist_offset": (WRIST_OFFSET_M * float(np.cos(direction)), WRIST_OFFSET_M * float(np.sin(direction)), 0.0)}
+        return {
+            "wrist_offset": (WRIST_OFFSET_M * float(np.cos(direction)), WRIST_OFFSET_M * float(np.sin(direction)), 0.0)
+        }
     if name.startswith("fingers_open_"):
         return {"finger_closure": (-float(np.radians(FINGERS_OPEN_DEG)),) * 5}
     raise ValueError(f"{name!r} is not a variant corruption")
@@ -110,7 +122,8 @@ def scaled_recording(rec, factor: float, folder: Path):
     vis = scaled(asset.visual_mesh, len(cols))
     out = copy.copy(rec)
     out.objects = list(rec.objects)
-    out.objects[rec.target] = dataclasses.replace(track, asset=dataclasses.replace(
-        asset, name=asset.name, collision_meshes=cols, visual_mesh=vis))
+    out.objects[rec.target] = dataclasses.replace(
+        track, asset=dataclasses.replace(asset, name=asset.name, collision_meshes=cols, visual_mesh=vis)
+    )
     out.meta = dict(rec.meta, object_scale=float(factor))
     return out

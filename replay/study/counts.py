@@ -55,5 +55,9 @@ def intent_groups(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, i
 
 def group_words(group: str, n: int) -> str:
     """``30 lifts``, ``8 recordings of other intents``, ``2 recordings with no intent named``."""
-    return f"{n} lift" + ("" if n == 1 else "s") if group == LIFTS else \
-        f"{n} recording{'' if n == 1 else 's'} " + ("of other intents" if group == OTHER_INTENTS else "with no intent named")
+    return (
+        f"{n} lift" + ("" if n == 1 else "s")
+        if group == LIFTS
+        else f"{n} recording{'' if n == 1 else 's'} "
+        + ("of other intents" if group == OTHER_INTENTS else "with no intent named")
+    )

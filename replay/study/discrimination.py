@@ -20,7 +20,7 @@ def auc(real, corrupted) -> float | None:
     if a.size == 0 or b.size == 0:
         return None
     r = rankdata(np.concatenate([a, b]))  # average ranks: ties count half
-    u = float(r[:a.size].sum()) - a.size * (a.size + 1) / 2.0
+    u = float(r[: a.size].sum()) - a.size * (a.size + 1) / 2.0
     return u / (a.size * b.size)
 
 
@@ -34,16 +34,29 @@ def discrimination(rollouts: list[dict], protocol: str = "lift") -> list[dict]:
     conds = list(dict.fromkeys(c for r in rows for c in r["p_lift"]))
     for cond in conds:
         for c in corr:
-            pairs = [(r["p_lift"][cond]["p"], r["p_lift_corrupted"][c][cond]["p"]) for r in rows
-                     if cond in r["p_lift"] and cond in r["p_lift_corrupted"].get(c, {})]
+            pairs = [
+                (r["p_lift"][cond]["p"], r["p_lift_corrupted"][c][cond]["p"])
+                for r in rows
+                if cond in r["p_lift"] and cond in r["p_lift_corrupted"].get(c, {})
+            ]
             if not pairs:
                 continue
             real, bad = np.array(pairs, float).T
             p_real, p_bad = float(real.mean()), float(bad.mean())
             ref = CORRUPTION_BY_NAME.get(c)
-            out.append({"protocol": protocol, "condition": cond, "corruption": c, "p_real": p_real,
-                        "p_corrupted": p_bad, "auc": auc(real, bad), "ratio": p_bad / p_real if p_real > 0 else None,
-                        "n_recordings": len(pairs),
-                        "reference": {"ratio": ref.reference, "source": ref.source}
-                        if ref is not None and ref.reference is not None else None})
+            out.append(
+                {
+                    "protocol": protocol,
+                    "condition": cond,
+                    "corruption": c,
+                    "p_real": p_real,
+                    "p_corrupted": p_bad,
+                    "auc": auc(real, bad),
+                    "ratio": p_bad / p_real if p_real > 0 else None,
+                    "n_recordings": len(pairs),
+                    "reference": {"ratio": ref.reference, "source": ref.source}
+                    if ref is not None and ref.reference is not None
+                    else None,
+                }
+            )
     return out

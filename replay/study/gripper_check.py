@@ -13,8 +13,8 @@ import dataclasses
 import hashlib
 import json
 import time
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -29,17 +29,33 @@ from replay.protocol.gripper_phases import PhaseConfig
 from replay.results.files import dumps, rows_csv
 from replay.results.records import FORMAT_VERSION, check_version
 from replay.sim.gripper import FixtureConfig
+from replay.study.batch import run_batch
 from replay.study.console import quiet_libraries
 from replay.study.inputs import input_hashes
-from replay.study.batch import run_batch
 
 #: the key figure (metric of the failed phase) each failure class is reported with
-FIGURE = {"pads_touched": ("grasping", "pad_gap_mm", "mm"), "not_risen": ("lifting", "rise_m", "m"),
-          "dropped_in_hold": (None, "drop_m", "m"), "left_jaws_in_shake": ("shake", "max_separation_mm", "mm"),
-          "did_not_fall": ("dropping", "fall_m", "m"), "positioning_timeout": ("positioning", "error_mm", "mm")}
+FIGURE = {
+    "pads_touched": ("grasping", "pad_gap_mm", "mm"),
+    "not_risen": ("lifting", "rise_m", "m"),
+    "dropped_in_hold": (None, "drop_m", "m"),
+    "left_jaws_in_shake": ("shake", "max_separation_mm", "mm"),
+    "did_not_fall": ("dropping", "fall_m", "m"),
+    "positioning_timeout": ("positioning", "error_mm", "mm"),
+}
 LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
-ROW_FIELDS = ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict", "failed_phase", "furthest_line",
-              "passing_lines", *(f"{n}_{k}" for n in LINE_NAMES for k in ("result", "figure")), "wall_s")
+ROW_FIELDS = (
+    "object",
+    "recording",
+    "mass_kg",
+    "jaw_force_n",
+    "passed",
+    "verdict",
+    "failed_phase",
+    "furthest_line",
+    "passing_lines",
+    *(f"{n}_{k}" for n in LINE_NAMES for k in ("result", "figure")),
+    "wall_s",
+)
 
 
 @dataclass
@@ -93,8 +109,20 @@ def _line_figure(line: dict) -> str | None:
 
 def object_row(res: dict) -> dict:
     """The CSV row of one object's result (:data:`ROW_FIELDS`)."""
-    row = {k: res.get(k) for k in ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict",
-                                   "failed_phase", "furthest_line", "wall_s")}
+    row = {
+        k: res.get(k)
+        for k in (
+            "object",
+            "recording",
+            "mass_kg",
+            "jaw_force_n",
+            "passed",
+            "verdict",
+            "failed_phase",
+            "furthest_line",
+            "wall_s",
+        )
+    }
     row["passing_lines"] = " ".join(res.get("passing_lines") or [])
     by = {ln["line"]["name"]: ln for ln in res["lines"]}
     for n in LINE_NAMES:
@@ -131,14 +159,24 @@ def object_sequences(dataset: str, data_dir: str | None, objects: list[str] | No
     if objects is not None:
         missing = sorted(set(objects) - set(out))
         if missing:
-            raise DataError(None, "--objects", f"no {dataset} recording grasps {', '.join(missing)}; "
-                                               f"have {', '.join(sorted(out)) or 'none'}")
+            raise DataError(
+                None,
+                "--objects",
+                f"no {dataset} recording grasps {', '.join(missing)}; have {', '.join(sorted(out)) or 'none'}",
+            )
     return out
 
 
-def run_gripper_check(dataset: str, out_dir: str | Path, data_dir: str | None = None, objects: list[str] | None = None,
-                      config: ReplayConfig | None = None, fixture: FixtureConfig | None = None,
-                      pc: PhaseConfig | None = None, workers: int = 1) -> GripperRecord:
+def run_gripper_check(
+    dataset: str,
+    out_dir: str | Path,
+    data_dir: str | None = None,
+    objects: list[str] | None = None,
+    config: ReplayConfig | None = None,
+    fixture: FixtureConfig | None = None,
+    pc: PhaseConfig | None = None,
+    workers: int = 1,
+) -> GripperRecord:
     """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``.
 
     Raises:
@@ -146,13 +184,23 @@ def run_gripper_check(dataset: str, out_dir: str | Path, data_dir: str | None = 
     """
     config, fixture, pc = config or ReplayConfig(), fixture or FixtureConfig(), pc or PhaseConfig()
     seqs = object_sequences(dataset, data_dir, objects)
-    batch = run_batch(list(seqs.values()), partial(_job, dataset, data_dir, config, fixture, pc), label="gripper check",
-                      on_fail=lambda seq, e: None, workers=workers)  # failures: listed by the command
+    batch = run_batch(
+        list(seqs.values()),
+        partial(_job, dataset, data_dir, config, fixture, pc),
+        label="gripper check",
+        on_fail=lambda seq, e: None,
+        workers=workers,
+    )  # failures: listed by the command
     if batch.interrupted:
         raise KeyboardInterrupt
     cfg = full_config(config, fixture, pc)
-    rec = GripperRecord(dataset=dataset, config=cfg, versions=batch.versions, workers=workers,
-                        config_hash=hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16])
+    rec = GripperRecord(
+        dataset=dataset,
+        config=cfg,
+        versions=batch.versions,
+        workers=workers,
+        config_hash=hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16],
+    )
     rec.failed.update(batch.failed)
     for r in batch.results.values():
         rec.inputs.update(r.pop("inputs"))

@@ -87,15 +87,19 @@ def _pin_key(p: Path, key: str) -> str:
         return key
     for src, dst in MIRROR_ALIASES.items():
         if rel.startswith(src + "/"):
-            return dst + rel[len(src):]
+            return dst + rel[len(src) :]
     return rel
 
 
 def pin_mismatch_lines(inputs: dict) -> list[str]:
     """One line per input of ``inputs`` (:func:`input_hashes`) whose SHA-256 is not the project's pin."""
-    return [f"{key}: SHA-256 {e.get('sha256', '')[:12]}… is not the project's pin for it "
-            "(replay/data/pinned_files.json; the data's own manifest is not believed): recorded as pinned: false, "
-            "pin_mismatch: true" for key, e in inputs.items() if isinstance(e, dict) and e.get("pin_mismatch")]
+    return [
+        f"{key}: SHA-256 {e.get('sha256', '')[:12]}… is not the project's pin for it "
+        "(replay/data/pinned_files.json; the data's own manifest is not believed): recorded as pinned: false, "
+        "pin_mismatch: true"
+        for key, e in inputs.items()
+        if isinstance(e, dict) and e.get("pin_mismatch")
+    ]
 
 
 def inputs_changed(doc: dict, data_dir: str | Path | None) -> str | None:

@@ -17,19 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
-from replay.protocol.plan import ABLATION_PROTOCOLS
-from replay.study.console import quiet_libraries
 from replay.errors import DataError
 from replay.fileio import storage_fault
-from replay.study.inputs import input_hashes
-from replay.study.prepare import prepare_recording
-from replay.study.sample_job import run_samples
-from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
-from replay.study.refine_job import REFINE, run_refine
-from replay.study.worker_imports import import_physics
+from replay.protocol.plan import ABLATION_PROTOCOLS
 from replay.results.files import read_rollout, write_poses, write_rollout
 from replay.results.records import FORMAT_VERSION, ResultsFormatError, RolloutRecord
-
+from replay.study.console import quiet_libraries
+from replay.study.inputs import input_hashes
+from replay.study.prepare import prepare_recording
+from replay.study.refine_job import REFINE, run_refine
+from replay.study.sample_job import run_samples
+from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
+from replay.study.worker_imports import import_physics
 
 #: frames of an error's traceback kept in the study's records, the innermost (where it was raised)
 TRACE_FRAMES = 12
@@ -109,7 +108,9 @@ class Job:
     protocol: str = "lift"  # replay.protocol.plan.PROTOCOLS
     recorded_max_s: float | None = None  # recorded protocol: at most this long after the lift onset
     refine: dict | None = None  # protocol "refine": replay.protocol.refine.RefineSettings as a dict
-    samples: int = 0  # the sampled verdict: samples per condition (replay.study.sample_job; lift and hug-oracle); 0: none
+    samples: int = (
+        0  # the sampled verdict: samples per condition (replay.study.sample_job; lift and hug-oracle); 0: none
+    )
     seed: int = 0  # the samples' seed (replay.study.sampler)
     conditions: tuple = ()  # condition names (replay.study.verdict_conditions)
     corruptions: tuple = ()  # corruption names (replay.study.corruptions)
@@ -175,13 +176,14 @@ def run_job(job: Job) -> dict:
 def _run_job(job: Job) -> dict:
     # imported here, in the worker: the study's own process never pays Newton's import
     import_physics()  # once per process, the collector paused (replay.study.worker_imports)
-    from replay.sim.engine.variants import Variant
     from replay.protocol.rollout import run_rollouts
+    from replay.sim.engine.variants import Variant
 
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
-    rec, coords, mjcf, start = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg,
-                                                 job.protocol, job.recorded_max_s)
+    rec, coords, mjcf, start = prepare_recording(
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg, job.protocol, job.recorded_max_s
+    )
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0
 
@@ -191,12 +193,22 @@ def _run_job(job: Job) -> dict:
     if job.ablation_only:
         return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
     obj = rec.target_object.asset
-    base = {"object": obj.name, "sequence": job.sequence, "dataset": job.dataset, "hand_mjcf": str(mjcf),
-            "object_visual_mesh": str(obj.visual_mesh), "support_height": float(rec.support_height),
-            "config_hash": config_hash(cfg), "kinematics_s": t_ik, "crop": [int(start), int(start + rec.num_frames)],
-            "input_flags": rec.meta.get("input_flags", {}), "intent": rec.meta.get("intent"),
-            "object_time_offset_s": float(rec.meta.get("object_time_offset_s") or 0.0),
-            "protocol": job.protocol, "recorded_max_s": job.recorded_max_s}
+    base = {
+        "object": obj.name,
+        "sequence": job.sequence,
+        "dataset": job.dataset,
+        "hand_mjcf": str(mjcf),
+        "object_visual_mesh": str(obj.visual_mesh),
+        "support_height": float(rec.support_height),
+        "config_hash": config_hash(cfg),
+        "kinematics_s": t_ik,
+        "crop": [int(start), int(start + rec.num_frames)],
+        "input_flags": rec.meta.get("input_flags", {}),
+        "intent": rec.meta.get("intent"),
+        "object_time_offset_s": float(rec.meta.get("object_time_offset_s") or 0.0),
+        "protocol": job.protocol,
+        "recorded_max_s": job.recorded_max_s,
+    }
     if job.protocol == REFINE:
         doc = run_refine(job, rec, coords, mjcf, cfg, t0, base)
         doc["inputs"] = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
@@ -244,18 +256,25 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
     Raises:
         DataError: no rollout JSON of this config to attach it to (run the study first).
     """
-    from replay.sim.engine.variants import Variant  # in the worker only, as in _run_job
     from replay.protocol.rollout import run_rollouts
+    from replay.sim.engine.variants import Variant  # in the worker only, as in _run_job
 
     path = rdir / f"{stem}.json"
     try:
         doc = read_rollout(path).to_dict()
     except ResultsFormatError as e:
-        raise DataError(path, e.field, "no rollout (of this format) to attach the ablation to: run the study "
-                                       "without --ablation-only first") from None
+        raise DataError(
+            path,
+            e.field,
+            "no rollout (of this format) to attach the ablation to: run the study without --ablation-only first",
+        ) from None
     if doc.get("config_hash") != config_hash(cfg):
-        raise DataError(path, "config_hash", f"{doc.get('config_hash')} is not this study's config "
-                                             f"({config_hash(cfg)}): rerun the whole recording instead")
+        raise DataError(
+            path,
+            "config_hash",
+            f"{doc.get('config_hash')} is not this study's config "
+            f"({config_hash(cfg)}): rerun the whole recording instead",
+        )
     ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)])[0]
     _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
     doc["ablation_rerun_s"] = time.perf_counter() - t0

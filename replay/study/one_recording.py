@@ -17,9 +17,14 @@ from replay.sim.engine.variants import Variant
 from replay.study.prepare import prepare_recording
 
 
-def replay_recording(dataset: str, sequence: str, config: ReplayConfig | None = None,
-                     variants: list[Variant] | None = None, data_dir: str | Path | None = None,
-                     protocol: str = "lift") -> list[RolloutResult]:
+def replay_recording(
+    dataset: str,
+    sequence: str,
+    config: ReplayConfig | None = None,
+    variants: list[Variant] | None = None,
+    data_dir: str | Path | None = None,
+    protocol: str = "lift",
+) -> list[RolloutResult]:
     """Replay ``sequence`` of ``dataset`` once per variant (default: the contact run and its contact
     ablation, ``[Variant(), Variant(ablation=True)]``, as the study runs them).
 
@@ -41,6 +46,7 @@ def replay_recording(dataset: str, sequence: str, config: ReplayConfig | None = 
         DataError: bad or missing input (file and field named).
     """
     cfg = resolve_hand_variant(config if config is not None else ReplayConfig(), dataset)
-    rec, coords, mjcf, _start = prepare_recording(dataset, sequence, data_dir, dataset_dir("manosim", data_dir), cfg,
-                                                  protocol=protocol)
+    rec, coords, mjcf, _start = prepare_recording(
+        dataset, sequence, data_dir, dataset_dir("manosim", data_dir), cfg, protocol=protocol
+    )
     return run_rollouts(rec, coords, mjcf, cfg, variants or [Variant(), Variant(ablation=True)], protocol=protocol)

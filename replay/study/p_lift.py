@@ -60,7 +60,15 @@ def p_lift_record(lifted, keys: dict) -> dict:
     lifted = [bool(x) for x in lifted]
     n, k = len(lifted), sum(lifted)
     lo, hi = wilson(k, n)
-    return {"p": k / n, "lo": lo, "hi": hi, "n": n, "k": k, "class": verdict_class(lo, hi), "driver": driver(lifted, keys)}
+    return {
+        "p": k / n,
+        "lo": lo,
+        "hi": hi,
+        "n": n,
+        "k": k,
+        "class": verdict_class(lo, hi),
+        "driver": driver(lifted, keys),
+    }
 
 
 def p_lift_counts(rollouts: list[dict]) -> dict | None:
@@ -86,23 +94,31 @@ def p_lift_lines(study: dict) -> list[str]:
         per = [(c.get("protocol", "lift"), c.get("p_lift"))]
     for label, counts in per:
         for cond, k in (counts or {}).items():
-            out.append(f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
-                       f"{k['uncertain']}, robust failure {k['robust_failure']}")
+            out.append(
+                f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
+                f"{k['uncertain']}, robust failure {k['robust_failure']}"
+            )
     for proto in ("lift", "hug-oracle"):  # the other groups (other intents, no intent named), each apart
-        groups = ((c.get(proto) or {}) if proto in c else (c if c.get("protocol", "lift") == proto else {}))
+        groups = (c.get(proto) or {}) if proto in c else (c if c.get("protocol", "lift") == proto else {})
         for group, counts in (groups.get("p_lift_groups") or {}).items():
             for cond, k in (counts if group != "lifts" else {}).items():
-                out.append(f"p_lift ({proto}, {group}, {cond}, {n} samples): robust lift {k['robust_lift']}, "
-                           f"uncertain {k['uncertain']}, robust failure {k['robust_failure']}")
+                out.append(
+                    f"p_lift ({proto}, {group}, {cond}, {n} samples): robust lift {k['robust_lift']}, "
+                    f"uncertain {k['uncertain']}, robust failure {k['robust_failure']}"
+                )
     if study.get("discrimination"):
-        out.append("discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
-                   "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "
-                   "HUG paper's ratio for the same corruption)")
+        out.append(
+            "discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
+            "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "
+            "HUG paper's ratio for the same corruption)"
+        )
     for d in study.get("discrimination") or []:
         ref = d.get("reference") or {}
         auc = "n/a" if d.get("auc") is None else f"{d['auc']:.2f}"
         ratio = "n/a" if d.get("ratio") is None else f"{d['ratio']:.2f}"
-        out.append(f"  {d.get('protocol', 'lift')} {d['condition']} vs {d['corruption']}: p {d['p_real']:.2f} -> "
-                   f"{d['p_corrupted']:.2f}, AUC {auc}, ratio {ratio}"
-                   + (f" (HUG: {ref['ratio']:g})" if ref.get("ratio") is not None else ""))
+        out.append(
+            f"  {d.get('protocol', 'lift')} {d['condition']} vs {d['corruption']}: p {d['p_real']:.2f} -> "
+            f"{d['p_corrupted']:.2f}, AUC {auc}, ratio {ratio}"
+            + (f" (HUG: {ref['ratio']:g})" if ref.get("ratio") is not None else "")
+        )
     return out

@@ -118,16 +118,20 @@ def _alone_child(conn, fn: Callable, job, timeout_s: float | None = None) -> Non
 
 def hung_message(timeout_s: float) -> str:
     """One line for a job stopped at its time limit."""
-    return (f"this recording's job did not finish within {timeout_s:.0f} s and was stopped (hung in native code?); "
-            "the study goes on with the others")
+    return (
+        f"this recording's job did not finish within {timeout_s:.0f} s and was stopped (hung in native code?); "
+        "the study goes on with the others"
+    )
 
 
 def died_message(exitcode: int | None) -> str:
     """One line for a job whose process died (``exitcode``: ``Process.exitcode``, -N for signal N)."""
     how = signal_name(exitcode) if exitcode is not None else "unknown cause"
-    return (f"the worker process died ({how}) while replaying this recording: a crash in native code (simulator, "
-            "mesh or decomposition library); the study goes on with the others. Rerun it alone to investigate "
-            "(REPLAY_ISOLATE=0 --workers 0 runs everything in one process, e.g. under gdb)")
+    return (
+        f"the worker process died ({how}) while replaying this recording: a crash in native code (simulator, "
+        "mesh or decomposition library); the study goes on with the others. Rerun it alone to investigate "
+        "(REPLAY_ISOLATE=0 --workers 0 runs everything in one process, e.g. under gdb)"
+    )
 
 
 def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tuple[str, object]:
@@ -156,8 +160,14 @@ def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tu
     return result
 
 
-def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[object, str, object], None],
-             timeout_s: float | None = JOB_TIMEOUT_S, warm: Callable[[], None] | None = None) -> None:
+def run_jobs(
+    jobs: Sequence,
+    fn: Callable,
+    workers: int,
+    on_result: Callable[[object, str, object], None],
+    timeout_s: float | None = JOB_TIMEOUT_S,
+    warm: Callable[[], None] | None = None,
+) -> None:
     """Run ``fn(job)`` for every job in up to ``workers`` spawned processes.
 
     Args:
@@ -180,11 +190,17 @@ def run_jobs(jobs: Sequence, fn: Callable, workers: int, on_result: Callable[[ob
     while pending:
         with tempfile.TemporaryDirectory(prefix="replay-jobs-") as mdir:
             lost = []
-            pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(pending))), mp_context=ctx,
-                                       initializer=_init_worker, initargs=(os.getpid(), warm))
+            pool = ProcessPoolExecutor(
+                max_workers=max(1, min(workers, len(pending))),
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(os.getpid(), warm),
+            )
             try:
-                futs = {pool.submit(_tracked, fn, os.path.join(mdir, str(i)), timeout_s, job): (i, job)
-                        for i, job in pending}
+                futs = {
+                    pool.submit(_tracked, fn, os.path.join(mdir, str(i)), timeout_s, job): (i, job)
+                    for i, job in pending
+                }
                 for fut in as_completed(futs):
                     i, job = futs[fut]
                     try:
@@ -225,8 +241,9 @@ def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]
         except (OSError, ValueError):
             pass
     now = time.time()
-    hung = [(i, job) for i, job in lost
-            if i in started and timeout_s is not None and now - started[i] >= timeout_s - 1.0]
+    hung = [
+        (i, job) for i, job in lost if i in started and timeout_s is not None and now - started[i] >= timeout_s - 1.0
+    ]
     running = [(i, job) for i, job in lost if i in started and (i, job) not in hung]
     suspects = running if (running or hung) else lost  # nothing marked: try each alone
     return hung, suspects
@@ -236,6 +253,7 @@ def study_executor(workers: int, executor: str, address: str | None, say=None):
     """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
     process (``workers <= 0``), the process pool (:func:`run_jobs`) or Ray tasks
     (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
+
     def run(todo: list, fn, handle) -> None:
         if executor == "ray":  # imported only when asked for: Ray takes seconds to import
             from replay.study.ray_pool import run_jobs_ray

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from replay.kinematics.coords import complete_hand, hand_coords
-from replay.config import ReplayConfig
 from replay.checks import load_recording
+from replay.config import ReplayConfig
 from replay.data.types import ObjectTrack
 from replay.datasets import dataset as dataset_info
 from replay.errors import DataError, UsageError
-from replay.sim.hand_assets import hand_mjcf_path
+from replay.kinematics.coords import complete_hand, hand_coords
 from replay.protocol.recorded_protocol import manipulation_end
+from replay.sim.hand_assets import hand_mjcf_path
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
 CROP_MARGIN_FRAMES = 2
@@ -87,8 +87,9 @@ def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str
     if not objects:
         return f"{head}; give a sequence ({few(list(sequences))})"
     lift = f"{example} selects {example}_lift only" if f"{example}_lift" in sequences else ""
-    return (f"{head}; give an object ({few(objects)}{'; ' + lift if lift else ''}) or a sequence "
-            f"({few(list(sequences))})")
+    return (
+        f"{head}; give an object ({few(objects)}{'; ' + lift if lift else ''}) or a sequence ({few(list(sequences))})"
+    )
 
 
 def resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) -> list[str]:
@@ -123,11 +124,14 @@ def crop_recording(rec, start: int, stop: int):
     out.objects = [ObjectTrack(o.asset, o.pos[sl], o.quat[sl], o.tracked) for o in rec.objects]
     if rec.mano is not None:  # per-frame MANO arrays (TACO, HUG-Bench); betas may be per sequence
         T = rec.num_frames
-        out.mano = dataclasses.replace(rec.mano, **{
-            f.name: getattr(rec.mano, f.name)[sl]
-            for f in dataclasses.fields(rec.mano)
-            if isinstance(getattr(rec.mano, f.name), np.ndarray) and getattr(rec.mano, f.name).shape[:1] == (T,)
-        })
+        out.mano = dataclasses.replace(
+            rec.mano,
+            **{
+                f.name: getattr(rec.mano, f.name)[sl]
+                for f in dataclasses.fields(rec.mano)
+                if isinstance(getattr(rec.mano, f.name), np.ndarray) and getattr(rec.mano, f.name).shape[:1] == (T,)
+            },
+        )
     out.grasp_frame = int(rec.grasp_frame - start)
     out.meta = dict(rec.meta, cropped_from=[int(start), int(stop)])
     for k in ("grab_wrist_loc", "grab_wrist_quat_xyzw"):
@@ -150,8 +154,15 @@ def hand_trajectory(rec, mjcf: Path):
     return rec, np.asarray(hand_coords(rec), dtype=np.float64)
 
 
-def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig,
-                      protocol: str = "lift", recorded_max_s: float | None = None):
+def prepare_recording(
+    dataset: str,
+    sequence: str,
+    data_dir,
+    manosim_dir,
+    cfg: ReplayConfig,
+    protocol: str = "lift",
+    recorded_max_s: float | None = None,
+):
     """Load a recording, crop it to the replayed window and fill in the hand.
 
     The window starts ``approach_window_s`` before the lift onset and ends at the onset
@@ -165,11 +176,12 @@ def prepare_recording(dataset: str, sequence: str, data_dir, manosim_dir, cfg: R
     Raises:
         DataError: bad or missing input.
     """
-    rec = load_recording(dataset, sequence, data_dir, fps=cfg.recording_fps, object_time_offset_s=cfg.object_time_offset_s)
+    rec = load_recording(
+        dataset, sequence, data_dir, fps=cfg.recording_fps, object_time_offset_s=cfg.object_time_offset_s
+    )
     # only the replayed window needs the hand: crop before IK (minutes -> seconds)
     g = rec.grasp_frame
-    start = 0 if cfg.approach_window_s is None else int(
-        np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
+    start = 0 if cfg.approach_window_s is None else int(np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
     start = max(0, start - CROP_MARGIN_FRAMES)
     stop = g + 1
     if protocol == "recorded":

@@ -12,10 +12,13 @@ import dataclasses
 from replay.config import ReplayConfig
 from replay.errors import DataError
 
-_DENSITY = ("GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019): PLA 1240 kg/m^3 solid, "
-            "~0.3-0.5 of it at partial infill")
-_SKIN_MU = ("fingertip skin on smooth polymers mu ~0.5-1.5, higher when moist (Derler & Gerhardt, Tribol. Lett. 45, "
-            "2012)")
+_DENSITY = (
+    "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019): PLA 1240 kg/m^3 solid, "
+    "~0.3-0.5 of it at partial infill"
+)
+_SKIN_MU = (
+    "fingertip skin on smooth polymers mu ~0.5-1.5, higher when moist (Derler & Gerhardt, Tribol. Lett. 45, 2012)"
+)
 _GRIP_N = "fingertip forces 1-10 N in precision lifts (Westling & Johansson, Exp. Brain Res. 53, 1984)"
 
 #: name -> version -> {"settings" (ReplayConfig fields), "sources" (per setting)}; every version is kept so
@@ -24,17 +27,27 @@ PRESET_VERSIONS = {
     "human-replay": {
         "1": {
             "settings": {"effort_limit": 1.0, "object_density_scale": 0.4, "hand_object_friction": 1.5},
-            "sources": {"effort_limit": f"human grip: {_GRIP_N} over a ~10 cm knuckle-to-pad lever: up to ~1 N·m "
-                                        "per finger (one value at every joint)",
-                        "object_density_scale": _DENSITY, "hand_object_friction": _SKIN_MU},
+            "sources": {
+                "effort_limit": f"human grip: {_GRIP_N} over a ~10 cm knuckle-to-pad lever: up to ~1 N·m "
+                "per finger (one value at every joint)",
+                "object_density_scale": _DENSITY,
+                "hand_object_friction": _SKIN_MU,
+            },
         },
         "2": {
-            "settings": {"effort_profile": "human", "effort_tip_force": 10.0, "object_density_scale": 0.4,
-                         "hand_object_friction": 1.5},
-            "sources": {"effort_profile": "per joint: the fingertip force times the joint's lever to its pad, "
-                                          "measured on the manosim model (replay.kinematics.joint_levers)",
-                        "effort_tip_force": f"human grip: {_GRIP_N}: 10 N at the pad, the top of that range",
-                        "object_density_scale": _DENSITY, "hand_object_friction": _SKIN_MU},
+            "settings": {
+                "effort_profile": "human",
+                "effort_tip_force": 10.0,
+                "object_density_scale": 0.4,
+                "hand_object_friction": 1.5,
+            },
+            "sources": {
+                "effort_profile": "per joint: the fingertip force times the joint's lever to its pad, "
+                "measured on the manosim model (replay.kinematics.joint_levers)",
+                "effort_tip_force": f"human grip: {_GRIP_N}: 10 N at the pad, the top of that range",
+                "object_density_scale": _DENSITY,
+                "hand_object_friction": _SKIN_MU,
+            },
         },
     },
 }

@@ -59,8 +59,13 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
     try:
         return run_staged(fn, job, staging, lambda: ray.get(shared_box[0]), own, study_files)
     except OSError as e:  # this node's staging folder: the recording fails, the study goes on
-        return ("error", f"Ray node {socket.gethostname()} could not stage this recording's files: "
-                         f"{type(e).__name__}: {e}", {}, {}, [])
+        return (
+            "error",
+            f"Ray node {socket.gethostname()} could not stage this recording's files: {type(e).__name__}: {e}",
+            {},
+            {},
+            [],
+        )
 
 
 def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str], None] | None = None) -> None:
@@ -79,16 +84,21 @@ def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str]
         else:
             _init_loopback(ray, num_cpus)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise UsageError("--address" if address else "--executor", f"cannot connect to Ray at {address!r}: {e}"
-                         if address else f"cannot start a local Ray: {e}") from None
+        raise UsageError(
+            "--address" if address else "--executor",
+            f"cannot connect to Ray at {address!r}: {e}" if address else f"cannot start a local Ray: {e}",
+        ) from None
     gcs = ray.get_runtime_context().gcs_address
     if not address and not gcs.startswith("127.0.0.1:"):  # a Ray that binds otherwise: not used
         ray.shutdown()
-        raise UsageError("--executor", f"the local Ray listens at {gcs}, not on loopback only; start one "
-                                       "yourself and pass --address")
+        raise UsageError(
+            "--executor", f"the local Ray listens at {gcs}, not on loopback only; start one yourself and pass --address"
+        )
     if say is not None:
-        say(f"ray: {'joined the cluster' if address else 'a local Ray, loopback only'}: GCS at {gcs}"
-            + ("" if address else "; no dashboard"))
+        say(
+            f"ray: {'joined the cluster' if address else 'a local Ray, loopback only'}: GCS at {gcs}"
+            + ("" if address else "; no dashboard")
+        )
 
 
 def _init_loopback(ray, num_cpus: int | None) -> None:
@@ -106,13 +116,21 @@ def _init_loopback(ray, num_cpus: int | None) -> None:
 
     # a local Ray's workers import this very checkout (not whatever is installed)
     root = str(Path(__file__).resolve().parent.parent.parent)
-    env = {"PYTHONPATH": os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
-           ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR: "0"}
+    env = {
+        "PYTHONPATH": os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR: "0",
+    }
     saved = ray_constants.ENABLE_RAY_CLUSTER
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
-        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
-                 runtime_env={"env_vars": env}, _node_ip_address="127.0.0.1")
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+            runtime_env={"env_vars": env},
+            _node_ip_address="127.0.0.1",
+        )
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = saved
 
@@ -148,9 +166,14 @@ class _Shared:
         return self.puts[key]
 
 
-def run_jobs_ray(jobs: Sequence, fn: Callable, on_result: Callable[[object, str, object], None],
-                 address: str | None = None, num_cpus: int | None = None,
-                 say: Callable[[str], None] | None = None) -> None:
+def run_jobs_ray(
+    jobs: Sequence,
+    fn: Callable,
+    on_result: Callable[[object, str, object], None],
+    address: str | None = None,
+    num_cpus: int | None = None,
+    say: Callable[[str], None] | None = None,
+) -> None:
     """Run ``fn(job)`` for every job as a Ray task; ``on_result(job, status, value)`` as each ends.
 
     Args:

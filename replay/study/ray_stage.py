@@ -126,12 +126,18 @@ class _PathsBack:
 def _local_job(job, staging: Staging, root: Path, out: Path):
     """The job with its folders on this node: data and hand under ``root``, results under ``out``."""
     rel = Path(os.path.relpath(job.rollouts_dir, job.out_dir))
-    return dataclasses.replace(job, data_dir=str(root / "data"), manosim_dir=str(root / staging.hand),
-                               out_dir=str(out), rollouts_dir=str(inside_folder(out, rel.as_posix())))
+    return dataclasses.replace(
+        job,
+        data_dir=str(root / "data"),
+        manosim_dir=str(root / staging.hand),
+        out_dir=str(out),
+        rollouts_dir=str(inside_folder(out, rel.as_posix())),
+    )
 
 
-def run_staged(fn: Callable, job, staging: Staging, get_shared: Callable[[], Files], own: Files,
-               study_files: Files) -> tuple:
+def run_staged(
+    fn: Callable, job, staging: Staging, get_shared: Callable[[], Files], own: Files, study_files: Files
+) -> tuple:
     """Run ``fn(job)`` (:func:`replay.study.job.run_job_safe`) on this node from the carried inputs.
 
     Args:
@@ -157,14 +163,18 @@ def run_staged(fn: Callable, job, staging: Staging, get_shared: Callable[[], Fil
             for rel, data in study_files.items():
                 atomic_write_bytes(inside_folder(out, rel), data)
             status, value = fn(local)
-            back = _PathsBack([(root / a, b) for a, b in staging.folders]
-                              + [(out, job.out_dir), (cache, staging.cache)])
+            back = _PathsBack(
+                [(root / a, b) for a, b in staging.folders] + [(out, job.out_dir), (cache, staging.cache)]
+            )
             if status != "ok":
                 return status, back.value(value), {}, {}, []
             read = [Path(k) if Path(k).is_absolute() else root / "data" / k for k in value.get("inputs") or {}]
             rollout = Path(local.rollouts_dir) / f"{job.stem}.json"
-            files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
-                     if p.is_file() and p != rollout}
+            files = {
+                p.relative_to(out).as_posix(): p.read_bytes()
+                for p in sorted(out.rglob("*"))
+                if p.is_file() and p != rollout
+            }
             cached = {p.relative_to(cache).as_posix(): p.read_bytes() for p in read if p.is_relative_to(cache)}
             return status, back.value(value), files, cached, [back.text(str(p)) for p in read]
     finally:

@@ -28,7 +28,8 @@ from pathlib import Path, PurePosixPath
 
 from replay.data.cache import cache_root
 from replay.data.locate import dataset_dir
-from replay.datasets import HAND_DATASET, dataset as dataset_info
+from replay.datasets import HAND_DATASET
+from replay.datasets import dataset as dataset_info
 from replay.errors import DataError
 from replay.fileio import atomic_write_bytes, storage_fault
 from replay.results.files import write_rollout
@@ -126,7 +127,7 @@ def job_inputs(job) -> tuple[Files, Files]:
     globs, folder = _own_globs(job.dataset)
     own: Files = {}
     if folder:
-        own_dir = root.joinpath(*path.relative_to(root).parts[:len(globs)])
+        own_dir = root.joinpath(*path.relative_to(root).parts[: len(globs)])
         if own_dir.is_dir():
             own = _read_tree(own_dir, f"data/{job.dataset}/{own_dir.relative_to(root).as_posix()}")
     elif path.is_file():

@@ -50,13 +50,18 @@ def run_refine(job, rec, coords, mjcf: str, cfg, t0: float, doc_base: dict) -> d
     write_poses(poses_path, res.refined.poses)
     write_poses(ab_path, res.ablation.poses)
     ab = res.ablation.metrics
-    doc = {"format_version": FORMAT_VERSION, **doc_base, **res.refined.metrics,
-           "poses": os.path.relpath(poses_path, out_dir),
-           "ablation": {**ab, "poses": os.path.relpath(ab_path, out_dir)},
-           **res.fields(cfg.ablation_clean_mm)}
+    doc = {
+        "format_version": FORMAT_VERSION,
+        **doc_base,
+        **res.refined.metrics,
+        "poses": os.path.relpath(poses_path, out_dir),
+        "ablation": {**ab, "poses": os.path.relpath(ab_path, out_dir)},
+        **res.fields(cfg.ablation_clean_mm),
+    }
     doc["ablation_clean"] = doc["refine_ablation_clean"]
-    doc["ablation_no_rise"] = bool(ab["stable"] and ab["max_hand_object_contacts"] == 0
-                                   and ab["max_object_rise_mm"] < cfg.ablation_clean_mm)
+    doc["ablation_no_rise"] = bool(
+        ab["stable"] and ab["max_hand_object_contacts"] == 0 and ab["max_object_rise_mm"] < cfg.ablation_clean_mm
+    )
     doc["wall_s_total"] = time.perf_counter() - t0
     return doc
 
@@ -71,18 +76,24 @@ def refine_summary(docs: list[dict]) -> dict:
 
     def med(k):
         return float(np.median([d[k] for d in ok])) if ok else None
+
     nb = [d.get("refine_neighbourhood_success") for d in docs]
-    return {"refined": len(docs), "lifted": len(ok), "shake_held": sum(bool(d.get("refine_shake_held")) for d in docs),
-            "held": sum(bool(d.get("refine_shake_held")) for d in ok),
-            "neighbourhood_ok": sum(v is not None and v >= 0.8 for v in nb),
-            "neighbourhood_min": min((v for v in nb if v is not None), default=None),
-            "seed_agreement": sum(bool(d.get("refine_seed_agreement")) for d in docs),
-            "median_wrist_mm": med("refine_wrist_mm"), "median_wrist_deg": med("refine_wrist_deg"),
-            "median_finger_deg": med("refine_finger_deg"),
-            "ablation_clean": sum(bool(d.get("refine_ablation_clean")) for d in docs),
-            "ablation_max_disp_mm": max((d["refine_ablation_max_disp_mm"] for d in docs), default=None),
-            "rollouts": sum(int(d.get("refine_rollouts") or 0) for d in docs),
-            "wall_s": sum(float(d.get("refine_wall_s") or 0.0) for d in docs)}
+    return {
+        "refined": len(docs),
+        "lifted": len(ok),
+        "shake_held": sum(bool(d.get("refine_shake_held")) for d in docs),
+        "held": sum(bool(d.get("refine_shake_held")) for d in ok),
+        "neighbourhood_ok": sum(v is not None and v >= 0.8 for v in nb),
+        "neighbourhood_min": min((v for v in nb if v is not None), default=None),
+        "seed_agreement": sum(bool(d.get("refine_seed_agreement")) for d in docs),
+        "median_wrist_mm": med("refine_wrist_mm"),
+        "median_wrist_deg": med("refine_wrist_deg"),
+        "median_finger_deg": med("refine_finger_deg"),
+        "ablation_clean": sum(bool(d.get("refine_ablation_clean")) for d in docs),
+        "ablation_max_disp_mm": max((d["refine_ablation_max_disp_mm"] for d in docs), default=None),
+        "rollouts": sum(int(d.get("refine_rollouts") or 0) for d in docs),
+        "wall_s": sum(float(d.get("refine_wall_s") or 0.0) for d in docs),
+    }
 
 
 def refine_row(doc: dict, json_rel: str) -> dict:

@@ -10,13 +10,14 @@ from pathlib import Path
 from replay.errors import UsageError
 from replay.results.files import read_rollout
 from replay.results.records import ResultsFormatError
-from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 from replay.study.job import Job, result_stem
 from replay.study.study_records import StudyRecords
+from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 
 
-def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None,
-                 records: StudyRecords | None = None) -> dict | None:
+def done_rollout(
+    rdir: Path, job: Job, chash: str, need_ablation: bool, say=None, records: StudyRecords | None = None
+) -> dict | None:
     """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
     ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
     else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
@@ -34,8 +35,12 @@ def done_rollout(rdir: Path, job: Job, chash: str, need_ablation: bool, say=None
             say(f"resume: rerunning {job.key}: its rollout {path} cannot be read ({e.message})")
         return None
     kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()  # --refine: the search's settings
-    same = (doc.get("config_hash") == chash and (doc.get("protocol") or "lift") == job.protocol
-            and doc.get("recorded_max_s") == job.recorded_max_s and (job.refine is None or kept >= job.refine.items()))
+    same = (
+        doc.get("config_hash") == chash
+        and (doc.get("protocol") or "lift") == job.protocol
+        and doc.get("recorded_max_s") == job.recorded_max_s
+        and (job.refine is None or kept >= job.refine.items())
+    )
     if not same or (need_ablation and doc.get("ablation") is None):
         return None
     if job.samples and job.protocol in SAMPLE_PROTOCOLS and not _same_sampling(doc, job):
@@ -47,8 +52,12 @@ def _same_sampling(doc: dict, job: Job) -> bool:
     """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
     pl, smp = doc.get("p_lift") or {}, doc.get("p_lift_samples") or {}
     n_ok = all(d.get("n") == job.samples for d in pl.values())
-    return (list(pl) == list(job.conditions) and n_ok and smp.get("seed") == job.seed
-            and sorted(doc.get("p_lift_corrupted") or {}) == sorted(job.corruptions))
+    return (
+        list(pl) == list(job.conditions)
+        and n_ok
+        and smp.get("seed") == job.seed
+        and sorted(doc.get("p_lift_corrupted") or {}) == sorted(job.corruptions)
+    )
 
 
 def prior_study(out: Path) -> dict | None:
@@ -60,8 +69,9 @@ def prior_study(out: Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-def subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str],
-                  all_seqs: list[str]) -> list[str]:
+def subset_merge(
+    out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str], all_seqs: list[str]
+) -> list[str]:
     """The sequences of a ``--objects`` study written where a study already is: the earlier
     study's recordings plus this subset, in dataset order (a subset never clobbers a study).
 
@@ -72,9 +82,12 @@ def subset_merge(out: Path, prior: dict | None, dataset: str, chash: str, seqs: 
     if prior is None or not prior.get("sequences"):
         return seqs
     if prior.get("dataset") != dataset or prior.get("config_hash") != chash:
-        raise UsageError("--objects", f"{out} holds a study of another dataset or config (hash "
-                                      f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
-                                      "rollouts: give another --out, or run the whole study without --objects")
+        raise UsageError(
+            "--objects",
+            f"{out} holds a study of another dataset or config (hash "
+            f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
+            "rollouts: give another --out, or run the whole study without --objects",
+        )
     keep = set(prior["sequences"]) | set(seqs)
     return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
 
@@ -96,8 +109,12 @@ def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], lo
     """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0:
     its summary's, or ``logged_s`` (its last record's, :mod:`replay.study.study_records`: newer
     than a summary after a kill) where that is more."""
-    if not prior or prior.get("dataset") != dataset or prior.get("config_hash") != chash \
-            or prior.get("sequences") != seqs:
+    if (
+        not prior
+        or prior.get("dataset") != dataset
+        or prior.get("config_hash") != chash
+        or prior.get("sequences") != seqs
+    ):
         return 0.0
     try:
         return max(float((prior.get("counts") or {}).get("wall_s") or 0.0), float(logged_s))
@@ -113,15 +130,21 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
         UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
     """
     if st.prior is None and not any((st.rdir / f"{result_stem(s)}.json").is_file() for s in st.subset):
-        raise UsageError("--ablation-only", f"no study at {st.out} to rerun the ablation of: run the study first "
-                                            "(the same command without --ablation-only)")
+        raise UsageError(
+            "--ablation-only",
+            f"no study at {st.out} to rerun the ablation of: run the study first "
+            "(the same command without --ablation-only)",
+        )
     results: dict[str, dict] = {}
     todo = []
     prior_failed = prior_failures(st.prior, st.chash, st.records)
     rerun = {st.job(s, "lift").key for s in st.subset}  # every other failure is kept: the verdict pairs' too
     carried = {k: v for k, v in prior_failed.items() if k not in rerun}
-    seqs = [s for s in st.all_seqs if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file()
-            or st.job(s, "lift").key in carried]
+    seqs = [
+        s
+        for s in st.all_seqs
+        if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file() or st.job(s, "lift").key in carried
+    ]
     for s in seqs:
         if s in st.subset:
             todo.append(st.job(s, "lift", True))

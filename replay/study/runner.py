@@ -29,32 +29,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replay.config import ReplayConfig, resolve_hand_variant
-from replay.study.console import StudyConsole, quiet_libraries
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir, staged_data_dir
-from replay.errors import DataError, OutputError, UsageError, did_you_mean
-from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.inputs import inputs_changed, pin_mismatch_lines
-from replay.study.batch import run_batch
-from replay.study.pool import study_executor
-from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
-from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
-from replay.study.prepare import resolve_sequences
-from replay.results.files import write_study
+from replay.errors import OutputError, UsageError, did_you_mean
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.study.job import Job, run_job_safe, config_hash, failed_recordings, job_config, key_sequence, result_key
 from replay.protocol.oracle_plan import ORACLE
+from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
+from replay.results.files import write_study
+from replay.sim.hand_assets import hand_mjcf_path
+from replay.study import verdicts as vd
+from replay.study.batch import run_batch
+from replay.study.console import StudyConsole, quiet_libraries
+from replay.study.inputs import inputs_changed, pin_mismatch_lines
+from replay.study.job import Job, config_hash, failed_recordings, job_config, key_sequence, result_key, run_job_safe
+from replay.study.pool import study_executor
+from replay.study.prepare import resolve_sequences
 from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
+from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.study_records import StudyRecords, summary_due
-from replay.study import verdicts as vd
+
 # the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
 from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
 
 
-def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bool, keep_others: bool, say,
-               run_protocols: list[str] | None = None,
-               subset_only: frozenset = frozenset()) -> tuple[list[str], dict, list, dict]:
+def _plan_jobs(
+    st: _Setup,
+    protocols: list[str],
+    ablation_only: bool,
+    resume: bool,
+    keep_others: bool,
+    say,
+    run_protocols: list[str] | None = None,
+    subset_only: frozenset = frozenset(),
+) -> tuple[list[str], dict, list, dict]:
     """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
     kept from the study at ``st.out`` ``{key: (reason, refused)}``).
 
@@ -103,13 +111,30 @@ def _plan_jobs(st: _Setup, protocols: list[str], ablation_only: bool, resume: bo
     return st.seqs, results, todo, carried
 
 
-def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: list[str] | None = None,
-              objects: list[str] | None = None, workers: int = 1, ablation: bool = True, resume: bool = False,
-              data_dir: str | Path | None = None, progress: bool = True, ablation_only: bool = False,
-              executor: str = "pool", address: str | None = None, verbose: bool = False,
-              protocols: tuple[str, ...] | list[str] = ("lift",), recorded_max_s: float | None = None,
-              refine: dict | None = None, samples: int = 0, seed: int = 0, conditions: str | None = None,
-              corruptions: str | bool | None = None, verdicts: str | list[str] | None = None) -> dict:
+def run_study(
+    dataset: str,
+    out: str | Path,
+    config: ReplayConfig,
+    sequences: list[str] | None = None,
+    objects: list[str] | None = None,
+    workers: int = 1,
+    ablation: bool = True,
+    resume: bool = False,
+    data_dir: str | Path | None = None,
+    progress: bool = True,
+    ablation_only: bool = False,
+    executor: str = "pool",
+    address: str | None = None,
+    verbose: bool = False,
+    protocols: tuple[str, ...] | list[str] = ("lift",),
+    recorded_max_s: float | None = None,
+    refine: dict | None = None,
+    samples: int = 0,
+    seed: int = 0,
+    conditions: str | None = None,
+    corruptions: str | bool | None = None,
+    verdicts: str | list[str] | None = None,
+) -> dict:
     """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
     (:mod:`replay.results`).
 
@@ -154,11 +179,27 @@ def run_study(dataset: str, out: str | Path, config: ReplayConfig, sequences: li
     config = _check_config(config, dataset, verbose)
     sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
     vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
-    st = _setup(dataset, Path(out), config, sequences, objects, data_dir, ablation, ablation_only, verbose,
-                recorded_max_s, refine)
+    st = _setup(
+        dataset,
+        Path(out),
+        config,
+        sequences,
+        objects,
+        data_dir,
+        ablation,
+        ablation_only,
+        verbose,
+        recorded_max_s,
+        refine,
+    )
     st.sampling = sampling
-    st.verdicts, st.verdict_cfgs = vd.study_verdicts(None if ablation_only else verdicts, protocols, config,
-                                                     st.prior if objects and not ablation_only else None, st.chash)
+    st.verdicts, st.verdict_cfgs = vd.study_verdicts(
+        None if ablation_only else verdicts,
+        protocols,
+        config,
+        st.prior if objects and not ablation_only else None,
+        st.chash,
+    )
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
     run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
@@ -230,16 +271,38 @@ class _Setup:
         """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra verdict pair,
         a single rollout under its config)."""
         cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict][0]
-        return Job(self.dataset, s, None if self.data_dir is None else str(self.data_dir), cfg,
-                   str(self.manosim_dir), str(self.out_dir), str(self.rdir), self.ablation, quiet=not self.verbose,
-                   ablation_only=abl_only, protocol=proto,
-                   recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
-                   refine=self.refine if proto == REFINE else None,
-                   **(job_sampling(self.sampling, proto) if verdict is None else {}), verdict=verdict)
+        return Job(
+            self.dataset,
+            s,
+            None if self.data_dir is None else str(self.data_dir),
+            cfg,
+            str(self.manosim_dir),
+            str(self.out_dir),
+            str(self.rdir),
+            self.ablation,
+            quiet=not self.verbose,
+            ablation_only=abl_only,
+            protocol=proto,
+            recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
+            refine=self.refine if proto == REFINE else None,
+            **(job_sampling(self.sampling, proto) if verdict is None else {}),
+            verdict=verdict,
+        )
 
 
-def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, data_dir, ablation: bool,
-           ablation_only: bool, verbose: bool, recorded_max_s: float | None, refine: dict | None = None) -> _Setup:
+def _setup(
+    dataset: str,
+    out: Path,
+    config: ReplayConfig,
+    sequences,
+    objects,
+    data_dir,
+    ablation: bool,
+    ablation_only: bool,
+    verbose: bool,
+    recorded_max_s: float | None,
+    refine: dict | None = None,
+) -> _Setup:
     """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
     results folder (created) and the hand's folder.
 
@@ -261,21 +324,41 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, sequences, objects, da
     try:
         rdir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError(f"--out {out}: cannot create the folder {e.filename or rdir} for the results "
-                          f"({e.strerror or e}; is a parent a file, or not writable?)") from None
+        raise OutputError(
+            f"--out {out}: cannot create the folder {e.filename or rdir} for the results "
+            f"({e.strerror or e}; is a parent a file, or not writable?)"
+        ) from None
     manosim_dir = dataset_dir("manosim", data_dir)
     hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     cfg_dict = job_config(config)
-    return _Setup(dataset, out, config, chash, all_seqs, seqs, subset, prior, out_dir, rdir, manosim_dir, data_dir,
-                  ablation, verbose, recorded_max_s, cfg_dict, refine)
+    return _Setup(
+        dataset,
+        out,
+        config,
+        chash,
+        all_seqs,
+        seqs,
+        subset,
+        prior,
+        out_dir,
+        rdir,
+        manosim_dir,
+        data_dir,
+        ablation,
+        verbose,
+        recorded_max_s,
+        cfg_dict,
+        refine,
+    )
 
 
 class _StudyRun:
     """One run of a study: the jobs planned (kept from disk or to run), the results as they
     come, a record appended for each, the study JSON remade at intervals, the console."""
 
-    def __init__(self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool,
-                 progress: bool):
+    def __init__(
+        self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool, progress: bool
+    ):
         self.st, self.ablation_only = st, ablation_only
         run_protocols = protocols + [v["name"] for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
         new_protocols, prior = frozenset(), st.prior
@@ -287,7 +370,8 @@ class _StudyRun:
         st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
         self.seqs, self.results, self.todo, carried = _plan_jobs(
-            st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols)
+            st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols
+        )
         self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
         self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
         self.said: set[str] = set()  # pin-mismatch warnings already said
@@ -298,8 +382,11 @@ class _StudyRun:
         # an interrupted run's time carries over, and so does the study's under --ablation-only (the rerun
         # adds to it); a subset merged into a larger study starts its own
         merged = keep_others and bool(set(st.seqs) - st.subset)
-        self.prior_wall = prior_wall(prior, st.dataset, st.chash, self.seqs, st.records.wall_s(st.chash)) \
-            if (resume or ablation_only) and not merged else 0.0
+        self.prior_wall = (
+            prior_wall(prior, st.dataset, st.chash, self.seqs, st.records.wall_s(st.chash))
+            if (resume or ablation_only) and not merged
+            else 0.0
+        )
         self.carried = carried
         self.n_new, self.t_summary = 0, self.t0
 
@@ -307,17 +394,39 @@ class _StudyRun:
         """Write the study JSON (and CSV) of the results so far; returns the study dict."""
         st = self.st
         this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
-        rec = study_record(st.dataset, st.config, st.chash, st.ablation, st.manosim_dir, self.seqs, self.protocols,
-                           self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
+        rec = study_record(
+            st.dataset,
+            st.config,
+            st.chash,
+            st.ablation,
+            st.manosim_dir,
+            self.seqs,
+            self.protocols,
+            self.results,
+            self.failed,
+            self.prior_wall + this_run,
+            st.rdir,
+            st.out_dir,
+        )
         if st.sampling:  # the sampled verdict's settings and the study's discrimination table
             rec.sampling = sampling_record(st.sampling, st.config)
-            rec.discrimination = study_discrimination([self.results[s] for s in self.seqs if s in self.results],
-                                                      [self.results[k] for s in self.seqs
-                                                       if (k := result_key(s, ORACLE)) in self.results])
+            rec.discrimination = study_discrimination(
+                [self.results[s] for s in self.seqs if s in self.results],
+                [self.results[k] for s in self.seqs if (k := result_key(s, ORACLE)) in self.results],
+            )
         elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
             rec.sampling, rec.discrimination = st.prior.get("sampling"), st.prior.get("discrimination")
-        vd.record_verdicts(rec, st.verdicts, st.prior if self.ablation_only else None, self.results, self.seqs,
-                           self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
+        vd.record_verdicts(
+            rec,
+            st.verdicts,
+            st.prior if self.ablation_only else None,
+            self.results,
+            self.seqs,
+            self.failed,
+            self.prior_wall + this_run,
+            st.rdir,
+            st.out_dir,
+        )
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
             rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
@@ -371,13 +480,25 @@ class _StudyRun:
         st = self.st
         write_or_stop(lambda: st.records.seed(self.results, self.carried, st.rdir, st.chash, self.prior_wall))
         self.summarize()
-        self.con.intro(ablation_only=self.ablation_only, todo=len(self.todo), total=self.n_jobs, rdir=self.st.rdir,
-                       chash=self.st.chash, failed=len(self.carried), recordings=len(self.seqs),
-                       failed_recordings=len(failed_recordings(self.carried, self.seqs)))
+        self.con.intro(
+            ablation_only=self.ablation_only,
+            todo=len(self.todo),
+            total=self.n_jobs,
+            rdir=self.st.rdir,
+            chash=self.st.chash,
+            failed=len(self.carried),
+            recordings=len(self.seqs),
+            failed_recordings=len(failed_recordings(self.carried, self.seqs)),
+        )
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
-            run_batch(self.todo, run_job_safe, executor=study_executor(workers, executor, address, self.con.say),
-                      on_result=self.done,
-                      label="study", name=lambda j: j.key)
+            run_batch(
+                self.todo,
+                run_job_safe,
+                executor=study_executor(workers, executor, address, self.con.say),
+                on_result=self.done,
+                label="study",
+                name=lambda j: j.key,
+            )
             self.summarize()
         except KeyboardInterrupt:
             self.study = self.write()

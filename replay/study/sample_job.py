@@ -17,10 +17,11 @@ from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.sim import physics
-from replay.study.corruptions import BY_NAME as CORRUPTIONS, OBJECT_SCALE, scaled_recording, variant_extra
+from replay.study.calibration import variables_for
+from replay.study.corruptions import BY_NAME as CORRUPTIONS
+from replay.study.corruptions import OBJECT_SCALE, scaled_recording, variant_extra
 from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
-from replay.study.calibration import variables_for
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
 from replay.study.uncertainty import data_sigmas
 from replay.study.verdict_conditions import condition_config
@@ -59,7 +60,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
                 lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [])
             names = [None] + var_corr + scene_corr
             for i, name in enumerate(names):
-                part = lifted[i * n:(i + 1) * n]
+                part = lifted[i * n : (i + 1) * n]
                 rec_ = p_lift_record(part, keys)
                 if name is None:
                     p_lift[cond] = rec_
@@ -69,17 +70,20 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             walls[cond] = time.perf_counter() - t0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"p_lift": p_lift, "p_lift_corrupted": corrupted or None,
-            "p_lift_samples": {"seed": job.seed, "sigmas": sig, "samples": samples, "lifted": lifted_all,
-                               "wall_s": walls}}
+    return {
+        "p_lift": p_lift,
+        "p_lift_corrupted": corrupted or None,
+        "p_lift_samples": {"seed": job.seed, "sigmas": sig, "samples": samples, "lifted": lifted_all, "wall_s": walls},
+    }
 
 
 def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> tuple:
     """``(recording, coords, mjcf)`` for condition config ``c``: the study's own where the hand is the same."""
     if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
-    rec, coords, mjcf, _ = prepare_recording(job.dataset, job.sequence, job.data_dir, job.manosim_dir, c,
-                                             job.protocol, job.recorded_max_s)
+    rec, coords, mjcf, _ = prepare_recording(
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.recorded_max_s
+    )
     return rec, coords, mjcf
 
 

@@ -41,7 +41,7 @@ def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple = V
     out = [dict() for _ in range(n)]
     col = 0
     for v in variables:
-        x = u[:, col:col + v.dims]
+        x = u[:, col : col + v.dims]
         col += v.dims
         for i in range(n):
             out[i][v.name] = _value(v, x[i], sigmas)
@@ -56,7 +56,7 @@ def _value(v, x: np.ndarray, sigmas: dict):
     z = norm.ppf(np.clip(x, 1e-9, 1 - 1e-9))
     sigma_m = float(sigmas["wrist_mm" if v.name == "wrist_offset" else "object_mm"]) / 1000.0
     xyz = np.zeros(3)
-    xyz[:v.dims] = z * sigma_m
+    xyz[: v.dims] = z * sigma_m
     return tuple(float(a) for a in xyz)
 
 
@@ -74,9 +74,16 @@ def sample_variant(s: dict, **extra):
 
     solref, solimp = SOFTNESS[s["softness"]]
     off = np.asarray(s["wrist_offset"], float) + np.asarray(extra.pop("wrist_offset", (0.0, 0.0, 0.0)), float)
-    return Variant(friction=s["friction"], solref=solref, solimp=solimp, torsional_friction=float(s["torsional_friction"]),
-                   object_mass_scale=s["object_mass_scale"], wrist_offset=tuple(off), object_offset=s["object_offset"],
-                   **extra)
+    return Variant(
+        friction=s["friction"],
+        solref=solref,
+        solimp=solimp,
+        torsional_friction=float(s["torsional_friction"]),
+        object_mass_scale=s["object_mass_scale"],
+        wrist_offset=tuple(off),
+        object_offset=s["object_offset"],
+        **extra,
+    )
 
 
 def driver_keys(samples: list[dict]) -> dict:

@@ -8,18 +8,19 @@ from __future__ import annotations
 from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
 from replay.protocol import oracle_plan
+from replay.study.calibration import variables_for
 from replay.study.corruptions import parse_corruptions
 from replay.study.discrimination import discrimination
 from replay.study.p_lift import CLASS_THRESHOLD, CONFIDENCE
-from replay.study.calibration import variables_for
 from replay.study.verdict_conditions import SAMPLE_PROTOCOLS, check_conditions, conditions_record, parse_conditions
 
 #: ``--samples`` given without a number
 DEFAULT_SAMPLES = 32
 
 
-def check_sampling(cfg: ReplayConfig, protocols: list[str], samples: int, seed: int, conditions: str | None,
-                   corruptions) -> dict | None:
+def check_sampling(
+    cfg: ReplayConfig, protocols: list[str], samples: int, seed: int, conditions: str | None, corruptions
+) -> dict | None:
     """``{samples, seed, conditions: {protocol: names}, corruptions: names}`` of a sampled study, or
     None (``samples`` 0: a study of single rollouts).
 
@@ -38,8 +39,10 @@ def check_sampling(cfg: ReplayConfig, protocols: list[str], samples: int, seed: 
                 raise UsageError("--conditions", "needs --samples N (N > 0)")
             return None
         if not (cfg.engine == "direct" and cfg.device == "cpu" and cfg.solver_backend == "mujoco"):
-            raise UsageError("--samples", "the sampled variables are edits of the direct MuJoCo C engine: run with "
-                                          "--device cpu (engine direct)")
+            raise UsageError(
+                "--samples",
+                "the sampled variables are edits of the direct MuJoCo C engine: run with --device cpu (engine direct)",
+            )
         conds = {}
         for proto in protocols:
             if proto in SAMPLE_PROTOCOLS:
@@ -54,8 +57,12 @@ def job_sampling(sampling: dict | None, protocol: str) -> dict:
     """The :class:`replay.study.job.Job` fields of a sampled study for ``protocol`` ({} when not sampled)."""
     if not sampling or protocol not in sampling["conditions"]:
         return {}
-    return {"samples": sampling["samples"], "seed": sampling["seed"],
-            "conditions": tuple(sampling["conditions"][protocol]), "corruptions": tuple(sampling["corruptions"])}
+    return {
+        "samples": sampling["samples"],
+        "seed": sampling["seed"],
+        "conditions": tuple(sampling["conditions"][protocol]),
+        "corruptions": tuple(sampling["corruptions"]),
+    }
 
 
 def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
@@ -64,10 +71,15 @@ def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
     conditions; the hug-oracle's under ``conditions_by_protocol``)."""
     by = {p: conditions_record(cfg, names, p) for p, names in sampling["conditions"].items()}
     first = by.get("lift") or next(iter(by.values()), [])
-    return {"samples": sampling["samples"], "seed": sampling["seed"], "conditions": first,
-            "conditions_by_protocol": by, "variables": [v.record() for v in variables_for(cfg)],
-            "classes": {"threshold": CLASS_THRESHOLD, "interval": f"wilson{round(CONFIDENCE * 100)}"},
-            "corruptions": list(sampling["corruptions"])}
+    return {
+        "samples": sampling["samples"],
+        "seed": sampling["seed"],
+        "conditions": first,
+        "conditions_by_protocol": by,
+        "variables": [v.record() for v in variables_for(cfg)],
+        "classes": {"threshold": CLASS_THRESHOLD, "interval": f"wilson{round(CONFIDENCE * 100)}"},
+        "corruptions": list(sampling["corruptions"]),
+    }
 
 
 def study_discrimination(lift: list[dict], oracle: list[dict]) -> list[dict]:

@@ -13,8 +13,8 @@ import math
 import os
 from pathlib import Path
 
-from replay.study.job import result_stem
 from replay.results.study_log import append_record, latest_by_key, read_records, records_path, repair_tail
+from replay.study.job import result_stem
 
 #: the summary is remade after at least this many new records ...
 SUMMARY_EVERY_MIN = 25
@@ -68,8 +68,11 @@ class StudyRecords:
 
     def failures(self, chash: str) -> dict[str, tuple[str, bool]]:
         """``{key: (reason, refused)}`` of the jobs whose latest record (of config ``chash``) is a failure."""
-        return {k: (str(r.get("reason")), r.get("status") == "refused") for k, r in self.latest.items()
-                if r.get("status") != "ok" and r.get("config_hash") == chash}
+        return {
+            k: (str(r.get("reason")), r.get("status") == "refused")
+            for k, r in self.latest.items()
+            if r.get("status") != "ok" and r.get("config_hash") == chash
+        }
 
     def wall_s(self, chash: str) -> float:
         """The study's wall time at its last record of config ``chash``, s (0 when none)."""
@@ -80,10 +83,16 @@ class StudyRecords:
         """Append (in one write) a record for each kept result and carried failure whose latest
         record is not already that (an older study without records, or rollouts found on disk
         after a kill): the records then list the whole study. Returns the lines appended."""
-        lines = [self._line(k, "ok", doc, Path(rdir), chash, wall_s) for k, doc in results.items()
-                 if (self.latest.get(k) or {}).get("status") != "ok"]
-        lines += [self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s)
-                  for k, (why, refused) in carried.items() if not self.failed_last(k)]
+        lines = [
+            self._line(k, "ok", doc, Path(rdir), chash, wall_s)
+            for k, doc in results.items()
+            if (self.latest.get(k) or {}).get("status") != "ok"
+        ]
+        lines += [
+            self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s)
+            for k, (why, refused) in carried.items()
+            if not self.failed_last(k)
+        ]
         if lines:
             append_record(self.path, lines)
             self.latest.update({ln["key"]: ln for ln in lines})
@@ -103,9 +112,12 @@ class StudyRecords:
         line = {"key": key, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
         if status == "ok" and isinstance(value, dict):
             proto = value.get("protocol") or "lift"
-            line.update(sequence=value.get("sequence"), protocol=proto, job_s=value.get("wall_s_total"),
-                        json=os.path.relpath(rdir / f"{result_stem(str(value.get('sequence')), proto)}.json",
-                                             self.out_dir))
+            line.update(
+                sequence=value.get("sequence"),
+                protocol=proto,
+                job_s=value.get("wall_s_total"),
+                json=os.path.relpath(rdir / f"{result_stem(str(value.get('sequence')), proto)}.json", self.out_dir),
+            )
         else:
             line["reason"] = str(value)
         return line

@@ -13,12 +13,12 @@ from replay.config import ReplayConfig
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.oracle_plan import ORACLE
-from replay.sim import physics
 from replay.results.records import RolloutRecord, StudyRecord, study_row
+from replay.sim import physics
 from replay.study.batch import package_versions
 from replay.study.counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
-from replay.study.p_lift import p_lift_counts
 from replay.study.job import failed_recordings, result_key, result_stem
+from replay.study.p_lift import p_lift_counts
 from replay.study.refine_job import REFINE, refine_part
 
 
@@ -48,8 +48,9 @@ def summarize(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         "ablation_no_rise": sum(bool(r.get("ablation_no_rise")) for r in ab),
         "ablation_lifted": sum(bool(r["ablation"]["lifted"]) for r in ab),
         "ablation_max_disp_mm": max((r["ablation"]["max_object_disp_mm"] for r in ab), default=None),
-        "diagnosis": {c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c)
-                      for c in DIAGNOSIS_CLASSES},
+        "diagnosis": {
+            c: sum(1 for r in rollouts if (r.get("diagnosis") or {}).get("class") == c) for c in DIAGNOSIS_CLASSES
+        },
         "by_intent": intent_counts(rollouts),
         "failed_inputs": len(failed),
         "causes": count_causes(rollouts, failed),  # refusals and input flags per cause (replay.checks.causes)
@@ -72,13 +73,23 @@ def agreement_medians(rollouts: list[dict]) -> dict:
     rollouts), ``contact_agreement_no_simulated`` (recorded contact, no bone carrying force: a recall of
     0 that says nothing of where the hand touched) and ``contact_agreement_no_recorded`` (no recorded
     contact, or an engine without per-contact forces); the three counts sum to ``_of``."""
-    both = [r for r in rollouts if r.get("contact_agreement_precision") is not None
-            and r.get("contact_agreement_recall") is not None]
-    out = {f"median_contact_agreement_{k}": float(np.median([r[f"contact_agreement_{k}"] for r in both]))
-           if both else None for k in ("precision", "recall")}
+    both = [
+        r
+        for r in rollouts
+        if r.get("contact_agreement_precision") is not None and r.get("contact_agreement_recall") is not None
+    ]
+    out = {
+        f"median_contact_agreement_{k}": float(np.median([r[f"contact_agreement_{k}"] for r in both])) if both else None
+        for k in ("precision", "recall")
+    }
     no_rec = sum(r.get("contact_agreement_recall") is None for r in rollouts)
-    return dict(out, contact_agreement_n=len(both), contact_agreement_of=len(rollouts),
-                contact_agreement_no_simulated=len(rollouts) - len(both) - no_rec, contact_agreement_no_recorded=no_rec)
+    return dict(
+        out,
+        contact_agreement_n=len(both),
+        contact_agreement_of=len(rollouts),
+        contact_agreement_no_simulated=len(rollouts) - len(both) - no_rec,
+        contact_agreement_no_recorded=no_rec,
+    )
 
 
 def lift_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
@@ -89,8 +100,11 @@ def lift_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
     counts = summarize(rollouts, failed, wall_s)
     if (pl := p_lift_counts(_lifts(rollouts))) is not None:
         counts["p_lift"] = pl
-    groups = {g: c for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
-              if (c := p_lift_counts([r for r in rollouts if intent_group(r.get("intent")) == g])) is not None}
+    groups = {
+        g: c
+        for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
+        if (c := p_lift_counts([r for r in rollouts if intent_group(r.get("intent")) == g])) is not None
+    }
     if groups:
         counts["p_lift_groups"] = groups
         counts["p_lift_rollouts"] = _sampled_rollouts(rollouts)
@@ -113,8 +127,13 @@ def recorded_counts(rollouts: list[dict], failed: dict, wall_s: float) -> dict:
         c = by_intent.setdefault(str(r.get("intent") or "unknown"), {"rollouts": 0, "tracked": 0})
         c["rollouts"] += 1
         c["tracked"] += r.get("outcome") == "tracked"
-    return dict(tracking.summarize(rollouts), **agreement_medians(rollouts), by_intent=by_intent,
-                failed_inputs=len(failed), wall_s=wall_s)
+    return dict(
+        tracking.summarize(rollouts),
+        **agreement_medians(rollouts),
+        by_intent=by_intent,
+        failed_inputs=len(failed),
+        wall_s=wall_s,
+    )
 
 
 #: the count function of each protocol (what the console, study.json, study.csv and the report read)
@@ -160,9 +179,20 @@ def _sampled_rollouts(rollouts: list[dict]) -> int:
     return sum(len(v) for r in rollouts for v in ((r.get("p_lift_samples") or {}).get("lifted") or {}).values())
 
 
-def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool, manosim_dir: Path, seqs: list[str],
-                 protocols: list[str], results: dict, failed: dict, wall_s: float, rdir: Path,
-                 out_dir: Path) -> StudyRecord:
+def study_record(
+    dataset: str,
+    config: ReplayConfig,
+    chash: str,
+    ablation: bool,
+    manosim_dir: Path,
+    seqs: list[str],
+    protocols: list[str],
+    results: dict,
+    failed: dict,
+    wall_s: float,
+    rdir: Path,
+    out_dir: Path,
+) -> StudyRecord:
     """The study record of the rollouts done so far: rows and counts in ``seqs`` order (lift
     results keyed by sequence, recorded ones by :func:`replay.study.job.result_key`), failures,
     config, versions and the inputs every rollout read; ``wall_s`` in s; paths relative to
@@ -170,25 +200,47 @@ def study_record(dataset: str, config: ReplayConfig, chash: str, ablation: bool,
     keeps every key."""
     ordered = [results[s] for s in seqs if s in results]
     tracked = [results[k] for s in seqs if (k := result_key(s, "recorded")) in results]
-    rows = [study_row(RolloutRecord.from_dict(r, nested=True), os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json",
-                                                                                out_dir))
-            for r in ordered]
+    rows = [
+        study_row(
+            RolloutRecord.from_dict(r, nested=True),
+            os.path.relpath(rdir / f"{result_stem(r['sequence'])}.json", out_dir),
+        )
+        for r in ordered
+    ]
     _carry_p_lift(rows, ordered)
     oracle = [results[k] for s in seqs if (k := result_key(s, ORACLE)) in results]
-    counts = study_counts(protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle},
-                          failed_recordings(failed, seqs), wall_s)
+    counts = study_counts(
+        protocols, {"lift": ordered, "recorded": tracked, ORACLE: oracle}, failed_recordings(failed, seqs), wall_s
+    )
     refined = refine_part(results, seqs, rdir, out_dir, counts, result_key, result_stem) if REFINE in protocols else []
     return StudyRecord(
         dataset=dataset,
-        hand={"model": config.hand, "shape": physics.choice_value(config, "hand_shape"),
-              "manosim_dir": str(manosim_dir),
-              "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)"},
-        config=config.to_dict(), config_hash=chash, ablation=ablation, versions=package_versions(),
-        sequences=list(seqs), counts=counts, failed=dict(failed), rollouts=rows,
+        hand={
+            "model": config.hand,
+            "shape": physics.choice_value(config, "hand_shape"),
+            "manosim_dir": str(manosim_dir),
+            "mjcf": "per rollout (`hand_mjcf`: the hand side of its recording)",
+        },
+        config=config.to_dict(),
+        config_hash=chash,
+        ablation=ablation,
+        versions=package_versions(),
+        sequences=list(seqs),
+        counts=counts,
+        failed=dict(failed),
+        rollouts=rows,
         inputs={k: v for r in ordered + tracked + oracle for k, v in (r.get("inputs") or {}).items()},
-        protocols=list(protocols), recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
+        protocols=list(protocols),
+        recorded_rollouts=[tracking_row(r, rdir, out_dir) for r in tracked],
         refine_rollouts=refined,
-        oracle_rollouts=_carry_p_lift([study_row(RolloutRecord.from_dict(r, nested=True),
-                                                 os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json",
-                                                                 out_dir)) for r in oracle], oracle),
+        oracle_rollouts=_carry_p_lift(
+            [
+                study_row(
+                    RolloutRecord.from_dict(r, nested=True),
+                    os.path.relpath(rdir / f"{result_stem(r['sequence'], ORACLE)}.json", out_dir),
+                )
+                for r in oracle
+            ],
+            oracle,
+        ),
     )

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.sim.engine.variants import Variant
 from replay.errors import UsageError
-from replay.study.prepare import prepare_recording
 from replay.protocol.sampling import run_samples
+from replay.sim.engine.variants import Variant
+from replay.study.prepare import prepare_recording
 
 #: grid axes and what they set: finger effort limit (N·m) and hand-object sliding friction (1)
 AXES = {"effort": "effort_limit", "mu": "friction"}
@@ -79,8 +79,9 @@ class SweepPlan:
     roles: tuple
 
 
-def plan_sweep(grid: dict, study_effort: float, perturb: int, perturb_mm: float, perturb_deg: float,
-               seed: int = 0) -> SweepPlan:
+def plan_sweep(
+    grid: dict, study_effort: float, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
+) -> SweepPlan:
     """Worlds for the grid cells, the effort line at mu = 1, the mu line at the study
     effort, ``perturb`` wrist perturbations at the study's operating point and the ablation.
 
@@ -134,14 +135,19 @@ def summarize_sweep(sp: SweepPlan, metrics: list[dict]) -> dict:
         elif role[0] == "perturb":
             pert.append(m["lifted"])
         else:
-            ablation = {"outcome": m["outcome"], "lifted": m["lifted"],
-                        "max_hand_object_contacts": m["max_hand_object_contacts"],
-                        "max_object_rise_mm": m["max_object_rise_mm"]}
+            ablation = {
+                "outcome": m["outcome"],
+                "lifted": m["lifted"],
+                "max_hand_object_contacts": m["max_hand_object_contacts"],
+                "max_object_rise_mm": m["max_object_rise_mm"],
+            }
     min_e = next((float(sp.effort[i]) for i in range(E) if line_e.get(i)), None)
     min_m = next((float(sp.mu[i]) for i in range(M) if line_m.get(i)), None)
     return {
         "axes": {"effort_nm": sp.effort.tolist(), "mu": sp.mu.tolist()},
-        "lifted": lifted.tolist(), "shake_held": held.tolist(), "outcome": outcome,
+        "lifted": lifted.tolist(),
+        "shake_held": held.tolist(),
+        "outcome": outcome,
         "success_fraction": float(lifted.mean()),
         "operating_point": {"effort_nm": sp.study_effort, "mu": BUILT_MU},
         "min_effort_lifting_at_mu1_nm": min_e,
@@ -156,8 +162,14 @@ def summarize_sweep(sp: SweepPlan, metrics: list[dict]) -> dict:
 
 def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, perturb_mm: float, perturb_deg: float, seed: int) -> str:
     """SHA-256 (16 hex) of everything a sweep's result depends on (resume)."""
-    doc = {"config": cfg.to_dict(), "grid": {k: v.tolist() for k, v in grid.items()}, "perturb": perturb,
-           "perturb_mm": perturb_mm, "perturb_deg": perturb_deg, "seed": seed}
+    doc = {
+        "config": cfg.to_dict(),
+        "grid": {k: v.tolist() for k, v in grid.items()},
+        "perturb": perturb,
+        "perturb_mm": perturb_mm,
+        "perturb_deg": perturb_deg,
+        "seed": seed,
+    }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -177,8 +189,10 @@ def heatmap_png(result: dict, title: str) -> bytes:
 
 #: marker style of the worlds on the two lines through the operating point, in the plot and its
 #: legend alike (matplotlib ``Line2D`` keywords)
-LINE_MARKERS = {True: dict(marker="o", ms=6, mfc="#1f5f3a", mec="white", label="line through it: lifts"),
-                False: dict(marker="X", ms=7, mfc="black", mec="white", label="line through it: drops")}
+LINE_MARKERS = {
+    True: dict(marker="o", ms=6, mfc="#1f5f3a", mec="white", label="line through it: lifts"),
+    False: dict(marker="X", ms=7, mfc="black", mec="white", label="line through it: drops"),
+}
 
 
 def heatmap_figure(result: dict, title: str):
@@ -207,8 +221,10 @@ def heatmap_figure(result: dict, title: str):
     lx = np.concatenate([np.full(len(E), op["mu"]), M])
     ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
     ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
-    handles = [Patch(color=c, label=t) for c, t in zip(cmap.colors, ["unstable", "not lifted", "lifted",
-                                                                     "lifted + held in shake"])]
+    handles = [
+        Patch(color=c, label=t)
+        for c, t in zip(cmap.colors, ["unstable", "not lifted", "lifted", "lifted + held in shake"])
+    ]
     star = dict(marker="*", ms=16, mec="black", mfc="white", label="study operating point")
     ax.plot([op["mu"]], [op["effort_nm"]], ls="none", clip_on=False, zorder=4, **star)
     handles.append(Line2D([], [], ls="none", **star))
@@ -235,8 +251,9 @@ def _cell_edges(v: np.ndarray) -> np.ndarray:
     return np.concatenate([[v[0]], mid, [v[-1]]])
 
 
-def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig, sp: SweepPlan,
-                        threads: int = 1) -> dict:
+def run_recording_sweep(
+    dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig, sp: SweepPlan, threads: int = 1
+) -> dict:
     """Replay one recording over every world of ``sp`` in one batch; the result dict.
 
     Raises:
@@ -247,25 +264,57 @@ def run_recording_sweep(dataset: str, sequence: str, data_dir, manosim_dir, cfg:
     res = run_samples(rec, coords, mjcf, cfg, [(cfg, v) for v in sp.variants], threads=threads)  # the one sampling path
     metrics = [r.metrics for r in res]
     out = summarize_sweep(sp, metrics)
-    out.update(sequence=sequence, dataset=dataset, object=rec.target_object.asset.name,
-               object_mass_kg=float(metrics[0]["object_mass"]), worlds=len(sp.variants),
-               wall_s=time.perf_counter() - t0,
-               worlds_detail=[{"label": v.label, "variant": v.to_dict(), "outcome": m["outcome"],
-                               "lifted": m["lifted"], "shake_held": m.get("shake_held"), "rise": m["rise"],
-                               "diagnosis": (m.get("diagnosis") or {}).get("class"),
-                               "variant_readback": m.get("variant_readback")}
-                              for v, m in zip(sp.variants, metrics)])
+    out.update(
+        sequence=sequence,
+        dataset=dataset,
+        object=rec.target_object.asset.name,
+        object_mass_kg=float(metrics[0]["object_mass"]),
+        worlds=len(sp.variants),
+        wall_s=time.perf_counter() - t0,
+        worlds_detail=[
+            {
+                "label": v.label,
+                "variant": v.to_dict(),
+                "outcome": m["outcome"],
+                "lifted": m["lifted"],
+                "shake_held": m.get("shake_held"),
+                "rise": m["rise"],
+                "diagnosis": (m.get("diagnosis") or {}).get("class"),
+                "variant_readback": m.get("variant_readback"),
+            }
+            for v, m in zip(sp.variants, metrics)
+        ],
+    )
     return out
 
 
 def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: dict, wall_s: float) -> dict:
     """The summary over recordings: per recording its headline figures, and their spread."""
-    rows = {s: {k: r.get(k) for k in ("object", "object_mass_kg", "success_fraction", "min_effort_lifting_at_mu1_nm",
-                                      "min_mu_lifting_at_study_effort", "perturbed_success_fraction", "wall_s",
-                                      "worlds", "png")} | {"ablation_lifted": (r.get("ablation") or {}).get("lifted")}
-            for s, r in results.items()}
+    rows = {
+        s: {
+            k: r.get(k)
+            for k in (
+                "object",
+                "object_mass_kg",
+                "success_fraction",
+                "min_effort_lifting_at_mu1_nm",
+                "min_mu_lifting_at_study_effort",
+                "perturbed_success_fraction",
+                "wall_s",
+                "worlds",
+                "png",
+            )
+        }
+        | {"ablation_lifted": (r.get("ablation") or {}).get("lifted")}
+        for s, r in results.items()
+    }
     sf = [r["success_fraction"] for r in rows.values()]
-    return {"recordings": len(results), "failed": failed, "versions": versions, "wall_s": wall_s,
-            "median_success_fraction": float(np.median(sf)) if sf else None,
-            "ablation_lifted": sum(bool(r["ablation_lifted"]) for r in rows.values()),
-            "per_recording": rows}
+    return {
+        "recordings": len(results),
+        "failed": failed,
+        "versions": versions,
+        "wall_s": wall_s,
+        "median_success_fraction": float(np.median(sf)) if sf else None,
+        "ablation_lifted": sum(bool(r["ablation_lifted"]) for r in rows.values()),
+        "per_recording": rows,
+    }

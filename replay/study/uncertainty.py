@@ -44,32 +44,64 @@ SOFTNESS = {
 }
 
 PHYSICS_VARIABLES = (
-    Variable("friction", "uniform", "uniform on [0.3, 1.0], sliding friction of every hand-object contact",
-             "Derler & Gerhardt 2012, Tribology of skin: review and analysis of experimental results for the friction "
-             "coefficient of human skin, Tribol. Lett. 45:1-27 (dry finger pad on polymers, metals, wood and glass: "
-             "mostly 0.3-1.0; moist skin higher, not sampled)", low=0.3, high=1.0),
-    Variable("softness", "choice", "one of mujoco_default (solref 0.02 1, solimp 0.9 0.95 0.001), manosim_soft "
-             "(0.04 1, 0.5 0.95 0.001), manosim_stiff (0.004 1, 0.99 0.9999 0.0005), equal weight, hand-object pairs",
-             "MuJoCo XML reference (geom solref/solimp defaults); manosim README (the soft set HUG chose by replaying "
-             "human grasps, and the stiff set it names: ~45 % vs >90 % of recorded grasps succeed)",
-             levels=tuple(SOFTNESS)),
-    Variable("torsional_friction", "choice", "0.005 or 0.5 m, equal weight, hand and object geoms (MuJoCo takes the "
-             "pair's maximum; condim 4 on the object)", "MuJoCo XML reference geom friction default (1, 0.005, 0.0001); "
-             "GRAB object_sim common.xml object_col friction 1 0.5 0.01 (as authored)", levels=(0.005, 0.5)),
-    Variable("object_mass_scale", "uniform", "uniform on [0.8, 1.2] times the asset's mass (inertia scaled with it)",
-             "object_sim's 1250 kg/m^3 for every GRAB object is a solid-plastic density (PLA 1.21-1.25 g/cm^3, Farah, "
-             "Anderson & Langer 2016, Adv. Drug Deliv. Rev. 107:367-392); the printed objects' infill and hollowness "
-             "are unstated: +-20 % declared (our choice)", low=0.8, high=1.2),
+    Variable(
+        "friction",
+        "uniform",
+        "uniform on [0.3, 1.0], sliding friction of every hand-object contact",
+        "Derler & Gerhardt 2012, Tribology of skin: review and analysis of experimental results for the friction "
+        "coefficient of human skin, Tribol. Lett. 45:1-27 (dry finger pad on polymers, metals, wood and glass: "
+        "mostly 0.3-1.0; moist skin higher, not sampled)",
+        low=0.3,
+        high=1.0,
+    ),
+    Variable(
+        "softness",
+        "choice",
+        "one of mujoco_default (solref 0.02 1, solimp 0.9 0.95 0.001), manosim_soft "
+        "(0.04 1, 0.5 0.95 0.001), manosim_stiff (0.004 1, 0.99 0.9999 0.0005), equal weight, hand-object pairs",
+        "MuJoCo XML reference (geom solref/solimp defaults); manosim README (the soft set HUG chose by replaying "
+        "human grasps, and the stiff set it names: ~45 % vs >90 % of recorded grasps succeed)",
+        levels=tuple(SOFTNESS),
+    ),
+    Variable(
+        "torsional_friction",
+        "choice",
+        "0.005 or 0.5 m, equal weight, hand and object geoms (MuJoCo takes the pair's maximum; condim 4 on the object)",
+        "MuJoCo XML reference geom friction default (1, 0.005, 0.0001); "
+        "GRAB object_sim common.xml object_col friction 1 0.5 0.01 (as authored)",
+        levels=(0.005, 0.5),
+    ),
+    Variable(
+        "object_mass_scale",
+        "uniform",
+        "uniform on [0.8, 1.2] times the asset's mass (inertia scaled with it)",
+        "object_sim's 1250 kg/m^3 for every GRAB object is a solid-plastic density (PLA 1.21-1.25 g/cm^3, Farah, "
+        "Anderson & Langer 2016, Adv. Drug Deliv. Rev. 107:367-392); the printed objects' infill and hollowness "
+        "are unstated: +-20 % declared (our choice)",
+        low=0.8,
+        high=1.2,
+    ),
 )
 
 DATA_VARIABLES = (
-    Variable("wrist_offset", "normal", "isotropic normal, 3 axes, world, sigma = sqrt(ik_residual_median^2 + "
-             "object_track_noise^2) of the recording (mm)", "the recording's own landmark IK fit residual "
-             "(meta kinematics.ik_residual_mm.median, replay.kinematics.coords) and its mocap's tracking noise as "
-             "measured on its object track (replay.checks.object_track noise_rms_mm)", dims=3),
-    Variable("object_offset", "normal", "normal on the two horizontal axes, world, sigma = the recording's object "
-             "track noise (mm); vertical 0 (the object settles on the support)",
-             "the recording's object track noise over the approach (replay.checks.object_track noise_rms_mm)", dims=2),
+    Variable(
+        "wrist_offset",
+        "normal",
+        "isotropic normal, 3 axes, world, sigma = sqrt(ik_residual_median^2 + "
+        "object_track_noise^2) of the recording (mm)",
+        "the recording's own landmark IK fit residual "
+        "(meta kinematics.ik_residual_mm.median, replay.kinematics.coords) and its mocap's tracking noise as "
+        "measured on its object track (replay.checks.object_track noise_rms_mm)",
+        dims=3,
+    ),
+    Variable(
+        "object_offset",
+        "normal",
+        "normal on the two horizontal axes, world, sigma = the recording's object "
+        "track noise (mm); vertical 0 (the object settles on the support)",
+        "the recording's object track noise over the approach (replay.checks.object_track noise_rms_mm)",
+        dims=2,
+    ),
 )
 
 #: every sampled variable, in sampling order

@@ -11,8 +11,8 @@ engine (the study's process reads it; :mod:`replay.study.sample_job` runs them i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
@@ -36,23 +36,31 @@ class Condition:
     why: str
 
 
-_GRAV = ("the recordings do not say whether the arm carried the hand: manosim's MJCF has no gravity compensation "
-         "(the hand hangs M g / kp below its target: 0.400 kg x 9.81 / 300 = 13 mm), the replay's wrench adds +M g "
-         "(issue #46: this one assumption flips all 9 hug-oracle lifts)")
+_GRAV = (
+    "the recordings do not say whether the arm carried the hand: manosim's MJCF has no gravity compensation "
+    "(the hand hangs M g / kp below its target: 0.400 kg x 9.81 / 300 = 13 mm), the replay's wrench adds +M g "
+    "(issue #46: this one assumption flips all 9 hug-oracle lifts)"
+)
 
 #: the conditions, in order (``as_replayed`` first: the study's own physics)
 CONDITIONS = (
     Condition("as_replayed", lambda cur: {}, "the study's own physics (its named physics and overrides)"),
     Condition("wrist_uncompensated", lambda cur: {"wrist_gravity_compensation": False}, _GRAV),
     Condition("wrist_compensated", lambda cur: {"wrist_gravity_compensation": True}, _GRAV),
-    Condition("mesh_hand", lambda cur: {"hand": "mesh"},
-              "manosim ships a capsule hand and a mesh hand (assets/<shape>/mano_<side>/mesh_hand.xml, same bodies and "
-              "joints); its README names the capsule hand the one meant for contact: which proxy stands for the skin "
-              "is a modelling assumption"),
+    Condition(
+        "mesh_hand",
+        lambda cur: {"hand": "mesh"},
+        "manosim ships a capsule hand and a mesh hand (assets/<shape>/mano_<side>/mesh_hand.xml, same bodies and "
+        "joints); its README names the capsule hand the one meant for contact: which proxy stands for the skin "
+        "is a modelling assumption",
+    ),
     Condition("capsule_hand", lambda cur: {"hand": "capsule"}, "manosim's capsule hand (the README's contact hand)"),
-    Condition("other_hand_shape", lambda cur: {"hand_shape": "myhand" if cur["hand_shape"] == "zerohand" else "zerohand"},
-              "manosim's other authored shape (myhand = HUG's, zerohand = zero betas), the hand refitted by landmark IK "
-              "on it (its fit on GRAB is worse: median 3.99 vs 1.92 mm, physics.py hand_shape row)"),
+    Condition(
+        "other_hand_shape",
+        lambda cur: {"hand_shape": "myhand" if cur["hand_shape"] == "zerohand" else "zerohand"},
+        "manosim's other authored shape (myhand = HUG's, zerohand = zero betas), the hand refitted by landmark IK "
+        "on it (its fit on GRAB is worse: median 3.99 vs 1.92 mm, physics.py hand_shape row)",
+    ),
 )
 
 #: condition name -> Condition
@@ -108,8 +116,11 @@ def condition_config(cfg: ReplayConfig, name: str, protocol: str = "lift") -> Re
     new = cfg
     if over:
         new = physics.apply_physics(cfg, None, over)
-        drift = {k: cur[k] for k, v in choices_in_effect(new, protocol).items()
-                 if k not in over and k != "hand" and v != cur[k]}
+        drift = {
+            k: cur[k]
+            for k, v in choices_in_effect(new, protocol).items()
+            if k not in over and k != "hand" and v != cur[k]
+        }
         if drift:  # a field apart from the physics that apply_physics would reset: kept as it was
             new = physics.apply_physics(cfg, None, {**drift, **over})
     new = dataclasses.replace(new, **fields).validate() if fields else new

@@ -56,11 +56,17 @@ def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_phy
         proto, _, phys = t.partition("@")
         phys = phys or study_physics
         if proto not in VERDICT_PROTOCOLS:
-            raise UsageError("--verdicts", f"{t!r}: the protocol must be one judged on a lift ({', '.join(VERDICT_PROTOCOLS)})"
-                                           f"; {did_you_mean(proto, VERDICT_PROTOCOLS)}e.g. hug-oracle@authored")
+            raise UsageError(
+                "--verdicts",
+                f"{t!r}: the protocol must be one judged on a lift ({', '.join(VERDICT_PROTOCOLS)})"
+                f"; {did_you_mean(proto, VERDICT_PROTOCOLS)}e.g. hug-oracle@authored",
+            )
         if phys not in physics.NAMES:
-            raise UsageError("--verdicts", f"{t!r}: unknown physics {phys!r}; {did_you_mean(phys, physics.NAMES)}"
-                                           f"choose from {', '.join(physics.NAMES)}")
+            raise UsageError(
+                "--verdicts",
+                f"{t!r}: unknown physics {phys!r}; {did_you_mean(phys, physics.NAMES)}"
+                f"choose from {', '.join(physics.NAMES)}",
+            )
         n = pair_name(proto, phys)
         out.setdefault(n, {"name": n, "protocol": proto, "physics": phys, "main": False})
     return list(out.values())
@@ -94,8 +100,9 @@ def with_hashes(verdicts: list[dict], cfg: ReplayConfig) -> tuple[list[dict], di
     return [dict(v, config_hash=config_hash(cfgs.get(v["name"], cfg))) for v in verdicts], cfgs
 
 
-def study_verdicts(text, protocols: list[str], cfg: ReplayConfig, prior: dict | None,
-                   chash: str) -> tuple[list[dict] | None, dict[str, tuple[dict, str]]]:
+def study_verdicts(
+    text, protocols: list[str], cfg: ReplayConfig, prior: dict | None, chash: str
+) -> tuple[list[dict] | None, dict[str, tuple[dict, str]]]:
     """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
     ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
     ``--out`` that an ``--objects`` subset merges into (``prior``, of this config ``chash``: :func:`merged`).
@@ -110,20 +117,34 @@ def study_verdicts(text, protocols: list[str], cfg: ReplayConfig, prior: dict | 
     return pairs, {n: (job_config(c), config_hash(c)) for n, c in cfgs.items()}
 
 
-def record_verdicts(rec, verdicts: list[dict] | None, prior: dict | None, results: dict, seqs: list[str],
-                    failed: dict, wall_s: float, rdir: Path, out_dir: Path) -> None:
+def record_verdicts(
+    rec,
+    verdicts: list[dict] | None,
+    prior: dict | None,
+    results: dict,
+    seqs: list[str],
+    failed: dict,
+    wall_s: float,
+    rdir: Path,
+    out_dir: Path,
+) -> None:
     """Put the pairs into the study record ``rec`` (its ``verdicts``, ``verdict_rollouts``, ``counts[name]``
     and the rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under ``--ablation-only``, the
     study as it was, whose extra verdicts the rerun keeps as they are."""
     if verdicts is not None:
         rec.verdicts = verdicts
-        rec.verdict_rollouts = verdict_part(results, seqs, verdicts, rec.rollouts, rec.counts, failed, wall_s,
-                                            rdir, out_dir)
+        rec.verdict_rollouts = verdict_part(
+            results, seqs, verdicts, rec.rollouts, rec.counts, failed, wall_s, rdir, out_dir
+        )
     elif prior and prior.get("verdicts"):
         rec.verdicts, rec.verdict_rollouts = prior.get("verdicts"), prior.get("verdict_rollouts")
         rec.counts.update({v["name"]: (prior.get("counts") or {}).get(v["name"]) for v in extras(rec.verdicts)})
-        lifted = {v["name"]: {r.get("sequence"): r.get("lifted") for r in (prior.get("verdict_rollouts") or {}).get(v["name"]) or []}
-                  for v in extras(rec.verdicts)}
+        lifted = {
+            v["name"]: {
+                r.get("sequence"): r.get("lifted") for r in (prior.get("verdict_rollouts") or {}).get(v["name"]) or []
+            }
+            for v in extras(rec.verdicts)
+        }
         for row in rec.rollouts:
             row.update({f"lifted_{n}": by.get(row.get("sequence")) for n, by in lifted.items()})
 
@@ -138,8 +159,17 @@ def merged(prior: dict | None, verdicts: list[dict], chash: str) -> list[dict]:
     return verdicts + kept
 
 
-def verdict_part(results: dict, seqs: list[str], verdicts: list[dict], rows: list[dict], counts: dict,
-                 failed: dict, wall_s: float, rdir: Path, out_dir: Path) -> dict:
+def verdict_part(
+    results: dict,
+    seqs: list[str],
+    verdicts: list[dict],
+    rows: list[dict],
+    counts: dict,
+    failed: dict,
+    wall_s: float,
+    rdir: Path,
+    out_dir: Path,
+) -> dict:
     """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``seqs`` order), each extra's
     counts put into ``counts[name]``, and each lift row (``rows``, the lift protocol's) given a
     ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
@@ -152,8 +182,13 @@ def verdict_part(results: dict, seqs: list[str], verdicts: list[dict], rows: lis
         lifted[name] = {d["sequence"]: bool(d.get("lifted")) for d in docs}
         if v.get("main"):
             continue
-        out[name] = [study_row(RolloutRecord.from_dict(d, nested=True),
-                               os.path.relpath(rdir / f"{result_stem(d['sequence'], name)}.json", out_dir)) for d in docs]
+        out[name] = [
+            study_row(
+                RolloutRecord.from_dict(d, nested=True),
+                os.path.relpath(rdir / f"{result_stem(d['sequence'], name)}.json", out_dir),
+            )
+            for d in docs
+        ]
         mine = {k: why for k, why in failed.items() if k.endswith(f" [{name}]")}
         counts[name] = COUNTERS[proto](docs, mine, wall_s)
     own = next((v["name"] for v in verdicts if v.get("main") and v["protocol"] == "lift"), None)
@@ -166,8 +201,7 @@ def verdict_part(results: dict, seqs: list[str], verdicts: list[dict], rows: lis
 
 def verdict_columns(verdicts: list[dict] | None) -> tuple[str, ...]:
     """study.csv's extra columns: ``lifted_<name>`` of each pair but the lift protocol's own (``lifted``)."""
-    return tuple(f"lifted_{v['name']}" for v in verdicts or []
-                 if not (v.get("main") and v.get("protocol") == "lift"))
+    return tuple(f"lifted_{v['name']}" for v in verdicts or [] if not (v.get("main") and v.get("protocol") == "lift"))
 
 
 def verdict_count_lines(study: dict) -> list[str]:

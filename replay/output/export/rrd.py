@@ -57,8 +57,13 @@ def frame_contacts(log, force_min: float) -> list[tuple[np.ndarray, np.ndarray, 
                 f = np.zeros(6)
                 mujoco.mj_contactForce(m, d, c, f)
                 rows.append((d.contact.pos[c].copy(), d.contact.frame[c, :3].copy(), float(f[0])))
-        out.append((np.array([r[0] for r in rows], float).reshape(-1, 3),
-                    np.array([r[1] for r in rows], float).reshape(-1, 3), np.array([r[2] for r in rows], float)))
+        out.append(
+            (
+                np.array([r[0] for r in rows], float).reshape(-1, 3),
+                np.array([r[1] for r in rows], float).reshape(-1, 3),
+                np.array([r[2] for r in rows], float),
+            )
+        )
 
     standalone.replay(m, z, on_frame=on_frame)
     return out
@@ -81,8 +86,9 @@ def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
         stream.log("world/contacts/normals", rr.Arrows3D(origins=p, vectors=nrm * (0.01 * f[:, None])))
 
 
-def export_rrd(poses: dict, path: str | Path, object_vertices: np.ndarray, parents: list[int],
-               contacts: list | None, name: str) -> dict:
+def export_rrd(
+    poses: dict, path: str | Path, object_vertices: np.ndarray, parents: list[int], contacts: list | None, name: str
+) -> dict:
     """Write the recording (module doc) to ``path``.
 
     Args:
@@ -107,8 +113,11 @@ def export_rrd(poses: dict, path: str | Path, object_vertices: np.ndarray, paren
     pos, quat = np.asarray(poses["body_pos"], float), np.asarray(poses["body_quat"], float)
     phase = poses["phase"]
     lift = np.flatnonzero(phase == 2)
-    z0 = np.where(np.arange(len(pos)) >= (lift[0] - 1 if lift.size else len(pos)),
-                  pos[lift[0] - 1, -1, 2] if lift.size else 0.0, pos[0, -1, 2])
+    z0 = np.where(
+        np.arange(len(pos)) >= (lift[0] - 1 if lift.size else len(pos)),
+        pos[lift[0] - 1, -1, 2] if lift.size else 0.0,
+        pos[0, -1, 2],
+    )
     rise = pos[:, -1, 2] - z0
     werr = np.asarray(poses["wrist_err"], float)
     skeleton = [(p, c) for c, p in enumerate(parents) if p >= 0]

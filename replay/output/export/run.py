@@ -19,8 +19,14 @@ def default_out(study: str | Path, sequence: str, rollout: str = "contact") -> P
     return Path(study).parent / "exports" / stem
 
 
-def export_rollout(study: str | Path, sequence: str, fmt: str, out: str | Path | None = None,
-                   rollout: str = "contact", data_dir: str | Path | None = None) -> dict:
+def export_rollout(
+    study: str | Path,
+    sequence: str,
+    fmt: str,
+    out: str | Path | None = None,
+    rollout: str = "contact",
+    data_dir: str | Path | None = None,
+) -> dict:
     """Export one rollout of ``study`` as ``fmt`` into folder ``out`` (default :func:`default_out`).
 
     ``mjcf`` and ``rrd`` re-run the rollout (its protocol, the study's physics) on the direct engine
@@ -40,21 +46,33 @@ def export_rollout(study: str | Path, sequence: str, fmt: str, out: str | Path |
         raise UsageError("--rollout", f"{rollout!r} is not one of {', '.join(ROLLOUTS)}")
     if fmt == "usd":
         from replay.output.export.usd import _viewer_usd
+
         _viewer_usd()  # the extra is there before anything is built
     if fmt == "rrd":
         from replay.output.export.rrd import _rerun
+
         _rerun()
     src = load_source(study, sequence, rollout)
     rollout = src.rollout  # a hug-oracle study alone: its contact run is the oracle's
     out = Path(out) if out is not None else default_out(study, src.sequence, rollout)
-    meta = {"study": str(src.study_path), "sequence": src.sequence, "rollout": rollout, "protocol": src.protocol,
-            "variant": src.doc.get("variant"), "outcome": src.doc.get("outcome")}
+    meta = {
+        "study": str(src.study_path),
+        "sequence": src.sequence,
+        "rollout": rollout,
+        "protocol": src.protocol,
+        "variant": src.doc.get("variant"),
+        "outcome": src.doc.get("outcome"),
+    }
     if fmt == "usd":
         from replay.output.export.usd import export_usd
 
         scene = rebuild_scene(src, data_dir)
-        return {"format": fmt, "out": str(out), **meta,
-                **export_usd(scene, src.poses, out / "rollout.usd", 1.0 / src.config.frame_dt)}
+        return {
+            "format": fmt,
+            "out": str(out),
+            **meta,
+            **export_usd(scene, src.poses, out / "rollout.usd", 1.0 / src.config.frame_dt),
+        }
     log = rerun_inputs(src, data_dir)
     check_reproduces(src, log.trace)
     if fmt == "mjcf":
@@ -68,5 +86,9 @@ def export_rollout(study: str | Path, sequence: str, fmt: str, out: str | Path |
     parents = [hand.index(int(p)) if int(p) in hand else -1 for p in log.model.body_parentid[log.bodies[:16]]]
     contacts = frame_contacts(log, src.config.contact_force_min)
     verts = np.asarray(log.scene.object_vertices, float)
-    return {"format": fmt, "out": str(out), **meta,
-            **export_rrd(src.poses, out / "rollout.rrd", verts, parents, contacts, f"{src.sequence}.{rollout}")}
+    return {
+        "format": fmt,
+        "out": str(out),
+        **meta,
+        **export_rrd(src.poses, out / "rollout.rrd", verts, parents, contacts, f"{src.sequence}.{rollout}"),
+    }

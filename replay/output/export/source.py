@@ -98,21 +98,27 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     path = Path(study_path)
     study = read_study(path).to_dict()
     seq = _pick_sequence(study, sequence, path)
-    if _kind(rollout) == "contact" and "lift" not in (study.get("protocols") or ["lift"]) \
-            and "hug-oracle" in study["protocols"]:  # a hug-oracle study alone: its rollouts are the oracle's
+    if (
+        _kind(rollout) == "contact"
+        and "lift" not in (study.get("protocols") or ["lift"])
+        and "hug-oracle" in study["protocols"]
+    ):  # a hug-oracle study alone: its rollouts are the oracle's
         rollout = "hug-oracle" if rollout == "contact" else "hug-oracle-ablation"
     suffix = _KIND[_kind(rollout)][0]
     jpath = path.parent / f"{path.stem}_rollouts" / f"{seq.replace('/', '__')}{suffix}.json"
     if suffix and not jpath.exists():
         how = "--refine" if rollout.startswith("refine") else "--protocol hug-oracle"
-        raise UsageError("--rollout", f"{seq} has no {_kind(rollout)} rollout ({jpath} not found): run the study "
-                                      f"with {how}")
+        raise UsageError(
+            "--rollout", f"{seq} has no {_kind(rollout)} rollout ({jpath} not found): run the study with {how}"
+        )
     doc = read_rollout(jpath).to_dict()
     if rollout.endswith("ablation"):
         if not doc.get("ablation"):
             raise DataError(jpath, "ablation", "this rollout has no contact ablation (study run with --no-ablation)")
-        doc = {**doc["ablation"], **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf",
-                                                            "support_height") if k in doc}}
+        doc = {
+            **doc["ablation"],
+            **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf", "support_height") if k in doc},
+        }
     poses_path = path.parent / str(doc.get("poses") or "")
     if not doc.get("poses") or not poses_path.is_file():
         raise DataError(jpath, "poses", f"saved poses {poses_path} not found")
@@ -140,8 +146,11 @@ def _check_physics(src: RolloutSource, jpath: Path) -> None:
     cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
     now = {r["name"]: r["value"] for r in physics_record(cfg)}  # the values, each row the record has (an older
     if any(now.get(r["name"], r["value"]) != r["value"] for r in saved):  # record has fewer rows, other wording)
-        raise DataError(jpath, "physics", "the rollout's physics is not what the study's config gives (its "
-                                          "config changed since?): re-run the study")
+        raise DataError(
+            jpath,
+            "physics",
+            "the rollout's physics is not what the study's config gives (its config changed since?): re-run the study",
+        )
 
 
 def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
@@ -180,6 +189,10 @@ def check_reproduces(src: RolloutSource, trace) -> None:
     got = trace.body_pos[: trace.done]
     if got.shape != saved.shape or not np.array_equal(got, saved):
         diff = float(np.nanmax(np.abs(got - saved))) if got.shape == saved.shape else float("nan")
-        raise DataError(src.study_path, "rollouts", f"the re-run of {src.sequence} ({src.rollout}) does not reproduce "
-                        f"the study's saved poses ({trace.done} frames vs {len(saved)}, largest difference "
-                        f"{diff:.3g} m): data, code or config changed since the study; re-run the study")
+        raise DataError(
+            src.study_path,
+            "rollouts",
+            f"the re-run of {src.sequence} ({src.rollout}) does not reproduce "
+            f"the study's saved poses ({trace.done} frames vs {len(saved)}, largest difference "
+            f"{diff:.3g} m): data, code or config changed since the study; re-run the study",
+        )

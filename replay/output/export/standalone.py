@@ -76,7 +76,9 @@ def apply_model_fields(m, z):
         try:
             if isinstance(have, np.ndarray) and have.shape == want.shape and have.dtype.kind == want.dtype.kind:
                 have[...] = want
-            elif part == "opt" and have is not None and np.shape(have) == want.shape and not isinstance(have, np.ndarray):
+            elif (
+                part == "opt" and have is not None and np.shape(have) == want.shape and not isinstance(have, np.ndarray)
+            ):
                 setattr(owner, name, type(have)(want))
             else:
                 left.append(key)
@@ -92,8 +94,15 @@ def quat_mul(a, b):
     """Hamilton product of (..., 4) quaternions, xyzw."""
     ax, ay, az, aw = np.moveaxis(a, -1, 0)
     bx, by, bz, bw = np.moveaxis(b, -1, 0)
-    return np.stack([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz], -1)
+    return np.stack(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ],
+        -1,
+    )
 
 
 def quat_conj(q):
@@ -124,7 +133,7 @@ def hand_object_contacts(d, hand, obj, force_min, pyramidal):
         if a < 0:
             continue
         rows = max(1, 2 * (int(d.contact.dim[c]) - 1)) if pyramidal else 1
-        nf += float(d.efc_force[a:a + rows].sum()) > force_min
+        nf += float(d.efc_force[a : a + rows].sum()) > force_min
     return n, nf
 
 
@@ -164,9 +173,13 @@ def outcome(pos, quat, contacts, z):
     from its float32 saved poses."""
     p32, q32 = pos.astype(np.float32).astype(float), quat.astype(np.float32).astype(float)
     ls, judge = int(z["lift_start"]), int(z["judge"])
-    out = {"frames": int(len(pos)), "steps": int(np.sum(z["frame_steps"])),
-           "final_object_pos_m": pos[-1, -1].tolist(), "final_object_quat_xyzw": quat[-1, -1].tolist(),
-           "max_hand_object_contacts": int(contacts.max()) if len(contacts) else 0}
+    out = {
+        "frames": int(len(pos)),
+        "steps": int(np.sum(z["frame_steps"])),
+        "final_object_pos_m": pos[-1, -1].tolist(),
+        "final_object_quat_xyzw": quat[-1, -1].tolist(),
+        "max_hand_object_contacts": int(contacts.max()) if len(contacts) else 0,
+    }
     verts = z["object_vertices"]
     o = unit(q32[judge, -1])
     world = quat_rotate(np.broadcast_to(o, verts.shape[:-1] + (4,)), verts) + p32[judge, -1]
@@ -211,27 +224,37 @@ def load_model(a, z, here):
         try:
             return mujoco.MjModel.from_binary_path(a.model), "model.mjb", None
         except ValueError as e:
-            raise ValueError(f"MuJoCo {ours} cannot load {a.model} ({str(e).splitlines()[0]}); the export was made "
-                             f"with MuJoCo {made}") from None
+            raise ValueError(
+                f"MuJoCo {ours} cannot load {a.model} ({str(e).splitlines()[0]}); the export was made "
+                f"with MuJoCo {made}"
+            ) from None
     xml = a.xml or str(here / "scene.xml")
     try:
         m = mujoco.MjModel.from_xml_path(xml)
     except ValueError as e:
         need = f"mujoco=={made}" if made else "the MuJoCo version that made it"
-        raise ValueError(f"MuJoCo {ours} cannot load {xml} ({str(e).splitlines()[0]}); this export needs {need}: "
-                         f"pip install {need}") from None
+        raise ValueError(
+            f"MuJoCo {ours} cannot load {xml} ({str(e).splitlines()[0]}); this export needs {need}: pip install {need}"
+        ) from None
     copied, left = apply_model_fields(m, z)
-    note = None if a.xml else (f"MuJoCo {ours} here, the export was made with MuJoCo {made}, whose model.mjb no "
-                               f"other version reads: replaying {Path(xml).name} with {copied} fields of the "
-                               f"compiled model applied ({len(left)} left as {ours} compiles them); "
-                               "'differs_from_rollout' says how far the result lands from the rollout")
+    note = (
+        None
+        if a.xml
+        else (
+            f"MuJoCo {ours} here, the export was made with MuJoCo {made}, whose model.mjb no "
+            f"other version reads: replaying {Path(xml).name} with {copied} fields of the "
+            f"compiled model applied ({len(left)} left as {ours} compiles them); "
+            "'differs_from_rollout' says how far the result lands from the rollout"
+        )
+    )
     return m, f"{Path(xml).name} ({copied} compiled fields applied, {len(left)} not)", note
 
 
 def main(argv=None):
     here = Path(__file__).resolve().parent
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] + f" Made with MuJoCo {MADE_WITH}; "
-                                f"this is MuJoCo {mujoco.__version__}.")
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0] + f" Made with MuJoCo {MADE_WITH}; this is MuJoCo {mujoco.__version__}."
+    )
     p.add_argument("--model", default=str(here / "model.mjb"), help="compiled model (.mjb)")
     p.add_argument("--xml", default=None, help="load this MJCF (scene.xml) instead of --model")
     p.add_argument("--inputs", default=str(here / "inputs.npz"))
@@ -249,8 +272,13 @@ def main(argv=None):
     if a.trajectory:
         np.savez_compressed(a.trajectory, body_pos=pos, body_quat=quat, contact_count=contacts)
     made = MADE_WITH or (str(z["mujoco_version"]) if "mujoco_version" in z else None)
-    figures = dict(outcome(pos, quat, contacts, z), mujoco=mujoco.__version__, made_with_mujoco=made, model=loaded,
-                   differs_from_rollout=differs_from_rollout(pos, z))
+    figures = dict(
+        outcome(pos, quat, contacts, z),
+        mujoco=mujoco.__version__,
+        made_with_mujoco=made,
+        model=loaded,
+        differs_from_rollout=differs_from_rollout(pos, z),
+    )
     try:  # what scene.xml gave under the export's own version: how far a replay from it may land
         figures["scene_xml_under_made_with"] = json.loads((here / "export.json").read_text()).get("scene_xml_replay")
     except (OSError, ValueError):

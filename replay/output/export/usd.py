@@ -21,9 +21,8 @@ from replay.results.records import Phase
 
 def _viewer_usd():
     try:
-        from pxr import Sdf  # noqa: F401  (usd-core present)
-
         from newton.viewer import ViewerUSD
+        from pxr import Sdf  # noqa: F401  (usd-core present)
     except ImportError:
         raise UsageError("--format", "usd needs usd-core: pip install -e '.[usd]'") from None
     return ViewerUSD

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import mujoco
 import numpy as np
@@ -100,7 +100,9 @@ def frame_camera(
     return CameraView(centre + up * shift * distance, distance, azimuth, elevation)
 
 
-def _fit_box(half: np.ndarray, azimuth: float, elevation: float, aspect: float, top_clear: float) -> tuple[float, float]:
+def _fit_box(
+    half: np.ndarray, azimuth: float, elevation: float, aspect: float, top_clear: float
+) -> tuple[float, float]:
     """(distance m, look-at shift up per m of distance) of a camera looking at the centre of a box of
     half extents ``half`` (3,) m, world axes, from ``azimuth`` / ``elevation`` deg (MuJoCo free
     camera): the nearest distance at which every corner's projection is inside the view with a 10 %
@@ -120,8 +122,15 @@ def _fit_box(half: np.ndarray, azimuth: float, elevation: float, aspect: float, 
     return d, top_clear * tan_v
 
 
-def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict, keep_obj: dict,
-            use: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+def _bounds(
+    track: PoseTrack,
+    hand_cols: list[int],
+    objects: Sequence[SceneObject],
+    radii: dict,
+    keep_obj: dict,
+    use: np.ndarray,
+    box: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """(low (3,), high (3,) corners m of the box holding the ``box`` frames' hand body origins,
     padded 3 cm, and every object's bounding sphere; each object's mean position (3,) m over
     the ``use`` frames, which aim the view)."""
@@ -138,8 +147,9 @@ def _bounds(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObjec
         r = radii[obj.body]
         pts += [p - r, p + r]
         seen = use & keep_obj[obj.body]  # the view turns on the interaction frames only
-        obj_centres.append(track.body_pos[seen][:, track.index(obj.body)].mean(axis=0) if seen.any()
-                           else p.mean(axis=0))
+        obj_centres.append(
+            track.body_pos[seen][:, track.index(obj.body)].mean(axis=0) if seen.any() else p.mean(axis=0)
+        )
     pts = np.concatenate(pts, axis=0)
     return pts.min(axis=0), pts.max(axis=0), obj_centres
 
@@ -158,8 +168,9 @@ def _frames_used(F: int, frames: slice | np.ndarray | None) -> np.ndarray:
     return use
 
 
-def _object_extent(track: PoseTrack, objects: Sequence[SceneObject],
-                   fallen_below: float | None) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _object_extent(
+    track: PoseTrack, objects: Sequence[SceneObject], fallen_below: float | None
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Per object body: its mesh's bounding-sphere radius about the origin (m), and (F,) bool,
     False from the first frame its origin is below ``fallen_below`` (z, m)."""
     F = track.num_frames
@@ -171,13 +182,20 @@ def _object_extent(track: PoseTrack, objects: Sequence[SceneObject],
         if fallen_below is not None:
             low = track.body_pos[:, track.index(obj.body), 2] < fallen_below
             if low.any():
-                ok[int(np.argmax(low)):] = False
+                ok[int(np.argmax(low)) :] = False
         keep_obj[obj.body] = ok
     return radii, keep_obj
 
 
-def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneObject], radii: dict,
-                keep_obj: dict, reach: float, use: np.ndarray) -> None:
+def _from_reach(
+    track: PoseTrack,
+    hand_cols: list[int],
+    objects: Sequence[SceneObject],
+    radii: dict,
+    keep_obj: dict,
+    reach: float,
+    use: np.ndarray,
+) -> None:
     """Drop from ``use`` (in place) the frames before the first where a hand body origin is
     within ``reach`` m of an object's bounding sphere (none such: ``use`` is kept)."""
     near = np.zeros(track.num_frames, bool)
@@ -187,7 +205,7 @@ def _from_reach(track: PoseTrack, hand_cols: list[int], objects: Sequence[SceneO
         near |= (d < radii[obj.body] + reach) & keep_obj[obj.body]
     near &= use
     if near.any():
-        use[:int(np.argmax(near))] = False
+        use[: int(np.argmax(near))] = False
 
 
 #: phases a study clip's camera is aimed on (approach, lift) and phases it keeps in view too
@@ -208,8 +226,14 @@ def clip_camera(clip: Clip, aspect: float, top_clear: float = CLIP_TOP_CLEAR) ->
     a montage tile, whose caption is a band above the picture)."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
     phases = np.isin(clip.phase, FRAMED_PHASES)
-    return frame_camera(clip.track, hand, clip.objects, aspect, frames=phases if phases.any() else None,
-                        reach=CLIP_REACH_M, fallen_below=clip.support.height - FALLEN_BELOW_M,
-                        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None,
-                        top_clear=top_clear)
-
+    return frame_camera(
+        clip.track,
+        hand,
+        clip.objects,
+        aspect,
+        frames=phases if phases.any() else None,
+        reach=CLIP_REACH_M,
+        fallen_below=clip.support.height - FALLEN_BELOW_M,
+        also_in_view=np.isin(clip.phase, ALSO_IN_VIEW_PHASES) if phases.any() else None,
+        top_clear=top_clear,
+    )

@@ -17,8 +17,8 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
-from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.output.render.poses import PoseTrack, load_poses_npz
+from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.results.outcomes import OUTCOMES, upgrade
 from replay.results.records import Phase, check_version
 
@@ -62,8 +62,7 @@ class Support:
         return min(0.0, self.height - FLOOR_DROP_M)
 
 
-def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
-                  thickness: float | None = None) -> Support:
+def parse_support(rollout: dict, where: Path | None, field_prefix: str = "", thickness: float | None = None) -> Support:
     """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
     either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
     ``replay.protocol.rollout`` from ``replay.data.support.support_extent``). A missing ``support`` (studies
@@ -95,8 +94,11 @@ def parse_support(rollout: dict, where: Path | None, field_prefix: str = "",
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        raise DataError(where, field_prefix + "support",
-                        f"expected \"plane\" or {{\"table_top_xy\": [xmin, ymin, xmax, ymax]}} with min < max, got {sup!r}")
+        raise DataError(
+            where,
+            field_prefix + "support",
+            f'expected "plane" or {{"table_top_xy": [xmin, ymin, xmax, ymax]}} with min < max, got {sup!r}',
+        )
     return Support(height, ext, th)
 
 
@@ -177,7 +179,6 @@ class Clip:
             self.support = Support(float(self.support_height))
 
 
-
 def load_study(study_path: str | Path) -> tuple[dict, Path]:
     """Read a study JSON.
 
@@ -213,8 +214,9 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
     raise DataError(where, fld, f"{what} not found: {path_str} (looked in {', '.join(str(c) for c in candidates)})")
 
 
-def expand_rollout(rollout: dict, study_dir: str | Path, source: str | Path | None = None,
-                   field_prefix: str = "") -> dict:
+def expand_rollout(
+    rollout: dict, study_dir: str | Path, source: str | Path | None = None, field_prefix: str = ""
+) -> dict:
     """The full rollout entry: a study JSON's ``rollouts`` item may be a summary that
     points to its per-rollout JSON with ``"json"`` (relative to the study folder); its
     fields are merged over the summary's. Entries that already hold ``poses`` are
@@ -272,7 +274,8 @@ def load_clip(
     entry, pre = _variant_entry(rollout, variant, where, field_prefix)
     if not entry.get("poses"):
         raise DataError(
-            where, pre + "poses",
+            where,
+            pre + "poses",
             "rollout has no saved poses; rerun the study with pose saving on (the renderer never re-simulates)",
         )
     poses_path = study_dir / str(entry["poses"])
@@ -296,9 +299,17 @@ def load_clip(
     if ghost is not None:
         objects.append(ghost)
     return Clip(
-        track=track, contact_count=contact, phase=phase, hand_mjcf=hand_mjcf,
-        objects=objects, support_height=support.height, outcome=outcome, title=title, meta=rollout,
-        support=support, shake_max_slip=float(_study_setting(source, "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
+        track=track,
+        contact_count=contact,
+        phase=phase,
+        hand_mjcf=hand_mjcf,
+        objects=objects,
+        support_height=support.height,
+        outcome=outcome,
+        title=title,
+        meta=rollout,
+        support=support,
+        shake_max_slip=float(_study_setting(source, "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
     )
 
 
@@ -339,8 +350,9 @@ def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) 
 GHOST_BODY = "recorded_object"
 
 
-def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
-                       name: str) -> tuple[PoseTrack, SceneObject | None]:
+def add_recorded_ghost(
+    track: PoseTrack, poses_path: Path, mesh: Path, name: str
+) -> tuple[PoseTrack, SceneObject | None]:
     """The recorded object pose as an extra body of ``track`` and its translucent object.
 
     Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
@@ -361,8 +373,11 @@ def add_recorded_ghost(track: PoseTrack, poses_path: Path, mesh: Path,
         if arr.ndim != 2 or arr.shape[1] != w or arr.shape[0] < F or not np.all(np.isfinite(arr[:F])):
             raise DataError(poses_path, key, f"expected finite (>= {F}, {w}), got shape {arr.shape}")
     rquat = rquat[:F] / np.linalg.norm(rquat[:F], axis=1, keepdims=True)
-    ghost_track = PoseTrack(time=track.time, body_names=[*track.body_names, GHOST_BODY],
-                            body_pos=np.concatenate([track.body_pos, rpos[:F, None]], axis=1),
-                            body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
-                            source=track.source)
+    ghost_track = PoseTrack(
+        time=track.time,
+        body_names=[*track.body_names, GHOST_BODY],
+        body_pos=np.concatenate([track.body_pos, rpos[:F, None]], axis=1),
+        body_quat=np.concatenate([track.body_quat, rquat[:, None]], axis=1),
+        source=track.source,
+    )
     return ghost_track, SceneObject(GHOST_BODY, f"{name} (recorded)", mesh, GHOST_RGBA)

@@ -25,8 +25,9 @@ def points_decorator(points: np.ndarray):
         for p in points[i]:
             if scene.ngeom >= scene.maxgeom:
                 return
-            mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, size, p,
-                                np.eye(3).ravel(), rgba)
+            mujoco.mjv_initGeom(
+                scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, size, p, np.eye(3).ravel(), rgba
+            )
             scene.ngeom += 1
 
     return decorate

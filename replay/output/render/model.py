@@ -3,10 +3,10 @@ the support as simulated, and how saved poses are written into it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import mujoco
 import numpy as np
@@ -52,9 +52,12 @@ def _hand_visual(mjcf: str) -> tuple[tuple[str, ...], tuple[_HandGeom, ...]]:
             k = int(m.geom_dataid[g])
             va, vn = int(m.mesh_vertadr[k]), int(m.mesh_vertnum[k])
             fa, fn = int(m.mesh_faceadr[k]), int(m.mesh_facenum[k])
-            mesh = (m.mesh_vert[va:va + vn].astype(np.float64).copy(), m.mesh_face[fa:fa + fn].copy())
-        geoms.append(_HandGeom(body, int(m.geom_type[g]), m.geom_size[g].copy(), m.geom_pos[g].copy(),
-                               m.geom_quat[g].copy(), mesh))
+            mesh = (m.mesh_vert[va : va + vn].astype(np.float64).copy(), m.mesh_face[fa : fa + fn].copy())
+        geoms.append(
+            _HandGeom(
+                body, int(m.geom_type[g]), m.geom_size[g].copy(), m.geom_pos[g].copy(), m.geom_quat[g].copy(), mesh
+            )
+        )
     return bodies, tuple(geoms)
 
 
@@ -110,11 +113,16 @@ def build_render_model(
     for j, obj in enumerate(objects):
         v, f = _load_mesh(str(Path(obj.mesh).resolve()) if Path(obj.mesh).exists() else str(obj.mesh))
         mname = f"obj_mesh_{j}"
-        spec.add_mesh(name=mname, uservert=v.ravel().tolist(), userface=f.ravel().tolist(),
-                      inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
+        spec.add_mesh(
+            name=mname,
+            uservert=v.ravel().tolist(),
+            userface=f.ravel().tolist(),
+            inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+        )
         b = spec.worldbody.add_body(name=obj.body, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
-        b.add_geom(type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mname, rgba=list(obj.rgba), contype=0,
-                   conaffinity=0, group=0)
+        b.add_geom(
+            type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mname, rgba=list(obj.rgba), contype=0, conaffinity=0, group=0
+        )
     try:
         return spec.compile()
     except Exception as exc:  # noqa: BLE001
@@ -135,34 +143,70 @@ def _set_visual(spec: mujoco.MjSpec, w: int, h: int) -> None:
     spec.visual.headlight.specular = [0.1, 0.1, 0.1]
     spec.stat.extent = 1.0
     spec.stat.center = [0.0, 0.0, 0.0]
-    spec.worldbody.add_light(name="key", type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, dir=[0.3, 0.4, -1.0],
-                             diffuse=[0.45, 0.45, 0.45], specular=[0.15, 0.15, 0.15], castshadow=False)
-    spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
-                     builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, rgb1=[0.78, 0.84, 0.92],
-                     rgb2=[0.35, 0.38, 0.45], width=64, height=64)
+    spec.worldbody.add_light(
+        name="key",
+        type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+        dir=[0.3, 0.4, -1.0],
+        diffuse=[0.45, 0.45, 0.45],
+        specular=[0.15, 0.15, 0.15],
+        castshadow=False,
+    )
+    spec.add_texture(
+        name="sky",
+        type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+        rgb1=[0.78, 0.84, 0.92],
+        rgb2=[0.35, 0.38, 0.45],
+        width=64,
+        height=64,
+    )
 
 
 def _add_support(spec: mujoco.MjSpec, sup: Support) -> None:
     """The support as simulated: a plane at ``sup.height``, or the table-top box over a floor."""
     world = spec.worldbody
-    spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
-                     builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.62, 0.60, 0.57],
-                     rgb2=[0.52, 0.50, 0.47], width=64, height=64)
+    spec.add_texture(
+        name="grid",
+        type=mujoco.mjtTexture.mjTEXTURE_2D,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+        rgb1=[0.62, 0.60, 0.57],
+        rgb2=[0.52, 0.50, 0.47],
+        width=64,
+        height=64,
+    )
     mat = spec.add_material(name="grid", texrepeat=[20, 20], reflectance=0.0)
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
     if sup.table_top_xy is None:
-        world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[2.0, 2.0, 0.05],
-                       pos=[0, 0, float(sup.height)], material="grid", contype=0, conaffinity=0)
+        world.add_geom(
+            name="support",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[2.0, 2.0, 0.05],
+            pos=[0, 0, float(sup.height)],
+            material="grid",
+            contype=0,
+            conaffinity=0,
+        )
         return
     x0, y0, x1, y1 = sup.table_top_xy  # the box replay.sim.scene.build_model simulates, over a floor
     hz = 0.5 * float(sup.thickness)
-    world.add_geom(name="support", type=mujoco.mjtGeom.mjGEOM_BOX,
-                   size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
-                   pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
-                   rgba=list(TABLE_RGBA), contype=0, conaffinity=0)
-    world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3.0, 3.0, 0.05],
-                   pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)], material="grid",
-                   contype=0, conaffinity=0)
+    world.add_geom(
+        name="support",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
+        pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
+        rgba=list(TABLE_RGBA),
+        contype=0,
+        conaffinity=0,
+    )
+    world.add_geom(
+        name="floor",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[3.0, 3.0, 0.05],
+        pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)],
+        material="grid",
+        contype=0,
+        conaffinity=0,
+    )
 
 
 def _add_hand(spec: mujoco.MjSpec, hand_path: Path) -> None:
@@ -178,12 +222,24 @@ def _add_hand(spec: mujoco.MjSpec, hand_path: Path) -> None:
     for b in bodies:
         body_specs[b] = spec.worldbody.add_body(name=b, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
     for i, g in enumerate(geoms):
-        kw = dict(type=mujoco.mjtGeom(g.type), size=g.size.tolist(), pos=g.pos.tolist(), quat=g.quat.tolist(),
-                  rgba=list(SKIN_RGBA), contype=0, conaffinity=0, group=0)
+        kw = dict(
+            type=mujoco.mjtGeom(g.type),
+            size=g.size.tolist(),
+            pos=g.pos.tolist(),
+            quat=g.quat.tolist(),
+            rgba=list(SKIN_RGBA),
+            contype=0,
+            conaffinity=0,
+            group=0,
+        )
         if g.mesh is not None:
             mname = f"hand_mesh_{i}"
-            spec.add_mesh(name=mname, uservert=g.mesh[0].ravel().tolist(), userface=g.mesh[1].ravel().tolist(),
-                          inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL)
+            spec.add_mesh(
+                name=mname,
+                uservert=g.mesh[0].ravel().tolist(),
+                userface=g.mesh[1].ravel().tolist(),
+                inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+            )
             kw["meshname"] = mname
         body_specs[g.body].add_geom(**kw)
 
@@ -207,12 +263,12 @@ def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np
     return np.asarray(mids, dtype=np.int64), np.asarray(cols, dtype=np.int64)
 
 
-def apply_poses(model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, frame: int,
-                mids: np.ndarray, cols: np.ndarray) -> None:
+def apply_poses(
+    model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, frame: int, mids: np.ndarray, cols: np.ndarray
+) -> None:
     """Put the render model's mocap bodies at ``track``'s poses of ``frame`` and run
     MuJoCo kinematics (``data.geom_xpos``/``geom_xmat`` then hold world geom poses).
     Converts the track's xyzw quaternions to MuJoCo's wxyz."""
     data.mocap_pos[mids] = track.body_pos[frame, cols]
     data.mocap_quat[mids] = track.body_quat[frame, cols][:, [3, 0, 1, 2]]
     mujoco.mj_kinematics(model, data)
-

@@ -9,8 +9,8 @@ import math
 import sys
 import tempfile
 import time as _time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -47,14 +47,19 @@ MONTAGE_MIN_READABLE_W = 320
 #: px = 960 px + the header <= 1080: 24 tiles); a study with more is shown by a selection in which every
 #: outcome class is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
 #: 5.4 min and were unreadable, issue 41)
-MONTAGE_MAX_CLIPS = (MONTAGE_MAX_CANVAS[0] // MONTAGE_MIN_READABLE_W) * (MONTAGE_MAX_CANVAS[1]
-                                                                          // (MONTAGE_MIN_READABLE_W * 3 // 4))
+MONTAGE_MAX_CLIPS = (MONTAGE_MAX_CANVAS[0] // MONTAGE_MIN_READABLE_W) * (
+    MONTAGE_MAX_CANVAS[1] // (MONTAGE_MIN_READABLE_W * 3 // 4)
+)
 #: the readability rule in words, drawn with every montage's selection rule
-READABLE_RULE = (f"at most {MONTAGE_MAX_CLIPS} tiles by default, so each stays at least {MONTAGE_MIN_READABLE_W} px "
-                 f"wide on a {MONTAGE_MAX_CANVAS[0]} x {MONTAGE_MAX_CANVAS[1]} screen")
+READABLE_RULE = (
+    f"at most {MONTAGE_MAX_CLIPS} tiles by default, so each stays at least {MONTAGE_MIN_READABLE_W} px "
+    f"wide on a {MONTAGE_MAX_CANVAS[0]} x {MONTAGE_MAX_CANVAS[1]} screen"
+)
 
 
-def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None = None) -> tuple[int, int, tuple[int, int]]:
+def montage_layout(
+    n: int, cols: int | None = None, tile: tuple[int, int] | None = None
+) -> tuple[int, int, tuple[int, int]]:
     """Grid and tile size for ``n`` clips.
 
     Default columns: 3 up to 6 clips (a 3 x 2 grid, as in manosim's README montage), else
@@ -84,8 +89,9 @@ def montage_layout(n: int, cols: int | None = None, tile: tuple[int, int] | None
     return cols, rows, (int(tile[0]), int(tile[1]))
 
 
-def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
-                    key: str = "rollouts") -> list[tuple[int, dict]]:
+def select_rollouts(
+    study: dict, objects: Sequence[str] | None, source: Path, key: str = "rollouts"
+) -> list[tuple[int, dict]]:
     """Rollouts to show, in study order, optionally only those ``objects`` names: by object
     (every rollout of it: ``mug`` is mug_lift, mug_pass_1, ...) or by sequence (``mug_pass_1``).
 
@@ -104,11 +110,18 @@ def select_rollouts(study: dict, objects: Sequence[str] | None, source: Path,
         seqs = [str(r.get("sequence")) for _, r in rolls if r.get("sequence")]
         missing = [o for o in objects if o not in have and o not in seqs]
         if missing:
-            hints = [f"{m!r} (did you mean {' or '.join(c)}?)"
-                     if (c := difflib.get_close_matches(m, sorted(have) + seqs, n=3)) else repr(m) for m in missing]
-            raise UsageError("--objects", f"no rollout for {', '.join(hints)} in {source}; it has {len(have)} objects"
-                                          + (f" ({', '.join(sorted(have))})" if len(have) <= 12 else "")
-                                          + " (a sequence name works too)")
+            hints = [
+                f"{m!r} (did you mean {' or '.join(c)}?)"
+                if (c := difflib.get_close_matches(m, sorted(have) + seqs, n=3))
+                else repr(m)
+                for m in missing
+            ]
+            raise UsageError(
+                "--objects",
+                f"no rollout for {', '.join(hints)} in {source}; it has {len(have)} objects"
+                + (f" ({', '.join(sorted(have))})" if len(have) <= 12 else "")
+                + " (a sequence name works too)",
+            )
         want = set(objects)
         rolls = [(i, r) for i, r in rolls if str(r.get("object")) in want or str(r.get("sequence")) in want]
     if not rolls:
@@ -123,8 +136,9 @@ def montage_record_path(out_path: str | Path) -> Path:
     return out.with_name(out.name + ".json")
 
 
-def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str],
-                 params: dict) -> str:
+def _montage_key(
+    chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str], params: dict
+) -> str:
     """SHA-256 over everything a montage is drawn from: each shown rollout's per-rollout
     JSON and saved poses (by content), the render settings, and the source of this
     package (a change to the renderer re-renders). A resumed study that rewrote only its summary
@@ -144,10 +158,19 @@ def _montage_key(chosen: list[tuple[int, dict]], study_dir: Path, study_path: Pa
     return h.hexdigest()
 
 
-def render_montage(study_path: str | Path, out_path: str | Path, cols: int | None = None,
-                   objects: Sequence[str] | None = None, tile: tuple[int, int] | None = None, fps: float = 30.0,
-                   variant: str = "main", max_clips: int | None = MONTAGE_MAX_CLIPS, progress: bool = False,
-                   force: bool = False, protocol: str = "lift") -> RenderStats:
+def render_montage(
+    study_path: str | Path,
+    out_path: str | Path,
+    cols: int | None = None,
+    objects: Sequence[str] | None = None,
+    tile: tuple[int, int] | None = None,
+    fps: float = 30.0,
+    variant: str = "main",
+    max_clips: int | None = MONTAGE_MAX_CLIPS,
+    progress: bool = False,
+    force: bool = False,
+    protocol: str = "lift",
+) -> RenderStats:
     """Tile the study's clips, each with its overlay, into one H.264 mp4.
 
     Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
@@ -193,22 +216,49 @@ def render_montage(study_path: str | Path, out_path: str | Path, cols: int | Non
     variants = ("main", "ablation") if variant == "both" else (variant,)
     list_key = "rollouts" if protocol == "lift" else f"{protocol}_rollouts"
     chosen, left_out, rule = _choose(study, study_path, objects, variants, max_clips, list_key)
-    params = {"cols": cols, "tile": list(tile) if tile else None, "fps": fps, "variant": variant,
-              "max_clips": max_clips, "objects": list(objects) if objects else None, "protocol": protocol}
+    params = {
+        "cols": cols,
+        "tile": list(tile) if tile else None,
+        "fps": fps,
+        "variant": variant,
+        "max_clips": max_clips,
+        "objects": list(objects) if objects else None,
+        "protocol": protocol,
+    }
     key = _montage_key(chosen, study_dir, study_path, variants, params)
     record_path = montage_record_path(out)
     kept = None if force else _up_to_date(out, record_path, key)
     if kept is not None:
-        return RenderStats(out, int(kept.get("frames", 0)), tuple(kept.get("size", (0, 0))),
-                           _time.perf_counter() - t_start, 0.0, left_out=len(left_out), skipped=True,
-                           left_out_names=tuple(left_out))
-    return _render(study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, (left_out, rule),
-                   progress, t_start)
+        return RenderStats(
+            out,
+            int(kept.get("frames", 0)),
+            tuple(kept.get("size", (0, 0))),
+            _time.perf_counter() - t_start,
+            0.0,
+            left_out=len(left_out),
+            skipped=True,
+            left_out_names=tuple(left_out),
+        )
+    return _render(
+        study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, (left_out, rule), progress, t_start
+    )
 
 
-def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[int, dict]], variant: str,
-            cols: int | None, tile: tuple[int, int] | None, fps: float, out: Path, key: str,
-            selection: tuple[list[str], str], progress: bool, t_start: float) -> RenderStats:
+def _render(
+    study: dict,
+    study_dir: Path,
+    study_path: Path,
+    chosen: list[tuple[int, dict]],
+    variant: str,
+    cols: int | None,
+    tile: tuple[int, int] | None,
+    fps: float,
+    out: Path,
+    key: str,
+    selection: tuple[list[str], str],
+    progress: bool,
+    t_start: float,
+) -> RenderStats:
     """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out`` (with the
     selection's rule drawn above the tiles, also when every rollout has one), and write the montage's
     record (:func:`montage_record_path`) with the input ``key``; ``selection``: (names left out, rule)."""
@@ -221,8 +271,14 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
     cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
     timing: dict = {}
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
-        bar = tqdm(total=len(clips), desc="montage tiles", unit="tile", disable=not progress, file=sys.stderr,
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=len(clips),
+            desc="montage tiles",
+            unit="tile",
+            disable=not progress,
+            file=sys.stderr,
+            dynamic_ncols=True,
+        )
         stores = []
         for k, clip in enumerate(clips):
             stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
@@ -232,16 +288,37 @@ def _render(study: dict, study_dir: Path, study_path: Path, chosen: list[tuple[i
         n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
-    atomic_write_text(montage_record_path(out), json.dumps({
-        "montage": out.name, "study": str(study_path.resolve()), "key": key, "frames": n,
-        "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])], "tile": [tw, th],
-        "grid": [cols, rows], "variant": variant,
-        "rollouts": [_name(i, r) for i, r in chosen], "left_out": len(left_out), "left_out_rollouts": left_out,
-        "render_s": secs, "rule": rule,
-    }, indent=1) + "\n")
-    return RenderStats(out, n, (cols * tw, rows * th + (0 if header is None else header.shape[0])), secs,
-                       1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1), left_out=len(left_out),
-                       left_out_names=tuple(left_out))
+    atomic_write_text(
+        montage_record_path(out),
+        json.dumps(
+            {
+                "montage": out.name,
+                "study": str(study_path.resolve()),
+                "key": key,
+                "frames": n,
+                "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])],
+                "tile": [tw, th],
+                "grid": [cols, rows],
+                "variant": variant,
+                "rollouts": [_name(i, r) for i, r in chosen],
+                "left_out": len(left_out),
+                "left_out_rollouts": left_out,
+                "render_s": secs,
+                "rule": rule,
+            },
+            indent=1,
+        )
+        + "\n",
+    )
+    return RenderStats(
+        out,
+        n,
+        (cols * tw, rows * th + (0 if header is None else header.shape[0])),
+        secs,
+        1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1),
+        left_out=len(left_out),
+        left_out_names=tuple(left_out),
+    )
 
 
 def _name(i: int, r: dict) -> str:
@@ -249,8 +326,14 @@ def _name(i: int, r: dict) -> str:
     return str(r.get("sequence") or r.get("object") or i)
 
 
-def _choose(study: dict, study_path: Path, objects: Sequence[str] | None, variants: Sequence[str],
-            max_clips: int | None, key: str = "rollouts") -> tuple[list[tuple[int, dict]], list[str], str]:
+def _choose(
+    study: dict,
+    study_path: Path,
+    objects: Sequence[str] | None,
+    variants: Sequence[str],
+    max_clips: int | None,
+    key: str = "rollouts",
+) -> tuple[list[tuple[int, dict]], list[str], str]:
     """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
     ablation run when one is drawn, at most ``max_clips`` tiles (None: all) chosen by
     :func:`replay.output.render.montage_pick.pick_tiles`; the names of those left out (a study
@@ -278,8 +361,9 @@ def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
     return rec if isinstance(rec, dict) and rec.get("key") == key else None
 
 
-def _load_clips(chosen: list[tuple[int, dict]], variants: Sequence[str], study_dir: Path, study_path: Path,
-                thickness: float | None) -> list[Clip | str]:
+def _load_clips(
+    chosen: list[tuple[int, dict]], variants: Sequence[str], study_dir: Path, study_path: Path, thickness: float | None
+) -> list[Clip | str]:
     """Every tile's :class:`Clip`, checked (poses and meshes) before any rendering. An
     unstable rollout without a single finite frame becomes a labelled placeholder (its
     title, a str): a tile, not a failed montage; any other bad input raises DataError."""
@@ -287,37 +371,62 @@ def _load_clips(chosen: list[tuple[int, dict]], variants: Sequence[str], study_d
     for i, r in chosen:
         for v in variants:
             try:
-                clips.append(load_clip(r, study_dir, variant=v, source=study_path, field_prefix=f"rollouts[{i}].",
-                                       support_thickness=thickness))
+                clips.append(
+                    load_clip(
+                        r,
+                        study_dir,
+                        variant=v,
+                        source=study_path,
+                        field_prefix=f"rollouts[{i}].",
+                        support_thickness=thickness,
+                    )
+                )
             except DataError as exc:
                 oc = (r.get("ablation") or {}).get("outcome") if v == "ablation" else r.get("outcome")
                 if oc == "unstable" and "no frames" in str(exc):
-                    clips.append(f"{r.get('object', f'rollout {i}')}" + (" (contact ablation)" if v == "ablation" else ""))
+                    clips.append(
+                        f"{r.get('object', f'rollout {i}')}" + (" (contact ablation)" if v == "ablation" else "")
+                    )
                     continue
                 raise
     for c in clips:  # fail on a bad mesh before spending minutes rendering
-        for o in (c.objects if isinstance(c, Clip) else []):
+        for o in c.objects if isinstance(c, Clip) else []:
             _load_mesh(str(o.mesh))
     return clips
 
 
-def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float,
-                 timing: dict) -> np.ndarray:
+def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: dict) -> np.ndarray:
     """One tile's frames, (n, th, tw, 3) uint8, in a memory map at ``store_path`` (a
     one-frame placeholder for a str clip)."""
     tw, th = tile
     if isinstance(clip, str):
         blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
-        blank[0] = draw_overlay(blank[0], [(clip, (245, 245, 245)), ("result: unstable", OUTCOME_RGB["unstable"]),
-                                           ("no frames saved", (245, 245, 245))])
+        blank[0] = draw_overlay(
+            blank[0],
+            [
+                (clip, (245, 245, 245)),
+                ("result: unstable", OUTCOME_RGB["unstable"]),
+                ("no frames saved", (245, 245, 245)),
+            ],
+        )
         return blank
     idx = frame_indices(clip.track.time, fps)
     store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(len(idx), th, tw, 3))
     lines = clip_overlay(clip)
     band = caption_band(lines(int(idx[0])), tw, th).shape[0]  # the text above the picture, never over the hands
     ih = th - band
-    for j, img in enumerate(render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, (tw, ih), fps,
-                                          camera=clip_camera(clip, tw / ih, top_clear=0.0), timing=timing)):
+    for j, img in enumerate(
+        render_frames(
+            clip.track,
+            clip.hand_mjcf,
+            clip.objects,
+            clip.support,
+            (tw, ih),
+            fps,
+            camera=clip_camera(clip, tw / ih, top_clear=0.0),
+            timing=timing,
+        )
+    ):
         store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band)
         store[j, band:] = img
     store.flush()
@@ -336,5 +445,5 @@ def _compose(stores: list[np.ndarray], cols: int, rows: int, tile: tuple[int, in
     for f in range(max(s.shape[0] for s in stores)):
         for k, s in enumerate(stores):
             r, c = divmod(k, cols)
-            canvas[top + r * th:top + (r + 1) * th, c * tw:(c + 1) * tw] = s[min(f, s.shape[0] - 1)]
+            canvas[top + r * th : top + (r + 1) * th, c * tw : (c + 1) * tw] = s[min(f, s.shape[0] - 1)]
         yield canvas

@@ -79,7 +79,9 @@ def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[li
     q = _quotas({c: len(groups[c]) for c in order}, max_tiles)
     chosen = []
     for c in order:
-        chosen += sorted(_by_object_in_turn(groups[c])[:q[c]], key=lambda it: it[0])
+        chosen += sorted(_by_object_in_turn(groups[c])[: q[c]], key=lambda it: it[0])
     counts = ", ".join(f"{c} {q[c]} of {len(groups[c])}" for c in order)
-    return chosen, (f"{len(chosen)} of {n} recordings: one tile per outcome class, the rest in proportion to "
-                    f"each class's count; within a class one object at a time, in study order ({counts})")
+    return chosen, (
+        f"{len(chosen)} of {n} recordings: one tile per outcome class, the rest in proportion to "
+        f"each class's count; within a class one object at a time, in study order ({counts})"
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
 
 import matplotlib
 import numpy as np
@@ -56,8 +56,9 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
     return out
 
 
-def caption_band(lines: Sequence[tuple[str, tuple[int, int, int]]], width: int, tile_h: int,
-                 height: int | None = None) -> np.ndarray:
+def caption_band(
+    lines: Sequence[tuple[str, tuple[int, int, int]]], width: int, tile_h: int, height: int | None = None
+) -> np.ndarray:
     """A montage tile's caption, drawn in a dark band above its picture (never over the hands):
     three rows, the title (``lines[0]``), the status lines (``lines[1:-1]``) side by side, and
     the last line (contacts and time, :func:`clip_overlay`).
@@ -122,8 +123,11 @@ def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, 
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
-        return [(clip_title(clip), white), *status_of(i),
-                (f"contacts {int(clip.contact_count[i])}   t = {t:5.2f} s", white)]
+        return [
+            (clip_title(clip), white),
+            *status_of(i),
+            (f"contacts {int(clip.contact_count[i])}   t = {t:5.2f} s", white),
+        ]
 
     return lines
 

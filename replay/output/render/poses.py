@@ -79,13 +79,18 @@ def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[
         raise DataError(path, "time", f"expected shape (F,), got {t.shape}")
     F, B = t.shape[0], len(names)
     for key, arr, shape in (
-        ("body_pos", pos, (F, B, 3)), ("body_quat", quat, (F, B, 4)),
-        ("contact_count", contact, (F,)), ("phase", phase, (F,)),
+        ("body_pos", pos, (F, B, 3)),
+        ("body_quat", quat, (F, B, 4)),
+        ("contact_count", contact, (F,)),
+        ("phase", phase, (F,)),
     ):
         if arr.shape != shape:
             raise DataError(path, key, f"expected shape {shape}, got {arr.shape}")
-    good = (np.all(np.isfinite(pos.reshape(F, -1)), axis=1) & np.all(np.isfinite(quat.reshape(F, -1)), axis=1)
-            & np.isfinite(t))
+    good = (
+        np.all(np.isfinite(pos.reshape(F, -1)), axis=1)
+        & np.all(np.isfinite(quat.reshape(F, -1)), axis=1)
+        & np.isfinite(t)
+    )
     with np.errstate(invalid="ignore"):
         good &= np.all(np.abs(np.linalg.norm(quat, axis=-1) - 1.0) <= 1e-3, axis=1)
     if not good.all():
@@ -100,4 +105,3 @@ def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[
         raise DataError(path, "time", "timestamps are not strictly increasing")
     track = PoseTrack(time=t, body_names=names, body_pos=pos, body_quat=quat, source=path)
     return track, contact.astype(np.int64), phase.astype(np.int64)
-

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import time as _time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import mujoco
 import numpy as np
@@ -108,9 +108,9 @@ def hand_body_poses(
     for f in range(T):
         d.qpos[:] = m.qpos0
         d.qpos[slide] = wrist_pos[f]
-        d.qpos[root:root + 4] = wq[f]
+        d.qpos[root : root + 4] = wq[f]
         for k, a in enumerate(fingers):
-            d.qpos[a:a + 4] = fq[f, k]
+            d.qpos[a : a + 4] = fq[f, k]
         mujoco.mj_kinematics(m, d)
         pos[f] = d.xpos[1:]
         quat[f] = d.xquat[1:][:, [1, 2, 3, 0]]
@@ -184,8 +184,10 @@ def recording_scene(
         pos_parts.append(points)
         quat_parts.append(np.tile([0.0, 0.0, 0.0, 1.0], (W, K, 1)))
     track = PoseTrack(
-        time=np.asarray(rec.time[sl], float), body_names=names,
-        body_pos=np.concatenate(pos_parts, axis=1), body_quat=np.concatenate(quat_parts, axis=1),
+        time=np.asarray(rec.time[sl], float),
+        body_names=names,
+        body_pos=np.concatenate(pos_parts, axis=1),
+        body_quat=np.concatenate(quat_parts, axis=1),
         source=rec.source,
     )
     return track, objects, (str(mjcf) if mjcf is not None else None), points, source
@@ -264,14 +266,12 @@ def recording_support(rec: Recording, thickness: float | None = None) -> Support
     table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
     extent = None
     if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
-
         extent = support_extent(rec)
     th = DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
     return Support(float(rec.support_height), extent, th)
 
 
 def _default_hand(side: str) -> Path:
-
     side_dir = "mano_rhand" if side == "right" else "mano_lhand"
     p = dataset_dir("manosim") / "assets" / "myhand" / side_dir / "capsule_hand.xml"
     if not p.is_file():
@@ -329,15 +329,20 @@ def render_recording(
         decorate = skeleton_decorator(points) if points.shape[1] == 21 else points_decorator(points)
     timing: dict = {}
     t0 = _time.perf_counter()
-    frames = render_frames(track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera,
-                           timing=timing, decorate=decorate)
+    frames = render_frames(
+        track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera, timing=timing, decorate=decorate
+    )
     n = write_mp4(frames, out, fps)
-    return RenderStats(out, n, (int(size[0]), int(size[1])), _time.perf_counter() - t0,
-                       1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+    return RenderStats(
+        out,
+        n,
+        (int(size[0]), int(size[1])),
+        _time.perf_counter() - t0,
+        1000.0 * timing.get("render_s", 0.0) / max(n, 1),
+    )
 
 
-def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObject], support: Support,
-                      aspect: float):
+def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObject], support: Support, aspect: float):
     """The fixed camera of a recording's video: :func:`frame_camera` from
     :data:`CAMERA_LEAD_S` before the grasp to the end (the hand may enter from outside), on
     the grasped object (GRAB/TACO) or every object (a HUG-Bench scene)."""
@@ -346,8 +351,14 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
     if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
         cam_objects = [cam_objects[rec.target]]
     k0 = int(np.searchsorted(track.time, rec.time[rec.grasp_frame] - CAMERA_LEAD_S))
-    return frame_camera(track, hand_bodies, cam_objects, aspect, frames=slice(min(k0, track.num_frames - 1), None),
-                        fallen_below=support.height - FALLEN_BELOW_M)
+    return frame_camera(
+        track,
+        hand_bodies,
+        cam_objects,
+        aspect,
+        frames=slice(min(k0, track.num_frames - 1), None),
+        fallen_below=support.height - FALLEN_BELOW_M,
+    )
 
 
 def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
@@ -361,6 +372,12 @@ def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift
 
 
 __all__: Sequence[str] = (
-    "scene_window", "hand_body_poses", "recording_scene", "recording_support", "render_recording", "find_rollout",
-    "WINDOW_TRACKED_S", "WINDOW_UNTRACKED_S",
+    "scene_window",
+    "hand_body_poses",
+    "recording_scene",
+    "recording_support",
+    "render_recording",
+    "find_rollout",
+    "WINDOW_TRACKED_S",
+    "WINDOW_UNTRACKED_S",
 )

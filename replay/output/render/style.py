@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 #: RGB (0-255) of each outcome's label.
-OUTCOME_RGB = {"lifted": (90, 210, 120), "not_lifted": (240, 90, 80), "unstable": (245, 175, 40),
-               "stuck": (175, 110, 230), "tracked": (90, 210, 120), "lost": (240, 90, 80)}
+OUTCOME_RGB = {
+    "lifted": (90, 210, 120),
+    "not_lifted": (240, 90, 80),
+    "unstable": (245, 175, 40),
+    "stuck": (175, 110, 230),
+    "tracked": (90, 210, 120),
+    "lost": (240, 90, 80),
+}
 
 #: hand colour (light skin tone), RGBA 0-1.
 SKIN_RGBA = (0.89, 0.71, 0.60, 1.0)

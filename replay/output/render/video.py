@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time as _time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 import imageio_ffmpeg
 import mujoco
@@ -150,11 +150,13 @@ def _count(timing: dict | None, seconds: float) -> None:
         timing["frames"] = timing.get("frames", 0) + 1
 
 
-def _default_camera(model: mujoco.MjModel, track: PoseTrack, objects: Sequence[SceneObject],
-                    aspect: float) -> CameraView:
+def _default_camera(
+    model: mujoco.MjModel, track: PoseTrack, objects: Sequence[SceneObject], aspect: float
+) -> CameraView:
     """:func:`frame_camera` over the whole track, the render model's non-object bodies as the hand."""
-    hand_bodies = [model.body(b).name for b in range(1, model.nbody)
-                   if model.body(b).name not in {o.body for o in objects}]
+    hand_bodies = [
+        model.body(b).name for b in range(1, model.nbody) if model.body(b).name not in {o.body for o in objects}
+    ]
     return frame_camera(track, hand_bodies, objects, aspect)
 
 
@@ -214,8 +216,14 @@ def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 3
                     if img.ndim != 3 or img.shape[2] != 3 or img.shape[0] % 2 or img.shape[1] % 2:
                         raise ValueError(f"frames must be (H, W, 3) with even H and W for yuv420p, got {img.shape}")
                     writer = imageio_ffmpeg.write_frames(
-                        str(tmp), (img.shape[1], img.shape[0]), fps=fps, codec="libx264", pix_fmt_in="rgb24",
-                        pix_fmt_out="yuv420p", quality=None, macro_block_size=1,
+                        str(tmp),
+                        (img.shape[1], img.shape[0]),
+                        fps=fps,
+                        codec="libx264",
+                        pix_fmt_in="rgb24",
+                        pix_fmt_out="yuv420p",
+                        quality=None,
+                        macro_block_size=1,
                         output_params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart"],
                         ffmpeg_log_level="error",
                     )
@@ -274,9 +282,17 @@ def render_clip(
         clip.title = label
     timing: dict = {}
     t0 = _time.perf_counter()
-    frames = render_frames(clip.track, clip.hand_mjcf, clip.objects, clip.support, size, fps,
-                           overlay=clip_overlay(clip), camera=clip_camera(clip, size[0] / size[1]), timing=timing)
+    frames = render_frames(
+        clip.track,
+        clip.hand_mjcf,
+        clip.objects,
+        clip.support,
+        size,
+        fps,
+        overlay=clip_overlay(clip),
+        camera=clip_camera(clip, size[0] / size[1]),
+        timing=timing,
+    )
     n = write_mp4(frames, out, fps)
     secs = _time.perf_counter() - t0
     return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
-

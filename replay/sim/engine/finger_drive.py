@@ -100,7 +100,7 @@ class FingerDrive:
     effort: np.ndarray
 
     @classmethod
-    def from_model(cls, m, layout) -> "FingerDrive":
+    def from_model(cls, m, layout) -> FingerDrive:
         """Read joints and gains of the finger actuators ``layout.finger_act`` of
         ``mujoco.MjModel`` ``m`` (each drives one component of one ball joint).
 

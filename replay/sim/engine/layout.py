@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from replay.sim.engine import signals
 from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim.engine import signals
 
 
 def _row0(a) -> np.ndarray:
@@ -49,9 +49,11 @@ def _finger_actuators(s, model, hand_q_start: int) -> tuple[list, list, list, np
             axes.append(axis[a])
     lay = MANOSIM_HAND
     if len(acts) != lay.finger_dofs or sorted(zip(joints, axes)) != [
-            (j, k) for j in range(lay.finger_joints) for k in range(3)]:
-        raise ValueError(f"expected {lay.finger_dofs} finger actuators ({lay.finger_joints} ball joints x 3), "
-                         f"found {len(acts)}")
+        (j, k) for j in range(lay.finger_joints) for k in range(3)
+    ]:
+        raise ValueError(
+            f"expected {lay.finger_dofs} finger actuators ({lay.finger_joints} ball joints x 3), found {len(acts)}"
+        )
     jxc = model.joint_X_c.numpy()
     qcj = np.stack([jxc[ball[a], 3:7] for a in acts]).astype(float)
     return acts, joints, axes, qcj
@@ -95,7 +97,7 @@ class MjLayout:
     finger_qcj: np.ndarray
 
     @classmethod
-    def from_scene(cls, scene) -> "MjLayout":
+    def from_scene(cls, scene) -> MjLayout:
         """Read the maps of ``scene.solver`` (a :class:`newton.solvers.SolverMuJoCo`).
 
         Raises:
@@ -130,20 +132,38 @@ class MjLayout:
 
         acts, joints, axes, qcj = _finger_actuators(s, model, scene.hand_q_start)
         return cls(
-            nbody=int(m.nbody), ngeom=int(m.ngeom), nu=int(m.nu), newton_of_mj_body=b2n, mj_of_newton_body=n2b,
-            root=int(hand[0]), hand_bodies=hand.astype(np.int64), object_body=obj,
-            hand_qadr=hq, hand_vadr=hv, object_qadr=oq, object_vadr=ov,
-            hand_geoms=hand_geoms, object_geoms=object_geoms,
-            finger_act=np.asarray(acts, np.int64), finger_joint=np.asarray(joints, np.int64),
-            finger_axis=np.asarray(axes, np.int64), finger_qcj=qcj,
+            nbody=int(m.nbody),
+            ngeom=int(m.ngeom),
+            nu=int(m.nu),
+            newton_of_mj_body=b2n,
+            mj_of_newton_body=n2b,
+            root=int(hand[0]),
+            hand_bodies=hand.astype(np.int64),
+            object_body=obj,
+            hand_qadr=hq,
+            hand_vadr=hv,
+            object_qadr=oq,
+            object_vadr=ov,
+            hand_geoms=hand_geoms,
+            object_geoms=object_geoms,
+            finger_act=np.asarray(acts, np.int64),
+            finger_joint=np.asarray(joints, np.int64),
+            finger_axis=np.asarray(axes, np.int64),
+            finger_qcj=qcj,
         )
 
     def finger_ctrl(self, finger_quat_xyzw: np.ndarray, ctrl: np.ndarray) -> None:
         """Write MuJoCo ``ctrl`` for finger targets (15, 4) xyzw, as Newton's control kernel
         does: the rotation vector of each target, turned by the joint's child anchor,
         one component per actuator (rad)."""
-        signals.finger_ctrl(np.ascontiguousarray(finger_quat_xyzw, dtype=np.float64), self.finger_joint,
-                            self.finger_axis, self.finger_act, self.finger_qcj, ctrl)
+        signals.finger_ctrl(
+            np.ascontiguousarray(finger_quat_xyzw, dtype=np.float64),
+            self.finger_joint,
+            self.finger_axis,
+            self.finger_act,
+            self.finger_qcj,
+            ctrl,
+        )
 
     @property
     def bodies(self) -> np.ndarray:

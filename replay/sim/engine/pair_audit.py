@@ -19,8 +19,14 @@ import numpy as np
 from importer_patches.contact_params import GeomParams, combine, pair_params
 
 #: pair classes, by the sides of the two geoms (H hand, O object, S support and everything else)
-CLASS_NAMES = {frozenset("HO"): "hand-object", frozenset("OS"): "object-support", frozenset("HS"): "hand-support",
-               frozenset("H"): "hand-hand", frozenset("S"): "support-support", frozenset("O"): "object-object"}
+CLASS_NAMES = {
+    frozenset("HO"): "hand-object",
+    frozenset("OS"): "object-support",
+    frozenset("HS"): "hand-support",
+    frozenset("H"): "hand-hand",
+    frozenset("S"): "support-support",
+    frozenset("O"): "object-object",
+}
 
 
 def _side(layout, g: int) -> str:
@@ -45,8 +51,12 @@ def colliding_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
         if (lo << 16) + hi in excl:
             continue
         wa, wb = int(m.body_weldid[ba]), int(m.body_weldid[bb])
-        if filter_parent and (int(m.body_weldid[m.body_parentid[wa]]) == wb or
-                              int(m.body_weldid[m.body_parentid[wb]]) == wa) and wa != 0 and wb != 0:
+        if (
+            filter_parent
+            and (int(m.body_weldid[m.body_parentid[wa]]) == wb or int(m.body_weldid[m.body_parentid[wb]]) == wa)
+            and wa != 0
+            and wb != 0
+        ):
             continue
         out.append((int(a), int(b)))
     return out
@@ -71,8 +81,14 @@ def pair_classes(m: mujoco.MjModel, layout, pairs: list[tuple[int, int]] | None 
 
 
 def _as_tuple(p) -> tuple:
-    return (p.condim, tuple(np.float32(p.friction)), tuple(np.float32(p.solref)), tuple(np.float32(p.solimp)),
-            np.float32(p.margin), np.float32(p.gap))
+    return (
+        p.condim,
+        tuple(np.float32(p.friction)),
+        tuple(np.float32(p.solref)),
+        tuple(np.float32(p.solimp)),
+        np.float32(p.margin),
+        np.float32(p.gap),
+    )
 
 
 @lru_cache(maxsize=8192)

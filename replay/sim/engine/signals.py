@@ -10,8 +10,9 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def hand_object_contacts(geom, efc_address, dim, friction, efc_force, hand_geoms, object_geoms, pyramidal,
-                         force_min, out):
+def hand_object_contacts(
+    geom, efc_address, dim, friction, efc_force, hand_geoms, object_geoms, pyramidal, force_min, out
+):
     """Hand-object contacts among ``ncon`` rows and the forces they carry.
 
     Args:

@@ -69,8 +69,17 @@ def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndar
 class SpanEngine(Engine, Protocol):
     """An :class:`~replay.sim.engine.contract.Engine` that also steps spans of frames (``capabilities.frame_spans``)."""
 
-    def begin_spans(self, finger_quat: np.ndarray, rows: np.ndarray, phase: np.ndarray, settle: int, floor: float,
-                    force_min: float, max_linear: float, max_angular: float) -> None:
+    def begin_spans(
+        self,
+        finger_quat: np.ndarray,
+        rows: np.ndarray,
+        phase: np.ndarray,
+        settle: int,
+        floor: float,
+        force_min: float,
+        max_linear: float,
+        max_angular: float,
+    ) -> None:
         """Take the whole plan before :meth:`run_span`: finger targets (N, F, 15, 4) xyzw, wrist target
         rows (N, F, 16), phase codes (F,) (``settle``: the settle phase's), the height ``floor`` m
         below which the object counts as fallen (the world stops before its next frame; -inf: never),

@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-
 #: the fields only the direct MuJoCo C engine applies (:mod:`replay.sim.engine.mujoco_c.model_edits`)
 _CONTACT_FIELDS = ("solref", "solimp", "torsional_friction", "object_mass_scale")
 
@@ -117,8 +116,11 @@ class Variant:
     def edits_params(self) -> bool:
         """True when a physical parameter (friction, effort, mass, contact softness, torsional
         friction, object offset, an option) differs from the scene's."""
-        return any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass")) \
-            or self.edits_contact or bool(self.options)
+        return (
+            any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass"))
+            or self.edits_contact
+            or bool(self.options)
+        )
 
     @property
     def edits_model(self) -> bool:

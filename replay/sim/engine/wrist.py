@@ -60,8 +60,16 @@ LAW_WRENCH, LAW_AUTHORED = 0.0, 1.0
 T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
 
 
-def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: float = G,
-                 law: str = "wrench", gravity_compensation: bool = True) -> np.ndarray:
+def wrist_params(
+    kp,
+    kd,
+    d_passive,
+    hand_mass: float,
+    root_com_local,
+    gravity: float = G,
+    law: str = "wrench",
+    gravity_compensation: bool = True,
+) -> np.ndarray:
     """Pack the controller constants into one float64 vector.
 
     Args:
@@ -80,12 +88,12 @@ def wrist_params(kp, kd, d_passive, hand_mass: float, root_com_local, gravity: f
     par = np.zeros(P_SIZE)
     par[P_LAW] = LAW_AUTHORED if law == "authored_actuators" else LAW_WRENCH
     par[P_GCOMP] = 1.0 if gravity_compensation else 0.0
-    par[P_KP:P_KP + 6] = kp
-    par[P_KD:P_KD + 6] = kd
-    par[P_DPASS:P_DPASS + 6] = d_passive
+    par[P_KP : P_KP + 6] = kp
+    par[P_KD : P_KD + 6] = kd
+    par[P_DPASS : P_DPASS + 6] = d_passive
     par[P_M] = hand_mass
     par[P_G] = gravity
-    par[P_IPOS:P_IPOS + 3] = root_com_local
+    par[P_IPOS : P_IPOS + 3] = root_com_local
     if not np.all(np.isfinite(par)):
         raise ValueError(f"wrist controller constants must be finite, got {par}")
     return par
@@ -96,9 +104,15 @@ def _quat2mat(q, R):
     w, x, y, z = q[0], q[1], q[2], q[3]
     n = math.sqrt(w * w + x * x + y * y + z * z)
     w, x, y, z = w / n, x / n, y / n, z / n
-    R[0, 0] = 1 - 2 * (y * y + z * z); R[0, 1] = 2 * (x * y - w * z); R[0, 2] = 2 * (x * z + w * y)
-    R[1, 0] = 2 * (x * y + w * z); R[1, 1] = 1 - 2 * (x * x + z * z); R[1, 2] = 2 * (y * z - w * x)
-    R[2, 0] = 2 * (x * z - w * y); R[2, 1] = 2 * (y * z + w * x); R[2, 2] = 1 - 2 * (x * x + y * y)
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
 
 
 @njit(cache=True, nogil=True)
@@ -190,9 +204,9 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
         body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row (module doc).
     """
     R = np.empty((3, 3))
-    _quat2mat(qpos[qadr + 3:qadr + 7], R)
-    p = qpos[qadr:qadr + 3]
-    ip = par[P_IPOS:P_IPOS + 3]
+    _quat2mat(qpos[qadr + 3 : qadr + 7], R)
+    p = qpos[qadr : qadr + 3]
+    ip = par[P_IPOS : P_IPOS + 3]
     c_root = np.empty(3)
     w = np.empty(3)
     for i in range(3):
@@ -207,12 +221,19 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
         _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau)
     else:
         for i in range(3):
-            f[i] = (par[P_KP + i] * (tgt[T_POS + i] - p[i]) + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
-                    + par[P_DPASS + i] * tgt[T_VEL + i] + M * tgt[T_ACC + i])
-        err = _orientation_error(qpos[qadr + 3:qadr + 7], tgt)
+            f[i] = (
+                par[P_KP + i] * (tgt[T_POS + i] - p[i])
+                + par[P_KD + i] * (tgt[T_VEL + i] - qvel[vadr + i])
+                + par[P_DPASS + i] * tgt[T_VEL + i]
+                + M * tgt[T_ACC + i]
+            )
+        err = _orientation_error(qpos[qadr + 3 : qadr + 7], tgt)
         for i in range(3):
-            tau[i] = (par[P_KP + 3 + i] * err[i] + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])
-                      + par[P_DPASS + 3 + i] * tgt[T_OMEGA + i])
+            tau[i] = (
+                par[P_KP + 3 + i] * err[i]
+                + par[P_KD + 3 + i] * (tgt[T_OMEGA + i] - w[i])
+                + par[P_DPASS + 3 + i] * tgt[T_OMEGA + i]
+            )
     r = p - c_root
     tau[0] += r[1] * f[2] - r[2] * f[1]
     tau[1] += r[2] * f[0] - r[0] * f[2]
@@ -241,14 +262,31 @@ def substep_target(tgt_prev, tgt, a, interp, out):
         for i in range(3):
             out[T_POS + i] = (1.0 - a) * tgt_prev[T_POS + i] + a * tgt[T_POS + i]
         q = np.empty(4)
-        slerp_wxyz(tgt_prev[T_QUAT:T_QUAT + 4], tgt[T_QUAT:T_QUAT + 4], a, q)
+        slerp_wxyz(tgt_prev[T_QUAT : T_QUAT + 4], tgt[T_QUAT : T_QUAT + 4], a, q)
         for i in range(4):
             out[T_QUAT + i] = q[i]
 
 
 @njit(cache=True, nogil=True)
-def apply_substep(qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root, hand_bodies, body_mass, par,
-                  tgt_prev, tgt, a, interp, wr, stats):
+def apply_substep(
+    qpos,
+    qvel,
+    xipos,
+    xfrc,
+    act_force,
+    qadr,
+    vadr,
+    root,
+    hand_bodies,
+    body_mass,
+    par,
+    tgt_prev,
+    tgt,
+    a,
+    interp,
+    wr,
+    stats,
+):
     """One substep's control: the wrist wrench for the substep target into ``xfrc[root]``.
 
     Also folds the previous step's largest |finger actuator force| (N·m) into ``stats[0]``.

@@ -58,10 +58,13 @@ import numpy as np
 import warp as wp
 
 from replay.errors import EngineError
-from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
-from replay.sim.engine.variants import Variant
-from replay.sim.engine.mjwarp.warp_buffers import PARK_DISTANCE, park_qpos, warp_buffers  # noqa: F401  (PARK_DISTANCE re-exported)
+from replay.sim.engine.layout import MjLayout
+from replay.sim.engine.mjwarp.warp_buffers import (  # noqa: F401  (PARK_DISTANCE re-exported)
+    PARK_DISTANCE,
+    park_qpos,
+    warp_buffers,
+)
 from replay.sim.engine.mjwarp.warp_kernels import (
     S_ACT,
     S_FINITE,
@@ -83,7 +86,13 @@ from replay.sim.engine.mjwarp.warp_kernels import (
     signals_kernel,
     wrist_kernel,
 )
-from replay.sim.engine.mjwarp.warp_worlds import WarpWorld, build_worlds, read_back, set_effort_limits  # noqa: F401  (re-exported)
+from replay.sim.engine.mjwarp.warp_worlds import (  # noqa: F401  (re-exported)
+    WarpWorld,
+    build_worlds,
+    read_back,
+    set_effort_limits,
+)
+from replay.sim.engine.variants import Variant
 from replay.sim.scene import make_solver
 
 #: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
@@ -114,16 +123,26 @@ class WarpBatch:
             not reach mujoco-warp's model (read back per world).
     """
 
-    capabilities = Capabilities("warp", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=False,
-                                geom_distance=False)
+    capabilities = Capabilities(
+        "warp", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=False, geom_distance=False
+    )
 
-    def __init__(self, scene, variants: list[Variant], device=None, capacity: int | None = None,
-                 graph: bool | None = None, threads: int = 1):
+    def __init__(
+        self,
+        scene,
+        variants: list[Variant],
+        device=None,
+        capacity: int | None = None,
+        graph: bool | None = None,
+        threads: int = 1,
+    ):
         if not variants:
             raise EngineError("WarpBatch needs at least one variant")
         if any(v.ablation != scene.ablation for v in variants):
-            raise EngineError("every world of a WarpBatch has the scene's ablation flag (contact and ablation "
-                              "worlds are separate launches: filters are compiled from the template world)")
+            raise EngineError(
+                "every world of a WarpBatch has the scene's ablation flag (contact and ablation "
+                "worlds are separate launches: filters are compiled from the template world)"
+            )
         self.scene = scene
         self.cfg = cfg = scene.config
         self.device = wp.get_device(device if device is not None else scene.model.device)
@@ -138,16 +157,23 @@ class WarpBatch:
         if int(self.d.nworld) != N:
             raise EngineError(f"mujoco-warp holds {self.d.nworld} worlds, expected {N}")
         self.m.opt.timestep.fill_(float(cfg.dt))
-        ns = SimpleNamespace(solver=self.solver, model=self.model, hand_bodies=scene.hand_bodies,
-                             object_body=scene.object_body, hand_shapes=scene.hand_shapes,
-                             object_shapes=scene.object_shapes, hand_q_start=scene.hand_q_start)
+        ns = SimpleNamespace(
+            solver=self.solver,
+            model=self.model,
+            hand_bodies=scene.hand_bodies,
+            object_body=scene.object_body,
+            hand_shapes=scene.hand_shapes,
+            object_shapes=scene.object_shapes,
+            hand_q_start=scene.hand_q_start,
+        )
         self.layout = MjLayout.from_scene(ns)
         self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
         set_effort_limits(self.m, self.worlds, self.layout)
         read_back(self.m, self.solver, self.worlds, self.layout, scene)
         qpos0 = self._initial_state()
-        self._buf = warp_buffers(scene, self.solver.mj_model, self.layout, park_qpos(qpos0, self.layout), N,
-                                 self.device)
+        self._buf = warp_buffers(
+            scene, self.solver.mj_model, self.layout, park_qpos(qpos0, self.layout), N, self.device
+        )
         self._live_host = np.ones(N, np.int32)
         self._force_min = float(cfg.contact_force_min)
         self._use_graph = self.device.is_cuda if graph is None else bool(graph)
@@ -175,21 +201,49 @@ class WarpBatch:
         m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
         dev, b = self.device, self._buf
         interp = int(bool(self.cfg.wrist_substep_interp))
-        wp.launch(finger_ctrl_kernel, dim=(N, len(lay.finger_act)),
-                  inputs=[b.fq, b.fjoint, b.faxis, b.fact, b.qcj], outputs=[d.ctrl], device=dev)
+        wp.launch(
+            finger_ctrl_kernel,
+            dim=(N, len(lay.finger_act)),
+            inputs=[b.fq, b.fjoint, b.faxis, b.fact, b.qcj],
+            outputs=[d.ctrl],
+            device=dev,
+        )
         ctx = getattr(self.solver, "_scoped_mujoco_warp_execution", None)
-        with (ctx() if ctx is not None else _null()):
+        with ctx() if ctx is not None else _null():
             for j in range(S):
                 wp.launch(park_kernel, dim=N, inputs=[b.live, b.park], outputs=[d.qpos, d.qvel], device=dev)
                 self.mjw.kinematics(m, d)
-                wp.launch(wrist_kernel, dim=N,
-                          inputs=[d.qpos, d.qvel, d.xipos, d.actuator_force, b.tgt_prev, b.tgt, b.par,
-                                  b.hand_bodies, b.hand_mass, b.live, lay.hand_qadr, lay.hand_vadr,
-                                  lay.root, wp.float64((j + 1) / S), interp],
-                          outputs=[d.xfrc_applied, b.act], device=dev)
+                wp.launch(
+                    wrist_kernel,
+                    dim=N,
+                    inputs=[
+                        d.qpos,
+                        d.qvel,
+                        d.xipos,
+                        d.actuator_force,
+                        b.tgt_prev,
+                        b.tgt,
+                        b.par,
+                        b.hand_bodies,
+                        b.hand_mass,
+                        b.live,
+                        lay.hand_qadr,
+                        lay.hand_vadr,
+                        lay.root,
+                        wp.float64((j + 1) / S),
+                        interp,
+                    ],
+                    outputs=[d.xfrc_applied, b.act],
+                    device=dev,
+                )
                 self.mjw.step(m, d)
-                wp.launch(count_contacts_kernel, dim=d.naconmax, inputs=[d.nacon, d.contact.worldid],
-                          outputs=[b.count], device=dev)
+                wp.launch(
+                    count_contacts_kernel,
+                    dim=d.naconmax,
+                    inputs=[d.nacon, d.contact.worldid],
+                    outputs=[b.count],
+                    device=dev,
+                )
                 wp.launch(fold_peak_kernel, dim=N, inputs=[b.count], outputs=[b.peak], device=dev)
             # signals of the frame's end state (contacts and forces are the last step's)
             self.mjw.kinematics(m, d)
@@ -197,16 +251,49 @@ class WarpBatch:
             self.mjw.com_vel(m, d)
         b.nho.zero_()
         b.nhof.zero_()
-        wp.launch(hand_object_kernel, dim=d.naconmax,
-                  inputs=[d.nacon, d.contact.geom, d.contact.worldid, d.contact.dim, d.contact.efc_address,
-                          d.efc.force, b.hand_geoms, b.obj_geoms, b.pyramidal,
-                          wp.float64(self._force_min)],
-                  outputs=[b.nho, b.nhof], device=dev)
-        wp.launch(signals_kernel, dim=N,
-                  inputs=[d.qpos, d.qvel, d.xpos, d.xquat, d.xipos, d.cvel, d.subtree_com, b.rootid,
-                          b.bodies, b.nho, b.nhof, d.overflow, d.nacon, d.nefc, b.peak,
-                          d.actuator_force, b.act],
-                  outputs=[b.sig, b.poses], device=dev)
+        wp.launch(
+            hand_object_kernel,
+            dim=d.naconmax,
+            inputs=[
+                d.nacon,
+                d.contact.geom,
+                d.contact.worldid,
+                d.contact.dim,
+                d.contact.efc_address,
+                d.efc.force,
+                b.hand_geoms,
+                b.obj_geoms,
+                b.pyramidal,
+                wp.float64(self._force_min),
+            ],
+            outputs=[b.nho, b.nhof],
+            device=dev,
+        )
+        wp.launch(
+            signals_kernel,
+            dim=N,
+            inputs=[
+                d.qpos,
+                d.qvel,
+                d.xpos,
+                d.xquat,
+                d.xipos,
+                d.cvel,
+                d.subtree_com,
+                b.rootid,
+                b.bodies,
+                b.nho,
+                b.nhof,
+                d.overflow,
+                d.nacon,
+                d.nefc,
+                b.peak,
+                d.actuator_force,
+                b.act,
+            ],
+            outputs=[b.sig, b.poses],
+            device=dev,
+        )
 
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
         """Advance every world by one control frame (``config.substeps`` physics steps).
@@ -272,24 +359,35 @@ class WarpBatch:
         reason = w.reason
         bits = int(s[S_OVERFLOW]) & OVERFLOW_DROPPED
         if reason is None and bits:
-            reason = (f"mujoco-warp overflow bits {bits:#x} (contacts or constraints dropped; {int(s[S_NACON])} "
-                      f"contacts in the pool of {self.d.naconmax}, {int(s[S_NEFC])} constraint rows of {self.d.njmax})")
+            reason = (
+                f"mujoco-warp overflow bits {bits:#x} (contacts or constraints dropped; {int(s[S_NACON])} "
+                f"contacts in the pool of {self.d.naconmax}, {int(s[S_NEFC])} constraint rows of {self.d.njmax})"
+            )
         if reason is None and int(s[S_PEAK]) > w.capacity:
             reason = f"contact overflow: {int(s[S_PEAK])} contacts exceed the capacity {w.capacity}"
         if reason is None and not s[S_FINITE] > 0:
             reason = "non-finite state"
         if reason is None:
             if not s[S_VMAX] <= max_linear:
-                reason = (f"runaway linear velocity {s[S_VMAX]:.3g} m/s on body "
-                          f"{int(lay.newton_of_mj_body[int(s[S_VBODY])])}")
+                reason = (
+                    f"runaway linear velocity {s[S_VMAX]:.3g} m/s on body {int(lay.newton_of_mj_body[int(s[S_VBODY])])}"
+                )
             elif not s[S_WMAX] <= max_angular:
-                reason = (f"runaway angular velocity {s[S_WMAX]:.3g} rad/s on body "
-                          f"{int(lay.newton_of_mj_body[int(s[S_WBODY])])}")
+                reason = (
+                    f"runaway angular velocity {s[S_WMAX]:.3g} rad/s on body "
+                    f"{int(lay.newton_of_mj_body[int(s[S_WBODY])])}"
+                )
         p = self._host_poses[i]
-        sig = FrameSignals(body_pos=p[:, :3].astype(float), body_quat=p[:, 3:7].astype(float),
-                           contacts=int(s[S_NHO]), contacts_force=int(s[S_NHOF]), reason=reason,
-                           # the contact force sums are not reduced on the device yet: unknown, not zero
-                           normal_force=float("nan"), friction_force=float("nan"))
+        sig = FrameSignals(
+            body_pos=p[:, :3].astype(float),
+            body_quat=p[:, 3:7].astype(float),
+            contacts=int(s[S_NHO]),
+            contacts_force=int(s[S_NHOF]),
+            reason=reason,
+            # the contact force sums are not reduced on the device yet: unknown, not zero
+            normal_force=float("nan"),
+            friction_force=float("nan"),
+        )
         if reason is not None:
             w.alive = False
             w.reason = reason

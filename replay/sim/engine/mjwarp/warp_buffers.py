@@ -36,8 +36,8 @@ def park_qpos(qpos0: np.ndarray, layout: MjLayout) -> np.ndarray:
     (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and the object's at (-PARK_DISTANCE, 0, +PARK_DISTANCE) m,
     so it adds no contacts while the others run on."""
     park = qpos0.copy()
-    park[layout.hand_qadr:layout.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
-    park[layout.object_qadr:layout.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
+    park[layout.hand_qadr : layout.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
+    park[layout.object_qadr : layout.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
     return park
 
 
@@ -96,10 +96,11 @@ def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: in
         ValueError: non-finite wrist controller constants (:func:`replay.sim.engine.wrist.wrist_params`).
     """
     lay, dev, N = layout, device, nworld
-    dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start: scene.hand_qd_start + 6].astype(float)
+    dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start : scene.hand_qd_start + 6].astype(float)
     com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
-    par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com,
-                             **physics.wrist_law_kwargs(scene.config))
+    par = wrist.wrist_params(
+        scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com, **physics.wrist_law_kwargs(scene.config)
+    )
 
     def i32(x):
         return wp.array(np.asarray(x, np.int32), dtype=wp.int32, device=dev)
@@ -108,17 +109,28 @@ def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: in
         return wp.zeros(shape, dtype=dtype, device=dev)
 
     return WarpBuffers(
-        par=wp.array(par, dtype=wp.float64, device=dev), hand_bodies=i32(lay.hand_bodies),
+        par=wp.array(par, dtype=wp.float64, device=dev),
+        hand_bodies=i32(lay.hand_bodies),
         hand_mass=wp.array(np.asarray(mj_model.body_mass, float)[lay.hand_bodies], dtype=wp.float64, device=dev),
-        bodies=i32(lay.bodies), rootid=i32(np.asarray(mj_model.body_rootid)),
-        fjoint=i32(lay.finger_joint), faxis=i32(lay.finger_axis), fact=i32(lay.finger_act),
+        bodies=i32(lay.bodies),
+        rootid=i32(np.asarray(mj_model.body_rootid)),
+        fjoint=i32(lay.finger_joint),
+        faxis=i32(lay.finger_axis),
+        fact=i32(lay.finger_act),
         qcj=wp.array(lay.finger_qcj, dtype=wp.float64, device=dev),
-        hand_geoms=i32(lay.hand_geoms.astype(np.int32)), obj_geoms=i32(lay.object_geoms.astype(np.int32)),
+        hand_geoms=i32(lay.hand_geoms.astype(np.int32)),
+        obj_geoms=i32(lay.object_geoms.astype(np.int32)),
         pyramidal=int(int(mj_model.opt.cone) == 0),  # mjCONE_PYRAMIDAL
         park=wp.array(park.astype(np.float32), dtype=wp.float32, device=dev),
         live=wp.ones(N, dtype=wp.int32, device=dev),
-        tgt_prev=zeros((N, wrist.T_SIZE), wp.float64), tgt=zeros((N, wrist.T_SIZE), wp.float64),
+        tgt_prev=zeros((N, wrist.T_SIZE), wp.float64),
+        tgt=zeros((N, wrist.T_SIZE), wp.float64),
         fq=zeros((N, MANOSIM_HAND.finger_joints, 4), wp.float64),
-        count=zeros(N, wp.int32), peak=zeros(N, wp.int32), nho=zeros(N, wp.int32), nhof=zeros(N, wp.int32),
-        act=zeros(N, wp.float64), sig=zeros((N, S_SIZE), wp.float64), poses=zeros((N, 17, 7), wp.float32),
+        count=zeros(N, wp.int32),
+        peak=zeros(N, wp.int32),
+        nho=zeros(N, wp.int32),
+        nhof=zeros(N, wp.int32),
+        act=zeros(N, wp.float64),
+        sig=zeros((N, S_SIZE), wp.float64),
+        poses=zeros((N, 17, 7), wp.float32),
     )

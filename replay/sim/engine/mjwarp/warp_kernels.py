@@ -83,9 +83,11 @@ def wrist_kernel(
     tq = wp.vec4d(tgt_cur[w, 3], tgt_cur[w, 4], tgt_cur[w, 5], tgt_cur[w, 6])
     if interp != 0:
         one = wp.float64(1.0)
-        tp = wp.vec3d((one - frac) * tgt_prev[w, 0] + frac * tgt_cur[w, 0],
-                      (one - frac) * tgt_prev[w, 1] + frac * tgt_cur[w, 1],
-                      (one - frac) * tgt_prev[w, 2] + frac * tgt_cur[w, 2])
+        tp = wp.vec3d(
+            (one - frac) * tgt_prev[w, 0] + frac * tgt_cur[w, 0],
+            (one - frac) * tgt_prev[w, 1] + frac * tgt_cur[w, 1],
+            (one - frac) * tgt_prev[w, 2] + frac * tgt_cur[w, 2],
+        )
         tq = _slerp_wxyz(wp.vec4d(tgt_prev[w, 3], tgt_prev[w, 4], tgt_prev[w, 5], tgt_prev[w, 6]), tq, frac)
     tv = wp.vec3d(tgt_cur[w, 7], tgt_cur[w, 8], tgt_cur[w, 9])
     to = wp.vec3d(tgt_cur[w, 10], tgt_cur[w, 11], tgt_cur[w, 12])
@@ -103,9 +105,17 @@ def wrist_kernel(
     qz = qz / nq
     one = wp.float64(1.0)
     two = wp.float64(2.0)
-    R = wp.mat33d(one - two * (qy * qy + qz * qz), two * (qx * qy - qw * qz), two * (qx * qz + qw * qy),
-                  two * (qx * qy + qw * qz), one - two * (qx * qx + qz * qz), two * (qy * qz - qw * qx),
-                  two * (qx * qz - qw * qy), two * (qy * qz + qw * qx), one - two * (qx * qx + qy * qy))
+    R = wp.mat33d(
+        one - two * (qy * qy + qz * qz),
+        two * (qx * qy - qw * qz),
+        two * (qx * qz + qw * qy),
+        two * (qx * qy + qw * qz),
+        one - two * (qx * qx + qz * qz),
+        two * (qy * qz - qw * qx),
+        two * (qx * qz - qw * qy),
+        two * (qy * qz + qw * qx),
+        one - two * (qx * qx + qy * qy),
+    )
     ip = wp.vec3d(par[20], par[21], par[22])
     c_root = p + R * ip
     wb = wp.vec3d(wp.float64(qvel[w, vadr + 3]), wp.float64(qvel[w, vadr + 4]), wp.float64(qvel[w, vadr + 5]))
@@ -114,7 +124,7 @@ def wrist_kernel(
     M = par[18]
     f = wp.vec3d()
     for i in range(3):
-        f[i] = (par[i] * (tp[i] - p[i]) + par[6 + i] * (tv[i] - v[i]) + par[12 + i] * tv[i] + M * ta[i])
+        f[i] = par[i] * (tp[i] - p[i]) + par[6 + i] * (tv[i] - v[i]) + par[12 + i] * tv[i] + M * ta[i]
     authored = authored_wrench_part(par, R, p, v, wb, wp.vec4d(qw, qx, qy, qz), tp, tq)
     # orientation error: rotation vector of q* q^-1 (angle in [0, pi])
     cw = qw
@@ -148,8 +158,13 @@ def wrist_kernel(
     dx = ch[0] / M - c_root[0]
     dy = ch[1] / M - c_root[1]
     xfrc[w, root] = wp.spatial_vector(
-        wp.float32(f[0]), wp.float32(f[1]), wp.float32(f[2] + fg),
-        wp.float32(tau[0] + dy * fg), wp.float32(tau[1] - dx * fg), wp.float32(tau[2]))
+        wp.float32(f[0]),
+        wp.float32(f[1]),
+        wp.float32(f[2] + fg),
+        wp.float32(tau[0] + dy * fg),
+        wp.float32(tau[1] - dx * fg),
+        wp.float32(tau[2]),
+    )
     m = act_max[w]
     for i in range(act_force.shape[1]):
         a = wp.abs(wp.float64(act_force[w, i]))

@@ -65,7 +65,10 @@ def _replay_world(scene):
     wb = new_builder(scene.config)
     info = add_replay_world(wb, **args)
     if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
-            scene.model.body_count, scene.model.shape_count, scene.model.joint_dof_count):
+        scene.model.body_count,
+        scene.model.shape_count,
+        scene.model.joint_dof_count,
+    ):
         raise EngineError("rebuilding the scene's world gave other entity counts than the scene")
     wb.joint_damping[:] = [float(x) for x in scene.model.joint_damping.numpy()]
     return wb, info
@@ -89,22 +92,27 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
             ``options`` (mujoco-warp holds one ``opt`` per batch: cone and integrator are not per world).
     """
     if any(v.options for v in variants):
-        raise EngineError("mujoco-warp holds one set of solver options per batch: a Variant's options run on "
-                          "MuJoCo C (device cpu), or as a batch of their own")
+        raise EngineError(
+            "mujoco-warp holds one set of solver options per batch: a Variant's options run on "
+            "MuJoCo C (device cpu), or as a batch of their own"
+        )
     wb, info = _replay_world(scene)
     builder = new_builder(scene.config)
     # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
     # copy i's entities follow copy i-1's
     builder.replicate(wb, len(variants))
     if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
-        raise EngineError(f"replicating the scene's world gave {builder.world_count} worlds, "
-                          f"{builder.body_count} bodies")
+        raise EngineError(
+            f"replicating the scene's world gave {builder.world_count} worlds, {builder.body_count} bodies"
+        )
     offsets = []
     qd0 = int(info["hand_qd_start"])
     for i, v in enumerate(variants):
         if v.edits_contact:
-            raise EngineError("solref / solimp / torsional friction / object mass scale / object offset variants are "
-                              "edits of the direct MuJoCo C engine (device cpu) only")
+            raise EngineError(
+                "solref / solimp / torsional friction / object mass scale / object offset variants are "
+                "edits of the direct MuJoCo C engine (device cpu) only"
+            )
         off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
         offsets.append(off)
         if v.friction is not None:
@@ -181,8 +189,11 @@ def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
     for i, w in enumerate(worlds):
         want = _world_expected(scene, w.variant)
         hg = np.flatnonzero(lay.hand_geoms)
-        got = {"object_friction": fr[i][og, 0], "finger_forcerange": rng[i][lay.finger_act, 1],
-               "object_mass": np.asarray([mass[i][lay.object_body]])}
+        got = {
+            "object_friction": fr[i][og, 0],
+            "finger_forcerange": rng[i][lay.finger_act, 1],
+            "object_mass": np.asarray([mass[i][lay.object_body]]),
+        }
         lo = rng[i][lay.finger_act, 0]
         if w.variant.friction is not None and not np.allclose(fr[i][hg, 0], want["object_friction"], rtol=1e-6):
             errs.append(f"world {i}: hand geom friction {np.unique(fr[i][hg, 0])}, set {want['object_friction']}")

@@ -34,8 +34,16 @@ def rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
 
 
 @wp.func
-def authored_wrench_part(par: wp.array[wp.float64], R: wp.mat33d, p: wp.vec3d, v: wp.vec3d, wb: wp.vec3d,
-                          q: wp.vec4d, tp: wp.vec3d, tq: wp.vec4d) -> wp.spatial_vectord:
+def authored_wrench_part(
+    par: wp.array[wp.float64],
+    R: wp.mat33d,
+    p: wp.vec3d,
+    v: wp.vec3d,
+    wb: wp.vec3d,
+    q: wp.vec4d,
+    tp: wp.vec3d,
+    tq: wp.vec4d,
+) -> wp.spatial_vectord:
     """(force N, torque N·m), world frame, of the MJCF's wrist actuators (``wrist_law``
     ``authored_actuators``: :mod:`replay.sim.engine.wrist`), the torque before the move to the COM."""
     f = wp.vec3d()

@@ -56,6 +56,7 @@ from replay.sim.engine import finger_drive, signals, wrist
 #: a world's frames run compiled while MuJoCo's stack + arena use so far is at most this share of its arena
 ARENA_GUARD = 0.5
 
+
 def _load():
     """MuJoCo's ``mj_step1``, ``mj_step2``, ``mj_kinematics`` and ``mj_step`` as numba external functions (by symbol, so
     numba's on-disk cache can keep :func:`frame_substeps`), after making the bindings'
@@ -97,9 +98,39 @@ def arena_ok(d: mujoco.MjData) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def frame_substeps(m_ptr, d_ptr, split, S, interp, qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root,
-                   hand_bodies, body_mass, par, tp, tc, wr, stats, drive, dq, dv, target, kp, kd, effort, qfrc,
-                   warn, warn_ids, warn_base):
+def frame_substeps(
+    m_ptr,
+    d_ptr,
+    split,
+    S,
+    interp,
+    qpos,
+    qvel,
+    xipos,
+    xfrc,
+    act_force,
+    qadr,
+    vadr,
+    root,
+    hand_bodies,
+    body_mass,
+    par,
+    tp,
+    tc,
+    wr,
+    stats,
+    drive,
+    dq,
+    dv,
+    target,
+    kp,
+    kd,
+    effort,
+    qfrc,
+    warn,
+    warn_ids,
+    warn_base,
+):
     """``S`` substeps of one world: per substep ``mj_step1`` (``mj_kinematics`` unless ``split``), the wrist
     wrench (:func:`replay.sim.engine.wrist.apply_substep`), the finger drive if ``drive``
     (:func:`replay.sim.engine.finger_drive.quat_drive`), ``mj_step2`` (``mj_step``); then the warning counters
@@ -114,8 +145,25 @@ def frame_substeps(m_ptr, d_ptr, split, S, interp, qpos, qvel, xipos, xfrc, act_
             _mj_step1(m_ptr, d_ptr)
         else:
             _mj_kinematics(m_ptr, d_ptr)
-        wrist.apply_substep(qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root, hand_bodies, body_mass, par,
-                            tp, tc, (j + 1) / S, interp, wr, stats)
+        wrist.apply_substep(
+            qpos,
+            qvel,
+            xipos,
+            xfrc,
+            act_force,
+            qadr,
+            vadr,
+            root,
+            hand_bodies,
+            body_mass,
+            par,
+            tp,
+            tc,
+            (j + 1) / S,
+            interp,
+            wr,
+            stats,
+        )
         if drive:
             finger_drive.quat_drive(qpos, qvel, dq, dv, target, kp, kd, effort, qfrc)
         if split:
@@ -129,9 +177,48 @@ def frame_substeps(m_ptr, d_ptr, split, S, interp, qpos, qvel, xipos, xfrc, act_
 
 
 @njit(cache=True, nogil=True)
-def frame_and_read(tp, tc, target, m_ptr, d_ptr, split, S, interp, qpos, qvel, xipos, xfrc, act_force, qadr, vadr,
-                   root, hand_bodies, body_mass, par, wr, stats, drive, dq, dv, kp, kd, effort, qfrc,
-                   warn, warn_ids, warn_base, xpos, xquat, cvel, subtree_com, rootid, bodies, stale, fresh, fast):
+def frame_and_read(
+    tp,
+    tc,
+    target,
+    m_ptr,
+    d_ptr,
+    split,
+    S,
+    interp,
+    qpos,
+    qvel,
+    xipos,
+    xfrc,
+    act_force,
+    qadr,
+    vadr,
+    root,
+    hand_bodies,
+    body_mass,
+    par,
+    wr,
+    stats,
+    drive,
+    dq,
+    dv,
+    kp,
+    kd,
+    effort,
+    qfrc,
+    warn,
+    warn_ids,
+    warn_base,
+    xpos,
+    xquat,
+    cvel,
+    subtree_com,
+    rootid,
+    bodies,
+    stale,
+    fresh,
+    fast,
+):
     """:func:`frame_substeps`, then the frame's readout in the same ``nogil`` call (what
     :meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.read_frame` does in Python otherwise).
 
@@ -151,9 +238,39 @@ def frame_and_read(tp, tc, target, m_ptr, d_ptr, split, S, interp, qpos, qvel, x
         A warning's index into ``warn_ids`` (>= 0; no readout), :data:`NON_FINITE` (no readout)
         or :data:`READ_DONE`.
     """
-    k = frame_substeps(m_ptr, d_ptr, split, S, interp, qpos, qvel, xipos, xfrc, act_force, qadr, vadr, root,
-                       hand_bodies, body_mass, par, tp, tc, wr, stats, drive, dq, dv, target, kp, kd, effort, qfrc,
-                       warn, warn_ids, warn_base)
+    k = frame_substeps(
+        m_ptr,
+        d_ptr,
+        split,
+        S,
+        interp,
+        qpos,
+        qvel,
+        xipos,
+        xfrc,
+        act_force,
+        qadr,
+        vadr,
+        root,
+        hand_bodies,
+        body_mass,
+        par,
+        tp,
+        tc,
+        wr,
+        stats,
+        drive,
+        dq,
+        dv,
+        target,
+        kp,
+        kd,
+        effort,
+        qfrc,
+        warn,
+        warn_ids,
+        warn_base,
+    )
     m = stats[0]
     for i in range(act_force.shape[0]):
         v = abs(act_force[i])

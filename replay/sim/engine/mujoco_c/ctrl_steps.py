@@ -33,8 +33,26 @@ from replay.sim.engine.mujoco_c.c_loop import _mj_step
 
 
 @njit(cache=True, nogil=True)
-def ctrl_steps(m_ptr, d_ptr, ctrl, ctrl_idx, rows, xipos, xpos, xquat, qpos, qvel, com_body, bodies, q_read,
-               runaway_sq, out_com, out_pose, out_q, out_qvel):
+def ctrl_steps(
+    m_ptr,
+    d_ptr,
+    ctrl,
+    ctrl_idx,
+    rows,
+    xipos,
+    xpos,
+    xquat,
+    qpos,
+    qvel,
+    com_body,
+    bodies,
+    q_read,
+    runaway_sq,
+    out_com,
+    out_pose,
+    out_q,
+    out_qvel,
+):
     """``rows.shape[0]`` steps: before step ``k``, ``ctrl[ctrl_idx[j]] = rows[k, j]``; then ``mj_step``
     and the readout of step ``k``: ``out_com[k]`` = ``xipos[com_body]`` (m), ``out_pose[k, i]`` =
     ``xpos[bodies[i]]`` (m) then ``xquat[bodies[i]]`` (**wxyz**, as MuJoCo stores it),

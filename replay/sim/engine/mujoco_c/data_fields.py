@@ -93,11 +93,30 @@ def fields_of(d: mujoco.MjData) -> DataFields:
     if stride % 8 or offs["friction"] % 8 or any(v % 4 or not 0 <= v < stride for v in offs.values()):
         raise ValueError(f"mjContact layout: stride {stride}, offsets {offs}")
     narena = int(d.narena)
-    idx = np.array([ncon_at // 4, (solver_at - 8) // 4, (solver_at - 24) // 8, (solver_at - 16) // 8, narena,
-                    stride // 4, offs["geom"] // 4, offs["efc_address"] // 4, offs["dim"] // 4, stride // 8,
-                    offs["friction"] // 8], np.int64)
-    f = DataFields(_view(D, ctypes.c_int32, ncon_at // 4 + 8), _view(D, ctypes.c_int64, solver_at // 8),
-                   _view(base, ctypes.c_int32, narena // 4), _view(base, ctypes.c_double, narena // 8), idx, base)
+    idx = np.array(
+        [
+            ncon_at // 4,
+            (solver_at - 8) // 4,
+            (solver_at - 24) // 8,
+            (solver_at - 16) // 8,
+            narena,
+            stride // 4,
+            offs["geom"] // 4,
+            offs["efc_address"] // 4,
+            offs["dim"] // 4,
+            stride // 8,
+            offs["friction"] // 8,
+        ],
+        np.int64,
+    )
+    f = DataFields(
+        _view(D, ctypes.c_int32, ncon_at // 4 + 8),
+        _view(D, ctypes.c_int64, solver_at // 8),
+        _view(base, ctypes.c_int32, narena // 4),
+        _view(base, ctypes.c_double, narena // 8),
+        idx,
+        base,
+    )
     why = mismatch(d, f)
     if why:
         raise ValueError(f"mjData layout: {why}")
@@ -106,8 +125,12 @@ def fields_of(d: mujoco.MjData) -> DataFields:
 
 def mismatch(d: mujoco.MjData, f: DataFields) -> str | None:
     """Why ``f``'s values are not ``d``'s (the bindings' scalars), or None."""
-    got = (int(f.ints[f.idx[I_NCON]]), int(f.ints[f.idx[I_MAXUSE_CON]]), int(f.longs[f.idx[I_MAXUSE_STACK]]),
-           int(f.longs[f.idx[I_MAXUSE_ARENA]]))
+    got = (
+        int(f.ints[f.idx[I_NCON]]),
+        int(f.ints[f.idx[I_MAXUSE_CON]]),
+        int(f.longs[f.idx[I_MAXUSE_STACK]]),
+        int(f.longs[f.idx[I_MAXUSE_ARENA]]),
+    )
     want = (int(d.ncon), int(d.maxuse_con), int(d.maxuse_stack), int(d.maxuse_arena))
     if got != want:
         return f"(ncon, maxuse_con, maxuse_stack, maxuse_arena) read {got}, the bindings give {want}"
@@ -117,8 +140,13 @@ def mismatch(d: mujoco.MjData, f: DataFields) -> str | None:
 
 
 #: the declarations :func:`fields_of` relies on, in order, as ``mjdata.h`` writes them
-_HEADER = (r"mjtSize\s+maxuse_stack;", r"mjtSize\s+maxuse_arena;", r"int\s+maxuse_con;", r"int\s+maxuse_efc;",
-           r"mjSolverStat\s+solver\[")
+_HEADER = (
+    r"mjtSize\s+maxuse_stack;",
+    r"mjtSize\s+maxuse_arena;",
+    r"int\s+maxuse_con;",
+    r"int\s+maxuse_efc;",
+    r"mjSolverStat\s+solver\[",
+)
 _HEADER_NCON = (r"mjTimerStat\s+timer\[mjNTIMER\];", r"int\s+ncon;")
 
 _SELF_TEST = """<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>
@@ -130,8 +158,8 @@ def _header_declarations() -> list[str]:
     path = os.path.join(os.path.dirname(mujoco.__file__), "include", "mujoco", "mjdata.h")
     with open(path) as fh:
         text = fh.read()
-    body = text[text.index("struct mjData_ {"):]
-    body = body[:body.index("\n}")]
+    body = text[text.index("struct mjData_ {") :]
+    body = body[: body.index("\n}")]
     return [line.split("//")[0].strip() for line in body.splitlines() if line.split("//")[0].strip()]
 
 

@@ -38,19 +38,20 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from replay.errors import EngineError
 from replay.sim import physics
 from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.data_fields import DataFields
-from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
 from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
+from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
-from replay.errors import EngineError
 
 try:  # the compiled substep loop (replay.sim.engine.mujoco_c.c_loop); without it every frame runs the Python loop
     from replay.sim.engine.mujoco_c import c_loop as c_loop_mod
+
     C_LOOP_ERROR = None
 except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
     c_loop_mod, C_LOOP_ERROR = None, str(e)
@@ -89,8 +90,11 @@ class World(WorldStatus):
 #: inf or huge position, velocity or acceleration (MuJoCo then resets the data: mj_checkPos, mj_checkVel, mj_checkAcc)
 WARNINGS = ("CONTACTFULL", "CNSTRFULL", "BADQACC", "BADQPOS", "BADQVEL")
 _WARN_IDS = np.array([int(getattr(mujoco.mjtWarning, f"mjWARN_{k}")) for k in WARNINGS], np.int64)
-_WARN_WHAT = {"BADQACC": "bad acceleration (reset", "BADQPOS": "non-finite or huge position (reset",
-              "BADQVEL": "non-finite or huge velocity (reset"}
+_WARN_WHAT = {
+    "BADQACC": "bad acceleration (reset",
+    "BADQPOS": "non-finite or huge position (reset",
+    "BADQVEL": "non-finite or huge velocity (reset",
+}
 
 
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
@@ -117,12 +121,18 @@ class MjcBatch(SpanSteps):
             :func:`replay.sim.engine.mujoco_c.model_edits.ablate_hand_object`.
     """
 
-    capabilities = Capabilities("direct", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=True,
-                                frame_spans=True,
-                                geom_distance=True)
+    capabilities = Capabilities(
+        "direct",
+        worlds_per_scene=0,
+        parameter_variants=True,
+        ablation_by_variant=True,
+        frame_spans=True,
+        geom_distance=True,
+    )
 
-    def __init__(self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None,
-                 c_loop: bool = True):
+    def __init__(
+        self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None, c_loop: bool = True
+    ):
         if not getattr(scene.solver, "use_mujoco_cpu", False):
             raise EngineError("MjcBatch needs a scene built for the CPU backend (use_mujoco_cpu=True)")
         self.scene = scene
@@ -140,8 +150,10 @@ class MjcBatch(SpanSteps):
             raise EngineError("a scene built with the ablation holds only ablation worlds")
         quat = self.cfg.finger_drive == "quat"
         if self.cfg.effort_profile != "uniform" and any(v.effort_limit is not None for v in variants):
-            raise EngineError(f"an effort_limit variant is one value for every joint: it cannot stand in for "
-                              f"effort_profile {self.cfg.effort_profile!r} (use effort_profile 'uniform')")
+            raise EngineError(
+                f"an effort_limit variant is one value for every joint: it cannot stand in for "
+                f"effort_profile {self.cfg.effort_profile!r} (use effort_profile 'uniform')"
+            )
         for v in variants:
             edits = v.edits_model and not (v.ablation and scene.ablation and not v.edits_params)
             m = copy.copy(base_m) if edits or quat else base_m
@@ -152,14 +164,25 @@ class MjcBatch(SpanSteps):
             d = mujoco.MjData(m)
             d.qpos[:], d.qvel[:] = qpos0, qvel0
             rb.update(initial_state_edits(d, lay, v))  # the object's initial offset (Variant.object_offset)
-            w = World(m=m, d=d, variant=v, readback=rb, drive=drive,
-                      capacity=int(scene.contact_capacity if capacity is None else capacity))
+            w = World(
+                m=m,
+                d=d,
+                variant=v,
+                readback=rb,
+                drive=drive,
+                capacity=int(scene.contact_capacity if capacity is None else capacity),
+            )
             w.warn = d.warning.number  # a view into mjData (the bindings' documented field)
             w.warn_base = w.warn[_WARN_IDS].astype(np.int64)
             self.worlds.append(w)
-        self.par = wrist.wrist_params(scene.wrist_kp, scene.wrist_kd, self._passive_wrist_damping(),
-                                      scene.hand_mass, scene.model.body_com.numpy()[scene.hand_bodies[0]],
-                                      **physics.wrist_law_kwargs(scene.config))
+        self.par = wrist.wrist_params(
+            scene.wrist_kp,
+            scene.wrist_kd,
+            self._passive_wrist_damping(),
+            scene.hand_mass,
+            scene.model.body_com.numpy()[scene.hand_bodies[0]],
+            **physics.wrist_law_kwargs(scene.config),
+        )
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
         self.threads = max(1, int(threads))
         self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 and len(self.worlds) > 1 else None
@@ -175,13 +198,15 @@ class MjcBatch(SpanSteps):
         self._z1, self._z2, self._z4 = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 4))
         self.c_loop = bool(c_loop) and c_loop_mod is not None
         self._init_spans(C_LOOP_ERROR)
-        self.recorder = None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
+        self.recorder = (
+            None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
+        )
 
     _warning_reason = staticmethod(_warning_reason)
 
     def _passive_wrist_damping(self) -> np.ndarray:
         s = self.scene
-        return s.model.joint_damping.numpy()[s.hand_qd_start: s.hand_qd_start + 6].astype(float)
+        return s.model.joint_damping.numpy()[s.hand_qd_start : s.hand_qd_start + 6].astype(float)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -205,6 +230,7 @@ class MjcBatch(SpanSteps):
             self.layout.finger_ctrl(finger_quat[i], finger_ctrl[i])
             if self.worlds[i].drive is not None:
                 quat[i] = self._drive_targets(finger_ctrl[i])
+
         def step(ids):
             for i in ids:
                 self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i])
@@ -214,7 +240,7 @@ class MjcBatch(SpanSteps):
             return
         # one task per thread (worlds dealt round-robin), the first in this thread: a frame's substeps and
         # readout run without the GIL (c_loop.frame_and_read), so the threads step at once
-        chunks = [live[t::self.threads] for t in range(min(self.threads, len(live)))]
+        chunks = [live[t :: self.threads] for t in range(min(self.threads, len(live)))]
         pending = [self._pool.submit(step, c) for c in chunks[1:]]
         step(chunks[0])
         for f in pending:
@@ -258,8 +284,11 @@ class MjcBatch(SpanSteps):
             w.act_max = float(stats[0])
             return
         af = d.actuator_force
-        w.act_max = max(float(stats[0]), float(np.max(np.abs(af))) if af.size else 0.0,
-                        float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0)
+        w.act_max = max(
+            float(stats[0]),
+            float(np.max(np.abs(af))) if af.size else 0.0,
+            float(np.max(np.abs(d.qfrc_applied[drv.vadr[:, None] + np.arange(3)]))) if drv else 0.0,
+        )
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
         """The frame's substeps one Python call each (what :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps`
@@ -274,11 +303,29 @@ class MjcBatch(SpanSteps):
                 mujoco.mj_step1(m, d)
             else:
                 mujoco.mj_kinematics(m, d)
-            wrist.apply_substep(qpos, qvel, xipos, xfrc, af, lay.hand_qadr, lay.hand_vadr, lay.root,
-                                lay.hand_bodies, self.body_mass, self.par, tp, tc, (j + 1) / S, interp, wr, stats)
+            wrist.apply_substep(
+                qpos,
+                qvel,
+                xipos,
+                xfrc,
+                af,
+                lay.hand_qadr,
+                lay.hand_vadr,
+                lay.root,
+                lay.hand_bodies,
+                self.body_mass,
+                self.par,
+                tp,
+                tc,
+                (j + 1) / S,
+                interp,
+                wr,
+                stats,
+            )
             if drv is not None:
-                finger_drive.quat_drive(qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort,
-                                        d.qfrc_applied)
+                finger_drive.quat_drive(
+                    qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort, d.qfrc_applied
+                )
             if self.recorder is not None:
                 self.recorder(i, d)
             mujoco.mj_step2(m, d) if split else mujoco.mj_step(m, d)
@@ -299,13 +346,45 @@ class MjcBatch(SpanSteps):
         frame's inputs (``wr`` and ``stats`` are the world's own scratch arrays, ``w.wr``, ``w.stats``)."""
         lay, drv, d = self.layout, w.drive, w.d
         z2, z1 = self._z2, self._z1
-        return (w.m._address, d._address, self._split, self.cfg.substeps, self._interp,
-                d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force, lay.hand_qadr, lay.hand_vadr, lay.root,
-                lay.hand_bodies, self.body_mass, self.par, w.wr, w.stats, drv is not None,
-                drv.qadr if drv else z1, drv.vadr if drv else z1,
-                drv.kp if drv else z2, drv.kd if drv else z2, drv.effort if drv else z2, d.qfrc_applied,
-                w.warn, _WARN_IDS, w.warn_base, d.xpos, d.xquat, d.cvel, d.subtree_com, self._rootid, self._bodies,
-                w.stale, w.fresh, w.fast)
+        return (
+            w.m._address,
+            d._address,
+            self._split,
+            self.cfg.substeps,
+            self._interp,
+            d.qpos,
+            d.qvel,
+            d.xipos,
+            d.xfrc_applied,
+            d.actuator_force,
+            lay.hand_qadr,
+            lay.hand_vadr,
+            lay.root,
+            lay.hand_bodies,
+            self.body_mass,
+            self.par,
+            w.wr,
+            w.stats,
+            drv is not None,
+            drv.qadr if drv else z1,
+            drv.vadr if drv else z1,
+            drv.kp if drv else z2,
+            drv.kd if drv else z2,
+            drv.effort if drv else z2,
+            d.qfrc_applied,
+            w.warn,
+            _WARN_IDS,
+            w.warn_base,
+            d.xpos,
+            d.xquat,
+            d.cvel,
+            d.subtree_com,
+            self._rootid,
+            self._bodies,
+            w.stale,
+            w.fresh,
+            w.fast,
+        )
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
@@ -327,8 +406,9 @@ class MjcBatch(SpanSteps):
             elif reason is None:
                 poses, fast = w.fresh, w.fast
                 reason = self._runaway(fast, max_linear, max_angular)
-            sig = FrameSignals(body_pos=poses[:, :3].copy(), body_quat=poses[:, 3:].copy(), contacts=0,
-                               contacts_force=0, reason=reason)
+            sig = FrameSignals(
+                body_pos=poses[:, :3].copy(), body_quat=poses[:, 3:].copy(), contacts=0, contacts_force=0, reason=reason
+            )
             return self._read_contacts(w, sig, force_min)
         if reason is None and not signals.all_finite(d.qpos, d.qvel):
             reason = "non-finite state"
@@ -340,14 +420,17 @@ class MjcBatch(SpanSteps):
             signals.fastest_body(d.cvel, d.xipos, d.subtree_com, self._rootid, self._bodies, fast)
             reason = self._runaway(fast, max_linear, max_angular)
         b = self._bodies
-        sig = FrameSignals(body_pos=d.xpos[b], body_quat=d.xquat[b][:, [1, 2, 3, 0]], contacts=0,
-                           contacts_force=0, reason=reason)
+        sig = FrameSignals(
+            body_pos=d.xpos[b], body_quat=d.xquat[b][:, [1, 2, 3, 0]], contacts=0, contacts_force=0, reason=reason
+        )
         return self._read_contacts(w, sig, force_min)
 
     def _runaway(self, fast: np.ndarray, max_linear: float, max_angular: float) -> str | None:
         """The runaway reason for :func:`replay.sim.engine.signals.fastest_body`'s ``fast``, or None."""
         if not fast[0] <= max_linear:
-            return f"runaway linear velocity {fast[0]:.3g} m/s on body {int(self.layout.newton_of_mj_body[int(fast[1])])}"
+            return (
+                f"runaway linear velocity {fast[0]:.3g} m/s on body {int(self.layout.newton_of_mj_body[int(fast[1])])}"
+            )
         if not fast[2] <= max_angular:
             return f"runaway angular velocity {fast[2]:.3g} rad/s on body {int(self.layout.newton_of_mj_body[int(fast[3])])}"
         return None
@@ -360,8 +443,18 @@ class MjcBatch(SpanSteps):
         n = d.ncon
         if n:
             c, cs = d.contact, self._contact_sums
-            signals.hand_object_contacts(c.geom[:n], c.efc_address[:n], c.dim[:n], c.friction[:n], d.efc_force,
-                                         self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs)
+            signals.hand_object_contacts(
+                c.geom[:n],
+                c.efc_address[:n],
+                c.dim[:n],
+                c.friction[:n],
+                d.efc_force,
+                self._hand_mask,
+                self._obj_mask,
+                self._pyramidal,
+                force_min,
+                cs,
+            )
             sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])
             sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         if reason is not None:

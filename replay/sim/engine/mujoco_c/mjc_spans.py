@@ -40,8 +40,17 @@ class SpanSteps:
                     w.fields = None
         self._span = None
 
-    def begin_spans(self, finger_quat: np.ndarray, rows: np.ndarray, phase: np.ndarray, settle: int, floor: float,
-                    force_min: float, max_linear: float, max_angular: float) -> None:
+    def begin_spans(
+        self,
+        finger_quat: np.ndarray,
+        rows: np.ndarray,
+        phase: np.ndarray,
+        settle: int,
+        floor: float,
+        force_min: float,
+        max_linear: float,
+        max_angular: float,
+    ) -> None:
         """Take the plan for :meth:`run_span` (:class:`replay.sim.engine.spans.SpanEngine`): every
         frame's ``ctrl`` and quaternion drive targets, as :meth:`step_frame` makes them per frame.
 
@@ -68,10 +77,16 @@ class SpanSteps:
                 for k in range(F):
                     t[k] = self._drive_targets(c[k])
                 targets[i] = t
-        self._span = dict(ctrl=ctrl, targets=targets, rows=np.ascontiguousarray(rows, dtype=np.float64),
-                          phase=np.ascontiguousarray(phase, dtype=np.int64), settle=int(settle), floor=float(floor),
-                          lim=(float(force_min), float(max_linear), float(max_angular)),
-                          z4=np.zeros((F, 0, 4)))
+        self._span = dict(
+            ctrl=ctrl,
+            targets=targets,
+            rows=np.ascontiguousarray(rows, dtype=np.float64),
+            phase=np.ascontiguousarray(phase, dtype=np.int64),
+            settle=int(settle),
+            floor=float(floor),
+            lim=(float(force_min), float(max_linear), float(max_angular)),
+            z4=np.zeros((F, 0, 4)),
+        )
 
     def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
         """Frames ``k0 .. k1 - 1`` of every live world (:class:`replay.sim.engine.spans.SpanEngine`): each
@@ -94,7 +109,7 @@ class SpanSteps:
         if self._pool is None or len(live) < 2:
             run(live)
             return ends
-        chunks = [live[t::self.threads] for t in range(min(self.threads, len(live)))]
+        chunks = [live[t :: self.threads] for t in range(min(self.threads, len(live)))]
         pending = [self._pool.submit(run, c) for c in chunks[1:]]
         run(chunks[0])
         for f in pending:
@@ -114,16 +129,49 @@ class SpanSteps:
         targets = sp["targets"][i] if w.drive is not None else sp["z4"]
         w.stats[0] = w.act_max
         code = span_loop.run_frames(
-            k0, k1, sp["ctrl"][i], sp["rows"][i], targets, sp["phase"], sp["settle"], sp["floor"], lim, w.capacity,
-            d.ctrl, f.ints, f.longs, f.cint, f.cflt, f.idx, self._hand_mask, self._obj_mask, w.res, out.body_pos,
-            out.body_quat, out.ccount, out.wrist_err, out.normal_force, out.friction_force, w.sums, w.info, fa[0], fa[1],
-            w.wr, w.stale, w.fresh, w.fast, fa)
+            k0,
+            k1,
+            sp["ctrl"][i],
+            sp["rows"][i],
+            targets,
+            sp["phase"],
+            sp["settle"],
+            sp["floor"],
+            lim,
+            w.capacity,
+            d.ctrl,
+            f.ints,
+            f.longs,
+            f.cint,
+            f.cflt,
+            f.idx,
+            self._hand_mask,
+            self._obj_mask,
+            w.res,
+            out.body_pos,
+            out.body_quat,
+            out.ccount,
+            out.wrist_err,
+            out.normal_force,
+            out.friction_force,
+            w.sums,
+            w.info,
+            fa[0],
+            fa[1],
+            w.wr,
+            w.stale,
+            w.fresh,
+            w.fast,
+            fa,
+        )
         w.act_max = float(w.stats[0])
         w.peak_contacts = int(d.maxuse_con)
         why = data_fields.mismatch(d, f)  # ncon, maxuse_* and the contacts' base against the bindings'
         if why:
-            raise EngineError(f"compiled span: MuJoCo's counters disagree with the views read ({why}); "
-                              "this MuJoCo's mjData layout is not the one replay.sim.engine.mujoco_c.data_fields checks")
+            raise EngineError(
+                f"compiled span: MuJoCo's counters disagree with the views read ({why}); "
+                "this MuJoCo's mjData layout is not the one replay.sim.engine.mujoco_c.data_fields checks"
+            )
         k = int(w.info[1])
         if code == span_loop.SPAN_DONE:
             return SpanEnd(k1, None, int(w.sums[1]))

@@ -14,7 +14,6 @@ import mujoco
 import numpy as np
 
 from importer_patches.contact_params import pair_params
-
 from replay.errors import AblationMaskError, EngineError
 from replay.sim.engine import pair_audit
 from replay.sim.engine.layout import MjLayout
@@ -113,8 +112,13 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     """
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
-    v = dataclasses.replace(v, friction=f32(v.friction), effort_limit=f32(v.effort_limit), object_mass=f32(v.object_mass),
-                            torsional_friction=f32(v.torsional_friction))
+    v = dataclasses.replace(
+        v,
+        friction=f32(v.friction),
+        effort_limit=f32(v.effort_limit),
+        object_mass=f32(v.object_mass),
+        torsional_friction=f32(v.torsional_friction),
+    )
     if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
         out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
     if v.effort_limit is not None:
@@ -136,8 +140,14 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         out["options"] = set_options(m, v.options)
     if v.ablation and not prebuilt_ablation:
         out["ablation_bit"] = ablate_hand_object(m, layout)
-    checks = [("contact_friction", v.friction), ("finger_forcerange", v.effort_limit), ("object_mass", want_mass),
-              ("torsional_friction", v.torsional_friction), ("contact_solref", v.solref), ("contact_solimp", v.solimp)]
+    checks = [
+        ("contact_friction", v.friction),
+        ("finger_forcerange", v.effort_limit),
+        ("object_mass", want_mass),
+        ("torsional_friction", v.torsional_friction),
+        ("contact_solref", v.solref),
+        ("contact_solimp", v.solimp),
+    ]
     for key, want in checks:
         if want is not None and not np.allclose(out[key], want, rtol=1e-6):
             raise EngineError(f"variant {key} = {want} did not take: the model holds {out[key]}")
@@ -185,5 +195,5 @@ def initial_state_edits(d: mujoco.MjData, layout: MjLayout, v: Variant) -> dict:
     if not any(v.object_offset):
         return {}
     q = layout.object_qadr
-    d.qpos[q:q + 3] += np.asarray(v.object_offset)
-    return {"object_initial_pos": [float(x) for x in d.qpos[q:q + 3]]}
+    d.qpos[q : q + 3] += np.asarray(v.object_offset)
+    return {"object_initial_pos": [float(x) for x in d.qpos[q : q + 3]]}

@@ -42,7 +42,8 @@ SPAN_DONE, STOPPED, FELL, ARENA = 0, 1, 2, 3
 WHY_WARNING, WHY_OVERFLOW, WHY_NON_FINITE, WHY_RUNAWAY = 0, 1, 2, 3
 
 _mj_contactForce = types.ExternalFunction(
-    "mj_contactForce", types.void(types.uintp, types.uintp, types.int32, types.uintp))  # (m, d, id, mjtNum[6])
+    "mj_contactForce", types.void(types.uintp, types.uintp, types.int32, types.uintp)
+)  # (m, d, id, mjtNum[6])
 
 
 @njit(cache=True, nogil=True)
@@ -110,9 +111,42 @@ def _pose_row(k, poses, rows, measure_wrist, pos, quat, wrist_err):
 
 
 @njit(cache=True, nogil=True)
-def run_frames(k0, k1, ctrl_rows, rows, targets, phase, settle, floor, lim, capacity, ctrl, ints, longs, cint,
-               cflt, idx, hand_geoms, object_geoms, res, pos, quat, ccount, wrist_err, normal, friction, sums, info,
-               m_ptr, d_ptr, wr, stale, fresh, fast, fa):
+def run_frames(
+    k0,
+    k1,
+    ctrl_rows,
+    rows,
+    targets,
+    phase,
+    settle,
+    floor,
+    lim,
+    capacity,
+    ctrl,
+    ints,
+    longs,
+    cint,
+    cflt,
+    idx,
+    hand_geoms,
+    object_geoms,
+    res,
+    pos,
+    quat,
+    ccount,
+    wrist_err,
+    normal,
+    friction,
+    sums,
+    info,
+    m_ptr,
+    d_ptr,
+    wr,
+    stale,
+    fresh,
+    fast,
+    fa,
+):
     """Frames ``k0 .. k1 - 1`` of one world (module doc).
 
     Args:
@@ -169,4 +203,3 @@ def run_frames(k0, k1, ctrl_rows, rows, targets, phase, settle, floor, lim, capa
             return STOPPED
     info[0], info[1] = SPAN_DONE, k1
     return SPAN_DONE
-

@@ -17,8 +17,8 @@ import numpy as np
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController, finger_actuator_force_max
 from replay.sim.engine import signals, wrist
-from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
+from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.world import WorldStatus
 
 
@@ -34,8 +34,9 @@ class NewtonStepBatch:
         ValueError: more than one variant, or one that edits the model.
     """
 
-    capabilities = Capabilities("newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False,
-                                geom_distance=True)
+    capabilities = Capabilities(
+        "newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=True
+    )
 
     def __init__(self, scene, variants, threads: int = 1):
         if len(variants) != 1:
@@ -75,7 +76,7 @@ class NewtonStepBatch:
         try:
             for j in range(S):
                 wrist.substep_target(tp, tc, (j + 1) / S, bool(cfg.wrist_substep_interp), row)
-                q = row[wrist.T_QUAT:wrist.T_QUAT + 4][[1, 2, 3, 0]]
+                q = row[wrist.T_QUAT : wrist.T_QUAT + 4][[1, 2, 3, 0]]
                 self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
                 self.solver.step(self.s0, self.s1, self.control, None, cfg.dt, observables=self.mon.observables)
                 self.s0, self.s1 = self.s1, self.s0
@@ -92,8 +93,9 @@ class NewtonStepBatch:
         reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
         bq = self.s0.body_q.numpy()
         bodies = list(self.scene.hand_bodies) + [self.scene.object_body]
-        n, nf = diagnostics.hand_object_contacts(self.solver, self.scene.hand_shapes, self.scene.object_shapes,
-                                                 force_min)
+        n, nf = diagnostics.hand_object_contacts(
+            self.solver, self.scene.hand_shapes, self.scene.object_shapes, force_min
+        )
         if reason:
             w.alive, w.reason = False, reason
         sig = FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
@@ -102,9 +104,18 @@ class NewtonStepBatch:
             nc = d.ncon
             if nc:
                 c, cs = d.contact, np.zeros(4)
-                signals.hand_object_contacts(c.geom[:nc], c.efc_address[:nc], c.dim[:nc], c.friction[:nc],
-                                             d.efc_force, self._layout.hand_geoms, self._layout.object_geoms,
-                                             int(m.opt.cone) == 0, force_min, cs)
+                signals.hand_object_contacts(
+                    c.geom[:nc],
+                    c.efc_address[:nc],
+                    c.dim[:nc],
+                    c.friction[:nc],
+                    d.efc_force,
+                    self._layout.hand_geoms,
+                    self._layout.object_geoms,
+                    int(m.opt.cone) == 0,
+                    force_min,
+                    cs,
+                )
                 sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         else:
             sig.normal_force = sig.friction_force = float("nan")

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import newton
 import numpy as np
 
+from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
-from replay.sim.engine.steel import steel_signals
-from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim.engine.contract import Capabilities, FrameSignals
+from replay.sim.engine.steel import steel_signals
 from replay.sim.engine.steel.steel_drive import SteelFingerDrive
 from replay.sim.engine.world import WorldStatus
 
@@ -54,14 +54,19 @@ class SteelLayout:
     shape_body: np.ndarray
 
     @classmethod
-    def from_scene(cls, scene) -> "SteelLayout":
+    def from_scene(cls, scene) -> SteelLayout:
         n = int(scene.model.shape_count)
         hand = np.zeros(n, bool)
         hand[np.asarray(scene.hand_shapes, int)] = True
         obj = np.zeros(n, bool)
         obj[np.asarray(scene.object_shapes, int)] = True
-        return cls(np.asarray(scene.hand_bodies, np.int64), int(scene.object_body), hand, obj,
-                   scene.model.shape_body.numpy().astype(np.int64))
+        return cls(
+            np.asarray(scene.hand_bodies, np.int64),
+            int(scene.object_body),
+            hand,
+            obj,
+            scene.model.shape_body.numpy().astype(np.int64),
+        )
 
 
 def finger_drive_of(scene) -> SteelFingerDrive:
@@ -75,8 +80,14 @@ def finger_drive_of(scene) -> SteelFingerDrive:
     """
     m = scene.model
     fd = slice(scene.hand_qd_start + MANOSIM_HAND.finger_dof_start, scene.hand_qd_start + MANOSIM_HAND.dofs)
-    return SteelFingerDrive.from_gains(scene.hand_q_start, scene.hand_qd_start, m.joint_target_ke.numpy()[fd],
-                                       m.joint_target_kd.numpy()[fd], m.joint_effort_limit.numpy()[fd], m.device)
+    return SteelFingerDrive.from_gains(
+        scene.hand_q_start,
+        scene.hand_qd_start,
+        m.joint_target_ke.numpy()[fd],
+        m.joint_target_kd.numpy()[fd],
+        m.joint_effort_limit.numpy()[fd],
+        m.device,
+    )
 
 
 def make_pipeline(model, config):
@@ -105,8 +116,9 @@ class SteelBatch:
             differs from the scene's.
     """
 
-    capabilities = Capabilities(ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False,
-                                geom_distance=False)
+    capabilities = Capabilities(
+        ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=False
+    )
 
     def __init__(self, scene, variants, threads: int = 1):
         if len(variants) != 1:
@@ -127,15 +139,16 @@ class SteelBatch:
         self.drive = finger_drive_of(scene)
         self.layout = SteelLayout.from_scene(scene)
         self._mu = self.model.shape_material_mu.numpy().astype(float) * float(self.solver.contact_friction_scale)
-        self.worlds = [WorldStatus(variant=v, capacity=int(self.contacts.rigid_contact_max),
-                                   readback={"engine": ENGINE})]
+        self.worlds = [
+            WorldStatus(variant=v, capacity=int(self.contacts.rigid_contact_max), readback={"engine": ENGINE})
+        ]
 
     def close(self) -> None:
         pass
 
     def substep(self, row: np.ndarray) -> None:
         """One physics step toward the wrist target ``row`` (:mod:`replay.sim.engine.wrist` layout, wxyz)."""
-        q = row[wrist.T_QUAT:wrist.T_QUAT + 4][[1, 2, 3, 0]]
+        q = row[wrist.T_QUAT : wrist.T_QUAT + 4][[1, 2, 3, 0]]
         self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
         self.drive.apply(self.s0, self.control)
         self.pipeline.collide(self.s0, self.contacts)
@@ -166,9 +179,16 @@ class SteelBatch:
         c = self.contacts
         lay = self.layout
         return steel_signals.hand_object_signals(
-            int(c.rigid_contact_count.numpy()[0]), c.rigid_contact_shape0.numpy(), c.rigid_contact_shape1.numpy(),
-            c.rigid_contact_normal.numpy(), self.obs.contact_f.numpy(), lay.hand_geoms, lay.object_geoms,
-            self._mu, force_min)
+            int(c.rigid_contact_count.numpy()[0]),
+            c.rigid_contact_shape0.numpy(),
+            c.rigid_contact_shape1.numpy(),
+            c.rigid_contact_normal.numpy(),
+            self.obs.contact_f.numpy(),
+            lay.hand_geoms,
+            lay.object_geoms,
+            self._mu,
+            force_min,
+        )
 
     def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
         """Body poses (17 bodies, xyzw) and hand-object contact signals of world 0 after the frame."""
@@ -179,8 +199,15 @@ class SteelBatch:
         n, nf, fsum, mfsum, _ = self.contact_signals(force_min)
         if reason:
             w.alive, w.reason = False, reason
-        return FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason,
-                            normal_force=fsum, friction_force=mfsum)
+        return FrameSignals(
+            bq[bodies, :3].astype(float),
+            bq[bodies, 3:7].astype(float),
+            n,
+            nf,
+            reason,
+            normal_force=fsum,
+            friction_force=mfsum,
+        )
 
     def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
         """(shape_count,) mask of the shapes on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
@@ -198,12 +225,16 @@ class SteelBatch:
         """Fields every rollout of this batch adds: ``solver_backend`` and the row budgets and
         high-water marks of this rollout (``steel_rows``)."""
         wm = self.solver.constraint_row_watermarks()
-        return {"solver_backend": "steel", "steel_rows": dict(
-            articulation_budget=int(self.solver.articulation_constraint_max),
-            free_body_budget=int(self.solver.free_body_constraint_max),
-            contact_buffer=int(self.contacts.rigid_contact_max),
-            probe=self.scene.readback.get("steel_probe_rows"),
-            rollout={k: int(v) for k, v in wm.items()})}
+        return {
+            "solver_backend": "steel",
+            "steel_rows": dict(
+                articulation_budget=int(self.solver.articulation_constraint_max),
+                free_body_budget=int(self.solver.free_body_constraint_max),
+                contact_buffer=int(self.contacts.rigid_contact_max),
+                probe=self.scene.readback.get("steel_probe_rows"),
+                rollout={k: int(v) for k, v in wm.items()},
+            ),
+        }
 
 
 __all__ = ["ENGINE", "SteelBatch", "SteelLayout", "finger_drive_of", "make_pipeline"]

@@ -101,8 +101,9 @@ class SteelFingerDrive:
     gains: dict
 
     @classmethod
-    def from_gains(cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray,
-                   effort: np.ndarray, device) -> "SteelFingerDrive":
+    def from_gains(
+        cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
+    ) -> SteelFingerDrive:
         """The drive of the hand whose coords start at ``hand_q_start`` and DOFs at ``hand_qd_start``.
 
         Args:
@@ -125,7 +126,8 @@ class SteelFingerDrive:
         return cls(
             q_adr=wp.array(q_adr.astype(np.int32), dtype=wp.int32, device=device),
             v_adr=wp.array(v_adr.astype(np.int32), dtype=wp.int32, device=device),
-            kp=wp.array(kp, dtype=wp.vec3, device=device), kd=wp.array(kd, dtype=wp.vec3, device=device),
+            kp=wp.array(kp, dtype=wp.vec3, device=device),
+            kd=wp.array(kd, dtype=wp.vec3, device=device),
             effort=wp.array(effort, dtype=wp.vec3, device=device),
             target=wp.array(ident, dtype=wp.quat, device=device),
             tau_max=wp.zeros(1, dtype=wp.float32, device=device),
@@ -138,10 +140,13 @@ class SteelFingerDrive:
 
     def apply(self, state, control) -> None:
         """Write the drive torque for ``state`` into ``control.joint_f`` (finger DOFs only)."""
-        wp.launch(quat_drive_kernel, dim=self.q_adr.shape[0], device=self.q_adr.device,
-                  inputs=[state.joint_q, state.joint_qd, self.q_adr, self.v_adr, self.target, self.kp, self.kd,
-                          self.effort],
-                  outputs=[control.joint_f, self.tau_max])
+        wp.launch(
+            quat_drive_kernel,
+            dim=self.q_adr.shape[0],
+            device=self.q_adr.device,
+            inputs=[state.joint_q, state.joint_qd, self.q_adr, self.v_adr, self.target, self.kp, self.kd, self.effort],
+            outputs=[control.joint_f, self.tau_max],
+        )
 
     def max_torque(self) -> float:
         """Largest |torque component| applied since the last :meth:`reset_max`, N·m (never above the effort limit)."""

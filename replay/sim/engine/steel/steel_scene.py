@@ -44,10 +44,14 @@ ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "fre
 def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
     """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
     ``rows`` (``{"articulation": n, "free_body": n}``); row watermarks and overflow warnings on."""
-    opts = dict(iterations=int(config.steel_iterations), friction_mode=str(config.steel_friction_mode),
-                baumgarte=float(config.steel_baumgarte),
-                row_watermark=True, warn_constraint_overflow=True,
-                **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
+    opts = dict(
+        iterations=int(config.steel_iterations),
+        friction_mode=str(config.steel_friction_mode),
+        baumgarte=float(config.steel_baumgarte),
+        row_watermark=True,
+        warn_constraint_overflow=True,
+        **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()},
+    )
     if config.steel_friction_mode != "fixed_normal":
         opts["friction_anchor_beta"] = 0.0  # the coupled modes use point friction (docstring); said, not defaulted
     return opts
@@ -80,19 +84,25 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
     """
     model, info = build_steel_model(spec, config)
     probe_rows = {k: int(config.steel_probe_rows) for k in ROW_FAMILIES}
-    probe = probe_scene(spec, config, model, info, newton.solvers.SolverSteel(model, **steel_options(config, probe_rows)))
+    probe = probe_scene(
+        spec, config, model, info, newton.solvers.SolverSteel(model, **steel_options(config, probe_rows))
+    )
     measured, counts = _probe_rows(probe, spec.hand_coords0, spec.grasp_coords)
     if config.steel_row_budget is not None:
         rows = {k: int(config.steel_row_budget) for k in ROW_FAMILIES}
     else:
-        rows = {k: int(max(config.steel_rows_min, math.ceil(config.steel_row_headroom * measured[k])))
-                for k in ROW_FAMILIES}
+        rows = {
+            k: int(max(config.steel_rows_min, math.ceil(config.steel_row_headroom * measured[k]))) for k in ROW_FAMILIES
+        }
     flutter = _flutter_records(model, info, spec.grasp_coords, spec.commanded_finger_quats, config)
     fd = finger_dof_slice(info)
     scene = dataclasses.replace(
-        probe, solver=newton.solvers.SolverSteel(model, **steel_options(config, rows)),
-        resting_contacts=counts[0], probe_contacts=list(counts[:2]),
-        finger_damping=model.joint_damping.numpy()[fd].copy(), flutter=flutter,
+        probe,
+        solver=newton.solvers.SolverSteel(model, **steel_options(config, rows)),
+        resting_contacts=counts[0],
+        probe_contacts=list(counts[:2]),
+        finger_damping=model.joint_damping.numpy()[fd].copy(),
+        flutter=flutter,
         readback={"steel_probe_rows": {"measured": measured, "budget": rows, "probe_budget": probe_rows}},
     )
     return dataclasses.replace(scene, readback=steel_readback(scene, rows), contact_capacity=counts[2])
@@ -116,7 +126,7 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
     resting = int(batch.contacts.rigid_contact_count.numpy()[0])
     s = batch.s0
     q = s.joint_q.numpy().copy()
-    q[probe.hand_q_start:probe.hand_q_start + MANOSIM_HAND.coords] = grasp_coords
+    q[probe.hand_q_start : probe.hand_q_start + MANOSIM_HAND.coords] = grasp_coords
     s.joint_q.assign(q)
     s.joint_qd.zero_()
     newton.eval_fk(probe.model, s.joint_q, s.joint_qd, s)
@@ -127,10 +137,13 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
     at_grasp = int(batch.contacts.rigid_contact_count.numpy()[0])
     wm = probe.solver.constraint_row_watermarks()
     if np.any(probe.solver.constraint_overflow.numpy()):
-        raise ReadbackError(f"Steel row probe dropped rows with budget {cfg.steel_probe_rows}: {wm}; "
-                            "raise config.steel_probe_rows")
-    return ({k: int(wm[f"{k}_raw_high_water"]) for k in ROW_FAMILIES},
-            (resting, at_grasp, int(batch.contacts.rigid_contact_max)))
+        raise ReadbackError(
+            f"Steel row probe dropped rows with budget {cfg.steel_probe_rows}: {wm}; raise config.steel_probe_rows"
+        )
+    return (
+        {k: int(wm[f"{k}_raw_high_water"]) for k in ROW_FAMILIES},
+        (resting, at_grasp, int(batch.contacts.rigid_contact_max)),
+    )
 
 
 def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, config: ReplayConfig) -> list:
@@ -138,13 +151,19 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
     mj = make_solver(model, dataclasses.replace(config, device="cpu"), None)
     state = model.state()
     q = state.joint_q.numpy().copy()
-    q[info["hand_q_start"]:info["hand_q_start"] + MANOSIM_HAND.coords] = grasp_coords
+    q[info["hand_q_start"] : info["hand_q_start"] + MANOSIM_HAND.coords] = grasp_coords
     state.joint_q.assign(q)
     newton.eval_fk(model, state.joint_q, state.joint_qd, state)
     inertia = diagnostics.dof_inertia(mj, model, state)
     fd = finger_dof_slice(info)
-    rec = diagnostics.flutter_margins(commanded_finger_quats, inertia[fd], model.joint_target_ke.numpy()[fd],
-                                      model.joint_damping.numpy()[fd], model.joint_target_kd.numpy()[fd], config)
+    rec = diagnostics.flutter_margins(
+        commanded_finger_quats,
+        inertia[fd],
+        model.joint_target_ke.numpy()[fd],
+        model.joint_damping.numpy()[fd],
+        model.joint_target_kd.numpy()[fd],
+        config,
+    )
     return [dict(r, raised_to=None) for r in rec]
 
 
@@ -159,15 +178,20 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
         ReadbackError: a value differs (names it).
     """
     s, cfg, m = scene.solver, scene.config, scene.model
-    want = dict(iterations=int(cfg.steel_iterations), friction_mode=str(cfg.steel_friction_mode),
-                baumgarte=float(cfg.steel_baumgarte),
-                row_watermark=True, **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()})
+    want = dict(
+        iterations=int(cfg.steel_iterations),
+        friction_mode=str(cfg.steel_friction_mode),
+        baumgarte=float(cfg.steel_baumgarte),
+        row_watermark=True,
+        **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()},
+    )
     got = {k: getattr(s, k) for k in want}
     bad = {k: (want[k], got[k]) for k in want if got[k] != want[k]}
     drive = finger_drive_of(scene)
     eff = drive.gains["effort"]
-    want_eff = finger_effort_limits(scene.build_inputs["mjcf"], cfg.effort_profile, cfg.effort_limit,
-                                    cfg.effort_tip_force)
+    want_eff = finger_effort_limits(
+        scene.build_inputs["mjcf"], cfg.effort_profile, cfg.effort_limit, cfg.effort_tip_force
+    )
     if not np.allclose(eff, np.asarray(want_eff, np.float32)[:, None], rtol=1e-6):
         bad["finger_effort_limit"] = (sorted(set(np.round(want_eff, 6))), sorted(set(np.round(eff.ravel(), 6))))
     damp = m.steel.rigid_body_angular_damping.numpy()
@@ -182,8 +206,15 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
             bad["ablation_filter_pairs"] = (len(need), excluded)
     if bad:
         raise ReadbackError(f"SolverSteel read-back mismatch (wanted, got): {bad}")
-    return dict(scene.readback, solver="steel", **got, finger_drive="quat",
-                finger_kp=sorted(set(np.round(drive.gains["kp"].ravel(), 6).tolist())),
-                finger_kd_range=[float(drive.gains["kd"].min()), float(drive.gains["kd"].max())],
-                finger_effort=float(eff.max()), steel_angular_damping=float(damp.max()),
-                gravity=m.gravity.numpy().tolist(), ablation_filter_pairs=excluded)
+    return dict(
+        scene.readback,
+        solver="steel",
+        **got,
+        finger_drive="quat",
+        finger_kp=sorted(set(np.round(drive.gains["kp"].ravel(), 6).tolist())),
+        finger_kd_range=[float(drive.gains["kd"].min()), float(drive.gains["kd"].max())],
+        finger_effort=float(eff.max()),
+        steel_angular_damping=float(damp.max()),
+        gravity=m.gravity.numpy().tolist(),
+        ablation_filter_pairs=excluded,
+    )

@@ -16,9 +16,17 @@ from __future__ import annotations
 import numpy as np
 
 
-def hand_object_signals(count: int, shape0: np.ndarray, shape1: np.ndarray, normal: np.ndarray,
-                        force: np.ndarray, hand_shapes: np.ndarray, object_shapes: np.ndarray,
-                        shape_mu: np.ndarray, force_min: float) -> tuple[int, int, float, float, float]:
+def hand_object_signals(
+    count: int,
+    shape0: np.ndarray,
+    shape1: np.ndarray,
+    normal: np.ndarray,
+    force: np.ndarray,
+    hand_shapes: np.ndarray,
+    object_shapes: np.ndarray,
+    shape_mu: np.ndarray,
+    force_min: float,
+) -> tuple[int, int, float, float, float]:
     """Hand-object contacts of the last step and the forces they carried.
 
     Args:
@@ -46,8 +54,13 @@ def hand_object_signals(count: int, shape0: np.ndarray, shape1: np.ndarray, norm
     ft = f + fn[:, None] * nrm
     mu = 0.5 * (shape_mu[s0[pick]] + shape_mu[s1[pick]])
     pos = np.clip(fn, 0.0, None)
-    return (n, int(np.sum(fn > force_min)), float(pos.sum()), float(np.sum(mu * pos)),
-            float(np.linalg.norm(ft, axis=1).sum()))
+    return (
+        n,
+        int(np.sum(fn > force_min)),
+        float(pos.sum()),
+        float(np.sum(mu * pos)),
+        float(np.linalg.norm(ft, axis=1).sum()),
+    )
 
 
 def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
@@ -66,9 +79,11 @@ def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
     wm = watermarks if watermarks is not None else solver.constraint_row_watermarks()
     if np.any(flags):
         rows = {k: v for k, v in wm.items() if k.endswith(("raw_high_water", "dropped_contact_rows_high_water"))}
-        return (f"steel dropped constraint rows or contacts (constraint_overflow set; budgets articulation "
-                f"{solver.articulation_constraint_max}, free body {solver.free_body_constraint_max}; "
-                f"watermarks {rows})")
+        return (
+            f"steel dropped constraint rows or contacts (constraint_overflow set; budgets articulation "
+            f"{solver.articulation_constraint_max}, free body {solver.free_body_constraint_max}; "
+            f"watermarks {rows})"
+        )
     counters = contacts.contact_counters.numpy()
     if int(counters[0]) >= int(contacts.rigid_contact_max):
         return f"steel contact buffer full: {int(counters[0])} contacts of {int(contacts.rigid_contact_max)}"
