@@ -60,8 +60,7 @@ PALM_FIT_MAX_M = 0.008
 #: the declared rule for the capsule radii (physics table row hand_shape, docs/hand.md)
 RADIUS_RULE = (
     "capsule radii scaled by the hand-length ratio (wrist -> middle MCP -> PIP -> DIP, subject / zerohand): "
-    "geometric similarity, our choice (between manosim's own myhand and zerohand builds, hand length +12.3 %, "
-    "the radii grow 0.6-15.7 %, median 7.7 %)"
+    "geometric similarity, our choice (docs/hand.md: manosim's own myhand and zerohand builds)"
 )
 HAND_FILES = ("capsule_hand.xml", "mesh_hand.xml")
 

@@ -61,6 +61,7 @@ KINDS = (
     "make_study",
     "sample_cost",
     "p_lift",
+    "pose_mapping",
 )
 
 
@@ -429,6 +430,25 @@ def sample_cost_table(doc: dict) -> str:
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
 
+def pose_mapping_table(doc: dict) -> str:
+    """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
+    (:func:`replay.output.results_summary.pose_mapping_summary`), then each run's frames and recordings."""
+    runs = doc["runs"]
+    shape = lambda r: ", ".join(sorted({str(v) for v in (r.get("hand_shape") or {}).values()})) or "?"  # noqa: E731
+    head = ["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs]
+    names = list(runs[0]["per_landmark"])
+    rows = [
+        [name] + [f"{r['per_landmark'][name]['median_mm']:.2f} ({r['per_landmark'][name]['p90_mm']:.2f})" for r in runs]
+        for name in names
+    ]
+    notes = [
+        f"- `{shape(r)}`: {r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} "
+        f"recordings: {', '.join(r.get('sequences') or [])}"
+        for r in runs
+    ]
+    return _md(head, rows) + "\n" + "\n".join(notes) + "\n"
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -455,6 +475,8 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(
             "not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json writes one"
         )
+    if kind == "pose_mapping" and "runs" not in doc:
+        raise ValueError("not a pose-mapping summary (no 'runs'): scripts/tables.py summarize pose_mapping writes one")
     if kind == "throughput" and "summary" not in doc:
         raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
     return {
@@ -472,6 +494,7 @@ def table(kind: str, doc: dict) -> str:
         "make_study": make_study_table,
         "sample_cost": sample_cost_table,
         "p_lift": p_lift_markdown,
+        "pose_mapping": pose_mapping_table,
     }[kind](doc)
 
 
