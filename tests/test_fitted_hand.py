@@ -281,3 +281,23 @@ def test_ik_cache_key_depends_on_the_fitted_geometry(fitted, manosim_dir):
     assert len(keys) == 2
     assert ik_options_for(fitted / "capsule_hand.xml").landmark_weights[4] == 1.5
     assert ik_options_for(template_dir(manosim_dir, "right") / "capsule_hand.xml").landmark_weights[4] == 3.0
+
+
+def test_scene_cache_key_differs_per_fitted_hand(mirror, stapler, fitted, manosim_dir):
+    """A kept scene (replay.sim.scene_cache) is never reused for another hand: its key holds the MJCF's bytes."""
+    from replay.kinematics.hand_layout import MANOSIM_HAND
+    from replay.sim.scene_cache import scene_key
+    from replay.sim.scene_spec import SceneSpec
+
+    mug = fitted_hand_dir(measure_hand(_raw(mirror, "mug_lift"), None, "right"), template_dir(manosim_dir, "right"))
+    q0 = np.zeros(MANOSIM_HAND.coords)
+    cfg = ReplayConfig(physics_overrides={"hand_shape": "fitted"})
+    keys = {
+        scene_key(SceneSpec(p, stapler.target_object.asset, np.zeros(3), np.array([0, 0, 0, 1.0]), 0.0, q0), cfg)
+        for p in (
+            fitted / "capsule_hand.xml",
+            mug / "capsule_hand.xml",
+            template_dir(manosim_dir, "right") / "capsule_hand.xml",
+        )
+    }
+    assert len(keys) == 3

@@ -149,7 +149,7 @@ def test_pose_mapping_summary_and_table(tmp_path, capsys):
     text = tables.table("pose_mapping", json.loads(out.read_text()))
     assert "| landmark | `zerohand` median (p90) mm | `fitted` median (p90) mm |" in text
     assert "| wrist | 1.25 (2.51) | 0.25 (0.50) |" in text and "index_tip" not in text
-    assert "- `fitted`: 3 frames (window grasp) of 1 recordings: mug_lift" in text
+    assert "- each: 3 frames (window grasp) of 1 recordings: mug_lift" in text
     capsys.readouterr()
     (tmp_path / "study.json").write_text(json.dumps({"rollouts": []}))
     assert run(lambda: main(["summarize", "pose_mapping", str(tmp_path / "study.json"), "--out", str(out),

@@ -203,7 +203,8 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
 
 def pose_mapping_summary(docs: list) -> dict:
     """``scripts/validate_pose_mapping.py`` results (one or more runs, e.g. two hand shapes on the same
-    recordings) reduced to each run's hand shape, window, frames, sequences and per-landmark median and p90, mm.
+    recordings) reduced to each run's hand shape, window, frames, sequences and per-landmark median and p90, mm
+    (a list, in the run's landmark order).
 
     Raises:
         ValueError: an input without ``overall.per_landmark`` (not validate_pose_mapping.py's JSON).
@@ -220,7 +221,9 @@ def pose_mapping_summary(docs: list) -> dict:
                 "window": run.get("window"),
                 "frames": doc["overall"].get("frames"),
                 "sequences": [s.get("name") for s in doc.get("sequences") or []],
-                "per_landmark": {k: {"median_mm": v["median_mm"], "p90_mm": v["p90_mm"]} for k, v in per.items() if v},
+                "per_landmark": [
+                    {"name": k, "median_mm": v["median_mm"], "p90_mm": v["p90_mm"]} for k, v in per.items() if v
+                ],
             }
         )
     return {"runs": runs}

@@ -432,21 +432,22 @@ def sample_cost_table(doc: dict) -> str:
 
 def pose_mapping_table(doc: dict) -> str:
     """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
-    (:func:`replay.output.results_summary.pose_mapping_summary`), then each run's frames and recordings."""
+    (:func:`replay.output.results_summary.pose_mapping_summary`), then the frames and recordings."""
     runs = doc["runs"]
     shape = lambda r: ", ".join(sorted({str(v) for v in (r.get("hand_shape") or {}).values()})) or "?"  # noqa: E731
-    head = ["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs]
-    names = list(runs[0]["per_landmark"])
+    per = [{p["name"]: p for p in r["per_landmark"]} for r in runs]
     rows = [
-        [name] + [f"{r['per_landmark'][name]['median_mm']:.2f} ({r['per_landmark'][name]['p90_mm']:.2f})" for r in runs]
-        for name in names
+        [name] + [f"{p[name]['median_mm']:.2f} ({p[name]['p90_mm']:.2f})" if name in p else "-" for p in per]
+        for name in [p["name"] for p in runs[0]["per_landmark"]]
     ]
-    notes = [
-        f"- `{shape(r)}`: {r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} "
+    what = lambda r: f"{r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} " + (  # noqa: E731
         f"recordings: {', '.join(r.get('sequences') or [])}"
-        for r in runs
-    ]
-    return _md(head, rows) + "\n" + "\n".join(notes) + "\n"
+    )
+    if len({what(r) for r in runs}) == 1:
+        notes = [f"- each: {what(runs[0])}"]
+    else:
+        notes = [f"- `{shape(r)}`: {what(r)}" for r in runs]
+    return _md(["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs], rows) + "\n" + "\n".join(notes) + "\n"
 
 
 def table(kind: str, doc: dict) -> str:
