@@ -39,6 +39,11 @@ class Dataset:
             (the flat reading fits the fingertip vertices ~10 mm median vs ~34 mm for the mean
             reading, :mod:`replay.kinematics.mano`). HUG-Bench: ASSUMED flat (no copy
             reachable here; ``validate_pose_mapping.py`` checks both readings per sequence).
+        fitted_hand: what the hand shape ``fitted`` is for its recordings (docs/hand.md):
+            ``"landmarks"``, the subject's hand measured from the recording's landmarks
+            (:mod:`replay.kinematics.fitted_hand`); or an authored manosim shape, where no hand can be
+            fitted defensibly (TACO: no joint positions, only a MANO fit's mesh; HUG-Bench: ``myhand``
+            is the hand of its own subject).
         names_object: recording names start with the object's name and then say the
             intent (GRAB ``mug_lift``, ``mug_pass_1``): ``--objects mug`` selects the lift
             (:func:`replay.study.prepare.sequence_object`; other intents by their own name) and
@@ -49,6 +54,7 @@ class Dataset:
     label: str
     pattern: str
     hand_variant: str
+    fitted_hand: str
     flat_hand_mean: bool | None = None
     names_object: bool = False
 
@@ -99,9 +105,9 @@ class Dataset:
 DATASETS: dict[str, Dataset] = {
     d.name: d
     for d in (
-        Dataset("grab", "GRAB", "recordings/*.pkl", "zerohand", names_object=True),
-        Dataset("taco", "TACO", "*.pkl", "zerohand", flat_hand_mean=True),
-        Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "myhand", flat_hand_mean=True),
+        Dataset("grab", "GRAB", "recordings/*.pkl", "zerohand", "landmarks", names_object=True),
+        Dataset("taco", "TACO", "*.pkl", "zerohand", "zerohand", flat_hand_mean=True),
+        Dataset("hug-bench", "HUG-Bench", "scenes/*/*/aria_data.pkl", "myhand", "myhand", flat_hand_mean=True),
     )
 }
 #: dataset name -> adapter ``(path, root, name, **kwargs) -> Recording``; filled by replay.data

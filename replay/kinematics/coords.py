@@ -34,7 +34,7 @@ from replay.data.types import Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
-from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
+from replay.kinematics.ik import IKOptions, fit_landmarks, ik_options_for, interpolate_pose
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
     fit_wrist_offset,
@@ -115,7 +115,8 @@ def complete_hand(
         recording: a canonical recording.
         mjcf_path: the manosim MJCF to use (default: ``myhand`` capsule hand of the
             recording's side, via :func:`default_mjcf`).
-        ik_options: landmark IK options. window: IK frame range ``(start, stop)``.
+        ik_options: landmark IK options (default :func:`~replay.kinematics.ik.ik_options_for` the MJCF).
+            window: IK frame range ``(start, stop)``.
         cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
         progress: tqdm bar for the IK.
         check_fit: for MANO data with a fitted J0, reject a fingertip fit worse than
@@ -134,7 +135,7 @@ def complete_hand(
         wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
     elif rec.landmarks is not None:
         res = fit_landmarks(
-            kin, rec.landmarks, rec.valid, window, ik_options or IKOptions(), cache, progress, rec.source
+            kin, rec.landmarks, rec.valid, window, ik_options or ik_options_for(path), cache, progress, rec.source
         )
         wrist_pos, wrist_quat, finger_quat = interpolate_pose(
             res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, rec.num_frames

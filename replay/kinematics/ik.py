@@ -28,6 +28,7 @@ from replay.data.cache import cache_dir
 from replay.errors import DataError
 from replay.kinematics.ik_solver import (
     DEFAULT_LANDMARK_WEIGHTS,
+    FITTED_LANDMARK_WEIGHTS,
     IKOptions,
     IKResult,
     LandmarkIK,
@@ -38,12 +39,14 @@ from replay.kinematics.model import NUM_JOINTS, HandKinematics
 __all__ = [
     "IK_VERSION",
     "DEFAULT_LANDMARK_WEIGHTS",
+    "FITTED_LANDMARK_WEIGHTS",
     "IKOptions",
     "IKResult",
     "LandmarkIK",
     "right_jacobian",
     "default_cache_dir",
     "fit_landmarks",
+    "ik_options_for",
     "interpolate_pose",
 ]
 
@@ -56,6 +59,16 @@ def default_cache_dir() -> Path:
     the project's one cache root, :func:`replay.data.cache.cache_dir`."""
 
     return cache_dir()
+
+
+def ik_options_for(mjcf_path: str | Path, **changes) -> IKOptions:
+    """The default :class:`IKOptions` for the hand of ``mjcf_path`` (``changes`` applied): landmark weights
+    :data:`FITTED_LANDMARK_WEIGHTS` for a fitted hand (:func:`replay.kinematics.fitted_hand.is_fitted_hand`),
+    else :data:`DEFAULT_LANDMARK_WEIGHTS`."""
+    from replay.kinematics.fitted_hand import is_fitted_hand  # trimesh, only to tell
+
+    weights = FITTED_LANDMARK_WEIGHTS if is_fitted_hand(mjcf_path) else DEFAULT_LANDMARK_WEIGHTS
+    return IKOptions(**{"landmark_weights": weights, **changes})
 
 
 def _cache_key(kin: HandKinematics, landmarks: np.ndarray, frames: np.ndarray, opt: IKOptions) -> str:

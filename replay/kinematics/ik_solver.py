@@ -50,6 +50,11 @@ from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 #: median (mug_lift, frames 0-1200: tips 0.5-0.9 mm vs 1.6-4.2 mm unweighted,
 #: all landmarks 3.8 vs 3.5 mm).
 DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+#: per-landmark weights for a hand fitted to the subject (:mod:`replay.kinematics.fitted_hand`): fingertips 1.5.
+#: Its joints can match every joint landmark; what is left is the tip landmark sliding along the finger pad
+#: (GRAB's tips are MANO surface vertices), which no rigid finger follows: a tip weight w puts
+#: w^2 / (1 + w^2) of that slide on the DIP (3: 90 %, 1.5: 69 %). Measured: docs/hand.md.
+FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ KINDS = (
     "make_study",
     "sample_cost",
     "p_lift",
+    "pose_mapping",
 )
 
 
@@ -429,6 +430,26 @@ def sample_cost_table(doc: dict) -> str:
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
 
+def pose_mapping_table(doc: dict) -> str:
+    """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
+    (:func:`replay.output.results_summary.pose_mapping_summary`), then the frames and recordings."""
+    runs = doc["runs"]
+    shape = lambda r: ", ".join(sorted({str(v) for v in (r.get("hand_shape") or {}).values()})) or "?"  # noqa: E731
+    per = [{p["name"]: p for p in r["per_landmark"]} for r in runs]
+    rows = [
+        [name] + [f"{p[name]['median_mm']:.2f} ({p[name]['p90_mm']:.2f})" if name in p else "-" for p in per]
+        for name in [p["name"] for p in runs[0]["per_landmark"]]
+    ]
+    what = lambda r: f"{r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} " + (  # noqa: E731
+        f"recordings: {', '.join(r.get('sequences') or [])}"
+    )
+    if len({what(r) for r in runs}) == 1:
+        notes = [f"- each: {what(runs[0])}"]
+    else:
+        notes = [f"- `{shape(r)}`: {what(r)}" for r in runs]
+    return _md(["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs], rows) + "\n" + "\n".join(notes) + "\n"
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -455,6 +476,8 @@ def table(kind: str, doc: dict) -> str:
         raise ValueError(
             "not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json writes one"
         )
+    if kind == "pose_mapping" and "runs" not in doc:
+        raise ValueError("not a pose-mapping summary (no 'runs'): scripts/tables.py summarize pose_mapping writes one")
     if kind == "throughput" and "summary" not in doc:
         raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
     return {
@@ -472,6 +495,7 @@ def table(kind: str, doc: dict) -> str:
         "make_study": make_study_table,
         "sample_cost": sample_cost_table,
         "p_lift": p_lift_markdown,
+        "pose_mapping": pose_mapping_table,
     }[kind](doc)
 
 

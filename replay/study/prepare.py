@@ -188,7 +188,8 @@ def prepare_recording(
         stop = manipulation_end(rec) + 1
         if recorded_max_s is not None:
             stop = min(stop, int(np.searchsorted(rec.time, rec.time[g] + recorded_max_s)) + 1)
+    # the hand before the crop: a fitted hand is measured over every frame of the recording
+    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side, rec)
     rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))
-    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
     rec, coords = hand_trajectory(rec, Path(mjcf))
     return rec, coords, mjcf, start

@@ -36,7 +36,7 @@ from replay.fileio import stop_on_storage_fault, write_or_stop
 from replay.protocol.oracle_plan import ORACLE
 from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
 from replay.results.files import write_study
-from replay.sim.hand_assets import hand_mjcf_path
+from replay.sim.hand_assets import check_hand_assets
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
@@ -329,7 +329,7 @@ def _setup(
             f"({e.strerror or e}; is a parent a file, or not writable?)"
         ) from None
     manosim_dir = dataset_dir("manosim", data_dir)
-    hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
+    check_hand_assets(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     cfg_dict = job_config(config)
     return _Setup(
         dataset,

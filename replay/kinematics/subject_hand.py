@@ -1,0 +1,168 @@
+"""The recording's own hand, measured from its landmarks: bone lengths and the palm's rigid point set.
+
+Landmarks are manopth-ordered (:data:`replay.data.types.LANDMARK_NAMES`), world, m. Each manosim finger
+body b (MANO bone order: 1-3 index, 4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb) has a bone from its
+joint landmark to the next landmark of its finger (:data:`BONE_LANDMARKS`): the next joint, or, on a
+distal body, the fingertip. Its length is the median over the used frames, its spread ``p95 - p5``.
+The palm is the wrist and the five finger bases (thumb CMC, four MCPs) in a frame the landmarks define
+(:func:`palm_frame`), median per coordinate; on GRAB both are one MANO fit of one subject with fixed
+betas, so the 10 joint-to-joint bones and the palm are rigid (spread ~0) and only the fingertips (MANO
+surface vertices at the pad) slide. ``docs/hand.md`` has the measurements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from replay.errors import DataError
+from replay.kinematics.model import LANDMARK_SOURCE, NUM_BODIES
+
+#: manosim finger body -> (its joint landmark, the next landmark along its finger), manopth ids
+BONE_LANDMARKS = {b: (k, k + 1) for k, (b, kind) in enumerate(LANDMARK_SOURCE) if kind == "anchor" and b > 0}
+#: bodies whose bone ends at a fingertip landmark (not a joint)
+TIP_BODIES = tuple(b for b, (_, nxt) in BONE_LANDMARKS.items() if LANDMARK_SOURCE[nxt][1] == "tip")
+#: finger base bodies (children of the palm), thumb first, and their landmarks
+BASE_BODIES = (13, 1, 4, 10, 7)
+BASE_LANDMARKS = tuple(BONE_LANDMARKS[b][0] for b in BASE_BODIES)
+
+#: used frames needed for a median
+MIN_FRAMES = 10
+#: a bone's length must lie in this range, m (human phalanges and the thumb metacarpal: 15-55 mm;
+#: wide enough for any adult or child hand, narrow enough to catch millimetres read as metres)
+BONE_RANGE_M = (0.005, 0.08)
+#: a finger base must lie this far from the wrist, m (MANO's wrist to MCPs: 35-100 mm)
+PALM_RANGE_M = (0.015, 0.15)
+#: largest spread (p95 - p5) of a joint-to-joint bone, relative to its length, and of a palm
+#: coordinate, m, for the landmarks to be one hand (the flag threshold of replay.checks.hand_shape)
+RIGID_SPREAD_MAX = 0.05
+PALM_SPREAD_MAX_M = 0.002
+
+
+@dataclass(frozen=True)
+class SubjectHand:
+    """A subject's hand as measured from landmarks.
+
+    Attributes:
+        side: ``"right"`` or ``"left"``.
+        bone_length: (16,) m, body b's bone (:data:`BONE_LANDMARKS`); row 0 is 0.
+        bone_spread: (16,) m, ``p95 - p5`` of each bone's length over the used frames.
+        palm: (5, 3) m, the finger bases (:data:`BASE_BODIES` order) in :func:`palm_frame`.
+        palm_spread: (5,) m, largest ``p95 - p5`` of each base's coordinates.
+        frames: frames the medians are over.
+        source: the file the landmarks came from.
+    """
+
+    side: str
+    bone_length: np.ndarray
+    bone_spread: np.ndarray
+    palm: np.ndarray
+    palm_spread: np.ndarray
+    frames: int
+    source: str | None = None
+
+    def rounded(self, step_m: float = 1e-5) -> SubjectHand:
+        """This hand with lengths and palm rounded to ``step_m`` (0.01 mm): the values a fitted hand is built
+        from and keyed by, so that recordings of one subject give one hand."""
+        r = lambda a: np.round(np.asarray(a) / step_m) * step_m  # noqa: E731
+        return SubjectHand(
+            self.side, r(self.bone_length), self.bone_spread, r(self.palm), self.palm_spread, self.frames, self.source
+        )
+
+    def key_values(self, step_m: float = 1e-5) -> list[int]:
+        """Bone lengths and palm coordinates in units of ``step_m``, as integers (the cache key)."""
+        return [int(v) for v in np.round(np.concatenate([self.bone_length, self.palm.ravel()]) / step_m)]
+
+    def summary(self) -> dict:
+        """JSON-ready: bone lengths and spreads (mm) per body, palm points (mm), frames."""
+        mm = lambda a: [round(float(v) * 1000, 3) for v in a]  # noqa: E731
+        return {
+            "side": self.side,
+            "bone_length_mm": {f"mano_body_{b}": mm([self.bone_length[b]])[0] for b in BONE_LANDMARKS},
+            "bone_spread_mm": {f"mano_body_{b}": mm([self.bone_spread[b]])[0] for b in BONE_LANDMARKS},
+            "palm_mm": {f"mano_body_{b}": mm(p) for b, p in zip(BASE_BODIES, self.palm)},
+            "palm_spread_mm": mm(self.palm_spread),
+            "frames": self.frames,
+        }
+
+
+def palm_frame(landmarks: np.ndarray) -> np.ndarray:
+    """(T, 3, 3) rows = axes of a frame fixed in the palm, world: x wrist -> middle MCP, z normal to x and
+    the index MCP -> pinky MCP direction, y = z cross x. Landmarks (T, 21, 3)."""
+    x = landmarks[:, 9] - landmarks[:, 0]
+    x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    z = np.cross(x, landmarks[:, 5] - landmarks[:, 17])
+    z = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    return np.stack([x, np.cross(z, x), z], axis=1)
+
+
+def measure_hand(
+    landmarks: np.ndarray, valid: np.ndarray | None, side: str, source: str | Path | None = None
+) -> SubjectHand:
+    """The subject's hand from a recording's landmarks (module doc).
+
+    Args:
+        landmarks: (T, 21, 3) world, m, manopth order. valid: (T,) bool or None (all); only valid,
+            finite frames are used. side: ``"right"``/``"left"``. source: the file, for errors.
+
+    Raises:
+        DataError: bad shape, fewer than :data:`MIN_FRAMES` usable frames, a bone or base outside
+            :data:`BONE_RANGE_M` / :data:`PALM_RANGE_M` (e.g. landmarks in mm), or a joint-to-joint bone
+            or base that is not rigid (:data:`RIGID_SPREAD_MAX`, :data:`PALM_SPREAD_MAX_M`).
+    """
+    L = np.asarray(landmarks, dtype=np.float64)
+    if L.ndim != 3 or L.shape[1:] != (21, 3):
+        raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {L.shape}")
+    use = np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)
+    if valid is not None:
+        v = np.asarray(valid, dtype=bool)
+        if v.shape != use.shape:
+            raise DataError(source, "valid", f"expected shape {use.shape}, got {v.shape}")
+        use &= v
+    L = L[use]
+    if len(L) < MIN_FRAMES:
+        raise DataError(source, "landmarks", f"{len(L)} valid finite frames; a fitted hand needs {MIN_FRAMES}")
+    length, spread = np.zeros(NUM_BODIES), np.zeros(NUM_BODIES)
+    for b, (j, k) in BONE_LANDMARKS.items():
+        d = np.linalg.norm(L[:, k] - L[:, j], axis=-1)
+        length[b] = np.median(d)
+        spread[b] = np.percentile(d, 95) - np.percentile(d, 5)
+        _check_range(source, f"landmarks {j}-{k} (mano_body_{b})", length[b], BONE_RANGE_M)
+        if b not in TIP_BODIES and spread[b] > RIGID_SPREAD_MAX * length[b]:
+            raise DataError(
+                source,
+                "landmarks",
+                f"bone {j}-{k} (mano_body_{b}) changes length by {spread[b] * 1000:.1f} mm over the take "
+                f"(p95 - p5, above {RIGID_SPREAD_MAX:.0%}): not one hand, no fitted hand can be built",
+            )
+    R = palm_frame(L)
+    rel = L[:, list(BASE_LANDMARKS)] - L[:, None, 0]
+    local = np.einsum("tij,tkj->tki", R, rel)  # (T, 5, 3) in the palm frame
+    palm = np.median(local, axis=0)
+    palm_spread = np.max(np.percentile(local, 95, axis=0) - np.percentile(local, 5, axis=0), axis=-1)
+    for b, p, s in zip(BASE_BODIES, palm, palm_spread):
+        _check_range(
+            source, f"landmarks 0-{BONE_LANDMARKS[b][0]} (palm, mano_body_{b})", np.linalg.norm(p), PALM_RANGE_M
+        )
+        if s > PALM_SPREAD_MAX_M:
+            raise DataError(
+                source,
+                "landmarks",
+                f"the base of mano_body_{b} moves {s * 1000:.1f} mm in the palm over the take (p95 - p5, above "
+                f"{PALM_SPREAD_MAX_M * 1000:g} mm): the palm is not rigid, no fitted hand can be built",
+            )
+    return SubjectHand(side, length, spread, palm, palm_spread, int(len(L)), None if source is None else str(source))
+
+
+def _check_range(source, what: str, value: float, bounds: tuple[float, float]) -> None:
+    """DataError naming ``what`` when ``value`` (m) is outside ``bounds`` (m)."""
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        unit = " (landmarks in millimetres?)" if value > 100 * hi else ""
+        raise DataError(
+            source,
+            "landmarks",
+            f"{what} is {value * 1000:.4g} mm long, outside {lo * 1000:g}-{hi * 1000:g} mm{unit}: not a hand in metres",
+        )
