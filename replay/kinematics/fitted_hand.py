@@ -1,27 +1,6 @@
-"""The fitted hand: manosim's ``zerohand`` MJCF with each bone scaled to a measured subject
-(:class:`~replay.kinematics.subject_hand.SubjectHand`), written once per subject into the cache.
-
-Rules (``docs/hand.md``; every body frame of manosim has identity orientation, so positions add):
-
-* joints: each finger base sits at the subject's palm point (the palm set aligned to the template's by
-  :meth:`scipy.spatial.transform.Rotation.align_vectors`); each next joint at the subject's bone length
-  from its parent's joint, in the template's bone direction;
-* body b's geometry (capsule ends, mesh vertices, inertial frame) is mapped by the linear map
-  ``A_b = r I + (s_b - r) u u^T`` (``u`` the bone axis): ``s_b`` along the bone, the radius scale ``r``
-  across it. A distal bone's ``s_b`` puts its fingertip (capsule end + radius,
-  :class:`~replay.kinematics.model.HandKinematics`) at the subject's fingertip distance. The palm is
-  scaled uniformly by the palm points' least-squares scale;
-* ``r`` = the hand-length ratio, wrist -> middle MCP -> PIP -> DIP (:data:`RADIUS_RULE`);
-* mass: uniform density (mass of a body x det A_b), total kept at the template's (manosim's build
-  ``total_mass_kg`` 0.4); inertia tensors mapped with the geometry;
-* meshes: the template's OBJ files mapped by A_b and written beside the MJCF (no ``<mesh scale>``).
-
-The written files are compiled by MuJoCo and read back (joint anchors at qpos0 and the fingertips
-within :data:`READBACK_TOL_M` of the intended ones, joint limits as the template's) before they are
-published. Cache: ``$REPLAY_CACHE/hands/<side>-<key>/`` (``capsule_hand.xml``, ``mesh_hand.xml``,
-``meshes/``, ``hand.json``), the key a SHA-256 of the rounded subject values, the template's files and
-:data:`FIT_VERSION`; the folder is renamed into place whole (atomic), never written in the data folder.
-"""
+"""The fitted hand: manosim's ``zerohand`` MJCF with each bone scaled to a measured
+:class:`~replay.kinematics.subject_hand.SubjectHand`, read back by MuJoCo and cached per subject (rules and cache:
+``docs/hand.md``; manosim's body frames have identity orientation, so positions add)."""
 
 from __future__ import annotations
 
@@ -50,12 +29,11 @@ from replay.kinematics.subject_hand import BASE_BODIES, BONE_LANDMARKS, TIP_BODI
 TEMPLATE_SHAPE = "zerohand"
 #: bump when the rules change, so cached hands are rebuilt
 FIT_VERSION = 1
-#: the read-back tolerance of joint anchors and fingertips, m
+#: m: read-back tolerance of joint anchors and fingertips
 READBACK_TOL_M = 1e-6
 #: a scale of a bone (along it) or of the radii outside this range is refused
 SCALE_RANGE = (0.5, 2.0)
-#: largest RMS distance of the subject's finger bases from the scaled template's after alignment, m
-#: (GRAB s1: 2.2 mm; the same landmarks mirrored, a left hand read as a right one: 13.6 mm)
+#: m: largest RMS distance of the subject's finger bases from the scaled template's after alignment
 PALM_FIT_MAX_M = 0.008
 #: the declared rule for the capsule radii (physics table row hand_shape, docs/hand.md)
 RADIUS_RULE = (
@@ -67,8 +45,7 @@ HAND_FILES = ("capsule_hand.xml", "mesh_hand.xml")
 
 @dataclass(frozen=True)
 class _Template:
-    """The template's numbers as written (body frames, m): body pos, joint anchors, children, bone
-    axes and lengths, distal capsules, inertials."""
+    """The template's numbers as written (body frames, m)."""
 
     path: Path
     body_pos: np.ndarray
@@ -92,8 +69,7 @@ def is_fitted_hand(mjcf_path: str | Path) -> bool:
 
 
 def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
-    """The fitted hand folder of a :class:`~replay.data.types.Recording`'s subject, measured from its
-    landmarks (every valid frame: :func:`~replay.kinematics.subject_hand.measure_hand`).
+    """The fitted hand folder of a :class:`~replay.data.types.Recording`'s subject, measured from its landmarks.
 
     Raises:
         DataError: no landmarks, or as :func:`measure_hand` and :func:`fitted_hand_dir`.
@@ -105,17 +81,12 @@ def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
 
 
 def fitted_hand_dir(subject: SubjectHand, template: str | Path) -> Path:
-    """The folder of the fitted hand of ``subject`` (built and read back once, then cached).
-
-    Args:
-        subject: the measured hand; its values are rounded to 0.01 mm (:meth:`SubjectHand.rounded`)
-            so recordings of one subject give one hand.
-        template: the template folder (:func:`template_dir`) holding ``capsule_hand.xml``,
-            ``mesh_hand.xml`` and ``meshes/``.
+    """The folder of ``subject``'s fitted hand (values rounded to 0.01 mm), built from ``template``
+    (:func:`template_dir`) and read back once, then cached.
 
     Raises:
-        DataError: the template is missing or not laid out as manosim's, a scale outside
-            :data:`SCALE_RANGE`, a palm that does not fit the template's, or a read-back mismatch.
+        DataError: the template missing or not manosim's layout, a scale outside :data:`SCALE_RANGE`, a palm
+            that does not fit the template's, a read-back mismatch.
     """
     template = Path(template)
     subject = subject.rounded()
@@ -162,7 +133,6 @@ def _build(subject: SubjectHand, template: Path, out: Path) -> None:
     (out / "hand.json").write_text(json.dumps(info, indent=1))
 
 
-# ------------------------------------------------------------------------------------------- template
 def _floats(el: ET.Element, attr: str, n: int, path: Path) -> np.ndarray:
     """``n`` floats of ``el``'s attribute ``attr``; DataError naming it when absent or malformed."""
     try:
@@ -198,12 +168,8 @@ def _ball(el: ET.Element, b: int, path: Path) -> ET.Element:
 
 
 def _read_template(path: Path) -> _Template:
-    """The capsule template's geometry (module doc), checked to be laid out as manosim's.
-
-    Raises:
-        DataError: missing bodies/joints, oriented frames, a bone whose capsule does not start at
-            its joint (or, on a non-distal body, end at the next), a missing capsule or inertial.
-    """
+    """The capsule template's geometry; DataError where it is not laid out as manosim's (bodies, joints, identity
+    frames, one capsule per bone from its joint to the next, an inertial each)."""
     root = ET.parse(path).getroot()
     if root.find("compiler") is not None and {"meshdir", "assetdir"} & set(root.find("compiler").attrib):
         raise DataError(path, "compiler", "meshdir/assetdir not supported by the fit (manosim sets none)")
@@ -252,10 +218,9 @@ def _check_same_tree(root: ET.Element, t: _Template, path: Path) -> None:
             raise DataError(path, f"body mano_body_{b}", "placed otherwise than in capsule_hand.xml")
 
 
-# ----------------------------------------------------------------------------------------------- plan
 def _plan(subject: SubjectHand, t: _Template) -> tuple:
-    """``(A (16, 3, 3), joint_world (16, 3), tip_world (16, 3), info)``: each body's linear map, the
-    intended joint centres and fingertips at the reference pose (body 0 at the origin), m.
+    """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)``: each body's linear map, the intended
+    joint centres and fingertips at the reference pose (body 0 at the origin).
 
     Raises:
         DataError: a scale outside :data:`SCALE_RANGE`, or a palm that does not fit the template's.
@@ -314,8 +279,7 @@ def _plan(subject: SubjectHand, t: _Template) -> tuple:
 
 
 def _placed(t: _Template, A: np.ndarray, joint_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(body_pos (16, 3), anchor (16, 3))`` of the fitted hand in parent / body frames, m: anchors mapped
-    by their body's A, each body placed so its anchor lands on the intended joint centre."""
+    """``(body_pos (16, 3), anchor (16, 3))`` in parent / body frames, m: each anchor on its joint centre."""
     anchor = np.einsum("bij,bj->bi", A, t.anchor)
     origin = np.zeros((NUM_BODIES, 3))
     body_pos = np.zeros((NUM_BODIES, 3))
@@ -332,13 +296,12 @@ def _mass_scale(t: _Template, A: np.ndarray) -> np.ndarray:
     return m * (t.mass.sum() / m.sum()) / t.mass
 
 
-# ----------------------------------------------------------------------------------------------- write
 def _fmt(v) -> str:
     return " ".join(f"{float(x):.12g}" for x in np.ravel(v))
 
 
 def _edit(root, t: _Template, A, body_pos, anchor, mass_scale, r, template: Path, out: Path, written: set) -> None:
-    """Map every body of ``root`` (module doc) and point its meshes at the mapped copies in ``out/meshes``."""
+    """Map every body of ``root`` and point its meshes at the mapped copies in ``out/meshes``."""
     els = _bodies(root, t.path)
     mesh_body = {}
     for b, el in els.items():
@@ -396,14 +359,9 @@ def _edit_inertial(el: ET.Element, A: np.ndarray, k: float, path: Path) -> None:
     )
 
 
-# ------------------------------------------------------------------------------------------ read back
 def _read_back(path: Path, template: Path, joint_world: np.ndarray, tip_world: np.ndarray | None) -> None:
-    """Compile ``path`` with MuJoCo and compare, at qpos0: every ball joint's anchor with ``joint_world``,
-    (capsule hand) the fingertips with ``tip_world``, joint limits with the template's, total mass.
-
-    Raises:
-        DataError: MuJoCo rejects the file, or a value is off (names the joint or body).
-    """
+    """Compile ``path`` with MuJoCo; at qpos0 compare joint anchors, fingertips (capsule hand), joint limits and
+    total mass with the intended; DataError naming the joint or body that is off, or MuJoCo's refusal."""
     try:
         m = mujoco.MjModel.from_xml_path(str(path))
         ref = mujoco.MjModel.from_xml_path(str(template))

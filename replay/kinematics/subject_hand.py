@@ -1,14 +1,6 @@
-"""The recording's own hand, measured from its landmarks: bone lengths and the palm's rigid point set.
-
-Landmarks are manopth-ordered (:data:`replay.data.types.LANDMARK_NAMES`), world, m. Each manosim finger
-body b (MANO bone order: 1-3 index, 4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb) has a bone from its
-joint landmark to the next landmark of its finger (:data:`BONE_LANDMARKS`): the next joint, or, on a
-distal body, the fingertip. Its length is the median over the used frames, its spread ``p95 - p5``.
-The palm is the wrist and the five finger bases (thumb CMC, four MCPs) in a frame the landmarks define
-(:func:`palm_frame`), median per coordinate; on GRAB both are one MANO fit of one subject with fixed
-betas, so the 10 joint-to-joint bones and the palm are rigid (spread ~0) and only the fingertips (MANO
-surface vertices at the pad) slide. ``docs/hand.md`` has the measurements.
-"""
+"""The recording's own hand from its landmarks (manopth order, world, m): each finger body's bone length (joint
+landmark to the next of its finger, median and p95 - p5 spread) and the finger bases in a palm frame
+(``docs/hand.md``)."""
 
 from __future__ import annotations
 
@@ -30,30 +22,20 @@ BASE_LANDMARKS = tuple(BONE_LANDMARKS[b][0] for b in BASE_BODIES)
 
 #: used frames needed for a median
 MIN_FRAMES = 10
-#: a bone's length must lie in this range, m (human phalanges and the thumb metacarpal: 15-55 mm;
-#: wide enough for any adult or child hand, narrow enough to catch millimetres read as metres)
+#: m: a bone's length range (human phalanges and the thumb metacarpal: 15-55 mm; catches mm read as m)
 BONE_RANGE_M = (0.005, 0.08)
-#: a finger base must lie this far from the wrist, m (MANO's wrist to MCPs: 35-100 mm)
+#: m: a finger base's distance from the wrist (MANO's wrist to MCPs: 35-100 mm)
 PALM_RANGE_M = (0.015, 0.15)
-#: largest spread (p95 - p5) of a joint-to-joint bone, relative to its length, and of a palm
-#: coordinate, m, for the landmarks to be one hand (the flag threshold of replay.checks.hand_shape)
+#: largest spread (p95 - p5) of a joint-to-joint bone (of its length) and of a palm coordinate (m) of one hand
+#: (the flag threshold of replay.checks.hand_shape)
 RIGID_SPREAD_MAX = 0.05
 PALM_SPREAD_MAX_M = 0.002
 
 
 @dataclass(frozen=True)
 class SubjectHand:
-    """A subject's hand as measured from landmarks.
-
-    Attributes:
-        side: ``"right"`` or ``"left"``.
-        bone_length: (16,) m, body b's bone (:data:`BONE_LANDMARKS`); row 0 is 0.
-        bone_spread: (16,) m, ``p95 - p5`` of each bone's length over the used frames.
-        palm: (5, 3) m, the finger bases (:data:`BASE_BODIES` order) in :func:`palm_frame`.
-        palm_spread: (5,) m, largest ``p95 - p5`` of each base's coordinates.
-        frames: frames the medians are over.
-        source: the file the landmarks came from.
-    """
+    """A subject's hand: ``bone_length``, ``bone_spread`` (16,) m per body (row 0 is 0); ``palm`` (5, 3) m, the
+    finger bases (:data:`BASE_BODIES` order) in :func:`palm_frame`; ``palm_spread`` (5,) m; ``frames`` used."""
 
     side: str
     bone_length: np.ndarray
@@ -64,8 +46,7 @@ class SubjectHand:
     source: str | None = None
 
     def rounded(self, step_m: float = 1e-5) -> SubjectHand:
-        """This hand with lengths and palm rounded to ``step_m`` (0.01 mm): the values a fitted hand is built
-        from and keyed by, so that recordings of one subject give one hand."""
+        """Lengths and palm rounded to ``step_m`` (m): what a fitted hand is built from and keyed by."""
         r = lambda a: np.round(np.asarray(a) / step_m) * step_m  # noqa: E731
         return SubjectHand(
             self.side, r(self.bone_length), self.bone_spread, r(self.palm), self.palm_spread, self.frames, self.source
@@ -89,8 +70,8 @@ class SubjectHand:
 
 
 def palm_frame(landmarks: np.ndarray) -> np.ndarray:
-    """(T, 3, 3) rows = axes of a frame fixed in the palm, world: x wrist -> middle MCP, z normal to x and
-    the index MCP -> pinky MCP direction, y = z cross x. Landmarks (T, 21, 3)."""
+    """(T, 3, 3) rows = world axes of a palm frame from landmarks (T, 21, 3): x wrist -> middle MCP, z normal to x
+    and index MCP -> pinky MCP, y = z cross x."""
     x = landmarks[:, 9] - landmarks[:, 0]
     x = x / np.linalg.norm(x, axis=-1, keepdims=True)
     z = np.cross(x, landmarks[:, 5] - landmarks[:, 17])
@@ -101,16 +82,11 @@ def palm_frame(landmarks: np.ndarray) -> np.ndarray:
 def measure_hand(
     landmarks: np.ndarray, valid: np.ndarray | None, side: str, source: str | Path | None = None
 ) -> SubjectHand:
-    """The subject's hand from a recording's landmarks (module doc).
-
-    Args:
-        landmarks: (T, 21, 3) world, m, manopth order. valid: (T,) bool or None (all); only valid,
-            finite frames are used. side: ``"right"``/``"left"``. source: the file, for errors.
+    """The subject's hand from landmarks (T, 21, 3) world m, over the valid finite frames.
 
     Raises:
-        DataError: bad shape, fewer than :data:`MIN_FRAMES` usable frames, a bone or base outside
-            :data:`BONE_RANGE_M` / :data:`PALM_RANGE_M` (e.g. landmarks in mm), or a joint-to-joint bone
-            or base that is not rigid (:data:`RIGID_SPREAD_MAX`, :data:`PALM_SPREAD_MAX_M`).
+        DataError: bad shape, fewer than :data:`MIN_FRAMES` frames, a bone or base out of range (e.g. mm), or a
+            joint-to-joint bone or base that is not rigid (:data:`RIGID_SPREAD_MAX`, :data:`PALM_SPREAD_MAX_M`).
     """
     L = np.asarray(landmarks, dtype=np.float64)
     if L.ndim != 3 or L.shape[1:] != (21, 3):
