@@ -62,16 +62,10 @@ def complete_hand(
     progress: bool = False,
     check_fit: bool = True,
 ) -> Recording:
-    """A copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled (kept if already
-    filled): from ``mano`` (the wrist from ``T_world_wrist``, else ``global_orient`` + ``trans`` + a J0 fitted to
-    the fingertip vertices or landmarks; invalid frames interpolated), else by landmark IK (:func:`fit_landmarks`
-    over ``window``, cached, the other frames interpolated). ``meta["kinematics"]`` says which, with the fit (mm).
-
-    Args:
-        mjcf_path: default ``myhand`` of the recording's side (:func:`default_mjcf`).
-        window: IK frame range ``(start, stop)``.
-        cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
-        check_fit: refuse a MANO fingertip fit worse than :data:`MAX_TIP_FIT_M` (False only to measure one).
+    """A copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled: from ``mano`` (wrist
+    from ``T_world_wrist``, else ``global_orient`` + ``trans`` + J0 fitted to the tips), else by landmark IK over
+    frames ``window`` (cached: True, a folder, or False); ``meta["kinematics"]`` says how, with the fit (mm).
+    ``mjcf_path`` defaults to ``myhand``; ``check_fit`` False only to measure a fit over :data:`MAX_TIP_FIT_M`.
 
     Raises:
         DataError: nothing to compute the hand from, the MJCF of the other side, bad MANO or landmark arrays.
@@ -123,11 +117,8 @@ def _ik_summary(res, path: Path) -> dict:
 
 
 def _hand_from_mano(rec: Recording, kin: HandKinematics, path: Path, check_fit: bool) -> tuple:
-    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw, finger_quat (T, 15, 4) xyzw, info)`` from ``rec.mano``.
-
-    Raises:
-        DataError: unknown ``flat_hand_mean``, no valid frame, ill-shaped pose, no wrist source, a bad tip fit.
-    """
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw, finger_quat (T, 15, 4) xyzw, info)`` from ``rec.mano``;
+    DataError for an unknown reading, no valid frame, an ill-shaped pose, no wrist source, a bad tip fit."""
     mano, T = rec.mano, rec.num_frames
     flat = mano.flat_hand_mean
     if flat is None:
@@ -168,12 +159,8 @@ def _wrist_with_fitted_j0(
     check_fit: bool,
     info: dict,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on frames ``fv`` from ``global_orient`` + ``trans`` + J0 fitted
-    to the fingertip vertices (else landmarks), the fit in ``info``.
-
-    Raises:
-        DataError: nothing to fit J0 to, or (``check_fit``) a median tip error over :data:`MAX_TIP_FIT_M`.
-    """
+    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on frames ``fv``, J0 fitted to the tip vertices (else landmarks),
+    the fit in ``info``; DataError for nothing to fit to or a median tip error over :data:`MAX_TIP_FIT_M`."""
     mano = rec.mano
     go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
     tr = np.asarray(mano.trans, dtype=np.float64)[fv]
@@ -204,11 +191,8 @@ def _wrist_with_fitted_j0(
 
 
 def hand_coords(recording: Recording) -> np.ndarray:
-    """(T, 67) Newton joint_q (module doc), quaternions normalised and sign-continuous over time.
-
-    Raises:
-        DataError: wrist or finger fields unfilled (:func:`complete_hand` first) or of the wrong shape.
-    """
+    """(T, 67) Newton joint_q (module doc), quaternions normalised and sign-continuous over time; DataError for
+    wrist or finger fields unfilled (:func:`complete_hand` first) or of the wrong shape."""
     rec = recording
     T = rec.num_frames
     for name in ("wrist_pos", "wrist_quat", "finger_quat"):

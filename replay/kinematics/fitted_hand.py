@@ -69,11 +69,8 @@ def is_fitted_hand(mjcf_path: str | Path) -> bool:
 
 
 def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
-    """The fitted hand folder of a :class:`~replay.data.types.Recording`'s subject, measured from its landmarks.
-
-    Raises:
-        DataError: no landmarks, or as :func:`measure_hand` and :func:`fitted_hand_dir`.
-    """
+    """The fitted hand folder of a recording's subject, measured from its landmarks; DataError for no landmarks, or
+    as :func:`measure_hand` and :func:`fitted_hand_dir`."""
     if recording.landmarks is None:
         raise DataError(recording.source, "landmarks", "a fitted hand needs the recording's landmarks")
     subject = measure_hand(recording.landmarks, recording.valid, recording.hand_side, recording.source)
@@ -220,11 +217,7 @@ def _check_same_tree(root: ET.Element, t: _Template, path: Path) -> None:
 
 def _plan(subject: SubjectHand, t: _Template) -> tuple:
     """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)``: each body's linear map, the intended
-    joint centres and fingertips at the reference pose (body 0 at the origin).
-
-    Raises:
-        DataError: a scale outside :data:`SCALE_RANGE`, or a palm that does not fit the template's.
-    """
+    joint centres and fingertips at the reference pose; DataError for a scale or palm that does not fit."""
     src = subject.source
     base_t = np.array([t.body_pos[c] + t.anchor[c] for c in BASE_BODIES])
     rot, _ = Rotation.align_vectors(base_t, subject.palm)

@@ -61,11 +61,8 @@ class HandLayout:
     def from_import(
         cls, source: str, joint_types: list[str], body_names: list[str], coord_count: int, dof_count: int
     ) -> HandLayout:
-        """The layout of an imported hand (``joint_types``, ``body_names``: builder order), checked.
-
-        Raises:
-            SceneError: not one FREE joint then BALL joints, bodies not ``mano_body_0..n``, counts that do not add up.
-        """
+        """The layout of an imported hand (builder order), checked; SceneError if not one FREE joint then BALL
+        joints on ``mano_body_0..n`` with counts that add up."""
         kinds = [str(t).rsplit(".", 1)[-1].upper() for t in joint_types]
         if not kinds or kinds[0] != "FREE" or any(k != "BALL" for k in kinds[1:]):
             raise SceneError(f"{source}: expected 1 free joint then ball joints, got {kinds}")

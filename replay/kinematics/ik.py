@@ -77,15 +77,11 @@ def fit_landmarks(
     progress: bool = False,
     source: str | Path | None = None,
 ) -> IKResult:
-    """:class:`IKResult` of the hand fitted to ``landmarks`` (T, 21, 3) world m, manopth order, at frames
-    ``start, start + stride, ...`` of ``window`` and its last valid frame (invalid frames skipped).
-
-    Args:
-        cache: True for :func:`default_cache_dir`, a folder, or False.
-        source: the landmarks' file, for errors.
+    """:class:`IKResult` of the hand fitted to ``landmarks`` (T, 21, 3) world m, manopth order, at valid frames
+    ``start, start + stride, ...`` of ``window`` and its last valid one; ``cache``: True, a folder, or False.
 
     Raises:
-        DataError: bad shapes, non-finite landmarks in valid frames, empty window.
+        DataError: bad shapes, non-finite landmarks in valid frames, empty window (naming ``source``).
     """
     opt = options or IKOptions()
     landmarks = np.asarray(landmarks)

@@ -55,22 +55,14 @@ def _levers(path: str) -> tuple:
 
 
 def finger_levers(mjcf: str | Path) -> np.ndarray:
-    """(15,) m: each ``mano_joint_i``'s anchor to its finger's pad point (the far end of the distal capsule's
-    segment) at the reference pose, compiled by MuJoCo from ``capsule_hand.xml`` (beside a mesh hand).
-
-    Raises:
-        DataError: the MJCF missing or not compiling, no manosim joints, not one capsule per distal bone.
-    """
+    """(15,) m: each ``mano_joint_i``'s anchor to its finger's pad (the far end of the distal capsule's segment)
+    at the reference pose, by MuJoCo from ``capsule_hand.xml``; DataError if it is not a manosim hand."""
     return np.array(_levers(str(_capsule_file(Path(mjcf)).resolve())))
 
 
 def finger_effort_limits(mjcf: str | Path, profile: str, effort_limit: float, tip_force: float) -> np.ndarray:
     """(15,) N·m per finger joint, on each of its 3 torque components: ``"uniform"`` ``effort_limit`` (N·m) or
-    ``"human"`` ``tip_force`` (N) x :func:`finger_levers`.
-
-    Raises:
-        DataError: an unknown profile (field ``config.effort_profile``), or as :func:`finger_levers`.
-    """
+    ``"human"`` ``tip_force`` (N) x :func:`finger_levers`; DataError (``config.effort_profile``) for another."""
     if profile == "uniform":
         return np.full(15, float(effort_limit))
     if profile == "human":

@@ -90,16 +90,11 @@ class HandKinematics:
 
     @classmethod
     def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> HandKinematics:
-        """The tree of a manosim ``capsule_hand.xml`` or ``mesh_hand.xml`` through MuJoCo.
-
-        Args:
-            side: default from the folder name (``mano_lhand``: left, else right).
-            tip: ``"capsule"`` (distal capsule end + radius) or ``"mesh"`` (the distal bone mesh's vertex farthest
-                along the bone).
+        """The tree of a manosim ``capsule_hand.xml`` or ``mesh_hand.xml`` through MuJoCo; ``side`` by default from
+        the folder (``mano_lhand``: left); ``tip`` ``"capsule"`` or ``"mesh"`` (the distal mesh's farthest vertex).
 
         Raises:
-            DataError: missing, not compiling, lacking the manosim bodies, joints or distal capsules, or a root body
-                not at the origin.
+            DataError: missing, not compiling, no manosim bodies, joints or distal capsules, a root not at the origin.
         """
         path = Path(path)
         m = compile_mjcf(path)
@@ -159,11 +154,7 @@ class HandKinematics:
 
     def fk_landmarks(self, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
         """(T, 21, 3) world landmarks, m, manopth order, from ``mano_body_0``'s ``wrist_pos`` (T, 3) m and
-        ``wrist_quat`` (T, 4) xyzw and ``finger_quat`` (T, 15, 4) xyzw from the MJCF reference.
-
-        Raises:
-            DataError: shapes do not match, values not finite, a zero quaternion.
-        """
+        ``wrist_quat`` (T, 4) xyzw and ``finger_quat`` (T, 15, 4) xyzw; DataError for bad shapes or values."""
         wrist_pos, wrist_quat, finger_quat = _check_pose(wrist_pos, wrist_quat, finger_quat)
         X, G, _ = self.fk_frames(wrist_pos, as_matrix(wrist_quat), as_matrix(finger_quat))
         return self.landmarks_from_frames(X, G)

@@ -82,12 +82,8 @@ def palm_frame(landmarks: np.ndarray) -> np.ndarray:
 def measure_hand(
     landmarks: np.ndarray, valid: np.ndarray | None, side: str, source: str | Path | None = None
 ) -> SubjectHand:
-    """The subject's hand from landmarks (T, 21, 3) world m, over the valid finite frames.
-
-    Raises:
-        DataError: bad shape, fewer than :data:`MIN_FRAMES` frames, a bone or base out of range (e.g. mm), or a
-            joint-to-joint bone or base that is not rigid (:data:`RIGID_SPREAD_MAX`, :data:`PALM_SPREAD_MAX_M`).
-    """
+    """The subject's hand from landmarks (T, 21, 3) world m, valid finite frames; DataError for a bad shape, too
+    few frames, a bone or base out of range (e.g. mm) or not rigid."""
     L = np.asarray(landmarks, dtype=np.float64)
     if L.ndim != 3 or L.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {L.shape}")

@@ -42,13 +42,9 @@ def sequence_errors(
     cache: bool | str | Path = True,
     check_reading: bool = True,
 ) -> SequenceErrors:
-    """``rec``'s hand completed (:func:`complete_hand`) and its FK measured against the recording's points over
-    ``window``. ``check_reading``: for MANO data, the other reading (flat vs mean hand) too, both medians in
-    ``info["reading_check"]``.
-
-    Raises:
-        DataError: as :func:`complete_hand`, or no reference (neither landmarks nor MANO vertices).
-    """
+    """``rec``'s hand completed and its FK measured against the recording's points over ``window``;
+    ``check_reading``: MANO data's other reading too (``info["reading_check"]``). DataError as
+    :func:`complete_hand`, or with no reference."""
     done = complete_hand(rec, mjcf_path, ik_options=ik_options, window=window, cache=cache)
     kin = load_kinematics(done.meta["kinematics"]["mjcf"], side=done.hand_side)
     T = done.num_frames
