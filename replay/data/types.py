@@ -80,6 +80,8 @@ class ObjectAsset:
         source: file the asset was described in (for error messages and provenance).
         density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, or
             ``"default: ..."`` when the asset states none and a simulator default applies).
+        made: how the dataset says the object was made: ``"printed"`` (a 3D print of this mesh:
+            GRAB) or ``"unstated"``; the mass model of :mod:`replay.sim.made_mass` reads it.
     """
 
     name: str
@@ -92,6 +94,7 @@ class ObjectAsset:
     margin: float = 0.0
     source: Path | None = None
     density_source: str = ""
+    made: str = "unstated"
 
 
 @dataclass
