@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DATASET ?= grab
-EFFORT ?= 0.4
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
 # 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
 # the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
@@ -59,7 +58,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc

@@ -157,7 +157,7 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     draws are those of the declared ones (the same dimensions, the same seeded hypercube)."""
     from replay.study.calibration import variables_for
     from replay.study.sampler import draw_samples
-    from replay.study.uncertainty import VARIABLES
+    from replay.study.uncertainty import variables
 
     p = tmp_path / "calibration.json"
     p.write_text(json.dumps({"base": "replay", "choice": {"name": "c", "overrides": {},
@@ -165,9 +165,10 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     monkeypatch.setenv(calibration_file.ENV, str(p))
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     vs = variables_for(cfg)
-    assert variables_for(ReplayConfig()) == VARIABLES
-    sig = {"wrist_mm": 2.0, "object_mm": 0.5}
-    cal, dec = draw_samples(0, "mug_lift", 16, sig, vs), draw_samples(0, "mug_lift", 16, sig)
+    assert variables_for(ReplayConfig()) == variables(ReplayConfig())
+    sig, ranges = {"wrist_mm": 2.0, "object_mm": 0.5}, {"object_mass_scale": (0.8, 1.2)}
+    cal = draw_samples(0, "mug_lift", 16, sig, vs, ranges)
+    dec = draw_samples(0, "mug_lift", 16, sig, variables(ReplayConfig()), ranges)
     assert all(0.65 <= s["friction"] <= 1.35 for s in cal) and {s["softness"] for s in cal} == {"manosim_soft"}
     assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx([0.35] * 16)  # shifted by 1 - 0.65
     assert [s["object_mass_scale"] for s in cal] == [d["object_mass_scale"] for d in dec]

@@ -106,7 +106,8 @@ def test_study_hashes_what_it_read_and_resume_reruns_changed_inputs(local_grab, 
 
     dest = tmp_path / "data"
     fetch("grab", dest, local=local_grab, progress=False)
-    cfg = ReplayConfig(**SHORT)
+    # the asset's mass (density x the collision parts' volume): the changed part below must weigh in
+    cfg = ReplayConfig(**SHORT, physics_overrides={"object_mass_model": "asset"})
     out = tmp_path / "study" / "study.json"
     st = run_study("grab", out, cfg, sequences=[NEW], workers=0, ablation=False, progress=False, data_dir=dest)
     assert not st["failed"], st["failed"]

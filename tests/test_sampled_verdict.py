@@ -14,7 +14,12 @@ from replay.errors import DataError
 from replay.sim import physics
 from replay.study import corruptions, p_lift, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
-from replay.study.uncertainty import SOFTNESS, VARIABLES
+from replay.study.uncertainty import SOFTNESS, variables
+
+#: the replay physics' variables (the default config)
+VARIABLES = variables(ReplayConfig())
+#: a recording's own object mass range (replay.study.uncertainty.object_ranges), as the sampler takes it
+RANGES = {"object_mass_scale": (0.8, 1.25)}
 
 Z = norm.ppf(0.975)
 
@@ -74,12 +79,14 @@ def test_discrimination_table_over_recordings():
 
 def test_sampler_same_seed_same_samples_and_variants():
     sig = {"wrist_mm": 2.0, "object_mm": 0.2}
-    a = sampler.draw_samples(0, "cubesmall_lift", 32, sig)
-    assert a == sampler.draw_samples(0, "cubesmall_lift", 32, sig)
-    assert [sampler.sample_variant(s) for s in a] == [sampler.sample_variant(s) for s in
-                                                       sampler.draw_samples(0, "cubesmall_lift", 32, sig)]
-    assert a != sampler.draw_samples(1, "cubesmall_lift", 32, sig)
-    assert a != sampler.draw_samples(0, "mug_lift", 32, sig)
+    a = sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
+    assert a == sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
+    again = sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
+    assert [sampler.sample_variant(s, VARIABLES) for s in a] == [sampler.sample_variant(s, VARIABLES) for s in again]
+    assert a != sampler.draw_samples(1, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
+    assert a != sampler.draw_samples(0, "mug_lift", 32, sig, VARIABLES, RANGES)
+    with pytest.raises(ValueError, match="object_mass_scale"):  # an object variable needs its recording's range
+        sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES)
     # the Latin hypercube balances the choices and spans the ranges
     assert sorted({s["torsional_friction"] for s in a}) == [0.005, 0.5]
     assert sum(s["torsional_friction"] == 0.5 for s in a) == 16
@@ -90,10 +97,20 @@ def test_sampler_same_seed_same_samples_and_variants():
     assert np.std(w, axis=0) == pytest.approx([0.002] * 3, rel=0.25)
     o = np.array([s["object_offset"] for s in a])
     assert np.all(o[:, 2] == 0) and np.std(o[:, :2]) == pytest.approx(0.0002, rel=0.25)
-    v = sampler.sample_variant(a[0], wrist_offset=(0.02, 0.0, 0.0), finger_closure=(-0.1,) * 5)
+    m = np.array([s["object_mass_scale"] for s in a])  # the recording's own range
+    assert 0.8 <= m.min() < 0.82 and 1.23 < m.max() <= 1.25
+    g = np.array([s["grip_force_n"] for s in a])  # the table's spread (physics choice grip_force_n)
+    assert 102.1 <= g.min() < 103.0 and 126.8 < g.max() <= 127.7
+    d = np.array([s["pad_compression_mm"] for s in a])  # the table's spread (physics choice pad_compression)
+    assert 2.0 <= d.min() < 2.07 and 3.93 < d.max() <= 4.0
+    v = sampler.sample_variant(a[0], VARIABLES, wrist_offset=(0.02, 0.0, 0.0), finger_closure=(-0.1,) * 5)
     assert v.wrist_offset[0] == pytest.approx(a[0]["wrist_offset"][0] + 0.02)
     assert v.solref == SOFTNESS[a[0]["softness"]][0] and v.closes_fingers and v.edits_contact
+    assert v.effort_scale == pytest.approx(a[0]["grip_force_n"] / 114.9)
+    assert v.pad_depth_mm == a[0]["pad_compression_mm"]
     assert {x.name for x in VARIABLES} == set(a[0])
+    auth = variables(physics.apply_physics(ReplayConfig(), "authored"))  # the MJCF's strength and fingers: fixed
+    assert {x.name for x in auth} == set(a[0]) - {"grip_force_n", "pad_compression_mm"}
 
 
 def test_conditions_set_what_they_say():

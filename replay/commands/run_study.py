@@ -2,7 +2,7 @@
 """Replay every recording of a dataset with force-limited drives and a contact ablation.
 
 Example:
-    python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
+    python scripts/run_study.py --dataset grab --out out/study.json --workers 2 --resume
     python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
     python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
     python scripts/run_study.py --dataset grab --samples 32 --verdicts lift,hug-oracle,hug-oracle@authored
@@ -52,7 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
-    p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
+    p.add_argument(
+        "--effort",
+        type=float,
+        default=None,
+        help="finger drive effort limit at every finger joint, N·m (default: the physics' finger_effort_limit; "
+        "replay: human strength per finger, docs/sources.md)",
+    )
     p.add_argument(
         "--out",
         default="out/study.json",

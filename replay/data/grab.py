@@ -3,6 +3,7 @@ field holds, in ``docs/data.md``). The file stores quaternions wxyz; the Recordi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,8 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     obj_dir = objects_dir / plain_name(a["obj_name"], path, "object.name")
     if not obj_dir.is_dir():
         raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
-    asset = load_grab_object(obj_dir)
+    # GRAB's objects are 3D prints of ContactDB's meshes (physics choice object_print)
+    asset = dataclasses.replace(load_grab_object(obj_dir), made="printed")
     table_asset = load_grab_object(objects_dir / "table")
     support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
     onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)

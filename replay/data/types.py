@@ -56,6 +56,8 @@ class ObjectAsset:
             ``asset``).
         source: the file the asset was described in.
         density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, ``"default: ..."``).
+        made: how the dataset says the object was made: ``"printed"`` (GRAB) or ``"unstated"``
+            (:mod:`replay.sim.made_mass` reads it).
     """
 
     name: str
@@ -68,6 +70,7 @@ class ObjectAsset:
     margin: float = 0.0
     source: Path | None = None
     density_source: str = ""
+    made: str = "unstated"
 
 
 @dataclass

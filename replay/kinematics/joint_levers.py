@@ -1,6 +1,6 @@
-"""Each finger joint's lever to its fingertip pad on the manosim hand (m), and the per-joint effort limits of
-``effort_profile = "human"``: a pad force ``F`` (N) needs at most ``F * lever`` (N·m) at each joint of the finger
-(static, force perpendicular to the joint-to-pad line)."""
+"""Each finger joint's lever to its fingertip pad on the manosim hand (m): a pad force ``F`` (N) needs at most
+``F * lever`` (N·m) at each joint of the finger (static, force perpendicular to the joint-to-pad line;
+:mod:`replay.sim.finger_strength`)."""
 
 from __future__ import annotations
 
@@ -58,13 +58,3 @@ def finger_levers(mjcf: str | Path) -> np.ndarray:
     """(15,) m: each ``mano_joint_i``'s anchor to its finger's pad (the far end of the distal capsule's segment)
     at the reference pose, by MuJoCo from ``capsule_hand.xml``; DataError if it is not a manosim hand."""
     return np.array(_levers(str(_capsule_file(Path(mjcf)).resolve())))
-
-
-def finger_effort_limits(mjcf: str | Path, profile: str, effort_limit: float, tip_force: float) -> np.ndarray:
-    """(15,) N·m per finger joint, on each of its 3 torque components: ``"uniform"`` ``effort_limit`` (N·m) or
-    ``"human"`` ``tip_force`` (N) x :func:`finger_levers`; DataError (``config.effort_profile``) for another."""
-    if profile == "uniform":
-        return np.full(15, float(effort_limit))
-    if profile == "human":
-        return float(tip_force) * finger_levers(mjcf)
-    raise DataError(None, "config.effort_profile", f"{profile!r} not in ('uniform', 'human')")

@@ -52,7 +52,8 @@ class Plan:
             (:func:`replay.protocol.oracle_plan.plan_oracle`).
         rec_time: (F,) recording time, s, each control frame replays (``recorded``
             plans; None for lift plans).
-        pad: the pad-compression summary of a lift plan where ``pad_compression_mm`` > 0.
+        pad: the pad-compression summary of a lift plan where its depth is > 0.
+        pad_plan: its :class:`replay.protocol.pad_compression.PadPlan` (each world's own closure).
         touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame
             (:func:`replay.protocol.contact_agreement.recorded_bone_distances`), set by the rollout.
     """
@@ -67,6 +68,7 @@ class Plan:
     kind: str = "lift"
     rec_time: np.ndarray | None = None
     pad: dict | None = None  # pad compression summary (replay.protocol.pad_compression), lift plans where it ran
+    pad_plan: object = None  # replay.protocol.pad_compression.PadPlan, lift plans where it ran
     touch: np.ndarray | None = None  # (16,) m: recorded bone-object distances at the grasp (contact_agreement)
 
 

@@ -33,13 +33,13 @@ from replay.config import ReplayConfig
 from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
-from replay.kinematics.hand_layout import finger_quats
+from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.protocol import contact_agreement, diagnosis, oracle_plan, oracle_success, release
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
-from replay.protocol.pad_compression import compress_coords
+from replay.protocol.pad_compression import PadPlan
 from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
     PHASE_APPROACH,
     PHASE_HOLD,
@@ -124,15 +124,14 @@ def build_replay_scene(
         DataError: bad input. ValueError: unknown protocol.
     """
     if protocol == "lift":
-        pad, raw = None, coords
-        if cfg.pad_compression_mm > 0:  # fingers closed to a preload depth at the grasp frame
-            first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)[2]
-            coords, pad = compress_coords(rec, coords, mjcf, cfg, first)
-        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose,
-        # as recorded: the compression ends with the release (its blend may reach the first frame)
-        opened = plan.coords[0] if pad is None else plan_rollout(rec, raw, cfg).coords[0]
-        plan = release.extend_plan(plan, opened, cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
-        plan.pad = pad
+        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
+        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        depth = float(physics.choice_value(cfg, "pad_compression"))
+        if depth > 0:  # fingers closed to a preload depth at the grasp frame, let go with the release
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)
+            fingers, plan.pad = plan.pad_plan.compressed(depth)
+            plan.coords = plan.coords.copy()
+            plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)
     elif protocol == "recorded":
         plan = tracking.plan_recorded(rec, coords, cfg)
     elif protocol == oracle_plan.ORACLE:  # cfg: oracle_plan.oracle_config's (run_rollouts)
@@ -143,7 +142,7 @@ def build_replay_scene(
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
         plan.coords = plan.coords.copy()
         plan.coords[:, :3] += offset
-    plan.touch = contact_agreement.recorded_bone_distances(rec, raw if protocol == "lift" else coords, mjcf)
+    plan.touch = contact_agreement.recorded_bone_distances(rec, coords, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]

@@ -133,7 +133,11 @@ class RolloutRecord(sf.SampledRolloutFields):
     contact_capacity: int | None = _f("contacts", "contact buffer size")
     resting_contacts: int | None = _f("contacts", "object-support contacts at rest")
     probe_contacts: list | None = _f("contacts", "contact counts of the capacity probe")
-    readback: dict = _fl("-", "drive gains and limits read back from the built model")
+    readback: dict = _fl(
+        "-",
+        "drive gains and limits read back from the built model (finger_forcerange_per_joint N·m, mano_joint_1..15), "
+        "and object_mass_model: the rule the object was weighed by (replay.sim.made_mass)",
+    )
     flutter_min_margin: float | None = _f("-", "smallest finger-drive damping margin d_total/d_crit")
     flutter: list = _fl("-", "per finger joint damping check (kp, damping, critical damping)", list)
     finger_damping: list = _fl("N·m·s/rad", "distinct finger joint damping values", list)

@@ -21,8 +21,10 @@ P_LIFT_CORRUPTED_DOC = (
 )
 P_LIFT_SAMPLES_DOC = (
     "--samples N: what the p_lift was drawn from: {seed, sigmas ({wrist_mm, object_mm, source}: the "
-    "recording's data sigmas, mm), samples ([{friction, softness, torsional_friction m, "
-    "object_mass_scale, wrist_offset m (3), object_offset m (3)}] per sample), lifted "
+    "recording's data sigmas, mm), object_mass (the object's declared mass distribution, replay.sim.made_mass: "
+    "{model, centre_kg, low_kg, high_kg, sets_mass, volume_m3, area_m2, mesh}), samples ([{friction, softness, "
+    "torsional_friction m, object_mass_scale (of centre_kg), grip_force_n N and pad_compression_mm where the physics "
+    "samples them, wrist_offset m (3), object_offset m (3)}] per sample), lifted "
     "({'<condition>/<real or corruption>': [0/1 per sample]}), wall_s ({condition: s})}"
 )
 SAMPLING_DOC = (

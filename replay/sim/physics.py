@@ -17,10 +17,13 @@ finger_damping; older files read them as overrides,
 contact mixing, the hand shape, the finger damping, the wrist law, ...), :func:`apply_physics` names a
 physics and its overrides, and :func:`physics_record` is the list ``[{name, value, source, why}]``
 written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are
-alike in both physics: the step and the finger effort limit, which the protocol's config sets
-(:data:`CONFIG_SET`: the record holds the value the rollout ran with; no override), and the contact values MuJoCo makes of the files and the support box per pair class
-(finger-object, palm-object, object-support, hand-support), with the priorities and the support's
-own values (``tests/test_physics_table.py`` reads each back from compiled scenes).
+alike in both physics: the step, which the protocol's config sets (:data:`CONFIG_SET`: the record holds the
+value the rollout ran with; no override), the parameters of human strength and of printed objects (read where
+a physics' choice calls for them), and the contact values MuJoCo makes of the files and the support box per
+pair class (finger-object, palm-object, object-support, hand-support), with the priorities and the support's
+own values (``tests/test_physics_table.py`` reads each back from compiled scenes). The config's effort
+limit and pad depth, where set (not None), depart from ``finger_effort_limit`` and ``pad_compression``
+before any override (:data:`CONFIG_DEPARTURE`: ``--effort``, the hug-oracle's own limit).
 
 Units: m, s, mm where named; the wrist law's frames are in :mod:`replay.sim.engine.wrist`.
 """
@@ -34,6 +37,7 @@ from replay.errors import DataError
 from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
     AUTHORED,
     CHOICES,
+    CONFIG_DEPARTURE,
     CONFIG_SET,
     NAMES,
     PHYSICS,
@@ -98,6 +102,19 @@ def _check_value(name: str, value) -> object:
                 None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
             )
         return value
+    if name == "pad_compression":
+        if not float(value) >= 0:
+            raise DataError(None, "config.physics_overrides.pad_compression", f"must be >= 0 mm, got {value!r}")
+        return float(value)
+    if name == "finger_effort_limit":
+        lift = value.get("lift") if isinstance(value, dict) else None
+        if not (lift == "human" or (isinstance(lift, (int, float)) and lift > 0)):
+            raise DataError(
+                None,
+                "config.physics_overrides.finger_effort_limit",
+                f"needs {{'lift': 'human' or N·m > 0, 'hug-oracle': ...}}, got {value!r}",
+            )
+        return dict(value)
     if name == "wrist_target_offset_mm":
         v = tuple(float(x) for x in value)
         if len(v) != 3:
@@ -113,6 +130,8 @@ def choice_value(cfg: ReplayConfig, name: str):
     the table of ``cfg.physics``. Raises DataError for an unknown physics or choice."""
     if name in CONFIG_SET:
         return getattr(cfg, CONFIG_SET[name][0])
+    if name in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[name][0]) is not None:
+        return getattr(cfg, CONFIG_DEPARTURE[name][0])
     over = cfg.physics_overrides or {}
     if name in over:
         return _check_value(name, over[name])
@@ -156,8 +175,17 @@ def physics_record(cfg: ReplayConfig) -> list[dict]:
     out = []
     for k, c in tab.items():
         v, src, why = _in_effect(cfg, k, c, over)
-        out.append({"name": k, "value": list(v) if isinstance(v, tuple) else v, "source": src, "why": why})
+        out.append({"name": k, "value": _as_json(v), "source": src, "why": why})
     return out
+
+
+def _as_json(v):
+    """``v`` as a results file holds it: tuples as lists, inside dicts and lists too."""
+    if isinstance(v, (tuple, list)):
+        return [_as_json(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _as_json(x) for k, x in v.items()}
+    return v
 
 
 def _departure(cfg: ReplayConfig, c: Choice, v, source: str, why: str | None = None) -> tuple:
@@ -174,6 +202,8 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     """(value, source, why) of choice ``k`` for ``cfg`` (:func:`physics_record`)."""
     if k in CONFIG_SET:  # the protocol's config sets it: the value it runs with
         return getattr(cfg, CONFIG_SET[k][0]), CONFIG_SET[k][1], c.source
+    if k in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[k][0]) is not None:
+        return _departure(cfg, c, getattr(cfg, CONFIG_DEPARTURE[k][0]), CONFIG_DEPARTURE[k][1])
     if k in over:
         v = _check_value(k, over[k])
         source = _OVERRIDE_SOURCE.get(k, "--physics-set (user)")
@@ -266,6 +296,11 @@ def _shown(value) -> str:
     return repr(value)
 
 
+def _value_cell(c: Choice) -> str:
+    """A table cell: the value, and the range the sampled verdict draws it from where it has one."""
+    return f"`{_shown(c.value)}`" + (f" (sampled {_shown(c.spread[0])}-{_shown(c.spread[1])})" if c.spread else "")
+
+
 def physics_markdown() -> str:
     """The table of every named physics' choices as Markdown (``docs/physics.md`` holds it;
     ``tests/test_physics_authored.py`` checks the page is current): one row per choice, its value,
@@ -273,10 +308,10 @@ def physics_markdown() -> str:
     a, r = PHYSICS["authored"], PHYSICS["replay"]
     lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
     for k in a:
-        same = a[k].value == r[k].value
-        rv = "same" if same else f"`{_shown(r[k].value)}`"
+        same = (a[k].value, a[k].spread) == (r[k].value, r[k].spread)
+        rv = "same" if same else _value_cell(r[k])
         lines.append(
-            f"| `{k}` | `{_shown(a[k].value)}` | {a[k].source}; {a[k].why} | {rv} | "
+            f"| `{k}` | {_value_cell(a[k])} | {a[k].source}; {a[k].why} | {rv} | "
             f"{'' if same else r[k].source + '; ' + r[k].why} |"
         )
     return "\n".join(lines) + "\n"

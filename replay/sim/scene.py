@@ -32,14 +32,14 @@ import numpy as np
 
 from replay.config import GRAVITY, ReplayConfig
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
-from replay.kinematics.joint_levers import finger_effort_limits
-from replay.sim import physics
+from replay.sim import finger_strength, physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
+from replay.sim.made_mass import made_mass
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
@@ -244,7 +244,11 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
         finger_damping=damping[fd].copy(),
         flutter=flutter,
     )
-    scene = dataclasses.replace(scene, readback=diagnostics.check_readback(scene))
+    rb = diagnostics.check_readback(scene)
+    rb["object_mass_model"] = made_mass(
+        scene.build_inputs["asset"], scene.config
+    ).record()  # the rule it was weighed by
+    scene = dataclasses.replace(scene, readback=rb)
     return apply_object_contact(scene)  # config's object contact softness / density (no change by default)
 
 
@@ -389,7 +393,7 @@ def build_hand_only(
     builder.rigid_gap = float(config.contact_gap)
     report = import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
-    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
+    per_joint = finger_strength.joint_limits(config, mjcf)
     builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):

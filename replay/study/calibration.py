@@ -128,16 +128,17 @@ def centred(variables: tuple, centres: dict) -> tuple:
 
 
 def variables_for(cfg) -> tuple:
-    """The sampled variables (:data:`replay.study.uncertainty.VARIABLES`) as ``cfg``'s physics samples
+    """The sampled variables (:func:`replay.study.uncertainty.variables`) as ``cfg``'s physics samples
     them: centred where it is ``calibrated`` (:func:`replay.sim.physics.calibrated_centres`), else as declared.
 
     Raises:
         DataError: the calibration's centres do not fit the declared variables (names the file)."""
     from replay.sim import calibration_file, physics
-    from replay.study.uncertainty import VARIABLES
+    from replay.study.uncertainty import variables
 
+    declared = variables(cfg)
     centres = physics.calibrated_centres(cfg)
     try:
-        return centred(VARIABLES, centres) if centres else VARIABLES
+        return centred(declared, centres) if centres else declared
     except ValueError as e:
         raise DataError(calibration_file.calibration_path(), "choice.centres", str(e)) from None
