@@ -15,6 +15,8 @@ from replay.datasets import DATASETS
 
 #: intent of a recording whose dataset does not encode one in its names
 INTENT_UNKNOWN = "unknown"
+#: the intent of a lift recording (GRAB ``<object>_lift``): what the lift protocol replays as recorded
+INTENT_LIFT = "lift"
 
 
 def recording_intent(rec: Recording) -> str:

@@ -26,6 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from replay.checks.intent import INTENT_LIFT
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
 from replay.output.results_summary import head_commit
@@ -64,7 +65,7 @@ def _rows(study_path: Path) -> tuple[list[dict], dict]:
                 rec = {**json.loads((study_path.parent / str(r.get("json"))).read_text()), **r}
             except (OSError, ValueError):
                 rec = r
-        if rec.get("intent") not in (None, "lift"):
+        if rec.get("intent") not in (None, INTENT_LIFT):
             continue
         out.append(
             {

@@ -520,6 +520,21 @@ class StudyRecord(sf.SampledStudyFields):
         out.update(self.extra)
         return out
 
+    def rows_of(self, name: str) -> list:
+        """The rows list ``name`` (a protocol's ``rows_field``): a field, else kept in ``extra``; [] where none."""
+        rows = getattr(self, name) if name in _STUDY_FIELDS else self.extra.get(name)
+        return rows if isinstance(rows, list) else []
+
+    def set_rows(self, name: str, rows: list) -> None:
+        """Set the rows list ``name`` (:meth:`rows_of`)."""
+        if name in _STUDY_FIELDS:
+            setattr(self, name, rows)
+        else:
+            self.extra[name] = rows
+
+
+_STUDY_FIELDS = frozenset(f.name for f in dataclasses.fields(StudyRecord)) - {"extra"}
+
 
 def check_version(version, source: str | Path | None, fld: str = "format_version") -> None:
     """Raises ResultsFormatError unless ``version`` is one this grasp-replay reads

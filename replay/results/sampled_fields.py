@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 P_LIFT_DOC = (
     "--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, "
     "hi (95 % Wilson score interval), n, k, class (robust_lift: lo >= 0.5, robust_failure: hi <= 0.5, "
-    "else uncertain; replay.study.p_lift.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the "
+    "else uncertain; replay.protocol.p_lift_stats.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the "
     "sampled variable whose lower / upper half of samples differ most in lift rate, effect = high - low; "
     "or null)}}"
 )

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.protocol.p_lift_stats import p_lift_record
 from replay.sim import physics
 from replay.study.calibration import variables_for
 from replay.study.corruptions import BY_NAME as CORRUPTIONS
 from replay.study.corruptions import OBJECT_SCALE, scaled_recording, variant_extra
-from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
 from replay.study.uncertainty import data_sigmas
@@ -82,7 +82,7 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
     if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
     rec, coords, mjcf, _ = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.recorded_max_s
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.settings
     )
     return rec, coords, mjcf
 

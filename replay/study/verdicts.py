@@ -9,9 +9,8 @@ anyway (``rollouts``, ``oracle_rollouts``; sampled with ``--samples N``). Every 
 config (:func:`verdict_config`: the study's config under the pair's named physics, as
 ``run_study.py --physics NAME`` would make it), its own ``config_hash`` and ``physics`` record, written
 ``<sequence>.<protocol>@<physics>.json``, keyed ``<sequence> [<protocol>@<physics>]``; its rows are the
-study's ``verdict_rollouts[name]``, its counts ``counts[name]`` (the protocol's count function,
-:data:`replay.study.summary.COUNTERS`: lifts, other intents and no intent named apart), and study.csv a
-``lifted_<name>`` column per pair. Fields: ``docs/results.md``.
+study's ``verdict_rollouts[name]``, its counts ``counts[name]`` (the protocol's ``counts``: lifts, other intents
+and no intent named apart), and study.csv a ``lifted_<name>`` column per pair. Fields: ``docs/results.md``.
 """
 
 from __future__ import annotations
@@ -22,18 +21,21 @@ from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError, did_you_mean
-from replay.protocol.oracle_plan import ORACLE
-from replay.results.records import RolloutRecord, study_row
+from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
+from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, primary_protocol, protocol_named
+from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.protocol.protocols.lift import Lift
 from replay.sim import physics
-from replay.study.counts import LIFTS, group_words, intent_groups
-from replay.study.job import config_hash, job_config, result_key, result_stem
-from replay.study.summary import COUNTERS
+from replay.study.job import config_hash, job_config
 
-#: the protocols a verdict pair may name: those judged on a lift
-VERDICT_PROTOCOLS = ("lift", ORACLE)
 #: the pairs the report asks for where a study lacks one (lift and hug-oracle under the project's
 #: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
-DEFAULT_VERDICTS = ("lift@replay", f"{ORACLE}@replay", f"{ORACLE}@authored")
+DEFAULT_VERDICTS = (f"{Lift.name}@replay", f"{HugOracle.name}@replay", f"{HugOracle.name}@authored")
+
+
+def verdict_protocols() -> tuple[str, ...]:
+    """The protocols a verdict pair may name: those judged on a lift."""
+    return tuple(p.name for p in all_protocols() if p.judged_on_lift)
 
 
 def pair_name(protocol: str, physics_name: str) -> str:
@@ -50,16 +52,17 @@ def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_phy
         UsageError: an unknown protocol (or one not judged on a lift: ``recorded``) or physics.
     """
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text or []) if t.strip()]
-    main = [pair_name(p, study_physics) for p in protocols if p in VERDICT_PROTOCOLS]
+    main = [pair_name(p, study_physics) for p in protocols if is_known(p) and protocol_named(p).judged_on_lift]
     out = {n: {"name": n, "protocol": n.split("@")[0], "physics": study_physics, "main": True} for n in main}
     for t in items:
         proto, _, phys = t.partition("@")
         phys = phys or study_physics
-        if proto not in VERDICT_PROTOCOLS:
+        if not (is_known(proto) and protocol_named(proto).judged_on_lift):
+            known = verdict_protocols()
             raise UsageError(
                 "--verdicts",
-                f"{t!r}: the protocol must be one judged on a lift ({', '.join(VERDICT_PROTOCOLS)})"
-                f"; {did_you_mean(proto, VERDICT_PROTOCOLS)}e.g. hug-oracle@authored",
+                f"{t!r}: the protocol must be one judged on a lift ({', '.join(known)})"
+                f"; {did_you_mean(proto, known)}e.g. hug-oracle@authored",
             )
         if phys not in physics.NAMES:
             raise UsageError(
@@ -129,12 +132,14 @@ def record_verdicts(
     out_dir: Path,
 ) -> None:
     """Put the pairs into the study record ``rec`` (its ``verdicts``, ``verdict_rollouts``, ``counts[name]``
-    and the rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under ``--ablation-only``, the
-    study as it was, whose extra verdicts the rerun keeps as they are."""
+    and the leading rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under
+    ``--ablation-only``, the study as it was, whose extra verdicts the rerun keeps as they are; ``results``,
+    ``failed``: keyed by :class:`~replay.protocol.protocols.ResultKey`."""
     if verdicts is not None:
         rec.verdicts = verdicts
+        lead = lead_protocol(rec.protocols)
         rec.verdict_rollouts = verdict_part(
-            results, seqs, verdicts, rec.rollouts, rec.counts, failed, wall_s, rdir, out_dir
+            results, seqs, verdicts, (lead, rec.rows_of(lead.rows_field)), rec.counts, failed, wall_s, rdir, out_dir
         )
     elif prior and prior.get("verdicts"):
         rec.verdicts, rec.verdict_rollouts = prior.get("verdicts"), prior.get("verdict_rollouts")
@@ -145,7 +150,7 @@ def record_verdicts(
             }
             for v in extras(rec.verdicts)
         }
-        for row in rec.rollouts:
+        for row in rec.rows_of(lead_protocol(rec.protocols).rows_field):
             row.update({f"lifted_{n}": by.get(row.get("sequence")) for n, by in lifted.items()})
 
 
@@ -163,7 +168,7 @@ def verdict_part(
     results: dict,
     seqs: list[str],
     verdicts: list[dict],
-    rows: list[dict],
+    lead: tuple,
     counts: dict,
     failed: dict,
     wall_s: float,
@@ -171,37 +176,36 @@ def verdict_part(
     out_dir: Path,
 ) -> dict:
     """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``seqs`` order), each extra's
-    counts put into ``counts[name]``, and each lift row (``rows``, the lift protocol's) given a
-    ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
+    counts put into ``counts[name]``, and each row of ``lead`` (``(protocol, its rows)``: the rows study.csv
+    leads with) given a ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
     out: dict[str, list[dict]] = {}
     lifted: dict[str, dict[str, bool]] = {}
     for v in verdicts:
-        name, proto = v["name"], v["protocol"]
-        key = (lambda s: result_key(s, proto)) if v.get("main") else (lambda s: result_key(s, name))
-        docs = [results[k] for s in seqs if (k := key(s)) in results]
+        name, proto = v["name"], protocol_named(v["protocol"])
+        phys = None if v.get("main") else v["physics"]
+        docs = [results[k] for s in seqs if (k := ResultKey(s, proto.name, phys)) in results]
         lifted[name] = {d["sequence"]: bool(d.get("lifted")) for d in docs}
         if v.get("main"):
             continue
         out[name] = [
-            study_row(
-                RolloutRecord.from_dict(d, nested=True),
-                os.path.relpath(rdir / f"{result_stem(d['sequence'], name)}.json", out_dir),
-            )
+            proto.row(d, os.path.relpath(rdir / f"{ResultKey(d['sequence'], proto.name, phys).stem}.json", out_dir))
             for d in docs
         ]
-        mine = {k: why for k, why in failed.items() if k.endswith(f" [{name}]")}
-        counts[name] = COUNTERS[proto](docs, mine, wall_s)
-    own = next((v["name"] for v in verdicts if v.get("main") and v["protocol"] == "lift"), None)
-    for row in rows:
+        mine = {k.sequence: why for k, why in failed.items() if k.protocol == proto.name and k.physics == phys}
+        counts[name] = proto.counts(docs, mine, wall_s)
+    own = next((v["name"] for v in verdicts if v.get("main") and protocol_named(v["protocol"]) is lead[0]), None)
+    for row in lead[1]:
         for name, by_seq in lifted.items():
             if name != own:
                 row[f"lifted_{name}"] = by_seq.get(row.get("sequence"))
     return out
 
 
-def verdict_columns(verdicts: list[dict] | None) -> tuple[str, ...]:
-    """study.csv's extra columns: ``lifted_<name>`` of each pair but the lift protocol's own (``lifted``)."""
-    return tuple(f"lifted_{v['name']}" for v in verdicts or [] if not (v.get("main") and v.get("protocol") == "lift"))
+def lead_protocol(protocols: list[str] | None):
+    """The protocol whose rows lead study.csv (the study's contact run): the first of the study's ``protocols``, in
+    the registry's order, whose rows are ``study.csv``'s (``csv_suffix`` ""), or the primary protocol."""
+    names = protocols or [primary_protocol().name]
+    return next((p for p in all_protocols() if p.name in names and p.csv_suffix == ""), primary_protocol())
 
 
 def verdict_count_lines(study: dict) -> list[str]:

@@ -9,7 +9,7 @@ column) and the report read these functions and never add the groups together in
 
 from __future__ import annotations
 
-from replay.checks.intent import INTENT_UNKNOWN
+from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN
 
 #: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
 INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
@@ -30,13 +30,13 @@ def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
         c["shake_held"] += bool(r.get("shake_held"))
         c["not_lifted"] += r.get("outcome") == "not_lifted"
         c["unstable"] += r.get("outcome") == "unstable"
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != INTENT_LIFT, kv[0])))
 
 
 def intent_group(intent: str | None) -> str:
     """The group of an intent: :data:`LIFTS` (``lift``), :data:`NO_INTENT` (none named: ``unknown`` or
     None) or :data:`OTHER_INTENTS`."""
-    if intent == "lift":
+    if intent == INTENT_LIFT:
         return LIFTS
     return NO_INTENT if intent in (None, "", INTENT_UNKNOWN) else OTHER_INTENTS
 
