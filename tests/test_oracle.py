@@ -240,6 +240,17 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     assert lines[2] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
     # a hug-oracle study alone has its own counts at the top level (issue 49)
     assert study["counts"]["protocol"] == "hug-oracle" and study["counts"]["rollouts"] == c["rollouts"] == 1
+    # and its study.csv holds its rows (issue 56: the header alone, no rows), re-made alike by the report
+    import csv
+
+    for made_by in ("study", "report"):
+        if made_by == "report":
+            from replay.commands.report import main as report
+
+            assert report(["--study", str(out), "--out", str(tmp_path / "report.html")]) == 0
+        rows = list(csv.DictReader((tmp_path / "study.csv").open(newline="")))
+        assert [(r["sequence"], r["outcome"], r["lifted"]) for r in rows] == [("cubesmall_lift", "lifted", "True")]
+        assert rows[0]["json"] == row["json"] and float(rows[0]["rise"]) == row["rise"]
 
 
 @pytest.mark.slow
