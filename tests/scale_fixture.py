@@ -55,7 +55,8 @@ def synthetic_study(real: Path, n: int, out_dir: Path, objects: list[str]) -> Pa
     study.update(
         rollouts=rows,
         sequences=[d["sequence"] for d in made],
-        counts=dict(summarize(made, {}, 1.0), refused=0, refused_keys=[]),
+        counts=dict(summarize([RolloutRecord.from_dict(d, nested=True) for d in made], {}, 1.0), refused=0,
+                    refused_keys=[]),
         recorded_rollouts=[],
     )
     path = out_dir / "study.json"

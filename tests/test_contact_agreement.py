@@ -13,6 +13,7 @@ from replay.protocol import contact_agreement as ca
 from replay.protocol.pad_compression import ObjectSDF
 from replay.protocol.protocols.counting import agreement_medians
 from replay.protocol.rollout import run_rollouts
+from replay.results.records import RolloutRecord
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 
@@ -40,9 +41,8 @@ def test_precision_and_recall_arithmetic():
     no_rec = ca.agreement_fields(np.full(16, 0.05), [3])  # simulated contact, the person touched nowhere
     assert no_rec["contact_agreement_recall"] is None and no_rec["contact_agreement_precision"] == 0.0
     g = ca.agreement_fields(d, [3])  # precision 1, recall 1/3
-    med = agreement_medians(
-        [f, none, no_rec, g, {"contact_agreement_precision": None, "contact_agreement_recall": None}]
-    )
+    recs = [RolloutRecord.from_metrics(x) for x in (f, none, no_rec, g)] + [RolloutRecord()]
+    med = agreement_medians(recs)
     assert med == {
         "median_contact_agreement_precision": pytest.approx((2 / 3 + 1) / 2),
         "median_contact_agreement_recall": pytest.approx((2 / 3 + 1 / 3) / 2),
@@ -51,7 +51,7 @@ def test_precision_and_recall_arithmetic():
         "contact_agreement_no_simulated": 1,
         "contact_agreement_no_recorded": 2,
     }
-    assert agreement_medians([none])["median_contact_agreement_recall"] is None  # a recall of 0 from no contact
+    assert agreement_medians(recs[1:2])["median_contact_agreement_recall"] is None  # a recall of 0 from no contact
 
 
 @pytest.mark.needs_data

@@ -19,6 +19,7 @@ from replay.kinematics.hand_layout import finger_quats
 from replay.protocol.oracle_plan import THUMB_BASE, extra_flexion, grasp_on_rest, oracle_config, plan_oracle
 from replay.protocol.oracle_success import support_contact
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_SETTLE
+from replay.results.files import read_rollout
 
 pytestmark = pytest.mark.needs_data
 
@@ -229,8 +230,8 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
         and row["outcome"] == "lifted"
         and row["json"].endswith("cubesmall_lift.hug-oracle.json")
     )
-    doc = json.loads((out.parent / row["json"]).read_text())
-    assert doc["protocol"] == "hug-oracle" and doc["oracle"]["off_table"] and doc["ablation"]["max_object_rise_mm"] < 1
+    doc = read_rollout(out.parent / row["json"])
+    assert doc.protocol == "hug-oracle" and doc.result.off_table and doc.ablation.grasp.max_object_rise_mm < 1
     # the end-of-study summary: counts in words (not a dict), then one line per recording
     from replay.study.console import summary_table
 

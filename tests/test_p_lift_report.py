@@ -116,7 +116,7 @@ def test_older_study_without_p_lift_has_no_chart(tmp_path):
     for r in doc["rollouts"] + doc["oracle_rollouts"]:
         p = tmp_path / r["json"]
         rec = json.loads(p.read_text())
-        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        rec.pop("sampled")
         p.write_text(json.dumps(rec))
     build_report(study, tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
@@ -192,7 +192,7 @@ def test_an_older_envelope_study_renders_its_classes(tmp_path):
     for i, r in enumerate(doc["rollouts"]):
         p = tmp_path / r["json"]
         rec = json.loads(p.read_text())
-        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        rec.pop("sampled")
         cls = ("robust_lift", "fragile", "robust_failure")[i % 3]
         rec.update(
             format_version=3,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -21,7 +23,17 @@ from replay.protocol.protocols.base import (
     register,
     unregister,
 )
-from replay.results.records import RolloutRecord
+from replay.results.files import read_rollout
+from replay.results.rollout_parts import RESULT_TYPES, ProtocolResult
+
+
+@dataclass
+class HoverResult(ProtocolResult):
+    """The toy protocol's own result (its rollout JSON's ``hover``)."""
+
+    key: ClassVar[str] = "hover"
+
+    hover_contacts: int | None = field(default=None, metadata={"unit": "contacts", "doc": "at the last frame"})
 
 
 class Hover(Protocol):
@@ -34,6 +46,7 @@ class Hover(Protocol):
     row_fields = ("sequence", "outcome", "hover_contacts")
     csv_suffix = ".hover"
     success = "touching"
+    result_type = HoverResult
 
     def plan(self, rec, coords, mjcf, cfg):
         times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)
@@ -44,11 +57,11 @@ class Hover(Protocol):
         n = int(trace.ccount[trace.done - 1])
         return {"outcome": self.success if n else "apart", "hover_contacts": n}
 
-    def row(self, doc, json_rel):
-        return {"sequence": doc["sequence"], "outcome": doc["outcome"], "hover_contacts": doc.get("hover_contacts")}
+    def row(self, rec, json_rel):
+        return {"sequence": rec.sequence, "outcome": rec.outcome, "hover_contacts": rec.result.hover_contacts}
 
-    def counts(self, docs, failed, wall_s):
-        return {"rollouts": len(docs), "touching": sum(d["outcome"] == self.success for d in docs)}
+    def counts(self, recs, failed, wall_s):
+        return {"rollouts": len(recs), "touching": sum(r.outcome == self.success for r in recs)}
 
 
 @pytest.fixture
@@ -56,6 +69,7 @@ def hover():
     register(Hover)
     yield protocol_named(Hover.name)
     unregister(Hover.name)
+    assert HoverResult.key not in RESULT_TYPES
 
 
 def test_the_registry_holds_the_four_protocols_in_their_order():
@@ -82,13 +96,14 @@ def test_a_protocol_declared_in_a_test_runs_through_a_study(tmp_path, mirror, ho
     study = json.loads(out.read_text())
     key = ResultKey("cubesmall_lift", Hover.name)
     assert key.text == "cubesmall_lift [hover]" and key.stem == "cubesmall_lift.hover"
-    doc = RolloutRecord.from_dict(json.loads((tmp_path / "study_rollouts" / f"{key.stem}.json").read_text()))
-    assert doc.protocol == Hover.name and doc.frames == doc.frames_planned == 8 and doc.ablation is None
-    touching = doc.extra["hover_contacts"] > 0
+    doc = read_rollout(tmp_path / "study_rollouts" / f"{key.stem}.json")
+    assert doc.protocol == Hover.name and doc.timing.frames == doc.timing.frames_planned == 8 and doc.ablation is None
+    assert isinstance(doc.result, HoverResult) and doc.extra == {}  # its typed result, under its key
+    touching = doc.result.hover_contacts > 0
     assert doc.outcome == ("touching" if touching else "apart")
     assert study["protocols"] == [Hover.name] and study["rollouts"] == [] and study["failed"] == {}
     assert study["hover_rollouts"] == [{"sequence": "cubesmall_lift", "outcome": doc.outcome,
-                                        "hover_contacts": doc.extra["hover_contacts"]}]
+                                        "hover_contacts": doc.result.hover_contacts}]
     assert study["counts"]["protocol"] == Hover.name and study["counts"][Hover.name] == {"rollouts": 1,
                                                                                          "touching": int(touching)}
     rows = list(csv.DictReader((tmp_path / "study.hover.csv").open(newline="")))

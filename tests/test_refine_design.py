@@ -8,7 +8,7 @@ import pytest
 
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.refine_neighbourhood import NEIGHBOURS, hadamard, holds, perturbations
-from replay.results.records import REFINE_FIELDS
+from replay.results.records import REFINE_FIELDS, RolloutRecord
 
 refine_summary = protocol_named("refine").counts
 
@@ -70,7 +70,7 @@ def test_summary_counts_neighbourhood_and_seeds():
             refine_seed_agreement=True,
         ),
     ]
-    c = refine_summary(docs, {}, 0.0)
+    c = refine_summary([RolloutRecord.from_metrics(d) for d in docs], {}, 0.0)
     assert (c["refined"], c["lifted"], c["held"], c["neighbourhood_ok"], c["seed_agreement"]) == (3, 2, 1, 1, 2)
     assert c["neighbourhood_min"] == 0.25 and c["rollouts"] == 30
     assert {"refine_neighbourhood_success", "refine_seed_agreement"} <= set(REFINE_FIELDS)

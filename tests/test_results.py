@@ -34,17 +34,35 @@ def test_round_trip_keeps_undeclared_fields(tmp_path):
         "format_version": FORMAT_VERSION,
         "sequence": "mug_lift",
         "outcome": "lifted",
-        "rise": 0.17,
-        "slip_mm": float("nan"),
+        "lift": {"rise": 0.17, "slip_mm": float("nan"), "shake_spin": 2},
         "track_err_mm": 1.5,
         "ablation": {"ablation": True, "outcome": "not_lifted", "lifted": False, "poses": "x.ablation.npz"},
     }
     written = write_rollout(tmp_path / "r.json", RolloutRecord.from_dict(doc))
-    assert written["slip_mm"] is None  # NaN is written as null
+    assert written["lift"]["slip_mm"] is None  # NaN is written as null
     back = read_rollout(tmp_path / "r.json")
-    assert back.rise == 0.17 and back.extra == {"track_err_mm": 1.5}
-    assert back.ablation.outcome == "not_lifted" and back.ablation.ablation_flag is True
-    assert back.to_dict()["ablation"]["ablation"] is True and back.to_dict()["track_err_mm"] == 1.5
+    assert back.lift.rise == 0.17 and back.extra == {"track_err_mm": 1.5} and back.lift.extra == {"shake_spin": 2}
+    assert back.ablation.outcome == "not_lifted" and back.grasp.empty() and back.result is None
+    out = back.to_dict()
+    assert out["ablation"]["ablation"] is True and out["track_err_mm"] == 1.5 and out["lift"]["shake_spin"] == 2
+    assert out["grasp"] is None and "tracking" not in out
+
+
+def test_a_flat_format_5_rollout_reads_into_its_parts(tmp_path):
+    """Formats 1-5 held every field flat, null where it did not apply: read through the converter, each value is
+    in its part, a part none of whose fields holds a value is empty, the hug-oracle's object is its result."""
+    flat = {"format_version": 5, "sequence": "mug_lift", "protocol": "hug-oracle", "outcome": "lifted",
+            "rise": 0.1, "shake_held": None, "contacts_at_lift": 3, "wall_s": 2.0, "track_within": None,
+            "track_tolerance": {}, "refine_outcome": None, "recorded_max_s": None, "verdict_envelope": None,
+            "p_lift": None, "oracle": {"off_table": True, "dt": 0.002}, "pad_compression": {"depth_mm": 1.0},
+            "ablation": {"ablation": True, "outcome": "not_lifted", "max_object_disp_mm": 0.4}}
+    (tmp_path / "r.json").write_text(json.dumps(flat))
+    r = read_rollout(tmp_path / "r.json")
+    assert r.format_version == FORMAT_VERSION and r.lift.rise == 0.1 and r.grasp.contacts_at_lift == 3
+    assert r.timing.wall_s == 2.0 and r.sampled.empty() and r.extra == {}
+    assert r.result.off_table is True and r.result.dt == 0.002 and r.lift.pad_compression == {"depth_mm": 1.0}
+    assert r.ablation.grasp.max_object_disp_mm == 0.4 and r.ablation.format_version is None
+    assert RolloutRecord.from_dict(r.to_dict()).to_dict() == r.to_dict()  # format 6 reads back as it is
 
 
 @pytest.mark.parametrize("version", [None, 0, FORMAT_VERSION + 1])  # 1 and 2 are read
@@ -95,8 +113,8 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
         )
     )
     s = read_study(tmp_path / "study.json")
-    assert s.format_version == FORMAT_VERSION == 5  # read as this version (formats 3, 4 add fields; 5 reads the
-    # config's dropped physics fields as overrides, replay.results.legacy_physics)
+    assert s.format_version == FORMAT_VERSION == 6  # read as this version (formats 3, 4 add fields; 5 reads the
+    # config's dropped physics fields as overrides, replay.results.legacy_physics; 6 nests a rollout's parts)
     assert [r["outcome"] for r in s.rollouts] == ["not_lifted", "lifted"] and s.oracle_rollouts[0][
         "outcome"
     ] == "not_lifted"

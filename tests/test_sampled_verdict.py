@@ -12,6 +12,7 @@ from scipy.stats import mannwhitneyu, norm
 from replay.config import ReplayConfig, resolve_hand_variant
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
+from replay.results.files import read_rollout
 from replay.sim import physics
 from replay.study import corruptions, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
@@ -64,12 +65,12 @@ def test_auc_is_mann_whitney_u_over_the_pairs():
 
 
 def test_discrimination_table_over_recordings():
+    from replay.results.sampled_fields import SampledVerdict
+
     def rec(p_real, p_bad):
         d = lambda p: {"p": p}  # noqa: E731
-        return {
-            "p_lift": {"as_replayed": d(p_real)},
-            "p_lift_corrupted": {"wrist_offset_2cm": {"as_replayed": d(p_bad)}},
-        }
+        return SampledVerdict(p_lift={"as_replayed": d(p_real)},
+                              p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}})
 
     (row,) = discrimination([rec(1.0, 0.25), rec(0.5, 0.5), rec(0.0, 0.0)])
     assert row["p_real"] == 0.5 and row["p_corrupted"] == 0.25 and row["ratio"] == 0.5 and row["n_recordings"] == 3
@@ -207,7 +208,7 @@ def test_small_sampled_study(mirror, tmp_path):
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
-    cube = json.loads((tmp_path / "study_rollouts" / "cubesmall_lift.json").read_text())
+    cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()
     for cond, d in cube["p_lift"].items():
         assert d["n"] == 4 and d["k"] == sum(cube["p_lift_samples"]["lifted"][f"{cond}/real"])
         assert d["lo"] <= d["p"] <= d["hi"] and d["class"] in p_lift.CLASSES
@@ -265,15 +266,21 @@ def test_resume_reruns_a_rollout_of_other_samples():
         conditions=("as_replayed",),
         corruptions=("wrist_offset_2cm",),
     )
+    from replay.results.records import RolloutRecord
+
     doc = {
         "p_lift": {"as_replayed": {"n": 4}},
         "p_lift_samples": {"seed": 0},
         "p_lift_corrupted": {"wrist_offset_2cm": {}},
     }
-    assert _same_sampling(doc, job)
-    assert not _same_sampling(dict(doc, p_lift_samples={"seed": 1}), job)
-    assert not _same_sampling(dict(doc, p_lift={"as_replayed": {"n": 8}}), job)
-    assert not _same_sampling(dict(doc, p_lift_corrupted=None), job)
+
+    def same(d):
+        return _same_sampling(RolloutRecord.from_metrics(d), job)
+
+    assert same(doc)
+    assert not same(dict(doc, p_lift_samples={"seed": 1}))
+    assert not same(dict(doc, p_lift={"as_replayed": {"n": 8}}))
+    assert not same(dict(doc, p_lift_corrupted=None))
 
 
 def test_results_summary_keeps_the_sampled_verdict():
@@ -295,6 +302,7 @@ def test_p_lift_counts_keep_each_intent_group_apart():
     """A TACO-like recording (no intent named) and a GRAB intent are counted apart from the lifts, and the
     console says each group's classes (issue #49: no headline adds the groups together)."""
     from replay.protocol.protocols.counting import lift_counts
+    from replay.results.records import RolloutRecord
     from replay.study.console import p_lift_lines
 
     def row(seq, intent, cls):
@@ -312,7 +320,7 @@ def test_p_lift_counts_keep_each_intent_group_apart():
         row("b_pass_1", "pass", "uncertain"),
         row("20231104_010", "unknown", "robust_failure"),
     ]
-    c = lift_counts(rows, {}, 1.0)
+    c = lift_counts([RolloutRecord.from_metrics(r) for r in rows], {}, 1.0)
     assert c["p_lift"] == {"as_replayed": {"robust_lift": 1, "uncertain": 0, "robust_failure": 0}}
     g = c["p_lift_groups"]
     assert list(g) == ["lifts", "other intents", "no intent named"]

@@ -320,7 +320,7 @@ def test_cause_codes_pickle_count_and_order():
     failed = {"a": e.line, "b": "[units] m.stl [scale]: 4 m", "c": "[units] x", "d": "TypeError: a bug"}
     rollouts = [{"input_flags": {"time_base": "..", "untracked_frames": 3}}, {"input_flags": {"time_base": ".."}}]
     assert refusal_cause(failed["d"]) is None
-    c = count_causes(rollouts, failed)
+    c = count_causes([r["input_flags"] for r in rollouts], failed)
     assert c == {"refused": {"units": 2, "frames_missing": 1}, "flagged": {"frame_rate": 2, "untracked_frames": 1}}
     assert list(c["refused"]) == ["units", "frames_missing"]  # most specific first
     assert flag_causes({"penetration": "", "frames_missing": ""}) == ["frames_missing", "penetration"]
@@ -329,7 +329,8 @@ def test_cause_codes_pickle_count_and_order():
 
 def test_study_summary_counts_causes():
     from replay.protocol.protocols.counting import summarize
+    from replay.results.records import RolloutRecord
 
-    r = {"stable": True, "lifted": True, "outcome": "lifted", "input_flags": {"stream_offset": "x"}}
+    r = RolloutRecord(stable=True, lifted=True, outcome="lifted", input_flags={"stream_offset": "x"})
     c = summarize([r], {"a": "[frames_missing] a.pkl [time]: ..."}, 1.0)
     assert c["causes"] == {"refused": {"frames_missing": 1}, "flagged": {"stream_offset": 1}}

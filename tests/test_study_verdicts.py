@@ -16,6 +16,7 @@ from replay.commands.run_study import build_parser, config_from_args
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.output.report import build_report
+from replay.results.files import read_rollout
 from replay.sim import physics
 from replay.study.job import config_hash
 from replay.study.runner import run_study
@@ -69,9 +70,12 @@ def test_a_pair_s_config_is_that_of_a_study_of_its_own(study_flags, other_flags,
 
 
 def _rollout(d, stem):
-    doc = json.loads((d / "study_rollouts" / f"{stem}.json").read_text())
-    ab = {k: v for k, v in (doc.pop("ablation") or {}).items() if k not in VARYING}
-    return {k: v for k, v in doc.items() if k not in VARYING}, ab
+    rec = read_rollout(d / "study_rollouts" / f"{stem}.json")  # every field by name, the times left out
+
+    def same(r):
+        return {k: v for k, v in r.flat().items() if k not in VARYING | {"ablation"}}
+
+    return same(rec), same(rec.ablation) if rec.ablation is not None else {}
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ import html
 
 from replay.checks.intent import INTENT_LIFT
 from replay.protocol.protocols.base import all_protocols, primary_protocol
+from replay.results.records import RolloutRecord
 
 #: the classes in headline order, and as a reader is told them
 CLASS_WORDS = {"robust_lift": "robust lift", "uncertain": "uncertain", "robust_failure": "robust failure"}
@@ -36,14 +37,16 @@ _W, _ROW, _X0, _X1 = 470, 18, 150, 340  # chart width px, row height, the 0-1 ax
 
 
 def p_lift_of(obj) -> dict | None:
-    """The ``p_lift`` dict of a study row, a rollout record (a field or one of its ``extra`` keys)
-    or a rollout JSON object; None where it has none (an older file, ``--samples 0``)."""
+    """The ``p_lift`` dict of a study row, a rollout record (its sampled verdict) or a row-like object; None where
+    it has none (an older file, ``--samples 0``)."""
     if obj is None:
         return None
     if isinstance(obj, dict):
         v = obj.get("p_lift")
+    elif isinstance(obj, RolloutRecord):
+        v = obj.sampled.p_lift
     else:
-        v = getattr(obj, "p_lift", None) or (getattr(obj, "extra", None) or {}).get("p_lift")
+        v = getattr(obj, "p_lift", None)
     return v if isinstance(v, dict) and v else None
 
 

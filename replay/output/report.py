@@ -41,8 +41,9 @@ from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F4
 from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.protocol.intent_counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
 from replay.protocol.protocols.base import all_protocols, primary_protocol
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, read_study
-from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord
+from replay.results.records import RolloutRecord, StudyRecord
 
 #: recordings a montage's note names one by one when it has no tile for them (more: counted)
 MAX_NAMED_MISSING = 20
@@ -332,7 +333,7 @@ def _page(
     )
     title = f"grasp-replay study: {study.dataset}"
     by_intent = (study.counts or {}).get("by_intent") or intent_counts(
-        [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)]
+        [r for r in recs.values() if isinstance(r, RolloutRecord)]
     )
     csv_path = study_path.with_suffix(".csv")
     csv_link = (

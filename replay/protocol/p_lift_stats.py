@@ -71,9 +71,10 @@ def p_lift_record(lifted, keys: dict) -> dict:
     }
 
 
-def p_lift_counts(rollouts: list[dict]) -> dict | None:
-    """``{condition: {robust_lift, uncertain, robust_failure}}`` over rollouts with a ``p_lift``, or None."""
-    recs = [r["p_lift"] for r in rollouts if r.get("p_lift")]
+def p_lift_counts(p_lifts: list[dict | None]) -> dict | None:
+    """``{condition: {robust_lift, uncertain, robust_failure}}`` over the recordings' ``p_lift`` (None where a
+    recording has none), or None when none has one."""
+    recs = [p for p in p_lifts if p]
     if not recs:
         return None
     out: dict = {}

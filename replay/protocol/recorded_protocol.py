@@ -272,22 +272,3 @@ TRACK_FIELDS = (
     "contact_agreement_precision",
     "contact_agreement_recall",
 )
-
-
-def summarize(rollouts: list[dict]) -> dict:
-    """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
-    recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
-
-    def med(key):
-        v = [r[key] for r in rollouts if r.get(key) is not None]
-        return float(np.median(v)) if v else None
-
-    return {
-        "rollouts": len(rollouts),
-        "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
-        "lost": sum(r.get("outcome") == "lost" for r in rollouts),
-        "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
-        "median_track_within": med("track_within"),
-        "median_track_pos_err_mm": med("track_pos_err_median_mm"),
-        "median_track_rot_err_deg": med("track_rot_err_median_deg"),
-    }

@@ -16,14 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
-from replay.results.records import (
-    FORMAT_VERSION,
-    ROW_FIELDS,
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    check_version,
-)
+from replay.results.convert import ResultsFormatError, check_version
+from replay.results.records import FORMAT_VERSION, ROW_FIELDS, RolloutRecord, StudyRecord
 
 
 def _json_default(o):

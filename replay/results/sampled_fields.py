@@ -1,5 +1,5 @@
 """The sampled verdict's results fields (issue #46): the rollout's ``p_lift``, ``p_lift_corrupted``,
-``p_lift_samples`` (:class:`SampledRolloutFields`, a base of :class:`replay.results.records.RolloutRecord`)
+``p_lift_samples`` (:class:`SampledVerdict`, a part of :class:`replay.results.records.RolloutRecord`)
 and the study's ``sampling``, ``discrimination`` (:class:`SampledStudyFields`, a base of
 :class:`replay.results.records.StudyRecord`); ``docs/results.md`` is generated from their docs."""
 
@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from replay.results.rollout_parts import Part
 
 P_LIFT_DOC = (
     "--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, "
@@ -57,8 +60,10 @@ def _f(unit: str, doc: str):
 
 
 @dataclass
-class SampledRolloutFields:
+class SampledVerdict(Part):
     """A rollout's sampled verdict (``run_study.py --samples N``, :mod:`replay.study.sample_job`)."""
+
+    key: ClassVar[str] = "sampled"
 
     p_lift: dict | None = _f("-", P_LIFT_DOC)
     p_lift_corrupted: dict | None = _f("-", P_LIFT_CORRUPTED_DOC)
@@ -76,8 +81,6 @@ class SampledStudyFields:
 
 
 def sampled_last(fields) -> list:
-    """``dataclasses.fields`` of a record with these bases' fields moved last (as they were added)."""
-    names = {f.name for f in dataclasses.fields(SampledRolloutFields)} | {
-        f.name for f in dataclasses.fields(SampledStudyFields)
-    }
+    """``dataclasses.fields`` of a study record with this base's fields moved last (as they were added)."""
+    names = {f.name for f in dataclasses.fields(SampledStudyFields)}
     return sorted(fields, key=lambda f: f.name in names)

@@ -154,15 +154,16 @@ class StudyConsole:
                 "(name them in --objects to try again)"
             )
 
-    def result(self, sequence: str, status: str, value) -> None:
-        """One job ended: count its outcome, say its new warnings once, advance the bar."""
+    def result(self, sequence, status: str, value) -> None:
+        """One job ended (``value``: its :class:`~replay.results.records.RolloutRecord`, else its one-line reason):
+        count its outcome, say its new warnings once, advance the bar."""
         if status == "ok":  # the bar words it as the summary does ("not lifted")
-            self.counts[display_outcome(value.get("outcome")) or "?"] += 1
-            for w in value.get("import_warnings") or []:
+            self.counts[display_outcome(value.outcome) or "?"] += 1
+            for w in value.scene.import_warnings or []:
                 self.once(
                     w, prefix="note (hand import, every rollout; full text in the rollout JSON's import_warnings): "
                 )
-            for w in value.get("run_warnings") or []:
+            for w in value.run_warnings or []:
                 self.once(w, prefix=f"warning ({sequence}; full text in its rollout JSON's run_warnings): ")
         elif status == "refused":  # bad input, named: listed with its reason at the end (summary_table)
             self.counts["refused"] += 1

@@ -20,8 +20,9 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.fileio import storage_fault
 from replay.protocol.protocols.base import ResultKey, protocol_named
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, write_poses, write_rollout
-from replay.results.records import FORMAT_VERSION, ResultsFormatError, RolloutRecord
+from replay.results.records import RolloutRecord
 from replay.study.console import quiet_libraries
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
@@ -180,35 +181,35 @@ def _run_job(job: Job) -> dict:
     res, ab, extra = proto.run(run_rollouts, rec, coords, mjcf, cfg, job.settings, job.ablation and proto.ablation)
     poses_path = rdir / f"{stem}.npz"
     write_poses(poses_path, res.poses)
-    doc = {
-        "format_version": FORMAT_VERSION,
+    flat = {
         **base,  # input_flags: replay.checks.recording_checks (repaired or corrected input); intent: recording_intent
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
         **extra,
+        **(_ablation_fields(ab, cfg, rdir, out_dir, stem) if ab is not None else {"ablation": None}),
     }
-    if ab is not None:
-        _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
-    else:
-        doc["ablation"] = None
     if job.samples and proto.sampled:  # P(lift) per condition (and corruption), batched
-        doc.update(run_samples(job, (rec, coords, mjcf), cfg))
+        flat.update(run_samples(job, (rec, coords, mjcf), cfg))
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
-    doc["inputs"] = input_hashes(paths, job.data_dir)
-    doc["wall_s_total"] = time.perf_counter() - t0
-    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
+    flat["inputs"] = input_hashes(paths, job.data_dir)
+    flat["wall_s_total"] = time.perf_counter() - t0
+    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_metrics(flat))
 
 
-def _attach_ablation(doc: dict, ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> None:
-    """Write the ablation's poses and put its metrics and verdicts into the rollout ``doc``."""
+def _ablation_fields(ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> dict:
+    """Write the ablation's poses; its flat metrics (``ablation``) and verdicts (``ablation_clean``,
+    ``ablation_no_rise``) for the rollout record."""
     ab_path = rdir / f"{stem}.ablation.npz"
     write_poses(ab_path, ab.poses)
-    doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
-    no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
+    m = ab.metrics
+    no_contact = bool(m["stable"] and m["max_hand_object_contacts"] == 0)
     # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
     # not come up (a round object may roll on the table by itself, which is not lifting)
-    doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
-    doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
+    return {
+        "ablation": {**m, "poses": os.path.relpath(ab_path, out_dir)},
+        "ablation_clean": no_contact and m["max_object_disp_mm"] < cfg.ablation_clean_mm,
+        "ablation_no_rise": no_contact and m["max_object_rise_mm"] < cfg.ablation_clean_mm,
+    }
 
 
 def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
@@ -222,21 +223,23 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
 
     path = rdir / f"{stem}.json"
     try:
-        doc = read_rollout(path).to_dict()
+        kept = read_rollout(path)
     except ResultsFormatError as e:
         raise DataError(
             path,
             e.field,
             "no rollout (of this format) to attach the ablation to: run the study without --ablation-only first",
         ) from None
-    if doc.get("config_hash") != config_hash(cfg):
+    if kept.config_hash != config_hash(cfg):
         raise DataError(
             path,
             "config_hash",
-            f"{doc.get('config_hash')} is not this study's config "
-            f"({config_hash(cfg)}): rerun the whole recording instead",
+            f"{kept.config_hash} is not this study's config ({config_hash(cfg)}): rerun the whole recording instead",
         )
     ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)], protocol=job.protocol)[0]
-    _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
-    doc["ablation_rerun_s"] = time.perf_counter() - t0
-    return write_rollout(path, RolloutRecord.from_dict(doc))
+    got = _ablation_fields(ab, cfg, rdir, out_dir, stem)
+    kept.ablation = RolloutRecord.from_metrics(got["ablation"])
+    kept.ablation.format_version = None
+    kept.ablation_clean, kept.ablation_no_rise = got["ablation_clean"], got["ablation_no_rise"]
+    kept.timing.ablation_rerun_s = time.perf_counter() - t0
+    return write_rollout(path, kept)

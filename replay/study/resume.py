@@ -9,16 +9,17 @@ from pathlib import Path
 
 from replay.errors import UsageError
 from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named
+from replay.results.convert import ResultsFormatError
+from replay.results.records import RolloutRecord
 from replay.results.files import read_rollout
-from replay.results.records import ResultsFormatError
 from replay.study.job import Job
 from replay.study.study_records import StudyRecords
 
 
 def done_rollout(
     rdir: Path, job: Job, chash: str, need_ablation: bool, say=None, records: StudyRecords | None = None
-) -> dict | None:
-    """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
+) -> RolloutRecord | None:
+    """The rollout record of ``job`` if it is of this config and protocol (and has its
     ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
     else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
     a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again. None
@@ -29,34 +30,35 @@ def done_rollout(
         return None
     path = rdir / f"{job.stem}.json"
     try:
-        doc = read_rollout(path).to_dict()
+        doc = read_rollout(path)
     except ResultsFormatError as e:
         if say is not None and path.exists():
             say(f"resume: rerunning {job.key}: its rollout {path} cannot be read ({e.message})")
         return None
-    proto, ran = protocol_named(job.protocol), doc.get("protocol") or primary_protocol().name
+    proto, ran = protocol_named(job.protocol), doc.protocol or primary_protocol().name
     same = (
-        doc.get("config_hash") == chash
+        doc.config_hash == chash
         and is_known(ran)
         and protocol_named(ran) is proto
         and proto.same_settings(doc, job.settings)
     )
-    if not same or (need_ablation and doc.get("ablation") is None):
+    if not same or (need_ablation and doc.ablation is None):
         return None
     if job.samples and proto.sampled and not _same_sampling(doc, job):
         return None  # --samples: a rollout without it (or of other samples, conditions, corruptions) runs again
     return doc
 
 
-def _same_sampling(doc: dict, job: Job) -> bool:
+def _same_sampling(doc: RolloutRecord, job: Job) -> bool:
     """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
-    pl, smp = doc.get("p_lift") or {}, doc.get("p_lift_samples") or {}
+    s = doc.sampled
+    pl, smp = s.p_lift or {}, s.p_lift_samples or {}
     n_ok = all(d.get("n") == job.samples for d in pl.values())
     return (
         list(pl) == list(job.conditions)
         and n_ok
         and smp.get("seed") == job.seed
-        and sorted(doc.get("p_lift_corrupted") or {}) == sorted(job.corruptions)
+        and sorted(s.p_lift_corrupted or {}) == sorted(job.corruptions)
     )
 
 

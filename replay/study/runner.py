@@ -37,6 +37,7 @@ from replay.protocol.protocols.base import ResultKey, is_known, protocol_named, 
 from replay.protocol.protocols.recorded import Recorded
 from replay.protocol.protocols.refine import Refine
 from replay.results.files import write_study
+from replay.results.records import RolloutRecord
 from replay.sim.hand_assets import hand_mjcf_path
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
@@ -97,7 +98,7 @@ def _plan_jobs(
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
             if keep and (doc := done_rollout(st.rdir, j, chash, need_ablation, say, st.records)) is not None:
-                why = inputs_changed(doc, st.data_dir)
+                why = inputs_changed(doc.inputs, st.data_dir)
                 if why is None:
                     results[j.key] = doc
                     continue
@@ -439,8 +440,8 @@ class _StudyRun:
         """
         if status == "storage":
             stop_on_storage_fault(value, self.write)
-        if status == "ok":
-            self.results[j.key] = value
+        if status == "ok":  # the rollout JSON as written (format 6)
+            value = self.results[j.key] = RolloutRecord.from_dict(value, nested=True)
         else:
             self.failed[j.key] = value
             if status == "refused":
@@ -449,7 +450,7 @@ class _StudyRun:
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
-        for line in pin_mismatch_lines(value.get("inputs") or {}) if isinstance(value, dict) else ():
+        for line in pin_mismatch_lines(value.inputs or {}) if isinstance(value, RolloutRecord) else ():
             if line not in self.said:  # said once per file, however many protocols read it
                 self.said.add(line)
                 self.con.say(f"warning: {line}")

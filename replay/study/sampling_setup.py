@@ -89,5 +89,5 @@ def study_discrimination(results: dict, seqs: list[str]) -> list[dict]:
     out = []
     for p in all_protocols():
         if p.sampled:
-            out += discrimination([results[k] for s in seqs if (k := ResultKey(s, p.name)) in results], p.name)
+            out += discrimination([results[k].sampled for s in seqs if (k := ResultKey(s, p.name)) in results], p.name)
     return out

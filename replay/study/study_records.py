@@ -110,11 +110,11 @@ class StudyRecords:
 
     def _line(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
         line = {"key": key.text, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
-        if status == "ok" and isinstance(value, dict):
+        if status == "ok":  # value: the rollout record
             line.update(
                 sequence=key.sequence,
                 protocol=key.protocol,
-                job_s=value.get("wall_s_total"),
+                job_s=value.timing.wall_s_total,
                 json=os.path.relpath(rdir / f"{key.stem}.json", self.out_dir),
             )
         else:

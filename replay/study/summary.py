@@ -11,7 +11,7 @@ from replay.config import ReplayConfig
 from replay.protocol.protocols.base import Protocol, ResultKey, all_protocols, primary_protocol
 from replay.protocol.protocols.counting import summarize
 from replay.results.files import rows_csv
-from replay.results.records import StudyRecord
+from replay.results.records import RolloutRecord, StudyRecord
 from replay.sim import physics
 from replay.study.batch import package_versions
 from replay.study.job import failed_recordings
@@ -23,7 +23,7 @@ def ran_protocols(protocols: list[str]) -> list[Protocol]:
     return [p for p in all_protocols() if p.name in protocols] or [primary_protocol()]
 
 
-def study_counts(protocols: list[str], by_protocol: dict[str, list[dict]], failed: dict, wall_s: float) -> dict:
+def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dict, wall_s: float) -> dict:
     """A study's ``counts``: each protocol's (its ``counts``) under its name (``counts["lift"]``,
     ``counts["hug-oracle"]``, ...), and at the top level those of its first protocol in the registry's order
     (named in ``counts["protocol"]``), so a hug-oracle study alone has its real counts at the top level (a
@@ -36,16 +36,17 @@ def study_counts(protocols: list[str], by_protocol: dict[str, list[dict]], faile
     return dict(top, protocol=ran[0].name, **per)
 
 
-def protocol_rows(proto: Protocol, docs: list[dict], rdir: Path, out_dir: Path) -> list[dict]:
-    """The study's rows of ``proto``'s rollouts ``docs`` (its ``row``; ``json`` relative to ``out_dir``), each
+def protocol_rows(proto: Protocol, recs: list[RolloutRecord], rdir: Path, out_dir: Path) -> list[dict]:
+    """The study's rows of ``proto``'s rollout records (its ``row``; ``json`` relative to ``out_dir``), each
     with its ``p_lift`` / ``p_lift_corrupted`` where the protocol takes the sampled verdict and the rollout has
     one (the CSV keeps its own columns)."""
     rows = []
-    for d in docs:
-        key = ResultKey(d["sequence"], proto.name)
-        row = proto.row(d, os.path.relpath(rdir / f"{key.stem}.json", out_dir))
-        if proto.sampled:
-            row.update({k: d[k] for k in ("p_lift", "p_lift_corrupted") if d.get(k)})
+    for r in recs:
+        row = proto.row(r, os.path.relpath(rdir / f"{ResultKey(r.sequence, proto.name).stem}.json", out_dir))
+        if proto.sampled and r.sampled.p_lift:
+            row["p_lift"] = r.sampled.p_lift
+        if proto.sampled and r.sampled.p_lift_corrupted:
+            row["p_lift_corrupted"] = r.sampled.p_lift_corrupted
         rows.append(row)
     return rows
 
@@ -87,7 +88,7 @@ def study_record(
         sequences=list(seqs),
         counts=counts,
         failed={k.text: why for k, why in failed.items()},
-        inputs={k: v for p in ran for r in docs[p.name] for k, v in (r.get("inputs") or {}).items()},
+        inputs={k: v for p in ran for r in docs[p.name] for k, v in (r.inputs or {}).items()},
         protocols=list(protocols),
     )
     for p in ran:

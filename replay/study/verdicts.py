@@ -184,11 +184,11 @@ def verdict_part(
         name, proto = v["name"], protocol_named(v["protocol"])
         phys = None if v.get("main") else v["physics"]
         docs = [results[k] for s in seqs if (k := ResultKey(s, proto.name, phys)) in results]
-        lifted[name] = {d["sequence"]: bool(d.get("lifted")) for d in docs}
+        lifted[name] = {d.sequence: bool(d.lifted) for d in docs}
         if v.get("main"):
             continue
         out[name] = [
-            proto.row(d, os.path.relpath(rdir / f"{ResultKey(d['sequence'], proto.name, phys).stem}.json", out_dir))
+            proto.row(d, os.path.relpath(rdir / f"{ResultKey(d.sequence, proto.name, phys).stem}.json", out_dir))
             for d in docs
         ]
         mine = {k.sequence: why for k, why in failed.items() if k.protocol == proto.name and k.physics == phys}

@@ -23,8 +23,8 @@ from replay.protocol.protocols.base import ResultKey, protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.protocol.protocols.lift import Lift
 from replay.protocol.protocols.refine import Refine
+from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version, read_rollout, read_study
-from replay.results.records import ResultsFormatError
 from replay.study.verdicts import lead_protocol
 
 #: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation, the
@@ -44,8 +44,9 @@ class RolloutSource:
     """One rollout of a study.
 
     Attributes:
-        study_path: the study JSON. study: its dict. doc: the rollout's JSON record (for an
-            ablation the ablation's sub-record, the identity fields of its parent added).
+        study_path: the study JSON. study: its dict. doc: the rollout record's fields by name
+            (:meth:`~replay.results.records.RolloutRecord.flat`; for an ablation the ablation's, the identity
+            fields of its parent added).
         sequence, rollout: the recording and which of its rollouts (:data:`ROLLOUTS`).
         poses: the saved poses (:data:`replay.results.records.POSES_KEYS`: body_pos (F, 17, 3) m,
             body_quat (F, 17, 4) xyzw, phase (F,), contact_count, contact_force N, wrist_err m).
@@ -117,13 +118,14 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
         raise UsageError(
             "--rollout", f"{seq} has no {_kind(rollout)} rollout ({jpath} not found): run the study with {how}"
         )
-    doc = read_rollout(jpath).to_dict()
+    rec = read_rollout(jpath)
+    doc = rec.flat()
     if rollout.endswith("ablation"):
-        if not doc.get("ablation"):
+        if rec.ablation is None:
             raise DataError(jpath, "ablation", "this rollout has no contact ablation (study run with --no-ablation)")
         doc = {
-            **doc["ablation"],
-            **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf", "support_height") if k in doc},
+            **rec.ablation.flat(),
+            **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf", "support_height")},
         }
     poses_path = path.parent / str(doc.get("poses") or "")
     if not doc.get("poses") or not poses_path.is_file():

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from replay.results.records import ROW_FIELDS, study_row
+from replay.results.rollout_parts import RESULT_TYPES, register_result
 
 _REGISTRY: dict[str, Protocol] = {}
 
@@ -31,7 +32,8 @@ class Protocol:
             (``--samples``, conditions). judged_on_lift: its verdict is ``lifted`` (it may be a
             ``--verdicts`` pair). shakes: its lift is followed by the shake and the release.
         success: the outcome that counts as a success (agreement tables); outcome_field: the row's outcome column.
-        settings_names: the names its own study settings take (``Job.settings``).
+        result_type: its own result (a :class:`~replay.results.rollout_parts.ProtocolResult` subclass, the
+            record's ``result``, under its ``key``): what its ``judge`` returns beyond every world's measures.
     """
 
     name: ClassVar[str]
@@ -45,6 +47,7 @@ class Protocol:
     shakes: ClassVar[bool] = False
     success: ClassVar[str] = "lifted"
     outcome_field: ClassVar[str] = "outcome"
+    result_type: ClassVar[type | None] = None
 
     def config(self, cfg):
         """The config a rollout of this protocol runs with (its own part applied; validated).
@@ -91,18 +94,16 @@ class Protocol:
         """Fields its settings add to every rollout record (e.g. ``recorded_max_s``)."""
         return {}
 
-    def same_settings(self, doc: dict, settings: dict | None) -> bool:
-        """Whether a rollout ``doc`` on disk ran with ``settings`` (``--resume`` keeps it)."""
+    def same_settings(self, rec, settings: dict | None) -> bool:
+        """Whether a rollout record ``rec`` on disk ran with ``settings`` (``--resume`` keeps it)."""
         return True
 
-    def row(self, doc: dict, json_rel: str) -> dict:
-        """The study's row of one rollout ``doc`` (:attr:`row_fields`; ``json``: its file, relative)."""
-        from replay.results.records import RolloutRecord
+    def row(self, rec, json_rel: str) -> dict:
+        """The study's row of one rollout record (:attr:`row_fields`; ``json``: its file, relative)."""
+        return study_row(rec, json_rel)
 
-        return study_row(RolloutRecord.from_dict(doc, nested=True), json_rel)
-
-    def counts(self, docs: list[dict], failed: dict, wall_s: float) -> dict:
-        """The study's counts of this protocol's rollouts ``docs`` (``failed``: the study's, per recording)."""
+    def counts(self, recs: list, failed: dict, wall_s: float) -> dict:
+        """The study's counts of this protocol's rollout records (``failed``: the study's, per recording)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -117,13 +118,17 @@ def register(cls: type[Protocol]) -> type[Protocol]:
     have = _REGISTRY.get(cls.name)
     if have is not None and type(have) is not cls:
         raise ValueError(f"protocol {cls.name!r} is registered already ({type(have).__name__})")
+    if cls.result_type is not None:
+        register_result(cls.result_type)
     _REGISTRY[cls.name] = cls()
     return cls
 
 
 def unregister(name: str) -> None:
-    """Remove a registered protocol (tests)."""
-    _REGISTRY.pop(name, None)
+    """Remove a registered protocol and its result type (tests)."""
+    proto = _REGISTRY.pop(name, None)
+    if proto is not None and proto.result_type is not None:
+        RESULT_TYPES.pop(proto.result_type.key, None)
 
 
 def protocol_named(name: str | Protocol) -> Protocol:

@@ -8,6 +8,7 @@ from replay.protocol import oracle_success
 from replay.protocol.oracle_plan import oracle_config, plan_oracle
 from replay.protocol.protocols.base import Protocol, register
 from replay.protocol.protocols.counting import agreement_medians, lift_counts
+from replay.results.protocol_results import OracleResult
 
 
 @register
@@ -20,6 +21,7 @@ class HugOracle(Protocol):
     ablation = True
     sampled = True
     judged_on_lift = True
+    result_type = OracleResult
 
     def config(self, cfg):
         return oracle_config(cfg)

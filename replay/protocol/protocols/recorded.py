@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from replay.checks.intent import INTENT_UNKNOWN
 from replay.protocol import recorded_protocol as tracking
 from replay.protocol.protocols.base import Protocol, register
 from replay.protocol.protocols.counting import agreement_medians
+from replay.results.outcomes import LOST, TRACKED, UNSTABLE
+from replay.results.protocol_results import TrackResult
 
 
 @register
@@ -19,7 +22,8 @@ class Recorded(Protocol):
     rows_field = "recorded_rollouts"
     row_fields = tracking.TRACK_FIELDS
     csv_suffix = ".recorded"
-    success = "tracked"
+    success = TRACKED
+    result_type = TrackResult
 
     def plan(self, rec, coords, mjcf, cfg):
         return tracking.plan_recorded(rec, coords, cfg)
@@ -41,23 +45,37 @@ class Recorded(Protocol):
     def record_fields(self, settings):
         return {"recorded_max_s": (settings or {}).get("max_s")}
 
-    def same_settings(self, doc, settings):
-        return doc.get("recorded_max_s") == (settings or {}).get("max_s")
+    def same_settings(self, rec, settings):
+        return getattr(rec.result, "recorded_max_s", None) == (settings or {}).get("max_s")
 
-    def row(self, doc, json_rel):
-        return dict({k: doc.get(k) for k in tracking.TRACK_FIELDS}, json=json_rel)
+    def row(self, rec, json_rel):
+        flat = rec.flat()
+        return dict({k: flat.get(k) for k in self.row_fields}, json=json_rel)
 
-    def counts(self, docs, failed, wall_s):
-        """Tracked / lost / unstable and the medians (:func:`replay.protocol.recorded_protocol.summarize`) with the
-        contact agreement, ``by_intent`` (rollouts per intent), ``failed_inputs`` and ``wall_s`` (s)."""
+    def counts(self, recs, failed, wall_s):
+        """Tracked / lost / unstable, the medians over recordings of ``track_within`` (fraction) and of the
+        per-recording median errors (mm, deg), the contact agreement, ``by_intent`` (rollouts per intent),
+        ``failed_inputs`` and ``wall_s`` (s)."""
+        tr = [r.result for r in recs if r.result is not None]
+
+        def med(k):
+            v = [getattr(x, k) for x in tr if getattr(x, k) is not None]
+            return float(np.median(v)) if v else None
+
         by_intent: dict[str, dict[str, int]] = {}
-        for r in docs:
-            c = by_intent.setdefault(str(r.get("intent") or "unknown"), {"rollouts": 0, "tracked": 0})
+        for r in recs:
+            c = by_intent.setdefault(str(r.intent or INTENT_UNKNOWN), {"rollouts": 0, "tracked": 0})
             c["rollouts"] += 1
-            c["tracked"] += r.get("outcome") == self.success
+            c["tracked"] += r.outcome == self.success
         return dict(
-            tracking.summarize(docs),
-            **agreement_medians(docs),
+            rollouts=len(recs),
+            tracked=sum(r.outcome == self.success for r in recs),
+            lost=sum(r.outcome == LOST for r in recs),
+            unstable=sum(r.outcome == UNSTABLE for r in recs),
+            median_track_within=med("track_within"),
+            median_track_pos_err_mm=med("track_pos_err_median_mm"),
+            median_track_rot_err_deg=med("track_rot_err_median_deg"),
+            **agreement_medians(recs),
             by_intent=by_intent,
             failed_inputs=len(failed),
             wall_s=wall_s,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from replay.protocol.protocols.base import Protocol, register
+from replay.results.protocol_results import RefineResult
 from replay.results.records import REFINE_FIELDS
 
 
@@ -21,6 +22,7 @@ class Refine(Protocol):
     row_fields = REFINE_FIELDS
     ablation = True
     outcome_field = "refine_outcome"
+    result_type = RefineResult
 
     def settings(self, given):
         """Every :class:`RefineSettings` value, ``given`` ones over the defaults (a study keeps a refine result
@@ -37,37 +39,39 @@ class Refine(Protocol):
         res = refine_recording(rec, coords, mjcf, cfg, RefineSettings(**(settings or {})))
         return res.refined, res.ablation, res.fields(cfg.ablation_clean_mm)
 
-    def same_settings(self, doc, settings):
+    def same_settings(self, rec, settings):
         """Every setting asked for is the one the search ran with."""
-        kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()
+        kept = ((getattr(rec.result, "refine_correction", None) or {}).get("settings") or {}).items()
         return settings is None or kept >= settings.items()
 
-    def row(self, doc, json_rel):
-        return dict({k: doc.get(k) for k in REFINE_FIELDS}, json=json_rel)
+    def row(self, rec, json_rel):
+        flat = rec.flat()
+        return dict({k: flat.get(k) for k in REFINE_FIELDS}, json=json_rel)
 
-    def counts(self, docs, failed, wall_s):
+    def counts(self, recs, failed, wall_s):
         """Lifted after refining, held (lifted and through the shake), neighbourhood at 0.8 or more, its lowest
         rate, seeds in agreement, medians of the correction of those that lifted (mm, deg), clean ablations,
         rollouts and wall time (s) in all."""
-        ok = [d for d in docs if d.get("refine_outcome") == self.success]
+        res = [r.result for r in recs if r.result is not None]
+        ok = [x for x in res if x.refine_outcome == self.success]
 
         def med(k):
-            return float(np.median([d[k] for d in ok])) if ok else None
+            return float(np.median([getattr(x, k) for x in ok])) if ok else None
 
-        nb = [d.get("refine_neighbourhood_success") for d in docs]
+        nb = [x.refine_neighbourhood_success for x in res]
         return {
-            "refined": len(docs),
+            "refined": len(res),
             "lifted": len(ok),
-            "shake_held": sum(bool(d.get("refine_shake_held")) for d in docs),
-            "held": sum(bool(d.get("refine_shake_held")) for d in ok),
+            "shake_held": sum(bool(x.refine_shake_held) for x in res),
+            "held": sum(bool(x.refine_shake_held) for x in ok),
             "neighbourhood_ok": sum(v is not None and v >= 0.8 for v in nb),
             "neighbourhood_min": min((v for v in nb if v is not None), default=None),
-            "seed_agreement": sum(bool(d.get("refine_seed_agreement")) for d in docs),
+            "seed_agreement": sum(bool(x.refine_seed_agreement) for x in res),
             "median_wrist_mm": med("refine_wrist_mm"),
             "median_wrist_deg": med("refine_wrist_deg"),
             "median_finger_deg": med("refine_finger_deg"),
-            "ablation_clean": sum(bool(d.get("refine_ablation_clean")) for d in docs),
-            "ablation_max_disp_mm": max((d["refine_ablation_max_disp_mm"] for d in docs), default=None),
-            "rollouts": sum(int(d.get("refine_rollouts") or 0) for d in docs),
-            "wall_s": sum(float(d.get("refine_wall_s") or 0.0) for d in docs),
+            "ablation_clean": sum(bool(x.refine_ablation_clean) for x in res),
+            "ablation_max_disp_mm": max((x.refine_ablation_max_disp_mm for x in res), default=None),
+            "rollouts": sum(int(x.refine_rollouts or 0) for x in res),
+            "wall_s": sum(float(x.refine_wall_s or 0.0) for x in res),
         }
