@@ -10,8 +10,8 @@ from pathlib import Path
 from replay.errors import UsageError
 from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named
 from replay.results.convert import ResultsFormatError
-from replay.results.records import RolloutRecord
 from replay.results.files import read_rollout
+from replay.results.records import RolloutRecord
 from replay.study.job import Job
 from replay.study.study_records import StudyRecords
 

@@ -136,7 +136,9 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     try:
         cfg = ReplayConfig.from_dict(study["config"])
     except (TypeError, ValueError, KeyError) as e:
-        raise ResultsFormatError(path, "config", f"not a config this grasp-replay reads ({e}); re-run the study")
+        raise ResultsFormatError(
+            path, "config", f"not a config this grasp-replay reads ({e}); re-run the study"
+        ) from None
     src = RolloutSource(path, study, doc, seq, rollout, poses, cfg)
     _check_physics(src, jpath)
     return src
