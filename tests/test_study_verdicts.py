@@ -30,12 +30,12 @@ VARYING = TIMING | {"poses", "inputs", "run_warnings"}
 
 def test_pairs_main_first_extras_once_and_bad_names_refused():
     v = parse_verdicts("hug-oracle@authored, lift ,hug-oracle@replay,hug-oracle@authored", ["lift"], "replay")
-    assert [(p["name"], p["main"]) for p in v] == [
+    assert [(p.name, p.main) for p in v] == [
         ("lift@replay", True),
         ("hug-oracle@authored", False),
         ("hug-oracle@replay", False),
     ]
-    assert [p["name"] for p in parse_verdicts("lift", ["lift", "hug-oracle"], "authored")] == [
+    assert [p.name for p in parse_verdicts("lift", ["lift", "hug-oracle"], "authored")] == [
         "lift@authored",
         "hug-oracle@authored",
     ]  # a name without @: the study's physics; its protocols are main
@@ -294,7 +294,7 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
 def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
     by_intent = {"lift": {"rollouts": 2, "lifted": 1}, "pass": {"rollouts": 3, "lifted": 2}}
     study = {
-        "verdicts": parse_verdicts("hug-oracle@authored", ["lift"], "replay"),
+        "verdicts": [p.to_dict() for p in parse_verdicts("hug-oracle@authored", ["lift"], "replay")],
         "counts": {
             "lift": {"by_intent": by_intent, "ablation_clean": 5, "ablation_run": 5},
             "hug-oracle@authored": {

@@ -18,24 +18,17 @@ from itertools import combinations
 
 from replay.checks.intent import INTENT_LIFT
 from replay.output.p_lift_section import CLASS_CSS, class_word
-from replay.protocol.protocols.base import is_known, protocol_named
-from replay.study.verdicts import DEFAULT_VERDICTS, pair_name
+from replay.protocol.protocols.base import is_known, primary_protocol, protocol_named
+from replay.study.verdicts import DEFAULT_VERDICTS, VerdictPair
 
 
-def _pairs(study) -> list[dict]:
+def _pairs(study) -> list[VerdictPair]:
     """The study's pairs (``verdicts``), else its main ones: each lift-judged protocol under its physics."""
     if study.verdicts:
-        return [v for v in study.verdicts if isinstance(v, dict) and v.get("name")]
+        return VerdictPair.read(study.verdicts)
     phys = (study.config or {}).get("physics") or "replay"
-    return [
-        {"name": pair_name(p, phys), "protocol": p, "physics": phys, "main": True}
-        for p in (study.protocols or ["lift"])
-        if _judged_on_lift(p)
-    ]
-
-
-def _judged_on_lift(protocol: str) -> bool:
-    return is_known(protocol) and protocol_named(protocol).judged_on_lift
+    names = study.protocols or [primary_protocol().name]
+    return [VerdictPair(p, phys, True) for p in names if is_known(p) and protocol_named(p).judged_on_lift]
 
 
 def _entry(row: dict, p_lift: dict | None) -> dict:
@@ -58,20 +51,20 @@ def study_pairs(study, lift_rows: list[dict], side_p_lift: dict[str, dict]) -> d
     intent = {str(r.get("sequence")): r.get("intent") for r in lift_rows}
     out: dict[str, dict[str, dict]] = {}
     for v in _pairs(study):
-        proto = protocol_named(v["protocol"]) if is_known(v["protocol"]) else None
-        if v.get("main") and proto is not None and proto.primary:
+        proto = protocol_named(v.protocol) if is_known(v.protocol) else None
+        if v.main and proto is not None and proto.primary:
             got = {str(r.get("sequence")): _entry(r, r.get("p_lift")) for r in lift_rows}
-        elif v.get("main") and proto is not None:
+        elif v.main and proto is not None:
             by = side_p_lift.get(proto.name) or {}
             got = {
                 str(r.get("sequence")): _entry(r, by.get(str(r.get("sequence"))))
                 for r in study.rows_of(proto.rows_field)
             }
         else:
-            got = {str(r.get("sequence")): _entry(r, None) for r in (study.verdict_rollouts or {}).get(v["name"]) or []}
+            got = {str(r.get("sequence")): _entry(r, None) for r in (study.verdict_rollouts or {}).get(v.name) or []}
         for seq, e in got.items():
             e["intent"] = e["intent"] if e["intent"] is not None else intent.get(seq)
-        out[v["name"]] = got
+        out[v.name] = got
     return out
 
 

@@ -82,9 +82,9 @@ def _plan_jobs(
     todo, carried = [], {}
     rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
     prior_failed = prior_failures(st.prior, st.chash, st.seqs, st.records) if keep_others else {}
-    units = [(p, None) for p in protocols] + [(v["protocol"], v) for v in vd.extras(st.verdicts)]
+    units = [(p, None) for p in protocols] + [(v.protocol, v) for v in vd.extras(st.verdicts)]
     for proto, verdict in units:
-        unit = proto if verdict is None else verdict["name"]  # an extra verdict pair runs (and is kept) as its own
+        unit = proto if verdict is None else verdict.name  # an extra verdict pair runs (and is kept) as its own
         chash = st.chash if verdict is None else st.verdict_cfgs[unit][1]
         for s in st.seqs:
             j = st.job(s, proto, verdict=verdict)
@@ -263,13 +263,13 @@ class _Setup:
     cfg_dict: dict = field(default_factory=dict)
     sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
-    verdicts: list | None = None  # the (protocol, physics) pairs (replay.study.verdicts), None: not asked
+    verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
 
-    def job(self, s: str, proto: str, abl_only: bool = False, verdict: dict | None = None) -> Job:
-        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra verdict pair,
-        a single rollout under its config)."""
-        cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict["name"]][0]
+    def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
+        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
+        :class:`~replay.study.verdicts.VerdictPair`, a single rollout under its config)."""
+        cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict.name][0]
         return Job(
             self.dataset,
             s,
@@ -284,7 +284,7 @@ class _Setup:
             protocol=proto,
             settings=self.settings.get(proto),
             **(job_sampling(self.sampling, proto) if verdict is None else {}),
-            physics=None if verdict is None else verdict["physics"],
+            physics=None if verdict is None else verdict.physics,
         )
 
 
@@ -356,12 +356,13 @@ class _StudyRun:
         self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool, progress: bool
     ):
         self.st, self.ablation_only = st, ablation_only
-        run_protocols = protocols + [v["name"] for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
+        run_protocols = protocols + [v.name for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
         new_protocols, prior = frozenset(), st.prior
         if keep_others and prior is not None and prior.get("config_hash") == st.chash:  # the merged study keeps its own
             had = list(prior.get("protocols") or ["lift"])
             protocols = list(dict.fromkeys([*had, *protocols]))
-            new_protocols = frozenset(run_protocols) - set(had) - {v["name"] for v in vd.extras(prior.get("verdicts"))}
+            kept = vd.extras(vd.VerdictPair.read(prior.get("verdicts")))
+            new_protocols = frozenset(run_protocols) - set(had) - {v.name for v in kept}
         self.protocols = protocols
         st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
