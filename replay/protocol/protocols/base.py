@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from replay.results.outcomes import LIFTED
 from replay.results.records import ROW_FIELDS, study_row
 from replay.results.rollout_parts import RESULT_TYPES, register_result
 
@@ -45,7 +46,7 @@ class Protocol:
     sampled: ClassVar[bool] = False
     judged_on_lift: ClassVar[bool] = False
     shakes: ClassVar[bool] = False
-    success: ClassVar[str] = "lifted"
+    success: ClassVar[str] = LIFTED
     outcome_field: ClassVar[str] = "outcome"
     result_type: ClassVar[type | None] = None
 
@@ -57,8 +58,9 @@ class Protocol:
         return cfg.validate()
 
     def plan(self, rec, coords, mjcf, cfg):
-        """``(plan, coords the recorded contact is read from)``: the per-frame targets
-        (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67), under ``self.config(cfg)``.
+        """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton
+        joint_q order, xyzw), under ``self.config(cfg)``; its ``contact_coords`` where the recorded contact is read
+        from other coords than ``coords``.
 
         Raises:
             DataError: bad input."""

@@ -30,12 +30,13 @@ class HugOracle(Protocol):
         return plan_oracle(rec, coords, cfg)
 
     def judge(self, rec, plan, scene, extent, cfg, trace, poses, metrics):
-        """The off-the-table test (``oracle``, and ``lifted`` / ``outcome`` / ``diagnosis`` by it)."""
+        """The off-the-table test (``oracle``, and ``lifted`` / ``outcome`` / ``diagnosis`` by it); the object-support
+        pair's margin, m: the object's compiled geom margin where the physics keeps the asset's, else 0."""
         got = ((scene.readback or {}).get("object_contact") or {}).get("object_margin") or [0.0]
         return oracle_success.judge(
             plan, trace, scene.object_vertices, rec.support_height, extent, metrics, cfg, margin=float(max(got))
         )
 
-    def counts(self, docs, failed, wall_s):
+    def counts(self, recs, failed, wall_s):
         """The lift protocol's counts with the contact agreement."""
-        return dict(lift_counts(docs, failed, wall_s), **agreement_medians(docs))
+        return dict(lift_counts(recs, failed, wall_s), **agreement_medians(recs))

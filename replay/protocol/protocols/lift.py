@@ -38,5 +38,5 @@ class Lift(Protocol):
         plan.pad, plan.contact_coords = pad, raw
         return plan
 
-    def counts(self, docs, failed, wall_s):
-        return lift_counts(docs, failed, wall_s)
+    def counts(self, recs, failed, wall_s):
+        return lift_counts(recs, failed, wall_s)
