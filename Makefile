@@ -105,7 +105,8 @@ bench-warp: fetch
 # from the small results files in docs/results/; `make docs-check` fails on a stale one (as
 # tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
 # files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the sampled
-# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the
+# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the landmark IK
+# on zerohand and on the fitted hand (grab-hand-fit.json: docs/hand.md), the
 # default test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
 # with this commit and date, then the blocks.
 RESULTS := docs/results
@@ -130,6 +131,10 @@ docs-results: setup
 	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 32 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
 	$(PY) scripts/tables.py summarize study $(FIG_OUT)/trust/study.json --out $(RESULTS)/grab-trust.json \
 	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 32 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
+	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape zerohand --out $(FIG_OUT)/hand/zerohand.json
+	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape fitted --out $(FIG_OUT)/hand/fitted.json
+	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/fitted.json --out $(RESULTS)/grab-hand-fit.json \
+	    --made-by "python scripts/validate_pose_mapping.py --dataset grab --window grasp --data \$$REPLAY_MIRROR --hand-shape zerohand|fitted --out $(FIG_OUT)/hand/SHAPE.json"
 	$(MAKE) docs
 	$(PY) -m pytest -q --junitxml=$(FIG_OUT)/tests.xml; \
 	$(PY) scripts/tables.py summarize junit $(FIG_OUT)/tests.xml --out $(RESULTS)/tests.json \

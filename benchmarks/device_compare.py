@@ -48,8 +48,8 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
+    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), cfg, rec.hand_side, rec)  # a fitted hand: every frame
     rec = crop_recording(rec, max(0, g - 20), min(rec.num_frames, g + 4))
-    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), cfg, rec.hand_side)
     rec, coords = hand_trajectory(rec, mjcf)
     t0 = time.perf_counter()
     run_rollout(rec, coords, mjcf, cfg, frame_limit=3)

@@ -40,6 +40,7 @@ from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 from replay.sim import physics
+from replay.sim.hand_assets import HAND_SHAPES
 from replay.study.console import input_flag_lines, p_lift_lines, summary_table
 from replay.study.presets import apply_preset, preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
@@ -68,10 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument(
         "--hand-shape",
-        choices=["myhand", "zerohand"],
+        choices=sorted(HAND_SHAPES),
         default=None,
-        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
-        "physics choice hand_shape, a departure listed in every rollout's 'physics'",
+        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench; fitted: the "
+        "recording's own hand, docs/hand.md): the physics choice hand_shape, a departure listed in every rollout's "
+        "'physics'",
     )
     p.add_argument(
         "--workers",

@@ -63,6 +63,7 @@ KINDS = (
     "make_study",
     "sample_cost",
     "p_lift",
+    "pose_mapping",
 )
 
 
@@ -432,6 +433,26 @@ def sample_cost_table(doc: dict) -> str:
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
 
+def pose_mapping_table(doc: dict) -> str:
+    """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
+    (:func:`replay.output.results_summary.pose_mapping_summary`), then the frames and recordings."""
+    runs = doc["runs"]
+    shape = lambda r: ", ".join(sorted({str(v) for v in (r.get("hand_shape") or {}).values()})) or "?"  # noqa: E731
+    per = [{p["name"]: p for p in r["per_landmark"]} for r in runs]
+    rows = [
+        [name] + [f"{p[name]['median_mm']:.2f} ({p[name]['p90_mm']:.2f})" if name in p else "-" for p in per]
+        for name in [p["name"] for p in runs[0]["per_landmark"]]
+    ]
+    what = lambda r: f"{r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} " + (  # noqa: E731
+        f"recordings: {', '.join(r.get('sequences') or [])}"
+    )
+    if len({what(r) for r in runs}) == 1:
+        notes = [f"- each: {what(runs[0])}"]
+    else:
+        notes = [f"- `{shape(r)}`: {what(r)}" for r in runs]
+    return _md(["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs], rows) + "\n" + "\n".join(notes) + "\n"
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` (:data:`KINDS`) from a results document.
 
@@ -458,6 +479,7 @@ def table(kind: str, doc: dict) -> str:
         "make_study": make_study_table,
         "sample_cost": sample_cost_table,
         "p_lift": p_lift_markdown,
+        "pose_mapping": pose_mapping_table,
     }[kind](doc)
 
 
@@ -471,6 +493,7 @@ _NEEDS = {
     "scale": ("sizes", "a scale benchmark result"),
     "make_study": ("steps", "a make-study timing"),
     "sample_cost": ("extra_sample_cost_ratio", "a sample cost result"),
+    "pose_mapping": ("runs", "a pose-mapping summary"),
     "throughput": ("summary", "a throughput result"),
 }
 #: what writes each kind of document
@@ -483,6 +506,7 @@ _WRITER = {
     "a scale benchmark result": "benchmarks/study_scale.py --json",
     "a make-study timing": "benchmarks/make_study_time.py",
     "a sample cost result": "benchmarks/sample_cost.py --json",
+    "a pose-mapping summary": "scripts/tables.py summarize pose_mapping",
     "a throughput result": "benchmarks/study_throughput.py --json",
 }
 

@@ -80,12 +80,25 @@ VALUES = {
     "object_margin": ("asset", "zero"),
     "finger_flutter_damping": ("as_authored", "raised"),
     "closure_profile": ("linear", "minjerk"),
-    "hand_shape": (None, "myhand", "zerohand"),
+    "hand_shape": (None, "myhand", "zerohand", "fitted"),
     "multiccd": (False, True),
     "wrist_target_interpolation": ("held", "per_step"),
     "object_visual_geoms": ("inert", "as_written"),
     "support_geometry": ("box",),
     "object_free_joint": ("freejoint",),
+}
+
+#: what a value of a choice is and how it is made, where the table's rows do not hold it (a departure to it cites
+#: this in its record: :func:`replay.sim.physics.physics_record`)
+VALUE_SOURCES = {
+    ("hand_shape", "fitted"): (
+        "the recording's own hand (docs/hand.md; replay.datasets fitted_hand): GRAB, manosim zerohand with every "
+        "bone scaled to the subject measured from the recording's landmarks (replay.kinematics.fitted_hand: joint "
+        "centres at the subject's bone lengths in zerohand's bone directions and its palm points; capsule radii x "
+        "the hand-length ratio, geometric similarity, our choice; mass by volume at manosim's total 0.4 kg; built "
+        "once per subject, cached); TACO, zerohand (a MANO fit without joint positions); HUG-Bench, myhand "
+        "(the hand of its own subject)"
+    ),
 }
 
 AUTHORED = (
@@ -123,7 +136,8 @@ AUTHORED = (
     _c(
         "hand_shape",
         None,
-        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
+        "VALUE_SOURCES, docs/hand.md)",
         "both shapes are authored files; the dataset's default",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
@@ -293,8 +307,10 @@ REPLAY = (
     _c(
         "hand_shape",
         None,
-        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
-        "landmark IK fits GRAB's hands best with zerohand (replay.datasets: the measurement)",
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
+        "VALUE_SOURCES, docs/hand.md)",
+        "landmark IK fits GRAB's hands best with zerohand among the authored shapes (replay.datasets: the "
+        "measurement); fitted is not the default until the verdict is recalibrated with it",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
     _c(

@@ -39,6 +39,7 @@ from replay.results.physics_table import (  # noqa: F401  (the table, re-exporte
     PHYSICS,
     REPLAY,
     SHARED,
+    VALUE_SOURCES,
     VALUES,
     Choice,
     _c,
@@ -174,7 +175,11 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     if k in CONFIG_SET:  # the protocol's config sets it: the value it runs with
         return getattr(cfg, CONFIG_SET[k][0]), CONFIG_SET[k][1], c.source
     if k in over:
-        return _departure(cfg, c, _check_value(k, over[k]), _OVERRIDE_SOURCE.get(k, "--physics-set (user)"))
+        v = _check_value(k, over[k])
+        source = _OVERRIDE_SOURCE.get(k, "--physics-set (user)")
+        if (k, v) in VALUE_SOURCES:
+            source = f"{source}; {v!r}: {VALUE_SOURCES[(k, v)]}"
+        return _departure(cfg, c, v, source)
     if k == "wrist_target_interpolation":
         v = "per_step" if cfg.wrist_substep_interp else "held"
         return _departure(cfg, c, v, "config.wrist_substep_interp") if v != c.value else (v, c.source, c.why)

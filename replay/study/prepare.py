@@ -183,7 +183,8 @@ def prepare_recording(
     start = 0 if cfg.approach_window_s is None else int(np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
     start = max(0, start - CROP_MARGIN_FRAMES)
     stop = protocol_named(protocol).window_end(rec, settings) + 1
+    # the hand before the crop: a fitted hand is measured over every frame of the recording
+    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side, rec)
     rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))
-    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side)
     rec, coords = hand_trajectory(rec, Path(mjcf))
     return rec, coords, mjcf, start

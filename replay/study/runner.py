@@ -38,7 +38,7 @@ from replay.protocol.protocols.recorded import Recorded
 from replay.protocol.protocols.refine import Refine
 from replay.results.files import write_study
 from replay.results.records import RolloutRecord
-from replay.sim.hand_assets import hand_mjcf_path
+from replay.sim.hand_assets import check_hand_assets
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
@@ -326,7 +326,7 @@ def _setup(
             f"({e.strerror or e}; is a parent a file, or not writable?)"
         ) from None
     manosim_dir = dataset_dir("manosim", data_dir)
-    hand_mjcf_path(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
+    check_hand_assets(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
     cfg_dict = job_config(config)
     return _Setup(
         dataset,
