@@ -32,6 +32,7 @@ import numpy as np
 
 from replay.cli import run
 from replay.config import ReplayConfig, resolve_hand_variant
+from replay.results.files import read_rollout
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
@@ -97,15 +98,16 @@ def main(argv=None) -> int:
                               data_dir=a.data, progress=False)
             rows = {}
             for r in study["rollouts"]:
-                doc = json.loads((Path(tmp) / dev / r["json"]).read_text())
+                rec = read_rollout(Path(tmp) / dev / r["json"])
+                ab = rec.ablation
                 rows[r["object"]] = {
-                    "outcome": doc["outcome"], "rise_mm": 1e3 * doc["rise"] if doc.get("rise") is not None else None,
-                    "wrist_err_median_mm": doc.get("wrist_err_median_mm"),
-                    "contacts_force_at_lift": doc.get("contacts_force_at_lift"),
-                    "ablation_max_disp_mm": (doc.get("ablation") or {}).get("max_object_disp_mm"),
-                    "wall_s": doc.get("wall_s"), "ablation_wall_s": (doc.get("ablation") or {}).get("wall_s"),
-                    "rtf": doc.get("rtf"), "contact_capacity": doc.get("contact_capacity"),
-                    "peak_contacts": doc.get("peak_contacts"),
+                    "outcome": rec.outcome, "rise_mm": 1e3 * rec.lift.rise if rec.lift.rise is not None else None,
+                    "wrist_err_median_mm": rec.grasp.wrist_err_median_mm,
+                    "contacts_force_at_lift": rec.grasp.contacts_force_at_lift,
+                    "ablation_max_disp_mm": ab.grasp.max_object_disp_mm if ab else None,
+                    "wall_s": rec.timing.wall_s, "ablation_wall_s": ab.timing.wall_s if ab else None,
+                    "rtf": rec.timing.rtf, "contact_capacity": rec.scene.contact_capacity,
+                    "peak_contacts": rec.grasp.peak_contacts,
                 }
             report["devices"][dev] = {"warm_up_s": compile_s, "study_wall_s": time.perf_counter() - t0,
                                       "failed": study.get("failed"), "rollouts": rows}

@@ -26,9 +26,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from replay.checks.intent import INTENT_LIFT
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
 from replay.output.results_summary import head_commit
+from replay.results.files import read_rollout
 from replay.sim.calibration_file import ENV
 from replay.study.calibration import CENTRES, CONDITIONS, FIGURE, balanced_accuracy, centres_name, choose
 
@@ -61,10 +63,11 @@ def _rows(study_path: Path) -> tuple[list[dict], dict]:
         rec = r
         if r.get("p_lift") is None or r.get("intent") is None:
             try:
-                rec = {**json.loads((study_path.parent / str(r.get("json"))).read_text()), **r}
-            except (OSError, ValueError):
+                full = read_rollout(study_path.parent / str(r.get("json")))  # any results format
+                rec = {"intent": full.intent, **full.sampled.to_dict(), **{k: v for k, v in r.items() if v is not None}}
+            except (OSError, ValueError, DataError):
                 rec = r
-        if rec.get("intent") not in (None, "lift"):
+        if rec.get("intent") not in (None, INTENT_LIFT):
             continue
         out.append(
             {
