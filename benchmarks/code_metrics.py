@@ -103,7 +103,10 @@ def main(argv=None) -> int:
 
     from replay.study import corruptions
 
-    names = [getattr(c, "name", c) for c in getattr(corruptions, "CORRUPTIONS", {})]
+    if hasattr(corruptions, "corruption_names"):  # the registry (issue #55)
+        names = list(corruptions.corruption_names())
+    else:
+        names = [getattr(c, "name", c) for c in getattr(corruptions, "CORRUPTIONS", {})]
     fig = {
         **prose(rp),
         "string_key_reads_study_output": string_key_reads(so),

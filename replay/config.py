@@ -162,40 +162,11 @@ class ReplayConfig(OracleFields):
     contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
     contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
-    contact_gap: float = _f(
-        0.0,
-        "m",
-        "MuJoCo geom gap; the MJCF's default is 0. Newton's builder default rigid_gap 0.1 makes MuJoCo "
-        "detect (and exclude from the solver) every pair within 10 cm: 3-10x the contacts, all inert",
-    )
-    hand_object_friction: float | None = _f(
-        None,
-        "1",
-        "sliding friction of every hand-object contact (replay.sim.object_contact, set on the hand's and the "
-        "object's geoms as a Variant's friction is); None = as built (1.0: GRAB assets and manosim geoms)",
-    )
-    object_density_scale: float = _f(
-        1.0,
-        "1",
-        "object mass and inertia = this x the mass the physics choice object_mass_model gives (replay.sim.made_mass); "
-        "1 = no departure",
-    )
-    object_ke: float = _f(
-        2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)"
-    )
-    object_kd: float = _f(100.0, "N·s/m", "Newton ShapeConfig default")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
-    support_friction: float = _f(1.0, "1", "MuJoCo default sliding friction")
     contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
 
     # --- hand -----------------------------------------------------------------------
     hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
-    effort_limit: float | None = _f(
-        None,
-        "N·m",
-        "every finger joint's effort limit where set (--effort; the hug-oracle's own, oracle_plan.oracle_config); "
-        "None = the physics choice finger_effort_limit (replay: human strength per finger, replay.sim.finger_strength)",
-    )
     finger_drive: str = _f(
         "mjcf",
         "-",
@@ -204,14 +175,6 @@ class ReplayConfig(OracleFields):
         "tau = clip(kp log(q^-1 q_target) - kd omega, +-effort) per joint in its own frame, the imported kp/kd, "
         "as joint torque (replay.sim.engine.finger_drive; the manosim-in-Newton report's recommendation)",
     )
-    flutter_safety: float = _f(1.25, "1", "raise damping to this factor x the ball-drive flutter bound where short")
-    flutter_discrete_factor: float = _f(
-        1.19, "1", "manosim-in-Newton: discrete-time bound 0.137 vs continuous 0.115 N·m·s/rad"
-    )
-    wrist_substep_interp: bool = _f(
-        True, "-", "wrist target interpolated per physics step between control frames (False: held for the frame)"
-    )
-    wrist_gain_scale: float = _f(1.0, "1", "multiplies the imported wrist kp/kd (MJCF: 300 N/m, 50 N·m/rad)")
 
     # --- protocol -------------------------------------------------------------------
     settle_s: float = _f(0.5, "s", "object settles on the support before the hand moves")
@@ -236,13 +199,6 @@ class ReplayConfig(OracleFields):
         "1",
         "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)",
-    )
-    pad_compression_mm: float | None = _f(
-        None,
-        "mm",
-        "finger pad compression depth where set (0 = the recorded fingers); None = the physics choice pad_compression "
-        "(replay.protocol.pad_compression: at the grasp frame each finger within pad_near_mm of the object closes "
-        "until its middle or distal capsule is this far inside the object's collision surface)",
     )
     pad_near_mm: float = _f(
         10.0,
@@ -352,7 +308,6 @@ class ReplayConfig(OracleFields):
             "substeps",
             "iterations",
             "contact_headroom",
-            "object_density_scale",
             "replay_speed",
             "lift_s",
             "hold_s",
@@ -389,12 +344,6 @@ class ReplayConfig(OracleFields):
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
-        for name, low in (("effort_limit", 0.0), ("pad_compression_mm", None)):
-            v = getattr(self, name)
-            if v is not None and not (v > low if low is not None else v >= 0):
-                raise DataError(
-                    None, f"config.{name}", f"must be {'> 0' if low is not None else '>= 0'} or null, got {v!r}"
-                )
         self._validate_steel()
         self._validate_oracle()
         self._validate_overrides()
@@ -411,35 +360,26 @@ class ReplayConfig(OracleFields):
             )
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
-        if self.hand_object_friction is not None and not self.hand_object_friction > 0:
-            raise DataError(
-                None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}"
-            )
+        over = self.physics_overrides or {}
         edits = (
-            self.object_density_scale != 1.0
-            or self.hand_object_friction is not None
-            or (self.physics_overrides or {}).get("contact_mixing") == "hand"
+            over.get("object_density_scale", 1.0) != 1.0
+            or over.get("hand_object_friction") is not None
+            or over.get("contact_mixing") == "hand"
         )
         if edits and not (self.device == "cpu" and self.engine == "direct"):
             raise DataError(
                 None,
-                "config.object_density_scale",
-                "object contact / density edits (contact_mixing "
-                "'hand' included) run on the direct MuJoCo C engine (device cpu, engine direct) only",
+                "config.physics_overrides",
+                "object contact / density edits (hand_object_friction, object_density_scale, contact_mixing "
+                "'hand') run on the direct MuJoCo C engine (device cpu, engine direct) only",
             )
         return self
 
     def _validate_overrides(self) -> None:
         """Each ``physics_overrides`` entry names a choice of the table and takes one of its values
-        (replay.results.physics_table.VALUES; impratio > 0): :class:`DataError` naming the choice."""
+        (:func:`replay.results.physics_table.check_value`): :class:`DataError` naming the choice."""
         for name, value in (self.physics_overrides or {}).items():
-            if name not in physics_table.CHOICES:
-                raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}")
-            ok = physics_table.VALUES.get(name)
-            if ok is not None and value not in ok:
-                raise DataError(None, f"config.physics_overrides.{name}", f"{value!r} not in {ok}")
-            if name == "impratio" and not float(value) > 0:
-                raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
+            physics_table.check_value(name, value)
 
     def _validate_steel(self) -> None:
         """The Steel backend's own settings (:class:`DataError` naming the field)."""
@@ -474,6 +414,15 @@ class ReplayConfig(OracleFields):
                 "(SolverSteel raises NotImplementedError on a CPU device); use 'fixed_normal'",
             )
 
+    def replace(self, **changes) -> ReplayConfig:
+        """A copy with ``changes`` ({field: value}; a part's fields as ``{part: {field: value}}``, merged into
+        the part), validated (:class:`DataError` naming the field)."""
+        for name, v in list(changes.items()):
+            cur = getattr(self, name)
+            if dataclasses.is_dataclass(cur) and isinstance(v, dict):
+                changes[name] = dataclasses.replace(cur, **v)
+        return dataclasses.replace(self, **changes).validate()
+
     # --- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -482,9 +431,9 @@ class ReplayConfig(OracleFields):
 
     @classmethod
     def from_dict(cls, data: dict, source: str | Path | None = None) -> ReplayConfig:
-        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. The physics
-        fields of results format <= 4 are read as physics overrides
-        (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the effective physics stays the one that file ran."""
+        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. An older file's physics
+        fields are read as physics overrides (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the
+        effective physics stays the one that file ran."""
         names = {f.name for f in dataclasses.fields(cls)}
         data = legacy_physics_overrides(data, source)
         extra = set(data) - names - {"dt"}

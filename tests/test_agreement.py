@@ -25,7 +25,7 @@ def two_studies(tmp_path_factory, mirror):
     paths = []
     for name, effort in (("strong", 0.4), ("limp", 0.002)):  # 2 mN·m: fingers that cannot squeeze
         p = d / name / "study.json"
-        run_study("grab", p, ReplayConfig(**SHORT, effort_limit=effort), objects=OBJECTS, workers=0, progress=False,
+        run_study("grab", p, ReplayConfig(**SHORT, physics_overrides={"finger_effort_limit": effort}), objects=OBJECTS, workers=0, progress=False,
                   data_dir=mirror, ablation=False)
         paths.append(p)
     return d, paths

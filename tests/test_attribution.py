@@ -19,10 +19,10 @@ pytestmark = pytest.mark.needs_data
 
 FACTORS_SMALL = [
     dict(name="defaults", value="-", source="today"),
-    dict(name="finger effort", value=1.0, source="test", variant={"effort_limit": 1.0}),
-    dict(name="object density", value=0.4, source="test", variant={"mass_scale": 0.4}),
-    dict(name="ice", value=0.05, source="test", variant={"friction": 0.05}),
-    dict(name="pad compression", value="6 mm", source="test", config={"pad_compression_mm": 6.0}),
+    dict(name="finger effort", value=1.0, source="test", choices={"finger_effort_limit": 1.0}),
+    dict(name="object density", value=0.4, source="test", choices={"object_density_scale": 0.4}),
+    dict(name="ice", value=0.05, source="test", choices={"hand_object_friction": 0.05}),
+    dict(name="pad compression", value="6 mm", source="test", choices={"pad_compression": 6.0}),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replay.config import ReplayConfig
+from replay.protocol.oracle_plan import oracle_config
 from replay.sim import finger_strength, physics
 from replay.output.bridge_table import bridge_markdown
 from replay.study.bridge import summarize_rows
@@ -16,12 +17,14 @@ def test_rows_switch_one_element_alone_and_cumulatively():
     for name, cfg, _ in ELEMENTS:  # alone: exactly that element's field, the oracle's others
         assert rows[f"oracle/{name}"]["config"] == cfg
     full = rows["cumulative/success"]["config"]
-    assert full == {"oracle_start": "recorded", "oracle_extra_flexion_deg": 0.0, "oracle_effort_limit": 0.4,
-                    "oracle_contact": "compiled", "oracle_dt": None, "oracle_success": "lift"}
+    assert full == {"oracle_start": "recorded", "oracle_extra_flexion_deg": 0.0, "oracle_contact": "compiled",
+                    "physics_overrides": {"finger_effort_limit": {"hug-oracle": 0.4}}, "oracle_dt": None,
+                    "oracle_success": "lift"}
     # every element switched = the lift protocol's own values (its defaults): its effort limit as the manosim-in-Newton
-    # protocol ran it (0.4 N·m at every joint, the physics authored's; replay's human strength has no oracle field)
+    # protocol ran it (0.4 N·m at every joint, the physics authored's; the hug-oracle's entry of the same choice)
     d = ReplayConfig()
-    assert finger_strength.profile(physics.apply_physics(d, "authored")) == full["oracle_effort_limit"]
+    drive = oracle_config(ReplayConfig.from_dict(full))
+    assert finger_strength.profile(physics.apply_physics(d, "authored")) == finger_strength.profile(drive) == 0.4
     assert physics.choice_value(d, "contact_mixing") == "mujoco"
     for name, cfg, _ in ELEMENTS:  # the lift path: all switched but one
         back = rows[f"lift/{name}"]["config"]
@@ -68,15 +71,17 @@ def test_oracle_fields_are_validated_by_name():
     from replay.protocol.oracle_plan import oracle_config
 
     for bad, field in ((dict(oracle_start="approach"), "config.oracle_start"), (dict(oracle_dt=0.003), "config.oracle_dt"),
-                       (dict(oracle_effort_limit=0.0), "config.oracle_effort_limit"),
                        (dict(oracle_lift_s=0.0), "config.oracle_lift_s")):
         with pytest.raises(DataError, match=field):
             ReplayConfig(**bad).validate()
     o = oracle_config(ReplayConfig())  # the oracle as run: 2 ms (50 Hz x 10), no force range, manosim contact
-    assert (o.control_fps, o.substeps, o.effort_limit, o.shake_s) == (50.0, 10, 1000.0, 0.0)
-    assert o.physics_overrides == {"contact_mixing": "hand"}  # manosim's contact: the protocol's departure
+    assert (o.control_fps, o.substeps, finger_strength.profile(o), o.shake_s) == (50.0, 10, 1000.0, 0.0)
+    # manosim's contact, no force range, no pad compression: the protocol's departures
+    assert o.physics_overrides == {"contact_mixing": "hand", "finger_effort_limit": 1000.0, "pad_compression": 0.0}
     assert physics.choice_value(o, "contact_mixing") == "hand"
     assert o.dt == 0.002
     with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
         oracle_config(ReplayConfig(device="cuda"))
-    assert oracle_config(ReplayConfig(oracle_dt=None, oracle_effort_limit=0.4, oracle_contact="compiled")).dt == 1 / 240
+    o = oracle_config(ReplayConfig(oracle_dt=None, physics_overrides={"finger_effort_limit": {"hug-oracle": 0.4}},
+                                   oracle_contact="compiled"))
+    assert o.dt == 1 / 240 and finger_strength.profile(o) == 0.4

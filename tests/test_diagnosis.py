@@ -22,7 +22,7 @@ from replay.protocol.rollout import run_rollouts
 pytestmark = pytest.mark.needs_data
 
 #: the grip the classes below were measured on: departures from the replay physics (module doc)
-WEAK = dict(effort_limit=0.4, pad_compression_mm=0.0, physics_overrides={"object_mass_model": "asset"})
+WEAK = dict(physics_overrides={"finger_effort_limit": 0.4, "pad_compression": 0.0, "object_mass_model": "asset"})
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_too_heavy_at_five_kilograms(worlds):
     # one fingertip's worth: the finger effort limit (N·m) over the grip lever (m), in kg at
     # standard gravity 9.81 m/s^2
     cfg = ReplayConfig(**SHORT, **WEAK)
-    assert f["one_fingertip_kg"] == pytest.approx(cfg.effort_limit / cfg.diag_grip_lever_m / 9.81)
+    assert f["one_fingertip_kg"] == pytest.approx(0.4 / cfg.diag_grip_lever_m / 9.81)
 
 
 def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
@@ -124,7 +124,8 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     the lift (measured: not lifted, diagnosed pushed_away, at 1.03 and 1.5 N·m)."""
     from replay.study.prepare import prepare_recording
 
-    cfg = ReplayConfig(**dict(WEAK, effort_limit=1.5, physics_overrides={"hand_shape": "zerohand", "object_mass_model": "asset"}))
+    cfg = ReplayConfig(physics_overrides={"finger_effort_limit": 1.5, "pad_compression": 0.0, "hand_shape": "zerohand",
+                                          "object_mass_model": "asset"})
     rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), mirror / "manosim", cfg)
     m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0

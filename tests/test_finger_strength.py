@@ -72,14 +72,14 @@ def test_levers_match_the_mjcf_and_shrink_along_each_finger(capsule_rhand):
 @pytest.mark.needs_data
 def test_replay_strength_is_the_sources_per_finger_and_authored_is_uniform(capsule_rhand):
     """replay: each joint = its finger's maximal pad force (Li 2002's figures, typed here) x its lever from the
-    XML; ``--effort`` (config.effort_limit) and ``authored`` give one value at every joint."""
+    XML; ``--effort`` (a finger_effort_limit departure) and ``authored`` give one value at every joint."""
     cfg = ReplayConfig()
     np.testing.assert_allclose(finger_strength.tip_forces(cfg), LI_2002_N, rtol=1e-12)
     want = np.repeat(LI_2002_N, 3) * _levers_from_xml(capsule_rhand)
     np.testing.assert_allclose(finger_strength.joint_limits(cfg, capsule_rhand), want, atol=1e-5)
     assert one_tip_effort(cfg) == pytest.approx(LI_2002_N[0] * cfg.diag_grip_lever_m)  # the diagnosis's one tip
     assert 0.15 < want.min() and want.max() < 12.0  # N·m: myhand's little DIP ~0.2, its thumb CMC ~11
-    uni = dataclasses.replace(cfg, effort_limit=0.4)
+    uni = dataclasses.replace(cfg, physics_overrides={"finger_effort_limit": 0.4})
     np.testing.assert_array_equal(finger_strength.joint_limits(uni, capsule_rhand), np.full(15, 0.4))
     auth = physics.apply_physics(ReplayConfig(), "authored")
     assert finger_strength.tip_forces(auth) is None and finger_strength.profile(auth) == 0.4

@@ -24,8 +24,8 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
     rec, coords = window
     _, base, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
     assert "object_contact" not in base.readback  # the default changes nothing
-    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand"}, object_density_scale=0.4,
-                       hand_object_friction=1.5)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4,
+                                                   "hand_object_friction": 1.5})
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     oc = scene.readback["object_contact"]
     # 1.5 is above the object's own 1.0: the hand's geoms carry it, the object's (and so object-table) stay as built
@@ -45,15 +45,15 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
 
 def test_a_rollout_on_the_edited_model_is_stable(window, capsule_rhand):
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand"}, object_density_scale=0.4, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4}, shake_s=0.0)
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     assert m["stable"] and m["lifted"] and m["object_mass"] == m["readback"]["object_contact"]["object_mass"]
 
 
 def test_other_engines_refuse_the_edits():
     with pytest.raises(DataError, match="object_density_scale"):
-        ReplayConfig(object_density_scale=0.5, device="cuda").validate()
+        ReplayConfig(physics_overrides={"object_density_scale": 0.5}, device="cuda").validate()
     with pytest.raises(DataError, match="contact_mixing 'hand'"):
         ReplayConfig(physics_overrides={"contact_mixing": "hand"}, device="cuda").validate()
     with pytest.raises(DataError, match="object_density_scale"):
-        ReplayConfig(object_density_scale=0.0).validate()
+        ReplayConfig(physics_overrides={"object_density_scale": 0.0}).validate()

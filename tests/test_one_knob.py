@@ -31,14 +31,14 @@ from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.attribution import factor_variant
+from replay.study.attribution import factor_config, factor_variant, factor_world
 from replay.study.attribution_factors import FACTORS
 from replay.study.presets import PRESETS
 
 pytestmark = pytest.mark.needs_data
 
 #: knobs that act on the protocol (targets, timing, wrist wrench gains), never on the compiled model
-PROTOCOL_KEYS = {"wrist_gain_scale", "replay_speed", "lift_s", "lift_height", "lifted_min_rise", "pad_compression_mm"}
+PROTOCOL_KEYS = {"wrist_gain_scale", "replay_speed", "lift_s", "lift_height", "lifted_min_rise", "pad_compression"}
 #: fields MuJoCo's mj_setConst derives from a body's mass and inertia
 MASS_FIELDS = {"body_mass", "body_inertia", "body_invweight0", "body_subtreemass", "dof_M0", "dof_invweight0"}
 HAND_KEYS = {"hand", "hand_shape"}
@@ -62,8 +62,8 @@ def _names(config: dict) -> set:
 
 def _knobs() -> list[tuple[str, dict, dict]]:
     """(id, config overrides, variant) per factor and per preset setting (hand factors apart)."""
-    out = [(f"{f['name']}={f['value']}", f.get("config", {}), f.get("variant", {})) for f in FACTORS
-           if not HAND_KEYS & _names(f.get("config", {}))]
+    out = [(f"{f['name']}={f['value']}", factor_config(f), factor_world(f)) for f in FACTORS
+           if not HAND_KEYS & _names(factor_config(f))]
     for name, p in PRESETS.items():
         out += [(f"preset {name}: {k}", {k: v}, {}) for k, v in p["settings"].items()]
     return out
@@ -75,7 +75,7 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
     b = lay.object_body
     dofs = set(range(int(m.body_dofadr[b]), int(m.body_dofadr[b]) + int(m.body_dofnum[b])))
     fields, classes = {}, set()
-    if knobs & {"effort_limit"}:  # one limit at every joint instead of the per-joint strength: the same fields
+    if knobs & {"finger_effort_limit"}:  # one limit at every joint instead of the per-joint strength: the same fields
         fields["actuator_forcerange"] = fa
         # the config's effort is also Newton's joint effort limit, written to the finger ball joints'
         # jnt_actfrcrange; inactive (jnt_actfrclimited false, asserted in the test)
@@ -97,11 +97,11 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
 def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, config, variant):
     rec, coords, m0, lay, pc0, mass = base
     # "physics": a preset naming the default physics (replay.study.presets) changes nothing
-    unknown = _names(config) - PROTOCOL_KEYS - {"effort_limit", "object_density_scale", "hand_object_friction",
+    unknown = _names(config) - PROTOCOL_KEYS - {"finger_effort_limit", "object_density_scale", "hand_object_friction",
                                              "contact_mixing", "finger_drive", "physics"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**dict(SHORT, **config)))
-    w = MjcBatch(scene, [factor_variant({"name": name, "variant": variant}, mass)]).worlds[0]
+    w = MjcBatch(scene, [factor_variant({"name": name, "choices": variant}, mass)]).worlds[0]
     diff = pair_audit.model_diff(m0, w.m)
     fields, classes = _allowed(_names(config) | set(variant), lay, m0)
     assert set(diff) <= set(fields), f"{name} changed {sorted(set(diff) - set(fields))}"
@@ -113,7 +113,7 @@ def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, co
     assert set(changed) <= classes, f"{name} changed the {sorted(set(changed) - classes)} contacts"
     assert "object-support" not in changed
     if {"friction", "hand_object_friction"} & (set(config) | set(variant)):
-        rb = w.readback if "friction" in variant else scene.readback["object_contact"]["friction"]
+        rb = w.readback if "hand_object_friction" in variant else scene.readback["object_contact"]["friction"]
         side = {c: n for c, n in changed.items() if c != "hand-object"}
         assert rb["friction_side_effects"] == side  # said, not silent
         assert changed["hand-object"] == sum(c == "hand-object" for c, _ in pc0.values())  # every one of them

@@ -95,7 +95,7 @@ def test_oracle_settings_reach_mujoco(window, capsule_rhand):
 
     rec, coords = window
     cfg = oracle_config(ReplayConfig(**SHORT_ORACLE))
-    assert cfg.dt == pytest.approx(0.002) and cfg.effort_limit == 1000.0
+    assert cfg.dt == pytest.approx(0.002) and cfg.physics_overrides["finger_effort_limit"] == 1000.0
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
     m = scene.solver.mj_model
     assert m.opt.timestep == pytest.approx(0.002)

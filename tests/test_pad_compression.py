@@ -43,7 +43,7 @@ TOL_MM = 0.5
 def compressed(grab_dir, capsule_rhand):
     """(recording, plan coords without and with the compression (F, 67), its summary, config, plan)."""
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, pad_near_mm=NEAR_MM)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}, pad_near_mm=NEAR_MM)
     plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
     raw = plan.coords.copy()
     raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
@@ -146,13 +146,13 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
 
 def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}, shake_s=0.0)
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     p = m["pad_compression"]
     assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS)
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
-    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, pad_compression_mm=0.0),
+    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, physics_overrides={"pad_compression": 0.0}),
                        [Variant()], frame_limit=3)
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
     on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)

@@ -171,7 +171,7 @@ def test_every_table_has_the_same_choices_and_legal_values():
     assert len({frozenset(s) for s in names.values()}) == 1
     for t in physics.PHYSICS.values():
         for k, c in t.items():
-            physics._check_value(k, c.value)
+            physics.check_value(k, c.value)
 
 
 @pytest.mark.parametrize("text", ["cone=round", "nonsense=1", "impratio=-1", "wrist_target_offset_mm=1,2", "cone"])

@@ -13,19 +13,24 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.results import physics_table
-from replay.results.legacy_physics import LEGACY_PHYSICS_FIELDS
+from replay.results.legacy_physics import LEGACY_PHYSICS_FIELDS, LEGACY_PHYSICS_GROUPS
 from replay.sim import physics
 
 #: the fields results format 4 held and format 5 dropped
 REMOVED = {"integrator", "cone", "impratio", "multiccd", "hand_object_contact", "hand_variant", "finger_damping"}
+#: the physics fields results format 6 held and format 7 dropped (issue #55: the table is their one home)
+REMOVED_7 = {"hand_object_friction", "object_density_scale", "object_ke", "object_kd", "support_friction", "contact_gap",
+             "effort_limit", "oracle_effort_limit", "flutter_safety", "flutter_discrete_factor", "wrist_substep_interp",
+             "wrist_gain_scale", "pad_compression_mm"}
 
 
 def test_config_holds_no_physics_value():
     names = {f.name for f in dataclasses.fields(ReplayConfig)}
-    assert not names & REMOVED
+    assert not names & (REMOVED | REMOVED_7)
     assert not names & set(physics_table.CHOICES)  # no field shares a choice's name either
     assert not hasattr(physics_table, "FIELD_OF") and not hasattr(physics, "FIELD_OF")
-    assert set(LEGACY_PHYSICS_FIELDS) | {"finger_damping"} == REMOVED
+    grouped = {f for g in LEGACY_PHYSICS_GROUPS.values() for f in g}
+    assert set(LEGACY_PHYSICS_FIELDS) | grouped | {"finger_damping"} == REMOVED | REMOVED_7
 
 
 def test_every_choice_is_read_from_the_table_or_its_override():
@@ -50,7 +55,8 @@ def test_hand_shape_and_the_oracles_contact_are_departures():
     mine = ReplayConfig(physics_overrides={"hand_shape": "myhand"})
     assert resolve_hand_variant(mine, "grab") is mine  # a shape set is kept
     oracle = oracle_config(grab)
-    assert oracle.physics_overrides == {"hand_shape": "zerohand", "contact_mixing": "hand"}
+    assert oracle.physics_overrides == {"hand_shape": "zerohand", "contact_mixing": "hand",
+                                        "finger_effort_limit": 1000.0, "pad_compression": 0.0}
     assert grab.physics_overrides == {"hand_shape": "zerohand"}  # the lift's own config untouched
     rec = {r["name"]: r for r in physics.physics_record(oracle)}
     assert rec["contact_mixing"]["value"] == "hand" and "oracle_contact" in rec["contact_mixing"]["source"]
@@ -83,12 +89,12 @@ REPLAY_4 = {"physics": "replay", "physics_overrides": {"wrist_law": "authored_ac
 @pytest.mark.parametrize("old", [AUTHORED_4, REPLAY_4], ids=["authored", "replay-departing"])
 def test_format_4_config_reads_with_the_same_effective_physics(old):
     new = ReplayConfig.from_dict(old)
-    for key, (choice, conv) in LEGACY_PHYSICS_FIELDS.items():
+    fields = {k: c for k, c in LEGACY_PHYSICS_FIELDS.items() if k in old}
+    for key, (choice, conv) in fields.items():
         assert physics.choice_value(new, choice) == conv(old[key]), key
     table = physics.PHYSICS[old["physics"]]
     # an override only where the old value departs from its table: none is lost, none added
-    departs = {LEGACY_PHYSICS_FIELDS[k][0] for k in LEGACY_PHYSICS_FIELDS
-               if LEGACY_PHYSICS_FIELDS[k][1](old[k]) != table[LEGACY_PHYSICS_FIELDS[k][0]].value}
+    departs = {c for k, (c, conv) in fields.items() if conv(old[k]) != table[c].value}
     assert set(new.physics_overrides) == departs | set(old["physics_overrides"])
 
 
@@ -107,3 +113,33 @@ def test_format_4_edge_cases():
         ReplayConfig.from_dict(dict(AUTHORED_4, finger_damping=0.3))
     with pytest.raises(DataError, match="config.cone"):
         ReplayConfig.from_dict(dict(AUTHORED_4, cone="round"))
+
+
+#: a format-6 config's physics fields as main wrote them by default (issue #54's main): all the table's values
+DEFAULTS_6 = {"physics": "replay", "physics_overrides": {"hand_shape": "zerohand"}, "hand_object_friction": None,
+              "object_density_scale": 1.0, "object_ke": 2500.0, "object_kd": 100.0, "support_friction": 1.0,
+              "contact_gap": 0.0, "effort_limit": None, "oracle_effort_limit": None, "flutter_safety": 1.25,
+              "flutter_discrete_factor": 1.19, "wrist_substep_interp": True, "wrist_gain_scale": 1.0,
+              "pad_compression_mm": None}
+
+
+def test_format_6_physics_fields_read_as_the_physics_they_ran():
+    """The defaults depart from nothing (the same config as today's default, so the same study); a set value is the
+    choice it stood for, with the same effective value (the hug-oracle's limit its entry; --effort the others')."""
+    assert ReplayConfig.from_dict(DEFAULTS_6) == ReplayConfig(physics_overrides={"hand_shape": "zerohand"})
+    set6 = dict(DEFAULTS_6, hand_object_friction=1.5, object_density_scale=0.4, object_kd=50.0, support_friction=0.8,
+                effort_limit=0.4, oracle_effort_limit=2.0, flutter_safety=2.7, wrist_substep_interp=False,
+                wrist_gain_scale=3.0, pad_compression_mm=0.0)
+    new = ReplayConfig.from_dict(set6)
+    v = {k: physics.choice_value(new, k) for k in physics.CHOICES if k not in physics.CONFIG_SET}
+    assert (v["hand_object_friction"], v["object_density_scale"], v["wrist_gain_scale"]) == (1.5, 0.4, 3.0)
+    assert v["object_shape_stiffness"] == {"ke": 2500.0, "kd": 50.0} and v["support_contact"]["friction"][0] == 0.8
+    assert v["finger_flutter_bound"] == {"safety": 2.7, "discrete_factor": 1.19}
+    assert v["wrist_target_interpolation"] == "held" and v["pad_compression"] == 0.0
+    assert v["finger_effort_limit"] == {"lift": 0.4, "hug-oracle": 2.0}
+    from replay.sim import finger_strength
+
+    assert finger_strength.profile(new) == 0.4 and finger_strength.profile(oracle_config(new)) == 2.0
+    assert ReplayConfig.from_dict(dict(DEFAULTS_6, effort_limit=0.4)).physics_overrides["finger_effort_limit"] == 0.4
+    with pytest.raises(DataError, match="config.object_density_scale"):  # a value no choice takes: refused by field
+        ReplayConfig.from_dict(dict(DEFAULTS_6, object_density_scale=0.0))

@@ -118,7 +118,7 @@ def test_priorities_support_step_and_effort_are_the_tables(case):
 
         want = joint_limits(cfg, scene.build_inputs["mjcf"])[lay.finger_joint]
         np.testing.assert_allclose(np.abs(m.actuator_forcerange[lay.finger_act]), np.c_[want, want], rtol=1e-6)
-        assert rec["finger_effort_limit"] == tab["finger_effort_limit"].value and cfg.effort_limit is None
+        assert rec["finger_effort_limit"] == tab["finger_effort_limit"].value and "finger_effort_limit" not in cfg.physics_overrides
         return
     limit = ORACLE_NO_LIMIT_NM if limit is None else limit
     np.testing.assert_allclose(np.abs(m.actuator_forcerange[lay.finger_act]), limit, rtol=1e-6)
@@ -180,15 +180,15 @@ def test_protocol_set_rows_are_no_overrides():
     with pytest.raises(DataError, match="substeps"):
         physics.apply_physics(ReplayConfig(), "replay", {"timestep": 0.002})
     with pytest.raises(DataError, match="physics_overrides.finger_effort_limit"):
-        physics.apply_physics(ReplayConfig(), "replay", {"finger_effort_limit": 1.0})
+        physics.apply_physics(ReplayConfig(), "replay", {"finger_effort_limit": -1.0})
     with pytest.raises(DataError, match="physics_overrides.pad_compression"):
         physics.apply_physics(ReplayConfig(), "replay", {"pad_compression": -1.0})
     over = physics.apply_physics(ReplayConfig(), "authored", {"pad_compression": 2.0})
     assert physics.choice_value(over, "pad_compression") == 2.0
-    assert physics.choice_value(dataclasses.replace(over, pad_compression_mm=1.0), "pad_compression") == 1.0
+    assert physics.choice_value(physics.apply_physics(over, None, {"pad_compression": 1.0}), "pad_compression") == 1.0
     assert physics.choice_value(ReplayConfig(), "finger_effort_limit")["lift"] == "human"
     assert physics.choice_value(ReplayConfig(), "pad_compression") == 3.0
-    cfg = dataclasses.replace(ReplayConfig(), effort_limit=0.8, pad_compression_mm=0.0)
+    cfg = physics.apply_physics(ReplayConfig(), None, {"finger_effort_limit": 0.8, "pad_compression": 0.0})
     assert physics.choice_value(cfg, "finger_effort_limit") == 0.8 and physics.choice_value(cfg, "pad_compression") == 0
     rec = {r["name"]: r for r in physics.physics_record(cfg)}
     assert rec["finger_effort_limit"]["value"] == 0.8 and "--effort" in rec["finger_effort_limit"]["source"]

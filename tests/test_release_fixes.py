@@ -63,7 +63,7 @@ def test_pad_compression_ends_with_the_release(window, capsule_rhand):
     of the compression; the release opens to the recorded (uncompressed) first frame. 6 mm: the index
     sits 4.2 mm inside the cube at the grasp frame on this window (closed further), the thumb 10 mm."""
     rec, coords = window
-    cfg = ReplayConfig(**dict(SHORT, approach_window_s=0.2), shake_s=0.0, pad_compression_mm=6.0)
+    cfg = ReplayConfig(**dict(SHORT, approach_window_s=0.2), shake_s=0.0, physics_overrides={"pad_compression": 6.0})
     plan, _, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     assert plan.pad["fingers_closed"] == ["index"]  # the compression closed a finger ...
     raw0 = finger_quats(plan_rollout(rec, coords, cfg).coords[0])

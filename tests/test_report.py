@@ -101,7 +101,7 @@ def test_page_renders_in_chromium(report):
     rows = re.findall(r"<tr><td[^>]*><a href=\"report_files/([^\"]+)\.html\">", dom)
     by_rise = sorted(study["rollouts"], key=lambda r: -r["rise"])
     assert rows == [r["sequence"] for r in by_rise]
-    assert dom.count("<img") == 0 and '"effort_limit": null' in dom and '"newton": "1.8.0"' in dom
+    assert dom.count("<img") == 0 and '"physics_overrides"' in dom and '"newton": "1.8.0"' in dom
     # a recording's page: its plot loaded (the page counts images with pixels once loaded)
     res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), "--dump-dom")
     assert res.returncode == 0 and "<img" in res.stdout and "back to the study" in res.stdout, res.stderr[-2000:]

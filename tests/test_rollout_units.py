@@ -21,10 +21,10 @@ def test_config_roundtrip_and_defaults(tmp_path):
     cfg = ReplayConfig()
     assert cfg.dt == pytest.approx(1 / 240)  # 30 fps x 8 substeps
     assert (cfg.lift_height, cfg.hold_s, cfg.contact_headroom) == (0.18, 0.6, 6.0)
-    assert cfg.effort_limit is None and cfg.pad_compression_mm is None  # the physics table's (replay.sim.physics)
+    assert not hasattr(cfg, "effort_limit") and not hasattr(cfg, "pad_compression_mm")  # the physics table's
     assert cfg.solver == "newton" and cfg.physics == "replay" and cfg.physics_overrides == {}
     p = tmp_path / "c.json"
-    cfg.effort_limit = 0.25
+    cfg.physics_overrides = {"finger_effort_limit": 0.25}
     cfg.save(p)
     back = ReplayConfig.load(p)
     assert back == cfg
@@ -35,8 +35,8 @@ def test_config_roundtrip_and_defaults(tmp_path):
 
 
 def test_config_rejects_bad_values(tmp_path):
-    with pytest.raises(DataError, match="config.effort_limit"):
-        ReplayConfig(effort_limit=0.0).validate()
+    with pytest.raises(DataError, match="config.physics_overrides.finger_effort_limit"):
+        ReplayConfig(physics_overrides={"finger_effort_limit": 0.0}).validate()
     with pytest.raises(DataError, match="config.physics_overrides.cone"):
         ReplayConfig(physics_overrides={"cone": "round"}).validate()
     with pytest.raises(DataError, match="config.physics_overrides.impratio"):
@@ -94,7 +94,7 @@ def test_flutter_margins_raise_damping_where_short():
         recs = flutter_margins(q, m, ke, np.full(45, 0.01), np.zeros(45), cfg)
     r = recs[0]
     assert r["theta_max"] == pytest.approx(1.24)
-    assert r["margin"] < 1 and r["raised_to"] == pytest.approx(cfg.flutter_safety * r["d_crit"])
+    assert r["margin"] < 1 and r["raised_to"] == pytest.approx(1.25 * r["d_crit"])  # the table's safety
     ok = flutter_margins(q, m, ke, np.full(45, 0.01), np.full(45, 0.35), cfg)
     assert all(x["raised_to"] is None and x["margin"] > 2 for x in ok)
 

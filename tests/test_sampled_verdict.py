@@ -16,10 +16,12 @@ from replay.results.files import read_rollout
 from replay.sim import physics
 from replay.study import corruptions, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
-from replay.study.uncertainty import SOFTNESS, variables
+from replay.study.uncertainty import variables
 
 #: the replay physics' variables (the default config)
 VARIABLES = variables(ReplayConfig())
+#: the contact softness levels {name: (solref, solimp)} (the physics choice hand_object_softness)
+SOFTNESS = physics.table("replay")["hand_object_softness"].levels
 #: a recording's own object mass range (replay.study.uncertainty.object_ranges), as the sampler takes it
 RANGES = {"object_mass_scale": (0.8, 1.25)}
 
@@ -74,8 +76,9 @@ def test_discrimination_table_over_recordings():
 
     def rec(p_real, p_bad):
         d = lambda p: {"p": p}  # noqa: E731
-        return SampledVerdict(p_lift={"as_replayed": d(p_real)},
-                              p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}})
+        return SampledVerdict(
+            p_lift={"as_replayed": d(p_real)}, p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}}
+        )
 
     (row,) = discrimination([rec(1.0, 0.25), rec(0.5, 0.5), rec(0.0, 0.0)])
     assert row["p_real"] == 0.5 and row["p_corrupted"] == 0.25 and row["ratio"] == 0.5 and row["n_recordings"] == 3
@@ -109,7 +112,8 @@ def test_sampler_same_seed_same_samples_and_variants():
     assert 102.1 <= g.min() < 103.0 and 126.8 < g.max() <= 127.7
     d = np.array([s["pad_compression_mm"] for s in a])  # the table's spread (physics choice pad_compression)
     assert 2.0 <= d.min() < 2.07 and 3.93 < d.max() <= 4.0
-    v = sampler.sample_variant(a[0], VARIABLES, wrist_offset=(0.02, 0.0, 0.0), finger_closure=(-0.1,) * 5)
+    v = corruptions.corruption_named("wrist_offset_2cm").apply(sampler.sample_variant(a[0], VARIABLES), 0.0)
+    v = corruptions.corruption_named("fingers_open_20deg").apply(v, 0.0)
     assert v.wrist_offset[0] == pytest.approx(a[0]["wrist_offset"][0] + 0.02)
     assert v.solref == SOFTNESS[a[0]["softness"]][0] and v.closes_fingers and v.edits_contact
     assert v.effort_scale == pytest.approx(a[0]["grip_force_n"] / 114.9)
@@ -139,11 +143,15 @@ def test_corruptions_parse_and_declare():
     assert corruptions.parse_corruptions(None) == []
     with pytest.raises(DataError, match="unknown corruption"):
         corruptions.parse_corruptions("wrist_offset_9cm")
-    off = corruptions.variant_extra("wrist_offset_2cm", np.pi / 2)["wrist_offset"]
-    assert np.hypot(off[0], off[1]) == pytest.approx(0.02) and off[2] == 0.0 and off[1] == pytest.approx(0.02)
-    assert corruptions.variant_extra("fingers_open_20deg", 0.0)["finger_closure"] == pytest.approx(
+    from replay.sim.engine.variants import Variant
+
+    base = Variant(wrist_offset=(0.001, 0.0, 0.0))
+    off = corruptions.corruption_named("wrist_offset_2cm").apply(base, np.pi / 2).wrist_offset
+    assert off[0] == pytest.approx(0.001) and off[1] == pytest.approx(0.02) and off[2] == 0.0  # added to the sample's
+    assert corruptions.corruption_named("fingers_open_20deg").apply(base, 0.0).finger_closure == pytest.approx(
         (-np.radians(20),) * 5
     )
+    assert isinstance(corruptions.corruption_named("object_scale_0.8"), corruptions.SceneCorruption)
 
 
 @pytest.mark.needs_data
@@ -220,7 +228,7 @@ def test_small_sampled_study(mirror, tmp_path):
         corruptions="all",
     )
     st = json.loads(out.read_text())
-    assert st["format_version"] == 5 and st["sampling"]["samples"] == 4
+    assert st["format_version"] == 6 and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
@@ -228,7 +236,7 @@ def test_small_sampled_study(mirror, tmp_path):
     for cond, d in cube["p_lift"].items():
         assert d["n"] == 4 and d["k"] == sum(cube["p_lift_samples"]["lifted"][f"{cond}/real"])
         assert d["lo"] <= d["p"] <= d["hi"] and d["class"] in p_lift.CLASSES
-        for name in corruptions.BY_NAME:  # a corruption lowers or keeps the real grasp's P(lift)
+        for name in corruptions.corruption_names():  # a corruption lowers or keeps the real grasp's P(lift)
             assert cube["p_lift_corrupted"][name][cond]["p"] <= d["p"]
     (row,) = [r for r in st["rollouts"] if r["sequence"] == "cubesmall_lift"]  # the study's row carries it too
     assert row["p_lift"] == cube["p_lift"] and row["p_lift_corrupted"] == cube["p_lift_corrupted"]
@@ -347,3 +355,52 @@ def test_p_lift_counts_keep_each_intent_group_apart():
     lines = p_lift_lines({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}})
     assert any("no intent named, as_replayed, 32 samples" in ln and "robust failure 1" in ln for ln in lines)
     assert not any("(lift, lifts," in ln for ln in lines)  # the lifts' line is said once, as before
+
+
+@pytest.fixture
+def contact_off():
+    """A corruption declared in this file alone: every corrupted world without hand-object contact."""
+    import dataclasses
+
+    c = corruptions.register(
+        corruptions.WorldCorruption(
+            "contact_off",
+            "test: hand-object contact filtered out",
+            apply=lambda v, d: dataclasses.replace(v, ablation=True),
+        )
+    )
+    yield c
+    corruptions.unregister(c.name)
+    assert c.name not in corruptions.corruption_names()
+
+
+@pytest.mark.needs_data
+def test_a_corruption_declared_in_a_test_runs_through_a_sampled_study(mirror, tmp_path, contact_off):
+    """One recording, 2 samples, one condition: the registered corruption is a choice of the study like any
+    other, its worlds run in the recording's batch, and none of them lifts (no hand-object contact)."""
+    from test_study import SHORT
+
+    from replay.study.runner import run_study
+
+    out = tmp_path / "study.json"
+    run_study(
+        "grab",
+        out,
+        ReplayConfig(**SHORT),
+        objects=["cubesmall"],
+        workers=0,
+        data_dir=mirror,
+        progress=False,
+        samples=2,
+        conditions="as_replayed",
+        corruptions=contact_off.name,
+    )
+    st = json.loads(out.read_text())
+    assert st["sampling"]["corruptions"] == ["contact_off"]
+    cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()
+    bad = cube["p_lift_corrupted"]["contact_off"]["as_replayed"]
+    assert bad["n"] == 2 and bad["k"] == 0 and cube["p_lift_samples"]["lifted"]["as_replayed/contact_off"] == [0, 0]
+    (row,) = st["discrimination"]
+    assert row["corruption"] == "contact_off" and row["p_corrupted"] == 0.0 and row["reference"] is None
+    with pytest.raises(ValueError, match="registered already"):
+        corruptions.register(contact_off)

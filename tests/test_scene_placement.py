@@ -119,9 +119,9 @@ def test_a_table_top_placed_for_another_recording_equals_its_fresh_build(grab_di
     assert placed.solver.mj_model.geom_size[0, 2] > 0  # a box
     # the flutter damping raised on other joints for each recording (margins 2.31-2.65 on mug_lift's
     # window, 2.50-2.63 on mug_pass_1's against a safety of 2.7): the first's raise is undone, the second's made
-    raised = _check(lift, other, capsule_rhand, ReplayConfig(**SHORT, flutter_safety=2.7), rollouts=False)
+    raised = _check(lift, other, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"finger_flutter_bound": {"safety": 2.7}}), rollouts=False)
     scene_cache.clear()
-    _, first, _ = build_replay_scene(*lift, capsule_rhand, ReplayConfig(**SHORT, flutter_safety=2.7))
+    _, first, _ = build_replay_scene(*lift, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"finger_flutter_bound": {"safety": 2.7}}))
     joints = [{r["joint"] for r in sc.flutter if r["raised_to"] is not None} for sc in (first, raised)]
     assert joints[0] and joints[1] and joints[0] - joints[1]
 

@@ -57,7 +57,7 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     ref_out = tmp_path / "ref" / "study.json"
     ref = run_study("grab", ref_out, cfg, objects=OBJECTS, workers=1, ablation=False, progress=False, data_dir=mirror)
     assert ref["counts"]["rollouts"] == 2 and ref["counts"]["stable"] == 2 and not ref["failed"]
-    assert ref["config"]["effort_limit"] is None and ref["versions"]["newton"] == "1.8.0"  # the table's strength
+    assert "finger_effort_limit" not in ref["config"]["physics_overrides"] and ref["versions"]["newton"] == "1.8.0"  # the table's strength
     assert all(v["sha256"] for v in ref["inputs"].values())
 
     # run the CLI in a subprocess and kill it as soon as the first rollout is on disk

@@ -297,5 +297,5 @@ def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
     assert got.keys() == ref.keys() and len(ref) > 100
     assert [k for k in ref if got[k] != ref[k]] == []
     # another contact gap is another builder (new_builder sets it before the import)
-    hand_builder(dataclasses.replace(cfg, contact_gap=cfg.contact_gap + 0.001), mjcf)
+    hand_builder(dataclasses.replace(cfg, physics_overrides={"contact_gap": 0.001}), mjcf)
     assert _imported_hand.cache_info().currsize == 2

@@ -7,7 +7,7 @@ Example:
 
 ``--factors``: comma-separated names of the built-in factors
 (:data:`replay.study.attribution_factors.FACTORS`; every row of a name), or a JSON file
-holding a list of factors (``{"name", "value", "source", "config", "variant"}``). Writes
+holding a list of factors (``{"name", "value", "source", "choices", "config"}``: physics table rows, config fields). Writes
 ``{"dataset", "base_config", "factors": [{"name", "value", "source", "lifted", "of",
 "diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`). The recordings are the
 dataset's lift recordings (GRAB: ``*_lift``) unless ``--objects`` names others.
@@ -39,7 +39,7 @@ def _factors(text: str | None) -> list[dict]:
         if not isinstance(out, list) or not all(
             isinstance(f, dict) and {"name", "value", "source"} <= set(f) for f in out
         ):
-            raise UsageError("--factors", f"{text}: expected a list of {{name, value, source, config, variant}}")
+            raise UsageError("--factors", f"{text}: expected a list of {{name, value, source, choices, config}}")
         return out
     want = [n.strip() for n in text.split(",") if n.strip()]
     names = sorted({f["name"] for f in FACTORS})

@@ -42,8 +42,11 @@ from replay.errors import ReplayError
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
 from replay.study.console import input_flag_lines, p_lift_lines, summary_table
-from replay.study.presets import apply_preset, preset_names
+from replay.study.corruptions import corruption_names
+from replay.study.config_layers import layered_config
+from replay.study.presets import preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
+from replay.study.verdict_conditions import condition_names
 from replay.study.verdicts import verdict_count_lines
 
 
@@ -123,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--preset",
         choices=preset_names(),
         default=None,
-        help="named, versioned settings (replay.study.presets.PRESETS), applied after --config and the flags",
+        help="named, versioned settings (replay.study.presets.PRESETS): over --config, under the other flags",
     )
     _physics_args(p)
     p.add_argument("--config", default=None, help="JSON with config overrides (a study JSON's 'config' works)")
@@ -205,9 +208,8 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         "--conditions",
         default=None,
         metavar="A,B",
-        help="--samples: conditions reported side by side (replay.study.verdict_conditions: as_replayed, "
-        "wrist_uncompensated, wrist_compensated, mesh_hand, capsule_hand, other_hand_shape); default: "
-        "as_replayed and the other wrist gravity assumption",
+        help=f"--samples: conditions reported side by side (replay.study.verdict_conditions: "
+        f"{', '.join(condition_names())}); default: the first and the other wrist gravity assumption",
     )
     p.add_argument(
         "--corruptions",
@@ -215,8 +217,8 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         const="all",
         default=None,
         metavar="A,B",
-        help="--samples: also each recording corrupted (replay.study.corruptions: wrist_offset_2cm, "
-        "fingers_open_20deg, object_scale_0.8; default all) and the study's discrimination table",
+        help=f"--samples: also each recording corrupted (replay.study.corruptions: {', '.join(corruption_names())}; "
+        "default all) and the study's discrimination table",
     )
     p.add_argument(
         "--verdicts",
@@ -252,32 +254,31 @@ def _input_options(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(a) -> ReplayConfig:
-    """The study's :class:`ReplayConfig`: ``--config`` (else the defaults), then the flags, then
-    ``--preset`` (named settings, :data:`replay.study.presets.PRESETS`).
+    """The study's :class:`ReplayConfig` from the command line ``a`` over ``--config`` (and ``--preset``) over the
+    physics table (:func:`replay.study.config_layers.layered_config`, the one order).
 
     Raises:
         ReplayError: a setting out of range, from a flag or the ``--config`` file.
     """
-    cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
-    if a.physics is not None or a.physics_set:
-        cfg = physics.apply_physics(cfg, a.physics, dict(physics.parse_setting(t) for t in a.physics_set))
+    choices = dict(physics.parse_setting(t) for t in a.physics_set)
     if a.effort is not None:
-        cfg.effort_limit = a.effort
-    if a.fps is not None:
-        cfg.recording_fps = a.fps
-    if a.object_time_offset is not None:
-        cfg.object_time_offset_s = a.object_time_offset
-    if a.hand is not None:
-        cfg.hand = a.hand
+        choices["finger_effort_limit"] = physics.parse_setting(f"finger_effort_limit={a.effort}")[1]
     if a.hand_shape is not None:  # a physics departure (choice hand_shape), listed in every rollout's 'physics'
-        cfg.physics_overrides = {**(cfg.physics_overrides or {}), "hand_shape": a.hand_shape}
-    if a.device is not None:
-        cfg.device = a.device
-    if a.solver is not None:
-        cfg.solver_backend = a.solver
-        if a.solver == "steel":
-            cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
-    return apply_preset(cfg, a.preset) if a.preset else cfg.validate()
+        choices["hand_shape"] = a.hand_shape
+    fields = {
+        k: v
+        for k, v in (
+            ("recording_fps", a.fps),
+            ("object_time_offset_s", a.object_time_offset),
+            ("hand", a.hand),
+            ("device", a.device),
+            ("solver_backend", a.solver),
+        )
+        if v is not None
+    }
+    if a.solver == "steel":
+        fields["finger_drive"] = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
+    return layered_config(config_file=a.config, preset=a.preset, physics=a.physics, choices=choices, fields=fields)
 
 
 def _samples(a) -> int:

@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 
 from replay.cli import Parser, folder_arg
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import resolve_hand_variant
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
@@ -62,16 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
 def _setup(a):
     """The sweep's config, recordings, output folder and plan from the parsed arguments."""
     from replay.data import list_sequences
+    from replay.study.config_layers import layered_config
     from replay.study.prepare import select_sequences
-    from replay.study.sweep import parse_grid, plan_sweep, sweep_key
+    from replay.study.sweep import parse_grid, plan_sweep, study_effort, sweep_key
 
     grid = parse_grid(a.grid)
     if a.perturb < 0 or a.perturb_mm < 0 or a.perturb_deg < 0:
         raise UsageError("--perturb", "counts and sizes must be >= 0")
-    cfg = ReplayConfig.load(a.config) if a.config else ReplayConfig()
-    if a.effort is not None:
-        cfg.effort_limit = a.effort
-    cfg = resolve_hand_variant(cfg.validate(), a.dataset)
+    choices = {} if a.effort is None else {"finger_effort_limit": a.effort}
+    cfg = resolve_hand_variant(layered_config(config_file=a.config, choices=choices), a.dataset)
+    effort = study_effort(cfg)
     if cfg.device != "cpu" or cfg.engine != "direct":
         raise UsageError("--config", "sweeps run on the direct CPU engine (device cpu, engine direct)")
     seqs = list_sequences(a.dataset, a.data)
@@ -82,11 +82,11 @@ def _setup(a):
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
-    sp = plan_sweep(grid, cfg.effort_limit, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
+    sp = plan_sweep(grid, effort, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     print(
         f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
-        f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={cfg.effort_limit}, "
+        f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={effort}, "
         f"{a.perturb} perturbation(s), ablation)",
         flush=True,
     )
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     res = run_batch(
         seqs,
         _one_recording(a, cfg, sp, key, out, set()),
-        write=_write(out, cfg.effort_limit),
+        write=_write(out, sp.study_effort),
         resume=_resume(out, key) if a.resume else None,
         label="sweep",
     )

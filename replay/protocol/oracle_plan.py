@@ -64,6 +64,8 @@ from replay.results.oracle_fields import (
 )
 from replay.sim import physics
 
+#: the hug-oracle's key among a physics choice's per-protocol values (finger_effort_limit)
+ORACLE = "hug-oracle"
 #: index of the thumb base (MANO joint 13) among the 15 finger joints (MANO order: index, middle,
 #: pinky, ring, thumb; three joints each)
 THUMB_BASE = 12
@@ -73,19 +75,19 @@ MIN_FLEX_RAD = math.radians(5.0)
 
 
 def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
-    """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's drive (finger
-    ``effort_limit``: ``oracle_effort_limit``, None = :data:`ORACLE_NO_LIMIT_NM`), contact
-    (where ``oracle_contact`` is ``manosim``: the protocol's departure ``contact_mixing = "hand"`` in
-    ``physics_overrides``, listed in the rollout's ``physics`` record), step (``oracle_dt``:
-    ``control_fps`` 50 Hz with the substeps making that dt; None keeps the lift protocol's) and
-    no shake or release. Raises :class:`DataError` (validation) on bad fields."""
-    kw = dict(
-        effort_limit=ORACLE_NO_LIMIT_NM if cfg.oracle_effort_limit is None else float(cfg.oracle_effort_limit),
-        shake_s=0.0,
-        release_s=0.0,
-        grip_overshoot=0.0,
-        pad_compression_mm=0.0,
-    )
+    """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's departures in ``physics_overrides``
+    (listed in the rollout's ``physics`` record): its finger drive (the physics choice ``finger_effort_limit``'s
+    ``hug-oracle`` entry, None = :data:`ORACLE_NO_LIMIT_NM`), no pad compression and, where ``oracle_contact`` is
+    ``manosim``, ``contact_mixing = "hand"``; its step (``oracle_dt``: ``control_fps`` 50 Hz with the substeps
+    making that dt; None keeps the lift protocol's) and no shake or release. Raises :class:`DataError`
+    (validation) on bad fields."""
+    own = _own_effort(cfg)
+    over = {
+        **(cfg.physics_overrides or {}),
+        "finger_effort_limit": ORACLE_NO_LIMIT_NM if own is None else float(own),
+        "pad_compression": 0.0,
+    }
+    kw = dict(shake_s=0.0, release_s=0.0, grip_overshoot=0.0, physics_overrides=over)
     if cfg.oracle_contact == CONTACT_MANOSIM:
         if not (cfg.device == "cpu" and cfg.engine == "direct"):
             raise DataError(
@@ -95,10 +97,19 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
                 "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
                 "oracle_contact 'compiled' on this engine",
             )
-        kw["physics_overrides"] = {**(cfg.physics_overrides or {}), "contact_mixing": "hand"}
+        over["contact_mixing"] = "hand"
     if cfg.oracle_dt is not None:
         kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle_dt))))
     return dataclasses.replace(cfg, **kw).validate()
+
+
+def _own_effort(cfg: ReplayConfig):
+    """The hug-oracle's entry of ``finger_effort_limit`` (N·m, or None: as authored): a per-protocol override's
+    entry, else the table's (a single limit, ``--effort``, is the other protocols')."""
+    value = physics.choice_value(cfg, "finger_effort_limit")
+    if not isinstance(value, dict):
+        value = physics.table(cfg.physics)["finger_effort_limit"].value
+    return value.get(ORACLE)
 
 
 def extra_flexion(q: np.ndarray, extra_rad: float) -> np.ndarray:

@@ -28,7 +28,7 @@ from replay.config import ReplayConfig
 from replay.protocol.measures import Trace, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
 from replay.results.oracle_fields import SUCCESS_OFF_TABLE
-from replay.sim import physics
+from replay.sim import finger_strength, physics
 
 
 def support_contact(verts_world: np.ndarray, support_height: float, extent, margin: float = 0.0) -> bool:
@@ -86,7 +86,7 @@ def judge(
         "support_contact_frames": int(touching),
         "end_rise_mm": end_rise * 1000.0,
         "lift_test_lifted": bool(metrics["lifted"]),
-        "effort_limit": float(cfg.effort_limit),
+        "effort_limit": float(finger_strength.profile(cfg)),
         "hand_object_contact": "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled",
         "dt": float(cfg.dt),
     }

@@ -1,9 +1,10 @@
-"""Results format <= 4 held physics values in ``ReplayConfig`` fields (integrator, cone, impratio, multiccd,
-hand_object_contact, hand_variant, finger_damping); format 5 keeps them in the physics table alone
-(:mod:`replay.results.physics_table`). :func:`legacy_physics_overrides` reads an older config dict as
-physics overrides, so the effective physics of an older file is the one it ran. A config written before
-issue #54 (it holds ``effort_profile``) ran with the asset's mass and its effort fields: read as the override
-``object_mass_model`` ``asset`` and its effort as set (:func:`_before_54`).
+"""Older config dicts held physics values in ``ReplayConfig`` fields; the physics table
+(:mod:`replay.results.physics_table`) is their one home now. :func:`legacy_physics_overrides` reads an older config
+dict's physics fields as physics overrides, so the effective physics of an older file is the one it ran: results
+format <= 4 (integrator, cone, impratio, multiccd, hand_object_contact, hand_variant, finger_damping), format <= 6
+(hand_object_friction, object_density_scale, object_ke / object_kd, support_friction, contact_gap, effort_limit,
+oracle_effort_limit, flutter_safety / flutter_discrete_factor, wrist_substep_interp, wrist_gain_scale,
+pad_compression_mm), and a config written before issue #54 (it holds ``effort_profile``, :func:`_before_54`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,16 @@ from pathlib import Path
 from replay.errors import DataError
 from replay.results import physics_table
 
-#: results format <= 4: config field -> (physics choice, the field's value as the choice's). Format 5 dropped these
-#: fields (the physics table, replay.results.physics_table, is the one home of their values)
+#: a legacy field's value that departs from nothing (None: "the table's"): dropped
+DROP = object()
+
+
+def _unset(conv):
+    """``conv`` for a field whose None meant "no departure"."""
+    return lambda v: DROP if v is None else conv(v)
+
+
+#: config field -> (physics choice, the field's value as the choice's, or :data:`DROP`)
 LEGACY_PHYSICS_FIELDS = {
     "integrator": ("integrator", lambda v: v),
     "cone": ("cone", lambda v: v),
@@ -22,14 +31,38 @@ LEGACY_PHYSICS_FIELDS = {
     "multiccd": ("multiccd", bool),
     "hand_variant": ("hand_shape", lambda v: v),
     "hand_object_contact": ("contact_mixing", lambda v: {"compiled": "mujoco", "manosim": "hand"}.get(v, v)),
+    "hand_object_friction": ("hand_object_friction", _unset(float)),
+    "object_density_scale": ("object_density_scale", float),
+    "contact_gap": ("contact_gap", float),
+    "wrist_gain_scale": ("wrist_gain_scale", float),
+    "wrist_substep_interp": ("wrist_target_interpolation", lambda v: "per_step" if v else "held"),
+    "pad_compression_mm": ("pad_compression", _unset(float)),
+    "support_friction": (
+        "support_contact",
+        lambda v: {**_shared("support_contact"), "friction": [float(v), *_shared("support_contact")["friction"][1:]]},
+    ),
+}
+#: config fields read together as one choice's dict value: choice -> {field: key}
+LEGACY_PHYSICS_GROUPS = {
+    "object_shape_stiffness": {"object_ke": "ke", "object_kd": "kd"},
+    "finger_flutter_bound": {"flutter_safety": "safety", "flutter_discrete_factor": "discrete_factor"},
+    "finger_effort_limit": {"effort_limit": "lift", "oracle_effort_limit": "hug-oracle"},
 }
 
 
+def _shared(name: str):
+    return next(c.value for c in physics_table.SHARED if c.name == name)
+
+
+def _legacy_keys() -> set:
+    return set(LEGACY_PHYSICS_FIELDS) | {f for g in LEGACY_PHYSICS_GROUPS.values() for f in g} | {"finger_damping"}
+
+
 def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> dict:
-    """``data`` (a config dict) with the physics fields of results format <= 4 turned into
-    ``physics_overrides`` entries: a value that departs from the named physics' table (``physics``,
-    default ``replay``) becomes an override (an override already there wins), one equal to the table's is
-    dropped; under ``calibrated`` (its table a results file the base cannot read) every value is kept
+    """``data`` (a config dict) with its legacy physics fields (module doc) turned into ``physics_overrides``
+    entries: a value that departs from the named physics' table (``physics``, default ``replay``) becomes an
+    override (an override already there wins), one equal to the table's is dropped, and so is a None that meant
+    "the table's"; under ``calibrated`` (its table a results file the base cannot read) every set value is kept
     as an override. ``finger_damping`` None (as imported) is dropped.
 
     Raises:
@@ -37,7 +70,7 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
         but the format-4 field set one), or a legacy value no choice takes (names the field)."""
     if "effort_profile" in data:
         data = _before_54(data, source)
-    if not (set(data) & (set(LEGACY_PHYSICS_FIELDS) | {"finger_damping"})):
+    if not (set(data) & _legacy_keys()):
         return data
     data = dict(data)
     if data.pop("finger_damping", None) is not None:
@@ -49,15 +82,28 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
         )
     name = data.get("physics", "replay")
     table = {c.name: c.value for c in physics_table.PHYSICS.get(name, {}).values()} if name != "calibrated" else {}
-    over = dict(data.get("physics_overrides") or {})
+    found = {}
     for key, (choice, conv) in LEGACY_PHYSICS_FIELDS.items():
-        if key not in data:
+        if key in data:
+            found[choice] = (key, conv(data.pop(key)))
+    for choice, fields in LEGACY_PHYSICS_GROUPS.items():
+        part = {k: data.pop(f) for f, k in fields.items() if f in data}
+        part = {k: v for k, v in part.items() if v is not None}
+        base = table.get(choice)
+        if isinstance(base, dict):  # the keys that depart
+            part = {k: v for k, v in part.items() if base.get(k) != v}
+        if choice == "finger_effort_limit" and set(part) == {"lift"}:
+            part = part["lift"]  # a single limit, as --effort writes it
+        if part:
+            found[choice] = (next(iter(fields)), part)
+    over = dict(data.get("physics_overrides") or {})
+    for choice, (key, value) in found.items():
+        if value is DROP or choice in over or (choice in table and value == table[choice]):
             continue
-        value = conv(data.pop(key))
-        if choice in physics_table.VALUES and value not in physics_table.VALUES[choice]:
-            raise DataError(source, f"config.{key}", f"{value!r} not in {physics_table.VALUES[choice]}")
-        if choice not in over and (choice not in table or value != table[choice]):
-            over[choice] = value
+        try:
+            over[choice] = physics_table.check_value(choice, value)
+        except DataError as e:
+            raise DataError(source, f"config.{key}", e.message) from None
     data["physics_overrides"] = over
     return data
 

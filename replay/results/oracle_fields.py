@@ -74,13 +74,6 @@ class OracleFields:
         "the three joints of a finger moves its tip ~5-10 mm inward, the scale of landmark-IK p90 (4 mm) plus the "
         "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py",
     )
-    oracle_effort_limit: float | None = _f(
-        None,
-        "N·m",
-        "finger drive force range; None = manosim's actuators as authored (kp 30, dampratio 1, no "
-        "forcerange; implemented as +-1000 N·m, which kp 30 x pi rad = 94 N·m never reaches). The wrist keeps the "
-        "engine's PD wrench with the MJCF's kp 300 N/m / 50 N·m/rad (wrist_gain_scale 1)",
-    )
     oracle_contact: str = _f(
         "manosim",
         "-",
@@ -121,9 +114,8 @@ class OracleFields:
         for name in ("oracle_closure_s", "oracle_lift_height", "oracle_lift_s", "oracle_hold_s"):
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in ("oracle_effort_limit", "oracle_dt"):
-            if getattr(self, name) is not None and not getattr(self, name) > 0:
-                raise DataError(None, f"config.{name}", f"must be > 0 or null, got {getattr(self, name)!r}")
+        if self.oracle_dt is not None and not self.oracle_dt > 0:
+            raise DataError(None, "config.oracle_dt", f"must be > 0 or null, got {self.oracle_dt!r}")
         if (
             self.oracle_dt is not None
             and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.oracle_dt)) * self.oracle_dt * ORACLE_CONTROL_FPS - 1.0)

@@ -1,10 +1,7 @@
-"""The declared physics table: every :class:`Choice` of each named physics (``authored``, ``replay``)
-with its value, source and why, and the values each choice may take: the one home of every physics value
-(no config field holds one). It sits with the base (imports nothing) so that
-:meth:`replay.config.ReplayConfig.from_dict` can read an older results file's physics fields against it. The rules that apply it to a config (:func:`replay.sim.physics.apply_physics`,
-:func:`replay.sim.physics.choice_value`, :func:`replay.sim.physics.physics_record`) live in
-:mod:`replay.sim.physics`, which re-exports every name here; the module doc there says what "as
-authored" means.
+"""The declared physics table: every :class:`Choice` of each named physics (``authored``, ``replay``) with its value,
+source and why, and the values each choice may take (:func:`check_value`): the one home of every physics value (no
+config field holds one). In the base (imports only :mod:`replay.errors`): the config checks its overrides and reads an
+older file's physics fields against it. The rules that apply it live in :mod:`replay.sim.physics`.
 
 Units: m, s, mm where named.
 """
@@ -13,26 +10,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replay.errors import DataError
+
 
 @dataclass(frozen=True)
 class Choice:
-    """One declared physics choice: its ``value``, the ``source`` of that value (MJCF, MuJoCo
-    default, paper, or "our choice") and ``why``; ``spread`` ``(low, high)``: the range the sampled
-    verdict draws it from (uniform; ``value`` is its centre, the single run's), None: not sampled."""
+    """One declared physics choice: its ``value`` (the single run's), the ``source`` of that value (MJCF, MuJoCo
+    default, paper, or "our choice") and ``why``. What the sampled verdict draws it from, if it samples it:
+    ``spread`` ``(low, high)`` (uniform) or ``levels`` (equal weight: values, or ``{name: value}``), with
+    ``spread_source`` where that is not ``source``."""
 
     name: str
     value: object
     source: str
     why: str
     spread: tuple | None = None
+    levels: tuple | dict = ()
+    spread_source: str | None = None
 
 
 _MJ = "MuJoCo default (the MJCF has no <option>; MuJoCo XML reference, option)"
 _HAND = "manosim capsule_hand.xml"
 
 
-def _c(name, value, source, why, spread=None) -> Choice:
-    return Choice(name, value, source, why, spread)
+def _c(name, value, source, why, spread=None, levels=(), spread_source=None) -> Choice:
+    return Choice(name, value, source, why, spread, levels, spread_source)
 
 
 #: every choice's name, in table order. The table is the one home of these values: no config field holds
@@ -69,21 +71,20 @@ CHOICES = (
     "contact_palm_object",
     "contact_object_support",
     "contact_hand_support",
+    "hand_object_friction",
+    "hand_object_softness",
+    "hand_object_torsional_friction",
+    "object_density_scale",
+    "object_shape_stiffness",
+    "contact_gap",
+    "wrist_gain_scale",
+    "finger_flutter_bound",
 )
 
 #: choices the protocol's config fields set, not the physics table (their value in effect: read from the config
 #: a rollout runs with, after :func:`replay.protocol.oracle_plan.oracle_config`; not an override)
 CONFIG_SET = {
     "timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
-}
-
-#: choices a config field departs from where it is set (not None): (field, who sets it); None = the table's value
-CONFIG_DEPARTURE = {
-    "finger_effort_limit": (
-        "effort_limit",
-        "config.effort_limit (--effort: every finger joint this, N·m; hug-oracle: oracle_effort_limit)",
-    ),
-    "pad_compression": ("pad_compression_mm", "config.pad_compression_mm"),
 }
 
 #: the values each choice may take
@@ -103,6 +104,8 @@ VALUES = {
     "support_geometry": ("box",),
     "object_free_joint": ("freejoint",),
     "object_mass_model": ("asset", "as_made"),
+    "hand_object_softness": (None,),
+    "hand_object_torsional_friction": (None,),
 }
 
 #: what a value of a choice is and how it is made, where the table's rows do not hold it (a departure to it cites
@@ -281,7 +284,7 @@ SHARED = (
         "support_contact",
         {"condim": 3, "friction": [1.0, 0.005, 0.0001], "margin": 0.0},
         "our choice (no other "
-        "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu = support_friction 1, mu_torsional "
+        "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu 1, the sliding friction; mu_torsional "
         "0.005, mu_rolling 0.0001, margin 0; SolverMuJoCo condim 3); the GRAB table asset's contact part "
         "(object_col) writes condim 4, friction (1, 0.5, 0.01), margin 0.0005 m",
         "what reaches a pair is what counts: the rows contact_object_support and contact_hand_support",
@@ -318,6 +321,74 @@ SHARED = (
         {"condim": 3, "friction": [1.0, 0.005, 0.0001]},
         _MIX + ": the hand's and the support box's MuJoCo / Newton defaults (support_contact)",
         "the GRAB table asset as written would give condim 4, friction (1, 0.5, 0.01), margin 0.0005 m",
+    ),
+    _c(
+        "hand_object_friction",
+        None,
+        "as built: the hand's and the object files' sliding friction 1 (contact_finger_object, contact_palm_object)",
+        "a departure sets the sliding friction of the hand's and the object's geoms (replay.sim.object_contact, as "
+        "a Variant's friction does one world's)",
+        spread=(0.3, 1.0),
+        spread_source="Derler & Gerhardt 2012, Tribology of skin: review and analysis of experimental results for the "
+        "friction coefficient of human skin, Tribol. Lett. 45:1-27 (dry finger pad on polymers, metals, wood and "
+        "glass: mostly 0.3-1.0; moist skin higher, not sampled)",
+    ),
+    _c(
+        "hand_object_softness",
+        None,
+        "as built: the hand's and the object's solref / solimp, mixed by contact_mixing",
+        "the sampled verdict sets one of the levels on the hand's and the object's geoms of a world: {name: (solref "
+        "(timeconst s, dampratio), solimp (dmin, dmax, width m))}",
+        levels={
+            "mujoco_default": ((0.02, 1.0), (0.9, 0.95, 0.001)),
+            "manosim_soft": ((0.04, 1.0), (0.5, 0.95, 0.001)),
+            "manosim_stiff": ((0.004, 1.0), (0.99, 0.9999, 0.0005)),
+        },
+        spread_source="MuJoCo XML reference (geom solref/solimp defaults); manosim README (the soft set HUG chose by "
+        "replaying human grasps, and the stiff set it names: ~45 % vs >90 % of recorded grasps succeed)",
+    ),
+    _c(
+        "hand_object_torsional_friction",
+        None,
+        "as built: contact_finger_object's torsional friction 0.5 m, contact_palm_object's 0.005 m",
+        "the sampled verdict sets one of the levels, m, on the hand's and the object's geoms of a world",
+        levels=(0.005, 0.5),
+        spread_source="MuJoCo XML reference geom friction default (1, 0.005, 0.0001); GRAB object_sim common.xml "
+        "object_col friction 1 0.5 0.01 (as authored)",
+    ),
+    _c(
+        "object_density_scale",
+        1.0,
+        "our choice: no departure",
+        "the object's mass and inertia times this over the mass object_mass_model gives (replay.sim.made_mass, "
+        "replay.sim.object_contact)",
+    ),
+    _c(
+        "object_shape_stiffness",
+        {"ke": 2500.0, "kd": 100.0},
+        "manosim-in-Newton: object contact stiffness ke 2500 N/m; kd 100 N·s/m (Newton 1.8.0 ShapeConfig defaults)",
+        "the object shapes' Newton contact material (replay.sim.world_builder)",
+    ),
+    _c(
+        "contact_gap",
+        0.0,
+        "MuJoCo XML reference, geom gap: default 0 (the MJCF sets none)",
+        "m: Newton's builder default rigid_gap 0.1 makes MuJoCo detect (and exclude from the solver) every pair "
+        "within 10 cm: 3-10x the contacts, all inert",
+    ),
+    _c(
+        "wrist_gain_scale",
+        1.0,
+        _HAND + ": the wrist's kp 300 N/m, 50 N·m/rad as written",
+        "the wrist drive's kp times this, its kd times its square root (replay.sim.world_builder)",
+    ),
+    _c(
+        "finger_flutter_bound",
+        {"safety": 1.25, "discrete_factor": 1.19},
+        "manosim-in-Newton report: discrete-time flutter bound 0.137 vs continuous 0.115 N·m·s/rad (discrete_factor); "
+        "safety our choice",
+        "finger_flutter_damping raised: each finger joint's damping raised to safety x discrete_factor x the "
+        "ball-drive flutter bound where short (replay.sim.silent_failures)",
     ),
 )
 
@@ -394,7 +465,7 @@ REPLAY = (
     _c(
         "wrist_target_interpolation",
         "per_step",
-        "our choice (replay.config wrist_substep_interp)",
+        "our choice",
         "the wrist target interpolated per physics step: no step in the target at each control frame",
     ),
     _c(
@@ -445,3 +516,71 @@ PHYSICS = {"authored": {c.name: c for c in AUTHORED + SHARED}, "replay": {c.name
 #: scripts/calibrate.py on GRAB's lifts (replay.study.calibration), read from its results file
 #: (replay.sim.calibration_file: docs/results/calibration.json)
 NAMES = ("authored", "replay", "calibrated")
+
+
+#: dict-valued choices a departure may set key by key (each a number > 0)
+_DICT_KEYS = {"finger_flutter_bound": ("safety", "discrete_factor"), "object_shape_stiffness": ("ke", "kd")}
+
+
+def check_value(name: str, value) -> object:
+    """``value`` as choice ``name`` takes it (a number as a float, a triple as a tuple).
+
+    Raises:
+        DataError: an unknown choice, or a value it does not take (names the choice)."""
+    if name not in CHOICES:
+        raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(CHOICES)}")
+    if name == "impratio":
+        if not float(value) > 0:
+            raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
+        return float(value)
+    if name in CONFIG_SET:
+        fixed = next(c.value for c in SHARED if c.name == name)
+        if value != fixed:
+            raise DataError(
+                None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
+            )
+        return value
+    if name in ("pad_compression", "contact_gap"):
+        if not float(value) >= 0:
+            raise DataError(None, f"config.physics_overrides.{name}", f"must be >= 0, got {value!r}")
+        return float(value)
+    if name in ("object_density_scale", "wrist_gain_scale") or (name == "hand_object_friction" and value is not None):
+        if not float(value) > 0:
+            raise DataError(None, f"config.physics_overrides.{name}", f"must be > 0, got {value!r}")
+        return float(value)
+    if name == "finger_effort_limit":
+        return check_effort(value)
+    if name in _DICT_KEYS:
+        keys = _DICT_KEYS[name]
+        if not (isinstance(value, dict) and set(value) <= set(keys) and all(_positive(v) for v in value.values())):
+            raise DataError(None, f"config.physics_overrides.{name}", f"needs {{{', '.join(keys)}}} > 0, got {value!r}")
+        return {k: float(v) for k, v in value.items()}
+    if name == "wrist_target_offset_mm":
+        v = tuple(float(x) for x in value)
+        if len(v) != 3:
+            raise DataError(None, "config.physics_overrides.wrist_target_offset_mm", f"needs 3 values, got {value!r}")
+        return v
+    if name in VALUES and value not in VALUES[name]:
+        raise DataError(None, f"config.physics_overrides.{name}", f"{value!r} not in {VALUES[name]}")
+    return value
+
+
+def check_effort(value):
+    """``finger_effort_limit``'s override: N·m > 0 or ``human`` (every protocol's limit but the hug-oracle's, which
+    keeps its table entry: ``--effort``), or ``{protocol: N·m, human or None}`` (those entries; the others the
+    table's)."""
+    if isinstance(value, dict):
+        bad = {k: v for k, v in value.items() if not (v is None or v == "human" or _positive(v))}
+        if not bad:
+            return dict(value)
+    elif value == "human" or _positive(value):
+        return value if value == "human" else float(value)
+    raise DataError(
+        None,
+        "config.physics_overrides.finger_effort_limit",
+        f"needs N·m > 0, 'human', or {{protocol: N·m, 'human' or None}}, got {value!r}",
+    )
+
+
+def _positive(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0

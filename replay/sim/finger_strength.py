@@ -1,7 +1,7 @@
 """How strong the replayed fingers are: the per-joint effort limits of a config's physics.
 
-``config.effort_limit`` set: that, N·m, at every finger joint. Else the physics choice
-``finger_effort_limit`` (its ``lift`` entry): a number, N·m at every joint; ``"human"``, each
+The physics choice ``finger_effort_limit`` (a departure's value, else the table's ``lift`` entry): a number, N·m
+at every joint; ``"human"``, each
 finger's maximal pad force (``grip_force_n`` x ``finger_force_share``, N) times each of its joints'
 lever to the pad on the replayed MJCF (:func:`replay.kinematics.joint_levers.finger_levers`), the same
 on each of a ball joint's three torque components. Fingers in MANO order: index, middle, pinky, ring,
@@ -24,9 +24,9 @@ FINGERS = ("index", "middle", "pinky", "ring", "thumb")
 
 def profile(cfg) -> str | float:
     """``"human"`` or the uniform limit, N·m, that ``cfg`` runs its finger joints at."""
-    if cfg.effort_limit is not None:
-        return float(cfg.effort_limit)
-    value = physics.choice_value(cfg, "finger_effort_limit")["lift"]
+    value = physics.choice_value(cfg, "finger_effort_limit")
+    if isinstance(value, dict):
+        value = value["lift"]
     if value == "human":
         return "human"
     if value is None or not float(value) > 0:

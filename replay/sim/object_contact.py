@@ -15,13 +15,13 @@ The physics choice ``contact_mixing`` (:func:`replay.sim.physics.choice_value`; 
   own solref/solimp are left as built. (Copying the finger values into the object's geoms,
   as before, also softened object-support contact: two changes for one knob.)
 
-``ReplayConfig.hand_object_friction`` (None: as built): the sliding friction of every hand-object
+The physics choice ``hand_object_friction`` (None: as built): the sliding friction of every hand-object
 contact (float32-rounded), set as a :class:`replay.sim.engine.variants.Variant` ``friction`` sets it for one
 world: on the hand's geoms alone where that reaches every hand-object pair, so object-support
 contacts keep what was built (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; the
 pair classes it could not spare are read back into ``readback["object_contact"]["friction"]``).
 
-``ReplayConfig.object_density_scale``: the object's mass and inertia times this (its mass
+The physics choice ``object_density_scale``: the object's mass and inertia times this (its mass
 distribution kept), then ``mj_setConst`` (derived constants of the edited model:
 without it the solver uses the old body weights and 25 of the 30 GRAB lifts go unstable,
 measured).
@@ -29,8 +29,8 @@ measured).
 What the pairs use afterwards is read back from the compiled model
 (:func:`replay.sim.contact_table.hand_object_table`) into ``readback["contact_pairs"]``,
 and ``readback["object_contact"]`` lists the object geoms' values and mass. Only the direct
-MuJoCo C engine steps ``scene.solver.mj_model``; :meth:`replay.config.ReplayConfig.validate`
-refuses these settings on the other engines.
+MuJoCo C engine steps ``scene.solver.mj_model``; :func:`replay.sim.physics.refuse_unsupported`
+refuses these choices on the other engines.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ def apply_object_contact(scene):
     cfg = scene.config
     margin = _asset_margin(scene)
     mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
-    if mode == "compiled" and cfg.object_density_scale == 1.0 and cfg.hand_object_friction is None and margin is None:
+    density = float(physics.choice_value(cfg, "object_density_scale"))
+    friction = physics.choice_value(cfg, "hand_object_friction")
+    if mode == "compiled" and density == 1.0 and friction is None and margin is None:
         return scene
     m = scene.solver.mj_model
     lay = MjLayout.from_scene(scene)
@@ -73,14 +75,14 @@ def apply_object_contact(scene):
     b = lay.object_body
     # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
     # engine's own variant edit, so a preset and a sweep world change the model the same way
-    scaled = float(m.body_mass[b]) * cfg.object_density_scale if cfg.object_density_scale != 1.0 else None
-    edit = apply_variant(m, lay, Variant(friction=cfg.hand_object_friction, object_mass=scaled))
+    scaled = float(m.body_mass[b]) * density if density != 1.0 else None
+    edit = apply_variant(m, lay, Variant(friction=friction, object_mass=scaled))
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])
     rb["object_contact"] = {
         "mode": mode,
-        "density_scale": float(cfg.object_density_scale),
+        "density_scale": density,
         "object_solref": np.unique(m.geom_solref[og], axis=0).tolist(),
         "object_solimp": np.unique(m.geom_solimp[og], axis=0).tolist(),
         "object_mass": mass,

@@ -1,29 +1,11 @@
-"""Named physics: every choice a replay's physics depends on that the input files do not fix.
+"""Named physics: the rules that read the declared table (:mod:`replay.results.physics_table`, re-exported here).
 
-"As authored" means the manosim hand MJCF and the object files as written plus MuJoCo's own
-defaults for whatever they leave unset (MuJoCo XML reference, ``option`` and ``geom``: Euler
-integrator, pyramidal cone, impratio 1, no noslip, tolerance 1e-8; contact parameters mixed by
-``solmix`` between geoms of equal priority, ``mj_contactParam``). Every other value is a
-declared choice. :data:`PHYSICS` is the one table of them: per named physics (``authored``,
-``replay``) every :class:`Choice` with its value, source and why; ``calibrated`` is ``replay`` with
-the choices fitted once by ``scripts/calibrate.py`` (:func:`table`, :func:`calibrated_centres`). ``ReplayConfig.physics``
-names one, ``ReplayConfig.physics_overrides`` ``{choice: value}`` departs from it (the verdict
-envelope, the bridge, a user's ``--physics-set``, ``--hand-shape``, the hug-oracle's ``oracle_contact``).
-The table is the one home of these values: no config field holds one (results format 5 dropped
-``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact, hand_variant and
-finger_damping; older files read them as overrides,
-:func:`replay.results.legacy_physics.legacy_physics_overrides`).
-:func:`choice_value` is how every reader asks (the engines: integrator, cone, impratio, multi-CCD, the
-contact mixing, the hand shape, the finger damping, the wrist law, ...), :func:`apply_physics` names a
-physics and its overrides, and :func:`physics_record` is the list ``[{name, value, source, why}]``
-written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are
-alike in both physics: the step, which the protocol's config sets (:data:`CONFIG_SET`: the record holds the
-value the rollout ran with; no override), the parameters of human strength and of printed objects (read where
-a physics' choice calls for them), and the contact values MuJoCo makes of the files and the support box per
-pair class (finger-object, palm-object, object-support, hand-support), with the priorities and the support's
-own values (``tests/test_physics_table.py`` reads each back from compiled scenes). The config's effort
-limit and pad depth, where set (not None), depart from ``finger_effort_limit`` and ``pad_compression``
-before any override (:data:`CONFIG_DEPARTURE`: ``--effort``, the hug-oracle's own limit).
+"As authored" is the manosim hand MJCF and the object files as written plus MuJoCo's defaults (MuJoCo XML reference,
+``option`` and ``geom``; contact mixed by ``solmix``, ``mj_contactParam``); every other value is a declared choice.
+``ReplayConfig.physics`` names a table (``authored``, ``replay``, ``calibrated``: ``replay`` with the choices fitted
+once by ``scripts/calibrate.py``), ``ReplayConfig.physics_overrides`` departs from it; no other config field holds a
+physics value (older files: :mod:`replay.results.legacy_physics`). :func:`choice_value` is how every reader asks,
+:func:`apply_physics` names a physics and its overrides, :func:`physics_record` is every rollout's ``physics``.
 
 Units: m, s, mm where named; the wrist law's frames are in :mod:`replay.sim.engine.wrist`.
 """
@@ -37,7 +19,6 @@ from replay.errors import DataError
 from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
     AUTHORED,
     CHOICES,
-    CONFIG_DEPARTURE,
     CONFIG_SET,
     NAMES,
     PHYSICS,
@@ -47,6 +28,9 @@ from replay.results.physics_table import (  # noqa: F401  (the table, re-exporte
     VALUES,
     Choice,
     _c,
+)
+from replay.results.physics_table import (
+    check_value,
 )
 from replay.sim import calibration_file
 
@@ -75,7 +59,7 @@ def _calibrated() -> dict:
     tab = dict(PHYSICS[doc["base"]])
     for k, v in ch["overrides"].items():
         try:
-            v = _check_value(k, tuple(v) if isinstance(v, list) else v)
+            v = check_value(k, tuple(v) if isinstance(v, list) else v)
         except DataError as e:
             raise DataError(path, f"choice.overrides.{k}", e.message) from None
         tab[k] = Choice(k, v, src, f"chosen among the declared candidates (replay.study.calibration): {ch.get('name')}")
@@ -88,62 +72,30 @@ def calibrated_centres(cfg: ReplayConfig) -> dict:
     return dict(calibration_file.read_calibration()["choice"]["centres"]) if cfg.physics == "calibrated" else {}
 
 
-def _check_value(name: str, value) -> object:
-    if name not in CHOICES:
-        raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(CHOICES)}")
-    if name == "impratio":
-        if not float(value) > 0:
-            raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
-        return float(value)
-    if name in CONFIG_SET:
-        fixed = next(c.value for c in SHARED if c.name == name)
-        if value != fixed:
-            raise DataError(
-                None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
-            )
-        return value
-    if name == "pad_compression":
-        if not float(value) >= 0:
-            raise DataError(None, "config.physics_overrides.pad_compression", f"must be >= 0 mm, got {value!r}")
-        return float(value)
-    if name == "finger_effort_limit":
-        lift = value.get("lift") if isinstance(value, dict) else None
-        if not (lift == "human" or (isinstance(lift, (int, float)) and lift > 0)):
-            raise DataError(
-                None,
-                "config.physics_overrides.finger_effort_limit",
-                f"needs {{'lift': 'human' or N·m > 0, 'hug-oracle': ...}}, got {value!r}",
-            )
-        return dict(value)
-    if name == "wrist_target_offset_mm":
-        v = tuple(float(x) for x in value)
-        if len(v) != 3:
-            raise DataError(None, "config.physics_overrides.wrist_target_offset_mm", f"needs 3 values, got {value!r}")
-        return v
-    if name in VALUES and value not in VALUES[name]:
-        raise DataError(None, f"config.physics_overrides.{name}", f"{value!r} not in {VALUES[name]}")
-    return value
+def _merged(table_value, over_value):
+    """An override of a dict-valued choice given as a dict: its keys over the table's; else the override."""
+    if isinstance(table_value, dict) and isinstance(over_value, dict):
+        return {**table_value, **over_value}
+    return over_value
 
 
 def choice_value(cfg: ReplayConfig, name: str):
-    """The value of choice ``name`` in effect for ``cfg``: ``cfg.physics_overrides`` first, then
-    the table of ``cfg.physics``. Raises DataError for an unknown physics or choice."""
+    """The value of choice ``name`` in effect for ``cfg``: ``cfg.physics_overrides`` first (a dict over a dict
+    choice's table value, key by key), then the table of ``cfg.physics`` (:func:`replay.study.config_layers.
+    layered_config` states the whole order). Raises DataError for an unknown physics or choice."""
     if name in CONFIG_SET:
         return getattr(cfg, CONFIG_SET[name][0])
-    if name in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[name][0]) is not None:
-        return getattr(cfg, CONFIG_DEPARTURE[name][0])
     over = cfg.physics_overrides or {}
     if name in over:
-        return _check_value(name, over[name])
+        return _merged(table(cfg.physics)[name].value, check_value(name, over[name]))
     return table(cfg.physics)[name].value
 
 
 def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | None = None) -> ReplayConfig:
     """``cfg`` under the named physics ``name`` (default ``cfg.physics``) with ``overrides``
     ({choice: value}, merged over ``cfg.physics_overrides``; read by :func:`choice_value`). Also sets
-    the two config fields a choice stands for: ``wrist_substep_interp`` (wrist_target_interpolation) and,
-    under ``authored`` or a contact_mixing override, the hug-oracle's ``oracle_contact`` (``mujoco``:
-    compiled, ``hand``: manosim).
+    the config field a choice stands for: under ``authored`` or a contact_mixing override, the hug-oracle's
+    ``oracle_contact`` (``mujoco``: compiled, ``hand``: manosim).
 
     Raises:
         DataError: unknown physics, choice or value (names the field).
@@ -151,13 +103,11 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
     name = cfg.physics if name is None else name
     tab = table(name)
     over = dict(cfg.physics_overrides or {})
-    over.update({k: _check_value(k, v) for k, v in (overrides or {}).items()})
+    over.update({k: check_value(k, v) for k, v in (overrides or {}).items()})
     for k, v in over.items():
-        _check_value(k, v)
+        check_value(k, v)
     val = {k: over.get(k, c.value) for k, c in tab.items()}
-    kw = dict(
-        physics=name, physics_overrides=over, wrist_substep_interp=val["wrist_target_interpolation"] == "per_step"
-    )
+    kw = dict(physics=name, physics_overrides=over)
     if name == "authored" or "contact_mixing" in over:
         kw["oracle_contact"] = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
     return dataclasses.replace(cfg, **kw).validate()
@@ -202,17 +152,12 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     """(value, source, why) of choice ``k`` for ``cfg`` (:func:`physics_record`)."""
     if k in CONFIG_SET:  # the protocol's config sets it: the value it runs with
         return getattr(cfg, CONFIG_SET[k][0]), CONFIG_SET[k][1], c.source
-    if k in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[k][0]) is not None:
-        return _departure(cfg, c, getattr(cfg, CONFIG_DEPARTURE[k][0]), CONFIG_DEPARTURE[k][1])
     if k in over:
-        v = _check_value(k, over[k])
+        v = _merged(c.value, check_value(k, over[k]))
         source = _OVERRIDE_SOURCE.get(k, "--physics-set (user)")
         if (k, v) in VALUE_SOURCES:
             source = f"{source}; {v!r}: {VALUE_SOURCES[(k, v)]}"
         return _departure(cfg, c, v, source)
-    if k == "wrist_target_interpolation":
-        v = "per_step" if cfg.wrist_substep_interp else "held"
-        return _departure(cfg, c, v, "config.wrist_substep_interp") if v != c.value else (v, c.source, c.why)
     return c.value, c.source, c.why
 
 
@@ -222,7 +167,16 @@ _OVERRIDE_SOURCE = {
     "resolve_hand_variant)",
     "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
     "replay.protocol.oracle_plan.oracle_config)",
+    "finger_effort_limit": "physics_overrides.finger_effort_limit (--effort: every finger joint this, N·m; the "
+    "hug-oracle: its entry, None = manosim's actuators as authored, replay.protocol.oracle_plan.oracle_config)",
+    "pad_compression": "physics_overrides.pad_compression (--physics-set; the hug-oracle: 0, replay.protocol."
+    "oracle_plan.oracle_config)",
 }
+
+
+def wrist_interpolated(cfg: ReplayConfig) -> bool:
+    """Whether the wrist target is interpolated per physics step (the choice ``wrist_target_interpolation``)."""
+    return choice_value(cfg, "wrist_target_interpolation") == "per_step"
 
 
 def wrist_law_kwargs(cfg: ReplayConfig) -> dict:
@@ -281,7 +235,7 @@ def parse_setting(text: str) -> tuple[str, object]:
             value = float(raw)
         except ValueError:
             value = raw.strip()
-    return name.strip(), _check_value(name.strip(), value)
+    return name.strip(), check_value(name.strip(), value)
 
 
 def _shown(value) -> str:
@@ -297,8 +251,15 @@ def _shown(value) -> str:
 
 
 def _value_cell(c: Choice) -> str:
-    """A table cell: the value, and the range the sampled verdict draws it from where it has one."""
-    return f"`{_shown(c.value)}`" + (f" (sampled {_shown(c.spread[0])}-{_shown(c.spread[1])})" if c.spread else "")
+    """A table cell: the value, and what the sampled verdict draws it from where it samples it."""
+    cell = f"`{_shown(c.value)}`"
+    if c.spread:
+        cell += f" (sampled {_shown(c.spread[0])}-{_shown(c.spread[1])})"
+    elif c.levels:
+        cell += (
+            f" (sampled among {', '.join(map(str, c.levels if isinstance(c.levels, dict) else map(_shown, c.levels)))})"
+        )
+    return cell
 
 
 def physics_markdown() -> str:
@@ -308,10 +269,12 @@ def physics_markdown() -> str:
     a, r = PHYSICS["authored"], PHYSICS["replay"]
     lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
     for k in a:
-        same = (a[k].value, a[k].spread) == (r[k].value, r[k].spread)
+        same = (a[k].value, a[k].spread, a[k].levels) == (r[k].value, r[k].spread, r[k].levels)
         rv = "same" if same else _value_cell(r[k])
-        lines.append(
-            f"| `{k}` | {_value_cell(a[k])} | {a[k].source}; {a[k].why} | {rv} | "
-            f"{'' if same else r[k].source + '; ' + r[k].why} |"
-        )
+        lines.append(f"| `{k}` | {_value_cell(a[k])} | {_why(a[k])} | {rv} | {'' if same else _why(r[k])} |")
     return "\n".join(lines) + "\n"
+
+
+def _why(c: Choice) -> str:
+    """A table cell: the value's source, the sampled range's where it has its own, and why."""
+    return f"{c.source}; " + (f"sampled: {c.spread_source}; " if c.spread_source else "") + c.why

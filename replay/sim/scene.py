@@ -390,7 +390,7 @@ def build_hand_only(
     """
     builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY if gravity else 0.0))
     newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    builder.rigid_gap = float(config.contact_gap)
+    builder.rigid_gap = float(physics.choice_value(config, "contact_gap"))
     report = import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
     per_joint = finger_strength.joint_limits(config, mjcf)

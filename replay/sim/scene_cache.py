@@ -83,7 +83,6 @@ PROTOCOL_FIELDS = frozenset(
         "pad_max_deg",
         "pad_blend_s",
         "pad_axis",
-        "pad_compression_mm",
         "recording_fps",
         "object_time_offset_s",
     }

@@ -31,6 +31,7 @@ import numpy as np
 
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim import physics
 from replay.sim.contact_table import hand_object_table
 from replay.sim.option_readback import check_options
 from replay.sim.solver_view import SolverView
@@ -190,8 +191,8 @@ def flutter_margins(
         commanded: (T, 15, 4) finger targets, xyzw.
         inertia: (45,) mass-matrix diagonal of the finger DOFs, kg·m^2.
         ke, damping, kd: (45,) drive stiffness, passive damping, drive damping.
-        config: uses ``flutter_discrete_factor`` (discrete-time correction,
-            manosim-in-Newton: 0.137/0.115) and ``flutter_safety``.
+        config: its physics' ``finger_flutter_bound`` (``discrete_factor``: the discrete-time correction;
+            ``safety``).
 
     Returns:
         One dict per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``,
@@ -199,6 +200,8 @@ def flutter_margins(
         ``margin`` = d_total / d_crit, ``raised_to`` (new passive damping or None).
         A warning is issued for every raised joint.
     """
+    bound = physics.choice_value(config, "finger_flutter_bound")
+    safety, factor = float(bound["safety"]), float(bound["discrete_factor"])
     theta = quat_angle(commanded).max(axis=0)  # (15,)
     out = []
     for j in range(theta.shape[0]):  # one per finger ball joint
@@ -206,13 +209,13 @@ def flutter_margins(
         m = float(np.max(inertia[sl]))
         kp = float(np.max(ke[sl]))
         d_total = float(np.min(damping[sl] + kd[sl]))
-        d_crit = flutter_bound(m, kp, float(theta[j])) * config.flutter_discrete_factor
+        d_crit = flutter_bound(m, kp, float(theta[j])) * factor
         margin = d_total / d_crit if d_crit > 0 else math.inf
         raised = None
-        if margin < config.flutter_safety:
-            raised = float(config.flutter_safety * d_crit - np.min(kd[sl]))
+        if margin < safety:
+            raised = float(safety * d_crit - np.min(kd[sl]))
             warnings.warn(
-                f"finger joint {j + 1}: total damping {d_total:.4g} N·m·s/rad is below {config.flutter_safety} x its "
+                f"finger joint {j + 1}: total damping {d_total:.4g} N·m·s/rad is below {safety} x its "
                 f"ball-drive flutter bound {d_crit:.4g} (commanded angle {theta[j]:.2f} rad); passive damping "
                 f"raised to {raised:.4g} (recorded in the rollout's `flutter`)",
                 stacklevel=2,

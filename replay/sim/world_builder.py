@@ -78,7 +78,7 @@ def model_device(config: ReplayConfig) -> str:
 def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
     """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
     gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
-    return _new_builder(float(config.contact_gap))
+    return _new_builder(float(physics.choice_value(config, "contact_gap")))
 
 
 def _new_builder(contact_gap: float) -> newton.ModelBuilder:
@@ -134,7 +134,8 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
         version = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     except OSError:  # the import raises, naming the missing file
         version = (str(path), -1, -1)
-    builder, report, caught = _imported_hand(*version, float(config.contact_gap), tuple(solver_attributes))
+    gap = float(physics.choice_value(config, "contact_gap"))
+    builder, report, caught = _imported_hand(*version, gap, tuple(solver_attributes))
     for message, category, filename, lineno in caught:
         warnings.warn_explicit(message, category, filename, lineno)
     return copy.deepcopy(builder), copy.deepcopy(report)
@@ -191,7 +192,7 @@ def add_replay_world(
         ``info``: the builder indices and values :class:`replay.sim.scene.Scene` needs (absolute in
         ``builder``), keyed by Scene field names: ``hand_joint``, ``hand_q_start``, ``hand_qd_start``,
         ``hand_bodies``, ``hand_shapes``, ``object_body``, ``object_q_start``, ``object_qd_start``,
-        ``object_shapes``, ``wrist_kp``, ``wrist_kd`` (scaled by ``config.wrist_gain_scale``, its
+        ``object_shapes``, ``wrist_kp``, ``wrist_kd`` (scaled by the physics choice ``wrist_gain_scale``, its
         square root for kd), ``hand_mass`` kg, ``object_mass`` kg, ``object_vertices``, ``import_report``.
 
     Raises:
@@ -200,6 +201,7 @@ def add_replay_world(
     report, hand = _add_hand(builder, Path(mjcf), hand_coords0, hand)
     _set_hand_drives(builder, hand["hand_qd_start"], config, Path(mjcf))
     kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
+    gain = float(physics.choice_value(config, "wrist_gain_scale"))
     obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     _add_support(builder, support_height, support_extent, config)
     if ablation:  # filter every hand-object pair BEFORE the solver exists
@@ -210,8 +212,8 @@ def add_replay_world(
         object_q_start=builder.joint_q_start[obj_joint],
         object_qd_start=builder.joint_qd_start[obj_joint],
         object_shapes=np.asarray(obj_shapes),
-        wrist_kp=kp * config.wrist_gain_scale,
-        wrist_kd=kd * np.sqrt(config.wrist_gain_scale),
+        wrist_kp=kp * gain,
+        wrist_kd=kd * np.sqrt(gain),
         hand_mass=float(sum(builder.body_mass[b] for b in hand["hand_bodies"])),
         object_mass=float(builder.body_mass[obj_body]),
         object_vertices=np.concatenate([v for v, _ in parts]),
@@ -315,14 +317,16 @@ def _add_object(
     obj_xform = wp.transform(wp.vec3(*map(float, object_pos)), wp.quat(*map(float, object_quat)))
     obj_body = builder.add_body(xform=obj_xform, label="object")
     obj_joint = builder.joint_count - 1
+    stiff = physics.choice_value(config, "object_shape_stiffness")
+    gap = float(physics.choice_value(config, "contact_gap"))
     cfg = newton.ModelBuilder.ShapeConfig(
         density=float(asset.density),
         mu=float(asset.friction[0]),
         mu_torsional=float(asset.friction[1]),
         mu_rolling=float(asset.friction[2]),
-        ke=float(config.object_ke),
-        kd=float(config.object_kd),
-        gap=float(config.contact_gap),
+        ke=float(stiff["ke"]),
+        kd=float(stiff["kd"]),
+        gap=gap,
     )
     obj_shapes = []
     for i, (v, f) in enumerate(parts):
@@ -336,7 +340,7 @@ def _add_object(
         )
         obj_shapes.append(s)
     if physics.choice_value(config, "object_visual_geoms") == "as_written":  # they collide and weigh
-        obj_shapes += add_written_visual(builder, obj_body, asset, config.contact_gap)
+        obj_shapes += add_written_visual(builder, obj_body, asset, gap)
     made = made_mass(asset, config)  # the physics choice object_mass_model: the mass as the object was made
     if made.sets_mass or asset.mass is not None:
         _set_body_mass(builder, obj_body, made.centre_kg if made.sets_mass else float(asset.mass), asset)
@@ -371,7 +375,7 @@ def support_shape_values(support_height: float, support_extent, config: ReplayCo
     half-extents, a plane's unit cube) is written here, without the ~7 ms of a finalize
     (``tests/test_scene_placement.py`` compares every array with a fresh build's).
     """
-    builder = _new_builder(float(config.contact_gap))
+    builder = _new_builder(float(physics.choice_value(config, "contact_gap")))
     _add_support(builder, support_height, support_extent, config)
     f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731 (the model's dtype)
     scale = f32(builder.shape_scale[0])
@@ -382,7 +386,8 @@ def support_shape_values(support_height: float, support_extent, config: ReplayCo
 def _add_support(builder: newton.ModelBuilder, support_height: float, support_extent, config: ReplayConfig) -> None:
     """An infinite ground plane at ``support_height`` (m), or with ``support_extent`` ``(xmin, ymin, xmax, ymax)``
     (m) a static table-top box of ``config.support_thickness`` whose top is at ``support_height``."""
-    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=float(config.support_friction), gap=float(config.contact_gap))
+    mu = float(physics.choice_value(config, "support_contact")["friction"][0])
+    ground_cfg = newton.ModelBuilder.ShapeConfig(mu=mu, gap=float(physics.choice_value(config, "contact_gap")))
     if support_extent is None:
         builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
         return

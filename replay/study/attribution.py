@@ -2,11 +2,11 @@
 
 Every factor replays the same recordings; each row counts lifted recordings and diagnosis
 classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
-``{"name", "value", "source", "config": {ReplayConfig overrides}, "variant": {...}}``;
-``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can vary
-inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the object's mass
-under the base physics times this, :func:`replay.sim.made_mass.made_mass`). Factors with the same ``config``
-are worlds of one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
+``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field: value}}``;
+the choices of :data:`WORLD_ROWS` are what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can
+vary inside one batch (hand-object friction, a uniform finger effort limit N·m, the object's density scale over its
+mass under the base physics, :func:`replay.sim.made_mass.made_mass`), the others physics overrides of the factor's
+config. Factors with the same config are worlds of one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
 :mod:`replay.study.sweep` uses), and so is a factor whose config differs only in solver options; a factor
 that changes the config otherwise (hand, protocol, contact softness, pad compression) gets a scene of its own.
 
@@ -30,27 +30,47 @@ from replay.study.batch import run_batch
 from replay.study.bridge_rows import merge_config
 from replay.study.prepare import prepare_recording
 
-#: fields of a factor's ``variant`` and the Variant field each sets
-VARIANT_KEYS = ("friction", "effort_limit", "mass_scale")
+#: physics choices a world of the batch takes, and how: choice -> (its value, the object's mass kg) -> Variant fields
+WORLD_ROWS = {
+    "hand_object_friction": lambda v, kg: {"friction": float(v)},
+    "finger_effort_limit": lambda v, kg: {"effort_limit": float(v)},
+    "object_density_scale": lambda v, kg: {"object_mass": float(v) * kg},
+}
+
+
+def factor_world(factor: dict) -> dict:
+    """A factor's choices a world of the batch takes (:data:`WORLD_ROWS`; a uniform effort limit, not a
+    per-protocol one)."""
+    ch = factor.get("choices", {})
+    return {k: v for k, v in ch.items() if k in WORLD_ROWS and not (isinstance(v, (dict, str)) or v is None)}
+
+
+def factor_config(factor: dict) -> dict:
+    """A factor's config overrides: its ``config`` and, as ``physics_overrides``, its choices no world takes."""
+    world = factor_world(factor)
+    rest = {k: v for k, v in factor.get("choices", {}).items() if k not in world}
+    cfg = dict(factor.get("config", {}))
+    if rest:
+        cfg["physics_overrides"] = {**cfg.get("physics_overrides", {}), **rest}
+    return cfg
 
 
 def config_key(factor: dict) -> str:
     """The batch a factor belongs to: its config overrides as sorted JSON."""
-    return json.dumps(factor.get("config", {}), sort_keys=True)
+    return json.dumps(factor_config(factor), sort_keys=True)
 
 
 def factor_variant(factor: dict, mass_kg: float) -> Variant:
-    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg.
+    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg (its :data:`WORLD_ROWS` choices).
 
     Raises:
-        ValueError: an unknown ``variant`` key.
-    """
-    v = dict(factor.get("variant", {}))
-    bad = set(v) - set(VARIANT_KEYS)
-    if bad:
-        raise ValueError(f"factor {factor.get('name')!r}: unknown variant keys {sorted(bad)}; use {VARIANT_KEYS}")
-    scale = v.pop("mass_scale", None)
-    return Variant(object_mass=None if scale is None else float(scale) * mass_kg, label=str(factor.get("name")), **v)
+        DataError: an unknown physics choice or a value it does not take."""
+    fields = {}
+    for k, v in factor.get("choices", {}).items():
+        physics.check_value(k, v)
+    for k, v in factor_world(factor).items():
+        fields.update(WORLD_ROWS[k](v, mass_kg))
+    return Variant(label=str(factor.get("name")), **fields)
 
 
 def _row(m: dict) -> dict:
@@ -141,8 +161,8 @@ def summarize_factor(factor: dict, rows: dict[str, dict]) -> dict:
         "name": factor["name"],
         "value": factor["value"],
         "source": factor["source"],
+        "choices": factor.get("choices", {}),
         "config": factor.get("config", {}),
-        "variant": factor.get("variant", {}),
         "lifted": sum(r["lifted"] for r in ok.values()),
         "of": len(rows),
         "diagnosis": diag,

@@ -1,8 +1,10 @@
 """The factors of the attribution study (:mod:`replay.study.attribution`), each with its source.
 
 From today's protocol (the defaults: manosim-in-Newton) one step at a time toward a
-HUG-style replay, and a few combinations. ``variant`` factors (friction, effort, mass) are
-worlds of the defaults' batch; ``config`` factors get a scene of their own.
+HUG-style replay, and a few combinations. A factor names physics table rows (``choices``: {choice: value}, the
+value its candidate with its ``source``) and protocol or engine settings (``config``: {ReplayConfig field: value});
+the rows a world can take (:data:`replay.study.attribution.WORLD_ROWS`) are worlds of the defaults' batch, the others
+get a scene of their own.
 """
 
 from __future__ import annotations
@@ -27,22 +29,22 @@ PRINT = (
 
 FACTORS = [
     dict(name="defaults", value="-", source="today's protocol (manosim-in-Newton: 0.4 N·m, mu 1, solid, zerohand)"),
-    dict(name="finger effort", value=1.0, source=HUMAN_TORQUE, variant={"effort_limit": 1.0}),
-    dict(name="finger effort", value=2.0, source=HUMAN_TORQUE + " (high end)", variant={"effort_limit": 2.0}),
-    dict(name="object density", value=0.4, source=PRINT, variant={"mass_scale": 0.4}),
-    dict(name="hand-object friction", value=1.5, source=SKIN, variant={"friction": 1.5}),
+    dict(name="finger effort", value=1.0, source=HUMAN_TORQUE, choices={"finger_effort_limit": 1.0}),
+    dict(name="finger effort", value=2.0, source=HUMAN_TORQUE + " (high end)", choices={"finger_effort_limit": 2.0}),
+    dict(name="object density", value=0.4, source=PRINT, choices={"object_density_scale": 0.4}),
+    dict(name="hand-object friction", value=1.5, source=SKIN, choices={"hand_object_friction": 1.5}),
     dict(
         name="contact softness",
         value="manosim",
         source="manosim README: HUG's soft solref/solimp on both sides of "
         "the finger-object pair (object geoms given the finger values, read back)",
-        config={"physics_overrides": {"contact_mixing": "hand"}},
+        choices={"contact_mixing": "hand"},
     ),
     dict(
         name="hand shape",
         value="myhand",
         source="manosim README: the HUG hand shape (zerohand fits GRAB's subjects better: IK median 1.92 vs 3.99 mm)",
-        config={"physics_overrides": {"hand_shape": "myhand"}},
+        choices={"hand_shape": "myhand"},
     ),
     dict(
         name="hand geometry",
@@ -54,7 +56,7 @@ FACTORS = [
         name="wrist stiffness",
         value=3.0,
         source="wrist drive kp/kd x3 (MJCF 300 N/m -> 900 N/m)",
-        config={"wrist_gain_scale": 3.0},
+        choices={"wrist_gain_scale": 3.0},
     ),
     dict(
         name="replay speed",
@@ -70,7 +72,7 @@ FACTORS = [
         config={"lift_height": 0.10, "lifted_min_rise": 0.05},
     ),
     *[
-        dict(name="pad compression", value=f"{d} mm", source=PULP, config={"pad_compression_mm": float(d)})
+        dict(name="pad compression", value=f"{d} mm", source=PULP, choices={"pad_compression": float(d)})
         for d in (2, 3, 5)
     ],
     dict(
@@ -84,20 +86,23 @@ FACTORS = [
         name="effort 1 + density 0.4 + mu 1.5",
         value="combined",
         source="the three model factors together",
-        variant={"effort_limit": 1.0, "mass_scale": 0.4, "friction": 1.5},
+        choices={"finger_effort_limit": 1.0, "object_density_scale": 0.4, "hand_object_friction": 1.5},
     ),
     dict(
         name="effort 1 + pad 3 mm",
         value="combined",
         source=HUMAN_TORQUE + "; " + PULP,
-        config={"pad_compression_mm": 3.0},
-        variant={"effort_limit": 1.0},
+        choices={"pad_compression": 3.0, "finger_effort_limit": 1.0},
     ),
     dict(
         name="effort 1 + density 0.4 + mu 1.5 + pad 3 mm",
         value="combined",
         source="the model factors + pad",
-        config={"pad_compression_mm": 3.0},
-        variant={"effort_limit": 1.0, "mass_scale": 0.4, "friction": 1.5},
+        choices={
+            "pad_compression": 3.0,
+            "finger_effort_limit": 1.0,
+            "object_density_scale": 0.4,
+            "hand_object_friction": 1.5,
+        },
     ),
 ]

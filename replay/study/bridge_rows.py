@@ -11,7 +11,8 @@ held through the shake) or ``release`` (that and not stuck after the release: th
 protocol's ``lifted`` with ``shake_held``). The three lift-protocol rows are one run of
 ``--protocol lift`` with its defaults.
 
-The elements and their two ends (oracle -> lift; fields of :mod:`replay.results.oracle_fields`):
+The elements and their two ends (oracle -> lift; fields of :mod:`replay.results.oracle_fields`, the drive the
+hug-oracle's entry of the physics choice ``finger_effort_limit``):
 start (synthetic 3 cm -> recorded approach), extra flexion (5 -> 0 deg; swept 0, 10, 15 on the
 oracle), drive (no force range -> 0.4 N·m; 1 N·m too), contact (manosim as authored -> our
 mixed pairs), step (2 ms -> 1/240 s), success (off the table after 0.5 m -> rise + clearance
@@ -20,11 +21,19 @@ after the lift protocol's 18 cm lift and hold; then + shake; then + release).
 
 from __future__ import annotations
 
+ORACLE = "hug-oracle"
+
+
+def _drive(nm: float) -> dict:
+    """The hug-oracle's finger effort limit, N·m: its entry of the physics choice finger_effort_limit."""
+    return {"physics_overrides": {"finger_effort_limit": {ORACLE: nm}}}
+
+
 #: (element, the field, the lift protocol's value, label oracle -> lift); in the cumulative order
 ELEMENTS = (
     ("start", {"oracle_start": "recorded"}, "synthetic 3 cm -> recorded approach"),
     ("extra flexion", {"oracle_extra_flexion_deg": 0.0}, "5 -> 0 deg"),
-    ("drive", {"oracle_effort_limit": 0.4}, "no force range -> 0.4 N·m"),
+    ("drive", _drive(0.4), "no force range -> 0.4 N·m"),
     ("contact", {"oracle_contact": "compiled"}, "manosim as authored -> ours (mixed pairs)"),
     ("step", {"oracle_dt": None}, "2 ms -> 1/240 s"),
     ("success", {"oracle_success": "lift"}, "off the table (0.5 m) -> rise + clearance + hold (18 cm)"),
@@ -33,9 +42,8 @@ ELEMENTS = (
 EXTRA = (
     ("extra flexion", {"oracle_extra_flexion_deg": 10.0}, "10 deg"),
     ("extra flexion", {"oracle_extra_flexion_deg": 15.0}, "15 deg"),
-    ("drive", {"oracle_effort_limit": 1.0}, "1 N·m"),
+    ("drive", _drive(1.0), "1 N·m"),
 )
-ORACLE = "hug-oracle"
 
 #: ``bridge_rows("authored")``: the oracle under the named physics ``authored`` (replay.sim.physics: the files as
 #: written plus MuJoCo's defaults) and each physics choice the lift protocol makes otherwise, as an element of its
@@ -57,7 +65,7 @@ PHYSICS_ELEMENTS = (
     ("pad compression", {"pad_compression": 3.0}, "the recorded fingers -> 3 mm"),
     (
         "finger strength",
-        {"finger_effort_limit": {"lift": "human", "hug-oracle": None}},
+        {"finger_effort_limit": {"lift": "human"}},
         "0.4 N·m at every joint -> each finger's maximal force",
     ),
 )
@@ -73,10 +81,13 @@ def _physics(over: dict) -> dict:
 
 
 def merge_config(acc: dict, cfg: dict) -> dict:
-    """``acc`` with ``cfg`` over it, ``physics_overrides`` merged key by key."""
+    """``acc`` with ``cfg`` over it, ``physics_overrides`` merged key by key (a dict-valued choice's keys too)."""
     out = {**acc, **cfg}
     if "physics_overrides" in acc or "physics_overrides" in cfg:
-        out["physics_overrides"] = {**acc.get("physics_overrides", {}), **cfg.get("physics_overrides", {})}
+        over = dict(acc.get("physics_overrides", {}))
+        for k, v in cfg.get("physics_overrides", {}).items():
+            over[k] = {**over[k], **v} if isinstance(v, dict) and isinstance(over.get(k), dict) else v
+        out["physics_overrides"] = over
     return out
 
 
@@ -173,18 +184,34 @@ def bridge_rows(physics: str = "replay") -> list[dict]:
 
 
 def _lift_end(acc: dict) -> dict:
-    """The lift protocol's rows: no oracle field matters there, the physics switched (``acc``'s overrides)."""
-    return _physics(acc["physics_overrides"]) if "physics_overrides" in acc else {}
+    """The lift protocol's rows: no oracle field matters there, the physics switched (``acc``'s overrides, without
+    the hug-oracle's own entries)."""
+    over = _drop(acc.get("physics_overrides", {}), {"finger_effort_limit": {ORACLE: None}})
+    return _physics(over) if over else {}
 
 
 def _without(full: dict, cfg: dict) -> dict:
-    """``full`` with the element ``cfg`` set back to the oracle's (its keys removed, overrides too)."""
+    """``full`` with the element ``cfg`` set back to the oracle's (its keys removed, overrides too, a dict-valued
+    choice's keys one by one; an emptied one dropped)."""
     back = {k: v for k, v in full.items() if k not in cfg or k == "physics_overrides"}
     if "physics_overrides" in cfg:
-        back["physics_overrides"] = {
-            k: v for k, v in full["physics_overrides"].items() if k not in cfg["physics_overrides"]
-        }
+        back["physics_overrides"] = _drop(full["physics_overrides"], cfg["physics_overrides"])
+        if not back["physics_overrides"]:
+            del back["physics_overrides"]
     return back
+
+
+def _drop(over: dict, keys: dict) -> dict:
+    """``over`` without the choices of ``keys`` (of a dict-valued one in both: its keys)."""
+    out = {}
+    for k, v in over.items():
+        if k in keys and isinstance(v, dict) and isinstance(keys[k], dict):
+            v = {a: b for a, b in v.items() if a not in keys[k]}
+            if v:
+                out[k] = v
+        elif k not in keys:
+            out[k] = v
+    return out
 
 
 def counted(row: dict, m: dict, cfg) -> bool:

@@ -21,11 +21,12 @@ import dataclasses
 import itertools
 
 from replay.errors import DataError
+from replay.study.verdict_conditions import AS_REPLAYED, WRIST_UNCOMPENSATED
 
 #: the decision: a recording is decided "real" (lifted) when its p_lift is at least this
 DECISION_THRESHOLD = 0.5
 
-#: contact softness candidates: the sampler's softness sets (replay.study.uncertainty.SOFTNESS) fixed to one
+#: contact softness candidates: the levels of the physics choice hand_object_softness fixed to one
 SOFTNESS_CENTRES = (
     ("mujoco_default", "MuJoCo XML reference, geom solref/solimp defaults (0.02 1 / 0.9 0.95 0.001)"),
     ("manosim_soft", "manosim README: the soft set HUG chose by replaying human grasps (0.04 1 / 0.5 0.95 0.001)"),
@@ -40,7 +41,7 @@ CENTRES = tuple(
     {"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES, FRICTION_CENTRES)
 )
 #: the condition candidates (replay.study.verdict_conditions): both wrist gravity assumptions of the replay physics
-CONDITIONS = ("as_replayed", "wrist_uncompensated")
+CONDITIONS = (AS_REPLAYED.name, WRIST_UNCOMPENSATED.name)
 #: what the figure is, as the results file says it
 FIGURE = (
     "balanced accuracy of real vs corrupted recordings, p_lift >= 0.5 deciding 'real': (TPR + TNR) / 2, TPR "

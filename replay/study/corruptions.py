@@ -1,16 +1,14 @@
-"""Declared corruptions of a recording (``run_study.py --corruptions``, issue #46), each with its
-source: does the lift verdict tell a real grasp from a broken one?
-
-:data:`CORRUPTIONS` is the one table. ``variant`` corruptions are worlds of the recording's own
-batch (a Variant field added to every sample: the wrist offset, the fingers' opening);
-``scene`` corruptions need a scene of their own (the object model scaled: its collision and
-visual meshes rewritten scaled about the object frame's origin, :func:`scaled_recording`).
+"""Declared corruptions of a recording (``run_study.py --corruptions``, issue #46): does the lift verdict tell a
+real grasp from a broken one? Each is one entry that carries its own edit: a :class:`WorldCorruption` edits a
+sample's :class:`~replay.sim.engine.variants.Variant` (a world of the recording's own batch), a
+:class:`SceneCorruption` edits the recording (a scene of its own). A new corruption is one :func:`register` call.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,52 +16,60 @@ import numpy as np
 
 from replay.errors import DataError
 
-#: the wrist offset of the HUG test, m (horizontal, a random direction per sample)
-WRIST_OFFSET_M = 0.02
-#: the fingers' opening toward the rest pose, deg (every finger, from the approach's last part on)
-FINGERS_OPEN_DEG = 20.0
-#: the object model's scale factor (collision and visual meshes, about the object frame's origin)
-OBJECT_SCALE = 0.8
-
 _HUG = "HUG (Human Universal Grasping, arXiv:2606.17054): a 2 cm wrist offset roughly halves the oracle's success"
 
 
 @dataclass(frozen=True)
 class Corruption:
-    """One corruption: ``name``, ``kind`` (``variant`` or ``scene``), ``source`` and its HUG
-    ``reference`` ratio (success corrupted / real) where the paper gives one, else None."""
+    """One corruption: ``name`` (the ``--corruptions`` word), ``source`` and HUG's ``reference`` ratio (success
+    corrupted / real) where the paper gives one, else None."""
 
     name: str
-    kind: str
     source: str
     reference: float | None = None
 
 
-CORRUPTIONS = (
-    Corruption(
-        "wrist_offset_2cm",
-        "variant",
-        _HUG + " (the paper's test: 2 cm in a random horizontal direction); added to every wrist target of the sample",
-        reference=0.5,
-    ),
-    Corruption(
-        f"fingers_open_{FINGERS_OPEN_DEG:g}deg",
-        "variant",
-        f"our choice: every finger turned {FINGERS_OPEN_DEG:g} deg back toward extension (the rest pose) about "
-        "its joints' flexion axes from the approach's last part on (Variant.finger_closure negative, "
-        "replay.protocol.finger_closure): a grasp that never closes as the person's did",
-    ),
-    Corruption(
-        f"object_scale_{OBJECT_SCALE:g}",
-        "scene",
-        f"our choice: the object's meshes scaled by {OBJECT_SCALE:g} about its frame's origin (mass from the "
-        "scaled volume at the asset's density, or the asset's mass where it states one): the hand replayed "
-        "on an object that is not the one recorded",
-    ),
-)
+@dataclass(frozen=True)
+class WorldCorruption(Corruption):
+    """A world of the recording's batch: ``apply(variant, direction)`` -> the sample's Variant corrupted
+    (``direction``: rad, a random horizontal direction per sample, :func:`replay.study.sampler.directions`)."""
 
-#: corruption name -> Corruption
-BY_NAME = {c.name: c for c in CORRUPTIONS}
+    apply: Callable = None
+
+
+@dataclass(frozen=True)
+class SceneCorruption(Corruption):
+    """A scene of its own: ``apply(rec, folder)`` -> a copy of the recording corrupted (files under ``folder``)."""
+
+    apply: Callable = None
+
+
+_REGISTRY: dict[str, Corruption] = {}
+
+
+def register(c: Corruption) -> Corruption:
+    """Add corruption ``c`` (returned). Raises ValueError: a name registered already, or no ``apply``."""
+    if c.name in _REGISTRY:
+        raise ValueError(f"corruption {c.name!r} is registered already")
+    if not callable(getattr(c, "apply", None)):
+        raise ValueError(f"corruption {c.name!r} has no apply")
+    _REGISTRY[c.name] = c
+    return c
+
+
+def unregister(name: str) -> None:
+    """Remove a registered corruption (tests)."""
+    _REGISTRY.pop(name, None)
+
+
+def corruption_named(name: str) -> Corruption:
+    """The registered corruption ``name``. Raises KeyError."""
+    return _REGISTRY[name]
+
+
+def corruption_names() -> tuple[str, ...]:
+    """Every registered corruption's name, in registration order."""
+    return tuple(_REGISTRY)
 
 
 def parse_corruptions(text: str | bool | None) -> list[str]:
@@ -74,24 +80,60 @@ def parse_corruptions(text: str | bool | None) -> list[str]:
     if not text:
         return []
     if text is True or str(text).strip() == "all":
-        return [c.name for c in CORRUPTIONS]
+        return list(_REGISTRY)
     names = list(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
-    bad = [n for n in names if n not in BY_NAME]
+    bad = [n for n in names if n not in _REGISTRY]
     if bad:
-        raise DataError(None, "--corruptions", f"unknown corruption(s) {bad}; choose from all, {', '.join(BY_NAME)}")
+        raise DataError(None, "--corruptions", f"unknown corruption(s) {bad}; choose from all, {', '.join(_REGISTRY)}")
     return names
 
 
-def variant_extra(name: str, direction: float) -> dict:
-    """The Variant fields corruption ``name`` (``variant`` kind) adds to a sample: ``wrist_offset`` (3,) m
-    along the horizontal ``direction`` (rad), or ``finger_closure`` (5,) rad."""
-    if name == "wrist_offset_2cm":
-        return {
-            "wrist_offset": (WRIST_OFFSET_M * float(np.cos(direction)), WRIST_OFFSET_M * float(np.sin(direction)), 0.0)
-        }
-    if name.startswith("fingers_open_"):
-        return {"finger_closure": (-float(np.radians(FINGERS_OPEN_DEG)),) * 5}
-    raise ValueError(f"{name!r} is not a variant corruption")
+def offset_wrist(metres: float) -> Callable:
+    """``apply`` of a wrist offset of ``metres`` along the sample's horizontal direction, added to its own."""
+
+    def apply(v, direction: float):
+        off = (metres * float(np.cos(direction)), metres * float(np.sin(direction)), 0.0)
+        return dataclasses.replace(v, wrist_offset=tuple(np.asarray(v.wrist_offset, float) + np.asarray(off, float)))
+
+    return apply
+
+
+def open_fingers(deg: float) -> Callable:
+    """``apply`` of every finger turned ``deg`` back toward extension (Variant.finger_closure negative)."""
+    return lambda v, direction: dataclasses.replace(v, finger_closure=(-float(np.radians(deg)),) * 5)
+
+
+def scale_object(factor: float) -> Callable:
+    """``apply`` of the object's meshes scaled by ``factor`` (:func:`scaled_recording`)."""
+    return lambda rec, folder: scaled_recording(rec, factor, folder)
+
+
+register(
+    WorldCorruption(
+        "wrist_offset_2cm",
+        _HUG + " (the paper's test: 2 cm in a random horizontal direction); added to every wrist target of the sample",
+        reference=0.5,
+        apply=offset_wrist(0.02),
+    )
+)
+register(
+    WorldCorruption(
+        "fingers_open_20deg",
+        "our choice: every finger turned 20 deg back toward extension (the rest pose) about its joints' flexion axes "
+        "from the approach's last part on (Variant.finger_closure negative, replay.protocol.finger_closure): a grasp "
+        "that never closes as the person's did",
+        apply=open_fingers(20.0),
+    )
+)
+register(
+    SceneCorruption(
+        "object_scale_0.8",
+        "our choice: the object's meshes scaled by 0.8 about its frame's origin (mass from the scaled volume at the "
+        "asset's density, or the asset's mass where it states one): the hand replayed on an object that is not the "
+        "one recorded",
+        apply=scale_object(0.8),
+    )
+)
 
 
 def scaled_recording(rec, factor: float, folder: Path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
-from replay.study.corruptions import BY_NAME as CORRUPTION_BY_NAME
+from replay.study.corruptions import corruption_named, corruption_names
 
 
 def auc(real, corrupted) -> float | None:
@@ -40,7 +40,7 @@ def discrimination(sampled: list, protocol: str = "lift") -> list[dict]:
                 continue
             real, bad = np.array(pairs, float).T
             p_real, p_bad = float(real.mean()), float(bad.mean())
-            ref = CORRUPTION_BY_NAME.get(c)
+            ref = corruption_named(c) if c in corruption_names() else None
             out.append(
                 {
                     "protocol": protocol,

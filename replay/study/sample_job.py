@@ -1,9 +1,9 @@
 """The sampled verdict's rollouts of one recording, in the study's worker (issue #46).
 
 Per condition (:mod:`replay.study.verdict_conditions`) one batch: the recording's joint samples
-(:mod:`replay.study.sampler`) as worlds of one scene, the ``variant`` corruptions' worlds
+(:mod:`replay.study.sampler`) as worlds of one scene, the world corruptions' worlds
 (:mod:`replay.study.corruptions`: the same samples, each corrupted) in the same batch, and per
-``scene`` corruption (the object scaled) a batch of its own scene. A condition that changes the
+scene corruption (the recording edited) a batch of its own scene. A condition that changes the
 hand (shape or collision proxy) prepares the recording on that hand's MJCF
 (:func:`replay.study.prepare.prepare_recording`, the landmark IK cached per MJCF).
 """
@@ -20,8 +20,7 @@ from replay.protocol.p_lift_stats import p_lift_record
 from replay.protocol.protocols.base import protocol_named
 from replay.sim import physics
 from replay.study.calibration import variables_for
-from replay.study.corruptions import BY_NAME as CORRUPTIONS
-from replay.study.corruptions import OBJECT_SCALE, scaled_recording, variant_extra
+from replay.study.corruptions import SceneCorruption, WorldCorruption, corruption_named
 from replay.study.prepare import prepare_recording
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
 from replay.study.uncertainty import data_sigmas, object_ranges
@@ -46,10 +45,11 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     ranges = object_ranges(rec0, run_cfg)
     variables = variables_for(run_cfg)
     samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables, ranges)
-    keys = driver_keys(samples)
+    keys = driver_keys(samples, variables)
     dirs = directions(job.seed, job.sequence, job.samples)
-    var_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "variant"]
-    scene_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "scene"]
+    corr = [corruption_named(c) for c in job.corruptions]
+    var_corr = [c for c in corr if isinstance(c, WorldCorruption)]
+    scene_corr = [c for c in corr if isinstance(c, SceneCorruption)]
     p_lift, corrupted, lifted_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}
     tmp = Path(tempfile.mkdtemp(prefix="replay_scaled_"))
     try:
@@ -59,10 +59,10 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
             lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
             n = len(samples)
-            for cn in scene_corr:  # a scene of its own: the object's meshes scaled
-                rs = scaled_recording(rec, OBJECT_SCALE, tmp / f"{cond}_{cn}")
+            for sc in scene_corr:  # a scene of its own: the recording edited
+                rs = sc.apply(rec, tmp / f"{cond}_{sc.name}")
                 lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
-            names = [None] + var_corr + scene_corr
+            names = [None] + [x.name for x in var_corr + scene_corr]
             for i, name in enumerate(names):
                 part = lifted[i * n : (i + 1) * n]
                 rec_ = p_lift_record(part, keys)
@@ -99,13 +99,15 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
 
 
 def _run(
-    rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str], variables: tuple
+    rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list, variables: tuple
 ) -> list[bool]:
-    """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (in order)."""
+    """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (world corruptions, in
+    order: each sample's Variant through its ``apply``)."""
     from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
 
-    variants = [sample_variant(s, variables) for s in samples]
-    for name in corr:
-        variants += [sample_variant(s, variables, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
+    real = [sample_variant(s, variables) for s in samples]
+    variants = list(real)
+    for wc in corr:
+        variants += [wc.apply(v, d) for v, d in zip(real, dirs)]
     res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
     return [bool(r.metrics["lifted"]) for r in res]

@@ -15,7 +15,7 @@ import zlib
 import numpy as np
 from scipy.stats import norm, qmc
 
-from replay.study.uncertainty import SOFTNESS
+from replay.study.uncertainty import sample_fields
 
 
 def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
@@ -65,7 +65,7 @@ def _value(v, x: np.ndarray, sigmas: dict, ranges: dict):
     if v.kind == "choice":
         return v.levels[min(int(x[0] * len(v.levels)), len(v.levels) - 1)]
     z = norm.ppf(np.clip(x, 1e-9, 1 - 1e-9))
-    sigma_m = float(sigmas["wrist_mm" if v.name == "wrist_offset" else "object_mm"]) / 1000.0
+    sigma_m = float(sigmas[v.sigma]) / 1000.0
     xyz = np.zeros(3)
     xyz[: v.dims] = z * sigma_m
     return tuple(float(a) for a in xyz)
@@ -77,42 +77,18 @@ def directions(seed: int, key: str, n: int) -> np.ndarray:
     return _rng(seed, key, 1).uniform(0.0, 2.0 * np.pi, n)
 
 
-def sample_variant(s: dict, variables: tuple = (), **extra):
-    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`): the grip
-    force as a scale of the scene's finger limits (over its ``centre`` among ``variables``), the pad depth as the
-    world's own; ``extra`` Variant fields set besides (a corruption's ``finger_closure``; ``wrist_offset`` is
-    added to the sample's)."""
+def sample_variant(s: dict, variables: tuple):
+    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`): each of
+    ``variables``' own edit (:func:`replay.study.uncertainty.sample_fields`)."""
     from replay.sim.engine.variants import Variant
 
-    solref, solimp = SOFTNESS[s["softness"]]
-    off = np.asarray(s["wrist_offset"], float) + np.asarray(extra.pop("wrist_offset", (0.0, 0.0, 0.0)), float)
-    centre = {v.name: v.centre for v in variables}
-    grip = s.get("grip_force_n")
-    return Variant(
-        friction=s["friction"],
-        solref=solref,
-        solimp=solimp,
-        torsional_friction=float(s["torsional_friction"]),
-        object_mass_scale=s["object_mass_scale"],
-        effort_scale=None if grip is None else float(grip) / float(centre["grip_force_n"]),
-        pad_depth_mm=s.get("pad_compression_mm"),
-        wrist_offset=tuple(off),
-        object_offset=s["object_offset"],
-        **extra,
-    )
+    return Variant(**sample_fields(s, variables))
 
 
-def driver_keys(samples: list[dict]) -> dict:
+def driver_keys(samples: list[dict], variables: tuple) -> dict:
     """{variable: (n,) float}: each sampled variable as one number per sample, ordered as its effect
-    is read (:func:`replay.protocol.p_lift_stats.driver`): friction, mass scale and torsional friction as they
-    are, softness as its solref time constant (s, larger is softer), the offsets as their length (m)."""
-    out = {}
-    for name in samples[0]:
-        vals = [s[name] for s in samples]
-        if name == "softness":
-            out[name] = np.array([SOFTNESS[v][0][0] for v in vals], float)
-        elif isinstance(vals[0], tuple):
-            out[name] = np.linalg.norm(np.asarray(vals, float), axis=1)
-        else:
-            out[name] = np.asarray(vals, float)
-    return out
+    is read (:func:`replay.protocol.p_lift_stats.driver`): each variable's own key
+    (:meth:`replay.study.uncertainty.Variable.keys`: softness as its solref time constant, s, larger is softer;
+    the offsets as their length, m; the others as they are)."""
+    by = {v.name: v for v in variables}
+    return {name: by[name].keys([s[name] for s in samples]) for name in samples[0]}

@@ -79,6 +79,13 @@ class SweepPlan:
     roles: tuple
 
 
+def study_effort(cfg) -> float | None:
+    """The study's finger effort, N·m at every joint, where a departure sets one (``--effort``); None: the scene's
+    own per-joint limits (the physics' finger_effort_limit)."""
+    eff = (cfg.physics_overrides or {}).get("finger_effort_limit")
+    return float(eff) if isinstance(eff, (int, float)) and not isinstance(eff, bool) else None
+
+
 def plan_sweep(
     grid: dict, study_effort: float | None, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
 ) -> SweepPlan:

@@ -1,12 +1,10 @@
-"""The sampled verdict's declared distributions (issue #46), each with its source.
+"""The sampled verdict's variables (issue #46): each one entry that names its physics table row (or, data
+uncertainty, the recording's own measured accuracy) and carries its own ``apply`` (the world's Variant fields).
 
-Physics uncertainty (:func:`physics_variables`: the contact variables of :data:`CONTACT_VARIABLES`, and
-those the config's physics declares with a spread in its table: the object's mass over its own range,
-the fingers' strength, the pad compression) and data uncertainty (:data:`DATA_VARIABLES`, scaled per
-recording by its own measured accuracy, :func:`data_sigmas`) are sampled jointly
-(:mod:`replay.study.sampler`); a variable of kind ``object`` takes its range per recording
-(:func:`object_ranges`). Conditions are not here: they are assumptions, reported apart
-(:mod:`replay.study.verdict_conditions`).
+Physics uncertainty (:func:`physics_variables`: each of :data:`PHYSICS_VARIABLES` whose row in the config's physics
+has a spread or levels and no departure) and data uncertainty (:data:`DATA_VARIABLES`, scaled per recording by its
+own accuracy, :func:`data_sigmas`) are sampled jointly (:mod:`replay.study.sampler`); a variable of kind ``object``
+takes its range per recording (:func:`object_ranges`). Conditions are apart (:mod:`replay.study.verdict_conditions`).
 
 Units: friction coefficients dimensionless (sliding) or m (torsional), solref (s, 1), solimp
 (1, 1, m), offsets m, sigmas mm where named, grip force N, pad depth mm, mass scale 1.
@@ -14,6 +12,7 @@ Units: friction coefficients dimensionless (sliding) or m (torsional), solref (s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,9 +21,11 @@ import numpy as np
 @dataclass(frozen=True)
 class Variable:
     """One sampled variable: ``name``, ``kind`` (``uniform`` on [low, high], ``choice`` among
-    ``levels`` with equal weight, ``normal`` (dims, per-recording sigma), ``object`` (uniform on the
-    recording's own range, :func:`object_ranges`)), its ``distribution`` in words and ``source``;
-    ``centre``: the single run's value (uniform kinds)."""
+    ``levels`` with equal weight, ``normal`` (dims, per-recording sigma ``sigma``, a key of
+    :func:`data_sigmas`), ``object`` (uniform on the recording's own range, :func:`object_ranges`)), its
+    ``distribution`` in words and ``source``; ``centre``: the single run's value (uniform kinds). ``apply(var,
+    value, fields)``: the world's Variant fields with this sample's value; ``driver(var, value)``: the number
+    the verdict's driver reads (None: the value, or a vector's length)."""
 
     name: str
     kind: str
@@ -35,47 +36,92 @@ class Variable:
     levels: tuple = ()
     dims: int = 1
     centre: float | None = None
+    apply: Callable | None = None
+    driver: Callable | None = None
+    sigma: str | None = None
+    values: dict | None = None
 
     def record(self) -> dict:
         """``{name, distribution, source}`` (the study's ``sampling.variables``)."""
         return {"name": self.name, "distribution": self.distribution, "source": self.source}
 
+    def fields(self, value, fields: dict) -> dict:
+        """``fields`` (a world's Variant fields) with this variable's ``value`` (its ``apply``)."""
+        return self.apply(self, value, fields)
 
-#: contact softness sets: name -> (solref (timeconst s, dampratio), solimp (dmin, dmax, width m))
-SOFTNESS = {
-    "mujoco_default": ((0.02, 1.0), (0.9, 0.95, 0.001)),
-    "manosim_soft": ((0.04, 1.0), (0.5, 0.95, 0.001)),
-    "manosim_stiff": ((0.004, 1.0), (0.99, 0.9999, 0.0005)),
-}
+    def keys(self, values: list) -> np.ndarray:
+        """(n,) the numbers the driver reads of one value per sample."""
+        if self.driver is not None:
+            return np.array([self.driver(self, v) for v in values], float)
+        if isinstance(values[0], tuple):
+            return np.linalg.norm(np.asarray(values, float), axis=1)
+        return np.asarray(values, float)
 
-CONTACT_VARIABLES = (
-    Variable(
-        "friction",
-        "uniform",
-        "uniform on [0.3, 1.0], sliding friction of every hand-object contact",
-        "Derler & Gerhardt 2012, Tribology of skin: review and analysis of experimental results for the friction "
-        "coefficient of human skin, Tribol. Lett. 45:1-27 (dry finger pad on polymers, metals, wood and glass: "
-        "mostly 0.3-1.0; moist skin higher, not sampled)",
-        low=0.3,
-        high=1.0,
-    ),
-    Variable(
+
+def _set(field: str, conv=float) -> Callable:
+    """``apply`` that sets Variant field ``field`` to the value (through ``conv``)."""
+    return lambda var, value, fields: {**fields, field: conv(value)}
+
+
+def _softness(var, level, fields: dict) -> dict:
+    solref, solimp = var.values[level]
+    return {**fields, "solref": solref, "solimp": solimp}
+
+
+def _grip(var, value, fields: dict) -> dict:
+    """The grip force as a scale of the scene's finger limits (over the variable's centre)."""
+    return {**fields, "effort_scale": float(value) / float(var.centre)}
+
+
+@dataclass(frozen=True)
+class RowVariable:
+    """A physics variable declared by its table row: ``name``, ``row`` (a physics choice with a spread or
+    levels), ``what`` (its words), ``apply`` and ``driver`` (as :class:`Variable`'s); ``kind`` ``object``:
+    the object's own mass range (the row names the mass model)."""
+
+    name: str
+    row: str
+    what: str
+    apply: Callable
+    driver: Callable | None = None
+    kind: str | None = None
+
+
+def _g(x) -> str:
+    return f"{x:g}"
+
+
+def _pair_text(i: int, solref, solimp) -> str:
+    ref, imp = " ".join(map(_g, solref)), " ".join(map(_g, solimp))
+    return f"solref {ref}, solimp {imp}" if i == 0 else f"{ref}, {imp}"
+
+
+#: the physics variables, in sampling order (each drawn where its row in the config's physics has a spread or levels)
+PHYSICS_VARIABLES = (
+    RowVariable("friction", "hand_object_friction", "sliding friction of every hand-object contact", _set("friction")),
+    RowVariable(
         "softness",
-        "choice",
-        "one of mujoco_default (solref 0.02 1, solimp 0.9 0.95 0.001), manosim_soft "
-        "(0.04 1, 0.5 0.95 0.001), manosim_stiff (0.004 1, 0.99 0.9999 0.0005), equal weight, hand-object pairs",
-        "MuJoCo XML reference (geom solref/solimp defaults); manosim README (the soft set HUG chose by replaying "
-        "human grasps, and the stiff set it names: ~45 % vs >90 % of recorded grasps succeed)",
-        levels=tuple(SOFTNESS),
+        "hand_object_softness",
+        "equal weight, hand-object pairs",
+        _softness,
+        driver=lambda var, level: var.values[level][0][0],  # the solref time constant, s: larger is softer
     ),
-    Variable(
+    RowVariable(
         "torsional_friction",
-        "choice",
-        "0.005 or 0.5 m, equal weight, hand and object geoms (MuJoCo takes the pair's maximum; condim 4 on the object)",
-        "MuJoCo XML reference geom friction default (1, 0.005, 0.0001); "
-        "GRAB object_sim common.xml object_col friction 1 0.5 0.01 (as authored)",
-        levels=(0.005, 0.5),
+        "hand_object_torsional_friction",
+        "equal weight, hand and object geoms (MuJoCo takes the pair's maximum; condim 4 on the object)",
+        _set("torsional_friction"),
     ),
+    RowVariable(
+        "object_mass_scale",
+        "object_mass_model",
+        "uniform on the object's own mass range over its single-run mass (replay.sim.made_mass: a print's shell "
+        "+ infill, a stated mass, or the asset's times object_mass_unstated_spread), inertia scaled with it",
+        _set("object_mass_scale"),
+        kind="object",
+    ),
+    RowVariable("grip_force_n", "grip_force_n", "the fingers' maximal grip force together, N", _grip),
+    RowVariable("pad_compression_mm", "pad_compression", "the finger pad compression depth, mm", _set("pad_depth_mm")),
 )
 
 
@@ -89,6 +135,8 @@ DATA_VARIABLES = (
         "(meta kinematics.ik_residual_mm.median, replay.kinematics.coords) and its mocap's tracking noise as "
         "measured on its object track (replay.checks.object_track noise_rms_mm)",
         dims=3,
+        apply=_set("wrist_offset", tuple),
+        sigma="wrist_mm",
     ),
     Variable(
         "object_offset",
@@ -97,57 +145,65 @@ DATA_VARIABLES = (
         "track noise (mm); vertical 0 (the object settles on the support)",
         "the recording's object track noise over the approach (replay.checks.object_track noise_rms_mm)",
         dims=2,
+        apply=_set("object_offset", tuple),
+        sigma="object_mm",
     ),
 )
 
 
 def physics_variables(cfg) -> tuple:
-    """The physics variables ``cfg``'s physics samples: :data:`CONTACT_VARIABLES`, the object's mass
-    (``object_mass_scale``, kind ``object``), and, where the physics' table declares a spread and no config
-    field departs from it, the grip force (``grip_force_n``, N: each finger's capacity scales with it) and the
-    pad compression (``pad_compression_mm``)."""
+    """The physics variables ``cfg``'s physics samples (:data:`PHYSICS_VARIABLES` whose row has a spread or levels
+    and is not overridden; the object's mass always; the grip force only where the fingers' strength is human)."""
     from replay.sim import finger_strength, physics
 
-    tab = physics.table(cfg.physics)
-    out = list(CONTACT_VARIABLES)
-    model = tab["object_mass_model"]
-    out.append(
-        Variable(
-            "object_mass_scale",
-            "object",
-            "uniform on the object's own mass range over its single-run mass (replay.sim.made_mass: a print's shell "
-            "+ infill, a stated mass, or the asset's times object_mass_unstated_spread), inertia scaled with it",
-            f"physics {cfg.physics!r}, object_mass_model {physics.choice_value(cfg, 'object_mass_model')!r}: "
-            f"{model.source}",
-            centre=1.0,
-        )
-    )
-    grip = tab["grip_force_n"]
-    if finger_strength.profile(cfg) == "human" and grip.spread and "grip_force_n" not in (cfg.physics_overrides or {}):
-        out.append(_spread_variable("grip_force_n", grip, "the fingers' maximal grip force together, N"))
-    pad = tab["pad_compression"]
-    if pad.spread and cfg.pad_compression_mm is None:
-        out.append(_spread_variable("pad_compression_mm", pad, "the finger pad compression depth, mm"))
+    tab, over = physics.table(cfg.physics), cfg.physics_overrides or {}
+    out = []
+    for rv in PHYSICS_VARIABLES:
+        row = tab[rv.row]
+        if rv.kind == "object":
+            source = f"physics {cfg.physics!r}, object_mass_model {physics.choice_value(cfg, rv.row)!r}: {row.source}"
+            out.append(Variable(rv.name, "object", rv.what, source, centre=1.0, apply=rv.apply))
+            continue
+        if rv.row in over or not (row.spread or row.levels):
+            continue
+        if rv.row == "grip_force_n" and finger_strength.profile(cfg) != "human":
+            continue
+        out.append(_from_row(rv, row))
     return tuple(out)
 
 
-def _spread_variable(name: str, choice, what: str) -> Variable:
-    lo, hi = (float(x) for x in choice.spread)
-    return Variable(
-        name,
-        "uniform",
-        f"uniform on [{lo:g}, {hi:g}]: {what} (physics choice {choice.name}, centre {choice.value:g})",
-        choice.source,
-        low=lo,
-        high=hi,
-        centre=float(choice.value),
-    )
+def _from_row(rv: RowVariable, row) -> Variable:
+    """The :class:`Variable` of ``rv`` drawn as its table ``row`` declares (its spread, or its levels)."""
+    source = row.spread_source or row.source
+    common = dict(apply=rv.apply, driver=rv.driver)
+    if row.spread:
+        lo, hi = (float(x) for x in row.spread)
+        if row.value is None:  # as built: the range alone
+            text = f"uniform on [{lo!r}, {hi!r}], {rv.what}"
+            return Variable(rv.name, "uniform", text, source, low=lo, high=hi, **common)
+        text = f"uniform on [{lo:g}, {hi:g}]: {rv.what} (physics choice {row.name}, centre {row.value:g})"
+        return Variable(rv.name, "uniform", text, source, low=lo, high=hi, centre=float(row.value), **common)
+    if isinstance(row.levels, dict):
+        sets = ", ".join(f"{k} ({_pair_text(i, *v)})" for i, (k, v) in enumerate(row.levels.items()))
+        text = f"one of {sets}, {rv.what}"
+        return Variable(rv.name, "choice", text, source, levels=tuple(row.levels), values=dict(row.levels), **common)
+    text = " or ".join(_g(x) for x in row.levels) + f" m, {rv.what}"
+    return Variable(rv.name, "choice", text, source, levels=tuple(row.levels), **common)
 
 
 def variables(cfg) -> tuple:
     """Every sampled variable of ``cfg``'s physics, in sampling order: :func:`physics_variables`, then
     :data:`DATA_VARIABLES`."""
     return physics_variables(cfg) + DATA_VARIABLES
+
+
+def sample_fields(sample: dict, variables: tuple) -> dict:
+    """The Variant fields of one joint sample ``{variable: value}`` (each variable's ``apply``, in order)."""
+    fields: dict = {}
+    for v in variables:
+        if v.name in sample:
+            fields = v.fields(sample[v.name], fields)
+    return fields
 
 
 def object_ranges(rec, cfg) -> dict:

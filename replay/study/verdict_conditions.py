@@ -1,10 +1,7 @@
-"""The sampled verdict's conditions (issue #46): assumptions about what a recording means and which
-model stands for the hand. Each is a set of overrides, reported side by side (``p_lift`` per
-condition), never mixed into the sampled uncertainty (:mod:`replay.study.uncertainty`).
-
-:data:`CONDITIONS` is the one table: a name, the overrides it makes (physics choices of
-:mod:`replay.sim.physics`, plus the config field ``hand``, the collision proxy, which is not a
-physics choice) as a function of the choices in effect for the study, and why. Imports no physics
+"""The sampled verdict's conditions (issue #46): assumptions about what a recording means and which model stands
+for the hand, reported side by side (``p_lift`` per condition), never mixed into the sampled uncertainty
+(:mod:`replay.study.uncertainty`). Each is one :class:`Condition` entry registered here: its overrides (physics table
+rows, or the config field ``hand``, the collision proxy) and its own :meth:`Condition.apply`. Imports no physics
 engine (the study's process reads it; :mod:`replay.study.sample_job` runs them in the worker).
 """
 
@@ -32,6 +29,62 @@ class Condition:
     overrides: Callable[[dict], dict]
     why: str
 
+    def apply(self, cfg: ReplayConfig, protocol: str = "lift") -> ReplayConfig:
+        """``cfg`` under this condition: its physics overrides merged over ``cfg.physics_overrides``
+        (:func:`replay.sim.physics.apply_physics`), its config fields set; every other choice stays as it
+        is in effect for ``cfg`` under ``protocol``, which is checked.
+
+        Raises:
+            DataError: an override this physics cannot take, or a choice that would not stay."""
+        over = self.overrides_for(cfg, protocol)
+        fields = {k: over.pop(k) for k in CONFIG_KEYS if k in over}
+        if not over and not fields:
+            return cfg
+        cur = choices_in_effect(cfg, protocol)
+        new = cfg
+        if over:
+            new = physics.apply_physics(cfg, None, over)
+            drift = {
+                k: cur[k]
+                for k, v in choices_in_effect(new, protocol).items()
+                if k not in over and k != "hand" and v != cur[k]
+            }
+            if drift:  # a field apart from the physics that apply_physics would reset: kept as it was
+                new = physics.apply_physics(cfg, None, {**drift, **over})
+        new = dataclasses.replace(new, **fields).validate() if fields else new
+        want = {**cur, **over, **fields}
+        got = choices_in_effect(new, protocol)
+        bad = sorted(k for k in want if got.get(k) != want[k])
+        if bad:
+            raise DataError(None, f"--conditions {self.name}", f"leaves {bad} not as wanted")
+        return new
+
+    def overrides_for(self, cfg: ReplayConfig, protocol: str) -> dict:
+        """Its overrides for a study of ``cfg`` under ``protocol`` (tuples as lists)."""
+        over = self.overrides(choices_in_effect(cfg, protocol))
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in over.items()}
+
+
+_REGISTRY: dict[str, Condition] = {}
+
+
+def register(c: Condition) -> Condition:
+    """Add condition ``c`` (returned). Raises ValueError: a name registered already."""
+    if c.name in _REGISTRY:
+        raise ValueError(f"condition {c.name!r} is registered already")
+    _REGISTRY[c.name] = c
+    return c
+
+
+def condition_named(name: str) -> Condition:
+    """The registered condition ``name``. Raises KeyError."""
+    return _REGISTRY[name]
+
+
+def condition_names() -> tuple[str, ...]:
+    """Every registered condition's name, in registration order."""
+    return tuple(_REGISTRY)
+
 
 _GRAV = (
     "the recordings do not say whether the arm carried the hand: manosim's MJCF has no gravity compensation "
@@ -39,29 +92,34 @@ _GRAV = (
     "(issue #46: this one assumption flips all 9 hug-oracle lifts)"
 )
 
-#: the conditions, in order (``as_replayed`` first: the study's own physics)
-CONDITIONS = (
-    Condition("as_replayed", lambda cur: {}, "the study's own physics (its named physics and overrides)"),
-    Condition("wrist_uncompensated", lambda cur: {"wrist_gravity_compensation": False}, _GRAV),
-    Condition("wrist_compensated", lambda cur: {"wrist_gravity_compensation": True}, _GRAV),
+#: the study's own physics (the first condition)
+AS_REPLAYED = register(
+    Condition("as_replayed", lambda cur: {}, "the study's own physics (its named physics and overrides)")
+)
+WRIST_UNCOMPENSATED = register(
+    Condition("wrist_uncompensated", lambda cur: {"wrist_gravity_compensation": False}, _GRAV)
+)
+WRIST_COMPENSATED = register(Condition("wrist_compensated", lambda cur: {"wrist_gravity_compensation": True}, _GRAV))
+register(
     Condition(
         "mesh_hand",
         lambda cur: {"hand": "mesh"},
         "manosim ships a capsule hand and a mesh hand (assets/<shape>/mano_<side>/mesh_hand.xml, same bodies and "
         "joints); its README names the capsule hand the one meant for contact: which proxy stands for the skin "
         "is a modelling assumption",
-    ),
-    Condition("capsule_hand", lambda cur: {"hand": "capsule"}, "manosim's capsule hand (the README's contact hand)"),
+    )
+)
+register(
+    Condition("capsule_hand", lambda cur: {"hand": "capsule"}, "manosim's capsule hand (the README's contact hand)")
+)
+register(
     Condition(
         "other_hand_shape",
         lambda cur: {"hand_shape": "myhand" if cur["hand_shape"] == "zerohand" else "zerohand"},
         "manosim's other authored shape (myhand = HUG's, zerohand = zero betas), the hand refitted by landmark IK "
         "on it (its fit on GRAB is worse: median 3.99 vs 1.92 mm, physics.py hand_shape row)",
-    ),
+    )
 )
-
-#: condition name -> Condition
-BY_NAME = {c.name: c for c in CONDITIONS}
 
 
 def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
@@ -75,7 +133,7 @@ def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
     """The default ``--conditions``: ``as_replayed`` and the other wrist gravity assumption than the
     study's (two conditions: each costs a batch of samples per recording)."""
     comp = bool(choices_in_effect(cfg, protocol)["wrist_gravity_compensation"])
-    return ["as_replayed", "wrist_uncompensated" if comp else "wrist_compensated"]
+    return [AS_REPLAYED.name, (WRIST_UNCOMPENSATED if comp else WRIST_COMPENSATED).name]
 
 
 def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
@@ -86,47 +144,15 @@ def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift"
     if not text:
         return default_conditions(cfg, protocol)
     names = list(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
-    bad = [n for n in names if n not in BY_NAME]
+    bad = [n for n in names if n not in _REGISTRY]
     if bad or not names:
-        raise DataError(None, "--conditions", f"unknown condition(s) {bad}; choose from {', '.join(BY_NAME)}")
+        raise DataError(None, "--conditions", f"unknown condition(s) {bad}; choose from {', '.join(_REGISTRY)}")
     return names
 
 
-def condition_overrides(name: str, cfg: ReplayConfig, protocol: str) -> dict:
-    """The overrides of condition ``name`` for a study of ``cfg`` under ``protocol`` (tuples as lists)."""
-    over = BY_NAME[name].overrides(choices_in_effect(cfg, protocol))
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in over.items()}
-
-
 def condition_config(cfg: ReplayConfig, name: str, protocol: str = "lift") -> ReplayConfig:
-    """``cfg`` under condition ``name``: its physics overrides merged over ``cfg.physics_overrides``
-    (:func:`replay.sim.physics.apply_physics`), its config fields set; every other choice stays as it
-    is in effect for ``cfg`` under ``protocol``, which is checked.
-
-    Raises:
-        DataError: an override this physics cannot take, or a choice that would not stay."""
-    over = condition_overrides(name, cfg, protocol)
-    fields = {k: over.pop(k) for k in CONFIG_KEYS if k in over}
-    if not over and not fields:
-        return cfg
-    cur = choices_in_effect(cfg, protocol)
-    new = cfg
-    if over:
-        new = physics.apply_physics(cfg, None, over)
-        drift = {
-            k: cur[k]
-            for k, v in choices_in_effect(new, protocol).items()
-            if k not in over and k != "hand" and v != cur[k]
-        }
-        if drift:  # a field apart from the physics that apply_physics would reset: kept as it was
-            new = physics.apply_physics(cfg, None, {**drift, **over})
-    new = dataclasses.replace(new, **fields).validate() if fields else new
-    want = {**cur, **over, **fields}
-    got = choices_in_effect(new, protocol)
-    bad = sorted(k for k in want if got.get(k) != want[k])
-    if bad:
-        raise DataError(None, f"--conditions {name}", f"leaves {bad} not as wanted")
-    return new
+    """``cfg`` under condition ``name`` (:meth:`Condition.apply`)."""
+    return _REGISTRY[name].apply(cfg, protocol)
 
 
 def check_conditions(cfg: ReplayConfig, names: list[str], protocol: str) -> None:
@@ -142,4 +168,4 @@ def check_conditions(cfg: ReplayConfig, names: list[str], protocol: str) -> None
 
 def conditions_record(cfg: ReplayConfig, names: list[str], protocol: str = "lift") -> list[dict]:
     """``[{name, overrides, why}]`` of the study's conditions (the study's ``sampling.conditions``)."""
-    return [{"name": n, "overrides": condition_overrides(n, cfg, protocol), "why": BY_NAME[n].why} for n in names]
+    return [{"name": n, "overrides": _REGISTRY[n].overrides_for(cfg, protocol), "why": _REGISTRY[n].why} for n in names]

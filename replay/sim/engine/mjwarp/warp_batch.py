@@ -58,6 +58,7 @@ import numpy as np
 import warp as wp
 
 from replay.errors import EngineError
+from replay.sim import physics
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mjwarp.warp_buffers import (  # noqa: F401  (PARK_DISTANCE re-exported)
@@ -200,7 +201,7 @@ class WarpBatch:
         """The device work of one control frame (captured as a graph on CUDA)."""
         m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
         dev, b = self.device, self._buf
-        interp = int(bool(self.cfg.wrist_substep_interp))
+        interp = int(physics.wrist_interpolated(self.cfg))
         wp.launch(
             finger_ctrl_kernel,
             dim=(N, len(lay.finger_act)),

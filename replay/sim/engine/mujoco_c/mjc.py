@@ -189,7 +189,7 @@ class MjcBatch(SpanSteps):
         self._contact_sums = np.zeros(4)
         self._bodies = lay.bodies
         self._split = c_loop_mod is None or c_loop_mod.split_step(base_m)
-        self._interp = bool(self.cfg.wrist_substep_interp)
+        self._interp = physics.wrist_interpolated(self.cfg)
         self._z1, self._z2, self._z4 = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 4))
         self.c_loop = bool(c_loop) and c_loop_mod is not None
         self._init_spans(C_LOOP_ERROR)
@@ -216,7 +216,7 @@ class MjcBatch(SpanSteps):
             finger_quat: (N, 15, 4) finger joint targets per world, Newton xyzw.
             tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the
                 previous and this frame; within the frame the position and orientation
-                are interpolated from ``tgt_prev`` when ``config.wrist_substep_interp``.
+                are interpolated from ``tgt_prev`` where the physics says so (wrist_target_interpolation).
         """
         live = [i for i, w in enumerate(self.worlds) if w.alive]
         finger_ctrl = np.zeros((len(self.worlds), self.layout.nu))
@@ -290,7 +290,7 @@ class MjcBatch(SpanSteps):
         does compiled); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
         m, d, lay, drv = w.m, w.d, self.layout, w.drive
         S = self.cfg.substeps
-        interp = bool(self.cfg.wrist_substep_interp)
+        interp = self._interp
         qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
         split = c_loop_mod is None or c_loop_mod.split_step(m)
         for j in range(S):

@@ -14,6 +14,7 @@ import mujoco
 import newton
 import numpy as np
 
+from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController, finger_actuator_force_max
 from replay.sim.engine import signals, wrist
@@ -69,16 +70,16 @@ class NewtonStepBatch:
         w = self.worlds[0]
         if not w.alive:
             return
-        cfg, S = self.cfg, self.cfg.substeps
+        S, interp = self.cfg.substeps, physics.wrist_interpolated(self.cfg)
         tp, tc = tgt_prev[0], tgt[0]
         self.ctl.set_finger_targets(finger_quat[0])
         row = np.empty(wrist.T_SIZE)
         try:
             for j in range(S):
-                wrist.substep_target(tp, tc, (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+                wrist.substep_target(tp, tc, (j + 1) / S, interp, row)
                 q = row[wrist.T_QUAT : wrist.T_QUAT + 4][[1, 2, 3, 0]]
                 self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
-                self.solver.step(self.s0, self.s1, self.control, None, cfg.dt, observables=self.mon.observables)
+                self.solver.step(self.s0, self.s1, self.control, None, self.cfg.dt, observables=self.mon.observables)
                 self.s0, self.s1 = self.s1, self.s0
                 w.reason = self.mon.check()
                 if w.reason:

@@ -25,6 +25,7 @@ import newton
 import numpy as np
 
 from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
@@ -161,13 +162,13 @@ class SteelBatch:
         w = self.worlds[0]
         if not w.alive:
             return
-        cfg, S = self.cfg, self.cfg.substeps
+        S, interp = self.cfg.substeps, physics.wrist_interpolated(self.cfg)
         self.drive.set_targets(finger_quat[0])
         row = np.empty(wrist.T_SIZE)
         # SolverSteel reports a physical failure in its row watermarks (row_problem), the state in read_frame
         # (non-finite, runaway): an exception here is a code error, not physics, and propagates
         for j in range(S):
-            wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, bool(cfg.wrist_substep_interp), row)
+            wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, interp, row)
             self.substep(row)
         wm = self.solver.constraint_row_watermarks()  # one device read per frame
         w.peak_contacts = max(w.peak_contacts, int(wm["contact_high_water"]))
