@@ -38,14 +38,14 @@ def _pad_counts(rec, coords, mjcf, cfg) -> dict:
     """Fingers near the object (within pad_near_mm), closed by the compression, at the plan's depth: real take and
     the take with every finger opened FINGERS_OPEN_DEG."""
     plan = plan_rollout(rec, coords, cfg)
-    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
     depth = float(physics.choice_value(cfg, "pad_compression"))
     pad = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)
     opened = closed_targets(
         pad.raw,
         (-np.radians(FINGERS_OPEN_DEG),) * 5,
         _axes(mjcf),
-        ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s),
+        ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s),
     )
     out = {}
     for name, fingers in (("real", None), ("fingers_open", opened)):

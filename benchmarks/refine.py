@@ -59,7 +59,7 @@ def _batch(s: refine.RefineSettings, n: int) -> list:
 def _stop_rule(plan, cfg, s):
     """``(hold end frame, the search's early stop)`` (:func:`replay.protocol.rollout.mid_lift_stop`)."""
     hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
-    return hold_end, mid_lift_stop(plan, s.mid_lift_rise_frac * cfg.lifted_min_rise)
+    return hold_end, mid_lift_stop(plan, s.mid_lift_rise_frac * cfg.lift.lifted_min_rise)
 
 
 def _recorded(scene, plan, cfg, xs, s):

@@ -26,8 +26,9 @@ from pathlib import Path
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.results import physics_table
-from replay.results.legacy_physics import legacy_physics_overrides
-from replay.results.oracle_fields import OracleFields
+from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings
+from replay.results.legacy_physics import legacy_config
+from replay.results.oracle_fields import OracleSettings
 
 #: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
 #: (0, 0, -9.81) and Newton's ``ModelBuilder`` default; the one value every module uses
@@ -39,10 +40,17 @@ def _f(default, unit: str, source: str):
     return field(default=default, metadata={"unit": unit, "source": source})
 
 
+#: the config's parts: field -> its type (each with ``validate(prefix)``; a protocol's is named by the protocol's
+#: class, :attr:`replay.protocol.protocols.base.Protocol.config_part`)
+PARTS = {"contact_budget": ContactBudget, "steel": SteelSettings, "lift": LiftSettings, "oracle": OracleSettings}
+
+
 @dataclass
-class ReplayConfig(OracleFields):
-    """Settings of one replay study. All units SI (m, s, kg, N, N·m, rad). The ``oracle_*``
-    fields of the hug-oracle protocol are declared in :class:`replay.results.oracle_fields.OracleFields`."""
+class ReplayConfig:
+    """Settings of one replay study, in three parts: the physics (a named physics and its departures: the values are
+    the table's, :mod:`replay.results.physics_table`), the engine (timing, solver, contact buffer, Steel's part) and
+    the protocol (what every protocol replays, the lift's part, the hug-oracle's part). All units SI (m, s, kg, N,
+    N·m, rad). A part may be given as a dict of its fields (the rest its defaults)."""
 
     preset: str | None = _f(
         None,
@@ -96,6 +104,9 @@ class ReplayConfig(OracleFields):
     )
 
     # --- physics backend: newton.solvers.SolverSteel (replay.sim.engine.steel) -----------
+    steel: SteelSettings = field(
+        default_factory=SteelSettings, metadata={"unit": "-", "source": "replay.results.config_parts.SteelSettings"}
+    )
     solver_backend: str = _f(
         "mujoco",
         "-",
@@ -104,64 +115,11 @@ class ReplayConfig(OracleFields):
         "hard contact, Newton's collision pipeline), one world per scene on Warp's CPU (device cpu) or CUDA, fingers "
         "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)",
     )
-    steel_iterations: int = _f(
-        20,
-        "1",
-        "PGS iterations per step (SolverSteel default 12). shared/seeds 001 (the same solver before it "
-        "shipped as SolverSteel): 20 iterations matched SolverMuJoCo's creep on a shaken grasp; below 12 the "
-        "result is not monotone in the count",
-    )
-    steel_friction_mode: str = _f(
-        "fixed_normal",
-        "-",
-        "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
-        "raise NotImplementedError there); bisection_desaxce (CUDA only; point friction) lowered creep "
-        "0.72 -> 0.40 mm in shared/seeds 001",
-    )
-    steel_baumgarte: float = _f(
-        0.2,
-        "1",
-        "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
-        "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
-        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term. "
-        "30 GRAB lifts: 0.2 lifts 3 (1 held through the shake; slip in hand 7-26 mm; 26 of 30 ablations clean), "
-        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7",
-    )
-    steel_row_headroom: float = _f(
-        3.0,
-        "1",
-        "row budgets = this x the rows a watermark probe requested (settle at the first pose, then one "
-        "step at the grasp pose set kinematically); a dropped row is a hard failure, never silent",
-    )
-    steel_rows_min: int = _f(
-        64,
-        "rows",
-        "floor of each measured row budget; SolverSteel's default articulation_constraint_max 32 "
-        "is ten 3-row contacts (shared/seeds 001: it silently discards most contacts of a grasp)",
-    )
-    steel_probe_rows: int = _f(2048, "rows", "row budget of the watermark probe (large enough that it drops none)")
-    steel_row_budget: int | None = _f(
-        None,
-        "rows",
-        "explicit budget of each row family (articulation, free body); None = measured by the probe "
-        "(steel_row_headroom, steel_rows_min)",
-    )
-    steel_contact_max: int | None = _f(
-        None,
-        "contacts",
-        "collision pipeline contact buffer; None = Newton's estimate from the model (a full buffer is a hard failure)",
-    )
-    steel_angular_damping: float = _f(
-        0.0,
-        "1/s",
-        "steel:rigid_body_angular_damping of free bodies and the hand's floating base; SolverSteel's "
-        "default 0.05 (PhysX's); 0 = none, as in MuJoCo",
-    )
 
     # --- contact --------------------------------------------------------------------
-    contact_headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
-    contact_capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")
-    contact_capacity: int | None = _f(None, "contacts", "explicit capacity; None = measured resting count x headroom")
+    contact_budget: ContactBudget = field(
+        default_factory=ContactBudget, metadata={"unit": "-", "source": "replay.results.config_parts.ContactBudget"}
+    )
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
     contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
 
@@ -194,102 +152,31 @@ class ReplayConfig(OracleFields):
         "the object stream's lag behind the hand's as the user states it (run_study.py "
         "--object-time-offset; < 0: ahead), undone before the input checks; 0 = as recorded",
     )
-    grip_overshoot: float = _f(
-        0.0,
-        "1",
-        "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
-        "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)",
-    )
-    pad_near_mm: float = _f(
-        10.0,
-        "mm",
-        "pad compression closes only fingers whose nearest capsule is within this of "
-        "the object at the grasp frame (a fingertip pad's width; landmark IK p90 ~4 mm)",
-    )
-    pad_max_deg: float = _f(
-        30.0,
-        "deg",
-        "largest pad-compression closure per finger; a finger that does not reach "
-        "the depth within it is left as recorded (status unreached)",
-    )
-    pad_blend_s: float = _f(
-        0.25,
-        "s (recorded)",
-        "the closure is blended in (smoothstep) over this much recorded "
-        "time before the grasp frame (a step would jerk the finger drives)",
-    )
-    pad_axis: str = _f(
-        "recorded",
-        "-",
-        "recorded: close along each joint's recorded flexion (most open pose in the "
-        "window -> grasp); anatomical: about bone x palm normal",
-    )
-    lift_height: float = _f(0.18, "m", "manosim-in-Newton: standardized 18 cm vertical lift")
-    lift_s: float = _f(1.2, "s", "manosim-in-Newton: 0.15 m/s mean lift speed (5 mm per 30 fps frame)")
-    lift_profile: str = _f("minjerk", "-", "quintic min-jerk s(t)=10t^3-15t^4+6t^5: zero velocity/acceleration at ends")
-    hold_s: float = _f(0.6, "s", "manosim-in-Newton: 0.6 s hold")
-    shake_s: float = _f(
-        2.0,
-        "s",
-        "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
-        "which is judged at the end of the hold); 0 = off. Grasp-stability studies (shared/seeds 000) show a "
-        "cyclic load exposes slip that a static hold hides",
-    )
-    shake_amplitude: float = _f(
-        0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)"
-    )
-    shake_hz: float = _f(1.0, "Hz", "shake frequency; amplitude ramps in and out over a quarter period (min-jerk)")
-    release_s: float = _f(
-        0.5,
-        "s",
-        "release after the hold and shake of a lifted object: the fingers open to the first replayed "
-        "(pre-grasp) pose over this long, wrist held (FET005 grasp_and_lift Opening: 0.5 s); the object must then "
-        "fall by max(5 cm, its height) or the rollout is `stuck` (replay.protocol.release); 0 = off",
-    )
-    release_fall_s: float = _f(
-        0.5, "s", "after the release, time for the object to fall (one dropped from the 18 cm lift lands in 0.19 s)"
-    )
 
     # --- success / stability thresholds --------------------------------------------
-    lifted_min_rise: float = _f(0.09, "m", "object rose at least half the lift (moved up with the hand)")
-    lifted_min_clearance: float = _f(0.01, "m", "lowest collision vertex above the support at the end of the hold")
-    shake_max_slip: float = _f(0.02, "m", "held through the shake: object moved less than this in the wrist frame")
     ablation_clean_mm: float = _f(
         1.0,
         "mm",
         "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the support",
     )
-    diag_push_mm: float = _f(
-        20.0,
-        "mm",
-        "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
-        "vertex). Objects rolling by themselves on the GRAB table move <= 4.6 mm (contact ablation, 30 lifts); "
-        "20 mm is about a fingertip's width, a grasp displaced by more is not the recorded one",
-    )
-    diag_grip_lever_m: float = _f(
-        0.1,
-        "m",
-        "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip pressing "
-        "at its capacity (replay.sim.finger_strength.one_tip_force: the index finger's pad force, or a uniform "
-        "limit over this lever, the manosim finger from knuckle to tip; / g kg at mu = 1); a lighter grip was too "
-        "light to blame the mass (`never_gripped` or `slid_out`, light_grip)",
-    )
-    diag_never_rose_mm: float = _f(
-        10.0,
-        "mm",
-        "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
-        "lift-start height during lift and hold was never gripped (it never left the table). 10 mm is the datasets' "
-        "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
-        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)",
-    )
-    diag_slip_onset_mm: float = _f(
-        5.0,
-        "mm",
-        "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
-        "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)",
-    )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
+
+    # --- the protocols' parts ----------------------------------------------------------
+    lift: LiftSettings = field(
+        default_factory=LiftSettings, metadata={"unit": "-", "source": "replay.results.config_parts.LiftSettings"}
+    )
+    oracle: OracleSettings = field(
+        default_factory=OracleSettings, metadata={"unit": "-", "source": "replay.results.oracle_fields.OracleSettings"}
+    )
+
+    def __post_init__(self):
+        for name, kind in PARTS.items():
+            part = getattr(self, name)
+            if isinstance(part, dict):
+                setattr(self, name, kind(**part))
+            elif not isinstance(part, kind):
+                raise DataError(None, f"config.{name}", f"needs a {kind.__name__} or a dict of its fields")
 
     @property
     def frame_dt(self) -> float:
@@ -302,50 +189,24 @@ class ReplayConfig(OracleFields):
         return 1.0 / (self.control_fps * self.substeps)
 
     def validate(self) -> ReplayConfig:
-        """Check ranges; raise :class:`DataError` naming the field."""
-        pos = [
-            "control_fps",
-            "substeps",
-            "iterations",
-            "contact_headroom",
-            "replay_speed",
-            "lift_s",
-            "hold_s",
-            "max_linear_speed",
-            "max_angular_speed",
-            "shake_hz",
-        ]
-        for name in pos:
+        """Check ranges; raise :class:`DataError` naming the field (a part's as ``config.<part>.<field>``)."""
+        for name in ("control_fps", "substeps", "iterations", "replay_speed", "max_linear_speed", "max_angular_speed"):
             if not getattr(self, name) > 0:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        for name in (
-            "shake_s",
-            "shake_amplitude",
-            "shake_max_slip",
-            "release_s",
-            "release_fall_s",
-            "pad_near_mm",
-            "pad_max_deg",
-            "pad_blend_s",
-        ):
-            if not getattr(self, name) >= 0:
-                raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
             "solver": ("newton", "cg"),
             "device": ("cpu", "cuda", "warp-cpu"),
             "engine": ("direct", "newton"),
             "finger_drive": ("mjcf", "quat"),
             "hand": ("capsule", "mesh"),
-            "lift_profile": ("minjerk", "linear"),
             "solver_backend": ("mujoco", "steel"),
-            "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
-            "pad_axis": ("recorded", "anatomical"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        for name in PARTS:
+            getattr(self, name).validate(f"config.{name}")
         self._validate_steel()
-        self._validate_oracle()
         self._validate_overrides()
         if (
             self.finger_drive == "quat"
@@ -382,21 +243,7 @@ class ReplayConfig(OracleFields):
             physics_table.check_value(name, value)
 
     def _validate_steel(self) -> None:
-        """The Steel backend's own settings (:class:`DataError` naming the field)."""
-        for name, low in (
-            ("steel_iterations", 1),
-            ("steel_row_headroom", 1.0),
-            ("steel_rows_min", 1),
-            ("steel_probe_rows", 1),
-        ):
-            if not getattr(self, name) >= low:
-                raise DataError(None, f"config.{name}", f"must be >= {low}, got {getattr(self, name)!r}")
-        if not 0 <= self.steel_baumgarte <= 1:
-            raise DataError(None, "config.steel_baumgarte", f"must be in [0, 1], got {self.steel_baumgarte!r}")
-        if self.steel_row_budget is not None and not self.steel_row_budget >= 1:
-            raise DataError(None, "config.steel_row_budget", f"must be >= 1 or None, got {self.steel_row_budget!r}")
-        if not self.steel_angular_damping >= 0:
-            raise DataError(None, "config.steel_angular_damping", f"must be >= 0, got {self.steel_angular_damping!r}")
+        """What the Steel backend needs of the rest (:class:`DataError` naming the field)."""
         if self.solver_backend != "steel":
             return
         if self.finger_drive != "quat":
@@ -406,11 +253,11 @@ class ReplayConfig(OracleFields):
                 "solver_backend 'steel' drives the finger ball joints with "
                 "the quaternion drive only: set finger_drive 'quat'",
             )
-        if self.steel_friction_mode != "fixed_normal" and self.device != "cuda":
+        if self.steel.friction_mode != "fixed_normal" and self.device != "cuda":
             raise DataError(
                 None,
-                "config.steel_friction_mode",
-                f"{self.steel_friction_mode!r} runs on CUDA only "
+                "config.steel.friction_mode",
+                f"{self.steel.friction_mode!r} runs on CUDA only "
                 "(SolverSteel raises NotImplementedError on a CPU device); use 'fixed_normal'",
             )
 
@@ -431,12 +278,18 @@ class ReplayConfig(OracleFields):
 
     @classmethod
     def from_dict(cls, data: dict, source: str | Path | None = None) -> ReplayConfig:
-        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. An older file's physics
-        fields are read as physics overrides (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the
-        effective physics stays the one that file ran."""
+        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. An older file's
+        fields are read through the one converter (:func:`replay.results.legacy_physics.legacy_config`): its
+        physics fields as physics overrides (the effective physics stays the one that file ran), its flat protocol
+        and engine fields into their parts."""
+        data = legacy_config(data, source)
         names = {f.name for f in dataclasses.fields(cls)}
-        data = legacy_physics_overrides(data, source)
         extra = set(data) - names - {"dt"}
+        for name, kind in PARTS.items():
+            part = data.get(name)
+            if isinstance(part, dict):
+                bad = set(part) - {f.name for f in dataclasses.fields(kind)}
+                extra |= {f"{name}.{k}" for k in bad}
         if extra:
             raise DataError(source, "config", f"unknown keys {sorted(extra)}")
         return cls(**{k: v for k, v in data.items() if k in names}).validate()
@@ -455,14 +308,24 @@ class ReplayConfig(OracleFields):
 
 
 def describe() -> list[dict]:
-    """Rows ``{name, default, unit, source}`` for every knob (README / --help)."""
+    """Rows ``{name, default, unit, source}`` for every knob (README / --help); a part's as ``<part>.<field>``."""
     rows = []
     for f in dataclasses.fields(ReplayConfig):
+        if f.name in PARTS:
+            rows += [dict(r, name=f"{f.name}.{r['name']}") for r in _rows(PARTS[f.name])]
+        else:
+            rows += _rows(ReplayConfig, [f])
+    return rows
+
+
+def _rows(cls, fields=None) -> list[dict]:
+    out = []
+    for f in fields or dataclasses.fields(cls):
         default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-        rows.append(
+        out.append(
             {"name": f.name, "default": default, "unit": f.metadata.get("unit"), "source": f.metadata.get("source")}
         )
-    return rows
+    return out
 
 
 #: manosim hand shape per dataset when the physics choice ``hand_shape`` is None

@@ -166,7 +166,7 @@ def small_refine_study(mirror: Path, tmp_path_factory) -> tuple[dict, Path]:
     from replay.study.runner import run_study
 
     out = tmp_path_factory.mktemp("small_refine") / "study.json"
-    short = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+    short = dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
     study = run_study("grab", out, ReplayConfig(**short), objects=["cubesmall"], workers=1, ablation=False,
                       progress=False, data_dir=mirror, refine={"seed": 0, "worlds": 4})
     return study, out

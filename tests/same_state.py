@@ -26,7 +26,7 @@ QUAT = 1e-6
 DIST_M = 1e-9
 #: contact force sums (N): 1 µN, 1e-6 of the 1 N a lift's grip carries (a 0.1 kg cube weighs 0.98 N)
 FORCE_N = 1e-6
-#: velocities (m/s or rad/s): 1 µm/s, 1e-5 of the 0.15 m/s lift speed (config.lift_s)
+#: velocities (m/s or rad/s): 1 µm/s, 1e-5 of the 0.15 m/s lift speed (config.lift.lift_s)
 VEL = 1e-6
 
 #: the per-frame trace fields (replay.sim.engine.spans.FrameRows) and their tolerance; None: exact

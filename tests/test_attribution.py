@@ -28,7 +28,7 @@ FACTORS_SMALL = [
 
 @pytest.fixture(scope="module")
 def result(mirror):
-    base = ReplayConfig(**SHORT, shake_s=0.0)
+    base = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
     return run_attribution("grab", ["cubesmall_lift"], str(mirror), mirror / "manosim", FACTORS_SMALL, base=base,
                            log=lambda s: None)
 

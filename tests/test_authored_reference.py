@@ -295,8 +295,7 @@ def _authored_pair(grab_dir, capsule_rhand, name: str, visual: str):
     from short_window import still_window
 
     rec, coords = still_window(grab_dir, name)
-    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
-                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle={"closure_s": 0.5, "lift_s": 0.6, "lift_height": 0.2, "hold_s": 0.2}),
                                       "authored", {"object_visual_geoms": visual}))
     ours, ref, support = _compile_both(grab_dir, capsule_rhand, rec, coords, cfg,
                                        AuthoredSettings(visual="shipped" if visual == "as_written" else "inert",
@@ -331,8 +330,7 @@ def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_join
     from short_window import short_window
 
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
-                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle={"closure_s": 0.5, "lift_s": 0.6, "lift_height": 0.2, "hold_s": 0.2}),
                                       physics_name))
     return _compile_both(grab_dir, capsule_rhand, rec, coords, cfg,
                          AuthoredSettings(visual="inert", object_joint=object_joint))

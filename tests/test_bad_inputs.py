@@ -27,8 +27,7 @@ from replay.results.files import read_rollout
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
 #: cubesmall_lift, lift onset 299 at 120 Hz); no shake test
-SHORT = dict(approach_window_s=1.0, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02,
-             shake_s=0.0)
+SHORT = dict(approach_window_s=1.0, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02, "shake_s": 0.0})
 OUTCOMES = {"lifted", "not_lifted", "stuck", "unstable"}
 
 

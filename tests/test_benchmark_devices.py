@@ -35,7 +35,7 @@ def test_cpu_half_runs_the_full_protocol_and_records_the_machine(mirror, tmp_pat
     # more than the "lifted" threshold (half of it), not more than it plus 5 mm of contact settling
     cfg = ReplayConfig()
     assert row["outcome"] == "lifted"
-    assert 1000 * cfg.lifted_min_rise < row["rise_mm"] < 1000 * (cfg.lift_height + 0.005)
+    assert 1000 * cfg.lift.lifted_min_rise < row["rise_mm"] < 1000 * (cfg.lift.lift_height + 0.005)
     assert row["ablation_max_disp_mm"] < 1.0 and row["rtf"] > 0
     assert doc["versions"]["newton"] == "1.8.0" and doc["machine"]["cpu_count"] >= 1
     assert "cuda_over_cpu_wall_median" not in doc  # no ratio from one device

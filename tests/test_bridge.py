@@ -10,6 +10,14 @@ from replay.study.bridge import summarize_rows
 from replay.study.bridge_rows import ELEMENTS, bridge_rows, counted
 
 
+def _leaves(d: dict, at: str = "") -> dict:
+    """A nested config dict's leaves, keyed by their dotted path."""
+    out = {}
+    for k, v in d.items():
+        out.update(_leaves(v, f"{at}{k}.") if isinstance(v, dict) else {f"{at}{k}": v})
+    return out
+
+
 def test_rows_switch_one_element_alone_and_cumulatively():
     rows = {r["id"]: r for r in bridge_rows()}
     names = [e[0] for e in ELEMENTS]
@@ -17,9 +25,9 @@ def test_rows_switch_one_element_alone_and_cumulatively():
     for name, cfg, _ in ELEMENTS:  # alone: exactly that element's field, the oracle's others
         assert rows[f"oracle/{name}"]["config"] == cfg
     full = rows["cumulative/success"]["config"]
-    assert full == {"oracle_start": "recorded", "oracle_extra_flexion_deg": 0.0, "oracle_contact": "compiled",
-                    "physics_overrides": {"finger_effort_limit": {"hug-oracle": 0.4}}, "oracle_dt": None,
-                    "oracle_success": "lift"}
+    assert full == {"oracle": {"start": "recorded", "extra_flexion_deg": 0.0, "contact": "compiled", "dt": None,
+                               "success": "lift"},
+                    "physics_overrides": {"finger_effort_limit": {"hug-oracle": 0.4}}}
     # every element switched = the lift protocol's own values (its defaults): its effort limit as the manosim-in-Newton
     # protocol ran it (0.4 N·m at every joint, the physics authored's; the hug-oracle's entry of the same choice)
     d = ReplayConfig()
@@ -28,9 +36,9 @@ def test_rows_switch_one_element_alone_and_cumulatively():
     assert physics.choice_value(d, "contact_mixing") == "mujoco"
     for name, cfg, _ in ELEMENTS:  # the lift path: all switched but one
         back = rows[f"lift/{name}"]["config"]
-        assert set(full) - set(back) == set(cfg)
+        assert set(_leaves(full)) - set(_leaves(back)) == set(_leaves(cfg))
     for v in ("0", "10", "15"):
-        assert any(r["config"].get("oracle_extra_flexion_deg") == float(v) for r in rows.values())
+        assert any(r["config"].get("oracle", {}).get("extra_flexion_deg") == float(v) for r in rows.values())
     assert {r["count"] for r in rows.values() if r["protocol"] == "lift"} == {"hold", "shake", "release"}
 
 
@@ -70,18 +78,17 @@ def test_oracle_fields_are_validated_by_name():
     from replay.errors import DataError
     from replay.protocol.oracle_plan import oracle_config
 
-    for bad, field in ((dict(oracle_start="approach"), "config.oracle_start"), (dict(oracle_dt=0.003), "config.oracle_dt"),
-                       (dict(oracle_lift_s=0.0), "config.oracle_lift_s")):
+    for bad, field in ((dict(oracle={"start": "approach"}), "config.oracle.start"), (dict(oracle={"dt": 0.003}), "config.oracle.dt"),
+                       (dict(oracle={"lift_s": 0.0}), "config.oracle.lift_s")):
         with pytest.raises(DataError, match=field):
             ReplayConfig(**bad).validate()
     o = oracle_config(ReplayConfig())  # the oracle as run: 2 ms (50 Hz x 10), no force range, manosim contact
-    assert (o.control_fps, o.substeps, finger_strength.profile(o), o.shake_s) == (50.0, 10, 1000.0, 0.0)
+    assert (o.control_fps, o.substeps, finger_strength.profile(o), o.lift.shake_s) == (50.0, 10, 1000.0, 0.0)
     # manosim's contact, no force range, no pad compression: the protocol's departures
     assert o.physics_overrides == {"contact_mixing": "hand", "finger_effort_limit": 1000.0, "pad_compression": 0.0}
     assert physics.choice_value(o, "contact_mixing") == "hand"
     assert o.dt == 0.002
-    with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
+    with pytest.raises(DataError, match="config.oracle.contact"):  # contact as authored: MuJoCo C engine only
         oracle_config(ReplayConfig(device="cuda"))
-    o = oracle_config(ReplayConfig(oracle_dt=None, physics_overrides={"finger_effort_limit": {"hug-oracle": 0.4}},
-                                   oracle_contact="compiled"))
+    o = oracle_config(ReplayConfig(physics_overrides={"finger_effort_limit": {"hug-oracle": 0.4}}, oracle={"dt": None, "contact": "compiled"}))
     assert o.dt == 1 / 240 and finger_strength.profile(o) == 0.4

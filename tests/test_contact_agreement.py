@@ -83,7 +83,7 @@ def test_rollout_reports_agreement_and_the_ablation_has_no_simulated_contact(win
     contact exists, so no bone carries force: recall 0, precision undefined."""
     rec, coords = window
     res = run_rollouts(
-        rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant(), Variant(ablation=True)]
+        rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant(), Variant(ablation=True)]
     )
     m, a = res[0].metrics, res[1].metrics
     assert m["lifted"]

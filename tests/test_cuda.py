@@ -50,7 +50,7 @@ def test_cuda_rollout_lifts_through_contact(rollouts, capsule_rhand):
     m = res.metrics
     assert m["stable"] and m["completed"], m["unstable_reason"]
     # the same criteria as the CPU test (test_rollout.py): most (3/4) of the commanded lift is kept
-    assert m["rise"] > 0.75 * SHORT["lift_height"] and m["lifted"] and m["outcome"] == "lifted", m
+    assert m["rise"] > 0.75 * SHORT["lift"]["lift_height"] and m["lifted"] and m["outcome"] == "lifted", m
     assert m["contacts_force_at_lift"] > 0
     assert m["wrist_err_median_mm"] < 10.0
     # the per-joint force limits (replay.sim.finger_strength) reached mujoco-warp's model and bound the actuator force
@@ -73,7 +73,7 @@ def test_cuda_ablation_object_does_not_move(rollouts):
 def test_cuda_injected_contact_overflow_is_reported(window, capsule_rhand):
     """mujoco-warp drops contacts past nconmax; the rollout must stop and say so."""
     rec, coords = window
-    res = run_rollout(rec, coords, capsule_rhand, ReplayConfig(**SHORT, device="cuda", contact_capacity=2))
+    res = run_rollout(rec, coords, capsule_rhand, ReplayConfig(**SHORT, device="cuda").replace(contact_budget={"capacity": 2}))
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]
     assert "overflow" in m["unstable_reason"], m["unstable_reason"]

@@ -74,7 +74,7 @@ def test_never_gripped_on_ice(worlds):
     assert d["class"] == "never_gripped" and d["figure"]["peak_rise_mm"] < d["figure"]["threshold_mm"] == 10.0
     assert d["figure"]["light_grip"] is True and diagnosis.display_outcome(m["outcome"]) == "not lifted"
     # not in the hand at the end of the hold: no slip figure for the rollout, its separation instead
-    assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] > 1000 * 2 / 3 * SHORT["lift_height"]
+    assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] > 1000 * 2 / 3 * SHORT["lift"]["lift_height"]
     # friction scales the budget: mu 0.05 of the grip that carries 1 kg at mu 1
     assert m["friction_budget_peak_kg"] < 0.1 * worlds["as recorded"]["friction_budget_peak_kg"]
 
@@ -86,7 +86,7 @@ def test_slid_out_at_six_hundred_grams(worlds):
     d = m["diagnosis"]
     f = d["figure"]
     assert not m["lifted"] and d["class"] == "slid_out"
-    assert f["peak_rise_mm"] >= 10.0 and f["end_rise_mm"] < 1000 * SHORT["lifted_min_rise"]
+    assert f["peak_rise_mm"] >= 10.0 and f["end_rise_mm"] < 1000 * SHORT["lift"]["lifted_min_rise"]
     assert f["onset_frame"] is not None and f["slip_mm"] == m["separation_mm"]
     assert m["outcome"] == "not_lifted" and diagnosis.display_outcome(m["outcome"]) == "not lifted"
 
@@ -101,13 +101,13 @@ def test_too_heavy_at_five_kilograms(worlds):
     # one fingertip's worth: the finger effort limit (N·m) over the grip lever (m), in kg at
     # standard gravity 9.81 m/s^2
     cfg = ReplayConfig(**SHORT, **WEAK)
-    assert f["one_fingertip_kg"] == pytest.approx(0.4 / cfg.diag_grip_lever_m / 9.81)
+    assert f["one_fingertip_kg"] == pytest.approx(0.4 / cfg.lift.diag_grip_lever_m / 9.81)
 
 
 def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
     rec, coords = window
     # 25 cm at 3 Hz: ~90 m/s^2 peak, far beyond what 0.4 N·m fingers hold an 84 g cube against
-    cfg = ReplayConfig(**SHORT, **WEAK, shake_amplitude=0.25, shake_hz=3.0)
+    cfg = ReplayConfig(**SHORT, **WEAK).replace(lift={"shake_amplitude": 0.25, "shake_hz": 3.0})
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     assert m["lifted"] and m["shake_held"] is False
     assert m["diagnosis"]["class"] == "shaken_loose" and m["diagnosis"]["figure"]["shake_slip_mm"] > 20.0
@@ -115,7 +115,7 @@ def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
 
 def test_unstable_on_a_contact_overflow(window, capsule_rhand):
     rec, coords = window
-    m = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, contact_capacity=2), [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}), [Variant()])[0].metrics
     assert m["diagnosis"]["class"] == "unstable" and "overflow" in m["diagnosis"]["figure"]["reason"]
 
 
@@ -130,7 +130,7 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0
     assert m["diagnosis"]["class"] == "pushed_away", m["diagnosis"]
-    assert m["pushed_mm"] > cfg.diag_push_mm
+    assert m["pushed_mm"] > cfg.lift.diag_push_mm
 
 
 def test_grasp_measures_on_constructed_trajectories():
@@ -156,7 +156,7 @@ def test_grasp_measures_on_constructed_trajectories():
     # contact and budget, the object lost anyway: never rose 10 mm (never gripped) or rose, then fell (slid out)
     low = diagnosis.diagnose(base, budget_peak_kg=0.1, peak_rise=2.0, **kw)  # too light a grip
     assert low["class"] == "never_gripped" and low["figure"]["light_grip"] is True
-    assert low["figure"]["peak_rise_mm"] == 2.0 and low["figure"]["threshold_mm"] == cfg.diag_never_rose_mm == 10.0
+    assert low["figure"]["peak_rise_mm"] == 2.0 and low["figure"]["threshold_mm"] == cfg.lift.diag_never_rose_mm == 10.0
     assert diagnosis.diagnose(base, budget_peak_kg=2.0, peak_rise=None, **kw)["class"] == "never_gripped"
     out = diagnosis.diagnose(dict(base, rise=0.004, separation_mm=120.0), budget_peak_kg=2.0, peak_rise=35.0, **kw)
     assert out["class"] == "slid_out" and out["figure"]["end_rise_mm"] == pytest.approx(4.0)

@@ -77,7 +77,7 @@ def test_replay_strength_is_the_sources_per_finger_and_authored_is_uniform(capsu
     np.testing.assert_allclose(finger_strength.tip_forces(cfg), LI_2002_N, rtol=1e-12)
     want = np.repeat(LI_2002_N, 3) * _levers_from_xml(capsule_rhand)
     np.testing.assert_allclose(finger_strength.joint_limits(cfg, capsule_rhand), want, atol=1e-5)
-    assert one_tip_effort(cfg) == pytest.approx(LI_2002_N[0] * cfg.diag_grip_lever_m)  # the diagnosis's one tip
+    assert one_tip_effort(cfg) == pytest.approx(LI_2002_N[0] * cfg.lift.diag_grip_lever_m)  # the diagnosis's one tip
     assert 0.15 < want.min() and want.max() < 12.0  # N·m: myhand's little DIP ~0.2, its thumb CMC ~11
     uni = dataclasses.replace(cfg, physics_overrides={"finger_effort_limit": 0.4})
     np.testing.assert_array_equal(finger_strength.joint_limits(uni, capsule_rhand), np.full(15, 0.4))

@@ -18,7 +18,7 @@ from replay.study.console import one_line
 
 ROOT = Path(__file__).resolve().parent.parent
 #: short protocol so that a study runs in seconds (as tests/test_study.py)
-SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
 
 
 def test_relative_folders_in_the_environment_are_resolved_once():

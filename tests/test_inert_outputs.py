@@ -114,8 +114,7 @@ def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path,
     ``bash -c`` in an empty folder it creates no ``PWNED_SHELL`` (it is one command, whose script is
     not there); the study JSON and the CSV keep the name exact. About 15 s on 2 shared cores."""
     cfg = tmp_path / "short.json"
-    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
-                                   lifted_min_rise=0.02)))
+    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
     out = tmp_path / "out" / "study.json"
     res = _run("run_study.py", "--dataset", "grab", "--data", cases_dir / "name_with_shell_metacharacters" / "data",
                "--objects", CASE_SEQUENCE, "--out", out, "--workers", "1", "--no-ablation", "--quiet",
@@ -170,8 +169,7 @@ def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_pa
             return real(rec, *a, **k)
 
     monkeypatch.setattr(rollout, "run_rollouts", run_rollouts)
-    cfg = ReplayConfig(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
-                       lifted_min_rise=0.02)
+    cfg = ReplayConfig(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
     out = tmp_path / "study.json"
     study = run_study("grab", out, cfg, objects=["cubesmall", "mug"], workers=0, ablation=False, data_dir=mirror)
     assert [r["sequence"] for r in study["rollouts"]] == ["mug_lift"]
@@ -199,8 +197,7 @@ def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirr
     for name, src in zip(names, ("cubesmall_lift", "mug_lift")):
         (data / "grab" / "recordings" / f"{name}.pkl").symlink_to(mirror / "grab" / "recordings" / f"{src}.pkl")
     cfg = tmp_path / "short.json"
-    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2,
-                                   lifted_min_rise=0.02)))
+    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
     out = tmp_path / "out" / "study.json"
     res = _run("run_study.py", "--dataset", "grab", "--data", data, "--out", out, "--workers", "1", "--no-ablation",
                "--config", cfg, cwd=tmp_path)

@@ -221,7 +221,7 @@ def test_recorded_subset_merges_into_a_lift_study(grab_staged):
     """``--protocol recorded --objects X`` where a lift study of the same config is: the study
     keeps every lift row, gains X's recorded row only (the new protocol runs for the subset,
     not for the whole study), and lists both protocols."""
-    cfg = ReplayConfig(approach_window_s=0.5, settle_s=0.2, lift_s=0.4, hold_s=0.2, shake_amplitude=0.0)
+    cfg = ReplayConfig(approach_window_s=0.5, settle_s=0.2, lift={"lift_s": 0.4, "hold_s": 0.2, "shake_amplitude": 0.0})
     out = grab_staged / "merge" / "study.json"
     seqs = ["mug_pass_1", "stapler_staple_1"]
     run_study("grab", out, cfg, sequences=seqs, workers=0, ablation=False, progress=False, data_dir=grab_staged)

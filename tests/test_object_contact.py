@@ -45,7 +45,7 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
 
 def test_a_rollout_on_the_edited_model_is_stable(window, capsule_rhand):
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4}, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4}).replace(lift={"shake_s": 0.0})
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     assert m["stable"] and m["lifted"] and m["object_mass"] == m["readback"]["object_contact"]["object_mass"]
 

@@ -24,14 +24,7 @@ from replay.results.files import read_rollout
 pytestmark = pytest.mark.needs_data
 
 #: the short oracle: 0.2 s settle, 0.5 s closure, 20 cm rise in 0.6 s, 0.2 s hold (10 frames at 50 Hz)
-SHORT_ORACLE = dict(
-    approach_window_s=0.5,
-    settle_s=0.2,
-    oracle_closure_s=0.5,
-    oracle_lift_height=0.2,
-    oracle_lift_s=0.6,
-    oracle_hold_s=0.2,
-)
+SHORT_ORACLE = dict(approach_window_s=0.5, settle_s=0.2, oracle={"closure_s": 0.5, "lift_height": 0.2, "lift_s": 0.6, "hold_s": 0.2})
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +257,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
     rec, coords = window
     out = {}
     for engine in ("newton", "direct"):
-        cfg = ReplayConfig(**SHORT_ORACLE, engine=engine, oracle_contact="compiled")
+        cfg = ReplayConfig(**SHORT_ORACLE, engine=engine).replace(oracle={"contact": "compiled"})
         out[engine] = [
             r.metrics
             for r in run_rollouts(

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.needs_data
 ROOT = Path(__file__).resolve().parents[1]
 NEW = "cubesmall_newtake_1"  # a "new" recording: cubesmall_lift.pkl under another name
 #: short protocol so that the study runs in seconds (as tests/test_study.py)
-SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
 
 
 def _sha(path: Path) -> str:

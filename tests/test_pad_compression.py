@@ -43,7 +43,7 @@ TOL_MM = 0.5
 def compressed(grab_dir, capsule_rhand):
     """(recording, plan coords without and with the compression (F, 67), its summary, config, plan)."""
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}, pad_near_mm=NEAR_MM)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}).replace(lift={"pad_near_mm": NEAR_MM})
     plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
     raw = plan.coords.copy()
     raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
@@ -85,7 +85,7 @@ def test_closed_fingers_reach_the_surface_minus_the_depth(compressed, capsule_rh
         assert pad == pytest.approx(-DEPTH_MM, abs=TOL_MM), (name, pad)
         assert min(before[b] for b in FINGERS[name][1:]) > pad  # it closed onto the object
         f = summary["fingers"][name]
-        assert 0 < f["closure_deg"] <= cfg.pad_max_deg and max(abs(x) for x in f["joint_deg"]) > 0
+        assert 0 < f["closure_deg"] <= cfg.lift.pad_max_deg and max(abs(x) for x in f["joint_deg"]) > 0
     for name, f in summary["fingers"].items():
         if f["status"] == "already":  # already at least the depth inside: left as recorded
             assert min(after[b] for b in FINGERS[name][1:]) <= -DEPTH_MM + TOL_MM
@@ -99,9 +99,9 @@ def test_far_fingers_and_early_frames_are_unchanged(compressed, capsule_rhand):
         # the solver's outside distance is a lower bound (face planes; at a hull corner down to 1/sqrt(3) of
         # the Euclidean one), so a finger truly within pad_near_mm is never "far", one past sqrt(3) x it always is
         near = min(before[b] for b in bodies)
-        if near < cfg.pad_near_mm - TOL_MM:
+        if near < cfg.lift.pad_near_mm - TOL_MM:
             assert summary["fingers"][name]["status"] != "far", name
-        if near > np.sqrt(3) * cfg.pad_near_mm:
+        if near > np.sqrt(3) * cfg.lift.pad_near_mm:
             assert summary["fingers"][name]["status"] == "far", name
         if summary["fingers"][name]["status"] != "closed":
             assert np.array_equal(qa[:, [b - 1 for b in bodies]], qb[:, [b - 1 for b in bodies]]), name
@@ -140,20 +140,20 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
     opened = plan.pad_plan.solve(DEPTH_MM, t[2])[0]
     before = _capsule_distances_mm(capsule_rhand, rec, np.concatenate([raw[g, :7], t[2][g].reshape(-1)]))
     for name, bodies in FINGERS.items():
-        if min(before[b] for b in bodies) > np.sqrt(3) * cfg.pad_near_mm:
+        if min(before[b] for b in bodies) > np.sqrt(3) * cfg.lift.pad_near_mm:
             assert opened["fingers"][name]["status"] == "far", name
 
 
 def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}).replace(lift={"shake_s": 0.0})
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     p = m["pad_compression"]
     assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS)
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
-    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, physics_overrides={"pad_compression": 0.0}),
+    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"pad_compression": 0.0}).replace(lift={"shake_s": 0.0}),
                        [Variant()], frame_limit=3)
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
-    on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)
+    on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()], frame_limit=3)
     assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)

@@ -141,7 +141,7 @@ def test_authored_table_is_mujoco_defaults():
     assert cfg.tolerance == float(m.opt.tolerance) and cfg.iterations == int(m.opt.iterations)
     assert cfg.ls_iterations == int(m.opt.ls_iterations)
     assert not (int(m.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_MULTICCD)) and val["multiccd"] is True
-    assert val["contact_mixing"] == "mujoco" and cfg.oracle_contact == "compiled"
+    assert val["contact_mixing"] == "mujoco" and cfg.oracle.contact == "compiled"
 
 
 def test_record_lists_every_choice_and_marks_departures():

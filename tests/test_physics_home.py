@@ -143,3 +143,31 @@ def test_format_6_physics_fields_read_as_the_physics_they_ran():
     assert ReplayConfig.from_dict(dict(DEFAULTS_6, effort_limit=0.4)).physics_overrides["finger_effort_limit"] == 0.4
     with pytest.raises(DataError, match="config.object_density_scale"):  # a value no choice takes: refused by field
         ReplayConfig.from_dict(dict(DEFAULTS_6, object_density_scale=0.0))
+
+
+def _format_6(cfg: ReplayConfig) -> dict:
+    """``cfg`` as results format 6 wrote it: every part's field flat under its old name, the physics fields too."""
+    from replay.results.legacy_physics import LEGACY_PART_FIELDS
+
+    d = cfg.to_dict()
+    for old, (part, name) in LEGACY_PART_FIELDS.items():
+        d[old] = d[part][name]
+    for part in {p for p, _ in LEGACY_PART_FIELDS.values()}:
+        del d[part]
+    return {**d, **{k: v for k, v in DEFAULTS_6.items() if k not in ("physics", "physics_overrides")}}
+
+
+def test_a_format_6_config_reads_as_today_and_resume_says_why_it_reruns():
+    """The same config in format 6's flat form reads back equal; its study's rollouts (another config hash: the JSON
+    changed form) run again, and ``--resume`` says so in one line instead of silently."""
+    from replay.study.job import config_hash
+    from replay.study.resume import older_form
+
+    cfg = ReplayConfig(physics_overrides={"hand_shape": "zerohand"}).replace(lift={"hold_s": 0.3})
+    old = _format_6(cfg)
+    assert "hold_s" in old and "lift" not in old and ReplayConfig.from_dict(old) == cfg
+    prior = {"format_version": 6, "config_hash": "0123456789abcdef", "config": old}
+    line = older_form(prior, cfg, config_hash(cfg))
+    assert "format 6" in line and "run again" in line and "\n" not in line
+    assert older_form(prior, cfg.replace(lift={"hold_s": 0.4}), config_hash(cfg.replace(lift={"hold_s": 0.4}))) is None
+    assert older_form(dict(prior, config_hash=config_hash(cfg)), cfg, config_hash(cfg)) is None  # the same: kept

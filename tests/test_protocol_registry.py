@@ -110,3 +110,16 @@ def test_a_protocol_declared_in_a_test_runs_through_a_study(tmp_path, mirror, ho
     assert [r["sequence"] for r in rows] == ["cubesmall_lift"] and rows[0]["outcome"] == doc.outcome
     assert (tmp_path / "study.csv").read_text().startswith("sequence,object,intent,outcome")  # header, no lift rows
     np.testing.assert_equal(np.load(tmp_path / "study_rollouts" / f"{key.stem}.npz")["phase"][:4], [0, 0, 0, 1])
+
+
+def test_each_protocol_declares_its_config_part():
+    """The lift's and the hug-oracle's settings are their parts of the config (issue #55: one home each); a part
+    not in the config is refused at registration."""
+    from replay.config import PARTS
+
+    parts = {p.name: p.config_part for p in all_protocols()}
+    assert parts["lift"] == "lift" and parts["hug-oracle"] == "oracle" and parts["recorded"] is None
+    for name, part in parts.items():
+        assert part is None or isinstance(getattr(ReplayConfig(), part), PARTS[part]), name
+    with pytest.raises(ValueError, match="config part 'nope'"):
+        register(type("Nope", (Protocol,), {"name": "nope", "config_part": "nope"}))

@@ -49,7 +49,7 @@ def test_the_readme_one_recording_example_runs(mirror, tmp_path):
     """The README's one-recording example (its second ``python`` block after "The public API"),
     run as a user would, from a script in a new folder (the suite's cache: its landmark IK is the
     other tests'): the cube is lifted (its rise past the success threshold,
-    ``ReplayConfig.lifted_min_rise``) and its contact ablation stays on the table (|rise| < 5 mm)."""
+    ``config.lift.lifted_min_rise``) and its contact ablation stays on the table (|rise| < 5 mm)."""
     import os
 
     from replay.config import ReplayConfig
@@ -67,5 +67,5 @@ def test_the_readme_one_recording_example_runs(mirror, tmp_path):
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     first, second = out.stdout.strip().splitlines()[-2:]
-    assert first.startswith("lifted rise ") and float(first.split()[2]) >= 1000.0 * ReplayConfig().lifted_min_rise
+    assert first.startswith("lifted rise ") and float(first.split()[2]) >= 1000.0 * ReplayConfig().lift.lifted_min_rise
     assert second.startswith("ablation: not_lifted rise ") and abs(float(second.split()[3])) < 5.0

@@ -145,7 +145,7 @@ def test_search_batch_on_the_one_path_equals_its_own_loop(shifted, capsule_rhand
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     batch = MjcBatch(scene, [refine.to_variant(x) for x in xs])
     traces = step_protocol(plan, batch, cfg, early_stop=(int(lift[0]) + len(lift) // 2,
-                                                        s.mid_lift_rise_frac * cfg.lifted_min_rise))
+                                                        s.mid_lift_rise_frac * cfg.lift.lifted_min_rise))
     batch.close()
     for g, tr, w in zip(got, traces, batch.worlds):
         want = refine._judge(rec, plan, scene, cfg, tr, w)["refine_sample"]
@@ -165,7 +165,7 @@ def test_neighbourhood_rate_rederived_and_second_seed(shifted, capsule_rhand):
     from replay.protocol.rollout import run_rollouts
 
     rec, coords = shifted
-    cfg = ReplayConfig(**SHORT, shake_s=1.0)
+    cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 1.0})
     s = RefineSettings(seed=1, worlds=8, iterations=3, wrist_deg=0.0, finger_deg=0.0, neighbourhood_candidates=2)
     r = refine_recording(rec, coords, capsule_rhand, cfg, s)
     f = r.fields(cfg.ablation_clean_mm)

@@ -23,7 +23,7 @@ from replay.results.files import read_rollout
 from replay.results.records import REFINE_FIELDS
 
 #: conftest.small_refine_study's window
-REFINE_SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+REFINE_SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
 
 pytestmark = pytest.mark.needs_data
 

@@ -1,4 +1,4 @@
-"""The release phase of the hand replay (config.release_s): the fingers open after the hold
+"""The release phase of the hand replay (config.lift.release_s): the fingers open after the hold
 and shake; a held object must fall, one that does not is `stuck` and not lifted."""
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ def window(grab_dir, capsule_rhand):
 
 def test_opened_hand_lets_the_cube_fall(window, capsule_rhand):
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
     res = rollout.run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0]
     m = res.metrics
     assert m["lifted"] and m["outcome"] == "lifted" and m["release_ran"] and m["stuck_after_release"] is False
     # the cube (4 cm) needs max(5 cm, its height) of fall, at most half its 6 cm rise: 3 cm
-    assert m["release_fall_needed_m"] == pytest.approx(0.5 * cfg.lift_height, abs=0.005)
+    assert m["release_fall_needed_m"] == pytest.approx(0.5 * cfg.lift.lift_height, abs=0.005)
     assert m["release_fall_m"] > m["release_fall_needed_m"]
     ph = res.poses["phase"]
-    assert (ph == Phase.RELEASE).sum() == round((cfg.release_s + cfg.release_fall_s) * cfg.control_fps)
+    assert (ph == Phase.RELEASE).sum() == round((cfg.lift.release_s + cfg.lift.release_fall_s) * cfg.control_fps)
 
 
 def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
@@ -38,7 +38,7 @@ def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
     rec, coords = window
     real = release.extend_plan
     monkeypatch.setattr(release, "extend_plan", lambda plan, pre, *a: real(plan, plan.coords[-1], *a))
-    m = rollout.run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()])[0].metrics
+    m = rollout.run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()])[0].metrics
     assert m["release_ran"] and m["stuck_after_release"] is True
     assert m["outcome"] == "stuck" and m["lifted"] is False
     assert m["release_fall_m"] < 0.01
@@ -48,7 +48,7 @@ def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
 def test_release_off_leaves_the_plan_as_it_was(window, capsule_rhand):
     rec, coords = window
     on = rollout.build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))[0]
-    off = rollout.build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT, release_s=0.0))[0]
+    off = rollout.build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"release_s": 0.0}))[0]
     n = len(off.coords)
     assert (off.phase != Phase.RELEASE).all() and len(on.coords) > n
     assert (on.coords[:n] == off.coords).all()

@@ -45,12 +45,12 @@ def test_extra_closure_ends_with_the_release(window, capsule_rhand):
     """10 deg more per finger (a refine correction): held through lift and hold, gone by the end of
     the opening: the opened targets are the recorded pre-grasp pose (the plan's first frame)."""
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
     plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     batch = MjcBatch(scene, [Variant(), Variant(finger_closure=(np.radians(10.0),) * 5)])
     tg = finger_closure.world_finger_targets(plan, batch, cfg)
     rel = np.flatnonzero(plan.phase == PHASE_RELEASE)
-    n_open = int(np.ceil(cfg.release_s / cfg.frame_dt))
+    n_open = int(np.ceil(cfg.lift.release_s / cfg.frame_dt))
     open_pose = finger_quats(plan.coords[0])
     assert not _same_rotation(tg[1, rel[0] - 1], tg[0, rel[0] - 1], 1e-6)  # closed further before the release
     for k in rel[n_open - 1:]:  # from the end of the opening on: exactly the pre-grasp pose, as without closure
@@ -63,7 +63,7 @@ def test_pad_compression_ends_with_the_release(window, capsule_rhand):
     of the compression; the release opens to the recorded (uncompressed) first frame. 6 mm: the index
     sits 4.2 mm inside the cube at the grasp frame on this window (closed further), the thumb 10 mm."""
     rec, coords = window
-    cfg = ReplayConfig(**dict(SHORT, approach_window_s=0.2), shake_s=0.0, physics_overrides={"pad_compression": 6.0})
+    cfg = ReplayConfig(**dict(SHORT, approach_window_s=0.2), physics_overrides={"pad_compression": 6.0}).replace(lift={"shake_s": 0.0})
     plan, _, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
     assert plan.pad["fingers_closed"] == ["index"]  # the compression closed a finger ...
     raw0 = finger_quats(plan_rollout(rec, coords, cfg).coords[0])
@@ -97,7 +97,7 @@ def _synthetic(trouble_at: int | None):
     world = SimpleNamespace(reason=None if trouble_at is None else "non-finite qacc", variant=Variant(),
                             peak_contacts=4, act_max=0.3)
     plan = SimpleNamespace(phase=ph, coords=np.zeros((F, 67)))
-    cfg = ReplayConfig(lift_height=0.06, lifted_min_rise=0.03, shake_s=0.0)
+    cfg = ReplayConfig(lift={"lift_height": 0.06, "lifted_min_rise": 0.03, "shake_s": 0.0})
     return measures.measure_world(SimpleNamespace(support_height=0.0), plan, scene, cfg, tr, world)
 
 

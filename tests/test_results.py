@@ -113,8 +113,8 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
         )
     )
     s = read_study(tmp_path / "study.json")
-    assert s.format_version == FORMAT_VERSION == 6  # read as this version (formats 3, 4 add fields; 5 reads the
-    # config's dropped physics fields as overrides, replay.results.legacy_physics; 6 nests a rollout's parts)
+    assert s.format_version == FORMAT_VERSION == 7  # read as this version (formats 3, 4 add fields; 5 reads the
+    # config's dropped physics fields as overrides, replay.results.legacy_physics; 6 nests a rollout's parts; 7 its config)
     assert [r["outcome"] for r in s.rollouts] == ["not_lifted", "lifted"] and s.oracle_rollouts[0][
         "outcome"
     ] == "not_lifted"

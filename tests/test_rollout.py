@@ -38,7 +38,7 @@ def test_short_rollout_lifts_through_contact(contact_and_ablation, capsule_rhand
     assert m["stable"] and m["completed"], m["unstable_reason"]
     # the object rose with the hand: most (3/4) of the commanded lift, and not more than it
     # plus 5 mm of contact settling (measured 57.8 mm of the 60 mm lift)
-    lift = SHORT["lift_height"]
+    lift = SHORT["lift"]["lift_height"]
     assert 0.75 * lift < m["rise"] < lift + 0.005, m
     # and it left its support: clearance at the end = rise + the first-frame rest gap, which the
     # input checks bound to a few mm, + the cube's tilt in the grip (measured 3.0 mm at 0.4 N·m per joint,
@@ -82,7 +82,7 @@ def test_ablation_object_does_not_move(contact_and_ablation):
 
 def test_injected_contact_overflow_is_reported(window, capsule_rhand):
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, contact_capacity=2)
+    cfg = ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2})
     res = run_rollout(rec, coords, capsule_rhand, cfg)
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]

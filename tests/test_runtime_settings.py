@@ -30,7 +30,7 @@ def test_only_option_settings_become_worlds():
     assert dict(v.options) == {"cone": 0.0, "impratio": 1.0} and v.friction == pytest.approx(0.7)
     assert v.to_dict()["options"] == {"cone": 0.0, "impratio": 1.0} and "options" not in Variant().to_dict()
     assert setting_variant(cfg, dataclasses.replace(cfg, physics_overrides={"hand_shape": "myhand"})) is None  # a hand shape: a scene
-    assert setting_variant(cfg, dataclasses.replace(cfg, lift_height=0.1)) is None  # another plan
+    assert setting_variant(cfg, cfg.replace(lift={"lift_height": 0.1})) is None  # another plan
     assert setting_variant(cfg, dataclasses.replace(flip, device="cuda")) is None  # mujoco-warp: one opt per batch
     with pytest.raises(ValueError, match="options"):
         Variant(options=(("impratio", float("nan")),))
@@ -60,7 +60,7 @@ def test_run_samples_gives_each_settings_own_rollouts(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
     flip = physics.apply_physics(cfg, None, {"cone": "pyramidal", "impratio": 1.0})
-    higher = dataclasses.replace(cfg, lift_height=cfg.lift_height + 0.02)
+    higher = cfg.replace(lift={"lift_height": cfg.lift.lift_height + 0.02})
     samples = [(flip, Variant(friction=0.8)), (cfg, Variant()), (higher, Variant()), (flip, Variant())]
     got = run_samples(rec, coords, capsule_rhand, cfg, samples, frame_limit=40)
     for (c, v), r in zip(samples, got):

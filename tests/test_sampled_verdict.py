@@ -228,7 +228,7 @@ def test_small_sampled_study(mirror, tmp_path):
         corruptions="all",
     )
     st = json.loads(out.read_text())
-    assert st["format_version"] == 6 and st["sampling"]["samples"] == 4
+    assert st["format_version"] == 7 and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])

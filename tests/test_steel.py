@@ -183,7 +183,7 @@ def test_contact_rollout_and_clean_ablation(window, capsule_rhand):
         rows = m["steel_rows"]
         assert rows["rollout"]["articulation_overflow_world_steps"] == 0
         assert rows["rollout"]["free_body_overflow_world_steps"] == 0
-        assert rows["articulation_budget"] >= cfg.steel_rows_min
+        assert rows["articulation_budget"] >= cfg.steel.rows_min
         assert m["finger_actuator_force_max"] <= finger_strength.joint_limits(cfg, capsule_rhand).max() + 1e-6
         assert m["fingertip_distance_mm"] is None  # no distance query on Newton's pipeline: flagged, not faked
     assert c["contacts_at_lift"] > 0 and c["contacts_force_at_lift"] > 0
@@ -193,12 +193,12 @@ def test_contact_rollout_and_clean_ablation(window, capsule_rhand):
     assert a["max_hand_object_contacts"] == 0 and a["contacts_at_lift"] == 0
     assert float(np.max(ablation.poses["contact_count"])) == 0
     assert a["max_object_disp_mm"] < cfg.ablation_clean_mm
-    assert a["rise"] < cfg.lifted_min_rise and not a["lifted"]
+    assert a["rise"] < cfg.lift.lifted_min_rise and not a["lifted"]
 
 
 def test_row_overflow_is_a_hard_failure(window, capsule_rhand):
     rec, coords = window
-    cfg = ReplayConfig(**STEEL, steel_row_budget=2)  # the object alone needs 9 free-body rows at rest
+    cfg = ReplayConfig(**STEEL).replace(steel={"row_budget": 2})  # the object alone needs 9 free-body rows at rest
     r = run_rollout(rec, coords, capsule_rhand, cfg, frame_limit=10).metrics
     assert r["outcome"] == "unstable" and not r["stable"]
     assert r["unstable_frame"] == 0
@@ -210,10 +210,9 @@ def test_row_overflow_is_a_hard_failure(window, capsule_rhand):
 def test_config_rules():
     with pytest.raises(DataError, match="finger_drive"):
         ReplayConfig(solver_backend="steel").validate()
-    with pytest.raises(DataError, match="steel_friction_mode"):
-        ReplayConfig(solver_backend="steel", finger_drive="quat", steel_friction_mode="bisection_desaxce").validate()
-    with pytest.raises(DataError, match="steel_row_budget"):
-        ReplayConfig(steel_row_budget=0).validate()
-    ok = ReplayConfig(solver_backend="steel", finger_drive="quat", device="cuda",
-                      steel_friction_mode="bisection_desaxce").validate()
-    assert dataclasses.replace(ok, device="cpu", steel_friction_mode="fixed_normal").validate()
+    with pytest.raises(DataError, match="steel.friction_mode"):
+        ReplayConfig(solver_backend="steel", finger_drive="quat", steel={"friction_mode": "bisection_desaxce"}).validate()
+    with pytest.raises(DataError, match="steel.row_budget"):
+        ReplayConfig(steel={"row_budget": 0}).validate()
+    ok = ReplayConfig(solver_backend="steel", finger_drive="quat", device="cuda", steel={"friction_mode": "bisection_desaxce"}).validate()
+    assert ok.replace(steel={"friction_mode": "fixed_normal"}, device="cpu").validate()

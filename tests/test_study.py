@@ -22,7 +22,7 @@ pytestmark = pytest.mark.needs_data
 ROOT = Path(__file__).resolve().parent.parent
 OBJECTS = ["cubesmall", "cylindersmall"]
 #: short protocol so that the study runs in seconds
-SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift_height=0.04, lift_s=0.3, hold_s=0.2, lifted_min_rise=0.02)
+SHORT = dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
 TIMING = {"wall_s", "rtf", "wall_s_total", "kinematics_s", "build_s"}
 
 
@@ -124,7 +124,7 @@ def test_killed_and_resumed_study_matches_uninterrupted(tmp_path, mirror):
     # a subset of another config where the study is: refused, the study untouched
     before = ref_out.read_text()
     with pytest.raises(UsageError, match="another dataset or config"):
-        run_study("grab", ref_out, ReplayConfig(**dict(SHORT, hold_s=0.3)), objects=OBJECTS[:1], workers=1,
+        run_study("grab", ref_out, ReplayConfig(**SHORT).replace(lift={"hold_s": 0.3}), objects=OBJECTS[:1], workers=1,
                   ablation=False, progress=False, data_dir=mirror)
     assert ref_out.read_text() == before
 

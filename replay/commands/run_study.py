@@ -41,9 +41,9 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
+from replay.study.config_layers import layered_config
 from replay.study.console import input_flag_lines, p_lift_lines, summary_table
 from replay.study.corruptions import corruption_names
-from replay.study.config_layers import layered_config
 from replay.study.presets import preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.study.verdict_conditions import condition_names

@@ -159,9 +159,9 @@ def diagnose(
             "class": "no_contact",
             "figure": {"fingertip_distance_mm": fingertip_distance_mm, "contacts_at_lift": m.get("contacts_at_lift")},
         }
-    if pushed_mm > cfg.diag_push_mm:
-        return {"class": "pushed_away", "figure": {"pushed_mm": pushed_mm, "threshold_mm": cfg.diag_push_mm}}
-    one_tip_kg = effort_limit / cfg.diag_grip_lever_m / G
+    if pushed_mm > cfg.lift.diag_push_mm:
+        return {"class": "pushed_away", "figure": {"pushed_mm": pushed_mm, "threshold_mm": cfg.lift.diag_push_mm}}
+    one_tip_kg = effort_limit / cfg.lift.diag_grip_lever_m / G
     if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
         return {
             "class": "too_heavy",
@@ -183,12 +183,12 @@ def _lost(m: dict, peak_rise, budget_peak_kg, one_tip_kg, object_mass, slip_onse
     fig = {
         "peak_rise_mm": peak_rise,
         "end_rise_mm": end_mm,
-        "threshold_mm": cfg.diag_never_rose_mm,
+        "threshold_mm": cfg.lift.diag_never_rose_mm,
         "friction_budget_kg": budget_peak_kg,
         "object_mass_kg": object_mass,
         "light_grip": light,
     }
-    if peak_rise is None or peak_rise < cfg.diag_never_rose_mm:
+    if peak_rise is None or peak_rise < cfg.lift.diag_never_rose_mm:
         return {"class": "never_gripped", "figure": fig}
     # held, then lost: how far it ended from where the hand held it, and when it began to slide
     fig.update(slip_mm=m.get("separation_mm", m.get("slip_mm")), onset_frame=slip_onset_frame)

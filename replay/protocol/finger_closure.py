@@ -113,7 +113,7 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
     if any(w.variant.closes_fingers for w in batch.worlds):
         m = batch.scene.solver.mj_model
         axes = flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
-        weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s)
+        weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s)
     out = np.empty((N,) + fingers.shape)
     for i, w in enumerate(batch.worlds):
         v = w.variant

@@ -98,8 +98,8 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     fdt = cfg.frame_dt
     n_settle = max(1, int(round(cfg.settle_s / fdt)))
     n_app = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
-    n_lift = max(1, int(round(cfg.lift_s / fdt)))
-    n_hold = max(1, int(round(cfg.hold_s / fdt)))
+    n_lift = max(1, int(round(cfg.lift.lift_s / fdt)))
+    n_hold = max(1, int(round(cfg.lift.hold_s / fdt)))
     rows, phase = [], []
     for _ in range(n_settle):
         rows.append(cc[0])
@@ -108,28 +108,28 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         rows.append(interp_coords(cc, times, approach_time(times, k, cfg)))
         phase.append(PHASE_APPROACH)
     top = rows[-1].copy()
-    if cfg.grip_overshoot > 0:
+    if cfg.lift.grip_overshoot > 0:
         # squeeze: finger targets continue the recorded closure past the grasp pose
         # (slerp from the window's first finger pose through the grasp pose to 1 + overshoot)
         q_open = finger_quats(cc[0])
         q_grasp = finger_quats(top)
-        top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.grip_overshoot).reshape(-1)
+        top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.lift.grip_overshoot).reshape(-1)
     for k in range(1, n_lift + 1):
         r = top.copy()
         a = k / n_lift
-        r[2] += cfg.lift_height * (min_jerk(a) if cfg.lift_profile == "minjerk" else a)
+        r[2] += cfg.lift.lift_height * (min_jerk(a) if cfg.lift.lift_profile == "minjerk" else a)
         rows.append(r)
         phase.append(PHASE_LIFT)
     for _ in range(n_hold):
         r = top.copy()
-        r[2] += cfg.lift_height
+        r[2] += cfg.lift.lift_height
         rows.append(r)
         phase.append(PHASE_HOLD)
-    n_shake = int(round(cfg.shake_s / fdt)) if cfg.shake_amplitude > 0 else 0
+    n_shake = int(round(cfg.lift.shake_s / fdt)) if cfg.lift.shake_amplitude > 0 else 0
     for k in range(1, n_shake + 1):
         r = top.copy()
-        r[2] += cfg.lift_height
-        r[:2] += shake_offset(k * fdt, cfg.shake_s, cfg.shake_amplitude, cfg.shake_hz)
+        r[2] += cfg.lift.lift_height
+        r[:2] += shake_offset(k * fdt, cfg.lift.shake_s, cfg.lift.shake_amplitude, cfg.lift.shake_hz)
         rows.append(r)
         phase.append(PHASE_SHAKE)
     return plan_from_rows(rows, phase, fdt, first, g)

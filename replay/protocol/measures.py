@@ -168,9 +168,9 @@ def _shake_measures(
             smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], bq[:end, -1], judge)
             shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
             shake["shake_held"] = bool(
-                _clearance(tr, end - 1, verts, rec.support_height) >= cfg.lifted_min_clearance
+                _clearance(tr, end - 1, verts, rec.support_height) >= cfg.lift.lifted_min_clearance
                 and smm is not None
-                and smm < cfg.shake_max_slip * 1000.0
+                and smm < cfg.lift.shake_max_slip * 1000.0
             )
         else:
             shake["shake_held"] = False  # unstable during the shake
@@ -221,7 +221,9 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     clearance = _clearance(tr, judge, verts, rec.support_height)
     rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2])) if lift_idx.size else float("nan")
     completed, stable = done >= hold_end, reason is None
-    lifted = bool(stable and completed and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance)
+    lifted = bool(
+        stable and completed and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
+    )
     shake = _shake_measures(rec, plan, cfg, tr, verts, judge, lifted)
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     bp, bq = tr.body_pos, tr.body_quat
@@ -307,11 +309,11 @@ def _diagnose(
 
 
 def one_tip_effort(cfg: ReplayConfig, scale: float = 1.0) -> float:
-    """The diagnosis's one-fingertip effort, N·m over ``cfg.diag_grip_lever_m``: the index finger's maximal pad force
-    times that lever where the strength is human (replay.sim.finger_strength), else the uniform limit; times
+    """The diagnosis's one-fingertip effort, N·m over ``cfg.lift.diag_grip_lever_m``: the index finger's maximal pad
+    force times that lever where the strength is human (replay.sim.finger_strength), else the uniform limit; times
     ``scale`` (a world's ``effort_scale``)."""
     forces = finger_strength.tip_forces(cfg)
-    one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.diag_grip_lever_m
+    one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.lift.diag_grip_lever_m
     return one * scale
 
 
@@ -339,7 +341,9 @@ def grasp_measures(
     hold = np.flatnonzero(ph == PHASE_HOLD)
     in_hand = diagnosis.object_in_hand(body_pos[:done, 0], body_quat[:done, 0], body_pos[:done, -1])
     creep = diagnosis.creep_rate_mm_s(in_hand[hold], cfg.frame_dt) if lifted and hold.size else None
-    onset = diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.diag_slip_onset_mm / 1000.0) if ls is not None else None
+    onset = (
+        diagnosis.slip_onset(in_hand[: judge + 1], ls, cfg.lift.diag_slip_onset_mm / 1000.0) if ls is not None else None
+    )
     tip_mm = (
         None
         if tr.fingertip_distance is None or not np.isfinite(tr.fingertip_distance)

@@ -87,19 +87,21 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
         "finger_effort_limit": ORACLE_NO_LIMIT_NM if own is None else float(own),
         "pad_compression": 0.0,
     }
-    kw = dict(shake_s=0.0, release_s=0.0, grip_overshoot=0.0, physics_overrides=over)
-    if cfg.oracle_contact == CONTACT_MANOSIM:
+    kw = dict(
+        lift=dataclasses.replace(cfg.lift, shake_s=0.0, release_s=0.0, grip_overshoot=0.0), physics_overrides=over
+    )
+    if cfg.oracle.contact == CONTACT_MANOSIM:
         if not (cfg.device == "cpu" and cfg.engine == "direct"):
             raise DataError(
                 None,
-                "config.oracle_contact",
+                "config.oracle.contact",
                 "'manosim' (contact as authored) edits the compiled model "
                 "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
                 "oracle_contact 'compiled' on this engine",
             )
         over["contact_mixing"] = "hand"
-    if cfg.oracle_dt is not None:
-        kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle_dt))))
+    if cfg.oracle.dt is not None:
+        kw.update(control_fps=ORACLE_CONTROL_FPS, substeps=int(round(1.0 / (ORACLE_CONTROL_FPS * cfg.oracle.dt))))
     return dataclasses.replace(cfg, **kw).validate()
 
 
@@ -140,36 +142,36 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
     where the recorded thumb base is unrotated)."""
     out = np.array(grasp, float)
     sx = 1.0 if hand_side == "right" else -1.0
-    off = np.array([sx * cfg.oracle_offset_m, cfg.oracle_offset_m, 0.0])
+    off = np.array([sx * cfg.oracle.offset_m, cfg.oracle.offset_m, 0.0])
     out[:3] = grasp[:3] + Rotation.from_quat(grasp[3:7]).apply(off)
     fq = np.zeros((MANOSIM_HAND.finger_joints, 4))
     fq[:, 3] = 1.0
     rv = Rotation.from_quat(finger_quats(grasp)[THUMB_BASE]).as_rotvec()
     n = float(np.linalg.norm(rv))
     axis = rv / n if n > 1e-9 else np.array([0.0, 0.0, 1.0])
-    fq[THUMB_BASE] = Rotation.from_rotvec(axis * cfg.oracle_thumb_prebend_rad).as_quat()
+    fq[THUMB_BASE] = Rotation.from_rotvec(axis * cfg.oracle.thumb_prebend_rad).as_quat()
     out[MANOSIM_HAND.finger_coord_start :] = fq.reshape(-1)
     return out
 
 
 def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
     """(rise m, lift s, hold s) of the oracle's success test (module doc)."""
-    if cfg.oracle_success == SUCCESS_LIFT:
-        return cfg.lift_height, cfg.lift_s, cfg.hold_s
-    return cfg.oracle_lift_height, cfg.oracle_lift_s, cfg.oracle_hold_s
+    if cfg.oracle.success == SUCCESS_LIFT:
+        return cfg.lift.lift_height, cfg.lift.lift_s, cfg.lift.hold_s
+    return cfg.oracle.lift_height, cfg.oracle.lift_s, cfg.oracle.hold_s
 
 
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
     """(T, 67) coords with the extra flexion blended in (min-jerk) over the last
     ``oracle_closure_s`` of recorded time before the grasp frame, full from it on."""
     out = np.array(coords, float)
-    extra = math.radians(cfg.oracle_extra_flexion_deg)
+    extra = math.radians(cfg.oracle.extra_flexion_deg)
     if extra == 0:
         return out
     g = int(rec.grasp_frame)
     t_g = float(rec.time[g])
     for k in range(len(out)):
-        w = float(min_jerk((float(rec.time[k]) - (t_g - cfg.oracle_closure_s)) / cfg.oracle_closure_s))
+        w = float(min_jerk((float(rec.time[k]) - (t_g - cfg.oracle.closure_s)) / cfg.oracle.closure_s))
         if w > 0 and rec.valid[k]:
             fq = finger_quats(out[k])
             out[k, MANOSIM_HAND.finger_coord_start :] = extra_flexion(fq, extra * w).reshape(-1)
@@ -194,8 +196,8 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
             grasp frame.
     """
     height, lift_s, hold_s = _lift_settings(cfg)
-    if cfg.oracle_start == START_RECORDED:
-        lift_cfg = dataclasses.replace(cfg, lift_height=height, lift_s=lift_s, hold_s=hold_s, shake_s=0.0)
+    if cfg.oracle.start == START_RECORDED:
+        lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})
         plan = plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
         return plan
     g = int(rec.grasp_frame)
@@ -204,12 +206,12 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)[2]
     grasp = grasp_on_rest(rec, coords, first)
     fs = MANOSIM_HAND.finger_coord_start
-    grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle_extra_flexion_deg)).reshape(-1)
+    grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle.extra_flexion_deg)).reshape(-1)
     start = start_pose(grasp, cfg, rec.hand_side)
     fdt = cfg.frame_dt
     n = {
         k: max(1, int(round(v / fdt)))
-        for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle_closure_s), ("lift", lift_s), ("hold", hold_s))
+        for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle.closure_s), ("lift", lift_s), ("hold", hold_s))
     }
     rows, phase = [start.copy() for _ in range(n["settle"])], [PHASE_SETTLE] * n["settle"]
     q0, q1 = finger_quats(start), finger_quats(grasp)

@@ -80,7 +80,7 @@ def judge(
     end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
     off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0 and end_rise > 0)
     fig = {
-        "success_test": cfg.oracle_success,
+        "success_test": cfg.oracle.success,
         "off_table": off,
         "hold_frames": int(hold.size),
         "support_contact_frames": int(touching),
@@ -91,7 +91,7 @@ def judge(
         "dt": float(cfg.dt),
     }
     out: dict = {"oracle": fig}
-    if cfg.oracle_success == SUCCESS_OFF_TABLE:
+    if cfg.oracle.success == SUCCESS_OFF_TABLE:
         out["lifted"] = off
         if metrics["outcome"] != "unstable":
             out["outcome"] = "lifted" if off else "not_lifted"

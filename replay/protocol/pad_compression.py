@@ -314,14 +314,14 @@ class PadPlan:
         times, _, start = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
         t = recorded_times(plan, times, cfg)
         t_g = float(times[-1])
-        if cfg.pad_blend_s > 0:
-            x = np.clip((t - (t_g - cfg.pad_blend_s)) / cfg.pad_blend_s, 0.0, 1.0)
+        if cfg.lift.pad_blend_s > 0:
+            x = np.clip((t - (t_g - cfg.lift.pad_blend_s)) / cfg.lift.pad_blend_s, 0.0, 1.0)
             w = x * x * (3 - 2 * x)
         else:
             w = (t >= t_g).astype(float)
         at = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
         w[at:] = 1.0
-        w = w * (1.0 - opening_fraction(plan.phase, cfg.frame_dt, cfg.release_s))
+        w = w * (1.0 - opening_fraction(plan.phase, cfg.frame_dt, cfg.lift.release_s))
         kin = HandKinematics.from_mjcf(cap)
         return cls(
             raw=finger_quats(plan.coords).copy(),
@@ -353,11 +353,11 @@ class PadPlan:
                 grasp,
                 self.open_coords,
                 float(depth_mm) / 1000.0,
-                self.cfg.pad_near_mm / 1000.0,
-                self.cfg.pad_max_deg,
-                self.cfg.pad_axis,
+                self.cfg.lift.pad_near_mm / 1000.0,
+                self.cfg.lift.pad_max_deg,
+                self.cfg.lift.pad_axis,
             )
-            self._solved[key] = (summary(res, depth_mm, self.cfg.pad_near_mm), rv)
+            self._solved[key] = (summary(res, depth_mm, self.cfg.lift.pad_near_mm), rv)
         return self._solved[key]
 
     def compressed(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
@@ -365,7 +365,7 @@ class PadPlan:
         (class doc); a depth of 0 or no closed finger leaves them as they are."""
         q = self.raw if fingers is None else fingers
         if not depth_mm > 0:
-            return q, summary({}, 0.0, self.cfg.pad_near_mm)
+            return q, summary({}, 0.0, self.cfg.lift.pad_near_mm)
         res, rv = self.solve(depth_mm, q)
         moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
         out = np.array(q, dtype=np.float64, copy=True)

@@ -255,7 +255,9 @@ def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list
     """The corrections ``xs``, one batch on the one sampling path (:func:`replay.protocol.sampling.run_samples`;
     not risen: stopped at the hold's end, hopeless at mid-lift, :class:`Stepping`); one :class:`Sample` each."""
     st = Stepping(
-        mid_lift_stop=s.mid_lift_rise_frac * cfg.lifted_min_rise, measure=_judge, engine_options={"c_loop": s.c_loop}
+        mid_lift_stop=s.mid_lift_rise_frac * cfg.lift.lifted_min_rise,
+        measure=_judge,
+        engine_options={"c_loop": s.c_loop},
     )
     runs = run_samples(*t, cfg, [(cfg, to_variant(x)) for x in xs], threads=s.threads, stepping=st)
     return [Sample(np.asarray(x, float), correction_cost(x, s), *r.metrics["refine_sample"]) for x, r in zip(xs, runs)]
@@ -286,7 +288,7 @@ def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, 
     rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2]))
     row = np.concatenate([tr.body_pos[judge, -1], tr.body_quat[judge, -1]]).astype(float)
     clearance = float(object_vertices_world(row, scene.object_vertices)[:, 2].min() - rec.support_height)
-    lifted = done >= hold_end and rise >= cfg.lifted_min_rise and clearance >= cfg.lifted_min_clearance
+    lifted = done >= hold_end and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
     return bool(lifted), rise
 
 

@@ -1,9 +1,9 @@
 """The release phase of the hand replay: open the fingers after the hold (and shake), the object must fall.
 
 A plan extension (:func:`extend_plan`, applied by :func:`replay.protocol.rollout.build_replay_scene`
-when ``config.release_s`` > 0; measured by :func:`release_metrics`): after the last frame of a lift plan the wrist holds its last target
-while the finger targets slerp from the grasp pose to the recording's pre-grasp pose (the first
-replayed frame) over ``release_s`` (0.5 s: the opening time of the FET005 grasp_and_lift test),
+when ``config.lift.release_s`` > 0; measured by :func:`release_metrics`): after the last frame of a lift plan the
+wrist holds its last target while the finger targets slerp from the grasp pose to the recording's pre-grasp pose
+(the first replayed frame) over ``release_s`` (0.5 s: the opening time of the FET005 grasp_and_lift test),
 then hold ``fall_s`` for the object to fall. A lifted object that does not then fall by
 ``max(min_fall, its height)`` (FET005's dropping criterion) stuck to the hand: it is flagged
 ``stuck_after_release`` and not counted as lifted. This is the hand-side twin of the gripper

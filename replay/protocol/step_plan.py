@@ -138,7 +138,7 @@ class _Walk:
         if self.lift_ref is None:
             return
         if k in (self.hold_end, self.release_start):
-            _stop_not_risen(self.batch, self.traces, k, self.lift_ref, self.cfg.lifted_min_rise)
+            _stop_not_risen(self.batch, self.traces, k, self.lift_ref, self.cfg.lift.lifted_min_rise)
         if self.early_stop is not None and k == self.early_stop[0]:
             _stop_not_risen(self.batch, self.traces, k, self.lift_ref, self.early_stop[1])
 

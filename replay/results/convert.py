@@ -1,11 +1,11 @@
-"""The one reader of older result files: a study or rollout JSON object of results format 1-5 as format 6's.
+"""The one reader of older result files: a study or rollout JSON object of results format 1-6 as format 7's.
 
 Format 6 (issue #55) nests a rollout's fields in typed parts (:mod:`replay.results.rollout_parts`: ``scene``,
 ``grasp``, ``lift``, ``timing``, ``sampled``, and its protocol's own result, :mod:`replay.results.protocol_results`);
 formats 1-5 held them flat, every field on every rollout (null where it did not apply): :func:`nest` gathers them.
 Format 1 called ``not_lifted`` ``dropped`` (outcomes and the counts' keys, at any depth): :func:`upgrade_words`.
-A format-4 or older study ``config``'s physics fields are read by
-:func:`replay.results.legacy_physics.legacy_physics_overrides` (``ReplayConfig.from_dict``).
+A format-6 or older study ``config`` (flat fields, physics values among them) is read by
+:func:`replay.results.legacy_physics.legacy_config` (``ReplayConfig.from_dict``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from replay.results.rollout_parts import RESULT_TYPES, GraspMeasures, LiftMeasur
 from replay.results.sampled_fields import SampledVerdict
 
 #: the result files' layout versions this grasp-replay reads (the last is the one it writes)
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 #: the last version whose rollouts were flat
 FLAT_UNTIL = 5
 #: format 1's outcome values (and count keys) and this version's

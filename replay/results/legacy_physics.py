@@ -1,10 +1,12 @@
-"""Older config dicts held physics values in ``ReplayConfig`` fields; the physics table
-(:mod:`replay.results.physics_table`) is their one home now. :func:`legacy_physics_overrides` reads an older config
-dict's physics fields as physics overrides, so the effective physics of an older file is the one it ran: results
+"""The one reader of older config dicts (:func:`legacy_config`). They held physics values in ``ReplayConfig`` fields;
+the physics table (:mod:`replay.results.physics_table`) is their one home now. :func:`legacy_physics_overrides` reads
+an older config dict's physics fields as physics overrides, so the effective physics of an older file is the one it
+ran: results
 format <= 4 (integrator, cone, impratio, multiccd, hand_object_contact, hand_variant, finger_damping), format <= 6
 (hand_object_friction, object_density_scale, object_ke / object_kd, support_friction, contact_gap, effort_limit,
 oracle_effort_limit, flutter_safety / flutter_discrete_factor, wrist_substep_interp, wrist_gain_scale,
-pad_compression_mm), and a config written before issue #54 (it holds ``effort_profile``, :func:`_before_54`).
+pad_compression_mm), and a config written before issue #54 (it holds ``effort_profile``, :func:`_before_54`). Format 7
+nests a protocol's or an engine's settings in its part (``lift``, ``oracle``, ``steel``, ``contact_budget``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,74 @@ LEGACY_PHYSICS_GROUPS = {
     "finger_flutter_bound": {"flutter_safety": "safety", "flutter_discrete_factor": "discrete_factor"},
     "finger_effort_limit": {"effort_limit": "lift", "oracle_effort_limit": "hug-oracle"},
 }
+
+
+#: results format <= 6 held every setting flat: field -> (its part, its name there) (format 7 nests them:
+#: replay.config.PARTS)
+LEGACY_PART_FIELDS = {
+    "lift_height": ("lift", "lift_height"),
+    "lift_s": ("lift", "lift_s"),
+    "lift_profile": ("lift", "lift_profile"),
+    "hold_s": ("lift", "hold_s"),
+    "grip_overshoot": ("lift", "grip_overshoot"),
+    "shake_s": ("lift", "shake_s"),
+    "shake_amplitude": ("lift", "shake_amplitude"),
+    "shake_hz": ("lift", "shake_hz"),
+    "release_s": ("lift", "release_s"),
+    "release_fall_s": ("lift", "release_fall_s"),
+    "lifted_min_rise": ("lift", "lifted_min_rise"),
+    "lifted_min_clearance": ("lift", "lifted_min_clearance"),
+    "shake_max_slip": ("lift", "shake_max_slip"),
+    "diag_push_mm": ("lift", "diag_push_mm"),
+    "diag_grip_lever_m": ("lift", "diag_grip_lever_m"),
+    "diag_never_rose_mm": ("lift", "diag_never_rose_mm"),
+    "diag_slip_onset_mm": ("lift", "diag_slip_onset_mm"),
+    "pad_near_mm": ("lift", "pad_near_mm"),
+    "pad_max_deg": ("lift", "pad_max_deg"),
+    "pad_blend_s": ("lift", "pad_blend_s"),
+    "pad_axis": ("lift", "pad_axis"),
+    "steel_iterations": ("steel", "iterations"),
+    "steel_friction_mode": ("steel", "friction_mode"),
+    "steel_baumgarte": ("steel", "baumgarte"),
+    "steel_row_headroom": ("steel", "row_headroom"),
+    "steel_rows_min": ("steel", "rows_min"),
+    "steel_probe_rows": ("steel", "probe_rows"),
+    "steel_row_budget": ("steel", "row_budget"),
+    "steel_contact_max": ("steel", "contact_max"),
+    "steel_angular_damping": ("steel", "angular_damping"),
+    "oracle_start": ("oracle", "start"),
+    "oracle_offset_m": ("oracle", "offset_m"),
+    "oracle_thumb_prebend_rad": ("oracle", "thumb_prebend_rad"),
+    "oracle_closure_s": ("oracle", "closure_s"),
+    "oracle_extra_flexion_deg": ("oracle", "extra_flexion_deg"),
+    "oracle_contact": ("oracle", "contact"),
+    "oracle_dt": ("oracle", "dt"),
+    "oracle_lift_height": ("oracle", "lift_height"),
+    "oracle_lift_s": ("oracle", "lift_s"),
+    "oracle_hold_s": ("oracle", "hold_s"),
+    "oracle_success": ("oracle", "success"),
+    "contact_headroom": ("contact_budget", "headroom"),
+    "contact_capacity_min": ("contact_budget", "capacity_min"),
+    "contact_capacity": ("contact_budget", "capacity"),
+}
+
+
+def legacy_config(data: dict, source: str | Path | None = None) -> dict:
+    """An older config dict (results format <= 6) in today's layout: its physics fields as overrides
+    (:func:`legacy_physics_overrides`), its flat fields of a part (:data:`LEGACY_PART_FIELDS`) in that part's dict.
+    A dict of today's layout is returned as it is."""
+    data = legacy_physics_overrides(data, source)
+    flat = set(data) & set(LEGACY_PART_FIELDS)
+    if not flat:
+        return data
+    data = dict(data)
+    parts: dict = {}
+    for key in flat:
+        part, name = LEGACY_PART_FIELDS[key]
+        parts.setdefault(part, {})[name] = data.pop(key)
+    for part, fields in parts.items():
+        data[part] = {**fields, **(data.get(part) or {})}
+    return data
 
 
 def _shared(name: str):

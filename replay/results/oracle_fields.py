@@ -1,7 +1,7 @@
 """The hug-oracle protocol's settings: one field per element of the HUG authors' grasp oracle.
 
-:class:`OracleFields` is the base class of :class:`replay.config.ReplayConfig` (its fields are
-ReplayConfig fields, written into every result with the rest); the protocol reads them in
+:class:`OracleSettings` is the hug-oracle protocol's part of :class:`replay.config.ReplayConfig` (``config.oracle``,
+written into every result with the rest); the protocol reads it in
 :mod:`replay.protocol.oracle_plan` (start, closure, lift) and :mod:`replay.protocol.oracle_success`
 (the off-the-table test), and ``scripts/bridge.py`` switches one at a time toward the lift protocol.
 
@@ -23,17 +23,17 @@ ORACLE_NO_LIMIT_NM = 1000.0
 #: control rate of the oracle's 2 ms step (50 Hz x 10 substeps), Hz
 ORACLE_CONTROL_FPS = 50.0
 
-#: ``oracle_start``'s choices: the synthetic start (HUG's), the recorded approach
+#: ``start``'s choices: the synthetic start (HUG's), the recorded approach
 START_SYNTHETIC, START_RECORDED = "synthetic", "recorded"
-#: ``oracle_contact``'s: contact as manosim authored it, our compiled pairs
+#: ``contact``'s: contact as manosim authored it, our compiled pairs
 CONTACT_MANOSIM, CONTACT_COMPILED = "manosim", "compiled"
-#: ``oracle_success``'s: HUG's off-the-table test, the lift protocol's rise and clearance test
+#: ``success``'s: HUG's off-the-table test, the lift protocol's rise and clearance test
 SUCCESS_OFF_TABLE, SUCCESS_LIFT = "off_table", "lift"
 
 _CHOICES = {
-    "oracle_start": (START_SYNTHETIC, START_RECORDED),
-    "oracle_contact": (CONTACT_MANOSIM, CONTACT_COMPILED),
-    "oracle_success": (SUCCESS_OFF_TABLE, SUCCESS_LIFT),
+    "start": (START_SYNTHETIC, START_RECORDED),
+    "contact": (CONTACT_MANOSIM, CONTACT_COMPILED),
+    "success": (SUCCESS_OFF_TABLE, SUCCESS_LIFT),
 }
 
 
@@ -42,31 +42,32 @@ def _f(default, unit: str, source: str):
 
 
 @dataclass
-class OracleFields:
-    """The ``oracle_*`` settings (module doc); read only by ``--protocol hug-oracle``."""
+class OracleSettings:
+    """The hug-oracle protocol's part of the config (``config.oracle``, module doc); read only by
+    ``--protocol hug-oracle``."""
 
-    oracle_start: str = _f(
+    start: str = _f(
         "synthetic",
         "-",
         "HUG app. E.1: synthetic = start at the recording's terminal grasp (hand pose relative to "
-        "the object at the grasp frame, object at rest), wrist backed off oracle_offset_m along its own +x and +y "
+        "the object at the grasp frame, object at rest), wrist backed off offset_m along its own +x and +y "
         "(right hand: away from fingers and palm; manosim README wrist frame), fingers flat, thumb base pre-bent; "
         "recorded = the lift protocol's recorded approach at replay_speed",
     )
-    oracle_offset_m: float = _f(0.03, "m", "HUG app. E.1: wrist placed 3 cm back along each of its own +x and +y")
-    oracle_thumb_prebend_rad: float = _f(
+    offset_m: float = _f(0.03, "m", "HUG app. E.1: wrist placed 3 cm back along each of its own +x and +y")
+    thumb_prebend_rad: float = _f(
         1.0,
         "rad",
         "HUG app. E.1: thumb base pre-bent 1.0 rad; axis not stated: the axis of the recorded thumb-base "
         "rotation at the grasp (so the pre-bend is toward the recorded thumb; our choice)",
     )
-    oracle_closure_s: float = _f(
+    closure_s: float = _f(
         1.0,
         "s",
         "closure: wrist on a straight line to the grasp, fingers slerped to the recorded angles (HUG app. "
         "E.1); duration not stated: 1 s (a human reach-to-grasp closure is ~0.5-1 s, Jeannerod 1984), min-jerk timed",
     )
-    oracle_extra_flexion_deg: float = _f(
+    extra_flexion_deg: float = _f(
         5.0,
         "deg",
         "HUG app. E.1 'small extra flexion', size not stated: each finger joint turned this far beyond "
@@ -74,7 +75,7 @@ class OracleFields:
         "the three joints of a finger moves its tip ~5-10 mm inward, the scale of landmark-IK p90 (4 mm) plus the "
         "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py",
     )
-    oracle_contact: str = _f(
+    contact: str = _f(
         "manosim",
         "-",
         "manosim = contact as authored (solref 0.04 1, solimp 0.5 0.95 0.001 on every finger pair, "
@@ -82,47 +83,47 @@ class OracleFields:
         "physics departure contact_mixing 'hand' (replay.protocol.oracle_plan.oracle_config); compiled = our mixed "
         "pairs (contact_mixing as the physics has it)",
     )
-    oracle_dt: float | None = _f(
+    dt: float | None = _f(
         0.002,
         "s",
         "HUG: physics step 2 ms (control 50 Hz x 10 substeps); None = the lift protocol's "
         "control_fps x substeps (1/240 s)",
     )
-    oracle_lift_height: float = _f(0.5, "m", "HUG app. E.2: the wrist rises 0.5 m")
-    oracle_lift_s: float = _f(2.0, "s", "not stated by HUG: 0.5 m min-jerk over 2 s (0.25 m/s mean, 0.47 m/s peak)")
-    oracle_hold_s: float = _f(
+    lift_height: float = _f(0.5, "m", "HUG app. E.2: the wrist rises 0.5 m")
+    lift_s: float = _f(2.0, "s", "not stated by HUG: 0.5 m min-jerk over 2 s (0.25 m/s mean, 0.47 m/s peak)")
+    hold_s: float = _f(
         0.5,
         "s",
         "not stated by HUG: after the rise the wrist holds; off_table success needs no object-support "
         "contact at any control frame of this hold (and the object above its rest height)",
     )
-    oracle_success: str = _f(
+    success: str = _f(
         "off_table",
         "-",
         "off_table = HUG app. E.2: the object no longer touches the table (replay.protocol."
         "oracle_success); lift = the lift protocol's lift_height / lift_s / hold_s and rise + clearance test",
     )
 
-    def _validate_oracle(self) -> None:
-        """Ranges and choices of the oracle fields (:class:`DataError` naming the field)."""
+    def validate(self, prefix: str = "config.oracle") -> OracleSettings:
+        """Ranges and choices of the oracle's settings (:class:`DataError` naming the field)."""
         for name, ok in _CHOICES.items():
             if getattr(self, name) not in ok:
-                raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
-        for name in ("oracle_offset_m", "oracle_thumb_prebend_rad", "oracle_extra_flexion_deg"):
+                raise DataError(None, f"{prefix}.{name}", f"{getattr(self, name)!r} not in {ok}")
+        for name in ("offset_m", "thumb_prebend_rad", "extra_flexion_deg"):
             if not getattr(self, name) >= 0:
-                raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
-        for name in ("oracle_closure_s", "oracle_lift_height", "oracle_lift_s", "oracle_hold_s"):
+                raise DataError(None, f"{prefix}.{name}", f"must be >= 0, got {getattr(self, name)!r}")
+        for name in ("closure_s", "lift_height", "lift_s", "hold_s"):
             if not getattr(self, name) > 0:
-                raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        if self.oracle_dt is not None and not self.oracle_dt > 0:
-            raise DataError(None, "config.oracle_dt", f"must be > 0 or null, got {self.oracle_dt!r}")
+                raise DataError(None, f"{prefix}.{name}", f"must be > 0, got {getattr(self, name)!r}")
+        if self.dt is not None and not self.dt > 0:
+            raise DataError(None, f"{prefix}.dt", f"must be > 0 or null, got {self.dt!r}")
         if (
-            self.oracle_dt is not None
-            and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.oracle_dt)) * self.oracle_dt * ORACLE_CONTROL_FPS - 1.0)
-            > 1e-9
+            self.dt is not None
+            and abs(round(1.0 / (ORACLE_CONTROL_FPS * self.dt)) * self.dt * ORACLE_CONTROL_FPS - 1.0) > 1e-9
         ):
             raise DataError(
                 None,
-                "config.oracle_dt",
-                f"{self.oracle_dt!r} s does not divide the oracle's {1.0 / ORACLE_CONTROL_FPS} s control period",
+                f"{prefix}.dt",
+                f"{self.dt!r} s does not divide the oracle's {1.0 / ORACLE_CONTROL_FPS} s control period",
             )
+        return self

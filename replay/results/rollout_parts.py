@@ -208,8 +208,8 @@ class LiftMeasures(Part):
     )
     pad_compression: dict | None = _f(
         "mm, deg",
-        "where pad_compression_mm > 0: the fingers closed to a preload depth at the grasp frame, per finger "
-        "(replay.protocol.pad_compression)",
+        "where the physics choice pad_compression > 0: the fingers closed to a preload depth at the grasp frame, "
+        "per finger (replay.protocol.pad_compression)",
     )
 
 

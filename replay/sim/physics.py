@@ -28,8 +28,6 @@ from replay.results.physics_table import (  # noqa: F401  (the table, re-exporte
     VALUES,
     Choice,
     _c,
-)
-from replay.results.physics_table import (
     check_value,
 )
 from replay.sim import calibration_file
@@ -109,7 +107,8 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
     val = {k: over.get(k, c.value) for k, c in tab.items()}
     kw = dict(physics=name, physics_overrides=over)
     if name == "authored" or "contact_mixing" in over:
-        kw["oracle_contact"] = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
+        contact = "compiled" if val["contact_mixing"] == "mujoco" else "manosim"
+        kw["oracle"] = dataclasses.replace(cfg.oracle, contact=contact)
     return dataclasses.replace(cfg, **kw).validate()
 
 

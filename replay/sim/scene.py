@@ -227,10 +227,10 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
     config, model, hqd = probe.config, probe.model, probe.hand_qd_start
     resting, at_grasp, inertia = _probe(probe, spec.hand_coords0, spec.grasp_coords)
     kd_resolved = model.joint_target_kd.numpy().copy()
-    if config.contact_capacity is not None:
-        capacity = int(config.contact_capacity)
+    if config.contact_budget.capacity is not None:
+        capacity = int(config.contact_budget.capacity)
     else:
-        capacity = int(max(config.contact_capacity_min, math.ceil(config.contact_headroom * resting)))
+        capacity = int(max(config.contact_budget.capacity_min, math.ceil(config.contact_budget.headroom * resting)))
     damping, flutter, changed = _raise_flutter_damping(
         model, hqd, inertia, kd_resolved, spec.commanded_finger_quats, config
     )

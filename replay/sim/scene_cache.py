@@ -52,37 +52,17 @@ import numpy as np
 
 from replay.data.asset_memo import file_sha256
 
-#: config fields no scene builder reads (the plan's timing and shape, the verdict's thresholds, the
-#: diagnosis): settings that differ only in these share one built scene. Checked by
-#: ``tests/test_scene_cache.py`` (no module of ``replay/sim`` names them).
+#: config fields no scene builder reads (the lift protocol's part: its plan's timing and shape, its verdict's
+#: thresholds, the diagnosis; what every protocol replays; the runaway limits): settings that differ only in these
+#: share one built scene. Checked by ``tests/test_scene_cache.py`` (no module of ``replay/sim`` reads them).
 PROTOCOL_FIELDS = frozenset(
     {
-        "lift_height",
-        "lift_s",
-        "lift_profile",
-        "hold_s",
-        "shake_s",
-        "shake_amplitude",
-        "shake_hz",
-        "release_s",
-        "release_fall_s",
-        "lifted_min_rise",
-        "lifted_min_clearance",
-        "shake_max_slip",
+        "lift",
         "ablation_clean_mm",
-        "diag_push_mm",
-        "diag_grip_lever_m",
-        "diag_never_rose_mm",
-        "diag_slip_onset_mm",
         "max_linear_speed",
         "max_angular_speed",
         "replay_speed",
         "approach_window_s",
-        "grip_overshoot",
-        "pad_near_mm",
-        "pad_max_deg",
-        "pad_blend_s",
-        "pad_axis",
         "recording_fps",
         "object_time_offset_s",
     }

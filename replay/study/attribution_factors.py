@@ -64,12 +64,17 @@ FACTORS = [
         source="the recorded speed (HUG replays at the recorded rate; today half)",
         config={"replay_speed": 1.0},
     ),
-    dict(name="lift speed", value="2.4 s", source="half today's mean lift speed: 0.075 m/s", config={"lift_s": 2.4}),
+    dict(
+        name="lift speed",
+        value="2.4 s",
+        source="half today's mean lift speed: 0.075 m/s",
+        config={"lift": {"lift_s": 2.4}},
+    ),
     dict(
         name="lift height",
         value="0.10 m",
         source="a 10 cm lift (success at half of it, 5 cm, the same rule)",
-        config={"lift_height": 0.10, "lifted_min_rise": 0.05},
+        config={"lift": {"lift_height": 0.10, "lifted_min_rise": 0.05}},
     ),
     *[
         dict(name="pad compression", value=f"{d} mm", source=PULP, choices={"pad_compression": float(d)})

@@ -31,17 +31,17 @@ def _drive(nm: float) -> dict:
 
 #: (element, the field, the lift protocol's value, label oracle -> lift); in the cumulative order
 ELEMENTS = (
-    ("start", {"oracle_start": "recorded"}, "synthetic 3 cm -> recorded approach"),
-    ("extra flexion", {"oracle_extra_flexion_deg": 0.0}, "5 -> 0 deg"),
+    ("start", {"oracle": {"start": "recorded"}}, "synthetic 3 cm -> recorded approach"),
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 0.0}}, "5 -> 0 deg"),
     ("drive", _drive(0.4), "no force range -> 0.4 N·m"),
-    ("contact", {"oracle_contact": "compiled"}, "manosim as authored -> ours (mixed pairs)"),
-    ("step", {"oracle_dt": None}, "2 ms -> 1/240 s"),
-    ("success", {"oracle_success": "lift"}, "off the table (0.5 m) -> rise + clearance + hold (18 cm)"),
+    ("contact", {"oracle": {"contact": "compiled"}}, "manosim as authored -> ours (mixed pairs)"),
+    ("step", {"oracle": {"dt": None}}, "2 ms -> 1/240 s"),
+    ("success", {"oracle": {"success": "lift"}}, "off the table (0.5 m) -> rise + clearance + hold (18 cm)"),
 )
 #: extra rows on the oracle: values beside the two ends
 EXTRA = (
-    ("extra flexion", {"oracle_extra_flexion_deg": 10.0}, "10 deg"),
-    ("extra flexion", {"oracle_extra_flexion_deg": 15.0}, "15 deg"),
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 10.0}}, "10 deg"),
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 15.0}}, "15 deg"),
     ("drive", _drive(1.0), "1 N·m"),
 )
 
@@ -81,14 +81,16 @@ def _physics(over: dict) -> dict:
 
 
 def merge_config(acc: dict, cfg: dict) -> dict:
-    """``acc`` with ``cfg`` over it, ``physics_overrides`` merged key by key (a dict-valued choice's keys too)."""
-    out = {**acc, **cfg}
-    if "physics_overrides" in acc or "physics_overrides" in cfg:
-        over = dict(acc.get("physics_overrides", {}))
-        for k, v in cfg.get("physics_overrides", {}).items():
-            over[k] = {**over[k], **v} if isinstance(v, dict) and isinstance(over.get(k), dict) else v
-        out["physics_overrides"] = over
-    return out
+    """``acc`` with ``cfg`` over it, a dict-valued field (a config part, ``physics_overrides``) merged key by key, and
+    so a dict-valued physics choice."""
+    return (
+        {
+            k: (merge_config(acc[k], v) if isinstance(v, dict) and isinstance(acc.get(k), dict) else v)
+            for k, v in {**acc, **cfg}.items()
+        }
+        if cfg
+        else dict(acc)
+    )
 
 
 def bridge_rows(physics: str = "replay") -> list[dict]:
@@ -191,22 +193,17 @@ def _lift_end(acc: dict) -> dict:
 
 
 def _without(full: dict, cfg: dict) -> dict:
-    """``full`` with the element ``cfg`` set back to the oracle's (its keys removed, overrides too, a dict-valued
-    choice's keys one by one; an emptied one dropped)."""
-    back = {k: v for k, v in full.items() if k not in cfg or k == "physics_overrides"}
-    if "physics_overrides" in cfg:
-        back["physics_overrides"] = _drop(full["physics_overrides"], cfg["physics_overrides"])
-        if not back["physics_overrides"]:
-            del back["physics_overrides"]
-    return back
+    """``full`` with the element ``cfg`` set back to the oracle's: its keys removed, a dict-valued one's key by key
+    (a part's fields, physics overrides), an emptied one dropped."""
+    return _drop(full, cfg)
 
 
 def _drop(over: dict, keys: dict) -> dict:
-    """``over`` without the choices of ``keys`` (of a dict-valued one in both: its keys)."""
+    """``over`` without the keys of ``keys`` (of a dict in both: its keys, recursively; emptied: dropped)."""
     out = {}
     for k, v in over.items():
         if k in keys and isinstance(v, dict) and isinstance(keys[k], dict):
-            v = {a: b for a, b in v.items() if a not in keys[k]}
+            v = _drop(v, keys[k])
             if v:
                 out[k] = v
         elif k not in keys:
@@ -222,8 +219,8 @@ def counted(row: dict, m: dict, cfg) -> bool:
     hold = bool(
         m["stable"]
         and m["completed"]
-        and m["rise"] >= cfg.lifted_min_rise
-        and m["clearance"] >= cfg.lifted_min_clearance
+        and m["rise"] >= cfg.lift.lifted_min_rise
+        and m["clearance"] >= cfg.lift.lifted_min_clearance
     )
     if row["count"] == "hold":
         return hold

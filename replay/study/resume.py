@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replay.errors import UsageError
+from replay.config import ReplayConfig
+from replay.errors import ReplayError, UsageError
 from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named
 from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout
-from replay.results.records import RolloutRecord
-from replay.study.job import Job
+from replay.results.records import FORMAT_VERSION, RolloutRecord
+from replay.study.job import Job, config_hash
 from replay.study.study_records import StudyRecords
 
 
@@ -59,6 +60,24 @@ def _same_sampling(doc: RolloutRecord, job: Job) -> bool:
         and n_ok
         and smp.get("seed") == job.seed
         and sorted(s.p_lift_corrupted or {}) == sorted(job.corruptions)
+    )
+
+
+def older_form(prior: dict | None, config, chash: str) -> str | None:
+    """One line where the study at ``--out`` (``prior``) ran this very config but in an older results format (its
+    config hash differs only because the config's JSON changed form, e.g. format 7 nests it in parts): why its
+    rollouts run again. None otherwise (the same hash, another config, or no readable config)."""
+    if not prior or prior.get("config_hash") in (None, chash) or not isinstance(prior.get("config"), dict):
+        return None
+    try:
+        if config_hash(ReplayConfig.from_dict(prior["config"])) != chash:
+            return None
+    except ReplayError:
+        return None
+    return (
+        f"resume: the study at --out ran this config in results format {prior.get('format_version')} (config hash "
+        f"{prior['config_hash']}); this grasp-replay writes its config in format {FORMAT_VERSION} (hash {chash}), so "
+        "its rollouts run again (the same physics and protocol: the same results)"
     )
 
 

@@ -46,7 +46,15 @@ from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
 from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
-from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
+from replay.study.resume import (
+    done_rollout,
+    older_form,
+    plan_ablation_only,
+    prior_failures,
+    prior_study,
+    prior_wall,
+    subset_merge,
+)
 from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.study_records import StudyRecords, summary_due
 from replay.study.summary import study_csvs, study_record
@@ -77,6 +85,8 @@ def _plan_jobs(
     """
     if ablation_only:
         return plan_ablation_only(st)
+    if (resume or keep_others) and (why := older_form(st.prior, st.config, st.chash)) is not None:
+        say(why)
     run_protocols = protocols if run_protocols is None else run_protocols
     results: dict[ResultKey, dict] = {}
     todo, carried = [], {}

@@ -126,7 +126,7 @@ def verdict_config(cfg: ReplayConfig, physics_name: str) -> ReplayConfig:
     if physics_name == cfg.physics:
         return cfg
     if cfg.physics == "authored":
-        cfg = dataclasses.replace(cfg, oracle_contact=ReplayConfig().oracle_contact)
+        cfg = cfg.replace(oracle={"contact": ReplayConfig().oracle.contact})
     return physics.apply_physics(cfg, physics_name)
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.poses import PoseTrack, load_poses_npz
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
+from replay.results.config_parts import LiftSettings
 from replay.results.convert import upgrade_study
+from replay.results.legacy_physics import legacy_config
 from replay.results.outcomes import OUTCOMES
 from replay.results.records import Phase, RolloutRecord
 
@@ -28,8 +29,8 @@ PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
 
 #: held through the shake: moved less than this in the wrist frame, m, when the study does not
-#: say (``replay.config.ReplayConfig.shake_max_slip``)
-DEFAULT_SHAKE_MAX_SLIP = ReplayConfig.shake_max_slip
+#: say (``replay.results.config_parts.LiftSettings.shake_max_slip``)
+DEFAULT_SHAKE_MAX_SLIP = LiftSettings.shake_max_slip
 
 #: table-top box thickness, m, when neither the rollout nor its study says: the default
 #: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
@@ -105,13 +106,14 @@ def parse_support(rollout: dict, where: Path | None, field_prefix: str = "", thi
 
 @lru_cache(maxsize=16)
 def _study_config(path: str) -> dict:
-    """``config`` of a study JSON (empty when it has none or cannot be read)."""
+    """``config`` of a study JSON in today's layout (:func:`replay.results.legacy_physics.legacy_config`; empty when
+    it has none or cannot be read)."""
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        cfg = doc.get("config") if isinstance(doc, dict) else None
+        return legacy_config(cfg) if isinstance(cfg, dict) else {}
+    except (OSError, ValueError, DataError):
         return {}
-    cfg = doc.get("config") if isinstance(doc, dict) else None
-    return cfg if isinstance(cfg, dict) else {}
 
 
 def _study_thickness(path: str) -> float | None:
@@ -119,11 +121,11 @@ def _study_thickness(path: str) -> float | None:
     return _study_config(path).get("support_thickness")
 
 
-def _study_setting(source, key: str):
-    """``config[key]`` of the study JSON ``source`` (None: no such file or setting)."""
+def _study_setting(source, part: str, key: str):
+    """``config[part][key]`` of the study JSON ``source`` (None: no such file or setting)."""
     if source is None or not Path(source).is_file():
         return None
-    return _study_config(str(Path(source).resolve())).get(key)
+    return (_study_config(str(Path(source).resolve())).get(part) or {}).get(key)
 
 
 @dataclass
@@ -311,7 +313,7 @@ def load_clip(
         title=title,
         meta=rollout,
         support=support,
-        shake_max_slip=float(_study_setting(source, "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
+        shake_max_slip=float(_study_setting(source, "lift", "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from replay.config import PARTS
 from replay.results.outcomes import LIFTED
 from replay.results.records import ROW_FIELDS, study_row
 from replay.results.rollout_parts import RESULT_TYPES, register_result
@@ -35,6 +36,8 @@ class Protocol:
         success: the outcome that counts as a success (agreement tables); outcome_field: the row's outcome column.
         result_type: its own result (a :class:`~replay.results.rollout_parts.ProtocolResult` subclass, the
             record's ``result``, under its ``key``): what its ``judge`` returns beyond every world's measures.
+        config_part: its part of :class:`replay.config.ReplayConfig` (a field of :data:`replay.config.PARTS`: its
+            own settings, e.g. ``lift``, ``oracle``), None: it has none (its settings, if any: :meth:`settings`).
     """
 
     name: ClassVar[str]
@@ -49,6 +52,7 @@ class Protocol:
     success: ClassVar[str] = LIFTED
     outcome_field: ClassVar[str] = "outcome"
     result_type: ClassVar[type | None] = None
+    config_part: ClassVar[str | None] = None
 
     def config(self, cfg):
         """The config a rollout of this protocol runs with (its own part applied; validated).
@@ -120,6 +124,8 @@ def register(cls: type[Protocol]) -> type[Protocol]:
     have = _REGISTRY.get(cls.name)
     if have is not None and type(have) is not cls:
         raise ValueError(f"protocol {cls.name!r} is registered already ({type(have).__name__})")
+    if cls.config_part is not None and cls.config_part not in PARTS:
+        raise ValueError(f"protocol {cls.name!r}: config part {cls.config_part!r} is not one of {sorted(PARTS)}")
     if cls.result_type is not None:
         register_result(cls.result_type)
     _REGISTRY[cls.name] = cls()

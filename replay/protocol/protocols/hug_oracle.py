@@ -22,6 +22,7 @@ class HugOracle(Protocol):
     sampled = True
     judged_on_lift = True
     result_type = OracleResult
+    config_part = "oracle"
 
     def config(self, cfg):
         return oracle_config(cfg)

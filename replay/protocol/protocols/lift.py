@@ -25,13 +25,14 @@ class Lift(Protocol):
     sampled = True
     judged_on_lift = True
     shakes = True
+    config_part = "lift"
 
     def plan(self, rec, coords, mjcf, cfg):
         """The lift plan with the release appended (fingers back to the first, pre-grasp pose); where the physics'
         ``pad_compression`` depth is > 0, the fingers closed to it at the grasp frame (each world its own:
         :class:`replay.protocol.pad_compression.PadPlan`)."""
         plan = plan_rollout(rec, coords, cfg)
-        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
         depth = float(physics.choice_value(cfg, "pad_compression"))
         if depth > 0:
             plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)

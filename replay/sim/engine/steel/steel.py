@@ -94,9 +94,9 @@ def finger_drive_of(scene) -> SteelFingerDrive:
 def make_pipeline(model, config):
     """Newton's collision pipeline for ``model`` and its contact buffer.
 
-    ``config.steel_contact_max`` contacts (None: Newton's own estimate from the model's shapes and pairs).
+    ``config.steel.contact_max`` contacts (None: Newton's own estimate from the model's shapes and pairs).
     """
-    pipe = newton.CollisionPipeline(model, rigid_contact_max=config.steel_contact_max)
+    pipe = newton.CollisionPipeline(model, rigid_contact_max=config.steel.contact_max)
     return pipe, pipe.contacts()
 
 

@@ -3,14 +3,14 @@
 The same world as :mod:`replay.sim.scene` (:func:`replay.sim.world_builder.add_replay_world`: the
 unmodified manosim MJCF, the object's convex parts as a passive free body, the support, the
 ablation's hand-object collision filter pairs), with SolverSteel's custom attributes registered so
-that its free-body angular damping is ``config.steel_angular_damping`` (its default 0.05 1/s is
+that its free-body angular damping is ``config.steel.angular_damping`` (its default 0.05 1/s is
 PhysX's; MuJoCo has none).
 
 Row budgets (SolverSteel stores constraint rows per world in fixed capacities and drops what does
-not fit): a probe solver with ``config.steel_probe_rows`` rows and ``row_watermark=True`` settles the
+not fit): a probe solver with ``config.steel.probe_rows`` rows and ``row_watermark=True`` settles the
 object for ``settle_s`` with the hand held at its first pose, then takes one step with the hand set
 kinematically at the grasp pose; its ``constraint_row_watermarks()`` (rows requested per family)
-times ``config.steel_row_headroom``, at least ``config.steel_rows_min``, size the final solver's
+times ``config.steel.row_headroom``, at least ``config.steel.rows_min``, size the final solver's
 ``articulation_constraint_max`` and ``free_body_constraint_max``. The rollout runs with
 ``row_watermark`` on and stops as ``unstable`` at any dropped row (:mod:`replay.sim.engine.steel.steel`).
 
@@ -45,14 +45,14 @@ def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
     """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
     ``rows`` (``{"articulation": n, "free_body": n}``); row watermarks and overflow warnings on."""
     opts = dict(
-        iterations=int(config.steel_iterations),
-        friction_mode=str(config.steel_friction_mode),
-        baumgarte=float(config.steel_baumgarte),
+        iterations=int(config.steel.iterations),
+        friction_mode=str(config.steel.friction_mode),
+        baumgarte=float(config.steel.baumgarte),
         row_watermark=True,
         warn_constraint_overflow=True,
         **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()},
     )
-    if config.steel_friction_mode != "fixed_normal":
+    if config.steel.friction_mode != "fixed_normal":
         opts["friction_anchor_beta"] = 0.0  # the coupled modes use point friction (docstring); said, not defaulted
     return opts
 
@@ -60,13 +60,13 @@ def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
 def build_steel_model(spec: SceneSpec, config: ReplayConfig):
     """``(model, info)``: the replay world of ``spec`` with SolverSteel's attributes
     (:func:`replay.sim.world_builder.build_world_model`); free-body angular damping set to
-    ``config.steel_angular_damping``.
+    ``config.steel.angular_damping``.
 
     Raises:
         DataError: bad asset; SceneError: the hand import is not as expected.
     """
     model, info = build_world_model(spec, config, (newton.solvers.SolverSteel,))
-    model.steel.rigid_body_angular_damping.fill_(float(config.steel_angular_damping))
+    model.steel.rigid_body_angular_damping.fill_(float(config.steel.angular_damping))
     return model, info
 
 
@@ -83,16 +83,16 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
         SceneError: the hand import is not as expected. DataError: bad asset.
     """
     model, info = build_steel_model(spec, config)
-    probe_rows = {k: int(config.steel_probe_rows) for k in ROW_FAMILIES}
+    probe_rows = {k: int(config.steel.probe_rows) for k in ROW_FAMILIES}
     probe = probe_scene(
         spec, config, model, info, newton.solvers.SolverSteel(model, **steel_options(config, probe_rows))
     )
     measured, counts = _probe_rows(probe, spec.hand_coords0, spec.grasp_coords)
-    if config.steel_row_budget is not None:
-        rows = {k: int(config.steel_row_budget) for k in ROW_FAMILIES}
+    if config.steel.row_budget is not None:
+        rows = {k: int(config.steel.row_budget) for k in ROW_FAMILIES}
     else:
         rows = {
-            k: int(max(config.steel_rows_min, math.ceil(config.steel_row_headroom * measured[k]))) for k in ROW_FAMILIES
+            k: int(max(config.steel.rows_min, math.ceil(config.steel.row_headroom * measured[k]))) for k in ROW_FAMILIES
         }
     flutter = _flutter_records(model, info, spec.grasp_coords, spec.commanded_finger_quats, config)
     fd = finger_dof_slice(info)
@@ -113,7 +113,7 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
     and one step at the grasp pose, and ``(resting contacts, contacts at grasp, contact buffer size)``.
 
     Raises:
-        ReadbackError: the probe itself dropped rows (``config.steel_probe_rows`` too small).
+        ReadbackError: the probe itself dropped rows (``config.steel.probe_rows`` too small).
     """
     cfg = probe.config
     batch = SteelBatch(probe, [Variant(ablation=probe.ablation)])
@@ -138,7 +138,7 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
     wm = probe.solver.constraint_row_watermarks()
     if np.any(probe.solver.constraint_overflow.numpy()):
         raise ReadbackError(
-            f"Steel row probe dropped rows with budget {cfg.steel_probe_rows}: {wm}; raise config.steel_probe_rows"
+            f"Steel row probe dropped rows with budget {cfg.steel.probe_rows}: {wm}; raise config.steel.probe_rows"
         )
     return (
         {k: int(wm[f"{k}_raw_high_water"]) for k in ROW_FAMILIES},
@@ -179,9 +179,9 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     """
     s, cfg, m = scene.solver, scene.config, scene.model
     want = dict(
-        iterations=int(cfg.steel_iterations),
-        friction_mode=str(cfg.steel_friction_mode),
-        baumgarte=float(cfg.steel_baumgarte),
+        iterations=int(cfg.steel.iterations),
+        friction_mode=str(cfg.steel.friction_mode),
+        baumgarte=float(cfg.steel.baumgarte),
         row_watermark=True,
         **{ROW_FAMILIES[k]: int(v) for k, v in rows.items()},
     )
@@ -193,8 +193,8 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     if not np.allclose(eff, np.asarray(want_eff, np.float32)[:, None], rtol=1e-6):
         bad["finger_effort_limit"] = (sorted(set(np.round(want_eff, 6))), sorted(set(np.round(eff.ravel(), 6))))
     damp = m.steel.rigid_body_angular_damping.numpy()
-    if not np.allclose(damp, cfg.steel_angular_damping):
-        bad["steel_angular_damping"] = (cfg.steel_angular_damping, sorted(set(np.round(damp, 6))))
+    if not np.allclose(damp, cfg.steel.angular_damping):
+        bad["steel_angular_damping"] = (cfg.steel.angular_damping, sorted(set(np.round(damp, 6))))
     excluded = None
     if scene.ablation:
         pairs = {tuple(sorted(map(int, p))) for p in m.shape_collision_filter_pairs}
