@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu, norm
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
 from replay.sim import physics
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study import corruptions, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
 from replay.study.uncertainty import variables

@@ -112,7 +112,7 @@ class HandController:
 def finger_actuator_force_max(scene) -> float:
     """Largest |actuator force| over the finger actuators in the last step, N·m.
 
-    With the effort limit applied this never exceeds ``config.effort_limit``
+    With the effort limit applied this never exceeds the finger effort limits (finger_effort_limit)
     (MuJoCo clamps each ``<position>`` actuator to its force range).
     """
     f = SolverView(scene.solver).data_field("actuator_force")

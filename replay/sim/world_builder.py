@@ -115,7 +115,7 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
 
     The import (parsing and patching the MJCF, Newton's importer: ~0.1 s, a third of a scene's
     build) runs once per process for each file version (resolved path, size, modification time,
-    as :func:`replay.data.mesh_io.load_mesh` keys its cache), ``config.contact_gap`` and set of
+    as :func:`replay.data.mesh_io.load_mesh` keys its cache), the physics choice ``contact_gap`` and set of
     solver classes; every call returns a deep copy of that builder and of its import report, and
     re-issues the warnings the import issued, so a caller sees what a fresh import gives
     (``tests/test_throughput.py`` compares the finalized Newton model and the compiled MuJoCo

@@ -73,7 +73,7 @@ class SteelLayout:
 def finger_drive_of(scene) -> SteelFingerDrive:
     """The quaternion drive of ``scene``'s fingers with the model's per-DOF ``joint_target_ke`` (kp,
     N·m/rad), ``joint_target_kd`` (kd, N·m·s/rad; the importer resolves the MJCF's dampratio into it) and
-    ``joint_effort_limit`` (N·m; ``config.effort_limit``, set by :mod:`replay.sim.world_builder`).
+    ``joint_effort_limit`` (N·m; the physics choice finger_effort_limit, set by :mod:`replay.sim.world_builder`).
     SolverSteel itself ignores these on BALL joints.
 
     Raises:
