@@ -56,8 +56,9 @@ def base(grab_dir, capsule_rhand):
 
 
 def _names(config: dict) -> set:
-    """The knobs a factor's config sets: its fields and its physics choices (``physics_overrides``)."""
-    return (set(config) - {"physics_overrides"}) | set(config.get("physics_overrides", {}))
+    """The knobs a factor's config sets: its fields (a part's, ``{part: {field: value}}``, by their own names) and
+    its physics choices (``physics_overrides``)."""
+    return {n for k, v in config.items() for n in (v if isinstance(v, dict) else (k,))}
 
 
 def _knobs() -> list[tuple[str, dict, dict]]:
@@ -100,7 +101,7 @@ def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, co
     unknown = _names(config) - PROTOCOL_KEYS - {"finger_effort_limit", "object_density_scale", "hand_object_friction",
                                              "contact_mixing", "finger_drive", "physics"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**dict(SHORT, **config)))
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(**config))
     w = MjcBatch(scene, [factor_variant({"name": name, "choices": variant}, mass)]).worlds[0]
     diff = pair_audit.model_diff(m0, w.m)
     fields, classes = _allowed(_names(config) | set(variant), lay, m0)

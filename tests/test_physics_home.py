@@ -200,3 +200,35 @@ def test_a_format_6_config_reads_as_today_and_resume_says_why_it_reruns():
     assert "format 6" in line and "run again" in line and "\n" not in line
     assert older_form(prior, cfg.replace(lift={"hold_s": 0.4}), config_hash(cfg.replace(lift={"hold_s": 0.4}))) is None
     assert older_form(dict(prior, config_hash=config_hash(cfg)), cfg, config_hash(cfg)) is None  # the same: kept
+
+
+def test_a_world_departs_by_table_row():
+    """A world's physics departure names its table row (Variant.ROWS): every row is a choice of the table, the
+    sampled variables and the attribution's world factors are rows a world takes, and no study module sets a
+    Variant's physics field by its own name."""
+    import ast
+    from pathlib import Path
+
+    from replay.sim.engine import variants
+    from replay.study import attribution, uncertainty
+
+    assert set(variants.ROWS) <= set(physics_table.CHOICES)
+    assert {rv.row for rv in uncertainty.PHYSICS_VARIABLES} <= set(variants.ROWS)
+    assert set(attribution.WORLD_ROWS) <= set(variants.ROWS)
+    v = variants.Variant.of_rows(
+        {"hand_object_friction": 0.7, "grip_force_n": 57.45, "object_density_scale": 0.5, "pad_compression": None},
+        {"grip_force_n": 114.9, "object_mass": 0.2},
+    )
+    assert (v.friction, v.effort_scale, v.object_mass, v.pad_depth_mm) == (0.7, 0.5, 0.1, None)
+    physical = {"friction", "torsional_friction", "solref", "solimp", "effort_limit", "effort_scale", "object_mass",
+                "object_mass_scale", "pad_depth_mm"}
+    soft = physics_table.PHYSICS["replay"]["hand_object_softness"].levels["manosim_soft"]
+    made = {f for row, fn in variants.ROWS.items() for f in fn(soft if row == "hand_object_softness" else 1.0,
+                                                            {"grip_force_n": 1.0, "object_mass": 1.0})}
+    assert made == physical  # each physics field is some row's
+    bad = []
+    for path in sorted(Path("replay/study").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Variant":
+                bad += [f"{path}: {k.arg}" for k in node.keywords if k.arg in physical]
+    assert not bad

@@ -7,8 +7,8 @@ The physics choice ``contact_mixing`` (:func:`replay.sim.physics.choice_value`; 
   solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
   its own); the palm (``priority="1"``) keeps its own values.
 * ``"hand"`` (mode ``"manosim"``; the hug-oracle's ``oracle_contact manosim``): the object's geoms get
-  ``solmix`` 0, so in every equal-priority pair the other geom's solref/solimp are used outright (MuJoCo's rule: a geom with solmix below
-  mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
+  ``solmix`` 0, so in every equal-priority pair the other geom's solref/solimp are used outright (MuJoCo's rule:
+  a geom with solmix below mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
   (manosim's soft contact, which the HUG replays use: manosim README), and object-support
   pairs the support's, which is what they used before wherever the object and the support
   carry the same values (Newton's defaults; checked pair by pair in the tests). The object's
@@ -55,7 +55,8 @@ def apply_object_contact(scene):
     Returns:
         A :class:`replay.sim.scene.Scene` with ``object_mass`` (kg) as edited and
         ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
-        "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``, ``readback["contact_pairs"]`` read again.
+        "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``,
+        ``readback["contact_pairs"]`` read again.
     """
     cfg = scene.config
     margin = _asset_margin(scene)
@@ -75,8 +76,8 @@ def apply_object_contact(scene):
     b = lay.object_body
     # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
     # engine's own variant edit, so a preset and a sweep world change the model the same way
-    scaled = float(m.body_mass[b]) * density if density != 1.0 else None
-    edit = apply_variant(m, lay, Variant(friction=friction, object_mass=scaled))
+    rows = {"hand_object_friction": friction, "object_density_scale": density if density != 1.0 else None}
+    edit = apply_variant(m, lay, Variant.of_rows(rows, {"object_mass": float(m.body_mass[b])}))
     mujoco.mj_setConst(m, mujoco.MjData(m))
     rb = dict(scene.readback or {})
     mass = float(m.body_mass[b])

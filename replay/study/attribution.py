@@ -6,9 +6,10 @@ classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
 the choices of :data:`WORLD_ROWS` are what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can
 vary inside one batch (hand-object friction, a uniform finger effort limit N·m, the object's density scale over its
 mass under the base physics, :func:`replay.sim.made_mass.made_mass`), the others physics overrides of the factor's
-config. Factors with the same config are worlds of one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
-:mod:`replay.study.sweep` uses), and so is a factor whose config differs only in solver options; a factor
-that changes the config otherwise (hand, protocol, contact softness, pad compression) gets a scene of its own.
+config. Factors with the same config are worlds of one batch per recording (the one sampling path,
+:func:`replay.protocol.sampling.run_samples`, as :mod:`replay.study.sweep` uses), and so is a factor whose
+config differs only in solver options; a factor that changes the config otherwise (hand, protocol, contact
+softness, pad compression) gets a scene of its own.
 
 The result: ``{"factors": [{"name", "value", "source", "lifted", "of", "diagnosis": {class:
 count}, "shake_held", "unstable", "lifted_names", "recordings": {sequence: {...}}}, ...]}``.
@@ -31,12 +32,9 @@ from replay.study.batch import run_batch
 from replay.study.bridge_rows import merge_config
 from replay.study.prepare import prepare_recording
 
-#: physics choices a world of the batch takes, and how: choice -> (its value, the object's mass kg) -> Variant fields
-WORLD_ROWS = {
-    "hand_object_friction": lambda v, kg: {"friction": float(v)},
-    "finger_effort_limit": lambda v, kg: {"effort_limit": float(v)},
-    "object_density_scale": lambda v, kg: {"object_mass": float(v) * kg},
-}
+#: physics choices a world of the batch takes (each as :data:`replay.sim.engine.variants.ROWS` says): a uniform
+#: finger effort limit, the hand-object friction, the object's density scale over its mass
+WORLD_ROWS = ("hand_object_friction", "finger_effort_limit", "object_density_scale")
 
 
 def factor_world(factor: dict) -> dict:
@@ -66,12 +64,9 @@ def factor_variant(factor: dict, mass_kg: float) -> Variant:
 
     Raises:
         DataError: an unknown physics choice or a value it does not take."""
-    fields = {}
     for k, v in factor.get("choices", {}).items():
         physics.check_value(k, v)
-    for k, v in factor_world(factor).items():
-        fields.update(WORLD_ROWS[k](v, mass_kg))
-    return Variant(label=str(factor.get("name")), **fields)
+    return Variant.of_rows(factor_world(factor), {"object_mass": mass_kg}, label=str(factor.get("name")))
 
 
 def _row(m: dict) -> dict:

@@ -26,13 +26,15 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.protocol.sampling import run_samples
+from replay.results.physics_table import SHARED
 from replay.sim.engine.variants import Variant
 from replay.study.prepare import prepare_recording
 
-#: grid axes and what they set: finger effort limit (N·m) and hand-object sliding friction (1)
-AXES = {"effort": "effort_limit", "mu": "friction"}
-#: the pair friction as built (GRAB assets and manosim hand geoms: 1.0; MuJoCo takes the pair maximum)
-BUILT_MU = 1.0
+#: grid axes and the physics table row each sets: finger effort limit (N·m) and hand-object sliding friction (1)
+AXES = {"effort": "finger_effort_limit", "mu": "hand_object_friction"}
+#: the finger-object pair's sliding friction as built (the table's contact_finger_object; MuJoCo takes the pair
+#: maximum)
+BUILT_MU = float(next(c for c in SHARED if c.name == "contact_finger_object").value["friction"][0])
 
 
 def parse_grid(text: str) -> dict[str, np.ndarray]:
@@ -86,6 +88,12 @@ def study_effort(cfg) -> float | None:
     return float(eff) if isinstance(eff, (int, float)) and not isinstance(eff, bool) else None
 
 
+def _world(effort, mu, label: str) -> Variant:
+    """A world at finger effort limit ``effort`` N·m at every joint (None: the scene's) and hand-object friction
+    ``mu`` (the table rows ``finger_effort_limit``, ``hand_object_friction``)."""
+    return Variant.of_rows({AXES["effort"]: effort, AXES["mu"]: mu}, label=label)
+
+
 def plan_sweep(
     grid: dict, study_effort: float | None, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
 ) -> SweepPlan:
@@ -101,14 +109,14 @@ def plan_sweep(
     variants, roles = [], []
     for ie, e in enumerate(E):
         for im, m in enumerate(M):
-            variants.append(Variant(effort_limit=float(e), friction=float(m), label=f"effort={e:.4g},mu={m:.4g}"))
+            variants.append(_world(e, m, label=f"effort={e:.4g},mu={m:.4g}"))
             roles.append(("grid", ie, im))
     for ie, e in enumerate(E):
-        variants.append(Variant(effort_limit=float(e), friction=BUILT_MU, label=f"effort={e:.4g},mu=1"))
+        variants.append(_world(e, BUILT_MU, label=f"effort={e:.4g},mu=1"))
         roles.append(("effort_at_mu1", ie))
     for im, m in enumerate(M):
         e = None if study_effort is None else float(study_effort)
-        variants.append(Variant(effort_limit=e, friction=float(m), label=f"study effort,mu={m:.4g}"))
+        variants.append(_world(e, m, label=f"study effort,mu={m:.4g}"))
         roles.append(("mu_at_study_effort", im))
     rng = np.random.default_rng(seed)
     for k in range(perturb):

@@ -59,32 +59,39 @@ class Variable:
 
 
 def _set(field: str, conv=float) -> Callable:
-    """``apply`` that sets Variant field ``field`` to the value (through ``conv``)."""
+    """``apply`` of a data variable: sets Variant field ``field`` to the value (through ``conv``)."""
     return lambda var, value, fields: {**fields, field: conv(value)}
 
 
-def _softness(var, level, fields: dict) -> dict:
-    solref, solimp = var.values[level]
-    return {**fields, "solref": solref, "solimp": solimp}
+def _row(row: str) -> Callable:
+    """``apply`` of a physics variable: the world takes table row ``row`` at the sample's value (a named level's
+    value where the variable has ``values``; a relative row over the variable's centre)
+    (:func:`replay.sim.engine.variants.row_fields`)."""
+    from replay.sim.engine.variants import row_fields
 
+    def apply(var, value, fields: dict) -> dict:
+        v = var.values[value] if var.values else value
+        return {**fields, **row_fields({row: v}, {"grip_force_n": var.centre})}
 
-def _grip(var, value, fields: dict) -> dict:
-    """The grip force as a scale of the scene's finger limits (over the variable's centre)."""
-    return {**fields, "effort_scale": float(value) / float(var.centre)}
+    return apply
 
 
 @dataclass(frozen=True)
 class RowVariable:
     """A physics variable declared by its table row: ``name``, ``row`` (a physics choice with a spread or
-    levels), ``what`` (its words), ``apply`` and ``driver`` (as :class:`Variable`'s); ``kind`` ``object``:
-    the object's own mass range (the row names the mass model)."""
+    levels), ``what`` (its words), ``driver`` (as :class:`Variable`'s); ``kind`` ``object``: the object's own mass
+    range (the row names the mass model). A world takes its value as the row (:meth:`apply`)."""
 
     name: str
     row: str
     what: str
-    apply: Callable
     driver: Callable | None = None
     kind: str | None = None
+
+    @property
+    def apply(self) -> Callable:
+        """``apply`` of its :class:`Variable`: the row at the sample's value."""
+        return _row(self.row)
 
 
 def _g(x) -> str:
@@ -98,30 +105,27 @@ def _pair_text(i: int, solref, solimp) -> str:
 
 #: the physics variables, in sampling order (each drawn where its row in the config's physics has a spread or levels)
 PHYSICS_VARIABLES = (
-    RowVariable("friction", "hand_object_friction", "sliding friction of every hand-object contact", _set("friction")),
+    RowVariable("friction", "hand_object_friction", "sliding friction of every hand-object contact"),
     RowVariable(
         "softness",
         "hand_object_softness",
         "equal weight, hand-object pairs",
-        _softness,
         driver=lambda var, level: var.values[level][0][0],  # the solref time constant, s: larger is softer
     ),
     RowVariable(
         "torsional_friction",
         "hand_object_torsional_friction",
         "equal weight, hand and object geoms (MuJoCo takes the pair's maximum; condim 4 on the object)",
-        _set("torsional_friction"),
     ),
     RowVariable(
         "object_mass_scale",
         "object_mass_model",
         "uniform on the object's own mass range over its single-run mass (replay.sim.made_mass: a print's shell "
         "+ infill, a stated mass, or the asset's times object_mass_unstated_spread), inertia scaled with it",
-        _set("object_mass_scale"),
         kind="object",
     ),
-    RowVariable("grip_force_n", "grip_force_n", "the fingers' maximal grip force together, N", _grip),
-    RowVariable("pad_compression_mm", "pad_compression", "the finger pad compression depth, mm", _set("pad_depth_mm")),
+    RowVariable("grip_force_n", "grip_force_n", "the fingers' maximal grip force together, N"),
+    RowVariable("pad_compression_mm", "pad_compression", "the finger pad compression depth, mm"),
 )
 
 

@@ -6,6 +6,8 @@ A :class:`Variant` is dataset- and protocol-agnostic: the engine applies its
 parameters to a world's compiled model, and :meth:`Variant.transform_targets`
 moves a world's wrist targets; the protocol turns a world's finger targets by
 ``finger_closure`` (:mod:`replay.protocol.finger_closure`). The default variant is the recording as replayed.
+A world's physics departs by table row (:mod:`replay.results.physics_table`): :data:`ROWS` maps each row a world
+may take to the fields that carry it, :meth:`Variant.of_rows` builds one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,39 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+
+def _pair(v, base) -> dict:
+    solref, solimp = v
+    return {"solref": tuple(solref), "solimp": tuple(solimp)}
+
+
+#: the physics table rows one world may take apart from its scene: row -> (value, base) -> {Variant field: value};
+#: ``base`` holds what a relative row departs from (``grip_force_n``: the scene's grip force, N; ``object_mass``:
+#: the object's mass, kg)
+ROWS = {
+    "hand_object_friction": lambda v, base: {"friction": float(v)},
+    "hand_object_torsional_friction": lambda v, base: {"torsional_friction": float(v)},
+    "hand_object_softness": _pair,
+    "finger_effort_limit": lambda v, base: {"effort_limit": float(v)},
+    "grip_force_n": lambda v, base: {"effort_scale": float(v) / float(base["grip_force_n"])},
+    "object_mass_model": lambda v, base: {"object_mass_scale": float(v)},
+    "object_density_scale": lambda v, base: {"object_mass": float(v) * float(base["object_mass"])},
+    "pad_compression": lambda v, base: {"pad_depth_mm": float(v)},
+}
+
+
+def row_fields(rows: dict, base: dict | None = None) -> dict:
+    """The Variant fields of ``rows`` ({physics table row: value}, None: as built) (:data:`ROWS`).
+
+    Raises:
+        KeyError: a row no world takes; ``base`` lacking what a relative row needs."""
+    out: dict = {}
+    for row, value in rows.items():
+        if value is not None:
+            out.update(ROWS[row](value, base or {}))
+    return out
+
+
 #: the fields only the direct MuJoCo C engine applies (:mod:`replay.sim.engine.mujoco_c.model_edits`)
 _CONTACT_FIELDS = ("solref", "solimp", "torsional_friction", "object_mass_scale")
 
@@ -23,15 +58,18 @@ _CONTACT_FIELDS = ("solref", "solimp", "torsional_friction", "object_mass_scale"
 class Variant:
     """One world's differences from the scene as built.
 
-    Attributes:
+    Attributes (a physics field names its table row, :data:`ROWS`):
         ablation: hand-object contact filtered out (the contact ablation).
-        friction: sliding friction coefficient of every hand-object contact (None: as
+        friction: row ``hand_object_friction``: sliding friction coefficient of every hand-object contact (None: as
             built, MuJoCo's maximum of the pair's, 1.0 for GRAB assets and the manosim
             hand); set on the hand's and the object's geoms, so contacts with the support
             get ``max(friction, support's)``.
-        effort_limit: finger actuator force range +-this at every finger joint, N·m (None: the scene's).
-        effort_scale: every finger actuator's force range times this (None: the scene's per-joint limits).
-        object_mass: object mass, kg, inertia scaled with it (None: the asset's).
+        effort_limit: row ``finger_effort_limit``: finger actuator force range +-this at every finger joint, N·m
+            (None: the scene's).
+        effort_scale: row ``grip_force_n`` over the scene's: every finger actuator's force range times this
+            (None: the scene's per-joint limits).
+        object_mass: row ``object_density_scale`` times the object's mass: object mass, kg, inertia scaled with it
+            (None: the asset's).
         wrist_offset: (3,) m, world: added to every wrist position target.
         wrist_rotvec: (3,) rad, world rotation vector: every wrist target is turned
             by it about the wrist's position at the grasp frame (the recorded hand
@@ -41,19 +79,20 @@ class Variant:
             approach's last part on (:mod:`replay.protocol.finger_closure`; negative: opened toward
             extension, the fingers-open corruption of :mod:`replay.study.corruptions`); zeros: as
             recorded (then left out of :meth:`to_dict`, so results without it read as before).
-        solref: (2,) MuJoCo ``solref`` (timeconst s, dampratio) of every hand-object contact (None: as
-            built): set on the hand's and the object's geoms, so the pair gets it whatever the mixing
-            or priority (MuJoCo mj_contactParam); object-support contacts mix it with the support's.
+        solref: row ``hand_object_softness`` (with ``solimp``): (2,) MuJoCo ``solref`` (timeconst s,
+            dampratio) of every hand-object contact (None: as built): set on the hand's and the object's geoms,
+            so the pair gets it whatever the mixing or priority (MuJoCo mj_contactParam); object-support
+            contacts mix it with the support's.
         solimp: (3,) MuJoCo ``solimp`` (dmin, dmax, width m) of the same geoms (None: as built); the
             midpoint and power stay as built.
-        torsional_friction: torsional friction coefficient, m, ``geom_friction[:, 1]`` of the hand's
-            and the object's geoms (None: as built; MuJoCo takes the pair's maximum, and the object's
-            condim 4 makes it act on every hand-object pair).
-        object_mass_scale: the object's mass and inertia times this (None: as built); with
-            ``object_mass`` both, the scale multiplies ``object_mass``.
+        torsional_friction: row ``hand_object_torsional_friction``: torsional friction coefficient, m,
+            ``geom_friction[:, 1]`` of the hand's and the object's geoms (None: as built; MuJoCo takes the
+            pair's maximum, and the object's condim 4 makes it act on every hand-object pair).
+        object_mass_scale: row ``object_mass_model`` (a scale within its range): the object's mass and inertia
+            times this (None: as built); with ``object_mass`` both, the scale multiplies ``object_mass``.
         object_offset: (3,) m, world: added to the object's initial position (the object track's
             uncertainty); zeros: as built.
-        pad_depth_mm: the finger pad compression depth of this world's finger targets, mm
+        pad_depth_mm: row ``pad_compression``: the finger pad compression depth of this world's finger targets, mm
             (:mod:`replay.protocol.pad_compression`, solved on the world's own finger pose; None: the plan's).
         options: ``((name, value), ...)``: scalar ``mjOption`` fields of the world's compiled model,
             MuJoCo's names and values (``("cone", 1)`` elliptic, ``("impratio", 10.0)``): what MuJoCo
@@ -79,6 +118,12 @@ class Variant:
     pad_depth_mm: float | None = None
     options: tuple = ()
     label: str = ""
+
+    @classmethod
+    def of_rows(cls, rows: dict, base: dict | None = None, **fields) -> Variant:
+        """A world that departs by ``rows`` ({physics table row: value}, :func:`row_fields`) and ``fields``
+        (the rest: offsets, ablation, label)."""
+        return cls(**row_fields(rows, base), **fields)
 
     def __post_init__(self):
         for name in (
