@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:  # run as a script from the checkout: this checkou
     sys.path.insert(0, str(ROOT))
 
 from replay.results.convert import READABLE_VERSIONS, upgrade_study  # noqa: E402
+from replay.results.legacy_physics import legacy_config  # noqa: E402
 from replay.results.records import RolloutRecord  # noqa: E402
 
 #: record fields holding wall-clock durations (replay/results/records.py: "wall time of ...") and
@@ -144,10 +145,15 @@ def diff_npz(pa: Path, pb: Path, tol: float) -> list[str]:
 
 
 def _study(path: Path) -> dict:
-    """A study JSON in this checkout's layout (:func:`replay.results.convert.upgrade_study`; one with no
-    ``format_version`` as it is)."""
+    """A study JSON in this checkout's layout (:func:`replay.results.convert.upgrade_study`, its ``config`` through
+    :func:`replay.results.legacy_physics.legacy_config`; one with no ``format_version`` as it is)."""
     doc = json.loads(Path(path).read_text())
-    return upgrade_study(doc, path) if "format_version" in doc else doc
+    if "format_version" not in doc:
+        return doc
+    doc = upgrade_study(doc, path)
+    if isinstance(doc.get("config"), dict):
+        doc["config"] = legacy_config(doc["config"], path)
+    return doc
 
 
 def _rollout(path: Path) -> dict:
