@@ -94,6 +94,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     rp = sorted((ROOT / "replay").rglob("*.py"))
     so = [p for p in rp if p.parts[len(ROOT.parts) + 1] in ("study", "output")]
+    from replay import config
     from replay.config import ReplayConfig
     from replay.results.records import RolloutRecord
 
@@ -114,6 +115,7 @@ def main(argv=None) -> int:
         "rollout_record_fields": len(dataclasses.fields(RolloutRecord)),
         "rollout_record_own_fields": own(RolloutRecord),
         "replay_config_fields": len(dataclasses.fields(ReplayConfig)),
+        "replay_config_fields_by_part": {g: len(n) for g, n in getattr(config, "GROUPS", {}).items()},
         "corruption_name_modules": {
             str(n): sorted(str(p.relative_to(ROOT)) for p in rp if str(n) in p.read_text()) for n in names
         },

@@ -39,17 +39,52 @@ def _f(default, unit: str, source: str):
     return field(default=default, metadata={"unit": unit, "source": source})
 
 
-#: the config's parts: field -> its type (each with ``validate(prefix)``; a protocol's is named by the protocol's
+#: the config's three parts, each field in one: the physics (a named physics and its departures: its values are the
+#: table's), the engine (what steps it: timing, solver, contact buffer, Steel) and the protocol (what every protocol
+#: replays and judges, the lift's and the hug-oracle's parts); ``tests/test_config_layers.py`` holds every field to one
+GROUPS = {
+    "physics": ("preset", "physics", "physics_overrides", "hand", "finger_drive"),
+    "engine": (
+        "control_fps",
+        "substeps",
+        "solver",
+        "iterations",
+        "ls_iterations",
+        "tolerance",
+        "device",
+        "engine",
+        "steel",
+        "solver_backend",
+        "contact_budget",
+        "support_thickness",
+        "contact_force_min",
+    ),
+    "protocol": (
+        "settle_s",
+        "replay_speed",
+        "approach_window_s",
+        "recording_fps",
+        "object_time_offset_s",
+        "ablation_clean_mm",
+        "max_linear_speed",
+        "max_angular_speed",
+        "lift",
+        "oracle",
+    ),
+}
+
+#: the config's typed parts: field -> its type (each with ``validate(prefix)``; a protocol's is named by the protocol's
 #: class, :attr:`replay.protocol.protocols.base.Protocol.config_part`)
 PARTS = {"contact_budget": ContactBudget, "steel": SteelSettings, "lift": LiftSettings, "oracle": OracleSettings}
 
 
 @dataclass
 class ReplayConfig:
-    """Settings of one replay study, in three parts: the physics (a named physics and its departures: the values are
-    the table's, :mod:`replay.results.physics_table`), the engine (timing, solver, contact buffer, Steel's part) and
-    the protocol (what every protocol replays, the lift's part, the hug-oracle's part). All units SI (m, s, kg, N,
-    N·m, rad). A part may be given as a dict of its fields (the rest its defaults)."""
+    """Settings of one replay study, in three parts (:data:`GROUPS`): the physics (a named physics and its departures,
+    the values the table's, :mod:`replay.results.physics_table`; the hand's collision proxy and finger drive law), the
+    engine (timing, solver, contact buffer, Steel's part) and the protocol (what every protocol replays, the lift's
+    part, the hug-oracle's part). All units SI (m, s, kg, N, N·m, rad). A typed part (:data:`PARTS`) may be given as
+    a dict of its fields (the rest its defaults)."""
 
     preset: str | None = _f(
         None,
@@ -156,7 +191,8 @@ class ReplayConfig:
     ablation_clean_mm: float = _f(
         1.0,
         "mm",
-        "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the support",
+        "contact ablation: without hand-object contact the object must stay put; 1 mm allows its settling on the "
+        "support",
     )
     max_linear_speed: float = _f(20.0, "m/s", "runaway: any body faster than this is unstable")
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
@@ -307,13 +343,17 @@ class ReplayConfig:
 
 
 def describe() -> list[dict]:
-    """Rows ``{name, default, unit, source}`` for every knob (README / --help); a part's as ``<part>.<field>``."""
+    """Rows ``{name, default, unit, source, group}`` for every knob (README / --help), group by group
+    (:data:`GROUPS`); a typed part's as ``<part>.<field>``."""
+    fields = {f.name: f for f in dataclasses.fields(ReplayConfig)}
     rows = []
-    for f in dataclasses.fields(ReplayConfig):
-        if f.name in PARTS:
-            rows += [dict(r, name=f"{f.name}.{r['name']}") for r in _rows(PARTS[f.name])]
-        else:
-            rows += _rows(ReplayConfig, [f])
+    for group, names in GROUPS.items():
+        for name in names:
+            if name in PARTS:
+                got = [dict(r, name=f"{name}.{r['name']}") for r in _rows(PARTS[name])]
+            else:
+                got = _rows(ReplayConfig, [fields[name]])
+            rows += [dict(r, group=group) for r in got]
     return rows
 
 

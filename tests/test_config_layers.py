@@ -68,3 +68,19 @@ def test_a_bad_value_names_its_layer(config_file):
         layered_config(config_file=config_file, choices={"impratio": -1.0})
     with pytest.raises(DataError, match="recording_fps"):
         layered_config(fields={"recording_fps": -1.0})
+
+
+def test_the_config_is_three_parts_of_at_most_30_fields():
+    """Every field of ReplayConfig is in exactly one of its parts (physics, engine, protocol; issue #55: at most 30
+    fields of its own), and --help's table says which."""
+    import dataclasses
+
+    from replay.config import GROUPS, PARTS, describe
+
+    names = [f.name for f in dataclasses.fields(ReplayConfig)]
+    grouped = [n for g in GROUPS.values() for n in g]
+    assert sorted(grouped) == sorted(names) and len(names) <= 30
+    assert set(GROUPS) == {"physics", "engine", "protocol"} and set(PARTS) <= set(grouped)
+    rows = {r["name"]: r["group"] for r in describe()}
+    assert rows["physics_overrides"] == "physics" and rows["steel.iterations"] == "engine"
+    assert rows["lift.lift_height"] == "protocol" and rows["oracle.dt"] == "protocol"
