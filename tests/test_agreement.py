@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,8 @@ def test_agreement_counts_equal_the_rollouts(two_studies):
     d, paths = two_studies
     out = d / "agreement.json"
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "agreement.py"), "--studies", *map(str, paths),
-                          "--labels", "strong", "limp", "--out", str(out)], capture_output=True, text=True, timeout=120)
+                          "--labels", "strong", "limp", "--out", str(out)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0, res.stderr
     table = json.loads(out.read_text())
     a, b = (_outcomes(p) for p in paths)
@@ -86,7 +88,8 @@ def test_agreement_across_two_protocols_says_what_it_paired(two_studies, oracle_
     d, (strong, _) = two_studies
     out = d / "protocols.json"
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "agreement.py"), "--studies", str(strong),
-                          str(oracle_study), "--out", str(out)], capture_output=True, text=True, timeout=120)
+                          str(oracle_study), "--out", str(out)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0, res.stderr
     table = json.loads(out.read_text())
     assert [s["protocol"] for s in table["studies"]] == ["lift", "hug-oracle"]

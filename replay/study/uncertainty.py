@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -63,6 +64,7 @@ def _set(field: str, conv=float) -> Callable:
     return lambda var, value, fields: {**fields, field: conv(value)}
 
 
+@cache
 def _row(row: str) -> Callable:
     """``apply`` of a physics variable: the world takes table row ``row`` at the sample's value (a named level's
     value where the variable has ``values``; a relative row over the variable's centre)
