@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,7 +82,8 @@ def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
     cmd = [sys.executable, str(ROOT / "scripts" / "run_sweep.py"), "--dataset", "grab", "--objects", "cubesmall",
            "--grid", "effort=0.05:0.4:2,mu=0.05:1.0:2", "--perturb", "1", "--out", str(out), "--config", str(cfg),
            "--data", str(mirror), "--threads", "2"]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's replay
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     # Warp's banner and "Module ... load" lines are hidden unless --verbose (README)
     assert "Warp " not in res.stdout + res.stderr and "Module " not in res.stdout + res.stderr, res.stdout + res.stderr
@@ -96,10 +98,10 @@ def test_run_sweep_writes_maps_and_summary(mirror, tmp_path):
     summary = json.loads((out / "sweep.json").read_text())
     assert summary["recordings"] == 1 and summary["ablation_lifted"] == 0
     # a rerun with --resume computes nothing
-    res2 = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    res2 = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert res2.returncode == 0 and "done before (resume)" in res2.stdout
     bad = subprocess.run(cmd[:2] + ["--dataset", "grab", "--grid", "mu=1:2:2", "--out", str(out)],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert bad.returncode == 2 and "missing axis" in bad.stderr and "Traceback" not in bad.stderr
 
 
