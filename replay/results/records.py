@@ -349,7 +349,6 @@ class RolloutRecord(sf.SampledRolloutFields):
         "effort_limit N·m, hand_object_contact, dt s: what the rollout ran with}",
     )
     physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
-    verdict_envelope: dict | None = _f("-", "format 3 only (--envelope, now --samples): {settings, lifted, class, ...}")
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
