@@ -83,7 +83,8 @@ from replay.errors import UsageError
 from replay.fileio import atomic_write_text
 from replay.study.prepare import prepare_recording, select_sequences, sequence_object
 from replay.results.files import dumps
-from replay.protocol.rollout import PHASE_HOLD, build_replay_scene, run_rollouts
+from replay.protocol.plan import PHASE_HOLD
+from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.protocol.step_plan import step_protocol
 from replay.study.batch import package_versions
 from replay.study.console import quiet_libraries

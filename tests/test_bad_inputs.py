@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from replay.data.safe_pickle import load_pickle
-from replay.checks.recording_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
+from replay.checks.frames import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
@@ -479,7 +479,7 @@ def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
     plane (here y -> -y, another member than the case's x mirror) it reads left."""
     from replay.data import list_sequences
     from replay.checks import load_recording
-    from replay.checks.recording_checks import landmark_side, palm_chirality
+    from replay.checks.hand import landmark_side, palm_chirality
 
     for s in list_sequences("grab", mirror)[::6]:
         rec = load_recording("grab", s, mirror)

@@ -83,7 +83,8 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
     from replay.sim.engine.variants import Variant
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
-    from replay.protocol.rollout import _measure, build_replay_scene
+    from replay.protocol.measures import measure_world as _measure
+    from replay.protocol.rollout import build_replay_scene
     from replay.protocol.step_plan import step_protocol
 
     rec, coords = window

@@ -23,7 +23,8 @@ from short_window import SHORT, contact_and_ablation, short_window
 
 from replay.config import GRAVITY, ReplayConfig
 from replay.errors import DataError
-from replay.protocol.rollout import plan_rollout, run_rollout
+from replay.protocol.lift_plan import plan_rollout
+from replay.protocol.rollout import run_rollout
 from replay.sim.engine import finger_drive as mj_drive
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.steel import steel_signals

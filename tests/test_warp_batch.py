@@ -50,7 +50,8 @@ from replay.config import ReplayConfig
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
-from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts
+from replay.protocol.measures import measure_world as _measure
+from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.protocol.step_plan import step_protocol
 
 pytestmark = pytest.mark.needs_data
@@ -194,7 +195,7 @@ def test_capacity_overflow_stops_the_world(scene):
 def test_one_model_holds_a_world_per_variant(scene):
     """The Newton side of the batch (no mujoco-warp): N copies of the scene's world, each
     edited for its variant, the scene's passive damping in every copy."""
-    from replay.sim.engine.mjwarp.warp_batch import build_worlds
+    from replay.sim.engine.mjwarp.warp_worlds import build_worlds
 
     sc = scene[2]
     model, off = build_worlds(sc, VARIANTS, "cpu")

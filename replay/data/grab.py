@@ -52,7 +52,7 @@ from replay.data.adapter_fields import (
 )
 from replay.data.confine import plain_name
 from replay.data.mesh_io import shared_mesh
-from replay.data.objects import load_grab_object
+from replay.data.object_mjcf import load_grab_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError

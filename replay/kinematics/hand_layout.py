@@ -120,5 +120,5 @@ def finger_quats(coords):
 
 
 #: the manosim hand every study simulates (checked against each import by
-#: :meth:`HandLayout.from_import` in :func:`replay.sim.scene.add_replay_world`).
+#: :meth:`HandLayout.from_import` in :func:`replay.sim.world_builder.add_replay_world`).
 MANOSIM_HAND = HandLayout()

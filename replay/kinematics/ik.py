@@ -26,22 +26,14 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from replay.data.cache import cache_dir
 from replay.errors import DataError
-from replay.kinematics.ik_solver import (
-    DEFAULT_LANDMARK_WEIGHTS,
-    IKOptions,
-    IKResult,
-    LandmarkIK,
-    right_jacobian,
-)
+from replay.kinematics.ik_solver import IKOptions, IKResult, LandmarkIK
 from replay.kinematics.model import NUM_JOINTS, HandKinematics
 
 __all__ = [
     "IK_VERSION",
-    "DEFAULT_LANDMARK_WEIGHTS",
     "IKOptions",
     "IKResult",
     "LandmarkIK",
-    "right_jacobian",
     "default_cache_dir",
     "fit_landmarks",
     "interpolate_pose",

@@ -36,7 +36,7 @@ from replay.output.p_lift_section import (
 )
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
-from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
+from replay.output.report_table import TABLE_JS, table_html
 from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.results.files import read_rollout, read_study
 from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord

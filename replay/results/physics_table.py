@@ -3,7 +3,7 @@ with its value, source and why, and the values each choice may take: the one hom
 (no config field holds one). It sits with the base (imports nothing) so that
 :meth:`replay.config.ReplayConfig.from_dict` can read an older results file's physics fields against it. The rules that apply it to a config (:func:`replay.sim.physics.apply_physics`,
 :func:`replay.sim.physics.choice_value`, :func:`replay.sim.physics.physics_record`) live in
-:mod:`replay.sim.physics`, which re-exports every name here; the module doc there says what "as
+:mod:`replay.sim.physics`; the module doc there says what "as
 authored" means.
 
 Units: m, s, mm where named.

@@ -31,18 +31,7 @@ import dataclasses
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
-from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
-    AUTHORED,
-    CHOICES,
-    CONFIG_SET,
-    NAMES,
-    PHYSICS,
-    REPLAY,
-    SHARED,
-    VALUES,
-    Choice,
-    _c,
-)
+from replay.results.physics_table import CHOICES, CONFIG_SET, NAMES, PHYSICS, SHARED, VALUES, Choice
 from replay.sim import calibration_file
 
 

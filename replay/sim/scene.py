@@ -39,16 +39,9 @@ from replay.sim.control import HandController
 from replay.sim.engine import wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
-from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
-from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
-    add_replay_world,
-    build_world_model,
-    import_hand,
-    model_device,
-    new_builder,
-)
+from replay.sim.world_builder import build_world_model, import_hand, model_device
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = MANOSIM_HAND.body_names
@@ -80,7 +73,7 @@ class Scene:
         object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
         ablation: True when hand-object contact pairs are filtered out.
         import_report: whatever ``importer_patches.add_mjcf`` returned.
-        build_inputs: the arguments of :func:`add_replay_world` this scene was built
+        build_inputs: the arguments of :func:`replay.sim.world_builder.add_replay_world` this scene was built
             from (less ``builder``), so that more worlds of it can be built
             (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`).
         contact_capacity: the ``nconmax`` the solver was built with (0 in the probe stage).

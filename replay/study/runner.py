@@ -48,9 +48,7 @@ from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
 from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.study_records import StudyRecords, summary_due
-
-# the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
-from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
+from replay.study.summary import study_record
 
 
 def _plan_jobs(

@@ -1,7 +1,7 @@
 """N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel.
 
 One Newton model holds N copies of the recording's world (hand, object, support;
-:func:`replay.sim.scene.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
+:func:`replay.sim.world_builder.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
 edited for its :class:`~replay.sim.engine.variants.Variant` before the model is
 finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
 effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
@@ -60,11 +60,7 @@ import warp as wp
 from replay.errors import EngineError
 from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mjwarp.warp_buffers import (  # noqa: F401  (PARK_DISTANCE re-exported)
-    PARK_DISTANCE,
-    park_qpos,
-    warp_buffers,
-)
+from replay.sim.engine.mjwarp.warp_buffers import park_qpos, warp_buffers
 from replay.sim.engine.mjwarp.warp_kernels import (
     S_ACT,
     S_FINITE,
@@ -86,7 +82,7 @@ from replay.sim.engine.mjwarp.warp_kernels import (
     signals_kernel,
     wrist_kernel,
 )
-from replay.sim.engine.mjwarp.warp_worlds import (  # noqa: F401  (re-exported)
+from replay.sim.engine.mjwarp.warp_worlds import (
     WarpWorld,
     build_worlds,
     read_back,
