@@ -41,11 +41,12 @@ import numpy as np
 from replay.errors import EngineError
 from replay.sim import physics
 from replay.sim.engine import finger_drive, signals, wrist
-from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
+from replay.sim.engine.contract import Capabilities, FrameSignals, geom_distance
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.data_fields import DataFields
 from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
 from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
+from replay.sim.engine.spans import SpanEngine
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 
@@ -103,7 +104,7 @@ def _warning_reason(k: int, d: mujoco.MjData) -> str:
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
-class MjcBatch(SpanSteps):
+class MjcBatch(SpanSteps, SpanEngine):
     """Worlds of one scene on MuJoCo C (see the module doc).
 
     Args:
@@ -131,12 +132,11 @@ class MjcBatch(SpanSteps):
     )
 
     def __init__(
-        self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None, c_loop: bool = True
+        self, scene, variants: list[Variant], *, threads: int = 1, capacity: int | None = None, c_loop: bool = True
     ):
         if not getattr(scene.solver, "use_mujoco_cpu", False):
             raise EngineError("MjcBatch needs a scene built for the CPU backend (use_mujoco_cpu=True)")
-        self.scene = scene
-        self.cfg = scene.config
+        super().__init__(scene, variants, threads=threads)
         self.layout = lay = MjLayout.from_scene(scene)
         base_m = scene.solver.mj_model
         base_m.opt.timestep = self.cfg.dt
@@ -468,23 +468,7 @@ class MjcBatch(SpanSteps):
         if none is closer."""
         w = self.worlds[i]
         mujoco.mj_kinematics(w.m, w.d)
-        best = distmax
-        for a in np.flatnonzero(geoms_a):
-            for b in np.flatnonzero(geoms_b):
-                best = min(best, mujoco.mj_geomDistance(w.m, w.d, int(a), int(b), distmax, None))
-        return float(best)
-
-    def stop(self, i: int) -> None:
-        """Stop stepping world ``i`` (its protocol ended)."""
-        self.worlds[i].alive = False
-
-    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
-        """(ngeom,) bool mask of the geoms on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
-        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
-
-    def result_fields(self) -> dict:
-        """No fields beyond the protocol's (the contract's :meth:`~replay.sim.engine.contract.Engine.result_fields`)."""
-        return {}
+        return geom_distance(w.m, w.d, geoms_a, geoms_b, distmax)
 
     def sync_state(self, i: int, state) -> None:
         """Write world ``i``'s coordinates into a Newton :class:`newton.State` (joint_q,
