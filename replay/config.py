@@ -26,6 +26,7 @@ from pathlib import Path
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.results import physics_table
+from replay.results.engine_choice import DEVICES, EngineChoice, from_legacy
 from replay.results.legacy_physics import legacy_physics_overrides
 from replay.results.oracle_fields import OracleFields
 
@@ -79,31 +80,22 @@ class ReplayConfig(OracleFields):
     iterations: int = _f(100, "1", "MuJoCo default")
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
+    engine: EngineChoice = _f(
+        EngineChoice.MUJOCO_C,
+        "-",
+        "replay.results.engine_choice.EngineChoice: mujoco-c (the compiled MuJoCo model stepped directly, controller "
+        "compiled), mujoco-warp (every variant of a recording in one launch, controller as Warp kernels), newton "
+        "(every step through SolverMuJoCo.step, the reference), steel (newton.solvers.SolverSteel, Newton 1.8.0: "
+        "reduced coordinates, projected Gauss-Seidel hard contact; fingers on the quaternion drive)",
+    )
     device: str = _f(
         "cpu",
         "-",
-        "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
-        "recording in one launch (replay.sim.engine.mjwarp.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
-        "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)",
-    )
-    engine: str = _f(
-        "direct",
-        "-",
-        "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
-        "MuJoCo C (replay.sim.engine.mujoco_c.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
-        "launch and the controller as Warp kernels (replay.sim.engine.mjwarp.warp_batch); "
-        "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)",
+        "Warp device of mujoco-warp, the Newton reference and Steel: cpu (mujoco-warp on Warp's CPU: tests and tiny "
+        "benchmarks; the reference on MuJoCo C) or cuda; mujoco-c runs on cpu only",
     )
 
-    # --- physics backend: newton.solvers.SolverSteel (replay.sim.engine.steel) -----------
-    solver_backend: str = _f(
-        "mujoco",
-        "-",
-        "mujoco: newton.solvers.SolverMuJoCo (engine and device pick MuJoCo C, mujoco-warp or the "
-        "reference); steel: newton.solvers.SolverSteel (Newton 1.8.0: reduced coordinates, projected Gauss-Seidel "
-        "hard contact, Newton's collision pipeline), one world per scene on Warp's CPU (device cpu) or CUDA, fingers "
-        "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)",
-    )
+    # --- SolverSteel (engine steel, replay.sim.engine.steel) -----------------------------
     steel_iterations: int = _f(
         20,
         "1",
@@ -353,6 +345,14 @@ class ReplayConfig(OracleFields):
         """Physics step, s (1/240 by default)."""
         return 1.0 / (self.control_fps * self.substeps)
 
+    def __post_init__(self) -> None:
+        try:
+            self.engine = EngineChoice(self.engine)
+        except ValueError:
+            raise DataError(
+                None, "config.engine", f"{self.engine!r} not in {tuple(e.value for e in EngineChoice)}"
+            ) from None
+
     def validate(self) -> ReplayConfig:
         """Check ranges; raise :class:`DataError` naming the field."""
         pos = [
@@ -388,12 +388,10 @@ class ReplayConfig(OracleFields):
                 raise DataError(None, f"config.{name}", f"must be >= 0, got {getattr(self, name)!r}")
         choices = {
             "solver": ("newton", "cg"),
-            "device": ("cpu", "cuda", "warp-cpu"),
-            "engine": ("direct", "newton"),
+            "device": DEVICES,
             "finger_drive": ("mjcf", "quat"),
             "hand": ("capsule", "mesh"),
             "lift_profile": ("minjerk", "linear"),
-            "solver_backend": ("mujoco", "steel"),
             "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
             "pad_axis": ("recorded", "anatomical"),
             "effort_profile": ("uniform", "human"),
@@ -401,23 +399,20 @@ class ReplayConfig(OracleFields):
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        if self.engine is EngineChoice.MUJOCO_C and self.device != "cpu":
+            raise DataError(None, "config.device", f"engine mujoco-c runs on cpu (mujoco-warp: {self.device!r})")
         self._validate_steel()
         self._validate_oracle()
         self._validate_overrides()
-        if (
-            self.finger_drive == "quat"
-            and self.solver_backend == "mujoco"
-            and not (self.device == "cpu" and self.engine == "direct")
-        ):
+        if self.finger_drive == "quat" and self.engine not in (EngineChoice.MUJOCO_C, EngineChoice.STEEL):
             raise DataError(
                 None,
                 "config.finger_drive",
-                "'quat' runs on the direct MuJoCo C engine (device cpu, "
-                "engine direct) only so far; use finger_drive 'mjcf' on this engine",
+                "'quat' runs on the engines mujoco-c and steel only so far; use finger_drive 'mjcf' on this engine",
             )
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
-        if self.effort_profile != "uniform" and self.device != "cpu":
+        if self.effort_profile != "uniform" and (self.device != "cpu" or self.engine is EngineChoice.MUJOCO_WARP):
             raise DataError(
                 None,
                 "config.effort_profile",
@@ -433,12 +428,11 @@ class ReplayConfig(OracleFields):
             or self.hand_object_friction is not None
             or (self.physics_overrides or {}).get("contact_mixing") == "hand"
         )
-        if edits and not (self.device == "cpu" and self.engine == "direct"):
+        if edits and self.engine is not EngineChoice.MUJOCO_C:
             raise DataError(
                 None,
                 "config.object_density_scale",
-                "object contact / density edits (contact_mixing "
-                "'hand' included) run on the direct MuJoCo C engine (device cpu, engine direct) only",
+                "object contact / density edits (contact_mixing 'hand' included) run on the engine mujoco-c only",
             )
         return self
 
@@ -470,14 +464,13 @@ class ReplayConfig(OracleFields):
             raise DataError(None, "config.steel_row_budget", f"must be >= 1 or None, got {self.steel_row_budget!r}")
         if not self.steel_angular_damping >= 0:
             raise DataError(None, "config.steel_angular_damping", f"must be >= 0, got {self.steel_angular_damping!r}")
-        if self.solver_backend != "steel":
+        if self.engine is not EngineChoice.STEEL:
             return
         if self.finger_drive != "quat":
             raise DataError(
                 None,
                 "config.finger_drive",
-                "solver_backend 'steel' drives the finger ball joints with "
-                "the quaternion drive only: set finger_drive 'quat'",
+                "engine 'steel' drives the finger ball joints with the quaternion drive only: set finger_drive 'quat'",
             )
         if self.steel_friction_mode != "fixed_normal" and self.device != "cuda":
             raise DataError(
@@ -490,6 +483,7 @@ class ReplayConfig(OracleFields):
     # --- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
+        d["engine"] = self.engine.value
         d["dt"] = self.dt
         return d
 
@@ -499,7 +493,7 @@ class ReplayConfig(OracleFields):
         fields of results format <= 4 are read as physics overrides
         (:func:`replay.results.legacy_physics.legacy_physics_overrides`): the effective physics stays the one that file ran."""
         names = {f.name for f in dataclasses.fields(cls)}
-        data = legacy_physics_overrides(data, source)
+        data = _legacy_engine(legacy_physics_overrides(data, source), source)
         extra = set(data) - names - {"dt"}
         if extra:
             raise DataError(source, "config", f"unknown keys {sorted(extra)}")
@@ -516,6 +510,24 @@ class ReplayConfig(OracleFields):
         except (OSError, json.JSONDecodeError) as e:
             raise DataError(path, None, f"cannot read config JSON: {e}") from e
         return cls.from_dict(data.get("config", data), source=path)
+
+
+def _legacy_engine(data: dict, source) -> dict:
+    """``data`` with the engine fields of a config written before :class:`EngineChoice` (``solver_backend``,
+    ``engine`` direct / newton, ``device`` warp-cpu) read as ``engine`` and ``device``
+    (:func:`replay.results.engine_choice.from_legacy`)."""
+    old = "solver_backend" in data or data.get("engine") == "direct" or data.get("device") == "warp-cpu"
+    if not old:
+        return data
+    data = dict(data)
+    try:
+        engine, device = from_legacy(
+            data.pop("solver_backend", "mujoco"), data.get("engine", "direct"), data.get("device", "cpu")
+        )
+    except DataError as e:
+        raise DataError(source, e.field, e.message) from None
+    data.update(engine=engine.value, device=device)
+    return data
 
 
 def describe() -> list[dict]:

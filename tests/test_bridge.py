@@ -76,5 +76,5 @@ def test_oracle_fields_are_validated_by_name():
     assert physics.choice_value(o, "contact_mixing") == "hand"
     assert o.dt == 0.002
     with pytest.raises(DataError, match="config.oracle_contact"):  # contact as authored: MuJoCo C engine only
-        oracle_config(ReplayConfig(device="cuda"))
+        oracle_config(ReplayConfig(engine="mujoco-warp", device="cuda"))
     assert oracle_config(ReplayConfig(oracle_dt=None, oracle_effort_limit=0.4, oracle_contact="compiled")).dt == 1 / 240

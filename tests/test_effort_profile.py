@@ -78,7 +78,7 @@ def test_profiles_and_bad_profile(capsule_rhand):
     with pytest.raises(DataError, match="config.effort_profile"):
         finger_effort_limits(capsule_rhand, "strong", 0.4, 10.0)
     with pytest.raises(DataError, match="config.effort_profile"):
-        ReplayConfig(effort_profile="human", device="cuda").validate()
+        ReplayConfig(effort_profile="human", engine="mujoco-warp", device="cuda").validate()
 
 
 @pytest.fixture(scope="module")

@@ -183,7 +183,7 @@ def test_bad_settings_are_one_line_errors(text):
 def test_unsupported_engines_refuse():
     cfg = physics.apply_physics(ReplayConfig(), "authored")
     with pytest.raises(DataError, match="object_margin"):
-        physics.refuse_unsupported(dataclasses.replace(cfg, device="warp-cpu"))
+        physics.refuse_unsupported(dataclasses.replace(cfg, engine="mujoco-warp", device="cpu"))
     with pytest.raises(DataError, match="wrist"):
         physics.refuse_unsupported(dataclasses.replace(cfg, engine="newton"))
     physics.refuse_unsupported(cfg)  # MuJoCo C runs every choice

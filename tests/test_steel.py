@@ -1,4 +1,4 @@
-"""The SolverSteel engine (config.solver_backend="steel"; replay.sim.engine.steel.steel) on a short real window.
+"""The SolverSteel engine (config.engine="steel"; replay.sim.engine.steel.steel) on a short real window.
 
 What is checked: the frame SolverSteel uses for ball-joint velocities and torques (the finger drive
 relies on it) and that it ignores ball-joint drive targets; the finger drive kernel against the MuJoCo
@@ -35,7 +35,7 @@ from replay.sim.engine.steel.steel_scene import build_steel_model, build_steel_s
 from replay.data.support import support_extent
 from replay.kinematics.hand_layout import finger_quats
 
-STEEL = dict(SHORT, solver_backend="steel", finger_drive="quat")
+STEEL = dict(SHORT, engine="steel", finger_drive="quat")
 
 
 @pytest.fixture(scope="module")
@@ -209,11 +209,11 @@ def test_row_overflow_is_a_hard_failure(window, capsule_rhand):
 
 def test_config_rules():
     with pytest.raises(DataError, match="finger_drive"):
-        ReplayConfig(solver_backend="steel").validate()
+        ReplayConfig(engine="steel").validate()
     with pytest.raises(DataError, match="steel_friction_mode"):
-        ReplayConfig(solver_backend="steel", finger_drive="quat", steel_friction_mode="bisection_desaxce").validate()
+        ReplayConfig(engine="steel", finger_drive="quat", steel_friction_mode="bisection_desaxce").validate()
     with pytest.raises(DataError, match="steel_row_budget"):
         ReplayConfig(steel_row_budget=0).validate()
-    ok = ReplayConfig(solver_backend="steel", finger_drive="quat", device="cuda",
+    ok = ReplayConfig(engine="steel", finger_drive="quat", device="cuda",
                       steel_friction_mode="bisection_desaxce").validate()
     assert dataclasses.replace(ok, device="cpu", steel_friction_mode="fixed_normal").validate()

@@ -11,8 +11,8 @@ the shake) is replayed by
 * a one-world batch against MuJoCo C (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`) on the same
   scene;
 * the frame graph (the CUDA path) against plain launches, on Warp's CPU device;
-* :func:`replay.protocol.rollout.run_rollouts` with ``device="warp-cpu"`` (the hook the study
-  uses with ``device="cuda"``), contact and ablation.
+* :func:`replay.protocol.rollout.run_rollouts` with ``engine="mujoco-warp"`` on ``device="cpu"`` (the hook the
+  study uses with ``device="cuda"``), contact and ablation.
 
 Tolerances (measured on this window, newton 1.8.0 / mujoco-warp 3.17 / warp 1.19):
 mujoco-warp keeps its state in float32. A world of a batch and its one-world run are
@@ -243,9 +243,9 @@ def test_ablation_flag_must_match_the_scene(scene):
 
 @pytest.mark.slow  # contact and ablation rollouts on Warp's CPU device: 21 s on 2 shared cores (make test-slow)
 def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
-    """The hook: ``device="warp-cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
+    """The hook: ``engine="mujoco-warp"`` on ``device="cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, device="warp-cpu")
+    cfg = ReplayConfig(**SHORT, engine="mujoco-warp", device="cpu")
     res, abl = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], frame_limit=60)
     m, a = res.metrics, abl.metrics
     assert m["engine"] == a["engine"] == "warp"

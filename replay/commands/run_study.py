@@ -39,6 +39,7 @@ from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, r
 from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
+from replay.results.engine_choice import engine_from_flags
 from replay.sim import physics
 from replay.study.console import input_flag_lines, summary_table
 from replay.study.p_lift import p_lift_lines
@@ -263,12 +264,9 @@ def config_from_args(a) -> ReplayConfig:
         cfg.hand = a.hand
     if a.hand_shape is not None:  # a physics departure (choice hand_shape), listed in every rollout's 'physics'
         cfg.physics_overrides = {**(cfg.physics_overrides or {}), "hand_shape": a.hand_shape}
-    if a.device is not None:
-        cfg.device = a.device
-    if a.solver is not None:
-        cfg.solver_backend = a.solver
-        if a.solver == "steel":
-            cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
+    cfg.engine, cfg.device = engine_from_flags(cfg.engine, cfg.device, solver=a.solver, cli_device=a.device)
+    if a.solver == "steel":
+        cfg.finger_drive = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
     return apply_preset(cfg, a.preset) if a.preset else cfg.validate()
 
 

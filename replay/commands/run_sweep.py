@@ -29,6 +29,7 @@ from replay.config import ReplayConfig, resolve_hand_variant
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
 
@@ -72,8 +73,8 @@ def _setup(a):
     if a.effort is not None:
         cfg.effort_limit = a.effort
     cfg = resolve_hand_variant(cfg.validate(), a.dataset)
-    if cfg.device != "cpu" or cfg.engine != "direct":
-        raise UsageError("--config", "sweeps run on the direct CPU engine (device cpu, engine direct)")
+    if cfg.engine is not EngineChoice.MUJOCO_C:
+        raise UsageError("--config", "sweeps run on the MuJoCo C engine (engine mujoco-c)")
     seqs = list_sequences(a.dataset, a.data)
     if a.objects:
         seqs = select_sequences(a.dataset, seqs, a.objects)

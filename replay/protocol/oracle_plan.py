@@ -55,6 +55,7 @@ from replay.protocol.plan import (
     plan_from_rows,
     replayed_frames,
 )
+from replay.results.engine_choice import EngineChoice
 from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
 from replay.sim import physics
 
@@ -83,7 +84,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
         pad_compression_mm=0.0,
     )
     if cfg.oracle_contact == "manosim":
-        if not (cfg.device == "cpu" and cfg.engine == "direct"):
+        if cfg.engine is not EngineChoice.MUJOCO_C:
             raise DataError(
                 None,
                 "config.oracle_contact",

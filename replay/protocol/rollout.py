@@ -177,11 +177,8 @@ def run_rollouts(
         rec: the recording (target object, support height, grasp frame).
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"`` on ``"cpu"``
-            steps MuJoCo C directly (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`); on ``"cuda"`` or
-            ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`;
-            contact and ablation variants are two); ``"newton"`` one world through ``SolverMuJoCo.step``
-            (the reference); ``solver_backend="steel"`` one world through SolverSteel.
+        cfg: settings; ``cfg.engine`` picks the engine (:data:`replay.sim.engine.factory.ENGINES`; mujoco-warp:
+            contact and ablation variants are two launches), ``cfg.device`` where Warp runs it.
         variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
         frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).

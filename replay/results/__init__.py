@@ -21,7 +21,8 @@ were, so files of the same version written by a newer build still read.
 
 The package: :mod:`~replay.results.records` (the typed records, :data:`FORMAT_VERSION`,
 :class:`Phase`, :data:`POSES_KEYS`), :mod:`~replay.results.files` (JSON text, writers and
-readers) and :mod:`~replay.results.fields_doc` (the tables of ``docs/results.md``). Names
+readers), :mod:`~replay.results.fields_doc` (the tables of ``docs/results.md``) and
+:mod:`~replay.results.engine_choice` (the config's engine, as every results file records it). Names
 are imported from the module that defines them (this package re-exports nothing; the
 readers users need are in :mod:`replay.api`).
 """

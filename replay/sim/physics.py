@@ -31,6 +31,7 @@ import dataclasses
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
+from replay.results.engine_choice import EngineChoice
 from replay.results.physics_table import CHOICES, CONFIG_SET, NAMES, PHYSICS, SHARED, VALUES, Choice
 from replay.sim import calibration_file
 
@@ -193,8 +194,8 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
     Steel and the Newton reference drive the wrist with :class:`replay.sim.control.HandController`'s
     gravity-compensated wrench only; the object margin as the asset writes it is an edit of the compiled
     model that only the direct MuJoCo C engine steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
-    direct_c = cfg.solver_backend == "mujoco" and cfg.engine == "direct" and cfg.device == "cpu"
-    direct = cfg.solver_backend == "mujoco" and cfg.engine == "direct"
+    direct_c = cfg.engine is EngineChoice.MUJOCO_C
+    direct = cfg.engine in (EngineChoice.MUJOCO_C, EngineChoice.MUJOCO_WARP)
     if not direct and (
         choice_value(cfg, "wrist_law") != "wrench" or not choice_value(cfg, "wrist_gravity_compensation")
     ):

@@ -7,7 +7,7 @@ world of the batch's compiled model with those options set (:attr:`Variant.optio
 <replay.sim.engine.variants.Variant>`, :func:`replay.sim.engine.mujoco_c.model_edits.set_options`).
 :func:`setting_variant` says whether a setting is such a world and gives its variant; anything else
 (a hand shape, contact parameters the builder writes, the wrist law, a plan shift) returns None: a
-scene of its own, as before. MuJoCo C only (``device="cpu"``, ``engine="direct"``): mujoco-warp holds
+scene of its own, as before. MuJoCo C only (``engine="mujoco-c"``): mujoco-warp holds
 one ``opt`` per batch.
 
 The world's trajectory equals the setting's own rollout bit for bit on one CPU

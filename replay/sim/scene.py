@@ -33,6 +33,7 @@ import numpy as np
 from replay.config import GRAVITY, ReplayConfig
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
 from replay.kinematics.joint_levers import finger_effort_limits
+from replay.results.engine_choice import EngineChoice
 from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
@@ -166,12 +167,12 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
         iterations=config.iterations,
         ls_iterations=config.ls_iterations,
         tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu",
+        use_mujoco_cpu=config.engine.mujoco_cpu(config.device),
         nconmax=nconmax,
         enable_multiccd=bool(physics.choice_value(config, "multiccd")),
         **extra,
     )
-    if nconmax is not None and config.device != "cpu":
+    if nconmax is not None and not config.engine.mujoco_cpu(config.device):
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows
         kwargs["njmax"] = int(nconmax * 4 + 64)
     return newton.solvers.SolverMuJoCo(model, **kwargs)
@@ -352,8 +353,8 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
 
 
 def config_uses_direct_engine(config: ReplayConfig) -> bool:
-    """True when rollouts of ``config`` step MuJoCo C directly (CPU, ``engine="direct"``)."""
-    return config.device == "cpu" and config.engine == "direct"
+    """True when rollouts of ``config`` step MuJoCo C directly (engine mujoco-c)."""
+    return config.engine is EngineChoice.MUJOCO_C
 
 
 def build_hand_only(

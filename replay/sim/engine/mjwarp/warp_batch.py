@@ -58,6 +58,7 @@ import numpy as np
 import warp as wp
 
 from replay.errors import EngineError
+from replay.results.engine_choice import EngineChoice
 from replay.sim.engine.contract import Capabilities, Engine, FrameSignals
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mjwarp.warp_buffers import park_qpos, warp_buffers
@@ -146,7 +147,9 @@ class WarpBatch(Engine):
         cap = int(scene.contact_capacity if capacity is None else capacity)
         self.model, offsets = build_worlds(scene, variants, self.device)
         # mujoco-warp whatever backend the scene was built for (a scene built for MuJoCo C serves too)
-        wcfg = dataclasses.replace(cfg, device="cuda" if self.device.is_cuda else "warp-cpu")
+        wcfg = dataclasses.replace(
+            cfg, engine=EngineChoice.MUJOCO_WARP, device="cuda" if self.device.is_cuda else "cpu"
+        )
         self.solver = make_solver(self.model, wcfg, cap, separate_worlds=True)
         self.m, self.d = self.solver.mjw_model, self.solver.mjw_data
         if int(self.d.nworld) != N:

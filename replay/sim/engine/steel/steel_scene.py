@@ -1,4 +1,4 @@
-"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.solver_backend = "steel"``).
+"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.engine = "steel"``).
 
 The same world as :mod:`replay.sim.scene` (:func:`replay.sim.world_builder.add_replay_world`: the
 unmodified manosim MJCF, the object's convex parts as a passive free body, the support, the
