@@ -66,7 +66,7 @@ from replay.output.results_summary import head_commit  # noqa: E402
 from replay.results.engine_choice import EngineChoice, from_legacy  # noqa: E402
 
 #: the compiled stepping calls, by name as cProfile lists them (as benchmarks/study_scale.py's STEPPING)
-STEPPING = ("run_frames", "frame_substeps", "frame_and_read", "ctrl_steps", "mj_step")
+STEPPING = ("run_frames", "ctrl_steps", "mj_step")
 RECORDINGS = ("mug_lift", "stapler_lift", "banana_lift")
 SIZES = (8, 32, 128)
 

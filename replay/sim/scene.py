@@ -39,6 +39,7 @@ from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.spans import frame_rows
 from replay.sim.engine.variants import Variant
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
@@ -320,20 +321,23 @@ def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: in
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state.
 
-    CPU: the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact limit);
-    CUDA: ``SolverMuJoCo.step`` with the wrist wrench of :class:`replay.sim.control.HandController`.
+    MuJoCo C: one span of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact
+    limit, no runaway limit); otherwise ``SolverMuJoCo.step`` with the wrist wrench of
+    :class:`replay.sim.control.HandController`.
     """
     cfg, model = scene.config, scene.model
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)
     if config_uses_direct_engine(cfg):
         batch = MjcBatch(scene, [Variant(ablation=scene.ablation)], capacity=1 << 30)
-        row = np.zeros((1, wrist.T_SIZE))
-        row[0, :3] = hand_coords0[:3]
-        row[0, 3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
-        fingers = finger_quats(hand_coords0)[None]
-        for _ in range(frames):
-            batch.step_frame(fingers, row, row)
+        row = np.zeros(wrist.T_SIZE)
+        row[:3] = hand_coords0[:3]
+        row[3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
+        rows = np.broadcast_to(row, (1, frames, wrist.T_SIZE))
+        fingers = np.broadcast_to(finger_quats(hand_coords0), (1, frames, 15, 4))
+        settle = np.zeros(frames, np.int64)  # one phase throughout, no wrist error measured
+        batch.begin_spans(fingers, rows, settle, 0, -np.inf, cfg.contact_force_min, np.inf, np.inf)
+        batch.run_span(0, frames, [frame_rows(frames)])
         state = model.state()
         batch.sync_state(0, state)
         return state

@@ -53,6 +53,18 @@ class SpanEnd:
     contacts_force: int
 
 
+def frame_rows(frames: int) -> FrameRows:
+    """A world's :class:`FrameRows` for ``frames`` frames, poses NaN until written."""
+    return FrameRows(
+        np.full((frames, 17, 3), np.nan, np.float32),
+        np.full((frames, 17, 4), np.nan, np.float32),
+        np.zeros(frames, np.int32),
+        np.full(frames, np.nan),
+        np.zeros(frames),
+        np.zeros(frames),
+    )
+
+
 def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
     """Row ``k`` of ``out`` from frame ``k``'s signals; the wrist error to ``wrist_target`` (3,) m when
     ``measure_wrist`` (outside the settle phase)."""
