@@ -36,7 +36,7 @@ LONG_FUNCTIONS = {
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
-                "replay.results.records", "replay.results.files", "replay.results.fields_doc",
+                "replay.results.records", "replay.results.files",
                 "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log",
                 "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics",
                 "replay.results.engine_choice"}

@@ -204,11 +204,6 @@ def _table_support(
     return support, rule, support_col
 
 
-def list_grab(grab_dir: str | Path) -> list[str]:
-    """Sequence names (``<object>_lift``) in ``<grab_dir>/recordings``, sorted."""
-    return sorted(p.stem for p in (Path(grab_dir) / "recordings").glob("*.pkl"))
-
-
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
     """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists): GRAB
     recording ``name`` at ``path``, its objects in ``<root>/objects``.

@@ -10,7 +10,7 @@ world Z up, metres:
   quaternion helpers: :mod:`~replay.kinematics.quat`).
 * :mod:`~replay.kinematics.ik` - ``fit_landmarks`` / ``IKOptions`` / ``IKResult``: landmark
   IK (cached; the solver: :mod:`~replay.kinematics.ik_solver`).
-* :mod:`~replay.kinematics.mano` - ``mano_to_finger_quat``, ``finger_quat_to_mano``,
+* :mod:`~replay.kinematics.mano` - ``mano_to_finger_quat``,
   ``wrist_from_transform``, ``wrist_from_global_orient``, ``fit_wrist_offset``: MANO mapping.
 * :mod:`~replay.kinematics.hand_layout` - the hand's counts and offsets, derived from the
   import; :mod:`~replay.kinematics.coords_interp` - joint coordinates between recorded frames.

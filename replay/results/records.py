@@ -2,8 +2,7 @@
 
 :class:`RolloutRecord` is one ``<seq>.json``, :class:`StudyRecord` one ``study.json``; every
 field carries ``unit``/``doc`` metadata (``docs/results.md`` is generated from it,
-:func:`replay.results.fields_doc.fields_markdown`). The files themselves are written and read by
-:mod:`replay.results.files`; :mod:`replay.results` re-exports both.
+``tests/doc_tables.py``). The files themselves are written and read by :mod:`replay.results.files`.
 """
 
 from __future__ import annotations

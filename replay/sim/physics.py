@@ -237,31 +237,3 @@ def parse_setting(text: str) -> tuple[str, object]:
         except ValueError:
             value = raw.strip()
     return name.strip(), _check_value(name.strip(), value)
-
-
-def _shown(value) -> str:
-    """``repr(value)`` with floats to 6 significant digits (1/240 s as 0.00416667), inside dicts and lists too."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(_shown(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
-    return repr(value)
-
-
-def physics_markdown() -> str:
-    """The table of every named physics' choices as Markdown (``docs/physics.md`` holds it;
-    ``tests/test_physics_authored.py`` checks the page is current): one row per choice, its value,
-    source and why under ``authored`` and under ``replay``."""
-    a, r = PHYSICS["authored"], PHYSICS["replay"]
-    lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
-    for k in a:
-        same = a[k].value == r[k].value
-        rv = "same" if same else f"`{_shown(r[k].value)}`"
-        lines.append(
-            f"| `{k}` | `{_shown(a[k].value)}` | {a[k].source}; {a[k].why} | {rv} | "
-            f"{'' if same else r[k].source + '; ' + r[k].why} |"
-        )
-    return "\n".join(lines) + "\n"

@@ -25,14 +25,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import newton
 import numpy as np
 
-from replay.config import GRAVITY, ReplayConfig
+from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
-from replay.kinematics.joint_levers import finger_effort_limits
 from replay.results.engine_choice import EngineChoice
 from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
@@ -43,7 +41,7 @@ from replay.sim.engine.spans import frame_rows
 from replay.sim.engine.variants import Variant
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
-from replay.sim.world_builder import build_world_model, import_hand, model_device
+from replay.sim.world_builder import build_world_model
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = MANOSIM_HAND.body_names
@@ -359,46 +357,3 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
 def config_uses_direct_engine(config: ReplayConfig) -> bool:
     """True when rollouts of ``config`` step MuJoCo C directly (engine mujoco-c)."""
     return config.engine is EngineChoice.MUJOCO_C
-
-
-def build_hand_only(
-    mjcf: str | Path,
-    coords: np.ndarray,
-    config: ReplayConfig,
-    gravity: bool = True,
-    drives: bool = True,
-    finger_damping: float | None = None,
-    finger_kd: float | None = None,
-):
-    """The hand alone (no object, no support) at ``coords``, for drive/stability checks.
-
-    Args:
-        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
-        gravity: -9.81 m/s^2 along Z, or none.
-        drives: False sets every finger kp and kd to 0 (no actuator force).
-        finger_damping: override passive finger damping, N·m·s/rad (None: as imported).
-        finger_kd: override the finger drive damping, N·m·s/rad (None: dampratio-resolved).
-
-    Returns:
-        ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
-    """
-    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY if gravity else 0.0))
-    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    builder.rigid_gap = float(config.contact_gap)
-    report = import_hand(builder, Path(mjcf))
-    qd0 = report.dof_start
-    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
-    builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
-    builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
-    for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
-        builder.joint_effort_limit[d] = float(per_joint[(d - qd0 - MANOSIM_HAND.finger_dof_start) // BALL_DOFS])
-        if not drives:
-            builder.joint_target_ke[d] = 0.0
-            builder.joint_target_kd[d] = 0.0
-        else:
-            if finger_kd is not None:
-                builder.joint_target_kd[d] = float(finger_kd)
-        if finger_damping is not None:
-            builder.joint_damping[d] = float(finger_damping)
-    model = builder.finalize(device=model_device(config))
-    return model, report

@@ -1,8 +1,7 @@
 """The engine contract: what every engine of :mod:`replay.sim.engine` offers a protocol.
 
 An engine is built from a scene and one :class:`~replay.sim.engine.variants.Variant` per world
-(:func:`replay.sim.engine.factory.make_engine` or :func:`~replay.sim.engine.factory.engine_for_scene`,
-the only places that know the engine classes). It then steps one control frame for all its live worlds
+(:func:`replay.sim.engine.factory.engine_for_scene`, the only place that knows the engine classes). It then steps one control frame for all its live worlds
 (:meth:`Engine.step_frame`), reads one world's signals after the frame (:meth:`Engine.read_frame`:
 body poses, hand-object contacts and forces, and the reason a world stopped: contact overflow, runaway,
 non-finite state, solver error), and says what it supports in :class:`Capabilities`, so that a caller

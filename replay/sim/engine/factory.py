@@ -1,7 +1,7 @@
 """The one place that knows the engine classes: which engine a config runs, its scene, the engine.
 
-:func:`make_engine` builds the scene of a :class:`replay.sim.scene_spec.SceneSpec` for the config's
-backend and the engine on it; :func:`engine_for_scene` puts an engine on a scene already built;
+:func:`build_engine_scene` builds the scene of a :class:`replay.sim.scene_spec.SceneSpec` for the config's
+engine; :func:`engine_for_scene` puts an engine on a scene already built;
 :func:`capabilities_of` says what the config's engine supports before anything is built
 (:class:`replay.sim.engine.contract.Capabilities`). Callers ask these, never the engine's type
 (``tests/test_structure.py`` scans for ``isinstance`` / type-name / ``hasattr`` dispatch on engines).
@@ -92,9 +92,3 @@ def engine_for_scene(scene, variants: list, threads: int = 1, **options) -> Engi
             (``capabilities.ablation_by_variant``: build the ablation worlds a scene of their own).
     """
     return engine_class(scene.config)(scene, variants, threads=threads, **options)
-
-
-def make_engine(spec, cfg, variants: list, threads: int = 1) -> Engine:
-    """Build the scene of ``spec`` (:func:`build_engine_scene`) and the engine on it
-    (:func:`engine_for_scene`); the scene is the engine's ``scene``."""
-    return engine_for_scene(build_engine_scene(spec, cfg), variants, threads)
