@@ -199,11 +199,6 @@ def verdict_part(
     return out
 
 
-def verdict_columns(verdicts: list[dict] | None) -> tuple[str, ...]:
-    """study.csv's extra columns: ``lifted_<name>`` of each pair but the lift protocol's own (``lifted``)."""
-    return tuple(f"lifted_{v['name']}" for v in verdicts or [] if not (v.get("main") and v.get("protocol") == "lift"))
-
-
 def verdict_count_lines(study: dict) -> list[str]:
     """One console line per pair of the study (``verdicts``): lifted of the lifts, then the other groups
     apart, and the contact ablation; ``[]`` for a study without ``--verdicts``."""
