@@ -416,8 +416,8 @@ class ReplayConfig(OracleFields):
             raise DataError(
                 None,
                 "config.effort_profile",
-                f"{self.effort_profile!r} runs on device cpu only (MuJoCo C, "
-                "Newton, Steel): the mujoco-warp batch holds one finger effort limit per world",
+                f"{self.effort_profile!r} runs on the CPU engines only (mujoco-c; newton and steel on device "
+                "cpu): the mujoco-warp batch holds one finger effort limit per world",
             )
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
             raise DataError(

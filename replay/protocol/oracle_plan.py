@@ -89,7 +89,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
                 None,
                 "config.oracle_contact",
                 "'manosim' (contact as authored) edits the compiled model "
-                "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
+                "and runs on the MuJoCo C engine (engine mujoco-c) only; set "
                 "oracle_contact 'compiled' on this engine",
             )
         kw["physics_overrides"] = {**(cfg.physics_overrides or {}), "contact_mixing": "hand"}
