@@ -29,6 +29,7 @@ from replay.config import ReplayConfig
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.joint_levers import finger_effort_limits
+from replay.results.engine_choice import EngineChoice
 from replay.sim import silent_failures as diagnostics
 from replay.sim.engine import wrist
 from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
@@ -148,7 +149,7 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
 
 def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, config: ReplayConfig) -> list:
     """Flutter records of the MJCF drive at the commanded targets (informative: nothing is raised)."""
-    mj = make_solver(model, dataclasses.replace(config, device="cpu"), None)
+    mj = make_solver(model, dataclasses.replace(config, engine=EngineChoice.MUJOCO_C, device="cpu"), None)
     state = model.state()
     q = state.joint_q.numpy().copy()
     q[info["hand_q_start"] : info["hand_q_start"] + MANOSIM_HAND.coords] = grasp_coords
