@@ -50,6 +50,13 @@ def test_an_older_config_file_still_reads(tmp_path):
         ReplayConfig.load(path)
 
 
+def test_only_mujoco_c_and_the_reference_on_cpu_compile_mujoco_c():
+    """``use_mujoco_cpu`` of a SolverMuJoCo the engine builds: a caller that wants MuJoCo C for a probe (Steel's
+    flutter records, the gripper fixture) names the engine mujoco-c, not the device alone."""
+    got = {(e, d): e.mujoco_cpu(d) for e in EngineChoice for d in ("cpu", "cuda")}
+    assert {k for k, v in got.items() if v} == {(EngineChoice.MUJOCO_C, "cpu"), (EngineChoice.NEWTON, "cpu")}
+
+
 def test_an_engine_is_a_member_not_a_name():
     assert ReplayConfig(engine="newton").engine is EngineChoice.NEWTON
     with pytest.raises(DataError, match="config.engine"):
