@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 DATASET ?= grab
-EFFORT ?= 0.4
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
 # 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
 # the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
@@ -59,7 +58,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --effort $(EFFORT) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc
@@ -105,7 +104,8 @@ bench-warp: fetch
 # from the small results files in docs/results/; `make docs-check` fails on a stale one (as
 # tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
 # files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the sampled
-# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the
+# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the landmark IK
+# on zerohand and on the fitted hand (grab-hand-fit.json: docs/hand.md), the
 # default test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
 # with this commit and date, then the blocks.
 RESULTS := docs/results
@@ -130,6 +130,10 @@ docs-results: setup
 	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 32 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
 	$(PY) scripts/tables.py summarize study $(FIG_OUT)/trust/study.json --out $(RESULTS)/grab-trust.json \
 	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 32 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
+	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape zerohand --out $(FIG_OUT)/hand/zerohand.json
+	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape fitted --out $(FIG_OUT)/hand/fitted.json
+	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/fitted.json --out $(RESULTS)/grab-hand-fit.json \
+	    --made-by "python scripts/validate_pose_mapping.py --dataset grab --window grasp --data \$$REPLAY_MIRROR --hand-shape zerohand|fitted --out $(FIG_OUT)/hand/SHAPE.json"
 	$(MAKE) docs
 	$(PY) -m pytest -q --junitxml=$(FIG_OUT)/tests.xml; \
 	$(PY) scripts/tables.py summarize junit $(FIG_OUT)/tests.xml --out $(RESULTS)/tests.json \

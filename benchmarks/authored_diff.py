@@ -21,14 +21,15 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting  # noqa: E402  (benchmarks/)
+from model_diff import diff_models  # noqa: E402
+
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.protocol.rollout import build_replay_scene
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.prepare import prepare_recording
-
-from authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting  # noqa: E402  (benchmarks/)
-from model_diff import diff_models  # noqa: E402
 
 
 def grouped_rows(diffs) -> list[str]:

@@ -50,7 +50,7 @@ def steps(mirror: str) -> list[list[str]]:
     return [
         [py, "scripts/fetch_data.py", "--dataset", "grab", "--dest", "data", "--mirror", mirror],
         [py, "scripts/fetch_data.py", "--dataset", "manosim", "--dest", "data", "--mirror", mirror],
-        [py, "scripts/run_study.py", "--dataset", "grab", "--data", "data", "--effort", makefile_default("EFFORT"),
+        [py, "scripts/run_study.py", "--dataset", "grab", "--data", "data",
          "--samples", makefile_default("SAMPLES"), "--out", "out/grab/study.json", "--resume",
          "--verdicts", makefile_default("VERDICTS")],
         [py, "scripts/render_montage.py", "--study", "out/grab/study.json", "--out", "renders/grab/montage.mp4"],

@@ -1,23 +1,13 @@
-"""The public API of grasp-replay: what users import, declared in one place (``__all__``).
+"""The public API (``__all__``); every other path under ``replay`` is internal and may move in 0.x. Importing it
+loads Newton, Warp and MuJoCo. Units: Z up, m, s, kg, rad; quaternions xyzw unless a name ends in ``_wxyz``.
 
-``from replay.api import load_recording, ReplayConfig, run_rollouts`` is the supported way
-in; every other module path under ``replay`` is internal (0.x: it may move between releases
-with no shim, docs/architecture.md). Importing this module loads the physics stack (Newton,
-Warp, MuJoCo): a few seconds.
-
-Units and frames are the package's throughout: world Z up, metres, seconds, kilograms,
-radians; quaternions xyzw (Newton order) unless a name ends in ``_wxyz`` (MuJoCo order).
-
-* recordings: :func:`list_sequences`, :func:`read_recording` (the adapter alone),
-  :func:`load_recording` (adapter + input checks, what a replay reads), :class:`Recording`,
-  :data:`DATASETS`, :func:`fetch` (stage a dataset);
-* one recording: :func:`replay_recording` (load, fit the hand, replay: one call),
-  :class:`ReplayConfig`, :class:`Variant`, :func:`run_rollout`, :func:`run_rollouts` (from hand
-  coordinates you have), :class:`RolloutResult`;
+* recordings: :func:`list_sequences`, :func:`read_recording` (the adapter alone), :func:`load_recording`
+  (adapter + input checks), :class:`Recording`, :data:`DATASETS`, :func:`fetch`;
+* one recording: :func:`replay_recording` (load, fit the hand, replay), :class:`ReplayConfig`, :class:`Variant`,
+  :func:`run_rollout`, :func:`run_rollouts` (from hand coordinates), :class:`RolloutResult`;
 * many recordings: :func:`run_study`, :func:`build_report`, :func:`render_montage`;
-* results files: :func:`read_study`, :func:`read_rollout`, :class:`StudyRecord`,
-  :class:`RolloutRecord`, :data:`FORMAT_VERSION`;
-* errors: :class:`ReplayError` and its kinds (:class:`DataError`, :class:`UsageError`, ...).
+* results files: :func:`read_study`, :func:`read_rollout`, :class:`StudyRecord`, :class:`RolloutRecord`,
+  :data:`FORMAT_VERSION`; errors: :class:`ReplayError` and its kinds.
 """
 
 from __future__ import annotations
@@ -51,7 +41,6 @@ from replay.study.runner import run_study
 
 __all__ = [
     "__version__",
-    # recordings
     "DATASETS",
     "RECORDING_DATASETS",
     "Recording",
@@ -59,24 +48,20 @@ __all__ = [
     "list_sequences",
     "load_recording",
     "read_recording",
-    # one recording
     "ReplayConfig",
     "RolloutResult",
     "Variant",
     "replay_recording",
     "run_rollout",
     "run_rollouts",
-    # many recordings
     "build_report",
     "render_montage",
     "run_study",
-    # results files
     "FORMAT_VERSION",
     "RolloutRecord",
     "StudyRecord",
     "read_rollout",
     "read_study",
-    # errors
     "DataError",
     "EngineError",
     "FetchError",

@@ -1,26 +1,8 @@
-"""What every script in ``scripts/`` does around its ``main``: one-line errors and
-one exit-status convention.
-
-A user who passes a bad path or bad data gets ``error: <file>: <what is wrong>``
-and a non-zero exit status, never a Python traceback from deep inside a library.
-Programming errors (anything else) still raise with their traceback.
-
-Exit status, the same for every script:
-
-* 0: done;
-* 1: the work could not be done, or not all of it: missing or bad input data, a
-  fetch or integrity failure, an output that cannot be written, recordings that could
-  not be replayed (the others are kept);
-* 2: the command line is wrong: malformed arguments (argparse) or an option value the
-  command cannot use (:class:`~replay.errors.UsageError`: unknown object or sequence,
-  no CUDA device for ``--device cuda``);
-* 130: interrupted (Ctrl-C); results written so far are kept.
-
-The console command ``grasp-replay`` (``[project.scripts]``) is :func:`main`: one subcommand
-per module of :mod:`replay.commands` (:data:`COMMANDS`), ``grasp-replay study|sweep|render|report|fetch|validate|export ...``
-runs its ``main`` with the rest of the command line (``grasp-replay validate pose-mapping|object-frame``);
-``scripts/*.py`` are wrappers over the same ``main``.
-"""
+"""What every command does around its ``main`` (:func:`run`): one-line errors ``<prog>: error: <file>: <what>``,
+never a traceback for bad input (programming errors still raise), and one exit status: 0 done; 1 the work, or
+some of it, could not be done (bad input, fetch, integrity, an unwritable output, recordings not replayed); 2 a wrong
+command line (argparse, :class:`~replay.errors.UsageError`); 130 interrupted, results so far kept. ``grasp-replay``
+(:func:`main`) runs one module of :mod:`replay.commands` per subcommand (:data:`COMMANDS`)."""
 
 from __future__ import annotations
 
@@ -40,15 +22,14 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say_error(message: str, prog: str | None = None) -> None:
-    """Print ``<prog>: error: <message>`` to stderr (``prog``: the script's file name), control
-    characters escaped (:func:`replay.errors.printable`: a name from the data is shown, not obeyed)."""
+    """Print ``<prog>: error: <message>`` to stderr, control characters escaped (a name from the data is shown, not
+    obeyed)."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
     print(printable(f"{prog}: error: {message}"), file=sys.stderr)
 
 
 class _Printable:
-    """A text stream that writes through :func:`replay.errors.printable` (newlines kept; ``keep_cr``:
-    carriage returns too, which a progress bar redraws its line with)."""
+    """A text stream that writes through :func:`replay.errors.printable`, newlines kept (``keep_cr``: CRs too)."""
 
     def __init__(self, stream, keep_cr: bool = False):
         self.stream, self.keep_cr = stream, keep_cr
@@ -64,9 +45,8 @@ class _Printable:
 
 @contextlib.contextmanager
 def printable_output(bars: bool = False):
-    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (names from the data
-    in a command's lines are shown, not obeyed by the terminal); ``bars``: stderr keeps its carriage
-    returns (the progress bars' redraws; the lines that name recordings escape them themselves)."""
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters; ``bars``: stderr keeps carriage returns
+    (progress bars' redraws)."""
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
     try:
@@ -76,27 +56,15 @@ def printable_output(bars: bool = False):
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:
-    """Print ``<prog>: error: <message>`` to stderr, as argparse does (``prog`` defaults to
-    the script's file name); return the exit status for ``exc`` (2 for a
-    :class:`~replay.errors.UsageError`, else 1)."""
+    """Print ``<prog>: error: <message>`` to stderr; the exit status for ``exc`` (2 for a usage error, else 1)."""
     say_error(str(exc), prog)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED
 
 
 def run(main: Callable[[], int | None]) -> int:
-    """Call ``main()`` and turn expected failures into messages.
-
-    Returns:
-        ``main``'s exit status; for an escaping :class:`~replay.errors.ReplayError`
-        the status of :func:`report` (2 for a usage error, 1 for bad input, fetch or
-        integrity problem); 1 for an ``OSError`` (unreadable input, unwritable output:
-        the message names the path); 130 on Ctrl-C.
-
-    First makes a relative ``REPLAY_MIRROR`` / ``REPLAY_DATA`` / ``REPLAY_CACHE`` absolute
-    (:func:`replay.resolve_path_env`), for this process and the workers it starts. What ``main``
-    prints goes through :func:`printable_output` (control characters escaped; stderr keeps the
-    progress bars' carriage returns).
-    """
+    """``main()``'s exit status, an escaping :class:`~replay.errors.ReplayError` or ``OSError`` as one line (2 for
+    a usage error, else 1), 130 on Ctrl-C; relative path variables made absolute first
+    (:func:`replay.resolve_path_env`), output through :func:`printable_output`."""
     resolve_path_env()
     with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
         return _run(main)
@@ -122,16 +90,13 @@ def _run(main: Callable[[], int | None]) -> int:
         return 130
 
 
-#: argparse's message for a value outside an option's ``choices`` (Python 3.11-3.13 wording, with or without
-#: the colon after "invalid choice")
+#: argparse's message for a value outside ``choices`` (Python 3.11-3.13, with or without the colon)
 _INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: ?'(.*)' \(choose from (.*)\)$", re.S)
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with
-    the nearest choices (:func:`replay.errors.did_you_mean`): ``--physics authred`` ->
-    ``run_study.py: error: argument --physics: invalid choice 'authred': did you mean 'authored'?
-    (choose from 'authored', 'replay')``, exit 2; every other error as argparse words it (usage, then the error)."""
+    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with the
+    nearest ones (``invalid choice 'authred': did you mean 'authored'? (choose from ...)``), exit 2."""
 
     def error(self, message: str):
         m = _INVALID_CHOICE.match(message)
@@ -147,9 +112,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def folder_arg(text: str) -> Path:
-    """argparse type for a folder option (``--data``): absolute, against the directory the
-    command was started in, so the study's workers and anything it records still find it
-    from another working directory (``~`` expanded)."""
+    """argparse type for a folder option: absolute against the starting directory (workers run elsewhere)."""
     return Path(os.path.abspath(os.path.expanduser(text)))
 
 
@@ -209,14 +172,12 @@ def _usage() -> str:
 
 
 def _command_main(module: str) -> Callable:
-    """``main`` of :mod:`replay.commands`'s ``module``, imported now (a command's imports are
-    its own: ``grasp-replay --help`` loads no physics)."""
+    """``main`` of :mod:`replay.commands`'s ``module``, imported now (``grasp-replay --help`` loads no physics)."""
     return importlib.import_module(f"{__package__}.commands.{module}").main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``grasp-replay <command> [args]``: the commands of :mod:`replay.commands` as one console
-    command (exit status as above)."""
+    """``grasp-replay <command> [args]``: the commands of :mod:`replay.commands` as one console command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):

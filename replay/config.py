@@ -23,7 +23,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.results import physics_table
 from replay.results.engine_choice import DEVICES, EngineChoice, from_legacy
@@ -169,9 +168,8 @@ class ReplayConfig(OracleFields):
     object_density_scale: float = _f(
         1.0,
         "1",
-        "object mass and inertia = this x the asset's (GRAB: solid 1250 kg/m^3 over the collision hulls). "
-        "GRAB's objects are 3D prints (ContactDB, Brahmbhatt et al., CVPR 2019); PLA is 1240 kg/m^3 solid, parts "
-        "printed with partial infill and 2-3 perimeters weigh ~0.3-0.5 of solid",
+        "object mass and inertia = this x the mass the physics choice object_mass_model gives (replay.sim.made_mass); "
+        "1 = no departure",
     )
     object_ke: float = _f(
         2500.0, "N/m", "manosim-in-Newton: object contact stiffness 2500 (Newton ShapeConfig default)"
@@ -183,18 +181,11 @@ class ReplayConfig(OracleFields):
 
     # --- hand -----------------------------------------------------------------------
     hand: str = _f("capsule", "-", "manosim README: the capsule hand is the one meant for contact")
-    effort_limit: float = _f(0.4, "N·m", "manosim-in-Newton: finger drive saturated at 0.4 N·m (~4 N at the fingertip)")
-    effort_profile: str = _f(
-        "uniform",
-        "-",
-        "finger effort limit per joint: uniform = effort_limit at every joint; human = effort_tip_force "
-        "times each joint's lever to its fingertip pad measured on the manosim model (replay.kinematics.joint_levers)",
-    )
-    effort_tip_force: float = _f(
-        10.0,
-        "N",
-        "effort_profile human: the fingertip force each joint can hold; grip forces in precision lifts of "
-        "objects up to ~0.8 kg reach ~10 N (Westling & Johansson, Exp. Brain Res. 53, 1984)",
+    effort_limit: float | None = _f(
+        None,
+        "N·m",
+        "every finger joint's effort limit where set (--effort; the hug-oracle's own, oracle_plan.oracle_config); "
+        "None = the physics choice finger_effort_limit (replay: human strength per finger, replay.sim.finger_strength)",
     )
     finger_drive: str = _f(
         "mjcf",
@@ -237,13 +228,12 @@ class ReplayConfig(OracleFields):
         "during lift and hold the finger targets extrapolate the recorded closure (window start -> grasp) "
         "by this fraction past the grasp pose; 0 = the manosim-in-Newton protocol (targets held at the grasp frame)",
     )
-    pad_compression_mm: float = _f(
-        0.0,
+    pad_compression_mm: float | None = _f(
+        None,
         "mm",
-        "finger pad compression (contact preload, replay.protocol.pad_compression): at the grasp frame "
-        "each finger within pad_near_mm of the object closes until its middle or distal capsule is this far inside "
-        "the object's collision surface; 0 = off (the recorded fingers). Fingertip pulp compresses ~2-4 mm under "
-        "1-5 N (Serina, Mote & Rempel, J. Biomech. 30(10) 1997; Pawluk & Howe, J. Biomech. Eng. 121(6) 1999)",
+        "finger pad compression depth where set (0 = the recorded fingers); None = the physics choice pad_compression "
+        "(replay.protocol.pad_compression: at the grasp frame each finger within pad_near_mm of the object closes "
+        "until its middle or distal capsule is this far inside the object's collision surface)",
     )
     pad_near_mm: float = _f(
         10.0,
@@ -314,9 +304,10 @@ class ReplayConfig(OracleFields):
     diag_grip_lever_m: float = _f(
         0.1,
         "m",
-        "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip "
-        "pressing at the effort limit (effort / lever / g kg at mu = 1; 0.4 N·m over ~10 cm, the manosim finger "
-        "from knuckle to tip, is ~4 N, 0.41 kg); a lighter grip was too light to blame the mass (`never_gripped` or `slid_out`, light_grip)",
+        "diagnosis `too_heavy` needs a real squeeze: a peak friction budget of at least one fingertip pressing "
+        "at its capacity (replay.sim.finger_strength.one_tip_force: the index finger's pad force, or a uniform "
+        "limit over this lever, the manosim finger from knuckle to tip; / g kg at mu = 1); a lighter grip was too "
+        "light to blame the mass (`never_gripped` or `slid_out`, light_grip)",
     )
     diag_never_rose_mm: float = _f(
         10.0,
@@ -360,8 +351,6 @@ class ReplayConfig(OracleFields):
             "substeps",
             "iterations",
             "contact_headroom",
-            "effort_limit",
-            "effort_tip_force",
             "object_density_scale",
             "replay_speed",
             "lift_s",
@@ -379,7 +368,6 @@ class ReplayConfig(OracleFields):
             "shake_max_slip",
             "release_s",
             "release_fall_s",
-            "pad_compression_mm",
             "pad_near_mm",
             "pad_max_deg",
             "pad_blend_s",
@@ -394,13 +382,18 @@ class ReplayConfig(OracleFields):
             "lift_profile": ("minjerk", "linear"),
             "steel_friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
             "pad_axis": ("recorded", "anatomical"),
-            "effort_profile": ("uniform", "human"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
         if self.engine is EngineChoice.MUJOCO_C and self.device != "cpu":
             raise DataError(None, "config.device", f"engine mujoco-c runs on cpu (mujoco-warp: {self.device!r})")
+        for name, low in (("effort_limit", 0.0), ("pad_compression_mm", None)):
+            v = getattr(self, name)
+            if v is not None and not (v > low if low is not None else v >= 0):
+                raise DataError(
+                    None, f"config.{name}", f"must be {'> 0' if low is not None else '>= 0'} or null, got {v!r}"
+                )
         self._validate_steel()
         self._validate_oracle()
         self._validate_overrides()
@@ -412,13 +405,6 @@ class ReplayConfig(OracleFields):
             )
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
-        if self.effort_profile != "uniform" and (self.device != "cpu" or self.engine is EngineChoice.MUJOCO_WARP):
-            raise DataError(
-                None,
-                "config.effort_profile",
-                f"{self.effort_profile!r} runs on the CPU engines only (mujoco-c; newton and steel on device "
-                "cpu): the mujoco-warp batch holds one finger effort limit per world",
-            )
         if self.hand_object_friction is not None and not self.hand_object_friction > 0:
             raise DataError(
                 None, "config.hand_object_friction", f"must be > 0 or null, got {self.hand_object_friction!r}"
@@ -539,18 +525,3 @@ def describe() -> list[dict]:
             {"name": f.name, "default": default, "unit": f.metadata.get("unit"), "source": f.metadata.get("source")}
         )
     return rows
-
-
-#: manosim hand shape per dataset when the physics choice ``hand_shape`` is None
-#: (:attr:`replay.datasets.Dataset.hand_variant`, with the measurements behind each).
-DEFAULT_HAND_VARIANT = {name: d.hand_variant for name, d in DATASETS.items()}
-
-
-def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with the hand shape resolved: the dataset's default (:data:`DEFAULT_HAND_VARIANT`)
-    written as the ``physics_overrides`` entry ``hand_shape`` where none is set. Every named physics'
-    ``hand_shape`` is None (the dataset's default: replay.results.physics_table); ``calibrated`` fits none."""
-    if (config.physics_overrides or {}).get("hand_shape") is not None:
-        return config
-    over = {**(config.physics_overrides or {}), "hand_shape": DEFAULT_HAND_VARIANT.get(dataset, "myhand")}
-    return dataclasses.replace(config, physics_overrides=over)

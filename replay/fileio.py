@@ -1,14 +1,6 @@
-"""File helpers shared by every stage: SHA-256 of a file, atomic writes, and storage faults.
-
-An atomic write goes to a temporary file in the destination folder, is flushed to
-disk, given the permissions an ordinary ``open(path, "w")`` would give
-(``0o666 & ~umask``; ``tempfile.mkstemp`` creates 0600), and renamed over the
-destination, so a reader never sees a partial file and a crash never leaves one.
-
-A write refused by the storage (no space left, quota, read-only file system: :func:`storage_fault`)
-is not a bug of one job: a batch stops on it with one line naming the file
-(:func:`write_or_stop`, :func:`stop_on_storage_fault`), keeping what it wrote.
-"""
+"""File helpers shared by every stage: SHA-256 of a file, atomic writes (a temporary file beside the destination,
+fsynced, given ``open()``'s permissions, renamed over it) and storage faults (a full or read-only disk stops a batch
+with one line naming the file)."""
 
 from __future__ import annotations
 
@@ -44,16 +36,8 @@ def process_umask() -> int:
 
 
 def ensure_parent(path: str | Path) -> Path:
-    """Create ``path``'s folder if needed; call it before long work that ends in a write.
-
-    Returns:
-        ``path`` as a Path.
-
-    Raises:
-        NotADirectoryError: a parent of ``path`` is a file (said as such, not "File exists").
-        IsADirectoryError: ``path`` itself is a folder.
-        OSError: the folder cannot be created.
-    """
+    """``path`` as a Path, its folder created (before long work that ends in a write); NotADirectoryError for a
+    parent that is a file, IsADirectoryError for a folder ``path``, OSError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,16 +50,9 @@ def ensure_parent(path: str | Path) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
-    """A temporary file beside ``path`` for a writer that needs a file name (e.g. ffmpeg),
-    renamed over ``path`` when the block ends without an error, removed when it raises.
-
-    The temporary name is ``.<name>.<random><suffix>`` in the destination folder (same file
-    system, so the rename is atomic); the file gets the permissions a plain ``open()`` would
-    give (``0o666 & ~umask``), not ``mkstemp``'s 0600. Creates the parent folder.
-
-    Raises:
-        OSError: the destination cannot be written (see :func:`ensure_parent`).
-    """
+    """A temporary file ``.<name>.<random><suffix>`` beside ``path`` for a writer that needs a name (ffmpeg), renamed
+    over ``path`` with mode ``0o666 & ~umask`` when the block ends, removed when it raises; OSError as
+    :func:`ensure_parent`."""
     path = ensure_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
@@ -93,11 +70,7 @@ def atomic_path(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file, fsync, rename: :func:`atomic_path`).
-
-    Creates the parent folder. Raises ``OSError`` (e.g. ``NotADirectoryError``) when
-    the destination cannot be written; no temporary file is left behind.
-    """
+    """Write ``data`` to ``path`` atomically (:func:`atomic_path`, fsynced); OSError when it cannot be written."""
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         f.write(data)
         f.flush()
@@ -110,16 +83,13 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-#: errno values that mean the storage, not the program, refused a write: no space left, quota
-#: exceeded, file too large, read-only file system, I/O error
+#: errno values of a write the storage, not the program, refused
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
 
 
 def storage_fault(exc: BaseException, path: str | Path | None = None) -> StorageError | None:
-    """A :class:`~replay.errors.StorageError` for a write that failed for want of storage (``exc`` an
-    ``OSError`` with an errno in :data:`STORAGE_ERRNOS`), naming the file (``exc.filename``, else
-    ``path``) and what to do; None for any other exception. The study runner stops on it (a full
-    disk fails every later write too); the one writer of a batch that can move calls this."""
+    """A :class:`~replay.errors.StorageError` naming the file (``exc.filename``, else ``path``) for an ``OSError``
+    with an errno in :data:`STORAGE_ERRNOS`; None for any other exception."""
     if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
         return None
     where = exc.filename if exc.filename is not None else path
@@ -132,9 +102,8 @@ def storage_fault(exc: BaseException, path: str | Path | None = None) -> Storage
 
 
 def write_or_stop(write: Callable[[], T]) -> T:
-    """``write()`` (a batch's own bookkeeping write, e.g. the study JSON); a storage fault in it
-    (:func:`storage_fault`) becomes the one-line :class:`~replay.errors.StorageError`, any other
-    error propagates as it is."""
+    """``write()`` (a batch's bookkeeping write), a storage fault in it raised as its
+    :class:`~replay.errors.StorageError`."""
     try:
         return write()
     except OSError as e:
@@ -145,13 +114,8 @@ def write_or_stop(write: Callable[[], T]) -> T:
 
 
 def stop_on_storage_fault(message: str, write: Callable[[], object]) -> NoReturn:
-    """A job's write failed for want of storage (``message``: its one line from
-    :func:`storage_fault`): try the batch's bookkeeping ``write()`` once more (what finished is kept
-    where space allows; its own failure is ignored) and stop the batch.
-
-    Raises:
-        StorageError: always, with ``message``.
-    """
+    """After a job's storage fault (``message``, from :func:`storage_fault`): try the batch's ``write()`` once more
+    (its failure ignored), then raise StorageError with ``message``."""
     with contextlib.suppress(OSError):
         write()
     raise StorageError(None, message)

@@ -10,23 +10,29 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+from replay.results.convert import PARTS
 from replay.results.physics_table import PHYSICS
 from replay.results.records import POSES_KEYS, Phase, RolloutRecord, StudyRecord
+from replay.results.rollout_parts import RESULT_TYPES
 from replay.results.sampled_fields import sampled_last
 
 
+def _table(title: str, fields) -> list[str]:
+    out = [f"### {title}", "", "| field | unit / frame | meaning |", "|---|---|---|"]
+    out += [f"| `{f.name}` | {f.metadata.get('unit', '')} | {f.metadata.get('doc', '')} |" for f in fields]
+    return out + [""]
+
+
 def fields_markdown() -> str:
-    """The field tables of ``docs/results.md`` (one row per field: name, unit/frame, meaning)."""
-    out = []
-    for title, cls in (
-        ("Study JSON (`study.json`, `StudyRecord`)", StudyRecord),
-        ("Rollout JSON (`<sequence>.json`, `RolloutRecord`)", RolloutRecord),
-    ):
-        out += [f"### {title}", "", "| field | unit / frame | meaning |", "|---|---|---|"]
-        for f in sampled_last(dataclasses.fields(cls)):
-            name = "ablation (true)" if f.name == "ablation_flag" else f.name
-            out.append(f"| `{name}` | {f.metadata.get('unit', '')} | {f.metadata.get('doc', '')} |")
-        out.append("")
+    """The field tables of ``docs/results.md`` (one row per field: name, unit/frame, meaning): the study, the
+    rollout's own fields, each of its parts and each protocol's result, the poses npz and the phase codes."""
+    out = _table("Study JSON (`study.json`, `StudyRecord`)", sampled_last(dataclasses.fields(StudyRecord)))
+    out += _table("Rollout JSON (`<sequence>.json`, `RolloutRecord`)", dataclasses.fields(RolloutRecord))
+    parts = [*PARTS, *RESULT_TYPES.values()]
+    for cls in parts:
+        doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+        own = [f for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
+        out += _table(f"`{cls.key}` (`{cls.__name__}`): {doc}", own)
     out += [
         "### Poses npz (`<sequence>.npz`, `<sequence>.ablation.npz`)",
         "",
@@ -51,16 +57,21 @@ def _shown(value) -> str:
     return repr(value)
 
 
+def _value_cell(c) -> str:
+    """A table cell: the value, and the range the sampled verdict draws it from where it has one."""
+    return f"`{_shown(c.value)}`" + (f" (sampled {_shown(c.spread[0])}-{_shown(c.spread[1])})" if c.spread else "")
+
+
 def physics_markdown() -> str:
     """The table of every named physics' choices as Markdown: one row per choice, its value, source and why
     under ``authored`` and under ``replay``."""
     a, r = PHYSICS["authored"], PHYSICS["replay"]
     lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
     for k in a:
-        same = a[k].value == r[k].value
-        rv = "same" if same else f"`{_shown(r[k].value)}`"
+        same = (a[k].value, a[k].spread) == (r[k].value, r[k].spread)
+        rv = "same" if same else _value_cell(r[k])
         lines.append(
-            f"| `{k}` | `{_shown(a[k].value)}` | {a[k].source}; {a[k].why} | {rv} | "
+            f"| `{k}` | {_value_cell(a[k])} | {a[k].source}; {a[k].why} | {rv} | "
             f"{'' if same else r[k].source + '; ' + r[k].why} |"
         )
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ import numpy as np
 
 from replay.config import GRAVITY, ReplayConfig
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND
-from replay.kinematics.joint_levers import finger_effort_limits
+from replay.sim import finger_strength
 from replay.sim.scene import make_solver
 from replay.sim.world_builder import import_hand, model_device
 
@@ -41,7 +41,7 @@ def build_hand_only(
     builder.rigid_gap = float(config.contact_gap)
     report = import_hand(builder, Path(mjcf))
     qd0 = report.dof_start
-    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
+    per_joint = finger_strength.joint_limits(config, mjcf)
     builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
     for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):

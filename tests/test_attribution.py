@@ -48,7 +48,7 @@ def test_parameter_factors_share_one_batch_and_config_factors_do_not(result):
     rec = {r["name"]: r["recordings"]["cubesmall_lift"] for r in result["factors"]}
     assert {rec[n]["batch_worlds"] for n in ("defaults", "finger effort", "object density", "ice")} == {4}
     assert rec["pad compression"]["batch_worlds"] == 1 and rec["pad compression"]["pad_fingers"] == ["index"]
-    # the density factor's mass is 0.4 x the simulated one (hull volume x 1250 kg/m^3)
+    # the density factor's mass is 0.4 x the simulated one (the print's, replay.sim.made_mass)
     assert rec["object density"]["object_mass"] == pytest.approx(0.4 * rec["defaults"]["object_mass"], rel=1e-5)
 
 

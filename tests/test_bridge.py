@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from replay.config import ReplayConfig
-from replay.sim import physics
+from replay.sim import finger_strength, physics
 from replay.output.bridge_table import bridge_markdown
 from replay.study.bridge import summarize_rows
 from replay.study.bridge_rows import ELEMENTS, bridge_rows, counted
@@ -18,9 +18,11 @@ def test_rows_switch_one_element_alone_and_cumulatively():
     full = rows["cumulative/success"]["config"]
     assert full == {"oracle_start": "recorded", "oracle_extra_flexion_deg": 0.0, "oracle_effort_limit": 0.4,
                     "oracle_contact": "compiled", "oracle_dt": None, "oracle_success": "lift"}
-    # every element switched = the lift protocol's own values (its defaults)
+    # every element switched = the lift protocol's own values (its defaults): its effort limit as the manosim-in-Newton
+    # protocol ran it (0.4 N·m at every joint, the physics authored's; replay's human strength has no oracle field)
     d = ReplayConfig()
-    assert d.effort_limit == full["oracle_effort_limit"] and physics.choice_value(d, "contact_mixing") == "mujoco"
+    assert finger_strength.profile(physics.apply_physics(d, "authored")) == full["oracle_effort_limit"]
+    assert physics.choice_value(d, "contact_mixing") == "mujoco"
     for name, cfg, _ in ELEMENTS:  # the lift path: all switched but one
         back = rows[f"lift/{name}"]["config"]
         assert set(full) - set(back) == set(cfg)

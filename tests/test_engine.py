@@ -174,7 +174,7 @@ def test_variants_reach_the_compiled_model(scene_and_plan):
     # 0.35 is below the object's own 1.0, so both sides carry it; the support keeps max(0.35, 1.0) with the
     # object; the palm (priority 1) takes its own 0.35 against the table: that one pair changes too, and is said
     assert w.readback == {"contact_friction": f32(0.35), "finger_forcerange": f32(0.15), "object_mass": f32(0.05),
-                          "friction_geoms": "hand+object",
+                          "finger_forcerange_per_joint": [f32(0.15)] * 15, "friction_geoms": "hand+object",
                           "friction_side_effects": w.readback["friction_side_effects"]}
     assert "object-support" not in w.readback["friction_side_effects"]
     step_protocol(plan, batch, cfg, frame_limit=60)

@@ -18,6 +18,10 @@ import pytest
 from replay.config import ReplayConfig
 
 
+#: the check's figures were measured on the asset's solid mass; the replay physics' printed cube (24 g) leaves the
+#: jaws in the shake (issue #54's report), so the check is pinned to the asset's mass here
+SOLID = {"physics_overrides": {"object_mass_model": "asset"}}
+
 @pytest.fixture(scope="module")
 def cube(mirror):
     from replay.checks import load_recording
@@ -31,7 +35,7 @@ def settled(cube):
     from replay.protocol.gripper_phases import PhaseConfig
     from replay.sim.gripper import FixtureConfig
 
-    return settle_object(cube.target_object.asset, cube.target_object.quat[0], ReplayConfig(), FixtureConfig(),
+    return settle_object(cube.target_object.asset, cube.target_object.quat[0], ReplayConfig(**SOLID), FixtureConfig(),
                          PhaseConfig())
 
 
@@ -40,7 +44,7 @@ def _scene(cube, settled):
 
     g0 = settled["com"] + np.array([0.0, 0.0, 0.05])
     return build_gripper_scene(cube.target_object.asset, settled["origin"][:3], settled["origin"][3:7], g0,
-                               np.array([1.0, 0.0, 0.0]), 0.05, ReplayConfig(), FixtureConfig())
+                               np.array([1.0, 0.0, 0.0]), 0.05, ReplayConfig(**SOLID), FixtureConfig())
 
 
 def _targets(g0, k0, k1):
@@ -82,9 +86,9 @@ def test_the_check_is_the_same_without_the_compiled_loop(cube, monkeypatch):
     from replay.sim import gripper
 
     assert gripper._compiled is not None, gripper.STEPS_ERROR
-    fast = check_object(cube.target_object.asset, cube, ReplayConfig(), lines=["principal_1"], keep_trace=True)
+    fast = check_object(cube.target_object.asset, cube, ReplayConfig(**SOLID), lines=["principal_1"], keep_trace=True)
     monkeypatch.setattr(gripper, "_compiled", None)
-    slow = check_object(cube.target_object.asset, cube, ReplayConfig(), lines=["principal_1"], keep_trace=True)
+    slow = check_object(cube.target_object.asset, cube, ReplayConfig(**SOLID), lines=["principal_1"], keep_trace=True)
     (lf,), (ls,) = fast["lines"], slow["lines"]
     assert lf["phases"] == ls["phases"] and lf["passed"] and len(lf["trace"]["time"]) > 100
     for key in ("time", "phase", "object", "jaws"):

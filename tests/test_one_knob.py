@@ -102,7 +102,7 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
     b = lay.object_body
     dofs = set(range(int(m.body_dofadr[b]), int(m.body_dofadr[b]) + int(m.body_dofnum[b])))
     fields, classes = {}, set()
-    if knobs & {"effort_limit", "effort_profile", "effort_tip_force"}:  # the per-joint profile: the same fields
+    if knobs & {"effort_limit"}:  # one limit at every joint instead of the per-joint strength: the same fields
         fields["actuator_forcerange"] = fa
         # the config's effort is also Newton's joint effort limit, written to the finger ball joints'
         # jnt_actfrcrange; inactive (jnt_actfrclimited false, asserted in the test)
@@ -123,9 +123,9 @@ def _allowed(knobs: set, lay: MjLayout, m) -> tuple[dict, set]:
 @pytest.mark.parametrize("name,config,variant", _knobs(), ids=[k[0] for k in _knobs()])
 def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, config, variant):
     rec, coords, m0, lay, pc0, mass = base
-    unknown = _names(config) - PROTOCOL_KEYS - {"effort_limit", "effort_profile", "effort_tip_force",
-                                             "object_density_scale", "hand_object_friction",
-                                             "contact_mixing", "finger_drive"}
+    # "physics": a preset naming the default physics (replay.study.presets) changes nothing
+    unknown = _names(config) - PROTOCOL_KEYS - {"effort_limit", "object_density_scale", "hand_object_friction",
+                                             "contact_mixing", "finger_drive", "physics"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**dict(SHORT, **config)))
     w = MjcBatch(scene, [factor_variant({"name": name, "variant": variant}, mass)]).worlds[0]

@@ -1,4 +1,5 @@
-"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window.
+"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window: the plan's, and each
+world's own (a sampled depth; a corrupted take's fingers).
 
 The geometry is re-derived independently of the solver: the capsules' world poses from
 MuJoCo's own forward kinematics of the capsule MJCF (``mj_kinematics``), and the signed
@@ -19,9 +20,9 @@ from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import finger_quats
 from replay.kinematics.model import HandKinematics
-from replay.protocol.pad_compression import FINGERS, compress_coords
-from replay.protocol.plan import replayed_frames
-from replay.protocol.rollout import run_rollouts
+from replay.protocol.pad_compression import FINGERS
+from replay.protocol.plan import PHASE_APPROACH
+from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
 
@@ -40,11 +41,13 @@ TOL_MM = 0.5
 
 @pytest.fixture(scope="module")
 def compressed(grab_dir, capsule_rhand):
+    """(recording, plan coords without and with the compression (F, 67), its summary, config, plan)."""
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, pad_near_mm=NEAR_MM)
-    first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)[2]
-    out, summary = compress_coords(rec, coords, capsule_rhand, cfg, first)
-    return rec, coords, out, summary, cfg
+    plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
+    raw = plan.coords.copy()
+    raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
+    return rec, raw, plan.coords, plan.pad, cfg, plan
 
 
 def _capsule_distances_mm(mjcf, rec, hand_coords) -> dict[int, float]:
@@ -71,11 +74,12 @@ def _capsule_distances_mm(mjcf, rec, hand_coords) -> dict[int, float]:
 
 
 def test_closed_fingers_reach_the_surface_minus_the_depth(compressed, capsule_rhand):
-    rec, coords, out, summary, cfg = compressed
-    g = int(rec.grasp_frame)
+    rec, raw, out, summary, cfg, plan = compressed
+    g = plan.pad_plan.grasp_at
+    assert g == np.flatnonzero(plan.phase == PHASE_APPROACH)[-1]
     assert summary["depth_mm"] == DEPTH_MM and summary["fingers_closed"], summary
     after = _capsule_distances_mm(capsule_rhand, rec, out[g])
-    before = _capsule_distances_mm(capsule_rhand, rec, coords[g])
+    before = _capsule_distances_mm(capsule_rhand, rec, raw[g])
     for name in summary["fingers_closed"]:
         pad = min(after[b] for b in FINGERS[name][1:])  # the nearer of its middle and distal capsules
         assert pad == pytest.approx(-DEPTH_MM, abs=TOL_MM), (name, pad)
@@ -88,9 +92,9 @@ def test_closed_fingers_reach_the_surface_minus_the_depth(compressed, capsule_rh
 
 
 def test_far_fingers_and_early_frames_are_unchanged(compressed, capsule_rhand):
-    rec, coords, out, summary, cfg = compressed
-    before = _capsule_distances_mm(capsule_rhand, rec, coords[int(rec.grasp_frame)])
-    qa, qb = finger_quats(coords), finger_quats(out)
+    rec, raw, out, summary, cfg, plan = compressed
+    before = _capsule_distances_mm(capsule_rhand, rec, raw[plan.pad_plan.grasp_at])
+    qa, qb = finger_quats(raw), finger_quats(out)
     for name, bodies in FINGERS.items():
         # the solver's outside distance is a lower bound (face planes; at a hull corner down to 1/sqrt(3) of
         # the Euclidean one), so a finger truly within pad_near_mm is never "far", one past sqrt(3) x it always is
@@ -101,10 +105,43 @@ def test_far_fingers_and_early_frames_are_unchanged(compressed, capsule_rhand):
             assert summary["fingers"][name]["status"] == "far", name
         if summary["fingers"][name]["status"] != "closed":
             assert np.array_equal(qa[:, [b - 1 for b in bodies]], qb[:, [b - 1 for b in bodies]]), name
-    # the wrist is never moved, and frames before the blend window are as recorded
-    assert np.array_equal(coords[:, :7], out[:, :7])
-    early = rec.time < rec.time[int(rec.grasp_frame)] - cfg.pad_blend_s
-    assert np.array_equal(coords[early], out[early])
+    # the wrist is never moved; frames before the blend window are as recorded, and the release's end too
+    assert np.array_equal(raw[:, :7], out[:, :7])
+    w = plan.pad_plan.weight
+    assert np.array_equal(raw[w == 0], out[w == 0]) and w[0] == 0 and w[-1] == 0 and w.max() == 1.0
+
+
+def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsule_rhand):
+    """A world's sampled depth (``Variant.pad_depth_mm``) moves only the fingers near the object (those its depth
+    closes, never a far one) and reaches that depth; a world whose fingers a corruption opened 20 deg
+    (``finger_closure``) is solved on its opened pose: a finger now farther than ``pad_near_mm`` is not closed."""
+    from types import SimpleNamespace
+
+    from replay.protocol.finger_closure import world_finger_targets
+    from replay.sim.engine.layout import MjLayout
+
+    rec, raw, out, summary, cfg, plan = compressed
+    scene = build_replay_scene(rec, short_window(grab_dir, capsule_rhand)[1], capsule_rhand, cfg)[1]
+    variants = (Variant(), Variant(pad_depth_mm=2.0), Variant(finger_closure=(-np.radians(20),) * 5))
+    batch = SimpleNamespace(worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene,
+                            layout=MjLayout.from_scene(scene))
+    t = world_finger_targets(plan, batch, cfg)
+    assert np.array_equal(t[0], finger_quats(plan.coords))  # the plan's own world: its targets
+    two, res2 = plan.pad_plan.compressed(2.0)
+    assert np.array_equal(t[1], two)
+    moved = [n for n, b in FINGERS.items()
+             if not np.array_equal(t[1][:, [i - 1 for i in b]], plan.pad_plan.raw[:, [i - 1 for i in b]])]
+    near = [n for n, f in summary["fingers"].items() if f["status"] != "far"]
+    assert set(moved) <= set(near) and set(moved) == set(res2["fingers_closed"])
+    g = plan.pad_plan.grasp_at
+    after = _capsule_distances_mm(capsule_rhand, rec, np.concatenate([raw[g, :7], t[1][g].reshape(-1)]))
+    for name in res2["fingers_closed"]:
+        assert min(after[b] for b in FINGERS[name][1:]) == pytest.approx(-2.0, abs=TOL_MM)
+    opened = plan.pad_plan.solve(DEPTH_MM, t[2])[0]
+    before = _capsule_distances_mm(capsule_rhand, rec, np.concatenate([raw[g, :7], t[2][g].reshape(-1)]))
+    for name, bodies in FINGERS.items():
+        if min(before[b] for b in bodies) > np.sqrt(3) * cfg.pad_near_mm:
+            assert opened["fingers"][name]["status"] == "far", name
 
 
 def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
@@ -115,5 +152,8 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS)
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
-    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)
-    assert "pad_compression" not in off[0].metrics  # off by default: the rollout is as before
+    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, pad_compression_mm=0.0),
+                       [Variant()], frame_limit=3)
+    assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
+    on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)
+    assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)

@@ -111,10 +111,18 @@ def test_priorities_support_step_and_effort_are_the_tables(case):
     dt = tab["timestep"].value[protocol]
     assert m.opt.timestep == pytest.approx(dt, rel=1e-12) and cfg.dt == pytest.approx(dt, rel=1e-12)
     limit = tab["finger_effort_limit"].value[protocol]
+    rec = {r["name"]: r["value"] for r in physics.physics_record(cfg)}
+    assert rec["timestep"] == pytest.approx(dt)
+    if limit == "human":  # per joint: the finger's pad force x the joint's lever (tests/test_finger_strength.py)
+        from replay.sim.finger_strength import joint_limits
+
+        want = joint_limits(cfg, scene.build_inputs["mjcf"])[lay.finger_joint]
+        np.testing.assert_allclose(np.abs(m.actuator_forcerange[lay.finger_act]), np.c_[want, want], rtol=1e-6)
+        assert rec["finger_effort_limit"] == tab["finger_effort_limit"].value and cfg.effort_limit is None
+        return
     limit = ORACLE_NO_LIMIT_NM if limit is None else limit
     np.testing.assert_allclose(np.abs(m.actuator_forcerange[lay.finger_act]), limit, rtol=1e-6)
-    rec = {r["name"]: r["value"] for r in physics.physics_record(cfg)}
-    assert rec["timestep"] == pytest.approx(dt) and rec["finger_effort_limit"] == pytest.approx(limit)
+    assert rec["finger_effort_limit"] == pytest.approx(limit)
 
 
 def test_compiled_options_and_oracle_contact_are_the_expected(case):
@@ -166,8 +174,22 @@ def test_visual_geoms_as_written_collide_and_weigh(grab_dir, capsule_rhand):
 
 
 def test_protocol_set_rows_are_no_overrides():
-    """The step and the effort limit are set by the protocol's config, never through ``physics_overrides``."""
+    """The step is set by the protocol's config, never through ``physics_overrides``; the effort limit and the
+    pad depth are the table's, an override's, or a config field's where it is set (``--effort``: before the
+    override); the departure is recorded as such."""
     with pytest.raises(DataError, match="substeps"):
         physics.apply_physics(ReplayConfig(), "replay", {"timestep": 0.002})
-    cfg = dataclasses.replace(ReplayConfig(), effort_limit=0.8)
-    assert physics.choice_value(cfg, "finger_effort_limit") == 0.8
+    with pytest.raises(DataError, match="physics_overrides.finger_effort_limit"):
+        physics.apply_physics(ReplayConfig(), "replay", {"finger_effort_limit": 1.0})
+    with pytest.raises(DataError, match="physics_overrides.pad_compression"):
+        physics.apply_physics(ReplayConfig(), "replay", {"pad_compression": -1.0})
+    over = physics.apply_physics(ReplayConfig(), "authored", {"pad_compression": 2.0})
+    assert physics.choice_value(over, "pad_compression") == 2.0
+    assert physics.choice_value(dataclasses.replace(over, pad_compression_mm=1.0), "pad_compression") == 1.0
+    assert physics.choice_value(ReplayConfig(), "finger_effort_limit")["lift"] == "human"
+    assert physics.choice_value(ReplayConfig(), "pad_compression") == 3.0
+    cfg = dataclasses.replace(ReplayConfig(), effort_limit=0.8, pad_compression_mm=0.0)
+    assert physics.choice_value(cfg, "finger_effort_limit") == 0.8 and physics.choice_value(cfg, "pad_compression") == 0
+    rec = {r["name"]: r for r in physics.physics_record(cfg)}
+    assert rec["finger_effort_limit"]["value"] == 0.8 and "--effort" in rec["finger_effort_limit"]["source"]
+    assert rec["pad_compression"]["value"] == 0.0 and "departs from 'replay'" in rec["pad_compression"]["why"]

@@ -14,6 +14,7 @@ from short_window import SHORT, short_window
 from short_window import contact_and_ablation as short_window_pair
 
 from replay.config import ReplayConfig
+from replay.sim.finger_strength import joint_limits
 from replay.sim.silent_failures import flutter_bound, quat_angle
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.rollout import run_rollout
@@ -32,7 +33,7 @@ def contact_and_ablation(window, capsule_rhand):
     return short_window_pair(window, capsule_rhand)
 
 
-def test_short_rollout_lifts_through_contact(contact_and_ablation):
+def test_short_rollout_lifts_through_contact(contact_and_ablation, capsule_rhand):
     res, _, cfg = contact_and_ablation
     m = res.metrics
     assert m["stable"] and m["completed"], m["unstable_reason"]
@@ -41,15 +42,17 @@ def test_short_rollout_lifts_through_contact(contact_and_ablation):
     lift = SHORT["lift_height"]
     assert 0.75 * lift < m["rise"] < lift + 0.005, m
     # and it left its support: clearance at the end = rise + the first-frame rest gap, which the
-    # input checks bound to a few mm (measured 3.0 mm here)
-    assert abs(m["clearance"] - m["rise"]) < 0.005 and m["lifted"] and m["outcome"] == "lifted"
+    # input checks bound to a few mm, + the cube's tilt in the grip (measured 3.0 mm at 0.4 N·m per joint,
+    # 5.1 mm with the replay physics' human strength and pad compression)
+    assert abs(m["clearance"] - m["rise"]) < 0.008 and m["lifted"] and m["outcome"] == "lifted"
     assert m["contacts_force_at_lift"] > 0
     # held in the hand: the object moves little in the wrist frame during lift and hold
     # (measured 2.3 mm; an object left on the table would show the whole lift, 60 mm)
     assert m["slip_mm"] is not None and m["slip_mm"] < 15.0, m["slip_mm"]
-    # the effort limit is really applied by the solver
-    assert m["finger_actuator_force_max"] <= cfg.effort_limit * (1 + 1e-5)
-    assert m["readback"]["finger_forcerange"] == pytest.approx(cfg.effort_limit)
+    # the effort limits (per joint: replay.sim.finger_strength) are really applied by the solver
+    limits = joint_limits(cfg, capsule_rhand)
+    assert m["finger_actuator_force_max"] <= limits.max() * (1 + 1e-5)
+    np.testing.assert_allclose(m["readback"]["finger_forcerange_per_joint"], limits, rtol=1e-6)
     # wrist follows its target (free joint + joint_f wrench)
     assert m["wrist_err_median_mm"] < 10.0
     p = res.poses
@@ -125,7 +128,7 @@ def test_ball_drive_flutter_bound(window, capsule_rhand):
 def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
     """Newton's SolverMuJoCo copies gains and force ranges into its MuJoCo model when it is
     built; a later edit of the Newton model (without ``SolverMuJoCo.notify_model_changed``)
-    silently does not reach MuJoCo (shown below: the solver keeps 0.4 N·m). The read-back
+    silently does not reach MuJoCo (shown below: the solver keeps its per-joint limits). The read-back
     must notice."""
     from replay.sim.silent_failures import check_readback
     from replay.errors import ReadbackError
@@ -137,9 +140,10 @@ def test_edit_after_solver_is_caught_by_readback(window, capsule_rhand):
     obj = rec.target_object
     scene = build_scene(SceneSpec(capsule_rhand, obj.asset, obj.pos[0], obj.quat[0], rec.support_height, coords[0],
                                   coords[rec.grasp_frame], coords[:, 7:].reshape(-1, 15, 4)), cfg)
-    assert scene.readback["finger_forcerange"] == pytest.approx(0.4)
+    np.testing.assert_allclose(scene.readback["finger_forcerange_per_joint"], joint_limits(cfg, capsule_rhand),
+                               rtol=1e-6)
     eff = scene.model.joint_effort_limit.numpy()
     eff[scene.finger_qd_start : scene.finger_qd_start + 45] = 0.1
-    scene.model.joint_effort_limit.assign(eff)  # too late: the solver keeps 0.4
+    scene.model.joint_effort_limit.assign(eff)  # too late: the solver keeps its limits
     with pytest.raises(ReadbackError, match="forcerange"):
         check_readback(scene)

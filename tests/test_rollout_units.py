@@ -20,7 +20,8 @@ from replay.sim.silent_failures import flutter_bound, flutter_margins, quat_angl
 def test_config_roundtrip_and_defaults(tmp_path):
     cfg = ReplayConfig()
     assert cfg.dt == pytest.approx(1 / 240)  # 30 fps x 8 substeps
-    assert (cfg.effort_limit, cfg.lift_height, cfg.hold_s, cfg.contact_headroom) == (0.4, 0.18, 0.6, 6.0)
+    assert (cfg.lift_height, cfg.hold_s, cfg.contact_headroom) == (0.18, 0.6, 6.0)
+    assert cfg.effort_limit is None and cfg.pad_compression_mm is None  # the physics table's (replay.sim.physics)
     assert cfg.solver == "newton" and cfg.physics == "replay" and cfg.physics_overrides == {}
     p = tmp_path / "c.json"
     cfg.effort_limit = 0.25

@@ -52,17 +52,24 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
 @pytest.mark.needs_data
 def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     """A world set to the study's effort and the built friction is the study's own rollout, bit for bit
-    (determinism on one machine: the same code path on the same inputs in one batch)."""
+    (determinism on one machine: the same code path on the same inputs in one batch): the sweep's mu line at the
+    study effort is such a world (no effort of its own under the per-joint human strength; the study's --effort
+    where one is set)."""
     from short_window import short_window
 
     from replay.sim.engine.variants import Variant
     from replay.protocol.rollout import run_rollouts
 
+    from replay.study.sweep import plan_sweep
+
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT)
-    a, b = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(effort_limit=0.4, friction=BUILT_MU)],
-                        frame_limit=60)
-    assert np.array_equal(a.poses["body_pos"], b.poses["body_pos"])
+    for effort in (None, 0.4):
+        cfg = ReplayConfig(**SHORT, effort_limit=effort)
+        sp = plan_sweep({"effort": np.array([0.1]), "mu": np.array([BUILT_MU])}, effort, 0, 0.0, 0.0)
+        (op,) = [v for v, r in zip(sp.variants, sp.roles) if r[0] == "mu_at_study_effort"]
+        assert op.effort_limit == effort
+        a, b = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), op], frame_limit=60)
+        assert np.array_equal(a.poses["body_pos"], b.poses["body_pos"])
 
 
 @pytest.mark.slow  # the sweep CLI in a subprocess (10 worlds) and its --resume: 72 s on 2 shared cores (make test-slow)

@@ -126,3 +126,33 @@ def test_scale_table_states_the_goals_ratios():
     assert "(its scene kept and placed): 55 % (0.64 of 1.18 s over mugv001_lift)" in table("scale", placed)
     with pytest.raises(ValueError, match="not a scale benchmark result"):
         table("scale", {"rows": []})
+
+
+def test_pose_mapping_summary_and_table(tmp_path, capsys):
+    """Two validate_pose_mapping.py results (two hand shapes) -> one summary, one column each; another JSON is
+    refused in one line by ``tables.py summarize pose_mapping``."""
+    import json
+
+    def run_doc(shape, med):
+        per = {"wrist": {"n": 3, "median_mm": med, "p90_mm": 2 * med, "max_mm": 3 * med}, "index_tip": None}
+        return {"overall": {"frames": 3, "per_landmark": per}, "sequences": [{"name": "mug_lift"}],
+                "run": {"hand_shape": {"grab": shape}, "window": "grasp"}}
+
+    paths = []
+    for shape, med in (("zerohand", 1.255), ("fitted", 0.25)):
+        paths.append(tmp_path / f"{shape}.json")
+        paths[-1].write_text(json.dumps(run_doc(shape, med)))
+    out = tmp_path / "fit.json"
+    main = _script().main
+    assert run(lambda: main(["summarize", "pose_mapping", *map(str, paths), "--out", str(out), "--made-by", "x",
+                             "--commit", "abc", "--date", "2026-12-06"])) == 0
+    text = tables.table("pose_mapping", json.loads(out.read_text()))
+    assert "| landmark | `zerohand` median (p90) mm | `fitted` median (p90) mm |" in text
+    assert "| wrist | 1.25 (2.51) | 0.25 (0.50) |" in text and "index_tip" not in text
+    assert "- each: 3 frames (window grasp) of 1 recordings: mug_lift" in text
+    capsys.readouterr()
+    (tmp_path / "study.json").write_text(json.dumps({"rollouts": []}))
+    assert run(lambda: main(["summarize", "pose_mapping", str(tmp_path / "study.json"), "--out", str(out),
+                             "--made-by", "x"])) == 1
+    err = capsys.readouterr().err.strip()
+    assert "not a pose-mapping validation" in err and len(err.splitlines()) == 1

@@ -47,6 +47,7 @@ import pytest
 from short_window import SHORT, short_window
 
 from replay.config import ReplayConfig
+from replay.sim.finger_strength import joint_limits
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
@@ -103,10 +104,11 @@ def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
     assert rb[1]["object_friction"] == pytest.approx(0.5)
     assert rb[2]["finger_forcerange"] == pytest.approx(0.6) and rb[2]["object_mass"] == pytest.approx(0.12)
     assert rb[3]["finger_forcerange"] == pytest.approx(0.02)
-    assert rb[0]["finger_forcerange"] == pytest.approx(0.4) and rb[0]["object_mass"] == pytest.approx(sc.object_mass)
+    own = sc.model.joint_effort_limit.numpy()[sc.finger_qd_start: sc.finger_qd_start + 45: 3]  # per joint
+    assert rb[0]["finger_forcerange_per_joint"] == pytest.approx(own) and rb[0]["object_mass"] == pytest.approx(sc.object_mass)
     # the clamp holds per world: no finger actuator force beyond that world's limit
     for w in b.worlds:
-        assert w.act_max <= w.readback["finger_forcerange"] * (1 + 1e-5)
+        assert w.act_max <= max(w.readback["finger_forcerange_per_joint"]) * (1 + 1e-5)
 
 
 @pytest.mark.slow  # a one-world full-protocol mujoco-warp run per variant on Warp's CPU device: 8-36 s each, 87 s on 2 shared cores (make test-slow)
@@ -210,7 +212,8 @@ def test_one_model_holds_a_world_per_variant(scene):
     for i, v in enumerate(VARIANTS):
         s0, d0, b0 = off[i]["shape"], off[i]["joint_dof"], off[i]["body"]
         assert np.allclose(mu[s0 + sc.object_shapes], v.friction if v.friction else base_mu)
-        assert np.allclose(eff[d0 + f0: d0 + f0 + 45], v.effort_limit or sc.config.effort_limit)
+        own = sc.model.joint_effort_limit.numpy()[f0: f0 + 45]  # the scene's per-joint strength
+        assert np.allclose(eff[d0 + f0: d0 + f0 + 45], v.effort_limit or own)
         assert mass[b0 + sc.object_body] == pytest.approx(v.object_mass or sc.object_mass, rel=1e-6)
         assert np.array_equal(mass[b0 + sc.hand_bodies], sc.model.body_mass.numpy()[sc.hand_bodies])
     damp = model.joint_damping.numpy().reshape(n, -1)
@@ -250,7 +253,8 @@ def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
     m, a = res.metrics, abl.metrics
     assert m["engine"] == a["engine"] == "warp"
     assert m["outcome"] == "lifted" and m["contacts_force_at_lift"] > 0, m["unstable_reason"]
-    assert m["variant_readback"]["finger_forcerange"] == pytest.approx(cfg.effort_limit)
+    own = joint_limits(cfg, capsule_rhand)
+    assert m["variant_readback"]["finger_forcerange_per_joint"] == pytest.approx(own, rel=1e-6)
     assert a["stable"] and a["max_hand_object_contacts"] == 0 and a["max_object_disp_mm"] < 1.0
 
 

@@ -1,24 +1,10 @@
-"""Cause codes: the class of fault every input refusal and flag names beside its sentence.
-
-A refusal is a :class:`~replay.errors.DataError` whose ``cause`` is one of :data:`CAUSES`
-(the study keeps it as ``[<cause>] <file> [<field>]: <sentence>``, :attr:`DataError.line`);
-a flag is an entry of ``Recording.meta["input_flags"]`` whose key names its check, and
-:data:`FLAG_CAUSES` maps that key to its cause. :func:`refusal_cause` and
-:func:`flag_causes` read them back, so that a study's summary and the report count
-refusals and flags per cause (:func:`count_causes`).
-
-:data:`SPECIFICITY` orders the causes from the most specific to the least: when several
-checks fire on one recording the most specific names the fault and the others are its
-consequences (a missing frame explains a speed spike and a "wrong" frame rate; a wrong
-object model explains a penetration and an object sunk into its support; a stream offset
-explains a hand far from the object at the lift onset).
-"""
+"""Cause codes: the class of fault each input refusal (``DataError.cause``) and flag (``input_flags`` key) names,
+ordered most specific first (:data:`SPECIFICITY`: when several fire, the first names the fault)."""
 
 from __future__ import annotations
 
 import re
 
-#: every cause code, with what it means (the class of fault)
 CAUSES = {
     "units": "a length or mass in another unit (millimetres for metres, ...)",
     "frames_missing": "frames missing from every stream (double-length steps, or gaps in the timestamps)",
@@ -85,8 +71,7 @@ _REFUSAL = re.compile(r"^\[([a-z_]+)\] ")
 
 
 def refusal_cause(line: str) -> str | None:
-    """The cause code of a study's refusal line (``[frames_missing] ...``), or None when it has none
-    (a crash, or a refusal of a file read before any check)."""
+    """The cause code of a study's refusal line (``[frames_missing] ...``), or None when it has none."""
     m = _REFUSAL.match(str(line))
     return m.group(1) if m else None
 
@@ -107,18 +92,17 @@ def most_specific_first(causes) -> list[str]:
     return sorted(set(causes), key=lambda c: (rank.get(c, len(rank)), c))
 
 
-def count_causes(rollouts: list[dict], failed: dict) -> dict:
-    """``{"refused": {cause: n}, "flagged": {cause: n}}``: the study's refusals (``failed`` lines with a
-    cause, :func:`refusal_cause`; one without counts as ``input`` when it is a refusal of bad input,
-    which the caller tells apart) and its rollouts' flags per cause (a recording counted once per cause)."""
+def count_causes(input_flags: list[dict], failed: dict) -> dict:
+    """``{"refused": {cause: n}, "flagged": {cause: n}}``: the study's ``failed`` lines that name a cause, and its
+    rollouts' flags per cause (``input_flags``: each rollout's; a recording counted once per cause)."""
     refused: dict[str, int] = {}
     for line in failed.values():
         c = refusal_cause(line)
         if c is not None:
             refused[c] = refused.get(c, 0) + 1
     flagged: dict[str, int] = {}
-    for r in rollouts:
-        for c in flag_causes(r.get("input_flags") or {}):
+    for flags in input_flags:
+        for c in flag_causes(flags or {}):
             flagged[c] = flagged.get(c, 0) + 1
     order = most_specific_first([*refused, *flagged])
     return {
@@ -128,8 +112,7 @@ def count_causes(rollouts: list[dict], failed: dict) -> dict:
 
 
 def cause_counts_text(causes: dict | None) -> str | None:
-    """``refused frames_missing 1, units 2; flagged untracked_frames 1`` of :func:`count_causes`, or
-    None when nothing was refused or flagged for a named cause."""
+    """``refused frames_missing 1, units 2; flagged untracked_frames 1`` of :func:`count_causes`, or None."""
     parts = [
         f"{what} " + ", ".join(f"{c} {n}" for c, n in (causes or {}).get(what, {}).items())
         for what in ("refused", "flagged")

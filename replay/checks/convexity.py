@@ -1,28 +1,5 @@
-"""Collision parts are convex: the simulator collides with each part's convex hull.
-
-MuJoCo and Newton's MuJoCo solver replace every collision mesh by its convex hull, silently
-(google-deepmind/mujoco#831, newton-physics/newton#4065): a non-convex part (a mug merged
-into one shell, an L-shaped part, two pieces in one file) becomes a solid that fills its
-cavities, and the hand meets matter the object does not have. For every collision part of
-every object (object frame, m) two figures are measured against the part's hull:
-
-* **fill ratio**: the part's volume over its hull's (1 for a convex part; for a part that
-  is not one closed surface the volume is the sum over its shells, as trimesh integrates
-  it);
-* **concavity**: how deep the part's deepest vertex lies inside its own hull, mm (0 for a
-  convex part: every vertex is on the hull).
-
-Below :data:`FILL_MIN` or beyond :data:`CONCAVITY_MAX_M` the recording is refused with a
-one-line :class:`~replay.errors.DataError` naming the part file and both figures; the fix is
-a convex decomposition (e.g. CoACD, :func:`replay.data.coacd.convex_decomposition`, which is
-how TACO objects get theirs) listed part by part.
-
-Thresholds and the clean mirror: every part of the 30 GRAB objects and the 2 TACO
-decompositions has a fill ratio of at least 0.99999 and a concavity of 0.000 mm (they are
-convex hulls). :data:`FILL_MIN` = 0.98 and :data:`CONCAVITY_MAX_M` = 1 mm leave room for
-meshing tolerance; the ``nonconvex_collision_part`` case (the mug's 14 parts merged) has
-0.49 and 17.8 mm.
-"""
+"""Collision parts are convex: MuJoCo and Newton collide with each part's convex hull, silently
+(google-deepmind/mujoco#831, newton-physics/newton#4065), so a non-convex part is refused naming the file."""
 
 from __future__ import annotations
 
@@ -36,23 +13,20 @@ from replay.data.mesh_io import shared_mesh
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: least part volume / hull volume, and deepest vertex inside the hull (m): room for meshing tolerance
 FILL_MIN = 0.98
 CONCAVITY_MAX_M = 0.001
 
 
 def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
-    """``{fill, concavity_mm, watertight}`` of one collision part file (object frame, m).
-
-    Raises:
-        DataError: the file cannot be read as a mesh.
-    """
+    """``{fill, concavity_mm, watertight}`` of one collision part file: volume over hull volume, and how deep (mm)
+    its deepest vertex lies inside its hull; raises DataError when it cannot be read as a mesh."""
     return memo(
         "part_convexity", [path], {}, lambda: _part_convexity(path, source), code=(__name__, "replay.data.mesh_io")
     )
 
 
 def _part_convexity(path, source) -> dict:
-    """:func:`part_convexity` measured (kept per file content: :mod:`replay.data.asset_memo`)."""
     mesh = shared_mesh(path, "collision_meshes", source)
     hull = mesh.convex_hull
     eq = ConvexHull(np.asarray(hull.vertices)).equations
@@ -66,10 +40,7 @@ def _part_convexity(path, source) -> dict:
 
 
 def check_convex_parts(rec: Recording) -> dict:
-    """Every collision part of every object is convex (module doc).
-
-    Returns:
-        figures ``{object: {"min_fill", "max_concavity_mm"}}``.
+    """Every collision part of every object is convex. Returns figures ``{object: {"min_fill", "max_concavity_mm"}}``.
 
     Raises:
         DataError: a part below :data:`FILL_MIN` or beyond :data:`CONCAVITY_MAX_M`, naming its file.

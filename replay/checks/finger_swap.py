@@ -1,33 +1,5 @@
-"""Finger identity swaps: landmark chains that exchange labels for some frames.
-
-A tracker that loses the identity of two fingers (or an export that writes one finger's
-landmarks into another's slots) gives a hand whose middle finger is, for some frames, at
-the ring finger's place and back. The landmarks stay plausible one by one; the replayed
-hand bends the wrong finger. Two per-frame tests over the 21 landmarks (manopth order):
-
-* **Order across the palm**: the four finger MCPs (index, middle, ring, pinky) projected
-  on the line from the index MCP to the pinky MCP must come in that order: with ``t`` the
-  position along it (index 0, pinky 1), ``t_middle`` and ``t_ring`` within
-  ``(-ORDER_MARGIN, 1 + ORDER_MARGIN)`` and ``t_ring - t_middle >= ORDER_MARGIN``
-  (:data:`ORDER_MARGIN` = 0.05). Any exchange of two of the four breaks it (an exchange
-  of index and pinky plus middle and ring is a mirrored hand: the handedness check's).
-  Measured on the clean mirror (the 40 GRAB recordings, every frame): ``t_middle`` 0.320,
-  ``t_ring`` 0.706 (GRAB's palm is rigid), a gap of 0.386 between them.
-* **Bone lengths against the chain they belong to** (a swap with the thumb, or between
-  fingers whose MCPs stay in order): each finger's three joint-to-joint bones (wrist to
-  its first joint, then joint to joint; the tips are left out, see
-  :mod:`replay.checks.hand_shape`) against the take's median per finger; a frame whose
-  two chains fit each other's medians better than their own (exchanged sum of absolute
-  differences below half the identity's, the identity's at least :data:`SWAP_MIN_MM` =
-  3 mm) is swapped. Measured: GRAB's bones are constant to 0.0 mm (one MANO fit), so the
-  identity's sum is 0 on every clean frame.
-
-Frames found are refused where they fall in the replayed approach
-(:func:`replay.checks.frames.approach_window`) and flagged (``input_flags["finger_swap"]``,
-the fingers and the frames) after the lift onset, which only the recorded protocol
-replays. Recordings without landmarks (TACO, HUG-Bench: MANO parameters per joint) carry
-no chain labels to swap.
-"""
+"""Finger identity swaps: landmark chains (manopth order) that exchange labels for some frames; refused inside
+the replayed approach, flagged ``finger_swap`` after the lift onset."""
 
 from __future__ import annotations
 
@@ -39,7 +11,9 @@ from replay.checks.frames import approach_window
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: least gap, in index -> pinky MCP line lengths, between the middle and ring MCPs and to either end
 ORDER_MARGIN = 0.05
+#: mm: a pair's summed bone misfit to its own medians below this is never called a swap
 SWAP_MIN_MM = 3.0
 #: per finger, (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
 CHAINS = {
@@ -53,8 +27,8 @@ MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
 
 
 def palm_order(L: np.ndarray) -> np.ndarray:
-    """(T, 2) positions ``t`` of the middle and ring MCPs along the index -> pinky MCP line (0 index,
-    1 pinky) for landmarks (T, 21, 3)."""
+    """(T, 2) positions of the middle and ring MCPs along the index -> pinky MCP line (0 index, 1 pinky), for
+    landmarks (T, 21, 3)."""
     a, b = L[:, MCP["index"]], L[:, MCP["pinky"]]
     d = b - a
     n2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-18)
@@ -67,8 +41,9 @@ def chain_bones(L: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
-    """(T,) bool: frames whose chains look exchanged (module doc), and figures (``min_order_gap``,
-    ``pairs``: the exchanged finger pair found most often per test). Non-finite frames are False."""
+    """(T,) bool frames whose chains look exchanged, and figures (``min_order_gap``, ``pairs``, ...): the middle
+    and ring MCPs out of order across the palm (:data:`ORDER_MARGIN`), or two chains fitting each other's median
+    bone lengths better than their own (below half the identity's misfit, itself >= :data:`SWAP_MIN_MM`)."""
     L = np.asarray(L, float)
     fin = np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)
     Lf = np.where(fin[:, None, None], L, 0.0)
@@ -109,11 +84,8 @@ def _runs(idx: np.ndarray) -> str:
 
 
 def check_finger_swap(rec: Recording) -> tuple[dict, dict]:
-    """Finger chains exchanged for some frames (module doc).
-
-    Returns:
-        (flags, figures): flag ``finger_swap`` (frames after the lift onset); figures of
-        :func:`swapped_frames` plus ``frames`` (count); empty without landmarks.
+    """Finger chains exchanged for some frames. Returns (flag ``finger_swap`` for frames after the lift onset,
+    figures of :func:`swapped_frames` and ``frames``); empty without landmarks.
 
     Raises:
         DataError: swapped frames inside the replayed approach (field ``landmarks``), naming them.

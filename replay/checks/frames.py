@@ -1,35 +1,5 @@
-"""Frames and timing: which frames were tracked, and are there enough of them before the grasp.
-
-**Untracked frames** (:func:`untracked_frames`): a frame whose hand points (21
-landmarks, else the MANO vertices) sit at the world origin (wrist within
-:data:`ORIGIN_TOL_M` = 1 mm of it), have collapsed to one point (all within
-:data:`COLLAPSED_EXTENT_M` = 1 cm; on the mirror the 21 landmarks span at least 83 mm
-in every frame, the MANO vertices at least 132 mm), repeat the
-previous frame exactly (a frozen tracker: no real capture repeats 63 coordinates to the
-last bit; 0 repeats in the mirror's 83,160 GRAB and 281 TACO frames), or, for MANO data,
-whose pose and translation parameters are all exactly 0 (a dropout stored as zeros,
-posed by the kinematics as a flat hand at the origin). Such frames are
-marked False in ``Recording.valid`` (the IK and the replay interpolate over them) and
-counted in the flag ``untracked_frames``.
-**Too few frames, too sparse, too fast before the grasp** (:func:`check_timing`), over
-the frames the study replays (:data:`CHECK_WINDOW_S` = 2 s before the lift onset, the
-default ``ReplayConfig.approach_window_s``): at least :data:`MIN_TRACKED_BEFORE_GRASP_S`
-= 0.5 s of tracked hand before the lift onset (measured: 1.44-2.71 s on GRAB,
-0.87-1.07 s on TACO) and :data:`MIN_TRACKED_FRAMES_BEFORE_GRASP` = 8 tracked frames;
-no gap between tracked frames longer than :data:`MAX_TRACKING_GAP_S` = 0.5 s (the
-replay bridges a gap with a straight line, which is fair for the transport of a reach,
-whose paths are near-straight (Morasso, Exp. Brain Res. 1981), but a reach-to-grasp lasts
-~0.6-1 s and its hand closure the last ~third of it (Jeannerod, J. Motor Behavior 1984):
-a longer gap can hide the whole closure. Measured: no gap on GRAB (every frame at
-120 Hz tracked) or TACO (30 Hz); the synthetic HUG-Bench test scene has a 0.4 s
-dropout, replayed); wrist speed between consecutive tracked frames at most
-:data:`MAX_HAND_SPEED_M_S` = 5 m/s (measured peak: 2.05 m/s in the 2 s before a GRAB
-lift onset, 2.31 m/s anywhere; 0.98 m/s TACO; reach-to-grasp peaks are ~1-1.5 m/s,
-Jeannerod, J. Motor Behavior 1984).
-
-Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
-"""
+"""Untracked frames (marked in ``valid``), and timing before the grasp: enough tracked frames, no long gap, a
+plausible wrist speed."""
 
 from __future__ import annotations
 
@@ -41,24 +11,24 @@ from replay.checks.hand_points import WRIST, hand_points, wrist_track
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: m: a wrist this close to the world origin, or hand points all within this extent, are untracked
 ORIGIN_TOL_M = 1e-3
 COLLAPSED_EXTENT_M = 0.01
+#: s before the lift onset that every protocol replays (the default ``ReplayConfig.approach_window_s``)
 CHECK_WINDOW_S = 2.0
 MIN_TRACKED_BEFORE_GRASP_S = 0.5
 MIN_TRACKED_FRAMES_BEFORE_GRASP = 8
+#: s bridged by a straight line: a reach's transport is near-straight (Morasso, Exp. Brain Res. 1981), but its
+#: hand closure fills the last third of ~0.6-1 s (Jeannerod, J. Motor Behavior 1984)
 MAX_TRACKING_GAP_S = 0.5
+#: m/s: reach-to-grasp speeds peak at ~1-1.5 m/s (Jeannerod, J. Motor Behavior 1984)
 MAX_HAND_SPEED_M_S = 5.0
 
 
 def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
-    """Frames whose hand was not tracked, by reason (module doc, untracked frames).
-
-    Returns:
-        ``{"at_origin", "collapsed", "zero_params", "repeated"}``, each (T,) bool; ``zero_params``:
-        MANO data whose finger pose, global orientation and translation are all exactly 0;
-        a frame repeating the previous one exactly is ``repeated`` (the first of a run is not).
-        Non-finite frames are left to ``valid`` (the adapters mark or reject them).
-    """
+    """Frames whose hand was not tracked, by reason: ``{"at_origin", "collapsed", "zero_params", "repeated"}``,
+    each (T,) bool; ``zero_params``: MANO parameters all exactly 0; ``repeated``: an exact repeat of the previous
+    frame (a frozen tracker). Non-finite frames are left to ``valid``."""
     pts, name = hand_points(rec)
     T = rec.num_frames
     none = np.zeros(T, bool)
@@ -102,11 +72,7 @@ def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
 
 
 def mark_untracked(rec: Recording) -> tuple[Recording, int]:
-    """A copy of ``rec`` with untracked frames (:func:`untracked_frames`) set False in ``valid``.
-
-    Returns:
-        (recording, number of frames newly marked untracked).
-    """
+    """(copy of ``rec`` with untracked frames False in ``valid``, frames newly marked)."""
     bad = np.zeros(rec.num_frames, bool)
     for v in untracked_frames(rec).values():
         bad |= v
@@ -116,31 +82,21 @@ def mark_untracked(rec: Recording) -> tuple[Recording, int]:
     return dataclasses.replace(rec, valid=np.asarray(rec.valid, bool) & ~bad), int(new.sum())
 
 
-# --------------------------------------------------------------------------- 2. timing
-
-
 def approach_window(rec: Recording) -> tuple[int, int]:
-    """``(s, g)``: the frames every protocol replays before the grasp: from :data:`CHECK_WINDOW_S`
-    before the lift onset (``grasp_frame``, the default ``ReplayConfig.approach_window_s``) to it."""
+    """``(s, g)``: the frames every protocol replays before the grasp, :data:`CHECK_WINDOW_S` before the lift
+    onset (``grasp_frame``) to it."""
     g = int(rec.grasp_frame)
     s = int(np.searchsorted(rec.time, rec.time[g] - CHECK_WINDOW_S))
     return s, g
 
 
 def check_timing(rec: Recording) -> dict:
-    """Enough tracked frames, no long gap and a plausible wrist speed before the grasp.
-
-    Looks at frames ``[s, grasp_frame]``, ``s`` = :data:`CHECK_WINDOW_S` before the grasp
-    (module doc, timing). Times in s, speed in m/s from the wrist (landmark 0, else the
-    MANO vertex centroid or wrist translation) between consecutive tracked frames.
-
-    Returns:
-        figures: ``tracked_frames``, ``tracked_s``, ``max_gap_s``, ``max_speed_m_s``.
+    """Enough tracked frames, no long gap and a plausible wrist speed in :func:`approach_window`. Returns figures
+    ``window``, ``tracked_frames``, ``tracked_s``, ``max_gap_s``, ``max_speed_m_s``.
 
     Raises:
-        DataError: fewer than :data:`MIN_TRACKED_FRAMES_BEFORE_GRASP` tracked frames or
-            less than :data:`MIN_TRACKED_BEFORE_GRASP_S` before the grasp; a gap longer than
-            :data:`MAX_TRACKING_GAP_S`; a speed above :data:`MAX_HAND_SPEED_M_S`.
+        DataError: too few tracked frames or seconds, a gap over :data:`MAX_TRACKING_GAP_S`, a wrist speed over
+            :data:`MAX_HAND_SPEED_M_S`.
     """
     s, g = approach_window(rec)
     v = np.asarray(rec.valid, bool)
@@ -153,7 +109,8 @@ def check_timing(rec: Recording) -> dict:
             rec.source,
             "time",
             f"too few frames before the grasp: {idx.size} tracked frame(s) over "
-            f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
+            f"{span:.3f} s before the lift onset (frame {g}, {t[g]:.3f} s); "
+            f"need >= {MIN_TRACKED_FRAMES_BEFORE_GRASP} frames over >= "
             f"{MIN_TRACKED_BEFORE_GRASP_S} s to replay an approach (a clip or a "
             f"subsampled export? give the full-rate recording)",
             cause="too_few_frames",

@@ -1,32 +1,4 @@
-"""The hand: its side from the palm landmarks, and whether the recorded hand carries the object.
-
-**Handedness** (:func:`palm_chirality`): the sign of the triple product
-``((index_mcp - wrist) x (pinky_mcp - wrist)) . (thumb_cmc - wrist)`` (unit vectors):
-these four MANO joints move rigidly with the palm, so the sign is the hand's side in
-every frame (+0.303 in all 83,160 GRAB right-hand frames; a mirrored hand gives -0.303).
-Checked where the adapter *assumes* the side (:data:`ASSUMED_SIDE_DATASETS`: GRAB stores
-no side); TACO's side is checked by the MANO fingertip fit
-(:func:`replay.kinematics.coords.complete_hand`), HUG-Bench names it per hand in the file. A
-confident mismatch (median ``|chirality|`` >= :data:`CHIRALITY_MIN` = 0.1 and the same
-sign in >= 95 % of the tracked frames) replays the recording with the matching manosim
-hand and says so in the flag ``hand_side_from_landmarks``; an undecided sign is an error.
-**Which hand moves the object** (:func:`replay.checks.object_placement.check_object`,
-:func:`carry_drift`): when the
-recorded hand is farther than
-:data:`~replay.checks.object_placement.HAND_GAP_MAX_M` from the object at the lift onset
-and the object does not move with it (over :data:`CARRY_WINDOW_S` its origin drifts in
-the recorded palm frame by more than :data:`CARRY_DRIFT_MAX` times its travel), the
-object was moved by a hand the recording does not store (GRAB files hold the right
-hand only; ``cubesmall_offhand_1``: 748 mm at the onset, drift 195 mm for 352 mm of
-travel, the left hand takes it). Replaying the recorded hand would not be this grasp:
-refused with that reason (``DataError`` on field ``hand``), never turned into a
-``not_lifted``. A far hand that does carry the object (it moves with the hand) means a
-mesh in another frame or unit than the poses: the placement error of
-:mod:`replay.checks.object_placement`.
-
-Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
-"""
+"""The hand: its side from the palm landmarks, and whether the recorded hand carries the object."""
 
 from __future__ import annotations
 
@@ -39,30 +11,20 @@ from replay.checks.hand_points import INDEX_MCP, PINKY_MCP, THUMB_CMC, WRIST
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: a side is decided by |median chirality| >= CHIRALITY_MIN with one sign in >= CHIRALITY_AGREE of the frames
 CHIRALITY_MIN = 0.1
 CHIRALITY_AGREE = 0.95
+#: datasets whose adapter assumes the side (GRAB stores none; TACO's is fitted, HUG-Bench names it)
 ASSUMED_SIDE_DATASETS = ("grab",)
-#: Which hand carries the object (module doc): over CARRY_WINDOW_S (s) after the lift onset,
-#: the object's origin drifts in the recorded hand's palm frame by at most CARRY_DRIFT_MAX
-#: times its travel in the world when that hand carries it. Measured on the mirror's 39
-#: GRAB recordings with a lift onset: <= 0.20 on the 38 carried by the recorded right hand
-#: (phone_call_1 0.20, stapler_staple_1 0.20, the 30 lifts <= 0.11), 0.55 on
-#: cubesmall_offhand_1 (the left hand takes it); 0.35 lies between.
+#: over CARRY_WINDOW_S s after the lift onset, a carried object drifts in the carrying palm's frame by at most
+#: CARRY_DRIFT_MAX times its world travel (farther: another hand, one the file does not store, moves it)
 CARRY_WINDOW_S = 0.5
 CARRY_DRIFT_MAX = 0.35
 
 
 def palm_chirality(landmarks: np.ndarray) -> np.ndarray:
-    """Per-frame handedness sign of the palm, (T,) in [-1, 1]; > 0 for a right hand.
-
-    ``((index_mcp - wrist) x (pinky_mcp - wrist)) . (thumb_cmc - wrist)`` with the three
-    vectors normalised (manopth landmark order, world frame, any unit). MANO's palm joints
-    move rigidly with the wrist, so the value is constant per hand: +0.303 on every frame of
-    the mirror's GRAB right hands (subject s1); mirroring a hand flips its sign.
-
-    Args:
-        landmarks: (T, 21, 3).
-    """
+    """(T,) in [-1, 1], > 0 for a right hand: ``((index_mcp - wrist) x (pinky_mcp - wrist)) . (thumb_cmc - wrist)``
+    of unit vectors, for landmarks (T, 21, 3) in manopth order; constant per hand (the palm joints are rigid)."""
     L = np.asarray(landmarks, float)
     a = L[:, INDEX_MCP] - L[:, WRIST]
     b = L[:, PINKY_MCP] - L[:, WRIST]
@@ -73,11 +35,7 @@ def palm_chirality(landmarks: np.ndarray) -> np.ndarray:
 
 
 def landmark_side(rec: Recording) -> tuple[str | None, dict]:
-    """The hand side the landmarks' palms show (:func:`palm_chirality`), or None if undecided.
-
-    Returns:
-        (``"right"``, ``"left"`` or None, figures ``chirality_median``, ``agree``).
-    """
+    """The side the palms show (:func:`palm_chirality`): (``"right"``, ``"left"`` or None if undecided, figures)."""
     if rec.landmarks is None:
         return None, {}
     v = np.asarray(rec.valid, bool)
@@ -94,15 +52,11 @@ def landmark_side(rec: Recording) -> tuple[str | None, dict]:
 
 
 def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
-    """Compare the side the adapter assumed with the landmarks' palms (module doc, handedness).
-
-    Returns:
-        (recording, flags, figures): on a confident mismatch the recording has the side
-        the landmarks show, and ``flags["hand_side_from_landmarks"]`` says which.
+    """The side the adapter assumed against the landmarks' palms. Returns (recording, flags, figures): on a confident
+    mismatch the recording takes the landmarks' side, said in ``flags["hand_side_from_landmarks"]``.
 
     Raises:
-        DataError: the palms do not show a consistent side (dataset in
-            :data:`ASSUMED_SIDE_DATASETS` only).
+        DataError: the palms show no consistent side (datasets in :data:`ASSUMED_SIDE_DATASETS` only).
     """
     if rec.dataset not in ASSUMED_SIDE_DATASETS or rec.landmarks is None:
         return rec, {}, {}
@@ -129,8 +83,7 @@ def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
 
 
 def palm_frames(pts: np.ndarray) -> Rotation | None:
-    """Per-frame palm frame from the landmarks (wrist, index MCP, pinky MCP: rigid on the
-    palm): x wrist->index MCP, z normal to the palm plane; None for other hand points."""
+    """Per-frame palm frame of landmarks (T, 21, 3): x wrist -> index MCP, z normal to the palm; None otherwise."""
     if pts.ndim != 3 or pts.shape[1] != 21:
         return None
     x = pts[:, INDEX_MCP] - pts[:, WRIST]
@@ -141,10 +94,8 @@ def palm_frames(pts: np.ndarray) -> Rotation | None:
 
 
 def carry_drift(rec: Recording, pts: np.ndarray, onset: int) -> tuple[float, float] | None:
-    """How far the object drifts in the recorded hand's palm frame while it travels, over
-    :data:`CARRY_WINDOW_S` from the lift onset: (drift m, travel m), both the largest
-    displacement from the onset frame (object origin; drift in the palm frame of
-    :func:`palm_frames`, travel in the world). None without landmarks or frames."""
+    """(drift m, travel m) over :data:`CARRY_WINDOW_S` from the lift onset: the object origin's largest
+    displacement in the recorded palm frame, and in the world; None without landmarks."""
     frames = palm_frames(pts)
     if frames is None:
         return None

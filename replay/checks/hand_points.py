@@ -1,7 +1,4 @@
-"""The hand points the input checks look at: landmarks, else MANO vertices, else the wrist.
-
-Landmark ids are manopth's order (:data:`replay.data.types.LANDMARK_NAMES`).
-"""
+"""The hand points the input checks look at: landmarks (manopth order), else MANO vertices, else the wrist."""
 
 from __future__ import annotations
 
@@ -14,13 +11,8 @@ WRIST, THUMB_CMC, INDEX_MCP, PINKY_MCP = 0, 1, 5, 17
 
 
 def hand_points(rec: Recording) -> tuple[np.ndarray | None, str]:
-    """Per-frame hand points the checks look at, and their field name.
-
-    Returns:
-        ((T, K, 3) world m, field): the 21 landmarks (``landmarks``), else the 778 MANO
-        vertices (``mano.vertices``), else the wrist alone (``mano.T_world_wrist``,
-        ``mano.trans`` or ``wrist_pos``, K = 1); (None, "") when the recording has none.
-    """
+    """((T, K, 3) world m, field): the 21 landmarks, else the 778 MANO vertices, else the wrist (K = 1); (None, "")
+    when the recording has none."""
     if rec.landmarks is not None:
         return np.asarray(rec.landmarks, float), "landmarks"
     m = rec.mano
@@ -36,7 +28,7 @@ def hand_points(rec: Recording) -> tuple[np.ndarray | None, str]:
 
 
 def wrist_track(rec: Recording) -> np.ndarray | None:
-    """(T, 3) world m (None without hand points): landmark 0 (wrist), else the MANO vertex centroid, else the wrist translation."""
+    """(T, 3) world m: the wrist landmark, else the MANO vertex centroid, else the wrist; None without hand points."""
     pts, name = hand_points(rec)
     if pts is None:
         return None

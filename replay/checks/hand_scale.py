@@ -1,22 +1,5 @@
-"""The hand's size: landmarks (or MANO vertices) in metres, like the object and the table.
-
-A hand exported in millimetres (or centimetres, inches) beside an object and table in
-metres is 1000x (100x, 39x) a human hand. Read as metres it moves 1000x too fast and sits
-metres from the object, so later checks would blame the frame rate or the frames: this
-check runs first and names the unit.
-
-**Hand length** (:func:`hand_length`): with landmarks (manopth order), the median over
-the finite frames of the middle finger's chain length, wrist -> MCP -> PIP -> DIP -> tip
-(pose-independent: the sum of its bones); with MANO vertices only, the median of each
-frame's largest bounding-box side of the 778 vertices. Adult hand length (wrist crease to
-middle fingertip) spans 159-205 mm between the 5th percentile of women and the 95th of men
-(Pheasant and Haslegrave, Bodyspace, 3rd ed. 2006); a 4-year-old's is ~110 mm. Measured on
-the clean mirror: GRAB's subject s1 178.4-179.0 mm (chain; 40 recordings), TACO 151-157 mm (vertex extent, fingers flexed).
-:data:`HAND_LENGTH_RANGE_M` = 60-400 mm: outside, refused (field ``landmarks`` or
-``mano.vertices``) with the unit that brings it into the range. A hand within the range
-but off by a power of ten against the object is the object's unit, checked by
-:mod:`replay.checks.object_placement`.
-"""
+"""The hand's size: wrist to middle fingertip within :data:`HAND_LENGTH_RANGE_M`, else refused naming the unit
+that fits (a hand in mm read as m moves 1000x too fast, so this runs before the timing checks)."""
 
 from __future__ import annotations
 
@@ -26,12 +9,12 @@ from replay.checks.hand_points import hand_points
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: m, around the adult 159-205 mm (5th percentile women to 95th men; Pheasant and Haslegrave, Bodyspace 2006)
 HAND_LENGTH_RANGE_M = (0.06, 0.4)
-#: the unit named is the one that brings the length closest to this (the middle of the adult range), m
+#: m: the unit named brings the length closest to this (mid adult range)
 TYPICAL_HAND_M = 0.18
 #: wrist, middle MCP, PIP, DIP, tip (manopth ids)
 MIDDLE_CHAIN = (0, 9, 10, 11, 12)
-#: (factor to metres, unit name) a hand's length is checked against
 UNIT_FACTORS = (
     (0.001, "millimetres"),
     (0.01, "centimetres"),
@@ -42,8 +25,8 @@ UNIT_FACTORS = (
 
 
 def hand_length(rec: Recording) -> tuple[float | None, str]:
-    """(hand length in the recording's length unit (m when right), field): module doc; (None, "")
-    without landmarks or MANO vertices, or with no finite frame."""
+    """(length in the recording's unit, field): the median over finite frames of the middle finger's chain length
+    (landmarks), else of the largest bounding-box side (MANO vertices); (None, "") without either."""
     pts, field = hand_points(rec)
     if pts is None or field not in ("landmarks", "mano.vertices"):
         return None, ""
@@ -60,13 +43,10 @@ def hand_length(rec: Recording) -> tuple[float | None, str]:
 
 
 def check_hand_scale(rec: Recording) -> dict:
-    """The hand's length against a human hand's (module doc).
-
-    Returns:
-        figures: ``hand_length_mm`` (empty without landmarks or vertices).
+    """The hand's length against a human hand's. Returns figures ``hand_length_mm`` (empty without hand points).
 
     Raises:
-        DataError: a length outside :data:`HAND_LENGTH_RANGE_M`, naming the unit that fits.
+        DataError: outside :data:`HAND_LENGTH_RANGE_M` (cause ``units``), naming the unit that fits.
     """
     length, field = hand_length(rec)
     if length is None:

@@ -1,23 +1,5 @@
-"""The hand's shape is constant: one hand, with bones that keep their length.
-
-A tracker that re-fits the hand's shape per frame (facebookresearch/InterHand2.6M#159)
-gives landmarks whose bones stretch and shrink over the take; the replay fits one fixed
-manosim hand to them (:mod:`replay.kinematics.ik`), so a changing bone becomes a
-fingertip error that moves with the stretch. Over the tracked frames, each of the 15
-joint-to-joint bones of the 21 landmarks (manopth order: wrist to each finger's first
-joint, then joint to joint) has its length's spread measured, ``(p95 - p5) / median``, in
-percent. Above :data:`SHAPE_SPREAD_FLAG_PCT`: flagged (``input_flags["hand_shape"]``, the
-bone and its spread); above :data:`SHAPE_SPREAD_REFUSE_PCT`: refused (the landmarks are
-not one hand). The five fingertip "bones" (last joint to tip) are not used: GRAB's tips
-are MANO surface vertices at the finger pad, which slide along the finger as it flexes
-(measured 19-32 mm for the pinky's over one take).
-
-Thresholds and the clean mirror: all 15 bones of the 40 GRAB recordings have a spread of
-0.00 % (GRAB's landmarks are one MANO fit per subject: its joints move rigidly); TACO has
-no landmarks (its MANO shape is one ``betas`` per take). :data:`SHAPE_SPREAD_FLAG_PCT` =
-5 % (a tracker's scale noise stays below it; a bone 5 % longer puts a fingertip ~2 mm off);
-:data:`SHAPE_SPREAD_REFUSE_PCT` = 25 %.
-"""
+"""The hand's shape is constant: each of the 15 joint-to-joint landmark bones keeps its length over the take
+(a shape re-fitted per frame, facebookresearch/InterHand2.6M#159, is fingertip error for the one-shape IK)."""
 
 from __future__ import annotations
 
@@ -26,7 +8,7 @@ import numpy as np
 from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
 
-#: (parent, child) landmark ids of the joint-to-joint bones (manopth order)
+#: (parent, child) landmark ids of the joint-to-joint bones (manopth order; GRAB's tips slide on the pads: left out)
 BONES = (
     (0, 1),
     (1, 2),
@@ -44,13 +26,14 @@ BONES = (
     (17, 18),
     (18, 19),
 )
+#: percent spread flagged (a bone 5 % longer puts a fingertip ~2 mm off) and refused
 SHAPE_SPREAD_FLAG_PCT = 5.0
 SHAPE_SPREAD_REFUSE_PCT = 25.0
 
 
 def bone_spreads(landmarks: np.ndarray) -> np.ndarray:
-    """(15,) percent: ``(p95 - p5) / median`` of each bone's length over frames, for landmarks
-    (T, 21, 3) (any length unit; non-finite frames skipped)."""
+    """(15,) percent ``(p95 - p5) / median`` of each bone's length, for landmarks (T, 21, 3); non-finite frames
+    skipped."""
     L = np.asarray(landmarks, float)
     L = L[np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)]
     out = np.zeros(len(BONES))
@@ -62,11 +45,8 @@ def bone_spreads(landmarks: np.ndarray) -> np.ndarray:
 
 
 def check_hand_shape(rec: Recording) -> tuple[dict, dict]:
-    """Bone-length spread of the recorded landmarks (module doc).
-
-    Returns:
-        (flags, figures): flag ``hand_shape``; figures ``max_spread_pct`` and ``bone``; empty
-        without landmarks.
+    """Bone-length spread of the recorded landmarks. Returns (flag ``hand_shape``, figures ``max_spread_pct``,
+    ``bone``); empty without landmarks.
 
     Raises:
         DataError: a spread above :data:`SHAPE_SPREAD_REFUSE_PCT` (field ``landmarks``).

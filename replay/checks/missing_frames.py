@@ -1,48 +1,5 @@
-"""Frames missing from every stream: named as missing, never as a wrong frame rate.
-
-A capture that drops frames (a camera or network hiccup, an export that skips some) and is
-read at a uniform rate has, at each drop, one stored step that spans two (or more) frame
-intervals: the hand, and the object when it moves, jump twice as far as around it. Read
-as uniform, those double steps are speed and acceleration spikes, and the frame-rate check
-(:mod:`replay.checks.time_base`) would call the clock wrong; they are not a clock: the rate
-is right between the drops.
-
-**Where the steps are** (:func:`find_gaps`): where the recording's ``time`` has steps
-longer than 1.5 median steps (timestamps read from the file), each is ``round(step / dt) - 1``
-missing frames. Where ``time`` is uniform (the reader assumed the rate), each stored step
-``i -> i + 1`` between tracked frames is tested from the motion: a quadratic in time
-(the hand's path over :data:`WINDOW_FRAMES` frames either side, 50 ms at 120 Hz: nearly
-a parabola, a minimum-jerk reach's acceleration changes little over it; Flash and Hogan,
-J. Neurosci. 1985) is fitted to every coordinate of the hand points
-(:func:`~replay.checks.hand_points.hand_points`, 63 for the landmarks) over those frames
-twice: on the stored clock, and with the frames after ``i`` moved ``m`` = 1..
-:data:`MAX_RUN` frames later (``m`` frames missing there). The ratio of the two residual
-sums (the likelihood ratio of the two hypotheses under Gaussian tracking noise) above
-:data:`GAP_RATIO` = 10 names ``m`` frames missing after stored frame ``i`` (the ``m``
-with the best fit). Measured on the clean mirror (30 GRAB lifts, 120 Hz; 2 TACO takes,
-30 fps) the ratio for ``m = 1`` is at most 3.55 (mug_lift); on ``dropped_frames`` (every
-10th frame of cubesmall_lift removed) it is above 10 at 219 of the 319 drops (median 30),
-the others fall where the hand is still (no motion, nothing to tell: and nothing lost).
-A drop in every stream at once is what this tests: the object track is only read where the
-hand stream is still (it then confirms nothing).
-**Periodic drops** (:func:`periodic`): when at least :data:`PERIODIC_MIN` steps are found and
-at least :data:`PERIODIC_SHARE` of the spacings between them are one period ``p`` (a
-multiple of it), every ``p``-th step of the take is a drop (the undetected ones fall where
-the hand is still): named "every (p+1)-th frame missing".
-
-**What is done** (:func:`check_missing_frames`): a drop inside the grasp (from the first frame
-the hand points come within :data:`~replay.checks.object_rest.HAND_NEAR_M` of the object's
-collision parts, up to the lift onset: the frames where the fingers close and contact is
-made) is refused (cause ``frames_missing``): what the hand did there is not recorded. Drops
-outside it of at most :data:`MAX_BRIDGED_S` = 50 ms each are bridged: the frames are
-inserted (hand points, object poses, every per-frame array linearly interpolated; the hand
-marked untracked in ``valid``, so the IK and the replay interpolate it as any untracked
-frame), and flagged (``input_flags["frames_missing"]``). 50 ms: a straight line across a
-gap of ``t`` s misses a path of acceleration ``a`` by at most ``a t^2 / 8``; at the
-reference reach's 7.8 m/s^2 (:data:`~replay.checks.time_base.REF_PEAK_ACCEL_M_S2`) that is
-2.4 mm at 50 ms, below a finger pad's compliance (2-4 mm,
-``ReplayConfig.pad_compression_mm``). Longer drops outside the grasp are refused too.
-"""
+"""Frames missing from every stream, from the timestamps or the hand's motion: named as missing, never as a wrong
+frame rate; short drops outside the grasp are bridged and flagged, the others refused."""
 
 from __future__ import annotations
 
@@ -58,11 +15,16 @@ from replay.checks.object_rest import hand_free_until
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: frames either side of a step in the quadratic fit (50 ms at 120 Hz: a minimum-jerk reach's acceleration
+#: changes little over it; Flash and Hogan, J. Neurosci. 1985)
 WINDOW_FRAMES = 3
 MAX_RUN = 3
+#: residual ratio (a likelihood ratio under Gaussian tracking noise) above which a step is a drop
 GAP_RATIO = 10.0
 PERIODIC_MIN = 5
 PERIODIC_SHARE = 0.8
+#: s: a straight line across t s misses a path of acceleration a by a t^2 / 8: 2.4 mm at the reference
+#: 7.8 m/s^2 (:data:`~replay.checks.time_base.REF_PEAK_ACCEL_M_S2`), below a finger pad's 2-4 mm compliance
 MAX_BRIDGED_S = 0.05
 #: a timestamp step longer than this many median steps is a gap
 TIMESTAMP_GAP = 1.5
@@ -75,16 +37,9 @@ def _projector(t: np.ndarray) -> np.ndarray:
 
 
 def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """Per stored step ``i -> i + 1`` (T-1,) and missing run ``m`` = 1..:data:`MAX_RUN`: the residual
-    sum of the stored clock over that of ``m`` frames missing there (module doc); NaN where the
-    window leaves the take or holds an untracked frame.
-
-    Args:
-        X: (T, D) coordinates of one stream (m); ok: (T,) bool, tracked frames.
-
-    Returns:
-        (T-1, MAX_RUN) ratios.
-    """
+    """(T-1, MAX_RUN): per stored step ``i -> i + 1`` and ``m`` = 1..:data:`MAX_RUN`, the residual sum of a quadratic
+    fit over :data:`WINDOW_FRAMES` frames either side on the stored clock, over that with ``m`` frames missing
+    after ``i``; NaN where the window leaves the take or holds an untracked frame. ``X`` (T, D) m, ``ok`` (T,) bool."""
     T, w = len(X), WINDOW_FRAMES
     out = np.full((max(T - 1, 0), MAX_RUN), np.nan)
     if T < 2 * w + 1:
@@ -105,8 +60,8 @@ def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 
 def periodic(steps: np.ndarray, n_steps: int) -> int:
-    """The period ``p`` (stored steps) of found drops ``steps`` (sorted step indices) when they
-    repeat (module doc), else 0."""
+    """The period ``p`` (stored steps) of the found drops ``steps`` (sorted), when :data:`PERIODIC_SHARE` of their
+    spacings are multiples of one period, else 0."""
     if len(steps) < PERIODIC_MIN:
         return 0
     d = np.diff(steps)
@@ -117,9 +72,8 @@ def periodic(steps: np.ndarray, n_steps: int) -> int:
 
 
 def find_gaps(rec: Recording) -> dict:
-    """Frames missing (module doc): ``{"source": "timestamps" | "motion", "gaps": {step: m},
-    "period": p or 0, "found": n steps found from the motion}``; ``step`` i: ``m`` frames
-    missing between stored frames i and i+1."""
+    """``{"source": "timestamps" | "motion", "gaps": {i: m}, "period": p or 0, "found": n}``: ``m`` frames missing
+    between stored frames ``i`` and ``i + 1``; with a period, every ``p``-th step is a drop."""
     t = np.asarray(rec.time, float)
     dt = np.diff(t)
     if dt.size and np.median(dt) > 0 and (dt > TIMESTAMP_GAP * np.median(dt)).any():
@@ -152,17 +106,15 @@ def find_gaps(rec: Recording) -> dict:
 
 
 def grasp_window(rec: Recording) -> tuple[int, int]:
-    """``(near, g)``: from the first frame of the approach whose hand points come within
+    """``(near, g)``: from the first approach frame whose hand points come within
     :data:`~replay.checks.object_rest.HAND_NEAR_M` of the target's collision parts, to the lift onset."""
     s, g = approach_window(rec)
     return hand_free_until(rec, collision_parts(rec.target_object.asset), s, g), g
 
 
 def insert_frames(rec: Recording, gaps: dict) -> Recording:
-    """A copy of ``rec`` with ``m`` frames inserted after each stored frame ``i`` of ``gaps``
-    (``{i: m}``): every per-frame array (hand, objects, MANO parameters, ``meta`` arrays of
-    length T) linearly interpolated (quaternions renormalised), the inserted hand frames False
-    in ``valid``, ``time`` uniform at ``fps``, ``grasp_frame`` moved with its frame."""
+    """A copy of ``rec`` with ``m`` frames inserted after each stored frame ``i`` of ``gaps`` (``{i: m}``): every
+    per-frame array linearly interpolated (quaternions renormalised), the inserted hand frames untracked."""
     T = rec.num_frames
     shift = np.zeros(T, int)
     for i, m in gaps.items():
@@ -225,15 +177,11 @@ def describe(found: dict, fps: float) -> str:
 
 
 def check_missing_frames(rec: Recording) -> tuple[Recording, dict, dict]:
-    """Find frames missing (module doc); bridge short drops outside the grasp, refuse the others.
-
-    Returns:
-        (recording with the drops bridged, flags ``frames_missing``, figures ``source``, ``missing``,
-        ``places``, ``period``, ``grasp``).
+    """Find missing frames; bridge short drops outside the grasp, refuse the others. Returns (recording with the
+    drops bridged, flag ``frames_missing``, figures).
 
     Raises:
-        DataError: (cause ``frames_missing``, field ``time``) a drop inside the grasp, or one longer than
-            :data:`MAX_BRIDGED_S`.
+        DataError: (cause ``frames_missing``, field ``time``) a drop inside the grasp or over :data:`MAX_BRIDGED_S`.
     """
     found = find_gaps(rec)
     gaps = found["gaps"]

@@ -1,40 +1,6 @@
-"""Object-frame validation: do the object assets and poses say what we think?
-
-For every object of a :class:`~replay.data.types.Recording` this measures
-
-* **hull gap**: how far the collision parts' surface lies from the visual
-  surface. ``n`` points are sampled uniformly (by area) on the visual mesh; for
-  each, the signed distance to the union of the convex collision parts is
-  ``+d`` outside every part (exact: distance to the nearest part surface) or
-  ``-depth`` inside (the largest depth over the parts containing it, computed
-  exactly from each hull's face planes; a lower bound of the distance to the
-  union's boundary where parts overlap in chains). The gap is its absolute
-  value; median / p90 / max in mm. Positive side: visible surface a finger can
-  sink into before contact; negative side: collision geometry that stops a
-  finger short of the visible surface. ``hull_protrusion_mm`` measures the other
-  direction: points sampled on the union's boundary (on a part, outside every
-  other part), distance to the visual surface.
-* **mass and density**: mass = ``asset.mass`` or density x sum of the parts'
-  convex-hull volumes (what a MuJoCo-style simulator computes, overlaps counted
-  twice); effective density = mass / visual-mesh volume (watertight meshes; else
-  the visual convex hull's volume, marked ``approx``); flagged outside
-  100-5000 kg/m^3 (household objects, from foam to steel, lie inside).
-* **resting check** at frame 0: lowest collision-part point (and lowest visual
-  point) minus ``support_height``, mm. Negative = sunk into the support.
-* **lift onset** (tracked objects): first frame the object is more than 1 cm
-  above its frame-0 height, and whether it is at rest before: maximum
-  translation (mm) and rotation (deg) from frame 0 over ``[0, onset - 0.25 s]``
-  (:data:`REST_MARGIN_S`), at rest if below :data:`REST_TRANSLATION_MM` and
-  :data:`REST_ROTATION_DEG`; and the pickup motion onset (first frame moved
-  > 2 mm or > 2 deg).
-* **hand-object distance at the grasp frame**: the minimum signed distance of the
-  hand points (21 landmarks, or the 778 MANO vertices when the recording has
-  them) to the target's visual surface, mm (negative inside a watertight mesh),
-  plus the five fingertip landmarks' distances when landmarks exist.
-
-All distances are in the world frame at the recording's poses; quaternions are
-xyzw (the Recording convention).
-"""
+"""Object-frame validation (``scripts/validate_object_frame.py``, ``docs/fidelity.md``): hull gap, mass and
+density, rest at frame 0, lift onset and the hand-object distance at the grasp frame, per object.
+World frame at the recording's poses; quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -54,21 +20,16 @@ from replay.data.objects import asset_meshes
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.fileio import atomic_write_text
 
-#: Effective density outside this range is flagged, kg/m^3 (foam about 100, steel about 8000 with hollow parts: a solid object outside is a unit or mesh error).
+#: kg/m^3: effective density flagged outside (foam ~100; solid steel's 8000 only with hollow parts)
 DENSITY_RANGE = (100.0, 5000.0)
-#: "At rest before lift onset" is judged on frames [0, onset - REST_MARGIN_S * fps]:
-#: the last ~0.2 s before the 1 cm onset are the lift itself starting (GRAB: the
-#: object first moves > 2 mm 5-30 frames before onset at 120 Hz).
+#: s before the 1 cm lift onset left out of the at-rest window (the lift itself starts there)
 REST_MARGIN_S = 0.25
-#: Largest translation from frame 0 in that window, mm, for "at rest".
+#: at rest: translation (mm) and rotation (deg) from frame 0 below these
 REST_TRANSLATION_MM = 5.0
-#: Largest rotation from frame 0 in that window, deg, for "at rest".
 REST_ROTATION_DEG = 5.0
-#: Pickup motion onset: first frame moved more than this from frame 0 (mm / deg).
+#: pickup motion onset: the first frame moved more than this from frame 0 (mm, deg)
 MOTION_MM, MOTION_DEG = 2.0, 2.0
-#: Surface points sampled per visual mesh / per union boundary.
 N_SAMPLES = 4000
-#: manopth fingertip landmark ids (thumb, index, middle, ring, pinky).
 TIP_IDS = (4, 8, 12, 16, 20)
 TIP_NAMES = ("thumb", "index", "middle", "ring", "pinky")
 
@@ -107,7 +68,7 @@ def _plane_dist(eq: np.ndarray, pts: np.ndarray) -> np.ndarray:
 
 
 def signed_distance_to_parts(hulls: _Hulls, pts: np.ndarray) -> np.ndarray:
-    """Signed distance (m) of ``pts`` (N, 3) to the union of convex parts: + outside, - inside (module doc)."""
+    """(N,) m of ``pts`` (N, 3) to the union of convex parts: + outside (exact), - the largest depth inside a part."""
     s = np.stack([_plane_dist(eq, pts) for eq in hulls.equations])  # (P, N)
     inside = (s < 0).any(axis=0)
     out = np.empty(len(pts))
@@ -121,8 +82,7 @@ def signed_distance_to_parts(hulls: _Hulls, pts: np.ndarray) -> np.ndarray:
 
 
 def _union_boundary_samples(hulls: _Hulls, n: int, seed: int, tol: float = 1e-5) -> np.ndarray:
-    """Points on the union's boundary: sampled on a part's surface, kept only if outside
-    every other part by more than ``tol`` m (faces shared by touching parts are internal)."""
+    """Points sampled on the parts' surfaces, kept if outside every other part by more than ``tol`` m."""
     pts, face = trimesh.sample.sample_surface(hulls.union_surface, n, seed=seed)
     owner = np.searchsorted(np.cumsum([len(m.faces) for m in hulls.meshes]), face, side="right")
     keep = np.ones(len(pts), bool)
@@ -132,9 +92,11 @@ def _union_boundary_samples(hulls: _Hulls, n: int, seed: int, tol: float = 1e-5)
 
 
 def asset_figures(asset: ObjectAsset, n: int = N_SAMPLES, seed: int = 0) -> dict:
-    """Hull gap, protrusion, volumes, mass and density of one asset (object frame).
+    """Hull gap, protrusion, volumes, mass and density of one asset, JSON-ready (mm, m^3, kg, kg/m^3).
 
-    Returns a JSON-ready dict (lengths in mm, volumes in m^3, mass in kg, density kg/m^3).
+    The hull gap is the signed distance of area-sampled visual-surface points to the collision parts (+: a finger
+    sinks before contact, -: it stops short); protrusion the other way. Mass is ``asset.mass`` or density x the
+    summed hull volumes (as MuJoCo, overlaps twice); effective density is over the visual volume.
     """
     visual, parts = asset_meshes(asset)
     hulls = _hulls(parts)
@@ -190,7 +152,8 @@ def rest_figures(track: ObjectTrack, support_height: float) -> dict:
 
 
 def lift_figures(track: ObjectTrack, fps: float) -> dict:
-    """Lift onset, pickup motion onset and the at-rest check before them (tracked objects only)."""
+    """Lift onset, pickup motion onset (:data:`MOTION_MM`, :data:`MOTION_DEG`) and whether the object is at rest
+    before them (tracked objects only)."""
     onset = lift_onset(track.pos, LIFT_THRESHOLD_M)
     if onset is None:
         return {"lift_onset_frame": None, "at_rest_before": None}
@@ -212,7 +175,8 @@ def lift_figures(track: ObjectTrack, fps: float) -> dict:
 
 
 def hand_figures(rec: Recording) -> dict:
-    """Minimum hand-to-target distance at ``rec.grasp_frame`` (module doc)."""
+    """Least signed distance (mm, < 0 inside a watertight mesh) of the hand points to the target's visual surface
+    at ``rec.grasp_frame``, and of each fingertip landmark."""
     g = rec.grasp_frame
     track = rec.target_object
     visual, _ = asset_meshes(track.asset)
@@ -240,7 +204,7 @@ def hand_figures(rec: Recording) -> dict:
 
 
 def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_cache: dict | None = None) -> dict:
-    """All object-frame figures for one recording (JSON-ready dict, see module doc)."""
+    """All object-frame figures of one recording, JSON-ready."""
     t0 = time.perf_counter()
     asset_cache = {} if asset_cache is None else asset_cache
     objs = []
@@ -266,7 +230,8 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
             )
         if o.get("at_rest_before") is False:
             flags.append(
-                f"{o['name']}: moves before lift onset ({o['rest_max_translation_mm']} mm, {o['rest_max_rotation_deg']} deg)"
+                f"{o['name']}: moves before lift onset "
+                f"({o['rest_max_translation_mm']} mm, {o['rest_max_rotation_deg']} deg)"
             )
     return {
         "sequence": rec.name,
@@ -284,20 +249,17 @@ def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_
     }
 
 
-#: figures keys of the physical-consistency checks (:data:`replay.checks.recording_checks.PHYSICAL_CHECKS`)
 PHYSICAL_KEYS = ("collision_parts", "object_track", "object_rest", "penetration", "hand_shape")
 
 
 def physical_figures(rec: Recording) -> dict:
-    """The physical-consistency figures the input checks measured on ``rec`` (from
-    ``meta["input_checks"]``; :mod:`replay.checks.recording_checks`), JSON-ready."""
+    """The physical-consistency figures the input checks stored in ``rec.meta["input_checks"]``, JSON-ready."""
     checks = rec.meta.get("input_checks", {})
     return {k: checks[k] for k in PHYSICAL_KEYS if k in checks}
 
 
 def physical_line(fig: dict) -> str:
-    """One line of :func:`physical_figures`: parts' fill, track jumps and noise, rest gap, stillness,
-    support margin, deepest hand point and bone spread."""
+    """One line of :func:`physical_figures`."""
     parts = fig.get("collision_parts", {})
     track = [t for t in fig.get("object_track", {}).values()]
     rest, pen, shape = fig.get("object_rest", {}), fig.get("penetration", {}), fig.get("hand_shape", {})

@@ -1,38 +1,5 @@
-"""The object's mass as simulated against the asset's own.
-
-The simulator weighs an object by its collision parts: density x each part's volume,
-summed (MuJoCo's mesh inertia; Newton's builder does the same from the same parts). Parts
-that overlap (a convex decomposition with overlap, a part listed twice) count the shared
-volume twice; an open part has no well-defined volume; a density the asset never stated
-falls back to a default. Each replays as an object of another weight, i.e. another grasp.
-
-**Simulated** (:func:`simulated_mass`): the collision parts compiled by MuJoCo as mesh
-geoms of one free body with the asset's density (``asset.mass`` when stated, as the scene
-sets it), read back from the compiled model: ``m.body_mass`` (kg) and the principal
-``m.body_inertia`` (kg·m^2).
-**Asset** (:func:`check_object_mass`): the stated ``asset.mass``, else the watertight
-visual mesh's volume x density (the surface the dataset gives as the object); both
-figures are in the figures and in every message. Their ratio alone cannot judge the
-parts: convex parts fill a concave object's hollows, so on the clean mirror the simulated
-mass is 1.00-2.22x the visual volume's (mug 1.93x, its inside filled; watch 2.22x).
-What departs from the asset is judged from the parts (:func:`part_overlap`, 40,000 points
-sampled in their bounding box, fixed seed): **overlap** = the parts' summed hull volume
-over the volume of their union (each volume weighed once: 1.0), and **outside** = the
-share of the union farther than :data:`OUTSIDE_TOL_M` = 2 mm outside the visual mesh's
-convex hull (a part scaled or moved). Measured on the clean mirror: overlap 0.989-1.023
-(GRAB's 30 objects, TACO's two CoACD decompositions 1.020-1.023; sampling noise ~1 %),
-outside 0-0.049 (bowl_lift). Overlap above :data:`OVERLAP_FLAG` = 1.08 or outside above
-:data:`OUTSIDE_FLAG` = 0.1: flagged (``input_flags["object_mass"]``, both masses); above
-:data:`OVERLAP_REFUSE` = 1.25 or :data:`OUTSIDE_REFUSE` = 0.25: refused. A part listed
-twice gives overlap 2.0 (the shared case: 0.168 kg simulated vs 0.080 kg), a part scaled
-by 1.2 about 42 % outside. Parts that fill less than the object (one missing, one shrunk)
-show in the mass ratio, which hulls never bring below 1 on the clean mirror (1.00-2.22 over
-the 27 watertight visual meshes): below :data:`UNDERFILL_FLAG` = 0.9 flagged, below
-:data:`UNDERFILL_REFUSE` = 0.7 refused. An asset whose density is a fallback (``ObjectAsset.density_source`` starting with
-``default``: a GRAB object.xml whose collision geoms state none gets MuJoCo's 1000 kg/m^3,
-as MuJoCo would) is flagged with the density used; TACO's stated dataset default
-(object_sim's 1250 kg/m^3, :mod:`replay.data.objects`) is not.
-"""
+"""The object's mass as simulated (its collision parts compiled by MuJoCo, overlaps counted twice) against the
+asset's own; the parts are judged by overlap and share outside the visual hull, as hulls fill hollows."""
 
 from __future__ import annotations
 
@@ -46,8 +13,10 @@ from replay.data.objects import asset_meshes
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: flag / refuse: the parts' summed hull volume over their union's (1: each volume once; a part listed twice: 2)
 OVERLAP_FLAG = 1.08
 OVERLAP_REFUSE = 1.25
+#: flag / refuse: share of the parts' union farther than OUTSIDE_TOL_M (m) outside the visual mesh's hull
 OUTSIDE_FLAG = 0.1
 OUTSIDE_REFUSE = 0.25
 OUTSIDE_TOL_M = 0.002
@@ -55,17 +24,12 @@ OUTSIDE_TOL_M = 0.002
 UNDERFILL_FLAG = 0.9
 UNDERFILL_REFUSE = 0.7
 SAMPLES = 40_000
-#: inside points tested against the visual hull
 OUTSIDE_SAMPLES = 4000
 
 
 def simulated_mass(asset) -> tuple[float, np.ndarray]:
-    """(mass kg, principal inertia (3,) kg·m^2) of the asset's collision parts (object frame, m)
-    compiled as one MuJoCo body (module doc).
-
-    Raises:
-        DataError: a part MuJoCo cannot compile (names the part file).
-    """
+    """(mass kg, principal inertia (3,) kg·m^2) of the collision parts compiled as one MuJoCo body, scaled to
+    ``asset.mass`` when stated; raises DataError (cause ``collision_parts``) when MuJoCo cannot compile them."""
     spec = mujoco.MjSpec()
     body = spec.worldbody.add_body(name="object")
     body.add_freejoint()
@@ -91,11 +55,9 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
 
 
 def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
-    """How the collision parts fill space (module doc), by sampling :data:`SAMPLES` points (fixed
-    seed) in the parts' bounding box: ``overlap`` = sum of the part hull volumes / the volume of
-    their union; ``outside`` = share of the union outside the visual mesh's convex hull (by more
-    than :data:`OUTSIDE_TOL_M`); ``union_m3``. ``cp``: the parts' hulls where already built
-    (:func:`replay.checks.geometry.collision_parts`)."""
+    """``{overlap, outside, union_m3}`` from :data:`SAMPLES` points (seed 0) in the parts' bounding box: summed part
+    hull volume over their union's, and the union's share farther than :data:`OUTSIDE_TOL_M` outside the visual
+    mesh's convex hull. ``cp``: the parts' hulls where already built."""
     cp = ConvexParts.from_meshes(parts) if cp is None else cp
     lo = np.min([p.bounds[0] for p in parts], axis=0)
     hi = np.max([p.bounds[1] for p in parts], axis=0)
@@ -113,15 +75,8 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
 
 
 def measure_object_mass(asset) -> dict:
-    """What :func:`check_object_mass` judges, measured on the asset alone (kept per file content by
-    :func:`replay.data.asset_memo.memo`; the thresholds are applied afresh on every call):
-    ``simulated_kg`` and ``inertia_kg_m2`` (3,) (:func:`simulated_mass`), ``asset_kg`` (stated mass,
-    else watertight visual volume x density, else None) and ``asset_rule``, ``overlap`` and
-    ``outside`` (:func:`part_overlap`), unrounded.
-
-    Raises:
-        DataError: a part MuJoCo cannot compile, a mesh missing or unreadable.
-    """
+    """What :func:`check_object_mass` judges, measured on the asset alone (memoised per file content), unrounded;
+    raises DataError for a part MuJoCo cannot compile or a mesh missing or unreadable."""
     sim, inertia = simulated_mass(asset)
     visual, parts = asset_meshes(asset)
     if asset.mass is not None:
@@ -142,16 +97,11 @@ def measure_object_mass(asset) -> dict:
 
 
 def check_object_mass(rec: Recording) -> tuple[dict, dict]:
-    """The grasped object's simulated mass and inertia against the asset's own (module doc).
-
-    Returns:
-        (flags, figures): flag ``object_mass``; figures ``simulated_kg``, ``inertia_kg_m2`` (3,),
-        ``asset_kg`` and ``asset_rule`` (the stated mass, else the watertight visual volume x density,
-        else None), ``ratio``, ``overlap``, ``outside``, ``density``.
+    """The grasped object's simulated mass and inertia against the asset's own. Returns (flag ``object_mass``,
+    figures ``simulated_kg``, ``inertia_kg_m2`` (3,), ``asset_kg``, ``asset_rule``, ``ratio``, ``overlap``, ...).
 
     Raises:
-        DataError: overlap above :data:`OVERLAP_REFUSE` or a share outside the visual hull above
-            :data:`OUTSIDE_REFUSE` (field ``collision_meshes``), with both masses.
+        DataError: (field ``collision_meshes``) overlap, outside share or underfill past its refusal threshold.
     """
     asset = rec.target_object.asset
     m = memo(

@@ -1,22 +1,5 @@
-"""The object: its scale and mass against what a hand holds, and its placement against the
-support and the recorded hand.
-
-**Object scale and mass** (:func:`check_object`): the visual mesh's largest bounding-box
-extent within :data:`OBJECT_EXTENT_RANGE_M` = 5 mm-1.5 m (measured 40-222 mm on GRAB,
-179-184 mm on TACO; a mesh in millimetres is 1000x too large, one in metres read as
-millimetres 1000x too small) and the simulated mass within :data:`OBJECT_MASS_RANGE_KG` =
-1 g-23 kg (measured 29 g-2.16 kg; 23 kg is the load constant of the revised NIOSH lifting
-equation, Waters et al., Ergonomics 1993, the most a person should lift with both hands).
-Outside: a unit error, with the unit that would fit ("millimetres?").
-**Object vs support and recording** (:func:`check_object`): at the first frame the
-object's lowest collision point within :data:`REST_GAP_MAX_M` = 5 cm of the support (measured
--4.5..+2.7 mm on GRAB; TACO's support is defined by the object, ~0), and at the lift
-onset the recorded hand within :data:`HAND_GAP_MAX_M` = 5 cm of the object's surface
-(measured 0.0-5.0 mm): farther, the mesh is in another frame or unit than the poses.
-
-Thresholds measured on the data mirror (the 30 GRAB s1 lifts, 83,160 frames at 120 Hz,
-and the 2 TACO sequences at 30 fps); :mod:`replay.checks.recording_checks` runs every check.
-"""
+"""The object: its size and mass against what a hand holds, and its placement against the support and the
+recorded hand (farther than these, the mesh is in another frame or unit than the poses)."""
 
 from __future__ import annotations
 
@@ -32,26 +15,20 @@ from replay.data.types import Recording
 from replay.errors import DataError
 
 OBJECT_EXTENT_RANGE_M = (0.005, 1.5)
+#: kg; 23 kg: the load constant of the revised NIOSH lifting equation (Waters et al., Ergonomics 1993)
 OBJECT_MASS_RANGE_KG = (0.001, 23.0)
+#: m: the first frame's lowest collision point to the support, and the hand at the lift onset to the surface
 REST_GAP_MAX_M = 0.05
 HAND_GAP_MAX_M = 0.05
 
 
 def check_object(rec: Recording) -> dict:
-    """Scale, mass and placement of the grasped object (module doc).
-
-    Uses the target's visual mesh (object frame, m) posed at ``objects[target].pos/quat``
-    (world, quaternion xyzw), its mass (:func:`replay.data.objects.asset_mass`: declared,
-    or density x collision-part hull volumes), ``support_height`` (world z, m) and the hand
-    points (:func:`hand_points`) at the last tracked frame up to the lift onset.
-
-    Returns:
-        figures: ``extent_m``, ``mass_kg``, ``rest_gap_mm``, ``hand_gap_mm``.
+    """Size, mass and placement of the grasped object (world, m; xyzw). Returns figures ``extent_m``, ``mass_kg``,
+    ``rest_gap_mm``, ``hand_gap_mm``.
 
     Raises:
-        DataError: size or mass outside what a hand holds (with the unit that would fit);
-            object not on its support at the first frame; recorded hand far from the
-            object at the lift onset.
+        DataError: size or mass outside what a hand holds (with the unit that would fit); the object off its
+            support at the first frame; the recorded hand far from it at the lift onset.
     """
     track = rec.target_object
     visual = shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source)
@@ -63,26 +40,18 @@ def check_object(rec: Recording) -> dict:
 
 
 def check_object_units(rec: Recording) -> dict:
-    """The target's size and mass against what a hand holds (:func:`check_object`'s first part, run on
-    its own before the object model is compared with the recording: a unit is the more specific cause).
-
-    Returns:
-        figures ``extent_m``, ``mass_kg``.
+    """The target's size and mass against what a hand holds (``{extent_m, mass_kg}``), run alone before the object
+    model check: a unit is the more specific cause.
 
     Raises:
-        DataError: (cause ``units``) size or mass outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
+        DataError: (cause ``units``) outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
     """
     track = rec.target_object
     return _scale_and_mass(track.asset, shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
 
 
 def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
-    """``{extent_m, mass_kg}`` of the asset.
-
-    Raises:
-        DataError: largest bounding-box side outside :data:`OBJECT_EXTENT_RANGE_M` (with the unit
-            that would fit), or mass outside :data:`OBJECT_MASS_RANGE_KG`.
-    """
+    """``{extent_m, mass_kg}`` of the asset; raises DataError outside the ranges (naming a unit that fits)."""
     extent = float(np.ptp(visual.bounds, axis=0).max())
     fig = {"extent_m": round(extent, 5)}
     lo, hi = OBJECT_EXTENT_RANGE_M
@@ -110,11 +79,8 @@ def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
 
 
 def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
-    """Lowest collision vertex minus ``support_height`` at the first frame, mm (rounded to 0.01).
-
-    Raises:
-        DataError: farther than :data:`REST_GAP_MAX_M` above or below the support.
-    """
+    """Lowest collision vertex minus ``support_height`` at the first frame, mm; raises DataError beyond
+    :data:`REST_GAP_MAX_M`."""
     low = min(float(to_world(track.pos[0], track.quat[0], p.vertices)[:, 2].min()) for p in parts)
     gap = low - float(rec.support_height)
     if abs(gap) > REST_GAP_MAX_M:
@@ -132,13 +98,11 @@ def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
 
 
 def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None:
-    """Put ``hand_gap_mm`` (nearest hand point to the visual surface at the last tracked frame up to
-    the lift onset) in ``fig``.
+    """Put ``hand_gap_mm`` (the hand to the visual surface at the last tracked frame up to the lift onset) in ``fig``.
 
     Raises:
-        DataError: farther than :data:`HAND_GAP_MAX_M`: field ``hand`` when the object does not move
-            with the recorded hand (:func:`replay.checks.hand.carry_drift`: another hand carries it),
-            else the hand points' field (mesh and poses in different frames or units).
+        DataError: beyond :data:`HAND_GAP_MAX_M`: field ``hand`` when another hand carries the object
+            (:func:`~replay.checks.hand.carry_drift`), else the hand points' field (frames or units).
     """
     pts, field = hand_points(rec)
     v = np.flatnonzero(np.asarray(rec.valid, bool)[: rec.grasp_frame + 1])

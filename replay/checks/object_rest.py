@@ -1,46 +1,5 @@
-"""The object at rest before the grasp: on its support, still until the hand comes, able to stand.
-
-The replay places the object at its recorded pose at the start of the approach
-(:func:`replay.checks.frames.approach_window`) and lets it settle before the hand moves,
-so that pose must be one the object can rest in. Checked for the target object, with its
-collision parts (what the simulator collides with) posed at that frame (world, m;
-quaternions xyzw):
-
-* **On the support**: its lowest collision vertex within :data:`REST_GAP_FLAG_M` of
-  ``support_height`` (flagged beyond, refused beyond :data:`REST_GAP_REFUSE_M`). A float
-  falls during the settle and a sink is pushed out of the table, so the hand meets the
-  object elsewhere than recorded. A mesh whose vertices were shifted from the frame the
-  poses refer to shows up here as a float or a sink: nothing re-centres a mesh
-  (google-deepmind/mujoco#409), the scene poses the vertices as the file has them
-  (:mod:`replay.sim.world_builder`).
-* **Still**: from the start of the approach until the hand first comes within
-  :data:`HAND_NEAR_M` of the collision parts, the object moves at most
-  :data:`STILL_FLAG_MM` / :data:`STILL_FLAG_DEG` from its first pose (flagged beyond,
-  refused beyond :data:`STILL_REFUSE_MM` / :data:`STILL_REFUSE_DEG`): nothing the recording
-  holds moves it. The hand's distance is the hull-plane lower bound of
-  :class:`~replay.checks.geometry.ConvexParts` (an untracked frame ends the stretch).
-* **Able to stand**: its support polygon, the 2-D convex hull of the collision vertices
-  within :data:`STABLE_BAND_M` (or :data:`STABLE_BAND_FRAC` of its size, if larger: a
-  tilt of ~3 deg) of its lowest vertex, is at least :data:`STABLE_MIN_WIDTH_M` wide and
-  holds the projection of its centre of mass
-  (:meth:`~replay.checks.geometry.ConvexParts.center_of_mass`); else it would tip over
-  while settling: refused.
-
-Thresholds and the clean mirror (30 GRAB lifts, 10 intents, 2 TACO; at the approach
-start; refused recordings excluded):
-
-* rest gap -4.53 mm (stapler_lift, its parts 4.5 mm into the table's visual top) to
-  +2.73 mm (waterbottle_lift); TACO -0.20 and -0.05 mm (its support is the object's own
-  lowest point). :data:`REST_GAP_FLAG_M` = 7.5 mm (1.65x the largest), refused at
-  :data:`REST_GAP_REFUSE_M` = 15 mm;
-* still before the hand is near: at most 0.65 mm (waterbottle_lift) and 2.0 deg
-  (flashlight_lift); TACO's hand is near from the first frame. Flagged above 5 mm / 5 deg
-  (:data:`replay.checks.object_frame.REST_TRANSLATION_MM`'s values), refused above 20 mm /
-  20 deg (``ReplayConfig.diag_push_mm``: a grasp displaced by more is not the recorded one);
-* support polygon at least 17.0 mm wide with the centre of mass at least 6.8 mm inside it
-  (both knife_lift, lying on its side); :data:`STABLE_MIN_WIDTH_M` = 2 mm (an edge or a
-  point is 0), the centre of mass anywhere inside.
-"""
+"""The object at rest before the grasp: on its support, still until the hand comes, able to stand. A shifted mesh
+shows as a float or a sink: nothing re-centres a mesh (google-deepmind/mujoco#409)."""
 
 from __future__ import annotations
 
@@ -54,24 +13,24 @@ from replay.checks.hand_points import hand_points
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: m: lowest collision vertex to the support, flagged / refused beyond
 REST_GAP_FLAG_M = 0.0075
 REST_GAP_REFUSE_M = 0.015
+#: m: the object must be still until the hand points come this near its parts
 HAND_NEAR_M = 0.03
 STILL_FLAG_MM, STILL_FLAG_DEG = 5.0, 5.0
+#: refused above ``ReplayConfig.diag_push_mm``'s 20 mm / 20 deg: a grasp displaced more is not the recorded one
 STILL_REFUSE_MM, STILL_REFUSE_DEG = 20.0, 20.0
+#: support polygon: vertices within STABLE_BAND_M (or STABLE_BAND_FRAC of the size) of the lowest, at least
+#: STABLE_MIN_WIDTH_M wide (an edge or a point is 0) and holding the centre of mass
 STABLE_BAND_M = 0.005
 STABLE_BAND_FRAC = 0.05
 STABLE_MIN_WIDTH_M = 0.002
 
 
 def support_polygon(parts: ConvexParts, pos: np.ndarray, quat: np.ndarray) -> dict:
-    """The object's support at pose ``pos`` (3,) m / ``quat`` (4,) xyzw (module doc).
-
-    Returns:
-        ``{lowest_z_m, width_mm, com_margin_mm}``: the lowest collision vertex (world z), the
-        polygon's smallest width, and how far inside it (> 0) or outside (< 0) the centre of
-        mass projects; width 0 for a point or edge support (margin: minus the distance to it).
-    """
+    """``{lowest_z_m, width_mm, com_margin_mm}`` at pose ``pos`` (3,) m / ``quat`` (4,) xyzw: the lowest collision
+    vertex (world z), the support polygon's least width, and how far inside it (> 0) the centre of mass projects."""
     V = to_world(pos, quat, np.concatenate(parts.vertices))
     com = to_world(pos, quat, parts.center_of_mass()[None])[0, :2]
     low = float(V[:, 2].min())
@@ -100,8 +59,8 @@ def _segment_distance(B: np.ndarray, c: np.ndarray) -> float:
 
 
 def hand_free_until(rec: Recording, parts: ConvexParts, s: int, g: int) -> int:
-    """First frame in ``[s, g]`` whose hand points come within :data:`HAND_NEAR_M` of the collision
-    parts (or are untracked); ``g`` if none."""
+    """First frame in ``[s, g]`` whose hand points come within :data:`HAND_NEAR_M` of the collision parts (or are
+    untracked); ``g`` if none."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     valid = np.asarray(rec.valid, bool)
@@ -131,16 +90,11 @@ def _still(rec: Recording, s: int, near: int) -> tuple[float, float]:
 
 
 def check_object_rest(rec: Recording) -> tuple[dict, dict]:
-    """Support, stillness and stability of the target before the grasp (module doc).
-
-    Returns:
-        (flags, figures): flag ``object_rest``; figures ``frame``, ``rest_gap_mm``,
-        ``still_frames``, ``still_mm``, ``still_deg``, ``support_width_mm``, ``com_margin_mm``.
+    """Support, stillness and stability of the target before the grasp. Returns (flags ``object_rest``, figures).
 
     Raises:
-        DataError: floating or sunk beyond :data:`REST_GAP_REFUSE_M`, moving beyond
-            :data:`STILL_REFUSE_MM` / :data:`STILL_REFUSE_DEG` before the hand comes, or unable
-            to stand; field ``objects[<name>].pos`` / ``.quat``.
+        DataError: (field ``objects[<name>].pos`` / ``.quat``) floating or sunk beyond :data:`REST_GAP_REFUSE_M`,
+            moving beyond :data:`STILL_REFUSE_MM` / :data:`STILL_REFUSE_DEG` before the hand comes, or unable to stand.
     """
     s, g = approach_window(rec)
     tr = rec.target_object

@@ -1,47 +1,5 @@
-"""The object track: jumps and noise that no hand motion explains.
-
-A tracked object moves because a hand moves it, so its track is as smooth as a hand's.
-Two kinds of jump are looked for in every tracked object's pose (world, m; quaternion xyzw,
-made sign-continuous first, :mod:`replay.checks.quaternions`):
-
-* an **excursion that returns**: a pose up to :data:`RETURN_S` of frames long (3 frames at
-  GRAB's 120 Hz, 1 at TACO's 30 fps) off the running median of the frames around it by more
-  than :data:`JUMP_MM` or :data:`JUMP_DEG` (the median ignores an excursion that short and
-  follows a smooth path; IRVLUTD/HO-Cap#23, facebookresearch/ContactPose#17: tracking
-  jitter and jumps);
-* a **step** that does not return: between two frames the origin moves faster than
-  :data:`STEP_SPEED_MAX_M_S` (the fastest a hand reaches,
-  :data:`replay.checks.frames.MAX_HAND_SPEED_M_S`) or turns faster than
-  :data:`STEP_ANG_SPEED_MAX_DEG_S`.
-
-Where a jump falls decides what it does: inside the approach every protocol replays
-(:func:`replay.checks.frames.approach_window`, up to the lift onset) it is refused (a
-:class:`~replay.errors.DataError` naming the field and frames): the object the hand
-reaches for is not where the track says; after the lift onset it is flagged
-(``input_flags["object_track"]``, with the frames): only the recorded protocol replays
-those frames, and its tracking error there is the tracker's; before the approach it is
-only counted in the figures (no replay reads those frames). **Noise**, the RMS over the
-approach of the one-frame excursion, above :data:`NOISE_RMS_MM` / :data:`NOISE_RMS_DEG` is
-flagged.
-
-Thresholds, and the clean mirror they were set from (30 GRAB lifts and 10 GRAB intents at
-120 Hz, 2 TACO takes at 30 fps; measured with these functions; refused recordings left out):
-
-* excursions in the approach: at most 1.36 mm and 6.2 deg (knife_lift, frames 193 and 185:
-  the blade wobbles as the fingers close on it), the other 39 at most 0.69 mm and 1.35 deg;
-  after the lift onset at most 5.0 mm (flashlight_lift 1090) and 5.1 deg (phone_lift 527),
-  TACO 3.2 mm and 1.6 deg. :data:`JUMP_MM` = 20 mm (3x the largest; a fingertip's width,
-  more than a grasp absorbs), :data:`JUMP_DEG` = 30 deg (4.8x);
-* steps: at most 2.09 m/s (phone_call_1) and, in the approach, 2380 deg/s (knife_lift 193,
-  the blade tipping up as it is pinched; the other 39 at most 1511 deg/s anywhere, a 12.6
-  deg tracker step of camera_lift at 1385). :data:`STEP_ANG_SPEED_MAX_DEG_S` = 5000 deg/s;
-* the clean mirror's one fault: knife_lift's track turns the nearly symmetric knife
-  110-119 deg for a few frames at 3119-3124, and 45-69 deg at 3412-3419 (14,240 deg/s), 24 s
-  after the lift onset: a tracker flip, flagged here (the lift protocol never replays it);
-* noise over the approach: RMS at most 0.15 mm and 0.65 deg (knife_lift), 0.10 mm and
-  0.13 deg for the other GRAB takes, 0.08 mm and 0.07 deg for TACO. :data:`NOISE_RMS_MM` =
-  1 mm and :data:`NOISE_RMS_DEG` = 3 deg (4.6x and more).
-"""
+"""The object track: jumps (HO-Cap#23, ContactPose#17) and noise that no hand motion explains; refused inside the
+replayed approach, flagged ``object_track`` after the lift onset (world, m; xyzw)."""
 
 from __future__ import annotations
 
@@ -52,12 +10,12 @@ from replay.checks.frames import MAX_HAND_SPEED_M_S, approach_window
 from replay.data.types import Recording
 from replay.errors import DataError
 
-#: longest excursion that returns, s (rounded to frames, at least one)
+#: s, longest excursion that returns (rounded to frames, at least one)
 RETURN_S = 0.025
-#: excursion from the path between the frames around it, mm / deg (module doc)
+#: mm / deg off the running median: a jump (20 mm: a fingertip's width, more than a grasp absorbs)
 JUMP_MM = 20.0
 JUMP_DEG = 30.0
-#: step between two frames, m/s (the hand's limit) and deg/s
+#: step between two frames, m/s (a hand's limit) and deg/s
 STEP_SPEED_MAX_M_S = MAX_HAND_SPEED_M_S
 STEP_ANG_SPEED_MAX_DEG_S = 5000.0
 #: RMS of the one-frame excursion over the approach, mm / deg
@@ -78,18 +36,8 @@ def _running_median(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def excursions(pos: np.ndarray, quat: np.ndarray, frames: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per frame, how far the pose lies from the running median of the ``2 * frames + 1`` frames
-    around it: an excursion of up to ``frames`` frames that returns stands out alone (the
-    median ignores it), while a smooth path stays on its median.
-
-    Args:
-        pos: (T, 3) world m; quat: (T, 4) xyzw, sign-continuous; frames: longest excursion
-            (:func:`return_frames`).
-
-    Returns:
-        ``(mm (T,), deg (T,))``: distance from the median position; angle to the median
-        orientation (component-wise median of the quaternions, normalised).
-    """
+    """``(mm (T,), deg (T,))``: each pose's distance from the running median of the ``2 * frames + 1`` frames
+    around it (``pos`` (T, 3) m, ``quat`` (T, 4) xyzw sign-continuous; orientation median normalised)."""
     pos = np.asarray(pos, float)
     q = np.asarray(quat, float)
     if len(pos) < 3:
@@ -123,9 +71,8 @@ def _runs(frames: np.ndarray) -> list[tuple[int, int]]:
 
 
 def track_jumps(pos: np.ndarray, quat: np.ndarray, fps: float) -> list[dict]:
-    """Jumps of one track (module doc): ``[{frames: [first, last], mm, deg, kind}]``, ``mm``/``deg``
-    the largest excursion over the run (``kind`` excursion) or the step's displacement and turn
-    (``kind`` step, frames the two frames of the step)."""
+    """Jumps of one track: ``[{frames: [first, last], mm, deg, kind}]``, ``kind`` ``excursion`` (largest over the
+    run) or ``step`` (the step's displacement and turn)."""
     mm, deg = excursions(pos, quat, return_frames(fps))
     out = []
     for a, b in _runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
@@ -174,11 +121,8 @@ def _describe(jumps: list[dict]) -> str:
 
 
 def check_object_track(rec: Recording) -> tuple[dict, dict]:
-    """Jumps and noise of every tracked object's pose (module doc).
-
-    Returns:
-        (flags, figures): flag ``object_track`` for jumps after the lift onset or noise over
-        the approach; figures per object: ``jumps`` (all), ``noise_rms_mm``, ``noise_rms_deg``.
+    """Jumps and noise of every tracked object's pose. Returns (flag ``object_track``: jumps after the lift onset or
+    noise over the approach; figures per object ``jumps``, ``noise_rms_mm``, ``noise_rms_deg``).
 
     Raises:
         DataError: a jump inside the approach (frames named), field ``objects[<name>].pos``.

@@ -1,29 +1,5 @@
-"""The hand against the object: how deep the recorded hand is inside the object before the grasp.
-
-Over the approach up to the lift onset (:func:`replay.checks.frames.approach_window`, tracked
-frames), every recorded hand point (:func:`replay.checks.hand_points.hand_points`: GRAB's 21
-landmarks, joint centres and fingertip points; TACO's 778 MANO surface vertices) is put in
-the object's frame and its depth inside the collision parts measured exactly from the part
-hulls' face planes (:class:`~replay.checks.geometry.ConvexParts`; the deepest part where
-parts overlap). The replay drives the simulated hand to these points: a fingertip recorded
-deep inside the object is pushed out by the contact solver as the hand closes, and the
-grasp comes out as the solver's, not the person's (google-deepmind/mujoco#752). Deeper
-than :data:`PENETRATION_FLAG_M`: flagged (``input_flags["penetration"]``) with the depth,
-point and frame; deeper than :data:`PENETRATION_REFUSE_M`, or (in a part too thin to hold that
-depth) deeper than :data:`PENETRATION_CORE_FRAC` of the way to the part's centre
-(:meth:`~replay.checks.geometry.ConvexParts.core_depths`): refused. A depth cannot show a
-finger passing through a part thinner than twice :data:`PENETRATION_FLAG_M` (a knife's
-blade): the check sees how deep, not how far through.
-
-Thresholds and the clean mirror (30 GRAB lifts, 10 intents, 2 TACO): the deepest point over
-the approach is 12.1 mm (stanfordbunny_lift, the index fingertip at the lift onset; GRAB's
-fitted hands do sink into the objects, 4DVLab/DexGrasp-Anything#30), 11.6 mm
-(binoculars_lift), at most 9.1 mm in the other 36; TACO 6.0 and 8.5 mm (MANO vertices).
-:data:`PENETRATION_FLAG_M` = 13 mm (just past the deepest clean figure: any deeper
-fingertip is beyond what this mirror's fits show); :data:`PENETRATION_REFUSE_M` = 20 mm,
-a fingertip's width inside, and :data:`PENETRATION_CORE_FRAC` = 0.8 (the 40 mm cube's
-centre is 20 mm deep: refused past 16 mm).
-"""
+"""How deep the recorded hand is inside the object's collision parts over the approach: the solver pushes a deep
+fingertip out and the grasp becomes its own (google-deepmind/mujoco#752)."""
 
 from __future__ import annotations
 
@@ -35,14 +11,16 @@ from replay.checks.hand_points import hand_points
 from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
 
+#: m, flagged deeper (GRAB's fitted hands sink into the objects a little: 4DVLab/DexGrasp-Anything#30)
 PENETRATION_FLAG_M = 0.013
+#: refused deeper than a fingertip's width, or than this fraction of the way to a thin part's centre
 PENETRATION_REFUSE_M = 0.02
 PENETRATION_CORE_FRAC = 0.8
 
 
 def hand_depths(rec: Recording, parts: ConvexParts, frames: np.ndarray) -> np.ndarray:
-    """(F, P, K) m: depth of each hand point inside each of the target's collision parts at
-    ``frames`` (> 0 inside, < 0 outside: then a lower bound of the distance)."""
+    """(F, P, K) m: depth of each hand point inside each of the target's collision parts at ``frames`` (> 0 inside;
+    < 0 a lower bound of the distance)."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     frames = np.asarray(frames, int)
@@ -56,14 +34,12 @@ def _point_name(field: str, k: int) -> str:
 
 
 def check_penetration(rec: Recording) -> tuple[dict, dict]:
-    """Depth of the recorded hand inside the object over the approach (module doc).
-
-    Returns:
-        (flags, figures): flag ``penetration``; figures ``max_mm``, ``frame``, ``point``,
-        ``at_onset_mm`` (at the last tracked frame up to the lift onset); empty without hand points.
+    """Depth of the recorded hand inside the object over the approach. Returns (flag ``penetration``, figures
+    ``max_mm``, ``frame``, ``point``, ``at_onset_mm``); empty without hand points.
 
     Raises:
-        DataError: deeper than :data:`PENETRATION_REFUSE_M`, naming the hand points' field.
+        DataError: deeper than :data:`PENETRATION_REFUSE_M` or :data:`PENETRATION_CORE_FRAC` of the way to a
+            part's centre, naming the hand points' field.
     """
     pts, field = hand_points(rec)
     s, g = approach_window(rec)

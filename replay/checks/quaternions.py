@@ -1,20 +1,5 @@
-"""Quaternion sign: every quaternion stream of a recording made sign-continuous before anything
-interpolates or differences it.
-
-``q`` and ``-q`` are one rotation, so a tracker or an export may flip the sign of any frame;
-a slerp or a frame-to-frame difference across a flip takes the long way round (the same
-rotation read as a 360 deg turn). :func:`continuous_quaternions` chooses, frame by frame,
-the sign nearer the previous frame (``q_t . q_{t-1} >= 0``), keeping the first frame's sign as
-recorded, for every stream: each object's ``quat`` (T, 4), ``wrist_quat`` (T, 4) and
-``finger_quat`` (T, 15, 4) where the adapter gives them, and the GRAB recorded wrist
-(``meta["grab_wrist_quat_xyzw"]``). A take with any set of frames after the first negated
-therefore becomes the clean take exactly (negation is exact in floating point), and replays
-bit for bit like it (``tests/test_bad_inputs.py``).
-
-Not a fault, so not a flag: the flips repaired are counted in ``meta["input_checks"]``. The
-clean mirror has none (0 in the 40 GRAB recordings' object and wrist streams, 0 in TACO's),
-so it is unchanged. All quaternions xyzw.
-"""
+"""Quaternion sign: every quaternion stream (xyzw) made sign-continuous before anything interpolates or
+differences it. ``q`` and ``-q`` are one rotation, so flips are repaired and counted, not flagged."""
 
 from __future__ import annotations
 
@@ -26,17 +11,8 @@ from replay.data.types import ObjectTrack, Recording
 
 
 def sign_continuous(q: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(q', flips)``: quaternions (T, ..., 4) with each frame's sign chosen so that
-    ``q'_t . q'_{t-1} >= 0`` per stream (the first frame as given); ``flips`` frames changed.
-
-    A frame that is not finite (an untracked frame) is left as it is and the next frame is
-    compared with the last finite one.
-
-    Vectorised over frames (:func:`_stream_signs`), the same result bit for bit as the
-    frame-by-frame rule: negation is exact, so ``q_t . (-r) == -(q_t . r)`` and each frame's
-    sign is the previous finite frame's times the sign of the raw dot product (``+1`` again
-    where that product is 0, as the rule keeps such a frame as given).
-    """
+    """``(q', flips)``: quaternions (T, ..., 4) with each frame's sign chosen so that ``q'_t . q'_{t-1} >= 0`` per
+    stream (the first frame as given; a non-finite frame left as is and skipped); ``flips`` frames changed."""
     q = np.array(q, dtype=float, copy=True)
     if q.shape[0] < 2:
         return q, 0
@@ -53,10 +29,8 @@ def sign_continuous(q: np.ndarray) -> tuple[np.ndarray, int]:
 def _stream_signs(s: np.ndarray) -> np.ndarray:
     """(T,) bool: the frames of one stream ``s`` (T, 4) that :func:`sign_continuous` negates.
 
-    Over the finite frames in order (frame 0 counted only where finite), ``d_i`` = raw
-    ``q_i . q_{i-1}``; frame i is negated when the product of ``sign(d)`` since the last
-    ``d <= 0``-free run start is negative: ``d > 0`` keeps the previous frame's sign, ``d < 0``
-    swaps it, ``d == 0`` (or no previous finite frame) resets it to as given.
+    Over the finite frames, ``d_i = q_i . q_{i-1}`` as given: ``d > 0`` keeps the previous frame's sign,
+    ``d < 0`` swaps it, ``d == 0`` resets it to as given (negation is exact, so this equals the frame-by-frame rule).
     """
     fin = np.flatnonzero(np.all(np.isfinite(s), axis=-1))
     neg = np.zeros(s.shape[0], bool)
@@ -74,11 +48,8 @@ def _stream_signs(s: np.ndarray) -> np.ndarray:
 
 
 def continuous_quaternions(rec: Recording) -> tuple[Recording, dict]:
-    """A copy of ``rec`` with every quaternion stream sign-continuous (module doc).
-
-    Returns:
-        (recording, figures ``{stream: flips}`` of the streams that had any; empty when none).
-    """
+    """A copy of ``rec`` with every quaternion stream sign-continuous (objects' ``quat``, ``wrist_quat``,
+    ``finger_quat``, ``meta["grab_wrist_quat_xyzw"]``), and ``{stream: flips}`` of the streams that had any."""
     figs: dict = {}
     objects = []
     for tr in rec.objects:

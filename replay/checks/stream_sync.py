@@ -1,48 +1,5 @@
-"""Hand and object streams in sync: the object's time offset against the hand, from the motion.
-
-Captures that record the hand and the object with separate systems (gloves or cameras for
-the hand, markers or a tracker for the object) and no shared trigger can write streams that
-start apart or drift (the class of ``object_track_lags_hand`` in the shared bad-input cases). An object track running ``tau`` s behind the hand track puts the object where the
-hand was ``tau`` s earlier: at the lift onset (read from the object track) the recorded hand
-has already moved on, so the replay's hand closes on nothing; an object track ahead of the
-hand lifts the object before the hand arrives.
-
-**Estimate** (:func:`estimate_offset`): while the hand carries the object (from the lift onset,
-:data:`CARRY_S` = 1 s of it: the lift and the first part of the hold) the object moves rigidly
-with the hand, so the distance from the object's origin to each palm point (the wrist and the
-four finger MCP landmarks, which the fingers' closing does not move; else a sample of the
-hand points) is constant. For each candidate offset ``k`` frames in
-+-:data:`MAX_OFFSET_S` the object samples ``t`` of its carry window (from the lift onset the
-object track shows) are paired with the hand samples ``t - k`` and the spread of those distances (the standard deviation over the window, mean over the palm
-points, mm) is computed; the offset is the ``k`` of the least spread (refined to a fraction of
-a frame by a parabola through its neighbours; > 0: the object track lags the hand).
-**Confidence**: ``1 - spread at the offset / spread in sync``: 0 when shifting explains nothing,
-near 1 when the carry is rigid only at the offset. Measured on the clean mirror (30 GRAB
-lifts): |offset| at most 0.02 s (banana_lift; 28 of them under 0.01 s) except camera_lift
-(below); on ``object_track_lags_hand`` (the mug's track 30 frames behind) 0.250 s,
-spread 0.8 mm against 20.2 mm in sync, confidence 0.96.
-
-**Thresholds** (:func:`check_stream_sync`), applied only with confidence at least
-:data:`MIN_CONFIDENCE` = 0.7 (the shift explains 70 % of the carry's spread; the clean mirror's
-highest are camera_lift 0.53, whose hand moves on the camera while it holds it: a 0.145 s
-"offset" of 10.4 mm spread against 22.0 mm, and the GRAB intents' bowl_drink_1 0.60; the
-synthetic lags and leads of 0.1-0.25 s on the clean lifts reach 0.9 and more), a rigid carry
-at the offset (spread at most :data:`RIGID_SPREAD_MM` = 12 mm: a held object stays within a
-fingertip's width of its place in the hand) an object
-that travels at least :data:`MIN_TRAVEL_M` = 2 cm over the window (a carried object; below,
-nothing to compare), and a shift that matters: the spread at the offset at least
-:data:`GAIN_MIN_MM` = 3 mm below the spread as recorded (a finger pad's 2-4 mm compliance,
-``ReplayConfig.pad_compression_mm``, absorbs less; the GRAB intents' bowl_drink_1 shows 0.055 s
-at confidence 0.60 for a 1.7 mm gain, 2.8 mm as recorded: a carry already rigid, not flagged):
-|offset| above :data:`OFFSET_FLAG_S` = 1/30 s (one frame of a 30 fps camera, the coarsest
-common capture rate: two streams synchronised to the frame are never further apart) is
-flagged (cause ``stream_offset``); above :data:`OFFSET_REFUSE_S` = 0.1 s refused (at the
-lift protocol's 0.15 m/s lift speed, ``ReplayConfig.lift_s``, the object is then 15 mm from
-where the hand holds it, more than a fingertip's 10-20 mm width absorbs; a grasp's final
-closure lasts ~0.1-0.2 s, Jeannerod, J. Motor Behavior 1984, so the hand closes while the
-object is elsewhere). Either way the sentence names ``--object-time-offset``, which
-:func:`with_object_time_offset` applies.
-"""
+"""Hand and object streams in sync: the lag that keeps the carried object's distance to the palm constant
+(:func:`estimate_offset`); a confident offset is flagged or refused, naming ``--object-time-offset``."""
 
 from __future__ import annotations
 
@@ -55,15 +12,20 @@ from replay.checks.hand_points import hand_points
 from replay.data.types import Recording
 from replay.errors import DataError
 
+#: s of carry from the lift onset compared; lags tried up to +-MAX_OFFSET_S
 CARRY_S = 1.0
 MAX_OFFSET_S = 0.5
+#: judged only when the shift explains this share of the spread, the object travels MIN_TRAVEL_M (m), the
+#: carry is rigid at the offset (mm, a fingertip's width) and the shift gains more than a finger pad absorbs (mm)
 MIN_CONFIDENCE = 0.7
 MIN_TRAVEL_M = 0.02
 RIGID_SPREAD_MM = 12.0
 GAIN_MIN_MM = 3.0
+#: s: one frame of a 30 fps camera, the coarsest common capture rate
 OFFSET_FLAG_S = 1.0 / 30.0
+#: s: at the lift protocol's 0.15 m/s the object is then 15 mm from the hand; a grasp's final closure lasts
+#: ~0.1-0.2 s (Jeannerod, J. Motor Behavior 1984)
 OFFSET_REFUSE_S = 0.1
-#: palm landmarks: wrist and the four finger MCPs (manopth order)
 PALM = (0, 5, 9, 13, 17)
 
 
@@ -73,8 +35,9 @@ def _palm(pts: np.ndarray) -> np.ndarray:
 
 
 def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]:
-    """Spread (mm) of the object-to-palm distances over the carry window per lag (frames), and the
-    object's travel over the window (m); NaN where a lag leaves the take."""
+    """Per lag (frames), the spread (mm: standard deviation over the carry window, mean over the palm points) of the
+    object-to-palm distances, with the object's window paired to the hand ``lag`` frames earlier; and the
+    object's travel over the window (m). NaN where a lag leaves the take."""
     pts, _ = hand_points(rec)
     o = np.asarray(rec.target_object.pos, float)
     T, g = len(o), int(rec.grasp_frame)
@@ -94,8 +57,9 @@ def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]
 
 
 def estimate_offset(rec: Recording) -> dict | None:
-    """The object's time offset against the hand (module doc): ``{offset_s, offset_frames, spread_mm,
-    spread_in_sync_mm, confidence, travel_mm}``, or None without hand points or a carry window."""
+    """The object's time offset against the hand: the lag of least spread, refined by a parabola (> 0: the object
+    lags). ``{offset_s, offset_frames, spread_mm, spread_in_sync_mm, confidence, travel_mm}``, confidence
+    ``1 - spread / spread in sync``; None without hand points or a carry window."""
     pts, _ = hand_points(rec)
     if pts is None or not rec.target_object.tracked:
         return None
@@ -122,15 +86,12 @@ def estimate_offset(rec: Recording) -> dict | None:
 
 
 def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
-    """Are the hand and object streams in sync (module doc)?
-
-    Returns:
-        (flags, figures): flag ``stream_offset`` (an offset above :data:`OFFSET_FLAG_S`, or the offset
-        the user stated); figures those of :func:`estimate_offset` and ``stated_s``.
+    """Are the hand and object streams in sync? Returns (flag ``stream_offset``: an offset above
+    :data:`OFFSET_FLAG_S` or the one the user stated; figures of :func:`estimate_offset` and ``stated_s``).
 
     Raises:
         DataError: (cause ``stream_offset``, field ``objects[<name>].pos``) a confident offset above
-            :data:`OFFSET_REFUSE_S`, naming its size and ``--object-time-offset``.
+            :data:`OFFSET_REFUSE_S`, naming ``--object-time-offset``.
     """
     stated = rec.meta.get("object_time_offset_s")
     flags: dict = {}
@@ -173,11 +134,8 @@ def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
 
 
 def with_object_time_offset(rec: Recording, offset_s: float) -> Recording:
-    """A copy of ``rec`` whose object tracks are shifted ``offset_s`` s earlier against the hand: the
-    object pose paired with hand time ``t`` is the one recorded at ``t + offset_s`` (> 0: the object
-    stream ran behind), interpolated (positions linearly, quaternions xyzw by slerp), the first and
-    last samples held beyond the ends; ``grasp_frame`` moved by the same time; ``meta
-    ["object_time_offset_s"]`` set.
+    """A copy of ``rec`` whose object tracks are shifted ``offset_s`` s earlier (> 0: the object stream ran behind),
+    positions linearly and quaternions (xyzw) by slerp, ends held; ``grasp_frame`` moved with it.
 
     Raises:
         DataError: ``offset_s`` not finite or not shorter than the take (field ``object_time_offset_s``).

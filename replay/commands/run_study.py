@@ -2,7 +2,7 @@
 """Replay every recording of a dataset with force-limited drives and a contact ablation.
 
 Example:
-    python scripts/run_study.py --dataset grab --effort 0.4 --out out/study.json --workers 2 --resume
+    python scripts/run_study.py --dataset grab --out out/study.json --workers 2 --resume
     python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
     python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
     python scripts/run_study.py --dataset grab --samples 32 --verdicts lift,hug-oracle,hug-oracle@authored
@@ -41,8 +41,8 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 from replay.results.engine_choice import engine_from_flags
 from replay.sim import physics
-from replay.study.console import input_flag_lines, summary_table
-from replay.study.p_lift import p_lift_lines
+from replay.sim.hand_assets import HAND_SHAPES
+from replay.study.console import input_flag_lines, p_lift_lines, summary_table
 from replay.study.presets import apply_preset, preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.study.verdicts import verdict_count_lines
@@ -52,7 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line (``--help`` lists every option)."""
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
-    p.add_argument("--effort", type=float, default=None, help="finger drive effort limit, N·m (default 0.4)")
+    p.add_argument(
+        "--effort",
+        type=float,
+        default=None,
+        help="finger drive effort limit at every finger joint, N·m (default: the physics' finger_effort_limit; "
+        "replay: human strength per finger, docs/sources.md)",
+    )
     p.add_argument(
         "--out",
         default="out/study.json",
@@ -70,10 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
     p.add_argument(
         "--hand-shape",
-        choices=["myhand", "zerohand"],
+        choices=sorted(HAND_SHAPES),
         default=None,
-        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench): the "
-        "physics choice hand_shape, a departure listed in every rollout's 'physics'",
+        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench; fitted: the "
+        "recording's own hand, docs/hand.md): the physics choice hand_shape, a departure listed in every rollout's "
+        "'physics'",
     )
     p.add_argument(
         "--workers",

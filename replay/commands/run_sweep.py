@@ -25,13 +25,14 @@ import warnings
 from pathlib import Path
 
 from replay.cli import Parser, folder_arg
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
+from replay.sim.hand_assets import resolve_hand_variant
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,7 +132,7 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
     return one
 
 
-def _write(out: Path, effort: float):
+def _write(out: Path, effort: float | None):
     """``write`` of the batch: the recording's heatmap and JSON (atomically), and its line."""
     from replay.study.sweep import heatmap_png
 
@@ -140,10 +141,11 @@ def _write(out: Path, effort: float):
         atomic_write_bytes(out / f"{stem}.png", heatmap_png(doc, f"{seq} ({doc['object_mass_kg']:.3f} kg)"))
         atomic_write_text(out / f"{stem}.json", dumps(doc))
         me, mm = doc["min_effort_lifting_at_mu1_nm"], doc["min_mu_lifting_at_study_effort"]
+        at = "the study effort" if effort is None else f"{effort} N·m"
         pf = doc["perturbed_success_fraction"]
         print(
             f"  {seq}: {doc['success_fraction']:.0%} of the grid lifts; min effort at mu=1: "
-            f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {effort} N·m: "
+            f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {at}: "
             f"{'none' if mm is None else f'{mm:.3g}'}; perturbed: {'-' if pf is None else f'{pf:.0%}'}; "
             f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s",
             flush=True,

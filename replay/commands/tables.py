@@ -5,6 +5,7 @@
     python scripts/tables.py refine --results out/grab_refine/study.json --write README.md
     python scripts/tables.py attribution --results out/grab/attribution.json --write docs/attribution.md
     python scripts/tables.py summarize study out/grab/study.json --out docs/results/grab-lifts.json --made-by "CMD"
+    python scripts/tables.py summarize pose_mapping out/a.json out/b.json --out docs/results/x.json --made-by "CMD"
     python scripts/tables.py update README.md docs/*.md       # every generated block (make docs)
     python scripts/tables.py check README.md docs/*.md        # exit 1 naming each stale block
 
@@ -33,27 +34,40 @@ from replay.fileio import atomic_write_text
 from replay.output.doc_blocks import blocks, stale_blocks, update_text
 from replay.output.results_summary import SOURCES, summarize
 from replay.output.tables import KINDS, replace_block, table
-from replay.results.outcomes import upgrade
+from replay.results.convert import upgrade_words
 
 
 def _summarize(argv: list[str]) -> int:
     ap = Parser(prog="tables.py summarize", description="the small results file of a document block")
     ap.add_argument("source", choices=SOURCES)
-    ap.add_argument("input", type=Path, help="study / bridge JSON, or a pytest --junitxml report")
+    ap.add_argument(
+        "input", type=Path, nargs="+", help="study / bridge JSON, a pytest --junitxml report; pose_mapping: one or more"
+    )
     ap.add_argument("--out", type=Path, required=True, help="e.g. docs/results/grab-lifts.json")
     ap.add_argument("--made-by", required=True, help="the command that wrote INPUT")
     ap.add_argument("--commit", default=None, help="the commit it ran on (default: git HEAD here)")
     ap.add_argument("--date", default=None, help="YYYY-MM-DD (default: today, UTC)")
     a = ap.parse_args(argv)
+    if len(a.input) > 1 and a.source != "pose_mapping":
+        raise UsageError("input", f"{a.source} takes one input file, got {len(a.input)}")
+    path = a.input[0]
     try:
-        doc = a.input if a.source == "junit" else json.loads(a.input.read_text())
+        if a.source == "junit":
+            doc = path
+        elif a.source == "pose_mapping":
+            docs = []
+            for path in a.input:
+                docs.append(json.loads(path.read_text()))
+            doc = docs
+        else:
+            doc = json.loads(path.read_text())
         small = summarize(a.source, doc, made_by=a.made_by, commit=a.commit, date=a.date)
     except FileNotFoundError:
-        raise DataError(a.input, None, "no such file") from None
+        raise DataError(path, None, "no such file") from None
     except (ValueError, SyntaxError) as e:  # JSONDecodeError and ET.ParseError are among them
-        raise DataError(a.input, None, str(e)) from None
+        raise DataError(path, None, str(e)) from None
     atomic_write_text(a.out, json.dumps(small, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {a.out} ({a.out.stat().st_size} bytes) from {a.input}")
+    print(f"wrote {a.out} ({a.out.stat().st_size} bytes) from {', '.join(map(str, a.input))}")
     return 0
 
 
@@ -97,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as e:
         raise DataError(a.results, None, f"not JSON ({e.msg}, line {e.lineno})") from None
     try:
-        body = table(a.kind, upgrade(doc))  # a format-1 file's words mapped (replay.results.outcomes)
+        body = table(a.kind, upgrade_words(doc))  # a format-1 file's words mapped (replay.results.convert)
     except ValueError as e:
         raise DataError(a.results, None, str(e)) from None
     if a.write is None:

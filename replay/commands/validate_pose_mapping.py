@@ -28,14 +28,15 @@ import numpy as np
 
 from replay.checks import load_recording
 from replay.cli import Parser, folder_arg, report, say_error
-from replay.config import DEFAULT_HAND_VARIANT
+from replay.config import ReplayConfig
 from replay.data import list_sequences
+from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.fileio import atomic_write_text, ensure_parent
-from replay.kinematics.coords import default_mjcf
-from replay.kinematics.ik import IKOptions
+from replay.kinematics.ik import IKOptions, ik_options_for
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize
+from replay.sim.hand_assets import HAND_SHAPES, hand_mjcf_path, resolve_hand_variant
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,10 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--hand-shape",
-        choices=["myhand", "zerohand"],
+        choices=sorted(HAND_SHAPES),
         default=None,
         help="manosim hand shape (default: the study's per-dataset choice, "
-        "replay.datasets: zerohand for grab/taco, myhand for hug-bench)",
+        "replay.datasets: zerohand for grab/taco, myhand for hug-bench; fitted: the recording's own hand, "
+        "docs/hand.md)",
     )
     ap.add_argument("--no-cache", action="store_true", help="do not read or write the IK cache")
     return ap
@@ -91,7 +93,9 @@ def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: 
     window = None
     if args.window == "grasp":
         window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
-    mjcf = default_mjcf(rec.hand_side, shape, args.data_dir)
+    cfg = ReplayConfig(physics_overrides={"hand_shape": shape})
+    mjcf = hand_mjcf_path(dataset_dir("manosim", args.data_dir), cfg, rec.hand_side, rec)
+    opts = ik_options_for(mjcf, stride=opts.stride)
     return rec, sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
 
 
@@ -116,7 +120,7 @@ def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
     def one(key: str):
         ds, name = key.split("/", 1)
         t1 = time.perf_counter()
-        shapes[ds] = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
+        shapes[ds] = args.hand_shape or resolve_hand_variant(ReplayConfig(), ds).physics_overrides["hand_shape"]
         rec, s = _validate_one(ds, name, args, sides.get(ds), shapes[ds], opts)
         flags[(ds, name)] = rec.meta.get("input_flags", {})
         if flags[(ds, name)]:
@@ -172,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:])),
         "seconds": round(res.wall_s, 1),
         "ik_options": dataclasses.asdict(opts),
+        "ik_landmark_weights": "per hand (replay.kinematics.ik.ik_options_for: a fitted hand's tips 1.5, others 3); "
+        "each sequence's own under sequences[].mapping.ik_options",
         "window": args.window,
         "hand_shape": shapes,
         "hold_s": args.hold_s if args.window == "grasp" else None,

@@ -1,6 +1,5 @@
-"""Helpers shared by the dataset adapters: field access with clear errors,
-quaternion order conversion, lift onset and support-surface height.
-"""
+"""Helpers shared by the dataset adapters: field access with clear errors, quaternion order conversion, lift
+onset and support-surface height."""
 
 from __future__ import annotations
 
@@ -12,9 +11,7 @@ import trimesh
 
 from replay.errors import DataError
 
-#: Lift onset threshold: the object's first frame this far above its start height, m.
-#: (Measured: a resting tracked GRAB object jitters at most 2.3 mm, median 0.28 mm, over the
-#: 30 lift recordings before they rise; 1 cm is four times the largest.)
+#: m above its start height: the lift onset (well above a resting tracked object's jitter)
 LIFT_THRESHOLD_M = 0.01
 
 
@@ -31,11 +28,10 @@ def get_field(data: Any, dotted: str, source: Path) -> Any:
 
 
 def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float64, finite: bool = True) -> np.ndarray:
-    """Fetch a numeric array field and check its shape (``-1`` = any length) and finiteness.
+    """A numeric array field, its shape (``-1`` = any length) and finiteness checked.
 
     Raises:
-        DataError: missing field, not numeric, wrong shape, or (``finite``) NaN/inf values,
-            naming the first bad frame (index along axis 0).
+        DataError: missing field, not numeric, wrong shape, or (``finite``) NaN/inf, naming the first bad frame.
     """
     value = get_field(data, dotted, source)
     try:
@@ -58,11 +54,7 @@ def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float
 
 
 def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> np.ndarray:
-    """Convert scalar-first quaternions (..., 4) to scalar-last, checking unit norm.
-
-    Raises:
-        DataError: any quaternion with | |q| - 1 | > ``tol``.
-    """
+    """Scalar-first quaternions (..., 4) to scalar-last, normalised; raises DataError when ``| |q| - 1 | > tol``."""
     q = np.asarray(q, float)
     n = np.linalg.norm(q, axis=-1)
     if np.any(np.abs(n - 1.0) > tol):
@@ -77,11 +69,7 @@ def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> 
 
 
 def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | None:
-    """First frame whose z exceeds the first frame's z by more than ``threshold`` m, or None.
-
-    Args:
-        pos: (T, 3) object positions, m, world Z up.
-    """
+    """First frame whose z exceeds the first frame's by more than ``threshold`` m (``pos`` (T, 3) m, Z up), or None."""
     z = np.asarray(pos)[:, 2]
     above = np.flatnonzero(z > z[0] + threshold)
     return int(above[0]) if above.size else None
@@ -90,18 +78,9 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
 def top_surface_height(
     mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None, rot: np.ndarray | None = None
 ) -> tuple[float, str]:
-    """Height of a support mesh's upper surface below ``xy`` (2,) m, world frame.
-
-    Casts a ray straight down from 1 m above the mesh at ``xy`` and returns the first hit's z (the
-    top surface there, which accounts for a tilted table); if the ray misses (``xy`` beyond the
-    mesh), the mesh's highest z. ``mesh`` is in its own frame, posed in the world at ``loc`` (3,) m
-    and rotation matrix ``rot`` (3, 3) (own frame -> world; default: the mesh is in world
-    coordinates). The ray is cast in the mesh's frame, never on a posed copy, so a shared mesh
-    (:func:`replay.data.mesh_io.shared_mesh`) builds its ray-cast tree once per process.
-
-    Returns:
-        (z in m, ``"ray"`` or ``"max_z"``): which rule gave the value.
-    """
+    """``(z m, "ray" | "max_z")``: the top of a support mesh below ``xy`` (2,) m, by a ray cast straight down, else
+    the mesh's highest z. ``mesh`` is in its own frame, posed at ``loc`` (3,) m and rotation ``rot`` (3, 3)
+    (own -> world; default: already in world); the ray is cast in the mesh's frame, so a shared mesh keeps its tree."""
     loc = np.zeros(3) if loc is None else np.asarray(loc, float)
     rot = np.eye(3) if rot is None else np.asarray(rot, float)
     top = float((np.asarray(mesh.vertices, float) @ rot.T + loc)[:, 2].max())  # the posed mesh's bounds[1, 2]

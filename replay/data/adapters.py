@@ -1,10 +1,5 @@
-"""The dataset adapters, one per entry of :data:`replay.datasets.DATASETS`, registered there
-by :mod:`replay.data` when it is imported (the base layer never imports the data layer).
-
-Each adapter is ``(path, root, name, **kwargs) -> Recording`` (:class:`replay.data.types.Recording`)
-and imports its module only when called, so listing datasets costs no import of trimesh or
-the pickle readers.
-"""
+"""The dataset adapters ``(path, root, name, **kwargs) -> Recording``, registered in :mod:`replay.datasets` by
+:mod:`replay.data` on import; each imports its module only when called."""
 
 from __future__ import annotations
 
@@ -32,5 +27,4 @@ def read_hug(path: Path, root: Path, name: str, **kwargs):
     return load_recording(path, root, name, **kwargs)
 
 
-#: dataset name -> adapter
 ADAPTERS = {"grab": read_grab, "taco": read_taco, "hug-bench": read_hug}

@@ -1,25 +1,6 @@
-"""Figures of an object asset that depend on its files alone, computed once per content.
-
-Some input checks judge the object asset, not the recording: its simulated mass and how its
-collision parts fill space (:func:`replay.checks.object_mass.measure_object_mass`), each part's
-convexity (:func:`replay.checks.convexity.part_convexity`), the parts' summed hull volume
-(:func:`replay.data.objects.collision_volume`). GRAB's 1,335 sequences use 51 objects,
-so a study of thousands of recordings would measure each object tens of times (issue 41: these
-figures were 27 % of a worker's CPU time on 8 GRAB lifts). :func:`memo` keeps each figure set
-
-* per process, and
-* on disk under ``$REPLAY_CACHE/asset_figures`` (:func:`replay.data.cache.cache_dir`; one JSON file
-  per entry, written atomically), so another study, worker or run reads it instead of measuring again.
-
-The key is the SHA-256 of: the figure's kind, the source of the modules that compute it and the
-versions of the libraries below them (:data:`LIBRARIES`: a changed check or library never reads an
-old figure), its scalar parameters (e.g. the asset's density and stated mass), and the bytes of
-every input file (not their paths: a copied or moved dataset shares its entries). Only measurements
-are kept, never a judgement: the check applies its thresholds to the figures afresh on every call.
-A measurement that raises (an unreadable file, a part MuJoCo cannot compile) raises again on every
-call and is never kept. Values must be JSON (floats round-trip exactly); each call returns a fresh
-copy.
-"""
+"""Figures of an object asset that depend on its files alone, measured once per content: per process and under
+``$REPLAY_CACHE/asset_figures``. Keyed by the figure's kind, the source of the modules that compute it, library
+versions, its parameters and every input file's bytes; only measurements are kept, never a judgement."""
 
 from __future__ import annotations
 
@@ -35,9 +16,7 @@ from typing import Any
 from replay.data.cache import cache_dir, sha256_text
 from replay.fileio import atomic_write_bytes
 
-#: libraries whose version is part of every key (meshes, hulls, MuJoCo's mesh inertia)
 LIBRARIES = ("numpy", "scipy", "trimesh", "mujoco")
-#: entries kept per process (each a few hundred bytes of JSON)
 MEMO_SIZE = 512
 SUB = "asset_figures"
 _MEMO: OrderedDict = OrderedDict()
@@ -72,20 +51,13 @@ def code_version(*modules: str) -> str:
 
 
 def memo(kind: str, files: list, params: dict, compute: Callable[[], Any], code: tuple[str, ...]) -> Any:
-    """``compute()``'s JSON value for these inputs, measured once per content (module doc).
+    """``compute()``'s JSON value for these inputs, measured once per content; a fresh copy each call (tuples come
+    back as lists). A ``compute`` that raises raises again next call: nothing is kept.
 
     Args:
-        kind: the figure's name (a sub-folder of the cache), e.g. ``"object_mass"``.
-        files: the input files whose bytes the figure depends on.
+        kind: the figure's name (a cache sub-folder), e.g. ``"object_mass"``.
         params: the scalar inputs (JSON), e.g. ``{"density": 1250.0, "mass": None}``.
-        compute: measures the figure (may raise: nothing is kept then).
         code: dotted names of the modules whose source computes it.
-
-    Returns:
-        A fresh copy of the figure (JSON types: tuples come back as lists).
-
-    Raises:
-        whatever ``compute`` raises (a missing input file: ``compute`` names it).
     """
     try:
         key = sha256_text(

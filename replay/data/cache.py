@@ -1,11 +1,5 @@
-"""Where derived files (convex decompositions, baked meshes) are cached.
-
-Derived geometry is never written next to the source data (the mirror is
-read-only and must stay byte-for-byte upstream). It goes to
-``$REPLAY_CACHE`` if set, else ``data/cache`` under the current directory.
-Entries are keyed by the SHA-256 of their inputs, so a changed source file or
-setting gives a new entry instead of a stale one.
-"""
+"""Where derived files (convex decompositions, baked meshes) are cached: ``$REPLAY_CACHE``, else ``data/cache``;
+never beside the source data (the mirror is read-only). Entries are keyed by the SHA-256 of their inputs."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Convex decomposition of a mesh with CoACD (TACO objects have none), cached on disk.
-
-CoACD (Wei et al., SIGGRAPH 2022; github.com/SarahWeiii/CoACD) runs in a child process
-(:func:`replay.data.isolate.call_isolated`): it can crash natively on a bad mesh.
-"""
+"""Convex decomposition of a mesh with CoACD (Wei et al., SIGGRAPH 2022), cached on disk; it runs in a child
+process (:func:`replay.data.isolate.call_isolated`) as it can crash natively on a bad mesh."""
 
 from __future__ import annotations
 
@@ -17,15 +14,8 @@ from replay.data.mesh_io import load_mesh
 from replay.errors import DataError
 from replay.fileio import atomic_write_bytes, sha256_file
 
-#: CoACD settings for TACO meshes, chosen on the two mirror meshes (1000
-#: vertices, not watertight) by the hull-gap metric of
-#: :mod:`replay.checks.object_frame` (median / p90 / max mm, 3000 samples):
-#: with CoACD's manifold pre-processing on (resolution 20) 2.9/7.5/10.4 and
-#: 3.6/6.1/10.8 mm and parts reaching 1.5-2 mm below the mesh's lowest point
-#: (the voxel remesh inflates the shape); resolution 40: 1.7/4.9/6.8 and
-#: 2.7/5.8/8.5 mm at 1.5-2x the time; pre-processing off: 0.56/3.0/6.1 and
-#: 2.1/5.6/10.5 mm, no part below the mesh, and the fastest (~6-17 s on a shared
-#: core). threshold 0.05 is CoACD's default concavity tolerance; 12 parts max.
+#: CoACD settings for TACO meshes: pre-processing off gave the smallest hull gap
+#: (:mod:`replay.checks.object_frame`) and no part below the mesh; threshold 0.05 is CoACD's default
 COACD_SETTINGS = {
     "threshold": 0.05,
     "max_convex_hull": 12,
@@ -39,15 +29,12 @@ COACD_SETTINGS = {
 }
 
 
-#: Wall-clock limit of one CoACD run, s. Measured: 6-17 s per TACO mirror mesh (1000 vertices)
-#: on a shared core with :data:`COACD_SETTINGS`; 300 s leaves a 20x margin for larger meshes
-#: and stops a hung decomposition.
+#: s, wall-clock limit of one CoACD run (far above a TACO mesh's; stops a hung decomposition)
 COACD_TIMEOUT_S = 300.0
 
 
 def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``coacd.run_coacd`` on (V, 3) m vertices and (F, 3) int faces -> [(vertices, faces)] per part.
-    Runs in a child process (:func:`replay.data.isolate.call_isolated`): CoACD can segfault."""
+    """``coacd.run_coacd`` on (V, 3) m vertices and (F, 3) faces -> [(vertices, faces)] per part (in the child)."""
     import coacd
 
     coacd.set_log_level("error")
@@ -56,25 +43,12 @@ def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[
 
 
 def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, sub: str = "coacd") -> list[Path]:
-    """Convex parts of a mesh from CoACD, cached on disk.
-
-    The cache key is the SHA-256 of the mesh file plus the settings, so the
-    parts are recomputed only when either changes. Parts are written as STL to
-    ``cache_dir(sub)/<stem>-<key>/part_XX.stl`` (atomic writes; a ``done``
-    marker is written last so an interrupted run is recomputed).
-
-    Args:
-        mesh_path: source mesh (object frame, m).
-        settings: keyword arguments for ``coacd.run_coacd`` (default :data:`COACD_SETTINGS`).
-
-    Returns:
-        Paths of the convex parts (at least one).
+    """Convex parts of a mesh (object frame, m) from CoACD, cached as STL under ``cache_dir(sub)`` keyed by the
+    mesh's SHA-256 and ``settings`` (default :data:`COACD_SETTINGS`); a ``done`` marker written last.
 
     Raises:
-        DataError: the mesh cannot be read; CoACD crashed (it runs in a child process,
-            :func:`replay.data.isolate.call_isolated`; the signal is named), ran past
-            :data:`COACD_TIMEOUT_S`, or returned no part; a part is degenerate
-            (:func:`replay.data.mesh_checks.check_collision_part`).
+        DataError: the mesh cannot be read; CoACD crashed (signal named), ran past :data:`COACD_TIMEOUT_S` or
+            returned no part; a degenerate part.
     """
     import coacd
 

@@ -1,17 +1,6 @@
-"""Path confinement: every path a dataset names stays inside the folder it belongs to.
-
-A recording names its object (``object.name``), an MJCF file names its includes and meshes, a
-manifest names its files, an archive names its members: each is a string from whoever made the
-data. Joined as it is, ``../../etc`` or an absolute path reads (or writes) outside the dataset,
-and a symlink inside a downloaded folder points anywhere. Every such join goes through
-:func:`confined`: the joined path, normalised (``..`` folded, lexically), must lie inside its
-root, else one :class:`~replay.errors.DataError` names the file and field that gave it (cause
-``path_escape``). Symlinks are not followed here: ``fetch_data.py --link symlink`` stages links
-into the mirror on purpose; a link leading out of a folder is refused where a folder is staged
-(:func:`is_inside`, used by :mod:`replay.data.stage_unpinned`). :func:`plain_name` is the stricter rule for a name that is one folder entry
-(an object name); :func:`safe_relpath` checks an archive member or manifest key before anything
-is written.
-"""
+"""Path confinement: every path a dataset names (object names, MJCF includes, manifest keys, archive members) must
+stay inside its folder, else one DataError (cause ``path_escape``). Lexical: symlinks are the staging's business
+(:func:`is_inside`)."""
 
 from __future__ import annotations
 
@@ -34,21 +23,8 @@ def confined(
     what: str = "file",
     base: str | Path | None = None,
 ) -> Path:
-    """``base / rel`` (default ``root / rel``) normalised, refused unless it lies inside ``root``
-    (both made absolute and ``..`` folded, lexically: symlinks are the staging's business, module doc).
-
-    Args:
-        root: the folder the data may name files in (e.g. a dataset's ``objects`` folder).
-        rel: the path as the data gives it (relative to ``root``; an absolute one is refused
-            unless it lies inside ``root``).
-        source: the file that named ``rel`` (named in the error).
-        field: the field that held it (named in the error).
-        what: what the path is, for the message.
-        base: the folder ``rel`` is relative to, when not ``root`` (an MJCF include is relative to
-            the including file's folder, confined to the dataset's objects folder).
-
-    Returns:
-        The normalised path (which may not exist: the caller says so in its own words).
+    """``base / rel`` (default ``root / rel``) normalised (absolute, ``..`` folded, lexically), refused unless inside
+    ``root``; it may not exist. ``source`` and ``field`` name what gave ``rel``; ``what`` says what it is.
 
     Raises:
         DataError: the path leaves ``root`` (by ``..`` or an absolute path), cause ``path_escape``.
@@ -67,11 +43,10 @@ def confined(
 
 
 def plain_name(name: str, source: str | Path | None, field: str) -> str:
-    """``name`` if it is one plain folder entry (no separator, not ``.``/``..``, no NUL), else refused.
+    """``name`` if it is one plain folder entry, else refused.
 
     Raises:
-        DataError: a name with a path separator, a drive, ``..`` or a control character
-            (cause ``path_escape``).
+        DataError: a path separator, a drive, ``.``/``..`` or a control character (cause ``path_escape``).
     """
     bad = (
         not name
@@ -94,11 +69,8 @@ def plain_name(name: str, source: str | Path | None, field: str) -> str:
 
 
 def safe_relpath(rel: str, source: str | Path | None, field: str | None) -> str:
-    """``rel`` (a ``/``-separated archive member or manifest key) if it stays inside whatever folder it
-    is joined to: relative, no ``..`` part, no empty or NUL part, no backslash or drive.
-
-    Returns:
-        The normalised path (``a/./b`` -> ``a/b``).
+    """``rel`` (a ``/``-separated archive member or manifest key) normalised (``a/./b`` -> ``a/b``) if it stays
+    inside whatever folder it is joined to.
 
     Raises:
         DataError: an absolute path, a ``..`` part, a drive or backslash (cause ``path_escape``).

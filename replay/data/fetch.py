@@ -1,26 +1,5 @@
-"""Stage datasets into ``<dest>/<dataset>/...`` from a mirror, GitHub or the Hub.
-
-Public entry point: :func:`fetch`. Every staged file is recorded in
-``<dest>/MANIFEST.json`` (see :mod:`replay.data.manifest`). Pinned files are staged by
-:mod:`replay.data.stage_pinned`, the others by :mod:`replay.data.stage_unpinned`.
-
-Guarantees:
-
-* **Pinned.** GitHub files come from raw-file URLs at fixed commits and must match
-  the SHA-256 pinned in ``replay/data/pinned_files.json``; mirror copies are held
-  to the same digests.
-* **Atomic and resumable.** Each file is written to ``.<name>.part-<pid>`` in its
-  final folder and renamed when complete and verified; the manifest is saved
-  atomically every few dozen files and at the end. A re-run skips every file whose
-  on-disk SHA-256 matches its manifest entry.
-* **Never silently bad.** A staged file that no longer matches its manifest entry
-  is named, moved aside (``<name>.corrupt-<time>``) and staged again.
-* **Never ignored.** Every other file a mirror (``--mirror``) or a local folder
-  (``--local``, laid out like the mirror) holds under a dataset folder, e.g. a user's
-  own GRAB recordings and objects, is staged too and recorded as ``pinned: false``
-  with its SHA-256 and ``origin`` (the absolute path it was copied from). Dot-named
-  files and folders (tool and editor leftovers) are skipped.
-"""
+"""Stage datasets into ``<dest>/<dataset>/...`` from a mirror, GitHub or the Hub, recorded in
+``<dest>/MANIFEST.json``: :func:`fetch` (guarantees in ``docs/data.md``)."""
 
 from __future__ import annotations
 
@@ -87,31 +66,18 @@ def fetch(
 
     Args:
         dataset: ``manosim``, ``grab``, ``taco``, ``hug-bench`` or ``all``.
-        dest: staging root; files land in ``dest/<dataset>/...`` (mirror layout).
-        mirror: offline mirror folder (default ``$REPLAY_MIRROR``; ``None`` and unset =
-            download). With a mirror, ``manosim``/``grab``/``taco`` come from it and never
-            from the network. HUG-Bench has no mirror copy: asked for explicitly it is
-            fetched from the Hub; as part of ``all`` with a mirror it is skipped (with
-            a note in the result) so that an offline ``all`` succeeds.
-        local: a folder of the user's own files laid out like the mirror
-            (``<local>/grab/recordings/*.pkl``, ``<local>/grab/objects/<name>/``):
-            every file of the selected datasets it holds is staged, pinned ones held
-            to their pins, the others recorded as unpinned; nothing is downloaded.
-        link: ``copy`` (default), ``hardlink`` (copy across file systems) or ``symlink``.
-        split, scenes: HUG-Bench selection (``val``/``test``; scene names such as
-            ``small_2``; default every scene of the split).
+        mirror: offline mirror (default ``$REPLAY_MIRROR``; unset: download). HUG-Bench has no mirror copy: asked
+            for it comes from the Hub; in ``all`` with a mirror it is skipped with a note.
+        local: the user's own files laid out like the mirror: all staged, pinned ones held to their pins.
+        link: ``copy``, ``hardlink`` or ``symlink``.
+        split, scenes: HUG-Bench selection (default every scene of the split).
         hub_revision, recordings_revision: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``.
         progress: tqdm bars (``None``: only on a terminal).
-        follow_symlinks: stage files a symlink takes outside their dataset folder (``--local``,
-            mirror; refused by default, recorded as ``symlink_target``).
-
-    Returns:
-        One :class:`FetchResult` per dataset.
+        follow_symlinks: stage files a symlink takes outside their dataset folder (refused by default).
 
     Raises:
-        FetchError: unknown dataset or split, missing mirror (or mirror lacking the
-            dataset's files), network failure (names the source, suggests ``--mirror``), an
-            unknown upstream layout, a symlink out of a staged folder, a refused revision.
+        FetchError: unknown dataset or split, missing or incomplete mirror, network failure, an unknown upstream
+            layout, a symlink out of a staged folder, a refused revision.
         IntegrityError: a mirror file or download does not match its pinned SHA-256.
     """
     _check_choices(dataset, link, split)
@@ -178,12 +144,7 @@ def _fetch_hug(
     recordings_revision: str | None,
     follow_symlinks: bool = False,
 ) -> FetchResult:
-    """HUG-Bench for :func:`fetch`: the mirror's copy if it has one; skipped (with a note) as part
-    of ``all`` with a mirror that has none; else from the Hugging Face Hub.
-
-    Raises:
-        FetchError: see :func:`replay.data.hub.fetch_hug_bench`.
-    """
+    """HUG-Bench for :func:`fetch`: the mirror's copy, else skipped in ``all`` with a mirror, else from the Hub."""
     if mirror_dir is not None and (mirror_dir / "hug-bench").is_dir():
         return stage_mirror_tree("hug-bench", mirror_dir, dest, man, link, progress, follow_symlinks)
     if mirror_dir is not None and in_all:

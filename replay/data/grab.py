@@ -1,42 +1,9 @@
-"""GRAB adapter: ``grab/recordings/<object>_lift.pkl`` + ``grab/objects/`` -> Recording.
-
-Source: 30 right-hand lifts of GRAB subject s1 as stored by
-github.com/fflahm/t800_retargeting (``data/grab/s1``); object models from
-github.com/vikashplus/object_sim. Layout in the mirror README.
-
-What the adapter produces (see :class:`~replay.data.types.Recording`):
-
-* ``fps`` 120 (GRAB's capture rate; not stored in the files), ``time = arange(T) / 120`` s.
-* ``landmarks`` (T, 21, 3) = ``hand.joints_target``: world, m, manopth order.
-* ``wrist_pos/wrist_quat/finger_quat`` are None: GRAB stores no finger rotations;
-  landmark IK (:mod:`replay.kinematics`) fits them. The recorded
-  ``hand.wrist_loc`` (T, 3) and ``hand.wrist_rot`` (T, 4; stored wxyz, given
-  here as **xyzw**) are kept in ``meta["grab_wrist_loc"]`` /
-  ``meta["grab_wrist_quat_xyzw"]`` to initialise the IK. They are *not* the
-  manosim root pose: upstream composed GRAB's global orientation with a fixed
-  pre-rotation (rotation vector (1.2092, -1.2092, -1.2092)).
-* One :class:`~replay.data.types.ObjectTrack` (``tracked=True``): ``object.loc``
-  and ``object.rot`` (wxyz in the file, converted to xyzw) posing the object_sim
-  mesh origin.
-* ``support_height``: the table's top surface z below the object's first
-  position, from the table mesh (``grab/objects/table``) placed at
-  ``table.loc/rot`` (ray cast, see :func:`~replay.data.adapter_fields.top_surface_height`).
-  The table itself (asset, pos, xyzw quat) is in ``meta["table"]``. The
-  visual top is the measured surface (objects rest 0.1-2.7 mm above it at
-  frame 0, median 1.4 mm over the 30 lifts); object_sim's table collision part
-  (``contact0.stl``, 10.4 mm thick vs 5.5 mm) reaches 3.2 mm higher, given as
-  ``meta["support_height_collision"]``: a scene that uses that part as the
-  support starts the objects ~1.8 mm inside it.
-* ``grasp_frame``: lift onset, the first frame the object is more than 1 cm
-  above its first-frame height (mug_lift: 264 of 4246).
-
-Every missing field, wrong shape, NaN frame or non-unit quaternion raises a
-:class:`~replay.errors.DataError` naming the file and the field (strict: GRAB's
-hand is tracked in every frame, so a NaN means a corrupt file, not a dropout).
-"""
+"""GRAB adapter: ``grab/recordings/<name>.pkl`` + object_sim models in ``grab/objects/`` -> Recording (what each
+field holds, in ``docs/data.md``). The file stores quaternions wxyz; the Recording xyzw."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +24,7 @@ from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError
 
-#: GRAB capture rate, Hz (Taheri et al., ECCV 2020: "GRAB ... captured at 120 fps").
+#: Hz, GRAB's capture rate (Taheri et al., ECCV 2020: "captured at 120 fps"); not in the files
 GRAB_FPS = 120.0
 
 
@@ -67,21 +34,13 @@ def grab_objects_dir(recording: Path) -> Path:
 
 
 def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Recording:
-    """Read one GRAB lift recording into the canonical form.
-
-    Args:
-        path: ``<object>_lift.pkl``.
-        objects_dir: folder of object_sim models (default: ``../objects`` beside
-            the recordings folder).
-
-    Returns:
-        A validated :class:`Recording` (module doc for each field).
+    """Read one GRAB recording into the canonical form; ``objects_dir`` defaults to ``../objects`` beside the
+    recordings folder.
 
     Raises:
-        DataError: unreadable/truncated/hostile pickle, missing field, wrong shape,
-            NaN values (naming the first bad frame), non-unit quaternion, missing
-            object model or mesh, an object name that is not a plain folder name (``../x``, an
-            absolute path: cause ``path_escape``), object never lifted by 1 cm.
+        DataError: unreadable or hostile pickle, missing field, wrong shape, NaN (first bad frame named), non-unit
+            quaternion, missing object model or mesh, an object name that is not a plain folder name (cause
+            ``path_escape``), an object never lifted by 1 cm.
     """
     path = Path(path)
     objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
@@ -92,7 +51,8 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     obj_dir = objects_dir / plain_name(a["obj_name"], path, "object.name")
     if not obj_dir.is_dir():
         raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
-    asset = load_grab_object(obj_dir)
+    # GRAB's objects are 3D prints of ContactDB's meshes (physics choice object_print)
+    asset = dataclasses.replace(load_grab_object(obj_dir), made="printed")
     table_asset = load_grab_object(objects_dir / "table")
     support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
     onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)
@@ -124,8 +84,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
 
 
 def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path) -> dict:
-    """The recording's ``meta`` (module doc): the recorded wrist, the table and how support and
-    grasp frame were found."""
+    """The recording's ``meta``: the recorded wrist, the table and how support and grasp frame were found."""
     return {
         "grab_wrist_loc": a["wrist_loc"],
         "grab_wrist_quat_xyzw": a["wrist_quat"],
@@ -141,13 +100,13 @@ def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path
 
 
 def _read_arrays(data: dict, path: Path) -> dict:
-    """The arrays of a GRAB pickle, checked: ``landmarks`` (T, 21, 3) m, ``wrist_loc`` (T, 3) m,
-    ``obj_name``, ``obj_loc`` (T, 3) m, ``table_loc`` (3,) m, and ``wrist_quat`` (T, 4),
-    ``obj_quat`` (T, 4), ``table_quat`` (4,) converted from the file's wxyz to **xyzw**.
+    """The arrays of a GRAB pickle, checked: ``landmarks`` (T, 21, 3) m, ``wrist_loc`` (T, 3) m, ``obj_name``,
+    ``obj_loc`` (T, 3) m, ``table_loc`` (3,) m, and ``wrist_quat`` (T, 4), ``obj_quat`` (T, 4), ``table_quat`` (4,)
+    converted from wxyz to **xyzw**.
 
     Raises:
-        DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames,
-            ``hand.wrist_loc`` not ``hand.joints_target[:, 0]``.
+        DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames, ``hand.wrist_loc``
+            not ``hand.joints_target[:, 0]``.
     """
     landmarks = get_array(data, "hand.joints_target", path, (-1, 21, 3))
     T = landmarks.shape[0]
@@ -188,14 +147,8 @@ def _read_arrays(data: dict, path: Path) -> dict:
 def _table_support(
     table_asset, table_loc: np.ndarray, table_quat: np.ndarray, obj_xy: np.ndarray
 ) -> tuple[float, str, float]:
-    """``(support z m, rule, collision-part support z m)``: the top surface of the table's visual
-    mesh and of its first collision part below ``obj_xy`` (2,) m, the table posed at
-    ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw
-    (:func:`~replay.data.adapter_fields.top_surface_height` on the shared table meshes, never a posed copy).
-
-    Raises:
-        DataError: a table mesh cannot be read.
-    """
+    """``(support z m, rule, collision-part support z m)``: the top of the table's visual mesh and of its first
+    collision part below ``obj_xy`` (2,) m, the table at ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw."""
     R = Rotation.from_quat(table_quat).as_matrix()
     table_mesh = shared_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
     support, rule = top_surface_height(table_mesh, obj_xy, table_loc, R)
@@ -205,10 +158,5 @@ def _table_support(
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists): GRAB
-    recording ``name`` at ``path``, its objects in ``<root>/objects``.
-
-    Raises:
-        DataError: any error of :func:`load_grab`.
-    """
+    """The registry's entry: GRAB recording ``name`` at ``path``, its objects in ``<root>/objects``."""
     return load_grab(path, Path(root) / "objects", **kwargs)

@@ -1,23 +1,6 @@
-"""HUG-Bench from the Hugging Face Hub: object assets plus one recording per scene.
-
-Staged layout (under ``<dest>/hug-bench/``):
-
-* ``hug_bench/<split>/<scene>/<object>/sim_assets/...`` - as in ``kevinywu/hug-bench``;
-* ``scenes/<split>/<scene>/aria_data.pkl`` - the scene's recording from
-  ``kevinywu/1m-hugs``.
-
-Only what a replay needs is transferred. Object assets are fetched with
-``snapshot_download`` restricted to the selected scenes (archives excluded). For a
-recording, a plain ``.../<scene>/aria_data.pkl`` in the repository is downloaded
-with ``hf_hub_download``; if the scene exists only as an uncompressed ``<scene>.tar``,
-the tar is opened through ``HfFileSystem`` (HTTP range reads), its headers are
-walked until the ``aria_data.pkl`` member, and only that member's bytes are read.
-A whole scene tar is never requested; a compressed one (which cannot be range-read
-member by member) is refused with an explanation.
-
-Every call into ``huggingface_hub`` goes through the module attributes
-(``huggingface_hub.snapshot_download`` ...) so tests replace exactly that boundary.
-"""
+"""HUG-Bench from the Hugging Face Hub: the selected scenes' object assets (``kevinywu/hug-bench``) and each scene's
+``aria_data.pkl`` (``kevinywu/1m-hugs``), streamed out of an uncompressed scene tar by range reads when there is
+no plain file (never a whole tar). Calls into ``huggingface_hub`` go through its module attributes (tests' boundary)."""
 
 from __future__ import annotations
 
@@ -43,9 +26,8 @@ from replay.fileio import sha256_file
 
 DATASET = "hug-bench"
 RECORDING_NAME = "aria_data.pkl"
-#: Range-read granularity while walking tar headers (one request per member header).
+#: bytes per range request: walking tar headers, and streaming the selected member
 TAR_BLOCK_SIZE = 1 << 16
-#: Read size while streaming the selected member (one range request each).
 MEMBER_READ_SIZE = 8 << 20
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
@@ -66,13 +48,8 @@ def _is_archive(path: str) -> bool:
 
 
 def resolve_revision(repo: HubRepo, revision: str | None) -> str:
-    """The commit to fetch ``repo`` at: ``revision`` (``--revision``) or the pinned one, which must
-    be a 40-hex commit hash. A branch or tag (``main``) moves: what it names today is not what it
-    named when the results were made, so it is refused rather than resolved.
-
-    Raises:
-        FetchError: no pinned commit and none given, or a revision that is not a commit hash.
-    """
+    """The commit to fetch ``repo`` at: ``revision`` or the pinned one, a 40-hex hash; raises FetchError when there is
+    none, or for a branch or tag (it moves)."""
     rev = revision or repo.revision
     if rev is None:
         raise FetchError(
@@ -140,9 +117,6 @@ def _good(man: Manifest, key: str, result: FetchResult) -> bool:
         return True
     result.repaired.append(problem.describe())
     return False
-
-
-# --------------------------------------------------------------------------- assets
 
 
 def fetch_assets(
@@ -224,19 +198,11 @@ def fetch_assets(
     return chosen
 
 
-# --------------------------------------------------------------------------- recordings
-
-
 def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
-    """Where a scene's ``aria_data.pkl`` is in the recordings repository.
-
-    Returns:
-        ``("file", path)`` for a plain file, or ``("tar", path)`` for an uncompressed
-        scene tar to stream the member out of.
+    """Where a scene's ``aria_data.pkl`` is: ``("file", path)``, or ``("tar", path)`` of an uncompressed scene tar.
 
     Raises:
-        FetchError: nothing matches, the match is ambiguous across splits, or only a
-            compressed archive exists.
+        FetchError: nothing matches, the match is ambiguous across splits, or only a compressed archive exists.
     """
 
     def prefer_split(cands: list[str]) -> list[str]:
@@ -277,12 +243,8 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
 def _stream_tar_members(
     repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place, first_only: bool, progress: bool | None
 ):
-    """Yield ``(relative key, bytes, member name)`` for selected members of a remote uncompressed tar.
-
-    The tar is opened through ``HfFileSystem`` with small range reads: tarfile reads
-    each 512-byte header and seeks over member data, so only headers and the selected
-    members' bytes cross the network.
-    """
+    """Yield ``(relative key, bytes, member name)`` for selected members of a remote uncompressed tar, read through
+    ``HfFileSystem`` in small ranges: only headers and the selected members cross the network."""
     import huggingface_hub as hfh
 
     fs = hfh.HfFileSystem()
@@ -370,7 +332,7 @@ def fetch_recordings(
             upstream = path
         else:
             member_name = None
-            for _key, _n, member_name in _stream_tar_members(
+            for _key, _n, member_name in _stream_tar_members(  # noqa: B007 - read after the loop
                 repo,
                 sha,
                 path,
@@ -403,11 +365,9 @@ def fetch_hug_bench(
     """Stage HUG-Bench object assets and recordings for ``split``/``scenes``.
 
     Raises:
-        FetchError: Hub unreachable (names the repo; suggests ``--mirror``), unknown
-            scene, a revision that is not a commit (:func:`resolve_revision`), or a repository
-            layout this code does not recognise.
-        DataError: an archive member or file path that would land outside ``dest``
-            (absolute, ``..``: cause ``path_escape``), refused before it is written.
+        FetchError: Hub unreachable (names the repo), unknown scene, a revision that is not a commit, or an
+            unrecognised repository layout.
+        DataError: an archive member or path that would land outside ``dest`` (cause ``path_escape``).
     """
     result = FetchResult(DATASET, "hub")
     assets_sha = resolve_revision(HUG_BENCH_ASSETS, assets_revision)

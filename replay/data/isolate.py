@@ -1,16 +1,5 @@
-"""Run native code that can crash or hang (CoACD, ...) in a child process with a time limit.
-
-A segmentation fault inside a C/C++ extension kills the whole Python process with no
-message (exit status 139); a hang stops it forever. :func:`call_isolated` runs one
-function call in a fresh ``python -m replay.data.isolate`` process instead: a crash or a time-out
-costs that call only, and comes back as a one-line :class:`~replay.errors.DataError`
-naming the input file, the signal (``SIGSEGV``) or the time limit, and what to do.
-
-Arguments and the result travel as pickles through a private temporary folder (our own
-files, written and read by this module only). ``REPLAY_ISOLATE=0`` in the environment
-runs the call in this process instead (debugging a crash under gdb; tests that need a
-crash to reach the study's process pool).
-"""
+"""Run native code that can crash or hang (CoACD) in a child process with a time limit: a segfault or a time-out
+costs that call only, as a one-line DataError. ``REPLAY_ISOLATE=0`` runs it in this process (debugging)."""
 
 from __future__ import annotations
 
@@ -25,7 +14,6 @@ from pathlib import Path
 
 from replay.errors import DataError
 
-#: Root of the source tree (the folder holding ``replay/``): put on the child's PYTHONPATH.
 _ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -49,18 +37,11 @@ def signal_name(returncode: int) -> str:
 def call_isolated(
     func, *args, timeout_s: float, what: str, path: str | Path | None, field: str | None, advice: str = "", **kwargs
 ):
-    """``func(*args, **kwargs)`` in a child process; its return value.
-
-    Args:
-        func: a module-level function (imported by name in the child).
-        timeout_s: wall-clock limit, s; the child is killed after it.
-        what: what the call does, for messages (e.g. ``"CoACD convex decomposition"``).
-        path, field: the input file and field named in the error.
-        advice: what the user can do, appended to the message.
+    """``func(*args, **kwargs)`` (a module-level function) in a fresh child process; its return value. ``what``,
+    ``path``, ``field`` and ``advice`` go into the message.
 
     Raises:
-        DataError: the child crashed (signal named), ran past ``timeout_s``, or
-            ``func`` raised (its one-line message, with its type).
+        DataError: the child crashed (signal named), ran past ``timeout_s`` (s), or ``func`` raised (one line).
     """
     if not isolation_enabled():
         return func(*args, **kwargs)

@@ -1,23 +1,6 @@
-"""Bounded cost for every file the data hands the pipeline: size limits per kind, checked before a
-byte is read, and JSON that cannot blow the stack.
-
-A downloaded dataset decides how large its files are and what they claim to hold; a reader that
-believes them can be made to allocate gigabytes (a tiny pickle calling ``bytearray(6 GiB)``, a
-sparse 25 GB file read whole, an STL header declaring 2^31 triangles). Every reader therefore asks
-:func:`check_size` (or :func:`read_bounded`) before reading, so a refusal costs one ``stat``.
-
-Limits (MB, 10^6 bytes) per kind (:data:`DEFAULT_LIMITS_MB`), each raised (or lowered) with the
-environment variable ``REPLAY_MAX_<KIND>_MB`` (e.g. ``REPLAY_MAX_RECORDING_MB=4000``; read at each
-check, so it reaches every worker the study starts). Sources of the defaults (measured on the
-offline mirror): the largest recording is 3.4 MB (GRAB mug_lift; TACO 20231104_017 3.2 MB), a
-HUG-Bench ``aria_data.pkl`` holds minutes of 30 Hz tracking (tens of MB); the largest mesh is
-0.54 MB (object_sim cubesmall.stl), the largest MJCF file 15 kB. Each default is over 100x the
-largest real file of its kind.
-
-:data:`MAX_PLAUSIBLE_FPS_HZ`: the highest frame rate a hand recording is read at. Optical motion
-capture of hands runs at 30-480 Hz (the common rates of :mod:`replay.checks.time_base`); 10 kHz is
-20x the highest of them: a rate above it is a wrong number, not a fast camera.
-"""
+"""Bounded cost for every file the data hands the pipeline: a size limit per kind, checked before a byte is read
+(``REPLAY_MAX_<KIND>_MB`` changes it, read at each check so workers inherit it), and JSON that cannot blow the
+stack."""
 
 from __future__ import annotations
 
@@ -29,11 +12,11 @@ from typing import Any
 
 from replay.errors import DataError
 
-#: size limit per kind of input file, MB (module doc gives the sources)
+#: MB (10^6 bytes) per kind: each over 100x the largest real file of its kind on the mirror
 DEFAULT_LIMITS_MB = {"recording": 1000.0, "mesh": 200.0, "mjcf": 1.0, "json": 16.0}
 #: what each kind is, for the refusal's sentence
 _KIND_WORDS = {"recording": "a recording", "mesh": "a mesh", "mjcf": "an MJCF file", "json": "a JSON file"}
-#: the highest frame rate a hand recording is read at, Hz (module doc)
+#: Hz: 20x the highest common capture rate (480 Hz): above it a rate is a wrong number, not a fast camera
 MAX_PLAUSIBLE_FPS_HZ = 10_000.0
 
 
@@ -43,11 +26,8 @@ def limit_env(kind: str) -> str:
 
 
 def limit_bytes(kind: str) -> int:
-    """``kind``'s size limit in bytes: ``$REPLAY_MAX_<KIND>_MB`` if set, else :data:`DEFAULT_LIMITS_MB`.
-
-    Raises:
-        DataError: the variable is not a positive number (field: the variable).
-    """
+    """``kind``'s size limit in bytes: ``$REPLAY_MAX_<KIND>_MB`` if set, else :data:`DEFAULT_LIMITS_MB`; raises
+    DataError when the variable is not a positive number."""
     env = limit_env(kind)
     raw = os.environ.get(env)
     if raw in (None, ""):
@@ -62,17 +42,11 @@ def limit_bytes(kind: str) -> int:
 
 
 def check_size(path: str | Path, kind: str, field: str | None = None, source: str | Path | None = None) -> int:
-    """The size (bytes) of the file at ``path``, refused above ``kind``'s limit before anything reads it.
-
-    Args:
-        path: the file (followed if a link).
-        kind: ``"recording"``, ``"mesh"``, ``"mjcf"`` or ``"json"`` (:data:`DEFAULT_LIMITS_MB`).
-        field: the field that named the file (e.g. ``"geom[contact0].mesh"``), for the message.
-        source: the file that named it (named instead of ``path``, with ``path`` in the sentence).
+    """The size (bytes) of the file at ``path`` (a link followed), refused above ``kind``'s limit before anything
+    reads it. ``field`` and ``source`` name what named the file.
 
     Raises:
-        DataError: missing or not a regular file; larger than the limit (cause ``file_size``; the
-            message says how to raise it).
+        DataError: missing or not a regular file; larger than the limit (cause ``file_size``; says how to raise it).
     """
     path = Path(path)
     where = source if source is not None else path
@@ -99,12 +73,8 @@ def check_size(path: str | Path, kind: str, field: str | None = None, source: st
 
 
 def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes:
-    """The bytes of ``path`` after :func:`check_size`: the size ``stat`` gave, and one byte more to
-    notice a file that grew meanwhile (refused then, never read past the limit).
-
-    Raises:
-        DataError: see :func:`check_size`; an unreadable file, or one that grew past the limit.
-    """
+    """The bytes of ``path`` after :func:`check_size`: what ``stat`` gave and one byte more (a file that grew is
+    refused, never read past the limit); raises DataError as :func:`check_size`, or when unreadable."""
     path = Path(path)
     size = check_size(path, kind, field)
     cap = limit_bytes(kind)
@@ -121,17 +91,8 @@ def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes
 
 
 def load_json(path: str | Path, what: str | None = None) -> Any:
-    """Parse the JSON file at ``path`` with its size bounded (``json`` limit); nesting too deep for
-    the parser is one :class:`DataError`, never a ``RecursionError`` traceback.
-
-    Args:
-        path: the file.
-        what: what the file is, for the message (``"cannot read <what>: ..."``; None: the message
-            alone, after the file's name).
-
-    Raises:
-        DataError: missing, too large, not UTF-8, not JSON, or nested too deeply to parse.
-    """
+    """The JSON file at ``path``, size bounded (``what`` names it); raises DataError when missing, too large, not
+    UTF-8, not JSON, or nested too deeply to parse (never a RecursionError)."""
     path = Path(path)
     data = read_bounded(path, "json")
     head = f"cannot read {what}: " if what else ""

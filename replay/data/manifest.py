@@ -1,26 +1,6 @@
-"""``data/MANIFEST.json``: provenance and SHA-256 of every staged file.
-
-Layout (``format`` 1)::
-
-    {"format": 1,
-     "files": {"<dataset>/<relpath>": {
-         "dataset": "grab", "source": "mirror" | "github" | "hub",
-         "repo": "https://github.com/fflahm/t800_retargeting", "revision": "<commit>",
-         "upstream_path": "data/grab/s1/mug_lift.pkl",
-         "path": "grab/recordings/mug_lift.pkl", "size": 1234, "sha256": "<hex>",
-         "link": "copy" | "hardlink" | "symlink",
-         "pinned": true | false, "origin": "<absolute source path>" | null,
-         "symlink_target": "<file outside the staged folder>"  (only with --follow-symlinks)}}}
-
-``pinned`` is false for a file the pin list (``replay/data/pinned_files.json``) does
-not name, e.g. a user's own recording staged from ``--mirror`` or ``--local``: its
-``repo`` and ``revision`` are ``unknown`` and ``origin`` says where it was copied from.
-Entries written before these two fields existed lack them (pinned files).
-
-Keys and ``path`` are relative to the staging root (``--dest``). Writes are atomic
-(temporary file in the same folder, then :func:`os.replace`), so an interrupted
-fetch never leaves a half-written manifest.
-"""
+"""``data/MANIFEST.json`` (``format`` 1): per staged file (key ``<dataset>/<relpath>``, relative to ``--dest``) its
+source, repository, revision, upstream path, size, SHA-256, link mode, ``pinned`` and ``origin`` (unpinned
+files: ``unknown`` repository and revision), ``symlink_target`` with ``--follow-symlinks``; written atomically."""
 
 from __future__ import annotations
 
@@ -45,11 +25,7 @@ _REQUIRED = ("dataset", "source", "repo", "revision", "path", "size", "sha256")
 
 
 def move_aside(path: Path) -> Path:
-    """Rename a bad file to ``<name>.corrupt-<unix time>`` so it can never pass as good.
-
-    Returns:
-        The new path.
-    """
+    """Rename a bad file to ``<name>.corrupt-<unix time>`` so it can never pass as good; the new path."""
     target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
     n = 1
     while target.exists() or target.is_symlink():
@@ -61,15 +37,9 @@ def move_aside(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class Problem:
-    """A staged file that does not match its manifest entry.
-
-    Attributes:
-        path: manifest key (relative to the staging root).
-        kind: ``"missing"``, ``"size"``, ``"sha256"`` or ``"pin"`` (the file matches its entry,
-            which calls it pinned, but not the project's pin list: :func:`verify`).
-        expected / actual: what the manifest says and what is on disk.
-        moved_to: where the bad file was moved (``None`` if missing or left alone).
-    """
+    """A staged file that does not match its manifest entry: ``path`` (key), ``kind`` (``"missing"``, ``"size"``,
+    ``"sha256"``, or ``"pin"``: an entry calling it pinned that the pin list does not), ``expected`` / ``actual``,
+    ``moved_to`` (None if missing or left alone)."""
 
     path: str
     kind: str
@@ -93,14 +63,7 @@ class Problem:
 
 
 class Manifest:
-    """The staging root's manifest: a mapping from relative path to its entry.
-
-    Args:
-        root: the staging root (``--dest``); the manifest is ``root/MANIFEST.json``.
-
-    Raises:
-        DataError: an existing manifest is not valid JSON or lacks required fields.
-    """
+    """The staging root's ``MANIFEST.json``: relative path -> entry; raises DataError on a malformed existing one."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -148,16 +111,12 @@ class Manifest:
         origin: str | None = None,
         symlink_target: str | None = None,
     ) -> None:
-        """Record one staged file (replacing any previous entry for ``path``).
-
-        ``pinned``: whether the pin list names it (``None``: not a pinned dataset, e.g.
-        HUG-Bench from the Hub); ``origin``: the absolute path it was copied from;
-        ``symlink_target``: the file outside the staged folder a symlink led to, staged only
-        with ``--follow-symlinks`` (the key is written only then).
+        """Record one staged file (replacing any entry for ``path``). ``pinned``: the pin list names it (``None``: a
+        dataset without one); ``origin``: the absolute source path; ``symlink_target``: only with ``--follow-symlinks``.
 
         Raises:
             ValueError: an unknown ``source``.
-            DataError: a ``path`` that leaves the staging root (absolute, ``..``), cause ``path_escape``.
+            DataError: a ``path`` that leaves the staging root (cause ``path_escape``).
         """
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
@@ -182,16 +141,8 @@ class Manifest:
         return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
 
     def check(self, key: str, *, fix: bool = True) -> Problem | None:
-        """Re-hash one staged file against its entry.
-
-        Args:
-            key: manifest key.
-            fix: on mismatch, move the file aside and drop its entry (so a later fetch
-                re-stages it); on a missing file, drop the entry.
-
-        Returns:
-            ``None`` if the file matches, else the :class:`Problem`.
-        """
+        """Re-hash one staged file against its entry: ``None`` if it matches, else the :class:`Problem`; ``fix`` moves a
+        mismatching file aside and drops its entry (a missing file's too), so a later fetch re-stages it."""
         entry = self.files[key]
         path = self.root / key
         problem = None
@@ -213,22 +164,9 @@ class Manifest:
 def verify(
     root: str | Path, datasets: list[str] | None = None, *, fix: bool = True, progress: bool | None = None
 ) -> list[Problem]:
-    """Re-hash every staged file listed in ``root/MANIFEST.json``.
-
-    Args:
-        root: staging root.
-        datasets: restrict to these datasets (default: all in the manifest).
-        fix: move mismatching files aside (``<name>.corrupt-<time>``) and drop their
-            entries, and drop entries of missing files, then save the manifest; the
-            next fetch re-stages them. With ``fix=False`` nothing is changed.
-        progress: show a tqdm bar (``None``: only on a terminal).
-
-    Every file is held to its manifest entry, and every entry that claims ``pinned`` (or lies at a
-    path of the pin list) to the project's own pin list: a manifest shipped with the data can
-    call an edited file pinned, with the edited file's own SHA-256 (:func:`_pin_problem`).
-
-    Returns:
-        The problems found (empty when everything matches).
+    """Re-hash every staged file of ``root/MANIFEST.json`` (``datasets``: only these) against its entry, and every
+    entry that claims ``pinned`` against the project's own pin list (a shipped manifest can call an edited file
+    pinned). ``fix`` moves bad files aside and drops or rewrites their entries; returns the problems found.
 
     Raises:
         DataError: no manifest at ``root``, or a malformed one (or pin list).
@@ -250,10 +188,8 @@ def verify(
 
 
 def _pin_problem(man: Manifest, key: str, pins: dict[str, str], fix: bool) -> Problem | None:
-    """A file that matches its manifest entry, but whose entry claims ``pinned`` while its SHA-256
-    is not the project's pin (``pins``: :func:`replay.data.sources.pin_digests`); ``fix`` records the
-    entry as ``pinned: false, pin_mismatch: true`` (the file is left where it is: it may be the
-    user's own edit, now said as such)."""
+    """A matching file whose entry claims ``pinned`` while its SHA-256 is not the project's pin; ``fix`` rewrites the
+    entry as ``pinned: false, pin_mismatch: true`` (the file stays: it may be the user's own edit)."""
     entry = man.files[key]
     pin = pins.get(key)
     # an entry from before the flag existed (pinned files only) claims it by lying at a pinned path

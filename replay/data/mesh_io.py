@@ -1,13 +1,5 @@
-"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file.
-
-One mesh cache per process: a file is parsed once per run, however many checks, adapters and
-scene builders read it. :func:`load_mesh` gives each caller its own copy (a caller may transform
-it in place); :func:`shared_mesh` gives every caller the one cached instance, so what trimesh
-derives from it and caches on it (convex hull, volume, watertightness) is computed once per file
-and process, not once per check (issue 41 counted 78 loads and 102 hull computations for 3
-recordings). The cache key is the file's resolved path, size and modification time, so a file
-rewritten during a run is read again.
-"""
+"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file; one parse per
+file and process (keyed by resolved path, size and mtime), so what trimesh caches on it is computed once."""
 
 from __future__ import annotations
 
@@ -24,35 +16,21 @@ from replay.errors import DataError
 def load_mesh(
     path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
 ) -> trimesh.Trimesh:
-    """Load one triangle mesh (STL/OBJ/PLY) as a single :class:`trimesh.Trimesh` of the caller's own
-    (a copy of :func:`shared_mesh`'s: transform it freely).
-
-    Raises:
-        DataError: file missing, unreadable or without triangles.
-    """
+    """One triangle mesh as a :class:`trimesh.Trimesh` of the caller's own (a copy of :func:`shared_mesh`'s);
+    raises DataError when missing, unreadable or without triangles."""
     return shared_mesh(path, field, source, process).copy()
 
 
 def shared_mesh(
     path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
 ) -> trimesh.Trimesh:
-    """The process's one :class:`trimesh.Trimesh` of a mesh file (STL/OBJ/PLY), for readers only:
-    never transform it or assign to its arrays (every later reader would see the change; take
-    :func:`load_mesh`'s copy, or ``mesh.copy()``, to transform). What trimesh caches on it (hull,
-    volume) is shared by every reader.
-
-    Args:
-        path: mesh file.
-        field: field name for error messages (e.g. ``"visual_mesh"``).
-        source: file that referenced the mesh (named in errors instead of ``path``).
-        process: let trimesh merge duplicate vertices (STL stores each triangle's
-            corners separately; merging makes closed meshes watertight). False keeps
-            the file's vertex order (needed to compare with per-vertex data).
+    """The process's one :class:`trimesh.Trimesh` of a mesh file, for readers only: never transform it (take
+    :func:`load_mesh`'s copy). ``source`` is named in errors instead of ``path``; ``process`` lets trimesh merge
+    duplicate vertices (False keeps the file's vertex order, to compare with per-vertex data).
 
     Raises:
-        DataError: file missing, larger than the mesh size limit (:func:`replay.data.limits.check_size`,
-            before it is read), a binary STL declaring more triangles than the file holds
-            (:func:`check_stl_count`), unreadable or without triangles.
+        DataError: file missing, over the mesh size limit (before it is read), a binary STL declaring more
+            triangles than it holds, unreadable or without triangles.
     """
     path = Path(path)
     where = source if source is not None else path
@@ -69,20 +47,14 @@ def shared_mesh(
     return mesh
 
 
-#: binary STL: 80-byte header, uint32 triangle count, 50 bytes per triangle (normal, 3 vertices,
-#: attribute count; the format as 3D Systems defined it)
+#: binary STL (3D Systems): 80-byte header, uint32 triangle count, then 50 bytes per triangle
 STL_HEADER_BYTES = 84
 STL_TRIANGLE_BYTES = 50
 
 
 def check_stl_count(path: str | Path, field: str | None = None) -> None:
-    """Refuse a binary STL whose header declares more triangles than its length holds, before any
-    parser believes the count (reads 84 bytes). An ASCII STL (``solid`` ... with no consistent
-    binary count) is left to the parser.
-
-    Raises:
-        DataError: ``declares N triangles but the file holds M bytes`` (cause ``file_size``).
-    """
+    """Refuse a binary STL whose header declares more triangles than its length holds (reads 84 bytes; ASCII STL is
+    left to the parser): DataError ``declares N triangles but the file holds M bytes`` (cause ``file_size``)."""
     path = Path(path)
     size = path.stat().st_size
     with open(path, "rb") as f:
@@ -110,7 +82,6 @@ def _ascii_start(path: Path) -> bool:
     return all(b in b"\t\n\r" or 32 <= b < 127 for b in chunk)
 
 
-#: meshes kept per process (an object's visual and collision parts, the tables, the hands)
 MESH_CACHE_SIZE = 256
 
 
@@ -132,7 +103,6 @@ def _cached_mesh(path_str: str, size: int, mtime_ns: int, process: bool) -> trim
     return mesh
 
 
-#: Unit readings tried when an object's size is out of range: (factor to metres, name).
 UNIT_READINGS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"), (1e3, "metres read as millimetres"))
 
 

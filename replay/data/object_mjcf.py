@@ -1,28 +1,6 @@
-"""GRAB object assets: an object_sim MJCF model -> :class:`~replay.data.types.ObjectAsset`.
-
-GRAB: ``grab/objects/<name>/object.xml`` (MuJoCo model from
-github.com/vikashplus/object_sim). It includes ``../common.xml`` (default
-classes), ``assets.xml`` (mesh declarations with upstream paths such as
-``../object_sim/mug/mug.stl``, resolved here to the file of the same name
-beside ``object.xml``) and ``body.xml`` (geoms). Collision parts are the mesh
-geoms of default class ``object_col`` (the ``contact*.stl`` convex parts);
-density, friction and condim are read from the resolved geom attributes
-(defaults + overrides), not assumed. The recordings pose the *mesh files'*
-frame: the one mesh geom pose in object_sim (toothpaste, ``euler="1.57 0 0"``
-on both its visual and contact geoms) is upstream's presentation choice and
-is ignored by default (``apply_geom_pose=False``). Evidence (toothpaste_lift,
-frames 244-1444 every 50): median distance of the 3 nearest fingertip
-landmarks to the mesh surface 5.5 mm without the euler, 13.4 mm with it
-(12.5 mm with -1.57); resting bottom 2.3 mm above the table without it.
-Meshes with a ``scale`` (none in object_sim) or several visual meshes (the
-knife's blade and handle) are baked into single meshes in the cache
-(:mod:`replay.data.cache`) so that consumers only read files. Primitive
-decoration geoms (box/cylinder/ellipsoid caps, buttons) are not part of the
-asset: they are neither ``object_col`` parts nor meshes; their names are
-listed by :func:`grab_object_info`.
-The ``<body pos="0 0 0.05">`` in ``object.xml`` only places the object in
-upstream's stand-alone scene and is ignored: recordings pose the mesh origin.
-"""
+"""GRAB object assets: an object_sim MJCF model (``grab/objects/<name>/object.xml`` with its includes and default
+classes) -> ObjectAsset; the recordings pose the mesh files' frame, so geom and body poses are ignored by
+default (``docs/data.md``)."""
 
 from __future__ import annotations
 
@@ -48,7 +26,7 @@ _MJ_GEOM_DEFAULTS = {"type": "sphere", "density": "1000", "friction": "1 0.005 0
 
 
 def _bake(meshes: list[trimesh.Trimesh], key: str, name: str, sub: str) -> Path:
-    """Concatenate ``meshes`` and write them once to the cache as STL; return the path."""
+    """Concatenate ``meshes`` and write them once to the cache as STL; the path."""
     out = cache_dir(sub) / f"{name}-{key[:16]}.stl"
     if not out.is_file():
         merged = trimesh.util.concatenate(meshes) if len(meshes) > 1 else meshes[0]
@@ -82,8 +60,7 @@ class GrabObjectInfo:
     density_source: str = "file: object.xml"
 
 
-#: include limits: nesting depth and the number of includes one model expands (object_sim: 3 per
-#: object, nesting 1; a fan-out of 7 includes per file over 8 levels expands 823,543)
+#: include nesting depth and includes per model (a fan-out of 7 over 8 levels would expand 823,543)
 MAX_INCLUDE_DEPTH = 8
 MAX_INCLUDES = 64
 
@@ -99,18 +76,12 @@ def _parse_xml(path: Path, source: Path | None = None, field: str | None = None)
 
 
 def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count: list[int], depth: int = 0) -> None:
-    """Replace each ``<include file=...>`` under ``elem`` by the included root's children (in place).
-
-    Args:
-        base: the folder of the file ``elem`` came from (includes are relative to it).
-        root: the folder includes must stay in (the dataset's objects folder).
-        xml: the file ``elem`` came from (named in errors).
-        count: ``[includes expanded so far]``, shared by the whole model.
+    """Replace each ``<include file=...>`` under ``elem`` by the included root's children (in place): relative to
+    ``base``, confined to ``root``; ``count`` is shared by the whole model.
 
     Raises:
-        DataError: nesting deeper than :data:`MAX_INCLUDE_DEPTH`, more than :data:`MAX_INCLUDES`
-            includes (cause ``file_size``), an include outside ``root`` (cause ``path_escape``),
-            a missing or invalid included file.
+        DataError: nesting deeper than :data:`MAX_INCLUDE_DEPTH` or more than :data:`MAX_INCLUDES` includes
+            (cause ``file_size``), an include outside ``root`` (cause ``path_escape``), a missing or invalid file.
     """
     if depth > MAX_INCLUDE_DEPTH:
         raise DataError(xml, "include", f"include nesting deeper than {MAX_INCLUDE_DEPTH}", cause="file_size")
@@ -180,9 +151,8 @@ def _geom_transform(attrs: dict[str, str], angle_deg: bool, source: Path, name: 
 
 
 def _compiler_angle_deg(root: ET.Element) -> bool:
-    """Whether the model's euler angles are in degrees. MuJoCo merges every ``<compiler>``
-    element (object.xml's and the included common.xml's); a later attribute overrides an
-    earlier one. Default angle unit: degree."""
+    """Whether the model's euler angles are in degrees (the default); MuJoCo merges every ``<compiler>``, later
+    attributes overriding."""
     angle = "degree"
     for comp in root.iter("compiler"):
         angle = comp.get("angle", angle)
@@ -190,11 +160,10 @@ def _compiler_angle_deg(root: ET.Element) -> bool:
 
 
 def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path, np.ndarray | None]]:
-    """Mesh name -> (file beside ``object.xml``, scale (3,) or None) of every ``<asset><mesh>``.
+    """Mesh name -> (the file of the same name beside ``object.xml``, scale (3,) or None) of every ``<asset><mesh>``.
 
     Raises:
-        DataError: a mesh without a file, or one that does not resolve beside ``object.xml`` (only
-            the file name of the upstream path is used, so no mesh is read from elsewhere).
+        DataError: a mesh without a file, or none of that name beside ``object.xml``.
     """
     meshes: dict[str, tuple[Path, np.ndarray | None]] = {}
     for asset in root.findall("asset"):
@@ -218,8 +187,7 @@ def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path
 def _body_geoms(
     root: ET.Element, classes: dict, meshes: dict, xml: Path, object_dir: Path
 ) -> tuple[list[_Geom], list[str]]:
-    """The object body's mesh geoms (attributes resolved through the default classes) and
-    the names of its primitive geoms.
+    """The object body's mesh geoms (attributes resolved through the default classes) and its primitive geoms' names.
 
     Raises:
         DataError: no object body, an unknown default class, a mesh not declared.
@@ -252,23 +220,18 @@ def _body_geoms(
     return geoms, primitives
 
 
-#: MuJoCo's geom density when none is given, kg/m^3 (MJCF reference, geom/@density: "1000", water)
+#: kg/m^3, MuJoCo's geom density when none is given (MJCF reference, geom/@density)
 MUJOCO_DEFAULT_DENSITY = float(_MJ_GEOM_DEFAULTS["density"])
 
 
 def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
-    """Parse ``<object_dir>/object.xml`` (with includes and default classes).
-
-    Includes resolve relative to the including file and must stay inside the objects folder
-    (``object_dir``'s parent, which holds object_sim's ``common.xml``); at most
-    :data:`MAX_INCLUDES` of them, nested at most :data:`MAX_INCLUDE_DEPTH` deep; each file within
-    the MJCF size limit (:mod:`replay.data.limits`).
+    """Parse ``<object_dir>/object.xml``: includes relative to the including file, inside the objects folder, at
+    most :data:`MAX_INCLUDES` nested :data:`MAX_INCLUDE_DEPTH` deep, each within the MJCF size limit.
 
     Raises:
-        DataError: missing/invalid/oversized XML, an include or mesh outside the objects folder
-            (cause ``path_escape``), too many or too deep includes (cause ``file_size``), a mesh
-            file that cannot be resolved beside ``object.xml``, no collision geom, or collision
-            geoms that disagree on density/friction/condim.
+        DataError: missing, invalid or oversized XML; an include or mesh outside the objects folder (cause
+            ``path_escape``); too many or too deep includes (cause ``file_size``); an unresolved mesh file; no
+            collision geom, or collision geoms that disagree on density, friction or condim.
     """
     object_dir = Path(object_dir)
     xml = object_dir / "object.xml"
@@ -340,24 +303,13 @@ def _geom_key(g: _Geom) -> str:
 
 
 def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> ObjectAsset:
-    """ObjectAsset for one object_sim model folder (``grab/objects/<name>``).
-
-    Collision meshes are the ``object_col`` mesh geoms (``contact*.stl``),
-    density/friction/condim come from the resolved MJCF attributes (object_sim:
-    1250 kg/m^3, "1 0.5 0.01", 4). Meshes with a geom pose/scale, or several
-    visual meshes, are baked into the cache (module doc). ``mass`` is None: the
-    simulator derives it from density and the collision volume.
+    """ObjectAsset of one object_sim model folder: collision parts are the ``object_col`` mesh geoms
+    (``contact*.stl``), density, friction and condim the resolved MJCF attributes, ``mass`` None. A geom
+    pose or scale, or several visual meshes, are baked into the cache; ``apply_geom_pose`` bakes the geom poses.
 
     Raises:
-        DataError: see :func:`grab_object_info`; a missing mesh file names
-            ``assets.xml`` and the mesh; a degenerate collision part (flat, too few
-            vertices: :func:`replay.data.mesh_checks.check_collision_part`) names the part file.
-
-    Args:
-        object_dir: ``grab/objects/<name>``.
-        apply_geom_pose: bake MJCF geom ``pos/quat/euler`` into the meshes. False
-            (default): the recordings' object poses refer to the raw mesh frame
-            (module doc gives the measurement).
+        DataError: see :func:`grab_object_info`; a missing mesh file (names ``assets.xml``); a degenerate
+            collision part (names the part file).
     """
     info = grab_object_info(object_dir)
     vis, col, angle_deg = info.geoms

@@ -1,17 +1,5 @@
-"""Object asset loaders: GRAB (object_sim MJCF), TACO (.obj + CoACD), HUG-Bench (sim_assets).
-
-Each loader returns a :class:`~replay.data.types.ObjectAsset` whose meshes are
-in the object frame (metres) that the dataset's poses refer to.
-
-* GRAB: object_sim MJCF models, :mod:`replay.data.object_mjcf`.
-* TACO: a decimated, non-watertight ``.obj`` with no convex decomposition; one
-  is made with CoACD (:func:`replay.data.coacd.convex_decomposition`) and cached by the
-  mesh's SHA-256 and the CoACD settings.
-* HUG-Bench: ``sim_assets/`` with ``visual.obj``, CoACD convex parts and
-  ``properties.json`` (``world_position``: the object centre in the scene's
-  Z-up world frame; meshes are world-aligned, so the object frame is the mesh
-  frame translated to ``world_position``).
-"""
+"""Object asset loaders: GRAB (:mod:`replay.data.object_mjcf`), TACO (.obj + CoACD) and HUG-Bench (sim_assets),
+each an ObjectAsset in the object frame (m) the dataset's poses refer to."""
 
 from __future__ import annotations
 
@@ -43,35 +31,24 @@ __all__ = [
 ]
 
 
-#: TACO/HUG objects: no material data in the datasets. 1250 kg/m^3 is the
-#: density object_sim gives every GRAB object (common.xml, class object_col);
-#: the same value keeps masses comparable across datasets.
+#: TACO and HUG state no material: object_sim's values for every GRAB object (common.xml, class object_col),
+#: kg/m^3, (sliding, torsional, rolling), condim
 DEFAULT_DENSITY = 1250.0
 DEFAULT_FRICTION = (1.0, 0.5, 0.01)
 DEFAULT_CONDIM = 4
 
 
-# --------------------------------------------------------------------------- meshes
-
-
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:
-    """An asset's visual mesh and its collision parts (object frame, m): the process's shared
-    instances (:func:`replay.data.mesh_io.shared_mesh`), for reading only; ``mesh.copy()`` to transform.
-
-    Raises:
-        DataError: a mesh missing or unreadable (names the file and field).
-    """
+    """An asset's visual mesh and collision parts (object frame, m), the process's shared instances (read only;
+    ``mesh.copy()`` to transform); raises DataError for a mesh missing or unreadable."""
     visual = shared_mesh(asset.visual_mesh, "visual_mesh", asset.source)
     parts = [shared_mesh(p, f"collision_meshes[{i}]", asset.source) for i, p in enumerate(asset.collision_meshes)]
     return visual, parts
 
 
 def collision_volume(asset: ObjectAsset) -> float:
-    """Sum of the convex-hull volumes of the collision parts, m^3.
-
-    This is the volume a MuJoCo-style simulator multiplies by ``density`` (it
-    computes each geom's mass separately, so overlapping parts count twice).
-    """
+    """Sum of the collision parts' convex-hull volumes, m^3: what a MuJoCo-style simulator multiplies by
+    ``density`` (each geom on its own, so overlaps count twice)."""
     return float(
         memo(
             "collision_volume",
@@ -96,19 +73,9 @@ def asset_mass(asset: ObjectAsset) -> float:
     return float(asset.density * collision_volume(asset))
 
 
-# --------------------------------------------------------------------------- TACO
-
-
 def load_taco_object(obj_path: str | Path, name: str | None = None, settings: dict | None = None) -> ObjectAsset:
-    """ObjectAsset for a TACO ``<seq>.obj`` (object frame = the .obj's frame, m).
-
-    TACO gives no material data: density :data:`DEFAULT_DENSITY`, friction
-    :data:`DEFAULT_FRICTION`, condim :data:`DEFAULT_CONDIM` (object_sim's values).
-    Collision parts come from :func:`convex_decomposition` (cached).
-
-    Raises:
-        DataError: missing or unreadable mesh.
-    """
+    """ObjectAsset of a TACO ``<seq>.obj`` (its own frame, m): the ``DEFAULT_*`` material, collision parts from
+    :func:`convex_decomposition` (cached); raises DataError for a missing or unreadable mesh."""
     obj_path = Path(obj_path)
     load_mesh(obj_path, "mesh")
     parts = convex_decomposition(obj_path, settings, sub="coacd/taco")
@@ -125,20 +92,12 @@ def load_taco_object(obj_path: str | Path, name: str | None = None, settings: di
     )
 
 
-# --------------------------------------------------------------------------- HUG-Bench
-
-
 _PART_RE = re.compile(r"(coacd|convex|part|collision|decomp|hull)", re.I)
 
 
 def hug_collision_files(sim_assets: Path) -> list[Path]:
-    """Convex collision parts in a HUG ``sim_assets`` folder.
-
-    HUG-Bench's public description says only "a CoACD convex decomposition"; the
-    part files are recognised as every mesh (``.obj``/``.stl``/``.ply``) other
-    than ``visual.obj`` whose path (file or sub-folder name) mentions coacd,
-    convex, part, collision, decomp or hull; sorted by name.
-    """
+    """Convex collision parts of a HUG ``sim_assets`` folder (the dataset says only "a CoACD convex decomposition"):
+    every mesh other than ``visual.obj`` whose path mentions coacd, convex, part, collision, decomp or hull; sorted."""
     out = []
     for p in sorted(sim_assets.rglob("*")):
         if p.suffix.lower() not in (".obj", ".stl", ".ply") or p.name == "visual.obj":
@@ -149,18 +108,12 @@ def hug_collision_files(sim_assets: Path) -> list[Path]:
 
 
 def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[ObjectAsset, np.ndarray]:
-    """ObjectAsset and world position for one HUG-Bench ``<object>/sim_assets`` folder.
-
-    The meshes are world-aligned and metric, with no orientation given. The
-    object frame is taken as the mesh frame; the returned ``world_position``
-    (3,) m, from ``properties.json``, is documented as the object's centre in the
-    scene's world frame. If the mesh is already placed in world coordinates
-    (its centre already equals ``world_position``) the adapter must not add it
-    again; :func:`hug_object_pose` decides which case applies.
+    """ObjectAsset and ``world_position`` (3,) m (``properties.json``: the object's centre, world) of one HUG-Bench
+    ``<object>/sim_assets`` folder; the meshes are world-aligned and metric (:func:`hug_object_pose` places them).
 
     Raises:
-        DataError: missing ``visual.obj``, ``properties.json`` or ``world_position``,
-            malformed values, or no convex part.
+        DataError: missing ``visual.obj``, ``properties.json`` or ``world_position``, malformed values, or no
+            convex part.
     """
     sim_assets = Path(sim_assets)
     name = name or sim_assets.parent.name
@@ -201,14 +154,9 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
 
 
 def hug_object_pose(asset: ObjectAsset, world_position: np.ndarray) -> tuple[np.ndarray, str]:
-    """World position of the object frame for a HUG asset, and which reading was used.
-
-    ``world_position`` is the object's centre. If the visual mesh's bounding-box
-    centre is already within 1 cm of it the mesh is in world coordinates and the
-    object frame sits at the world origin (``"mesh_in_world"``); otherwise the mesh
-    is centred on its own origin and is translated to ``world_position -
-    mesh_centre`` (``"mesh_local"``).
-    """
+    """World position of a HUG asset's object frame, and the reading used: ``"mesh_in_world"`` (origin) when the
+    visual bounding-box centre is within 1 cm of ``world_position``, else ``"mesh_local"`` (``world_position -
+    mesh_centre``)."""
     mesh = load_mesh(asset.visual_mesh, "visual_mesh", asset.source)
     centre = mesh.bounds.mean(axis=0)
     if np.linalg.norm(centre - world_position) < 0.01:

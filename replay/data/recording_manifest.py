@@ -1,15 +1,5 @@
-"""A user's own recording manifest: what the user states about recordings whose files do not say it.
-
-``recordings.json`` beside the recordings (e.g. ``grab/recordings/recordings.json``), written by
-the user, never fetched::
-
-    {"fps": 30}                                      # every recording in the folder
-    {"fps": {"cubesmall_lift": 30, "*": 120}}        # per recording (file stem), "*" for the rest
-
-Only ``fps`` (Hz) is read so far (:func:`manifest_fps`); a stated rate replaces the one the
-adapter takes from the dataset's documentation (:func:`replay.checks.time_base.with_fps`, source
-``user (recordings.json)``). ``--fps`` on the command line wins over the manifest.
-"""
+"""The user's own ``recordings.json`` beside the recordings (never fetched), stating what the files do not:
+``{"fps": 30}`` or ``{"fps": {"cubesmall_lift": 30, "*": 120}}`` (Hz, per file stem); ``--fps`` wins over it."""
 
 from __future__ import annotations
 
@@ -23,15 +13,9 @@ MANIFEST_NAME = "recordings.json"
 
 
 def manifest_fps(recording: str | Path) -> tuple[float | None, Path | None]:
-    """(fps Hz, manifest path) the user's ``recordings.json`` beside ``recording`` states for it,
-    else (None, None) (no manifest, or no ``fps`` for this recording).
-
-    Raises:
-        DataError: the manifest is too large, not JSON or nested too deeply to parse
-            (:func:`replay.data.limits.load_json`), or its ``fps`` is not a positive finite number
-            (JSON's ``Infinity``, ``NaN``) up to :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ`, or a
-            mapping of them (the field named, cause ``frame_rate``).
-    """
+    """(fps Hz, manifest path) the ``recordings.json`` beside ``recording`` states for it, else (None, None); raises
+    DataError (cause ``frame_rate``, field named) for a manifest too large, not JSON or too deep, or an ``fps``
+    that is not a positive finite rate up to ``MAX_PLAUSIBLE_FPS_HZ``."""
     path = Path(recording).parent / MANIFEST_NAME
     if not path.is_file():
         return None, None

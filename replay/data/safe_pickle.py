@@ -1,34 +1,6 @@
-"""Load untrusted dataset pickles without running code from them.
-
-Pickle lets a file name any importable callable and have it called while the
-file is read (``__reduce__``), so a plain :func:`pickle.load` of a downloaded
-file can run arbitrary code. :func:`load_pickle` uses a restricted
-:class:`pickle.Unpickler` whose ``find_class`` admits only what numpy needs to
-rebuild arrays, dtypes and numpy scalars, plus the builtin containers and
-scalars that pickle encodes without any global (dict, list, tuple, str, bytes,
-int, float, bool, None) and a few harmless builtin types (set, frozenset,
-complex, slice, range). Anything else is refused with a
-:class:`~replay.errors.DataError` naming the file and the class, before it is
-imported or called.
-
-The allow-list follows numpy's own pickle format (``ndarray.__reduce__``
-returns ``numpy.core.multiarray._reconstruct`` - ``numpy._core.multiarray``
-since numpy 2 - with ``numpy.ndarray`` and a ``numpy.dtype``; numpy scalars use
-``numpy.core.multiarray.scalar``). Protocol-2 pickles written by Python 3
-encode ``bytes`` through ``_codecs.encode(str, 'latin1')``; that one call is
-admitted, restricted to the latin-1 codec.
-
-**Bounded cost.** The file's size is checked before it is read
-(:func:`replay.data.limits.read_bounded`, kind ``recording``), and no allow-listed
-constructor builds more than the stream can hold: what ``bytearray(n)``, ``range``,
-``_reconstruct(ndarray, shape, dtype)``, a dtype's item size and ``scalar`` would build is
-counted against a budget of the stream's length plus :data:`BUILD_SLACK_BYTES` before it is
-built (a genuine pickle carries its arrays' bytes; numpy's own ``_reconstruct`` call asks for an
-empty placeholder that ``__setstate__`` then points at the stream's bytes). ``numpy.ndarray``
-resolves to a token that ``_reconstruct`` accepts and nothing can call, so a view with chosen
-strides (a zero-stride array declaring gigabytes over 8 bytes) cannot be built. Such a pickle is
-one :class:`~replay.errors.DataError` (cause ``file_size``), costing milliseconds.
-"""
+"""Load untrusted dataset pickles without running code: only numpy's array, dtype and scalar rebuilders, builtin
+containers and a few harmless builtins resolve (anything else is refused naming the class), and every
+constructor's output is counted against the stream's length (cause ``file_size``); ``numpy.ndarray`` is uncallable."""
 
 from __future__ import annotations
 
@@ -56,7 +28,8 @@ def _core() -> Any:
     return getattr(np, "_core", None) or np.core  # numpy 2 renamed core -> _core
 
 
-# (module, name) -> factory returning the object to hand to pickle.
+# (module, name) -> factory of the object handed to pickle: numpy's own pickle format (numpy.core or, since
+# numpy 2, numpy._core), and _codecs.encode for protocol-2 bytes (latin-1 only)
 _ALLOWED: dict[tuple[str, str], Any] = {}
 for _mod in ("numpy.core", "numpy._core"):
     _ALLOWED[(f"{_mod}.multiarray", "_reconstruct")] = lambda u: u.reconstruct
@@ -82,9 +55,8 @@ class _Oversize(pickle.UnpicklingError):
 
 
 class _NdarrayToken:
-    """What ``numpy.ndarray`` resolves to: the class as :func:`_reconstruct`'s argument, never a
-    callable (a direct ``ndarray(shape, dtype, buffer, offset, strides)`` builds a view with chosen
-    strides: a zero-stride view of 8 bytes declaring 50 GB)."""
+    """What ``numpy.ndarray`` resolves to: an argument for ``_reconstruct``, never a callable (a direct call builds a
+    view with chosen strides: 8 bytes declaring gigabytes)."""
 
     def __call__(self, *args, **kwargs):
         raise _Refused("numpy", "ndarray (called directly, with a buffer and strides)")
@@ -103,15 +75,8 @@ class _Refused(pickle.UnpicklingError):
 
 
 class SafeUnpickler(pickle.Unpickler):
-    """:class:`pickle.Unpickler` that resolves only allow-listed globals (see module doc), each
-    constructor bounded: everything the allow-listed constructors build, together, is at most the
-    stream's length plus :data:`BUILD_SLACK_BYTES` (a genuine pickle carries the bytes of its
-    arrays; only a hostile one asks a constructor for more than it holds).
-
-    Args:
-        file: the binary stream.
-        stream_bytes: its length, bytes (the budget).
-    """
+    """:class:`pickle.Unpickler` resolving only allow-listed globals, whose constructors together build at most
+    ``stream_bytes`` (the stream's length) plus :data:`BUILD_SLACK_BYTES`."""
 
     def __init__(self, file, stream_bytes: int):
         super().__init__(file)
@@ -125,8 +90,7 @@ class SafeUnpickler(pickle.Unpickler):
         return factory(self)
 
     def _spend(self, n: int, what: str, *args) -> None:
-        """Take ``n`` bytes from the budget before building ``what.format(*args)``, or refuse (the
-        description is formatted only then: a recording's pickle holds thousands of small arrays)."""
+        """Take ``n`` bytes from the budget before building ``what.format(*args)``, or refuse."""
         if n > self.budget:
             raise _Oversize(
                 f"{what.format(*args)} declares {n:,} bytes ({n / 1e9:.3g} GB), more than the "
@@ -183,15 +147,11 @@ class SafeUnpickler(pickle.Unpickler):
 
 
 def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
-    """Unpickle ``data`` with :class:`SafeUnpickler`.
-
-    Args:
-        data: the pickle bytes.
-        source: file name used in error messages.
+    """Unpickle ``data`` with :class:`SafeUnpickler`; ``source`` is named in errors.
 
     Raises:
-        DataError: a refused class (named in the message), a truncated or corrupt stream, a
-            constructor asking for more bytes than the stream holds (cause ``file_size``).
+        DataError: a refused class (named), a truncated or corrupt stream, a constructor asking for more bytes than
+            the stream holds (cause ``file_size``).
     """
     try:
         return SafeUnpickler(io.BytesIO(data), len(data)).load()
@@ -222,16 +182,11 @@ def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
 
 
 def load_pickle(path: str | Path) -> Any:
-    """Read and safely unpickle the file at ``path``.
-
-    Returns:
-        The unpickled object (numpy arrays, dicts, lists, tuples, str, numbers, ...).
+    """Read and safely unpickle the file at ``path`` (size checked before it is read).
 
     Raises:
-        DataError: the file is missing/unreadable, larger than the recording size limit (checked
-            before it is read: :func:`replay.data.limits.check_size`), truncated or corrupt, it
-            names a class outside the allow-list (the message gives the file and the class), or a
-            constructor asks for more than the file holds (cause ``file_size``).
+        DataError: missing or unreadable, over the recording size limit, truncated or corrupt, a class outside the
+            allow-list (named), or a constructor asking for more than the file holds (cause ``file_size``).
     """
     path = Path(path)
     return loads_pickle(read_bounded(path, "recording"), path)

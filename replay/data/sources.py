@@ -1,17 +1,6 @@
-"""Pinned upstream sources of every dataset the pipeline stages.
-
-Each staged file lives at ``<dest>/<dataset>/<relpath>``, the same layout as the
-offline mirror (``shared/datasets``). For the GitHub-hosted datasets the exact
-file list, sizes and SHA-256 digests are pinned in ``pinned_files.json`` next to
-this module (generated from a trusted mirror with ``scripts/pin_sources.py``;
-the mirror's README states its files are byte-for-byte as published at the
-commits below). A download or mirror copy whose digest differs from the pin is
-rejected, so a wrong commit, a truncated transfer or a damaged mirror can never
-be staged silently.
-
-HUG-Bench (Hugging Face Hub) has no pin list: what is fetched depends on the
-selected split/scenes, and its digests are recorded in the manifest on download.
-"""
+"""Pinned upstream sources of every dataset: GitHub repositories at fixed commits, each file's size and SHA-256 in
+``pinned_files.json`` (made from a trusted mirror by ``scripts/pin_sources.py``; a file that differs is
+refused), and the Hub repositories of HUG-Bench (no pin list: digests recorded on download)."""
 
 from __future__ import annotations
 
@@ -23,7 +12,6 @@ from pathlib import Path
 from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
 
-#: Datasets this module knows, in staging order for ``--dataset all``.
 DATASET_NAMES = FETCH_ORDER
 
 PINS_PATH = Path(__file__).with_name("pinned_files.json")
@@ -31,16 +19,13 @@ PINS_PATH = Path(__file__).with_name("pinned_files.json")
 
 @dataclass(frozen=True)
 class GitHubSource:
-    """One GitHub repository (at a fixed commit) feeding one folder of a dataset.
+    """One GitHub repository at a fixed commit feeding one folder of a dataset.
 
     Attributes:
-        dataset: dataset name (folder under ``data/``).
-        local_prefix: folder inside the dataset that this source fills ("" = dataset root).
-        repo: ``owner/name`` on github.com.
-        commit: full 40-hex commit the files are pinned to.
+        local_prefix: folder inside the dataset this source fills ("" = dataset root).
+        repo: ``owner/name`` on github.com; ``commit``: the full 40-hex commit.
         upstream_prefix: folder inside the repository that maps onto ``local_prefix``.
-        license: licence of the files, as stated upstream.
-        what: one-line description (README data-source table).
+        license: as stated upstream; ``what``: one line for the README's data-source table.
     """
 
     dataset: str
@@ -111,22 +96,15 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
 )
 
 
-#: Mirror folders that hold more files of a pinned source, under another name than the
-#: staging layout: ``{mirror folder: staging folder}``. The offline mirror keeps GRAB's
-#: recordings of other intents than lifting (same repository, commit and upstream folder
-#: ``data/grab/s1`` as ``grab/recordings``; mirror README) in ``grab_intents/recordings``;
-#: they are pinned and staged as ``grab/recordings/<object>_<intent>_<n>.pkl``.
+#: ``{mirror folder: staging folder}`` of pinned files the mirror keeps elsewhere (GRAB's other intents,
+#: same repository and commit as ``grab/recordings``)
 MIRROR_ALIASES: dict[str, str] = {"grab_intents/recordings": "grab/recordings"}
 
 
 @dataclass(frozen=True)
 class HubRepo:
-    """A Hugging Face Hub dataset repository and its default revision.
-
-    ``revision`` is a 40-hex commit hash, or None where no commit could be confirmed: the
-    fetch then asks for one (``--revision``); a branch name is refused
-    (:func:`replay.data.hub.resolve_revision`).
-    """
+    """A Hugging Face Hub dataset repository and its default revision: a 40-hex commit, or None where none could be
+    confirmed (the fetch then asks for ``--revision``; a branch is refused)."""
 
     repo_id: str
     revision: str | None
@@ -139,16 +117,14 @@ class HubRepo:
         return f"https://huggingface.co/datasets/{self.repo_id}"
 
 
-#: HUG-Bench object assets. No commit of this repository could be confirmed offline, so
-#: none is pinned: a fetch needs ``--revision <commit>`` (the branch ``main`` moves).
+#: HUG-Bench object assets: no commit could be confirmed offline, so a fetch needs ``--revision <commit>``
 HUG_BENCH_ASSETS = HubRepo(
     repo_id="kevinywu/hug-bench",
     revision=None,
     license="CC BY 4.0",
     what="object assets `hug_bench/<split>/<scene>/<object>/sim_assets/` (visual.obj, CoACD parts, properties.json)",
 )
-#: 1M-HUGs recordings. Default commit: the revision public HUG users cite for this
-#: repository (not checked against the Hub from this machine).
+#: 1M-HUGs recordings at the revision public HUG users cite (not checked against the Hub from here)
 HUG_RECORDINGS = HubRepo(
     repo_id="kevinywu/1m-hugs",
     revision="56ea3f100b1a4ec38bb35e986c0dd14d38977283",
@@ -177,11 +153,7 @@ class PinnedFile:
 
 
 def github_source_for(dataset: str, relpath: str) -> GitHubSource:
-    """The GitHub source a dataset file comes from.
-
-    Raises:
-        DataError: no source of ``dataset`` covers ``relpath``.
-    """
+    """The GitHub source a dataset file comes from; raises DataError when none of ``dataset`` covers ``relpath``."""
     for src in GITHUB_SOURCES:
         if src.dataset == dataset and src.owns(relpath):
             return src
@@ -203,26 +175,15 @@ def _load_pins(path: str) -> dict:
 
 
 def pin_digests(pins_path: str | Path = PINS_PATH) -> dict[str, str]:
-    """``{staging key "<dataset>/<relpath>": SHA-256}`` of every file on the project's own pin list
-    (``replay/data/pinned_files.json``): the one source of ``pinned: true`` (a manifest shipped
-    with the data is never believed for it).
-
-    Raises:
-        DataError: a missing or malformed pin list.
-    """
+    """``{"<dataset>/<relpath>": SHA-256}`` of the project's own pin list: the one source of ``pinned: true`` (a
+    manifest shipped with the data is never believed for it). Raises DataError for a missing or malformed list."""
     files = _load_pins(str(pins_path))["files"]
     return {k: str(v.get("sha256")) for k, v in files.items() if isinstance(v, dict)}
 
 
 def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:
-    """Every pinned file of a GitHub-hosted dataset (``manosim``, ``grab``, ``taco``).
-
-    Returns:
-        The files sorted by path.
-
-    Raises:
-        DataError: unknown dataset, or a malformed pin list (named with the field).
-    """
+    """Every pinned file of a GitHub-hosted dataset (``manosim``, ``grab``, ``taco``), sorted by path; raises
+    DataError for an unknown dataset or a malformed pin list (the field named)."""
     if dataset not in {s.dataset for s in GITHUB_SOURCES}:
         raise DataError(None, "dataset", f"{dataset!r} has no pinned GitHub files")
     data = _load_pins(str(pins_path))

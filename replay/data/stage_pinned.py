@@ -1,11 +1,5 @@
-"""Staging of the pinned files of a dataset (manosim, GRAB, TACO) from a mirror or GitHub.
-
-Each file comes from a raw-file URL at a fixed commit (or the mirror's copy of it) and must
-match the size and SHA-256 pinned in ``replay/data/pinned_files.json``
-(:mod:`replay.data.sources`); it is written under a partial name in its final folder and
-renamed when verified (:mod:`replay.data.transfer`). :func:`replay.data.fetch.fetch` is the
-entry point.
-"""
+"""Staging of a dataset's pinned files (manosim, GRAB, TACO) from a mirror or GitHub raw URLs at fixed commits:
+each held to its pinned size and SHA-256, written under a partial name and renamed when verified."""
 
 from __future__ import annotations
 
@@ -37,11 +31,8 @@ _SAVE_EVERY = 50
 def triage(
     pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResult, origin: str, progress: bool | None
 ) -> list[PinnedFile]:
-    """Split pinned files into already-good (counted as skipped) and to-stage.
-
-    Staged files are re-hashed; one that fails its manifest entry (or its pin) is moved
-    aside and re-staged; an unrecorded file that matches its pin is adopted.
-    """
+    """Split pinned files into already-good (counted as skipped) and to-stage: a staged file failing its entry or pin
+    is moved aside and re-staged; an unrecorded file that matches its pin is adopted."""
     todo = []
     for pf in progress_bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
         target = dest / pf.path

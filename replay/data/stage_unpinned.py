@@ -1,8 +1,5 @@
-"""Staging of the files a pin list does not name: a mirror's or ``--local`` folder's own files
-(recorded as ``pinned: false`` with their SHA-256 and origin) and a HUG-Bench mirror copy.
-
-:func:`replay.data.fetch.fetch` is the entry point.
-"""
+"""Staging of the files a pin list does not name: a mirror's or ``--local`` folder's own files (``pinned: false``
+with their SHA-256 and origin) and a HUG-Bench mirror copy."""
 
 from __future__ import annotations
 
@@ -26,12 +23,8 @@ def _is_hidden(rel: str) -> bool:
 
 
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
-    """The target of ``src`` when a symlink (of the file or a folder above it) leads it outside
-    ``folder``, else None.
-
-    Raises:
-        FetchError: such a link without ``follow`` (``--follow-symlinks``), naming the file and its target.
-    """
+    """The target of ``src`` when a symlink (the file or a folder above it) leads it outside ``folder``, else None;
+    raises FetchError for such a link without ``follow`` (``--follow-symlinks``), naming the file and its target."""
     if is_inside(src, folder):
         return None
     target = os.path.realpath(src)
@@ -56,15 +49,9 @@ def stage_extra(
     progress: bool | None,
     follow_symlinks: bool = False,
 ) -> None:
-    """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned.
-
-    A file whose staging path is pinned is held to its pin instead (staged only from a
-    ``--local`` folder: a mirror's pinned files went through
-    :func:`replay.data.stage_pinned.stage_pinned`).
-    Unpinned entries record ``pinned: false``, their SHA-256 and ``origin`` (the
-    absolute source path); repository and revision are ``unknown``. A file that a symlink
-    takes outside ``root/<dataset>`` is refused (:func:`outside_link`) unless
-    ``follow_symlinks``; then its entry records ``symlink_target`` (the file it read).
+    """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned (``origin`` the absolute
+    source path; repository and revision ``unknown``); a file at a pinned path is held to its pin. A symlink out
+    of ``root/<dataset>`` is refused unless ``follow_symlinks`` (then ``symlink_target`` is recorded).
 
     Raises:
         IntegrityError: a local file at a pinned path differs from its pin.
@@ -153,11 +140,8 @@ def stage_mirror_tree(
     progress: bool | None,
     follow_symlinks: bool = False,
 ) -> FetchResult:
-    """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file.
-
-    Provenance comes from the mirror's own ``<dataset>/MANIFEST.json`` entries when it
-    has one (a staged ``data/`` folder can serve as a mirror), else it is recorded as
-    ``unknown``. Symlinks leading outside ``mirror/<dataset>``: as in :func:`stage_extra`.
+    """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file, provenance from the mirror's own
+    ``MANIFEST.json`` where it has one, else ``unknown``; symlinks as in :func:`stage_extra`.
 
     Raises:
         IntegrityError: a file differs from the mirror manifest's SHA-256.

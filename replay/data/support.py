@@ -10,14 +10,8 @@ from replay.errors import DataError
 
 
 def support_extent(rec) -> tuple[float, float, float, float] | None:
-    """xy extent ``(xmin, ymin, xmax, ymax)`` of the recording's table top, m, or None.
-
-    GRAB recordings carry the table (``meta["table"]``: asset, pos, xyzw quat); its
-    visual mesh placed in the world gives the extent. An infinite plane at table
-    height would block the recorded hand where it really passed beside and below
-    the table (GRAB: the hand starts at the subject's hip, below the table top).
-    Without a table (HUG-Bench: objects on the ground) the support is a plane.
-    """
+    """xy extent ``(xmin, ymin, xmax, ymax)`` m of the recording's table top (GRAB: ``meta["table"]``), or None (a
+    plane). An infinite plane at table height would block the hand where it passed below the table top."""
     table = (rec.meta or {}).get("table")
     if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
         return None

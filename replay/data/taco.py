@@ -1,36 +1,5 @@
-"""TACO adapter: ``taco/<seq>.pkl`` + ``taco/<seq>.obj`` -> Recording.
-
-Source: two TACO sequences as preprocessed by github.com/Meowuu7/GeneOH-Diffusion
-(``data/taco/source_data``); layout in the mirror README.
-
-What the adapter produces (see :class:`~replay.data.types.Recording`):
-
-* ``fps`` 30 (TACO's capture rate; not stored in the files).
-* ``mano``: :class:`~replay.data.types.MANOParams` with ``finger_pose`` (T, 15, 3)
-  = ``hand_pose[:, 3:]`` (rad, MANO joint order), ``global_orient`` (T, 3) =
-  ``hand_pose[:, :3]``, ``trans`` (T, 3) m, ``betas`` (10,), ``vertices`` (T, 778, 3)
-  world m. ``flat_hand_mean`` is None: the files do not say whether the 45
-  finger values are relative to MANO's mean pose; :mod:`replay.kinematics`
-  measures which reading fits ``vertices``. ``meta["hand_faces"]`` (1538, 3).
-* ``landmarks``, ``wrist_*``, ``finger_quat`` are None (no landmark or joint data;
-  the kinematics layer derives them from the MANO parameters).
-* ``hand_side`` "left": measured, not assumed. Posing manosim's hands with these
-  MANO parameters, the left model puts its fingertips a median 10.1 mm from the
-  recorded fingertip vertices (``hand_verts`` ids 744/320/443/554/671) and the right
-  model 95-105 mm, on both mirrored sequences (tests/test_kinematics_mano.py).
-* One tracked object: ``obj_pose`` (T, 4, 4) world-from-object applied to the
-  ``.obj`` vertices (README: reproduces ``obj_verts`` to 1e-7 m; checked here to
-  1e-5 m). Collision parts: CoACD decomposition, cached
-  (:func:`replay.data.objects.load_taco_object`).
-* ``support_height``: TACO gives no table geometry. It is the median, over the
-  rest frames before lift onset, of the object's lowest vertex z (the object
-  rests on the support there). By construction the first-frame resting gap is
-  then ~0; ``meta["hand_lowest_z"]`` (lowest MANO vertex in any frame) is kept
-  as an independent check of the support (the fitted hand mesh may penetrate it
-  by a few mm).
-* ``grasp_frame``: lift onset, first frame the object is more than 1 cm above its
-  first-frame height.
-"""
+"""TACO adapter: ``taco/<seq>.pkl`` (MANO parameters, object pose) + ``taco/<seq>.obj`` -> Recording (fields in
+``docs/data.md``). The hand is the left one: manosim's left model fits the recorded vertices."""
 
 from __future__ import annotations
 
@@ -46,24 +15,17 @@ from replay.data.safe_pickle import load_pickle
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
-#: TACO capture rate, Hz (Liu et al., CVPR 2024: allocentric cameras at 30 fps).
+#: Hz, TACO's capture rate (Liu et al., CVPR 2024: allocentric cameras at 30 fps); not in the files
 TACO_FPS = 30.0
 TACO_FPS_SOURCE = f"documentation: TACO's cameras record at {TACO_FPS:g} fps (Liu et al., CVPR 2024); not in the file"
 
 
 def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settings: dict | None = None) -> Recording:
-    """Read one TACO sequence into the canonical form.
-
-    Args:
-        path: ``<seq>.pkl``.
-        obj_path: object mesh (default ``<seq>.obj`` beside the pickle).
-        coacd_settings: CoACD keyword arguments (default
-            :data:`replay.data.objects.COACD_SETTINGS`).
+    """Read one TACO sequence into the canonical form; ``obj_path`` defaults to ``<seq>.obj`` beside the pickle.
 
     Raises:
-        DataError: bad pickle, missing field, wrong shape, NaN (first bad frame named),
-            ``obj_pose`` not a rigid transform, ``obj_pose`` not reproducing
-            ``obj_verts``, missing mesh, object never lifted by 1 cm.
+        DataError: bad pickle, missing field, wrong shape, NaN (first bad frame named), ``obj_pose`` not a rigid
+            transform or not reproducing ``obj_verts``, missing mesh, an object never lifted by 1 cm.
     """
     path = Path(path)
     obj_path = Path(obj_path) if obj_path is not None else path.with_suffix(".obj")
@@ -124,12 +86,8 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
 
 
 def _hand_arrays(data: dict, path: Path) -> tuple:
-    """``(hand_pose (T, 48) rad axis-angle, hand_trans (T, 3) m, hand_shape (10,), hand_verts
-    (T, 778, 3) world m, hand_faces (1538, 3) int)`` of a TACO pickle.
-
-    Raises:
-        DataError: missing field, wrong shape, NaN, fewer than 2 frames.
-    """
+    """``(hand_pose (T, 48) rad axis-angle, hand_trans (T, 3) m, hand_shape (10,), hand_verts (T, 778, 3) world m,
+    hand_faces (1538, 3))`` of a TACO pickle; raises DataError (missing, wrong shape, NaN, under 2 frames)."""
     pose = get_array(data, "hand_pose", path, (-1, 48))
     T = pose.shape[0]
     if T < 2:
@@ -142,12 +100,8 @@ def _hand_arrays(data: dict, path: Path) -> tuple:
 
 
 def _rigid_rotations(obj_pose: np.ndarray, path: Path) -> np.ndarray:
-    """(T, 3, 3) rotation blocks of ``obj_pose`` (T, 4, 4).
-
-    Raises:
-        DataError: a frame whose block is not a rotation (orthonormal to 1e-3, det 1) or whose
-            last row is not (0, 0, 0, 1).
-    """
+    """(T, 3, 3) rotation blocks of ``obj_pose`` (T, 4, 4); raises DataError where a block is not a rotation
+    (orthonormal to 1e-3, det 1) or the last row is not (0, 0, 0, 1)."""
     Rm = obj_pose[:, :3, :3]
     ortho = np.abs(np.einsum("tji,tjk->tik", Rm, Rm) - np.eye(3)).max(axis=(1, 2))
     det = np.linalg.det(Rm)
@@ -160,12 +114,8 @@ def _rigid_rotations(obj_pose: np.ndarray, path: Path) -> np.ndarray:
 
 
 def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.ndarray, T: int) -> np.ndarray:
-    """(T, V, 3) world m: the mesh's vertices posed by ``obj_pose``, checked against the file's
-    ``obj_verts`` where it has them with the same vertex count.
-
-    Raises:
-        DataError: the mesh cannot be read, or the posed vertices miss ``obj_verts`` by > 1e-5 m.
-    """
+    """(T, V, 3) world m: the mesh's vertices posed by ``obj_pose``; raises DataError when the mesh cannot be read or
+    they miss the file's ``obj_verts`` (same vertex count) by > 1e-5 m."""
     Rm = obj_pose[:, :3, :3]
     mesh = load_mesh(obj_path, "mesh", process=False)  # vertex order must match obj_verts
     world = np.einsum("tij,nj->tni", Rm, mesh.vertices) + obj_pose[:, None, :3, 3]
@@ -183,10 +133,5 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry (:mod:`replay.datasets`, which checks that ``path`` exists): TACO
-    sequence ``name`` at ``path`` (its mesh beside it).
-
-    Raises:
-        DataError: any error of :func:`load_taco`.
-    """
+    """The registry's entry: TACO sequence ``name`` at ``path`` (its mesh beside it)."""
     return load_taco(path, **kwargs)

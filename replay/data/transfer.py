@@ -1,7 +1,5 @@
-"""Moving bytes for the fetch stage: atomic partial files, copying with SHA-256, progress,
-network error messages, and what one dataset's fetch did (:class:`FetchResult`). Shared by
-the mirror/GitHub stager (:mod:`replay.data.fetch`) and the Hub stager (:mod:`replay.data.hub`).
-"""
+"""Moving bytes for the fetch stage: atomic partial files, copying with SHA-256, progress, network error messages,
+and what one dataset's fetch did (:class:`FetchResult`)."""
 
 from __future__ import annotations
 
@@ -14,25 +12,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-#: read/write block, bytes
 _CHUNK = 1 << 20
 
 
 @dataclass
 class FetchResult:
-    """What one dataset's fetch did.
-
-    Attributes:
-        dataset: dataset name.
-        source: ``"mirror"``, ``"github"``, ``"hub"`` or ``"skipped"``.
-        staged: files written this run.
-        skipped: files already staged and verified.
-        pinned / unpinned: files of this dataset now staged that are / are not on the pin
-            list (staged this run or already there).
-        bytes: bytes written this run.
-        repaired: messages about staged files that failed their hash and were re-staged.
-        note: why the dataset was skipped, or other remarks.
-    """
+    """What one dataset's fetch did: ``source`` (``"mirror"``, ``"github"``, ``"hub"``, ``"skipped"``), files
+    ``staged`` and ``bytes`` written this run, ``skipped`` (already verified), ``pinned`` / ``unpinned`` (now staged,
+    on the pin list or not), ``repaired`` (re-staged after a failed hash) and a ``note``."""
 
     dataset: str
     source: str
@@ -83,11 +70,8 @@ def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) 
 
 
 def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
-    """Message for a failed network call: names the source and what to do offline.
-
-    ``mirror_has_it`` False (HUG-Bench: no offline mirror holds it) says so instead of
-    suggesting ``--mirror``.
-    """
+    """Message for a failed network call, naming the source and what to do offline (``mirror_has_it`` False:
+    HUG-Bench, which no mirror holds)."""
     head = f"could not reach {what} ({type(exc).__name__}: {exc})."
     if not mirror_has_it:
         return (

@@ -1,24 +1,6 @@
-"""The canonical recording and object-asset forms every adapter produces.
-
-Whatever the dataset (HUG-Bench, GRAB, TACO), an adapter returns a
-:class:`Recording` holding :class:`ObjectTrack` s whose geometry is an
-:class:`ObjectAsset`. Everything downstream (validation, kinematics, scene,
-rollout, render) reads only these types.
-
-Conventions (checked by :meth:`Recording.validate`):
-
-* World frame: Z up, metres. Times in seconds.
-* Quaternions are **xyzw** (Newton's order). Datasets that store wxyz (GRAB,
-  MuJoCo) are converted by their adapter.
-* ``wrist_pos`` / ``wrist_quat`` are the world pose of the simulated hand's root
-  body (manosim ``mano_body_0``), not of a dataset-specific wrist frame; the
-  adapter (or the landmark IK in :mod:`replay.kinematics`) does the conversion.
-* ``finger_quat`` are the local rotations of manosim's 15 ball joints
-  (``mano_joint_1..15``, MANO bone order: 1-3 index, 4-6 middle, 7-9 pinky,
-  10-12 ring, 13-15 thumb) relative to the MJCF reference pose, xyzw.
-* ``landmarks`` are the 21 MANO landmarks in manopth order (0 wrist; 1-4 thumb;
-  5-8 index; 9-12 middle; 13-16 ring; 17-20 pinky), world frame, metres.
-"""
+"""The canonical recording and object-asset forms every adapter produces and everything downstream reads.
+World frame Z up, m, s; quaternions **xyzw** (Newton's order; adapters convert wxyz); landmarks in manopth
+order (:data:`LANDMARK_NAMES`)."""
 
 from __future__ import annotations
 
@@ -29,7 +11,7 @@ import numpy as np
 
 from replay.errors import DataError
 
-#: manopth landmark names, index = landmark id.
+#: manopth landmark names, index = landmark id (0 wrist; 1-4 thumb; 5-8 index; 9-12 middle; 13-16 ring; ...)
 LANDMARK_NAMES = (
     "wrist",
     "thumb_cmc",
@@ -63,23 +45,19 @@ JOINT_FINGER = ("index",) * 3 + ("middle",) * 3 + ("pinky",) * 3 + ("ring",) * 3
 
 @dataclass
 class ObjectAsset:
-    """Geometry and mass properties of one rigid object.
+    """Geometry and mass properties of one rigid object (meshes in the object frame, m).
 
     Attributes:
-        name: object name (e.g. ``"mug"``).
-        visual_mesh: path of the visual surface mesh (rendering, surface-gap checks),
-            in the object frame, metres.
-        collision_meshes: paths of convex collision parts, same frame. Only these
-            take part in contact.
-        density: kg/m^3, used when ``mass`` is None.
-        mass: kg, or None to derive from ``density`` and the collision volume.
-        friction: MuJoCo-style (sliding, torsional, rolling) coefficients.
-        condim: MuJoCo contact dimensionality for this object's geoms.
-        margin: MuJoCo geom ``margin`` of the collision parts as the asset writes it, m (MuJoCo's
-            default 0); used as written under the physics choice ``object_margin`` ``asset``.
-        source: file the asset was described in (for error messages and provenance).
-        density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, or
-            ``"default: ..."`` when the asset states none and a simulator default applies).
+        visual_mesh: the visual surface (rendering, surface-gap checks).
+        collision_meshes: convex collision parts; only these take part in contact.
+        density: kg/m^3, used when ``mass`` (kg) is None.
+        friction: MuJoCo (sliding, torsional, rolling); ``condim``: MuJoCo contact dimensionality.
+        margin: m, MuJoCo geom ``margin`` as the asset writes it (used under the physics choice ``object_margin``
+            ``asset``).
+        source: the file the asset was described in.
+        density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, ``"default: ..."``).
+        made: how the dataset says the object was made: ``"printed"`` (GRAB) or ``"unstated"``
+            (:mod:`replay.sim.made_mass` reads it).
     """
 
     name: str
@@ -92,19 +70,13 @@ class ObjectAsset:
     margin: float = 0.0
     source: Path | None = None
     density_source: str = ""
+    made: str = "unstated"
 
 
 @dataclass
 class ObjectTrack:
-    """One object in a recording and its world pose over time.
-
-    Attributes:
-        asset: the object's geometry.
-        pos: (T, 3) world position of the object frame, m. For datasets without
-            object tracking (HUG-Bench) every row is the single resting pose.
-        quat: (T, 4) world orientation of the object frame, **xyzw**.
-        tracked: True when ``pos``/``quat`` are measured per frame.
-    """
+    """One object in a recording: ``pos`` (T, 3) world m and ``quat`` (T, 4) xyzw of its object frame; ``tracked``
+    False when they repeat one resting pose (HUG-Bench)."""
 
     asset: ObjectAsset
     pos: np.ndarray
@@ -118,24 +90,17 @@ class ObjectTrack:
 
 @dataclass
 class MANOParams:
-    """MANO hand parameters as a dataset stores them (before mapping to manosim joints).
-
-    :mod:`replay.kinematics` converts these to the canonical wrist pose and
-    ``finger_quat``; adapters only read and check them.
+    """MANO hand parameters as a dataset stores them (:mod:`replay.kinematics` maps them to manosim).
 
     Attributes:
-        finger_pose: (T, 15, 3) per-joint axis-angle, rad, in MANO's joint order
-            (index 1-3, middle 4-6, pinky 7-9, ring 10-12, thumb 13-15, as in the
-            MANO model's kinematic tree), in MANO's template-aligned frames.
-        global_orient: (T, 3) axis-angle of MANO's root (world from MANO frame), or None
-            when the wrist pose is given as a full transform (HUG-Bench).
-        trans: (T, 3) MANO translation, m, or None.
-        T_world_wrist: (T, 4, 4) world-from-wrist transform when the dataset gives it
-            directly (HUG-Bench: T_world_device @ T_device_wrist), else None.
+        finger_pose: (T, 15, 3) axis-angle, rad, MANO joint order (index 1-3, middle 4-6, pinky 7-9, ring 10-12,
+            thumb 13-15), MANO's template-aligned frames.
+        global_orient: (T, 3) axis-angle of MANO's root (world from MANO), or None (HUG-Bench: ``T_world_wrist``).
+        trans: (T, 3) m, or None.
+        T_world_wrist: (T, 4, 4) world-from-wrist when given (HUG-Bench: ``T_world_device @ T_device_wrist``).
         betas: (T, 10) or (10,) shape coefficients (not applied: manosim has its own shape).
-        flat_hand_mean: True if ``finger_pose`` is relative to the flat hand, False if
-            relative to MANO's mean pose, None if the dataset does not say.
-        vertices: (T, 778, 3) posed MANO mesh vertices in the world, m, when given (TACO).
+        flat_hand_mean: True if ``finger_pose`` is relative to the flat hand, False to MANO's mean pose, None unknown.
+        vertices: (T, 778, 3) posed MANO vertices, world m, when given (TACO).
     """
 
     finger_pose: np.ndarray
@@ -152,26 +117,20 @@ class Recording:
     """One recorded human hand-object interaction in canonical form.
 
     Attributes:
-        name: sequence id (e.g. ``"mug_lift"``).
-        dataset: ``"hug-bench"``, ``"grab"`` or ``"taco"``.
-        source: the file it was read from.
-        fps: capture rate, Hz.
-        time: (T,) seconds from the first frame.
-        hand_side: ``"right"`` or ``"left"``.
-        valid: (T,) bool, False where the hand was not tracked in that frame.
-        wrist_pos: (T, 3) world position of the simulated hand's root body, m, or
-            None until landmark IK has fitted it (GRAB).
-        wrist_quat: (T, 4) world orientation of that body, xyzw, or None likewise.
-        finger_quat: (T, 15, 4) manosim ball-joint rotations, xyzw, or None when the
-            dataset stores only landmarks (GRAB) until IK fills them.
-        landmarks: (T, 21, 3) world landmark positions, m, or None.
-        objects: the objects in the scene; ``objects[target]`` is the one grasped.
-        target: index in ``objects`` of the grasped object.
+        dataset: ``"hug-bench"``, ``"grab"`` or ``"taco"``; ``source``: the file it was read from.
+        fps: Hz; ``time``: (T,) s from the first frame.
+        valid: (T,) bool, False where the hand was not tracked.
+        wrist_pos: (T, 3) world m of manosim's root body (``mano_body_0``, not a dataset wrist frame), or None
+            until landmark IK fits it (GRAB).
+        wrist_quat: (T, 4) xyzw of that body, or None likewise.
+        finger_quat: (T, 15, 4) xyzw local rotations of manosim's ball joints ``mano_joint_1..15`` (1-3 index,
+            4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb) from the MJCF reference pose, or None until IK.
+        landmarks: (T, 21, 3) world m, manopth order, or None.
+        objects: the scene's objects; ``objects[target]`` is the one grasped.
         support_height: z of the support surface (table top or ground), m.
-        grasp_frame: frame index where the grasp is complete and lifting starts
-            (lift onset for tracked objects; first grasp for HUG-Bench).
-        mano: the dataset's own MANO parameters when it has them (HUG-Bench, TACO).
-        meta: free-form provenance (adapter notes, conventions chosen and why).
+        grasp_frame: the frame the grasp is complete and lifting starts (the lift onset; HUG-Bench: first grasp).
+        mano: the dataset's own MANO parameters (HUG-Bench, TACO).
+        meta: provenance (adapter notes, conventions chosen and why).
     """
 
     name: str
@@ -201,11 +160,7 @@ class Recording:
         return self.objects[self.target]
 
     def validate(self) -> Recording:
-        """Check shapes, finiteness and unit quaternions; return self.
-
-        Raises:
-            DataError: naming ``self.source`` and the offending field.
-        """
+        """Check shapes, finiteness and unit quaternions; return self. Raises DataError naming ``source`` and field."""
         T = self.num_frames
         if T < 2:
             raise DataError(self.source, "time", f"need at least 2 frames, got {T}")

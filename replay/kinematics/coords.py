@@ -1,26 +1,6 @@
-"""Canonical recording -> the imported hand's generalised coordinates.
-
-:func:`complete_hand` fills a :class:`~replay.data.types.Recording`'s
-``wrist_pos``/``wrist_quat``/``finger_quat`` from whatever the dataset has
-(MANO parameters, or landmarks through the landmark IK), and
-:func:`hand_coords` lays them out as Newton ``joint_q`` of the imported hand.
-
-Newton joint_q layout of the hand (67 coordinates), as imported with the wrist's
-three slides + ball folded into one FREE joint on ``mano_body_0`` and then the 15
-ball joints in MJCF order (``mano_joint_1..15``):
-
-* ``[0:3]``   free joint position = world position of ``mano_body_0``, m;
-* ``[3:7]``   free joint rotation, quaternion **xyzw** (Newton's FREE joint reads
-  ``joint_q[q_start:q_start+3]`` as the translation and ``[q_start+3:q_start+7]``
-  as ``wp.quat(x, y, z, w)``, see ``newton/_src/sim/articulation.py``,
-  ``eval_single_articulation_fk``);
-* ``[7 + 4*i : 11 + 4*i]`` rotation of ``mano_joint_{i+1}``, xyzw (a BALL joint's
-  four coordinates, same function).
-
-This equals the body pose only because manosim's root body sits at the origin
-with its ball joint anchored at the body origin (checked by
-:meth:`HandKinematics.from_mjcf`).
-"""
+"""Recording -> the imported hand's Newton ``joint_q`` (67): ``[0:3]`` ``mano_body_0``'s world position (m),
+``[3:7]`` its quaternion xyzw (the FREE joint; Newton's ``eval_single_articulation_fk``), then ``mano_joint_1..15``'s
+xyzw, 4 each, in MJCF order (the root body at the origin, checked by :meth:`HandKinematics.from_mjcf`)."""
 
 from __future__ import annotations
 
@@ -34,7 +14,7 @@ from replay.data.types import Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
-from replay.kinematics.ik import IKOptions, fit_landmarks, interpolate_pose
+from replay.kinematics.ik import IKOptions, fit_landmarks, ik_options_for, interpolate_pose
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
     fit_wrist_offset,
@@ -44,30 +24,20 @@ from replay.kinematics.mano import (
 )
 from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
 
-#: number of hand coordinates in Newton's joint_q (7 free + 15 x 4 ball).
+#: hand coordinates in Newton's joint_q (7 free + 15 x 4 ball)
 HAND_COORDS = MANOSIM_HAND.coords
 
-#: Whether a dataset's MANO finger values are relative to the flat hand where its files do not
-#: say (MANOParams.flat_hand_mean is None): :attr:`replay.datasets.Dataset.flat_hand_mean`,
-#: with how each was settled.
+#: per dataset: its MANO finger values are relative to the flat hand where its files do not say
 DEFAULT_FLAT_HAND_MEAN = {n: d.flat_hand_mean for n, d in DATASETS.items() if d.flat_hand_mean is not None}
 
-#: fingertip fit (median, m) above which a MANO recording is rejected as a wrong
-#: side / reading. Measured on TACO: correct reading ~0.010 m, mean-pose reading
-#: ~0.034 m, wrong hand model ~0.1 m.
+#: m: a MANO recording whose median fingertip fit is worse is refused, a wrong side or reading (docs/hand.md)
 MAX_TIP_FIT_M = 0.025
 
 _KIN_CACHE: dict[tuple[str, str], HandKinematics] = {}
 
 
 def default_mjcf(side: str, shape: str = "myhand", data_dir: str | Path | None = None) -> Path:
-    """The manosim capsule hand for ``side`` from the staged data (``data_dir``, default
-    :func:`replay.data.locate.default_data_dir`) or the mirror.
-
-    Raises:
-        DataError: manosim not found (see :func:`replay.data.locate.dataset_dir`).
-    """
-
+    """The manosim capsule hand MJCF for ``side`` from the staged data or the mirror; DataError if missing."""
     hand = "mano_rhand" if side == "right" else "mano_lhand"
     path = dataset_dir("manosim", data_dir) / "assets" / shape / hand / "capsule_hand.xml"
     if not path.is_file():
@@ -92,38 +62,13 @@ def complete_hand(
     progress: bool = False,
     check_fit: bool = True,
 ) -> Recording:
-    """Return a copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled.
-
-    Sources, in order of preference:
-
-    1. already filled: returned unchanged (a shallow copy);
-    2. ``recording.mano`` (valid frames; invalid frames are then filled by
-       interpolation / holding the nearest valid pose, so :func:`hand_coords` is
-       finite everywhere and ``valid`` still marks them): finger rotations by :func:`mano_to_finger_quat`
-       (reading from ``mano.flat_hand_mean``, else :data:`DEFAULT_FLAT_HAND_MEAN`);
-       the wrist from ``T_world_wrist`` (HUG-Bench) or from ``global_orient`` +
-       ``trans`` + a per-sequence J0 fitted in closed form to the fingertip vertices
-       (``mano.vertices``) or, without vertices, to the fingertip landmarks;
-    3. ``recording.landmarks`` only (GRAB): landmark IK (:func:`fit_landmarks`,
-       every ``ik_options.stride``-th frame of ``window``, cached on disk), the other
-       frames interpolated; frames outside ``window`` hold the nearest fitted pose.
-
-    ``meta["kinematics"]`` records the source, reading, J0 offset or IK residual
-    summary (median/p90/max landmark error in mm over the fitted frames).
-
-    Args:
-        recording: a canonical recording.
-        mjcf_path: the manosim MJCF to use (default: ``myhand`` capsule hand of the
-            recording's side, via :func:`default_mjcf`).
-        ik_options: landmark IK options. window: IK frame range ``(start, stop)``.
-        cache: IK cache (True: ``$REPLAY_CACHE`` or ``data/cache``; a folder; False).
-        progress: tqdm bar for the IK.
-        check_fit: for MANO data with a fitted J0, reject a fingertip fit worse than
-            :data:`MAX_TIP_FIT_M` (wrong side or reading); False only to measure such fits.
+    """A copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled: from ``mano`` (wrist
+    from ``T_world_wrist``, else ``global_orient`` + ``trans`` + J0 fitted to the tips), else by landmark IK over
+    frames ``window`` (cached: True, a folder, or False); ``meta["kinematics"]`` says how, with the fit (mm).
+    ``mjcf_path`` defaults to ``myhand``; ``check_fit`` False only to measure a fit over :data:`MAX_TIP_FIT_M`.
 
     Raises:
-        DataError: nothing to compute the hand from, side mismatch between the
-            recording and the MJCF, or bad MANO/landmark arrays (naming the recording's file).
+        DataError: nothing to compute the hand from, the MJCF of the other side, bad MANO or landmark arrays.
     """
     rec = recording
     if rec.wrist_pos is not None and rec.wrist_quat is not None and rec.finger_quat is not None:
@@ -134,7 +79,7 @@ def complete_hand(
         wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
     elif rec.landmarks is not None:
         res = fit_landmarks(
-            kin, rec.landmarks, rec.valid, window, ik_options or IKOptions(), cache, progress, rec.source
+            kin, rec.landmarks, rec.valid, window, ik_options or ik_options_for(path), cache, progress, rec.source
         )
         wrist_pos, wrist_quat, finger_quat = interpolate_pose(
             res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, rec.num_frames
@@ -148,12 +93,7 @@ def complete_hand(
 
 
 def _hand_model(rec: Recording, mjcf_path: str | Path | None) -> tuple[Path, HandKinematics]:
-    """The MJCF and hand model :func:`complete_hand` uses (``mjcf_path``, else :func:`default_mjcf`
-    of the recording's side).
-
-    Raises:
-        DataError: the MJCF's hand is of the other side than the recording.
-    """
+    """(MJCF, hand model) for :func:`complete_hand`; DataError if the MJCF's side is not the recording's."""
     path = Path(mjcf_path) if mjcf_path is not None else default_mjcf(rec.hand_side)
     kin = load_kinematics(path, side=None if mjcf_path is not None else rec.hand_side)
     if kin.side != rec.hand_side:
@@ -162,7 +102,7 @@ def _hand_model(rec: Recording, mjcf_path: str | Path | None) -> tuple[Path, Han
 
 
 def _ik_summary(res, path: Path) -> dict:
-    """``meta["kinematics"]`` of a landmark-IK hand: fitted frame range, options, residual (mm), time (s)."""
+    """``meta["kinematics"]`` of a landmark-IK hand: frames, options, residual (mm), time (s)."""
     r = res.residual * 1000.0
     return {
         "source": "landmark_ik",
@@ -177,13 +117,8 @@ def _ik_summary(res, path: Path) -> dict:
 
 
 def _hand_from_mano(rec: Recording, kin: HandKinematics, path: Path, check_fit: bool) -> tuple:
-    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw, finger_quat (T, 15, 4) xyzw, info)`` from ``rec.mano``
-    (:func:`complete_hand`, source 2); invalid frames interpolated / held.
-
-    Raises:
-        DataError: unknown ``flat_hand_mean``, no valid frame, ill-shaped pose, no wrist source,
-            or (``check_fit``) a fingertip fit worse than :data:`MAX_TIP_FIT_M`.
-    """
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw, finger_quat (T, 15, 4) xyzw, info)`` from ``rec.mano``;
+    DataError for an unknown reading, no valid frame, an ill-shaped pose, no wrist source, a bad tip fit."""
     mano, T = rec.mano, rec.num_frames
     flat = mano.flat_hand_mean
     if flat is None:
@@ -224,14 +159,8 @@ def _wrist_with_fitted_j0(
     check_fit: bool,
     info: dict,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on the valid frames ``fv`` from MANO ``global_orient`` +
-    ``trans`` and a per-sequence J0 fitted to the fingertip vertices (else landmarks); records the
-    fit in ``info``.
-
-    Raises:
-        DataError: neither vertices nor landmarks to fit J0, or (``check_fit``) a median fingertip
-            error above :data:`MAX_TIP_FIT_M`.
-    """
+    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on frames ``fv``, J0 fitted to the tip vertices (else landmarks),
+    the fit in ``info``; DataError for nothing to fit to or a median tip error over :data:`MAX_TIP_FIT_M`."""
     mano = rec.mano
     go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
     tr = np.asarray(mano.trans, dtype=np.float64)[fv]
@@ -262,16 +191,8 @@ def _wrist_with_fitted_j0(
 
 
 def hand_coords(recording: Recording) -> np.ndarray:
-    """(T, 67) Newton joint_q of the imported hand for every frame (layout in the module docstring).
-
-    Quaternions are xyzw, normalised, and sign-continuous over time (each frame's
-    quaternion is chosen from {q, -q} to be nearest the previous frame's, so
-    differences between frames are meaningful); units m.
-
-    Raises:
-        DataError: wrist or finger fields are None (call :func:`complete_hand` first)
-            or have the wrong shape.
-    """
+    """(T, 67) Newton joint_q (module doc), quaternions normalised and sign-continuous over time; DataError for
+    wrist or finger fields unfilled (:func:`complete_hand` first) or of the wrong shape."""
     rec = recording
     T = rec.num_frames
     for name in ("wrist_pos", "wrist_quat", "finger_quat"):
@@ -291,7 +212,7 @@ def hand_coords(recording: Recording) -> np.ndarray:
 
 
 def _continuous(q: np.ndarray) -> np.ndarray:
-    """Flip quaternion signs (q and -q are one rotation) so consecutive frames have q_t . q_{t-1} >= 0."""
+    """Quaternion signs flipped so that consecutive frames have ``q_t . q_{t-1} >= 0``."""
     q = q.copy()
     for t in range(1, q.shape[0]):
         neg = np.sum(q[t] * q[t - 1], axis=-1) < 0

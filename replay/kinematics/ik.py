@@ -1,17 +1,5 @@
-"""Landmark inverse kinematics: fit the manosim hand's pose to recorded MANO landmarks.
-
-For datasets that store only the 21 landmarks (GRAB), the root pose of ``mano_body_0`` and
-the 15 ball-joint rotations are fitted per frame by :class:`~replay.kinematics.ik_solver.LandmarkIK`
-(its module doc gives the unknowns, residuals and Jacobian), warm-started from the previous
-fitted frame.
-
-The fitted frames are every ``stride``-th frame of the requested window (GRAB is
-120 Hz and the replay runs at 30 Hz, so ``stride=4`` by default); the frames in
-between are filled by linear interpolation (positions) and slerp (rotations) in
-:func:`interpolate_pose`. Results are cached on disk in ``$REPLAY_CACHE/ik`` (or
-``data/cache/ik``) under a SHA-256 of the landmarks, the hand geometry, the options
-and :data:`IK_VERSION`.
-"""
+"""Landmark IK: the manosim hand's pose fitted to recorded landmarks (GRAB) every ``stride``-th frame
+(:class:`~replay.kinematics.ik_solver.LandmarkIK`), interpolated between, cached in ``$REPLAY_CACHE/ik``."""
 
 from __future__ import annotations
 
@@ -26,7 +14,13 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from replay.data.cache import cache_dir
 from replay.errors import DataError
-from replay.kinematics.ik_solver import IKOptions, IKResult, LandmarkIK
+from replay.kinematics.ik_solver import (
+    DEFAULT_LANDMARK_WEIGHTS,
+    FITTED_LANDMARK_WEIGHTS,
+    IKOptions,
+    IKResult,
+    LandmarkIK,
+)
 from replay.kinematics.model import NUM_JOINTS, HandKinematics
 
 __all__ = [
@@ -36,18 +30,26 @@ __all__ = [
     "LandmarkIK",
     "default_cache_dir",
     "fit_landmarks",
+    "ik_options_for",
     "interpolate_pose",
 ]
 
-#: bump when the fitting changes, so cached results are recomputed.
+#: bump when the fitting changes, so cached results are recomputed
 IK_VERSION = 2
 
 
 def default_cache_dir() -> Path:
-    """``$REPLAY_CACHE`` if set, else ``data/cache`` (relative to the working directory);
-    the project's one cache root, :func:`replay.data.cache.cache_dir`."""
-
+    """:func:`replay.data.cache.cache_dir`: ``$REPLAY_CACHE``, else ``data/cache``."""
     return cache_dir()
+
+
+def ik_options_for(mjcf_path: str | Path, **changes) -> IKOptions:
+    """The default :class:`IKOptions` for the hand of ``mjcf_path`` (``changes`` applied): a fitted hand's
+    landmark weights are :data:`FITTED_LANDMARK_WEIGHTS`, others :data:`DEFAULT_LANDMARK_WEIGHTS`."""
+    from replay.kinematics.fitted_hand import is_fitted_hand  # trimesh, only to tell
+
+    weights = FITTED_LANDMARK_WEIGHTS if is_fitted_hand(mjcf_path) else DEFAULT_LANDMARK_WEIGHTS
+    return IKOptions(**{"landmark_weights": weights, **changes})
 
 
 def _cache_key(kin: HandKinematics, landmarks: np.ndarray, frames: np.ndarray, opt: IKOptions) -> str:
@@ -71,25 +73,11 @@ def fit_landmarks(
     progress: bool = False,
     source: str | Path | None = None,
 ) -> IKResult:
-    """Fit the hand to a landmark sequence (cached on disk).
-
-    Args:
-        kin: hand model (its side must match the recorded hand).
-        landmarks: (T, 21, 3) world landmarks in manopth order, m.
-        valid: (T,) bool; invalid frames are not fitted. Default all valid.
-        window: ``(start, stop)`` frame range to fit (default the whole sequence);
-            frames ``start, start+stride, ...`` below ``stop`` and the last valid
-            frame of the window are fitted.
-        options: :class:`IKOptions`.
-        cache: True for :func:`default_cache_dir`, a folder, or False to disable.
-        progress: show a tqdm bar.
-        source: file the landmarks came from (for error messages).
-
-    Returns:
-        :class:`IKResult` at the fitted frames.
+    """:class:`IKResult` of the hand fitted to ``landmarks`` (T, 21, 3) world m, manopth order, at valid frames
+    ``start, start + stride, ...`` of ``window`` and its last valid one; ``cache``: True, a folder, or False.
 
     Raises:
-        DataError: bad shapes, non-finite landmarks in valid frames, empty window.
+        DataError: bad shapes, non-finite landmarks in valid frames, empty window (naming ``source``).
     """
     opt = options or IKOptions()
     landmarks = np.asarray(landmarks)
@@ -114,13 +102,8 @@ def _frames_to_fit(
     opt: IKOptions,
     source: str | Path | None,
 ) -> np.ndarray:
-    """(F,) frame indices :func:`fit_landmarks` fits: every ``opt.stride``-th frame of ``window``
-    and its last valid frame, valid frames only.
-
-    Raises:
-        DataError: bad shapes, stride < 1, no valid frame in the window, non-finite landmarks in a
-            fitted frame.
-    """
+    """(F,) frames :func:`fit_landmarks` fits; DataError for bad shapes, stride < 1, no valid frame, non-finite
+    landmarks in a fitted frame."""
     if landmarks.ndim != 3 or landmarks.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {landmarks.shape}")
     T = landmarks.shape[0]
@@ -144,8 +127,7 @@ def _frames_to_fit(
 
 
 def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
-    """The cached :class:`IKResult` at ``path``, or None (missing; a corrupt entry is deleted and
-    recomputed, never trusted)."""
+    """The cached :class:`IKResult` at ``path``, or None (missing or corrupt: deleted)."""
     if not path.is_file():
         return None
     try:
@@ -168,7 +150,7 @@ def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
 
 
 def _write_cached(path: Path, res: IKResult) -> None:
-    """Write ``res`` to ``path`` (npz, written under a temporary name and renamed)."""
+    """``res`` to ``path`` (npz, written under a temporary name and renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
     np.savez_compressed(
@@ -188,18 +170,8 @@ def _write_cached(path: Path, res: IKResult) -> None:
 def interpolate_pose(
     frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int
 ):
-    """Fill a pose known at ``frames`` into all T frames.
-
-    Positions are interpolated linearly, rotations by slerp; frames before the first
-    / after the last known frame hold the nearest known pose.
-
-    Args:
-        frames: (F,) increasing frame indices; wrist_pos (F,3) m; wrist_quat (F,4)
-            xyzw; finger_quat (F,15,4) xyzw; T: number of output frames.
-
-    Returns:
-        ``(wrist_pos (T,3), wrist_quat (T,4), finger_quat (T,15,4))``, xyzw.
-    """
+    """A pose known at increasing ``frames`` (F,) -> ``(wrist_pos (T, 3) m, wrist_quat (T, 4), finger_quat
+    (T, 15, 4))`` xyzw: positions linear, rotations slerped, the nearest known pose held outside."""
     frames = np.asarray(frames)
     q = np.clip(np.arange(T), frames[0], frames[-1]).astype(np.float64)
     pos = np.stack([np.interp(q, frames, wrist_pos[:, a]) for a in range(3)], axis=1)

@@ -1,34 +1,10 @@
-"""The landmark IK solver: one frame's least-squares fit of the manosim hand to 21 landmarks.
+"""One frame's least-squares fit of the manosim hand to 21 landmarks (scipy ``least_squares``, Levenberg-Marquardt,
+analytic Jacobian), warm-started from the previous fitted frame (``docs/hand.md``, the landmark IK).
 
-For datasets that store only the 21 landmarks (GRAB), the root pose of
-``mano_body_0`` and the 15 ball-joint rotations are fitted per frame with
-:func:`scipy.optimize.least_squares` (MINPACK Levenberg-Marquardt, analytic
-Jacobian), warm-started from the previous fitted frame.
-
-Unknowns per frame (51): root position t (3, m), root rotation increment
-``d0`` relative to the previous frame's root orientation (3, rad; root
-orientation = R_prev * exp(d0)), and each ball joint's rotation vector ``r_j``
-relative to the MJCF reference pose (15 x 3, rad).
-
-Residuals per frame (all in metres):
-
-* landmarks: ``w_k * (FK_k(x) - L_k)`` for the 21 landmarks;
-* twist prior: ``w_twist * (r_j . b_j)`` with ``b_j`` the bone axis of joint j at
-  the reference pose. A rotation about the bone does not move that bone's own end
-  point, so it is weakly observable at best; this term pulls every joint towards
-  the minimal (swing-only) rotation, whose axis is perpendicular to the bone;
-* temporal prior: ``w_temporal * (r_j - r_j^prev)`` and ``w_temporal * d0``, a
-  smoothness prior towards the previous fitted frame (the previous *fitted* frame
-  is ``stride`` recorded frames earlier), which keeps unobservable directions
-  continuous instead of letting them jump between equivalent solutions.
-
-The Jacobian of a landmark p with respect to a rotation vector r_j of a joint on
-its chain is ``-[p - a_j]x G_j J_r(r_j)`` (a_j the joint anchor and G_j the body
-orientation in the world, J_r the right Jacobian of SO(3)); with respect to the
-root position it is the identity.
-
-:func:`replay.kinematics.ik.fit_landmarks` chooses the frames, caches the results and
-interpolates between them.
+Unknowns (51): root position (m), root rotation increment ``d0`` on the previous frame's (rad), each ball joint's
+rotation vector ``r_j`` from the MJCF reference (rad). Residuals (m): ``w_k (FK_k - L_k)`` per landmark, a twist
+prior ``w_twist (r_j . b_j)`` (``b_j`` the bone axis), a temporal prior ``w_temporal (r_j - r_j^prev)`` and on
+``d0``. Jacobian of landmark p in ``r_j``: ``-[p - a_j]x G_j J_r(r_j)`` (anchor ``a_j``, body orientation ``G_j``).
 """
 
 from __future__ import annotations
@@ -44,32 +20,24 @@ from tqdm import tqdm
 from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
-#: default per-landmark weights: fingertips 3, all others 1. On GRAB (a hand ~12 %
-#: smaller than manosim ``myhand``) the residual cannot vanish; weighting the tips
-#: puts the contact-bearing fingertips within ~1 mm (median) for +0.3 mm overall
-#: median (mug_lift, frames 0-1200: tips 0.5-0.9 mm vs 1.6-4.2 mm unweighted,
-#: all landmarks 3.8 vs 3.5 mm).
+#: per-landmark weights on an authored hand: fingertips (they carry the contacts) 3, others 1 (docs/hand.md)
 DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+#: per-landmark weights on a fitted hand: fingertips 1.5, others 1 (docs/hand.md, the landmark IK on it)
+FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
 
 
 @dataclass(frozen=True)
 class IKOptions:
-    """Knobs of the landmark IK (defaults measured on the GRAB lifts, see report).
+    """Knobs of the landmark IK.
 
     Attributes:
-        stride: fit every ``stride``-th frame of the window (1 = every frame).
-        w_twist: weight of the twist prior, m per rad (0.01: 0.1 rad of twist costs
-            as much as 1 mm of landmark error).
-        w_temporal: weight of the smoothness prior, m per rad.
-        w_temporal_pos: weight of the smoothness prior on the root position (unitless).
-        landmark_weights: (21,) per-landmark weights (:data:`DEFAULT_LANDMARK_WEIGHTS`), None for all 1.
-        max_nfev: function-evaluation limit per warm-started frame.
-        max_nfev_first: limit for a cold start (first frame, after a gap).
-        restart_m: if a warm-started frame leaves any landmark farther than this (m) from
-            its target, the frame is refitted from a cold start and the better fit kept
-            (the worst GRAB frames are ~15 mm, so 30 mm only triggers on real trouble).
-        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares` (1e-6 gives the
-            same residuals as 1e-10 to 0.01 mm on GRAB at 3x the speed).
+        stride: fit every ``stride``-th frame of the window.
+        w_twist: twist prior, m per rad (0.01: 0.1 rad of twist costs as much as 1 mm of landmark error).
+        w_temporal: smoothness prior, m per rad; ``w_temporal_pos``: on the root position (unitless).
+        landmark_weights: (21,), None for all 1.
+        max_nfev, max_nfev_first: evaluations per warm-started / cold-started frame.
+        restart_m: m; a warm-started frame leaving a landmark farther is refitted cold, the better fit kept.
+        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares`.
     """
 
     stride: int = 4
@@ -85,21 +53,9 @@ class IKOptions:
 
 @dataclass
 class IKResult:
-    """Fitted poses at the fitted frames.
-
-    Attributes:
-        frames: (F,) indices of the fitted frames in the recording.
-        wrist_pos: (F, 3) world position of ``mano_body_0``, m.
-        wrist_quat: (F, 4) world orientation of ``mano_body_0``, xyzw.
-        finger_quat: (F, 15, 4) ``mano_joint_1..15`` rotations, xyzw.
-        residual: (F, 21) per-landmark distance |FK - recorded|, m.
-        nfev: (F,) function evaluations per frame.
-        seconds: wall time of the fit (as recorded when it was computed, also for cache hits).
-        cached: True when read from the on-disk cache.
-        options: the :class:`IKOptions` used, as a dict.
-        restarts: (F,) bool, frames where the warm-started fit left a landmark more than
-            ``restart_m`` off and a cold restart was tried.
-    """
+    """Poses at the fitted ``frames`` (F,): ``wrist_pos`` (F, 3) m and ``wrist_quat`` (F, 4) xyzw of
+    ``mano_body_0`` in the world, ``finger_quat`` (F, 15, 4) xyzw, ``residual`` (F, 21) m, ``nfev`` (F,),
+    ``seconds`` of the fit (also on a cache hit), ``restarts`` (F,) bool: frames refitted cold."""
 
     frames: np.ndarray
     wrist_pos: np.ndarray
@@ -134,12 +90,7 @@ def right_jacobian(phi: np.ndarray) -> np.ndarray:
 
 
 class LandmarkIK:
-    """Per-frame landmark IK for one hand model (see the module docstring).
-
-    Args:
-        kin: the hand model.
-        options: fitting knobs.
-    """
+    """Per-frame landmark IK for one hand model."""
 
     def __init__(self, kin: HandKinematics, options: IKOptions | None = None):
         self.kin = kin
@@ -159,8 +110,7 @@ class LandmarkIK:
         self._wt, self._wtp = self.opt.w_temporal, self.opt.w_temporal_pos
         self._memo_x = None
         self._memo = None
-        # constant part of the Jacobian (root-position columns, twist rows); the
-        # temporal rows are filled per call since their weight depends on cold/warm
+        # constant part of the Jacobian (root-position columns, twist rows); temporal rows depend on cold/warm
         J0 = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
         J0[:63, :3] = np.kron(self.w[:, None], np.eye(3))
         for j in range(1, NUM_BODIES):
@@ -170,7 +120,6 @@ class LandmarkIK:
         self._eye3 = np.eye(3)
         self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
 
-    # ------------------------------------------------------------ one frame
     def _unpack(self, x, R_prev):
         # residual and Jacobian are evaluated at the same x in turn: reuse the FK
         if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
@@ -214,17 +163,10 @@ class LandmarkIK:
     def solve_frame(
         self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False
     ):
-        """Fit one frame; returns (solution vector (51,), root rotation matrix, nfev).
-
-        ``x_prev`` is the previous solution vector (root increment entries ignored);
-        the root orientation is parametrised relative to ``R_prev``. A cold start
-        (no previous frame) drops the temporal prior, which would bias the fit towards
-        the initial guess.
-        """
+        """One frame: (solution (51,), root rotation matrix, nfev); the root relative to ``R_prev``, ``x_prev`` the
+        previous solution; a cold start drops the temporal prior."""
         self._wt, self._wtp = (0.0, 0.0) if cold else (self.opt.w_temporal, self.opt.w_temporal_pos)
-        # Solve for the increment from the warm start: least_squares sizes its first
-        # trust region from |x0|, which is tiny (and the first step useless) when the
-        # absolute solution vector happens to be near zero.
+        # solve for the increment: least_squares sizes its first trust region from |x0|, useless near zero
         base = x_prev.copy()
         base[3:6] = 0.0
         args = (target, R_prev, x_prev)
@@ -252,12 +194,9 @@ class LandmarkIK:
         t = target[palm].mean(0) - R @ ref[palm].mean(0)
         return t, R
 
-    # -------------------------------------------------------------- sequence
     def fit(self, landmarks: np.ndarray, frames: np.ndarray, progress: bool = False) -> IKResult:
-        """Fit the given frames of a (T, 21, 3) landmark sequence in order, warm-starting each from the last.
-
-        A frame index jump larger than ``4 * stride`` (a tracking gap) triggers a cold start.
-        """
+        """Fit ``frames`` of (T, 21, 3) landmarks in order, each warm-started from the last (cold after a gap of
+        more than ``4 * stride`` frames)."""
         frames = np.asarray(frames, dtype=np.int64)
         F = len(frames)
         out_x = np.zeros((F, 3 + 3 * NUM_BODIES))
@@ -286,8 +225,7 @@ class LandmarkIK:
                 target, R_prev, x_prev, self.opt.max_nfev_first if cold else self.opt.max_nfev, cold
             )
             if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
-                # a warm start can be trapped after a glitch in the data: retry from the
-                # palm fit with straight fingers and keep the better of the two
+                # a warm start trapped after a glitch: retry from the palm fit, keep the better
                 t, R = self.initial_root(target)
                 x0 = np.zeros(3 + 3 * NUM_BODIES)
                 x0[:3] = t

@@ -1,22 +1,6 @@
-"""Each finger joint's lever to its fingertip pad on the manosim hand, and the per-joint effort
-limits of ``effort_profile = "human"`` built from it.
-
-Lever (m): the distance, at the MJCF reference pose (the flat hand, every ball joint at the
-identity), from a finger joint's anchor (``mano_joint_i``'s ``pos``, the MANO joint centre) to
-the finger's pad point: the far end of the distal bone's collision capsule segment (the centre
-of the capsule's tip hemisphere, where a pad contact pushes; the fingertip landmark of
-:mod:`replay.kinematics.model` lies one capsule radius further). Read with MuJoCo's compiler
-(:func:`mujoco.mj_kinematics` on ``qpos0``) from ``capsule_hand.xml``; for ``mesh_hand.xml`` from
-the ``capsule_hand.xml`` beside it (the same bones, joints and anchors).
-
-Human profile: a fingertip force ``F`` (N) pressed at the pad needs at most ``F * lever`` (N·m) at
-each joint of the finger (static, the force perpendicular to the joint-to-pad line), so the
-limit of joint ``j`` is ``tip_force * lever_j``, the same on each of the ball joint's three torque
-components. A distal joint (DIP, thumb IP; 1.5-2.5 cm from the pad) thus gets several times less
-than a knuckle (MCP; 7-9 cm), where ``effort_profile = "uniform"`` gives every joint
-``effort_limit``. Joint names: fingers MCP, PIP, DIP (MANO bones 1-3 index, 4-6 middle,
-7-9 pinky, 10-12 ring), thumb CMC, MCP, IP (13-15).
-"""
+"""Each finger joint's lever to its fingertip pad on the manosim hand (m): a pad force ``F`` (N) needs at most
+``F * lever`` (N·m) at each joint of the finger (static, force perpendicular to the joint-to-pad line;
+:mod:`replay.sim.finger_strength`)."""
 
 from __future__ import annotations
 
@@ -29,13 +13,13 @@ import numpy as np
 from replay.errors import DataError
 from replay.kinematics.mjcf_tree import compile_mjcf
 
-#: MANO bone -> (finger, joint) name, bones 1..15 (index 0 = bone 1).
+#: MANO bone -> (finger, joint) name, bones 1..15 (index 0 = bone 1)
 JOINT_NAMES = tuple(f"{f}_{j}" for f in ("index", "middle", "pinky", "ring") for j in ("mcp", "pip", "dip")) + (
     "thumb_cmc",
     "thumb_mcp",
     "thumb_ip",
 )
-#: per finger chain, its three bones (proximal to distal), 1-based; the last is the distal one.
+#: per finger chain, its three bones (proximal to distal), 1-based
 CHAINS = ((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12), (13, 14, 15))
 
 
@@ -71,27 +55,6 @@ def _levers(path: str) -> tuple:
 
 
 def finger_levers(mjcf: str | Path) -> np.ndarray:
-    """(15,) joint-to-pad lever of ``mano_joint_1..15`` (order :data:`JOINT_NAMES`), m (module doc).
-
-    Raises:
-        DataError: the MJCF (or the capsule hand beside a mesh hand) is missing, does not compile,
-            or lacks the manosim joints or one capsule per distal bone.
-    """
+    """(15,) m: each ``mano_joint_i``'s anchor to its finger's pad (the far end of the distal capsule's segment)
+    at the reference pose, by MuJoCo from ``capsule_hand.xml``; DataError if it is not a manosim hand."""
     return np.array(_levers(str(_capsule_file(Path(mjcf)).resolve())))
-
-
-def finger_effort_limits(mjcf: str | Path, profile: str, effort_limit: float, tip_force: float) -> np.ndarray:
-    """(15,) effort limit per finger joint (``mano_joint_1..15``), N·m, on each of its 3 torque components.
-
-    Args:
-        profile: ``"uniform"`` (every joint ``effort_limit``, N·m) or ``"human"`` (``tip_force`` N times
-            each joint's lever, :func:`finger_levers`).
-
-    Raises:
-        DataError: an unknown profile (field ``config.effort_profile``), or see :func:`finger_levers`.
-    """
-    if profile == "uniform":
-        return np.full(15, float(effort_limit))
-    if profile == "human":
-        return float(tip_force) * finger_levers(mjcf)
-    raise DataError(None, "config.effort_profile", f"{profile!r} not in ('uniform', 'human')")

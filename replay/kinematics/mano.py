@@ -1,37 +1,5 @@
-"""MANO pose parameters -> manosim joint rotations and wrist pose.
-
-Frame relation (measured, see tests/test_kinematics_mano.py). manosim builds its
-MJCF from the MANO model: every body frame of ``mano_body_i`` has the identity
-orientation (no ``quat`` in the MJCF) and its ball joint sits at MANO joint i of
-the hand's shape. So the body frames are MANO's template-aligned joint frames,
-translated to the joints. The wrist axes the manosim README gives (right hand:
-wrist -> middle finger -X, palm normal -Y, wrist -> thumb +Z) are those of MANO's
-right template, and the left hand mirrors x. Consequently a MANO joint's local
-axis-angle ``theta_i`` (in the parent's template-aligned frame) *is* the rotation
-of ``mano_joint_i`` relative to the MJCF reference pose, once the reference pose
-is the same: manosim's reference is MANO's template (flat hand), so a pose given
-relative to MANO's mean hand must first have the mean added:
-``R_i = exp(theta_i + hands_mean_i)``. No fixed rotation is needed on the wrist
-either: MANO's root rotation ``global_orient`` is the world orientation of the
-template frame, i.e. of ``mano_body_0``.
-
-Measured evidence (``tests/test_kinematics_mano.py``, fingertips of manosim
-``myhand`` driven by the mapped pose vs MANO's fingertip vertices 744/320/443/554/
-671 of the posed TACO mesh, J0 fitted per sequence): with the flat-hand reading
-the median error is 10.1 mm on both mirrored TACO sequences (20231104_010 / _017;
-p90 16.6 / 15.6 mm), with the mean-pose reading 34.1 / 34.5 mm. So TACO's 45
-values are relative to the flat hand. The same check shows TACO records a **left**
-hand: the right-hand model misses by 95-105 mm under either reading. The remaining
-~10 mm is the shape difference between TACO's subject (its betas) and ``myhand``
-(8.5 mm with manosim's zero-shape ``zerohand``).
-
-MANO's mean hand pose ``hands_mean`` ships only in the licensed MANO model files.
-:data:`MANO_HANDS_MEAN_RIGHT` holds the 45 values rounded to 4 decimals as they
-are printed in public code that uses MANO without its model files (e.g. the
-InterHand2.6M / HaMeR-style preprocessing scripts, where ``th_hands_mean_right``
-is hard-coded); the left hand's mean is the right one mirrored ``(x, -y, -z)``
-per joint, as MANO's left model is the mirrored right one.
-"""
+"""MANO pose parameters -> manosim joint rotations and wrist pose (the frame relation and its evidence:
+``docs/hand.md``, the MANO mapping)."""
 
 from __future__ import annotations
 
@@ -41,8 +9,8 @@ from scipy.spatial.transform import Rotation
 from replay.errors import DataError
 from replay.kinematics.model import TIP_LANDMARKS
 
-#: MANO right-hand mean finger pose (15 x 3 axis-angle, rad, MANO joint order),
-#: rounded to 1e-4 as hard-coded in public code (see the module docstring).
+#: MANO's right-hand mean finger pose ``hands_mean`` (15 x 3 axis-angle, rad, MANO joint order), to 1e-4 as
+#: hard-coded in public code without the licensed model files (InterHand2.6M / HaMeR ``th_hands_mean_right``)
 MANO_HANDS_MEAN_RIGHT = np.array(
     [
         0.1117,
@@ -93,13 +61,12 @@ MANO_HANDS_MEAN_RIGHT = np.array(
     ]
 ).reshape(15, 3)
 
-#: MANO fingertip vertex ids (thumb, index, middle, ring, pinky), the set used by
-#: smplx's ``vertex_ids['mano']`` and by GRAB's 21-landmark joints.
+#: MANO fingertip vertex ids (thumb, index, middle, ring, pinky): smplx's ``vertex_ids['mano']``, GRAB's landmarks
 MANO_TIP_VERTICES = (744, 320, 443, 554, 671)
 
 
 def hands_mean(side: str) -> np.ndarray:
-    """(15, 3) MANO mean finger pose for ``side`` ("right"/"left"), rad."""
+    """(15, 3) MANO mean finger pose, rad; the left hand's is the right one mirrored ``(x, -y, -z)``."""
     if side == "right":
         return MANO_HANDS_MEAN_RIGHT.copy()
     if side == "left":
@@ -119,18 +86,9 @@ def _pose_array(finger_pose) -> np.ndarray:
 
 
 def mano_to_finger_quat(finger_pose: np.ndarray, side: str = "right", flat_hand_mean: bool = True) -> np.ndarray:
-    """MANO finger axis-angle -> manosim ball-joint rotations.
-
-    Args:
-        finger_pose: (T, 15, 3) (or (T, 45)) per-joint axis-angle, rad, MANO joint order
-            (index 1-3, middle 4-6, pinky 7-9, ring 10-12, thumb 13-15), each in its
-            parent's template-aligned frame.
-        side: ``"right"`` or ``"left"`` (selects the mean pose).
-        flat_hand_mean: True if the values are relative to the flat hand (MANO's
-            ``flat_hand_mean=True``), False if relative to MANO's mean hand pose.
-
-    Returns:
-        (T, 15, 4) rotations of ``mano_joint_1..15`` relative to the MJCF reference, **xyzw**.
+    """MANO finger axis-angle (T, 15, 3) or (T, 45), rad, MANO joint order (index, middle, pinky, ring, thumb),
+    each in its parent's template frame -> (T, 15, 4) xyzw rotations of ``mano_joint_1..15`` from the MJCF
+    reference. ``flat_hand_mean``: the values are relative to the flat hand (else MANO's mean pose is added).
 
     Raises:
         DataError: wrong shape, non-finite values, unknown side.
@@ -143,18 +101,11 @@ def mano_to_finger_quat(finger_pose: np.ndarray, side: str = "right", flat_hand_
 
 
 def wrist_from_transform(T_world_wrist: np.ndarray, source=None) -> tuple[np.ndarray, np.ndarray]:
-    """World pose of ``mano_body_0`` from a (T, 4, 4) world-from-wrist transform (HUG-Bench).
-
-    HUG-Bench's wrist frame is MANO's template-aligned wrist frame at the wrist
-    joint, which is manosim's ``mano_body_0`` frame (manosim was built for
-    HUG-Bench; see the module docstring), so no fixed offset is applied.
-
-    Returns:
-        ``(wrist_pos (T,3) m, wrist_quat (T,4) xyzw)``.
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw)`` of ``mano_body_0`` from HUG-Bench's (T, 4, 4)
+    world-from-wrist transform (its wrist frame is ``mano_body_0``'s: no offset).
 
     Raises:
-        DataError: wrong shape, non-finite entries, or a rotation block that is not
-            a rotation (|det - 1| > 1e-3 or not orthonormal to 1e-3).
+        DataError: wrong shape, non-finite, or a rotation block off orthonormal or det 1 by more than 1e-3.
     """
     M = np.asarray(T_world_wrist, dtype=np.float64)
     if M.ndim != 3 or M.shape[1:] != (4, 4):
@@ -172,20 +123,9 @@ def wrist_from_transform(T_world_wrist: np.ndarray, source=None) -> tuple[np.nda
 def wrist_from_global_orient(
     global_orient: np.ndarray, trans: np.ndarray, j0: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """World pose of ``mano_body_0`` from MANO's root parameters.
-
-    MANO places a template vertex v at ``R(global_orient) (v - J0) + J0 + trans``,
-    so its wrist joint (the root of the template frame) is at ``J0 + trans`` with
-    orientation ``R(global_orient)``.
-
-    Args:
-        global_orient: (T, 3) axis-angle, rad. trans: (T, 3) m.
-        j0: (3,) MANO's rest wrist joint for the sequence's shape, m (depends on the
-            licensed model; see :func:`fit_wrist_offset`).
-
-    Returns:
-        ``(wrist_pos (T,3) m, wrist_quat (T,4) xyzw)``.
-    """
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw)`` of ``mano_body_0``: ``J0 + trans`` and
+    ``R(global_orient)`` (MANO places a template vertex v at ``R (v - J0) + J0 + trans``). ``global_orient``
+    (T, 3) rad, ``trans`` (T, 3) m, ``j0`` (3,) m: the shape's rest wrist joint (:func:`fit_wrist_offset`)."""
     go = np.asarray(global_orient, dtype=np.float64)
     tr = np.asarray(trans, dtype=np.float64)
     if go.ndim != 2 or go.shape[1] != 3 or tr.shape != go.shape:
@@ -201,23 +141,8 @@ def fit_wrist_offset(
     tips: np.ndarray,
     valid: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Closed-form J0: the constant offset c with wrist_pos = trans + c that best fits the fingertips.
-
-    FK is linear in the root position (landmarks = wrist_pos + FK(0)), so the
-    least-squares c over all frames and fingertips is the mean of
-    ``tips - trans - FK_tips(wrist at 0)``. One 3-vector per sequence (MANO's J0
-    depends only on the shape, which is constant per TACO sequence).
-
-    Args:
-        kin: :class:`~replay.kinematics.model.HandKinematics`.
-        wrist_quat: (T, 4) xyzw. trans: (T, 3) m. finger_quat: (T, 15, 4) xyzw.
-        tips: (T, 5, 3) recorded fingertip positions (thumb, index, middle, ring, pinky), m.
-        valid: (T,) frames to use (default all).
-
-    Returns:
-        (3,) offset c, m.
-    """
-
+    """(3,) m: J0, the offset c with ``wrist_pos = trans + c`` that fits the fingertips ``tips`` (T, 5, 3) m
+    (thumb..pinky) in least squares, closed form (FK is linear in the root position); one per sequence."""
     T = trans.shape[0]
     valid = np.ones(T, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     L0 = kin.fk_landmarks(np.zeros((T, 3)), wrist_quat, finger_quat)[:, list(TIP_LANDMARKS)]

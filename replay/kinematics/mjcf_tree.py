@@ -1,11 +1,5 @@
-"""The manosim hand's kinematic tree as MuJoCo compiles it from the MJCF.
-
-The readers behind :meth:`replay.kinematics.model.HandKinematics.from_mjcf`: the 16 bodies
-``mano_body_0..15`` (offsets and orientations in the parent, m), their ball-joint anchors and
-qpos addresses, the wrist slides, the five fingertip points and each finger bone's axis.
-Every reader raises a :class:`~replay.errors.DataError` naming the MJCF and the body or joint
-that is missing or of another kind.
-"""
+"""The manosim hand's kinematic tree as MuJoCo compiles it (readers for :meth:`HandKinematics.from_mjcf`); each
+raises a DataError naming the MJCF and the missing or odd body or joint."""
 
 from __future__ import annotations
 
@@ -17,20 +11,16 @@ import numpy as np
 from replay.errors import DataError
 from replay.kinematics.quat import as_matrix, quat_wxyz_to_xyzw
 
-#: number of manosim bodies (MANO bones) and finger ball joints.
+#: manosim bodies (MANO bones) and finger ball joints
 NUM_BODIES = 16
 NUM_JOINTS = 15
 
-#: distal manosim body of each finger, same order.
+#: distal manosim body of each finger (thumb, index, middle, ring, pinky)
 DISTAL_BODIES = (15, 3, 6, 12, 9)
 
 
 def compile_mjcf(path: Path) -> mujoco.MjModel:
-    """Compile the MJCF at ``path`` with MuJoCo.
-
-    Raises:
-        DataError: the file is missing or MuJoCo's compiler rejects it (its message kept).
-    """
+    """MuJoCo's model of ``path``; DataError if missing or rejected (the compiler's message kept)."""
     if not path.is_file():
         raise DataError(path, None, "manosim MJCF not found")
     try:
@@ -48,12 +38,8 @@ def _mj_id(m: mujoco.MjModel, path: Path, objtype, name: str, field: str) -> int
 
 
 def read_bodies(m: mujoco.MjModel, path: Path) -> tuple:
-    """``(names, body ids, parent (16,), body_pos (16, 3) m, body_rot (16, 3, 3))`` of ``mano_body_0..15``.
-
-    Raises:
-        DataError: a body is missing, its parent is not a mano body, the bodies are not in
-            topological order, or ``mano_body_0`` is not a child of the world body.
-    """
+    """``(names, body ids, parent (16,), body_pos (16, 3) m, body_rot (16, 3, 3))`` of ``mano_body_0..15``, in
+    the parent; DataError for a missing body, a non-mano parent, no topological order, a root not on the world."""
     names = tuple(f"mano_body_{i}" for i in range(NUM_BODIES))
     bid = [_mj_id(m, path, mujoco.mjtObj.mjOBJ_BODY, n, "body") for n in names]
     parent = np.full(NUM_BODIES, -1, dtype=np.int64)
@@ -72,12 +58,8 @@ def read_bodies(m: mujoco.MjModel, path: Path) -> tuple:
 
 
 def read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str, ...]) -> tuple:
-    """``(anchor (16, 3) m, ball-joint qposadr (16,), [qposadr of wrist_tx, wrist_ty, wrist_tz])``.
-
-    Raises:
-        DataError: ``wrist_rot``/``mano_joint_i`` is missing or not a ball joint on its body, or
-            ``wrist_tx/ty/tz`` is missing or not a slide along world x/y/z.
-    """
+    """``(anchor (16, 3) m, ball-joint qposadr (16,), [qposadr of wrist_tx, wrist_ty, wrist_tz])``; DataError for
+    a missing ball joint or one on another body, or wrist slides not along world x/y/z."""
     jnames = ["wrist_rot"] + [f"mano_joint_{i}" for i in range(1, NUM_BODIES)]
     anchor = np.zeros((NUM_BODIES, 3))
     qposadr = np.zeros(NUM_BODIES, dtype=np.int64)
@@ -99,12 +81,8 @@ def read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str,
 
 
 def fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body_pos, anchor) -> np.ndarray:
-    """(5, 3) fingertip points in their distal body's frame, m, for ``tip`` ``"capsule"`` or ``"mesh"``
-    (:meth:`HandKinematics.from_mjcf`).
-
-    Raises:
-        DataError: unknown ``tip``, or the distal capsule/mesh is missing.
-    """
+    """(5, 3) m fingertips in their distal body's frame, ``tip`` ``"capsule"`` or ``"mesh"``; DataError for an
+    unknown ``tip`` or a missing distal capsule or mesh."""
     tip_local = np.zeros((5, 3))
     for f, b in enumerate(DISTAL_BODIES):
         if tip == "capsule":
@@ -117,8 +95,7 @@ def fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body
 
 
 def bone_dirs(parent, body_pos, body_rot, anchor, tip_local) -> np.ndarray:
-    """(16, 3) unit bone axis of each finger body in its frame: anchor -> next landmark on the
-    same body (the child's anchor, or the fingertip on a distal body); row 0 zeros."""
+    """(16, 3) unit bone axis of each finger body in its frame, anchor to the child's anchor or fingertip."""
     bone_dir = np.zeros((NUM_BODIES, 3))
     for b in range(1, NUM_BODIES):
         children = [c for c in range(NUM_BODIES) if parent[c] == b]
@@ -133,8 +110,7 @@ def bone_dirs(parent, body_pos, body_rot, anchor, tip_local) -> np.ndarray:
 
 
 def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> np.ndarray:
-    """Extreme point of the body's capsule at the end away from the joint anchor (body frame)."""
-
+    """The body's capsule's extreme point away from the joint anchor (body frame)."""
     geoms = [
         g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
     ]
@@ -153,11 +129,7 @@ def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> 
 
 
 def _mesh_tip(path: Path, bone: int, anchor: np.ndarray, parent_anchor: np.ndarray, body_pos: np.ndarray) -> np.ndarray:
-    """Vertex of ``meshes/mano_bone_<bone>.obj`` farthest along the distal bone (body frame).
-
-    The bone axis is taken from the previous joint anchor to this body's anchor
-    (the middle phalanx direction), which continues into the distal phalanx.
-    """
+    """Vertex of ``meshes/mano_bone_<bone>.obj`` farthest along the middle phalanx's direction (body frame)."""
     obj = path.parent / "meshes" / f"mano_bone_{bone}.obj"
     if not obj.is_file():
         raise DataError(obj, None, "bone mesh for the fingertip not found")

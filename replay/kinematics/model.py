@@ -1,37 +1,6 @@
-"""Kinematic model of the manosim hand and vectorised forward kinematics.
-
-The model is read once from a manosim MJCF with MuJoCo's compiler
-(:func:`mujoco.MjModel.from_xml_path`), so body offsets, body orientations and
-ball-joint anchors are exactly what MuJoCo (and Newton's MJCF importer) use.
-FK itself is plain numpy over a batch of frames; ``tests/test_kinematics.py``
-checks it against :func:`mujoco.mj_kinematics` for random poses.
-
-Landmarks (manopth order, :data:`replay.data.types.LANDMARK_NAMES`) are defined
-once, on the manosim hand:
-
-* joint landmarks (wrist, CMC/MCP/PIP/DIP/IP) are the **ball-joint anchors**:
-  landmark 0 is the anchor of ``wrist_rot`` on ``mano_body_0``; e.g. index MCP
-  (5) is the anchor of ``mano_joint_1``. manosim places each anchor at the MANO
-  joint of its ``myhand`` shape, so these are MANO's own joint centres.
-* fingertips (4, 8, 12, 16, 20) are the far end of the distal bone's collision
-  capsule: the capsule's end point that is farther from the bone's joint anchor,
-  plus one capsule radius along the capsule axis (the capsule's extreme point).
-  Justification: the capsule is what touches objects in simulation, so its tip is
-  the point a grasp replay must put where the person's fingertip was. MANO's usual
-  fingertip vertices (744/320/443/554/671, used by GRAB's landmarks) lie at the end
-  of the finger pad. The alternative, the vertex of the distal bone mesh farthest
-  along the bone (``tip="mesh"``), differs by 4-6 mm (0 for the middle finger) and
-  fits TACO's fingertip vertices no better (median 10.0 / 10.3 mm vs 10.1 / 10.1 mm
-  for the capsule tip on the two sequences), so the contact geometry decides.
-
-Frames and conventions: world Z up, metres; quaternions **xyzw** (Newton order)
-in this module's API; MuJoCo's wxyz appears only where MuJoCo arrays are read.
-A body's pose is the pose of its MJCF body frame; for ``mano_body_0`` that is the
-pose Newton's free joint (``joint_q[0:7]``) stores.
-
-The tree is read by :mod:`replay.kinematics.mjcf_tree`; quaternion helpers are in
-:mod:`replay.kinematics.quat`.
-"""
+"""The manosim hand's kinematic tree, read through MuJoCo's compiler, and numpy FK over a batch of frames. Landmarks
+(manopth order): joint landmarks are the ball-joint anchors, fingertips the distal capsule's far end plus one radius
+(``docs/hand.md``). World Z up, m; quaternions xyzw (MuJoCo's wxyz only where its arrays are read)."""
 
 from __future__ import annotations
 
@@ -63,8 +32,7 @@ __all__ = [
     "quat_xyzw_to_wxyz",
 ]
 
-#: manopth landmark id -> (manosim body index, kind). kind "anchor" = the body's
-#: ball-joint anchor, "tip" = the fingertip point of that distal body.
+#: manopth landmark id -> (manosim body, "anchor": its ball-joint anchor | "tip": its fingertip point)
 LANDMARK_SOURCE = (
     (0, "anchor"),
     (13, "anchor"),
@@ -89,7 +57,7 @@ LANDMARK_SOURCE = (
     (9, "tip"),  # pinky
 )
 
-#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky).
+#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky)
 TIP_LANDMARKS = (4, 8, 12, 16, 20)
 
 
@@ -98,23 +66,12 @@ class HandKinematics:
     """Kinematic tree of a manosim hand (16 bodies, root free + 15 ball joints).
 
     Attributes:
-        source: the MJCF file it was read from.
-        side: ``"right"`` or ``"left"``.
-        body_names: ``mano_body_0..15``, index = MANO bone index.
         parent: (16,) parent body index, -1 for ``mano_body_0``.
-        body_pos: (16, 3) body frame origin in the parent body frame at the
-            reference pose, m (MJCF ``body pos``).
-        body_rot: (16, 3, 3) body frame orientation relative to the parent
-            (MJCF ``body quat``; identity for every manosim body).
-        anchor: (16, 3) ball-joint anchor in the body frame, m (``joint pos``;
-            ``wrist_rot`` for body 0, ``mano_joint_i`` for body i).
-        qposadr: (16,) MuJoCo qpos address of each body's ball joint (wxyz there).
-        wrist_slide_qposadr: (3,) qpos addresses of ``wrist_tx/ty/tz``.
-        landmark_body: (21,) body carrying each manopth landmark.
-        landmark_local: (21, 3) landmark position in that body's frame, m.
-        bone_dir: (16, 3) unit vector in each finger body's frame from its joint
-            anchor to the next landmark along the finger (the bone axis at the
-            reference pose); row 0 is unused (zeros). Used by the IK twist prior.
+        body_pos, body_rot: (16, 3) m and (16, 3, 3): body frame in its parent's at the reference pose.
+        anchor: (16, 3) m, ball-joint anchor in the body frame (``wrist_rot``, ``mano_joint_i``).
+        qposadr: (16,) MuJoCo qpos address of each ball joint (wxyz there); ``wrist_slide_qposadr`` (3,).
+        landmark_body, landmark_local: (21,) body carrying each manopth landmark, (21, 3) m in its frame.
+        bone_dir: (16, 3) unit bone axis in each finger body's frame (row 0 zeros).
     """
 
     source: Path
@@ -130,27 +87,14 @@ class HandKinematics:
     landmark_local: np.ndarray
     bone_dir: np.ndarray
 
-    # ------------------------------------------------------------------ loading
     @classmethod
     def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> HandKinematics:
-        """Read the hand's kinematic tree from a manosim MJCF through MuJoCo.
-
-        Args:
-            path: ``capsule_hand.xml`` or ``mesh_hand.xml`` of a manosim hand.
-            side: ``"right"``/``"left"``; default from the folder name
-                (``mano_rhand``/``mano_lhand``), right if it says neither.
-            tip: fingertip definition: ``"capsule"`` (capsule end + radius along
-                the axis; needs capsule geoms on the distal bodies) or ``"mesh"``
-                (the vertex of the distal bone mesh ``meshes/mano_bone_i.obj``
-                farthest along the bone axis; the mesh is in the body frame, as in
-                manosim's ``mesh_hand.xml`` where its geom pos is 0).
+        """The tree of a manosim ``capsule_hand.xml`` or ``mesh_hand.xml`` through MuJoCo; ``side`` by default from
+        the folder (``mano_lhand``: left); ``tip`` ``"capsule"`` or ``"mesh"`` (the distal mesh's farthest vertex).
 
         Raises:
-            DataError: the file is missing, does not compile, or lacks the manosim
-                bodies/joints (``mano_body_0..15``, ``wrist_tx/ty/tz``, ``wrist_rot``,
-                ``mano_joint_1..15``) or the distal capsules.
+            DataError: missing, not compiling, no manosim bodies, joints or distal capsules, a root not at the origin.
         """
-
         path = Path(path)
         m = compile_mjcf(path)
         if side is None:
@@ -160,9 +104,7 @@ class HandKinematics:
         names, bid, parent, body_pos, body_rot = read_bodies(m, path)
         anchor, qposadr, slides = read_joints(m, path, bid, names)
         if not (np.allclose(body_pos[0], 0) and np.allclose(body_rot[0], np.eye(3)) and np.allclose(anchor[0], 0)):
-            # The canonical wrist pose is the pose of mano_body_0 and equals the
-            # importer's free joint only when the root sits at the world origin
-            # with its ball anchor at the body origin (true for manosim).
+            # only then is mano_body_0's pose the importer's free joint's
             raise DataError(path, "mano_body_0", "root body must be at the origin with wrist_rot anchored at pos 0")
         tip_local = fingertips(m, path, tip, bid, names, parent, body_pos, anchor)
         lm_body = np.array([b for b, _ in LANDMARK_SOURCE], dtype=np.int64)
@@ -184,19 +126,9 @@ class HandKinematics:
             bone_dir=bone_dirs(parent, body_pos, body_rot, anchor, tip_local),
         )
 
-    # ----------------------------------------------------------------------- FK
     def fk_frames(self, wrist_pos: np.ndarray, wrist_rot: np.ndarray, joint_rot: np.ndarray):
-        """World frames of all bodies for a batch of poses (rotation matrices in).
-
-        Args:
-            wrist_pos: (T, 3) world position of ``mano_body_0``, m.
-            wrist_rot: (T, 3, 3) world orientation of ``mano_body_0``.
-            joint_rot: (T, 15, 3, 3) local rotations of ``mano_joint_1..15``.
-
-        Returns:
-            ``(origin, rot, anchor)``: (T, 16, 3) body origins, (T, 16, 3, 3) body
-            orientations and (T, 16, 3) ball-joint anchors, all world, m.
-        """
+        """``(origin (T, 16, 3), rot (T, 16, 3, 3), anchor (T, 16, 3))`` world, m, of every body from
+        ``mano_body_0``'s ``wrist_pos`` (T, 3) m and ``wrist_rot`` (T, 3, 3), and ``joint_rot`` (T, 15, 3, 3)."""
         T = wrist_pos.shape[0]
         X = np.empty((T, NUM_BODIES, 3))
         G = np.empty((T, NUM_BODIES, 3, 3))
@@ -220,32 +152,15 @@ class HandKinematics:
         return X[:, b] + (G[:, b] @ self.landmark_local[:, :, None])[..., 0]
 
     def fk_landmarks(self, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
-        """World positions of the 21 MANO landmarks (manopth order) for a batch of poses.
-
-        Args:
-            wrist_pos: (T, 3) world position of ``mano_body_0``, m.
-            wrist_quat: (T, 4) world orientation of ``mano_body_0``, **xyzw**.
-            finger_quat: (T, 15, 4) local rotations of ``mano_joint_1..15`` relative to
-                the MJCF reference pose, **xyzw**.
-
-        Returns:
-            (T, 21, 3) landmark positions, world frame, m.
-
-        Raises:
-            DataError: shapes do not match or values are not finite.
-        """
+        """(T, 21, 3) world landmarks, m, manopth order, from ``mano_body_0``'s ``wrist_pos`` (T, 3) m and
+        ``wrist_quat`` (T, 4) xyzw and ``finger_quat`` (T, 15, 4) xyzw; DataError for bad shapes or values."""
         wrist_pos, wrist_quat, finger_quat = _check_pose(wrist_pos, wrist_quat, finger_quat)
         X, G, _ = self.fk_frames(wrist_pos, as_matrix(wrist_quat), as_matrix(finger_quat))
         return self.landmarks_from_frames(X, G)
 
-    # ----------------------------------------------------------- MuJoCo bridge
     def mujoco_qpos(self, model, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
-        """MuJoCo qpos (nq,) for one pose of this hand (wxyz inside qpos).
-
-        Args:
-            model: the :class:`mujoco.MjModel` compiled from :attr:`source`.
-            wrist_pos: (3,) m; wrist_quat: (4,) xyzw; finger_quat: (15, 4) xyzw.
-        """
+        """MuJoCo qpos (nq,), wxyz inside, of ``model`` (compiled from :attr:`source`) for one pose:
+        ``wrist_pos`` (3,) m, ``wrist_quat`` (4,) xyzw, ``finger_quat`` (15, 4) xyzw."""
         qpos = np.array(model.qpos0, dtype=np.float64)
         qpos[self.wrist_slide_qposadr] = wrist_pos
         qpos[self.qposadr[0] : self.qposadr[0] + 4] = quat_xyzw_to_wxyz(wrist_quat)

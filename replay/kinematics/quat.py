@@ -1,7 +1,4 @@
-"""Quaternion helpers shared by the kinematics: order conversion (xyzw <-> wxyz) and matrices.
-
-Newton and scipy order quaternions **xyzw**; MuJoCo (and the datasets' files) **wxyz**.
-"""
+"""Quaternion helpers: order (Newton and scipy xyzw, MuJoCo and the datasets' files wxyz), matrices, slerp."""
 
 from __future__ import annotations
 

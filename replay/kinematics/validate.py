@@ -1,19 +1,5 @@
-"""Pose-mapping validation: does the simulated hand put its landmarks where the person's were?
-
-For each recording the hand is completed (:func:`~replay.kinematics.coords.complete_hand`:
-MANO mapping or landmark IK), driven through FK of the manosim MJCF, and compared
-with the dataset's own reference points:
-
-* ``landmarks`` (GRAB, HUG-Bench): all 21 MANO landmarks, every valid frame in
-  the evaluated window (for GRAB this includes the frames between IK frames,
-  i.e. the interpolated poses the replay actually uses);
-* ``mano_tip_vertices`` (TACO, no landmarks): the five fingertips against MANO's
-  fingertip vertices 744/320/443/554/671 of the posed mesh.
-
-Errors are Euclidean distances in mm. :func:`summarize` reduces them per
-dataset, per landmark and per finger (median / p90 / max) and lists the worst
-frames; :func:`plot_finger_errors` draws their distribution per finger.
-"""
+"""Pose-mapping validation: the completed hand's FK against the recording's own points, mm: all 21 landmarks (GRAB,
+HUG-Bench; interpolated IK frames included) or the five tips against MANO's tip vertices (TACO)."""
 
 from __future__ import annotations
 
@@ -37,15 +23,8 @@ FINGERS = ("wrist", "thumb", "index", "middle", "ring", "pinky")
 
 @dataclass
 class SequenceErrors:
-    """Landmark errors of one recording.
-
-    Attributes:
-        dataset, name: the recording.
-        reference: ``"landmarks"`` or ``"mano_tip_vertices"``.
-        frames: (F,) evaluated frame indices.
-        errors: (F, 21) mm; NaN where the landmark has no reference (TACO: all but the tips).
-        info: ``meta["kinematics"]`` of the completed recording (mapping provenance).
-    """
+    """Landmark errors of one recording: ``errors`` (F, 21) mm at ``frames`` (F,), NaN where a landmark has no
+    reference; ``reference`` ``"landmarks"`` or ``"mano_tip_vertices"``; ``info`` its ``meta["kinematics"]``."""
 
     dataset: str
     name: str
@@ -63,22 +42,9 @@ def sequence_errors(
     cache: bool | str | Path = True,
     check_reading: bool = True,
 ) -> SequenceErrors:
-    """Complete the hand of ``rec`` and measure FK against the recording's reference points.
-
-    Args:
-        rec: a canonical recording (adapters' output).
-        mjcf_path: manosim MJCF (default: ``myhand`` capsule hand of the recording's side).
-        ik_options, cache: passed to :func:`complete_hand` (landmark-only data).
-        window: ``(start, stop)`` frames to evaluate (and to fit, for IK); default all.
-        check_reading: for MANO data, also measure the other reading of the finger
-            values (flat hand vs mean pose) against the same reference; the medians of
-            both go to ``info["reading_check"]``.
-
-    Raises:
-        DataError: from the adapters' data or :func:`complete_hand`; also when the
-            recording has no reference (neither landmarks nor MANO vertices).
-    """
-
+    """``rec``'s hand completed and its FK measured against the recording's points over ``window``;
+    ``check_reading``: MANO data's other reading too (``info["reading_check"]``). DataError as
+    :func:`complete_hand`, or with no reference."""
     done = complete_hand(rec, mjcf_path, ik_options=ik_options, window=window, cache=cache)
     kin = load_kinematics(done.meta["kinematics"]["mjcf"], side=done.hand_side)
     T = done.num_frames
@@ -97,7 +63,6 @@ def sequence_errors(
         raise DataError(rec.source, "landmarks", "no reference to validate against (no landmarks, no MANO vertices)")
     info = dict(done.meta["kinematics"])
     if rec.mano is not None and check_reading:
-        # the other reading of the 45 finger values (flat hand vs MANO mean pose), same reference
         flat = info["flat_hand_mean"]
         alt_rec = dataclasses.replace(rec, mano=dataclasses.replace(rec.mano, flat_hand_mean=not flat))
         alt = complete_hand(alt_rec, mjcf_path, window=window, cache=cache, check_fit=False)
@@ -128,12 +93,8 @@ def _stats(x: np.ndarray) -> dict | None:
 
 
 def summarize(seqs: list[SequenceErrors], worst: int = 10) -> dict:
-    """Per-dataset, per-sequence and overall error statistics (JSON-ready).
-
-    ``frames`` counts evaluated frames; the statistics pool every landmark error of
-    every frame (median / p90 / max in mm). ``worst_frames`` ranks frames by their
-    mean landmark error and names the worst landmark in each.
-    """
+    """Per-dataset, per-sequence and overall statistics, mm (JSON-ready), pooling every landmark error;
+    ``worst_frames`` by mean landmark error, with the worst landmark of each."""
     out: dict = {"datasets": {}, "sequences": []}
     groups: dict[str, list[SequenceErrors]] = {}
     for s in seqs:
@@ -180,7 +141,6 @@ def summarize(seqs: list[SequenceErrors], worst: int = 10) -> dict:
 
 def plot_finger_errors(seqs: list[SequenceErrors], path: str | Path, title: str = "") -> Path:
     """Box plot (whiskers 5-95 %) of landmark error per finger, one panel per dataset; PNG at ``path``."""
-
     matplotlib.use("Agg")
 
     groups: dict[str, list[SequenceErrors]] = {}

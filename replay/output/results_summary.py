@@ -40,7 +40,7 @@ STUDY_ROW_FIELDS = (
     "contact_agreement_recall",
 )
 #: what a summary may be made from
-SOURCES = ("study", "bridge", "junit", "crosscheck")
+SOURCES = ("study", "bridge", "junit", "crosscheck", "pose_mapping")
 
 
 def head_commit(cwd: Path | None = None) -> str:
@@ -177,16 +177,21 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
     """The small results file of ``source`` (:data:`SOURCES`): its summary with ``made_by``, ``commit``
     (default :func:`head_commit`) and ``date`` (default today, UTC, ``YYYY-MM-DD``).
 
-    ``doc_or_path``: the loaded JSON (study, bridge) or the XML path (junit).
+    ``doc_or_path``: the loaded JSON (study, bridge), the XML path (junit), or a list of loaded JSONs
+    (pose_mapping: one column each).
 
     Raises:
         ValueError: an unknown source, or an input that is not of it.
     """
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
-    body = {"study": study_summary, "bridge": bridge_summary, "junit": junit_summary, "crosscheck": crosscheck_summary}[
-        source
-    ](doc_or_path)
+    body = {
+        "study": study_summary,
+        "bridge": bridge_summary,
+        "junit": junit_summary,
+        "crosscheck": crosscheck_summary,
+        "pose_mapping": pose_mapping_summary,
+    }[source](doc_or_path)
     return {
         "source": source,
         "made_by": made_by,
@@ -194,3 +199,31 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
         "date": date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         **body,
     }
+
+
+def pose_mapping_summary(docs: list) -> dict:
+    """``scripts/validate_pose_mapping.py`` results (one or more runs, e.g. two hand shapes on the same
+    recordings) reduced to each run's hand shape, window, frames, sequences and per-landmark median and p90, mm
+    (a list, in the run's landmark order).
+
+    Raises:
+        ValueError: an input without ``overall.per_landmark`` (not validate_pose_mapping.py's JSON).
+    """
+    runs = []
+    for doc in docs if isinstance(docs, list) else [docs]:
+        per = ((doc or {}).get("overall") or {}).get("per_landmark") if isinstance(doc, dict) else None
+        if not per:
+            raise ValueError("not a pose-mapping validation (no 'overall.per_landmark'): validate_pose_mapping.py")
+        run = doc.get("run") or {}
+        runs.append(
+            {
+                "hand_shape": run.get("hand_shape"),
+                "window": run.get("window"),
+                "frames": doc["overall"].get("frames"),
+                "sequences": [s.get("name") for s in doc.get("sequences") or []],
+                "per_landmark": [
+                    {"name": k, "median_mm": v["median_mm"], "p90_mm": v["p90_mm"]} for k, v in per.items() if v
+                ],
+            }
+        )
+    return {"runs": runs}

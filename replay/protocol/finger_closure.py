@@ -95,18 +95,36 @@ def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, weight: np.nd
 
 
 def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
-    """(N, F, 15, 4) finger targets of every world of ``batch``, Newton xyzw: the plan's
-    (a broadcast view) unless a world's variant closes its fingers further
-    (axes from the compiled hand)."""
+    """(N, F, 15, 4) finger targets of every world of ``batch``, Newton xyzw: the plan's (a broadcast view)
+    unless a world's variant moves its fingers: its extra closure (axes from the compiled hand) on the plan's
+    uncompressed targets, then its pad compression (:class:`replay.protocol.pad_compression.PadPlan`: at the
+    variant's depth, else the plan's, solved on the world's own finger pose).
+
+    Raises:
+        ValueError: a variant asks a pad depth of a plan without pad compression."""
     fingers = finger_quats(plan.coords)
     N = len(batch.worlds)
-    if not any(getattr(w.variant, "closes_fingers", False) for w in batch.worlds):
+    if not any(getattr(w.variant, "moves_fingers", False) for w in batch.worlds):
         return np.broadcast_to(fingers[None], (N,) + fingers.shape)
-    m = batch.scene.solver.mj_model
-    axes = flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
-    weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s)
+    pad = plan.pad_plan
+    if pad is None and any(w.variant.pad_depth_mm for w in batch.worlds):
+        raise ValueError("a world asks a pad compression depth of a plan built without pad compression")
+    axes = weight = None
+    if any(w.variant.closes_fingers for w in batch.worlds):
+        m = batch.scene.solver.mj_model
+        axes = flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
+        weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s)
     out = np.empty((N,) + fingers.shape)
     for i, w in enumerate(batch.worlds):
         v = w.variant
-        out[i] = closed_targets(fingers, v.finger_closure, axes, weight) if v.closes_fingers else fingers
+        if not v.moves_fingers:
+            out[i] = fingers
+            continue
+        base = fingers if pad is None else pad.raw
+        if v.closes_fingers:
+            base = closed_targets(base, v.finger_closure, axes, weight)
+        if pad is not None:
+            depth = pad.depth_mm if v.pad_depth_mm is None else float(v.pad_depth_mm)
+            base = pad.compressed(depth, base)[0]
+        out[i] = base
     return out

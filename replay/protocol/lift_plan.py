@@ -61,6 +61,23 @@ def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.n
     return env * amplitude * np.array([math.sin(w), 0.5 * math.sin(2.0 * w)])
 
 
+def approach_time(times: np.ndarray, k: int, cfg: ReplayConfig) -> float:
+    """The recorded time, s, the ``k``-th approach frame (1-based) of a lift plan replays: ``replay_speed`` x
+    ``frame_dt`` per frame from the window's first time ``times[0]``, at most its last (the grasp)."""
+    return min(float(times[0]) + k * cfg.frame_dt * cfg.replay_speed, float(times[-1]))
+
+
+def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
+    """(F,) the recorded time, s, each control frame of lift plan ``plan`` replays: the window's first time
+    while settling, :func:`approach_time` along the approach, its last (the grasp frame's) after it.
+    ``times``: the window's recorded times (:func:`replay.protocol.plan.replayed_frames`)."""
+    out = np.full(len(plan.phase), float(times[-1]))
+    out[plan.phase == PHASE_SETTLE] = float(times[0])
+    app = np.flatnonzero(plan.phase == PHASE_APPROACH)
+    out[app] = [approach_time(times, k, cfg) for k in range(1, len(app) + 1)]
+    return out
+
+
 def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     """Targets for every control frame of the lift protocol (module doc).
 
@@ -70,7 +87,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         cfg: settings.
 
     Returns:
-        A ``kind="lift"`` :class:`~replay.protocol.plan.Plan`, one row per control frame
+        A :class:`~replay.protocol.plan.Plan`, one row per control frame
         of ``cfg.frame_dt`` s.
 
     Raises:
@@ -88,8 +105,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         rows.append(cc[0])
         phase.append(PHASE_SETTLE)
     for k in range(1, n_app + 1):
-        t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
-        rows.append(interp_coords(cc, times, t))
+        rows.append(interp_coords(cc, times, approach_time(times, k, cfg)))
         phase.append(PHASE_APPROACH)
     top = rows[-1].copy()
     if cfg.grip_overshoot > 0:

@@ -42,6 +42,7 @@ from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.protocol import diagnosis, release
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan
+from replay.sim import finger_strength
 from replay.sim.engine.spans import FrameRows
 
 
@@ -290,11 +291,11 @@ def _diagnose(
     object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
     ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
     v = world.variant
-    # effort_profile human: each joint holds effort_tip_force at the pad, the diagnosis's one-tip force
-    effort = cfg.effort_limit if cfg.effort_profile == "uniform" else cfg.effort_tip_force * cfg.diag_grip_lever_m
+    effort = one_tip_effort(cfg, v.effort_scale or 1.0)
+    mass = v.object_mass or scene.object_mass
     return diagnosis.diagnose(
         out,
-        object_mass=float(v.object_mass or scene.object_mass),
+        object_mass=float(mass * (v.object_mass_scale or 1.0)),
         effort_limit=float(v.effort_limit or effort),
         pushed_mm=pushed * 1000.0,
         budget_peak_kg=measures["friction_budget_peak_kg"],
@@ -303,6 +304,15 @@ def _diagnose(
         cfg=cfg,
         peak_rise=peak_rise,
     )
+
+
+def one_tip_effort(cfg: ReplayConfig, scale: float = 1.0) -> float:
+    """The diagnosis's one-fingertip effort, N·m over ``cfg.diag_grip_lever_m``: the index finger's maximal pad force
+    times that lever where the strength is human (replay.sim.finger_strength), else the uniform limit; times
+    ``scale`` (a world's ``effort_scale``)."""
+    forces = finger_strength.tip_forces(cfg)
+    one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.diag_grip_lever_m
+    return one * scale
 
 
 def grasp_measures(

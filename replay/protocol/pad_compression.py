@@ -1,18 +1,17 @@
 """Finger pad compression (contact preload) at the grasp frame of the lift protocol.
 
-A real fingertip pad is soft tissue that compresses a few millimetres under a grip (the
-fingertip pulp displaces about 2-4 mm under 1-5 N: Serina, Mote & Rempel, *J. Biomech.*
-30(10), 1997; Pawluk & Howe, *J. Biomech. Eng.* 121(6), 1999); a rigid capsule cannot,
-so a finger replayed to where the person's finger was touches the object with (almost)
-no force, and a position drive develops holding force only when its target lies past the
-surface. A parallel-jaw grasp test commands a few mm of preload per jaw for the same reason.
+A real fingertip pad is soft tissue that compresses a few millimetres under a grip (its depth:
+the physics choice ``pad_compression``, with its sources in :mod:`replay.results.physics_table`);
+a rigid capsule cannot, so a finger replayed to where the person's finger was touches the object
+with (almost) no force, and a position drive develops holding force only when its target lies
+past the surface.
 
 At the grasp frame each finger whose segments are within ``pad_near_mm`` of the object's
 collision surface is closed, on the hand's kinematics
 (:class:`replay.kinematics.model.HandKinematics`, capsules read from the compiled capsule
 MJCF), until the nearer of its middle and distal capsules reaches the object's collision
-parts (convex hulls, object at its recorded pose at the grasp frame) minus
-``pad_compression_mm`` (a signed distance of ``-d``). The closure is one angle ``s`` per
+parts (convex hulls, object at its recorded pose at the grasp frame) minus the depth
+``d`` (a signed distance of ``-d``). The closure is one angle ``s`` per
 finger applied along the finger's recorded flexion: each joint turns about the axis of its
 own recorded rotation from the finger's most open pose in the replayed window to the grasp
 pose, by ``s`` times its share of the finger's largest recorded rotation (a joint that
@@ -20,7 +19,10 @@ closed less than :data:`RECORDED_MIN_DEG` gets that small share; a finger with n
 closure flexes every joint by ``s`` about bone x palm normal, ``pad_axis="anatomical"``
 does so for every finger). The angle is found by 1 deg steps up to ``pad_max_deg``, then
 bisection to :data:`ANGLE_TOL`. The change is blended in over the last ``pad_blend_s``
-recorded seconds before the grasp (smoothstep) and held from the grasp frame on.
+recorded seconds before the grasp (smoothstep), held from the grasp frame on and let go with
+the release's opening. :class:`PadPlan` does it per world of a batch: at the world's own depth
+(a sampled one) and on its own finger pose (a finger a corruption opened away from the object is
+farther than ``pad_near_mm`` and stays open).
 
 Signed distance (m, negative inside): a capsule's axis sampled at :data:`AXIS_SAMPLES`
 points, each point's distance to a convex part the largest of its face-plane distances
@@ -54,6 +56,8 @@ PALM_NORMAL = np.array([0.0, -1.0, 0.0])
 AXIS_SAMPLES = 9
 #: a joint whose recorded closure is below this (deg) takes only its small share of the closure
 RECORDED_MIN_DEG = 3.0
+#: the closure axis rules (``pad_axis``): each joint's own recorded closure axis, or bone x palm normal
+AXIS_RECORDED, AXIS_ANATOMICAL = "recorded", "anatomical"
 #: bisection tolerance on the closure angle, rad (0.05 deg: ~0.05 mm at a fingertip 6 cm out)
 ANGLE_TOL = math.radians(0.05)
 #: coarse search step of the closure angle, rad
@@ -131,7 +135,7 @@ def capsule_distance(
 
 
 def closure_axes(
-    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = "recorded"
+    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (the
     closure is applied as ``R_grasp @ exp(s w_i u_i)``) and share ``w`` (3,); and the rule used.
@@ -146,7 +150,7 @@ def closure_axes(
         d = (rg * Rotation.from_quat(q_open[b - 1]).inv()).as_rotvec()
         local.append(rg.inv().apply(d))  # R_g = exp(d) R_o  ->  R_g exp(u), u = R_g^T d
     ang = np.array([np.linalg.norm(u) for u in local])
-    if rule == "recorded" and ang.max() >= math.radians(RECORDED_MIN_DEG):
+    if rule == AXIS_RECORDED and ang.max() >= math.radians(RECORDED_MIN_DEG):
         axes = np.zeros((3, 3))
         for i, b in enumerate(bodies):
             if ang[i] >= math.radians(RECORDED_MIN_DEG):
@@ -154,9 +158,9 @@ def closure_axes(
             else:
                 a = np.cross(kin.bone_dir[b], PALM_NORMAL)
                 axes[i] = a / np.linalg.norm(a)
-        return axes, ang / ang.max(), "recorded"
+        return axes, ang / ang.max(), AXIS_RECORDED
     axes = np.array([np.cross(kin.bone_dir[b], PALM_NORMAL) for b in bodies])
-    return axes / np.linalg.norm(axes, axis=1, keepdims=True), np.ones(3), "anatomical"
+    return axes / np.linalg.norm(axes, axis=1, keepdims=True), np.ones(3), AXIS_ANATOMICAL
 
 
 def _closed(joint_R: np.ndarray, bodies, axes, w, s: float) -> np.ndarray:
@@ -221,7 +225,7 @@ def solve(
     depth_m: float,
     near_m: float,
     max_deg: float,
-    axis_rule: str = "recorded",
+    axis_rule: str = AXIS_RECORDED,
 ) -> tuple[dict, np.ndarray]:
     """Closure of every finger for one grasp pose.
 
@@ -265,63 +269,127 @@ def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) 
     return out
 
 
-def capsule_mjcf(mjcf: str | Path) -> Path:
-    """The capsule MJCF beside ``mjcf`` (a mesh hand's sibling), else ``mjcf`` itself."""
-    cap = Path(mjcf).with_name("capsule_hand.xml")
-    return cap if cap.is_file() else Path(mjcf)
+@dataclass
+class PadPlan:
+    """A lift plan's pad compression: each world's finger targets closed to its pad depth (module doc),
+    solved on that world's own finger pose at the grasp frame (a corrupted take's fingers as corrupted) and
+    applied per control frame as ``q_k exp(rv w_k)`` (post-multiplied, the joint's frame), ``w_k`` the blend
+    weight of the frame's recorded time times one minus the release's opening fraction.
 
-
-def compress_coords(rec, coords: np.ndarray, mjcf: str | Path, cfg, start_frame: int) -> tuple[np.ndarray, dict]:
-    """Recorded hand coords with the pad-compression closure blended in (module doc).
-
-    Args:
-        rec: the (cropped) recording: ``grasp_frame``, ``time`` (T,) s, ``target_object``
-            (asset, ``pos`` (T, 3) m, ``quat`` (T, 4) xyzw).
-        coords: (T, 67) hand coords per recorded frame.
-        mjcf: the replayed hand MJCF (its capsule sibling gives the capsules).
-        cfg: ``pad_compression_mm``, ``pad_near_mm``, ``pad_max_deg``, ``pad_blend_s``, ``pad_axis``.
-        start_frame: the replayed window's first frame (the recorded flexion's start).
-
-    Returns:
-        ``(coords (T, 67), summary)``; summary: ``depth_mm``, ``near_mm``, ``fingers`` (per finger
-        figures of :func:`solve`, ``joint_deg`` the change of each of its 3 joints, deg),
-        ``fingers_closed``, ``max_joint_change_deg``.
-
-    Raises:
-        DataError: an unreadable collision part or MJCF.
+    Attributes:
+        raw: (F, 15, 4) the plan's finger targets without compression, xyzw.
+        weight: (F,) the blend weight per control frame, 0-1.
+        grasp_at: the control frame of the grasp (the approach's last).
+        grasp: (67,) the plan's hand coords at the grasp frame (the approach's last), uncompressed.
+        open_coords: (67,) the most open pose of the replayed window (:func:`most_open_pose`).
+        depth_mm: the plan's own depth (its config's).
+        cfg: ``pad_near_mm``, ``pad_max_deg``, ``pad_axis``.
     """
-    cap = capsule_mjcf(mjcf)
-    kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
-    obj, g = rec.target_object, int(rec.grasp_frame)
-    sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])  # the recorded relation at the grasp
-    res, rv = solve(
-        kin,
-        caps,
-        sdf,
-        coords[g],
-        most_open_pose(kin, coords, start_frame, g),
-        cfg.pad_compression_mm / 1000.0,
-        cfg.pad_near_mm / 1000.0,
-        cfg.pad_max_deg,
-        cfg.pad_axis,
-    )
-    out = np.array(coords, dtype=np.float64, copy=True)
-    t = np.asarray(rec.time, float)
-    if cfg.pad_blend_s > 0:
-        x = np.clip((t - (t[g] - cfg.pad_blend_s)) / cfg.pad_blend_s, 0.0, 1.0)
-        w = x * x * (3 - 2 * x)
-    else:
-        w = (t >= t[g]).astype(float)
-    w[g:] = 1.0
-    fq = finger_quats(out)
-    moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
-    for k in np.flatnonzero(w > 0) if moved.size else ():
-        fq[k, moved] = (Rotation.from_quat(fq[k, moved]) * Rotation.from_rotvec(rv[moved] * w[k])).as_quat()
+
+    raw: np.ndarray
+    weight: np.ndarray
+    grasp_at: int
+    grasp: np.ndarray
+    open_coords: np.ndarray
+    depth_mm: float
+    cfg: object
+    kin: HandKinematics
+    caps: Capsules
+    sdf: ObjectSDF
+    _solved: dict
+
+    @classmethod
+    def build(cls, rec, coords: np.ndarray, mjcf: str | Path, cfg, plan, depth_mm: float) -> PadPlan:
+        """The pad plan of lift plan ``plan`` (built from the recorded hand ``coords`` (T, 67) of the cropped
+        recording ``rec``; its release appended) for the replayed hand ``mjcf``.
+
+        Raises:
+            DataError: an unreadable collision part or MJCF."""
+        from replay.protocol.lift_plan import recorded_times
+        from replay.protocol.plan import PHASE_APPROACH, replayed_frames
+        from replay.protocol.release import opening_fraction
+
+        cap = capsule_mjcf(mjcf)
+        obj, g = rec.target_object, int(rec.grasp_frame)
+        times, _, start = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
+        t = recorded_times(plan, times, cfg)
+        t_g = float(times[-1])
+        if cfg.pad_blend_s > 0:
+            x = np.clip((t - (t_g - cfg.pad_blend_s)) / cfg.pad_blend_s, 0.0, 1.0)
+            w = x * x * (3 - 2 * x)
+        else:
+            w = (t >= t_g).astype(float)
+        at = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
+        w[at:] = 1.0
+        w = w * (1.0 - opening_fraction(plan.phase, cfg.frame_dt, cfg.release_s))
+        kin = HandKinematics.from_mjcf(cap)
+        return cls(
+            raw=finger_quats(plan.coords).copy(),
+            weight=w,
+            grasp_at=at,
+            grasp=np.array(plan.coords[at], float),
+            open_coords=most_open_pose(kin, coords, start, g),
+            depth_mm=float(depth_mm),
+            cfg=cfg,
+            kin=kin,
+            caps=Capsules.from_mjcf(cap),
+            sdf=ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g]),  # the recorded relation
+            _solved={},
+        )
+
+    def solve(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
+        """``(summary, rv (15, 3))`` of :func:`solve` at ``depth_mm`` for the finger targets ``fingers``
+        ((F, 15, 4) xyzw; None: the plan's own), their pose at the grasp frame; kept per depth and pose."""
+        q = self.raw if fingers is None else fingers
+        at = np.ascontiguousarray(q[self.grasp_at], dtype=np.float64)
+        key = (round(float(depth_mm), 9), at.tobytes())
+        if key not in self._solved:
+            grasp = self.grasp.copy()
+            grasp[7:] = at.reshape(-1)
+            res, rv = solve(
+                self.kin,
+                self.caps,
+                self.sdf,
+                grasp,
+                self.open_coords,
+                float(depth_mm) / 1000.0,
+                self.cfg.pad_near_mm / 1000.0,
+                self.cfg.pad_max_deg,
+                self.cfg.pad_axis,
+            )
+            self._solved[key] = (summary(res, depth_mm, self.cfg.pad_near_mm), rv)
+        return self._solved[key]
+
+    def compressed(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``
+        (class doc); a depth of 0 or no closed finger leaves them as they are."""
+        q = self.raw if fingers is None else fingers
+        if not depth_mm > 0:
+            return q, summary({}, 0.0, self.cfg.pad_near_mm)
+        res, rv = self.solve(depth_mm, q)
+        moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
+        out = np.array(q, dtype=np.float64, copy=True)
+        for k in np.flatnonzero(self.weight > 0) if moved.size else ():
+            out[k, moved] = (
+                Rotation.from_quat(out[k, moved]) * Rotation.from_rotvec(rv[moved] * self.weight[k])
+            ).as_quat()
+        return out, res
+
+
+def summary(res: dict, depth_mm: float, near_mm: float) -> dict:
+    """The record of one closure (:func:`solve`'s per finger figures): ``depth_mm``, ``near_mm``, ``fingers``,
+    ``fingers_closed``, ``max_joint_change_deg``."""
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
-    return out, {
-        "depth_mm": float(cfg.pad_compression_mm),
-        "near_mm": float(cfg.pad_near_mm),
+    return {
+        "depth_mm": float(depth_mm),
+        "near_mm": float(near_mm),
         "fingers": res,
         "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],
         "max_joint_change_deg": float(max(joint_deg, default=0.0)),
     }
+
+
+def capsule_mjcf(mjcf: str | Path) -> Path:
+    """The capsule MJCF beside ``mjcf`` (a mesh hand's sibling), else ``mjcf`` itself."""
+    cap = Path(mjcf).with_name("capsule_hand.xml")
+    return cap if cap.is_file() else Path(mjcf)

@@ -1,7 +1,9 @@
 """Results format <= 4 held physics values in ``ReplayConfig`` fields (integrator, cone, impratio, multiccd,
 hand_object_contact, hand_variant, finger_damping); format 5 keeps them in the physics table alone
 (:mod:`replay.results.physics_table`). :func:`legacy_physics_overrides` reads an older config dict as
-physics overrides, so the effective physics of an older file is the one it ran.
+physics overrides, so the effective physics of an older file is the one it ran. A config written before
+issue #54 (it holds ``effort_profile``) ran with the asset's mass and its effort fields: read as the override
+``object_mass_model`` ``asset`` and its effort as set (:func:`_before_54`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
     Raises:
         DataError: ``finger_damping`` a number (no physics choice holds a passive damping value; nothing
         but the format-4 field set one), or a legacy value no choice takes (names the field)."""
+    if "effort_profile" in data:
+        data = _before_54(data, source)
     if not (set(data) & (set(LEGACY_PHYSICS_FIELDS) | {"finger_damping"})):
         return data
     data = dict(data)
@@ -54,5 +58,27 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
             raise DataError(source, f"config.{key}", f"{value!r} not in {physics_table.VALUES[choice]}")
         if choice not in over and (choice not in table or value != table[choice]):
             over[choice] = value
+    data["physics_overrides"] = over
+    return data
+
+
+def _before_54(data: dict, source) -> dict:
+    """``data`` (a config written before issue #54) with ``effort_profile`` / ``effort_tip_force`` dropped:
+    ``uniform`` keeps ``effort_limit`` as set (a departure, N·m at every joint); ``human`` (the tip force at every
+    finger's pad) becomes the overrides ``grip_force_n`` = the tip force and ``finger_force_share`` 1 each, its
+    ``effort_limit`` unset; and ``object_mass_model`` ``asset`` (those files weighed the asset) unless overridden.
+
+    Raises:
+        DataError: ``human`` under ``authored`` (that physics has no human strength to depart from)."""
+    data = dict(data)
+    profile, tip = data.pop("effort_profile"), data.pop("effort_tip_force", None)
+    over = dict(data.get("physics_overrides") or {})
+    over.setdefault("object_mass_model", "asset")
+    if profile == "human":
+        if data.get("physics", "replay") == "authored":
+            raise DataError(source, "config.effort_profile", "'human' under physics 'authored' cannot be read back")
+        over.setdefault("grip_force_n", float(tip if tip is not None else 10.0))
+        over.setdefault("finger_force_share", {f: 1.0 for f in ("index", "middle", "pinky", "ring", "thumb")})
+        data["effort_limit"] = None
     data["physics_overrides"] = over
     return data

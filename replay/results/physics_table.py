@@ -17,20 +17,22 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Choice:
     """One declared physics choice: its ``value``, the ``source`` of that value (MJCF, MuJoCo
-    default, paper, or "our choice") and ``why``."""
+    default, paper, or "our choice") and ``why``; ``spread`` ``(low, high)``: the range the sampled
+    verdict draws it from (uniform; ``value`` is its centre, the single run's), None: not sampled."""
 
     name: str
     value: object
     source: str
     why: str
+    spread: tuple | None = None
 
 
 _MJ = "MuJoCo default (the MJCF has no <option>; MuJoCo XML reference, option)"
 _HAND = "manosim capsule_hand.xml"
 
 
-def _c(name, value, source, why) -> Choice:
-    return Choice(name, value, source, why)
+def _c(name, value, source, why, spread=None) -> Choice:
+    return Choice(name, value, source, why, spread)
 
 
 #: every choice's name, in table order. The table is the one home of these values: no config field holds
@@ -55,6 +57,12 @@ CHOICES = (
     "wrist_target_offset_mm",
     "timestep",
     "finger_effort_limit",
+    "grip_force_n",
+    "finger_force_share",
+    "pad_compression",
+    "object_mass_model",
+    "object_print",
+    "object_mass_unstated_spread",
     "support_contact",
     "contact_priority",
     "contact_finger_object",
@@ -67,7 +75,15 @@ CHOICES = (
 #: a rollout runs with, after :func:`replay.protocol.oracle_plan.oracle_config`; not an override)
 CONFIG_SET = {
     "timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
-    "finger_effort_limit": ("effort_limit", "config.effort_limit (--effort; hug-oracle: oracle_effort_limit)"),
+}
+
+#: choices a config field departs from where it is set (not None): (field, who sets it); None = the table's value
+CONFIG_DEPARTURE = {
+    "finger_effort_limit": (
+        "effort_limit",
+        "config.effort_limit (--effort: every finger joint this, N·m; hug-oracle: oracle_effort_limit)",
+    ),
+    "pad_compression": ("pad_compression_mm", "config.pad_compression_mm"),
 }
 
 #: the values each choice may take
@@ -80,13 +96,51 @@ VALUES = {
     "object_margin": ("asset", "zero"),
     "finger_flutter_damping": ("as_authored", "raised"),
     "closure_profile": ("linear", "minjerk"),
-    "hand_shape": (None, "myhand", "zerohand"),
+    "hand_shape": (None, "myhand", "zerohand", "fitted"),
     "multiccd": (False, True),
     "wrist_target_interpolation": ("held", "per_step"),
     "object_visual_geoms": ("inert", "as_written"),
     "support_geometry": ("box",),
     "object_free_joint": ("freejoint",),
+    "object_mass_model": ("asset", "as_made"),
 }
+
+#: what a value of a choice is and how it is made, where the table's rows do not hold it (a departure to it cites
+#: this in its record: :func:`replay.sim.physics.physics_record`)
+VALUE_SOURCES = {
+    ("hand_shape", "fitted"): (
+        "the recording's own hand (docs/hand.md; replay.datasets fitted_hand): GRAB, manosim zerohand with every "
+        "bone scaled to the subject measured from the recording's landmarks (replay.kinematics.fitted_hand: joint "
+        "centres at the subject's bone lengths in zerohand's bone directions and its palm points; capsule radii x "
+        "the hand-length ratio, geometric similarity, our choice; mass by volume at manosim's total 0.4 kg; built "
+        "once per subject, cached); TACO, zerohand (a MANO fit without joint positions); HUG-Bench, myhand "
+        "(the hand of its own subject)"
+    ),
+}
+_PRINT = (
+    "ContactDB (Brahmbhatt et al., CVPR 2019; github.com/samarth-robo/contactdb_utils README, 3D Printing: the "
+    "objects printed at 15 % hexagonal honeycomb infill in PLA); GRAB (Taheri et al., ECCV 2020) uses ContactDB's "
+    "meshes, 3D printed at MPI-IS (github.com/otaheri/GRAB README, acknowledgements), print settings and masses "
+    "unpublished: infill 15-20 % (ContactDB's 15 %; PrusaSlicer 2.x profiles' fill_density 15 %, Cura's default 20), "
+    "shells 2-3 lines of 0.4 mm (Ultimaker Cura manual, Wall settings: two or three times the line width; Cura "
+    "profile.py wall_thickness 0.8 mm), PLA 1210-1250 kg/m^3 (Farah, Anderson & Langer 2016, Adv. Drug Deliv. Rev. "
+    "107:367-392)"
+)
+_GRIP = (
+    "Li Z.-M. 2002, The influence of wrist position on individual finger forces during forceful grip, J. Hand "
+    "Surg. 27A(5):886-896 (abstract): maximal grip of an instrumented handle 114.9 +- 12.8 N (9 healthy men, 20 deg "
+    "wrist extension), shared index 32.2 %, middle 32.6 %, ring 23.5 %, little 11.7 %"
+)
+_PAD = (
+    "Serina, Mote & Rempel 1997, Force response of the fingertip pulp to repeated compression, J. Biomech. "
+    "30(10):1035-1040: the pulp displaces ~2-4 mm under 1-5 N (as the project cited it before; the abstracts "
+    "reachable here do not state the figure); Pawluk & Howe 1999, J. Biomech. Eng. 121(6):605-611: nonlinear "
+    "(exponential) stiffness over 0-2 N"
+)
+_EFFORT_OLD = (
+    "lift: 0.4 N·m at every finger joint (manosim-in-Newton report); hug-oracle: None = manosim's actuators as "
+    "authored (no forcerange; implemented as +-1000 N·m, which kp 30 x pi never reaches)"
+)
 
 AUTHORED = (
     _c(
@@ -123,7 +177,8 @@ AUTHORED = (
     _c(
         "hand_shape",
         None,
-        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
+        "VALUE_SOURCES, docs/hand.md)",
         "both shapes are authored files; the dataset's default",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
@@ -157,6 +212,20 @@ AUTHORED = (
         "a <joint type=free> would take the grab class's armature and "
         "frictionloss 0.001 (benchmarks/authored_crosscheck.py --set object_joint=grab runs it)",
     ),
+    _c(
+        "finger_effort_limit",
+        {"lift": 0.4, "hug-oracle": None},
+        _EFFORT_OLD,
+        "as the manosim-in-Newton protocol runs it: one limit at every joint",
+    ),
+    _c("pad_compression", 0.0, "the recording: the recorded fingers", "as authored: a rigid capsule has no pulp"),
+    _c(
+        "object_mass_model",
+        "asset",
+        "GRAB object_sim common.xml object_col: 1250 kg/m^3 over the collision parts (TACO, HUG without a stated "
+        "mass: the same density, replay.data.objects; a stated mass as stated)",
+        "as authored (sampled over object_mass_unstated_spread)",
+    ),
 )
 
 _FILES = "GRAB common.xml object_col (TACO / HUG meshes: the same values, replay.data.objects)"
@@ -178,12 +247,35 @@ SHARED = (
         "set by the protocol's config: " + CONFIG_SET["timestep"][1],
     ),
     _c(
-        "finger_effort_limit",
-        {"lift": 0.4, "hug-oracle": None},
-        "lift: 0.4 N·m (manosim-in-Newton report; Makefile "
-        "EFFORT, effort_profile uniform); hug-oracle: None = manosim's actuators as authored (no forcerange; "
-        "implemented as +-1000 N·m, which kp 30 x pi never reaches)",
-        "set by the protocol's config: " + CONFIG_SET["finger_effort_limit"][1],
+        "grip_force_n",
+        114.9,
+        _GRIP,
+        "the fingers' maximal grip force together, N (the mean; sampled over mean +- 1 SD); each finger's pad force "
+        "is it times finger_force_share, where finger_effort_limit is human",
+        spread=(102.1, 127.7),
+    ),
+    _c(
+        "finger_force_share",
+        {"index": 0.322, "middle": 0.326, "pinky": 0.117, "ring": 0.235, "thumb": 1.0},
+        _GRIP + "; the thumb opposes the four fingers, so in a static grasp its normal force equals theirs together "
+        "(statics; the virtual finger of Shim, Latash & Zatsiorsky 2005, J. Neurophysiol. 93:766-776)",
+        "each finger's share of grip_force_n at its pad (MANO order)",
+    ),
+    _c(
+        "object_print",
+        {"material_density_kg_m3": (1210.0, 1250.0), "infill": (0.15, 0.2), "shell_mm": (0.8, 1.2)},
+        _PRINT,
+        "a print's mass = density x (shell + infill x (volume - shell)), shell = surface area x shell thickness (at "
+        "most the volume), from the object's own mesh (replay.sim.made_mass); the ends of its range from the ends "
+        "of these (the mass grows with each); objects the dataset says are printed (GRAB) under object_mass_model "
+        "as_made",
+    ),
+    _c(
+        "object_mass_unstated_spread",
+        (0.8, 1.2),
+        "our choice: no source states how these objects were made or what they weigh (TACO's real objects; HUG "
+        "without a stated mass; every object under object_mass_model asset)",
+        "the asset's mass times this, sampled uniformly (its centre 1: the asset's)",
     ),
     _c(
         "support_contact",
@@ -293,8 +385,10 @@ REPLAY = (
     _c(
         "hand_shape",
         None,
-        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench",
-        "landmark IK fits GRAB's hands best with zerohand (replay.datasets: the measurement)",
+        "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
+        "VALUE_SOURCES, docs/hand.md)",
+        "landmark IK fits GRAB's hands best with zerohand among the authored shapes (replay.datasets: the "
+        "measurement); fitted is not the default until the verdict is recalibrated with it",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
     _c(
@@ -315,6 +409,33 @@ REPLAY = (
         "freejoint",
         "our choice (no other implemented)",
         "no joint damping, armature or frictionloss on the object",
+    ),
+    _c(
+        "finger_effort_limit",
+        {"lift": "human", "hug-oracle": None},
+        "lift: human: each finger joint's limit = its finger's maximal pad force (grip_force_n x "
+        "finger_force_share) x the joint's lever to the pad on the replayed hand's MJCF (replay.kinematics."
+        "joint_levers); hug-oracle: as authored. " + _GRIP,
+        "a capacity, the most the finger can press, not the force it uses: the force comes from the drive's "
+        "position error (the pad compression), as a person's grip force follows the load (Westling & Johansson "
+        "1984, Exp. Brain Res. 53:277-284) rather than staying at a typical value",
+    ),
+    _c(
+        "pad_compression",
+        3.0,
+        _PAD,
+        "mm: a rigid capsule at the recorded pad presses with almost no force; each finger within pad_near_mm of "
+        "the object closes until its pad is this deep in it (replay.protocol.pad_compression), fingers farther away "
+        "stay as recorded",
+        spread=(2.0, 4.0),
+    ),
+    _c(
+        "object_mass_model",
+        "as_made",
+        "the dataset's own making (replay.sim.made_mass): GRAB's 3D prints, shell + infill (object_print) over the "
+        "object's own mesh; a stated mass (HUG properties.json mass) as stated; unstated (TACO's real objects): the "
+        "asset's, over object_mass_unstated_spread",
+        "the recording's object: a print is mostly air; the single run takes the centre of the range",
     ),
 )
 

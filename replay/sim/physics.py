@@ -17,10 +17,13 @@ finger_damping; older files read them as overrides,
 contact mixing, the hand shape, the finger damping, the wrist law, ...), :func:`apply_physics` names a
 physics and its overrides, and :func:`physics_record` is the list ``[{name, value, source, why}]``
 written into every rollout. :data:`SHARED` rows (the table itself is :mod:`replay.results.physics_table`) are
-alike in both physics: the step and the finger effort limit, which the protocol's config sets
-(:data:`CONFIG_SET`: the record holds the value the rollout ran with; no override), and the contact values MuJoCo makes of the files and the support box per pair class
-(finger-object, palm-object, object-support, hand-support), with the priorities and the support's
-own values (``tests/test_physics_table.py`` reads each back from compiled scenes).
+alike in both physics: the step, which the protocol's config sets (:data:`CONFIG_SET`: the record holds the
+value the rollout ran with; no override), the parameters of human strength and of printed objects (read where
+a physics' choice calls for them), and the contact values MuJoCo makes of the files and the support box per
+pair class (finger-object, palm-object, object-support, hand-support), with the priorities and the support's
+own values (``tests/test_physics_table.py`` reads each back from compiled scenes). The config's effort
+limit and pad depth, where set (not None), depart from ``finger_effort_limit`` and ``pad_compression``
+before any override (:data:`CONFIG_DEPARTURE`: ``--effort``, the hug-oracle's own limit).
 
 Units: m, s, mm where named; the wrist law's frames are in :mod:`replay.sim.engine.wrist`.
 """
@@ -32,7 +35,17 @@ import dataclasses
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.results.engine_choice import EngineChoice
-from replay.results.physics_table import CHOICES, CONFIG_SET, NAMES, PHYSICS, SHARED, VALUES, Choice
+from replay.results.physics_table import (
+    CHOICES,
+    CONFIG_DEPARTURE,
+    CONFIG_SET,
+    NAMES,
+    PHYSICS,
+    SHARED,
+    VALUE_SOURCES,
+    VALUES,
+    Choice,
+)
 from replay.sim import calibration_file
 
 
@@ -87,6 +100,19 @@ def _check_value(name: str, value) -> object:
                 None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
             )
         return value
+    if name == "pad_compression":
+        if not float(value) >= 0:
+            raise DataError(None, "config.physics_overrides.pad_compression", f"must be >= 0 mm, got {value!r}")
+        return float(value)
+    if name == "finger_effort_limit":
+        lift = value.get("lift") if isinstance(value, dict) else None
+        if not (lift == "human" or (isinstance(lift, (int, float)) and lift > 0)):
+            raise DataError(
+                None,
+                "config.physics_overrides.finger_effort_limit",
+                f"needs {{'lift': 'human' or N·m > 0, 'hug-oracle': ...}}, got {value!r}",
+            )
+        return dict(value)
     if name == "wrist_target_offset_mm":
         v = tuple(float(x) for x in value)
         if len(v) != 3:
@@ -102,6 +128,8 @@ def choice_value(cfg: ReplayConfig, name: str):
     the table of ``cfg.physics``. Raises DataError for an unknown physics or choice."""
     if name in CONFIG_SET:
         return getattr(cfg, CONFIG_SET[name][0])
+    if name in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[name][0]) is not None:
+        return getattr(cfg, CONFIG_DEPARTURE[name][0])
     over = cfg.physics_overrides or {}
     if name in over:
         return _check_value(name, over[name])
@@ -145,8 +173,17 @@ def physics_record(cfg: ReplayConfig) -> list[dict]:
     out = []
     for k, c in tab.items():
         v, src, why = _in_effect(cfg, k, c, over)
-        out.append({"name": k, "value": list(v) if isinstance(v, tuple) else v, "source": src, "why": why})
+        out.append({"name": k, "value": _as_json(v), "source": src, "why": why})
     return out
+
+
+def _as_json(v):
+    """``v`` as a results file holds it: tuples as lists, inside dicts and lists too."""
+    if isinstance(v, (tuple, list)):
+        return [_as_json(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _as_json(x) for k, x in v.items()}
+    return v
 
 
 def _departure(cfg: ReplayConfig, c: Choice, v, source: str, why: str | None = None) -> tuple:
@@ -163,8 +200,14 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
     """(value, source, why) of choice ``k`` for ``cfg`` (:func:`physics_record`)."""
     if k in CONFIG_SET:  # the protocol's config sets it: the value it runs with
         return getattr(cfg, CONFIG_SET[k][0]), CONFIG_SET[k][1], c.source
+    if k in CONFIG_DEPARTURE and getattr(cfg, CONFIG_DEPARTURE[k][0]) is not None:
+        return _departure(cfg, c, getattr(cfg, CONFIG_DEPARTURE[k][0]), CONFIG_DEPARTURE[k][1])
     if k in over:
-        return _departure(cfg, c, _check_value(k, over[k]), _OVERRIDE_SOURCE.get(k, "--physics-set (user)"))
+        v = _check_value(k, over[k])
+        source = _OVERRIDE_SOURCE.get(k, "--physics-set (user)")
+        if (k, v) in VALUE_SOURCES:
+            source = f"{source}; {v!r}: {VALUE_SOURCES[(k, v)]}"
+        return _departure(cfg, c, v, source)
     if k == "wrist_target_interpolation":
         v = "per_step" if cfg.wrist_substep_interp else "held"
         return _departure(cfg, c, v, "config.wrist_substep_interp") if v != c.value else (v, c.source, c.why)
@@ -173,7 +216,7 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
 
 #: who else writes an override besides a user's ``--physics-set``
 _OVERRIDE_SOURCE = {
-    "hand_shape": "physics_overrides.hand_shape (--hand-shape, or the dataset's default: replay.config."
+    "hand_shape": "physics_overrides.hand_shape (--hand-shape, else the named physics or the dataset's default: replay.sim.hand_assets."
     "resolve_hand_variant)",
     "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
     "replay.protocol.oracle_plan.oracle_config)",

@@ -39,6 +39,7 @@ from replay.sim.engine import wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.spans import frame_rows
 from replay.sim.engine.variants import Variant
+from replay.sim.made_mass import made_mass
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.world_builder import build_world_model
@@ -237,7 +238,11 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
         finger_damping=damping[fd].copy(),
         flutter=flutter,
     )
-    scene = dataclasses.replace(scene, readback=diagnostics.check_readback(scene))
+    rb = diagnostics.check_readback(scene)
+    rb["object_mass_model"] = made_mass(
+        scene.build_inputs["asset"], scene.config
+    ).record()  # the rule it was weighed by
+    scene = dataclasses.replace(scene, readback=rb)
     return apply_object_contact(scene)  # config's object contact softness / density (no change by default)
 
 

@@ -250,7 +250,8 @@ def check_readback(scene) -> dict:
 
     Returns:
         dict of the values read (written into the rollout JSON): ``finger_kp`` N·m/rad,
-        ``finger_kd_range`` N·m·s/rad, ``finger_forcerange`` N·m, ``finger_damping``
+        ``finger_kd_range`` N·m·s/rad, ``finger_forcerange`` N·m (the first finger actuator's),
+        ``finger_forcerange_per_joint`` (15,) N·m (``mano_joint_1..15``), ``finger_damping``
         N·m·s/rad, ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``,
         ``contact_pairs`` (:func:`replay.sim.contact_table.hand_object_table`).
 
@@ -275,6 +276,7 @@ def check_readback(scene) -> dict:
         if rows
         else None,
         "finger_forcerange": float(frange[rows[0]][1]) if rows else None,
+        "finger_forcerange_per_joint": _per_joint(frange, rows, view.to_newton("mjc_actuator_to_newton_idx"), f0),
         "finger_damping": sorted({round(float(dof_damping[i]), 6) for i, n in enumerate(mj2n[: m.nv]) if f0 <= n < f1}),
         "impratio": float(m.opt.impratio) if view.is_cpu else None,
         "n_actuators": int(m.nu),
@@ -284,6 +286,17 @@ def check_readback(scene) -> dict:
     if errs:
         raise ReadbackError("solver read-back mismatch:\n  " + "\n  ".join(errs))
     return result
+
+
+def _per_joint(frange, rows, a2n, f0: int) -> list | None:
+    """(15,) the upper force range, N·m, of each finger joint's actuators (their largest), or None without them."""
+    if not rows:
+        return None
+    out = np.zeros(MANOSIM_HAND.finger_joints)
+    for a in rows:
+        j = (int(a2n[a]) - f0) // 3
+        out[j] = max(out[j], float(frange[a][1]))
+    return [float(x) for x in out]
 
 
 def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:

@@ -25,8 +25,8 @@ from replay.data.mesh_io import shared_mesh
 from replay.data.types import ObjectAsset
 from replay.errors import DataError, SceneError
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
-from replay.kinematics.joint_levers import finger_effort_limits
-from replay.sim import physics
+from replay.sim import finger_strength, physics
+from replay.sim.made_mass import made_mass
 from replay.sim.object_visual import add_written_visual
 
 
@@ -267,11 +267,11 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
 
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
-    """Finger DOFs: effort limit per joint of ``config.effort_profile`` (N·m,
-    :func:`replay.kinematics.joint_levers.finger_effort_limits`); passive damping as imported (the choice
-    finger_flutter_damping raises it later, replay.sim.scene); wrist DOFs: no drive (the wrist is driven by ``joint_f``)."""
+    """Finger DOFs: effort limit per joint of ``config``'s strength (N·m,
+    :func:`replay.sim.finger_strength.joint_limits`); passive damping as imported (the choice
+    finger_flutter_damping raises it later, replay.sim.scene); wrist DOFs: no drive (driven by ``joint_f``)."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
-    per_joint = finger_effort_limits(mjcf, config.effort_profile, config.effort_limit, config.effort_tip_force)
+    per_joint = finger_strength.joint_limits(config, mjcf)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
         builder.joint_effort_limit[d] = float(per_joint[(d - f0) // BALL_DOFS])
     for d in range(qd0, f0):
@@ -300,7 +300,8 @@ def _add_object(
     builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat, config: ReplayConfig
 ) -> tuple:
     """Add the object as a free body of convex hulls (one per collision part) at ``object_pos``
-    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and, if given, its mass (kg); under
+    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and the mass (kg) of the physics choice
+    ``object_mass_model`` (:func:`replay.sim.made_mass.made_mass`: its centre; inertia scaled with it); under
     the physics choice ``object_visual_geoms`` ``as_written`` its visual geoms too (replay.sim.object_visual).
 
     Returns:
@@ -335,8 +336,9 @@ def _add_object(
         obj_shapes.append(s)
     if physics.choice_value(config, "object_visual_geoms") == "as_written":  # they collide and weigh
         obj_shapes += add_written_visual(builder, obj_body, asset, config.contact_gap)
-    if asset.mass is not None:
-        _set_body_mass(builder, obj_body, float(asset.mass), asset)
+    made = made_mass(asset, config)  # the physics choice object_mass_model: the mass as the object was made
+    if made.sets_mass or asset.mass is not None:
+        _set_body_mass(builder, obj_body, made.centre_kg if made.sets_mass else float(asset.mass), asset)
     if not builder.body_mass[obj_body] > 0:
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no mass")
     return obj_body, obj_joint, obj_shapes, parts

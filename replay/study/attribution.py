@@ -4,9 +4,9 @@ Every factor replays the same recordings; each row counts lifted recordings and 
 classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
 ``{"name", "value", "source", "config": {ReplayConfig overrides}, "variant": {...}}``;
 ``variant`` holds what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can vary
-inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the
-object's mass times this, :func:`asset_mass`). Factors with the same ``config`` are worlds of
-one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
+inside one batch: ``friction`` (1), ``effort_limit`` (N·m) and ``mass_scale`` (1: the object's mass
+under the base physics times this, :func:`replay.sim.made_mass.made_mass`). Factors with the same ``config``
+are worlds of one batch per recording (the one sampling path, :func:`replay.protocol.sampling.run_samples`, as
 :mod:`replay.study.sweep` uses), and so is a factor whose config differs only in solver options; a factor
 that changes the config otherwise (hand, protocol, contact softness, pad compression) gets a scene of its own.
 
@@ -20,29 +20,19 @@ import json
 import time
 from functools import partial as bind
 
-import numpy as np
-from scipy.spatial import ConvexHull
-
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.protocol.diagnosis import CLASSES
 from replay.protocol.sampling import run_samples
 from replay.sim import physics
 from replay.sim.engine.variants import Variant
-from replay.sim.world_builder import load_collision_parts
+from replay.sim.hand_assets import resolve_hand_variant
+from replay.sim.made_mass import made_mass
 from replay.study.batch import run_batch
 from replay.study.bridge_rows import merge_config
 from replay.study.prepare import prepare_recording
 
 #: fields of a factor's ``variant`` and the Variant field each sets
 VARIANT_KEYS = ("friction", "effort_limit", "mass_scale")
-
-
-def asset_mass(asset) -> float:
-    """The object's simulated mass, kg: ``asset.mass``, else ``asset.density`` (kg/m^3) times
-    the summed volume of its convex collision parts (m^3), as the scene builder derives it."""
-    if asset.mass is not None:
-        return float(asset.mass)
-    return float(asset.density * sum(ConvexHull(np.asarray(v, float)).volume for v, _ in load_collision_parts(asset)))
 
 
 def config_key(factor: dict) -> str:
@@ -110,7 +100,8 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: l
     for members in hands.values():
         try:
             rec, coords, mjcf = prepare_recording(dataset, sequence, data_dir, manosim_dir, members[0][1])[:3]
-            mass = asset_mass(rec.target_object.asset) if mass is None else mass
+            # the mass the physics gives the object (replay.sim.made_mass), as the scene builder sets it
+            mass = made_mass(rec.target_object.asset, members[0][1]).centre_kg if mass is None else mass
         except Exception as e:  # the hand's inputs: every factor of it fails alike
             out.update({i: {"error": f"{type(e).__name__}: {e}"} for i, _ in members})
             continue

@@ -53,6 +53,13 @@ PHYSICS_ELEMENTS = (
     ("finger damping", {"finger_flutter_damping": "raised"}, "as authored -> raised to the flutter bound"),
     ("closure profile", {"closure_profile": "minjerk"}, "linear -> min-jerk"),
     ("wrist target", {"wrist_target_interpolation": "per_step"}, "held per control frame -> interpolated per step"),
+    ("object mass", {"object_mass_model": "as_made"}, "the MJCF's 1250 kg/m^3 -> weighed as made"),
+    ("pad compression", {"pad_compression": 3.0}, "the recorded fingers -> 3 mm"),
+    (
+        "finger strength",
+        {"finger_effort_limit": {"lift": "human", "hug-oracle": None}},
+        "0.4 N·m at every joint -> each finger's maximal force",
+    ),
 )
 #: extra rows on the authored oracle
 PHYSICS_EXTRA = (

@@ -16,14 +16,15 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.protocol.p_lift_stats import p_lift_record
+from replay.protocol.protocols.base import protocol_named
 from replay.sim import physics
 from replay.study.calibration import variables_for
 from replay.study.corruptions import BY_NAME as CORRUPTIONS
 from replay.study.corruptions import OBJECT_SCALE, scaled_recording, variant_extra
-from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
-from replay.study.uncertainty import data_sigmas
+from replay.study.uncertainty import data_sigmas, object_ranges
 from replay.study.verdict_conditions import condition_config
 
 
@@ -41,7 +42,10 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     """
     rec0 = prepared[0]
     sig = data_sigmas(rec0)
-    samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables_for(cfg))
+    run_cfg = protocol_named(job.protocol).config(cfg)  # the protocol's own strength and pad
+    ranges = object_ranges(rec0, run_cfg)
+    variables = variables_for(run_cfg)
+    samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables, ranges)
     keys = driver_keys(samples)
     dirs = directions(job.seed, job.sequence, job.samples)
     var_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "variant"]
@@ -53,11 +57,11 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             t0 = time.perf_counter()
             c = condition_config(cfg, cond, job.protocol)
             rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
-            lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr)
+            lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
             n = len(samples)
             for cn in scene_corr:  # a scene of its own: the object's meshes scaled
                 rs = scaled_recording(rec, OBJECT_SCALE, tmp / f"{cond}_{cn}")
-                lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [])
+                lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
             names = [None] + var_corr + scene_corr
             for i, name in enumerate(names):
                 part = lifted[i * n : (i + 1) * n]
@@ -73,7 +77,14 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     return {
         "p_lift": p_lift,
         "p_lift_corrupted": corrupted or None,
-        "p_lift_samples": {"seed": job.seed, "sigmas": sig, "samples": samples, "lifted": lifted_all, "wall_s": walls},
+        "p_lift_samples": {
+            "seed": job.seed,
+            "sigmas": sig,
+            "object_mass": ranges["object_mass"],
+            "samples": samples,
+            "lifted": lifted_all,
+            "wall_s": walls,
+        },
     }
 
 
@@ -82,17 +93,19 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
     if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
     rec, coords, mjcf, _ = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.recorded_max_s
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.settings
     )
     return rec, coords, mjcf
 
 
-def _run(rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str]) -> list[bool]:
+def _run(
+    rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str], variables: tuple
+) -> list[bool]:
     """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (in order)."""
     from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
 
-    variants = [sample_variant(s) for s in samples]
+    variants = [sample_variant(s, variables) for s in samples]
     for name in corr:
-        variants += [sample_variant(s, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
+        variants += [sample_variant(s, variables, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
     res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
     return [bool(r.metrics["lifted"]) for r in res]

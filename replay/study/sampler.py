@@ -15,27 +15,35 @@ import zlib
 import numpy as np
 from scipy.stats import norm, qmc
 
-from replay.study.uncertainty import SOFTNESS, VARIABLES
+from replay.study.uncertainty import SOFTNESS
 
 
 def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(str(key).encode()), int(stream)])
 
 
-def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple = VARIABLES) -> list[dict]:
-    """``n`` joint samples of recording ``key``: each ``{friction, softness, torsional_friction,
-    object_mass_scale, wrist_offset (3,) m, object_offset (3,) m}``.
+def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple, ranges: dict | None = None) -> list[dict]:
+    """``n`` joint samples of recording ``key``: each ``{variable name: value}`` (``friction``, ``softness``,
+    ``torsional_friction``, ``object_mass_scale``, ``grip_force_n`` N and ``pad_compression_mm`` where the
+    physics samples them, ``wrist_offset`` (3,) m, ``object_offset`` (3,) m).
 
     Args:
         seed: the study's ``--seed``. key: the recording's key (its sequence). n: samples (>= 1).
         sigmas: :func:`replay.study.uncertainty.data_sigmas` (``wrist_mm``, ``object_mm``).
-        variables: the declared variables, or as the physics ``calibrated`` centres them
-            (:func:`replay.study.calibration.variables_for`; the same dimensions, so the same draws).
+        variables: the physics' variables (:func:`replay.study.uncertainty.variables`), or as the physics
+            ``calibrated`` centres them (:func:`replay.study.calibration.variables_for`; the same dimensions,
+            so the same draws).
+        ranges: ``{name: (low, high)}`` of the ``object`` variables for this recording
+            (:func:`replay.study.uncertainty.object_ranges`).
 
     Raises:
-        ValueError: ``n`` < 1."""
+        ValueError: ``n`` < 1, or an ``object`` variable without its range."""
     if n < 1:
         raise ValueError(f"samples must be >= 1, got {n}")
+    ranges = ranges or {}
+    missing = [v.name for v in variables if v.kind == "object" and v.name not in ranges]
+    if missing:
+        raise ValueError(f"no per-recording range for {missing}")
     dims = sum(v.dims for v in variables)
     u = qmc.LatinHypercube(d=dims, seed=_rng(seed, key)).random(n)  # (n, dims) in [0, 1)
     out = [dict() for _ in range(n)]
@@ -44,13 +52,16 @@ def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple = V
         x = u[:, col : col + v.dims]
         col += v.dims
         for i in range(n):
-            out[i][v.name] = _value(v, x[i], sigmas)
+            out[i][v.name] = _value(v, x[i], sigmas, ranges)
     return out
 
 
-def _value(v, x: np.ndarray, sigmas: dict):
+def _value(v, x: np.ndarray, sigmas: dict, ranges: dict):
     if v.kind == "uniform":
         return float(v.low + (v.high - v.low) * x[0])
+    if v.kind == "object":
+        lo, hi = (float(a) for a in ranges[v.name])
+        return float(lo + (hi - lo) * x[0])
     if v.kind == "choice":
         return v.levels[min(int(x[0] * len(v.levels)), len(v.levels) - 1)]
     z = norm.ppf(np.clip(x, 1e-9, 1 - 1e-9))
@@ -66,20 +77,25 @@ def directions(seed: int, key: str, n: int) -> np.ndarray:
     return _rng(seed, key, 1).uniform(0.0, 2.0 * np.pi, n)
 
 
-def sample_variant(s: dict, **extra):
-    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`);
-    ``extra`` Variant fields set besides (a corruption's ``finger_closure``; ``wrist_offset`` is
+def sample_variant(s: dict, variables: tuple = (), **extra):
+    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`): the grip
+    force as a scale of the scene's finger limits (over its ``centre`` among ``variables``), the pad depth as the
+    world's own; ``extra`` Variant fields set besides (a corruption's ``finger_closure``; ``wrist_offset`` is
     added to the sample's)."""
     from replay.sim.engine.variants import Variant
 
     solref, solimp = SOFTNESS[s["softness"]]
     off = np.asarray(s["wrist_offset"], float) + np.asarray(extra.pop("wrist_offset", (0.0, 0.0, 0.0)), float)
+    centre = {v.name: v.centre for v in variables}
+    grip = s.get("grip_force_n")
     return Variant(
         friction=s["friction"],
         solref=solref,
         solimp=solimp,
         torsional_friction=float(s["torsional_friction"]),
         object_mass_scale=s["object_mass_scale"],
+        effort_scale=None if grip is None else float(grip) / float(centre["grip_force_n"]),
+        pad_depth_mm=s.get("pad_compression_mm"),
         wrist_offset=tuple(off),
         object_offset=s["object_offset"],
         **extra,
@@ -88,7 +104,7 @@ def sample_variant(s: dict, **extra):
 
 def driver_keys(samples: list[dict]) -> dict:
     """{variable: (n,) float}: each sampled variable as one number per sample, ordered as its effect
-    is read (:func:`replay.study.p_lift.driver`): friction, mass scale and torsional friction as they
+    is read (:func:`replay.protocol.p_lift_stats.driver`): friction, mass scale and torsional friction as they
     are, softness as its solref time constant (s, larger is softer), the offsets as their length (m)."""
     out = {}
     for name in samples[0]:

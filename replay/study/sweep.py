@@ -74,16 +74,17 @@ class SweepPlan:
 
     effort: np.ndarray
     mu: np.ndarray
-    study_effort: float
+    study_effort: float | None
     variants: tuple
     roles: tuple
 
 
 def plan_sweep(
-    grid: dict, study_effort: float, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
+    grid: dict, study_effort: float | None, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
 ) -> SweepPlan:
     """Worlds for the grid cells, the effort line at mu = 1, the mu line at the study
-    effort, ``perturb`` wrist perturbations at the study's operating point and the ablation.
+    effort (N·m at every joint; None: the scene's own, per joint), ``perturb`` wrist perturbations at the
+    study's operating point and the ablation.
 
     Perturbation k: a horizontal wrist offset of exactly ``perturb_mm`` mm in a random
     direction and a rotation of exactly ``perturb_deg`` deg about a random axis (about
@@ -99,7 +100,8 @@ def plan_sweep(
         variants.append(Variant(effort_limit=float(e), friction=BUILT_MU, label=f"effort={e:.4g},mu=1"))
         roles.append(("effort_at_mu1", ie))
     for im, m in enumerate(M):
-        variants.append(Variant(effort_limit=float(study_effort), friction=float(m), label=f"study effort,mu={m:.4g}"))
+        e = None if study_effort is None else float(study_effort)
+        variants.append(Variant(effort_limit=e, friction=float(m), label=f"study effort,mu={m:.4g}"))
         roles.append(("mu_at_study_effort", im))
     rng = np.random.default_rng(seed)
     for k in range(perturb):
@@ -112,7 +114,7 @@ def plan_sweep(
         roles.append(("perturb", k))
     variants.append(Variant(ablation=True, label="ablation"))
     roles.append(("ablation",))
-    return SweepPlan(E, M, float(study_effort), tuple(variants), tuple(roles))
+    return SweepPlan(E, M, None if study_effort is None else float(study_effort), tuple(variants), tuple(roles))
 
 
 def summarize_sweep(sp: SweepPlan, metrics: list[dict]) -> dict:

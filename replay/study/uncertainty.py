@@ -1,12 +1,15 @@
 """The sampled verdict's declared distributions (issue #46), each with its source.
 
-Physics uncertainty (:data:`PHYSICS_VARIABLES`, the same for every recording) and data uncertainty
-(:data:`DATA_VARIABLES`, scaled per recording by its own measured accuracy,
-:func:`data_sigmas`) are sampled jointly (:mod:`replay.study.sampler`). Conditions are not here:
-they are assumptions, reported apart (:mod:`replay.study.verdict_conditions`).
+Physics uncertainty (:func:`physics_variables`: the contact variables of :data:`CONTACT_VARIABLES`, and
+those the config's physics declares with a spread in its table: the object's mass over its own range,
+the fingers' strength, the pad compression) and data uncertainty (:data:`DATA_VARIABLES`, scaled per
+recording by its own measured accuracy, :func:`data_sigmas`) are sampled jointly
+(:mod:`replay.study.sampler`); a variable of kind ``object`` takes its range per recording
+(:func:`object_ranges`). Conditions are not here: they are assumptions, reported apart
+(:mod:`replay.study.verdict_conditions`).
 
 Units: friction coefficients dimensionless (sliding) or m (torsional), solref (s, 1), solimp
-(1, 1, m), offsets m, sigmas mm where named.
+(1, 1, m), offsets m, sigmas mm where named, grip force N, pad depth mm, mass scale 1.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ import numpy as np
 @dataclass(frozen=True)
 class Variable:
     """One sampled variable: ``name``, ``kind`` (``uniform`` on [low, high], ``choice`` among
-    ``levels`` with equal weight, ``normal`` (dims, per-recording sigma)), its ``distribution`` in
-    words and ``source``."""
+    ``levels`` with equal weight, ``normal`` (dims, per-recording sigma), ``object`` (uniform on the
+    recording's own range, :func:`object_ranges`)), its ``distribution`` in words and ``source``;
+    ``centre``: the single run's value (uniform kinds)."""
 
     name: str
     kind: str
@@ -30,6 +34,7 @@ class Variable:
     high: float = 0.0
     levels: tuple = ()
     dims: int = 1
+    centre: float | None = None
 
     def record(self) -> dict:
         """``{name, distribution, source}`` (the study's ``sampling.variables``)."""
@@ -43,7 +48,7 @@ SOFTNESS = {
     "manosim_stiff": ((0.004, 1.0), (0.99, 0.9999, 0.0005)),
 }
 
-PHYSICS_VARIABLES = (
+CONTACT_VARIABLES = (
     Variable(
         "friction",
         "uniform",
@@ -71,17 +76,8 @@ PHYSICS_VARIABLES = (
         "GRAB object_sim common.xml object_col friction 1 0.5 0.01 (as authored)",
         levels=(0.005, 0.5),
     ),
-    Variable(
-        "object_mass_scale",
-        "uniform",
-        "uniform on [0.8, 1.2] times the asset's mass (inertia scaled with it)",
-        "object_sim's 1250 kg/m^3 for every GRAB object is a solid-plastic density (PLA 1.21-1.25 g/cm^3, Farah, "
-        "Anderson & Langer 2016, Adv. Drug Deliv. Rev. 107:367-392); the printed objects' infill and hollowness "
-        "are unstated: +-20 % declared (our choice)",
-        low=0.8,
-        high=1.2,
-    ),
 )
+
 
 DATA_VARIABLES = (
     Variable(
@@ -104,8 +100,67 @@ DATA_VARIABLES = (
     ),
 )
 
-#: every sampled variable, in sampling order
-VARIABLES = PHYSICS_VARIABLES + DATA_VARIABLES
+
+def physics_variables(cfg) -> tuple:
+    """The physics variables ``cfg``'s physics samples: :data:`CONTACT_VARIABLES`, the object's mass
+    (``object_mass_scale``, kind ``object``), and, where the physics' table declares a spread and no config
+    field or override departs from it, the grip force (``grip_force_n``, N: each finger's capacity scales with it) and the
+    pad compression (``pad_compression_mm``)."""
+    from replay.sim import finger_strength, physics
+
+    tab = physics.table(cfg.physics)
+    out = list(CONTACT_VARIABLES)
+    model = tab["object_mass_model"]
+    out.append(
+        Variable(
+            "object_mass_scale",
+            "object",
+            "uniform on the object's own mass range over its single-run mass (replay.sim.made_mass: a print's shell "
+            "+ infill, a stated mass, or the asset's times object_mass_unstated_spread), inertia scaled with it",
+            f"physics {cfg.physics!r}, object_mass_model {physics.choice_value(cfg, 'object_mass_model')!r}: "
+            f"{model.source}",
+            centre=1.0,
+        )
+    )
+    grip = tab["grip_force_n"]
+    if finger_strength.profile(cfg) == "human" and grip.spread and "grip_force_n" not in (cfg.physics_overrides or {}):
+        out.append(_spread_variable("grip_force_n", grip, "the fingers' maximal grip force together, N"))
+    pad = tab["pad_compression"]
+    if pad.spread and cfg.pad_compression_mm is None and "pad_compression" not in (cfg.physics_overrides or {}):
+        out.append(_spread_variable("pad_compression_mm", pad, "the finger pad compression depth, mm"))
+    return tuple(out)
+
+
+def _spread_variable(name: str, choice, what: str) -> Variable:
+    lo, hi = (float(x) for x in choice.spread)
+    return Variable(
+        name,
+        "uniform",
+        f"uniform on [{lo:g}, {hi:g}]: {what} (physics choice {choice.name}, centre {choice.value:g})",
+        choice.source,
+        low=lo,
+        high=hi,
+        centre=float(choice.value),
+    )
+
+
+def variables(cfg) -> tuple:
+    """Every sampled variable of ``cfg``'s physics, in sampling order: :func:`physics_variables`, then
+    :data:`DATA_VARIABLES`."""
+    return physics_variables(cfg) + DATA_VARIABLES
+
+
+def object_ranges(rec, cfg) -> dict:
+    """``{object_mass_scale: (low, high), object_mass: MadeMass record}`` of recording ``rec``'s object under
+    ``cfg`` (:func:`replay.sim.made_mass.made_mass`).
+
+    Raises:
+        DataError: a mesh missing or unreadable."""
+    from replay.sim.made_mass import made_mass
+
+    mm = made_mass(rec.target_object.asset, cfg)
+    return {"object_mass_scale": mm.scale_range(), "object_mass": mm.record()}
+
 
 #: sigma floor, mm: a recording whose residual cannot be read gets this (stated in its record)
 SIGMA_FALLBACK_MM = 2.0

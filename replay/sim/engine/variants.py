@@ -29,7 +29,8 @@ class Variant:
             built, MuJoCo's maximum of the pair's, 1.0 for GRAB assets and the manosim
             hand); set on the hand's and the object's geoms, so contacts with the support
             get ``max(friction, support's)``.
-        effort_limit: finger actuator force range +-this, N·m (None: the config's).
+        effort_limit: finger actuator force range +-this at every finger joint, N·m (None: the scene's).
+        effort_scale: every finger actuator's force range times this (None: the scene's per-joint limits).
         object_mass: object mass, kg, inertia scaled with it (None: the asset's).
         wrist_offset: (3,) m, world: added to every wrist position target.
         wrist_rotvec: (3,) rad, world rotation vector: every wrist target is turned
@@ -52,6 +53,8 @@ class Variant:
             ``object_mass`` both, the scale multiplies ``object_mass``.
         object_offset: (3,) m, world: added to the object's initial position (the object track's
             uncertainty); zeros: as built.
+        pad_depth_mm: the finger pad compression depth of this world's finger targets, mm
+            (:mod:`replay.protocol.pad_compression`, solved on the world's own finger pose; None: the plan's).
         options: ``((name, value), ...)``: scalar ``mjOption`` fields of the world's compiled model,
             MuJoCo's names and values (``("cone", 1)`` elliptic, ``("impratio", 10.0)``): what MuJoCo
             allows to change without a recompile (its docs, "mjModel changes");
@@ -63,6 +66,7 @@ class Variant:
     ablation: bool = False
     friction: float | None = None
     effort_limit: float | None = None
+    effort_scale: float | None = None
     object_mass: float | None = None
     wrist_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wrist_rotvec: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -72,14 +76,24 @@ class Variant:
     torsional_friction: float | None = None
     object_mass_scale: float | None = None
     object_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    pad_depth_mm: float | None = None
     options: tuple = ()
     label: str = ""
 
     def __post_init__(self):
-        for name in ("friction", "effort_limit", "object_mass", "torsional_friction", "object_mass_scale"):
+        for name in (
+            "friction",
+            "effort_limit",
+            "effort_scale",
+            "object_mass",
+            "torsional_friction",
+            "object_mass_scale",
+        ):
             v = getattr(self, name)
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise ValueError(f"Variant.{name} must be a finite number > 0, got {v!r}")
+        if self.pad_depth_mm is not None and not (np.isfinite(self.pad_depth_mm) and self.pad_depth_mm >= 0):
+            raise ValueError(f"Variant.pad_depth_mm must be a finite number >= 0, got {self.pad_depth_mm!r}")
         for name, n in (("wrist_offset", 3), ("wrist_rotvec", 3), ("finger_closure", 5), ("object_offset", 3)):
             v = np.asarray(getattr(self, name), float)
             if v.shape != (n,) or not np.all(np.isfinite(v)):
@@ -107,6 +121,11 @@ class Variant:
         return any(self.finger_closure)
 
     @property
+    def moves_fingers(self) -> bool:
+        """True when the world's finger targets are not the plan's: an extra closure or its own pad depth."""
+        return self.closes_fingers or self.pad_depth_mm is not None
+
+    @property
     def edits_contact(self) -> bool:
         """True when a parameter only the direct MuJoCo C engine edits differs from the scene's
         (solref, solimp, torsional friction, mass scale, object offset)."""
@@ -117,7 +136,7 @@ class Variant:
         """True when a physical parameter (friction, effort, mass, contact softness, torsional
         friction, object offset, an option) differs from the scene's."""
         return (
-            any(getattr(self, n) is not None for n in ("friction", "effort_limit", "object_mass"))
+            any(getattr(self, n) is not None for n in ("friction", "effort_limit", "effort_scale", "object_mass"))
             or self.edits_contact
             or bool(self.options)
         )
@@ -136,6 +155,9 @@ class Variant:
                 del d[n]
         if not any(self.object_offset):
             del d["object_offset"]
+        for n in ("effort_scale", "pad_depth_mm"):  # left out as built: results without them read as before
+            if d[n] is None:
+                del d[n]
         if self.options:
             d["options"] = dict(self.options)
         else:

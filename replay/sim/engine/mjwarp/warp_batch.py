@@ -166,7 +166,7 @@ class WarpBatch(Engine):
         )
         self.layout = MjLayout.from_scene(ns)
         self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
-        set_effort_limits(self.m, self.worlds, self.layout)
+        set_effort_limits(self.m, self.worlds, self.layout, scene)
         read_back(self.m, self.solver, self.worlds, self.layout, scene)
         qpos0 = self._initial_state()
         self._buf = warp_buffers(

@@ -4,7 +4,8 @@ that every world holds what its variant asks.
 :func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.world_builder.add_replay_world`)
 and replicates it once per :class:`~replay.sim.engine.variants.Variant`, editing each copy
 in the builder before ``finalize`` (object friction ``shape_material_mu``, finger
-``joint_effort_limit``, object ``body_mass`` / ``body_inertia``). Once
+``joint_effort_limit``: one limit or the scene's per joint times a scale, object ``body_mass`` /
+``body_inertia``). Once
 :class:`newton.solvers.SolverMuJoCo` has compiled it for mujoco-warp,
 :func:`set_effort_limits` writes the finger force ranges newton 1.8 compiles from the
 template world only, and :func:`read_back` reads every world's friction, force range and
@@ -41,12 +42,25 @@ class WarpWorld(WorldStatus):
     offsets: dict = field(default_factory=dict)
 
 
-def _world_expected(scene, v: Variant) -> dict:
-    """What world ``v`` must hold: object friction, finger force range (N·m), object mass (kg)."""
+def finger_limits(scene, layout: MjLayout, v: Variant) -> np.ndarray:
+    """(45,) the upper force range, N·m, world ``v`` must hold on each finger actuator (``layout.finger_act``
+    order): the scene's per-joint limits (its Newton model's ``joint_effort_limit``), or ``v.effort_limit`` at
+    every one, times ``v.effort_scale``; float32 as mujoco-warp holds them."""
+    eff = scene.model.joint_effort_limit.numpy()
+    lim = eff[int(scene.finger_qd_start) + 3 * layout.finger_joint + layout.finger_axis].astype(np.float64)
+    if v.effort_limit is not None:
+        lim = np.full(len(layout.finger_act), float(v.effort_limit))
+    if v.effort_scale is not None:
+        lim = lim * float(v.effort_scale)
+    return np.float32(lim).astype(np.float64)
+
+
+def _world_expected(scene, layout: MjLayout, v: Variant) -> dict:
+    """What world ``v`` must hold: object friction, finger force ranges (45,) N·m, object mass (kg)."""
     mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
     return {
         "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
-        "finger_forcerange": float(v.effort_limit) if v.effort_limit is not None else float(scene.config.effort_limit),
+        "finger_forcerange": finger_limits(scene, layout, v),
         "object_mass": float(v.object_mass) if v.object_mass is not None else float(scene.object_mass),
     }
 
@@ -122,9 +136,11 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
             # as replay.sim.engine.mujoco_c.model_edits.apply_variant does
             for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
                 builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
-        if v.effort_limit is not None:
-            for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
+        for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
+            if v.effort_limit is not None:
                 builder.joint_effort_limit[off["joint_dof"] + d] = float(v.effort_limit)
+            if v.effort_scale is not None:
+                builder.joint_effort_limit[off["joint_dof"] + d] *= float(v.effort_scale)
         if v.object_mass is not None:
             b = off["body"] + int(info["object_body"])
             scale = float(v.object_mass) / float(builder.body_mass[b])
@@ -145,9 +161,9 @@ def _batched(a, nworld: int) -> np.ndarray:
     raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
 
 
-def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout) -> None:
-    """Write each world's finger effort limit (N·m) into mujoco-warp model ``m``'s per-world
-    ``actuator_forcerange``.
+def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
+    """Write each world's finger force ranges (N·m, per actuator: :func:`finger_limits`) into mujoco-warp
+    model ``m``'s per-world ``actuator_forcerange``.
 
     newton 1.8 turns ``joint_effort_limit`` into a position actuator's
     ``forcerange`` when it compiles the template world only; per world it updates
@@ -159,17 +175,16 @@ def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout) -> None:
         EngineError: the field is shared by all worlds (not batched) while the
             variants ask for different limits.
     """
-    if all(w.variant.effort_limit is None for w in worlds):
+    if all(w.variant.effort_limit is None and w.variant.effort_scale is None for w in worlds):
         return
     fr = m.actuator_forcerange.numpy()
     if fr.shape[0] != len(worlds):
         raise EngineError(f"mujoco-warp's actuator_forcerange is not per world (shape {fr.shape})")
     fa = layout.finger_act
     for i, w in enumerate(worlds):
-        e = w.variant.effort_limit
-        if e is not None:
-            fr[i, fa, 0] = -float(e)
-            fr[i, fa, 1] = float(e)
+        lim = finger_limits(scene, layout, w.variant)
+        fr[i, fa, 0] = -lim
+        fr[i, fa, 1] = lim
     m.actuator_forcerange.assign(fr)
 
 
@@ -189,7 +204,7 @@ def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
     flim = np.asarray(solver.mj_model.actuator_forcelimited)[lay.finger_act]
     errs = []
     for i, w in enumerate(worlds):
-        want = _world_expected(scene, w.variant)
+        want = _world_expected(scene, lay, w.variant)
         hg = np.flatnonzero(lay.hand_geoms)
         got = {
             "object_friction": fr[i][og, 0],
@@ -203,8 +218,11 @@ def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
             if not np.allclose(vals, want[k], rtol=1e-6, atol=0):
                 errs.append(f"world {i}: {k} = {np.unique(vals)} in mujoco-warp, set {want[k]}")
         if not np.allclose(lo, -want["finger_forcerange"], rtol=1e-6) or not np.all(flim):
-            errs.append(f"world {i}: finger actuators not limited to +-{want['finger_forcerange']}")
+            errs.append(f"world {i}: finger actuators not limited to +-{np.unique(want['finger_forcerange'])}")
         w.readback = {k: float(v[0]) for k, v in got.items()}
+        w.readback["finger_forcerange_per_joint"] = [
+            float(got["finger_forcerange"][lay.finger_joint == j].max()) for j in range(MANOSIM_HAND.finger_joints)
+        ]
         w.readback["world"] = i
     if errs:
         raise EngineError("variant read-back mismatch:\n  " + "\n  ".join(errs))

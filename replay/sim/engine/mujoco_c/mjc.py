@@ -147,11 +147,6 @@ class MjcBatch(SpanSteps, SpanEngine):
         if any(v.ablation != scene.ablation for v in variants) and scene.ablation:
             raise EngineError("a scene built with the ablation holds only ablation worlds")
         quat = self.cfg.finger_drive == "quat"
-        if self.cfg.effort_profile != "uniform" and any(v.effort_limit is not None for v in variants):
-            raise EngineError(
-                f"an effort_limit variant is one value for every joint: it cannot stand in for "
-                f"effort_profile {self.cfg.effort_profile!r} (use effort_profile 'uniform')"
-            )
         for v in variants:
             edits = v.edits_model and not (v.ablation and scene.ablation and not v.edits_params)
             m = copy.copy(base_m) if edits or quat else base_m

@@ -98,7 +98,8 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
     that suffices, so object-support contacts keep what was built; the other pair classes it
     changed are read back into ``friction_side_effects``). Options: :func:`set_options`. Effort: the finger
-    actuators' ``actuator_forcerange`` (force-limited). Mass: ``body_mass`` and
+    actuators' ``actuator_forcerange`` (force-limited): ``effort_limit`` at every one, or each one's range times
+    ``effort_scale``. Mass: ``body_mass`` and
     ``body_inertia`` of the object scaled together, then ``mj_setConst``.
 
     Values are rounded to float32 first, as Newton stores every model parameter: a
@@ -121,11 +122,22 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
     )
     if v.friction is not None:  # on as few geoms as reach every hand-object pair (pair_audit)
         out.update(pair_audit.set_hand_object_friction(m, layout, v.friction))
+    fa = layout.finger_act
+    want_range = None
     if v.effort_limit is not None:
-        fa = layout.finger_act
-        m.actuator_forcerange[fa] = [-v.effort_limit, v.effort_limit]
+        want_range = np.full(len(fa), v.effort_limit)
+    if v.effort_scale is not None:
+        base = m.actuator_forcerange[fa, 1] if want_range is None else want_range
+        want_range = np.float32(np.asarray(base, np.float64) * v.effort_scale).astype(np.float64)
+    if want_range is not None:
+        m.actuator_forcerange[fa, 0] = -want_range
+        m.actuator_forcerange[fa, 1] = want_range
         m.actuator_forcelimited[fa] = 1
-        out["finger_forcerange"] = float(m.actuator_forcerange[fa[0], 1])
+        got = np.asarray(m.actuator_forcerange[fa, 1], np.float64)
+        if not np.allclose(got, want_range, rtol=1e-6):
+            raise EngineError(f"variant finger force range {want_range} did not take: the model holds {got}")
+        out["finger_forcerange"] = float(got[0])
+        out["finger_forcerange_per_joint"] = [float(got[layout.finger_joint == j].max()) for j in range(15)]
     want_mass = _object_mass(m, layout, v)
     if want_mass is not None:
         b = layout.object_body
@@ -142,7 +154,6 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
         out["ablation_bit"] = ablate_hand_object(m, layout)
     checks = [
         ("contact_friction", v.friction),
-        ("finger_forcerange", v.effort_limit),
         ("object_mass", want_mass),
         ("torsional_friction", v.torsional_friction),
         ("contact_solref", v.solref),

@@ -28,8 +28,8 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.kinematics.joint_levers import finger_effort_limits
 from replay.results.engine_choice import EngineChoice
+from replay.sim import finger_strength
 from replay.sim import silent_failures as diagnostics
 from replay.sim.engine import wrist
 from replay.sim.engine.steel.steel import SteelBatch, finger_drive_of
@@ -172,7 +172,7 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     """What the final SolverSteel holds, compared with what was asked.
 
     Checks: iterations, friction mode, Baumgarte factor, row budgets, row watermark on, the finger drive's gains
-    (kp, kd, effort per joint of ``config.effort_profile``), free-body angular damping, gravity, and for the
+    (kp, kd, effort per joint: replay.sim.finger_strength), free-body angular damping, gravity, and for the
     ablation that every hand-object shape pair is a collision filter pair.
 
     Raises:
@@ -190,9 +190,7 @@ def steel_readback(scene: Scene, rows: dict) -> dict:
     bad = {k: (want[k], got[k]) for k in want if got[k] != want[k]}
     drive = finger_drive_of(scene)
     eff = drive.gains["effort"]
-    want_eff = finger_effort_limits(
-        scene.build_inputs["mjcf"], cfg.effort_profile, cfg.effort_limit, cfg.effort_tip_force
-    )
+    want_eff = finger_strength.joint_limits(cfg, scene.build_inputs["mjcf"])
     if not np.allclose(eff, np.asarray(want_eff, np.float32)[:, None], rtol=1e-6):
         bad["finger_effort_limit"] = (sorted(set(np.round(want_eff, 6))), sorted(set(np.round(eff.ravel(), 6))))
     damp = m.steel.rigid_body_angular_damping.numpy()

@@ -1,0 +1,62 @@
+"""How strong the replayed fingers are: the per-joint effort limits of a config's physics.
+
+``config.effort_limit`` set: that, N·m, at every finger joint. Else the physics choice
+``finger_effort_limit`` (its ``lift`` entry): a number, N·m at every joint; ``"human"``, each
+finger's maximal pad force (``grip_force_n`` x ``finger_force_share``, N) times each of its joints'
+lever to the pad on the replayed MJCF (:func:`replay.kinematics.joint_levers.finger_levers`), the same
+on each of a ball joint's three torque components. Fingers in MANO order: index, middle, pinky, ring,
+thumb (joints 1-3, 4-6, 7-9, 10-12, 13-15).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from replay.errors import DataError
+from replay.kinematics.joint_levers import finger_levers
+from replay.sim import physics
+
+#: fingers in MANO bone order, three joints each
+FINGERS = ("index", "middle", "pinky", "ring", "thumb")
+
+
+def profile(cfg) -> str | float:
+    """``"human"`` or the uniform limit, N·m, that ``cfg`` runs its finger joints at."""
+    if cfg.effort_limit is not None:
+        return float(cfg.effort_limit)
+    value = physics.choice_value(cfg, "finger_effort_limit")["lift"]
+    if value == "human":
+        return "human"
+    if value is None or not float(value) > 0:
+        raise DataError(None, "physics.finger_effort_limit", f"the lift's limit must be 'human' or > 0, got {value!r}")
+    return float(value)
+
+
+def tip_forces(cfg) -> np.ndarray | None:
+    """(5,) each finger's maximal pad force, N (:data:`FINGERS` order), where ``cfg``'s strength is human; else None.
+
+    Raises:
+        DataError: a share missing or not > 0, a grip force not > 0 (names the choice)."""
+    if profile(cfg) != "human":
+        return None
+    grip = float(physics.choice_value(cfg, "grip_force_n"))
+    share = physics.choice_value(cfg, "finger_force_share")
+    if not grip > 0:
+        raise DataError(None, "physics.grip_force_n", f"must be > 0, got {grip!r}")
+    missing = [f for f in FINGERS if not float((share or {}).get(f, 0.0)) > 0]
+    if missing:
+        raise DataError(None, "physics.finger_force_share", f"needs a share > 0 for {missing}")
+    return np.array([grip * float(share[f]) for f in FINGERS])
+
+
+def joint_limits(cfg, mjcf: str | Path) -> np.ndarray:
+    """(15,) effort limit of ``mano_joint_1..15``, N·m, on each of its three torque components (module doc).
+
+    Raises:
+        DataError: see :func:`tip_forces` and :func:`replay.kinematics.joint_levers.finger_levers`."""
+    forces = tip_forces(cfg)
+    if forces is None:
+        return np.full(15, profile(cfg))
+    return np.repeat(forces, 3) * finger_levers(mjcf)

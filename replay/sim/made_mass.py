@@ -1,0 +1,115 @@
+"""An object's mass as it was made: the physics choice ``object_mass_model`` for one asset.
+
+``asset`` (authored): the asset's own mass (its stated ``mass``, else its density over the collision
+parts, as the scene builds it), sampled over the choice ``object_mass_unstated_spread`` times it.
+``as_made`` (replay), by the dataset's making (:attr:`replay.data.types.ObjectAsset.made`):
+
+* a stated ``mass`` (kg): that, not sampled;
+* ``printed``: ``rho (S + f (V - S))``, ``S = min(A t, V)`` the shell, ``A`` the surface area and ``V``
+  the volume of the object's mesh, ``rho``, infill ``f`` and shell thickness ``t`` over the ranges of
+  the choice ``object_print``: the low end at every low end, the high end at every high end (the mass
+  grows with each), the centre their mean;
+* ``unstated``: as ``asset``.
+
+Mesh of a print: the visual mesh where it is watertight (trimesh ``volume`` and ``area``: the surface
+that was printed); else its area (an open mesh's area lacks only its holes) and the volume of the
+union of the collision parts (:func:`replay.checks.object_mass.part_overlap`, sampled: a volume needs
+a closed surface, and the parts are the closed solid the simulator weighs).
+
+Units: kg, m^3, m^2, kg/m^3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from replay.checks.geometry import collision_parts
+from replay.checks.object_mass import part_overlap
+from replay.data.asset_memo import memo
+from replay.data.objects import asset_mass, asset_meshes
+from replay.errors import DataError
+from replay.sim import physics
+
+
+@dataclass(frozen=True)
+class MadeMass:
+    """One object's declared mass distribution (uniform on ``[low_kg, high_kg]``).
+
+    Attributes:
+        model: ``"printed"``, ``"stated"`` or ``"asset"`` (the rule that gave it).
+        centre_kg: the single run's mass (the scene's), kg.
+        low_kg, high_kg: the range the sampled verdict draws from, kg.
+        sets_mass: the scene's mass is set to ``centre_kg`` (False: the asset's mass as built).
+        volume_m3, area_m2, mesh: a print's volume and surface area and the mesh they were read from.
+    """
+
+    model: str
+    centre_kg: float
+    low_kg: float
+    high_kg: float
+    sets_mass: bool
+    volume_m3: float | None = None
+    area_m2: float | None = None
+    mesh: str | None = None
+
+    def scale_range(self) -> tuple[float, float]:
+        """``(low, high)`` of the mass relative to the single run's (the sampled verdict's variable)."""
+        return self.low_kg / self.centre_kg, self.high_kg / self.centre_kg
+
+    def record(self) -> dict:
+        return asdict(self)
+
+
+def print_geometry(asset) -> dict:
+    """``{volume_m3, area_m2, mesh}`` of a printed object's mesh (module doc), kept per file content.
+
+    Raises:
+        DataError: a mesh missing or unreadable, or a volume or area not > 0 (names the file)."""
+
+    def measure() -> dict:
+        visual, parts = asset_meshes(asset)
+        if visual.is_watertight:
+            out = {"volume_m3": float(abs(visual.volume)), "area_m2": float(visual.area), "mesh": "watertight visual"}
+        else:
+            union = part_overlap(parts, visual, collision_parts(asset))["union_m3"]
+            out = {"volume_m3": float(union), "area_m2": float(visual.area), "mesh": "collision parts' union"}
+        if not (out["volume_m3"] > 0 and out["area_m2"] > 0):
+            raise DataError(asset.visual_mesh, "visual_mesh", f"a print needs a volume and an area > 0, got {out}")
+        return out
+
+    return memo(
+        "print_geometry",
+        [asset.visual_mesh, *asset.collision_meshes],
+        {},
+        measure,
+        code=(__name__, "replay.checks.object_mass", "replay.checks.geometry", "replay.data.objects"),
+    )
+
+
+def print_mass(volume_m3: float, area_m2: float, rho: float, infill: float, shell_m: float) -> float:
+    """kg of a print: ``rho (S + infill (V - S))``, ``S = min(A t, V)``."""
+    shell = min(area_m2 * shell_m, volume_m3)
+    return float(rho * (shell + infill * (volume_m3 - shell)))
+
+
+def made_mass(asset, cfg) -> MadeMass:
+    """The mass distribution of ``asset`` under ``cfg``'s physics (module doc).
+
+    Raises:
+        DataError: a mesh missing or unreadable, a print parameter out of range (names the choice)."""
+    model = physics.choice_value(cfg, "object_mass_model")
+    if model == "as_made" and asset.mass is not None:
+        m = float(asset.mass)
+        return MadeMass("stated", m, m, m, True)
+    if model == "as_made" and asset.made == "printed":
+        p = physics.choice_value(cfg, "object_print")
+        (r0, r1), (f0, f1), (t0, t1) = (p["material_density_kg_m3"], p["infill"], p["shell_mm"])
+        if not (0 < r0 <= r1 and 0 <= f0 <= f1 <= 1 and 0 < t0 <= t1):
+            raise DataError(None, "physics.object_print", f"ranges must be increasing and physical, got {p!r}")
+        g = print_geometry(asset)
+        lo = print_mass(g["volume_m3"], g["area_m2"], r0, f0, t0 / 1000.0)
+        hi = print_mass(g["volume_m3"], g["area_m2"], r1, f1, t1 / 1000.0)
+        return MadeMass("printed", 0.5 * (lo + hi), lo, hi, True, g["volume_m3"], g["area_m2"], g["mesh"])
+    s0, s1 = physics.choice_value(cfg, "object_mass_unstated_spread")
+    m = asset_mass(asset)
+    return MadeMass("asset", m, m * float(s0), m * float(s1), False)
