@@ -3,7 +3,7 @@
     REPLAY_MIRROR=/work/shared/datasets .venv/bin/python benchmarks/authored_crosscheck.py \
         [SEQ ...] [--set name=value ...] [--json OUT]
 
-The model is :func:`replay.sim.authored_reference.authored_spec` (the manosim hand, the GRAB object
+The model is :func:`benchmarks.authored_reference.authored_spec` (the manosim hand, the GRAB object
 and table as shipped, MuJoCo's default options), compiled and stepped by the ``mujoco`` package
 alone: no Newton, no project engine. From the project it takes only inputs: the recording's
 landmark-IK hand coords (:func:`replay.study.prepare.prepare_recording`), the oracle plan's
@@ -21,7 +21,7 @@ own contact list instead of vertices): at every control frame of the hold no con
 geom with a table geom in ``mj_forward``'s contacts, and the object origin above its height at the
 frame before the lift; no step reset by MuJoCo (``mjWARN_BADQACC``) and the state finite.
 
-``--set`` switches one element at a time (:data:`replay.sim.authored_reference.SWITCHES`), e.g.
+``--set`` switches one element at a time (:data:`benchmarks.authored_reference.SWITCHES`), e.g.
 ``--set gravcomp=1``, ``--set cone=elliptic --set impratio=10``, ``--set integrator=implicitfast``,
 ``--set hand_contact=hand``, ``--set object_margin=0``, ``--set visual=inert``.
 """
@@ -47,7 +47,7 @@ from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.kinematics.model import HandKinematics
 from replay.protocol.oracle_plan import oracle_config, plan_oracle
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
-from replay.sim.authored_reference import (
+from authored_reference import (
     AuthoredSettings,
     authored_spec,
     compile_spec,

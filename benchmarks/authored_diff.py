@@ -6,8 +6,8 @@
 Per recording (default ``cubesmall_lift mug_lift``): the scene the hug-oracle rollout builds
 (:func:`replay.protocol.rollout.build_replay_scene`, direct MuJoCo C engine, its
 ``scene.solver.mj_model`` after the oracle's contact edit) and the authored reference of the same
-poses (:func:`replay.sim.authored_reference.authored_spec`), compared by
-:func:`replay.sim.model_diff.diff_models` with the project's table-top box ``support`` matched to the
+poses (:func:`benchmarks.authored_reference.authored_spec`), compared by
+:func:`benchmarks.model_diff.diff_models` with the project's table-top box ``support`` matched to the
 table's collision part. Rows that differ the same way on many elements are printed once with the
 elements counted. Writes Markdown to ``--out`` (default: stdout only).
 """
@@ -21,13 +21,14 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
+from authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting  # noqa: E402  (benchmarks/)
+from model_diff import diff_models  # noqa: E402
+
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.protocol.rollout import build_replay_scene
-from replay.sim.authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting
 from replay.sim.hand_assets import resolve_hand_variant
-from replay.sim.model_diff import diff_models
 from replay.study.prepare import prepare_recording
 
 

@@ -35,6 +35,7 @@ from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
+from replay.results.engine_choice import from_legacy
 from replay.results.files import read_rollout
 from replay.sim.hand_assets import resolve_hand_variant
 
@@ -87,7 +88,8 @@ def main(argv=None) -> int:
                     "devices": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for dev in devices:
-            cfg = resolve_hand_variant(ReplayConfig(device=dev).validate(), a.dataset)
+            engine, device = from_legacy("mujoco", "direct", dev)  # cpu: MuJoCo C; cuda: mujoco-warp
+            cfg = resolve_hand_variant(ReplayConfig(engine=engine, device=device).validate(), a.dataset)
             first = next((s for s in list_sequences(a.dataset, a.data)
                           if objects[0] in (s, sequence_object(a.dataset, s))), None)
             if first is None:

@@ -79,8 +79,10 @@ from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
-from replay.protocol.rollout import PHASE_HOLD, build_replay_scene, run_rollouts
+from replay.protocol.plan import PHASE_HOLD
+from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.protocol.step_plan import step_protocol
+from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
@@ -162,7 +164,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     # the same on this thread's CPU time (time.thread_time): what other processes on the cores take is left out
     out["cpu_ratio"] = c_engine / c_raw
     if reference:
-        ref_cfg = dataclasses.replace(cfg, engine="newton")
+        ref_cfg = dataclasses.replace(cfg, engine=EngineChoice.NEWTON)
         r0 = run_rollouts(rec, coords, mjcf, ref_cfg, [Variant()])[0].metrics
         ref_steps = r0["frames"] * cfg.substeps
         out["reference_engine_ms_per_step"] = (r0["wall_s"] - r0["build_s"]) / ref_steps * 1e3

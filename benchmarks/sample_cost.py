@@ -38,7 +38,7 @@ one run, not an absolute speed):
 ``mujoco.batch.Batch`` against the engine's batch on 1 and 2 threads (``benchmarks/mujoco_batch.py``:
 wall and CPU, and whether the trajectories agree), and ``mujoco_batch_over_mjc`` their ratios.
 
-``--device cuda`` runs the same samples on mujoco-warp (``ReplayConfig(device="cuda")``: every sample a
+``--device cuda`` runs the same samples on mujoco-warp (``ReplayConfig(engine="mujoco-warp", device="cuda")``: every sample a
 world of one launch, its friction, mass and effort per-world model fields,
 :mod:`replay.sim.engine.mjwarp.warp_batch`), timed by wall clock: ``wall_s`` a run less its stepping,
 ``stepping_s`` ``step_protocol``'s wall on a built scene, and ``samples_per_min`` at the largest N
@@ -63,9 +63,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from replay.output.results_summary import head_commit  # noqa: E402
+from replay.results.engine_choice import EngineChoice, from_legacy  # noqa: E402
 
 #: the compiled stepping calls, by name as cProfile lists them (as benchmarks/study_scale.py's STEPPING)
-STEPPING = ("run_frames", "frame_substeps", "frame_and_read", "ctrl_steps", "mj_step")
+STEPPING = ("run_frames", "ctrl_steps", "mj_step")
 RECORDINGS = ("mug_lift", "stapler_lift", "banana_lift")
 SIZES = (8, 32, 128)
 
@@ -154,12 +155,12 @@ def raw_steps(rec, coords, mjcf, cfg, variants, frame_limit=None) -> float:
 
 def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
     """The figures of one recording (module doc). MuJoCo C: CPU s, stepping CPU s under cProfile;
-    mujoco-warp (``cfg.device`` ``cuda`` / ``warp-cpu``): wall s, stepping as ``step_protocol``'s wall s."""
+    mujoco-warp (``cfg.engine`` mujoco-warp): wall s, stepping as ``step_protocol``'s wall s."""
     from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant
     from replay.study.prepare import prepare_recording
 
-    warp = cfg.device != "cpu"
+    warp = cfg.engine is EngineChoice.MUJOCO_WARP
 
     def prep():
         return prepare_recording("grab", seq, str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
@@ -273,7 +274,8 @@ def main(argv=None) -> int:
     from replay.study.worker_imports import import_physics
 
     import_physics()
-    cfg = resolve_hand_variant(ReplayConfig(device=a.device), "grab")
+    engine, device = from_legacy("mujoco", "direct", a.device)  # cpu: MuJoCo C; cuda, warp-cpu: mujoco-warp
+    cfg = resolve_hand_variant(ReplayConfig(engine=engine, device=device), "grab")
     sizes = [int(x) for x in a.sizes.split(",")]
     r, c, mj = prepare_recording("grab", "cubesmall_lift", str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
     # warm-up: numba caches, the hand, Warp's kernels, first-time costs

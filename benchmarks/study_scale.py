@@ -31,9 +31,8 @@ process: the driver) and then its report and montage in this process:
 * ``montage_s``: ``render_montage`` with its defaults (at most 24 tiles, MONTAGE_MAX_CLIPS).
 
 And once, ``stepping_fraction``: the share of a worker's CPU time spent stepping physics
-(``span_loop.run_frames``, ``c_loop.frame_substeps`` / ``frame_and_read``, ``ctrl_steps``,
-``mujoco.mj_step``) over ``run_job`` of a few recordings (each with its ablation) in one warm
-process: their stepping's CPU time under cProfile over their CPU time unprofiled; and
+(``span_loop.run_frames``, ``ctrl_steps``, ``mujoco.mj_step``) over ``run_job`` of a few recordings (each
+with its ablation) in one warm process: their stepping's CPU time under cProfile over their CPU time unprofiled; and
 ``stepping_fraction_placed``, the same over a variant of each of those recordings run after it (its
 object's scene kept and placed: :mod:`replay.sim.scene_cache`), a worker's steady state where objects
 recur, as in the 300 and 1,500 studies here (:func:`stepping_fraction`). Goals (issue 41): overhead
@@ -65,7 +64,7 @@ from replay.output.results_summary import head_commit
 ROOT = Path(__file__).resolve().parents[1]
 #: the functions whose time is physics stepping, by name as cProfile lists them (compiled numba
 #: functions and MuJoCo's C calls: nothing below them is listed, so no time is counted twice)
-STEPPING = ("run_frames", "frame_substeps", "frame_and_read", "ctrl_steps", "mj_step")
+STEPPING = ("run_frames", "ctrl_steps", "mj_step")
 #: the recordings profiled for ``stepping_fraction`` (as issue 41's profile)
 PROFILED = ("mug_lift", "stapler_lift", "banana_lift")
 

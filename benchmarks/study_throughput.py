@@ -14,11 +14,8 @@ one warm-up run per tree first (``--no-warmup`` to skip) fills its IK cache, its
 which would otherwise be timed in the first round. It prints one line per run and, per tree, the
 best and median rollouts per minute of wall time, the median CPU time and the median of the jobs'
 own time (the sum of the rollouts' ``wall_s_total``: the study less its workers' start and the
-driver), each also as a ratio to the first tree's; ``--json`` writes every figure. ``--envelope-too`` also runs each tree with
-``--envelope`` (the verdict envelope, issue #39) as ``<name>+envelope``, whose rollouts count the
-envelope's settings too (``counts["envelope"]["rollouts"]``; a tree where ``--envelope`` is the sampled verdict's
-alias, issue #46: ``counts["p_lift_rollouts"]``): the envelope's cost in rollouts/min
-and in wall time per recording. The trees' results are not compared here:
+driver), each also as a ratio to the first tree's; ``--json`` writes every figure. A sampled study's rollouts
+count its samples too (``counts["p_lift_rollouts"]``). The trees' results are not compared here:
 ``benchmarks/compare_studies.py`` does that (``--keep DIR`` keeps each run's study folder for it).
 
 A relative ``REPLAY_MIRROR`` and a relative ``--data`` among the study arguments are made absolute
@@ -69,7 +66,7 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
     parts = [counts[p] for p in ("lift", "hug-oracle") if isinstance(counts.get(p), dict)] if "protocol" in counts \
         else [counts, counts.get("hug-oracle") or {}]
     n = sum(int(c.get("rollouts") or 0) + int(c.get("ablation_run") or 0)
-            + int((c.get("envelope") or {}).get("rollouts") or 0) + int(c.get("p_lift_rollouts") or 0) for c in parts)
+            + int(c.get("p_lift_rollouts") or 0) for c in parts)
     jobs = 0.0  # the jobs' own time (each rollout's wall_s_total): the study less its workers' start
     for f in (out / "study_rollouts").glob("*.json"):
         try:
@@ -155,7 +152,6 @@ def main(argv=None) -> int:
     p.add_argument("--no-warmup", action="store_true", help="skip each tree's untimed first run")
     p.add_argument("--keep", type=Path, default=None, help="keep each run's study folder under this folder")
     p.add_argument("--json", type=Path, default=None, help="also write every figure here")
-    p.add_argument("--envelope-too", action="store_true", help="also each tree with --envelope, as NAME+envelope")
     a = p.parse_args(ours)
     if a.rounds < 1:
         p.error(f"--rounds must be >= 1, got {a.rounds}")
@@ -164,9 +160,6 @@ def main(argv=None) -> int:
     trees = _trees(a.tree)
     study_args = _absolute_data(study_args)
     args = {name: study_args for name in trees}
-    if a.envelope_too:
-        args.update({f"{name}+envelope": [*study_args, "--envelope"] for name in trees})
-        trees.update({f"{name}+envelope": root for name, root in list(trees.items())})
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory(prefix="study-throughput-") as tmp:
         base = a.keep or Path(tmp)

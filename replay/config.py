@@ -26,6 +26,7 @@ from pathlib import Path
 from replay.errors import DataError
 from replay.results import physics_table
 from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings
+from replay.results.engine_choice import DEVICES, EngineChoice
 from replay.results.legacy_physics import legacy_config
 from replay.results.oracle_fields import OracleSettings
 
@@ -51,10 +52,9 @@ GROUPS = {
         "iterations",
         "ls_iterations",
         "tolerance",
-        "device",
         "engine",
+        "device",
         "steel",
-        "solver_backend",
         "contact_budget",
         "support_thickness",
         "contact_force_min",
@@ -121,33 +121,24 @@ class ReplayConfig:
     iterations: int = _f(100, "1", "MuJoCo default")
     ls_iterations: int = _f(50, "1", "MuJoCo default")
     tolerance: float = _f(1e-8, "1", "MuJoCo default")
+    engine: EngineChoice = _f(
+        EngineChoice.MUJOCO_C,
+        "-",
+        "replay.results.engine_choice.EngineChoice: mujoco-c (the compiled MuJoCo model stepped directly, controller "
+        "compiled), mujoco-warp (every variant of a recording in one launch, controller as Warp kernels), newton "
+        "(every step through SolverMuJoCo.step, the reference), steel (newton.solvers.SolverSteel, Newton 1.8.0: "
+        "reduced coordinates, projected Gauss-Seidel hard contact; fingers on the quaternion drive)",
+    )
     device: str = _f(
         "cpu",
         "-",
-        "cpu: MuJoCo C backend (use_mujoco_cpu=True); cuda: mujoco-warp on the GPU, all worlds of a "
-        "recording in one launch (replay.sim.engine.mjwarp.warp_batch); warp-cpu: the same mujoco-warp engine on Warp's CPU "
-        "device (tests and tiny benchmarks on machines without a GPU; kernels compile in minutes, steps are slow)",
-    )
-    engine: str = _f(
-        "direct",
-        "-",
-        "direct: step the compiled MuJoCo model directly, controller compiled; on device cpu "
-        "MuJoCo C (replay.sim.engine.mujoco_c.mjc), on cuda / warp-cpu mujoco-warp with every variant of a recording in one "
-        "launch and the controller as Warp kernels (replay.sim.engine.mjwarp.warp_batch); "
-        "newton: every step through SolverMuJoCo.step, one world (the reference, 10-60x slower)",
+        "Warp device of mujoco-warp, the Newton reference and Steel: cpu (mujoco-warp on Warp's CPU: tests and tiny "
+        "benchmarks; the reference on MuJoCo C) or cuda; mujoco-c runs on cpu only",
     )
 
-    # --- physics backend: newton.solvers.SolverSteel (replay.sim.engine.steel) -----------
+    # --- SolverSteel (engine steel, replay.sim.engine.steel) -----------------------------
     steel: SteelSettings = field(
         default_factory=SteelSettings, metadata={"unit": "-", "source": "replay.results.config_parts.SteelSettings"}
-    )
-    solver_backend: str = _f(
-        "mujoco",
-        "-",
-        "mujoco: newton.solvers.SolverMuJoCo (engine and device pick MuJoCo C, mujoco-warp or the "
-        "reference); steel: newton.solvers.SolverSteel (Newton 1.8.0: reduced coordinates, projected Gauss-Seidel "
-        "hard contact, Newton's collision pipeline), one world per scene on Warp's CPU (device cpu) or CUDA, fingers "
-        "on the quaternion drive (finger_drive must be quat: SolverSteel drives no BALL joint)",
     )
 
     # --- contact --------------------------------------------------------------------
@@ -206,6 +197,12 @@ class ReplayConfig:
     )
 
     def __post_init__(self):
+        try:
+            self.engine = EngineChoice(self.engine)
+        except ValueError:
+            raise DataError(
+                None, "config.engine", f"{self.engine!r} not in {tuple(e.value for e in EngineChoice)}"
+            ) from None
         for name, kind in PARTS.items():
             part = getattr(self, name)
             if isinstance(part, dict):
@@ -230,29 +227,24 @@ class ReplayConfig:
                 raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
         choices = {
             "solver": ("newton", "cg"),
-            "device": ("cpu", "cuda", "warp-cpu"),
-            "engine": ("direct", "newton"),
+            "device": DEVICES,
             "finger_drive": ("mjcf", "quat"),
             "hand": ("capsule", "mesh"),
-            "solver_backend": ("mujoco", "steel"),
         }
         for name, ok in choices.items():
             if getattr(self, name) not in ok:
                 raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        if self.engine is EngineChoice.MUJOCO_C and self.device != "cpu":
+            raise DataError(None, "config.device", f"engine mujoco-c runs on cpu (mujoco-warp: {self.device!r})")
         for name in PARTS:
             getattr(self, name).validate(f"config.{name}")
         self._validate_steel()
         self._validate_overrides()
-        if (
-            self.finger_drive == "quat"
-            and self.solver_backend == "mujoco"
-            and not (self.device == "cpu" and self.engine == "direct")
-        ):
+        if self.finger_drive == "quat" and self.engine not in (EngineChoice.MUJOCO_C, EngineChoice.STEEL):
             raise DataError(
                 None,
                 "config.finger_drive",
-                "'quat' runs on the direct MuJoCo C engine (device cpu, "
-                "engine direct) only so far; use finger_drive 'mjcf' on this engine",
+                "'quat' runs on the engines mujoco-c and steel only so far; use finger_drive 'mjcf' on this engine",
             )
         if self.recording_fps is not None and not self.recording_fps > 0:
             raise DataError(None, "config.recording_fps", f"must be > 0 Hz or null, got {self.recording_fps!r}")
@@ -262,12 +254,12 @@ class ReplayConfig:
             or over.get("hand_object_friction") is not None
             or over.get("contact_mixing") == "hand"
         )
-        if edits and not (self.device == "cpu" and self.engine == "direct"):
+        if edits and self.engine is not EngineChoice.MUJOCO_C:
             raise DataError(
                 None,
                 "config.physics_overrides",
                 "object contact / density edits (hand_object_friction, object_density_scale, contact_mixing "
-                "'hand') run on the direct MuJoCo C engine (device cpu, engine direct) only",
+                "'hand') run on the engine mujoco-c only",
             )
         return self
 
@@ -279,14 +271,13 @@ class ReplayConfig:
 
     def _validate_steel(self) -> None:
         """What the Steel backend needs of the rest (:class:`DataError` naming the field)."""
-        if self.solver_backend != "steel":
+        if self.engine is not EngineChoice.STEEL:
             return
         if self.finger_drive != "quat":
             raise DataError(
                 None,
                 "config.finger_drive",
-                "solver_backend 'steel' drives the finger ball joints with "
-                "the quaternion drive only: set finger_drive 'quat'",
+                "engine 'steel' drives the finger ball joints with the quaternion drive only: set finger_drive 'quat'",
             )
         if self.steel.friction_mode != "fixed_normal" and self.device != "cuda":
             raise DataError(
@@ -308,6 +299,7 @@ class ReplayConfig:
     # --- JSON -----------------------------------------------------------------------
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
+        d["engine"] = self.engine.value
         d["dt"] = self.dt
         return d
 
@@ -316,7 +308,7 @@ class ReplayConfig:
         """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. An older file's
         fields are read through the one converter (:func:`replay.results.legacy_physics.legacy_config`): its
         physics fields as physics overrides (the effective physics stays the one that file ran), its flat protocol
-        and engine fields into their parts."""
+        and engine fields into their parts, its three engine fields as the engine choice."""
         data = legacy_config(data, source)
         names = {f.name for f in dataclasses.fields(cls)}
         extra = set(data) - names - {"dt"}

@@ -3,11 +3,59 @@ Newton's ``SolverMuJoCo`` (a check of the imported drives' damping, not a replay
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import newton
 import numpy as np
 
-from replay.sim.scene import build_hand_only, make_solver
+from replay.config import GRAVITY, ReplayConfig
+from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND
+from replay.sim import finger_strength, physics
+from replay.sim.scene import make_solver
+from replay.sim.world_builder import import_hand, model_device
 
+
+def build_hand_only(
+    mjcf: str | Path,
+    coords: np.ndarray,
+    config: ReplayConfig,
+    gravity: bool = True,
+    drives: bool = True,
+    finger_damping: float | None = None,
+    finger_kd: float | None = None,
+):
+    """The hand alone (no object, no support) at ``coords``, for drive/stability checks.
+
+    Args:
+        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
+        gravity: -9.81 m/s^2 along Z, or none.
+        drives: False sets every finger kp and kd to 0 (no actuator force).
+        finger_damping: override passive finger damping, N·m·s/rad (None: as imported).
+        finger_kd: override the finger drive damping, N·m·s/rad (None: dampratio-resolved).
+
+    Returns:
+        ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
+    """
+    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY if gravity else 0.0))
+    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
+    builder.rigid_gap = float(physics.choice_value(config, "contact_gap"))
+    report = import_hand(builder, Path(mjcf))
+    qd0 = report.dof_start
+    per_joint = finger_strength.joint_limits(config, mjcf)
+    builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
+    builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
+    for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
+        builder.joint_effort_limit[d] = float(per_joint[(d - qd0 - MANOSIM_HAND.finger_dof_start) // BALL_DOFS])
+        if not drives:
+            builder.joint_target_ke[d] = 0.0
+            builder.joint_target_kd[d] = 0.0
+        else:
+            if finger_kd is not None:
+                builder.joint_target_kd[d] = float(finger_kd)
+        if finger_damping is not None:
+            builder.joint_damping[d] = float(finger_damping)
+    model = builder.finalize(device=model_device(config))
+    return model, report
 
 def drive_hold_test(
     mjcf,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 from hug_fixture import HugFixture, make_hug_scene
+from mano_inverse import finger_quat_to_mano
 from scipy.spatial.transform import Rotation
 
 from replay.kinematics.ik import IKOptions, fit_landmarks
-from replay.kinematics.mano import finger_quat_to_mano
 from replay.kinematics.model import HandKinematics
 
 

@@ -1,4 +1,4 @@
-"""MuJoCo as authored (replay.sim.authored_reference) and the compiled-model diff (replay.sim.model_diff).
+"""MuJoCo as authored (benchmarks/authored_reference.py) and the compiled-model diff (benchmarks/model_diff.py).
 
 Expected values are re-derived from the files' text (ElementTree on the XML, trimesh on the
 STL parts) and from MuJoCo's compile of an empty model (its option defaults), never from the
@@ -8,16 +8,19 @@ reference's own output.
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import mujoco
 import numpy as np
 import pytest
 import trimesh
 
-from replay.sim.authored_reference import AuthoredSettings, authored_spec, compile_spec, hand_qpos, parse_setting
-from replay.sim.model_diff import LENGTH_ATOL, diff_models
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the model diff and reference live there
+from authored_reference import AuthoredSettings, authored_spec, compile_spec, hand_qpos, parse_setting  # noqa: E402
+from model_diff import LENGTH_ATOL, diff_models  # noqa: E402
 
 pytestmark = pytest.mark.needs_data
 
@@ -168,7 +171,7 @@ def test_diff_reports_a_planted_change_and_nothing_else(mug):
 def test_diff_compares_shapes_and_frames_not_raw_arrays(mug):
     """A capsule turned end for end, a body's principal axes listed in another order: the same shape and mass
     distribution, not reported; a capsule 0.1 mm longer, a centre of mass 0.1 mm off, a ball joint given a
-    range: reported (replay.sim.model_geometry)."""
+    range: reported (benchmarks/model_geometry.py)."""
     other = copy.copy(mug)
     cap = _geoms(other, "mano_body_5")[0]
     w, x, y, z = other.geom_quat[cap]

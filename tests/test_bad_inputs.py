@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replay.checks.recording_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
+from replay.checks.frames import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
 from replay.data.safe_pickle import load_pickle
 from replay.results.files import read_rollout
 
@@ -478,7 +478,7 @@ def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
     """Every GRAB lift is a right hand by its palm (+0.303 in every frame); mirrored through any
     plane (here y -> -y, another member than the case's x mirror) it reads left."""
     from replay.checks import load_recording
-    from replay.checks.recording_checks import landmark_side, palm_chirality
+    from replay.checks.hand import landmark_side, palm_chirality
     from replay.data import list_sequences
 
     for s in list_sequences("grab", mirror)[::6]:

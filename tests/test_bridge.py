@@ -89,6 +89,6 @@ def test_oracle_fields_are_validated_by_name():
     assert physics.choice_value(o, "contact_mixing") == "hand"
     assert o.dt == 0.002
     with pytest.raises(DataError, match="config.oracle.contact"):  # contact as authored: MuJoCo C engine only
-        oracle_config(ReplayConfig(device="cuda"))
+        oracle_config(ReplayConfig(engine="mujoco-warp", device="cuda"))
     o = oracle_config(ReplayConfig(physics_overrides={"finger_effort_limit": {"hug-oracle": 0.4}}, oracle={"dt": None, "contact": "compiled"}))
     assert o.dt == 1 / 240 and finger_strength.profile(o) == 0.4

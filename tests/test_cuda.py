@@ -42,7 +42,7 @@ def window(cuda, grab_dir, capsule_rhand):
 
 @pytest.fixture(scope="module")
 def rollouts(window, capsule_rhand):
-    return contact_and_ablation(window, capsule_rhand, device="cuda")
+    return contact_and_ablation(window, capsule_rhand, engine="mujoco-warp", device="cuda")
 
 
 def test_cuda_rollout_lifts_through_contact(rollouts, capsule_rhand):
@@ -73,7 +73,8 @@ def test_cuda_ablation_object_does_not_move(rollouts):
 def test_cuda_injected_contact_overflow_is_reported(window, capsule_rhand):
     """mujoco-warp drops contacts past nconmax; the rollout must stop and say so."""
     rec, coords = window
-    res = run_rollout(rec, coords, capsule_rhand, ReplayConfig(**SHORT, device="cuda").replace(contact_budget={"capacity": 2}))
+    res = run_rollout(rec, coords, capsule_rhand,
+                      ReplayConfig(**SHORT, engine="mujoco-warp", device="cuda").replace(contact_budget={"capacity": 2}))
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]
     assert "overflow" in m["unstable_reason"], m["unstable_reason"]
@@ -86,7 +87,8 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
     from replay.sim.engine.variants import Variant
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
-    from replay.protocol.rollout import _measure, build_replay_scene
+    from replay.protocol.measures import measure_world as _measure
+    from replay.protocol.rollout import build_replay_scene
     from replay.protocol.step_plan import step_protocol
 
     rec, coords = window

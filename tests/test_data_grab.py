@@ -12,7 +12,8 @@ from replay.data import list_sequences
 
 from replay.checks import load_recording
 from replay.data.grab import GRAB_FPS, load_grab
-from replay.data.objects import asset_mass, grab_object_info, load_grab_object
+from replay.data.object_mjcf import grab_object_info, load_grab_object
+from replay.data.objects import asset_mass
 from replay.errors import DataError
 
 pytestmark = pytest.mark.needs_data

@@ -11,7 +11,7 @@ from hug_fixture import BOX_HALF, TIP_GAP, make_hug_scene
 
 from replay.data.grab import load_grab
 from replay.data.hug import load_hug
-from replay.data.objects import grab_object_info, load_grab_object
+from replay.data.object_mjcf import grab_object_info, load_grab_object
 from replay.checks import object_frame as of
 
 

@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 from replay.data import list_sequences
 
 from replay.checks import load_recording
-from replay.data.objects import COACD_SETTINGS, convex_decomposition
+from replay.data.coacd import COACD_SETTINGS, convex_decomposition
 from replay.data.taco import TACO_FPS, load_taco
 from replay.errors import DataError
 

@@ -1,5 +1,5 @@
-"""The MuJoCo C engine's compiled substep loop (replay.sim.engine.mujoco_c.c_loop) against its Python loop, on
-the short cubesmall window: the same trajectory (to tests/same_state.py), the same stop on a MuJoCo warning
+"""The MuJoCo C engine's compiled spans (replay.sim.engine.mujoco_c.span_loop, the frame of c_loop) against its
+Python loop, on the short cubesmall window: the same trajectory (to tests/same_state.py), the same stop on a MuJoCo warning
 (read from ``mjData.warning``), and a MuJoCo error inside a frame as that world's reason."""
 
 from __future__ import annotations

@@ -248,7 +248,7 @@ def _object_copy(tmp: Path, src_objects: Path, body_geoms: list[str], extra: dic
 
 
 def _with_objects(clean, objects_dir: Path):
-    from replay.data.objects import load_grab_object
+    from replay.data.object_mjcf import load_grab_object
 
     asset = load_grab_object(objects_dir / "cubesmall")
     return dataclasses.replace(clean, objects=[dataclasses.replace(clean.objects[0], asset=asset)])

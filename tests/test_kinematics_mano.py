@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mano_inverse import finger_quat_to_mano
 from scipy.spatial.transform import Rotation
 
 from replay.errors import DataError
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
-    finger_quat_to_mano,
     fit_wrist_offset,
     hands_mean,
     mano_to_finger_quat,

@@ -52,8 +52,8 @@ def test_a_rollout_on_the_edited_model_is_stable(window, capsule_rhand):
 
 def test_other_engines_refuse_the_edits():
     with pytest.raises(DataError, match="object_density_scale"):
-        ReplayConfig(physics_overrides={"object_density_scale": 0.5}, device="cuda").validate()
+        ReplayConfig(physics_overrides={"object_density_scale": 0.5}, engine="mujoco-warp", device="cuda").validate()
     with pytest.raises(DataError, match="contact_mixing 'hand'"):
-        ReplayConfig(physics_overrides={"contact_mixing": "hand"}, device="cuda").validate()
+        ReplayConfig(physics_overrides={"contact_mixing": "hand"}, engine="mujoco-warp", device="cuda").validate()
     with pytest.raises(DataError, match="object_density_scale"):
         ReplayConfig(physics_overrides={"object_density_scale": 0.0}).validate()

@@ -1,6 +1,6 @@
 """One knob, one change: every attribution factor (replay.study.attribution_factors) and every
 preset setting (replay.study.presets) compiled on the short cubesmall window and compared with the
-defaults' compiled model, array by array (replay.sim.engine.pair_audit.model_diff) and contact
+defaults' compiled model, array by array (model_diff here) and contact
 pair class by class (what MuJoCo uses for hand-object, object-support, hand-support, hand-hand).
 
 What each knob may change is written below from its name, not read from the output:
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 
+import mujoco
 import numpy as np
 import pytest
 from short_window import SHORT, short_window
@@ -44,6 +45,32 @@ MASS_FIELDS = {"body_mass", "body_inertia", "body_invweight0", "body_subtreemass
 HAND_KEYS = {"hand", "hand_shape"}
 #: the hand shape of the ``capsule_rhand`` fixture the other knobs are compared on
 BASE_SHAPE = "myhand"
+
+
+def model_diff(a: mujoco.MjModel, b: mujoco.MjModel) -> dict:
+    """``{field: sorted row indices that differ}`` over every array field of two compiled
+    models of the same sizes (``opt`` fields as ``opt.<name>``, rows ``[0]``); a field whose
+    shape differs is listed with ``[-1]``."""
+    out: dict = {}
+    for name in dir(a):
+        if name.startswith("_"):
+            continue
+        va = getattr(a, name, None)
+        if not isinstance(va, np.ndarray):
+            continue
+        vb = np.asarray(getattr(b, name))
+        if va.shape != vb.shape:
+            out[name] = [-1]
+            continue
+        if va.size and not np.array_equal(va, vb, equal_nan=va.dtype.kind == "f"):
+            diff = va != vb if va.ndim < 2 else np.any((va != vb).reshape(len(va), -1), axis=1)
+            out[name] = [int(i) for i in np.flatnonzero(np.atleast_1d(diff))]
+    for name in dir(a.opt):
+        if not name.startswith("_") and not callable(getattr(a.opt, name)):
+            x, y = np.asarray(getattr(a.opt, name)), np.asarray(getattr(b.opt, name))
+            if x.shape != y.shape or not np.array_equal(x, y):
+                out[f"opt.{name}"] = [0]
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +130,7 @@ def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, co
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(**config))
     w = MjcBatch(scene, [factor_variant({"name": name, "choices": variant}, mass)]).worlds[0]
-    diff = pair_audit.model_diff(m0, w.m)
+    diff = model_diff(m0, w.m)
     fields, classes = _allowed(_names(config) | set(variant), lay, m0)
     assert set(diff) <= set(fields), f"{name} changed {sorted(set(diff) - set(fields))}"
     for f, rows in diff.items():
@@ -155,7 +182,7 @@ def test_hand_factors_leave_object_and_support_as_built(base, grab_dir, manosim_
                   "geom_size", "geom_margin", "geom_gap"):
             assert np.array_equal(getattr(m0, f)[mask0], getattr(m, f)[mask]), f
     assert m.body_mass[lay.object_body] == m0.body_mass[lay0.object_body]
-    assert not {k for k in pair_audit.model_diff(m0, m) if k.startswith("opt.")}
+    assert not {k for k in model_diff(m0, m) if k.startswith("opt.")}
 
 
 def test_friction_on_a_prebuilt_ablation_edits_the_contact_runs_geoms(base, capsule_rhand):

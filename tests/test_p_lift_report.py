@@ -1,7 +1,7 @@
 """The report's view of the sampled verdict (issue #46), on a study record with exactly the schema's
 fields (:mod:`p_lift_fixture`; no data needed): the table's class column and filter per condition, a
 recording's verdicts side by side with its chart, the counts per condition, the discrimination table;
-and an older study's envelope record shown as its class, not as the raw record."""
+and an older study's envelope record (format 3) read and left off the page."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_s
 
 from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
 from replay.output.report import build_report
-from replay.output.report_table import cell, table_html
 
 
 @pytest.fixture(scope="module")
@@ -21,25 +20,6 @@ def built(tmp_path_factory):
     d = tmp_path_factory.mktemp("p_lift")
     n = build_report(write_p_lift_study(d), d / "report.html")
     return d, n
-
-
-def test_envelope_record_is_shown_by_its_class():
-    """The envelope's record (its key is ``class``) is shown as its class on the table, in its filter and on
-    a recording's page, never as the record."""
-    env = {
-        "settings": ["default", "gravity_compensation"],
-        "lifted": [True, False],
-        "outcomes": ["lifted", "not_lifted"],
-        "overrides": [{}, {"wrist_gravity_compensation": False}],
-        "fraction": 0.5,
-        "flips": ["gravity_compensation"],
-        "class": "fragile",
-        "wall_s": [1.2, 1.3],
-    }
-    assert cell(env, None, None) == ("fragile", "fragile")
-    rows = [{"sequence": "mug_lift", "object": "mug", "outcome": "lifted", "verdict_envelope": env}]
-    text = table_html(rows, lambda r: "x.html")
-    assert "fragile (1)" in text and "<td>fragile</td>" in text and "settings" not in text and "wall_s" not in text
 
 
 def test_table_has_a_class_column_and_filter_per_condition(built):
@@ -177,9 +157,9 @@ def test_the_fixture_s_entries_are_the_study_s():
         )
 
 
-def test_an_older_envelope_study_renders_its_classes(tmp_path):
-    """A format-3 study run with --envelope (its record under ``verdict_envelope``, key ``class``): the table,
-    its filter and the recording's page show the class, never the record."""
+def test_an_older_envelope_study_is_read_and_its_envelope_left_off(tmp_path):
+    """A format-3 study run with --envelope (its record under ``verdict_envelope``): the report is built, the
+    record kept as an unknown key of the rollout and shown nowhere (no column, filter or raw record)."""
     import json
 
     study = write_p_lift_study(tmp_path)
@@ -206,12 +186,13 @@ def test_an_older_envelope_study_renders_its_classes(tmp_path):
         )
         classes[r["sequence"]] = cls
         p.write_text(json.dumps(rec))
-    build_report(study, tmp_path / "report.html")
+    n = build_report(study, tmp_path / "report.html")
+    assert n["rows"] == len(doc["rollouts"])
     page = (tmp_path / "report.html").read_text()
-    sel = re.search(r"<select data-filter='verdict_envelope' id='filter-envelope'>(.*?)</select>", page).group(1)
-    assert dict(re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)) == {
-        c: str(n) for c, n in Counter(classes.values()).items()
-    }
-    assert "wall_s" not in page and "'settings'" not in page
+    assert "verdict_envelope" not in page and "'settings'" not in page and "fragile" not in page
     mug = (tmp_path / "report_files" / "mug_lift.html").read_text()
-    assert f"<td>{classes['mug_lift']}</td>" in mug and "wall_s" not in mug
+    assert "verdict_envelope" not in mug and "gravity_compensation" not in mug
+    from replay.results.files import read_rollout
+
+    rec = read_rollout(tmp_path / doc["rollouts"][0]["json"])
+    assert rec.extra["verdict_envelope"]["class"] == classes[doc["rollouts"][0]["sequence"]]

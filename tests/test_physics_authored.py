@@ -183,7 +183,7 @@ def test_bad_settings_are_one_line_errors(text):
 def test_unsupported_engines_refuse():
     cfg = physics.apply_physics(ReplayConfig(), "authored")
     with pytest.raises(DataError, match="object_margin"):
-        physics.refuse_unsupported(dataclasses.replace(cfg, device="warp-cpu"))
+        physics.refuse_unsupported(dataclasses.replace(cfg, engine="mujoco-warp", device="cpu"))
     with pytest.raises(DataError, match="wrist"):
         physics.refuse_unsupported(dataclasses.replace(cfg, engine="newton"))
     physics.refuse_unsupported(cfg)  # MuJoCo C runs every choice
@@ -254,12 +254,14 @@ def test_authored_bridge_ends_at_the_replay_physics():
 
 
 def test_docs_physics_page_holds_the_current_table():
-    """docs/physics.md holds :func:`replay.sim.physics.physics_markdown` as the code makes it (regenerate the
-    page's table with it when a choice changes)."""
+    """docs/physics.md holds the table of every named physics' choices as the code makes it (regenerate the
+    page's table with ``tests/doc_tables.py physics`` when a choice changes)."""
     from pathlib import Path
 
+    from doc_tables import physics_markdown
+
     text = (Path(__file__).resolve().parents[1] / "docs" / "physics.md").read_text()
-    assert physics.physics_markdown() in text, "docs/physics.md is out of date: paste physics_markdown()"
+    assert physics_markdown() in text, "docs/physics.md is out of date: paste tests/doc_tables.py physics"
 
 
 def test_bridge_row_ids_can_be_named_on_the_command_line():

@@ -160,7 +160,7 @@ def test_format_6_physics_fields_read_as_the_physics_they_ran():
                 effort_limit=0.4, oracle_effort_limit=2.0, flutter_safety=2.7, wrist_substep_interp=False,
                 wrist_gain_scale=3.0, pad_compression_mm=0.0)
     new = ReplayConfig.from_dict(set6)
-    v = {k: physics.choice_value(new, k) for k in physics.CHOICES if k not in physics.CONFIG_SET}
+    v = {k: physics.choice_value(new, k) for k in physics_table.CHOICES if k not in physics.CONFIG_SET}
     assert (v["hand_object_friction"], v["object_density_scale"], v["wrist_gain_scale"]) == (1.5, 0.4, 3.0)
     assert v["object_shape_stiffness"] == {"ke": 2500.0, "kd": 50.0} and v["support_contact"]["friction"][0] == 0.8
     assert v["finger_flutter_bound"] == {"safety": 2.7, "discrete_factor": 1.19}

@@ -98,7 +98,7 @@ def test_finger_closure_axes_and_zero_variant(capsule_rhand):
 
 
 def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
-    """MjcBatch(c_loop=True) (the search's engine) gives the Python loop's trajectory (positions and
+    """MjcBatch(c_loop=True) (the search's engine: compiled spans) gives the Python loop's trajectory (positions and
     qpos to tests/same_state.py's POS_M: the paths' readouts may round differently by CPU), with and
     without a finger closure, on one and two threads; the peak contact counts exact."""
     from replay.protocol.rollout import build_replay_scene

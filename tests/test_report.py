@@ -18,7 +18,8 @@ import pytest
 from test_study import SHORT
 
 from replay.config import ReplayConfig
-from replay.output.report import COLUMNS, build_report
+from replay.output.report import build_report
+from replay.output.report_table import COLUMNS
 from replay.results.records import Phase
 from replay.study.runner import run_study
 

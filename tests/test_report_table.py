@@ -1,5 +1,5 @@
-"""The report's table on its own (no data needed): the verdict envelope's column and filter appear
-only where a row has one, the filters list each value with its count, and a link per row."""
+"""The report's table on its own (no data needed): the filters list each value with its count, and a link
+per row."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _link(r):
 
 def test_filters_count_each_value_and_the_outcome_is_said_as_the_reader_is_told():
     text = table_html(ROWS, _link)
-    assert columns_for(ROWS) == COLUMNS and "envelope" not in text
+    assert columns_for(ROWS) == COLUMNS
     outcome = re.search(r"<select data-filter='outcome' id='filter-outcome'>(.*?)</select>", text).group(1)
     # not_lifted is said "not lifted" whatever the diagnosis (replay.protocol.diagnosis.display_outcome)
     assert sorted(re.findall(r"<option value='([^']*)'>", outcome)) == ["", "lifted", "not lifted"]
@@ -27,14 +27,3 @@ def test_filters_count_each_value_and_the_outcome_is_said_as_the_reader_is_told(
     assert "no_contact (1)" in cause and "slid_out (1)" in cause and "- (1)" in cause
     assert re.findall(r"<a href='(report_files/[^']+)'>", text) == [_link(r) for r in ROWS]
     assert "<td data-k='51.0'" not in text and "<td>51.0</td>" in text  # the sort key is the text where they agree
-
-
-def test_envelope_column_and_filter_where_a_record_has_one():
-    rows = [dict(ROWS[0], verdict_envelope="robust"), dict(ROWS[1], verdict_envelope="fragile"), dict(ROWS[2])]
-    cols = columns_for(rows)
-    keys = [c[1] for c in cols]
-    assert keys.index("verdict_envelope") == keys.index("outcome") + 1
-    text = table_html(rows, _link)
-    env = re.search(r"<select data-filter='verdict_envelope' id='filter-envelope'>(.*?)</select>", text).group(1)
-    assert re.findall(r"<option value='([^']*)'>", env) == ["", "-", "fragile", "robust"]
-    assert re.findall(r"<th data-key='([^']+)'>", text) == keys

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from replay.output.render.clip import load_poses_npz, load_study
-from replay.results.fields_doc import fields_markdown
+from doc_tables import fields_markdown
 from replay.results.files import (
     read_rollout,
     read_study,
@@ -146,5 +146,5 @@ def test_study_csv_and_poses_version(tmp_path):
 
 def test_docs_list_every_field():
     text = (ROOT / "docs" / "results.md").read_text()
-    assert fields_markdown() in text, "docs/results.md is out of date: regenerate its tables with fields_markdown()"
+    assert fields_markdown() in text, "docs/results.md is out of date: regenerate its tables (tests/doc_tables.py results)"
     assert [p.value for p in Phase] == [0, 1, 2, 3, 4, 5, 6]

@@ -16,7 +16,8 @@ from short_window import contact_and_ablation as short_window_pair
 from replay.config import ReplayConfig
 from replay.sim.finger_strength import joint_limits
 from replay.sim.silent_failures import flutter_bound, quat_angle
-from replay.protocol.rollout import PHASE_HOLD, PHASE_LIFT, run_rollout
+from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
+from replay.protocol.rollout import run_rollout
 
 pytestmark = pytest.mark.needs_data
 

@@ -13,7 +13,7 @@ from replay.config import ReplayConfig, describe
 from replay.errors import DataError
 from replay.kinematics.coords_interp import interp_coords
 from replay.kinematics.quat import quat_slerp
-from replay.protocol.rollout import min_jerk
+from replay.protocol.lift_plan import min_jerk
 from replay.sim.silent_failures import flutter_bound, flutter_margins, quat_angle
 
 
@@ -116,7 +116,7 @@ def test_quaternion_helpers():
 def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
     from scipy.spatial.transform import Rotation
 
-    from replay.protocol.rollout import hand_frame_slip
+    from replay.protocol.measures import hand_frame_slip
 
     rng = np.random.default_rng(3)
     F = 10
@@ -137,7 +137,7 @@ def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
 
 
 def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
-    from replay.protocol.rollout import shake_offset
+    from replay.protocol.lift_plan import shake_offset
 
     T, A, f = 2.0, 0.03, 1.0
     t = np.linspace(0.0, T, 2001)

@@ -31,7 +31,7 @@ def test_only_option_settings_become_worlds():
     assert v.to_dict()["options"] == {"cone": 0.0, "impratio": 1.0} and "options" not in Variant().to_dict()
     assert setting_variant(cfg, dataclasses.replace(cfg, physics_overrides={"hand_shape": "myhand"})) is None  # a hand shape: a scene
     assert setting_variant(cfg, cfg.replace(lift={"lift_height": 0.1})) is None  # another plan
-    assert setting_variant(cfg, dataclasses.replace(flip, device="cuda")) is None  # mujoco-warp: one opt per batch
+    assert setting_variant(cfg, dataclasses.replace(flip, engine="mujoco-warp", device="cuda")) is None  # mujoco-warp: one opt per batch
     with pytest.raises(ValueError, match="options"):
         Variant(options=(("impratio", float("nan")),))
 

@@ -269,8 +269,8 @@ def test_sampling_options_are_checked_in_one_line():
         with pytest.raises(UsageError) as e:
             check_sampling(cfg, ["lift"], *args)
         assert e.value.option == opt and "\n" not in str(e.value)
-    with pytest.raises(UsageError, match="direct MuJoCo C"):
-        check_sampling(ReplayConfig(device="cuda"), ["lift"], 4, 0, None, None)
+    with pytest.raises(UsageError, match="MuJoCo C engine"):
+        check_sampling(ReplayConfig(engine="mujoco-warp", device="cuda"), ["lift"], 4, 0, None, None)
 
 
 def test_resume_reruns_a_rollout_of_other_samples():

@@ -4,7 +4,7 @@
   differs only in those may share a scene); a structural field or another pose is another key;
 * reset: a scene handed back after a batch whose worlds edited friction, mass and effort (and after
   its shared compiled model was edited in place, as a later Variant's edit might) equals a fresh
-  build field by field (``replay.sim.model_diff``, and every MjModel array bit for bit);
+  build field by field (``benchmarks/model_diff.py``, and every MjModel array bit for bit);
 * trajectories: a rollout on the reset scene equals one on a fresh build bit for bit. Bit for bit
   is determinism on one CPU: the same libmujoco steps the same model from the same state.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,9 @@ from replay.config import ReplayConfig
 from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.sim import scene_cache
 from replay.sim.engine.variants import Variant
-from replay.sim.model_diff import diff_models
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the model diff and reference live there
+from model_diff import diff_models  # noqa: E402
 
 pytestmark = pytest.mark.needs_data
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,8 @@ lifted by 5 cm with its support, for the ground plane.
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +28,10 @@ from replay.data.taco import load_taco
 from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.sim import scene_cache
 from replay.sim.engine.variants import Variant
-from replay.sim.model_diff import diff_models
 from replay.study.prepare import crop_recording, hand_trajectory
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the model diff and reference live there
+from model_diff import diff_models  # noqa: E402
 
 pytestmark = pytest.mark.needs_data
 

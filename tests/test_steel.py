@@ -1,4 +1,4 @@
-"""The SolverSteel engine (config.solver_backend="steel"; replay.sim.engine.steel.steel) on a short real window.
+"""The SolverSteel engine (config.engine="steel"; replay.sim.engine.steel.steel) on a short real window.
 
 What is checked: the frame SolverSteel uses for ball-joint velocities and torques (the finger drive
 relies on it) and that it ignores ball-joint drive targets; the finger drive kernel against the MuJoCo
@@ -23,7 +23,8 @@ from short_window import SHORT, contact_and_ablation, short_window
 
 from replay.config import GRAVITY, ReplayConfig
 from replay.errors import DataError
-from replay.protocol.rollout import plan_rollout, run_rollout
+from replay.protocol.lift_plan import plan_rollout
+from replay.protocol.rollout import run_rollout
 from replay.sim.engine import finger_drive as mj_drive
 from replay.sim import finger_strength
 from replay.sim.engine.variants import Variant
@@ -35,7 +36,7 @@ from replay.sim.engine.steel.steel_scene import build_steel_model, build_steel_s
 from replay.data.support import support_extent
 from replay.kinematics.hand_layout import finger_quats
 
-STEEL = dict(SHORT, solver_backend="steel", finger_drive="quat")
+STEEL = dict(SHORT, engine="steel", finger_drive="quat")
 
 
 @pytest.fixture(scope="module")
@@ -209,10 +210,10 @@ def test_row_overflow_is_a_hard_failure(window, capsule_rhand):
 
 def test_config_rules():
     with pytest.raises(DataError, match="finger_drive"):
-        ReplayConfig(solver_backend="steel").validate()
+        ReplayConfig(engine="steel").validate()
     with pytest.raises(DataError, match="steel.friction_mode"):
-        ReplayConfig(solver_backend="steel", finger_drive="quat", steel={"friction_mode": "bisection_desaxce"}).validate()
+        ReplayConfig(engine="steel", finger_drive="quat", steel={"friction_mode": "bisection_desaxce"}).validate()
     with pytest.raises(DataError, match="steel.row_budget"):
         ReplayConfig(steel={"row_budget": 0}).validate()
-    ok = ReplayConfig(solver_backend="steel", finger_drive="quat", device="cuda", steel={"friction_mode": "bisection_desaxce"}).validate()
+    ok = ReplayConfig(engine="steel", finger_drive="quat", device="cuda", steel={"friction_mode": "bisection_desaxce"}).validate()
     assert ok.replace(steel={"friction_mode": "fixed_normal"}, device="cpu").validate()

@@ -277,7 +277,7 @@ def test_wrong_object_model_case_is_named_before_any_frame_error(mirror, cases_d
     [("mug", "mug", 1.6), ("mug", "mug", 0.6), ("cubelarge", "cubesmall", 1.0), ("cubesmall", "cubemedium", 1.0)],
 )
 def test_other_wrong_models_are_named(tmp_path, mirror, takes, take, model, scale):
-    from replay.data.objects import load_grab_object
+    from replay.data.object_mjcf import load_grab_object
 
     src = load_grab_object(mirror / "grab" / "objects" / model)
     rec = _with_meshes(tmp_path, takes[take], src, scale)

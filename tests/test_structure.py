@@ -36,11 +36,11 @@ LONG_FUNCTIONS = {
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
-                "replay.results.records", "replay.results.files", "replay.results.fields_doc",
+                "replay.results.records", "replay.results.files",
                 "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log",
                 "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics",
                 "replay.results.convert", "replay.results.rollout_parts", "replay.results.protocol_results",
-                "replay.results.config_parts"}
+                "replay.results.config_parts", "replay.results.engine_choice"}
 #: top-level modules of the top layer: the public API (what users import) and the commands
 TOP_MODULES = {"replay.api": "cli", "replay.commands": "cli"}
 
@@ -263,9 +263,10 @@ def test_dispatch_scan_sees_each_pattern():
 
 
 def test_every_engine_satisfies_the_contract():
-    """Each engine class has every member of :class:`replay.sim.engine.contract.Engine` with the
-    Protocol's parameter names, and a :class:`~replay.sim.engine.contract.Capabilities`; one that
-    says ``frame_spans`` has every member of :class:`replay.sim.engine.spans.SpanEngine` too."""
+    """Each engine class subclasses :class:`replay.sim.engine.contract.Engine` (one that says ``frame_spans``:
+    :class:`replay.sim.engine.spans.SpanEngine`), keeps the base's parameter names in every method it
+    overrides, has its :class:`~replay.sim.engine.contract.Capabilities`, and takes every constructor
+    option after the variants keyword-only."""
     import inspect
 
     from replay.sim.engine.contract import Capabilities, Engine
@@ -275,16 +276,17 @@ def test_every_engine_satisfies_the_contract():
     from replay.sim.engine.steel.steel import SteelBatch
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
-    methods = [n for n, v in vars(Engine).items() if callable(v) and not n.startswith("_")]
-    assert {"step_frame", "read_frame", "min_distance", "fingertip_geoms", "result_fields", "stop",
-            "close"} <= set(methods)
-    span_methods = [n for n, v in vars(SpanEngine).items() if callable(v) and not n.startswith("_")]
-    assert set(span_methods) == {"begin_spans", "run_span"}
+    assert Engine.__abstractmethods__ == {"step_frame", "read_frame"}
+    assert SpanEngine.__abstractmethods__ == {"step_frame", "read_frame", "begin_spans", "run_span"}
+    methods = [n for n, v in vars(Engine).items() if inspect.isfunction(v) and not n.startswith("_")]
+    span_methods = [n for n, v in vars(SpanEngine).items() if inspect.isfunction(v) and not n.startswith("_")]
     names, spans = set(), set()
     for cls in (MjcBatch, NewtonStepBatch, SteelBatch, WarpBatch):
+        assert issubclass(cls, Engine) and not inspect.isabstract(cls), cls
         assert isinstance(cls.capabilities, Capabilities), cls
         names.add(cls.capabilities.name)
         if cls.capabilities.frame_spans:
+            assert issubclass(cls, SpanEngine), cls
             spans.add(cls.capabilities.name)
         for m in methods + (span_methods if cls.capabilities.frame_spans else []):
             want = list(inspect.signature(getattr(SpanEngine, m)).parameters)
@@ -292,6 +294,7 @@ def test_every_engine_satisfies_the_contract():
             assert got[:len(want)] == want, (cls.__name__, m, got)
         init = inspect.signature(cls.__init__).parameters
         assert list(init)[:3] == ["self", "scene", "variants"] and "threads" in init, cls.__name__
+        assert all(p.kind is p.KEYWORD_ONLY for p in list(init.values())[3:]), cls.__name__
     assert names == {"direct", "newton", "steel", "warp"}
     assert spans == {"direct"}
 

@@ -65,19 +65,16 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
 
 
 @pytest.mark.needs_data
-@pytest.mark.slow  # two studies of one recording, one sampled (--envelope = --samples 32, 2 conditions): ~90 s on 2 cores
-def test_envelope_too_counts_the_envelope_s_rollouts(mirror, tmp_path):
+@pytest.mark.slow  # a sampled study of one recording (2 default conditions x 4 samples): ~30 s on 2 cores
+def test_a_sampled_study_counts_its_samples(mirror, tmp_path):
     import os
-
-    from replay.study.sampling_setup import DEFAULT_SAMPLES
 
     env = dict(os.environ, REPLAY_MIRROR=str(mirror))
     out = tmp_path / "t.json"
-    r = _run("--tree", f"a={ROOT}", "--rounds", "1", "--no-warmup", "--envelope-too", "--json", str(out),
-             "--", "--dataset", "grab", "--objects", "cubesmall", "--workers", "0", "--data", str(mirror), env=env)
+    r = _run("--tree", f"a={ROOT}", "--rounds", "1", "--no-warmup", "--json", str(out), "--", "--dataset", "grab",
+             "--objects", "cubesmall", "--samples", "4", "--workers", "0", "--data", str(mirror), env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(out.read_text())
-    assert doc["runs"]["a"][0]["rollouts"] == 2
-    # --envelope is the sampled verdict's alias: 2 default conditions x 32 samples besides the contact run and ablation
-    assert doc["runs"]["a+envelope"][0]["rollouts"] == 2 + 2 * DEFAULT_SAMPLES
-    assert "round 1 a+envelope" in r.stdout and "s/recording" in r.stdout
+    # the contact run and its ablation, and 2 default conditions x 4 samples
+    assert doc["runs"]["a"][0]["rollouts"] == 2 + 2 * 4
+    assert "round 1 a" in r.stdout and "s/recording" in r.stdout

@@ -11,8 +11,8 @@ the shake) is replayed by
 * a one-world batch against MuJoCo C (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`) on the same
   scene;
 * the frame graph (the CUDA path) against plain launches, on Warp's CPU device;
-* :func:`replay.protocol.rollout.run_rollouts` with ``device="warp-cpu"`` (the hook the study
-  uses with ``device="cuda"``), contact and ablation.
+* :func:`replay.protocol.rollout.run_rollouts` with ``engine="mujoco-warp"`` on ``device="cpu"`` (the hook the
+  study uses with ``device="cuda"``), contact and ablation.
 
 Tolerances (measured on this window, newton 1.8.0 / mujoco-warp 3.17 / warp 1.19):
 mujoco-warp keeps its state in float32. A world of a batch and its one-world run are
@@ -51,7 +51,8 @@ from replay.sim.finger_strength import joint_limits
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import EngineError
-from replay.protocol.rollout import _measure, build_replay_scene, run_rollouts
+from replay.protocol.measures import measure_world as _measure
+from replay.protocol.rollout import build_replay_scene, run_rollouts
 from replay.protocol.step_plan import step_protocol
 
 pytestmark = pytest.mark.needs_data
@@ -196,7 +197,7 @@ def test_capacity_overflow_stops_the_world(scene):
 def test_one_model_holds_a_world_per_variant(scene):
     """The Newton side of the batch (no mujoco-warp): N copies of the scene's world, each
     edited for its variant, the scene's passive damping in every copy."""
-    from replay.sim.engine.mjwarp.warp_batch import build_worlds
+    from replay.sim.engine.mjwarp.warp_worlds import build_worlds
 
     sc = scene[2]
     model, off = build_worlds(sc, VARIANTS, "cpu")
@@ -245,9 +246,9 @@ def test_ablation_flag_must_match_the_scene(scene):
 
 @pytest.mark.slow  # contact and ablation rollouts on Warp's CPU device: 21 s on 2 shared cores (make test-slow)
 def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
-    """The hook: ``device="warp-cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
+    """The hook: ``engine="mujoco-warp"`` on ``device="cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
     rec, coords = window
-    cfg = ReplayConfig(**SHORT, device="warp-cpu")
+    cfg = ReplayConfig(**SHORT, engine="mujoco-warp", device="cpu")
     res, abl = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], frame_limit=60)
     m, a = res.metrics, abl.metrics
     assert m["engine"] == a["engine"] == "warp"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import trimesh
-from scipy.spatial.transform import Rotation
 
 from replay.checks.geometry import to_object_frame, to_world
 from replay.checks.hand import CARRY_DRIFT_MAX, CARRY_WINDOW_S, carry_drift
@@ -49,14 +48,6 @@ def check_object_units(rec: Recording) -> dict:
     """
     track = rec.target_object
     return _scale_and_mass(track.asset, shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
-
-
-def posed_mesh(mesh: trimesh.Trimesh, pos: np.ndarray, quat: np.ndarray) -> trimesh.Trimesh:
-    """A copy of ``mesh`` (object frame, m) placed at ``pos`` (3,) m, ``quat`` (4,) xyzw (world)."""
-    T = np.eye(4)
-    T[:3, :3] = Rotation.from_quat(quat).as_matrix()
-    T[:3, 3] = pos
-    return mesh.copy().apply_transform(T)
 
 
 def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:

@@ -10,30 +10,13 @@ from replay.checks.causes import CAUSES, flag_cause, most_specific_first
 from replay.checks.convexity import check_convex_parts
 from replay.checks.finger_swap import check_finger_swap
 from replay.checks.frames import (
-    CHECK_WINDOW_S,
-    COLLAPSED_EXTENT_M,
-    MAX_HAND_SPEED_M_S,
-    MAX_TRACKING_GAP_S,
-    MIN_TRACKED_BEFORE_GRASP_S,
-    MIN_TRACKED_FRAMES_BEFORE_GRASP,
-    ORIGIN_TOL_M,
     check_timing,
     mark_untracked,
     untracked_frames,
 )
 from replay.checks.hand import (
-    ASSUMED_SIDE_DATASETS,
-    CARRY_DRIFT_MAX,
-    CARRY_WINDOW_S,
-    CHIRALITY_AGREE,
-    CHIRALITY_MIN,
-    carry_drift,
     check_handedness,
-    landmark_side,
-    palm_chirality,
-    palm_frames,
 )
-from replay.checks.hand_points import hand_points
 from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
 from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN, recording_intent
@@ -41,10 +24,6 @@ from replay.checks.missing_frames import check_missing_frames
 from replay.checks.object_mass import check_object_mass
 from replay.checks.object_model import check_object_model
 from replay.checks.object_placement import (
-    HAND_GAP_MAX_M,
-    OBJECT_EXTENT_RANGE_M,
-    OBJECT_MASS_RANGE_KG,
-    REST_GAP_MAX_M,
     check_object,
     check_object_units,
 )
@@ -69,33 +48,12 @@ TIMING_CONSEQUENCES = (check_time_base, check_timing)
 PLACEMENT_CONSEQUENCES = (check_object, check_object_rest, check_penetration)
 
 __all__ = [
-    "CHECK_WINDOW_S",
-    "COLLAPSED_EXTENT_M",
-    "MAX_HAND_SPEED_M_S",
-    "MAX_TRACKING_GAP_S",
-    "MIN_TRACKED_BEFORE_GRASP_S",
-    "MIN_TRACKED_FRAMES_BEFORE_GRASP",
-    "ORIGIN_TOL_M",
     "check_timing",
     "mark_untracked",
     "untracked_frames",
-    "ASSUMED_SIDE_DATASETS",
-    "CARRY_DRIFT_MAX",
-    "CARRY_WINDOW_S",
-    "CHIRALITY_AGREE",
-    "CHIRALITY_MIN",
-    "carry_drift",
     "check_handedness",
-    "landmark_side",
-    "palm_chirality",
-    "palm_frames",
-    "hand_points",
     "INTENT_UNKNOWN",
     "recording_intent",
-    "HAND_GAP_MAX_M",
-    "OBJECT_EXTENT_RANGE_M",
-    "OBJECT_MASS_RANGE_KG",
-    "REST_GAP_MAX_M",
     "check_object",
     "check_recording",
     "PHYSICAL_CHECKS",

@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _physics_args(p: argparse.ArgumentParser) -> None:
     """``--physics``, ``--physics-set`` (replay.sim.physics), the sampled verdict's ``--samples``,
-    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job; ``--envelope`` its deprecated alias)
+    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job)
     and ``--verdicts`` (replay.study.verdicts)."""
     p.add_argument(
         "--physics",
@@ -229,7 +229,6 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         "that is not a --protocol under --physics adds one single rollout with its contact "
         "ablation per recording under that physics (the report sets them side by side)",
     )
-    p.add_argument("--envelope", action="store_true", help=argparse.SUPPRESS)  # deprecated: --samples
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
@@ -267,31 +266,20 @@ def config_from_args(a) -> ReplayConfig:
         choices["hand_shape"] = a.hand_shape
     fields = {
         k: v
-        for k, v in (
-            ("recording_fps", a.fps),
-            ("object_time_offset_s", a.object_time_offset),
-            ("hand", a.hand),
-            ("device", a.device),
-            ("solver_backend", a.solver),
-        )
+        for k, v in (("recording_fps", a.fps), ("object_time_offset_s", a.object_time_offset), ("hand", a.hand))
         if v is not None
     }
     if a.solver == "steel":
         fields["finger_drive"] = "quat"  # SolverSteel drives no BALL joint (replay.sim.engine.steel.steel_drive)
-    return layered_config(config_file=a.config, preset=a.preset, physics=a.physics, choices=choices, fields=fields)
-
-
-def _samples(a) -> int:
-    """``--samples``; ``--envelope`` (replaced by the sampled verdict, issue #46) says so in one line and
-    samples at the default N."""
-    if a.envelope:
-        print(
-            "--envelope is replaced by --samples N (the sampled verdict, issue #46): running --samples "
-            f"{a.samples or DEFAULT_SAMPLES}",
-            file=sys.stderr,
-        )
-        return a.samples or DEFAULT_SAMPLES
-    return a.samples
+    return layered_config(
+        config_file=a.config,
+        preset=a.preset,
+        physics=a.physics,
+        choices=choices,
+        fields=fields,
+        solver=a.solver,
+        device=a.device,
+    )
 
 
 def print_outcome(study: dict) -> None:
@@ -366,7 +354,7 @@ def main(argv=None) -> int:
             refine=({"seed": a.refine_seed} | ({"worlds": a.refine_worlds} if a.refine_worlds else {}))
             if a.refine
             else None,
-            samples=_samples(a),
+            samples=a.samples,
             seed=a.seed,
             conditions=a.conditions,
             corruptions=a.corruptions,

@@ -28,6 +28,7 @@ from replay.cli import Parser, folder_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
 from replay.sim.hand_assets import resolve_hand_variant
@@ -72,8 +73,8 @@ def _setup(a):
     choices = {} if a.effort is None else {"finger_effort_limit": a.effort}
     cfg = resolve_hand_variant(layered_config(config_file=a.config, choices=choices), a.dataset)
     effort = study_effort(cfg)
-    if cfg.device != "cpu" or cfg.engine != "direct":
-        raise UsageError("--config", "sweeps run on the direct CPU engine (device cpu, engine direct)")
+    if cfg.engine is not EngineChoice.MUJOCO_C:
+        raise UsageError("--config", "sweeps run on the MuJoCo C engine (engine mujoco-c)")
     seqs = list_sequences(a.dataset, a.data)
     if a.objects:
         seqs = select_sequences(a.dataset, seqs, a.objects)

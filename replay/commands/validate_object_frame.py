@@ -35,7 +35,7 @@ def _settings(samples: int) -> dict:
     import coacd  # noqa: F401
 
     from replay.data.adapter_fields import LIFT_THRESHOLD_M
-    from replay.data.objects import COACD_SETTINGS
+    from replay.data.coacd import COACD_SETTINGS
 
     return {
         "samples_per_surface": samples,

@@ -19,7 +19,7 @@ from replay.data.adapter_fields import (
 )
 from replay.data.confine import plain_name
 from replay.data.mesh_io import shared_mesh
-from replay.data.objects import load_grab_object
+from replay.data.object_mjcf import load_grab_object
 from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError
@@ -155,11 +155,6 @@ def _table_support(
     table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
     support_col, _ = top_surface_height(table_col, obj_xy, table_loc, R)
     return support, rule, support_col
-
-
-def list_grab(grab_dir: str | Path) -> list[str]:
-    """Sequence names (file stems) in ``<grab_dir>/recordings``, sorted."""
-    return sorted(p.stem for p in (Path(grab_dir) / "recordings").glob("*.pkl"))
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:

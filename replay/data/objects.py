@@ -10,11 +10,10 @@ import numpy as np
 import trimesh
 
 from replay.data.asset_memo import memo
-from replay.data.coacd import COACD_SETTINGS, COACD_TIMEOUT_S, convex_decomposition
+from replay.data.coacd import convex_decomposition
 from replay.data.limits import load_json
 from replay.data.mesh_checks import check_collision_part
 from replay.data.mesh_io import load_mesh, shared_mesh
-from replay.data.object_mjcf import GrabObjectInfo, grab_object_info, load_grab_object
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
 
@@ -29,12 +28,6 @@ __all__ = [
     "hug_collision_files",
     "load_hug_object",
     "hug_object_pose",
-    "COACD_SETTINGS",
-    "COACD_TIMEOUT_S",
-    "convex_decomposition",
-    "GrabObjectInfo",
-    "grab_object_info",
-    "load_grab_object",
 ]
 
 

@@ -20,18 +20,14 @@ from replay.kinematics.ik_solver import (
     IKOptions,
     IKResult,
     LandmarkIK,
-    right_jacobian,
 )
 from replay.kinematics.model import NUM_JOINTS, HandKinematics
 
 __all__ = [
     "IK_VERSION",
-    "DEFAULT_LANDMARK_WEIGHTS",
-    "FITTED_LANDMARK_WEIGHTS",
     "IKOptions",
     "IKResult",
     "LandmarkIK",
-    "right_jacobian",
     "default_cache_dir",
     "fit_landmarks",
     "ik_options_for",

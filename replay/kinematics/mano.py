@@ -100,18 +100,6 @@ def mano_to_finger_quat(finger_pose: np.ndarray, side: str = "right", flat_hand_
     return Rotation.from_rotvec(p.reshape(-1, 3)).as_quat().reshape(T, 15, 4)
 
 
-def finger_quat_to_mano(finger_quat: np.ndarray, side: str = "right", flat_hand_mean: bool = True) -> np.ndarray:
-    """Inverse of :func:`mano_to_finger_quat`: (T, 15, 4) xyzw -> (T, 15, 3) axis-angle, rad, angles in [0, pi]."""
-    q = np.asarray(finger_quat, dtype=np.float64)
-    if q.ndim != 3 or q.shape[1:] != (15, 4):
-        raise DataError(None, "finger_quat", f"expected shape (T, 15, 4), got {q.shape}")
-    T = q.shape[0]
-    p = Rotation.from_quat(q.reshape(-1, 4)).as_rotvec().reshape(T, 15, 3)
-    if not flat_hand_mean:
-        p = p - hands_mean(side)
-    return p
-
-
 def wrist_from_transform(T_world_wrist: np.ndarray, source=None) -> tuple[np.ndarray, np.ndarray]:
     """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw)`` of ``mano_body_0`` from HUG-Bench's (T, 4, 4)
     world-from-wrist transform (its wrist frame is ``mano_body_0``'s: no offset).

@@ -20,7 +20,7 @@ from replay.kinematics.mjcf_tree import (
     read_bodies,
     read_joints,
 )
-from replay.kinematics.quat import as_matrix, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz
+from replay.kinematics.quat import as_matrix, quat_xyzw_to_wxyz
 
 __all__ = [
     "NUM_BODIES",
@@ -30,7 +30,6 @@ __all__ = [
     "TIP_LANDMARKS",
     "HandKinematics",
     "quat_xyzw_to_wxyz",
-    "quat_wxyz_to_xyzw",
 ]
 
 #: manopth landmark id -> (manosim body, "anchor": its ball-joint anchor | "tip": its fingertip point)

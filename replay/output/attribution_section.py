@@ -3,8 +3,7 @@
 :func:`attribution_section_html` is the HTML of one study (one row per factor: value, lifted of
 recordings, the count of each diagnosis class, its source);
 :func:`attribution_section_for` finds the file beside a study (``<study dir>/attribution.json``)
-for :func:`replay.output.report.build_report`; :func:`attribution_markdown` is the same table
-in Markdown (docs/attribution.md, the README).
+for :func:`replay.output.report.build_report`.
 """
 
 from __future__ import annotations
@@ -53,13 +52,3 @@ def attribution_section_for(study_path: str | Path) -> str:
         return attribution_section_html(json.loads(p.read_text()))
     except (OSError, ValueError, AttributeError, TypeError):
         return ""
-
-
-def attribution_markdown(doc: dict, source: bool = False) -> str:
-    """The table as Markdown (``source``: with the source column)."""
-    head = _head() if source else _head()[:-1]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for f in doc.get("factors", []):
-        c = _cells(f)
-        lines.append("| " + " | ".join(c if source else c[:-1]) + " |")
-    return "\n".join(lines)

@@ -25,7 +25,6 @@ from pathlib import Path
 from replay.checks.causes import cause_counts_text
 from replay.fileio import atomic_write_text
 from replay.output.attribution_section import attribution_section_for
-from replay.output.envelope_section import envelope_section_html
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
 from replay.output.p_lift_section import (
@@ -37,7 +36,7 @@ from replay.output.p_lift_section import (
 )
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
-from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
+from replay.output.report_table import TABLE_JS, table_html
 from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
 from replay.protocol.intent_counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
 from replay.protocol.protocols.base import all_protocols, primary_protocol
@@ -213,14 +212,11 @@ def build_report(
 
 
 def _with_record(row: dict, rec: RolloutRecord | ResultsFormatError) -> dict:
-    """A study row with what the table shows from its rollout record: the intent, and the
-    verdict envelope and ``p_lift`` where the record has them and the row does not."""
+    """A study row with what the table shows from its rollout record: the intent, and ``p_lift`` where the
+    record has it and the row does not."""
     if not isinstance(rec, RolloutRecord):
         return dict(row, intent=None)
-    env = row.get("verdict_envelope")
-    if env is None:
-        env = getattr(rec, "verdict_envelope", None) or rec.extra.get("verdict_envelope")
-    more = {"verdict_envelope": env} if env is not None else {}
+    more = {}
     if p_lift_of(row) is None and p_lift_of(rec) is not None:
         more["p_lift"] = p_lift_of(rec)
     return dict(row, intent=getattr(rec, "intent", None), **more)
@@ -356,7 +352,6 @@ exports. Fields: docs/results.md.</p>
 {refine_section_html(study)}
 {oracle_section_html(study)}
 {discrimination_html(study)}
-{envelope_section_html(study, study_path)}
 {mont}
 <h2>Config</h2><pre id=config>{html.escape(json.dumps(study.config, indent=1, sort_keys=True))}</pre>
 <h2>Versions</h2><pre id=versions>{html.escape(json.dumps(study.versions, indent=1, sort_keys=True))}</pre>

@@ -1,8 +1,7 @@
 """The report's recordings table: one row per recording, each linked to its own page, sortable by
 any column and filterable by outcome, object, cause (the diagnosis class), the sampled verdict's
 class per condition (``p_lift``, :mod:`replay.output.p_lift_section`: a column per condition, shown
-where a row has one) and an older study's verdict envelope (shown only where a row has
-``verdict_envelope``), in the page itself (inline JS, no network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
+where a row has one), in the page itself (inline JS, no network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
 so a filtered, sorted view can be linked; ``<body data-shown>`` counts the rows shown.
 
 At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
@@ -40,20 +39,16 @@ COLUMNS = (
     ("contact precision", "contact_agreement_precision", None, 2),
     ("contact recall", "contact_agreement_recall", None, 2),
 )
-#: the verdict envelope's column (another branch's field), shown after the outcome where a row has it
-ENVELOPE_COLUMN = ("envelope", "verdict_envelope", None, None)
-#: the filters: (label, row key); the envelope's only where the column is shown (the p_lift ones: per condition)
-FILTERS = (("outcome", "outcome"), ("object", "object"), ("cause", "diagnosis"), ("envelope", "verdict_envelope"))
+#: the filters: (label, row key) (the p_lift ones: per condition)
+FILTERS = (("outcome", "outcome"), ("object", "object"), ("cause", "diagnosis"))
 #: a p_lift column's row key: this prefix and the condition (the class shown, sorted by p)
 P_LIFT_KEY = "p_lift:"
 
 
 def columns_for(rows: list[dict]) -> tuple:
     """The table's columns for these rows: :data:`COLUMNS`, with one ``P(lift) <condition>`` column per
-    condition (:data:`P_LIFT_KEY`) and :data:`ENVELOPE_COLUMN` after the outcome where rows have them."""
+    condition (:data:`P_LIFT_KEY`) after the outcome where rows have them."""
     extra = tuple((f"P(lift) {c}", P_LIFT_KEY + c, None, None) for c in conditions_of(rows))
-    if any(r.get("verdict_envelope") is not None for r in rows):
-        extra += (ENVELOPE_COLUMN,)
     if not extra:
         return COLUMNS
     k = [c[1] for c in COLUMNS].index("diagnosis")
@@ -78,8 +73,6 @@ def cell(v, scale, dec) -> tuple[str, str]:
         return f"{x:.{dec}f}", repr(x)
     if isinstance(v, dict) and isinstance(v.get("p"), (int, float)):  # a p_lift entry: its class, sorted by p
         return class_word(v), repr(float(v["p"]))
-    if isinstance(v, dict):  # a verdict given as its record (the envelope's): its class
-        v = v.get("class", v.get("verdict", "-"))
     return str(v), str(v)
 
 

@@ -57,7 +57,6 @@ KINDS = (
     "bridge",
     "tests",
     "crosscheck",
-    "envelope",
     "scale",
     "throughput",
     "make_study",
@@ -287,28 +286,6 @@ def crosscheck_table(doc: dict) -> str:
     return _md(["figure", "value"], out)
 
 
-def envelope_table(study: dict) -> str:
-    """A study's verdict envelope (``counts["envelope"]``, or the hug-oracle's): the headline, then per setting
-    the recordings lifted and the verdicts it flips against the default setting."""
-    c = study.get("counts") or {}
-    env = c.get("envelope") or (c.get("hug-oracle") or {}).get("envelope")
-    if not env:
-        raise ValueError("the study has no verdict envelope (run_study.py --envelope)")
-    n = env["recordings"]
-    out = [
-        ["recordings", str(n)],
-        ["robust lifts (lifted under every setting)", str(env["robust_lift"])],
-        ["fragile (under some)", str(env["fragile"])],
-        ["robust failures (under none)", str(env["robust_failure"])],
-    ]
-    flips = env.get("flips_by_setting") or {}
-    out += [
-        [f"setting `{s}`: lifted / verdicts flipped", f"{env['lifted_by_setting'].get(s)} / {flips.get(s, '-')}"]
-        for s in env["settings"]
-    ]
-    return _md(["figure", "value"], out)
-
-
 def scale_table(doc: dict) -> str:
     """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and the
     goals of issue 41 (overhead per recording at the largest size over the smallest's, at most 1.2x;
@@ -473,7 +450,6 @@ def table(kind: str, doc: dict) -> str:
         "bridge": bridge_markdown,
         "tests": tests_table,
         "crosscheck": crosscheck_table,
-        "envelope": envelope_table,
         "scale": scale_table,
         "throughput": throughput_table,
         "make_study": make_study_table,

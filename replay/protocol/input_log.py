@@ -111,11 +111,11 @@ def record_rollout(
         DataError: bad input.
     """
     cfg = protocol_named(protocol).config(cfg)
-    if cfg.solver_backend == "steel" or not config_uses_direct_engine(cfg) or cfg.device != "cpu":
+    if not config_uses_direct_engine(cfg):
         raise UsageError(
             "config",
-            f"engine {cfg.engine!r} on {cfg.device!r} (solver {cfg.solver_backend!r}) is not "
-            "MuJoCo C stepped directly: only direct-engine CPU rollouts export to plain MuJoCo",
+            f"engine {cfg.engine.value!r} is not MuJoCo C stepped directly: only engine mujoco-c rollouts "
+            "export to plain MuJoCo",
         )
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol=protocol)
     try:

@@ -55,6 +55,7 @@ from replay.protocol.plan import (
     plan_from_rows,
     replayed_frames,
 )
+from replay.results.engine_choice import EngineChoice
 from replay.results.oracle_fields import (
     CONTACT_MANOSIM,
     ORACLE_CONTROL_FPS,
@@ -91,12 +92,12 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
         lift=dataclasses.replace(cfg.lift, shake_s=0.0, release_s=0.0, grip_overshoot=0.0), physics_overrides=over
     )
     if cfg.oracle.contact == CONTACT_MANOSIM:
-        if not (cfg.device == "cpu" and cfg.engine == "direct"):
+        if cfg.engine is not EngineChoice.MUJOCO_C:
             raise DataError(
                 None,
                 "config.oracle.contact",
                 "'manosim' (contact as authored) edits the compiled model "
-                "and runs on the direct MuJoCo C engine (device cpu, engine direct) only; set "
+                "and runs on the MuJoCo C engine (engine mujoco-c) only; set "
                 "oracle_contact 'compiled' on this engine",
             )
         over["contact_mixing"] = "hand"

@@ -86,6 +86,7 @@ from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
 from replay.protocol.refine_settings import RefineSettings
 from replay.protocol.rollout import RolloutResult, Stepping
 from replay.protocol.sampling import run_samples
+from replay.results.engine_choice import EngineChoice
 from replay.sim.engine.variants import Variant
 
 #: after a success, later batches also hold the best correction times each of these
@@ -425,13 +426,13 @@ def refine_recording(
         settings: the search's knobs (default :class:`RefineSettings`).
 
     Raises:
-        UsageError: an engine other than MuJoCo C (``engine="direct"``, ``device="cpu"``),
+        UsageError: an engine other than MuJoCo C (engine mujoco-c),
             or settings out of range. DataError: bad input.
     """
     s = (settings or RefineSettings()).validate()
     cfg.validate()
-    if cfg.engine != "direct" or cfg.device != "cpu":
-        raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine direct on device cpu")
+    if cfg.engine is not EngineChoice.MUJOCO_C:
+        raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine mujoco-c")
     t0 = time.perf_counter()
     target = Target(rec, coords, mjcf)
     one = run_seed(target, cfg, s, s.seed)

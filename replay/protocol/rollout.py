@@ -12,11 +12,6 @@ as ``unstable`` with the frame and the reason. Any other exception while steppin
 code error, not physics: it propagates (the study lists the recording as an error, its
 traceback in the study's records). Bad input (shapes, missing files) raises
 :class:`replay.errors.DataError` before anything is simulated.
-
-Names of release 0.2.0 kept here: the phase codes and :class:`~replay.protocol.plan.Plan`
-(:mod:`replay.protocol.plan`), :func:`min_jerk`, :func:`shake_offset`, :func:`plan_rollout`
-(:mod:`replay.protocol.lift_plan`), :func:`hand_frame_slip` and ``_measure``
-(:func:`replay.protocol.measures.measure_world`).
 """
 
 from __future__ import annotations
@@ -34,29 +29,12 @@ from replay.data.types import Recording
 from replay.errors import AblationMaskError
 from replay.kinematics.hand_layout import finger_quats
 from replay.protocol import contact_agreement, diagnosis
-from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
-from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
-from replay.protocol.measures import measure_world as _measure
-from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
-    PHASE_APPROACH,
-    PHASE_HOLD,
-    PHASE_LIFT,
-    PHASE_RECORDED,
-    PHASE_SETTLE,
-    PHASE_SHAKE,
-    Plan,
-    plan_from_rows,
-    replayed_frames,
-)
+from replay.protocol.measures import Trace, measure_world
+from replay.protocol.plan import PHASE_APPROACH, PHASE_LIFT, Plan
 from replay.protocol.protocols.base import Protocol, protocol_named
 from replay.protocol.step_plan import step_protocol
 from replay.sim import physics
-from replay.sim.engine.factory import (  # noqa: F401  (WARP_DEVICES re-exported)
-    WARP_DEVICES,
-    build_engine_scene,
-    capabilities_of,
-    engine_for_scene,
-)
+from replay.sim.engine.factory import build_engine_scene, capabilities_of, engine_for_scene
 from replay.sim.engine.variants import Variant
 from replay.sim.scene import HAND_BODY_NAMES
 from replay.sim.scene_cache import cached_scene
@@ -180,11 +158,8 @@ def run_rollouts(
         rec: the recording (target object, support height, grasp frame).
         coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` and ``cfg.device`` pick the engine: ``"direct"`` on ``"cpu"``
-            steps MuJoCo C directly (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`); on ``"cuda"`` or
-            ``"warp-cpu"`` every variant in one mujoco-warp launch (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`;
-            contact and ablation variants are two); ``"newton"`` one world through ``SolverMuJoCo.step``
-            (the reference); ``solver_backend="steel"`` one world through SolverSteel.
+        cfg: settings; ``cfg.engine`` picks the engine (:data:`replay.sim.engine.factory.ENGINES`; mujoco-warp:
+            contact and ablation variants are two launches), ``cfg.device`` where Warp runs it.
         variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``
             is the contact ablation).
         frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
@@ -292,7 +267,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
             continue
         if v.object_mass is not None:
             metrics["object_mass"] = float(v.object_mass)
-        metrics.update(_measure(rec, plan, scene, cfg, traces[i], w))
+        metrics.update(measure_world(rec, plan, scene, cfg, traces[i], w))
         metrics.update(contact_agreement.agreement_fields(plan.touch, traces[i].force_bones))
         # the build is shared by the batch; the stepping wall time is the batch's
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))

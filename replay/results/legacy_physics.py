@@ -6,7 +6,8 @@ format <= 4 (integrator, cone, impratio, multiccd, hand_object_contact, hand_var
 (hand_object_friction, object_density_scale, object_ke / object_kd, support_friction, contact_gap, effort_limit,
 oracle_effort_limit, flutter_safety / flutter_discrete_factor, wrist_substep_interp, wrist_gain_scale,
 pad_compression_mm), and a config written before issue #54 (it holds ``effort_profile``, :func:`_before_54`). Format 7
-nests a protocol's or an engine's settings in its part (``lift``, ``oracle``, ``steel``, ``contact_budget``).
+nests a protocol's or an engine's settings in its part (``lift``, ``oracle``, ``steel``, ``contact_budget``) and names
+the engine by one choice (:func:`legacy_engine`: ``solver_backend`` / ``engine`` / ``device`` before).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from replay.errors import DataError
 from replay.results import physics_table
+from replay.results.engine_choice import from_legacy
 
 #: a legacy field's value that departs from nothing (None: "the table's"): dropped
 DROP = object()
@@ -104,9 +106,10 @@ LEGACY_PART_FIELDS = {
 
 def legacy_config(data: dict, source: str | Path | None = None) -> dict:
     """An older config dict (results format <= 6) in today's layout: its physics fields as overrides
-    (:func:`legacy_physics_overrides`), its flat fields of a part (:data:`LEGACY_PART_FIELDS`) in that part's dict.
-    A dict of today's layout is returned as it is."""
-    data = legacy_physics_overrides(data, source)
+    (:func:`legacy_physics_overrides`), its engine fields as the engine choice (:func:`legacy_engine`), its flat
+    fields of a part (:data:`LEGACY_PART_FIELDS`) in that part's dict. A dict of today's layout is returned as it
+    is."""
+    data = legacy_engine(legacy_physics_overrides(data, source), source)
     flat = set(data) & set(LEGACY_PART_FIELDS)
     if not flat:
         return data
@@ -117,6 +120,27 @@ def legacy_config(data: dict, source: str | Path | None = None) -> dict:
         parts.setdefault(part, {})[name] = data.pop(key)
     for part, fields in parts.items():
         data[part] = {**fields, **(data.get(part) or {})}
+    return data
+
+
+def legacy_engine(data: dict, source: str | Path | None = None) -> dict:
+    """``data`` with the engine fields of a config written before
+    :class:`~replay.results.engine_choice.EngineChoice` (``solver_backend``, ``engine`` direct / newton, ``device``
+    warp-cpu) read as ``engine`` and ``device`` (:func:`replay.results.engine_choice.from_legacy`).
+
+    Raises:
+        DataError: a combination no engine ran (names the file and field)."""
+    old = "solver_backend" in data or data.get("engine") == "direct" or data.get("device") == "warp-cpu"
+    if not old:
+        return data
+    data = dict(data)
+    try:
+        engine, device = from_legacy(
+            data.pop("solver_backend", "mujoco"), data.get("engine", "direct"), data.get("device", "cpu")
+        )
+    except DataError as e:
+        raise DataError(source, e.field, e.message) from None
+    data.update(engine=engine.value, device=device)
     return data
 
 

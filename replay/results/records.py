@@ -2,8 +2,7 @@
 
 :class:`RolloutRecord` is one ``<seq>.json``, :class:`StudyRecord` one ``study.json``; every
 field carries ``unit``/``doc`` metadata (``docs/results.md`` is generated from it,
-:func:`replay.results.fields_doc.fields_markdown`). The files themselves are written and read by
-:mod:`replay.results.files`; :mod:`replay.results` re-exports both.
+``tests/doc_tables.py``). The files themselves are written and read by :mod:`replay.results.files`.
 """
 
 from __future__ import annotations
@@ -331,7 +330,7 @@ class StudyRecord(sf.SampledStudyFields):
     ablation: bool | None = _f("-", "the contact ablation ran")
     versions: dict = _fl("-", "python and package versions")
     sequences: list = _fl("-", "every recording of the study, in order", list)
-    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.runner.summarize)")
+    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.summary.summarize)")
     failed: dict = _fl("-", "{sequence: one-line reason} of recordings that could not be replayed")
     rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
     inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")

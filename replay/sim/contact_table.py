@@ -86,19 +86,3 @@ def _merge_parts(rows: list[dict]) -> list[dict]:
             out[key] = {k: v for k, v in r.items() if k != "object_part"} | {"object_parts": []}
         out[key]["object_parts"].append(r["object_part"])
     return list(out.values())
-
-
-def summary_line(table: dict) -> str:
-    """One line for a console or report: the distinct (solref, solimp, friction) sets in use."""
-    sets = sorted(
-        {
-            (
-                tuple(round(float(x), 4) for x in r["solref"]),
-                tuple(round(float(x), 4) for x in r["solimp"]),
-                r["friction"][0],
-                r["rule"],
-            )
-            for r in table["pairs"]
-        }
-    )
-    return "; ".join(f"solref {list(s)} solimp {list(i)} mu {mu:g} ({rule})" for s, i, mu, rule in sets)

@@ -4,7 +4,7 @@ The test fixture of the grasp-and-lift check (:mod:`replay.protocol.gripper_phas
 is the replay's object (:func:`replay.sim.world_builder._add_object`: its convex collision parts,
 friction, condim and mass), the support an infinite ground plane at z = 0
 (:func:`replay.sim.world_builder._add_support`), the solver ``SolverMuJoCo`` built by
-:func:`replay.sim.scene.make_solver` (MuJoCo C on ``device="cpu"``). World Z up, gravity
+:func:`replay.sim.scene.make_solver` (MuJoCo C). World Z up, gravity
 -9.81 m/s^2; quaternions xyzw (Newton) unless said.
 
 The gripper: a carriage body on a D6 joint of three world-axis slides (X, Y, Z; position drives),
@@ -33,6 +33,7 @@ from scipy.spatial.transform import Rotation
 from replay.config import ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
+from replay.results.engine_choice import EngineChoice
 from replay.sim.scene import make_solver
 from replay.sim.solver_view import SolverView
 from replay.sim.world_builder import _add_object, _add_support, new_builder
@@ -415,7 +416,7 @@ def build_gripper_scene(
             builder.add_shape_collision_filter_pair(int(p), s_ground)
         builder.add_shape_collision_filter_pair(int(ids["pads"][0]), int(ids["pads"][1]))
     model = builder.finalize(device="cpu")
-    solver = make_solver(model, dataclasses.replace(config, device="cpu"), None)
+    solver = make_solver(model, dataclasses.replace(config, engine=EngineChoice.MUJOCO_C, device="cpu"), None)
     solver.mj_model.opt.timestep = float(config.dt)
     state = model.state()
     newton.eval_fk(model, state.joint_q, state.joint_qd, state)

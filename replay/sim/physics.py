@@ -16,18 +16,13 @@ import dataclasses
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
-from replay.results.physics_table import (  # noqa: F401  (the table, re-exported: physics.PHYSICS etc.)
-    AUTHORED,
-    CHOICES,
+from replay.results.engine_choice import EngineChoice
+from replay.results.physics_table import (
     CONFIG_SET,
     NAMES,
     PHYSICS,
-    REPLAY,
-    SHARED,
     VALUE_SOURCES,
-    VALUES,
     Choice,
-    _c,
     check_value,
 )
 from replay.sim import calibration_file
@@ -192,8 +187,8 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
     Steel and the Newton reference drive the wrist with :class:`replay.sim.control.HandController`'s
     gravity-compensated wrench only; the object margin as the asset writes it is an edit of the compiled
     model that only the direct MuJoCo C engine steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
-    direct_c = cfg.solver_backend == "mujoco" and cfg.engine == "direct" and cfg.device == "cpu"
-    direct = cfg.solver_backend == "mujoco" and cfg.engine == "direct"
+    direct_c = cfg.engine is EngineChoice.MUJOCO_C
+    direct = cfg.engine in (EngineChoice.MUJOCO_C, EngineChoice.MUJOCO_WARP)
     if not direct and (
         choice_value(cfg, "wrist_law") != "wrench" or not choice_value(cfg, "wrist_gravity_compensation")
     ):
@@ -235,45 +230,3 @@ def parse_setting(text: str) -> tuple[str, object]:
         except ValueError:
             value = raw.strip()
     return name.strip(), check_value(name.strip(), value)
-
-
-def _shown(value) -> str:
-    """``repr(value)`` with floats to 6 significant digits (1/240 s as 0.00416667), inside dicts and lists too."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(_shown(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
-    return repr(value)
-
-
-def _value_cell(c: Choice) -> str:
-    """A table cell: the value, and what the sampled verdict draws it from where it samples it."""
-    cell = f"`{_shown(c.value)}`"
-    if c.spread:
-        cell += f" (sampled {_shown(c.spread[0])}-{_shown(c.spread[1])})"
-    elif c.levels:
-        cell += (
-            f" (sampled among {', '.join(map(str, c.levels if isinstance(c.levels, dict) else map(_shown, c.levels)))})"
-        )
-    return cell
-
-
-def physics_markdown() -> str:
-    """The table of every named physics' choices as Markdown (``docs/physics.md`` holds it;
-    ``tests/test_physics_authored.py`` checks the page is current): one row per choice, its value,
-    source and why under ``authored`` and under ``replay``."""
-    a, r = PHYSICS["authored"], PHYSICS["replay"]
-    lines = ["| choice | authored | source | replay | source, why |", "|---|---|---|---|---|"]
-    for k in a:
-        same = (a[k].value, a[k].spread, a[k].levels) == (r[k].value, r[k].spread, r[k].levels)
-        rv = "same" if same else _value_cell(r[k])
-        lines.append(f"| `{k}` | {_value_cell(a[k])} | {_why(a[k])} | {rv} | {'' if same else _why(r[k])} |")
-    return "\n".join(lines) + "\n"
-
-
-def _why(c: Choice) -> str:
-    """A table cell: the value's source, the sampled range's where it has its own, and why."""
-    return f"{c.source}; " + (f"sampled: {c.spread_source}; " if c.spread_source else "") + c.why

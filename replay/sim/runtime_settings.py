@@ -7,7 +7,7 @@ world of the batch's compiled model with those options set (:attr:`Variant.optio
 <replay.sim.engine.variants.Variant>`, :func:`replay.sim.engine.mujoco_c.model_edits.set_options`).
 :func:`setting_variant` says whether a setting is such a world and gives its variant; anything else
 (a hand shape, contact parameters the builder writes, the wrist law, a plan shift) returns None: a
-scene of its own, as before. MuJoCo C only (``device="cpu"``, ``engine="direct"``): mujoco-warp holds
+scene of its own, as before. MuJoCo C only (``engine="mujoco-c"``): mujoco-warp holds
 one ``opt`` per batch.
 
 The world's trajectory equals the setting's own rollout bit for bit on one CPU
@@ -20,6 +20,7 @@ import dataclasses
 
 import mujoco
 
+from replay.results.physics_table import CHOICES
 from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.scene_cache import cacheable
@@ -45,7 +46,7 @@ def _plain_fields(cfg) -> dict:
 
     d = cfg.to_dict()
     d["physics_overrides"] = {k: v for k, v in (d.get("physics_overrides") or {}).items() if k not in OPTION_FIELDS}
-    d.update({k: physics.choice_value(cfg, k) for k in OPTION_FIELDS if k in physics.CHOICES})
+    d.update({k: physics.choice_value(cfg, k) for k in OPTION_FIELDS if k in CHOICES})
     return d
 
 

@@ -25,30 +25,24 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import newton
 import numpy as np
 
-from replay.config import GRAVITY, ReplayConfig
+from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, finger_quats
-from replay.sim import finger_strength, physics
+from replay.results.engine_choice import EngineChoice
+from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.spans import frame_rows
 from replay.sim.engine.variants import Variant
-from replay.sim.hand_assets import hand_mjcf_path  # noqa: F401 (re-exported: where callers found it)
 from replay.sim.made_mass import made_mass
 from replay.sim.object_contact import apply_object_contact
 from replay.sim.scene_spec import SceneSpec
-from replay.sim.world_builder import (  # noqa: F401 (add_replay_world, new_builder re-exported: where callers found them)
-    add_replay_world,
-    build_world_model,
-    import_hand,
-    model_device,
-    new_builder,
-)
+from replay.sim.world_builder import build_world_model
 
 #: the hand's bodies as named in the manosim MJCF, in Newton body order.
 HAND_BODY_NAMES = MANOSIM_HAND.body_names
@@ -80,7 +74,7 @@ class Scene:
         object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
         ablation: True when hand-object contact pairs are filtered out.
         import_report: whatever ``importer_patches.add_mjcf`` returned.
-        build_inputs: the arguments of :func:`add_replay_world` this scene was built
+        build_inputs: the arguments of :func:`replay.sim.world_builder.add_replay_world` this scene was built
             from (less ``builder``), so that more worlds of it can be built
             (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`).
         contact_capacity: the ``nconmax`` the solver was built with (0 in the probe stage).
@@ -173,12 +167,12 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
         iterations=config.iterations,
         ls_iterations=config.ls_iterations,
         tolerance=config.tolerance,
-        use_mujoco_cpu=config.device == "cpu",
+        use_mujoco_cpu=config.engine.mujoco_cpu(config.device),
         nconmax=nconmax,
         enable_multiccd=bool(physics.choice_value(config, "multiccd")),
         **extra,
     )
-    if nconmax is not None and config.device != "cpu":
+    if nconmax is not None and not config.engine.mujoco_cpu(config.device):
         # elliptic cone: condim rows per contact (<= 4 here) + joint rows
         kwargs["njmax"] = int(nconmax * 4 + 64)
     return newton.solvers.SolverMuJoCo(model, **kwargs)
@@ -330,20 +324,23 @@ def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: in
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state.
 
-    CPU: the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact limit);
-    CUDA: ``SolverMuJoCo.step`` with the wrist wrench of :class:`replay.sim.control.HandController`.
+    MuJoCo C: one span of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact
+    limit, no runaway limit); otherwise ``SolverMuJoCo.step`` with the wrist wrench of
+    :class:`replay.sim.control.HandController`.
     """
     cfg, model = scene.config, scene.model
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)
     if config_uses_direct_engine(cfg):
         batch = MjcBatch(scene, [Variant(ablation=scene.ablation)], capacity=1 << 30)
-        row = np.zeros((1, wrist.T_SIZE))
-        row[0, :3] = hand_coords0[:3]
-        row[0, 3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
-        fingers = finger_quats(hand_coords0)[None]
-        for _ in range(frames):
-            batch.step_frame(fingers, row, row)
+        row = np.zeros(wrist.T_SIZE)
+        row[:3] = hand_coords0[:3]
+        row[3:7] = hand_coords0[[6, 3, 4, 5]]  # xyzw -> MuJoCo wxyz
+        rows = np.broadcast_to(row, (1, frames, wrist.T_SIZE))
+        fingers = np.broadcast_to(finger_quats(hand_coords0), (1, frames, 15, 4))
+        settle = np.zeros(frames, np.int64)  # one phase throughout, no wrist error measured
+        batch.begin_spans(fingers, rows, settle, 0, -np.inf, cfg.contact_force_min, np.inf, np.inf)
+        batch.run_span(0, frames, [frame_rows(frames)])
         state = model.state()
         batch.sync_state(0, state)
         return state
@@ -363,48 +360,5 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
 
 
 def config_uses_direct_engine(config: ReplayConfig) -> bool:
-    """True when rollouts of ``config`` step MuJoCo C directly (CPU, ``engine="direct"``)."""
-    return config.device == "cpu" and config.engine == "direct"
-
-
-def build_hand_only(
-    mjcf: str | Path,
-    coords: np.ndarray,
-    config: ReplayConfig,
-    gravity: bool = True,
-    drives: bool = True,
-    finger_damping: float | None = None,
-    finger_kd: float | None = None,
-):
-    """The hand alone (no object, no support) at ``coords``, for drive/stability checks.
-
-    Args:
-        mjcf: manosim MJCF. coords: (67,) Newton joint_q order, xyzw.
-        gravity: -9.81 m/s^2 along Z, or none.
-        drives: False sets every finger kp and kd to 0 (no actuator force).
-        finger_damping: override passive finger damping, N·m·s/rad (None: as imported).
-        finger_kd: override the finger drive damping, N·m·s/rad (None: dampratio-resolved).
-
-    Returns:
-        ``(model, report)``; finger targets in ``model.joint_target_q`` are ``coords``.
-    """
-    builder = newton.ModelBuilder(up_axis=newton.Axis.Z, gravity=(0.0, 0.0, -GRAVITY if gravity else 0.0))
-    newton.solvers.SolverMuJoCo.register_custom_attributes(builder)
-    builder.rigid_gap = float(physics.choice_value(config, "contact_gap"))
-    report = import_hand(builder, Path(mjcf))
-    qd0 = report.dof_start
-    per_joint = finger_strength.joint_limits(config, mjcf)
-    builder.joint_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
-    builder.joint_target_q[report.coord_start : report.coord_start + MANOSIM_HAND.coords] = [float(x) for x in coords]
-    for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
-        builder.joint_effort_limit[d] = float(per_joint[(d - qd0 - MANOSIM_HAND.finger_dof_start) // BALL_DOFS])
-        if not drives:
-            builder.joint_target_ke[d] = 0.0
-            builder.joint_target_kd[d] = 0.0
-        else:
-            if finger_kd is not None:
-                builder.joint_target_kd[d] = float(finger_kd)
-        if finger_damping is not None:
-            builder.joint_damping[d] = float(finger_damping)
-    model = builder.finalize(device=model_device(config))
-    return model, report
+    """True when rollouts of ``config`` step MuJoCo C directly (engine mujoco-c)."""
+    return config.engine is EngineChoice.MUJOCO_C

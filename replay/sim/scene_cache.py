@@ -31,8 +31,7 @@ scene once per object and process and hands it back, reset, for every use:
 ``tests/test_scene_placement.py`` compares a placed scene with a fresh build of the same recording
 field by field (every ``MjModel`` and Newton array) and their trajectories bit for bit.
 
-Only scenes of the direct MuJoCo C engine (``device="cpu"``, ``engine="direct"``, MuJoCo backend) are
-kept: the mujoco-warp, Newton-step and SolverSteel engines hold device buffers that this reset does
+Only scenes of the MuJoCo C engine (``engine="mujoco-c"``) are kept: the mujoco-warp, Newton-step and SolverSteel engines hold device buffers that this reset does
 not cover, so their scenes are built every time, as before. ``REPLAY_SCENE_CACHE=0`` turns the cache
 off (every scene built afresh); :data:`MAX_SCENES` objects are kept, least recently used dropped first.
 """
@@ -51,6 +50,7 @@ import mujoco
 import numpy as np
 
 from replay.data.asset_memo import file_sha256
+from replay.results.engine_choice import EngineChoice
 
 #: config fields no scene builder reads (the lift protocol's part: its plan's timing and shape, its verdict's
 #: thresholds, the diagnosis; what every protocol replays; the runaway limits): settings that differ only in these
@@ -99,7 +99,7 @@ def enabled() -> bool:
 
 def cacheable(cfg) -> bool:
     """True when scenes of ``cfg`` are kept (the direct MuJoCo C engine; module doc)."""
-    return cfg.solver_backend != "steel" and cfg.device == "cpu" and cfg.engine == "direct"
+    return cfg.engine is EngineChoice.MUJOCO_C
 
 
 def _digest_array(h, a) -> None:

@@ -2,7 +2,7 @@
 
 Every scene builder (:func:`replay.sim.scene.build_scene` for the MuJoCo engines,
 :func:`replay.sim.engine.steel.steel_scene.build_steel_scene` for SolverSteel) and the engine factory
-(:func:`replay.sim.engine.factory.make_engine`) take a spec and a
+(:func:`replay.sim.engine.factory.build_engine_scene`) take a spec and a
 :class:`~replay.config.ReplayConfig` instead of the ten positional parameters they used to
 repeat; :func:`replay.sim.world_builder.build_world_model` turns a spec into a finalized
 Newton model, the one function both builders share.

@@ -2,7 +2,7 @@
 
 ``SolverMuJoCo(use_mujoco_cpu=True)`` runs MuJoCo C: the compiled model and data are
 ``solver.mj_model`` / ``solver.mj_data`` (``mujoco.MjModel`` / ``MjData``, numpy arrays).
-Otherwise it runs mujoco-warp (on CUDA, or on Warp's CPU device for ``device="warp-cpu"``):
+Otherwise it runs mujoco-warp (on CUDA, or on Warp's CPU device):
 ``solver.mjw_model`` / ``solver.mjw_data`` hold Warp arrays whose per-world fields carry a
 leading world axis; ``solver.mj_model`` is still there (the MuJoCo C model mujoco-warp's model
 was built from) and holds the sizes (``nu``, ``nv``, ``ngeom``), options and unbatched fields.

@@ -70,9 +70,8 @@ def import_hand(builder: newton.ModelBuilder, mjcf: Path):
 
 
 def model_device(config: ReplayConfig) -> str:
-    """Warp device the model lives on: ``"cpu"`` for the MuJoCo C backend and for
-    mujoco-warp on Warp's CPU device (``config.device == "warp-cpu"``), else ``"cuda:0"``."""
-    return "cpu" if config.device in ("cpu", "warp-cpu") else "cuda:0"
+    """Warp device the model lives on: ``config.device`` (``"cuda"`` as ``"cuda:0"``)."""
+    return "cpu" if config.device == "cpu" else "cuda:0"
 
 
 def new_builder(config: ReplayConfig) -> newton.ModelBuilder:

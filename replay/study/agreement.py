@@ -74,7 +74,7 @@ def _label(path: Path, study: StudyRecord, protocol: str) -> str:
         study.dataset or "?",
         str(hand.get("model") or cfg.get("hand") or "?"),
         str(shape or "?"),
-        str(cfg.get("solver_backend", "mujoco")),
+        str(cfg.get("solver_backend") or cfg.get("engine") or "?"),  # the engine (older studies: the backend)
         f"effort {cfg.get('effort_limit', (cfg.get('physics_overrides') or {}).get('finger_effort_limit'))}",
     ] + ([] if protocol_named(protocol).primary else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"

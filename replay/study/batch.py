@@ -17,7 +17,7 @@ result handler (its console, its append-only records and its study JSON remade a
 * **resume**: ``resume(key)`` returns a result written before (the caller checks it is for
   the same settings) or None: the recording is then skipped;
 * **atomic writes**: ``write(key, result)`` runs after each recording; write through
-  :func:`replay.fileio.atomic_write_text` (or :func:`write_json` here) so a kill never
+  :func:`replay.fileio.atomic_write_text` so a kill never
   leaves half a file;
 * **versions**: :func:`package_versions`, the one record of what a result depends on;
 * **summary**: :class:`BatchResult` (results, failed, versions, wall time, interrupted);
@@ -27,14 +27,15 @@ result handler (its console, its append-only records and its study JSON remade a
 
 Adopting it in a new command::
 
-    from replay.study.batch import run_batch, write_json
+    from replay.fileio import atomic_write_text
+    from replay.study.batch import run_batch
 
     def one(key):                       # raises DataError on bad input
         return {"sequence": key, ...}
 
-    res = run_batch(keys, one, write=lambda k, r: write_json(out / f"{k}.json", r),
+    res = run_batch(keys, one, write=lambda k, r: atomic_write_text(out / f"{k}.json", json.dumps(r)),
                     resume=lambda k: read_if_same_settings(out / f"{k}.json"), label="bridge")
-    write_json(out / "summary.json", {"versions": res.versions, "failed": res.failed, ...})
+    atomic_write_text(out / "summary.json", json.dumps({"versions": res.versions, "failed": res.failed, ...}))
     return 130 if res.interrupted else (1 if res.failed else 0)
 """
 
@@ -42,17 +43,14 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata as md
-import json
 import platform
 import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 from replay.errors import DataError, printable
-from replay.fileio import atomic_write_text
 
 #: the packages a result depends on, recorded with every many-recording result
 VERSIONED_PACKAGES = ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh")
@@ -221,17 +219,3 @@ def _default_executor(
     from replay.study.worker_imports import import_physics
 
     run_jobs(keys, fn, workers, handle, timeout_s=timeout_s, warm=import_physics)  # each worker imports once
-
-
-def write_json(path: str | Path, doc: dict) -> Path:
-    """``doc`` as indented JSON at ``path``, atomically (:func:`replay.fileio.atomic_write_text`)."""
-    return atomic_write_text(path, json.dumps(doc, indent=1, default=_plain) + "\n")
-
-
-def _plain(o):
-    """numpy scalars and arrays, paths: as JSON."""
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")

@@ -26,7 +26,6 @@ from replay.errors import DataError
 from replay.fileio import atomic_write_text
 from replay.protocol.gripper_object import check_object
 from replay.protocol.gripper_phases import PhaseConfig
-from replay.results.convert import check_version
 from replay.results.files import dumps, rows_csv
 from replay.results.records import FORMAT_VERSION
 from replay.sim.gripper import FixtureConfig
@@ -78,19 +77,6 @@ class GripperRecord:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def read_gripper(path: str | Path) -> GripperRecord:
-    """Read ``gripper.json``. Raises: DataError (unreadable, not a gripper check, other format version)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise DataError(path, None, f"not a readable JSON file: {e}") from None
-    if not isinstance(doc, dict) or doc.get("kind") != "gripper_check":
-        raise DataError(path, "kind", "not a gripper check result")
-    check_version(doc.get("format_version"), path)
-    names = {f.name for f in dataclasses.fields(GripperRecord)}
-    return GripperRecord(**{k: v for k, v in doc.items() if k in names})
 
 
 def full_config(config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig) -> dict:

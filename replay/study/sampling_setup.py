@@ -9,6 +9,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
 from replay.protocol.p_lift_stats import CLASS_THRESHOLD, CONFIDENCE
 from replay.protocol.protocols.base import ResultKey, all_protocols, primary_protocol, protocol_named
+from replay.results.engine_choice import EngineChoice
 from replay.study.calibration import variables_for
 from replay.study.corruptions import parse_corruptions
 from replay.study.discrimination import discrimination
@@ -38,10 +39,10 @@ def check_sampling(
             if conditions:
                 raise UsageError("--conditions", "needs --samples N (N > 0)")
             return None
-        if not (cfg.engine == "direct" and cfg.device == "cpu" and cfg.solver_backend == "mujoco"):
+        if cfg.engine is not EngineChoice.MUJOCO_C:
             raise UsageError(
                 "--samples",
-                "the sampled variables are edits of the direct MuJoCo C engine: run with --device cpu (engine direct)",
+                "the sampled variables are edits of the MuJoCo C engine: run with --device cpu (engine mujoco-c)",
             )
         conds = {}
         for proto in protocols:

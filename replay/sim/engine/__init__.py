@@ -4,10 +4,10 @@ mujoco-warp with every world in one launch on CUDA or Warp's CPU device
 its device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`, its kernels in
 :mod:`replay.sim.engine.mjwarp.warp_kernels`).
 
-Every engine satisfies one contract (:class:`replay.sim.engine.contract.Engine`, a
-``typing.Protocol``, with its :class:`~replay.sim.engine.contract.Capabilities`), and
-:mod:`replay.sim.engine.factory` (``make_engine(spec, cfg, variants)``) is the only place
-that picks an engine class; callers ask an engine's capabilities, never its type.
+Every engine subclasses one base class (:class:`replay.sim.engine.contract.Engine`, with its
+:class:`~replay.sim.engine.contract.Capabilities`), and :mod:`replay.sim.engine.factory`
+(``engine_for_scene(scene, variants)``) is the only place that picks an engine class; callers ask
+an engine's capabilities, never its type.
 
 The engine knows nothing of datasets or of the protocol's meaning: it takes a
 built scene, one :class:`~replay.sim.engine.variants.Variant` per world and per-frame targets (finger joint

@@ -1,27 +1,28 @@
 """The engine contract: what every engine of :mod:`replay.sim.engine` offers a protocol.
 
 An engine is built from a scene and one :class:`~replay.sim.engine.variants.Variant` per world
-(:func:`replay.sim.engine.factory.make_engine` or :func:`~replay.sim.engine.factory.engine_for_scene`,
-the only places that know the engine classes). It then steps one control frame for all its live worlds
+(:func:`replay.sim.engine.factory.engine_for_scene`, the only place that knows the engine classes). It then steps one control frame for all its live worlds
 (:meth:`Engine.step_frame`), reads one world's signals after the frame (:meth:`Engine.read_frame`:
 body poses, hand-object contacts and forces, and the reason a world stopped: contact overflow, runaway,
 non-finite state, solver error), and says what it supports in :class:`Capabilities`, so that a caller
-asks instead of checking types. Modelled on Newton's ``SolverBase`` (one interface, ``step`` /
-``notify_model_changed`` / ``update_contacts``, one implementation per solver).
+asks instead of checking types. :class:`Engine` is the base class of every engine, after Newton's
+``SolverBase``: the two abstract methods, defaults for the rest, options keyword-only.
 
-Implementations: :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (MuJoCo C), :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`
-(mujoco-warp), :class:`replay.sim.engine.newton_ref.newton_step.NewtonStepBatch` (the reference, ``SolverMuJoCo.step``),
-:class:`replay.sim.engine.steel.steel.SteelBatch` (SolverSteel). ``tests/test_structure.py`` checks that each
-satisfies :class:`Engine`.
+Engines: :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (MuJoCo C),
+:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch` (mujoco-warp),
+:class:`replay.sim.engine.newton_ref.newton_step.NewtonStepBatch` (the reference, ``SolverMuJoCo.step``),
+:class:`replay.sim.engine.steel.steel.SteelBatch` (SolverSteel).
 
 Quaternions Newton xyzw unless said; wrist target rows MuJoCo wxyz (:mod:`replay.sim.engine.wrist`).
 """
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import ClassVar
 
+import mujoco
 import numpy as np
 
 
@@ -73,57 +74,90 @@ class Capabilities:
     frame_spans: bool = False
 
 
-@runtime_checkable
-class Engine(Protocol):
-    """N worlds of one scene, stepped one control frame at a time (module doc).
+class Engine(abc.ABC):
+    """N worlds of one scene, stepped one control frame at a time (module doc); the base of every engine.
+
+    Subclasses step and read (:meth:`step_frame`, :meth:`read_frame`); the rest has defaults here.
+
+    Args:
+        scene: the :class:`replay.sim.scene.Scene` it is built from (``scene.config`` its settings).
+        variants: one :class:`replay.sim.engine.variants.Variant` per world.
+        threads: threads stepping the worlds (keyword-only; engines that step one thread ignore it).
 
     Attributes:
         capabilities: :class:`Capabilities` (a class attribute).
-        scene: the :class:`replay.sim.scene.Scene` it was built from.
+        scene, cfg: the scene and its config.
         layout: where the hand's and the object's geoms/bodies are (``hand_geoms``,
             ``object_geoms`` (G,) bool masks, ``hand_bodies``).
         worlds: one :class:`replay.sim.engine.world.WorldStatus` per variant, in order
             (``alive``, ``reason``, ``peak_contacts``, ``capacity``, ``readback``).
     """
 
-    capabilities: Capabilities
-    scene: object
+    capabilities: ClassVar[Capabilities]
     layout: object
     worlds: list
 
+    def __init__(self, scene, variants: list, *, threads: int = 1):
+        self.scene = scene
+        self.cfg = scene.config
+
+    @abc.abstractmethod
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
         """Advance every live world one control frame: finger targets (N, 15, 4) xyzw, wrist
         target rows (N, 16) of the previous and this frame."""
-        ...
 
+    @abc.abstractmethod
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
         """World ``i``'s signals after its last frame; a world with a reason stops."""
-        ...
 
     def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
-        """Smallest signed distance, m, between the two geom masks in world ``i`` (NaN where unsupported)."""
-        ...
+        """Smallest signed distance, m, between the two geom masks in world ``i``; NaN here (no
+        ``capabilities.geom_distance``)."""
+        return float("nan")
 
     def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
-        """(G,) bool mask of the geoms (shapes on Steel) on the hand bodies ``fingertip_bodies``
-        (indices into the 16 hand bodies)."""
-        ...
+        """(ngeom,) bool mask of the MuJoCo geoms on the hand bodies ``fingertip_bodies`` (indices
+        into the 16 hand bodies) of ``scene.solver.mj_model``."""
+        tips = np.asarray(self.layout.hand_bodies)[list(fingertip_bodies)]
+        return np.isin(np.asarray(self.scene.solver.mj_model.geom_bodyid), tips)
 
     def result_fields(self) -> dict:
-        """Fields every rollout of this engine adds to its metrics (may be empty)."""
-        ...
+        """Fields every rollout of this engine adds to its metrics (none here)."""
+        return {}
 
     def stop(self, i: int) -> None:
         """Stop stepping world ``i``."""
-        ...
+        self.worlds[i].alive = False
 
-    def close(self) -> None:
-        """Release threads or buffers."""
-        ...
+    def close(self) -> None:  # noqa: B027  (a default, as Newton's SolverBase.notify_model_changed)
+        """Release threads or buffers (none here)."""
+
+    @classmethod
+    def one_world(cls, scene, variants: list):
+        """The one variant of an engine that steps one world per scene with the scene's ablation and no
+        parameter edits (``capabilities.worlds_per_scene == 1``).
+
+        Raises:
+            ValueError: more than one variant, one that edits a parameter, or an ablation flag that
+                differs from the scene's.
+        """
+        name = cls.capabilities.name
+        if len(variants) != 1:
+            raise ValueError(f"the {name} engine steps one world per scene")
+        v = variants[0]
+        if v.edits_params:
+            raise ValueError(f"the {name} engine does not apply parameter variants (friction, effort, mass)")
+        if v.ablation != scene.ablation:
+            raise ValueError(f"the {name} engine's ablation is built into the scene")
+        return v
 
 
-def fingertip_geoms_of(mj_model, hand_bodies: np.ndarray, fingertip_bodies) -> np.ndarray:
-    """(ngeom,) bool: MuJoCo geoms whose body is one of ``hand_bodies[fingertip_bodies]``
-    (MuJoCo body ids; the MuJoCo engines' :meth:`Engine.fingertip_geoms`)."""
-    tips = np.asarray(hand_bodies)[list(fingertip_bodies)]
-    return np.isin(np.asarray(mj_model.geom_bodyid), tips)
+def geom_distance(m, d, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float) -> float:
+    """Smallest signed distance, m, between any geom of ``geoms_a`` and any of ``geoms_b`` ((ngeom,) bool)
+    in MuJoCo data ``d`` as it stands (``mj_geomDistance``; negative: penetration); ``distmax`` if none is
+    closer."""
+    best = distmax
+    for a in np.flatnonzero(geoms_a):
+        for b in np.flatnonzero(geoms_b):
+            best = min(best, mujoco.mj_geomDistance(m, d, int(a), int(b), distmax, None))
+    return float(best)

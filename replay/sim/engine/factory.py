@@ -1,48 +1,56 @@
 """The one place that knows the engine classes: which engine a config runs, its scene, the engine.
 
-:func:`make_engine` builds the scene of a :class:`replay.sim.scene_spec.SceneSpec` for the config's
-backend and the engine on it; :func:`engine_for_scene` puts an engine on a scene already built;
+:func:`build_engine_scene` builds the scene of a :class:`replay.sim.scene_spec.SceneSpec` for the config's
+engine; :func:`engine_for_scene` puts an engine on a scene already built;
 :func:`capabilities_of` says what the config's engine supports before anything is built
 (:class:`replay.sim.engine.contract.Capabilities`). Callers ask these, never the engine's type
 (``tests/test_structure.py`` scans for ``isinstance`` / type-name / ``hasattr`` dispatch on engines).
 
-Which engine (``config.solver_backend``, ``config.engine``, ``config.device``):
-
-=====================  ==============================  ==========================================
-backend / engine       device                          engine
-=====================  ==============================  ==========================================
-``steel``              any                             :class:`~replay.sim.engine.steel.steel.SteelBatch`
-``direct``             ``cpu``                         :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (MuJoCo C)
-``direct``             ``cuda``, ``warp-cpu``          :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`
-``newton``             any                             :class:`~replay.sim.engine.newton_ref.newton_step.NewtonStepBatch`
-=====================  ==============================  ==========================================
+Each :class:`replay.results.engine_choice.EngineChoice` (``config.engine``) names its class in :data:`ENGINES`.
 """
 
 from __future__ import annotations
 
+from replay.results.engine_choice import EngineChoice
 from replay.sim.engine.contract import Capabilities, Engine
 
-#: ``config.device`` values whose direct engine is mujoco-warp (:mod:`replay.sim.engine.mjwarp.warp_batch`)
-WARP_DEVICES = ("cuda", "warp-cpu")
+
+def _mujoco_c() -> type:
+    from replay.sim.engine.mujoco_c.mjc import MjcBatch
+
+    return MjcBatch
 
 
-def engine_class(cfg) -> type:
-    """The engine class ``cfg`` runs (module doc's table); mujoco-warp imported only when chosen."""
-    if cfg.solver_backend == "steel":
-        from replay.sim.engine.steel.steel import SteelBatch
+def _mujoco_warp() -> type:
+    from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
-        return SteelBatch
-    if cfg.engine == "direct" and cfg.device in WARP_DEVICES:
-        from replay.sim.engine.mjwarp.warp_batch import WarpBatch
+    return WarpBatch
 
-        return WarpBatch
-    if cfg.engine == "direct" and cfg.device == "cpu":
-        from replay.sim.engine.mujoco_c.mjc import MjcBatch
 
-        return MjcBatch
+def _newton() -> type:
     from replay.sim.engine.newton_ref.newton_step import NewtonStepBatch
 
     return NewtonStepBatch
+
+
+def _steel() -> type:
+    from replay.sim.engine.steel.steel import SteelBatch
+
+    return SteelBatch
+
+
+#: the class of each engine choice, imported when chosen (mujoco-warp and Steel load Warp kernels)
+ENGINES = {
+    EngineChoice.MUJOCO_C: _mujoco_c,
+    EngineChoice.MUJOCO_WARP: _mujoco_warp,
+    EngineChoice.NEWTON: _newton,
+    EngineChoice.STEEL: _steel,
+}
+
+
+def engine_class(cfg) -> type:
+    """The engine class of ``cfg.engine`` (:data:`ENGINES`)."""
+    return ENGINES[cfg.engine]()
 
 
 def capabilities_of(cfg) -> Capabilities:
@@ -60,7 +68,7 @@ def build_engine_scene(spec, cfg):
     from replay.sim.physics import refuse_unsupported
 
     refuse_unsupported(cfg)
-    if cfg.solver_backend == "steel":
+    if cfg.engine is EngineChoice.STEEL:
         from replay.sim.engine.steel.steel_scene import build_steel_scene
 
         return build_steel_scene(spec, cfg)
@@ -84,9 +92,3 @@ def engine_for_scene(scene, variants: list, threads: int = 1, **options) -> Engi
             (``capabilities.ablation_by_variant``: build the ablation worlds a scene of their own).
     """
     return engine_class(scene.config)(scene, variants, threads=threads, **options)
-
-
-def make_engine(spec, cfg, variants: list, threads: int = 1) -> Engine:
-    """Build the scene of ``spec`` (:func:`build_engine_scene`) and the engine on it
-    (:func:`engine_for_scene`); the scene is the engine's ``scene``."""
-    return engine_for_scene(build_engine_scene(spec, cfg), variants, threads)

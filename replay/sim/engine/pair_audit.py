@@ -157,29 +157,3 @@ def set_hand_object_friction(m: mujoco.MjModel, layout, mu: float) -> dict:
     m.geom_friction[:, 0] = orig
     m.geom_friction[geoms, 0] = mu
     return {"contact_friction": got, "friction_geoms": name, "friction_side_effects": side}
-
-
-def model_diff(a: mujoco.MjModel, b: mujoco.MjModel) -> dict:
-    """``{field: sorted row indices that differ}`` over every array field of two compiled
-    models of the same sizes (``opt`` fields as ``opt.<name>``, rows ``[0]``); a field whose
-    shape differs is listed with ``[-1]``."""
-    out: dict = {}
-    for name in dir(a):
-        if name.startswith("_"):
-            continue
-        va = getattr(a, name, None)
-        if not isinstance(va, np.ndarray):
-            continue
-        vb = np.asarray(getattr(b, name))
-        if va.shape != vb.shape:
-            out[name] = [-1]
-            continue
-        if va.size and not np.array_equal(va, vb, equal_nan=va.dtype.kind == "f"):
-            diff = va != vb if va.ndim < 2 else np.any((va != vb).reshape(len(va), -1), axis=1)
-            out[name] = [int(i) for i in np.flatnonzero(np.atleast_1d(diff))]
-    for name in dir(a.opt):
-        if not name.startswith("_") and not callable(getattr(a.opt, name)):
-            x, y = np.asarray(getattr(a.opt, name)), np.asarray(getattr(b.opt, name))
-            if x.shape != y.shape or not np.array_equal(x, y):
-                out[f"opt.{name}"] = [0]
-    return out

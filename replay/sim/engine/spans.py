@@ -10,8 +10,8 @@ for an engine's frames outside its compiled span.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -53,6 +53,18 @@ class SpanEnd:
     contacts_force: int
 
 
+def frame_rows(frames: int) -> FrameRows:
+    """A world's :class:`FrameRows` for ``frames`` frames, poses NaN until written."""
+    return FrameRows(
+        np.full((frames, 17, 3), np.nan, np.float32),
+        np.full((frames, 17, 4), np.nan, np.float32),
+        np.zeros(frames, np.int32),
+        np.full(frames, np.nan),
+        np.zeros(frames),
+        np.zeros(frames),
+    )
+
+
 def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
     """Row ``k`` of ``out`` from frame ``k``'s signals; the wrist error to ``wrist_target`` (3,) m when
     ``measure_wrist`` (outside the settle phase)."""
@@ -65,10 +77,10 @@ def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndar
         out.wrist_err[k] = float(np.linalg.norm(sig.body_pos[0] - wrist_target))
 
 
-@runtime_checkable
-class SpanEngine(Engine, Protocol):
+class SpanEngine(Engine):
     """An :class:`~replay.sim.engine.contract.Engine` that also steps spans of frames (``capabilities.frame_spans``)."""
 
+    @abc.abstractmethod
     def begin_spans(
         self,
         finger_quat: np.ndarray,
@@ -84,10 +96,9 @@ class SpanEngine(Engine, Protocol):
         rows (N, F, 16), phase codes (F,) (``settle``: the settle phase's), the height ``floor`` m
         below which the object counts as fallen (the world stops before its next frame; -inf: never),
         and :meth:`~replay.sim.engine.contract.Engine.read_frame`'s thresholds."""
-        ...
 
+    @abc.abstractmethod
     def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
         """Frames ``k0 .. k1 - 1`` of every live world, each frame's row into ``outs[i]``, each world
         stopped where the per-frame loop would stop it; one :class:`SpanEnd` per world (None: it was
         not live)."""
-        ...

@@ -1,7 +1,7 @@
 """N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel.
 
 One Newton model holds N copies of the recording's world (hand, object, support;
-:func:`replay.sim.scene.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
+:func:`replay.sim.world_builder.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
 edited for its :class:`~replay.sim.engine.variants.Variant` before the model is
 finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
 effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
@@ -58,14 +58,11 @@ import numpy as np
 import warp as wp
 
 from replay.errors import EngineError
+from replay.results.engine_choice import EngineChoice
 from replay.sim import physics
-from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
+from replay.sim.engine.contract import Capabilities, Engine, FrameSignals
 from replay.sim.engine.layout import MjLayout
-from replay.sim.engine.mjwarp.warp_buffers import (  # noqa: F401  (PARK_DISTANCE re-exported)
-    PARK_DISTANCE,
-    park_qpos,
-    warp_buffers,
-)
+from replay.sim.engine.mjwarp.warp_buffers import park_qpos, warp_buffers
 from replay.sim.engine.mjwarp.warp_kernels import (
     S_ACT,
     S_FINITE,
@@ -87,7 +84,7 @@ from replay.sim.engine.mjwarp.warp_kernels import (
     signals_kernel,
     wrist_kernel,
 )
-from replay.sim.engine.mjwarp.warp_worlds import (  # noqa: F401  (re-exported)
+from replay.sim.engine.mjwarp.warp_worlds import (
     WarpWorld,
     build_worlds,
     read_back,
@@ -102,10 +99,8 @@ from replay.sim.scene import make_solver
 OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
 
 
-class WarpBatch:
+class WarpBatch(Engine):
     """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
-
-    Interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (driven by :func:`replay.protocol.step_plan.step_protocol`).
 
     Args:
         scene: a built :class:`replay.sim.scene.Scene`, for any backend (its capacity,
@@ -117,7 +112,7 @@ class WarpBatch:
             overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
             ``capacity x N`` contacts (``nconmax`` per world).
         graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
-        threads: ignored (the interface of :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`).
+        threads: ignored (one launch steps every world).
 
     Raises:
         EngineError: a variant's ablation differs from the scene's, or a parameter did
@@ -132,11 +127,13 @@ class WarpBatch:
         self,
         scene,
         variants: list[Variant],
+        *,
+        threads: int = 1,
         device=None,
         capacity: int | None = None,
         graph: bool | None = None,
-        threads: int = 1,
     ):
+        super().__init__(scene, variants, threads=threads)
         if not variants:
             raise EngineError("WarpBatch needs at least one variant")
         if any(v.ablation != scene.ablation for v in variants):
@@ -144,15 +141,16 @@ class WarpBatch:
                 "every world of a WarpBatch has the scene's ablation flag (contact and ablation "
                 "worlds are separate launches: filters are compiled from the template world)"
             )
-        self.scene = scene
-        self.cfg = cfg = scene.config
+        cfg = self.cfg
         self.device = wp.get_device(device if device is not None else scene.model.device)
         self.mjw = mujoco_warp
         N = len(variants)
         cap = int(scene.contact_capacity if capacity is None else capacity)
         self.model, offsets = build_worlds(scene, variants, self.device)
         # mujoco-warp whatever backend the scene was built for (a scene built for MuJoCo C serves too)
-        wcfg = dataclasses.replace(cfg, device="cuda" if self.device.is_cuda else "warp-cpu")
+        wcfg = dataclasses.replace(
+            cfg, engine=EngineChoice.MUJOCO_WARP, device="cuda" if self.device.is_cuda else "cpu"
+        )
         self.solver = make_solver(self.model, wcfg, cap, separate_worlds=True)
         self.m, self.d = self.solver.mjw_model, self.solver.mjw_data
         if int(self.d.nworld) != N:
@@ -393,22 +391,6 @@ class WarpBatch:
             w.alive = False
             w.reason = reason
         return sig
-
-    def min_distance(self, i: int, geoms_a, geoms_b, distmax: float = 0.5) -> float:
-        """Not measured on the device yet: NaN (the diagnosis then gives no fingertip distance)."""
-        return float("nan")
-
-    def stop(self, i: int) -> None:
-        """Stop world ``i`` (its protocol ended): it is parked from the next frame on."""
-        self.worlds[i].alive = False
-
-    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
-        """(ngeom,) bool mask of the template world's geoms on the hand bodies ``fingertip_bodies``."""
-        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
-
-    def result_fields(self) -> dict:
-        """No fields beyond the protocol's."""
-        return {}
 
     def world_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(qpos (nq,), qvel (nv,)) of world ``i`` in MuJoCo's order (float32 on the device)."""

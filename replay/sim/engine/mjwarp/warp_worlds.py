@@ -1,7 +1,7 @@
 """The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch` and the check
 that every world holds what its variant asks.
 
-:func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.scene.add_replay_world`)
+:func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.world_builder.add_replay_world`)
 and replicates it once per :class:`~replay.sim.engine.variants.Variant`, editing each copy
 in the builder before ``finalize`` (object friction ``shape_material_mu``, finger
 ``joint_effort_limit``: one limit or the scene's per joint times a scale, object ``body_mass`` /
@@ -26,7 +26,7 @@ from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
-from replay.sim.scene import add_replay_world, new_builder
+from replay.sim.world_builder import add_replay_world, new_builder
 
 
 @dataclass(kw_only=True)
@@ -75,7 +75,9 @@ def _replay_world(scene):
     """
     args = dict(scene.build_inputs)
     if not args:
-        raise EngineError("the scene carries no build_inputs (built before replay.sim.scene.add_replay_world existed?)")
+        raise EngineError(
+            "the scene carries no build_inputs (built before replay.sim.world_builder.add_replay_world existed?)"
+        )
     wb = new_builder(scene.config)
     info = add_replay_world(wb, **args)
     if (wb.body_count, wb.shape_count, wb.joint_dof_count) != (
@@ -91,7 +93,7 @@ def _replay_world(scene):
 def build_worlds(scene, variants: list[Variant], device) -> tuple:
     """One Newton model with a world of ``scene`` per variant, edited for it.
 
-    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.scene.add_replay_world`)
+    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.world_builder.add_replay_world`)
     in one builder, the scene's passive joint damping (raised where the flutter bound
     was short) copied in, then replicated ``len(variants)`` times, one world each
     (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set

@@ -1,21 +1,18 @@
-"""One control frame of one world without the GIL: the substep loop compiled by numba,
-calling MuJoCo's C ``mj_step1`` and ``mj_step2`` directly.
+"""One control frame of one world without the GIL, compiled by numba, calling MuJoCo's C ``mj_step1`` and
+``mj_step2`` directly: the frame the compiled span (:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`)
+steps, and MuJoCo's C functions for it and the gripper fixture (:mod:`replay.sim.engine.mujoco_c.ctrl_steps`).
 
-:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` steps every frame of every world here
-(:func:`frame_and_read`: :func:`frame_substeps`, then the frame's readout; called per frame, or
-from :func:`replay.sim.engine.mujoco_c.span_loop.run_frames` for a span of frames): per substep ``mj_step1`` (positions and velocities: the body COMs the
-controller reads), the wrist wrench (numba), the quaternion finger drive where configured (numba),
-``mj_step2`` (forces, constraints, integration), then MuJoCo's own warning counters, in one ``nogil``
-call per frame. ``mj_step1`` + ``mj_step2`` is MuJoCo's documented split of ``mj_step`` for controls
-that depend on the current state (MuJoCo's "Simulation pipeline" docs; supported for the Euler,
-implicit and implicitfast integrators; MuJoCo's ``mj_step2`` integrates RK4 with Euler, so an RK4
-model keeps ``mj_kinematics`` + ``mj_step`` per substep, ``split`` False): the
+:func:`frame_and_read`: :func:`frame_substeps`, then the frame's readout. Per substep ``mj_step1``
+(positions and velocities: the body COMs the controller reads), the wrist wrench (numba), the
+quaternion finger drive where configured (numba), ``mj_step2`` (forces, constraints, integration),
+then MuJoCo's own warning counters. ``mj_step1`` + ``mj_step2`` is MuJoCo's documented split of
+``mj_step`` for controls that depend on the current state (MuJoCo's "Simulation pipeline" docs;
+supported for the Euler, implicit and implicitfast integrators; MuJoCo's ``mj_step2`` integrates RK4
+with Euler, so an RK4 model keeps ``mj_kinematics`` + ``mj_step`` per substep, ``split`` False): the
 trajectory is ``mj_step``'s bit for bit (``benchmarks/engine.py`` replays the recorded controls
-through ``mujoco.rollout``, which calls ``mj_step``, and compares), without a second
-``mj_kinematics`` per substep. The Python loop (:meth:`MjcBatch._python_frame`) makes the same calls in
-the same order on the same ``mjModel*`` / ``mjData*``, so the trajectory is the same bit for bit
-(``tests/test_engine_contract.py``); it remains for the frames the compiled loop is not trusted with
-(below).
+through ``mujoco.rollout``, which calls ``mj_step``, and compares). The Python loop
+(:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch._python_frame`) makes the same calls in the same order
+(``tests/test_frame_spans.py``, ``tests/test_engine_contract.py``).
 
 What the loop reads from MuJoCo, all through documented bindings (no struct layout assumed):
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from replay.sim.engine.mujoco_c.c_loop import _mj_step
@@ -86,9 +85,3 @@ def ctrl_steps(
         if not finite or not s <= runaway_sq:
             return k + 1
     return n
-
-
-def step_buffers(n: int, n_bodies: int, n_q: int, nv: int) -> tuple[np.ndarray, ...]:
-    """Empty readout arrays for ``n`` steps: ``(out_com (n, 3), out_pose (n, n_bodies, 7), out_q (n, n_q),
-    out_qvel (n, nv))``, float64."""
-    return (np.empty((n, 3)), np.empty((n, n_bodies, 7)), np.empty((n, n_q)), np.empty((n, nv)))

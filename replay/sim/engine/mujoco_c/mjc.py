@@ -18,15 +18,15 @@ one when something needs Newton's view (nothing in the replay does).
 
 Worlds are independent: world i of a batch gives the same trajectory as a batch
 of one holding variant i (each world has its own ``MjData``; ``mj_step`` is
-deterministic). The protocol steps them in spans of frames (:meth:`MjcBatch.run_span`,
-:mod:`replay.sim.engine.mujoco_c.span_loop`): each world runs the frames up to the
-protocol's next decision in one ``nogil`` compiled call, readouts and stop checks included,
-so a world's data stays in cache for the whole span and Python runs once per span, not per
-frame. With more than one world and ``threads > 1``, the live worlds are dealt round-robin
-to ``threads`` threads (the caller's and ``threads - 1`` pool threads), one task per thread,
-and the threads step at once. :meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`
-(one frame of every world, then its reads) remain the engine contract's per-frame path,
-with the same results.
+deterministic). Two ways step them, to the same trajectory (``docs/engine.md``): the compiled
+spans (:meth:`MjcBatch.run_span`, :mod:`replay.sim.engine.mujoco_c.span_loop`; every protocol
+walk): each world runs the frames up to the protocol's next decision in one ``nogil`` call,
+readouts and stop checks included; and the Python loop (:meth:`MjcBatch.step_frame` /
+:meth:`MjcBatch.read_frame`, one frame of every world, then its reads): the engine contract's
+per-frame path, and where compiled code cannot go (a ``recorder``, MuJoCo's memory past the
+arena guard, where an error must be caught, or no compiled loop). With more than one world and
+``threads > 1``, the live worlds are dealt round-robin to ``threads`` threads (the caller's and
+``threads - 1`` pool threads), one task per thread, and the threads step at once.
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ import numpy as np
 from replay.errors import EngineError
 from replay.sim import physics
 from replay.sim.engine import finger_drive, signals, wrist
-from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
+from replay.sim.engine.contract import Capabilities, FrameSignals, geom_distance
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.data_fields import DataFields
 from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
 from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
+from replay.sim.engine.spans import SpanEngine
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
 
@@ -67,10 +68,8 @@ class World(WorldStatus):
     warn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     warn_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     drive: finger_drive.FingerDrive | None = None
-    #: the last frame's compiled readout (:func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`): its
-    #: return code (None: the frame ran in the Python loop), poses before / after the readout's
-    #: kinematics (17, 7: xpos m, xquat xyzw), and the fastest body (4,)
-    read_code: int | None = None
+    #: the compiled span's frame readout (:func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`): poses
+    #: before / after the readout's kinematics (17, 7: xpos m, xquat xyzw), and the fastest body (4,)
     stale: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fresh: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fast: np.ndarray = field(default_factory=lambda: np.zeros(4))
@@ -103,7 +102,7 @@ def _warning_reason(k: int, d: mujoco.MjData) -> str:
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
-class MjcBatch(SpanSteps):
+class MjcBatch(SpanSteps, SpanEngine):
     """Worlds of one scene on MuJoCo C (see the module doc).
 
     Args:
@@ -112,9 +111,9 @@ class MjcBatch(SpanSteps):
         threads: threads stepping worlds, the caller's included (1: the caller's alone).
         capacity: contact count above which a world stops with a contact overflow
             (default ``scene.contact_capacity``).
-        c_loop: step each frame's substeps in one nogil numba call into MuJoCo's C
-            (:mod:`replay.sim.engine.mujoco_c.c_loop`; the default: the same trajectory as the Python loop,
-            no Python per substep); False: the Python loop for every frame.
+        c_loop: step spans of frames in one nogil numba call into MuJoCo's C
+            (:mod:`replay.sim.engine.mujoco_c.span_loop`; the default: the same trajectory as the Python loop);
+            False: the Python loop for every frame.
 
     Raises:
         EngineError: a variant cannot be applied. AblationMaskError: see
@@ -131,12 +130,11 @@ class MjcBatch(SpanSteps):
     )
 
     def __init__(
-        self, scene, variants: list[Variant], threads: int = 1, capacity: int | None = None, c_loop: bool = True
+        self, scene, variants: list[Variant], *, threads: int = 1, capacity: int | None = None, c_loop: bool = True
     ):
         if not getattr(scene.solver, "use_mujoco_cpu", False):
             raise EngineError("MjcBatch needs a scene built for the CPU backend (use_mujoco_cpu=True)")
-        self.scene = scene
-        self.cfg = scene.config
+        super().__init__(scene, variants, threads=threads)
         self.layout = lay = MjLayout.from_scene(scene)
         base_m = scene.solver.mj_model
         base_m.opt.timestep = self.cfg.dt
@@ -190,7 +188,7 @@ class MjcBatch(SpanSteps):
         self._bodies = lay.bodies
         self._split = c_loop_mod is None or c_loop_mod.split_step(base_m)
         self._interp = physics.wrist_interpolated(self.cfg)
-        self._z1, self._z2, self._z4 = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 4))
+        self._z1, self._z2 = np.zeros(0, np.int64), np.zeros((0, 3))
         self.c_loop = bool(c_loop) and c_loop_mod is not None
         self._init_spans(C_LOOP_ERROR)
         self.recorder = (
@@ -233,8 +231,7 @@ class MjcBatch(SpanSteps):
         if self._pool is None or len(live) < 2:
             step(live)
             return
-        # one task per thread (worlds dealt round-robin), the first in this thread: a frame's substeps and
-        # readout run without the GIL (c_loop.frame_and_read), so the threads step at once
+        # one task per thread (worlds dealt round-robin), the first in this thread: MuJoCo's calls release the GIL
         chunks = [live[t :: self.threads] for t in range(min(self.threads, len(live)))]
         pending = [self._pool.submit(step, c) for c in chunks[1:]]
         step(chunks[0])
@@ -251,22 +248,18 @@ class MjcBatch(SpanSteps):
         return q
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i``: compiled with its readout while :func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`,
-        else the Python loop (the same calls); then its stop reason: MuJoCo's own error (``mujoco.FatalError``, its
-        message), a MuJoCo warning, or more contacts than the capacity (``mjData.maxuse_con``: the most after any step
-        so far). Any other exception (a code error) propagates: it is not a physics outcome."""
+        """One frame of world ``i`` in the Python loop (:meth:`_python_frame`); then its stop reason: MuJoCo's own
+        error (``mujoco.FatalError``, its message), a MuJoCo warning, or more contacts than the capacity
+        (``mjData.maxuse_con``: the most after any step so far). Any other exception (a code error) propagates:
+        it is not a physics outcome."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
         wr, stats, k = w.wr, w.stats, -1
         wr[:] = 0.0
         stats[0] = w.act_max
-        w.read_code = None
         try:
-            if self.c_loop and self.recorder is None and c_loop_mod.arena_ok(d):
-                k = w.read_code = self._c_frame(w, tp, tc, finger_target, wr, stats)
-            else:
-                k = self._python_frame(w, tp, tc, finger_target, wr, stats, i)
+            k = self._python_frame(w, tp, tc, finger_target, wr, stats, i)
         except mujoco.FatalError as e:  # MuJoCo's own report (mju_error); any other exception is a code error
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         peak = int(d.maxuse_con)
@@ -275,9 +268,6 @@ class MjcBatch(SpanSteps):
         if w.reason is None and peak > w.capacity:
             w.reason = f"contact overflow: {peak} contacts exceed the capacity {w.capacity}"
         w.peak_contacts = peak
-        if w.read_code is not None:  # the compiled frame folded the forces into stats[0]
-            w.act_max = float(stats[0])
-            return
         af = d.actuator_force
         w.act_max = max(
             float(stats[0]),
@@ -287,7 +277,7 @@ class MjcBatch(SpanSteps):
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
         """The frame's substeps one Python call each (what :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps`
-        does compiled); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
+        does compiled in a span); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
         m, d, lay, drv = w.m, w.d, self.layout, w.drive
         S = self.cfg.substeps
         interp = self._interp
@@ -328,13 +318,6 @@ class MjcBatch(SpanSteps):
             if raised.size:
                 return int(raised[0])
         return -1
-
-    def _c_frame(self, w: World, tp, tc, target, wr, stats) -> int:
-        """The frame's substeps and readout in :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read` (returns
-        its code: a warning's index into :data:`WARNINGS`, as :meth:`_python_frame`, or a readout code)."""
-        if w.c_args is None:
-            w.c_args = self._c_args(w)
-        return int(c_loop_mod.frame_and_read(tp, tc, target if w.drive is not None else self._z4, *w.c_args))
 
     def _c_args(self, w: World) -> tuple:
         """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`, after the
@@ -392,19 +375,6 @@ class MjcBatch(SpanSteps):
         w = self.worlds[i]
         m, d = w.m, w.d
         reason = w.reason
-        code = w.read_code
-        if code is not None:  # read by the compiled frame (c_loop.frame_and_read), the same checks in the same order
-            w.read_code = None
-            poses = w.stale
-            if reason is None and code == c_loop_mod.NON_FINITE:
-                reason = "non-finite state"
-            elif reason is None:
-                poses, fast = w.fresh, w.fast
-                reason = self._runaway(fast, max_linear, max_angular)
-            sig = FrameSignals(
-                body_pos=poses[:, :3].copy(), body_quat=poses[:, 3:].copy(), contacts=0, contacts_force=0, reason=reason
-            )
-            return self._read_contacts(w, sig, force_min)
         if reason is None and not signals.all_finite(d.qpos, d.qvel):
             reason = "non-finite state"
         if reason is None:
@@ -463,23 +433,7 @@ class MjcBatch(SpanSteps):
         if none is closer."""
         w = self.worlds[i]
         mujoco.mj_kinematics(w.m, w.d)
-        best = distmax
-        for a in np.flatnonzero(geoms_a):
-            for b in np.flatnonzero(geoms_b):
-                best = min(best, mujoco.mj_geomDistance(w.m, w.d, int(a), int(b), distmax, None))
-        return float(best)
-
-    def stop(self, i: int) -> None:
-        """Stop stepping world ``i`` (its protocol ended)."""
-        self.worlds[i].alive = False
-
-    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
-        """(ngeom,) bool mask of the geoms on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
-        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
-
-    def result_fields(self) -> dict:
-        """No fields beyond the protocol's (the contract's :meth:`~replay.sim.engine.contract.Engine.result_fields`)."""
-        return {}
+        return geom_distance(w.m, w.d, geoms_a, geoms_b, distmax)
 
     def sync_state(self, i: int, state) -> None:
         """Write world ``i``'s coordinates into a Newton :class:`newton.State` (joint_q,

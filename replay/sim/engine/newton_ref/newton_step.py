@@ -18,37 +18,31 @@ from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController, finger_actuator_force_max
 from replay.sim.engine import signals, wrist
-from replay.sim.engine.contract import Capabilities, FrameSignals, fingertip_geoms_of
+from replay.sim.engine.contract import Capabilities, Engine, FrameSignals, geom_distance
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.world import WorldStatus
 
 
-class NewtonStepBatch:
-    """One world of ``scene`` stepped by ``scene.solver.step`` (interface of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`).
+class NewtonStepBatch(Engine):
+    """One world of ``scene`` stepped by ``scene.solver.step``.
 
     Args:
         scene: a built :class:`replay.sim.scene.Scene` (its ablation, if any, built in).
         variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its
             wrist perturbation is honoured here (model edits are for the fast engine).
+        threads: ignored (one world).
 
     Raises:
-        ValueError: more than one variant, or one that edits the model.
+        ValueError: see :meth:`~replay.sim.engine.contract.Engine.one_world`.
     """
 
     capabilities = Capabilities(
         "newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=True
     )
 
-    def __init__(self, scene, variants, threads: int = 1):
-        if len(variants) != 1:
-            raise ValueError("the reference engine steps one world")
-        v = variants[0]
-        if v.edits_params:
-            raise ValueError("the reference engine does not apply parameter variants")
-        if v.ablation != scene.ablation:
-            raise ValueError("the reference engine's ablation is built into the scene")
-        self.scene = scene
-        self.cfg = scene.config
+    def __init__(self, scene, variants, *, threads: int = 1):
+        super().__init__(scene, variants, threads=threads)
+        v = self.one_world(scene, variants)
         self.model, self.solver = scene.model, scene.solver
         self.s0, self.s1 = self.model.state(), self.model.state()
         # body poses from the coordinates: Model.state() holds the bodies where the MJCF
@@ -58,13 +52,9 @@ class NewtonStepBatch:
         self.ctl = HandController(scene, self.control)
         self.mon = diagnostics.OverflowMonitor(self.solver, scene.contact_capacity)
         self.worlds = [WorldStatus(variant=v, capacity=scene.contact_capacity)]
-        self._layout = MjLayout.from_scene(scene)
-        self.layout = self._layout
+        self.layout = MjLayout.from_scene(scene)
         cpu = getattr(self.solver, "use_mujoco_cpu", False)
         self._mj = (self.solver.mj_model, self.solver.mj_data) if cpu else None
-
-    def close(self) -> None:
-        pass
 
     def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
         w = self.worlds[0]
@@ -111,8 +101,8 @@ class NewtonStepBatch:
                     c.dim[:nc],
                     c.friction[:nc],
                     d.efc_force,
-                    self._layout.hand_geoms,
-                    self._layout.object_geoms,
+                    self.layout.hand_geoms,
+                    self.layout.object_geoms,
                     int(m.opt.cone) == 0,
                     force_min,
                     cs,
@@ -130,19 +120,4 @@ class NewtonStepBatch:
         m, d = self._mj
         self.solver._update_mjc_data(d, self.model, self.s0)
         mujoco.mj_kinematics(m, d)
-        best = distmax
-        for a in np.flatnonzero(geoms_a):
-            for b in np.flatnonzero(geoms_b):
-                best = min(best, mujoco.mj_geomDistance(m, d, int(a), int(b), distmax, None))
-        return float(best)
-
-    def stop(self, i: int) -> None:
-        self.worlds[0].alive = False
-
-    def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
-        """(ngeom,) bool mask of the MuJoCo geoms on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
-        return fingertip_geoms_of(self.scene.solver.mj_model, self.layout.hand_bodies, fingertip_bodies)
-
-    def result_fields(self) -> dict:
-        """No fields beyond the protocol's."""
-        return {}
+        return geom_distance(m, d, geoms_a, geoms_b, distmax)

@@ -29,7 +29,7 @@ from replay.sim import physics
 from replay.sim import silent_failures as diagnostics
 from replay.sim.control import HandController
 from replay.sim.engine import wrist
-from replay.sim.engine.contract import Capabilities, FrameSignals
+from replay.sim.engine.contract import Capabilities, Engine, FrameSignals
 from replay.sim.engine.steel import steel_signals
 from replay.sim.engine.steel.steel_drive import SteelFingerDrive
 from replay.sim.engine.world import WorldStatus
@@ -100,7 +100,7 @@ def make_pipeline(model, config):
     return pipe, pipe.contacts()
 
 
-class SteelBatch:
+class SteelBatch(Engine):
     """One world of a Steel ``scene`` (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene`).
 
     Args:
@@ -113,23 +113,16 @@ class SteelBatch:
     The finger drive's gains are the model's (:func:`finger_drive_of`).
 
     Raises:
-        ValueError: more than one variant, one that edits a parameter, or an ablation flag that
-            differs from the scene's.
+        ValueError: see :meth:`~replay.sim.engine.contract.Engine.one_world`.
     """
 
     capabilities = Capabilities(
         ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=False
     )
 
-    def __init__(self, scene, variants, threads: int = 1):
-        if len(variants) != 1:
-            raise ValueError("the Steel engine steps one world per scene")
-        v = variants[0]
-        if v.edits_params:
-            raise ValueError("the Steel engine does not apply parameter variants (friction, effort, mass)")
-        if v.ablation != scene.ablation:
-            raise ValueError("the Steel engine's ablation is built into the scene")
-        self.scene, self.cfg = scene, scene.config
+    def __init__(self, scene, variants, *, threads: int = 1):
+        super().__init__(scene, variants, threads=threads)
+        v = self.one_world(scene, variants)
         self.model, self.solver = scene.model, scene.solver
         self.pipeline, self.contacts = make_pipeline(self.model, self.cfg)
         self.obs = self.solver.observables([self.solver.ObservableKind.CONTACT_F], contacts=self.contacts)
@@ -143,9 +136,6 @@ class SteelBatch:
         self.worlds = [
             WorldStatus(variant=v, capacity=int(self.contacts.rigid_contact_max), readback={"engine": ENGINE})
         ]
-
-    def close(self) -> None:
-        pass
 
     def substep(self, row: np.ndarray) -> None:
         """One physics step toward the wrist target ``row`` (:mod:`replay.sim.engine.wrist` layout, wxyz)."""
@@ -213,14 +203,6 @@ class SteelBatch:
     def fingertip_geoms(self, fingertip_bodies) -> np.ndarray:
         """(shape_count,) mask of the shapes on the hand bodies ``fingertip_bodies`` (indices into the 16)."""
         return np.isin(self.layout.shape_body, self.layout.hand_bodies[list(fingertip_bodies)])
-
-    def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
-        """NaN: Newton's pipeline reports contacts, not distances of separated shapes (MuJoCo's
-        ``mj_geomDistance`` has no counterpart here), so ``fingertip_distance_mm`` is None on Steel."""
-        return float("nan")
-
-    def stop(self, i: int) -> None:
-        self.worlds[0].alive = False
 
     def result_fields(self) -> dict:
         """Fields every rollout of this batch adds: ``solver_backend`` and the row budgets and

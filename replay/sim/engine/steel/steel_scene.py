@@ -1,4 +1,4 @@
-"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.solver_backend = "steel"``).
+"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.engine = "steel"``).
 
 The same world as :mod:`replay.sim.scene` (:func:`replay.sim.world_builder.add_replay_world`: the
 unmodified manosim MJCF, the object's convex parts as a passive free body, the support, the
@@ -28,6 +28,7 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.errors import ReadbackError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
+from replay.results.engine_choice import EngineChoice
 from replay.sim import finger_strength
 from replay.sim import silent_failures as diagnostics
 from replay.sim.engine import wrist
@@ -148,7 +149,7 @@ def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray
 
 def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, config: ReplayConfig) -> list:
     """Flutter records of the MJCF drive at the commanded targets (informative: nothing is raised)."""
-    mj = make_solver(model, dataclasses.replace(config, device="cpu"), None)
+    mj = make_solver(model, dataclasses.replace(config, engine=EngineChoice.MUJOCO_C, device="cpu"), None)
     state = model.state()
     q = state.joint_q.numpy().copy()
     q[info["hand_q_start"] : info["hand_q_start"] + MANOSIM_HAND.coords] = grasp_coords

@@ -1,5 +1,5 @@
 """What two compiled models' matched elements are in their bodies' frames: a geom's shape, a body's mass
-distribution and place in its parent, a joint's limits and soft constraints (:mod:`replay.sim.model_diff`).
+distribution and place in its parent, a joint's limits and soft constraints (`benchmarks/model_diff.py`).
 
 MuJoCo and Newton write the same geometry differently: MuJoCo keeps a mesh's every vertex and frames the
 geom at the mesh's inertial frame, Newton passes the convex hull framed at its own centre; a capsule's
@@ -15,7 +15,7 @@ order and sign. So each is compared by what collides and what moves, never by it
 * a joint by type, limits (range only where limited), stiffness, margin, solref / solimp, actuator
   force limit (range only where limited).
 
-Lengths m (:data:`replay.sim.model_diff.LENGTH_ATOL` is too tight for float32 geometry: :data:`GEOM_ATOL`),
+Lengths m (`model_diff.LENGTH_ATOL` is too tight for float32 geometry: :data:`GEOM_ATOL`),
 masses kg, inertias kg m^2, quaternions wxyz (MuJoCo).
 """
 

@@ -2,7 +2,7 @@
 
 Made to hold the model the project's engine steps (Newton's converted model:
 ``scene.solver.mj_model``) against MuJoCo's own compile of the files as authored
-(:mod:`replay.sim.authored_reference`), so names are matched with care:
+(:mod:`benchmarks.authored_reference`), so names are matched with care:
 
 * bodies by their last name component: Newton writes ``mano_hand_worldbody_mano_body_0_mano_body_1``
   for the MJCF's ``mano_body_1``; anything else (``object``, ``table``, ``world``) by its whole name;
@@ -19,7 +19,7 @@ Made to hold the model the project's engine steps (Newton's converted model:
   too, but Newton writes its collision groups into them, so only the pairs say what collides);
 * actuators by (target joint, gear axis); an actuator on one side only is reported unmatched (the
   project drives the wrist by a wrench, the MJCF by six position actuators);
-* shape and frames (:mod:`replay.sim.model_geometry`): every matched geom's shape in its body frame
+* shape and frames (:mod:`benchmarks.model_geometry`): every matched geom's shape in its body frame
   (``geom_shape``: a mesh's convex hull, a primitive's ends or corners), every body's centre of mass,
   inertia tensor and pose in its parent, every joint's type, limits and soft-constraint values, body by
   body in order (a body whose joints differ in number: one ``jnt_type`` difference).
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from replay.sim.model_geometry import body_frame_checks, geom_shape, joint_checks, same_shape
+from model_geometry import body_frame_checks, geom_shape, joint_checks, same_shape
 
 #: relative tolerance of masses (kg) and inertias (kg m^2): Newton's float32 holds 7 digits
 MASS_RTOL = 1e-6
@@ -211,7 +211,7 @@ def _geoms(ours, ref, pairs) -> list[Difference]:
             if not _same(a, b, kind):
                 out.append(Difference(f, label, _fmt(a), _fmt(b)))
         sa, sb = geom_shape(ours, go), geom_shape(ref, gr)
-        if not same_shape(sa, sb):  # what collides, in the body frame (replay.sim.model_geometry)
+        if not same_shape(sa, sb):  # what collides, in the body frame (benchmarks/model_geometry.py)
             out.append(
                 Difference("geom_shape", label, f"{sa[0]} {_fmt(sa[1].ravel())}", f"{sb[0]} {_fmt(sb[1].ravel())}")
             )
@@ -234,7 +234,7 @@ def _body_fields(ours, ref) -> list[Difference]:
 
 
 def _joints(ours, ref) -> list[Difference]:
-    """Each matched body's joints, in order (replay.sim.model_geometry.joint_checks); a body whose joints differ
+    """Each matched body's joints, in order (benchmarks/model_geometry.py.joint_checks); a body whose joints differ
     in number is one ``jnt_type`` difference listing both sides' types."""
     out = []
     bo, br = _bodies(ours), _bodies(ref)
@@ -348,7 +348,7 @@ def diff_models(ours: mujoco.MjModel, ref: mujoco.MjModel, geom_pairs=()) -> tup
 
     Args:
         ours, ref: compiled models of the same scene (e.g. the project's ``scene.solver.mj_model`` and
-            :func:`replay.sim.authored_reference.authored_spec`'s compile).
+            :func:`benchmarks.authored_reference.authored_spec`'s compile).
         geom_pairs: extra ``(our geom name, reference geom name)`` matches (module doc).
 
     Returns:
