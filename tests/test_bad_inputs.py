@@ -505,7 +505,6 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     load with no flag (but the intent's, and CLEAN_MIRROR_FLAGS), and the measured figures sit inside
     the thresholds with the margins the module docs state."""
     from replay.checks import load_recording, object_rest, object_track, penetration
-    from replay.checks import recording_checks as ic
     from replay.data import list_sequences
     from replay.errors import DataError
 
@@ -543,7 +542,7 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     # every recording file of the mirror was checked
     n = sum(len(list((mirror / d / "recordings").glob("*.pkl"))) for d in ("grab", "grab_intents"))
     assert len(speeds) + len(refused) == n + len(list((mirror / "taco").glob("*.pkl")))
-    assert 1.9 < max(speeds) < 2.2 < ic.MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
+    assert 1.9 < max(speeds) < 2.2 < MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
     assert 0.039 < min(extents) and max(extents) < 0.23  # 40 mm cubes .. 222 mm knife
     assert 0.02 < min(masses) and max(masses) < 2.2  # 29 g .. 2.16 kg
     assert -5.0 < min(rest) and max(rest) < 3.0  # mm

@@ -256,14 +256,14 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
 
 @pytest.mark.slow
 def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
-    """The oracle on the reference engine (SolverMuJoCo.step, ~90 s here) and on the direct MuJoCo C
-    engine: same verdicts, rises within 1 mm (measured 186.67 mm on both, our contact pairs)."""
+    """The oracle on the reference engine (SolverMuJoCo.step, ~90 s here) and on the MuJoCo C
+    engine (mujoco-c): same verdicts, rises within 1 mm (measured 186.67 mm on both, our contact pairs)."""
     from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant
 
     rec, coords = window
     out = {}
-    for engine in ("newton", "direct"):
+    for engine in ("newton", "mujoco-c"):
         cfg = ReplayConfig(**SHORT_ORACLE, engine=engine, oracle_contact="compiled")
         out[engine] = [
             r.metrics
@@ -271,7 +271,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
                 rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], protocol="hug-oracle"
             )
         ]
-    for a, b in zip(out["newton"], out["direct"]):
+    for a, b in zip(out["newton"], out["mujoco-c"]):
         assert a["lifted"] == b["lifted"] and a["oracle"]["off_table"] == b["oracle"]["off_table"]
         assert a["oracle"]["end_rise_mm"] == pytest.approx(b["oracle"]["end_rise_mm"], abs=1.0)
-    assert out["direct"][0]["lifted"] and not out["direct"][1]["lifted"]
+    assert out["mujoco-c"][0]["lifted"] and not out["mujoco-c"][1]["lifted"]
