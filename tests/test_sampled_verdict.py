@@ -13,6 +13,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
+from replay.results.records import FORMAT_VERSION
 from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.study import corruptions, sampler, verdict_conditions
@@ -222,7 +223,7 @@ def test_small_sampled_study(mirror, tmp_path):
         corruptions="all",
     )
     st = json.loads(out.read_text())
-    assert st["format_version"] == 5 and st["sampling"]["samples"] == 4
+    assert st["format_version"] == FORMAT_VERSION and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
