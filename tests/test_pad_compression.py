@@ -1,5 +1,6 @@
-"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window: the plan's, and each
-world's own (a sampled depth; a corrupted take's fingers).
+"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window, close only (the physics
+choice ``pad_deep_fingers`` ``as_recorded``, the behaviour before deep fingers were opened): the plan's, and each
+world's own (a sampled depth; a corrupted take's fingers). The opening: tests/test_pad_opening.py.
 
 The geometry is re-derived independently of the solver: the capsules' world poses from
 MuJoCo's own forward kinematics of the capsule MJCF (``mj_kinematics``), and the signed
@@ -37,13 +38,15 @@ NEAR_MM = 40.0
 #: capsule axis, so a closed finger may stop short of, or a little past, the depth (measured
 #: on this window: within 0.3 mm)
 TOL_MM = 0.5
+#: close only: fingers deeper than the depth left as recorded
+CLOSE_ONLY = {"pad_deep_fingers": "as_recorded"}
 
 
 @pytest.fixture(scope="module")
 def compressed(grab_dir, capsule_rhand):
     """(recording, plan coords without and with the compression (F, 67), its summary, config, plan)."""
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, pad_near_mm=NEAR_MM)
+    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, pad_near_mm=NEAR_MM, physics_overrides=CLOSE_ONLY)
     plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
     raw = plan.coords.copy()
     raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
@@ -146,10 +149,10 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
 
 def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, shake_s=0.0)
+    cfg = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM, shake_s=0.0, physics_overrides=CLOSE_ONLY)
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     p = m["pad_compression"]
-    assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS)
+    assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS) and p["deep_fingers"] == "as_recorded"
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
     off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, pad_compression_mm=0.0),
@@ -157,3 +160,25 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
     on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)
     assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)
+    assert on[0].metrics["pad_compression"]["deep_fingers"] == "opened"  # the replay physics' pad_deep_fingers
+    rows = {r["name"]: r for r in on[0].metrics["physics"]}
+    assert rows["pad_deep_fingers"]["value"] == "opened"
+    rows = {r["name"]: r for r in m["physics"]}  # the close-only run says so in its record
+    assert rows["pad_deep_fingers"]["value"] == "as_recorded" and "--physics-set" in rows["pad_deep_fingers"]["source"]
+
+
+def test_close_only_is_the_grasp_frame_closure_blended(compressed):
+    """Close only (``pad_deep_fingers=as_recorded``): each closed finger's targets are the recorded ones turned by the
+    grasp frame's closure (:func:`replay.protocol.pad_compression.solve`, post-multiplied) times the blend weight, at
+    every frame, bit for bit with scipy's rotation product; no finger is opened and the summary says so."""
+    rec, raw, out, summary, cfg, plan = compressed
+    pad = plan.pad_plan
+    assert pad.seat is None and summary["deep_fingers"] == "as_recorded"
+    assert all(f["closure_deg"] >= 0 and f["status"] != "opened" for f in summary["fingers"].values())
+    _, rv = pad.solve(DEPTH_MM)
+    q = finger_quats(out)
+    for name in summary["fingers_closed"]:
+        j = [b - 1 for b in FINGERS[name]]
+        for k in np.flatnonzero(pad.weight > 0):
+            want = (Rotation.from_quat(pad.raw[k, j]) * Rotation.from_rotvec(rv[j] * pad.weight[k])).as_quat()
+            assert np.array_equal(q[k, j], want), (name, k)

@@ -128,7 +128,8 @@ def build_replay_scene(
         plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
         depth = float(physics.choice_value(cfg, "pad_compression"))
         if depth > 0:  # fingers closed to a preload depth at the grasp frame, let go with the release
-            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)
+            opened = physics.choice_value(cfg, "pad_deep_fingers") == "opened"
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=opened)
             fingers, plan.pad = plan.pad_plan.compressed(depth)
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)

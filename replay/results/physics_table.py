@@ -60,6 +60,7 @@ CHOICES = (
     "grip_force_n",
     "finger_force_share",
     "pad_compression",
+    "pad_deep_fingers",
     "object_mass_model",
     "object_print",
     "object_mass_unstated_spread",
@@ -103,6 +104,7 @@ VALUES = {
     "support_geometry": ("box",),
     "object_free_joint": ("freejoint",),
     "object_mass_model": ("asset", "as_made"),
+    "pad_deep_fingers": ("as_recorded", "opened"),
 }
 
 #: what a value of a choice is and how it is made, where the table's rows do not hold it (a departure to it cites
@@ -219,6 +221,13 @@ AUTHORED = (
         "as the manosim-in-Newton protocol runs it: one limit at every joint",
     ),
     _c("pad_compression", 0.0, "the recording: the recorded fingers", "as authored: a rigid capsule has no pulp"),
+    _c(
+        "pad_deep_fingers",
+        "as_recorded",
+        "the recording: the recorded fingers as they are",
+        "as authored: a finger the recording puts deeper in the object stays there (with pad_compression > 0: the "
+        "compression closes fingers shallower than its depth only)",
+    ),
     _c(
         "object_mass_model",
         "asset",
@@ -428,6 +437,17 @@ REPLAY = (
         "the object closes until its pad is this deep in it (replay.protocol.pad_compression), fingers farther away "
         "stay as recorded",
         spread=(2.0, 4.0),
+    ),
+    _c(
+        "pad_deep_fingers",
+        "opened",
+        _PAD + "; HUG (arXiv:2606.17054, table 7): 98-99 % of its recorded grasps start with the hand inside the "
+        "object, mean depth 10.2-13.1 mm",
+        "a recorded finger deeper than the pulp compresses sits where the person's soft tissue gave way, which a "
+        "rigid capsule cannot occupy: its drive aims past the surface and shoves the object before the lift. From "
+        "the first approach frame a finger comes within pad_near_mm of the object (at its recorded pose) on, a pad "
+        "(middle or distal capsule) deeper than pad_compression is opened along the finger's recorded closure to "
+        "that depth, held from the grasp frame on (replay.protocol.pad_depth_table); as_recorded: close only",
     ),
     _c(
         "object_mass_model",
