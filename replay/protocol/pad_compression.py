@@ -22,7 +22,14 @@ bisection to :data:`ANGLE_TOL`. The change is blended in over the last ``pad_ble
 recorded seconds before the grasp (smoothstep), held from the grasp frame on and let go with
 the release's opening. :class:`PadPlan` does it per world of a batch: at the world's own depth
 (a sampled one) and on its own finger pose (a finger a corruption opened away from the object is
-farther than ``pad_near_mm`` and stays open).
+farther than ``pad_near_mm`` and stays open), always on the recorded hand-object relation (a
+world's wrist offset, the corruption's or the data uncertainty's, moves the solved hand).
+
+That is the close-only compression (the physics choice ``pad_deep_fingers`` ``as_recorded``): a
+finger already deeper than ``d`` stays as recorded. Under ``opened`` a finger's pad deeper than
+``d`` is opened along the same path (a negative angle) to ``d``, at every approach frame it is that
+deep, and held from the grasp frame on (:mod:`replay.protocol.pad_depth_table`,
+:meth:`PadPlan.seated`).
 
 Signed distance (m, negative inside): a capsule's axis sampled at :data:`AXIS_SAMPLES`
 points, each point's distance to a convex part the largest of its face-plane distances
@@ -423,7 +430,13 @@ class PadPlan:
         not deeper (``pad_deep_fingers`` ``opened``: :func:`replay.protocol.pad_depth_table.frame_angles`);
         joints of a finger never moved stay bit for bit."""
         tab, axes, shares, rules = self.table(fingers)
-        S, status = frame_angles(tab, depth_mm / 1000.0, self.cfg.pad_near_mm / 1000.0, self.weight, self.seat.frames)
+        cfg = self.cfg
+        rate = (
+            math.radians(cfg.pad_max_deg) * cfg.frame_dt * cfg.replay_speed / cfg.pad_blend_s
+            if cfg.pad_blend_s > 0
+            else np.inf
+        )
+        S, status = frame_angles(tab, depth_mm / 1000.0, cfg.pad_near_mm / 1000.0, self.weight, self.seat.frames, rate)
         Sj = np.repeat(S, 3, axis=1)  # (F, 15): each joint its finger's angle
         k, j = np.nonzero(Sj != 0.0)
         rv = (axes * shares[..., None]).reshape(15, 3)[j] * Sj[k, j][:, None]

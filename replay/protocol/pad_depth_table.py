@@ -9,7 +9,7 @@ object's convex collision parts, over a grid of closure angles from ``-max`` to 
 :data:`GRID_STEP` along the finger's closure path (:func:`replay.protocol.pad_compression.closure_axes`; negative:
 opened along it), and the nearest of its three capsules at the recorded pose. :meth:`DepthTable.angles` reads, for
 any depth ``d``, the angle at which the pad is ``d`` inside: where the recorded pad is deeper than ``d``, the first
-crossing opening from 0 (none within ``max``: the angle of the path's least deep point); where shallower, the
+crossing opening from 0 (none within ``max``: NaN, not reached); where shallower, the
 first crossing closing from 0 (none: +inf); linear between grid points. One table per finger pose (a corrupted
 world's own), read at each world's depth.
 
@@ -56,9 +56,9 @@ class DepthTable:
     near: np.ndarray
 
     def angles(self, depth_m: float) -> np.ndarray:
-        """(K, 5) closure angle, rad, at which each pad is ``depth_m`` inside (module doc): < 0 opened
-        (where not reached: the least deep angle of the path within ``max``), > 0 closed (+inf where not reached),
-        0 where it is there as recorded.
+        """(K, 5) closure angle, rad, at which each pad is ``depth_m`` inside (module doc): < 0 opened (NaN where
+        no opening within ``max`` reaches it), > 0 closed (+inf where no closing does), 0 where it is there as
+        recorded.
 
         Raises:
             ValueError: ``depth_m`` past :data:`DEPTH_MAX` (the table stops closing there)."""
@@ -68,10 +68,7 @@ class DepthTable:
         g = self.pad + float(depth_m)  # > 0: shallower than the depth
         out = np.zeros(g.shape[:2])
         deep, shallow = g[..., i0] < 0, g[..., i0] > 0
-        # not reached: the least deep point of the opening side (all of it tabulated), the nearest to 0 of ties
-        out[deep] = -np.argmax(np.where(np.isfinite(g[..., i0::-1]), g[..., i0::-1], -np.inf), axis=-1)[deep] * (
-            self.grid[1] - self.grid[0]
-        )
+        out[deep] = np.nan
         out[shallow] = np.inf
         for sign, mask, hit in ((-1, deep, lambda x: x >= 0), (1, shallow, lambda x: x <= 0)):
             side = g[..., i0::sign]  # from the recorded pose outward: opening (-1) or closing (+1)
@@ -210,26 +207,33 @@ def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pos, Slerp(time, Rotation.from_quat(obj.quat))(tt).as_quat()
 
 
-def frame_angles(table: DepthTable, depth_m: float, near_m: float, weight: np.ndarray, frames: np.ndarray):
+def frame_angles(
+    table: DepthTable, depth_m: float, near_m: float, weight: np.ndarray, frames: np.ndarray, rate: float
+) -> tuple[np.ndarray, np.ndarray]:
     """``(S (F, 5), status (5,))``: each finger's closure angle, rad, per control frame of a plan (F frames, blend
     weight ``weight`` (F,), approach ``frames`` (K,) of ``table``'s rows, the last the grasp) and its status at the
     grasp (``far``, ``opened``, ``closed``, ``already``, ``unreached``).
 
-    At the grasp a near finger (nearest capsule within ``near_m``, m) takes the angle at which its pad is
-    ``depth_m`` inside (unreached: opened by the grid's end, or not closed), held after it times ``weight``
-    (the release lets go); before it the closure is blended in (``weight`` times the grasp's closure, if closed)
-    and capped, at every tabulated frame, at the angle that puts the pad ``depth_m`` inside: a finger deeper than
-    that as recorded is opened to it."""
-    s_star = table.angles(depth_m)
-    at = int(frames[-1])
+    Along the approach each finger's target is the closure blended in (``weight`` times the grasp frame's
+    closure: a near finger's angle at which its pad is ``depth_m`` inside, where that closes it), capped at every
+    frame at the angle that puts the pad ``depth_m`` inside (:meth:`DepthTable.angles`: a pad deeper than that is
+    opened to it; one no opening within the grid brings there is left as recorded). The angle per frame is the
+    largest that nowhere exceeds the target and changes by at most ``rate`` rad per control frame (the lower
+    envelope ``min_j target_j + rate |k - j|``: never deeper than the target, no step for the finger drives);
+    from the grasp frame on it is held, times ``weight`` (the release lets go)."""
+    s = table.angles(depth_m)
     near = table.near[-1] <= near_m
-    s_g = np.where(near & np.isfinite(s_star[-1]), s_star[-1], 0.0)
-    S = weight[:, None] * np.maximum(s_g, 0.0)[None]
-    S[at:] = weight[at:, None] * s_g[None]
-    S[frames[:-1]] = np.minimum(S[frames[:-1]], s_star[:-1])
-    g0 = table.pad0[-1] + depth_m
-    status = np.where(g0 < 0, "opened", np.where(g0 > 0, "closed", "already")).astype(object)
-    status[(g0 < 0) & (table.pad[-1, :, 0] + depth_m < 0)] = "unreached"  # still deeper at the grid's end
-    status[(g0 > 0) & ~np.isfinite(s_star[-1])] = "unreached"
-    status[~near] = "far"
+    s_g = np.where(near & np.isfinite(s[-1]), s[-1], 0.0)
+    cap = np.where(np.isnan(s), 0.0, s)
+    target = np.minimum(weight[frames, None] * np.maximum(s_g, 0.0)[None], cap)
+    k = np.arange(len(frames), dtype=float)
+    env = (target[None, :, :] + rate * np.abs(k[:, None] - k[None, :])[..., None]).min(axis=1)
+    at = int(frames[-1])
+    S = np.zeros((len(weight), 5))
+    S[frames] = env
+    S[at:] = weight[at:, None] * env[-1][None]
+    last = s[-1]
+    status = np.select(
+        [~near, ~np.isfinite(last), last < 0, last > 0], ["far", "unreached", "opened", "closed"], "already"
+    )
     return S, status
