@@ -111,8 +111,18 @@ def test_opened_and_closed_fingers_end_at_the_depth(window, capsule_rhand):
     c[rec.grasp_frame, 7:] = out[at].reshape(-1)
     assert np.array_equal(c[rec.grasp_frame, :7], plan.coords[at, :7])  # the plan's grasp row is the recorded frame
     pen = grasp_penetration(rec, c, capsule_rhand)
-    assert pen["depth_mm"] == pytest.approx(DEPTH_MM, abs=TOL_MM) and pen["deepest_body"] in (2, 3, 5, 6, 8, 9, 11,
-                                                                                               12, 14, 15)
+    assert pen["depth_mm"] == pytest.approx(DEPTH_MM, abs=TOL_MM) and pen["deepest_body"] in (
+        2,
+        3,
+        5,
+        6,
+        8,
+        9,
+        11,
+        12,
+        14,
+        15,
+    )
     assert grasp_penetration(rec, coords, capsule_rhand)["depth_mm"] > DEPTH_MM + 3.0  # the recorded hand: deeper
 
 
@@ -176,8 +186,9 @@ def test_a_corrupted_take_is_solved_on_its_own_pose(window, capsule_rhand, grab_
     m = mujoco.MjModel.from_xml_path(str(capsule_rhand))
     ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}") for b in range(16)]
     axes = flexion_axes(np.asarray(m.body_pos)[ids])
-    opened = closed_targets(pad.raw, (-np.radians(20.0),) * 5, axes, ramp(plan, cfg.replay_speed, cfg.frame_dt,
-                                                                           cfg.release_s))
+    opened = closed_targets(
+        pad.raw, (-np.radians(20.0),) * 5, axes, ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.release_s)
+    )
     real, res_real = pad.compressed(DEPTH_MM)
     out, res = pad.compressed(DEPTH_MM, opened)
     pad.compressed(2.0, opened)

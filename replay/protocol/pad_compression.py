@@ -377,14 +377,17 @@ class PadPlan:
             self._solved[key] = (summary(res, depth_mm, self.cfg.pad_near_mm), rv)
         return self._solved[key]
 
-    def compressed(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    def compressed(
+        self, depth_mm: float, fingers: np.ndarray | None = None, figures: bool = True
+    ) -> tuple[np.ndarray, dict | None]:
         """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``
-        (class doc); a depth of 0 or no closed finger leaves them as they are."""
+        (class doc); a depth of 0 or no closed finger leaves them as they are. ``figures=False``: the opening's
+        summary is not made (None; a sampled world's)."""
         q = self.raw if fingers is None else fingers
         if not depth_mm > 0:
             return q, summary({}, 0.0, self.cfg.pad_near_mm)
         if self.seat is not None:
-            return self.seated(float(depth_mm), q)
+            return self.seated(float(depth_mm), q, figures)
         res, rv = self.solve(depth_mm, q)
         moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
         out = np.array(q, dtype=np.float64, copy=True)
@@ -425,10 +428,10 @@ class PadPlan:
             self._tables[key] = (tab, axes, shares, [a[2] for a in ax])
         return self._tables[key]
 
-    def seated(self, depth_mm: float, fingers: np.ndarray) -> tuple[np.ndarray, dict]:
+    def seated(self, depth_mm: float, fingers: np.ndarray, figures: bool = True) -> tuple[np.ndarray, dict | None]:
         """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` with every near finger at ``depth_mm`` in the object,
         not deeper (``pad_deep_fingers`` ``opened``: :func:`replay.protocol.pad_depth_table.frame_angles`);
-        joints of a finger never moved stay bit for bit."""
+        joints of a finger never moved stay bit for bit. ``figures=False``: no summary (None)."""
         tab, axes, shares, rules = self.table(fingers)
         cfg = self.cfg
         rate = (
@@ -442,6 +445,8 @@ class PadPlan:
         rv = (axes * shares[..., None]).reshape(15, 3)[j] * Sj[k, j][:, None]
         out = np.array(fingers, dtype=np.float64, copy=True)
         out[k, j] = (Rotation.from_quat(out[k, j]) * Rotation.from_rotvec(rv)).as_quat()
+        if not figures:
+            return out, None
         at = self.grasp_at
         wR, JR = Rotation.from_quat(self.grasp[3:7]).as_matrix(), Rotation.from_quat(out[at]).as_matrix()
         pads = [b for bs in FINGERS.values() for b in bs[1:]]
