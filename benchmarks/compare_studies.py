@@ -12,6 +12,12 @@ is replaced by ``<out>``. The ``inputs`` maps (each input file's path, SHA-256 a
 compared by file name and SHA-256 only: where a study read its files from (``--data data`` after
 ``make study`` staged them, the mirror, a cache folder under another checkout) is not a result.
 
+Files of different results formats compare in the newer one's layout: each JSON is read through the one
+converter of older files (:mod:`replay.results.convert`; a rollout as its record writes it, format 6 nesting a
+rollout's parts), so a study of format 5 (``main`` before issue #55) and one of format 6 compare field by field;
+a poses npz's ``format_version`` stamp is only checked to be one this checkout reads (the arrays are the same in
+every format).
+
 Exit status: 0 identical, 1 any difference (each printed, one line: file and field path), 2 bad
 arguments or a file missing on one side.
 """
@@ -26,6 +32,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from the checkout: this checkout's replay
+    sys.path.insert(0, str(ROOT))
+
+from replay.results.convert import READABLE_VERSIONS, upgrade_study  # noqa: E402
+from replay.results.records import RolloutRecord  # noqa: E402
 
 #: record fields holding wall-clock durations (replay/results/records.py: "wall time of ...") and
 #: the rate derived from one (``rtf`` = sim_s / wall_s)
@@ -115,6 +128,10 @@ def diff_npz(pa: Path, pb: Path, tol: float) -> list[str]:
         out = []
         for k in sorted(za.files):
             x, y = za[k], zb[k]
+            if k == "format_version":  # the file's stamp: every readable version holds the same pose arrays
+                if not {int(x), int(y)} <= set(READABLE_VERSIONS):
+                    out.append(f"{pa.name}:{k}: {int(x)} or {int(y)} is not a version this checkout reads")
+                continue
             if x.shape != y.shape or x.dtype != y.dtype:
                 out.append(f"{pa.name}:{k}: {x.shape} {x.dtype} != {y.shape} {y.dtype}")
             elif x.dtype.kind in "fc":
@@ -126,11 +143,27 @@ def diff_npz(pa: Path, pb: Path, tol: float) -> list[str]:
         return out
 
 
+def _study(path: Path) -> dict:
+    """A study JSON in this checkout's layout (:func:`replay.results.convert.upgrade_study`; one with no
+    ``format_version`` as it is)."""
+    doc = json.loads(Path(path).read_text())
+    return upgrade_study(doc, path) if "format_version" in doc else doc
+
+
+def _rollout(path: Path) -> dict:
+    """A rollout JSON as this checkout's record writes it (an older format's through the converter; one with no
+    ``format_version`` as it is)."""
+    doc = json.loads(path.read_text())
+    if "format_version" not in doc:
+        return doc
+    return json.loads(json.dumps(RolloutRecord.from_dict(doc, path).to_dict()))
+
+
 def compare(study_a: Path, study_b: Path, tol: float = 0.0) -> list[str]:
     """All differences between two studies (module doc); empty when they agree."""
     da, db = (Path(p).parent for p in (study_a, study_b))
     na, nb = str(da.resolve()), str(db.resolve())
-    ja, jb = (json.loads(Path(p).read_text()) for p in (study_a, study_b))
+    ja, jb = (_study(Path(p)) for p in (study_a, study_b))
     out = diff_values(ja, jb, "study.json", tol, na, nb)
     for name in ("study.csv", "study.recorded.csv"):
         pa, pb = da / name, db / name
@@ -146,8 +179,7 @@ def compare(study_a: Path, study_b: Path, tol: float = 0.0) -> list[str]:
                    f"only in B {sorted(set(files_b) - set(files_a))}")
     for name in sorted(set(files_a) & set(files_b)):
         if name.endswith(".json"):
-            out += diff_values(json.loads((ra / name).read_text()), json.loads((rb / name).read_text()),
-                               name, tol, na, nb)
+            out += diff_values(_rollout(ra / name), _rollout(rb / name), name, tol, na, nb)
         elif name.endswith(".npz"):
             out += diff_npz(ra / name, rb / name, tol)
     return out

@@ -31,19 +31,21 @@ from pathlib import Path
 import numpy as np
 
 from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
+from replay.results.files import read_rollout
+from replay.sim.hand_assets import resolve_hand_variant
 
 
 def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     """Seconds for a 3-frame rollout on ``cfg.device`` (Warp compiles its kernels here)."""
     from replay.checks import load_recording
     from replay.data.locate import dataset_dir
+    from replay.protocol.rollout import run_rollout
     from replay.sim.hand_assets import hand_mjcf_path
     from replay.study.prepare import crop_recording, hand_trajectory
-    from replay.protocol.rollout import run_rollout
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
@@ -74,8 +76,8 @@ def main(argv=None) -> int:
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.data import list_sequences
-    from replay.study.prepare import sequence_object
     from replay.study.batch import package_versions
+    from replay.study.prepare import sequence_object
     from replay.study.runner import run_study
 
     machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}
@@ -97,15 +99,16 @@ def main(argv=None) -> int:
                               data_dir=a.data, progress=False)
             rows = {}
             for r in study["rollouts"]:
-                doc = json.loads((Path(tmp) / dev / r["json"]).read_text())
+                rec = read_rollout(Path(tmp) / dev / r["json"])
+                ab = rec.ablation
                 rows[r["object"]] = {
-                    "outcome": doc["outcome"], "rise_mm": 1e3 * doc["rise"] if doc.get("rise") is not None else None,
-                    "wrist_err_median_mm": doc.get("wrist_err_median_mm"),
-                    "contacts_force_at_lift": doc.get("contacts_force_at_lift"),
-                    "ablation_max_disp_mm": (doc.get("ablation") or {}).get("max_object_disp_mm"),
-                    "wall_s": doc.get("wall_s"), "ablation_wall_s": (doc.get("ablation") or {}).get("wall_s"),
-                    "rtf": doc.get("rtf"), "contact_capacity": doc.get("contact_capacity"),
-                    "peak_contacts": doc.get("peak_contacts"),
+                    "outcome": rec.outcome, "rise_mm": 1e3 * rec.lift.rise if rec.lift.rise is not None else None,
+                    "wrist_err_median_mm": rec.grasp.wrist_err_median_mm,
+                    "contacts_force_at_lift": rec.grasp.contacts_force_at_lift,
+                    "ablation_max_disp_mm": ab.grasp.max_object_disp_mm if ab else None,
+                    "wall_s": rec.timing.wall_s, "ablation_wall_s": ab.timing.wall_s if ab else None,
+                    "rtf": rec.timing.rtf, "contact_capacity": rec.scene.contact_capacity,
+                    "peak_contacts": rec.grasp.peak_contacts,
                 }
             report["devices"][dev] = {"warm_up_s": compile_s, "study_wall_s": time.perf_counter() - t0,
                                       "failed": study.get("failed"), "rollouts": rows}

@@ -73,7 +73,8 @@ def run_once(tree: Path, study_args: list[str], out: Path) -> dict:
     jobs = 0.0  # the jobs' own time (each rollout's wall_s_total): the study less its workers' start
     for f in (out / "study_rollouts").glob("*.json"):
         try:
-            jobs += float(json.loads(f.read_text()).get("wall_s_total") or 0.0)
+            d = json.loads(f.read_text())  # results format 6 nests it in `timing`; older checkouts' flat
+            jobs += float(d.get("wall_s_total") or (d.get("timing") or {}).get("wall_s_total") or 0.0)
         except (OSError, ValueError):
             pass
     return {"wall_s": wall, "cpu_s": cpu, "rollouts": n, "recordings": int(counts["rollouts"]) or

@@ -48,13 +48,13 @@ def write_p_lift_study(d: Path, physics: str = "replay") -> Path:
     rows, oracle_rows = [], []
     for seq, obj, intent, outcome, ks in RECORDINGS:
         rec = {"format_version": FORMAT_VERSION, "sequence": seq, "object": obj, "intent": intent, "outcome": outcome,
-               "lifted": outcome == "lifted", "p_lift": p_lift(ks),
-               "p_lift_corrupted": {"wrist_offset_2cm": p_lift([max(k - 10, 0) for k in ks])}}
+               "lifted": outcome == "lifted", "sampled": {"p_lift": p_lift(ks),
+               "p_lift_corrupted": {"wrist_offset_2cm": p_lift([max(k - 10, 0) for k in ks])}}}
         (d / "study_rollouts" / f"{seq}.json").write_text(json.dumps(rec))
         rows.append({"sequence": seq, "object": obj, "outcome": outcome, "lifted": outcome == "lifted",
                      "diagnosis": None if outcome == "lifted" else "slid_out", "json": f"study_rollouts/{seq}.json"})
         if seq in ORACLE:
-            orec = dict(rec, p_lift=p_lift(ORACLE[seq]))
+            orec = dict(rec, sampled=dict(rec["sampled"], p_lift=p_lift(ORACLE[seq])))
             (d / "study_rollouts" / f"{seq}.hug-oracle.json").write_text(json.dumps(orec))
             oracle_rows.append({"sequence": seq, "object": obj, "outcome": "lifted",
                                 "json": f"study_rollouts/{seq}.hug-oracle.json"})

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replay.data.safe_pickle import load_pickle
 from replay.checks.recording_checks import CHECK_WINDOW_S, MAX_HAND_SPEED_M_S
+from replay.data.safe_pickle import load_pickle
+from replay.results.files import read_rollout
 
 ROOT = Path(__file__).resolve().parent.parent
 #: a short protocol whose 1 s approach window covers the zero-filled frames (200-210 of
@@ -47,7 +48,7 @@ def _study(tmp_path: Path, dataset: str, data: Path, workers: int = 1, env_extra
     assert "Traceback" not in res.stderr, res.stderr[-3000:]
     assert res.returncode in (0, 1), res.stderr[-3000:]  # never 139 (segfault) or another crash
     study = json.loads(out.read_text())
-    return res, study, {r["sequence"]: json.loads((out.parent / r["json"]).read_text()) for r in study["rollouts"]}
+    return res, study, {r["sequence"]: read_rollout(out.parent / r["json"]).flat() for r in study["rollouts"]}
 
 
 def _one_line(msg: str) -> None:
@@ -167,8 +168,8 @@ def test_jobs_stop_a_hung_job():
 def test_call_isolated_names_crash_timeout_and_error():
     from jobs_helpers import add, raise_value_error, segfault, sleep_forever
 
-    from replay.errors import DataError
     from replay.data.isolate import call_isolated
+    from replay.errors import DataError
 
     assert call_isolated(add, 2, 3, timeout_s=60, what="adding", path="x.obj", field="mesh") == 5
     with pytest.raises(DataError, match=r"x.obj \[mesh\]: native step crashed \(SIGSEGV\); fix it"):
@@ -477,9 +478,9 @@ def test_zero_mano_parameters_are_untracked(tmp_path, mirror):
 def test_palm_chirality_on_the_mirror_and_mirrored(mirror):
     """Every GRAB lift is a right hand by its palm (+0.303 in every frame); mirrored through any
     plane (here y -> -y, another member than the case's x mirror) it reads left."""
-    from replay.data import list_sequences
     from replay.checks import load_recording
     from replay.checks.recording_checks import landmark_side, palm_chirality
+    from replay.data import list_sequences
 
     for s in list_sequences("grab", mirror)[::6]:
         rec = load_recording("grab", s, mirror)
@@ -503,9 +504,8 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     """No false alarm on the real data: the 30 GRAB lifts, the 10 GRAB intents and 2 TACO sequences
     load with no flag (but the intent's, and CLEAN_MIRROR_FLAGS), and the measured figures sit inside
     the thresholds with the margins the module docs state."""
+    from replay.checks import load_recording, object_rest, object_track, penetration
     from replay.checks import recording_checks as ic
-    from replay.checks import load_recording
-    from replay.checks import object_rest, object_track, penetration
     from replay.data import list_sequences
     from replay.errors import DataError
 

@@ -11,10 +11,11 @@ from short_window import SHORT, short_window
 from replay.config import ReplayConfig
 from replay.protocol import contact_agreement as ca
 from replay.protocol.pad_compression import ObjectSDF
+from replay.protocol.protocols.counting import agreement_medians
 from replay.protocol.rollout import run_rollouts
+from replay.results.records import RolloutRecord
 from replay.sim.engine.variants import Variant
 from replay.sim.world_builder import load_collision_parts
-from replay.study.summary import agreement_medians
 
 #: manopth fingertip landmark and manosim distal bone of each finger (manosim README body order)
 TIPS = {"thumb": (4, 15), "index": (8, 3), "middle": (12, 6), "ring": (16, 12), "pinky": (20, 9)}
@@ -30,7 +31,9 @@ def test_precision_and_recall_arithmetic():
     d[[3, 15, 2]] = [-0.004, 0.001, 0.0049]  # index_3 inside, thumb_3 1 mm off, index_2 4.9 mm off: all touch
     f = ca.agreement_fields(d, [3, 15, 6])
     assert f["contact_agreement_recorded_bones"] == ["index_2", "index_3", "thumb_3"]
-    assert f["contact_agreement_precision"] == pytest.approx(2 / 3) and f["contact_agreement_recall"] == pytest.approx(2 / 3)
+    assert f["contact_agreement_precision"] == pytest.approx(2 / 3) and f["contact_agreement_recall"] == pytest.approx(
+        2 / 3
+    )
     none = ca.agreement_fields(d, [])
     assert none["contact_agreement_precision"] is None and none["contact_agreement_recall"] == 0.0
     assert ca.agreement_fields(d, None)["contact_agreement_recall"] is None  # engine without per-contact forces
@@ -38,11 +41,17 @@ def test_precision_and_recall_arithmetic():
     no_rec = ca.agreement_fields(np.full(16, 0.05), [3])  # simulated contact, the person touched nowhere
     assert no_rec["contact_agreement_recall"] is None and no_rec["contact_agreement_precision"] == 0.0
     g = ca.agreement_fields(d, [3])  # precision 1, recall 1/3
-    med = agreement_medians([f, none, no_rec, g, {"contact_agreement_precision": None, "contact_agreement_recall": None}])
-    assert med == {"median_contact_agreement_precision": pytest.approx((2 / 3 + 1) / 2),
-                   "median_contact_agreement_recall": pytest.approx((2 / 3 + 1 / 3) / 2), "contact_agreement_n": 2,
-                   "contact_agreement_of": 5, "contact_agreement_no_simulated": 1, "contact_agreement_no_recorded": 2}
-    assert agreement_medians([none])["median_contact_agreement_recall"] is None  # a recall of 0 from no contact
+    recs = [RolloutRecord.from_metrics(x) for x in (f, none, no_rec, g)] + [RolloutRecord()]
+    med = agreement_medians(recs)
+    assert med == {
+        "median_contact_agreement_precision": pytest.approx((2 / 3 + 1) / 2),
+        "median_contact_agreement_recall": pytest.approx((2 / 3 + 1 / 3) / 2),
+        "contact_agreement_n": 2,
+        "contact_agreement_of": 5,
+        "contact_agreement_no_simulated": 1,
+        "contact_agreement_no_recorded": 2,
+    }
+    assert agreement_medians(recs[1:2])["median_contact_agreement_recall"] is None  # a recall of 0 from no contact
 
 
 @pytest.mark.needs_data
@@ -73,8 +82,9 @@ def test_rollout_reports_agreement_and_the_ablation_has_no_simulated_contact(win
     them (opposition: a pinch needs the thumb against a finger); in the ablation no hand-object
     contact exists, so no bone carries force: recall 0, precision undefined."""
     rec, coords = window
-    res = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0),
-                       [Variant(), Variant(ablation=True)])
+    res = run_rollouts(
+        rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant(), Variant(ablation=True)]
+    )
     m, a = res[0].metrics, res[1].metrics
     assert m["lifted"]
     assert len(m["contact_agreement_simulated_bones"]) >= 2 and "thumb_3" in m["contact_agreement_simulated_bones"]
@@ -97,6 +107,7 @@ def test_recorded_protocol_reads_the_simulated_set_at_the_grasp_frame(window, ca
     assert m["contact_agreement_recorded_bones"] == lift_recorded["contact_agreement_recorded_bones"]
     assert m["contact_agreement_simulated_bones"] is not None and m["contact_agreement_recall"] is not None
     from replay.protocol import recorded_protocol as tracking
+
     plan = tracking.plan_recorded(rec, coords, cfg)
     k = ca.agreement_frame(plan, float(rec.time[rec.grasp_frame]))
     assert k is not None and abs(plan.rec_time[k] - rec.time[rec.grasp_frame]) <= cfg.frame_dt

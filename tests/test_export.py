@@ -18,7 +18,9 @@ from test_study import SHORT
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.output.export.run import export_rollout
-from replay.results.records import Phase, ResultsFormatError
+from replay.results.convert import ResultsFormatError
+from replay.results.files import read_rollout
+from replay.results.records import Phase
 from replay.study.runner import run_study
 
 #: the stage's root prim, where Newton's ViewerUSD puts the scene (a USD prim path, not a folder)
@@ -53,9 +55,8 @@ def _fresh_replay(export_dir: Path) -> tuple[dict, dict]:
 
 
 def _saved(study: Path, seq: str, ablation: bool = False) -> tuple[dict, dict]:
-    doc = json.loads((study.parent / "study_rollouts" / f"{seq}.json").read_text())
-    if ablation:
-        doc = doc["ablation"]
+    rec = read_rollout(study.parent / "study_rollouts" / f"{seq}.json")
+    doc = (rec.ablation if ablation else rec).flat()  # every field by name
     with np.load(study.parent / doc["poses"]) as z:
         return doc, {k: z[k] for k in z.files}
 
@@ -130,8 +131,8 @@ def test_mjcf_refined_replays(short_study, mirror):
     for rollout in ("refine", "refine-ablation"):
         out = short_study.parent / f"mjcf_{rollout}"
         export = export_rollout(short_study, "cubesmall_lift", "mjcf", out, rollout=rollout, data_dir=mirror)
-        doc = json.loads((rdir / "cubesmall_lift.refine.json").read_text())
-        doc = doc["ablation"] if rollout == "refine-ablation" else doc
+        rec = read_rollout(rdir / "cubesmall_lift.refine.json")
+        doc = (rec.ablation if rollout == "refine-ablation" else rec).flat()
         assert export["variant"] == doc["variant"] and export["variant"]["ablation"] == (rollout == "refine-ablation")
         figures, traj = _fresh_replay(out)
         with np.load(short_study.parent / doc["poses"]) as z:
@@ -342,8 +343,9 @@ def test_hug_oracle_rollouts_export_under_the_study_s_physics(tmp_path, mirror):
               protocols=["hug-oracle"])
     rdir = tmp_path / "oracle_rollouts"
     doc = json.loads((rdir / "cubesmall_lift.hug-oracle.json").read_text())
+    rec = read_rollout(rdir / "cubesmall_lift.hug-oracle.json")
     assert {c["name"]: c["value"] for c in doc["physics"]}["wrist_gravity_compensation"] is False
-    for rollout, sub in (("contact", doc), ("hug-oracle-ablation", doc["ablation"])):
+    for rollout, sub in (("contact", rec.flat()), ("hug-oracle-ablation", rec.ablation.flat())):
         export = export_rollout(study, "cubesmall_lift", "mjcf", tmp_path / rollout, rollout=rollout, data_dir=mirror)
         assert export["rollout"] == ("hug-oracle" if rollout == "contact" else rollout)
         figures, traj = _fresh_replay(tmp_path / rollout)
@@ -354,7 +356,7 @@ def test_hug_oracle_rollouts_export_under_the_study_s_physics(tmp_path, mirror):
         assert figures["max_hand_object_contacts"] == sub["max_hand_object_contacts"]
     with np.load(tmp_path / "contact" / "inputs.npz") as z:  # no +M g: the hand starts on its target with no
         fz = z["xfrc_applied"][:8, 1, 2]  # wrist force (root body 1, z, N): 0, then the PD answering the sag
-        weight = float(doc["hand_mass"]) * 9.81  # what the replay's gravity compensation would add from step 0
+        weight = float(rec.scene.hand_mass) * 9.81  # what the replay's gravity compensation would add from step 0
         assert abs(fz[0]) < 1e-3 * weight and np.all(np.diff(fz) > 0) and fz[-1] < 0.7 * weight
     doc["physics"][1]["value"] = True  # a record of another physics than the study's config gives
     (rdir / "cubesmall_lift.hug-oracle.json").write_text(json.dumps(doc))

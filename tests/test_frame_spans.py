@@ -119,13 +119,14 @@ def test_spans_stop_on_a_reason_at_the_same_frame(built, what):
         assert b.worlds[i].reason.startswith("contact overflow" if what == "overflow" else "runaway")
 
 
-def test_spans_stop_an_object_off_the_support(window, capsule_rhand, monkeypatch):
+def test_spans_stop_an_object_off_the_support(window, capsule_rhand):
     """The recorded protocol's fallen-object stop (here: a floor 1 m above the support, so the first
     frame's object is below it): the world stops before frame 1, unstepped, in both loops."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
     plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="recorded")
-    monkeypatch.setattr(recorded_protocol, "FELL_OFF_M", -1.0)
+    assert plan.fell_off_m == recorded_protocol.FELL_OFF_M
+    plan.fell_off_m = -1.0
     ref, got = _both(cfg, plan, scene, variants=[Variant(), Variant(friction=0.5)])
     _same(ref, got)
     assert [t.done for t in got[1]] == [1, 1] and not any(w.alive for w in got[0].worlds)

@@ -13,24 +13,34 @@ import pytest
 import trimesh
 from scipy.spatial.transform import Rotation
 
+from replay.checks import load_recording
+from replay.checks.recording_checks import recording_intent
 from replay.config import ReplayConfig
 from replay.data import list_sequences
-from replay.checks import load_recording
 from replay.errors import DataError
-from replay.checks.recording_checks import recording_intent
-from replay.study.runner import run_study
 from replay.protocol.recorded_protocol import (
     lost_frame,
     manipulation_end,
     plan_recorded,
     recorded_object_pose,
 )
+from replay.results.files import read_rollout
+from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
 
-INTENTS = {"bowl_drink_1": "drink", "camera_takepicture_1": "takepicture", "cubesmall_offhand_1": "offhand",
-           "elephant_inspect_1": "inspect", "mouse_use_1": "use", "mug_drink_2": "drink", "mug_pass_1": "pass",
-           "phone_call_1": "call", "stapler_staple_1": "staple", "waterbottle_pour_1": "pour"}
+INTENTS = {
+    "bowl_drink_1": "drink",
+    "camera_takepicture_1": "takepicture",
+    "cubesmall_offhand_1": "offhand",
+    "elephant_inspect_1": "inspect",
+    "mouse_use_1": "use",
+    "mug_drink_2": "drink",
+    "mug_pass_1": "pass",
+    "phone_call_1": "call",
+    "stapler_staple_1": "staple",
+    "waterbottle_pour_1": "pour",
+}
 
 
 def _raw(mirror, name):
@@ -76,8 +86,17 @@ def test_offhand_is_refused_with_its_reason(grab_staged, mirror):
         load_recording("grab", "cubesmall_offhand_1", grab_staged)
     assert exc.value.field == "hand" and "does not store" in str(exc.value)
     assert f"travelling {travel * 1000:.0f} mm" in str(exc.value)
-    st = run_study("grab", grab_staged / "out" / "study.json", ReplayConfig(), sequences=["cubesmall_offhand_1"],
-                   workers=0, ablation=False, progress=False, data_dir=grab_staged, protocols=("lift", "recorded"))
+    st = run_study(
+        "grab",
+        grab_staged / "out" / "study.json",
+        ReplayConfig(),
+        sequences=["cubesmall_offhand_1"],
+        workers=0,
+        ablation=False,
+        progress=False,
+        data_dir=grab_staged,
+        protocols=("lift", "recorded"),
+    )
     assert set(st["failed"]) == {"cubesmall_offhand_1", "cubesmall_offhand_1 [recorded]"}
     assert all("\n" not in why and "does not store" in why for why in st["failed"].values())
     assert st["counts"]["rollouts"] == 0 and st["counts"]["not_lifted"] == 0
@@ -114,7 +133,9 @@ def test_recorded_plan_follows_the_recording(grab_staged):
     coords[:, 0] = rec.time  # x follows time: the plan must replay the recorded x at rec_time
     plan = plan_recorded(rec, coords, cfg)
     run = plan.phase != 0
-    assert plan.kind == "recorded" and np.allclose(np.diff(plan.rec_time[run])[:-1], cfg.frame_dt * cfg.replay_speed)
+    assert plan.fell_off_m is not None and np.allclose(
+        np.diff(plan.rec_time[run])[:-1], cfg.frame_dt * cfg.replay_speed
+    )
     assert np.allclose(plan.coords[run, 0], plan.rec_time[run])
     assert plan.rec_time[-1] == pytest.approx(rec.time[-1])
     t_g = rec.time[rec.grasp_frame]
@@ -126,12 +147,22 @@ def test_recorded_protocol_short_window(grab_staged):
     """mug_pass_1, 0.5 s of recorded motion after the lift onset (1 s at half speed)."""
     cfg = ReplayConfig(approach_window_s=0.5, settle_s=0.2)
     out = grab_staged / "rec" / "study.json"
-    st = run_study("grab", out, cfg, sequences=["mug_pass_1"], workers=0, ablation=False, progress=False,
-                   data_dir=grab_staged, protocols=("recorded",), recorded_max_s=0.5)
+    st = run_study(
+        "grab",
+        out,
+        cfg,
+        sequences=["mug_pass_1"],
+        workers=0,
+        ablation=False,
+        progress=False,
+        data_dir=grab_staged,
+        protocols=("recorded",),
+        recorded_max_s=0.5,
+    )
     assert not st["failed"] and st["protocols"] == ["recorded"] and st["counts"]["recorded"]["rollouts"] == 1
     rdir = out.parent / "study_rollouts"
     assert (rdir / "mug_pass_1.recorded.json").is_file() and not (rdir / "mug_pass_1.json").exists()
-    doc = json.loads((rdir / "mug_pass_1.recorded.json").read_text())
+    doc = read_rollout(rdir / "mug_pass_1.recorded.json").flat()  # every field by name
     z = np.load(rdir / "mug_pass_1.recorded.npz")
     assert doc["protocol"] == "recorded" and doc["intent"] == "pass" and doc["lifted"] is None
     pe, re_ = z["track_pos_err_mm"], z["track_rot_err_deg"]
@@ -164,9 +195,18 @@ def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
 
     out = grab_staged / "rec" / "study.json"
     if not out.is_file():  # normally written by test_recorded_protocol_short_window
-        run_study("grab", out, ReplayConfig(approach_window_s=0.5, settle_s=0.2), sequences=["mug_pass_1"],
-                  workers=0, ablation=False, progress=False, data_dir=grab_staged, protocols=("recorded",),
-                  recorded_max_s=0.5)
+        run_study(
+            "grab",
+            out,
+            ReplayConfig(approach_window_s=0.5, settle_s=0.2),
+            sequences=["mug_pass_1"],
+            workers=0,
+            ablation=False,
+            progress=False,
+            data_dir=grab_staged,
+            protocols=("recorded",),
+            recorded_max_s=0.5,
+        )
     study, study_dir = load_study(out)
     clip = load_clip(study["recorded_rollouts"][0], study_dir, source=out)
     assert [o.body for o in clip.objects] == ["object", GHOST_BODY]
@@ -185,8 +225,18 @@ def test_recorded_subset_merges_into_a_lift_study(grab_staged):
     out = grab_staged / "merge" / "study.json"
     seqs = ["mug_pass_1", "stapler_staple_1"]
     run_study("grab", out, cfg, sequences=seqs, workers=0, ablation=False, progress=False, data_dir=grab_staged)
-    st = run_study("grab", out, cfg, objects=["mug_pass_1"], workers=0, ablation=False, progress=False,
-                   data_dir=grab_staged, protocols=("recorded",), recorded_max_s=0.3)
+    st = run_study(
+        "grab",
+        out,
+        cfg,
+        objects=["mug_pass_1"],
+        workers=0,
+        ablation=False,
+        progress=False,
+        data_dir=grab_staged,
+        protocols=("recorded",),
+        recorded_max_s=0.3,
+    )
     assert st["protocols"] == ["lift", "recorded"] and not st["failed"]
     assert sorted(r["sequence"] for r in st["rollouts"]) == seqs
     assert [r["sequence"] for r in st["recorded_rollouts"]] == ["mug_pass_1"]

@@ -12,19 +12,26 @@ import math
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
+from short_window import short_window
 
 from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import finger_quats
 from replay.protocol.oracle_plan import THUMB_BASE, extra_flexion, grasp_on_rest, oracle_config, plan_oracle
 from replay.protocol.oracle_success import support_contact
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_SETTLE
-from short_window import short_window
+from replay.results.files import read_rollout
 
 pytestmark = pytest.mark.needs_data
 
 #: the short oracle: 0.2 s settle, 0.5 s closure, 20 cm rise in 0.6 s, 0.2 s hold (10 frames at 50 Hz)
-SHORT_ORACLE = dict(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5, oracle_lift_height=0.2,
-                    oracle_lift_s=0.6, oracle_hold_s=0.2)
+SHORT_ORACLE = dict(
+    approach_window_s=0.5,
+    settle_s=0.2,
+    oracle_closure_s=0.5,
+    oracle_lift_height=0.2,
+    oracle_lift_s=0.6,
+    oracle_hold_s=0.2,
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +99,9 @@ def test_oracle_settings_reach_mujoco(window, capsule_rhand):
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
     m = scene.solver.mj_model
     assert m.opt.timestep == pytest.approx(0.002)
-    obj = np.asarray(m.geom_bodyid) == int(np.flatnonzero([m.body(i).name.endswith("object") or "object" in
-                                                          m.body(i).name for i in range(m.nbody)])[-1])
+    obj = np.asarray(m.geom_bodyid) == int(
+        np.flatnonzero([m.body(i).name.endswith("object") or "object" in m.body(i).name for i in range(m.nbody)])[-1]
+    )
     # contact as authored: every finger-object pair takes the finger capsule's manosim values outright
     # (the object's geoms weigh 0 in MuJoCo's solmix mix; replay.sim.object_contact), the palm keeps its priority
     assert np.all(np.asarray(m.geom_solmix)[obj] == 0.0)
@@ -120,8 +128,14 @@ def test_short_cubesmall_lifts_off_the_table_and_the_ablation_stays(window, caps
     from replay.sim.engine.variants import Variant
 
     rec, coords = window
-    res, abl = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT_ORACLE),
-                            [Variant(), Variant(ablation=True)], protocol="hug-oracle")
+    res, abl = run_rollouts(
+        rec,
+        coords,
+        capsule_rhand,
+        ReplayConfig(**SHORT_ORACLE),
+        [Variant(), Variant(ablation=True)],
+        protocol="hug-oracle",
+    )
     m, a = res.metrics, abl.metrics
     assert m["stable"] and m["completed"], m["unstable_reason"]
     o = m["oracle"]
@@ -187,7 +201,7 @@ def test_hug_bench_starts_from_its_first_grasp(tmp_path, capsule_rhand):
     assert rec.target_object.name == "box" and "first frame" in rec.meta["grasp_rule"]
     coords = np.asarray(hand_coords(complete_hand(rec, capsule_rhand)), float)
     p = plan_oracle(rec, coords, oracle_config(ReplayConfig(**SHORT_ORACLE)))
-    assert p.grasp_frame == rec.grasp_frame and p.kind == "hug-oracle"
+    assert p.grasp_frame == rec.grasp_frame and p.fell_off_m is None
     grasp = p.coords[p.phase == PHASE_APPROACH][-1]
     np.testing.assert_allclose(grasp[:7], grasp_on_rest(rec, coords, p.start_frame)[:7], atol=1e-9)
     rel = Rotation.from_quat(grasp[3:7]).inv().apply(p.coords[0, :3] - grasp[:3])
@@ -203,17 +217,21 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
 
     out = tmp_path / "study.json"
     cfg = ReplayConfig(**SHORT_ORACLE)
-    run_study("grab", out, cfg, objects=["cubesmall"], workers=0, data_dir=mirror, progress=False,
-              protocols=["hug-oracle"])
+    run_study(
+        "grab", out, cfg, objects=["cubesmall"], workers=0, data_dir=mirror, progress=False, protocols=["hug-oracle"]
+    )
     study = json.loads(out.read_text())
     assert study["protocols"] == ["hug-oracle"] and study["rollouts"] == []
     c = study["counts"]["hug-oracle"]
     assert (c["rollouts"], c["lifted"], c["unstable"], c["ablation_run"], c["ablation_no_rise"]) == (1, 1, 0, 1, 1)
     row = study["oracle_rollouts"][0]
-    assert row["sequence"] == "cubesmall_lift" and row["outcome"] == "lifted" and row["json"].endswith(
-        "cubesmall_lift.hug-oracle.json")
-    doc = json.loads((out.parent / row["json"]).read_text())
-    assert doc["protocol"] == "hug-oracle" and doc["oracle"]["off_table"] and doc["ablation"]["max_object_rise_mm"] < 1
+    assert (
+        row["sequence"] == "cubesmall_lift"
+        and row["outcome"] == "lifted"
+        and row["json"].endswith("cubesmall_lift.hug-oracle.json")
+    )
+    doc = read_rollout(out.parent / row["json"])
+    assert doc.protocol == "hug-oracle" and doc.result.off_table and doc.ablation.grasp.max_object_rise_mm < 1
     # the end-of-study summary: counts in words (not a dict), then one line per recording
     from replay.study.console import summary_table
 
@@ -223,6 +241,17 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     assert lines[2] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
     # a hug-oracle study alone has its own counts at the top level (issue 49)
     assert study["counts"]["protocol"] == "hug-oracle" and study["counts"]["rollouts"] == c["rollouts"] == 1
+    # and its study.csv holds its rows (issue 56: the header alone, no rows), re-made alike by the report
+    import csv
+
+    for made_by in ("study", "report"):
+        if made_by == "report":
+            from replay.commands.report import main as report
+
+            assert report(["--study", str(out), "--out", str(tmp_path / "report.html")]) == 0
+        rows = list(csv.DictReader((tmp_path / "study.csv").open(newline="")))
+        assert [(r["sequence"], r["outcome"], r["lifted"]) for r in rows] == [("cubesmall_lift", "lifted", "True")]
+        assert rows[0]["json"] == row["json"] and float(rows[0]["rise"]) == row["rise"]
 
 
 @pytest.mark.slow
@@ -236,8 +265,12 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
     out = {}
     for engine in ("newton", "direct"):
         cfg = ReplayConfig(**SHORT_ORACLE, engine=engine, oracle_contact="compiled")
-        out[engine] = [r.metrics for r in run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)],
-                                                      protocol="hug-oracle")]
+        out[engine] = [
+            r.metrics
+            for r in run_rollouts(
+                rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], protocol="hug-oracle"
+            )
+        ]
     for a, b in zip(out["newton"], out["direct"]):
         assert a["lifted"] == b["lifted"] and a["oracle"]["off_table"] == b["oracle"]["off_table"]
         assert a["oracle"]["end_rise_mm"] == pytest.approx(b["oracle"]["end_rise_mm"], abs=1.0)

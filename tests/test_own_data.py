@@ -132,7 +132,7 @@ def test_study_hashes_what_it_read_and_resume_reruns_changed_inputs(local_grab, 
     assert again["inputs"][mesh_key]["manifest"] == "changed since staging"
     assert st["inputs"][mesh_key]["manifest"] == "changed since staging"
     # the replay used the changed mesh: the mass (density x volume of its one collision part) grew by 1.04^3
-    assert again["object_mass"] == pytest.approx(first["object_mass"] * 1.04 ** 3, rel=0.005)
+    assert again["scene"]["object_mass"] == pytest.approx(first["scene"]["object_mass"] * 1.04 ** 3, rel=0.005)
 
 
 def test_a_study_without_data_records_the_default_folder_as_with_it(local_grab, tmp_path, monkeypatch):

@@ -26,9 +26,16 @@ def built(tmp_path_factory):
 def test_envelope_record_is_shown_by_its_class():
     """The envelope's record (its key is ``class``) is shown as its class on the table, in its filter and on
     a recording's page, never as the record."""
-    env = {"settings": ["default", "gravity_compensation"], "lifted": [True, False], "outcomes": ["lifted", "not_lifted"],
-           "overrides": [{}, {"wrist_gravity_compensation": False}], "fraction": 0.5,
-           "flips": ["gravity_compensation"], "class": "fragile", "wall_s": [1.2, 1.3]}
+    env = {
+        "settings": ["default", "gravity_compensation"],
+        "lifted": [True, False],
+        "outcomes": ["lifted", "not_lifted"],
+        "overrides": [{}, {"wrist_gravity_compensation": False}],
+        "fraction": 0.5,
+        "flips": ["gravity_compensation"],
+        "class": "fragile",
+        "wall_s": [1.2, 1.3],
+    }
     assert cell(env, None, None) == ("fragile", "fragile")
     rows = [{"sequence": "mug_lift", "object": "mug", "outcome": "lifted", "verdict_envelope": env}]
     text = table_html(rows, lambda r: "x.html")
@@ -40,8 +47,9 @@ def test_table_has_a_class_column_and_filter_per_condition(built):
     assert n["rows"] == len(RECORDINGS)
     page = (d / "report.html").read_text()
     heads = re.findall(r"<th data-key='([^']+)'>", page)
-    assert heads[heads.index("outcome") + 1:heads.index("outcome") + 1 + len(CONDITIONS)] == \
-        [f"p_lift:{c}" for c in CONDITIONS]
+    assert heads[heads.index("outcome") + 1 : heads.index("outcome") + 1 + len(CONDITIONS)] == [
+        f"p_lift:{c}" for c in CONDITIONS
+    ]
     for i, c in enumerate(CONDITIONS):
         sel = re.search(rf"<select data-filter='p_lift:{c}' id='filter-p_lift-{c}'>(.*?)</select>", page).group(1)
         want = Counter(CLASS_WORDS[entry(r[-1][i])["class"]] for r in RECORDINGS)
@@ -99,6 +107,7 @@ def test_chart_draws_each_interval_and_p_on_the_0_1_axis():
 def test_older_study_without_p_lift_has_no_chart(tmp_path):
     study = write_p_lift_study(tmp_path)
     import json
+
     doc = json.loads(study.read_text())
     for k in ("discrimination", "sampling"):
         doc.pop(k)
@@ -107,7 +116,7 @@ def test_older_study_without_p_lift_has_no_chart(tmp_path):
     for r in doc["rollouts"] + doc["oracle_rollouts"]:
         p = tmp_path / r["json"]
         rec = json.loads(p.read_text())
-        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        rec.pop("sampled")
         p.write_text(json.dumps(rec))
     build_report(study, tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
@@ -132,15 +141,20 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
     lines = [ln for ln in text.splitlines() if ln.startswith("| lift |")]
     assert [ln.split("|")[2].strip(" `") for ln in lines] == list(CONDITIONS)
     oracle = [ln for ln in text.splitlines() if ln.startswith("| hug-oracle |")]
-    assert len(oracle) == len(CONDITIONS) and all(ln.endswith("| 1 | - |") for ln in oracle)  # one recording, no corruption
+    assert len(oracle) == len(CONDITIONS) and all(
+        ln.endswith("| 1 | - |") for ln in oracle
+    )  # one recording, no corruption
     for ln, c in zip(lines, CONDITIONS):
         cells = [x.strip() for x in ln.split("|")[3:-1]]
-        want = [sum(entry(r[-1][CONDITIONS.index(c)])["class"] == k for r in RECORDINGS if r[2] == "lift")
-                for k in CLASS_WORDS]
+        want = [
+            sum(entry(r[-1][CONDITIONS.index(c)])["class"] == k for r in RECORDINGS if r[2] == "lift")
+            for k in CLASS_WORDS
+        ]
         assert [int(x) for x in cells[:4]] == want + [sum(want)], (c, cells)
         d = next(x for x in doc["discrimination"] if x["condition"] == c)
-        assert cells[4] == (f"{d['p_real']:.2f} -> {d['p_corrupted']:.2f}, AUC {d['auc']:.2f}, ratio {d['ratio']:.2f} "
-                            "(0.50)"), cells
+        assert cells[4] == (
+            f"{d['p_real']:.2f} -> {d['p_corrupted']:.2f}, AUC {d['auc']:.2f}, ratio {d['ratio']:.2f} (0.50)"
+        ), cells
     (tmp_path / "docs" / "results").mkdir(parents=True)
     (tmp_path / "docs" / "results" / "trust.json").write_text(json.dumps(small))
     readme = tmp_path / "README.md"
@@ -152,13 +166,15 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
 
 
 def test_the_fixture_s_entries_are_the_study_s():
-    """The fixture's interval and class (scipy's Wilson score) are what the study writes (replay.study.p_lift),
+    """The fixture's interval and class (scipy's Wilson score) are what the study writes (replay.protocol.p_lift_stats),
     so the report is tested on the fields a sampled study really holds."""
-    from replay.study.p_lift import verdict_class, wilson
+    from replay.protocol.p_lift_stats import verdict_class, wilson
 
     for k in (0, 1, 12, 16, 20, 31, 32):
         e = entry(k)
-        assert (e["lo"], e["hi"]) == pytest.approx(wilson(k, 32), abs=1e-12) and e["class"] == verdict_class(*wilson(k, 32))
+        assert (e["lo"], e["hi"]) == pytest.approx(wilson(k, 32), abs=1e-12) and e["class"] == verdict_class(
+            *wilson(k, 32)
+        )
 
 
 def test_an_older_envelope_study_renders_its_classes(tmp_path):
@@ -176,18 +192,26 @@ def test_an_older_envelope_study_renders_its_classes(tmp_path):
     for i, r in enumerate(doc["rollouts"]):
         p = tmp_path / r["json"]
         rec = json.loads(p.read_text())
-        rec.pop("p_lift"), rec.pop("p_lift_corrupted")
+        rec.pop("sampled")
         cls = ("robust_lift", "fragile", "robust_failure")[i % 3]
-        rec.update(format_version=3, verdict_envelope={"settings": ["default", "gravity_compensation"],
-                                                       "lifted": [True, False], "fraction": 0.5, "class": cls,
-                                                       "wall_s": [1.0, 1.1]})
+        rec.update(
+            format_version=3,
+            verdict_envelope={
+                "settings": ["default", "gravity_compensation"],
+                "lifted": [True, False],
+                "fraction": 0.5,
+                "class": cls,
+                "wall_s": [1.0, 1.1],
+            },
+        )
         classes[r["sequence"]] = cls
         p.write_text(json.dumps(rec))
     build_report(study, tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
     sel = re.search(r"<select data-filter='verdict_envelope' id='filter-envelope'>(.*?)</select>", page).group(1)
-    assert dict(re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)) == \
-        {c: str(n) for c, n in Counter(classes.values()).items()}
+    assert dict(re.findall(r"<option value='[^']+'>([^<]+) \((\d+)\)</option>", sel)) == {
+        c: str(n) for c, n in Counter(classes.values()).items()
+    }
     assert "wall_s" not in page and "'settings'" not in page
     mug = (tmp_path / "report_files" / "mug_lift.html").read_text()
     assert f"<td>{classes['mug_lift']}</td>" in mug and "wall_s" not in mug

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from replay.results.files import read_rollout
 from replay.results.records import REFINE_FIELDS
 
 #: conftest.small_refine_study's window
@@ -35,7 +36,7 @@ def _check_refine_rows(study: dict, out: Path) -> dict:
     assert set(rows) == {"cubesmall_lift"}
     r = rows["cubesmall_lift"]
     assert set(REFINE_FIELDS) <= set(r)
-    per = json.loads((out.parent / r["json"]).read_text())  # the per-recording refine result it names
+    per = read_rollout(out.parent / r["json"]).flat()  # the per-recording refine result it names
     assert {k: per[k] for k in REFINE_FIELDS if k in per} == {k: r[k] for k in REFINE_FIELDS if k in per}
     lifted_as_recorded = {x["sequence"]: x["lifted"] for x in study["rollouts"]}["cubesmall_lift"]
     assert lifted_as_recorded  # the study's own replay of the recording lifts ...

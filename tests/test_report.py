@@ -183,7 +183,8 @@ def test_p_lift_study_loads_and_its_filter_works_in_chromium(report, tmp_path):
     for i, row in enumerate(doc["rollouts"]):
         p = site / row["json"]
         rec = json.loads(p.read_text())
-        rec["p_lift"] = made[row["sequence"]] = {c: entry(k) for c, k in zip(CONDITIONS, (30 - 28 * i, 16, 2 + 28 * i))}
+        made[row["sequence"]] = {c: entry(k) for c, k in zip(CONDITIONS, (30 - 28 * i, 16, 2 + 28 * i))}
+        rec["sampled"] = dict(rec.get("sampled") or {}, p_lift=made[row["sequence"]])
         p.write_text(json.dumps(rec))
     build_report(site / "study.json", site / "report.html")
     for c in CONDITIONS:

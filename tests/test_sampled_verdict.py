@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu, norm
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.errors import DataError
+from replay.protocol import p_lift_stats as p_lift
+from replay.results.files import read_rollout
 from replay.sim import physics
-from replay.study import corruptions, p_lift, sampler, verdict_conditions
+from replay.sim.hand_assets import resolve_hand_variant
+from replay.study import corruptions, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
 from replay.study.uncertainty import SOFTNESS, variables
 
@@ -68,9 +71,14 @@ def test_auc_is_mann_whitney_u_over_the_pairs():
 
 
 def test_discrimination_table_over_recordings():
+    from replay.results.sampled_fields import SampledVerdict
+
     def rec(p_real, p_bad):
         d = lambda p: {"p": p}  # noqa: E731
-        return {"p_lift": {"as_replayed": d(p_real)}, "p_lift_corrupted": {"wrist_offset_2cm": {"as_replayed": d(p_bad)}}}
+        return SampledVerdict(
+            p_lift={"as_replayed": d(p_real)}, p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}}
+        )
+
     (row,) = discrimination([rec(1.0, 0.25), rec(0.5, 0.5), rec(0.0, 0.0)])
     assert row["p_real"] == 0.5 and row["p_corrupted"] == 0.25 and row["ratio"] == 0.5 and row["n_recordings"] == 3
     assert row["auc"] == pytest.approx(auc([1.0, 0.5, 0.0], [0.25, 0.5, 0.0]))
@@ -135,7 +143,9 @@ def test_corruptions_parse_and_declare():
         corruptions.parse_corruptions("wrist_offset_9cm")
     off = corruptions.variant_extra("wrist_offset_2cm", np.pi / 2)["wrist_offset"]
     assert np.hypot(off[0], off[1]) == pytest.approx(0.02) and off[2] == 0.0 and off[1] == pytest.approx(0.02)
-    assert corruptions.variant_extra("fingers_open_20deg", 0.0)["finger_closure"] == pytest.approx((-np.radians(20),) * 5)
+    assert corruptions.variant_extra("fingers_open_20deg", 0.0)["finger_closure"] == pytest.approx(
+        (-np.radians(20),) * 5
+    )
 
 
 @pytest.mark.needs_data
@@ -155,9 +165,9 @@ def test_scaled_object_meshes(grab_dir, tmp_path):
 
 @pytest.mark.needs_data
 def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
-    from importer_patches.contact_params import pair_params
     from short_window import SHORT, short_window
 
+    from importer_patches.contact_params import pair_params
     from replay.protocol.rollout import build_replay_scene
     from replay.sim.engine.mujoco_c.mjc import MjcBatch
     from replay.sim.engine.variants import Variant
@@ -165,8 +175,13 @@ def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
-    v = Variant(solref=(0.004, 1.0), solimp=(0.99, 0.9999, 0.0005), torsional_friction=0.005, object_mass_scale=0.8,
-                object_offset=(0.003, -0.002, 0.0))
+    v = Variant(
+        solref=(0.004, 1.0),
+        solimp=(0.99, 0.9999, 0.0005),
+        torsional_friction=0.005,
+        object_mass_scale=0.8,
+        object_offset=(0.003, -0.002, 0.0),
+    )
     batch = MjcBatch(scene, [Variant(), v])
     base, w = batch.worlds
     lay = batch.layout
@@ -181,7 +196,7 @@ def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
     assert np.all(w.m.geom_friction[og, 1] == np.float32(0.005))
     assert w.m.body_mass[lay.object_body] == pytest.approx(0.8 * base.m.body_mass[lay.object_body], rel=1e-6)
     q = lay.object_qadr
-    assert w.d.qpos[q:q + 3] - base.d.qpos[q:q + 3] == pytest.approx([0.003, -0.002, 0.0], abs=1e-12)
+    assert w.d.qpos[q : q + 3] - base.d.qpos[q : q + 3] == pytest.approx([0.003, -0.002, 0.0], abs=1e-12)
     assert w.readback["contact_solref"] == pytest.approx([0.004, 1.0])
     assert w.readback["torsional_friction"] == pytest.approx(0.005)
     with pytest.raises(ValueError, match="solref"):
@@ -195,14 +210,23 @@ def test_small_sampled_study(mirror, tmp_path):
 
     cfg = ReplayConfig()
     out = tmp_path / "study.json"
-    run_study("grab", out, cfg, objects=["cubesmall", "stapler"], workers=0, data_dir=mirror, progress=False,
-              samples=4, corruptions="all")
+    run_study(
+        "grab",
+        out,
+        cfg,
+        objects=["cubesmall", "stapler"],
+        workers=0,
+        data_dir=mirror,
+        progress=False,
+        samples=4,
+        corruptions="all",
+    )
     st = json.loads(out.read_text())
     assert st["format_version"] == 5 and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
-    cube = json.loads((tmp_path / "study_rollouts" / "cubesmall_lift.json").read_text())
+    cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()
     for cond, d in cube["p_lift"].items():
         assert d["n"] == 4 and d["k"] == sum(cube["p_lift_samples"]["lifted"][f"{cond}/real"])
         assert d["lo"] <= d["p"] <= d["hi"] and d["class"] in p_lift.CLASSES
@@ -230,8 +254,11 @@ def test_sampling_options_are_checked_in_one_line():
     s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
     assert s["conditions"] == {"lift": ["as_replayed", "wrist_uncompensated"]} and len(s["corruptions"]) == 3
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
-    for args, opt in (((0, 0, None, "all"), "--corruptions"), ((-1, 0, None, None), "--samples"),
-                      ((4, 0, "nope", None), "--conditions")):
+    for args, opt in (
+        ((0, 0, None, "all"), "--corruptions"),
+        ((-1, 0, None, None), "--samples"),
+        ((4, 0, "nope", None), "--conditions"),
+    ):
         with pytest.raises(UsageError) as e:
             check_sampling(cfg, ["lift"], *args)
         assert e.value.option == opt and "\n" not in str(e.value)
@@ -243,22 +270,46 @@ def test_resume_reruns_a_rollout_of_other_samples():
     from replay.study.job import Job
     from replay.study.resume import _same_sampling
 
-    job = Job("grab", "cubesmall_lift", None, {}, "", "", "", True, samples=4, seed=0,
-              conditions=("as_replayed",), corruptions=("wrist_offset_2cm",))
-    doc = {"p_lift": {"as_replayed": {"n": 4}}, "p_lift_samples": {"seed": 0},
-           "p_lift_corrupted": {"wrist_offset_2cm": {}}}
-    assert _same_sampling(doc, job)
-    assert not _same_sampling(dict(doc, p_lift_samples={"seed": 1}), job)
-    assert not _same_sampling(dict(doc, p_lift={"as_replayed": {"n": 8}}), job)
-    assert not _same_sampling(dict(doc, p_lift_corrupted=None), job)
+    job = Job(
+        "grab",
+        "cubesmall_lift",
+        None,
+        {},
+        "",
+        "",
+        "",
+        True,
+        samples=4,
+        seed=0,
+        conditions=("as_replayed",),
+        corruptions=("wrist_offset_2cm",),
+    )
+    from replay.results.records import RolloutRecord
+
+    doc = {
+        "p_lift": {"as_replayed": {"n": 4}},
+        "p_lift_samples": {"seed": 0},
+        "p_lift_corrupted": {"wrist_offset_2cm": {}},
+    }
+
+    def same(d):
+        return _same_sampling(RolloutRecord.from_metrics(d), job)
+
+    assert same(doc)
+    assert not same(dict(doc, p_lift_samples={"seed": 1}))
+    assert not same(dict(doc, p_lift={"as_replayed": {"n": 8}}))
+    assert not same(dict(doc, p_lift_corrupted=None))
 
 
 def test_results_summary_keeps_the_sampled_verdict():
     from replay.output.results_summary import study_summary
 
     pl = {"as_replayed": {"p": 0.5, "lo": 0.2, "hi": 0.8, "n": 8, "k": 4, "class": "uncertain", "driver": None}}
-    doc = {"rollouts": [{"sequence": "a_lift", "p_lift": pl}, {"sequence": "b_lift"}], "sampling": {"samples": 8},
-           "discrimination": [{"condition": "as_replayed"}]}
+    doc = {
+        "rollouts": [{"sequence": "a_lift", "p_lift": pl}, {"sequence": "b_lift"}],
+        "sampling": {"samples": 8},
+        "discrimination": [{"condition": "as_replayed"}],
+    }
     small = study_summary(doc)
     assert small["p_lift"] == {"lift": {"a_lift": pl}} and small["sampling"]["samples"] == 8
     assert small["discrimination"] == [{"condition": "as_replayed"}]
@@ -268,20 +319,33 @@ def test_results_summary_keeps_the_sampled_verdict():
 def test_p_lift_counts_keep_each_intent_group_apart():
     """A TACO-like recording (no intent named) and a GRAB intent are counted apart from the lifts, and the
     console says each group's classes (issue #49: no headline adds the groups together)."""
-    from replay.study.p_lift import p_lift_lines
-    from replay.study.summary import lift_counts
+    from replay.protocol.protocols.counting import lift_counts
+    from replay.results.records import RolloutRecord
+    from replay.study.console import p_lift_lines
 
     def row(seq, intent, cls):
-        return {"sequence": seq, "intent": intent, "outcome": "not_lifted", "lifted": False, "stable": True,
-                "p_lift": {"as_replayed": {"p": 0.0, "lo": 0.0, "hi": 0.1, "n": 32, "k": 0, "class": cls}}}
+        return {
+            "sequence": seq,
+            "intent": intent,
+            "outcome": "not_lifted",
+            "lifted": False,
+            "stable": True,
+            "p_lift": {"as_replayed": {"p": 0.0, "lo": 0.0, "hi": 0.1, "n": 32, "k": 0, "class": cls}},
+        }
 
-    rows = [row("a_lift", "lift", "robust_lift"), row("b_pass_1", "pass", "uncertain"),
-            row("20231104_010", "unknown", "robust_failure")]
-    c = lift_counts(rows, {}, 1.0)
+    rows = [
+        row("a_lift", "lift", "robust_lift"),
+        row("b_pass_1", "pass", "uncertain"),
+        row("20231104_010", "unknown", "robust_failure"),
+    ]
+    c = lift_counts([RolloutRecord.from_metrics(r) for r in rows], {}, 1.0)
     assert c["p_lift"] == {"as_replayed": {"robust_lift": 1, "uncertain": 0, "robust_failure": 0}}
     g = c["p_lift_groups"]
     assert list(g) == ["lifts", "other intents", "no intent named"]
-    assert g["other intents"]["as_replayed"]["uncertain"] == 1 and g["no intent named"]["as_replayed"]["robust_failure"] == 1
+    assert (
+        g["other intents"]["as_replayed"]["uncertain"] == 1
+        and g["no intent named"]["as_replayed"]["robust_failure"] == 1
+    )
     lines = p_lift_lines({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}})
     assert any("no intent named, as_replayed, 32 samples" in ln and "robust failure 1" in ln for ln in lines)
     assert not any("(lift, lifts," in ln for ln in lines)  # the lifts' line is said once, as before

@@ -51,11 +51,20 @@ def _drop(rec, frames, keep_time: bool = False):
     """``rec`` without ``frames`` in every stream; read at its own uniform rate unless ``keep_time``."""
     keep = np.setdiff1d(np.arange(rec.num_frames), frames)
     objs = [dataclasses.replace(o, pos=o.pos[keep], quat=o.quat[keep]) for o in rec.objects]
-    meta = {k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == (rec.num_frames,) else v)
-            for k, v in rec.meta.items()}
+    meta = {
+        k: (v[keep] if isinstance(v, np.ndarray) and v.shape[:1] == (rec.num_frames,) else v)
+        for k, v in rec.meta.items()
+    }
     time = rec.time[keep] if keep_time else np.arange(keep.size) / rec.fps
-    return dataclasses.replace(rec, landmarks=rec.landmarks[keep], valid=rec.valid[keep], objects=objs, time=time,
-                               grasp_frame=int(np.searchsorted(keep, rec.grasp_frame)), meta=meta)
+    return dataclasses.replace(
+        rec,
+        landmarks=rec.landmarks[keep],
+        valid=rec.valid[keep],
+        objects=objs,
+        time=time,
+        grasp_frame=int(np.searchsorted(keep, rec.grasp_frame)),
+        meta=meta,
+    )
 
 
 def _wrist_speed(rec):
@@ -160,8 +169,9 @@ def test_object_track_lags_hand_case_is_refused_with_its_offset(mirror, cases_di
     from replay.errors import DataError
 
     raw = pickle.loads((mirror / "grab" / "recordings" / "mug_lift.pkl").read_bytes())["object"]["loc"]
-    case = pickle.loads((cases_dir / "object_track_lags_hand" / "data" / "grab" / "recordings" /
-                         "mug_lift.pkl").read_bytes())["object"]["loc"]
+    case = pickle.loads(
+        (cases_dir / "object_track_lags_hand" / "data" / "grab" / "recordings" / "mug_lift.pkl").read_bytes()
+    )["object"]["loc"]
     lag = next(k for k in range(1, 120) if np.allclose(case[k:], raw[:-k]))  # re-derived: 30 frames
     with pytest.raises(DataError) as exc:
         load_recording("grab", "mug_lift", cases_dir / "object_track_lags_hand" / "data")
@@ -170,14 +180,18 @@ def test_object_track_lags_hand_case_is_refused_with_its_offset(mirror, cases_di
     assert e.cause == "stream_offset" and "out of sync" in e.message and "behind the hand" in e.message
     said = float(e.message.split("--object-time-offset ")[1].split()[0])
     assert abs(said - lag / 120) < 1.5 / 120
-    ok = load_recording("grab", "mug_lift", cases_dir / "object_track_lags_hand" / "data", object_time_offset_s=lag / 120)
+    ok = load_recording(
+        "grab", "mug_lift", cases_dir / "object_track_lags_hand" / "data", object_time_offset_s=lag / 120
+    )
     assert "as the user stated" in ok.meta["input_flags"]["stream_offset"]
     assert abs(ok.meta["input_checks"]["stream_sync"]["offset_s"]) < 1 / 120
     assert abs(ok.grasp_frame - load_recording("grab", "mug_lift", mirror).grasp_frame) <= 1
 
 
-@pytest.mark.parametrize("obj, lag_s, refused", [("mug", -0.25, True), ("cubesmall", 0.4, True),
-                                                 ("cubelarge", -0.15, True), ("cubesmall", 0.06, False)])
+@pytest.mark.parametrize(
+    "obj, lag_s, refused",
+    [("mug", -0.25, True), ("cubesmall", 0.4, True), ("cubelarge", -0.15, True), ("cubesmall", 0.06, False)],
+)
 def test_other_offsets_are_refused_or_flagged(takes, obj, lag_s, refused):
     rec = _shift(takes[obj], lag_s)
     side = "behind" if lag_s > 0 else "ahead of"
@@ -223,8 +237,11 @@ def _with_meshes(tmp_path, rec, src, scale=1.0):
         m.export(d / p.name)
         return d / p.name
 
-    asset = dataclasses.replace(rec.target_object.asset, visual_mesh=write(src.visual_mesh),
-                                collision_meshes=[write(p) for p in src.collision_meshes])
+    asset = dataclasses.replace(
+        rec.target_object.asset,
+        visual_mesh=write(src.visual_mesh),
+        collision_meshes=[write(p) for p in src.collision_meshes],
+    )
     objs = list(rec.objects)
     objs[rec.target] = dataclasses.replace(objs[rec.target], asset=asset)
     return dataclasses.replace(rec, objects=objs)
@@ -240,7 +257,9 @@ def test_wrong_object_model_case_is_named_before_any_frame_error(mirror, cases_d
 
     case_obj = cases_dir / "wrong_object_model" / "data" / "grab" / "objects" / "cubesmall"
     # re-derived: the case's model is cubelarge's, cubesmall's take
-    assert (case_obj / "cubesmall.stl").read_bytes() == (mirror / "grab" / "objects" / "cubelarge" / "cubelarge.stl").read_bytes()
+    assert (case_obj / "cubesmall.stl").read_bytes() == (
+        mirror / "grab" / "objects" / "cubelarge" / "cubelarge.stl"
+    ).read_bytes()
     size = _extent(case_obj / "cubesmall.stl") / _extent(mirror / "grab" / "objects" / "cubesmall" / "cubesmall.stl")
     with pytest.raises(DataError) as exc:
         load_recording("grab", "cubesmall_lift", cases_dir / "wrong_object_model" / "data")
@@ -253,8 +272,10 @@ def test_wrong_object_model_case_is_named_before_any_frame_error(mirror, cases_d
     assert "object_rest" in e.message.split("(the ")[-1]  # the rest check fires as a consequence
 
 
-@pytest.mark.parametrize("take, model, scale", [("mug", "mug", 1.6), ("mug", "mug", 0.6),
-                                                ("cubelarge", "cubesmall", 1.0), ("cubesmall", "cubemedium", 1.0)])
+@pytest.mark.parametrize(
+    "take, model, scale",
+    [("mug", "mug", 1.6), ("mug", "mug", 0.6), ("cubelarge", "cubesmall", 1.0), ("cubesmall", "cubemedium", 1.0)],
+)
 def test_other_wrong_models_are_named(tmp_path, mirror, takes, take, model, scale):
     from replay.data.objects import load_grab_object
 
@@ -277,7 +298,9 @@ def test_right_model_and_a_turned_track_are_not_called_a_wrong_model(takes):
     mug = takes["mug"]
     o = mug.target_object
     q = o.quat.copy()
-    q[: mug.grasp_frame - 60] = (Rotation.from_quat(q[: mug.grasp_frame - 60]) * Rotation.from_rotvec([np.pi / 2, 0, 0])).as_quat()
+    q[: mug.grasp_frame - 60] = (
+        Rotation.from_quat(q[: mug.grasp_frame - 60]) * Rotation.from_rotvec([np.pi / 2, 0, 0])
+    ).as_quat()
     turned = dataclasses.replace(mug, objects=[dataclasses.replace(o, quat=q)])
     _refused(turned, "object_track", "jumps in the approach")
 
@@ -297,7 +320,7 @@ def test_cause_codes_pickle_count_and_order():
     failed = {"a": e.line, "b": "[units] m.stl [scale]: 4 m", "c": "[units] x", "d": "TypeError: a bug"}
     rollouts = [{"input_flags": {"time_base": "..", "untracked_frames": 3}}, {"input_flags": {"time_base": ".."}}]
     assert refusal_cause(failed["d"]) is None
-    c = count_causes(rollouts, failed)
+    c = count_causes([r["input_flags"] for r in rollouts], failed)
     assert c == {"refused": {"units": 2, "frames_missing": 1}, "flagged": {"frame_rate": 2, "untracked_frames": 1}}
     assert list(c["refused"]) == ["units", "frames_missing"]  # most specific first
     assert flag_causes({"penetration": "", "frames_missing": ""}) == ["frames_missing", "penetration"]
@@ -305,8 +328,9 @@ def test_cause_codes_pickle_count_and_order():
 
 
 def test_study_summary_counts_causes():
-    from replay.study.summary import summarize
+    from replay.protocol.protocols.counting import summarize
+    from replay.results.records import RolloutRecord
 
-    r = {"stable": True, "lifted": True, "outcome": "lifted", "input_flags": {"stream_offset": "x"}}
+    r = RolloutRecord(stable=True, lifted=True, outcome="lifted", input_flags={"stream_offset": "x"})
     c = summarize([r], {"a": "[frames_missing] a.pkl [time]: ..."}, 1.0)
     assert c["causes"] == {"refused": {"frames_missing": 1}, "flagged": {"stream_offset": 1}}

@@ -38,7 +38,8 @@ LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "o
 BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
                 "replay.results.records", "replay.results.files", "replay.results.fields_doc",
                 "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log",
-                "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics"}
+                "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics",
+                "replay.results.convert", "replay.results.rollout_parts", "replay.results.protocol_results"}
 #: top-level modules of the top layer: the public API (what users import) and the commands
 TOP_MODULES = {"replay.api": "cli", "replay.commands": "cli"}
 

@@ -28,8 +28,9 @@ TIMING = {"wall_s", "rtf", "wall_s_total", "kinematics_s", "build_s"}
 
 def _strip(doc: dict) -> dict:
     out = {k: v for k, v in doc.items() if k not in TIMING}
-    if isinstance(out.get("ablation"), dict):
-        out["ablation"] = _strip(out["ablation"])
+    for k in ("ablation", "timing"):  # the ablation's own, and the parts' (a rollout's times: its timing)
+        if isinstance(out.get(k), dict):
+            out[k] = _strip(out[k])
     return out
 
 
@@ -191,4 +192,4 @@ def test_taco_left_hand_study_runs_with_cropped_mano(tmp_path, mirror):
     doc = _load_rollouts(out)["20231104_017"]
     assert "zerohand/mano_lhand/capsule_hand.xml" in doc["hand_mjcf"]
     assert study["config"]["physics_overrides"]["hand_shape"] == "zerohand" and "hand_variant" not in study["config"]
-    assert doc["stable"] and doc["ablation"]["max_hand_object_contacts"] == 0
+    assert doc["stable"] and doc["ablation"]["grasp"]["max_hand_object_contacts"] == 0

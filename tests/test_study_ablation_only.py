@@ -32,12 +32,12 @@ def test_ablation_only_reruns_one_recording_and_keeps_the_rest(tmp_path, mirror)
                                                       abs=0.05)
     assert (rdir / "stamp_lift.json").read_bytes() == stamp_before  # not touched
     cube = json.loads((rdir / "cubesmall_lift.json").read_text())
-    assert "ablation_rerun_s" in cube
+    assert cube["timing"]["ablation_rerun_s"] > 0
     # the contact run is kept as it was; the ablation is recomputed (deterministic: the same figures)
-    for k in ("outcome", "rise", "wall_s", "frames"):
-        assert cube[k] == cube_before[k]
-    assert cube["ablation"]["max_object_disp_mm"] == cube_before["ablation"]["max_object_disp_mm"]
-    assert cube["ablation"]["max_hand_object_contacts"] == 0
+    assert cube["outcome"] == cube_before["outcome"] and cube["lift"] == cube_before["lift"]
+    assert cube["timing"]["wall_s"] == cube_before["timing"]["wall_s"] and cube["timing"]["frames"] > 0
+    assert cube["ablation"]["grasp"]["max_object_disp_mm"] == cube_before["ablation"]["grasp"]["max_object_disp_mm"]
+    assert cube["ablation"]["grasp"]["max_hand_object_contacts"] == 0
 
     # a recording the study does not hold cannot get an ablation attached
     failed = run_study("grab", out, cfg, objects=["mug"], workers=0, progress=False, data_dir=mirror,

@@ -10,7 +10,7 @@ import pytest
 from test_study import SHORT
 
 from replay.config import ReplayConfig
-from replay.results.records import ResultsFormatError
+from replay.results.convert import ResultsFormatError
 from replay.results.study_log import append_record, read_records, records_path, repair_tail
 from replay.study import job as job_mod
 from replay.study import runner as runner_mod
@@ -66,7 +66,7 @@ def test_records_then_resume_after_a_kill_at_any_point(tmp_path, mirror, monkeyp
     assert [r["key"] for r in recs] == seqs and {r["status"] for r in recs} == {"ok"}
     for r in recs:  # each line names its rollout JSON, written before it, and the job's own time
         doc = json.loads((tmp_path / r["json"]).read_text())
-        assert doc["sequence"] == r["sequence"] and r["job_s"] == pytest.approx(doc["wall_s_total"])
+        assert doc["sequence"] == r["sequence"] and r["job_s"] == pytest.approx(doc["timing"]["wall_s_total"])
     assert [r["wall_s"] for r in recs] == sorted(r["wall_s"] for r in recs)
     assert recs[-1]["wall_s"] <= ref["counts"]["wall_s"]
 

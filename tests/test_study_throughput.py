@@ -52,7 +52,7 @@ def test_two_trees_in_turn_count_the_rollouts_each_ran(mirror, tmp_path):
     assert b["best_ratio"] == pytest.approx(rate / doc["summary"]["a"]["best_per_min"])
     # the jobs' own time: the kept rollout's wall_s_total, read back here
     kept = json.loads((tmp_path / "k" / "b_1" / "study_rollouts" / "cubesmall_lift.json").read_text())
-    assert doc["runs"]["b"][0]["jobs_s"] == pytest.approx(kept["wall_s_total"])
+    assert doc["runs"]["b"][0]["jobs_s"] == pytest.approx(kept["timing"]["wall_s_total"])
     assert 0 < doc["runs"]["b"][0]["jobs_s"] < doc["runs"]["b"][0]["wall_s"]
     assert doc["made_by"].startswith("python benchmarks/study_throughput.py --tree") and doc["tree_commits"]["a"]
     assert str(ROOT) not in doc["made_by"] and str(ROOT) not in json.dumps(doc["trees"])  # no machine's path

@@ -16,6 +16,7 @@ from replay.commands.run_study import build_parser, config_from_args
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.output.report import build_report
+from replay.results.files import read_rollout
 from replay.sim import physics
 from replay.study.job import config_hash
 from replay.study.runner import run_study
@@ -29,10 +30,15 @@ VARYING = TIMING | {"poses", "inputs", "run_warnings"}
 
 def test_pairs_main_first_extras_once_and_bad_names_refused():
     v = parse_verdicts("hug-oracle@authored, lift ,hug-oracle@replay,hug-oracle@authored", ["lift"], "replay")
-    assert [(p["name"], p["main"]) for p in v] == [("lift@replay", True), ("hug-oracle@authored", False),
-                                                   ("hug-oracle@replay", False)]
-    assert [p["name"] for p in parse_verdicts("lift", ["lift", "hug-oracle"], "authored")] == [
-        "lift@authored", "hug-oracle@authored"]  # a name without @: the study's physics; its protocols are main
+    assert [(p.name, p.main) for p in v] == [
+        ("lift@replay", True),
+        ("hug-oracle@authored", False),
+        ("hug-oracle@replay", False),
+    ]
+    assert [p.name for p in parse_verdicts("lift", ["lift", "hug-oracle"], "authored")] == [
+        "lift@authored",
+        "hug-oracle@authored",
+    ]  # a name without @: the study's physics; its protocols are main
     with pytest.raises(UsageError, match="did you mean 'hug-oracle'"):
         parse_verdicts("hug-orcale@authored", ["lift"], "replay")
     with pytest.raises(UsageError, match="unknown physics 'autored'.*did you mean 'authored'"):
@@ -41,10 +47,18 @@ def test_pairs_main_first_extras_once_and_bad_names_refused():
         parse_verdicts("recorded", ["lift"], "replay")
 
 
-@pytest.mark.parametrize("study_flags,other_flags,pair", [
-    ([], [], "authored"), (["--physics", "authored"], [], "replay"),
-    (["--effort", "0.3", "--physics-set", "cone=elliptic"], ["--effort", "0.3", "--physics-set", "cone=elliptic"],
-     "authored")])
+@pytest.mark.parametrize(
+    "study_flags,other_flags,pair",
+    [
+        ([], [], "authored"),
+        (["--physics", "authored"], [], "replay"),
+        (
+            ["--effort", "0.3", "--physics-set", "cone=elliptic"],
+            ["--effort", "0.3", "--physics-set", "cone=elliptic"],
+            "authored",
+        ),
+    ],
+)
 def test_a_pair_s_config_is_that_of_a_study_of_its_own(study_flags, other_flags, pair):
     """The extra pair's config hashes as the same command under ``--physics <pair>`` (the study's other
     flags kept): its rollouts are those a separate study would write."""
@@ -56,9 +70,12 @@ def test_a_pair_s_config_is_that_of_a_study_of_its_own(study_flags, other_flags,
 
 
 def _rollout(d, stem):
-    doc = json.loads((d / "study_rollouts" / f"{stem}.json").read_text())
-    ab = {k: v for k, v in (doc.pop("ablation") or {}).items() if k not in VARYING}
-    return {k: v for k, v in doc.items() if k not in VARYING}, ab
+    rec = read_rollout(d / "study_rollouts" / f"{stem}.json")  # every field by name, the times left out
+
+    def same(r):
+        return {k: v for k, v in r.flat().items() if k not in VARYING | {"ablation"}}
+
+    return same(rec), same(rec.ablation) if rec.ablation is not None else {}
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +84,28 @@ def studies(tmp_path_factory, mirror):
     authored (``--protocol hug-oracle --physics authored``) of the same recordings."""
     d = tmp_path_factory.mktemp("verdicts")
     cfg = ReplayConfig(**SHORT)
-    side = run_study("grab", d / "side" / "study.json", cfg, objects=OBJECTS, workers=0, progress=False,
-                     data_dir=mirror, verdicts=PAIRS)
-    alone = {"authored": run_study("grab", d / "authored" / "study.json", physics.apply_physics(cfg, "authored"),
-                                   objects=OBJECTS, workers=0, progress=False, data_dir=mirror, protocols=["hug-oracle"])}
+    side = run_study(
+        "grab",
+        d / "side" / "study.json",
+        cfg,
+        objects=OBJECTS,
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        verdicts=PAIRS,
+    )
+    alone = {
+        "authored": run_study(
+            "grab",
+            d / "authored" / "study.json",
+            physics.apply_physics(cfg, "authored"),
+            objects=OBJECTS,
+            workers=0,
+            progress=False,
+            data_dir=mirror,
+            protocols=["hug-oracle"],
+        )
+    }
     return d, cfg, side, alone
 
 
@@ -100,7 +135,10 @@ def test_each_pair_counted_from_its_rows_and_a_csv_column_each(studies):
         assert c[name]["ablation_clean"] == sum(bool(r["ablation_clean"]) for r in rows)
     assert c["lift"]["lifted"] == sum(bool(r["lifted"]) for r in side["rollouts"])
     table = list(csv.DictReader((d / "side" / "study.csv").open()))
-    assert [k for k in table[0] if k.startswith("lifted_")] == ["lifted_hug-oracle@replay", "lifted_hug-oracle@authored"]
+    assert [k for k in table[0] if k.startswith("lifted_")] == [
+        "lifted_hug-oracle@replay",
+        "lifted_hug-oracle@authored",
+    ]
     for row in table:
         want = next(r["lifted"] for r in alone["authored"]["oracle_rollouts"] if r["sequence"] == row["sequence"])
         assert row["lifted_hug-oracle@authored"] == str(want)
@@ -108,13 +146,23 @@ def test_each_pair_counted_from_its_rows_and_a_csv_column_each(studies):
         assert row["lifted_hug-oracle@replay"] == str(want["lifted"])
     lines = verdict_count_lines(side)
     assert len(lines) == 3 and lines[2].startswith(
-        f"verdict hug-oracle@authored: lifted {c['hug-oracle@authored']['lifted']}/{len(OBJECTS)} lifts")
+        f"verdict hug-oracle@authored: lifted {c['hug-oracle@authored']['lifted']}/{len(OBJECTS)} lifts"
+    )
 
 
 def test_resume_keeps_every_pair(studies, mirror):
     d, cfg, side, _ = studies
-    again = run_study("grab", d / "side" / "study.json", cfg, objects=OBJECTS, workers=0, progress=False,
-                      data_dir=mirror, verdicts=PAIRS, resume=True)
+    again = run_study(
+        "grab",
+        d / "side" / "study.json",
+        cfg,
+        objects=OBJECTS,
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        verdicts=PAIRS,
+        resume=True,
+    )
     assert again["counts"]["resumed"] == 3 * len(OBJECTS)  # nothing ran again
     assert again["verdict_rollouts"] == side["verdict_rollouts"]
 
@@ -152,16 +200,27 @@ def test_a_study_without_pairs_names_the_command_that_adds_them(studies, tmp_pat
     build_report(path, tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
     assert "<th>lift@replay</th>" in page and "hug-oracle@authored</th>" not in page
-    assert ("Not in this study: hug-oracle@replay, hug-oracle@authored" in page
-            and "--verdicts lift@replay,hug-oracle@replay,hug-oracle@authored --resume" in page)
+    assert (
+        "Not in this study: hug-oracle@replay, hug-oracle@authored" in page
+        and "--verdicts lift@replay,hug-oracle@replay,hug-oracle@authored --resume" in page
+    )
 
 
 def test_extra_verdict_beside_a_sampled_study(studies, mirror, tmp_path):
     """``--samples 4``: the main verdict sampled per condition, the extra pair one rollout, the same as the
     study of its own (11-13 s on 2 cores at load 9: not slow)."""
     d, cfg, _, alone = studies
-    side = run_study("grab", tmp_path / "study.json", cfg, objects=OBJECTS, workers=0, progress=False,
-                     data_dir=mirror, verdicts="hug-oracle@authored", samples=4)
+    side = run_study(
+        "grab",
+        tmp_path / "study.json",
+        cfg,
+        objects=OBJECTS,
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        verdicts="hug-oracle@authored",
+        samples=4,
+    )
     assert all(e["n"] == 4 for r in side["rollouts"] for e in r["p_lift"].values())
     for s in (f"{o}_lift" for o in OBJECTS):
         got, want = _rollout(tmp_path, f"{s}.hug-oracle@authored"), _rollout(d / "authored", f"{s}.hug-oracle")
@@ -177,8 +236,16 @@ def test_ablation_only_keeps_the_pairs(studies, mirror, tmp_path):
 
     d, cfg, side, _ = studies
     shutil.copytree(d / "side", tmp_path / "s")
-    again = run_study("grab", tmp_path / "s" / "study.json", cfg, objects=OBJECTS[:1], workers=0, progress=False,
-                      data_dir=mirror, ablation_only=True)
+    again = run_study(
+        "grab",
+        tmp_path / "s" / "study.json",
+        cfg,
+        objects=OBJECTS[:1],
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        ablation_only=True,
+    )
     assert again["verdicts"] == side["verdicts"] and again["verdict_rollouts"] == side["verdict_rollouts"]
     kept = lambda c: {k: v for k, v in c.items() if k != "wall_s"}  # noqa: E731  (the resumed run's time)
     assert kept(again["counts"]["hug-oracle@authored"]) == kept(side["counts"]["hug-oracle@authored"])
@@ -192,14 +259,31 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
     from pathlib import Path
 
     res = Path(__file__).resolve().parents[1] / "docs" / "results"
-    files = {"lift@replay": ("grab-lifts", "rollouts"), "hug-oracle@replay": ("grab-oracle", "oracle_rollouts"),
-             "hug-oracle@authored": ("grab-oracle-authored", "oracle_rollouts")}
-    want = {n: {r["sequence"]: r["lifted"] for r in json.loads((res / f"{f}.json").read_text())[k]
-                if r["sequence"].endswith("_lift")} for n, (f, k) in files.items()}
+    files = {
+        "lift@replay": ("grab-lifts", "rollouts"),
+        "hug-oracle@replay": ("grab-oracle", "oracle_rollouts"),
+        "hug-oracle@authored": ("grab-oracle-authored", "oracle_rollouts"),
+    }
+    want = {
+        n: {
+            r["sequence"]: r["lifted"]
+            for r in json.loads((res / f"{f}.json").read_text())[k]
+            if r["sequence"].endswith("_lift")
+        }
+        for n, (f, k) in files.items()
+    }
     lifts = sorted(want["lift@replay"])
     assert len(lifts) == 30
-    side = run_study("grab", tmp_path / "study.json", ReplayConfig(), objects=lifts, workers=2, progress=False,
-                     data_dir=mirror, verdicts=PAIRS)
+    side = run_study(
+        "grab",
+        tmp_path / "study.json",
+        ReplayConfig(),
+        objects=lifts,
+        workers=2,
+        progress=False,
+        data_dir=mirror,
+        verdicts=PAIRS,
+    )
     got = {"lift@replay": side["rollouts"], **side["verdict_rollouts"]}
     for name, rows in got.items():
         assert {r["sequence"]: r["lifted"] for r in rows} == want[name], name
@@ -209,14 +293,22 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
 
 def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
     by_intent = {"lift": {"rollouts": 2, "lifted": 1}, "pass": {"rollouts": 3, "lifted": 2}}
-    study = {"verdicts": parse_verdicts("hug-oracle@authored", ["lift"], "replay"),
-             "counts": {"lift": {"by_intent": by_intent, "ablation_clean": 5, "ablation_run": 5},
-                        "hug-oracle@authored": {"by_intent": {"unknown": {"rollouts": 1, "lifted": 1}},
-                                                "ablation_clean": 0, "ablation_run": 1}}}
+    study = {
+        "verdicts": [p.to_dict() for p in parse_verdicts("hug-oracle@authored", ["lift"], "replay")],
+        "counts": {
+            "lift": {"by_intent": by_intent, "ablation_clean": 5, "ablation_run": 5},
+            "hug-oracle@authored": {
+                "by_intent": {"unknown": {"rollouts": 1, "lifted": 1}},
+                "ablation_clean": 0,
+                "ablation_run": 1,
+            },
+        },
+    }
     assert verdict_count_lines(study) == [
         "verdict lift@replay (the study's own): lifted 1/2 lifts; 3 recordings of other intents: lifted 2; "
         "contact ablation clean 5/5",
-        "verdict hug-oracle@authored: 1 recording with no intent named: lifted 1; contact ablation clean 0/1"]
+        "verdict hug-oracle@authored: 1 recording with no intent named: lifted 1; contact ablation clean 0/1",
+    ]
     assert verdict_count_lines({"counts": study["counts"]}) == []  # no --verdicts: no line
 
 
@@ -232,16 +324,33 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
     data = tmp_path / "data" / "grab"
     (data / "recordings").mkdir(parents=True)
     shutil.copyfile(mirror / "grab" / "recordings" / "cubesmall_lift.pkl", data / "recordings" / "cubesmall_lift.pkl")
-    shutil.copyfile(mirror / "grab_intents" / "recordings" / "cubesmall_offhand_1.pkl",
-                    data / "recordings" / "cubesmall_offhand_1.pkl")
+    shutil.copyfile(
+        mirror / "grab_intents" / "recordings" / "cubesmall_offhand_1.pkl",
+        data / "recordings" / "cubesmall_offhand_1.pkl",
+    )
     for name in ("cubesmall", "table"):
         shutil.copytree(mirror / "grab" / "objects" / name, data / "objects" / name)
     shutil.copyfile(mirror / "grab" / "objects" / "common.xml", data / "objects" / "common.xml")
     cfg, out = ReplayConfig(**SHORT), tmp_path / "s" / "study.json"
     st = run_study("grab", out, cfg, workers=0, progress=False, data_dir=tmp_path / "data", verdicts=PAIRS)
-    keys = ["cubesmall_offhand_1", "cubesmall_offhand_1 [hug-oracle@authored]", "cubesmall_offhand_1 [hug-oracle@replay]"]
-    for study in (st, run_study("grab", out, cfg, objects=["cubesmall_lift"], workers=0, progress=True,
-                                data_dir=tmp_path / "data", ablation_only=True)):
+    keys = [
+        "cubesmall_offhand_1",
+        "cubesmall_offhand_1 [hug-oracle@authored]",
+        "cubesmall_offhand_1 [hug-oracle@replay]",
+    ]
+    for study in (
+        st,
+        run_study(
+            "grab",
+            out,
+            cfg,
+            objects=["cubesmall_lift"],
+            workers=0,
+            progress=True,
+            data_dir=tmp_path / "data",
+            ablation_only=True,
+        ),
+    ):
         c = study["counts"]
         assert sorted(study["failed"]) == keys and sorted(c["refused_keys"]) == keys
         assert c["refused"] == 1 and c["failed_inputs"] == 1 and c["causes"]["refused"] == {"other_hand": 1}
@@ -254,13 +363,22 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
 
 
 def test_a_result_key_maps_back_to_its_recording_whatever_the_name_holds():
-    """``key_sequence`` inverts ``result_key`` among the study's names, a name holding `` [`` or ``]`` too."""
-    from replay.study.job import failed_recordings, key_sequence, result_key
+    """A key's text (the JSON's form) reads back as the same key among the study's names, a name holding `` [`` or
+    ``]`` too; failures count once per recording."""
+    from replay.protocol.protocols.base import ResultKey
+    from replay.study.job import failed_recordings
 
     names = {"mug_lift", "mug [x]", "odd [1] [2]"}
     for s in names:
-        for protocol in ("lift", "hug-oracle", "hug-oracle@authored"):
-            assert key_sequence(result_key(s, protocol), names) == s
-    assert key_sequence("other [hug-oracle]", names) == "other [hug-oracle]"  # not a name: the key itself
-    failed = {"mug [x]": "a", "mug [x] [hug-oracle]": "b", "mug_lift [hug-oracle]": "c"}
-    assert failed_recordings(failed, names) == {"mug [x]": "a", "mug_lift": "c"}
+        for protocol, phys in (("lift", None), ("hug-oracle", None), ("hug-oracle", "authored"), ("lift", "authored")):
+            key = ResultKey(s, protocol, phys)
+            assert ResultKey.parse(key.text, names) == key
+    assert ResultKey("mug_lift", "lift").text == "mug_lift" and ResultKey("a/b", "lift").stem == "a__b"
+    assert ResultKey("mug_lift", "hug-oracle", "authored").stem == "mug_lift.hug-oracle@authored"
+    assert ResultKey.parse("other [hug-oracle]", names).sequence == "other [hug-oracle]"  # not a name: the text
+    failed = {
+        ResultKey("mug [x]", "lift"): "a",
+        ResultKey("mug [x]", "hug-oracle"): "b",
+        ResultKey("mug_lift", "hug-oracle"): "c",
+    }
+    assert failed_recordings(failed) == {"mug [x]": "a", "mug_lift": "c"}

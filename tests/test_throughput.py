@@ -173,6 +173,30 @@ def test_compare_studies_ignores_timing_and_names_differences(tmp_path):
     assert _compare(a, tmp_path / "missing.json").returncode == 2
 
 
+def test_compare_studies_reads_an_older_format_through_the_converter(tmp_path):
+    """A format-5 study (flat rollouts, main before issue #55) and the same in format 6 (each field in its part):
+    no difference; a value changed inside a part is named by its path, the npz stamps 5 and 6 are both read."""
+    from replay.results.records import RolloutRecord
+
+    flat = {"format_version": 5, "sequence": "mug_lift", "outcome": "lifted", "lifted": True, "rise": 0.1784,
+            "shake_held": True, "track_within": None, "refine_outcome": None, "oracle": None, "p_lift": None,
+            "verdict_envelope": None, "wall_s": 2.0, "ablation": {"ablation": True, "max_object_disp_mm": 0.12}}
+    dirs = {}
+    for name, version, doc in (("a", 5, flat), ("b", 6, RolloutRecord.from_dict(flat).to_dict())):
+        d = dirs[name] = tmp_path / name
+        (d / "study_rollouts").mkdir(parents=True)
+        (d / "study_rollouts" / "mug_lift.json").write_text(json.dumps(doc))
+        np.savez(d / "study_rollouts" / "mug_lift.npz", format_version=np.int32(version), phase=np.zeros(3))
+        (d / "study.json").write_text(json.dumps({"format_version": version, "rollouts": [{"sequence": "mug_lift"}]}))
+    assert "lift" in json.loads((dirs["b"] / "study_rollouts" / "mug_lift.json").read_text())  # nested in 6
+    r = _compare(dirs["a"] / "study.json", dirs["b"] / "study.json")
+    assert r.returncode == 0 and r.stdout.startswith("0 difference(s)"), r.stdout
+    flat["rise"] = 0.1785
+    (dirs["a"] / "study_rollouts" / "mug_lift.json").write_text(json.dumps(flat))
+    r = _compare(dirs["a"] / "study.json", dirs["b"] / "study.json")
+    assert r.returncode == 1 and "mug_lift.json.lift.rise: 0.1785 != 0.1784" in r.stdout.splitlines()
+
+
 @pytest.mark.parametrize("name", ["bowl", "mug", "cubesmall"])
 def test_inside_any_equals_every_face_tested(grab_dir, name):
     # bowl: 2694 faces over many parts (the most of GRAB's objects), mug 578, cubesmall one box part

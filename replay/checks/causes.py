@@ -92,17 +92,17 @@ def most_specific_first(causes) -> list[str]:
     return sorted(set(causes), key=lambda c: (rank.get(c, len(rank)), c))
 
 
-def count_causes(rollouts: list[dict], failed: dict) -> dict:
+def count_causes(input_flags: list[dict], failed: dict) -> dict:
     """``{"refused": {cause: n}, "flagged": {cause: n}}``: the study's ``failed`` lines that name a cause, and its
-    rollouts' flags per cause (a recording counted once per cause)."""
+    rollouts' flags per cause (``input_flags``: each rollout's; a recording counted once per cause)."""
     refused: dict[str, int] = {}
     for line in failed.values():
         c = refusal_cause(line)
         if c is not None:
             refused[c] = refused.get(c, 0) + 1
     flagged: dict[str, int] = {}
-    for r in rollouts:
-        for c in flag_causes(r.get("input_flags") or {}):
+    for flags in input_flags:
+        for c in flag_causes(flags or {}):
             flagged[c] = flagged.get(c, 0) + 1
     order = most_specific_first([*refused, *flagged])
     return {

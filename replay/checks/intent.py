@@ -7,6 +7,8 @@ from replay.data.types import Recording
 from replay.datasets import DATASETS
 
 INTENT_UNKNOWN = "unknown"
+#: the intent of a lift recording (GRAB ``<object>_lift``): what the lift protocol replays as recorded
+INTENT_LIFT = "lift"
 
 
 def recording_intent(rec: Recording) -> str:

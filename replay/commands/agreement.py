@@ -21,7 +21,8 @@ from pathlib import Path
 
 from replay.cli import Parser
 from replay.fileio import atomic_write_text
-from replay.study.agreement import SETS, agreement, markdown, pairing_lines
+from replay.protocol.protocols.base import protocol_names
+from replay.study.agreement import agreement, markdown, pairing_lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         "--protocols",
         nargs="+",
         default=None,
-        choices=list(SETS),
+        choices=list(protocol_names()),
         help="one protocol per study (default: the first each study has rows of)",
     )
     ap.add_argument("--out", type=Path, required=True, help="agreement JSON to write")

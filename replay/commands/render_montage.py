@@ -29,6 +29,7 @@ from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
 from replay.output.render.video import render_clip
+from replay.protocol.protocols.base import protocol_named
 
 
 def split_objects(values: list[str] | None) -> list[str] | None:
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.clips is not None:
             study, study_dir = load_study(args.study)
-            key = "rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts"
+            key = protocol_named(args.protocol).rows_field
             for i, r in select_rollouts(study, args.objects, args.study, key):
                 for v in ("main", "ablation") if variant == "both" else (variant,):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")

@@ -26,6 +26,7 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
 from replay.output.render.video import render_clip
+from replay.protocol.protocols.base import protocol_named
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                     variant="ablation" if args.ablation else "main",
                     source=args.study,
                 )
-                rows = study.get("rollouts" if args.protocol == "lift" else f"{args.protocol}_rollouts") or []
+                rows = study.get(protocol_named(args.protocol).rows_field) or []
                 what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"
                 print(
                     f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "

@@ -18,7 +18,8 @@ from pathlib import Path
 from replay.cli import Parser
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.output.report import build_report
-from replay.results.files import read_study, rows_csv
+from replay.results.files import read_study
+from replay.study.summary import study_csvs
 
 
 def write_exports(study_path: Path, study, formats: str) -> None:
@@ -65,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ensure_parent(out)  # an unwritable --out fails now, naming it, before any plot is drawn
     if a.exports:
         write_exports(a.study, study, a.exports)
-    atomic_write_text(a.study.with_suffix(".csv"), rows_csv(study.rollouts))
+    for suffix, text in study_csvs(study).items():  # as the study wrote them (the lead protocol's rows in study.csv)
+        atomic_write_text(a.study.with_suffix(f"{suffix}.csv"), text)
     n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
     clips = f", {n['clips']} clip{'s' if n['clips'] != 1 else ''}" if n["clips"] or a.clips else ""
     print(

@@ -41,8 +41,7 @@ from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
-from replay.study.console import input_flag_lines, summary_table
-from replay.study.p_lift import p_lift_lines
+from replay.study.console import input_flag_lines, p_lift_lines, summary_table
 from replay.study.presets import apply_preset, preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.study.verdicts import verdict_count_lines

@@ -34,7 +34,7 @@ from replay.fileio import atomic_write_text
 from replay.output.doc_blocks import blocks, stale_blocks, update_text
 from replay.output.results_summary import SOURCES, summarize
 from replay.output.tables import KINDS, replace_block, table
-from replay.results.outcomes import upgrade
+from replay.results.convert import upgrade_words
 
 
 def _summarize(argv: list[str]) -> int:
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as e:
         raise DataError(a.results, None, f"not JSON ({e.msg}, line {e.lineno})") from None
     try:
-        body = table(a.kind, upgrade(doc))  # a format-1 file's words mapped (replay.results.outcomes)
+        body = table(a.kind, upgrade_words(doc))  # a format-1 file's words mapped (replay.results.convert)
     except ValueError as e:
         raise DataError(a.results, None, str(e)) from None
     if a.write is None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout
-from replay.results.records import ResultsFormatError
 
 _CELL = {True: ("#2a7", "&#10003;"), False: ("#c44", "&#215;")}
 

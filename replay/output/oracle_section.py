@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 
+from replay.protocol.intent_counts import group_words, intent_groups
 from replay.results.outcomes import words
-from replay.study.counts import group_words, intent_groups
 
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 

@@ -22,26 +22,31 @@ from __future__ import annotations
 
 import html
 
+from replay.checks.intent import INTENT_LIFT
+from replay.protocol.protocols.base import all_protocols, primary_protocol
+from replay.results.records import RolloutRecord
+
 #: the classes in headline order, and as a reader is told them
 CLASS_WORDS = {"robust_lift": "robust lift", "uncertain": "uncertain", "robust_failure": "robust failure"}
 #: their colours (the outcome colours of the table: lifted green, not lifted red; uncertain amber)
 CLASS_CSS = {"robust_lift": "#2e9e4f", "uncertain": "#e29a12", "robust_failure": "#d2473a"}
 #: the protocols whose verdict a study may carry per recording, and the named physics (replay.sim.physics)
-PROTOCOLS = ("lift", "hug-oracle")
 PHYSICS_NAMES = ("replay", "authored", "calibrated")
 
 _W, _ROW, _X0, _X1 = 470, 18, 150, 340  # chart width px, row height, the 0-1 axis from _X0 to _X1
 
 
 def p_lift_of(obj) -> dict | None:
-    """The ``p_lift`` dict of a study row, a rollout record (a field or one of its ``extra`` keys)
-    or a rollout JSON object; None where it has none (an older file, ``--samples 0``)."""
+    """The ``p_lift`` dict of a study row, a rollout record (its sampled verdict) or a row-like object; None where
+    it has none (an older file, ``--samples 0``)."""
     if obj is None:
         return None
     if isinstance(obj, dict):
         v = obj.get("p_lift")
+    elif isinstance(obj, RolloutRecord):
+        v = obj.sampled.p_lift
     else:
-        v = getattr(obj, "p_lift", None) or (getattr(obj, "extra", None) or {}).get("p_lift")
+        v = getattr(obj, "p_lift", None)
     return v if isinstance(v, dict) and v else None
 
 
@@ -171,7 +176,7 @@ def verdicts_html(by_protocol: dict[str, dict | None], study_physics: str | None
         f"{p_lift_svg(pl, conditions, f'{proto} / {phys}')}"
         for proto, pl in have.items()
     )
-    absent_p = [p for p in PROTOCOLS if p not in have]
+    absent_p = [p.name for p in all_protocols() if p.sampled and p.name not in have]
     absent_ph = [p for p in PHYSICS_NAMES if p != phys]
     missing = (
         f"Not in this study: the {', '.join(absent_p)} protocol ({'--protocol ' + absent_p[0]}); "
@@ -202,20 +207,21 @@ def class_counts(rows: list[dict], conditions: list[str]) -> dict[str, dict[str,
     return out
 
 
-def p_lift_summary_html(rows: list[dict], study, oracle_rows: list[dict] | None = None) -> str:
+def p_lift_summary_html(rows: list[dict], study, side_rows: dict[str, list[dict]] | None = None) -> str:
     """The main page's headline of the sampled verdict: per protocol and condition robust lift /
     uncertain / robust failure, the lifts and the other intents apart (rows' ``intent``), with the
-    sampling's size; ``oracle_rows``: the hug-oracle protocol's rows (``p_lift``, ``intent``);
-    ``""`` for a study without ``p_lift``."""
-    conds = conditions_of(rows + list(oracle_rows or []), study)
+    sampling's size; ``rows``: the primary (lift) protocol's; ``side_rows``: ``{protocol: rows}`` of the other
+    sampled protocols (``p_lift``, ``intent``); ``""`` for a study without ``p_lift``."""
+    side_rows = side_rows or {}
+    conds = conditions_of(rows + [r for rs in side_rows.values() for r in rs], study)
     if not conds:
         return ""
     head = "".join(f"<th>{w}</th>" for w in CLASS_WORDS.values())
     body = []
-    for proto, prow in (("lift", rows), ("hug-oracle", oracle_rows or [])):
+    for proto, prow in ((primary_protocol().name, rows), *side_rows.items()):
         groups = {
-            "lifts": [r for r in prow if r.get("intent") in ("lift", None)],
-            "other intents": [r for r in prow if r.get("intent") not in ("lift", None)],
+            "lifts": [r for r in prow if r.get("intent") in (INTENT_LIFT, None)],
+            "other intents": [r for r in prow if r.get("intent") not in (INTENT_LIFT, None)],
         }
         for g, rs in groups.items():
             counts = class_counts(rs, conds)

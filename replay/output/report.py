@@ -39,9 +39,11 @@ from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import COLUMNS, TABLE_JS, table_html  # noqa: F401  (COLUMNS: the table's, for callers)
 from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
+from replay.protocol.intent_counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
+from replay.protocol.protocols.base import all_protocols, primary_protocol
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, read_study
-from replay.results.records import ResultsFormatError, RolloutRecord, StudyRecord
-from replay.study.counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
+from replay.results.records import RolloutRecord, StudyRecord
 
 #: recordings a montage's note names one by one when it has no tile for them (more: counted)
 MAX_NAMED_MISSING = 20
@@ -62,11 +64,12 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 
 
 def _summary_html(study: StudyRecord, by_intent: dict) -> str:
-    """The study's counts, led by the lifts' (``by_intent``: :func:`replay.study.counts.intent_counts`,
-    grouped by :func:`replay.study.counts.intent_groups`): the other intents and the recordings with no
+    """The study's counts, led by the lifts' (``by_intent``: :func:`replay.protocol.intent_counts.intent_counts`,
+    grouped by :func:`replay.protocol.intent_counts.intent_groups`): the other intents and the recordings with no
     intent named on lines of their own, never added to the lifts."""
     c = study.counts or {}
-    if c.get("protocol", "lift") != "lift" or (not c.get("rollouts") and "lift" not in (study.protocols or ["lift"])):
+    lift = primary_protocol().name
+    if c.get("protocol", lift) != lift or (not c.get("rollouts") and lift not in (study.protocols or [lift])):
         return (
             f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
             f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>"
@@ -142,7 +145,7 @@ def _summary_html(study: StudyRecord, by_intent: dict) -> str:
 
 
 def _agreement_medians(c: dict) -> str:
-    """The medians (:func:`replay.study.summary.agreement_medians`), and what the others lacked."""
+    """The medians (:func:`replay.protocol.protocols.counting.agreement_medians`), and what the others lacked."""
     med = " / ".join(
         "-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
         for k in ("precision", "recall")
@@ -179,15 +182,23 @@ def build_report(
     recs = {str(row.get("sequence")): _read(sdir, row) for row in study.rollouts}
     rows = [_with_record(row, recs[str(row.get("sequence"))]) for row in study.rollouts]
     n_plots = n_clips = 0
-    oracle = {str(r.get("sequence")): _oracle_p_lift(sdir, r) for r in study.oracle_rollouts or []}
+    lift = primary_protocol().name
+    side = {  # the other sampled protocols' p_lift per recording (the hug-oracle's)
+        p.name: {str(r.get("sequence")): _row_p_lift(sdir, r) for r in study.rows_of(p.rows_field)}
+        for p in all_protocols()
+        if p.sampled and not p.primary
+    }
     intent = {str(r.get("sequence")): r.get("intent") for r in rows}
-    oracle_rows = [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in oracle.items() if v]
-    conds, phys = conditions_of(rows + oracle_rows, study), (study.config or {}).get("physics")
-    pairs = study_pairs(study, rows, oracle)  # replay.output.verdicts_section: every (protocol, physics)
+    side_rows = {
+        n: [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in by.items() if v] for n, by in side.items()
+    }
+    conds = conditions_of(rows + [r for rs in side_rows.values() for r in rs], study)
+    phys = (study.config or {}).get("physics")
+    pairs = study_pairs(study, rows, side)  # replay.output.verdicts_section: every (protocol, physics)
     for row in rows:
         seq = str(row.get("sequence"))
         verdicts = recording_pairs_html(study, pairs, seq) + verdicts_html(
-            {"lift": p_lift_of(row), "hug-oracle": oracle.get(seq)}, phys, conds
+            {lift: p_lift_of(row), **{n: by.get(seq) for n, by in side.items()}}, phys, conds
         )
         plotted, clipped = write_recording_page(
             row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path, verdicts
@@ -196,7 +207,7 @@ def build_report(
     mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
     link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
     atomic_write_text(
-        out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, oracle_rows, pairs_summary_html(study, pairs))
+        out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, side_rows, pairs_summary_html(study, pairs))
     )
     return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
@@ -215,8 +226,8 @@ def _with_record(row: dict, rec: RolloutRecord | ResultsFormatError) -> dict:
     return dict(row, intent=getattr(rec, "intent", None), **more)
 
 
-def _oracle_p_lift(sdir: Path, row: dict) -> dict | None:
-    """A hug-oracle row's ``p_lift``: the row's, else its rollout record's; None where neither has one."""
+def _row_p_lift(sdir: Path, row: dict) -> dict | None:
+    """A row's ``p_lift``: the row's, else its rollout record's; None where neither has one."""
     if p_lift_of(row) is not None:
         return p_lift_of(row)
     rec = _read(sdir, row)
@@ -307,12 +318,13 @@ def _page(
     mont: str,
     recs: dict,
     link,
-    oracle_rows: list[dict] | None = None,
+    side_rows: dict[str, list[dict]] | None = None,
     pairs: str = "",
 ) -> str:
     """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
     CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
-    ``oracle_rows``: the hug-oracle rows with a ``p_lift``, for the sampled verdict's counts; ``pairs``: the
+    ``side_rows``: ``{protocol: rows with a p_lift}`` of the other sampled protocols (the hug-oracle), for the
+    sampled verdict's counts; ``pairs``: the
     verdicts side by side, :func:`replay.output.verdicts_section.pairs_summary_html`)."""
     refused = set((study.counts or {}).get("refused_keys") or [])
     failed = "".join(
@@ -321,7 +333,7 @@ def _page(
     )
     title = f"grasp-replay study: {study.dataset}"
     by_intent = (study.counts or {}).get("by_intent") or intent_counts(
-        [r.to_dict() for r in recs.values() if isinstance(r, RolloutRecord)]
+        [r for r in recs.values() if isinstance(r, RolloutRecord)]
     )
     csv_path = study_path.with_suffix(".csv")
     csv_link = (
@@ -333,7 +345,7 @@ def _page(
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
-<h2>Summary</h2>{p_lift_summary_html(rows, study, oracle_rows)}{_summary_html(study, by_intent)}
+<h2>Summary</h2>{p_lift_summary_html(rows, study, side_rows)}{_summary_html(study, by_intent)}
 {pairs}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's

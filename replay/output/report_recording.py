@@ -21,8 +21,9 @@ import numpy as np
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.export_section import exports_html
 from replay.output.report_table import OUTCOME_CSS, cell, columns_for, shown_value, value
+from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version
-from replay.results.records import Phase, ResultsFormatError, RolloutRecord
+from replay.results.records import Phase, RolloutRecord
 
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {

@@ -45,6 +45,8 @@ import re
 from replay.output.bridge_table import bridge_markdown
 from replay.output.p_lift_table import p_lift_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
+from replay.protocol.protocols.base import protocol_named
+from replay.protocol.protocols.hug_oracle import HugOracle
 
 KINDS = (
     "study",
@@ -196,19 +198,20 @@ def _peak(rows: list[dict]) -> str:
 
 
 def counts_table(study: dict, protocol: str = "lift") -> str:
-    """Headline figures of a study for ``protocol`` (``lift``: ``counts`` and ``rollouts``; ``hug-oracle``:
-    ``counts["hug-oracle"]`` and ``oracle_rollouts``, without the shake and release it does not run);
-    mm where named."""
+    """Headline figures of a study for a lift-judged ``protocol`` (the primary one, lift: ``counts`` and
+    ``rollouts``; another, e.g. ``hug-oracle``: ``counts[protocol]`` and its rows, without the shake and release
+    where it runs none); mm where named."""
+    proto = protocol_named(protocol)
     c = study.get("counts") or {}
-    rows = study.get("rollouts") or []
-    if protocol != "lift":
-        c, rows = c.get(protocol) or {}, study.get("oracle_rollouts") or []
+    rows = study.get(proto.rows_field) or []
+    if not proto.primary:
+        c = c.get(protocol) or {}
     n = c.get("rollouts", len(rows))
     diag = c.get("diagnosis") or {}
     d = {k: diag[k] for k in [*CLASSES, *sorted(set(diag) - set(CLASSES))] if diag.get(k)}
     ab = c.get("ablation_run", 0)
     refused = (study.get("counts") or {}).get("refused_keys") or []
-    lift = protocol == "lift"  # the hug-oracle protocol has no shake and no release
+    lift = proto.shakes  # the hug-oracle protocol has no shake and no release
     out = [
         ["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
         ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
@@ -458,34 +461,15 @@ def table(kind: str, doc: dict) -> str:
     """
     if kind not in KINDS:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
-    if kind == "attribution" and "factors" not in doc:
-        raise ValueError("not an attribution result (no 'factors'): scripts/attribute.py writes one")
-    if kind in ("study", "refine", "counts", "oracle", "envelope", "p_lift") and "rollouts" not in doc:
-        raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
-    if kind == "bridge" and "rows" not in doc:
-        raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
-    if kind == "crosscheck" and "results" not in doc:
-        raise ValueError("not a crosscheck summary (no 'results'): scripts/tables.py summarize crosscheck writes one")
-    if kind == "tests" and "tests" not in doc:
-        raise ValueError("not a test run summary (no 'tests'): scripts/tables.py summarize junit writes one")
-    if kind == "scale" and "sizes" not in doc:
-        raise ValueError("not a scale benchmark result (no 'sizes'): benchmarks/study_scale.py --json writes one")
-    if kind == "make_study" and "steps" not in doc:
-        raise ValueError("not a make-study timing (no 'steps'): benchmarks/make_study_time.py writes one")
-    if kind == "sample_cost" and "extra_sample_cost_ratio" not in doc:
-        raise ValueError(
-            "not a sample cost result (no 'extra_sample_cost_ratio'): benchmarks/sample_cost.py --json writes one"
-        )
-    if kind == "pose_mapping" and "runs" not in doc:
-        raise ValueError("not a pose-mapping summary (no 'runs'): scripts/tables.py summarize pose_mapping writes one")
-    if kind == "throughput" and "summary" not in doc:
-        raise ValueError("not a throughput result (no 'summary'): benchmarks/study_throughput.py --json writes one")
+    need, what = _NEEDS.get(kind, _STUDY)
+    if need not in doc:
+        raise ValueError(f"not {what} (no {need!r}): {_WRITER[what]} writes one")
     return {
         "study": study_table,
         "refine": refine_table,
         "attribution": attribution_table,
         "counts": counts_table,
-        "oracle": lambda d: counts_table(d, "hug-oracle"),
+        "oracle": lambda d: counts_table(d, HugOracle.name),
         "bridge": bridge_markdown,
         "tests": tests_table,
         "crosscheck": crosscheck_table,
@@ -497,6 +481,34 @@ def table(kind: str, doc: dict) -> str:
         "p_lift": p_lift_markdown,
         "pose_mapping": pose_mapping_table,
     }[kind](doc)
+
+
+_STUDY = ("rollouts", "a study")
+#: the key each kind of table needs in its document, and what the document then is (a study where not named)
+_NEEDS = {
+    "attribution": ("factors", "an attribution result"),
+    "bridge": ("rows", "a bridge result"),
+    "crosscheck": ("results", "a crosscheck summary"),
+    "tests": ("tests", "a test run summary"),
+    "scale": ("sizes", "a scale benchmark result"),
+    "make_study": ("steps", "a make-study timing"),
+    "sample_cost": ("extra_sample_cost_ratio", "a sample cost result"),
+    "pose_mapping": ("runs", "a pose-mapping summary"),
+    "throughput": ("summary", "a throughput result"),
+}
+#: what writes each kind of document
+_WRITER = {
+    "a study": "scripts/run_study.py",
+    "an attribution result": "scripts/attribute.py",
+    "a bridge result": "scripts/bridge.py",
+    "a crosscheck summary": "scripts/tables.py summarize crosscheck",
+    "a test run summary": "scripts/tables.py summarize junit",
+    "a scale benchmark result": "benchmarks/study_scale.py --json",
+    "a make-study timing": "benchmarks/make_study_time.py",
+    "a sample cost result": "benchmarks/sample_cost.py --json",
+    "a pose-mapping summary": "scripts/tables.py summarize pose_mapping",
+    "a throughput result": "benchmarks/study_throughput.py --json",
+}
 
 
 def _pattern(kind: str, name: str | None) -> re.Pattern:

@@ -16,21 +16,19 @@ from __future__ import annotations
 import html
 from itertools import combinations
 
+from replay.checks.intent import INTENT_LIFT
 from replay.output.p_lift_section import CLASS_CSS, class_word
-from replay.protocol.oracle_plan import ORACLE
-from replay.study.verdicts import DEFAULT_VERDICTS, pair_name
+from replay.protocol.protocols.base import is_known, primary_protocol, protocol_named
+from replay.study.verdicts import DEFAULT_VERDICTS, VerdictPair
 
 
-def _pairs(study) -> list[dict]:
+def _pairs(study) -> list[VerdictPair]:
     """The study's pairs (``verdicts``), else its main ones: each lift-judged protocol under its physics."""
     if study.verdicts:
-        return [v for v in study.verdicts if isinstance(v, dict) and v.get("name")]
+        return VerdictPair.read(study.verdicts)
     phys = (study.config or {}).get("physics") or "replay"
-    return [
-        {"name": pair_name(p, phys), "protocol": p, "physics": phys, "main": True}
-        for p in (study.protocols or ["lift"])
-        if p in ("lift", ORACLE)
-    ]
+    names = study.protocols or [primary_protocol().name]
+    return [VerdictPair(p, phys, True) for p in names if is_known(p) and protocol_named(p).judged_on_lift]
 
 
 def _entry(row: dict, p_lift: dict | None) -> dict:
@@ -43,27 +41,30 @@ def _entry(row: dict, p_lift: dict | None) -> dict:
     }
 
 
-def study_pairs(study, lift_rows: list[dict], oracle_p_lift: dict[str, dict | None]) -> dict[str, dict[str, dict]]:
+def study_pairs(study, lift_rows: list[dict], side_p_lift: dict[str, dict]) -> dict[str, dict[str, dict]]:
     """``{pair name: {sequence: {lifted, held, ablation_clean, p_lift, intent}}}`` of each pair the study
-    holds, in its order: the main lift pair from ``lift_rows`` (the report's rows: ``p_lift`` and
-    ``intent`` read from their records), the main hug-oracle pair from ``oracle_rollouts`` (its ``p_lift``
-    from ``oracle_p_lift``, ``{sequence: p_lift}``), an extra pair from ``verdict_rollouts[name]``
-    (single rollouts: no ``p_lift``); ``held`` is None under the hug-oracle, which has no shake."""
+    holds, in its order: the main pair of the primary (lift) protocol from ``lift_rows`` (the report's rows:
+    ``p_lift`` and ``intent`` read from their records), another main pair (the hug-oracle's) from its protocol's
+    rows (its ``p_lift`` from ``side_p_lift``, ``{protocol: {sequence: p_lift}}``), an extra pair from
+    ``verdict_rollouts[name]`` (single rollouts: no ``p_lift``); ``held`` is None under a protocol without the
+    shake (the hug-oracle)."""
     intent = {str(r.get("sequence")): r.get("intent") for r in lift_rows}
     out: dict[str, dict[str, dict]] = {}
     for v in _pairs(study):
-        if v.get("main") and v["protocol"] == "lift":
+        proto = protocol_named(v.protocol) if is_known(v.protocol) else None
+        if v.main and proto is not None and proto.primary:
             got = {str(r.get("sequence")): _entry(r, r.get("p_lift")) for r in lift_rows}
-        elif v.get("main"):
+        elif v.main and proto is not None:
+            by = side_p_lift.get(proto.name) or {}
             got = {
-                str(r.get("sequence")): _entry(r, oracle_p_lift.get(str(r.get("sequence"))))
-                for r in study.oracle_rollouts or []
+                str(r.get("sequence")): _entry(r, by.get(str(r.get("sequence"))))
+                for r in study.rows_of(proto.rows_field)
             }
         else:
-            got = {str(r.get("sequence")): _entry(r, None) for r in (study.verdict_rollouts or {}).get(v["name"]) or []}
+            got = {str(r.get("sequence")): _entry(r, None) for r in (study.verdict_rollouts or {}).get(v.name) or []}
         for seq, e in got.items():
             e["intent"] = e["intent"] if e["intent"] is not None else intent.get(seq)
-        out[v["name"]] = got
+        out[v.name] = got
     return out
 
 
@@ -107,7 +108,8 @@ def recording_pairs_html(study, pairs: dict[str, dict[str, dict]], seq: str) -> 
             )
             continue
         col = CLASS_CSS["robust_lift"] if e["lifted"] else CLASS_CSS["robust_failure"]
-        held = _yes(e["held"]) if not name.startswith(ORACLE) else "- (no shake)"
+        proto = name.partition("@")[0]
+        held = _yes(e["held"]) if not is_known(proto) or protocol_named(proto).shakes else "- (no shake)"
         body.append(
             f"<tr><th>{html.escape(name)}</th><td style='color:{col}'><b>{_yes(e['lifted'])}</b></td>"
             f"<td>{held}</td><td>{_yes(e['ablation_clean'])}</td><td>{html.escape(_p_lift_cell(e['p_lift']))}</td></tr>"
@@ -144,8 +146,8 @@ def pairs_summary_html(study, pairs: dict[str, dict[str, dict]]) -> str:
         return ""
     body = []
     for name, by_seq in pairs.items():
-        lifts = [e for e in by_seq.values() if e["intent"] == "lift"]
-        other = [e for e in by_seq.values() if e["intent"] != "lift"]
+        lifts = [e for e in by_seq.values() if e["intent"] == INTENT_LIFT]
+        other = [e for e in by_seq.values() if e["intent"] != INTENT_LIFT]
         clean = [e for e in by_seq.values() if e["ablation_clean"] is not None]
         body.append(
             f"<tr><th>{html.escape(name)}</th><td>{sum(bool(e['lifted']) for e in lifts)} of {len(lifts)}</td>"

@@ -29,9 +29,9 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import AblationMaskError, UsageError
-from replay.protocol import oracle_plan
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+from replay.protocol.protocols.base import protocol_named
 from replay.protocol.rollout import build_replay_scene
 from replay.protocol.step_plan import step_protocol
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
@@ -102,15 +102,15 @@ def record_rollout(
             Newton joint_q order, quaternions xyzw).
         variant: the world's :class:`Variant` (``Variant()`` the contact run,
             ``Variant(ablation=True)`` its ablation, a refine job's chosen correction).
-        protocol: ``"lift"`` or ``"hug-oracle"`` (its settings, :func:`replay.protocol.oracle_plan.oracle_config`,
-            applied to ``cfg`` as :func:`replay.protocol.rollout.run_rollouts` does).
+        protocol: a registered protocol's name (its config part applied to ``cfg`` as
+            :func:`replay.protocol.rollout.run_rollouts` does).
 
     Raises:
         UsageError: the config does not step MuJoCo C directly (the reference engine, Steel,
             mujoco-warp): those rollouts cannot be replayed bit for bit in MuJoCo C.
         DataError: bad input.
     """
-    cfg = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg.validate()
+    cfg = protocol_named(protocol).config(cfg)
     if cfg.solver_backend == "steel" or not config_uses_direct_engine(cfg) or cfg.device != "cpu":
         raise UsageError(
             "config",

@@ -87,7 +87,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         cfg: settings.
 
     Returns:
-        A ``kind="lift"`` :class:`~replay.protocol.plan.Plan`, one row per control frame
+        A :class:`~replay.protocol.plan.Plan`, one row per control frame
         of ``cfg.frame_dt`` s.
 
     Raises:

@@ -55,11 +55,15 @@ from replay.protocol.plan import (
     plan_from_rows,
     replayed_frames,
 )
-from replay.results.oracle_fields import ORACLE_CONTROL_FPS, ORACLE_NO_LIMIT_NM
+from replay.results.oracle_fields import (
+    CONTACT_MANOSIM,
+    ORACLE_CONTROL_FPS,
+    ORACLE_NO_LIMIT_NM,
+    START_RECORDED,
+    SUCCESS_LIFT,
+)
 from replay.sim import physics
 
-#: the protocol's name (``--protocol hug-oracle``; ``Plan.kind``)
-ORACLE = "hug-oracle"
 #: index of the thumb base (MANO joint 13) among the 15 finger joints (MANO order: index, middle,
 #: pinky, ring, thumb; three joints each)
 THUMB_BASE = 12
@@ -82,7 +86,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
         grip_overshoot=0.0,
         pad_compression_mm=0.0,
     )
-    if cfg.oracle_contact == "manosim":
+    if cfg.oracle_contact == CONTACT_MANOSIM:
         if not (cfg.device == "cpu" and cfg.engine == "direct"):
             raise DataError(
                 None,
@@ -139,7 +143,7 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
 
 def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
     """(rise m, lift s, hold s) of the oracle's success test (module doc)."""
-    if cfg.oracle_success == "lift":
+    if cfg.oracle_success == SUCCESS_LIFT:
         return cfg.lift_height, cfg.lift_s, cfg.hold_s
     return cfg.oracle_lift_height, cfg.oracle_lift_s, cfg.oracle_hold_s
 
@@ -170,7 +174,7 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         cfg: the oracle's settings (:func:`oracle_config`), ``frame_dt`` s per row.
 
     Returns:
-        A ``kind="hug-oracle"`` :class:`~replay.protocol.plan.Plan`; ``start_frame`` is the frame
+        A :class:`~replay.protocol.plan.Plan`; ``start_frame`` is the frame
         whose object pose the scene starts from (the approach window's first), ``grasp_frame`` the
         recording's.
 
@@ -179,10 +183,10 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
             grasp frame.
     """
     height, lift_s, hold_s = _lift_settings(cfg)
-    if cfg.oracle_start == "recorded":
+    if cfg.oracle_start == START_RECORDED:
         lift_cfg = dataclasses.replace(cfg, lift_height=height, lift_s=lift_s, hold_s=hold_s, shake_s=0.0)
         plan = plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
-        return dataclasses.replace(plan, kind=ORACLE)
+        return plan
     g = int(rec.grasp_frame)
     if not rec.valid[g]:
         raise DataError(rec.source, "valid", f"the grasp frame {g} is not tracked")
@@ -216,4 +220,4 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r[2] += height
         rows.append(r)
         phase.append(PHASE_HOLD)
-    return plan_from_rows(rows, phase, fdt, first, g, kind=ORACLE)
+    return plan_from_rows(rows, phase, fdt, first, g)

@@ -27,6 +27,7 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.protocol.measures import Trace, object_vertices_world
 from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+from replay.results.oracle_fields import SUCCESS_OFF_TABLE
 from replay.sim import physics
 
 
@@ -90,7 +91,7 @@ def judge(
         "dt": float(cfg.dt),
     }
     out: dict = {"oracle": fig}
-    if cfg.oracle_success == "off_table":
+    if cfg.oracle_success == SUCCESS_OFF_TABLE:
         out["lifted"] = off
         if metrics["outcome"] != "unstable":
             out["outcome"] = "lifted" if off else "not_lifted"

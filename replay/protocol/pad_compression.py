@@ -64,6 +64,8 @@ PALM_NORMAL = np.array([0.0, -1.0, 0.0])
 AXIS_SAMPLES = 9
 #: a joint whose recorded closure is below this (deg) takes only its small share of the closure
 RECORDED_MIN_DEG = 3.0
+#: the closure axis rules (``pad_axis``): each joint's own recorded closure axis, or bone x palm normal
+AXIS_RECORDED, AXIS_ANATOMICAL = "recorded", "anatomical"
 #: bisection tolerance on the closure angle, rad (0.05 deg: ~0.05 mm at a fingertip 6 cm out)
 ANGLE_TOL = math.radians(0.05)
 #: coarse search step of the closure angle, rad
@@ -141,7 +143,7 @@ def capsule_distance(
 
 
 def closure_axes(
-    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = "recorded"
+    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (the
     closure is applied as ``R_grasp @ exp(s w_i u_i)``) and share ``w`` (3,); and the rule used.
@@ -156,7 +158,7 @@ def closure_axes(
         d = (rg * Rotation.from_quat(q_open[b - 1]).inv()).as_rotvec()
         local.append(rg.inv().apply(d))  # R_g = exp(d) R_o  ->  R_g exp(u), u = R_g^T d
     ang = np.array([np.linalg.norm(u) for u in local])
-    if rule == "recorded" and ang.max() >= math.radians(RECORDED_MIN_DEG):
+    if rule == AXIS_RECORDED and ang.max() >= math.radians(RECORDED_MIN_DEG):
         axes = np.zeros((3, 3))
         for i, b in enumerate(bodies):
             if ang[i] >= math.radians(RECORDED_MIN_DEG):
@@ -164,9 +166,9 @@ def closure_axes(
             else:
                 a = np.cross(kin.bone_dir[b], PALM_NORMAL)
                 axes[i] = a / np.linalg.norm(a)
-        return axes, ang / ang.max(), "recorded"
+        return axes, ang / ang.max(), AXIS_RECORDED
     axes = np.array([np.cross(kin.bone_dir[b], PALM_NORMAL) for b in bodies])
-    return axes / np.linalg.norm(axes, axis=1, keepdims=True), np.ones(3), "anatomical"
+    return axes / np.linalg.norm(axes, axis=1, keepdims=True), np.ones(3), AXIS_ANATOMICAL
 
 
 def _closed(joint_R: np.ndarray, bodies, axes, w, s: float) -> np.ndarray:
@@ -231,7 +233,7 @@ def solve(
     depth_m: float,
     near_m: float,
     max_deg: float,
-    axis_rule: str = "recorded",
+    axis_rule: str = AXIS_RECORDED,
 ) -> tuple[dict, np.ndarray]:
     """Closure of every finger for one grasp pose.
 

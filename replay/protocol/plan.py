@@ -1,8 +1,7 @@
 """The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
 
-Shared by the lift protocol (:func:`replay.protocol.lift_plan.plan_rollout`) and the recorded
-protocol (:func:`replay.protocol.recorded_protocol.plan_recorded`); :func:`replay.protocol.step_plan.step_protocol`
-steps either.
+Every protocol's plan builder (:mod:`replay.protocol.protocols`) makes one;
+:func:`replay.protocol.step_plan.step_protocol` steps any.
 
 Phase codes (``phase`` in the saved poses) are :class:`replay.results.records.Phase`: 0 settle,
 1 approach, 2 lift, 3 hold, 4 shake (lift protocol), 5 recorded manipulation after the grasp
@@ -11,7 +10,7 @@ Phase codes (``phase`` in the saved poses) are :class:`replay.results.records.Ph
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -19,12 +18,6 @@ from scipy.spatial.transform import Rotation
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.results.records import Phase
-
-#: replay protocols: the synthetic lift, hold and shake (default), the whole recorded motion
-#: (:mod:`replay.protocol.recorded_protocol`), and the HUG authors' grasp oracle (:mod:`replay.protocol.oracle_plan`)
-PROTOCOLS = ("lift", "recorded", "hug-oracle")
-#: protocols whose rollouts get the contact ablation and the lift protocol's measures
-ABLATION_PROTOCOLS = ("lift", "hug-oracle")
 
 PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
     int(Phase.SETTLE),
@@ -47,11 +40,10 @@ class Plan:
         acc: (F, 3) wrist linear acceleration target, m/s^2.
         phase: (F,) int phase codes.
         start_frame / grasp_frame: recording frames the approach spans.
-        kind: ``"lift"`` (:func:`replay.protocol.lift_plan.plan_rollout`), ``"recorded"`` (the whole recorded
-            motion, :func:`replay.protocol.recorded_protocol.plan_recorded`) or ``"hug-oracle"``
-            (:func:`replay.protocol.oracle_plan.plan_oracle`).
-        rec_time: (F,) recording time, s, each control frame replays (``recorded``
-            plans; None for lift plans).
+        rec_time: (F,) recording time, s, each control frame replays (recorded plans; else None).
+        fell_off_m: m: a world whose object falls this far below the support's top stops (lost); None: never.
+        contact_coords: (T, 67) the coords the recorded contact is read from where they are not the
+            plan's input (the lift plan's before pad compression); None: the input.
         pad: the pad-compression summary of a lift plan where its depth is > 0.
         pad_plan: its :class:`replay.protocol.pad_compression.PadPlan` (each world's own closure).
         touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame
@@ -65,17 +57,18 @@ class Plan:
     phase: np.ndarray
     start_frame: int
     grasp_frame: int
-    kind: str = "lift"
     rec_time: np.ndarray | None = None
+    fell_off_m: float | None = None
     pad: dict | None = None  # pad compression summary (replay.protocol.pad_compression), lift plans where it ran
     pad_plan: object = None  # replay.protocol.pad_compression.PadPlan, lift plans where it ran
     touch: np.ndarray | None = None  # (16,) m: recorded bone-object distances at the grasp (contact_agreement)
+    contact_coords: np.ndarray | None = field(default=None, repr=False)
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:
     """A :class:`Plan` from per-frame coords rows (67,) and phase codes: wrist velocity,
     angular velocity (world, rad/s) and acceleration by finite differences over ``fdt`` s,
-    zero while settling. ``kw``: ``kind``, ``rec_time``."""
+    zero while settling. ``kw``: ``rec_time``, ``fell_off_m``."""
     C = np.asarray(rows)
     vel = np.gradient(C[:, :3], fdt, axis=0)
     rot = Rotation.from_quat(C[:, 3:7])

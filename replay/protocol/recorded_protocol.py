@@ -92,7 +92,7 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
         cfg: ``settle_s``, ``replay_speed``, ``approach_window_s``, ``frame_dt``.
 
     Returns:
-        A ``kind="recorded"`` :class:`Plan`: ``settle_s`` holding the first pose, then one
+        A :class:`Plan`: ``settle_s`` holding the first pose, then one
         control frame every ``frame_dt * replay_speed`` recorded seconds (phase 1 up to
         the lift onset, 5 after it) to the last frame of ``rec``; ``rec_time`` (F,) the
         recorded time each control frame replays.
@@ -118,7 +118,7 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
         rows.append(interp_coords(cc, times, t))
         phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
         rt.append(t)
-    return plan_from_rows(rows, phase, fdt, first, g, kind="recorded", rec_time=np.asarray(rt, float))
+    return plan_from_rows(rows, phase, fdt, first, g, rec_time=np.asarray(rt, float), fell_off_m=FELL_OFF_M)
 
 
 def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -272,22 +272,3 @@ TRACK_FIELDS = (
     "contact_agreement_precision",
     "contact_agreement_recall",
 )
-
-
-def summarize(rollouts: list[dict]) -> dict:
-    """Counts of recorded-protocol rollouts: tracked / lost / unstable, and the medians over
-    recordings of ``track_within`` (fraction) and of the per-recording median errors (mm, deg)."""
-
-    def med(key):
-        v = [r[key] for r in rollouts if r.get(key) is not None]
-        return float(np.median(v)) if v else None
-
-    return {
-        "rollouts": len(rollouts),
-        "tracked": sum(r.get("outcome") == "tracked" for r in rollouts),
-        "lost": sum(r.get("outcome") == "lost" for r in rollouts),
-        "unstable": sum(r.get("outcome") == "unstable" for r in rollouts),
-        "median_track_within": med("track_within"),
-        "median_track_pos_err_mm": med("track_pos_err_median_mm"),
-        "median_track_rot_err_deg": med("track_rot_err_median_deg"),
-    }

@@ -34,11 +34,11 @@ def extend_plan(
     """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
 
     Args:
-        plan: a lift plan (``kind == "lift"``); recorded plans are returned as they are.
+        plan: a lift plan.
         pre_grasp: (67,) hand coords whose finger quaternions (xyzw) are the open hand, e.g. ``plan.coords[0]``.
         fdt: control period, s.
     """
-    if release_s <= 0 or plan.kind != "lift":
+    if release_s <= 0:
         return plan
     last = plan.coords[-1]
     q_grasp, q_open = finger_quats(last), finger_quats(np.asarray(pre_grasp, float))
@@ -51,7 +51,7 @@ def extend_plan(
         r[MANOSIM_HAND.finger_coord_start :] = quat_slerp(q_grasp, q_open, a).reshape(-1)
         rows.append(r)
         phase.append(PHASE_RELEASE)
-    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, kind=plan.kind, rec_time=plan.rec_time)
+    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, rec_time=plan.rec_time)
 
 
 def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:

@@ -1,11 +1,10 @@
 """One replay: plan, build the scene, step every world through the plan, measure each.
 
-The walk of :func:`run_rollouts`: the protocol's plan (:func:`replay.protocol.lift_plan.plan_rollout`
-for the lift protocol, :func:`replay.protocol.recorded_protocol.plan_recorded` for the recorded one),
-the scene (:func:`build_replay_scene`, :mod:`replay.sim.scene`), a batch of worlds on the
-engine the config picks (:mod:`replay.sim.engine`), :func:`step_protocol` through the plan,
-then per world the measures of :mod:`replay.protocol.measures` (lift protocol) or the
-track figures of :func:`replay.protocol.recorded_protocol.track_metrics` (recorded protocol).
+The walk of :func:`run_rollouts`: the protocol's plan (its :meth:`~replay.protocol.protocols.base.Protocol.plan`,
+:mod:`replay.protocol.protocols`), the scene (:func:`build_replay_scene`, :mod:`replay.sim.scene`), a batch of
+worlds on the engine the config picks (:mod:`replay.sim.engine`), :func:`step_protocol` through the plan,
+then per world the measures of :mod:`replay.protocol.measures` and the protocol's own test
+(its :meth:`~replay.protocol.protocols.base.Protocol.judge`).
 
 A rollout never raises on physics trouble: non-finite state, runaway velocity,
 contact overflow, a MuJoCo warning or MuJoCo's own error (``mujoco.FatalError``) end it
@@ -33,13 +32,11 @@ from replay.config import ReplayConfig
 from replay.data.support import support_extent
 from replay.data.types import Recording
 from replay.errors import AblationMaskError
-from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
-from replay.protocol import contact_agreement, diagnosis, oracle_plan, oracle_success, release
-from replay.protocol import recorded_protocol as tracking
+from replay.kinematics.hand_layout import finger_quats
+from replay.protocol import contact_agreement, diagnosis
 from replay.protocol.lift_plan import min_jerk, plan_rollout, shake_offset  # noqa: F401  (re-exported)
 from replay.protocol.measures import Trace, hand_frame_slip  # noqa: F401  (hand_frame_slip re-exported)
 from replay.protocol.measures import measure_world as _measure
-from replay.protocol.pad_compression import PadPlan
 from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-exported: replay.protocol.rollout.PHASE_* as before)
     PHASE_APPROACH,
     PHASE_HOLD,
@@ -47,11 +44,11 @@ from replay.protocol.plan import (  # noqa: F401  (phase codes and Plan re-expor
     PHASE_RECORDED,
     PHASE_SETTLE,
     PHASE_SHAKE,
-    PROTOCOLS,
     Plan,
     plan_from_rows,
     replayed_frames,
 )
+from replay.protocol.protocols.base import Protocol, protocol_named
 from replay.protocol.step_plan import step_protocol
 from replay.sim import physics
 from replay.sim.engine.factory import (  # noqa: F401  (WARP_DEVICES re-exported)
@@ -110,40 +107,24 @@ def build_replay_scene(
     mjcf: str | Path,
     cfg: ReplayConfig,
     ablation: bool = False,
-    protocol: str = "lift",
+    protocol: str | Protocol = "lift",
 ):
-    """``(plan, scene, support_extent)`` for a recording: the protocol's targets and the
+    """``(plan, scene, support_extent)`` for a recording: the protocol's targets
+    (:meth:`~replay.protocol.protocols.base.Protocol.plan`, ``cfg`` its config already) and the
     built scene (object at its pose at the approach start, hand at its first target); a scene built
     before in this process for the same object and structural config is handed back reset, and placed
     for this recording (:func:`replay.sim.scene_cache.cached_scene`).
 
-    ``protocol``: ``"lift"`` (:func:`plan_rollout`) or ``"recorded"``
-    (:func:`replay.protocol.recorded_protocol.plan_recorded`).
-
     Raises:
-        DataError: bad input. ValueError: unknown protocol.
+        DataError: bad input. KeyError: unknown protocol.
     """
-    if protocol == "lift":
-        plan = plan_rollout(rec, coords, cfg)  # then the release: fingers back to the first (pre-grasp) pose
-        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
-        depth = float(physics.choice_value(cfg, "pad_compression"))
-        if depth > 0:  # fingers closed to a preload depth at the grasp frame, let go with the release
-            opened = physics.choice_value(cfg, "pad_deep_fingers") == "opened"
-            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=opened)
-            fingers, plan.pad = plan.pad_plan.compressed(depth)
-            plan.coords = plan.coords.copy()
-            plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)
-    elif protocol == "recorded":
-        plan = tracking.plan_recorded(rec, coords, cfg)
-    elif protocol == oracle_plan.ORACLE:  # cfg: oracle_plan.oracle_config's (run_rollouts)
-        plan = oracle_plan.plan_oracle(rec, coords, cfg)
-    else:
-        raise ValueError(f"unknown protocol {protocol!r}; choose from {PROTOCOLS}")
+    plan = protocol_named(protocol).plan(rec, coords, mjcf, cfg)
     offset = np.asarray(physics.choice_value(cfg, "wrist_target_offset_mm"), float) / 1000.0
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
         plan.coords = plan.coords.copy()
         plan.coords[:, :3] += offset
-    plan.touch = contact_agreement.recorded_bone_distances(rec, coords, mjcf)
+    touch_coords = coords if plan.contact_coords is None else plan.contact_coords
+    plan.touch = contact_agreement.recorded_bone_distances(rec, touch_coords, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
@@ -171,7 +152,7 @@ def run_rollout(
     cfg: ReplayConfig,
     ablation: bool = False,
     frame_limit: int | None = None,
-    protocol: str = "lift",
+    protocol: str | Protocol = "lift",
 ) -> RolloutResult:
     """Run the protocol once (with contact, or the ablation without hand-object contact).
 
@@ -190,7 +171,7 @@ def run_rollouts(
     variants: list[Variant],
     frame_limit: int | None = None,
     threads: int = 1,
-    protocol: str = "lift",
+    protocol: str | Protocol = "lift",
     stepping: Stepping | None = None,
 ) -> list[RolloutResult]:
     """Run the protocol on one scene for every variant (one world each), in one batch.
@@ -208,24 +189,22 @@ def run_rollouts(
             is the contact ablation).
         frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
         stepping: a search's early stop, own measure and engine options (:class:`Stepping`; default none).
-        protocol: ``"lift"`` (settle, approach, synthetic lift, hold, shake; the
-            default) or ``"recorded"``: the recorded wrist and finger motion from the
-            approach window to the end of the manipulation, object free, compared per
-            frame with the recorded object track (``track_*`` metrics and outcome
-            ``tracked`` / ``lost`` / ``unstable``, :func:`replay.protocol.recorded_protocol.track_metrics`).
+        protocol: a registered protocol or its name (:mod:`replay.protocol.protocols`: ``lift``, the
+            default; ``recorded``, ``hug-oracle``): its config, plan and own test.
 
     Returns:
-        One :class:`RolloutResult` per variant; ``metrics['outcome']`` in {"lifted",
-        "not_lifted", "stuck", "unstable"}. Metrics: the per-world measures of
+        One :class:`RolloutResult` per variant (``metrics['outcome']``: :data:`replay.results.outcomes.OUTCOMES`).
+        Metrics: the per-world measures of
         :mod:`replay.protocol.measures` (outcome, heights, contacts, wrist error, object
         motion, slip, shake, grasp measures, diagnosis), and wall_s, build_s, rtf,
         batch_worlds, the engine, contact capacity, flutter margins, read-back values,
         the variant and its read-back (:func:`_finish`).
 
     Raises:
-        DataError: bad input (before simulating). ValueError: no variants, or an unknown protocol.
+        DataError: bad input (before simulating). ValueError: no variants. KeyError: an unknown protocol.
     """
-    cfg = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg.validate()
+    protocol = protocol_named(protocol)
+    cfg = protocol.config(cfg)
     if not variants:
         raise ValueError("run_rollouts needs at least one variant")
     t_wall0 = _time.perf_counter()
@@ -265,13 +244,13 @@ def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation,
     ``run``: ``(frame_limit, threads, Stepping)`` of :func:`run_rollouts`."""
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=ablation, protocol=protocol)
     batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
-    return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0)
+    return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0, protocol)
 
 
-def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0) -> list[RolloutResult]:
+def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0, protocol) -> list[RolloutResult]:
     """Step ``batch`` through the plan and measure every world: the scene's figures shared by
     the batch's worlds, each world's measures (:func:`replay.protocol.measures.measure_world`, or
-    the Stepping's own measure), the batch's wall time s, and for a ``recorded`` plan the track figures."""
+    the Stepping's own measure), the batch's wall time s, and the protocol's own test (its ``judge``)."""
     frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name
@@ -319,32 +298,9 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0)
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
         metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
         poses = _poses(plan, traces[i], cfg.frame_dt)
-        if plan.kind == "recorded":  # the lift verdict does not apply: judged against the recorded track
-            arrays, figures = tracking.track_metrics(rec, plan, poses, cfg, metrics["unstable_frame"])
-            metrics.update(figures)
-            poses.update(arrays)
-        elif plan.kind == oracle_plan.ORACLE:  # the off-the-table test (replay.protocol.oracle_success)
-            metrics.update(
-                oracle_success.judge(
-                    plan,
-                    traces[i],
-                    scene.object_vertices,
-                    rec.support_height,
-                    extent,
-                    metrics,
-                    cfg,
-                    margin=_support_margin(scene),
-                )
-            )
+        metrics.update(protocol.judge(rec, plan, scene, extent, cfg, traces[i], poses, metrics))
         out.append(RolloutResult(metrics, poses))
     return out
-
-
-def _support_margin(scene) -> float:
-    """The object-support pair's contact margin, m: the object's compiled geom margin (read back where the
-    physics keeps the asset's, :mod:`replay.sim.object_contact`; 0 as Newton compiles it); the support's is 0."""
-    got = ((scene.readback or {}).get("object_contact") or {}).get("object_margin") or [0.0]
-    return float(max(got))
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:

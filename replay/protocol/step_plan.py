@@ -20,7 +20,6 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.protocol import contact_agreement, finger_closure, release
-from replay.protocol import recorded_protocol as tracking
 from replay.protocol.measures import Trace
 from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, Plan
 from replay.sim.engine import wrist
@@ -67,10 +66,9 @@ def step_protocol(
     (and at the release) a world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
     ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
     rose less than that since the lift start (a search's hopeless worlds); a world whose
-    signals carry a reason (overflow, runaway, solver error) stops at that frame. In a
-    ``recorded`` plan a world whose object is :data:`replay.protocol.recorded_protocol.FELL_OFF_M` below the
-    support stops (lost; the frames it did not simulate count as outside the tracking
-    tolerance). At frame ``agreement_at`` (default: the hold's first) the bones carrying hand-object
+    signals carry a reason (overflow, runaway, solver error) stops at that frame. A world whose
+    object is ``plan.fell_off_m`` below the support stops (the recorded protocol's: lost). At frame
+    ``agreement_at`` (default: the hold's first) the bones carrying hand-object
     force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).
 
     With ``spans`` (the default) an engine with ``capabilities.frame_spans`` steps the frames between
@@ -132,7 +130,7 @@ class _Walk:
         self.stops = {self.hold_end, self.release_start} if lift.size else set()
         if self.early_stop is not None and lift.size:
             self.stops.add(int(self.early_stop[0]))
-        self.floor = float(batch.scene.support_height) - tracking.FELL_OFF_M if plan.kind == "recorded" else -np.inf
+        self.floor = -np.inf if plan.fell_off_m is None else float(batch.scene.support_height) - plan.fell_off_m
 
     def decide(self, k: int) -> None:
         """The stops before frame ``k``: what did not rise by the success threshold (hold end, release),
@@ -196,7 +194,7 @@ class _Walk:
         batch, rows = self.batch, self.rows
         for k in range(self.F):
             self.decide(k)
-            if self.plan.kind == "recorded" and k:
+            if self.plan.fell_off_m is not None and k:
                 # an object fallen off the support is lost for good: stop it (the recorded protocol has
                 # no floor below a table top; it would fall until its speed trips the runaway check)
                 for i, tr in enumerate(self.traces):

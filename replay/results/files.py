@@ -16,14 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from replay.fileio import atomic_write_bytes, atomic_write_text
-from replay.results.records import (
-    FORMAT_VERSION,
-    ROW_FIELDS,
-    ResultsFormatError,
-    RolloutRecord,
-    StudyRecord,
-    check_version,
-)
+from replay.results.convert import ResultsFormatError, check_version
+from replay.results.records import FORMAT_VERSION, ROW_FIELDS, RolloutRecord, StudyRecord
 
 
 def _json_default(o):
@@ -81,20 +75,15 @@ def read_rollout(path: str | Path) -> RolloutRecord:
     return RolloutRecord.from_dict(_read_json(Path(path)), path)
 
 
-def write_study(path: str | Path, study: StudyRecord, csv_path: str | Path | None = None) -> dict:
-    """Write the study JSON (and its rows as CSV, default ``<path stem>.csv``: :data:`ROW_FIELDS` and, with
-    ``--verdicts``, a ``lifted_<protocol>@<physics>`` column per other verdict pair; the recorded
-    protocol's rows, when it ran, as ``<path stem>.recorded.csv``) atomically."""
+def write_study(path: str | Path, study: StudyRecord, csvs: dict[str, str] | None = None) -> dict:
+    """Write the study JSON and its CSVs (``csvs``: ``{suffix: CSV text}``, each ``<path stem><suffix>.csv``;
+    :func:`replay.study.summary.study_csvs`) atomically; returns the JSON object as written."""
     text = dumps(study.to_dict())
     atomic_write_text(path, text)
-    doc = json.loads(text)
     p = Path(path)
-    pairs = dict.fromkeys(k for r in doc["rollouts"] for k in r if k.startswith("lifted_"))  # replay.study.verdicts
-    atomic_write_text(csv_path or p.with_suffix(".csv"), rows_csv(doc["rollouts"], ROW_FIELDS + tuple(pairs)))
-    if doc.get("recorded_rollouts"):
-        rec = doc["recorded_rollouts"]
-        atomic_write_text(p.with_suffix(".recorded.csv"), rows_csv(rec, [k for k in rec[0] if k != "json"] + ["json"]))
-    return doc
+    for suffix, body in (csvs or {}).items():
+        atomic_write_text(p.with_suffix(f"{suffix}.csv"), body)
+    return json.loads(text)
 
 
 def read_study(path: str | Path) -> StudyRecord:

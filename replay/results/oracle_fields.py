@@ -23,10 +23,17 @@ ORACLE_NO_LIMIT_NM = 1000.0
 #: control rate of the oracle's 2 ms step (50 Hz x 10 substeps), Hz
 ORACLE_CONTROL_FPS = 50.0
 
+#: ``oracle_start``'s choices: the synthetic start (HUG's), the recorded approach
+START_SYNTHETIC, START_RECORDED = "synthetic", "recorded"
+#: ``oracle_contact``'s: contact as manosim authored it, our compiled pairs
+CONTACT_MANOSIM, CONTACT_COMPILED = "manosim", "compiled"
+#: ``oracle_success``'s: HUG's off-the-table test, the lift protocol's rise and clearance test
+SUCCESS_OFF_TABLE, SUCCESS_LIFT = "off_table", "lift"
+
 _CHOICES = {
-    "oracle_start": ("synthetic", "recorded"),
-    "oracle_contact": ("manosim", "compiled"),
-    "oracle_success": ("off_table", "lift"),
+    "oracle_start": (START_SYNTHETIC, START_RECORDED),
+    "oracle_contact": (CONTACT_MANOSIM, CONTACT_COMPILED),
+    "oracle_success": (SUCCESS_OFF_TABLE, SUCCESS_LIFT),
 }
 
 

@@ -1,5 +1,5 @@
 """The sampled verdict's results fields (issue #46): the rollout's ``p_lift``, ``p_lift_corrupted``,
-``p_lift_samples`` (:class:`SampledRolloutFields`, a base of :class:`replay.results.records.RolloutRecord`)
+``p_lift_samples`` (:class:`SampledVerdict`, a part of :class:`replay.results.records.RolloutRecord`)
 and the study's ``sampling``, ``discrimination`` (:class:`SampledStudyFields`, a base of
 :class:`replay.results.records.StudyRecord`); ``docs/results.md`` is generated from their docs."""
 
@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from replay.results.rollout_parts import Part
 
 P_LIFT_DOC = (
     "--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, "
     "hi (95 % Wilson score interval), n, k, class (robust_lift: lo >= 0.5, robust_failure: hi <= 0.5, "
-    "else uncertain; replay.study.p_lift.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the "
+    "else uncertain; replay.protocol.p_lift_stats.CLASS_THRESHOLD), driver ({variable, effect, low, high}: the "
     "sampled variable whose lower / upper half of samples differ most in lift rate, effect = high - low; "
     "or null)}}"
 )
@@ -59,8 +62,10 @@ def _f(unit: str, doc: str):
 
 
 @dataclass
-class SampledRolloutFields:
+class SampledVerdict(Part):
     """A rollout's sampled verdict (``run_study.py --samples N``, :mod:`replay.study.sample_job`)."""
+
+    key: ClassVar[str] = "sampled"
 
     p_lift: dict | None = _f("-", P_LIFT_DOC)
     p_lift_corrupted: dict | None = _f("-", P_LIFT_CORRUPTED_DOC)
@@ -78,8 +83,6 @@ class SampledStudyFields:
 
 
 def sampled_last(fields) -> list:
-    """``dataclasses.fields`` of a record with these bases' fields moved last (as they were added)."""
-    names = {f.name for f in dataclasses.fields(SampledRolloutFields)} | {
-        f.name for f in dataclasses.fields(SampledStudyFields)
-    }
+    """``dataclasses.fields`` of a study record with this base's fields moved last (as they were added)."""
+    names = {f.name for f in dataclasses.fields(SampledStudyFields)}
     return sorted(fields, key=lambda f: f.name in names)

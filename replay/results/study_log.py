@@ -23,7 +23,7 @@ import math
 import os
 from pathlib import Path
 
-from replay.results.records import ResultsFormatError
+from replay.results.convert import ResultsFormatError
 
 #: what a records file is named after its study JSON: ``study.json`` -> ``study.records.jsonl``
 RECORDS_SUFFIX = ".records.jsonl"

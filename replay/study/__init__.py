@@ -15,7 +15,7 @@ Above :mod:`replay.protocol` (each job is one rollout), below :mod:`replay.outpu
 * :mod:`~replay.study.console` - what a study prints;
 * the sampled verdict (``--samples``, issue #46): :mod:`~replay.study.verdict_conditions` (conditions),
   :mod:`~replay.study.uncertainty` (declared distributions), :mod:`~replay.study.sampler` (seeded joint
-  samples), :mod:`~replay.study.p_lift` (interval, class, driver), :mod:`~replay.study.corruptions`,
+  samples), :mod:`~replay.protocol.p_lift_stats` (interval, class, driver), :mod:`~replay.study.corruptions`,
   :mod:`~replay.study.discrimination`, :mod:`~replay.study.sampling_setup` and
   :mod:`~replay.study.sample_job` (the worker's batches).
 """

@@ -2,9 +2,9 @@
 
 A grasp that lifts under one hand model, solver, setting or protocol and not under another is
 a fact about the models, not about the grasp: how many outcomes flip measures how marginal the
-grasps are. A *rollout set* is one protocol's rows of one study JSON (:data:`SETS`: the lift
-protocol's ``rollouts``, the hug-oracle's ``oracle_rollouts``, the recorded protocol's
-``recorded_rollouts``, the refined runs' ``refine_rollouts``), so two protocols of one study
+grasps are. A *rollout set* is one protocol's rows of one study JSON (the protocol's ``rows_field``,
+:mod:`replay.protocol.protocols`: the lift protocol's ``rollouts``, the hug-oracle's ``oracle_rollouts``, the
+recorded protocol's ``recorded_rollouts``, the refined runs' ``refine_rollouts``), so two protocols of one study
 compare as well as two studies. :func:`agreement` pairs the sets' recordings by sequence, gives
 per recording each set's outcome and rise, for every pair of sets the counts succeeded in both /
 only in A / only in B / neither, and names each recording it left out with the reason (not
@@ -18,19 +18,19 @@ from itertools import combinations
 from pathlib import Path
 
 from replay.errors import UsageError
+from replay.protocol.protocols.base import (
+    ResultKey,
+    all_protocols,
+    is_known,
+    primary_protocol,
+    protocol_named,
+    protocol_names,
+)
 from replay.results.files import read_study
 from replay.results.records import StudyRecord
 
 #: format of the agreement JSON (``scripts/agreement.py``); 2: sets of any protocol, ``paired`` and ``left_out``
 AGREEMENT_FORMAT = 2
-
-#: protocol -> (the study field of its rows, the row's outcome field, the outcome that counts as success)
-SETS = {
-    "lift": ("rollouts", "outcome", "lifted"),
-    "hug-oracle": ("oracle_rollouts", "outcome", "lifted"),
-    "recorded": ("recorded_rollouts", "outcome", "tracked"),
-    "refine": ("refine_rollouts", "refine_outcome", "lifted"),
-}
 
 
 @dataclass
@@ -38,7 +38,7 @@ class RolloutSet:
     """One protocol's rows of one study.
 
     Attributes:
-        path: the study JSON. protocol: a key of :data:`SETS`. label: its name in the tables.
+        path: the study JSON. protocol: a registered protocol's name. label: its name in the tables.
         rows: ``{sequence: row}``. failed: ``{sequence: reason}`` of the recordings this protocol
             could not replay. sequences: every recording the study selected. config_hash: the study's.
     """
@@ -52,10 +52,10 @@ class RolloutSet:
     config_hash: str | None = None
 
     def outcome(self, sequence: str) -> str | None:
-        return self.rows[sequence].get(SETS[self.protocol][1])
+        return self.rows[sequence].get(protocol_named(self.protocol).outcome_field)
 
     def succeeded(self, sequence: str) -> bool:
-        return self.outcome(sequence) == SETS[self.protocol][2]
+        return self.outcome(sequence) == protocol_named(self.protocol).success
 
     def why_not(self, sequence: str) -> str:
         """Why ``sequence`` has no row here (one phrase naming the set)."""
@@ -76,24 +76,25 @@ def _label(path: Path, study: StudyRecord, protocol: str) -> str:
         str(shape or "?"),
         str(cfg.get("solver_backend", "mujoco")),
         f"effort {cfg.get('effort_limit')}",
-    ] + ([] if protocol == "lift" else [protocol])
+    ] + ([] if protocol_named(protocol).primary else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"
 
 
 def _failures(study: StudyRecord, protocol: str) -> dict[str, str]:
-    """``{sequence: reason}`` of ``study.failed`` for ``protocol``: a failure's key is ``<sequence>``
-    (lift) or ``<sequence> [<protocol>]`` (``replay.study.job.result_key``)."""
+    """``{sequence: reason}`` of ``study.failed`` for ``protocol`` under the study's own physics (a failure's key:
+    :class:`~replay.protocol.protocols.ResultKey`)."""
     out = {}
-    for key, reason in (study.failed or {}).items():
-        seq, _, rest = str(key).partition(" [")
-        if (rest[:-1] if rest.endswith("]") else "lift") == protocol:
-            out[seq] = str(reason)
+    seqs = set(study.sequences or [])
+    for text, reason in (study.failed or {}).items():
+        key = ResultKey.parse(text, seqs)
+        if key.physics is None and is_known(key.protocol) and protocol_named(key.protocol) is protocol_named(protocol):
+            out[key.sequence] = str(reason)
     return out
 
 
 def rollout_set(path: str | Path, protocol: str | None = None, label: str | None = None) -> RolloutSet:
-    """The rollout set of ``protocol`` in the study at ``path``; None: the first of :data:`SETS` the
-    study has rows of (lift, then hug-oracle, recorded, refine).
+    """The rollout set of ``protocol`` in the study at ``path``; None: the first protocol (in the registry's order:
+    lift, hug-oracle, recorded, refine) the study has rows of.
 
     Raises:
         UsageError: an unknown protocol, or one the study did not run.
@@ -102,12 +103,12 @@ def rollout_set(path: str | Path, protocol: str | None = None, label: str | None
     path = Path(path)
     study = read_study(path)
     if protocol is None:
-        protocol = next((p for p, (f, _, _) in SETS.items() if getattr(study, f)), "lift")
-    if protocol not in SETS:
-        raise UsageError("--protocols", f"{protocol!r} is not one of {', '.join(SETS)}")
-    rows = getattr(study, SETS[protocol][0]) or []
-    ran = study.protocols or ["lift"]
-    if not rows and protocol not in ran and not (protocol == "refine" and "refine" in ran):
+        protocol = next((p.name for p in all_protocols() if study.rows_of(p.rows_field)), primary_protocol().name)
+    if not is_known(protocol):
+        raise UsageError("--protocols", f"{protocol!r} is not one of {', '.join(protocol_names())}")
+    rows = study.rows_of(protocol_named(protocol).rows_field)
+    ran = study.protocols or [primary_protocol().name]
+    if not rows and protocol not in ran:
         raise UsageError("--protocols", f"{path} has no {protocol} rollouts (its protocols: {', '.join(ran)})")
     return RolloutSet(
         path,
@@ -144,7 +145,7 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         paths: two or more study JSONs (``scripts/run_study.py --out``).
         labels: one name per set (default: folder/file, the hand, shape, solver and effort limit of
             its config, and the protocol where it is not the lift).
-        protocols: one per set (:data:`SETS`; default: the first the study has rows of).
+        protocols: one per set (registered protocols; default: the first the study has rows of).
 
     Returns:
         ``{"format", "studies": [{label, path, protocol, config_hash}], "recordings": [{sequence,

@@ -20,7 +20,8 @@ from tqdm import tqdm
 from replay.checks.causes import cause_counts_text
 from replay.errors import printable
 from replay.protocol.diagnosis import display_outcome
-from replay.study.counts import LIFTS, group_words, intent_groups
+from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
+from replay.protocol.protocols.base import all_protocols, primary_protocol
 
 #: characters of a long note (the hand import's warnings) said on the console; the whole
 #: text is in the rollout JSON (``import_warnings``)
@@ -153,15 +154,16 @@ class StudyConsole:
                 "(name them in --objects to try again)"
             )
 
-    def result(self, sequence: str, status: str, value) -> None:
-        """One job ended: count its outcome, say its new warnings once, advance the bar."""
+    def result(self, sequence, status: str, value) -> None:
+        """One job ended (``value``: its :class:`~replay.results.records.RolloutRecord`, else its one-line reason):
+        count its outcome, say its new warnings once, advance the bar."""
         if status == "ok":  # the bar words it as the summary does ("not lifted")
-            self.counts[display_outcome(value.get("outcome")) or "?"] += 1
-            for w in value.get("import_warnings") or []:
+            self.counts[display_outcome(value.outcome) or "?"] += 1
+            for w in value.scene.import_warnings or []:
                 self.once(
                     w, prefix="note (hand import, every rollout; full text in the rollout JSON's import_warnings): "
                 )
-            for w in value.get("run_warnings") or []:
+            for w in value.run_warnings or []:
                 self.once(w, prefix=f"warning ({sequence}; full text in its rollout JSON's run_warnings): ")
         elif status == "refused":  # bad input, named: listed with its reason at the end (summary_table)
             self.counts["refused"] += 1
@@ -221,7 +223,8 @@ def summary_table(study: dict) -> str:
     """A study's rows and counts as a plain-text table (the end of ``run_study.py``): the lift
     protocol's recordings when it ran, and a line for the recorded protocol's."""
     c = study.get("counts") or {}
-    lines = _lift_lines(study, c) if "lift" in (study.get("protocols") or ["lift"]) else []
+    lift = primary_protocol().name
+    lines = _lift_lines(study, c) if lift in (study.get("protocols") or [lift]) else []
     rc = c.get("recorded")
     if rc:
         per = intent_groups({k: {"rollouts": v.get("rollouts", 0)} for k, v in (rc.get("by_intent") or {}).items()})
@@ -267,7 +270,7 @@ def wall_line(c: dict) -> str:
 
 
 def group_lines(c: dict, held: bool = True) -> list[str]:
-    """One line per intent group (:func:`replay.study.counts.intent_groups` of ``c["by_intent"]``): the
+    """One line per intent group (:func:`replay.protocol.intent_counts.intent_groups` of ``c["by_intent"]``): the
     lifts first, the other intents and recordings with no intent named apart (their motion after the
     grasp is not a lift; the protocol replaces it); ``held``: with the shake's count (the lift protocol)."""
     out = []
@@ -321,7 +324,7 @@ def _oracle_lines(study: dict) -> list[str]:
 
 def wrist_line(c: dict) -> str:
     """The study's wrist tracking error, mm: the median of the recordings' medians, and the median and the
-    largest of their peaks over the lift and hold (:func:`replay.study.summary.summarize`)."""
+    largest of their peaks over the lift and hold (:func:`replay.protocol.protocols.counting.summarize`)."""
     f = lambda k: "-" if c.get(k) is None else f"{c[k]:.1f}"  # noqa: E731
     return (
         f"wrist tracking error: median {f('median_wrist_err_mm')} mm (median of the recordings' medians); "
@@ -366,3 +369,46 @@ def _lift_lines(study: dict, c: dict) -> list[str]:
             f"{c.get('ablation_lifted', 0)} lifted without contact"
         )
     return lines
+
+
+def p_lift_lines(study: dict) -> list[str]:
+    """The console's lines of a sampled study: per protocol and condition robust lift / uncertain /
+    robust failure, then the discrimination table (:mod:`replay.study.discrimination`); [] without samples."""
+    c = study.get("counts") or {}
+    out = []
+    n = (study.get("sampling") or {}).get("samples")
+    lead = c.get("protocol", primary_protocol().name)
+    sampled = [p.name for p in all_protocols() if p.sampled]
+    per = [(p, (c.get(p) or {}).get("p_lift")) for p in sampled]
+    if not any(x for _, x in per):  # counts without per-protocol entries: the top level's
+        per = [(lead, c.get("p_lift"))]
+    for label, counts in per:
+        for cond, k in (counts or {}).items():
+            out.append(
+                f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
+                f"{k['uncertain']}, robust failure {k['robust_failure']}"
+            )
+    for proto in sampled:  # the other groups (other intents, no intent named), each apart
+        groups = (c.get(proto) or {}) if proto in c else (c if lead == proto else {})
+        for group, counts in (groups.get("p_lift_groups") or {}).items():
+            for cond, k in (counts if group != LIFTS else {}).items():
+                out.append(
+                    f"p_lift ({proto}, {group}, {cond}, {n} samples): robust lift {k['robust_lift']}, "
+                    f"uncertain {k['uncertain']}, robust failure {k['robust_failure']}"
+                )
+    if study.get("discrimination"):
+        out.append(
+            "discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
+            "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "
+            "HUG paper's ratio for the same corruption)"
+        )
+    for d in study.get("discrimination") or []:
+        ref = d.get("reference") or {}
+        auc = "n/a" if d.get("auc") is None else f"{d['auc']:.2f}"
+        ratio = "n/a" if d.get("ratio") is None else f"{d['ratio']:.2f}"
+        out.append(
+            f"  {d.get('protocol', lead)} {d['condition']} vs {d['corruption']}: p {d['p_real']:.2f} -> "
+            f"{d['p_corrupted']:.2f}, AUC {auc}, ratio {ratio}"
+            + (f" (HUG: {ref['ratio']:g})" if ref.get("ratio") is not None else "")
+        )
+    return out

@@ -24,21 +24,18 @@ def auc(real, corrupted) -> float | None:
     return u / (a.size * b.size)
 
 
-def discrimination(rollouts: list[dict], protocol: str = "lift") -> list[dict]:
+def discrimination(sampled: list, protocol: str = "lift") -> list[dict]:
     """``[{protocol, condition, corruption, p_real, p_corrupted, auc, ratio, n_recordings, reference}]``
-    over the rollouts that have both ``p_lift`` and ``p_lift_corrupted`` for the pair (``ratio``:
-    None where no real recording lifted; ``reference``: ``{ratio, source}`` or None)."""
+    over the recordings' sampled verdicts (:class:`~replay.results.sampled_fields.SampledVerdict`) that have both
+    ``p_lift`` and ``p_lift_corrupted`` for the pair (``ratio``: None where no real recording lifted;
+    ``reference``: ``{ratio, source}`` or None)."""
     out = []
-    rows = [r for r in rollouts if r.get("p_lift") and r.get("p_lift_corrupted")]
-    corr = list(dict.fromkeys(c for r in rows for c in r["p_lift_corrupted"]))
-    conds = list(dict.fromkeys(c for r in rows for c in r["p_lift"]))
+    rows = [(s.p_lift, s.p_lift_corrupted) for s in sampled if s.p_lift and s.p_lift_corrupted]
+    corr = list(dict.fromkeys(c for _, pc in rows for c in pc))
+    conds = list(dict.fromkeys(c for pl, _ in rows for c in pl))
     for cond in conds:
         for c in corr:
-            pairs = [
-                (r["p_lift"][cond]["p"], r["p_lift_corrupted"][c][cond]["p"])
-                for r in rows
-                if cond in r["p_lift"] and cond in r["p_lift_corrupted"].get(c, {})
-            ]
+            pairs = [(pl[cond]["p"], pc[c][cond]["p"]) for pl, pc in rows if cond in pl and cond in pc.get(c, {})]
             if not pairs:
                 continue
             real, bad = np.array(pairs, float).T

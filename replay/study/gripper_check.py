@@ -26,8 +26,9 @@ from replay.errors import DataError
 from replay.fileio import atomic_write_text
 from replay.protocol.gripper_object import check_object
 from replay.protocol.gripper_phases import PhaseConfig
+from replay.results.convert import check_version
 from replay.results.files import dumps, rows_csv
-from replay.results.records import FORMAT_VERSION, check_version
+from replay.results.records import FORMAT_VERSION
 from replay.sim.gripper import FixtureConfig
 from replay.study.batch import run_batch
 from replay.study.console import quiet_libraries

@@ -102,13 +102,10 @@ def pin_mismatch_lines(inputs: dict) -> list[str]:
     ]
 
 
-def inputs_changed(doc: dict, data_dir: str | Path | None) -> str | None:
-    """Why a finished rollout's inputs differ from the files now on disk, or None.
-
-    Re-hashes every file of ``doc["inputs"]`` (:func:`input_hashes` keys: relative to
-    ``data_dir`` or absolute); a rollout without recorded inputs counts as changed.
-    """
-    inputs = doc.get("inputs") or {}
+def inputs_changed(inputs: dict | None, data_dir: str | Path | None) -> str | None:
+    """Why a finished rollout's inputs (its ``inputs``, :func:`input_hashes`: keys relative to ``data_dir`` or
+    absolute) differ from the files now on disk, or None; a rollout without recorded inputs counts as changed."""
+    inputs = inputs or {}
     if not inputs:
         return "no input digests recorded"
     for key, entry in inputs.items():

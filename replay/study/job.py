@@ -19,15 +19,14 @@ from pathlib import Path
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.fileio import storage_fault
-from replay.protocol.plan import ABLATION_PROTOCOLS
+from replay.protocol.protocols.base import ResultKey, protocol_named
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, write_poses, write_rollout
-from replay.results.records import FORMAT_VERSION, ResultsFormatError, RolloutRecord
+from replay.results.records import RolloutRecord
 from replay.study.console import quiet_libraries
 from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
-from replay.study.refine_job import REFINE, run_refine
 from replay.study.sample_job import run_samples
-from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 from replay.study.worker_imports import import_physics
 
 #: frames of an error's traceback kept in the study's records, the innermost (where it was raised)
@@ -53,41 +52,13 @@ def job_config(cfg: ReplayConfig) -> dict:
     return d
 
 
-def result_stem(sequence: str, protocol: str = "lift") -> str:
-    """Results file stem of a (sequence, protocol): lift keeps ``<sequence>`` (``/`` -> ``__``);
-    another protocol adds ``.<protocol>`` so it never overwrites the lift results."""
-    base = sequence.replace("/", "__")
-    return base if protocol == "lift" else f"{base}.{protocol}"
-
-
-def result_key(sequence: str, protocol: str = "lift") -> str:
-    """Key of a (sequence, protocol) in the study's results and ``failed``: ``<sequence>`` or
-    ``<sequence> [<protocol>]``."""
-    return sequence if protocol == "lift" else f"{sequence} [{protocol}]"
-
-
-def key_sequence(key: str, sequences) -> str:
-    """The sequence of a result key (:func:`result_key`'s inverse) among ``sequences``: the key itself, or
-    the longest of them it starts with followed by `` [<protocol>]``; the key where none fits."""
-    if key in sequences:
-        return key
-    if key.endswith("]"):  # each " [" from the right: the longest sequence first (a name may hold " [" itself)
-        at = key.rfind(" [")
-        while at > 0:
-            if key[:at] in sequences:
-                return key[:at]
-            at = key.rfind(" [", 0, at)
-    return key
-
-
-def failed_recordings(failed: dict, sequences) -> dict:
-    """``failed`` (result key -> one line) per recording: each recording's first failure, in ``failed``'s
-    order. A recording refused as bad input is refused under every protocol and (protocol, physics) pair
-    it runs; counted once (newcomer check: ``make study``'s three verdicts counted 2 refusals as 6)."""
+def failed_recordings(failed: dict[ResultKey, str]) -> dict[str, str]:
+    """``failed`` per recording: each recording's first failure, in ``failed``'s order. A recording refused as
+    bad input is refused under every protocol and (protocol, physics) pair it runs; counted once (newcomer
+    check: ``make study``'s three verdicts counted 2 refusals as 6)."""
     out: dict[str, str] = {}
-    sequences = set(sequences)
     for k, line in failed.items():
-        out.setdefault(key_sequence(k, sequences), line)
+        out.setdefault(k.sequence, line)
     return out
 
 
@@ -105,27 +76,24 @@ class Job:
     ablation: bool
     quiet: bool = False
     ablation_only: bool = False  # rerun the ablation into the recording's existing JSON
-    protocol: str = "lift"  # replay.protocol.plan.PROTOCOLS
-    recorded_max_s: float | None = None  # recorded protocol: at most this long after the lift onset
-    refine: dict | None = None  # protocol "refine": replay.protocol.refine.RefineSettings as a dict
-    samples: int = (
-        0  # the sampled verdict: samples per condition (replay.study.sample_job; lift and hug-oracle); 0: none
-    )
+    protocol: str = "lift"  # a registered protocol's name (replay.protocol.protocols)
+    settings: dict | None = None  # the protocol's own settings (recorded: max_s; refine: RefineSettings)
+    samples: int = 0  # the sampled verdict: samples per condition (replay.study.sample_job); 0: none
     seed: int = 0  # the samples' seed (replay.study.sampler)
     conditions: tuple = ()  # condition names (replay.study.verdict_conditions)
     corruptions: tuple = ()  # corruption names (replay.study.corruptions)
-    verdict: str | None = None  # an extra verdict pair '<protocol>@<physics>' (replay.study.verdicts); its config
+    physics: str | None = None  # an extra verdict pair's physics (replay.study.verdicts; its config); None: own
+
+    @property
+    def key(self) -> ResultKey:
+        """Its key in the study's results and ``failed`` (its text: ``<sequence>`` for the lift protocol,
+        ``<sequence> [recorded]``, an extra verdict's ``<sequence> [hug-oracle@authored]``)."""
+        return ResultKey(self.sequence, self.protocol, self.physics)
 
     @property
     def stem(self) -> str:
-        """File stem of its results: ``<sequence>`` (lift), ``<sequence>.recorded``, an extra verdict's
-        ``<sequence>.hug-oracle@authored``."""
-        return result_stem(self.sequence, self.verdict or self.protocol)
-
-    @property
-    def key(self) -> str:
-        """Its key in the study's results and ``failed``."""
-        return result_key(self.sequence, self.verdict or self.protocol)
+        """File stem of its results (:attr:`ResultKey.stem`)."""
+        return self.key.stem
 
 
 def run_job_safe(job: Job) -> tuple[str, object]:
@@ -177,12 +145,12 @@ def _run_job(job: Job) -> dict:
     # imported here, in the worker: the study's own process never pays Newton's import
     import_physics()  # once per process, the collector paused (replay.study.worker_imports)
     from replay.protocol.rollout import run_rollouts
-    from replay.sim.engine.variants import Variant
 
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
+    proto = protocol_named(job.protocol)
     rec, coords, mjcf, start = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg, job.protocol, job.recorded_max_s
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg, proto, job.settings
     )
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0
@@ -207,47 +175,41 @@ def _run_job(job: Job) -> dict:
         "intent": rec.meta.get("intent"),
         "object_time_offset_s": float(rec.meta.get("object_time_offset_s") or 0.0),
         "protocol": job.protocol,
-        "recorded_max_s": job.recorded_max_s,
+        **proto.record_fields(job.settings),
     }
-    if job.protocol == REFINE:
-        doc = run_refine(job, rec, coords, mjcf, cfg, t0, base)
-        doc["inputs"] = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
-        return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
-    ablation = job.ablation and job.protocol in ABLATION_PROTOCOLS  # the ablation is a lift check
-    variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
-    # contact run and ablation share one scene and one batch (two worlds)
-    results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=job.protocol)
-    res = results[0]
+    # contact run and ablation share one scene and one batch (two worlds) where the protocol takes one
+    res, ab, extra = proto.run(run_rollouts, rec, coords, mjcf, cfg, job.settings, job.ablation and proto.ablation)
     poses_path = rdir / f"{stem}.npz"
     write_poses(poses_path, res.poses)
-    doc = {
-        "format_version": FORMAT_VERSION,
+    flat = {
         **base,  # input_flags: replay.checks.recording_checks (repaired or corrected input); intent: recording_intent
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
+        **extra,
+        **(_ablation_fields(ab, cfg, rdir, out_dir, stem) if ab is not None else {"ablation": None}),
     }
-    if ablation:
-        _attach_ablation(doc, results[1], cfg, rdir, out_dir, stem)
-    else:
-        doc["ablation"] = None
-    if job.samples and job.protocol in SAMPLE_PROTOCOLS:  # P(lift) per condition (and corruption), batched
-        doc.update(run_samples(job, (rec, coords, mjcf), cfg))
+    if job.samples and proto.sampled:  # P(lift) per condition (and corruption), batched
+        flat.update(run_samples(job, (rec, coords, mjcf), cfg))
     paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
-    doc["inputs"] = input_hashes(paths, job.data_dir)
-    doc["wall_s_total"] = time.perf_counter() - t0
-    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_dict(doc))
+    flat["inputs"] = input_hashes(paths, job.data_dir)
+    flat["wall_s_total"] = time.perf_counter() - t0
+    return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_metrics(flat))
 
 
-def _attach_ablation(doc: dict, ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> None:
-    """Write the ablation's poses and put its metrics and verdicts into the rollout ``doc``."""
+def _ablation_fields(ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> dict:
+    """Write the ablation's poses; its flat metrics (``ablation``) and verdicts (``ablation_clean``,
+    ``ablation_no_rise``) for the rollout record."""
     ab_path = rdir / f"{stem}.ablation.npz"
     write_poses(ab_path, ab.poses)
-    doc["ablation"] = {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)}
-    no_contact = bool(ab.metrics["stable"] and ab.metrics["max_hand_object_contacts"] == 0)
+    m = ab.metrics
+    no_contact = bool(m["stable"] and m["max_hand_object_contacts"] == 0)
     # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
     # not come up (a round object may roll on the table by itself, which is not lifting)
-    doc["ablation_clean"] = no_contact and ab.metrics["max_object_disp_mm"] < cfg.ablation_clean_mm
-    doc["ablation_no_rise"] = no_contact and ab.metrics["max_object_rise_mm"] < cfg.ablation_clean_mm
+    return {
+        "ablation": {**m, "poses": os.path.relpath(ab_path, out_dir)},
+        "ablation_clean": no_contact and m["max_object_disp_mm"] < cfg.ablation_clean_mm,
+        "ablation_no_rise": no_contact and m["max_object_rise_mm"] < cfg.ablation_clean_mm,
+    }
 
 
 def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
@@ -261,21 +223,23 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
 
     path = rdir / f"{stem}.json"
     try:
-        doc = read_rollout(path).to_dict()
+        kept = read_rollout(path)
     except ResultsFormatError as e:
         raise DataError(
             path,
             e.field,
             "no rollout (of this format) to attach the ablation to: run the study without --ablation-only first",
         ) from None
-    if doc.get("config_hash") != config_hash(cfg):
+    if kept.config_hash != config_hash(cfg):
         raise DataError(
             path,
             "config_hash",
-            f"{doc.get('config_hash')} is not this study's config "
-            f"({config_hash(cfg)}): rerun the whole recording instead",
+            f"{kept.config_hash} is not this study's config ({config_hash(cfg)}): rerun the whole recording instead",
         )
-    ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)])[0]
-    _attach_ablation(doc, ab, cfg, rdir, out_dir, stem)
-    doc["ablation_rerun_s"] = time.perf_counter() - t0
-    return write_rollout(path, RolloutRecord.from_dict(doc))
+    ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)], protocol=job.protocol)[0]
+    got = _ablation_fields(ab, cfg, rdir, out_dir, stem)
+    kept.ablation = RolloutRecord.from_metrics(got["ablation"])
+    kept.ablation.format_version = None
+    kept.ablation_clean, kept.ablation_no_rise = got["ablation_clean"], got["ablation_no_rise"]
+    kept.timing.ablation_rerun_s = time.perf_counter() - t0
+    return write_rollout(path, kept)

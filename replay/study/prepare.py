@@ -20,7 +20,7 @@ from replay.data.types import ObjectTrack
 from replay.datasets import dataset as dataset_info
 from replay.errors import DataError, UsageError
 from replay.kinematics.coords import complete_hand, hand_coords
-from replay.protocol.recorded_protocol import manipulation_end
+from replay.protocol.protocols.base import Protocol, protocol_named
 from replay.sim.hand_assets import hand_mjcf_path
 
 #: Recording frames kept around the approach window before kinematics (IK) is run.
@@ -160,15 +160,14 @@ def prepare_recording(
     data_dir,
     manosim_dir,
     cfg: ReplayConfig,
-    protocol: str = "lift",
-    recorded_max_s: float | None = None,
+    protocol: str | Protocol = "lift",
+    settings: dict | None = None,
 ):
     """Load a recording, crop it to the replayed window and fill in the hand.
 
-    The window starts ``approach_window_s`` before the lift onset and ends at the onset
-    (``protocol="lift"``) or at the end of the manipulation
-    (:func:`replay.protocol.recorded_protocol.manipulation_end`; ``"recorded"``), at most
-    ``recorded_max_s`` recorded seconds after the onset when given.
+    The window starts ``approach_window_s`` before the lift onset and ends where ``protocol`` (a registered
+    protocol or its name) stops replaying it (its ``window_end`` under its ``settings``: the lift onset, the
+    end of the manipulation for the recorded protocol).
 
     Returns:
         ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.
@@ -183,11 +182,7 @@ def prepare_recording(
     g = rec.grasp_frame
     start = 0 if cfg.approach_window_s is None else int(np.searchsorted(rec.time, rec.time[g] - cfg.approach_window_s))
     start = max(0, start - CROP_MARGIN_FRAMES)
-    stop = g + 1
-    if protocol == "recorded":
-        stop = manipulation_end(rec) + 1
-        if recorded_max_s is not None:
-            stop = min(stop, int(np.searchsorted(rec.time, rec.time[g] + recorded_max_s)) + 1)
+    stop = protocol_named(protocol).window_end(rec, settings) + 1
     # the hand before the crop: a fitted hand is measured over every frame of the recording
     mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side, rec)
     rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))

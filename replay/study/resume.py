@@ -8,17 +8,18 @@ import json
 from pathlib import Path
 
 from replay.errors import UsageError
+from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named
+from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout
-from replay.results.records import ResultsFormatError
-from replay.study.job import Job, result_stem
+from replay.results.records import RolloutRecord
+from replay.study.job import Job
 from replay.study.study_records import StudyRecords
-from replay.study.verdict_conditions import SAMPLE_PROTOCOLS
 
 
 def done_rollout(
     rdir: Path, job: Job, chash: str, need_ablation: bool, say=None, records: StudyRecords | None = None
-) -> dict | None:
-    """The rollout JSON of ``job`` if it is of this format, config and protocol (and has its
+) -> RolloutRecord | None:
+    """The rollout record of ``job`` if it is of this config and protocol (and has its
     ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
     else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
     a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again. None
@@ -29,34 +30,35 @@ def done_rollout(
         return None
     path = rdir / f"{job.stem}.json"
     try:
-        doc = read_rollout(path).to_dict()
+        doc = read_rollout(path)
     except ResultsFormatError as e:
         if say is not None and path.exists():
             say(f"resume: rerunning {job.key}: its rollout {path} cannot be read ({e.message})")
         return None
-    kept = ((doc.get("refine_correction") or {}).get("settings") or {}).items()  # --refine: the search's settings
+    proto, ran = protocol_named(job.protocol), doc.protocol or primary_protocol().name
     same = (
-        doc.get("config_hash") == chash
-        and (doc.get("protocol") or "lift") == job.protocol
-        and doc.get("recorded_max_s") == job.recorded_max_s
-        and (job.refine is None or kept >= job.refine.items())
+        doc.config_hash == chash
+        and is_known(ran)
+        and protocol_named(ran) is proto
+        and proto.same_settings(doc, job.settings)
     )
-    if not same or (need_ablation and doc.get("ablation") is None):
+    if not same or (need_ablation and doc.ablation is None):
         return None
-    if job.samples and job.protocol in SAMPLE_PROTOCOLS and not _same_sampling(doc, job):
+    if job.samples and proto.sampled and not _same_sampling(doc, job):
         return None  # --samples: a rollout without it (or of other samples, conditions, corruptions) runs again
     return doc
 
 
-def _same_sampling(doc: dict, job: Job) -> bool:
+def _same_sampling(doc: RolloutRecord, job: Job) -> bool:
     """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
-    pl, smp = doc.get("p_lift") or {}, doc.get("p_lift_samples") or {}
+    s = doc.sampled
+    pl, smp = s.p_lift or {}, s.p_lift_samples or {}
     n_ok = all(d.get("n") == job.samples for d in pl.values())
     return (
         list(pl) == list(job.conditions)
         and n_ok
         and smp.get("seed") == job.seed
-        and sorted(doc.get("p_lift_corrupted") or {}) == sorted(job.corruptions)
+        and sorted(s.p_lift_corrupted or {}) == sorted(job.corruptions)
     )
 
 
@@ -92,17 +94,20 @@ def subset_merge(
     return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
 
 
-def prior_failures(prior: dict | None, chash: str, records: StudyRecords | None = None) -> dict[str, tuple[str, bool]]:
+def prior_failures(
+    prior: dict | None, chash: str, seqs, records: StudyRecords | None = None
+) -> dict[ResultKey, tuple[str, bool]]:
     """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
     could not replay, from its summary and its ``records`` (newer after a kill); ``refused``: bad
-    input it named (not a crash)."""
+    input it named (not a crash); keys read back among the sequences ``seqs`` (:meth:`ResultKey.parse`)."""
     found = {}
     if prior and prior.get("config_hash") == chash and isinstance(prior.get("failed"), dict):
         refused = set((prior.get("counts") or {}).get("refused_keys") or [])
         found = {str(k): (str(v), k in refused) for k, v in prior["failed"].items()}
     if records is not None:
         found.update(records.failures(chash))
-    return found
+    seqs = set(seqs)
+    return {ResultKey.parse(k, seqs): v for k, v in found.items()}
 
 
 def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], logged_s: float = 0.0) -> float:
@@ -129,26 +134,28 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
     Raises:
         UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
     """
-    if st.prior is None and not any((st.rdir / f"{result_stem(s)}.json").is_file() for s in st.subset):
+    lift = primary_protocol().name
+    if st.prior is None and not any((st.rdir / f"{ResultKey(s, lift).stem}.json").is_file() for s in st.subset):
         raise UsageError(
             "--ablation-only",
             f"no study at {st.out} to rerun the ablation of: run the study first "
             "(the same command without --ablation-only)",
         )
-    results: dict[str, dict] = {}
+    results: dict[ResultKey, dict] = {}
     todo = []
-    prior_failed = prior_failures(st.prior, st.chash, st.records)
-    rerun = {st.job(s, "lift").key for s in st.subset}  # every other failure is kept: the verdict pairs' too
+    prior_failed = prior_failures(st.prior, st.chash, st.all_seqs, st.records)
+    rerun = {st.job(s, lift).key for s in st.subset}  # every other failure is kept: the verdict pairs' too
     carried = {k: v for k, v in prior_failed.items() if k not in rerun}
     seqs = [
         s
         for s in st.all_seqs
-        if s in st.subset or (st.rdir / f"{result_stem(s)}.json").is_file() or st.job(s, "lift").key in carried
+        if s in st.subset or (st.rdir / f"{ResultKey(s, lift).stem}.json").is_file() or st.job(s, lift).key in carried
     ]
     for s in seqs:
+        j = st.job(s, lift, s in st.subset)
         if s in st.subset:
-            todo.append(st.job(s, "lift", True))
-        elif (doc := done_rollout(st.rdir, st.job(s, "lift"), st.chash, False)) is not None:
-            results[s] = doc
-    kept = [s for s in seqs if s in results or s in st.subset or st.job(s, "lift").key in carried]
+            todo.append(j)
+        elif (doc := done_rollout(st.rdir, j, st.chash, False)) is not None:
+            results[j.key] = doc
+    kept = [s for s in seqs if ResultKey(s, lift) in results or s in st.subset or st.job(s, lift).key in carried]
     return kept, results, todo, carried

@@ -28,29 +28,28 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir, staged_data_dir
 from replay.errors import OutputError, UsageError, did_you_mean
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.protocol.oracle_plan import ORACLE
-from replay.protocol.plan import ABLATION_PROTOCOLS, PROTOCOLS
+from replay.protocol.protocols.base import ResultKey, is_known, protocol_named, protocol_names
+from replay.protocol.protocols.recorded import Recorded
+from replay.protocol.protocols.refine import Refine
 from replay.results.files import write_study
-from replay.sim.hand_assets import check_hand_assets
+from replay.results.records import RolloutRecord
+from replay.sim.hand_assets import check_hand_assets, resolve_hand_variant
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.study.inputs import inputs_changed, pin_mismatch_lines
-from replay.study.job import Job, config_hash, failed_recordings, job_config, key_sequence, result_key, run_job_safe
+from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
 from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
-from replay.study.refine_job import REFINE, refine_settings
 from replay.study.resume import done_rollout, plan_ablation_only, prior_failures, prior_study, prior_wall, subset_merge
 from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.study_records import StudyRecords, summary_due
-
-# the 0.1 module replay.study held these; replay.study.<name> still resolves here for one release
-from replay.study.summary import study_record, summarize, tracking_row  # noqa: F401
+from replay.study.summary import study_csvs, study_record
 
 
 def _plan_jobs(
@@ -64,7 +63,7 @@ def _plan_jobs(
     subset_only: frozenset = frozenset(),
 ) -> tuple[list[str], dict, list, dict]:
     """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
-    kept from the study at ``st.out`` ``{key: (reason, refused)}``).
+    kept from the study at ``st.out`` ``{key: (reason, refused)}``; keys :class:`ResultKey`).
 
     ``--ablation-only``: the study keeps every recording with a rollout of this config and
     reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
@@ -79,17 +78,17 @@ def _plan_jobs(
     if ablation_only:
         return plan_ablation_only(st)
     run_protocols = protocols if run_protocols is None else run_protocols
-    results: dict[str, dict] = {}
+    results: dict[ResultKey, dict] = {}
     todo, carried = [], {}
     rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
-    prior_failed = prior_failures(st.prior, st.chash, st.records) if keep_others else {}
-    units = [(p, None) for p in protocols] + [(v["protocol"], v["name"]) for v in vd.extras(st.verdicts)]
+    prior_failed = prior_failures(st.prior, st.chash, st.seqs, st.records) if keep_others else {}
+    units = [(p, None) for p in protocols] + [(v.protocol, v) for v in vd.extras(st.verdicts)]
     for proto, verdict in units:
-        unit = verdict or proto  # an extra verdict pair runs (and is kept) as a protocol of its own
-        chash = st.chash if verdict is None else st.verdict_cfgs[verdict][1]
+        unit = proto if verdict is None else verdict.name  # an extra verdict pair runs (and is kept) as its own
+        chash = st.chash if verdict is None else st.verdict_cfgs[unit][1]
         for s in st.seqs:
             j = st.job(s, proto, verdict=verdict)
-            need_ablation = st.ablation and proto in ABLATION_PROTOCOLS
+            need_ablation = st.ablation and protocol_named(proto).ablation
             if keep_others and unit not in run_protocols:  # the merged study's other protocol: kept as it is
                 if (doc := done_rollout(st.rdir, j, chash, need_ablation, records=st.records)) is not None:
                     results[j.key] = doc
@@ -99,7 +98,7 @@ def _plan_jobs(
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
             if keep and (doc := done_rollout(st.rdir, j, chash, need_ablation, say, st.records)) is not None:
-                why = inputs_changed(doc, st.data_dir)
+                why = inputs_changed(doc.inputs, st.data_dir)
                 if why is None:
                     results[j.key] = doc
                     continue
@@ -158,7 +157,7 @@ def run_study(
             each recording replayed under each; recorded results are ``<sequence>.recorded.json`` / ``.npz``,
             listed in ``recorded_rollouts`` and ``counts["recorded"]``, failures keyed ``<sequence> [recorded]``.
         recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
-        refine: also a refine job per recording (:mod:`replay.study.refine_job`), its RefineSettings as a dict.
+        refine: also a refine job per recording (:mod:`replay.protocol.protocols.refine`), its RefineSettings as a dict.
         samples, seed, conditions, corruptions: the sampled verdict (issue #46,
             :func:`replay.study.sampling_setup.check_sampling`): ``p_lift`` per condition, ``discrimination``.
         verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`): each not the
@@ -174,8 +173,9 @@ def run_study(
             ``--ablation-only`` with ``--no-ablation`` or not lift; a condition the engine cannot run; a bad pair.
     """
     protocols = _check_protocols(protocols, ablation_only)
+    settings = {Recorded.name: {"max_s": recorded_max_s}}
     if refine is not None:
-        refine, protocols = refine_settings(refine), protocols + [REFINE]
+        settings[Refine.name], protocols = protocol_named(Refine.name).settings(refine), protocols + [Refine.name]
     config = _check_config(config, dataset, verbose)
     sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
     vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
@@ -189,8 +189,7 @@ def run_study(
         ablation,
         ablation_only,
         verbose,
-        recorded_max_s,
-        refine,
+        settings,
     )
     st.sampling = sampling
     st.verdicts, st.verdict_cfgs = vd.study_verdicts(
@@ -213,12 +212,13 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
         UsageError: an unknown protocol; ``--ablation-only`` with a protocol other than lift.
     """
     protocols = list(dict.fromkeys(protocols))
-    bad = [p for p in protocols if p not in PROTOCOLS]
+    bad = [p for p in protocols if not is_known(p)]
     if bad or not protocols:
-        hints = "".join(did_you_mean(b, PROTOCOLS) for b in bad)
-        raise UsageError("--protocol", f"unknown protocol(s) {bad}; {hints}choose from {', '.join(PROTOCOLS)}")
-    if ablation_only and protocols != ["lift"]:
-        raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol recorded")
+        names = protocol_names()
+        hints = "".join(did_you_mean(b, names) for b in bad)
+        raise UsageError("--protocol", f"unknown protocol(s) {bad}; {hints}choose from {', '.join(names)}")
+    if ablation_only and not all(protocol_named(p).primary for p in protocols):
+        raise UsageError("--ablation-only", "reruns the lift protocol's ablation; drop --protocol")
     return protocols
 
 
@@ -259,18 +259,17 @@ class _Setup:
     data_dir: str | Path | None
     ablation: bool
     verbose: bool
-    recorded_max_s: float | None
+    settings: dict = field(default_factory=dict)  # {protocol: its own settings} (recorded max_s, refine's)
     cfg_dict: dict = field(default_factory=dict)
-    refine: dict | None = None  # the refine job's settings (run_study's ``refine``)
     sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
-    verdicts: list | None = None  # the (protocol, physics) pairs (replay.study.verdicts), None: not asked
+    verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
 
-    def job(self, s: str, proto: str, abl_only: bool = False, verdict: str | None = None) -> Job:
-        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra verdict pair,
-        a single rollout under its config)."""
-        cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict][0]
+    def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
+        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
+        :class:`~replay.study.verdicts.VerdictPair`, a single rollout under its config)."""
+        cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict.name][0]
         return Job(
             self.dataset,
             s,
@@ -283,10 +282,9 @@ class _Setup:
             quiet=not self.verbose,
             ablation_only=abl_only,
             protocol=proto,
-            recorded_max_s=self.recorded_max_s if proto == "recorded" else None,
-            refine=self.refine if proto == REFINE else None,
+            settings=self.settings.get(proto),
             **(job_sampling(self.sampling, proto) if verdict is None else {}),
-            verdict=verdict,
+            physics=None if verdict is None else verdict.physics,
         )
 
 
@@ -300,8 +298,7 @@ def _setup(
     ablation: bool,
     ablation_only: bool,
     verbose: bool,
-    recorded_max_s: float | None,
-    refine: dict | None = None,
+    settings: dict,
 ) -> _Setup:
     """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
     results folder (created) and the hand's folder.
@@ -346,9 +343,8 @@ def _setup(
         data_dir,
         ablation,
         verbose,
-        recorded_max_s,
+        settings,
         cfg_dict,
-        refine,
     )
 
 
@@ -360,20 +356,21 @@ class _StudyRun:
         self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool, progress: bool
     ):
         self.st, self.ablation_only = st, ablation_only
-        run_protocols = protocols + [v["name"] for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
+        run_protocols = protocols + [v.name for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
         new_protocols, prior = frozenset(), st.prior
         if keep_others and prior is not None and prior.get("config_hash") == st.chash:  # the merged study keeps its own
             had = list(prior.get("protocols") or ["lift"])
             protocols = list(dict.fromkeys([*had, *protocols]))
-            new_protocols = frozenset(run_protocols) - set(had) - {v["name"] for v in vd.extras(prior.get("verdicts"))}
+            kept = vd.extras(vd.VerdictPair.read(prior.get("verdicts")))
+            new_protocols = frozenset(run_protocols) - set(had) - {v.name for v in kept}
         self.protocols = protocols
         st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
         self.seqs, self.results, self.todo, carried = _plan_jobs(
             st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols
         )
-        self.failed: dict[str, str] = {k: why for k, (why, _) in carried.items()}
-        self.refused: set[str] = {k for k, (_, refused) in carried.items() if refused}
+        self.failed: dict[ResultKey, str] = {k: why for k, (why, _) in carried.items()}
+        self.refused: set[ResultKey] = {k for k, (_, refused) in carried.items() if refused}
         self.said: set[str] = set()  # pin-mismatch warnings already said
         self.n_kept = len(self.results) + len(carried)
         self.n_jobs = self.n_kept + len(self.todo)
@@ -410,10 +407,7 @@ class _StudyRun:
         )
         if st.sampling:  # the sampled verdict's settings and the study's discrimination table
             rec.sampling = sampling_record(st.sampling, st.config)
-            rec.discrimination = study_discrimination(
-                [self.results[s] for s in self.seqs if s in self.results],
-                [self.results[k] for s in self.seqs if (k := result_key(s, ORACLE)) in self.results],
-            )
+            rec.discrimination = study_discrimination(self.results, self.seqs)
         elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
             rec.sampling, rec.discrimination = st.prior.get("sampling"), st.prior.get("discrimination")
         vd.record_verdicts(
@@ -429,14 +423,13 @@ class _StudyRun:
         )
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
-            rec.counts["ablation_only_keys"] = [j.key for j in self.todo]
+            rec.counts["ablation_only_keys"] = [j.key.text for j in self.todo]
         else:
             rec.counts["resumed_wall_s"] = self.prior_wall
         rec.counts["resumed"] = self.n_kept
-        seqs = set(self.seqs)  # recordings, not jobs
-        rec.counts["refused"] = len({key_sequence(k, seqs) for k in self.refused & set(self.failed)})
-        rec.counts["refused_keys"] = [k for k in self.failed if k in self.refused]
-        return write_study(st.out, rec)
+        rec.counts["refused"] = len({k.sequence for k in self.refused & set(self.failed)})  # recordings, not jobs
+        rec.counts["refused_keys"] = [k.text for k in self.failed if k in self.refused]
+        return write_study(st.out, rec, study_csvs(rec))
 
     def done(self, j: Job, status: str, value) -> None:
         """A job ended: keep its result (or failure), append its record, say it, and remake the
@@ -448,8 +441,8 @@ class _StudyRun:
         """
         if status == "storage":
             stop_on_storage_fault(value, self.write)
-        if status == "ok":
-            self.results[j.key] = value
+        if status == "ok":  # the rollout JSON as written (format 6)
+            value = self.results[j.key] = RolloutRecord.from_dict(value, nested=True)
         else:
             self.failed[j.key] = value
             if status == "refused":
@@ -458,7 +451,7 @@ class _StudyRun:
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
         self.con.result(j.key, status, value)
-        for line in pin_mismatch_lines(value.get("inputs") or {}) if isinstance(value, dict) else ():
+        for line in pin_mismatch_lines(value.inputs or {}) if isinstance(value, RolloutRecord) else ():
             if line not in self.said:  # said once per file, however many protocols read it
                 self.said.add(line)
                 self.con.say(f"warning: {line}")
@@ -488,7 +481,7 @@ class _StudyRun:
             chash=self.st.chash,
             failed=len(self.carried),
             recordings=len(self.seqs),
-            failed_recordings=len(failed_recordings(self.carried, self.seqs)),
+            failed_recordings=len(failed_recordings(self.carried)),
         )
         try:  # the one batch runner, with the study's executor; self.done says and writes each result
             run_batch(
@@ -497,7 +490,7 @@ class _StudyRun:
                 executor=study_executor(workers, executor, address, self.con.say),
                 on_result=self.done,
                 label="study",
-                name=lambda j: j.key,
+                name=lambda j: j.key.text,
             )
             self.summarize()
         except KeyboardInterrupt:

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
-from replay.protocol import oracle_plan
+from replay.protocol.p_lift_stats import p_lift_record
+from replay.protocol.protocols.base import protocol_named
 from replay.sim import physics
 from replay.study.calibration import variables_for
 from replay.study.corruptions import BY_NAME as CORRUPTIONS
 from replay.study.corruptions import OBJECT_SCALE, scaled_recording, variant_extra
-from replay.study.p_lift import p_lift_record
 from replay.study.prepare import prepare_recording
 from replay.study.sampler import directions, draw_samples, driver_keys, sample_variant
 from replay.study.uncertainty import data_sigmas, object_ranges
@@ -42,7 +42,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     """
     rec0 = prepared[0]
     sig = data_sigmas(rec0)
-    run_cfg = oracle_plan.oracle_config(cfg) if job.protocol == oracle_plan.ORACLE else cfg  # its own strength, pad
+    run_cfg = protocol_named(job.protocol).config(cfg)  # the protocol's own strength and pad
     ranges = object_ranges(rec0, run_cfg)
     variables = variables_for(run_cfg)
     samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables, ranges)
@@ -93,7 +93,7 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
     if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
     rec, coords, mjcf, _ = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.recorded_max_s
+        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.settings
     )
     return rec, coords, mjcf
 

@@ -104,7 +104,7 @@ def sample_variant(s: dict, variables: tuple = (), **extra):
 
 def driver_keys(samples: list[dict]) -> dict:
     """{variable: (n,) float}: each sampled variable as one number per sample, ordered as its effect
-    is read (:func:`replay.study.p_lift.driver`): friction, mass scale and torsional friction as they
+    is read (:func:`replay.protocol.p_lift_stats.driver`): friction, mass scale and torsional friction as they
     are, softness as its solref time constant (s, larger is softer), the offsets as their length (m)."""
     out = {}
     for name in samples[0]:

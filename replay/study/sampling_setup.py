@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
-from replay.protocol import oracle_plan
+from replay.protocol.p_lift_stats import CLASS_THRESHOLD, CONFIDENCE
+from replay.protocol.protocols.base import ResultKey, all_protocols, primary_protocol, protocol_named
 from replay.study.calibration import variables_for
 from replay.study.corruptions import parse_corruptions
 from replay.study.discrimination import discrimination
-from replay.study.p_lift import CLASS_THRESHOLD, CONFIDENCE
-from replay.study.verdict_conditions import SAMPLE_PROTOCOLS, check_conditions, conditions_record, parse_conditions
+from replay.study.verdict_conditions import check_conditions, conditions_record, parse_conditions
 
 #: ``--samples`` given without a number
 DEFAULT_SAMPLES = 32
@@ -45,7 +45,7 @@ def check_sampling(
             )
         conds = {}
         for proto in protocols:
-            if proto in SAMPLE_PROTOCOLS:
+            if protocol_named(proto).sampled:
                 conds[proto] = parse_conditions(conditions, cfg, proto)
                 check_conditions(cfg, conds[proto], proto)
     except DataError as e:
@@ -70,7 +70,7 @@ def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
     [{name, distribution, source}], classes {threshold, interval}, corruptions}`` (the lift protocol's
     conditions; the hug-oracle's under ``conditions_by_protocol``)."""
     by = {p: conditions_record(cfg, names, p) for p, names in sampling["conditions"].items()}
-    first = by.get("lift") or next(iter(by.values()), [])
+    first = by.get(primary_protocol().name) or next(iter(by.values()), [])
     return {
         "samples": sampling["samples"],
         "seed": sampling["seed"],
@@ -82,7 +82,12 @@ def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
     }
 
 
-def study_discrimination(lift: list[dict], oracle: list[dict]) -> list[dict]:
-    """The study's ``discrimination`` (:func:`replay.study.discrimination.discrimination`): lift
-    recordings first, then the hug-oracle's."""
-    return discrimination(lift, "lift") + discrimination(oracle, oracle_plan.ORACLE)
+def study_discrimination(results: dict, seqs: list[str]) -> list[dict]:
+    """The study's ``discrimination`` (:func:`replay.study.discrimination.discrimination`) of its ``results``
+    (keyed by :class:`~replay.protocol.protocols.ResultKey`) in ``seqs`` order: per protocol taking the sampled
+    verdict, in the registry's order (the lift protocol's recordings first, then the hug-oracle's)."""
+    out = []
+    for p in all_protocols():
+        if p.sampled:
+            out += discrimination([results[k].sampled for s in seqs if (k := ResultKey(s, p.name)) in results], p.name)
+    return out

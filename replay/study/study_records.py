@@ -13,8 +13,8 @@ import math
 import os
 from pathlib import Path
 
+from replay.protocol.protocols.base import ResultKey
 from replay.results.study_log import append_record, latest_by_key, read_records, records_path, repair_tail
-from replay.study.job import result_stem
 
 #: the summary is remade after at least this many new records ...
 SUMMARY_EVERY_MIN = 25
@@ -60,10 +60,10 @@ class StudyRecords:
             repair_tail(self.path)
         self.latest = latest_by_key(read_records(self.path))
 
-    def failed_last(self, key: str) -> bool:
+    def failed_last(self, key: ResultKey) -> bool:
         """Whether the job's latest record is a failure (``--resume`` reruns it even where an
         older rollout JSON of it survives)."""
-        rec = self.latest.get(key)
+        rec = self.latest.get(key.text)
         return rec is not None and rec.get("status") != "ok"
 
     def failures(self, chash: str) -> dict[str, tuple[str, bool]]:
@@ -86,7 +86,7 @@ class StudyRecords:
         lines = [
             self._line(k, "ok", doc, Path(rdir), chash, wall_s)
             for k, doc in results.items()
-            if (self.latest.get(k) or {}).get("status") != "ok"
+            if (self.latest.get(k.text) or {}).get("status") != "ok"
         ]
         lines += [
             self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s)
@@ -98,7 +98,7 @@ class StudyRecords:
             self.latest.update({ln["key"]: ln for ln in lines})
         return len(lines)
 
-    def append(self, key: str, status: str, value, rdir: Path, chash: str, wall_s: float) -> None:
+    def append(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> None:
         """One finished job's record (``value``: its rollout dict for ``ok``, else its one-line reason).
 
         Raises:
@@ -106,17 +106,16 @@ class StudyRecords:
         """
         line = self._line(key, status, value, Path(rdir), chash, wall_s)
         append_record(self.path, [line])
-        self.latest[key] = line
+        self.latest[key.text] = line
 
-    def _line(self, key: str, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
-        line = {"key": key, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
-        if status == "ok" and isinstance(value, dict):
-            proto = value.get("protocol") or "lift"
+    def _line(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
+        line = {"key": key.text, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
+        if status == "ok":  # value: the rollout record
             line.update(
-                sequence=value.get("sequence"),
-                protocol=proto,
-                job_s=value.get("wall_s_total"),
-                json=os.path.relpath(rdir / f"{result_stem(str(value.get('sequence')), proto)}.json", self.out_dir),
+                sequence=key.sequence,
+                protocol=key.protocol,
+                job_s=value.timing.wall_s_total,
+                json=os.path.relpath(rdir / f"{key.stem}.json", self.out_dir),
             )
         else:
             line["reason"] = str(value)

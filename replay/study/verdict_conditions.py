@@ -16,11 +16,8 @@ from dataclasses import dataclass
 
 from replay.config import ReplayConfig
 from replay.errors import DataError
-from replay.protocol import oracle_plan
+from replay.protocol.protocols.base import protocol_named
 from replay.sim import physics
-
-#: protocols the sampled verdict runs with (those with a lift verdict: ``lifted``)
-SAMPLE_PROTOCOLS = ("lift", oracle_plan.ORACLE)
 
 #: config fields a condition may set besides the physics choices (the collision proxy)
 CONFIG_KEYS = ("hand",)
@@ -69,8 +66,8 @@ BY_NAME = {c.name: c for c in CONDITIONS}
 
 def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
     """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it (the
-    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved (replay.config.resolve_hand_variant)."""
-    eff = oracle_plan.oracle_config(cfg) if protocol == oracle_plan.ORACLE else cfg
+    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved (replay.sim.hand_assets.resolve_hand_variant)."""
+    eff = protocol_named(protocol).config(cfg)
     return {**{r["name"]: r["value"] for r in physics.physics_record(eff)}, "hand": cfg.hand}
 
 
@@ -138,7 +135,7 @@ def check_conditions(cfg: ReplayConfig, names: list[str], protocol: str) -> None
     for name in names:
         try:
             c = condition_config(cfg, name, protocol)
-            physics.refuse_unsupported(oracle_plan.oracle_config(c) if protocol == oracle_plan.ORACLE else c)
+            physics.refuse_unsupported(protocol_named(protocol).config(c))
         except DataError as e:
             raise DataError(None, f"--conditions {name}", str(e)) from None
 

@@ -9,31 +9,34 @@ anyway (``rollouts``, ``oracle_rollouts``; sampled with ``--samples N``). Every 
 config (:func:`verdict_config`: the study's config under the pair's named physics, as
 ``run_study.py --physics NAME`` would make it), its own ``config_hash`` and ``physics`` record, written
 ``<sequence>.<protocol>@<physics>.json``, keyed ``<sequence> [<protocol>@<physics>]``; its rows are the
-study's ``verdict_rollouts[name]``, its counts ``counts[name]`` (the protocol's count function,
-:data:`replay.study.summary.COUNTERS`: lifts, other intents and no intent named apart), and study.csv a
-``lifted_<name>`` column per pair. Fields: ``docs/results.md``.
+study's ``verdict_rollouts[name]``, its counts ``counts[name]`` (the protocol's ``counts``: lifts, other intents
+and no intent named apart), and study.csv a ``lifted_<name>`` column per pair. Fields: ``docs/results.md``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError, did_you_mean
-from replay.protocol.oracle_plan import ORACLE
-from replay.results.records import RolloutRecord, study_row
+from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
+from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, primary_protocol, protocol_named
+from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.protocol.protocols.lift import Lift
 from replay.sim import physics
-from replay.study.counts import LIFTS, group_words, intent_groups
-from replay.study.job import config_hash, job_config, result_key, result_stem
-from replay.study.summary import COUNTERS
+from replay.study.job import config_hash, job_config
 
-#: the protocols a verdict pair may name: those judged on a lift
-VERDICT_PROTOCOLS = ("lift", ORACLE)
 #: the pairs the report asks for where a study lacks one (lift and hug-oracle under the project's
 #: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
-DEFAULT_VERDICTS = ("lift@replay", f"{ORACLE}@replay", f"{ORACLE}@authored")
+DEFAULT_VERDICTS = (f"{Lift.name}@replay", f"{HugOracle.name}@replay", f"{HugOracle.name}@authored")
+
+
+def verdict_protocols() -> tuple[str, ...]:
+    """The protocols a verdict pair may name: those judged on a lift."""
+    return tuple(p.name for p in all_protocols() if p.judged_on_lift)
 
 
 def pair_name(protocol: str, physics_name: str) -> str:
@@ -41,25 +44,59 @@ def pair_name(protocol: str, physics_name: str) -> str:
     return f"{protocol}@{physics_name}"
 
 
-def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_physics: str) -> list[dict]:
-    """The study's verdict pairs: ``[{name, protocol, physics, main}]``, the main ones first (each of
-    ``protocols`` judged on a lift, under ``study_physics``), then each extra of ``text`` (comma-separated
-    or a list; a name without ``@`` is under ``study_physics``) once, in order.
+@dataclass(frozen=True)
+class VerdictPair:
+    """One (protocol, physics) pair of a study; ``main``: the study's own protocol under its own physics (its
+    rollouts ran anyway), else an extra pair (a single rollout per recording under its own config). Its JSON
+    (the study's ``verdicts``): ``{name, protocol, physics, main, config_hash}``."""
+
+    protocol: str
+    physics: str
+    main: bool
+    config_hash: str | None = None
+
+    @property
+    def name(self) -> str:
+        return pair_name(self.protocol, self.physics)
+
+    def key(self, sequence: str) -> ResultKey:
+        """The result key of ``sequence`` under this pair (an extra pair's carries its physics)."""
+        return ResultKey(sequence, self.protocol, None if self.main else self.physics)
+
+    def to_dict(self) -> dict:
+        out = {"name": self.name, "protocol": self.protocol, "physics": self.physics, "main": self.main}
+        return out if self.config_hash is None else dict(out, config_hash=self.config_hash)
+
+    @classmethod
+    def read(cls, items) -> list[VerdictPair]:
+        """The pairs of a study JSON's ``verdicts`` (a list of objects; those without a name or protocol left out)."""
+        return [
+            cls(str(v["protocol"]), str(v.get("physics")), bool(v.get("main")), v.get("config_hash"))
+            for v in items or []
+            if isinstance(v, dict) and v.get("name") and v.get("protocol")
+        ]
+
+
+def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_physics: str) -> list[VerdictPair]:
+    """The study's verdict pairs, the main ones first (each of ``protocols`` judged on a lift, under
+    ``study_physics``), then each extra of ``text`` (comma-separated or a list; a name without ``@`` is under
+    ``study_physics``) once, in order.
 
     Raises:
         UsageError: an unknown protocol (or one not judged on a lift: ``recorded``) or physics.
     """
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text or []) if t.strip()]
-    main = [pair_name(p, study_physics) for p in protocols if p in VERDICT_PROTOCOLS]
-    out = {n: {"name": n, "protocol": n.split("@")[0], "physics": study_physics, "main": True} for n in main}
+    main = [VerdictPair(p, study_physics, True) for p in protocols if is_known(p) and protocol_named(p).judged_on_lift]
+    out = {v.name: v for v in main}
     for t in items:
         proto, _, phys = t.partition("@")
         phys = phys or study_physics
-        if proto not in VERDICT_PROTOCOLS:
+        if not (is_known(proto) and protocol_named(proto).judged_on_lift):
+            known = verdict_protocols()
             raise UsageError(
                 "--verdicts",
-                f"{t!r}: the protocol must be one judged on a lift ({', '.join(VERDICT_PROTOCOLS)})"
-                f"; {did_you_mean(proto, VERDICT_PROTOCOLS)}e.g. hug-oracle@authored",
+                f"{t!r}: the protocol must be one judged on a lift ({', '.join(known)})"
+                f"; {did_you_mean(proto, known)}e.g. hug-oracle@authored",
             )
         if phys not in physics.NAMES:
             raise UsageError(
@@ -67,14 +104,13 @@ def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_phy
                 f"{t!r}: unknown physics {phys!r}; {did_you_mean(phys, physics.NAMES)}"
                 f"choose from {', '.join(physics.NAMES)}",
             )
-        n = pair_name(proto, phys)
-        out.setdefault(n, {"name": n, "protocol": proto, "physics": phys, "main": False})
+        out.setdefault(pair_name(proto, phys), VerdictPair(proto, phys, False))
     return list(out.values())
 
 
-def extras(verdicts: list[dict] | None) -> list[dict]:
+def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
     """The extra pairs of ``verdicts`` (those that are not the study's own rollouts)."""
-    return [v for v in verdicts or [] if not v.get("main")]
+    return [v for v in verdicts or [] if not v.main]
 
 
 def verdict_config(cfg: ReplayConfig, physics_name: str) -> ReplayConfig:
@@ -94,15 +130,15 @@ def verdict_config(cfg: ReplayConfig, physics_name: str) -> ReplayConfig:
     return physics.apply_physics(cfg, physics_name)
 
 
-def with_hashes(verdicts: list[dict], cfg: ReplayConfig) -> tuple[list[dict], dict[str, ReplayConfig]]:
+def with_hashes(verdicts: list[VerdictPair], cfg: ReplayConfig) -> tuple[list[VerdictPair], dict[str, ReplayConfig]]:
     """``verdicts`` each with its ``config_hash``, and ``{name: config}`` of the extra pairs."""
-    cfgs = {v["name"]: verdict_config(cfg, v["physics"]) for v in extras(verdicts)}
-    return [dict(v, config_hash=config_hash(cfgs.get(v["name"], cfg))) for v in verdicts], cfgs
+    cfgs = {v.name: verdict_config(cfg, v.physics) for v in extras(verdicts)}
+    return [dataclasses.replace(v, config_hash=config_hash(cfgs.get(v.name, cfg))) for v in verdicts], cfgs
 
 
 def study_verdicts(
     text, protocols: list[str], cfg: ReplayConfig, prior: dict | None, chash: str
-) -> tuple[list[dict] | None, dict[str, tuple[dict, str]]]:
+) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
     """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
     ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
     ``--out`` that an ``--objects`` subset merges into (``prior``, of this config ``chash``: :func:`merged`).
@@ -110,7 +146,8 @@ def study_verdicts(
     Raises:
         UsageError: a pair of an unknown protocol or physics (:func:`parse_verdicts`).
     """
-    if text is None and not (prior and prior.get("config_hash") == chash and extras(prior.get("verdicts"))):
+    had = VerdictPair.read((prior or {}).get("verdicts"))
+    if text is None and not (prior and prior.get("config_hash") == chash and extras(had)):
         return None, {}
     pairs = parse_verdicts(text, protocols, cfg.physics)
     pairs, cfgs = with_hashes(merged(prior, pairs, chash), cfg)
@@ -119,7 +156,7 @@ def study_verdicts(
 
 def record_verdicts(
     rec,
-    verdicts: list[dict] | None,
+    verdicts: list[VerdictPair] | None,
     prior: dict | None,
     results: dict,
     seqs: list[str],
@@ -129,41 +166,39 @@ def record_verdicts(
     out_dir: Path,
 ) -> None:
     """Put the pairs into the study record ``rec`` (its ``verdicts``, ``verdict_rollouts``, ``counts[name]``
-    and the rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under ``--ablation-only``, the
-    study as it was, whose extra verdicts the rerun keeps as they are."""
+    and the leading rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under
+    ``--ablation-only``, the study as it was, whose extra verdicts the rerun keeps as they are; ``results``,
+    ``failed``: keyed by :class:`~replay.protocol.protocols.ResultKey`."""
     if verdicts is not None:
-        rec.verdicts = verdicts
+        rec.verdicts = [v.to_dict() for v in verdicts]
+        lead = lead_protocol(rec.protocols)
         rec.verdict_rollouts = verdict_part(
-            results, seqs, verdicts, rec.rollouts, rec.counts, failed, wall_s, rdir, out_dir
+            results, seqs, verdicts, (lead, rec.rows_of(lead.rows_field)), rec.counts, failed, wall_s, rdir, out_dir
         )
     elif prior and prior.get("verdicts"):
         rec.verdicts, rec.verdict_rollouts = prior.get("verdicts"), prior.get("verdict_rollouts")
-        rec.counts.update({v["name"]: (prior.get("counts") or {}).get(v["name"]) for v in extras(rec.verdicts)})
-        lifted = {
-            v["name"]: {
-                r.get("sequence"): r.get("lifted") for r in (prior.get("verdict_rollouts") or {}).get(v["name"]) or []
-            }
-            for v in extras(rec.verdicts)
-        }
-        for row in rec.rollouts:
+        kept = extras(VerdictPair.read(rec.verdicts))
+        rec.counts.update({v.name: (prior.get("counts") or {}).get(v.name) for v in kept})
+        rows = prior.get("verdict_rollouts") or {}
+        lifted = {v.name: {r.get("sequence"): r.get("lifted") for r in rows.get(v.name) or []} for v in kept}
+        for row in rec.rows_of(lead_protocol(rec.protocols).rows_field):
             row.update({f"lifted_{n}": by.get(row.get("sequence")) for n, by in lifted.items()})
 
 
-def merged(prior: dict | None, verdicts: list[dict], chash: str) -> list[dict]:
+def merged(prior: dict | None, verdicts: list[VerdictPair], chash: str) -> list[VerdictPair]:
     """``verdicts`` with the extra pairs of the study at ``--out`` (``prior``, of this config ``chash``) it
     does not name: an ``--objects`` subset merged into a study keeps the study's pairs."""
     if not prior or prior.get("config_hash") != chash:
         return verdicts
-    names = {v["name"] for v in verdicts}
-    kept = [v for v in extras(prior.get("verdicts")) if isinstance(v, dict) and v.get("name") not in names]
-    return verdicts + kept
+    names = {v.name for v in verdicts}
+    return verdicts + [v for v in extras(VerdictPair.read(prior.get("verdicts"))) if v.name not in names]
 
 
 def verdict_part(
     results: dict,
     seqs: list[str],
-    verdicts: list[dict],
-    rows: list[dict],
+    verdicts: list[VerdictPair],
+    lead: tuple,
     counts: dict,
     failed: dict,
     wall_s: float,
@@ -171,37 +206,32 @@ def verdict_part(
     out_dir: Path,
 ) -> dict:
     """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``seqs`` order), each extra's
-    counts put into ``counts[name]``, and each lift row (``rows``, the lift protocol's) given a
-    ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
+    counts put into ``counts[name]``, and each row of ``lead`` (``(protocol, its rows)``: the rows study.csv
+    leads with) given a ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
     out: dict[str, list[dict]] = {}
     lifted: dict[str, dict[str, bool]] = {}
     for v in verdicts:
-        name, proto = v["name"], v["protocol"]
-        key = (lambda s: result_key(s, proto)) if v.get("main") else (lambda s: result_key(s, name))
-        docs = [results[k] for s in seqs if (k := key(s)) in results]
-        lifted[name] = {d["sequence"]: bool(d.get("lifted")) for d in docs}
-        if v.get("main"):
+        proto = protocol_named(v.protocol)
+        docs = [results[k] for s in seqs if (k := v.key(s)) in results]
+        lifted[v.name] = {d.sequence: bool(d.lifted) for d in docs}
+        if v.main:
             continue
-        out[name] = [
-            study_row(
-                RolloutRecord.from_dict(d, nested=True),
-                os.path.relpath(rdir / f"{result_stem(d['sequence'], name)}.json", out_dir),
-            )
-            for d in docs
-        ]
-        mine = {k: why for k, why in failed.items() if k.endswith(f" [{name}]")}
-        counts[name] = COUNTERS[proto](docs, mine, wall_s)
-    own = next((v["name"] for v in verdicts if v.get("main") and v["protocol"] == "lift"), None)
-    for row in rows:
+        out[v.name] = [proto.row(d, os.path.relpath(rdir / f"{v.key(d.sequence).stem}.json", out_dir)) for d in docs]
+        mine = {k.sequence: why for k, why in failed.items() if v.key(k.sequence) == k}
+        counts[v.name] = proto.counts(docs, mine, wall_s)
+    own = next((v.name for v in verdicts if v.main and protocol_named(v.protocol) is lead[0]), None)
+    for row in lead[1]:
         for name, by_seq in lifted.items():
             if name != own:
                 row[f"lifted_{name}"] = by_seq.get(row.get("sequence"))
     return out
 
 
-def verdict_columns(verdicts: list[dict] | None) -> tuple[str, ...]:
-    """study.csv's extra columns: ``lifted_<name>`` of each pair but the lift protocol's own (``lifted``)."""
-    return tuple(f"lifted_{v['name']}" for v in verdicts or [] if not (v.get("main") and v.get("protocol") == "lift"))
+def lead_protocol(protocols: list[str] | None):
+    """The protocol whose rows lead study.csv (the study's contact run): the first of the study's ``protocols``, in
+    the registry's order, whose rows are ``study.csv``'s (``csv_suffix`` ""), or the primary protocol."""
+    names = protocols or [primary_protocol().name]
+    return next((p for p in all_protocols() if p.name in names and p.csv_suffix == ""), primary_protocol())
 
 
 def verdict_count_lines(study: dict) -> list[str]:
@@ -209,14 +239,14 @@ def verdict_count_lines(study: dict) -> list[str]:
     apart, and the contact ablation; ``[]`` for a study without ``--verdicts``."""
     c = study.get("counts") or {}
     lines = []
-    for v in study.get("verdicts") or []:
-        pc = c.get(v["protocol"] if v.get("main") else v["name"]) or {}
+    for v in VerdictPair.read(study.get("verdicts")):
+        pc = c.get(v.protocol if v.main else v.name) or {}
         groups = intent_groups(pc.get("by_intent") or {})
         lead = groups.get(LIFTS)
         parts = [f"lifted {lead['lifted']}/{lead['rollouts']} lifts"] if lead else []
         parts += [f"{group_words(g, n['rollouts'])}: lifted {n['lifted']}" for g, n in groups.items() if g != LIFTS]
         head = "; ".join(parts) or "no recording"
         clean = f"; contact ablation clean {pc.get('ablation_clean', 0)}/{pc.get('ablation_run', 0)}"
-        own = " (the study's own)" if v.get("main") else ""
-        lines.append(f"verdict {v['name']}{own}: {head}{clean}")
+        own = " (the study's own)" if v.main else ""
+        lines.append(f"verdict {v.name}{own}: {head}{clean}")
     return lines

@@ -19,15 +19,24 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
+from replay.protocol.protocols.base import ResultKey, protocol_named
+from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.protocol.protocols.lift import Lift
+from replay.protocol.protocols.refine import Refine
+from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version, read_rollout, read_study
-from replay.results.records import ResultsFormatError
+from replay.study.verdicts import lead_protocol
 
 #: ``--rollout`` values: the contact run, its contact ablation, a refine job's run and its ablation, the
 #: hug-oracle protocol's run and its ablation
 ROLLOUTS = ("contact", "ablation", "refine", "refine-ablation", "hug-oracle", "hug-oracle-ablation")
 
-#: the results file suffix and protocol of each kind of rollout (``<sequence><suffix>.json``)
-_KIND = {"contact": ("", "lift"), "refine": (".refine", "lift"), "hug-oracle": (".hug-oracle", "hug-oracle")}
+#: the protocol whose results file each kind of rollout is, and the protocol it ran (a refined run is a lift's)
+_KIND = {
+    "contact": (Lift.name, Lift.name),
+    "refine": (Refine.name, Lift.name),
+    "hug-oracle": (HugOracle.name, HugOracle.name),
+}
 
 
 @dataclass
@@ -35,8 +44,9 @@ class RolloutSource:
     """One rollout of a study.
 
     Attributes:
-        study_path: the study JSON. study: its dict. doc: the rollout's JSON record (for an
-            ablation the ablation's sub-record, the identity fields of its parent added).
+        study_path: the study JSON. study: its dict. doc: the rollout record's fields by name
+            (:meth:`~replay.results.records.RolloutRecord.flat`; for an ablation the ablation's, the identity
+            fields of its parent added).
         sequence, rollout: the recording and which of its rollouts (:data:`ROLLOUTS`).
         poses: the saved poses (:data:`replay.results.records.POSES_KEYS`: body_pos (F, 17, 3) m,
             body_quat (F, 17, 4) xyzw, phase (F,), contact_count, contact_force N, wrist_err m).
@@ -57,7 +67,7 @@ class RolloutSource:
 
     @property
     def protocol(self) -> str:
-        """The protocol the rollout ran (``lift`` or ``hug-oracle``)."""
+        """The protocol the rollout ran (a refined run: the lift protocol)."""
         return _KIND[_kind(self.rollout)][1]
 
     def variant(self):
@@ -98,26 +108,24 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     path = Path(study_path)
     study = read_study(path).to_dict()
     seq = _pick_sequence(study, sequence, path)
-    if (
-        _kind(rollout) == "contact"
-        and "lift" not in (study.get("protocols") or ["lift"])
-        and "hug-oracle" in study["protocols"]
-    ):  # a hug-oracle study alone: its rollouts are the oracle's
-        rollout = "hug-oracle" if rollout == "contact" else "hug-oracle-ablation"
-    suffix = _KIND[_kind(rollout)][0]
-    jpath = path.parent / f"{path.stem}_rollouts" / f"{seq.replace('/', '__')}{suffix}.json"
-    if suffix and not jpath.exists():
+    lead = lead_protocol(study.get("protocols"))
+    if _kind(rollout) == "contact" and not lead.primary and lead.name in _KIND:  # a hug-oracle study alone
+        rollout = lead.name + ("-ablation" if rollout.endswith("ablation") else "")
+    key = ResultKey(seq, _KIND[_kind(rollout)][0])
+    jpath = path.parent / f"{path.stem}_rollouts" / f"{key.stem}.json"
+    if not key.bare and not jpath.exists():
         how = "--refine" if rollout.startswith("refine") else "--protocol hug-oracle"
         raise UsageError(
             "--rollout", f"{seq} has no {_kind(rollout)} rollout ({jpath} not found): run the study with {how}"
         )
-    doc = read_rollout(jpath).to_dict()
+    rec = read_rollout(jpath)
+    doc = rec.flat()
     if rollout.endswith("ablation"):
-        if not doc.get("ablation"):
+        if rec.ablation is None:
             raise DataError(jpath, "ablation", "this rollout has no contact ablation (study run with --no-ablation)")
         doc = {
-            **doc["ablation"],
-            **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf", "support_height") if k in doc},
+            **rec.ablation.flat(),
+            **{k: doc[k] for k in ("sequence", "object", "dataset", "hand_mjcf", "support_height")},
         }
     poses_path = path.parent / str(doc.get("poses") or "")
     if not doc.get("poses") or not poses_path.is_file():
@@ -128,7 +136,9 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     try:
         cfg = ReplayConfig.from_dict(study["config"])
     except (TypeError, ValueError, KeyError) as e:
-        raise ResultsFormatError(path, "config", f"not a config this grasp-replay reads ({e}); re-run the study")
+        raise ResultsFormatError(
+            path, "config", f"not a config this grasp-replay reads ({e}); re-run the study"
+        ) from None
     src = RolloutSource(path, study, doc, seq, rollout, poses, cfg)
     _check_physics(src, jpath)
     return src
@@ -137,13 +147,12 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
 def _check_physics(src: RolloutSource, jpath: Path) -> None:
     """Raises DataError when the rollout's ``physics`` record (where it has one) is not what the
     study's config gives under the rollout's protocol: a re-run would not be of that physics."""
-    from replay.protocol.oracle_plan import ORACLE, oracle_config
     from replay.sim.physics import physics_record
 
     saved = src.doc.get("physics")
     if saved is None:
         return
-    cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
+    cfg = protocol_named(src.protocol).config(src.config)
     now = {r["name"]: r["value"] for r in physics_record(cfg)}  # the values, each row the record has (an older
     if any(now.get(r["name"], r["value"]) != r["value"] for r in saved):  # record has fewer rows, other wording)
         raise DataError(
@@ -171,12 +180,11 @@ def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
     """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
     draws. Raises: DataError (the recording cannot be loaded)."""
-    from replay.protocol.oracle_plan import ORACLE, oracle_config
     from replay.protocol.rollout import build_replay_scene
     from replay.study.prepare import prepare_recording
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
-    cfg = oracle_config(src.config) if src.protocol == ORACLE else src.config
+    cfg = protocol_named(src.protocol).config(src.config)
     rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
     return build_replay_scene(rec, coords, mjcf, cfg, protocol=src.protocol)[1]
 

@@ -19,8 +19,9 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.poses import PoseTrack, load_poses_npz
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
-from replay.results.outcomes import OUTCOMES, upgrade
-from replay.results.records import Phase, check_version
+from replay.results.convert import upgrade_study
+from replay.results.outcomes import OUTCOMES
+from replay.results.records import Phase, RolloutRecord
 
 #: phase codes in the saved ``phase`` array (study contract).
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
@@ -197,8 +198,7 @@ def load_study(study_path: str | Path) -> tuple[dict, Path]:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
         raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
-    check_version(study.get("format_version"), path)
-    return upgrade(study), path.parent.resolve()
+    return upgrade_study(study, path), path.parent.resolve()
 
 
 def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> Path:
@@ -238,8 +238,10 @@ def expand_rollout(
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
     if not isinstance(full, dict):
         raise DataError(path, None, "per-rollout JSON is not an object")
-    check_version(full.get("format_version"), path)
-    return {**rollout, **upgrade(full)}
+    rec = RolloutRecord.from_dict(full, path)  # every field by name (format 6 nests them in parts)
+    flat = {k: v for k, v in rec.flat().items() if v is not None and k != "ablation"}
+    ab = None if rec.ablation is None else {k: v for k, v in rec.ablation.flat().items() if v is not None}
+    return {**rollout, **flat, "ablation": None if ab is None else dict(ab, ablation=True)}
 
 
 def load_clip(

@@ -30,6 +30,7 @@ from replay.output.render.video import (
     render_frames,
     write_mp4,
 )
+from replay.protocol.protocols.base import protocol_named
 
 #: largest montage canvas chosen automatically, (W, H) px (1080p) ...
 MONTAGE_MAX_CANVAS = (1920, 1080)
@@ -214,7 +215,7 @@ def render_montage(
     if variant not in ("main", "ablation", "both"):
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
     variants = ("main", "ablation") if variant == "both" else (variant,)
-    list_key = "rollouts" if protocol == "lift" else f"{protocol}_rollouts"
+    list_key = protocol_named(protocol).rows_field
     chosen, left_out, rule = _choose(study, study_path, objects, variants, max_clips, list_key)
     params = {
         "cols": cols,

@@ -41,6 +41,7 @@ from replay.output.render.clip import (
 from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, skeleton_decorator
 from replay.output.render.style import OBJECT_RGBA
 from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
+from replay.protocol.protocols.base import protocol_named
 
 #: default window around ``grasp_frame``, seconds (before, after), for tracked objects
 #: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
@@ -362,9 +363,9 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
 
 
 def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
-    """The study rollout of (dataset, sequence) under ``protocol`` (``lift``: ``rollouts``;
-    ``recorded``: ``recorded_rollouts``), or None."""
-    rows = study.get("rollouts", []) if protocol == "lift" else study.get(f"{protocol}_rollouts", [])
+    """The study rollout of (dataset, sequence) under ``protocol`` (its rows: the protocol's ``rows_field``,
+    ``rollouts`` for lift, ``recorded_rollouts`` for recorded), or None."""
+    rows = study.get(protocol_named(protocol).rows_field) or []
     for i, r in enumerate(rows):
         if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:
             return i, r

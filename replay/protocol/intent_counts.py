@@ -9,7 +9,8 @@ column) and the report read these functions and never add the groups together in
 
 from __future__ import annotations
 
-from replay.checks.intent import INTENT_UNKNOWN
+from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN
+from replay.results.outcomes import NOT_LIFTED, UNSTABLE
 
 #: outcome counts kept per intent (``counts["by_intent"]``, :func:`intent_counts`)
 INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
@@ -18,25 +19,25 @@ INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
 LIFTS, OTHER_INTENTS, NO_INTENT = "lifts", "other intents", "no intent named"
 
 
-def intent_counts(rollouts: list[dict]) -> dict[str, dict[str, int]]:
-    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}``, the lift recordings
+def intent_counts(recs: list) -> dict[str, dict[str, int]]:
+    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}`` of rollout records, the lift recordings
     (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
     whose names carry none: ``unknown``, :func:`replay.checks.intent.recording_intent`)."""
     out: dict[str, dict[str, int]] = {}
-    for r in rollouts:
-        c = out.setdefault(str(r.get("intent") or INTENT_UNKNOWN), dict.fromkeys(INTENT_COUNTS, 0))
+    for r in recs:
+        c = out.setdefault(str(r.intent or INTENT_UNKNOWN), dict.fromkeys(INTENT_COUNTS, 0))
         c["rollouts"] += 1
-        c["lifted"] += bool(r.get("lifted"))
-        c["shake_held"] += bool(r.get("shake_held"))
-        c["not_lifted"] += r.get("outcome") == "not_lifted"
-        c["unstable"] += r.get("outcome") == "unstable"
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "lift", kv[0])))
+        c["lifted"] += bool(r.lifted)
+        c["shake_held"] += bool(r.lift.shake_held)
+        c["not_lifted"] += r.outcome == NOT_LIFTED
+        c["unstable"] += r.outcome == UNSTABLE
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != INTENT_LIFT, kv[0])))
 
 
 def intent_group(intent: str | None) -> str:
     """The group of an intent: :data:`LIFTS` (``lift``), :data:`NO_INTENT` (none named: ``unknown`` or
     None) or :data:`OTHER_INTENTS`."""
-    if intent == "lift":
+    if intent == INTENT_LIFT:
         return LIFTS
     return NO_INTENT if intent in (None, "", INTENT_UNKNOWN) else OTHER_INTENTS
 

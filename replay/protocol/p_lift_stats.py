@@ -71,54 +71,14 @@ def p_lift_record(lifted, keys: dict) -> dict:
     }
 
 
-def p_lift_counts(rollouts: list[dict]) -> dict | None:
-    """``{condition: {robust_lift, uncertain, robust_failure}}`` over rollouts with a ``p_lift``, or None."""
-    recs = [r["p_lift"] for r in rollouts if r.get("p_lift")]
+def p_lift_counts(p_lifts: list[dict | None]) -> dict | None:
+    """``{condition: {robust_lift, uncertain, robust_failure}}`` over the recordings' ``p_lift`` (None where a
+    recording has none), or None when none has one."""
+    recs = [p for p in p_lifts if p]
     if not recs:
         return None
     out: dict = {}
     for rec in recs:
         for cond, d in rec.items():
             out.setdefault(cond, {c: 0 for c in CLASSES})[d["class"]] += 1
-    return out
-
-
-def p_lift_lines(study: dict) -> list[str]:
-    """The console's lines of a sampled study: per protocol and condition robust lift / uncertain /
-    robust failure, then the discrimination table (:mod:`replay.study.discrimination`); [] without samples."""
-    c = study.get("counts") or {}
-    out = []
-    n = (study.get("sampling") or {}).get("samples")
-    per = [(p, (c.get(p) or {}).get("p_lift")) for p in ("lift", "hug-oracle")]
-    if not any(x for _, x in per):  # counts without per-protocol entries: the top level's
-        per = [(c.get("protocol", "lift"), c.get("p_lift"))]
-    for label, counts in per:
-        for cond, k in (counts or {}).items():
-            out.append(
-                f"p_lift ({label}, {cond}, {n} samples): robust lift {k['robust_lift']}, uncertain "
-                f"{k['uncertain']}, robust failure {k['robust_failure']}"
-            )
-    for proto in ("lift", "hug-oracle"):  # the other groups (other intents, no intent named), each apart
-        groups = (c.get(proto) or {}) if proto in c else (c if c.get("protocol", "lift") == proto else {})
-        for group, counts in (groups.get("p_lift_groups") or {}).items():
-            for cond, k in (counts if group != "lifts" else {}).items():
-                out.append(
-                    f"p_lift ({proto}, {group}, {cond}, {n} samples): robust lift {k['robust_lift']}, "
-                    f"uncertain {k['uncertain']}, robust failure {k['robust_failure']}"
-                )
-    if study.get("discrimination"):
-        out.append(
-            "discrimination, real vs corrupted recordings: p = mean p_lift real -> corrupted; AUC = how well "
-            "p_lift separates them (0.5 chance, 1 perfect); ratio = success corrupted / real (HUG: the "
-            "HUG paper's ratio for the same corruption)"
-        )
-    for d in study.get("discrimination") or []:
-        ref = d.get("reference") or {}
-        auc = "n/a" if d.get("auc") is None else f"{d['auc']:.2f}"
-        ratio = "n/a" if d.get("ratio") is None else f"{d['ratio']:.2f}"
-        out.append(
-            f"  {d.get('protocol', 'lift')} {d['condition']} vs {d['corruption']}: p {d['p_real']:.2f} -> "
-            f"{d['p_corrupted']:.2f}, AUC {auc}, ratio {ratio}"
-            + (f" (HUG: {ref['ratio']:g})" if ref.get("ratio") is not None else "")
-        )
     return out

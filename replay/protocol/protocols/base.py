@@ -1,0 +1,215 @@
+"""The protocol registry: a :class:`Protocol` per replay protocol, registered under its CLI word.
+
+What a study, the report, the montage and the tables need of a protocol is asked of its class here;
+no other module compares a protocol's name. A new protocol is one module: a subclass registered with
+:func:`register` (``tests/test_protocol_registry.py`` registers one from the test file alone).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from replay.results.outcomes import LIFTED
+from replay.results.records import ROW_FIELDS, study_row
+from replay.results.rollout_parts import RESULT_TYPES, register_result
+
+_REGISTRY: dict[str, Protocol] = {}
+
+
+class Protocol:
+    """A replay protocol: its name, config part, plan, judgement, results and what a study does with them.
+
+    Class attributes:
+        name: the CLI word (``--protocol``), the results' ``protocol`` field.
+        primary: its results carry the bare sequence (key ``<sequence>``, file ``<sequence>.json``); one
+            protocol (lift) is.
+        rows_field: the study JSON's list of its rows (a :class:`replay.results.records.StudyRecord` field,
+            else kept in the study's ``extra``).
+        row_fields: its rows' columns (a row is :meth:`row`).
+        csv_suffix: its rows' CSV is ``<study stem><suffix>.csv``; None: none. Where two protocols of a study
+            share a suffix, the first in the registry's order writes it.
+        ablation: its rollouts get the contact ablation. sampled: it takes the sampled verdict
+            (``--samples``, conditions). judged_on_lift: its verdict is ``lifted`` (it may be a
+            ``--verdicts`` pair). shakes: its lift is followed by the shake and the release.
+        success: the outcome that counts as a success (agreement tables); outcome_field: the row's outcome column.
+        result_type: its own result (a :class:`~replay.results.rollout_parts.ProtocolResult` subclass, the
+            record's ``result``, under its ``key``): what its ``judge`` returns beyond every world's measures.
+    """
+
+    name: ClassVar[str]
+    primary: ClassVar[bool] = False
+    rows_field: ClassVar[str]
+    row_fields: ClassVar[tuple[str, ...]] = ROW_FIELDS
+    csv_suffix: ClassVar[str | None] = None
+    ablation: ClassVar[bool] = False
+    sampled: ClassVar[bool] = False
+    judged_on_lift: ClassVar[bool] = False
+    shakes: ClassVar[bool] = False
+    success: ClassVar[str] = LIFTED
+    outcome_field: ClassVar[str] = "outcome"
+    result_type: ClassVar[type | None] = None
+
+    def config(self, cfg):
+        """The config a rollout of this protocol runs with (its own part applied; validated).
+
+        Raises:
+            DataError: a value out of range."""
+        return cfg.validate()
+
+    def plan(self, rec, coords, mjcf, cfg):
+        """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton
+        joint_q order, xyzw), under ``self.config(cfg)``; its ``contact_coords`` where the recorded contact is read
+        from other coords than ``coords``.
+
+        Raises:
+            DataError: bad input."""
+        raise NotImplementedError
+
+    def judge(self, rec, plan, scene, extent, cfg, trace, poses: dict, metrics: dict) -> dict:
+        """Metric updates of one world beyond the measures every world gets (its own test); ``poses`` may be
+        extended in place (more per-frame arrays). Default: none."""
+        return {}
+
+    def window_end(self, rec, settings: dict | None) -> int:
+        """The last recorded frame this protocol replays (the recording is cropped after it)."""
+        return int(rec.grasp_frame)
+
+    def run(self, run_rollouts, rec, coords, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
+        """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``;
+        ``run_rollouts``: :func:`replay.protocol.rollout.run_rollouts` (one batch of the contact world and its
+        ablation)."""
+        from replay.sim.engine.variants import Variant
+
+        variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
+        results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=self)
+        return results[0], (results[1] if ablation else None), {}
+
+    def settings(self, given: dict | None) -> dict | None:
+        """Its own study settings, checked and completed (``Job.settings``).
+
+        Raises:
+            UsageError: a value out of range."""
+        return given
+
+    def record_fields(self, settings: dict | None) -> dict:
+        """Fields its settings add to every rollout record (e.g. ``recorded_max_s``)."""
+        return {}
+
+    def same_settings(self, rec, settings: dict | None) -> bool:
+        """Whether a rollout record ``rec`` on disk ran with ``settings`` (``--resume`` keeps it)."""
+        return True
+
+    def row(self, rec, json_rel: str) -> dict:
+        """The study's row of one rollout record (:attr:`row_fields`; ``json``: its file, relative)."""
+        return study_row(rec, json_rel)
+
+    def counts(self, recs: list, failed: dict, wall_s: float) -> dict:
+        """The study's counts of this protocol's rollout records (``failed``: the study's, per recording)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<protocol {self.name}>"
+
+
+def register(cls: type[Protocol]) -> type[Protocol]:
+    """Register a :class:`Protocol` subclass under its ``name`` (a class decorator); returns the class.
+
+    Raises:
+        ValueError: a name already registered by another class."""
+    have = _REGISTRY.get(cls.name)
+    if have is not None and type(have) is not cls:
+        raise ValueError(f"protocol {cls.name!r} is registered already ({type(have).__name__})")
+    if cls.result_type is not None:
+        register_result(cls.result_type)
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def unregister(name: str) -> None:
+    """Remove a registered protocol and its result type (tests)."""
+    proto = _REGISTRY.pop(name, None)
+    if proto is not None and proto.result_type is not None:
+        RESULT_TYPES.pop(proto.result_type.key, None)
+
+
+def protocol_named(name: str | Protocol) -> Protocol:
+    """The registered protocol of ``name`` (a :class:`Protocol` is returned as it is).
+
+    Raises:
+        KeyError: no protocol of that name."""
+    if isinstance(name, Protocol):
+        return name
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown protocol {name!r}; choose from {', '.join(_REGISTRY)}") from None
+
+
+def protocol_names() -> tuple[str, ...]:
+    """Every registered protocol's name, in registration order (lift, hug-oracle, recorded, refine, ...)."""
+    return tuple(_REGISTRY)
+
+
+def all_protocols() -> tuple[Protocol, ...]:
+    """Every registered protocol, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def primary_protocol() -> Protocol:
+    """The protocol whose results carry the bare sequence (lift)."""
+    return next(p for p in _REGISTRY.values() if p.primary)
+
+
+def is_known(name: str) -> bool:
+    """Whether a protocol of ``name`` is registered."""
+    return name in _REGISTRY
+
+
+@dataclass(frozen=True, order=True)
+class ResultKey:
+    """One (recording, protocol) of a study; ``physics``: an extra ``--verdicts`` pair's physics (None: the
+    study's own). Its text (:meth:`text`, the study JSON's ``failed`` keys and the records' ``key``) is
+    ``<sequence>`` for the primary protocol and ``<sequence> [<protocol>]`` (``[<protocol>@<physics>]``)
+    else; its results file stem (:attr:`stem`) adds ``.<protocol>`` (``.<protocol>@<physics>``)."""
+
+    sequence: str
+    protocol: str
+    physics: str | None = None
+
+    @property
+    def unit(self) -> str:
+        """``<protocol>`` or ``<protocol>@<physics>``: what runs (an extra verdict pair runs as a protocol)."""
+        return self.protocol if self.physics is None else f"{self.protocol}@{self.physics}"
+
+    @property
+    def bare(self) -> bool:
+        """The primary protocol under the study's own physics: keyed and filed by the sequence alone."""
+        return self.physics is None and protocol_named(self.protocol).primary
+
+    @property
+    def text(self) -> str:
+        return self.sequence if self.bare else f"{self.sequence} [{self.unit}]"
+
+    @property
+    def stem(self) -> str:
+        base = self.sequence.replace("/", "__")
+        return base if self.bare else f"{base}.{self.unit}"
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def parse(cls, text: str, sequences) -> ResultKey:
+        """The key of a key's ``text`` among ``sequences`` (each `` [`` from the right: the longest sequence
+        first, a name may hold `` [`` itself); a text that fits none is a primary key of that text."""
+        text = str(text)
+        if text in sequences or not text.endswith("]"):
+            return cls(text, primary_protocol().name)
+        at = text.rfind(" [")
+        while at > 0:
+            if text[:at] in sequences:
+                proto, _, phys = text[at + 2 : -1].partition("@")
+                return cls(text[:at], proto, phys or None)
+            at = text.rfind(" [", 0, at)
+        return cls(text, primary_protocol().name)

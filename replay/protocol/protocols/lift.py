@@ -1,0 +1,46 @@
+"""The lift protocol (``--protocol lift``, the default): settle, the recorded approach, a synthetic lift, hold,
+shake and release (:mod:`replay.protocol.lift_plan`, :mod:`replay.protocol.release`); judged on the lift
+(:mod:`replay.protocol.measures`), with its contact ablation and the sampled verdict."""
+
+from __future__ import annotations
+
+from replay.kinematics.hand_layout import MANOSIM_HAND
+from replay.protocol import release
+from replay.protocol.lift_plan import plan_rollout
+from replay.protocol.pad_compression import PadPlan
+from replay.protocol.protocols.base import Protocol, register
+from replay.protocol.protocols.counting import lift_counts
+from replay.sim import physics
+
+
+@register
+class Lift(Protocol):
+    """Results ``<sequence>.json``, rows ``rollouts`` (``study.csv``)."""
+
+    name = "lift"
+    primary = True
+    rows_field = "rollouts"
+    csv_suffix = ""
+    ablation = True
+    sampled = True
+    judged_on_lift = True
+    shakes = True
+
+    def plan(self, rec, coords, mjcf, cfg):
+        """The lift plan with the release appended (fingers back to the first, pre-grasp pose); where the physics'
+        ``pad_compression`` depth is > 0, the fingers closed to it at the grasp frame (each world its own:
+        :class:`replay.protocol.pad_compression.PadPlan`), and under ``pad_deep_fingers`` ``opened`` a deeper finger
+        opened to it over the approach."""
+        plan = plan_rollout(rec, coords, cfg)
+        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.release_s, cfg.release_fall_s)
+        depth = float(physics.choice_value(cfg, "pad_compression"))
+        if depth > 0:
+            opened = physics.choice_value(cfg, "pad_deep_fingers") == "opened"
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=opened)
+            fingers, plan.pad = plan.pad_plan.compressed(depth)
+            plan.coords = plan.coords.copy()
+            plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)
+        return plan
+
+    def counts(self, recs, failed, wall_s):
+        return lift_counts(recs, failed, wall_s)

@@ -1,0 +1,126 @@
+"""The one reader of older result files: a study or rollout JSON object of results format 1-5 as format 6's.
+
+Format 6 (issue #55) nests a rollout's fields in typed parts (:mod:`replay.results.rollout_parts`: ``scene``,
+``grasp``, ``lift``, ``timing``, ``sampled``, and its protocol's own result, :mod:`replay.results.protocol_results`);
+formats 1-5 held them flat, every field on every rollout (null where it did not apply): :func:`nest` gathers them.
+Format 1 called ``not_lifted`` ``dropped`` (outcomes and the counts' keys, at any depth): :func:`upgrade_words`.
+A format-4 or older study ``config``'s physics fields are read by
+:func:`replay.results.legacy_physics.legacy_physics_overrides` (``ReplayConfig.from_dict``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from replay.errors import DataError
+from replay.results import protocol_results  # noqa: F401  (registers the protocols' result types)
+from replay.results.rollout_parts import RESULT_TYPES, GraspMeasures, LiftMeasures, SceneReadback, Timing, _empty
+from replay.results.sampled_fields import SampledVerdict
+
+#: the result files' layout versions this grasp-replay reads (the last is the one it writes)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+#: the last version whose rollouts were flat
+FLAT_UNTIL = 5
+#: format 1's outcome values (and count keys) and this version's
+FORMAT_1_WORDS = {"dropped": "not_lifted"}
+#: keys of a flat rollout dropped when null (``verdict_envelope``: format 3's, kept where it holds one)
+DROPPED = frozenset({"verdict_envelope"})
+#: the parts every rollout has, in the order a file holds them
+PARTS = (SceneReadback, GraspMeasures, LiftMeasures, Timing, SampledVerdict)
+
+
+class ResultsFormatError(DataError):
+    """A result file of another (or no) format version, or without a required field."""
+
+
+def check_version(version, source: str | Path | None, fld: str = "format_version") -> int:
+    """The file's version; raises ResultsFormatError unless it is one this grasp-replay reads
+    (:data:`READABLE_VERSIONS`)."""
+    if version is None:
+        raise ResultsFormatError(
+            source,
+            fld,
+            "missing: written by an older grasp-replay; re-run the study "
+            "(scripts/run_study.py, without --resume) to rewrite it",
+        )
+    try:
+        v = int(np.asarray(version).item())
+    except (TypeError, ValueError):
+        v = None
+    if v not in READABLE_VERSIONS:
+        raise ResultsFormatError(
+            source,
+            fld,
+            f"{version!r} is not a version this grasp-replay reads "
+            f"({', '.join(map(str, READABLE_VERSIONS))}); re-run the study or use "
+            "the matching release",
+        )
+    return v
+
+
+def upgrade_rollout(doc: dict, source: str | Path | None = None) -> dict:
+    """A rollout JSON object (checked: :func:`check_version`) in format 6's layout, its version set to it;
+    ``doc`` itself where it is of format 6."""
+    v = check_version(doc.get("format_version"), source)
+    if v > FLAT_UNTIL:
+        return doc
+    return dict(nest(upgrade_words(doc, v)), format_version=READABLE_VERSIONS[-1])
+
+
+def upgrade_study(doc: dict, source: str | Path | None = None) -> dict:
+    """A study JSON object (checked) with format 1's words read (its rows are flat in every format), its version
+    set to format 6's; in place, returned."""
+    v = check_version(doc.get("format_version"), source)
+    upgrade_words(doc, v)
+    doc["format_version"] = READABLE_VERSIONS[-1]
+    return doc
+
+
+def nest(flat: dict) -> dict:
+    """A flat rollout object (results format <= 5, or a rollout's metrics) in format 6's layout: each part's fields
+    under its key (a part none of whose fields holds a value left out), the protocol's own result under its type's
+    key (a format-5 ``oracle`` object as it was), the ``ablation`` record nested alike; other keys as they are."""
+    out, used = {}, set(DROPPED & {k for k, v in flat.items() if v is None})
+    for part in (*PARTS, *RESULT_TYPES.values()):
+        if part.key in flat and part.key not in part.names():  # nested already (a format-5 oracle object)
+            used.add(part.key)
+            if isinstance(flat[part.key], dict):
+                out[part.key] = flat[part.key]
+            continue
+        vals = {n: flat[n] for n in part.names() if n in flat}
+        used |= set(vals)
+        if any(not _empty(v) for v in vals.values()):
+            out[part.key] = vals
+    rest = {k: v for k, v in flat.items() if k not in used}
+    if isinstance(rest.get("ablation"), dict):
+        rest["ablation"] = nest(rest["ablation"])
+    return {**rest, **out}
+
+
+def upgrade_words(doc, version: int | None = None):
+    """``doc`` (a study or rollout JSON object, or a part of one) with format 1's words replaced
+    (:data:`FORMAT_1_WORDS`: the values of ``outcome`` / ``refine_outcome`` and the counts' keys, at any
+    depth), in place; returned. ``version``: the file's (read from ``doc`` when None); a later one is returned
+    as it is."""
+    if version is None and isinstance(doc, dict):
+        version = doc.get("format_version")
+    if version is None or int(version) != 1:
+        return doc
+    _rename(doc)
+    return doc
+
+
+def _rename(x) -> None:
+    if isinstance(x, list):
+        for v in x:
+            _rename(v)
+    elif isinstance(x, dict):
+        for k in [k for k in x if k in FORMAT_1_WORDS and isinstance(x[k], int) and not isinstance(x[k], bool)]:
+            x[FORMAT_1_WORDS[k]] = x.pop(k)
+        for k, v in x.items():
+            if k in ("outcome", "refine_outcome") and isinstance(v, str) and v in FORMAT_1_WORDS:
+                x[k] = FORMAT_1_WORDS[v]
+            else:
+                _rename(v)
