@@ -1,5 +1,5 @@
 """Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window, close only (the physics
-choice ``pad_deep_fingers`` ``as_recorded``, the behaviour before deep fingers were opened): the plan's, and each
+choice ``pad_deep_fingers`` ``as_recorded``, both tables' value): the plan's, and each
 world's own (a sampled depth; a corrupted take's fingers). The opening: tests/test_pad_opening.py.
 
 The geometry is re-derived independently of the solver: the capsules' world poses from
@@ -67,7 +67,9 @@ def _capsule_distances_mm(mjcf, rec, hand_coords) -> dict[int, float]:
     out = {}
     for b in range(1, 16):
         bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}")
-        gid = [i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE][0]
+        gid = [
+            i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE
+        ][0]
         r, half = m.geom_size[gid][:2]
         axis = d.geom_xmat[gid].reshape(3, 3)[:, 2]
         pts = d.geom_xpos[gid] + np.outer(np.linspace(-half, half, 65), axis)
@@ -126,14 +128,18 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
     rec, raw, out, summary, cfg, plan = compressed
     scene = build_replay_scene(rec, short_window(grab_dir, capsule_rhand)[1], capsule_rhand, cfg)[1]
     variants = (Variant(), Variant(pad_depth_mm=2.0), Variant(finger_closure=(-np.radians(20),) * 5))
-    batch = SimpleNamespace(worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene,
-                            layout=MjLayout.from_scene(scene))
+    batch = SimpleNamespace(
+        worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene, layout=MjLayout.from_scene(scene)
+    )
     t = world_finger_targets(plan, batch, cfg)
     assert np.array_equal(t[0], finger_quats(plan.coords))  # the plan's own world: its targets
     two, res2 = plan.pad_plan.compressed(2.0)
     assert np.array_equal(t[1], two)
-    moved = [n for n, b in FINGERS.items()
-             if not np.array_equal(t[1][:, [i - 1 for i in b]], plan.pad_plan.raw[:, [i - 1 for i in b]])]
+    moved = [
+        n
+        for n, b in FINGERS.items()
+        if not np.array_equal(t[1][:, [i - 1 for i in b]], plan.pad_plan.raw[:, [i - 1 for i in b]])
+    ]
     near = [n for n, f in summary["fingers"].items() if f["status"] != "far"]
     assert set(moved) <= set(near) and set(moved) == set(res2["fingers_closed"])
     g = plan.pad_plan.grasp_at
@@ -155,16 +161,25 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS) and p["deep_fingers"] == "as_recorded"
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
-    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0, pad_compression_mm=0.0),
-                       [Variant()], frame_limit=3)
+    off = run_rollouts(
+        rec,
+        coords,
+        capsule_rhand,
+        ReplayConfig(**SHORT, shake_s=0.0, pad_compression_mm=0.0),
+        [Variant()],
+        frame_limit=3,
+    )
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
     on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, shake_s=0.0), [Variant()], frame_limit=3)
     assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)
-    assert on[0].metrics["pad_compression"]["deep_fingers"] == "opened"  # the replay physics' pad_deep_fingers
+    assert on[0].metrics["pad_compression"]["deep_fingers"] == "as_recorded"  # the replay physics' pad_deep_fingers
     rows = {r["name"]: r for r in on[0].metrics["physics"]}
-    assert rows["pad_deep_fingers"]["value"] == "opened"
-    rows = {r["name"]: r for r in m["physics"]}  # the close-only run says so in its record
-    assert rows["pad_deep_fingers"]["value"] == "as_recorded" and "--physics-set" in rows["pad_deep_fingers"]["source"]
+    assert rows["pad_deep_fingers"]["value"] == "as_recorded"
+    opened = ReplayConfig(**SHORT, shake_s=0.0, physics_overrides={"pad_deep_fingers": "opened"})
+    op = run_rollouts(rec, coords, capsule_rhand, opened, [Variant()], frame_limit=3)[0].metrics
+    assert op["pad_compression"]["deep_fingers"] == "opened"  # the departure runs and says so in its record
+    rows = {r["name"]: r for r in op["physics"]}
+    assert rows["pad_deep_fingers"]["value"] == "opened" and "--physics-set" in rows["pad_deep_fingers"]["source"]
 
 
 def test_close_only_is_the_grasp_frame_closure_blended(compressed):

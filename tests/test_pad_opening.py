@@ -10,6 +10,8 @@ points along the capsule axis; trimesh's sign is positive inside); the hand at t
 
 from __future__ import annotations
 
+import dataclasses
+
 import mujoco
 import numpy as np
 import pytest
@@ -27,6 +29,8 @@ from replay.protocol.lift_plan import plan_rollout, recorded_times
 from replay.protocol.pad_compression import FINGERS, PadPlan
 from replay.protocol.pad_depth_table import DEPTH_MAX, GRID_STEP, DepthTable
 from replay.protocol.plan import PHASE_APPROACH, replayed_frames
+from replay.protocol.protocols.base import protocol_named
+from replay.sim import physics
 from replay.sim.world_builder import load_collision_parts
 
 #: on this window the index pad sits 4.2 mm inside the cube at the grasp frame and the thumb's 10 mm: at 6 mm the
@@ -220,3 +224,43 @@ def test_the_table_reads_any_depth():
     assert np.isinf(DepthTable(grid, pad, pad0, np.zeros((1, 5))).angles(0.003)[0, 4])
     with pytest.raises(ValueError, match="pad depth"):
         t.angles(DEPTH_MAX + 0.001)
+
+
+@pytest.mark.needs_data
+def test_the_physics_choice_opens_deep_fingers_only_where_set(window, capsule_rhand):
+    """Through the lift protocol's plan as a study builds it: the replay physics (``pad_deep_fingers``
+    ``as_recorded``) leaves the thumb, which the recording puts past the depth, bit for bit as recorded at every
+    frame and closes the shallow index to the depth; ``--physics-set pad_deep_fingers=opened`` brings the thumb to the
+    depth at the grasp frame (re-derived from the geometry, TOL_MM) and says so in the rollout's physics record.
+    Fingers never near the object stay as recorded either way."""
+    rec, coords, _, _, _ = window
+    base = ReplayConfig(**SHORT, pad_compression_mm=DEPTH_MM)
+    on_cfg = dataclasses.replace(base, physics_overrides=dict([physics.parse_setting("pad_deep_fingers=opened")]))
+    lift = protocol_named("lift")
+    off, on = lift.plan(rec, coords, capsule_rhand, base), lift.plan(rec, coords, capsule_rhand, on_cfg)
+    raw = off.pad_plan.raw
+    assert np.array_equal(raw, on.pad_plan.raw)  # one recorded pose under both
+    geo, at = Geometry(capsule_rhand, rec), off.pad_plan.grasp_at
+    t = float(rec.time[rec.grasp_frame])
+    q_off, q_on = finger_quats(off.coords), finger_quats(on.coords)
+    recorded = geo.distances(_hand(off, raw, at), t)
+    d_off, d_on = geo.distances(_hand(off, q_off, at), t), geo.distances(_hand(on, q_on, at), t)
+    assert _pad(recorded, "thumb") < -DEPTH_MM - 3.0 and _pad(recorded, "index") > -DEPTH_MM + 1.0
+    thumb, index = [b - 1 for b in FINGERS["thumb"]], [b - 1 for b in FINGERS["index"]]
+    assert np.array_equal(q_off[:, thumb], raw[:, thumb])  # off: the deep finger as recorded, every frame
+    assert off.pad["deep_fingers"] == "as_recorded" and "thumb" not in off.pad["fingers_closed"]
+    assert _pad(d_on, "thumb") == pytest.approx(-DEPTH_MM, abs=TOL_MM)  # on: opened to the depth
+    assert on.pad["deep_fingers"] == "opened" and on.pad["fingers_opened"] == ["thumb"]
+    for d in (d_off, d_on):  # the shallow finger is closed to the depth under both
+        assert _pad(d, "index") == pytest.approx(-DEPTH_MM, abs=TOL_MM)
+    assert not np.array_equal(q_off[at, index], raw[at, index])
+    for name in ("middle", "ring", "pinky"):  # far from the object: as recorded under both
+        j = [b - 1 for b in FINGERS[name]]
+        assert np.array_equal(q_off[:, j], raw[:, j]) and np.array_equal(q_on[:, j], raw[:, j]), name
+    rows_off = {r["name"]: r for r in physics.physics_record(base)}["pad_deep_fingers"]
+    rows_on = {r["name"]: r for r in physics.physics_record(on_cfg)}["pad_deep_fingers"]
+    assert (
+        rows_off["value"] == "as_recorded" and rows_off["source"] == physics.table("replay")["pad_deep_fingers"].source
+    )
+    assert rows_on["value"] == "opened" and rows_on["source"].startswith("--physics-set (user); 'opened': ")
+    assert "departs from 'replay': 'as_recorded'" in rows_on["why"]

@@ -55,7 +55,6 @@ PHYSICS_ELEMENTS = (
     ("wrist target", {"wrist_target_interpolation": "per_step"}, "held per control frame -> interpolated per step"),
     ("object mass", {"object_mass_model": "as_made"}, "the MJCF's 1250 kg/m^3 -> weighed as made"),
     ("pad compression", {"pad_compression": 3.0}, "the recorded fingers -> 3 mm"),
-    ("deep fingers", {"pad_deep_fingers": "opened"}, "left as recorded -> opened to the pad depth"),
     (
         "finger strength",
         {"finger_effort_limit": {"lift": "human", "hug-oracle": None}},
