@@ -241,7 +241,8 @@ class ReplayConfig(OracleFields):
         "mm",
         "finger pad compression depth where set (0 = the recorded fingers); None = the physics choice pad_compression "
         "(replay.protocol.pad_compression: at the grasp frame each finger within pad_near_mm of the object closes "
-        "until its middle or distal capsule is this far inside the object's collision surface)",
+        "until its middle or distal capsule is this far inside the object's collision surface; under the physics "
+        "choice pad_deep_fingers opened, one deeper is opened to it over the approach)",
     )
     pad_near_mm: float = _f(
         10.0,
@@ -252,14 +253,15 @@ class ReplayConfig(OracleFields):
     pad_max_deg: float = _f(
         30.0,
         "deg",
-        "largest pad-compression closure per finger; a finger that does not reach "
+        "largest pad-compression closure (or opening) per finger; a finger that does not reach "
         "the depth within it is left as recorded (status unreached)",
     )
     pad_blend_s: float = _f(
         0.25,
         "s (recorded)",
         "the closure is blended in (smoothstep) over this much recorded "
-        "time before the grasp frame (a step would jerk the finger drives)",
+        "time before the grasp frame (a step would jerk the finger drives); an opening of deep fingers changes by "
+        "at most pad_max_deg per this much recorded time",
     )
     pad_axis: str = _f(
         "recorded",
