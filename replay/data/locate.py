@@ -66,7 +66,11 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
             f"run `python scripts/fetch_data.py --dataset {name}` (add `--mirror DIR` offline) "
             f"or set {MIRROR_ENV} to a mirror folder"
         )
-    raise DataError(staged / name, None, f"dataset {name!r} not found; {how}")
+    where = (
+        f"looked in {(staged / name).resolve()} (the staged data: --data, else ${DATA_ENV}, else ./data in the "
+        f"working directory) and {f'${MIRROR_ENV} ({mirror})' if mirror is not None else f'${MIRROR_ENV} (unset)'}"
+    )
+    raise DataError(staged / name, None, f"dataset {name!r} not found ({where}); {how}")
 
 
 def data_roots(data_dir: str | Path | None = None) -> list[Path]:

@@ -129,14 +129,7 @@ def conditions_html(by_protocol: dict[str, dict[str, PLiftEntry]], study_physics
     head = "".join(f"<th>{html.escape(c)}</th>" for c in conditions)
     body = []
     for proto, pl in have.items():
-        cells = "".join(
-            f"<td style='color:{WORD_CSS[entry_word(pl[c])]}'><b>{class_word(pl[c])}</b> {html.escape(entry_text(pl[c]))}"
-            + (f"<br><small>depends most on {html.escape(driver_text(pl[c]))}</small>" if pl[c].driver else "")
-            + "</td>"
-            if c in pl
-            else "<td>-</td>"
-            for c in conditions
-        )
+        cells = "".join(_condition_cell(pl[c]) if c in pl else "<td>-</td>" for c in conditions)
         body.append(f"<tr><th>{html.escape(proto)} / {html.escape(study_physics)}</th>{cells}</tr>")
     charts = "".join(
         f"<p>{html.escape(proto)} protocol, {html.escape(study_physics)} physics:</p>"
@@ -150,6 +143,12 @@ def conditions_html(by_protocol: dict[str, dict[str, PLiftEntry]], study_physics
         "cross-checks.</p>"
         f"<table id=verdicts><tr><th>protocol / physics</th>{head}</tr>{''.join(body)}</table>{charts}"
     )
+
+
+def _condition_cell(e: PLiftEntry) -> str:
+    """A condition's cell: what it says, p, interval, lifted of sampled, and what it depends on most."""
+    dep = f"<br><small>depends most on {html.escape(driver_text(e))}</small>" if e.driver else ""
+    return f"<td style='color:{WORD_CSS[entry_word(e)]}'><b>{class_word(e)}</b> {html.escape(entry_text(e))}{dep}</td>"
 
 
 def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list[StudyRow]] | None = None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
+from replay.output.p_lift_section import WORD_CSS
 from replay.protocol.intent_counts import group_words
 from replay.protocol.verdict import interval_text, judged_condition, words
 from replay.results.judge import DEFAULT_JUDGE
@@ -21,7 +22,6 @@ from replay.results.study_counts import Counts
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Verdict, Word
 from replay.study.cross_checks import ABLATION, CONTACT_RUN
-from replay.output.p_lift_section import WORD_CSS
 from replay.study.end_table import judge_text
 
 

@@ -55,23 +55,27 @@ def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
     if lifted is None or diag is None or len(lifted) != len(diag):
         lifted = diag = None
     if word is Word.FAILS:
-        reason, cause = _fails(e, lifted, diag)
+        reason, cause, m = _fails(e, lifted, diag)
     elif word is Word.UNCERTAIN:
-        reason, cause = _uncertain(e)
+        (reason, cause), m = _uncertain(e), None
     else:
-        reason, cause = _holds(e, lifted, diag)
-    return Verdict(word, reason, e.p, e.lo, e.hi, e.n, e.k, cond, True, cause)
+        reason, cause, m = _holds(e, lifted, diag)
+    return Verdict(word, reason, e.p, e.lo, e.hi, e.n, e.k, cond, True, cause, m)
 
 
-def _fails(e: PLiftEntry, lifted, diag) -> tuple[str, str | None]:
-    """The diagnosis most failing samples share: ``never gripped, 27 of 32 samples``."""
+def _fails(e: PLiftEntry, lifted, diag) -> tuple[str, str | None, int | None]:
+    """The diagnosis most failing samples share: ``never gripped, 27 of 32 samples``; the cause and its samples."""
     if diag is None:
-        return f"lifted in {e.k} of {e.n} samples (the samples' diagnoses not kept: a study before issue 56)", None
+        return (
+            f"lifted in {e.k} of {e.n} samples (the samples' diagnoses not kept: a study before issue 56)",
+            None,
+            None,
+        )
     fails = Counter(d for x, d in zip(lifted, diag) if not x)
     if not fails:
-        return f"lifted in {e.k} of {e.n} samples", None
+        return f"lifted in {e.k} of {e.n} samples", None, None
     cause, m = fails.most_common(1)[0]
-    return f"{words(cause or 'not lifted')}, {m} of {e.n} samples", cause
+    return f"{words(cause or 'not lifted')}, {m} of {e.n} samples", cause, m
 
 
 def _uncertain(e: PLiftEntry) -> tuple[str, str | None]:
@@ -86,18 +90,17 @@ def _uncertain(e: PLiftEntry) -> tuple[str, str | None]:
     )
 
 
-def _holds(e: PLiftEntry, lifted, diag) -> tuple[str, str | None]:
-    """How many lifted samples also held through the shake (and fell when let go)."""
+def _holds(e: PLiftEntry, lifted, diag) -> tuple[str, str | None, int | None]:
+    """How many lifted samples also held through the shake (and fell when let go); the cause and its samples."""
     if diag is None:
-        return f"lifted in {e.k} of {e.n} samples", None
+        return f"lifted in {e.k} of {e.n} samples", None, None
     got = [d for x, d in zip(lifted, diag) if x]
     held = sum(d is None for d in got)
     if held == len(got):
-        return f"lifted in {e.k} of {e.n} samples, each held through the shake and let go", HELD
-    return (
-        f"lifted in {e.k} of {e.n} samples, {held} of them held through the shake and let go",
-        HELD if 2 * held >= len(got) else SHAKEN_LOOSE,
-    )
+        return f"lifted in {e.k} of {e.n} samples, each held through the shake and let go", HELD, held
+    if 2 * held >= len(got):
+        return f"lifted in {e.k} of {e.n} samples, {held} of them held through the shake and let go", HELD, held
+    return f"lifted in {e.k} of {e.n} samples, {len(got) - held} of them shaken loose", SHAKEN_LOOSE, len(got) - held
 
 
 def _one_run(rec) -> Verdict:
@@ -111,7 +114,7 @@ def _one_run(rec) -> Verdict:
         word, cause = Word.HOLDS, HELD if held else cause
     else:
         reason, word = words(cause or rec.outcome), Word.FAILS
-    return Verdict(word, f"one run, not sampled: {reason}", float(k), lo, hi, 1, k, None, False, cause)
+    return Verdict(word, f"one run, not sampled: {reason}", float(k), lo, hi, 1, k, None, False, cause, 1)
 
 
 def interval_text(v: Verdict) -> str:
@@ -133,3 +136,16 @@ def tally_text(t: Tally) -> str:
         why = ", ".join(f"{words(k) if k else 'reason not kept'} {m}" for k, m in causes.items())
         parts.append(f"{w.value} {n}" + (f": {why}" if n else ""))
     return "; ".join(parts)
+
+
+def tile_text(v: Verdict) -> str:
+    """A montage tile's short verdict: ``fails: never gripped 27/32``, ``uncertain: friction, p_lift 0.41``,
+    ``holds: held through the shake 30/32``, ``holds (one run): held through the shake``."""
+    if not v.sampled:
+        return f"{v.word.value} (one run): {words(v.cause) if v.cause else v.reason.rsplit(': ', 1)[-1]}"
+    if v.word is Word.UNCERTAIN:
+        return f"uncertain: {words(v.cause) if v.cause else 'no variable explains it'}, p_lift {v.p:.2f}"
+    what = {HELD: "held through the shake", SHAKEN_LOOSE: "shaken loose"}.get(v.cause, words(v.cause))
+    if not v.cause:
+        return f"{v.word.value}: p_lift {v.p:.2f}"
+    return f"{v.word.value}: {what}" + ("" if v.cause_samples is None else f" {v.cause_samples}/{v.n}")

@@ -96,8 +96,9 @@ def p_lift_entries(d) -> dict[str, PLiftEntry]:
 class Verdict:
     """A recording's verdict (:func:`replay.protocol.verdict.verdict_of`): its ``word``, its ``reason`` in words,
     ``p`` (p_lift) with its 95 % interval ``[lo, hi]`` over ``k`` of ``n`` samples lifted, the ``condition`` it was
-    read under, whether it was ``sampled`` (else one contact run: n 1) and its ``cause`` (what the counts group it
-    by: a diagnosis class for fails, the driving variable for uncertain, held or shaken loose for holds)."""
+    read under, whether it was ``sampled`` (else one contact run: n 1), its ``cause`` (what the counts group it
+    by: a diagnosis class for fails, the driving variable for uncertain, held or shaken loose for holds) and
+    ``cause_samples``, how many samples share that cause (None for uncertain)."""
 
     word: Word
     reason: str
@@ -109,6 +110,7 @@ class Verdict:
     condition: str | None
     sampled: bool
     cause: str | None = None
+    cause_samples: int | None = None
 
     @classmethod
     def from_dict(cls, d) -> Verdict | None:
@@ -127,11 +129,12 @@ class Verdict:
             d.get("condition"),
             bool(d.get("sampled")),
             d.get("cause"),
+            d.get("cause_samples") if isinstance(d.get("cause_samples"), int) else None,
         )
 
     def to_dict(self) -> dict:
         """Its JSON object: ``verdict``, ``reason``, ``p_lift``, ``p_lo``, ``p_hi`` (study.csv's first columns), then
-        ``n``, ``k``, ``condition``, ``sampled``, ``cause``."""
+        ``n``, ``k``, ``condition``, ``sampled``, ``cause``, ``cause_samples``."""
         return {
             "verdict": self.word.value,
             "reason": self.reason,
@@ -143,6 +146,7 @@ class Verdict:
             "condition": self.condition,
             "sampled": self.sampled,
             "cause": self.cause,
+            "cause_samples": self.cause_samples,
         }
 
 

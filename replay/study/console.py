@@ -180,9 +180,11 @@ class StudyConsole:
             self.counts["failed"] += 1
             self.say(f"failed: {key}: {one_line(str(value).splitlines()[0] if value else value, 300)}")
         finished = self.progress.done(rec, worlds, wall)
-        left = self.progress.left_s(time.perf_counter() - self.t0)
-        tail = "" if left is None else f"; about {_clock(left)} left"
-        self.bar.set_postfix_str(", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) + tail, refresh=False)
+        left = self.progress.left_s(time.perf_counter() - self.t0) if self.progress.todo else None
+        said = [f"{k} {v}" for k, v in sorted(self.counts.items())] + (
+            [] if left is None else [f"about {_clock(left)} left"]
+        )
+        self.bar.set_postfix_str(", ".join(said), refresh=False)
         self.bar.update(int(finished))
 
     def interrupted(self, out: Path, n_done: int, total: int) -> None:
