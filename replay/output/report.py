@@ -311,7 +311,7 @@ def _page(
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
 <h2>Verdicts</h2>{verdict_summary_html(study, c)}
-{cross_check_summary_html(c)}
+{cross_check_summary_html(c, study)}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
 <h2>Recordings</h2><p>Each led by its verdict, p_lift with its 95 % interval and the reason. Click a column header to
 sort; choose a value to show only those rows. A recording's name opens its page: its verdict and cross-checks, then

@@ -23,6 +23,7 @@ from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Verdict, Word
 from replay.study.cross_checks import ABLATION, CONTACT_RUN
 from replay.study.end_table import judge_text
+from replay.study.verdicts import DEFAULT_VERDICTS, VerdictPair
 
 
 def verdict_html(v: Verdict | None) -> str:
@@ -67,9 +68,31 @@ def verdict_summary_html(study, c: Counts) -> str:
     )
 
 
-def cross_check_summary_html(c: Counts) -> str:
+def missing_pairs_text(study) -> str:
+    """The default (protocol, physics) pairs (:data:`replay.study.verdicts.DEFAULT_VERDICTS`) the study lacks, with the
+    command that adds them as cross-checks; ``""`` where it has them all."""
+    have = [v.name for v in VerdictPair.read(study.verdicts)] or [
+        f"{p}@{judge_physics(study)}" for p in study.protocols
+    ]
+    lack = [n for n in DEFAULT_VERDICTS if n not in have]
+    if not lack:
+        return ""
+    return (
+        f"Not in this study: {', '.join(lack)}. Add {'it' if len(lack) == 1 else 'them'}: the study's own command "
+        f"(scripts/run_study.py --dataset {study.dataset} ..., the same flags) with --verdicts "
+        f"{','.join(have + lack)} --resume: the rollouts it holds are kept, each new pair is one single rollout per "
+        "recording."
+    )
+
+
+def judge_physics(study) -> str:
+    """The physics the study's verdicts were read under."""
+    return str((study.judge or {}).get("physics") or (study.config or {}).get("physics") or DEFAULT_JUDGE.physics)
+
+
+def cross_check_summary_html(c: Counts, study=None) -> str:
     """The one table of cross-checks: per group and check, how many recordings agree with their verdict, disagree,
-    or are no call (either side uncertain); ``""`` without cross-checks."""
+    or are no call (either side uncertain), and the default pairs the study lacks; ``""`` without cross-checks."""
     body = [
         f"<tr><td>{html.escape(group_words(g, x.of))}</td><td>{html.escape(x.check)}</td><td>{x.agree}</td>"
         f"<td>{x.disagree}</td><td>{x.no_call}</td><td>{x.of}</td></tr>"
@@ -84,6 +107,11 @@ def cross_check_summary_html(c: Counts) -> str:
         f"(--verdicts), the {ABLATION} (agrees where nothing rose without contact). No call: the verdict or the "
         "check is uncertain.</p><table id=cross-checks><thead><tr><th>recordings</th><th>check</th><th>agrees</th>"
         f"<th>disagrees</th><th>no call</th><th>of</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        + (
+            f"<p id=pairs-absent>{html.escape(miss)}</p>"
+            if (miss := missing_pairs_text(study) if study else "")
+            else ""
+        )
     )
 
 
@@ -103,7 +131,7 @@ def recording_checks_html(row: StudyRow) -> str:
     """A recording's cross-checks: what each says and whether it agrees with the verdict; ``""`` without any."""
     if not row.cross_checks:
         return ""
-    said = {True: ("agrees", "#2e9e4f"), False: ("disagrees", "#d2473a"), None: ("no call", "#888")}
+    said = {True: ("agrees", "#222"), False: ("disagrees", "#d2473a"), None: ("no call", "#888")}
     body = "".join(
         f"<tr><td>{html.escape(x.check)}</td><td>{html.escape(x.says)}</td>"
         f"<td style='color:{said[x.agrees][1]}'>{said[x.agrees][0]}</td></tr>"
