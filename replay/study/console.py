@@ -97,6 +97,7 @@ class StudyConsole:
         self.progress = Progress([])
         self.t0 = time.perf_counter()
         self.notes: dict[str, set[str]] = {}  # a note's text: the recordings it came from
+        self.total, self.done = total, done  # recordings in the study, and done
         self.bar = tqdm(total=total, initial=done, disable=True)
         if total:
             self.start([(f"#{i}", 0) for i in range(total - done)], done)
@@ -106,6 +107,7 @@ class StudyConsole:
         ``lead``: the protocol whose verdict the bar counts (the study's lead, replay.study.verdicts.lead_protocol)."""
         self.bar.close()
         self.progress, self.lead, self.t0 = Progress(jobs), lead, time.perf_counter()
+        self.total, self.done = self.progress.recordings + done, done
         self.bar = tqdm(
             total=self.progress.recordings + done,
             initial=done,
@@ -185,6 +187,7 @@ class StudyConsole:
             [] if left is None else [f"about {_clock(left)} left"]
         )
         self.bar.set_postfix_str(", ".join(said), refresh=False)
+        self.done += int(finished)
         self.bar.update(int(finished))
 
     def interrupted(self, out: Path, n_done: int, total: int) -> None:
