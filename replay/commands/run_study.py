@@ -39,6 +39,7 @@ from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, r
 from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
+from replay.results.judge import DEFAULT_JUDGE
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
 from replay.study.end_table import end_lines, failure_lines, input_flag_lines, primary_rows
@@ -177,8 +178,9 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         choices=physics.NAMES,
         default=None,
         help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-        "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
-        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json)",
+        "MuJoCo's defaults; 'replay' = the project's declared choices; 'calibrated' = replay "
+        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json); "
+        f"default: {DEFAULT_JUDGE.physics}, the default judge's (replay.results.judge)",
     )
     p.add_argument(
         "--physics-set",

@@ -86,8 +86,9 @@ def study_summary(doc: dict) -> dict:
 
 def _sampled(doc: dict) -> dict:
     """A sampled study's (``--samples``, issue #46) ``sampling`` (:func:`_sampling`), ``discrimination``,
-    and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``); {}
-    otherwise."""
+    and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``) and
+    ``p_lift_corrupted`` (``{protocol: {sequence: {corruption: {condition: {...}}}}}``: the AUC's interval can be
+    remade from the summary); {} otherwise."""
     if not doc.get("sampling"):
         return {}
     rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
@@ -95,6 +96,11 @@ def _sampled(doc: dict) -> dict:
         "sampling": _sampling(doc["sampling"]),
         "discrimination": doc.get("discrimination") or [],
         "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v},
+        "p_lift_corrupted": {
+            k: {r["sequence"]: r["p_lift_corrupted"] for r in v if r.get("p_lift_corrupted")}
+            for k, v in rows.items()
+            if v
+        },
     }
 
 
