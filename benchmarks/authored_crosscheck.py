@@ -40,7 +40,7 @@ import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
@@ -55,8 +55,9 @@ from replay.sim.authored_reference import (
     object_qpos_adr,
     parse_setting,
 )
-from replay.study.prepare import prepare_recording
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.physics import apply_physics
+from replay.study.prepare import prepare_recording
 
 
 def actuator_map(m: mujoco.MjModel) -> tuple[np.ndarray, np.ndarray]:

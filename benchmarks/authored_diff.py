@@ -21,11 +21,12 @@ import warnings
 from collections import defaultdict
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.protocol.rollout import build_replay_scene
 from replay.sim.authored_reference import AuthoredSettings, authored_spec, compile_spec, parse_setting
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.model_diff import diff_models
 from replay.study.prepare import prepare_recording
 

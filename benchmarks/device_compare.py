@@ -31,20 +31,21 @@ from pathlib import Path
 import numpy as np
 
 from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
-from replay.results.files import read_rollout
+from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
+from replay.results.files import read_rollout
+from replay.sim.hand_assets import resolve_hand_variant
 
 
 def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     """Seconds for a 3-frame rollout on ``cfg.device`` (Warp compiles its kernels here)."""
     from replay.checks import load_recording
     from replay.data.locate import dataset_dir
+    from replay.protocol.rollout import run_rollout
     from replay.sim.hand_assets import hand_mjcf_path
     from replay.study.prepare import crop_recording, hand_trajectory
-    from replay.protocol.rollout import run_rollout
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
@@ -75,8 +76,8 @@ def main(argv=None) -> int:
             raise UsageError("--devices", "cuda requested but Warp finds no CUDA device (use --devices cpu)")
     objects = [o.strip() for o in a.objects.split(",") if o.strip()]
     from replay.data import list_sequences
-    from replay.study.prepare import sequence_object
     from replay.study.batch import package_versions
+    from replay.study.prepare import sequence_object
     from replay.study.runner import run_study
 
     machine = {"cpu_count": os.cpu_count(), "processor": platform.processor() or platform.machine()}

@@ -74,19 +74,20 @@ from mujoco import rollout as mj_rollout
 from numba import njit
 
 from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
-from replay.sim.engine.variants import Variant
-from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text
-from replay.study.prepare import prepare_recording, select_sequences, sequence_object
-from replay.results.files import dumps
 from replay.protocol.rollout import PHASE_HOLD, build_replay_scene, run_rollouts
 from replay.protocol.step_plan import step_protocol
+from replay.results.files import dumps
+from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.engine.variants import Variant
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.batch import package_versions
 from replay.study.console import quiet_libraries
+from replay.study.prepare import prepare_recording, select_sequences, sequence_object
 from replay.study.runner import run_study
 
 

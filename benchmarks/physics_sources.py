@@ -15,7 +15,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data.objects import collision_volume
 from replay.kinematics.joint_levers import JOINT_NAMES
 from replay.protocol import release
@@ -23,6 +23,7 @@ from replay.protocol.finger_closure import closed_targets, flexion_axes, ramp
 from replay.protocol.lift_plan import plan_rollout
 from replay.protocol.pad_compression import PadPlan
 from replay.sim import finger_strength, physics
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.made_mass import made_mass
 from replay.study.corruptions import FINGERS_OPEN_DEG
 from replay.study.prepare import prepare_recording

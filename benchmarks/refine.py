@@ -36,7 +36,7 @@ import numpy as np
 from mujoco import rollout as mj_rollout
 
 from replay.cli import run
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
 from replay.fileio import atomic_write_text
@@ -46,6 +46,7 @@ from replay.protocol.rollout import Stepping, build_replay_scene, mid_lift_stop,
 from replay.protocol.step_plan import step_protocol
 from replay.results.files import dumps
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.prepare import prepare_recording
 
 

@@ -266,8 +266,9 @@ def main(argv=None) -> int:
     if not (mirror / "grab").is_dir():
         print(f"sample_cost: no GRAB mirror at {mirror} (set REPLAY_MIRROR)", file=sys.stderr)
         return 2
-    from replay.config import ReplayConfig, resolve_hand_variant
+    from replay.config import ReplayConfig
     from replay.protocol.rollout import run_rollouts
+    from replay.sim.hand_assets import resolve_hand_variant
     from replay.study.prepare import prepare_recording
     from replay.study.worker_imports import import_physics
 

@@ -231,8 +231,9 @@ def stepping_fraction(mirror: Path, tmp: Path) -> dict:
       1,335 sequences of 51 objects; HUG-Bench: 900 grasps of 90): ``{"stepping_fraction_placed",
       "profiled_placed_s", "stepping_placed_s"}``.
     """
-    from replay.config import ReplayConfig, resolve_hand_variant
+    from replay.config import ReplayConfig
     from replay.sim import scene_cache
+    from replay.sim.hand_assets import resolve_hand_variant
     from replay.study.job import Job, run_job
 
     cfg = resolve_hand_variant(ReplayConfig(), "grab").to_dict()

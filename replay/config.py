@@ -23,7 +23,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.results import physics_table
 from replay.results.judge import DEFAULT_JUDGE
@@ -515,18 +514,3 @@ def describe() -> list[dict]:
             {"name": f.name, "default": default, "unit": f.metadata.get("unit"), "source": f.metadata.get("source")}
         )
     return rows
-
-
-#: manosim hand shape per dataset when the physics choice ``hand_shape`` is None
-#: (:attr:`replay.datasets.Dataset.hand_variant`, with the measurements behind each).
-DEFAULT_HAND_VARIANT = {name: d.hand_variant for name, d in DATASETS.items()}
-
-
-def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with the hand shape resolved: the dataset's default (:data:`DEFAULT_HAND_VARIANT`)
-    written as the ``physics_overrides`` entry ``hand_shape`` where none is set. Every named physics'
-    ``hand_shape`` is None (the dataset's default: replay.results.physics_table); ``calibrated`` fits none."""
-    if (config.physics_overrides or {}).get("hand_shape") is not None:
-        return config
-    over = {**(config.physics_overrides or {}), "hand_shape": DEFAULT_HAND_VARIANT.get(dataset, "myhand")}
-    return dataclasses.replace(config, physics_overrides=over)

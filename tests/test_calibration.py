@@ -18,7 +18,16 @@ from replay.commands import calibrate as cmd
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.sim import calibration_file, physics
-from replay.study.calibration import CENTRES, CONDITIONS, balanced_accuracy, centred, choose
+from replay.study.calibration import (
+    ATTRIBUTIONS,
+    CENTRES,
+    CONDITIONS,
+    OWN_WORLD,
+    balanced_accuracy,
+    candidate_figures,
+    centred,
+    choose,
+)
 from replay.study.uncertainty import Variable
 
 N = 2  # --samples 2, as the tiny run
@@ -62,8 +71,9 @@ def _fake_runner(calls):
     """A stand-in for run_study.py: lifted counts that depend on the candidate (the manosim_soft set at
     friction 1.0 lifts every real recording and no corrupted one under as_replayed), so one wins."""
     def runner(argv, env):
-        cand = json.loads(open(env[calibration_file.ENV]).read())["choice"]["centres"]
-        calls.append((argv, cand))
+        choice = json.loads(open(env[calibration_file.ENV]).read())["choice"]
+        cand = choice["centres"]
+        calls.append((argv, cand, choice["overrides"]))
         out = cmd.Path(argv[argv.index("--out") + 1])
         out.parent.mkdir(parents=True, exist_ok=True)
         good = cand == {"softness": "manosim_soft", "friction": 1.0}
@@ -85,9 +95,10 @@ def test_calibrate_chooses_once_among_the_declared_candidates(tmp_path, monkeypa
             "--work", str(tmp_path / "work"), "--out", str(out)]
     assert run(lambda: cmd.main(argv)) == 0
     doc = json.loads(out.read_text())
-    assert [c for _, c in calls] == list(CENTRES)  # one study per declared centre candidate, nothing else
+    assert [c for _, c, _ in calls] == list(CENTRES)  # one study per declared centre candidate, nothing else
+    assert all(o == OWN_WORLD for _, _, o in calls)  # every candidate on the recording's own hand
     assert all(a[a.index("--physics") + 1] == "calibrated" and a[a.index("--samples") + 1] == str(N) and
-               "--corruptions" in a for a, _ in calls)
+               "--corruptions" in a for a, _, _ in calls)
     assert len(doc["candidates"]) == len(CENTRES) * len(CONDITIONS)
     ch = doc["choice"]
     assert ch["centres"] == {"softness": "manosim_soft", "friction": 1.0} and ch["condition"] == "as_replayed"
@@ -101,6 +112,46 @@ def test_calibrate_chooses_once_among_the_declared_candidates(tmp_path, monkeypa
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     assert physics.table("calibrated").keys() == physics.table("replay").keys()
     assert physics.calibrated_centres(cfg) == ch["centres"] and physics.calibrated_centres(ReplayConfig()) == {}
+
+
+def test_attribution_reverts_each_item_on_the_choice_and_keeps_the_fitted_hand_only_where_it_judges_better(
+    tmp_path, monkeypatch
+):
+    calls = []
+    runner = _fake_runner(calls)
+
+    def hand_better(argv, env):  # one real recording fails, but not on zerohand: the zerohand row judges better
+        rc = runner(argv, env)
+        if calls[-1][2].get("hand_shape") != "zerohand":
+            out = cmd.Path(argv[argv.index("--out") + 1])
+            doc = json.loads(out.read_text())
+            doc["rollouts"][0]["p_lift"] = {c: entry(0, N) for c in doc["rollouts"][0]["p_lift"]}
+            out.write_text(json.dumps(doc))
+        return rc
+
+    monkeypatch.setattr(cmd, "run_candidate", hand_better)
+    out = tmp_path / "calibration.json"
+    argv = ["--dataset", "grab", "--samples", str(N), "--work", str(tmp_path / "work"), "--out", str(out),
+            "--attribute"]
+    assert run(lambda: cmd.main(argv)) == 0
+    doc = json.loads(out.read_text())
+    att = {r["name"]: r for r in doc["attribution"]}
+    assert list(att) == ["chosen"] + [a.name for a in ATTRIBUTIONS]
+    for a in ATTRIBUTIONS:  # each row: the choice's overrides with the item's reverted, run at the chosen centres
+        assert att[a.name]["overrides"] == {**att["chosen"]["overrides"], **a.overrides}
+    assert [c for _, c, _ in calls[len(CENTRES):]] == [doc["choice"]["centres"]] * len(ATTRIBUTIONS)
+    assert att["hand"]["balanced_accuracy"] > att["chosen"]["balanced_accuracy"]
+    assert "hand_shape" not in doc["choice"]["overrides"]  # the fitted hand judged worse: the dataset's shape
+    assert att["chosen"]["auc"] == {} and att["hand"]["median_p_real"] == 1.0 and att["chosen"]["median_p_real"] == 0.5
+
+
+def test_candidate_figures_add_the_median_and_each_corruptions_auc():
+    rows = [_row("a", {"x": 2}, {"x": 0}), _row("b", {"x": 1}, {"x": 1}), _row("c", {"x": 0}, {"x": 0})]
+    disc = [{"condition": "x", "corruption": "wrist_offset_2cm", "auc": 0.7}, {"condition": "y", "corruption": "z",
+                                                                               "auc": 0.1}]
+    f = candidate_figures(rows, disc, "x")
+    assert f["median_p_real"] == 0.5 and f["auc"] == {"wrist_offset_2cm": 0.7}
+    assert f["balanced_accuracy"] == balanced_accuracy(rows, "x")["balanced_accuracy"]
 
 
 def test_calibrated_overrides_are_fitted_choices_with_their_source(tmp_path, monkeypatch):

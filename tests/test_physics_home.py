@@ -9,12 +9,13 @@ import dataclasses
 
 import pytest
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.oracle_plan import oracle_config
 from replay.results import physics_table
 from replay.results.legacy_physics import LEGACY_PHYSICS_FIELDS
 from replay.sim import physics
+from replay.sim.hand_assets import resolve_hand_variant
 
 #: the fields results format 4 held and format 5 dropped
 REMOVED = {"integrator", "cone", "impratio", "multiccd", "hand_object_contact", "hand_variant", "finger_damping"}
@@ -56,8 +57,10 @@ def test_hand_shape_and_the_oracles_contact_are_departures():
     assert rec["contact_mixing"]["value"] == "hand" and "oracle_contact" in rec["contact_mixing"]["source"]
     assert rec["hand_shape"]["value"] == "zerohand" and "--hand-shape" in rec["hand_shape"]["source"]
     authored = oracle_config(physics.apply_physics(grab, "authored"))
-    assert physics.choice_value(authored, "contact_mixing") == "mujoco" and "contact_mixing" not in \
-        authored.physics_overrides
+    assert (
+        physics.choice_value(authored, "contact_mixing") == "mujoco"
+        and "contact_mixing" not in authored.physics_overrides
+    )
 
 
 def test_run_study_hand_shape_flag_is_an_override():
@@ -72,12 +75,28 @@ def test_run_study_hand_shape_flag_is_an_override():
 
 #: format-4 configs as main wrote them (replay.sim.physics.apply_physics copied the table into the fields;
 #: resolve_hand_variant the dataset's shape)
-AUTHORED_4 = {"physics": "authored", "physics_overrides": {}, "integrator": "euler", "cone": "pyramidal",
-              "impratio": 1.0, "multiccd": True, "hand_object_contact": "compiled", "hand_variant": "zerohand",
-              "finger_damping": None}
-REPLAY_4 = {"physics": "replay", "physics_overrides": {"wrist_law": "authored_actuators"}, "integrator": "implicitfast",
-            "cone": "pyramidal", "impratio": 10.0, "multiccd": False, "hand_object_contact": "manosim",
-            "hand_variant": None, "finger_damping": None}
+AUTHORED_4 = {
+    "physics": "authored",
+    "physics_overrides": {},
+    "integrator": "euler",
+    "cone": "pyramidal",
+    "impratio": 1.0,
+    "multiccd": True,
+    "hand_object_contact": "compiled",
+    "hand_variant": "zerohand",
+    "finger_damping": None,
+}
+REPLAY_4 = {
+    "physics": "replay",
+    "physics_overrides": {"wrist_law": "authored_actuators"},
+    "integrator": "implicitfast",
+    "cone": "pyramidal",
+    "impratio": 10.0,
+    "multiccd": False,
+    "hand_object_contact": "manosim",
+    "hand_variant": None,
+    "finger_damping": None,
+}
 
 
 @pytest.mark.parametrize("old", [AUTHORED_4, REPLAY_4], ids=["authored", "replay-departing"])
@@ -87,22 +106,35 @@ def test_format_4_config_reads_with_the_same_effective_physics(old):
         assert physics.choice_value(new, choice) == conv(old[key]), key
     table = physics.PHYSICS[old["physics"]]
     # an override only where the old value departs from its table: none is lost, none added
-    departs = {LEGACY_PHYSICS_FIELDS[k][0] for k in LEGACY_PHYSICS_FIELDS
-               if LEGACY_PHYSICS_FIELDS[k][1](old[k]) != table[LEGACY_PHYSICS_FIELDS[k][0]].value}
+    departs = {
+        LEGACY_PHYSICS_FIELDS[k][0]
+        for k in LEGACY_PHYSICS_FIELDS
+        if LEGACY_PHYSICS_FIELDS[k][1](old[k]) != table[LEGACY_PHYSICS_FIELDS[k][0]].value
+    }
     assert set(new.physics_overrides) == departs | set(old["physics_overrides"])
 
 
 def test_format_4_edge_cases():
     assert ReplayConfig.from_dict(AUTHORED_4).physics_overrides == {"hand_shape": "zerohand"}
     assert ReplayConfig.from_dict(REPLAY_4).physics_overrides == {
-        "wrist_law": "authored_actuators", "cone": "pyramidal", "multiccd": False, "contact_mixing": "hand"}
+        "wrist_law": "authored_actuators",
+        "cone": "pyramidal",
+        "multiccd": False,
+        "contact_mixing": "hand",
+    }
     # an override already there is what the old rollout ran (apply_physics wrote it into the field)
     both = dict(REPLAY_4, physics_overrides={"cone": "pyramidal"})
     assert ReplayConfig.from_dict(both).physics_overrides["cone"] == "pyramidal"
     # calibrated: its table is a results file the base layer does not read: every value kept
     cal = ReplayConfig.from_dict(dict(AUTHORED_4, physics="calibrated", hand_variant=None))
-    assert cal.physics_overrides == {"integrator": "euler", "cone": "pyramidal", "impratio": 1.0, "multiccd": True,
-                                     "contact_mixing": "mujoco", "hand_shape": None}
+    assert cal.physics_overrides == {
+        "integrator": "euler",
+        "cone": "pyramidal",
+        "impratio": 1.0,
+        "multiccd": True,
+        "contact_mixing": "mujoco",
+        "hand_shape": None,
+    }
     with pytest.raises(DataError, match="config.finger_damping"):  # a number no choice holds: refused, not lost
         ReplayConfig.from_dict(dict(AUTHORED_4, finger_damping=0.3))
     with pytest.raises(DataError, match="config.cone"):

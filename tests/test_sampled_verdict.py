@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu, norm
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
 from replay.sim import physics
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study import corruptions, sampler, verdict_conditions
 from replay.study.discrimination import auc, discrimination
 from replay.study.uncertainty import SOFTNESS, variables
@@ -74,8 +75,9 @@ def test_discrimination_table_over_recordings():
 
     def rec(p_real, p_bad):
         d = lambda p: {"p": p}  # noqa: E731
-        return SampledVerdict(p_lift={"as_replayed": d(p_real)},
-                              p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}})
+        return SampledVerdict(
+            p_lift={"as_replayed": d(p_real)}, p_lift_corrupted={"wrist_offset_2cm": {"as_replayed": d(p_bad)}}
+        )
 
     (row,) = discrimination([rec(1.0, 0.25), rec(0.5, 0.5), rec(0.0, 0.0)])
     assert row["p_real"] == 0.5 and row["p_corrupted"] == 0.25 and row["ratio"] == 0.5 and row["n_recordings"] == 3

@@ -1,18 +1,17 @@
 #!/usr/bin/env python
-"""Choose the named physics ``calibrated`` once (issue #46 item 4; replay.study.calibration).
+"""Choose the named physics ``calibrated`` once (issues #46, #54; :mod:`replay.study.calibration`).
 
-    python scripts/calibrate.py --dataset grab --data DIR --samples 32 [--objects a,b] [--seed 0]
+    python scripts/calibrate.py --dataset grab --data DIR --samples 32 [--attribute] [--objects a,b] [--seed 0]
         [--workers 2] [--work out/calibration] [--out docs/results/calibration.json]
 
-Runs one sampled study with the declared corruptions per centre candidate
-(:data:`replay.study.calibration.CENTRES`: ``run_study.py --physics calibrated --samples N
---corruptions --conditions as_replayed,wrist_uncompensated``, the candidate named by
-``$REPLAY_CALIBRATION``), scores every candidate and condition by the balanced accuracy of real vs
-corrupted (``p_lift >= 0.5`` deciding "real"), and writes the best with the figure of every candidate
-and the recordings it was chosen on (default ``docs/results/calibration.json``, what
-``--physics calibrated`` reads). Lift recordings only (intent ``lift``); one choice for all of them,
-never per recording. Exit status (replay.cli): 0 done, 1 a study failed or lacks the sampled fields,
-2 bad arguments.
+One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
+--samples N --corruptions --conditions ...``, the candidate's file named by ``$REPLAY_CALIBRATION``, every candidate
+on the recording's own hand: ``OWN_WORLD``), scored per condition by the declared figure; the best is written with
+every candidate's figures (default ``docs/results/calibration.json``, what ``--physics calibrated`` reads).
+``--attribute``: the chosen candidate again with each of issue #54's items reverted (``ATTRIBUTIONS``); the fitted
+hand is kept only where it is the better judge. Lift recordings only; one choice for all, never per recording; a
+candidate's study resumes where it stopped. Exit status (replay.cli): 0 done, 1 a study failed or lacks the sampled
+fields, 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -32,7 +31,16 @@ from replay.fileio import atomic_write_text
 from replay.output.results_summary import head_commit
 from replay.results.files import read_rollout
 from replay.sim.calibration_file import ENV
-from replay.study.calibration import CENTRES, CONDITIONS, FIGURE, balanced_accuracy, centres_name, choose
+from replay.study.calibration import (
+    ATTRIBUTIONS,
+    CENTRES,
+    CONDITIONS,
+    FIGURE,
+    OWN_WORLD,
+    candidate_figures,
+    centres_name,
+    choose,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,9 +56,9 @@ def run_candidate(argv: list[str], env: dict) -> int:
         ).returncode
 
 
-def _rows(study_path: Path) -> tuple[list[dict], dict]:
-    """The lift recordings' ``{sequence, p_lift, p_lift_corrupted}`` of a study (the row's fields, else its
-    rollout JSON's), and its ``sampling``.
+def _rows(study_path: Path) -> tuple[list[dict], dict, list]:
+    """The lift recordings' ``{sequence, p_lift, p_lift_corrupted}`` of a study (read through the results
+    reader, any format), its ``sampling`` and its ``discrimination``.
 
     Raises:
         DataError: unreadable, or no row with ``p_lift_corrupted`` (names the file)."""
@@ -69,54 +77,30 @@ def _rows(study_path: Path) -> tuple[list[dict], dict]:
                 rec = r
         if rec.get("intent") not in (None, INTENT_LIFT):
             continue
-        out.append(
-            {
-                "sequence": r.get("sequence"),
-                "p_lift": rec.get("p_lift"),
-                "p_lift_corrupted": rec.get("p_lift_corrupted"),
-            }
-        )
+        out.append({"sequence": r.get("sequence"), **{k: rec.get(k) for k in _SAMPLED}})
     if not any(r["p_lift_corrupted"] for r in out):
         raise DataError(
             study_path,
             "rollouts.p_lift_corrupted",
             "no lift recording has it: the study must run with --samples N --corruptions",
         )
-    return out, doc.get("sampling") or {}
+    return out, doc.get("sampling") or {}, doc.get("discrimination") or []
 
 
-def _candidate_file(work: Path, i: int, centres: dict) -> Path:
-    p = work / f"candidate_{i}" / "calibration.json"
-    atomic_write_text(
-        p,
-        json.dumps(
-            {"base": "replay", "choice": {"name": centres_name(centres), "overrides": {}, "centres": centres}}, indent=1
-        )
-        + "\n",
-    )
+_SAMPLED = ("p_lift", "p_lift_corrupted")
+
+
+def _candidate_file(folder: Path, name: str, centres: dict, overrides: dict) -> Path:
+    p = folder / "calibration.json"
+    choice = {"name": name, "overrides": overrides, "centres": centres}
+    atomic_write_text(p, json.dumps({"base": "replay", "choice": choice}, indent=1) + "\n")
     return p
 
 
 def _study_argv(a, out: Path) -> list[str]:
-    argv = [
-        "--dataset",
-        a.dataset,
-        "--physics",
-        "calibrated",
-        "--samples",
-        str(a.samples),
-        "--seed",
-        str(a.seed),
-        "--conditions",
-        ",".join(CONDITIONS),
-        "--corruptions",
-        "--workers",
-        str(a.workers),
-        "--quiet",
-        "--out",
-        str(out),
-    ]
-    argv += ["--data", str(a.data)] if a.data else []
+    argv = ["--dataset", a.dataset, "--physics", "calibrated", "--samples", str(a.samples), "--seed", str(a.seed)]
+    argv += ["--conditions", ",".join(CONDITIONS), "--corruptions", "--workers", str(a.workers), "--quiet"]
+    argv += ["--out", str(out), "--resume"] + (["--data", str(a.data)] if a.data else [])
     return argv + (["--objects", a.objects] if a.objects else [])
 
 
@@ -128,50 +112,59 @@ def _condition_overrides(sampling: dict, condition: str) -> dict:
     return {}
 
 
-def calibrate(a, argv: list[str]) -> dict:
-    """Run the candidates' studies and choose (module doc); returns the results file's object.
+def _run(a, folder: Path, name: str, centres: dict, overrides: dict) -> tuple[list[dict], dict, list]:
+    """One candidate's sampled study in ``folder`` (resumed where it stopped); its :func:`_rows`.
 
     Raises:
-        DataError: a study failed (exit status other than 0 or 1), or lacks the sampled fields, or the
-            candidates' studies replayed different recordings."""
+        DataError: the study failed (exit status other than 0 or 1) or lacks the sampled fields."""
+    out = folder / "study.json"
+    env = dict(os.environ, **{ENV: str(_candidate_file(folder, name, centres, overrides))})
+    rc = run_candidate(_study_argv(a, out), env)
+    if rc not in (0, 1):
+        raise DataError(out, None, f"the study of candidate {name} exited {rc}")
+    return _rows(out)
+
+
+def calibrate(a, argv: list[str]) -> dict:
+    """Run the candidates' studies and choose (module doc), then the attribution rows; the results file's object.
+
+    Raises:
+        DataError: a study failed, or lacks the sampled fields, or the studies replayed different recordings."""
     figures, recordings, sampling = [], None, {}
     for i, centres in enumerate(CENTRES):
-        out = a.work / f"candidate_{i}" / "study.json"
-        env = dict(os.environ, **{ENV: str(_candidate_file(a.work, i, centres))})
-        rc = run_candidate(_study_argv(a, out), env)
-        if rc not in (0, 1):
-            raise DataError(out, None, f"the study of candidate {centres_name(centres)} exited {rc}")
-        rows, sampling = _rows(out)
+        name = centres_name(centres)
+        rows, sampling, disc = _run(a, a.work / f"candidate_{i}", name, centres, dict(OWN_WORLD))
         seqs = sorted(str(r["sequence"]) for r in rows)
         if recordings is not None and seqs != recordings:
-            raise DataError(out, "rollouts", "the candidates' studies replayed different recordings")
+            raise DataError(
+                a.work / f"candidate_{i}", "rollouts", "the candidates' studies replayed different recordings"
+            )
         recordings = seqs
         for cond in CONDITIONS:
-            fig = balanced_accuracy(rows, cond)
+            fig = candidate_figures(rows, disc, cond)
+            over = {**OWN_WORLD, **_condition_overrides(sampling, cond)}
             figures.append(
                 {
-                    "name": f"{centres_name(centres)} / {cond}",
+                    "name": f"{name} / {cond}",
                     "centres": centres,
                     "condition": cond,
-                    "overrides": _condition_overrides(sampling, cond),
+                    "overrides": over,
                     **(fig or {"balanced_accuracy": None}),
                 }
             )
-        print(
-            f"candidate {centres_name(centres)}: "
-            + ", ".join(
-                f"{f['condition']} {f['balanced_accuracy']:.3f}"
-                if f["balanced_accuracy"] is not None
-                else f"{f['condition']} -"
-                for f in figures[-len(CONDITIONS) :]
-            )
-        )
-    best = choose(figures)
+        print(f"candidate {name}: " + ", ".join(_line(f) for f in figures[-len(CONDITIONS) :]), flush=True)
+    best = dict(choose(figures))
+    rows_att = _attribute(a, best) if a.attribute else []
+    hand = next((r for r in rows_att if r["name"] == "hand"), None)
+    if hand and hand["balanced_accuracy"] is not None and hand["balanced_accuracy"] > best["balanced_accuracy"]:
+        best["overrides"] = {k: v for k, v in best["overrides"].items() if k not in OWN_WORLD}
+        best["hand"] = "the dataset's shape: the fitted hand judged worse (attribution row 'hand')"
     return {
         "base": "replay",
-        "choice": dict(best),
+        "choice": best,
         "figure": FIGURE,
         "candidates": figures,
+        "attribution": rows_att,
         "recordings": recordings,
         "samples": a.samples,
         "seed": a.seed,
@@ -180,6 +173,38 @@ def calibrate(a, argv: list[str]) -> dict:
         "commit": head_commit(ROOT),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
     }
+
+
+def _line(f: dict) -> str:
+    if f.get("balanced_accuracy") is None:
+        return f"{f['condition']} -"
+    return f"{f['condition']} {f['balanced_accuracy']:.3f} (median p {f['median_p_real']:.2f})"
+
+
+def _attribute(a, best: dict) -> list[dict]:
+    """The chosen candidate with each of issue #54's items reverted (:data:`ATTRIBUTIONS`), under its condition:
+    ``[{name, reverts, overrides, **figures}]``, the chosen candidate itself first."""
+    cond, base = best["condition"], {k: v for k, v in best["overrides"].items()}
+    out = [
+        {
+            "name": "chosen",
+            "reverts": "nothing",
+            "overrides": base,
+            **{
+                k: best.get(k)
+                for k in ("balanced_accuracy", "tpr", "tnr", "n_real", "n_corrupted", "median_p_real", "auc")
+            },
+        }
+    ]
+    for att in ATTRIBUTIONS:
+        over = {**base, **att.overrides}
+        rows, _, disc = _run(
+            a, a.work / f"attribution_{att.name}", f"{best['name']} - {att.name}", best["centres"], over
+        )
+        fig = candidate_figures(rows, disc, cond) or {"balanced_accuracy": None}
+        out.append({"name": att.name, "reverts": att.reverts, "overrides": over, **fig})
+        print(f"attribution {att.name}: {_line({**fig, 'condition': cond})}", flush=True)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="run_study.py --workers (default 2)")
     ap.add_argument("--work", type=Path, default=Path("out/calibration"), help="the candidates' studies")
     ap.add_argument("--out", type=Path, default=Path("docs/results/calibration.json"), help="the choice")
+    ap.add_argument(
+        "--attribute", action="store_true", help="also the chosen candidate with each of issue #54's items reverted"
+    )
     a = ap.parse_args(argv)
     if a.samples < 1:
         raise UsageError("--samples", f"must be >= 1, got {a.samples}")

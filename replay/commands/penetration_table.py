@@ -67,10 +67,11 @@ def _parse_set(text: str) -> tuple[str, str, str]:
 
 
 def _run_set(name: str, ds: str, data: str) -> dict:
-    from replay.config import ReplayConfig, resolve_hand_variant
+    from replay.config import ReplayConfig
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.protocol.grasp_penetration import grasp_penetration, summarize
+    from replay.sim.hand_assets import resolve_hand_variant
     from replay.sim.physics import choice_value
     from replay.study.prepare import prepare_recording
 

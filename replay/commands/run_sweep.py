@@ -25,12 +25,13 @@ import warnings
 from pathlib import Path
 
 from replay.cli import Parser, folder_arg
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
+from replay.sim.hand_assets import resolve_hand_variant
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,7 +28,7 @@ import numpy as np
 
 from replay.checks import load_recording
 from replay.cli import Parser, folder_arg, report, say_error
-from replay.config import DEFAULT_HAND_VARIANT, ReplayConfig
+from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
 from replay.datasets import RECORDING_DATASETS
@@ -36,7 +36,7 @@ from replay.errors import ReplayError, UsageError
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.kinematics.ik import IKOptions, ik_options_for
 from replay.kinematics.validate import plot_finger_errors, sequence_errors, summarize
-from replay.sim.hand_assets import HAND_SHAPES, hand_mjcf_path
+from replay.sim.hand_assets import HAND_SHAPES, hand_mjcf_path, resolve_hand_variant
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,7 +120,7 @@ def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
     def one(key: str):
         ds, name = key.split("/", 1)
         t1 = time.perf_counter()
-        shapes[ds] = args.hand_shape or DEFAULT_HAND_VARIANT[ds]
+        shapes[ds] = args.hand_shape or resolve_hand_variant(ReplayConfig(), ds).physics_overrides["hand_shape"]
         rec, s = _validate_one(ds, name, args, sides.get(ds), shapes[ds], opts)
         flags[(ds, name)] = rec.meta.get("input_flags", {})
         if flags[(ds, name)]:

@@ -8,10 +8,12 @@ manosim shape (``myhand``, ``zerohand``) or ``fitted``, the recording's own hand
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.datasets import DATASETS
 from replay.datasets import dataset as dataset_info
 from replay.errors import DataError
 from replay.sim import physics
@@ -66,11 +68,23 @@ class FittedShape(HandShape):
 HAND_SHAPES = {s.name: s for s in (HandShape("myhand"), HandShape("zerohand"), FittedShape("fitted"))}
 
 
+def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
+    """``config`` with the physics choice ``hand_shape`` written as a ``physics_overrides`` entry: the override
+    where one is set, else its named physics' value (a calibration may choose one), else the dataset's default
+    (:attr:`replay.datasets.Dataset.hand_variant`)."""
+    if (config.physics_overrides or {}).get("hand_shape") is not None:
+        return config
+    shape = physics.choice_value(config, "hand_shape")
+    if shape is None:
+        shape = DATASETS[dataset].hand_variant if dataset in DATASETS else "myhand"
+    return dataclasses.replace(config, physics_overrides={**(config.physics_overrides or {}), "hand_shape": shape})
+
+
 def hand_shape(config: ReplayConfig) -> HandShape:
     """The :class:`HandShape` of ``config``'s physics choice ``hand_shape``.
 
     Raises:
-        DataError: unresolved (None: the dataset's default, :func:`replay.config.resolve_hand_variant`).
+        DataError: unresolved (None: the dataset's default, :func:`resolve_hand_variant`).
     """
     shape = physics.choice_value(config, "hand_shape")
     if shape is None:

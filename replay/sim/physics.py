@@ -218,7 +218,7 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
 
 #: who else writes an override besides a user's ``--physics-set``
 _OVERRIDE_SOURCE = {
-    "hand_shape": "physics_overrides.hand_shape (--hand-shape, or the dataset's default: replay.config."
+    "hand_shape": "physics_overrides.hand_shape (--hand-shape, else the named physics or the dataset's default: replay.sim.hand_assets."
     "resolve_hand_variant)",
     "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
     "replay.protocol.oracle_plan.oracle_config)",

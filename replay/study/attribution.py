@@ -20,11 +20,12 @@ import json
 import time
 from functools import partial as bind
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.protocol.diagnosis import CLASSES
 from replay.protocol.sampling import run_samples
 from replay.sim import physics
 from replay.sim.engine.variants import Variant
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.made_mass import made_mass
 from replay.study.batch import run_batch
 from replay.study.bridge_rows import merge_config

@@ -21,9 +21,10 @@ import time
 from functools import partial
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.fileio import atomic_write_text
 from replay.sim import physics
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.physics import apply_physics
 from replay.study.batch import run_batch
 from replay.study.bridge_rows import counted, merge_config

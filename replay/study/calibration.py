@@ -1,24 +1,16 @@
-"""``--physics calibrated`` (issue #46 item 4): the condition and the sampled distributions' centres
-chosen ONCE, on a declared set of recordings (GRAB's 30 lifts), only among the declared candidates
-below, by how well the sampled verdict tells the real recordings from their corrupted copies.
-Never per recording: one choice for every recording, written to ``docs/results/calibration.json``
-and read by :mod:`replay.sim.physics` (the named physics ``calibrated``, whose name says it was
-fitted) and by the sampler (:func:`centred`).
-
-The figure is the balanced accuracy of the decision "real" = ``p_lift >= 0.5``
-(:data:`DECISION_THRESHOLD`): ``(TPR + TNR) / 2`` with TPR the share of real recordings decided
-real and TNR the share of (recording, corruption) pairs decided not real (:func:`balanced_accuracy`);
-the candidate with the highest wins, ties to the first declared (:func:`choose`).
-
-Candidates (:data:`CENTRES` x :data:`CONDITIONS`): the contact softness fixed to one of two declared
-sets, and the sliding friction's uniform distribution centred at one of two declared values (its
-width kept), under each of two wrist conditions. Imports no physics engine.
+"""``--physics calibrated`` (issues #46, #54): the condition and the sampled distributions' centres chosen once, on
+GRAB's 30 lifts, among the declared candidates (:data:`CENTRES` x :data:`CONDITIONS`, each on :data:`OWN_WORLD`), by
+the balanced accuracy of "real" = ``p_lift >= 0.5`` over real vs corrupted recordings (ties to the first declared);
+:data:`ATTRIBUTIONS` revert issue #54's items one at a time on the choice. Never per recording. Imports no physics
+engine (docs/physics.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import statistics
+from dataclasses import dataclass
 
 from replay.errors import DataError
 
@@ -35,8 +27,9 @@ FRICTION_CENTRES = (
     (0.65, "the middle of the declared range [0.3, 1.0] (Derler & Gerhardt 2012, finger pad on common materials)"),
     (1.0, "MuJoCo's default sliding friction and GRAB object_sim's object_col as authored (friction 1 0.5 0.01)"),
 )
-#: the centre candidates: {variable: centre} each, in declared order
-CENTRES = tuple(
+#: the centre candidates: {variable: centre} each, in declared order; the first, {}, the base physics' distributions
+#: as declared (a tie keeps them)
+CENTRES = ({},) + tuple(
     {"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES, FRICTION_CENTRES)
 )
 #: the condition candidates (replay.study.verdict_conditions): both wrist gravity assumptions of the replay physics
@@ -48,8 +41,47 @@ FIGURE = (
 )
 
 
+#: what every candidate replays with (issue #54): the hand fitted to the recording's subject (the objects' masses, the
+#: fingers' strength and the pad compression are the base physics' own rows); the hand stays only where it is the
+#: better judge by the same figure (:data:`ATTRIBUTIONS` ``hand``, ties to the fitted hand)
+OWN_WORLD = {"hand_shape": "fitted"}
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """One of issue #54's items reverted on the chosen candidate: ``name``, what it puts back (``reverts``) and the
+    physics ``overrides`` that do it."""
+
+    name: str
+    reverts: str
+    overrides: dict
+
+
+_OLD_EFFORT = {"lift": 0.4, "hug-oracle": None}
+#: the attribution rows, in order: each item of issue #54 reverted alone, then all together
+ATTRIBUTIONS = (
+    Attribution("hand", "item 1: manosim zerohand, not the subject's fitted hand", {"hand_shape": "zerohand"}),
+    Attribution(
+        "mass", "item 2: object_sim's solid 1250 kg/m^3 (+-20 %), not weighed as made", {"object_mass_model": "asset"}
+    ),
+    Attribution(
+        "strength", "item 3: 0.4 N·m at every finger joint, not people's", {"finger_effort_limit": _OLD_EFFORT}
+    ),
+    Attribution("grip", "item 3: no pad compression (the recorded fingers)", {"pad_compression": 0.0}),
+)
+ATTRIBUTIONS = ATTRIBUTIONS + (
+    Attribution(
+        "all",
+        "items 1-3 together: the physics before issue #54",
+        {k: v for a in ATTRIBUTIONS for k, v in a.overrides.items()},
+    ),
+)
+
+
 def centres_name(centres: dict) -> str:
-    """``softness=manosim_soft,friction=1`` (a candidate's name; keys in their order)."""
+    """``softness=manosim_soft,friction=1`` (a candidate's name; keys in their order; ``as declared`` for {})."""
+    if not centres:
+        return "as declared"
     return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in centres.items())
 
 
@@ -74,6 +106,18 @@ def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECIS
         "n_real": len(real),
         "n_corrupted": len(bad),
     }
+
+
+def candidate_figures(rows: list[dict], discrimination: list | None, condition: str) -> dict | None:
+    """:func:`balanced_accuracy` of ``condition`` with ``median_p_real`` (the real recordings' median p_lift) and
+    ``auc`` ({corruption: AUC} of the study's ``discrimination`` under it); None as :func:`balanced_accuracy`."""
+    fig = balanced_accuracy(rows, condition)
+    if fig is None:
+        return None
+    real = [float(r["p_lift"][condition]["p"]) for r in rows if condition in (r.get("p_lift") or {})]
+    fig["median_p_real"] = statistics.median(real)
+    fig["auc"] = {d["corruption"]: d["auc"] for d in discrimination or [] if d.get("condition") == condition}
+    return fig
 
 
 def choose(figures: list[dict]) -> dict:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data.locate import dataset_dir
 from replay.protocol.rollout import RolloutResult, run_rollouts
 from replay.sim.engine.variants import Variant
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.prepare import prepare_recording
 
 

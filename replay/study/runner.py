@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from replay.config import ReplayConfig, resolve_hand_variant
+from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.data.locate import data_relative, data_roots, dataset_dir, staged_data_dir
 from replay.errors import OutputError, UsageError, did_you_mean
@@ -38,7 +38,7 @@ from replay.protocol.protocols.recorded import Recorded
 from replay.protocol.protocols.refine import Refine
 from replay.results.files import write_study
 from replay.results.records import RolloutRecord
-from replay.sim.hand_assets import check_hand_assets
+from replay.sim.hand_assets import check_hand_assets, resolve_hand_variant
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries

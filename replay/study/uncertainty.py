@@ -104,7 +104,7 @@ DATA_VARIABLES = (
 def physics_variables(cfg) -> tuple:
     """The physics variables ``cfg``'s physics samples: :data:`CONTACT_VARIABLES`, the object's mass
     (``object_mass_scale``, kind ``object``), and, where the physics' table declares a spread and no config
-    field departs from it, the grip force (``grip_force_n``, N: each finger's capacity scales with it) and the
+    field or override departs from it, the grip force (``grip_force_n``, N: each finger's capacity scales with it) and the
     pad compression (``pad_compression_mm``)."""
     from replay.sim import finger_strength, physics
 
@@ -126,7 +126,7 @@ def physics_variables(cfg) -> tuple:
     if finger_strength.profile(cfg) == "human" and grip.spread and "grip_force_n" not in (cfg.physics_overrides or {}):
         out.append(_spread_variable("grip_force_n", grip, "the fingers' maximal grip force together, N"))
     pad = tab["pad_compression"]
-    if pad.spread and cfg.pad_compression_mm is None:
+    if pad.spread and cfg.pad_compression_mm is None and "pad_compression" not in (cfg.physics_overrides or {}):
         out.append(_spread_variable("pad_compression_mm", pad, "the finger pad compression depth, mm"))
     return tuple(out)
 
