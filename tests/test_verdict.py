@@ -75,8 +75,17 @@ def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
     v = verdict_of(rec)
     assert v.word is Word.FAILS and not v.sampled and v.n == 1 and v.reason == "one run, not sampled: no contact"
     assert headline(v).startswith("fails (one run): no contact; p_lift 0.00 [0.00, ")
-    v = verdict_of(RolloutRecord(outcome="lifted", lifted=True, diagnosis=None))
+    rec = RolloutRecord(outcome="lifted", lifted=True, diagnosis=None)
+    rec.lift.shake_ran = True
+    v = verdict_of(rec)
     assert v.word is Word.HOLDS and tile_text(v) == "holds (one run): held through the shake and let go"
+    # the hug-oracle neither shakes nor releases: a lift that held is said as lifted, nothing more
+    v = verdict_of(RolloutRecord(protocol="hug-oracle", outcome="lifted", lifted=True, diagnosis=None))
+    assert (
+        v.word is Word.HOLDS
+        and v.reason == "one run, not sampled: lifted"
+        and tile_text(v) == "holds (one run): lifted"
+    )
 
 
 def test_an_older_study_without_the_samples_diagnoses_still_has_a_verdict():

@@ -29,6 +29,16 @@ HELD, SHAKEN_LOOSE = "held", "shaken_loose"
 CAUSE_WORDS = {HELD: "held through the shake and let go"}
 
 
+#: the cause of a lift that held where no shake followed (the hug-oracle's protocol neither shakes nor releases)
+LIFTED = "lifted"
+
+
+def _no_shake(rec) -> bool:
+    """True where the contact run lifted and no shake followed: the protocol does not shake, so a lift that held
+    is only lifted (not held through the shake)."""
+    return bool(rec.lifted) and not rec.lift.shake_ran
+
+
 def words(name: str | None) -> str:
     """A cause, class or variable name as a reader is told it (``never_gripped`` -> ``never gripped``)."""
     return "-" if name is None else CAUSE_WORDS.get(name, str(name).replace("_", " "))
@@ -58,6 +68,8 @@ def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
         reason, cause, m = _fails(e, lifted, diag)
     elif word is Word.UNCERTAIN:
         (reason, cause), m = _uncertain(e), None
+    elif _no_shake(rec):
+        reason, cause, m = f"lifted in {e.k} of {e.n} samples", LIFTED, e.k
     else:
         reason, cause, m = _holds(e, lifted, diag)
     return Verdict(word, reason, e.p, e.lo, e.hi, e.n, e.k, cond, True, cause, m)
@@ -108,7 +120,9 @@ def _one_run(rec) -> Verdict:
     k = int(bool(rec.lifted))
     lo, hi = wilson(k, 1)
     cause = (rec.diagnosis or {}).get("class")
-    if k:
+    if k and _no_shake(rec):
+        reason, word, cause = "lifted", Word.HOLDS, LIFTED
+    elif k:
         held = rec.diagnosis is None
         reason = "lifted, held through the shake and let go" if held else f"lifted, then {words(cause)}"
         word, cause = Word.HOLDS, HELD if held else cause
