@@ -185,3 +185,45 @@ def test_the_api_finds_data_as_the_commands_do(tmp_path, monkeypatch, mirror):
         list_sequences("grab")
     monkeypatch.setenv("REPLAY_MIRROR", str(mirror))
     assert list_sequences("grab") == want
+
+
+def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
+    """Thirteen recordings (fails 10, holds 2, uncertain 1) in 4 tiles: one per verdict, the spare one to the largest
+    (fails: 10 - 1 of the 10 spare recordings); each tile's verdict line is tile_text of the row's verdict."""
+    from types import SimpleNamespace
+
+    from replay.output.render.montage_pick import pick_tiles
+    from replay.output.render.overlay import verdict_line
+    from replay.output.render.style import VERDICT_RGB
+
+    def row(i, rec):
+        return i, {
+            "sequence": f"o{i}_lift",
+            "object": f"o{i}",
+            "outcome": "not_lifted",
+            "verdict": verdict_of(rec).to_dict(),
+        }
+
+    fails = _record([0] * 32, ["no_contact"] * 32)
+    holds = _record([1] * 32, [None] * 32)
+    unsure = _record([1, 0] * 8, [None, "slid_out"] * 8)
+    rows = [row(i, fails) for i in range(10)] + [row(10, holds), row(11, unsure), row(12, holds)]
+    chosen, rule = pick_tiles(rows, 4)
+    words = [r["verdict"]["verdict"] for _, r in chosen]
+    assert words == ["holds", "uncertain", "fails", "fails"] and [i for i, _ in chosen] == [10, 11, 0, 1]
+    assert rule.startswith("4 of 13 recordings: one tile per verdict") and "fails 2 of 10" in rule
+    tile = SimpleNamespace(meta=chosen[2][1], title="o0")
+    assert verdict_line(tile) == ("fails: no contact 32/32", VERDICT_RGB[Word.FAILS])
+    assert verdict_line(SimpleNamespace(meta=chosen[2][1], title="o0 (contact ablation)")) is None
+    assert verdict_line(SimpleNamespace(meta={"sequence": "x"}, title="x")) is None  # an older study: no line
+
+
+def test_an_auc_over_few_recordings_says_it_means_little():
+    from replay.results.verdict_record import Discrimination
+    from replay.study.discrimination import auc_text
+
+    base = {"protocol": "lift", "condition": "as_replayed", "corruption": "wrist_offset_2cm"}
+    one = Discrimination.from_dict({**base, "auc": 1.0, "auc_lo": 1.0, "auc_hi": 1.0, "n_recordings": 1})
+    assert auc_text(one) == "AUC 1.00 [1.00, 1.00] over 1 recording (fewer than 10 recordings: it means little)"
+    ten = Discrimination.from_dict({**base, "auc": 0.64, "auc_lo": 0.5, "auc_hi": 0.78, "n_recordings": 30})
+    assert auc_text(ten) == "AUC 0.64 [0.50, 0.78] over 30 recordings"
