@@ -13,11 +13,12 @@
 
 from __future__ import annotations
 
+from replay.checks.intent import INTENT_LIFT
 from replay.protocol.intent_counts import LIFTS, group_words
-from replay.protocol.verdict import words
-from replay.results.records import StudyRecord
+from replay.protocol.verdict import judged_condition, verdict_of, words
+from replay.results.records import RolloutRecord, StudyRecord
 from replay.results.study_counts import Counts
-from replay.results.verdict_record import Word, discriminations
+from replay.results.verdict_record import Tally, Word, discriminations
 from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_text
 from replay.study.end_table import judge_text
 
@@ -44,29 +45,63 @@ def _conditions(study: StudyRecord, counts: dict) -> list[str]:
 def verdict_markdown(doc: dict) -> str:
     """The verdicts of the study's lift recordings (module doc) as Markdown.
 
+    A study before issue 56 (no ``counts.verdicts``) has its verdicts read from each recording's p_lift, said so.
+
     Raises:
-        ValueError: the study has no verdict counts (a study before issue 56: rerun it).
+        ValueError: the study has neither verdict counts nor p_lift per recording (run without ``--samples``).
     """
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
     t = c.verdicts.get(LIFTS) or next(iter(c.verdicts.values()), None)
+    older = t is None
+    if older:
+        t = _older_tally(doc)
     if t is None:
-        raise ValueError("the study has no verdict counts (counts.verdicts: a study before issue 56; rerun it)")
+        raise ValueError("the study has no verdict counts and no p_lift per recording (run_study.py --samples N)")
     rows = []
     for w, (n, causes) in t.by_word.items():
         why = ", ".join(f"{words(k) if k else 'reason not kept'} {m}" for k, m in causes.items())
         rows.append([f"**{w.value}**", str(n), why or "-"])
-    notes = [f"read under {judge_text(study)}; the interval of p_lift is Wilson's 95 % against 0.5"]
-    disc = [d for d in discriminations(study.discrimination) if d.condition == (study.judge or {}).get("condition")]
+    cond = (study.judge or {}).get("condition")
+    if older:  # no judge kept: the condition a verdict is read under (replay.protocol.verdict.judged_condition)
+        cond = judged_condition(_conditions(study, {}))
+        samples = (study.sampling or {}).get("samples")
+        notes = [
+            f"read under condition {cond}, {samples} samples each; the interval of p_lift is Wilson's 95 % against 0.5",
+            "a study before issue 56: the verdicts read from each recording's p_lift, the reasons of those that "
+            "fail or hold not kept (its samples' diagnoses); rerun it for them (`make docs-results`)",
+        ]
+    else:
+        notes = [f"read under {judge_text(study)}; the interval of p_lift is Wilson's 95 % against 0.5"]
+    disc = [d for d in discriminations(study.discrimination) if d.condition == cond]
     if disc:
         n = max(d.n_recordings or 0 for d in disc)
         each = "; ".join(f"`{d.corruption}` {auc_text(d).removeprefix('AUC ').split(' over ')[0]}" for d in disc)
         little = f" (fewer than {MIN_RECORDINGS}: it means little)" if n < MIN_RECORDINGS else ""
-        notes.append(
-            f"tells a real grasp from a corrupted one (AUC of p_lift, 0.5 chance, 1 always, 95 % interval over "
-            f"{n} recordings{little}: {INTERVAL_METHOD}): {each}"
+        ci = (
+            f"95 % interval over {n} recordings{little}: {INTERVAL_METHOD}"
+            if all(d.auc_lo is not None for d in disc)
+            else f"over {n} recordings{little}; no interval in a study before issue 56"
         )
+        notes.append(f"tells a real grasp from a corrupted one (AUC of p_lift, 0.5 chance, 1 always, {ci}): {each}")
     return _md(["verdict", group_words(LIFTS, t.total), "why"], rows) + "\n\n" + "".join(f"- {x}\n" for x in notes)
+
+
+def _older_tally(doc: dict) -> Tally | None:
+    """The lift recordings' verdicts of a study (or its summary) before issue 56, from each one's p_lift
+    (:func:`replay.protocol.verdict.verdict_of`; no per-sample diagnoses: no reason but an uncertain one's driver);
+    None without p_lift."""
+    by_seq = (doc.get("p_lift") or {}).get("lift") or {
+        r["sequence"]: r["p_lift"]
+        for r in doc.get("rollouts") or []
+        if r.get("p_lift") and r.get("intent") in (None, INTENT_LIFT)
+    }
+    recs = []
+    for entries in by_seq.values():
+        rec = RolloutRecord()
+        rec.sampled.p_lift = entries
+        recs.append(verdict_of(rec))
+    return Tally.of(recs) if recs else None
 
 
 def p_lift_markdown(doc: dict) -> str:
