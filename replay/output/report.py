@@ -78,7 +78,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
     by the lifts' (:func:`replay.protocol.intent_counts.intent_groups`): the other intents and the recordings with no
     intent named on lines of their own, never added to the lifts."""
     lead = lead_protocol(study.protocols)
-    if not lead.judged_on_lift:
+    if not lead.judged_on_lift or lead.name not in (study.protocols or [lead.name]):
         return (
             f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
             f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>"
@@ -95,7 +95,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
         ("refused (bad input)", refused),
         ("failed", (lc.failed_inputs or 0) - refused),
         ("input causes (refused, flagged)", cause_counts_text(lc.causes) or "-"),
-        ("contact ablation clean", f"{lc.ablation_clean} of {lc.ablation_run}"),
+        ("contact ablation clean", f"{lc.ablation_clean or 0} of {lc.ablation_run or 0}"),
         ("ablation lifted", lc.ablation_lifted),
         ("diagnosis of the contact run", ", ".join(f"{words(k)} {v}" for k, v in (lc.diagnosis or {}).items() if v)),
         ("wrist tracking error mm, median of the recordings' medians", mm(lc.median_wrist_err_mm)),
