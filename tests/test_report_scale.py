@@ -77,7 +77,7 @@ def test_filters_and_sort_in_chromium(page, big):
     rows = json.loads(big.read_text())["rollouts"]
     rise_col = [k for _, k, _, _ in COLUMNS].index("rise")
     t0 = time.perf_counter()
-    res = _browser(exe, f"{out.as_uri()}#outcome=not+lifted&object=banana&sort={rise_col}:desc", "--dump-dom")
+    res = _browser(exe, f"{out.as_uri()}#contact-run=not+lifted&object=banana&sort={rise_col}:desc", "--dump-dom")
     took = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", res.stdout).group(1)
