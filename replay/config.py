@@ -25,6 +25,7 @@ from pathlib import Path
 
 from replay.errors import DataError
 from replay.results import physics_table
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.legacy_physics import legacy_physics_overrides
 from replay.results.oracle_fields import OracleFields
 
@@ -51,11 +52,11 @@ class ReplayConfig(OracleFields):
     )
 
     physics: str = _f(
-        "replay",
+        DEFAULT_JUDGE.physics,
         "-",
         "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
         "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
-        "`run_study.py --physics`",
+        "`run_study.py --physics`; default: the default judge's (replay.results.judge.DEFAULT_JUDGE)",
     )
     physics_overrides: dict = field(
         default_factory=dict,
