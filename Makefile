@@ -15,6 +15,9 @@ SAMPLES ?= 32
 # above) beside the HUG authors' hug-oracle under the project's physics and as authored, each of those two
 # one single rollout with its ablation per recording (in the 230 s above). VERDICTS= (empty) leaves them out.
 VERDICTS ?= lift,hug-oracle,hug-oracle@authored
+# The physics the verdicts are read under: empty = the default judge's (replay/results/judge.py, DEFAULT_JUDGE,
+# which run_study.py reads); PHYSICS=calibrated (or authored) for another, a study of its own (OUT_DIR apart).
+PHYSICS ?=
 STUDY_ARGS ?=
 DATA_DIR ?= data
 OUT_DIR ?= out
@@ -58,7 +61,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(PHYSICS),--physics $(PHYSICS),) $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc

@@ -26,6 +26,7 @@ from pathlib import Path
 from replay.errors import DataError
 from replay.results import physics_table
 from replay.results.engine_choice import DEVICES, EngineChoice, from_legacy
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.legacy_physics import legacy_physics_overrides
 from replay.results.oracle_fields import OracleFields
 
@@ -52,11 +53,11 @@ class ReplayConfig(OracleFields):
     )
 
     physics: str = _f(
-        "replay",
+        DEFAULT_JUDGE.physics,
         "-",
         "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
         "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
-        "`run_study.py --physics`",
+        "`run_study.py --physics`; default: the default judge's (replay.results.judge.DEFAULT_JUDGE)",
     )
     physics_overrides: dict = field(
         default_factory=dict,
@@ -233,7 +234,8 @@ class ReplayConfig(OracleFields):
         "mm",
         "finger pad compression depth where set (0 = the recorded fingers); None = the physics choice pad_compression "
         "(replay.protocol.pad_compression: at the grasp frame each finger within pad_near_mm of the object closes "
-        "until its middle or distal capsule is this far inside the object's collision surface)",
+        "until its middle or distal capsule is this far inside the object's collision surface; under the physics "
+        "choice pad_deep_fingers opened, one deeper is opened to it over the approach)",
     )
     pad_near_mm: float = _f(
         10.0,
@@ -244,14 +246,15 @@ class ReplayConfig(OracleFields):
     pad_max_deg: float = _f(
         30.0,
         "deg",
-        "largest pad-compression closure per finger; a finger that does not reach "
+        "largest pad-compression closure (or opening) per finger; a finger that does not reach "
         "the depth within it is left as recorded (status unreached)",
     )
     pad_blend_s: float = _f(
         0.25,
         "s (recorded)",
         "the closure is blended in (smoothstep) over this much recorded "
-        "time before the grasp frame (a step would jerk the finger drives)",
+        "time before the grasp frame (a step would jerk the finger drives); an opening of deep fingers changes by "
+        "at most pad_max_deg per this much recorded time",
     )
     pad_axis: str = _f(
         "recorded",

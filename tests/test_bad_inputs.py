@@ -339,9 +339,9 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     pz, pc = np.load(out_dir / z["poses"]), np.load(out_dir / c["poses"])
     assert pz["body_pos"].shape == pc["body_pos"].shape
     d = np.linalg.norm(pz["body_pos"] - pc["body_pos"], axis=-1)  # (frames, bodies) m
-    # the hand differs only where those frames are interpolated instead of fitted (measured 2.7 mm at
-    # most; unrepaired, the hand jumped 1 m to the origin); the object moves the same
-    assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 1e-4
+    # the hand differs only where those frames are interpolated instead of fitted (unrepaired, it jumped 1 m to
+    # the origin); the object, a print weighed as made, follows the hand that touches it: within 5 mm too
+    assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 5e-3
 
 
 @pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
@@ -885,6 +885,8 @@ def test_every_other_quaternion_negated_replays_bit_for_bit(tmp_path, mirror):
     for suffix in ("", ".recorded"):
         a = json.loads((rdir / f"cubesmall_lift{suffix}.json").read_text())
         b = json.loads((rdir / f"flipped_lift{suffix}.json").read_text())
+        for doc in (a, b):  # wall times live in the timing part (format 6)
+            doc["timing"] = {k: v for k, v in doc.get("timing", {}).items() if k not in skip}
         assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
         za, zb = np.load(rdir / f"cubesmall_lift{suffix}.npz"), np.load(rdir / f"flipped_lift{suffix}.npz")
         assert sorted(za.files) == sorted(zb.files)

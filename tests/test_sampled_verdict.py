@@ -13,6 +13,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
+from replay.results.records import FORMAT_VERSION
 from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.study import corruptions, sampler, verdict_conditions
@@ -222,7 +223,7 @@ def test_small_sampled_study(mirror, tmp_path):
         corruptions="all",
     )
     st = json.loads(out.read_text())
-    assert st["format_version"] == 5 and st["sampling"]["samples"] == 4
+    assert st["format_version"] == FORMAT_VERSION and st["sampling"]["samples"] == 4
     assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
@@ -318,25 +319,27 @@ def test_results_summary_keeps_the_sampled_verdict():
 
 def test_p_lift_counts_keep_each_intent_group_apart():
     """A TACO-like recording (no intent named) and a GRAB intent are counted apart from the lifts, and the
-    console says each group's classes (issue #49: no headline adds the groups together)."""
+    console says each group's verdicts (issue #49: no headline adds the groups together; issue #56: the verdict)."""
     from replay.protocol.protocols.counting import lift_counts
     from replay.results.records import RolloutRecord
-    from replay.study.console import p_lift_lines
+    from replay.results.study_counts import Counts
+    from replay.study.end_table import as_record, verdict_lines
 
-    def row(seq, intent, cls):
+    def row(seq, intent, cls, k):
+        lo, hi = _wilson_by_hand(k, 32)
         return {
             "sequence": seq,
             "intent": intent,
             "outcome": "not_lifted",
             "lifted": False,
             "stable": True,
-            "p_lift": {"as_replayed": {"p": 0.0, "lo": 0.0, "hi": 0.1, "n": 32, "k": 0, "class": cls}},
+            "p_lift": {"as_replayed": {"p": k / 32, "lo": lo, "hi": hi, "n": 32, "k": k, "class": cls}},
         }
 
     rows = [
-        row("a_lift", "lift", "robust_lift"),
-        row("b_pass_1", "pass", "uncertain"),
-        row("20231104_010", "unknown", "robust_failure"),
+        row("a_lift", "lift", "robust_lift", 32),
+        row("b_pass_1", "pass", "uncertain", 16),
+        row("20231104_010", "unknown", "robust_failure", 0),
     ]
     c = lift_counts([RolloutRecord.from_metrics(r) for r in rows], {}, 1.0)
     assert c["p_lift"] == {"as_replayed": {"robust_lift": 1, "uncertain": 0, "robust_failure": 0}}
@@ -346,6 +349,22 @@ def test_p_lift_counts_keep_each_intent_group_apart():
         g["other intents"]["as_replayed"]["uncertain"] == 1
         and g["no intent named"]["as_replayed"]["robust_failure"] == 1
     )
-    lines = p_lift_lines({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}})
-    assert any("no intent named, as_replayed, 32 samples" in ln and "robust failure 1" in ln for ln in lines)
-    assert not any("(lift, lifts," in ln for ln in lines)  # the lifts' line is said once, as before
+    judge = {
+        "physics": "replay",
+        "condition": "as_replayed",
+        "default": {"physics": "replay", "condition": "as_replayed"},
+    }
+    study = as_record({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}, "judge": judge})
+    lines = verdict_lines(study, Counts.from_dict(study.counts))
+    apart = " (not a lift: the protocol replaced the motion after the grasp)"
+    assert [ln.split(",")[0] for ln in lines] == [
+        "verdict of the 1 lift",
+        f"verdict of the 1 recording of other intents{apart}",
+        f"verdict of the 1 recording with no intent named{apart}",
+    ]
+    said = "physics replay, condition as_replayed, 32 samples each (the default judge): "
+    assert all(said in ln for ln in lines), lines
+    # each group its own, never added together (the reasons: none kept in these rows, no per-sample diagnoses)
+    assert lines[0].endswith(": holds 1: reason not kept 1; uncertain 0; fails 0")
+    assert lines[1].endswith(": holds 0; uncertain 1: reason not kept 1; fails 0")
+    assert lines[2].endswith(": holds 0; uncertain 0; fails 1: reason not kept 1")

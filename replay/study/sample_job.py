@@ -29,7 +29,8 @@ from replay.study.verdict_conditions import condition_config
 
 
 def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
-    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md).
+    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md), each sample's
+    lift verdict and diagnosis kept (``p_lift_samples``: ``lifted``, ``diagnoses``).
 
     Args:
         job: the study's :class:`replay.study.job.Job` (``samples``, ``seed``, ``conditions``,
@@ -50,27 +51,28 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     dirs = directions(job.seed, job.sequence, job.samples)
     var_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "variant"]
     scene_corr = [c for c in job.corruptions if CORRUPTIONS[c].kind == "scene"]
-    p_lift, corrupted, lifted_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}
+    p_lift, corrupted, lifted_all, diag_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}, {}
     tmp = Path(tempfile.mkdtemp(prefix="replay_scaled_"))
     try:
         for cond in job.conditions:
             t0 = time.perf_counter()
             c = condition_config(cfg, cond, job.protocol)
             rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
-            lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
+            got = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
             n = len(samples)
             for cn in scene_corr:  # a scene of its own: the object's meshes scaled
                 rs = scaled_recording(rec, OBJECT_SCALE, tmp / f"{cond}_{cn}")
-                lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
+                got += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
             names = [None] + var_corr + scene_corr
             for i, name in enumerate(names):
-                part = lifted[i * n : (i + 1) * n]
+                part = [lifted for lifted, _ in got[i * n : (i + 1) * n]]
                 rec_ = p_lift_record(part, keys)
                 if name is None:
                     p_lift[cond] = rec_
                 else:
                     corrupted[name][cond] = rec_
                 lifted_all[f"{cond}/{name or 'real'}"] = [int(x) for x in part]
+                diag_all[f"{cond}/{name or 'real'}"] = [d for _, d in got[i * n : (i + 1) * n]]
             walls[cond] = time.perf_counter() - t0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -83,6 +85,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             "object_mass": ranges["object_mass"],
             "samples": samples,
             "lifted": lifted_all,
+            "diagnoses": diag_all,
             "wall_s": walls,
         },
     }
@@ -100,12 +103,13 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
 
 def _run(
     rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list[str], variables: tuple
-) -> list[bool]:
-    """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (in order)."""
+) -> list[tuple[bool, str | None]]:
+    """``(lifted, diagnosis class or None)`` of one batch: every sample, then every sample under each of ``corr``
+    (in order)."""
     from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
 
     variants = [sample_variant(s, variables) for s in samples]
     for name in corr:
         variants += [sample_variant(s, variables, **variant_extra(name, d)) for s, d in zip(samples, dirs)]
     res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
-    return [bool(r.metrics["lifted"]) for r in res]
+    return [(bool(r.metrics["lifted"]), (r.metrics.get("diagnosis") or {}).get("class")) for r in res]

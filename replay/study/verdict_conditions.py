@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.protocols.base import protocol_named
+from replay.results.judge import DEFAULT_JUDGE
 from replay.sim import physics
 
 #: config fields a condition may set besides the physics choices (the collision proxy)
@@ -72,10 +73,12 @@ def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
 
 
 def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
-    """The default ``--conditions``: ``as_replayed`` and the other wrist gravity assumption than the
-    study's (two conditions: each costs a batch of samples per recording)."""
+    """The default ``--conditions``: the default judge's condition first (:data:`replay.results.judge.DEFAULT_JUDGE`,
+    the one a recording's verdict is read under), then ``as_replayed`` and the other wrist gravity assumption than
+    the study's where they are not it (each condition costs a batch of samples per recording)."""
     comp = bool(choices_in_effect(cfg, protocol)["wrist_gravity_compensation"])
-    return ["as_replayed", "wrist_uncompensated" if comp else "wrist_compensated"]
+    names = [DEFAULT_JUDGE.condition, "as_replayed", "wrist_uncompensated" if comp else "wrist_compensated"]
+    return list(dict.fromkeys(names))[:2]
 
 
 def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
