@@ -124,7 +124,7 @@ def test_sampler_same_seed_same_samples_and_variants():
 
 def test_conditions_set_what_they_say():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
-    assert verdict_conditions.default_conditions(cfg) == ["as_replayed", "wrist_uncompensated"]
+    assert verdict_conditions.default_conditions(cfg) == ["wrist_uncompensated", "as_replayed"]  # the judge's first
     assert verdict_conditions.condition_config(cfg, "as_replayed") is cfg
     c = verdict_conditions.condition_config(cfg, "wrist_uncompensated")
     assert physics.choice_value(c, "wrist_gravity_compensation") is False
@@ -224,7 +224,7 @@ def test_small_sampled_study(mirror, tmp_path):
     )
     st = json.loads(out.read_text())
     assert st["format_version"] == FORMAT_VERSION and st["sampling"]["samples"] == 4
-    assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
+    assert [c["name"] for c in st["sampling"]["conditions"]] == ["wrist_uncompensated", "as_replayed"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
     cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()
@@ -253,7 +253,7 @@ def test_sampling_options_are_checked_in_one_line():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
     assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
     s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
-    assert s["conditions"] == {"lift": ["as_replayed", "wrist_uncompensated"]} and len(s["corruptions"]) == 3
+    assert s["conditions"] == {"lift": ["wrist_uncompensated", "as_replayed"]} and len(s["corruptions"]) == 3
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
     for args, opt in (
         ((0, 0, None, "all"), "--corruptions"),
