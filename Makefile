@@ -130,9 +130,9 @@ docs-results: setup
 	$(PY) scripts/bridge.py --dataset grab --data $(FIG_DATA) --workers 2 --out $(FIG_OUT)/bridge/bridge.json
 	$(PY) scripts/tables.py summarize bridge $(FIG_OUT)/bridge/bridge.json --out $(RESULTS)/grab-bridge.json \
 	    --made-by "python scripts/bridge.py --dataset grab --data \$$REPLAY_MIRROR --workers 2 --out $(FIG_OUT)/bridge/bridge.json"
-	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 32 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
+	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 16 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
 	$(PY) scripts/tables.py summarize study $(FIG_OUT)/trust/study.json --out $(RESULTS)/grab-trust.json \
-	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 32 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
+	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 16 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
 	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape zerohand --out $(FIG_OUT)/hand/zerohand.json
 	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape fitted --out $(FIG_OUT)/hand/fitted.json
 	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/fitted.json --out $(RESULTS)/grab-hand-fit.json \

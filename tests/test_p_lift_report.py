@@ -13,6 +13,7 @@ from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_s
 
 from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
 from replay.output.report import build_report
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.verdict_record import PLiftEntry
 
 
@@ -69,12 +70,13 @@ def test_discrimination_table(built):
 def test_recording_page_leads_with_its_verdict_then_the_evidence(built):
     d, _ = built
     mug = (d / "report_files" / "mug_lift.html").read_text()
-    # the verdict (as_replayed: 30 of 32 lifted, its interval above 0.5: holds), its cross-checks, then the evidence
+    # the verdict under the judged condition (its interval against 0.5), its cross-checks, then the evidence
     assert mug.index("id=verdict") < mug.index("id=recording-checks") < mug.index("<h2>Evidence")
     assert mug.index("<h2>Evidence") < mug.index("id=verdicts") < mug.index("id=fields")
-    e = entry(RECORDINGS[0][-1][0])
+    e = entry(RECORDINGS[0][-1][CONDITIONS.index(DEFAULT_JUDGE.condition)])
+    word = "holds" if e["lo"] >= 0.5 else "fails" if e["hi"] <= 0.5 else "uncertain"
     head = re.search(r"<p id=verdict[^>]*>(.*?)</p>", mug, re.S).group(1)
-    assert ">holds</b>" in head and f"{e['p']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}]" in head
+    assert f">{word}</b>" in head and f"{e['p']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}]" in head
     verdicts = re.search(r"<table id=verdicts>(.*?)</table>", mug, re.S).group(1)
     assert "lift / replay" in verdicts and "hug-oracle / replay" in verdicts
     oracle_as_replayed = entry(ORACLE["mug_lift"][0])

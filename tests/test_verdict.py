@@ -15,6 +15,7 @@ from scipy.stats import binomtest, mannwhitneyu
 
 from replay.errors import DataError
 from replay.protocol.verdict import headline, tile_text, verdict_of
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import RolloutRecord
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Word
@@ -22,6 +23,8 @@ from replay.study.cross_checks import recording_checks
 from replay.study.discrimination import auc, auc_interval
 
 ROOT = Path(__file__).resolve().parents[1]
+J = DEFAULT_JUDGE.condition  # the judged condition
+O = next(c for c in ("as_replayed", "wrist_uncompensated") if c != J)  # a cross-check
 
 
 def _entry(k: int, n: int, driver=None) -> dict:
@@ -30,13 +33,13 @@ def _entry(k: int, n: int, driver=None) -> dict:
 
 
 def _record(lifted: list[int], diagnoses: list, other: list[int] | None = None, driver=None) -> RolloutRecord:
-    """A record sampled under as_replayed (and wrist_uncompensated where ``other`` is given)."""
+    """A record sampled under the judged condition J (and the other, O, where ``other`` is given)."""
     n = len(lifted)
     rec = RolloutRecord(outcome="not_lifted", lifted=False, diagnosis={"class": "never_gripped", "figure": {}})
-    rec.sampled.p_lift = {"as_replayed": _entry(sum(lifted), n, driver)}
-    rec.sampled.p_lift_samples = {"lifted": {"as_replayed/real": lifted}, "diagnoses": {"as_replayed/real": diagnoses}}
+    rec.sampled.p_lift = {J: _entry(sum(lifted), n, driver)}
+    rec.sampled.p_lift_samples = {"lifted": {f"{J}/real": lifted}, "diagnoses": {f"{J}/real": diagnoses}}
     if other is not None:
-        rec.sampled.p_lift["wrist_uncompensated"] = _entry(sum(other), len(other))
+        rec.sampled.p_lift[O] = _entry(sum(other), len(other))
     return rec
 
 
@@ -44,7 +47,7 @@ def test_fails_says_the_diagnosis_most_failing_samples_share():
     diag = ["never_gripped"] * 27 + ["no_contact"] * 4 + [None]
     v = verdict_of(_record([0] * 31 + [1], diag))
     assert v.word is Word.FAILS and v.reason == "never gripped, 27 of 32 samples" and v.cause == "never_gripped"
-    assert (v.k, v.n, v.condition, v.sampled, v.cause_samples) == (1, 32, "as_replayed", True, 27)
+    assert (v.k, v.n, v.condition, v.sampled, v.cause_samples) == (1, 32, J, True, 27)
     assert v.hi <= 0.5 and v.p == pytest.approx(1 / 32)
     assert headline(v) == f"fails: never gripped, 27 of 32 samples; p_lift 0.03 [{v.lo:.2f}, {v.hi:.2f}]"
     assert tile_text(v) == "fails: never gripped 27/32"
@@ -67,7 +70,7 @@ def test_holds_says_whether_the_lifted_samples_held_through_the_shake():
     assert v.word is Word.HOLDS and v.cause == "shaken_loose" and v.reason.endswith("20 of them shaken loose")
     # the other condition is a cross-check, never the verdict
     v = verdict_of(_record([1] * 32, [None] * 32, other=[0] * 32))
-    assert v.word is Word.HOLDS and v.condition == "as_replayed"
+    assert v.word is Word.HOLDS and v.condition == J
 
 
 def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
@@ -90,7 +93,7 @@ def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
 
 def test_an_older_study_without_the_samples_diagnoses_still_has_a_verdict():
     rec = _record([0] * 8, ["never_gripped"] * 8)
-    rec.sampled.p_lift_samples = {"lifted": {"as_replayed/real": [0] * 8}}
+    rec.sampled.p_lift_samples = {"lifted": {f"{J}/real": [0] * 8}}
     v = verdict_of(rec)
     assert v.word is Word.FAILS and v.cause is None and "diagnoses not kept" in v.reason
 
@@ -116,7 +119,7 @@ def test_cross_checks_agree_disagree_or_no_call():
     got = {c.check: (c.says, c.agrees) for c in recording_checks(row, pair)}
     assert got == {
         "contact run": ("not lifted (slid out)", False),  # it lifted in 32 of 32 samples, not in its one run
-        "condition wrist_uncompensated": ("uncertain, p_lift 0.44", None),
+        f"condition {O}": ("uncertain, p_lift 0.44", None),
         "hug-oracle@authored": ("one run: lifted", True),
         "contact ablation": ("stayed down", True),
     }
@@ -236,19 +239,19 @@ def test_an_auc_over_few_recordings_says_it_means_little():
 
 def test_the_readme_verdicts_of_a_study_before_issue_56():
     """docs/results/grab-trust.json until it is remade: no verdict counts kept, so the README's first table reads each
-    recording's verdict from its p_lift under as_replayed, agreeing with the classes the study counted (counts.p_lift:
+    recording's verdict from its p_lift under the judged condition, agreeing with the classes the study counted (counts.p_lift:
     robust lift / uncertain / robust failure), and says that the reasons were not kept."""
     from replay.output.p_lift_table import verdict_markdown
 
     doc = json.loads((ROOT / "docs" / "results" / "grab-trust.json").read_text())
     if doc["counts"].get("verdicts"):
         pytest.skip("grab-trust.json has its verdicts (remade after issue 56)")
-    got = doc["counts"]["p_lift"]["as_replayed"]
-    per = [e["as_replayed"]["class"] for e in doc["p_lift"]["lift"].values()]
+    got = doc["counts"]["p_lift"][J]
+    per = [e[J]["class"] for e in doc["p_lift"]["lift"].values()]
     assert {k: per.count(k) for k in got} == got  # the summary's rows are the counts' recordings
     text = verdict_markdown(doc)
     n = sum(got.values())
     assert f"| verdict | {n} lifts | why |" in text
     for word, cls in (("holds", "robust_lift"), ("uncertain", "uncertain"), ("fails", "robust_failure")):
         assert f"| **{word}** | {got.get(cls, 0)} |" in text
-    assert "a study before issue 56" in text and "read under condition as_replayed, 32 samples each" in text
+    assert "a study before issue 56" in text and f"read under condition {J}, 32 samples each" in text

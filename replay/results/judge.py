@@ -25,11 +25,12 @@ class Judge:
         return {"physics": self.physics, "condition": self.condition, "source": self.source}
 
 
-#: the default judge. Source: issue #54 item 4 recalibrates on GRAB's 30 lifts and picks the winner by the declared
-#: rule (docs/results/calibration.json); until it lands, the project's declared physics as replayed.
+#: the default judge. Source: GRAB's 30 lifts, the declared rule of replay.study.calibration (balanced accuracy of
+#: p_lift >= 0.5, real vs corrupted): wrist_uncompensated beats as_replayed under the replay physics
+#: (docs/results/calibration-54.md)
 DEFAULT_JUDGE = Judge(
     physics="replay",
-    condition="as_replayed",
-    source="the project's declared physics as replayed (replay.sim.physics); to be set by the recalibration of "
-    "issue #54 item 4 on GRAB's 30 lifts by its declared rule",
+    condition="wrist_uncompensated",
+    source="the better judge of the two wrist gravity conditions on GRAB's 30 lifts by the declared rule "
+    "(docs/results/calibration-54.md)",
 )

@@ -76,8 +76,15 @@ def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
     """The default ``--conditions``: the default judge's condition first (:data:`replay.results.judge.DEFAULT_JUDGE`,
     the one a recording's verdict is read under), then ``as_replayed`` and the other wrist gravity assumption than
     the study's where they are not it (each condition costs a batch of samples per recording)."""
-    comp = bool(choices_in_effect(cfg, protocol)["wrist_gravity_compensation"])
-    names = [DEFAULT_JUDGE.condition, "as_replayed", "wrist_uncompensated" if comp else "wrist_compensated"]
+    cur = choices_in_effect(cfg, protocol)
+    comp = bool(cur["wrist_gravity_compensation"])
+    judge = BY_NAME[DEFAULT_JUDGE.condition]
+    same = all(cur.get(k) == v for k, v in judge.overrides(cur).items())  # the judge's condition is the study's own
+    names = [
+        "as_replayed" if same else judge.name,
+        "as_replayed",
+        "wrist_uncompensated" if comp else "wrist_compensated",
+    ]
     return list(dict.fromkeys(names))[:2]
 
 
