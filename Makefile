@@ -15,6 +15,9 @@ SAMPLES ?= 32
 # above) beside the HUG authors' hug-oracle under the project's physics and as authored, each of those two
 # one single rollout with its ablation per recording (in the 230 s above). VERDICTS= (empty) leaves them out.
 VERDICTS ?= lift,hug-oracle,hug-oracle@authored
+# The physics the verdicts are read under: empty = the default judge's (replay/results/judge.py, DEFAULT_JUDGE,
+# which run_study.py reads); PHYSICS=calibrated (or authored) for another, a study of its own (OUT_DIR apart).
+PHYSICS ?=
 STUDY_ARGS ?=
 DATA_DIR ?= data
 OUT_DIR ?= out
@@ -58,7 +61,7 @@ fetch: setup
 # reason (listed): the montage and report of the others are still made, then make reports the 1;
 # any other failure stops at once
 study: fetch
-	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
+	$(PY) scripts/run_study.py --dataset $(DATASET) --data $(DATA_DIR) --samples $(SAMPLES) --out $(STUDY_JSON) --resume $(if $(PHYSICS),--physics $(PHYSICS),) $(if $(VERDICTS),--verdicts $(VERDICTS),) $(STUDY_ARGS); \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 	$(PY) scripts/render_montage.py --study $(STUDY_JSON) --out $(MONTAGE) && \
 	$(PY) scripts/report.py --study $(STUDY_JSON) --out $(OUT_DIR)/$(DATASET)/report.html --montage $(MONTAGE) && exit $$rc
@@ -127,9 +130,9 @@ docs-results: setup
 	$(PY) scripts/bridge.py --dataset grab --data $(FIG_DATA) --workers 2 --out $(FIG_OUT)/bridge/bridge.json
 	$(PY) scripts/tables.py summarize bridge $(FIG_OUT)/bridge/bridge.json --out $(RESULTS)/grab-bridge.json \
 	    --made-by "python scripts/bridge.py --dataset grab --data \$$REPLAY_MIRROR --workers 2 --out $(FIG_OUT)/bridge/bridge.json"
-	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 32 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
+	$(PY) scripts/run_study.py --dataset grab --data $(FIG_DATA) --samples 16 --corruptions --workers 2 --quiet --out $(FIG_OUT)/trust/study.json
 	$(PY) scripts/tables.py summarize study $(FIG_OUT)/trust/study.json --out $(RESULTS)/grab-trust.json \
-	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 32 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
+	    --made-by "python scripts/run_study.py --dataset grab --data \$$REPLAY_MIRROR --samples 16 --corruptions --workers 2 --out $(FIG_OUT)/trust/study.json"
 	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape zerohand --out $(FIG_OUT)/hand/zerohand.json
 	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape fitted --out $(FIG_OUT)/hand/fitted.json
 	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/fitted.json --out $(RESULTS)/grab-hand-fit.json \

@@ -27,6 +27,7 @@ from replay.errors import DataError
 from replay.results import physics_table
 from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings
 from replay.results.engine_choice import DEVICES, EngineChoice
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.legacy_physics import legacy_config
 from replay.results.oracle_fields import OracleSettings
 
@@ -94,11 +95,11 @@ class ReplayConfig:
     )
 
     physics: str = _f(
-        "replay",
+        DEFAULT_JUDGE.physics,
         "-",
         "the named physics (replay.sim.physics.PHYSICS): authored = the hand and object files as written "
         "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
-        "`run_study.py --physics`",
+        "`run_study.py --physics`; default: the default judge's (replay.results.judge.DEFAULT_JUDGE)",
     )
     physics_overrides: dict = field(
         default_factory=dict,

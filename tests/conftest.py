@@ -64,6 +64,7 @@ ENABLE = (
     ("tmpfs", "run the suite as root where mount(8) is allowed (a container with CAP_SYS_ADMIN)"),
     ("not installed", ".venv/bin/pip install -e '.[dev]'"),
     ("ray", ".venv/bin/pip install -e '.[dev]'"),
+    ("make docs-results", "REPLAY_MIRROR=../shared/datasets make docs-results (remakes docs/results/ on this tree)"),
 )
 
 

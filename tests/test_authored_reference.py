@@ -18,6 +18,9 @@ import numpy as np
 import pytest
 import trimesh
 
+from replay.data.objects import asset_mass
+from replay.sim.made_mass import made_mass
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the model diff and reference live there
 from authored_reference import AuthoredSettings, authored_spec, compile_spec, hand_qpos, parse_setting  # noqa: E402
 from model_diff import LENGTH_ATOL, diff_models  # noqa: E402
@@ -225,7 +228,15 @@ def test_diff_against_the_projects_oracle_scene(grab_dir, capsule_rhand):
     hand = [d for d in diffs if d.where.startswith("mano_body_") and d.field not in ("geom_contype", "geom_conaffinity")
             and (d.field, d.where) != ("jnt_type", "mano_body_0")]  # the free joint of the wrench wrist
     assert hand == []  # shapes, masses, inertias, contact values, joints, dof damping/armature: as authored
-    assert not any(d.field == "body_mass" for d in diffs)  # collision parts x 1250 on both sides
+    # the object weighed as made (object_mass_model as_made: a GRAB print), the reference as MuJoCo compiles the
+    # shipped files (collision parts x 1250 kg/m^3); nothing else's mass differs
+    mass = [d for d in diffs if d.field == "body_mass"]
+    assert [d.where for d in mass] == ["object"], mass
+    asset, cfg = _short_cubesmall_asset_and_config(grab_dir, capsule_rhand, "replay")
+    made = made_mass(asset, cfg)
+    assert made.model == "printed" and float(mass[0].ours) == pytest.approx(made.centre_kg, rel=1e-5)
+    assert float(mass[0].reference) == pytest.approx(asset_mass(asset), rel=1e-5)
+    assert made.low_kg < made.centre_kg < made.high_kg < float(mass[0].reference)  # a print weighs less than the solid
     assert sorted(u.split(" only")[0] for u in unmatched) == sorted(
         ["body table", "geom object/cubesmall_visual (object) set aside: visual, reference"] + [f"actuator {a}" for a in ("wrist_rot.x", "wrist_rot.y", "wrist_rot.z", "wrist_tx.x",
                                                     "wrist_ty.x", "wrist_tz.x")])
@@ -322,6 +333,20 @@ def _compile_both(grab_dir, capsule_rhand, rec, coords, cfg, settings):
                            capsule_rhand)
     support = next(ours.geom(k).name for k in range(ours.ngeom) if ours.geom(k).name.startswith("support"))
     return ours, ref, support
+
+
+def _short_cubesmall_asset_and_config(grab_dir, capsule_rhand, physics_name: str):
+    """(the short cubesmall window's object asset, the hug-oracle config under the named physics)."""
+    from replay.config import ReplayConfig
+    from replay.protocol.oracle_plan import oracle_config
+    from replay.sim.physics import apply_physics
+    from short_window import short_window
+
+    rec, _ = short_window(grab_dir, capsule_rhand)
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
+                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+                                      physics_name))
+    return rec.target_object.asset, cfg
 
 
 def _scene_and_reference(grab_dir, capsule_rhand, physics_name: str, object_joint: str):

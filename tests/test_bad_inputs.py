@@ -338,9 +338,9 @@ def test_zero_filled_frames_are_untracked_and_match_the_clean_rollout(grab_cases
     pz, pc = np.load(out_dir / z["poses"]), np.load(out_dir / c["poses"])
     assert pz["body_pos"].shape == pc["body_pos"].shape
     d = np.linalg.norm(pz["body_pos"] - pc["body_pos"], axis=-1)  # (frames, bodies) m
-    # the hand differs only where those frames are interpolated instead of fitted (measured 2.7 mm at
-    # most; unrepaired, the hand jumped 1 m to the origin); the object moves the same
-    assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 1e-4
+    # the hand differs only where those frames are interpolated instead of fitted (unrepaired, it jumped 1 m to
+    # the origin); the object, a print weighed as made, follows the hand that touches it: within 5 mm too
+    assert d[:, :-1].max() < 5e-3 and d[:, -1].max() < 5e-3
 
 
 @pytest.mark.slow  # shares grab_cases_study, a 2-worker study of four takes: 14 s on 2 shared cores (make test-slow)
@@ -504,7 +504,6 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     load with no flag (but the intent's, and CLEAN_MIRROR_FLAGS), and the measured figures sit inside
     the thresholds with the margins the module docs state."""
     from replay.checks import load_recording, object_rest, object_track, penetration
-    from replay.checks import recording_checks as ic
     from replay.data import list_sequences
     from replay.errors import DataError
 
@@ -542,7 +541,7 @@ def test_clean_mirror_passes_every_check_without_flags(mirror, tmp_path):
     # every recording file of the mirror was checked
     n = sum(len(list((mirror / d / "recordings").glob("*.pkl"))) for d in ("grab", "grab_intents"))
     assert len(speeds) + len(refused) == n + len(list((mirror / "taco").glob("*.pkl")))
-    assert 1.9 < max(speeds) < 2.2 < ic.MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
+    assert 1.9 < max(speeds) < 2.2 < MAX_HAND_SPEED_M_S  # measured 2.05 m/s (piggybank)
     assert 0.039 < min(extents) and max(extents) < 0.23  # 40 mm cubes .. 222 mm knife
     assert 0.02 < min(masses) and max(masses) < 2.2  # 29 g .. 2.16 kg
     assert -5.0 < min(rest) and max(rest) < 3.0  # mm
@@ -885,6 +884,8 @@ def test_every_other_quaternion_negated_replays_bit_for_bit(tmp_path, mirror):
     for suffix in ("", ".recorded"):
         a = json.loads((rdir / f"cubesmall_lift{suffix}.json").read_text())
         b = json.loads((rdir / f"flipped_lift{suffix}.json").read_text())
+        for doc in (a, b):  # wall times live in the timing part (format 6)
+            doc["timing"] = {k: v for k, v in doc.get("timing", {}).items() if k not in skip}
         assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
         za, zb = np.load(rdir / f"cubesmall_lift{suffix}.npz"), np.load(rdir / f"flipped_lift{suffix}.npz")
         assert sorted(za.files) == sorted(zb.files)

@@ -31,16 +31,37 @@ from replay.study.console import StudyConsole
 ROOT = Path(__file__).resolve().parent.parent
 CASE_SEQUENCE = "cubesmall_lift;touch PWNED_SHELL;#"
 #: names of each class: formula starts (OWASP's six), shell metacharacters, terminal controls
-HOSTILE = ["=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\tx", "\rx",
-           CASE_SEQUENCE, "a$(touch PWNED)b", "`touch PWNED`", "it's \"quoted\"", "two\nlines",
-           "red\x1b[31m", "bell\x07", "over\rwrite", "csi\x9b2J", "rtl\u202eevil", "iso\u2066x\u2069"]
+HOSTILE = [
+    '=HYPERLINK("http://x","y")',
+    "+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(A1:A9)",
+    "\tx",
+    "\rx",
+    CASE_SEQUENCE,
+    "a$(touch PWNED)b",
+    "`touch PWNED`",
+    'it\'s "quoted"',
+    "two\nlines",
+    "red\x1b[31m",
+    "bell\x07",
+    "over\rwrite",
+    "csi\x9b2J",
+    "rtl\u202eevil",
+    "iso\u2066x\u2069",
+]
 
 
 def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised():
-    rows = [{"sequence": s, "object": s, "rise": -0.0125, "slip_mm": 3.0, "outcome": "lifted",
-             "input_flags": {"intent": s}} for s in HOSTILE]
-    read = list(csv.DictReader(io.StringIO(rows_csv(rows, ["sequence", "object", "rise", "slip_mm", "outcome",
-                                                           "input_flags"]), newline="")))
+    rows = [
+        {"sequence": s, "object": s, "rise": -0.0125, "slip_mm": 3.0, "outcome": "lifted", "input_flags": {"intent": s}}
+        for s in HOSTILE
+    ]
+    read = list(
+        csv.DictReader(
+            io.StringIO(rows_csv(rows, ["sequence", "object", "rise", "slip_mm", "outcome", "input_flags"]), newline="")
+        )
+    )
     assert len(read) == len(HOSTILE)
     for name, r in zip(HOSTILE, read):
         for col in ("sequence", "object"):
@@ -57,14 +78,29 @@ def test_csv_cells_a_spreadsheet_would_evaluate_are_neutralised():
 @pytest.mark.parametrize("name", HOSTILE)
 def test_the_export_command_splits_back_to_the_exact_argv(name):
     cmd = export_command(Path("out dir/study.json"), name, "mjcf")
-    assert shlex.split(cmd) == ["python", "scripts/export_rollout.py", "--study", "out dir/study.json",
-                                "--sequence", name, "--format", "mjcf"]
+    assert shlex.split(cmd) == [
+        "python",
+        "scripts/export_rollout.py",
+        "--study",
+        "out dir/study.json",
+        "--sequence",
+        name,
+        "--format",
+        "mjcf",
+    ]
 
 
 def test_names_printed_to_a_terminal_have_control_characters_escaped(capsys):
-    for raw, shown in [("red\x1b[31m", "red\\x1b[31m"), ("bell\x07", "bell\\x07"), ("over\rwrite", "over\\rwrite"),
-                       ("csi\x9b2J", "csi\\x9b2J"), ("rtl\u202eevil", "rtl\\u202eevil"), ("del\x7f", "del\\x7f"),
-                       ("iso\u2066x\u2069", "iso\\u2066x\\u2069"), ("two\nlines", "two\\nlines")]:
+    for raw, shown in [
+        ("red\x1b[31m", "red\\x1b[31m"),
+        ("bell\x07", "bell\\x07"),
+        ("over\rwrite", "over\\rwrite"),
+        ("csi\x9b2J", "csi\\x9b2J"),
+        ("rtl\u202eevil", "rtl\\u202eevil"),
+        ("del\x7f", "del\\x7f"),
+        ("iso\u2066x\u2069", "iso\\u2066x\\u2069"),
+        ("two\nlines", "two\\nlines"),
+    ]:
         assert printable(raw) == shown
     assert printable("two\nlines", keep_newlines=True) == "two\nlines"
     kept = "mug_lift café 杯 ; $(x) `y` 'z' \"w\""  # printable text, metacharacters too, is shown as it is
@@ -78,11 +114,12 @@ def test_names_printed_to_a_terminal_have_control_characters_escaped(capsys):
         print("refused: csi\x9b2J_lift: why", file=sys.stderr)
     out, err = capsys.readouterr()
     assert out == "recording  outcome\nrtl\\u202eevil_lift  lifted\n"
-    assert err.splitlines() == ["failed: red\\x1b[31m_lift: boom",
-                                "run_study.py: error: --objects: no grab sequence 'x\\x1b]0;title\\x07'",
-                                "refused: csi\\x9b2J_lift: why"]
+    assert err.splitlines() == [
+        "failed: red\\x1b[31m_lift: boom",
+        "run_study.py: error: --objects: no grab sequence 'x\\x1b]0;title\\x07'",
+        "refused: csi\\x9b2J_lift: why",
+    ]
     assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out + err)
-
 
 
 def test_the_studys_closing_lines_escape_names_and_keep_an_error_to_one_line(capsys):
@@ -90,22 +127,35 @@ def test_the_studys_closing_lines_escape_names_and_keep_an_error_to_one_line(cap
     as its ``main`` calls it): names escaped, an error's traceback left to the records."""
     from replay.commands.run_study import print_outcome
 
-    study = {"rollouts": [{"sequence": "red\x1b[31m_lift", "outcome": "lifted"}],
-             "counts": {"refused_keys": ["bell\x07_lift"]},
-             "failed": {"title\x1b]0;x\x07_lift": "TypeError: boom\nTraceback (most recent call last):\n  File \"x.py\"",
-                        "bell\x07_lift": "x.pkl: fps: not a number"}}
+    study = {
+        "rollouts": [{"sequence": "red\x1b[31m_lift", "outcome": "lifted"}],
+        "counts": {"refused_keys": ["bell\x07_lift"]},
+        "failed": {
+            "title\x1b]0;x\x07_lift": 'TypeError: boom\nTraceback (most recent call last):\n  File "x.py"',
+            "bell\x07_lift": "x.pkl: fps: not a number",
+        },
+    }
     with printable_output():
         print_outcome(study)
     out, err = capsys.readouterr()
-    assert re.search(r"red\\x1b\[31m_lift +- +lifted", out)  # the name, its intent (none), its outcome
-    assert err.splitlines() == ["failed: title\\x1b]0;x\\x07_lift: TypeError: boom (traceback in the study's "
-                                "records.jsonl)", "refused: bell\\x07_lift: x.pkl: fps: not a number"]
+    # the name, its intent (none), its verdict, p_lift and reason (none: a row without a verdict), its contact run
+    assert re.search(r"red\\x1b\[31m_lift +- +- +- +- +lifted", out)
+    assert err.splitlines() == [
+        "failed: title\\x1b]0;x\\x07_lift: TypeError: boom (traceback in the study's records.jsonl)",
+        "refused: bell\\x07_lift: x.pkl: fps: not a number",
+    ]
 
 
 def _run(script: str, *args, cwd: Path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / script), *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.needs_data
@@ -116,9 +166,24 @@ def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path,
     cfg = tmp_path / "short.json"
     cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
     out = tmp_path / "out" / "study.json"
-    res = _run("run_study.py", "--dataset", "grab", "--data", cases_dir / "name_with_shell_metacharacters" / "data",
-               "--objects", CASE_SEQUENCE, "--out", out, "--workers", "1", "--no-ablation", "--quiet",
-               "--config", cfg, cwd=tmp_path)
+    res = _run(
+        "run_study.py",
+        "--dataset",
+        "grab",
+        "--data",
+        cases_dir / "name_with_shell_metacharacters" / "data",
+        "--objects",
+        CASE_SEQUENCE,
+        "--out",
+        out,
+        "--workers",
+        "1",
+        "--no-ablation",
+        "--quiet",
+        "--config",
+        cfg,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     study = json.loads(out.read_text())
     assert [r["sequence"] for r in study["rollouts"]] == [CASE_SEQUENCE]
@@ -146,9 +211,9 @@ def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path,
 @pytest.mark.needs_data
 def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_path, mirror, monkeypatch, capsys):
     """Issue #48 item 7 through the study: a TypeError raised in the stepping path of one recording
-    (a frame's substeps, inside the engine's net for MuJoCo's own errors, as a bug would) lists that recording as an error (not a physics
-    outcome: no rollout, not counted unstable), with its traceback in the study's records and one line on
-    the console; the other recording is replayed. Two short in-process replays: about 15 s."""
+    (a frame's substeps, inside the engine's net for MuJoCo's own errors, as a bug would) lists that recording
+    as an error (not a physics outcome: no rollout, not counted unstable), with its traceback in the study's records
+    and one line on the console; the other recording is replayed. Two short in-process replays: about 15 s."""
     from replay.config import ReplayConfig
     from replay.protocol import rollout
     from replay.sim.engine.mujoco_c import c_loop
@@ -180,8 +245,10 @@ def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_pa
     err = [r for r in records if r["key"] == "cubesmall_lift"]
     assert err[-1]["status"] == "error" and "Traceback" in err[-1]["reason"] and "in buggy" in err[-1]["reason"]
     said = [ln for ln in capsys.readouterr().err.splitlines() if "cubesmall_lift" in ln]
-    assert any(ln.endswith("failed: cubesmall_lift: TypeError: unsupported operand type(s) for *: 'NoneType' and "
-                           "'float'") for ln in said), said
+    assert any(
+        ln.endswith("failed: cubesmall_lift: TypeError: unsupported operand type(s) for *: 'NoneType' and 'float'")
+        for ln in said
+    ), said
 
 
 @pytest.mark.needs_data
@@ -199,8 +266,21 @@ def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirr
     cfg = tmp_path / "short.json"
     cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
     out = tmp_path / "out" / "study.json"
-    res = _run("run_study.py", "--dataset", "grab", "--data", data, "--out", out, "--workers", "1", "--no-ablation",
-               "--config", cfg, cwd=tmp_path)
+    res = _run(
+        "run_study.py",
+        "--dataset",
+        "grab",
+        "--data",
+        data,
+        "--out",
+        out,
+        "--workers",
+        "1",
+        "--no-ablation",
+        "--config",
+        cfg,
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", res.stdout)
     assert not re.search("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]", res.stderr)  # CR: the bar's redraws

@@ -49,8 +49,23 @@ def story(grab_staged, tmp_path_factory):
     """(study folder, its console's stdout, the argv that made it): the small study (module doc)."""
     d = tmp_path_factory.mktemp("story")
     (d / "cfg.json").write_text(json.dumps(SHORT))
-    argv = ["--dataset", "grab", "--data", str(grab_staged), "--objects", ",".join(SEQS), "--workers", "0",
-            "--quiet", "--protocol", "lift,hug-oracle", "--config", str(d / "cfg.json"), "--out", str(d / "study.json")]
+    argv = [
+        "--dataset",
+        "grab",
+        "--data",
+        str(grab_staged),
+        "--objects",
+        ",".join(SEQS),
+        "--workers",
+        "0",
+        "--quiet",
+        "--protocol",
+        "lift,hug-oracle",
+        "--config",
+        str(d / "cfg.json"),
+        "--out",
+        str(d / "study.json"),
+    ]
     rc, out, err = _main(argv)
     assert rc == 0, err
     return d, out, argv
@@ -71,8 +86,11 @@ def test_every_reader_counts_the_lifts_apart(story):
     c = study["counts"]
     rows = {r["sequence"]: r for r in study["rollouts"]}
     # the intent of each row as the rollout JSON has it, and in the CSV
-    assert {s: r["intent"] for s, r in rows.items()} == {"cubesmall_lift": "lift", "stamp_lift": "lift",
-                                                         "mug_pass_1": "pass"}
+    assert {s: r["intent"] for s, r in rows.items()} == {
+        "cubesmall_lift": "lift",
+        "stamp_lift": "lift",
+        "mug_pass_1": "pass",
+    }
     assert {r["sequence"]: r["intent"] for r in _rows_csv(d)} == {s: r["intent"] for s, r in rows.items()}
     lifts = [r for r in rows.values() if r["intent"] == "lift"]
     n_lifted = sum(bool(r["lifted"]) for r in lifts)
@@ -85,39 +103,43 @@ def test_every_reader_counts_the_lifts_apart(story):
     other = sum(bool(r["lifted"]) for r in rows.values() if r["intent"] != "lift")
     assert f"1 recording of other intents: lifted {other} of 1" in out
     assert not re.search(r"^3 recordings", out, re.M)
-    # the report's headline: the lifts first, the other intents apart
+    # the report: the verdicts and the contact run counted per group, the lifts first, the other intents apart
     build_report(d / "study.json", d / "report.html")
     page = (d / "report.html").read_text()
-    summary = page[page.index("<ul id=summary>"):page.index("</ul>", page.index("<ul id=summary>"))]
-    items = re.findall(r"<li><span class=k>([^<]*)</span>: ([^<]*)</li>", summary)
-    assert items[0] == ("2 lifts", "replayed") and items[1] == ("lifted", str(n_lifted))
-    assert items[5][0] == "1 recording of other intents" and items[5][1].startswith(f"lifted {other} ")
-    assert not any(k == "recordings" for k, _ in items)
+    table = re.search(r"<table id=by-intent>(.*?)</table>", page, re.S).group(1)
+    cells = [re.findall(r"<td>([^<]*)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+    assert [c[:3] for c in cells] == [["lifts", "2", str(n_lifted)], ["other intents", "1", str(other)]]
+    assert c["verdicts"]["lifts"]["holds"]["n"] + c["verdicts"]["lifts"]["fails"]["n"] == 2  # one run each
+    assert c["verdicts"]["other intents"]["holds"]["n"] + c["verdicts"]["other intents"]["fails"]["n"] == 1
 
 
 def test_the_hug_oracle_counts_at_the_top_level_and_its_lifts_line(story):
-    from replay.study.console import summary_table
+    from replay.study.end_table import end_lines
     from replay.study.summary import study_counts
 
     d, out, _ = story
     study = json.loads((d / "study.json").read_text())
     oracle = [r for r in study["oracle_rollouts"]]
     lifted = sum(bool(r["lifted"]) for r in oracle if r["sequence"].endswith("_lift"))
-    assert f"hug-oracle protocol, lifted (off the table): 2 lifts: lifted {lifted} of 2" in out
+    assert f"hug-oracle protocol, lifted (off the table), 2 lifts: lifted {lifted} of 2" in out
     # a hug-oracle study alone: its real counts at the top level (they were all zero)
     docs = [read_rollout(d / r["json"]) for r in oracle]
     top = study_counts(["hug-oracle"], {"hug-oracle": docs}, {}, 1.0)
     assert top["protocol"] == "hug-oracle" and top["rollouts"] == 3
-    assert top["lifted"] == sum(bool(r["lifted"]) for r in oracle) and top == dict(top["hug-oracle"], protocol="hug-oracle",
-                                                                                  **{"hug-oracle": top["hug-oracle"]})
+    assert top["lifted"] == sum(bool(r["lifted"]) for r in oracle) and top == dict(
+        top["hug-oracle"], protocol="hug-oracle", **{"hug-oracle": top["hug-oracle"]}
+    )
     # docs/oracle.md's figure from its results file: the line for the 30 lifts alone
     doc = json.loads((ROOT / "docs" / "results" / "grab-oracle.json").read_text())
     n30 = sum(bool(r["lifted"]) for r in doc["oracle_rollouts"] if r["sequence"].endswith("_lift"))
     of = sum(r["sequence"].endswith("_lift") for r in doc["oracle_rollouts"])
-    line = f"hug-oracle protocol, lifted (off the table): {of} lifts: lifted {n30} of {of}"
-    assert of == 30 and line in summary_table(doc)
-    assert re.search(rf"\| lifted \(the oracle's success test\) \| {n30} \([a-z, ]+\) of 30 \|",
-                     (ROOT / "docs" / "oracle.md").read_text())
+    # a hug-oracle study alone: its own contact run leads (no shake: lifted, not held through it)
+    line = f"contact run, {of} lifts: lifted {n30} of {of}, not lifted "
+    assert of == 30 and any(ln.startswith(line) for ln in end_lines(doc))
+    assert re.search(
+        rf"\| lifted \(the oracle's success test\) \| {n30} \([a-z, ]+\) of 30 \|",
+        (ROOT / "docs" / "oracle.md").read_text(),
+    )
 
 
 # 2. messages that say what happened
@@ -137,7 +159,9 @@ def test_ablation_only_says_its_own_time_rows_and_refreshes_the_report(story, tm
     argv[k + 1], argv[argv.index("--protocol") + 1] = "stamp", "lift"
     rc, out, err = _main(argv + ["--ablation-only"])
     assert rc == 0, err
-    table = [ln.split()[0] for ln in out.splitlines() if ln.endswith(("yes", "no", "-")) and "_" in ln.split()[0]]
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("recording "))
+    table = [ln.split()[0] for ln in lines[head + 2 : lines.index("", head)]]
     assert table == ["stamp_lift"]  # the row it reran alone
     wall = [ln for ln in out.splitlines() if ln.startswith("wall time")]
     assert len(wall) == 1 and "interrupted" not in wall[0] and "--ablation-only" in wall[0]
@@ -170,8 +194,13 @@ def test_choice_options_say_did_you_mean_in_one_line():
 
 def test_scripts_outside_the_environment_say_what_to_run():
     """No site-packages (-S) and no PYTHONPATH (-I): replay is not importable; one line, no traceback."""
-    p = subprocess.run([sys.executable, "-I", "-S", str(ROOT / "scripts" / "run_study.py"), "--help"],
-                       capture_output=True, text=True, cwd=ROOT.parent, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-I", "-S", str(ROOT / "scripts" / "run_study.py"), "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT.parent,
+        timeout=60,
+    )
     lines = p.stderr.strip().splitlines()
     assert p.returncode == 1 and len(lines) == 1 and "Traceback" not in p.stderr
     assert "make setup" in lines[0] and "source .venv/bin/activate" in lines[0]
@@ -198,8 +227,13 @@ def test_wrist_error_median_and_peak_per_recording_and_study(story):
     peaks = []
     for r in study["rollouts"]:
         rec = read_rollout(d / r["json"]).to_dict()
-        z = np.load(d / r["json"].replace(".json", ".npz")) if (d / r["json"].replace(".json", ".npz")).is_file() \
-            else np.load(Path(rec["poses"]) if Path(rec["poses"]).is_absolute() else (d / r["json"]).parent / rec["poses"])
+        z = (
+            np.load(d / r["json"].replace(".json", ".npz"))
+            if (d / r["json"].replace(".json", ".npz")).is_file()
+            else np.load(
+                Path(rec["poses"]) if Path(rec["poses"]).is_absolute() else (d / r["json"]).parent / rec["poses"]
+            )
+        )
         err, phase = z["wrist_err"] * 1000.0, z["phase"]
         lh = err[np.isin(phase, (PHASE_LIFT, PHASE_HOLD)) & np.isfinite(err)]
         # re-derived from the saved per-frame error (float32 in the npz)
@@ -211,13 +245,17 @@ def test_wrist_error_median_and_peak_per_recording_and_study(story):
     assert c["max_wrist_err_peak_mm"] == pytest.approx(max(peaks))
     # the console, the CSV and the report say both
     assert f"peak over the lift and hold: median {c['median_wrist_err_peak_mm']:.1f} mm" in out
-    assert all(float(row["wrist_err_peak_mm"]) == pytest.approx(r["wrist_err_peak_mm"])
-               for row, r in zip(_rows_csv(d), study["rollouts"]))
+    assert all(
+        float(row["wrist_err_peak_mm"]) == pytest.approx(r["wrist_err_peak_mm"])
+        for row, r in zip(_rows_csv(d), study["rollouts"])
+    )
     from replay.output.report import build_report
 
     build_report(d / "study.json", d / "report.html")
-    assert "peak over the lift and hold: median / largest</span>: " \
-           f"{c['median_wrist_err_peak_mm']:.1f} / {c['max_wrist_err_peak_mm']:.1f}" in (d / "report.html").read_text()
+    assert (
+        "peak over the lift and hold: median / largest</span>: "
+        f"{c['median_wrist_err_peak_mm']:.1f} / {c['max_wrist_err_peak_mm']:.1f}" in (d / "report.html").read_text()
+    )
     from replay.output.tables import counts_table
 
     assert f"{c['median_wrist_err_peak_mm']:.1f} mm / {max(peaks):.1f} mm" in counts_table(study)
@@ -252,15 +290,22 @@ def test_physics_entries_describe_the_value_in_effect(story):
 def test_montage_frames_its_objects_and_draws_its_rule(story, tmp_path):
     import imageio_ffmpeg
 
-    from replay.output.render.montage import (MONTAGE_MAX_CANVAS, MONTAGE_MAX_CLIPS, MONTAGE_MIN_READABLE_W,
-                                              montage_layout, montage_record_path, render_montage)
+    from replay.output.render.montage import (
+        MONTAGE_MAX_CANVAS,
+        MONTAGE_MAX_CLIPS,
+        MONTAGE_MIN_READABLE_W,
+        montage_layout,
+        montage_record_path,
+        render_montage,
+    )
 
     d, _, _ = story
     # the bound: every tile at least 320 px wide with the whole montage inside 1080p
     cols, rows, (tw, th) = montage_layout(MONTAGE_MAX_CLIPS)
     assert tw >= MONTAGE_MIN_READABLE_W and cols * tw <= MONTAGE_MAX_CANVAS[0] and rows * th <= MONTAGE_MAX_CANVAS[1]
-    assert montage_layout(MONTAGE_MAX_CLIPS + 1)[2][0] < MONTAGE_MIN_READABLE_W or \
-        MONTAGE_MAX_CLIPS + 1 >= 39  # one more would shrink the tiles (or need the larger canvas)
+    assert (
+        montage_layout(MONTAGE_MAX_CLIPS + 1)[2][0] < MONTAGE_MIN_READABLE_W or MONTAGE_MAX_CLIPS + 1 >= 39
+    )  # one more would shrink the tiles (or need the larger canvas)
     st = render_montage(d / "study.json", tmp_path / "m.mp4", tile=(320, 240), cols=3)
     record = json.loads(montage_record_path(st.path).read_text())
     assert record["left_out"] == 0 and record["rule"].startswith("every recording (3)") and "320 px" in record["rule"]
@@ -277,7 +322,7 @@ def test_montage_frames_its_objects_and_draws_its_rule(story, tmp_path):
     # before it (the box's bounding sphere, 15 cm reach): so at least 300 px (0.4 % of the tile) each
     f = frames[:, hh:].astype(np.int16)
     blue = (f[..., 2] > f[..., 0] + 60) & (f[..., 2] > f[..., 1] + 30)
-    px = [int(blue[:, :, k * 320:(k + 1) * 320].sum(axis=(1, 2)).max()) for k in range(3)]
+    px = [int(blue[:, :, k * 320 : (k + 1) * 320].sum(axis=(1, 2)).max()) for k in range(3)]
     assert min(px) >= 300, px
 
 
@@ -297,13 +342,18 @@ def test_make_study_time_is_generated_from_its_results_file():
     steps = doc["steps"]
     make = (ROOT / "Makefile").read_text()
     assert [s["script"] for s in steps] == ["scripts/fetch_data.py"] * 2 + [
-        "scripts/run_study.py", "scripts/render_montage.py", "scripts/report.py"]
+        "scripts/run_study.py",
+        "scripts/render_montage.py",
+        "scripts/report.py",
+    ]
     # the Makefile's fetch and study recipes run these scripts, in this order
-    recipes = make[make.index("\nfetch:"):make.index("\nvalidate:")]
-    at = [recipes.index(f"$(PY) {s}") for s in ("scripts/fetch_data.py", "scripts/run_study.py",
-                                                "scripts/render_montage.py", "scripts/report.py")]
+    recipes = make[make.index("\nfetch:") : make.index("\nvalidate:")]
+    at = [
+        recipes.index(f"$(PY) {s}")
+        for s in ("scripts/fetch_data.py", "scripts/run_study.py", "scripts/render_montage.py", "scripts/report.py")
+    ]
     assert at == sorted(at)
-    study = recipes[recipes.index("$(PY) scripts/run_study.py"):].split("\n")[0]
+    study = recipes[recipes.index("$(PY) scripts/run_study.py") :].split("\n")[0]
     assert "--samples $(SAMPLES)" in study and "--effort" not in study  # the benchmark runs these defaults
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import make_study_time
@@ -317,11 +367,13 @@ def test_make_study_time_is_generated_from_its_results_file():
         assert PRE_54 in readme
     if doc["steps"][2]["command"] != shlex.join(argv):  # a time measured before make study set the verdicts side
         at = argv.index("--verdicts")  # by side (--verdicts): only so, and the README says it beside the figure
-        assert doc["steps"][2]["command"] == shlex.join(argv[:at] + argv[at + 2:]) and PRE_VERDICTS in readme
+        assert doc["steps"][2]["command"] == shlex.join(argv[:at] + argv[at + 2 :]) and PRE_VERDICTS in readme
     assert doc["total_s"] == pytest.approx(sum(s["wall_s"] for s in steps), abs=1.0)
     md = table("make_study", doc)
     m, s = divmod(round(doc["total_s"]), 60)
     assert f"{m}:{s:02d}" in md
-    assert f"{doc['cpus']} cores, 1-minute load average {doc['load_1min'][0]} before and {doc['load_1min'][1]} after" in md
+    assert (
+        f"{doc['cpus']} cores, 1-minute load average {doc['load_1min'][0]} before and {doc['load_1min'][1]} after" in md
+    )
     assert "<!-- table:make_study:grab from docs/results/make-study.json -->" in readme
     assert f"**`make study`, in all** | **{doc['total_s']:.1f} ({m}:{s:02d})**" in readme

@@ -8,6 +8,7 @@ object no longer touches the table after the rise (app. E.2).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -225,13 +226,18 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     )
     doc = read_rollout(out.parent / row["json"])
     assert doc.protocol == "hug-oracle" and doc.result.off_table and doc.ablation.grasp.max_object_rise_mm < 1
-    # the end-of-study summary: counts in words (not a dict), then one line per recording
-    from replay.study.console import summary_table
+    # the end of the study: its row led by its verdict (one run, the hug-oracle's: it neither shakes nor releases,
+    # so a lift that held is said as lifted), then the verdicts counted in words (not a dict)
+    from replay.study.end_table import end_lines
 
-    lines = summary_table(study).splitlines()
-    assert lines[0].startswith("hug-oracle protocol, lifted (off the table): 1 lift: lifted 1 of 1,")  # the lifts' line
-    assert lines[1].endswith("diagnosis (all 1): none") and "{" not in lines[1]
-    assert lines[2] == f"  cubesmall_lift: lifted (end rise {1000 * row['rise']:.1f} mm), ablation stayed down"
+    lines = end_lines(study)
+    row_line = next(ln for ln in lines if ln.startswith("cubesmall_lift "))
+    # 1 of 1 lifted: Wilson's 95 % interval [1 / (1 + z^2), 1] = [0.21, 1.00] (z = 1.96)
+    said = r"^cubesmall_lift +lift +holds +1\.00 \[0\.21, 1\.00\] +one run, not sampled: lifted +lifted"
+    assert re.search(said, row_line), row_line
+    head = "verdict of the 1 lift, physics replay, one run each"
+    assert any(ln.startswith(head) and ln.endswith("holds 1: lifted 1; uncertain 0; fails 0") for ln in lines), lines
+    assert not any("{" in ln for ln in lines)
     # a hug-oracle study alone has its own counts at the top level (issue 49)
     assert study["counts"]["protocol"] == "hug-oracle" and study["counts"]["rollouts"] == c["rollouts"] == 1
     # and its study.csv holds its rows (issue 56: the header alone, no rows), re-made alike by the report
@@ -249,14 +255,14 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
 
 @pytest.mark.slow
 def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
-    """The oracle on the reference engine (SolverMuJoCo.step, ~90 s here) and on the direct MuJoCo C
-    engine: same verdicts, rises within 1 mm (measured 186.67 mm on both, our contact pairs)."""
+    """The oracle on the reference engine (SolverMuJoCo.step, ~90 s here) and on the MuJoCo C
+    engine (mujoco-c): same verdicts, rises within 1 mm (measured 186.67 mm on both, our contact pairs)."""
     from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant
 
     rec, coords = window
     out = {}
-    for engine in ("newton", "direct"):
+    for engine in ("newton", "mujoco-c"):
         cfg = ReplayConfig(**SHORT_ORACLE, engine=engine).replace(oracle={"contact": "compiled"})
         out[engine] = [
             r.metrics
@@ -264,7 +270,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
                 rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], protocol="hug-oracle"
             )
         ]
-    for a, b in zip(out["newton"], out["direct"]):
+    for a, b in zip(out["newton"], out["mujoco-c"]):
         assert a["lifted"] == b["lifted"] and a["oracle"]["off_table"] == b["oracle"]["off_table"]
         assert a["oracle"]["end_rise_mm"] == pytest.approx(b["oracle"]["end_rise_mm"], abs=1.0)
-    assert out["direct"][0]["lifted"] and not out["direct"][1]["lifted"]
+    assert out["mujoco-c"][0]["lifted"] and not out["mujoco-c"][1]["lifted"]

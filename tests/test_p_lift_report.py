@@ -13,6 +13,8 @@ from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_s
 
 from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
 from replay.output.report import build_report
+from replay.results.judge import DEFAULT_JUDGE
+from replay.results.verdict_record import PLiftEntry
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +45,8 @@ def test_table_has_a_class_column_and_filter_per_condition(built):
 def test_counts_per_condition_lead_the_summary_lifts_and_others_apart(built):
     d, _ = built
     page = (d / "report.html").read_text()
-    assert page.index("id=p-lift-counts") < page.index("<ul id=summary>")
+    # the verdicts lead, the counts per condition are detail under them
+    assert page.index("id=verdict-counts") < page.index("id=rows") < page.index("id=p-lift-counts")
     for group, keep in (("lifts", lambda r: r[2] == "lift"), ("other intents", lambda r: r[2] != "lift")):
         for i, c in enumerate(CONDITIONS):
             want = Counter(entry(r[-1][i])["class"] for r in RECORDINGS if keep(r))
@@ -64,21 +67,28 @@ def test_discrimination_table(built):
     assert "<p class=ref>[1] HUG paper, 2 cm wrist offset</p>" in page  # the source once, under the table
 
 
-def test_recording_page_verdicts_side_by_side_and_what_is_absent(built):
+def test_recording_page_leads_with_its_verdict_then_the_evidence(built):
     d, _ = built
     mug = (d / "report_files" / "mug_lift.html").read_text()
+    # the verdict under the judged condition (its interval against 0.5), its cross-checks, then the evidence
+    assert mug.index("id=verdict") < mug.index("id=recording-checks") < mug.index("<h2>Evidence")
+    assert mug.index("<h2>Evidence") < mug.index("id=verdicts") < mug.index("id=fields")
+    e = entry(RECORDINGS[0][-1][CONDITIONS.index(DEFAULT_JUDGE.condition)])
+    word = "holds" if e["lo"] >= 0.5 else "fails" if e["hi"] <= 0.5 else "uncertain"
+    head = re.search(r"<p id=verdict[^>]*>(.*?)</p>", mug, re.S).group(1)
+    assert f">{word}</b>" in head and f"{e['p']:.2f} [{e['lo']:.2f}, {e['hi']:.2f}]" in head
     verdicts = re.search(r"<table id=verdicts>(.*?)</table>", mug, re.S).group(1)
     assert "lift / replay" in verdicts and "hug-oracle / replay" in verdicts
     oracle_as_replayed = entry(ORACLE["mug_lift"][0])
     assert f"{oracle_as_replayed['p']:.2f} [{oracle_as_replayed['lo']:.2f}, {oracle_as_replayed['hi']:.2f}]" in verdicts
-    assert "the authored and calibrated physics" in mug and mug.count("<svg") == 2
-    duck = (d / "report_files" / "duck_lift.html").read_text()  # no hug-oracle rollout: said absent
-    assert "hug-oracle / replay" not in duck and "Not in this study: the hug-oracle protocol" in duck
+    assert mug.count("<svg") == 2
+    duck = (d / "report_files" / "duck_lift.html").read_text()  # no hug-oracle rollout
+    assert "hug-oracle / replay" not in duck
 
 
 def test_chart_draws_each_interval_and_p_on_the_0_1_axis():
     e = entry(13)
-    svg = p_lift_svg({"as_replayed": e})
+    svg = p_lift_svg({"as_replayed": PLiftEntry.from_dict(e)})
     x = lambda p: _X0 + (_X1 - _X0) * p  # noqa: E731
     assert f"x1='{x(e['lo']):.1f}'" in svg and f"x2='{x(e['hi']):.1f}'" in svg and f"cx='{x(e['p']):.1f}'" in svg
     assert p_lift_svg(None) == "" and p_lift_svg({}) == ""
@@ -140,7 +150,7 @@ def test_readme_trust_table_from_the_study_and_its_summary(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("<!-- table:p_lift:grab from docs/results/trust.json -->\nold\n<!-- /table:p_lift:grab -->\n")
     readme.write_text(update_text(readme.read_text(), tmp_path))
-    assert "robust lift" in readme.read_text() and stale_blocks(readme.read_text(), tmp_path) == []
+    assert "| holds |" in readme.read_text() and stale_blocks(readme.read_text(), tmp_path) == []
     with pytest.raises(ValueError, match="--samples"):
         table("p_lift", {"rollouts": [], "counts": {}})
 

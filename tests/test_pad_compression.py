@@ -1,5 +1,6 @@
-"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window: the plan's, and each
-world's own (a sampled depth; a corrupted take's fingers).
+"""Finger pad compression (replay.protocol.pad_compression) on the short cubesmall window, close only (the physics
+choice ``pad_deep_fingers`` ``as_recorded``, both tables' value): the plan's, and each
+world's own (a sampled depth; a corrupted take's fingers). The opening: tests/test_pad_opening.py.
 
 The geometry is re-derived independently of the solver: the capsules' world poses from
 MuJoCo's own forward kinematics of the capsule MJCF (``mj_kinematics``), and the signed
@@ -37,13 +38,17 @@ NEAR_MM = 40.0
 #: capsule axis, so a closed finger may stop short of, or a little past, the depth (measured
 #: on this window: within 0.3 mm)
 TOL_MM = 0.5
+#: close only: fingers deeper than the depth left as recorded
+CLOSE_ONLY = {"pad_deep_fingers": "as_recorded"}
 
 
 @pytest.fixture(scope="module")
 def compressed(grab_dir, capsule_rhand):
     """(recording, plan coords without and with the compression (F, 67), its summary, config, plan)."""
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}).replace(lift={"pad_near_mm": NEAR_MM})
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM, **CLOSE_ONLY}).replace(
+        lift={"pad_near_mm": NEAR_MM}
+    )
     plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
     raw = plan.coords.copy()
     raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
@@ -64,7 +69,9 @@ def _capsule_distances_mm(mjcf, rec, hand_coords) -> dict[int, float]:
     out = {}
     for b in range(1, 16):
         bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}")
-        gid = [i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE][0]
+        gid = [
+            i for i in range(m.ngeom) if m.geom_bodyid[i] == bid and m.geom_type[i] == mujoco.mjtGeom.mjGEOM_CAPSULE
+        ][0]
         r, half = m.geom_size[gid][:2]
         axis = d.geom_xmat[gid].reshape(3, 3)[:, 2]
         pts = d.geom_xpos[gid] + np.outer(np.linspace(-half, half, 65), axis)
@@ -123,14 +130,18 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
     rec, raw, out, summary, cfg, plan = compressed
     scene = build_replay_scene(rec, short_window(grab_dir, capsule_rhand)[1], capsule_rhand, cfg)[1]
     variants = (Variant(), Variant(pad_depth_mm=2.0), Variant(finger_closure=(-np.radians(20),) * 5))
-    batch = SimpleNamespace(worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene,
-                            layout=MjLayout.from_scene(scene))
+    batch = SimpleNamespace(
+        worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene, layout=MjLayout.from_scene(scene)
+    )
     t = world_finger_targets(plan, batch, cfg)
     assert np.array_equal(t[0], finger_quats(plan.coords))  # the plan's own world: its targets
     two, res2 = plan.pad_plan.compressed(2.0)
     assert np.array_equal(t[1], two)
-    moved = [n for n, b in FINGERS.items()
-             if not np.array_equal(t[1][:, [i - 1 for i in b]], plan.pad_plan.raw[:, [i - 1 for i in b]])]
+    moved = [
+        n
+        for n, b in FINGERS.items()
+        if not np.array_equal(t[1][:, [i - 1 for i in b]], plan.pad_plan.raw[:, [i - 1 for i in b]])
+    ]
     near = [n for n, f in summary["fingers"].items() if f["status"] != "far"]
     assert set(moved) <= set(near) and set(moved) == set(res2["fingers_closed"])
     g = plan.pad_plan.grasp_at
@@ -146,14 +157,47 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
 
 def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
-    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM}).replace(lift={"shake_s": 0.0})
+    cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM, **CLOSE_ONLY}).replace(
+        lift={"shake_s": 0.0}
+    )
     m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
     p = m["pad_compression"]
-    assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS)
+    assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS) and p["deep_fingers"] == "as_recorded"
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
     assert m["lifted"]  # the preloaded grasp still lifts the cube
-    off = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"pad_compression": 0.0}).replace(lift={"shake_s": 0.0}),
-                       [Variant()], frame_limit=3)
+    off = run_rollouts(
+        rec,
+        coords,
+        capsule_rhand,
+        ReplayConfig(**SHORT, physics_overrides={"pad_compression": 0.0}).replace(lift={"shake_s": 0.0}),
+        [Variant()],
+        frame_limit=3,
+    )
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
     on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()], frame_limit=3)
     assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)
+    assert on[0].metrics["pad_compression"]["deep_fingers"] == "as_recorded"  # the replay physics' pad_deep_fingers
+    rows = {r["name"]: r for r in on[0].metrics["physics"]}
+    assert rows["pad_deep_fingers"]["value"] == "as_recorded"
+    opened = ReplayConfig(**SHORT, physics_overrides={"pad_deep_fingers": "opened"}).replace(lift={"shake_s": 0.0})
+    op = run_rollouts(rec, coords, capsule_rhand, opened, [Variant()], frame_limit=3)[0].metrics
+    assert op["pad_compression"]["deep_fingers"] == "opened"  # the departure runs and says so in its record
+    rows = {r["name"]: r for r in op["physics"]}
+    assert rows["pad_deep_fingers"]["value"] == "opened" and "--physics-set" in rows["pad_deep_fingers"]["source"]
+
+
+def test_close_only_is_the_grasp_frame_closure_blended(compressed):
+    """Close only (``pad_deep_fingers=as_recorded``): each closed finger's targets are the recorded ones turned by the
+    grasp frame's closure (:func:`replay.protocol.pad_compression.solve`, post-multiplied) times the blend weight, at
+    every frame, bit for bit with scipy's rotation product; no finger is opened and the summary says so."""
+    rec, raw, out, summary, cfg, plan = compressed
+    pad = plan.pad_plan
+    assert pad.seat is None and summary["deep_fingers"] == "as_recorded"
+    assert all(f["closure_deg"] >= 0 and f["status"] != "opened" for f in summary["fingers"].values())
+    _, rv = pad.solve(DEPTH_MM)
+    q = finger_quats(out)
+    for name in summary["fingers_closed"]:
+        j = [b - 1 for b in FINGERS[name]]
+        for k in np.flatnonzero(pad.weight > 0):
+            want = (Rotation.from_quat(pad.raw[k, j]) * Rotation.from_rotvec(rv[j] * pad.weight[k])).as_quat()
+            assert np.array_equal(q[k, j], want), (name, k)

@@ -174,7 +174,8 @@ def test_every_table_has_the_same_choices_and_legal_values():
             physics.check_value(k, c.value)
 
 
-@pytest.mark.parametrize("text", ["cone=round", "nonsense=1", "impratio=-1", "wrist_target_offset_mm=1,2", "cone"])
+@pytest.mark.parametrize("text", ["cone=round", "nonsense=1", "impratio=-1", "wrist_target_offset_mm=1,2", "cone",
+                                  "pad_deep_fingers=closed"])
 def test_bad_settings_are_one_line_errors(text):
     with pytest.raises(DataError):
         physics.apply_physics(ReplayConfig(), "authored", dict([physics.parse_setting(text)]))

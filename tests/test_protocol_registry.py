@@ -91,8 +91,16 @@ def test_a_protocol_declared_in_a_test_runs_through_a_study(tmp_path, mirror, ho
     from replay.study.runner import run_study
 
     out = tmp_path / "study.json"
-    run_study("grab", out, ReplayConfig(**SHORT), objects=["cubesmall"], workers=0, progress=False,
-              data_dir=mirror, protocols=[Hover.name])
+    run_study(
+        "grab",
+        out,
+        ReplayConfig(**SHORT),
+        objects=["cubesmall"],
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        protocols=[Hover.name],
+    )
     study = json.loads(out.read_text())
     key = ResultKey("cubesmall_lift", Hover.name)
     assert key.text == "cubesmall_lift [hover]" and key.stem == "cubesmall_lift.hover"
@@ -102,13 +110,18 @@ def test_a_protocol_declared_in_a_test_runs_through_a_study(tmp_path, mirror, ho
     touching = doc.result.hover_contacts > 0
     assert doc.outcome == ("touching" if touching else "apart")
     assert study["protocols"] == [Hover.name] and study["rollouts"] == [] and study["failed"] == {}
-    assert study["hover_rollouts"] == [{"sequence": "cubesmall_lift", "outcome": doc.outcome,
-                                        "hover_contacts": doc.result.hover_contacts}]
-    assert study["counts"]["protocol"] == Hover.name and study["counts"][Hover.name] == {"rollouts": 1,
-                                                                                         "touching": int(touching)}
+    assert study["hover_rollouts"] == [
+        {"sequence": "cubesmall_lift", "outcome": doc.outcome, "hover_contacts": doc.result.hover_contacts}
+    ]
+    assert study["counts"]["protocol"] == Hover.name and study["counts"][Hover.name] == {
+        "rollouts": 1,
+        "touching": int(touching),
+    }
     rows = list(csv.DictReader((tmp_path / "study.hover.csv").open(newline="")))
     assert [r["sequence"] for r in rows] == ["cubesmall_lift"] and rows[0]["outcome"] == doc.outcome
-    assert (tmp_path / "study.csv").read_text().startswith("sequence,object,intent,outcome")  # header, no lift rows
+    # study.csv: the lift's header alone (the verdict's columns first), no lift rows
+    assert (tmp_path / "study.csv").read_text().splitlines()[0].startswith("verdict,reason,p_lift,p_lo,p_hi,sequence,")
+    assert len((tmp_path / "study.csv").read_text().splitlines()) == 1
     np.testing.assert_equal(np.load(tmp_path / "study_rollouts" / f"{key.stem}.npz")["phase"][:4], [0, 0, 0, 1])
 
 

@@ -39,16 +39,33 @@ def _chromium() -> str:
 
 
 def _browser(exe: str, url: str, *args: str) -> subprocess.CompletedProcess:
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--allow-file-access-from-files",
-           "--virtual-time-budget=5000", *args, url]
+    cmd = [
+        exe,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=5000",
+        *args,
+        url,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, mirror):
     d = tmp_path_factory.mktemp("report")
-    study = run_study("grab", d / "study.json", ReplayConfig(**SHORT), objects=OBJECTS, workers=0, progress=False,
-                      data_dir=mirror, verdicts=PAIRS)
+    study = run_study(
+        "grab",
+        d / "study.json",
+        ReplayConfig(**SHORT),
+        objects=OBJECTS,
+        workers=0,
+        progress=False,
+        data_dir=mirror,
+        verdicts=PAIRS,
+    )
     n = build_report(d / "study.json", d / "report.html")
     return d, study, n
 
@@ -56,8 +73,12 @@ def report(tmp_path_factory, mirror):
 def test_report_files_and_csv(report):
     d, study, n = report
     assert n == {"rows": 2, "plots": 2, "clips": 0, "montage": False}
-    assert sorted(p.name for p in (d / "report_files").iterdir()) == ["cubesmall_lift.html", "cubesmall_lift.png",
-                                                                      "mug_lift.html", "mug_lift.png"]
+    assert sorted(p.name for p in (d / "report_files").iterdir()) == [
+        "cubesmall_lift.html",
+        "cubesmall_lift.png",
+        "mug_lift.html",
+        "mug_lift.png",
+    ]
     rows = list(csv.DictReader((d / "study.csv").open()))
     assert [r["sequence"] for r in rows] == ["cubesmall_lift", "mug_lift"]
     for r, s in zip(rows, study["rollouts"]):
@@ -77,12 +98,16 @@ def test_contact_agreement_summary_counts_recordings_with_both(report):
     only, re-counted from the rows, and the page says how many of all and why the others were left out."""
     d, study, _ = report
     rows = study["rollouts"]
-    both = [r for r in rows if r["contact_agreement_precision"] is not None and r["contact_agreement_recall"] is not None]
+    both = [
+        r for r in rows if r["contact_agreement_precision"] is not None and r["contact_agreement_recall"] is not None
+    ]
     c = study["counts"]
     assert c["contact_agreement_n"] == len(both) and c["contact_agreement_of"] == len(rows) == 2
     assert c["contact_agreement_n"] + c["contact_agreement_no_simulated"] + c["contact_agreement_no_recorded"] == 2
     if both:
-        assert c["median_contact_agreement_recall"] == pytest.approx(np.median([r["contact_agreement_recall"] for r in both]))
+        assert c["median_contact_agreement_recall"] == pytest.approx(
+            np.median([r["contact_agreement_recall"] for r in both])
+        )
     page = (d / "report.html").read_text()
     assert f"over the {len(both)} of 2 recordings with recorded and simulated contact" in page
     assert f"{c['contact_agreement_no_simulated']} with no bone carrying force" in page
@@ -106,32 +131,37 @@ def test_page_renders_in_chromium(report):
     # a recording's page: its plot loaded (the page counts images with pixels once loaded)
     res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), "--dump-dom")
     assert res.returncode == 0 and "<img" in res.stdout and "back to the study" in res.stdout, res.stderr[-2000:]
-    # the verdicts side by side: each pair's lifted of the lifts, their agreement, the pair it lacks named
-    pairs = {"lift@replay": study["rollouts"], "hug-oracle@authored": study["verdict_rollouts"]["hug-oracle@authored"]}
-    for name, rows in pairs.items():
-        assert f"<th>{name}</th><td>{sum(bool(r['lifted']) for r in rows)} of 2</td>" in dom
-    alike = sum(a["lifted"] == b["lifted"] for a, b in zip(*pairs.values()))
-    assert f"<td>lift@replay</td><td>hug-oracle@authored</td><td>{alike} of 2</td>" in dom
-    assert "Not in this study: hug-oracle@replay" in dom and "--verdicts lift@replay,hug-oracle@authored,hug-oracle@replay" in dom
-    # a recording's page: every pair's verdict in its row
-    page = re.search(r"<table id=\"?pair-verdicts\"?>(.*?)</table>", res.stdout, re.S).group(1)
-    for name, rows in pairs.items():
-        r = next(r for r in rows if r["sequence"] == "mug_lift")
-        assert re.search(rf"<th>{re.escape(name)}</th><td[^>]*><b>{'yes' if r['lifted'] else 'no'}</b>", page), page
+    # the cross-checks, one table: the hug-oracle as authored set beside each recording's verdict (single runs
+    # here: the verdict is the lift's contact run), agreeing where both lifted or neither did
+    pair = {r["sequence"]: r["lifted"] for r in study["verdict_rollouts"]["hug-oracle@authored"]}
+    alike = sum(bool(r["lifted"]) == bool(pair[r["sequence"]]) for r in study["rollouts"])
+    assert re.search(rf"<td>hug-oracle@authored</td><td>{alike}</td><td>{2 - alike}</td><td>0</td><td>2</td>", dom)
+    assert (
+        "Not in this study: hug-oracle@replay" in dom
+        and "--verdicts lift@replay,hug-oracle@authored,hug-oracle@replay" in dom
+    )
+    # a recording's page: led by its verdict, each check's word beside it
+    head = re.search(r"<p id=\"?verdict\"?[^>]*>(.*?)</p>", res.stdout, re.S).group(1)
+    mug = next(r for r in study["rollouts"] if r["sequence"] == "mug_lift")
+    assert ("holds (one run)" if mug["lifted"] else "fails (one run)") in head, head
+    checks = re.search(r"<table id=\"?recording-checks\"?>(.*?)</table>", res.stdout, re.S).group(1)
+    said = "one run: lifted" if pair["mug_lift"] else "one run: not lifted"
+    assert re.search(rf"<td>hug-oracle@authored</td><td>{said}[^<]*</td>", checks), checks
 
 
 def test_screenshot(report, tmp_path):
     exe = _chromium()
     d, study, _ = report
     shot = tmp_path / "report.png"
-    res = _browser(exe, (d / "report_files" / "mug_lift.html").as_uri(), f"--screenshot={shot}",
-                   "--window-size=1280,1600")
+    res = _browser(
+        exe, (d / "report_files" / "mug_lift.html").as_uri(), f"--screenshot={shot}", "--window-size=1280,1600"
+    )
     assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
     import matplotlib.image as mpimg
 
     img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
     assert img.shape[:2] == (1600, 1280)
-    # the outcome word in its colour (lifted #2e9e4f) and the plot's phase bands are drawn
+    # the verdict in its colour (holds #2e9e4f: one run here, so where it lifted) and the plot's phase bands
     n_lifted = sum(r["outcome"] == "lifted" for r in study["rollouts"] if r["sequence"] == "mug_lift")
     green = np.all(np.abs(img - [0x2E, 0x9E, 0x4F]) <= 8, axis=-1).sum()
     assert (green > 20) == (n_lifted > 0), green
@@ -193,17 +223,21 @@ def test_p_lift_study_loads_and_its_filter_works_in_chromium(report, tmp_path):
             want = sum(m[c]["class"] == cls for m in made.values())
             if not want:
                 continue
-            res = _browser(exe, f"{(site / 'report.html').as_uri()}#p_lift-{c}={word.replace(' ', '%20')}", "--dump-dom")
+            res = _browser(
+                exe, f"{(site / 'report.html').as_uri()}#p_lift-{c}={word.replace(' ', '%20')}", "--dump-dom"
+            )
             assert res.returncode == 0, res.stderr[-2000:]
             body = re.search(r"<body([^>]*)>", res.stdout).group(1)
             assert f'data-shown="{want}"' in body, (c, word, body)
     seq = doc["rollouts"][0]["sequence"]
     shot = tmp_path / "rec.png"
-    res = _browser(exe, (site / "report_files" / f"{seq}.html").as_uri(), f"--screenshot={shot}", "--window-size=900,900")
+    res = _browser(
+        exe, (site / "report_files" / f"{seq}.html").as_uri(), f"--screenshot={shot}", "--window-size=900,900"
+    )
     assert res.returncode == 0 and shot.is_file(), res.stderr[-2000:]
     import matplotlib.image as mpimg
 
     img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
     cls = made[seq][CONDITIONS[0]]["class"]
-    rgb = [int(CLASS_CSS[cls][i:i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(CLASS_CSS[cls][i : i + 2], 16) for i in (1, 3, 5)]
     assert np.all(np.abs(img - rgb) <= 8, axis=-1).sum() > 30  # its dot and its words in the class colour

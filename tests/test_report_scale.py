@@ -28,19 +28,34 @@ from replay.study.runner import run_study
 pytestmark = [pytest.mark.needs_data, pytest.mark.slow]  # a real study, 1,500 pages, Chromium: ~3 min on 2 shared cores
 
 N = 1500
-OBJECTS = ["mug", "banana", "stapler", "duck", "knife", "phone", "toothbrush", "waterbottle", "camera", "bowl",
-           "elephant", "airplane"]
+OBJECTS = [
+    "mug",
+    "banana",
+    "stapler",
+    "duck",
+    "knife",
+    "phone",
+    "toothbrush",
+    "waterbottle",
+    "camera",
+    "bowl",
+    "elephant",
+    "airplane",
+]
 #: a 1 x 1 PNG (the stand-in for a recording's figure)
-PNG_1PX = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5b1a26f0000000049454e44ae426082")
+PNG_1PX = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5b1a26f0000000049454e44ae426082"
+)
 
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory, mirror):
     d = tmp_path_factory.mktemp("scale")
     real = d / "real" / "study.json"
-    run_study("grab", real, ReplayConfig(**SHORT), objects=["cubesmall", "mug"], workers=0, progress=False,
-              data_dir=mirror)
+    run_study(
+        "grab", real, ReplayConfig(**SHORT), objects=["cubesmall", "mug"], workers=0, progress=False, data_dir=mirror
+    )
     return synthetic_study(real, N, d / "big", OBJECTS)
 
 
@@ -77,7 +92,7 @@ def test_filters_and_sort_in_chromium(page, big):
     rows = json.loads(big.read_text())["rollouts"]
     rise_col = [k for _, k, _, _ in COLUMNS].index("rise")
     t0 = time.perf_counter()
-    res = _browser(exe, f"{out.as_uri()}#outcome=not+lifted&object=banana&sort={rise_col}:desc", "--dump-dom")
+    res = _browser(exe, f"{out.as_uri()}#contact-run=not+lifted&object=banana&sort={rise_col}:desc", "--dump-dom")
     took = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", res.stdout).group(1)

@@ -51,11 +51,25 @@ def test_round_trip_keeps_undeclared_fields(tmp_path):
 def test_a_flat_format_5_rollout_reads_into_its_parts(tmp_path):
     """Formats 1-5 held every field flat, null where it did not apply: read through the converter, each value is
     in its part, a part none of whose fields holds a value is empty, the hug-oracle's object is its result."""
-    flat = {"format_version": 5, "sequence": "mug_lift", "protocol": "hug-oracle", "outcome": "lifted",
-            "rise": 0.1, "shake_held": None, "contacts_at_lift": 3, "wall_s": 2.0, "track_within": None,
-            "track_tolerance": {}, "refine_outcome": None, "recorded_max_s": None, "verdict_envelope": None,
-            "p_lift": None, "oracle": {"off_table": True, "dt": 0.002}, "pad_compression": {"depth_mm": 1.0},
-            "ablation": {"ablation": True, "outcome": "not_lifted", "max_object_disp_mm": 0.4}}
+    flat = {
+        "format_version": 5,
+        "sequence": "mug_lift",
+        "protocol": "hug-oracle",
+        "outcome": "lifted",
+        "rise": 0.1,
+        "shake_held": None,
+        "contacts_at_lift": 3,
+        "wall_s": 2.0,
+        "track_within": None,
+        "track_tolerance": {},
+        "refine_outcome": None,
+        "recorded_max_s": None,
+        "verdict_envelope": None,
+        "p_lift": None,
+        "oracle": {"off_table": True, "dt": 0.002},
+        "pad_compression": {"depth_mm": 1.0},
+        "ablation": {"ablation": True, "outcome": "not_lifted", "max_object_disp_mm": 0.4},
+    }
     (tmp_path / "r.json").write_text(json.dumps(flat))
     r = read_rollout(tmp_path / "r.json")
     assert r.format_version == FORMAT_VERSION and r.lift.rise == 0.1 and r.grasp.contacts_at_lift == 3
@@ -137,7 +151,9 @@ def test_study_csv_and_poses_version(tmp_path):
     )
     write_study(tmp_path / "s.json", rec, study_csvs(rec))
     lines = (tmp_path / "s.csv").read_text().splitlines()
-    assert lines[0].startswith("sequence,object,intent,outcome") and lines[1].startswith("a,,,not_lifted,")
+    # the verdict's columns lead (empty for a row without a verdict), then the row's
+    assert lines[0].startswith("verdict,reason,p_lift,p_lo,p_hi,sequence,object,intent,outcome")
+    assert lines[1].startswith(",,,,,a,,,not_lifted,")
     assert read_study(tmp_path / "s.json").rollouts[0]["sequence"] == "a"
     write_poses(tmp_path / "p.npz", {"phase": np.array([0, 1], np.int32)})
     with np.load(tmp_path / "p.npz") as z:

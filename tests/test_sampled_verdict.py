@@ -13,6 +13,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
+from replay.results.records import FORMAT_VERSION
 from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.study import corruptions, sampler, verdict_conditions
@@ -126,7 +127,7 @@ def test_sampler_same_seed_same_samples_and_variants():
 
 def test_conditions_set_what_they_say():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
-    assert verdict_conditions.default_conditions(cfg) == ["as_replayed", "wrist_uncompensated"]
+    assert verdict_conditions.default_conditions(cfg) == ["wrist_uncompensated", "as_replayed"]  # the judge's first
     assert verdict_conditions.condition_config(cfg, "as_replayed") is cfg
     c = verdict_conditions.condition_config(cfg, "wrist_uncompensated")
     assert physics.choice_value(c, "wrist_gravity_compensation") is False
@@ -229,8 +230,8 @@ def test_small_sampled_study(mirror, tmp_path):
         corruptions="all",
     )
     st = json.loads(out.read_text())
-    assert st["format_version"] == 7 and st["sampling"]["samples"] == 4
-    assert [c["name"] for c in st["sampling"]["conditions"]] == ["as_replayed", "wrist_uncompensated"]
+    assert st["format_version"] == FORMAT_VERSION and st["sampling"]["samples"] == 4
+    assert [c["name"] for c in st["sampling"]["conditions"]] == ["wrist_uncompensated", "as_replayed"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
     cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()
@@ -241,7 +242,13 @@ def test_small_sampled_study(mirror, tmp_path):
             assert cube["p_lift_corrupted"][name][cond]["p"] <= d["p"]
     (row,) = [r for r in st["rollouts"] if r["sequence"] == "cubesmall_lift"]  # the study's row carries it too
     assert row["p_lift"] == cube["p_lift"] and row["p_lift_corrupted"] == cube["p_lift_corrupted"]
-    assert "p_lift" not in (tmp_path / "study.csv").read_text().splitlines()[0]  # the CSV keeps its columns
+    # the CSV leads with the verdict read under the judged condition (issue #56)
+    import csv
+
+    csv_rows = {r["sequence"]: r for r in csv.DictReader((tmp_path / "study.csv").open())}
+    assert list(csv_rows["cubesmall_lift"])[:5] == ["verdict", "reason", "p_lift", "p_lo", "p_hi"]
+    judged = cube["p_lift"][st["sampling"]["conditions"][0]["name"]]
+    assert float(csv_rows["cubesmall_lift"]["p_lift"]) == pytest.approx(judged["p"], abs=1e-3)
     counts = st["counts"]["p_lift"]
     assert all(sum(k.values()) == 2 for k in counts.values())
     assert st["counts"]["p_lift_rollouts"] == 2 * 2 * 4 * 4
@@ -259,7 +266,7 @@ def test_sampling_options_are_checked_in_one_line():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
     assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
     s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
-    assert s["conditions"] == {"lift": ["as_replayed", "wrist_uncompensated"]} and len(s["corruptions"]) == 3
+    assert s["conditions"] == {"lift": ["wrist_uncompensated", "as_replayed"]} and len(s["corruptions"]) == 3
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
     for args, opt in (
         ((0, 0, None, "all"), "--corruptions"),
@@ -325,25 +332,27 @@ def test_results_summary_keeps_the_sampled_verdict():
 
 def test_p_lift_counts_keep_each_intent_group_apart():
     """A TACO-like recording (no intent named) and a GRAB intent are counted apart from the lifts, and the
-    console says each group's classes (issue #49: no headline adds the groups together)."""
+    console says each group's verdicts (issue #49: no headline adds the groups together; issue #56: the verdict)."""
     from replay.protocol.protocols.counting import lift_counts
     from replay.results.records import RolloutRecord
-    from replay.study.console import p_lift_lines
+    from replay.results.study_counts import Counts
+    from replay.study.end_table import as_record, verdict_lines
 
-    def row(seq, intent, cls):
+    def row(seq, intent, cls, k):
+        lo, hi = _wilson_by_hand(k, 32)
         return {
             "sequence": seq,
             "intent": intent,
             "outcome": "not_lifted",
             "lifted": False,
             "stable": True,
-            "p_lift": {"as_replayed": {"p": 0.0, "lo": 0.0, "hi": 0.1, "n": 32, "k": 0, "class": cls}},
+            "p_lift": {"as_replayed": {"p": k / 32, "lo": lo, "hi": hi, "n": 32, "k": k, "class": cls}},
         }
 
     rows = [
-        row("a_lift", "lift", "robust_lift"),
-        row("b_pass_1", "pass", "uncertain"),
-        row("20231104_010", "unknown", "robust_failure"),
+        row("a_lift", "lift", "robust_lift", 32),
+        row("b_pass_1", "pass", "uncertain", 16),
+        row("20231104_010", "unknown", "robust_failure", 0),
     ]
     c = lift_counts([RolloutRecord.from_metrics(r) for r in rows], {}, 1.0)
     assert c["p_lift"] == {"as_replayed": {"robust_lift": 1, "uncertain": 0, "robust_failure": 0}}
@@ -353,9 +362,25 @@ def test_p_lift_counts_keep_each_intent_group_apart():
         g["other intents"]["as_replayed"]["uncertain"] == 1
         and g["no intent named"]["as_replayed"]["robust_failure"] == 1
     )
-    lines = p_lift_lines({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}})
-    assert any("no intent named, as_replayed, 32 samples" in ln and "robust failure 1" in ln for ln in lines)
-    assert not any("(lift, lifts," in ln for ln in lines)  # the lifts' line is said once, as before
+    judge = {
+        "physics": "replay",
+        "condition": "as_replayed",
+        "default": {"physics": "replay", "condition": "as_replayed"},
+    }
+    study = as_record({"counts": dict(c, protocol="lift"), "sampling": {"samples": 32}, "judge": judge})
+    lines = verdict_lines(study, Counts.from_dict(study.counts))
+    apart = " (not a lift: the protocol replaced the motion after the grasp)"
+    assert [ln.split(",")[0] for ln in lines] == [
+        "verdict of the 1 lift",
+        f"verdict of the 1 recording of other intents{apart}",
+        f"verdict of the 1 recording with no intent named{apart}",
+    ]
+    said = "physics replay, condition as_replayed, 32 samples each (the default judge): "
+    assert all(said in ln for ln in lines), lines
+    # each group its own, never added together (the reasons: none kept in these rows, no per-sample diagnoses)
+    assert lines[0].endswith(": holds 1: reason not kept 1; uncertain 0; fails 0")
+    assert lines[1].endswith(": holds 0; uncertain 1: reason not kept 1; fails 0")
+    assert lines[2].endswith(": holds 0; uncertain 0; fails 1: reason not kept 1")
 
 
 @pytest.fixture

@@ -26,11 +26,11 @@ from replay.errors import DataError
 from replay.protocol.lift_plan import plan_rollout
 from replay.protocol.rollout import run_rollout
 from replay.sim.engine import finger_drive as mj_drive
-from replay.sim import finger_strength
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.steel import steel_signals
 from replay.sim.engine.steel.steel import SteelBatch
 from replay.sim.engine.steel.steel_drive import SteelFingerDrive
+from replay.sim.finger_strength import joint_limits
 from replay.sim.scene_spec import SceneSpec
 from replay.sim.engine.steel.steel_scene import build_steel_model, build_steel_scene
 from replay.data.support import support_extent
@@ -185,7 +185,7 @@ def test_contact_rollout_and_clean_ablation(window, capsule_rhand):
         assert rows["rollout"]["articulation_overflow_world_steps"] == 0
         assert rows["rollout"]["free_body_overflow_world_steps"] == 0
         assert rows["articulation_budget"] >= cfg.steel.rows_min
-        assert m["finger_actuator_force_max"] <= finger_strength.joint_limits(cfg, capsule_rhand).max() + 1e-6
+        assert m["finger_actuator_force_max"] <= max(joint_limits(cfg, capsule_rhand)) + 1e-6  # N·m
         assert m["fingertip_distance_mm"] is None  # no distance query on Newton's pipeline: flagged, not faked
     assert c["contacts_at_lift"] > 0 and c["contacts_force_at_lift"] > 0
     assert c["friction_budget_peak_kg"] > 0

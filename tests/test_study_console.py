@@ -1,14 +1,66 @@
-"""The study console's words: the progress bar counts what the summary line counts."""
+"""The study console (issue #56): the bar counts recordings (a recording is done with its last job), the lead
+protocol's verdicts so far, a refused recording once; the notes every run makes are said once, after the bar,
+never in the middle of it; the time left weighs the sampled jobs."""
 
 from __future__ import annotations
 
+import pytest
 
-def test_the_bar_counts_not_lifted_in_the_summary_s_words():
-    from replay.results.records import RolloutRecord
-    from replay.study.console import StudyConsole
+from replay.protocol.protocols.base import ResultKey
+from replay.results.records import RolloutRecord
+from replay.study.console import StudyConsole
+from replay.study.progress import SAMPLE_COST, Progress
 
-    con = StudyConsole("grab", total=3, done=0, enabled=False)
-    for seq, outcome in (("a", "not_lifted"), ("b", "lifted"), ("c", "not_lifted")):
-        con.result(seq, "ok", RolloutRecord(outcome=outcome))
-    con.result("d", "refused", "bad input")
-    assert dict(con.counts) == {"not lifted": 2, "lifted": 1, "refused": 1}
+NOTE = "capsule_hand.xml: 6 actuator(s) target a joint that is FREE in Newton and were not imported"
+FLUTTER = "UserWarning: finger drive damping raised to its flutter bound"
+
+
+def _rec(lifted: bool, warnings=()) -> RolloutRecord:
+    r = RolloutRecord(outcome="lifted" if lifted else "not_lifted", lifted=lifted, run_warnings=list(warnings))
+    r.scene.import_warnings = [NOTE]
+    return r
+
+
+def test_the_bar_counts_recordings_and_their_verdicts():
+    con = StudyConsole("grab", enabled=False)
+    jobs = [("a", 64), ("a", 0), ("a", 0), ("b", 64), ("b", 0), ("b", 0), ("c", 64)]
+    con.start(jobs, done=1, lead="lift")
+    assert con.total == 4 and con.done == 1  # 3 recordings to run, 1 done before
+    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), 0)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True), 64)
+    # the verdict counted is the lead protocol's own (a single run, unsampled: its verdict is that run's); the bar
+    # moves when the recording's last job ends
+    assert con.done == 1 and dict(con.counts) == {"holds": 1}
+    con.result(ResultKey("a", "hug-oracle", "authored"), "ok", _rec(False), 0)
+    assert con.done == 2 and dict(con.counts) == {"holds": 1}
+    for k in (ResultKey("b", "lift"), ResultKey("b", "hug-oracle", "replay"), ResultKey("b", "hug-oracle", "authored")):
+        con.result(k, "refused", "grab/recordings/b.pkl: fps: not a number", 0)
+    assert dict(con.counts) == {"holds": 1, "refused": 1} and con.done == 3  # refused once, not once per pair
+    con.result(ResultKey("c", "lift"), "ok", _rec(False), 64)
+    assert dict(con.counts) == {"holds": 1, "refused": 1, "fails": 1} and con.done == 4
+
+
+def test_notes_are_said_once_after_the_bar_never_in_it(capsys):
+    con = StudyConsole("grab", enabled=True)
+    con.start([("a", 0), ("b", 0), ("c", 0)], lead="lift")
+    con.result(ResultKey("a", "lift"), "ok", _rec(True, [FLUTTER]), 0)
+    con.result(ResultKey("b", "lift"), "ok", _rec(False), 0)
+    con.result(ResultKey("c", "lift"), "ok", _rec(False, [FLUTTER]), 0)
+    during = capsys.readouterr().err
+    assert NOTE not in during and "flutter" not in during  # nothing but the bar while it runs
+    con.close()
+    after = capsys.readouterr().err.splitlines()
+    notes = [ln for ln in after if "FREE in Newton" in ln or "flutter" in ln]
+    assert len(notes) == 2, after  # each once
+    assert notes[0].endswith("(every recording)") and notes[1].endswith("(a, c)")
+
+
+def test_the_time_left_weighs_the_sampled_jobs():
+    """One sampled job (64 worlds) and four single jobs: after a single job of 2 s, the estimate counts the sampled
+    job as 1 + SAMPLE_COST * 64 single jobs (the prior); once both kinds have finished, their own times."""
+    p = Progress([("a", 64), ("a", 0), ("b", 0), ("b", 0), ("c", 0)])
+    p.done("a", 0, 2.0)
+    left = p.left_s(2.0)
+    assert left == pytest.approx(2.0 * ((1 + SAMPLE_COST * 64) + 3) / 1.0)
+    p.done("a", 64, 34.0)  # a job's cost a + b * worlds fitted: a = 2 s, b = 0.5 s per world
+    assert p.left_s(36.0) == pytest.approx(36.0 * 3 * 2.0 / (2.0 + 34.0))

@@ -17,15 +17,19 @@ from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.output.report import build_report
 from replay.results.files import read_rollout
+from replay.results.study_counts import Counts
 from replay.sim import physics
+from replay.study.end_table import as_record, end_lines, failure_lines, pair_lines
 from replay.study.job import config_hash
 from replay.study.runner import run_study
-from replay.study.verdicts import parse_verdicts, verdict_config, verdict_count_lines
+from replay.study.verdicts import parse_verdicts, verdict_config
 
 OBJECTS = ["mug", "stapler"]
 PAIRS = "lift,hug-oracle,hug-oracle@authored"
 #: what differs between two runs of one rollout: time, and the paths of its files
 VARYING = TIMING | {"poses", "inputs", "run_warnings"}
+#: what a row holds as the study's own protocol and not as a pair beside it: the verdict and its cross-checks
+OWN = VARYING | {"json", "verdict", "cross_checks"}
 
 
 def test_pairs_main_first_extras_once_and_bad_names_refused():
@@ -119,8 +123,9 @@ def test_extra_verdicts_equal_a_study_of_their_own(studies):
         for s in (f"{o}_lift" for o in OBJECTS):
             got, want = _rollout(d / "side", f"{s}.{name}"), _rollout(d / phys, f"{s}.hug-oracle")
             assert got == want, s  # every metric, its physics record, its ablation: the same rollout
-        # the rows are those of the study of its own, but for the path of their rollout
-        strip = lambda rows: [{k: v for k, v in r.items() if k not in VARYING | {"json"}} for r in rows]  # noqa: E731
+        # the rows are those of the study of its own, but for the path of their rollout and the verdict: a pair's
+        # run is a cross-check of the study's verdict, where alone it is the study's own verdict
+        strip = lambda rows: [{k: v for k, v in r.items() if k not in OWN} for r in rows]  # noqa: E731
         assert strip(side["verdict_rollouts"][name]) == strip(alone[phys]["oracle_rollouts"])
 
 
@@ -144,9 +149,10 @@ def test_each_pair_counted_from_its_rows_and_a_csv_column_each(studies):
         assert row["lifted_hug-oracle@authored"] == str(want)
         want = json.loads((d / "side" / "study_rollouts" / f"{row['sequence']}.hug-oracle@replay.json").read_text())
         assert row["lifted_hug-oracle@replay"] == str(want["lifted"])
-    lines = verdict_count_lines(side)
-    assert len(lines) == 3 and lines[2].startswith(
-        f"verdict hug-oracle@authored: lifted {c['hug-oracle@authored']['lifted']}/{len(OBJECTS)} lifts"
+    lines = pair_lines(as_record(side), Counts.from_dict(c))
+    assert len(lines) == 2 and lines[1].startswith(
+        f"cross-check hug-oracle@authored (one run each): lifted {c['hug-oracle@authored']['lifted']}/{len(OBJECTS)} "
+        "lifts"
     )
 
 
@@ -167,25 +173,25 @@ def test_resume_keeps_every_pair(studies, mirror):
     assert again["verdict_rollouts"] == side["verdict_rollouts"]
 
 
-def test_report_sets_the_pairs_side_by_side(studies):
+def test_report_sets_the_pairs_beside_the_verdict_as_cross_checks(studies):
+    """Each other pair is a cross-check of the recording's verdict (single runs here: the verdict is the lift's
+    contact run), counted in the one table of cross-checks and said on each recording's page; never a verdict."""
     d, _, side, _ = studies
     build_report(d / "side" / "study.json", d / "side" / "report.html")
     page = (d / "side" / "report.html").read_text()
-    counts = re.search(r"<table id=pair-counts>(.*?)</table>", page, re.S).group(1)
-    by = {"lift@replay": side["rollouts"], **side["verdict_rollouts"]}
-    for name, rows in by.items():
-        assert f"<th>{name}</th><td>{sum(bool(r['lifted']) for r in rows)} of {len(rows)}</td>" in counts
-    agree = re.search(r"<table id=pair-agreement>(.*?)</table>", page, re.S).group(1)
-    a, b = by["hug-oracle@replay"], by["hug-oracle@authored"]
-    alike = sum(x["lifted"] == y["lifted"] for x, y in zip(a, b))
-    assert f"<td>hug-oracle@replay</td><td>hug-oracle@authored</td><td>{alike} of {len(a)}</td>" in agree
-    assert "pairs-absent" not in page  # the three default pairs are all here
+    table = re.search(r"<table id=cross-checks>(.*?)</table>", page, re.S).group(1)
+    lift = {r["sequence"]: bool(r["lifted"]) for r in side["rollouts"]}
+    for name, rows in side["verdict_rollouts"].items():
+        alike = sum(bool(r["lifted"]) == lift[r["sequence"]] for r in rows)
+        assert f"<td>{name}</td><td>{alike}</td><td>{len(rows) - alike}</td><td>0</td><td>{len(rows)}</td>" in table
+    assert "pairs-absent" not in page and "pair-counts" not in page  # the three default pairs are all here
     for s in (f"{o}_lift" for o in OBJECTS):
         rec = (d / "side" / "report_files" / f"{s}.html").read_text()
-        table = re.search(r"<table id=pair-verdicts>(.*?)</table>", rec, re.S).group(1)
-        for name, rows in by.items():
+        checks = re.search(r"<table id=recording-checks>(.*?)</table>", rec, re.S).group(1)
+        for name, rows in side["verdict_rollouts"].items():
             r = next(r for r in rows if r["sequence"] == s)
-            assert re.search(rf"<th>{re.escape(name)}</th><td[^>]*><b>{'yes' if r['lifted'] else 'no'}</b>", table)
+            said = "agrees" if bool(r["lifted"]) == lift[s] else "disagrees"
+            assert re.search(rf"<td>{re.escape(name)}</td><td>one run: [^<]*</td><td[^>]*>{said}</td>", checks)
 
 
 def test_a_study_without_pairs_names_the_command_that_adds_them(studies, tmp_path):
@@ -199,7 +205,7 @@ def test_a_study_without_pairs_names_the_command_that_adds_them(studies, tmp_pat
     path.write_text(json.dumps(doc))
     build_report(path, tmp_path / "report.html")
     page = (tmp_path / "report.html").read_text()
-    assert "<th>lift@replay</th>" in page and "hug-oracle@authored</th>" not in page
+    assert "<table id=cross-checks>" in page
     assert (
         "Not in this study: hug-oracle@replay, hug-oracle@authored" in page
         and "--verdicts lift@replay,hug-oracle@replay,hug-oracle@authored --resume" in page
@@ -304,12 +310,13 @@ def test_console_line_keeps_the_lifts_and_the_other_intents_apart():
             },
         },
     }
-    assert verdict_count_lines(study) == [
-        "verdict lift@replay (the study's own): lifted 1/2 lifts; 3 recordings of other intents: lifted 2; "
-        "contact ablation clean 5/5",
-        "verdict hug-oracle@authored: 1 recording with no intent named: lifted 1; contact ablation clean 0/1",
-    ]
-    assert verdict_count_lines({"counts": study["counts"]}) == []  # no --verdicts: no line
+    rec = as_record(study)
+    assert pair_lines(rec, Counts.from_dict(rec.counts)) == [
+        "cross-check hug-oracle@authored (one run each): 1 recording with no intent named: lifted 1; contact "
+        "ablation clean 0/1",
+    ]  # the study's own pair is the verdict, not a line of its own
+    rec = as_record({"counts": study["counts"]})
+    assert pair_lines(rec, Counts.from_dict(rec.counts)) == []  # no --verdicts: no line
 
 
 def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp_path, capsys):
@@ -318,8 +325,6 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
     ``other_hand`` cause; ``--ablation-only`` of the other recording keeps all three refusals (newcomer check:
     ``make study`` said 6 refused, and 2 after ``--ablation-only``)."""
     import shutil
-
-    from replay.study.console import summary_table
 
     data = tmp_path / "data" / "grab"
     (data / "recordings").mkdir(parents=True)
@@ -354,8 +359,14 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
         c = study["counts"]
         assert sorted(study["failed"]) == keys and sorted(c["refused_keys"]) == keys
         assert c["refused"] == 1 and c["failed_inputs"] == 1 and c["causes"]["refused"] == {"other_hand": 1}
-        text = summary_table(study)
-        assert "refused: 1 (bad input" in text and "failed:" not in text
+        text = "\n".join(end_lines(study))
+        if c.get("ablation_only_keys") is None:
+            assert "refused: 1 recording(s) (bad input" in text and "failed:" not in text
+        else:  # --ablation-only: its own row alone; the refused one is said by failure_lines below
+            assert "cubesmall_lift" in text and "cubesmall_offhand_1" not in text and "failed:" not in text
+        # listed once, its path relative to the data folder
+        (line,) = failure_lines(study)
+        assert line.startswith("refused: cubesmall_offhand_1: ") and str(tmp_path) not in line, line
     said = capsys.readouterr()
     said = said.out + said.err  # the --ablation-only run's intro counts recordings, not jobs
     assert "the study keeps the other 1 as they are" in said

@@ -26,7 +26,7 @@ Hence: body positions within 0.5 mm, orientations within 2e-3 (quaternion compon
 rise within 0.1 mm, outcome and contacts at lift equal. Against MuJoCo C (float64, its
 own collision code: mujoco-warp's convex collision is a different GJK/EPA and multi-CCD
 implementation, and its solver runs in float32) the same window gives the same outcome,
-contact counts at lift and peak, rise within 0.01 mm and body positions within 0.3 mm
+contact counts at lift (at peak, within one), rise within 0.01 mm and body positions within 0.3 mm
 (the weak grip, which drops in both, touches with 1 contact at lift start against 2 in
 MuJoCo C); the test allows 1 mm of rise and 2 mm of pose.
 
@@ -61,7 +61,8 @@ VARIANTS = [
     Variant(),
     Variant(friction=0.5, wrist_offset=(0.0, 0.002, 0.0), label="friction 0.5, wrist +2 mm y"),
     Variant(effort_limit=0.6, object_mass=0.12, label="effort 0.6, mass 0.12"),
-    Variant(effort_limit=0.02, label="too weak to lift"),
+    # 1 mN·m a joint cannot hold the 84 g cube (GRAB cubesmall solid at 1250 kg/m^3): < 0.5 N of grip at mu 1
+    Variant(effort_limit=0.001, object_mass=0.084, label="too weak to lift"),
 ]
 
 
@@ -103,7 +104,7 @@ def test_variants_reach_mujoco_warp_per_world(batch_run, scene):
     assert rb[0]["object_friction"] == pytest.approx(float(sc.model.shape_material_mu.numpy()[sc.object_shapes[0]]))
     assert rb[1]["object_friction"] == pytest.approx(0.5)
     assert rb[2]["finger_forcerange"] == pytest.approx(0.6) and rb[2]["object_mass"] == pytest.approx(0.12)
-    assert rb[3]["finger_forcerange"] == pytest.approx(0.02)
+    assert rb[3]["finger_forcerange"] == pytest.approx(0.001) and rb[3]["object_mass"] == pytest.approx(0.084)
     own = sc.model.joint_effort_limit.numpy()[sc.finger_qd_start: sc.finger_qd_start + 45: 3]  # per joint
     assert rb[0]["finger_forcerange_per_joint"] == pytest.approx(own) and rb[0]["object_mass"] == pytest.approx(sc.object_mass)
     # the clamp holds per world: no finger actuator force beyond that world's limit
@@ -158,7 +159,8 @@ def test_one_world_agrees_with_mujoco_c(batch_run, scene):
         mw, mm = _metrics(scene, traces[i], b.worlds[i]), _metrics(scene, trm[i], mb.worlds[i])
         assert mw["outcome"] == mm["outcome"] == "lifted", (i, mw["unstable_reason"])
         assert mw["contacts_at_lift"] == mm["contacts_at_lift"]
-        assert mw["peak_contacts"] == mm["peak_contacts"]
+        # mujoco-warp's own convex collision (its GJK/EPA and multi-CCD) may find one contact more or less at peak
+        assert abs(mw["peak_contacts"] - mm["peak_contacts"]) <= 1
         assert mw["rise"] == pytest.approx(mm["rise"], abs=1e-3)
         n = min(traces[i].done, trm[i].done)
         assert np.max(np.abs(traces[i].body_pos[:n] - trm[i].body_pos[:n])) < 2e-3

@@ -39,15 +39,15 @@ from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, r
 from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
+from replay.results.judge import DEFAULT_JUDGE
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
 from replay.study.config_layers import layered_config
-from replay.study.console import input_flag_lines, p_lift_lines, summary_table
 from replay.study.corruptions import corruption_names
+from replay.study.end_table import end_lines, failure_lines, input_flag_lines, primary_rows
 from replay.study.presets import preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.study.verdict_conditions import condition_names
-from replay.study.verdicts import verdict_count_lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -181,8 +181,9 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         choices=physics.NAMES,
         default=None,
         help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
-        "MuJoCo's defaults; 'replay' (default) = the project's declared choices; 'calibrated' = replay "
-        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json)",
+        "MuJoCo's defaults; 'replay' = the project's declared choices; 'calibrated' = replay "
+        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json); "
+        f"default: {DEFAULT_JUDGE.physics}, the default judge's (replay.results.judge)",
     )
     p.add_argument(
         "--physics-set",
@@ -283,14 +284,11 @@ def config_from_args(a) -> ReplayConfig:
 
 
 def print_outcome(study: dict) -> None:
-    """The study's table, input flags, recorded-protocol, sampled-verdict and refine lines, and every failed or
-    refused recording with its reason (stderr)."""
-    print(summary_table(study))
-    for line in p_lift_lines(study):
+    """The study's end (:func:`replay.study.end_table.end_lines`: each recording's verdict first), its input flags,
+    recorded-protocol and refine lines, and every refused or failed recording once with its reason (stderr)."""
+    for line in end_lines(study):
         print(line)
-    for line in verdict_count_lines(study):  # --verdicts: one counts line per (protocol, physics)
-        print(line)
-    for line in input_flag_lines(study.get("rollouts") or []):  # repaired or corrected input, said once more
+    for line in input_flag_lines(primary_rows(study)):  # repaired or corrected input, said once more
         print(line, file=sys.stderr)
     for r in study.get("recorded_rollouts") or []:
 
@@ -311,15 +309,8 @@ def print_outcome(study: dict) -> None:
             f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
             f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s"
         )
-    failed = study.get("failed") or {}
-    refused = set((study.get("counts") or {}).get("refused_keys") or [])
-    for seq, why in failed.items():  # in full: the reason is the one line that says what to fix
-        first, *trace = str(why).splitlines()  # an error's traceback is in the study's records
-        print(
-            f"{'refused' if seq in refused else 'failed'}: {seq}: {first}"
-            + (" (traceback in the study's records.jsonl)" if trace else ""),
-            file=sys.stderr,
-        )
+    for line in failure_lines(study):  # in full: the reason is the one line that says what to fix
+        print(line, file=sys.stderr)
 
 
 def main(argv=None) -> int:

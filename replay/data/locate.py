@@ -66,4 +66,27 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
             f"run `python scripts/fetch_data.py --dataset {name}` (add `--mirror DIR` offline) "
             f"or set {MIRROR_ENV} to a mirror folder"
         )
-    raise DataError(staged / name, None, f"dataset {name!r} not found; {how}")
+    where = (
+        f"looked in {(staged / name).resolve()} (the staged data: --data, else ${DATA_ENV}, else ./data in the "
+        f"working directory) and {f'${MIRROR_ENV} ({mirror})' if mirror is not None else f'${MIRROR_ENV} (unset)'}"
+    )
+    raise DataError(staged / name, None, f"dataset {name!r} not found ({where}); {how}")
+
+
+def data_roots(data_dir: str | Path | None = None) -> list[Path]:
+    """The folders a study reads datasets from, absolute: the staged data folder (``data_dir``, else
+    :func:`default_data_dir`) where it exists, and the mirror."""
+    staged = Path(data_dir) if data_dir is not None else default_data_dir()
+    roots = [staged.expanduser().resolve()] if staged.is_dir() else []
+    mirror = (
+        mirror_root() if os.environ.get(MIRROR_ENV) and Path(os.environ[MIRROR_ENV]).expanduser().is_dir() else None
+    )
+    return roots + ([mirror] if mirror is not None and mirror not in roots else [])
+
+
+def data_relative(text: str, roots: list[Path]) -> str:
+    """``text`` (a one-line reason) with each path inside one of ``roots`` written relative to it
+    (``grab/recordings/mug_lift.pkl``), as a reader of the data folder finds it."""
+    for root in sorted(roots, key=lambda r: -len(str(r))):
+        text = str(text).replace(f"{root}{os.sep}", "")
+    return text

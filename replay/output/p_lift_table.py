@@ -1,89 +1,152 @@
-"""The README's first table: what a user may trust of a study's verdicts (issue #46), from a study JSON
-run with ``--samples N`` (and ``--corruptions``) or its small summary
-(:func:`replay.output.results_summary.study_summary`, which keeps ``counts``, ``sampling`` and
-``discrimination``).
+"""The README's first tables, from a study JSON run with ``--samples N`` (and ``--corruptions``) or its small summary
+(:func:`replay.output.results_summary.study_summary`, which keeps ``counts``, ``sampling``, ``judge`` and
+``discrimination``):
 
-One row per protocol and condition (``sampling.conditions``, in order; the hug-oracle's where the study
-ran it, ``counts["hug-oracle"]["p_lift"]``): how many recordings are a robust lift (the
-95 % interval of p_lift at or above 0.5), uncertain, a robust failure (at or below), of how many; then,
-where the study has them, its discrimination figures, one column per corruption: p_lift real ->
-corrupted (means over the recordings), the AUC of p_lift separating them and the ratio
-success(corrupted) / success(real) with the published ratio in brackets.
+* ``verdict`` (:func:`verdict_markdown`, issue #56): what a user acts on: how many recordings hold, are uncertain,
+  fail, each with the reasons they share (:class:`~replay.results.verdict_record.Tally`), then the discrimination in
+  one line (the AUC of p_lift against each corruption, with its interval over recordings);
+* ``p_lift`` (:func:`p_lift_markdown`, issue #46): per protocol and condition how many recordings hold / are
+  uncertain / fail by the 95 % interval of p_lift against 0.5, then per corruption p_lift real -> corrupted (means
+  over the recordings), the AUC with its interval and the ratio success(corrupted) / success(real) with the
+  published ratio in brackets.
 """
 
 from __future__ import annotations
 
-#: the classes in column order, as a reader is told them (replay.output.p_lift_section.CLASS_WORDS)
-CLASSES = (("robust_lift", "robust lift"), ("uncertain", "uncertain"), ("robust_failure", "robust failure"))
+from replay.checks.intent import INTENT_LIFT
+from replay.protocol.intent_counts import LIFTS, group_words
+from replay.protocol.verdict import judged_condition, verdict_of, words
+from replay.results.records import RolloutRecord, StudyRecord
+from replay.results.study_counts import Counts
+from replay.results.verdict_record import Tally, Word, discriminations
+from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_text
+from replay.study.end_table import judge_text
+
+#: the p_lift classes in column order and the verdict each says (replay.protocol.verdict.WORD_OF_CLASS)
+CLASSES = (("robust_lift", Word.HOLDS), ("uncertain", Word.UNCERTAIN), ("robust_failure", Word.FAILS))
 
 
 def _f(x, spec: str = ".2f") -> str:
     return "-" if x is None else format(float(x), spec)
 
 
-def _conditions(study: dict, counts: dict) -> list[str]:
-    names = [str(c.get("name")) for c in ((study.get("sampling") or {}).get("conditions") or []) if isinstance(c, dict)]
+def _md(head: list[str], rows: list[list[str]]) -> str:
+    return "\n".join(
+        ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+    )
+
+
+def _conditions(study: StudyRecord, counts: dict) -> list[str]:
+    s = study.sampling or {}
+    names = [str(c.get("name")) for c in s.get("conditions") or [] if isinstance(c, dict)]
     return names + [c for c in counts if c not in names]
 
 
-def p_lift_markdown(study: dict) -> str:
-    """The table (module doc) as Markdown: one row per protocol (lift, then hug-oracle where the study ran
-    it) and condition.
+def verdict_markdown(doc: dict) -> str:
+    """The verdicts of the study's lift recordings (module doc) as Markdown.
+
+    A study before issue 56 (no ``counts.verdicts``) has its verdicts read from each recording's p_lift, said so.
+
+    Raises:
+        ValueError: the study has neither verdict counts nor p_lift per recording (run without ``--samples``).
+    """
+    study = StudyRecord.view(doc)
+    c = Counts.from_dict(study.counts)
+    t = c.verdicts.get(LIFTS) or next(iter(c.verdicts.values()), None)
+    older = t is None
+    if older:
+        t = _older_tally(doc)
+    if t is None:
+        raise ValueError("the study has no verdict counts and no p_lift per recording (run_study.py --samples N)")
+    rows = []
+    for w, (n, causes) in t.by_word.items():
+        why = ", ".join(f"{words(k) if k else 'reason not kept'} {m}" for k, m in causes.items())
+        rows.append([f"**{w.value}**", str(n), why or "-"])
+    cond = (study.judge or {}).get("condition")
+    if older:  # no judge kept: the condition a verdict is read under (replay.protocol.verdict.judged_condition)
+        cond = judged_condition(_conditions(study, {}))
+        samples = (study.sampling or {}).get("samples")
+        notes = [
+            f"read under condition {cond}, {samples} samples each; the interval of p_lift is Wilson's 95 % against 0.5",
+            "a study before issue 56: the verdicts read from each recording's p_lift, the reasons of those that "
+            "fail or hold not kept (its samples' diagnoses); rerun it for them (`make docs-results`)",
+        ]
+    else:
+        notes = [f"read under {judge_text(study)}; the interval of p_lift is Wilson's 95 % against 0.5"]
+    disc = [d for d in discriminations(study.discrimination) if d.condition == cond]
+    if disc:
+        n = max(d.n_recordings or 0 for d in disc)
+        each = "; ".join(f"`{d.corruption}` {auc_text(d).removeprefix('AUC ').split(' over ')[0]}" for d in disc)
+        little = f" (fewer than {MIN_RECORDINGS}: it means little)" if n < MIN_RECORDINGS else ""
+        ci = (
+            f"95 % interval over {n} recordings{little}: {INTERVAL_METHOD}"
+            if all(d.auc_lo is not None for d in disc)
+            else f"over {n} recordings{little}; no interval in a study before issue 56"
+        )
+        notes.append(f"tells a real grasp from a corrupted one (AUC of p_lift, 0.5 chance, 1 always, {ci}): {each}")
+    return _md(["verdict", group_words(LIFTS, t.total), "why"], rows) + "\n\n" + "".join(f"- {x}\n" for x in notes)
+
+
+def _older_tally(doc: dict) -> Tally | None:
+    """The lift recordings' verdicts of a study (or its summary) before issue 56, from each one's p_lift
+    (:func:`replay.protocol.verdict.verdict_of`; no per-sample diagnoses: no reason but an uncertain one's driver);
+    None without p_lift."""
+    by_seq = (doc.get("p_lift") or {}).get("lift") or {
+        r["sequence"]: r["p_lift"]
+        for r in doc.get("rollouts") or []
+        if r.get("p_lift") and r.get("intent") in (None, INTENT_LIFT)
+    }
+    recs = []
+    for entries in by_seq.values():
+        rec = RolloutRecord()
+        rec.sampled.p_lift = entries
+        recs.append(verdict_of(rec))
+    return Tally.of(recs) if recs else None
+
+
+def p_lift_markdown(doc: dict) -> str:
+    """The per-condition table (module doc) as Markdown: one row per protocol (lift, then hug-oracle where the study
+    ran it) and condition.
 
     Raises:
         ValueError: the study has no ``counts["p_lift"]`` for either protocol (run without ``--samples``).
     """
-    c = study.get("counts") or {}
-    by_proto = {
-        p: n for p, n in (("lift", c.get("p_lift")), ("hug-oracle", (c.get("hug-oracle") or {}).get("p_lift"))) if n
-    }
+    study = StudyRecord.view(doc)
+    c = Counts.from_dict(study.counts)
+    oracle = c.of("hug-oracle")
+    by_proto = {p: n for p, n in (("lift", c.p_lift), ("hug-oracle", oracle and oracle.p_lift)) if n}
     if not by_proto:
         raise ValueError("the study has no p_lift counts (run_study.py --samples N)")
-    s = study.get("sampling") or {}
-    disc = study.get("discrimination") or []
-    corruptions = list(dict.fromkeys(str(d.get("corruption")) for d in disc))
-    head = ["protocol", "condition", *(w for _, w in CLASSES), "of"]
-    head += [f"`{x}`: p_lift real -> corrupted, AUC, ratio (published)" for x in corruptions]
+    s = study.sampling or {}
+    disc = discriminations(study.discrimination)
+    corruptions = list(dict.fromkeys(d.corruption for d in disc))
+    head = ["protocol", "condition", *(w.value for _, w in CLASSES), "of"]
+    head += [f"`{x}`: p_lift real -> corrupted, AUC [95 %], ratio (published)" for x in corruptions]
     rows = []
     for proto, counts in by_proto.items():
         for cond in _conditions(study, counts):
             if cond not in counts:
                 continue
-            n = counts[cond] or {}
-            row = [
-                proto,
-                f"`{cond}`",
-                *(str(n.get(k, 0)) for k, _ in CLASSES),
-                str(sum(int(n.get(k, 0)) for k, _ in CLASSES)),
-            ]
+            n = {k: int(v) for k, v in (counts[cond] or {}).items()}
+            row = [proto, f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES), str(sum(n.values()))]
             for x in corruptions:
-                d = next(
-                    (
-                        e
-                        for e in disc
-                        if e.get("protocol", "lift") == proto
-                        and e.get("condition") == cond
-                        and str(e.get("corruption")) == x
-                    ),
-                    None,
-                )
-                ref = (d or {}).get("reference") or {}
-                row.append(
-                    "-"
-                    if d is None
-                    else f"{_f(d.get('p_real'))} -> {_f(d.get('p_corrupted'))}, AUC "
-                    f"{_f(d.get('auc'))}, ratio {_f(d.get('ratio'))}" + (f" ({_f(ref.get('ratio'))})" if ref else "")
-                )
+                d = next((e for e in disc if (e.protocol, e.condition, e.corruption) == (proto, cond, x)), None)
+                if d is None:
+                    row.append("-")
+                    continue
+                ref = f" ({_f(d.reference_ratio)})" if d.reference_ratio is not None else ""
+                ci = f" [{_f(d.auc_lo)}, {_f(d.auc_hi)}]" if d.auc_lo is not None else ""
+                row.append(f"{_f(d.p_real)} -> {_f(d.p_corrupted)}, AUC {_f(d.auc)}{ci}, ratio {_f(d.ratio)}{ref}")
             rows.append(row)
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
-    size = f"{s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
-    refs = sorted({str((d.get("reference") or {}).get("source")) for d in disc if d.get("reference")})
+    classes = s.get("classes") or {}
+    size = f"; {s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
     notes = [
-        f"classes from the 95 % interval of p_lift ({(s.get('classes') or {}).get('interval', 'wilson95')}) "
-        f"against {(s.get('classes') or {}).get('threshold', 0.5)}"
-        + (f"; {size}" if size else "")
-        + "; lift recordings only (other intents are counted apart)"
+        f"what the 95 % interval of p_lift ({classes.get('interval', 'wilson95')}) says against "
+        f"{classes.get('threshold', 0.5)}{size}; lift recordings only (other intents are counted apart)"
     ]
+    if disc and any(d.auc_lo is not None for d in disc):
+        notes.append(f"AUC interval: {INTERVAL_METHOD}")
+    refs = sorted({d.reference_source for d in disc if d.reference_source})
     if refs:
         notes.append("published ratio: " + "; ".join(refs))
-    return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+    return _md(head, rows) + "\n\n" + "".join(f"- {n}\n" for n in notes)

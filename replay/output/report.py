@@ -16,6 +16,7 @@ are elsewhere): the montage on the main page, ``<clips>/<sequence>.mp4`` on a re
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -27,22 +28,28 @@ from replay.fileio import atomic_write_text
 from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
-from replay.output.p_lift_section import (
-    conditions_of,
-    discrimination_html,
-    p_lift_of,
-    p_lift_summary_html,
-    verdicts_html,
-)
+from replay.output.p_lift_section import condition_counts_html, conditions_html, conditions_of, discrimination_html
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import TABLE_JS, table_html
-from replay.output.verdicts_section import pairs_summary_html, recording_pairs_html, study_pairs
-from replay.protocol.intent_counts import INTENT_COUNTS, LIFTS, group_words, intent_counts, intent_groups
-from replay.protocol.protocols.base import all_protocols, primary_protocol
+from replay.output.verdict_section import (
+    cross_check_summary_html,
+    recording_checks_html,
+    recording_verdict_html,
+    samples_html,
+    verdict_summary_html,
+)
+from replay.protocol.intent_counts import intent_counts, intent_groups
+from replay.protocol.protocols.base import all_protocols
+from replay.protocol.verdict import words
 from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, read_study
 from replay.results.records import RolloutRecord, StudyRecord
+from replay.results.study_counts import Counts, GroupCount
+from replay.results.study_rows import StudyRow, study_rows
+from replay.study.cross_checks import recompute_verdicts
+from replay.study.end_table import failure_lines
+from replay.study.verdicts import lead_protocol
 
 #: recordings a montage's note names one by one when it has no tile for them (more: counted)
 MAX_NAMED_MISSING = 20
@@ -52,6 +59,9 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:nth-child(-n+5),th{text-align:left}
+#rows td:nth-child(3){white-space:nowrap}
+#rows td:nth-child(4){min-width:22em}
+.note{font-size:13px;color:#555}
 th{background:#f0f0f0;cursor:pointer;user-select:none}
 #rows tr[hidden]{display:none}
 #filters select{margin-right:1em}
@@ -62,98 +72,71 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 """
 
 
-def _summary_html(study: StudyRecord, by_intent: dict) -> str:
-    """The study's counts, led by the lifts' (``by_intent``: :func:`replay.protocol.intent_counts.intent_counts`,
-    grouped by :func:`replay.protocol.intent_counts.intent_groups`): the other intents and the recordings with no
+def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
+    """The contact run's counts (one run per recording at the study's physics: a cross-check of the verdicts), led
+    by the lifts' (:func:`replay.protocol.intent_counts.intent_groups`): the other intents and the recordings with no
     intent named on lines of their own, never added to the lifts."""
-    c = study.counts or {}
-    lift = primary_protocol().name
-    if c.get("protocol", lift) != lift or (not c.get("rollouts") and lift not in (study.protocols or [lift])):
+    lead = lead_protocol(study.protocols)
+    if not lead.judged_on_lift or lead.name not in (study.protocols or [lead.name]):
         return (
             f"<p id=summary>No lift-protocol rollouts in this study (protocols: "
             f"{html.escape(', '.join(study.protocols))}): their results are in the sections below.</p>"
         )
-    diag = ", ".join(f"{html.escape(k)} {v}" for k, v in (c.get("diagnosis") or {}).items() if v) or "-"
-    refused = int(c.get("refused") or 0)
-    groups = intent_groups(by_intent)
-    lead = next(iter(groups), LIFTS)
-    g = groups.get(lead) or {k: c.get(k) for k in INTENT_COUNTS}
+    lc = c.of(lead.name) or c
+    by_intent = lc.by_intent or intent_counts([r for r in recs.values() if isinstance(r, RolloutRecord)])
+    groups = {k: GroupCount.of(v) for k, v in intent_groups(by_intent).items()}
+    refused = int(c.refused or 0)
+
+    def mm(x):
+        return "-" if x is None else f"{x:.1f}"
+
     items = [
-        (group_words(lead, int(g.get("rollouts") or 0)), "replayed"),
-        ("lifted", g.get("lifted")),
-        ("held through the shake", g.get("shake_held")),
-        ("not lifted", g.get("not_lifted")),
-        ("unstable", g.get("unstable")),
-    ]
-    items += [
-        (
-            group_words(k, o["rollouts"]),
-            f"lifted {o['lifted']} (not a lift: the protocol replaced the motion after the grasp; counted apart)",
-        )
-        for k, o in groups.items()
-        if k != lead
-    ]
-    we = {
-        k: None if c.get(k) is None else f"{c[k]:.1f}"
-        for k in ("median_wrist_err_mm", "median_wrist_err_peak_mm", "max_wrist_err_peak_mm")
-    }
-    items += [
         ("refused (bad input)", refused),
-        ("failed", (c.get("failed_inputs") or 0) - refused),
-        ("input causes (refused, flagged)", cause_counts_text(c.get("causes")) or "-"),
-        ("contact ablation clean", f"{c.get('ablation_clean')} of {c.get('ablation_run')}"),
-        ("ablation lifted", c.get("ablation_lifted")),
-        ("diagnosis", diag),
-        ("wrist tracking error mm, median of the recordings' medians", we["median_wrist_err_mm"]),
+        ("failed", (lc.failed_inputs or 0) - refused),
+        ("input causes (refused, flagged)", cause_counts_text(lc.causes) or "-"),
+        ("contact ablation clean", f"{lc.ablation_clean or 0} of {lc.ablation_run or 0}"),
+        ("ablation lifted", lc.ablation_lifted),
+        ("diagnosis of the contact run", ", ".join(f"{words(k)} {v}" for k, v in (lc.diagnosis or {}).items() if v)),
+        ("wrist tracking error mm, median of the recordings' medians", mm(lc.median_wrist_err_mm)),
         (
             "wrist tracking error mm, peak over the lift and hold: median / largest",
-            f"{we['median_wrist_err_peak_mm'] or '-'} / {we['max_wrist_err_peak_mm'] or '-'}",
+            f"{mm(lc.median_wrist_err_peak_mm)} / {mm(lc.max_wrist_err_peak_mm)}",
         ),
         (
             f"contact agreement with the recording, median precision / recall (bones), over the "
-            f"{c.get('contact_agreement_n', 0)} of {c.get('contact_agreement_of', c.get('rollouts'))} recordings with "
-            "recorded and simulated contact",
-            _agreement_medians(c),
+            f"{lc.contact_agreement_n or 0} of {lc.contact_agreement_of or lc.rollouts} recordings with recorded and "
+            "simulated contact",
+            _agreement_medians(lc),
         ),
-        ("wall time s", None if c.get("wall_s") is None else f"{c['wall_s']:.1f}"),
+        ("wall time s", mm(c.wall_s)),
     ]
-    lis = "".join(
-        f"<li><span class=k>{html.escape(k)}</span>: {v if k == 'diagnosis' else html.escape(str(v))}</li>"
-        for k, v in items
-    )
+    lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {html.escape(str(v or '-'))}</li>" for k, v in items)
     head = "".join(
         f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake", "not lifted", "unstable")
     )
     body = "".join(
-        f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{g[f]}</td>" for f in INTENT_COUNTS) + "</tr>"
+        f"<tr><td>{html.escape(k)}</td><td>{g.rollouts}</td><td>{g.lifted}</td><td>{g.shake_held}</td>"
+        f"<td>{g.not_lifted}</td><td>{g.unstable}</td></tr>"
         for k, g in groups.items()
     )
-    per = "".join(
-        f"{html.escape(k)} {v['lifted']}/{v['rollouts']}" + (", " if n < len(by_intent) - 1 else "")
-        for n, (k, v) in enumerate(by_intent.items())
+    table = f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if groups else ""
+    return (
+        "<h3>The contact run</h3><p>One run per recording at the study's physics, with its contact ablation: a "
+        f"cross-check of the verdicts above, and what the recordings' pages plot.</p>{table}<ul id=summary>{lis}</ul>"
     )
-    table = (
-        (
-            f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<p>lifted per intent: {per}</p>"
-        )
-        if groups
-        else ""
-    )
-    return f"<ul id=summary>{lis}</ul>{table}"
 
 
-def _agreement_medians(c: dict) -> str:
+def _agreement_medians(c: Counts) -> str:
     """The medians (:func:`replay.protocol.protocols.counting.agreement_medians`), and what the others lacked."""
     med = " / ".join(
-        "-" if c.get(f"median_contact_agreement_{k}") is None else f"{c[f'median_contact_agreement_{k}']:.2f}"
-        for k in ("precision", "recall")
+        "-" if x is None else f"{x:.2f}"
+        for x in (c.median_contact_agreement_precision, c.median_contact_agreement_recall)
     )
-    if c.get("contact_agreement_of") is None:  # a study written before the counts were kept
+    if c.contact_agreement_of is None:  # a study written before the counts were kept
         return med
     return (
-        f"{med} (left out: {c.get('contact_agreement_no_simulated', 0)} with no bone carrying force, "
-        f"{c.get('contact_agreement_no_recorded', 0)} with no recorded contact)"
+        f"{med} (left out: {c.contact_agreement_no_simulated or 0} with no bone carrying force, "
+        f"{c.contact_agreement_no_recorded or 0} with no recorded contact)"
     )
 
 
@@ -175,70 +158,59 @@ def build_report(
     """
     study_path, out = Path(study_path), Path(out)
     study = read_study(study_path)
+    if not study.judge and not any(isinstance(r, dict) and "verdict" in r for r in study.rollouts):
+        recompute_verdicts(study, study_path.parent)  # a study before issue 56: its verdicts from its records
     sdir, pdir = study_path.parent.resolve(), out.parent.resolve()
     fdir = pdir / f"{out.stem}_files"
     fdir.mkdir(parents=True, exist_ok=True)
-    recs = {str(row.get("sequence")): _read(sdir, row) for row in study.rollouts}
-    rows = [_with_record(row, recs[str(row.get("sequence"))]) for row in study.rollouts]
-    n_plots = n_clips = 0
-    lift = primary_protocol().name
-    side = {  # the other sampled protocols' p_lift per recording (the hug-oracle's)
-        p.name: {str(r.get("sequence")): _row_p_lift(sdir, r) for r in study.rows_of(p.rows_field)}
+    lead = lead_protocol(study.protocols)
+    rows = study_rows(study.rows_of(lead.rows_field))
+    recs = {r.name: _read(sdir, r) for r in rows}
+    rows = [_with_record(r, recs[r.name]) for r in rows]
+    side = {  # the other sampled protocols' rows (the hug-oracle's), their p_lift from their records where missing
+        p.name: [_with_record(r, _read(sdir, r)) for r in study_rows(study.rows_of(p.rows_field))]
         for p in all_protocols()
-        if p.sampled and not p.primary
+        if p.sampled and p is not lead
     }
-    intent = {str(r.get("sequence")): r.get("intent") for r in rows}
-    side_rows = {
-        n: [{"sequence": k, "intent": intent.get(k), "p_lift": v} for k, v in by.items() if v] for n, by in side.items()
-    }
-    conds = conditions_of(rows + [r for rs in side_rows.values() for r in rs], study)
-    phys = (study.config or {}).get("physics")
-    pairs = study_pairs(study, rows, side)  # replay.output.verdicts_section: every (protocol, physics)
+    conds = conditions_of(rows + [r for rs in side.values() for r in rs], study)
+    phys = str((study.judge or {}).get("physics") or (study.config or {}).get("physics"))
+    n_plots = n_clips = 0
     for row in rows:
-        seq = str(row.get("sequence"))
-        verdicts = recording_pairs_html(study, pairs, seq) + verdicts_html(
-            {lift: p_lift_of(row), **{n: by.get(seq) for n, by in side.items()}}, phys, conds
-        )
+        by_proto = {lead.name: row.p_lift, **{n: _p_lift_of(rs, row.name) for n, rs in side.items()}}
+        head = recording_verdict_html(row, study) + recording_checks_html(row)
+        evidence = samples_html(recs[row.name], row.verdict.condition if row.verdict else None)
+        evidence += conditions_html(by_proto, phys, conds)
         plotted, clipped = write_recording_page(
-            row, recs[seq], sdir, fdir, out.resolve(), clips_dir, study_path, verdicts
+            row, recs[row.name], sdir, fdir, out.resolve(), clips_dir, study_path, (head, evidence)
         )
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
-    mont = _montage_html(Path(montage), study, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
-    link = lambda r: f"{fdir.name}/{page_name(str(r.get('sequence')))}"  # noqa: E731
-    atomic_write_text(
-        out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, side_rows, pairs_summary_html(study, pairs))
-    )
-    return {"rows": len(study.rollouts), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
+    mont = _montage_html(Path(montage), rows, pdir, fdir) if montage is not None and Path(montage).is_file() else ""
+    link = lambda r: f"{fdir.name}/{page_name(r.name)}"  # noqa: E731
+    atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, side))
+    return {"rows": len(rows), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
 
 
-def _with_record(row: dict, rec: RolloutRecord | ResultsFormatError) -> dict:
-    """A study row with what the table shows from its rollout record: the intent, and ``p_lift`` where the
-    record has it and the row does not."""
+def _p_lift_of(rows: list[StudyRow], seq: str) -> dict:
+    return next((r.p_lift for r in rows if r.name == seq), {})
+
+
+def _with_record(row: StudyRow, rec: RolloutRecord | ResultsFormatError) -> StudyRow:
+    """A study row with what the table shows from its rollout record: the intent, and ``p_lift`` where the record
+    has it and the row does not."""
     if not isinstance(rec, RolloutRecord):
-        return dict(row, intent=None)
-    more = {}
-    if p_lift_of(row) is None and p_lift_of(rec) is not None:
-        more["p_lift"] = p_lift_of(rec)
-    return dict(row, intent=getattr(rec, "intent", None), **more)
+        return dataclasses.replace(row, intent=None)
+    return dataclasses.replace(row, intent=rec.intent, p_lift=row.p_lift or rec.sampled.entries())
 
 
-def _row_p_lift(sdir: Path, row: dict) -> dict | None:
-    """A row's ``p_lift``: the row's, else its rollout record's; None where neither has one."""
-    if p_lift_of(row) is not None:
-        return p_lift_of(row)
-    rec = _read(sdir, row)
-    return p_lift_of(rec) if isinstance(rec, RolloutRecord) else None
-
-
-def _read(sdir: Path, row: dict) -> RolloutRecord | ResultsFormatError:
+def _read(sdir: Path, row: StudyRow) -> RolloutRecord | ResultsFormatError:
     """A row's rollout record, or the error that says why it cannot be read."""
     try:
-        return read_rollout(sdir / str(row.get("json")))
+        return read_rollout(sdir / str(row.json))
     except ResultsFormatError as e:
         return e
 
 
-def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> str:
+def _montage_html(montage: Path, rows: list[StudyRow], pdir: Path, fdir: Path) -> str:
     """The montage at its own size (at most the page's width), copied beside the page when it is
     elsewhere, and the recordings it has no tile for (from its record, ``montage.mp4.json``)."""
     record = montage.with_name(montage.name + ".json")
@@ -254,7 +226,7 @@ def _montage_html(montage: Path, study: StudyRecord, pdir: Path, fdir: Path) -> 
         note = "<p>(no record of its tiles beside it: montage.mp4.json)</p>"
     else:
         have = set(shown)
-        missing = [str(r.get("sequence")) for r in study.rollouts if str(r.get("sequence")) not in have]
+        missing = [r.name for r in rows if r.name not in have]
         named = ", ".join(missing[:MAX_NAMED_MISSING]) + (
             f" and {len(missing) - MAX_NAMED_MISSING} more" if len(missing) > MAX_NAMED_MISSING else ""
         )
@@ -310,27 +282,19 @@ def _page(
     study_path: Path,
     pdir: Path,
     fdir: Path,
-    rows: list[dict],
+    rows: list[StudyRow],
     mont: str,
     recs: dict,
     link,
-    side_rows: dict[str, list[dict]] | None = None,
-    pairs: str = "",
+    side_rows: dict[str, list[StudyRow]] | None = None,
 ) -> str:
-    """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's
-    CSV linked where it survives moving the folder, :func:`beside`; ``link(row)``: a recording's page;
-    ``side_rows``: ``{protocol: rows with a p_lift}`` of the other sampled protocols (the hug-oracle), for the
-    sampled verdict's counts; ``pairs``: the
-    verdicts side by side, :func:`replay.output.verdicts_section.pairs_summary_html`)."""
-    refused = set((study.counts or {}).get("refused_keys") or [])
-    failed = "".join(
-        f"<li>{'refused' if k in refused else 'failed'}: {html.escape(k)}: {html.escape(str(v))}</li>"
-        for k, v in (study.failed or {}).items()
-    )
+    """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's CSV linked where it
+    survives moving the folder, :func:`beside`; ``link(row)``: a recording's page; ``side_rows``: ``{protocol: rows}``
+    of the other sampled protocols (the hug-oracle), for the counts per condition): the verdicts first, then the
+    cross-checks, the recordings' table, the detail."""
     title = f"grasp-replay study: {study.dataset}"
-    by_intent = (study.counts or {}).get("by_intent") or intent_counts(
-        [r for r in recs.values() if isinstance(r, RolloutRecord)]
-    )
+    c = Counts.from_dict(study.counts)
+    failed = "".join(f"<li>{html.escape(line)}</li>" for line in failure_lines(study))
     csv_path = study_path.with_suffix(".csv")
     csv_link = (
         f" &middot; <a href='{html.escape(beside(csv_path, pdir, fdir))}'>study.csv</a>" if csv_path.is_file() else ""
@@ -341,13 +305,15 @@ def _page(
 <h1>{html.escape(title)}</h1>
 <p>{html.escape(str(study_path))} &middot; config {html.escape(str(study.config_hash))} &middot; format version
 {study.format_version}{csv_link}</p>
-<h2>Summary</h2>{p_lift_summary_html(rows, study, side_rows)}{_summary_html(study, by_intent)}
-{pairs}
+<h2>Verdicts</h2>{verdict_summary_html(study, c)}
+{cross_check_summary_html(c, study)}
 {f"<h2>Refused or failed recordings</h2><ul id=failed>{failed}</ul>" if failed else ""}
-<h2>Recordings</h2><p>Click a column header to sort; choose a value to show only those rows. A recording's
-name opens its page: its figure over time (object height, contacts, wrist error, phases), clip, diagnosis and
-exports. Fields: docs/results.md.</p>
+<h2>Recordings</h2><p>Each led by its verdict, p_lift with its 95 % interval and the reason. Click a column header to
+sort; choose a value to show only those rows. A recording's name opens its page: its verdict and cross-checks, then
+the evidence: its samples, p_lift per condition, its figure over time (object height, contacts, wrist error, phases),
+clip, diagnosis and exports. Fields: docs/results.md.</p>
 {table_html(rows, link)}
+<h2>Detail</h2>{_summary_html(study, c, recs)}{condition_counts_html(rows, study, side_rows)}
 {gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}

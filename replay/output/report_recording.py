@@ -20,10 +20,12 @@ import numpy as np
 
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.export_section import exports_html
-from replay.output.report_table import OUTCOME_CSS, cell, columns_for, shown_value, value
+from replay.output.report_table import INTERVAL, REASON, VERDICT, cell, columns_for, shown_value, value
 from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version
 from replay.results.records import Phase, RolloutRecord
+from replay.results.study_rows import StudyRow
+from replay.results.verdict_record import Diagnosis
 
 #: phase band colours of the plots (light, so the lines stay readable)
 PHASE_COLOURS = {
@@ -153,14 +155,14 @@ def _fresh(png: Path, sources: list[Path]) -> bool:
 
 
 def write_recording_page(
-    row: dict,
+    row: StudyRow,
     rec: RolloutRecord | ResultsFormatError,
     sdir: Path,
     fdir: Path,
     report: Path,
     clips_dir,
     study_file: Path,
-    verdicts: str = "",
+    verdict: tuple[str, str] = ("", ""),
 ) -> tuple[bool, bool]:
     """Write one recording's page (and its figure) into ``fdir``; returns (plotted, clip found).
 
@@ -170,37 +172,31 @@ def write_recording_page(
         sdir: the study's folder; ``fdir``: the report's files folder; ``report``: the report page.
         clips_dir: folder of per-recording renders (``<stem>.mp4`` or ``<object>.mp4``), or None.
         study_file: the study JSON (its exports' commands name it).
-        verdicts: HTML of its sampled verdicts (:func:`replay.output.p_lift_section.verdicts_html`), before its fields.
+        verdict: HTML of its verdict and cross-checks (:mod:`replay.output.verdict_section`), which lead the page, and
+            of its sampled evidence (:mod:`replay.output.p_lift_section`), which leads the evidence.
 
     Raises:
         ResultsFormatError: its npz is of another format version.
     """
-    seq = str(row.get("sequence"))
+    seq = row.name
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
     fields = "".join(
         f"<tr><th>{html.escape(h)}</th><td>"
-        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d)[0])}</td></tr>"
+        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d, k)[0])}</td></tr>"
         for h, k, s, d in columns_for([row])
+        if k not in (VERDICT, INTERVAL, REASON)  # they lead the page
     )
     parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
     plotted = clipped = False
     if isinstance(rec, ResultsFormatError):
         parts += [f"<h1>{html.escape(seq)}</h1>", f"<p>{html.escape(str(rec))}</p>"]
     else:
-        oc = shown_value(row, "outcome") if row.get("outcome") is not None else str(rec.outcome)
-        parts.append(
-            f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))}): "
-            f"<span style='color:{OUTCOME_CSS.get(oc, '#222')}'>{html.escape(oc)}</span></h1>"
-        )
-        parts.append(
-            f"{verdicts}<h2>Fields</h2><table id=fields>{fields}</table>"
-            if verdicts
-            else f"<table id=fields>{fields}</table>"
-        )
+        parts.append(f"<h1>{html.escape(seq)} ({html.escape(str(rec.object))})</h1>{verdict[0]}")
+        parts.append(f"<h2>Evidence</h2>{verdict[1]}<h3>The contact run</h3><table id=fields>{fields}</table>")
         png = fdir / f"{stem}.png"
         poses = (rec.poses, rec.ablation and rec.ablation.poses)
-        sources = [sdir / str(row.get("json"))] + [sdir / p for p in poses if p]
+        sources = [sdir / str(row.json)] + [sdir / p for p in poses if p]
         plotted = _fresh(png, sources) or plot_rollout(rec, sdir, png)
         parts.append(
             f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>"
@@ -223,19 +219,17 @@ def write_recording_page(
                 f"src='{html.escape(beside(found[0], fdir, fdir))}'></video>"
             )
         if rec.diagnosis:
-            fig = ", ".join(
-                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
-                for k, v in (rec.diagnosis.get("figure") or {}).items()
-            )
+            diag = Diagnosis.of(rec.diagnosis)
+            fig = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in diag.figure.items())
             parts.append(
-                f"<p>diagnosis: <b>{html.escape(str(rec.diagnosis.get('class')))}</b>"
+                f"<p>the contact run's diagnosis: <b>{html.escape(str(diag.cls))}</b>"
                 + (f" ({html.escape(fig)})" if fig else "")
                 + "</p>"
             )
         parts.append(exports_html(study_file, seq, fdir))
-        rj = (sdir / str(row.get("json"))).resolve()
+        rj = (sdir / str(row.json)).resolve()
         parts.append(
-            f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.get('json')))}</a></p>"
+            f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.json))}</a></p>"
             if rj.is_relative_to(report.parent.resolve())
             else f"<p>rollout: {html.escape(str(rj))}</p>"
         )

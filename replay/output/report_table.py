@@ -1,8 +1,10 @@
-"""The report's recordings table: one row per recording, each linked to its own page, sortable by
-any column and filterable by outcome, object, cause (the diagnosis class), the sampled verdict's
-class per condition (``p_lift``, :mod:`replay.output.p_lift_section`: a column per condition, shown
-where a row has one), in the page itself (inline JS, no network). The filter state lives in the address (``#outcome=lifted&object=mug&sort=5:desc``),
-so a filtered, sorted view can be linked; ``<body data-shown>`` counts the rows shown.
+"""The report's recordings table: one row per recording, led by its verdict (holds / fails / uncertain), its p_lift
+with the 95 % interval (sorted by p) and the reason, in full (issue #56), each linked to its own page, sortable by any
+column and filterable by verdict, contact run outcome, object, cause (the diagnosis class), what p_lift says per
+condition (``p_lift``, :mod:`replay.output.p_lift_section`: a column per condition, shown where a row has one), in the
+page itself (inline JS, no network). The filter state lives in the address
+(``#verdict=fails&object=mug&sort=5:desc``), so a filtered, sorted view can be linked; ``<body data-shown>`` counts
+the rows shown. Rows are :class:`~replay.results.study_rows.StudyRow`.
 
 At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
 ~0.6 kB a row, loaded in well under a second by headless Chromium (``tests/test_report_scale.py``).
@@ -13,17 +15,25 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from replay.output.p_lift_section import CLASS_CSS, class_word, conditions_of, p_lift_of
+from replay.output.p_lift_section import WORD_CSS, class_word, conditions_of, entry_word
 from replay.protocol.diagnosis import display_outcome
+from replay.protocol.verdict import interval_text
+from replay.results.study_rows import StudyRow
+from replay.results.verdict_record import PLiftEntry, Word
 
 OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12", "stuck": "#8a4fbf"}
 
+#: the verdict's columns (what every reader shows first): their row keys
+VERDICT, INTERVAL, REASON = "verdict", "p_interval", "reason"
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
     ("recording", "sequence", None, None),
+    ("verdict", VERDICT, None, None),
+    ("p_lift [95 %]", INTERVAL, None, None),
+    ("reason", REASON, None, None),
     ("object", "object", None, None),
     ("intent", "intent", None, None),
-    ("outcome", "outcome", None, None),
+    ("contact run", "outcome", None, None),
     ("diagnosis", "diagnosis", None, None),
     ("rise mm", "rise", 1000.0, 1),
     ("slip mm", "slip_mm", None, 1),
@@ -40,12 +50,14 @@ COLUMNS = (
     ("contact recall", "contact_agreement_recall", None, 2),
 )
 #: the filters: (label, row key) (the p_lift ones: per condition)
-FILTERS = (("outcome", "outcome"), ("object", "object"), ("cause", "diagnosis"))
-#: a p_lift column's row key: this prefix and the condition (the class shown, sorted by p)
+FILTERS = (("verdict", VERDICT), ("contact run", "outcome"), ("object", "object"), ("cause", "diagnosis"))
+#: a p_lift column's row key: this prefix and the condition (what it says shown, sorted by p)
 P_LIFT_KEY = "p_lift:"
+#: the verdicts' sort order (holds first)
+_WORD_ORDER = {w: i for i, w in enumerate(Word)}
 
 
-def columns_for(rows: list[dict]) -> tuple:
+def columns_for(rows: list[StudyRow]) -> tuple:
     """The table's columns for these rows: :data:`COLUMNS`, with one ``P(lift) <condition>`` column per
     condition (:data:`P_LIFT_KEY`) after the outcome where rows have them."""
     extra = tuple((f"P(lift) {c}", P_LIFT_KEY + c, None, None) for c in conditions_of(rows))
@@ -55,35 +67,55 @@ def columns_for(rows: list[dict]) -> tuple:
     return COLUMNS[:k] + extra + COLUMNS[k:]
 
 
-def value(row: dict, key: str):
-    """A row's value in column ``key``: its field, or for a p_lift column the condition's entry."""
+def value(row: StudyRow, key: str):
+    """A row's value in column ``key``: its field, its verdict's part, or for a p_lift column the condition's entry."""
     if key.startswith(P_LIFT_KEY):
-        return (p_lift_of(row) or {}).get(key[len(P_LIFT_KEY) :])
-    return row.get(key)
+        return row.p_lift.get(key[len(P_LIFT_KEY) :])
+    if key in (VERDICT, INTERVAL, REASON):
+        return row.verdict
+    return getattr(row, key) if hasattr(row, key) and key != "extra" else row.extra.get(key)
 
 
-def cell(v, scale, dec) -> tuple[str, str]:
-    """(text, sort key) of one table cell."""
+def cell(v, scale, dec, key: str = "") -> tuple[str, str]:
+    """(text, sort key) of one table cell of column ``key``."""
     if v is None:
         return "-", ""
+    if key == VERDICT:
+        return v.word.value + ("" if v.sampled else " (one run)"), str(_WORD_ORDER[v.word])
+    if key == INTERVAL:
+        return interval_text(v), repr(v.p)
+    if key == REASON:
+        return v.reason, v.reason
     if isinstance(v, bool):
         return ("yes" if v else "no"), str(int(v))
     if isinstance(v, (int, float)) and dec is not None:
         x = float(v) * (scale or 1.0)
         return f"{x:.{dec}f}", repr(x)
-    if isinstance(v, dict) and isinstance(v.get("p"), (int, float)):  # a p_lift entry: its class, sorted by p
-        return class_word(v), repr(float(v["p"]))
+    if isinstance(v, PLiftEntry):  # what it says, sorted by p
+        return class_word(v), repr(v.p)
     return str(v), str(v)
 
 
-def shown_value(row: dict, key: str) -> str:
+def shown_value(row: StudyRow, key: str) -> str:
     """What a row shows in column ``key`` (the outcome as said: ``not lifted`` for ``not_lifted``,
     :func:`replay.protocol.diagnosis.display_outcome`)."""
-    text = cell(value(row, key), None, None)[0]
+    text = cell(value(row, key), None, None, key)[0]
     return display_outcome(text) if key == "outcome" else text
 
 
-def table_html(rows: list[dict], link) -> str:
+def _style(row: StudyRow, key: str, text: str) -> str:
+    """A cell's colour: the verdict's, the outcome's, what a p_lift entry says."""
+    v = value(row, key)
+    if key == VERDICT and v is not None:
+        return f" style='color:{WORD_CSS[v.word]};font-weight:bold'"
+    if key == "outcome" and text in OUTCOME_CSS:
+        return f" style='color:{OUTCOME_CSS[text]}'"
+    if isinstance(v, PLiftEntry):
+        return f" style='color:{WORD_CSS[entry_word(v)]};text-align:left'"
+    return ""
+
+
+def table_html(rows: list[StudyRow], link) -> str:
     """The filter bar and the table; ``link(row)``: the address of the row's own page."""
     cols = columns_for(rows)
     head = "".join(f"<th data-key='{key}'>{html.escape(h)}</th>" for h, key, _, _ in cols)
@@ -91,20 +123,13 @@ def table_html(rows: list[dict], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = cell(value(r, key), scale, dec)
+            text, k = cell(value(r, key), scale, dec, key)
             text = shown_value(r, key) if key == "outcome" else text
-            style = (
-                f" style='color:{OUTCOME_CSS[text]};font-weight:bold'"
-                if key == "outcome" and text in OUTCOME_CSS
-                else ""
-            )
-            if key.startswith(P_LIFT_KEY) and isinstance(value(r, key), dict):  # the class in its colour
-                style = f" style='color:{CLASS_CSS.get(value(r, key).get('class'), '#222')};text-align:left'"
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             text_html = (
                 f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" else html.escape(text)
             )
-            cells.append(f"<td{sort}{style}>{text_html}</td>")
+            cells.append(f"<td{sort}{_style(r, key, text)}>{text_html}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (
         f"{_filters_html(rows, cols)}<table id=rows><thead><tr>{head}</tr></thead>"
@@ -112,10 +137,10 @@ def table_html(rows: list[dict], link) -> str:
     )
 
 
-def _filters_html(rows: list[dict], cols: tuple) -> str:
+def _filters_html(rows: list[StudyRow], cols: tuple) -> str:
     """One ``<select>`` per filter (its values with their counts, most first); one per p_lift condition."""
     keys = {c[1] for c in cols}
-    wanted = [(label, key, label) for label, key in FILTERS if key in keys]
+    wanted = [(label, key, label.replace(" ", "-")) for label, key in FILTERS if key in keys]
     k = next((i for i, (_, key, _) in enumerate(wanted) if key == "diagnosis"), len(wanted)) + 1
     wanted[k:k] = [
         (f"P(lift) {key[len(P_LIFT_KEY) :]}", key, "p_lift-" + key[len(P_LIFT_KEY) :])

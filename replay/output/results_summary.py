@@ -59,8 +59,8 @@ def _rows(rows, fields) -> list[dict]:
 
 
 def study_summary(doc: dict) -> dict:
-    """The fields of a study JSON the tables read: dataset, counts (every protocol's, ``p_lift``'s
-    among them), refusals, the config hash, package versions, the rows of each protocol
+    """The fields of a study JSON the tables read: dataset, counts (every protocol's, ``p_lift``'s and the
+    verdicts' among them), the judge, refusals, the config hash, package versions, the rows of each protocol
     (:data:`STUDY_ROW_FIELDS`) and, from a ``--samples`` study, its ``sampling`` (size, seed, classes,
     condition names) and ``discrimination`` (the ``p_lift`` table, :mod:`replay.output.p_lift_table`).
 
@@ -75,6 +75,7 @@ def study_summary(doc: dict) -> dict:
         "versions": doc.get("versions"),
         "protocols": doc.get("protocols"),
         "counts": doc.get("counts"),
+        "judge": doc.get("judge"),
         "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
         "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
         "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
@@ -85,8 +86,9 @@ def study_summary(doc: dict) -> dict:
 
 def _sampled(doc: dict) -> dict:
     """A sampled study's (``--samples``, issue #46) ``sampling`` (:func:`_sampling`), ``discrimination``,
-    and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``); {}
-    otherwise."""
+    and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``) and
+    ``p_lift_corrupted`` (``{protocol: {sequence: {corruption: {condition: {...}}}}}``: the AUC's interval can be
+    remade from the summary); {} otherwise."""
     if not doc.get("sampling"):
         return {}
     rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
@@ -94,6 +96,11 @@ def _sampled(doc: dict) -> dict:
         "sampling": _sampling(doc["sampling"]),
         "discrimination": doc.get("discrimination") or [],
         "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v},
+        "p_lift_corrupted": {
+            k: {r["sequence"]: r["p_lift_corrupted"] for r in v if r.get("p_lift_corrupted")}
+            for k, v in rows.items()
+            if v
+        },
     }
 
 

@@ -22,8 +22,11 @@ Each kind turns one results file into a markdown table:
   Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
 * ``make_study``: ``benchmarks/make_study_time.py``: ``make study``'s whole time and each command it runs
   (staging, the study, the montage, the report), with the machine's load while it ran;
-* ``p_lift``: a study run with ``--samples N``: what a user may trust, per condition robust lift /
-  uncertain / robust failure and the discrimination figures (:mod:`replay.output.p_lift_table`);
+* ``verdict``: a study run with ``--samples N`` (and ``--corruptions``): the README's first table, how many
+  recordings hold / are uncertain / fail with their reasons, the discrimination in one line
+  (:mod:`replay.output.p_lift_table`);
+* ``p_lift``: a study run with ``--samples N``: per condition how many hold / are uncertain / fail and the
+  discrimination figures (:mod:`replay.output.p_lift_table`);
 * ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
   CPU time and the jobs' own time, with their ratios to the first checkout's;
 * ``sample_cost``: ``benchmarks/sample_cost.py --json``: per recording the CPU of one rollout and of
@@ -43,7 +46,7 @@ from __future__ import annotations
 import re
 
 from replay.output.bridge_table import bridge_markdown
-from replay.output.p_lift_table import p_lift_markdown
+from replay.output.p_lift_table import p_lift_markdown, verdict_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
@@ -62,6 +65,7 @@ KINDS = (
     "make_study",
     "sample_cost",
     "p_lift",
+    "verdict",
     "pose_mapping",
 )
 
@@ -455,6 +459,7 @@ def table(kind: str, doc: dict) -> str:
         "make_study": make_study_table,
         "sample_cost": sample_cost_table,
         "p_lift": p_lift_markdown,
+        "verdict": verdict_markdown,
         "pose_mapping": pose_mapping_table,
     }[kind](doc)
 

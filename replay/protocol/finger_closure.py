@@ -125,6 +125,6 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
             base = closed_targets(base, v.finger_closure, axes, weight)
         if pad is not None:
             depth = pad.depth_mm if v.pad_depth_mm is None else float(v.pad_depth_mm)
-            base = pad.compressed(depth, base)[0]
+            base = pad.compressed(depth, base, figures=False)[0]
         out[i] = base
     return out

@@ -21,7 +21,8 @@ metrics of :func:`replay.protocol.rollout.run_rollouts`:
   pose), ``max_object_rise_mm`` (highest object origin z above its settled z);
 * slip: ``slip_mm`` / ``slip_deg`` (object motion in the wrist frame from lift start to the
   end of the hold, :func:`hand_frame_slip`; None unless lifted: ``slip_in_hand``),
-  ``separation_mm`` (the same measure whether held or not); the shake's ``shake_ran``,
+  ``separation_mm`` (the same measure, held or lost; None where the object never left the table); the shake's
+  ``shake_ran``,
   ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``;
 * grasp measures (:func:`grasp_measures`): friction budget, creep, slip onset, pushed
   distance, fingertip distance; and the ``diagnosis``
@@ -228,9 +229,13 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     bp, bq = tr.body_pos, tr.body_quat
     sep_mm, sep_deg = hand_frame_slip(bp[:n, 0], bq[:n, 0], bp[:n, -1], bq[:n, -1], ls)
-    # slip is motion of an object *in* the hand: one left on the table has none (its separation
-    # from the hand is the lift height, reported as separation_mm)
+    # slip is motion of an object *in* the hand: one left on the table has none; its separation from the hand is
+    # kept where it rose with the hand (slid out: how far it ended from where the hand held it), blank where it never
+    # left the table (it would be the lift height, not a separation)
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
+    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
+    if not lifted and (peak is None or peak < cfg.lift.diag_never_rose_mm):
+        sep_mm = None
     measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
     rel, end = _release(plan, tr, verts, opos, lifted, shake, cut=release_trouble is not None)
     out = dict(
@@ -265,7 +270,6 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
         **rel,
         release_unstable=release_trouble,
     )
-    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
     out["diagnosis"] = _diagnose(out, measures, world, scene, cfg, pushed, peak)
     return out
 

@@ -22,7 +22,14 @@ bisection to :data:`ANGLE_TOL`. The change is blended in over the last ``pad_ble
 recorded seconds before the grasp (smoothstep), held from the grasp frame on and let go with
 the release's opening. :class:`PadPlan` does it per world of a batch: at the world's own depth
 (a sampled one) and on its own finger pose (a finger a corruption opened away from the object is
-farther than ``pad_near_mm`` and stays open).
+farther than ``pad_near_mm`` and stays open), always on the recorded hand-object relation (a
+world's wrist offset, the corruption's or the data uncertainty's, moves the solved hand).
+
+That is the close-only compression (the physics choice ``pad_deep_fingers`` ``as_recorded``): a
+finger already deeper than ``d`` stays as recorded. Under ``opened`` a finger's pad deeper than
+``d`` is opened along the same path (a negative angle) to ``d``, at every approach frame it is that
+deep, and held from the grasp frame on (:mod:`replay.protocol.pad_depth_table`,
+:meth:`PadPlan.seated`).
 
 Signed distance (m, negative inside): a capsule's axis sampled at :data:`AXIS_SAMPLES`
 points, each point's distance to a convex part the largest of its face-plane distances
@@ -36,7 +43,7 @@ finger quaternions xyzw, local to each joint). No simulation.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import mujoco
@@ -46,6 +53,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.model import HandKinematics
+from replay.protocol.pad_depth_table import SeatFrames, depth_table, frame_angles, object_pose_at
 from replay.sim.world_builder import load_collision_parts
 
 #: manosim bodies of each finger chain, proximal to distal (manosim README body order)
@@ -297,11 +305,16 @@ class PadPlan:
     caps: Capsules
     sdf: ObjectSDF
     _solved: dict
+    seat: SeatFrames | None = None
+    _tables: dict = field(default_factory=dict)
 
     @classmethod
-    def build(cls, rec, coords: np.ndarray, mjcf: str | Path, cfg, plan, depth_mm: float) -> PadPlan:
+    def build(
+        cls, rec, coords: np.ndarray, mjcf: str | Path, cfg, plan, depth_mm: float, open_deep: bool = False
+    ) -> PadPlan:
         """The pad plan of lift plan ``plan`` (built from the recorded hand ``coords`` (T, 67) of the cropped
-        recording ``rec``; its release appended) for the replayed hand ``mjcf``.
+        recording ``rec``; its release appended) for the replayed hand ``mjcf``; ``open_deep``: deep fingers
+        opened to the depth over the approach (:mod:`replay.protocol.pad_depth_table`), else left as recorded.
 
         Raises:
             DataError: an unreadable collision part or MJCF."""
@@ -323,6 +336,9 @@ class PadPlan:
         w[at:] = 1.0
         w = w * (1.0 - opening_fraction(plan.phase, cfg.frame_dt, cfg.lift.release_s))
         kin = HandKinematics.from_mjcf(cap)
+        parts = load_collision_parts(obj.asset)
+        app = np.flatnonzero(plan.phase == PHASE_APPROACH)
+        pos, quat = object_pose_at(rec, t[app]) if open_deep else (None, None)
         return cls(
             raw=finger_quats(plan.coords).copy(),
             weight=w,
@@ -333,8 +349,11 @@ class PadPlan:
             cfg=cfg,
             kin=kin,
             caps=Capsules.from_mjcf(cap),
-            sdf=ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g]),  # the recorded relation
+            sdf=ObjectSDF(parts, obj.pos[g], obj.quat[g]),  # the recorded relation
             _solved={},
+            seat=SeatFrames(app, plan.coords[app, :7].copy(), pos, quat, ObjectSDF(parts, np.zeros(3), [0, 0, 0, 1]))
+            if open_deep
+            else None,
         )
 
     def solve(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
@@ -360,12 +379,17 @@ class PadPlan:
             self._solved[key] = (summary(res, depth_mm, self.cfg.lift.pad_near_mm), rv)
         return self._solved[key]
 
-    def compressed(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+    def compressed(
+        self, depth_mm: float, fingers: np.ndarray | None = None, figures: bool = True
+    ) -> tuple[np.ndarray, dict | None]:
         """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``
-        (class doc); a depth of 0 or no closed finger leaves them as they are."""
+        (class doc); a depth of 0 or no closed finger leaves them as they are. ``figures=False``: the opening's
+        summary is not made (None; a sampled world's)."""
         q = self.raw if fingers is None else fingers
         if not depth_mm > 0:
             return q, summary({}, 0.0, self.cfg.lift.pad_near_mm)
+        if self.seat is not None:
+            return self.seated(float(depth_mm), q, figures)
         res, rv = self.solve(depth_mm, q)
         moved = np.flatnonzero(np.any(rv != 0.0, axis=1))  # joints of closed fingers; the rest stay bit for bit
         out = np.array(q, dtype=np.float64, copy=True)
@@ -375,14 +399,95 @@ class PadPlan:
             ).as_quat()
         return out, res
 
+    def table(self, fingers: np.ndarray):
+        """``(DepthTable, axes (5, 3, 3), shares (5, 3), rules)`` of the finger targets ``fingers`` (F, 15, 4) xyzw
+        over the approach (:func:`replay.protocol.pad_depth_table.depth_table`), the closure path from their pose
+        at the grasp frame (:func:`closure_axes`); kept per pose."""
+        seat = self.seat
+        q = np.ascontiguousarray(fingers[seat.frames], dtype=np.float64)
+        key = q.tobytes()
+        if key not in self._tables:
+            qo = finger_quats(self.open_coords)
+            ax = [closure_axes(self.kin, qo, q[-1], b, self.cfg.lift.pad_axis) for b in FINGERS.values()]
+            axes, shares = np.array([a[0] for a in ax]), np.array([a[1] for a in ax])
+            coords = np.concatenate([seat.wrist, q.reshape(len(q), -1)], axis=1)
+            blend = np.flatnonzero(self.weight[seat.frames] > 0)  # the closure's blend: its closing side is read
+            tab = depth_table(
+                self.kin,
+                self.caps,
+                seat.sdf,
+                FINGERS,
+                coords,
+                seat.obj_pos,
+                seat.obj_quat,
+                axes,
+                shares,
+                math.radians(self.cfg.lift.pad_max_deg),
+                AXIS_SAMPLES,
+                self.cfg.lift.pad_near_mm / 1000.0,
+                int(blend[0]) if blend.size else len(q),
+            )
+            self._tables[key] = (tab, axes, shares, [a[2] for a in ax])
+        return self._tables[key]
 
-def summary(res: dict, depth_mm: float, near_mm: float) -> dict:
-    """The record of one closure (:func:`solve`'s per finger figures): ``depth_mm``, ``near_mm``, ``fingers``,
-    ``fingers_closed``, ``max_joint_change_deg``."""
+    def seated(self, depth_mm: float, fingers: np.ndarray, figures: bool = True) -> tuple[np.ndarray, dict | None]:
+        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` with every near finger at ``depth_mm`` in the object,
+        not deeper (``pad_deep_fingers`` ``opened``: :func:`replay.protocol.pad_depth_table.frame_angles`);
+        joints of a finger never moved stay bit for bit. ``figures=False``: no summary (None)."""
+        tab, axes, shares, rules = self.table(fingers)
+        cfg = self.cfg
+        rate = (
+            math.radians(cfg.lift.pad_max_deg) * cfg.frame_dt * cfg.replay_speed / cfg.lift.pad_blend_s
+            if cfg.lift.pad_blend_s > 0
+            else np.inf
+        )
+        S, status = frame_angles(
+            tab, depth_mm / 1000.0, cfg.lift.pad_near_mm / 1000.0, self.weight, self.seat.frames, rate
+        )
+        Sj = np.repeat(S, 3, axis=1)  # (F, 15): each joint its finger's angle
+        k, j = np.nonzero(Sj != 0.0)
+        rv = (axes * shares[..., None]).reshape(15, 3)[j] * Sj[k, j][:, None]
+        out = np.array(fingers, dtype=np.float64, copy=True)
+        out[k, j] = (Rotation.from_quat(out[k, j]) * Rotation.from_rotvec(rv)).as_quat()
+        if not figures:
+            return out, None
+        at = self.grasp_at
+        wR, JR = Rotation.from_quat(self.grasp[3:7]).as_matrix(), Rotation.from_quat(out[at]).as_matrix()
+        pads = [b for bs in FINGERS.values() for b in bs[1:]]
+        after = capsule_distance(self.kin, self.caps, self.sdf, self.grasp[:3], wR, JR, pads).reshape(5, 2).min(1)
+        opening = np.degrees(np.maximum(-S[: at + 1], 0.0).max(axis=0))
+        res = {}
+        for f, name in enumerate(FINGERS):
+            s = float(S[at, f])
+            res[name] = dict(
+                near_mm=float(tab.near[-1, f] * 1e3),
+                before_mm=float(tab.pad0[-1, f] * 1e3),
+                rule=rules[f],
+                status=str(status[f]),
+                closure_deg=math.degrees(s),
+                joint_deg=[float(math.degrees(s * w)) for w in shares[f]],
+                after_mm=float(after[f] * 1e3),
+                opening_max_deg=float(opening[f]),
+                opened_frames=int(np.sum(S[: at + 1, f] < 0)),
+            )
+        out_summary = summary(res, depth_mm, self.cfg.lift.pad_near_mm, "opened")
+        out_summary.update(
+            fingers_opened=[n for n, f in res.items() if f["closure_deg"] < 0],
+            fingers_opened_approach=[n for n, f in res.items() if f["opening_max_deg"] > 0],
+            max_opening_deg=float(opening.max()),
+        )
+        return out, out_summary
+
+
+def summary(res: dict, depth_mm: float, near_mm: float, deep_fingers: str = "as_recorded") -> dict:
+    """The record of one closure (:func:`solve`'s per finger figures): ``depth_mm``, ``near_mm``, ``deep_fingers``
+    (the physics choice ``pad_deep_fingers``), ``fingers``, ``fingers_closed``, ``max_joint_change_deg`` (at the
+    grasp frame)."""
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
     return {
         "depth_mm": float(depth_mm),
         "near_mm": float(near_mm),
+        "deep_fingers": deep_fingers,
         "fingers": res,
         "fingers_closed": [n for n, f in res.items() if f["status"] == "closed"],
         "max_joint_change_deg": float(max(joint_deg, default=0.0)),

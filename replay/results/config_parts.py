@@ -110,14 +110,15 @@ class LiftSettings:
     pad_max_deg: float = _f(
         30.0,
         "deg",
-        "largest pad-compression closure per finger; a finger that does not reach "
+        "largest pad-compression closure (or opening) per finger; a finger that does not reach "
         "the depth within it is left as recorded (status unreached)",
     )
     pad_blend_s: float = _f(
         0.25,
         "s (recorded)",
         "the closure is blended in (smoothstep) over this much recorded "
-        "time before the grasp frame (a step would jerk the finger drives)",
+        "time before the grasp frame (a step would jerk the finger drives); an opening of deep fingers changes by "
+        "at most pad_max_deg per this much recorded time",
     )
     pad_axis: str = _f(
         "recorded",

@@ -62,6 +62,7 @@ CHOICES = (
     "grip_force_n",
     "finger_force_share",
     "pad_compression",
+    "pad_deep_fingers",
     "object_mass_model",
     "object_print",
     "object_mass_unstated_spread",
@@ -106,11 +107,22 @@ VALUES = {
     "object_mass_model": ("asset", "as_made"),
     "hand_object_softness": (None,),
     "hand_object_torsional_friction": (None,),
+    "pad_deep_fingers": ("as_recorded", "opened"),
 }
 
 #: what a value of a choice is and how it is made, where the table's rows do not hold it (a departure to it cites
 #: this in its record: :func:`replay.sim.physics.physics_record`)
 VALUE_SOURCES = {
+    ("pad_deep_fingers", "opened"): (
+        "Serina, Mote & Rempel 1997, J. Biomech. 30(10):1035-1040 and Pawluk & Howe 1999, J. Biomech. Eng. "
+        "121(6):605-611 (the pulp's 2-4 mm, as pad_compression); HUG (arXiv:2606.17054, table 7): 98-99 % of its "
+        "recorded grasps start with the hand inside the object, mean depth 10.2-13.1 mm. A recorded finger deeper "
+        "than the pulp compresses sits where the person's soft tissue gave way, which a rigid capsule cannot "
+        "occupy: its drive aims past the surface and shoves the object before the lift. From the first approach "
+        "frame a finger comes within pad_near_mm of the object (at its recorded pose) on, a pad (middle or distal "
+        "capsule) deeper than pad_compression is opened along the finger's recorded closure to that depth, held "
+        "from the grasp frame on (replay.protocol.pad_depth_table)"
+    ),
     ("hand_shape", "fitted"): (
         "the recording's own hand (docs/hand.md; replay.datasets fitted_hand): GRAB, manosim zerohand with every "
         "bone scaled to the subject measured from the recording's landmarks (replay.kinematics.fitted_hand: joint "
@@ -222,6 +234,13 @@ AUTHORED = (
         "as the manosim-in-Newton protocol runs it: one limit at every joint",
     ),
     _c("pad_compression", 0.0, "the recording: the recorded fingers", "as authored: a rigid capsule has no pulp"),
+    _c(
+        "pad_deep_fingers",
+        "as_recorded",
+        "the recording: the recorded fingers as they are",
+        "as authored: a finger the recording puts deeper in the object stays there (with pad_compression > 0: the "
+        "compression closes fingers shallower than its depth only)",
+    ),
     _c(
         "object_mass_model",
         "asset",
@@ -499,6 +518,14 @@ REPLAY = (
         "the object closes until its pad is this deep in it (replay.protocol.pad_compression), fingers farther away "
         "stay as recorded",
         spread=(2.0, 4.0),
+    ),
+    _c(
+        "pad_deep_fingers",
+        "as_recorded",
+        "the recording: the recorded fingers; a finger deeper than pad_compression stays there (the compression "
+        "closes shallower fingers only)",
+        "not yet chosen: 'opened' (--physics-set pad_deep_fingers=opened) is declared and measured "
+        "(docs/results/pad-opening.md); which one runs is for the calibration to decide",
     ),
     _c(
         "object_mass_model",

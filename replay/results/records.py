@@ -348,6 +348,12 @@ class StudyRecord(sf.SampledStudyFields):
         "`json`, `<sequence>.hug-oracle.json`); counts in counts['hug-oracle']",
         list,
     )
+    judge: dict | None = _f(
+        "-",
+        "what each row's `verdict` was read under: {physics (the study's named physics), condition (the sampled "
+        "condition, null for single rollouts), default ({physics, condition, source}: replay.results.judge."
+        "DEFAULT_JUDGE)} (replay.protocol.verdict)",
+    )
     extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
 
     @classmethod
@@ -362,6 +368,14 @@ class StudyRecord(sf.SampledStudyFields):
         return cls(
             **{k: v for k, v in doc.items() if k in names}, extra={k: v for k, v in doc.items() if k not in names}
         )
+
+    @classmethod
+    def view(cls, doc: dict) -> StudyRecord:
+        """A study object this grasp-replay made (or its summary, or a part of one), read as it is: no version
+        checked, no field required (files: :meth:`from_dict`)."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        kw = {k: v for k, v in doc.items() if k in names and v is not None}
+        return cls(**kw, extra={k: v for k, v in doc.items() if k not in names})
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in sf.sampled_last(dataclasses.fields(self)) if f.name != "extra"}

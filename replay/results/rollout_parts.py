@@ -184,7 +184,8 @@ class LiftMeasures(Part):
     )
     separation_mm: float | None = _f(
         "mm, wrist frame",
-        "how far the object ended from where the hand held it at lift start (end of hold), whether held or left behind",
+        "how far the object ended from where the hand held it at lift start (end of hold), held or lost; null where "
+        "it never left the table (peak rise under diag_never_rose_mm)",
     )
     shake_ran: bool | None = _f("-", "the shake test ran (only after a successful hold)")
     shake_held: bool | None = _f("-", "still held after the shake (clearance and shake slip < shake_max_slip)")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from replay.results.rollout_parts import Part
+from replay.results.verdict_record import PLiftEntry, p_lift_entries
 
 P_LIFT_DOC = (
     "--samples N (replay.study.sample_job): {condition: {p (k / n, the fraction of samples lifted), lo, "
@@ -28,7 +29,9 @@ P_LIFT_SAMPLES_DOC = (
     "{model, centre_kg, low_kg, high_kg, sets_mass, volume_m3, area_m2, mesh}), samples ([{friction, softness, "
     "torsional_friction m, object_mass_scale (of centre_kg), grip_force_n N and pad_compression_mm where the physics "
     "samples them, wrist_offset m (3), object_offset m (3)}] per sample), lifted "
-    "({'<condition>/<real or corruption>': [0/1 per sample]}), wall_s ({condition: s})}"
+    "({'<condition>/<real or corruption>': [0/1 per sample]}), diagnoses ({the same keys: [the sample's "
+    "diagnosis class (replay.protocol.diagnosis.CLASSES) or null where it lifted and held, per sample]}), "
+    "wall_s ({condition: s})}"
 )
 SAMPLING_DOC = (
     "--samples N: {samples, seed, conditions [{name, overrides, why}] (the lift protocol's; "
@@ -70,6 +73,18 @@ class SampledVerdict(Part):
     p_lift: dict | None = _f("-", P_LIFT_DOC)
     p_lift_corrupted: dict | None = _f("-", P_LIFT_CORRUPTED_DOC)
     p_lift_samples: dict | None = _f("mm, m, s", P_LIFT_SAMPLES_DOC)
+
+    def entries(self) -> dict[str, PLiftEntry]:
+        """``{condition: PLiftEntry}`` of ``p_lift`` ({} where not sampled)."""
+        return p_lift_entries(self.p_lift)
+
+    def per_sample(self, what: str, condition: str, corruption: str | None = None) -> list | None:
+        """The per-sample list ``what`` (``lifted``: 0/1; ``diagnoses``: a class or None) of ``condition`` as
+        recorded (``corruption`` None) or corrupted; None where the file holds none (``diagnoses``: a study
+        before issue 56)."""
+        by = (self.p_lift_samples or {}).get(what)
+        got = by.get(f"{condition}/{corruption or 'real'}") if isinstance(by, dict) else None
+        return got if isinstance(got, list) else None
 
 
 @dataclass

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.data import list_sequences
-from replay.data.locate import dataset_dir, staged_data_dir
+from replay.data.locate import data_relative, data_roots, dataset_dir, staged_data_dir
 from replay.errors import OutputError, UsageError, did_you_mean
 from replay.fileio import stop_on_storage_fault, write_or_stop
 from replay.protocol.protocols.base import ResultKey, is_known, protocol_named, protocol_names
@@ -42,10 +42,12 @@ from replay.sim.hand_assets import check_hand_assets, resolve_hand_variant
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
+from replay.study.cross_checks import add_cross_checks, study_judge
 from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
 from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
+from replay.study.progress import sample_worlds
 from replay.study.resume import (
     done_rollout,
     older_form,
@@ -58,6 +60,7 @@ from replay.study.resume import (
 from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
 from replay.study.study_records import StudyRecords, summary_due
 from replay.study.summary import study_csvs, study_record
+from replay.study.verdicts import lead_protocol
 
 
 def _plan_jobs(
@@ -276,6 +279,11 @@ class _Setup:
     verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
 
+    @property
+    def data_roots(self) -> list[Path]:
+        """The data folders a refusal's paths are said relative to (:func:`replay.data.locate.data_roots`)."""
+        return data_roots(self.data_dir)
+
     def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
         """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
         :class:`~replay.study.verdicts.VerdictPair`, a single rollout under its config)."""
@@ -384,7 +392,14 @@ class _StudyRun:
         self.said: set[str] = set()  # pin-mismatch warnings already said
         self.n_kept = len(self.results) + len(carried)
         self.n_jobs = self.n_kept + len(self.todo)
-        self.con.start(total=self.n_jobs, done=self.n_kept)
+        order = {s: i for i, s in enumerate(self.seqs)}  # a recording's jobs together: recordings finish steadily
+        self.todo.sort(key=lambda j: order.get(j.sequence, len(order)))
+        running = {j.sequence for j in self.todo}
+        self.con.start(
+            [(j.sequence, sample_worlds(j)) for j in self.todo],
+            done=len(set(self.seqs) - running) if not ablation_only else 0,
+            lead=lead_protocol(protocols).name,
+        )
         self.t0 = time.perf_counter()
         # an interrupted run's time carries over, and so does the study's under --ablation-only (the rerun
         # adds to it); a subset merged into a larger study starts its own
@@ -431,6 +446,8 @@ class _StudyRun:
             st.rdir,
             st.out_dir,
         )
+        add_cross_checks(rec)  # after the pairs: each row's verdict beside every other judgement of it
+        rec.judge = study_judge(st.config, (rec.sampling or {}).get("conditions"))
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
             rec.counts["ablation_only_keys"] = [j.key.text for j in self.todo]
@@ -454,13 +471,14 @@ class _StudyRun:
         if status == "ok":  # the rollout JSON as written (format 6)
             value = self.results[j.key] = RolloutRecord.from_dict(value, nested=True)
         else:
+            value = data_relative(value, self.st.data_roots) if status == "refused" else value
             self.failed[j.key] = value
             if status == "refused":
                 self.refused.add(j.key)
         st = self.st
         wall = self.prior_wall + time.perf_counter() - self.t0
         write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
-        self.con.result(j.key, status, value)
+        self.con.result(j.key, status, value, sample_worlds(j))
         for line in pin_mismatch_lines(value.inputs or {}) if isinstance(value, RolloutRecord) else ():
             if line not in self.said:  # said once per file, however many protocols read it
                 self.said.add(line)

@@ -28,7 +28,8 @@ from replay.study.verdict_conditions import condition_config
 
 
 def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
-    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md).
+    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md), each sample's
+    lift verdict and diagnosis kept (``p_lift_samples``: ``lifted``, ``diagnoses``).
 
     Args:
         job: the study's :class:`replay.study.job.Job` (``samples``, ``seed``, ``conditions``,
@@ -50,27 +51,28 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     corr = [corruption_named(c) for c in job.corruptions]
     var_corr = [c for c in corr if isinstance(c, WorldCorruption)]
     scene_corr = [c for c in corr if isinstance(c, SceneCorruption)]
-    p_lift, corrupted, lifted_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}
+    p_lift, corrupted, lifted_all, diag_all, walls = {}, {c: {} for c in job.corruptions}, {}, {}, {}
     tmp = Path(tempfile.mkdtemp(prefix="replay_scaled_"))
     try:
         for cond in job.conditions:
             t0 = time.perf_counter()
             c = condition_config(cfg, cond, job.protocol)
             rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
-            lifted = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
+            got = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
             n = len(samples)
             for sc in scene_corr:  # a scene of its own: the recording edited
                 rs = sc.apply(rec, tmp / f"{cond}_{sc.name}")
-                lifted += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
+                got += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
             names = [None] + [x.name for x in var_corr + scene_corr]
             for i, name in enumerate(names):
-                part = lifted[i * n : (i + 1) * n]
+                part = [lifted for lifted, _ in got[i * n : (i + 1) * n]]
                 rec_ = p_lift_record(part, keys)
                 if name is None:
                     p_lift[cond] = rec_
                 else:
                     corrupted[name][cond] = rec_
                 lifted_all[f"{cond}/{name or 'real'}"] = [int(x) for x in part]
+                diag_all[f"{cond}/{name or 'real'}"] = [d for _, d in got[i * n : (i + 1) * n]]
             walls[cond] = time.perf_counter() - t0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -83,6 +85,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             "object_mass": ranges["object_mass"],
             "samples": samples,
             "lifted": lifted_all,
+            "diagnoses": diag_all,
             "wall_s": walls,
         },
     }
@@ -100,9 +103,9 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
 
 def _run(
     rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list, variables: tuple
-) -> list[bool]:
-    """Lift verdicts of one batch: every sample, then every sample under each of ``corr`` (world corruptions, in
-    order: each sample's Variant through its ``apply``)."""
+) -> list[tuple[bool, str | None]]:
+    """``(lifted, diagnosis class or None)`` of one batch: every sample, then every sample under each of ``corr``
+    (world corruptions, in order: each sample's Variant through its ``apply``)."""
     from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
 
     real = [sample_variant(s, variables) for s in samples]
@@ -110,4 +113,4 @@ def _run(
     for wc in corr:
         variants += [wc.apply(v, d) for v, d in zip(real, dirs)]
     res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
-    return [bool(r.metrics["lifted"]) for r in res]
+    return [(bool(r.metrics["lifted"]), (r.metrics.get("diagnosis") or {}).get("class")) for r in res]

@@ -10,8 +10,11 @@ from pathlib import Path
 from replay.config import ReplayConfig
 from replay.protocol.protocols.base import Protocol, ResultKey, all_protocols, primary_protocol
 from replay.protocol.protocols.counting import summarize
+from replay.protocol.verdict import verdict_of
 from replay.results.files import rows_csv
 from replay.results.records import RolloutRecord, StudyRecord
+from replay.results.study_rows import PAIR_PREFIX
+from replay.results.verdict_record import Verdict
 from replay.sim import physics
 from replay.study.batch import package_versions
 from replay.study.job import failed_recordings
@@ -38,11 +41,14 @@ def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dic
 
 def protocol_rows(proto: Protocol, recs: list[RolloutRecord], rdir: Path, out_dir: Path) -> list[dict]:
     """The study's rows of ``proto``'s rollout records (its ``row``; ``json`` relative to ``out_dir``), each
-    with its ``p_lift`` / ``p_lift_corrupted`` where the protocol takes the sampled verdict and the rollout has
-    one (the CSV keeps its own columns)."""
+    with its ``verdict`` where the protocol is judged on a lift (:func:`replay.protocol.verdict.verdict_of`) and its
+    ``p_lift`` / ``p_lift_corrupted`` where it takes the sampled verdict and the rollout has one (the CSV keeps its
+    own columns)."""
     rows = []
     for r in recs:
         row = proto.row(r, os.path.relpath(rdir / f"{ResultKey(r.sequence, proto.name).stem}.json", out_dir))
+        if proto.judged_on_lift:
+            row["verdict"] = verdict_of(r).to_dict()
         if proto.sampled and r.sampled.p_lift:
             row["p_lift"] = r.sampled.p_lift
         if proto.sampled and r.sampled.p_lift_corrupted:
@@ -98,8 +104,9 @@ def study_record(
 
 def study_csvs(study: StudyRecord) -> dict[str, str]:
     """``{suffix: CSV text}`` of a study's rows (each ``<study stem><suffix>.csv``): per CSV of its protocols (their
-    ``csv_suffix``; two sharing one: the first in the registry's order), the protocol's columns and, after them,
-    each ``lifted_<pair>`` column of ``--verdicts`` (:mod:`replay.study.verdicts`). ``study.csv`` is always
+    ``csv_suffix``; two sharing one: the first in the registry's order), a protocol judged on a lift led by the
+    verdict's columns (:data:`VERDICT_COLUMNS`), the protocol's columns and, after them, each ``lifted_<pair>``
+    column of ``--verdicts`` (:mod:`replay.study.verdicts`). ``study.csv`` is always
     written (its header alone where no protocol of it ran); another only where it has rows."""
     out: dict[str, str] = {}
     ran = ran_protocols(study.protocols or [])
@@ -107,6 +114,22 @@ def study_csvs(study: StudyRecord) -> dict[str, str]:
         rows = study.rows_of(p.rows_field) if p in ran else []
         if p.csv_suffix is None or p.csv_suffix in out or (p.csv_suffix and not rows):
             continue
-        pairs = dict.fromkeys(k for r in rows for k in r if k.startswith("lifted_"))
-        out[p.csv_suffix] = rows_csv(rows, (*p.row_fields, *(() if "json" in p.row_fields else ("json",)), *pairs))
+        pairs = dict.fromkeys(k for r in rows for k in r if k.startswith(PAIR_PREFIX))
+        lead = VERDICT_COLUMNS if p.judged_on_lift else ()
+        cols = (*lead, *p.row_fields, *(() if "json" in p.row_fields else ("json",)), *pairs)
+        out[p.csv_suffix] = rows_csv([_csv_row(r) for r in rows] if lead else rows, cols)
     return out
+
+
+#: study.csv's first columns: a recording's verdict (:class:`replay.results.verdict_record.Verdict`'s JSON keys)
+VERDICT_COLUMNS = ("verdict", "reason", "p_lift", "p_lo", "p_hi")
+
+
+def _csv_row(row: dict) -> dict:
+    """A row as study.csv writes it: its verdict's columns (:data:`VERDICT_COLUMNS`, empty without one) in place of
+    the ``verdict`` object and the ``p_lift`` per condition (both in study.json)."""
+    v = Verdict.from_dict(row.get("verdict"))
+    flat = (
+        dict.fromkeys(VERDICT_COLUMNS) if v is None else {k: x for k, x in v.to_dict().items() if k in VERDICT_COLUMNS}
+    )
+    return {**row, **flat}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol.protocols.base import protocol_named
+from replay.results.judge import DEFAULT_JUDGE
 from replay.sim import physics
 
 #: config fields a condition may set besides the physics choices (the collision proxy)
@@ -130,10 +131,19 @@ def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
 
 
 def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
-    """The default ``--conditions``: ``as_replayed`` and the other wrist gravity assumption than the
-    study's (two conditions: each costs a batch of samples per recording)."""
-    comp = bool(choices_in_effect(cfg, protocol)["wrist_gravity_compensation"])
-    return [AS_REPLAYED.name, (WRIST_UNCOMPENSATED if comp else WRIST_COMPENSATED).name]
+    """The default ``--conditions``: the default judge's condition first (:data:`replay.results.judge.DEFAULT_JUDGE`,
+    the one a recording's verdict is read under), then ``as_replayed`` and the other wrist gravity assumption than
+    the study's where they are not it (each condition costs a batch of samples per recording)."""
+    cur = choices_in_effect(cfg, protocol)
+    comp = bool(cur["wrist_gravity_compensation"])
+    judge = condition_named(DEFAULT_JUDGE.condition)
+    same = all(cur.get(k) == v for k, v in judge.overrides(cur).items())  # the judge's condition is the study's own
+    names = [
+        AS_REPLAYED.name if same else judge.name,
+        AS_REPLAYED.name,
+        (WRIST_UNCOMPENSATED if comp else WRIST_COMPENSATED).name,
+    ]
+    return list(dict.fromkeys(names))[:2]
 
 
 def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError, did_you_mean
-from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
 from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, primary_protocol, protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.protocol.protocols.lift import Lift
@@ -232,21 +231,3 @@ def lead_protocol(protocols: list[str] | None):
     the registry's order, whose rows are ``study.csv``'s (``csv_suffix`` ""), or the primary protocol."""
     names = protocols or [primary_protocol().name]
     return next((p for p in all_protocols() if p.name in names and p.csv_suffix == ""), primary_protocol())
-
-
-def verdict_count_lines(study: dict) -> list[str]:
-    """One console line per pair of the study (``verdicts``): lifted of the lifts, then the other groups
-    apart, and the contact ablation; ``[]`` for a study without ``--verdicts``."""
-    c = study.get("counts") or {}
-    lines = []
-    for v in VerdictPair.read(study.get("verdicts")):
-        pc = c.get(v.protocol if v.main else v.name) or {}
-        groups = intent_groups(pc.get("by_intent") or {})
-        lead = groups.get(LIFTS)
-        parts = [f"lifted {lead['lifted']}/{lead['rollouts']} lifts"] if lead else []
-        parts += [f"{group_words(g, n['rollouts'])}: lifted {n['lifted']}" for g, n in groups.items() if g != LIFTS]
-        head = "; ".join(parts) or "no recording"
-        clean = f"; contact ablation clean {pc.get('ablation_clean', 0)}/{pc.get('ablation_run', 0)}"
-        own = " (the study's own)" if v.main else ""
-        lines.append(f"verdict {v.name}{own}: {head}{clean}")
-    return lines

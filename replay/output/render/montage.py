@@ -21,7 +21,7 @@ from replay.output.render.camera import clip_camera
 from replay.output.render.clip import Clip, expand_rollout, load_clip, load_study
 from replay.output.render.model import _load_mesh
 from replay.output.render.montage_pick import pick_tiles
-from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, rule_header
+from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, rule_header, verdict_line
 from replay.output.render.style import OUTCOME_RGB
 from replay.output.render.video import (
     RenderStats,
@@ -46,7 +46,7 @@ MONTAGE_MIN_READABLE_W = 320
 #: default cap on tiles in one montage: as many 4:3 tiles at least :data:`MONTAGE_MIN_READABLE_W` wide as
 #: fit :data:`MONTAGE_MAX_CANVAS` with the rule's header above them (1920 // 320 = 6 columns, 4 rows of 240
 #: px = 960 px + the header <= 1080: 24 tiles); a study with more is shown by a selection in which every
-#: outcome class is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
+#: verdict (else outcome class) is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
 #: 5.4 min and were unreadable, issue 41)
 MONTAGE_MAX_CLIPS = (MONTAGE_MAX_CANVAS[0] // MONTAGE_MIN_READABLE_W) * (
     MONTAGE_MAX_CANVAS[1] // (MONTAGE_MIN_READABLE_W * 3 // 4)
@@ -189,7 +189,7 @@ def render_montage(
         variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
             (each rollout beside its ablation, pairs kept on one row).
         max_clips: at most this many tiles (default :data:`MONTAGE_MAX_CLIPS`; None: all); more
-            rollouts: a selection with every outcome class (:func:`~replay.output.render.montage_pick.pick_tiles`),
+            rollouts: a selection with every verdict (:func:`~replay.output.render.montage_pick.pick_tiles`),
             its rule drawn above the tiles and in the record (``rule``); the rest left out
             (``RenderStats.left_out``, ``left_out_names``, the record's ``left_out_rollouts``).
         progress: a progress bar over the tiles (stderr).
@@ -414,7 +414,8 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
     idx = frame_indices(clip.track.time, fps)
     store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(len(idx), th, tw, 3))
     lines = clip_overlay(clip)
-    band = caption_band(lines(int(idx[0])), tw, th).shape[0]  # the text above the picture, never over the hands
+    own = 2 if verdict_line(clip) else 1  # the title, and the verdict, each a row
+    band = caption_band(lines(int(idx[0])), tw, th, own_rows=own).shape[0]  # above the picture, never over the hands
     ih = th - band
     for j, img in enumerate(
         render_frames(
@@ -428,7 +429,7 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
             timing=timing,
         )
     ):
-        store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band)
+        store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band, own_rows=own)
         store[j, band:] = img
     store.flush()
     return store

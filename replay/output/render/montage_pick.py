@@ -1,13 +1,14 @@
 """Which rollouts a montage shows when a study has more than it can tile: a bounded selection in
-which every outcome class is represented, and the rule said in words (drawn on the montage,
+which every verdict is represented, and the rule said in words (drawn on the montage,
 kept in its record, quoted by the report).
 
-The rule (:func:`pick_tiles`): every outcome class (the outcome as a reader is told it,
-:func:`replay.protocol.diagnosis.display_outcome`: lifted, not lifted, unstable, stuck)
-gets one tile, the rest are shared in proportion to the classes' counts (largest remainder);
-within a class the recordings are taken one object at a time in turn (each object's first
-recording in study order, then each one's second, ...), so a class of 1,000 mugs and a few
-others does not show only mugs; the tiles are grouped by class, in study order within it.
+The rule (:func:`pick_tiles`): every class (the recording's verdict, holds / uncertain / fails,
+:mod:`replay.protocol.verdict`; in a study without verdicts the outcome as a reader is told it,
+:func:`replay.protocol.diagnosis.display_outcome`: lifted, not lifted, unstable, stuck) gets one
+tile, the rest are shared in proportion to the classes' counts (largest remainder); within a class
+the recordings are taken one object at a time in turn (each object's first recording in study
+order, then each one's second, ...), so a class of 1,000 mugs and a few others does not show only
+mugs; the tiles are grouped by class, in study order within it.
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ from __future__ import annotations
 from collections import defaultdict
 
 from replay.protocol.diagnosis import display_outcome
+from replay.results.study_rows import StudyRow
+from replay.results.verdict_record import Word
 
 #: the order classes are tiled in (others after these, as they first appear)
-CLASS_ORDER = ("lifted", "not lifted", "unstable", "stuck")
+CLASS_ORDER = (*(w.value for w in Word), "lifted", "not lifted", "unstable", "stuck")
 
 
 def outcome_class(r: dict) -> str:
-    """A rollout's (study row or rollout JSON) outcome class as the report says it."""
-    return str(display_outcome(r.get("outcome")))
+    """A rollout's (study row or rollout JSON) class: its verdict, else its outcome as the report says it."""
+    row = StudyRow.from_dict(r)
+    return row.verdict.word.value if row.verdict is not None else str(display_outcome(row.outcome))
 
 
 def _quotas(sizes: dict[str, int], k: int) -> dict[str, int]:
@@ -67,7 +71,7 @@ def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[li
         max_tiles: at most this many (None: all).
 
     Returns:
-        (the chosen, grouped by outcome class; the rule as one sentence with the counts).
+        (the chosen, grouped by class; the rule as one sentence with the counts).
     """
     n = len(rolls)
     if max_tiles is None or n <= max_tiles:
@@ -82,6 +86,10 @@ def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[li
         chosen += sorted(_by_object_in_turn(groups[c])[: q[c]], key=lambda it: it[0])
     counts = ", ".join(f"{c} {q[c]} of {len(groups[c])}" for c in order)
     return chosen, (
-        f"{len(chosen)} of {n} recordings: one tile per outcome class, the rest in proportion to "
+        f"{len(chosen)} of {n} recordings: one tile per {'verdict' if set(order) <= _WORDS else 'outcome class'}, "
+        "the rest in proportion to "
         f"each class's count; within a class one object at a time, in study order ({counts})"
     )
+
+
+_WORDS = {w.value for w in Word}

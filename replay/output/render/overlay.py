@@ -12,9 +12,11 @@ from PIL import Image, ImageDraw, ImageFont
 from scipy.spatial.transform import Rotation
 
 from replay.output.render.clip import PHASE_NAMES, Clip
-from replay.output.render.style import OUTCOME_RGB
+from replay.output.render.style import OUTCOME_RGB, VERDICT_RGB
+from replay.protocol.verdict import tile_text
 from replay.results.outcomes import words
 from replay.results.records import Phase
+from replay.results.verdict_record import Verdict
 
 
 @lru_cache(maxsize=16)
@@ -57,17 +59,21 @@ def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int
 
 
 def caption_band(
-    lines: Sequence[tuple[str, tuple[int, int, int]]], width: int, tile_h: int, height: int | None = None
+    lines: Sequence[tuple[str, tuple[int, int, int]]],
+    width: int,
+    tile_h: int,
+    height: int | None = None,
+    own_rows: int = 1,
 ) -> np.ndarray:
     """A montage tile's caption, drawn in a dark band above its picture (never over the hands):
-    three rows, the title (``lines[0]``), the status lines (``lines[1:-1]``) side by side, and
-    the last line (contacts and time, :func:`clip_overlay`).
+    the first ``own_rows`` lines a row each (the title; the verdict where :func:`clip_overlay` gives one), the
+    status lines after them side by side, and the last line (contacts and time, :func:`clip_overlay`).
 
     Args:
         lines: (text, rgb 0-255) per line, as :func:`clip_overlay` gives them.
         width: the tile's width, px; ``tile_h``: its height, px (the text is ``tile_h / 18`` px,
             at least 10: 13 px on a 320 x 240 tile, measured readable on a frame looked at).
-        height: the band's height, px (default: three rows of that text, even).
+        height: the band's height, px (default: ``own_rows`` + 2 rows of that text, even).
 
     Returns:
         (height, width, 3) uint8.
@@ -75,12 +81,15 @@ def caption_band(
     px = max(10, int(round(tile_h / 18)))
     font = _font(px)
     pad, gap = max(3, px // 3), max(1, px // 5)
+    own = max(1, min(own_rows, len(lines) - 2))
     if height is None:
-        height = 3 * (px + gap) + 2 * pad - gap
+        height = (own + 2) * (px + gap) + 2 * pad - gap
         height += height % 2
     band = Image.new("RGB", (width, height), (16, 16, 16))
     d = ImageDraw.Draw(band)
-    rows = [[lines[0]], list(lines[1:-1]), [lines[-1]]] if len(lines) >= 3 else [[ln] for ln in lines]
+    rows = (
+        [[ln] for ln in lines[:own]] + [list(lines[own:-1]), [lines[-1]]] if len(lines) >= 3 else [[ln] for ln in lines]
+    )
     y = pad
     for row in rows:
         x = pad
@@ -113,18 +122,28 @@ def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
     return np.asarray(img, dtype=np.uint8)
 
 
+def verdict_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
+    """The recording's verdict (its study row's, :func:`replay.protocol.verdict.tile_text`) in its colour; None
+    where the row has none (an older study, the contact ablation's tile)."""
+    v = Verdict.from_dict((clip.meta or {}).get("verdict"))
+    return None if v is None or clip.title.endswith("(contact ablation)") else (tile_text(v), VERDICT_RGB[v.word])
+
+
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Per-frame overlay lines for a study clip: title (object name, and the sequence where
-    it is not in the name, e.g. TACO ``20231104_010``); the status (:func:`overlay_status`:
-    the phase while it runs, each verdict from the frame it is decided on); contact count
-    and the time since the clip's first frame, on one line."""
+    it is not in the name, e.g. TACO ``20231104_010``); the recording's verdict where the study has one
+    (:func:`verdict_line`, the same on every frame: it is over the samples); the status of the run drawn
+    (:func:`overlay_status`: the phase while it runs, each outcome from the frame it is decided on); contact
+    count and the time since the clip's first frame, on one line."""
     white = (245, 245, 245)
-    status_of = overlay_status(clip)
+    head = verdict_line(clip)
+    status_of = overlay_status(clip, "run" if head else "result")
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
         return [
             (clip_title(clip), white),
+            *([head] if head else []),
             *status_of(i),
             (f"contacts {int(clip.contact_count[i])}   t = {t:5.2f} s", white),
         ]
@@ -143,12 +162,13 @@ def clip_title(clip: Clip) -> str:
     return f"{clip.title} - {seq}"
 
 
-def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
+def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Status lines for frame ``i`` that never say what has not happened yet, and say each
     verdict from the frame it is decided on, with one phase label at most:
 
     * until the end of the hold, where ``lifted`` is judged: the phase (``lift...``);
-    * then ``result: <outcome>`` in its colour, in words (``not lifted``; a rollout that ended
+    * then ``result: <outcome>`` (``said``: ``run`` where the verdict is drawn above) in its colour, in words
+      (``not lifted``; a rollout that ended
       early, not lifted or unstable, shows it from its last frame);
     * in the shake: ``shake test...`` under the result until the shake is decided
       (:func:`shake_decided_frame`), then ``shake: held``, or ``result: shaken loose`` alone
@@ -156,7 +176,7 @@ def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int
     """
     grey = (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
-    result = f"result: {words(clip.outcome)}"
+    result = f"{said}: {words(clip.outcome)}"
     shake_held = (clip.meta or {}).get("shake_held")
     ph_arr = np.asarray(clip.phase)
     last = len(ph_arr) - 1
@@ -172,7 +192,7 @@ def overlay_status(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int
                 return [(result, oc), ("shake test...", grey)]
             if shake_held:
                 return [(result, oc), ("shake: held", OUTCOME_RGB["lifted"])]
-            return [("result: shaken loose", OUTCOME_RGB["not_lifted"])]
+            return [(f"{said}: shaken loose", OUTCOME_RGB["not_lifted"])]
         if i >= judged:
             return [(result, oc)]
         return [(f"{name}...", grey)]

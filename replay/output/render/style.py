@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from replay.results.verdict_record import Word
+
 #: RGB (0-255) of each outcome's label.
 OUTCOME_RGB = {
     "lifted": (90, 210, 120),
@@ -11,6 +13,10 @@ OUTCOME_RGB = {
     "tracked": (90, 210, 120),
     "lost": (240, 90, 80),
 }
+
+#: RGB (0-255) of each verdict's label (replay.results.verdict_record.Word: holds, uncertain, fails), as the
+#: outcomes': holds as lifted, fails as not lifted, uncertain as unstable's amber
+VERDICT_RGB = {Word.HOLDS: (90, 210, 120), Word.UNCERTAIN: (245, 175, 40), Word.FAILS: (240, 90, 80)}
 
 #: hand colour (light skin tone), RGBA 0-1.
 SKIN_RGBA = (0.89, 0.71, 0.60, 1.0)

@@ -10,7 +10,9 @@ from replay.checks.intent import INTENT_LIFT
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
 from replay.protocol.intent_counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
 from replay.protocol.p_lift_stats import p_lift_counts
+from replay.protocol.verdict import verdict_of
 from replay.results.outcomes import NOT_LIFTED, STUCK, UNSTABLE
+from replay.results.verdict_record import Tally
 
 
 def summarize(recs: list, failed: dict, wall_s: float) -> dict:
@@ -79,10 +81,18 @@ def _median(v: list) -> float | None:
 
 
 def lift_counts(recs: list, failed: dict, wall_s: float) -> dict:
-    """Counts of a lift-judged protocol: :func:`summarize` and, with ``--samples``, ``p_lift``
+    """Counts of a lift-judged protocol: :func:`summarize`, ``verdicts`` (per intent group, the recordings' verdicts
+    and their causes: :class:`replay.results.verdict_record.Tally`, :func:`replay.protocol.verdict.verdict_of`) and,
+    with ``--samples``, ``p_lift``
     (:func:`replay.protocol.p_lift_stats.p_lift_counts`, lift recordings only), ``p_lift_groups`` (the same
     per :func:`replay.protocol.intent_counts.intent_group`, each apart) and ``p_lift_rollouts``."""
     counts = summarize(recs, failed, wall_s)
+    verdicts = [(intent_group(r.intent), verdict_of(r)) for r in recs]
+    counts["verdicts"] = {
+        g: Tally.of(v for gg, v in verdicts if gg == g).to_dict()
+        for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
+        if any(gg == g for gg, _ in verdicts)
+    }
     if (pl := p_lift_counts([r.sampled.p_lift for r in recs if r.intent in (None, INTENT_LIFT)])) is not None:
         counts["p_lift"] = pl
     groups = {

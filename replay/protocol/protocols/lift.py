@@ -30,12 +30,14 @@ class Lift(Protocol):
     def plan(self, rec, coords, mjcf, cfg):
         """The lift plan with the release appended (fingers back to the first, pre-grasp pose); where the physics'
         ``pad_compression`` depth is > 0, the fingers closed to it at the grasp frame (each world its own:
-        :class:`replay.protocol.pad_compression.PadPlan`)."""
+        :class:`replay.protocol.pad_compression.PadPlan`), and under ``pad_deep_fingers`` ``opened`` a deeper finger
+        opened to it over the approach."""
         plan = plan_rollout(rec, coords, cfg)
         plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
         depth = float(physics.choice_value(cfg, "pad_compression"))
         if depth > 0:
-            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)
+            opened = physics.choice_value(cfg, "pad_deep_fingers") == "opened"
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=opened)
             fingers, plan.pad = plan.pad_plan.compressed(depth)
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)

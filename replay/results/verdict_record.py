@@ -1,0 +1,272 @@
+"""A recording's verdict as the result files hold it (issue #56), read once from JSON and written back: a sampled
+``p_lift`` entry per condition (:class:`PLiftEntry`, its :class:`Driver`), the verdict (:class:`Verdict`: holds,
+fails or uncertain, its reason and its p_lift interval) and a cross-check (:class:`CrossCheck`). The verdict is
+made by :func:`replay.protocol.verdict.verdict_of` alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A verdict: the recording holds, fails, or the samples cannot tell (its 95 % interval straddles 0.5)."""
+
+    HOLDS = "holds"
+    UNCERTAIN = "uncertain"
+    FAILS = "fails"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _num(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The sampled variable a p_lift depends on most: ``effect`` = ``high`` - ``low``, the lift rates of the upper
+    and the lower half of its samples (:func:`replay.protocol.p_lift_stats.driver`)."""
+
+    variable: str
+    effect: float
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def from_dict(cls, d) -> Driver | None:
+        if not isinstance(d, dict) or d.get("variable") is None or _num(d.get("effect")) is None:
+            return None
+        return cls(str(d["variable"]), float(d["effect"]), _num(d.get("low")), _num(d.get("high")))
+
+    def to_dict(self) -> dict:
+        return {"variable": self.variable, "effect": self.effect, "low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True)
+class PLiftEntry:
+    """One condition's ``p_lift``: ``k`` of ``n`` samples lifted, ``p`` = k / n, its 95 % interval ``[lo, hi]``, its
+    class (``robust_lift``, ``uncertain``, ``robust_failure``) and driver."""
+
+    p: float
+    lo: float
+    hi: float
+    n: int
+    k: int
+    cls: str | None = None
+    driver: Driver | None = None
+
+    @classmethod
+    def from_dict(cls, d) -> PLiftEntry | None:
+        """The entry of a JSON object; None where it holds no ``p``, ``lo`` and ``hi``."""
+        if not isinstance(d, dict) or any(_num(d.get(x)) is None for x in ("p", "lo", "hi")):
+            return None
+        n, k = d.get("n"), d.get("k")
+        return cls(
+            float(d["p"]),
+            float(d["lo"]),
+            float(d["hi"]),
+            int(n) if isinstance(n, int) else 0,
+            int(k) if isinstance(k, int) else 0,
+            d.get("class"),
+            Driver.from_dict(d.get("driver")),
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "p": self.p,
+            "lo": self.lo,
+            "hi": self.hi,
+            "n": self.n,
+            "k": self.k,
+            "class": self.cls,
+            "driver": None if self.driver is None else self.driver.to_dict(),
+        }
+
+
+def p_lift_entries(d) -> dict[str, PLiftEntry]:
+    """``{condition: PLiftEntry}`` of a ``p_lift`` JSON object (``{}`` for None; unreadable entries left out)."""
+    if not isinstance(d, dict):
+        return {}
+    return {str(c): e for c, v in d.items() if (e := PLiftEntry.from_dict(v)) is not None}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A recording's verdict (:func:`replay.protocol.verdict.verdict_of`): its ``word``, its ``reason`` in words,
+    ``p`` (p_lift) with its 95 % interval ``[lo, hi]`` over ``k`` of ``n`` samples lifted, the ``condition`` it was
+    read under, whether it was ``sampled`` (else one contact run: n 1), its ``cause`` (what the counts group it
+    by: a diagnosis class for fails, the driving variable for uncertain, held or shaken loose for holds) and
+    ``cause_samples``, how many samples share that cause (None for uncertain)."""
+
+    word: Word
+    reason: str
+    p: float
+    lo: float
+    hi: float
+    n: int
+    k: int
+    condition: str | None
+    sampled: bool
+    cause: str | None = None
+    cause_samples: int | None = None
+
+    @classmethod
+    def from_dict(cls, d) -> Verdict | None:
+        """The verdict of a study row's ``verdict`` object; None where there is none (a study before issue 56)."""
+        if not isinstance(d, dict) or d.get("verdict") not in {w.value for w in Word}:
+            return None
+        num = {x: _num(d.get(x)) for x in ("p_lift", "p_lo", "p_hi")}
+        return cls(
+            Word(d["verdict"]),
+            str(d.get("reason") or ""),
+            num["p_lift"] or 0.0,
+            num["p_lo"] or 0.0,
+            num["p_hi"] or 0.0,
+            int(d.get("n") or 0),
+            int(d.get("k") or 0),
+            d.get("condition"),
+            bool(d.get("sampled")),
+            d.get("cause"),
+            d.get("cause_samples") if isinstance(d.get("cause_samples"), int) else None,
+        )
+
+    def to_dict(self) -> dict:
+        """Its JSON object: ``verdict``, ``reason``, ``p_lift``, ``p_lo``, ``p_hi`` (study.csv's first columns), then
+        ``n``, ``k``, ``condition``, ``sampled``, ``cause``, ``cause_samples``."""
+        return {
+            "verdict": self.word.value,
+            "reason": self.reason,
+            "p_lift": self.p,
+            "p_lo": self.lo,
+            "p_hi": self.hi,
+            "n": self.n,
+            "k": self.k,
+            "condition": self.condition,
+            "sampled": self.sampled,
+            "cause": self.cause,
+            "cause_samples": self.cause_samples,
+        }
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """Another judgement of a recording set beside its verdict: ``check`` (what judged), what it ``says`` in words,
+    and whether it ``agrees`` with the verdict (None: no call, e.g. an uncertain verdict against a single run)."""
+
+    check: str
+    says: str
+    agrees: bool | None
+
+    @classmethod
+    def from_dict(cls, d) -> CrossCheck | None:
+        if not isinstance(d, dict) or not d.get("check"):
+            return None
+        a = d.get("agrees")
+        return cls(str(d["check"]), str(d.get("says") or ""), a if isinstance(a, bool) else None)
+
+    def to_dict(self) -> dict:
+        return {"check": self.check, "says": self.says, "agrees": self.agrees}
+
+
+def cross_checks(items) -> list[CrossCheck]:
+    """The cross-checks of a study row's ``cross_checks`` list ([] for None)."""
+    return [c for x in items or [] if (c := CrossCheck.from_dict(x)) is not None]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many recordings got each verdict and why: ``{word: (n, {cause: n})}`` in :class:`Word` order (a cause None
+    where the verdict had none to give, e.g. a study before issue 56)."""
+
+    by_word: dict
+
+    @classmethod
+    def of(cls, verdicts) -> Tally:
+        """The tally of :class:`Verdict` s."""
+        out: dict = {w: (0, {}) for w in Word}
+        for v in verdicts:
+            n, causes = out[v.word]
+            causes[v.cause] = causes.get(v.cause, 0) + 1
+            out[v.word] = (n + 1, causes)
+        return cls({w: (n, dict(sorted(c.items(), key=lambda kv: -kv[1]))) for w, (n, c) in out.items()})
+
+    @classmethod
+    def from_dict(cls, d) -> Tally | None:
+        """The tally of a counts' ``verdicts`` object (``{word: {n, causes}}``); None where there is none."""
+        if not isinstance(d, dict) or not any(w.value in d for w in Word):
+            return None
+        out = {}
+        for w in Word:
+            e = d.get(w.value) if isinstance(d.get(w.value), dict) else {}
+            causes = e.get("causes") if isinstance(e.get("causes"), dict) else {}
+            out[w] = (int(e.get("n") or 0), {(None if k == "null" else k): int(v) for k, v in causes.items()})
+        return cls(out)
+
+    def to_dict(self) -> dict:
+        return {
+            w.value: {"n": n, "causes": {str(k) if k else "null": v for k, v in c.items()}}
+            for w, (n, c) in self.by_word.items()
+        }
+
+    @property
+    def total(self) -> int:
+        return sum(n for n, _ in self.by_word.values())
+
+
+@dataclass(frozen=True)
+class Discrimination:
+    """One row of a study's ``discrimination`` (:mod:`replay.study.discrimination`): p_lift of the real and the
+    corrupted recordings, the AUC with its interval over recordings (``auc_lo``, ``auc_hi``; None in a study before
+    issue 56), the ratio, how many recordings, the published ratio and its source."""
+
+    protocol: str
+    condition: str
+    corruption: str
+    p_real: float | None
+    p_corrupted: float | None
+    auc: float | None
+    auc_lo: float | None
+    auc_hi: float | None
+    ratio: float | None
+    n_recordings: int | None
+    reference_ratio: float | None
+    reference_source: str | None
+    interval: str | None = None
+
+    @classmethod
+    def from_dict(cls, d) -> Discrimination | None:
+        if not isinstance(d, dict) or not d.get("corruption"):
+            return None
+        ref = d.get("reference") if isinstance(d.get("reference"), dict) else {}
+        n = d.get("n_recordings")
+        return cls(
+            str(d.get("protocol") or "lift"),
+            str(d.get("condition")),
+            str(d["corruption"]),
+            *(_num(d.get(k)) for k in ("p_real", "p_corrupted", "auc", "auc_lo", "auc_hi", "ratio")),
+            int(n) if isinstance(n, int) else None,
+            _num(ref.get("ratio")),
+            None if ref.get("source") is None else str(ref.get("source")),
+            d.get("auc_interval"),
+        )
+
+
+def discriminations(items) -> list[Discrimination]:
+    """The rows of a study's ``discrimination`` list ([] for None)."""
+    return [x for d in items or [] if (x := Discrimination.from_dict(d)) is not None]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A rollout's ``diagnosis`` (:mod:`replay.protocol.diagnosis`): its class and its figure."""
+
+    cls: str | None
+    figure: dict
+
+    @classmethod
+    def of(cls, d) -> Diagnosis:
+        d = d if isinstance(d, dict) else {}
+        fig = d.get("figure")
+        return cls(d.get("class"), fig if isinstance(fig, dict) else {})
