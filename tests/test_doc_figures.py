@@ -27,9 +27,9 @@ def test_every_generated_block_is_what_its_results_file_makes():
     assert ("counts", "grab-lifts", "docs/results/grab-lifts.json") in found["README.md"]
     for d in DOCS:
         assert doc_blocks.stale_blocks(d.read_text(), ROOT) == [], f"{d.name}: run `make docs`"
-    for src in srcs:  # small summaries only, each saying where it came from
+    for src in srcs:  # small summaries only (the trust study keeps each recording's p_lift real and corrupted per condition), each saying where it came from
         doc = json.loads((ROOT / src).read_text())
-        assert (ROOT / src).stat().st_size < 64_000 and doc["made_by"] and doc["commit"] and doc["date"]
+        assert (ROOT / src).stat().st_size < 100_000 and doc["made_by"] and doc["commit"] and doc["date"]
 
 
 def test_the_default_study_block_says_what_its_rows_say():
