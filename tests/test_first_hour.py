@@ -129,7 +129,7 @@ def test_a_refused_recording_is_listed_and_only_strict_fails(mirror, tmp_path):
     res = _script("run_study.py", *args, "--quiet", cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "refused: mug_lift: " in res.stderr and "mug_lift.pkl" in res.stderr and "error" not in res.stderr
-    assert "refused: 1 (bad input" in res.stdout
+    assert "refused: 1 recording(s) (bad input" in res.stdout
     study = json.loads((tmp_path / "out" / "study.json").read_text())
     assert study["counts"]["refused"] == 1 and study["counts"]["refused_keys"] == ["mug_lift"]
     strict = _script("run_study.py", *args, "--quiet", "--resume", "--strict", cwd=tmp_path)
