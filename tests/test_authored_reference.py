@@ -343,8 +343,7 @@ def _short_cubesmall_asset_and_config(grab_dir, capsule_rhand, physics_name: str
     from short_window import short_window
 
     rec, _ = short_window(grab_dir, capsule_rhand)
-    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle_closure_s=0.5,
-                                                   oracle_lift_s=0.6, oracle_lift_height=0.2, oracle_hold_s=0.2),
+    cfg = oracle_config(apply_physics(ReplayConfig(approach_window_s=0.5, settle_s=0.2, oracle={"closure_s": 0.5, "lift_s": 0.6, "lift_height": 0.2, "hold_s": 0.2}),
                                       physics_name))
     return rec.target_object.asset, cfg
 
