@@ -73,6 +73,22 @@ def test_holds_says_whether_the_lifted_samples_held_through_the_shake():
     assert v.word is Word.HOLDS and v.condition == J
 
 
+def test_a_hug_oracle_verdict_says_only_what_its_protocol_tested():
+    """The hug-oracle lifts and holds, no shake, no release: its samples that held are said as lifted, also where its
+    contact run did not lift (the sampled verdict is read from the samples alone), on the recording page too."""
+    from replay.output.verdict_section import samples_html
+
+    rec = _record([1] * 30 + [0, 0], [None] * 30 + ["no_contact"] * 2)  # its contact run: not lifted
+    rec.protocol = "hug-oracle"
+    v = verdict_of(rec)
+    assert v.word is Word.HOLDS and v.reason == "lifted in 30 of 32 samples" and tile_text(v) == "holds: lifted 30/32"
+    page = samples_html(rec, None)
+    assert "shake" not in headline(v) + page and "<li>lifted: 30 of 32</li>" in page
+    rec.protocol = "lift"  # the same samples under the lift protocol held through its shake
+    assert verdict_of(rec).reason == "lifted in 30 of 32 samples, each held through the shake and let go"
+    assert "<li>lifted, held through the shake and let go: 30 of 32</li>" in samples_html(rec, None)
+
+
 def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
     rec = RolloutRecord(outcome="not_lifted", lifted=False, diagnosis={"class": "no_contact", "figure": {}})
     v = verdict_of(rec)
@@ -254,4 +270,7 @@ def test_the_readme_verdicts_of_a_study_before_issue_56():
     assert f"| verdict | {n} lifts | why |" in text
     for word, cls in (("holds", "robust_lift"), ("uncertain", "uncertain"), ("fails", "robust_failure")):
         assert f"| **{word}** | {got.get(cls, 0)} |" in text
-    assert "a study before issue 56" in text and f"read under condition {J}, {doc['sampling']['samples']} samples each" in text
+    assert (
+        "a study before issue 56" in text
+        and f"read under condition {J}, {doc['sampling']['samples']} samples each" in text
+    )

@@ -111,12 +111,12 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
         ("wall time s", mm(c.wall_s)),
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {html.escape(str(v or '-'))}</li>" for k, v in items)
-    head = "".join(
-        f"<th>{h}</th>" for h in ("", "recordings", "lifted", "held through the shake", "not lifted", "unstable")
-    )
+    shake = ("held through the shake",) if lead.shakes else ()  # the hug-oracle neither shakes nor releases
+    head = "".join(f"<th>{h}</th>" for h in ("", "recordings", "lifted", *shake, "not lifted", "unstable"))
     body = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{g.rollouts}</td><td>{g.lifted}</td><td>{g.shake_held}</td>"
-        f"<td>{g.not_lifted}</td><td>{g.unstable}</td></tr>"
+        f"<tr><td>{html.escape(k)}</td><td>{g.rollouts}</td><td>{g.lifted}</td>"
+        + (f"<td>{g.shake_held}</td>" if shake else "")
+        + f"<td>{g.not_lifted}</td><td>{g.unstable}</td></tr>"
         for k, g in groups.items()
     )
     table = f"<table id=by-intent><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>" if groups else ""

@@ -15,7 +15,7 @@ from collections import Counter
 
 from replay.output.p_lift_section import WORD_CSS
 from replay.protocol.intent_counts import group_words
-from replay.protocol.verdict import interval_text, judged_condition, words
+from replay.protocol.verdict import interval_text, judged_condition, no_shake, words
 from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import RolloutRecord
 from replay.results.study_counts import Counts
@@ -62,7 +62,8 @@ def verdict_summary_html(study, c: Counts) -> str:
         f"<p id=judge>Each recording's verdict, read under {html.escape(judge_text(study))}: holds where the 95 % "
         "interval of p_lift lies at or above 0.5, fails where at or below, uncertain otherwise; why: for fails the "
         "diagnosis most failing samples share, for uncertain the sampled variable it depends on most, for holds "
-        "whether the lifted samples also held through the shake and fell when let go.</p>"
+        "whether the lifted samples also held through the shake and fell when let go (where the protocol shakes: "
+        "the hug-oracle lifts and holds, no shake, no release).</p>"
         f"<table id=verdict-counts><thead><tr><th>verdict</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         f"</table><p class=note>{html.escape(other_physics_text())}</p>"
     )
@@ -153,11 +154,9 @@ def samples_html(rec: RolloutRecord | None, condition: str | None) -> str:
     diag = rec.sampled.per_sample("diagnoses", cond) if cond else None
     if not lifted or not diag or len(lifted) != len(diag):
         return ""
+    held = "lifted" if no_shake(rec) else "lifted, held through the shake and let go"
     what = Counter(
-        ("lifted, " + ("held through the shake and let go" if d is None else words(d)))
-        if x
-        else words(d or "not lifted")
-        for x, d in zip(lifted, diag)
+        (held if d is None else f"lifted, {words(d)}") if x else words(d or "not lifted") for x, d in zip(lifted, diag)
     )
     items = "".join(f"<li>{html.escape(k)}: {n} of {len(lifted)}</li>" for k, n in what.most_common())
     return f"<h3>The samples under {html.escape(cond)}</h3><ul id=samples>{items}</ul>"

@@ -33,9 +33,14 @@ CAUSE_WORDS = {HELD: "held through the shake and let go"}
 LIFTED = "lifted"
 
 
-def _no_shake(rec) -> bool:
-    """True where the contact run lifted and no shake followed: the protocol does not shake, so a lift that held
-    is only lifted (not held through the shake)."""
+def no_shake(rec) -> bool:
+    """True where the record's protocol lifts and holds but neither shakes nor releases (the hug-oracle), or its run
+    lifted and no shake followed: a lift that held is then only lifted, never "held through the shake"."""
+    from replay.protocol.protocols.base import is_known, protocol_named  # the protocols import this module
+
+    proto = protocol_named(rec.protocol) if rec.protocol and is_known(rec.protocol) else None
+    if proto is not None and proto.judged_on_lift and not proto.shakes:
+        return True
     return bool(rec.lifted) and not rec.lift.shake_ran
 
 
@@ -68,7 +73,7 @@ def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
         reason, cause, m = _fails(e, lifted, diag)
     elif word is Word.UNCERTAIN:
         (reason, cause), m = _uncertain(e), None
-    elif _no_shake(rec):
+    elif no_shake(rec):
         reason, cause, m = f"lifted in {e.k} of {e.n} samples", LIFTED, e.k
     else:
         reason, cause, m = _holds(e, lifted, diag)
@@ -120,7 +125,7 @@ def _one_run(rec) -> Verdict:
     k = int(bool(rec.lifted))
     lo, hi = wilson(k, 1)
     cause = (rec.diagnosis or {}).get("class")
-    if k and _no_shake(rec):
+    if k and no_shake(rec):
         reason, word, cause = "lifted", Word.HOLDS, LIFTED
     elif k:
         held = rec.diagnosis is None
