@@ -7,7 +7,7 @@ DATASET ?= grab
 # 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
 # the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
 # in all on a 2-core machine running nothing else, the study 187 s of it (benchmarks/make_study_time.py,
-# docs/results/make-study.json; the README's block). More conditions (STUDY_ARGS=--conditions ...) cost a batch
+# docs/results/make-study.json; docs/study.md's block). More conditions (STUDY_ARGS=--conditions ...) cost a batch
 # of samples each: lower SAMPLES then (16: 16/16 lifted -> Wilson 95 % [0.81, 1], 12/16 -> [0.51, 0.90]; a
 # class is resolved less often).
 SAMPLES ?= 32
@@ -107,7 +107,7 @@ bench-warp: fetch
 # from the small results files in docs/results/; `make docs-check` fails on a stale one (as
 # tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
 # files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the sampled
-# verdict with the corruptions (grab-trust.json: the README's first table, tables.py p_lift), the landmark IK
+# verdict with the corruptions (grab-trust.json: the README's first table, docs/verdict.md's p_lift), the landmark IK
 # on zerohand and on the fitted hand (grab-hand-fit.json: docs/hand.md), the
 # default test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
 # with this commit and date, then the blocks.

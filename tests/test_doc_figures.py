@@ -21,10 +21,12 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 def test_every_generated_block_is_what_its_results_file_makes():
     found = {d.name: doc_blocks.blocks(d.read_text()) for d in DOCS}
     srcs = {src for bl in found.values() for _, _, src in bl}
-    # the README's default-study figures, the per-recording table, the oracle's, the bridge's, the suite's run
-    assert {"docs/results/grab-lifts.json", "docs/results/grab-oracle.json", "docs/results/grab-bridge.json",
-            "docs/results/tests.json"} <= srcs
-    assert ("counts", "grab-lifts", "docs/results/grab-lifts.json") in found["README.md"]
+    # the README's verdicts, the default study's figures, the per-recording table, the oracle's, the bridge's, the
+    # suite's run
+    assert {"docs/results/grab-trust.json", "docs/results/grab-lifts.json", "docs/results/grab-oracle.json",
+            "docs/results/grab-bridge.json", "docs/results/tests.json"} <= srcs
+    assert ("verdict", "grab-trust", "docs/results/grab-trust.json") in found["README.md"]
+    assert ("counts", "fidelity-lifts", "docs/results/grab-lifts.json") in found["fidelity.md"]
     for d in DOCS:
         assert doc_blocks.stale_blocks(d.read_text(), ROOT) == [], f"{d.name}: run `make docs`"
     for src in srcs:  # small summaries only (the trust study keeps each recording's p_lift real and corrupted per condition), each saying where it came from
@@ -33,14 +35,14 @@ def test_every_generated_block_is_what_its_results_file_makes():
 
 
 def test_the_default_study_block_says_what_its_rows_say():
-    """The README's headline counts re-derived from the summary's rows (not from its counts)."""
+    """docs/fidelity.md's default-study counts re-derived from the summary's rows (not from its counts)."""
     doc = json.loads((ROOT / "docs/results/grab-lifts.json").read_text())
     rows = doc["rollouts"]
     lifted = sorted(r["sequence"].removesuffix("_lift") for r in rows if r["lifted"])
     held = [r for r in rows if r["shake_held"]]
     assert doc["counts"]["lifted"] == len(lifted) and doc["counts"]["shake_held"] == len(held)
-    text = (ROOT / "README.md").read_text()
-    block = text.split("<!-- table:counts:grab-lifts ")[1].split("<!-- /table:counts:grab-lifts -->")[0]
+    text = (ROOT / "docs" / "fidelity.md").read_text()
+    block = text.split("<!-- table:counts:fidelity-lifts ")[1].split("<!-- /table:counts:fidelity-lifts -->")[0]
     line = next(ln for ln in block.splitlines() if ln.startswith("| lifted at the end of the hold"))
     assert line == f"| lifted at the end of the hold | {len(lifted)} ({', '.join(lifted)}) of {len(rows)} |"
 

@@ -1,7 +1,7 @@
 """Issue 49: one study tells one story. The console, ``study.json``'s counts, ``study.csv`` and the
 report read the same count functions, with the lifts apart from the other intents; every message
 says what happened; the wrist error's median and peak; a physics departure names itself; a montage a
-person can read; ``make study``'s own time in the README.
+person can read; ``make study``'s own time in docs/study.md.
 
 One small study is shared by the module (:func:`story`): GRAB's cubesmall and stamp lifts and the
 mug's pass (an intent other than lift), under the lift and the hug-oracle protocols, on the short
@@ -326,12 +326,12 @@ def test_montage_frames_its_objects_and_draws_its_rule(story, tmp_path):
     assert min(px) >= 300, px
 
 
-# 6. make study's whole time in the README
+# 6. make study's whole time in docs/study.md
 
 
-#: the README's words beside a make study time measured before make study ran --verdicts
+#: docs/study.md's words beside a make study time measured before make study ran --verdicts
 PRE_VERDICTS = "measured before `make study` set the verdicts side by side"
-#: the README's note beside a time measured while `make study` still passed `--effort 0.4` (before issue #54)
+#: docs/study.md's note beside a time measured while `make study` still passed `--effort 0.4` (before issue #54)
 PRE_54 = "measured while `make study` still passed `--effort 0.4`"
 
 
@@ -360,14 +360,14 @@ def test_make_study_time_is_generated_from_its_results_file():
 
     argv = make_study_time.steps("M")[2]
     assert argv[argv.index("--samples") + 1] == make_study_time.makefile_default("SAMPLES")
-    readme = (ROOT / "README.md").read_text()  # the block itself is checked by tests/test_doc_figures.py
+    page = (ROOT / "docs" / "study.md").read_text()  # the block itself is checked by tests/test_doc_figures.py
     if "--effort" in doc["steps"][2]["command"]:  # a time measured before the physics table held the strength
         at = argv.index("--data") + 2
         argv = argv[:at] + ["--effort", "0.4"] + argv[at:]
-        assert PRE_54 in readme
+        assert PRE_54 in page
     if doc["steps"][2]["command"] != shlex.join(argv):  # a time measured before make study set the verdicts side
-        at = argv.index("--verdicts")  # by side (--verdicts): only so, and the README says it beside the figure
-        assert doc["steps"][2]["command"] == shlex.join(argv[:at] + argv[at + 2 :]) and PRE_VERDICTS in readme
+        at = argv.index("--verdicts")  # by side (--verdicts): only so, and docs/study.md says it beside the figure
+        assert doc["steps"][2]["command"] == shlex.join(argv[:at] + argv[at + 2 :]) and PRE_VERDICTS in page
     assert doc["total_s"] == pytest.approx(sum(s["wall_s"] for s in steps), abs=1.0)
     md = table("make_study", doc)
     m, s = divmod(round(doc["total_s"]), 60)
@@ -375,5 +375,5 @@ def test_make_study_time_is_generated_from_its_results_file():
     assert (
         f"{doc['cpus']} cores, 1-minute load average {doc['load_1min'][0]} before and {doc['load_1min'][1]} after" in md
     )
-    assert "<!-- table:make_study:grab from docs/results/make-study.json -->" in readme
-    assert f"**`make study`, in all** | **{doc['total_s']:.1f} ({m}:{s:02d})**" in readme
+    assert "<!-- table:make_study:grab from docs/results/make-study.json -->" in page
+    assert f"**`make study`, in all** | **{doc['total_s']:.1f} ({m}:{s:02d})**" in page
