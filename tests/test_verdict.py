@@ -87,6 +87,16 @@ def test_a_hug_oracle_verdict_says_only_what_its_protocol_tested():
     rec.protocol = "lift"  # the same samples under the lift protocol held through its shake
     assert verdict_of(rec).reason == "lifted in 30 of 32 samples, each held through the shake and let go"
     assert "<li>lifted, held through the shake and let go: 30 of 32</li>" in samples_html(rec, None)
+    # the report's contact-run table has a shake column only where the study's protocol shakes
+    from replay.output.report import _summary_html
+    from replay.results.records import StudyRecord
+    from replay.results.study_counts import Counts
+
+    lifts = {"lift": {"rollouts": 2, "lifted": 1, "shake_held": 1, "not_lifted": 1, "unstable": 0}}
+    for protocol, shown in (("hug-oracle", False), ("lift", True)):
+        study = StudyRecord(protocols=[protocol], counts={"by_intent": lifts})
+        page = _summary_html(study, Counts.from_dict(study.counts), {})
+        assert ("<th>held through the shake</th>" in page) is shown and "<td>lifts</td><td>2</td><td>1</td>" in page
 
 
 def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
