@@ -10,7 +10,7 @@ Runs what ``make study`` runs (the Makefile's ``fetch`` and ``study`` recipes, w
 (``data/``, ``out/``, ``renders/``, removed after), each step's wall time measured
 (``time.perf_counter``). The file holds the steps (``script``, ``command``, ``wall_s`` s), ``total_s``,
 the machine (``cpus``, ``load_1min`` before and after: the 1-minute load average, ``os.getloadavg``),
-``made_by``, ``commit`` and ``date``: the README's generated block (``make_study`` in
+``made_by``, ``commit`` and ``date``: docs/study.md's generated block (``make_study`` in
 :mod:`replay.output.tables`) is written from it. ``make setup`` (the venv, once) is not timed.
 Exit status: 0 done, 1 a step failed (its last lines printed), 2 bad arguments.
 """

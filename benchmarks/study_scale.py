@@ -329,7 +329,7 @@ def main(argv=None) -> int:
     if len(rows) > 1:
         print(f"overhead per recording at {rows[-1]['recordings']} / at {rows[0]['recordings']}: "
               f"{rows[-1]['overhead_per_recording_s'] / rows[0]['overhead_per_recording_s']:.2f}x (goal <= 1.2x)")
-    if a.json:  # with its provenance: the README's scale block is made from this file (scripts/tables.py)
+    if a.json:  # with its provenance: docs/engine.md's scale block is made from this file (scripts/tables.py)
         made_by = "python benchmarks/study_scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
         a.json.write_text(json.dumps({"source": "study_scale", "made_by": made_by, "commit": head_commit(ROOT),
                                       "date": time.strftime("%Y-%m-%d", time.gmtime()), "sizes": rows, **prof,
