@@ -277,6 +277,19 @@ def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) 
     return out
 
 
+@dataclass(frozen=True)
+class DeepFingers:
+    """A value of the physics choice ``pad_deep_fingers``: ``opens``, a finger deeper than the pad depth is opened to
+    it over the approach (:mod:`replay.protocol.pad_depth_table`); else it stays as recorded."""
+
+    name: str
+    opens: bool
+
+
+#: the values of the physics choice ``pad_deep_fingers`` (:data:`replay.results.physics_table.VALUES`)
+DEEP_FINGERS = {d.name: d for d in (DeepFingers("as_recorded", False), DeepFingers("opened", True))}
+
+
 @dataclass
 class PadPlan:
     """A lift plan's pad compression: each world's finger targets closed to its pad depth (module doc),

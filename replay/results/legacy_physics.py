@@ -52,6 +52,8 @@ LEGACY_PHYSICS_GROUPS = {
     "finger_flutter_bound": {"flutter_safety": "safety", "flutter_discrete_factor": "discrete_factor"},
     "finger_effort_limit": {"effort_limit": "lift", "oracle_effort_limit": "hug-oracle"},
 }
+#: a group whose only field set is this one departs by its value alone (a single limit, as ``--effort`` writes it)
+LEGACY_SINGLE = {"finger_effort_limit": "effort_limit"}
 
 
 #: results format <= 6 held every setting flat: field -> (its part, its name there) (format 7 nests them:
@@ -186,8 +188,9 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
         base = table.get(choice)
         if isinstance(base, dict):  # the keys that depart
             part = {k: v for k, v in part.items() if base.get(k) != v}
-        if choice == "finger_effort_limit" and set(part) == {"lift"}:
-            part = part["lift"]  # a single limit, as --effort writes it
+        single = fields.get(LEGACY_SINGLE.get(choice))
+        if single is not None and set(part) == {single}:
+            part = part[single]
         if part:
             found[choice] = (next(iter(fields)), part)
     over = dict(data.get("physics_overrides") or {})
