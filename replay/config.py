@@ -1,20 +1,12 @@
-"""Every knob a replay depends on, with its default, unit and source.
+"""Every knob a replay depends on, with its default, unit and source (``metadata={"unit", "source"}``; :func:`describe`
+prints the table). A :class:`ReplayConfig` is written into every result file, so a result can be reproduced from its
+JSON (:meth:`ReplayConfig.from_dict`). Sources named in short:
 
-A :class:`ReplayConfig` is written into every result file next to the package
-versions and input hashes, so a result can be reproduced from its JSON alone
-(:meth:`ReplayConfig.from_dict` reads it back).
-
-Each field carries ``metadata={"unit": ..., "source": ...}``; :func:`describe`
-prints the table. Sources named in short:
-
-* "manosim-in-Newton": the report *manosim in Newton: replaying human grasps from HUG*
-  (2026; Newton branch ``eric/manosim-mjcf``, manosim 75c77c0; HUG: arXiv:2606.17054), the
-  replay of HUG-Bench MANO trajectories with the unmodified manosim MJCF that this
-  project rebuilds, whose protocol figures are the defaults here;
-* "MuJoCo modeling guide": mujoco.readthedocs.io, *Modeling > Contact* (elliptic cones
-  with ``impratio`` about 10 for slip-sensitive grasps; friction is a soft constraint
-  that creeps under load).
-"""
+* "manosim-in-Newton": the report *manosim in Newton: replaying human grasps from HUG* (2026; Newton branch
+``eric/manosim-mjcf``, manosim 75c77c0; HUG: arXiv:2606.17054), the replay of HUG-Bench MANO trajectories with the
+unmodified manosim MJCF, whose protocol figures are the defaults here;
+* "MuJoCo modeling guide": mujoco.readthedocs.io, *Modeling > Contact* (elliptic cones with ``impratio`` about 10 for
+slip-sensitive grasps; friction is a soft constraint that creeps under load)."""
 
 from __future__ import annotations
 
@@ -306,10 +298,11 @@ class ReplayConfig:
 
     @classmethod
     def from_dict(cls, data: dict, source: str | Path | None = None) -> ReplayConfig:
-        """Build from a dict (e.g. a study JSON's ``config``); unknown keys raise DataError. An older file's
-        fields are read through the one converter (:func:`replay.results.legacy_physics.legacy_config`): its
-        physics fields as physics overrides (the effective physics stays the one that file ran), its flat protocol
-        and engine fields into their parts, its three engine fields as the engine choice."""
+        """Build from a dict (e.g. a study JSON's ``config``); an older file's fields through
+        :func:`replay.results.legacy_physics.legacy_config`.
+
+        Raises:
+            DataError: an unknown key or a bad value."""
         data = legacy_config(data, source)
         names = {f.name for f in dataclasses.fields(cls)}
         extra = set(data) - names - {"dt"}

@@ -26,10 +26,11 @@ from replay.protocol import release
 from replay.protocol.finger_closure import closed_targets, flexion_axes, ramp
 from replay.protocol.grasp_penetration import grasp_penetration
 from replay.protocol.lift_plan import plan_rollout, recorded_times
-from replay.protocol.pad_compression import FINGERS, PadPlan
+from replay.protocol.pad_compression import DEEP_FINGERS, FINGERS, PadPlan
 from replay.protocol.pad_depth_table import DEPTH_MAX, GRID_STEP, DepthTable
 from replay.protocol.plan import PHASE_APPROACH, replayed_frames
 from replay.protocol.protocols.base import protocol_named
+from replay.results.physics_table import VALUES
 from replay.sim import physics
 from replay.sim.world_builder import load_collision_parts
 
@@ -173,7 +174,8 @@ def test_far_fingers_and_the_wrist_are_untouched(window, capsule_rhand):
     for k in app[::3].tolist() + [int(app[-1])]:
         dist = geo.distances(_hand(plan, pad.raw, k), t[k])
         nearest = {n: min(nearest[n], min(dist[b] for b in FINGERS[n])) for n in FINGERS}
-    far = [n for n in FINGERS if nearest[n] > np.sqrt(3) * cfg.lift.pad_near_mm + 3.0]  # 3 frames apart: ~3 mm of motion
+    # 3 frames apart: ~3 mm of motion
+    far = [n for n in FINGERS if nearest[n] > np.sqrt(3) * cfg.lift.pad_near_mm + 3.0]
     assert {"middle", "ring", "pinky"} <= set(far)
     for name in far:
         j = [b - 1 for b in FINGERS[name]]
@@ -265,3 +267,9 @@ def test_the_physics_choice_opens_deep_fingers_only_where_set(window, capsule_rh
     )
     assert rows_on["value"] == "opened" and rows_on["source"].startswith("--physics-set (user); 'opened': ")
     assert "departs from 'replay': 'as_recorded'" in rows_on["why"]
+
+
+def test_every_deep_fingers_value_is_registered():
+    """The physics choice's values are the registry's, and only ``opened`` opens a deep finger."""
+    assert set(DEEP_FINGERS) == set(VALUES["pad_deep_fingers"])
+    assert {n for n, d in DEEP_FINGERS.items() if d.opens} == {"opened"}

@@ -97,9 +97,9 @@ def _candidate_file(folder: Path, name: str, centres: dict, overrides: dict) -> 
     return p
 
 
-def _study_argv(a, out: Path) -> list[str]:
+def _study_argv(a, out: Path, conditions: tuple[str, ...]) -> list[str]:
     argv = ["--dataset", a.dataset, "--physics", "calibrated", "--samples", str(a.samples), "--seed", str(a.seed)]
-    argv += ["--conditions", ",".join(CONDITIONS), "--corruptions", "--workers", str(a.workers), "--quiet"]
+    argv += ["--conditions", ",".join(conditions), "--corruptions", "--workers", str(a.workers), "--quiet"]
     argv += ["--out", str(out), "--resume"] + (["--data", str(a.data)] if a.data else [])
     return argv + (["--objects", a.objects] if a.objects else [])
 
@@ -112,14 +112,17 @@ def _condition_overrides(sampling: dict, condition: str) -> dict:
     return {}
 
 
-def _run(a, folder: Path, name: str, centres: dict, overrides: dict) -> tuple[list[dict], dict, list]:
-    """One candidate's sampled study in ``folder`` (resumed where it stopped); its :func:`_rows`.
+def _run(
+    a, folder: Path, name: str, centres: dict, overrides: dict, conditions: tuple[str, ...] = CONDITIONS
+) -> tuple[list[dict], dict, list]:
+    """One candidate's sampled study in ``folder`` under ``conditions`` (resumed where it stopped); its
+    :func:`_rows`.
 
     Raises:
         DataError: the study failed (exit status other than 0 or 1) or lacks the sampled fields."""
     out = folder / "study.json"
     env = dict(os.environ, **{ENV: str(_candidate_file(folder, name, centres, overrides))})
-    rc = run_candidate(_study_argv(a, out), env)
+    rc = run_candidate(_study_argv(a, out, conditions), env)
     if rc not in (0, 1):
         raise DataError(out, None, f"the study of candidate {name} exited {rc}")
     return _rows(out)
@@ -182,7 +185,8 @@ def _line(f: dict) -> str:
 
 
 def _attribute(a, best: dict) -> list[dict]:
-    """The chosen candidate with each of issue #54's items reverted (:data:`ATTRIBUTIONS`), under its condition:
+    """The chosen candidate with each of issue #54's items reverted (:data:`ATTRIBUTIONS`), each a study under the
+    chosen condition alone (a sample's draws depend on the seed and the recording, not on the conditions):
     ``[{name, reverts, overrides, **figures}]``, the chosen candidate itself first."""
     cond, base = best["condition"], {k: v for k, v in best["overrides"].items()}
     out = [
@@ -199,7 +203,7 @@ def _attribute(a, best: dict) -> list[dict]:
     for att in ATTRIBUTIONS:
         over = {**base, **att.overrides}
         rows, _, disc = _run(
-            a, a.work / f"attribution_{att.name}", f"{best['name']} - {att.name}", best["centres"], over
+            a, a.work / f"attribution_{att.name}", f"{best['name']} - {att.name}", best["centres"], over, (cond,)
         )
         fig = candidate_figures(rows, disc, cond) or {"balanced_accuracy": None}
         out.append({"name": att.name, "reverts": att.reverts, "overrides": over, **fig})

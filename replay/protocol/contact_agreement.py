@@ -1,23 +1,9 @@
-"""Contact agreement with the recording: are the simulated contacts where the person touched?
-
-Lifting is not fidelity: an object can come up on bones the person never put on it. Per
-rollout, two sets of MANO bones (the 16 manosim bodies: palm, then three segments per finger,
-:data:`replay.sim.contact_table.BONE_NAMES`):
-
-* **recorded**: at the recording's grasp frame (the lift onset), the bones whose collision part
-  (the capsule the simulator uses; the palm's convex mesh, by its vertices) lies within
-  :data:`TOUCH_DISTANCE_M` of the object's collision parts (the convex hulls the simulator uses),
-  the hand at its recorded coords and the object at its recorded pose: no simulation;
-* **simulated**: the bones with at least one hand-object contact whose normal force exceeds
-  ``config.contact_force_min`` (N) at the agreement frame: the start of the hold (lift protocol;
-  the object is carried then), or the grasp frame in a ``recorded`` plan.
-
-``contact_agreement_precision`` = |recorded ∩ simulated| / |simulated| (of the bones carrying
-force, the share the person touched with), ``contact_agreement_recall`` = |recorded ∩ simulated|
-/ |recorded| (of the bones the person touched with, the share carrying force); None where the
-denominator is empty, and both None on an engine that does not expose per-contact forces
-(only the direct MuJoCo C engine does: ``contact_agreement_bones`` says so).
-"""
+"""Contact agreement with the recording (docs/fidelity.md): the MANO bones (16 manosim bodies,
+:data:`replay.sim.contact_table.BONE_NAMES`) the person touched with at the grasp frame (collision part within
+:data:`TOUCH_DISTANCE_M` of the object's, recorded poses, no simulation) against those carrying more than
+``config.contact_force_min`` N of hand-object normal force at the agreement frame. Precision = |recorded ∩ simulated| /
+|simulated|, recall = |recorded ∩ simulated| / |recorded|; None where the denominator is empty or the engine keeps no
+per-contact forces (only MuJoCo C does)."""
 
 from __future__ import annotations
 
@@ -35,11 +21,8 @@ from replay.protocol.plan import PHASE_HOLD
 from replay.sim.contact_table import BONE_NAMES
 from replay.sim.world_builder import load_collision_parts
 
-#: a bone touches the object within this distance, m: the landmark-IK fit of the hand to the
-#: recorded landmarks is within 4.18 mm at p90 (GRAB, 94,679 frames, README "Validation",
-#: ``scripts/validate_pose_mapping.py``) and the collision hulls sit a median 0.94 mm from the
-#: visual surface (``scripts/validate_object_frame.py``): a bone nearer than their sum, ~5 mm,
-#: cannot be told from one in contact
+#: m: a bone this near cannot be told from one in contact (the landmark-IK fit's p90 error plus the hulls' offset
+#: from the visual surface: ``scripts/validate_pose_mapping.py``, ``scripts/validate_object_frame.py``)
 TOUCH_DISTANCE_M = 0.005
 
 
@@ -71,12 +54,11 @@ def _hand_parts(cap: str) -> tuple[HandKinematics, Capsules, np.ndarray]:
 
 
 def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.ndarray:
-    """(16,) signed distance, m, of each bone's collision part to the object at the grasp frame
-    (negative: inside), the hand at ``coords[rec.grasp_frame]`` (Newton order: wrist m, xyzw).
+    """(16,) signed distance, m (negative inside), of each bone's collision part to the object at the grasp frame, the
+    hand at ``coords[rec.grasp_frame]``.
 
     Raises:
-        DataError: an unreadable collision part or MJCF.
-    """
+        DataError: an unreadable collision part or MJCF."""
     kin, caps, pv = _hand_parts(str(capsule_mjcf(mjcf)))
     g = int(rec.grasp_frame)
     obj = rec.target_object
@@ -92,8 +74,8 @@ def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.nda
 
 
 def force_bones(batch, i: int, force_min: float) -> list[int] | None:
-    """Bones (0-15) of world ``i`` with a hand-object contact carrying more than ``force_min`` N of
-    normal force now; None where the batch keeps no MuJoCo C ``MjData`` per world."""
+    """Bones (0-15) of world ``i`` with a hand-object contact over ``force_min`` N normal force now; None without a
+    MuJoCo C ``MjData`` per world."""
     w = batch.worlds[i]
     d, m = getattr(w, "d", None), getattr(w, "m", None)
     if not isinstance(d, mujoco.MjData) or not isinstance(m, mujoco.MjModel):
@@ -115,8 +97,8 @@ def force_bones(batch, i: int, force_min: float) -> list[int] | None:
 
 
 def agreement_frame(plan, grasp_time: float | None = None) -> int | None:
-    """The control frame the simulated set is read at: the first hold frame; in a plan without a
-    hold (``recorded``), the frame replaying the recording's grasp time ``grasp_time`` (s)."""
+    """The control frame the simulated set is read at: the first hold frame; without a hold, the frame replaying
+    ``grasp_time`` s."""
     hold = np.flatnonzero(plan.phase == PHASE_HOLD)
     if hold.size:
         return int(hold[0])
@@ -126,9 +108,8 @@ def agreement_frame(plan, grasp_time: float | None = None) -> int | None:
 
 
 def agreement_fields(distances: np.ndarray | None, simulated: list[int] | None) -> dict:
-    """The rollout's fields (module doc): ``contact_agreement_precision`` / ``_recall`` (0-1 or
-    None), ``contact_agreement_recorded_bones`` / ``_simulated_bones`` (bone names; None where not
-    known), ``contact_agreement_touch_mm`` (the distance used, mm)."""
+    """``contact_agreement_precision`` / ``_recall`` (0-1 or None), ``_recorded_bones`` / ``_simulated_bones`` (names or
+    None), ``_touch_mm``."""
     rec = None if distances is None else {k for k in range(16) if distances[k] <= TOUCH_DISTANCE_M}
     sim = None if simulated is None else set(simulated)
     both = None if rec is None or sim is None else rec & sim

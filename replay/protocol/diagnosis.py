@@ -1,42 +1,9 @@
-"""Why a grasp failed, from measured signals only: friction budget, creep, slip onset, and
-one diagnosis class per rollout that did not lift (or lifted and fell in the shake).
+"""Why a grasp failed, from measured signals only (docs/fidelity.md, "Why a grasp fails"): friction budget ``sum(mu_i
+N_i) / g``, creep and slip in the hand frame, and one class per rollout that did not lift or fell in the shake, the
+first that applies in :data:`CLASSES` order. Release 0.2's ``slipped`` is ``never_gripped`` + ``slid_out``
+(:data:`OLD_CLASSES`).
 
-Pure functions over a rollout's per-frame arrays (world frame, Z up; positions m,
-quaternions Newton xyzw; forces N). The grasp-stability measures follow the studies
-the project builds on: a friction budget (the mass the contacts could hold by friction
-alone, ``sum(mu_i N_i) / g``; ``2 mu N / g`` for a two-sided pinch, as in the MuJoCo
-gripper friction analyses), creep of the object in the hand frame during a static hold,
-and slip measured in the hand frame rather than in the world.
-
-Classes, tried in this order (the first that applies decides):
-
-* ``unstable``: the rollout stopped on physics trouble (its reason is the figure);
-* ``no_contact``: no hand-object contact carried force at lift start (figure: the
-  smallest fingertip-to-object distance, mm, and the contact count);
-* ``pushed_away``: the object moved more than ``diag_push_mm`` before the lift (the
-  hand pushed it while closing; figure: the displacement, mm);
-* ``too_heavy``: the largest friction budget during lift and hold is below the
-  object's mass, and at least one fingertip's worth: the friction (mu = 1) of one
-  fingertip pressing at the effort limit, ``effort / diag_grip_lever_m / g`` kg, so the
-  fingers really squeezed and friction fell short (figure: budget and mass, kg, and the
-  peak rise, mm); a budget below one fingertip's is a grip too light to blame the mass on;
-* ``never_gripped``: contact at lift start, but the object's origin never rose
-  ``diag_never_rose_mm`` (10 mm, the datasets' lift-onset threshold) above its height at
-  lift start during lift and hold: the hand rose without it: it never left the table
-  (figure: peak rise and end rise, mm; the friction budget, kg;
-  ``light_grip`` when it never reached one fingertip's);
-* ``slid_out``: it rose at least ``diag_never_rose_mm`` with the hand, then was below the
-  success rise at the end of the hold: held, then lost during the lift or the hold
-  (figure: peak rise, end rise and separation, mm; slip onset frame: the first frame after
-  lift start where the object moved more than ``diag_slip_onset_mm`` in the wrist frame;
-  the budget, kg);
-* ``shaken_loose``: lifted, but not held through the shake (figure: shake slip, mm).
-
-Release 0.2's single ``slipped`` class is ``never_gripped`` + ``slid_out`` here
-(:data:`OLD_CLASSES` maps it).
-
-A lifted rollout that held through the shake (or had no shake) has no diagnosis.
-"""
+Per-frame arrays: world frame, Z up; positions m, quaternions xyzw, forces N."""
 
 from __future__ import annotations
 
@@ -75,9 +42,8 @@ def object_in_hand(wrist_pos, wrist_quat, obj_pos) -> np.ndarray:
 
 
 def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
-    """Speed, mm/s, of the object in the hand frame over a window: the norm of the
-    least-squares velocity of its (F, 3) positions (m) sampled every ``frame_dt`` s.
-    None for fewer than 3 frames."""
+    """Speed, mm/s, of the object in the hand frame: the norm of the least-squares velocity of (F, 3) positions, m,
+    every ``frame_dt`` s; None under 3 frames."""
     x = np.asarray(in_hand, float)
     if len(x) < 3 or not np.all(np.isfinite(x)):
         return None
@@ -87,17 +53,16 @@ def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
 
 
 def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
-    """First frame after ``ref`` where the object is more than ``threshold_m`` m from its
-    hand-frame position at ``ref``; None if it never is."""
+    """First frame after ``ref`` where the object is more than ``threshold_m`` m from its hand-frame position at
+    ``ref``; None if never."""
     d = np.linalg.norm(np.asarray(in_hand, float)[ref:] - in_hand[ref], axis=1)
     hit = np.flatnonzero(d > threshold_m)
     return int(ref + hit[0]) if hit.size else None
 
 
 def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, phases) -> float | None:
-    """Largest object-origin rise, mm, over the frames whose phase is in ``phases`` (lift and
-    hold) above its height at ``lift_start``; ``obj_z``: (F,) world z, m; ``phase``: (F,)
-    codes. None without a lift or with non-finite heights there."""
+    """Largest object-origin rise, mm, over the frames whose phase is in ``phases`` above its height at ``lift_start``;
+    ``obj_z`` (F,) world z, m. None without a lift or with non-finite heights."""
     if lift_start is None:
         return None
     idx = np.flatnonzero(np.isin(np.asarray(phase), phases))
@@ -108,9 +73,8 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, p
 
 
 def display_outcome(outcome: str | None) -> str | None:
-    """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every
-    ``not_lifted`` rollout, whether it never left the table or rose and was lost (the diagnosis
-    class, shown beside it, says which), else the outcome as recorded."""
+    """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every ``not_lifted`` rollout,
+    else the outcome."""
     return words(outcome)
 
 
@@ -126,20 +90,19 @@ def diagnose(
     cfg,
     peak_rise: float | None = None,
 ) -> dict | None:
-    """The diagnosis of one rollout's metrics ``m`` (keys of :func:`replay.protocol.rollout.run_rollouts`).
+    """The diagnosis of one rollout's metrics ``m``. ``too_heavy`` needs the budget below the mass but at least one
+    fingertip's, ``effort_limit / diag_grip_lever_m / g`` kg (else ``light_grip``).
 
     Args:
-        object_mass: kg. effort_limit: the finger effort limit of this rollout, N·m.
+        object_mass: kg. effort_limit: the rollout's finger effort limit, N·m.
         pushed_mm: largest object displacement before the lift, mm.
         budget_peak_kg: largest friction budget over lift and hold, kg (None: no lift).
-        fingertip_distance_mm: smallest fingertip-to-object distance at lift start, mm.
-        slip_onset_frame: see :func:`slip_onset`.
-        cfg: uses ``diag_push_mm``, ``diag_grip_lever_m`` and ``diag_never_rose_mm``.
+        fingertip_distance_mm: smallest fingertip-object distance at lift start, mm.
+        slip_onset_frame: :func:`slip_onset`. cfg: ``diag_push_mm``, ``diag_grip_lever_m``, ``diag_never_rose_mm``.
         peak_rise: :func:`peak_rise_mm` over lift and hold, mm (None: no lift).
 
     Returns:
-        ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held).
-    """
+        ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held)."""
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
     if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it

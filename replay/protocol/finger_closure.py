@@ -1,29 +1,11 @@
-"""Extra finger closure of a world: each finger's targets turned further toward flexion.
+"""Extra finger closure of a world: a :class:`replay.sim.engine.variants.Variant`'s ``finger_closure`` (5, rad, MANO
+order index, middle, pinky, ring, thumb) turns every joint target of finger f about the joint's flexion axis, ``q'_j =
+q_j * exp(r(k) closure[f] a_j)`` (xyzw; ``a_j`` in the joint's child frame). ``r`` ramps in (min-jerk) over the
+approach's last :data:`RAMP_RECORDED_S` recorded s, is 1 from the grasp frame on and falls to 0 with the release's
+opening, so the opened hand is the recorded pre-grasp pose exactly.
 
-A :class:`replay.sim.engine.variants.Variant` with ``finger_closure`` (5 angles, rad, one per finger:
-index, middle, pinky, ring, thumb, MANO's bone order) has every joint target of finger f
-rotated by ``closure[f]`` about that joint's flexion axis::
-
-    q'_j = q_j * exp(r(k) closure[f] a_j)       (Newton xyzw; a_j in the joint's child frame)
-
-with ``r(k)`` a min-jerk ramp from 0 to 1 over the last :data:`RAMP_RECORDED_S` recorded
-seconds of the approach (the part where the recorded hand closes on the object), 1 from
-the grasp frame on (lift, hold, shake); before the ramp the targets are as recorded. The
-release ends it: over the release's opening (``release_s``, as the fingers slerp to the
-pre-grasp pose, :mod:`replay.protocol.release`) ``r`` falls linearly from 1 to 0 with the
-slerp's fraction, so the opened hand is the recorded pre-grasp pose exactly (a closure held
-through the release left a refined hand closed by it, biased toward ``stuck``).
-
-The flexion axis of a joint (:func:`flexion_axes`) is ``normalize(bone x n)``: ``bone`` the
-direction from the joint's body to its child body (a distal bone: its own offset from its
-parent) in the hand's rest pose, ``n`` the palm normal. manosim's MJCF has every body frame
-parallel to the palm frame at rest, fingers along -x (right hand; +x for the mirrored left)
-and spread along z, so the palmar side is -y: rotating a right-hand finger along -x about
-+z moves its tip to -y. Checked on the recorded GRAB grasp poses (cubesmall, mug, banana,
-knife): the joints of the four fingers have their largest rotation component about +z at the
-grasp frame, 1-92 deg. For the thumb the same rule gives an axis of about (0.6, 0, 0.8): the
-thumb turning toward the palm.
-"""
+The flexion axis is ``normalize(bone x n)``, ``n`` the palm normal (-y in manosim's hand frame, whose body frames are
+parallel to the palm frame at rest, fingers along -x for the right hand)."""
 
 from __future__ import annotations
 
@@ -46,12 +28,8 @@ RAMP_RECORDED_S = 0.5
 
 
 def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
-    """(15, 3) unit flexion axis of each finger joint, in its child frame (module doc).
-
-    Args:
-        body_pos: (16, 3) each hand body's position in its parent's frame at rest, m
-            (MuJoCo ``body_pos`` of ``mano_body_0..15``).
-    """
+    """(15, 3) unit flexion axis of each finger joint, child frame, from ``body_pos`` (16, 3), m: each hand body's
+    position in its parent's frame at rest (MuJoCo ``body_pos`` of ``mano_body_0..15``)."""
     J = MANOSIM_HAND.finger_joints
     per = J // len(FINGERS)
     axes = np.zeros((J, 3))
@@ -64,10 +42,8 @@ def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
 
 
 def ramp(plan: Plan, replay_speed: float, frame_dt: float, release_s: float = 0.0) -> np.ndarray:
-    """(F,) closure weight per control frame: 0 before the approach's last
-    :data:`RAMP_RECORDED_S` recorded s, min-jerk up to 1 at the grasp frame, 1 after, and
-    from the release's first frame down to 0 over ``release_s`` (s) with the opening's slerp
-    fraction (:func:`replay.protocol.release.opening_fraction`), 0 after it."""
+    """(F,) closure weight per control frame: min-jerk 0 to 1 over the approach's last :data:`RAMP_RECORDED_S` recorded
+    s, 1 after, times one minus the release's opening fraction (``release_s`` s)."""
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
     grasp = int(app[-1])
     n = max(1, min(len(app), int(round(RAMP_RECORDED_S / replay_speed / frame_dt))))
@@ -78,16 +54,8 @@ def ramp(plan: Plan, replay_speed: float, frame_dt: float, release_s: float = 0.
 
 
 def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Finger targets with the extra closure.
-
-    Args:
-        fingers: (F, 15, 4) recorded finger targets per control frame, Newton xyzw.
-        closure: (5,) rad per finger (:data:`FINGERS`). axes: (15, 3) from :func:`flexion_axes`.
-        weight: (F,) ramp from :func:`ramp`.
-
-    Returns:
-        (F, 15, 4) new array, xyzw.
-    """
+    """(F, 15, 4) xyzw finger targets ``fingers`` (F, 15, 4) with the extra ``closure`` (5,) rad about ``axes`` (15, 3),
+    weighted per frame by ``weight`` (F,)."""
     c = np.repeat(np.asarray(closure, float), MANOSIM_HAND.finger_joints // len(FINGERS))  # (15,)
     rv = weight[:, None, None] * (c[:, None] * axes)[None]  # (F, 15, 3)
     q = Rotation.from_quat(fingers.reshape(-1, 4)) * Rotation.from_rotvec(rv.reshape(-1, 3))
@@ -95,10 +63,9 @@ def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, weight: np.nd
 
 
 def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
-    """(N, F, 15, 4) finger targets of every world of ``batch``, Newton xyzw: the plan's (a broadcast view)
-    unless a world's variant moves its fingers: its extra closure (axes from the compiled hand) on the plan's
-    uncompressed targets, then its pad compression (:class:`replay.protocol.pad_compression.PadPlan`: at the
-    variant's depth, else the plan's, solved on the world's own finger pose).
+    """(N, F, 15, 4) xyzw finger targets of every world of ``batch``: the plan's (a broadcast view) unless a world's
+    variant moves its fingers (its extra closure on the uncompressed targets, then its pad compression at its own depth
+    on its own pose).
 
     Raises:
         ValueError: a variant asks a pad depth of a plan without pad compression."""

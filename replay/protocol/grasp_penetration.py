@@ -1,16 +1,6 @@
-"""Penetration at the grasp, as HUG's table 7: does the recorded grasp start inside the object?
-
-HUG (arXiv:2606.17054, table 7) reports that 98-99 % of the oracle's grasps start with the
-hand inside the object, mean depth 13.1 / 10.2 mm. Here, per recording: the simulated hand
-(the manosim capsules of the replayed MJCF, :class:`replay.protocol.pad_compression.Capsules`)
-posed at the recorded grasp frame's coords (wrist and 15 finger rotations, as replayed), the
-object at its recorded pose at that frame, and each finger capsule's signed distance to the
-union of the object's convex collision parts (the parts the simulator collides,
-:func:`replay.sim.world_builder.load_collision_parts`; :class:`~replay.protocol.pad_compression.ObjectSDF`,
-exact inside a part). Depth = minus the smallest signed distance, mm; ``inside`` = depth > 0.
-The palm (a mesh, no capsule) is not measured, so a depth is a lower bound where the palm is
-the deepest part. No simulation.
-"""
+"""Penetration at the grasp, as HUG's table 7 (arXiv:2606.17054): each finger capsule's signed distance to the object's
+convex collision parts, hand at the recorded grasp coords, object at its recorded pose; depth = minus the smallest, mm.
+The palm (no capsule) is not measured: a lower bound where it is deepest. No simulation."""
 
 from __future__ import annotations
 
@@ -29,22 +19,18 @@ FINGER_BODIES = tuple(range(1, 16))
 
 
 def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | None = None) -> dict:
-    """Depth of the simulated hand inside the object at the grasp frame (module doc).
+    """Depth of the simulated hand inside the object at ``frame`` (default the grasp frame).
 
     Args:
-        rec: the recording (``grasp_frame``, ``target_object`` with ``pos`` (T, 3) m and ``quat``
-            (T, 4) xyzw, world).
-        coords: (T, 67) hand coords (Newton order: wrist m, wrist xyzw, 15 finger xyzw).
+        rec: the recording (target object ``pos`` (T, 3) m, ``quat`` (T, 4) xyzw, world). coords: (T, 67) hand coords
+            (wrist m, wrist xyzw, 15 finger xyzw).
         mjcf: the replayed hand MJCF (its capsule sibling gives the capsules).
-        frame: the frame measured (default ``rec.grasp_frame``).
 
     Returns:
-        ``{"frame", "inside" (bool), "depth_mm" (deepest capsule, > 0 inside), "deepest_body"
-        (manosim body index), "bodies_inside" (count of the 15 finger capsules inside)}``.
+        ``{"frame", "inside", "depth_mm" (> 0 inside), "deepest_body" (manosim index), "bodies_inside" (of 15)}``.
 
     Raises:
-        DataError: an unreadable collision part or MJCF.
-    """
+        DataError: an unreadable collision part or MJCF."""
     g = int(rec.grasp_frame if frame is None else frame)
     cap = capsule_mjcf(mjcf)
     kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
@@ -64,9 +50,8 @@ def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | No
 
 
 def summarize(rows: list[dict]) -> dict:
-    """Dataset figures of :func:`grasp_penetration` rows: ``n``, ``inside`` (count),
-    ``inside_frac``, ``mean_depth_mm`` (over the recordings inside, as HUG's table 7),
-    ``mean_depth_all_mm`` (over all, negative = gap), ``median_depth_mm``, ``max_depth_mm``."""
+    """Dataset figures of :func:`grasp_penetration` rows: ``n``, ``inside``, ``inside_frac``, ``mean_depth_mm`` (over
+    those inside, as HUG), ``mean_depth_all_mm`` (negative: gap), ``median_depth_mm``, ``max_depth_mm``."""
     d = np.array([r["depth_mm"] for r in rows], float)
     ins = d > 0
     return {

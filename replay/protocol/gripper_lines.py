@@ -1,18 +1,7 @@
-"""The grasp lines the parallel-jaw check tries, and where each meets the object's collider.
-
-A grasp line is a point and a unit direction in the world (m) for an object resting in a known
-pose; the jaws close along the direction, centred on the line's span through the collider:
-
-* ``thumb_index``: the recorded human grasp, the line from the thumb tip (landmark 4) to the
-  index tip (landmark 8) at the recording's grasp frame, carried from the recorded object pose
-  at that frame into the object's settled pose (object frame in between);
-* ``principal_1`` / ``principal_2``: the two principal axes of the object's horizontal inertia
-  (the x-y block of its world inertia tensor about the centre of mass), through the centre of mass.
-
-The span is found by intersecting a bundle of lines parallel to the grasp line (the centre and
-a 7 x 7 grid over the pad face, :func:`line_span`) with each convex collision part (half-space
-form of its hull): the jaws open beyond the outermost point any part of a pad can touch.
-"""
+"""The grasp lines the parallel-jaw check tries (``thumb_index``: the recorded thumb-tip to index-tip line at the grasp
+frame, carried into the object's settled pose; ``principal_1`` / ``principal_2``: the horizontal principal axes through
+the centre of mass), and their span through the collider: a bundle of parallel lines over the pad face cut with each
+convex part's hull. Positions m, world."""
 
 from __future__ import annotations
 
@@ -27,14 +16,13 @@ from replay.errors import DataError
 
 #: manopth landmark ids of the thumb tip and the index tip (replay.data.types.LANDMARK_NAMES)
 THUMB_TIP, INDEX_TIP = 4, 8
-#: lines per side of the grid over the pad face. Measured on cubesmall's thumb-index line (diagonal to
-#: the faces): 3 x 3 gives a 52.6 mm span, 7 x 7 59.9 mm, 31 x 31 60.0 mm; the pads stopped at 59.4 mm.
+#: lines per side of the grid over the pad face (7 x 7 reaches the pads' span on cubesmall's diagonal line)
 BUNDLE = 7
 
 
 @dataclass(frozen=True)
 class GraspLine:
-    """One grasp line. ``point``: (3,) m, world; ``direction``: (3,) unit, world; ``name``; ``source``: how it was made."""
+    """One grasp line: ``point`` (3,) m and unit ``direction`` (3,), world; ``source``: how it was made."""
 
     name: str
     point: np.ndarray
@@ -55,12 +43,11 @@ def _pose(pos, quat_xyzw):
 
 
 def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
-    """The recorded thumb-tip to index-tip line at ``rec.grasp_frame``, moved with the object from
-    its recorded pose at that frame to ``settled_origin`` (7,) (position m, quaternion xyzw, world).
+    """The recorded thumb-tip to index-tip line at ``rec.grasp_frame``, moved with the object onto ``settled_origin``
+    (7,) (m, xyzw, world).
 
     Raises:
-        DataError: the recording has no landmarks, or the two tips coincide / are not finite there.
-    """
+        DataError: no landmarks, or the tips coincide / are not finite there."""
     g = int(rec.grasp_frame)
     if rec.landmarks is None:
         raise DataError(rec.source, "landmarks", "no landmarks: no thumb-index grasp line")
@@ -81,9 +68,8 @@ def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
 
 
 def principal_lines(com: np.ndarray, inertia_body: np.ndarray, quat_xyzw: np.ndarray) -> list[GraspLine]:
-    """The two principal horizontal axes through the centre of mass ``com`` (3,) m (world), from the
-    (3, 3) inertia about the centre of mass in the body frame (kg·m^2) and the body's orientation;
-    largest horizontal moment first."""
+    """The two principal horizontal axes through ``com`` (3,) m, world, from the (3, 3) inertia about the COM, body
+    frame, kg·m^2; largest horizontal moment first."""
     R = Rotation.from_quat(np.asarray(quat_xyzw, float)).as_matrix()
     iw = R @ np.asarray(inertia_body, float) @ R.T
     vals, vecs = np.linalg.eigh(iw[:2, :2])
@@ -124,17 +110,9 @@ def _chord(eqs: np.ndarray, p: np.ndarray, u: np.ndarray) -> tuple[float, float]
 
 
 def line_span(planes: list[np.ndarray], line: GraspLine, frame: np.ndarray, half_width: float) -> dict:
-    """Where the line, and the pad-face bundle about it, meets the collider.
-
-    Args:
-        planes: per collision part, :func:`hull_planes` in the world.
-        frame: (3, 3) columns jaw axis, across, up (:func:`replay.sim.gripper.line_frame`).
-        half_width: the pad face's half width, m.
-
-    Returns:
-        ``{"centre_hit": bool, "span": [t0, t1] or None}``: the centre line meets a part; the union
-        interval (m along ``line.direction`` from ``line.point``) of every bundle line's chords.
-    """
+    """Where the line and the pad-face bundle about it meet the collider: ``{"centre_hit": bool, "span": [t0, t1] m
+    along the direction from the point, or None}``. ``planes``: per part, :func:`hull_planes` in the world; ``frame``:
+    (3, 3) columns jaw axis, across, up; ``half_width``: the pad face's, m."""
     u = line.direction
     spans, centre = [], False
     grid = np.concatenate([[0.0], np.linspace(-half_width, half_width, BUNDLE)])

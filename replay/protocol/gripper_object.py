@@ -1,9 +1,5 @@
-"""The grasp-and-lift check of one object asset: settle it, make its grasp lines, run every line.
-
-:func:`check_object` settles the object on the ground alone (the pose the lines are drawn in),
-makes the lines (:mod:`replay.protocol.gripper_lines`), and runs the nine phases
-(:mod:`replay.protocol.gripper_phases`) on a fresh scene per line (:mod:`replay.sim.gripper`).
-"""
+"""The grasp-and-lift check of one object asset: settle it alone, make its grasp lines, run the nine phases on a fresh
+scene per line."""
 
 from __future__ import annotations
 
@@ -27,14 +23,9 @@ DROP_GAP = 0.001
 def settle_object(
     asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig
 ) -> dict:
-    """Rest the object (orientation ``quat_xyzw``, lowest point :data:`DROP_GAP` above z = 0, centred on the
-    origin) on the ground alone until it is still (``pc.rest_tol`` for ``pc.rest_window_s``) or
-    ``pc.settle_timeout_s``.
-
-    Returns:
-        ``{"origin": (7,) body frame m/xyzw, "com": (3,) m, "inertia": (3, 3) kg·m^2 body frame,
-        "mass": kg, "parts": [(V_i, 3) world vertices], "at_rest": bool, "settle_s": s}``.
-    """
+    """Rest the object (``quat_xyzw``, lowest point :data:`DROP_GAP` above z = 0) on the ground until still or
+    ``pc.settle_timeout_s``: ``{"origin": (7,) m/xyzw, "com": (3,) m, "inertia": (3, 3) kg·m^2 body frame, "mass": kg,
+    "parts": [(V_i, 3) world vertices], "at_rest", "settle_s": s}``."""
     parts = [v for v, _ in load_collision_parts(asset)]
     rot = Rotation.from_quat(np.asarray(quat_xyzw, float))
     allv = rot.apply(np.concatenate(parts))
@@ -72,8 +63,8 @@ def settle_object(
 
 
 def grasp_lines(rec: Recording | None, settled: dict) -> tuple[list, dict]:
-    """The lines to try: the recorded thumb-index line (when ``rec`` has one) and the two principal
-    horizontal axes. Returns ``(lines, skipped)``, ``skipped``: ``{name: one-line reason}``."""
+    """``(lines, skipped)``: the recorded thumb-index line (when ``rec`` has one) and the two principal axes;
+    ``skipped``: ``{name: reason}``."""
     lines, skipped = [], {}
     if rec is not None:
         try:
@@ -96,19 +87,15 @@ def check_object(
     """Every grasp line of one object through the nine phases.
 
     Args:
-        asset: the object (its collision parts, friction, condim, mass or density).
-        rec: the recording whose thumb-index line is tried and whose first frame gives the object's
-            resting orientation (None: upright in the mesh frame, principal lines only).
-        lines: names to run (default all).
-        keep_trace: keep each line's pose trace (``trace``: time s, phase index, object (7,), jaws (2, 7)).
+        asset: the object. rec: the recording giving the thumb-index line and the resting orientation (None: upright,
+            principal lines only).
+        lines: names to run (default all). keep_trace: keep each line's pose trace.
 
     Returns:
-        ``{"object", "mass_kg", "jaw_force_n", "settle", "bbox_m", "lines": [per line: line, plan, phases,
-        passed, failed_phase, failure_class, wall_s], "skipped_lines", **object_verdict}``.
+        ``{"object", "mass_kg", "jaw_force_n", "settle", "bbox_m", "lines", "skipped_lines", **object_verdict}``.
 
     Raises:
-        DataError: bad asset (unreadable or degenerate collision parts, no mass).
-    """
+        DataError: bad asset (unreadable or degenerate collision parts, no mass)."""
     fixture, pc = fixture or FixtureConfig(), pc or PhaseConfig()
     quat0 = rec.target_object.quat[0] if rec is not None else np.array([0.0, 0.0, 0.0, 1.0])
     settled = settle_object(asset, quat0, config, fixture, pc)

@@ -1,28 +1,9 @@
-"""The nine-phase parallel-jaw grasp-and-lift check of one object along one grasp line.
-
-The phases, thresholds and failure classes are those of the public ``grasp_and_lift`` test of
-NVIDIA's SimReady asset validation (feature FET005 Grasp, test version 1.3.0; cited as "FET005"
-in :class:`PhaseConfig`): a standardized two-pad gripper (:mod:`replay.sim.gripper`) at each
-grasp line (:mod:`replay.protocol.gripper_lines`) drives through, in order, stopping at the
-first failure of the line:
-
-1. ``stability`` - the object settles on the ground (never fails; records whether it came to rest);
-2. ``positioning`` - the gantry moves to the line's centre (fails: not within 5 mm in 2 s);
-3. ``grasping`` - the jaws close at <= 0.04 m/s to 5 mm of preload per jaw, converge, settle
-   0.3 s (fails: the pads met, i.e. no collider at the line: ``pads_touched``);
-4. ``lifting`` - smoothstep rise of twice the longest edge, clamped to 0.3-0.5 m, over 1 s
-   (fails: the centroid rose < 2 cm: ``not_risen``);
-5. ``hold_before_shake`` / 7. ``hold_after_shake`` - 1 s (fails: the centroid dropped > 10 cm
-   or came within 2 cm of the ground: ``dropped_in_hold``);
-6. ``shake`` - 1.5 s of a 1 cm, 2 Hz horizontal orbit with 0.25 s spiral envelopes (fails: the
-   grasp point, fixed in the object, is 5 cm from the jaws' live midpoint, or the floor:
-   ``left_jaws_in_shake``);
-8. ``opening`` - the jaws open over 0.5 s, then the pads stop colliding (never fails);
-9. ``dropping`` - within 3 s the centroid falls by max(5 cm, the object's height)
-   (fails: ``did_not_fall``).
-
-A non-finite state or a runaway body ends the line as ``unstable`` at that phase.
-"""
+"""The nine-phase parallel-jaw grasp-and-lift check of one object along one grasp line: NVIDIA SimReady's public
+``grasp_and_lift`` test (FET005 Grasp, test version 1.3.0; docs/gripper_check.md), stopping at the line's first failure.
+Phases and failure classes: stability (never fails); positioning; grasping (``pads_touched``); lifting (``not_risen``);
+hold_before_shake, shake (``left_jaws_in_shake``), hold_after_shake (``dropped_in_hold``); opening (never fails);
+dropping (``did_not_fall``). A non-finite state or a runaway body ends the line as ``unstable``. Thresholds:
+:class:`PhaseConfig`."""
 
 from __future__ import annotations
 
@@ -116,9 +97,9 @@ class _Unstable(Exception):
 
 
 def plan_line(line: GraspLine, planes: list, pad_half_width: float, preload: float, open_margin: float) -> dict:
-    """Where the jaws go for ``line``: centre (3,) m on the line's span, jaw axis, open and target jaw
-    coordinates (m from the centre: pad gap / 2). A line that misses the collider keeps its point
-    as centre, opens by ``open_margin`` and targets 0 (the pads meet: ``pads_touched``)."""
+    """Where the jaws go for ``line``: centre (3,) m on the line's span, jaw axis, open and target jaw coordinates (m
+    from the centre). A line missing the collider keeps its point, opens by ``open_margin`` and targets 0
+    (``pads_touched``)."""
     frame = line_frame(line.direction)
     hit = line_span(planes, line, frame, pad_half_width)
     if hit["span"] is None:
@@ -138,8 +119,8 @@ def plan_line(line: GraspLine, planes: list, pad_half_width: float, preload: flo
 
 
 class LineRun:
-    """One line's phases on a built :class:`replay.sim.gripper.GripperScene`; ``trace`` keeps the
-    poses at ``trace_fps`` (object origin (7,), jaw bodies (2, 7): m, xyzw) with the phase index."""
+    """One line's phases on a :class:`replay.sim.gripper.GripperScene`; ``trace`` keeps the poses at ``trace_fps``
+    (object (7,), jaws (2, 7): m, xyzw) with the phase index."""
 
     def __init__(self, scene, plan: dict, pc: PhaseConfig, height: float, longest_edge: float):
         self.sc, self.plan, self.pc = scene, plan, pc
@@ -157,22 +138,18 @@ class LineRun:
     def start(
         cls, asset, origin: np.ndarray, plan: dict, config, fixture, pc: PhaseConfig, height: float, longest_edge: float
     ) -> LineRun:
-        """A fresh scene (:func:`replay.sim.gripper.build_gripper_scene`): the object at ``origin`` (7,)
-        (m, xyzw), the gantry ``pc.approach_offset`` above the line's centre, jaws open."""
+        """A fresh scene: the object at ``origin`` (7,) (m, xyzw), the gantry ``pc.approach_offset`` above the line's
+        centre, jaws open."""
         g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
         scene = build_gripper_scene(asset, origin[:3], origin[3:7], g0, plan["u"], plan["jaw_open"], config, fixture)
         return cls(scene, plan, pc, height, longest_edge)
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, stop=None):
-        """Step up to ``duration`` s; ``gantry_at(t)`` / ``jaw_at(t)`` give the targets at phase time t s
-        (None: hold the last; each must depend on t alone: a chunk's targets are asked for before its
-        steps run); ``stop(t, reading)`` (:class:`replay.sim.gripper.Reading`) ends early when True.
-        Returns ``(t, reading)`` of the last step taken.
+        """Step up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (phase time t s; None: hold; t alone
+        decides them); ``stop(t, reading)`` ends early. Returns ``(t, reading)`` of the last step.
 
         Raises:
-            _Unstable: a step left a non-finite object COM or a runaway ``qvel``
-                (``Reading.runaway``).
-        """
+            _Unstable: a non-finite object COM or a runaway ``qvel``."""
         sc = self.sc
         n = max(1, int(math.ceil(duration / sc.dt - 1e-9)))
         chunk = {}
@@ -212,8 +189,8 @@ class LineRun:
         tr["jaws"].append(r.pads)
 
     def grasp_point(self, origin: np.ndarray | None = None) -> np.ndarray:
-        """(3,) the line's centre as fixed in the object at the start, with the object at ``origin``
-        (7,) m / xyzw (default: now), world m."""
+        """(3,) world m: the line's centre as fixed in the object at the start, with the object at ``origin`` (7,) m /
+        xyzw (default: now)."""
         o = self.sc.object_origin() if origin is None else origin
         return Rotation.from_quat(o[3:7]).apply(self.grasp_local) + o[:3]
 
@@ -352,12 +329,8 @@ _RUNNERS = (_stability, _positioning, _grasping, _lifting, _hold, _shake, _hold,
 
 
 def run_phases(run: LineRun) -> dict:
-    """The nine phases in order on ``run``, stopping at the first failure.
-
-    Returns:
-        ``{"phases": [{name, ran, passed, metrics}] (9), "passed": bool, "failed_phase": name or None,
-        "failure_class": FAILURE_CLASS value, "unstable" or None, "unstable_reason", "sim_s"}``.
-    """
+    """The nine phases in order on ``run``, stopping at the first failure: ``{"phases": [{name, ran, passed, metrics}]
+    (9), "passed", "failed_phase", "failure_class", "unstable_reason", "sim_s"}``."""
     out, failed, cls, why = [], None, None, None
     for i, (name, fn) in enumerate(zip(PHASES, _RUNNERS)):
         if failed is not None:
@@ -382,8 +355,8 @@ def run_phases(run: LineRun) -> dict:
 
 
 def object_verdict(lines: list[dict]) -> dict:
-    """An object passes when one line passes all nine phases; otherwise its class is that of the line
-    that got furthest (first such line). ``lines``: :func:`run_phases` results with a ``line`` name."""
+    """An object passes when one line passes all nine phases; else its class is that of the line that got furthest (the
+    first such). ``lines``: :func:`run_phases` results with a ``line`` name."""
     passing = [ln["line"]["name"] for ln in lines if ln["passed"]]
     if passing:
         return dict(passed=True, verdict="pass", passing_lines=passing, furthest_line=passing[0], failed_phase=None)

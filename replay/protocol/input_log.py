@@ -1,22 +1,8 @@
-"""One rollout re-run on the direct engine with every input MuJoCo received recorded.
-
-What :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` adds to MuJoCo is ``ctrl`` (finger position
-targets, once per control frame), ``xfrc_applied`` (the wrist wrench at the root body's COM,
-every physics step) and ``qfrc_applied`` (the quaternion finger drive, where configured).
-:func:`record_rollout` steps one world of a recording through its protocol (lift or hug-oracle) exactly
-as a study does (:func:`replay.protocol.step_plan.step_protocol`, same scene, same variant) and keeps,
-through the batch's ``recorder`` hook, those three arrays as they were just before every
-``mj_step``, the world's compiled ``MjModel`` (its variant applied: ablation collision bits,
-friction, effort, mass) and its full integration state before the first step
-(``mjSTATE_INTEGRATION``). Replaying the inputs from that state on that model with
-``mj_step`` alone gives the same trajectory bit for bit: ``mj_step`` is deterministic and
-the engine writes nothing else into ``MjData`` (what ``benchmarks/engine.py`` checks with
-``mujoco.rollout``).
-
-One world per re-run: world i of a batch gives the trajectory of a batch of one holding
-variant i (:mod:`replay.sim.engine.mujoco_c.mjc`), so the contact run and its ablation are re-run one
-at a time.
-"""
+"""One rollout re-run on the MuJoCo C engine with every input MuJoCo received recorded: ``ctrl`` (finger targets),
+``xfrc_applied`` (the wrist wrench) and ``qfrc_applied`` (the quaternion finger drive) before every ``mj_step``, the
+world's compiled ``MjModel`` (variant applied) and its state before the first step. Replaying them with ``mj_step``
+alone gives the same trajectory bit for bit (``benchmarks/engine.py``). One world per re-run: world i of a batch steps
+as a batch of one holding variant i."""
 
 from __future__ import annotations
 
@@ -47,20 +33,16 @@ class InputLog:
     """Everything a plain-MuJoCo replay of one rollout needs, and what the rollout gave.
 
     Attributes:
-        model: the world's compiled ``MjModel`` (variant applied).
-        state0: (mj_stateSize(model, STATE_SPEC),) state before the first step.
-        ctrl: (S, nu) ``d.ctrl`` before each of the S physics steps (finger targets, rad).
-        xfrc_applied: (S, nbody, 6) ``d.xfrc_applied``: force N then torque N·m, world frame, at each body's COM.
-        qfrc_applied: (S, nv) ``d.qfrc_applied``, N or N·m per DOF.
-        frame_steps: (F,) physics steps of each control frame simulated (``config.substeps``;
-            fewer in a frame where the world stopped on a contact overflow).
-        trace: the rollout's per-frame trace (:class:`replay.protocol.measures.Trace`, float32 poses).
-        plan: the plan stepped; scene: the built scene (``object_vertices``, ``support_height``).
+        model: the world's compiled ``MjModel`` (variant applied). state0: (mj_stateSize(model, STATE_SPEC),) state
+            before the first step.
+        ctrl: (S, nu) ``d.ctrl`` before each of S physics steps, rad.
+        xfrc_applied: (S, nbody, 6) force N then torque N·m, world frame, at each body's COM.
+        qfrc_applied: (S, nv) N or N·m per DOF.
+        frame_steps: (F,) physics steps of each control frame simulated (fewer where the world stopped).
+        trace: the rollout's :class:`replay.protocol.measures.Trace`. plan: the plan stepped; scene: the built scene.
         bodies: (17,) MuJoCo body ids of ``mano_body_0..15`` then the object.
-        hand_geoms, object_geoms: (ngeom,) bool masks of the hand's and the object's geoms.
-        variant: the world's variant.
-        final_body_pos: (17, 3) m, float64: the recorded bodies' world positions after the last frame.
-    """
+        hand_geoms, object_geoms: (ngeom,) bool masks. variant: the world's variant.
+        final_body_pos: (17, 3) m, float64, the bodies' world positions after the last frame."""
 
     model: mujoco.MjModel
     state0: np.ndarray
@@ -78,9 +60,8 @@ class InputLog:
     final_body_pos: np.ndarray | None = None
 
     def key_frames(self) -> dict:
-        """``{"lift_start", "judge", "hold_end"}`` control frame indices as
-        :func:`replay.protocol.measures.measure_world` picks them (lift start: the last approach
-        frame; judge: the end of the hold, or the last frame simulated; None without a lift)."""
+        """``{"lift_start", "judge", "hold_end"}`` control frames as :func:`replay.protocol.measures.measure_world`
+        picks them (None without a lift)."""
         phase = self.plan.phase
         lift = np.flatnonzero(phase[: self.trace.done] == PHASE_LIFT)
         hold = np.flatnonzero(phase == PHASE_HOLD)
@@ -95,21 +76,16 @@ class InputLog:
 def record_rollout(
     rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig, variant: Variant, protocol: str = "lift"
 ) -> InputLog:
-    """Re-run one world of ``rec`` under ``protocol`` on the direct engine, recording its inputs.
+    """Re-run one world of ``rec`` under ``protocol`` on the MuJoCo C engine, recording its inputs.
 
     Args:
-        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (coords (T, 67),
-            Newton joint_q order, quaternions xyzw).
-        variant: the world's :class:`Variant` (``Variant()`` the contact run,
-            ``Variant(ablation=True)`` its ablation, a refine job's chosen correction).
-        protocol: a registered protocol's name (its config part applied to ``cfg`` as
-            :func:`replay.protocol.rollout.run_rollouts` does).
+        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts`.
+        variant: the world's :class:`Variant` (``Variant()`` the contact run, ``Variant(ablation=True)`` its ablation, a
+            refine correction).
+        protocol: a registered protocol's name (its config part applied).
 
     Raises:
-        UsageError: the config does not step MuJoCo C directly (the reference engine, Steel,
-            mujoco-warp): those rollouts cannot be replayed bit for bit in MuJoCo C.
-        DataError: bad input.
-    """
+        UsageError: the config does not step MuJoCo C directly (no bit-for-bit replay). DataError: bad input."""
     cfg = protocol_named(protocol).config(cfg)
     if not config_uses_direct_engine(cfg):
         raise UsageError(

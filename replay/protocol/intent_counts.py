@@ -1,11 +1,6 @@
-"""Counts per intent, and the groups every reader shows apart: the lifts, the other intents, and the
-recordings whose dataset names no intent (TACO, HUG-Bench, a user's own files).
-
-The lift and hug-oracle protocols are judged on a lift; a recording of another intent (GRAB ``pass``,
-``drink``, ...) is replayed with its recorded motion after the grasp replaced by the protocol's, so its
-outcome is not a lift's: the console, ``study.json``'s ``counts``, ``study.csv`` (its ``intent``
-column) and the report read these functions and never add the groups together in a headline.
-"""
+"""Counts per intent, and the groups every reader shows apart and never adds together: the lifts, the other intents
+(their recorded motion after the grasp is replaced by the protocol's, so their outcome is not a lift's) and the
+recordings whose dataset names no intent."""
 
 from __future__ import annotations
 

@@ -1,23 +1,9 @@
-"""The lift protocol's plan: settle, approach and closure, lift, hold, shake.
+"""The lift protocol's plan (phase codes of :mod:`replay.protocol.plan`): settle ``settle_s`` on the first replayed
+pose; approach, the recorded motion from ``approach_window_s`` before the grasp frame at ``replay_speed``; lift
+``lift_height`` along world +Z over ``lift_s`` (min-jerk), fingers held; hold ``hold_s`` (success judged at its end);
+shake ``shake_s`` (lateral, only for a lifted object: :func:`replay.protocol.step_plan.step_protocol` stops the rest).
 
-Phases (``phase`` codes in the saved poses, :mod:`replay.protocol.plan`):
-
-0. settle: the object rests on the support for ``settle_s`` while the hand holds
-   its first replayed pose;
-1. approach: the recorded wrist and finger trajectory from ``approach_window_s``
-   before the grasp frame up to the grasp frame, at ``replay_speed`` (half speed);
-2. lift: the wrist rises ``lift_height`` along world +Z with a quintic min-jerk
-   profile over ``lift_s``, fingers held at their grasp-frame targets;
-3. hold: ``hold_s`` at the top; success (``lifted``) is judged at its end;
-4. shake: only if the object is up at the end of the hold, ``shake_s`` of lateral
-   wrist shaking (``shake_amplitude`` along world X at ``shake_hz``, half of it along
-   Y at twice the rate, ramped in and out) to expose slip a static hold hides;
-   ``shake_held`` and ``shake_slip_mm`` report it (:mod:`replay.protocol.measures`).
-   Rollouts that did not lift the object (and every ablation) end with the hold
-   (:func:`replay.protocol.step_plan.step_protocol` stops them).
-
-Positions m (world, Z up), times s, quaternions Newton xyzw.
-"""
+Positions m (world, Z up), times s, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -49,12 +35,8 @@ def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
 
 
 def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.ndarray:
-    """Lateral wrist offset (x, y), m, at time ``t`` s into a shake of ``duration`` s.
-
-    x = A sin(2 pi f t), y = A/2 sin(4 pi f t), times a min-jerk envelope rising over
-    the first and falling over the last quarter period, so that the shake starts and
-    ends at rest (no velocity step for the wrist controller).
-    """
+    """Lateral wrist offset (x, y), m, at ``t`` s into a shake of ``duration`` s: ``x = A sin(2 pi f t)``, ``y = A/2
+    sin(4 pi f t)``, times a min-jerk envelope over the first and last quarter period (starts and ends at rest)."""
     ramp = 0.25 / hz
     env = float(min_jerk(min(t, duration - t) / ramp)) if ramp > 0 else 1.0
     w = 2.0 * math.pi * hz * t
@@ -62,15 +44,14 @@ def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.n
 
 
 def approach_time(times: np.ndarray, k: int, cfg: ReplayConfig) -> float:
-    """The recorded time, s, the ``k``-th approach frame (1-based) of a lift plan replays: ``replay_speed`` x
-    ``frame_dt`` per frame from the window's first time ``times[0]``, at most its last (the grasp)."""
+    """The recorded time, s, approach frame ``k`` (1-based) replays: ``replay_speed x frame_dt`` per frame from
+    ``times[0]``, at most ``times[-1]``."""
     return min(float(times[0]) + k * cfg.frame_dt * cfg.replay_speed, float(times[-1]))
 
 
 def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(F,) the recorded time, s, each control frame of lift plan ``plan`` replays: the window's first time
-    while settling, :func:`approach_time` along the approach, its last (the grasp frame's) after it.
-    ``times``: the window's recorded times (:func:`replay.protocol.plan.replayed_frames`)."""
+    """(F,) recorded time, s, each control frame of lift plan ``plan`` replays (the window's first while settling, the
+    grasp's after the approach); ``times``: the window's (:func:`replay.protocol.plan.replayed_frames`)."""
     out = np.full(len(plan.phase), float(times[-1]))
     out[plan.phase == PHASE_SETTLE] = float(times[0])
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
@@ -79,20 +60,13 @@ def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarr
 
 
 def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets for every control frame of the lift protocol (module doc).
+    """Targets for every control frame of the lift protocol, one row per ``cfg.frame_dt`` s.
 
     Args:
-        rec: the recording (``time``, ``valid``, ``grasp_frame``).
-        coords: (T, 67) hand coords per recorded frame (Newton joint_q order).
-        cfg: settings.
-
-    Returns:
-        A :class:`~replay.protocol.plan.Plan`, one row per control frame
-        of ``cfg.frame_dt`` s.
+        rec: the recording. coords: (T, 67) hand coords per recorded frame (Newton joint_q order).
 
     Raises:
-        DataError: coords shape, or fewer than 2 valid frames before the grasp.
-    """
+        DataError: coords shape, or fewer than 2 valid frames before the grasp."""
     g = int(rec.grasp_frame)
     times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
     fdt = cfg.frame_dt

@@ -1,36 +1,9 @@
-"""Per-world measures of a rollout: what one world's trace says about the grasp.
+"""Per-world measures of a rollout: :func:`measure_world` turns one world's :class:`Trace` into the metrics of
+:func:`replay.protocol.rollout.run_rollouts` (their fields: docs/results.md). The outcome is judged at the end of the
+hold (rise >= ``lifted_min_rise``, lowest collision vertex >= ``lifted_min_clearance`` above the support); the shake and
+release are reported on their own.
 
-:func:`measure_world` turns a :class:`Trace` (what
-:func:`replay.protocol.step_plan.step_protocol` recorded for one world) into the JSON
-metrics of :func:`replay.protocol.rollout.run_rollouts`:
-
-* outcome: ``outcome`` in {"lifted", "not_lifted", "stuck", "unstable"} (:mod:`replay.results.outcomes`), ``stable``, ``lifted``,
-  ``completed``, ``unstable_frame``, ``unstable_reason``; judged at the end of the hold
-  (rise by ``lifted_min_rise`` and lowest collision vertex ``lifted_min_clearance`` above
-  the support);
-* heights: ``height_end_hold`` (object z at the end of the hold, m), ``final_height``
-  (object z at the last frame, after any shake, m), ``rise`` (m, end of hold minus lift
-  start), ``clearance`` (lowest collision vertex above the support at the end of the hold, m);
-* contacts: ``contacts_at_lift`` and ``contacts_force_at_lift`` (hand-object contacts /
-  those carrying force at lift start), ``peak_contacts``, ``max_hand_object_contacts``;
-* tracking: ``wrist_err_median_mm`` / ``wrist_err_max_mm`` (root-body position vs target: the
-  median and the largest over every frame after settling), ``wrist_err_peak_mm`` (the largest over the
-  lift and hold, the frames the verdict is judged on);
-* object motion: ``max_object_step_mm`` (largest frame-to-frame object displacement),
-  ``max_object_disp_mm`` (largest displacement of any collision vertex from its settled
-  pose), ``max_object_rise_mm`` (highest object origin z above its settled z);
-* slip: ``slip_mm`` / ``slip_deg`` (object motion in the wrist frame from lift start to the
-  end of the hold, :func:`hand_frame_slip`; None unless lifted: ``slip_in_hand``),
-  ``separation_mm`` (the same measure, held or lost; None where the object never left the table); the shake's
-  ``shake_ran``,
-  ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``;
-* grasp measures (:func:`grasp_measures`): friction budget, creep, slip onset, pushed
-  distance, fingertip distance; and the ``diagnosis``
-  (:func:`replay.protocol.diagnosis.diagnose`);
-* ``finger_actuator_force_max`` (N·m), ``frames``, ``frames_planned``, ``sim_s`` (s).
-
-Positions m in the world frame (Z up), quaternions Newton xyzw; mm and deg where named.
-"""
+Positions m, world frame (Z up), quaternions xyzw; mm and deg where named."""
 
 from __future__ import annotations
 
@@ -49,21 +22,17 @@ from replay.sim.engine.spans import FrameRows
 
 @dataclass
 class Trace(FrameRows):
-    """What one world recorded, frame by frame (F planned frames, B = 17 bodies: the 16 hand
-    bodies, then the object): the engine's :class:`~replay.sim.engine.spans.FrameRows`, then what
-    the protocol keeps once.
+    """What one world recorded, frame by frame (F planned frames, B = 17 bodies: 16 hand bodies, then the object): the
+    engine's :class:`~replay.sim.engine.spans.FrameRows`, then what the protocol keeps once.
 
     Attributes:
-        body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``).
-        body_quat: (F, B, 4) float32 orientations, xyzw.
-        ccount: (F,) hand-object contacts. wrist_err: (F,) root-body position error, m (NaN
-            while settling). normal_force / friction_force: (F,) contact force sums, N.
-        done: frames simulated. fingertip_distance: smallest fingertip-object distance at
-            lift start, m. bad_frame: the frame a reason stopped the world at, or None.
-        contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying
-            force at lift start. force_bones: bones (0-15) carrying hand-object force at the
-            contact-agreement frame (:mod:`replay.protocol.contact_agreement`), None if not read.
-    """
+        body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``). body_quat: (F, B, 4) float32, xyzw.
+        ccount: (F,) hand-object contacts. wrist_err: (F,) root-body position error, m (NaN while settling).
+            normal_force / friction_force: (F,) contact force sums, N.
+        done: frames simulated. fingertip_distance: smallest fingertip-object distance at lift start, m. bad_frame: the
+            frame a reason stopped the world at, or None.
+        contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying force at lift start.
+            force_bones: bones (0-15) carrying hand-object force at the contact-agreement frame, None if not read."""
 
     done: int = 0
     fingertip_distance: float | None = None
@@ -74,28 +43,19 @@ class Trace(FrameRows):
 
 
 def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
-    """(V, 3) world positions, m, of object-frame vertices ``verts`` (V, 3) at pose
-    ``body_q_row`` (7,): position m, quaternion xyzw."""
+    """(V, 3) world positions, m, of object-frame ``verts`` (V, 3) at pose ``body_q_row`` (7,): position m, quaternion
+    xyzw."""
     return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
 
 
 def hand_frame_slip(
     wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray, ref: int | None
 ) -> tuple[float | None, float | None]:
-    """How far the object slid in the hand from lift start to the last frame.
-
-    The object's pose is expressed in the wrist (root body) frame; a secure grasp keeps
-    it fixed there while the hand lifts and holds, whatever the world motion (the
-    hand-frame slip measure of the grasp-stability studies in ``shared/seeds``).
+    """``(mm, deg)`` the object moved in the wrist (root body) frame between frame ``ref`` (lift start) and the last;
+    (None, None) without a lift.
 
     Args:
-        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw.
-        ref: frame of reference (the last approach frame, i.e. lift start), or None.
-
-    Returns:
-        (translation mm, rotation deg) of the object in the wrist frame between ``ref``
-        and the last frame; (None, None) without a lift.
-    """
+        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw."""
     if ref is None or ref < 0 or ref >= len(wrist_pos) - 1:
         return None, None
     w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
@@ -116,15 +76,13 @@ def _clearance(tr: Trace, k: int, verts: np.ndarray, support_height: float) -> f
     return float(object_vertices_world(_object_row(tr, k), verts)[:, 2].min() - support_height)
 
 
-#: frames whose object vertices are placed at once by :func:`_largest_displacement` (bounds its scratch to
-#: about 24 B x vertices x this: 12 MB for a 4,000-vertex object)
+#: frames whose object vertices :func:`_largest_displacement` places at once (scratch ~24 B x vertices x this)
 _FRAMES_PER_CHUNK = 128
 
 
 def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """(stop - start,) the largest displacement, m, of any of the object's vertices ``verts`` (V, 3, object
-    frame) from ``v_ref`` (V, 3, world) at each frame ``start..stop-1``: every frame's rotation at once
-    (``Rotation.as_matrix``), in chunks of :data:`_FRAMES_PER_CHUNK` frames."""
+    """(stop - start,) largest displacement, m, of any vertex ``verts`` (V, 3, object frame) from ``v_ref`` (V, 3,
+    world) at each frame, :data:`_FRAMES_PER_CHUNK` frames at a time."""
     out = np.zeros(max(0, stop - start))
     for a in range(start, stop, _FRAMES_PER_CHUNK):
         b = min(stop, a + _FRAMES_PER_CHUNK)
@@ -135,9 +93,8 @@ def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start
 
 
 def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None, end: int) -> tuple[dict, float]:
-    """Object motion after settling and before the release (frame ``end``): ``max_object_step_mm``,
-    ``max_object_disp_mm``, ``max_object_rise_mm`` (module doc), and ``pushed`` (m): the largest
-    vertex displacement up to lift start ``ls`` (what closing the hand did to the object)."""
+    """``max_object_step_mm``, ``max_object_disp_mm``, ``max_object_rise_mm`` after settling and before the release
+    (frame ``end``), and ``pushed``, m: the largest vertex displacement up to lift start ``ls``."""
     done = min(tr.done, end)
     opos = tr.body_pos[:done, -1].astype(float)
     v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
@@ -157,9 +114,8 @@ def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None
 def _shake_measures(
     rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int, lifted: bool
 ) -> dict:
-    """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg`` (module doc): the
-    shake runs only for a lifted object; held when the object stayed above the support and
-    slid less than ``shake_max_slip`` in the hand from the end of the hold ``judge``."""
+    """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``: the shake runs only for a lifted object;
+    held when it stayed above the support and slid less than ``shake_max_slip`` in the hand from frame ``judge``."""
     done, end = tr.done, release.pre_release_end(plan.phase)  # the shake ends where the release begins
     shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
     if lifted and np.any(plan.phase == PHASE_SHAKE):
@@ -179,8 +135,8 @@ def _shake_measures(
 
 
 def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
-    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` over the frames after settling, ``wrist_err_peak_mm``
-    the largest over the lift and hold frames (``phase``: the plan's per frame; None where no frame)."""
+    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` after settling, ``wrist_err_peak_mm`` over the lift and hold (None
+    where no frame)."""
     err = tr.wrist_err[: tr.done] * 1000.0
     ok = np.isfinite(err)
     we, lh = err[ok], err[ok & np.isin(phase[: tr.done], (PHASE_LIFT, PHASE_HOLD))]
@@ -192,15 +148,14 @@ def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
 
 
 def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trace, world) -> dict:
-    """Metrics of one world's trace (module doc).
+    """Metrics of one world's trace.
 
     Args:
         rec: the replayed recording (``support_height`` m); plan: the plan stepped.
-        scene: the built :class:`replay.sim.scene.Scene` (``object_vertices`` (V, 3) m in the
-            object frame, ``object_mass`` kg). tr: the world's :class:`Trace`.
-        world: the batch's world (:class:`replay.sim.engine.world.WorldStatus`: ``reason``,
-            ``variant``, ``peak_contacts``, ``act_max`` N·m).
-    """
+        scene: the built :class:`replay.sim.scene.Scene` (``object_vertices`` (V, 3) m, object frame; ``object_mass``
+            kg). tr: the world's :class:`Trace`.
+        world: the batch's :class:`replay.sim.engine.world.WorldStatus` (``reason``, ``variant``, ``peak_contacts``,
+            ``act_max`` N·m)."""
     done = tr.done
     reason, bad_frame = world.reason, tr.bad_frame
     if bad_frame is None:
@@ -229,9 +184,7 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     bp, bq = tr.body_pos, tr.body_quat
     sep_mm, sep_deg = hand_frame_slip(bp[:n, 0], bq[:n, 0], bp[:n, -1], bq[:n, -1], ls)
-    # slip is motion of an object *in* the hand: one left on the table has none; its separation from the hand is
-    # kept where it rose with the hand (slid out: how far it ended from where the hand held it), blank where it never
-    # left the table (it would be the lift height, not a separation)
+    # slip only for a lifted object; separation blank where it never left the table
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
     peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
     if not lifted and (peak is None or peak < cfg.lift.diag_never_rose_mm):
@@ -277,9 +230,8 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
 def _release(
     plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict, cut: bool = False
 ) -> tuple[dict, int]:
-    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the
-    release): the fall needed is max(5 cm, the object's world height at the release start);
-    ``cut``: physics trouble stopped the world during the release (not judged unless it fell)."""
+    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the release); ``cut``: physics
+    trouble stopped the world during the release."""
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
@@ -293,9 +245,8 @@ def _release(
 def _diagnose(
     out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float, peak_rise: float | None
 ) -> dict | None:
-    """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics, with the variant's
-    object mass (kg) and effort limit (N·m) where it sets them, else the scene's and config's;
-    ``peak_rise``: mm over lift and hold (:func:`replay.protocol.diagnosis.peak_rise_mm`)."""
+    """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics with the variant's object mass (kg) and effort
+    limit (N·m) where it sets them; ``peak_rise`` mm."""
     v = world.variant
     effort = one_tip_effort(cfg, v.effort_scale or 1.0)
     mass = v.object_mass or scene.object_mass
@@ -313,9 +264,8 @@ def _diagnose(
 
 
 def one_tip_effort(cfg: ReplayConfig, scale: float = 1.0) -> float:
-    """The diagnosis's one-fingertip effort, N·m over ``cfg.lift.diag_grip_lever_m``: the index finger's maximal pad
-    force times that lever where the strength is human (replay.sim.finger_strength), else the uniform limit; times
-    ``scale`` (a world's ``effort_scale``)."""
+    """The diagnosis's one-fingertip effort, N·m over ``cfg.lift.diag_grip_lever_m`` (the index's maximal pad force
+    times that lever where the strength is human, else the uniform limit), times ``scale``."""
     forces = finger_strength.tip_forces(cfg)
     one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.lift.diag_grip_lever_m
     return one * scale
@@ -332,12 +282,10 @@ def grasp_measures(
     completed: bool,
     pushed: float,
 ) -> dict:
-    """Friction budget (kg: ``sum(mu_i N_i)/g``, :func:`replay.protocol.diagnosis.friction_budget_kg`) at the
-    lift start, its peak over lift and hold and its median over the hold; creep in the hand
-    frame during the hold (mm/s, lifted only: an object left on the table does not creep in
-    the hand); the slip onset frame; ``pushed`` (m, before the lift) in mm; the fingertip
-    distance at the lift start (mm). ``ls``: lift-start frame or None; ``judge``: the frame
-    the outcome is judged at (end of the hold); ``ph``: (done,) phase codes."""
+    """Friction budget (kg, :func:`replay.protocol.diagnosis.friction_budget_kg`) at lift start, its peak over lift and
+    hold and median over the hold; creep in the hand frame over the hold (mm/s, lifted only); slip onset frame;
+    ``pushed`` m as mm; fingertip distance at lift start, mm. ``ls``: lift-start frame or None; ``judge``: the end of
+    the hold; ``ph``: (done,) phase codes."""
     body_pos, body_quat = tr.body_pos, tr.body_quat
     budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
     carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))

@@ -1,36 +1,16 @@
-"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle on our recordings.
+"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle (arXiv:2606.17054, app. E.1/E.2) on our
+recordings (docs/oracle.md). Every element is an ``oracle_*`` field
+(:class:`replay.results.oracle_fields.OracleFields`), so ``scripts/bridge.py`` can switch one at a time toward the lift
+protocol.
 
-HUG (*Human Universal Grasping*, arXiv:2606.17054, appendix E.1/E.2) scores a recorded grasp
-by starting the hand at the recording's terminal grasp, backed off and opened, closing it onto
-the grasp and lifting the wrist 0.5 m; the grasp succeeds when the object no longer touches
-the table (:mod:`replay.protocol.oracle_success`). Every element is a field of
-:class:`replay.results.oracle_fields.OracleFields` (``oracle_*``), so ``scripts/bridge.py`` can switch
-one at a time toward the lift protocol (:mod:`replay.protocol.lift_plan`).
+``oracle.start`` ``synthetic``: settle with the object at rest and the hand at the grasp relative to the object, backed
+off ``offset_m`` along the wrist's own +-x (right / left hand: away from the fingers) and +y (away from the palm,
+manosim README's wrist frame), fingers flat, thumb base pre-bent; approach over ``closure_s`` (wrist on a straight line,
+timed by the physics choice ``closure_profile``; fingers slerped to the grasp plus ``extra_flexion_deg``); lift
+``lift_height`` along world +Z (min-jerk); hold. ``recorded``: the lift protocol's settle and approach with the extra
+flexion blended in. No shake or release.
 
-Phases (:mod:`replay.protocol.plan` codes), ``oracle_start = "synthetic"``:
-
-0. settle ``settle_s``: the object rests at its pose at the start of the approach window
-   (on the support); the hand holds the start pose: the grasp wrist pose *relative to the
-   object at the grasp frame*, carried onto the resting object, moved ``oracle_offset_m``
-   along the wrist's own +x (right hand; -x for a left hand: away from the fingers, manosim
-   README's wrist frame: wrist -> middle is -X for the right MANO hand) and +y (away from the
-   palm, whose normal is -Y), orientation the grasp's; fingers flat (identity rotations),
-   the thumb base (MANO joint 13) pre-bent ``oracle_thumb_prebend_rad`` about the axis of
-   its recorded grasp rotation;
-1. approach (the closure) ``oracle_closure_s``: the wrist on the straight line to the grasp
-   pose (min-jerk timed, or at constant speed: the physics choice ``closure_profile``), orientation fixed; every finger joint slerped from its start to
-   its recorded grasp rotation plus ``oracle_extra_flexion_deg`` (:func:`extra_flexion`);
-2. lift: the wrist rises ``oracle_lift_height`` along world +Z over ``oracle_lift_s``
-   (quintic min-jerk); 3. hold ``oracle_hold_s`` at the top (the success window).
-
-``oracle_start = "recorded"``: settle and approach are the lift protocol's (the recorded
-approach at ``replay_speed``), with the extra flexion blended in over the last
-``oracle_closure_s`` of recorded time before the grasp. ``oracle_success = "lift"`` swaps
-the lift and hold for the lift protocol's ``lift_height`` / ``lift_s`` / ``hold_s``. No
-shake and no release: the oracle ends with the hold.
-
-Positions m (world, Z up), times s, quaternions Newton xyzw.
-"""
+Positions m (world, Z up), times s, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -67,21 +47,20 @@ from replay.sim import physics
 
 #: the hug-oracle's key among a physics choice's per-protocol values (finger_effort_limit)
 ORACLE = "hug-oracle"
-#: index of the thumb base (MANO joint 13) among the 15 finger joints (MANO order: index, middle,
-#: pinky, ring, thumb; three joints each)
+#: the thumb base (MANO joint 13) among the 15 finger joints (MANO order, three joints a finger)
 THUMB_BASE = 12
-#: joints whose recorded grasp rotation is smaller than this (rad, 5 deg) get no extra flexion:
-#: their rotation axis is noise, not a flexion direction
+#: rad: a smaller recorded grasp rotation gets no extra flexion (its axis is noise)
 MIN_FLEX_RAD = math.radians(5.0)
 
 
 def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
-    """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's departures in ``physics_overrides``
-    (listed in the rollout's ``physics`` record): its finger drive (the physics choice ``finger_effort_limit``'s
-    ``hug-oracle`` entry, None = :data:`ORACLE_NO_LIMIT_NM`), no pad compression and, where ``oracle_contact`` is
-    ``manosim``, ``contact_mixing = "hand"``; its step (``oracle_dt``: ``control_fps`` 50 Hz with the substeps
-    making that dt; None keeps the lift protocol's) and no shake or release. Raises :class:`DataError`
-    (validation) on bad fields."""
+    """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's departures in ``physics_overrides`` (its
+    ``finger_effort_limit`` entry, None = :data:`ORACLE_NO_LIMIT_NM`; no pad compression; ``contact_mixing`` ``hand``
+    where ``oracle.contact`` is ``manosim``), its step (``oracle.dt`` at ``control_fps`` 50 Hz; None: the lift
+    protocol's) and no shake or release.
+
+    Raises:
+        DataError: bad fields; ``oracle.contact`` ``manosim`` on an engine other than mujoco-c."""
     own = _own_effort(cfg)
     over = {
         **(cfg.physics_overrides or {}),
@@ -107,8 +86,8 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
 
 
 def _own_effort(cfg: ReplayConfig):
-    """The hug-oracle's entry of ``finger_effort_limit`` (N·m, or None: as authored): a per-protocol override's
-    entry, else the table's (a single limit, ``--effort``, is the other protocols')."""
+    """The hug-oracle's ``finger_effort_limit`` entry (N·m, or None: as authored): a per-protocol override's, else the
+    table's."""
     value = physics.choice_value(cfg, "finger_effort_limit")
     if not isinstance(value, dict):
         value = physics.table(cfg.physics)["finger_effort_limit"].value
@@ -116,8 +95,8 @@ def _own_effort(cfg: ReplayConfig):
 
 
 def extra_flexion(q: np.ndarray, extra_rad: float) -> np.ndarray:
-    """Finger rotations (..., 4) xyzw turned ``extra_rad`` further about their own axis (the
-    rotation vector scaled from |r| to |r| + extra); joints under :data:`MIN_FLEX_RAD` unchanged."""
+    """Finger rotations (..., 4) xyzw turned ``extra_rad`` further about their own axis; joints under
+    :data:`MIN_FLEX_RAD` unchanged."""
     rv = Rotation.from_quat(np.asarray(q, float).reshape(-1, 4)).as_rotvec()
     ang = np.linalg.norm(rv, axis=1)
     scale = np.where(ang >= MIN_FLEX_RAD, (ang + extra_rad) / np.maximum(ang, 1e-12), 1.0)
@@ -125,8 +104,8 @@ def extra_flexion(q: np.ndarray, extra_rad: float) -> np.ndarray:
 
 
 def grasp_on_rest(rec: Recording, coords: np.ndarray, rest: int) -> np.ndarray:
-    """(67,) grasp-frame coords with the wrist carried from the object's grasp-frame pose onto
-    its pose at frame ``rest`` (hand pose relative to the object kept; fingers as recorded)."""
+    """(67,) grasp-frame coords with the wrist carried from the object's grasp-frame pose onto its pose at frame
+    ``rest`` (hand relative to object kept)."""
     g, obj = int(rec.grasp_frame), rec.target_object
     r_g, r_r = Rotation.from_quat(obj.quat[g]), Rotation.from_quat(obj.quat[rest])
     move = r_r * r_g.inv()
@@ -137,10 +116,9 @@ def grasp_on_rest(rec: Recording, coords: np.ndarray, rest: int) -> np.ndarray:
 
 
 def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarray:
-    """(67,) the oracle's start coords from (67,) grasp coords: wrist moved ``oracle_offset_m``
-    along its own (+-x, +y) (module doc; x sign: +1 right hand, -1 left), orientation kept;
-    fingers flat; thumb base ``oracle_thumb_prebend_rad`` about its recorded grasp axis (z
-    where the recorded thumb base is unrotated)."""
+    """(67,) the oracle's start coords from the grasp coords: wrist moved ``offset_m`` along its own (+-x, +y) (x sign
+    +1 right hand, -1 left), fingers flat, thumb base ``thumb_prebend_rad`` about its recorded grasp axis (z where
+    unrotated)."""
     out = np.array(grasp, float)
     sx = 1.0 if hand_side == "right" else -1.0
     off = np.array([sx * cfg.oracle.offset_m, cfg.oracle.offset_m, 0.0])
@@ -156,15 +134,15 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
 
 
 def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
-    """(rise m, lift s, hold s) of the oracle's success test (module doc)."""
+    """(rise m, lift s, hold s) of the oracle's success test."""
     if cfg.oracle.success == SUCCESS_LIFT:
         return cfg.lift.lift_height, cfg.lift.lift_s, cfg.lift.hold_s
     return cfg.oracle.lift_height, cfg.oracle.lift_s, cfg.oracle.hold_s
 
 
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(T, 67) coords with the extra flexion blended in (min-jerk) over the last
-    ``oracle_closure_s`` of recorded time before the grasp frame, full from it on."""
+    """(T, 67) coords with the extra flexion blended in (min-jerk) over the last ``closure_s`` recorded s before the
+    grasp frame, full from it on."""
     out = np.array(coords, float)
     extra = math.radians(cfg.oracle.extra_flexion_deg)
     if extra == 0:
@@ -180,22 +158,19 @@ def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> 
 
 
 def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets for every control frame of the hug-oracle protocol (module doc).
+    """Targets for every control frame of the hug-oracle protocol.
 
     Args:
-        rec: the recording (``time``, ``valid``, ``grasp_frame``, ``hand_side``, target object track).
-        coords: (T, 67) hand coords per recorded frame (Newton joint_q order, xyzw).
-        cfg: the oracle's settings (:func:`oracle_config`), ``frame_dt`` s per row.
+        rec: the recording (target object tracked). coords: (T, 67) hand coords per recorded frame (Newton joint_q
+            order, xyzw).
+        cfg: the oracle's settings (:func:`oracle_config`).
 
     Returns:
-        A :class:`~replay.protocol.plan.Plan`; ``start_frame`` is the frame
-        whose object pose the scene starts from (the approach window's first), ``grasp_frame`` the
-        recording's.
+        A :class:`~replay.protocol.plan.Plan`; ``start_frame`` the approach window's first frame (the object's start
+            pose).
 
     Raises:
-        DataError: coords shape, fewer than 2 tracked frames before the grasp, or an untracked
-            grasp frame.
-    """
+        DataError: coords shape, fewer than 2 tracked frames before the grasp, or an untracked grasp frame."""
     height, lift_s, hold_s = _lift_settings(cfg)
     if cfg.oracle.start == START_RECORDED:
         lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})

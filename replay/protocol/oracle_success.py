@@ -1,24 +1,8 @@
-"""The hug-oracle protocol's success test: the object no longer touches the table.
-
-HUG (arXiv:2606.17054, appendix E.2): after the wrist has risen 0.5 m the grasp succeeds when
-the object no longer touches the table. Here, exactly: ``off_table`` is True when the rollout is
-stable, ran to the end of the hold (``oracle_hold_s`` after the rise), and at **every** control
-frame of that hold
-
-* no collision vertex of the object (the vertices of the convex parts the simulator collides,
-  ``scene.object_vertices``) is at or below the support's top surface, z <= support height,
-  within the support's xy extent (a GRAB table top; everywhere for a plane): for a convex
-  part against the top face of a box (gap 0: :mod:`replay.config` ``contact_gap``; the pair's
-  margin added to the height when the object keeps its asset's, ``object_margin`` ``asset``)
-  this is MuJoCo's contact condition, so it is the object-support entry of MuJoCo's contact
-  list, read from the poses on every engine (``tests/test_oracle.py`` checks it against
-  ``MjData.contact`` on the MuJoCo C engine); and
-* the object origin is above its height at the lift start (an object that fell past the
-  table's edge touches nothing and is not lifted).
-
-With ``oracle_success = "lift"`` the lift protocol's own test (rise and clearance at the end of
-the hold, :mod:`replay.protocol.measures`) decides instead, and ``off_table`` is reported beside it.
-"""
+"""The hug-oracle protocol's success test (HUG arXiv:2606.17054, app. E.2): ``off_table`` when the rollout is stable,
+ran to the end of the hold, and at every hold frame no object collision vertex is at or below the support's top within
+its xy extent (MuJoCo's contact condition for a convex part on a box, with the pair's margin; ``tests/test_oracle.py``
+checks it against ``MjData.contact``) and the object origin is above its height at lift start. With ``oracle.success``
+``lift`` the lift protocol's test decides and ``off_table`` is reported beside it."""
 
 from __future__ import annotations
 
@@ -32,10 +16,9 @@ from replay.sim import finger_strength, physics
 
 
 def support_contact(verts_world: np.ndarray, support_height: float, extent, margin: float = 0.0) -> bool:
-    """Whether object vertices (V, 3) m touch the support's top: any at or below
-    ``support_height + margin`` (m, world z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane).
-    ``margin``: the object-support pair's contact margin, m (MuJoCo: the larger of the two geoms' margins;
-    a contact exists, and acts, within it: 0.5 mm under the physics choice ``object_margin`` ``asset``)."""
+    """Whether object vertices (V, 3) m touch the support's top: any at or below ``support_height + margin`` (m, world
+    z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane); ``margin``: the object-support pair's contact
+    margin, m."""
     low = verts_world[:, 2] <= support_height + margin
     if extent is not None:
         x, y = verts_world[:, 0], verts_world[:, 1]
@@ -53,21 +36,17 @@ def judge(
     cfg: ReplayConfig,
     margin: float = 0.0,
 ) -> dict:
-    """The oracle's figures of one world (module doc) and its verdict.
+    """The oracle's figures of one world and its verdict.
 
     Args:
-        plan: the hug-oracle plan stepped; tr: the world's trace; verts: (V, 3) object
-            collision vertices, m, object frame; support_height: m; extent: the support's xy
-            extent or None; metrics: the world's :func:`replay.protocol.measures.measure_world`
-            metrics (``stable``, ``completed``, ``lifted``, ``outcome``, ``diagnosis``).
-        margin: the object-support pair's contact margin, m (:func:`support_contact`).
+        plan: the hug-oracle plan; tr: the world's trace; verts: (V, 3) object collision vertices, m, object frame;
+            support_height: m; extent: the support's xy extent or None; metrics:
+            :func:`replay.protocol.measures.measure_world`'s. margin: m (:func:`support_contact`).
 
     Returns:
-        Metric updates: ``oracle`` = ``{"success_test", "off_table", "hold_frames",
-        "support_contact_frames", "end_rise_mm", "lift_test_lifted", "effort_limit", "hand_object_contact",
-        "dt"}`` (the drive N·m, contact mode and step s the rollout ran with) and, for
-        ``oracle_success = "off_table"``, ``lifted`` / ``outcome`` / ``diagnosis`` by that test.
-    """
+        ``{"oracle": {"success_test", "off_table", "hold_frames", "support_contact_frames", "end_rise_mm",
+            "lift_test_lifted", "effort_limit" N·m, "hand_object_contact", "dt" s}}`` and, under ``off_table``,
+            ``lifted`` / ``outcome`` / ``diagnosis`` by that test."""
     hold = np.flatnonzero(plan.phase == PHASE_HOLD)
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     ref = int(lift[0]) - 1

@@ -1,7 +1,5 @@
-"""P(lift) of a recording under one condition: the fraction of its samples lifted, its 95 % Wilson
-score interval, a class read from the interval and the sampled variable it depends on most
-(issue #46; the fields: docs/results.md, ``p_lift``).
-"""
+"""P(lift) of a recording under one condition: the fraction of its samples lifted, its 95 % Wilson score interval, a
+class read from the interval and the sampled variable it depends on most (fields: docs/results.md, ``p_lift``)."""
 
 from __future__ import annotations
 
@@ -30,14 +28,9 @@ def verdict_class(lo: float, hi: float) -> str:
 
 
 def driver(lifted, keys: dict) -> dict | None:
-    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect,
-    low, high}`` (``effect`` = ``high`` - ``low``, the upper half's lift rate minus the lower half's), or
-    None when no variable has an effect.
-
-    The halves of a variable (its values, :func:`replay.study.sampler.driver_keys`): the samples below its
-    median and above it (a value at the median, e.g. the middle softness, in neither); where that leaves
-    a half under :data:`DRIVER_MIN_HALF` samples, those at the median join the lower half; a variable
-    that still cannot be split is skipped."""
+    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect = high - low,
+    low, high}``, or None when none has an effect. Halves: below and above the median (ties at the median join the lower
+    half where a half would have under :data:`DRIVER_MIN_HALF`; a variable still unsplit is skipped)."""
     y = np.asarray(lifted, float)
     best = None
     for name, x in keys.items():

@@ -1,44 +1,13 @@
-"""Finger pad compression (contact preload) at the grasp frame of the lift protocol.
+"""Finger pad compression (contact preload) at the grasp frame of the lift protocol (design: docs/sources.md, Pad
+compression).
 
-A real fingertip pad is soft tissue that compresses a few millimetres under a grip (its depth:
-the physics choice ``pad_compression``, with its sources in :mod:`replay.results.physics_table`);
-a rigid capsule cannot, so a finger replayed to where the person's finger was touches the object
-with (almost) no force, and a position drive develops holding force only when its target lies
-past the surface.
+Each finger within ``pad_near_mm`` of the object is closed along its recorded flexion until the nearer of its middle and
+distal capsules is ``d`` inside the object's collision parts (the physics choice ``pad_compression``, mm); blended in
+over ``pad_blend_s`` before the grasp, held, let go with the release. Under ``pad_deep_fingers`` ``opened`` a deeper
+finger is opened to ``d`` (:mod:`replay.protocol.pad_depth_table`).
 
-At the grasp frame each finger whose segments are within ``pad_near_mm`` of the object's
-collision surface is closed, on the hand's kinematics
-(:class:`replay.kinematics.model.HandKinematics`, capsules read from the compiled capsule
-MJCF), until the nearer of its middle and distal capsules reaches the object's collision
-parts (convex hulls, object at its recorded pose at the grasp frame) minus the depth
-``d`` (a signed distance of ``-d``). The closure is one angle ``s`` per
-finger applied along the finger's recorded flexion: each joint turns about the axis of its
-own recorded rotation from the finger's most open pose in the replayed window to the grasp
-pose, by ``s`` times its share of the finger's largest recorded rotation (a joint that
-closed less than :data:`RECORDED_MIN_DEG` gets that small share; a finger with no recorded
-closure flexes every joint by ``s`` about bone x palm normal, ``pad_axis="anatomical"``
-does so for every finger). The angle is found by 1 deg steps up to ``pad_max_deg``, then
-bisection to :data:`ANGLE_TOL`. The change is blended in over the last ``pad_blend_s``
-recorded seconds before the grasp (smoothstep), held from the grasp frame on and let go with
-the release's opening. :class:`PadPlan` does it per world of a batch: at the world's own depth
-(a sampled one) and on its own finger pose (a finger a corruption opened away from the object is
-farther than ``pad_near_mm`` and stays open), always on the recorded hand-object relation (a
-world's wrist offset, the corruption's or the data uncertainty's, moves the solved hand).
-
-That is the close-only compression (the physics choice ``pad_deep_fingers`` ``as_recorded``): a
-finger already deeper than ``d`` stays as recorded. Under ``opened`` a finger's pad deeper than
-``d`` is opened along the same path (a negative angle) to ``d``, at every approach frame it is that
-deep, and held from the grasp frame on (:mod:`replay.protocol.pad_depth_table`,
-:meth:`PadPlan.seated`).
-
-Signed distance (m, negative inside): a capsule's axis sampled at :data:`AXIS_SAMPLES`
-points, each point's distance to a convex part the largest of its face-plane distances
-(exact inside and over a face; at an edge or vertex a lower bound, so a finger stops
-early rather than late), the union of parts the smallest, minus the capsule radius.
-
-Poses: hand coords (67,) in Newton order (wrist position m, wrist quaternion xyzw, 15
-finger quaternions xyzw, local to each joint). No simulation.
-"""
+Signed distance: m, negative inside. Hand coords (67,): wrist position m, wrist quaternion xyzw, 15 finger quaternions
+xyzw local to each joint. No simulation."""
 
 from __future__ import annotations
 
@@ -76,8 +45,8 @@ TIP_LANDMARK = {"thumb": 4, "index": 8, "middle": 12, "ring": 16, "pinky": 20}
 
 @dataclass(frozen=True)
 class Capsules:
-    """Capsule of each manosim body (16 rows): centre (3,) m and unit axis (3,) in the body
-    frame, half length m, radius m (radius NaN where a body has no capsule: the palm)."""
+    """Capsule of each manosim body (16 rows): centre (3,) m and unit axis (3,) in the body frame, half length m, radius
+    m (NaN: no capsule, the palm)."""
 
     pos: np.ndarray
     axis: np.ndarray
@@ -86,8 +55,8 @@ class Capsules:
 
     @classmethod
     def from_mjcf(cls, path: str | Path) -> Capsules:
-        """Read the capsules of ``mano_body_0..15`` from a compiled manosim capsule MJCF
-        (MuJoCo ``geom_quat`` wxyz; the capsule axis is the geom's local z)."""
+        """The capsules of ``mano_body_0..15`` of a compiled manosim capsule MJCF (``geom_quat`` wxyz; axis the geom's
+        local z)."""
         m = mujoco.MjModel.from_xml_path(str(path))
         pos, axis, half, rad = np.zeros((16, 3)), np.zeros((16, 3)), np.zeros(16), np.full(16, np.nan)
         for b in range(16):
@@ -117,7 +86,8 @@ class ObjectSDF:
         self.eqs = [ConvexHull(R.apply(np.asarray(v, float)) + np.asarray(pos, float)).equations for v, _ in parts]
 
     def __call__(self, pts: np.ndarray) -> np.ndarray:
-        """(N,) signed distance of (N, 3) world points, m (module doc)."""
+        """(N,) signed distance, m, of (N, 3) world points: the largest face-plane distance per part (a lower bound at
+        edges), the smallest over parts."""
         pts = np.asarray(pts, float).reshape(-1, 3)
         best = np.full(len(pts), np.inf)
         for e in self.eqs:  # (nf, 4): n . x + c <= 0 inside
@@ -128,8 +98,8 @@ class ObjectSDF:
 def capsule_distance(
     kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_pos, wrist_R, joint_R, bodies
 ) -> np.ndarray:
-    """(len(bodies),) signed distance, m, of each capsule of ``bodies`` to the object for one
-    pose: ``wrist_pos`` (3,) m, ``wrist_R`` (3, 3), ``joint_R`` (15, 3, 3) local rotations."""
+    """(len(bodies),) signed distance, m, of each capsule of ``bodies`` for one pose: ``wrist_pos`` (3,) m, ``wrist_R``
+    (3, 3), ``joint_R`` (15, 3, 3) local rotations; :data:`AXIS_SAMPLES` points along the axis, minus the radius."""
     X, G, _ = kin.fk_frames(
         np.asarray(wrist_pos, float)[None], np.asarray(wrist_R, float)[None], np.asarray(joint_R, float)[None]
     )
@@ -145,13 +115,12 @@ def capsule_distance(
 def closure_axes(
     kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (the
-    closure is applied as ``R_grasp @ exp(s w_i u_i)``) and share ``w`` (3,); and the rule used.
+    """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (applied as ``R_grasp @ exp(s
+    w_i u_i)``), share ``w`` (3,), and the rule used.
 
-    ``q_open`` / ``q_grasp``: (15, 4) xyzw finger joints of the most open and the grasp pose.
-    ``rule``: ``"recorded"`` (module doc; falls back to ``"anatomical"`` for a finger that
-    closed less than :data:`RECORDED_MIN_DEG` at every joint) or ``"anatomical"``.
-    """
+    ``q_open`` / ``q_grasp``: (15, 4) xyzw finger joints of the most open and the grasp pose. ``rule``: ``"recorded"``
+    (each joint's recorded rotation; ``"anatomical"`` for a finger that closed less than :data:`RECORDED_MIN_DEG` at
+    every joint) or ``"anatomical"`` (bone x palm normal)."""
     local = []
     for b in bodies:
         rg = Rotation.from_quat(q_grasp[b - 1])
@@ -180,8 +149,8 @@ def _closed(joint_R: np.ndarray, bodies, axes, w, s: float) -> np.ndarray:
 
 
 def _root(f, smax: float) -> float | None:
-    """Smallest angle in (0, smax] rad where ``f`` (decreasing as the finger closes) reaches
-    <= 0: 1 deg steps, then bisection to :data:`ANGLE_TOL`; None if it never does."""
+    """Smallest angle in (0, smax] rad where ``f`` reaches <= 0: 1 deg steps, then bisection to :data:`ANGLE_TOL`; None
+    if it never does."""
     lo, x = 0.0, ANGLE_STEP
     while x <= smax + 1e-12:
         if f(x) <= 0:
@@ -197,8 +166,7 @@ def _root(f, smax: float) -> float | None:
 def solve_finger(
     kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: float, near_m: float, max_deg: float, axis_rule: str
 ) -> tuple[dict, np.ndarray]:
-    """One finger's closure (:func:`solve`); returns its figures and (3, 3) rotation vectors
-    (local, post-multiplied) of its joints."""
+    """One finger's closure (:func:`solve`): its figures and (3, 3) local rotation vectors of its joints."""
     d_all = capsule_distance(kin, caps, sdf, wp, wR, JR, bodies)
     axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies, axis_rule)
     tip = bodies[1:]  # middle and distal segments carry the pad
@@ -238,17 +206,16 @@ def solve(
     """Closure of every finger for one grasp pose.
 
     Args:
-        grasp_coords, open_coords: (67,) hand coords at the grasp frame and of the most open
-            pose (:func:`most_open_pose`).
-        depth_m: preload past the collision surface, m. near_m: a finger whose closest segment
-            is farther than this is left as recorded. max_deg: largest closure angle, deg.
+        grasp_coords, open_coords: (67,) hand coords at the grasp frame and of the most open pose
+            (:func:`most_open_pose`).
+        depth_m: preload past the collision surface, m. near_m: a finger farther than this stays as recorded. max_deg:
+            largest closure angle, deg.
         axis_rule: ``"recorded"`` or ``"anatomical"`` (:func:`closure_axes`).
 
     Returns:
-        ``({finger: {"near_mm", "before_mm", "after_mm", "closure_deg", "joint_deg": [3], "rule",
-        "status"}}, (15, 3) rotation vectors)``; status ``closed``, ``already`` (at or past the
-        depth), ``far`` (not near) or ``unreached`` (not within max_deg: left as recorded).
-    """
+        ``({finger: {"near_mm", "before_mm", "after_mm", "closure_deg", "joint_deg": [3], "rule", "status"}}, (15, 3)
+            rotation vectors)``; status ``closed``, ``already`` (at or past the depth), ``far`` or ``unreached`` (not
+            within max_deg: as recorded)."""
     wp, wR = grasp_coords[:3], Rotation.from_quat(grasp_coords[3:7]).as_matrix()
     qg, qo = finger_quats(grasp_coords), finger_quats(open_coords)
     JR = Rotation.from_quat(qg).as_matrix()
@@ -261,9 +228,8 @@ def solve(
 
 
 def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) -> np.ndarray:
-    """(67,) coords of frame ``g`` whose finger joints are, per finger, those of the frame in
-    ``[start, g]`` whose fingertip (wrist frame) is farthest from its grasp-frame position:
-    the finger's recorded preshape, from which the recorded closure runs to the grasp."""
+    """(67,) coords of frame ``g`` with each finger's joints from the frame in ``[start, g]`` whose fingertip (wrist
+    frame) is farthest from its grasp-frame position."""
     fq = finger_quats(coords[start : g + 1])
     n = len(fq)
     lm = kin.fk_landmarks(np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)), fq)
@@ -277,22 +243,32 @@ def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) 
     return out
 
 
+@dataclass(frozen=True)
+class DeepFingers:
+    """A value of the physics choice ``pad_deep_fingers``: ``opens``, a finger deeper than the pad depth is opened to
+    it over the approach (:mod:`replay.protocol.pad_depth_table`); else it stays as recorded."""
+
+    name: str
+    opens: bool
+
+
+#: the values of the physics choice ``pad_deep_fingers`` (:data:`replay.results.physics_table.VALUES`)
+DEEP_FINGERS = {d.name: d for d in (DeepFingers("as_recorded", False), DeepFingers("opened", True))}
+
+
 @dataclass
 class PadPlan:
-    """A lift plan's pad compression: each world's finger targets closed to its pad depth (module doc),
-    solved on that world's own finger pose at the grasp frame (a corrupted take's fingers as corrupted) and
-    applied per control frame as ``q_k exp(rv w_k)`` (post-multiplied, the joint's frame), ``w_k`` the blend
-    weight of the frame's recorded time times one minus the release's opening fraction.
+    """A lift plan's pad compression: each world's finger targets closed to its pad depth, solved on that world's own
+    finger pose at the grasp frame, applied per control frame as ``q_k exp(rv w_k)`` (post-multiplied).
 
     Attributes:
         raw: (F, 15, 4) the plan's finger targets without compression, xyzw.
-        weight: (F,) the blend weight per control frame, 0-1.
+        weight: (F,) blend weight per control frame, 0-1 (times one minus the release's opening).
         grasp_at: the control frame of the grasp (the approach's last).
-        grasp: (67,) the plan's hand coords at the grasp frame (the approach's last), uncompressed.
+        grasp: (67,) the plan's hand coords at the grasp frame, uncompressed.
         open_coords: (67,) the most open pose of the replayed window (:func:`most_open_pose`).
-        depth_mm: the plan's own depth (its config's).
-        cfg: ``pad_near_mm``, ``pad_max_deg``, ``pad_axis``.
-    """
+        depth_mm: the plan's own depth.
+        cfg: ``pad_near_mm``, ``pad_max_deg``, ``pad_axis``."""
 
     raw: np.ndarray
     weight: np.ndarray
@@ -312,9 +288,8 @@ class PadPlan:
     def build(
         cls, rec, coords: np.ndarray, mjcf: str | Path, cfg, plan, depth_mm: float, open_deep: bool = False
     ) -> PadPlan:
-        """The pad plan of lift plan ``plan`` (built from the recorded hand ``coords`` (T, 67) of the cropped
-        recording ``rec``; its release appended) for the replayed hand ``mjcf``; ``open_deep``: deep fingers
-        opened to the depth over the approach (:mod:`replay.protocol.pad_depth_table`), else left as recorded.
+        """The pad plan of lift plan ``plan`` (release appended) from the recorded hand ``coords`` (T, 67) of ``rec``,
+        for the hand ``mjcf``; ``open_deep``: deep fingers opened to the depth over the approach.
 
         Raises:
             DataError: an unreadable collision part or MJCF."""
@@ -357,8 +332,8 @@ class PadPlan:
         )
 
     def solve(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
-        """``(summary, rv (15, 3))`` of :func:`solve` at ``depth_mm`` for the finger targets ``fingers``
-        ((F, 15, 4) xyzw; None: the plan's own), their pose at the grasp frame; kept per depth and pose."""
+        """``(summary, rv (15, 3))`` of :func:`solve` at ``depth_mm`` for ``fingers`` ((F, 15, 4) xyzw; None: the plan's
+        own) at the grasp frame; cached per depth and pose."""
         q = self.raw if fingers is None else fingers
         at = np.ascontiguousarray(q[self.grasp_at], dtype=np.float64)
         key = (round(float(depth_mm), 9), at.tobytes())
@@ -382,9 +357,8 @@ class PadPlan:
     def compressed(
         self, depth_mm: float, fingers: np.ndarray | None = None, figures: bool = True
     ) -> tuple[np.ndarray, dict | None]:
-        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``
-        (class doc); a depth of 0 or no closed finger leaves them as they are. ``figures=False``: the opening's
-        summary is not made (None; a sampled world's)."""
+        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``; depth 0
+        leaves them as they are. ``figures=False``: no opening summary (None)."""
         q = self.raw if fingers is None else fingers
         if not depth_mm > 0:
             return q, summary({}, 0.0, self.cfg.lift.pad_near_mm)
@@ -400,9 +374,8 @@ class PadPlan:
         return out, res
 
     def table(self, fingers: np.ndarray):
-        """``(DepthTable, axes (5, 3, 3), shares (5, 3), rules)`` of the finger targets ``fingers`` (F, 15, 4) xyzw
-        over the approach (:func:`replay.protocol.pad_depth_table.depth_table`), the closure path from their pose
-        at the grasp frame (:func:`closure_axes`); kept per pose."""
+        """``(DepthTable, axes (5, 3, 3), shares (5, 3), rules)`` of ``fingers`` (F, 15, 4) xyzw over the approach
+        (:func:`replay.protocol.pad_depth_table.depth_table`); cached per pose."""
         seat = self.seat
         q = np.ascontiguousarray(fingers[seat.frames], dtype=np.float64)
         key = q.tobytes()
@@ -431,9 +404,9 @@ class PadPlan:
         return self._tables[key]
 
     def seated(self, depth_mm: float, fingers: np.ndarray, figures: bool = True) -> tuple[np.ndarray, dict | None]:
-        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` with every near finger at ``depth_mm`` in the object,
-        not deeper (``pad_deep_fingers`` ``opened``: :func:`replay.protocol.pad_depth_table.frame_angles`);
-        joints of a finger never moved stay bit for bit. ``figures=False``: no summary (None)."""
+        """``(targets (F, 15, 4) xyzw, summary)``: every near finger at ``depth_mm`` in the object, not deeper
+        (:func:`replay.protocol.pad_depth_table.frame_angles`); unmoved joints stay bit for bit. ``figures=False``: no
+        summary (None)."""
         tab, axes, shares, rules = self.table(fingers)
         cfg = self.cfg
         rate = (
@@ -480,9 +453,8 @@ class PadPlan:
 
 
 def summary(res: dict, depth_mm: float, near_mm: float, deep_fingers: str = "as_recorded") -> dict:
-    """The record of one closure (:func:`solve`'s per finger figures): ``depth_mm``, ``near_mm``, ``deep_fingers``
-    (the physics choice ``pad_deep_fingers``), ``fingers``, ``fingers_closed``, ``max_joint_change_deg`` (at the
-    grasp frame)."""
+    """The record of one closure: ``depth_mm``, ``near_mm``, ``deep_fingers``, ``fingers`` (per finger figures),
+    ``fingers_closed``, ``max_joint_change_deg`` (at the grasp frame)."""
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
     return {
         "depth_mm": float(depth_mm),

@@ -1,22 +1,11 @@
-"""Every near finger at the pad's compression depth, not deeper: the pad's depth over the approach, tabulated
-over the closure angle (the physics choice ``pad_deep_fingers`` ``opened``; :class:`replay.protocol.pad_compression.
-PadPlan` applies it).
+"""Every near finger at the pad's compression depth, not deeper (the physics choice ``pad_deep_fingers`` ``opened``,
+applied by :class:`replay.protocol.pad_compression.PadPlan`).
 
-For one finger pose sequence (control frames of a lift plan, (K, 67) hand coords) and the object at its recorded
-pose at each frame's recorded time, :func:`depth_table` gives, per frame and finger, the signed distance (m,
-negative inside) of the deeper of its middle and distal capsules (the pad, as the closure measures it) to the
-object's convex collision parts, over a grid of closure angles from ``-max`` to ``+max`` rad in steps of
-:data:`GRID_STEP` along the finger's closure path (:func:`replay.protocol.pad_compression.closure_axes`; negative:
-opened along it), and the nearest of its three capsules at the recorded pose. :meth:`DepthTable.angles` reads, for
-any depth ``d``, the angle at which the pad is ``d`` inside: where the recorded pad is deeper than ``d``, the first
-crossing opening from 0 (none within ``max``: NaN, not reached); where shallower, the
-first crossing closing from 0 (none: +inf); linear between grid points. One table per finger pose (a corrupted
-world's own), read at each world's depth.
-
-Signed distance as :class:`replay.protocol.pad_compression.ObjectSDF` (face planes of each part, points along each
-capsule axis), evaluated in the object's frame. Hand coords (67,) in Newton order (wrist m, wrist xyzw, 15 finger
-xyzw); object quaternions xyzw.
-"""
+:func:`depth_table` tabulates, per approach frame and finger, the signed distance (m, negative inside) of the pad (the
+deeper of the middle and distal capsules) to the object at its recorded pose, over closure angles ``-max..+max`` rad
+along the finger's closure path (negative: opened); :meth:`DepthTable.angles` reads the angle that puts the pad ``d``
+inside. Distances as :class:`~replay.protocol.pad_compression.ObjectSDF`, in the object's frame. Hand coords (67,):
+wrist m, wrist xyzw, 15 finger xyzw; object quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -40,15 +29,13 @@ BLOCK = 4_000_000
 
 @dataclass(frozen=True)
 class DepthTable:
-    """Pad depth per frame and finger over the closure angle (module doc).
+    """Pad depth per frame and finger over the closure angle.
 
     Attributes:
         grid: (S,) closure angles, rad, ascending, symmetric about 0 (``grid[S // 2] == 0``).
-        pad: (K, 5, S) signed distance of each finger's pad (the deeper of its middle and distal capsules), m;
-            +inf where not tabulated (:func:`depth_table`).
-        pad0: (K, 5) the pad's signed distance at the recorded pose, m, every frame and finger.
-        near: (K, 5) signed distance of each finger's nearest capsule (all three) at the recorded pose, m.
-    """
+        pad: (K, 5, S) signed distance of each finger's pad, m; +inf where not tabulated.
+        pad0: (K, 5) the pad's signed distance at the recorded pose, m.
+        near: (K, 5) signed distance of each finger's nearest capsule at the recorded pose, m."""
 
     grid: np.ndarray
     pad: np.ndarray
@@ -56,12 +43,12 @@ class DepthTable:
     near: np.ndarray
 
     def angles(self, depth_m: float) -> np.ndarray:
-        """(K, 5) closure angle, rad, at which each pad is ``depth_m`` inside (module doc): < 0 opened (NaN where
-        no opening within ``max`` reaches it), > 0 closed (+inf where no closing does), 0 where it is there as
-        recorded.
+        """(K, 5) closure angle, rad, at which each pad is ``depth_m`` inside: < 0 opened (the first crossing opening
+        from 0; NaN: none within the grid), > 0 closed (+inf: none), 0 where it is there as recorded; linear between
+        grid points.
 
         Raises:
-            ValueError: ``depth_m`` past :data:`DEPTH_MAX` (the table stops closing there)."""
+            ValueError: ``depth_m`` outside (0, :data:`DEPTH_MAX`]."""
         if not 0 < depth_m <= DEPTH_MAX:
             raise ValueError(f"pad depth {depth_m * 1000:g} mm outside (0, {DEPTH_MAX * 1000:g}] mm")
         i0 = len(self.grid) // 2
@@ -82,8 +69,8 @@ class DepthTable:
 
 
 def object_frame_poses(coords: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray):
-    """``(wrist_pos (K, 3) m, wrist_R (K, 3, 3), joint_R (K, 15, 3, 3))`` of hand coords (K, 67) in the object's
-    frame at each frame (object ``obj_pos`` (K, 3) m, ``obj_quat`` (K, 4) xyzw, world)."""
+    """``(wrist_pos (K, 3) m, wrist_R (K, 3, 3), joint_R (K, 15, 3, 3))`` of hand coords (K, 67) in the object's frame
+    (``obj_pos`` (K, 3) m, ``obj_quat`` (K, 4) xyzw, world)."""
     Ro = Rotation.from_quat(obj_quat).inv()
     wp = Ro.apply(coords[:, :3] - obj_pos)
     wR = (Ro * Rotation.from_quat(coords[:, 3:7])).as_matrix()
@@ -106,20 +93,18 @@ def depth_table(
     near_m: float,
     close_from: int,
 ) -> DepthTable:
-    """The :class:`DepthTable` of one finger pose sequence. Tabulated where it is read: the opening side (s < 0)
-    at every frame and finger whose pad is inside the object as recorded (inside is near: any depth > 0 opens
-    there), the closing side (s > 0) from frame ``close_from`` on (the closure's blend and the grasp) for a finger
-    whose nearest capsule is within ``near_m`` (m) there; elsewhere +inf (never opened, never closed).
+    """The :class:`DepthTable` of one finger pose sequence, tabulated only where it is read: the opening side for a pad
+    inside the object as recorded, the closing side from frame ``close_from`` on for a finger within ``near_m`` (m);
+    +inf elsewhere.
 
     Args:
         kin: :class:`replay.kinematics.model.HandKinematics`; caps: its
             :class:`~replay.protocol.pad_compression.Capsules`.
         sdf: :class:`~replay.protocol.pad_compression.ObjectSDF` of the object in its own frame.
-        fingers: ``{name: (3 manosim bodies, proximal to distal)}`` in table order (5 fingers).
+        fingers: ``{name: (3 manosim bodies, proximal to distal)}``, 5 fingers in table order.
         coords: (K, 67) hand coords; obj_pos (K, 3) m, obj_quat (K, 4) xyzw: the object at each frame.
-        axes: (5, 3, 3) unit closure axis of each finger's joints (joint frame); shares: (5, 3).
-        max_rad: the grid's end, rad. samples: points along each capsule axis.
-    """
+        axes: (5, 3, 3) unit closure axes (joint frame); shares: (5, 3).
+        max_rad: the grid's end, rad. samples: points along each capsule axis."""
     n = int(round(max_rad / GRID_STEP))
     grid = np.arange(-n, n + 1) * GRID_STEP
     K, S = len(coords), len(grid)
@@ -160,8 +145,7 @@ def depth_table(
 
 def _capsule_sdf(caps, sdf, X: np.ndarray, G: np.ndarray, bodies, samples: int) -> np.ndarray:
     """(P, B) signed distance, m, of capsules for P poses (body origins X (P, 16, 3), orientations G (P, 16, 3, 3),
-    the object's frame) as :func:`~replay.protocol.pad_compression.capsule_distance` with ``samples`` points along
-    each axis; ``bodies``: (B,) the same bodies for every pose, or (P, B) each pose its own."""
+    object frame); ``bodies``: (B,) for every pose, or (P, B)."""
     t = np.linspace(-1.0, 1.0, samples)
     b = np.asarray(bodies)
     b = np.broadcast_to(b, (len(X), b.shape[-1])) if b.ndim == 1 else b
@@ -182,14 +166,9 @@ def _capsule_sdf(caps, sdf, X: np.ndarray, G: np.ndarray, bodies, samples: int) 
 
 @dataclass(frozen=True)
 class SeatFrames:
-    """The frames a lift plan's opening reads.
-
-    Attributes:
-        frames: (K,) the plan's approach control frames (the last: the grasp frame).
-        wrist: (K, 7) their wrist coords (m, xyzw).
-        obj_pos: (K, 3) m, obj_quat: (K, 4) xyzw: the object's recorded pose at each frame's recorded time.
-        sdf: :class:`~replay.protocol.pad_compression.ObjectSDF` of the object in its own frame.
-    """
+    """The frames a lift plan's opening reads: ``frames`` (K,) the approach control frames (the last the grasp),
+    ``wrist`` (K, 7) their wrist coords (m, xyzw), ``obj_pos`` (K, 3) m and ``obj_quat`` (K, 4) xyzw the object's
+    recorded pose at each, ``sdf`` the object's :class:`~replay.protocol.pad_compression.ObjectSDF` in its own frame."""
 
     frames: np.ndarray
     wrist: np.ndarray
@@ -199,8 +178,8 @@ class SeatFrames:
 
 
 def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(pos (K, 3) m, quat (K, 4) xyzw)``: the target object's recorded pose at times ``t`` (K,) s (linear and
-    slerp between recorded frames, clamped to the recording)."""
+    """``(pos (K, 3) m, quat (K, 4) xyzw)``: the target object's recorded pose at times ``t`` (K,) s (linear / slerp,
+    clamped)."""
     obj, time = rec.target_object, np.asarray(rec.time, float)
     tt = np.clip(np.asarray(t, float), time[0], time[-1])
     pos = np.stack([np.interp(tt, time, obj.pos[:, i]) for i in range(3)], axis=1)
@@ -210,17 +189,13 @@ def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def frame_angles(
     table: DepthTable, depth_m: float, near_m: float, weight: np.ndarray, frames: np.ndarray, rate: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(S (F, 5), status (5,))``: each finger's closure angle, rad, per control frame of a plan (F frames, blend
-    weight ``weight`` (F,), approach ``frames`` (K,) of ``table``'s rows, the last the grasp) and its status at the
-    grasp (``far``, ``opened``, ``closed``, ``already``, ``unreached``).
+    """``(S (F, 5), status (5,))``: each finger's closure angle, rad, per control frame (blend ``weight`` (F,), approach
+    ``frames`` (K,) of ``table``'s rows) and its status at the grasp (``far``, ``opened``, ``closed``, ``already``,
+    ``unreached``).
 
-    Along the approach each finger's target is the closure blended in (``weight`` times the grasp frame's
-    closure: a near finger's angle at which its pad is ``depth_m`` inside, where that closes it), capped at every
-    frame at the angle that puts the pad ``depth_m`` inside (:meth:`DepthTable.angles`: a pad deeper than that is
-    opened to it; one no opening within the grid brings there is left as recorded). The angle per frame is the
-    largest that nowhere exceeds the target and changes by at most ``rate`` rad per control frame (the lower
-    envelope ``min_j target_j + rate |k - j|``: never deeper than the target, no step for the finger drives);
-    from the grasp frame on it is held, times ``weight`` (the release lets go)."""
+    The target is the grasp frame's closure times ``weight``, capped at each frame by the angle putting the pad
+    ``depth_m`` inside; the angle is the lower envelope ``min_j target_j + rate |k - j|`` (at most ``rate`` rad per
+    frame), held from the grasp frame on, times ``weight``."""
     s = table.angles(depth_m)
     near = table.near[-1] <= near_m
     s_g = np.where(near & np.isfinite(s[-1]), s[-1], 0.0)

@@ -1,12 +1,5 @@
-"""The per-control-frame targets of a replay (:class:`Plan`) and the phase codes.
-
-Every protocol's plan builder (:mod:`replay.protocol.protocols`) makes one;
-:func:`replay.protocol.step_plan.step_protocol` steps any.
-
-Phase codes (``phase`` in the saved poses) are :class:`replay.results.records.Phase`: 0 settle,
-1 approach, 2 lift, 3 hold, 4 shake (lift protocol), 5 recorded manipulation after the grasp
-(recorded protocol).
-"""
+"""The per-control-frame targets of a replay (:class:`Plan`) and the phase codes (:class:`replay.results.records.Phase`:
+0 settle, 1 approach, 2 lift, 3 hold, 4 shake, 5 recorded, 6 release)."""
 
 from __future__ import annotations
 
@@ -35,20 +28,15 @@ class Plan:
     """Per control frame targets for a rollout.
 
     Attributes:
-        coords: (F, 67) hand coords targets (free pos/quat used as wrist target).
-        vel: (F, 3) wrist linear velocity target, m/s. omega: (F, 3) rad/s, world.
-        acc: (F, 3) wrist linear acceleration target, m/s^2.
-        phase: (F,) int phase codes.
-        start_frame / grasp_frame: recording frames the approach spans.
-        rec_time: (F,) recording time, s, each control frame replays (recorded plans; else None).
-        fell_off_m: m: a world whose object falls this far below the support's top stops (lost); None: never.
-        contact_coords: (T, 67) the coords the recorded contact is read from where they are not the
-            plan's input (the lift plan's before pad compression); None: the input.
-        pad: the pad-compression summary of a lift plan where its depth is > 0.
-        pad_plan: its :class:`replay.protocol.pad_compression.PadPlan` (each world's own closure).
-        touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame
-            (:func:`replay.protocol.contact_agreement.recorded_bone_distances`), set by the rollout.
-    """
+        coords: (F, 67) hand coords targets (the free joint's pos/quat: the wrist target).
+        vel: (F, 3) wrist velocity, m/s. omega: (F, 3) rad/s, world. acc: (F, 3) m/s^2.
+        phase: (F,) int phase codes. start_frame / grasp_frame: recording frames the approach spans.
+        rec_time: (F,) recording time, s, each frame replays (recorded plans; else None).
+        fell_off_m: m below the support's top at which a world stops (lost); None: never.
+        contact_coords: (T, 67) coords the recorded contact is read from, where not the plan's input; None: the input.
+        pad / pad_plan: the pad compression's summary and :class:`replay.protocol.pad_compression.PadPlan` (lift plans
+            with depth > 0).
+        touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame, set by the rollout."""
 
     coords: np.ndarray
     vel: np.ndarray
@@ -66,9 +54,8 @@ class Plan:
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:
-    """A :class:`Plan` from per-frame coords rows (67,) and phase codes: wrist velocity,
-    angular velocity (world, rad/s) and acceleration by finite differences over ``fdt`` s,
-    zero while settling. ``kw``: ``rec_time``, ``fell_off_m``."""
+    """A :class:`Plan` from coords rows (67,) and phase codes: wrist velocity, angular velocity (world, rad/s) and
+    acceleration by finite differences over ``fdt`` s, zero while settling."""
     C = np.asarray(rows)
     vel = np.gradient(C[:, :3], fdt, axis=0)
     rot = Rotation.from_quat(C[:, 3:7])
@@ -85,20 +72,14 @@ def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_
 def replayed_frames(
     rec, coords: np.ndarray, approach_window_s: float | None, stop: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """The tracked recorded frames a protocol replays: from ``approach_window_s`` (s) before the
-    grasp frame (None: from the first frame) up to ``stop`` (exclusive; None: to the end).
-
-    Args:
-        rec: the recording (``time`` (T,) s, ``valid`` (T,) bool, ``grasp_frame``).
-        coords: (T, 67) hand coords per recorded frame (Newton joint_q order, xyzw).
+    """The tracked recorded frames a protocol replays: from ``approach_window_s`` s before the grasp frame (None: the
+    first) up to ``stop`` (exclusive; None: the end).
 
     Returns:
         ``(times (K,) s, coords (K, 67), first replayed frame index)``, K >= 2.
 
     Raises:
-        DataError: coords of the wrong shape or non-finite where tracked, or fewer than 2
-            tracked frames in the window.
-    """
+        DataError: coords not finite (T, 67) where tracked, or fewer than 2 tracked frames in the window."""
     T = rec.num_frames
     if coords.shape != (T, MANOSIM_HAND.coords) or not np.all(np.isfinite(coords[rec.valid])):
         raise DataError(

@@ -1,27 +1,7 @@
-"""Recorded protocol: replay the whole recorded motion and track the recorded object.
-
-GRAB (``object.loc/rot``) and TACO (``obj_pose``) record the object's pose in every
-frame: the ground truth a replay can be checked against over the whole manipulation,
-not just a lift. :func:`plan_recorded` plans the recorded wrist and finger targets from
-the approach window (``approach_window_s`` before the lift onset) to the end of the
-manipulation (:func:`manipulation_end`) at ``replay_speed``, object free, nothing
-synthetic. :func:`track_metrics` compares the simulated object with the recorded track
-per control frame:
-
-* ``track_pos_err_mm`` (F,): distance between simulated and recorded object origin, mm;
-* ``track_rot_err_deg`` (F,): geodesic angle between the orientations, deg; their median,
-  p95 and max in the JSON are over the simulated frames (``track_frames`` of
-  ``track_frames_planned``: a world whose object fell off the support stops there);
-* ``track_within``: fraction of the planned frames after settling with both within
-  :data:`TRACK_POS_TOL_M` (2 cm) and :data:`TRACK_ROT_TOL_DEG`
-  (30 deg); ``track_lost_frame`` / ``track_lost_s``: the first frame that starts a run
-  outside the tolerance of at least :data:`TRACK_LOST_MIN_S` (0.5 s recorded)
-  or to the end (recorded seconds after the lift onset), None if there is none: the
-  outcome is then ``tracked``.
-
-Quaternions: xyzw (Newton / scipy) throughout; the GRAB adapter converted the file's
-scalar-first wxyz on load.
-"""
+"""Recorded protocol: replay the whole recorded motion, object free, and track the recorded object (GRAB
+``object.loc/rot``, TACO ``obj_pose``; docs/fidelity.md). :func:`plan_recorded` plans the recorded targets from
+``approach_window_s`` before the lift onset to :func:`manipulation_end`; :func:`track_metrics` compares the simulated
+object with the recorded track per control frame. Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -43,38 +23,26 @@ from replay.protocol.plan import (
     replayed_frames,
 )
 
-#: An object this far (m) below the support's top has fallen off it: the recorded protocol stops
-#: that world (:func:`replay.protocol.step_plan.step_protocol`). 0.3 m: more than the largest GRAB object
-#: (222 mm across, input_checks) lies below the table top only when it left the table.
+#: m below the support's top: the object fell off (more than the largest GRAB object, 222 mm across); the world stops
 FELL_OFF_M = 0.3
 
-#: A frame tracks the recording when the simulated object is within TRACK_POS_TOL_M of the
-#: recorded position (object frame origin, world, m) AND within TRACK_ROT_TOL_DEG of the
-#: recorded orientation (geodesic angle, deg). 2 cm / 30 deg: the per-frame object tracking
-#: thresholds of hand-object imitation work (physics-based tracking of human hand-object
-#: demonstrations, e.g. DexTrack, Liu et al., ICLR 2025, arXiv:2502.09614, reports success
-#: under per-frame object translation and rotation thresholds of this order); the pair
-#: used here is the one the project adopted, not re-derived from the data.
+#: a frame tracks when the object is within these of the recorded origin (m, world) and orientation (geodesic, deg):
+#: per-frame object thresholds of the order hand-object imitation uses (DexTrack, Liu et al., ICLR 2025,
+#: arXiv:2502.09614); the project's choice
 TRACK_POS_TOL_M = 0.02
 TRACK_ROT_TOL_DEG = 30.0
-#: The object is lost at the first frame that starts a run of frames outside that tolerance
-#: lasting at least this long (recorded s) or running to the end: a brief excursion (a contact
-#: transient) is not a loss, and an object left on the table is not "tracked" because the person
-#: later puts the recorded one back where the simulated one stayed. 0.5 s: the scale of a
-#: reach-to-grasp's closure (Jeannerod, J. Motor Behavior 1984), far longer than a transient.
+#: recorded s outside the tolerance (or to the end) that make a loss: a reach-to-grasp's closure (Jeannerod 1984)
 TRACK_LOST_MIN_S = 0.5
-#: End of the manipulation (recorded protocol): the last recorded frame whose object pose
-#: is farther than this from the object's final pose (m, origin) ...
+#: end of the manipulation: the last frame the object is farther than this (m) from its final pose ...
 MANIPULATION_REST_TOL_M = 0.01  # the 1 cm lift-onset threshold of replay.data.adapter_fields.LIFT_THRESHOLD_M
-#: ... plus this margin (s, recorded), capped at the recording's end, so the release is replayed.
+#: ... plus this margin (recorded s), so the release is replayed
 MANIPULATION_END_MARGIN_S = 0.5
 
 
 def manipulation_end(rec: Recording) -> int:
-    """Last recorded frame of the manipulation: the last frame whose target object is more
-    than :data:`MANIPULATION_REST_TOL_M` from its final position, plus
-    :data:`MANIPULATION_END_MARGIN_S`, capped at the last frame. An object
-    that never comes to rest gives the last frame."""
+    """Last recorded frame of the manipulation: the last frame whose target object is more than
+    :data:`MANIPULATION_REST_TOL_M` from its final position, plus :data:`MANIPULATION_END_MARGIN_S`, capped at the last
+    frame."""
     pos = np.asarray(rec.target_object.pos, float)
     away = np.flatnonzero(np.linalg.norm(pos - pos[-1], axis=1) > MANIPULATION_REST_TOL_M)
     last = int(away[-1]) if away.size else int(rec.grasp_frame)
@@ -83,23 +51,19 @@ def manipulation_end(rec: Recording) -> int:
 
 
 def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets of the recorded protocol: settle, then the recorded motion to the last frame.
+    """Targets of the recorded protocol: settle on the first pose, then one control frame every ``frame_dt *
+    replay_speed`` recorded s to the last frame (phase approach up to the lift onset, recorded after).
 
     Args:
-        rec: the recording, cropped to the replayed window (``time`` s, ``valid``,
-            ``grasp_frame``, tracked target object).
+        rec: the recording, cropped to the replayed window (tracked target object).
         coords: (T, 67) hand coords per recorded frame (Newton joint_q order, xyzw).
         cfg: ``settle_s``, ``replay_speed``, ``approach_window_s``, ``frame_dt``.
 
     Returns:
-        A :class:`Plan`: ``settle_s`` holding the first pose, then one
-        control frame every ``frame_dt * replay_speed`` recorded seconds (phase 1 up to
-        the lift onset, 5 after it) to the last frame of ``rec``; ``rec_time`` (F,) the
-        recorded time each control frame replays.
+        A :class:`Plan` with ``rec_time`` (F,) the recorded time, s, each control frame replays.
 
     Raises:
-        DataError: coords shape, fewer than 2 tracked frames, or an untracked object.
-    """
+        DataError: coords shape, fewer than 2 tracked frames, or an untracked object."""
     if not rec.target_object.tracked:
         raise DataError(rec.source, "objects", "the recorded protocol needs a tracked object pose in every frame")
     g = int(rec.grasp_frame)
@@ -131,10 +95,8 @@ def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray,
 
 
 def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
-    """Index of the first frame that starts a run of False in ``within`` (bool (F,)) lasting
-    at least ``min_s`` (by ``times`` (F,) s) or running to the last frame; None if there is none.
-
-    With ``min_s`` 0 any False frame counts."""
+    """Index of the first frame starting a run of False in ``within`` (bool (F,)) lasting at least ``min_s`` (by
+    ``times`` (F,) s) or running to the end; None if none."""
     w = np.asarray(within, bool)
     F = len(w)
     k = 0
@@ -152,8 +114,8 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
 
 
 def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per simulated frame (F of them): ``(pos_err (F,) mm, rot_err (F,) deg (NaN where the
-    simulated orientation is not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
+    """Per simulated frame: ``(pos_err (F,) mm, rot_err (F,) deg (NaN where not finite), recorded pos (F, 3) m, recorded
+    quat (F, 4) xyzw)``."""
     F = len(poses["body_pos"])
     rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
     spos = np.asarray(poses["body_pos"][:, -1], float)
@@ -181,26 +143,19 @@ def _stats(x: np.ndarray, unit: str) -> dict:
 def track_metrics(
     rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig, unstable_frame: int | None
 ) -> tuple[dict, dict]:
-    """Compare the simulated object with the recorded track (module doc).
+    """The simulated object against the recorded track.
 
     Args:
         rec: the replayed recording; plan: its ``recorded`` plan.
-        poses: the rollout's saved poses (``body_pos`` (F, B, 3) m, ``body_quat`` (F, B, 4)
-            xyzw, the object last), F <= len(plan.coords) frames simulated.
-        unstable_frame: control frame where the simulation became unstable (None: stable).
-            An object lost before it (e.g. dropped off the table, then falling until its
-            speed trips the runaway check) is ``lost``, not ``unstable``.
+        poses: the rollout's poses (``body_pos`` (F, B, 3) m, ``body_quat`` (F, B, 4) xyzw, the object last), F frames
+            simulated.
+        unstable_frame: control frame where the simulation became unstable (None: stable); an object lost before it is
+            ``lost``.
 
     Returns:
-        (arrays for the poses npz: ``track_pos_err_mm``, ``track_rot_err_deg`` (F,) NaN while
-        settling, ``recorded_object_pos`` (F, 3), ``recorded_object_quat`` (F, 4) xyzw;
-        JSON figures: ``protocol``, ``outcome`` (``tracked`` when never lost, ``lost``,
-        ``unstable`` when the simulation failed before the object was lost), ``track_pos_err_{median,p95,max}_mm``,
-        ``track_rot_err_{median,p95,max}_deg`` (simulated frames after settling),
-        ``track_within`` (over the planned frames), ``track_lost_frame``, ``track_lost_s``,
-        ``track_frames`` / ``track_frames_planned``, ``track_recorded_s``, the tolerances; the lift
-        verdicts (``lifted``, ``rise``, ``diagnosis``) set to None).
-    """
+        (npz arrays ``track_pos_err_mm``, ``track_rot_err_deg`` (F,) NaN while settling, ``recorded_object_pos`` (F, 3)
+            m, ``recorded_object_quat`` (F, 4) xyzw; JSON figures: ``outcome`` ``tracked`` / ``lost`` / ``unstable``,
+            the ``track_*`` fields of docs/results.md, the lift verdicts None)."""
     F = len(poses["body_pos"])
     pos_err, rot_err, rpos, rquat = _track_errors(rec, plan, poses)
     judged = np.asarray(plan.phase[:F]) != PHASE_SETTLE
@@ -226,8 +181,7 @@ def track_metrics(
         "shake_held": None,
         **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
         **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
-        # over every planned frame after settling: frames not simulated (the world stopped,
-        # e.g. an object fallen off the table tripping the runaway check) count as outside
+        # over every planned frame after settling: frames not simulated count as outside
         "track_within": float(np.sum(within) / n_planned) if n_planned else None,
         "track_lost_frame": lost_at,
         "track_lost_s": None if lost_at is None else float(plan.rec_time[lost_at] - t_g),

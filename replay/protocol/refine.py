@@ -1,72 +1,11 @@
-"""The smallest correction of a recorded grasp that makes the lift protocol hold it.
+"""The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md).
 
-A bounded residual of the recorded motion, per recording (``x``, 11 numbers):
-
-* wrist offset ``o`` (3, mm, world) and rotation ``r`` (3, deg, world rotation vector about
-  the wrist at the grasp frame), applied to every wrist target
-  (:meth:`replay.sim.engine.variants.Variant.transform_targets`), ``|o| <= wrist_mm``, ``|r| <= wrist_deg``;
-* per-finger extra closure ``f`` (5, deg; index, middle, pinky, ring, thumb), each finger's
-  targets turned that much further toward flexion from the approach's last part on
-  (:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``.
-
-Its size is ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2 + mean((f/finger_deg)^2)``. The bounds are
-enforced as stated: ``|o|`` and ``|r|`` are norms over the 3 axes (an offset is scaled back onto its
-ball), and ``finger_deg`` holds *per finger*: the finger's three joints all turn by ``f`` about
-their flexion axes (:mod:`replay.protocol.finger_closure`), so a finger's distal joint turns up to
-``finger_deg`` and the finger as a chain up to ``3 * finger_deg``.
-
-The objective is a grasp that *holds*: lifted at the end of the hold, held through the shake
-and let go at the release (not ``stuck``) (:func:`replay.protocol.refine_neighbourhood.holds`).
-The search minimises ``c`` subject to it, and the result is the smallest correction whose
-neighbourhood holds too: at least ``neighbourhood_min`` of the 16 perturbations of
-+-``neighbourhood_mm`` / +-``neighbourhood_deg`` around it
-(:mod:`replay.protocol.refine_neighbourhood`), so that a correction on the edge of success
-is not the answer.
-
-Method: the cross-entropy method (CEM; Rubinstein & Kroese, *The Cross-Entropy Method*, 2004),
-not MPPI. The constraint is a yes/no outcome of a chaotic contact simulation: MPPI averages
-samples weighted by ``exp(-cost/lambda)``, which needs a cost that varies smoothly with the
-sample; CEM only ranks them, which a feasibility-first order does directly (Deb's rules,
-Deb 2000: every world that held before every one that lifted but did not hold, before every
-one that did not lift; among the first two the smaller ``c`` first; among the others the
-higher object rise first, so that a batch with no success still moves the search toward one).
-Each iteration samples ``worlds`` corrections from a diagonal Gaussian (projected into the
-bounds), steps them on the one sampling path (:func:`replay.protocol.sampling.run_samples`: the
-worlds of one :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, with the early stop and this module's
-verdict, :class:`~replay.protocol.rollout.Stepping`) through the whole protocol (a world whose object
-has not risen stops at the end of the hold, as in every rollout, so the shake and release cost only the worlds that lifted), and refits mean and
-spread to the best ``elite_frac`` of them (smoothed; until one holds the spread stays at its
-initial width). After a success the next batches also hold the best correction scaled by
-:data:`SHRINK` (a line search toward zero). The recording as replayed (``x = 0``) runs first,
-alone: a grasp that already holds, with its neighbourhood, needs no correction.
-
-Selection: up to ``neighbourhood_candidates`` corrections, in order the smallest that held, it
-scaled by :data:`GROW` (the smallest lies on the edge of the region that holds: a larger one of
-the same direction lies deeper in it) and the next smallest that held, each run with its 16
-neighbours (one batch of 17 worlds); the first that holds and whose rate reaches
-``neighbourhood_min`` is the result; if none does, the one that holds with the highest rate (then
-the smaller ``c``). A candidate within one neighbourhood step (1 mm / 1 deg in every number) of
-one tried before is skipped. When only ``x = 0`` held and its neighbourhood fails, the CEM search
-runs anyway (``x = 0`` then neither ranks nor stops it).
-
-Second seed: the whole search and selection run again with seed ``seed + 1`` (``second_seed``);
-``refine_seed_agreement`` says whether both seeds reach the same verdict (a correction that
-holds with its neighbourhood, or none). It is skipped (agreement true) when the uncorrected
-grasp is the result: that needs no random draw.
-
-Early stop: at mid-lift (the hand up half the lift height) a world whose object rose less
-than ``mid_lift_rise_frac * lifted_min_rise`` stops: the hand has already left it behind by
-more than the success threshold allows (``benchmarks/refine.py`` checks none of the stopped
-worlds would have lifted).
-
-The chosen correction then runs once more, with the shake and its own contact ablation (the
-same variant without hand-object contact), through
-:func:`replay.protocol.sampling.run_samples`: that run is the refined result.
-
-Reproducible: the samples come from ``numpy.random.default_rng(seed)``; every world is
-deterministic and independent of the others and of the threads (:mod:`replay.sim.engine.mujoco_c.mjc`),
-so the same seed gives the same result bit for bit.
-"""
+A correction ``x`` (11,): wrist offset ``o`` (3, mm, world) and rotation ``r`` (3, deg, world rotation vector about the
+wrist at the grasp frame), applied to every wrist target (:meth:`replay.sim.engine.variants.Variant.transform_targets`),
+``|o| <= wrist_mm``, ``|r| <= wrist_deg``; per-finger extra closure ``f`` (5, deg, index, middle, pinky, ring, thumb;
+:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``. Its size ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2
++ mean((f/finger_deg)^2)``. The search is the cross-entropy method (Rubinstein & Kroese 2004) with a feasibility-first
+rank (Deb 2000); the same seed gives the same result bit for bit."""
 
 from __future__ import annotations
 
@@ -96,7 +35,8 @@ GROW = (1.3, 1.6)
 
 
 class Target(NamedTuple):
-    """The recording a search corrects, as :func:`replay.protocol.rollout.run_rollouts` takes it (coords (T, 67), xyzw)."""
+    """The recording a search corrects, as :func:`replay.protocol.rollout.run_rollouts` takes it (coords (T, 67),
+    xyzw)."""
 
     rec: Recording
     coords: np.ndarray
@@ -105,9 +45,9 @@ class Target(NamedTuple):
 
 @dataclass
 class Sample:
-    """One evaluated correction: ``x`` (11,) mm/deg (module doc), its size ``cost``, whether it
-    lifted (at the end of the hold) and held (:func:`replay.protocol.refine_neighbourhood.holds`:
-    hold, shake, release), the object rise m at the end of the hold (early-stopped: mid-lift)."""
+    """One evaluated correction: ``x`` (11,) mm/deg, its size ``cost``, ``lifted`` (at the end of the hold), ``held``
+    (:func:`replay.protocol.refine_neighbourhood.holds`) and the object ``rise``, m, at the end of the hold
+    (early-stopped: mid-lift)."""
 
     x: np.ndarray
     cost: float
@@ -116,7 +56,8 @@ class Sample:
     held: bool = False
 
     def key(self) -> tuple:
-        """Feasibility-first rank (module doc): smaller is better."""
+        """Feasibility-first rank: held, then lifted (smaller cost first), then the rest (higher rise first); smaller is
+        better."""
         if self.held or self.lifted:
             return (0 if self.held else 1, self.cost)
         return (2, -self.rise if math.isfinite(self.rise) else math.inf)
@@ -124,10 +65,9 @@ class Sample:
 
 @dataclass
 class SeedResult:
-    """One seed's search and selection: ``found`` (a correction held), ``sample`` the chosen one,
-    ``neighbourhood`` its rate 0-1 (None when none held), ``rollouts`` worlds simulated,
-    ``history`` per iteration ``{worlds, lifted, held, best_cost}``, ``tried`` per candidate
-    ``{cost, neighbourhood}``."""
+    """One seed's search and selection: ``found`` (a correction held), the chosen ``sample``, its ``neighbourhood`` rate
+    0-1 (None: none held), ``rollouts`` worlds simulated, ``history`` per iteration ``{worlds, lifted, held,
+    best_cost}``, ``tried`` per candidate ``{cost, neighbourhood}``."""
 
     seed: int
     found: bool
@@ -158,16 +98,13 @@ class RefineResult:
     """What the search found for one recording.
 
     Attributes:
-        found: a correction within the bounds held. x: (11,) the chosen correction (mm, deg;
-            the best-ranked one when none held). variant: it as a :class:`Variant`.
-        refined / ablation: the chosen correction's full run (with the shake) and its contact
-            ablation. rollouts: worlds simulated by the searches and neighbourhoods of both seeds
-            (the final two not counted). neighbourhood: the chosen correction's rate 0-1 (None:
-            none held). seed_agreement: both seeds reach the same verdict (None: no second seed).
-            second: the second seed's :meth:`SeedResult.summary` (None: not run).
-        wall_s: wall time, s, searches and final run. history: the first seed's per iteration
-            ``{worlds, lifted, held, best_cost}``.
-    """
+        found: a correction within the bounds held. x: (11,) the chosen correction (mm, deg; the best-ranked one when
+            none held). variant: it as a :class:`Variant`.
+        refined / ablation: the chosen correction's run with the shake, and its contact ablation. rollouts: worlds
+            simulated by both seeds' searches and neighbourhoods. neighbourhood: the chosen correction's rate 0-1 (None:
+            none held). seed_agreement: both seeds reach the same verdict (None: no second seed). second: the second
+            seed's :meth:`SeedResult.summary` (None: not run).
+        wall_s: wall time, s. history: the first seed's per iteration ``{worlds, lifted, held, best_cost}``."""
 
     found: bool
     x: np.ndarray
@@ -218,7 +155,7 @@ class RefineResult:
 
 
 def correction_cost(x: np.ndarray, s: RefineSettings) -> float:
-    """``c(x)`` of the module doc (dimensionless; 3 at every bound)."""
+    """``c(x)`` (module doc; dimensionless, 3 at every bound)."""
 
     def frac(v, b):
         return 0.0 if b == 0 else v / b
@@ -253,8 +190,8 @@ def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
 
 
 def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
-    """The corrections ``xs``, one batch on the one sampling path (:func:`replay.protocol.sampling.run_samples`;
-    not risen: stopped at the hold's end, hopeless at mid-lift, :class:`Stepping`); one :class:`Sample` each."""
+    """One :class:`Sample` per correction of ``xs``, one batch through :func:`replay.protocol.sampling.run_samples`
+    (with the early stops of :class:`Stepping`)."""
     st = Stepping(
         mid_lift_stop=s.mid_lift_rise_frac * cfg.lift.lifted_min_rise,
         measure=_judge,
@@ -265,17 +202,15 @@ def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list
 
 
 def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
-    """A search world's verdict, ``{"refine_sample": (lifted, rise m, held)}``: :func:`lift_verdict`,
-    and held (:func:`replay.protocol.refine_neighbourhood.holds`) measured only for a world that lifted."""
+    """A search world's ``{"refine_sample": (lifted, rise m, held)}``; held measured only for a world that lifted."""
     lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, world)
     held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg, tr, world))
     return {"refine_sample": (lifted, rise, held)}
 
 
 def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
-    """``(lifted, rise m)`` of one world's trace, as :func:`replay.protocol.measures.measure_world`
-    judges them (stable, completed, rise and clearance at the end of the hold), without its other
-    measures; rise is that at the last judged frame (-inf when unstable)."""
+    """``(lifted, rise m)`` of one world's trace as :func:`replay.protocol.measures.measure_world` judges them at the
+    end of the hold, without its other measures; rise -inf when unstable."""
     done = tr.done
     stable = tr.bad_frame is None or world.reason is None
     lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
@@ -312,9 +247,8 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
 def search(
     t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None, first: Sample | None = None
 ) -> tuple:
-    """The CEM loop (module doc) on one recording: ``(found, best-ranked Sample, rollouts, history,
-    every held Sample)``. ``first``: the uncorrected run already evaluated (it then does not stop
-    the search even if it held)."""
+    """The CEM loop on one recording: ``(found, best-ranked Sample, rollouts, history, every held Sample)``. ``first``:
+    the uncorrected run already evaluated (it then neither ranks nor stops the search)."""
     rng = np.random.default_rng(s.seed if seed is None else seed)
     bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
@@ -357,10 +291,9 @@ def search(
 
 
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
-    """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by
-    :data:`GROW` (deeper into the region it reached the edge of), then the next smallest held ones;
-    each at least one neighbourhood step from those before it in some number, ``neighbourhood_candidates``
-    at most."""
+    """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by :data:`GROW`, then the
+    next smallest held ones; each at least one neighbourhood step from those before it, ``neighbourhood_candidates`` at
+    most."""
     small = sorted(held, key=lambda p: p.cost)
     xs = [small[0].x] + [project(g * small[0].x, s) for g in GROW] + [p.x for p in small[1:]]
     step = np.array([s.neighbourhood_mm] * 3 + [s.neighbourhood_deg] * 8, float)
@@ -373,9 +306,8 @@ def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
 
 
 def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
-    """``(chosen Sample, its neighbourhood rate, rollouts, tried)``: the first candidate
-    (:func:`_candidates`) that holds itself and whose neighbourhood reaches ``neighbourhood_min``,
-    else the best rate of those that hold (module doc). Each candidate and its 16 neighbours are one batch."""
+    """``(chosen Sample, its neighbourhood rate, rollouts, tried)``: the first candidate that holds with its
+    neighbourhood at ``neighbourhood_min``, else the best rate of those that hold."""
     tried, rollouts = [], 0
     for x in _candidates(held, s):
         xs = [x] + nbh.neighbourhood(x, s.neighbourhood_mm, s.neighbourhood_deg, lambda v: project(v, s))
@@ -397,7 +329,7 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
 
 
 def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
-    """One seed's search and selection (module doc) on one recording."""
+    """One seed's search and selection on one recording."""
     found, top, rollouts, history, held = search(t, cfg, s, seed)
     if not found:
         return SeedResult(seed, False, top, None, rollouts, history, [])
@@ -418,17 +350,15 @@ def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> Seed
 def refine_recording(
     rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig, settings: RefineSettings | None = None
 ) -> RefineResult:
-    """Search the smallest correction of one recording that holds in its neighbourhood (module doc),
-    with a second seed, and run it with its ablation.
+    """The smallest correction of one recording that holds with its neighbourhood, with a second seed, run with its
+    contact ablation.
 
     Args:
         rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (lift protocol).
         settings: the search's knobs (default :class:`RefineSettings`).
 
     Raises:
-        UsageError: an engine other than MuJoCo C (engine mujoco-c),
-            or settings out of range. DataError: bad input.
-    """
+        UsageError: an engine other than mujoco-c, or settings out of range. DataError: bad input."""
     s = (settings or RefineSettings()).validate()
     cfg.validate()
     if cfg.engine is not EngineChoice.MUJOCO_C:

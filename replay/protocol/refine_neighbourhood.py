@@ -1,18 +1,7 @@
-"""Does a refined correction hold in its neighbourhood? The 16 perturbations around a
-correction and the rate of them that hold (:mod:`replay.protocol.refine`).
-
-Perturbations: a two-level orthogonal design, the rows of the order-16 Sylvester Hadamard
-matrix (entries +-1; Hedayat, Sloane & Stufken, *Orthogonal Arrays*, 1999, ch. 7), columns 1-11
-assigned to the 11 numbers of a correction: each perturbation moves every wrist offset axis by
-+-``mm`` (mm, world), every wrist rotation-vector axis by +-``deg`` and every finger's closure by
-+-``deg`` (deg) at once, each sign balanced over the 16 (8 up, 8 down) and every pair of
-numbers orthogonal. The perturbed correction is projected into the search's bounds
-(:func:`replay.protocol.refine.project`: a closure of 0 perturbed by -1 deg stays 0). The
-design is fixed (no random draw): the same correction has the same neighbourhood.
-
-A perturbation holds when its run through the whole lift protocol ends ``lifted`` (risen at
-the end of the hold, released: not ``stuck``) and held through the shake (``shake_held``).
-"""
+"""The 16 perturbations around a refined correction and whether it holds in them: the rows of the order-16 Sylvester
+Hadamard matrix (Hedayat, Sloane & Stufken, *Orthogonal Arrays*, 1999, ch. 7), columns 1-11 scaled to +-``mm`` (wrist
+offset axes, world) and +-``deg`` (rotation axes, closures), each projected into the bounds. Fixed, balanced and
+orthogonal: the same correction has the same neighbourhood."""
 
 from __future__ import annotations
 
@@ -33,7 +22,7 @@ def hadamard(n: int) -> np.ndarray:
 
 
 def perturbations(mm: float, deg: float) -> np.ndarray:
-    """(16, 11) offsets added to a correction (module doc): wrist mm (3), wrist deg (3), closures deg (5)."""
+    """(16, 11) offsets added to a correction: wrist mm (3), wrist deg (3), closures deg (5)."""
     signs = hadamard(NEIGHBOURS)[:, 1:12]
     scale = np.array([mm] * 3 + [deg] * 8, float)
     return signs * scale
@@ -45,6 +34,5 @@ def neighbourhood(x: np.ndarray, mm: float, deg: float, project) -> list[np.ndar
 
 
 def holds(metrics: dict) -> bool:
-    """A run's metrics (:func:`replay.protocol.measures.measure_world`) say the grasp held: lifted
-    at the end of the hold, held through the shake and let go at the release."""
+    """The grasp held: ``lifted`` at the end of the hold (released, not stuck) and held through the shake."""
     return bool(metrics.get("outcome") == "lifted" and metrics.get("shake_held"))

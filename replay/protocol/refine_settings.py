@@ -1,5 +1,4 @@
-"""The refine search's settings (:mod:`replay.protocol.refine`), light to import: the study's
-process fills in their defaults (:mod:`replay.study.runner`) without loading the physics."""
+"""The refine search's settings (:mod:`replay.protocol.refine`), light to import."""
 
 from __future__ import annotations
 
@@ -14,26 +13,18 @@ class RefineSettings:
     """The search's knobs (written into the results).
 
     Attributes:
-        seed: the sampler's seed. worlds: corrections per iteration (one engine batch).
-        iterations: CEM iterations at most (after the uncorrected run).
-        elite_frac: fraction of a batch the distribution is refit to. smoothing: weight of
-            the refit (the rest stays with the previous mean and spread).
+        seed: the sampler's seed. worlds: corrections per iteration (one batch). iterations: CEM iterations at most.
+        elite_frac: fraction of a batch the distribution is refit to. smoothing: weight of the refit.
         wrist_mm, wrist_deg, finger_deg: the bounds (mm, deg, deg).
         mid_lift_rise_frac: early stop at mid-lift below this fraction of ``lifted_min_rise``.
-        patience: stop after this many iterations without a smaller successful correction
-            (once one was found).
-        explore_until_lift: while no world has lifted, the spread is not narrowed below its
-            initial width (the mean still follows the elite): a wide search until a grasp holds.
-        threads: threads stepping a batch's worlds (:class:`MjcBatch`).
-        c_loop: step the search's worlds' substeps without the GIL (:mod:`replay.sim.engine.mujoco_c.c_loop`;
-            the same trajectories bit for bit, faster).
-        neighbourhood_mm, neighbourhood_deg: the perturbation of each wrist offset axis (mm) and of
-            each wrist rotation axis and finger closure (deg) around a correction
-            (:mod:`replay.protocol.refine_neighbourhood`, 16 perturbations).
-        neighbourhood_min: the fraction of them that must hold (0-1).
-        neighbourhood_candidates: held corrections, smallest first, whose neighbourhood is run at most.
-        second_seed: run the search again with seed ``seed + 1`` (``refine_seed_agreement``); False: one seed.
-    """
+        patience: iterations without a smaller success before stopping (once one was found).
+        explore_until_lift: the spread keeps its initial width until a world holds.
+        threads: threads stepping a batch. c_loop: step substeps without the GIL
+            (:mod:`replay.sim.engine.mujoco_c.c_loop`).
+        neighbourhood_mm, neighbourhood_deg: each perturbation's size (mm; deg)
+            (:mod:`replay.protocol.refine_neighbourhood`).
+        neighbourhood_min: the fraction that must hold (0-1). neighbourhood_candidates: candidates tried at most.
+        second_seed: search again with ``seed + 1`` (``refine_seed_agreement``)."""
 
     seed: int = 0
     worlds: int = 24
@@ -55,7 +46,7 @@ class RefineSettings:
     second_seed: bool = True
 
     def validate(self) -> RefineSettings:
-        """Raises UsageError on a value out of range."""
+        """``self``. Raises UsageError on a value out of range."""
         if self.worlds < 2 or self.iterations < 1 or not 0 < self.elite_frac <= 1 or not 0 < self.smoothing <= 1:
             raise UsageError("--refine", f"settings out of range: {self}")
         if min(self.wrist_mm, self.wrist_deg, self.finger_deg) < 0 or self.threads < 1:

@@ -1,14 +1,7 @@
-"""The release phase of the hand replay: open the fingers after the hold (and shake), the object must fall.
-
-A plan extension (:func:`extend_plan`, applied by :func:`replay.protocol.rollout.build_replay_scene`
-when ``config.lift.release_s`` > 0; measured by :func:`release_metrics`): after the last frame of a lift plan the
-wrist holds its last target while the finger targets slerp from the grasp pose to the recording's pre-grasp pose
-(the first replayed frame) over ``release_s`` (0.5 s: the opening time of the FET005 grasp_and_lift test),
-then hold ``fall_s`` for the object to fall. A lifted object that does not then fall by
-``max(min_fall, its height)`` (FET005's dropping criterion) stuck to the hand: it is flagged
-``stuck_after_release`` and not counted as lifted. This is the hand-side twin of the gripper
-check's Dropping phase: a second proof, next to the contact ablation, that the fingers held it.
-"""
+"""The release phase: after the hold (and shake) the wrist holds while the fingers slerp to the recording's pre-grasp
+pose over ``release_s``, then ``fall_s`` for the object to fall. A lifted object that does not fall by ``max(min_fall,
+its height)`` stuck to the hand: ``stuck_after_release``, not lifted (FET005 grasp_and_lift's Opening and Dropping; the
+hand-side twin of the gripper check)."""
 
 from __future__ import annotations
 
@@ -32,12 +25,7 @@ def extend_plan(
     plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float = RELEASE_S, fall_s: float = FALL_S
 ) -> Plan:
     """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
-
-    Args:
-        plan: a lift plan.
-        pre_grasp: (67,) hand coords whose finger quaternions (xyzw) are the open hand, e.g. ``plan.coords[0]``.
-        fdt: control period, s.
-    """
+    ``pre_grasp``: (67,) coords whose finger quaternions (xyzw) are the open hand; ``fdt``: control period, s."""
     if release_s <= 0:
         return plan
     last = plan.coords[-1]
@@ -55,9 +43,7 @@ def extend_plan(
 
 
 def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:
-    """(F,) how far the fingers have opened per frame, 0-1: 0 before the release, ``k / n_open``
-    at its k-th frame (``n_open = ceil(release_s / fdt)``, as :func:`extend_plan` slerps), 1 after
-    the opening; all 0 without a release or with ``release_s`` <= 0."""
+    """(F,) how far the fingers have opened per frame, 0-1, as :func:`extend_plan` slerps; all 0 without a release."""
     phase = np.asarray(phase)
     out = np.zeros(len(phase))
     s = pre_release_end(phase)
@@ -69,8 +55,7 @@ def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S
 
 
 def pre_release_end(phase: np.ndarray) -> int:
-    """Number of frames before the release (the index of its first frame; ``len(phase)`` without one):
-    measures of the hold and shake must stop here."""
+    """The index of the release's first frame (``len(phase)`` without one): hold and shake measures stop here."""
     idx = np.flatnonzero(np.asarray(phase) == PHASE_RELEASE)
     return int(idx[0]) if idx.size else int(len(phase))
 
@@ -89,25 +74,18 @@ def release_metrics(
     """Did the object fall when the fingers opened?
 
     Args:
-        phase: (F,) plan phase codes. object_z: (F,) object origin z, m (world), per frame.
-        done: frames simulated. lifted: the lift verdict before the release. height: the object's
-            vertical extent, m (``max(min_fall, height)`` is the fall required).
-        held: the object is still in the hand when the release starts (``lifted`` and, when a shake
-            ran, ``shake_held``; None: ``lifted``). An object the shake already dropped has nothing to
-            release: measured on the GRAB lifts, mug, stamp, elephant and waterbottle lie on the table by then.
-        rest_z: the object's z where it rested before the lift, m: the fall needed is at most half the
-            way back down to it (a lift lower than the FET005 test's 0.3 m cannot drop an object by more
-            than it rose: a 4 cm lift, max(5 cm, height) could never be met). None: no cap.
-        cut: physics trouble stopped the world during the release (``done`` frames are all it has).
-            A fall already enough by then is judged; otherwise the release is not judged
-            (``stuck_after_release`` None) and the verdicts before it stand: a short trace is
-            not a stuck object.
+        phase: (F,) phase codes. object_z: (F,) object origin z, m, world. done: frames simulated.
+        lifted: the verdict before the release. height: the object's vertical extent, m.
+        held: still in the hand at the release start (None: ``lifted``); an object the shake dropped has nothing to
+            release.
+        rest_z: z, m, where the object rested before the lift: the fall needed is at most half the way back to it (a
+            lift lower than FET005's 0.3 m cannot drop more than it rose). None: no cap.
+        cut: physics trouble stopped the world during the release: judged only if it had already fallen enough, else
+            ``stuck_after_release`` None.
 
     Returns:
-        ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest z after it, m),
-        ``release_fall_needed_m`` (max(min_fall, height), capped by ``rest_z``), ``stuck_after_release`` (lifted and did not fall; None when the
-        release did not run) and ``lifted_after_release`` (``lifted`` and not stuck).
-    """
+        ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest after, m),
+            ``release_fall_needed_m``, ``stuck_after_release`` (None: not run) and ``lifted_after_release``."""
     s = pre_release_end(phase)
     need = max(float(min_fall), float(height))
     if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):

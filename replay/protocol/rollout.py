@@ -1,18 +1,9 @@
-"""One replay: plan, build the scene, step every world through the plan, measure each.
+"""One replay: the protocol's plan, the scene, a batch of worlds on the config's engine stepped through the plan
+(:func:`step_protocol`), then each world's measures (:mod:`replay.protocol.measures`) and the protocol's own test.
 
-The walk of :func:`run_rollouts`: the protocol's plan (its :meth:`~replay.protocol.protocols.base.Protocol.plan`,
-:mod:`replay.protocol.protocols`), the scene (:func:`build_replay_scene`, :mod:`replay.sim.scene`), a batch of
-worlds on the engine the config picks (:mod:`replay.sim.engine`), :func:`step_protocol` through the plan,
-then per world the measures of :mod:`replay.protocol.measures` and the protocol's own test
-(its :meth:`~replay.protocol.protocols.base.Protocol.judge`).
-
-A rollout never raises on physics trouble: non-finite state, runaway velocity,
-contact overflow, a MuJoCo warning or MuJoCo's own error (``mujoco.FatalError``) end it
-as ``unstable`` with the frame and the reason. Any other exception while stepping is a
-code error, not physics: it propagates (the study lists the recording as an error, its
-traceback in the study's records). Bad input (shapes, missing files) raises
-:class:`replay.errors.DataError` before anything is simulated.
-"""
+Physics trouble (non-finite state, runaway velocity, contact overflow, a MuJoCo warning or ``mujoco.FatalError``) ends a
+world as ``unstable`` with its frame and reason; any other exception propagates (a code error). Bad input raises
+:class:`replay.errors.DataError` before anything is simulated."""
 
 from __future__ import annotations
 
@@ -43,18 +34,13 @@ from replay.sim.scene_spec import SceneSpec
 
 @dataclass(frozen=True)
 class Stepping:
-    """How :func:`run_rollouts` steps and judges its worlds, beyond the protocol (a search's needs).
+    """How :func:`run_rollouts` steps and judges its worlds beyond the protocol (a search's needs).
 
     Attributes:
-        mid_lift_stop: rise m: at mid-lift (:func:`mid_lift_stop`) every world whose object rose
-            less than this since the lift start stops (:func:`replay.protocol.step_plan.step_protocol`'s
-            ``early_stop``); None: no early stop.
-        measure: ``f(rec, plan, scene, cfg, trace, world) -> dict`` in place of the per-world measures
-            (:func:`replay.protocol.measures.measure_world`) and poses: its dict joins the scene's
-            figures in ``metrics``, ``poses`` is empty; None: the full measures.
-        engine_options: keyword arguments of the engine class beyond ``threads`` (e.g. MuJoCo C's
-            ``c_loop``, :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`).
-    """
+        mid_lift_stop: rise, m: at mid-lift every world whose object rose less than this stops; None: no early stop.
+        measure: ``f(rec, plan, scene, cfg, trace, world) -> dict`` in place of
+            :func:`replay.protocol.measures.measure_world` (no poses); None: the full measures.
+        engine_options: keyword arguments of the engine class beyond ``threads`` (e.g. MuJoCo C's ``c_loop``)."""
 
     mid_lift_stop: float | None = None
     measure: Callable | None = None
@@ -62,8 +48,8 @@ class Stepping:
 
 
 def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
-    """``(frame, rise m)``: the early stop at mid-lift (the lift's first frame plus half its length),
-    or None when the plan has no lift."""
+    """``(frame, rise m)``: the early stop at mid-lift (the lift's first frame plus half its length), None without a
+    lift."""
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     return (int(lift[0]) + len(lift) // 2, float(rise)) if lift.size else None
 
@@ -87,15 +73,11 @@ def build_replay_scene(
     ablation: bool = False,
     protocol: str | Protocol = "lift",
 ):
-    """``(plan, scene, support_extent)`` for a recording: the protocol's targets
-    (:meth:`~replay.protocol.protocols.base.Protocol.plan`, ``cfg`` its config already) and the
-    built scene (object at its pose at the approach start, hand at its first target); a scene built
-    before in this process for the same object and structural config is handed back reset, and placed
-    for this recording (:func:`replay.sim.scene_cache.cached_scene`).
+    """``(plan, scene, support_extent)`` of a recording: the protocol's plan (``cfg`` its config already) and the scene,
+    cached per object and structural config (:func:`replay.sim.scene_cache.cached_scene`) and placed for this recording.
 
     Raises:
-        DataError: bad input. KeyError: unknown protocol.
-    """
+        DataError: bad input. KeyError: unknown protocol."""
     plan = protocol_named(protocol).plan(rec, coords, mjcf, cfg)
     offset = np.asarray(physics.choice_value(cfg, "wrist_target_offset_mm"), float) / 1000.0
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
@@ -132,10 +114,7 @@ def run_rollout(
     frame_limit: int | None = None,
     protocol: str | Protocol = "lift",
 ) -> RolloutResult:
-    """Run the protocol once (with contact, or the ablation without hand-object contact).
-
-    The one-world case of :func:`run_rollouts` (see there for arguments and metrics).
-    """
+    """The one-world case of :func:`run_rollouts` (with contact, or the ablation)."""
     return run_rollouts(
         rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
     )[0]
@@ -155,29 +134,22 @@ def run_rollouts(
     """Run the protocol on one scene for every variant (one world each), in one batch.
 
     Args:
-        rec: the recording (target object, support height, grasp frame).
-        coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
+        rec: the recording. coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
         mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` picks the engine (:data:`replay.sim.engine.factory.ENGINES`; mujoco-warp:
-            contact and ablation variants are two launches), ``cfg.device`` where Warp runs it.
-        variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``
-            is the contact ablation).
-        frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds (direct engine).
-        stepping: a search's early stop, own measure and engine options (:class:`Stepping`; default none).
-        protocol: a registered protocol or its name (:mod:`replay.protocol.protocols`: ``lift``, the
-            default; ``recorded``, ``hug-oracle``): its config, plan and own test.
+        cfg: settings; ``cfg.engine`` picks the engine (:data:`replay.sim.engine.factory.ENGINES`), ``cfg.device`` where
+            Warp runs it.
+        variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``: the contact
+            ablation).
+        frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds.
+        stepping: a search's early stop, own measure and engine options (:class:`Stepping`).
+        protocol: a registered protocol or its name (default ``lift``).
 
     Returns:
-        One :class:`RolloutResult` per variant (``metrics['outcome']``: :data:`replay.results.outcomes.OUTCOMES`).
-        Metrics: the per-world measures of
-        :mod:`replay.protocol.measures` (outcome, heights, contacts, wrist error, object
-        motion, slip, shake, grasp measures, diagnosis), and wall_s, build_s, rtf,
-        batch_worlds, the engine, contact capacity, flutter margins, read-back values,
-        the variant and its read-back (:func:`_finish`).
+        One :class:`RolloutResult` per variant: the per-world measures, timing (wall_s, build_s, rtf), the engine's and
+            scene's figures and the variant's read-back.
 
     Raises:
-        DataError: bad input (before simulating). ValueError: no variants. KeyError: an unknown protocol.
-    """
+        DataError: bad input (before simulating). ValueError: no variants. KeyError: an unknown protocol."""
     protocol = protocol_named(protocol)
     cfg = protocol.config(cfg)
     if not variants:
@@ -201,8 +173,8 @@ def run_rollouts(
 
 
 def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutResult]:
-    """Contact worlds, then ablation worlds, each group on a scene of its own whose ablation (if any) is
-    built with Newton's hand-object collision filter pairs; each group's wall time from its build."""
+    """Contact worlds, then ablation worlds, each group on its own scene (the ablation built with Newton's hand-object
+    filter pairs); wall time per group from its build."""
     done = {}
     for flag in (False, True):
         group = [v for v in variants if v.ablation == flag]
@@ -214,18 +186,16 @@ def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutR
 
 
 def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation, t0) -> list[RolloutResult]:
-    """The protocol on one scene (its ablation built in when ``ablation``) for ``variants``, on the
-    engine of ``cfg`` (:func:`replay.sim.engine.factory.engine_for_scene`); wall time from ``t0``.
-    ``run``: ``(frame_limit, threads, Stepping)`` of :func:`run_rollouts`."""
+    """The protocol on one scene (the ablation built in when ``ablation``) for ``variants``; ``run``: ``(frame_limit,
+    threads, Stepping)``; wall time from ``t0``."""
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=ablation, protocol=protocol)
     batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0, protocol)
 
 
 def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0, protocol) -> list[RolloutResult]:
-    """Step ``batch`` through the plan and measure every world: the scene's figures shared by
-    the batch's worlds, each world's measures (:func:`replay.protocol.measures.measure_world`, or
-    the Stepping's own measure), the batch's wall time s, and the protocol's own test (its ``judge``)."""
+    """Step ``batch`` through the plan and measure every world: the scene's shared figures, each world's measures (or
+    the Stepping's own), the batch's wall time s, the protocol's ``judge``."""
     frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name
@@ -279,9 +249,8 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
 
 
 def _poses(plan: Plan, tr: Trace, frame_dt: float) -> dict:
-    """The saved poses of one world's trace (the rollout's npz): time s, body names, body
-    positions m and quaternions xyzw (F, 17, ...), contact count and force N, phase codes,
-    friction budget kg, wrist error m, over the ``tr.done`` frames simulated."""
+    """The rollout's npz of one world's ``tr.done`` frames: time s, body names, body positions m and quaternions xyzw
+    (F, 17, ...), contact count and force N, phase codes, friction budget kg, wrist error m."""
     done = tr.done
     return dict(
         time=(np.arange(done) * frame_dt).astype(np.float64),

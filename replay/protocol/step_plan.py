@@ -1,15 +1,6 @@
-"""Stepping a batch of worlds through a plan: frame by frame, or in spans between the protocol's decisions.
-
-:func:`step_protocol` is the walk every direct rollout takes (the study, the sweep, the attribution,
-the refine search, the benchmark): it hands the plan's finger targets and wrist rows to an engine
-(:mod:`replay.sim.engine`), records each world's frames into a :class:`~replay.protocol.measures.Trace`,
-and makes the protocol's decisions between frames: stop what did not rise before the shake and the
-release, a search's early stop, a recorded object fallen off the support, and the reads at the lift
-start and the contact-agreement frame. An engine with ``capabilities.frame_spans`` steps the frames
-between two decisions in one call per world (:class:`replay.sim.engine.spans.SpanEngine`); any other
-engine steps one frame of every world at a time. Both walks give the same traces
-(``tests/test_frame_spans.py``).
-"""
+"""Stepping a batch of worlds through a plan (:func:`step_protocol`, the walk of every direct rollout): frame by frame,
+or, on an engine with ``capabilities.frame_spans``, in spans between the protocol's decisions
+(:class:`replay.sim.engine.spans.SpanEngine`); both give the same traces (``tests/test_frame_spans.py``)."""
 
 from __future__ import annotations
 
@@ -31,12 +22,9 @@ FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
 
 def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
-    """(F, 16) wrist target rows of the engine (:mod:`replay.sim.engine.wrist`) for ``plan``.
-
-    Row: position (3) m, orientation (4) MuJoCo wxyz, velocity (3) m/s, angular
-    velocity (3) rad/s, acceleration (3) m/s^2, world frame; moved by the variant's
-    wrist perturbation about the wrist at the grasp frame.
-    """
+    """(F, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of ``plan``: position m, orientation MuJoCo wxyz,
+    velocity m/s, angular velocity rad/s, acceleration m/s^2, world frame; moved by the variant's wrist perturbation
+    about the wrist at the grasp frame."""
     pos, quat, vel, om, acc = plan.coords[:, :3], plan.coords[:, 3:7], plan.vel, plan.omega, plan.acc
     if variant is not None and variant.perturbs_wrist:
         grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
@@ -59,22 +47,13 @@ def step_protocol(
     agreement_at: int | None = None,
     spans: bool = True,
 ) -> list[Trace]:
-    """Step every world of ``batch`` through ``plan``; one trace per world.
+    """Step every world of ``batch`` through ``plan``; one :class:`Trace` per world.
 
-    Per control frame: finger targets (:func:`replay.protocol.finger_closure.world_finger_targets`) and
-    wrist target rows go to the batch, then each live world's signals are read. At the end of the hold
-    (and at the release) a world whose object did not rise by ``lifted_min_rise`` stops (nothing to shake);
-    ``early_stop = (frame, rise m)`` also stops, at that frame, every world whose object
-    rose less than that since the lift start (a search's hopeless worlds); a world whose
-    signals carry a reason (overflow, runaway, solver error) stops at that frame. A world whose
-    object is ``plan.fell_off_m`` below the support stops (the recorded protocol's: lost). At frame
-    ``agreement_at`` (default: the hold's first) the bones carrying hand-object
-    force are kept (``Trace.force_bones``, :mod:`replay.protocol.contact_agreement`).
-
-    With ``spans`` (the default) an engine with ``capabilities.frame_spans`` steps the frames between
-    those decisions in one call per world (module doc); ``spans=False`` steps one frame at a time on
-    any engine. ``frame_limit``: stop after this many frames (tests).
-    """
+    A world stops: at the end of the hold and at the release when its object rose less than ``lifted_min_rise``; at
+    ``early_stop = (frame, rise m)`` when it rose less than that; at a frame whose signals carry a reason; when its
+    object is ``plan.fell_off_m`` below the support. At ``agreement_at`` (default: the hold's first frame) the bones
+    carrying hand-object force are kept. ``spans=False``: one frame at a time on any engine. ``frame_limit``: stop after
+    this many frames (tests)."""
     walk = _Walk(
         plan,
         batch,
@@ -133,8 +112,7 @@ class _Walk:
         self.floor = -np.inf if plan.fell_off_m is None else float(batch.scene.support_height) - plan.fell_off_m
 
     def decide(self, k: int) -> None:
-        """The stops before frame ``k``: what did not rise by the success threshold (hold end, release),
-        and the early stop's."""
+        """The stops before frame ``k``: not risen by the success threshold (hold end, release), and the early stop."""
         if self.lift_ref is None:
             return
         if k in (self.hold_end, self.release_start):
@@ -167,8 +145,8 @@ class _Walk:
             k0 = k1
 
     def _span_end(self, i: int, end: SpanEnd, last: int) -> None:
-        """World ``i``'s trace after a span ending at frame ``last``: what :meth:`frames` reads after that
-        frame (:meth:`_read`) if the world stepped it."""
+        """World ``i``'s trace after a span ending at frame ``last``: the reads of :meth:`_look` if it stepped that
+        frame."""
         tr = self.traces[i]
         tr.done = end.done
         if end.bad_frame is not None:
@@ -178,9 +156,8 @@ class _Walk:
         self._look(i, last, int(tr.ccount[last]), end.contacts_force, end.bad_frame != last)
 
     def _look(self, i: int, k: int, contacts: int, contacts_force: int, ok: bool) -> None:
-        """What is read of world ``i`` right after frame ``k`` (its hand-object ``contacts`` and those
-        carrying force; ``ok``: no stop reason at ``k``): at the lift start the contacts and, if ``ok``,
-        the fingertip distance; at the agreement frame, if ``ok``, the bones carrying force."""
+        """What is read of world ``i`` after frame ``k``: at lift start its contacts and (``ok``: no stop reason) the
+        fingertip distance; at the agreement frame (``ok``) the bones carrying force."""
         tr, batch = self.traces[i], self.batch
         if k in self.lift_start:
             tr.contacts_at_lift, tr.contacts_force_at_lift = contacts, contacts_force
@@ -219,8 +196,7 @@ class _Walk:
 
 
 def _stop_not_risen(batch, traces: list[Trace], k: int, ref: int, min_rise: float) -> None:
-    """Stop every live world whose object origin rose less than ``min_rise`` m from frame
-    ``ref`` to frame ``k - 1``."""
+    """Stop every live world whose object origin rose less than ``min_rise`` m from frame ``ref`` to ``k - 1``."""
     for i, tr in enumerate(traces):
         if batch.worlds[i].alive:
             z0 = float(tr.body_pos[ref, -1, 2])

@@ -1,15 +1,7 @@
-"""A recording's verdict (issue #56): ``holds``, ``fails`` or ``uncertain``, with its reason and its p_lift interval.
-:func:`verdict_of` is the one definition; :func:`headline` and :func:`interval_text` are how every reader words it
-(the console, ``study.csv``, the report, the montage, the README's tables).
-
-The verdict is read from the recording's sampled ``p_lift`` under one condition (the default judge's,
-:data:`replay.results.judge.DEFAULT_JUDGE`, else the study's first): ``holds`` where its 95 % Wilson interval lies
-at or above 0.5, ``fails`` at or below, else ``uncertain`` (:func:`replay.protocol.p_lift_stats.verdict_class`).
-Its reason: for ``fails`` the diagnosis most failing samples share; for ``uncertain`` the sampled variable it depends
-on most and which way; for ``holds`` how many lifted samples also held through the shake and fell when let go. A
-study of single rollouts (``--samples 0``) has one run per recording: its verdict is that run's (holds where it
-lifted), said as one run (its interval is that of 1 trial, which cannot lie on either side of 0.5).
-"""
+"""A recording's verdict, ``holds``, ``fails`` or ``uncertain``, with its reason and its p_lift interval
+(docs/results.md): :func:`verdict_of` is the one definition; :func:`headline` and :func:`interval_text` how every reader
+words it. Read from the sampled ``p_lift`` under the judge's condition (95 % Wilson interval at or above 0.5: holds; at
+or below: fails); a study of single rollouts gives the one run's verdict, said as one run."""
 
 from __future__ import annotations
 
@@ -34,8 +26,8 @@ LIFTED = "lifted"
 
 
 def no_shake(rec) -> bool:
-    """True where the record's protocol lifts and holds but neither shakes nor releases (the hug-oracle), or its run
-    lifted and no shake followed: a lift that held is then only lifted, never "held through the shake"."""
+    """Its protocol lifts and holds but neither shakes nor releases (the hug-oracle), or its run lifted and no shake
+    followed: a lift that held is then only lifted."""
     from replay.protocol.protocols.base import is_known, protocol_named  # the protocols import this module
 
     proto = protocol_named(rec.protocol) if rec.protocol and is_known(rec.protocol) else None
@@ -56,9 +48,8 @@ def judged_condition(conditions, judge=DEFAULT_JUDGE) -> str | None:
 
 
 def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
-    """The verdict of one rollout record (:class:`replay.results.records.RolloutRecord`): from its sampled ``p_lift``
-    under :func:`judged_condition`, its per-sample lift verdicts and diagnoses; else from its one contact run (module
-    doc)."""
+    """The verdict of one :class:`replay.results.records.RolloutRecord`: from its sampled ``p_lift`` under
+    :func:`judged_condition`, its per-sample lift verdicts and diagnoses; else from its one contact run."""
     entries = rec.sampled.entries()
     cond = judged_condition(entries, judge)
     if cond is None:

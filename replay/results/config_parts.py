@@ -1,12 +1,7 @@
-"""The parts of :class:`replay.config.ReplayConfig` that belong to one protocol or one engine: the lift protocol's
-plan, judgement and diagnosis (:class:`LiftSettings`, ``config.lift``), the Steel engine's (:class:`SteelSettings`,
-``config.steel``) and the contact buffer's (:class:`ContactBudget`, ``config.contact_budget``); the hug-oracle's is
-:class:`replay.results.oracle_fields.OracleSettings` (``config.oracle``). A protocol declares its part
-(:attr:`replay.protocol.protocols.base.Protocol.config_part`). Every field carries ``metadata={"unit", "source"}``;
-none holds a physics value (the physics table's, :mod:`replay.results.physics_table`).
-
-Sources named in short: "manosim-in-Newton" and "MuJoCo modeling guide" as in :mod:`replay.config`.
-"""
+"""The parts of :class:`replay.config.ReplayConfig` that belong to one protocol or engine: :class:`LiftSettings`
+(``config.lift``), :class:`SteelSettings` (``config.steel``), :class:`ContactBudget` (``config.contact_budget``); the
+hug-oracle's is :class:`replay.results.oracle_fields.OracleSettings`. Every field carries ``metadata={"unit",
+"source"}`` (sources in short as in :mod:`replay.config`); none holds a physics value."""
 
 from __future__ import annotations
 
@@ -52,8 +47,8 @@ class LiftSettings:
         2.0,
         "s",
         "shake test after the hold, only when the object was lifted (it does not change `lifted`, "
-        "which is judged at the end of the hold); 0 = off. Grasp-stability studies (shared/seeds 000) show a "
-        "cyclic load exposes slip that a static hold hides",
+        "which is judged at the end of the hold); 0 = off. Our choice: a cyclic load exposes slip that a static "
+        "hold hides",
     )
     shake_amplitude: float = _f(
         0.03, "m", "peak lateral wrist displacement along world X (Y: half of it at twice the rate)"
@@ -76,8 +71,8 @@ class LiftSettings:
         20.0,
         "mm",
         "diagnosis `pushed_away`: the object moved more than this before the lift (any collision "
-        "vertex). Objects rolling by themselves on the GRAB table move <= 4.6 mm (contact ablation, 30 lifts); "
-        "20 mm is about a fingertip's width, a grasp displaced by more is not the recorded one",
+        "vertex): about a fingertip's width, well above what an object rolling by itself on the GRAB table moves "
+        "(the contact ablation); a grasp displaced by more is not the recorded one",
     )
     diag_grip_lever_m: float = _f(
         0.1,
@@ -91,15 +86,15 @@ class LiftSettings:
         10.0,
         "mm",
         "diagnosis `never_gripped` vs `slid_out`: an object whose origin never rose this far above its "
-        "lift-start height during lift and hold was never gripped (it never left the table). 10 mm is the datasets' "
-        "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M) and 2x the most a held object moves in the hand "
-        "over lift and hold (0.9-4.6 mm, the 7 lifted GRAB rollouts)",
+        "lift-start height during lift and hold was never gripped (it never left the table); the datasets' "
+        "lift-onset threshold (replay.data.adapter_fields.LIFT_THRESHOLD_M), above what a held object moves in the "
+        "hand over lift and hold",
     )
     diag_slip_onset_mm: float = _f(
         5.0,
         "mm",
         "diagnosis `slid_out`: slip begins at the first frame after lift start where the object moved "
-        "this far in the wrist frame (lifted objects move 0.9-4.6 mm in the hand over lift and hold)",
+        "this far in the wrist frame (above what a lifted object moves in the hand over lift and hold)",
     )
     pad_near_mm: float = _f(
         10.0,
@@ -156,25 +151,19 @@ class SteelSettings:
     iterations: int = _f(
         20,
         "1",
-        "PGS iterations per step (SolverSteel default 12). shared/seeds 001 (the same solver before it "
-        "shipped as SolverSteel): 20 iterations matched SolverMuJoCo's creep on a shaken grasp; below 12 the "
-        "result is not monotone in the count",
+        "PGS iterations per step (SolverSteel default 12); our choice, above the default",
     )
     friction_mode: str = _f(
         "fixed_normal",
         "-",
-        "SolverSteel default and, on a CPU device, its only mode (docstring: the other modes "
-        "raise NotImplementedError there); bisection_desaxce (CUDA only; point friction) lowered creep "
-        "0.72 -> 0.40 mm in shared/seeds 001",
+        "SolverSteel default and, on a CPU device, its only mode (its docstring: the other modes "
+        "raise NotImplementedError there; bisection_desaxce, CUDA only, is point friction)",
     )
     baumgarte: float = _f(
         0.2,
         "1",
-        "fraction of a contact's penetration removed per step (SolverSteel default 0.2). Measured here "
-        "(no hand contact, 3 s on the GRAB table): at 0.2 the camera creeps 0.3-0.6 mm/s, at 0.05 (or 50 "
-        "iterations) it rests; shared/seeds 001: every millimetre a held object creeps comes from this term. "
-        "30 GRAB lifts: 0.2 lifts 3 (1 held through the shake; slip in hand 7-26 mm; 26 of 30 ablations clean), "
-        "0.05 lifts 4 (3 held; slip 0.5-3.7 mm; 28 of 30 clean); SolverMuJoCo with the same finger drive lifts 7",
+        "fraction of a contact's penetration removed per step (SolverSteel default 0.2); a held object's creep "
+        "comes from this term",
     )
     row_headroom: float = _f(
         3.0,
@@ -186,7 +175,7 @@ class SteelSettings:
         64,
         "rows",
         "floor of each measured row budget; SolverSteel's default articulation_constraint_max 32 "
-        "is ten 3-row contacts (shared/seeds 001: it silently discards most contacts of a grasp)",
+        "is ten 3-row contacts, fewer than a grasp has",
     )
     probe_rows: int = _f(2048, "rows", "row budget of the watermark probe (large enough that it drops none)")
     row_budget: int | None = _f(
@@ -227,7 +216,7 @@ class SteelSettings:
 
 @dataclass
 class ContactBudget:
-    """The contact buffer: measured from the resting contacts (:mod:`replay.sim.scene`)."""
+    """The contact buffer, sized from the resting contacts (:mod:`replay.sim.scene`)."""
 
     headroom: float = _f(6.0, "1", "manosim-in-Newton: a closing hand makes several times the resting contacts")
     capacity_min: int = _f(64, "contacts", "floor for the measured capacity (scene with few resting contacts)")

@@ -1,12 +1,6 @@
-"""The one reader of older result files: a study or rollout JSON object of results format 1-6 as format 7's.
-
-Format 6 (issue #55) nests a rollout's fields in typed parts (:mod:`replay.results.rollout_parts`: ``scene``,
-``grasp``, ``lift``, ``timing``, ``sampled``, and its protocol's own result, :mod:`replay.results.protocol_results`);
-formats 1-5 held them flat, every field on every rollout (null where it did not apply): :func:`nest` gathers them.
-Format 1 called ``not_lifted`` ``dropped`` (outcomes and the counts' keys, at any depth): :func:`upgrade_words`.
-A format-6 or older study ``config`` (flat fields, physics values among them) is read by
-:func:`replay.results.legacy_physics.legacy_config` (``ReplayConfig.from_dict``).
-"""
+"""The one reader of older result files: a study or rollout JSON object of format 1-6 as format 7's (docs/results.md):
+:func:`nest` gathers formats 1-5's flat fields into format 6's parts, :func:`upgrade_words` reads format 1's
+``dropped``; older study configs go through :func:`replay.results.legacy_physics.legacy_config`."""
 
 from __future__ import annotations
 
@@ -100,10 +94,8 @@ def nest(flat: dict) -> dict:
 
 
 def upgrade_words(doc, version: int | None = None):
-    """``doc`` (a study or rollout JSON object, or a part of one) with format 1's words replaced
-    (:data:`FORMAT_1_WORDS`: the values of ``outcome`` / ``refine_outcome`` and the counts' keys, at any
-    depth), in place; returned. ``version``: the file's (read from ``doc`` when None); a later one is returned
-    as it is."""
+    """``doc`` with format 1's words replaced (:data:`FORMAT_1_WORDS`, in ``outcome`` / ``refine_outcome`` and the
+    counts' keys, any depth), in place; ``version`` the file's (None: read from ``doc``)."""
     if version is None and isinstance(doc, dict):
         version = doc.get("format_version")
     if version is None or int(version) != 1:

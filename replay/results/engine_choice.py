@@ -1,10 +1,6 @@
-"""Which engine steps a rollout (``config.engine``) and where Warp runs it (``config.device``).
-
-One precedence, in :func:`engine_from_flags`: the command line (``--solver``, ``--device``) over the
-config file over the default (MuJoCo C on the CPU). A config written before this choice named the engine
-with three fields (``solver_backend``, ``engine`` ``direct`` / ``newton``, ``device`` ``cpu`` / ``cuda`` /
-``warp-cpu``); :func:`from_legacy` reads them, and the command line's flags keep those fields' meaning.
-"""
+"""Which engine steps a rollout (``config.engine``) and where Warp runs it (``config.device``); one precedence in
+:func:`engine_from_flags`: the command line over the config file over the default (MuJoCo C, CPU). Older configs' three
+fields (``solver_backend``, ``engine``, ``device``) read through :func:`from_legacy`."""
 
 from __future__ import annotations
 

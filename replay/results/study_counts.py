@@ -1,7 +1,6 @@
-"""A study's ``counts`` read once from JSON (issue #55 item 2): :class:`Counts` holds a protocol's counts
-(:func:`replay.protocol.protocols.counting.lift_counts`, the recorded protocol's, the study's own) as attributes, its
-verdict tallies and cross-check counts typed; the counts of each other protocol or verdict pair (``counts["hug-oracle"]``,
-``counts["hug-oracle@authored"]``) through :meth:`Counts.of`. Every key it does not declare stays in ``extra``."""
+"""A study's ``counts`` read once from JSON: :class:`Counts` holds a protocol's counts as attributes (verdict tallies
+and cross-check counts typed); other protocols' and verdict pairs' through :meth:`Counts.of`; undeclared keys in
+``extra``."""
 
 from __future__ import annotations
 

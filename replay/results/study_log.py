@@ -1,20 +1,13 @@
-"""A study's append-only records: one JSON line per finished job, flushed and fsync'd
-before the next job's result is taken, so a kill at any instant loses at most the jobs that
-were running (and at most a torn last line, which the reader drops).
-
-``out/study.json``'s records are ``out/<stem>.records.jsonl`` (:func:`records_path`). A line::
+"""A study's append-only records, ``<stem>.records.jsonl`` beside ``study.json``: one JSON line per finished job,
+flushed and fsync'd before the next result is taken (a kill loses at most the running jobs and a torn last line, which
+the reader drops). A line::
 
     {"key": "mug_lift", "sequence": "mug_lift", "protocol": "lift", "status": "ok",
-     "json": "study_rollouts/mug_lift.json", "config_hash": "...", "wall_s": 12.3,
-     "job_s": 4.1}
+     "json": "study_rollouts/mug_lift.json", "config_hash": "...", "wall_s": 12.3, "job_s": 4.1}
 
-``status``: ``ok`` (the rollout JSON at ``json``, relative to the study's folder, was written
-before the line), ``refused`` (bad input, ``reason`` its one line), ``error`` (a bug or a
-lost worker, ``reason``), ``storage``; ``wall_s``: the study's wall time when it was
-appended, s; ``job_s``: the job's own time as it recorded it (``wall_s_total``), s.
-The summary (``study.json``) is remade from these and the rollout JSONs at the end and at
-intervals (:mod:`replay.study.runner`), never per job: writing grows with the jobs, not their square.
-"""
+``status`` ``ok`` (the rollout JSON, relative to the study's folder, written first), ``refused`` / ``error``
+(``reason``), ``storage``; ``wall_s`` the study's wall time then, ``job_s`` the job's own, s. The summary is remade from
+these at the end and at intervals, never per job."""
 
 from __future__ import annotations
 
@@ -36,12 +29,10 @@ def records_path(study_path: str | Path) -> Path:
 
 
 def append_record(path: str | Path, lines: list[dict]) -> None:
-    """Append ``lines``, one JSON line each, to ``path`` in one write, flushed and fsync'd
-    (the file created if absent; NaN and inf written as null).
+    """Append ``lines``, one JSON line each, in one write, flushed and fsync'd (NaN and inf as null).
 
     Raises:
-        OSError: the file cannot be written (a full disk: :func:`replay.fileio.storage_fault`).
-    """
+        OSError: the file cannot be written."""
     text = "".join(json.dumps(_finite(ln), separators=(",", ":"), default=str) + "\n" for ln in lines)
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
@@ -59,13 +50,10 @@ def _finite(x):
 
 
 def read_records(path: str | Path) -> list[dict]:
-    """The records at ``path`` in the order appended ([] when there is no file). A torn last
-    line (a kill mid-append: no newline at its end, or not JSON) is dropped.
+    """The records at ``path`` in order ([] without a file); a torn last line is dropped.
 
     Raises:
-        ResultsFormatError: a line before the last is not a JSON object (the file was edited or
-            damaged: named with its line number).
-    """
+        ResultsFormatError: a line before the last is not a JSON object (names its line)."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:

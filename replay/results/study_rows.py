@@ -1,8 +1,6 @@
-"""A study's rows read once from JSON (issue #55 item 2, #56): :class:`StudyRow` holds a row's fields
-(:data:`replay.results.records.ROW_FIELDS`) as attributes, its ``p_lift`` per condition typed
-(:class:`~replay.results.verdict_record.PLiftEntry`), its ``verdict`` and ``cross_checks``; any other key (a
-``lifted_<pair>`` column, an older field) in ``extra``. Readers of a study's rows (console, report, tables,
-montage) take these, not the row dicts."""
+"""A study's rows read once from JSON: :class:`StudyRow` holds a row's fields
+(:data:`replay.results.records.ROW_FIELDS`) as attributes, ``p_lift`` per condition typed, its ``verdict`` and
+``cross_checks``; other keys in ``extra``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A recording's verdict as the result files hold it (issue #56), read once from JSON and written back: a sampled
+"""A recording's verdict as the result files hold it read once from JSON and written back: a sampled
 ``p_lift`` entry per condition (:class:`PLiftEntry`, its :class:`Driver`), the verdict (:class:`Verdict`: holds,
 fails or uncertain, its reason and its p_lift interval) and a cross-check (:class:`CrossCheck`). The verdict is
 made by :func:`replay.protocol.verdict.verdict_of` alone."""
@@ -114,7 +114,7 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d) -> Verdict | None:
-        """The verdict of a study row's ``verdict`` object; None where there is none (a study before issue 56)."""
+        """The verdict of a study row's ``verdict`` object; None where there is none (an older study)."""
         if not isinstance(d, dict) or d.get("verdict") not in {w.value for w in Word}:
             return None
         num = {x: _num(d.get(x)) for x in ("p_lift", "p_lo", "p_hi")}
@@ -178,7 +178,7 @@ def cross_checks(items) -> list[CrossCheck]:
 @dataclass(frozen=True)
 class Tally:
     """How many recordings got each verdict and why: ``{word: (n, {cause: n})}`` in :class:`Word` order (a cause None
-    where the verdict had none to give, e.g. a study before issue 56)."""
+    where the verdict had none to give, e.g. an older study)."""
 
     by_word: dict
 
@@ -218,8 +218,8 @@ class Tally:
 @dataclass(frozen=True)
 class Discrimination:
     """One row of a study's ``discrimination`` (:mod:`replay.study.discrimination`): p_lift of the real and the
-    corrupted recordings, the AUC with its interval over recordings (``auc_lo``, ``auc_hi``; None in a study before
-    issue 56), the ratio, how many recordings, the published ratio and its source."""
+    corrupted recordings, the AUC with its interval over recordings (``auc_lo``, ``auc_hi``; None in an older
+    study), the ratio, how many recordings, the published ratio and its source."""
 
     protocol: str
     condition: str

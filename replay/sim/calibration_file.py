@@ -1,20 +1,7 @@
-"""The results file of the named physics ``calibrated`` (:mod:`replay.sim.physics`): what
-``scripts/calibrate.py`` chose once on GRAB's lifts (:mod:`replay.study.calibration`).
-
-``docs/results/calibration.json`` (:data:`CALIBRATION_FILE`; the environment variable
-``REPLAY_CALIBRATION`` names another file, which is how the calibration runs each candidate)::
-
-    {"base": "replay",                      # the named physics it departs from
-     "choice": {"name", "condition",        # the chosen candidate
-                "overrides": {choice: value},   # physics choices it sets (its condition's among them)
-                "centres": {variable: value},   # the sampled distributions' centres (replay.study.calibration.centred)
-                "balanced_accuracy", "tpr", "tnr", "n_real", "n_corrupted"},
-     "figure": "...", "candidates": [...], "recordings": [...], "samples", "seed", "corruptions",
-     "made_by", "commit", "date"}
-
-:func:`read_calibration` checks the fields the physics reads and caches the file by its
-modification time and size (workers read it once).
-"""
+"""The results file of the named physics ``calibrated``: what ``scripts/calibrate.py`` chose once on GRAB's lifts
+(:mod:`replay.study.calibration`). :data:`CALIBRATION_FILE` (``$REPLAY_CALIBRATION`` names another): ``{"base",
+"choice": {"name", "condition", "overrides", "centres", "balanced_accuracy", ...}, "figure", "candidates", "recordings",
+...}`` (fields: docs/results.md); cached by modification time and size."""
 
 from __future__ import annotations
 
@@ -38,11 +25,11 @@ def calibration_path() -> Path:
 
 
 def read_calibration(path: Path | None = None) -> dict:
-    """The calibration file (module doc), checked.
+    """The calibration file, checked.
 
     Raises:
-        DataError: missing (run scripts/calibrate.py), not JSON, or without ``base`` / ``choice.overrides``
-            / ``choice.centres`` of the right types (names the file and field)."""
+        DataError: missing (run scripts/calibrate.py), not JSON, or without ``base`` / ``choice.overrides`` /
+            ``choice.centres`` of the right types (names the file and field)."""
     p = Path(path) if path is not None else calibration_path()
     try:
         st = p.stat()

@@ -1,13 +1,6 @@
-"""The contact parameters MuJoCo really uses between the hand and the object.
-
-The hand's geoms carry manosim's soft ``solref``/``solimp`` (the palm a softer ``solimp``
-and ``priority="1"``); the object's geoms carry whatever the scene gave them. MuJoCo
-combines the two per pair (:mod:`importer_patches.contact_params`: priority, solmix,
-maximum), so a value set on one side may never reach a contact. :func:`hand_object_table`
-reads the combination from the compiled model for every hand body (palm, each finger
-segment) against every object collision part, and flags a configured value that no pair
-uses.
-"""
+"""The contact parameters MuJoCo really uses between the hand and the object, read from the compiled model per hand bone
+and object part (:mod:`importer_patches.contact_params`: priority, solmix, maximum), flagging a configured value no pair
+uses."""
 
 from __future__ import annotations
 
@@ -20,20 +13,10 @@ BONE_NAMES = ("palm",) + tuple(f"{f}_{k}" for f in ("index", "middle", "pinky", 
 
 
 def hand_object_table(scene) -> dict:
-    """Per (hand bone, object part) pair class, what MuJoCo uses for their contacts.
-
-    Args:
-        scene: a built :class:`replay.sim.scene.Scene` (its solver compiled).
-
-    Returns:
-        ``{"pairs": [{"hand": bone name, "object_part": k, "condim", "friction" (3,),
-        "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule", "taken_from"}, ...],
-        "classes": number of distinct parameter sets, "flags": [str, ...]}``.
-        ``rule`` is ``priority`` (one side's values taken outright: ``taken_from`` says
-        which, ``hand`` or ``object``), ``mixed`` (equal priority) or ``pair``. ``flags``
-        name each hand bone whose priority discards object values (condim, friction,
-        solref) from its contacts, and say so when no hand contact uses the object's values.
-    """
+    """Per (hand bone, object part) pair class of a built ``scene``, what MuJoCo uses for their contacts: ``{"pairs":
+    [{"hand", "object_part", "condim", "friction" (3,), "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule"
+    (priority / mixed / pair), "taken_from"}], "classes", "flags"}``; ``flags`` name each bone whose priority discards
+    the object's values."""
     view = SolverView(scene.solver)
     m = view.mj_model
     g2s = view.to_newton("mjc_geom_to_newton_shape")[: m.ngeom]
@@ -62,8 +45,7 @@ def hand_object_table(scene) -> dict:
 
 
 def _discarded(bone: str, obj: GeomParams, used) -> str | None:
-    """A flag naming what of the object's own values a higher-priority hand geom threw away
-    (MuJoCo takes the winner's condim, friction, solref and solimp outright), or None."""
+    """A flag naming the object values a higher-priority hand geom threw away, or None."""
     lost = []
     if obj.condim != used.condim:
         lost.append(f"condim {obj.condim} -> {used.condim}")
@@ -77,8 +59,7 @@ def _discarded(bone: str, obj: GeomParams, used) -> str | None:
 
 
 def _merge_parts(rows: list[dict]) -> list[dict]:
-    """One row per (hand bone, parameter set): object parts with equal values folded into
-    ``object_parts`` (a list), so a 14-part mug does not make 224 rows."""
+    """One row per (hand bone, parameter set), equal object parts folded into ``object_parts``."""
     out: dict = {}
     for r in rows:
         key = (r["hand"], r["condim"], tuple(r["friction"]), tuple(r["solref"]), tuple(r["solimp"]), r["rule"])

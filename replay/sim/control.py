@@ -1,23 +1,8 @@
-"""Controls written before every solver step: a wrist wrench and finger targets.
-
-Nothing else touches the simulation: the object is passive, the hand is never
-teleported; only :attr:`newton.Control.joint_f` (wrist) and
-:attr:`newton.Control.joint_target_q` (fingers) are written.
-
-Wrist (free joints cannot be actuated): MuJoCo ignores actuators on a
-free joint, so the wrist is a 6-DOF PD wrench through ``joint_f``, which Newton
-applies on a free joint as a world-frame force and torque at the root body's
-centre of mass. Gains are the MJCF's wrist actuator gains from the import report
-(tx, ty, tz: N/m and N·s/m; rx, ry, rz: N·m/rad and N·m·s/rad). A gravity
-feed-forward cancels the whole hand's weight (force M g at the hand's COM, moved to
-the root COM), and the authored passive wrist damping is fed forward with the
-target velocity so a moving target is tracked without a velocity lag.
-
-Fingers: position targets on the 15 ball joints (quaternions xyzw in
-``joint_target_q``), realized by MuJoCo ``<position>`` actuators whose force range
-is the effort limit (set in :mod:`replay.sim.scene`, verified by read-back and by
-:func:`finger_actuator_force_max`).
-"""
+"""Controls written before every solver step (the Newton reference and Steel engines): the wrist wrench in
+``Control.joint_f`` (a world force and torque at the root COM on a free joint; MuJoCo ignores actuators there) with the
+MJCF's wrist gains, gravity and damping feed-forward (:mod:`replay.sim.engine.wrist`'s law), and finger targets in
+``joint_target_q`` (15 ball joints, xyzw) for MuJoCo's ``<position>`` actuators. The object is passive; the hand is
+never teleported."""
 
 from __future__ import annotations
 
@@ -30,15 +15,9 @@ from replay.sim.solver_view import SolverView
 
 
 class HandController:
-    """Writes the wrist wrench and finger targets into a :class:`newton.Control`.
-
-    Args:
-        scene: a :class:`replay.sim.scene.Scene`.
-        control: the control object passed to ``solver.step``.
-
-    The wrist target is ``(pos (3,) m world, quat (4,) xyzw world, vel (3,) m/s,
-    omega (3,) rad/s)`` of the root body ``mano_body_0``'s frame.
-    """
+    """Writes the wrist wrench and finger targets into ``control`` (the one passed to ``solver.step``) for ``scene``;
+    the wrist target is ``(pos (3,) m, quat (4,) xyzw, vel (3,) m/s, omega (3,) rad/s)`` of ``mano_body_0``'s frame,
+    world."""
 
     def __init__(self, scene, control):
         self.scene = scene
@@ -66,11 +45,8 @@ class HandController:
         self.control.joint_target_q.assign(self._target_q)
 
     def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
-        """(6,) world force N and torque N·m at the root COM for the current ``state``.
-
-        ``acc`` (3,) m/s^2: target acceleration, fed forward as ``M acc`` (M the hand mass),
-        the force the arm supplies to accelerate the hand.
-        """
+        """(6,) world force N and torque N·m at the root COM for ``state``; ``acc`` (3,) m/s^2 fed forward as ``M
+        acc``."""
         bq = state.body_q.numpy()
         bqd = state.body_qd.numpy()
         hb = self.scene.hand_bodies
@@ -110,11 +86,8 @@ class HandController:
 
 
 def finger_actuator_force_max(scene) -> float:
-    """Largest |actuator force| over the finger actuators in the last step, N·m.
-
-    With the effort limit applied this never exceeds the finger effort limits (finger_effort_limit)
-    (MuJoCo clamps each ``<position>`` actuator to its force range).
-    """
+    """Largest |finger actuator force| in the last step, N·m (within the effort limits: MuJoCo clamps each actuator to
+    its force range)."""
     f = SolverView(scene.solver).data_field("actuator_force")
     return float(np.max(np.abs(f))) if f.size else 0.0
 

@@ -1,12 +1,7 @@
-"""How strong the replayed fingers are: the per-joint effort limits of a config's physics.
-
-The physics choice ``finger_effort_limit`` (a departure's value, else the table's ``lift`` entry): a number, N·m
-at every joint; ``"human"``, each
-finger's maximal pad force (``grip_force_n`` x ``finger_force_share``, N) times each of its joints'
-lever to the pad on the replayed MJCF (:func:`replay.kinematics.joint_levers.finger_levers`), the same
-on each of a ball joint's three torque components. Fingers in MANO order: index, middle, pinky, ring,
-thumb (joints 1-3, 4-6, 7-9, 10-12, 13-15).
-"""
+"""The replayed fingers' per-joint effort limits under a config's physics (``finger_effort_limit``: a number, N·m at
+every joint; ``"human"``, each finger's maximal pad force ``grip_force_n x finger_force_share`` N times each joint's
+lever to the pad, :func:`replay.kinematics.joint_levers.finger_levers`). Fingers in MANO order: index, middle, pinky,
+ring, thumb (joints 1-3, ..., 13-15)."""
 
 from __future__ import annotations
 
@@ -52,10 +47,10 @@ def tip_forces(cfg) -> np.ndarray | None:
 
 
 def joint_limits(cfg, mjcf: str | Path) -> np.ndarray:
-    """(15,) effort limit of ``mano_joint_1..15``, N·m, on each of its three torque components (module doc).
+    """(15,) effort limit of ``mano_joint_1..15``, N·m, on each of its three torque components.
 
     Raises:
-        DataError: see :func:`tip_forces` and :func:`replay.kinematics.joint_levers.finger_levers`."""
+        DataError: :func:`tip_forces`, :func:`replay.kinematics.joint_levers.finger_levers`."""
     forces = tip_forces(cfg)
     if forces is None:
         return np.full(15, profile(cfg))

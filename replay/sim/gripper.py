@@ -1,21 +1,9 @@
-"""A generated two-pad parallel-jaw gripper on a three-axis gantry, and one object asset, in Newton.
-
-The test fixture of the grasp-and-lift check (:mod:`replay.protocol.gripper_phases`): the object
-is the replay's object (:func:`replay.sim.world_builder._add_object`: its convex collision parts,
-friction, condim and mass), the support an infinite ground plane at z = 0
-(:func:`replay.sim.world_builder._add_support`), the solver ``SolverMuJoCo`` built by
-:func:`replay.sim.scene.make_solver` (MuJoCo C). World Z up, gravity
--9.81 m/s^2; quaternions xyzw (Newton) unless said.
-
-The gripper: a carriage body on a D6 joint of three world-axis slides (X, Y, Z; position drives),
-and two jaw bodies on prismatic joints of the carriage whose axes run along the grasp line
-``+u`` and ``-u``; each jaw carries one box pad whose inner face sits at the jaw coordinate
-``q`` (m) from the gantry point, so the pad gap is ``q1 + q2``. Both jaws get the same target
-(symmetric) and a position drive clamped at the jaw force (N). Pads have contact priority over
-the object (MuJoCo: the higher-priority geom's friction and condim are the contact's), so the
-pad's sliding friction is the one the contact uses; pad-pad and pad-ground contacts are
-filtered (the fixture tests the asset, not the fixture's clearance to the floor).
-"""
+"""A generated two-pad parallel-jaw gripper on a three-axis gantry, and one object asset, in Newton
+(docs/gripper_check.md): the replay's object (:func:`replay.sim.world_builder._add_object`) on a ground plane at z = 0,
+``SolverMuJoCo`` (MuJoCo C, :func:`replay.sim.scene.make_solver`). A carriage on a D6 joint of three world slides, two
+jaws on prismatic joints along ``+u`` / ``-u``, each with a box pad whose inner face sits at jaw coordinate ``q`` m (pad
+gap ``q1 + q2``), position drives clamped at the jaw force, N. Pads have contact priority over the object; pad-pad and
+pad-ground contacts are filtered. World Z up, gravity -9.81 m/s^2, quaternions xyzw unless said."""
 
 from __future__ import annotations
 
@@ -103,8 +91,7 @@ class FixtureConfig:
 
 def jaw_force(mass: float, cfg: FixtureConfig) -> float:
     """Per-jaw normal force, N: ``safety_factor * m g / (2 min(mu, friction_credit_max))``, ``mu`` the
-    ``sizing_friction`` (default the ``pad_friction``)
-    (two pads, Coulomb friction, the credit capped as the FET005 grasp_and_lift spec says)."""
+    ``sizing_friction`` (default ``pad_friction``; FET005 grasp_and_lift's cap)."""
     mu = min(
         float(cfg.pad_friction if cfg.sizing_friction is None else cfg.sizing_friction), float(cfg.friction_credit_max)
     )
@@ -114,16 +101,16 @@ def jaw_force(mass: float, cfg: FixtureConfig) -> float:
 
 
 def jaw_gains(force: float, dt: float, cfg: FixtureConfig) -> tuple[float, float, float]:
-    """``(kp N/m, kd N·s/m, pad mass kg)``: the drive reaches ``force`` at the preload
-    (kp = force / preload), the pad mass keeps sqrt(kp/m) dt <= ``pad_omega_dt_max``, kd is critical."""
+    """``(kp N/m, kd N·s/m, pad mass kg)``: ``force`` at the preload (kp = force / preload), the pad mass keeping
+    sqrt(kp/m) dt <= ``pad_omega_dt_max``, kd critical."""
     kp = force / float(cfg.preload)
     m = max(float(cfg.pad_mass_min), kp * (dt / float(cfg.pad_omega_dt_max)) ** 2)
     return kp, 2.0 * np.sqrt(kp * m), m
 
 
 def line_frame(u: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation whose columns are ``u`` (the jaw axis), ``w x u`` and ``w`` (the part of
-    world +Z orthogonal to ``u``; world X's when ``u`` is vertical)."""
+    """(3, 3) rotation with columns ``u`` (jaw axis), ``w x u`` and ``w`` (world +Z orthogonal to ``u``; world X's when
+    ``u`` is vertical)."""
     u = np.asarray(u, float) / np.linalg.norm(u)
     up = np.array([0.0, 0.0, 1.0]) if abs(u[2]) < 0.95 else np.array([1.0, 0.0, 0.0])
     w = up - up.dot(u) * u
@@ -132,13 +119,10 @@ def line_frame(u: np.ndarray) -> np.ndarray:
 
 
 class Reading(NamedTuple):
-    """The fixture's state after one step (world frame, m, quaternions xyzw): ``com`` (3,) object
-    centre of mass, ``quat`` (4,) object orientation, ``gantry`` (3,) and ``jaws`` (2,) joint
-    coordinates (zeros without a gripper), ``origin`` (7,) the object's body frame, ``pads`` (2, 7)
-    the jaw bodies (empty without a gripper), ``qvel`` (nv,) every DOF's velocity, ``runaway``: the
-    COM is not finite or ``|qvel| > RUNAWAY_QVEL``. The first four are what
-    :meth:`GripperScene.read` always gave (``r[0]`` .. ``r[3]``). Read-only: a step's arrays may be
-    views into its chunk's readout."""
+    """The fixture's state after one step (world, m, xyzw): ``com`` (3,) object COM, ``quat`` (4,), ``gantry`` (3,) and
+    ``jaws`` (2,) joint coordinates (zeros without a gripper), ``origin`` (7,) the object's body frame, ``pads`` (2, 7)
+    the jaw bodies, ``qvel`` (nv,), ``runaway`` (COM not finite or ``|qvel| > RUNAWAY_QVEL``). Read-only (may view its
+    chunk's readout)."""
 
     com: np.ndarray
     quat: np.ndarray
@@ -152,20 +136,15 @@ class Reading(NamedTuple):
 
 @dataclass
 class GripperScene:
-    """The built fixture, stepped as the project's direct engine steps a replay: the ``SolverMuJoCo``
-    compiles the Newton model once, then its MuJoCo C model and data are stepped directly
-    (``mujoco.mj_step`` in compiled chunks, :meth:`run`; ``ctrl`` = the position targets, m; 33 us a
-    step here vs 2.1 ms through ``SolverMuJoCo.step``, measured on cubesmall).
+    """The built fixture, its MuJoCo C model and data stepped directly (``mj_step`` in compiled chunks, :meth:`run`;
+    ``ctrl`` the position targets, m).
 
     Attributes:
-        model, solver: the Newton model and ``SolverMuJoCo`` (MuJoCo C: ``solver.mj_model`` / ``mj_data``).
-        dt: physics step, s. time: simulated time, s.
-        object_mass: kg. object_com: (3,) centre of mass in the body frame, m.
-        object_inertia: (3, 3) inertia about the centre of mass, body frame, kg·m^2.
-        object_vertices: (V, 3) collision vertices, body frame (mesh frame), m.
-        u: (3,) jaw axis (world); force: per-jaw force clamp, N; kp N/m, kd N·s/m, pad_mass kg: jaw drive.
-        has_gripper: False for an object-and-ground scene (settling).
-    """
+        model, solver: the Newton model and ``SolverMuJoCo``. dt: physics step, s. time: simulated time, s.
+        object_mass: kg. object_com: (3,) body frame, m. object_inertia: (3, 3) about the COM, body frame, kg·m^2.
+            object_vertices: (V, 3) body frame, m.
+        u: (3,) jaw axis, world; force: per-jaw clamp, N; kp N/m, kd N·s/m, pad_mass kg. has_gripper: False for object
+            and ground only."""
 
     model: newton.Model
     solver: object
@@ -184,17 +163,10 @@ class GripperScene:
     time: float = 0.0
 
     def run(self, n: int, visit: Callable[[int, Reading], bool], targets: Callable | None = None) -> int:
-        """Step up to ``n`` physics steps of ``dt`` s; after step ``k`` (0-based) ``visit(k, reading)`` is
-        called (:class:`Reading`, ``time`` already advanced) and a True return ends the run there.
-        ``targets(k0, k1)`` gives the ``(k1 - k0, 4)`` ctrl rows of steps ``k0..k1-1``: gantry target
-        (3,) m (world) and jaw target m (both jaws); None (or no gripper): ``ctrl`` as it is.
-
-        Steps run in chunks of :data:`CHUNK_STEPS` in one ``nogil`` call of MuJoCo's ``mj_step``
-        (:func:`replay.sim.engine.mujoco_c.ctrl_steps.ctrl_steps`); ``mjData`` ends at the step
-        ``visit`` stopped on (or raised in) exactly as one ``mujoco.mj_step`` per step would leave it
-        (the chunk's start state restored and stepped again; that module's doc). Returns the steps
-        taken.
-        """
+        """Step up to ``n`` steps of ``dt`` s, calling ``visit(k, reading)`` after each (True ends the run);
+        ``targets(k0, k1)`` gives the ``(k1 - k0, 4)`` ctrl rows (gantry target (3,) m, jaw target m; None: ``ctrl`` as
+        is). Steps run in chunks of :data:`CHUNK_STEPS` (:func:`replay.sim.engine.mujoco_c.ctrl_steps.ctrl_steps`);
+        ``mjData`` ends exactly where one ``mj_step`` per step would. Returns the steps taken."""
         m, d = self.solver.mj_model, self.solver.mj_data
         idx = self._ctrl_index()
         spec = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -235,8 +207,8 @@ class GripperScene:
             self._steps(idx, rows[: i + 1], self._buffers(i + 1))
 
     def _buffers(self, n: int) -> tuple:
-        """Fresh readout arrays for ``n`` steps (``bodies``, ``q_read`` index arrays; ``com`` (n, 3),
-        ``pose`` (n, bodies, 7) wxyz, ``q`` (n, q_read), ``qvel`` (n, nv))."""
+        """Fresh readout arrays for ``n`` steps (``com`` (n, 3), ``pose`` (n, bodies, 7) wxyz, ``q``, ``qvel`` (n,
+        nv))."""
         mp = self.maps
         bodies = np.array([mp["object_body"], *mp.get("jaw_bodies", [])], np.int64)
         q_read = (
@@ -289,9 +261,7 @@ class GripperScene:
         return rows.shape[0]
 
     def _readings(self, out: tuple, taken: int) -> list[Reading]:
-        """The first ``taken`` steps of ``out`` as :class:`Reading` s (views into this chunk's arrays, which
-        nothing writes again), ``runaway`` set per step: a non-finite COM or ``|qvel| > RUNAWAY_QVEL``
-        (``np.linalg.norm`` of the row, as the check was made on ``mjData.qvel``)."""
+        """The first ``taken`` steps of ``out`` as :class:`Reading` s (views), ``runaway`` per step."""
         _b, _q, com, pose, q, qv = (a[:taken] if a.ndim > 1 else a for a in out)
         pose = pose[..., [0, 1, 2, 4, 5, 6, 3]]  # wxyz -> xyzw
         bad = ~np.isfinite(com).all(axis=1)
@@ -385,13 +355,11 @@ def build_gripper_scene(
     config: ReplayConfig,
     fixture: FixtureConfig,
 ) -> GripperScene:
-    """Object (body frame at ``object_pos`` m / ``object_quat`` xyzw) on the ground plane z = 0 and, with
-    ``u`` (3,) the jaw axis (world), the gripper at gantry point ``gantry0`` (3,) m with both jaws at
-    ``jaw0`` m (pad gap 2 ``jaw0``). ``u=None``: object and ground only (settling).
+    """Object (``object_pos`` m / ``object_quat`` xyzw) on the ground plane z = 0 and, with jaw axis ``u`` (3,) world,
+    the gripper at gantry point ``gantry0`` (3,) m, both jaws at ``jaw0`` m; ``u=None``: object and ground only.
 
     Raises:
-        DataError: bad asset (a collision part unreadable, massless), or a non-positive pad friction.
-    """
+        DataError: bad asset, or a non-positive pad friction."""
     builder = new_builder(config)
     body, _joint, _shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     s_ground = builder.shape_count
@@ -447,13 +415,8 @@ def build_gripper_scene(
 
 
 def _add_gripper(builder, gantry0, u, jaw0, drive, pad_mass, object_mass, asset, fx: FixtureConfig) -> dict:
-    """The carriage (D6 of three world slides) and two jaws (prismatic along +u / -u) with one pad each.
-
-    ``drive``: (force N, kp N/m, kd N·s/m) of each jaw.
-
-    Returns:
-        Newton indices: ``gantry_dof``, ``gantry_q`` (first of three), ``jaw_dofs``, ``jaw_q``, ``jaw_bodies``, ``pads``.
-    """
+    """The carriage and two jaws with one pad each; ``drive`` (force N, kp N/m, kd N·s/m). Returns Newton indices
+    ``gantry_dof``, ``gantry_q``, ``jaw_dofs``, ``jaw_q``, ``jaw_bodies``, ``pads``."""
     force, kp, kd = drive
     R = line_frame(u)
     m_c = float(fx.carriage_mass)

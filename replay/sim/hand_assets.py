@@ -1,10 +1,6 @@
-"""Which manosim MJCF a replay uses (no physics imports: the study's parent process needs
-it before any worker starts, and importing Newton costs about 2 s).
-
-The physics choice ``hand_shape`` names a :class:`HandShape` of :data:`HAND_SHAPES`: an authored
-manosim shape (``myhand``, ``zerohand``) or ``fitted``, the recording's own hand
-(``docs/hand.md``; per dataset :attr:`replay.datasets.Dataset.fitted_hand`).
-"""
+"""Which manosim MJCF a replay uses (no physics imports: the study's parent process needs it). The physics choice
+``hand_shape`` names a :class:`HandShape` of :data:`HAND_SHAPES`: ``myhand``, ``zerohand`` or ``fitted``, the
+recording's own hand (docs/hand.md)."""
 
 from __future__ import annotations
 
@@ -36,17 +32,14 @@ class HandShape:
 
 @dataclass(frozen=True)
 class FittedShape(HandShape):
-    """The recording's own hand: where its dataset fits one (``fitted_hand`` ``landmarks``), manosim's
-    ``zerohand`` scaled to the subject measured from its landmarks (:mod:`replay.kinematics.fitted_hand`,
-    built once per subject into the cache); elsewhere the authored shape its dataset names."""
+    """The recording's own hand: where its dataset fits one, manosim's ``zerohand`` scaled to the subject's landmarks
+    (:mod:`replay.kinematics.fitted_hand`, cached per subject); elsewhere the dataset's authored shape."""
 
     def folder(self, manosim_dir: Path, side: str, recording=None) -> Path:
         """The fitted hand's cached folder, or the dataset's authored shape.
 
         Raises:
-            DataError: no recording given, or the landmarks give no hand
-                (:func:`replay.kinematics.fitted_hand.recording_hand_dir`).
-        """
+            DataError: no recording, or landmarks that give no hand."""
         if recording is None:
             raise DataError(
                 None, "config.physics_overrides.hand_shape", "'fitted' is the recording's own hand: give the recording"
@@ -69,9 +62,8 @@ HAND_SHAPES = {s.name: s for s in (HandShape("myhand"), HandShape("zerohand"), F
 
 
 def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with the physics choice ``hand_shape`` written as a ``physics_overrides`` entry: the override
-    where one is set, else its named physics' value (a calibration may choose one), else the dataset's default
-    (:attr:`replay.datasets.Dataset.hand_variant`)."""
+    """``config`` with ``hand_shape`` written as a ``physics_overrides`` entry: the override, else the named physics'
+    value, else the dataset's default."""
     if (config.physics_overrides or {}).get("hand_shape") is not None:
         return config
     shape = physics.choice_value(config, "hand_shape")
@@ -95,14 +87,11 @@ def hand_shape(config: ReplayConfig) -> HandShape:
 
 
 def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right", recording=None) -> Path:
-    """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), the physics choice ``hand_shape``
-    (:func:`hand_shape`) and hand side; ``recording`` (a :class:`replay.data.types.Recording`) is needed
-    by the shape ``fitted``.
+    """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), ``hand_shape`` and hand side; ``recording``
+    needed by ``fitted``.
 
     Raises:
-        DataError: the file does not exist, ``hand_shape`` is unresolved, or ``fitted`` without a
-            recording or with landmarks that give no hand.
-    """
+        DataError: no such file, ``hand_shape`` unresolved, or ``fitted`` without a recording or a hand."""
     if side not in ("right", "left"):
         raise DataError(None, "hand_side", f"expected 'right' or 'left', got {side!r}")
     path = hand_shape(config).folder(Path(manosim_dir), side, recording) / _file(config)
@@ -112,12 +101,11 @@ def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "r
 
 
 def check_hand_assets(manosim_dir: str | Path, config: ReplayConfig, side: str = "right") -> Path:
-    """The authored MJCF ``config``'s hand is (or, ``fitted``, is built from), checked to exist: a study's
-    check before any recording is read.
+    """The authored MJCF ``config``'s hand is (or ``fitted`` is built from), checked to exist before any recording is
+    read.
 
     Raises:
-        DataError: as :func:`hand_mjcf_path`.
-    """
+        DataError: as :func:`hand_mjcf_path`."""
     path = hand_shape(config).template(Path(manosim_dir), side) / _file(config)
     if not path.is_file():
         raise DataError(path, None, "manosim hand MJCF not found (fetch the manosim dataset)")

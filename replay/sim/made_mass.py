@@ -1,23 +1,8 @@
-"""An object's mass as it was made: the physics choice ``object_mass_model`` for one asset.
-
-``asset`` (authored): the asset's own mass (its stated ``mass``, else its density over the collision
-parts, as the scene builds it), sampled over the choice ``object_mass_unstated_spread`` times it.
-``as_made`` (replay), by the dataset's making (:attr:`replay.data.types.ObjectAsset.made`):
-
-* a stated ``mass`` (kg): that, not sampled;
-* ``printed``: ``rho (S + f (V - S))``, ``S = min(A t, V)`` the shell, ``A`` the surface area and ``V``
-  the volume of the object's mesh, ``rho``, infill ``f`` and shell thickness ``t`` over the ranges of
-  the choice ``object_print``: the low end at every low end, the high end at every high end (the mass
-  grows with each), the centre their mean;
-* ``unstated``: as ``asset``.
-
-Mesh of a print: the visual mesh where it is watertight (trimesh ``volume`` and ``area``: the surface
-that was printed); else its area (an open mesh's area lacks only its holes) and the volume of the
-union of the collision parts (:func:`replay.checks.object_mass.part_overlap`, sampled: a volume needs
-a closed surface, and the parts are the closed solid the simulator weighs).
-
-Units: kg, m^3, m^2, kg/m^3.
-"""
+"""An object's mass as it was made: the physics choice ``object_mass_model`` for one asset (docs/sources.md). ``asset``:
+the asset's own mass, sampled over ``object_mass_unstated_spread`` times it. ``as_made``: a stated mass as stated (not
+sampled); ``printed``: ``rho (S + f (V - S))``, ``S = min(A t, V)`` over the ranges of ``object_print`` (the mesh's area
+``A`` and volume ``V``: the visual mesh where watertight, else its area and the union of the collision parts' volume);
+``unstated``: as ``asset``. Units: kg, m^3, m^2, kg/m^3."""
 
 from __future__ import annotations
 
@@ -36,12 +21,10 @@ class MadeMass:
     """One object's declared mass distribution (uniform on ``[low_kg, high_kg]``).
 
     Attributes:
-        model: ``"printed"``, ``"stated"`` or ``"asset"`` (the rule that gave it).
-        centre_kg: the single run's mass (the scene's), kg.
-        low_kg, high_kg: the range the sampled verdict draws from, kg.
-        sets_mass: the scene's mass is set to ``centre_kg`` (False: the asset's mass as built).
-        volume_m3, area_m2, mesh: a print's volume and surface area and the mesh they were read from.
-    """
+        model: ``"printed"``, ``"stated"`` or ``"asset"``. centre_kg: the single run's mass, kg. low_kg, high_kg: the
+            sampled range, kg.
+        sets_mass: the scene's mass is set to ``centre_kg`` (False: the asset's as built). volume_m3, area_m2, mesh: a
+            print's geometry and its mesh."""
 
     model: str
     centre_kg: float
@@ -61,7 +44,7 @@ class MadeMass:
 
 
 def print_geometry(asset) -> dict:
-    """``{volume_m3, area_m2, mesh}`` of a printed object's mesh (module doc), kept per file content.
+    """``{volume_m3, area_m2, mesh}`` of a printed object's mesh, kept per file content.
 
     Raises:
         DataError: a mesh missing or unreadable, or a volume or area not > 0 (names the file)."""
@@ -93,7 +76,7 @@ def print_mass(volume_m3: float, area_m2: float, rho: float, infill: float, shel
 
 
 def made_mass(asset, cfg) -> MadeMass:
-    """The mass distribution of ``asset`` under ``cfg``'s physics (module doc).
+    """The mass distribution of ``asset`` under ``cfg``'s physics.
 
     Raises:
         DataError: a mesh missing or unreadable, a print parameter out of range (names the choice)."""

@@ -1,37 +1,12 @@
-"""The object's side of the hand-object contact, and its density, written into the compiled model.
+"""The object's side of the hand-object contact, and its density, written into the compiled model (MuJoCo C only;
+:func:`replay.sim.physics.refuse_unsupported` refuses them elsewhere).
 
-The physics choice ``contact_mixing`` (:func:`replay.sim.physics.choice_value`; the readback's ``mode``):
-
-* ``"mujoco"`` (mode ``"compiled"``, both named physics): nothing changes. MuJoCo mixes a pair of
-  equal priority by ``solmix`` (:mod:`importer_patches.contact_params`): the manosim finger capsules' soft
-  solref/solimp against the object's hulls (MuJoCo's defaults, Newton writes no values of
-  its own); the palm (``priority="1"``) keeps its own values.
-* ``"hand"`` (mode ``"manosim"``; the hug-oracle's ``oracle_contact manosim``): the object's geoms get
-  ``solmix`` 0, so in every equal-priority pair the other geom's solref/solimp are used outright (MuJoCo's rule:
-  a geom with solmix below mjMINVAL has weight 0): every finger-object pair uses exactly the finger capsules' values
-  (manosim's soft contact, which the HUG replays use: manosim README), and object-support
-  pairs the support's, which is what they used before wherever the object and the support
-  carry the same values (Newton's defaults; checked pair by pair in the tests). The object's
-  own solref/solimp are left as built. (Copying the finger values into the object's geoms,
-  as before, also softened object-support contact: two changes for one knob.)
-
-The physics choice ``hand_object_friction`` (None: as built): the sliding friction of every hand-object
-contact (float32-rounded), set as a :class:`replay.sim.engine.variants.Variant` ``friction`` sets it for one
-world: on the hand's geoms alone where that reaches every hand-object pair, so object-support
-contacts keep what was built (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; the
-pair classes it could not spare are read back into ``readback["object_contact"]["friction"]``).
-
-The physics choice ``object_density_scale``: the object's mass and inertia times this (its mass
-distribution kept), then ``mj_setConst`` (derived constants of the edited model:
-without it the solver uses the old body weights and 25 of the 30 GRAB lifts go unstable,
-measured).
-
-What the pairs use afterwards is read back from the compiled model
-(:func:`replay.sim.contact_table.hand_object_table`) into ``readback["contact_pairs"]``,
-and ``readback["object_contact"]`` lists the object geoms' values and mass. Only the direct
-MuJoCo C engine steps ``scene.solver.mj_model``; :func:`replay.sim.physics.refuse_unsupported`
-refuses these choices on the other engines.
-"""
+``contact_mixing`` ``mujoco`` (readback mode ``compiled``): nothing changes, MuJoCo mixes equal-priority pairs by
+``solmix``. ``hand`` (mode ``manosim``): the object's geoms get ``solmix`` 0, so every finger-object pair uses the
+finger capsules' solref/solimp outright (manosim's soft contact, as the HUG replays) and object-support pairs the
+support's. ``hand_object_friction``: as a :class:`~replay.sim.engine.variants.Variant`'s ``friction``
+(:func:`replay.sim.engine.pair_audit.set_hand_object_friction`). ``object_density_scale``: mass and inertia times it,
+then ``mj_setConst``. What the pairs use is read back into ``readback["contact_pairs"]``."""
 
 from __future__ import annotations
 
@@ -49,15 +24,10 @@ from replay.sim.object_visual import VISUAL_LABEL
 
 
 def apply_object_contact(scene):
-    """``scene`` with the config's object contact softness and density scale in its compiled
-    model (module doc); the scene itself where both are at their defaults.
-
-    Returns:
-        A :class:`replay.sim.scene.Scene` with ``object_mass`` (kg) as edited and
-        ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
-        "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``,
-        ``readback["contact_pairs"]`` read again.
-    """
+    """``scene`` with the physics' object contact and density in its compiled model (itself where both are defaults):
+    ``object_mass`` kg as edited, ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
+    "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``, ``readback["contact_pairs"]``
+    read again."""
     cfg = scene.config
     margin = _asset_margin(scene)
     mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
@@ -98,8 +68,8 @@ def apply_object_contact(scene):
 
 
 def _asset_margin(scene) -> float | None:
-    """The object's geom margin (m) as its asset writes it when the physics choice ``object_margin``
-    is ``asset`` and the asset sets one (> 0); None: leave the compiled margin (0) as it is."""
+    """The object's geom margin, m, as its asset writes it under ``object_margin`` ``asset`` (> 0); None: leave the
+    compiled 0."""
     if physics.choice_value(scene.config, "object_margin") != "asset":
         return None
     asset = (scene.build_inputs or {}).get("asset")

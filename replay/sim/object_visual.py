@@ -1,19 +1,9 @@
-"""The object's visual mesh geoms as its file writes them: the physics choice ``object_visual_geoms``.
-
-object_sim's ``object.xml`` (GRAB) holds, beside its ``object_col`` collision parts, one visual mesh
-geom per object in class ``grab``, which sets no ``contype``/``conaffinity``/``density``: as written,
-MuJoCo collides it (as its convex hull, MuJoCo's rule for mesh geoms) with MuJoCo's default contact
-values (condim 3, friction 1 0.005 0.0001, margin 0) and weighs it at MuJoCo's default density,
-1000 kg/m^3 (MuJoCo XML reference, ``geom``). Under ``object_visual_geoms = "inert"`` (both named
-physics) the replay leaves it out; under ``"as_written"`` :func:`add_written_visual` adds each one to
-the object's body as a Newton mesh shape with those contact values, and its mass and inertia as MuJoCo
-computes them for that mesh geom (:func:`mujoco_mass_properties`: MuJoCo's own compile of the mesh alone;
-Newton's mesh integral differs: measured on the mug, 0.62 kg for the whole object against MuJoCo's 1.26).
-``tests/test_authored_reference.py`` compares the compiled models with MuJoCo's.
-An asset whose file writes no visual geom (a TACO or HUG-Bench mesh: no MJCF) gets nothing added.
-
-Units: m, kg/m^3; the meshes are in the object frame, as the collision parts.
-"""
+"""The object's visual mesh geoms as its file writes them: the physics choice ``object_visual_geoms``. GRAB object_sim's
+``object.xml`` has one visual mesh geom per object in class ``grab``, with no ``contype``/``conaffinity``/``density``:
+as written MuJoCo collides its convex hull with MuJoCo's default contact values and weighs it at 1000 kg/m^3 (MuJoCo XML
+reference, ``geom``). ``inert`` leaves it out; ``as_written`` adds it with those values and MuJoCo's own mass properties
+(:func:`mujoco_mass_properties`; Newton's mesh integral differs). ``tests/test_authored_reference.py`` compares with
+MuJoCo's compile. Units m, kg/m^3, object frame."""
 
 from __future__ import annotations
 
@@ -35,13 +25,11 @@ VISUAL_LABEL = "object_visual"
 
 
 def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
-    """``[{"name", "mesh": Path, "density" kg/m^3, "friction" (3,), "condim", "margin" m, "collides"}]``: the
-    asset's visual mesh geoms as its object_sim ``object.xml`` writes them (attributes resolved through its
-    default classes over MuJoCo's own geom defaults); ``[]`` when the asset has no such file.
+    """``[{"name", "mesh": Path, "density" kg/m^3, "friction" (3,), "condim", "margin" m, "collides"}]`` of the asset's
+    ``object.xml`` visual geoms (default classes resolved); ``[]`` without such a file.
 
     Raises:
-        DataError: the file does not parse (:func:`replay.data.object_mjcf.grab_object_info`).
-    """
+        DataError: the file does not parse."""
     src = Path(asset.source) if asset.source is not None else None
     if src is None or src.name != "object.xml":
         return []
@@ -66,13 +54,11 @@ def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
 
 
 def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAsset, gap: float) -> list[int]:
-    """Add the asset's written visual geoms (:func:`written_visual_geoms`) to ``body`` as mesh shapes that
-    collide (where the file lets them) and weigh; ``gap`` m: the scene's geom gap. Returns the new shape
-    indices (builder), ``[]`` for an asset that writes none.
+    """Add the asset's written visual geoms to ``body`` as mesh shapes that collide (where the file lets them) and
+    weigh; ``gap`` m. Returns the new shape indices (``[]``: none).
 
     Raises:
-        DataError: a mesh file missing or unreadable (names it).
-    """
+        DataError: a mesh file missing or unreadable (names it)."""
     shapes = []
     for k, g in enumerate(written_visual_geoms(asset)):
         mesh = load_mesh(g["mesh"], f"geom[{g['name']}].mesh", asset.source)
@@ -101,9 +87,8 @@ def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAss
 
 
 def mujoco_mass_properties(mesh: Path, density: float, scale=None) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(mass kg, com (3,) m, inertia (3, 3) kg m^2 about the com)`` in the mesh file's frame of a mesh geom
-    of ``density`` kg/m^3 as MuJoCo computes it (its compile of a model holding that geom alone, MuJoCo's
-    default mesh inertia rule)."""
+    """``(mass kg, com (3,) m, inertia (3, 3) kg m^2 about the com)``, mesh file frame, of a mesh geom of ``density``
+    kg/m^3 as MuJoCo's compile gives it."""
     sc = "" if scale is None else f' scale="{" ".join(str(float(x)) for x in scale)}"'
     spec = (
         f'<mujoco><asset><mesh name="v" file="{Path(mesh).resolve()}"{sc}/></asset><worldbody><body><freejoint/>'
@@ -116,8 +101,8 @@ def mujoco_mass_properties(mesh: Path, density: float, scale=None) -> tuple[floa
 
 
 def _add_mass(builder: newton.ModelBuilder, body: int, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
-    """``body``'s mass properties with a part of ``mass`` kg at ``com`` (3,) m, ``inertia`` (3, 3) about it
-    (body frame) added: masses summed, inertias moved to the joint centre of mass (parallel axis theorem)."""
+    """``body``'s mass properties with a part of ``mass`` kg at ``com`` (3,) m, ``inertia`` (3, 3) added (body frame;
+    parallel axis theorem)."""
     m0, c0 = float(builder.body_mass[body]), np.array(builder.body_com[body], float)
     i0 = np.array(builder.body_inertia[body], float).reshape(3, 3)
     total = m0 + mass

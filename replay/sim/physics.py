@@ -1,14 +1,7 @@
-"""Named physics: the rules that read the declared table (:mod:`replay.results.physics_table`, re-exported here).
-
-"As authored" is the manosim hand MJCF and the object files as written plus MuJoCo's defaults (MuJoCo XML reference,
-``option`` and ``geom``; contact mixed by ``solmix``, ``mj_contactParam``); every other value is a declared choice.
-``ReplayConfig.physics`` names a table (``authored``, ``replay``, ``calibrated``: ``replay`` with the choices fitted
-once by ``scripts/calibrate.py``), ``ReplayConfig.physics_overrides`` departs from it; no other config field holds a
-physics value (older files: :mod:`replay.results.legacy_physics`). :func:`choice_value` is how every reader asks,
-:func:`apply_physics` names a physics and its overrides, :func:`physics_record` is every rollout's ``physics``.
-
-Units: m, s, mm where named; the wrist law's frames are in :mod:`replay.sim.engine.wrist`.
-"""
+"""Named physics: the rules that read the declared table (:mod:`replay.results.physics_table`, re-exported;
+docs/physics.md). ``ReplayConfig.physics`` names a table (``authored``, ``replay``, ``calibrated``),
+``physics_overrides`` departs from it. :func:`choice_value` is how every reader asks, :func:`apply_physics` names a
+physics and overrides, :func:`physics_record` is every rollout's ``physics``. Units: m, s, mm where named."""
 
 from __future__ import annotations
 
@@ -29,8 +22,10 @@ from replay.sim import calibration_file
 
 
 def table(name: str) -> dict:
-    """The choices of the named physics ``name`` ({choice: :class:`Choice`}); DataError if unknown, or
-    (``calibrated``) if its results file is missing or bad."""
+    """The choices of the named physics ``name`` ({choice: :class:`Choice`}).
+
+    Raises:
+        DataError: unknown, or (``calibrated``) its results file missing or bad."""
     if name == "calibrated":
         return _calibrated()
     if name not in PHYSICS:
@@ -39,8 +34,8 @@ def table(name: str) -> dict:
 
 
 def _calibrated() -> dict:
-    """The ``calibrated`` table: its base's choices, each one the calibration set replaced by the
-    fitted value with the file and figure it was chosen by as its source."""
+    """The ``calibrated`` table: its base's choices, each calibrated one replaced by the fitted value with its file and
+    figure as source."""
     path = calibration_file.calibration_path()
     doc = calibration_file.read_calibration(path)
     ch = doc["choice"]
@@ -60,8 +55,8 @@ def _calibrated() -> dict:
 
 
 def calibrated_centres(cfg: ReplayConfig) -> dict:
-    """{variable: centre} of the sampled distributions under ``cfg``'s physics: the calibration's
-    (replay.study.calibration.centred) for ``calibrated``, else {}."""
+    """{variable: centre} of the sampled distributions under ``cfg``'s physics: the calibration's for ``calibrated``,
+    else {}."""
     return dict(calibration_file.read_calibration()["choice"]["centres"]) if cfg.physics == "calibrated" else {}
 
 
@@ -73,9 +68,11 @@ def _merged(table_value, over_value):
 
 
 def choice_value(cfg: ReplayConfig, name: str):
-    """The value of choice ``name`` in effect for ``cfg``: ``cfg.physics_overrides`` first (a dict over a dict
-    choice's table value, key by key), then the table of ``cfg.physics`` (:func:`replay.study.config_layers.
-    layered_config` states the whole order). Raises DataError for an unknown physics or choice."""
+    """The value of choice ``name`` for ``cfg``: ``cfg.physics_overrides`` first (a dict over a dict choice, key by
+    key), then the table of ``cfg.physics``.
+
+    Raises:
+        DataError: an unknown physics or choice."""
     if name in CONFIG_SET:
         return getattr(cfg, CONFIG_SET[name][0])
     over = cfg.physics_overrides or {}
@@ -85,14 +82,11 @@ def choice_value(cfg: ReplayConfig, name: str):
 
 
 def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | None = None) -> ReplayConfig:
-    """``cfg`` under the named physics ``name`` (default ``cfg.physics``) with ``overrides``
-    ({choice: value}, merged over ``cfg.physics_overrides``; read by :func:`choice_value`). Also sets
-    the config field a choice stands for: under ``authored`` or a contact_mixing override, the hug-oracle's
-    ``oracle_contact`` (``mujoco``: compiled, ``hand``: manosim).
+    """``cfg`` under the named physics ``name`` (default ``cfg.physics``) with ``overrides`` merged over
+    ``cfg.physics_overrides``; under ``authored`` or a contact_mixing override also the hug-oracle's ``oracle.contact``.
 
     Raises:
-        DataError: unknown physics, choice or value (names the field).
-    """
+        DataError: unknown physics, choice or value (names the field)."""
     name = cfg.physics if name is None else name
     tab = table(name)
     over = dict(cfg.physics_overrides or {})
@@ -108,12 +102,8 @@ def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | 
 
 
 def physics_record(cfg: ReplayConfig) -> list[dict]:
-    """``[{name, value, source, why}]``: every choice of ``cfg.physics`` as it is in effect for
-    ``cfg`` (a rollout's ``physics`` field). ``source`` and ``why`` always describe the value in effect:
-    the table's where it is the table's; where it departs, the departure names itself (a user's
-    ``--physics-set``: source ``--physics-set (user)``; a config field set apart from the physics:
-    ``config.<field>``) and its why says what it departs from (``departs from 'authored': 'pyramidal'
-    (<the table's source>)``), never the table's why."""
+    """``[{name, value, source, why}]``: every choice as in effect for ``cfg`` (a rollout's ``physics``); a departure
+    names who set it (``--physics-set (user)``, ``config.<field>``) and what it departs from."""
     tab = table(cfg.physics)
     over = cfg.physics_overrides or {}
     out = []
@@ -133,9 +123,8 @@ def _as_json(v):
 
 
 def _departure(cfg: ReplayConfig, c: Choice, v, source: str, why: str | None = None) -> tuple:
-    """(value, source, why) of a value ``v`` set apart from the table's ``c`` (by ``source``): the
-    table's own source and why where ``v`` equals the table's value, else ``why`` (default: what it
-    departs from)."""
+    """(value, source, why) of ``v`` set apart from the table's ``c`` by ``source``: the table's where equal, else
+    ``why`` (default: what it departs from)."""
     same = (list(v) if isinstance(v, tuple) else v) == (list(c.value) if isinstance(c.value, tuple) else c.value)
     if same:
         return v, f"{source}, the same as {cfg.physics!r}: {c.source}", c.why
@@ -174,8 +163,7 @@ def wrist_interpolated(cfg: ReplayConfig) -> bool:
 
 
 def wrist_law_kwargs(cfg: ReplayConfig) -> dict:
-    """``{law, gravity_compensation}`` for :func:`replay.sim.engine.wrist.wrist_params` under ``cfg``'s
-    physics (the choices ``wrist_law`` and ``wrist_gravity_compensation``)."""
+    """``{law, gravity_compensation}`` of :func:`replay.sim.engine.wrist.wrist_params` under ``cfg``'s physics."""
     return {
         "law": choice_value(cfg, "wrist_law"),
         "gravity_compensation": bool(choice_value(cfg, "wrist_gravity_compensation")),
@@ -183,10 +171,9 @@ def wrist_law_kwargs(cfg: ReplayConfig) -> dict:
 
 
 def refuse_unsupported(cfg: ReplayConfig) -> None:
-    """DataError (one line, naming the choice) when ``cfg``'s engine cannot run a choice of its physics:
-    Steel and the Newton reference drive the wrist with :class:`replay.sim.control.HandController`'s
-    gravity-compensated wrench only; the object margin as the asset writes it is an edit of the compiled
-    model that only the direct MuJoCo C engine steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
+    """Raise a one-line DataError naming the choice where ``cfg``'s engine cannot run it: Steel and the Newton reference
+    drive the wrist by the gravity-compensated wrench only; the asset's object margin is a compiled-model edit only
+    MuJoCo C steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
     direct_c = cfg.engine is EngineChoice.MUJOCO_C
     direct = cfg.engine in (EngineChoice.MUJOCO_C, EngineChoice.MUJOCO_WARP)
     if not direct and (
@@ -209,8 +196,8 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
 
 
 def parse_setting(text: str) -> tuple[str, object]:
-    """``"choice=value"`` (``--physics-set``) as ``(choice, value)``: ``true``/``false`` as bools,
-    ``none`` as None, ``a,b,c`` as a tuple of floats, a number as a float, else the string.
+    """``"choice=value"`` (``--physics-set``) as ``(choice, value)``: ``true``/``false`` bools, ``none`` None, ``a,b,c``
+    a float tuple, a number a float, else the string.
 
     Raises:
         DataError: no ``=``, or an unknown choice or value (names the choice)."""

@@ -1,18 +1,7 @@
-"""A setting that differs from a batch's config only in what MuJoCo changes at runtime, as a world.
-
-MuJoCo reads every ``mjOption`` field at each step (its docs, "mjModel changes": no recompile), so a
-setting whose config differs from the batch's only in solver options (:data:`OPTION_FIELDS`: the cone,
-impratio, the solver's iterations and tolerance) need not build and compile a scene of its own: it is a
-world of the batch's compiled model with those options set (:attr:`Variant.options
-<replay.sim.engine.variants.Variant>`, :func:`replay.sim.engine.mujoco_c.model_edits.set_options`).
-:func:`setting_variant` says whether a setting is such a world and gives its variant; anything else
-(a hand shape, contact parameters the builder writes, the wrist law, a plan shift) returns None: a
-scene of its own, as before. MuJoCo C only (``engine="mujoco-c"``): mujoco-warp holds
-one ``opt`` per batch.
-
-The world's trajectory equals the setting's own rollout bit for bit on one CPU
-(``tests/test_runtime_settings.py``): Newton writes these config fields into ``opt`` alone.
-"""
+"""A setting that differs from a batch's config only in solver options (:data:`OPTION_FIELDS`; MuJoCo reads ``mjOption``
+each step, "mjModel changes") runs as a world of the batch's compiled model with those options (:attr:`Variant.options
+<replay.sim.engine.variants.Variant>`), not a scene of its own; bit for bit the setting's own rollout
+(``tests/test_runtime_settings.py``). MuJoCo C only (mujoco-warp holds one ``opt`` per batch)."""
 
 from __future__ import annotations
 
@@ -41,8 +30,8 @@ OPTION_FIELDS = {
 
 
 def _plain_fields(cfg) -> dict:
-    """``cfg``'s fields with the physics overrides of :data:`OPTION_FIELDS` taken out and the choices
-    among them in effect (:func:`replay.sim.physics.choice_value`) as keys of their own."""
+    """``cfg``'s fields with the :data:`OPTION_FIELDS` overrides taken out and those choices in effect as keys of their
+    own."""
 
     d = cfg.to_dict()
     d["physics_overrides"] = {k: v for k, v in (d.get("physics_overrides") or {}).items() if k not in OPTION_FIELDS}
@@ -51,14 +40,9 @@ def _plain_fields(cfg) -> dict:
 
 
 def setting_variant(base, cfg, variant: Variant | None = None) -> Variant | None:
-    """``variant`` (default ``Variant()``) with the options that make a world of ``base``'s batch run as
-    ``cfg`` would, or None when ``cfg`` differs from ``base`` in anything else (its own scene).
-
-    Args:
-        base: the batch's :class:`replay.config.ReplayConfig`. cfg: the setting's config.
-        variant: the world's other differences (friction, mass, ...); its own ``options`` are kept
-            unless the setting sets the same field.
-    """
+    """``variant`` (default ``Variant()``) with the options that make a world of ``base``'s batch run as ``cfg``, or
+    None when ``cfg`` differs in anything else; the variant's own ``options`` kept unless the setting sets the same
+    field."""
     if not (cacheable(base) and cacheable(cfg)):
         return None
     a, b = _plain_fields(base), _plain_fields(cfg)

@@ -1,24 +1,11 @@
-"""Build the Newton model and the MuJoCo solver for one replay.
+"""Build the Newton model and the MuJoCo solver for one replay: the manosim hand (unmodified,
+:func:`importer_patches.add_mjcf`), the object's convex collision parts as a free body, the support and gravity (world Z
+up; :mod:`replay.sim.world_builder`).
 
-The scene holds the manosim hand (imported unmodified through
-:func:`importer_patches.add_mjcf`), the target object (its convex collision parts
-only, as a passive free body), a support plane at the recording's table/ground
-height and gravity (world Z up, -9.81 m/s^2); :mod:`replay.sim.world_builder` adds them
-to the builder.
-
-Order matters (Newton bakes model values into ``SolverMuJoCo`` when it is built; see the
-manosim-in-Newton report in :mod:`replay.config`): every model edit
-(effort limits, damping, collision filters for the ablation) happens before the
-final :class:`newton.solvers.SolverMuJoCo` is built, and the values the solver
-actually compiled are read back and compared (:func:`replay.sim.silent_failures.check_readback`).
-
-Contact capacity (a full contact buffer drops contacts silently): a probe solver
-settles the object and counts the resting contacts; the final capacity
-(``nconmax``) is ``headroom`` (6) times that, at least ``contact_capacity_min``.
-
-Quaternions: Newton xyzw everywhere here; MuJoCo's own arrays (wxyz) are only
-read inside :mod:`replay.sim.silent_failures` (through :mod:`replay.sim.solver_view`).
-"""
+Every model edit happens before the final :class:`newton.solvers.SolverMuJoCo` is built (Newton bakes model values into
+it), and what it compiled is read back (:func:`replay.sim.silent_failures.check_readback`). A probe solver settles the
+object and counts the resting contacts; the contact capacity (``nconmax``) is ``headroom`` times that, at least
+``capacity_min``. Quaternions xyzw (MuJoCo's wxyz only inside :mod:`replay.sim.solver_view`)."""
 
 from __future__ import annotations
 
@@ -50,42 +37,25 @@ HAND_BODY_NAMES = MANOSIM_HAND.body_names
 
 @dataclass(frozen=True)
 class Scene:
-    """A built replay scene (frozen: every field is known when it is constructed).
-
-    :func:`build_scene` constructs it twice: first for the probe (the probe solver, and the
-    probe's results at their "not measured" defaults), then with ``dataclasses.replace``
-    once the probe has measured them and the final solver exists.
+    """A built replay scene; :func:`build_scene` makes the probe stage first (measured fields at their defaults), then
+    replaces them.
 
     Attributes:
-        model: the finalized :class:`newton.Model`.
-        solver: the :class:`newton.solvers.SolverMuJoCo` built after every model edit.
-        config: the settings it was built from.
-        hand_joint: index of the hand's free (wrist) joint.
-        hand_q_start / hand_qd_start: first coord / DOF of the hand (``MANOSIM_HAND.coords`` coords,
-            ``MANOSIM_HAND.dofs`` DOFs).
-        hand_bodies: (``MANOSIM_HAND.bodies``,) Newton body indices of ``mano_body_0..15``.
-        hand_shapes / object_shapes: Newton shape indices.
-        object_body: Newton body index of the target object.
-        object_q_start / object_qd_start: its free joint's first coord / DOF.
-        support_height: z of the support plane, m.
-        wrist_kp / wrist_kd: (6,) wrist PD gains (tx, ty, tz, rx, ry, rz), N/m, N·s/m, N·m/rad, N·m·s/rad.
-        hand_mass: total hand mass, kg.
-        object_mass: kg.
-        object_vertices: (V, 3) collision vertices in the object frame, m (clearance checks).
-        ablation: True when hand-object contact pairs are filtered out.
-        import_report: whatever ``importer_patches.add_mjcf`` returned.
-        build_inputs: the arguments of :func:`replay.sim.world_builder.add_replay_world` this scene was built
-            from (less ``builder``), so that more worlds of it can be built
-            (:class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`).
-        contact_capacity: the ``nconmax`` the solver was built with (0 in the probe stage).
-        resting_contacts: contacts after the probe's settle (object at rest, hand at its
-            first pose): the count the capacity is sized from.
-        probe_contacts: [resting, with the hand moved kinematically to its grasp pose].
-        finger_damping: (``MANOSIM_HAND.finger_dofs``,) passive damping the solver uses on the
-            finger DOFs, N·m·s/rad (None in the probe stage).
-        flutter: per-joint flutter bound records (see :func:`replay.sim.silent_failures.flutter_margins`).
-        readback: what :func:`replay.sim.silent_failures.check_readback` read from the final solver.
-    """
+        model: the finalized :class:`newton.Model`. solver: the :class:`newton.solvers.SolverMuJoCo` built after every
+            edit. config: its settings.
+        hand_joint: the hand's free (wrist) joint. hand_q_start / hand_qd_start: its first coord / DOF.
+        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``. hand_shapes / object_shapes: shape indices.
+        object_body, object_q_start / object_qd_start: the object's body and free joint's first coord / DOF.
+        support_height: m. wrist_kp / wrist_kd: (6,) gains (tx, ty, tz, rx, ry, rz), N/m, N·s/m, N·m/rad, N·m·s/rad.
+        hand_mass / object_mass: kg. object_vertices: (V, 3) collision vertices, object frame, m.
+        ablation: hand-object contact pairs filtered out. import_report: ``importer_patches.add_mjcf``'s.
+        build_inputs: the arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``), to build
+            more worlds.
+        contact_capacity: the ``nconmax`` built with (0: probe). resting_contacts / probe_contacts: the probe's counts
+            [resting, at the grasp pose].
+        finger_damping: (45,) passive finger damping, N·m·s/rad (None: probe). flutter:
+            :func:`replay.sim.silent_failures.flutter_margins` records. readback:
+            :func:`replay.sim.silent_failures.check_readback`'s."""
 
     model: newton.Model
     solver: object
@@ -121,22 +91,16 @@ class Scene:
 
 
 def build_model(spec: SceneSpec, config: ReplayConfig):
-    """Build (but do not simulate) the replay model of ``spec``
-    (:func:`replay.sim.world_builder.build_world_model`).
-
-    Returns:
-        ``(model, info)`` where ``info`` holds the indices :class:`Scene` needs.
+    """``(model, info)`` of ``spec`` (:func:`replay.sim.world_builder.build_world_model`), not simulated.
 
     Raises:
-        DataError: bad asset; SceneError: the hand import is not as expected.
-    """
+        DataError: bad asset. SceneError: the hand import is not as expected."""
     return build_world_model(spec, config)
 
 
 def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver) -> Scene:
-    """The probe stage's :class:`Scene` of ``spec`` (shared by every scene builder): ``model`` and
-    ``info`` from :func:`replay.sim.world_builder.build_world_model`, the probe ``solver``, the
-    probe's results at their "not measured" defaults."""
+    """The probe stage's :class:`Scene` of ``spec``: ``model`` and ``info`` from :func:`build_model`, the probe
+    ``solver``."""
     return Scene(
         model=model,
         solver=solver,
@@ -154,11 +118,8 @@ def finger_dof_slice(info: dict) -> slice:
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
-    """Construct :class:`newton.solvers.SolverMuJoCo` with the config's options.
-
-    CPU: MuJoCo's C backend with its own collision detection (``use_mujoco_cpu=True``);
-    CUDA: mujoco-warp. ``nconmax`` is the contact capacity (per world).
-    """
+    """:class:`newton.solvers.SolverMuJoCo` with the config's options: MuJoCo C with its own collision detection on a
+    CPU engine, else mujoco-warp; ``nconmax``: contact capacity per world."""
     kwargs = dict(
         solver=config.solver,
         integrator=physics.choice_value(config, "integrator"),
@@ -179,45 +140,31 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
 
 
 def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """Build model, measure contacts and mass matrix with a probe solver, edit, build the solver:
-    :func:`finish_scene` of :func:`compile_scene`.
-
-    Args:
-        spec: what the scene is built from (:class:`replay.sim.scene_spec.SceneSpec`); its
-            ``grasp_coords`` (contact-count probe) and ``commanded_finger_quats`` (flutter bound:
-            largest angle per joint) are required here.
-        config: settings.
-
-    Returns:
-        The :class:`Scene`.
+    """:func:`finish_scene` of :func:`compile_scene`. ``spec`` needs ``grasp_coords`` (contact probe) and
+    ``commanded_finger_quats`` (flutter bound).
 
     Raises:
-        ReadbackError: read-back mismatch (a set value did not reach the solver).
-        SceneError: the hand import is not as expected. DataError: bad asset.
-    """
+        ReadbackError: a set value did not reach the solver. SceneError: the hand import is not as expected. DataError:
+            bad asset."""
     return finish_scene(compile_scene(spec, config), spec)
 
 
 def compile_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """The probe stage of :func:`build_scene`: the finalized Newton model and the probe solver (the
-    compiled ``MjModel``), nothing measured or edited yet. What it costs (Newton's ``finalize``, the
-    conversion and MuJoCo's compile) is what :mod:`replay.sim.scene_cache` keeps per object.
+    """The probe stage: the finalized model and the probe solver, nothing measured or edited (what
+    :mod:`replay.sim.scene_cache` keeps per object).
 
     Raises:
-        SceneError: the hand import is not as expected. DataError: bad asset.
-    """
+        SceneError: the hand import is not as expected. DataError: bad asset."""
     model, info = build_model(spec, config)
     return probe_scene(spec, config, model, info, make_solver(model, config, None))
 
 
 def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
-    """The rest of :func:`build_scene` on a probe-stage scene of ``spec``'s placement: the probe
-    (resting contacts, contacts and mass matrix at the grasp), the contact capacity, the flutter
-    damping, the final solver, the read-back and the object's contact settings.
+    """The rest of :func:`build_scene` on a probe-stage scene: the probe, the contact capacity, the flutter damping, the
+    final solver, the read-back and the object's contact settings.
 
     Raises:
-        ReadbackError: read-back mismatch (a set value did not reach the solver).
-    """
+        ReadbackError: a set value did not reach the solver."""
     config, model, hqd = probe.config, probe.model, probe.hand_qd_start
     resting, at_grasp, inertia = _probe(probe, spec.hand_coords0, spec.grasp_coords)
     kd_resolved = model.joint_target_kd.numpy().copy()
@@ -247,14 +194,9 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
 
 
 def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[int, int, np.ndarray]:
-    """Measure with the probe solver ``scene.solver``: settle the object with the hand held at its
-    first pose and count the resting contacts; count again with the hand moved kinematically to
-    ``grasp_coords``; the mass-matrix diagonal there (flutter bound).
-
-    Returns:
-        ``(resting, at_grasp, inertia)``: contact counts and the (joint_dof_count,) mass-matrix
-        diagonal incl. armature, kg or kg·m^2 (:func:`replay.sim.silent_failures.dof_inertia`).
-    """
+    """``(resting, at_grasp, inertia)``: contacts after settling with the hand at its first pose, contacts with the hand
+    moved kinematically to ``grasp_coords``, and the (joint_dof_count,) mass-matrix diagonal there incl. armature, kg or
+    kg·m^2."""
     probe, model, hq = scene.solver, scene.model, scene.hand_q_start
     settled = _probe_settle(scene, hand_coords0)
     resting = diagnostics.count_contacts(probe, model, settled)
@@ -276,14 +218,8 @@ def _raise_flutter_damping(
     commanded_finger_quats: np.ndarray,
     config: ReplayConfig,
 ) -> tuple[np.ndarray, list, bool]:
-    """Flutter bound per finger joint (:func:`replay.sim.silent_failures.flutter_margins`); raise the model's
-    passive damping (N·m·s/rad) on the three DOFs of every joint where it is short (not with
-    ``finger_drive="quat"``, which is not a per-axis position drive).
-
-    Returns:
-        ``(damping, flutter, changed)``: the model's (joint_dof_count,) passive damping after the
-        edit, the per-joint records, and whether ``model.joint_damping`` was changed.
-    """
+    """Flutter bound per finger joint; the passive damping (N·m·s/rad) of every joint where it is short raised (not with
+    ``finger_drive="quat"``). Returns ``(damping (joint_dof_count,), flutter records, changed)``."""
     fd = slice(hqd + MANOSIM_HAND.finger_dof_start, hqd + MANOSIM_HAND.dofs)
     damping = model.joint_damping.numpy().copy()
     ke = model.joint_target_ke.numpy()
@@ -306,14 +242,8 @@ def _raise_flutter_damping(
 
 
 def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: int, changed: bool):
-    """The solver the rollout uses, with every model edit in it.
-
-    Direct engine (MuJoCo C): MuJoCo C grows its contact arena itself (``nconmax`` only limits
-    Newton's contact export, which the direct engine does not use), so the probe's compiled model
-    serves: the damping edit reaches it through Newton's ``notify_model_changed`` (and the
-    read-back proves it arrived). Otherwise mujoco-warp sizes its buffers from ``nconmax``: a new
-    solver compiled with ``capacity``.
-    """
+    """The solver the rollout uses: on MuJoCo C the probe's (MuJoCo grows its contact arena itself; a damping edit
+    reaches it through ``notify_model_changed``), else a new one compiled with ``capacity``."""
     if config_uses_direct_engine(config):
         if changed:
             probe.notify_model_changed(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
@@ -322,12 +252,8 @@ def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: in
 
 
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
-    """Step ``scene.solver`` for ``settle_s`` holding the hand at ``hand_coords0``; return the state.
-
-    MuJoCo C: one span of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`, no contact
-    limit, no runaway limit); otherwise ``SolverMuJoCo.step`` with the wrist wrench of
-    :class:`replay.sim.control.HandController`.
-    """
+    """The state after ``settle_s`` holding the hand at ``hand_coords0``: one span of the MuJoCo C engine (no contact or
+    runaway limit), else ``SolverMuJoCo.step`` with :class:`replay.sim.control.HandController`'s wrench."""
     cfg, model = scene.config, scene.model
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)

@@ -1,40 +1,13 @@
-"""One built scene per object (its content, the hand and the structural config) in a worker, reset and
-placed between uses.
+"""One built scene per object in a worker, reset and placed between uses (docs/engine.md, "Where a worker's time goes").
 
-Building a replay scene (:func:`replay.sim.scene.compile_scene`: Newton's ``finalize``, the conversion
-to an ``MjModel`` whose compile rebuilds every mesh hull; then :func:`replay.sim.scene.finish_scene`:
-the contact probe, the flutter damping, the read-back) costs a worker about as much as stepping a
-default rollout (issue 47: 0.50 s against 0.29 s on mug_lift). A recording's settings, samples and
-ablation groups ask for the same scene again, and so does every other recording of the same object
-(GRAB: 1,335 sequences of 51 objects; HUG-Bench: 900 grasps of 90). :func:`cached_scene` compiles a
-scene once per object and process and hands it back, reset, for every use:
-
-* the key (:func:`scene_key`) is everything the compile reads but the recording's placement: the
-  :class:`~replay.sim.scene_spec.SceneSpec`'s object by content (every mesh's bytes by SHA-256, the
-  asset's scalar fields), the hand MJCF's bytes and path (the meshes it names lie beside it), the
-  ablation, whether the support is a table top or a plane, and the config's fields except
-  :data:`PROTOCOL_FIELDS`, which no scene builder reads (``tests/test_scene_cache.py`` greps the
-  sim layer for each);
-* the placement (:func:`placement_key`): the object's and the hand's first poses, the support's
-  height and extent, the grasp pose the probe counts contacts at and the finger targets the flutter
-  bound reads. The same placement again (a recording's settings and samples): every array and
-  option of the compiled ``MjModel`` is copied back from a snapshot taken when the scene was
-  finished (``mj_copyModel``), so an edit of any field by anyone (a
-  :class:`~replay.sim.engine.variants.Variant` of any kind, today's or a later one's) never leaks
-  into the next use. Another placement (another recording of the object): the model is copied back
-  from its snapshot as compiled (before the probe and every edit), Newton's finger damping as
-  compiled, the new placement written in (:func:`replay.sim.scene_placement.place_scene`: what a
-  fresh build of that recording compiles, bit for bit), and the scene finished again
-  (:func:`replay.sim.scene.finish_scene`, ~0.03 s against the compile's ~0.1 s); either way the
-  solver's ``MjData`` is ``mj_resetData`` and the scene's ``config`` is the caller's.
-
-``tests/test_scene_placement.py`` compares a placed scene with a fresh build of the same recording
-field by field (every ``MjModel`` and Newton array) and their trajectories bit for bit.
-
-Only scenes of the MuJoCo C engine (``engine="mujoco-c"``) are kept: the mujoco-warp, Newton-step and SolverSteel engines hold device buffers that this reset does
-not cover, so their scenes are built every time, as before. ``REPLAY_SCENE_CACHE=0`` turns the cache
-off (every scene built afresh); :data:`MAX_SCENES` objects are kept, least recently used dropped first.
-"""
+The key (:func:`scene_key`) is everything the compile reads but the recording's placement: the object by content, the
+hand MJCF, the ablation, table top or plane, and the config except :data:`PROTOCOL_FIELDS`. The same placement again
+(:func:`placement_key`): every array and option of the ``MjModel`` is copied back from the finished snapshot, so no edit
+leaks into the next use. Another placement: the model as compiled, the placement written in
+(:func:`replay.sim.scene_placement.place_scene`, a fresh build's bit for bit: ``tests/test_scene_placement.py``),
+finished again. Either way ``mj_resetData`` and the caller's ``config``. Only MuJoCo C scenes are kept (the other
+engines hold device buffers); ``REPLAY_SCENE_CACHE=0`` turns it off; :data:`MAX_SCENES` objects, least recently used
+dropped first."""
 
 from __future__ import annotations
 
@@ -52,9 +25,7 @@ import numpy as np
 from replay.data.asset_memo import file_sha256
 from replay.results.engine_choice import EngineChoice
 
-#: config fields no scene builder reads (the lift protocol's part: its plan's timing and shape, its verdict's
-#: thresholds, the diagnosis; what every protocol replays; the runaway limits): settings that differ only in these
-#: share one built scene. Checked by ``tests/test_scene_cache.py`` (no module of ``replay/sim`` reads them).
+#: config fields no scene builder reads (``tests/test_scene_cache.py``): settings differing only in these share a scene
 PROTOCOL_FIELDS = frozenset(
     {
         "lift",
@@ -67,8 +38,7 @@ PROTOCOL_FIELDS = frozenset(
         "object_time_offset_s",
     }
 )
-#: objects kept per process (each a Newton model, its solver and three compiled MjModels: the stepped one and
-#: its snapshots as compiled and as finished; measured 1-25 MB of resident memory each on GRAB lifts)
+#: objects kept per process (each a Newton model, its solver and three compiled MjModels)
 MAX_SCENES = 4
 
 _SCENES: OrderedDict = OrderedDict()
@@ -79,9 +49,8 @@ STATS = {"hits": 0, "builds": 0, "placements": 0}
 
 @dataclasses.dataclass
 class _Entry:
-    """A kept object: its probe-stage scene, the compiled model as compiled and Newton's finger damping then
-    (what :func:`replay.sim.scene.finish_scene` edits); the finished scene of the last placement and its
-    model's snapshot."""
+    """A kept object: its probe-stage scene, the model as compiled and Newton's finger damping then; the last
+    placement's finished scene and its model's snapshot."""
 
     compiled: object
     as_compiled: mujoco.MjModel
@@ -98,7 +67,7 @@ def enabled() -> bool:
 
 
 def cacheable(cfg) -> bool:
-    """True when scenes of ``cfg`` are kept (the direct MuJoCo C engine; module doc)."""
+    """True when scenes of ``cfg`` are kept (the MuJoCo C engine)."""
     return cfg.engine is EngineChoice.MUJOCO_C
 
 
@@ -109,12 +78,10 @@ def _digest_array(h, a) -> None:
 
 
 def scene_key(spec, cfg) -> str:
-    """Hex SHA-256 of what the compile of a scene of ``spec`` under ``cfg`` reads, its placement left out
-    (module doc).
+    """Hex SHA-256 of what compiling a scene of ``spec`` under ``cfg`` reads, its placement left out.
 
     Raises:
-        OSError: the MJCF or a mesh file cannot be read.
-    """
+        OSError: the MJCF or a mesh file cannot be read."""
     h = hashlib.sha256()
     a = spec.asset
     h.update(file_sha256(spec.mjcf).encode())
@@ -128,8 +95,7 @@ def scene_key(spec, cfg) -> str:
 
 
 def placement_key(spec) -> str:
-    """Hex SHA-256 of ``spec``'s placement: the first poses, the support, the grasp pose and the finger
-    targets (module doc)."""
+    """Hex SHA-256 of ``spec``'s placement: the first poses, the support, the grasp pose and the finger targets."""
     h = hashlib.sha256()
     h.update(json.dumps([spec.support_height, spec.support_extent], default=str).encode())
     for arr in (spec.object_pos, spec.object_quat, spec.hand_coords0, spec.grasp_coords, spec.commanded_finger_quats):
@@ -140,8 +106,7 @@ def placement_key(spec) -> str:
 
 
 def model_arrays(m: mujoco.MjModel) -> tuple[str, ...]:
-    """The names of every numpy array field of ``m`` (``geom_friction``, ``body_mass``, ...): what
-    :func:`reset_model` copies back."""
+    """The names of every numpy array field of ``m`` (what :func:`reset_model` copies back)."""
     names = []
     for name in dir(m):
         if name.startswith("_"):
@@ -160,8 +125,7 @@ def _options(m: mujoco.MjModel) -> list[str]:
 
 
 def reset_model(solver, snapshot: mujoco.MjModel, arrays: tuple[str, ...]) -> None:
-    """Copy every array (``arrays``) and option of ``snapshot`` back into ``solver.mj_model``, and
-    ``mj_resetData`` its data (module doc)."""
+    """Copy every array (``arrays``) and option of ``snapshot`` into ``solver.mj_model``; ``mj_resetData`` its data."""
     m = solver.mj_model
     for name in arrays:
         np.copyto(getattr(m, name), getattr(snapshot, name))
@@ -183,8 +147,8 @@ def _finish(entry: _Entry, spec, cfg, place: str) -> None:
 
 
 def _place(entry: _Entry, spec, cfg, place: str) -> None:
-    """Move a kept object to another recording: the model and Newton's damping as compiled, the placement
-    written in, finished again (module doc)."""
+    """Move a kept object to another recording: the model and damping as compiled, the placement written in, finished
+    again."""
     from replay.sim.scene_placement import place_scene
 
     solver = entry.compiled.solver
@@ -205,18 +169,12 @@ def _compile(spec, cfg) -> _Entry:
 
 
 def cached_scene(spec, cfg, build):
-    """The scene of ``spec`` under ``cfg`` (module doc): compiled the first time its object is asked for,
-    else the kept one, reset (and placed, for another recording); either way a copy of the kept
-    :class:`~replay.sim.scene.Scene` with ``cfg`` as its config and its own read-back figures, sharing the
-    kept model and solver.
-
-    Args:
-        spec: a :class:`replay.sim.scene_spec.SceneSpec`. cfg: a :class:`replay.config.ReplayConfig`.
-        build: the builder of a scene that is not kept (:func:`replay.sim.engine.factory.build_engine_scene`).
+    """The scene of ``spec`` under ``cfg``: compiled the first time its object is asked for, else the kept one reset
+    (and placed); a copy of the kept :class:`~replay.sim.scene.Scene` with ``cfg`` and its own read-back, sharing the
+    model and solver. ``build``: the builder of a scene not kept (:func:`replay.sim.engine.factory.build_engine_scene`).
 
     Raises:
-        as ``build``: DataError, SceneError, ReadbackError.
-    """
+        DataError, SceneError, ReadbackError: as ``build``."""
     if not (enabled() and cacheable(cfg)):
         return build(spec, cfg)
     key, place = scene_key(spec, cfg), placement_key(spec)

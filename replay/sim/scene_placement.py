@@ -1,36 +1,14 @@
-"""A built scene of one object moved to another recording's placement, without a rebuild.
+"""A built scene of one object moved to another recording's placement without a rebuild (docs/engine.md). Two recordings
+of one object, hand and structural config compile alike but for the object's and hand's start and the support's height
+and extent. :func:`place_scene` writes those into Newton (``joint_q``, the object's ``body_q``, the support shape's
+transform, scale, radius, local AABB, the shape BVH) and into the compiled ``MjModel`` (the object body's pose, its free
+joint's ``qpos0`` / ``qpos_spring`` as newton 1.8.0's ``sync_qpos0_kernel`` writes them, the support geom's pose, size
+and bounds, the world midphase box), then ``mj_setConst``; every field one MuJoCo allows to change ("mjModel changes").
+The MuJoCo values come from compiling a two-element ``MjSpec`` of Newton's float32 values, so the model equals a fresh
+build's bit for bit (``tests/test_scene_placement.py``); ``stat.extent`` / ``stat.center`` and Newton's support voxel
+grid are left (nothing steps with them).
 
-Two recordings of the same object, hand and structural config compile to the same model but for
-their *placement*: where the object starts, where the hand starts, and the support's height and
-table-top extent (measured on GRAB's mug_lift and mug_pass_1, every array of the two compiled
-``MjModel``\\ s compared). What differs, and what :func:`place_scene` writes:
-
-* Newton (:class:`newton.Model`): ``joint_q`` (the hand's first coords, the object's free joint),
-  the object's ``body_q`` (Newton's MuJoCo converter reads a free body's initial pose from it), the
-  support shape's ``shape_transform``, ``shape_scale``, ``shape_collision_radius`` and local
-  ``shape_collision_aabb_lower/upper``, and the shape BVH (``Model.bvh_refit_shapes``);
-* MuJoCo (the compiled ``MjModel`` the direct engine steps): the object body's ``body_pos`` /
-  ``body_quat``, its free joint's ``qpos0`` / ``qpos_spring`` (Newton writes them after the compile
-  from ``body_q`` as stored, float32, not normalised: newton 1.8.0 ``kernels.sync_qpos0_kernel``), the
-  support geom's ``geom_pos``, ``geom_quat``,
-  ``geom_size``, ``geom_aabb``, ``geom_rbound``, and the world body's midphase box (``bvh_aabb``);
-  then ``mj_setConst`` recomputes what MuJoCo derives from ``qpos0`` (``body_invweight0``,
-  ``dof_M0``, ``dof_invweight0``, ``dof_length``, the solver's ``stat.meaninertia``). MuJoCo's
-  documentation ("mjModel changes") allows every one of these real-valued fields to change on a
-  compiled model; sizes of geoms are safe here because the support is a primitive whose bounding
-  fields (``geom_aabb``, ``geom_rbound``, ``bvh_aabb``) are written with it.
-
-The MuJoCo values are MuJoCo's own: a two-element ``MjSpec`` (the free object body and the support
-geom, given exactly the float32 values Newton's converter passes for them, newton 1.8.0
-``solver_mujoco.py``: a free body's pose from ``body_q``, a geom's from ``shape_transform``, its size
-from the shape's scale) is compiled, ~1 ms, and its fields copied, so the kept model holds what a
-fresh build compiles (``tests/test_scene_placement.py``: every ``MjModel`` array and every Newton
-array bit for bit, and the trajectories). Left as the first build had them: ``stat.extent`` and
-``stat.center`` (the viewer's camera defaults; no engine reads them) and Newton's support voxel grid
-(its own SDF collision, which MuJoCo's collision does not use).
-
-Frames and units: world Z up, m; Newton quaternions xyzw, MuJoCo's wxyz.
-"""
+World Z up, m; Newton quaternions xyzw, MuJoCo's wxyz."""
 
 from __future__ import annotations
 
@@ -87,8 +65,8 @@ def _place_newton(scene, spec, shape: int) -> None:
 
 
 def _converter_size(scale: np.ndarray) -> np.ndarray:
-    """The geom size Newton's converter writes for a shape of ``scale`` (newton 1.8.0: zeros take the first
-    nonzero entry; all zero, a plane, is 5 m)."""
+    """The geom size Newton's converter writes for a shape of ``scale`` (newton 1.8.0: zeros take the first nonzero
+    entry; all zero, a plane, 5 m)."""
     size = np.asarray(scale, np.float64).copy()
     if np.any(size > 0.0):
         size[size == 0.0] = size[size > 0.0][0]
@@ -97,7 +75,7 @@ def _converter_size(scale: np.ndarray) -> np.ndarray:
 
 
 def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, shape: int, support_geom: int):
-    """MuJoCo's own compile of the placed object body and support geom (module doc): the compiled ``MjModel``."""
+    """MuJoCo's own compile of the placed object body and support geom."""
     spec = mujoco.MjSpec()
     bq = model.body_q.numpy()[obj_body]
     body = spec.worldbody.add_body(
@@ -119,13 +97,11 @@ def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, s
 
 
 def place_scene(scene, spec):
-    """``scene`` (a probe-stage :class:`replay.sim.scene.Scene` of the direct MuJoCo C engine) moved to the
-    placement of ``spec`` (:class:`replay.sim.scene_spec.SceneSpec`): its Newton model and compiled model
-    edited in place (module doc), ``support_height`` and ``build_inputs`` the spec's.
+    """``scene`` (a probe-stage MuJoCo C :class:`replay.sim.scene.Scene`) moved to the placement of ``spec``, its models
+    edited in place, ``support_height`` and ``build_inputs`` the spec's.
 
     Raises:
-        SceneError: the scene is not one object body and one static support, as the builder makes it.
-    """
+        SceneError: not one object body and one static support."""
     model, m = scene.model, scene.solver.mj_model
     shape = _support_shape(model)
     world = np.flatnonzero(m.geom_bodyid == 0)

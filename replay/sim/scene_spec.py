@@ -1,14 +1,5 @@
-"""What one replay scene is built from, in one value: :class:`SceneSpec`.
-
-Every scene builder (:func:`replay.sim.scene.build_scene` for the MuJoCo engines,
-:func:`replay.sim.engine.steel.steel_scene.build_steel_scene` for SolverSteel) and the engine factory
-(:func:`replay.sim.engine.factory.build_engine_scene`) take a spec and a
-:class:`~replay.config.ReplayConfig` instead of the ten positional parameters they used to
-repeat; :func:`replay.sim.world_builder.build_world_model` turns a spec into a finalized
-Newton model, the one function both builders share.
-
-Frames and units: world Z up, m; quaternions Newton xyzw.
-"""
+"""What one replay scene is built from (:class:`SceneSpec`), taken by every scene builder and the engine factory with a
+:class:`~replay.config.ReplayConfig`. World Z up, m; quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -32,26 +23,19 @@ def _vector(spec_source, name: str, value, shape: tuple) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class SceneSpec:
-    """The inputs of one replay scene (no config: that is the builder's second argument).
+    """The inputs of one replay scene.
 
     Attributes:
-        mjcf: manosim hand MJCF path (imported unmodified).
-        asset: the target object's geometry (:class:`replay.data.types.ObjectAsset`).
-        object_pos: (3,) initial object position, world, m.
-        object_quat: (4,) initial object orientation, world, xyzw.
-        support_height: z of the support's top, m.
-        hand_coords0: (67,) initial hand coords, Newton joint_q order (free joint pos xyz +
-            quat xyzw, then 15 ball quats xyzw).
-        grasp_coords: (67,) hand coords at the grasp frame (the builders' contact probe), or
-            None for a bare model (:func:`replay.sim.world_builder.build_world_model` only).
-        commanded_finger_quats: (T, 15, 4) every finger target the rollout will command, xyzw
-            (the flutter bound), or None for a bare model.
-        ablation: filter every hand-object shape pair out with Newton's collision filter pairs.
-        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m, or None (ground plane).
+        mjcf: manosim hand MJCF path. asset: the target object (:class:`replay.data.types.ObjectAsset`).
+        object_pos: (3,) m, world. object_quat: (4,) xyzw, world. support_height: z of the support's top, m.
+        hand_coords0: (67,) initial hand coords, Newton joint_q order.
+        grasp_coords: (67,) at the grasp frame (the contact probe); None: a bare model.
+        commanded_finger_quats: (T, 15, 4) every finger target commanded, xyzw (the flutter bound); None: a bare model.
+        ablation: filter every hand-object shape pair. support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table top, or
+            None (plane).
 
     Raises:
-        DataError: a pose array of the wrong shape or not finite (names the object's source and the field).
-    """
+        DataError: a pose array of the wrong shape or not finite (names the source and field)."""
 
     mjcf: str | Path
     asset: ObjectAsset
@@ -76,8 +60,8 @@ class SceneSpec:
             set_(self, "grasp_coords", _vector(src, "grasp_coords", self.grasp_coords, (MANOSIM_HAND.coords,)))
 
     def world_inputs(self, config) -> dict:
-        """The keyword arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``)
-        for this spec and ``config``: what a scene keeps as ``build_inputs`` to build more worlds of itself."""
+        """The keyword arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``) for this spec
+        and ``config``."""
         return dict(
             mjcf=self.mjcf,
             asset=self.asset,

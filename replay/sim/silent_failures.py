@@ -1,25 +1,7 @@
-"""Detect the failures that are otherwise silent.
-
-* contact-capacity overflow (the manosim-in-Newton report, see :mod:`replay.config`:
-  a full ``nconmax`` drops contacts silently and the scene explodes steps later): on CUDA the solver's
-  ``overflow`` observable (``SolverMuJoCo.observables(["overflow"])``, newton 1.8.0);
-  on CPU (MuJoCo C, which grows its contact list in its arena) MuJoCo's own
-  ``mjWARN_CONTACTFULL`` / ``mjWARN_CNSTRFULL`` counters and the contact count
-  against the capacity we sized (beyond it, newton's contact export drops rows);
-* non-finite state and runaway body velocity;
-* parameters that did not reach the solver (manosim-in-Newton: gains and force ranges are
-  baked in at solver construction; a sweep over the effort limit was bit-identical
-  because the edits never arrived): :func:`check_readback` compares the compiled
-  MuJoCo model with the Newton model;
-* the ball-joint drive flutter bound (derived in the manosim-in-Newton report): a ``<position>`` drive on a ball
-  joint has non-symmetric stiffness away from identity and is unstable unless the
-  total damping d (passive + drive kd) satisfies ``d^2 > m kp (theta/2) tan(theta/2)``,
-  m the joint's effective inertia (generalized mass-matrix diagonal incl. armature),
-  theta the largest commanded angle from identity. :func:`flutter_margins`.
-
-MuJoCo arrays are read through :class:`replay.sim.solver_view.SolverView` (MuJoCo C's ``mj_model``/``mj_data``
-or mujoco-warp's ``mjw_model``/``mjw_data``, world 0); MuJoCo quaternions are wxyz, Newton's xyzw.
-"""
+"""Detect the failures that are otherwise silent (docs/engine.md, "Silent failures"): contact-capacity overflow,
+non-finite state and runaway velocity, values that did not reach the compiled solver (:func:`check_readback`), and the
+ball-joint drive's flutter bound (:func:`flutter_margins`). MuJoCo arrays are read through
+:class:`replay.sim.solver_view.SolverView` (world 0); MuJoCo quaternions wxyz, Newton's xyzw."""
 
 from __future__ import annotations
 
@@ -37,14 +19,8 @@ from replay.sim.option_readback import check_options
 from replay.sim.solver_view import SolverView
 
 
-# ---------------------------------------------------------------------------------
-# contacts
-# ---------------------------------------------------------------------------------
 def count_contacts(solver, model, state) -> int:
-    """Contacts MuJoCo detects for ``state`` (kinematic probe, no time advances).
-
-    Pushes ``state`` into the solver's MuJoCo data and runs MuJoCo's forward pass.
-    """
+    """Contacts MuJoCo detects at ``state`` (its forward pass; no time advances)."""
     view = SolverView(solver)
     view.push_state(model, state)
     view.forward()
@@ -52,11 +28,8 @@ def count_contacts(solver, model, state) -> int:
 
 
 def dof_inertia(solver, model, state) -> np.ndarray:
-    """(joint_dof_count,) generalized mass-matrix diagonal in Newton DOF order, kg or kg·m^2.
-
-    Includes armature (MuJoCo adds it to qM). Computed by MuJoCo C at ``state``
-    (``mj_fullM``); on mujoco-warp, on a MuJoCo C copy of the model at world 0's coordinates.
-    """
+    """(joint_dof_count,) generalized mass-matrix diagonal incl. armature, Newton DOF order, kg or kg·m^2, by MuJoCo C's
+    ``mj_fullM`` at ``state`` (mujoco-warp: a MuJoCo C copy at world 0)."""
     view = SolverView(solver)
     m, d = view.mujoco_c_at(model, state)
     mujoco.mj_forward(m, d)
@@ -72,11 +45,8 @@ def dof_inertia(solver, model, state) -> np.ndarray:
 
 
 def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -> tuple[int, int]:
-    """``(n_contacts, n_carrying_force)`` between hand and object shapes in the last step.
-
-    A contact carries force when its normal force (the first constraint row for elliptic
-    cones; the sum of the 2 (dim - 1) edge rows for pyramidal ones) exceeds ``force_min`` N.
-    """
+    """``(n_contacts, n_carrying_force)`` between hand and object shapes in the last step; carrying: normal force
+    (elliptic: the first row; pyramidal: the sum of its 2 (dim - 1) edge rows) over ``force_min`` N."""
     hand = set(int(s) for s in hand_shapes)
     obj = set(int(s) for s in object_shapes)
     view = SolverView(solver)
@@ -103,13 +73,8 @@ def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -
 
 
 class OverflowMonitor:
-    """Per-step overflow check, backend-aware.
-
-    MuJoCo C: MuJoCo's ``warning[mjWARN_CONTACTFULL|mjWARN_CNSTRFULL].number`` counters
-    (contacts/constraints dropped from the physics) and ``ncon`` against
-    ``capacity`` (contacts beyond it are dropped from newton's export).
-    mujoco-warp: the solver's ``overflow`` observable bitmask.
-    """
+    """Per-step overflow check: MuJoCo C's ``mjWARN_CONTACTFULL`` / ``CNSTRFULL`` counters and ``ncon`` against
+    ``capacity``; mujoco-warp's ``overflow`` observable."""
 
     def __init__(self, solver, capacity: int):
         self.solver = solver
@@ -122,7 +87,7 @@ class OverflowMonitor:
             self.observables = solver.observables([solver.ObservableKind.OVERFLOW])
 
     def check(self) -> str | None:
-        """Return a reason string if anything overflowed in the last step, else None."""
+        """The reason anything overflowed in the last step, else None."""
         n = self.view.contact_count()
         self.peak = max(self.peak, n)
         if self.observables is not None:
@@ -138,16 +103,9 @@ class OverflowMonitor:
         return None
 
 
-# ---------------------------------------------------------------------------------
-# state
-# ---------------------------------------------------------------------------------
 def state_problem(state, max_linear: float, max_angular: float) -> str | None:
-    """Reason string if the state is non-finite or a body runs away, else None.
-
-    Args:
-        state: :class:`newton.State` (``joint_q``, ``body_q``, ``body_qd``).
-        max_linear: m/s; max_angular: rad/s.
-    """
+    """The reason the :class:`newton.State` is non-finite or a body runs away (``max_linear`` m/s, ``max_angular``
+    rad/s), else None."""
     q = state.joint_q.numpy()
     bq = state.body_q.numpy()
     bqd = state.body_qd.numpy()
@@ -162,9 +120,6 @@ def state_problem(state, max_linear: float, max_angular: float) -> str | None:
     return None
 
 
-# ---------------------------------------------------------------------------------
-# flutter bound
-# ---------------------------------------------------------------------------------
 def quat_angle(q: np.ndarray) -> np.ndarray:
     """Rotation angle from identity, rad, of xyzw quaternions (..., 4)."""
     w = np.clip(np.abs(q[..., 3]) / np.linalg.norm(q, axis=-1), 0.0, 1.0)
@@ -172,12 +127,9 @@ def quat_angle(q: np.ndarray) -> np.ndarray:
 
 
 def flutter_bound(m: float, kp: float, theta: float) -> float:
-    """Critical total damping d_c = sqrt(m kp (theta/2) tan(theta/2)), N·m·s/rad (manosim-in-Newton report).
-
-    Args:
-        m: effective inertia of the joint, kg·m^2. kp: drive stiffness, N·m/rad.
-        theta: angle from identity, rad (clamped below pi).
-    """
+    """Critical total damping ``d_c = sqrt(m kp (theta/2) tan(theta/2))``, N·m·s/rad, of a ``<position>`` drive on a
+    ball joint (manosim-in-Newton report): ``m`` effective inertia kg·m^2, ``kp`` N·m/rad, ``theta`` angle from
+    identity, rad (clamped below pi)."""
     h = min(float(theta), 3.0) / 2.0
     return math.sqrt(max(m * kp * h * math.tan(h), 0.0))
 
@@ -185,21 +137,16 @@ def flutter_bound(m: float, kp: float, theta: float) -> float:
 def flutter_margins(
     commanded: np.ndarray, inertia: np.ndarray, ke: np.ndarray, damping: np.ndarray, kd: np.ndarray, config
 ) -> list[dict]:
-    """Flutter margin per finger ball joint, raising passive damping where short.
+    """Flutter margin per finger ball joint, warning for every joint it raises.
 
     Args:
-        commanded: (T, 15, 4) finger targets, xyzw.
-        inertia: (45,) mass-matrix diagonal of the finger DOFs, kg·m^2.
+        commanded: (T, 15, 4) finger targets, xyzw. inertia: (45,) mass-matrix diagonal, kg·m^2.
         ke, damping, kd: (45,) drive stiffness, passive damping, drive damping.
-        config: its physics' ``finger_flutter_bound`` (``discrete_factor``: the discrete-time correction;
-            ``safety``).
+        config: its physics' ``finger_flutter_bound`` (``discrete_factor``, ``safety``).
 
     Returns:
-        One dict per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``,
-        ``d_total`` (passive + kd), ``d_crit`` (continuous bound x discrete factor),
-        ``margin`` = d_total / d_crit, ``raised_to`` (new passive damping or None).
-        A warning is issued for every raised joint.
-    """
+        Per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``, ``d_total`` (passive + kd), ``d_crit``
+            (bound x discrete factor), ``margin``, ``raised_to`` (new passive damping or None)."""
     bound = physics.choice_value(config, "finger_flutter_bound")
     safety, factor = float(bound["safety"]), float(bound["discrete_factor"])
     theta = quat_angle(commanded).max(axis=0)  # (15,)
@@ -235,32 +182,22 @@ def flutter_margins(
     return out
 
 
-# ---------------------------------------------------------------------------------
-# read-back
-# ---------------------------------------------------------------------------------
 def _close(a, b, rtol=1e-4, atol=1e-7) -> bool:
     return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=atol))
 
 
 def check_readback(scene) -> dict:
-    """Compare what the solver compiled with what the scene set; raise on mismatch.
-
-    Checks: options (solver, integrator, cone, impratio, iterations), gravity, every
-    finger actuator's kp, kd and force range (= effort limit, force-limited), no
-    actuator on the wrist's free joint, passive damping and armature per DOF, and
-    friction/condim of the object geoms, and for the ablation that every hand-object
-    body pair is excluded.
+    """Compare what the solver compiled with what the scene set: options, gravity, every finger actuator's kp, kd and
+    force range, no actuator on the wrist's free joint, damping and armature per DOF, the object geoms' friction and
+    condim, the ablation's excluded pairs.
 
     Returns:
-        dict of the values read (written into the rollout JSON): ``finger_kp`` N·m/rad,
-        ``finger_kd_range`` N·m·s/rad, ``finger_forcerange`` N·m (the first finger actuator's),
-        ``finger_forcerange_per_joint`` (15,) N·m (``mano_joint_1..15``), ``finger_damping``
-        N·m·s/rad, ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``,
-        ``contact_pairs`` (:func:`replay.sim.contact_table.hand_object_table`).
+        The values read (into the rollout JSON): ``finger_kp`` N·m/rad, ``finger_kd_range`` N·m·s/rad,
+            ``finger_forcerange`` N·m, ``finger_forcerange_per_joint`` (15,) N·m, ``finger_damping`` N·m·s/rad,
+            ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``, ``contact_pairs``.
 
     Raises:
-        ReadbackError: listing every mismatch.
-    """
+        ReadbackError: listing every mismatch."""
     view = SolverView(scene.solver)
     m = view.mj_model
     errs = check_options(view, scene.config)
@@ -303,16 +240,9 @@ def _per_joint(frange, rows, a2n, f0: int) -> list | None:
 
 
 def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:
-    """Mismatches of the compiled actuators against the Newton model's drives.
-
-    Every finger actuator must have kp = ``joint_target_ke``, bias [0, -ke, -kd] and a force
-    range of +- ``joint_effort_limit`` (force-limited); none may target the wrist's free joint;
-    there must be one per finger DOF.
-
-    Returns:
-        ``(errors, read)``; ``read`` holds ``finger_rows`` (MuJoCo actuator ids of the finger
-        DOFs) and the compiled ``gain``, ``bias``, ``frange`` arrays.
-    """
+    """``(errors, read)``: every finger actuator has kp = ``joint_target_ke``, bias [0, -ke, -kd] and force range +-
+    ``joint_effort_limit``, none targets the wrist, one per finger DOF; ``read``: ``finger_rows`` and the compiled
+    ``gain``, ``bias``, ``frange``."""
     model, m = scene.model, view.mj_model
     ke = model.joint_target_ke.numpy()
     kd = model.joint_target_kd.numpy()
@@ -384,12 +314,8 @@ def _check_object_geoms(view: SolverView, scene) -> list[str]:
 
 
 def _excluded_pairs(view: SolverView, scene) -> int:
-    """How many hand-object body pairs MuJoCo's ``<exclude>`` list holds (the ablation wants all).
-
-    Not checked here: pairs filtered by contype/conaffinity instead are verified per step by the
-    hand-object contact count, which must stay 0. ``exclude_signature`` packs the two body ids
-    as ``b1 << 16 | b2`` (MuJoCo ``mjModel`` reference).
-    """
+    """How many hand-object body pairs MuJoCo's ``<exclude>`` list holds (``exclude_signature`` is ``b1 << 16 | b2``);
+    pairs filtered by contype/conaffinity show as a zero contact count per step."""
     m = view.mj_model
     b2n = view.to_newton("mjc_body_to_newton")
     pairs = set()

@@ -1,15 +1,7 @@
-"""One place where the two MuJoCo backends of ``newton.solvers.SolverMuJoCo`` differ for reading.
-
-``SolverMuJoCo(use_mujoco_cpu=True)`` runs MuJoCo C: the compiled model and data are
-``solver.mj_model`` / ``solver.mj_data`` (``mujoco.MjModel`` / ``MjData``, numpy arrays).
-Otherwise it runs mujoco-warp (on CUDA, or on Warp's CPU device):
-``solver.mjw_model`` / ``solver.mjw_data`` hold Warp arrays whose per-world fields carry a
-leading world axis; ``solver.mj_model`` is still there (the MuJoCo C model mujoco-warp's model
-was built from) and holds the sizes (``nu``, ``nv``, ``ngeom``), options and unbatched fields.
-:class:`SolverView` reads either as numpy arrays of world 0, so callers need no branch.
-The ``mjc_*_to_newton*`` index maps and ``_update_mjc_data`` are SolverMuJoCo attributes
-of newton 1.8.0 (``newton/_src/solvers/mujoco/solver_mujoco.py``).
-"""
+"""Numpy reads of ``SolverMuJoCo``'s compiled model and data, world 0, for either backend: MuJoCo C (``solver.mj_model``
+/ ``mj_data``) or mujoco-warp (``mjw_model`` / ``mjw_data``, per-world fields with a leading world axis; ``mj_model``
+still holds sizes, options and unbatched fields). The ``mjc_*_to_newton*`` maps and ``_update_mjc_data`` are newton
+1.8.0's (``solver_mujoco.py``)."""
 
 from __future__ import annotations
 
@@ -27,15 +19,9 @@ _DROP_WARNINGS = {
 
 @dataclass(frozen=True)
 class ContactRows:
-    """The contacts of the last collision pass, as MuJoCo lays them out.
-
-    Attributes:
-        geom: (n, 2) MuJoCo geom ids of each contact.
-        efc_address: (n,) first constraint row of each contact (-1: excluded from the solver).
-        dim: (n,) contact dimensionality (condim).
-        efc_force: (nefc,) constraint forces, N (normal row first; pyramidal cones: 2 (dim - 1) edge rows).
-        pyramidal: the model's friction cone is pyramidal (``opt.cone == mjCONE_PYRAMIDAL``).
-    """
+    """The contacts of the last collision pass: ``geom`` (n, 2) geom ids, ``efc_address`` (n,) first constraint row (-1:
+    excluded), ``dim`` (n,) condim, ``efc_force`` (nefc,) N (normal row first; pyramidal: 2 (dim - 1) edge rows),
+    ``pyramidal``."""
 
     geom: np.ndarray
     efc_address: np.ndarray
@@ -50,12 +36,7 @@ class ContactRows:
 
 
 class SolverView:
-    """Numpy reads of a ``SolverMuJoCo``'s compiled MuJoCo model and data, either backend.
-
-    Args:
-        solver: ``newton.solvers.SolverMuJoCo`` (MuJoCo C when ``use_mujoco_cpu`` is set,
-            mujoco-warp otherwise).
-    """
+    """Numpy reads of a ``newton.solvers.SolverMuJoCo``'s compiled MuJoCo model and data, either backend."""
 
     def __init__(self, solver):
         self.solver = solver
@@ -68,11 +49,7 @@ class SolverView:
 
     # model / data fields ----------------------------------------------------------
     def model_field(self, name: str) -> np.ndarray:
-        """Compiled model field ``name`` (e.g. ``"dof_damping"``, ``"actuator_gainprm"``) of world 0.
-
-        MuJoCo C: the ``MjModel`` array. mujoco-warp: the ``mjw_model`` array, its leading axis
-        dropped when it has length 1 (a per-world field of a single-world model).
-        """
+        """Compiled model field ``name`` of world 0 (mujoco-warp: a leading axis of length 1 dropped)."""
         if self.is_cpu:
             return np.asarray(getattr(self.solver.mj_model, name))
         a = getattr(self.solver.mjw_model, name)
@@ -86,10 +63,7 @@ class SolverView:
         return getattr(self.solver.mjw_data, name).numpy()[0]
 
     def to_newton(self, name: str) -> np.ndarray:
-        """The solver's MuJoCo -> Newton index map ``name`` (e.g. ``"mjc_dof_to_newton_dof"``), world 0.
-
-        An empty int array when the solver has none (``None``, e.g. no actuators).
-        """
+        """The solver's MuJoCo -> Newton index map ``name``, world 0 (empty where the solver has none)."""
         a = getattr(self.solver, name)
         if a is None:
             return np.zeros(0, int)
@@ -112,11 +86,8 @@ class SolverView:
             mujoco_warp.forward(self.solver.mjw_model, self.solver.mjw_data)
 
     def mujoco_c_at(self, model, state) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        """``(MjModel, MjData)`` of MuJoCo C holding ``state``'s coordinates (forward not run).
-
-        MuJoCo C: the solver's own data with ``state`` pushed. mujoco-warp: ``state`` is pushed
-        into ``mjw_data`` and world 0's ``qpos`` copied into a fresh ``MjData`` of ``mj_model``.
-        """
+        """``(MjModel, MjData)`` of MuJoCo C holding ``state``'s coordinates (forward not run; mujoco-warp: world 0
+        copied into a fresh ``MjData``)."""
         self.push_state(model, state)
         if self.is_cpu:
             return self.solver.mj_model, self.solver.mj_data
@@ -132,10 +103,8 @@ class SolverView:
         return int(self.solver.mjw_data.nacon.numpy()[0])
 
     def contacts(self) -> ContactRows:
-        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds together) and the constraint forces.
-
-        With no contact, empty arrays (nothing is copied from the device).
-        """
+        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds) and the constraint forces; empty arrays
+        without contact."""
         n = self.contact_count()
         if n == 0:
             empty = np.zeros(0, int)

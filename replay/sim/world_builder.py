@@ -1,11 +1,7 @@
-"""Add one replay world (hand, object, support, ablation filter pairs) to a Newton ``ModelBuilder``.
-
-The hand is manosim's MJCF imported unmodified through :func:`importer_patches.add_mjcf`
-(its layout checked against :data:`replay.kinematics.hand_layout.MANOSIM_HAND`); the object is a passive
-free body of its convex collision parts; the support is a ground plane or a table-top box at
-the recording's support height. World Z up, gravity -``GRAVITY`` m/s^2; quaternions xyzw
-(Newton). :func:`replay.sim.scene.build_scene` turns such a world into a :class:`replay.sim.scene.Scene`.
-"""
+"""Add one replay world (hand, object, support, ablation filter pairs) to a Newton ``ModelBuilder``: manosim's MJCF
+imported unmodified (layout checked against :data:`replay.kinematics.hand_layout.MANOSIM_HAND`), the object a passive
+free body of its convex collision parts, a ground plane or table-top box at the support height. World Z up, gravity
+-``GRAVITY`` m/s^2, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -31,11 +27,10 @@ from replay.sim.object_visual import add_written_visual
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Read the asset's convex collision parts as (vertices (V,3) m, faces (F,3) int) pairs.
+    """The asset's convex collision parts as (vertices (V, 3) m, faces (F, 3) int) pairs.
 
     Raises:
-        DataError: a part is missing, over the mesh size limit, unreadable or empty (names the file).
-    """
+        DataError: a part is missing, over the mesh size limit, unreadable or empty (names the file)."""
     if not asset.collision_meshes:
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
     parts = []
@@ -50,15 +45,9 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
 
 
 def import_hand(builder: newton.ModelBuilder, mjcf: Path):
-    """Import the unmodified MJCF at the world origin (the pose is set through joint_q).
-
-    The importer's :class:`~importer_patches.FreeJointActuatorWarning` (manosim's six
-    wrist actuators target what Newton makes a free joint) is expected here: the
-    replay drives the wrist with a wrench built from ``report.wrist_gains`` instead.
-    It is kept in ``report.warnings`` (and in every rollout's ``import_warnings``)
-    and said once per study by :func:`replay.study.runner.run_study`, not once per scene.
-    Any other import warning is re-issued.
-    """
+    """Import the unmodified MJCF at the world origin. The importer's
+    :class:`~importer_patches.FreeJointActuatorWarning` (manosim's wrist actuators on what Newton makes a free joint;
+    the replay drives the wrist by a wrench instead) stays in ``report.warnings``; any other warning is re-issued."""
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -75,8 +64,8 @@ def model_device(config: ReplayConfig) -> str:
 
 
 def new_builder(config: ReplayConfig) -> newton.ModelBuilder:
-    """An empty :class:`newton.ModelBuilder` set up as every replay model is: Z up,
-    gravity -9.81 m/s^2, MuJoCo's custom attributes registered, geom gap from the config."""
+    """An empty :class:`newton.ModelBuilder` as every replay model's: Z up, gravity -9.81 m/s^2, MuJoCo's custom
+    attributes, the physics' ``contact_gap``."""
     return _new_builder(float(physics.choice_value(config, "contact_gap")))
 
 
@@ -88,17 +77,11 @@ def _new_builder(contact_gap: float) -> newton.ModelBuilder:
 
 
 def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ()) -> tuple:
-    """One replay world of ``spec`` (:class:`replay.sim.scene_spec.SceneSpec`) in a fresh builder
-    (:func:`new_builder`, plus the custom attributes of each solver class in ``solver_attributes``,
-    e.g. ``(newton.solvers.SolverSteel,)``), finalized on :func:`model_device`: the one model builder
-    of :mod:`replay.sim.scene` and :mod:`replay.sim.engine.steel.steel_scene`.
-
-    Returns:
-        ``(model, info)``: the :class:`newton.Model` and :func:`add_replay_world`'s ``info``.
+    """``(model, info)``: one replay world of ``spec`` in a fresh builder (plus each solver class's custom attributes in
+    ``solver_attributes``), finalized on :func:`model_device`; ``info``: :func:`add_replay_world`'s.
 
     Raises:
-        DataError: bad asset; SceneError: the hand import is not as expected.
-    """
+        DataError: bad asset. SceneError: the hand import is not as expected."""
     builder, report = hand_builder(config, spec.mjcf, solver_attributes)
     info = add_replay_world(builder, **spec.world_inputs(config), hand=report)
     return builder.finalize(device=model_device(config)), info
@@ -109,24 +92,13 @@ HAND_CACHE_SIZE = 8
 
 
 def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tuple = ()) -> tuple:
-    """A fresh builder (:func:`new_builder`, plus the custom attributes of each solver class in
-    ``solver_attributes``) holding only the hand of ``mjcf``, imported by :func:`import_hand`.
-
-    The import (parsing and patching the MJCF, Newton's importer: ~0.1 s, a third of a scene's
-    build) runs once per process for each file version (resolved path, size, modification time,
-    as :func:`replay.data.mesh_io.load_mesh` keys its cache), the physics choice ``contact_gap`` and set of
-    solver classes; every call returns a deep copy of that builder and of its import report, and
-    re-issues the warnings the import issued, so a caller sees what a fresh import gives
-    (``tests/test_throughput.py`` compares the finalized Newton model and the compiled MuJoCo
-    model bit for bit for the capsule, mesh and left hands).
-
-    Returns:
-        ``(builder, report)``: the :class:`newton.ModelBuilder` (the hand's bodies, joints and
-        shapes first, from index 0) and its :class:`~importer_patches.report.ImportReport`.
+    """``(builder, report)``: a fresh builder holding only the hand of ``mjcf`` (bodies, joints and shapes from index 0)
+    and its :class:`~importer_patches.report.ImportReport`. The import runs once per process per file version,
+    ``contact_gap`` and solver classes; each call gets deep copies and the import's warnings again
+    (``tests/test_throughput.py`` checks the models bit for bit).
 
     Raises:
-        MJCFError and the other errors of :func:`import_hand` (nothing is kept for a failed import).
-    """
+        MJCFError and the other errors of :func:`import_hand` (a failed import is not kept)."""
     path = Path(mjcf)
     try:
         st = path.stat()
@@ -142,8 +114,7 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
 
 @lru_cache(maxsize=HAND_CACHE_SIZE)
 def _imported_hand(path_str: str, size: int, mtime_ns: int, contact_gap: float, solver_classes: tuple) -> tuple:
-    """``(builder, report, warnings)`` of one hand import (:func:`hand_builder`), kept as imported;
-    an import that raises is not kept."""
+    """``(builder, report, warnings)`` of one hand import, kept as imported."""
     builder = _new_builder(contact_gap)
     for solver_class in solver_classes:
         solver_class.register_custom_attributes(builder)
@@ -166,37 +137,24 @@ def add_replay_world(
     support_extent=None,
     hand=None,
 ) -> dict:
-    """Add the replay's hand, object, support (and ablation filter pairs) to ``builder``.
-
-    Everything lands in the builder's current world (global, or the one opened by
-    ``builder.begin_world()``); a builder holding one replay world can be copied N
-    times to another with ``ModelBuilder.replicate`` (:mod:`replay.sim.engine.mjwarp.warp_batch`).
+    """Add the hand, object, support (and ablation filter pairs) to ``builder``'s current world (a one-world builder can
+    be replicated).
 
     Args:
-        mjcf: manosim hand MJCF (unmodified).
-        asset: the target object's geometry.
-        object_pos: (3,) initial object position, world, m.
-        object_quat: (4,) initial object orientation, world, xyzw.
-        support_height: z of the support plane, m.
-        hand_coords0: (67,) initial hand coords in Newton joint_q order
-            (free: pos xyz + quat xyzw; then 15 ball quats xyzw).
-        config: settings.
-        ablation: filter every hand-object shape pair (the hand passes through).
-        support_extent: ``(xmin, ymin, xmax, ymax)`` of a table top, m (a box of
-            ``support_thickness`` below ``support_height``), or None for an infinite
-            ground plane at ``support_height``.
+        mjcf: manosim hand MJCF (unmodified). asset: the target object.
+        object_pos: (3,) m, world. object_quat: (4,) xyzw, world. support_height: m.
+        hand_coords0: (67,) initial hand coords, Newton joint_q order (free pos + quat xyzw, 15 ball quats xyzw).
+        ablation: filter every hand-object shape pair.
+        support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table-top box of ``support_thickness`` below
+            ``support_height``; None: a ground plane.
         hand: the import report of the hand ``builder`` holds alone (:func:`hand_builder`); None: import it.
 
     Returns:
-        ``info``: the builder indices and values :class:`replay.sim.scene.Scene` needs (absolute in
-        ``builder``), keyed by Scene field names: ``hand_joint``, ``hand_q_start``, ``hand_qd_start``,
-        ``hand_bodies``, ``hand_shapes``, ``object_body``, ``object_q_start``, ``object_qd_start``,
-        ``object_shapes``, ``wrist_kp``, ``wrist_kd`` (scaled by the physics choice ``wrist_gain_scale``, its
-        square root for kd), ``hand_mass`` kg, ``object_mass`` kg, ``object_vertices``, ``import_report``.
+        ``info``: builder indices and values keyed by :class:`replay.sim.scene.Scene` field names (``wrist_kp`` /
+            ``wrist_kd`` scaled by ``wrist_gain_scale`` / its square root; masses kg).
 
     Raises:
-        DataError: bad asset; SceneError: the hand import is not as expected.
-    """
+        DataError: bad asset. SceneError: the hand import is not as expected."""
     report, hand = _add_hand(builder, Path(mjcf), hand_coords0, hand)
     _set_hand_drives(builder, hand["hand_qd_start"], config, Path(mjcf))
     kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
@@ -221,24 +179,18 @@ def add_replay_world(
 
 
 def _filter_hand_object(builder: newton.ModelBuilder, hand_shapes, object_shapes) -> None:
-    """The contact ablation: a collision filter pair for every hand shape and object shape
-    (builder shape indices), so the hand passes through the object."""
+    """The contact ablation: a collision filter pair for every hand and object shape."""
     for hs in hand_shapes:
         for os_ in object_shapes:
             builder.add_shape_collision_filter_pair(int(hs), int(os_))
 
 
 def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray, report=None) -> tuple:
-    """Import the hand (:func:`import_hand`; ``report`` given: the builder already holds it, and
-    only it, :func:`hand_builder`), check it is manosim's layout and set its coords.
-
-    Returns:
-        ``(report, hand)``: the import report and the builder indices ``hand_joint``,
-        ``hand_q_start``, ``hand_qd_start``, ``hand_bodies``, ``hand_shapes``.
+    """Import the hand (``report`` given: the builder holds it alone already), check manosim's layout, set its coords.
+    Returns ``(report, {hand_joint, hand_q_start, hand_qd_start, hand_bodies, hand_shapes})``.
 
     Raises:
-        SceneError: the MJCF's hand is not :data:`MANOSIM_HAND` (names the file).
-    """
+        SceneError: not :data:`MANOSIM_HAND` (names the file)."""
     if report is None:
         j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
         report = import_hand(builder, mjcf)
@@ -269,9 +221,8 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
 
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
-    """Finger DOFs: effort limit per joint of ``config``'s strength (N·m,
-    :func:`replay.sim.finger_strength.joint_limits`); passive damping as imported (the choice
-    finger_flutter_damping raises it later, replay.sim.scene); wrist DOFs: no drive (driven by ``joint_f``)."""
+    """Finger DOFs: effort limit per joint, N·m (:func:`replay.sim.finger_strength.joint_limits`), damping as imported;
+    wrist DOFs: no drive."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
     per_joint = finger_strength.joint_limits(config, mjcf)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
@@ -282,12 +233,11 @@ def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfi
 
 
 def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
-    """The authored wrist gains ``(kp, kd)``, (6,) each, from the import report (see ``WRIST_FRAMES``
-    in :mod:`importer_patches.api` for units and frames).
+    """The authored wrist gains ``(kp, kd)``, (6,) each, from the import report (units and frames: ``WRIST_FRAMES`` in
+    :mod:`importer_patches.api`).
 
     Raises:
-        SceneError: the report has no gains for the free joint at DOF ``qd0``, or they are malformed.
-    """
+        SceneError: no or malformed gains for the free joint at DOF ``qd0``."""
     gains = report.wrist_gains
     if not gains or gains.get("dof_start") != qd0:
         raise SceneError(f"{mjcf}: import report has no wrist gains for the free joint at DOF {qd0}: {gains!r}")
@@ -301,17 +251,12 @@ def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
 def _add_object(
     builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat, config: ReplayConfig
 ) -> tuple:
-    """Add the object as a free body of convex hulls (one per collision part) at ``object_pos``
-    (m) / ``object_quat`` (xyzw), with the asset's friction and condim and the mass (kg) of the physics choice
-    ``object_mass_model`` (:func:`replay.sim.made_mass.made_mass`: its centre; inertia scaled with it); under
-    the physics choice ``object_visual_geoms`` ``as_written`` its visual geoms too (replay.sim.object_visual).
-
-    Returns:
-        ``(body, joint, shapes, parts)``: Newton indices and the collision parts read.
+    """Add the object: a free body of convex hulls at ``object_pos`` m / ``object_quat`` xyzw, the asset's friction and
+    condim, the mass (kg) of ``object_mass_model`` (inertia scaled with it); under ``object_visual_geoms``
+    ``as_written`` its visual geoms too. Returns ``(body, joint, shapes, parts)``.
 
     Raises:
-        DataError: a collision part is unreadable, or the object ends up massless (names the file).
-    """
+        DataError: an unreadable collision part, or no mass (names the file)."""
     parts = load_collision_parts(asset)
     obj_xform = wp.transform(wp.vec3(*map(float, object_pos)), wp.quat(*map(float, object_quat)))
     obj_body = builder.add_body(xform=obj_xform, label="object")
@@ -349,11 +294,10 @@ def _add_object(
 
 
 def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: ObjectAsset) -> None:
-    """Scale ``body``'s density-derived mass and inertia to ``mass`` kg (the shape's mass distribution kept).
+    """Scale ``body``'s mass and inertia to ``mass`` kg.
 
     Raises:
-        DataError: the collision parts have zero volume (no mass to scale).
-    """
+        DataError: the collision parts have zero volume."""
     m = builder.body_mass[body]
     if not m > 0:
         raise DataError(asset.source, "collision_meshes", "collision parts have zero volume")
@@ -366,14 +310,8 @@ def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: 
 
 def support_shape_values(support_height: float, support_extent, config: ReplayConfig) -> tuple:
     """The support shape as a finalized model holds it: ``(shape_transform (7,) xyzw, shape_scale (3,),
-    shape_collision_radius, shape_collision_aabb_lower (3,), shape_collision_aabb_upper (3,))``, float32, m,
-    for a kept scene moved to another recording's support (:mod:`replay.sim.scene_placement`).
-
-    :func:`_add_support` in a builder of its own gives the first three as Newton computes them; the local
-    box ``finalize`` derives from the scale (newton 1.8.0 ``ModelBuilder._finalize_impl``: a box's
-    half-extents, a plane's unit cube) is written here, without the ~7 ms of a finalize
-    (``tests/test_scene_placement.py`` compares every array with a fresh build's).
-    """
+    shape_collision_radius, aabb_lower (3,), aabb_upper (3,))``, float32, m, for a kept scene moved to another support;
+    the local box as newton 1.8.0's ``_finalize_impl`` derives it (``tests/test_scene_placement.py``)."""
     builder = _new_builder(float(physics.choice_value(config, "contact_gap")))
     _add_support(builder, support_height, support_extent, config)
     f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731 (the model's dtype)
@@ -383,8 +321,8 @@ def support_shape_values(support_height: float, support_extent, config: ReplayCo
 
 
 def _add_support(builder: newton.ModelBuilder, support_height: float, support_extent, config: ReplayConfig) -> None:
-    """An infinite ground plane at ``support_height`` (m), or with ``support_extent`` ``(xmin, ymin, xmax, ymax)``
-    (m) a static table-top box of ``config.support_thickness`` whose top is at ``support_height``."""
+    """A ground plane at ``support_height`` m, or with ``support_extent`` ``(xmin, ymin, xmax, ymax)`` m a static box of
+    ``config.support_thickness`` whose top is there."""
     mu = float(physics.choice_value(config, "support_contact")["friction"][0])
     ground_cfg = newton.ModelBuilder.ShapeConfig(mu=mu, gap=float(physics.choice_value(config, "contact_gap")))
     if support_extent is None:

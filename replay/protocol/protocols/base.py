@@ -1,9 +1,5 @@
-"""The protocol registry: a :class:`Protocol` per replay protocol, registered under its CLI word.
-
-What a study, the report, the montage and the tables need of a protocol is asked of its class here;
-no other module compares a protocol's name. A new protocol is one module: a subclass registered with
-:func:`register` (``tests/test_protocol_registry.py`` registers one from the test file alone).
-"""
+"""The protocol registry: a :class:`Protocol` per replay protocol, registered under its CLI word; no other module
+compares a protocol's name. A new protocol is one module and :func:`register`."""
 
 from __future__ import annotations
 
@@ -23,22 +19,17 @@ class Protocol:
 
     Class attributes:
         name: the CLI word (``--protocol``), the results' ``protocol`` field.
-        primary: its results carry the bare sequence (key ``<sequence>``, file ``<sequence>.json``); one
-            protocol (lift) is.
-        rows_field: the study JSON's list of its rows (a :class:`replay.results.records.StudyRecord` field,
-            else kept in the study's ``extra``).
-        row_fields: its rows' columns (a row is :meth:`row`).
-        csv_suffix: its rows' CSV is ``<study stem><suffix>.csv``; None: none. Where two protocols of a study
-            share a suffix, the first in the registry's order writes it.
-        ablation: its rollouts get the contact ablation. sampled: it takes the sampled verdict
-            (``--samples``, conditions). judged_on_lift: its verdict is ``lifted`` (it may be a
-            ``--verdicts`` pair). shakes: its lift is followed by the shake and the release.
-        success: the outcome that counts as a success (agreement tables); outcome_field: the row's outcome column.
-        result_type: its own result (a :class:`~replay.results.rollout_parts.ProtocolResult` subclass, the
-            record's ``result``, under its ``key``): what its ``judge`` returns beyond every world's measures.
-        config_part: its part of :class:`replay.config.ReplayConfig` (a field of :data:`replay.config.PARTS`: its
-            own settings, e.g. ``lift``, ``oracle``), None: it has none (its settings, if any: :meth:`settings`).
-    """
+        primary: its results carry the bare sequence (``<sequence>.json``); one protocol (lift) is.
+        rows_field: the study JSON's list of its rows (a :class:`replay.results.records.StudyRecord` field, else in
+            ``extra``). row_fields: its rows' columns.
+        csv_suffix: its rows' CSV is ``<study stem><suffix>.csv``; None: none (a shared suffix: the first in registry
+            order writes it).
+        ablation: takes the contact ablation. sampled: takes the sampled verdict. judged_on_lift: its verdict is
+            ``lifted``. shakes: the shake and release follow its lift.
+        success: the outcome counted as success; outcome_field: the row's outcome column.
+        result_type: its own :class:`~replay.results.rollout_parts.ProtocolResult` subclass (what ``judge`` returns
+            beyond the measures).
+        config_part: its part of :class:`replay.config.ReplayConfig` (:data:`replay.config.PARTS`), None: none."""
 
     name: ClassVar[str]
     primary: ClassVar[bool] = False
@@ -62,17 +53,15 @@ class Protocol:
         return cfg.validate()
 
     def plan(self, rec, coords, mjcf, cfg):
-        """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton
-        joint_q order, xyzw), under ``self.config(cfg)``; its ``contact_coords`` where the recorded contact is read
-        from other coords than ``coords``.
+        """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton joint_q
+        order, xyzw) under ``self.config(cfg)``.
 
         Raises:
             DataError: bad input."""
         raise NotImplementedError
 
     def judge(self, rec, plan, scene, extent, cfg, trace, poses: dict, metrics: dict) -> dict:
-        """Metric updates of one world beyond the measures every world gets (its own test); ``poses`` may be
-        extended in place (more per-frame arrays). Default: none."""
+        """Metric updates of one world beyond the common measures (its own test); may add arrays to ``poses``."""
         return {}
 
     def window_end(self, rec, settings: dict | None) -> int:
@@ -80,9 +69,8 @@ class Protocol:
         return int(rec.grasp_frame)
 
     def run(self, run_rollouts, rec, coords, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
-        """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``;
-        ``run_rollouts``: :func:`replay.protocol.rollout.run_rollouts` (one batch of the contact world and its
-        ablation)."""
+        """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``, through
+        ``run_rollouts`` (:func:`replay.protocol.rollout.run_rollouts`)."""
         from replay.sim.engine.variants import Variant
 
         variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
@@ -174,10 +162,9 @@ def is_known(name: str) -> bool:
 
 @dataclass(frozen=True, order=True)
 class ResultKey:
-    """One (recording, protocol) of a study; ``physics``: an extra ``--verdicts`` pair's physics (None: the
-    study's own). Its text (:meth:`text`, the study JSON's ``failed`` keys and the records' ``key``) is
-    ``<sequence>`` for the primary protocol and ``<sequence> [<protocol>]`` (``[<protocol>@<physics>]``)
-    else; its results file stem (:attr:`stem`) adds ``.<protocol>`` (``.<protocol>@<physics>``)."""
+    """One (recording, protocol) of a study; ``physics``: an extra ``--verdicts`` pair's physics (None: the study's).
+    Text ``<sequence>`` for the primary protocol, else ``<sequence> [<protocol>]`` (``[<protocol>@<physics>]``); file
+    stem adds ``.<protocol>``."""
 
     sequence: str
     protocol: str
@@ -207,8 +194,8 @@ class ResultKey:
 
     @classmethod
     def parse(cls, text: str, sequences) -> ResultKey:
-        """The key of a key's ``text`` among ``sequences`` (each `` [`` from the right: the longest sequence
-        first, a name may hold `` [`` itself); a text that fits none is a primary key of that text."""
+        """The key of ``text`` among ``sequences`` (`` [`` searched from the right; a name may hold one); no fit: a
+        primary key of that text."""
         text = str(text)
         if text in sequences or not text.endswith("]"):
             return cls(text, primary_protocol().name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.protocol import release
 from replay.protocol.lift_plan import plan_rollout
-from replay.protocol.pad_compression import PadPlan
+from replay.protocol.pad_compression import DEEP_FINGERS, PadPlan
 from replay.protocol.protocols.base import Protocol, register
 from replay.protocol.protocols.counting import lift_counts
 from replay.sim import physics
@@ -36,8 +36,8 @@ class Lift(Protocol):
         plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
         depth = float(physics.choice_value(cfg, "pad_compression"))
         if depth > 0:
-            opened = physics.choice_value(cfg, "pad_deep_fingers") == "opened"
-            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=opened)
+            deep = DEEP_FINGERS[physics.choice_value(cfg, "pad_deep_fingers")]
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=deep.opens)
             fingers, plan.pad = plan.pad_plan.compressed(depth)
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)

@@ -1,8 +1,5 @@
-"""The refine protocol (``run_study.py --refine``): one recording's smallest correction that lifts
-(:mod:`replay.protocol.refine`), written as ``<sequence>.refine.json`` beside the lift job's ``<sequence>.json``.
-
-The record's fields are the refined run's (the chosen correction through the whole lift protocol, shake
-included), ``ablation`` that correction's contact ablation, and the ``refine_*`` fields."""
+"""The refine protocol (``run_study.py --refine``, :mod:`replay.protocol.refine`): ``<sequence>.refine.json`` beside the
+lift job's, its fields the refined run's, ``ablation`` its contact ablation, and the ``refine_*`` fields."""
 
 from __future__ import annotations
 

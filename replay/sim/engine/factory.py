@@ -1,13 +1,6 @@
-"""The one place that knows the engine classes: which engine a config runs, its scene, the engine.
-
-:func:`build_engine_scene` builds the scene of a :class:`replay.sim.scene_spec.SceneSpec` for the config's
-engine; :func:`engine_for_scene` puts an engine on a scene already built;
-:func:`capabilities_of` says what the config's engine supports before anything is built
-(:class:`replay.sim.engine.contract.Capabilities`). Callers ask these, never the engine's type
-(``tests/test_structure.py`` scans for ``isinstance`` / type-name / ``hasattr`` dispatch on engines).
-
-Each :class:`replay.results.engine_choice.EngineChoice` (``config.engine``) names its class in :data:`ENGINES`.
-"""
+"""The one place that knows the engine classes (:data:`ENGINES`, one per
+:class:`replay.results.engine_choice.EngineChoice`): a config's scene, its engine, its capabilities before anything is
+built. Callers ask these, never an engine's type (``tests/test_structure.py``)."""
 
 from __future__ import annotations
 
@@ -59,12 +52,11 @@ def capabilities_of(cfg) -> Capabilities:
 
 
 def build_engine_scene(spec, cfg):
-    """The scene of ``spec`` for ``cfg``'s backend: :func:`replay.sim.engine.steel.steel_scene.build_steel_scene`
-    for SolverSteel, else :func:`replay.sim.scene.build_scene`.
+    """The scene of ``spec`` for ``cfg``'s engine (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene` or
+    :func:`replay.sim.scene.build_scene`).
 
     Raises:
-        as the builder: DataError, SceneError, ReadbackError.
-    """
+        DataError, SceneError, ReadbackError: as the builder."""
     from replay.sim.physics import refuse_unsupported
 
     refuse_unsupported(cfg)
@@ -78,17 +70,10 @@ def build_engine_scene(spec, cfg):
 
 
 def engine_for_scene(scene, variants: list, threads: int = 1, **options) -> Engine:
-    """The engine of ``scene.config`` on the built ``scene``, one world per variant.
-
-    Args:
-        scene: a :class:`replay.sim.scene.Scene` built for the config's backend.
-        variants: one :class:`replay.sim.engine.variants.Variant` per world.
-        threads: threads stepping the worlds (MuJoCo C; the other engines ignore it).
-        options: further keyword arguments of the engine class (e.g. MuJoCo C's ``c_loop``); none by default.
+    """The engine of ``scene.config`` on the built ``scene``, one world per variant; ``threads`` (MuJoCo C) and
+    ``options`` (more keyword arguments of the engine class).
 
     Raises:
-        EngineError, ValueError: the engine cannot hold these variants (see its class).
-        AblationMaskError: MuJoC C cannot single out hand-object pairs by collision bits
-            (``capabilities.ablation_by_variant``: build the ablation worlds a scene of their own).
-    """
+        EngineError, ValueError: the engine cannot hold these variants. AblationMaskError: MuJoCo C cannot single out
+            hand-object pairs by collision bits."""
     return engine_class(scene.config)(scene, variants, threads=threads, **options)

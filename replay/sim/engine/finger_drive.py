@@ -1,24 +1,13 @@
-"""A quaternion drive for the manosim finger ball joints, as joint torque.
+"""A quaternion drive for the manosim finger ball joints, as joint torque (docs/engine.md). The MJCF's three
+``<position>`` actuators per ball joint flutter away from identity unless damped past a bound
+(:func:`replay.sim.silent_failures.flutter_bound`; the manosim-in-Newton report recommends this drive instead). Per
+joint, in its child frame (that of MuJoCo's ball-joint ``qvel`` and ``qfrc_applied``)::
 
-The MJCF drives each finger ball joint with three ``<position>`` actuators (gear e_x, e_y,
-e_z): MuJoCo's actuator length of a ball joint is the gear-weighted rotation vector of its
-quaternion, so each actuator pushes ``kp (ctrl_k - rotvec(q)_k)``. Away from the identity
-that stiffness is not symmetric and the drive flutters unless the damping exceeds a bound
-that grows with the joint angle (:func:`replay.sim.silent_failures.flutter_bound`; derived in
-the manosim-in-Newton report, which recommends the drive here instead).
+    e   = log(q^-1 q_target)                          rotation vector, rad (w >= 0)
+    tau = clip(kp e - kd omega, -effort, +effort)     per component, N·m
 
-This drive, per finger joint j, in the joint's own (child) frame, the frame MuJoCo's
-ball-joint ``qvel`` and ``qfrc_applied`` use::
-
-    e   = log(q^-1 q_target)          rotation vector, rad (shortest way: w >= 0)
-    tau = clip(kp e - kd omega, -effort, +effort)   per component, N·m
-
-with the imported kp (N·m/rad) and kd (N·m·s/rad) of the MJCF's actuators on that joint
-and their force range as the effort limit, written into ``MjData.qfrc_applied`` every
-physics step. It restores toward the target along the geodesic, whatever the angle. The
-MJCF's finger actuators are switched off (gain and bias zero) in every world that uses it
-(:func:`disable_finger_actuators`), so nothing else drives the fingers.
-"""
+with the imported kp (N·m/rad), kd (N·m·s/rad) and force range, written into ``qfrc_applied`` every physics step; the
+MJCF's finger actuators are switched off (:func:`disable_finger_actuators`)."""
 
 from __future__ import annotations
 
@@ -44,16 +33,11 @@ def _qmul(a, b, out):
 
 @njit(cache=True, nogil=True)
 def quat_drive(qpos, qvel, qadr, vadr, target_wxyz, kp, kd, effort, qfrc):
-    """Write the drive torque of every finger ball joint into ``qfrc`` (MuJoCo ``qfrc_applied``).
+    """Write every finger ball joint's drive torque into ``qfrc`` (nv,), N·m.
 
     Args:
-        qpos, qvel: MuJoCo state (ball joints: quaternion wxyz; angular velocity, rad/s,
-            child frame).
-        qadr, vadr: (J,) qpos / qvel address of each ball joint.
-        target_wxyz: (J, 4) target quaternion of each joint in MuJoCo's joint convention.
-        kp, kd, effort: (J, 3) per component, N·m/rad, N·m·s/rad, N·m.
-        qfrc: (nv,) written at each joint's three DOFs, N·m.
-    """
+        qpos, qvel: MuJoCo state (ball joints: quaternion wxyz; rad/s, child frame). qadr, vadr: (J,) addresses.
+        target_wxyz: (J, 4) target quaternions. kp, kd, effort: (J, 3), N·m/rad, N·m·s/rad, N·m."""
     qinv = np.empty(4)
     e = np.empty(4)
     for j in range(qadr.shape[0]):
@@ -85,13 +69,8 @@ def targets_from_rotvec(rv, out):
 
 @dataclass(frozen=True)
 class FingerDrive:
-    """The quaternion drive of one world: where its joints are and their gains.
-
-    Attributes:
-        qadr, vadr: (J,) qpos / qvel addresses of the finger ball joints (J = 15).
-        kp: (J, 3) N·m/rad; kd: (J, 3) N·m·s/rad; effort: (J, 3) N·m; read from the
-            world's finger actuators (gain, bias, force range) before they are switched off.
-    """
+    """The quaternion drive of one world: ``qadr``, ``vadr`` (J,) addresses of the finger ball joints (J = 15); ``kp``
+    (J, 3) N·m/rad, ``kd`` N·m·s/rad, ``effort`` N·m, read from its finger actuators before they are switched off."""
 
     qadr: np.ndarray
     vadr: np.ndarray
@@ -101,12 +80,10 @@ class FingerDrive:
 
     @classmethod
     def from_model(cls, m, layout) -> FingerDrive:
-        """Read joints and gains of the finger actuators ``layout.finger_act`` of
-        ``mujoco.MjModel`` ``m`` (each drives one component of one ball joint).
+        """Joints and gains of the finger actuators ``layout.finger_act`` of ``m``.
 
         Raises:
-            ValueError: a finger actuator is not on a ball joint, or is not force-limited.
-        """
+            ValueError: a finger actuator not on a ball joint, or not force-limited."""
         J = int(layout.finger_joint.max()) + 1
         qadr, vadr = np.zeros(J, np.int64), np.zeros(J, np.int64)
         kp, kd, eff = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros((J, 3))
@@ -123,15 +100,11 @@ class FingerDrive:
 
 
 def disable_finger_actuators(m, layout) -> dict:
-    """Zero the finger actuators' gain and bias in ``m`` (they then produce no force) and
-    read it back.
-
-    Returns:
-        ``{"finger_drive": "quat", "finger_actuators_force_free": True}``.
+    """Zero the finger actuators' gain and bias in ``m``, read back: ``{"finger_drive": "quat",
+    "finger_actuators_force_free": True}``.
 
     Raises:
-        ValueError: a value did not take.
-    """
+        ValueError: a value did not take."""
     fa = layout.finger_act
     m.actuator_gainprm[fa, :] = 0.0
     m.actuator_biasprm[fa, :] = 0.0
@@ -141,8 +114,8 @@ def disable_finger_actuators(m, layout) -> dict:
 
 
 def rotvec_targets(layout, ctrl: np.ndarray) -> np.ndarray:
-    """(J, 3) per-joint target rotation vectors, rad, gathered from a ``ctrl`` vector that
-    :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled (one component per actuator)."""
+    """(J, 3) target rotation vectors, rad, from a ``ctrl`` vector :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl`
+    filled."""
     J = int(layout.finger_joint.max()) + 1
     rv = np.zeros((J, 3))
     rv[layout.finger_joint, layout.finger_axis] = ctrl[layout.finger_act]

@@ -1,12 +1,6 @@
-"""Where the replay's pieces live in the MuJoCo model Newton compiled: the one place
-that reads :class:`newton.solvers.SolverMuJoCo`'s index maps (newton 1.8.0).
-
-MuJoCo and Newton number bodies, geoms, DOFs and actuators differently; Newton
-keeps the maps (``mjc_body_to_newton``, ``mjc_geom_to_newton_shape``,
-``mjc_actuator_to_newton_*``). :class:`MjLayout` turns them once into the arrays
-the engine steps with, for the CPU (MuJoCo C) and CUDA (mujoco-warp) backends
-alike: both compile the same ``mj_model``.
-"""
+"""Where the replay's pieces live in the MuJoCo model Newton compiled: the one reader of
+:class:`newton.solvers.SolverMuJoCo`'s index maps (newton 1.8.0), turned into the arrays the engines step with (MuJoCo C
+and mujoco-warp compile the same ``mj_model``)."""
 
 from __future__ import annotations
 
@@ -24,17 +18,12 @@ def _row0(a) -> np.ndarray:
 
 
 def _finger_actuators(s, model, hand_q_start: int) -> tuple[list, list, list, np.ndarray]:
-    """The finger actuators of solver ``s``: MuJoCo ``<position>`` on a ball joint, one per
-    rotation component.
-
-    Returns:
-        ``(acts, joints, axes, qcj)``: (45,) MuJoCo actuator ids, finger joint 0..14 and
-        component 0..2 of each, and (45, 4) the joint's child-anchor rotation (xyzw) from
-        Newton's ``joint_X_c``.
+    """``(acts, joints, axes, qcj)`` of solver ``s``: (45,) MuJoCo ``<position>`` actuator ids on the finger ball
+    joints, each one's joint 0..14 and component 0..2, and (45, 4) the joint's child-anchor rotation (xyzw, Newton's
+    ``joint_X_c``).
 
     Raises:
-        ValueError: not one actuator per component of each of the 15 finger ball joints.
-    """
+        ValueError: not one actuator per component of each of the 15 finger ball joints."""
     m = s.mj_model
     a2n = _row0(s.mjc_actuator_to_newton_idx)[: m.nu].astype(int)
     axis = _row0(s.mjc_actuator_to_target_q_axis_idx)[: m.nu].astype(int)
@@ -64,18 +53,12 @@ class MjLayout:
     """Index arrays of one replay scene in its compiled MuJoCo model.
 
     Attributes:
-        nbody, ngeom, nu: MuJoCo sizes.
-        newton_of_mj_body: (nbody,) Newton body index per MuJoCo body (-1: world).
-        mj_of_newton_body: (Newton body count,) MuJoCo body id per Newton body.
-        root: MuJoCo body id of ``mano_body_0`` (the wrist).
-        hand_bodies: (16,) MuJoCo body ids of ``mano_body_0..15``; object_body: the object's.
-        hand_qadr / hand_vadr: the wrist free joint's address in qpos / qvel.
-        object_qadr / object_vadr: the object's free joint's.
+        nbody, ngeom, nu: MuJoCo sizes. newton_of_mj_body: (nbody,) (-1: world). mj_of_newton_body: per Newton body.
+        root: MuJoCo id of ``mano_body_0``. hand_bodies: (16,) ids of ``mano_body_0..15``; object_body.
+        hand_qadr / hand_vadr, object_qadr / object_vadr: the free joints' qpos / qvel addresses.
         hand_geoms / object_geoms: (ngeom,) bool masks.
-        finger_act: (45,) MuJoCo actuator ids driving the 15 finger ball joints.
-        finger_joint: (45,) finger joint 0..14 of each; finger_axis: (45,) component 0..2.
-        finger_qcj: (45, 4) child-anchor rotation (xyzw) Newton applies to the target.
-    """
+        finger_act: (45,) actuator ids; finger_joint: (45,) 0..14; finger_axis: (45,) 0..2; finger_qcj: (45, 4)
+            child-anchor rotation, xyzw."""
 
     nbody: int
     ngeom: int
@@ -98,12 +81,10 @@ class MjLayout:
 
     @classmethod
     def from_scene(cls, scene) -> MjLayout:
-        """Read the maps of ``scene.solver`` (a :class:`newton.solvers.SolverMuJoCo`).
+        """Read the maps of ``scene.solver``.
 
         Raises:
-            ValueError: a hand body, the object or a finger actuator is missing from
-                the compiled model (the scene would replay something else).
-        """
+            ValueError: a hand body, the object or a finger actuator is missing from the compiled model."""
         s, model = scene.solver, scene.model
         m = s.mj_model
         b2n = _row0(s.mjc_body_to_newton)[: m.nbody].astype(int)
@@ -153,9 +134,8 @@ class MjLayout:
         )
 
     def finger_ctrl(self, finger_quat_xyzw: np.ndarray, ctrl: np.ndarray) -> None:
-        """Write MuJoCo ``ctrl`` for finger targets (15, 4) xyzw, as Newton's control kernel
-        does: the rotation vector of each target, turned by the joint's child anchor,
-        one component per actuator (rad)."""
+        """Write MuJoCo ``ctrl`` (rad) for finger targets (15, 4) xyzw as Newton's control kernel does: each target's
+        rotation vector turned by the child anchor, one component per actuator."""
         signals.finger_ctrl(
             np.ascontiguousarray(finger_quat_xyzw, dtype=np.float64),
             self.finger_joint,

@@ -1,13 +1,7 @@
-"""What a model edit changes, pair by pair: the contact parameters MuJoCo uses for every geom
-pair that can collide, before and after, grouped by pair class (hand-object, object-support,
-hand-support, hand-hand).
-
-MuJoCo has no per-pair parameter in a compiled model without an explicit ``<pair>``: a geom's
-``friction`` reaches every pair it is in, mixed by priority or maximum
-(:mod:`importer_patches.contact_params`). So an edit meant for hand-object contacts can also
-change the support's; :func:`pair_classes` and :func:`changed_classes` say which classes an edit
-touched, read from the compiled model.
-"""
+"""What a model edit changes, pair by pair: the contact parameters MuJoCo uses for every geom pair that can collide,
+grouped by pair class (hand-object, object-support, hand-support, hand-hand). A geom's ``friction`` reaches every pair
+it is in (no per-pair value without a ``<pair>``), so an edit for hand-object contacts may change others;
+:func:`changed_classes` says which."""
 
 from __future__ import annotations
 
@@ -34,9 +28,8 @@ def _side(layout, g: int) -> str:
 
 
 def colliding_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
-    """Geom pairs (a < b) MuJoCo's dynamic collision test admits: contype/conaffinity bits
-    shared, different bodies, not both on the world body, bodies not excluded (``<exclude>``),
-    and not parent-child unless the model allows it (``opt.disableflags`` FILTERPARENT)."""
+    """Geom pairs (a < b) MuJoCo's collision test admits: contype/conaffinity shared, different bodies, not both static,
+    not excluded, not parent-child unless allowed."""
     ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
     ok = ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)
     body = np.asarray(m.geom_bodyid)
@@ -63,9 +56,8 @@ def colliding_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
 
 
 def pair_classes(m: mujoco.MjModel, layout, pairs: list[tuple[int, int]] | None = None) -> dict:
-    """``{(a, b): (class name, parameters)}`` for every colliding geom pair; parameters: the
-    tuple (condim, friction (3,), solref (2,), solimp (5,), margin m, gap m) MuJoCo uses
-    (:func:`importer_patches.contact_params.pair_params`)."""
+    """``{(a, b): (class, (condim, friction (3,), solref (2,), solimp (5,), margin m, gap m))}`` for every colliding
+    pair (:func:`importer_patches.contact_params.pair_params`)."""
     out = {}
     geoms: dict = {}
     for a, b in pairs if pairs is not None else colliding_pairs(m):
@@ -93,14 +85,13 @@ def _as_tuple(p) -> tuple:
 
 @lru_cache(maxsize=8192)
 def _combined(a: GeomParams, b: GeomParams) -> tuple:
-    """:func:`pair_params`'s parameter tuple for two geoms of these attributes and no explicit pair
-    (:func:`importer_patches.contact_params.combine`: a pure function of the two)."""
+    """The parameter tuple of two geoms of these attributes without an explicit pair
+    (:func:`importer_patches.contact_params.combine`)."""
     return _as_tuple(combine(a, b))
 
 
 def changed_classes(before: dict, after: dict) -> dict:
-    """``{class name: number of its geom pairs whose parameters differ}`` between two
-    :func:`pair_classes` results of one model (same pairs)."""
+    """``{class: pairs whose parameters differ}`` between two :func:`pair_classes` results of one model."""
     out: dict = {}
     for k, (cls, p) in before.items():
         if after[k][1] != p:
@@ -109,25 +100,13 @@ def changed_classes(before: dict, after: dict) -> dict:
 
 
 def set_hand_object_friction(m: mujoco.MjModel, layout, mu: float) -> dict:
-    """Give every hand-object contact the sliding friction ``mu`` while changing as few other
-    pair classes as MuJoCo's mixing allows; what else changed is read back and returned.
-
-    Geom sets tried, in order: the hand's geoms alone (object-support contacts keep what the
-    scene built), the object's alone, both. The first whose hand-object pairs all use ``mu``
-    and that changes no other class wins; failing that, the one changing fewest other pairs.
-    With the manosim hand (palm ``priority="1"``) and a ``mu`` above the object's own, only the
-    hand's geoms work, so hand-support and hand-hand contacts take ``max(mu, other's)``: a geom's
-    friction reaches all its pairs (no per-pair value exists without an explicit ``<pair>``).
-
-    Args:
-        m: the compiled model, edited in place. layout: its :class:`MjLayout`. mu: sliding
-            friction coefficient, float32-rounded by the caller.
+    """Give every hand-object contact sliding friction ``mu`` (float32-rounded by the caller) changing as few other pair
+    classes as MuJoCo's mixing allows: the hand's geoms alone, else the object's, else both; the first that changes no
+    other class, else the fewest. ``m`` is edited in place.
 
     Returns:
-        ``{"contact_friction": the hand-object pairs' sliding coefficient (NaN if they differ),
-        "friction_geoms": "hand" | "object" | "hand+object", "friction_side_effects": {class: pairs
-        changed}}`` (empty: only hand-object pairs changed).
-    """
+        ``{"contact_friction" (NaN if the pairs differ), "friction_geoms": "hand" | "object" | "hand+object",
+            "friction_side_effects": {class: pairs changed}}``."""
     pairs = colliding_pairs(m)
     hg, og = np.flatnonzero(layout.hand_geoms), np.flatnonzero(layout.object_geoms)
     before = pair_classes(m, layout, pairs)

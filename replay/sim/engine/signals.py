@@ -16,18 +16,12 @@ def hand_object_contacts(
     """Hand-object contacts among ``ncon`` rows and the forces they carry.
 
     Args:
-        geom: (ncon, 2) geom ids (``d.contact.geom``); efc_address: (ncon,) first constraint
-            row (-1: excluded from the solver); dim: (ncon,) condim; friction: (ncon, 5)
-            the contact's mixed coefficients (sliding first); efc_force: (nefc,) N.
-        hand_geoms, object_geoms: (ngeom,) bool masks. pyramidal: MuJoCo ``opt.cone`` is
-            pyramidal (the normal force is the sum of the ``2 (condim - 1)`` pyramid rows),
-            else elliptic (the first row).
-        force_min: a contact carries force above this normal force, N.
-        out: (4,) written ``[n contacts, n carrying force, sum of normal forces N,
-            sum of mu_i N_i N]``; the last over g is the friction budget (the mass, kg, the
-            contacts could hold against gravity by friction alone: 2 mu N / g for a
-            two-sided pinch).
-    """
+        geom: (ncon, 2) geom ids; efc_address: (ncon,) first constraint row (-1: excluded); dim: (ncon,) condim;
+            friction: (ncon, 5) mixed coefficients; efc_force: (nefc,) N.
+        hand_geoms, object_geoms: (ngeom,) bool. pyramidal: normal force the sum of the ``2 (condim - 1)`` rows, else
+            the first. force_min: N.
+        out: (4,) written ``[n contacts, n carrying force, sum N, sum mu_i N_i N]`` (the last over g: the friction
+            budget, kg)."""
     n = 0
     nf = 0
     fsum = 0.0
@@ -57,12 +51,8 @@ def hand_object_contacts(
 
 @njit(cache=True, nogil=True)
 def fastest_body(cvel, xipos, subtree_com, body_rootid, bodies, out):
-    """Largest COM linear speed (m/s) and angular speed (rad/s) over ``bodies``.
-
-    MuJoCo's ``cvel`` rows are (angular, linear) at the subtree COM of each body's
-    tree root; a body COM's linear velocity is ``lin + ang x (xipos - subtree_com[root])``.
-    Writes ``out = [v_max, body_of_v_max, w_max, body_of_w_max]``.
-    """
+    """``out = [v_max m/s, its body, w_max rad/s, its body]`` of the bodies' COMs (``cvel`` rows are (angular, linear)
+    at the subtree COM of the root: ``lin + ang x (xipos - subtree_com[root])``)."""
     out[0], out[1], out[2], out[3] = -1.0, -1.0, -1.0, -1.0
     for b in bodies:
         r = body_rootid[b]
@@ -95,12 +85,9 @@ def all_finite(a, b):
 
 @njit(cache=True, nogil=True)
 def finger_ctrl(quat_xyzw, joint, axis, act, qcj, ctrl):
-    """MuJoCo ``ctrl`` of ball-joint position actuators from finger targets (15, 4) xyzw.
-
-    Newton 1.8's control conversion: the target's rotation vector (angle wrapped to
-    (-pi, pi], as MuJoCo's ``mju_quat2Vel``), turned by the joint's child-anchor
-    rotation ``qcj`` (xyzw), one component (``axis``) per actuator ``act``.
-    """
+    """MuJoCo ``ctrl`` of the ball-joint position actuators from finger targets (15, 4) xyzw, as Newton 1.8 converts:
+    the rotation vector (angle in (-pi, pi]) turned by the child anchor ``qcj`` (xyzw), component ``axis`` per actuator
+    ``act``."""
     for k in range(act.shape[0]):
         q = quat_xyzw[joint[k]]
         x, y, z, w = q[0], q[1], q[2], q[3]

@@ -1,14 +1,6 @@
-"""What may differ between the worlds of one batch: model parameters, a rigid
-perturbation of the wrist targets, an extra closure of the finger targets and a shift of the
-object's initial position.
-
-A :class:`Variant` is dataset- and protocol-agnostic: the engine applies its
-parameters to a world's compiled model, and :meth:`Variant.transform_targets`
-moves a world's wrist targets; the protocol turns a world's finger targets by
-``finger_closure`` (:mod:`replay.protocol.finger_closure`). The default variant is the recording as replayed.
-A world's physics departs by table row (:mod:`replay.results.physics_table`): :data:`ROWS` maps each row a world
-may take to the fields that carry it, :meth:`Variant.of_rows` builds one.
-"""
+"""What may differ between the worlds of one batch (:class:`Variant`): model parameters, a rigid perturbation of the
+wrist targets, an extra finger closure, a shift of the object's start; the default variant is the recording as replayed.
+A world's physics departs by physics table row (:data:`ROWS`)."""
 
 from __future__ import annotations
 
@@ -23,9 +15,8 @@ def _pair(v, base) -> dict:
     return {"solref": tuple(solref), "solimp": tuple(solimp)}
 
 
-#: the physics table rows one world may take apart from its scene: row -> (value, base) -> {Variant field: value};
-#: ``base`` holds what a relative row departs from (``grip_force_n``: the scene's grip force, N; ``object_mass``:
-#: the object's mass, kg)
+#: physics table rows one world may take: row -> (value, base) -> {Variant field: value}; ``base``: what a relative
+#: row departs from (``grip_force_n`` N, ``object_mass`` kg)
 ROWS = {
     "hand_object_friction": lambda v, base: {"friction": float(v)},
     "hand_object_torsional_friction": lambda v, base: {"torsional_friction": float(v)},
@@ -56,51 +47,30 @@ _CONTACT_FIELDS = ("solref", "solimp", "torsional_friction", "object_mass_scale"
 
 @dataclass(frozen=True)
 class Variant:
-    """One world's differences from the scene as built.
+    """One world's differences from the scene as built (None / zeros / empty: as built; a physics field names its table
+    row, :data:`ROWS`).
 
-    Attributes (a physics field names its table row, :data:`ROWS`):
-        ablation: hand-object contact filtered out (the contact ablation).
-        friction: row ``hand_object_friction``: sliding friction coefficient of every hand-object contact (None: as
-            built, MuJoCo's maximum of the pair's, 1.0 for GRAB assets and the manosim
-            hand); set on the hand's and the object's geoms, so contacts with the support
-            get ``max(friction, support's)``.
-        effort_limit: row ``finger_effort_limit``: finger actuator force range +-this at every finger joint, N·m
-            (None: the scene's).
-        effort_scale: row ``grip_force_n`` over the scene's: every finger actuator's force range times this
-            (None: the scene's per-joint limits).
-        object_mass: row ``object_density_scale`` times the object's mass: object mass, kg, inertia scaled with it
-            (None: the asset's).
-        wrist_offset: (3,) m, world: added to every wrist position target.
-        wrist_rotvec: (3,) rad, world rotation vector: every wrist target is turned
-            by it about the wrist's position at the grasp frame (the recorded hand
-            approaches and closes at a displaced pose).
-        finger_closure: (5,) rad, one per finger (index, middle, pinky, ring, thumb): each
-            finger's joint targets turned that much further toward flexion from the
-            approach's last part on (:mod:`replay.protocol.finger_closure`; negative: opened toward
-            extension, the fingers-open corruption of :mod:`replay.study.corruptions`); zeros: as
-            recorded (then left out of :meth:`to_dict`, so results without it read as before).
-        solref: row ``hand_object_softness`` (with ``solimp``): (2,) MuJoCo ``solref`` (timeconst s,
-            dampratio) of every hand-object contact (None: as built): set on the hand's and the object's geoms,
-            so the pair gets it whatever the mixing or priority (MuJoCo mj_contactParam); object-support
-            contacts mix it with the support's.
-        solimp: (3,) MuJoCo ``solimp`` (dmin, dmax, width m) of the same geoms (None: as built); the
-            midpoint and power stay as built.
-        torsional_friction: row ``hand_object_torsional_friction``: torsional friction coefficient, m,
-            ``geom_friction[:, 1]`` of the hand's and the object's geoms (None: as built; MuJoCo takes the
-            pair's maximum, and the object's condim 4 makes it act on every hand-object pair).
-        object_mass_scale: row ``object_mass_model`` (a scale within its range): the object's mass and inertia
-            times this (None: as built); with ``object_mass`` both, the scale multiplies ``object_mass``.
-        object_offset: (3,) m, world: added to the object's initial position (the object track's
-            uncertainty); zeros: as built.
-        pad_depth_mm: row ``pad_compression``: the finger pad compression depth of this world's finger targets, mm
-            (:mod:`replay.protocol.pad_compression`, solved on the world's own finger pose; None: the plan's).
-        options: ``((name, value), ...)``: scalar ``mjOption`` fields of the world's compiled model,
-            MuJoCo's names and values (``("cone", 1)`` elliptic, ``("impratio", 10.0)``): what MuJoCo
-            allows to change without a recompile (its docs, "mjModel changes");
-            :func:`replay.sim.runtime_settings.setting_variant` turns a setting's config into them.
-            Empty: as built (then left out of :meth:`to_dict`).
-        label: free text for reports.
-    """
+    Attributes:
+        ablation: hand-object contact filtered out.
+        friction: ``hand_object_friction``: sliding friction set on the hand's and object's geoms (support contacts get
+            ``max(friction, support's)``).
+        effort_limit: ``finger_effort_limit``: every finger actuator's force range +-this, N·m. effort_scale:
+            ``grip_force_n`` over the scene's: the per-joint limits times this.
+        object_mass: ``object_density_scale`` times the object's mass, kg (inertia scaled). object_mass_scale:
+            ``object_mass_model``'s scale of mass and inertia (multiplies ``object_mass`` too).
+        wrist_offset: (3,) m, world, added to every wrist position target. wrist_rotvec: (3,) rad, world rotation vector
+            turning every wrist target about the wrist at the grasp frame.
+        finger_closure: (5,) rad per finger (index, middle, pinky, ring, thumb) toward flexion
+            (:mod:`replay.protocol.finger_closure`; negative: opened).
+        solref / solimp: ``hand_object_softness``: (2,) (timeconst s, dampratio) and (3,) (dmin, dmax, width m) set on
+            the hand's and object's geoms.
+        torsional_friction: ``hand_object_torsional_friction``, m (``geom_friction[:, 1]`` of the hand's and object's
+            geoms).
+        object_offset: (3,) m, world, added to the object's start position. pad_depth_mm: ``pad_compression``, mm, of
+            this world's fingers.
+        options: ``((name, value), ...)`` scalar ``mjOption`` fields MuJoCo changes without a recompile (``("cone",
+            1)``, ``("impratio", 10.0)``).
+        label: free text for reports."""
 
     ablation: bool = False
     friction: float | None = None
@@ -121,8 +91,7 @@ class Variant:
 
     @classmethod
     def of_rows(cls, rows: dict, base: dict | None = None, **fields) -> Variant:
-        """A world that departs by ``rows`` ({physics table row: value}, :func:`row_fields`) and ``fields``
-        (the rest: offsets, ablation, label)."""
+        """A world departing by ``rows`` ({physics table row: value}) and ``fields`` (the rest)."""
         return cls(**row_fields(rows, base), **fields)
 
     def __post_init__(self):
@@ -172,14 +141,13 @@ class Variant:
 
     @property
     def edits_contact(self) -> bool:
-        """True when a parameter only the direct MuJoCo C engine edits differs from the scene's
-        (solref, solimp, torsional friction, mass scale, object offset)."""
+        """A parameter only the MuJoCo C engine edits differs (solref, solimp, torsional friction, mass scale, object
+        offset)."""
         return any(getattr(self, n) is not None for n in _CONTACT_FIELDS) or any(self.object_offset)
 
     @property
     def edits_params(self) -> bool:
-        """True when a physical parameter (friction, effort, mass, contact softness, torsional
-        friction, object offset, an option) differs from the scene's."""
+        """A physical parameter or an option differs from the scene's."""
         return (
             any(getattr(self, n) is not None for n in ("friction", "effort_limit", "effort_scale", "object_mass"))
             or self.edits_contact
@@ -210,15 +178,8 @@ class Variant:
         return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
-        """Wrist targets moved by this variant's rigid perturbation.
-
-        Args:
-            pos, vel, acc: (F, 3) world, m, m/s, m/s^2. quat_xyzw: (F, 4) world, Newton xyzw.
-            omega: (F, 3) rad/s. center: (3,) rotation centre (wrist at the grasp frame), m.
-
-        Returns:
-            (pos, quat_xyzw, vel, omega, acc), new arrays.
-        """
+        """Wrist targets moved by the rigid perturbation about ``center`` (3,) m, the wrist at the grasp frame: ``(pos,
+        quat_xyzw, vel, omega, acc)``, new arrays (world; m, xyzw, m/s, rad/s, m/s^2; each (F, 3) or (F, 4))."""
         if not self.perturbs_wrist:
             return pos.copy(), quat_xyzw.copy(), vel.copy(), omega.copy(), acc.copy()
         r = Rotation.from_rotvec(self.wrist_rotvec)

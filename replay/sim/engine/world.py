@@ -9,17 +9,13 @@ from replay.sim.engine.variants import Variant
 
 @dataclass(kw_only=True)
 class WorldStatus:
-    """One world of a batch (every engine: :mod:`replay.sim.engine.mujoco_c.mjc`, :mod:`replay.sim.engine.mjwarp.warp_batch`,
-    :mod:`replay.sim.engine.newton_ref.newton_step`).
+    """One world of a batch (every engine).
 
     Attributes:
-        variant: the world's :class:`Variant`.
-        readback: values read back from the compiled model after the variant's edits.
-        capacity: contact count above which the world stops with a contact overflow.
-        alive: still stepped and read; reason: why it stopped (None: running or ended normally).
-        peak_contacts: most contacts this world held after any step.
-        act_max: largest |finger actuator force| seen, N·m.
-    """
+        variant: its :class:`Variant`. readback: values read back after the variant's edits.
+        capacity: contact count above which it stops. alive: still stepped; reason: why it stopped (None: running or
+            ended normally).
+        peak_contacts: most contacts after any step. act_max: largest |finger actuator force|, N·m."""
 
     variant: Variant
     readback: dict = field(default_factory=dict)

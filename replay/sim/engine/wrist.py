@@ -1,44 +1,19 @@
-"""The wrist controller at C speed: a 6-DOF PD wrench with gravity, damping and
-acceleration feed-forward, compiled by numba.
-
-MuJoCo ignores actuators on a free joint, so the replayed wrist is driven by a
-Cartesian wrench at the root body's centre of mass (MuJoCo ``xfrc_applied``, world
-frame; Newton's ``Control.joint_f`` on a free joint has the same meaning and
-Newton 1.8 writes it there). The law, per physics step, for the root body
-``mano_body_0`` at position ``p`` (world, m), orientation ``R`` and velocity
-``v`` of its frame origin / ``w`` angular (world):
+"""The wrist controller, compiled by numba: a wrench at the root body's COM (MuJoCo ``xfrc_applied``, world frame;
+MuJoCo ignores actuators on a free joint). For ``mano_body_0`` at ``p`` (frame origin, world, m), orientation ``q``,
+velocities ``v``, ``w`` (world):
 
     f   = kp_t (p* - p) + kd_t (v* - v) + d_t v* + M a* + M g e_z
     tau = kp_r rotvec(q* q^-1) + kd_r (w* - w) + d_r w*
           + (p - c_root) x (f - M g e_z) + (c_hand - c_root) x (M g e_z)
 
-``p*, q*, v*, w*, a*`` the targets; ``kp, kd`` the MJCF's wrist actuator gains
-(``importer_patches`` report: tx/ty/tz 300 N/m, rx/ry/rz 50 N·m/rad, kd from
-their dampratio); ``d`` the MJCF's passive wrist damping (fed forward with the
-target velocity so a moving target is tracked without lag); ``M`` the hand mass,
-``c_root`` the root body's COM and ``c_hand`` the whole hand's COM. The first
-cross term moves the PD force from the frame origin (where the MJCF's slide joints
-act) to the COM; the last one places the weight compensation at the hand's COM.
+``kp, kd`` the MJCF's wrist actuator gains (``importer_patches`` report), ``d`` its passive wrist damping fed forward,
+``M`` the hand mass, ``c_root`` / ``c_hand`` the root's and the hand's COM. ``par[P_LAW]`` (the physics choice
+``wrist_law``): ``wrench`` (0), the law above; ``authored_actuators`` (1), what MuJoCo applies for the MJCF's
+``<position>`` wrist actuators (MuJoCo *Actuation model*): ``f = kp_t (p* - p) - kd_t v`` along world axes, ``tau_hand =
+kp_r wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame (``wrap`` into (-pi, pi] per axis, as MuJoCo 3.17
+does: ``tests/test_physics_authored.py``). ``par[P_GCOMP]``: the ``M g`` term on (1) or off (0).
 
-Two laws (``par[P_LAW]``, the physics choice ``wrist_law`` of :mod:`replay.sim.physics`) and the
-weight term switched by ``par[P_GCOMP]`` (``wrist_gravity_compensation``: 1 on, 0 off):
-
-* ``wrench`` (0): the law above;
-* ``authored_actuators`` (1): exactly what MuJoCo applies for the manosim MJCF's wrist
-  actuators (``<position>`` on the slides ``wrist_tx/ty/tz`` and, with gear e_x, e_y, e_z, on
-  the ball ``wrist_rot``; MuJoCo's actuator force kp (ctrl - length) - kv velocity, the ball
-  transmission's length the rotation vector of the joint quaternion, its moment the gear in
-  the joint's (hand) frame: MuJoCo computation chapter, *Actuation model* / ``mj_transmission``):
-  ``f = kp_t (p* - p) - kd_t v`` along world axes at the frame origin, ``tau_hand = kp_r
-  wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame (``wrap``: each axis's difference
-  into (-pi, pi], which MuJoCo 3.17 applies to a ball-joint actuator's ctrl - length: measured
-  against ``qfrc_actuator`` in ``tests/test_physics_authored.py``), no target velocity and no
-  feed-forward; ``kd`` the kv MuJoCo derives from the authored dampratio. The slides' and the
-  ball's velocities are a free joint's ``qvel`` (world linear, hand-frame angular), so on the
-  importer's free joint the generalized force is the one the authored joints receive.
-
-Quaternions here are MuJoCo's (w, x, y, z); positions world Z-up, m.
-"""
+Quaternions MuJoCo wxyz; positions world Z-up, m."""
 
 from __future__ import annotations
 
@@ -70,19 +45,16 @@ def wrist_params(
     law: str = "wrench",
     gravity_compensation: bool = True,
 ) -> np.ndarray:
-    """Pack the controller constants into one float64 vector.
+    """The controller constants as one float64 vector (layout ``P_*``).
 
     Args:
-        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad).
-        d_passive: (6,) passive wrist damping fed forward, same units as kd.
-        hand_mass: total hand mass M, kg.
-        root_com_local: (3,) root body COM in its own frame, m.
-        gravity: magnitude, m/s^2.
-        law: ``"wrench"`` or ``"authored_actuators"`` (module doc); gravity_compensation: the ``+M g`` term.
+        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad). d_passive: (6,) passive damping fed
+            forward, as kd.
+        hand_mass: M, kg. root_com_local: (3,) root body COM in its frame, m. gravity: m/s^2.
+        law: ``"wrench"`` or ``"authored_actuators"``; gravity_compensation: the ``+M g`` term.
 
     Raises:
-        ValueError: non-finite constants or an unknown law.
-    """
+        ValueError: non-finite constants or an unknown law."""
     if law not in ("wrench", "authored_actuators"):
         raise ValueError(f"wrist law {law!r} not in ('wrench', 'authored_actuators')")
     par = np.zeros(P_SIZE)
@@ -142,8 +114,8 @@ def slerp_wxyz(q0, q1, a, out):
 
 @njit(cache=True, nogil=True)
 def _orientation_error(q, tgt):
-    """Rotation vector (3,) rad, world frame, of ``q* q^-1`` (angle in [0, pi]) for the
-    current orientation ``q`` (4,) and the target row's ``q*``, both MuJoCo wxyz."""
+    """Rotation vector (3,) rad, world, of ``q* q^-1`` (angle in [0, pi]) for ``q`` (4,) and the target row's ``q*``,
+    both wxyz."""
     nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
     tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
@@ -169,8 +141,8 @@ def _rotvec_unnormalized(w, x, y, z):
 
 @njit(cache=True, nogil=True)
 def _rotvec(q0, q1, q2, q3):
-    """Rotation vector (3,) rad of the quaternion (w, x, y, z), normalized first, angle in [0, pi] (MuJoCo's
-    ``mju_quat2Vel`` with dt 1: its angle wrapped to (-pi, pi] is the same rotation vector)."""
+    """Rotation vector (3,) rad of the wxyz quaternion, normalized first, angle in [0, pi] (MuJoCo's ``mju_quat2Vel``
+    with dt 1)."""
     n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     return _rotvec_unnormalized(q0 / n, q1 / n, q2 / n, q3 / n)
 
@@ -197,12 +169,9 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
     """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
 
     Args:
-        qpos, qvel: MuJoCo ``qpos`` (nq,) and ``qvel`` (nv,) of one world.
-        xipos: (nbody, 3) body COM positions for the same ``qpos`` (after ``mj_kinematics``), m.
-        qadr, vadr: the hand's free joint address in qpos / qvel.
-        root: MuJoCo body id of the root; hand_bodies: (16,) MuJoCo body ids of the hand.
-        body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row (module doc).
-    """
+        qpos, qvel: one world's (nq,), (nv,). xipos: (nbody, 3) body COMs for that ``qpos``, m.
+        qadr, vadr: the free joint's addresses. root: the root's body id; hand_bodies: (16,) body ids.
+        body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row."""
     R = np.empty((3, 3))
     _quat2mat(qpos[qadr + 3 : qadr + 7], R)
     p = qpos[qadr : qadr + 3]
@@ -254,8 +223,8 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
 
 @njit(cache=True, nogil=True)
 def substep_target(tgt_prev, tgt, a, interp, out):
-    """Target row at fraction ``a`` of a control frame: position linear, quaternion slerped
-    from the previous frame's target (``interp``), else the frame's target; rates from ``tgt``."""
+    """Target row at fraction ``a`` of a control frame: position linear and quaternion slerped from the previous target
+    (``interp``), else the frame's; rates from ``tgt``."""
     for i in range(T_SIZE):
         out[i] = tgt[i]
     if interp:
@@ -287,10 +256,8 @@ def apply_substep(
     wr,
     stats,
 ):
-    """One substep's control: the wrist wrench for the substep target into ``xfrc[root]``.
-
-    Also folds the previous step's largest |finger actuator force| (N·m) into ``stats[0]``.
-    """
+    """One substep's wrist wrench into ``xfrc[root]``; folds the previous step's largest |finger actuator force| (N·m)
+    into ``stats[0]``."""
     row = np.empty(T_SIZE)
     substep_target(tgt_prev, tgt, a, interp, row)
     wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, row, wr)

@@ -1,52 +1,12 @@
-"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel.
+"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel (docs/gpu.md): one Newton model of N
+replicated worlds, each edited for its :class:`~replay.sim.engine.variants.Variant` before finalizing and read back per
+world (:mod:`replay.sim.engine.mjwarp.warp_worlds`); the kernels in :mod:`replay.sim.engine.mjwarp.warp_kernels`, the
+device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`; a frame's launches captured in a CUDA graph on CUDA.
+Contact and ablation are two batches: newton 1.8 compiles one set of collision filters from the template world. Each
+world keeps its own contact capacity within mujoco-warp's shared pool; a stopped world is parked (bodies far apart, at
+rest).
 
-One Newton model holds N copies of the recording's world (hand, object, support;
-:func:`replay.sim.world_builder.add_replay_world`, replicated with ``ModelBuilder.replicate``), each
-edited for its :class:`~replay.sim.engine.variants.Variant` before the model is
-finalized (object friction: ``shape_material_mu`` of the object's shapes; finger
-effort limit: ``joint_effort_limit`` of the 45 finger DOFs, and, since newton 1.8
-compiles actuator force ranges from the template world only, the finger rows of
-mujoco-warp's per-world ``actuator_forcerange``; object mass: ``body_mass`` /
-``body_inertia`` scaled together). :class:`newton.solvers.SolverMuJoCo`
-compiles it with ``use_mujoco_cpu=False, separate_worlds=True``: mujoco-warp holds
-one template ``MjModel`` and per-world copies of the batched fields (newton 1.8
-``_MJW_BATCHED_MODEL_FIELDS``: ``geom_friction``, ``actuator_forcerange``,
-``body_mass``, ...), read back per world after construction (:attr:`WarpWorld.readback`;
-a mismatch raises :class:`~replay.errors.EngineError`).
-
-The contact ablation is not a per-world parameter here: newton 1.8 compiles one set
-of collision filters (contype/conaffinity, body excludes) from the template world
-for every world (measured: a two-world model compiles 15 or 31 body excludes
-depending on world 0's ablation flag alone), and no batched mujoco-warp field can
-switch hand-object contact off in one world only. A batch holds worlds of the scene's own ablation flag;
-:func:`replay.protocol.rollout.run_rollouts` runs contact and ablation variants as two
-launches (the ablation scene built with Newton's collision filter pairs).
-
-Per physics step, every world at once (Warp kernels, no host round trip):
-``mujoco_warp.kinematics`` (the controller needs the body COMs of the current
-``qpos``), the wrist wrench kernel (the law of :mod:`replay.sim.engine.wrist`, in
-float64, written into ``xfrc_applied`` of the hand's root body), ``mujoco_warp.step``
-and a per-world contact count (``contact.worldid``) folded into each world's peak.
-Per control frame: finger targets become ``ctrl`` (:func:`replay.sim.engine.signals.finger_ctrl`
-as a kernel), and after the frame one kernel gathers each world's signals (body
-poses, hand-object contacts and their normal forces, runaway speeds, non-finite
-state, overflow bits), copied to the host in two small transfers (signals, poses). On CUDA the frame's
-launches are captured once in a CUDA graph (``wp.ScopedCapture``) and replayed;
-on Warp's CPU device they are launched one by one. The kernels are in
-:mod:`replay.sim.engine.mjwarp.warp_kernels`, the N-world model and its read-back in
-:mod:`replay.sim.engine.mjwarp.warp_worlds`, the device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`;
-this module steps the batch and reads each world's signals.
-
-Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``,
-Newton's and the returned poses ``(x, y, z, w)``; mujoco-warp stores state in float32.
-
-Worlds are independent except for mujoco-warp's contact pool (``naconmax``, shared
-by all worlds): each world keeps its own capacity (:attr:`WarpWorld.capacity`,
-checked against its own per-step contact count), and a full pool (mujoco-warp's
-``overflow`` bits) stops every world it may have touched. A world that stops
-(unstable, or its protocol ended) is parked: its bodies are held far apart, at
-rest, so it adds no contacts while the others run on.
-"""
+Positions m, world Z up; MuJoCo quaternions wxyz, Newton's and the returned poses xyzw; mujoco-warp state float32."""
 
 from __future__ import annotations
 
@@ -93,31 +53,25 @@ from replay.sim.engine.mjwarp.warp_worlds import (
 from replay.sim.engine.variants import Variant
 from replay.sim.scene import make_solver
 
-#: mujoco-warp ``OverflowType`` bits that mean contacts or constraints were dropped
-#: (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE, CCD, HFIELD, NVMAX, EPA_HORIZON);
-#: ITERATIONS / LS_ITERATIONS (solver iteration limit reached) are not overflows.
+#: mujoco-warp ``OverflowType`` bits of dropped contacts or constraints (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE,
+#: CCD, HFIELD, NVMAX, EPA_HORIZON; not the iteration limits)
 OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
 
 
 class WarpBatch(Engine):
-    """Worlds of one scene on mujoco-warp, all stepped by the same launches (module doc).
+    """Worlds of one scene on mujoco-warp, all stepped by the same launches.
 
     Args:
-        scene: a built :class:`replay.sim.scene.Scene`, for any backend (its capacity,
-            passive damping and build inputs are reused, its world rebuilt N times
-            on ``device``; a scene built for MuJoCo C is fine).
-        variants: one :class:`Variant` per world; all with ``ablation == scene.ablation``.
-        device: Warp device of the batch (``"cuda:0"``, ``"cpu"``; default: the scene model's).
-        capacity: per-world contact count above which a world stops with a contact
-            overflow (default ``scene.contact_capacity``); mujoco-warp's pool holds
-            ``capacity x N`` contacts (``nconmax`` per world).
-        graph: capture each frame's launches in a graph and replay it (default: on CUDA only).
-        threads: ignored (one launch steps every world).
+        scene: a built :class:`replay.sim.scene.Scene` of any engine (its capacity, damping and build inputs reused, its
+            world rebuilt N times on ``device``).
+        variants: one :class:`Variant` per world, all with ``ablation == scene.ablation``.
+        device: Warp device (``"cuda:0"``, ``"cpu"``; default: the scene model's).
+        capacity: per-world contact count above which a world stops (default ``scene.contact_capacity``); the pool holds
+            ``capacity x N``.
+        graph: capture each frame's launches in a graph (default: on CUDA only). threads: ignored.
 
     Raises:
-        EngineError: a variant's ablation differs from the scene's, or a parameter did
-            not reach mujoco-warp's model (read back per world).
-    """
+        EngineError: a variant's ablation differs from the scene's, or a parameter did not reach mujoco-warp's model."""
 
     capabilities = Capabilities(
         "warp", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=False, geom_distance=False
@@ -295,19 +249,12 @@ class WarpBatch(Engine):
         )
 
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
-        """Advance every world by one control frame (``config.substeps`` physics steps).
+        """Advance every world by one control frame (``config.substeps`` physics steps), without a host round trip;
+        signals come back in one transfer. An exception from Warp or mujoco-warp propagates (not a physics outcome).
 
         Args:
-            finger_quat: (N, 15, 4) finger joint targets per world, Newton xyzw.
-            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`: position m,
-                quaternion MuJoCo wxyz, velocity m/s, angular velocity rad/s, acceleration
-                m/s^2, world frame) of the previous and this frame.
-
-        The three arrays are uploaded once; the frame's launches run without a host
-        round trip; the worlds' signals come back in one transfer at the end. An
-        exception from Warp or mujoco-warp propagates (a code or device error, not a physics
-        outcome); a physical failure is read from the overflow bits and the state by :meth:`read_frame`.
-        """
+            finger_quat: (N, 15, 4) finger targets per world, xyzw.
+            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the previous and this frame."""
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):
             self._buf.live.assign(live)
@@ -315,8 +262,6 @@ class WarpBatch(Engine):
         self._buf.fq.assign(np.ascontiguousarray(finger_quat, dtype=np.float64))
         self._buf.tgt_prev.assign(np.ascontiguousarray(tgt_prev, dtype=np.float64))
         self._buf.tgt.assign(np.ascontiguousarray(tgt, dtype=np.float64))
-        # mujoco-warp reports a physical failure in its overflow bits and the state (read_frame): an exception
-        # from Warp or mujoco-warp here is a code or device error, not physics, and propagates
         if not self._use_graph:
             self._launch_frame()
         elif self._graph is None and self._frames == 0:
@@ -339,17 +284,12 @@ class WarpBatch(Engine):
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after the last frame; marks it stopped when a reason is found.
-
-        Reasons, in order: mujoco-warp dropped contacts or constraints (its ``overflow``
-        bits for this world, or a full shared pool), more than ``capacity`` contacts in
-        this world after some step, non-finite ``qpos``/``qvel``, a recorded body's COM
-        speed above ``max_linear`` m/s or angular speed above ``max_angular`` rad/s.
-        ``force_min`` must be the config's ``contact_force_min`` (applied on the device).
+        """Signals of world ``i`` after the last frame; stopped when a reason is found: dropped contacts or constraints
+        (its overflow bits or a full pool), over ``capacity`` contacts, non-finite ``qpos``/``qvel``, a body's speed
+        above ``max_linear`` m/s or ``max_angular`` rad/s.
 
         Raises:
-            ValueError: ``force_min`` differs from the one the kernels use.
-        """
+            ValueError: ``force_min`` differs from the one the kernels use."""
         if force_min != self._force_min:
             raise ValueError(f"force_min {force_min} differs from the batch's contact_force_min {self._force_min}")
         w = self.worlds[i]

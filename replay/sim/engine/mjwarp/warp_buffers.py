@@ -1,18 +1,7 @@
-"""The device arrays of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`: what its
-launches (:mod:`replay.sim.engine.mjwarp.warp_kernels`) read and write, allocated once per batch
-of N worlds on its Warp device.
-
-* constants: the wrist controller's parameters (:func:`replay.sim.engine.wrist.wrist_params`),
-  the MuJoCo ids the kernels index (:class:`~replay.sim.engine.layout.MjLayout`), the
-  parked state (:func:`park_qpos`);
-* per-frame inputs, uploaded by ``step_frame``: the live mask, the wrist target rows of the
-  previous and this frame, the finger targets;
-* outputs, read back after each frame: the per-world contact counts and peaks, hand-object
-  contacts, largest finger actuator force, the signal rows (columns ``S_*``) and poses.
-
-Units: positions m, masses kg, forces N / N·m; quaternions MuJoCo wxyz in target rows,
-Newton xyzw in finger targets and poses; the kernels compute in float64.
-"""
+"""The device arrays of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`, allocated once per batch: constants
+(wrist parameters, MuJoCo ids, the parked state), per-frame inputs (live mask, wrist rows, finger targets) and outputs
+(contact counts, forces, signal rows, poses). Positions m, masses kg, forces N / N·m; wrist rows MuJoCo wxyz, finger
+targets and poses xyzw."""
 
 from __future__ import annotations
 
@@ -32,9 +21,8 @@ PARK_DISTANCE = 1000.0
 
 
 def park_qpos(qpos0: np.ndarray, layout: MjLayout) -> np.ndarray:
-    """(nq,) the state a stopped world is held at: ``qpos0`` with the hand's free joint at
-    (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and the object's at (-PARK_DISTANCE, 0, +PARK_DISTANCE) m,
-    so it adds no contacts while the others run on."""
+    """(nq,) the state a stopped world is held at: ``qpos0`` with the hand at (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and
+    the object at (-PARK_DISTANCE, 0, +PARK_DISTANCE) m."""
     park = qpos0.copy()
     park[layout.hand_qadr : layout.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
     park[layout.object_qadr : layout.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
@@ -43,19 +31,16 @@ def park_qpos(qpos0: np.ndarray, layout: MjLayout) -> np.ndarray:
 
 @dataclass
 class WarpBuffers:
-    """The batch's Warp arrays (module doc); N worlds, B = 17 recorded bodies.
+    """The batch's Warp arrays; N worlds, 17 recorded bodies.
 
     Attributes:
-        par: (P_SIZE,) float64 wrist controller constants. hand_bodies: (16,) MuJoCo body ids;
-            hand_mass: (16,) kg; bodies: (17,) recorded bodies; rootid: (nbody,) body_rootid.
-        fjoint, faxis, fact: (45,) finger joint, component and actuator id; qcj: (45, 4) xyzw.
-        hand_geoms, obj_geoms: (ngeom,) int32 masks. pyramidal: 1 for a pyramidal friction cone.
-        park: (nq,) float32 parked state (:func:`park_qpos`).
-        live: (N,) int32 mask. tgt_prev, tgt: (N, 16) float64 wrist target rows.
-        fq: (N, 15, 4) float64 finger targets, xyzw.
+        par: (P_SIZE,) float64 wrist constants. hand_bodies: (16,) body ids; hand_mass: (16,) kg; bodies: (17,); rootid:
+            (nbody,).
+        fjoint, faxis, fact: (45,) finger joint, component, actuator id; qcj: (45, 4) xyzw.
+        hand_geoms, obj_geoms: (ngeom,) int32 masks. pyramidal: 1 for a pyramidal cone. park: (nq,) float32.
+        live: (N,) int32. tgt_prev, tgt: (N, 16) float64 wrist rows. fq: (N, 15, 4) float64 xyzw.
         count, peak, nho, nhof: (N,) int32 contact counts. act: (N,) float64 N·m.
-        sig: (N, S_SIZE) float64 signal rows. poses: (N, 17, 7) float32 position m, quaternion xyzw.
-    """
+        sig: (N, S_SIZE) float64. poses: (N, 17, 7) float32 position m, quaternion xyzw."""
 
     par: wp.array
     hand_bodies: wp.array
@@ -84,17 +69,11 @@ class WarpBuffers:
 
 
 def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: int, device) -> WarpBuffers:
-    """Allocate the arrays of a batch of ``nworld`` worlds of ``scene`` on Warp ``device``.
-
-    Args:
-        scene: the built :class:`replay.sim.scene.Scene` (wrist gains, passive wrist
-            damping, hand mass kg, root body COM m).
-        mj_model: the compiled template ``MjModel`` (body masses, root ids, friction cone).
-        layout: its :class:`~replay.sim.engine.layout.MjLayout`. park: (nq,) :func:`park_qpos`.
+    """Allocate the arrays of ``nworld`` worlds of ``scene`` on ``device``; ``mj_model`` the compiled template,
+    ``layout`` its :class:`~replay.sim.engine.layout.MjLayout`, ``park`` (nq,).
 
     Raises:
-        ValueError: non-finite wrist controller constants (:func:`replay.sim.engine.wrist.wrist_params`).
-    """
+        ValueError: non-finite wrist constants."""
     lay, dev, N = layout, device, nworld
     dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start : scene.hand_qd_start + 6].astype(float)
     com = scene.model.body_com.numpy()[scene.hand_bodies[0]]

@@ -1,12 +1,7 @@
-"""The Warp kernels of :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`: the wrist wrench
-(the law of :mod:`replay.sim.engine.wrist`, in float64), finger ``ctrl``
-(:func:`replay.sim.engine.signals.finger_ctrl` as a kernel), parking a stopped world, and the
-per-world contact count and frame signals. Every kernel runs one thread per world (or per
-contact) over all worlds of one mujoco-warp launch.
-
-Units and frames: positions m, world Z up; MuJoCo quaternions ``(w, x, y, z)``, Newton's
-``(x, y, z, w)``; mujoco-warp stores state in float32, the kernels compute in float64.
-"""
+"""The Warp kernels of :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`, one thread per world (or per contact):
+the wrist wrench (the law of :mod:`replay.sim.engine.wrist`), finger ``ctrl``, parking a stopped world, contact counts
+and frame signals. Positions m, world Z up; MuJoCo quaternions wxyz, Newton's xyzw; mujoco-warp state float32, the
+kernels compute in float64."""
 
 from __future__ import annotations
 
@@ -64,16 +59,10 @@ def wrist_kernel(
     xfrc: wp.array2d[wp.spatial_vector],
     act_max: wp.array[wp.float64],
 ):
-    """The wrist wrench of :func:`replay.sim.engine.wrist.wrench` for one world (one thread per world).
-
-    Targets at fraction ``frac`` of the frame (:func:`replay.sim.engine.wrist.substep_target`);
-    writes ``xfrc[w, root]`` = (force N, torque N·m), world frame, at the root COM; folds
-    the previous step's largest |actuator force| into ``act_max[w]``. Parked worlds
-    (``live[w] == 0``) get no wrench. Kept whole (~90 lines, past the 60-line limit of
-    ``tests/test_structure.py``) on purpose: it runs as one launch per physics step, and split
-    into kernels each part would be one more launch per physics step (a Warp kernel cannot
-    call another kernel); it also mirrors the numba law line by line (tested equal).
-    """
+    """The wrist wrench of :func:`replay.sim.engine.wrist.wrench` for one world at fraction ``frac`` of the frame:
+    ``xfrc[w, root]`` = (force N, torque N·m), world, at the root COM; the previous step's largest |actuator force| into
+    ``act_max[w]``; parked worlds none. Long on purpose: one launch per physics step (a Warp kernel cannot call
+    another), mirroring the numba law line by line."""
     w = wp.tid()
     if live[w] == 0:
         xfrc[w, root] = wp.spatial_vector()
@@ -182,8 +171,7 @@ def finger_ctrl_kernel(
     qcj: wp.array2d[wp.float64],
     ctrl: wp.array2d[wp.float32],
 ):
-    """MuJoCo ``ctrl`` of the finger actuators from targets (N, 15, 4) xyzw, as
-    :func:`replay.sim.engine.signals.finger_ctrl` (one thread per world and actuator)."""
+    """MuJoCo ``ctrl`` of the finger actuators from targets (N, 15, 4) xyzw (one thread per world and actuator)."""
     w, k = wp.tid()
     j = joint[k]
     x = quat[w, j, 0]
@@ -264,10 +252,8 @@ def hand_object_kernel(
     n_ho: wp.array[wp.int32],
     n_hof: wp.array[wp.int32],
 ):
-    """Hand-object contacts per world and those whose normal force exceeds ``force_min`` N,
-    as :func:`replay.sim.engine.signals.hand_object_contacts` (one thread per pool slot).
-    Pyramidal cone: the normal force is the sum of the ``2 (dim - 1)`` pyramid rows;
-    elliptic: the first row."""
+    """Hand-object contacts per world and those over ``force_min`` N normal force (pyramidal: the sum of the ``2 (dim -
+    1)`` rows; elliptic: the first), one thread per pool slot."""
     c = wp.tid()
     if c >= nacon[0]:
         return
@@ -317,17 +303,9 @@ def signals_kernel(
     sig: wp.array2d[wp.float64],
     poses: wp.array3d[wp.float32],
 ):
-    """One world's frame signals into ``sig[w]`` (columns ``S_*``) and ``poses[w]``
-    (17, 7): position m then quaternion xyzw of each recorded body.
-
-    Runaway speeds as :func:`replay.sim.engine.signals.fastest_body` (``cvel`` rows are
-    (angular, linear) at the subtree COM of the body's root; NaN counts as fastest).
-
-    Kept whole (past the 60-line limit of ``tests/test_structure.py``) on purpose: one launch
-    gathers every signal of a world after the frame's last physics step, so the host reads
-    them in one transfer; split into kernels, each part would be one more launch per frame
-    (a Warp kernel cannot call another kernel).
-    """
+    """One world's frame signals into ``sig[w]`` (``S_*`` columns) and ``poses[w]`` (17, 7: position m, quaternion
+    xyzw); runaway speeds as :func:`replay.sim.engine.signals.fastest_body` (NaN fastest). Long on purpose: one launch
+    gathers every signal for one transfer per frame."""
     w = wp.tid()
     fin = int(1)
     for i in range(qpos.shape[1]):

@@ -1,19 +1,8 @@
-"""The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch` and the check
-that every world holds what its variant asks.
-
-:func:`build_worlds` rebuilds the scene's world (:func:`replay.sim.world_builder.add_replay_world`)
-and replicates it once per :class:`~replay.sim.engine.variants.Variant`, editing each copy
-in the builder before ``finalize`` (object friction ``shape_material_mu``, finger
-``joint_effort_limit``: one limit or the scene's per joint times a scale, object ``body_mass`` /
-``body_inertia``). Once
-:class:`newton.solvers.SolverMuJoCo` has compiled it for mujoco-warp,
-:func:`set_effort_limits` writes the finger force ranges newton 1.8 compiles from the
-template world only, and :func:`read_back` reads every world's friction, force range and
-mass back from mujoco-warp's per-world arrays (a mismatch raises
-:class:`~replay.errors.EngineError`).
-
-Units: friction dimensionless, force range N·m (finger actuators), mass kg.
-"""
+"""The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`: the scene's world rebuilt and
+replicated once per :class:`~replay.sim.engine.variants.Variant`, each copy edited before ``finalize`` (object friction,
+finger effort limit, object mass and inertia); after compiling, the finger force ranges newton 1.8 compiles from the
+template world only are written per world, and every world's values are read back (mismatch:
+:class:`~replay.errors.EngineError`). Friction dimensionless, force range N·m, mass kg."""
 
 from __future__ import annotations
 
@@ -31,21 +20,16 @@ from replay.sim.world_builder import add_replay_world, new_builder
 
 @dataclass(kw_only=True)
 class WarpWorld(WorldStatus):
-    """One world of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`
-    (:class:`~replay.sim.engine.world.WorldStatus`, whose ``readback`` holds
-    ``object_friction``, ``finger_forcerange`` N·m and ``object_mass`` kg read from
-    mujoco-warp's per-world arrays), and where its bodies, shapes and DOFs start in the
-    N-world model.
-    """
+    """One world of a batch (:class:`~replay.sim.engine.world.WorldStatus`; ``readback``: ``object_friction``,
+    ``finger_forcerange`` N·m, ``object_mass`` kg) and where its bodies, shapes and DOFs start in the N-world model."""
 
     index: int = 0
     offsets: dict = field(default_factory=dict)
 
 
 def finger_limits(scene, layout: MjLayout, v: Variant) -> np.ndarray:
-    """(45,) the upper force range, N·m, world ``v`` must hold on each finger actuator (``layout.finger_act``
-    order): the scene's per-joint limits (its Newton model's ``joint_effort_limit``), or ``v.effort_limit`` at
-    every one, times ``v.effort_scale``; float32 as mujoco-warp holds them."""
+    """(45,) float32 upper force range, N·m, per finger actuator (``layout.finger_act`` order) of world ``v``: the
+    scene's per-joint limits, or ``v.effort_limit`` at every one, times ``v.effort_scale``."""
     eff = scene.model.joint_effort_limit.numpy()
     lim = eff[int(scene.finger_qd_start) + 3 * layout.finger_joint + layout.finger_axis].astype(np.float64)
     if v.effort_limit is not None:
@@ -66,13 +50,11 @@ def _world_expected(scene, layout: MjLayout, v: Variant) -> dict:
 
 
 def _replay_world(scene):
-    """``(builder, info)``: the scene's world rebuilt from ``scene.build_inputs`` in a builder
-    of its own, with the scene's passive joint damping (raised where the flutter bound was
-    short) copied in.
+    """``(builder, info)``: the scene's world rebuilt from ``scene.build_inputs``, with the scene's passive joint
+    damping copied in.
 
     Raises:
-        EngineError: no build inputs, or the rebuilt world has other entity counts.
-    """
+        EngineError: no build inputs, or other entity counts."""
     args = dict(scene.build_inputs)
     if not args:
         raise EngineError(
@@ -91,22 +73,12 @@ def _replay_world(scene):
 
 
 def build_worlds(scene, variants: list[Variant], device) -> tuple:
-    """One Newton model with a world of ``scene`` per variant, edited for it.
-
-    The scene's world is rebuilt from ``scene.build_inputs`` (:func:`replay.sim.world_builder.add_replay_world`)
-    in one builder, the scene's passive joint damping (raised where the flutter bound
-    was short) copied in, then replicated ``len(variants)`` times, one world each
-    (``ModelBuilder.replicate``); each copy's friction, effort limit and mass are set
-    in the builder before ``finalize``.
-
-    Returns:
-        ``(model, offsets)``: the finalized model and per world the index offsets
-        ``{"body", "shape", "joint_dof"}`` of its entities.
+    """``(model, offsets)``: one Newton model with a world of ``scene`` per variant (``ModelBuilder.replicate``), each
+    edited for it; ``offsets`` per world ``{"body", "shape", "joint_dof"}``.
 
     Raises:
-        EngineError: the rebuilt world does not match the scene (entity counts), or a variant sets
-            ``options`` (mujoco-warp holds one ``opt`` per batch: cone and integrator are not per world).
-    """
+        EngineError: the rebuilt world does not match the scene, or a variant sets ``options`` (one ``opt`` per
+            batch)."""
     if any(v.options for v in variants):
         raise EngineError(
             "mujoco-warp holds one set of solver options per batch: a Variant's options run on "
@@ -162,19 +134,11 @@ def _batched(a, nworld: int) -> np.ndarray:
 
 
 def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Write each world's finger force ranges (N·m, per actuator: :func:`finger_limits`) into mujoco-warp
-    model ``m``'s per-world ``actuator_forcerange``.
-
-    newton 1.8 turns ``joint_effort_limit`` into a position actuator's
-    ``forcerange`` when it compiles the template world only; per world it updates
-    the joint-level ``jnt_actfrcrange``, not the actuators. The builder's
-    ``joint_effort_limit`` is set per world as well (:func:`build_worlds`), so
-    Newton's model and mujoco-warp's agree.
+    """Write each world's finger force ranges (N·m, :func:`finger_limits`) into ``m``'s per-world
+    ``actuator_forcerange`` (newton 1.8 compiles them from the template world only).
 
     Raises:
-        EngineError: the field is shared by all worlds (not batched) while the
-            variants ask for different limits.
-    """
+        EngineError: the field is shared while the variants ask for different limits."""
     if all(w.variant.effort_limit is None and w.variant.effort_scale is None for w in worlds):
         return
     fr = m.actuator_forcerange.numpy()
@@ -189,13 +153,11 @@ def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
 
 
 def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Per world: object geom friction, finger actuator force range (N·m) and object mass
-    (kg) as mujoco-warp model ``m`` holds them, compared with what the variant asks
-    (float32: rtol 1e-6) and stored in the world's ``readback``.
+    """Per world: object friction, finger force range (N·m) and object mass (kg) as ``m`` holds them, compared with the
+    variant's (rtol 1e-6, float32) and stored in its ``readback``.
 
     Raises:
-        EngineError: listing every mismatch.
-    """
+        EngineError: listing every mismatch."""
     N, lay = len(worlds), layout
     og = np.flatnonzero(lay.object_geoms)
     fr = _batched(m.geom_friction, N)

@@ -1,42 +1,14 @@
-"""One control frame of one world without the GIL, compiled by numba, calling MuJoCo's C ``mj_step1`` and
-``mj_step2`` directly: the frame the compiled span (:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`)
-steps, and MuJoCo's C functions for it and the gripper fixture (:mod:`replay.sim.engine.mujoco_c.ctrl_steps`).
+"""One control frame of one world without the GIL, compiled by numba, calling MuJoCo's C ``mj_step1`` and ``mj_step2``
+by symbol from the ``libmujoco`` the bindings load (``void(const mjModel*, mjData*)``; MuJoCo 3.17.0).
 
-:func:`frame_and_read`: :func:`frame_substeps`, then the frame's readout. Per substep ``mj_step1``
-(positions and velocities: the body COMs the controller reads), the wrist wrench (numba), the
-quaternion finger drive where configured (numba), ``mj_step2`` (forces, constraints, integration),
-then MuJoCo's own warning counters. ``mj_step1`` + ``mj_step2`` is MuJoCo's documented split of
-``mj_step`` for controls that depend on the current state (MuJoCo's "Simulation pipeline" docs;
-supported for the Euler, implicit and implicitfast integrators; MuJoCo's ``mj_step2`` integrates RK4
-with Euler, so an RK4 model keeps ``mj_kinematics`` + ``mj_step`` per substep, ``split`` False): the
-trajectory is ``mj_step``'s bit for bit (``benchmarks/engine.py`` replays the recorded controls
-through ``mujoco.rollout``, which calls ``mj_step``, and compares). The Python loop
-(:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch._python_frame`) makes the same calls in the same order
-(``tests/test_frame_spans.py``, ``tests/test_engine_contract.py``).
+Per substep ``mj_step1``, the wrist wrench, the quaternion finger drive where configured, ``mj_step2``, then MuJoCo's
+warning counters: MuJoCo's documented split of ``mj_step`` (Euler, implicit, implicitfast; an RK4 model keeps
+``mj_kinematics`` + ``mj_step``), bit for bit ``mj_step``'s (``benchmarks/engine.py``). Everything is read through the
+bindings' views (no struct layout assumed). ``mju_error`` cannot be caught in compiled code, so a world runs here only
+while its memory use is at most :data:`ARENA_GUARD` of its arena; past that, in the Python loop.
 
-What the loop reads from MuJoCo, all through documented bindings (no struct layout assumed):
-
-- ``mjModel*`` / ``mjData*``: ``MjModel._address`` / ``MjData._address``;
-- arrays: the bindings' numpy views into ``mjData`` (``qpos``, ``qvel``, ``xipos``, ``xfrc_applied``,
-  ``actuator_force``, ``qfrc_applied``);
-- overflow: ``mjData.warning[i].number`` for ``mjWARN_CONTACTFULL``, ``mjWARN_CNSTRFULL``,
-  ``mjWARN_BADQACC``, ``mjWARN_BADQPOS`` and ``mjWARN_BADQVEL`` (``d.warning.number``, a strided view of the ``mjWarningStat`` array): a count
-  above the world's count at its start stops the frame at that substep;
-- contact counts: ``mjData.maxuse_con`` (the most contacts since the data was made), read per frame.
-
-MuJoCo errors (``mju_error``, e.g. its stack exhausted) cannot be caught inside compiled code (the
-bindings turn them into a C++ exception that cannot cross numba's frames). So a world's frame runs
-here only while MuJoCo's memory use so far (``maxuse_stack + maxuse_arena``) is at most
-:data:`ARENA_GUARD` of its arena (``narena``); past that its frames run in the Python loop, where an
-error becomes the world's ``unstable`` reason with MuJoCo's message (the same trajectory either way).
-
-The C functions come from the ``libmujoco`` the Python bindings load (the same shared object:
-``dlopen`` returns the loaded one), called by symbol (numba ``ExternalFunction``), signature
-``void(const mjModel*, mjData*)``. Checked on MuJoCo 3.17.0 (the pinned ``mujoco``); a mismatch is
-detected at import: the library's ``mj_versionString`` must equal the bindings' (else ImportError;
-:class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` then steps every frame in the Python loop, its ``c_loop``
-is False and ``replay.sim.engine.mujoco_c.mjc.C_LOOP_ERROR`` says why).
-"""
+Raises ImportError at import when the library's ``mj_versionString`` is not the bindings'
+(:class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` then steps in Python; ``C_LOOP_ERROR`` says why)."""
 
 from __future__ import annotations
 
@@ -55,13 +27,11 @@ ARENA_GUARD = 0.5
 
 
 def _load():
-    """MuJoCo's ``mj_step1``, ``mj_step2``, ``mj_kinematics`` and ``mj_step`` as numba external functions (by symbol, so
-    numba's on-disk cache can keep :func:`frame_substeps`), after making the bindings'
-    ``libmujoco`` visible to numba's linker.
+    """MuJoCo's ``mj_step1``, ``mj_step2``, ``mj_kinematics`` and ``mj_step`` as numba external functions (by symbol:
+    numba's cache keeps :func:`frame_substeps`).
 
     Raises:
-        ImportError: no ``libmujoco`` beside the bindings, or its version is not the bindings'.
-    """
+        ImportError: no ``libmujoco`` beside the bindings, or its version is not the bindings'."""
     paths = sorted(glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so*")))
     if not paths:
         raise ImportError("libmujoco not found beside the mujoco bindings")
@@ -84,13 +54,12 @@ READ_DONE, NON_FINITE = -1, -2
 
 
 def split_step(m: mujoco.MjModel) -> bool:
-    """True when ``m``'s integrator steps the same through ``mj_step1`` + ``mj_step2`` as through
-    ``mj_step`` (Euler, implicit, implicitfast; not RK4: module doc)."""
+    """True when ``m``'s integrator steps the same through ``mj_step1`` + ``mj_step2`` (not RK4)."""
     return int(m.opt.integrator) != int(mujoco.mjtIntegrator.mjINT_RK4)
 
 
 def arena_ok(d: mujoco.MjData) -> bool:
-    """True while ``d``'s MuJoCo memory use so far leaves the compiled loop safe (module doc)."""
+    """True while ``d``'s MuJoCo memory use leaves the compiled loop safe (:data:`ARENA_GUARD`)."""
     return d.maxuse_stack + d.maxuse_arena <= ARENA_GUARD * d.narena
 
 
@@ -128,15 +97,9 @@ def frame_substeps(
     warn_ids,
     warn_base,
 ):
-    """``S`` substeps of one world: per substep ``mj_step1`` (``mj_kinematics`` unless ``split``), the wrist
-    wrench (:func:`replay.sim.engine.wrist.apply_substep`), the finger drive if ``drive``
-    (:func:`replay.sim.engine.finger_drive.quat_drive`), ``mj_step2`` (``mj_step``); then the warning counters
-    ``warn[warn_ids[k]]`` (``d.warning.number``) against ``warn_base[k]``.
-
-    Returns:
-        ``k``, the index into ``warn_ids`` of the first warning raised (the frame stopped after
-        that substep, as the Python loop does), else -1.
-    """
+    """``S`` substeps of one world: ``mj_step1`` (``mj_kinematics`` unless ``split``), the wrist wrench, the finger
+    drive if ``drive``, ``mj_step2`` (``mj_step``); then the warning counters against ``warn_base``. Returns the index
+    into ``warn_ids`` of the first warning raised (stopped after that substep), else -1."""
     for j in range(S):
         if split:
             _mj_step1(m_ptr, d_ptr)
@@ -216,25 +179,14 @@ def frame_and_read(
     fresh,
     fast,
 ):
-    """:func:`frame_substeps`, then the frame's readout in the same ``nogil`` call (what
-    :meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.read_frame` does in Python otherwise).
-
-    The frame's inputs come first (``tp``, ``tc``: the wrist target rows; ``target``: the drive's
-    joint targets), then what stays fixed for a world (its pointers and the bindings' views into its
-    ``mjData``, whose buffers MuJoCo allocates once in ``mj_makeData``), so a caller keeps the rest
-    as one tuple per world.
-
-    ``stale`` and ``fresh`` (len(bodies), 7) get each body's ``xpos`` (m) and ``xquat`` (Newton
-    xyzw): ``stale`` as the last step left them (its ``mj_step1``), ``fresh`` after
-    ``mj_kinematics`` + ``mj_comPos`` + ``mj_comVel`` at the frame's final state, which run only
-    when no warning was raised and ``qpos``/``qvel`` are finite; then
-    :func:`replay.sim.engine.signals.fastest_body` into ``fast`` (4,). ``stats[0]`` ends as the
-    largest |finger actuator force| (and |drive torque|) so far, N·m.
+    """:func:`frame_substeps`, then the frame's readout in the same ``nogil`` call. Inputs first (``tp``, ``tc`` wrist
+    target rows; ``target`` drive targets), then a world's fixed pointers and views. ``stale`` / ``fresh`` (len(bodies),
+    7) get each body's ``xpos`` m and ``xquat`` xyzw before and after the final state's kinematics (run only when no
+    warning and finite); ``fast`` (4,) :func:`replay.sim.engine.signals.fastest_body`; ``stats[0]`` the largest |finger
+    actuator force| so far, N·m.
 
     Returns:
-        A warning's index into ``warn_ids`` (>= 0; no readout), :data:`NON_FINITE` (no readout)
-        or :data:`READ_DONE`.
-    """
+        A warning's index into ``warn_ids`` (>= 0), :data:`NON_FINITE` or :data:`READ_DONE`."""
     k = frame_substeps(
         m_ptr,
         d_ptr,

@@ -1,26 +1,9 @@
-"""Many ``mj_step`` of one MuJoCo C model toward per-step ``ctrl`` rows, without the GIL, and what
-each step leaves in ``mjData`` for a caller that decides after every step whether to go on.
-
-The gripper fixture (:class:`replay.sim.gripper.GripperScene`) is position-controlled through
-``ctrl`` and stops its phases on conditions of each step's state (at rest, fell, left the pads),
-which are Python closures. :func:`ctrl_steps` runs a chunk of steps in one ``nogil`` call of
-MuJoCo's C ``mj_step`` (the ``libmujoco`` symbol :mod:`replay.sim.engine.mujoco_c.c_loop` loads and
-checks against the bindings' version) and copies each step's readout into arrays; the caller then
-visits the steps in order, and when one ends the phase before the chunk's last, restores the
-state saved at the chunk's start (``mj_getState`` / ``mj_setState`` of ``mjSTATE_INTEGRATION``,
-which MuJoCo documents as everything the next step depends on) and steps again to that step, so
-``mjData`` ends where the Python loop (one ``mujoco.mj_step`` per step) would leave it, bit for
-bit (``tests/test_gripper_steps.py``). Arrays are the bindings' numpy views into ``mjData``
-(``ctrl``, ``xipos``, ``xpos``, ``xquat``, ``qpos``, ``qvel``), buffers MuJoCo allocates once.
-
-A chunk ends early, after the step, when the object's COM is not finite or ``|qvel|^2`` exceeds
-``runaway_sq``, so a runaway state is not stepped on in compiled code (where a MuJoCo error could
-not be caught); the caller checks the same conditions exactly and goes on from there if they do
-not hold. The same steps as one ``mujoco.mj_step`` call each from Python, for a model this loop is
-not trusted with (this module unavailable, or MuJoCo's memory use past
-:data:`~replay.sim.engine.mujoco_c.c_loop.ARENA_GUARD`), are
-:meth:`replay.sim.gripper.GripperScene._python_steps`.
-"""
+"""Many ``mj_step`` of one MuJoCo C model toward per-step ``ctrl`` rows in one ``nogil`` call, each step's readout
+copied out, for the gripper fixture (:class:`replay.sim.gripper.GripperScene`), whose phases stop on Python conditions.
+The caller visits the steps in order; when one ends the phase early it restores the chunk's start state
+(``mjSTATE_INTEGRATION``) and steps again to it, so ``mjData`` ends where one ``mujoco.mj_step`` per step would, bit for
+bit (``tests/test_gripper_steps.py``). A chunk ends after a step with a non-finite object COM or ``|qvel|^2`` over
+``runaway_sq``."""
 
 from __future__ import annotations
 
@@ -52,15 +35,10 @@ def ctrl_steps(
     out_q,
     out_qvel,
 ):
-    """``rows.shape[0]`` steps: before step ``k``, ``ctrl[ctrl_idx[j]] = rows[k, j]``; then ``mj_step``
-    and the readout of step ``k``: ``out_com[k]`` = ``xipos[com_body]`` (m), ``out_pose[k, i]`` =
-    ``xpos[bodies[i]]`` (m) then ``xquat[bodies[i]]`` (**wxyz**, as MuJoCo stores it),
-    ``out_q[k, i]`` = ``qpos[q_read[i]]``, ``out_qvel[k]`` = ``qvel``.
-
-    Returns:
-        The steps taken: ``rows.shape[0]``, or fewer when a step left a non-finite COM or
-        ``sum(qvel**2) > runaway_sq`` (that step is the last one taken and read).
-    """
+    """``rows.shape[0]`` steps: ``ctrl[ctrl_idx[j]] = rows[k, j]``, ``mj_step``, then ``out_com[k]`` =
+    ``xipos[com_body]`` m, ``out_pose[k, i]`` = ``xpos`` m and ``xquat`` (wxyz) of ``bodies[i]``, ``out_q[k, i]`` =
+    ``qpos[q_read[i]]``, ``out_qvel[k]``. Returns the steps taken (fewer after a non-finite COM or a runaway; that step
+    read)."""
     n = rows.shape[0]
     for k in range(n):
         for j in range(ctrl_idx.shape[0]):

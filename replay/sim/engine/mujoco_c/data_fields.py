@@ -1,35 +1,12 @@
-"""Where compiled code reads an ``mjData``'s counters and contacts, derived from the bindings' array views.
+"""Where compiled code reads an ``mjData``'s counters and contacts (docs/engine.md, "Spans"). The bindings give views of
+``mjData``'s arrays but only copies of its scalars; :func:`fields_of` finds each scalar's address from an array beside
+it in MuJoCo's shipped ``mjdata.h``: ``ncon`` the ``int`` right after ``timer[mjNTIMER]``; ``maxuse_stack``,
+``maxuse_arena`` (8 bytes each), ``maxuse_con`` and ``maxuse_efc`` the 24 bytes before ``solver[...]``; the contacts at
+``d.contact``'s first address (the arena's start), field offsets from the views' addresses and stride.
 
-The Python bindings give numpy views of ``mjData``'s arrays but only copies of its scalars
-(``ncon``, ``maxuse_con``, ``maxuse_stack``, ``maxuse_arena``), which compiled code cannot follow
-from one physics step to the next. :func:`fields_of` finds each scalar's address from an array
-beside it in MuJoCo's own declaration of the struct (``mujoco/include/mujoco/mjdata.h``, shipped
-with the bindings):
-
-- ``ncon`` is the ``int`` right after ``timer[mjNTIMER]`` (``d.timer``: its first element's address
-  plus ``mjNTIMER`` times the view's stride);
-- ``maxuse_stack``, ``maxuse_arena`` (``mjtSize``, 8 bytes), ``maxuse_con`` and ``maxuse_efc``
-  (``int``) are the 24 bytes right before ``solver[...]`` (``d.solver``);
-- the contacts: ``mjData.contact`` points at the start of the arena whatever ``ncon`` is (MuJoCo
-  resets it there each step), so ``d.contact``'s first address holds; each field's offset within
-  ``mjContact`` and the struct's size come from the ``d.contact`` views' addresses and stride.
-
-Contact forces are read with MuJoCo's ``mj_contactForce`` (:mod:`replay.sim.engine.mujoco_c.span_loop`),
-so no ``efc_*`` address is needed.
-
-How a mismatch is detected (checked on MuJoCo 3.17.0, the pinned ``mujoco``):
-
-1. at import, :data:`LAYOUT_ERROR`: the shipped ``mjdata.h`` must declare those fields in that
-   order, and on a two-box model stepped 200 times (contacts come and go) every derived value must
-   equal the bindings' scalar after every step, and the contact base must not move;
-2. per world (:func:`fields_of`), the derived values must equal the bindings' at build;
-3. after every span of frames (:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.run_span`), the
-   compiled loop's last ``ncon`` and ``maxuse_con`` must equal ``d.ncon`` / ``d.maxuse_con`` and the
-   contacts must start at the base, else :class:`replay.errors.EngineError`.
-
-Any failure at 1 leaves :data:`LAYOUT_ERROR` set and every frame in the per-frame loop (the same
-trajectory, slower); nothing is read through a guessed address.
-"""
+Checked (MuJoCo 3.17.0): at import the header's declarations and a 200-step two-box self-test (:data:`LAYOUT_ERROR`: set
+on failure, every frame then in the per-frame loop); per world at build; after every span (else
+:class:`replay.errors.EngineError`). Nothing is read through a guessed address."""
 
 from __future__ import annotations
 
@@ -50,13 +27,12 @@ class DataFields(NamedTuple):
     """One ``mjData``'s scalars and contacts as numpy views for compiled code.
 
     Attributes:
-        ints: int32 view of the struct's first bytes (``ncon``, ``maxuse_con`` and the 7 ints after ``ncon`` inside).
-        longs: int64 view of the struct's first bytes (``maxuse_stack``, ``maxuse_arena`` inside).
-        cint: int32 view of the contact array (``geom``, ``efc_address``, ``dim``), arena-sized.
-        cflt: float64 view of the same bytes (``friction``).
-        idx: (11,) int64: indices into those views (the ``I_*`` constants) and ``narena`` bytes.
-        base: address of ``mjData.contact`` (the arena's start).
-    """
+        ints / longs: int32 / int64 views of the struct's first bytes (``ncon``, ``maxuse_con``; ``maxuse_stack``,
+            ``maxuse_arena``).
+        cint / cflt: int32 / float64 views of the arena-sized contact array (``geom``, ``efc_address``, ``dim``;
+            ``friction``).
+        idx: (11,) int64 indices into those views (``I_*``) and ``narena`` bytes. base: address of
+            ``mjData.contact``."""
 
     ints: np.ndarray
     longs: np.ndarray
@@ -75,11 +51,10 @@ def _view(address: int, ctype, n: int) -> np.ndarray:
 
 
 def fields_of(d: mujoco.MjData) -> DataFields:
-    """The views of ``d`` (module doc); ``d`` must outlive them.
+    """The views of ``d`` (``d`` must outlive them).
 
     Raises:
-        ValueError: a derived value differs from the bindings' (the layout is not MuJoCo 3.17's).
-    """
+        ValueError: a derived value differs from the bindings' (not MuJoCo 3.17's layout)."""
     D = d._address
     t = d.timer.duration
     ncon_at = _addr(t) + t.strides[0] * int(mujoco.mjtTimer.mjNTIMER) - D
@@ -171,7 +146,7 @@ def _in_order(decls: list[str], pats) -> bool:
 
 
 def _check() -> str | None:
-    """Why the layout cannot be trusted on this MuJoCo, or None (module doc, check 1)."""
+    """Why the layout cannot be trusted on this MuJoCo (header and self-test), or None."""
     try:
         decls = _header_declarations()
     except (OSError, ValueError) as e:

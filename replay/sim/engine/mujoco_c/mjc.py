@@ -1,33 +1,12 @@
-"""N worlds of one replay scene on MuJoCo's C backend, stepped at MuJoCo speed.
+"""N worlds of one replay scene on MuJoCo's C backend, stepped directly (docs/engine.md): each world an ``MjData`` (and
+its own ``MjModel`` copy where its :class:`~replay.sim.engine.variants.Variant` edits parameters); per physics step
+``mj_step1``, the wrist wrench (:mod:`replay.sim.engine.wrist`), ``mj_step2``; finger ``ctrl`` and the signals once per
+control frame. Newton's :class:`newton.State` is not kept up to date (:meth:`MjcBatch.sync_state` writes one).
 
-Newton builds the model and :class:`newton.solvers.SolverMuJoCo` compiles it
-(``use_mujoco_cpu=True``); from there each world is an ``MjData`` (and, when its
-:class:`~replay.sim.engine.variants.Variant` edits parameters, its own copy of the
-``MjModel``) stepped directly by MuJoCo, each physics step as ``mj_step1``, the wrist
-wrench (compiled by numba, :mod:`replay.sim.engine.wrist`; it needs the body COMs of the
-current ``qpos``, which ``mj_step1`` computes), ``mj_step2``: ``mj_step``'s own work split
-in two, the same trajectory bit for bit (:mod:`replay.sim.engine.mujoco_c.c_loop`). Finger targets become ``ctrl`` once per control
-frame; the recorded signals (body poses, hand-object contacts, overflow, runaway)
-are read once per control frame.
-
-Why not ``SolverMuJoCo.step``: per step it packs Newton's state into ``MjData``
-and back (float32 coordinates, seven Warp launches), which cost 10-15x the
-``mj_step`` it wraps on this scene. Newton's :class:`newton.State` is not kept up
-to date while stepping; :meth:`MjcBatch.sync_state` writes a world's state into
-one when something needs Newton's view (nothing in the replay does).
-
-Worlds are independent: world i of a batch gives the same trajectory as a batch
-of one holding variant i (each world has its own ``MjData``; ``mj_step`` is
-deterministic). Two ways step them, to the same trajectory (``docs/engine.md``): the compiled
-spans (:meth:`MjcBatch.run_span`, :mod:`replay.sim.engine.mujoco_c.span_loop`; every protocol
-walk): each world runs the frames up to the protocol's next decision in one ``nogil`` call,
-readouts and stop checks included; and the Python loop (:meth:`MjcBatch.step_frame` /
-:meth:`MjcBatch.read_frame`, one frame of every world, then its reads): the engine contract's
-per-frame path, and where compiled code cannot go (a ``recorder``, MuJoCo's memory past the
-arena guard, where an error must be caught, or no compiled loop). With more than one world and
-``threads > 1``, the live worlds are dealt round-robin to ``threads`` threads (the caller's and
-``threads - 1`` pool threads), one task per thread, and the threads step at once.
-"""
+Worlds are independent: world i of a batch steps as a batch of one holding variant i. Two paths give the same
+trajectory: the compiled spans (:meth:`MjcBatch.run_span`, :mod:`replay.sim.engine.mujoco_c.span_loop`) and the Python
+loop (:meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`: the contract's per-frame path, a ``recorder``, memory
+past the arena guard). With ``threads > 1`` the live worlds are dealt round-robin to the threads."""
 
 from __future__ import annotations
 
@@ -60,8 +39,8 @@ except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
 
 @dataclass(kw_only=True)
 class World(WorldStatus):
-    """One world on MuJoCo C: its model and data, the view of its warning counters
-    (``d.warning.number``) and their values at the start (in :data:`WARNINGS` order)."""
+    """One world on MuJoCo C: its model and data, its warning counters (``d.warning.number``) and their start values
+    (:data:`WARNINGS` order)."""
 
     m: mujoco.MjModel
     d: mujoco.MjData
@@ -103,22 +82,18 @@ def _warning_reason(k: int, d: mujoco.MjData) -> str:
 
 
 class MjcBatch(SpanSteps, SpanEngine):
-    """Worlds of one scene on MuJoCo C (see the module doc).
+    """Worlds of one scene on MuJoCo C.
 
     Args:
-        scene: a :class:`replay.sim.scene.Scene` built with ``device="cpu"``.
-        variants: one :class:`Variant` per world.
-        threads: threads stepping worlds, the caller's included (1: the caller's alone).
-        capacity: contact count above which a world stops with a contact overflow
-            (default ``scene.contact_capacity``).
-        c_loop: step spans of frames in one nogil numba call into MuJoCo's C
-            (:mod:`replay.sim.engine.mujoco_c.span_loop`; the default: the same trajectory as the Python loop);
-            False: the Python loop for every frame.
+        scene: a :class:`replay.sim.scene.Scene` built with ``device="cpu"``. variants: one :class:`Variant` per world.
+        threads: threads stepping worlds, the caller's included.
+        capacity: contact count above which a world stops (default ``scene.contact_capacity``).
+        c_loop: step spans in one nogil numba call (:mod:`replay.sim.engine.mujoco_c.span_loop`); False: the Python
+            loop.
 
     Raises:
-        EngineError: a variant cannot be applied. AblationMaskError: see
-            :func:`replay.sim.engine.mujoco_c.model_edits.ablate_hand_object`.
-    """
+        EngineError: a variant cannot be applied. AblationMaskError:
+            :func:`replay.sim.engine.mujoco_c.model_edits.ablate_hand_object`."""
 
     capabilities = Capabilities(
         "direct",
@@ -211,11 +186,9 @@ class MjcBatch(SpanSteps, SpanEngine):
         """Advance every live world by one control frame (``config.substeps`` steps).
 
         Args:
-            finger_quat: (N, 15, 4) finger joint targets per world, Newton xyzw.
-            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the
-                previous and this frame; within the frame the position and orientation
-                are interpolated from ``tgt_prev`` where the physics says so (wrist_target_interpolation).
-        """
+            finger_quat: (N, 15, 4) finger targets per world, xyzw.
+            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the previous and this frame
+                (interpolated within the frame under ``wrist_target_interpolation``)."""
         live = [i for i, w in enumerate(self.worlds) if w.alive]
         finger_ctrl = np.zeros((len(self.worlds), self.layout.nu))
         quat = [None] * len(self.worlds)
@@ -239,19 +212,16 @@ class MjcBatch(SpanSteps, SpanEngine):
             f.result()
 
     def _drive_targets(self, ctrl: np.ndarray) -> np.ndarray:
-        """(J, 4) quaternion drive targets, wxyz, of a ``ctrl`` vector (nu,) that
-        :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled: the same targets, as joint
-        quaternions (:mod:`replay.sim.engine.finger_drive`)."""
+        """(J, 4) wxyz quaternion drive targets of a ``ctrl`` vector (nu,) that
+        :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled."""
         rv = finger_drive.rotvec_targets(self.layout, ctrl)
         q = np.empty((len(rv), 4))
         finger_drive.targets_from_rotvec(rv, q)
         return q
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i`` in the Python loop (:meth:`_python_frame`); then its stop reason: MuJoCo's own
-        error (``mujoco.FatalError``, its message), a MuJoCo warning, or more contacts than the capacity
-        (``mjData.maxuse_con``: the most after any step so far). Any other exception (a code error) propagates:
-        it is not a physics outcome."""
+        """One frame of world ``i`` in the Python loop, then its stop reason: ``mujoco.FatalError`` (its message), a
+        MuJoCo warning, or ``maxuse_con`` over the capacity. Any other exception propagates."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
@@ -276,8 +246,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         )
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
-        """The frame's substeps one Python call each (what :func:`replay.sim.engine.mujoco_c.c_loop.frame_substeps`
-        does compiled in a span); returns the index into :data:`WARNINGS` of a warning raised (stopped there), else -1."""
+        """The frame's substeps, one Python call each; the index into :data:`WARNINGS` of a warning raised, else -1."""
         m, d, lay, drv = w.m, w.d, self.layout, w.drive
         S = self.cfg.substeps
         interp = self._interp
@@ -320,8 +289,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         return -1
 
     def _c_args(self, w: World) -> tuple:
-        """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`, after the
-        frame's inputs (``wr`` and ``stats`` are the world's own scratch arrays, ``w.wr``, ``w.stats``)."""
+        """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`."""
         lay, drv, d = self.layout, w.drive, w.d
         z2, z1 = self._z2, self._z1
         return (
@@ -366,12 +334,8 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after its last frame; marks it stopped when ``reason`` is set.
-
-        Runaway: any recorded body's COM speed above ``max_linear`` m/s or angular
-        speed above ``max_angular`` rad/s; non-finite ``qpos``/``qvel``. Contacts and
-        their forces are those of the frame's last step (MuJoCo keeps them in ``d``).
-        """
+        """Signals of world ``i`` after its last frame (contacts of the frame's last step); stopped on a reason: a
+        body's COM speed above ``max_linear`` m/s or ``max_angular`` rad/s, or non-finite ``qpos``/``qvel``."""
         w = self.worlds[i]
         m, d = w.m, w.d
         reason = w.reason
@@ -401,8 +365,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         return None
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
-        """``sig`` with world ``w``'s hand-object contacts of the last step; marks it stopped when
-        ``sig.reason`` is set."""
+        """``sig`` with world ``w``'s hand-object contacts of the last step."""
         d = w.d
         reason = sig.reason
         n = d.ncon
@@ -428,15 +391,13 @@ class MjcBatch(SpanSteps, SpanEngine):
         return sig
 
     def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
-        """Smallest signed distance, m, between any geom of ``geoms_a`` and any of ``geoms_b``
-        (MuJoCo ``mj_geomDistance``; negative: penetration) in world ``i`` now; ``distmax``
-        if none is closer."""
+        """Smallest signed distance, m (negative: penetration), between any geom of ``geoms_a`` and of ``geoms_b`` in
+        world ``i`` (``mj_geomDistance``); ``distmax`` if none is closer."""
         w = self.worlds[i]
         mujoco.mj_kinematics(w.m, w.d)
         return geom_distance(w.m, w.d, geoms_a, geoms_b, distmax)
 
     def sync_state(self, i: int, state) -> None:
-        """Write world ``i``'s coordinates into a Newton :class:`newton.State` (joint_q,
-        joint_qd, body_q, body_qd), through the solver's own MuJoCo-to-Newton conversion."""
+        """Write world ``i``'s coordinates into a Newton :class:`newton.State` through the solver's conversion."""
         s = self.scene.solver
         s._update_newton_state(self.scene.model, state, self.worlds[i].d, state_prev=state)

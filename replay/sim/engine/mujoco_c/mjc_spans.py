@@ -1,11 +1,7 @@
-"""The spans of frames of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch` (:class:`replay.sim.engine.spans.SpanEngine`).
-
-Each world's frames up to the protocol's next decision in one ``nogil`` call
-(:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), or frame by frame in Python (the batch's
-``_step_world`` / ``read_frame``, the same trajectory and outputs) where the compiled loop is not
-trusted: no compiled loop (``c_loop`` off, or libmujoco not the bindings'), an ``mjData`` layout the
-checks of :mod:`replay.sim.engine.mujoco_c.data_fields` reject, the arena guard, a ``recorder``.
-"""
+"""The spans of frames of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`: each world's frames in one ``nogil`` call
+(:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), or frame by frame in Python (the same trajectory and outputs)
+where the compiled loop is not trusted: no compiled loop, a rejected ``mjData`` layout, the arena guard, a
+``recorder``."""
 
 from __future__ import annotations
 
@@ -22,9 +18,7 @@ except ImportError:  # libmujoco not the bindings' (c_loop's module doc): the ba
 
 
 class SpanSteps:
-    """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (its
-    ``worlds``, ``layout``, ``threads``, ``_pool``, ``_step_world``, ``read_frame``, ``_runaway``,
-    ``_drive_targets``, ``_warning_reason``, ``_c_args``, ``recorder``)."""
+    """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`."""
 
     def _init_spans(self, c_loop_error: str | None) -> None:
         """Each world's views for the compiled spans, or :attr:`span_error`: why its spans run in Python."""
@@ -51,15 +45,13 @@ class SpanSteps:
         max_linear: float,
         max_angular: float,
     ) -> None:
-        """Take the plan for :meth:`run_span` (:class:`replay.sim.engine.spans.SpanEngine`): every
-        frame's ``ctrl`` and quaternion drive targets, as :meth:`step_frame` makes them per frame.
+        """Take the plan for :meth:`run_span`: every frame's ``ctrl`` and drive targets.
 
         Args:
-            finger_quat: (N, F, 15, 4) finger targets, xyzw. rows: (N, F, 16) wrist target rows.
-            phase: (F,) phase codes; ``settle``: the settle phase's (no wrist error there).
-            floor: a world whose object is below this height (m) after a frame stops before the next.
-            force_min, max_linear, max_angular: :meth:`read_frame`'s thresholds.
-        """
+            finger_quat: (N, F, 15, 4) xyzw. rows: (N, F, 16) wrist rows. phase: (F,) codes; ``settle`` the settle
+                phase's.
+            floor: m; the object below it after a frame stops the world. force_min, max_linear, max_angular:
+                :meth:`read_frame`'s."""
         N, F = len(self.worlds), rows.shape[1]
         lay = self.layout
         shared = finger_quat.strides[0] == 0  # one plan's targets for every world (a broadcast view)
@@ -89,16 +81,11 @@ class SpanSteps:
         )
 
     def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
-        """Frames ``k0 .. k1 - 1`` of every live world (:class:`replay.sim.engine.spans.SpanEngine`): each
-        world's frames in one nogil call (:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), the
-        worlds dealt round-robin to the threads as :meth:`step_frame` deals them; frame by frame in
-        Python where the compiled loop is not trusted (:attr:`span_error`, the arena guard, a
-        ``recorder``), the same trajectory and outputs.
+        """Frames ``k0 .. k1 - 1`` of every live world, the worlds dealt round-robin to the threads; frame by frame in
+        Python where the compiled loop is not trusted.
 
         Raises:
-            EngineError: after a compiled span, MuJoCo's counters disagree with the views it read
-                (:mod:`replay.sim.engine.mujoco_c.data_fields`, check 3).
-        """
+            EngineError: after a compiled span, MuJoCo's counters disagree with the views it read."""
         live = [i for i, w in enumerate(self.worlds) if w.alive]
         ends: list[SpanEnd | None] = [None] * len(self.worlds)
 
@@ -193,8 +180,7 @@ class SpanSteps:
         return SpanEnd(k + 1, k, int(w.sums[1]))
 
     def _python_span(self, i: int, k0: int, k1: int, out: FrameRows) -> SpanEnd:
-        """:meth:`run_span`'s frames of world ``i`` one at a time: :meth:`_step_world`, :meth:`read_frame`,
-        :func:`replay.sim.engine.spans.write_frame` (the per-frame loop's calls)."""
+        """World ``i``'s frames one at a time, through the per-frame loop's calls."""
         w, sp = self.worlds[i], self._span
         rows, ctrl, phase = sp["rows"][i], sp["ctrl"][i], sp["phase"]
         force_min, max_linear, max_angular = sp["lim"]

@@ -1,10 +1,7 @@
-"""Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant`
-(MuJoCo C backend): the contact ablation by collision bits, and the friction / effort / mass /
-contact softness / torsional friction variants, each read back from the model. Every edited field
-is one MuJoCo lists as changeable in a compiled model (MuJoCo docs, Programming > Simulation,
-"mjModel changes": geom_friction, geom_solref, geom_solimp, body_mass, body_inertia,
-actuator_forcerange are read afresh each step; a mass change needs ``mj_setConst``).
-"""
+"""Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant` (MuJoCo C), each read
+back: the contact ablation by collision bits, friction, effort, mass, contact softness, torsional friction. Every edited
+field is one MuJoCo lists as changeable in a compiled model (MuJoCo docs, Programming > Simulation, "mjModel changes"; a
+mass change needs ``mj_setConst``)."""
 
 from __future__ import annotations
 
@@ -26,22 +23,12 @@ def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
 
 
 def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
-    """Make hand-object geom pairs unable to collide in ``m`` (contact ablation).
-
-    MuJoCo collides geoms a and b when ``contype[a] & conaffinity[b]`` or
-    ``contype[b] & conaffinity[a]`` is non-zero (and their bodies are not excluded).
-    The object's geoms get one bit that no hand geom uses as their only contype and
-    conaffinity bit, and every non-hand geom that collided with the object gets that
-    bit too: object-support contact is kept, hand-object contact cannot occur. Every
-    geom pair's test is compared before and after: only hand-object pairs may change.
-
-    Returns:
-        The bit used.
+    """Make hand-object geom pairs unable to collide in ``m``: the object's geoms get one contype/conaffinity bit no
+    hand geom uses, and every non-hand geom that collided with the object gets it too (object-support contact kept).
+    Every pair's test is compared before and after: only hand-object pairs may change. Returns the bit.
 
     Raises:
-        AblationMaskError: no usable bit (the caller builds the ablation as its own
-            scene with Newton's collision filter pairs instead).
-    """
+        AblationMaskError: no usable bit (the caller builds the ablation with Newton's filter pairs instead)."""
     ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
     hand, obj = layout.hand_geoms, layout.object_geoms
     body = np.asarray(m.geom_bodyid)
@@ -71,12 +58,10 @@ def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
 
 
 def set_options(m: mujoco.MjModel, options) -> dict:
-    """Set the scalar ``mjOption`` fields ``options`` (``((name, value), ...)``) of ``m``; returns each as
-    read back.
+    """Set the scalar ``mjOption`` fields ``options`` (``((name, value), ...)``) of ``m``; each as read back.
 
     Raises:
-        EngineError: an unknown or non-scalar field, or a value that did not take (an integer field
-            given a fraction)."""
+        EngineError: an unknown or non-scalar field, or a value that did not take."""
     got = {}
     for name, value in options:
         cur = getattr(m.opt, name, None)
@@ -90,27 +75,15 @@ def set_options(m: mujoco.MjModel, options) -> dict:
 
 
 def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
-    """Edit a world's compiled model for ``v``; read every edited value back.
-
-    Ablation: :func:`ablate_hand_object`, unless the scene was built with Newton's
-    hand-object filter pairs (``prebuilt_ablation``). Friction: sliding ``geom_friction[:, 0]``
-    of the fewest geoms that give every hand-object contact the value
-    (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`: the hand's alone where
-    that suffices, so object-support contacts keep what was built; the other pair classes it
-    changed are read back into ``friction_side_effects``). Options: :func:`set_options`. Effort: the finger
-    actuators' ``actuator_forcerange`` (force-limited): ``effort_limit`` at every one, or each one's range times
-    ``effort_scale``. Mass: ``body_mass`` and
-    ``body_inertia`` of the object scaled together, then ``mj_setConst``.
-
-    Values are rounded to float32 first, as Newton stores every model parameter: a
-    variant equal to the scene's own value gives the scene's own model, bit for bit.
-
-    Returns:
-        The values read back from ``m`` (for the results).
+    """Edit a world's compiled model for ``v`` and read every edited value back (for the results). Ablation:
+    :func:`ablate_hand_object` unless ``prebuilt_ablation``. Friction: the fewest geoms' ``geom_friction[:, 0]`` giving
+    every hand-object contact the value (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; other pair
+    classes changed: ``friction_side_effects``). Effort: the finger actuators' ``actuator_forcerange``. Mass:
+    ``body_mass`` and ``body_inertia`` scaled, then ``mj_setConst``. Values rounded to float32 first, as Newton stores
+    them.
 
     Raises:
-        EngineError: a value did not take. AblationMaskError: see :func:`ablate_hand_object`.
-    """
+        EngineError: a value did not take. AblationMaskError: :func:`ablate_hand_object`."""
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
     v = dataclasses.replace(
@@ -166,8 +139,7 @@ def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_abla
 
 
 def _object_mass(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> float | None:
-    """The object mass ``v`` asks for, kg, float32-rounded (``object_mass`` times ``object_mass_scale``,
-    either as built when None), or None when neither is set."""
+    """The object mass ``v`` asks for, kg, float32-rounded, or None when it sets none."""
     if v.object_mass is None and v.object_mass_scale is None:
         return None
     base = v.object_mass if v.object_mass is not None else float(m.body_mass[layout.object_body])
@@ -175,10 +147,8 @@ def _object_mass(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> float | Non
 
 
 def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
-    """``solref`` / ``solimp`` (dmin, dmax, width) / torsional friction of ``v`` on the hand's and the
-    object's geoms (both sides: the hand-object pair gets the value under MuJoCo's mixing and
-    priority alike); the values read back from one hand-object pair (:func:`importer_patches.contact_params.pair_params`
-    is MuJoCo's own mixing, so what a contact of that pair uses)."""
+    """``solref`` / ``solimp`` / torsional friction of ``v`` on the hand's and object's geoms; the values one
+    hand-object pair uses, read back (:func:`importer_patches.contact_params.pair_params`)."""
     out: dict = {}
     geoms = np.flatnonzero(layout.hand_geoms | layout.object_geoms)
     if v.solref is not None:
@@ -201,8 +171,8 @@ def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
 
 
 def initial_state_edits(d: mujoco.MjData, layout: MjLayout, v: Variant) -> dict:
-    """A world's initial state for ``v``: the object's position shifted by ``v.object_offset`` (m, world;
-    the object track's uncertainty) in ``d.qpos``; ``{"object_initial_pos": (3,) m}`` read back, or {}."""
+    """The object's position in ``d.qpos`` shifted by ``v.object_offset`` (m, world); ``{"object_initial_pos": (3,) m}``
+    read back, or {}."""
     if not any(v.object_offset):
         return {}
     q = layout.object_qadr

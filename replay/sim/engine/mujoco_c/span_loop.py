@@ -1,31 +1,11 @@
-"""A span of control frames of one world in one ``nogil`` call: the frames, their readouts and their stop checks.
-
-:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.run_span` calls :func:`run_frames` once per world
-per span, where the per-frame loop (``step_frame`` then ``read_frame``, once per frame of every
-world) makes a Python round trip per frame. Per frame ``k`` it does what that loop does, in its
-order, through the same compiled functions:
-
-1. (the recorded protocol) stop before the frame if the object fell ``floor`` m below: the frame is
-   not stepped (:data:`FELL`);
-2. stop before the frame if MuJoCo's memory use leaves the compiled loop unsafe
-   (:func:`replay.sim.engine.mujoco_c.c_loop.arena_ok`; :data:`ARENA`: the caller steps the rest in
-   Python, where a MuJoCo error becomes the world's reason);
-3. ``ctrl`` from the frame's row, then :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`
-   (substeps, warning counters, the readout);
-4. the stop reason, first found first: a MuJoCo warning, more contacts than ``capacity``
-   (``maxuse_con``), non-finite state, a runaway body (``lim``); a warning, overflow or non-finite
-   state leaves the poses of the last step's ``mj_step1``, otherwise those after the readout's
-   kinematics;
-5. the frame's row of the outputs: body poses (float32), hand-object contacts and their forces
-   (MuJoCo's ``mj_contactForce``: the normal force, elliptic or pyramidal cone, as
-   :func:`replay.sim.engine.signals.hand_object_contacts` sums it) and the wrist position error
-   (outside the settle phase);
-6. stop after the frame if it found a reason (:data:`STOPPED`).
-
-The trajectory is the per-frame loop's bit for bit, and so is every output
-(``tests/test_frame_spans.py``). The mjData scalars and contacts are read through
-:mod:`replay.sim.engine.mujoco_c.data_fields` (how that layout is checked: there).
-"""
+"""A span of control frames of one world in one ``nogil`` call
+(:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.run_span`): per frame what the per-frame loop does, in its order, bit
+for bit (``tests/test_frame_spans.py``): stop before the frame if the object fell below ``floor`` (:data:`FELL`) or
+memory use leaves the compiled loop unsafe (:data:`ARENA`); ``ctrl``, then
+:func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`; the stop reason (a warning, ``maxuse_con`` over ``capacity``,
+non-finite state, a runaway); the frame's output row (poses, hand-object contacts and forces by ``mj_contactForce``, the
+wrist error); stop after a frame with a reason (:data:`STOPPED`). mjData scalars and contacts are read through
+:mod:`replay.sim.engine.mujoco_c.data_fields`."""
 
 from __future__ import annotations
 
@@ -78,9 +58,8 @@ def _contacts(m_ptr, d_ptr, n, cint, cflt, idx, hand_geoms, object_geoms, force_
 
 @njit(cache=True, nogil=True)
 def _why(code, overflow, fast, lim, info):
-    """The frame's stop reason (a ``WHY_*``, -1: none), first found first: the warning of
-    :func:`~replay.sim.engine.mujoco_c.c_loop.frame_and_read`'s ``code`` (its index into ``info[3]``), a
-    contact ``overflow``, non-finite state, a runaway (``fast`` against ``lim``)."""
+    """The frame's stop reason (a ``WHY_*``, -1: none), first found first: ``code``'s warning, a contact ``overflow``,
+    non-finite state, a runaway (``fast`` against ``lim``)."""
     if code >= 0:
         info[3] = code
         return WHY_WARNING
@@ -95,9 +74,8 @@ def _why(code, overflow, fast, lim, info):
 
 @njit(cache=True, nogil=True)
 def _pose_row(k, poses, rows, measure_wrist, pos, quat, wrist_err):
-    """Row ``k`` of the pose outputs from ``poses`` (17, 7: xpos m, xquat xyzw) and, when
-    ``measure_wrist``, the root body's distance to the frame's wrist target ``rows[k, :3]`` (m; the
-    sum of squares in order, as ``numpy.linalg.norm`` of a 3-vector computes it)."""
+    """Row ``k`` of the pose outputs from ``poses`` (17, 7: xpos m, xquat xyzw) and, when ``measure_wrist``, the root
+    body's distance, m, to ``rows[k, :3]``."""
     for b in range(poses.shape[0]):
         for c in range(3):
             pos[k, b, c] = poses[b, c]
@@ -147,31 +125,22 @@ def run_frames(
     fast,
     fa,
 ):
-    """Frames ``k0 .. k1 - 1`` of one world (module doc).
+    """Frames ``k0 .. k1 - 1`` of one world; returns the code written to ``info[0]``.
 
     Args:
-        ctrl_rows: (F, nu) ``ctrl`` per frame; rows: (F, 16) wrist target rows
-            (:mod:`replay.sim.engine.wrist`); targets: (F, J, 4) quaternion drive targets wxyz
-            (J = 0 without the drive); phase: (F,) phase codes, ``settle`` the settle phase's.
+        ctrl_rows: (F, nu) ``ctrl``; rows: (F, 16) wrist target rows; targets: (F, J, 4) drive targets wxyz (J = 0: no
+            drive); phase: (F,) codes, ``settle`` the settle phase's.
         floor: stop before a frame whose previous object height (m) is below this (-inf: never).
-        lim: (4,) runaway linear speed m/s, angular speed rad/s, contact force threshold N, and the
-            share of the arena (:data:`replay.sim.engine.mujoco_c.c_loop.ARENA_GUARD`, read by the caller).
+        lim: (4,) runaway speeds m/s and rad/s, contact force threshold N, the arena share.
         capacity: contacts (``maxuse_con``) above which the world stops.
         ctrl: the world's ``d.ctrl``. ints, longs, cint, cflt, idx: its
-            :class:`~replay.sim.engine.mujoco_c.data_fields.DataFields`. hand_geoms,
-            object_geoms: (ngeom,) bool. res: (6,) scratch.
-        pos, quat, ccount, wrist_err, normal, friction: (F, 17, 3) float32 m, (F, 17, 4)
-            float32 xyzw, (F,) int32, (F,) m, (F,) N, (F,) N: the outputs, row ``k`` per frame.
-        sums: (4,) the last frame's contact sums (:func:`replay.sim.engine.signals.hand_object_contacts`).
-        info: (4,) int64 written: code, frame, why, warning index.
-        m_ptr, d_ptr, wr, stale, fresh, fast: the world's ``mjModel*`` / ``mjData*`` and scratch
-            arrays, as in ``fa``.
-        fa: the world's fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`
-            after the frame's inputs (:meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch._c_args`).
-
-    Returns:
-        The code written to ``info[0]``.
-    """
+            :class:`~replay.sim.engine.mujoco_c.data_fields.DataFields`. hand_geoms, object_geoms: (ngeom,) bool. res:
+            (6,) scratch.
+        pos, quat, ccount, wrist_err, normal, friction: outputs (F, 17, 3) float32 m, (F, 17, 4) float32 xyzw, (F,)
+            int32, (F,) m, (F,) N, (F,) N.
+        sums: (4,) the last frame's contact sums. info: (4,) int64 written: code, frame, why, warning index.
+        m_ptr, d_ptr, wr, stale, fresh, fast, fa: the world's pointers, scratch and fixed arguments of
+            ``frame_and_read``."""
     narena = idx[F.I_NARENA]
     for k in range(k0, k1):
         info[1] = k

@@ -1,12 +1,6 @@
-"""The reference engine: one world stepped through ``SolverMuJoCo.step`` every physics step.
-
-This is how the replay ran before :mod:`replay.sim.engine.mujoco_c.mjc`: Newton's state is
-pushed into MuJoCo and pulled back every step, the wrist wrench goes through
-``Control.joint_f`` and the finger targets through ``Control.joint_target_q``.
-It is 10-60x slower and is kept as the reference the fast engines are checked
-against (``config.engine = "newton"``, on any device; with ``device="cuda"`` it
-steps mujoco-warp one world at a time through Newton).
-"""
+"""The reference engine (``config.engine = "newton"``): one world stepped through ``SolverMuJoCo.step`` every physics
+step, the wrist wrench in ``Control.joint_f`` and the finger targets in ``joint_target_q``; slow, kept as what the fast
+engines are checked against."""
 
 from __future__ import annotations
 
@@ -24,17 +18,11 @@ from replay.sim.engine.world import WorldStatus
 
 
 class NewtonStepBatch(Engine):
-    """One world of ``scene`` stepped by ``scene.solver.step``.
-
-    Args:
-        scene: a built :class:`replay.sim.scene.Scene` (its ablation, if any, built in).
-        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its
-            wrist perturbation is honoured here (model edits are for the fast engine).
-        threads: ignored (one world).
+    """One world of ``scene`` (its ablation built in) stepped by ``scene.solver.step``; of its one variant only the
+    wrist perturbation is honoured; ``threads`` ignored.
 
     Raises:
-        ValueError: see :meth:`~replay.sim.engine.contract.Engine.one_world`.
-    """
+        ValueError: :meth:`~replay.sim.engine.contract.Engine.one_world`."""
 
     capabilities = Capabilities(
         "newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=True

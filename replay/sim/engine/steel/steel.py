@@ -1,21 +1,10 @@
-"""The Steel engine: one world stepped by :class:`newton.solvers.SolverSteel` (Newton 1.8.0).
-
-SolverSteel is reduced-coordinate articulated dynamics (CRBA mass matrix, Featherstone) with
-contacts, limits and friction solved as constraint rows by projected Gauss-Seidel in impulse
-space (its class docstring). Per physics step (``config.dt``):
-
-1. wrist: the 6-DOF PD wrench of :class:`replay.sim.control.HandController` into
-   ``Control.joint_f`` of the hand's free joint (world force at the root COM and torque; SolverSteel's
-   free-joint ``joint_qd`` is ``(v_com, omega)`` in the world frame, the same convention);
-2. fingers: the quaternion drive of :mod:`replay.sim.engine.steel.steel_drive` into the finger DOFs
-   of ``Control.joint_f`` (SolverSteel does not drive BALL joints);
-3. contacts: Newton's :class:`newton.CollisionPipeline` (``collide``; the ablation's hand-object
-   filter pairs are honoured there), then ``solver.step`` with the ``CONTACT_F`` observable.
-
-After every control frame the solver's overflow flags are read (:func:`replay.sim.engine.steel.steel_signals.row_problem`):
-a dropped row or contact stops the world as ``unstable`` with the reason. The interface is
-:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`'s, for :func:`replay.protocol.step_plan.step_protocol`.
-"""
+"""The Steel engine: one world stepped by :class:`newton.solvers.SolverSteel` (Newton 1.8.0; docs/engine.md). Per
+physics step (``config.dt``): the wrist wrench of :class:`replay.sim.control.HandController` into ``Control.joint_f`` of
+the free joint (world force at the root COM and torque; SolverSteel's free-joint ``joint_qd`` is ``(v_com, omega)``,
+world); the quaternion finger drive (:mod:`replay.sim.engine.steel.steel_drive`; SolverSteel drives no BALL joint);
+Newton's collision pipeline (honouring the ablation's filter pairs), then ``solver.step`` with the ``CONTACT_F``
+observable. A dropped row or contact stops the world as ``unstable``
+(:func:`replay.sim.engine.steel.steel_signals.row_problem`)."""
 
 from __future__ import annotations
 
@@ -40,13 +29,9 @@ ENGINE = "steel"
 
 @dataclass(frozen=True)
 class SteelLayout:
-    """Where the replay's pieces are in the Newton model (Newton indices; no MuJoCo model here).
-
-    Attributes:
-        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``; object_body: the object's.
-        hand_geoms / object_geoms: (shape_count,) bool masks of the hand's / object's shapes.
-        shape_body: (shape_count,) body of each shape (-1: static).
-    """
+    """Where the replay's pieces are in the Newton model: ``hand_bodies`` (16,) body indices of ``mano_body_0..15``,
+    ``object_body``; ``hand_geoms`` / ``object_geoms`` (shape_count,) bool masks; ``shape_body`` (shape_count,) each
+    shape's body (-1: static)."""
 
     hand_bodies: np.ndarray
     object_body: int
@@ -71,14 +56,11 @@ class SteelLayout:
 
 
 def finger_drive_of(scene) -> SteelFingerDrive:
-    """The quaternion drive of ``scene``'s fingers with the model's per-DOF ``joint_target_ke`` (kp,
-    N·m/rad), ``joint_target_kd`` (kd, N·m·s/rad; the importer resolves the MJCF's dampratio into it) and
-    ``joint_effort_limit`` (N·m; the physics choice finger_effort_limit, set by :mod:`replay.sim.world_builder`).
-    SolverSteel itself ignores these on BALL joints.
+    """The quaternion drive of ``scene``'s fingers with the model's per-DOF ``joint_target_ke`` (N·m/rad),
+    ``joint_target_kd`` (N·m·s/rad) and ``joint_effort_limit`` (N·m).
 
     Raises:
-        ValueError: see :meth:`SteelFingerDrive.from_gains`.
-    """
+        ValueError: :meth:`SteelFingerDrive.from_gains`."""
     m = scene.model
     fd = slice(scene.hand_qd_start + MANOSIM_HAND.finger_dof_start, scene.hand_qd_start + MANOSIM_HAND.dofs)
     return SteelFingerDrive.from_gains(
@@ -92,29 +74,22 @@ def finger_drive_of(scene) -> SteelFingerDrive:
 
 
 def make_pipeline(model, config):
-    """Newton's collision pipeline for ``model`` and its contact buffer.
-
-    ``config.steel.contact_max`` contacts (None: Newton's own estimate from the model's shapes and pairs).
-    """
+    """Newton's collision pipeline for ``model`` and its contact buffer of ``config.steel.contact_max`` contacts (None:
+    Newton's estimate)."""
     pipe = newton.CollisionPipeline(model, rigid_contact_max=config.steel.contact_max)
     return pipe, pipe.contacts()
 
 
 class SteelBatch(Engine):
-    """One world of a Steel ``scene`` (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene`).
+    """One world of a Steel ``scene`` (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene`; its ablation built
+    in as filter pairs).
 
     Args:
-        scene: the built scene (``scene.solver`` a :class:`newton.solvers.SolverSteel`; its ablation,
-            if any, built in as collision filter pairs).
-        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its wrist
-            perturbation is honoured (parameter variants are for the MuJoCo engines).
-        threads: ignored (one world; the contract's signature).
-
-    The finger drive's gains are the model's (:func:`finger_drive_of`).
+        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its wrist perturbation is honoured.
+            threads: ignored.
 
     Raises:
-        ValueError: see :meth:`~replay.sim.engine.contract.Engine.one_world`.
-    """
+        ValueError: :meth:`~replay.sim.engine.contract.Engine.one_world`."""
 
     capabilities = Capabilities(
         ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=False
@@ -147,16 +122,14 @@ class SteelBatch(Engine):
         self.s0, self.s1 = self.s1, self.s0
 
     def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
-        """One control frame (``config.substeps`` physics steps) of world 0: fingers (N, 15, 4) xyzw,
-        wrist target rows (N, 16) of the previous and this frame."""
+        """One control frame (``config.substeps`` steps) of world 0: fingers (N, 15, 4) xyzw, wrist rows (N, 16) of the
+        previous and this frame."""
         w = self.worlds[0]
         if not w.alive:
             return
         S, interp = self.cfg.substeps, physics.wrist_interpolated(self.cfg)
         self.drive.set_targets(finger_quat[0])
         row = np.empty(wrist.T_SIZE)
-        # SolverSteel reports a physical failure in its row watermarks (row_problem), the state in read_frame
-        # (non-finite, runaway): an exception here is a code error, not physics, and propagates
         for j in range(S):
             wrist.substep_target(tgt_prev[0], tgt[0], (j + 1) / S, interp, row)
             self.substep(row)
@@ -205,8 +178,7 @@ class SteelBatch(Engine):
         return np.isin(self.layout.shape_body, self.layout.hand_bodies[list(fingertip_bodies)])
 
     def result_fields(self) -> dict:
-        """Fields every rollout of this batch adds: ``solver_backend`` and the row budgets and
-        high-water marks of this rollout (``steel_rows``)."""
+        """``solver_backend`` and this rollout's row budgets and high-water marks (``steel_rows``)."""
         wm = self.solver.constraint_row_watermarks()
         return {
             "solver_backend": "steel",

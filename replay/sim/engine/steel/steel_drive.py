@@ -1,28 +1,14 @@
-"""The quaternion finger drive on :class:`newton.solvers.SolverSteel`, as ball-joint torque in ``Control.joint_f``.
+"""The quaternion finger drive on :class:`newton.solvers.SolverSteel` (which drives no BALL joint), as ball-joint torque
+in ``Control.joint_f``: the law of :mod:`replay.sim.engine.finger_drive` per finger ball joint::
 
-SolverSteel drives only PRISMATIC, REVOLUTE and D6 DOFs (its docstring, Newton 1.8.0; measured
-here: a finger ball joint given a distant ``joint_target_q`` does not move, |qd| stays 0): the
-manosim fingers are BALL joints, so they get the law of :mod:`replay.sim.engine.finger_drive`
-(the MuJoCo C engine's) per finger ball joint::
+    e       = log(q^-1 q_target)                          rotation vector, child frame, rad
+    tau_c   = clip(kp e - kd omega_c, -effort, +effort)   per component, N·m
+    joint_f = q tau_c                                     parent-anchor frame
 
-    e     = log(q^-1 q_target)                        rotation vector, child-anchor frame, rad
-    tau_c = clip(kp e - kd omega_c, -effort, +effort)   per component, N·m
-    joint_f = q tau_c                                  the same torque in the parent-anchor frame
-
-with the imported kp (``Model.joint_target_ke``, N·m/rad) and kd (``Model.joint_target_kd``,
-N·m·s/rad) of each DOF and its ``Model.joint_effort_limit`` (N·m), launched as one Warp kernel
-before every physics step (CPU and CUDA alike).
-
-Frames (measured on the manosim hand in Newton 1.8.0, ``tests/test_steel.py``): SolverSteel's
-ball-joint ``joint_qd`` is the child's angular velocity relative to its parent in the joint's
-*parent-anchor* frame (``X_wp * X_pj``, as :func:`newton.eval_fk`), and a ball-joint ``joint_f``
-is a torque in that same frame (it moves the joint exactly as a world torque +T on the child and
--T on the parent). MuJoCo's ball ``qvel`` / ``qfrc_applied`` live in the child frame, where
-:mod:`replay.sim.engine.finger_drive` clips; this kernel clips there too (``omega_c = q^-1
-omega``) and turns the torque back (``q tau_c``), so the two engines apply the same law. The
-manosim joints' child anchors carry no rotation (``joint_X_c`` identity), so the child-anchor
-frame is the child body's frame, MuJoCo's. Quaternions Newton xyzw.
-"""
+with each DOF's ``joint_target_ke`` (N·m/rad), ``joint_target_kd`` (N·m·s/rad) and ``joint_effort_limit`` (N·m), one
+Warp kernel before every physics step. SolverSteel's ball ``joint_qd`` and ``joint_f`` live in the joint's parent-anchor
+frame (``tests/test_steel.py``); the law clips in the child frame, as MuJoCo's ``qfrc_applied`` (manosim's child anchors
+carry no rotation). Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -50,8 +36,8 @@ def quat_drive_kernel(
     joint_f: wp.array(dtype=wp.float32),
     tau_max: wp.array(dtype=wp.float32),
 ):
-    """One thread per finger ball joint: write its drive torque (parent-anchor frame, N·m) into ``joint_f``
-    and fold its largest child-frame |component| into ``tau_max[0]``."""
+    """One thread per finger ball joint: its drive torque (parent-anchor frame, N·m) into ``joint_f``; its largest
+    child-frame |component| folded into ``tau_max[0]``."""
     j = wp.tid()
     a = q_adr[j]
     v = v_adr[j]
@@ -84,12 +70,10 @@ class SteelFingerDrive:
     """The quaternion drive of the 15 manosim finger ball joints of one Newton model.
 
     Attributes:
-        q_adr, v_adr: (15,) int32 device arrays, each joint's first ``joint_q`` / ``joint_qd`` index.
-        kp, kd, effort: (15,) vec3 device arrays, per DOF N·m/rad, N·m·s/rad, N·m.
-        target: (15,) quat device array, the targets (xyzw, Newton ball-joint coords).
-        tau_max: (1,) largest |torque component| applied since :meth:`reset_max`, N·m.
-        gains: host copies ``{"kp", "kd", "effort"}`` (15, 3) for read-back.
-    """
+        q_adr, v_adr: (15,) int32, each joint's first ``joint_q`` / ``joint_qd`` index.
+        kp, kd, effort: (15,) vec3, per DOF N·m/rad, N·m·s/rad, N·m. target: (15,) quat, xyzw.
+        tau_max: (1,) largest |torque component| since :meth:`reset_max`, N·m. gains: host copies (15, 3) for
+            read-back."""
 
     q_adr: wp.array
     v_adr: wp.array
@@ -104,15 +88,11 @@ class SteelFingerDrive:
     def from_gains(
         cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
     ) -> SteelFingerDrive:
-        """The drive of the hand whose coords start at ``hand_q_start`` and DOFs at ``hand_qd_start``.
-
-        Args:
-            kp, kd, effort: (15, 3) per finger DOF (Newton DOF order), N·m/rad, N·m·s/rad, N·m.
+        """The drive of the hand whose coords start at ``hand_q_start`` and DOFs at ``hand_qd_start``; ``kp``, ``kd``,
+        ``effort`` (15, 3), N·m/rad, N·m·s/rad, N·m.
 
         Raises:
-            ValueError: a gain or limit is negative or not finite, or an effort limit is 0 / infinite
-                (the drive would not be effort-clamped).
-        """
+            ValueError: a negative or non-finite gain or limit, or an effort limit 0 / infinite."""
         J = MANOSIM_HAND.finger_joints
         kp, kd, effort = (np.asarray(x, np.float32).reshape(J, BALL_DOFS) for x in (kp, kd, effort))
         for name, x in (("kp", kp), ("kd", kd)):

@@ -1,21 +1,8 @@
-"""Build the replay scene for :class:`newton.solvers.SolverSteel` (``config.engine = "steel"``).
-
-The same world as :mod:`replay.sim.scene` (:func:`replay.sim.world_builder.add_replay_world`: the
-unmodified manosim MJCF, the object's convex parts as a passive free body, the support, the
-ablation's hand-object collision filter pairs), with SolverSteel's custom attributes registered so
-that its free-body angular damping is ``config.steel.angular_damping`` (its default 0.05 1/s is
-PhysX's; MuJoCo has none).
-
-Row budgets (SolverSteel stores constraint rows per world in fixed capacities and drops what does
-not fit): a probe solver with ``config.steel.probe_rows`` rows and ``row_watermark=True`` settles the
-object for ``settle_s`` with the hand held at its first pose, then takes one step with the hand set
-kinematically at the grasp pose; its ``constraint_row_watermarks()`` (rows requested per family)
-times ``config.steel.row_headroom``, at least ``config.steel.rows_min``, size the final solver's
-``articulation_constraint_max`` and ``free_body_constraint_max``. The rollout runs with
-``row_watermark`` on and stops as ``unstable`` at any dropped row (:mod:`replay.sim.engine.steel.steel`).
-
-Quaternions Newton xyzw.
-"""
+"""Build the replay scene for :class:`newton.solvers.SolverSteel` (engine ``steel``): the world of
+:mod:`replay.sim.scene` with SolverSteel's attributes, free-body angular damping ``config.steel.angular_damping``
+(SolverSteel's default 0.05 1/s is PhysX's; MuJoCo has none). SolverSteel drops constraint rows past fixed capacities: a
+probe solver settles the object and steps once at the grasp pose; its row watermarks times ``row_headroom`` (at least
+``rows_min``) size the final solver, which stops a world at any dropped row. Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -44,7 +31,7 @@ ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "fre
 
 def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
     """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
-    ``rows`` (``{"articulation": n, "free_body": n}``); row watermarks and overflow warnings on."""
+    ``rows`` (``{"articulation", "free_body"}``); row watermarks and overflow warnings on."""
     opts = dict(
         iterations=int(config.steel.iterations),
         friction_mode=str(config.steel.friction_mode),
@@ -59,30 +46,23 @@ def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
 
 
 def build_steel_model(spec: SceneSpec, config: ReplayConfig):
-    """``(model, info)``: the replay world of ``spec`` with SolverSteel's attributes
-    (:func:`replay.sim.world_builder.build_world_model`); free-body angular damping set to
-    ``config.steel.angular_damping``.
+    """``(model, info)``: the replay world of ``spec`` with SolverSteel's attributes and the configured free-body
+    angular damping.
 
     Raises:
-        DataError: bad asset; SceneError: the hand import is not as expected.
-    """
+        DataError: bad asset. SceneError: the hand import is not as expected."""
     model, info = build_world_model(spec, config, (newton.solvers.SolverSteel,))
     model.steel.rigid_body_angular_damping.fill_(float(config.steel.angular_damping))
     return model, info
 
 
 def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """The Steel scene of ``spec`` (as :func:`replay.sim.scene.build_scene`): model, measured row budgets,
-    the final solver, read-back.
-
-    ``flutter`` holds the MJCF position drive's flutter records at the commanded targets
-    (:func:`replay.sim.silent_failures.flutter_margins`, mass-matrix diagonal from a MuJoCo C compile of the
-    same model), as the MuJoCo engine's ``finger_drive="quat"`` reports them: no damping is raised.
+    """The Steel scene of ``spec``: model, measured row budgets, final solver, read-back; ``flutter`` the MJCF drive's
+    records at the commanded targets (nothing raised).
 
     Raises:
-        ReadbackError: a solver option, row budget or drive gain did not reach the solver.
-        SceneError: the hand import is not as expected. DataError: bad asset.
-    """
+        ReadbackError: an option, row budget or drive gain did not reach the solver. SceneError: the hand import is not
+            as expected. DataError: bad asset."""
     model, info = build_steel_model(spec, config)
     probe_rows = {k: int(config.steel.probe_rows) for k in ROW_FAMILIES}
     probe = probe_scene(
@@ -110,12 +90,11 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
 
 
 def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[dict, tuple]:
-    """Rows the probe solver requested per family (``raw_high_water``) over a settle at the first pose
-    and one step at the grasp pose, and ``(resting contacts, contacts at grasp, contact buffer size)``.
+    """Rows the probe requested per family (``raw_high_water``) over a settle and one step at the grasp pose, and
+    ``(resting contacts, contacts at grasp, contact buffer size)``.
 
     Raises:
-        ReadbackError: the probe itself dropped rows (``config.steel.probe_rows`` too small).
-    """
+        ReadbackError: the probe itself dropped rows (``config.steel.probe_rows`` too small)."""
     cfg = probe.config
     batch = SteelBatch(probe, [Variant(ablation=probe.ablation)])
     row = np.zeros((1, wrist.T_SIZE))
@@ -169,15 +148,11 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
 
 
 def steel_readback(scene: Scene, rows: dict) -> dict:
-    """What the final SolverSteel holds, compared with what was asked.
-
-    Checks: iterations, friction mode, Baumgarte factor, row budgets, row watermark on, the finger drive's gains
-    (kp, kd, effort per joint: replay.sim.finger_strength), free-body angular damping, gravity, and for the
-    ablation that every hand-object shape pair is a collision filter pair.
+    """Compare what the final SolverSteel holds with what was asked: iterations, friction mode, Baumgarte factor, row
+    budgets, watermark on, the finger drive's gains, angular damping, gravity, the ablation's filter pairs.
 
     Raises:
-        ReadbackError: a value differs (names it).
-    """
+        ReadbackError: a value differs (names it)."""
     s, cfg, m = scene.solver, scene.config, scene.model
     want = dict(
         iterations=int(cfg.steel.iterations),

@@ -1,15 +1,8 @@
-"""Per-frame readouts of a :class:`newton.solvers.SolverSteel` world: hand-object contacts and their
-forces from Newton's contacts and the solver's ``contact_f`` observable; dropped rows and contacts.
-
-What SolverSteel exposes (Newton 1.8.0, its class docstring): the ``CONTACT_F`` observable, per
-live rigid contact the force on shape 0's body, N, world frame, from the step's solved normal and
-friction impulses over ``dt`` (torque part zero; contacts whose rows were dropped report zero).
-The contact normal (``Contacts.rigid_contact_normal``) points from shape 0 to shape 1 (measured:
-support-object contacts with shape 0 the support have normal +Z and a force on the support along
--Z), so the normal force is ``N = -f . n`` and the friction force the rest of ``f``. SolverSteel's
-friction coefficient of a contact is the mean of the two shapes' ``mu`` (docstring), times
-``contact_friction_scale``; the friction budget sums ``mu_i N_i`` as the MuJoCo engines do.
-"""
+"""Per-frame readouts of a :class:`newton.solvers.SolverSteel` world (Newton 1.8.0): hand-object contacts and forces
+from the ``CONTACT_F`` observable (per live contact the force on shape 0's body, N, world; dropped rows report zero),
+and dropped rows and contacts. The normal ``rigid_contact_normal`` points from shape 0 to shape 1
+(``tests/test_steel.py``), so ``N = -f . n`` and friction is the rest of ``f``; a contact's friction is the mean of the
+two shapes' ``mu`` times ``contact_friction_scale``."""
 
 from __future__ import annotations
 
@@ -27,19 +20,13 @@ def hand_object_signals(
     shape_mu: np.ndarray,
     force_min: float,
 ) -> tuple[int, int, float, float, float]:
-    """Hand-object contacts of the last step and the forces they carried.
+    """``(n contacts, n carrying force, sum N, sum mu_i N_i N, sum |friction| N)`` of the hand-object contacts of the
+    last step.
 
     Args:
-        count: live contacts (``Contacts.rigid_contact_count``).
-        shape0, shape1: (>= count,) shape indices; normal: (>= count, 3) unit normals, world,
-            shape 0 -> shape 1; force: (>= count, 6) ``contact_f`` rows (force N, torque N·m) on shape 0's body.
-        hand_shapes, object_shapes: (shape_count,) bool masks.
-        shape_mu: (shape_count,) friction coefficients the solver uses per shape.
-        force_min: a contact carries force above this normal force, N.
-
-    Returns:
-        ``(n contacts, n carrying force, sum of normal forces N, sum of mu_i N_i N, sum of |friction| N)``.
-    """
+        count: live contacts. shape0, shape1: shape indices; normal: (>= count, 3) unit, world, shape 0 -> 1; force: (>=
+            count, 6) ``contact_f`` rows (N, N·m).
+        hand_shapes, object_shapes: (shape_count,) bool. shape_mu: (shape_count,) friction per shape. force_min: N."""
     if count <= 0:
         return 0, 0, 0.0, 0.0, 0.0
     s0 = np.asarray(shape0[:count], np.int64)
@@ -64,17 +51,9 @@ def hand_object_signals(
 
 
 def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
-    """Why the world must stop because SolverSteel lost rows or contacts, or None.
-
-    Reads SolverSteel's persistent ``constraint_overflow`` flags (rows beyond
-    ``articulation_constraint_max`` / ``free_body_constraint_max``, contacts beyond the contact
-    buffer or dropped by contact reduction, per its docstring), the contact buffer's fill
-    (``rigid_contact_count`` against ``rigid_contact_max``) and Newton's global contact-reduction
-    overflow counter (``Contacts.contact_counters[2]``). Any of them is a hard failure: the rollout
-    is ``unstable`` with this reason (the seed-001 finding: a full row budget drops contacts
-    silently otherwise). ``watermarks``: ``solver.constraint_row_watermarks()`` if already read
-    (they name the rows requested in the reason).
-    """
+    """Why the world must stop because SolverSteel lost rows or contacts (its ``constraint_overflow`` flags, the contact
+    buffer full, Newton's contact-reduction overflow counter), or None; ``watermarks``: ``constraint_row_watermarks()``
+    if read."""
     flags = solver.constraint_overflow.numpy()
     wm = watermarks if watermarks is not None else solver.constraint_row_watermarks()
     if np.any(flags):
