@@ -35,8 +35,11 @@ SEQS = ("mug_lift", "stapler_lift")
 
 
 def _row(seq, real, bad):
-    return {"sequence": seq, "p_lift": {c: entry(k, N) for c, k in real.items()},
-            "p_lift_corrupted": {"wrist_offset_2cm": {c: entry(k, N) for c, k in bad.items()}}}
+    return {
+        "sequence": seq,
+        "p_lift": {c: entry(k, N) for c, k in real.items()},
+        "p_lift_corrupted": {"wrist_offset_2cm": {c: entry(k, N) for c, k in bad.items()}},
+    }
 
 
 def test_balanced_accuracy_counts_real_and_corrupted_decisions():
@@ -49,16 +52,23 @@ def test_balanced_accuracy_counts_real_and_corrupted_decisions():
 
 
 def test_choose_takes_the_best_and_the_first_declared_on_a_tie():
-    figs = [{"name": "a", "balanced_accuracy": 0.6}, {"name": "b", "balanced_accuracy": 0.8},
-            {"name": "c", "balanced_accuracy": 0.8}, {"name": "d", "balanced_accuracy": None}]
+    figs = [
+        {"name": "a", "balanced_accuracy": 0.6},
+        {"name": "b", "balanced_accuracy": 0.8},
+        {"name": "c", "balanced_accuracy": 0.8},
+        {"name": "d", "balanced_accuracy": None},
+    ]
     assert choose(figs)["name"] == "b"
     with pytest.raises(ValueError):
         choose([{"name": "d", "balanced_accuracy": None}])
 
 
 def test_centred_moves_a_uniform_keeping_its_width_and_fixes_a_choice():
-    vs = (Variable("friction", "uniform", "u", "s", 0.3, 1.0), Variable("softness", "choice", "c", "s", levels=("a", "b")),
-          Variable("wrist_offset", "normal", "n", "s", dims=3))
+    vs = (
+        Variable("friction", "uniform", "u", "s", 0.3, 1.0),
+        Variable("softness", "choice", "c", "s", levels=("a", "b")),
+        Variable("wrist_offset", "normal", "n", "s", dims=3),
+    )
     f, s, w = centred(vs, {"friction": 1.0, "softness": "b"})
     assert (f.low, f.high) == pytest.approx((0.65, 1.35)) and "calibrated" in f.distribution
     assert s.levels == ("b",) and w is vs[2]
@@ -70,6 +80,7 @@ def test_centred_moves_a_uniform_keeping_its_width_and_fixes_a_choice():
 def _fake_runner(calls):
     """A stand-in for run_study.py: lifted counts that depend on the candidate (the manosim_soft set at
     friction 1.0 lifts every real recording and no corrupted one under as_replayed), so one wins."""
+
     def runner(argv, env):
         choice = json.loads(open(env[calibration_file.ENV]).read())["choice"]
         cand = choice["centres"]
@@ -77,13 +88,24 @@ def _fake_runner(calls):
         out = cmd.Path(argv[argv.index("--out") + 1])
         out.parent.mkdir(parents=True, exist_ok=True)
         good = cand == {"softness": "manosim_soft", "friction": 1.0}
-        rows = [_row(s, {"as_replayed": 2, "wrist_uncompensated": 1}, {"as_replayed": 0 if good else 2,
-                                                                        "wrist_uncompensated": 1}) for s in SEQS]
-        sampling = {"conditions": [{"name": "as_replayed", "overrides": {}},
-                                   {"name": "wrist_uncompensated", "overrides": {"wrist_gravity_compensation": False}}],
-                    "corruptions": ["wrist_offset_2cm"]}
+        rows = [
+            _row(
+                s,
+                {"as_replayed": 2, "wrist_uncompensated": 1},
+                {"as_replayed": 0 if good else 2, "wrist_uncompensated": 1},
+            )
+            for s in SEQS
+        ]
+        sampling = {
+            "conditions": [
+                {"name": "as_replayed", "overrides": {}},
+                {"name": "wrist_uncompensated", "overrides": {"wrist_gravity_compensation": False}},
+            ],
+            "corruptions": ["wrist_offset_2cm"],
+        }
         out.write_text(json.dumps({"rollouts": rows, "sampling": sampling}))
         return 0
+
     return runner
 
 
@@ -91,14 +113,26 @@ def test_calibrate_chooses_once_among_the_declared_candidates(tmp_path, monkeypa
     calls = []
     monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
     out = tmp_path / "calibration.json"
-    argv = ["--dataset", "grab", "--objects", ",".join(s.removesuffix("_lift") for s in SEQS), "--samples", str(N),
-            "--work", str(tmp_path / "work"), "--out", str(out)]
+    argv = [
+        "--dataset",
+        "grab",
+        "--objects",
+        ",".join(s.removesuffix("_lift") for s in SEQS),
+        "--samples",
+        str(N),
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+    ]
     assert run(lambda: cmd.main(argv)) == 0
     doc = json.loads(out.read_text())
     assert [c for _, c, _ in calls] == list(CENTRES)  # one study per declared centre candidate, nothing else
     assert all(o == OWN_WORLD for _, _, o in calls)  # every candidate on the recording's own hand
-    assert all(a[a.index("--physics") + 1] == "calibrated" and a[a.index("--samples") + 1] == str(N) and
-               "--corruptions" in a for a, _, _ in calls)
+    assert all(
+        a[a.index("--physics") + 1] == "calibrated" and a[a.index("--samples") + 1] == str(N) and "--corruptions" in a
+        for a, _, _ in calls
+    )
     assert len(doc["candidates"]) == len(CENTRES) * len(CONDITIONS)
     ch = doc["choice"]
     assert ch["centres"] == {"softness": "manosim_soft", "friction": 1.0} and ch["condition"] == "as_replayed"
@@ -131,15 +165,24 @@ def test_attribution_reverts_each_item_on_the_choice_and_keeps_the_fitted_hand_o
 
     monkeypatch.setattr(cmd, "run_candidate", hand_better)
     out = tmp_path / "calibration.json"
-    argv = ["--dataset", "grab", "--samples", str(N), "--work", str(tmp_path / "work"), "--out", str(out),
-            "--attribute"]
+    argv = [
+        "--dataset",
+        "grab",
+        "--samples",
+        str(N),
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+        "--attribute",
+    ]
     assert run(lambda: cmd.main(argv)) == 0
     doc = json.loads(out.read_text())
     att = {r["name"]: r for r in doc["attribution"]}
     assert list(att) == ["chosen"] + [a.name for a in ATTRIBUTIONS]
     for a in ATTRIBUTIONS:  # each row: the choice's overrides with the item's reverted, run at the chosen centres
         assert att[a.name]["overrides"] == {**att["chosen"]["overrides"], **a.overrides}
-    assert [c for _, c, _ in calls[len(CENTRES):]] == [doc["choice"]["centres"]] * len(ATTRIBUTIONS)
+    assert [c for _, c, _ in calls[len(CENTRES) :]] == [doc["choice"]["centres"]] * len(ATTRIBUTIONS)
     assert att["hand"]["balanced_accuracy"] > att["chosen"]["balanced_accuracy"]
     assert "hand_shape" not in doc["choice"]["overrides"]  # the fitted hand judged worse: the dataset's shape
     assert att["chosen"]["auc"] == {} and att["hand"]["median_p_real"] == 1.0 and att["chosen"]["median_p_real"] == 0.5
@@ -147,8 +190,10 @@ def test_attribution_reverts_each_item_on_the_choice_and_keeps_the_fitted_hand_o
 
 def test_candidate_figures_add_the_median_and_each_corruptions_auc():
     rows = [_row("a", {"x": 2}, {"x": 0}), _row("b", {"x": 1}, {"x": 1}), _row("c", {"x": 0}, {"x": 0})]
-    disc = [{"condition": "x", "corruption": "wrist_offset_2cm", "auc": 0.7}, {"condition": "y", "corruption": "z",
-                                                                               "auc": 0.1}]
+    disc = [
+        {"condition": "x", "corruption": "wrist_offset_2cm", "auc": 0.7},
+        {"condition": "y", "corruption": "z", "auc": 0.1},
+    ]
     f = candidate_figures(rows, disc, "x")
     assert f["median_p_real"] == 0.5 and f["auc"] == {"wrist_offset_2cm": 0.7}
     assert f["balanced_accuracy"] == balanced_accuracy(rows, "x")["balanced_accuracy"]
@@ -156,9 +201,21 @@ def test_candidate_figures_add_the_median_and_each_corruptions_auc():
 
 def test_calibrated_overrides_are_fitted_choices_with_their_source(tmp_path, monkeypatch):
     p = tmp_path / "calibration.json"
-    p.write_text(json.dumps({"base": "replay", "commit": "abc1234", "recordings": list(SEQS),
-                             "choice": {"name": "x / wrist_uncompensated", "balanced_accuracy": 0.75,
-                                        "overrides": {"wrist_gravity_compensation": False}, "centres": {}}}))
+    p.write_text(
+        json.dumps(
+            {
+                "base": "replay",
+                "commit": "abc1234",
+                "recordings": list(SEQS),
+                "choice": {
+                    "name": "x / wrist_uncompensated",
+                    "balanced_accuracy": 0.75,
+                    "overrides": {"wrist_gravity_compensation": False},
+                    "centres": {},
+                },
+            }
+        )
+    )
     monkeypatch.setenv(calibration_file.ENV, str(p))
     c = physics.table("calibrated")["wrist_gravity_compensation"]
     assert c.value is False and "fitted once" in c.source and "0.75" in c.source and "2 recordings" in c.source
@@ -177,10 +234,15 @@ def test_calibrated_overrides_are_fitted_choices_with_their_source(tmp_path, mon
     assert config_hash(cfg) != before  # a new calibration is not resumed over
 
 
-@pytest.mark.parametrize("doc,field", [(None, None), ({"base": "replay"}, "choice"),
-                                       ({"base": "nope", "choice": {"overrides": {}, "centres": {}}}, "base"),
-                                       ({"base": "replay", "choice": {"overrides": {"cone": "round"}, "centres": {}}},
-                                        "choice.overrides.cone")])
+@pytest.mark.parametrize(
+    "doc,field",
+    [
+        (None, None),
+        ({"base": "replay"}, "choice"),
+        ({"base": "nope", "choice": {"overrides": {}, "centres": {}}}, "base"),
+        ({"base": "replay", "choice": {"overrides": {"cone": "round"}, "centres": {}}}, "choice.overrides.cone"),
+    ],
+)
 def test_a_missing_or_bad_calibration_is_one_line_naming_the_field(tmp_path, monkeypatch, doc, field):
     p = tmp_path / "calibration.json"
     if doc is not None:
@@ -197,6 +259,7 @@ def test_a_study_without_corruptions_is_refused(tmp_path, monkeypatch):
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"rollouts": [{"sequence": "mug_lift", "p_lift": {"as_replayed": entry(1, N)}}]}))
         return 0
+
     monkeypatch.setattr(cmd, "run_candidate", runner)
     rc = run(lambda: cmd.main(["--work", str(tmp_path), "--out", str(tmp_path / "c.json"), "--samples", "2"]))
     assert rc == 1 and not (tmp_path / "c.json").exists()
@@ -211,8 +274,14 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     from replay.study.uncertainty import variables
 
     p = tmp_path / "calibration.json"
-    p.write_text(json.dumps({"base": "replay", "choice": {"name": "c", "overrides": {},
-                                                        "centres": {"softness": "manosim_soft", "friction": 1.0}}}))
+    p.write_text(
+        json.dumps(
+            {
+                "base": "replay",
+                "choice": {"name": "c", "overrides": {}, "centres": {"softness": "manosim_soft", "friction": 1.0}},
+            }
+        )
+    )
     monkeypatch.setenv(calibration_file.ENV, str(p))
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     vs = variables_for(cfg)
@@ -221,9 +290,38 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     cal = draw_samples(0, "mug_lift", 16, sig, vs, ranges)
     dec = draw_samples(0, "mug_lift", 16, sig, variables(ReplayConfig()), ranges)
     assert all(0.65 <= s["friction"] <= 1.35 for s in cal) and {s["softness"] for s in cal} == {"manosim_soft"}
-    assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx([0.35] * 16)  # shifted by 1 - 0.65
+    assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx(
+        [0.35] * 16
+    )  # shifted by 1 - 0.65
     assert [s["object_mass_scale"] for s in cal] == [d["object_mass_scale"] for d in dec]
     p.write_text(json.dumps({"base": "replay", "choice": {"name": "c", "overrides": {}, "centres": {"softness": "x"}}}))
     with pytest.raises(DataError) as e:
         variables_for(cfg)
     assert e.value.field == "choice.centres"
+
+
+def test_candidates_limits_the_choice_to_the_measured_ones_and_says_so(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
+    out = tmp_path / "calibration.json"
+    argv = [
+        "--dataset",
+        "grab",
+        "--objects",
+        ",".join(s.removesuffix("_lift") for s in SEQS),
+        "--samples",
+        str(N),
+        "--work",
+        str(tmp_path / "work"),
+        "--out",
+        str(out),
+        "--candidates",
+        "2,0",
+    ]
+    assert run(lambda: cmd.main(argv)) == 0
+    doc = json.loads(out.read_text())
+    assert [c for _, c, _ in calls] == [CENTRES[0], CENTRES[2]]  # in declared order, only those named
+    assert len(doc["candidates"]) == 2 * len(CONDITIONS)
+    assert "2 of the 5" in doc["candidates_measured"] and "partial" in doc["candidates_measured"]
+    for bad in ("9", "x", ","):
+        assert run(lambda: cmd.main([*argv[:-1], bad])) == 2

@@ -2,7 +2,7 @@
 """Choose the named physics ``calibrated`` once (issues #46, #54; :mod:`replay.study.calibration`).
 
     python scripts/calibrate.py --dataset grab --data DIR --samples 32 [--attribute] [--objects a,b] [--seed 0]
-        [--workers 2] [--work out/calibration] [--out docs/results/calibration.json]
+        [--workers 2] [--work out/calibration] [--out docs/results/calibration.json] [--candidates 0,2]
 
 One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
 --samples N --corruptions --conditions ...``, the candidate's file named by ``$REPLAY_CALIBRATION``, every candidate
@@ -135,6 +135,8 @@ def calibrate(a, argv: list[str]) -> dict:
         DataError: a study failed, or lacks the sampled fields, or the studies replayed different recordings."""
     figures, recordings, sampling = [], None, {}
     for i, centres in enumerate(CENTRES):
+        if i not in a.candidates:
+            continue
         name = centres_name(centres)
         rows, sampling, disc = _run(a, a.work / f"candidate_{i}", name, centres, dict(OWN_WORLD))
         seqs = sorted(str(r["sequence"]) for r in rows)
@@ -167,6 +169,8 @@ def calibrate(a, argv: list[str]) -> dict:
         "choice": best,
         "figure": FIGURE,
         "candidates": figures,
+        "candidates_measured": f"{len(a.candidates)} of the {len(CENTRES)} declared centres"
+        + ("" if len(a.candidates) == len(CENTRES) else f" (--candidates {_indices(a.candidates)}): a partial choice"),
         "attribution": rows_att,
         "recordings": recordings,
         "samples": a.samples,
@@ -176,6 +180,26 @@ def calibrate(a, argv: list[str]) -> dict:
         "commit": head_commit(ROOT),
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
     }
+
+
+def _parse_candidates(text: str | None) -> tuple[int, ...]:
+    """``--candidates`` as sorted indices into :data:`CENTRES` (None: all).
+
+    Raises:
+        UsageError: not comma-separated indices of declared candidates."""
+    if text is None:
+        return tuple(range(len(CENTRES)))
+    try:
+        idx = sorted({int(t) for t in text.split(",") if t.strip()})
+    except ValueError:
+        idx = []
+    if not idx or any(i < 0 or i >= len(CENTRES) for i in idx):
+        raise UsageError("--candidates", f"indices 0..{len(CENTRES) - 1}, comma-separated; got {text!r}")
+    return tuple(idx)
+
+
+def _indices(idx: tuple[int, ...]) -> str:
+    return ",".join(str(i) for i in idx)
 
 
 def _line(f: dict) -> str:
@@ -225,7 +249,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--attribute", action="store_true", help="also the chosen candidate with each of issue #54's items reverted"
     )
+    ap.add_argument(
+        "--candidates",
+        default=None,
+        help="the declared centre candidates to measure, by index (e.g. 0,2; default all): a choice among them only",
+    )
     a = ap.parse_args(argv)
+    a.candidates = _parse_candidates(a.candidates)
     if a.samples < 1:
         raise UsageError("--samples", f"must be >= 1, got {a.samples}")
     doc = calibrate(a, argv)

@@ -59,9 +59,8 @@ class Attribution:
 
 
 _OLD_EFFORT = {"lift": 0.4, "hug-oracle": None}
-#: the attribution rows, in order: each item of issue #54 reverted alone, then all together
+#: the attribution rows, in the order they run: items 2 and 3 reverted alone, then item 1, then all together
 ATTRIBUTIONS = (
-    Attribution("hand", "item 1: manosim zerohand, not the subject's fitted hand", {"hand_shape": "zerohand"}),
     Attribution(
         "mass", "item 2: object_sim's solid 1250 kg/m^3 (+-20 %), not weighed as made", {"object_mass_model": "asset"}
     ),
@@ -69,6 +68,7 @@ ATTRIBUTIONS = (
         "strength", "item 3: 0.4 N·m at every finger joint, not people's", {"finger_effort_limit": _OLD_EFFORT}
     ),
     Attribution("grip", "item 3: no pad compression (the recorded fingers)", {"pad_compression": 0.0}),
+    Attribution("hand", "item 1: manosim zerohand, not the subject's fitted hand", {"hand_shape": "zerohand"}),
 )
 ATTRIBUTIONS = ATTRIBUTIONS + (
     Attribution(
