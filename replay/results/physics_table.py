@@ -161,7 +161,8 @@ AUTHORED = (
         "authored_actuators",
         _HAND + ": slide x3 + ball wrist, <position> kp 300 / 50, dampratio 1 / 1.5",
         "the PD law MuJoCo applies to those actuators (kp (ctrl - q) - kv qdot per slide along world axes; per ball "
-        "axis in the hand frame on the rotation vector), emulated on the importer's free joint (replay.sim.engine.wrist)",
+        "axis in the hand frame on the rotation vector), emulated on the importer's free joint "
+        "(replay.sim.engine.wrist)",
     ),
     _c("wrist_gravity_compensation", False, _HAND + ": no gravcomp", "the hand hangs below its target by M g / kp"),
     _c("integrator", "euler", _MJ, "as authored"),
@@ -301,7 +302,8 @@ SHARED = (
         "support_contact",
         {"condim": 3, "friction": [1.0, 0.005, 0.0001], "margin": 0.0},
         "our choice (no other "
-        "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu 1, the sliding friction; mu_torsional "
+        "implemented): Newton 1.8.0's defaults for the support box (ShapeConfig mu 1, the sliding friction; "
+        "mu_torsional "
         "0.005, mu_rolling 0.0001, margin 0; SolverMuJoCo condim 3); the GRAB table asset's contact part "
         "(object_col) writes condim 4, friction (1, 0.5, 0.01), margin 0.0005 m",
         "what reaches a pair is what counts: the rows contact_object_support and contact_hand_support",

@@ -40,7 +40,8 @@ class Phase(IntEnum):
     LIFT = 2  #: the wrist rises ``lift_height`` (min-jerk) over ``lift_s``
     HOLD = 3  #: held at the top for ``hold_s``; ``lifted`` is judged at its end
     SHAKE = 4  #: lateral shake test, only for rollouts that lifted
-    RECORDED = 5  #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.recorded_protocol`)
+    #: recorded protocol: the recorded wrist and fingers after the settle (:mod:`replay.protocol.recorded_protocol`)
+    RECORDED = 5
     RELEASE = 6  #: fingers open after the hold and shake, the object must fall (:mod:`replay.protocol.release`)
 
 
@@ -120,8 +121,9 @@ class RolloutRecord:
     )
     inputs: dict = _fl(
         "-",
-        "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it (replay.study.inputs); `pinned` "
-        "only on the project's pin list's SHA-256, never the data's manifest; `pin_mismatch: true` at a pinned path with another digest",
+        "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it "
+        "(replay.study.inputs); `pinned` only on the project's pin list's SHA-256, never the data's manifest; "
+        "`pin_mismatch: true` at a pinned path with another digest",
     )
     object_time_offset_s: float | None = _f(
         "s",

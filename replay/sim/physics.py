@@ -146,8 +146,8 @@ def _in_effect(cfg: ReplayConfig, k: str, c: Choice, over: dict) -> tuple:
 
 #: who else writes an override besides a user's ``--physics-set``
 _OVERRIDE_SOURCE = {
-    "hand_shape": "physics_overrides.hand_shape (--hand-shape, else the named physics or the dataset's default: replay.sim.hand_assets."
-    "resolve_hand_variant)",
+    "hand_shape": "physics_overrides.hand_shape (--hand-shape, else the named physics or the dataset's default: "
+    "replay.sim.hand_assets.resolve_hand_variant)",
     "contact_mixing": "physics_overrides.contact_mixing (--physics-set, or the hug-oracle's oracle_contact 'manosim': "
     "replay.protocol.oracle_plan.oracle_config)",
     "finger_effort_limit": "physics_overrides.finger_effort_limit (--effort: every finger joint this, N·m; the "

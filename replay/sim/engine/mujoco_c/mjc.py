@@ -361,7 +361,8 @@ class MjcBatch(SpanSteps, SpanEngine):
                 f"runaway linear velocity {fast[0]:.3g} m/s on body {int(self.layout.newton_of_mj_body[int(fast[1])])}"
             )
         if not fast[2] <= max_angular:
-            return f"runaway angular velocity {fast[2]:.3g} rad/s on body {int(self.layout.newton_of_mj_body[int(fast[3])])}"
+            body = int(self.layout.newton_of_mj_body[int(fast[3])])
+            return f"runaway angular velocity {fast[2]:.3g} rad/s on body {body}"
         return None
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
