@@ -7,10 +7,12 @@ from dataclasses import field
 from typing import Any
 
 
-def read_as(fn, key: str | None = None):
+def read_as(fn, key: str | None = None, factory=None):
     """A field whose JSON value (None where absent) is read through ``fn`` (a nested record's ``from_dict``,
-    ``many``), under ``key`` where the JSON key is not the field's name."""
-    return field(default=None, metadata={"read": fn, "key": key})
+    ``many``), under ``key`` where the JSON key is not the field's name; ``factory`` makes its default (else
+    None)."""
+    meta = {"read": fn, "key": key}
+    return field(default=None, metadata=meta) if factory is None else field(default_factory=factory, metadata=meta)
 
 
 def keyed(key: str, default: Any = None):
