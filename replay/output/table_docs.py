@@ -23,6 +23,13 @@ class FactorRow(JsonRecord):
 
 
 @dataclass(frozen=True)
+class Attribution(JsonRecord):
+    """An attribution result (:func:`replay.study.attribution.run_attribution`): its factors."""
+
+    factors: list[FactorRow] = read_as(FactorRow.many)
+
+
+@dataclass(frozen=True)
 class BridgeRow(JsonRecord):
     """A row of the bridge (:mod:`replay.study.bridge`): path, element, value, lifted of, unstable, diagnoses."""
 
@@ -33,6 +40,13 @@ class BridgeRow(JsonRecord):
     of: int | None = None
     unstable: int = 0
     diagnosis: dict = read_as(lambda d: d or {})
+
+
+@dataclass(frozen=True)
+class Bridge(JsonRecord):
+    """The bridge's result (:mod:`replay.study.bridge`): its rows."""
+
+    rows: list[BridgeRow] = read_as(BridgeRow.many)
 
 
 @dataclass(frozen=True)

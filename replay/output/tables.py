@@ -44,7 +44,6 @@ it say where they came from and can be regenerated on the final tree.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from replay.output import table_docs as td
 from replay.output.bridge_table import bridge_markdown
@@ -52,7 +51,6 @@ from replay.output.p_lift_table import p_lift_markdown, verdict_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
-from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import StudyRecord
 from replay.results.study_counts import Counts
 from replay.results.study_rows import RefineRow, StudyRow, study_rows
@@ -171,15 +169,10 @@ def refine_table(study: dict) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Attribution(JsonRecord):
-    factors: list[td.FactorRow] = read_as(td.FactorRow.many)
-
-
 def attribution_table(result: dict) -> str:
     """Markdown table of an attribution result (module doc): lifted as ``n/of``."""
     rows = []
-    for f in _Attribution.from_dict(result).factors:
+    for f in td.Attribution.from_dict(result).factors:
         rows.append(
             [str(f.name), str(f.value), f"{f.lifted}/{f.of}", str(f.shake_held), str(f.unstable)]
             + [str(f.diagnosis.get(c, 0)) for c in CLASSES if c != "unstable"]
