@@ -315,7 +315,7 @@ the evidence: its samples, p_lift per condition, its figure over time (object he
 clip, diagnosis and exports. Fields: docs/results.md.</p>
 {table_html(rows, link)}
 <h2>Detail</h2>{_summary_html(study, c, recs)}{condition_counts_html(rows, study, side_rows)}
-{gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
+{gripper_section_for(study_path, study_rows(study.rollouts))}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}
 {discrimination_html(study)}
