@@ -59,7 +59,13 @@ from replay.study.resume import (
     prior_wall,
     subset_merge,
 )
-from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
+from replay.study.sampling_setup import (
+    SamplingSetup,
+    check_sampling,
+    job_sampling,
+    sampling_record,
+    study_discrimination,
+)
 from replay.study.study_records import StudyRecords, summary_due
 from replay.study.summary import study_csvs, study_record
 from replay.study.verdicts import lead_protocol
@@ -276,7 +282,7 @@ class _Setup:
     verbose: bool
     settings: dict = field(default_factory=dict)  # {protocol: its own settings} (recorded max_s, refine's)
     cfg_dict: dict = field(default_factory=dict)
-    sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
+    sampling: SamplingSetup | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
     verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
