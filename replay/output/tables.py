@@ -100,8 +100,9 @@ def _release(row: StudyRow) -> str:
     return "-" if s is None else ("stuck" if s else "fell")
 
 
-def _rows(study: dict, name: str = "rollouts") -> list[StudyRow]:
-    return study_rows(StudyRecord.view(study).rows_of(name))
+def _rows(study: dict) -> list[StudyRow]:
+    """The lift protocol's rows of a study JSON (or its summary)."""
+    return study_rows(StudyRecord.view(study).rollouts)
 
 
 def study_table(study: dict) -> str:
