@@ -7,7 +7,8 @@ from replay.protocol.oracle_plan import oracle_config
 from replay.sim import finger_strength, physics
 from replay.output.bridge_table import bridge_markdown
 from replay.study.bridge import summarize_rows
-from replay.study.bridge_rows import ELEMENTS, bridge_rows, counted
+from replay.results.records import RolloutRecord
+from replay.study.bridge_rows import ELEMENTS, BridgeRow, bridge_rows, counted
 
 
 def _leaves(d: dict, at: str = "") -> dict:
@@ -45,12 +46,12 @@ def test_rows_switch_one_element_alone_and_cumulatively():
 def _m(**kw):
     base = dict(lifted=False, stable=True, completed=True, rise=0.0, clearance=0.0, shake_held=None,
                 outcome="not_lifted")
-    return dict(base, **kw)
+    return RolloutRecord.from_metrics(dict(base, **kw))
 
 
 def test_counting_modes():
     cfg = ReplayConfig()
-    rows = {r["count"]: r for r in bridge_rows() if r["protocol"] == "lift"}
+    rows = {r["count"]: BridgeRow.from_dict(r) for r in bridge_rows() if r["protocol"] == "lift"}
     held_then_shaken = _m(rise=0.17, clearance=0.15, lifted=False, shake_held=False)  # lifted at hold, fell in shake
     assert counted(rows["hold"], held_then_shaken, cfg) and not counted(rows["shake"], held_then_shaken, cfg)
     stuck = _m(rise=0.17, clearance=0.15, lifted=False, shake_held=True, outcome="stuck")

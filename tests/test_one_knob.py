@@ -32,7 +32,7 @@ from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import hand_mjcf_path
-from replay.study.attribution import factor_config, factor_variant, factor_world
+from replay.study.attribution import Factor, factor_config, factor_variant, factor_world
 from replay.study.attribution_factors import FACTORS
 from replay.study.presets import PRESETS
 
@@ -90,7 +90,7 @@ def _names(config: dict) -> set:
 
 def _knobs() -> list[tuple[str, dict, dict]]:
     """(id, config overrides, variant) per factor and per preset setting (hand factors apart)."""
-    out = [(f"{f['name']}={f['value']}", factor_config(f), factor_world(f)) for f in FACTORS
+    out = [(f"{f.name}={f.value}", factor_config(f), factor_world(f)) for f in map(Factor.from_dict, FACTORS)
            if not HAND_KEYS & _names(factor_config(f))]
     for name, p in PRESETS.items():
         out += [(f"preset {name}: {k}", {k: v}, {}) for k, v in p["settings"].items()]
@@ -129,7 +129,7 @@ def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, co
                                              "contact_mixing", "finger_drive", "physics"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
     _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(**config))
-    w = MjcBatch(scene, [factor_variant({"name": name, "choices": variant}, mass)]).worlds[0]
+    w = MjcBatch(scene, [factor_variant(Factor(name=name, choices=variant), mass)]).worlds[0]
     diff = model_diff(m0, w.m)
     fields, classes = _allowed(_names(config) | set(variant), lay, m0)
     assert set(diff) <= set(fields), f"{name} changed {sorted(set(diff) - set(fields))}"

@@ -190,16 +190,17 @@ def test_a_format_6_config_reads_as_today_and_resume_says_why_it_reruns():
     """The same config in format 6's flat form reads back equal; its study's rollouts (another config hash: the JSON
     changed form) run again, and ``--resume`` says so in one line instead of silently."""
     from replay.study.job import config_hash
-    from replay.study.resume import older_form
+    from replay.study.resume import PriorStudy, older_form
 
     cfg = ReplayConfig(physics_overrides={"hand_shape": "zerohand"}).replace(lift={"hold_s": 0.3})
     old = _format_6(cfg)
     assert "hold_s" in old and "lift" not in old and ReplayConfig.from_dict(old) == cfg
     prior = {"format_version": 6, "config_hash": "0123456789abcdef", "config": old}
-    line = older_form(prior, cfg, config_hash(cfg))
+    line = older_form(PriorStudy.from_dict(prior), cfg, config_hash(cfg))
     assert "format 6" in line and "run again" in line and "\n" not in line
-    assert older_form(prior, cfg.replace(lift={"hold_s": 0.4}), config_hash(cfg.replace(lift={"hold_s": 0.4}))) is None
-    assert older_form(dict(prior, config_hash=config_hash(cfg)), cfg, config_hash(cfg)) is None  # the same: kept
+    hold = cfg.replace(lift={"hold_s": 0.4})
+    assert older_form(PriorStudy.from_dict(prior), hold, config_hash(hold)) is None
+    assert older_form(PriorStudy.from_dict(dict(prior, config_hash=config_hash(cfg))), cfg, config_hash(cfg)) is None
 
 
 def test_a_world_departs_by_table_row():

@@ -266,7 +266,7 @@ def test_sampling_options_are_checked_in_one_line():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
     assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
     s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
-    assert s["conditions"] == {"lift": ["wrist_uncompensated", "as_replayed"]} and len(s["corruptions"]) == 3
+    assert s.conditions == {"lift": ["wrist_uncompensated", "as_replayed"]} and len(s.corruptions) == 3
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
     for args, opt in (
         ((0, 0, None, "all"), "--corruptions"),

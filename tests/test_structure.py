@@ -41,7 +41,8 @@ BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "re
                 "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics",
                 "replay.results.convert", "replay.results.rollout_parts", "replay.results.protocol_results",
                 "replay.results.config_parts", "replay.results.judge", "replay.results.verdict_record",
-                "replay.results.study_rows", "replay.results.study_counts", "replay.results.engine_choice"}
+                "replay.results.study_rows", "replay.results.study_counts", "replay.results.engine_choice",
+                "replay.results.json_record", "replay.results.study_settings"}
 #: top-level modules of the top layer: the public API (what users import) and the commands
 TOP_MODULES = {"replay.api": "cli", "replay.commands": "cli"}
 

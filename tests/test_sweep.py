@@ -14,6 +14,7 @@ from short_window import SHORT
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError
+from replay.results.records import RolloutRecord
 from replay.study.sweep import BUILT_MU, parse_grid, plan_sweep, summarize_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,7 @@ def test_plan_has_every_cell_both_lines_the_perturbations_and_the_ablation():
     for i, r in enumerate(sp.roles):
         if r[0] == "effort_at_mu1" and r[1] >= 1 or r[0] == "mu_at_study_effort" and r[1] == 1:
             fake[i]["lifted"] = True
-    s = summarize_sweep(sp, fake)
+    s = summarize_sweep(sp, [RolloutRecord.from_metrics(m) for m in fake])
     assert s["min_effort_lifting_at_mu1_nm"] == pytest.approx(0.8) and s["min_mu_lifting_at_study_effort"] == 1.2
     assert s["success_fraction"] == 0.5 and s["perturbed_success_fraction"] == 0.0
 

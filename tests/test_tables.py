@@ -12,7 +12,7 @@ import pytest
 from replay.cli import run
 from replay.output import tables
 from replay.protocol.diagnosis import CLASSES
-from replay.study.attribution import summarize_factor
+from replay.study.attribution import Factor, summarize_factor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,7 +70,7 @@ def test_attribution_table_from_factor_rows():
     rows = {"a_lift": {"lifted": True, "outcome": "lifted", "class": None, "shake_held": True},
             "b_lift": {"lifted": False, "outcome": "not_lifted", "class": "no_contact", "shake_held": None},
             "c_lift": {"lifted": False, "outcome": "stuck", "class": "stuck_after_release", "shake_held": True}}
-    f = summarize_factor({"name": "hand-object friction", "value": 1.5, "source": "-"}, rows)
+    f = summarize_factor(Factor(name="hand-object friction", value=1.5, source="-"), rows)
     (cells,) = [r for r in tables.attribution_table({"factors": [f]}).splitlines()[2:]]
     c = [x.strip() for x in cells.strip("|").split("|")]
     names = [k for k in CLASSES if k != "unstable"]

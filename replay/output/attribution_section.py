@@ -12,17 +12,17 @@ import html
 import json
 from pathlib import Path
 
+from replay.output.table_docs import Attribution, FactorRow
 from replay.protocol.diagnosis import CLASSES
 
 
-def _cells(f: dict) -> list[str]:
-    d = f.get("diagnosis") or {}
+def _cells(f: FactorRow) -> list[str]:
     return [
-        str(f.get("name")),
-        str(f.get("value")),
-        f"{f.get('lifted')}/{f.get('of')}",
-        *[str(d.get(c, 0)) for c in CLASSES],
-        str(f.get("source", "")),
+        str(f.name),
+        str(f.value),
+        f"{f.lifted}/{f.of}",
+        *[str(f.diagnosis.get(c, 0)) for c in CLASSES],
+        str(f.source),
     ]
 
 
@@ -33,7 +33,8 @@ def _head() -> list[str]:
 def attribution_section_html(doc: dict) -> str:
     """HTML (heading, one paragraph, table) of an attribution result ``doc``."""
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>" for f in doc.get("factors", [])
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>"
+        for f in Attribution.from_dict(doc).factors
     )
     head = "".join(f"<th>{html.escape(h)}</th>" for h in _head())
     return (
@@ -49,6 +50,7 @@ def attribution_section_for(study_path: str | Path) -> str:
     or it cannot be read (the report is written without it)."""
     p = Path(study_path).parent / "attribution.json"
     try:
-        return attribution_section_html(json.loads(p.read_text()))
+        doc = json.loads(p.read_text())
+        return attribution_section_html(doc) if isinstance(doc, dict) else ""
     except (OSError, ValueError, AttributeError, TypeError):
         return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from replay.output.table_docs import Bridge
 from replay.protocol.diagnosis import CLASSES
 
 #: how each path of :mod:`replay.study.bridge_rows` is titled in the table
@@ -16,20 +17,19 @@ def bridge_markdown(doc: dict) -> str:
     """A Markdown table of the bridge result ``doc``: one line per row (path, element, value,
     lifted / N, unstable and the diagnosis counts of the recordings not lifted: classes of
     :data:`replay.protocol.diagnosis.CLASSES`, then any other class)."""
-    rows = doc.get("rows") or []
-    other = sorted({c for r in rows for c in (r.get("diagnosis") or {}) if c not in CLASSES})
+    rows = Bridge.from_dict(doc).rows
+    other = sorted({c for r in rows for c in r.diagnosis if c not in CLASSES})
     classes = [c for c in CLASSES if c != "unstable"] + other
     head = ["path", "element", "value", "lifted", "unstable", *classes]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        d = r.get("diagnosis") or {}
         cells = [
-            r["path"],
-            r["element"],
-            r["value"],
-            f"{r['lifted']}/{r['of']}",
-            str(r.get("unstable", 0)),
-            *[str(d.get(c, 0)) for c in classes],
+            r.path,
+            r.element,
+            r.value,
+            f"{r.lifted}/{r.of}",
+            str(r.unstable),
+            *[str(r.diagnosis.get(c, 0)) for c in classes],
         ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"

@@ -8,15 +8,50 @@ same object next to it); :func:`gripper_section_for` finds the check beside a st
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
+from replay.results.study_rows import StudyRow
 
 #: verdict colours (pass green, an asset failure red)
 VERDICT_CSS = {"pass": "#2e9e4f"}
 _LINES = ("thumb_index", "principal_1", "principal_2")
+
+
+@dataclass(frozen=True)
+class GripperRow(JsonRecord):
+    """An object's row of ``gripper.json`` (:func:`replay.study.gripper_check.object_row`): kg, N; ``lines``:
+    ``{line: (result, figure)}``."""
+
+    object: str | None = None
+    recording: str | None = None
+    mass_kg: float | None = None
+    jaw_force_n: float | None = None
+    verdict: str | None = None
+    passed: bool | None = None
+    lines: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d):
+        got = super().from_dict(d)
+        d = d if isinstance(d, dict) else {}
+        return dataclasses.replace(got, lines={n: (d.get(f"{n}_result"), d.get(f"{n}_figure")) for n in _LINES})
+
+
+@dataclass(frozen=True)
+class GripperCheck(JsonRecord):
+    """``gripper.json`` as the section shows it: its rows, failures, config hash, wall s and workers."""
+
+    rows: list[GripperRow] = read_as(GripperRow.many)
+    failed: dict = read_as(lambda d: d or {})
+    config_hash: str | None = None
+    wall_s: float | None = None
+    workers: int | None = None
 
 
 def _cell(v) -> str:
@@ -27,49 +62,49 @@ def _cell(v) -> str:
     return f"<td>{html.escape(str(v))}</td>"
 
 
-def gripper_section_html(doc: dict, study_rows: list[dict] | None = None) -> str:
+def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) -> str:
     """HTML of one grasp-and-lift check ``doc`` (the JSON object of ``gripper.json``).
 
     Args:
-        study_rows: the study's rows (``object``, ``outcome``, ``diagnosis``): the hand replay's
-            outcome per object is shown beside the asset verdict (None: no column).
+        study_rows: the study's rows: the hand replay's outcome per object is shown beside the asset verdict
+            (None: no column).
     """
     by_obj = {}
     for r in study_rows or []:
-        by_obj.setdefault(str(r.get("object")), f"{words(r.get('outcome'))} ({r.get('diagnosis') or '-'})")
+        by_obj.setdefault(str(r.object), f"{words(r.outcome)} ({r.diagnosis or '-'})")
     head = ["object", "recording", "mass kg", "jaw force N", "verdict", *_LINES]
     if study_rows is not None:
         head.append("hand replay")
+    check = GripperCheck.from_dict(doc)
     rows = []
-    for r in doc.get("rows") or []:
-        colour = VERDICT_CSS.get(r.get("verdict"), "#d2473a")
+    for r in check.rows:
+        colour = VERDICT_CSS.get(r.verdict, "#d2473a")
         cells = [
-            _cell(r.get("object")),
-            _cell(r.get("recording")),
-            _cell(r.get("mass_kg")),
-            _cell(r.get("jaw_force_n")),
-            f"<td style='color:{colour}'><b>{html.escape(str(r.get('verdict')))}</b></td>",
+            _cell(r.object),
+            _cell(r.recording),
+            _cell(r.mass_kg),
+            _cell(r.jaw_force_n),
+            f"<td style='color:{colour}'><b>{html.escape(str(r.verdict))}</b></td>",
         ]
-        for n in _LINES:
-            res, fig = r.get(f"{n}_result"), r.get(f"{n}_figure")
+        for res, fig in r.lines.values():
             cells.append(_cell(None if res is None else (res if not fig else f"{res}: {fig}")))
         if study_rows is not None:
-            cells.append(_cell(by_obj.get(str(r.get("object")))))
+            cells.append(_cell(by_obj.get(str(r.object))))
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    n_pass = sum(1 for r in doc.get("rows") or [] if r.get("passed"))
-    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in (doc.get("failed") or {}).items())
+    n_pass = sum(1 for r in check.rows if r.passed)
+    failed = "".join(f"<li>{html.escape(k)}: {html.escape(str(v))}</li>" for k, v in check.failed.items())
     return (
         f"<h2>Grasp and lift (parallel-jaw check of each asset)</h2>"
-        f"<p>{n_pass} of {len(doc.get('rows') or [])} objects pass all nine phases on at least one line "
-        f"(config {html.escape(str(doc.get('config_hash')))}, {doc.get('wall_s') or 0:.0f} s on "
-        f"{doc.get('workers')} worker(s)). An object no line lifts is an asset problem (mass, friction, "
+        f"<p>{n_pass} of {len(check.rows)} objects pass all nine phases on at least one line "
+        f"(config {html.escape(str(check.config_hash))}, {check.wall_s or 0:.0f} s on "
+        f"{check.workers} worker(s)). An object no line lifts is an asset problem (mass, friction, "
         f"collision parts), not the hand's.</p>"
         f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
         + (f"<ul>{failed}</ul>" if failed else "")
     )
 
 
-def gripper_section_for(study_path: str | Path, study_rows: list[dict] | None = None) -> str:
+def gripper_section_for(study_path: str | Path, study_rows: list[StudyRow] | None = None) -> str:
     """The section for the check at ``<study dir>/gripper/gripper.json``, or ``""`` when there is none
     (or it cannot be read: the section then says so in one line)."""
     path = Path(study_path).parent / "gripper" / "gripper.json"

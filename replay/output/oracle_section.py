@@ -11,7 +11,10 @@ from __future__ import annotations
 import html
 
 from replay.protocol.intent_counts import group_words, intent_groups
+from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.results.outcomes import words
+from replay.results.study_counts import Counts, GroupCount
+from replay.results.study_rows import study_rows
 
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 
@@ -24,36 +27,35 @@ def _fmt(v, scale: float = 1.0, spec: str = ".1f") -> str:
 
 def oracle_section_html(study) -> str:
     """HTML of the hug-oracle section of a :class:`replay.results.records.StudyRecord` (module doc)."""
-    rows = list(getattr(study, "oracle_rollouts", None) or [])
+    rows = study_rows(study.oracle_rollouts)
     if not rows:
         return ""
-    lift = {str(r.get("sequence")): r for r in study.rollouts or []}
+    lift = {r.name: r for r in study_rows(study.rollouts)}
     body = []
     for r in rows:
         cells = [
-            r.get("sequence"),
-            words(r.get("outcome")),
-            r.get("diagnosis") or "-",
-            _fmt(r.get("rise"), 1000.0),
-            _fmt(r.get("contacts_force_at_lift")),
-            _fmt(r.get("ablation_max_disp_mm"), 1.0, ".2f"),
-            words((lift.get(str(r.get("sequence"))) or {}).get("outcome", "-")),
+            r.sequence,
+            words(r.outcome),
+            r.diagnosis or "-",
+            _fmt(r.rise, 1000.0),
+            _fmt(r.contacts_force_at_lift),
+            _fmt(r.ablation_max_disp_mm, 1.0, ".2f"),
+            words(lift[r.name].outcome if r.name in lift else "-"),
         ]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    c = (study.counts or {}).get("hug-oracle") or {}
-    groups = intent_groups(c.get("by_intent") or {})  # the lifts first, other intents apart (issue 49)
+    c = Counts.from_dict(study.counts).of(HugOracle.name) or Counts.from_dict(None)
+    groups = {k: GroupCount.of(g) for k, g in intent_groups(c.by_intent or {}).items()}  # lifts first (issue 49)
     lifted = (
         "; ".join(
-            f"{group_words(k, g['rollouts'])}: lifted off the table {g['lifted']} of {g['rollouts']}, "
-            f"unstable {g['unstable']}"
+            f"{group_words(k, g.rollouts)}: lifted off the table {g.lifted} of {g.rollouts}, unstable {g.unstable}"
             for k, g in groups.items()
         )
-        or f"lifted off the table {c.get('lifted')} of {c.get('rollouts')}, unstable {c.get('unstable')}"
+        or f"lifted off the table {c.lifted} of {c.rollouts}, unstable {c.unstable}"
     )
     summary = (
         f"{lifted}; "
-        f"contact ablation: {c.get('ablation_no_rise')} of {c.get('ablation_run')} with nothing rising "
-        f"(< 1 mm), largest displacement {_fmt(c.get('ablation_max_disp_mm'), 1.0, '.2f')} mm"
+        f"contact ablation: {c.ablation_no_rise} of {c.ablation_run} with nothing rising "
+        f"(< 1 mm), largest displacement {_fmt(c.ablation_max_disp_mm, 1.0, '.2f')} mm"
     )
     return (
         "<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "

@@ -24,6 +24,7 @@ from replay.protocol.p_lift_stats import CLASSES, verdict_class
 from replay.protocol.verdict import WORD_OF_CLASS, words
 from replay.results.records import RolloutRecord
 from replay.results.study_rows import StudyRow
+from replay.results.study_settings import Sampling
 from replay.results.verdict_record import PLiftEntry, Word, discriminations
 from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_text
 
@@ -54,8 +55,7 @@ def p_lift_of(obj) -> dict[str, PLiftEntry]:
 
 def conditions_of(rows: list, study=None) -> list[str]:
     """The conditions in order: the study's ``sampling.conditions`` first, then any other a row has."""
-    sampling = getattr(study, "sampling", None) or {}
-    names = [str(c.get("name")) for c in sampling.get("conditions") or [] if isinstance(c, dict)]
+    names = Sampling.from_dict(None if study is None else study.sampling).condition_names()
     for r in rows:
         names += [c for c in p_lift_of(r) if c not in names]
     return names
@@ -174,8 +174,9 @@ def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list
                         + "".join(f"<td style='color:{WORD_CSS[w]}'>{got.count(w)}</td>" for w in Word)
                         + f"<td>{len(got)}</td></tr>"
                     )
-    s = getattr(study, "sampling", None) or {}
-    size = f"{s.get('samples')} samples per recording and condition (seed {s.get('seed')})" if s else "the samples"
+    raw = None if study is None else study.sampling
+    s = Sampling.from_dict(raw)
+    size = f"{s.samples} samples per recording and condition (seed {s.seed})" if raw else "the samples"
     return (
         f"<h3>Per condition</h3><p>Each recording replayed under {html.escape(size)} of the declared physics and "
         "data uncertainty, per condition (an assumption about what the recording means, never mixed with the "

@@ -13,11 +13,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from replay.checks.intent import INTENT_LIFT
 from replay.protocol.intent_counts import LIFTS, group_words
+from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.protocol.protocols.lift import Lift
 from replay.protocol.verdict import judged_condition, verdict_of, words
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import RolloutRecord, StudyRecord
 from replay.results.study_counts import Counts
+from replay.results.study_settings import Sampling, StudyJudge
 from replay.results.verdict_record import Tally, Word, discriminations
 from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_text
 from replay.study.end_table import judge_text
@@ -37,8 +43,7 @@ def _md(head: list[str], rows: list[list[str]]) -> str:
 
 
 def _conditions(study: StudyRecord, counts: dict) -> list[str]:
-    s = study.sampling or {}
-    names = [str(c.get("name")) for c in s.get("conditions") or [] if isinstance(c, dict)]
+    names = Sampling.from_dict(study.sampling).condition_names()
     return names + [c for c in counts if c not in names]
 
 
@@ -62,10 +67,10 @@ def verdict_markdown(doc: dict) -> str:
     for w, (n, causes) in t.by_word.items():
         why = ", ".join(f"{words(k) if k else 'reason not kept'} {m}" for k, m in causes.items())
         rows.append([f"**{w.value}**", str(n), why or "-"])
-    cond = (study.judge or {}).get("condition")
+    cond = StudyJudge.from_dict(study.judge).condition
     if older:  # no judge kept: the condition a verdict is read under (replay.protocol.verdict.judged_condition)
         cond = judged_condition(_conditions(study, {}))
-        samples = (study.sampling or {}).get("samples")
+        samples = Sampling.from_dict(study.sampling).samples
         notes = [
             f"read under condition {cond}, {samples} samples each; the interval of p_lift is Wilson's 95 % against 0.5",
             "a study before issue 56: the verdicts read from each recording's p_lift, the reasons of those that "
@@ -87,14 +92,30 @@ def verdict_markdown(doc: dict) -> str:
     return _md(["verdict", group_words(LIFTS, t.total), "why"], rows) + "\n\n" + "".join(f"- {x}\n" for x in notes)
 
 
+@dataclass(frozen=True)
+class _Row(JsonRecord):
+    """A row's sequence, intent and ``p_lift`` object as it is."""
+
+    sequence: str | None = None
+    intent: str | None = None
+    p_lift: dict | None = None
+
+
+@dataclass(frozen=True)
+class _Older(JsonRecord):
+    """A study (or its summary) before issue 56: its rows, or the summary's ``{protocol: {sequence: p_lift}}``."""
+
+    p_lift: dict = read_as(lambda d: d or {})
+    rollouts: list[_Row] = read_as(_Row.many)
+
+
 def _older_tally(doc: dict) -> Tally | None:
     """The lift recordings' verdicts of a study (or its summary) before issue 56, from each one's p_lift
     (:func:`replay.protocol.verdict.verdict_of`; no per-sample diagnoses: no reason but an uncertain one's driver);
     None without p_lift."""
-    by_seq = (doc.get("p_lift") or {}).get("lift") or {
-        r["sequence"]: r["p_lift"]
-        for r in doc.get("rollouts") or []
-        if r.get("p_lift") and r.get("intent") in (None, INTENT_LIFT)
+    old = _Older.from_dict(doc)
+    by_seq = old.p_lift.get(Lift.name) or {
+        r.sequence: r.p_lift for r in old.rollouts if r.p_lift and r.intent in (None, INTENT_LIFT)
     }
     recs = []
     for entries in by_seq.values():
@@ -113,11 +134,11 @@ def p_lift_markdown(doc: dict) -> str:
     """
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
-    oracle = c.of("hug-oracle")
-    by_proto = {p: n for p, n in (("lift", c.p_lift), ("hug-oracle", oracle and oracle.p_lift)) if n}
+    oracle = c.of(HugOracle.name)
+    by_proto = {p: n for p, n in ((Lift.name, c.p_lift), (HugOracle.name, oracle and oracle.p_lift)) if n}
     if not by_proto:
         raise ValueError("the study has no p_lift counts (run_study.py --samples N)")
-    s = study.sampling or {}
+    s = Sampling.from_dict(study.sampling)
     disc = discriminations(study.discrimination)
     corruptions = list(dict.fromkeys(d.corruption for d in disc))
     head = ["protocol", "condition", *(w.value for _, w in CLASSES), "of"]
@@ -138,11 +159,10 @@ def p_lift_markdown(doc: dict) -> str:
                 ci = f" [{_f(d.auc_lo)}, {_f(d.auc_hi)}]" if d.auc_lo is not None else ""
                 row.append(f"{_f(d.p_real)} -> {_f(d.p_corrupted)}, AUC {_f(d.auc)}{ci}, ratio {_f(d.ratio)}{ref}")
             rows.append(row)
-    classes = s.get("classes") or {}
-    size = f"; {s.get('samples')} samples per recording and condition, seed {s.get('seed')}" if s.get("samples") else ""
+    size = f"; {s.samples} samples per recording and condition, seed {s.seed}" if s.samples else ""
     notes = [
-        f"what the 95 % interval of p_lift ({classes.get('interval', 'wilson95')}) says against "
-        f"{classes.get('threshold', 0.5)}{size}; lift recordings only (other intents are counted apart)"
+        f"what the 95 % interval of p_lift ({s.classes.interval}) says against "
+        f"{s.classes.threshold}{size}; lift recordings only (other intents are counted apart)"
     ]
     if disc and any(d.auc_lo is not None for d in disc):
         notes.append(f"AUC interval: {INTERVAL_METHOD}")

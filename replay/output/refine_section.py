@@ -8,8 +8,12 @@ an empty string for a study without them.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
+from replay.protocol.protocols.refine import Refine
+from replay.results.json_record import JsonRecord
 from replay.results.outcomes import words
+from replay.results.study_rows import RefineRow, StudyRow, study_rows
 
 _HEAD = (
     "recording",
@@ -34,45 +38,63 @@ def _fmt(v, spec: str = ".1f") -> str:
     return format(v, spec) if isinstance(v, float) else str(v)
 
 
+@dataclass(frozen=True)
+class RefineCounts(JsonRecord):
+    """A study's refine counts (:meth:`replay.protocol.protocols.refine.Refine.counts`): mm, deg, s."""
+
+    refined: int | None = None
+    lifted: int | None = None
+    held: int | None = None
+    neighbourhood_ok: int | None = None
+    seed_agreement: int | None = None
+    median_wrist_mm: float | None = None
+    median_wrist_deg: float | None = None
+    median_finger_deg: float | None = None
+    ablation_clean: int | None = None
+    ablation_max_disp_mm: float | None = None
+    rollouts: int | None = None
+    wall_s: float | None = None
+
+
 def refine_section_html(study) -> str:
     """HTML of the refine section of a :class:`replay.results.records.StudyRecord` (module doc)."""
-    rows = list(study.refine_rollouts or [])
+    rows = RefineRow.many(study.refine_rollouts)
     if not rows:
         return ""
-    lift = {str(r.get("sequence")): r for r in study.rollouts or []}
+    lift = {r.name: r for r in study_rows(study.rollouts)}
     body = []
     for r in rows:
-        base = lift.get(str(r.get("sequence")), {})
-        fig = base.get("diagnosis_figure") or {}
+        base = lift.get(str(r.sequence)) or StudyRow()
+        fig = base.diagnosis_figure or {}
         diag = (
-            (f"{base.get('diagnosis')} (" + ", ".join(f"{k} {_fmt(v)}" for k, v in fig.items()) + ")")
-            if base.get("diagnosis") and fig
-            else (base.get("diagnosis") or "-")
+            (f"{base.diagnosis} (" + ", ".join(f"{k} {_fmt(v)}" for k, v in fig.items()) + ")")
+            if base.diagnosis and fig
+            else (base.diagnosis or "-")
         )
         cells = [
-            r.get("sequence"),
-            words(base.get("outcome")),
+            r.sequence,
+            words(base.outcome),
             diag,
-            words(r.get("refine_outcome")),
-            _fmt(r.get("refine_wrist_mm")),
-            _fmt(r.get("refine_wrist_deg")),
-            _fmt(r.get("refine_finger_deg")),
-            _fmt(r.get("refine_ablation_max_disp_mm"), ".2f"),
-            _fmt(r.get("refine_shake_held")),
-            _fmt(r.get("refine_neighbourhood_success"), ".2f"),
-            _fmt(r.get("refine_seed_agreement")),
-            _fmt(r.get("refine_rollouts")),
-            _fmt(r.get("refine_wall_s"), ".0f"),
+            words(r.refine_outcome),
+            _fmt(r.refine_wrist_mm),
+            _fmt(r.refine_wrist_deg),
+            _fmt(r.refine_finger_deg),
+            _fmt(r.refine_ablation_max_disp_mm, ".2f"),
+            _fmt(r.refine_shake_held),
+            _fmt(r.refine_neighbourhood_success, ".2f"),
+            _fmt(r.refine_seed_agreement),
+            _fmt(r.refine_rollouts),
+            _fmt(r.refine_wall_s, ".0f"),
         ]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    c = (study.counts or {}).get("refine") or {}
+    c = RefineCounts.from_dict((study.counts or {}).get(Refine.name))
     summary = (
-        f"lifted after refining {c.get('lifted')} of {c.get('refined')} ({c.get('held')} held through the "
-        f"shake; neighbourhood >= 80 % {c.get('neighbourhood_ok')}; seeds agree {c.get('seed_agreement')}); median correction of those "
-        f"{_fmt(c.get('median_wrist_mm'))} mm, {_fmt(c.get('median_wrist_deg'))} deg, fingers "
-        f"{_fmt(c.get('median_finger_deg'))} deg; refined ablations clean {c.get('ablation_clean')} "
-        f"(largest {_fmt(c.get('ablation_max_disp_mm'), '.2f')} mm); {c.get('rollouts')} rollouts, "
-        f"{_fmt(c.get('wall_s'), '.0f')} s"
+        f"lifted after refining {c.lifted} of {c.refined} ({c.held} held through the shake; neighbourhood "
+        f">= 80 % {c.neighbourhood_ok}; seeds agree {c.seed_agreement}); median correction of those "
+        f"{_fmt(c.median_wrist_mm)} mm, {_fmt(c.median_wrist_deg)} deg, fingers "
+        f"{_fmt(c.median_finger_deg)} deg; refined ablations clean {c.ablation_clean} "
+        f"(largest {_fmt(c.ablation_max_disp_mm, '.2f')} mm); {c.rollouts} rollouts, "
+        f"{_fmt(c.wall_s, '.0f')} s"
     )
     return (
         "<h2>Smallest correction that holds</h2><p>Wrist offset and rotation at the grasp and extra finger "

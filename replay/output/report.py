@@ -47,6 +47,7 @@ from replay.results.files import read_rollout, read_study
 from replay.results.records import RolloutRecord, StudyRecord
 from replay.results.study_counts import Counts, GroupCount
 from replay.results.study_rows import StudyRow, study_rows
+from replay.results.study_settings import judged_physics
 from replay.study.cross_checks import recompute_verdicts
 from replay.study.end_table import failure_lines
 from replay.study.verdicts import lead_protocol
@@ -173,7 +174,7 @@ def build_report(
         if p.sampled and p is not lead
     }
     conds = conditions_of(rows + [r for rs in side.values() for r in rs], study)
-    phys = str((study.judge or {}).get("physics") or (study.config or {}).get("physics"))
+    phys = str(judged_physics(study))
     n_plots = n_clips = 0
     for row in rows:
         by_proto = {lead.name: row.p_lift, **{n: _p_lift_of(rs, row.name) for n, rs in side.items()}}
@@ -314,7 +315,7 @@ the evidence: its samples, p_lift per condition, its figure over time (object he
 clip, diagnosis and exports. Fields: docs/results.md.</p>
 {table_html(rows, link)}
 <h2>Detail</h2>{_summary_html(study, c, recs)}{condition_counts_html(rows, study, side_rows)}
-{gripper_section_for(study_path, study.rollouts)}{attribution_section_for(study_path)}
+{gripper_section_for(study_path, study_rows(study.rollouts))}{attribution_section_for(study_path)}
 {refine_section_html(study)}
 {oracle_section_html(study)}
 {discrimination_html(study)}

@@ -13,8 +13,13 @@ from __future__ import annotations
 import datetime as _dt
 import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
+from replay.output.table_docs import CrossCheckRun
+from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.protocol.protocols.lift import Lift
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import REFINE_FIELDS
 
 #: the study row fields the tables read (a subset of replay.results.records.ROW_FIELDS)
@@ -58,6 +63,49 @@ def _rows(rows, fields) -> list[dict]:
     return [{k: r.get(k) for k in fields} for r in rows or []]
 
 
+@dataclass(frozen=True)
+class _Named(JsonRecord):
+    name: object = None
+
+
+@dataclass(frozen=True)
+class _Sampling(JsonRecord):
+    """A study's ``sampling`` as the tables read it."""
+
+    samples: int | None = None
+    seed: int | None = None
+    classes: dict | None = None
+    conditions: list[_Named] = read_as(_Named.many)
+    variables: list[_Named] = read_as(_Named.many)
+
+
+@dataclass(frozen=True)
+class _SampledRow(JsonRecord):
+    """A row's sampled verdict, its objects kept as they are."""
+
+    sequence: str | None = None
+    p_lift: dict | None = None
+    p_lift_corrupted: dict | None = None
+
+
+@dataclass(frozen=True)
+class _Study(JsonRecord):
+    """The parts of a study JSON its summary keeps (None where absent)."""
+
+    dataset: str | None = None
+    config_hash: str | None = None
+    versions: dict | None = None
+    protocols: list | None = None
+    counts: dict | None = None
+    judge: dict | None = None
+    failed: dict | None = None
+    rollouts: list | None = None
+    oracle_rollouts: list | None = None
+    refine_rollouts: list | None = None
+    sampling: dict | None = None
+    discrimination: list | None = None
+
+
 def study_summary(doc: dict) -> dict:
     """The fields of a study JSON the tables read: dataset, counts (every protocol's, ``p_lift``'s and the
     verdicts' among them), the judge, refusals, the config hash, package versions, the rows of each protocol
@@ -69,37 +117,40 @@ def study_summary(doc: dict) -> dict:
     """
     if "rollouts" not in doc and "oracle_rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
+    st = _Study.from_dict(doc)
     return {
-        "dataset": doc.get("dataset"),
-        "config_hash": doc.get("config_hash"),
-        "versions": doc.get("versions"),
-        "protocols": doc.get("protocols"),
-        "counts": doc.get("counts"),
-        "judge": doc.get("judge"),
-        "failed": {k: str(v)[:200] for k, v in (doc.get("failed") or {}).items()},
-        "rollouts": _rows(doc.get("rollouts"), STUDY_ROW_FIELDS),
-        "oracle_rollouts": _rows(doc.get("oracle_rollouts"), STUDY_ROW_FIELDS),
-        "refine_rollouts": _rows(doc.get("refine_rollouts"), REFINE_FIELDS),
-        **_sampled(doc),
+        "dataset": st.dataset,
+        "config_hash": st.config_hash,
+        "versions": st.versions,
+        "protocols": st.protocols,
+        "counts": st.counts,
+        "judge": st.judge,
+        "failed": {k: str(v)[:200] for k, v in (st.failed or {}).items()},
+        "rollouts": _rows(st.rollouts, STUDY_ROW_FIELDS),
+        "oracle_rollouts": _rows(st.oracle_rollouts, STUDY_ROW_FIELDS),
+        "refine_rollouts": _rows(st.refine_rollouts, REFINE_FIELDS),
+        **_sampled(st),
     }
 
 
-def _sampled(doc: dict) -> dict:
+def _sampled(st: _Study) -> dict:
     """A sampled study's (``--samples``, issue #46) ``sampling`` (:func:`_sampling`), ``discrimination``,
     and its rows' ``p_lift`` by sequence (``p_lift``: ``{protocol: {sequence: {condition: {...}}}}``) and
     ``p_lift_corrupted`` (``{protocol: {sequence: {corruption: {condition: {...}}}}}``: the AUC's interval can be
     remade from the summary); {} otherwise."""
-    if not doc.get("sampling"):
+    if not st.sampling:
         return {}
-    rows = {"lift": doc.get("rollouts"), "hug-oracle": doc.get("oracle_rollouts")}
+    rows = {
+        p.name: _SampledRow.many(v)
+        for p, v in ((Lift, st.rollouts), (HugOracle, st.oracle_rollouts))
+        if v and isinstance(v, list)
+    }
     return {
-        "sampling": _sampling(doc["sampling"]),
-        "discrimination": doc.get("discrimination") or [],
-        "p_lift": {k: {r["sequence"]: r["p_lift"] for r in v if r.get("p_lift")} for k, v in rows.items() if v},
+        "sampling": _sampling(st.sampling),
+        "discrimination": st.discrimination or [],
+        "p_lift": {k: {r.sequence: r.p_lift for r in v if r.p_lift} for k, v in rows.items()},
         "p_lift_corrupted": {
-            k: {r["sequence"]: r["p_lift_corrupted"] for r in v if r.get("p_lift_corrupted")}
-            for k, v in rows.items()
-            if v
+            k: {r.sequence: r.p_lift_corrupted for r in v if r.p_lift_corrupted} for k, v in rows.items()
         },
     }
 
@@ -107,12 +158,13 @@ def _sampled(doc: dict) -> dict:
 def _sampling(s: dict) -> dict:
     """A study's ``sampling`` as the tables read it: its size, seed, classes and condition names (the
     conditions' overrides and the variables' distributions stay in the study JSON)."""
+    s = _Sampling.from_dict(s)
     return {
-        "samples": s.get("samples"),
-        "seed": s.get("seed"),
-        "classes": s.get("classes"),
-        "conditions": [{"name": c.get("name")} for c in s.get("conditions") or [] if isinstance(c, dict)],
-        "variables": [v.get("name") for v in s.get("variables") or [] if isinstance(v, dict)],
+        "samples": s.samples,
+        "seed": s.seed,
+        "classes": s.classes,
+        "conditions": [{"name": c.name} for c in s.conditions],
+        "variables": [v.name for v in s.variables],
     }
 
 
@@ -125,7 +177,14 @@ def bridge_summary(doc: dict) -> dict:
     if "rows" not in doc:
         raise ValueError("not a bridge result (no 'rows'): scripts/bridge.py writes one")
     keep = ("path", "element", "value", "lifted", "of", "unstable", "diagnosis")
-    return {"dataset": doc.get("dataset"), "rows": _rows(doc["rows"], keep)}
+    b = _Bridge.from_dict(doc)
+    return {"dataset": b.dataset, "rows": _rows(b.rows, keep)}
+
+
+@dataclass(frozen=True)
+class _Bridge(JsonRecord):
+    dataset: str | None = None
+    rows: list | None = None
 
 
 def junit_summary(path: Path) -> dict:
@@ -139,7 +198,7 @@ def junit_summary(path: Path) -> dict:
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
         raise ValueError("not a JUnit XML report (no <testsuite>): pytest --junitxml writes one")
-    n = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
+    tests, failures, errors, skipped = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
     reasons: dict[str, int] = {}
     failed = [
         f"{c.get('classname', '')}::{c.get('name', '')}".strip(":")
@@ -152,11 +211,11 @@ def junit_summary(path: Path) -> dict:
             why = (s.get("message") or "").strip()[:160]
             reasons[why] = reasons.get(why, 0) + 1
     return {
-        "tests": n["tests"],
-        "passed": n["tests"] - n["failures"] - n["errors"] - n["skipped"],
-        "failed": n["failures"],
-        "errors": n["errors"],
-        "skipped": n["skipped"],
+        "tests": tests,
+        "passed": tests - failures - errors - skipped,
+        "failed": failures,
+        "errors": errors,
+        "skipped": skipped,
         "time_s": round(float(suite.get("time", 0.0)), 1),
         "skip_reasons": dict(sorted(reasons.items())),
         "failed_tests": failed,
@@ -171,12 +230,13 @@ def crosscheck_summary(doc: dict) -> dict:
         ValueError: not a crosscheck result (no ``results``)."""
     if not isinstance(doc, dict) or "results" not in doc:
         raise ValueError("not a crosscheck result (no 'results'): benchmarks/authored_crosscheck.py --json writes one")
+    x = CrossCheckRun.from_dict(doc)
     return {
-        "settings": doc.get("settings"),
-        "lifted": doc.get("lifted"),
-        "recordings": doc.get("recordings"),
-        "agreement": doc.get("agreement"),
-        "results": [{"sequence": r["sequence"], "lifted": bool(r["lifted"])} for r in doc["results"]],
+        "settings": x.settings,
+        "lifted": x.lifted,
+        "recordings": x.recordings,
+        "agreement": x.agreement,
+        "results": [{"sequence": r.sequence, "lifted": bool(r.lifted)} for r in x.results],
     }
 
 
@@ -218,19 +278,47 @@ def pose_mapping_summary(docs: list) -> dict:
     """
     runs = []
     for doc in docs if isinstance(docs, list) else [docs]:
-        per = ((doc or {}).get("overall") or {}).get("per_landmark") if isinstance(doc, dict) else None
-        if not per:
+        v = _Validation.from_dict(doc)
+        if not v.overall.per_landmark:
             raise ValueError("not a pose-mapping validation (no 'overall.per_landmark'): validate_pose_mapping.py")
-        run = doc.get("run") or {}
         runs.append(
             {
-                "hand_shape": run.get("hand_shape"),
-                "window": run.get("window"),
-                "frames": doc["overall"].get("frames"),
-                "sequences": [s.get("name") for s in doc.get("sequences") or []],
+                "hand_shape": v.run.hand_shape,
+                "window": v.run.window,
+                "frames": v.overall.frames,
+                "sequences": [s.name for s in v.sequences],
                 "per_landmark": [
-                    {"name": k, "median_mm": v["median_mm"], "p90_mm": v["p90_mm"]} for k, v in per.items() if v
+                    {"name": k, "median_mm": e.median_mm, "p90_mm": e.p90_mm}
+                    for k, e in v.overall.per_landmark.items()
+                    if e
                 ],
             }
         )
     return {"runs": runs}
+
+
+@dataclass(frozen=True)
+class _Landmark(JsonRecord):
+    median_mm: float | None = None
+    p90_mm: float | None = None
+
+
+@dataclass(frozen=True)
+class _Overall(JsonRecord):
+    frames: int | None = None
+    per_landmark: dict = read_as(lambda d: {k: _Landmark.from_dict(v) if v else None for k, v in (d or {}).items()})
+
+
+@dataclass(frozen=True)
+class _Run(JsonRecord):
+    hand_shape: object = None
+    window: object = None
+
+
+@dataclass(frozen=True)
+class _Validation(JsonRecord):
+    """``scripts/validate_pose_mapping.py``'s JSON, the parts its summary keeps."""
+
+    run: _Run = read_as(_Run.from_dict)
+    overall: _Overall = read_as(_Overall.from_dict)
+    sequences: list[_Named] = read_as(_Named.many)

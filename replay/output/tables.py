@@ -45,11 +45,15 @@ from __future__ import annotations
 
 import re
 
+from replay.output import table_docs as td
 from replay.output.bridge_table import bridge_markdown
 from replay.output.p_lift_table import p_lift_markdown, verdict_markdown
 from replay.protocol.diagnosis import CLASSES, display_outcome
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.results.records import StudyRecord
+from replay.results.study_counts import Counts
+from replay.results.study_rows import RefineRow, StudyRow, study_rows
 
 KINDS = (
     "study",
@@ -83,32 +87,37 @@ def _md(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
-def _outcome(row: dict) -> str:
+def _outcome(row: StudyRow) -> str:
     """The outcome as the report says it (:func:`replay.protocol.diagnosis.display_outcome`: ``not lifted``),
     with the diagnosis class."""
-    d = row.get("diagnosis")
-    shown = display_outcome(row.get("outcome"))
+    d = row.diagnosis
+    shown = display_outcome(row.outcome)
     return f"{shown} ({d})" if d else str(shown)
 
 
-def _release(row: dict) -> str:
-    s = row.get("stuck_after_release")
+def _release(row: StudyRow) -> str:
+    s = row.stuck_after_release
     return "-" if s is None else ("stuck" if s else "fell")
+
+
+def _rows(study: dict) -> list[StudyRow]:
+    """The lift protocol's rows of a study JSON (or its summary)."""
+    return study_rows(StudyRecord.view(study).rollouts)
 
 
 def study_table(study: dict) -> str:
     """Markdown table of a study JSON's ``rollouts`` rows (module doc); rise in mm."""
     rows = [
         [
-            r["sequence"],
+            r.sequence,
             _outcome(r),
-            _fmt(None if r.get("rise") is None else r["rise"] * 1000.0),
-            _fmt(r.get("shake_held")),
+            _fmt(None if r.rise is None else r.rise * 1000.0),
+            _fmt(r.shake_held),
             _release(r),
-            _fmt(r.get("contact_agreement_precision"), ".2f"),
-            _fmt(r.get("contact_agreement_recall"), ".2f"),
+            _fmt(r.contact_agreement_precision, ".2f"),
+            _fmt(r.contact_agreement_recall, ".2f"),
         ]
-        for r in study.get("rollouts") or []
+        for r in _rows(study)
     ]
     return _md(
         ["recording", "outcome", "rise mm", "held through the shake", "release", "contact precision", "contact recall"],
@@ -122,26 +131,26 @@ def refine_table(study: dict) -> str:
     Raises:
         ValueError: the study has no ``refine_rollouts``.
     """
-    ref = {r["sequence"]: r for r in study.get("refine_rollouts") or []}
+    ref = {r.sequence: r for r in RefineRow.many(StudyRecord.view(study).refine_rollouts)}
     if not ref:
         raise ValueError("no refine_rollouts: run_study.py --refine writes them")
     rows = []
-    for r in study.get("rollouts") or []:
-        f = ref.get(r["sequence"])
+    for r in _rows(study):
+        f = ref.get(r.sequence)
         if f is None:
             continue
         rows.append(
             [
-                r["sequence"].removesuffix("_lift"),
+                r.sequence.removesuffix("_lift"),
                 _outcome(r),
-                _fmt(display_outcome(f.get("refine_outcome"))),
-                _fmt(f.get("refine_wrist_mm")),
-                _fmt(f.get("refine_wrist_deg")),
-                _fmt(f.get("refine_finger_deg")),
-                _fmt(f.get("refine_shake_held")),
-                _fmt(f.get("refine_neighbourhood_success"), ".2f"),
-                _fmt(f.get("refine_seed_agreement")),
-                _fmt(f.get("refine_ablation_max_disp_mm"), ".2f"),
+                _fmt(display_outcome(f.refine_outcome)),
+                _fmt(f.refine_wrist_mm),
+                _fmt(f.refine_wrist_deg),
+                _fmt(f.refine_finger_deg),
+                _fmt(f.refine_shake_held),
+                _fmt(f.refine_neighbourhood_success, ".2f"),
+                _fmt(f.refine_seed_agreement),
+                _fmt(f.refine_ablation_max_disp_mm, ".2f"),
             ]
         )
     return _md(
@@ -164,17 +173,10 @@ def refine_table(study: dict) -> str:
 def attribution_table(result: dict) -> str:
     """Markdown table of an attribution result (module doc): lifted as ``n/of``."""
     rows = []
-    for f in result.get("factors") or []:
-        d = f.get("diagnosis") or {}
+    for f in td.Attribution.from_dict(result).factors:
         rows.append(
-            [
-                str(f["name"]),
-                str(f["value"]),
-                f"{f['lifted']}/{f['of']}",
-                str(f.get("shake_held", "-")),
-                str(f.get("unstable", 0)),
-            ]
-            + [str(d.get(c, 0)) for c in CLASSES if c != "unstable"]
+            [str(f.name), str(f.value), f"{f.lifted}/{f.of}", str(f.shake_held), str(f.unstable)]
+            + [str(f.diagnosis.get(c, 0)) for c in CLASSES if c != "unstable"]
         )
     return _md(
         ["factor", "value", "lifted", "held through the shake", "unstable"] + [c for c in CLASSES if c != "unstable"],
@@ -182,8 +184,8 @@ def attribution_table(result: dict) -> str:
     )
 
 
-def _named(rows: list[dict], test) -> str:
-    names = sorted(r["sequence"].removesuffix("_lift") for r in rows if test(r))
+def _named(rows: list[StudyRow], test) -> str:
+    names = sorted(r.sequence.removesuffix("_lift") for r in rows if test(r))
     return f"{len(names)}" + (f" ({', '.join(names)})" if names else "")
 
 
@@ -191,13 +193,17 @@ def _median(v, unit: str) -> str:
     return "-" if v is None else f"{v:.1f}{unit}"
 
 
-def _peak(rows: list[dict]) -> str:
+def _peak(rows: list[StudyRow]) -> str:
     """The largest ``wrist_err_peak_mm`` of the rows, mm, with its recording (``-`` where none has one)."""
-    have = [r for r in rows if r.get("wrist_err_peak_mm") is not None]
+    have = [r for r in rows if r.wrist_err_peak_mm is not None]
     if not have:
         return "-"
-    r = max(have, key=lambda r: r["wrist_err_peak_mm"])
-    return f"{r['wrist_err_peak_mm']:.1f} mm ({r['sequence'].removesuffix('_lift')})"
+    r = max(have, key=lambda r: r.wrist_err_peak_mm)
+    return f"{r.wrist_err_peak_mm:.1f} mm ({r.sequence.removesuffix('_lift')})"
+
+
+def _n(v):
+    return 0 if v is None else v
 
 
 def counts_table(study: dict, protocol: str = "lift") -> str:
@@ -205,28 +211,28 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
     ``rollouts``; another, e.g. ``hug-oracle``: ``counts[protocol]`` and its rows, without the shake and release
     where it runs none); mm where named."""
     proto = protocol_named(protocol)
-    c = study.get("counts") or {}
-    rows = study.get(proto.rows_field) or []
-    if not proto.primary:
-        c = c.get(protocol) or {}
-    n = c.get("rollouts", len(rows))
-    diag = c.get("diagnosis") or {}
+    rec = StudyRecord.view(study)
+    every = Counts.from_dict(rec.counts)
+    rows = study_rows(rec.rows_of(proto.rows_field))
+    c = every if proto.primary else (every.of(protocol) or Counts.from_dict(None))
+    n = len(rows) if c.rollouts is None else c.rollouts
+    diag = c.diagnosis or {}
     d = {k: diag[k] for k in [*CLASSES, *sorted(set(diag) - set(CLASSES))] if diag.get(k)}
-    ab = c.get("ablation_run", 0)
-    refused = (study.get("counts") or {}).get("refused_keys") or []
+    ab = _n(c.ablation_run)
+    refused = every.refused_keys or []
     lift = proto.shakes  # the hug-oracle protocol has no shake and no release
     out = [
         ["recordings replayed", f"{n}" + (f" ({len(refused)} refused: {', '.join(refused)})" if refused else "")],
-        ["stable (no physics failure)", f"{c.get('stable', 0)}/{n}"],
+        ["stable (no physics failure)", f"{_n(c.stable)}/{n}"],
         [
             "lifted at the end of the hold" if lift else "lifted (the oracle's success test)",
-            _named(rows, lambda r: r.get("lifted")) + f" of {n}",
+            _named(rows, lambda r: r.lifted) + f" of {n}",
         ],
     ]
     if lift:
         out += [
-            ["held through the shake", _named(rows, lambda r: r.get("shake_held")) + f" of {n}"],
-            ["stuck after the release", str(c.get("stuck", 0))],
+            ["held through the shake", _named(rows, lambda r: r.shake_held) + f" of {n}"],
+            ["stuck after the release", str(_n(c.stuck))],
         ]
     out += [
         [
@@ -235,16 +241,16 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
         ],
         [
             "ablation: nothing rose / moved < 1 mm / lifted",
-            f"{c.get('ablation_no_rise', 0)}/{ab} / {c.get('ablation_clean', 0)}/{ab} / {c.get('ablation_lifted', 0)}",
+            f"{_n(c.ablation_no_rise)}/{ab} / {_n(c.ablation_clean)}/{ab} / {_n(c.ablation_lifted)}",
         ],
-        ["ablation: largest displacement", _median(c.get("ablation_max_disp_mm"), " mm")],
-        ["force-carrying contacts at lift (median)", _median(c.get("median_contacts_force_at_lift"), "")],
-        ["wrist tracking error (median of the recordings' medians)", _median(c.get("median_wrist_err_mm"), " mm")],
+        ["ablation: largest displacement", _median(c.ablation_max_disp_mm, " mm")],
+        ["force-carrying contacts at lift (median)", _median(c.median_contacts_force_at_lift, "")],
+        ["wrist tracking error (median of the recordings' medians)", _median(c.median_wrist_err_mm, " mm")],
         [
             "wrist tracking error, peak over the lift and hold (median of the recordings' peaks / largest)",
-            f"{_median(c.get('median_wrist_err_peak_mm'), ' mm')} / {_peak(rows)}",
+            f"{_median(c.median_wrist_err_peak_mm, ' mm')} / {_peak(rows)}",
         ],
-        ["study wall time", _median(c.get("wall_s"), " s")],
+        ["study wall time", _median(c.wall_s, " s")],
     ]
     return _md(["figure", "value"], out)
 
@@ -252,40 +258,38 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
 def tests_table(run: dict) -> str:
     """A test run's counts and wall time (``tests``, ``passed``, ``failed``, ``errors``, ``skipped``,
     ``time_s``) and why tests skipped."""
+    t = td.TestRun.from_dict(run)
     out = [
-        ["tests", str(run["tests"])],
-        ["passed", str(run["passed"])],
-        ["failed", str(run["failed"])],
-        ["errors", str(run["errors"])],
-        ["skipped", str(run["skipped"])],
-        ["wall time", f"{run['time_s']:.0f} s"],
+        ["tests", str(t.tests)],
+        ["passed", str(t.passed)],
+        ["failed", str(t.failed)],
+        ["errors", str(t.errors)],
+        ["skipped", str(t.skipped)],
+        ["wall time", f"{t.time_s:.0f} s"],
     ]
-    out += [
-        [f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)]
-        for why, k in (run.get("skip_reasons") or {}).items()
-    ]
-    out += [[f"failed: `{name}`", "1"] for name in run.get("failed_tests") or []]
+    out += [[f"skipped: {why or '(no reason)'}".replace("|", "/"), str(k)] for why, k in t.skip_reasons.items()]
+    out += [[f"failed: `{name}`", "1"] for name in t.failed_tests]
     return _md(["figure", "value"], out)
 
 
 def crosscheck_table(doc: dict) -> str:
     """The independent plain-MuJoCo replay's count and its recording-by-recording agreement with a study
     (:func:`replay.output.results_summary.crosscheck_summary`)."""
-    lifted = [r["sequence"] for r in doc["results"] if r["lifted"]]
+    x = td.CrossCheckRun.from_dict(doc)
+    lifted = [r.sequence for r in x.results if r.lifted]
     out = [
-        ["plain MuJoCo, settings", str(doc.get("settings") or "as authored")],
-        ["lifted", f"{doc['lifted']} of {doc['recordings']} ({', '.join(s.replace('_lift', '') for s in lifted)})"],
+        ["plain MuJoCo, settings", str(x.settings or "as authored")],
+        ["lifted", f"{x.lifted} of {x.recordings} ({', '.join(s.replace('_lift', '') for s in lifted)})"],
     ]
-    a = doc.get("agreement")
+    a = x.agreed()
     if a:
-        out.append(["same verdict as the project's study", f"{a['agree']} of {a['paired']}"])
+        out.append(["same verdict as the project's study", f"{a.agree} of {a.paired}"])
         out += [
             [
-                f"differs: {d['sequence']}",
-                f"plain {'lifted' if d['plain'] else 'not lifted'}, project "
-                f"{'lifted' if d['project'] else 'not lifted'}",
+                f"differs: {d.sequence}",
+                f"plain {'lifted' if d.plain else 'not lifted'}, project {'lifted' if d.project else 'not lifted'}",
             ]
-            for d in a.get("disagree") or []
+            for d in a.disagree
         ]
     return _md(["figure", "value"], out)
 
@@ -294,17 +298,18 @@ def scale_table(doc: dict) -> str:
     """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and the
     goals of issue 41 (overhead per recording at the largest size over the smallest's, at most 1.2x;
     bytes per recording flat; the driver under 1 GB)."""
-    rows = doc["sizes"]
+    run = td.ScaleRun.from_dict(doc)
+    rows = run.sizes
     out = [
         [
-            f"{r['recordings']:,}",
-            _fmt(r["wall_s"]),
-            f"{r['overhead_per_recording_s']:.3f}",
-            f"{r['bytes_per_recording'] / 1000:.1f}",
-            _fmt(r["driver_peak_rss_mb"], ".0f"),
-            _fmt(r["report_s"]),
-            _fmt(r.get("report_load_s"), ".2f"),
-            f"{_fmt(r['montage_s'])} ({r['montage_tiles']} tiles)",
+            f"{r.recordings:,}",
+            _fmt(r.wall_s),
+            f"{r.overhead_per_recording_s:.3f}",
+            f"{r.bytes_per_recording / 1000:.1f}",
+            _fmt(r.driver_peak_rss_mb, ".0f"),
+            _fmt(r.report_s),
+            _fmt(r.report_load_s, ".2f"),
+            f"{_fmt(r.montage_s)} ({r.montage_tiles} tiles)",
         ]
         for r in rows
     ]
@@ -325,22 +330,22 @@ def scale_table(doc: dict) -> str:
     notes = []
     if len(rows) > 1:
         notes.append(
-            f"overhead per recording at {hi['recordings']:,} / at {lo['recordings']:,}: "
-            f"{hi['overhead_per_recording_s'] / lo['overhead_per_recording_s']:.2f}x (goal at most 1.2x); "
-            f"bytes per recording {hi['bytes_per_recording'] / lo['bytes_per_recording']:.2f}x (goal flat)"
+            f"overhead per recording at {hi.recordings:,} / at {lo.recordings:,}: "
+            f"{hi.overhead_per_recording_s / lo.overhead_per_recording_s:.2f}x (goal at most 1.2x); "
+            f"bytes per recording {hi.bytes_per_recording / lo.bytes_per_recording:.2f}x (goal flat)"
         )
-    notes.append(f"driver peak {max(r['driver_peak_rss_mb'] for r in rows):.0f} MB (goal under 1,024 MB)")
-    if doc.get("stepping_fraction") is not None:
+    notes.append(f"driver peak {max(r.driver_peak_rss_mb for r in rows):.0f} MB (goal under 1,024 MB)")
+    if run.stepping_fraction is not None:
         notes.append(
-            f"stepping: {doc['stepping_fraction'] * 100:.0f} % of a worker's CPU time "
-            f"({doc['stepping_s']:.2f} of {doc['profiled_s']:.2f} s over {', '.join(doc['profiled'])}, "
+            f"stepping: {run.stepping_fraction * 100:.0f} % of a worker's CPU time "
+            f"({run.stepping_s:.2f} of {run.profiled_s:.2f} s over {', '.join(run.profiled)}, "
             "each with its ablation, the first recording of its object: its scene compiled; goal at least 70 %)"
         )
-    if doc.get("stepping_fraction_placed") is not None:  # older files have only the first
+    if run.stepping_fraction_placed is not None:  # older files have only the first
         notes.append(
             f"stepping, another recording of each object (its scene kept and placed): "
-            f"{doc['stepping_fraction_placed'] * 100:.0f} % ({doc['stepping_placed_s']:.2f} of "
-            f"{doc['profiled_placed_s']:.2f} s over {', '.join(doc['profiled_placed'])})"
+            f"{run.stepping_fraction_placed * 100:.0f} % ({run.stepping_placed_s:.2f} of "
+            f"{run.profiled_placed_s:.2f} s over {', '.join(run.profiled_placed)})"
         )
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
@@ -348,16 +353,16 @@ def scale_table(doc: dict) -> str:
 def throughput_table(doc: dict) -> str:
     """``benchmarks/study_throughput.py``'s summary: per checkout (its commit) the median and best rollouts
     per minute, the median CPU time and the jobs' own time, each with its ratio to the first checkout."""
-    commits = doc.get("tree_commits") or {}
+    run = td.ThroughputRun.from_dict(doc)
     out = []
-    for name, s in doc["summary"].items():
-        jobs = "-" if not s.get("median_jobs_s") else f"{s['median_jobs_s']:.1f} ({s['jobs_ratio']:.2f}x)"
+    for name, s in run.summary.items():
+        jobs = "-" if not s.median_jobs_s else f"{s.median_jobs_s:.1f} ({s.jobs_ratio:.2f}x)"
         out.append(
             [
-                f"{name} ({commits.get(name, '?')})",
-                f"{s['median_per_min']:.0f} ({s['median_ratio']:.2f}x)",
-                f"{s['best_per_min']:.0f} ({s['best_ratio']:.2f}x)",
-                f"{s['median_cpu_s']:.1f} ({s['cpu_ratio']:.2f}x)",
+                f"{name} ({run.tree_commits.get(name, '?')})",
+                f"{s.median_per_min:.0f} ({s.median_ratio:.2f}x)",
+                f"{s.best_per_min:.0f} ({s.best_ratio:.2f}x)",
+                f"{s.median_cpu_s:.1f} ({s.cpu_ratio:.2f}x)",
                 jobs,
             ]
         )
@@ -372,15 +377,16 @@ def _clock(s: float) -> str:
 def make_study_table(doc: dict) -> str:
     """``make study``'s steps (``steps``: ``script``, ``command``, ``wall_s`` s) and its whole time (``total_s``,
     m:ss), then the machine it ran on (``cpus``, the 1-minute load average before and after, ``note``)."""
-    out = [[f"`{s['command']}`", f"{s['wall_s']:.1f}"] for s in doc["steps"]]
-    out.append(["**`make study`, in all**", f"**{doc['total_s']:.1f} ({_clock(doc['total_s'])})**"])
-    load = doc.get("load_1min") or ["?", "?"]
+    run = td.MakeStudyRun.from_dict(doc)
+    out = [[f"`{s.command}`", f"{s.wall_s:.1f}"] for s in run.steps]
+    out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({_clock(run.total_s)})**"])
+    load = run.load_1min or ["?", "?"]
     text = _md(["command (what `make study` runs, in order)", "wall s"], out)
     # no quiet/loaded verdict from these readings: the study's own workers load every core (the reading after),
     # and the one before still holds the last minute's work
     return text + (
-        f"\nMeasured on {doc.get('cpus')} cores, 1-minute load average {load[0]} before and {load[1]} after "
-        "(the study's own workers load every core)" + (f" ({doc['note']})" if doc.get("note") else "") + ".\n"
+        f"\nMeasured on {run.cpus} cores, 1-minute load average {load[0]} before and {load[1]} after "
+        "(the study's own workers load every core)" + (f" ({run.note})" if run.note else "") + ".\n"
     )
 
 
@@ -389,27 +395,27 @@ def sample_cost_table(doc: dict) -> str:
     with their stepping CPU s, then the three figures of issue 47 against their goals (extra sample cost
     at most 1.25x its stepping, stepping at least 70 % of a 32-sample study, 2 threads at least 0.85 of
     2 x raw mj_step)."""
-    sizes = doc["sizes"]
+    run = td.SampleCostRun.from_dict(doc)
+    sizes = run.sizes
     out = []
-    for r in doc["recordings"]:
-        by_n = {x["n"]: x for x in r["samples"]}
-        t = "cpu_s" if r["one"]["cpu_s"] is not None else "wall_s"  # mujoco-warp: wall s
+    for r in run.recordings:
+        by_n = {x.n: x for x in r.samples}
+        cpu = r.one.cpu_s is not None  # mujoco-warp: wall s
         out.append(
-            [r["recording"], f"{r['one'][t]:.2f} ({r['one']['stepping_s']:.2f})"]
-            + [f"{by_n[n][t]:.2f} ({by_n[n]['stepping_s']:.2f})" for n in sizes]
+            [r.recording, f"{r.one.time(cpu):.2f} ({r.one.stepping_s:.2f})"]
+            + [f"{by_n[n].time(cpu):.2f} ({by_n[n].stepping_s:.2f})" for n in sizes]
         )
-    clock = "CPU" if doc.get("device", "cpu") == "cpu" else "wall"
+    clock = "CPU" if run.device == "cpu" else "wall"
     text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
-    extra = doc["extra_sample_cost_ratio"]
     notes = [
-        f"each extra sample: {_fmt(extra, '.2f')}x its own stepping CPU (goal at most 1.25x)",
-        f"stepping: {doc['stepping_share'] * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)",
+        f"each extra sample: {_fmt(run.extra_sample_cost_ratio, '.2f')}x its own stepping CPU (goal at most 1.25x)",
+        f"stepping: {run.stepping_share * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)",
     ]
-    if doc.get("batch_efficiency") is not None:
+    if run.batch_efficiency is not None:
         notes.append(
-            f"{sizes[0]} samples on 2 threads: {doc['batch_efficiency']:.2f} of 2 x raw mj_step (goal at "
+            f"{sizes[0]} samples on 2 threads: {run.batch_efficiency:.2f} of 2 x raw mj_step (goal at "
             f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
-            f"{doc['batch_efficiency_1thread']:.2f} of raw mj_step"
+            f"{run.batch_efficiency_1thread:.2f} of raw mj_step"
         )
     return text + "\n" + "".join(f"- {n}\n" for n in notes)
 
@@ -417,15 +423,15 @@ def sample_cost_table(doc: dict) -> str:
 def pose_mapping_table(doc: dict) -> str:
     """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
     (:func:`replay.output.results_summary.pose_mapping_summary`), then the frames and recordings."""
-    runs = doc["runs"]
-    shape = lambda r: ", ".join(sorted({str(v) for v in (r.get("hand_shape") or {}).values()})) or "?"  # noqa: E731
-    per = [{p["name"]: p for p in r["per_landmark"]} for r in runs]
+    runs = td.PoseMapping.from_dict(doc).runs
+    shape = lambda r: ", ".join(sorted({str(v) for v in (r.hand_shape or {}).values()})) or "?"  # noqa: E731
+    per = [{p.name: p for p in r.per_landmark} for r in runs]
     rows = [
-        [name] + [f"{p[name]['median_mm']:.2f} ({p[name]['p90_mm']:.2f})" if name in p else "-" for p in per]
-        for name in [p["name"] for p in runs[0]["per_landmark"]]
+        [name] + [f"{p[name].median_mm:.2f} ({p[name].p90_mm:.2f})" if name in p else "-" for p in per]
+        for name in [p.name for p in runs[0].per_landmark]
     ]
-    what = lambda r: f"{r.get('frames')} frames (window {r.get('window')}) of {len(r.get('sequences') or [])} " + (  # noqa: E731
-        f"recordings: {', '.join(r.get('sequences') or [])}"
+    what = lambda r: f"{r.frames} frames (window {r.window}) of {len(r.sequences or [])} " + (  # noqa: E731
+        f"recordings: {', '.join(r.sequences or [])}"
     )
     if len({what(r) for r in runs}) == 1:
         notes = [f"- each: {what(runs[0])}"]

@@ -20,6 +20,7 @@ from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import RolloutRecord
 from replay.results.study_counts import Counts
 from replay.results.study_rows import StudyRow
+from replay.results.study_settings import judged_physics
 from replay.results.verdict_record import Verdict, Word
 from replay.study.cross_checks import ABLATION, CONTACT_RUN
 from replay.study.end_table import judge_text
@@ -88,7 +89,7 @@ def missing_pairs_text(study) -> str:
 
 def judge_physics(study) -> str:
     """The physics the study's verdicts were read under."""
-    return str((study.judge or {}).get("physics") or (study.config or {}).get("physics") or DEFAULT_JUDGE.physics)
+    return str(judged_physics(study) or DEFAULT_JUDGE.physics)
 
 
 def cross_check_summary_html(c: Counts, study=None) -> str:

@@ -8,7 +8,8 @@ import dataclasses
 from dataclasses import field
 from typing import Any
 
-from replay.results.records import ROW_FIELDS
+from replay.results.json_record import JsonRecord
+from replay.results.records import REFINE_FIELDS, ROW_FIELDS
 from replay.results.verdict_record import CrossCheck, PLiftEntry, Verdict, cross_checks, p_lift_entries
 
 #: the typed keys a row may carry beyond :data:`ROW_FIELDS`
@@ -65,3 +66,10 @@ _NAMES = frozenset(ROW_FIELDS) | frozenset(TYPED)
 def study_rows(rows) -> list:
     """The :class:`StudyRow` of each row object of a study's rows list."""
     return [StudyRow.from_dict(r) for r in rows or [] if isinstance(r, dict)]
+
+
+RefineRow = dataclasses.make_dataclass(
+    "RefineRow", [(k, Any, field(default=None)) for k in REFINE_FIELDS], bases=(JsonRecord,), frozen=True
+)
+RefineRow.__module__ = __name__
+RefineRow.__doc__ = "One row of a study's refine_rollouts: every REFINE_FIELDS name an attribute."

@@ -27,10 +27,46 @@ from replay.protocol.protocols.base import (
     protocol_names,
 )
 from replay.results.files import read_study
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import StudyRecord
 
 #: format of the agreement JSON (``scripts/agreement.py``); 2: sets of any protocol, ``paired`` and ``left_out``
 AGREEMENT_FORMAT = 2
+#: a key the config does not hold
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class _Row(JsonRecord):
+    """A row's sequence and rise (m; the lift-judged protocols')."""
+
+    sequence: str | None = None
+    rise: float | None = None
+
+
+@dataclass(frozen=True)
+class _Overrides(JsonRecord):
+    hand_shape: object = None
+    finger_effort_limit: object = None
+
+
+@dataclass(frozen=True)
+class _LabelConfig(JsonRecord):
+    """What a set's label names of its study's config (an older study's fields among them: ``hand_variant``,
+    ``solver_backend``, ``effort_limit``)."""
+
+    hand: object = None
+    hand_variant: object = None
+    engine: object = None
+    solver_backend: object = None
+    effort_limit: object = _ABSENT
+    physics_overrides: _Overrides = read_as(_Overrides.from_dict)
+
+
+@dataclass(frozen=True)
+class _Hand(JsonRecord):
+    model: object = None
+    shape: object = None
 
 
 @dataclass
@@ -51,6 +87,11 @@ class RolloutSet:
     sequences: list = field(default_factory=list)
     config_hash: str | None = None
 
+    def rise_mm(self, sequence: str) -> float | None:
+        """The row's rise, mm to 0.01 (None where it has none)."""
+        rise = _Row.from_dict(self.rows[sequence]).rise
+        return None if rise is None else round(1000.0 * float(rise), 2)
+
     def outcome(self, sequence: str) -> str | None:
         return self.rows[sequence].get(protocol_named(self.protocol).outcome_field)
 
@@ -67,15 +108,15 @@ class RolloutSet:
 
 
 def _label(path: Path, study: StudyRecord, protocol: str) -> str:
-    cfg = study.config or {}
-    hand = study.hand or {}
-    shape = hand.get("shape") or cfg.get("hand_variant") or (cfg.get("physics_overrides") or {}).get("hand_shape")
+    cfg, hand = _LabelConfig.from_dict(study.config), _Hand.from_dict(study.hand)
+    shape = hand.shape or cfg.hand_variant or cfg.physics_overrides.hand_shape
+    effort = cfg.physics_overrides.finger_effort_limit if cfg.effort_limit is _ABSENT else cfg.effort_limit
     bits = [
         study.dataset or "?",
-        str(hand.get("model") or cfg.get("hand") or "?"),
+        str(hand.model or cfg.hand or "?"),
         str(shape or "?"),
-        str(cfg.get("solver_backend") or cfg.get("engine") or "?"),  # the engine (older studies: the backend)
-        f"effort {cfg.get('effort_limit', (cfg.get('physics_overrides') or {}).get('finger_effort_limit'))}",
+        str(cfg.solver_backend or cfg.engine or "?"),  # the engine (older studies: the backend)
+        f"effort {effort}",
     ] + ([] if protocol_named(protocol).primary else [protocol])
     return f"{path.parent.name}/{path.name} ({', '.join(bits)})"
 
@@ -114,7 +155,7 @@ def rollout_set(path: str | Path, protocol: str | None = None, label: str | None
         path,
         protocol,
         label or _label(path, study, protocol),
-        {r["sequence"]: r for r in rows},
+        {_Row.from_dict(r).sequence: r for r in rows},
         _failures(study, protocol),
         list(study.sequences or []),
         study.config_hash,
@@ -187,9 +228,7 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         {
             "sequence": q,
             "outcomes": [s.outcome(q) for s in sets],
-            "rises_mm": [
-                None if s.rows[q].get("rise") is None else round(1000.0 * float(s.rows[q]["rise"]), 2) for s in sets
-            ],
+            "rises_mm": [s.rise_mm(q) for s in sets],
         }
         for q in common
     ]
@@ -208,24 +247,51 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
     }
 
 
+@dataclass(frozen=True)
+class _PairCounts(JsonRecord):
+    a: str | None = None
+    b: str | None = None
+    both: int | None = None
+    only_a: int | None = None
+    only_b: int | None = None
+    neither: int | None = None
+    flipped: list = read_as(lambda d: d or [])
+
+
+@dataclass(frozen=True)
+class _LeftOut(JsonRecord):
+    sequence: str | None = None
+    reasons: list = read_as(lambda d: d or [])
+
+
+@dataclass(frozen=True)
+class _Table(JsonRecord):
+    """An agreement table (:func:`agreement`) as its readers show it."""
+
+    pairs: list[_PairCounts] = read_as(_PairCounts.many)
+    paired: list = read_as(lambda d: d or [])
+    left_out: list[_LeftOut] = read_as(_LeftOut.many)
+
+
 def markdown(table: dict) -> str:
     """The pair counts as a Markdown table (what the README shows)."""
     lines = [
         "| A | B | succeeded in both | only in A | only in B | neither | flipped |",
         "|---|---|---|---|---|---|---|",
     ]
-    for p in table["pairs"]:
+    for p in _Table.from_dict(table).pairs:
         lines.append(
-            f"| {p['a']} | {p['b']} | {p['both']} | {p['only_a']} | {p['only_b']} | {p['neither']} | "
-            f"{', '.join(q.removesuffix('_lift') for q in p['flipped']) or '-'} |"
+            f"| {p.a} | {p.b} | {p.both} | {p.only_a} | {p.only_b} | {p.neither} | "
+            f"{', '.join(q.removesuffix('_lift') for q in p.flipped) or '-'} |"
         )
     return "\n".join(lines)
 
 
 def pairing_lines(table: dict) -> list[str]:
     """What was paired and what was left out, and why: one line each, for the console."""
-    paired = table["paired"]
+    t = _Table.from_dict(table)
+    paired = t.paired
     out = [f"paired {len(paired)} recording(s) present in every set" + (f": {', '.join(paired)}" if paired else "")]
-    for item in table["left_out"]:
-        out.append(f"left out {item['sequence']}: {'; '.join(item['reasons'])}")
+    for item in t.left_out:
+        out.append(f"left out {item.sequence}: {'; '.join(item.reasons)}")
     return out

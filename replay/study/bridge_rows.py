@@ -21,7 +21,25 @@ after the lift protocol's 18 cm lift and hold; then + shake; then + release).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from replay.results.json_record import JsonRecord
+from replay.results.records import RolloutRecord
+
 ORACLE = "hug-oracle"
+
+
+@dataclass(frozen=True)
+class BridgeRow(JsonRecord):
+    """A row of the bridge (module doc), read from its JSON object."""
+
+    id: str | None = None
+    path: str | None = None
+    element: str | None = None
+    value: str | None = None
+    protocol: str | None = None
+    config: dict | None = None
+    count: str | None = None
 
 
 def _drive(nm: float) -> dict:
@@ -211,19 +229,19 @@ def _drop(over: dict, keys: dict) -> dict:
     return out
 
 
-def counted(row: dict, m: dict, cfg) -> bool:
-    """Whether rollout metrics ``m`` count as lifted under ``row['count']`` (module doc);
-    ``cfg``: the config it ran with (``lifted_min_rise`` m, ``lifted_min_clearance`` m)."""
-    if row["count"] == "lifted":
-        return bool(m["lifted"])
+def counted(row: BridgeRow, r: RolloutRecord, cfg) -> bool:
+    """Whether rollout ``r`` counts as lifted under ``row.count`` (module doc); ``cfg``: the config it ran with
+    (``lifted_min_rise`` m, ``lifted_min_clearance`` m)."""
+    if row.count == "lifted":
+        return bool(r.lifted)
     hold = bool(
-        m["stable"]
-        and m["completed"]
-        and m["rise"] >= cfg.lift.lifted_min_rise
-        and m["clearance"] >= cfg.lift.lifted_min_clearance
+        r.stable
+        and r.completed
+        and r.lift.rise >= cfg.lift.lifted_min_rise
+        and r.lift.clearance >= cfg.lift.lifted_min_clearance
     )
-    if row["count"] == "hold":
+    if row.count == "hold":
         return hold
-    if row["count"] == "shake":
-        return hold and bool(m.get("shake_held"))
-    return bool(m["lifted"]) and bool(m.get("shake_held"))
+    if row.count == "shake":
+        return hold and bool(r.lift.shake_held)
+    return bool(r.lifted) and bool(r.lift.shake_held)

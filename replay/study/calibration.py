@@ -13,6 +13,8 @@ import statistics
 from dataclasses import dataclass
 
 from replay.errors import DataError
+from replay.results.study_rows import study_rows
+from replay.results.verdict_record import discriminations, p_lift_entries
 from replay.study.verdict_conditions import AS_REPLAYED, WRIST_UNCOMPENSATED
 
 #: the decision: a recording is decided "real" (lifted) when its p_lift is at least this
@@ -91,12 +93,12 @@ def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECIS
     study's fields): ``{balanced_accuracy, tpr, tnr, n_real, n_corrupted}``, or None where no row has
     the condition both real and corrupted."""
     real, bad = [], []
-    for r in rows:
-        pl, pc = r.get("p_lift") or {}, r.get("p_lift_corrupted") or {}
-        if condition not in pl or not any(condition in v for v in pc.values()):
+    for r in study_rows(rows):
+        pl, pc = r.p_lift, [p_lift_entries(v) for v in (r.p_lift_corrupted or {}).values()]
+        if condition not in pl or not any(condition in v for v in pc):
             continue
-        real.append(float(pl[condition]["p"]) >= threshold)
-        bad += [float(v[condition]["p"]) < threshold for v in pc.values() if condition in v]
+        real.append(pl[condition].p >= threshold)
+        bad += [v[condition].p < threshold for v in pc if condition in v]
     if not real or not bad:
         return None
     tpr, tnr = sum(real) / len(real), sum(bad) / len(bad)
@@ -115,9 +117,9 @@ def candidate_figures(rows: list[dict], discrimination: list | None, condition: 
     fig = balanced_accuracy(rows, condition)
     if fig is None:
         return None
-    real = [float(r["p_lift"][condition]["p"]) for r in rows if condition in (r.get("p_lift") or {})]
+    real = [r.p_lift[condition].p for r in study_rows(rows) if condition in r.p_lift]
     fig["median_p_real"] = statistics.median(real)
-    fig["auc"] = {d["corruption"]: d["auc"] for d in discrimination or [] if d.get("condition") == condition}
+    fig["auc"] = {d.corruption: d.auc for d in discriminations(discrimination) if d.condition == condition}
     return fig
 
 

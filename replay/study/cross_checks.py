@@ -22,6 +22,7 @@ from replay.results.files import read_rollout
 from replay.results.judge import DEFAULT_JUDGE
 from replay.results.outcomes import words as outcome_words
 from replay.results.study_rows import StudyRow, study_rows
+from replay.results.study_settings import ConfigNames
 from replay.results.verdict_record import CrossCheck, Tally, Verdict, Word
 from replay.study.verdicts import VerdictPair, lead_protocol
 
@@ -74,7 +75,7 @@ def other_pairs(study) -> dict[str, dict[str, StudyRow]]:
     protocol's own: its other main protocols judged on a lift (their rows) and each extra pair
     (``verdict_rollouts``)."""
     lead = lead_protocol(study.protocols)
-    phys = (study.config or {}).get("physics")
+    phys = ConfigNames.from_dict(study.config).physics
     pairs = VerdictPair.read(study.verdicts) or [
         VerdictPair(p, str(phys), True)
         for p in study.protocols or [primary_protocol().name]
@@ -118,10 +119,9 @@ def add_cross_checks(study) -> None:
     }
 
 
-def study_judge(cfg, conditions) -> dict:
-    """The study's ``judge``: its physics, the condition its verdicts were read under (``conditions``: the
-    ``sampling.conditions`` records; None: single rollouts) and the default judge."""
-    names = [c.get("name") for c in conditions or [] if isinstance(c, dict)]
+def study_judge(cfg, names: list[str]) -> dict:
+    """The study's ``judge``: its physics, the condition its verdicts were read under (``names``: the sampling's
+    conditions; []: single rollouts) and the default judge."""
     return {"physics": cfg.physics, "condition": judged_condition(names), "default": DEFAULT_JUDGE.to_dict()}
 
 

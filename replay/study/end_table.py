@@ -19,6 +19,7 @@ from replay.results.outcomes import words as outcome_words
 from replay.results.records import StudyRecord
 from replay.results.study_counts import Counts, GroupCount
 from replay.results.study_rows import StudyRow, study_rows
+from replay.results.study_settings import Sampling, StudyJudge, judged_physics
 from replay.results.verdict_record import Word, discriminations
 from replay.study.discrimination import auc_text
 from replay.study.verdicts import VerdictPair, lead_protocol
@@ -62,12 +63,11 @@ def verdict_table(rows: list[StudyRow]) -> list[str]:
 
 def judge_text(study: StudyRecord) -> str:
     """``physics replay, condition as_replayed, 32 samples each (the default judge)`` or ``one run each``."""
-    j = study.judge or {}
-    d = j.get("default") or {}
-    phys, cond = j.get("physics") or (study.config or {}).get("physics"), j.get("condition")
-    n = (study.sampling or {}).get("samples")
+    j = StudyJudge.from_dict(study.judge)
+    phys, cond = judged_physics(study), j.condition
+    n = Sampling.from_dict(study.sampling).samples
     how = f"condition {cond}, {n} samples each" if cond else "one run each (not sampled: --samples N for p_lift)"
-    dflt = phys == d.get("physics") and (cond is None or cond == d.get("condition"))
+    dflt = phys == j.default.physics and (cond is None or cond == j.default.condition)
     return f"physics {phys}, {how}" + (" (the default judge)" if dflt else " (not the default judge)")
 
 
@@ -138,7 +138,7 @@ def condition_lines(study: StudyRecord, rows: list[StudyRow], lead: str) -> list
     if len(conds) < 2:
         return []
     lifts = [r for r in rows if r.intent in (None, "lift")]
-    cond = (study.judge or {}).get("condition")
+    cond = StudyJudge.from_dict(study.judge).condition
     parts = []
     for k in conds:
         got = [WORD_OF_CLASS[verdict_class(r.p_lift[k].lo, r.p_lift[k].hi)] for r in lifts if k in r.p_lift]

@@ -27,6 +27,7 @@ from replay.fileio import atomic_write_text
 from replay.protocol.gripper_object import check_object
 from replay.protocol.gripper_phases import PhaseConfig
 from replay.results.files import dumps, rows_csv
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import FORMAT_VERSION
 from replay.sim.gripper import FixtureConfig
 from replay.study.batch import run_batch
@@ -84,14 +85,48 @@ def full_config(config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig) -
     return {"replay": config.to_dict(), "fixture": fixture.to_dict(), "phases": pc.to_dict()}
 
 
-def _line_figure(line: dict) -> str | None:
-    if line["passed"]:
+@dataclass(frozen=True)
+class PhaseResult(JsonRecord):
+    """One phase of a line (:func:`replay.protocol.gripper_phases.run_phases`): ran, passed, its metrics."""
+
+    name: str | None = None
+    ran: bool | None = None
+    passed: bool | None = None
+    metrics: dict = read_as(lambda d: d or {})
+
+
+@dataclass(frozen=True)
+class _Name(JsonRecord):
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class LineResult(JsonRecord):
+    """One grasp line's result (:func:`replay.protocol.gripper_object.check_object`)."""
+
+    line: _Name = read_as(_Name.from_dict)
+    passed: bool | None = None
+    failure_class: str | None = None
+    unstable_reason: str | None = None
+    phases: list[PhaseResult] = read_as(PhaseResult.many)
+
+
+@dataclass(frozen=True)
+class ObjectResult(JsonRecord):
+    """An object's result: the lines that pass and every line's result."""
+
+    passing_lines: list | None = None
+    lines: list[LineResult] = read_as(LineResult.many)
+
+
+def _line_figure(line: LineResult) -> str | None:
+    if line.passed:
         return None
-    phase, key, unit = FIGURE.get(line["failure_class"], (None, None, None))
-    for p in line["phases"]:
-        if p["ran"] and not p["passed"] and (phase is None or p["name"] == phase) and key in p["metrics"]:
-            return f"{key}={p['metrics'][key]:.3g} {unit}"
-    return line.get("unstable_reason")
+    phase, key, unit = FIGURE.get(line.failure_class, (None, None, None))
+    for p in line.phases:
+        if p.ran and not p.passed and (phase is None or p.name == phase) and key in p.metrics:
+            return f"{key}={p.metrics[key]:.3g} {unit}"
+    return line.unstable_reason
 
 
 def object_row(res: dict) -> dict:
@@ -110,11 +145,12 @@ def object_row(res: dict) -> dict:
             "wall_s",
         )
     }
-    row["passing_lines"] = " ".join(res.get("passing_lines") or [])
-    by = {ln["line"]["name"]: ln for ln in res["lines"]}
+    got = ObjectResult.from_dict(res)
+    row["passing_lines"] = " ".join(got.passing_lines or [])
+    by = {ln.line.name: ln for ln in got.lines}
     for n in LINE_NAMES:
         ln = by.get(n)
-        row[f"{n}_result"] = None if ln is None else ("pass" if ln["passed"] else ln["failure_class"])
+        row[f"{n}_result"] = None if ln is None else ("pass" if ln.passed else ln.failure_class)
         row[f"{n}_figure"] = None if ln is None else _line_figure(ln)
     return row
 

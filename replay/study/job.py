@@ -135,8 +135,9 @@ def run_job(job: Job) -> dict:
             warnings.filterwarnings("ignore", category=DeprecationWarning)
         doc = _run_job(job)
     # said once per study by the parent (replay.study.console), not once per worker and rollout
-    doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    if doc["run_warnings"]:  # kept with the rollout: the console says each only once, shortened
+    said = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    doc["run_warnings"] = said
+    if said:  # kept with the rollout: the console says each only once, shortened
         doc = write_rollout(Path(job.rollouts_dir) / f"{job.stem}.json", RolloutRecord.from_dict(doc))
     return doc
 
@@ -186,7 +187,7 @@ def _run_job(job: Job) -> dict:
         **res.metrics,
         "poses": os.path.relpath(poses_path, out_dir),
         **extra,
-        **(_ablation_fields(ab, cfg, rdir, out_dir, stem) if ab is not None else {"ablation": None}),
+        **(_ablation_fields(*_ablation(ab, cfg, rdir, out_dir, stem)) if ab is not None else {"ablation": None}),
     }
     if job.samples and proto.sampled:  # P(lift) per condition (and corruption), batched
         flat.update(run_samples(job, (rec, coords, mjcf), cfg))
@@ -196,20 +197,25 @@ def _run_job(job: Job) -> dict:
     return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_metrics(flat))
 
 
-def _ablation_fields(ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> dict:
-    """Write the ablation's poses; its flat metrics (``ablation``) and verdicts (``ablation_clean``,
-    ``ablation_no_rise``) for the rollout record."""
+def _ablation(ab, cfg: ReplayConfig, rdir: Path, out_dir: Path, stem: str) -> tuple[dict, bool, bool]:
+    """Write the ablation's poses; (its flat metrics with the poses' path, clean, no rise)."""
     ab_path = rdir / f"{stem}.ablation.npz"
     write_poses(ab_path, ab.poses)
-    m = ab.metrics
-    no_contact = bool(m["stable"] and m["max_hand_object_contacts"] == 0)
+    r = RolloutRecord.from_metrics(ab.metrics)
+    no_contact = bool(r.stable and r.grasp.max_hand_object_contacts == 0)
     # clean: the object did not move (< 1 mm, any collision vertex); no_rise: it did
     # not come up (a round object may roll on the table by itself, which is not lifting)
-    return {
-        "ablation": {**m, "poses": os.path.relpath(ab_path, out_dir)},
-        "ablation_clean": no_contact and m["max_object_disp_mm"] < cfg.ablation_clean_mm,
-        "ablation_no_rise": no_contact and m["max_object_rise_mm"] < cfg.ablation_clean_mm,
-    }
+    return (
+        {**ab.metrics, "poses": os.path.relpath(ab_path, out_dir)},
+        no_contact and r.grasp.max_object_disp_mm < cfg.ablation_clean_mm,
+        no_contact and r.grasp.max_object_rise_mm < cfg.ablation_clean_mm,
+    )
+
+
+def _ablation_fields(metrics: dict, clean: bool, no_rise: bool) -> dict:
+    """The ablation's fields of the rollout record: ``ablation`` (its flat metrics), ``ablation_clean``,
+    ``ablation_no_rise``."""
+    return {"ablation": metrics, "ablation_clean": clean, "ablation_no_rise": no_rise}
 
 
 def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
@@ -237,9 +243,8 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
             f"{kept.config_hash} is not this study's config ({config_hash(cfg)}): rerun the whole recording instead",
         )
     ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)], protocol=job.protocol)[0]
-    got = _ablation_fields(ab, cfg, rdir, out_dir, stem)
-    kept.ablation = RolloutRecord.from_metrics(got["ablation"])
+    metrics, kept.ablation_clean, kept.ablation_no_rise = _ablation(ab, cfg, rdir, out_dir, stem)
+    kept.ablation = RolloutRecord.from_metrics(metrics)
     kept.ablation.format_version = None
-    kept.ablation_clean, kept.ablation_no_rise = got["ablation_clean"], got["ablation_no_rise"]
     kept.timing.ablation_rerun_s = time.perf_counter() - t0
     return write_rollout(path, kept)

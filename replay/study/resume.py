@@ -5,6 +5,7 @@ an interrupted run spent, and a subset merged into it (:mod:`replay.study.runner
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
@@ -12,9 +13,30 @@ from replay.errors import ReplayError, UsageError
 from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named
 from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout
+from replay.results.json_record import JsonRecord
 from replay.results.records import FORMAT_VERSION, RolloutRecord
+from replay.results.study_counts import Counts
 from replay.study.job import Job, config_hash
 from replay.study.study_records import StudyRecords
+
+
+@dataclass(frozen=True)
+class PriorStudy(JsonRecord):
+    """The study JSON already at ``--out``, as it is (any format version): its identity, failures, counts,
+    protocols, verdict pairs and sampled verdict settings."""
+
+    format_version: object = None
+    dataset: str | None = None
+    config_hash: str | None = None
+    config: object = None
+    sequences: list | None = None
+    protocols: list | None = None
+    failed: object = None
+    counts: dict | None = None
+    verdicts: list | None = None
+    verdict_rollouts: dict | None = None
+    sampling: dict | None = None
+    discrimination: list | None = None
 
 
 def done_rollout(
@@ -53,45 +75,54 @@ def done_rollout(
 def _same_sampling(doc: RolloutRecord, job: Job) -> bool:
     """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
     s = doc.sampled
-    pl, smp = s.p_lift or {}, s.p_lift_samples or {}
-    n_ok = all(d.get("n") == job.samples for d in pl.values())
+    pl = s.p_lift or {}
+    n_ok = all(e.n == job.samples for e in _Drawn.by_key(pl).values())
     return (
         list(pl) == list(job.conditions)
         and n_ok
-        and smp.get("seed") == job.seed
+        and _Drawn.from_dict(s.p_lift_samples).seed == job.seed
         and sorted(s.p_lift_corrupted or {}) == sorted(job.corruptions)
     )
 
 
-def older_form(prior: dict | None, config, chash: str) -> str | None:
+@dataclass(frozen=True)
+class _Drawn(JsonRecord):
+    """A p_lift entry's sample count ``n``, or the samples' ``seed``."""
+
+    n: int | None = None
+    seed: int | None = None
+
+
+def older_form(prior: PriorStudy | None, config, chash: str) -> str | None:
     """One line where the study at ``--out`` (``prior``) ran this very config but in an older results format (its
     config hash differs only because the config's JSON changed form, e.g. format 7 nests it in parts): why its
     rollouts run again. None otherwise (the same hash, another config, or no readable config)."""
-    if not prior or prior.get("config_hash") in (None, chash) or not isinstance(prior.get("config"), dict):
+    if not prior or prior.config_hash in (None, chash) or not isinstance(prior.config, dict):
         return None
     try:
-        if config_hash(ReplayConfig.from_dict(prior["config"])) != chash:
+        if config_hash(ReplayConfig.from_dict(prior.config)) != chash:
             return None
     except ReplayError:
         return None
     return (
-        f"resume: the study at --out ran this config in results format {prior.get('format_version')} (config hash "
-        f"{prior['config_hash']}); this grasp-replay writes its config in format {FORMAT_VERSION} (hash {chash}), so "
+        f"resume: the study at --out ran this config in results format {prior.format_version} (config hash "
+        f"{prior.config_hash}); this grasp-replay writes its config in format {FORMAT_VERSION} (hash {chash}), so "
         "its rollouts run again (the same physics and protocol: the same results)"
     )
 
 
-def prior_study(out: Path) -> dict | None:
-    """The study JSON already at ``out`` (any format version: only its identity is read), or None."""
+def prior_study(out: Path) -> PriorStudy | None:
+    """The study JSON already at ``out`` (any format version: only what :class:`PriorStudy` holds is read), or
+    None (none, unreadable, or an empty object)."""
     try:
         doc = json.loads(out.read_text())
     except (OSError, json.JSONDecodeError, ValueError):
         return None
-    return doc if isinstance(doc, dict) else None
+    return PriorStudy.from_dict(doc) if isinstance(doc, dict) and doc else None
 
 
 def subset_merge(
-    out: Path, prior: dict | None, dataset: str, chash: str, seqs: list[str], all_seqs: list[str]
+    out: Path, prior: PriorStudy | None, dataset: str, chash: str, seqs: list[str], all_seqs: list[str]
 ) -> list[str]:
     """The sequences of a ``--objects`` study written where a study already is: the earlier
     study's recordings plus this subset, in dataset order (a subset never clobbers a study).
@@ -100,55 +131,50 @@ def subset_merge(
         UsageError: the study there is of another dataset or config (its rollouts would be
             overwritten by other settings' results): give another ``--out``.
     """
-    if prior is None or not prior.get("sequences"):
+    if prior is None or not prior.sequences:
         return seqs
-    if prior.get("dataset") != dataset or prior.get("config_hash") != chash:
+    if prior.dataset != dataset or prior.config_hash != chash:
         raise UsageError(
             "--objects",
             f"{out} holds a study of another dataset or config (hash "
-            f"{prior.get('config_hash')}, this one {chash}); a subset would overwrite its "
+            f"{prior.config_hash}, this one {chash}); a subset would overwrite its "
             "rollouts: give another --out, or run the whole study without --objects",
         )
-    keep = set(prior["sequences"]) | set(seqs)
+    keep = set(prior.sequences) | set(seqs)
     return [s for s in all_seqs if s in keep] + [s for s in seqs if s not in all_seqs]
 
 
 def prior_failures(
-    prior: dict | None, chash: str, seqs, records: StudyRecords | None = None
+    prior: PriorStudy | None, chash: str, seqs, records: StudyRecords | None = None
 ) -> dict[ResultKey, tuple[str, bool]]:
     """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
     could not replay, from its summary and its ``records`` (newer after a kill); ``refused``: bad
     input it named (not a crash); keys read back among the sequences ``seqs`` (:meth:`ResultKey.parse`)."""
     found = {}
-    if prior and prior.get("config_hash") == chash and isinstance(prior.get("failed"), dict):
-        refused = set((prior.get("counts") or {}).get("refused_keys") or [])
-        found = {str(k): (str(v), k in refused) for k, v in prior["failed"].items()}
+    if prior and prior.config_hash == chash and isinstance(prior.failed, dict):
+        refused = set(Counts.from_dict(prior.counts).refused_keys or [])
+        found = {str(k): (str(v), k in refused) for k, v in prior.failed.items()}
     if records is not None:
         found.update(records.failures(chash))
     seqs = set(seqs)
     return {ResultKey.parse(k, seqs): v for k, v in found.items()}
 
 
-def prior_wall(prior: dict | None, dataset: str, chash: str, seqs: list[str], logged_s: float = 0.0) -> float:
+def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, seqs: list[str], logged_s: float = 0.0) -> float:
     """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0:
     its summary's, or ``logged_s`` (its last record's, :mod:`replay.study.study_records`: newer
     than a summary after a kill) where that is more."""
-    if (
-        not prior
-        or prior.get("dataset") != dataset
-        or prior.get("config_hash") != chash
-        or prior.get("sequences") != seqs
-    ):
+    if not prior or prior.dataset != dataset or prior.config_hash != chash or prior.sequences != seqs:
         return 0.0
     try:
-        return max(float((prior.get("counts") or {}).get("wall_s") or 0.0), float(logged_s))
+        return max(float(Counts.from_dict(prior.counts).wall_s or 0.0), float(logged_s))
     except (TypeError, ValueError):
         return float(logged_s)
 
 
 def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
-    """``--ablation-only`` for the study setup ``st`` (:mod:`replay.study.runner`'s ``_Setup``): (the study's sequences, rollouts kept, the subset's ablation jobs, the study's
-    failures kept as it has them: a refused recording stays refused, with its reason).
+    """``--ablation-only`` for the study setup ``st`` (:mod:`replay.study.runner`'s ``_Setup``): (the study's
+    sequences, rollouts kept, the subset's ablation jobs, its failures kept: a refused recording stays refused).
 
     Raises:
         UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.

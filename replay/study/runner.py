@@ -33,11 +33,12 @@ from replay.data import list_sequences
 from replay.data.locate import data_relative, data_roots, dataset_dir, staged_data_dir
 from replay.errors import OutputError, UsageError, did_you_mean
 from replay.fileio import stop_on_storage_fault, write_or_stop
-from replay.protocol.protocols.base import ResultKey, is_known, protocol_named, protocol_names
+from replay.protocol.protocols.base import ResultKey, is_known, primary_protocol, protocol_named, protocol_names
 from replay.protocol.protocols.recorded import Recorded
 from replay.protocol.protocols.refine import Refine
 from replay.results.files import write_study
 from replay.results.records import RolloutRecord
+from replay.results.study_settings import Sampling
 from replay.sim.hand_assets import check_hand_assets, resolve_hand_variant
 from replay.study import verdicts as vd
 from replay.study.batch import run_batch
@@ -49,6 +50,7 @@ from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
 from replay.study.progress import sample_worlds
 from replay.study.resume import (
+    PriorStudy,
     done_rollout,
     older_form,
     plan_ablation_only,
@@ -57,7 +59,13 @@ from replay.study.resume import (
     prior_wall,
     subset_merge,
 )
-from replay.study.sampling_setup import check_sampling, job_sampling, sampling_record, study_discrimination
+from replay.study.sampling_setup import (
+    SamplingSetup,
+    check_sampling,
+    job_sampling,
+    sampling_record,
+    study_discrimination,
+)
 from replay.study.study_records import StudyRecords, summary_due
 from replay.study.summary import study_csvs, study_record
 from replay.study.verdicts import lead_protocol
@@ -265,7 +273,7 @@ class _Setup:
     all_seqs: list[str]
     seqs: list[str]  # the study's (a merged --objects subset: the earlier study's too)
     subset: set[str]  # the sequences asked for
-    prior: dict | None  # the study JSON already at out
+    prior: PriorStudy | None  # the study JSON already at out
     out_dir: Path
     rdir: Path
     manosim_dir: Path
@@ -274,7 +282,7 @@ class _Setup:
     verbose: bool
     settings: dict = field(default_factory=dict)  # {protocol: its own settings} (recorded max_s, refine's)
     cfg_dict: dict = field(default_factory=dict)
-    sampling: dict | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
+    sampling: SamplingSetup | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
     verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
@@ -376,10 +384,10 @@ class _StudyRun:
         self.st, self.ablation_only = st, ablation_only
         run_protocols = protocols + [v.name for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
         new_protocols, prior = frozenset(), st.prior
-        if keep_others and prior is not None and prior.get("config_hash") == st.chash:  # the merged study keeps its own
-            had = list(prior.get("protocols") or ["lift"])
+        if keep_others and prior is not None and prior.config_hash == st.chash:  # the merged study keeps its own
+            had = list(prior.protocols or [primary_protocol().name])
             protocols = list(dict.fromkeys([*had, *protocols]))
-            kept = vd.extras(vd.VerdictPair.read(prior.get("verdicts")))
+            kept = vd.extras(vd.VerdictPair.read(prior.verdicts))
             new_protocols = frozenset(run_protocols) - set(had) - {v.name for v in kept}
         self.protocols = protocols
         st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
@@ -434,7 +442,7 @@ class _StudyRun:
             rec.sampling = sampling_record(st.sampling, st.config)
             rec.discrimination = study_discrimination(self.results, self.seqs)
         elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
-            rec.sampling, rec.discrimination = st.prior.get("sampling"), st.prior.get("discrimination")
+            rec.sampling, rec.discrimination = st.prior.sampling, st.prior.discrimination
         vd.record_verdicts(
             rec,
             st.verdicts,
@@ -447,7 +455,7 @@ class _StudyRun:
             st.out_dir,
         )
         add_cross_checks(rec)  # after the pairs: each row's verdict beside every other judgement of it
-        rec.judge = study_judge(st.config, (rec.sampling or {}).get("conditions"))
+        rec.judge = study_judge(st.config, Sampling.from_dict(rec.sampling).condition_names())
         rec.counts["wall_s_this_run"] = this_run
         if self.ablation_only:  # what this run did: the console and the report say it (not "resumed")
             rec.counts["ablation_only_keys"] = [j.key.text for j in self.todo]
@@ -493,7 +501,8 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`); returns the study dict.
+        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`);
+        returns the study dict.
 
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.

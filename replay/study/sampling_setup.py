@@ -5,6 +5,8 @@ Imports no physics engine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from replay.config import ReplayConfig
 from replay.errors import DataError, UsageError
 from replay.protocol.p_lift_stats import CLASS_THRESHOLD, CONFIDENCE
@@ -19,11 +21,21 @@ from replay.study.verdict_conditions import check_conditions, conditions_record,
 DEFAULT_SAMPLES = 32
 
 
+@dataclass(frozen=True)
+class SamplingSetup:
+    """A sampled study's settings: samples per recording and condition, seed, condition names per protocol,
+    corruption names."""
+
+    samples: int
+    seed: int
+    conditions: dict[str, list[str]]
+    corruptions: list[str]
+
+
 def check_sampling(
     cfg: ReplayConfig, protocols: list[str], samples: int, seed: int, conditions: str | None, corruptions
-) -> dict | None:
-    """``{samples, seed, conditions: {protocol: names}, corruptions: names}`` of a sampled study, or
-    None (``samples`` 0: a study of single rollouts).
+) -> SamplingSetup | None:
+    """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts).
 
     Raises:
         UsageError: samples < 0, corruptions without samples, an unknown condition or corruption,
@@ -51,35 +63,35 @@ def check_sampling(
                 check_conditions(cfg, conds[proto], proto)
     except DataError as e:
         raise UsageError(e.field or "--samples", e.message) from None
-    return {"samples": samples, "seed": int(seed), "conditions": conds, "corruptions": corr}
+    return SamplingSetup(samples, int(seed), conds, corr)
 
 
-def job_sampling(sampling: dict | None, protocol: str) -> dict:
+def job_sampling(sampling: SamplingSetup | None, protocol: str) -> dict:
     """The :class:`replay.study.job.Job` fields of a sampled study for ``protocol`` ({} when not sampled)."""
-    if not sampling or protocol not in sampling["conditions"]:
+    if not sampling or protocol not in sampling.conditions:
         return {}
     return {
-        "samples": sampling["samples"],
-        "seed": sampling["seed"],
-        "conditions": tuple(sampling["conditions"][protocol]),
-        "corruptions": tuple(sampling["corruptions"]),
+        "samples": sampling.samples,
+        "seed": sampling.seed,
+        "conditions": tuple(sampling.conditions[protocol]),
+        "corruptions": tuple(sampling.corruptions),
     }
 
 
-def sampling_record(sampling: dict, cfg: ReplayConfig) -> dict:
+def sampling_record(sampling: SamplingSetup, cfg: ReplayConfig) -> dict:
     """The study's ``sampling`` field: ``{samples, seed, conditions [{name, overrides, why}], variables
     [{name, distribution, source}], classes {threshold, interval}, corruptions}`` (the lift protocol's
     conditions; the hug-oracle's under ``conditions_by_protocol``)."""
-    by = {p: conditions_record(cfg, names, p) for p, names in sampling["conditions"].items()}
+    by = {p: conditions_record(cfg, names, p) for p, names in sampling.conditions.items()}
     first = by.get(primary_protocol().name) or next(iter(by.values()), [])
     return {
-        "samples": sampling["samples"],
-        "seed": sampling["seed"],
+        "samples": sampling.samples,
+        "seed": sampling.seed,
         "conditions": first,
         "conditions_by_protocol": by,
         "variables": [v.record() for v in variables_for(cfg)],
         "classes": {"threshold": CLASS_THRESHOLD, "interval": f"wilson{round(CONFIDENCE * 100)}"},
-        "corruptions": list(sampling["corruptions"]),
+        "corruptions": list(sampling.corruptions),
     }
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from replay.protocol.protocols.base import ResultKey
+from replay.results.json_record import JsonRecord
 from replay.results.study_log import append_record, latest_by_key, read_records, records_path, repair_tail
 
 #: the summary is remade after at least this many new records ...
@@ -37,6 +39,17 @@ def summary_due(new_records: int, since_s: float, total_jobs: int) -> bool:
     return new_records >= every or since_s >= SUMMARY_INTERVAL_S
 
 
+@dataclass(frozen=True)
+class JobLine(JsonRecord):
+    """A job's record as read back: its status (``ok``, ``error``, ``refused``), config hash, the study's wall time
+    then (s) and, for a failure, its reason."""
+
+    status: str | None = None
+    config_hash: str | None = None
+    wall_s: float | None = None
+    reason: object = None
+
+
 class StudyRecords:
     """The records file of the study at ``out`` (``<stem>.records.jsonl``), read once at the
     start (a torn last line cut off first) and appended to as jobs end.
@@ -58,25 +71,25 @@ class StudyRecords:
             self.path.unlink(missing_ok=True)
         else:
             repair_tail(self.path)
-        self.latest = latest_by_key(read_records(self.path))
+        self.latest = {k: JobLine.from_dict(r) for k, r in latest_by_key(read_records(self.path)).items()}
 
     def failed_last(self, key: ResultKey) -> bool:
         """Whether the job's latest record is a failure (``--resume`` reruns it even where an
         older rollout JSON of it survives)."""
         rec = self.latest.get(key.text)
-        return rec is not None and rec.get("status") != "ok"
+        return rec is not None and rec.status != "ok"
 
     def failures(self, chash: str) -> dict[str, tuple[str, bool]]:
         """``{key: (reason, refused)}`` of the jobs whose latest record (of config ``chash``) is a failure."""
         return {
-            k: (str(r.get("reason")), r.get("status") == "refused")
+            k: (str(r.reason), r.status == "refused")
             for k, r in self.latest.items()
-            if r.get("status") != "ok" and r.get("config_hash") == chash
+            if r.status != "ok" and r.config_hash == chash
         }
 
     def wall_s(self, chash: str) -> float:
         """The study's wall time at its last record of config ``chash``, s (0 when none)."""
-        walls = [float(r.get("wall_s") or 0.0) for r in self.latest.values() if r.get("config_hash") == chash]
+        walls = [float(r.wall_s or 0.0) for r in self.latest.values() if r.config_hash == chash]
         return max(walls, default=0.0)
 
     def seed(self, results: dict, carried: dict, rdir: Path, chash: str, wall_s: float) -> int:
@@ -84,18 +97,18 @@ class StudyRecords:
         record is not already that (an older study without records, or rollouts found on disk
         after a kill): the records then list the whole study. Returns the lines appended."""
         lines = [
-            self._line(k, "ok", doc, Path(rdir), chash, wall_s)
+            (k, self._line(k, "ok", doc, Path(rdir), chash, wall_s))
             for k, doc in results.items()
-            if (self.latest.get(k.text) or {}).get("status") != "ok"
+            if self.latest.get(k.text, JobLine()).status != "ok"
         ]
         lines += [
-            self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s)
+            (k, self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s))
             for k, (why, refused) in carried.items()
             if not self.failed_last(k)
         ]
         if lines:
-            append_record(self.path, lines)
-            self.latest.update({ln["key"]: ln for ln in lines})
+            append_record(self.path, [ln for _, ln in lines])
+            self.latest.update({k.text: JobLine.from_dict(ln) for k, ln in lines})
         return len(lines)
 
     def append(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> None:
@@ -106,7 +119,7 @@ class StudyRecords:
         """
         line = self._line(key, status, value, Path(rdir), chash, wall_s)
         append_record(self.path, [line])
-        self.latest[key.text] = line
+        self.latest[key.text] = JobLine.from_dict(line)
 
     def _line(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
         line = {"key": key.text, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}

@@ -26,7 +26,10 @@ import numpy as np
 from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.protocol.sampling import run_samples
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.physics_table import SHARED
+from replay.results.records import RolloutRecord
+from replay.results.verdict_record import Diagnosis
 from replay.sim.engine.variants import Variant
 from replay.study.prepare import prepare_recording
 
@@ -132,31 +135,31 @@ def plan_sweep(
     return SweepPlan(E, M, None if study_effort is None else float(study_effort), tuple(variants), tuple(roles))
 
 
-def summarize_sweep(sp: SweepPlan, metrics: list[dict]) -> dict:
-    """The per-recording result (JSON-ready) from the worlds' metrics, in ``sp`` order."""
+def summarize_sweep(sp: SweepPlan, worlds: list[RolloutRecord]) -> dict:
+    """The per-recording result (JSON-ready) from the worlds' records, in ``sp`` order."""
     E, M = len(sp.effort), len(sp.mu)
     lifted = np.zeros((E, M), bool)
     held = np.zeros((E, M), bool)
     outcome = [[None] * M for _ in range(E)]
     line_e, line_m, pert, ablation = {}, {}, [], None
-    for role, m in zip(sp.roles, metrics):
+    for role, w in zip(sp.roles, worlds):
         if role[0] == "grid":
             _, ie, im = role
-            lifted[ie, im] = m["lifted"]
-            held[ie, im] = bool(m.get("shake_held"))
-            outcome[ie][im] = m["outcome"]
+            lifted[ie, im] = w.lifted
+            held[ie, im] = bool(w.lift.shake_held)
+            outcome[ie][im] = w.outcome
         elif role[0] == "effort_at_mu1":
-            line_e[role[1]] = m["lifted"]
+            line_e[role[1]] = w.lifted
         elif role[0] == "mu_at_study_effort":
-            line_m[role[1]] = m["lifted"]
+            line_m[role[1]] = w.lifted
         elif role[0] == "perturb":
-            pert.append(m["lifted"])
+            pert.append(w.lifted)
         else:
             ablation = {
-                "outcome": m["outcome"],
-                "lifted": m["lifted"],
-                "max_hand_object_contacts": m["max_hand_object_contacts"],
-                "max_object_rise_mm": m["max_object_rise_mm"],
+                "outcome": w.outcome,
+                "lifted": w.lifted,
+                "max_hand_object_contacts": w.grasp.max_hand_object_contacts,
+                "max_object_rise_mm": w.grasp.max_object_rise_mm,
             }
     min_e = next((float(sp.effort[i]) for i in range(E) if line_e.get(i)), None)
     min_m = next((float(sp.mu[i]) for i in range(M) if line_m.get(i)), None)
@@ -212,6 +215,26 @@ LINE_MARKERS = {
 }
 
 
+@dataclass(frozen=True)
+class _Point(JsonRecord):
+    """A finger effort N·m and a friction mu (an axis each, or the operating point)."""
+
+    effort_nm: object = None
+    mu: object = None
+
+
+@dataclass(frozen=True)
+class SweepMap(JsonRecord):
+    """What a recording's sweep result (:func:`summarize_sweep`) holds for its map."""
+
+    axes: _Point = read_as(_Point.from_dict)
+    outcome: list | None = None
+    shake_held: list | None = None
+    operating_point: _Point = read_as(_Point.from_dict)
+    effort_line_at_mu1: list | None = None
+    mu_line_at_study_effort: list | None = None
+
+
 def heatmap_figure(result: dict, title: str):
     """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's
     operating point and the worlds of the two lines through it marked.
@@ -225,25 +248,26 @@ def heatmap_figure(result: dict, title: str):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    E = np.asarray(result["axes"]["effort_nm"], float)
-    M = np.asarray(result["axes"]["mu"], float)
+    r = SweepMap.from_dict(result)
+    E = np.asarray(r.axes.effort_nm, float)
+    M = np.asarray(r.axes.mu, float)
     code = {"unstable": 0, "not_lifted": 1, "lifted": 2}
-    grid = np.array([[code.get(o, 0) for o in row] for row in result["outcome"]], float)
-    grid[np.asarray(result["shake_held"], bool)] = 3
+    grid = np.array([[code.get(o, 0) for o in row] for row in r.outcome], float)
+    grid[np.asarray(r.shake_held, bool)] = 3
     fig, ax = plt.subplots(figsize=(7.2, 4.2), dpi=110)
     cmap = ListedColormap(["#b3b3b3", "#d95f5f", "#f2c14e", "#3a9e5a"])
     ax.pcolormesh(_cell_edges(M), _cell_edges(E), grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="flat")
-    op = result["operating_point"]
+    op = r.operating_point
     # the two lines through the operating point, worlds of their own: effort at mu = 1, mu at the study effort
-    lx = np.concatenate([np.full(len(E), op["mu"]), M])
-    ly = np.concatenate([E, np.full(len(M), op["effort_nm"])])
-    ok = np.concatenate([result["effort_line_at_mu1"], result["mu_line_at_study_effort"]]).astype(bool)
+    lx = np.concatenate([np.full(len(E), op.mu), M])
+    ly = np.concatenate([E, np.full(len(M), op.effort_nm)])
+    ok = np.concatenate([r.effort_line_at_mu1, r.mu_line_at_study_effort]).astype(bool)
     handles = [
         Patch(color=c, label=t)
         for c, t in zip(cmap.colors, ["unstable", "not lifted", "lifted", "lifted + held in shake"])
     ]
     star = dict(marker="*", ms=16, mec="black", mfc="white", label="study operating point")
-    ax.plot([op["mu"]], [op["effort_nm"]], ls="none", clip_on=False, zorder=4, **star)
+    ax.plot([op.mu], [op.effort_nm], ls="none", clip_on=False, zorder=4, **star)
     handles.append(Line2D([], [], ls="none", **star))
     for lifts, style in LINE_MARKERS.items():
         sel = ok == lifts
@@ -279,27 +303,27 @@ def run_recording_sweep(
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)
     res = run_samples(rec, coords, mjcf, cfg, [(cfg, v) for v in sp.variants], threads=threads)  # the one sampling path
-    metrics = [r.metrics for r in res]
-    out = summarize_sweep(sp, metrics)
+    worlds = [RolloutRecord.from_metrics(r.metrics) for r in res]
+    out = summarize_sweep(sp, worlds)
     out.update(
         sequence=sequence,
         dataset=dataset,
         object=rec.target_object.asset.name,
-        object_mass_kg=float(metrics[0]["object_mass"]),
+        object_mass_kg=float(worlds[0].scene.object_mass),
         worlds=len(sp.variants),
         wall_s=time.perf_counter() - t0,
         worlds_detail=[
             {
                 "label": v.label,
                 "variant": v.to_dict(),
-                "outcome": m["outcome"],
-                "lifted": m["lifted"],
-                "shake_held": m.get("shake_held"),
-                "rise": m["rise"],
-                "diagnosis": (m.get("diagnosis") or {}).get("class"),
-                "variant_readback": m.get("variant_readback"),
+                "outcome": w.outcome,
+                "lifted": w.lifted,
+                "shake_held": w.lift.shake_held,
+                "rise": w.lift.rise,
+                "diagnosis": Diagnosis.of(w.diagnosis).cls,
+                "variant_readback": w.variant_readback,
             }
-            for v, m in zip(sp.variants, metrics)
+            for v, w in zip(sp.variants, worlds)
         ],
     )
     return out
@@ -307,6 +331,7 @@ def run_recording_sweep(
 
 def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: dict, wall_s: float) -> dict:
     """The summary over recordings: per recording its headline figures, and their spread."""
+    runs = {s: _Summary.from_dict(r) for s, r in results.items()}
     rows = {
         s: {
             k: r.get(k)
@@ -322,16 +347,29 @@ def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: d
                 "png",
             )
         }
-        | {"ablation_lifted": (r.get("ablation") or {}).get("lifted")}
+        | {"ablation_lifted": runs[s].ablation.lifted}
         for s, r in results.items()
     }
-    sf = [r["success_fraction"] for r in rows.values()]
+    sf = [r.success_fraction for r in runs.values()]
     return {
         "recordings": len(results),
         "failed": failed,
         "versions": versions,
         "wall_s": wall_s,
         "median_success_fraction": float(np.median(sf)) if sf else None,
-        "ablation_lifted": sum(bool(r["ablation_lifted"]) for r in rows.values()),
+        "ablation_lifted": sum(bool(r.ablation.lifted) for r in runs.values()),
         "per_recording": rows,
     }
+
+
+@dataclass(frozen=True)
+class _Ablation(JsonRecord):
+    lifted: bool | None = None
+
+
+@dataclass(frozen=True)
+class _Summary(JsonRecord):
+    """What the summary over recordings reads of a recording's result."""
+
+    success_fraction: float | None = None
+    ablation: _Ablation = read_as(_Ablation.from_dict)

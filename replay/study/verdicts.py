@@ -25,8 +25,11 @@ from replay.errors import UsageError, did_you_mean
 from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, primary_protocol, protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.protocol.protocols.lift import Lift
+from replay.results.json_record import JsonRecord
+from replay.results.study_rows import PAIR_PREFIX, StudyRow, study_rows
 from replay.sim import physics
 from replay.study.job import config_hash, job_config
+from replay.study.resume import PriorStudy
 
 #: the pairs the report asks for where a study lacks one (lift and hug-oracle under the project's
 #: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
@@ -70,10 +73,21 @@ class VerdictPair:
     def read(cls, items) -> list[VerdictPair]:
         """The pairs of a study JSON's ``verdicts`` (a list of objects; those without a name or protocol left out)."""
         return [
-            cls(str(v["protocol"]), str(v.get("physics")), bool(v.get("main")), v.get("config_hash"))
-            for v in items or []
-            if isinstance(v, dict) and v.get("name") and v.get("protocol")
+            cls(str(v.protocol), str(v.physics), bool(v.main), v.config_hash)
+            for v in _PairDoc.many(items)
+            if v.name and v.protocol
         ]
+
+
+@dataclass(frozen=True)
+class _PairDoc(JsonRecord):
+    """A pair as a study JSON's ``verdicts`` holds it."""
+
+    name: str | None = None
+    protocol: str | None = None
+    physics: str | None = None
+    main: bool | None = None
+    config_hash: str | None = None
 
 
 def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_physics: str) -> list[VerdictPair]:
@@ -136,7 +150,7 @@ def with_hashes(verdicts: list[VerdictPair], cfg: ReplayConfig) -> tuple[list[Ve
 
 
 def study_verdicts(
-    text, protocols: list[str], cfg: ReplayConfig, prior: dict | None, chash: str
+    text, protocols: list[str], cfg: ReplayConfig, prior: PriorStudy | None, chash: str
 ) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
     """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
     ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
@@ -145,8 +159,8 @@ def study_verdicts(
     Raises:
         UsageError: a pair of an unknown protocol or physics (:func:`parse_verdicts`).
     """
-    had = VerdictPair.read((prior or {}).get("verdicts"))
-    if text is None and not (prior and prior.get("config_hash") == chash and extras(had)):
+    had = VerdictPair.read(prior and prior.verdicts)
+    if text is None and not (prior and prior.config_hash == chash and extras(had)):
         return None, {}
     pairs = parse_verdicts(text, protocols, cfg.physics)
     pairs, cfgs = with_hashes(merged(prior, pairs, chash), cfg)
@@ -156,7 +170,7 @@ def study_verdicts(
 def record_verdicts(
     rec,
     verdicts: list[VerdictPair] | None,
-    prior: dict | None,
+    prior: PriorStudy | None,
     results: dict,
     seqs: list[str],
     failed: dict,
@@ -174,23 +188,24 @@ def record_verdicts(
         rec.verdict_rollouts = verdict_part(
             results, seqs, verdicts, (lead, rec.rows_of(lead.rows_field)), rec.counts, failed, wall_s, rdir, out_dir
         )
-    elif prior and prior.get("verdicts"):
-        rec.verdicts, rec.verdict_rollouts = prior.get("verdicts"), prior.get("verdict_rollouts")
+    elif prior and prior.verdicts:
+        rec.verdicts, rec.verdict_rollouts = prior.verdicts, prior.verdict_rollouts
         kept = extras(VerdictPair.read(rec.verdicts))
-        rec.counts.update({v.name: (prior.get("counts") or {}).get(v.name) for v in kept})
-        rows = prior.get("verdict_rollouts") or {}
-        lifted = {v.name: {r.get("sequence"): r.get("lifted") for r in rows.get(v.name) or []} for v in kept}
+        rec.counts.update({v.name: (prior.counts or {}).get(v.name) for v in kept})
+        rows = prior.verdict_rollouts or {}
+        lifted = {v.name: {r.sequence: r.lifted for r in study_rows(rows.get(v.name))} for v in kept}
         for row in rec.rows_of(lead_protocol(rec.protocols).rows_field):
-            row.update({f"lifted_{n}": by.get(row.get("sequence")) for n, by in lifted.items()})
+            seq = StudyRow.from_dict(row).sequence
+            row.update({f"{PAIR_PREFIX}{n}": by.get(seq) for n, by in lifted.items()})
 
 
-def merged(prior: dict | None, verdicts: list[VerdictPair], chash: str) -> list[VerdictPair]:
+def merged(prior: PriorStudy | None, verdicts: list[VerdictPair], chash: str) -> list[VerdictPair]:
     """``verdicts`` with the extra pairs of the study at ``--out`` (``prior``, of this config ``chash``) it
     does not name: an ``--objects`` subset merged into a study keeps the study's pairs."""
-    if not prior or prior.get("config_hash") != chash:
+    if not prior or prior.config_hash != chash:
         return verdicts
     names = {v.name for v in verdicts}
-    return verdicts + [v for v in extras(VerdictPair.read(prior.get("verdicts"))) if v.name not in names]
+    return verdicts + [v for v in extras(VerdictPair.read(prior.verdicts)) if v.name not in names]
 
 
 def verdict_part(
@@ -220,9 +235,10 @@ def verdict_part(
         counts[v.name] = proto.counts(docs, mine, wall_s)
     own = next((v.name for v in verdicts if v.main and protocol_named(v.protocol) is lead[0]), None)
     for row in lead[1]:
+        seq = StudyRow.from_dict(row).sequence
         for name, by_seq in lifted.items():
             if name != own:
-                row[f"lifted_{name}"] = by_seq.get(row.get("sequence"))
+                row[f"{PAIR_PREFIX}{name}"] = by_seq.get(seq)
     return out
 
 

@@ -1,0 +1,73 @@
+"""A study's ``sampling``, ``judge`` and named ``config`` choices (:class:`~replay.results.records.StudyRecord`),
+read once from JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from replay.results.json_record import JsonRecord, read_as
+
+
+@dataclass(frozen=True)
+class Named(JsonRecord):
+    """A named entry (a condition, a sampled variable)."""
+
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Classes(JsonRecord):
+    """How p_lift is classed: its interval (``wilson95``) against ``threshold``."""
+
+    threshold: float = 0.5
+    interval: str = "wilson95"
+
+
+@dataclass(frozen=True)
+class Sampling(JsonRecord):
+    """A study's ``sampling`` (:func:`replay.study.sampling_setup.sampling_record`): samples, seed, conditions,
+    variables, classes, corruptions."""
+
+    samples: int | None = None
+    seed: int | None = None
+    conditions: list[Named] = read_as(Named.many, factory=list)
+    variables: list[Named] = read_as(Named.many, factory=list)
+    classes: Classes = read_as(Classes.from_dict, factory=Classes)
+    corruptions: list | None = None
+
+    def condition_names(self) -> list[str]:
+        """The lift protocol's condition names, in order."""
+        return [str(c.name) for c in self.conditions]
+
+
+@dataclass(frozen=True)
+class JudgeDefault(JsonRecord):
+    """The default judge as a study recorded it (:data:`replay.results.judge.DEFAULT_JUDGE`)."""
+
+    physics: str | None = None
+    condition: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class StudyJudge(JsonRecord):
+    """A study's ``judge``: its physics, the condition its verdicts were read under, the default judge."""
+
+    physics: str | None = None
+    condition: str | None = None
+    default: JudgeDefault = read_as(JudgeDefault.from_dict, factory=JudgeDefault)
+
+
+@dataclass(frozen=True)
+class ConfigNames(JsonRecord):
+    """The named choices of a study's ``config`` its readers show (the whole config:
+    :meth:`replay.config.ReplayConfig.from_dict`); ``support_thickness`` m."""
+
+    physics: str | None = None
+    support_thickness: float | None = None
+
+
+def judged_physics(study) -> str | None:
+    """The physics a study's (:class:`~replay.results.records.StudyRecord`) verdicts were read under: its judge's, else
+    its config's; None where it names neither."""
+    return StudyJudge.from_dict(study.judge).physics or ConfigNames.from_dict(study.config).physics
