@@ -11,6 +11,7 @@ Reads the study record (:class:`~replay.results.records.StudyRecord`) through it
 from __future__ import annotations
 
 from replay.checks.causes import cause_counts_text
+from replay.checks.intent import INTENT_LIFT
 from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
 from replay.protocol.p_lift_stats import verdict_class
 from replay.protocol.protocols.base import ResultKey, all_protocols, primary_protocol
@@ -137,7 +138,7 @@ def condition_lines(study: StudyRecord, rows: list[StudyRow], lead: str) -> list
     conds = list(dict.fromkeys(k for r in rows for k in r.p_lift))
     if len(conds) < 2:
         return []
-    lifts = [r for r in rows if r.intent in (None, "lift")]
+    lifts = [r for r in rows if r.intent in (None, INTENT_LIFT)]
     cond = StudyJudge.from_dict(study.judge).condition
     parts = []
     for k in conds:
