@@ -15,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from replay import console, resolve_path_env
-from replay.console import printable_output
 from replay.errors import ReplayError, UsageError, did_you_mean, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -41,7 +40,7 @@ def run(main: Callable[[], int | None]) -> int:
     records said on stderr (:func:`replay.console.configure_logging`)."""
     resolve_path_env()
     console.configure_logging()
-    with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
+    with console.printable_output(bars=True):  # every line a command prints: a name's control characters escaped
         return _run(main)
 
 
