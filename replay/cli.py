@@ -7,7 +7,6 @@ command line (argparse, :class:`~replay.errors.UsageError`); 130 interrupted, re
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import re
@@ -15,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from replay import resolve_path_env
+from replay import console, resolve_path_env
 from replay.errors import ReplayError, UsageError, did_you_mean, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -25,34 +24,7 @@ def say_error(message: str, prog: str | None = None) -> None:
     """Print ``<prog>: error: <message>`` to stderr, control characters escaped (a name from the data is shown, not
     obeyed)."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
-    print(printable(f"{prog}: error: {message}"), file=sys.stderr)
-
-
-class _Printable:
-    """A text stream that writes through :func:`replay.errors.printable`, newlines kept (``keep_cr``: CRs too)."""
-
-    def __init__(self, stream, keep_cr: bool = False):
-        self.stream, self.keep_cr = stream, keep_cr
-
-    def write(self, text: str) -> int:
-        if self.keep_cr:
-            return self.stream.write("\r".join(printable(s, keep_newlines=True) for s in text.split("\r")))
-        return self.stream.write(printable(text, keep_newlines=True))
-
-    def __getattr__(self, name):
-        return getattr(self.stream, name)
-
-
-@contextlib.contextmanager
-def printable_output(bars: bool = False):
-    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters; ``bars``: stderr keeps carriage returns
-    (progress bars' redraws)."""
-    saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved
+    console.err(printable(f"{prog}: error: {message}"))
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:
@@ -64,9 +36,11 @@ def report(exc: ReplayError, prog: str | None = None) -> int:
 def run(main: Callable[[], int | None]) -> int:
     """``main()``'s exit status, an escaping :class:`~replay.errors.ReplayError` or ``OSError`` as one line (2 for
     a usage error, else 1), 130 on Ctrl-C; relative path variables made absolute first
-    (:func:`replay.resolve_path_env`), output through :func:`printable_output`."""
+    (:func:`replay.resolve_path_env`), output through :func:`replay.console.printable_output`, the package's log
+    records said on stderr (:func:`replay.console.configure_logging`)."""
     resolve_path_env()
-    with printable_output(bars=True):  # every line a command prints: a name's control characters escaped
+    console.configure_logging()
+    with console.printable_output(bars=True):  # every line a command prints: a name's control characters escaped
         return _run(main)
 
 
@@ -86,7 +60,7 @@ def _run(main: Callable[[], int | None]) -> int:
         say_error(f"{where}: {what}{hint}")
         return 1
     except KeyboardInterrupt:
-        print("interrupted; results written so far are kept (rerun with --resume where offered)", file=sys.stderr)
+        console.err("interrupted; results written so far are kept (rerun with --resume where offered)")
         return 130
 
 
@@ -181,18 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):
-        print(_usage(), file=sys.stdout if argv else sys.stderr)
+        (console.out if argv else console.err)(_usage())
         return EXIT_OK if argv else EXIT_USAGE
     if argv[0] not in words:  # one line with the nearest command; the list of commands where none is near
         hint = did_you_mean(argv[0], sorted(words))
         if not hint:
-            print(_usage(), file=sys.stderr)
+            console.err(_usage())
         say_error(f"unknown command {argv[0]!r}; {hint}".rstrip("; "), "grasp-replay")
         return EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     if cmd == "validate":
         if not rest or f"validate {rest[0]}" not in COMMANDS:
-            print(_usage(), file=sys.stdout if rest and rest[0] in ("-h", "--help") else sys.stderr)
+            (console.out if rest and rest[0] in ("-h", "--help") else console.err)(_usage())
             if rest and rest[0] in ("-h", "--help"):
                 return EXIT_OK
             hint = did_you_mean(rest[0], ("pose-mapping", "object-frame")) if rest else ""

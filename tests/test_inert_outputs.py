@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from replay.cli import printable_output, say_error
+from replay import console
+from replay.cli import say_error
+from replay.console import printable_output
 from replay.errors import printable
 from replay.output.export_section import export_command
 from replay.results.files import csv_cell, rows_csv
@@ -109,14 +111,17 @@ def test_names_printed_to_a_terminal_have_control_characters_escaped(capsys):
     con = StudyConsole("grab", 0, 0)
     con.say("failed: red\x1b[31m_lift: boom")
     say_error("--objects: no grab sequence 'x\x1b]0;title\x07'", prog="run_study.py")
-    with printable_output():
+    console.out("recording  outcome\nrtl\u202eevil_lift  lifted")  # the console's own lines: escaped by it
+    console.err("refused: bidi\u2066_lift: why")
+    with printable_output():  # what others write while a command runs (argparse, warnings, libraries)
         print("recording  outcome\nrtl\u202eevil_lift  lifted")
         print("refused: csi\x9b2J_lift: why", file=sys.stderr)
     out, err = capsys.readouterr()
-    assert out == "recording  outcome\nrtl\\u202eevil_lift  lifted\n"
+    assert out == "recording  outcome\nrtl\\u202eevil_lift  lifted\n" * 2
     assert err.splitlines() == [
         "failed: red\\x1b[31m_lift: boom",
         "run_study.py: error: --objects: no grab sequence 'x\\x1b]0;title\\x07'",
+        "refused: bidi\\u2066_lift: why",
         "refused: csi\\x9b2J_lift: why",
     ]
     assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out + err)

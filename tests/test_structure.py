@@ -35,7 +35,8 @@ LONG_FUNCTIONS = {
 #: bottom to top: a module imports only from its own layer and the ones before it.
 LAYERS = ("base", "data", "kinematics", "checks", "sim", "protocol", "study", "output", "cli")
 #: replay's top-level modules that form the base every stage uses
-BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.datasets", "replay.results",
+BASE_MODULES = {"replay", "replay.config", "replay.errors", "replay.fileio", "replay.console", "replay.datasets",
+                "replay.results",
                 "replay.results.records", "replay.results.files",
                 "replay.results.oracle_fields", "replay.results.outcomes", "replay.results.study_log",
                 "replay.results.sampled_fields", "replay.results.physics_table", "replay.results.legacy_physics",
@@ -152,7 +153,7 @@ def test_no_import_cycles():
 
 def test_replay_top_level_is_one_room_per_stage():
     top = sorted(p.name for p in (ROOT / "replay").iterdir() if p.name != "__pycache__")
-    assert len(top) <= 16, top  # the stages, the base modules, api.py and the commands
+    assert len(top) <= 17, top  # the stages, the base modules (the console among them), api.py and the commands
     for name in _modules():
         layer(name)  # every module is in a layer
 
@@ -378,3 +379,91 @@ def test_scripts_are_wrappers_over_the_commands():
         froms = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert f"replay.commands.{p.stem}" in froms, f"{p.name} does not wrap replay.commands.{p.stem}"
         assert (ROOT / "replay" / "commands" / p.name).is_file()
+
+
+#: the one module that writes to the user's terminal (issue #55): every other module says through it, or logs
+CONSOLE = "replay/console.py"
+#: modules that write to the terminal themselves, and why
+OWN_CONSOLE = {"replay/output/export/standalone.py": "copied into every MJCF export, it runs without grasp-replay"}
+
+
+def terminal_writes(source: str) -> list[int]:
+    """Lines of ``source`` that write to the terminal: a ``print`` call, ``sys.stdout`` / ``sys.stderr`` (or their
+    ``__stdout__`` / ``__stderr__``) named or imported, a tqdm bar made or ``tqdm.write`` called."""
+    hits = []
+    streams = ("stdout", "stderr", "__stdout__", "__stderr__")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.value.id if isinstance(f, ast.Attribute) and isinstance(
+                f.value, ast.Name) else ""
+            if name in ("print", "tqdm", "trange"):
+                hits.append(node.lineno)
+        elif (isinstance(node, ast.Attribute) and node.attr in streams and isinstance(node.value, ast.Name)
+              and node.value.id == "sys"):
+            hits.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "sys" and any(a.name in streams for a in node.names):
+            hits.append(node.lineno)
+    return sorted(set(hits))
+
+
+def test_the_console_is_the_one_module_that_writes_to_the_terminal():
+    """A command's results, errors and progress bars go through :mod:`replay.console`; diagnostics through
+    ``logging`` (said on stderr by the handler :func:`replay.cli.run` sets up)."""
+    bad = []
+    for path in sorted((ROOT / "replay").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel != CONSOLE and rel not in OWN_CONSOLE:
+            bad += [f"{rel}:{n}" for n in terminal_writes(path.read_text())]
+    assert not bad, f"terminal writes outside {CONSOLE} (use replay.console, or logging for a diagnostic): {bad}"
+    assert terminal_writes((ROOT / CONSOLE).read_text()), "the scan finds no write in the console itself"
+    for rel in OWN_CONSOLE:
+        assert terminal_writes((ROOT / rel).read_text()), f"{rel} writes nothing: take it out of OWN_CONSOLE"
+
+
+def test_terminal_scan_sees_each_pattern():
+    src = ("print('x')\nsys.stderr.write('x')\nf(file=sys.stdout)\nbar = tqdm(total=3)\ntqdm.write('x')\n"
+           "from sys import stderr\nsys.__stdout__.write('x')\nconsole.out('x')\nsys.argv\nlog.warning('x')\n"
+           "def f() -> tqdm: ...\n")
+    assert terminal_writes(src) == [1, 2, 3, 4, 5, 6, 7]
+
+
+#: modules whose public functions take every parameter past the third keyword-only (issue #55; more packages
+#: join as their modules are edited)
+KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console")
+MAX_POSITIONAL = 3
+
+
+def positional_overflow(source: str) -> list[str]:
+    """Public functions and public classes' methods of ``source`` with more than :data:`MAX_POSITIONAL` positional
+    parameters (``self`` / ``cls`` not counted)."""
+    hits = []
+
+    def visit(body, prefix: str, method: bool):
+        for n in body:
+            if isinstance(n, ast.ClassDef) and not n.name.startswith("_"):
+                visit(n.body, f"{prefix}{n.name}.", True)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    not n.name.startswith("_") or n.name == "__init__"):
+                pos = n.args.posonlyargs + n.args.args
+                if method and pos and pos[0].arg in ("self", "cls"):
+                    pos = pos[1:]
+                if len(pos) > MAX_POSITIONAL:
+                    hits.append(f"{prefix}{n.name}")
+
+    visit(ast.parse(source).body, "", False)
+    return hits
+
+
+def test_public_functions_of_more_than_three_parameters_take_the_rest_by_keyword():
+    mods = _modules()
+    bad = [f"{m}.{f}" for m, p in mods.items() if m.startswith(KEYWORD_ONLY)
+           for f in positional_overflow(p.read_text())]
+    assert not bad, f"more than {MAX_POSITIONAL} positional parameters (put a * after the natural ones): {bad}"
+
+
+def test_positional_scan_sees_functions_and_methods():
+    src = ("def a(w, x, y, z): ...\ndef b(w, x, y, *, z): ...\ndef _c(w, x, y, z): ...\n"
+           "class K:\n    def __init__(self, w, x, y, z): ...\n    def m(self, x, y, z): ...\n"
+           "class _H:\n    def m(self, w, x, y, z): ...\n")
+    assert positional_overflow(src) == ["a", "K.__init__"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser
 from replay.fileio import atomic_write_text
 from replay.protocol.protocols.base import protocol_names
@@ -40,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     table = agreement(a.studies, a.labels, a.protocols)
     atomic_write_text(a.out, json.dumps(table, indent=1))
-    print(markdown(table))
+    console.out(markdown(table))
     for line in pairing_lines(table):
-        print(line)
-    print(f"{table['common']} recordings in every set; wrote {a.out}")
+        console.out(line)
+    console.out(f"{table['common']} recordings in every set; wrote {a.out}")
     return 0

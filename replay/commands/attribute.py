@@ -17,9 +17,9 @@ Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad a
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
-    print(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors", flush=True)
+    console.out(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors")
     res = run_attribution(
         a.dataset,
         seqs,
@@ -83,16 +83,16 @@ def main(argv=None) -> int:
         dataset_dir("manosim", a.data),
         factors,
         workers=max(1, a.workers),
-        log=lambda s: print(s, flush=True),
+        log=console.out,
         partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)),
     )
     atomic_write_text(out, json.dumps(res, indent=1, default=str))
     for f in res["factors"]:
-        print(
+        console.out(
             f"{f['name']:>44} {str(f['value']):>9}: lifted {f['lifted']}/{f['of']} unstable {f['unstable']} "
             f"{f['diagnosis']}"
         )
-    print(f"wrote {out} ({res['wall_s']:.0f} s)")
+    console.out(f"wrote {out} ({res['wall_s']:.0f} s)")
     for seq, why in res["failed"].items():
-        print(f"failed: {seq}: {why}", file=sys.stderr)
+        console.err(f"failed: {seq}: {why}")
     return 1 if res["failed"] else 0

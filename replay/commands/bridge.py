@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, run
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError, OutputError, UsageError
@@ -34,7 +35,7 @@ def _markdown(path: str) -> int:
         raise DataError(path, None, f"cannot read the bridge JSON: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise DataError(path, "rows", "not a bridge result (no 'rows' list)")
-    print(bridge_markdown(doc), end="")
+    console.out(bridge_markdown(doc), end="")
     return 0
 
 
@@ -97,12 +98,12 @@ def main(argv=None) -> int:
         out,
         base=base,
         workers=max(1, a.workers),
-        log=lambda s: print(s, flush=True),
+        log=console.out,
     )
     md = bridge_markdown(res)
     atomic_write_text(out.with_suffix(".md"), md)
-    print(md, end="")
-    print(f"wrote {out} and {out.with_suffix('.md')} ({res['wall_s']:.0f} s)")
+    console.out(md, end="")
+    console.out(f"wrote {out} and {out.with_suffix('.md')} ({res['wall_s']:.0f} s)")
     return 0
 
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from replay import console
 from replay.checks.intent import INTENT_LIFT
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
@@ -157,7 +158,7 @@ def calibrate(a, argv: list[str]) -> dict:
                     **(fig or {"balanced_accuracy": None}),
                 }
             )
-        print(f"candidate {name}: " + ", ".join(_line(f) for f in figures[-len(CONDITIONS) :]), flush=True)
+        console.out(f"candidate {name}: " + ", ".join(_line(f) for f in figures[-len(CONDITIONS) :]))
     best = dict(choose(figures))
     rows_att = _attribute(a, best) if a.attribute else []
     hand = next((r for r in rows_att if r["name"] == "hand"), None)
@@ -231,7 +232,7 @@ def _attribute(a, best: dict) -> list[dict]:
         )
         fig = candidate_figures(rows, disc, cond) or {"balanced_accuracy": None}
         out.append({"name": att.name, "reverts": att.reverts, "overrides": over, **fig})
-        print(f"attribution {att.name}: {_line({**fig, 'condition': cond})}", flush=True)
+        console.out(f"attribution {att.name}: {_line({**fig, 'condition': cond})}")
     return out
 
 
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = calibrate(a, argv)
     atomic_write_text(a.out, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     ch = doc["choice"]
-    print(
+    console.out(
         f"chose {ch['name']}: balanced accuracy {ch['balanced_accuracy']:.3f} (TPR {ch['tpr']:.2f}, TNR "
         f"{ch['tnr']:.2f}) on {len(doc['recordings'])} recordings; wrote {a.out}"
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, folder_arg, run
 from replay.output.export.run import FORMATS, export_rollout
 from replay.output.export.source import ROLLOUTS
@@ -38,9 +39,9 @@ def main(argv: list[str] | None = None) -> int:
 
     quiet_libraries()
     r = export_rollout(a.study, a.sequence, a.format, a.out, a.rollout, a.data)
-    print(json.dumps({k: r[k] for k in ("format", "out", "sequence", "rollout", "outcome") if k in r}))
+    console.out(json.dumps({k: r[k] for k in ("format", "out", "sequence", "rollout", "outcome") if k in r}))
     if a.format == "mjcf":
-        print(f"replay it: python {Path(r['out']) / 'replay_export.py'}")
+        console.out(f"replay it: python {Path(r['out']) / 'replay_export.py'}")
     return 0
 
 

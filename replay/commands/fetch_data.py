@@ -20,9 +20,10 @@ error, 2 on bad command-line arguments (an unknown dataset name among them).
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, report
 from replay.data.fetch import LINK_MODES, fetch
 from replay.data.manifest import verify
@@ -33,6 +34,8 @@ from replay.data.sources import (
     HUG_SPLITS,
 )
 from replay.errors import ReplayError
+
+log = logging.getLogger(__name__)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,11 +96,11 @@ def _run_verify(args) -> int:
     datasets = None if args.dataset == "all" else [args.dataset]
     problems = verify(args.dest, datasets, fix=True, progress=False if args.quiet else None)
     if not problems:
-        print(f"verify: every file listed in {args.dest / 'MANIFEST.json'} matches its SHA-256")
+        console.out(f"verify: every file listed in {args.dest / 'MANIFEST.json'} matches its SHA-256")
         return 0
     for p in problems:
-        print(f"verify: {p.describe()}", file=sys.stderr)
-    print(f"verify: {len(problems)} problem(s); re-run the fetch to stage those files again", file=sys.stderr)
+        console.err(f"verify: {p.describe()}")
+    console.err(f"verify: {len(problems)} problem(s); re-run the fetch to stage those files again")
     return 1
 
 
@@ -109,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             return _run_verify(args)
         scenes = [s.strip() for s in args.scenes.split(",") if s.strip()] if args.scenes else None
         if args.local is not None and args.mirror is not None:
-            print("fetch_data: --local and --mirror exclude each other; run the fetch once with each", file=sys.stderr)
+            console.err("fetch_data: --local and --mirror exclude each other; run the fetch once with each")
             return 2
         results = fetch(
             args.dataset,
@@ -127,13 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     except ReplayError as exc:
         return report(exc)
     except KeyboardInterrupt:
-        print("fetch_data: interrupted; completed files are kept, re-run to resume", file=sys.stderr)
+        console.err("fetch_data: interrupted; completed files are kept, re-run to resume")
         return 130
     for r in results:
         for msg in r.repaired:
-            print(f"fetch_data: warning: {msg} (re-staged)", file=sys.stderr)
+            log.warning("fetch_data: warning: %s (re-staged)", msg)
         if r.source == "skipped":
-            print(f"{r.dataset}: {r.note}")
+            console.out(f"{r.dataset}: {r.note}")
             continue
         line = (
             f"{r.dataset}: {r.staged} file(s) staged from {r.source} ({r.bytes / 1e6:.1f} MB), "
@@ -141,6 +144,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         if r.pinned or r.unpinned:
             line += f" [{r.pinned} pinned, {r.unpinned} unpinned]"
-        print(line + (f"; {r.note}" if r.note else ""))
-    print(f"manifest: {args.dest / 'MANIFEST.json'}")
+        console.out(line + (f"; {r.note}" if r.note else ""))
+    console.out(f"manifest: {args.dest / 'MANIFEST.json'}")
     return 0

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, report, say_error
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
@@ -63,12 +63,14 @@ def main(argv=None) -> int:
         + gripper_section_html(rec.to_dict())
     )
     for r in rec.rows:
-        print(
+        console.out(
             f"{r['object']:16s} {r['verdict']:20s} "
             + "  ".join(f"{n}={r[f'{n}_result'] or '-'}" for n in ("thumb_index", "principal_1", "principal_2"))
         )
     passed = sum(1 for r in rec.rows if r["passed"])
-    print(f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s on {rec.workers} worker(s); {a.out}/gripper.json")
+    console.out(
+        f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s on {rec.workers} worker(s); {a.out}/gripper.json"
+    )
     for seq, why in rec.failed.items():
-        print(f"failed: {seq}: {why}", file=sys.stderr)
+        console.err(f"failed: {seq}: {why}")
     return 1 if rec.failed else 0

@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, run
 
 #: (figures key, field) pairs reported by default: the checks of issue 30
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
         try:
             rec = load()
         except DataError as e:
-            print(f"{name}: refused: {e}")
+            console.out(f"{name}: refused: {e}")
             continue
         n += 1
         figs = rec.meta["input_checks"]
@@ -69,9 +70,9 @@ def main(argv=None) -> int:
         for k, v in row.items():
             if isinstance(v, (int, float)):
                 seen[k].append(float(v))
-        print(f"{name}: {json.dumps(row)} flags {sorted(rec.meta['input_flags'])}")
+        console.out(f"{name}: {json.dumps(row)} flags {sorted(rec.meta['input_flags'])}")
     for k, v in seen.items():
-        print(f"{k}: " + (f"{min(v):g} .. {max(v):g} over {len(v)}" if v else "none"))
+        console.out(f"{k}: " + (f"{min(v):g} .. {max(v):g} over {len(v)}" if v else "none"))
     return 0 if n else 1
 
 

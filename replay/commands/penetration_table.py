@@ -22,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, run
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
@@ -86,7 +87,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
             rows[s] = grasp_penetration(rec, coords, mjcf)
         except DataError as e:  # a refused recording is listed with its reason
             rows[s] = {"error": str(e).splitlines()[0][:160]}
-        print(f"{name} {s}: {rows[s]}", flush=True)
+        console.out(f"{name} {s}: {rows[s]}")
     ok = [r for r in rows.values() if "error" not in r]
     return {
         "dataset": ds,
@@ -108,7 +109,7 @@ def main(argv=None) -> int:
             doc = json.loads(Path(a.markdown).read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise DataError(a.markdown, None, f"cannot read the penetration JSON: {e}") from None
-        print(markdown(doc), end="")
+        console.out(markdown(doc), end="")
         return 0
     if not a.set:
         raise UsageError("--set", "give at least one NAME=DATASET:DATA")
@@ -118,7 +119,7 @@ def main(argv=None) -> int:
         doc["sets"][name] = _run_set(name, ds, data)
         atomic_write_text(Path(a.out), json.dumps(doc, indent=1))
     atomic_write_text(Path(a.out).with_suffix(".md"), markdown(doc))
-    print(markdown(doc), end="")
+    console.out(markdown(doc), end="")
     return 0
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser
 from replay.data.sources import (
     GITHUB_SOURCES,
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     for dataset in sorted({s.dataset for s in GITHUB_SOURCES}):
         folder = args.mirror / dataset
         if not folder.is_dir():
-            print(f"error: {folder} missing", file=sys.stderr)
+            console.err(f"error: {folder} missing")
             return 1
         for p in sorted(folder.rglob("*")):
             rel = p.relative_to(folder).as_posix()
@@ -60,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                 key = f"{folder_key}/{rel}"
                 github_source_for(dataset, f"{prefix}/{rel}")
                 if key in files:
-                    print(f"error: {alias}/{rel} and {key} are both in the mirror", file=sys.stderr)
+                    console.err(f"error: {alias}/{rel} and {key} are both in the mirror")
                     return 1
                 files[key] = {"size": p.stat().st_size, "sha256": sha256_file(p), "mirror_path": f"{alias}/{rel}"}
     atomic_write_text(args.out, json.dumps({"format": 1, "files": files}, indent=1, sort_keys=True) + "\n")
-    print(f"pinned {len(files)} files -> {args.out}")
+    console.out(f"pinned {len(files)} files -> {args.out}")
     return 0

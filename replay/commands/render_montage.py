@@ -21,15 +21,18 @@ Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad argume
 
 from __future__ import annotations
 
-import sys
+import logging
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, report, size_arg
 from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
 from replay.output.render.video import render_clip
 from replay.protocol.protocols.base import protocol_named
+
+log = logging.getLogger(__name__)
 
 
 def split_objects(values: list[str] | None) -> list[str] | None:
@@ -98,20 +101,21 @@ def main(argv: list[str] | None = None) -> int:
             protocol=args.protocol,
         )
         if st.skipped:
-            print(
+            console.out(
                 f"{st.path} is up to date ({st.frames} frames {st.size[0]}x{st.size[1]}; same rollouts, poses and "
                 f"settings as {montage_record_path(st.path).name} records); --force re-renders"
             )
         else:
-            print(
+            console.out(
                 f"wrote {st.path}: {st.frames} frames {st.size[0]}x{st.size[1]} in {st.seconds:.1f} s "
                 f"({st.ms_per_frame:.1f} ms per tile frame)"
             )
         if st.left_out:
-            print(
-                f"note: {st.left_out} rollout(s) left out of the montage (--max-clips {args.max_clips}): "
-                f"{', '.join(st.left_out_names)}",
-                file=sys.stderr,
+            log.info(
+                "note: %d rollout(s) left out of the montage (--max-clips %s): %s",
+                st.left_out,
+                args.max_clips,
+                ", ".join(st.left_out_names),
             )
         if args.clips is not None:
             study, study_dir = load_study(args.study)
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 for v in ("main", "ablation") if variant == "both" else (variant,):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
                     cs = render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
-                    print(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
+                    console.out(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
         return report(exc)
     except ValueError as exc:  # settings the renderer cannot use (layout, frame size)

@@ -21,6 +21,7 @@ import argparse
 import difflib
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, folder_arg, report, size_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows = study.get(protocol_named(args.protocol).rows_field) or []
                 what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"
-                print(
+                console.out(
                     f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "
                     f"study's table; drawn from its saved poses), {st.frames} frames, {st.ms_per_frame:.1f} ms/frame"
                 )
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
         _check_sequence(args.dataset, args.sequence, args.data)
         if note:
-            print(note)
+            console.out(note)
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
         hand_mjcf = args.hand_mjcf
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         st = render_recording(
             rec, out, size=args.size, fps=args.fps, window=window, hand=args.hand, hand_mjcf=hand_mjcf
         )
-        print(
+        console.out(
             f"wrote {st.path}: recorded frames {window.start}..{window.stop - 1} of {rec.num_frames}, "
             f"{st.frames} frames, {st.ms_per_frame:.1f} ms/frame"
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser
 from replay.fileio import atomic_write_text, ensure_parent
 from replay.output.report import build_report
@@ -37,7 +38,7 @@ def write_exports(study_path: Path, study, formats: str) -> None:
     for row in study.rollouts:
         for fmt in fmts:
             r = export_rollout(study_path, str(row["sequence"]), fmt)
-            print(f"export {fmt}: {r['out']}")
+            console.out(f"export {fmt}: {r['out']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(a.study.with_suffix(f"{suffix}.csv"), text)
     n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
     clips = f", {n['clips']} clip{'s' if n['clips'] != 1 else ''}" if n["clips"] or a.clips else ""
-    print(
+    console.out(
         f"wrote {out}: {n['rows']} recordings, {n['plots']} plots{clips}"
         f"{', the montage' if n['montage'] else ''}; table {a.study.with_suffix('.csv')}"
     )

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
-from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, printable_output, report, say_error
+from replay import console
+from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, report, say_error
 from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
@@ -287,15 +287,15 @@ def print_outcome(study: dict) -> None:
     """The study's end (:func:`replay.study.end_table.end_lines`: each recording's verdict first), its input flags,
     recorded-protocol and refine lines, and every refused or failed recording once with its reason (stderr)."""
     for line in end_lines(study):
-        print(line)
+        console.out(line)
     for line in input_flag_lines(primary_rows(study)):  # repaired or corrected input, said once more
-        print(line, file=sys.stderr)
+        console.err(line)
     for r in study.get("recorded_rollouts") or []:
 
         def f(v, spec):
             return "-" if v is None else format(v, spec)
 
-        print(
+        console.out(
             f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
             f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
             f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
@@ -304,13 +304,13 @@ def print_outcome(study: dict) -> None:
             f"{r.get('track_frames_planned')} frames simulated"
         )
     for r in study.get("refine_rollouts") or []:
-        print(
+        console.out(
             f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
             f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
             f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s"
         )
     for line in failure_lines(study):  # in full: the reason is the one line that says what to fix
-        print(line, file=sys.stderr)
+        console.err(line)
 
 
 def main(argv=None) -> int:
@@ -357,18 +357,17 @@ def main(argv=None) -> int:
         if a.executor == "pool":
             # leave now: the interpreter's exit handlers join the pool's threads and queues,
             # which a loaded machine can stretch past the 2 s a Ctrl-C should take
-            sys.stdout.flush()
-            sys.stderr.flush()
+            console.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    with printable_output():  # names from the data: control characters escaped
+    with console.printable_output():  # names from the data: control characters escaped
         print_outcome(study)
-    print(f"study: {a.out}")
+    console.out(f"study: {a.out}")
     if a.ablation_only:  # the study changed under an existing page: remade (or said stale)
         from replay.output.report import refresh_report
 
         if (line := refresh_report(Path(a.out))) is not None:
-            print(line)
+            console.out(line)
     failed = study.get("failed") or {}
     refused = set((study.get("counts") or {}).get("refused_keys") or [])
     crashed = [k for k in failed if k not in refused]

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
-import sys
 import warnings
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, folder_arg
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import OutputError, UsageError
@@ -32,6 +33,8 @@ from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
 from replay.sim.hand_assets import resolve_hand_variant
+
+log = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,11 +88,10 @@ def _setup(a):
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
     sp = plan_sweep(grid, effort, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
-    print(
+    console.out(
         f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
         f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={effort}, "
-        f"{a.perturb} perturbation(s), ablation)",
-        flush=True,
+        f"{a.perturb} perturbation(s), ablation)"
     )
     return cfg, seqs, out, sp, key
 
@@ -112,9 +114,8 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
         for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
             if w not in said:
                 said.add(w)
-                print(
-                    f"  warning ({seq}; full text in {stem}.json run_warnings): {w if a.verbose else one_line(w)}",
-                    file=sys.stderr,
+                log.warning(
+                    "  warning (%s; full text in %s.json run_warnings): %s", seq, stem, w if a.verbose else one_line(w)
                 )
         doc.update(
             format_version=FORMAT_VERSION,
@@ -142,12 +143,11 @@ def _write(out: Path, effort: float | None):
         me, mm = doc["min_effort_lifting_at_mu1_nm"], doc["min_mu_lifting_at_study_effort"]
         at = "the study effort" if effort is None else f"{effort} N·m"
         pf = doc["perturbed_success_fraction"]
-        print(
+        console.out(
             f"  {seq}: {doc['success_fraction']:.0%} of the grid lifts; min effort at mu=1: "
             f"{'none' if me is None else f'{me:.3g} N·m'}; min mu at {at}: "
             f"{'none' if mm is None else f'{mm:.3g}'}; perturbed: {'-' if pf is None else f'{pf:.0%}'}; "
-            f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s",
-            flush=True,
+            f"ablation {doc['ablation']['outcome']}; {doc['worlds']} worlds in {doc['wall_s']:.1f} s"
         )
 
     return write
@@ -187,13 +187,10 @@ def main(argv=None) -> int:
     summary = summarize_over(res.results, res.failed, versions=res.versions, wall_s=res.wall_s)
     summary.update(grid_spec=a.grid, sweep_key=key)
     atomic_write_text(out / "sweep.json", dumps({"format_version": FORMAT_VERSION, **summary}))
-    print(f"sweep: {out / 'sweep.json'}")
+    console.out(f"sweep: {out / 'sweep.json'}")
     if res.interrupted:
         return 130
     if res.failed:
-        print(
-            f"run_sweep.py: error: {len(res.failed)} recording(s) could not be replayed; the others are kept",
-            file=sys.stderr,
-        )
+        console.err(f"run_sweep.py: error: {len(res.failed)} recording(s) could not be replayed; the others are kept")
         return 1
     return 0

@@ -28,6 +28,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from replay import console
 from replay.cli import Parser, run
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
@@ -67,7 +68,7 @@ def _summarize(argv: list[str]) -> int:
     except (ValueError, SyntaxError) as e:  # JSONDecodeError and ET.ParseError are among them
         raise DataError(path, None, str(e)) from None
     atomic_write_text(a.out, json.dumps(small, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {a.out} ({a.out.stat().st_size} bytes) from {', '.join(map(str, a.input))}")
+    console.out(f"wrote {a.out} ({a.out.stat().st_size} bytes) from {', '.join(map(str, a.input))}")
     return 0
 
 
@@ -83,7 +84,7 @@ def _documents(verb: str, docs: list[str]) -> int:
                 new = update_text(text, root)
                 if new != text:
                     atomic_write_text(p, new)
-                print(f"{p}: {len(blocks(text))} generated block(s)" + (", rewritten" if new != text else ""))
+                console.out(f"{p}: {len(blocks(text))} generated block(s)" + (", rewritten" if new != text else ""))
             else:
                 bad += [f"{p}: {b}" for b in stale_blocks(text, root)]
         except ValueError as e:
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         raise DataError(a.results, None, str(e)) from None
     if a.write is None:
-        print(body, end="")
+        console.out(body, end="")
         return 0
     args = sys.argv[1:] if argv is None else list(argv)
     if "--made-by" in args:  # said once, after the command
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         raise DataError(a.write, None, str(e)) from None
     atomic_write_text(a.write, text)
-    print(f"wrote the {a.kind} table of {a.results} into {a.write}")
+    console.out(f"wrote the {a.kind} table of {a.results} into {a.write}")
     return 0
 
 

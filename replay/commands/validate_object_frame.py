@@ -20,9 +20,9 @@ failed to load or data is missing, 2 bad arguments.
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime, timezone
 
+from replay import console
 from replay.checks import load_recording
 from replay.checks import object_frame as of
 from replay.cli import Parser, folder_arg
@@ -59,21 +59,20 @@ def _validate(dataset: str, data_dir, samples: int, cache: dict):
         res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.recording_checks: repaired input
         res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
         tgt = next(o for o in res["objects"] if o["target"])
-        print(
+        console.out(
             f"{dataset}/{name}: gap median {tgt['hull_gap_mm']['median']} p90 {tgt['hull_gap_mm']['p90']} "
             f"max {tgt['hull_gap_mm']['max']} mm, density {tgt['effective_density_kg_m3']}, rest "
             f"{tgt['rest_gap_collision_mm']} mm, grasp {res['hand']['grasp_frame']}, hand "
             f"{res['hand'].get('min_hand_object_mm')} mm ({res['seconds']} s)"
-            + (f", input flags {res['input_flags']}" if res["input_flags"] else ""),
-            flush=True,
+            + (f", input flags {res['input_flags']}" if res["input_flags"] else "")
         )
-        print(f"{dataset}/{name}: physical {of.physical_line(res['physical_checks'])}", flush=True)
+        console.out(f"{dataset}/{name}: physical {of.physical_line(res['physical_checks'])}")
         return res
 
     return one
 
 
-def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None, samples: int) -> dict:
+def run_dataset(dataset: str, sequences: list[str] | None, *, data_dir: str | None, samples: int) -> dict:
     """One dataset's section of the report: every selected recording validated through the
     batch runner (:func:`replay.study.batch.run_batch`: a bad recording is listed in ``errors``,
     the others are still validated; Ctrl-C propagates after the section so far is dropped).
@@ -88,7 +87,7 @@ def run_dataset(dataset: str, sequences: list[str] | None, data_dir: str | None,
         names,
         _validate(dataset, data_dir, samples, {}),
         label="validate_object_frame",
-        on_fail=lambda name, exc: print(f"{dataset}/{name}: ERROR {exc}", file=sys.stderr, flush=True),
+        on_fail=lambda name, exc: console.err(f"{dataset}/{name}: ERROR {exc}"),
     )
     if res.interrupted:
         raise KeyboardInterrupt
@@ -131,21 +130,21 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for ds in args.dataset:
         try:
-            section = run_dataset(ds, args.sequences, args.data_dir, args.samples)
+            section = run_dataset(ds, args.sequences, data_dir=args.data_dir, samples=args.samples)
         except DataError as exc:
-            print(f"{ds}: ERROR {exc}", file=sys.stderr)
+            console.err(f"{ds}: ERROR {exc}")
             return 1
         failed |= bool(section["errors"])
         payload["datasets"][ds] = section
         of.write_report(out, payload)
         s = section["summary"]
         if s:
-            print(
+            console.out(
                 f"{ds}: {s['recordings']} recordings, {s['objects']} objects; gap median over objects "
                 f"{s['hull_gap_median_mm_over_objects']}, p90 {s['hull_gap_p90_mm_over_objects']}, max "
                 f"{s['hull_gap_max_mm_over_objects']} mm; density flagged {s['density_flagged']}; "
                 f"rest gap {s['rest_gap_target_mm']} mm; hand at grasp {s['min_hand_object_mm_at_grasp']} mm; "
                 f"{section['seconds']} s"
             )
-    print(f"wrote {out}")
+    console.out(f"wrote {out}")
     return 1 if failed else 0

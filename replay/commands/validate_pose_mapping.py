@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from replay import console
 from replay.checks import load_recording
 from replay.cli import Parser, folder_arg, report, say_error
 from replay.config import ReplayConfig
@@ -124,12 +125,11 @@ def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
         rec, s = _validate_one(ds, name, args, sides.get(ds), shapes[ds], opts)
         flags[(ds, name)] = rec.meta.get("input_flags", {})
         if flags[(ds, name)]:
-            print(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}", flush=True)
+            console.out(f"{ds}/{name}: input flags {json.dumps(flags[(ds, name)])}")
         e = s.errors[np.isfinite(s.errors)]
-        print(
+        console.out(
             f"{ds}/{name}: {len(s.frames)} frames, median {np.median(e):.2f} mm, "
-            f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)",
-            flush=True,
+            f"p90 {np.percentile(e, 90):.2f} mm, max {e.max():.2f} mm ({time.perf_counter() - t1:.1f} s)"
         )
         return s
 
@@ -190,8 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     o = summary["overall"]["all"]
     for ds, d in summary.get("datasets", {}).items():
         a = d["all"]
-        print(f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm")
-    print(
+        console.out(
+            f"{ds}: {d['frames']} frames, median {a['median_mm']} mm, p90 {a['p90_mm']} mm, max {a['max_mm']} mm"
+        )
+    console.out(
         f"overall: {summary['overall']['frames']} frames, median {o['median_mm']} mm, p90 {o['p90_mm']} mm, "
         f"max {o['max_mm']} mm -> {args.out}, {png}"
     )

@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
+from replay import console
 from replay.data.confine import safe_relpath
 from replay.data.limits import load_json
 from replay.data.sources import pin_digests
@@ -178,7 +177,7 @@ def verify(
     keys = [k for k, v in man.files.items() if datasets is None or v["dataset"] in datasets]
     problems = []
     pins = pin_digests()
-    for key in tqdm(keys, desc="verify", unit="file", disable=None if progress is None else not progress):
+    for key in console.bar(progress, iterable=keys, desc="verify", unit="file"):
         p = man.check(key, fix=fix) or _pin_problem(man, key, pins, fix)
         if p is not None:
             problems.append(p)

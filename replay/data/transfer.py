@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
+
+from replay import console
 
 _CHUNK = 1 << 20
 
@@ -34,7 +35,7 @@ class FetchResult:
 
 def progress_bar(progress: bool | None, **kw) -> tqdm:
     """A tqdm bar on stderr: shown when ``progress`` is True, never when False, on a terminal when None."""
-    return tqdm(disable=None if progress is None else not progress, file=sys.stderr, **kw)
+    return console.bar(progress, **kw)
 
 
 def part_path(target: Path) -> Path:

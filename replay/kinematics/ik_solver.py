@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
-from tqdm import tqdm
 
+from replay import console
 from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
@@ -209,7 +209,7 @@ class LandmarkIK:
         last = None
         it = range(F)
         if progress:
-            it = tqdm(it, desc="landmark IK", unit="frame")
+            it = console.bar(iterable=it, desc="landmark IK", unit="frame")
         for i in it:
             f = frames[i]
             target = landmarks[f].astype(np.float64)

@@ -44,12 +44,12 @@ from __future__ import annotations
 import functools
 import importlib.metadata as md
 import platform
-import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
+from replay import console
 from replay.errors import DataError, printable
 
 #: the packages a result depends on, recorded with every many-recording result
@@ -154,10 +154,9 @@ def run_batch(
         out.wall_s = time.perf_counter() - t0
         if on_result is not None:
             raise
-        print(
+        console.err(
             f"{label}: interrupted; {len(out.results)} result(s) written so far are kept (rerun with --resume "
-            "where offered)",
-            file=sys.stderr,
+            "where offered)"
         )
     out.wall_s = time.perf_counter() - t0
     return out
@@ -173,7 +172,7 @@ def _not_resumed(keys: Iterable, resume: Callable | None, out: BatchResult, name
             continue
         out.results[name(key)] = prior
         out.resumed.append(name(key))
-        print(printable(f"  {key}: done before (resume)"), flush=True)
+        console.out(printable(f"  {key}: done before (resume)"))
     return todo
 
 
@@ -183,7 +182,7 @@ def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str,
         out.failed[name(key)] = value
         if on_result is None:
             if on_fail is None:
-                print(printable(f"  {key}: refused: {value}"), file=sys.stderr, flush=True)
+                console.err(printable(f"  {key}: refused: {value}"))
             else:
                 on_fail(key, _Failure(value))
     else:

@@ -9,16 +9,12 @@ back with each result and are said once per study, after the bar.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from tqdm import tqdm
-
-from replay.errors import printable
+from replay import console
 from replay.protocol.verdict import verdict_of
 from replay.study.progress import Progress
 
@@ -38,16 +34,8 @@ def quiet_libraries() -> None:
     wp.config.quiet = True  # older Warp
     # the native library prints "Warp CUDA warning: Could not find ... driver" itself at init on a
     # machine without a GPU: initialise with the process's stdout/stderr on /dev/null
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        sys.stdout.flush(), sys.stderr.flush()
-        os.dup2(null, 1), os.dup2(null, 2)
+    with console.silenced():
         wp.init()
-    finally:
-        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
     for name in ("newton", "warp", "mujoco_warp"):
         logging.getLogger(name).setLevel(logging.ERROR)
 
@@ -98,7 +86,7 @@ class StudyConsole:
         self.t0 = time.perf_counter()
         self.notes: dict[str, set[str]] = {}  # a note's text: the recordings it came from
         self.total, self.done = total, done  # recordings in the study, and done
-        self.bar = tqdm(total=total, initial=done, disable=True)
+        self.bar = console.bar(False, total=total, initial=done)
         if total:
             self.start([(f"#{i}", 0) for i in range(total - done)], done)
 
@@ -108,21 +96,20 @@ class StudyConsole:
         self.bar.close()
         self.progress, self.lead, self.t0 = Progress(jobs), lead, time.perf_counter()
         self.total, self.done = self.progress.recordings + done, done
-        self.bar = tqdm(
+        self.bar = console.bar(
+            self.enabled,
             total=self.progress.recordings + done,
             initial=done,
             desc=f"study {self.dataset}",
             unit="recording",
             bar_format="{desc}: {n_fmt}/{total_fmt} recordings |{bar}| {elapsed}{postfix}",
-            disable=not self.enabled,
             dynamic_ncols=True,
-            file=sys.stderr,
         )
 
     def say(self, text: str) -> None:
         """One console line (names from the data in it: control characters escaped, :func:`replay.errors.printable`)."""
         if self.enabled:
-            tqdm.write(printable(text, keep_newlines=True), file=sys.stderr)
+            console.err(text)
 
     def note(self, text: str, recording: str) -> None:
         """Keep a note to say once at the end (:meth:`close`), with the recordings it came from."""
@@ -193,13 +180,11 @@ class StudyConsole:
     def interrupted(self, out: Path, n_done: int, total: int) -> None:
         self.bar.close()
         if n_done >= total:
-            print(f"interrupted: all {total} recordings are in {out}", file=sys.stderr, flush=True)
+            console.err(f"interrupted: all {total} recordings are in {out}")
         else:
-            print(
+            console.err(
                 f"interrupted: {n_done} of {total} recordings are in {out}; rerun the same command with --resume "
-                "to finish the others",
-                file=sys.stderr,
-                flush=True,
+                "to finish the others"
             )
 
     def close(self) -> None:

@@ -6,15 +6,14 @@ import difflib
 import hashlib
 import json
 import math
-import sys
 import tempfile
 import time as _time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
+from replay import console
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text, sha256_file
 from replay.output.render.camera import clip_camera
@@ -272,14 +271,7 @@ def _render(
     cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
     timing: dict = {}
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
-        bar = tqdm(
-            total=len(clips),
-            desc="montage tiles",
-            unit="tile",
-            disable=not progress,
-            file=sys.stderr,
-            dynamic_ncols=True,
-        )
+        bar = console.bar(progress, total=len(clips), desc="montage tiles", unit="tile", dynamic_ncols=True)
         stores = []
         for k, clip in enumerate(clips):
             stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))

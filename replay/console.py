@@ -1,0 +1,110 @@
+"""The one module that writes to the user's terminal: a command's results on stdout (:func:`out`), errors, failures
+and progress bars on stderr (:func:`err`, :func:`bar`), the package's ``logging`` records said on stderr
+(:func:`configure_logging`, called once by :func:`replay.cli.run`). Every line escapes control characters
+(:func:`replay.errors.printable`): a name from the data is shown, not obeyed."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+
+from tqdm import tqdm
+
+from replay.errors import printable
+
+
+def out(text: object = "", end: str = "\n") -> None:
+    """``text`` on stdout, then ``end`` (``""``: ``text`` ends its own lines)."""
+    _write(sys.stdout, text, end)
+
+
+def err(text: object = "", end: str = "\n") -> None:
+    """``text`` on stderr, then ``end``."""
+    _write(sys.stderr, text, end)
+
+
+def _write(stream, text: object, end: str) -> None:
+    said = printable(text, keep_newlines=True)
+    if getattr(tqdm, "_instances", None):  # a bar is open: the line above it, the bar drawn again below
+        tqdm.write(said, file=stream, end=end)
+    else:
+        stream.write(said + end)
+    stream.flush()
+
+
+def bar(progress: bool | None = True, **kw) -> tqdm:
+    """A tqdm bar on stderr (``kw``: tqdm's): shown when ``progress`` is True, never when False, on a terminal when
+    None."""
+    return tqdm(disable=None if progress is None else not progress, file=sys.stderr, **kw)
+
+
+def flush() -> None:
+    """Write out what stdout and stderr hold (before ``os._exit``)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def silenced():
+    """Within: the process's file descriptors 1 and 2 on ``/dev/null`` (what native code prints itself: Warp's
+    missing-driver line)."""
+    flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1), os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+
+
+class _Printable:
+    """A text stream that writes through :func:`replay.errors.printable`, newlines kept (``keep_cr``: CRs too)."""
+
+    def __init__(self, stream, keep_cr: bool = False):
+        self.stream, self.keep_cr = stream, keep_cr
+
+    def write(self, text: str) -> int:
+        if self.keep_cr:
+            return self.stream.write("\r".join(printable(s, keep_newlines=True) for s in text.split("\r")))
+        return self.stream.write(printable(text, keep_newlines=True))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def printable_output(bars: bool = False):
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (what argparse, warnings and libraries
+    write too); ``bars``: stderr keeps carriage returns (progress bars' redraws)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+class _Said(logging.Handler):
+    """A log record said on stderr through :func:`err`, its message alone."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            err(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+
+def configure_logging(verbose: bool = False) -> None:
+    """Say the package's log records (``logging.getLogger("replay.<module>")``) on stderr as their message alone:
+    INFO and up (``verbose``: DEBUG too). Once per process; a second call sets the level only."""
+    log = logging.getLogger("replay")
+    if not any(isinstance(h, _Said) for h in log.handlers):
+        handler = _Said()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.DEBUG if verbose else logging.INFO)
