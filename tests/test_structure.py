@@ -9,9 +9,13 @@ or a ``"replay.x:function"`` reference). The layers are the ones ``docs/architec
 from __future__ import annotations
 
 import ast
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("replay", "importer_patches")
@@ -467,3 +471,13 @@ def test_positional_scan_sees_functions_and_methods():
            "class K:\n    def __init__(self, w, x, y, z): ...\n    def m(self, x, y, z): ...\n"
            "class _H:\n    def m(self, w, x, y, z): ...\n")
     assert positional_overflow(src) == ["a", "K.__init__"]
+
+
+def test_replay_is_ruff_clean():
+    """Issue #55 item 7: ``ruff check`` and ``ruff format --check`` (pyproject.toml's settings) pass on replay/."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.fail("ruff is not installed: `make setup` installs the dev extra, which pins it")
+    for args in (["check", "replay"], ["format", "--check", "replay"]):
+        r = subprocess.run([ruff, *args], cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, f"ruff {' '.join(args)}:\n{r.stdout[-3000:]}{r.stderr[-1000:]}"

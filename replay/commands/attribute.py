@@ -7,7 +7,8 @@ Example:
 
 ``--factors``: comma-separated names of the built-in factors
 (:data:`replay.study.attribution_factors.FACTORS`; every row of a name), or a JSON file
-holding a list of factors (``{"name", "value", "source", "choices", "config"}``: physics table rows, config fields). Writes
+holding a list of factors (``{"name", "value", "source", "choices", "config"}``: physics table rows, config fields).
+Writes
 ``{"dataset", "base_config", "factors": [{"name", "value", "source", "lifted", "of",
 "diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`). The recordings are the
 dataset's lift recordings (GRAB: ``*_lift``) unless ``--objects`` names others.

@@ -3,7 +3,8 @@
     python scripts/render_scene.py --dataset grab --sequence mug_lift --out renders/mug_lift.mp4
     python scripts/render_scene.py --dataset hug-bench --sequence test/small_2 --out renders/small_2.mp4
 
-* If ``--study`` (default ``out/<dataset>/study.json``, where ``make study`` writes it) has a rollout for (dataset, sequence)
+* If ``--study`` (default ``out/<dataset>/study.json``, where ``make study`` writes it) has a rollout for (dataset,
+  sequence)
   and ``--recorded`` is not given, that rollout's saved poses are rendered
   (``--ablation`` for its contact-ablation re-run).
 * Otherwise the recording itself is rendered around its grasp: objects at their

@@ -17,7 +17,10 @@ HUMAN_TORQUE = (
     "human grip: fingertip forces 1-10 N in precision lifts (Westling & Johansson, Exp. Brain Res. 1984), "
     "several times that at maximal pinch, over a 5-10 cm knuckle-to-pad lever"
 )
-PULP = "fingertip pulp compresses ~2-4 mm under 1-5 N (Serina et al., J. Biomech. 1997; Pawluk & Howe, J. Biomech. Eng. 1999)"
+PULP = (
+    "fingertip pulp compresses ~2-4 mm under 1-5 N (Serina et al., J. Biomech. 1997; Pawluk & Howe, J. Biomech. "
+    "Eng. 1999)"
+)
 SKIN = (
     "fingertip skin on smooth polymers: mu ~0.5-1.5, higher when moist (Derler & Gerhardt, Tribol. Lett. 2012, "
     "review of skin friction)"

@@ -235,7 +235,7 @@ def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]
     alone). A job whose marker file in ``mdir`` holds its start time was running; with no
     marker at all, every lost job is a suspect."""
     started = {}
-    for i, job in lost:
+    for i, _job in lost:
         try:
             started[i] = float(Path(mdir, str(i)).read_text())
         except (OSError, ValueError):

@@ -125,7 +125,8 @@ register(
 
 def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
     """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it (the
-    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved (replay.sim.hand_assets.resolve_hand_variant)."""
+    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved
+    (replay.sim.hand_assets.resolve_hand_variant)."""
     eff = protocol_named(protocol).config(cfg)
     return {**{r["name"]: r["value"] for r in physics.physics_record(eff)}, "hand": cfg.hand}
 

@@ -4,14 +4,16 @@ initial state, and a standalone replay script (:mod:`replay.output.export.standa
 Files written to the export folder:
 
 * ``model.mjb``: the world's compiled ``MjModel`` (``mujoco.mj_saveModel``), every edit of the
-  importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m mujoco.viewer --mjcf model.mjb`` opens it);
+  importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m
+  mujoco.viewer --mjcf model.mjb`` opens it);
 * ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`;
   MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on it): what
   ``replay_export.py`` replays under a MuJoCo version other than the export's (a ``.mjb`` loads
   only in the version that wrote it), every float field of the compiled model (and its collision
   bits and options, ``model.*`` / ``opt.*`` in ``inputs.npz``) copied onto it; ``export.json``'s
   ``scene_xml_replay`` says how far that replay lands from the rollout under this version;
-* ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics step ``ctrl`` (S, nu),
+* ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics
+  step ``ctrl`` (S, nu),
   ``xfrc_applied`` (S, nbody, 6: N, N·m, world frame, at the body COM) and ``qfrc_applied``
   (S, nv), ``frame_steps`` (F,), the recorded ``bodies`` (17,) and geom masks, the object's
   collision vertices (V, 3) m in its frame, ``support_height`` m, the key frames and

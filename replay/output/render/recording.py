@@ -8,7 +8,8 @@ The hand is the manosim hand posed by forward kinematics of the recording's
 canonical ``wrist_pos``/``wrist_quat``/``finger_quat`` (MuJoCo ``mj_kinematics``
 on the MJCF: slide joints ``wrist_tx/ty/tz``, ball ``wrist_rot``, balls
 ``mano_joint_1..15``). When a recording has only landmarks (GRAB), those come from
-:func:`replay.kinematics.coords.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21 recorded landmarks are drawn as a
+:func:`replay.kinematics.coords.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21
+recorded landmarks are drawn as a
 skeleton of capsules instead of the manosim hand.
 
 Window: a recording is rendered around its ``grasp_frame`` only (GRAB/TACO: lift
