@@ -86,6 +86,20 @@ def test_local_file_at_a_pinned_path_must_match_its_pin(local_grab, tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
 
 
+def test_a_changed_local_file_at_a_pinned_path_is_refused_where_the_pinned_one_is_staged(local_grab, tmp_path):
+    """Where the destination already holds the pinned file, a user's different file at that path is refused, not
+    passed over as "already staged and verified" (a study would replay the pinned one)."""
+    dest = tmp_path / "data"
+    fetch("grab", dest, local=local_grab, progress=False)
+    staged = (dest / "grab/recordings/cubesmall_lift.pkl").read_bytes()
+    p = local_grab / "grab/recordings/cubesmall_lift.pkl"
+    p.write_bytes(p.read_bytes() + b"\0")
+    proc = _cli("--dataset", "grab", "--local", str(local_grab), "--dest", str(dest))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "cubesmall_lift.pkl" in proc.stderr and "not the pinned file" in proc.stderr, proc.stderr
+    assert (dest / "grab/recordings/cubesmall_lift.pkl").read_bytes() == staged
+
+
 def test_mirror_extras_are_staged_as_unpinned(mirror, tmp_path):
     """A mirror with one more TACO sequence than the pin list: staged, counted as unpinned."""
     m = tmp_path / "mirror"

@@ -75,6 +75,11 @@ def stage_extra(
         if pf is not None:
             if source == "mirror":
                 continue  # staged and counted by stage_pinned
+            if src.stat().st_size != pf.size or sha256_file(src) != pf.sha256:  # before any staged copy counts
+                raise IntegrityError(
+                    f"{source} file {src} is at the pinned path {pf.path} but is not the pinned file (size or "
+                    "SHA-256 differs): give your own recording a name of its own to stage it"
+                )
             todo = triage([pf], dest, man, result, source, progress)
             for p in todo:
                 n, used = stage_from_mirror(p, root, dest, link, lambda _n: None)
