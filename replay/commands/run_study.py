@@ -304,8 +304,9 @@ def print_outcome(study: dict) -> None:
             f"{r.get('track_frames_planned')} frames simulated"
         )
     for r in study.get("refine_rollouts") or []:
+        found = "a correction that holds" if r.get("refine_found") else "no correction held; the best tried"
         console.out(
-            f"refine: {r['sequence']}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
+            f"refine: {r['sequence']}: {found}: {r['refine_outcome']} with wrist {r['refine_wrist_mm']:.1f} mm / "
             f"{r['refine_wrist_deg']:.1f} deg, fingers <= {r['refine_finger_deg']:.1f} deg; ablation "
             f"{r['refine_ablation_max_disp_mm']:.2f} mm; {r['refine_rollouts']} rollouts, {r['refine_wall_s']:.0f} s"
         )
