@@ -381,6 +381,14 @@ def test_p_lift_counts_keep_each_intent_group_apart():
     assert lines[0].endswith(": holds 1: reason not kept 1; uncertain 0; fails 0")
     assert lines[1].endswith(": holds 0; uncertain 1: reason not kept 1; fails 0")
     assert lines[2].endswith(": holds 0; uncertain 0; fails 1: reason not kept 1")
+    # a study of the hug-oracle alone: its verdicts name their protocol and are not the default judge's
+    oracle = as_record(
+        {"counts": dict(c), "sampling": {}, "judge": {**judge, "condition": None}, "protocols": ["hug-oracle"]}
+    )
+    lines = verdict_lines(oracle, Counts.from_dict(oracle.counts))
+    assert all(
+        "protocol hug-oracle, physics replay, one run each" in ln and "(not the default judge)" in ln for ln in lines
+    ), lines
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from replay.checks.causes import cause_counts_text
 from replay.checks.intent import INTENT_LIFT
 from replay.protocol.intent_counts import LIFTS, group_words, intent_groups
 from replay.protocol.p_lift_stats import verdict_class
-from replay.protocol.protocols.base import ResultKey, all_protocols, primary_protocol
+from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, primary_protocol, protocol_named
 from replay.protocol.verdict import WORD_OF_CLASS, interval_text, tally_text, words
 from replay.results.outcomes import words as outcome_words
 from replay.results.records import StudyRecord
@@ -68,8 +68,11 @@ def judge_text(study: StudyRecord) -> str:
     phys, cond = judged_physics(study), j.condition
     n = Sampling.from_dict(study.sampling).samples
     how = f"condition {cond}, {n} samples each" if cond else "one run each (not sampled: --samples N for p_lift)"
-    dflt = phys == j.default.physics and (cond is None or cond == j.default.condition)
-    return f"physics {phys}, {how}" + (" (the default judge)" if dflt else " (not the default judge)")
+    ran = [protocol_named(p) for p in study.protocols or [] if is_known(p)]
+    other = None if not ran or any(p.primary for p in ran) else ran[0]  # verdicts of another protocol (hug-oracle)
+    dflt = other is None and phys == j.default.physics and (cond is None or cond == j.default.condition)
+    head = f"protocol {other.name}, " if other is not None else ""
+    return f"{head}physics {phys}, {how}" + (" (the default judge)" if dflt else " (not the default judge)")
 
 
 def verdict_lines(study: StudyRecord, c: Counts) -> list[str]:
