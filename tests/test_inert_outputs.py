@@ -169,7 +169,15 @@ def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path,
     ``bash -c`` in an empty folder it creates no ``PWNED_SHELL`` (it is one command, whose script is
     not there); the study JSON and the CSV keep the name exact. About 15 s on 2 shared cores."""
     cfg = tmp_path / "short.json"
-    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
+    cfg.write_text(
+        json.dumps(
+            dict(
+                approach_window_s=0.3,
+                settle_s=0.1,
+                lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02},
+            )
+        )
+    )
     out = tmp_path / "out" / "study.json"
     res = _run(
         "run_study.py",
@@ -239,7 +247,11 @@ def test_a_code_error_while_stepping_is_the_recordings_error_not_unstable(tmp_pa
             return real(rec, *a, **k)
 
     monkeypatch.setattr(rollout, "run_rollouts", run_rollouts)
-    cfg = ReplayConfig(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})
+    cfg = ReplayConfig(
+        approach_window_s=0.3,
+        settle_s=0.1,
+        lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02},
+    )
     out = tmp_path / "study.json"
     study = run_study("grab", out, cfg, objects=["cubesmall", "mug"], workers=0, ablation=False, data_dir=mirror)
     assert [r["sequence"] for r in study["rollouts"]] == ["mug_lift"]
@@ -269,7 +281,15 @@ def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirr
     for name, src in zip(names, ("cubesmall_lift", "mug_lift")):
         (data / "grab" / "recordings" / f"{name}.pkl").symlink_to(mirror / "grab" / "recordings" / f"{src}.pkl")
     cfg = tmp_path / "short.json"
-    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02})))
+    cfg.write_text(
+        json.dumps(
+            dict(
+                approach_window_s=0.3,
+                settle_s=0.1,
+                lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02},
+            )
+        )
+    )
     out = tmp_path / "out" / "study.json"
     res = _run(
         "run_study.py",
@@ -293,3 +313,15 @@ def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirr
         assert printable(name) in res.stdout  # the table
     study = json.loads(out.read_text())
     assert sorted(r["sequence"] for r in study["rollouts"]) == sorted(names)
+
+
+def test_report_links_quote_a_name_s_url_characters():
+    """A recording named with ``#`` / ``;`` (shared/cases name_with_shell_metacharacters): its page link and figure
+    still point at its files (``#`` would start a fragment), then HTML-escaped."""
+    from urllib.parse import unquote
+
+    from replay.output.report_table import href
+
+    name = "mug_x;#'<1>.html"
+    assert "#" not in href(name) and "'" not in href(name) and "<" not in href(name)
+    assert unquote(html.unescape(href(name))) == name and href("a b/c.png") == "a%20b/c.png"

@@ -20,7 +20,7 @@ import numpy as np
 
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.export_section import exports_html
-from replay.output.report_table import INTERVAL, REASON, VERDICT, cell, columns_for, shown_value, value
+from replay.output.report_table import INTERVAL, REASON, VERDICT, cell, columns_for, href, shown_value, value
 from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version
 from replay.results.records import Phase, RolloutRecord
@@ -187,7 +187,7 @@ def write_recording_page(
         for h, k, s, d in columns_for([row])
         if k not in (VERDICT, INTERVAL, REASON)  # they lead the page
     )
-    parts = [f"<p><a href='{html.escape(_rel(report, fdir))}'>back to the study</a></p>"]
+    parts = [f"<p><a href='{href(_rel(report, fdir))}'>back to the study</a></p>"]
     plotted = clipped = False
     if isinstance(rec, ResultsFormatError):
         parts += [f"<h1>{html.escape(seq)}</h1>", f"<p>{html.escape(str(rec))}</p>"]
@@ -199,7 +199,7 @@ def write_recording_page(
         sources = [sdir / str(row.json)] + [sdir / p for p in poses if p]
         plotted = _fresh(png, sources) or plot_rollout(rec, sdir, png)
         parts.append(
-            f"<img alt='{html.escape(seq)} over time' width=512 src='{html.escape(png.name)}'>"
+            f"<img alt='{html.escape(seq)} over time' width=512 src='{href(png.name)}'>"
             if plotted
             else "<p>no saved poses</p>"
         )
@@ -215,8 +215,7 @@ def write_recording_page(
         if found:  # render_montage.py --clips names a clip by its object; by sequence where objects repeat
             clipped = True
             parts.append(
-                f"<video controls muted preload=metadata width=480 "
-                f"src='{html.escape(beside(found[0], fdir, fdir))}'></video>"
+                f"<video controls muted preload=metadata width=480 src='{href(beside(found[0], fdir, fdir))}'></video>"
             )
         if rec.diagnosis:
             diag = Diagnosis.of(rec.diagnosis)
@@ -229,7 +228,7 @@ def write_recording_page(
         parts.append(exports_html(study_file, seq, fdir))
         rj = (sdir / str(row.json)).resolve()
         parts.append(
-            f"<p>rollout: <a href='{html.escape(_rel(rj, fdir))}'>{html.escape(str(row.json))}</a></p>"
+            f"<p>rollout: <a href='{href(_rel(rj, fdir))}'>{html.escape(str(row.json))}</a></p>"
             if rj.is_relative_to(report.parent.resolve())
             else f"<p>rollout: {html.escape(str(rj))}</p>"
         )

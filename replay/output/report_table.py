@@ -14,12 +14,19 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from urllib.parse import quote
 
 from replay.output.p_lift_section import WORD_CSS, class_word, conditions_of, entry_word
 from replay.protocol.diagnosis import display_outcome
 from replay.protocol.verdict import interval_text
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import PLiftEntry, Word
+
+
+def href(path) -> str:
+    """A relative path as an HTML attribute value: URL-quoted (a name's ``#``, ``?``, ``%``, spaces) then escaped."""
+    return html.escape(quote(str(path), safe="/"))
+
 
 OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a12", "stuck": "#8a4fbf"}
 
@@ -126,9 +133,7 @@ def table_html(rows: list[StudyRow], link) -> str:
             text, k = cell(value(r, key), scale, dec, key)
             text = shown_value(r, key) if key == "outcome" else text
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
-            text_html = (
-                f"<a href='{html.escape(link(r))}'>{html.escape(text)}</a>" if key == "sequence" else html.escape(text)
-            )
+            text_html = f"<a href='{href(link(r))}'>{html.escape(text)}</a>" if key == "sequence" else html.escape(text)
             cells.append(f"<td{sort}{_style(r, key, text)}>{text_html}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     return (
