@@ -325,3 +325,33 @@ def test_candidates_limits_the_choice_to_the_measured_ones_and_says_so(tmp_path,
     assert "2 of the 5" in doc["candidates_measured"] and "partial" in doc["candidates_measured"]
     for bad in ("9", "x", ","):
         assert run(lambda: cmd.main([*argv[:-1], bad])) == 2
+
+
+def test_score_only_runs_nothing_and_says_which_rows_are_not_measured(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
+    work, out = tmp_path / "work", tmp_path / "calibration.json"
+    argv = [
+        "--dataset",
+        "grab",
+        "--objects",
+        ",".join(s.removesuffix("_lift") for s in SEQS),
+        "--samples",
+        str(N),
+        "--work",
+        str(work),
+        "--out",
+        str(out),
+        "--attribute",
+    ]
+    assert run(lambda: cmd.main(argv)) == 0
+    first = json.loads(out.read_text())
+    n = len(calls)
+    (work / "attribution_all" / "study.json").unlink()  # a row whose study never finished
+    assert run(lambda: cmd.main([*argv, "--score-only"])) == 0
+    doc = json.loads(out.read_text())
+    assert len(calls) == n  # no study run
+    assert doc["choice"] == first["choice"] and doc["candidates"] == first["candidates"]
+    rows = {r["name"]: r for r in doc["attribution"]}
+    assert "not measured" in rows["all"]["not_measured"] and "balanced_accuracy" not in rows["all"]
+    assert all(rows[k] == r for k, r in {r["name"]: r for r in first["attribution"]}.items() if k != "all")

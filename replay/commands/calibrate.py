@@ -3,6 +3,7 @@
 
     python scripts/calibrate.py --dataset grab --data DIR --samples 32 [--attribute] [--objects a,b] [--seed 0]
         [--workers 2] [--work out/calibration] [--out docs/results/calibration.json] [--candidates 0,2]
+        [--score-only]
 
 One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
 --samples N --corruptions --conditions ...``, the candidate's file named by ``$REPLAY_CALIBRATION``, every candidate
@@ -122,6 +123,10 @@ def _run(
     Raises:
         DataError: the study failed (exit status other than 0 or 1) or lacks the sampled fields."""
     out = folder / "study.json"
+    if a.score_only:
+        if not out.is_file():
+            raise DataError(out, None, f"candidate {name} not measured (--score-only runs no study)")
+        return _rows(out)
     env = dict(os.environ, **{ENV: str(_candidate_file(folder, name, centres, overrides))})
     rc = run_candidate(_study_argv(a, out, conditions), env)
     if rc not in (0, 1):
@@ -160,9 +165,9 @@ def calibrate(a, argv: list[str]) -> dict:
             )
         console.out(f"candidate {name}: " + ", ".join(_line(f) for f in figures[-len(CONDITIONS) :]))
     best = dict(choose(figures))
-    rows_att = _attribute(a, best) if a.attribute else []
+    rows_att = _attribute(a, best, recordings) if a.attribute else []
     hand = next((r for r in rows_att if r["name"] == "hand"), None)
-    if hand and hand["balanced_accuracy"] is not None and hand["balanced_accuracy"] > best["balanced_accuracy"]:
+    if hand and hand.get("balanced_accuracy") is not None and hand["balanced_accuracy"] > best["balanced_accuracy"]:
         best["overrides"] = {k: v for k, v in best["overrides"].items() if k not in OWN_WORLD}
         best["hand"] = "the dataset's shape: the fitted hand judged worse (attribution row 'hand')"
     return {
@@ -209,7 +214,7 @@ def _line(f: dict) -> str:
     return f"{f['condition']} {f['balanced_accuracy']:.3f} (median p {f['median_p_real']:.2f})"
 
 
-def _attribute(a, best: dict) -> list[dict]:
+def _attribute(a, best: dict, recordings: list[str]) -> list[dict]:
     """The chosen candidate with each of issue #54's items reverted (:data:`ATTRIBUTIONS`), each a study under the
     chosen condition alone (a sample's draws depend on the seed and the recording, not on the conditions):
     ``[{name, reverts, overrides, **figures}]``, the chosen candidate itself first."""
@@ -227,9 +232,18 @@ def _attribute(a, best: dict) -> list[dict]:
     ]
     for att in ATTRIBUTIONS:
         over = {**base, **att.overrides}
-        rows, _, disc = _run(
-            a, a.work / f"attribution_{att.name}", f"{best['name']} - {att.name}", best["centres"], over, (cond,)
-        )
+        folder = a.work / f"attribution_{att.name}"
+        try:
+            rows, _, disc = _run(a, folder, f"{best['name']} - {att.name}", best["centres"], over, (cond,))
+            seqs = sorted(str(r["sequence"]) for r in rows)
+            if seqs != recordings:
+                raise DataError(folder, "rollouts", f"{len(seqs)} of the {len(recordings)} recordings replayed")
+        except DataError as e:
+            if not a.score_only:
+                raise
+            out.append({"name": att.name, "reverts": att.reverts, "overrides": over, "not_measured": str(e)})
+            console.out(f"attribution {att.name}: not measured ({e})")
+            continue
         fig = candidate_figures(rows, disc, cond) or {"balanced_accuracy": None}
         out.append({"name": att.name, "reverts": att.reverts, "overrides": over, **fig})
         console.out(f"attribution {att.name}: {_line({**fig, 'condition': cond})}")
@@ -254,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         "--candidates",
         default=None,
         help="the declared centre candidates to measure, by index (e.g. 0,2; default all): a choice among them only",
+    )
+    ap.add_argument(
+        "--score-only",
+        action="store_true",
+        help="run no study: score the studies already in --work (an attribution row not finished says so)",
     )
     a = ap.parse_args(argv)
     a.candidates = _parse_candidates(a.candidates)
