@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 DATASET ?= grab
 # `make study`'s samples per recording and condition (run_study.py --samples: p_lift with its 95 % interval;
-# 0 = single rollouts). 32, the issue's minimum, keeps the whole of `make study` under 10 min on 2 cores with
+# 0 = single rollouts). 32, the issue's minimum; the whole of `make study` on 2 cores with
 # the default 2 conditions (as_replayed and the other wrist gravity assumption) and the verdicts below: 230 s
 # in all on a 2-core machine running nothing else, the study 187 s of it (benchmarks/make_study_time.py,
 # docs/results/make-study.json; docs/study.md's block). More conditions (STUDY_ARGS=--conditions ...) cost a batch
