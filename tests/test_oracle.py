@@ -235,8 +235,11 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     # 1 of 1 lifted: Wilson's 95 % interval [1 / (1 + z^2), 1] = [0.21, 1.00] (z = 1.96)
     said = r"^cubesmall_lift +lift +holds +1\.00 \[0\.21, 1\.00\] +one run, not sampled: lifted +lifted"
     assert re.search(said, row_line), row_line
-    head = "verdict of the 1 lift, physics replay, one run each"
-    assert any(ln.startswith(head) and ln.endswith("holds 1: lifted 1; uncertain 0; fails 0") for ln in lines), lines
+    head = "verdict of the 1 lift, protocol hug-oracle, physics replay, one run each"  # its protocol, named
+    assert any(
+        ln.startswith(head) and "(not the default judge)" in ln and ln.endswith("holds 1: lifted 1; uncertain 0; fails 0")
+        for ln in lines
+    ), lines
     assert not any("{" in ln for ln in lines)
     # a hug-oracle study alone has its own counts at the top level (issue 49)
     assert study["counts"]["protocol"] == "hug-oracle" and study["counts"]["rollouts"] == c["rollouts"] == 1
