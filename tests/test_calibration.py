@@ -109,22 +109,29 @@ def _fake_runner(calls):
     return runner
 
 
+def _argv(work, out, *extra: str) -> list[str]:
+    """calibrate.py's arguments for the fake studies of SEQS at N samples."""
+    objects = ",".join(s.removesuffix("_lift") for s in SEQS)
+    return [
+        "--dataset",
+        "grab",
+        "--objects",
+        objects,
+        "--samples",
+        str(N),
+        "--work",
+        str(work),
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
 def test_calibrate_chooses_once_among_the_declared_candidates(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
     out = tmp_path / "calibration.json"
-    argv = [
-        "--dataset",
-        "grab",
-        "--objects",
-        ",".join(s.removesuffix("_lift") for s in SEQS),
-        "--samples",
-        str(N),
-        "--work",
-        str(tmp_path / "work"),
-        "--out",
-        str(out),
-    ]
+    argv = _argv(tmp_path / "work", out)
     assert run(lambda: cmd.main(argv)) == 0
     doc = json.loads(out.read_text())
     assert [c for _, c, _ in calls] == list(CENTRES)  # one study per declared centre candidate, nothing else
@@ -304,46 +311,21 @@ def test_candidates_limits_the_choice_to_the_measured_ones_and_says_so(tmp_path,
     calls = []
     monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
     out = tmp_path / "calibration.json"
-    argv = [
-        "--dataset",
-        "grab",
-        "--objects",
-        ",".join(s.removesuffix("_lift") for s in SEQS),
-        "--samples",
-        str(N),
-        "--work",
-        str(tmp_path / "work"),
-        "--out",
-        str(out),
-        "--candidates",
-        "2,0",
-    ]
+    argv = _argv(tmp_path / "work", out, "--candidates", "2,0")
     assert run(lambda: cmd.main(argv)) == 0
     doc = json.loads(out.read_text())
     assert [c for _, c, _ in calls] == [CENTRES[0], CENTRES[2]]  # in declared order, only those named
     assert len(doc["candidates"]) == 2 * len(CONDITIONS)
     assert "2 of the 5" in doc["candidates_measured"] and "partial" in doc["candidates_measured"]
     for bad in ("9", "x", ","):
-        assert run(lambda: cmd.main([*argv[:-1], bad])) == 2
+        assert run(lambda bad=bad: cmd.main([*argv[:-1], bad])) == 2
 
 
 def test_score_only_runs_nothing_and_says_which_rows_are_not_measured(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(cmd, "run_candidate", _fake_runner(calls))
     work, out = tmp_path / "work", tmp_path / "calibration.json"
-    argv = [
-        "--dataset",
-        "grab",
-        "--objects",
-        ",".join(s.removesuffix("_lift") for s in SEQS),
-        "--samples",
-        str(N),
-        "--work",
-        str(work),
-        "--out",
-        str(out),
-        "--attribute",
-    ]
+    argv = _argv(work, out, "--attribute")
     assert run(lambda: cmd.main(argv)) == 0
     first = json.loads(out.read_text())
     n = len(calls)
