@@ -39,9 +39,6 @@ LANDMARK_NAMES = (
 #: finger of each landmark (``wrist`` for landmark 0).
 LANDMARK_FINGER = ("wrist",) + ("thumb",) * 4 + ("index",) * 4 + ("middle",) * 4 + ("ring",) * 4 + ("pinky",) * 4
 
-#: finger of each manosim ball joint ``mano_joint_{i+1}`` (MANO 16-bone order, bone 0 = palm).
-JOINT_FINGER = ("index",) * 3 + ("middle",) * 3 + ("pinky",) * 3 + ("ring",) * 3 + ("thumb",) * 3
-
 
 @dataclass
 class ObjectAsset:

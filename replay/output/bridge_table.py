@@ -5,13 +5,6 @@ from __future__ import annotations
 from replay.output.table_docs import Bridge
 from replay.protocol.diagnosis import CLASSES
 
-#: how each path of :mod:`replay.study.bridge_rows` is titled in the table
-PATH_TITLES = {
-    "oracle": "hug-oracle, one element switched to the lift protocol's",
-    "cumulative": "cumulative: from hug-oracle toward the lift protocol",
-    "lift": "the lift protocol (no shake / release), one element switched back to the oracle's",
-}
-
 
 def bridge_markdown(doc: dict) -> str:
     """A Markdown table of the bridge result ``doc``: one line per row (path, element, value,

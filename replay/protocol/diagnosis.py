@@ -1,7 +1,6 @@
 """Why a grasp failed, from measured signals only (docs/fidelity.md, "Why a grasp fails"): friction budget ``sum(mu_i
 N_i) / g``, creep and slip in the hand frame, and one class per rollout that did not lift or fell in the shake, the
-first that applies in :data:`CLASSES` order. Release 0.2's ``slipped`` is ``never_gripped`` + ``slid_out``
-(:data:`OLD_CLASSES`).
+first that applies in :data:`CLASSES` order.
 
 Per-frame arrays: world frame, Z up; positions m, quaternions xyzw, forces N."""
 
@@ -26,8 +25,6 @@ CLASSES = (
     "slid_out",
     "shaken_loose",
 )
-#: release 0.2's class of each new one, where it differs (``slipped`` was split in two)
-OLD_CLASSES = {"never_gripped": "slipped", "slid_out": "slipped"}
 
 
 def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:

@@ -28,9 +28,6 @@ from replay.results.sampled_fields import SampledVerdict
 #: version of the result files' layout (each version's changes: docs/results.md; older: :mod:`replay.results.convert`)
 FORMAT_VERSION = 7
 
-#: Quaternion order of every saved pose (Newton's body_q convention): x, y, z, w.
-QUAT_ORDER = "xyzw"
-
 
 class Phase(IntEnum):
     """Protocol phase of a control frame (the npz ``phase`` codes; :mod:`replay.protocol.rollout`)."""

@@ -35,10 +35,6 @@ class _RowBase:
         )
         return cls(**kw)
 
-    def pairs_lifted(self) -> dict[str, bool | None]:
-        """``{pair name: lifted}`` of the extra verdict pairs' columns (``lifted_<pair>``)."""
-        return {k[len(PAIR_PREFIX) :]: v for k, v in self.extra.items() if k.startswith(PAIR_PREFIX)}
-
     @property
     def name(self) -> str:
         """The row's sequence as text."""

@@ -332,10 +332,6 @@ class WarpBatch(Engine):
             w.reason = reason
         return sig
 
-    def world_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """(qpos (nq,), qvel (nv,)) of world ``i`` in MuJoCo's order (float32 on the device)."""
-        return self.d.qpos.numpy()[i].copy(), self.d.qvel.numpy()[i].copy()
-
 
 class _null:
     def __enter__(self):

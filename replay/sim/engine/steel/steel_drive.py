@@ -72,7 +72,7 @@ class SteelFingerDrive:
     Attributes:
         q_adr, v_adr: (15,) int32, each joint's first ``joint_q`` / ``joint_qd`` index.
         kp, kd, effort: (15,) vec3, per DOF N·m/rad, N·m·s/rad, N·m. target: (15,) quat, xyzw.
-        tau_max: (1,) largest |torque component| since :meth:`reset_max`, N·m. gains: host copies (15, 3) for
+        tau_max: (1,) largest |torque component| since the drive was built, N·m. gains: host copies (15, 3) for
             read-back."""
 
     q_adr: wp.array
@@ -129,11 +129,8 @@ class SteelFingerDrive:
         )
 
     def max_torque(self) -> float:
-        """Largest |torque component| applied since the last :meth:`reset_max`, N·m (never above the effort limit)."""
+        """Largest |torque component| applied since the drive was built, N·m (never above the effort limit)."""
         return float(self.tau_max.numpy()[0])
-
-    def reset_max(self) -> None:
-        self.tau_max.zero_()
 
 
 __all__ = ["SteelFingerDrive", "quat_drive_kernel"]
