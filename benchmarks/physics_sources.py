@@ -17,7 +17,6 @@ import numpy as np
 
 from replay.config import ReplayConfig
 from replay.data.objects import collision_volume
-from replay.kinematics.joint_levers import JOINT_NAMES
 from replay.protocol import release
 from replay.protocol.finger_closure import closed_targets, flexion_axes, ramp
 from replay.protocol.lift_plan import plan_rollout
@@ -27,6 +26,13 @@ from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.made_mass import made_mass
 from replay.study.corruptions import FINGERS_OPEN_DEG
 from replay.study.prepare import prepare_recording
+
+#: MANO bone -> (finger, joint) name, bones 1..15 (index 0 = bone 1): the keys of ``joint_limit_nm``
+JOINT_NAMES = tuple(f"{f}_{j}" for f in ("index", "middle", "pinky", "ring") for j in ("mcp", "pip", "dip")) + (
+    "thumb_cmc",
+    "thumb_mcp",
+    "thumb_ip",
+)
 
 
 def _axes(mjcf) -> np.ndarray:

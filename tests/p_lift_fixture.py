@@ -14,6 +14,7 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
+from replay.protocol.verdict import WORD_OF_CLASS
 from replay.results.records import FORMAT_VERSION
 
 N = 32
@@ -27,6 +28,8 @@ RECORDINGS = (("mug_lift", "mug", "lift", "lifted", (30, 12, 25)),
 ORACLE = {"mug_lift": (20, 5, 17)}
 CORRUPTIONS = ("wrist_offset_2cm",)
 THRESHOLD = 0.5
+#: each p_lift class, in order, and the verdict word a reader is told for it
+CLASS_WORDS = {c: w.value for c, w in WORD_OF_CLASS.items()}
 
 
 def entry(k: int, n: int = N) -> dict:

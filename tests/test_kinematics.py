@@ -7,11 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hand_qpos import mujoco_qpos
 from scipy.spatial.transform import Rotation
 
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.errors import DataError
-from replay.kinematics.coords import HAND_COORDS, complete_hand, hand_coords
+from replay.kinematics.coords import complete_hand, hand_coords
+from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks
 from replay.kinematics.model import LANDMARK_SOURCE, HandKinematics, quat_xyzw_to_wxyz
 
@@ -58,7 +60,7 @@ def test_fk_equals_mujoco_random_poses(manosim_dir, side):
     jid = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n) for n in jnames]
     err = 0.0
     for t in range(T):
-        d.qpos[:] = kin.mujoco_qpos(m, wp[t], wq[t], fq[t])
+        d.qpos[:] = mujoco_qpos(kin, m, wp[t], wq[t], fq[t])
         mujoco.mj_kinematics(m, d)
         for k, (b, kind) in enumerate(LANDMARK_SOURCE):
             if kind == "anchor":
@@ -209,7 +211,7 @@ def test_complete_hand_and_hand_coords(kin, capsule_rhand, tmp_path):
     assert out.meta["kinematics"]["source"] == "landmark_ik"
     assert out.meta["kinematics"]["ik_frames"] == [0, 12, 4]
     q = hand_coords(out)
-    assert q.shape == (T, HAND_COORDS) == (T, 67)
+    assert q.shape == (T, MANOSIM_HAND.coords) == (T, 67)
     np.testing.assert_allclose(q[:, :3], out.wrist_pos)
     np.testing.assert_allclose(q[:, 3:7], out.wrist_quat)
     np.testing.assert_allclose(q[:, 7 + 4 * 5 : 11 + 4 * 5], out.finger_quat[:, 5])  # mano_joint_6

@@ -9,9 +9,9 @@ import re
 from collections import Counter
 
 import pytest
-from p_lift_fixture import CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_study
+from p_lift_fixture import CLASS_WORDS, CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_study
 
-from replay.output.p_lift_section import _X0, _X1, CLASS_WORDS, p_lift_svg
+from replay.output.p_lift_section import _X0, _X1, p_lift_svg
 from replay.output.report import build_report
 from replay.results.judge import DEFAULT_JUDGE
 from replay.results.verdict_record import PLiftEntry

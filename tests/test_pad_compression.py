@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 import pytest
 import trimesh
+from hand_qpos import mujoco_qpos
 from scipy.spatial.transform import Rotation
 from short_window import SHORT, short_window
 
@@ -60,7 +61,7 @@ def _capsule_distances_mm(mjcf, rec, hand_coords) -> dict[int, float]:
     kin = HandKinematics.from_mjcf(mjcf)
     m = mujoco.MjModel.from_xml_path(str(mjcf))
     d = mujoco.MjData(m)
-    d.qpos[:] = kin.mujoco_qpos(m, hand_coords[:3], hand_coords[3:7], finger_quats(hand_coords))
+    d.qpos[:] = mujoco_qpos(kin, m, hand_coords[:3], hand_coords[3:7], finger_quats(hand_coords))
     mujoco.mj_kinematics(m, d)
     g = int(rec.grasp_frame)
     obj = rec.target_object

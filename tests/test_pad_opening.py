@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 import trimesh
+from hand_qpos import mujoco_qpos
 from scipy.spatial.transform import Rotation, Slerp
 from short_window import SHORT, short_window
 
@@ -69,7 +70,7 @@ class Geometry:
     def distances(self, hand: np.ndarray, t: float) -> dict[int, float]:
         """{body: signed distance mm} of hand coords (67,) against the object at recorded time ``t`` s."""
         m, d = self.m, self.d
-        d.qpos[:] = self.kin.mujoco_qpos(m, hand[:3], hand[3:7], finger_quats(hand))
+        d.qpos[:] = mujoco_qpos(self.kin, m, hand[:3], hand[3:7], finger_quats(hand))
         mujoco.mj_kinematics(m, d)
         R, p = self.rot(t), np.array([f(t) for f in self.pos])
         hulls = [trimesh.Trimesh(R.apply(v) + p, f).convex_hull for v, f in self.parts]

@@ -201,9 +201,10 @@ def test_p_lift_study_loads_and_its_filter_works_in_chromium(report, tmp_path):
     """The real study given the sampled verdict's fields (:mod:`p_lift_fixture`'s entries, one made-up lifted
     count per recording and condition): its page loads, the filter on a condition's class shows exactly
     the rows of that class, and a recording's chart is drawn (its class colour on screen)."""
-    from p_lift_fixture import CONDITIONS, entry
+    from p_lift_fixture import CLASS_WORDS, CONDITIONS, entry
 
-    from replay.output.p_lift_section import CLASS_CSS, CLASS_WORDS
+    from replay.output.p_lift_section import WORD_CSS
+    from replay.protocol.verdict import WORD_OF_CLASS
 
     exe = _chromium()
     d, study, _ = report
@@ -239,5 +240,5 @@ def test_p_lift_study_loads_and_its_filter_works_in_chromium(report, tmp_path):
 
     img = (mpimg.imread(shot)[..., :3] * 255).round().astype(int)
     cls = made[seq][CONDITIONS[0]]["class"]
-    rgb = [int(CLASS_CSS[cls][i : i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(WORD_CSS[WORD_OF_CLASS[cls]][i : i + 2], 16) for i in (1, 3, 5)]
     assert np.all(np.abs(img - rgb) <= 8, axis=-1).sum() > 30  # its dot and its words in the class colour

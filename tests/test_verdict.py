@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import binomtest, mannwhitneyu
 
 from replay.errors import DataError
-from replay.protocol.verdict import headline, tile_text, verdict_of
+from replay.protocol.verdict import interval_text, tile_text, verdict_of
 from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import RolloutRecord
 from replay.results.study_rows import StudyRow
@@ -49,7 +49,7 @@ def test_fails_says_the_diagnosis_most_failing_samples_share():
     assert v.word is Word.FAILS and v.reason == "never gripped, 27 of 32 samples" and v.cause == "never_gripped"
     assert (v.k, v.n, v.condition, v.sampled, v.cause_samples) == (1, 32, J, True, 27)
     assert v.hi <= 0.5 and v.p == pytest.approx(1 / 32)
-    assert headline(v) == f"fails: never gripped, 27 of 32 samples; p_lift 0.03 [{v.lo:.2f}, {v.hi:.2f}]"
+    assert interval_text(v) == f"0.03 [{v.lo:.2f}, {v.hi:.2f}]"
     assert tile_text(v) == "fails: never gripped 27/32"
 
 
@@ -83,7 +83,7 @@ def test_a_hug_oracle_verdict_says_only_what_its_protocol_tested():
     v = verdict_of(rec)
     assert v.word is Word.HOLDS and v.reason == "lifted in 30 of 32 samples" and tile_text(v) == "holds: lifted 30/32"
     page = samples_html(rec, None)
-    assert "shake" not in headline(v) + page and "<li>lifted: 30 of 32</li>" in page
+    assert "shake" not in v.reason + page and "<li>lifted: 30 of 32</li>" in page
     rec.protocol = "lift"  # the same samples under the lift protocol held through its shake
     assert verdict_of(rec).reason == "lifted in 30 of 32 samples, each held through the shake and let go"
     assert "<li>lifted, held through the shake and let go: 30 of 32</li>" in samples_html(rec, None)
@@ -103,7 +103,7 @@ def test_a_study_of_single_rollouts_says_its_verdict_is_one_run():
     rec = RolloutRecord(outcome="not_lifted", lifted=False, diagnosis={"class": "no_contact", "figure": {}})
     v = verdict_of(rec)
     assert v.word is Word.FAILS and not v.sampled and v.n == 1 and v.reason == "one run, not sampled: no contact"
-    assert headline(v).startswith("fails (one run): no contact; p_lift 0.00 [0.00, ")
+    assert interval_text(v).startswith("0.00 [0.00, ")
     rec = RolloutRecord(outcome="lifted", lifted=True, diagnosis=None)
     rec.lift.shake_ran = True
     v = verdict_of(rec)

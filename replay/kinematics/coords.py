@@ -13,7 +13,6 @@ from replay.data.locate import dataset_dir
 from replay.data.types import Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
-from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks, ik_options_for, interpolate_pose
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
@@ -23,9 +22,6 @@ from replay.kinematics.mano import (
     wrist_from_transform,
 )
 from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
-
-#: hand coordinates in Newton's joint_q (7 free + 15 x 4 ball)
-HAND_COORDS = MANOSIM_HAND.coords
 
 #: per dataset: its MANO finger values are relative to the flat hand where its files do not say
 DEFAULT_FLAT_HAND_MEAN = {n: d.flat_hand_mean for n, d in DATASETS.items() if d.flat_hand_mean is not None}

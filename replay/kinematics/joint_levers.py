@@ -13,12 +13,6 @@ import numpy as np
 from replay.errors import DataError
 from replay.kinematics.mjcf_tree import compile_mjcf
 
-#: MANO bone -> (finger, joint) name, bones 1..15 (index 0 = bone 1)
-JOINT_NAMES = tuple(f"{f}_{j}" for f in ("index", "middle", "pinky", "ring") for j in ("mcp", "pip", "dip")) + (
-    "thumb_cmc",
-    "thumb_mcp",
-    "thumb_ip",
-)
 #: per finger chain, its three bones (proximal to distal), 1-based
 CHAINS = ((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12), (13, 14, 15))
 

@@ -158,17 +158,6 @@ class HandKinematics:
         X, G, _ = self.fk_frames(wrist_pos, as_matrix(wrist_quat), as_matrix(finger_quat))
         return self.landmarks_from_frames(X, G)
 
-    def mujoco_qpos(self, model, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
-        """MuJoCo qpos (nq,), wxyz inside, of ``model`` (compiled from :attr:`source`) for one pose:
-        ``wrist_pos`` (3,) m, ``wrist_quat`` (4,) xyzw, ``finger_quat`` (15, 4) xyzw."""
-        qpos = np.array(model.qpos0, dtype=np.float64)
-        qpos[self.wrist_slide_qposadr] = wrist_pos
-        qpos[self.qposadr[0] : self.qposadr[0] + 4] = quat_xyzw_to_wxyz(wrist_quat)
-        for i in range(1, NUM_BODIES):
-            a = self.qposadr[i]
-            qpos[a : a + 4] = quat_xyzw_to_wxyz(finger_quat[i - 1])
-        return qpos
-
 
 def _check_pose(wrist_pos, wrist_quat, finger_quat):
     wrist_pos = np.asarray(wrist_pos, dtype=np.float64)

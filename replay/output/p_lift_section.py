@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 
 from replay.checks.intent import INTENT_LIFT
-from replay.protocol.p_lift_stats import CLASSES, verdict_class
+from replay.protocol.p_lift_stats import verdict_class
 from replay.protocol.verdict import WORD_OF_CLASS, words
 from replay.results.records import RolloutRecord
 from replay.results.study_rows import StudyRow
@@ -30,10 +30,6 @@ from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_tex
 
 #: each verdict's colour (the outcome colours of the table: lifted green, not lifted red; uncertain amber)
 WORD_CSS = {Word.HOLDS: "#2e9e4f", Word.UNCERTAIN: "#e29a12", Word.FAILS: "#d2473a"}
-#: the p_lift classes in order, as a reader is told them: the verdict each says
-CLASS_WORDS = {c: WORD_OF_CLASS[c].value for c in CLASSES}
-#: their colours
-CLASS_CSS = {c: WORD_CSS[WORD_OF_CLASS[c]] for c in CLASSES}
 
 _W, _ROW, _X0, _X1 = 470, 18, 150, 340  # chart width px, row height, the 0-1 axis from _X0 to _X1
 

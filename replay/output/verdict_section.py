@@ -1,6 +1,6 @@
 """What the report says first (issue #56): each recording's verdict (holds, fails or uncertain) with its reason and
-its p_lift interval (:func:`replay.protocol.verdict.headline`), and every other judgement of it as a cross-check that
-agrees or not (:mod:`replay.study.cross_checks`), never as a second verdict.
+its p_lift interval (:func:`replay.protocol.verdict.interval_text`), and every other judgement of it as a cross-check
+that agrees or not (:mod:`replay.study.cross_checks`), never as a second verdict.
 
 * :func:`verdict_summary_html`: the main page's counts: per group of recordings, how many hold, are uncertain, fail,
   with why; :func:`cross_check_summary_html`: the one table of cross-checks;

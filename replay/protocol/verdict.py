@@ -1,6 +1,6 @@
 """A recording's verdict, ``holds``, ``fails`` or ``uncertain``, with its reason and its p_lift interval
-(docs/results.md): :func:`verdict_of` is the one definition; :func:`headline` and :func:`interval_text` how every reader
-words it. Read from the sampled ``p_lift`` under the judge's condition (95 % Wilson interval at or above 0.5: holds; at
+(docs/results.md): :func:`verdict_of` is the one definition; :func:`interval_text` and :func:`tally_text` how readers
+word it. Read from the sampled ``p_lift`` under the judge's condition (95 % Wilson interval at or above 0.5: holds; at
 or below: fails); a study of single rollouts gives the one run's verdict, said as one run."""
 
 from __future__ import annotations
@@ -130,13 +130,6 @@ def _one_run(rec) -> Verdict:
 def interval_text(v: Verdict) -> str:
     """``0.03 [0.01, 0.16]``: p_lift and its 95 % interval."""
     return f"{v.p:.2f} [{v.lo:.2f}, {v.hi:.2f}]"
-
-
-def headline(v: Verdict) -> str:
-    """``fails: never gripped, 27 of 32 samples; p_lift 0.03 [0.01, 0.16]`` (one run: ``holds (one run): ...``)."""
-    word = v.word.value if v.sampled else f"{v.word.value} (one run)"
-    reason = v.reason if v.sampled else v.reason.removeprefix("one run, not sampled: ")
-    return f"{word}: {reason}; p_lift {interval_text(v)}"
 
 
 def tally_text(t: Tally) -> str:

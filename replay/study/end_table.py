@@ -1,5 +1,5 @@
 """What ``run_study.py`` prints when a study ends (issue #56): one row per recording led by its verdict
-(:func:`replay.protocol.verdict.headline`'s words: the verdict, p_lift with its interval, the reason), the verdicts
+(the verdict, p_lift with its interval (:func:`replay.protocol.verdict.interval_text`), the reason), the verdicts
 counted with their reasons, the cross-checks counted in one line, then the detail: the contact run's counts, the
 other conditions, the discrimination (its AUC with the interval), the other protocols; every refused or failed
 recording once, with its reason. ``--ablation-only`` prints the rows it reran alone.
