@@ -19,6 +19,7 @@ from replay.data.adapter_fields import LIFT_THRESHOLD_M, lift_onset
 from replay.data.objects import asset_meshes
 from replay.data.types import ObjectAsset, ObjectTrack, Recording
 from replay.fileio import atomic_write_text
+from replay.results.files import json_default
 
 #: kg/m^3: effective density flagged outside (foam ~100; solid steel's 8000 only with hollow parts)
 DENSITY_RANGE = (100.0, 5000.0)
@@ -345,18 +346,4 @@ def _spread(vals: list) -> dict | None:
 def write_report(path: str | Path, payload: dict) -> Path:
     """Write ``payload`` as JSON atomically (temp file + rename)."""
 
-    return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=_json_default) + "\n")
-
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (np.bool_,)):
-        return bool(o)
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+    return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=json_default) + "\n")

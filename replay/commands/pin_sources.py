@@ -22,17 +22,9 @@ from replay.data.sources import (
     MIRROR_ALIASES,
     PINS_PATH,
     github_source_for,
+    is_hidden,
 )
 from replay.fileio import atomic_write_text, sha256_file
-
-
-def _is_hidden(rel: str) -> bool:
-    """True for a path with a dot-named component (``.git``, editor or tool temp files).
-
-    Upstream repositories publish none of the data we pin under such names, and a stray
-    temp file left in a mirror must never become a pinned, required file.
-    """
-    return any(part.startswith(".") for part in rel.split("/"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         for p in sorted(folder.rglob("*")):
             rel = p.relative_to(folder).as_posix()
-            if p.is_file() and not _is_hidden(rel):
+            if p.is_file() and not is_hidden(rel):
                 github_source_for(dataset, rel)  # every file must map to a pinned source
                 files[f"{dataset}/{rel}"] = {"size": p.stat().st_size, "sha256": sha256_file(p)}
     for alias, folder_key in sorted(MIRROR_ALIASES.items()):
@@ -56,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         dataset, _, prefix = folder_key.partition("/")
         for p in sorted((args.mirror / alias).rglob("*")):
             rel = p.relative_to(args.mirror / alias).as_posix()
-            if p.is_file() and not _is_hidden(rel):
+            if p.is_file() and not is_hidden(rel):
                 key = f"{folder_key}/{rel}"
                 github_source_for(dataset, f"{prefix}/{rel}")
                 if key in files:

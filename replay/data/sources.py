@@ -152,6 +152,12 @@ class PinnedFile:
         return f"{self.dataset}/{self.relpath}"
 
 
+def is_hidden(rel: str) -> bool:
+    """True for a ``/``-separated path with a dot-named part (``.git``, editor or tool temp files): never pinned or
+    staged, as no upstream publishes data under such names."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
 def github_source_for(dataset: str, relpath: str) -> GitHubSource:
     """The GitHub source a dataset file comes from; raises DataError when none of ``dataset`` covers ``relpath``."""
     for src in GITHUB_SOURCES:

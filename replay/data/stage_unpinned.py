@@ -9,17 +9,13 @@ from pathlib import Path
 
 from replay.data.confine import is_inside
 from replay.data.manifest import Manifest, move_aside
-from replay.data.sources import pinned_files
+from replay.data.sources import is_hidden, pinned_files
 from replay.data.stage_pinned import record_pinned, stage_from_mirror, triage
 from replay.data.transfer import FetchResult, clear_parts, part_path, progress_bar
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
 _PINNED_DATASETS = ("manosim", "grab", "taco")
-
-
-def _is_hidden(rel: str) -> bool:
-    return any(part.startswith(".") for part in rel.split("/"))
 
 
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
@@ -63,7 +59,7 @@ def stage_extra(
         p
         for p in folder.rglob("*")
         if p.is_file()
-        and not _is_hidden(p.relative_to(folder).as_posix())
+        and not is_hidden(p.relative_to(folder).as_posix())
         and ".part-" not in p.name
         and ".corrupt-" not in p.name
     )

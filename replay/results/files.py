@@ -20,7 +20,8 @@ from replay.results.convert import ResultsFormatError, check_version
 from replay.results.records import FORMAT_VERSION, ROW_FIELDS, RolloutRecord, StudyRecord
 
 
-def _json_default(o):
+def json_default(o):
+    """``json.dumps``'s ``default``: NumPy scalars and arrays, paths, dataclass records (``to_dict``)."""
     if isinstance(o, np.integer):
         return int(o)
     if isinstance(o, np.floating):
@@ -48,7 +49,7 @@ def dumps(obj) -> str:
             return [clean(v) for v in x]
         return x
 
-    return json.dumps(clean(json.loads(json.dumps(obj, default=_json_default))), indent=1)
+    return json.dumps(clean(json.loads(json.dumps(obj, default=json_default))), indent=1)
 
 
 def _read_json(path: Path) -> dict:
