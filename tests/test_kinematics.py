@@ -15,7 +15,8 @@ from replay.errors import DataError
 from replay.kinematics.coords import complete_hand, hand_coords
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.kinematics.ik import IKOptions, fit_landmarks
-from replay.kinematics.model import LANDMARK_SOURCE, HandKinematics, quat_xyzw_to_wxyz
+from replay.kinematics.model import LANDMARK_SOURCE, HandKinematics
+from replay.kinematics.quat import quat_xyzw_to_wxyz
 
 pytestmark = pytest.mark.needs_data
 

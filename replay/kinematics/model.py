@@ -20,7 +20,7 @@ from replay.kinematics.mjcf_tree import (
     read_bodies,
     read_joints,
 )
-from replay.kinematics.quat import as_matrix, quat_xyzw_to_wxyz
+from replay.kinematics.quat import as_matrix
 
 __all__ = [
     "NUM_BODIES",
@@ -29,7 +29,6 @@ __all__ = [
     "LANDMARK_SOURCE",
     "TIP_LANDMARKS",
     "HandKinematics",
-    "quat_xyzw_to_wxyz",
 ]
 
 #: manopth landmark id -> (manosim body, "anchor": its ball-joint anchor | "tip": its fingertip point)
