@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from replay.errors import StorageError
+from replay.errors import OutputError, StorageError
 
 _CHUNK = 1 << 20
 T = TypeVar("T")
@@ -46,6 +46,16 @@ def ensure_parent(path: str | Path) -> Path:
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     return path
+
+
+def out_folder(out: str | Path, folder: str | Path | None = None) -> Path:
+    """``out`` as a Path, ``folder`` (default its parent) created; OutputError naming ``--out`` where it cannot be."""
+    out = Path(out)
+    try:
+        Path(out.parent if folder is None else folder).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    return out
 
 
 @contextlib.contextmanager

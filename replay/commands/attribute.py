@@ -23,8 +23,8 @@ from pathlib import Path
 from replay import console
 from replay.cli import Parser
 from replay.datasets import RECORDING_DATASETS
-from replay.errors import OutputError, UsageError
-from replay.fileio import atomic_write_text
+from replay.errors import UsageError
+from replay.fileio import atomic_write_text, out_folder
 
 
 def _factors(text: str | None) -> list[dict]:
@@ -71,11 +71,7 @@ def main(argv=None) -> int:
         if a.objects
         else ([s for s in seqs if s.endswith("_lift")] or seqs)
     )
-    out = Path(a.out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    out = out_folder(a.out)
     console.out(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors")
     res = run_attribution(
         a.dataset,

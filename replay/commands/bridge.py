@@ -22,8 +22,8 @@ from pathlib import Path
 from replay import console
 from replay.cli import Parser, run
 from replay.datasets import RECORDING_DATASETS
-from replay.errors import DataError, OutputError, UsageError
-from replay.fileio import atomic_write_text
+from replay.errors import DataError, UsageError
+from replay.fileio import atomic_write_text, out_folder
 
 
 def _markdown(path: str) -> int:
@@ -80,11 +80,7 @@ def main(argv=None) -> int:
         if a.objects
         else ([s for s in seqs if s.endswith("_lift")] or seqs)
     )
-    out = Path(a.out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    out = out_folder(a.out)
     from replay.config import ReplayConfig
     from replay.sim.physics import apply_physics
 

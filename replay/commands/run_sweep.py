@@ -27,8 +27,8 @@ from pathlib import Path
 from replay import console
 from replay.cli import Parser, folder_arg
 from replay.datasets import RECORDING_DATASETS
-from replay.errors import OutputError, UsageError
-from replay.fileio import atomic_write_bytes, atomic_write_text
+from replay.errors import UsageError
+from replay.fileio import atomic_write_bytes, atomic_write_text, out_folder
 from replay.results.engine_choice import EngineChoice
 from replay.results.files import dumps
 from replay.results.records import FORMAT_VERSION
@@ -81,11 +81,7 @@ def _setup(a):
     seqs = list_sequences(a.dataset, a.data)
     if a.objects:
         seqs = select_sequences(a.dataset, seqs, a.objects)
-    out = Path(a.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
+    out = out_folder(a.out, a.out)
     sp = plan_sweep(grid, effort, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
     console.out(
