@@ -65,6 +65,29 @@ def test_intent_from_the_name_and_flagged(grab_staged):
         assert recording_intent(type("R", (), {"dataset": "grab", "name": name})()) == intent
 
 
+def test_a_name_not_grab_s_names_no_intent_and_is_flagged(cases_dir, mirror):
+    """The case ``name_with_shell_metacharacters`` (GRAB cubesmall stored as ``cubesmall_lift;touch PWNED_SHELL;#``):
+    its name is not GRAB's, so no intent is read from it (before: ``SHELL;#``, flagged as a non-lift intent and
+    counted with the other intents); it is ``unknown``, flagged ``sequence_name`` in words that repeat no part of the
+    name, and ``--objects cubesmall`` does not take it for the lift. Every recording of the mirror is GRAB's."""
+    from replay.checks.intent import GRAB_NAME, NAME_FLAG
+    from replay.study.prepare import sequence_object
+
+    case = cases_dir / "name_with_shell_metacharacters" / "data"
+    name = next((case / "grab" / "recordings").glob("*.pkl")).stem
+    assert name == "cubesmall_lift;touch PWNED_SHELL;#"
+    rec = load_recording("grab", name, case)
+    assert rec.meta["intent"] == "unknown" and "intent" not in rec.meta["input_flags"]
+    flag = rec.meta["input_flags"][NAME_FLAG]
+    assert flag.startswith("unknown: the file name is not GRAB's") and not any(c in flag for c in ";#")
+    assert sequence_object("grab", name) is None and sequence_object("grab", "cubesmall_lift") == "cubesmall"
+    for folder in ("grab/recordings", "grab_intents/recordings"):
+        for f in (mirror / folder).glob("*.pkl"):
+            assert GRAB_NAME.fullmatch(f.stem), f  # the check flags none of GRAB's own
+    clean = load_recording("grab", "cubesmall_lift", mirror)
+    assert clean.meta["intent"] == "lift" and NAME_FLAG not in clean.meta["input_flags"]
+
+
 def test_offhand_is_refused_with_its_reason(grab_staged, mirror):
     # re-derived from the raw file: the recorded (right) hand's nearest landmark to the cube's
     # visual mesh at the lift onset (first frame 1 cm above the start), and how the cube moves

@@ -9,12 +9,13 @@ import re
 from collections import Counter
 
 import pytest
-from p_lift_fixture import CLASS_WORDS, CONDITIONS, ORACLE, RECORDINGS, entry, write_p_lift_study
+from p_lift_fixture import CLASS_WORDS, CONDITIONS, ORACLE, RECORDINGS, N, entry, write_p_lift_study
 
 from replay.output.p_lift_section import _X0, _X1, p_lift_svg
 from replay.output.report import build_report
+from replay.protocol.p_lift_stats import wilson
 from replay.results.judge import DEFAULT_JUDGE
-from replay.results.verdict_record import PLiftEntry
+from replay.results.verdict_record import PLiftEntry, Word
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,24 @@ def test_table_has_a_class_column_and_filter_per_condition(built):
     # a class cell sorts by p (its data-k), not by its word
     mug = entry(RECORDINGS[0][-1][0])
     assert f"<td data-k='{float(mug['p'])!r}'" in page
+
+
+def test_a_condition_s_cell_shows_p_and_its_interval_and_its_filter_matches_the_word(built):
+    """Each P(lift) column shows p with its 95 % interval (``0.94 [0.80, 0.98]``), not a word; the verdict column
+    keeps its word, and the condition's filter still matches what the entry says (its ``data-f``)."""
+    d, _ = built
+    page = (d / "report.html").read_text()
+    heads = re.findall(r"<th data-key='([^']+)'>", page)
+    body = re.search(r"<table id=rows>.*?<tbody>(.*?)</tbody>", page, re.S).group(1)
+    for seq, *_, ks in RECORDINGS:
+        tr = re.search(rf"<tr><td><a href='[^']*{seq}\.html'>.*?</tr>", body).group(0)
+        cells = re.findall(r"<td([^>]*)>(.*?)</td>", tr)
+        for c, k in zip(CONDITIONS, ks):
+            attrs, text = cells[heads.index(f"p_lift:{c}")]
+            lo, hi = wilson(k, N)  # re-derived from the lifted count, not read from the entry
+            assert text == f"{k / N:.2f} [{lo:.2f}, {hi:.2f}]", (seq, c, text)
+            assert f"data-f='{CLASS_WORDS[entry(k)['class']]}'" in attrs, (seq, c, attrs)
+        assert cells[heads.index("verdict")][1] in {w.value for w in Word}
 
 
 def test_counts_per_condition_lead_the_summary_lifts_and_others_apart(built):

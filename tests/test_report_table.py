@@ -36,3 +36,17 @@ def test_filters_count_each_value_and_the_outcome_is_said_as_the_reader_is_told(
     assert "no_contact (1)" in cause and "slid_out (1)" in cause and "- (1)" in cause
     assert re.findall(r"<a href='(report_files/[^']+)'>", text) == [_link(r) for r in ROWS]
     assert "<td data-k='51.0'" not in text and "<td>51.0</td>" in text  # the sort key is the text where they agree
+
+
+def test_the_diagnosis_column_and_cause_filter_say_they_are_the_contact_run_s():
+    """The diagnosis and its filter come from the single contact run, not the sampled verdict: their header and label
+    say so (the verdict's reason is its own column); the filter keeps its address (``#cause=``)."""
+    text = table_html(ROWS, _link)
+    head = re.search(r"<th data-key='diagnosis'>([^<]+)</th>", text).group(1)
+    assert head == "contact run: diagnosis"
+    label = re.search(r"<label>([^<]+) <select data-filter='diagnosis' id='filter-cause'>", text).group(1)
+    assert label == "contact run: cause"
+    heads = re.findall(r"<th data-key='[^']+'>([^<]+)</th>", text)
+    assert "diagnosis" not in heads and "reason" in heads
+    labels = re.findall(r"<label>([^<]+) <select", text)
+    assert labels == ["verdict", "contact run", "object", "contact run: cause"]

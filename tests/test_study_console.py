@@ -4,6 +4,8 @@ never in the middle of it; the time left weighs the sampled jobs."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from replay.protocol.protocols.base import ResultKey
@@ -56,11 +58,30 @@ def test_notes_are_said_once_after_the_bar_never_in_it(capsys):
 
 
 def test_the_time_left_weighs_the_sampled_jobs():
-    """One sampled job (64 worlds) and four single jobs: after a single job of 2 s, the estimate counts the sampled
-    job as 1 + SAMPLE_COST * 64 single jobs (the prior); once both kinds have finished, their own times."""
-    p = Progress([("a", 64), ("a", 0), ("b", 0), ("b", 0), ("c", 0)])
+    """One recording of one single job, one of a sampled job (64 worlds) and a single one, one of two single jobs:
+    once the first recording is done (its single job, 2 s), the estimate counts the sampled job as
+    1 + SAMPLE_COST * 64 single jobs (the prior); once both kinds have finished, their own times."""
+    p = Progress([("a", 0), ("b", 64), ("b", 0), ("c", 0), ("c", 0)])
     p.done("a", 0, 2.0)
     left = p.left_s(2.0)
     assert left == pytest.approx(2.0 * ((1 + SAMPLE_COST * 64) + 3) / 1.0)
-    p.done("a", 64, 34.0)  # a job's cost a + b * worlds fitted: a = 2 s, b = 0.5 s per world
+    p.done("b", 64, 34.0)  # a job's cost a + b * worlds fitted: a = 2 s, b = 0.5 s per world
     assert p.left_s(36.0) == pytest.approx(36.0 * 3 * 2.0 / (2.0 + 34.0))
+
+
+def test_no_time_left_is_said_until_a_recording_is_done():
+    """The jobs that end first are often one recording's cheap ones (its contact run, 2 s) beside its sampled job:
+    an estimate from them alone read hours; the bar says when it will have one instead, and its estimate once the
+    recording's last job ends."""
+    p = Progress([("a", 64), ("a", 0), ("b", 64), ("b", 0)])
+    p.done("a", 0, 2.0)
+    assert p.recordings_done == 0 and p.left_s(2.0) is None
+    con = StudyConsole("grab", enabled=False)
+    con.start([("a", 64), ("a", 0), ("b", 64), ("b", 0)], lead="lift")
+    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), 0)
+    assert con.bar.postfix == "ETA after the first recording" and con.done == 0
+    con.result(ResultKey("a", "lift"), "ok", _rec(True), 64)
+    assert con.done == 1 and re.fullmatch(r"holds 1, about \d+(:\d\d)+ left", con.bar.postfix), con.bar.postfix
+    con.result(ResultKey("b", "hug-oracle", "replay"), "ok", _rec(True), 0)
+    con.result(ResultKey("b", "lift"), "ok", _rec(True), 64)
+    assert con.bar.postfix == "holds 2"  # all done: no time left said

@@ -252,6 +252,48 @@ def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     assert verdict_line(SimpleNamespace(meta={"sequence": "x"}, title="x")) is None  # an older study: no line
 
 
+def test_a_tile_says_when_its_video_the_contact_run_disagrees_with_the_verdict():
+    """On the 30 GRAB lifts sampled 32 times (docs/results/grab-p-lift.json: each recording's p_lift per condition and
+    its one contact run): a tile whose verdict holds over a contact run that was not lifted (eyeglasses, flashlight,
+    mouse under wrist_uncompensated) or fails over one that lifted (mug, elephant, waterbottle under as_replayed, each
+    shaken loose) says what its video shows; an agreeing or uncertain one says nothing more."""
+    from types import SimpleNamespace
+
+    from replay.output.render.overlay import head_lines, video_line
+    from replay.output.render.style import OUTCOME_RGB
+    from replay.protocol.verdict import WORD_OF_CLASS
+    from replay.results.verdict_record import Verdict
+
+    doc = json.loads((ROOT / "docs" / "results" / "grab-p-lift.json").read_text())
+    said = {}
+    for r in doc["rollouts"]:
+        for cond, e in doc["p_lift"]["lift"][r["sequence"]].items():
+            v = Verdict(WORD_OF_CLASS[e["class"]], "-", e["p"], e["lo"], e["hi"], e["n"], e["k"], cond, True)
+            clip = SimpleNamespace(meta=dict(r, verdict=v.to_dict()), title=r["object"])
+            line = video_line(clip)
+            if line is not None:
+                said[(r["object"], cond)] = line
+                assert head_lines(clip)[1] == line  # under the verdict, a row of its own
+    fell, rose = "video: the contact run, not lifted", "video: the contact run, lifted, then shaken loose"
+    want = {
+        (o, "wrist_uncompensated"): (fell, OUTCOME_RGB["not_lifted"]) for o in ("eyeglasses", "flashlight", "mouse")
+    }
+    want |= {(o, c): (rose, OUTCOME_RGB["not_lifted"]) for o in ("elephant", "mug", "waterbottle") for c in (J, O)}
+    want[("stamp", "wrist_uncompensated")] = (rose, OUTCOME_RGB["not_lifted"])  # stamp under as_replayed: uncertain
+    assert said == want
+    # one run (--samples 0) is its own video; an older study's row has no verdict line; the ablation's tile neither
+    duck = next(r for r in doc["rollouts"] if r["object"] == "duck")  # not lifted
+    one = Verdict(Word.HOLDS, "-", 1.0, 0.0, 1.0, 1, 1, None, False)
+    assert video_line(SimpleNamespace(meta=dict(duck, verdict=one.to_dict()), title="duck")) is None
+    assert video_line(SimpleNamespace(meta=duck, title="duck")) is None
+    holds = Verdict(Word.HOLDS, "-", 1.0, 0.9, 1.0, 32, 32, J, True).to_dict()
+    assert video_line(SimpleNamespace(meta=dict(duck, verdict=holds), title="duck")) == (
+        fell,
+        OUTCOME_RGB["not_lifted"],
+    )
+    assert video_line(SimpleNamespace(meta=dict(duck, verdict=holds), title="duck (contact ablation)")) is None
+
+
 def test_an_auc_over_few_recordings_says_it_means_little():
     from replay.results.verdict_record import Discrimination
     from replay.study.discrimination import auc_text

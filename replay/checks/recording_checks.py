@@ -19,7 +19,7 @@ from replay.checks.hand import (
 )
 from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
-from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN, recording_intent
+from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN, name_flags, recording_intent
 from replay.checks.missing_frames import check_missing_frames
 from replay.checks.object_mass import check_object_mass
 from replay.checks.object_model import check_object_model
@@ -100,6 +100,7 @@ def check_recording(rec: Recording) -> Recording:
         f, figs[key] = check(rec)
         flags.update(f)
     intent = recording_intent(rec)
+    flags.update(name_flags(rec))
     if intent not in (INTENT_LIFT, INTENT_UNKNOWN):
         flags["intent"] = (
             f"{intent}: the recorded motion after the grasp is not a lift (the lift protocol "

@@ -1,10 +1,11 @@
 """The report's recordings table: one row per recording, led by its verdict (holds / fails / uncertain), its p_lift
 with the 95 % interval (sorted by p) and the reason, in full (issue #56), each linked to its own page, sortable by any
-column and filterable by verdict, contact run outcome, object, cause (the diagnosis class), what p_lift says per
-condition (``p_lift``, :mod:`replay.output.p_lift_section`: a column per condition, shown where a row has one), in the
-page itself (inline JS, no network). The filter state lives in the address
-(``#verdict=fails&object=mug&sort=5:desc``), so a filtered, sorted view can be linked; ``<body data-shown>`` counts
-the rows shown. Rows are :class:`~replay.results.study_rows.StudyRow`.
+column and filterable by verdict, contact run outcome, object, cause (the contact run's diagnosis class, headed and
+labelled as the contact run's: it is not the verdict's reason), what p_lift says per condition (``p_lift``,
+:mod:`replay.output.p_lift_section`: a column per condition, shown where a row has one, with p and its 95 % interval;
+its filter matches the word, ``data-f``), in the page itself (inline JS, no network). The filter state lives in the
+address (``#verdict=fails&object=mug&sort=5:desc``), so a filtered, sorted view can be linked; ``<body data-shown>``
+counts the rows shown. Rows are :class:`~replay.results.study_rows.StudyRow`.
 
 At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
 ~0.6 kB a row, loaded in well under a second by headless Chromium (``tests/test_report_scale.py``).
@@ -32,6 +33,8 @@ OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a1
 
 #: the verdict's columns (what every reader shows first): their row keys
 VERDICT, INTERVAL, REASON = "verdict", "p_interval", "reason"
+#: the diagnosis column's header: the single contact run's, not the verdict's reason (that is the reason column)
+CONTACT_RUN_DIAGNOSIS = "contact run: diagnosis"
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
     ("recording", "sequence", None, None),
@@ -41,7 +44,7 @@ COLUMNS = (
     ("object", "object", None, None),
     ("intent", "intent", None, None),
     ("contact run", "outcome", None, None),
-    ("diagnosis", "diagnosis", None, None),
+    (CONTACT_RUN_DIAGNOSIS, "diagnosis", None, None),
     ("rise mm", "rise", 1000.0, 1),
     ("slip mm", "slip_mm", None, 1),
     ("separation mm", "separation_mm", None, 1),
@@ -56,8 +59,13 @@ COLUMNS = (
     ("contact precision", "contact_agreement_precision", None, 2),
     ("contact recall", "contact_agreement_recall", None, 2),
 )
-#: the filters: (label, row key) (the p_lift ones: per condition)
-FILTERS = (("verdict", VERDICT), ("contact run", "outcome"), ("object", "object"), ("cause", "diagnosis"))
+#: the filters: (label, row key, id in the address) (the p_lift ones: per condition); the cause is the contact run's
+FILTERS = (
+    ("verdict", VERDICT, "verdict"),
+    ("contact run", "outcome", "contact-run"),
+    ("object", "object", "object"),
+    ("contact run: cause", "diagnosis", "cause"),
+)
 #: a p_lift column's row key: this prefix and the condition (what it says shown, sorted by p)
 P_LIFT_KEY = "p_lift:"
 #: the verdicts' sort order (holds first)
@@ -98,9 +106,15 @@ def cell(v, scale, dec, key: str = "") -> tuple[str, str]:
     if isinstance(v, (int, float)) and dec is not None:
         x = float(v) * (scale or 1.0)
         return f"{x:.{dec}f}", repr(x)
-    if isinstance(v, PLiftEntry):  # what it says, sorted by p
-        return class_word(v), repr(v.p)
+    if isinstance(v, PLiftEntry):  # p and its 95 % interval, sorted by p (what it says: its colour, its filter)
+        return interval_text(v), repr(v.p)
     return str(v), str(v)
+
+
+def filter_value(row: StudyRow, key: str) -> str:
+    """What a filter on column ``key`` matches: what a p_lift entry says (``holds``), else the text shown."""
+    v = value(row, key)
+    return class_word(v) if isinstance(v, PLiftEntry) else shown_value(row, key)
 
 
 def shown_value(row: StudyRow, key: str) -> str:
@@ -133,6 +147,8 @@ def table_html(rows: list[StudyRow], link) -> str:
             text, k = cell(value(r, key), scale, dec, key)
             text = shown_value(r, key) if key == "outcome" else text
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
+            if key.startswith(P_LIFT_KEY):  # its filter matches what it says, not its numbers
+                sort += f" data-f='{html.escape(filter_value(r, key))}'"
             text_html = f"<a href='{href(link(r))}'>{html.escape(text)}</a>" if key == "sequence" else html.escape(text)
             cells.append(f"<td{sort}{_style(r, key, text)}>{text_html}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
@@ -145,7 +161,7 @@ def table_html(rows: list[StudyRow], link) -> str:
 def _filters_html(rows: list[StudyRow], cols: tuple) -> str:
     """One ``<select>`` per filter (its values with their counts, most first); one per p_lift condition."""
     keys = {c[1] for c in cols}
-    wanted = [(label, key, label.replace(" ", "-")) for label, key in FILTERS if key in keys]
+    wanted = [f for f in FILTERS if f[1] in keys]
     k = next((i for i, (_, key, _) in enumerate(wanted) if key == "diagnosis"), len(wanted)) + 1
     wanted[k:k] = [
         (f"P(lift) {key[len(P_LIFT_KEY) :]}", key, "p_lift-" + key[len(P_LIFT_KEY) :])
@@ -154,7 +170,7 @@ def _filters_html(rows: list[StudyRow], cols: tuple) -> str:
     ]
     parts = []
     for label, key, ident in wanted:
-        counts = Counter(shown_value(r, key) for r in rows)
+        counts = Counter(filter_value(r, key) for r in rows)
         opts = "".join(
             f"<option value='{html.escape(v)}'>{html.escape(v)} ({n})</option>"
             for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -195,7 +211,7 @@ function applyFilters() {
     .filter(s => s.value !== '').map(s => [colOf(s.dataset.filter), s.value]);
   let n = 0;
   rowsAll.forEach(r => {
-    const ok = want.every(([c, v]) => r.cells[c].textContent === v);
+    const ok = want.every(([c, v]) => { const d = r.cells[c]; return (d.dataset.f ?? d.textContent) === v; });
     r.hidden = !ok; n += ok;
   });
   document.body.dataset.shown = n;

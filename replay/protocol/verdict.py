@@ -127,8 +127,8 @@ def _one_run(rec) -> Verdict:
     return Verdict(word, f"one run, not sampled: {reason}", float(k), lo, hi, 1, k, None, False, cause, 1)
 
 
-def interval_text(v: Verdict) -> str:
-    """``0.03 [0.01, 0.16]``: p_lift and its 95 % interval."""
+def interval_text(v: Verdict | PLiftEntry) -> str:
+    """``0.03 [0.01, 0.16]``: p_lift and its 95 % interval (a verdict's, or one condition's entry)."""
     return f"{v.p:.2f} [{v.lo:.2f}, {v.hi:.2f}]"
 
 

@@ -63,6 +63,10 @@ def one_line(text: str, n: int = NOTE_CHARS) -> str:
     return out
 
 
+#: what the bar says of the time left until a recording is done (no estimate from a part of one)
+ETA_PENDING = "ETA after the first recording"
+
+
 class StudyConsole:
     """The study's terminal output while it runs (all of it through ``tqdm.write``, so the bar stays whole): a bar of
     recordings done with the time left (:class:`replay.study.progress.Progress`: the sampled jobs weigh more), the
@@ -169,13 +173,17 @@ class StudyConsole:
             self.counts["failed"] += 1
             self.say(f"failed: {key}: {one_line(str(value).splitlines()[0] if value else value, 300)}")
         finished = self.progress.done(rec, worlds, wall)
-        left = self.progress.left_s(time.perf_counter() - self.t0) if self.progress.todo else None
-        said = [f"{k} {v}" for k, v in sorted(self.counts.items())] + (
-            [] if left is None else [f"about {_clock(left)} left"]
-        )
+        said = [f"{k} {v}" for k, v in sorted(self.counts.items())] + self._time_left()
         self.bar.set_postfix_str(", ".join(said), refresh=False)
         self.done += int(finished)
         self.bar.update(int(finished))
+
+    def _time_left(self) -> list[str]:
+        """``about 0:12:30 left``; ``ETA after the first recording`` until one is done; nothing once all jobs are."""
+        if not self.progress.todo:
+            return []
+        left = self.progress.left_s(time.perf_counter() - self.t0)
+        return [ETA_PENDING if left is None else f"about {_clock(left)} left"]
 
     def interrupted(self, out: Path, n_done: int, total: int) -> None:
         self.bar.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from replay.protocol.intent_counts import intent_group
 from replay.protocol.p_lift_stats import verdict_class
 from replay.protocol.protocols.base import all_protocols, is_known, primary_protocol, protocol_named
-from replay.protocol.verdict import WORD_OF_CLASS, judged_condition, verdict_of, words
+from replay.protocol.verdict import SHAKEN_LOOSE, WORD_OF_CLASS, judged_condition, verdict_of, words
 from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout
 from replay.results.judge import DEFAULT_JUDGE
@@ -37,6 +37,27 @@ def agreement(verdict: Word, other: Word) -> bool | None:
 
 def _run_word(row: StudyRow) -> Word:
     return Word.HOLDS if row.lifted else Word.FAILS
+
+
+def run_video(row: StudyRow) -> tuple[bool, str]:
+    """What the one contact run's video shows: whether the object ended in the hand (lifted, and held where shaken),
+    and in words (``not lifted``, ``lifted``, ``lifted, then shaken loose``)."""
+    said = str(outcome_words(row.outcome) or "-")
+    if row.lifted and row.shake_held is False:
+        return False, f"{said}, then {words(SHAKEN_LOOSE)}"
+    return bool(row.lifted), said
+
+
+def video_disagreement(row: StudyRow) -> str | None:
+    """``the contact run, not lifted``: what a sampled verdict's video (its one contact run, :func:`run_video`) shows
+    where it disagrees with the verdict: holds over a run that was not lifted or was shaken loose, fails over a run
+    that lifted; None where it agrees, where the verdict is uncertain, or where the verdict is the one run itself."""
+    v: Verdict | None = row.verdict
+    if v is None or not v.sampled:
+        return None
+    held, says = run_video(row)
+    against = (v.word is Word.HOLDS and not held) or (v.word is Word.FAILS and bool(row.lifted))
+    return f"the contact run, {says}" if against else None
 
 
 def _run_says(row: StudyRow) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from replay.checks import load_recording
+from replay.checks.intent import name_parts
 from replay.config import ReplayConfig
 from replay.data.types import ObjectTrack
-from replay.datasets import dataset as dataset_info
 from replay.errors import DataError, UsageError
 from replay.kinematics.coords import complete_hand, hand_coords
 from replay.protocol.protocols.base import Protocol, protocol_named
@@ -31,15 +31,11 @@ def sequence_object(dataset: str, sequence: str) -> str | None:
     """The object a lift recording's name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
     where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
     ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
-    if not dataset_info(dataset).names_object:
-        return None
     # the lift recordings' object (``mug_lift`` -> ``mug``); a recording of another intent
-    # (``mug_pass_1``: object, intent, take) is selected by its own name, so that
-    # ``--objects mug`` stays the lift
-    base = sequence.split("/")[-1]
-    if base.split("_")[-1].isdigit():
-        return None
-    return base.rsplit("_", 1)[0]
+    # (``mug_pass_1``: object, intent, take), or a name not GRAB's (replay.checks.intent.GRAB_NAME), is selected by
+    # its own name, so that ``--objects mug`` stays the lift
+    m = name_parts(dataset, sequence)
+    return None if m is None or m["take"] is not None else m["object"]
 
 
 def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:

@@ -37,6 +37,11 @@ class Progress:
     def recordings(self) -> int:
         return len(self.left)
 
+    @property
+    def recordings_done(self) -> int:
+        """Recordings whose every job this run ended."""
+        return sum(n <= 0 for n in self.left.values())
+
     def done(self, recording: str, worlds: int, wall_s: float | None = None) -> bool:
         """A job of ``recording`` ended (``wall_s``: its own time where known); True where it was its last."""
         if worlds in self.todo:
@@ -59,8 +64,8 @@ class Progress:
 
     def left_s(self, elapsed_s: float) -> float | None:
         """Seconds left: ``elapsed_s`` times the cost of the jobs to run over that of the jobs this run finished;
-        None before the first."""
-        if not self.finished:
+        None until a recording is done (one job's time alone misjudged a study by hours)."""
+        if not self.finished or not self.recordings_done:
             return None
         a, b = self._cost()
         done = sum(a + b * w for w in self.finished)

@@ -20,7 +20,7 @@ from replay.output.render.camera import clip_camera
 from replay.output.render.clip import Clip, expand_rollout, load_clip, load_study
 from replay.output.render.model import _load_mesh
 from replay.output.render.montage_pick import pick_tiles
-from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, rule_header, verdict_line
+from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, head_lines, rule_header
 from replay.output.render.style import OUTCOME_RGB
 from replay.output.render.video import (
     RenderStats,
@@ -406,7 +406,7 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
     idx = frame_indices(clip.track.time, fps)
     store = np.lib.format.open_memmap(store_path, mode="w+", dtype=np.uint8, shape=(len(idx), th, tw, 3))
     lines = clip_overlay(clip)
-    own = 2 if verdict_line(clip) else 1  # the title, and the verdict, each a row
+    own = 1 + len(head_lines(clip))  # the title, the verdict and what the video shows where it disagrees, a row each
     band = caption_band(lines(int(idx[0])), tw, th, own_rows=own).shape[0]  # above the picture, never over the hands
     ih = th - band
     for j, img in enumerate(

@@ -14,9 +14,11 @@ from scipy.spatial.transform import Rotation
 from replay.output.render.clip import PHASE_NAMES, Clip
 from replay.output.render.style import OUTCOME_RGB, VERDICT_RGB
 from replay.protocol.verdict import tile_text
-from replay.results.outcomes import words
+from replay.results.outcomes import LIFTED, NOT_LIFTED, words
 from replay.results.records import Phase
+from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Verdict
+from replay.study.cross_checks import run_video, video_disagreement
 
 
 @lru_cache(maxsize=16)
@@ -129,21 +131,39 @@ def verdict_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
     return None if v is None or clip.title.endswith("(contact ablation)") else (tile_text(v), VERDICT_RGB[v.word])
 
 
+def video_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
+    """``video: the contact run, not lifted`` where the clip drawn (the one contact run) disagrees with the
+    recording's sampled verdict (:func:`replay.study.cross_checks.video_disagreement`, from the typed row), in the
+    colour of what it shows (ended in the hand: the lifted colour, else the not-lifted one); None where they agree or
+    where there is no verdict line (:func:`verdict_line`)."""
+    if verdict_line(clip) is None:
+        return None
+    row = StudyRow.from_dict(clip.meta or {})
+    says = video_disagreement(row)
+    return None if says is None else (f"video: {says}", OUTCOME_RGB[LIFTED if run_video(row)[0] else NOT_LIFTED])
+
+
+def head_lines(clip: Clip) -> list[tuple[str, tuple[int, int, int]]]:
+    """The lines under the title, the same on every frame: the verdict, and what the video shows where it disagrees."""
+    return [ln for ln in (verdict_line(clip), video_line(clip)) if ln is not None]
+
+
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
     """Per-frame overlay lines for a study clip: title (object name, and the sequence where
-    it is not in the name, e.g. TACO ``20231104_010``); the recording's verdict where the study has one
-    (:func:`verdict_line`, the same on every frame: it is over the samples); the status of the run drawn
+    it is not in the name, e.g. TACO ``20231104_010``); the recording's verdict where the study has one, and what the
+    video shows where it disagrees (:func:`head_lines`, the same on every frame: the verdict is over the samples,
+    the video one run); the status of the run drawn
     (:func:`overlay_status`: the phase while it runs, each outcome from the frame it is decided on); contact
     count and the time since the clip's first frame, on one line."""
     white = (245, 245, 245)
-    head = verdict_line(clip)
+    head = head_lines(clip)
     status_of = overlay_status(clip, "run" if head else "result")
 
     def lines(i: int):
         t = clip.track.time[i] - clip.track.time[0]
         return [
             (clip_title(clip), white),
-            *([head] if head else []),
+            *head,
             *status_of(i),
             (f"contacts {int(clip.contact_count[i])}   t = {t:5.2f} s", white),
         ]
