@@ -432,6 +432,34 @@ def test_terminal_scan_sees_each_pattern():
     assert terminal_writes(src) == [1, 2, 3, 4, 5, 6, 7]
 
 
+def python_warnings(source: str) -> list[int]:
+    """Lines of ``source`` that raise a Python warning: ``warnings.warn`` / ``warnings.warn_explicit`` called or
+    imported by name."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr in ("warn", "warn_explicit")
+                and isinstance(node.value, ast.Name) and node.value.id == "warnings"):
+            hits.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "warnings" and any(
+                a.name in ("warn", "warn_explicit") for a in node.names):
+            hits.append(node.lineno)
+    return sorted(set(hits))
+
+
+def test_diagnostics_are_logged_not_warned():
+    """A diagnostic is a ``logging`` record (said by :mod:`replay.console`'s handler; a study job keeps its records
+    with its result, :func:`replay.console.kept_warnings`), never a Python warning."""
+    bad = [f"{p.relative_to(ROOT).as_posix()}:{n}" for p in sorted((ROOT / "replay").rglob("*.py"))
+           for n in python_warnings(p.read_text())]
+    assert not bad, f"warnings.warn in replay/ (log it: logging.getLogger(__name__).warning): {bad}"
+
+
+def test_warning_scan_sees_each_pattern():
+    src = ("warnings.warn('x')\nwarnings.warn_explicit(m, c, f, 1)\nfrom warnings import warn\n"
+           "warnings.catch_warnings()\nlog.warning('x')\n")
+    assert python_warnings(src) == [1, 2, 3]
+
+
 #: modules whose public functions take every parameter past the third keyword-only (issue #55; more packages
 #: join as their modules are edited)
 KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console")

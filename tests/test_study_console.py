@@ -12,7 +12,7 @@ from replay.study.console import StudyConsole
 from replay.study.progress import SAMPLE_COST, Progress
 
 NOTE = "capsule_hand.xml: 6 actuator(s) target a joint that is FREE in Newton and were not imported"
-FLUTTER = "UserWarning: finger drive damping raised to its flutter bound"
+FLUTTER = "finger drive damping raised to its flutter bound"
 
 
 def _rec(lifted: bool, warnings=()) -> RolloutRecord:
@@ -64,3 +64,28 @@ def test_the_time_left_weighs_the_sampled_jobs():
     assert left == pytest.approx(2.0 * ((1 + SAMPLE_COST * 64) + 3) / 1.0)
     p.done("a", 64, 34.0)  # a job's cost a + b * worlds fitted: a = 2 s, b = 0.5 s per world
     assert p.left_s(36.0) == pytest.approx(36.0 * 3 * 2.0 / (2.0 + 34.0))
+
+
+def test_a_jobs_logged_warnings_come_back_with_its_result_not_on_the_terminal(capsys):
+    """replay.study.job.run_job keeps what a rollout warns (the package's log records and Python warnings) for the
+    console's notes: the flutter bound's raised damping (replay.sim.silent_failures) is one."""
+    import logging
+    import warnings
+
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+
+    from replay import console
+    from replay.config import ReplayConfig
+    from replay.sim.silent_failures import flutter_margins
+
+    q = np.tile(Rotation.from_rotvec([0, 0, 1.24]).as_quat(), (10, 15, 1))
+    log = logging.getLogger("replay")
+    handlers = log.handlers[:]
+    with console.kept_warnings() as kept:
+        recs = flutter_margins(q, np.full(45, 1e-3), np.full(45, 30.0), np.full(45, 0.01), np.zeros(45), ReplayConfig())
+        warnings.warn("a library's note", UserWarning, stacklevel=1)
+    raised = [r for r in recs if r["raised_to"] is not None]
+    assert len(raised) == 15 and kept[0] == "UserWarning: a library's note"
+    assert [x.split(":")[0] for x in kept[1:]] == [f"finger joint {r['joint'] + 1}" for r in raised]
+    assert capsys.readouterr().err == "" and log.handlers == handlers  # said by the console after the bar only

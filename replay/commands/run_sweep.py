@@ -21,7 +21,6 @@ import argparse
 import json
 import logging
 import os
-import warnings
 from pathlib import Path
 
 from replay import console
@@ -106,11 +105,9 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
 
     def one(seq: str) -> dict:
         stem = seq.replace("/", "__")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=DeprecationWarning)
+        with console.kept_warnings() as caught:
             doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
-        doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+        doc["run_warnings"] = sorted(set(caught))
         for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
             if w not in said:
                 said.add(w)

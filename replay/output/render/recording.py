@@ -19,8 +19,8 @@ wrong), see :func:`scene_window`.
 
 from __future__ import annotations
 
+import logging
 import time as _time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +43,8 @@ from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, sk
 from replay.output.render.style import OBJECT_RGBA
 from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
 from replay.protocol.protocols.base import protocol_named
+
+log = logging.getLogger(__name__)
 
 #: default window around ``grasp_frame``, seconds (before, after), for tracked objects
 #: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
@@ -198,7 +200,7 @@ def recording_scene(
 def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_mjcf):
     """The manosim hand posed over the window: (MJCF or None, hand source text, why it could
     not be fitted or "", (body names, (W, B, 3) positions m, (W, B, 4) xyzw) or None).
-    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK warns
+    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK logs a warning
     and returns no hand; with ``"mano"`` it raises.
 
     Raises:
@@ -213,8 +215,7 @@ def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_
             if hand == "mano":
                 raise
             fallback = f"manosim hand not fitted: {exc}"
-            # stacklevel 3: here -> recording_scene -> its caller
-            warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=3)
+            log.warning("%s; drawing the recorded hand points instead", fallback)
     if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
         return None, "", fallback, None
     mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
