@@ -26,26 +26,26 @@ def test_the_bar_counts_recordings_and_their_verdicts():
     jobs = [("a", 64), ("a", 0), ("a", 0), ("b", 64), ("b", 0), ("b", 0), ("c", 64)]
     con.start(jobs, done=1, lead="lift")
     assert con.total == 4 and con.done == 1  # 3 recordings to run, 1 done before
-    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), 0)
-    con.result(ResultKey("a", "lift"), "ok", _rec(True), 64)
+    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), worlds=0)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True), worlds=64)
     # the verdict counted is the lead protocol's own (a single run, unsampled: its verdict is that run's); the bar
     # moves when the recording's last job ends
     assert con.done == 1 and dict(con.counts) == {"holds": 1}
-    con.result(ResultKey("a", "hug-oracle", "authored"), "ok", _rec(False), 0)
+    con.result(ResultKey("a", "hug-oracle", "authored"), "ok", _rec(False), worlds=0)
     assert con.done == 2 and dict(con.counts) == {"holds": 1}
     for k in (ResultKey("b", "lift"), ResultKey("b", "hug-oracle", "replay"), ResultKey("b", "hug-oracle", "authored")):
-        con.result(k, "refused", "grab/recordings/b.pkl: fps: not a number", 0)
+        con.result(k, "refused", "grab/recordings/b.pkl: fps: not a number", worlds=0)
     assert dict(con.counts) == {"holds": 1, "refused": 1} and con.done == 3  # refused once, not once per pair
-    con.result(ResultKey("c", "lift"), "ok", _rec(False), 64)
+    con.result(ResultKey("c", "lift"), "ok", _rec(False), worlds=64)
     assert dict(con.counts) == {"holds": 1, "refused": 1, "fails": 1} and con.done == 4
 
 
 def test_notes_are_said_once_after_the_bar_never_in_it(capsys):
     con = StudyConsole("grab", enabled=True)
     con.start([("a", 0), ("b", 0), ("c", 0)], lead="lift")
-    con.result(ResultKey("a", "lift"), "ok", _rec(True, [FLUTTER]), 0)
-    con.result(ResultKey("b", "lift"), "ok", _rec(False), 0)
-    con.result(ResultKey("c", "lift"), "ok", _rec(False, [FLUTTER]), 0)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True, [FLUTTER]), worlds=0)
+    con.result(ResultKey("b", "lift"), "ok", _rec(False), worlds=0)
+    con.result(ResultKey("c", "lift"), "ok", _rec(False, [FLUTTER]), worlds=0)
     during = capsys.readouterr().err
     assert NOTE not in during and "flutter" not in during  # nothing but the bar while it runs
     con.close()

@@ -99,7 +99,7 @@ def test_pool_worker_warms_before_its_first_job():
     from replay.study.pool import run_jobs
 
     got = {}
-    run_jobs(list(range(4)), warmed_before, 2, lambda job, status, value: got.__setitem__(job, (status, value)),
+    run_jobs(list(range(4)), warmed_before, 2, on_result=lambda job, status, value: got.__setitem__(job, (status, value)),
              warm=mark_warm)
     assert got == {i: ("ok", (i, True)) for i in range(4)}
 

@@ -85,8 +85,8 @@ def _setup(a):
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {out}: cannot create the folder ({e.strerror or e})") from None
-    sp = plan_sweep(grid, effort, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
-    key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
+    sp = plan_sweep(grid, effort, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)
+    key = sweep_key(cfg, grid, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)
     console.out(
         f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
         f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={effort}, "
@@ -106,7 +106,7 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
     def one(seq: str) -> dict:
         stem = seq.replace("/", "__")
         with console.kept_warnings() as caught:
-            doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
+            doc = run_recording_sweep(a.dataset, seq, a.data, manosim_dir=manosim, cfg=cfg, sp=sp, threads=a.threads)
         doc["run_warnings"] = sorted(set(caught))
         for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
             if w not in said:

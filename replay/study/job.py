@@ -149,7 +149,13 @@ def _run_job(job: Job) -> dict:
     t0 = time.perf_counter()
     proto = protocol_named(job.protocol)
     rec, coords, mjcf, start = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg, proto, job.settings
+        job.dataset,
+        job.sequence,
+        job.data_dir,
+        manosim_dir=job.manosim_dir,
+        cfg=cfg,
+        protocol=proto,
+        settings=job.settings,
     )
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0

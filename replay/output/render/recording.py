@@ -74,7 +74,7 @@ def scene_window(rec: Recording, before_s: float | None = None, after_s: float |
 
 
 def hand_body_poses(
-    mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray
+    mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """World poses of every body of a manosim hand by MuJoCo forward kinematics.
 
@@ -137,6 +137,7 @@ def recording_scene(
     rec: Recording,
     window: slice,
     hand: str = "auto",
+    *,
     hand_mjcf: str | Path | None = None,
 ) -> tuple[PoseTrack, list[SceneObject], str | None, np.ndarray | None, str]:
     """Poses and objects to draw for a recording's window.
@@ -223,7 +224,12 @@ def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_
     wq = _fill_invalid(np.asarray(r.wrist_quat[sl], float), valid)
     fq = _fill_invalid(np.asarray(r.finger_quat[sl], float), valid)
     kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
-    return mjcf, f"manosim hand ({kin.get('source', 'recorded joints')})", fallback, hand_body_poses(mjcf, wp, wq, fq)
+    return (
+        mjcf,
+        f"manosim hand ({kin.get('source', 'recorded joints')})",
+        fallback,
+        hand_body_poses(mjcf, wp, wq, finger_quat=fq),
+    )
 
 
 def _hand_points(rec: Recording, sl: slice, valid: np.ndarray, fallback: str) -> tuple[np.ndarray, str]:
@@ -286,6 +292,7 @@ def render_recording(
     rec: Recording,
     out_path: str | Path,
     size: tuple[int, int] = (640, 480),
+    *,
     fps: float = 30.0,
     window: slice | None = None,
     hand: str = "auto",
@@ -312,7 +319,7 @@ def render_recording(
     """
     out = prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
-    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
+    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf=hand_mjcf)
     support = recording_support(rec)
     target = rec.target_object.name
     white, grey = (245, 245, 245), (200, 200, 200)
@@ -333,7 +340,16 @@ def render_recording(
     timing: dict = {}
     t0 = _time.perf_counter()
     frames = render_frames(
-        track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera, timing=timing, decorate=decorate
+        track,
+        mjcf,
+        objects,
+        support_height=support,
+        size=size,
+        fps=fps,
+        overlay=overlay,
+        camera=camera,
+        timing=timing,
+        decorate=decorate,
     )
     n = write_mp4(frames, out, fps)
     return RenderStats(
@@ -358,13 +374,13 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
         track,
         hand_bodies,
         cam_objects,
-        aspect,
+        aspect=aspect,
         frames=slice(min(k0, track.num_frames - 1), None),
         fallen_below=support.height - FALLEN_BELOW_M,
     )
 
 
-def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
+def find_rollout(study: dict, dataset: str, sequence: str, *, protocol: str = "lift") -> tuple[int, dict] | None:
     """The study rollout of (dataset, sequence) under ``protocol`` (its rows: the protocol's ``rows_field``,
     ``rollouts`` for lift, ``recorded_rollouts`` for recorded), or None."""
     rows = study.get(protocol_named(protocol).rows_field) or []
