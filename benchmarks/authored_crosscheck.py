@@ -203,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = oracle_config(resolve_hand_variant(apply_physics(ReplayConfig(), "authored"), "grab"))
         rows = []
         for seq in seqs:
-            rec, coords, mjcf, _ = prepare_recording("grab", seq, data, data / "manosim", cfg, protocol="hug-oracle")
+            rec, coords, mjcf, _ = prepare_recording(
+                "grab", seq, data, manosim_dir=data / "manosim", cfg=cfg, protocol="hug-oracle"
+            )
             r = {"sequence": seq, **replay_one(rec, coords, Path(mjcf), data / "grab", cfg, settings)}
             rows.append(r)
             print(result_line(r), flush=True)

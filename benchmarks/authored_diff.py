@@ -72,7 +72,9 @@ def collapse_bits(rows: list[str], diffs) -> list[str]:
 def diff_recording(seq: str, data: Path, settings: AuthoredSettings) -> list[str]:
     """Markdown lines of one recording's diff."""
     cfg = oracle_config(resolve_hand_variant(ReplayConfig(), "grab"))
-    rec, coords, mjcf, _ = prepare_recording("grab", seq, data, data / "manosim", cfg, protocol="hug-oracle")
+    rec, coords, mjcf, _ = prepare_recording(
+        "grab", seq, data, manosim_dir=data / "manosim", cfg=cfg, protocol="hug-oracle"
+    )
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol="hug-oracle")
     ours = scene.solver.mj_model
     obj, table = rec.target_object, rec.meta["table"]

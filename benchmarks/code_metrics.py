@@ -2,7 +2,8 @@
 
 Lines and prose of ``replay/`` (docstring lines + comment-only lines), string-key reads in ``replay/study`` and
 ``replay/output`` (``x["k"]`` loads and ``x.get("k")``), protocol names compared outside the registry, fields of
-``RolloutRecord`` and ``ReplayConfig``, modules naming each corruption, ``print`` calls and lines over 120.
+``RolloutRecord`` and ``ReplayConfig``, modules naming each corruption, ``print`` calls, lines over 120, and public
+functions and methods with more than three positional parameters (``tests/test_structure.py``'s rule).
 """
 
 from __future__ import annotations
@@ -12,10 +13,14 @@ import ast
 import dataclasses
 import io
 import json
+import sys
 import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from test_structure import positional_overflow  # noqa: E402  (the rule the structure test enforces)
+
 PROTOCOL_NAMES = {"lift", "recorded", "hug-oracle", "refine"}
 
 
@@ -87,6 +92,12 @@ def protocol_comparisons(paths, registry: str) -> list[str]:
     return hits
 
 
+def public_funcs_over_3_positional(paths) -> list[str]:
+    """``path:function`` of each public function or public class's method with more than three positional
+    parameters (``self`` / ``cls`` not counted)."""
+    return [f"{p.relative_to(ROOT)}:{f}" for p in paths for f in positional_overflow(p.read_text())]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="also write the figures here")
@@ -125,6 +136,7 @@ def main(argv=None) -> int:
             for n in ast.walk(ast.parse(p.read_text()))
         ),
         "lines_over_120": sum(len(ln) > 120 for p in rp for ln in p.read_text().splitlines()),
+        "public_funcs_over_3_positional": public_funcs_over_3_positional(rp),
     }
     for k, v in fig.items():
         print(f"{k}: {len(v) if isinstance(v, list) else v}")

@@ -119,7 +119,7 @@ def _recorded_controls(scene, plan, cfg):
 
 def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, reference, repeats=3,
                  batch_worlds=(8, 32), batch_repeats=5) -> dict:
-    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
+    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
     t0 = time.perf_counter()
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
     build_s = time.perf_counter() - t0
@@ -367,7 +367,7 @@ def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], 
 
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
-    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
+    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
     wdev = "cpu" if device == "warp-cpu" else "cuda:0"
     t0 = time.perf_counter()

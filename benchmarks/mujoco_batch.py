@@ -32,7 +32,7 @@ import numpy as np
 def _logs(rec, coords, mjcf, cfg, variants) -> list:
     from replay.protocol.input_log import record_rollout
 
-    return [record_rollout(rec, coords, mjcf, cfg, v) for v in variants]
+    return [record_rollout(rec, coords, mjcf, cfg=cfg, variant=v) for v in variants]
 
 
 def _loop_final(log) -> np.ndarray:

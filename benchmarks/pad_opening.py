@@ -54,14 +54,16 @@ def _counts(res: dict) -> dict:
 
 def _recording(rec, coords, mjcf, cfg, depths) -> dict:
     plan = plan_rollout(rec, coords, cfg)
-    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
+    plan = release.extend_plan(
+        plan, plan.coords[0], cfg.frame_dt, release_s=cfg.lift.release_s, fall_s=cfg.lift.release_fall_s
+    )
     centre = float(physics.choice_value(cfg, "pad_compression"))
-    pad = PadPlan.build(rec, coords, mjcf, cfg, plan, centre, open_deep=True)
+    pad = PadPlan.build(rec, coords, mjcf, cfg=cfg, plan=plan, depth_mm=centre, open_deep=True)
     opened = closed_targets(
         pad.raw,
         (-math.radians(FINGERS_OPEN_DEG),) * 5,
         _axes(mjcf),
-        ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s),
+        weight=ramp(plan, cfg.replay_speed, cfg.frame_dt, release_s=cfg.lift.release_s),
     )
     out, cost = {}, {}
     for name, fingers in (("real", pad.raw), ("fingers_open", opened)):
@@ -91,7 +93,9 @@ def main(argv=None) -> int:
     depths = (row.spread[0], float(row.value), row.spread[1])
     per = {}
     for pkl in sorted((a.data / "grab" / "recordings").glob("*_lift.pkl")):
-        rec, coords, mjcf, _ = prepare_recording("grab", pkl.stem, a.data, dataset_dir("manosim", a.data), cfg)
+        rec, coords, mjcf, _ = prepare_recording(
+            "grab", pkl.stem, a.data, manosim_dir=dataset_dir("manosim", a.data), cfg=cfg
+        )
         per[pkl.stem] = _recording(rec, coords, mjcf, cfg, depths)
         print(pkl.stem, json.dumps(per[pkl.stem]["pad"]["real"][f"{depths[1]:g}"]), per[pkl.stem]["cost"])
     totals = {

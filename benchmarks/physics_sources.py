@@ -45,14 +45,16 @@ def _pad_counts(rec, coords, mjcf, cfg) -> dict:
     """Fingers near the object (within pad_near_mm), closed by the compression, at the plan's depth: real take and
     the take with every finger opened FINGERS_OPEN_DEG."""
     plan = plan_rollout(rec, coords, cfg)
-    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
+    plan = release.extend_plan(
+        plan, plan.coords[0], cfg.frame_dt, release_s=cfg.lift.release_s, fall_s=cfg.lift.release_fall_s
+    )
     depth = float(physics.choice_value(cfg, "pad_compression"))
-    pad = PadPlan.build(rec, coords, mjcf, cfg, plan, depth)
+    pad = PadPlan.build(rec, coords, mjcf, cfg=cfg, plan=plan, depth_mm=depth)
     opened = closed_targets(
         pad.raw,
         (-np.radians(FINGERS_OPEN_DEG),) * 5,
         _axes(mjcf),
-        ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s),
+        weight=ramp(plan, cfg.replay_speed, cfg.frame_dt, release_s=cfg.lift.release_s),
     )
     out = {}
     for name, fingers in (("real", None), ("fingers_open", opened)):
@@ -74,7 +76,7 @@ def main(argv=None) -> int:
     objects, pad = {}, {}
     for pkl in sorted((a.data / "grab" / "recordings").glob("*_lift.pkl")):
         seq = pkl.stem
-        rec, coords, mjcf, _ = prepare_recording("grab", seq, a.data / "grab", a.data / "manosim", cfg)
+        rec, coords, mjcf, _ = prepare_recording("grab", seq, a.data / "grab", manosim_dir=a.data / "manosim", cfg=cfg)
         asset = rec.target_object.asset
         mm = made_mass(asset, cfg)
         objects[asset.name] = dict(mm.record(), solid_1250_kg=1250.0 * collision_volume(asset))

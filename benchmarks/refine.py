@@ -113,7 +113,7 @@ def _raw_steps_per_s(batch, s0, controls, repeats: int, threads: int) -> tuple[f
 
 def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats, check_early, c_loop=True) -> dict:
     """The figures of one recording (module doc)."""
-    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim, cfg)
+    rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
     plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
     s = refine.RefineSettings(threads=threads, c_loop=c_loop)
     xs = _batch(s, worlds)

@@ -117,7 +117,7 @@ def batch_stepping_wall(rec, coords, mjcf, cfg, variants, threads: int, frame_li
     batch = engine_for_scene(scene, variants, threads=threads)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
-        step_protocol(plan, batch, cfg, frame_limit)
+        step_protocol(plan, batch, cfg, frame_limit=frame_limit)
         return time.perf_counter() - w0, time.process_time() - c0
     finally:
         batch.close()
@@ -137,7 +137,7 @@ def raw_steps(rec, coords, mjcf, cfg, variants, frame_limit=None) -> float:
     total = 0.0
     with mj_rollout.Rollout(nthread=0) as r:
         for v in variants:
-            log = record_rollout(rec, coords, mjcf, cfg, v)
+            log = record_rollout(rec, coords, mjcf, cfg=cfg, variant=v)
             m = log.model
             d = mujoco.MjData(m)
             mujoco.mj_setState(m, d, log.state0, STATE_SPEC)
@@ -163,7 +163,9 @@ def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
     warp = cfg.engine is EngineChoice.MUJOCO_WARP
 
     def prep():
-        return prepare_recording("grab", seq, str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
+        return prepare_recording(
+            "grab", seq, str(mirror), manosim_dir=str(mirror / "manosim"), cfg=cfg, protocol="lift", settings=None
+        )[:3]
 
     rec, coords, mjcf = prep()
 
@@ -205,7 +207,9 @@ def compare_batch(seq: str, mirror: Path, cfg, n: int, row: dict) -> dict:
 
     from replay.study.prepare import prepare_recording
 
-    rec, coords, mjcf = prepare_recording("grab", seq, str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
+    rec, coords, mjcf = prepare_recording(
+        "grab", seq, str(mirror), manosim_dir=str(mirror / "manosim"), cfg=cfg, protocol="lift", settings=None
+    )[:3]
     mass = float(row["object_mass"])
     out = compare(rec, coords, str(mjcf), cfg, draw_samples(n, mass), stepping=batch_stepping_wall)
     return {"recording": seq, **out}
@@ -277,7 +281,10 @@ def main(argv=None) -> int:
     engine, device = from_legacy("mujoco", "direct", a.device)  # cpu: MuJoCo C; cuda, warp-cpu: mujoco-warp
     cfg = resolve_hand_variant(ReplayConfig(engine=engine, device=device), "grab")
     sizes = [int(x) for x in a.sizes.split(",")]
-    r, c, mj = prepare_recording("grab", "cubesmall_lift", str(mirror), str(mirror / "manosim"), cfg, "lift", None)[:3]
+    r, c, mj = prepare_recording(
+        "grab", "cubesmall_lift", str(mirror), manosim_dir=str(mirror / "manosim"), cfg=cfg, protocol="lift",
+        settings=None,
+    )[:3]
     # warm-up: numba caches, the hand, Warp's kernels, first-time costs
     run_rollouts(r, c, str(mj), cfg, draw_samples(2, 0.1), frame_limit=a.frame_limit)
     rows, versus, t_start, stopped = [], [], time.perf_counter(), False

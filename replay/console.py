@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 
 from tqdm import tqdm
 
@@ -108,3 +109,36 @@ def configure_logging(verbose: bool = False) -> None:
         handler.setFormatter(logging.Formatter("%(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+class _Kept(logging.Handler):
+    """The package's log records of WARNING and up, kept as lines instead of said."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__(logging.WARNING)
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def kept_warnings(always: bool = True):
+    """Within: Python warnings (``DeprecationWarning`` ignored; ``always``: each, else once per place) and the
+    package's log records of WARNING and up are kept off the terminal. Yields the list that holds each as one line,
+    a warning as ``"<Category>: <message>"``, a record as its message, for the caller to say or record."""
+    lines: list[str] = []
+    log = logging.getLogger("replay")
+    saved = log.handlers[:], log.propagate
+    log.handlers, log.propagate = [_Kept(lines)], False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            if always:
+                warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+            try:
+                yield lines
+            finally:
+                lines[:0] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    finally:
+        log.handlers, log.propagate = saved

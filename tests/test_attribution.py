@@ -29,7 +29,7 @@ FACTORS_SMALL = [
 @pytest.fixture(scope="module")
 def result(mirror):
     base = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
-    return run_attribution("grab", ["cubesmall_lift"], str(mirror), mirror / "manosim", FACTORS_SMALL, base=base,
+    return run_attribution("grab", ["cubesmall_lift"], str(mirror), manosim_dir=mirror / "manosim", factors=FACTORS_SMALL, base=base,
                            log=lambda s: None)
 
 

@@ -142,7 +142,7 @@ def test_jobs_survive_a_dead_worker():
     from replay.study.pool import run_jobs
 
     got = {}
-    run_jobs(list(range(6)), crash_or_square, 2, lambda job, status, value: got.__setitem__(job, (status, value)))
+    run_jobs(list(range(6)), crash_or_square, 2, on_result=lambda job, status, value: got.__setitem__(job, (status, value)))
     assert {j: v for j, (s, v) in got.items() if s == "ok"} == {0: 0, 1: 1, 2: 4, 4: 16, 5: 25}
     assert got[3][0] == "error" and got[3][1].startswith("the worker process died (SIGSEGV)")
 
@@ -157,7 +157,7 @@ def test_jobs_stop_a_hung_job():
 
     got = {}
     t0 = time.perf_counter()
-    run_jobs(list(range(5)), hang_or_square, 2, lambda job, status, value: got.__setitem__(job, (status, value)),
+    run_jobs(list(range(5)), hang_or_square, 2, on_result=lambda job, status, value: got.__setitem__(job, (status, value)),
              timeout_s=3)
     assert time.perf_counter() - t0 < 60
     assert {j: v for j, (s, v) in got.items() if s == "ok"} == {0: 0, 1: 1, 3: 9, 4: 16}

@@ -294,8 +294,8 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     vs = variables_for(cfg)
     assert variables_for(ReplayConfig()) == variables(ReplayConfig())
     sig, ranges = {"wrist_mm": 2.0, "object_mm": 0.5}, {"object_mass_scale": (0.8, 1.2)}
-    cal = draw_samples(0, "mug_lift", 16, sig, vs, ranges)
-    dec = draw_samples(0, "mug_lift", 16, sig, variables(ReplayConfig()), ranges)
+    cal = draw_samples(0, "mug_lift", 16, sigmas=sig, variables=vs, ranges=ranges)
+    dec = draw_samples(0, "mug_lift", 16, sigmas=sig, variables=variables(ReplayConfig()), ranges=ranges)
     assert all(0.65 <= s["friction"] <= 1.35 for s in cal) and {s["softness"] for s in cal} == {"manosim_soft"}
     assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx(
         [0.35] * 16

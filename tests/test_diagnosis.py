@@ -126,7 +126,7 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
 
     cfg = ReplayConfig(physics_overrides={"finger_effort_limit": 1.5, "pad_compression": 0.0, "hand_shape": "zerohand",
                                           "object_mass_model": "asset"})
-    rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), mirror / "manosim", cfg)
+    rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), manosim_dir=mirror / "manosim", cfg=cfg)
     m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0
     assert m["diagnosis"]["class"] == "pushed_away", m["diagnosis"]
@@ -166,7 +166,7 @@ def test_grasp_measures_on_constructed_trajectories():
     assert diagnosis.display_outcome("lifted") == "lifted" and diagnosis.display_outcome(None) is None
     # peak rise: over lift (2) and hold (3) frames only, above the lift-start frame's height
     z = np.array([0.0, 0.0, 0.004, 0.012, 0.003, 0.5])
-    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), 1, (2, 3)) == pytest.approx(12.0)
-    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), None, (2, 3)) is None
+    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), 1, phases=(2, 3)) == pytest.approx(12.0)
+    assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), None, phases=(2, 3)) is None
     assert diagnosis.diagnose(dict(base, contacts_force_at_lift=0), budget_peak_kg=0.0, **kw)["class"] == "no_contact"
     assert diagnosis.diagnose(base, budget_peak_kg=0.6, **dict(kw, pushed_mm=25.0))["class"] == "pushed_away"

@@ -101,7 +101,7 @@ def short_study(tmp_path_factory, mirror) -> Path:
 @pytest.fixture(scope="module")
 def mjcf_export(short_study, mirror) -> tuple[Path, dict]:
     out = short_study.parent / "mjcf"
-    return out, export_rollout(short_study, "cubesmall_lift", "mjcf", out, data_dir=mirror)
+    return out, export_rollout(short_study, "cubesmall_lift", "mjcf", out=out, data_dir=mirror)
 
 
 def test_mjcf_replays_in_plain_mujoco(short_study, mjcf_export):
@@ -120,7 +120,7 @@ def test_mjcf_replays_in_plain_mujoco(short_study, mjcf_export):
 
 def test_mjcf_ablation_replays(short_study, mirror):
     out = short_study.parent / "mjcf_ablation"
-    export_rollout(short_study, "cubesmall_lift", "mjcf", out, rollout="ablation", data_dir=mirror)
+    export_rollout(short_study, "cubesmall_lift", "mjcf", out=out, rollout="ablation", data_dir=mirror)
     figures, traj = _fresh_replay(out)
     doc, poses = _saved(short_study, "cubesmall_lift", ablation=True)
     assert np.array_equal(traj["body_pos"].astype(np.float32), poses["body_pos"])
@@ -133,7 +133,7 @@ def test_mjcf_refined_replays(short_study, mirror):
     rdir = short_study.parent / "study_rollouts"
     for rollout in ("refine", "refine-ablation"):
         out = short_study.parent / f"mjcf_{rollout}"
-        export = export_rollout(short_study, "cubesmall_lift", "mjcf", out, rollout=rollout, data_dir=mirror)
+        export = export_rollout(short_study, "cubesmall_lift", "mjcf", out=out, rollout=rollout, data_dir=mirror)
         rec = read_rollout(rdir / "cubesmall_lift.refine.json")
         doc = (rec.ablation if rollout == "refine-ablation" else rec).flat()
         assert export["variant"] == doc["variant"] and export["variant"]["ablation"] == (rollout == "refine-ablation")
@@ -148,7 +148,7 @@ def test_usd_has_a_time_sample_per_frame(short_study, mirror):
     _need("pxr")
     from pxr import Usd
 
-    r = export_rollout(short_study, "cubesmall_lift", "usd", short_study.parent / "usd", data_dir=mirror)
+    r = export_rollout(short_study, "cubesmall_lift", "usd", out=short_study.parent / "usd", data_dir=mirror)
     _, poses = _saved(short_study, "cubesmall_lift")
     stage = Usd.Stage.Open(r["usd"])
     F = len(poses["phase"])
@@ -167,7 +167,7 @@ def test_rrd_opens_with_rerun(short_study, mirror):
     _need("rerun")
     from rerun.chunk import RrdReader
 
-    r = export_rollout(short_study, "cubesmall_lift", "rrd", short_study.parent / "rrd", data_dir=mirror)
+    r = export_rollout(short_study, "cubesmall_lift", "rrd", out=short_study.parent / "rrd", data_dir=mirror)
     reader = RrdReader(r["rrd"])
     assert len(reader.recordings()) == 1
     paths = {str(c.entity_path) for c in reader.stream()}
@@ -176,14 +176,14 @@ def test_rrd_opens_with_rerun(short_study, mirror):
 
 def test_bad_input(short_study, tmp_path):
     with pytest.raises(UsageError, match="did you mean cubesmall_lift"):
-        export_rollout(short_study, "cubesmal_lift", "mjcf", tmp_path)
+        export_rollout(short_study, "cubesmal_lift", "mjcf", out=tmp_path)
     with pytest.raises(UsageError, match="--format"):
-        export_rollout(short_study, "cubesmall_lift", "obj", tmp_path)
+        export_rollout(short_study, "cubesmall_lift", "obj", out=tmp_path)
     old = json.loads(short_study.read_text())
     old.pop("format_version")
     (tmp_path / "study.json").write_text(json.dumps(old))
     with pytest.raises(ResultsFormatError, match="format_version.*older grasp-replay"):
-        export_rollout(tmp_path / "study.json", "cubesmall_lift", "mjcf", tmp_path / "x")
+        export_rollout(tmp_path / "study.json", "cubesmall_lift", "mjcf", out=tmp_path / "x")
 
 
 def test_script_one_line_errors(short_study, capsys):
@@ -304,7 +304,7 @@ def test_default_study_exports_reproduce(tmp_path_factory, mirror):
     run_study("grab", d / "study.json", ReplayConfig(), objects=["cubesmall", "mug"], workers=0, progress=False,
               data_dir=mirror)
     for seq in ("cubesmall_lift", "mug_lift"):
-        export = export_rollout(d / "study.json", seq, "mjcf", d / seq, data_dir=mirror)
+        export = export_rollout(d / "study.json", seq, "mjcf", out=d / seq, data_dir=mirror)
         figures, traj = _fresh_replay(d / seq)
         doc, poses = _saved(d / "study.json", seq)
         _check_reproduced(figures, traj, doc, poses, export)
@@ -349,7 +349,7 @@ def test_hug_oracle_rollouts_export_under_the_study_s_physics(tmp_path, mirror):
     rec = read_rollout(rdir / "cubesmall_lift.hug-oracle.json")
     assert {c["name"]: c["value"] for c in doc["physics"]}["wrist_gravity_compensation"] is False
     for rollout, sub in (("contact", rec.flat()), ("hug-oracle-ablation", rec.ablation.flat())):
-        export = export_rollout(study, "cubesmall_lift", "mjcf", tmp_path / rollout, rollout=rollout, data_dir=mirror)
+        export = export_rollout(study, "cubesmall_lift", "mjcf", out=tmp_path / rollout, rollout=rollout, data_dir=mirror)
         assert export["rollout"] == ("hug-oracle" if rollout == "contact" else rollout)
         figures, traj = _fresh_replay(tmp_path / rollout)
         with np.load(tmp_path / sub["poses"]) as z:
@@ -364,4 +364,4 @@ def test_hug_oracle_rollouts_export_under_the_study_s_physics(tmp_path, mirror):
     doc["physics"][1]["value"] = True  # a record of another physics than the study's config gives
     (rdir / "cubesmall_lift.hug-oracle.json").write_text(json.dumps(doc))
     with pytest.raises(DataError, match="physics"):
-        export_rollout(study, "cubesmall_lift", "mjcf", tmp_path / "x", rollout="hug-oracle", data_dir=mirror)
+        export_rollout(study, "cubesmall_lift", "mjcf", out=tmp_path / "x", rollout="hug-oracle", data_dir=mirror)

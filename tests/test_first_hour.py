@@ -33,7 +33,7 @@ def test_relative_folders_in_the_environment_are_resolved_once():
 
 
 def test_console_never_cuts_a_sentence():
-    warning = ("UserWarning: finger joint 8: total damping 0.3565 N·m·s/rad is below 1.25 x its ball-drive flutter "
+    warning = ("finger joint 8: total damping 0.3565 N·m·s/rad is below 1.25 x its ball-drive flutter "
                "bound 0.2964 (commanded angle 2.17 rad); passive damping raised to 0.02392 (recorded in the "
                "rollout's `flutter`)")
     short = one_line(warning)

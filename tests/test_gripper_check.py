@@ -72,11 +72,11 @@ def test_line_beside_the_object_pads_touch(cube):
     from replay.sim.gripper import FixtureConfig
 
     fx, pc, cfg = FixtureConfig(), PhaseConfig(), ReplayConfig(**SOLID)
-    st = settle_object(cube.target_object.asset, cube.target_object.quat[0], cfg, fx, pc)
+    st = settle_object(cube.target_object.asset, cube.target_object.quat[0], cfg, fixture=fx, pc=pc)
     line = GraspLine("beside", st["com"] + np.array([0.0, 0.1, 0.0]), np.array([1.0, 0.0, 0.0]), "test")
-    plan = plan_line(line, hull_planes(st["parts"]), fx.pad_half_width, fx.preload, fx.open_margin)
+    plan = plan_line(line, hull_planes(st["parts"]), fx.pad_half_width, preload=fx.preload, open_margin=fx.open_margin)
     assert plan["jaw_target"] == 0.0 and not plan["centre_hit"]
-    run = LineRun.start(cube.target_object.asset, st["origin"], plan, cfg, fx, pc, 0.04, 0.044)
+    run = LineRun.start(cube.target_object.asset, st["origin"], plan, config=cfg, fixture=fx, pc=pc, height=0.04, longest_edge=0.044)
     res = run_phases(run)
     assert res["failed_phase"] == "grasping" and res["failure_class"] == "pads_touched"
     assert _phases(res)["grasping"]["metrics"]["pad_gap_mm"] < 1.0
@@ -110,16 +110,16 @@ def test_release_extends_a_lift_plan_and_flags_a_stuck_object():
     rows[:, MANOSIM_HAND.finger_coord_start + 3::4] = 1.0  # identity finger quats (xyzw)
     open_pose = rows[0].copy()
     open_pose[MANOSIM_HAND.finger_coord_start:MANOSIM_HAND.finger_coord_start + 4] = [0.0, 0.0, np.sin(0.3), np.cos(0.3)]
-    plan = plan_from_rows(list(rows), [PHASE_SETTLE, PHASE_APPROACH, PHASE_HOLD, PHASE_HOLD], 1 / 30, 0, 1)
+    plan = plan_from_rows(list(rows), [PHASE_SETTLE, PHASE_APPROACH, PHASE_HOLD, PHASE_HOLD], 1 / 30, start_frame=0, grasp_frame=1)
     ext = extend_plan(plan, open_pose, 1 / 30, release_s=0.5, fall_s=0.5)
     assert len(ext.coords) == 4 + 15 + 15 and pre_release_end(ext.phase) == 4
     assert np.all(ext.phase[4:] == PHASE_RELEASE)
     assert np.allclose(finger_quats(ext.coords[-1]), finger_quats(open_pose))
     assert np.allclose(ext.coords[4:, :7], rows[-1, :7])  # the wrist holds its last target
     z = np.r_[np.zeros(2), [0.2, 0.2], np.full(30, 0.2)]
-    stuck = release_metrics(ext.phase, z, len(z), True, 0.04)
+    stuck = release_metrics(ext.phase, z, len(z), lifted=True, height=0.04)
     assert stuck["stuck_after_release"] and not stuck["lifted_after_release"]
     z[10:] = 0.02
-    fell = release_metrics(ext.phase, z, len(z), True, 0.04)
+    fell = release_metrics(ext.phase, z, len(z), lifted=True, height=0.04)
     assert fell["release_fall_m"] == pytest.approx(0.18) and fell["lifted_after_release"]
-    assert release_metrics(ext.phase, z, 4, False, 0.04)["stuck_after_release"] is None
+    assert release_metrics(ext.phase, z, 4, lifted=False, height=0.04)["stuck_after_release"] is None

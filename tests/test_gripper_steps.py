@@ -35,8 +35,8 @@ def settled(cube):
     from replay.protocol.gripper_phases import PhaseConfig
     from replay.sim.gripper import FixtureConfig
 
-    return settle_object(cube.target_object.asset, cube.target_object.quat[0], ReplayConfig(**SOLID), FixtureConfig(),
-                         PhaseConfig())
+    return settle_object(cube.target_object.asset, cube.target_object.quat[0], ReplayConfig(**SOLID), fixture=FixtureConfig(),
+                         pc=PhaseConfig())
 
 
 def _scene(cube, settled):

@@ -92,7 +92,7 @@ def test_the_sampled_range_and_the_scene_weigh_the_model(grab_dir, capsule_rhand
     ranges = object_ranges(rec, cfg)
     lo, hi = ranges["object_mass_scale"]
     assert (lo * mm.centre_kg, hi * mm.centre_kg) == pytest.approx((mm.low_kg, mm.high_kg), rel=1e-12)
-    s = draw_samples(0, "cubelarge_lift", 16, {"wrist_mm": 1.0, "object_mm": 0.1}, variables(cfg), ranges)
+    s = draw_samples(0, "cubelarge_lift", 16, sigmas={"wrist_mm": 1.0, "object_mm": 0.1}, variables=variables(cfg), ranges=ranges)
     kg = np.array([x["object_mass_scale"] for x in s]) * mm.centre_kg
     assert np.all((kg >= mm.low_kg) & (kg <= mm.high_kg)) and np.ptp(kg) > 0.8 * (mm.high_kg - mm.low_kg)
     scene = build_replay_scene(rec, coords, capsule_rhand, cfg)[1]

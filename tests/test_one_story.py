@@ -124,7 +124,7 @@ def test_the_hug_oracle_counts_at_the_top_level_and_its_lifts_line(story):
     assert f"hug-oracle protocol, lifted (off the table), 2 lifts: lifted {lifted} of 2" in out
     # a hug-oracle study alone: its real counts at the top level (they were all zero)
     docs = [read_rollout(d / r["json"]) for r in oracle]
-    top = study_counts(["hug-oracle"], {"hug-oracle": docs}, {}, 1.0)
+    top = study_counts(["hug-oracle"], {"hug-oracle": docs}, {}, wall_s=1.0)
     assert top["protocol"] == "hug-oracle" and top["rollouts"] == 3
     assert top["lifted"] == sum(bool(r["lifted"]) for r in oracle) and top == dict(
         top["hug-oracle"], protocol="hug-oracle", **{"hug-oracle": top["hug-oracle"]}

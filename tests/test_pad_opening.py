@@ -50,8 +50,8 @@ def window(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
     plan = plan_rollout(rec, coords, cfg)
-    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
-    pad = PadPlan.build(rec, coords, capsule_rhand, cfg, plan, DEPTH_MM, open_deep=True)
+    plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, release_s=cfg.lift.release_s, fall_s=cfg.lift.release_fall_s)
+    pad = PadPlan.build(rec, coords, capsule_rhand, cfg=cfg, plan=plan, depth_mm=DEPTH_MM, open_deep=True)
     return rec, coords, cfg, plan, pad
 
 
@@ -141,7 +141,7 @@ def test_no_finger_deeper_than_the_depth_over_the_approach(window, capsule_rhand
     rec, coords, cfg, plan, pad = window
     out, res = pad.compressed(DEPTH_MM)
     geo = Geometry(capsule_rhand, rec)
-    times = replayed_frames(rec, coords, cfg.approach_window_s, rec.grasp_frame + 1)[0]
+    times = replayed_frames(rec, coords, cfg.approach_window_s, stop=rec.grasp_frame + 1)[0]
     t = recorded_times(plan, times, cfg)
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
     at_depth = dict.fromkeys(FINGERS, 0)
@@ -168,7 +168,7 @@ def test_far_fingers_and_the_wrist_are_untouched(window, capsule_rhand):
     rec, coords, cfg, plan, pad = window
     out, res = pad.compressed(DEPTH_MM)
     geo = Geometry(capsule_rhand, rec)
-    times = replayed_frames(rec, coords, cfg.approach_window_s, rec.grasp_frame + 1)[0]
+    times = replayed_frames(rec, coords, cfg.approach_window_s, stop=rec.grasp_frame + 1)[0]
     t = recorded_times(plan, times, cfg)
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
     nearest = {n: np.inf for n in FINGERS}
@@ -194,7 +194,7 @@ def test_a_corrupted_take_is_solved_on_its_own_pose(window, capsule_rhand, grab_
     ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"mano_body_{b}") for b in range(16)]
     axes = flexion_axes(np.asarray(m.body_pos)[ids])
     opened = closed_targets(
-        pad.raw, (-np.radians(20.0),) * 5, axes, ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s)
+        pad.raw, (-np.radians(20.0),) * 5, axes, weight=ramp(plan, cfg.replay_speed, cfg.frame_dt, release_s=cfg.lift.release_s)
     )
     real, res_real = pad.compressed(DEPTH_MM)
     out, res = pad.compressed(DEPTH_MM, opened)

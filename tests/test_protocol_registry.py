@@ -49,9 +49,9 @@ class Hover(Protocol):
     result_type = HoverResult
 
     def plan(self, rec, coords, mjcf, cfg):
-        times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, int(rec.grasp_frame) + 1)
+        times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, stop=int(rec.grasp_frame) + 1)
         rows = [cc[0]] * 3 + [cc[-1]] * 5
-        return plan_from_rows(rows, [PHASE_SETTLE] * 3 + [PHASE_APPROACH] * 5, cfg.frame_dt, first, rec.grasp_frame)
+        return plan_from_rows(rows, [PHASE_SETTLE] * 3 + [PHASE_APPROACH] * 5, cfg.frame_dt, start_frame=first, grasp_frame=rec.grasp_frame)
 
     def judge(self, rec, plan, scene, extent, cfg, trace, poses, metrics):
         n = int(trace.ccount[trace.done - 1])

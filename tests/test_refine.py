@@ -52,7 +52,7 @@ def test_search_undoes_a_known_wrist_offset(shifted, capsule_rhand):
     rec, coords = shifted
     cfg = ReplayConfig(**SHORT)
     s = RefineSettings(seed=1, worlds=16, iterations=4, wrist_deg=0.0, finger_deg=0.0, second_seed=False)
-    r = refine_recording(rec, coords, capsule_rhand, cfg, s)
+    r = refine_recording(rec, coords, capsule_rhand, cfg=cfg, settings=s)
     f = r.fields(cfg.ablation_clean_mm)
     assert r.history[0]["lifted"] == 0  # the shifted recording fails as is
     assert r.found and f["refine_outcome"] == "lifted" and f["refine_shake_held"]
@@ -72,8 +72,8 @@ def test_same_seed_same_result_bit_for_bit(shifted, capsule_rhand):
     rec, coords = shifted
     cfg = ReplayConfig(**SHORT)
     s = RefineSettings(seed=3, worlds=8, iterations=2, second_seed=False)
-    a = refine_recording(rec, coords, capsule_rhand, cfg, s)
-    b = refine_recording(rec, coords, capsule_rhand, cfg, dataclasses.replace(s, threads=2))
+    a = refine_recording(rec, coords, capsule_rhand, cfg=cfg, settings=s)
+    b = refine_recording(rec, coords, capsule_rhand, cfg=cfg, settings=dataclasses.replace(s, threads=2))
     assert np.array_equal(a.x, b.x) and a.rollouts == b.rollouts and a.history == b.history
     timing = {"wall_s", "build_s", "rtf"}
     for ra, rb in ((a.refined, b.refined), (a.ablation, b.ablation)):
@@ -167,7 +167,7 @@ def test_neighbourhood_rate_rederived_and_second_seed(shifted, capsule_rhand):
     rec, coords = shifted
     cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 1.0})
     s = RefineSettings(seed=1, worlds=8, iterations=3, wrist_deg=0.0, finger_deg=0.0, neighbourhood_candidates=2)
-    r = refine_recording(rec, coords, capsule_rhand, cfg, s)
+    r = refine_recording(rec, coords, capsule_rhand, cfg=cfg, settings=s)
     f = r.fields(cfg.ablation_clean_mm)
     assert r.found and f["refine_outcome"] == "lifted" and f["refine_shake_held"] and f["refine_ablation_clean"]
     xs = [project(r.x + d, s) for d in perturbations(1.0, 1.0)]

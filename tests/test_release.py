@@ -37,7 +37,7 @@ def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
     the cube stays up, and the rollout is `stuck`, not lifted, with its diagnosis."""
     rec, coords = window
     real = release.extend_plan
-    monkeypatch.setattr(release, "extend_plan", lambda plan, pre, *a: real(plan, plan.coords[-1], *a))
+    monkeypatch.setattr(release, "extend_plan", lambda plan, pre, *a, **k: real(plan, plan.coords[-1], *a, **k))
     m = rollout.run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()])[0].metrics
     assert m["release_ran"] and m["stuck_after_release"] is True
     assert m["outcome"] == "stuck" and m["lifted"] is False

@@ -98,7 +98,7 @@ def _synthetic(trouble_at: int | None):
                             peak_contacts=4, act_max=0.3)
     plan = SimpleNamespace(phase=ph, coords=np.zeros((F, 67)))
     cfg = ReplayConfig(lift={"lift_height": 0.06, "lifted_min_rise": 0.03, "shake_s": 0.0})
-    return measures.measure_world(SimpleNamespace(support_height=0.0), plan, scene, cfg, tr, world)
+    return measures.measure_world(SimpleNamespace(support_height=0.0), plan, scene, cfg=cfg, tr=tr, world=world)
 
 
 def test_trouble_during_the_release_keeps_the_verdicts_before_it():

@@ -117,10 +117,10 @@ def test_render_model_matches_simulated_hand(capsule_rhand, manosim_dir):
         names, pos, quat = hand_fk(mjcf, np.array([[0.1, -0.2, 0.9]]), np.array([0.4]))
         m0 = mujoco.MjModel.from_xml_path(str(mjcf))
         track = PoseTrack(np.zeros(1), names, pos, quat)
-        m1 = build_render_model(mjcf, [], None, (64, 64))
+        m1 = build_render_model(mjcf, [], None, size=(64, 64))
         d1 = mujoco.MjData(m1)
         mids, cols = mocap_index(m1, track)
-        apply_poses(m1, d1, track, 0, mids, cols)
+        apply_poses(m1, d1, track, frame=0, mids=mids, cols=cols)
         visible0 = [g for g in range(m0.ngeom) if m0.geom_group[g] < 3]
         assert m1.ngeom == len(visible0) == 16
 

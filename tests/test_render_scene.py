@@ -45,7 +45,7 @@ def test_hand_body_poses_match_mjcf_fk(capsule_rhand):
     names, pos, quat = hand_fk(capsule_rhand, wrist, np.zeros(2))
     q = _quat_wxyz(R_WORLD_HAND)[[1, 2, 3, 0]]
     fq = np.tile([0.0, 0.0, 0.0, 1.0], (2, 15, 1))
-    names2, pos2, quat2 = hand_body_poses(capsule_rhand, wrist, np.tile(q, (2, 1)), fq)
+    names2, pos2, quat2 = hand_body_poses(capsule_rhand, wrist, np.tile(q, (2, 1)), finger_quat=fq)
     assert names2 == names and len(names) == 16
     np.testing.assert_allclose(pos2, pos, atol=1e-12)
     np.testing.assert_allclose(np.abs(np.sum(quat2 * quat, axis=-1)), 1.0, atol=1e-12)

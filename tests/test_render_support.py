@@ -67,7 +67,7 @@ def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
     # the study config's thickness, the rollout's extent
     assert clip.support == Support(HEIGHT, tuple(TABLE), 0.04)
     assert clip.support.floor_z == 0.0  # GRAB's ground under a 0.8 m table
-    m = build_render_model(clip.hand_mjcf, clip.objects, clip.support, SIZE)
+    m = build_render_model(clip.hand_mjcf, clip.objects, clip.support, size=SIZE)
     box, floor = m.geom("support"), m.geom("floor")
     assert box.type == mujoco.mjtGeom.mjGEOM_BOX and floor.type == mujoco.mjtGeom.mjGEOM_PLANE
     # the box replay.sim.scene.build_model adds: centre of the extent, top at the support height
@@ -76,7 +76,7 @@ def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
     assert floor.pos[2] == 0.0
     # "plane" (HUG-Bench ground): one plane at the support height, no floor
     plane = load_clip(doc["rollouts"][1], study_dir, source=table_study)
-    m2 = build_render_model(None, plane.objects, plane.support, SIZE)
+    m2 = build_render_model(None, plane.objects, plane.support, size=SIZE)
     assert m2.geom("support").type == mujoco.mjtGeom.mjGEOM_PLANE and m2.geom("support").pos[2] == HEIGHT
     assert mujoco.mj_name2id(m2, mujoco.mjtObj.mjOBJ_GEOM, "floor") == -1
     # malformed extents are named
@@ -97,7 +97,7 @@ def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
                              clip.track.body_quat[last])
     counts = {}
     for key, sup in (("box", clip.support), ("plane", Support(HEIGHT))):
-        img = next(render_frames(track, clip.hand_mjcf, clip.objects, sup, SIZE, camera=cam))
+        img = next(render_frames(track, clip.hand_mjcf, clip.objects, support_height=sup, size=SIZE, camera=cam))
         counts[key] = int(object_mask(img[None]).sum())
     # measured 98 px at 160x120 (the mug's top, at the frame's lower edge; 184 before the camera kept the
     # overlay's top fifth clear, which moved the view down)
@@ -115,7 +115,7 @@ def test_framing_ignores_an_object_that_fell_off(table_study, tmp_path):
     # the approach/lift view, not one stretched down to the floor 0.8 m below
     assert cam.distance < 1.1 * base.distance and abs(cam.lookat[2] - base.lookat[2]) < 0.05
     hand = [n for n in fell.track.body_names if n.startswith("mano_body_")]
-    naive = frame_camera(fell.track, hand, fell.objects, aspect)
+    naive = frame_camera(fell.track, hand, fell.objects, aspect=aspect)
     # measured: 0.75 m with or without the fall; 1.88 m framing the floor too
     assert naive.distance > 2.0 * base.distance  # what the fall did to the tile before
 

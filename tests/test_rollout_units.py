@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 
 import numpy as np
@@ -85,13 +86,16 @@ def test_flutter_bound_is_the_linear_stability_threshold(theta):
     assert flutter_bound(1e-3, 30.0, 0.1) == pytest.approx(math.sqrt(1e-3 * 30) * 0.05, rel=1e-3)
 
 
-def test_flutter_margins_raise_damping_where_short():
+def test_flutter_margins_raise_damping_where_short(caplog):
     cfg = ReplayConfig()
     q = np.tile(Rotation.from_rotvec([0, 0, 1.24]).as_quat(), (10, 15, 1))
     m = np.full(45, 1e-3)
     ke = np.full(45, 30.0)
-    with pytest.warns(UserWarning, match="below 1.25 x its ball-drive flutter bound"):
+    with caplog.at_level(logging.WARNING, logger="replay.sim.silent_failures"):
         recs = flutter_margins(q, m, ke, np.full(45, 0.01), np.zeros(45), cfg)
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert all("below 1.25 x its ball-drive flutter bound" in x for x in said)
+    assert len(said) == sum(x["raised_to"] is not None for x in recs) == 15  # one line per joint raised
     r = recs[0]
     assert r["theta_max"] == pytest.approx(1.24)
     assert r["margin"] < 1 and r["raised_to"] == pytest.approx(1.25 * r["d_crit"])  # the table's safety
@@ -126,14 +130,14 @@ def test_hand_frame_slip_is_zero_for_rigid_carry_and_measures_sliding():
     # object rigidly attached to the wrist: no slip whatever the world motion
     op = wp + Rotation.from_quat(wq).apply(offset)
     oq = (Rotation.from_quat(wq) * oq0).as_quat()
-    mm, deg = hand_frame_slip(wp, wq, op, oq, ref=2)
+    mm, deg = hand_frame_slip(wp, wq, op, obj_quat=oq, ref=2)
     assert mm == pytest.approx(0.0, abs=1e-9) and deg == pytest.approx(0.0, abs=1e-6)
     # slides 7 mm along the wrist x axis and turns 5 degrees in the hand by the last frame
     op[-1] = wp[-1] + Rotation.from_quat(wq[-1]).apply(offset + [0.007, 0, 0])
     oq[-1] = (Rotation.from_quat(wq[-1]) * Rotation.from_rotvec([0, 0, np.radians(5)]) * oq0).as_quat()
-    mm, deg = hand_frame_slip(wp, wq, op, oq, ref=2)
+    mm, deg = hand_frame_slip(wp, wq, op, obj_quat=oq, ref=2)
     assert mm == pytest.approx(7.0, abs=1e-9) and deg == pytest.approx(5.0, abs=1e-6)
-    assert hand_frame_slip(wp, wq, op, oq, ref=None) == (None, None)
+    assert hand_frame_slip(wp, wq, op, obj_quat=oq, ref=None) == (None, None)
 
 
 def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
@@ -141,7 +145,7 @@ def test_shake_offset_starts_and_ends_at_rest_and_reaches_its_amplitude():
 
     T, A, f = 2.0, 0.03, 1.0
     t = np.linspace(0.0, T, 2001)
-    xy = np.array([shake_offset(ti, T, A, f) for ti in t])
+    xy = np.array([shake_offset(ti, T, A, hz=f) for ti in t])
     assert np.allclose(xy[0], 0.0) and np.allclose(xy[-1], 0.0, atol=1e-12)
     v = np.gradient(xy, t, axis=0)
     assert np.allclose(v[[0, -1]], 0.0, atol=1e-2)  # ramped in and out: no velocity step

@@ -90,14 +90,14 @@ def test_discrimination_table_over_recordings():
 
 def test_sampler_same_seed_same_samples_and_variants():
     sig = {"wrist_mm": 2.0, "object_mm": 0.2}
-    a = sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
-    assert a == sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
-    again = sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
+    a = sampler.draw_samples(0, "cubesmall_lift", 32, sigmas=sig, variables=VARIABLES, ranges=RANGES)
+    assert a == sampler.draw_samples(0, "cubesmall_lift", 32, sigmas=sig, variables=VARIABLES, ranges=RANGES)
+    again = sampler.draw_samples(0, "cubesmall_lift", 32, sigmas=sig, variables=VARIABLES, ranges=RANGES)
     assert [sampler.sample_variant(s, VARIABLES) for s in a] == [sampler.sample_variant(s, VARIABLES) for s in again]
-    assert a != sampler.draw_samples(1, "cubesmall_lift", 32, sig, VARIABLES, RANGES)
-    assert a != sampler.draw_samples(0, "mug_lift", 32, sig, VARIABLES, RANGES)
+    assert a != sampler.draw_samples(1, "cubesmall_lift", 32, sigmas=sig, variables=VARIABLES, ranges=RANGES)
+    assert a != sampler.draw_samples(0, "mug_lift", 32, sigmas=sig, variables=VARIABLES, ranges=RANGES)
     with pytest.raises(ValueError, match="object_mass_scale"):  # an object variable needs its recording's range
-        sampler.draw_samples(0, "cubesmall_lift", 32, sig, VARIABLES)
+        sampler.draw_samples(0, "cubesmall_lift", 32, sigmas=sig, variables=VARIABLES)
     # the Latin hypercube balances the choices and spans the ranges
     assert sorted({s["torsional_friction"] for s in a}) == [0.005, 0.5]
     assert sum(s["torsional_friction"] == 0.5 for s in a) == 16

@@ -432,10 +432,42 @@ def test_terminal_scan_sees_each_pattern():
     assert terminal_writes(src) == [1, 2, 3, 4, 5, 6, 7]
 
 
+def python_warnings(source: str) -> list[int]:
+    """Lines of ``source`` that raise a Python warning: ``warnings.warn`` / ``warnings.warn_explicit`` called or
+    imported by name."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr in ("warn", "warn_explicit")
+                and isinstance(node.value, ast.Name) and node.value.id == "warnings"):
+            hits.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "warnings" and any(
+                a.name in ("warn", "warn_explicit") for a in node.names):
+            hits.append(node.lineno)
+    return sorted(set(hits))
+
+
+def test_diagnostics_are_logged_not_warned():
+    """A diagnostic is a ``logging`` record (said by :mod:`replay.console`'s handler; a study job keeps its records
+    with its result, :func:`replay.console.kept_warnings`), never a Python warning."""
+    bad = [f"{p.relative_to(ROOT).as_posix()}:{n}" for p in sorted((ROOT / "replay").rglob("*.py"))
+           for n in python_warnings(p.read_text())]
+    assert not bad, f"warnings.warn in replay/ (log it: logging.getLogger(__name__).warning): {bad}"
+
+
+def test_warning_scan_sees_each_pattern():
+    src = ("warnings.warn('x')\nwarnings.warn_explicit(m, c, f, 1)\nfrom warnings import warn\n"
+           "warnings.catch_warnings()\nlog.warning('x')\n")
+    assert python_warnings(src) == [1, 2, 3]
+
+
 #: modules whose public functions take every parameter past the third keyword-only (issue #55; more packages
 #: join as their modules are edited)
-KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console")
+KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study", "replay.output")
 MAX_POSITIONAL = 3
+#: functions of those packages not converted yet (this set only shrinks; benchmarks/code_metrics.py counts all of
+#: replay/), and the standalone export script (copied into every export, its own interface)
+NOT_YET_KEYWORD = {"replay.study.ray_stage.run_staged", "replay.study.sampling_setup.check_sampling",
+                   "replay.output.export.standalone.hand_object_contacts", "replay.output.export.standalone.outcome"}
 
 
 def positional_overflow(source: str) -> list[str]:
@@ -462,7 +494,7 @@ def positional_overflow(source: str) -> list[str]:
 def test_public_functions_of_more_than_three_parameters_take_the_rest_by_keyword():
     mods = _modules()
     bad = [f"{m}.{f}" for m, p in mods.items() if m.startswith(KEYWORD_ONLY)
-           for f in positional_overflow(p.read_text())]
+           for f in positional_overflow(p.read_text()) if f"{m}.{f}" not in NOT_YET_KEYWORD]
     assert not bad, f"more than {MAX_POSITIONAL} positional parameters (put a * after the natural ones): {bad}"
 
 

@@ -14,7 +14,7 @@ from replay.study.console import StudyConsole
 from replay.study.progress import SAMPLE_COST, Progress
 
 NOTE = "capsule_hand.xml: 6 actuator(s) target a joint that is FREE in Newton and were not imported"
-FLUTTER = "UserWarning: finger drive damping raised to its flutter bound"
+FLUTTER = "finger drive damping raised to its flutter bound"
 
 
 def _rec(lifted: bool, warnings=()) -> RolloutRecord:
@@ -28,26 +28,26 @@ def test_the_bar_counts_recordings_and_their_verdicts():
     jobs = [("a", 64), ("a", 0), ("a", 0), ("b", 64), ("b", 0), ("b", 0), ("c", 64)]
     con.start(jobs, done=1, lead="lift")
     assert con.total == 4 and con.done == 1  # 3 recordings to run, 1 done before
-    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), 0)
-    con.result(ResultKey("a", "lift"), "ok", _rec(True), 64)
+    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), worlds=0)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True), worlds=64)
     # the verdict counted is the lead protocol's own (a single run, unsampled: its verdict is that run's); the bar
     # moves when the recording's last job ends
     assert con.done == 1 and dict(con.counts) == {"holds": 1}
-    con.result(ResultKey("a", "hug-oracle", "authored"), "ok", _rec(False), 0)
+    con.result(ResultKey("a", "hug-oracle", "authored"), "ok", _rec(False), worlds=0)
     assert con.done == 2 and dict(con.counts) == {"holds": 1}
     for k in (ResultKey("b", "lift"), ResultKey("b", "hug-oracle", "replay"), ResultKey("b", "hug-oracle", "authored")):
-        con.result(k, "refused", "grab/recordings/b.pkl: fps: not a number", 0)
+        con.result(k, "refused", "grab/recordings/b.pkl: fps: not a number", worlds=0)
     assert dict(con.counts) == {"holds": 1, "refused": 1} and con.done == 3  # refused once, not once per pair
-    con.result(ResultKey("c", "lift"), "ok", _rec(False), 64)
+    con.result(ResultKey("c", "lift"), "ok", _rec(False), worlds=64)
     assert dict(con.counts) == {"holds": 1, "refused": 1, "fails": 1} and con.done == 4
 
 
 def test_notes_are_said_once_after_the_bar_never_in_it(capsys):
     con = StudyConsole("grab", enabled=True)
     con.start([("a", 0), ("b", 0), ("c", 0)], lead="lift")
-    con.result(ResultKey("a", "lift"), "ok", _rec(True, [FLUTTER]), 0)
-    con.result(ResultKey("b", "lift"), "ok", _rec(False), 0)
-    con.result(ResultKey("c", "lift"), "ok", _rec(False, [FLUTTER]), 0)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True, [FLUTTER]), worlds=0)
+    con.result(ResultKey("b", "lift"), "ok", _rec(False), worlds=0)
+    con.result(ResultKey("c", "lift"), "ok", _rec(False, [FLUTTER]), worlds=0)
     during = capsys.readouterr().err
     assert NOTE not in during and "flutter" not in during  # nothing but the bar while it runs
     con.close()
@@ -85,3 +85,28 @@ def test_no_time_left_is_said_until_a_recording_is_done():
     con.result(ResultKey("b", "hug-oracle", "replay"), "ok", _rec(True), 0)
     con.result(ResultKey("b", "lift"), "ok", _rec(True), 64)
     assert con.bar.postfix == "holds 2"  # all done: no time left said
+
+
+def test_a_jobs_logged_warnings_come_back_with_its_result_not_on_the_terminal(capsys):
+    """replay.study.job.run_job keeps what a rollout warns (the package's log records and Python warnings) for the
+    console's notes: the flutter bound's raised damping (replay.sim.silent_failures) is one."""
+    import logging
+    import warnings
+
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+
+    from replay import console
+    from replay.config import ReplayConfig
+    from replay.sim.silent_failures import flutter_margins
+
+    q = np.tile(Rotation.from_rotvec([0, 0, 1.24]).as_quat(), (10, 15, 1))
+    log = logging.getLogger("replay")
+    handlers = log.handlers[:]
+    with console.kept_warnings() as kept:
+        recs = flutter_margins(q, np.full(45, 1e-3), np.full(45, 30.0), np.full(45, 0.01), np.zeros(45), ReplayConfig())
+        warnings.warn("a library's note", UserWarning, stacklevel=1)
+    raised = [r for r in recs if r["raised_to"] is not None]
+    assert len(raised) == 15 and kept[0] == "UserWarning: a library's note"
+    assert [x.split(":")[0] for x in kept[1:]] == [f"finger joint {r['joint'] + 1}" for r in raised]
+    assert capsys.readouterr().err == "" and log.handlers == handlers  # said by the console after the bar only

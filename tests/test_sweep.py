@@ -67,7 +67,7 @@ def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     for effort in (None, 0.4):
         cfg = ReplayConfig(**SHORT, physics_overrides={} if effort is None else {"finger_effort_limit": effort})
-        sp = plan_sweep({"effort": np.array([0.1]), "mu": np.array([BUILT_MU])}, effort, 0, 0.0, 0.0)
+        sp = plan_sweep({"effort": np.array([0.1]), "mu": np.array([BUILT_MU])}, effort, 0, perturb_mm=0.0, perturb_deg=0.0)
         (op,) = [v for v, r in zip(sp.variants, sp.roles) if r[0] == "mu_at_study_effort"]
         assert op.effort_limit == effort
         a, b = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), op], frame_limit=60)

@@ -88,7 +88,7 @@ def test_a_document_without_the_block_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert str(doc) in err and "table:attribution" in err and "Traceback" not in err and len(err.splitlines()) == 1
     with pytest.raises(ValueError, match="2 blocks"):
-        tables.replace_block("<!-- table:study -->\n<!-- /table:study -->\n" * 2, "study", "cmd", "x\n")
+        tables.replace_block("<!-- table:study -->\n<!-- /table:study -->\n" * 2, "study", "cmd", body="x\n")
 
 
 def test_a_documents_block_regenerates_in_place():
@@ -97,7 +97,7 @@ def test_a_documents_block_regenerates_in_place():
     text = "# doc\n\n1. **a finding**\n\n   <!-- table:attribution written by: old -->\n   | old |\n" \
            "   <!-- /table:attribution -->\n\nafter\n"
     kind = "attribution"
-    new = tables.replace_block(text, kind, "CMD", "| a |\n|---|\n| 1 |\n")
+    new = tables.replace_block(text, kind, "CMD", body="| a |\n|---|\n| 1 |\n")
     head, tail = text.split(f"<!-- table:{kind} ")[0], text.split(f"<!-- /table:{kind} -->")[1]
     assert new.startswith(head) and new.endswith(tail)
     ind = head.rsplit("\n", 1)[1]

@@ -99,7 +99,7 @@ def test_pool_worker_warms_before_its_first_job():
     from replay.study.pool import run_jobs
 
     got = {}
-    run_jobs(list(range(4)), warmed_before, 2, lambda job, status, value: got.__setitem__(job, (status, value)),
+    run_jobs(list(range(4)), warmed_before, 2, on_result=lambda job, status, value: got.__setitem__(job, (status, value)),
              warm=mark_warm)
     assert got == {i: ("ok", (i, True)) for i in range(4)}
 
@@ -264,34 +264,34 @@ def _model_bytes(builder) -> dict:
 
 @pytest.mark.parametrize("hand", ["myhand/mano_rhand/capsule_hand.xml", "myhand/mano_rhand/mesh_hand.xml",
                                   "zerohand/mano_lhand/capsule_hand.xml"])
-def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand):
+def test_hand_builder_copies_equal_a_fresh_import(manosim_dir, hand, caplog):
     # replay.sim.world_builder.hand_builder imports once per process and hands out deep copies:
     # each copy must finalize and compile exactly as a builder the hand was imported into afresh,
     # a copy's edits must not reach the next one, and the report must be the import's
     import dataclasses
-    import warnings
+    import logging
 
     from replay.config import ReplayConfig
     from replay.sim.world_builder import _imported_hand, hand_builder, import_hand, new_builder
 
+    def said(call):  # the call's result and the warnings it logged
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="replay.sim.world_builder"):
+            got = call()
+        return got, [r.getMessage() for r in caplog.records]
+
     mjcf = manosim_dir / "assets" / hand
     cfg = ReplayConfig()
     fresh = new_builder(cfg)
-    with warnings.catch_warnings(record=True) as w_fresh:
-        warnings.simplefilter("always")
-        ref_report = import_hand(fresh, mjcf)
+    ref_report, w_fresh = said(lambda: import_hand(fresh, mjcf))
     ref = _model_bytes(fresh)
     _imported_hand.cache_clear()
-    with warnings.catch_warnings(record=True) as w_first:
-        warnings.simplefilter("always")
-        first, report = hand_builder(cfg, mjcf)
+    (first, report), w_first = said(lambda: hand_builder(cfg, mjcf))
     first.joint_q[:3] = [1.0, 2.0, 3.0]  # a caller's edit of its copy
     report.warnings.append("edited")
-    with warnings.catch_warnings(record=True) as w_hit:
-        warnings.simplefilter("always")
-        second, report2 = hand_builder(cfg, mjcf)
+    (second, report2), w_hit = said(lambda: hand_builder(cfg, mjcf))
     assert _imported_hand.cache_info().currsize == 1  # the second call was served from the cache
-    assert [str(x.message) for x in w_first] == [str(x.message) for x in w_hit] == [str(x.message) for x in w_fresh]
+    assert w_first == w_hit == w_fresh  # a cached import says its warnings again
     assert dataclasses.asdict(report2) == dataclasses.asdict(ref_report)
     got = _model_bytes(second)
     assert got.keys() == ref.keys() and len(ref) > 100

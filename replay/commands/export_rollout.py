@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from replay.study.console import quiet_libraries
 
     quiet_libraries()
-    r = export_rollout(a.study, a.sequence, a.format, a.out, a.rollout, a.data)
+    r = export_rollout(a.study, a.sequence, a.format, out=a.out, rollout=a.rollout, data_dir=a.data)
     console.out(json.dumps({k: r[k] for k in ("format", "out", "sequence", "rollout", "outcome") if k in r}))
     if a.format == "mjcf":
         console.out(f"replay it: python {Path(r['out']) / 'replay_export.py'}")

@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         fixture = dataclasses.replace(fixture, pad_friction=a.pad_friction)
     objects = [s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None
     try:
-        rec = run_gripper_check(a.dataset, a.out, a.data, objects, fixture=fixture, workers=max(1, a.workers))
+        rec = run_gripper_check(a.dataset, a.out, a.data, objects=objects, fixture=fixture, workers=max(1, a.workers))
     except ReplayError as e:
         return report(e)
     html = Path(a.out) / "gripper.html"

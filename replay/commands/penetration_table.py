@@ -83,7 +83,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
     rows = {}
     for s in seqs:
         try:
-            rec, coords, mjcf, _ = prepare_recording(ds, s, data, dataset_dir("manosim", data), cfg)
+            rec, coords, mjcf, _ = prepare_recording(ds, s, data, manosim_dir=dataset_dir("manosim", data), cfg=cfg)
             rows[s] = grasp_penetration(rec, coords, mjcf)
         except DataError as e:  # a refused recording is listed with its reason
             rows[s] = {"error": str(e).splitlines()[0][:160]}

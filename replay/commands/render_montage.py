@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.clips is not None:
             study, study_dir = load_study(args.study)
             key = protocol_named(args.protocol).rows_field
-            for i, r in select_rollouts(study, args.objects, args.study, key):
+            for i, r in select_rollouts(study, args.objects, args.study, key=key):
                 for v in ("main", "ablation") if variant == "both" else (variant,):
                     name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
                     cs = render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)

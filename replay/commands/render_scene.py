@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         if not args.recorded and args.study.is_file():
             study, study_dir = load_study(args.study)
-            hit = find_rollout(study, args.dataset, args.sequence, args.protocol)
+            hit = find_rollout(study, args.dataset, args.sequence, protocol=args.protocol)
             if hit is not None:
                 i, r = hit
                 st = render_clip(

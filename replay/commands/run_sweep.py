@@ -21,7 +21,6 @@ import argparse
 import json
 import logging
 import os
-import warnings
 from pathlib import Path
 
 from replay import console
@@ -82,8 +81,8 @@ def _setup(a):
     if a.objects:
         seqs = select_sequences(a.dataset, seqs, a.objects)
     out = out_folder(a.out, a.out)
-    sp = plan_sweep(grid, effort, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
-    key = sweep_key(cfg, grid, a.perturb, a.perturb_mm, a.perturb_deg, a.seed)
+    sp = plan_sweep(grid, effort, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)
+    key = sweep_key(cfg, grid, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)
     console.out(
         f"sweep {a.dataset}: {len(seqs)} recording(s) x {len(sp.variants)} worlds "
         f"({len(grid['effort'])}x{len(grid['mu'])} grid, lines at mu=1 and effort={effort}, "
@@ -102,11 +101,9 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
 
     def one(seq: str) -> dict:
         stem = seq.replace("/", "__")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=DeprecationWarning)
-            doc = run_recording_sweep(a.dataset, seq, a.data, manosim, cfg, sp, threads=a.threads)
-        doc["run_warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+        with console.kept_warnings() as caught:
+            doc = run_recording_sweep(a.dataset, seq, a.data, manosim_dir=manosim, cfg=cfg, sp=sp, threads=a.threads)
+        doc["run_warnings"] = sorted(set(caught))
         for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
             if w not in said:
                 said.add(w)

@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.made_by:
         command += f" (results: {a.made_by})"
     try:
-        text = replace_block(a.write.read_text(), a.kind, command, body, a.name)
+        text = replace_block(a.write.read_text(), a.kind, command, body=body, name=a.name)
     except ValueError as e:
         raise DataError(a.write, None, str(e)) from None
     atomic_write_text(a.write, text)

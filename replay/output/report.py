@@ -142,7 +142,7 @@ def _agreement_medians(c: Counts) -> str:
 
 
 def build_report(
-    study_path: str | Path, out: str | Path, montage: str | Path | None = None, clips_dir: str | Path | None = None
+    study_path: str | Path, out: str | Path, montage: str | Path | None = None, *, clips_dir: str | Path | None = None
 ) -> dict:
     """Write the report page, one page per recording and their plots; returns ``{"rows", "plots",
     "clips", "montage"}``: the counts of recordings, plots and per-recording clips embedded, and
@@ -182,7 +182,14 @@ def build_report(
         evidence = samples_html(recs[row.name], row.verdict.condition if row.verdict else None)
         evidence += conditions_html(by_proto, phys, conds)
         plotted, clipped = write_recording_page(
-            row, recs[row.name], sdir, fdir, out.resolve(), clips_dir, study_path, (head, evidence)
+            row,
+            recs[row.name],
+            sdir,
+            fdir=fdir,
+            report=out.resolve(),
+            clips_dir=clips_dir,
+            study_file=study_path,
+            verdict=(head, evidence),
         )
         n_plots, n_clips = n_plots + plotted, n_clips + clipped
     mont = _montage_html(Path(montage), rows, pdir, fdir) if montage is not None and Path(montage).is_file() else ""

@@ -158,6 +158,7 @@ def write_recording_page(
     row: StudyRow,
     rec: RolloutRecord | ResultsFormatError,
     sdir: Path,
+    *,
     fdir: Path,
     report: Path,
     clips_dir,
@@ -183,7 +184,7 @@ def write_recording_page(
     page = fdir / page_name(seq)
     fields = "".join(
         f"<tr><th>{html.escape(h)}</th><td>"
-        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d, k)[0])}</td></tr>"
+        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d, key=k)[0])}</td></tr>"
         for h, k, s, d in columns_for([row])
         if k not in (VERDICT, INTERVAL, REASON)  # they lead the page
     )

@@ -91,7 +91,7 @@ def value(row: StudyRow, key: str):
     return getattr(row, key) if hasattr(row, key) and key != "extra" else row.extra.get(key)
 
 
-def cell(v, scale, dec, key: str = "") -> tuple[str, str]:
+def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
     """(text, sort key) of one table cell of column ``key``."""
     if v is None:
         return "-", ""
@@ -120,7 +120,7 @@ def filter_value(row: StudyRow, key: str) -> str:
 def shown_value(row: StudyRow, key: str) -> str:
     """What a row shows in column ``key`` (the outcome as said: ``not lifted`` for ``not_lifted``,
     :func:`replay.protocol.diagnosis.display_outcome`)."""
-    text = cell(value(row, key), None, None, key)[0]
+    text = cell(value(row, key), None, None, key=key)[0]
     return display_outcome(text) if key == "outcome" else text
 
 
@@ -144,7 +144,7 @@ def table_html(rows: list[StudyRow], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = cell(value(r, key), scale, dec, key)
+            text, k = cell(value(r, key), scale, dec, key=key)
             text = shown_value(r, key) if key == "outcome" else text
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             if key.startswith(P_LIFT_KEY):  # its filter matches what it says, not its numbers

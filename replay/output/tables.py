@@ -503,7 +503,7 @@ def _pattern(kind: str, name: str | None) -> re.Pattern:
     return re.compile(rf"([ \t]*)<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
 
 
-def replace_block(text: str, kind: str, command: str, body: str, name: str | None = None) -> str:
+def replace_block(text: str, kind: str, command: str, *, body: str, name: str | None = None) -> str:
     """``text`` with the table block of ``kind`` (``kind:name`` when a document holds several of one
     kind) replaced by ``body``, its opening comment saying ``command``; the block keeps the opening
     comment's indentation.

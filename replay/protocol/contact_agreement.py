@@ -66,7 +66,7 @@ def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.nda
     c = np.asarray(coords[g], float)
     wR, JR = Rotation.from_quat(c[3:7]).as_matrix(), Rotation.from_quat(finger_quats(c)).as_matrix()
     out = np.full(16, np.inf)
-    out[1:] = capsule_distance(kin, caps, sdf, c[:3], wR, JR, range(1, 16))
+    out[1:] = capsule_distance(kin, caps, sdf, wrist_pos=c[:3], wrist_R=wR, joint_R=JR, bodies=range(1, 16))
     if len(pv):
         X, G, _ = kin.fk_frames(c[None, :3], wR[None], JR[None])
         out[0] = float(np.min(sdf(X[0, 0] + pv @ G[0, 0].T)))

@@ -57,7 +57,7 @@ def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
     return int(ref + hit[0]) if hit.size else None
 
 
-def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, phases) -> float | None:
+def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, *, phases) -> float | None:
     """Largest object-origin rise, mm, over the frames whose phase is in ``phases`` above its height at ``lift_start``;
     ``obj_z`` (F,) world z, m. None without a lift or with non-finite heights."""
     if lift_start is None:

@@ -41,7 +41,7 @@ def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
     return axes
 
 
-def ramp(plan: Plan, replay_speed: float, frame_dt: float, release_s: float = 0.0) -> np.ndarray:
+def ramp(plan: Plan, replay_speed: float, frame_dt: float, *, release_s: float = 0.0) -> np.ndarray:
     """(F,) closure weight per control frame: min-jerk 0 to 1 over the approach's last :data:`RAMP_RECORDED_S` recorded
     s, 1 after, times one minus the release's opening fraction (``release_s`` s)."""
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
@@ -53,7 +53,7 @@ def ramp(plan: Plan, replay_speed: float, frame_dt: float, release_s: float = 0.
     return r * (1.0 - release.opening_fraction(plan.phase, frame_dt, release_s))
 
 
-def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, weight: np.ndarray) -> np.ndarray:
+def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, *, weight: np.ndarray) -> np.ndarray:
     """(F, 15, 4) xyzw finger targets ``fingers`` (F, 15, 4) with the extra ``closure`` (5,) rad about ``axes`` (15, 3),
     weighted per frame by ``weight`` (F,)."""
     c = np.repeat(np.asarray(closure, float), MANOSIM_HAND.finger_joints // len(FINGERS))  # (15,)
@@ -80,7 +80,7 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
     if any(w.variant.closes_fingers for w in batch.worlds):
         m = batch.scene.solver.mj_model
         axes = flexion_axes(np.asarray(m.body_pos)[batch.layout.hand_bodies])
-        weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, cfg.lift.release_s)
+        weight = ramp(plan, cfg.replay_speed, cfg.frame_dt, release_s=cfg.lift.release_s)
     out = np.empty((N,) + fingers.shape)
     for i, w in enumerate(batch.worlds):
         v = w.variant
@@ -89,7 +89,7 @@ def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
             continue
         base = fingers if pad is None else pad.raw
         if v.closes_fingers:
-            base = closed_targets(base, v.finger_closure, axes, weight)
+            base = closed_targets(base, v.finger_closure, axes, weight=weight)
         if pad is not None:
             depth = pad.depth_mm if v.pad_depth_mm is None else float(v.pad_depth_mm)
             base = pad.compressed(depth, base, figures=False)[0]

@@ -18,7 +18,7 @@ from replay.sim.world_builder import load_collision_parts
 FINGER_BODIES = tuple(range(1, 16))
 
 
-def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | None = None) -> dict:
+def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, *, frame: int | None = None) -> dict:
     """Depth of the simulated hand inside the object at ``frame`` (default the grasp frame).
 
     Args:
@@ -38,7 +38,15 @@ def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, frame: int | No
     sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])
     c = np.asarray(coords[g], float)
     joint_R = Rotation.from_quat(finger_quats(c)).as_matrix()
-    d = capsule_distance(kin, caps, sdf, c[:3], Rotation.from_quat(c[3:7]).as_matrix(), joint_R, FINGER_BODIES)
+    d = capsule_distance(
+        kin,
+        caps,
+        sdf,
+        wrist_pos=c[:3],
+        wrist_R=Rotation.from_quat(c[3:7]).as_matrix(),
+        joint_R=joint_R,
+        bodies=FINGER_BODIES,
+    )
     k = int(np.argmin(d))
     return {
         "frame": g,

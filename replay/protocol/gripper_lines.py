@@ -109,7 +109,7 @@ def _chord(eqs: np.ndarray, p: np.ndarray, u: np.ndarray) -> tuple[float, float]
     return (lo, hi) if lo <= hi else None
 
 
-def line_span(planes: list[np.ndarray], line: GraspLine, frame: np.ndarray, half_width: float) -> dict:
+def line_span(planes: list[np.ndarray], line: GraspLine, frame: np.ndarray, *, half_width: float) -> dict:
     """Where the line and the pad-face bundle about it meet the collider: ``{"centre_hit": bool, "span": [t0, t1] m
     along the direction from the point, or None}``. ``planes``: per part, :func:`hull_planes` in the world; ``frame``:
     (3, 3) columns jaw axis, across, up; ``half_width``: the pad face's, m."""

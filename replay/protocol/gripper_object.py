@@ -21,7 +21,7 @@ DROP_GAP = 0.001
 
 
 def settle_object(
-    asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig
+    asset: ObjectAsset, quat_xyzw: np.ndarray, config: ReplayConfig, *, fixture: FixtureConfig, pc: PhaseConfig
 ) -> dict:
     """Rest the object (``quat_xyzw``, lowest point :data:`DROP_GAP` above z = 0) on the ground until still or
     ``pc.settle_timeout_s``: ``{"origin": (7,) m/xyzw, "com": (3,) m, "inertia": (3, 3) kg·m^2 body frame, "mass": kg,
@@ -79,6 +79,7 @@ def check_object(
     asset: ObjectAsset,
     rec: Recording | None,
     config: ReplayConfig,
+    *,
     fixture: FixtureConfig | None = None,
     pc: PhaseConfig | None = None,
     lines: list[str] | None = None,
@@ -98,7 +99,7 @@ def check_object(
         DataError: bad asset (unreadable or degenerate collision parts, no mass)."""
     fixture, pc = fixture or FixtureConfig(), pc or PhaseConfig()
     quat0 = rec.target_object.quat[0] if rec is not None else np.array([0.0, 0.0, 0.0, 1.0])
-    settled = settle_object(asset, quat0, config, fixture, pc)
+    settled = settle_object(asset, quat0, config, fixture=fixture, pc=pc)
     allv = np.concatenate(settled["parts"])
     bbox = allv.max(axis=0) - allv.min(axis=0)
     planes = hull_planes(settled["parts"])
@@ -108,8 +109,17 @@ def check_object(
         if lines is not None and line.name not in lines:
             continue
         t0 = time.perf_counter()
-        plan = plan_line(line, planes, fixture.pad_half_width, fixture.preload, fixture.open_margin)
-        run = LineRun.start(asset, settled["origin"], plan, config, fixture, pc, float(bbox[2]), float(bbox.max()))
+        plan = plan_line(line, planes, fixture.pad_half_width, preload=fixture.preload, open_margin=fixture.open_margin)
+        run = LineRun.start(
+            asset,
+            settled["origin"],
+            plan,
+            config=config,
+            fixture=fixture,
+            pc=pc,
+            height=float(bbox[2]),
+            longest_edge=float(bbox.max()),
+        )
         force = run.sc.force
         res = run_phases(run)
         res.update(

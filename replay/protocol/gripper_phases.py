@@ -96,12 +96,12 @@ class _Unstable(Exception):
     pass
 
 
-def plan_line(line: GraspLine, planes: list, pad_half_width: float, preload: float, open_margin: float) -> dict:
+def plan_line(line: GraspLine, planes: list, pad_half_width: float, *, preload: float, open_margin: float) -> dict:
     """Where the jaws go for ``line``: centre (3,) m on the line's span, jaw axis, open and target jaw coordinates (m
     from the centre). A line missing the collider keeps its point, opens by ``open_margin`` and targets 0
     (``pads_touched``)."""
     frame = line_frame(line.direction)
-    hit = line_span(planes, line, frame, pad_half_width)
+    hit = line_span(planes, line, frame, half_width=pad_half_width)
     if hit["span"] is None:
         centre, half = line.point.copy(), 0.0
     else:
@@ -122,7 +122,7 @@ class LineRun:
     """One line's phases on a :class:`replay.sim.gripper.GripperScene`; ``trace`` keeps the poses at ``trace_fps``
     (object (7,), jaws (2, 7): m, xyzw) with the phase index."""
 
-    def __init__(self, scene, plan: dict, pc: PhaseConfig, height: float, longest_edge: float):
+    def __init__(self, scene, plan: dict, pc: PhaseConfig, *, height: float, longest_edge: float):
         self.sc, self.plan, self.pc = scene, plan, pc
         self.height, self.longest = float(height), float(longest_edge)
         self.every = max(1, int(round(1.0 / (pc.trace_fps * scene.dt))))
@@ -136,15 +136,24 @@ class LineRun:
 
     @classmethod
     def start(
-        cls, asset, origin: np.ndarray, plan: dict, config, fixture, pc: PhaseConfig, height: float, longest_edge: float
+        cls,
+        asset,
+        origin: np.ndarray,
+        plan: dict,
+        *,
+        config,
+        fixture,
+        pc: PhaseConfig,
+        height: float,
+        longest_edge: float,
     ) -> LineRun:
         """A fresh scene: the object at ``origin`` (7,) (m, xyzw), the gantry ``pc.approach_offset`` above the line's
         centre, jaws open."""
         g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
         scene = build_gripper_scene(asset, origin[:3], origin[3:7], g0, plan["u"], plan["jaw_open"], config, fixture)
-        return cls(scene, plan, pc, height, longest_edge)
+        return cls(scene, plan, pc, height=height, longest_edge=longest_edge)
 
-    def advance(self, duration: float, gantry_at=None, jaw_at=None, stop=None):
+    def advance(self, duration: float, gantry_at=None, jaw_at=None, *, stop=None):
         """Step up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (phase time t s; None: hold; t alone
         decides them); ``stop(t, reading)`` ends early. Returns ``(t, reading)`` of the last step.
 

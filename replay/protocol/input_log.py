@@ -74,7 +74,7 @@ class InputLog:
 
 
 def record_rollout(
-    rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig, variant: Variant, protocol: str = "lift"
+    rec: Recording, coords: np.ndarray, mjcf: str | Path, *, cfg: ReplayConfig, variant: Variant, protocol: str = "lift"
 ) -> InputLog:
     """Re-run one world of ``rec`` under ``protocol`` on the MuJoCo C engine, recording its inputs.
 

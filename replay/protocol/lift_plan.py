@@ -34,7 +34,7 @@ def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
     return 10 * s**3 - 15 * s**4 + 6 * s**5
 
 
-def shake_offset(t: float, duration: float, amplitude: float, hz: float) -> np.ndarray:
+def shake_offset(t: float, duration: float, amplitude: float, *, hz: float) -> np.ndarray:
     """Lateral wrist offset (x, y), m, at ``t`` s into a shake of ``duration`` s: ``x = A sin(2 pi f t)``, ``y = A/2
     sin(4 pi f t)``, times a min-jerk envelope over the first and last quarter period (starts and ends at rest)."""
     ramp = 0.25 / hz
@@ -68,7 +68,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     Raises:
         DataError: coords shape, or fewer than 2 valid frames before the grasp."""
     g = int(rec.grasp_frame)
-    times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
+    times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, stop=g + 1)
     fdt = cfg.frame_dt
     n_settle = max(1, int(round(cfg.settle_s / fdt)))
     n_app = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
@@ -103,7 +103,7 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     for k in range(1, n_shake + 1):
         r = top.copy()
         r[2] += cfg.lift.lift_height
-        r[:2] += shake_offset(k * fdt, cfg.lift.shake_s, cfg.lift.shake_amplitude, cfg.lift.shake_hz)
+        r[:2] += shake_offset(k * fdt, cfg.lift.shake_s, cfg.lift.shake_amplitude, hz=cfg.lift.shake_hz)
         rows.append(r)
         phase.append(PHASE_SHAKE)
-    return plan_from_rows(rows, phase, fdt, first, g)
+    return plan_from_rows(rows, phase, fdt, start_frame=first, grasp_frame=g)

@@ -49,7 +49,7 @@ def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarr
 
 
 def hand_frame_slip(
-    wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, obj_quat: np.ndarray, ref: int | None
+    wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, *, obj_quat: np.ndarray, ref: int | None
 ) -> tuple[float | None, float | None]:
     """``(mm, deg)`` the object moved in the wrist (root body) frame between frame ``ref`` (lift start) and the last;
     (None, None) without a lift.
@@ -122,7 +122,7 @@ def _shake_measures(
         shake["shake_ran"] = True
         if done >= end:
             bp, bq = tr.body_pos, tr.body_quat
-            smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], bq[:end, -1], judge)
+            smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], obj_quat=bq[:end, -1], ref=judge)
             shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
             shake["shake_held"] = bool(
                 _clearance(tr, end - 1, verts, rec.support_height) >= cfg.lift.lifted_min_clearance
@@ -147,7 +147,7 @@ def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
     )
 
 
-def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trace, world) -> dict:
+def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: Trace, world) -> dict:
     """Metrics of one world's trace.
 
     Args:
@@ -183,13 +183,15 @@ def measure_world(rec: Recording, plan: Plan, scene, cfg: ReplayConfig, tr: Trac
     shake = _shake_measures(rec, plan, cfg, tr, verts, judge, lifted)
     n = judge + 1  # slip over lift and hold (the shake's is shake_slip_mm)
     bp, bq = tr.body_pos, tr.body_quat
-    sep_mm, sep_deg = hand_frame_slip(bp[:n, 0], bq[:n, 0], bp[:n, -1], bq[:n, -1], ls)
+    sep_mm, sep_deg = hand_frame_slip(bp[:n, 0], bq[:n, 0], bp[:n, -1], obj_quat=bq[:n, -1], ref=ls)
     # slip only for a lifted object; separation blank where it never left the table
     slip_mm, slip_deg = (sep_mm, sep_deg) if lifted else (None, None)
-    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, (PHASE_LIFT, PHASE_HOLD))
+    peak = diagnosis.peak_rise_mm(opos[:, 2], ph, ls, phases=(PHASE_LIFT, PHASE_HOLD))
     if not lifted and (peak is None or peak < cfg.lift.diag_never_rose_mm):
         sep_mm = None
-    measures = grasp_measures(tr, ph, cfg, done, ls, judge, lifted, completed, pushed)
+    measures = grasp_measures(
+        tr, ph, cfg, done=done, ls=ls, judge=judge, lifted=lifted, completed=completed, pushed=pushed
+    )
     rel, end = _release(plan, tr, verts, opos, lifted, shake, cut=release_trouble is not None)
     out = dict(
         slip_in_hand=lifted,
@@ -237,7 +239,9 @@ def _release(
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     rest_z = float(opos[lift[0] - 1, 2]) if lift.size and 1 <= lift[0] <= len(opos) else None  # on the support
-    rel = release.release_metrics(plan.phase, opos[:, 2], tr.done, lifted, height, held=held, rest_z=rest_z, cut=cut)
+    rel = release.release_metrics(
+        plan.phase, opos[:, 2], tr.done, lifted=lifted, height=height, held=held, rest_z=rest_z, cut=cut
+    )
     rel.pop("lifted_after_release")  # that is ``lifted`` in the metrics
     return rel, end
 
@@ -275,6 +279,7 @@ def grasp_measures(
     tr: Trace,
     ph: np.ndarray,
     cfg: ReplayConfig,
+    *,
     done: int,
     ls: int | None,
     judge: int,

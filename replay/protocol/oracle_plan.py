@@ -179,7 +179,7 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     g = int(rec.grasp_frame)
     if not rec.valid[g]:
         raise DataError(rec.source, "valid", f"the grasp frame {g} is not tracked")
-    first = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)[2]
+    first = replayed_frames(rec, coords, cfg.approach_window_s, stop=g + 1)[2]
     grasp = grasp_on_rest(rec, coords, first)
     fs = MANOSIM_HAND.finger_coord_start
     grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle.extra_flexion_deg)).reshape(-1)
@@ -209,4 +209,4 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r[2] += height
         rows.append(r)
         phase.append(PHASE_HOLD)
-    return plan_from_rows(rows, phase, fdt, first, g)
+    return plan_from_rows(rows, phase, fdt, start_frame=first, grasp_frame=g)

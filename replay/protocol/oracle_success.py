@@ -15,7 +15,7 @@ from replay.results.oracle_fields import SUCCESS_OFF_TABLE
 from replay.sim import finger_strength, physics
 
 
-def support_contact(verts_world: np.ndarray, support_height: float, extent, margin: float = 0.0) -> bool:
+def support_contact(verts_world: np.ndarray, support_height: float, extent, *, margin: float = 0.0) -> bool:
     """Whether object vertices (V, 3) m touch the support's top: any at or below ``support_height + margin`` (m, world
     z) inside ``extent`` ``(xmin, ymin, xmax, ymax)`` m (None: a plane); ``margin``: the object-support pair's contact
     margin, m."""
@@ -30,6 +30,7 @@ def judge(
     plan: Plan,
     tr: Trace,
     verts: np.ndarray,
+    *,
     support_height: float,
     extent,
     metrics: dict,
@@ -54,7 +55,7 @@ def judge(
     touching = 0
     for k in seen:
         row = np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
-        touching += support_contact(object_vertices_world(row, verts), support_height, extent, margin)
+        touching += support_contact(object_vertices_world(row, verts), support_height, extent, margin=margin)
     end = int(seen[-1]) if seen.size else min(tr.done, len(plan.phase)) - 1
     end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
     off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0 and end_rise > 0)

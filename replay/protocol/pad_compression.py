@@ -96,7 +96,7 @@ class ObjectSDF:
 
 
 def capsule_distance(
-    kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, wrist_pos, wrist_R, joint_R, bodies
+    kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, *, wrist_pos, wrist_R, joint_R, bodies
 ) -> np.ndarray:
     """(len(bodies),) signed distance, m, of each capsule of ``bodies`` for one pose: ``wrist_pos`` (3,) m, ``wrist_R``
     (3, 3), ``joint_R`` (15, 3, 3) local rotations; :data:`AXIS_SAMPLES` points along the axis, minus the radius."""
@@ -113,7 +113,7 @@ def capsule_distance(
 
 
 def closure_axes(
-    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, bodies, rule: str = AXIS_RECORDED
+    kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, *, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (applied as ``R_grasp @ exp(s
     w_i u_i)``), share ``w`` (3,), and the rule used.
@@ -164,15 +164,35 @@ def _root(f, smax: float) -> float | None:
 
 
 def solve_finger(
-    kin, caps, sdf, wp, wR, JR, q_open, q_grasp, bodies, depth_m: float, near_m: float, max_deg: float, axis_rule: str
+    kin,
+    caps,
+    sdf,
+    *,
+    wp,
+    wR,
+    JR,
+    q_open,
+    q_grasp,
+    bodies,
+    depth_m: float,
+    near_m: float,
+    max_deg: float,
+    axis_rule: str,
 ) -> tuple[dict, np.ndarray]:
     """One finger's closure (:func:`solve`): its figures and (3, 3) local rotation vectors of its joints."""
-    d_all = capsule_distance(kin, caps, sdf, wp, wR, JR, bodies)
-    axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies, axis_rule)
+    d_all = capsule_distance(kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=JR, bodies=bodies)
+    axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies=bodies, rule=axis_rule)
     tip = bodies[1:]  # middle and distal segments carry the pad
 
     def f(s):
-        return float(capsule_distance(kin, caps, sdf, wp, wR, _closed(JR, bodies, axes, w, s), tip).min()) + depth_m
+        return (
+            float(
+                capsule_distance(
+                    kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=_closed(JR, bodies, axes, w, s), bodies=tip
+                ).min()
+            )
+            + depth_m
+        )
 
     info = {"near_mm": float(d_all.min() * 1e3), "before_mm": float(d_all[1:].min() * 1e3), "rule": rule}
     s = 0.0
@@ -196,6 +216,7 @@ def solve(
     kin: HandKinematics,
     caps: Capsules,
     sdf: ObjectSDF,
+    *,
     grasp_coords: np.ndarray,
     open_coords: np.ndarray,
     depth_m: float,
@@ -222,12 +243,26 @@ def solve(
     rv = np.zeros((MANOSIM_HAND.finger_joints, 3))
     out = {}
     for name, bodies in FINGERS.items():
-        out[name], r = solve_finger(kin, caps, sdf, wp, wR, JR, qo, qg, bodies, depth_m, near_m, max_deg, axis_rule)
+        out[name], r = solve_finger(
+            kin,
+            caps,
+            sdf,
+            wp=wp,
+            wR=wR,
+            JR=JR,
+            q_open=qo,
+            q_grasp=qg,
+            bodies=bodies,
+            depth_m=depth_m,
+            near_m=near_m,
+            max_deg=max_deg,
+            axis_rule=axis_rule,
+        )
         rv[[b - 1 for b in bodies]] = r
     return out, rv
 
 
-def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, g: int) -> np.ndarray:
+def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, *, g: int) -> np.ndarray:
     """(67,) coords of frame ``g`` with each finger's joints from the frame in ``[start, g]`` whose fingertip (wrist
     frame) is farthest from its grasp-frame position."""
     fq = finger_quats(coords[start : g + 1])
@@ -286,7 +321,7 @@ class PadPlan:
 
     @classmethod
     def build(
-        cls, rec, coords: np.ndarray, mjcf: str | Path, cfg, plan, depth_mm: float, open_deep: bool = False
+        cls, rec, coords: np.ndarray, mjcf: str | Path, *, cfg, plan, depth_mm: float, open_deep: bool = False
     ) -> PadPlan:
         """The pad plan of lift plan ``plan`` (release appended) from the recorded hand ``coords`` (T, 67) of ``rec``,
         for the hand ``mjcf``; ``open_deep``: deep fingers opened to the depth over the approach.
@@ -299,7 +334,7 @@ class PadPlan:
 
         cap = capsule_mjcf(mjcf)
         obj, g = rec.target_object, int(rec.grasp_frame)
-        times, _, start = replayed_frames(rec, coords, cfg.approach_window_s, g + 1)
+        times, _, start = replayed_frames(rec, coords, cfg.approach_window_s, stop=g + 1)
         t = recorded_times(plan, times, cfg)
         t_g = float(times[-1])
         if cfg.lift.pad_blend_s > 0:
@@ -319,7 +354,7 @@ class PadPlan:
             weight=w,
             grasp_at=at,
             grasp=np.array(plan.coords[at], float),
-            open_coords=most_open_pose(kin, coords, start, g),
+            open_coords=most_open_pose(kin, coords, start, g=g),
             depth_mm=float(depth_mm),
             cfg=cfg,
             kin=kin,
@@ -344,12 +379,12 @@ class PadPlan:
                 self.kin,
                 self.caps,
                 self.sdf,
-                grasp,
-                self.open_coords,
-                float(depth_mm) / 1000.0,
-                self.cfg.lift.pad_near_mm / 1000.0,
-                self.cfg.lift.pad_max_deg,
-                self.cfg.lift.pad_axis,
+                grasp_coords=grasp,
+                open_coords=self.open_coords,
+                depth_m=float(depth_mm) / 1000.0,
+                near_m=self.cfg.lift.pad_near_mm / 1000.0,
+                max_deg=self.cfg.lift.pad_max_deg,
+                axis_rule=self.cfg.lift.pad_axis,
             )
             self._solved[key] = (summary(res, depth_mm, self.cfg.lift.pad_near_mm), rv)
         return self._solved[key]
@@ -381,7 +416,7 @@ class PadPlan:
         key = q.tobytes()
         if key not in self._tables:
             qo = finger_quats(self.open_coords)
-            ax = [closure_axes(self.kin, qo, q[-1], b, self.cfg.lift.pad_axis) for b in FINGERS.values()]
+            ax = [closure_axes(self.kin, qo, q[-1], bodies=b, rule=self.cfg.lift.pad_axis) for b in FINGERS.values()]
             axes, shares = np.array([a[0] for a in ax]), np.array([a[1] for a in ax])
             coords = np.concatenate([seat.wrist, q.reshape(len(q), -1)], axis=1)
             blend = np.flatnonzero(self.weight[seat.frames] > 0)  # the closure's blend: its closing side is read
@@ -389,16 +424,16 @@ class PadPlan:
                 self.kin,
                 self.caps,
                 seat.sdf,
-                FINGERS,
-                coords,
-                seat.obj_pos,
-                seat.obj_quat,
-                axes,
-                shares,
-                math.radians(self.cfg.lift.pad_max_deg),
-                AXIS_SAMPLES,
-                self.cfg.lift.pad_near_mm / 1000.0,
-                int(blend[0]) if blend.size else len(q),
+                fingers=FINGERS,
+                coords=coords,
+                obj_pos=seat.obj_pos,
+                obj_quat=seat.obj_quat,
+                axes=axes,
+                shares=shares,
+                max_rad=math.radians(self.cfg.lift.pad_max_deg),
+                samples=AXIS_SAMPLES,
+                near_m=self.cfg.lift.pad_near_mm / 1000.0,
+                close_from=int(blend[0]) if blend.size else len(q),
             )
             self._tables[key] = (tab, axes, shares, [a[2] for a in ax])
         return self._tables[key]
@@ -415,7 +450,12 @@ class PadPlan:
             else np.inf
         )
         S, status = frame_angles(
-            tab, depth_mm / 1000.0, cfg.lift.pad_near_mm / 1000.0, self.weight, self.seat.frames, rate
+            tab,
+            depth_mm / 1000.0,
+            cfg.lift.pad_near_mm / 1000.0,
+            weight=self.weight,
+            frames=self.seat.frames,
+            rate=rate,
         )
         Sj = np.repeat(S, 3, axis=1)  # (F, 15): each joint its finger's angle
         k, j = np.nonzero(Sj != 0.0)
@@ -427,7 +467,13 @@ class PadPlan:
         at = self.grasp_at
         wR, JR = Rotation.from_quat(self.grasp[3:7]).as_matrix(), Rotation.from_quat(out[at]).as_matrix()
         pads = [b for bs in FINGERS.values() for b in bs[1:]]
-        after = capsule_distance(self.kin, self.caps, self.sdf, self.grasp[:3], wR, JR, pads).reshape(5, 2).min(1)
+        after = (
+            capsule_distance(
+                self.kin, self.caps, self.sdf, wrist_pos=self.grasp[:3], wrist_R=wR, joint_R=JR, bodies=pads
+            )
+            .reshape(5, 2)
+            .min(1)
+        )
         opening = np.degrees(np.maximum(-S[: at + 1], 0.0).max(axis=0))
         res = {}
         for f, name in enumerate(FINGERS):
@@ -443,7 +489,7 @@ class PadPlan:
                 opening_max_deg=float(opening[f]),
                 opened_frames=int(np.sum(S[: at + 1, f] < 0)),
             )
-        out_summary = summary(res, depth_mm, self.cfg.lift.pad_near_mm, "opened")
+        out_summary = summary(res, depth_mm, self.cfg.lift.pad_near_mm, deep_fingers="opened")
         out_summary.update(
             fingers_opened=[n for n, f in res.items() if f["closure_deg"] < 0],
             fingers_opened_approach=[n for n, f in res.items() if f["opening_max_deg"] > 0],
@@ -452,7 +498,7 @@ class PadPlan:
         return out, out_summary
 
 
-def summary(res: dict, depth_mm: float, near_mm: float, deep_fingers: str = "as_recorded") -> dict:
+def summary(res: dict, depth_mm: float, near_mm: float, *, deep_fingers: str = "as_recorded") -> dict:
     """The record of one closure: ``depth_mm``, ``near_mm``, ``deep_fingers``, ``fingers`` (per finger figures),
     ``fingers_closed``, ``max_joint_change_deg`` (at the grasp frame)."""
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]

@@ -82,6 +82,7 @@ def depth_table(
     kin,
     caps,
     sdf,
+    *,
     fingers,
     coords,
     obj_pos,
@@ -187,7 +188,7 @@ def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def frame_angles(
-    table: DepthTable, depth_m: float, near_m: float, weight: np.ndarray, frames: np.ndarray, rate: float
+    table: DepthTable, depth_m: float, near_m: float, *, weight: np.ndarray, frames: np.ndarray, rate: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(S (F, 5), status (5,))``: each finger's closure angle, rad, per control frame (blend ``weight`` (F,), approach
     ``frames`` (K,) of ``table``'s rows) and its status at the grasp (``far``, ``opened``, ``closed``, ``already``,

@@ -53,7 +53,7 @@ class Plan:
     contact_coords: np.ndarray | None = field(default=None, repr=False)
 
 
-def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_frame: int, **kw) -> Plan:
+def plan_from_rows(rows: list, phase: list, fdt: float, *, start_frame: int, grasp_frame: int, **kw) -> Plan:
     """A :class:`Plan` from coords rows (67,) and phase codes: wrist velocity, angular velocity (world, rad/s) and
     acceleration by finite differences over ``fdt`` s, zero while settling."""
     C = np.asarray(rows)
@@ -70,7 +70,7 @@ def plan_from_rows(rows: list, phase: list, fdt: float, start_frame: int, grasp_
 
 
 def replayed_frames(
-    rec, coords: np.ndarray, approach_window_s: float | None, stop: int | None = None
+    rec, coords: np.ndarray, approach_window_s: float | None, *, stop: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The tracked recorded frames a protocol replays: from ``approach_window_s`` s before the grasp frame (None: the
     first) up to ``stop`` (exclusive; None: the end).

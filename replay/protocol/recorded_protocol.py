@@ -82,7 +82,9 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
         rows.append(interp_coords(cc, times, t))
         phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
         rt.append(t)
-    return plan_from_rows(rows, phase, fdt, first, g, rec_time=np.asarray(rt, float), fell_off_m=FELL_OFF_M)
+    return plan_from_rows(
+        rows, phase, fdt, start_frame=first, grasp_frame=g, rec_time=np.asarray(rt, float), fell_off_m=FELL_OFF_M
+    )
 
 
 def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,7 +143,7 @@ def _stats(x: np.ndarray, unit: str) -> dict:
 
 
 def track_metrics(
-    rec: Recording, plan: Plan, poses: dict, cfg: ReplayConfig, unstable_frame: int | None
+    rec: Recording, plan: Plan, poses: dict, *, cfg: ReplayConfig, unstable_frame: int | None
 ) -> tuple[dict, dict]:
     """The simulated object against the recorded track.
 

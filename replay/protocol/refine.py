@@ -204,7 +204,7 @@ def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list
 def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
     """A search world's ``{"refine_sample": (lifted, rise m, held)}``; held measured only for a world that lifted."""
     lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, world)
-    held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg, tr, world))
+    held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg=cfg, tr=tr, world=world))
     return {"refine_sample": (lifted, rise, held)}
 
 
@@ -245,7 +245,7 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
 
 
 def search(
-    t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int | None = None, first: Sample | None = None
+    t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int | None = None, first: Sample | None = None
 ) -> tuple:
     """The CEM loop on one recording: ``(found, best-ranked Sample, rollouts, history, every held Sample)``. ``first``:
     the uncorrected run already evaluated (it then neither ranks nor stops the search)."""
@@ -310,7 +310,7 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
     neighbourhood at ``neighbourhood_min``, else the best rate of those that hold."""
     tried, rollouts = [], 0
     for x in _candidates(held, s):
-        xs = [x] + nbh.neighbourhood(x, s.neighbourhood_mm, s.neighbourhood_deg, lambda v: project(v, s))
+        xs = [x] + nbh.neighbourhood(x, s.neighbourhood_mm, s.neighbourhood_deg, project=lambda v: project(v, s))
         runs = _evaluate(t, cfg, xs, s)
         rollouts += len(xs)
         rate = float(np.mean([q.held for q in runs[1:]]))
@@ -328,16 +328,16 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
     )
 
 
-def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> SeedResult:
+def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int) -> SeedResult:
     """One seed's search and selection on one recording."""
-    found, top, rollouts, history, held = search(t, cfg, s, seed)
+    found, top, rollouts, history, held = search(t, cfg, s, seed=seed)
     if not found:
         return SeedResult(seed, False, top, None, rollouts, history, [])
     pick, rate, n, tried = _select(t, cfg, s, held)
     rollouts += n
     if rate < s.neighbourhood_min and len(held) == 1 and not np.any(held[0].x):
         # only the uncorrected grasp held, on the edge of success: search around it after all
-        _, top, n2, history2, held = search(t, cfg, s, seed, first=held[0])
+        _, top, n2, history2, held = search(t, cfg, s, seed=seed, first=held[0])
         history += history2[1:]
         pick2, rate2, n3, tried2 = _select(t, cfg, s, [p for p in held if np.any(p.x)] or held)
         rollouts += n2 + n3
@@ -348,7 +348,7 @@ def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, seed: int) -> Seed
 
 
 def refine_recording(
-    rec: Recording, coords: np.ndarray, mjcf, cfg: ReplayConfig, settings: RefineSettings | None = None
+    rec: Recording, coords: np.ndarray, mjcf, *, cfg: ReplayConfig, settings: RefineSettings | None = None
 ) -> RefineResult:
     """The smallest correction of one recording that holds with its neighbourhood, with a second seed, run with its
     contact ablation.
@@ -365,13 +365,13 @@ def refine_recording(
         raise UsageError("--refine", "the search steps MuJoCo C worlds: use engine mujoco-c")
     t0 = time.perf_counter()
     target = Target(rec, coords, mjcf)
-    one = run_seed(target, cfg, s, s.seed)
+    one = run_seed(target, cfg, s, seed=s.seed)
     rollouts, second, agree = one.rollouts, None, None
     if s.second_seed:
         if one.robust(s) and not np.any(one.sample.x):
             agree = True  # the uncorrected grasp: no random draw, every seed gives it
         else:
-            two = run_seed(target, cfg, s, s.seed + 1)
+            two = run_seed(target, cfg, s, seed=s.seed + 1)
             rollouts, second, agree = rollouts + two.rollouts, two.summary(), one.robust(s) == two.robust(s)
     x = one.sample.x
     refined, ablation = run_samples(

@@ -28,7 +28,7 @@ def perturbations(mm: float, deg: float) -> np.ndarray:
     return signs * scale
 
 
-def neighbourhood(x: np.ndarray, mm: float, deg: float, project) -> list[np.ndarray]:
+def neighbourhood(x: np.ndarray, mm: float, deg: float, *, project) -> list[np.ndarray]:
     """The 16 perturbed corrections around ``x`` (11,) mm/deg, each ``project``-ed into the bounds."""
     return [project(np.asarray(x, float) + d) for d in perturbations(mm, deg)]
 

@@ -22,7 +22,7 @@ MIN_FALL_M = 0.05
 
 
 def extend_plan(
-    plan: Plan, pre_grasp: np.ndarray, fdt: float, release_s: float = RELEASE_S, fall_s: float = FALL_S
+    plan: Plan, pre_grasp: np.ndarray, fdt: float, *, release_s: float = RELEASE_S, fall_s: float = FALL_S
 ) -> Plan:
     """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
     ``pre_grasp``: (67,) coords whose finger quaternions (xyzw) are the open hand; ``fdt``: control period, s."""
@@ -39,7 +39,9 @@ def extend_plan(
         r[MANOSIM_HAND.finger_coord_start :] = quat_slerp(q_grasp, q_open, a).reshape(-1)
         rows.append(r)
         phase.append(PHASE_RELEASE)
-    return plan_from_rows(rows, phase, fdt, plan.start_frame, plan.grasp_frame, rec_time=plan.rec_time)
+    return plan_from_rows(
+        rows, phase, fdt, start_frame=plan.start_frame, grasp_frame=plan.grasp_frame, rec_time=plan.rec_time
+    )
 
 
 def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:
@@ -64,6 +66,7 @@ def release_metrics(
     phase: np.ndarray,
     object_z: np.ndarray,
     done: int,
+    *,
     lifted: bool,
     height: float,
     held: bool | None = None,

@@ -222,7 +222,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
     try:
         at = contact_agreement.agreement_frame(plan, float(rec.time[int(rec.grasp_frame)]))
         early = None if st.mid_lift_stop is None else mid_lift_stop(plan, st.mid_lift_stop)
-        traces = step_protocol(plan, batch, cfg, frame_limit, early_stop=early, agreement_at=at)
+        traces = step_protocol(plan, batch, cfg, frame_limit=frame_limit, early_stop=early, agreement_at=at)
     finally:
         batch.close()
     common.update(batch.result_fields())
@@ -237,7 +237,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
             continue
         if v.object_mass is not None:
             metrics["object_mass"] = float(v.object_mass)
-        metrics.update(measure_world(rec, plan, scene, cfg, traces[i], w))
+        metrics.update(measure_world(rec, plan, scene, cfg=cfg, tr=traces[i], world=w))
         metrics.update(contact_agreement.agreement_fields(plan.touch, traces[i].force_bones))
         # the build is shared by the batch; the stepping wall time is the batch's
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))

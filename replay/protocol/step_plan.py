@@ -42,6 +42,7 @@ def step_protocol(
     plan: Plan,
     batch,
     cfg: ReplayConfig,
+    *,
     frame_limit: int | None = None,
     early_stop: tuple[int, float] | None = None,
     agreement_at: int | None = None,

@@ -5,8 +5,8 @@ ball-joint drive's flutter bound (:func:`flutter_margins`). MuJoCo arrays are re
 
 from __future__ import annotations
 
+import logging
 import math
-import warnings
 
 import mujoco
 import numpy as np
@@ -17,6 +17,8 @@ from replay.sim import physics
 from replay.sim.contact_table import hand_object_table
 from replay.sim.option_readback import check_options
 from replay.sim.solver_view import SolverView
+
+log = logging.getLogger(__name__)
 
 
 def count_contacts(solver, model, state) -> int:
@@ -161,11 +163,15 @@ def flutter_margins(
         raised = None
         if margin < safety:
             raised = float(safety * d_crit - np.min(kd[sl]))
-            warnings.warn(
-                f"finger joint {j + 1}: total damping {d_total:.4g} N·m·s/rad is below {safety} x its "
-                f"ball-drive flutter bound {d_crit:.4g} (commanded angle {theta[j]:.2f} rad); passive damping "
-                f"raised to {raised:.4g} (recorded in the rollout's `flutter`)",
-                stacklevel=2,
+            log.warning(
+                "finger joint %d: total damping %.4g N·m·s/rad is below %s x its ball-drive flutter bound %.4g "
+                "(commanded angle %.2f rad); passive damping raised to %.4g (recorded in the rollout's `flutter`)",
+                j + 1,
+                d_total,
+                safety,
+                d_crit,
+                theta[j],
+                raised,
             )
         out.append(
             dict(

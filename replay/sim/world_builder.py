@@ -6,6 +6,7 @@ free body of its convex collision parts, a ground plane or table-top box at the 
 from __future__ import annotations
 
 import copy
+import logging
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,8 @@ from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
 from replay.sim import finger_strength, physics
 from replay.sim.made_mass import made_mass
 from replay.sim.object_visual import add_written_visual
+
+log = logging.getLogger(__name__)
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -47,15 +50,27 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
 def import_hand(builder: newton.ModelBuilder, mjcf: Path):
     """Import the unmodified MJCF at the world origin. The importer's
     :class:`~importer_patches.FreeJointActuatorWarning` (manosim's wrist actuators on what Newton makes a free joint;
-    the replay drives the wrist by a wrench instead) stays in ``report.warnings``; any other warning is re-issued."""
+    the replay drives the wrist by a wrench instead) stays in ``report.warnings``; any other warning is logged
+    (WARNING, ``"<Category>: <message>"``)."""
+    report, caught = _import_kept(builder, mjcf)
+    _say(caught)
+    return report
 
+
+def _import_kept(builder: newton.ModelBuilder, mjcf: Path) -> tuple:
+    """``(report, [(category name, message)])``: the import, its warnings but the FreeJointActuatorWarning kept."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = add_mjcf(builder, str(mjcf))
-    for w in caught:
-        if not issubclass(w.category, FreeJointActuatorWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return report
+    kept = [
+        (w.category.__name__, str(w.message)) for w in caught if not issubclass(w.category, FreeJointActuatorWarning)
+    ]
+    return report, kept
+
+
+def _say(caught: list) -> None:
+    for category, message in caught:
+        log.warning("%s: %s", category, message)
 
 
 def model_device(config: ReplayConfig) -> str:
@@ -94,7 +109,7 @@ HAND_CACHE_SIZE = 8
 def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tuple = ()) -> tuple:
     """``(builder, report)``: a fresh builder holding only the hand of ``mjcf`` (bodies, joints and shapes from index 0)
     and its :class:`~importer_patches.report.ImportReport`. The import runs once per process per file version,
-    ``contact_gap`` and solver classes; each call gets deep copies and the import's warnings again
+    ``contact_gap`` and solver classes; each call gets deep copies and the import's warnings logged again
     (``tests/test_throughput.py`` checks the models bit for bit).
 
     Raises:
@@ -107,8 +122,7 @@ def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tupl
         version = (str(path), -1, -1)
     gap = float(physics.choice_value(config, "contact_gap"))
     builder, report, caught = _imported_hand(*version, gap, tuple(solver_attributes))
-    for message, category, filename, lineno in caught:
-        warnings.warn_explicit(message, category, filename, lineno)
+    _say(caught)
     return copy.deepcopy(builder), copy.deepcopy(report)
 
 
@@ -118,10 +132,8 @@ def _imported_hand(path_str: str, size: int, mtime_ns: int, contact_gap: float, 
     builder = _new_builder(contact_gap)
     for solver_class in solver_classes:
         solver_class.register_custom_attributes(builder)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        report = import_hand(builder, Path(path_str))
-    return builder, report, [(w.message, w.category, w.filename, w.lineno) for w in caught]
+    report, caught = _import_kept(builder, Path(path_str))
+    return builder, report, caught
 
 
 def add_replay_world(

@@ -136,7 +136,7 @@ def _row(r: RolloutRecord) -> dict:
     return out
 
 
-def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: list[Factor], base: dict) -> dict:
+def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, factors: list[Factor], base: dict) -> dict:
     """Every factor on one recording: ``{factor index: row}`` (``{"error": text}`` rows where
     a scene could not be built or stepped). ``base``: the ReplayConfig dict every factor
     starts from. The factors of one hand go to the one sampling path together
@@ -157,7 +157,9 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, factors: l
         )
     for members in hands.values():
         try:
-            rec, coords, mjcf = prepare_recording(dataset, sequence, data_dir, manosim_dir, members[0][1])[:3]
+            rec, coords, mjcf = prepare_recording(
+                dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=members[0][1]
+            )[:3]
             # the mass the physics gives the object (replay.sim.made_mass), as the scene builder sets it
             mass = made_mass(rec.target_object.asset, members[0][1]).centre_kg if mass is None else mass
         except Exception as e:  # the hand's inputs: every factor of it fails alike
@@ -218,6 +220,7 @@ def run_attribution(
     dataset: str,
     sequences: list[str],
     data_dir,
+    *,
     manosim_dir,
     factors: list[dict],
     base: ReplayConfig | None = None,
@@ -277,4 +280,4 @@ def run_attribution(
 
 def _run_key(dataset, data_dir, manosim_dir, factors, base, sequence) -> dict:
     """:func:`run_recording` with the recording last: the batch runner's ``run_one``."""
-    return run_recording(dataset, sequence, data_dir, manosim_dir, factors, base)
+    return run_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, factors=factors, base=base)

@@ -217,4 +217,4 @@ def _default_executor(
     from replay.study.pool import run_jobs
     from replay.study.worker_imports import import_physics
 
-    run_jobs(keys, fn, workers, handle, timeout_s=timeout_s, warm=import_physics)  # each worker imports once
+    run_jobs(keys, fn, workers, on_result=handle, timeout_s=timeout_s, warm=import_physics)  # each worker imports once

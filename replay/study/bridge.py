@@ -72,7 +72,7 @@ def _figures(row: BridgeRow, r: RolloutRecord, cfg: ReplayConfig) -> dict:
     }
 
 
-def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list[BridgeRow], base: dict) -> dict:
+def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, rows: list[BridgeRow], base: dict) -> dict:
     """Every row on one recording: ``{row id: figures}`` (``{"error": text}`` where a rollout
     could not be built or stepped: a result of that row, not the bridge's end)."""
     from replay.protocol.rollout import run_rollouts  # in the worker
@@ -87,7 +87,7 @@ def run_recording(dataset: str, sequence: str, data_dir, manosim_dir, rows: list
             if k not in done:
                 hk = (cfg.hand, physics.choice_value(cfg, "hand_shape"), cfg.approach_window_s)
                 if hk not in prepared:
-                    prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)[:3]
+                    prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)[:3]
                 rec, coords, mjcf = prepared[hk]
                 got = run_rollouts(rec, coords, str(mjcf), cfg, [Variant()], protocol=row.protocol)[0]
                 done[k] = RolloutRecord.from_metrics(got.metrics)
@@ -126,6 +126,7 @@ def run_bridge(
     dataset: str,
     sequences: list[str],
     data_dir,
+    *,
     manosim_dir,
     rows: list[dict],
     out: Path,
@@ -192,4 +193,4 @@ def run_bridge(
 def _run_quietly(dataset: str, data_dir, manosim_dir, rows: list[BridgeRow], base: dict, sequence: str) -> dict:
     """:func:`run_recording` with Warp's banner and Newton's log kept off the console, as the study's workers."""
     quiet_libraries()
-    return run_recording(dataset, sequence, data_dir, manosim_dir, rows, base)
+    return run_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, rows=rows, base=base)

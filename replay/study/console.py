@@ -80,7 +80,7 @@ class StudyConsole:
         verbose: say notes and warnings in full.
     """
 
-    def __init__(self, dataset: str, total: int = 0, done: int = 0, enabled: bool = True, verbose: bool = False):
+    def __init__(self, dataset: str, total: int = 0, done: int = 0, *, enabled: bool = True, verbose: bool = False):
         self.enabled, self.verbose = enabled, verbose
         self.counts: Counter = Counter()
         self.said: set[str] = set()
@@ -124,6 +124,7 @@ class StudyConsole:
         ablation_only: bool,
         todo: int,
         total: int,
+        *,
         rdir: Path,
         chash: str,
         failed: int = 0,
@@ -151,7 +152,7 @@ class StudyConsole:
                 "(name them in --objects to try again)"
             )
 
-    def result(self, key, status: str, value, worlds: int = 0) -> None:
+    def result(self, key, status: str, value, *, worlds: int = 0) -> None:
         """One job ended (``key``: its :class:`~replay.protocol.protocols.base.ResultKey` or recording; ``value``: its
         :class:`~replay.results.records.RolloutRecord`, else its one-line reason; ``worlds``: its sampled worlds):
         keep its notes, count the lead protocol's verdict, advance the bar when its recording is done."""

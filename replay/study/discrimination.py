@@ -32,7 +32,9 @@ def auc(real, corrupted) -> float | None:
     return u / (a.size * b.size)
 
 
-def auc_interval(real, corrupted, resamples: int = BOOT_RESAMPLES, seed: int = BOOT_SEED) -> tuple[float, float] | None:
+def auc_interval(
+    real, corrupted, resamples: int = BOOT_RESAMPLES, *, seed: int = BOOT_SEED
+) -> tuple[float, float] | None:
     """The 95 % interval of :func:`auc` over recordings (:data:`INTERVAL_METHOD`): ``real[i]`` and ``corrupted[i]``
     are recording ``i``'s; the recordings are resampled with replacement ``resamples`` times (seeded), the AUC of each
     resample taken, and the 2.5th and 97.5th percentiles returned; None for no recording."""

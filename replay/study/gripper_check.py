@@ -165,7 +165,7 @@ def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
     t0 = time.perf_counter()
     rec = load_recording(dataset, seq, data_dir)
     obj = rec.target_object.asset
-    res = check_object(obj, rec, config, fixture, pc)
+    res = check_object(obj, rec, config, fixture=fixture, pc=pc)
     res["inputs"] = input_hashes([rec.source, *obj.collision_meshes], data_dir)
     res.update(recording=seq, wall_s=time.perf_counter() - t0)
     return res
@@ -194,6 +194,7 @@ def run_gripper_check(
     dataset: str,
     out_dir: str | Path,
     data_dir: str | None = None,
+    *,
     objects: list[str] | None = None,
     config: ReplayConfig | None = None,
     fixture: FixtureConfig | None = None,

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from replay import console
 from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.fileio import storage_fault
@@ -129,13 +130,10 @@ def run_job(job: Job) -> dict:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     if job.quiet:
         quiet_libraries()
-    with warnings.catch_warnings(record=True) as caught:
-        if job.quiet:
-            warnings.simplefilter("always")
-            warnings.filterwarnings("ignore", category=DeprecationWarning)
+    with console.kept_warnings(always=job.quiet) as caught:
         doc = _run_job(job)
     # said once per study by the parent (replay.study.console), not once per worker and rollout
-    said = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    said = sorted(set(caught))
     doc["run_warnings"] = said
     if said:  # kept with the rollout: the console says each only once, shortened
         doc = write_rollout(Path(job.rollouts_dir) / f"{job.stem}.json", RolloutRecord.from_dict(doc))
@@ -151,7 +149,13 @@ def _run_job(job: Job) -> dict:
     t0 = time.perf_counter()
     proto = protocol_named(job.protocol)
     rec, coords, mjcf, start = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, cfg, proto, job.settings
+        job.dataset,
+        job.sequence,
+        job.data_dir,
+        manosim_dir=job.manosim_dir,
+        cfg=cfg,
+        protocol=proto,
+        settings=job.settings,
     )
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0

@@ -22,6 +22,7 @@ def replay_recording(
     dataset: str,
     sequence: str,
     config: ReplayConfig | None = None,
+    *,
     variants: list[Variant] | None = None,
     data_dir: str | Path | None = None,
     protocol: str = "lift",
@@ -48,6 +49,6 @@ def replay_recording(
     """
     cfg = resolve_hand_variant(config if config is not None else ReplayConfig(), dataset)
     rec, coords, mjcf, _start = prepare_recording(
-        dataset, sequence, data_dir, dataset_dir("manosim", data_dir), cfg, protocol=protocol
+        dataset, sequence, data_dir, manosim_dir=dataset_dir("manosim", data_dir), cfg=cfg, protocol=protocol
     )
     return run_rollouts(rec, coords, mjcf, cfg, variants or [Variant(), Variant(ablation=True)], protocol=protocol)

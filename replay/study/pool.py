@@ -134,7 +134,7 @@ def died_message(exitcode: int | None) -> str:
     )
 
 
-def run_alone(fn: Callable, job, ctx=None, timeout_s: float | None = None) -> tuple[str, object]:
+def run_alone(fn: Callable, job, ctx=None, *, timeout_s: float | None = None) -> tuple[str, object]:
     """``fn(job)`` in a fresh process of its own; ``("error", died_message)`` if that process dies,
     ``("error", hung_message)`` if it runs past ``timeout_s``."""
     ctx = ctx or mp.get_context("spawn")
@@ -164,6 +164,7 @@ def run_jobs(
     jobs: Sequence,
     fn: Callable,
     workers: int,
+    *,
     on_result: Callable[[object, str, object], None],
     timeout_s: float | None = JOB_TIMEOUT_S,
     warm: Callable[[], None] | None = None,
@@ -225,7 +226,7 @@ def run_jobs(
         for _, job in hung:  # its alarm ended the pool: no need to run it again
             on_result(job, "error", hung_message(timeout_s))
         for _, job in suspects:
-            status, value = run_alone(fn, job, ctx, timeout_s)
+            status, value = run_alone(fn, job, ctx, timeout_s=timeout_s)
             on_result(job, status, value)
         pending = [x for x in lost if x not in suspects and x not in hung]
 
@@ -249,7 +250,7 @@ def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]
     return hung, suspects
 
 
-def study_executor(workers: int, executor: str, address: str | None, say=None):
+def study_executor(workers: int, executor: str, address: str | None, *, say=None):
     """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
     process (``workers <= 0``), the process pool (:func:`run_jobs`) or Ray tasks
     (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
@@ -263,6 +264,6 @@ def study_executor(workers: int, executor: str, address: str | None, say=None):
             for job in todo:
                 handle(job, *fn(job))
         else:  # replay.study.pool: a worker that dies costs its own recording only
-            run_jobs(todo, fn, workers, handle, warm=import_physics)  # each worker imports once, at start
+            run_jobs(todo, fn, workers, on_result=handle, warm=import_physics)  # each worker imports once, at start
 
     return run

@@ -38,7 +38,7 @@ def sequence_object(dataset: str, sequence: str) -> str | None:
     return None if m is None or m["take"] is not None else m["object"]
 
 
-def select_sequences(dataset: str, sequences: list[str], names: str, first_only: bool = False) -> list[str]:
+def select_sequences(dataset: str, sequences: list[str], names: str, *, first_only: bool = False) -> list[str]:
     """The sequences a comma-separated ``--objects`` value names (by sequence or object,
     :func:`sequence_object`), in the order named; ``first_only``: one per name.
 
@@ -88,7 +88,7 @@ def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str
     )
 
 
-def resolve_sequences(dataset: str, all_seqs: list[str], sequences, objects) -> list[str]:
+def resolve_sequences(dataset: str, all_seqs: list[str], sequences, *, objects) -> list[str]:
     """The sequences a study runs: ``sequences`` (default all), only those ``objects`` name (by
     object, :func:`sequence_object`, or by sequence).
 
@@ -154,6 +154,7 @@ def prepare_recording(
     dataset: str,
     sequence: str,
     data_dir,
+    *,
     manosim_dir,
     cfg: ReplayConfig,
     protocol: str | Protocol = "lift",

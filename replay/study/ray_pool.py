@@ -170,6 +170,7 @@ def run_jobs_ray(
     jobs: Sequence,
     fn: Callable,
     on_result: Callable[[object, str, object], None],
+    *,
     address: str | None = None,
     num_cpus: int | None = None,
     say: Callable[[str], None] | None = None,

@@ -40,7 +40,7 @@ class PriorStudy(JsonRecord):
 
 
 def done_rollout(
-    rdir: Path, job: Job, chash: str, need_ablation: bool, say=None, records: StudyRecords | None = None
+    rdir: Path, job: Job, chash: str, *, need_ablation: bool, say=None, records: StudyRecords | None = None
 ) -> RolloutRecord | None:
     """The rollout record of ``job`` if it is of this config and protocol (and has its
     ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
@@ -122,7 +122,7 @@ def prior_study(out: Path) -> PriorStudy | None:
 
 
 def subset_merge(
-    out: Path, prior: PriorStudy | None, dataset: str, chash: str, seqs: list[str], all_seqs: list[str]
+    out: Path, prior: PriorStudy | None, dataset: str, *, chash: str, seqs: list[str], all_seqs: list[str]
 ) -> list[str]:
     """The sequences of a ``--objects`` study written where a study already is: the earlier
     study's recordings plus this subset, in dataset order (a subset never clobbers a study).
@@ -145,7 +145,7 @@ def subset_merge(
 
 
 def prior_failures(
-    prior: PriorStudy | None, chash: str, seqs, records: StudyRecords | None = None
+    prior: PriorStudy | None, chash: str, seqs, *, records: StudyRecords | None = None
 ) -> dict[ResultKey, tuple[str, bool]]:
     """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
     could not replay, from its summary and its ``records`` (newer after a kill); ``refused``: bad
@@ -160,7 +160,7 @@ def prior_failures(
     return {ResultKey.parse(k, seqs): v for k, v in found.items()}
 
 
-def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, seqs: list[str], logged_s: float = 0.0) -> float:
+def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, *, seqs: list[str], logged_s: float = 0.0) -> float:
     """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0:
     its summary's, or ``logged_s`` (its last record's, :mod:`replay.study.study_records`: newer
     than a summary after a kill) where that is more."""
@@ -188,7 +188,7 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
         )
     results: dict[ResultKey, dict] = {}
     todo = []
-    prior_failed = prior_failures(st.prior, st.chash, st.all_seqs, st.records)
+    prior_failed = prior_failures(st.prior, st.chash, st.all_seqs, records=st.records)
     rerun = {st.job(s, lift).key for s in st.subset}  # every other failure is kept: the verdict pairs' too
     carried = {k: v for k, v in prior_failed.items() if k not in rerun}
     seqs = [
@@ -200,7 +200,7 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
         j = st.job(s, lift, s in st.subset)
         if s in st.subset:
             todo.append(j)
-        elif (doc := done_rollout(st.rdir, j, st.chash, False)) is not None:
+        elif (doc := done_rollout(st.rdir, j, st.chash, need_ablation=False)) is not None:
             results[j.key] = doc
     kept = [s for s in seqs if ResultKey(s, lift) in results or s in st.subset or st.job(s, lift).key in carried]
     return kept, results, todo, carried

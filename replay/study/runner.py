@@ -102,7 +102,7 @@ def _plan_jobs(
     results: dict[ResultKey, dict] = {}
     todo, carried = [], {}
     rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
-    prior_failed = prior_failures(st.prior, st.chash, st.seqs, st.records) if keep_others else {}
+    prior_failed = prior_failures(st.prior, st.chash, st.seqs, records=st.records) if keep_others else {}
     units = [(p, None) for p in protocols] + [(v.protocol, v) for v in vd.extras(st.verdicts)]
     for proto, verdict in units:
         unit = proto if verdict is None else verdict.name  # an extra verdict pair runs (and is kept) as its own
@@ -111,14 +111,20 @@ def _plan_jobs(
             j = st.job(s, proto, verdict=verdict)
             need_ablation = st.ablation and protocol_named(proto).ablation
             if keep_others and unit not in run_protocols:  # the merged study's other protocol: kept as it is
-                if (doc := done_rollout(st.rdir, j, chash, need_ablation, records=st.records)) is not None:
+                if (
+                    doc := done_rollout(st.rdir, j, chash, need_ablation=need_ablation, records=st.records)
+                ) is not None:
                     results[j.key] = doc
                 continue
             named = s in st.subset
             if keep_others and not named and unit in subset_only:
                 continue
             keep = (resume and not (rerun_named and named)) or (keep_others and not named)
-            if keep and (doc := done_rollout(st.rdir, j, chash, need_ablation, say, st.records)) is not None:
+            if (
+                keep
+                and (doc := done_rollout(st.rdir, j, chash, need_ablation=need_ablation, say=say, records=st.records))
+                is not None
+            ):
                 why = inputs_changed(doc.inputs, st.data_dir)
                 if why is None:
                     results[j.key] = doc
@@ -135,6 +141,7 @@ def run_study(
     dataset: str,
     out: str | Path,
     config: ReplayConfig,
+    *,
     sequences: list[str] | None = None,
     objects: list[str] | None = None,
     workers: int = 1,
@@ -217,8 +224,8 @@ def run_study(
         None if ablation_only else verdicts,
         protocols,
         config,
-        st.prior if objects and not ablation_only else None,
-        st.chash,
+        prior=st.prior if objects and not ablation_only else None,
+        chash=st.chash,
     )
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
@@ -336,12 +343,12 @@ def _setup(
     """
     data_dir = staged_data_dir(data_dir)  # inputs recorded alike with --data data or without (newcomer check)
     all_seqs = list_sequences(dataset, data_dir)
-    seqs = resolve_sequences(dataset, all_seqs, sequences, objects)
+    seqs = resolve_sequences(dataset, all_seqs, sequences, objects=objects)
     chash = config_hash(config)
     prior = prior_study(out)
     subset = set(seqs)
     if objects and not ablation_only:
-        seqs = subset_merge(out, prior, dataset, chash, seqs, all_seqs)
+        seqs = subset_merge(out, prior, dataset, chash=chash, seqs=seqs, all_seqs=all_seqs)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
     try:
@@ -413,7 +420,7 @@ class _StudyRun:
         # adds to it); a subset merged into a larger study starts its own
         merged = keep_others and bool(set(st.seqs) - st.subset)
         self.prior_wall = (
-            prior_wall(prior, st.dataset, st.chash, self.seqs, st.records.wall_s(st.chash))
+            prior_wall(prior, st.dataset, st.chash, seqs=self.seqs, logged_s=st.records.wall_s(st.chash))
             if (resume or ablation_only) and not merged
             else 0.0
         )
@@ -428,15 +435,15 @@ class _StudyRun:
             st.dataset,
             st.config,
             st.chash,
-            st.ablation,
-            st.manosim_dir,
-            self.seqs,
-            self.protocols,
-            self.results,
-            self.failed,
-            self.prior_wall + this_run,
-            st.rdir,
-            st.out_dir,
+            ablation=st.ablation,
+            manosim_dir=st.manosim_dir,
+            seqs=self.seqs,
+            protocols=self.protocols,
+            results=self.results,
+            failed=self.failed,
+            wall_s=self.prior_wall + this_run,
+            rdir=st.rdir,
+            out_dir=st.out_dir,
         )
         if st.sampling:  # the sampled verdict's settings and the study's discrimination table
             rec.sampling = sampling_record(st.sampling, st.config)
@@ -447,12 +454,12 @@ class _StudyRun:
             rec,
             st.verdicts,
             st.prior if self.ablation_only else None,
-            self.results,
-            self.seqs,
-            self.failed,
-            self.prior_wall + this_run,
-            st.rdir,
-            st.out_dir,
+            results=self.results,
+            seqs=self.seqs,
+            failed=self.failed,
+            wall_s=self.prior_wall + this_run,
+            rdir=st.rdir,
+            out_dir=st.out_dir,
         )
         add_cross_checks(rec)  # after the pairs: each row's verdict beside every other judgement of it
         rec.judge = study_judge(st.config, Sampling.from_dict(rec.sampling).condition_names())
@@ -485,8 +492,8 @@ class _StudyRun:
                 self.refused.add(j.key)
         st = self.st
         wall = self.prior_wall + time.perf_counter() - self.t0
-        write_or_stop(lambda: st.records.append(j.key, status, value, st.rdir, st.chash, wall))
-        self.con.result(j.key, status, value, sample_worlds(j))
+        write_or_stop(lambda: st.records.append(j.key, status, value, rdir=st.rdir, chash=st.chash, wall_s=wall))
+        self.con.result(j.key, status, value, worlds=sample_worlds(j))
         for line in pin_mismatch_lines(value.inputs or {}) if isinstance(value, RolloutRecord) else ():
             if line not in self.said:  # said once per file, however many protocols read it
                 self.said.add(line)
@@ -508,7 +515,9 @@ class _StudyRun:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
         """
         st = self.st
-        write_or_stop(lambda: st.records.seed(self.results, self.carried, st.rdir, st.chash, self.prior_wall))
+        write_or_stop(
+            lambda: st.records.seed(self.results, self.carried, st.rdir, chash=st.chash, wall_s=self.prior_wall)
+        )
         self.summarize()
         self.con.intro(
             ablation_only=self.ablation_only,
@@ -524,7 +533,7 @@ class _StudyRun:
             run_batch(
                 self.todo,
                 run_job_safe,
-                executor=study_executor(workers, executor, address, self.con.say),
+                executor=study_executor(workers, executor, address, say=self.con.say),
                 on_result=self.done,
                 label="study",
                 name=lambda j: j.key.text,

@@ -45,7 +45,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     run_cfg = protocol_named(job.protocol).config(cfg)  # the protocol's own strength and pad
     ranges = object_ranges(rec0, run_cfg)
     variables = variables_for(run_cfg)
-    samples = draw_samples(job.seed, job.sequence, job.samples, sig, variables, ranges)
+    samples = draw_samples(job.seed, job.sequence, job.samples, sigmas=sig, variables=variables, ranges=ranges)
     keys = driver_keys(samples, variables)
     dirs = directions(job.seed, job.sequence, job.samples)
     corr = [corruption_named(c) for c in job.corruptions]
@@ -96,7 +96,13 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
     if (c.hand, physics.choice_value(c, "hand_shape")) == (cfg.hand, physics.choice_value(cfg, "hand_shape")):
         return prepared
     rec, coords, mjcf, _ = prepare_recording(
-        job.dataset, job.sequence, job.data_dir, job.manosim_dir, c, job.protocol, job.settings
+        job.dataset,
+        job.sequence,
+        job.data_dir,
+        manosim_dir=job.manosim_dir,
+        cfg=c,
+        protocol=job.protocol,
+        settings=job.settings,
     )
     return rec, coords, mjcf
 

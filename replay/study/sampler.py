@@ -22,7 +22,9 @@ def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(str(key).encode()), int(stream)])
 
 
-def draw_samples(seed: int, key: str, n: int, sigmas: dict, variables: tuple, ranges: dict | None = None) -> list[dict]:
+def draw_samples(
+    seed: int, key: str, n: int, *, sigmas: dict, variables: tuple, ranges: dict | None = None
+) -> list[dict]:
     """``n`` joint samples of recording ``key``: each ``{variable name: value}`` (``friction``, ``softness``,
     ``torsional_friction``, ``object_mass_scale``, ``grip_force_n`` N and ``pad_compression_mm`` where the
     physics samples them, ``wrist_offset`` (3,) m, ``object_offset`` (3,) m).

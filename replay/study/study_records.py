@@ -92,7 +92,7 @@ class StudyRecords:
         walls = [float(r.wall_s or 0.0) for r in self.latest.values() if r.config_hash == chash]
         return max(walls, default=0.0)
 
-    def seed(self, results: dict, carried: dict, rdir: Path, chash: str, wall_s: float) -> int:
+    def seed(self, results: dict, carried: dict, rdir: Path, *, chash: str, wall_s: float) -> int:
         """Append (in one write) a record for each kept result and carried failure whose latest
         record is not already that (an older study without records, or rollouts found on disk
         after a kill): the records then list the whole study. Returns the lines appended."""
@@ -111,7 +111,7 @@ class StudyRecords:
             self.latest.update({k.text: JobLine.from_dict(ln) for k, ln in lines})
         return len(lines)
 
-    def append(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> None:
+    def append(self, key: ResultKey, status: str, value, *, rdir: Path, chash: str, wall_s: float) -> None:
         """One finished job's record (``value``: its rollout dict for ``ok``, else its one-line reason).
 
         Raises:

@@ -26,7 +26,7 @@ def ran_protocols(protocols: list[str]) -> list[Protocol]:
     return [p for p in all_protocols() if p.name in protocols] or [primary_protocol()]
 
 
-def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dict, wall_s: float) -> dict:
+def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dict, *, wall_s: float) -> dict:
     """A study's ``counts``: each protocol's (its ``counts``) under its name (``counts["lift"]``,
     ``counts["hug-oracle"]``, ...), and at the top level those of its first protocol in the registry's order
     (named in ``counts["protocol"]``), so a hug-oracle study alone has its real counts at the top level (a
@@ -39,7 +39,7 @@ def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dic
     return dict(top, protocol=ran[0].name, **per)
 
 
-def protocol_rows(proto: Protocol, recs: list[RolloutRecord], rdir: Path, out_dir: Path) -> list[dict]:
+def protocol_rows(proto: Protocol, recs: list[RolloutRecord], rdir: Path, *, out_dir: Path) -> list[dict]:
     """The study's rows of ``proto``'s rollout records (its ``row``; ``json`` relative to ``out_dir``), each
     with its ``verdict`` where the protocol is judged on a lift (:func:`replay.protocol.verdict.verdict_of`) and its
     ``p_lift`` / ``p_lift_corrupted`` where it takes the sampled verdict and the rollout has one (the CSV keeps its
@@ -61,6 +61,7 @@ def study_record(
     dataset: str,
     config: ReplayConfig,
     chash: str,
+    *,
     ablation: bool,
     manosim_dir: Path,
     seqs: list[str],
@@ -78,7 +79,7 @@ def study_record(
     keeps every key (as its text)."""
     ran = ran_protocols(protocols)
     docs = {p.name: [results[k] for s in seqs if (k := ResultKey(s, p.name)) in results] for p in ran}
-    counts = study_counts(protocols, docs, failed_recordings(failed), wall_s)
+    counts = study_counts(protocols, docs, failed_recordings(failed), wall_s=wall_s)
     rec = StudyRecord(
         dataset=dataset,
         hand={
@@ -98,7 +99,7 @@ def study_record(
         protocols=list(protocols),
     )
     for p in ran:
-        rec.set_rows(p.rows_field, protocol_rows(p, docs[p.name], rdir, out_dir))
+        rec.set_rows(p.rows_field, protocol_rows(p, docs[p.name], rdir, out_dir=out_dir))
     return rec
 
 

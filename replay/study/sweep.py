@@ -98,7 +98,7 @@ def _world(effort, mu, label: str) -> Variant:
 
 
 def plan_sweep(
-    grid: dict, study_effort: float | None, perturb: int, perturb_mm: float, perturb_deg: float, seed: int = 0
+    grid: dict, study_effort: float | None, perturb: int, *, perturb_mm: float, perturb_deg: float, seed: int = 0
 ) -> SweepPlan:
     """Worlds for the grid cells, the effort line at mu = 1, the mu line at the study
     effort (N·m at every joint; None: the scene's own, per joint), ``perturb`` wrist perturbations at the
@@ -180,7 +180,7 @@ def summarize_sweep(sp: SweepPlan, worlds: list[RolloutRecord]) -> dict:
     }
 
 
-def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, perturb_mm: float, perturb_deg: float, seed: int) -> str:
+def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, *, perturb_mm: float, perturb_deg: float, seed: int) -> str:
     """SHA-256 (16 hex) of everything a sweep's result depends on (resume)."""
     doc = {
         "config": cfg.to_dict(),
@@ -293,7 +293,7 @@ def _cell_edges(v: np.ndarray) -> np.ndarray:
 
 
 def run_recording_sweep(
-    dataset: str, sequence: str, data_dir, manosim_dir, cfg: ReplayConfig, sp: SweepPlan, threads: int = 1
+    dataset: str, sequence: str, data_dir, *, manosim_dir, cfg: ReplayConfig, sp: SweepPlan, threads: int = 1
 ) -> dict:
     """Replay one recording over every world of ``sp`` in one batch; the result dict.
 
@@ -301,7 +301,7 @@ def run_recording_sweep(
         DataError: bad input (nothing is simulated).
     """
     t0 = time.perf_counter()
-    rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir, cfg)
+    rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)
     res = run_samples(rec, coords, mjcf, cfg, [(cfg, v) for v in sp.variants], threads=threads)  # the one sampling path
     worlds = [RolloutRecord.from_metrics(r.metrics) for r in res]
     out = summarize_sweep(sp, worlds)
@@ -329,7 +329,7 @@ def run_recording_sweep(
     return out
 
 
-def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: dict, wall_s: float) -> dict:
+def summarize_over(results: dict[str, dict], failed: dict[str, str], versions: dict, *, wall_s: float) -> dict:
     """The summary over recordings: per recording its headline figures, and their spread."""
     runs = {s: _Summary.from_dict(r) for s, r in results.items()}
     rows = {

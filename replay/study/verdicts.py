@@ -150,7 +150,7 @@ def with_hashes(verdicts: list[VerdictPair], cfg: ReplayConfig) -> tuple[list[Ve
 
 
 def study_verdicts(
-    text, protocols: list[str], cfg: ReplayConfig, prior: PriorStudy | None, chash: str
+    text, protocols: list[str], cfg: ReplayConfig, *, prior: PriorStudy | None, chash: str
 ) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
     """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
     ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
@@ -171,6 +171,7 @@ def record_verdicts(
     rec,
     verdicts: list[VerdictPair] | None,
     prior: PriorStudy | None,
+    *,
     results: dict,
     seqs: list[str],
     failed: dict,
@@ -186,7 +187,15 @@ def record_verdicts(
         rec.verdicts = [v.to_dict() for v in verdicts]
         lead = lead_protocol(rec.protocols)
         rec.verdict_rollouts = verdict_part(
-            results, seqs, verdicts, (lead, rec.rows_of(lead.rows_field)), rec.counts, failed, wall_s, rdir, out_dir
+            results,
+            seqs,
+            verdicts,
+            lead=(lead, rec.rows_of(lead.rows_field)),
+            counts=rec.counts,
+            failed=failed,
+            wall_s=wall_s,
+            rdir=rdir,
+            out_dir=out_dir,
         )
     elif prior and prior.verdicts:
         rec.verdicts, rec.verdict_rollouts = prior.verdicts, prior.verdict_rollouts
@@ -212,6 +221,7 @@ def verdict_part(
     results: dict,
     seqs: list[str],
     verdicts: list[VerdictPair],
+    *,
     lead: tuple,
     counts: dict,
     failed: dict,

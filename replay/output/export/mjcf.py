@@ -88,7 +88,7 @@ def write_scene_xml(scene, cfg, out: Path) -> None:
     make_solver(scene.model, cfg, scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
 
 
-def export_mjcf(log: InputLog, out: str | Path, cfg, meta: dict) -> dict:
+def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
     """Write the MJCF export of ``log`` into folder ``out`` (module doc); returns ``export.json``'s dict.
 
     Args:

@@ -87,7 +87,7 @@ def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
 
 
 def export_rrd(
-    poses: dict, path: str | Path, object_vertices: np.ndarray, parents: list[int], contacts: list | None, name: str
+    poses: dict, path: str | Path, object_vertices: np.ndarray, *, parents: list[int], contacts: list | None, name: str
 ) -> dict:
     """Write the recording (module doc) to ``path``.
 

@@ -23,6 +23,7 @@ def export_rollout(
     study: str | Path,
     sequence: str,
     fmt: str,
+    *,
     out: str | Path | None = None,
     rollout: str = "contact",
     data_dir: str | Path | None = None,
@@ -71,7 +72,7 @@ def export_rollout(
             "format": fmt,
             "out": str(out),
             **meta,
-            **export_usd(scene, src.poses, out / "rollout.usd", 1.0 / src.config.frame_dt),
+            **export_usd(scene, src.poses, out / "rollout.usd", fps=1.0 / src.config.frame_dt),
         }
     log = rerun_inputs(src, data_dir)
     check_reproduces(src, log.trace)
@@ -79,7 +80,7 @@ def export_rollout(
         from replay.output.export.mjcf import STUDY_FIGURES, export_mjcf
 
         meta["study_figures"] = {v: src.doc.get(k) for k, v in STUDY_FIGURES.items()}
-        return {"format": fmt, "out": str(out), **export_mjcf(log, out, src.config, meta)}
+        return {"format": fmt, "out": str(out), **export_mjcf(log, out, src.config, meta=meta)}
     from replay.output.export.rrd import export_rrd, frame_contacts
 
     hand = list(log.bodies[:16])
@@ -90,5 +91,7 @@ def export_rollout(
         "format": fmt,
         "out": str(out),
         **meta,
-        **export_rrd(src.poses, out / "rollout.rrd", verts, parents, contacts, f"{src.sequence}.{rollout}"),
+        **export_rrd(
+            src.poses, out / "rollout.rrd", verts, parents=parents, contacts=contacts, name=f"{src.sequence}.{rollout}"
+        ),
     }

@@ -173,8 +173,10 @@ def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
     from replay.study.prepare import prepare_recording
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
-    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
-    return record_rollout(rec, coords, mjcf, src.config, src.variant(), protocol=src.protocol)
+    rec, coords, mjcf, _ = prepare_recording(
+        src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
+    )
+    return record_rollout(rec, coords, mjcf, cfg=src.config, variant=src.variant(), protocol=src.protocol)
 
 
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
@@ -185,7 +187,9 @@ def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
 
     manosim = src.study.get("hand", {}).get("manosim_dir")
     cfg = protocol_named(src.protocol).config(src.config)
-    rec, coords, mjcf, _ = prepare_recording(src.dataset, src.sequence, data_dir, manosim, src.config, src.protocol)
+    rec, coords, mjcf, _ = prepare_recording(
+        src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
+    )
     return build_replay_scene(rec, coords, mjcf, cfg, protocol=src.protocol)[1]
 
 

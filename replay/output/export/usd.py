@@ -33,7 +33,7 @@ def phase_names(phase: np.ndarray) -> list[str]:
     return [Phase(int(p)).name.lower() for p in phase]
 
 
-def export_usd(scene, poses: dict, path: str | Path, fps: float) -> dict:
+def export_usd(scene, poses: dict, path: str | Path, *, fps: float) -> dict:
     """Write the stage (module doc) to ``path`` (``.usd``/``.usda``/``.usdc``).
 
     Args:

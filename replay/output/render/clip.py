@@ -64,7 +64,9 @@ class Support:
         return min(0.0, self.height - FLOOR_DROP_M)
 
 
-def parse_support(rollout: dict, where: Path | None, field_prefix: str = "", thickness: float | None = None) -> Support:
+def parse_support(
+    rollout: dict, where: Path | None, field_prefix: str = "", *, thickness: float | None = None
+) -> Support:
     """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
     either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
     ``replay.protocol.rollout`` from ``replay.data.support.support_extent``). A missing ``support`` (studies
@@ -217,7 +219,7 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
 
 
 def expand_rollout(
-    rollout: dict, study_dir: str | Path, source: str | Path | None = None, field_prefix: str = ""
+    rollout: dict, study_dir: str | Path, source: str | Path | None = None, *, field_prefix: str = ""
 ) -> dict:
     """The full rollout entry: a study JSON's ``rollouts`` item may be a summary that
     points to its per-rollout JSON with ``"json"`` (relative to the study folder); its
@@ -250,6 +252,7 @@ def load_clip(
     rollout: dict,
     study_dir: str | Path,
     variant: str = "main",
+    *,
     source: str | Path | None = None,
     field_prefix: str = "",
     support_thickness: float | None = None,
@@ -274,7 +277,7 @@ def load_clip(
     """
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
-    rollout = expand_rollout(rollout, study_dir, where, field_prefix)
+    rollout = expand_rollout(rollout, study_dir, where, field_prefix=field_prefix)
     entry, pre = _variant_entry(rollout, variant, where, field_prefix)
     if not entry.get("poses"):
         raise DataError(
@@ -299,7 +302,7 @@ def load_clip(
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
     objects = [SceneObject("object", name, mesh)]
-    track, ghost = add_recorded_ghost(track, poses_path, mesh, name)
+    track, ghost = add_recorded_ghost(track, poses_path, mesh, name=name)
     if ghost is not None:
         objects.append(ghost)
     return Clip(
@@ -329,7 +332,7 @@ def _clip_support(rollout: dict, where: Path, field_prefix: str, thickness: floa
         th = rollout.get("support_thickness")
     if th is None and source is not None and Path(source).is_file():
         th = _study_thickness(str(Path(source).resolve()))
-    return parse_support(rollout, where, field_prefix, th)
+    return parse_support(rollout, where, field_prefix, thickness=th)
 
 
 def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) -> tuple[dict, str]:
@@ -355,7 +358,7 @@ GHOST_BODY = "recorded_object"
 
 
 def add_recorded_ghost(
-    track: PoseTrack, poses_path: Path, mesh: Path, name: str
+    track: PoseTrack, poses_path: Path, mesh: Path, *, name: str
 ) -> tuple[PoseTrack, SceneObject | None]:
     """The recorded object pose as an extra body of ``track`` and its translucent object.
 

@@ -82,6 +82,7 @@ def build_render_model(
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
     support_height: float | Support | None,
+    *,
     size: tuple[int, int],
 ) -> mujoco.MjModel:
     """A render-only MuJoCo model: one mocap body per drawn body, no joints, no contacts.
@@ -264,7 +265,7 @@ def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np
 
 
 def apply_poses(
-    model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, frame: int, mids: np.ndarray, cols: np.ndarray
+    model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, *, frame: int, mids: np.ndarray, cols: np.ndarray
 ) -> None:
     """Put the render model's mocap bodies at ``track``'s poses of ``frame`` and run
     MuJoCo kinematics (``data.geom_xpos``/``geom_xmat`` then hold world geom poses).

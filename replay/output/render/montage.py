@@ -90,7 +90,7 @@ def montage_layout(
 
 
 def select_rollouts(
-    study: dict, objects: Sequence[str] | None, source: Path, key: str = "rollouts"
+    study: dict, objects: Sequence[str] | None, source: Path, *, key: str = "rollouts"
 ) -> list[tuple[int, dict]]:
     """Rollouts to show, in study order, optionally only those ``objects`` names: by object
     (every rollout of it: ``mug`` is mug_lift, mug_pass_1, ...) or by sequence (``mug_pass_1``).
@@ -104,7 +104,7 @@ def select_rollouts(
     """
     rolls = list(enumerate(study.get(key) or []))
     base = Path(source).parent
-    rolls = [(i, expand_rollout(r, base, source, f"{key}[{i}].")) for i, r in rolls]
+    rolls = [(i, expand_rollout(r, base, source, field_prefix=f"{key}[{i}].")) for i, r in rolls]
     if objects:
         have = {str(r.get("object")) for _, r in rolls}
         seqs = [str(r.get("sequence")) for _, r in rolls if r.get("sequence")]
@@ -148,7 +148,7 @@ def _montage_key(
     for src in sorted(Path(__file__).parent.glob("*.py")):
         h.update(sha256_file(src).encode())
     for i, r in chosen:
-        full = expand_rollout(r, study_dir, study_path, f"rollouts[{i}].")
+        full = expand_rollout(r, study_dir, study_path, field_prefix=f"rollouts[{i}].")
         h.update(json.dumps(full, sort_keys=True, default=str).encode())
         for v in variants:
             entry = full.get("ablation") if v == "ablation" else full
@@ -162,6 +162,7 @@ def render_montage(
     study_path: str | Path,
     out_path: str | Path,
     cols: int | None = None,
+    *,
     objects: Sequence[str] | None = None,
     tile: tuple[int, int] | None = None,
     fps: float = 30.0,
@@ -331,7 +332,7 @@ def _choose(
     ablation run when one is drawn, at most ``max_clips`` tiles (None: all) chosen by
     :func:`replay.output.render.montage_pick.pick_tiles`; the names of those left out (a study
     is shown in part rather than failed; the caller says which) and the selection's rule."""
-    chosen = select_rollouts(study, objects, study_path, key)
+    chosen = select_rollouts(study, objects, study_path, key=key)
     if "ablation" in variants:
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
         if not chosen:
@@ -414,14 +415,14 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
             clip.track,
             clip.hand_mjcf,
             clip.objects,
-            clip.support,
-            (tw, ih),
-            fps,
+            support_height=clip.support,
+            size=(tw, ih),
+            fps=fps,
             camera=clip_camera(clip, tw / ih, top_clear=0.0),
             timing=timing,
         )
     ):
-        store[j, :band] = caption_band(lines(int(idx[j])), tw, th, band, own_rows=own)
+        store[j, :band] = caption_band(lines(int(idx[j])), tw, th, height=band, own_rows=own)
         store[j, band:] = img
     store.flush()
     return store

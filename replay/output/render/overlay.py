@@ -64,6 +64,7 @@ def caption_band(
     lines: Sequence[tuple[str, tuple[int, int, int]]],
     width: int,
     tile_h: int,
+    *,
     height: int | None = None,
     own_rows: int = 1,
 ) -> np.ndarray:

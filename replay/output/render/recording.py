@@ -19,8 +19,8 @@ wrong), see :func:`scene_window`.
 
 from __future__ import annotations
 
+import logging
 import time as _time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +43,8 @@ from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, sk
 from replay.output.render.style import OBJECT_RGBA
 from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
 from replay.protocol.protocols.base import protocol_named
+
+log = logging.getLogger(__name__)
 
 #: default window around ``grasp_frame``, seconds (before, after), for tracked objects
 #: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
@@ -72,7 +74,7 @@ def scene_window(rec: Recording, before_s: float | None = None, after_s: float |
 
 
 def hand_body_poses(
-    mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray
+    mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """World poses of every body of a manosim hand by MuJoCo forward kinematics.
 
@@ -135,6 +137,7 @@ def recording_scene(
     rec: Recording,
     window: slice,
     hand: str = "auto",
+    *,
     hand_mjcf: str | Path | None = None,
 ) -> tuple[PoseTrack, list[SceneObject], str | None, np.ndarray | None, str]:
     """Poses and objects to draw for a recording's window.
@@ -198,7 +201,7 @@ def recording_scene(
 def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_mjcf):
     """The manosim hand posed over the window: (MJCF or None, hand source text, why it could
     not be fitted or "", (body names, (W, B, 3) positions m, (W, B, 4) xyzw) or None).
-    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK warns
+    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK logs a warning
     and returns no hand; with ``"mano"`` it raises.
 
     Raises:
@@ -213,8 +216,7 @@ def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_
             if hand == "mano":
                 raise
             fallback = f"manosim hand not fitted: {exc}"
-            # stacklevel 3: here -> recording_scene -> its caller
-            warnings.warn(f"{fallback}; drawing the recorded hand points instead", stacklevel=3)
+            log.warning("%s; drawing the recorded hand points instead", fallback)
     if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
         return None, "", fallback, None
     mjcf = Path(hand_mjcf) if hand_mjcf is not None else _default_hand(rec.hand_side)
@@ -222,7 +224,12 @@ def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_
     wq = _fill_invalid(np.asarray(r.wrist_quat[sl], float), valid)
     fq = _fill_invalid(np.asarray(r.finger_quat[sl], float), valid)
     kin = r.meta.get("kinematics", {}) if isinstance(r.meta, dict) else {}
-    return mjcf, f"manosim hand ({kin.get('source', 'recorded joints')})", fallback, hand_body_poses(mjcf, wp, wq, fq)
+    return (
+        mjcf,
+        f"manosim hand ({kin.get('source', 'recorded joints')})",
+        fallback,
+        hand_body_poses(mjcf, wp, wq, finger_quat=fq),
+    )
 
 
 def _hand_points(rec: Recording, sl: slice, valid: np.ndarray, fallback: str) -> tuple[np.ndarray, str]:
@@ -285,6 +292,7 @@ def render_recording(
     rec: Recording,
     out_path: str | Path,
     size: tuple[int, int] = (640, 480),
+    *,
     fps: float = 30.0,
     window: slice | None = None,
     hand: str = "auto",
@@ -311,7 +319,7 @@ def render_recording(
     """
     out = prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
-    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf)
+    track, objects, mjcf, points, source = recording_scene(rec, sl, hand, hand_mjcf=hand_mjcf)
     support = recording_support(rec)
     target = rec.target_object.name
     white, grey = (245, 245, 245), (200, 200, 200)
@@ -332,7 +340,16 @@ def render_recording(
     timing: dict = {}
     t0 = _time.perf_counter()
     frames = render_frames(
-        track, mjcf, objects, support, size, fps, overlay=overlay, camera=camera, timing=timing, decorate=decorate
+        track,
+        mjcf,
+        objects,
+        support_height=support,
+        size=size,
+        fps=fps,
+        overlay=overlay,
+        camera=camera,
+        timing=timing,
+        decorate=decorate,
     )
     n = write_mp4(frames, out, fps)
     return RenderStats(
@@ -357,13 +374,13 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
         track,
         hand_bodies,
         cam_objects,
-        aspect,
+        aspect=aspect,
         frames=slice(min(k0, track.num_frames - 1), None),
         fallen_below=support.height - FALLEN_BELOW_M,
     )
 
 
-def find_rollout(study: dict, dataset: str, sequence: str, protocol: str = "lift") -> tuple[int, dict] | None:
+def find_rollout(study: dict, dataset: str, sequence: str, *, protocol: str = "lift") -> tuple[int, dict] | None:
     """The study rollout of (dataset, sequence) under ``protocol`` (its rows: the protocol's ``rows_field``,
     ``rollouts`` for lift, ``recorded_rollouts`` for recorded), or None."""
     rows = study.get(protocol_named(protocol).rows_field) or []

@@ -86,6 +86,7 @@ def render_frames(
     track: PoseTrack,
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
+    *,
     support_height: float | Support | None,
     size: tuple[int, int] = (640, 480),
     fps: float = 30.0,
@@ -117,7 +118,7 @@ def render_frames(
     """
     _check_gl()
     w, h = int(size[0]), int(size[1])
-    model = build_render_model(hand_mjcf, objects, support_height, (w, h))
+    model = build_render_model(hand_mjcf, objects, support_height, size=(w, h))
     mids, cols = mocap_index(model, track)
     cam = (camera or _default_camera(model, track, objects, w / h)).mjv()
     data = mujoco.MjData(model)
@@ -130,7 +131,7 @@ def render_frames(
         renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SKYBOX] = True
         for i in idx:
             t0 = _time.perf_counter()
-            apply_poses(model, data, track, int(i), mids, cols)
+            apply_poses(model, data, track, frame=int(i), mids=mids, cols=cols)
             renderer.update_scene(data, camera=cam, scene_option=opt)
             if decorate is not None:
                 decorate(int(i), renderer.scene)
@@ -157,7 +158,7 @@ def _default_camera(
     hand_bodies = [
         model.body(b).name for b in range(1, model.nbody) if model.body(b).name not in {o.body for o in objects}
     ]
-    return frame_camera(track, hand_bodies, objects, aspect)
+    return frame_camera(track, hand_bodies, objects, aspect=aspect)
 
 
 def prepare_output(out_path: str | Path) -> Path:
@@ -244,6 +245,7 @@ def render_clip(
     rollout: dict,
     study_dir: str | Path,
     out_path: str | Path,
+    *,
     size: tuple[int, int] = (640, 480),
     fps: float = 30.0,
     label: str | None = None,
@@ -286,9 +288,9 @@ def render_clip(
         clip.track,
         clip.hand_mjcf,
         clip.objects,
-        clip.support,
-        size,
-        fps,
+        support_height=clip.support,
+        size=size,
+        fps=fps,
         overlay=clip_overlay(clip),
         camera=clip_camera(clip, size[0] / size[1]),
         timing=timing,

@@ -35,7 +35,14 @@ class HugOracle(Protocol):
         pair's margin, m: the object's compiled geom margin where the physics keeps the asset's, else 0."""
         got = ((scene.readback or {}).get("object_contact") or {}).get("object_margin") or [0.0]
         return oracle_success.judge(
-            plan, trace, scene.object_vertices, rec.support_height, extent, metrics, cfg, margin=float(max(got))
+            plan,
+            trace,
+            scene.object_vertices,
+            support_height=rec.support_height,
+            extent=extent,
+            metrics=metrics,
+            cfg=cfg,
+            margin=float(max(got)),
         )
 
     def counts(self, recs, failed, wall_s):

@@ -33,11 +33,13 @@ class Lift(Protocol):
         :class:`replay.protocol.pad_compression.PadPlan`), and under ``pad_deep_fingers`` ``opened`` a deeper finger
         opened to it over the approach."""
         plan = plan_rollout(rec, coords, cfg)
-        plan = release.extend_plan(plan, plan.coords[0], cfg.frame_dt, cfg.lift.release_s, cfg.lift.release_fall_s)
+        plan = release.extend_plan(
+            plan, plan.coords[0], cfg.frame_dt, release_s=cfg.lift.release_s, fall_s=cfg.lift.release_fall_s
+        )
         depth = float(physics.choice_value(cfg, "pad_compression"))
         if depth > 0:
             deep = DEEP_FINGERS[physics.choice_value(cfg, "pad_deep_fingers")]
-            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg, plan, depth, open_deep=deep.opens)
+            plan.pad_plan = PadPlan.build(rec, coords, mjcf, cfg=cfg, plan=plan, depth_mm=depth, open_deep=deep.opens)
             fingers, plan.pad = plan.pad_plan.compressed(depth)
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)

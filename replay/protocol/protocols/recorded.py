@@ -30,7 +30,7 @@ class Recorded(Protocol):
 
     def judge(self, rec, plan, scene, extent, cfg, trace, poses, metrics):
         """The track figures (the lift verdict does not apply); the per-frame errors join ``poses``."""
-        arrays, figures = tracking.track_metrics(rec, plan, poses, cfg, metrics["unstable_frame"])
+        arrays, figures = tracking.track_metrics(rec, plan, poses, cfg=cfg, unstable_frame=metrics["unstable_frame"])
         poses.update(arrays)
         return figures
 

@@ -33,7 +33,7 @@ class Refine(Protocol):
         from replay.protocol.refine import refine_recording  # the worker's: the physics loads with it
         from replay.protocol.refine_settings import RefineSettings
 
-        res = refine_recording(rec, coords, mjcf, cfg, RefineSettings(**(settings or {})))
+        res = refine_recording(rec, coords, mjcf, cfg=cfg, settings=RefineSettings(**(settings or {})))
         return res.refined, res.ablation, res.fields(cfg.ablation_clean_mm)
 
     def same_settings(self, rec, settings):
