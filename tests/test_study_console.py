@@ -78,12 +78,12 @@ def test_no_time_left_is_said_until_a_recording_is_done():
     assert p.recordings_done == 0 and p.left_s(2.0) is None
     con = StudyConsole("grab", enabled=False)
     con.start([("a", 64), ("a", 0), ("b", 64), ("b", 0)], lead="lift")
-    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), 0)
+    con.result(ResultKey("a", "hug-oracle", "replay"), "ok", _rec(True), worlds=0)
     assert con.bar.postfix == "ETA after the first recording" and con.done == 0
-    con.result(ResultKey("a", "lift"), "ok", _rec(True), 64)
+    con.result(ResultKey("a", "lift"), "ok", _rec(True), worlds=64)
     assert con.done == 1 and re.fullmatch(r"holds 1, about \d+(:\d\d)+ left", con.bar.postfix), con.bar.postfix
-    con.result(ResultKey("b", "hug-oracle", "replay"), "ok", _rec(True), 0)
-    con.result(ResultKey("b", "lift"), "ok", _rec(True), 64)
+    con.result(ResultKey("b", "hug-oracle", "replay"), "ok", _rec(True), worlds=0)
+    con.result(ResultKey("b", "lift"), "ok", _rec(True), worlds=64)
     assert con.bar.postfix == "holds 2"  # all done: no time left said
 
 
