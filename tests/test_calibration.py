@@ -152,7 +152,8 @@ def test_calibrate_chooses_once_among_the_declared_candidates(tmp_path, monkeypa
     monkeypatch.setenv(calibration_file.ENV, str(out))
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     assert physics.table("calibrated").keys() == physics.table("replay").keys()
-    assert physics.calibrated_centres(cfg) == ch["centres"] and physics.calibrated_centres(ReplayConfig()) == {}
+    assert physics.calibrated_centres(cfg) == ch["centres"]
+    assert physics.calibrated_centres(ReplayConfig(physics="replay")) == {}
 
 
 def test_attribution_reverts_each_item_on_the_choice_and_keeps_the_fitted_hand_only_where_it_judges_better(
@@ -292,10 +293,11 @@ def test_the_sampler_draws_from_the_calibrated_centres(tmp_path, monkeypatch):
     monkeypatch.setenv(calibration_file.ENV, str(p))
     cfg = physics.apply_physics(ReplayConfig(), "calibrated")
     vs = variables_for(cfg)
-    assert variables_for(ReplayConfig()) == variables(ReplayConfig())
+    assert variables_for(ReplayConfig(physics="replay")) == variables(ReplayConfig(physics="replay"))
     sig, ranges = {"wrist_mm": 2.0, "object_mm": 0.5}, {"object_mass_scale": (0.8, 1.2)}
     cal = draw_samples(0, "mug_lift", 16, sigmas=sig, variables=vs, ranges=ranges)
-    dec = draw_samples(0, "mug_lift", 16, sigmas=sig, variables=variables(ReplayConfig()), ranges=ranges)
+    declared = variables(ReplayConfig(physics="replay"))
+    dec = draw_samples(0, "mug_lift", 16, sigmas=sig, variables=declared, ranges=ranges)
     assert all(0.65 <= s["friction"] <= 1.35 for s in cal) and {s["softness"] for s in cal} == {"manosim_soft"}
     assert [s["friction"] - d["friction"] for s, d in zip(cal, dec)] == pytest.approx(
         [0.35] * 16
@@ -337,3 +339,20 @@ def test_score_only_runs_nothing_and_says_which_rows_are_not_measured(tmp_path, 
     rows = {r["name"]: r for r in doc["attribution"]}
     assert "not measured" in rows["all"]["not_measured"] and "balanced_accuracy" not in rows["all"]
     assert all(rows[k] == r for k, r in {r["name"]: r for r in first["attribution"]}.items() if k != "all")
+
+
+def test_the_default_judge_is_the_checked_in_choice_and_that_choice_is_the_best_measured_candidate():
+    """The default judge is the calibration file's physics as it replays: the chosen condition's overrides are in the
+    choice, and the choice is what the declared rule picks among the file's measured candidates (re-derived)."""
+    from replay.results.judge import DEFAULT_JUDGE
+    from replay.study.verdict_conditions import AS_REPLAYED, condition_named
+
+    doc = calibration_file.read_calibration(calibration_file.CALIBRATION_FILE)
+    ch = doc["choice"]
+    assert (DEFAULT_JUDGE.physics, DEFAULT_JUDGE.condition) == ("calibrated", AS_REPLAYED.name)
+    assert ReplayConfig().physics == "calibrated" and ch["overrides"].get("hand_shape") == OWN_WORLD["hand_shape"]
+    wanted = condition_named(ch["condition"]).overrides_for(ReplayConfig(physics="replay"), "lift")
+    assert wanted.items() <= ch["overrides"].items()
+    best = choose(doc["candidates"])
+    assert best["name"] == ch["name"]
+    assert best["balanced_accuracy"] == pytest.approx(ch["balanced_accuracy"], abs=1e-12)

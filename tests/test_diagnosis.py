@@ -124,8 +124,8 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     the lift (measured: not lifted, diagnosed pushed_away, at 1.03 and 1.5 N·m)."""
     from replay.study.prepare import prepare_recording
 
-    cfg = ReplayConfig(physics_overrides={"finger_effort_limit": 1.5, "pad_compression": 0.0, "hand_shape": "zerohand",
-                                          "object_mass_model": "asset"})
+    over = {"finger_effort_limit": 1.5, "pad_compression": 0.0, "hand_shape": "zerohand", "object_mass_model": "asset"}
+    cfg = ReplayConfig(physics="replay", physics_overrides=over)
     rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), manosim_dir=mirror / "manosim", cfg=cfg)
     m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0

@@ -235,7 +235,9 @@ def test_study_runs_the_oracle_with_its_ablation_and_counts(tmp_path, mirror):
     # 1 of 1 lifted: Wilson's 95 % interval [1 / (1 + z^2), 1] = [0.21, 1.00] (z = 1.96)
     said = r"^cubesmall_lift +lift +holds +1\.00 \[0\.21, 1\.00\] +one run, not sampled: lifted +lifted"
     assert re.search(said, row_line), row_line
-    head = "verdict of the 1 lift, protocol hug-oracle, physics replay, one run each"  # its protocol, named
+    from replay.results.judge import DEFAULT_JUDGE
+
+    head = f"verdict of the 1 lift, protocol hug-oracle, physics {DEFAULT_JUDGE.physics}, one run each"  # named
     assert any(
         ln.startswith(head) and "(not the default judge)" in ln and ln.endswith("holds 1: lifted 1; uncertain 0; fails 0")
         for ln in lines

@@ -147,22 +147,23 @@ def test_authored_table_is_mujoco_defaults():
 def test_record_lists_every_choice_and_marks_departures():
     """Every choice of the table is in the record with a source; an override and a value set apart by
     ``--hand-shape`` or the hug-oracle's contact say so."""
-    cfg = physics.apply_physics(ReplayConfig(), "authored", {"cone": "elliptic"})
+    cfg = physics.apply_physics(ReplayConfig(physics="replay"), "authored", {"cone": "elliptic"})
     rec = {r["name"]: r for r in physics.physics_record(cfg)}
     assert set(rec) == set(physics.PHYSICS["authored"])
     assert all(r["source"] and r["why"] for r in rec.values())
     assert rec["cone"]["value"] == "elliptic" and rec["cone"]["source"] == "--physics-set (user)"
     assert rec["integrator"]["value"] == "euler" and rec["integrator"]["source"].startswith("MuJoCo default")
-    default = {r["name"]: r for r in physics.physics_record(ReplayConfig())}
+    default = {r["name"]: r for r in physics.physics_record(ReplayConfig(physics="replay"))}
     assert default["wrist_gravity_compensation"]["value"] is True
-    apart = ReplayConfig(physics_overrides={"cone": "pyramidal", "hand_shape": "myhand"})
+    apart = ReplayConfig(physics="replay", physics_overrides={"cone": "pyramidal", "hand_shape": "myhand"})
     rec = {r["name"]: r for r in physics.physics_record(apart)}
     assert rec["cone"]["source"] == "--physics-set (user)"
     assert rec["cone"]["why"].startswith("departs from 'replay': 'elliptic'")
     assert rec["hand_shape"]["value"] == "myhand" and "--hand-shape" in rec["hand_shape"]["source"]
     from replay.protocol.oracle_plan import oracle_config
 
-    mix = {r["name"]: r for r in physics.physics_record(oracle_config(ReplayConfig()))}["contact_mixing"]
+    oracle = oracle_config(ReplayConfig(physics="replay"))
+    mix = {r["name"]: r for r in physics.physics_record(oracle)}["contact_mixing"]
     assert mix["value"] == "hand" and "oracle_contact 'manosim'" in mix["source"]
 
 

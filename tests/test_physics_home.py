@@ -35,25 +35,25 @@ def test_config_holds_no_physics_value():
 
 
 def test_every_choice_is_read_from_the_table_or_its_override():
-    cfg = ReplayConfig()
+    cfg = ReplayConfig(physics="replay")
     for name, c in physics.PHYSICS["replay"].items():
         if name not in physics.CONFIG_SET:
             assert physics.choice_value(cfg, name) == c.value, name
-    apart = ReplayConfig(physics_overrides={"cone": "pyramidal", "impratio": 1.0})
+    apart = ReplayConfig(physics="replay", physics_overrides={"cone": "pyramidal", "impratio": 1.0})
     assert (physics.choice_value(apart, "cone"), physics.choice_value(apart, "impratio")) == ("pyramidal", 1.0)
     with pytest.raises(DataError, match="config.physics_overrides.cone"):
-        ReplayConfig(physics_overrides={"cone": "round"}).validate()
+        ReplayConfig(physics="replay", physics_overrides={"cone": "round"}).validate()
     with pytest.raises(DataError, match="unknown physics choice 'finger_damping'"):
-        ReplayConfig(physics_overrides={"finger_damping": 0.3}).validate()
+        ReplayConfig(physics="replay", physics_overrides={"finger_damping": 0.3}).validate()
 
 
 def test_hand_shape_and_the_oracles_contact_are_departures():
     """The dataset's default shape (replay.datasets: zerohand for GRAB) and ``--hand-shape`` are the override
     ``hand_shape``; the hug-oracle's ``oracle_contact`` ``manosim`` is ``contact_mixing`` ``hand``, under
     ``authored`` MuJoCo's mixing (``oracle_contact`` ``compiled``)."""
-    grab = resolve_hand_variant(ReplayConfig(), "grab")
+    grab = resolve_hand_variant(ReplayConfig(physics="replay"), "grab")
     assert grab.physics_overrides == {"hand_shape": "zerohand"}
-    mine = ReplayConfig(physics_overrides={"hand_shape": "myhand"})
+    mine = ReplayConfig(physics="replay", physics_overrides={"hand_shape": "myhand"})
     assert resolve_hand_variant(mine, "grab") is mine  # a shape set is kept
     oracle = oracle_config(grab)
     assert oracle.physics_overrides == {"hand_shape": "zerohand", "contact_mixing": "hand",
@@ -155,7 +155,8 @@ DEFAULTS_6 = {"physics": "replay", "physics_overrides": {"hand_shape": "zerohand
 def test_format_6_physics_fields_read_as_the_physics_they_ran():
     """The defaults depart from nothing (the same config as today's default, so the same study); a set value is the
     choice it stood for, with the same effective value (the hug-oracle's limit its entry; --effort the others')."""
-    assert ReplayConfig.from_dict(DEFAULTS_6) == ReplayConfig(physics_overrides={"hand_shape": "zerohand"})
+    want = ReplayConfig(physics="replay", physics_overrides={"hand_shape": "zerohand"})
+    assert ReplayConfig.from_dict(DEFAULTS_6) == want
     set6 = dict(DEFAULTS_6, hand_object_friction=1.5, object_density_scale=0.4, object_kd=50.0, support_friction=0.8,
                 effort_limit=0.4, oracle_effort_limit=2.0, flutter_safety=2.7, wrist_substep_interp=False,
                 wrist_gain_scale=3.0, pad_compression_mm=0.0)
@@ -192,7 +193,7 @@ def test_a_format_6_config_reads_as_today_and_resume_says_why_it_reruns():
     from replay.study.job import config_hash
     from replay.study.resume import PriorStudy, older_form
 
-    cfg = ReplayConfig(physics_overrides={"hand_shape": "zerohand"}).replace(lift={"hold_s": 0.3})
+    cfg = ReplayConfig(physics="replay", physics_overrides={"hand_shape": "zerohand"}).replace(lift={"hold_s": 0.3})
     old = _format_6(cfg)
     assert "hold_s" in old and "lift" not in old and ReplayConfig.from_dict(old) == cfg
     prior = {"format_version": 6, "config_hash": "0123456789abcdef", "config": old}

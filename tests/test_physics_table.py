@@ -178,17 +178,18 @@ def test_protocol_set_rows_are_no_overrides():
     pad depth are the table's, an override's, or a config field's where it is set (``--effort``: before the
     override); the departure is recorded as such."""
     with pytest.raises(DataError, match="substeps"):
-        physics.apply_physics(ReplayConfig(), "replay", {"timestep": 0.002})
+        physics.apply_physics(ReplayConfig(physics="replay"), "replay", {"timestep": 0.002})
     with pytest.raises(DataError, match="physics_overrides.finger_effort_limit"):
-        physics.apply_physics(ReplayConfig(), "replay", {"finger_effort_limit": -1.0})
+        physics.apply_physics(ReplayConfig(physics="replay"), "replay", {"finger_effort_limit": -1.0})
     with pytest.raises(DataError, match="physics_overrides.pad_compression"):
-        physics.apply_physics(ReplayConfig(), "replay", {"pad_compression": -1.0})
-    over = physics.apply_physics(ReplayConfig(), "authored", {"pad_compression": 2.0})
+        physics.apply_physics(ReplayConfig(physics="replay"), "replay", {"pad_compression": -1.0})
+    over = physics.apply_physics(ReplayConfig(physics="replay"), "authored", {"pad_compression": 2.0})
     assert physics.choice_value(over, "pad_compression") == 2.0
     assert physics.choice_value(physics.apply_physics(over, None, {"pad_compression": 1.0}), "pad_compression") == 1.0
-    assert physics.choice_value(ReplayConfig(), "finger_effort_limit")["lift"] == "human"
-    assert physics.choice_value(ReplayConfig(), "pad_compression") == 3.0
-    cfg = physics.apply_physics(ReplayConfig(), None, {"finger_effort_limit": 0.8, "pad_compression": 0.0})
+    assert physics.choice_value(ReplayConfig(physics="replay"), "finger_effort_limit")["lift"] == "human"
+    assert physics.choice_value(ReplayConfig(physics="replay"), "pad_compression") == 3.0
+    over = {"finger_effort_limit": 0.8, "pad_compression": 0.0}
+    cfg = physics.apply_physics(ReplayConfig(physics="replay"), None, over)
     assert physics.choice_value(cfg, "finger_effort_limit") == 0.8 and physics.choice_value(cfg, "pad_compression") == 0
     rec = {r["name"]: r for r in physics.physics_record(cfg)}
     assert rec["finger_effort_limit"]["value"] == 0.8 and "--effort" in rec["finger_effort_limit"]["source"]

@@ -20,6 +20,7 @@ from test_study import SHORT
 from replay.config import ReplayConfig
 from replay.output.report import build_report
 from replay.output.report_table import COLUMNS
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import Phase
 from replay.study.runner import run_study
 
@@ -137,8 +138,8 @@ def test_page_renders_in_chromium(report):
     alike = sum(bool(r["lifted"]) == bool(pair[r["sequence"]]) for r in study["rollouts"])
     assert re.search(rf"<td>hug-oracle@authored</td><td>{alike}</td><td>{2 - alike}</td><td>0</td><td>2</td>", dom)
     assert (
-        "Not in this study: hug-oracle@replay" in dom
-        and "--verdicts lift@replay,hug-oracle@authored,hug-oracle@replay" in dom
+        f"Not in this study: hug-oracle@{DEFAULT_JUDGE.physics}" in dom
+        and f"--verdicts lift@{DEFAULT_JUDGE.physics},hug-oracle@authored,hug-oracle@{DEFAULT_JUDGE.physics}" in dom
     )
     # a recording's page: led by its verdict, each check's word beside it
     head = re.search(r"<p id=\"?verdict\"?[^>]*>(.*?)</p>", res.stdout, re.S).group(1)

@@ -12,6 +12,7 @@ from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig, describe
 from replay.errors import DataError
+from replay.results.judge import DEFAULT_JUDGE
 from replay.kinematics.coords_interp import interp_coords
 from replay.kinematics.quat import quat_slerp
 from replay.protocol.lift_plan import min_jerk
@@ -23,7 +24,7 @@ def test_config_roundtrip_and_defaults(tmp_path):
     assert cfg.dt == pytest.approx(1 / 240)  # 30 fps x 8 substeps
     assert (cfg.lift.lift_height, cfg.lift.hold_s, cfg.contact_budget.headroom) == (0.18, 0.6, 6.0)
     assert not hasattr(cfg, "effort_limit") and not hasattr(cfg, "pad_compression_mm")  # the physics table's
-    assert cfg.solver == "newton" and cfg.physics == "replay" and cfg.physics_overrides == {}
+    assert cfg.solver == "newton" and cfg.physics == DEFAULT_JUDGE.physics and cfg.physics_overrides == {}
     p = tmp_path / "c.json"
     cfg.physics_overrides = {"finger_effort_limit": 0.25}
     cfg.save(p)

@@ -13,6 +13,7 @@ from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.protocol import p_lift_stats as p_lift
 from replay.results.files import read_rollout
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.records import FORMAT_VERSION
 from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
@@ -126,8 +127,12 @@ def test_sampler_same_seed_same_samples_and_variants():
 
 
 def test_conditions_set_what_they_say():
-    cfg = resolve_hand_variant(ReplayConfig(), "grab")
-    assert verdict_conditions.default_conditions(cfg) == ["wrist_uncompensated", "as_replayed"]  # the judge's first
+    cfg = resolve_hand_variant(ReplayConfig(physics="replay"), "grab")
+    assert verdict_conditions.default_conditions(cfg) == ["as_replayed", "wrist_uncompensated"]  # the judge's first
+    # the default judge's physics holds its chosen wrist condition (calibration.json): the other one is compensated
+    dflt = resolve_hand_variant(ReplayConfig(), "grab")
+    assert physics.choice_value(dflt, "wrist_gravity_compensation") is False
+    assert verdict_conditions.default_conditions(dflt) == ["as_replayed", "wrist_compensated"]
     assert verdict_conditions.condition_config(cfg, "as_replayed") is cfg
     c = verdict_conditions.condition_config(cfg, "wrist_uncompensated")
     assert physics.choice_value(c, "wrist_gravity_compensation") is False
@@ -266,7 +271,8 @@ def test_sampling_options_are_checked_in_one_line():
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
     assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
     s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
-    assert s.conditions == {"lift": ["wrist_uncompensated", "as_replayed"]} and len(s.corruptions) == 3
+    assert s.conditions == {"lift": verdict_conditions.default_conditions(cfg)} and len(s.corruptions) == 3
+    assert s.conditions["lift"][0] == DEFAULT_JUDGE.condition  # the judge's first
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
     for args, opt in (
         ((0, 0, None, "all"), "--corruptions"),

@@ -17,6 +17,7 @@ from replay.config import ReplayConfig
 from replay.errors import UsageError
 from replay.output.report import build_report
 from replay.results.files import read_rollout
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.study_counts import Counts
 from replay.sim import physics
 from replay.study.end_table import as_record, end_lines, failure_lines, pair_lines
@@ -30,6 +31,8 @@ PAIRS = "lift,hug-oracle,hug-oracle@authored"
 VARYING = TIMING | {"poses", "inputs", "run_warnings"}
 #: what a row holds as the study's own protocol and not as a pair beside it: the verdict and its cross-checks
 OWN = VARYING | {"json", "verdict", "cross_checks"}
+
+P = DEFAULT_JUDGE.physics  # the study's own physics: its pairs are named after it
 
 
 def test_pairs_main_first_extras_once_and_bad_names_refused():
@@ -115,7 +118,7 @@ def studies(tmp_path_factory, mirror):
 
 def test_extra_verdicts_equal_a_study_of_their_own(studies):
     d, _, side, alone = studies
-    assert [v["name"] for v in side["verdicts"]] == ["lift@replay", "hug-oracle@replay", "hug-oracle@authored"]
+    assert [v["name"] for v in side["verdicts"]] == [f"lift@{P}", f"hug-oracle@{P}", "hug-oracle@authored"]
     assert len({v["config_hash"] for v in side["verdicts"]}) == 2  # the pairs under replay share the study's config
     for phys in ("authored",):
         name = f"hug-oracle@{phys}"
@@ -141,14 +144,14 @@ def test_each_pair_counted_from_its_rows_and_a_csv_column_each(studies):
     assert c["lift"]["lifted"] == sum(bool(r["lifted"]) for r in side["rollouts"])
     table = list(csv.DictReader((d / "side" / "study.csv").open()))
     assert [k for k in table[0] if k.startswith("lifted_")] == [
-        "lifted_hug-oracle@replay",
+        f"lifted_hug-oracle@{P}",
         "lifted_hug-oracle@authored",
     ]
     for row in table:
         want = next(r["lifted"] for r in alone["authored"]["oracle_rollouts"] if r["sequence"] == row["sequence"])
         assert row["lifted_hug-oracle@authored"] == str(want)
-        want = json.loads((d / "side" / "study_rollouts" / f"{row['sequence']}.hug-oracle@replay.json").read_text())
-        assert row["lifted_hug-oracle@replay"] == str(want["lifted"])
+        want = json.loads((d / "side" / "study_rollouts" / f"{row['sequence']}.hug-oracle@{P}.json").read_text())
+        assert row[f"lifted_hug-oracle@{P}"] == str(want["lifted"])
     lines = pair_lines(as_record(side), Counts.from_dict(c))
     assert len(lines) == 2 and lines[1].startswith(
         f"cross-check hug-oracle@authored (one run each): lifted {c['hug-oracle@authored']['lifted']}/{len(OBJECTS)} "
@@ -207,8 +210,8 @@ def test_a_study_without_pairs_names_the_command_that_adds_them(studies, tmp_pat
     page = (tmp_path / "report.html").read_text()
     assert "<table id=cross-checks>" in page
     assert (
-        "Not in this study: hug-oracle@replay, hug-oracle@authored" in page
-        and "--verdicts lift@replay,hug-oracle@replay,hug-oracle@authored --resume" in page
+        f"Not in this study: hug-oracle@{P}, hug-oracle@authored" in page
+        and f"--verdicts lift@{P},hug-oracle@{P},hug-oracle@authored --resume" in page
     )
 
 
@@ -233,7 +236,7 @@ def test_extra_verdict_beside_a_sampled_study(studies, mirror, tmp_path):
         assert got == want and "p_lift" not in got  # a single rollout: the pair is not sampled
     c = side["counts"]["hug-oracle@authored"]
     assert c["lifted"] == sum(bool(r["lifted"]) for r in alone["authored"]["oracle_rollouts"])
-    assert [v["name"] for v in side["verdicts"]] == ["lift@replay", "hug-oracle@authored"]
+    assert [v["name"] for v in side["verdicts"]] == [f"lift@{P}", "hug-oracle@authored"]
 
 
 def test_ablation_only_keeps_the_pairs(studies, mirror, tmp_path):
@@ -266,8 +269,8 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
 
     res = Path(__file__).resolve().parents[1] / "docs" / "results"
     files = {
-        "lift@replay": ("grab-lifts", "rollouts"),
-        "hug-oracle@replay": ("grab-oracle", "oracle_rollouts"),
+        f"lift@{P}": ("grab-lifts", "rollouts"),
+        f"hug-oracle@{P}": ("grab-oracle", "oracle_rollouts"),
         "hug-oracle@authored": ("grab-oracle-authored", "oracle_rollouts"),
     }
     want = {
@@ -278,7 +281,7 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
         }
         for n, (f, k) in files.items()
     }
-    lifts = sorted(want["lift@replay"])
+    lifts = sorted(want[f"lift@{P}"])
     assert len(lifts) == 30
     side = run_study(
         "grab",
@@ -290,10 +293,10 @@ def test_the_three_pairs_on_grab_s_lifts_are_the_studies_of_their_own(tmp_path, 
         data_dir=mirror,
         verdicts=PAIRS,
     )
-    got = {"lift@replay": side["rollouts"], **side["verdict_rollouts"]}
+    got = {f"lift@{P}": side["rollouts"], **side["verdict_rollouts"]}
     for name, rows in got.items():
         assert {r["sequence"]: r["lifted"] for r in rows} == want[name], name
-        c = side["counts"][name if name != "lift@replay" else "lift"]["by_intent"]["lift"]
+        c = side["counts"][name if name != f"lift@{P}" else "lift"]["by_intent"]["lift"]
         assert c["lifted"] == sum(want[name].values()) and c["rollouts"] == 30
 
 
@@ -341,7 +344,7 @@ def test_a_refused_recording_counts_once_however_many_pairs_judge_it(mirror, tmp
     keys = [
         "cubesmall_offhand_1",
         "cubesmall_offhand_1 [hug-oracle@authored]",
-        "cubesmall_offhand_1 [hug-oracle@replay]",
+        f"cubesmall_offhand_1 [hug-oracle@{P}]",
     ]
     for study in (
         st,

@@ -158,6 +158,7 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
     if not (set(data) & _legacy_keys()):
         return data
     data = dict(data)
+    data.setdefault("physics", "replay")  # a file of legacy fields ran under the replay table, not today's default
     if data.pop("finger_damping", None) is not None:
         raise DataError(
             source,

@@ -478,7 +478,7 @@ REPLAY = (
         "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
         "VALUE_SOURCES, docs/hand.md)",
         "landmark IK fits GRAB's hands best with zerohand among the authored shapes (replay.datasets: the "
-        "measurement); fitted is not the default until the verdict is recalibrated with it",
+        "measurement); the calibrated physics, the default judge's, replays fitted (docs/results/calibration.json)",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
     _c(

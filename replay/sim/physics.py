@@ -184,7 +184,7 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
             "config.physics",
             "this engine drives the wrist with the gravity-compensated wrench only; "
             "run the physics choices wrist_law / wrist_gravity_compensation on the direct engine "
-            "(MuJoCo C or mujoco-warp)",
+            "(MuJoCo C or mujoco-warp), or run --physics replay (its wrist compensated)",
         )
     if not direct_c and choice_value(cfg, "object_margin") == "asset":
         raise DataError(

@@ -226,6 +226,7 @@ def run_study(
         config,
         prior=st.prior if objects and not ablation_only else None,
         chash=st.chash,
+        dataset=dataset,
     )
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")

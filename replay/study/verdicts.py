@@ -26,14 +26,23 @@ from replay.protocol.protocols.base import ResultKey, all_protocols, is_known, p
 from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.protocol.protocols.lift import Lift
 from replay.results.json_record import JsonRecord
+from replay.results.judge import DEFAULT_JUDGE
 from replay.results.study_rows import PAIR_PREFIX, StudyRow, study_rows
 from replay.sim import physics
+from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.job import config_hash, job_config
 from replay.study.resume import PriorStudy
 
-#: the pairs the report asks for where a study lacks one (lift and hug-oracle under the project's
+#: the pairs the report asks for where a study lacks one (lift and hug-oracle under the default judge's
 #: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
-DEFAULT_VERDICTS = (f"{Lift.name}@replay", f"{HugOracle.name}@replay", f"{HugOracle.name}@authored")
+DEFAULT_VERDICTS = tuple(
+    f"{p}@{phys}"
+    for p, phys in (
+        (Lift.name, DEFAULT_JUDGE.physics),
+        (HugOracle.name, DEFAULT_JUDGE.physics),
+        (HugOracle.name, "authored"),
+    )
+)
 
 
 def verdict_protocols() -> tuple[str, ...]:
@@ -126,11 +135,12 @@ def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
     return [v for v in verdicts or [] if not v.main]
 
 
-def verdict_config(cfg: ReplayConfig, physics_name: str) -> ReplayConfig:
+def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = None) -> ReplayConfig:
     """The study's config ``cfg`` under the named physics ``physics_name`` (:func:`replay.sim.physics.apply_physics`,
     the user's ``--physics-set`` departures kept), as ``run_study.py --physics NAME`` with the study's other
     flags makes it: the same config, so the same ``config_hash``. Leaving ``authored``, the hug-oracle's
-    contact mixing (which only ``authored`` sets) returns to the default. ``cfg`` itself where it is of that
+    contact mixing (which only ``authored`` sets) returns to the default; a hand shape resolved from the study's
+    own physics table is resolved again under ``physics_name`` for ``dataset``. ``cfg`` itself where it is of that
     physics already.
 
     Raises:
@@ -140,17 +150,25 @@ def verdict_config(cfg: ReplayConfig, physics_name: str) -> ReplayConfig:
         return cfg
     if cfg.physics == "authored":
         cfg = cfg.replace(oracle={"contact": ReplayConfig().oracle.contact})
+    over = dict(cfg.physics_overrides or {})
+    own = physics.table(cfg.physics)["hand_shape"].value
+    if dataset is not None and own is not None and over.get("hand_shape") == own:  # the table's, not a departure
+        del over["hand_shape"]
+        out = physics.apply_physics(dataclasses.replace(cfg, physics_overrides=over), physics_name)
+        return resolve_hand_variant(out, dataset)
     return physics.apply_physics(cfg, physics_name)
 
 
-def with_hashes(verdicts: list[VerdictPair], cfg: ReplayConfig) -> tuple[list[VerdictPair], dict[str, ReplayConfig]]:
-    """``verdicts`` each with its ``config_hash``, and ``{name: config}`` of the extra pairs."""
-    cfgs = {v.name: verdict_config(cfg, v.physics) for v in extras(verdicts)}
+def with_hashes(
+    verdicts: list[VerdictPair], cfg: ReplayConfig, dataset: str | None = None
+) -> tuple[list[VerdictPair], dict[str, ReplayConfig]]:
+    """``verdicts`` each with its ``config_hash``, and the extra pairs' ``{name: config}`` (:func:`verdict_config`)."""
+    cfgs = {v.name: verdict_config(cfg, v.physics, dataset) for v in extras(verdicts)}
     return [dataclasses.replace(v, config_hash=config_hash(cfgs.get(v.name, cfg))) for v in verdicts], cfgs
 
 
 def study_verdicts(
-    text, protocols: list[str], cfg: ReplayConfig, *, prior: PriorStudy | None, chash: str
+    text, protocols: list[str], cfg: ReplayConfig, *, prior: PriorStudy | None, chash: str, dataset: str | None = None
 ) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
     """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
     ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
@@ -163,7 +181,7 @@ def study_verdicts(
     if text is None and not (prior and prior.config_hash == chash and extras(had)):
         return None, {}
     pairs = parse_verdicts(text, protocols, cfg.physics)
-    pairs, cfgs = with_hashes(merged(prior, pairs, chash), cfg)
+    pairs, cfgs = with_hashes(merged(prior, pairs, chash), cfg, dataset)
     return pairs, {n: (job_config(c), config_hash(c)) for n, c in cfgs.items()}
 
 
