@@ -76,6 +76,21 @@ def test_a_pair_s_config_is_that_of_a_study_of_its_own(study_flags, other_flags,
     assert verdict_config(study, study.physics) is study
 
 
+
+@pytest.mark.parametrize("study_physics", ["calibrated", "replay"])
+@pytest.mark.parametrize("pair", ["calibrated", "replay", "authored"])
+def test_a_pair_s_hand_is_the_one_its_own_study_resolves(study_physics, pair):
+    """A study's hand shape resolved by its physics (the calibrated table's fitted hand, the dataset's zerohand
+    otherwise) is resolved again under the pair's physics: the pair hashes as the study of its own; a user's shape
+    is a departure and stays."""
+    from replay.sim.hand_assets import resolve_hand_variant
+
+    study = resolve_hand_variant(ReplayConfig(physics=study_physics), "grab")
+    alone = resolve_hand_variant(physics.apply_physics(ReplayConfig(physics=study_physics), pair), "grab")
+    assert config_hash(verdict_config(study, pair, "grab")) == config_hash(alone)
+    mine = resolve_hand_variant(ReplayConfig(physics=study_physics, physics_overrides={"hand_shape": "myhand"}), "grab")
+    assert physics.choice_value(verdict_config(mine, pair, "grab"), "hand_shape") == "myhand"
+
 def _rollout(d, stem):
     rec = read_rollout(d / "study_rollouts" / f"{stem}.json")  # every field by name, the times left out
 

@@ -139,9 +139,9 @@ def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = N
     """The study's config ``cfg`` under the named physics ``physics_name`` (:func:`replay.sim.physics.apply_physics`,
     the user's ``--physics-set`` departures kept), as ``run_study.py --physics NAME`` with the study's other
     flags makes it: the same config, so the same ``config_hash``. Leaving ``authored``, the hug-oracle's
-    contact mixing (which only ``authored`` sets) returns to the default; a hand shape resolved from the study's
-    own physics table is resolved again under ``physics_name`` for ``dataset``. ``cfg`` itself where it is of that
-    physics already.
+    contact mixing (which only ``authored`` sets) returns to the default; a hand shape the study's physics resolved
+    for ``dataset`` (its table's or the dataset's) is resolved again under ``physics_name``. ``cfg`` itself where it
+    is of that physics already.
 
     Raises:
         DataError: the physics ``calibrated`` without its results file.
@@ -150,12 +150,12 @@ def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = N
         return cfg
     if cfg.physics == "authored":
         cfg = cfg.replace(oracle={"contact": ReplayConfig().oracle.contact})
-    over = dict(cfg.physics_overrides or {})
-    own = physics.table(cfg.physics)["hand_shape"].value
-    if dataset is not None and own is not None and over.get("hand_shape") == own:  # the table's, not a departure
-        del over["hand_shape"]
-        out = physics.apply_physics(dataclasses.replace(cfg, physics_overrides=over), physics_name)
-        return resolve_hand_variant(out, dataset)
+    if dataset is not None and "hand_shape" in (cfg.physics_overrides or {}):
+        bare = dataclasses.replace(
+            cfg, physics_overrides={k: v for k, v in cfg.physics_overrides.items() if k != "hand_shape"}
+        )
+        if resolve_hand_variant(bare, dataset) == cfg:  # resolved by the study's physics, not a departure
+            return resolve_hand_variant(physics.apply_physics(bare, physics_name), dataset)
     return physics.apply_physics(cfg, physics_name)
 
 
