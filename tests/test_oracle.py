@@ -268,7 +268,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
     rec, coords = window
     out = {}
     for engine in ("newton", "mujoco-c"):
-        cfg = ReplayConfig(**SHORT_ORACLE, engine=engine).replace(oracle={"contact": "compiled"})
+        cfg = ReplayConfig(**SHORT_ORACLE, physics="replay", engine=engine).replace(oracle={"contact": "compiled"})
         out[engine] = [
             r.metrics
             for r in run_rollouts(

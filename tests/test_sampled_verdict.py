@@ -236,7 +236,7 @@ def test_small_sampled_study(mirror, tmp_path):
     )
     st = json.loads(out.read_text())
     assert st["format_version"] == FORMAT_VERSION and st["sampling"]["samples"] == 4
-    assert [c["name"] for c in st["sampling"]["conditions"]] == ["wrist_uncompensated", "as_replayed"]
+    assert [c["name"] for c in st["sampling"]["conditions"]] == [DEFAULT_JUDGE.condition, "wrist_compensated"]
     assert {v["name"] for v in st["sampling"]["variables"]} == {x.name for x in VARIABLES}
     assert len(st["discrimination"]) == 2 * 3 and all(d["n_recordings"] == 2 for d in st["discrimination"])
     cube = read_rollout(tmp_path / "study_rollouts" / "cubesmall_lift.json").flat()

@@ -121,7 +121,7 @@ def test_bytes_written_per_recording_stay_flat_from_30_to_1500(tmp_path, mirror,
     for n in (30, 300, 1500):
         names = [f"cubesmallv{k:04d}_lift" for k in range(n)]
         monkeypatch.setattr(runner_mod, "list_sequences", lambda *a, names=names: list(names))
-        monkeypatch.setattr(runner_mod, "resolve_sequences", lambda ds, all_seqs, *a: list(all_seqs))
+        monkeypatch.setattr(runner_mod, "resolve_sequences", lambda ds, all_seqs, *a, **k: list(all_seqs))
         monkeypatch.setattr(job_mod, "run_job", lambda j: dict(doc, sequence=j.sequence))
         written.clear()
         out = tmp_path / f"s{n}" / "study.json"

@@ -95,7 +95,8 @@ def fitted_hand_dir(subject: SubjectHand, template: str | Path) -> Path:
     h = hashlib.sha256(json.dumps([FIT_VERSION, subject.side, subject.key_values()]).encode())
     for f in files + meshes:
         h.update(f.name.encode() + sha256_file(f).encode())
-    out = cache_dir("hands").resolve() / f"{subject.side}-{h.hexdigest()[:24]}"  # absolute: rollouts name it
+    # named after the template's folder (mano_lhand-...): the side is read from it, as from manosim's own; absolute
+    out = cache_dir("hands").resolve() / f"{template.name}-{h.hexdigest()[:24]}"
     if (out / "hand.json").is_file():
         return out
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
