@@ -103,8 +103,8 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
         assert traces[i].contacts_at_lift == trm[i].contacts_at_lift
         s = WarpBatch(scene, [v], device="cuda:0")
         tr = step_protocol(plan, s, cfg)[0]
-        mb = _measure(rec, plan, scene, cfg, traces[i], b.worlds[i])
-        ms = _measure(rec, plan, scene, cfg, tr, s.worlds[0])
+        mb = _measure(rec, plan, scene, cfg=cfg, tr=traces[i], world=b.worlds[i])
+        ms = _measure(rec, plan, scene, cfg=cfg, tr=tr, world=s.worlds[0])
         assert mb["outcome"] == ms["outcome"] == "lifted", (i, mb["unstable_reason"], ms["unstable_reason"])
         assert mb["rise"] == pytest.approx(ms["rise"], abs=1e-3)
         n = min(tr.done, traces[i].done)

@@ -92,7 +92,7 @@ def batch_run(scene):
 
 def _metrics(scene, trace, world):
     rec, plan, sc, cfg = scene
-    return _measure(rec, plan, sc, cfg, trace, world)
+    return _measure(rec, plan, sc, cfg=cfg, tr=trace, world=world)
 
 
 @pytest.mark.slow  # its fixture steps four worlds through the full SHORT protocol on Warp's CPU device: 32 s on 2 shared cores (make test-slow)
