@@ -2,13 +2,13 @@
 """Choose the named physics ``calibrated`` once (issues #46, #54; :mod:`replay.study.calibration`).
 
     python scripts/calibrate.py --dataset grab --data DIR --samples 32 [--attribute] [--objects a,b] [--seed 0]
-        [--workers 2] [--work out/calibration] [--out docs/results/calibration.json] [--candidates 0,2]
+        [--workers 2] [--work out/calibration] [--out replay/results/calibration.json] [--candidates 0,2]
         [--score-only]
 
 One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
 --samples N --corruptions --conditions ...``, the candidate's file named by ``$REPLAY_CALIBRATION``, every candidate
 on the recording's own hand: ``OWN_WORLD``), scored per condition by the declared figure; the best is written with
-every candidate's figures (default ``docs/results/calibration.json``, what ``--physics calibrated`` reads).
+every candidate's figures (default ``replay/results/calibration.json``, what ``--physics calibrated`` reads).
 ``--attribute``: the chosen candidate again with each of issue #54's items reverted (``ATTRIBUTIONS``); the fitted
 hand is kept only where it is the better judge. Lift recordings only; one choice for all, never per recording; a
 candidate's study resumes where it stopped. Exit status (replay.cli): 0 done, 1 a study failed or lacks the sampled
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the samples' seed (default 0)")
     ap.add_argument("--workers", type=int, default=2, help="run_study.py --workers (default 2)")
     ap.add_argument("--work", type=Path, default=Path("out/calibration"), help="the candidates' studies")
-    ap.add_argument("--out", type=Path, default=Path("docs/results/calibration.json"), help="the choice")
+    ap.add_argument("--out", type=Path, default=Path("replay/results/calibration.json"), help="the choice")
     ap.add_argument(
         "--attribute", action="store_true", help="also the chosen candidate with each of issue #54's items reverted"
     )

@@ -182,7 +182,7 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="named physics (replay.sim.physics): 'authored' = the hand and object files as written plus "
         "MuJoCo's defaults; 'replay' = the project's declared choices; 'calibrated' = replay "
-        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, docs/results/calibration.json); "
+        "with the choices fitted once on GRAB's lifts (scripts/calibrate.py, replay/results/calibration.json); "
         f"default: {DEFAULT_JUDGE.physics}, the default judge's (replay.results.judge)",
     )
     p.add_argument(

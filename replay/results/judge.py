@@ -20,12 +20,12 @@ class Judge:
         return {"physics": self.physics, "condition": self.condition, "source": self.source}
 
 
-#: the default judge: the physics fitted once on GRAB's 30 lifts (``calibrated``: docs/results/calibration.json, what
+#: the default judge: the physics fitted once on GRAB's 30 lifts (``calibrated``: replay/results/calibration.json, what
 #: scripts/calibrate.py chose by the declared rule of replay.study.calibration), as it replays: the chosen condition's
 #: overrides are part of that choice (tests/test_calibration.py checks it)
 DEFAULT_JUDGE = Judge(
     physics="calibrated",
     condition="as_replayed",
     source="the best of the declared candidates (sampled centres x wrist gravity conditions, on the subject's fitted "
-    "hand) on GRAB's 30 lifts by the declared rule (docs/results/calibration.json, docs/results/calibration-54.md)",
+    "hand) on GRAB's 30 lifts by the declared rule (replay/results/calibration.json, docs/results/calibration-54.md)",
 )

@@ -478,7 +478,7 @@ REPLAY = (
         "replay.datasets: zerohand for GRAB/TACO, myhand for HUG-Bench (fitted, the recording's own hand: "
         "VALUE_SOURCES, docs/hand.md)",
         "landmark IK fits GRAB's hands best with zerohand among the authored shapes (replay.datasets: the "
-        "measurement); the calibrated physics, the default judge's, replays fitted (docs/results/calibration.json)",
+        "measurement); the calibrated physics, the default judge's, replays fitted (replay/results/calibration.json)",
     ),
     _c("wrist_target_offset_mm", (0.0, 0.0, 0.0), "the recording", "the recorded wrist pose"),
     _c(
@@ -541,7 +541,7 @@ REPLAY = (
 PHYSICS = {"authored": {c.name: c for c in AUTHORED + SHARED}, "replay": {c.name: c for c in REPLAY + SHARED}}
 #: every named physics: the two tables, and ``calibrated``: its base table with the choices fitted once by
 #: scripts/calibrate.py on GRAB's lifts (replay.study.calibration), read from its results file
-#: (replay.sim.calibration_file: docs/results/calibration.json)
+#: (replay.sim.calibration_file: replay/results/calibration.json)
 NAMES = ("authored", "replay", "calibrated")
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from replay.errors import DataError
 
-#: the checked-in choice (relative to the checkout: the package's parent folder)
-CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "calibration.json"
+#: the checked-in choice (package data: an installed wheel holds it too)
+CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "results" / "calibration.json"
 #: the environment variable that names another calibration file
 ENV = "REPLAY_CALIBRATION"
 

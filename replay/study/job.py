@@ -36,7 +36,7 @@ TRACE_FRAMES = 12
 
 def config_hash(cfg: ReplayConfig) -> str:
     """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed. Under the physics
-    ``calibrated`` its chosen values (``docs/results/calibration.json``'s ``choice``) are hashed with it:
+    ``calibrated`` its chosen values (``replay/results/calibration.json``'s ``choice``) are hashed with it:
     a new calibration is a new config."""
     doc = cfg.to_dict()
     if cfg.physics == "calibrated":
