@@ -163,21 +163,20 @@ def _run(script: str, *args, cwd: Path):
     )
 
 
+def _short_config(tmp_path):
+    """A config file of the short lift protocol (0.3 s approach, 4 cm lift) in ``tmp_path``."""
+    cfg = tmp_path / "short.json"
+    lift = {"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02}
+    cfg.write_text(json.dumps(dict(approach_window_s=0.3, settle_s=0.1, lift=lift)))
+    return cfg
+
+
 @pytest.mark.needs_data
 def test_shell_metacharacters_case_the_shown_command_runs_nothing_else(tmp_path, cases_dir):
     """The study of the case, its report, the export command the report shows: run through
     ``bash -c`` in an empty folder it creates no ``PWNED_SHELL`` (it is one command, whose script is
     not there); the study JSON and the CSV keep the name exact. About 15 s on 2 shared cores."""
-    cfg = tmp_path / "short.json"
-    cfg.write_text(
-        json.dumps(
-            dict(
-                approach_window_s=0.3,
-                settle_s=0.1,
-                lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02},
-            )
-        )
-    )
+    cfg = _short_config(tmp_path)
     out = tmp_path / "out" / "study.json"
     res = _run(
         "run_study.py",
@@ -280,16 +279,7 @@ def test_terminal_escapes_in_recording_names_are_shown_not_obeyed(tmp_path, mirr
     (data / "grab" / "objects").symlink_to(mirror / "grab" / "objects")
     for name, src in zip(names, ("cubesmall_lift", "mug_lift")):
         (data / "grab" / "recordings" / f"{name}.pkl").symlink_to(mirror / "grab" / "recordings" / f"{src}.pkl")
-    cfg = tmp_path / "short.json"
-    cfg.write_text(
-        json.dumps(
-            dict(
-                approach_window_s=0.3,
-                settle_s=0.1,
-                lift={"lift_height": 0.04, "lift_s": 0.3, "hold_s": 0.2, "lifted_min_rise": 0.02},
-            )
-        )
-    )
+    cfg = _short_config(tmp_path)
     out = tmp_path / "out" / "study.json"
     res = _run(
         "run_study.py",
