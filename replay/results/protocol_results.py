@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from replay.results.rollout_parts import ProtocolResult, _f, _fl, register_result
+from replay.results.rollout_parts import ProtocolResult, register_result
+from replay.results.rollout_parts import described as _f
 
 
 @register_result
@@ -34,7 +35,7 @@ class TrackResult(ProtocolResult):
     track_frames: int | None = _f("frames", "frames simulated after settling")
     track_frames_planned: int | None = _f("frames", "frames planned after settling")
     track_recorded_s: float | None = _f("s", "recorded time replayed after settling")
-    track_tolerance: dict = _fl("-", "{pos_mm, rot_deg}: the tolerance of track_within")
+    track_tolerance: dict = _f("-", "{pos_mm, rot_deg}: the tolerance of track_within", dict)
     recorded_max_s: float | None = _f(
         "s", "at most this long after the lift onset was replayed (null: to the end of the manipulation)"
     )

@@ -22,7 +22,9 @@ from replay.results.rollout_parts import (
     ProtocolResult,
     SceneReadback,
     Timing,
+    split_keys,
 )
+from replay.results.rollout_parts import described as _f
 from replay.results.sampled_fields import SampledVerdict
 
 #: version of the result files' layout (each version's changes: docs/results.md; older: :mod:`replay.results.convert`)
@@ -69,14 +71,6 @@ POSES_KEYS = (
 )
 
 
-def _f(unit: str, doc: str, default: Any = None):
-    return field(default=default, metadata={"unit": unit, "doc": doc})
-
-
-def _fl(unit: str, doc: str, factory=dict):
-    return field(default_factory=factory, metadata={"unit": unit, "doc": doc})
-
-
 def _part(cls, doc: str):
     return field(
         default_factory=cls, metadata={"unit": "-", "doc": f"{doc} (``{cls.__name__}``, its table below)", "part": True}
@@ -103,24 +97,26 @@ class RolloutRecord:
     hand_mjcf: str | None = _f("path", "hand MJCF replayed (side of the recording)")
     object_visual_mesh: str | None = _f("path", "object visual mesh (renderer)")
     support_height: float | None = _f("m, world z", "top of the table/support the object rests on")
-    support: Any = _f("m, world", "'plane', or {table_top_xy: [xmin, xmax, ymin, ymax]}")
+    support: Any = _f("m, world", "'plane', or {table_top_xy: [xmin, ymin, xmax, ymax]}")
     # scene read-back
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON; --resume matches it")
     crop: list | None = _f("frames", "[start, stop) of the recording replayed")
     start_frame: int | None = _f("frame", "first recorded frame of the approach (in the crop)")
     grasp_frame: int | None = _f("frame", "recorded grasp frame (in the crop)")
-    input_flags: dict = _fl(
+    input_flags: dict = _f(
         "-",
         "repaired, corrected or suspect input (replay.checks.recording_checks: untracked_frames, "
         "hand_side_from_landmarks, intent, object_track, object_rest, penetration, "
         "hand_shape, frames_missing, stream_offset, ...; most specific cause first, "
         "replay.checks.causes), empty if none",
+        dict,
     )
-    inputs: dict = _fl(
+    inputs: dict = _f(
         "-",
         "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it "
         "(replay.study.inputs); `pinned` only on the project's pin list's SHA-256, never the data's manifest; "
         "`pin_mismatch: true` at a pinned path with another digest",
+        dict,
     )
     object_time_offset_s: float | None = _f(
         "s",
@@ -129,13 +125,14 @@ class RolloutRecord:
     )
     # what ran
     physics: list | None = _f("-", "every physics choice in effect, [{name, value, source, why}] (replay.sim.physics)")
-    variant: dict = _fl(
+    variant: dict = _f(
         "-",
         "the world's variant (ablation, friction, effort, mass, wrist offset; finger closure, solver options if set)",
+        dict,
     )
-    variant_readback: dict = _fl("-", "the variant's values read back from the model")
+    variant_readback: dict = _f("-", "the variant's values read back from the model", dict)
     # outcome
-    run_warnings: list = _fl(
+    run_warnings: list = _f(
         "-",
         "warnings raised while this recording ran (e.g. a finger drive's damping "
         "raised to its flutter bound), said once per study",
@@ -176,7 +173,7 @@ class RolloutRecord:
             "part": True,
         },
     )
-    extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
+    extra: dict = _f("-", "keys this version does not declare", dict)
 
     @classmethod
     def from_dict(cls, doc: dict, source: str | Path | None = None, nested: bool = False) -> RolloutRecord:
@@ -196,8 +193,7 @@ class RolloutRecord:
         kw["result"] = next(
             (t.from_dict(doc[k]) for k, t in RESULT_TYPES.items() if isinstance(doc.get(k), dict)), None
         )
-        taken = set(_CORE) | set(_PARTS) | set(RESULT_TYPES)
-        rec = cls(**kw, extra={k: v for k, v in doc.items() if k not in taken})
+        rec = cls(**kw, extra=split_keys(doc, {*_CORE, *_PARTS, *RESULT_TYPES})[1])
         ab = doc.get("ablation")
         if isinstance(ab, dict):
             rec.ablation = cls.from_dict(ab, source, nested=True)
@@ -214,7 +210,7 @@ class RolloutRecord:
     def to_dict(self, nested: bool = False) -> dict:
         """The JSON object: the core fields, each part under its key (null where it holds nothing), the protocol's
         result under its key, ``extra`` merged back in; ``ablation`` nested (its own ``"ablation": true``)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in _CORE}
+        out = {n: getattr(self, n) for n in _CORE}
         if nested:
             out.pop("format_version")
         out["ablation"] = True if nested else (None if self.ablation is None else self.ablation.to_dict(nested=True))
@@ -226,7 +222,7 @@ class RolloutRecord:
 
     def flat(self) -> dict:
         """Every field of the record and its parts by name (the study's rows and CSVs; names are unique)."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in _CORE}
+        out = {n: getattr(self, n) for n in _CORE}
         for part in (*(getattr(self, k) for k in _PARTS), self.result):
             if part is not None:
                 out.update({n: getattr(part, n) for n in part.names()})
@@ -316,25 +312,25 @@ class StudyRecord(sf.SampledStudyFields):
 
     format_version: int = _f("-", "result file layout version", FORMAT_VERSION)
     dataset: str | None = _f("-", "grab, taco or hug-bench")
-    hand: dict = _fl("-", "{model, shape, manosim_dir, mjcf}")
-    config: dict = _fl("-", "every setting (replay.config.ReplayConfig), SI units")
+    hand: dict = _f("-", "{model, shape, manosim_dir, mjcf}", dict)
+    config: dict = _f("-", "every setting (replay.config.ReplayConfig), SI units", dict)
     config_hash: str | None = _f("-", "16 hex of SHA-256 of the config JSON")
     ablation: bool | None = _f("-", "the contact ablation ran")
-    versions: dict = _fl("-", "python and package versions")
-    sequences: list = _fl("-", "every recording of the study, in order", list)
-    counts: dict = _fl("-", "outcome counts, medians and wall time (replay.study.summary.summarize)")
-    failed: dict = _fl("-", "{sequence: one-line reason} of recordings that could not be replayed")
-    rollouts: list = _fl("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
-    inputs: dict = _fl("-", "{path: {sha256, from}} of every input file")
-    protocols: list = _fl("-", "protocols run: lift and/or recorded", list)
-    recorded_rollouts: list = _fl(
+    versions: dict = _f("-", "python and package versions", dict)
+    sequences: list = _f("-", "every recording of the study, in order", list)
+    counts: dict = _f("-", "outcome counts, medians and wall time (replay.study.summary.summarize)", dict)
+    failed: dict = _f("-", "{sequence: one-line reason} of recordings that could not be replayed", dict)
+    rollouts: list = _f("-", "one row per recording (ROW_FIELDS; full record in its `json`)", list)
+    inputs: dict = _f("-", "{path: {sha256, from}} of every input file", dict)
+    protocols: list = _f("-", "protocols run: lift and/or recorded", list)
+    recorded_rollouts: list = _f(
         "-",
         "recorded protocol: one row per recording (replay.protocol.recorded_protocol.TRACK_FIELDS; "
         "full record in its `json`)",
         list,
     )
-    refine_rollouts: list = _fl("-", "--refine: one row per recording (REFINE_FIELDS; full record in its `json`)", list)
-    oracle_rollouts: list = _fl(
+    refine_rollouts: list = _f("-", "--refine: one row per recording (REFINE_FIELDS; full record in its `json`)", list)
+    oracle_rollouts: list = _f(
         "-",
         "--protocol hug-oracle: one row per recording (ROW_FIELDS; full record in its "
         "`json`, `<sequence>.hug-oracle.json`); counts in counts['hug-oracle']",
@@ -346,7 +342,7 @@ class StudyRecord(sf.SampledStudyFields):
         "condition, null for single rollouts), default ({physics, condition, source}: replay.results.judge."
         "DEFAULT_JUDGE)} (replay.protocol.verdict)",
     )
-    extra: dict = field(default_factory=dict, metadata={"unit": "-", "doc": "keys this version does not declare"})
+    extra: dict = _f("-", "keys this version does not declare", dict)
 
     @classmethod
     def from_dict(cls, doc: dict, source: str | Path | None = None) -> StudyRecord:
@@ -356,18 +352,15 @@ class StudyRecord(sf.SampledStudyFields):
         upgrade_study(doc, source)
         if not isinstance(doc.get("rollouts"), list):
             raise ResultsFormatError(source, "rollouts", "study JSON has no 'rollouts' list")
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        return cls(
-            **{k: v for k, v in doc.items() if k in names}, extra={k: v for k, v in doc.items() if k not in names}
-        )
+        known, extra = split_keys(doc, _STUDY_FIELDS)
+        return cls(**known, extra=extra)
 
     @classmethod
     def view(cls, doc: dict) -> StudyRecord:
         """A study object this grasp-replay made (or its summary, or a part of one), read as it is: no version
         checked, no field required (files: :meth:`from_dict`)."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        kw = {k: v for k, v in doc.items() if k in names and v is not None}
-        return cls(**kw, extra={k: v for k, v in doc.items() if k not in names})
+        known, extra = split_keys(doc, _STUDY_FIELDS)
+        return cls(**{k: v for k, v in known.items() if v is not None}, extra=extra)
 
     def to_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in sf.sampled_last(dataclasses.fields(self)) if f.name != "extra"}

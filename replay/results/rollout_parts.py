@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
-def _f(unit: str, doc: str, default: Any = None):
+def described(unit: str, doc: str, default: Any = None):
+    """A results field with ``unit`` and ``doc`` metadata; a class as ``default`` makes a fresh one per record."""
+    if isinstance(default, type):
+        return field(default_factory=default, metadata={"unit": unit, "doc": doc})
     return field(default=default, metadata={"unit": unit, "doc": doc})
 
 
-def _fl(unit: str, doc: str, factory=dict):
-    return field(default_factory=factory, metadata={"unit": unit, "doc": doc})
+_f = described
 
 
 @dataclass
@@ -34,11 +36,8 @@ class Part:
     @classmethod
     def from_dict(cls, doc: dict | None):
         """The part of a JSON object (its keys; unknown ones to ``extra``); an empty part for None."""
-        doc = doc or {}
-        names = set(cls.names())
-        return cls(
-            **{k: v for k, v in doc.items() if k in names}, extra={k: v for k, v in doc.items() if k not in names}
-        )
+        known, extra = split_keys(doc or {}, cls.names())
+        return cls(**known, extra=extra)
 
     def to_dict(self) -> dict:
         return {**{n: getattr(self, n) for n in self.names()}, **self.extra}
@@ -46,6 +45,12 @@ class Part:
     def empty(self) -> bool:
         """No field holds a value (None, or an empty dict or list): written as null."""
         return not self.extra and all(_empty(getattr(self, n)) for n in self.names())
+
+
+def split_keys(doc: dict, names) -> tuple[dict, dict]:
+    """``(known, extra)``: ``doc``'s items whose key is in ``names``, and the rest."""
+    names = set(names)
+    return {k: v for k, v in doc.items() if k in names}, {k: v for k, v in doc.items() if k not in names}
 
 
 def _empty(v) -> bool:
@@ -85,15 +90,16 @@ class SceneReadback(Part):
     contact_capacity: int | None = _f("contacts", "contact buffer size")
     resting_contacts: int | None = _f("contacts", "object-support contacts at rest")
     probe_contacts: list | None = _f("contacts", "contact counts of the capacity probe")
-    readback: dict = _fl(
+    readback: dict = _f(
         "-",
         "drive gains and limits read back from the built model (finger_forcerange_per_joint N·m, mano_joint_1..15), "
         "and object_mass_model: the rule the object was weighed by (replay.sim.made_mass)",
+        dict,
     )
     flutter_min_margin: float | None = _f("-", "smallest finger-drive damping margin d_total/d_crit")
-    flutter: list = _fl("-", "per finger joint damping check (kp, damping, critical damping)", list)
-    finger_damping: list = _fl("N·m·s/rad", "distinct finger joint damping values", list)
-    import_warnings: list = _fl("-", "warnings of the hand import (said once per study)", list)
+    flutter: list = _f("-", "per finger joint damping check (kp, damping, critical damping)", list)
+    finger_damping: list = _f("N·m·s/rad", "distinct finger joint damping values", list)
+    import_warnings: list = _f("-", "warnings of the hand import (said once per study)", list)
     engine: str | None = _f(
         "-",
         "direct (MuJoCo), warp (mujoco-warp), newton (reference) or steel (SolverSteel; its rollouts add "

@@ -5,10 +5,11 @@ docs/results.md is generated from their docs."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from replay.results.rollout_parts import Part
+from replay.results.rollout_parts import described as _f
 from replay.results.verdict_record import PLiftEntry, p_lift_entries
 
 P_LIFT_DOC = (
@@ -57,10 +58,6 @@ VERDICT_ROLLOUTS_DOC = (
     "`<sequence>.<protocol>@<physics>.json`)} of each extra (protocol, physics) pair; study.csv's "
     "`lifted_<name>` columns carry each pair's lifted per recording"
 )
-
-
-def _f(unit: str, doc: str):
-    return field(default=None, metadata={"unit": unit, "doc": doc})
 
 
 @dataclass
