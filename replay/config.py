@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from replay.errors import DataError
 from replay.results import physics_table
-from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings
+from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings, check_ranges
+from replay.results.config_parts import setting as _f
 from replay.results.engine_choice import DEVICES, EngineChoice
 from replay.results.judge import DEFAULT_JUDGE
 from replay.results.legacy_physics import legacy_config
@@ -27,10 +28,6 @@ from replay.results.oracle_fields import OracleSettings
 #: (0, 0, -9.81) and Newton's ``ModelBuilder`` default; the one value every module uses
 #: (scene gravity, wrist gravity compensation, friction budget in kg).
 GRAVITY = 9.81
-
-
-def _f(default, unit: str, source: str):
-    return field(default=default, metadata={"unit": unit, "source": source})
 
 
 #: the config's three parts, each field in one: the physics (a named physics and its departures: its values are the
@@ -93,16 +90,14 @@ class ReplayConfig:
         "plus MuJoCo's defaults; replay = the project's declared choices (each with its source in the table); "
         "`run_study.py --physics`; default: the default judge's (replay.results.judge.DEFAULT_JUDGE)",
     )
-    physics_overrides: dict = field(
-        default_factory=dict,
-        metadata={
-            "unit": "-",
-            "source": "departures {choice: value} from the named physics (replay.sim.physics; "
-            "`run_study.py --physics-set NAME=VALUE`, `--hand-shape` (hand_shape; the dataset's default written by "
-            "resolve_hand_variant), the hug-oracle's oracle_contact (contact_mixing), the verdict's conditions, the "
-            "bridge), each listed in the rollout's `physics`; the table (replay.results.physics_table) is the one home "
-            "of these values: no other config field holds one",
-        },
+    physics_overrides: dict = _f(
+        dict,
+        "-",
+        "departures {choice: value} from the named physics (replay.sim.physics; "
+        "`run_study.py --physics-set NAME=VALUE`, `--hand-shape` (hand_shape; the dataset's default written by "
+        "resolve_hand_variant), the hug-oracle's oracle_contact (contact_mixing), the verdict's conditions, the "
+        "bridge), each listed in the rollout's `physics`; the table (replay.results.physics_table) is the one home "
+        "of these values: no other config field holds one",
     )
 
     # --- timing -------------------------------------------------------------------
@@ -130,14 +125,10 @@ class ReplayConfig:
     )
 
     # --- SolverSteel (engine steel, replay.sim.engine.steel) -----------------------------
-    steel: SteelSettings = field(
-        default_factory=SteelSettings, metadata={"unit": "-", "source": "replay.results.config_parts.SteelSettings"}
-    )
+    steel: SteelSettings = _f(SteelSettings, "-", "replay.results.config_parts.SteelSettings")
 
     # --- contact --------------------------------------------------------------------
-    contact_budget: ContactBudget = field(
-        default_factory=ContactBudget, metadata={"unit": "-", "source": "replay.results.config_parts.ContactBudget"}
-    )
+    contact_budget: ContactBudget = _f(ContactBudget, "-", "replay.results.config_parts.ContactBudget")
     support_thickness: float = _f(0.05, "m", "table-top box thickness below the support height (GRAB tables)")
     contact_force_min: float = _f(1e-6, "N", "a contact 'carries force' above this normal force")
 
@@ -182,12 +173,8 @@ class ReplayConfig:
     max_angular_speed: float = _f(400.0, "rad/s", "runaway: any body spinning faster than this is unstable")
 
     # --- the protocols' parts ----------------------------------------------------------
-    lift: LiftSettings = field(
-        default_factory=LiftSettings, metadata={"unit": "-", "source": "replay.results.config_parts.LiftSettings"}
-    )
-    oracle: OracleSettings = field(
-        default_factory=OracleSettings, metadata={"unit": "-", "source": "replay.results.oracle_fields.OracleSettings"}
-    )
+    lift: LiftSettings = _f(LiftSettings, "-", "replay.results.config_parts.LiftSettings")
+    oracle: OracleSettings = _f(OracleSettings, "-", "replay.results.oracle_fields.OracleSettings")
 
     def __post_init__(self):
         try:
@@ -215,18 +202,17 @@ class ReplayConfig:
 
     def validate(self) -> ReplayConfig:
         """Check ranges; raise :class:`DataError` naming the field (a part's as ``config.<part>.<field>``)."""
-        for name in ("control_fps", "substeps", "iterations", "replay_speed", "max_linear_speed", "max_angular_speed"):
-            if not getattr(self, name) > 0:
-                raise DataError(None, f"config.{name}", f"must be > 0, got {getattr(self, name)!r}")
-        choices = {
-            "solver": ("newton", "cg"),
-            "device": DEVICES,
-            "finger_drive": ("mjcf", "quat"),
-            "hand": ("capsule", "mesh"),
-        }
-        for name, ok in choices.items():
-            if getattr(self, name) not in ok:
-                raise DataError(None, f"config.{name}", f"{getattr(self, name)!r} not in {ok}")
+        check_ranges(
+            self,
+            "config",
+            positive=("control_fps", "substeps", "iterations", "replay_speed", "max_linear_speed", "max_angular_speed"),
+            choices={
+                "solver": ("newton", "cg"),
+                "device": DEVICES,
+                "finger_drive": ("mjcf", "quat"),
+                "hand": ("capsule", "mesh"),
+            },
+        )
         if self.engine is EngineChoice.MUJOCO_C and self.device != "cpu":
             raise DataError(None, "config.device", f"engine mujoco-c runs on cpu (mujoco-warp: {self.device!r})")
         for name in PARTS:

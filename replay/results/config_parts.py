@@ -10,11 +10,17 @@ from dataclasses import dataclass, field
 from replay.errors import DataError
 
 
-def _f(default, unit: str, source: str):
+def setting(default, unit: str, source: str):
+    """A config field with ``unit`` and ``source`` metadata; a class as ``default`` makes a fresh one per config."""
+    if isinstance(default, type):
+        return field(default_factory=default, metadata={"unit": unit, "source": source})
     return field(default=default, metadata={"unit": unit, "source": source})
 
 
-def check_ranges(part, prefix: str, positive=(), nonneg=(), choices=None) -> None:
+_f = setting
+
+
+def check_ranges(part, prefix: str, *, positive=(), nonneg=(), choices=None) -> None:
     """DataError naming ``<prefix>.<field>`` where a field of ``part`` is not > 0 (``positive``), not >= 0
     (``nonneg``) or not one of its ``choices`` ({field: values})."""
     for name in positive:

@@ -5,9 +5,11 @@ at c96e2d5; a value HUG does not state says so. Units SI (m, s, rad, N·m) unles
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from replay.errors import DataError
+from replay.results.config_parts import check_ranges
+from replay.results.config_parts import setting as _f
 
 #: finger force range standing for "no force range" (manosim's authored actuators): kp 30 N·m/rad
 #: times the largest possible joint error (pi rad) is 94 N·m, so a +-1000 N·m range never binds
@@ -27,10 +29,6 @@ _CHOICES = {
     "contact": (CONTACT_MANOSIM, CONTACT_COMPILED),
     "success": (SUCCESS_OFF_TABLE, SUCCESS_LIFT),
 }
-
-
-def _f(default, unit: str, source: str):
-    return field(default=default, metadata={"unit": unit, "source": source})
 
 
 @dataclass
@@ -98,15 +96,13 @@ class OracleSettings:
 
     def validate(self, prefix: str = "config.oracle") -> OracleSettings:
         """Ranges and choices of the oracle's settings (:class:`DataError` naming the field)."""
-        for name, ok in _CHOICES.items():
-            if getattr(self, name) not in ok:
-                raise DataError(None, f"{prefix}.{name}", f"{getattr(self, name)!r} not in {ok}")
-        for name in ("offset_m", "thumb_prebend_rad", "extra_flexion_deg"):
-            if not getattr(self, name) >= 0:
-                raise DataError(None, f"{prefix}.{name}", f"must be >= 0, got {getattr(self, name)!r}")
-        for name in ("closure_s", "lift_height", "lift_s", "hold_s"):
-            if not getattr(self, name) > 0:
-                raise DataError(None, f"{prefix}.{name}", f"must be > 0, got {getattr(self, name)!r}")
+        check_ranges(
+            self,
+            prefix,
+            positive=("closure_s", "lift_height", "lift_s", "hold_s"),
+            nonneg=("offset_m", "thumb_prebend_rad", "extra_flexion_deg"),
+            choices=_CHOICES,
+        )
         if self.dt is not None and not self.dt > 0:
             raise DataError(None, f"{prefix}.dt", f"must be > 0 or null, got {self.dt!r}")
         if (

@@ -18,9 +18,10 @@ import numpy as np
 import warp as wp
 from scipy.spatial.transform import Rotation
 
-from replay.config import ReplayConfig
+from replay.config import GRAVITY, ReplayConfig
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
+from replay.results.config_parts import setting as _f
 from replay.results.engine_choice import EngineChoice
 from replay.sim.scene import make_solver
 from replay.sim.solver_view import SolverView
@@ -39,10 +40,6 @@ except ImportError as e:  # pragma: no cover - a MuJoCo build without the C symb
 CHUNK_STEPS = 128
 #: |qvel| (SI units of each DOF) above which a state counts as a runaway (the phases' check)
 RUNAWAY_QVEL = 1e3
-
-
-def _f(default, unit: str, source: str):
-    return field(default=default, metadata={"unit": unit, "source": source})
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ def jaw_force(mass: float, cfg: FixtureConfig) -> float:
     )
     if not mu > 0:
         raise DataError(None, "fixture.pad_friction", f"must be > 0, got {cfg.pad_friction!r}")
-    return float(cfg.safety_factor * mass * 9.81 / (2.0 * mu))
+    return float(cfg.safety_factor * mass * GRAVITY / (2.0 * mu))
 
 
 def jaw_gains(force: float, dt: float, cfg: FixtureConfig) -> tuple[float, float, float]:
