@@ -13,6 +13,14 @@ from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 
 
+def support_box(height: float, extent, thickness: float) -> tuple[tuple, tuple]:
+    """``(centre (3,), half sizes (3,))``, m, world, of the table-top box over ``extent`` ``(xmin, ymin, xmax, ymax)``
+    m whose top is at ``height`` m, ``thickness`` m deep."""
+    x0, y0, x1, y1 = map(float, extent)
+    hz = 0.5 * float(thickness)
+    return (0.5 * (x0 + x1), 0.5 * (y0 + y1), float(height) - hz), (0.5 * (x1 - x0), 0.5 * (y1 - y0), hz)
+
+
 def _vector(spec_source, name: str, value, shape: tuple) -> np.ndarray:
     """``value`` as a float array of ``shape``, or DataError naming the source and the field."""
     a = np.asarray(value, dtype=float)

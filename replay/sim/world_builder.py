@@ -25,6 +25,7 @@ from replay.kinematics.hand_layout import BALL_DOFS, MANOSIM_HAND, HandLayout
 from replay.sim import finger_strength, physics
 from replay.sim.made_mass import made_mass
 from replay.sim.object_visual import add_written_visual
+from replay.sim.scene_spec import support_box
 
 log = logging.getLogger(__name__)
 
@@ -340,14 +341,12 @@ def _add_support(builder: newton.ModelBuilder, support_height: float, support_ex
     if support_extent is None:
         builder.add_ground_plane(height=float(support_height), cfg=ground_cfg)
         return
-    x0, y0, x1, y1 = map(float, support_extent)
-    hz = 0.5 * float(config.support_thickness)
-    center = wp.vec3(0.5 * (x0 + x1), 0.5 * (y0 + y1), float(support_height) - hz)
+    centre, (hx, hy, hz) = support_box(support_height, support_extent, config.support_thickness)
     builder.add_shape_box(
         -1,
-        xform=wp.transform(center, wp.quat_identity()),
-        hx=0.5 * (x1 - x0),
-        hy=0.5 * (y1 - y0),
+        xform=wp.transform(wp.vec3(*centre), wp.quat_identity()),
+        hx=hx,
+        hy=hy,
         hz=hz,
         cfg=ground_cfg,
         label="support",

@@ -15,6 +15,7 @@ import trimesh
 from replay.errors import DataError
 from replay.output.render.clip import PoseTrack, SceneObject, Support
 from replay.output.render.style import FOVY_DEG, SKIN_RGBA, TABLE_RGBA, VISIBLE_GROUPS
+from replay.sim.scene_spec import support_box
 
 
 @dataclass
@@ -188,13 +189,12 @@ def _add_support(spec: mujoco.MjSpec, sup: Support) -> None:
             conaffinity=0,
         )
         return
-    x0, y0, x1, y1 = sup.table_top_xy  # the box replay.sim.scene.build_model simulates, over a floor
-    hz = 0.5 * float(sup.thickness)
+    centre, half = support_box(sup.height, sup.table_top_xy, sup.thickness)  # the simulated box, over a floor
     world.add_geom(
         name="support",
         type=mujoco.mjtGeom.mjGEOM_BOX,
-        size=[0.5 * (x1 - x0), 0.5 * (y1 - y0), hz],
-        pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.height) - hz],
+        size=list(half),
+        pos=list(centre),
         rgba=list(TABLE_RGBA),
         contype=0,
         conaffinity=0,
@@ -203,7 +203,7 @@ def _add_support(spec: mujoco.MjSpec, sup: Support) -> None:
         name="floor",
         type=mujoco.mjtGeom.mjGEOM_PLANE,
         size=[3.0, 3.0, 0.05],
-        pos=[0.5 * (x0 + x1), 0.5 * (y0 + y1), float(sup.floor_z)],
+        pos=[centre[0], centre[1], float(sup.floor_z)],
         material="grid",
         contype=0,
         conaffinity=0,
