@@ -50,7 +50,8 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
 
     rec = load_recording(dataset, sequence, data_dir)
     g = rec.grasp_frame
-    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), cfg, rec.hand_side, rec)  # a fitted hand: every frame
+    # a fitted hand: every frame
+    mjcf = hand_mjcf_path(dataset_dir("manosim", data_dir), cfg, rec.hand_side, recording=rec)
     rec = crop_recording(rec, max(0, g - 20), min(rec.num_frames, g + 4))
     rec, coords = hand_trajectory(rec, mjcf)
     t0 = time.perf_counter()

@@ -34,32 +34,14 @@ GRAVITY = 9.81
 #: table's), the engine (what steps it: timing, solver, contact buffer, Steel) and the protocol (what every protocol
 #: replays and judges, the lift's and the hug-oracle's parts); ``tests/test_config_layers.py`` holds every field to one
 GROUPS = {
-    "physics": ("preset", "physics", "physics_overrides", "hand", "finger_drive"),
-    "engine": (
-        "control_fps",
-        "substeps",
-        "solver",
-        "iterations",
-        "ls_iterations",
-        "tolerance",
-        "engine",
-        "device",
-        "steel",
-        "contact_budget",
-        "support_thickness",
-        "contact_force_min",
+    "physics": tuple("preset physics physics_overrides hand finger_drive".split()),
+    "engine": tuple(
+        "control_fps substeps solver iterations ls_iterations tolerance engine device steel contact_budget "
+        "support_thickness contact_force_min".split()
     ),
-    "protocol": (
-        "settle_s",
-        "replay_speed",
-        "approach_window_s",
-        "recording_fps",
-        "object_time_offset_s",
-        "ablation_clean_mm",
-        "max_linear_speed",
-        "max_angular_speed",
-        "lift",
-        "oracle",
+    "protocol": tuple(
+        "settle_s replay_speed approach_window_s recording_fps object_time_offset_s ablation_clean_mm "
+        "max_linear_speed max_angular_speed lift oracle".split()
     ),
 }
 

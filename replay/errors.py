@@ -35,7 +35,7 @@ class DataError(ReplayError):
         cause: a code of ``replay.checks.causes.CAUSES`` (``frames_missing``, ``units``, ...), or ``None``.
     """
 
-    def __init__(self, path: str | Path | None, field: str | None, message: str, cause: str | None = None):
+    def __init__(self, path: str | Path | None, field: str | None, message: str, *, cause: str | None = None):
         self.path = None if path is None else Path(path)
         self.field = field
         self.message = message

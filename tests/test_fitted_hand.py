@@ -250,10 +250,10 @@ def test_fitted_is_a_declared_departure(stapler, manosim_dir):
     cfg = ReplayConfig(physics_overrides={"hand_shape": "fitted"})
     rec = {r["name"]: r for r in physics.physics_record(cfg)}["hand_shape"]
     assert rec["value"] == "fitted" and "zerohand with every bone scaled to the subject" in rec["source"]
-    path = hand_mjcf_path(manosim_dir, cfg, "right", stapler)
+    path = hand_mjcf_path(manosim_dir, cfg, "right", recording=stapler)
     assert is_fitted_hand(path) and path.name == "capsule_hand.xml"
     mesh = hand_mjcf_path(
-        manosim_dir, ReplayConfig(hand="mesh", physics_overrides={"hand_shape": "fitted"}), "right", stapler
+        manosim_dir, ReplayConfig(hand="mesh", physics_overrides={"hand_shape": "fitted"}), "right", recording=stapler
     )
     assert mesh == path.with_name("mesh_hand.xml")
 

@@ -43,8 +43,9 @@ def _scene(cube, settled):
     from replay.sim.gripper import FixtureConfig, build_gripper_scene
 
     g0 = settled["com"] + np.array([0.0, 0.0, 0.05])
-    return build_gripper_scene(cube.target_object.asset, settled["origin"][:3], settled["origin"][3:7], g0,
-                               np.array([1.0, 0.0, 0.0]), 0.05, ReplayConfig(**SOLID), FixtureConfig())
+    return build_gripper_scene(cube.target_object.asset, settled["origin"][:3], settled["origin"][3:7], gantry0=g0,
+                               u=np.array([1.0, 0.0, 0.0]), jaw0=0.05, config=ReplayConfig(**SOLID),
+                               fixture=FixtureConfig())
 
 
 def _targets(g0, k0, k1):

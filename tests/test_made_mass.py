@@ -54,12 +54,13 @@ def test_mug_from_trimesh_and_a_mesh_with_holes_from_the_parts(grab_dir):
     V, A = abs(mesh.volume), mesh.area
     mm = made_mass(mug, ReplayConfig())
     assert (mm.low_kg, mm.high_kg) == pytest.approx(
-        (print_mass(V, A, RHO[0], INFILL[0], SHELL_M[0]), print_mass(V, A, RHO[1], INFILL[1], SHELL_M[1])), rel=1e-9
+        (print_mass(V, A, RHO[0], infill=INFILL[0], shell_m=SHELL_M[0]),
+         print_mass(V, A, RHO[1], infill=INFILL[1], shell_m=SHELL_M[1])), rel=1e-9
     )
     assert (mm.volume_m3, mm.area_m2) == pytest.approx((V, A), rel=1e-9)
     st = made_mass(_asset(grab_dir, "stapler"), ReplayConfig())
     assert st.mesh == "collision parts' union" and st.low_kg < st.high_kg
-    assert print_mass(1e-6, 1.0, 1000.0, 0.2, 0.001) == pytest.approx(1e-3)  # shell capped at the volume: solid
+    assert print_mass(1e-6, 1.0, 1000.0, infill=0.2, shell_m=0.001) == pytest.approx(1e-3)  # shell capped at the volume: solid
 
 
 def test_unstated_stated_and_authored(grab_dir):

@@ -462,11 +462,17 @@ def test_warning_scan_sees_each_pattern():
 
 #: modules whose public functions take every parameter past the third keyword-only (issue #55; more packages
 #: join as their modules are edited)
-KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study", "replay.output")
+KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study", "replay.output", "replay.config",
+                "replay.errors", "replay.fileio", "replay.datasets", "replay.api", "replay.results", "replay.sim")
+#: packages inside those not converted yet
+NOT_YET_PACKAGES = ("replay.sim.engine",)
 MAX_POSITIONAL = 3
 #: functions of those packages not converted yet (this set only shrinks; benchmarks/code_metrics.py counts all of
 #: replay/), and the standalone export script (copied into every export, its own interface)
 NOT_YET_KEYWORD = {"replay.study.ray_stage.run_staged", "replay.study.sampling_setup.check_sampling",
+                   "replay.sim.control.HandController.wrench", "replay.sim.control.HandController.apply_wrist",
+                   "replay.sim.scene.probe_scene", "replay.sim.silent_failures.hand_object_contacts",
+                   "replay.sim.silent_failures.flutter_margins",
                    "replay.output.export.standalone.hand_object_contacts", "replay.output.export.standalone.outcome"}
 
 
@@ -493,7 +499,7 @@ def positional_overflow(source: str) -> list[str]:
 
 def test_public_functions_of_more_than_three_parameters_take_the_rest_by_keyword():
     mods = _modules()
-    bad = [f"{m}.{f}" for m, p in mods.items() if m.startswith(KEYWORD_ONLY)
+    bad = [f"{m}.{f}" for m, p in mods.items() if m.startswith(KEYWORD_ONLY) and not m.startswith(NOT_YET_PACKAGES)
            for f in positional_overflow(p.read_text()) if f"{m}.{f}" not in NOT_YET_KEYWORD]
     assert not bad, f"more than {MAX_POSITIONAL} positional parameters (put a * after the natural ones): {bad}"
 

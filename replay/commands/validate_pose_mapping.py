@@ -95,7 +95,7 @@ def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: 
     if args.window == "grasp":
         window = (0, min(rec.num_frames, rec.grasp_frame + int(round(args.hold_s * rec.fps)) + 1))
     cfg = ReplayConfig(physics_overrides={"hand_shape": shape})
-    mjcf = hand_mjcf_path(dataset_dir("manosim", args.data_dir), cfg, rec.hand_side, rec)
+    mjcf = hand_mjcf_path(dataset_dir("manosim", args.data_dir), cfg, rec.hand_side, recording=rec)
     opts = ik_options_for(mjcf, stride=opts.stride)
     return rec, sequence_errors(rec, mjcf, ik_options=opts, window=window, cache=not args.no_cache)
 

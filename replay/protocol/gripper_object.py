@@ -36,7 +36,9 @@ def settle_object(
             DROP_GAP - allv[:, 2].min(),
         ]
     )
-    sc = build_gripper_scene(asset, pos, rot.as_quat(), np.zeros(3), None, 0.0, config, fixture)
+    sc = build_gripper_scene(
+        asset, pos, rot.as_quat(), gantry0=np.zeros(3), u=None, jaw0=0.0, config=config, fixture=fixture
+    )
     st = {"ref": sc.read().com, "t_ref": 0.0, "rest": None}
 
     def still(_k, r):

@@ -150,7 +150,16 @@ class LineRun:
         """A fresh scene: the object at ``origin`` (7,) (m, xyzw), the gantry ``pc.approach_offset`` above the line's
         centre, jaws open."""
         g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
-        scene = build_gripper_scene(asset, origin[:3], origin[3:7], g0, plan["u"], plan["jaw_open"], config, fixture)
+        scene = build_gripper_scene(
+            asset,
+            origin[:3],
+            origin[3:7],
+            gantry0=g0,
+            u=plan["u"],
+            jaw0=plan["jaw_open"],
+            config=config,
+            fixture=fixture,
+        )
         return cls(scene, plan, pc, height=height, longest_edge=longest_edge)
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, *, stop=None):

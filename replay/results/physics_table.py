@@ -33,51 +33,18 @@ _MJ = "MuJoCo default (the MJCF has no <option>; MuJoCo XML reference, option)"
 _HAND = "manosim capsule_hand.xml"
 
 
-def _c(name, value, source, why, spread=None, levels=(), spread_source=None) -> Choice:
-    return Choice(name, value, source, why, spread, levels, spread_source)
+_c = Choice
 
 
 #: every choice's name, in table order; every reader asks :func:`replay.sim.physics.choice_value`
-CHOICES = (
-    "wrist_law",
-    "wrist_gravity_compensation",
-    "integrator",
-    "cone",
-    "impratio",
-    "contact_mixing",
-    "object_margin",
-    "finger_flutter_damping",
-    "closure_profile",
-    "hand_shape",
-    "multiccd",
-    "wrist_target_interpolation",
-    "object_visual_geoms",
-    "support_geometry",
-    "object_free_joint",
-    "wrist_target_offset_mm",
-    "timestep",
-    "finger_effort_limit",
-    "grip_force_n",
-    "finger_force_share",
-    "pad_compression",
-    "pad_deep_fingers",
-    "object_mass_model",
-    "object_print",
-    "object_mass_unstated_spread",
-    "support_contact",
-    "contact_priority",
-    "contact_finger_object",
-    "contact_palm_object",
-    "contact_object_support",
-    "contact_hand_support",
-    "hand_object_friction",
-    "hand_object_softness",
-    "hand_object_torsional_friction",
-    "object_density_scale",
-    "object_shape_stiffness",
-    "contact_gap",
-    "wrist_gain_scale",
-    "finger_flutter_bound",
+CHOICES = tuple(
+    "wrist_law wrist_gravity_compensation integrator cone impratio contact_mixing object_margin "
+    "finger_flutter_damping closure_profile hand_shape multiccd wrist_target_interpolation object_visual_geoms "
+    "support_geometry object_free_joint wrist_target_offset_mm timestep finger_effort_limit grip_force_n "
+    "finger_force_share pad_compression pad_deep_fingers object_mass_model object_print object_mass_unstated_spread "
+    "support_contact contact_priority contact_finger_object contact_palm_object contact_object_support "
+    "contact_hand_support hand_object_friction hand_object_softness hand_object_torsional_friction "
+    "object_density_scale object_shape_stiffness contact_gap wrist_gain_scale finger_flutter_bound".split()
 )
 
 #: choices the protocol's config fields set, not the physics table (their value in effect: read from the config

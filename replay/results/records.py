@@ -235,62 +235,20 @@ _PARTS = {p.key: p for p in PARTS}
 
 
 #: Columns of a study's ``rollouts`` rows and of ``study.csv``, in order.
-ROW_FIELDS = (
-    "sequence",
-    "object",
-    "intent",
-    "outcome",
-    "diagnosis",
-    "stable",
-    "lifted",
-    "rise",
-    "height_end_hold",
-    "final_height",
-    "slip_in_hand",
-    "slip_mm",
-    "slip_deg",
-    "separation_mm",
-    "shake_held",
-    "shake_slip_mm",
-    "contacts_at_lift",
-    "contacts_force_at_lift",
-    "wrist_err_median_mm",
-    "wrist_err_peak_mm",
-    "wrist_err_max_mm",
-    "max_object_step_mm",
-    "friction_budget_peak_kg",
-    "creep_mm_s",
-    "object_mass",
-    "ablation_clean",
-    "ablation_no_rise",
-    "ablation_max_disp_mm",
-    "ablation_lifted",
-    "wall_s_total",
-    "rtf",
-    "input_flags",
-    "diagnosis_figure",
-    "json",
-    "contact_agreement_precision",
-    "contact_agreement_recall",
-    "stuck_after_release",
+ROW_FIELDS = tuple(
+    "sequence object intent outcome diagnosis stable lifted rise height_end_hold final_height slip_in_hand slip_mm "
+    "slip_deg separation_mm shake_held shake_slip_mm contacts_at_lift contacts_force_at_lift wrist_err_median_mm "
+    "wrist_err_peak_mm wrist_err_max_mm max_object_step_mm friction_budget_peak_kg creep_mm_s object_mass "
+    "ablation_clean ablation_no_rise ablation_max_disp_mm ablation_lifted wall_s_total rtf input_flags "
+    "diagnosis_figure json contact_agreement_precision contact_agreement_recall stuck_after_release".split()
 )
 
 
 #: Columns of a study's ``refine_rollouts`` rows (``--refine``).
-REFINE_FIELDS = (
-    "sequence",
-    "refine_outcome",
-    "refine_found",
-    "refine_wrist_mm",
-    "refine_wrist_deg",
-    "refine_finger_deg",
-    "refine_ablation_max_disp_mm",
-    "refine_ablation_clean",
-    "refine_shake_held",
-    "refine_rollouts",
-    "refine_wall_s",
-    "refine_neighbourhood_success",
-    "refine_seed_agreement",
+REFINE_FIELDS = tuple(
+    "sequence refine_outcome refine_found refine_wrist_mm refine_wrist_deg refine_finger_deg "
+    "refine_ablation_max_disp_mm refine_ablation_clean refine_shake_held refine_rollouts refine_wall_s "
+    "refine_neighbourhood_success refine_seed_agreement".split()
 )
 
 

@@ -5,7 +5,7 @@ made by :func:`replay.protocol.verdict.verdict_of` alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from enum import Enum
 
 
@@ -22,6 +22,11 @@ class Word(str, Enum):
 
 def _num(v) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _renamed(record, keys: dict) -> dict:
+    """``record``'s fields by name, in order, each under ``keys[name]`` where ``keys`` renames it."""
+    return {keys.get(f.name, f.name): getattr(record, f.name) for f in fields(record)}
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,7 @@ class Driver:
         return cls(str(d["variable"]), float(d["effect"]), _num(d.get("low")), _num(d.get("high")))
 
     def to_dict(self) -> dict:
-        return {"variable": self.variable, "effect": self.effect, "low": self.low, "high": self.high}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,7 @@ class PLiftEntry:
         )
 
     def to_dict(self) -> dict:
-        return {
-            "p": self.p,
-            "lo": self.lo,
-            "hi": self.hi,
-            "n": self.n,
-            "k": self.k,
-            "class": self.cls,
-            "driver": None if self.driver is None else self.driver.to_dict(),
-        }
+        return {**_renamed(self, {"cls": "class"}), "driver": None if self.driver is None else self.driver.to_dict()}
 
 
 def p_lift_entries(d) -> dict[str, PLiftEntry]:
@@ -135,19 +132,8 @@ class Verdict:
     def to_dict(self) -> dict:
         """Its JSON object: ``verdict``, ``reason``, ``p_lift``, ``p_lo``, ``p_hi`` (study.csv's first columns), then
         ``n``, ``k``, ``condition``, ``sampled``, ``cause``, ``cause_samples``."""
-        return {
-            "verdict": self.word.value,
-            "reason": self.reason,
-            "p_lift": self.p,
-            "p_lo": self.lo,
-            "p_hi": self.hi,
-            "n": self.n,
-            "k": self.k,
-            "condition": self.condition,
-            "sampled": self.sampled,
-            "cause": self.cause,
-            "cause_samples": self.cause_samples,
-        }
+        keys = {"word": "verdict", "p": "p_lift", "lo": "p_lo", "hi": "p_hi"}
+        return {**_renamed(self, keys), "verdict": self.word.value}
 
 
 @dataclass(frozen=True)
@@ -167,7 +153,7 @@ class CrossCheck:
         return cls(str(d["check"]), str(d.get("says") or ""), a if isinstance(a, bool) else None)
 
     def to_dict(self) -> dict:
-        return {"check": self.check, "says": self.says, "agrees": self.agrees}
+        return asdict(self)
 
 
 def cross_checks(items) -> list[CrossCheck]:

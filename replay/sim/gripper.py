@@ -274,48 +274,32 @@ class GripperScene:
     def read(self) -> Reading:
         """The :class:`Reading` of the state now (as the last step left ``mjData``)."""
         d, mp = self.solver.mj_data, self.maps
-        b = mp["object_body"]
         origin = self.object_origin()
-        if not self.has_gripper:
-            return Reading(
-                np.array(d.xipos[b], float),
-                origin[3:].copy(),
-                np.zeros(3),
-                np.zeros(2),
-                origin,
-                np.zeros((0, 7)),
-                np.array(d.qvel, float),
-            )
-        return Reading(
-            np.array(d.xipos[b], float),
-            origin[3:].copy(),
-            np.asarray(d.qpos[mp["q_gantry"]], float),
-            np.asarray(d.qpos[mp["q_jaw"]], float),
-            origin,
-            self.pad_poses(),
-            np.array(d.qvel, float),
-        )
+        gantry, jaws, pads = np.zeros(3), np.zeros(2), np.zeros((0, 7))
+        if self.has_gripper:
+            gantry, jaws = (np.asarray(d.qpos[mp[k]], float) for k in ("q_gantry", "q_jaw"))
+            pads = self.pad_poses()
+        com = np.array(d.xipos[mp["object_body"]], float)
+        return Reading(com, origin[3:].copy(), gantry, jaws, origin, pads, np.array(d.qvel, float))
 
     def object_origin(self) -> np.ndarray:
         """(7,) the object's body frame now: position m, quaternion xyzw (world)."""
-        d, b = self.solver.mj_data, self.maps["object_body"]
-        return np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
+        return _pose(self.solver.mj_data, self.maps["object_body"])
 
     def pad_poses(self) -> np.ndarray:
         """(2, 7) the two jaw bodies now: position m, quaternion xyzw (world)."""
-        d = self.solver.mj_data
-        return np.stack(
-            [
-                np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
-                for b in self.maps["jaw_bodies"]
-            ]
-        )
+        return np.stack([_pose(self.solver.mj_data, b) for b in self.maps["jaw_bodies"]])
 
     def disable_pads(self) -> None:
         """Switch the pads' collision off in the compiled MuJoCo model (contype = conaffinity = 0)."""
         for g in self.maps["pad_geoms"]:
             self.solver.mj_model.geom_contype[g] = 0
             self.solver.mj_model.geom_conaffinity[g] = 0
+
+
+def _pose(d, b: int) -> np.ndarray:
+    """(7,) MuJoCo body ``b``'s frame in ``d``: position m, quaternion xyzw (world)."""
+    return np.concatenate([np.asarray(d.xpos[b], float), np.asarray(d.xquat[b], float)[[1, 2, 3, 0]]])
 
 
 def _mujoco_maps(solver, model: newton.Model, body: int, ids: dict) -> dict:
@@ -346,6 +330,7 @@ def build_gripper_scene(
     asset: ObjectAsset,
     object_pos: np.ndarray,
     object_quat: np.ndarray,
+    *,
     gantry0: np.ndarray,
     u: np.ndarray | None,
     jaw0: float,

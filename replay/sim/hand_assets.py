@@ -86,7 +86,7 @@ def hand_shape(config: ReplayConfig) -> HandShape:
     return HAND_SHAPES[shape]
 
 
-def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right", recording=None) -> Path:
+def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right", *, recording=None) -> Path:
     """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), ``hand_shape`` and hand side; ``recording``
     needed by ``fitted``.
 

@@ -69,7 +69,7 @@ def print_geometry(asset) -> dict:
     )
 
 
-def print_mass(volume_m3: float, area_m2: float, rho: float, infill: float, shell_m: float) -> float:
+def print_mass(volume_m3: float, area_m2: float, rho: float, *, infill: float, shell_m: float) -> float:
     """kg of a print: ``rho (S + infill (V - S))``, ``S = min(A t, V)``."""
     shell = min(area_m2 * shell_m, volume_m3)
     return float(rho * (shell + infill * (volume_m3 - shell)))
@@ -90,8 +90,8 @@ def made_mass(asset, cfg) -> MadeMass:
         if not (0 < r0 <= r1 and 0 <= f0 <= f1 <= 1 and 0 < t0 <= t1):
             raise DataError(None, "physics.object_print", f"ranges must be increasing and physical, got {p!r}")
         g = print_geometry(asset)
-        lo = print_mass(g["volume_m3"], g["area_m2"], r0, f0, t0 / 1000.0)
-        hi = print_mass(g["volume_m3"], g["area_m2"], r1, f1, t1 / 1000.0)
+        lo = print_mass(g["volume_m3"], g["area_m2"], r0, infill=f0, shell_m=t0 / 1000.0)
+        hi = print_mass(g["volume_m3"], g["area_m2"], r1, infill=f1, shell_m=t1 / 1000.0)
         return MadeMass("printed", 0.5 * (lo + hi), lo, hi, True, g["volume_m3"], g["area_m2"], g["mesh"])
     s0, s1 = physics.choice_value(cfg, "object_mass_unstated_spread")
     m = asset_mass(asset)

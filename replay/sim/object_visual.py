@@ -53,7 +53,7 @@ def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
     return out
 
 
-def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAsset, gap: float) -> list[int]:
+def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAsset, *, gap: float) -> list[int]:
     """Add the asset's written visual geoms to ``body`` as mesh shapes that collide (where the file lets them) and
     weigh; ``gap`` m. Returns the new shape indices (``[]``: none).
 

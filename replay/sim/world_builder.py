@@ -139,6 +139,7 @@ def _imported_hand(path_str: str, size: int, mtime_ns: int, contact_gap: float, 
 
 def add_replay_world(
     builder: newton.ModelBuilder,
+    *,
     mjcf: str | Path,
     asset: ObjectAsset,
     object_pos: np.ndarray,
@@ -297,7 +298,7 @@ def _add_object(
         )
         obj_shapes.append(s)
     if physics.choice_value(config, "object_visual_geoms") == "as_written":  # they collide and weigh
-        obj_shapes += add_written_visual(builder, obj_body, asset, gap)
+        obj_shapes += add_written_visual(builder, obj_body, asset, gap=gap)
     made = made_mass(asset, config)  # the physics choice object_mass_model: the mass as the object was made
     if made.sets_mass or asset.mass is not None:
         _set_body_mass(builder, obj_body, made.centre_kg if made.sets_mass else float(asset.mass), asset)

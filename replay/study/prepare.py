@@ -181,7 +181,7 @@ def prepare_recording(
     start = max(0, start - CROP_MARGIN_FRAMES)
     stop = protocol_named(protocol).window_end(rec, settings) + 1
     # the hand before the crop: a fitted hand is measured over every frame of the recording
-    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side, rec)
+    mjcf = hand_mjcf_path(manosim_dir, cfg, rec.hand_side, recording=rec)
     rec = crop_recording(rec, start, min(rec.num_frames, stop + CROP_MARGIN_FRAMES))
     rec, coords = hand_trajectory(rec, Path(mjcf))
     return rec, coords, mjcf, start
