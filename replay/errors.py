@@ -52,7 +52,7 @@ class DataError(ReplayError):
         return f"[{self.cause or 'input'}] {self}"
 
     def __reduce__(self):
-        return (type(self), (self.path, self.field, self.message, self.cause))
+        return (type(self), (self.path, self.field, self.message), {"cause": self.cause})
 
 
 class UsageError(ReplayError):

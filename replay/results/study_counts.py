@@ -11,48 +11,14 @@ from typing import Any
 from replay.results.verdict_record import Tally
 
 #: the counts' plain fields (numbers, lists, dicts read as they are)
-PLAIN = (
-    "rollouts",
-    "stable",
-    "lifted",
-    "shake_held",
-    "not_lifted",
-    "unstable",
-    "stuck",
-    "tracked",
-    "lost",
-    "ablation_run",
-    "ablation_clean",
-    "ablation_no_rise",
-    "ablation_lifted",
-    "ablation_max_disp_mm",
-    "diagnosis",
-    "by_intent",
-    "failed_inputs",
-    "causes",
-    "median_contacts_force_at_lift",
-    "median_wrist_err_mm",
-    "median_wrist_err_peak_mm",
-    "max_wrist_err_peak_mm",
-    "wall_s",
-    "mean_rollout_pair_s",
-    "median_rtf",
-    "median_contact_agreement_precision",
-    "median_contact_agreement_recall",
-    "contact_agreement_n",
-    "contact_agreement_of",
-    "contact_agreement_no_simulated",
-    "contact_agreement_no_recorded",
-    "p_lift",
-    "p_lift_groups",
-    "p_lift_rollouts",
-    "protocol",
-    "wall_s_this_run",
-    "resumed_wall_s",
-    "resumed",
-    "refused",
-    "refused_keys",
-    "ablation_only_keys",
+PLAIN = tuple(
+    "rollouts stable lifted shake_held not_lifted unstable stuck tracked lost ablation_run ablation_clean "
+    "ablation_no_rise ablation_lifted ablation_max_disp_mm diagnosis by_intent failed_inputs causes "
+    "median_contacts_force_at_lift median_wrist_err_mm median_wrist_err_peak_mm max_wrist_err_peak_mm wall_s "
+    "mean_rollout_pair_s median_rtf median_contact_agreement_precision median_contact_agreement_recall "
+    "contact_agreement_n contact_agreement_of contact_agreement_no_simulated contact_agreement_no_recorded p_lift "
+    "p_lift_groups p_lift_rollouts protocol wall_s_this_run resumed_wall_s resumed refused refused_keys "
+    "ablation_only_keys".split()
 )
 
 
