@@ -1,13 +1,7 @@
-"""One built scene per object in a worker, reset and placed between uses (docs/engine.md, "Where a worker's time goes").
-
-The key (:func:`scene_key`) is everything the compile reads but the recording's placement: the object by content, the
-hand MJCF, the ablation, table top or plane, and the config except :data:`PROTOCOL_FIELDS`. The same placement again
-(:func:`placement_key`): every array and option of the ``MjModel`` is copied back from the finished snapshot, so no edit
-leaks into the next use. Another placement: the model as compiled, the placement written in
-(:func:`replay.sim.scene_placement.place_scene`, a fresh build's bit for bit: ``tests/test_scene_placement.py``),
-finished again. Either way ``mj_resetData`` and the caller's ``config``. Only MuJoCo C scenes are kept (the other
-engines hold device buffers); ``REPLAY_SCENE_CACHE=0`` turns it off; :data:`MAX_SCENES` objects, least recently used
-dropped first."""
+"""One built scene per object in a worker, reset and placed between uses (docs/engine.md, "Where a worker's time
+goes"). The key (:func:`scene_key`): what the compile reads but the placement (the object by content, the hand MJCF, the
+ablation, table top or plane, the config less :data:`PROTOCOL_FIELDS`). MuJoCo C scenes only; ``REPLAY_SCENE_CACHE=0``
+turns it off; :data:`MAX_SCENES` objects, least recently used dropped first."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""A built scene of one object moved to another recording's placement without a rebuild (docs/engine.md). Two recordings
-of one object, hand and structural config compile alike but for the object's and hand's start and the support's height
-and extent. :func:`place_scene` writes those into Newton (``joint_q``, the object's ``body_q``, the support shape's
-transform, scale, radius, local AABB, the shape BVH) and into the compiled ``MjModel`` (the object body's pose, its free
-joint's ``qpos0`` / ``qpos_spring`` as newton 1.8.0's ``sync_qpos0_kernel`` writes them, the support geom's pose, size
-and bounds, the world midphase box), then ``mj_setConst``; every field one MuJoCo allows to change ("mjModel changes").
-The MuJoCo values come from compiling a two-element ``MjSpec`` of Newton's float32 values, so the model equals a fresh
-build's bit for bit (``tests/test_scene_placement.py``); ``stat.extent`` / ``stat.center`` and Newton's support voxel
-grid are left (nothing steps with them).
-
-World Z up, m; Newton quaternions xyzw, MuJoCo's wxyz."""
+"""A built scene of one object moved to another recording's placement without a rebuild (docs/engine.md, "Where a
+worker's time goes"): :func:`place_scene` writes the object's and the hand's start and the support into Newton and into
+the compiled ``MjModel`` (from a two-element ``MjSpec`` of Newton's float32 values), then ``mj_setConst``: a fresh
+build's model bit for bit (``tests/test_scene_placement.py``). World Z up, m; Newton quaternions xyzw, MuJoCo's wxyz."""
 
 from __future__ import annotations
 
