@@ -5,11 +5,14 @@ choice (:func:`legacy_engine`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from replay.errors import DataError
 from replay.results import physics_table
+from replay.results.config_parts import ContactBudget, LiftSettings, SteelSettings
 from replay.results.engine_choice import from_legacy
+from replay.results.oracle_fields import OracleSettings
 
 #: a legacy field's value that departs from nothing (None: "the table's"): dropped
 DROP = object()
@@ -50,52 +53,16 @@ LEGACY_SINGLE = {"finger_effort_limit": "effort_limit"}
 
 
 #: results format <= 6 held every setting flat: field -> (its part, its name there) (format 7 nests them:
-#: replay.config.PARTS)
+#: replay.config.PARTS); the lift's under their own names, the others' prefixed
 LEGACY_PART_FIELDS = {
-    "lift_height": ("lift", "lift_height"),
-    "lift_s": ("lift", "lift_s"),
-    "lift_profile": ("lift", "lift_profile"),
-    "hold_s": ("lift", "hold_s"),
-    "grip_overshoot": ("lift", "grip_overshoot"),
-    "shake_s": ("lift", "shake_s"),
-    "shake_amplitude": ("lift", "shake_amplitude"),
-    "shake_hz": ("lift", "shake_hz"),
-    "release_s": ("lift", "release_s"),
-    "release_fall_s": ("lift", "release_fall_s"),
-    "lifted_min_rise": ("lift", "lifted_min_rise"),
-    "lifted_min_clearance": ("lift", "lifted_min_clearance"),
-    "shake_max_slip": ("lift", "shake_max_slip"),
-    "diag_push_mm": ("lift", "diag_push_mm"),
-    "diag_grip_lever_m": ("lift", "diag_grip_lever_m"),
-    "diag_never_rose_mm": ("lift", "diag_never_rose_mm"),
-    "diag_slip_onset_mm": ("lift", "diag_slip_onset_mm"),
-    "pad_near_mm": ("lift", "pad_near_mm"),
-    "pad_max_deg": ("lift", "pad_max_deg"),
-    "pad_blend_s": ("lift", "pad_blend_s"),
-    "pad_axis": ("lift", "pad_axis"),
-    "steel_iterations": ("steel", "iterations"),
-    "steel_friction_mode": ("steel", "friction_mode"),
-    "steel_baumgarte": ("steel", "baumgarte"),
-    "steel_row_headroom": ("steel", "row_headroom"),
-    "steel_rows_min": ("steel", "rows_min"),
-    "steel_probe_rows": ("steel", "probe_rows"),
-    "steel_row_budget": ("steel", "row_budget"),
-    "steel_contact_max": ("steel", "contact_max"),
-    "steel_angular_damping": ("steel", "angular_damping"),
-    "oracle_start": ("oracle", "start"),
-    "oracle_offset_m": ("oracle", "offset_m"),
-    "oracle_thumb_prebend_rad": ("oracle", "thumb_prebend_rad"),
-    "oracle_closure_s": ("oracle", "closure_s"),
-    "oracle_extra_flexion_deg": ("oracle", "extra_flexion_deg"),
-    "oracle_contact": ("oracle", "contact"),
-    "oracle_dt": ("oracle", "dt"),
-    "oracle_lift_height": ("oracle", "lift_height"),
-    "oracle_lift_s": ("oracle", "lift_s"),
-    "oracle_hold_s": ("oracle", "hold_s"),
-    "oracle_success": ("oracle", "success"),
-    "contact_headroom": ("contact_budget", "headroom"),
-    "contact_capacity_min": ("contact_budget", "capacity_min"),
-    "contact_capacity": ("contact_budget", "capacity"),
+    f"{prefix}{f.name}": (part, f.name)
+    for part, prefix, cls in (
+        ("lift", "", LiftSettings),
+        ("steel", "steel_", SteelSettings),
+        ("oracle", "oracle_", OracleSettings),
+        ("contact_budget", "contact_", ContactBudget),
+    )
+    for f in dataclasses.fields(cls)
 }
 
 
