@@ -114,7 +114,11 @@ def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver
 
 def finger_dof_slice(info: dict) -> slice:
     """The finger DOFs of the hand in a model built from ``info`` (:func:`build_model`)."""
-    return slice(info["hand_qd_start"] + MANOSIM_HAND.finger_dof_start, info["hand_qd_start"] + MANOSIM_HAND.dofs)
+    return _finger_dofs(info["hand_qd_start"])
+
+
+def _finger_dofs(hqd: int) -> slice:
+    return slice(hqd + MANOSIM_HAND.finger_dof_start, hqd + MANOSIM_HAND.dofs)
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
@@ -175,7 +179,7 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
     damping, flutter, changed = _raise_flutter_damping(
         model, hqd, inertia, kd_resolved, spec.commanded_finger_quats, config
     )
-    fd = slice(probe.finger_qd_start, hqd + MANOSIM_HAND.dofs)
+    fd = _finger_dofs(hqd)
     scene = dataclasses.replace(
         probe,
         solver=_final_solver(probe.solver, model, config, capacity, changed),
@@ -220,16 +224,15 @@ def _raise_flutter_damping(
 ) -> tuple[np.ndarray, list, bool]:
     """Flutter bound per finger joint; the passive damping (N·m·s/rad) of every joint where it is short raised (not with
     ``finger_drive="quat"``). Returns ``(damping (joint_dof_count,), flutter records, changed)``."""
-    fd = slice(hqd + MANOSIM_HAND.finger_dof_start, hqd + MANOSIM_HAND.dofs)
+    fd = _finger_dofs(hqd)
     damping = model.joint_damping.numpy().copy()
     ke = model.joint_target_ke.numpy()
     flutter = diagnostics.flutter_margins(
         commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd], config
     )
     changed = False
-    if physics.choice_value(config, "finger_flutter_damping") == "as_authored":  # measured, never raised
-        return damping, [dict(rec, raised_to=None) for rec in flutter], False
-    if config.finger_drive == "quat":  # the quaternion drive has no flutter bound: damping stays as imported
+    # as_authored: measured, never raised; the quaternion drive has no flutter bound: damping stays as imported
+    if physics.choice_value(config, "finger_flutter_damping") == "as_authored" or config.finger_drive == "quat":
         return damping, [dict(rec, raised_to=None) for rec in flutter], False
     for rec in flutter:
         if rec["raised_to"] is not None:
