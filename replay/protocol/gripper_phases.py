@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.protocol.gripper_lines import GraspLine, line_span
+from replay.results.config_parts import setting as _f
 from replay.sim.gripper import build_gripper_scene, line_frame
 
 PHASES = (
@@ -39,10 +40,6 @@ FAILURE_CLASS = {
     "dropping": "did_not_fall",
 }
 _SPEC = "FET005 grasp_and_lift 1.3.0"
-
-
-def _f(default, unit: str, source: str):
-    return field(default=default, metadata={"unit": unit, "source": source})
 
 
 @dataclass(frozen=True)
