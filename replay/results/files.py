@@ -22,12 +22,8 @@ from replay.results.records import FORMAT_VERSION, ROW_FIELDS, RolloutRecord, St
 
 def json_default(o):
     """``json.dumps``'s ``default``: NumPy scalars and arrays, paths, dataclass records (``to_dict``)."""
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.bool_):
-        return bool(o)
+    if isinstance(o, (np.integer, np.floating, np.bool_)):
+        return o.item()
     if isinstance(o, np.ndarray):
         return o.tolist()
     if isinstance(o, Path):
@@ -111,17 +107,15 @@ def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS)
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow([csv_cell(k) for k in fields])
     for r in rows:
-        w.writerow(
-            [
-                csv_cell(
-                    ""
-                    if r.get(k) is None
-                    else (json.dumps(r[k], sort_keys=True) if isinstance(r[k], (dict, list)) else r[k])
-                )
-                for k in fields
-            ]
-        )
+        w.writerow([csv_cell(_cell_text(r.get(k))) for k in fields])
     return buf.getvalue()
+
+
+def _cell_text(v):
+    """None as empty, dicts and lists as JSON."""
+    if v is None:
+        return ""
+    return json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
 
 
 def write_poses(path: str | Path, poses: dict) -> None:
