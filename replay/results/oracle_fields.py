@@ -61,9 +61,8 @@ class OracleSettings:
         5.0,
         "deg",
         "HUG app. E.1 'small extra flexion', size not stated: each finger joint turned this far beyond "
-        "its recorded grasp rotation about that rotation's own axis (joints under 5 deg left as recorded). 5 deg at "
-        "the three joints of a finger moves its tip ~5-10 mm inward, the scale of landmark-IK p90 (4 mm) plus the "
-        "0.6-2.2 mm fingertip gaps of the no_contact lifts; swept 0-15 deg in scripts/bridge.py",
+        "its recorded grasp rotation about that rotation's own axis (joints under 5 deg left as recorded); our "
+        "choice, of the scale of the landmark IK's error (scripts/bridge.py sweeps it)",
     )
     contact: str = _f(
         "manosim",
