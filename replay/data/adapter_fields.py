@@ -27,7 +27,9 @@ def get_field(data: Any, dotted: str, source: Path) -> Any:
     return cur
 
 
-def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float64, finite: bool = True) -> np.ndarray:
+def get_array(
+    data: Any, dotted: str, source: Path, *, shape: tuple, dtype=np.float64, finite: bool = True
+) -> np.ndarray:
     """A numeric array field, its shape (``-1`` = any length) and finiteness checked.
 
     Raises:
@@ -53,7 +55,7 @@ def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float
     return arr
 
 
-def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> np.ndarray:
+def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, *, tol: float = 1e-3) -> np.ndarray:
     """Scalar-first quaternions (..., 4) to scalar-last, normalised; raises DataError when ``| |q| - 1 | > tol``."""
     q = np.asarray(q, float)
     n = np.linalg.norm(q, axis=-1)
@@ -76,7 +78,7 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
 
 
 def top_surface_height(
-    mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None, rot: np.ndarray | None = None
+    mesh: trimesh.Trimesh, xy: np.ndarray, *, loc: np.ndarray | None = None, rot: np.ndarray | None = None
 ) -> tuple[float, str]:
     """``(z m, "ray" | "max_z")``: the top of a support mesh below ``xy`` (2,) m, by a ray cast straight down, else
     the mesh's highest z. ``mesh`` is in its own frame, posed at ``loc`` (3,) m and rotation ``rot`` (3, 3)

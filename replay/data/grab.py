@@ -108,17 +108,17 @@ def _read_arrays(data: dict, path: Path) -> dict:
         DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames, ``hand.wrist_loc``
             not ``hand.joints_target[:, 0]``.
     """
-    landmarks = get_array(data, "hand.joints_target", path, (-1, 21, 3))
+    landmarks = get_array(data, "hand.joints_target", path, shape=(-1, 21, 3))
     T = landmarks.shape[0]
-    wrist_loc = get_array(data, "hand.wrist_loc", path, (T, 3))
-    wrist_rot = get_array(data, "hand.wrist_rot", path, (T, 4))
+    wrist_loc = get_array(data, "hand.wrist_loc", path, shape=(T, 3))
+    wrist_rot = get_array(data, "hand.wrist_rot", path, shape=(T, 4))
     obj_name = get_field(data, "object.name", path)
     if not isinstance(obj_name, str) or not obj_name:
         raise DataError(path, "object.name", f"expected a non-empty string, got {obj_name!r}")
-    obj_loc = get_array(data, "object.loc", path, (T, 3))
-    obj_rot = get_array(data, "object.rot", path, (T, 4))
-    table_loc = get_array(data, "table.loc", path, (3,))
-    table_rot = get_array(data, "table.rot", path, (4,))
+    obj_loc = get_array(data, "object.loc", path, shape=(T, 3))
+    obj_rot = get_array(data, "object.rot", path, shape=(T, 4))
+    table_loc = get_array(data, "table.loc", path, shape=(3,))
+    table_rot = get_array(data, "table.rot", path, shape=(4,))
     if T < 2:
         raise DataError(path, "hand.joints_target", f"need at least 2 frames, got {T}")
 
@@ -151,9 +151,9 @@ def _table_support(
     collision part below ``obj_xy`` (2,) m, the table at ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw."""
     R = Rotation.from_quat(table_quat).as_matrix()
     table_mesh = shared_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
-    support, rule = top_surface_height(table_mesh, obj_xy, table_loc, R)
+    support, rule = top_surface_height(table_mesh, obj_xy, loc=table_loc, rot=R)
     table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
-    support_col, _ = top_surface_height(table_col, obj_xy, table_loc, R)
+    support_col, _ = top_surface_height(table_col, obj_xy, loc=table_loc, rot=R)
     return support, rule, support_col
 
 

@@ -85,6 +85,7 @@ def find_first_grasp(
     landmarks: np.ndarray,
     valid: np.ndarray,
     meshes_world: list[trimesh.Trimesh],
+    *,
     dist_m: float = GRASP_DIST_M,
     hold: int = GRASP_HOLD_FRAMES,
 ) -> tuple[int, int, np.ndarray] | None:

@@ -29,7 +29,7 @@ _SAVE_EVERY = 50
 
 
 def triage(
-    pins: list[PinnedFile], dest: Path, man: Manifest, result: FetchResult, origin: str, progress: bool | None
+    pins: list[PinnedFile], dest: Path, man: Manifest, *, result: FetchResult, origin: str, progress: bool | None
 ) -> list[PinnedFile]:
     """Split pinned files into already-good (counted as skipped) and to-stage: a staged file failing its entry or pin
     is moved aside and re-staged; an unrecorded file that matches its pin is adopted."""
@@ -52,7 +52,7 @@ def triage(
                 )
         elif target.exists() or target.is_symlink():
             if target.exists() and sha256_file(target) == pf.sha256:
-                record_pinned(man, pf, origin, "symlink" if target.is_symlink() else "copy")
+                record_pinned(man, pf, origin, link="symlink" if target.is_symlink() else "copy")
                 result.skipped += 1
                 continue
             moved = move_aside(target)
@@ -61,7 +61,7 @@ def triage(
     return todo
 
 
-def record_pinned(man: Manifest, pf: PinnedFile, origin: str, link: str) -> None:
+def record_pinned(man: Manifest, pf: PinnedFile, origin: str, *, link: str) -> None:
     """Record pinned file ``pf`` in the manifest as staged from ``origin`` (``link``: copy, hardlink or symlink)."""
     src = pf.source
     man.add(
@@ -99,7 +99,7 @@ def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
 
 
 def stage_from_mirror(
-    pf: PinnedFile, mirror: Path, dest: Path, link: str, on_bytes: Callable[[int], None]
+    pf: PinnedFile, mirror: Path, dest: Path, *, link: str, on_bytes: Callable[[int], None]
 ) -> tuple[int, str]:
     """Stage one pinned file from the mirror; returns (bytes written, link mode used)."""
     src = mirror_source(pf, mirror)
@@ -183,7 +183,7 @@ def stage_pinned(
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise FetchError(f"mirror {mirror} lacks {len(missing)} of the {len(pins)} files of {dataset!r}: {shown}")
-    todo = triage(pins, dest, man, result, origin, progress)
+    todo = triage(pins, dest, man, result=result, origin=origin, progress=progress)
     if not todo:
         return result
     total = sum(pf.size for pf in todo)
@@ -192,8 +192,8 @@ def stage_pinned(
     try:
         if mirror is not None:
             for pf in todo:
-                n, used = stage_from_mirror(pf, mirror, dest, link, bar.update)
-                record_pinned(man, pf, origin, used)
+                n, used = stage_from_mirror(pf, mirror, dest, link=link, on_bytes=bar.update)
+                record_pinned(man, pf, origin, link=used)
                 result.staged += 1
                 result.bytes += n
                 done += 1
@@ -211,7 +211,7 @@ def stage_pinned(
                             for other in pending:
                                 other.cancel()
                             raise exc
-                        record_pinned(man, futures[fut], origin, "copy")
+                        record_pinned(man, futures[fut], origin, link="copy")
                         result.staged += 1
                         result.bytes += fut.result()
                         done += 1

@@ -37,8 +37,8 @@ def stage_extra(
     dataset: str,
     root: Path,
     dest: Path,
-    man: Manifest,
     *,
+    man: Manifest,
     source: str,
     link: str,
     result: FetchResult,
@@ -76,10 +76,10 @@ def stage_extra(
                     f"{source} file {src} is at the pinned path {pf.path} but is not the pinned file (size or "
                     "SHA-256 differs): give your own recording a name of its own to stage it"
                 )
-            todo = triage([pf], dest, man, result, source, progress)
+            todo = triage([pf], dest, man, result=result, origin=source, progress=progress)
             for p in todo:
-                n, used = stage_from_mirror(p, root, dest, link, lambda _n: None)
-                record_pinned(man, p, source, used)
+                n, used = stage_from_mirror(p, root, dest, link=link, on_bytes=lambda _n: None)
+                record_pinned(man, p, source, link=used)
                 result.staged += 1
                 result.bytes += n
             result.pinned += 1
@@ -136,6 +136,7 @@ def stage_mirror_tree(
     dataset: str,
     mirror: Path,
     dest: Path,
+    *,
     man: Manifest,
     link: str,
     progress: bool | None,

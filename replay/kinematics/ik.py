@@ -67,6 +67,7 @@ def fit_landmarks(
     kin: HandKinematics,
     landmarks: np.ndarray,
     valid: np.ndarray | None = None,
+    *,
     window: tuple[int, int] | None = None,
     options: IKOptions | None = None,
     cache: bool | str | Path = True,
@@ -168,7 +169,7 @@ def _write_cached(path: Path, res: IKResult) -> None:
 
 
 def interpolate_pose(
-    frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int
+    frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray, T: int
 ):
     """A pose known at increasing ``frames`` (F,) -> ``(wrist_pos (T, 3) m, wrist_quat (T, 4), finger_quat
     (T, 15, 4))`` xyzw: positions linear, rotations slerped, the nearest known pose held outside."""

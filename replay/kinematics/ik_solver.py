@@ -161,7 +161,7 @@ class LandmarkIK:
         return J
 
     def solve_frame(
-        self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, max_nfev: int, cold: bool = False
+        self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, *, max_nfev: int, cold: bool = False
     ):
         """One frame: (solution (51,), root rotation matrix, nfev); the root relative to ``R_prev``, ``x_prev`` the
         previous solution; a cold start drops the temporal prior."""
@@ -222,14 +222,14 @@ class LandmarkIK:
             else:
                 cold = False
             x, R_root, n = self.solve_frame(
-                target, R_prev, x_prev, self.opt.max_nfev_first if cold else self.opt.max_nfev, cold
+                target, R_prev, x_prev, max_nfev=self.opt.max_nfev_first if cold else self.opt.max_nfev, cold=cold
             )
             if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
                 # a warm start trapped after a glitch: retry from the palm fit, keep the better
                 t, R = self.initial_root(target)
                 x0 = np.zeros(3 + 3 * NUM_BODIES)
                 x0[:3] = t
-                x2, R2, n2 = self.solve_frame(target, R, x0, self.opt.max_nfev_first, True)
+                x2, R2, n2 = self.solve_frame(target, R, x0, max_nfev=self.opt.max_nfev_first, cold=True)
                 n += n2
                 restarts[i] = True
                 if self._max_error(x2, R2, target) < self._max_error(x, R_root, target):

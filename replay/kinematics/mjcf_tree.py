@@ -57,7 +57,7 @@ def read_bodies(m: mujoco.MjModel, path: Path) -> tuple:
     return names, bid, parent, body_pos, body_rot
 
 
-def read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str, ...]) -> tuple:
+def read_joints(m: mujoco.MjModel, path: Path, bid: list[int], *, names: tuple[str, ...]) -> tuple:
     """``(anchor (16, 3) m, ball-joint qposadr (16,), [qposadr of wrist_tx, wrist_ty, wrist_tz])``; DataError for
     a missing ball joint or one on another body, or wrist slides not along world x/y/z."""
     jnames = ["wrist_rot"] + [f"mano_joint_{i}" for i in range(1, NUM_BODIES)]
@@ -80,7 +80,7 @@ def read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str,
     return anchor, qposadr, slides
 
 
-def fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body_pos, anchor) -> np.ndarray:
+def fingertips(m: mujoco.MjModel, path: Path, tip: str, *, bid, names, parent, body_pos, anchor) -> np.ndarray:
     """(5, 3) m fingertips in their distal body's frame, ``tip`` ``"capsule"`` or ``"mesh"``; DataError for an
     unknown ``tip`` or a missing distal capsule or mesh."""
     tip_local = np.zeros((5, 3))
@@ -94,7 +94,7 @@ def fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body
     return tip_local
 
 
-def bone_dirs(parent, body_pos, body_rot, anchor, tip_local) -> np.ndarray:
+def bone_dirs(parent, body_pos, body_rot, *, anchor, tip_local) -> np.ndarray:
     """(16, 3) unit bone axis of each finger body in its frame, anchor to the child's anchor or fingertip."""
     bone_dir = np.zeros((NUM_BODIES, 3))
     for b in range(1, NUM_BODIES):

@@ -101,11 +101,11 @@ class HandKinematics:
         if side not in ("right", "left"):
             raise DataError(path, "side", f"expected 'right' or 'left', got {side!r}")
         names, bid, parent, body_pos, body_rot = read_bodies(m, path)
-        anchor, qposadr, slides = read_joints(m, path, bid, names)
+        anchor, qposadr, slides = read_joints(m, path, bid, names=names)
         if not (np.allclose(body_pos[0], 0) and np.allclose(body_rot[0], np.eye(3)) and np.allclose(anchor[0], 0)):
             # only then is mano_body_0's pose the importer's free joint's
             raise DataError(path, "mano_body_0", "root body must be at the origin with wrist_rot anchored at pos 0")
-        tip_local = fingertips(m, path, tip, bid, names, parent, body_pos, anchor)
+        tip_local = fingertips(m, path, tip, bid=bid, names=names, parent=parent, body_pos=body_pos, anchor=anchor)
         lm_body = np.array([b for b, _ in LANDMARK_SOURCE], dtype=np.int64)
         lm_local = np.zeros((21, 3))
         for k, (b, kind) in enumerate(LANDMARK_SOURCE):
@@ -122,7 +122,7 @@ class HandKinematics:
             wrist_slide_qposadr=np.array(slides, dtype=np.int64),
             landmark_body=lm_body,
             landmark_local=lm_local,
-            bone_dir=bone_dirs(parent, body_pos, body_rot, anchor, tip_local),
+            bone_dir=bone_dirs(parent, body_pos, body_rot, anchor=anchor, tip_local=tip_local),
         )
 
     def fk_frames(self, wrist_pos: np.ndarray, wrist_rot: np.ndarray, joint_rot: np.ndarray):

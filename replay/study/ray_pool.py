@@ -57,7 +57,7 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
     from replay.study.ray_stage import run_staged
 
     try:
-        return run_staged(fn, job, staging, lambda: ray.get(shared_box[0]), own, study_files)
+        return run_staged(fn, job, staging, get_shared=lambda: ray.get(shared_box[0]), own=own, study_files=study_files)
     except OSError as e:  # this node's staging folder: the recording fails, the study goes on
         return (
             "error",

@@ -136,7 +136,7 @@ def _local_job(job, staging: Staging, root: Path, out: Path):
 
 
 def run_staged(
-    fn: Callable, job, staging: Staging, get_shared: Callable[[], Files], own: Files, study_files: Files
+    fn: Callable, job, staging: Staging, *, get_shared: Callable[[], Files], own: Files, study_files: Files
 ) -> tuple:
     """Run ``fn(job)`` (:func:`replay.study.job.run_job_safe`) on this node from the carried inputs.
 

@@ -205,7 +205,9 @@ def run_study(
     if refine is not None:
         settings[Refine.name], protocols = protocol_named(Refine.name).settings(refine), protocols + [Refine.name]
     config = _check_config(config, dataset, verbose)
-    sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    sampling = check_sampling(
+        config, protocols, samples=samples, seed=seed, conditions=conditions, corruptions=corruptions
+    )  # before any folder is made
     vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
     st = _setup(
         dataset,
