@@ -1,19 +1,10 @@
-"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay.
+"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay (docs/attribution.md).
 
-Every factor replays the same recordings; each row counts lifted recordings and diagnosis
-classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
-``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field: value}}``;
-the choices of :data:`WORLD_ROWS` are what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can
-vary inside one batch (hand-object friction, a uniform finger effort limit N·m, the object's density scale over its
-mass under the base physics, :func:`replay.sim.made_mass.made_mass`), the others physics overrides of the factor's
-config. Factors with the same config are worlds of one batch per recording (the one sampling path,
-:func:`replay.protocol.sampling.run_samples`, as :mod:`replay.study.sweep` uses), and so is a factor whose
-config differs only in solver options; a factor that changes the config otherwise (hand, protocol, contact
-softness, pad compression) gets a scene of its own.
-
-The result: ``{"factors": [{"name", "value", "source", "lifted", "of", "diagnosis": {class:
-count}, "shake_held", "unstable", "lifted_names", "recordings": {sequence: {...}}}, ...]}``.
-"""
+A factor is ``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field:
+value}}``; factors of one config (or differing only in solver options) are worlds of one batch per recording
+(:func:`replay.protocol.sampling.run_samples`), any other config a scene of its own. The result: ``{"factors":
+[{"name", "value", "source", "lifted", "of", "diagnosis": {class: count}, "shake_held", "unstable",
+"lifted_names", "recordings": {sequence: {...}}}, ...]}``."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""The bridge: every row of :mod:`replay.study.bridge_rows` on every recording, counted.
+"""The bridge: every row of :mod:`replay.study.bridge_rows` on every recording, counted (docs/oracle.md).
 
-Recordings run through :func:`replay.study.batch.run_batch`; a recording's rows share its prepared inputs, each
-distinct (protocol, config) is one contact rollout. Each recording's figures go to
-``<out stem>_recordings/<sequence>.json`` as it finishes; a rerun keeps those whose rows and base config match.
-The result (``--out``): ``{"dataset", "base_config", "rows_hash", "rows": [row fields, "lifted", "of", "errors",
-"unstable", "diagnosis", "lifted_names"], "recordings": {sequence: {row id: figures}}, "wall_s"}``
-(:func:`replay.output.bridge_table.bridge_markdown`).
-"""
+A recording's rows share its prepared inputs; each distinct (protocol, config) is one contact rollout. Per
+recording ``<out stem>_recordings/<sequence>.json`` (a rerun keeps those whose rows and base config match); the
+result: ``{"dataset", "base_config", "rows_hash", "rows": [row fields, "lifted", "of", "errors", "unstable",
+"diagnosis", "lifted_names"], "recordings": {sequence: {row id: figures}}, "wall_s"}``."""
 
 from __future__ import annotations
 

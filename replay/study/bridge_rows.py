@@ -1,23 +1,10 @@
-"""The rows of the bridge from the hug-oracle protocol to the lift protocol (``scripts/bridge.py``).
+"""The rows of the bridge from the hug-oracle protocol to the lift protocol (``scripts/bridge.py``, docs/oracle.md).
 
-Each row is ``{"id", "path", "element", "value", "protocol", "config": {ReplayConfig
-overrides}, "count"}``: ``path`` is ``oracle`` (the oracle with one element switched toward
-the lift protocol), ``cumulative`` (the elements switched one after another, in the order of
-:data:`ELEMENTS`), or ``lift`` (the oracle with every element switched, i.e. the lift protocol
-without shake and release, with one element switched back toward the oracle). ``count``
-says what a row counts as lifted: ``lifted`` (the protocol's own test), ``hold`` (the lift
-protocol's rise + clearance at the end of the hold, whatever came later), ``shake`` (that and
-held through the shake) or ``release`` (that and not stuck after the release: the lift
-protocol's ``lifted`` with ``shake_held``). The three lift-protocol rows are one run of
-``--protocol lift`` with its defaults.
-
-The elements and their two ends (oracle -> lift; fields of :mod:`replay.results.oracle_fields`, the drive the
-hug-oracle's entry of the physics choice ``finger_effort_limit``):
-start (synthetic 3 cm -> recorded approach), extra flexion (5 -> 0 deg; swept 0, 10, 15 on the
-oracle), drive (no force range -> 0.4 N·m; 1 N·m too), contact (manosim as authored -> our
-mixed pairs), step (2 ms -> 1/240 s), success (off the table after 0.5 m -> rise + clearance
-after the lift protocol's 18 cm lift and hold; then + shake; then + release).
-"""
+A row is ``{"id", "path", "element", "value", "protocol", "config": {ReplayConfig overrides}, "count"}``; ``path``:
+``oracle`` (one element switched toward lift), ``cumulative`` (switched one after another, :data:`ELEMENTS`'
+order) or ``lift`` (lift without shake and release, one element switched back); ``count``: ``lifted``, ``hold``
+(rise + clearance at the end of the hold), ``shake`` (and held through the shake) or ``release`` (and not stuck
+after the release)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """What a study says on the terminal while it runs: one progress bar of recordings, failures as they happen, the
-notes every run makes said once at the end (the table at the end: :mod:`replay.study.end_table`).
-
-Warp's banner and "Module ... load on device" lines, Newton's log records and Python warnings raised in the
-workers are kept off the terminal unless ``--verbose`` (:func:`quiet_libraries`); warnings the workers caught come
-back with each result and are said once per study, after the bar.
-"""
+run's notes once at the end. Warp's, Newton's and the workers' warnings stay off the terminal unless ``--verbose``
+(:func:`quiet_libraries`); the workers' caught warnings are said once, after the bar."""
 
 from __future__ import annotations
 

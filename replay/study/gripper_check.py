@@ -1,11 +1,6 @@
-"""The grasp-and-lift check on every object asset of a dataset: ``<out>/gripper.json`` and ``gripper.csv``.
-
-Each object is taken from the first recording that grasps it (its asset, its resting orientation at
-frame 0, its thumb-index line at the grasp frame) and checked by
-:func:`replay.protocol.gripper_object.check_object`. The JSON is typed like the study's
-(:class:`GripperRecord`: ``format_version``, ``config``, ``config_hash``, ``versions``, ``inputs``
-with the SHA-256 of every file read); the CSV has one row per object (:data:`ROW_FIELDS`).
-"""
+"""The grasp-and-lift check on every object asset of a dataset (docs/gripper_check.md): ``<out>/gripper.json``
+(:class:`GripperRecord`, typed like the study's, inputs hashed) and ``gripper.csv`` (:data:`ROW_FIELDS`). Each
+object comes from the first recording that grasps it."""
 
 from __future__ import annotations
 

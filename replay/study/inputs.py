@@ -1,17 +1,6 @@
-"""SHA-256 of the input files a rollout read, and whether they changed since.
-
-A study records, in every rollout JSON's ``inputs``, the digest of each file the rollout
-read (recording, object meshes, hand MJCF), hashed when it runs (never copied from the
-manifest), whether it is ``pinned`` and whether the file still matches its staged digest;
-``--resume`` re-hashes them (:func:`inputs_changed`) and reruns a recording whose inputs
-changed.
-
-``pinned`` comes from the project's own pin list (``replay/data/pinned_files.json``,
-:func:`replay.data.sources.pin_digests`), never from the data's ``MANIFEST.json``: a manifest
-shipped with a dataset can call an edited file pinned with the edited file's own SHA-256. A file
-at a pinned path with another digest, or one its manifest calls pinned that the pin list does not
-hold, is ``pinned: false, pin_mismatch: true`` (:func:`pin_mismatch_lines` says it in one line).
-"""
+"""SHA-256 of the input files a rollout read (hashed when it runs) and whether they changed since (``--resume``).
+``pinned`` comes from the project's pin list (:func:`replay.data.sources.pin_digests`), never from the data's
+``MANIFEST.json`` (docs/data.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""One recording replayed as the study replays it, in one call, for scripts and notebooks: the
-recording loaded and checked, cropped to its replayed window, the hand fitted (landmark IK, cached)
-and the manosim hand MJCF found, then the protocol on one scene with one world per variant.
-Nothing is written; the study (:func:`replay.study.runner.run_study`) adds results files, resume
-and many recordings on top of the same two steps (:func:`replay.study.prepare.prepare_recording`,
-:func:`replay.protocol.rollout.run_rollouts`).
-"""
+"""One recording replayed as the study replays it, in one call, nothing written: for scripts and notebooks."""
 
 from __future__ import annotations
 

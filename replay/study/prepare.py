@@ -1,9 +1,5 @@
-"""A recording made ready to replay: named, loaded, cropped to the replayed window, and
-its hand filled in as joint coordinates (landmark IK where the dataset has only landmarks).
-
-Used by every replay (study workers, sweeps, benchmarks). Imports no physics engine: a
-study's parent process resolves names here without paying Newton's import.
-"""
+"""A recording made ready to replay: named, loaded, cropped to the replayed window, its hand filled in as joint
+coordinates (landmark IK where the dataset has only landmarks). Imports no physics engine."""
 
 from __future__ import annotations
 

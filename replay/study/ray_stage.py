@@ -1,21 +1,15 @@
 """A study job on a Ray node, run from the inputs Ray carried (:mod:`replay.study.ray_transfer`).
 
-The node's staging folder (:func:`stage_dir`) holds, per set of shared inputs (its token)::
+The node's staging folder (:func:`stage_dir`), per set of shared inputs (its token)::
 
-    <stage>/<token>/root/data/<dataset>/...   the dataset's shared files; a recording's own
-                                              files while a job of it runs here
+    <stage>/<token>/root/data/<dataset>/...   the dataset's shared files; a recording's own while a job of it runs
     <stage>/<token>/root/data/manosim/...     the hand models
     <stage>/<token>/locks/                    one lock file per recording (fcntl.flock)
     <stage>/<token>/out-<uuid>/study/...      one job's results, removed once sent back
     <stage>/cache/                            $REPLAY_CACHE of the jobs, unless the node sets one
 
-The shared files are written once per node (into a temporary folder renamed into place, so
-concurrent jobs never see half of them) and kept for later jobs and studies of the same inputs
-at stable paths (the per-process caches of meshes and hands key on the path). A recording's own
-files are removed when no job of it runs on the node any more. Nothing here imports Ray: the
-task (:mod:`replay.study.ray_pool`) passes ``get_shared``, which fetches the shared files
-from the object store the first time a node needs them.
-"""
+The shared files are written once per node (a temporary folder renamed into place) and kept at stable paths for
+later jobs of the same inputs; a recording's own files go when no job of it runs here. Nothing here imports Ray."""
 
 from __future__ import annotations
 

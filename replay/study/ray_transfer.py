@@ -1,23 +1,6 @@
-"""What a study's Ray task reads and writes, carried by Ray: a cluster that shares no folder.
-
-The study's process (the driver) is the only one that reads the study's inputs and writes its
-folder. For each job it gathers what the job reads (:func:`shared_inputs`, :func:`job_inputs`):
-
-* **shared**: every file of the dataset's folder that belongs to no recording (GRAB's
-  ``objects/``, TACO's object meshes) and the hand models' folder (manosim): one dict of
-  bytes, put in Ray's object store once per study (``ray.put``) and pulled once per node;
-* **the recording's own**: its file (:meth:`replay.datasets.Dataset.path`), or its folder
-  where the dataset's pattern gives each recording one (HUG-Bench's scenes), a task argument;
-  ``--ablation-only``: also the rollout JSON the ablation is attached to.
-
-On the node, :mod:`replay.study.ray_stage` lays them out under ``<stage>/<token>/root/`` in
-the layout of :class:`Staging` (``data/<dataset>/...``, ``data/manosim/...``), runs the job
-there and sends back the result with every path put back as the driver knows it, the files the
-job wrote (poses) and the derived files it read from its cache (a baked mesh, CoACD parts).
-:func:`keep_outputs` writes them here, re-hashes the inputs as the process pool's job does
-(:func:`replay.study.inputs.input_hashes`: the same ``inputs`` as a pool study, keys and
-manifest state included) and writes the rollout JSON (:func:`replay.results.files.write_rollout`).
-"""
+"""What a study's Ray task reads and writes, carried by Ray to a node that shares no folder (docs/study.md,
+"On Ray"): the shared files and a recording's own (:func:`shared_inputs`, :func:`job_inputs`), and the task's
+results written back here (:func:`keep_outputs`)."""
 
 from __future__ import annotations
 
