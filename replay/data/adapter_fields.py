@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 import trimesh
 
+from replay.data.safe_pickle import load_pickle
 from replay.errors import DataError
 
 #: m above its start height: the lift onset (well above a resting tracked object's jitter)
 LIFT_THRESHOLD_M = 0.01
+
+
+def load_dict(path: Path) -> dict:
+    """A recording's pickle (:func:`replay.data.safe_pickle.load_pickle`); DataError unless a dict at top level."""
+    data = load_pickle(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    return data
 
 
 def get_field(data: Any, dotted: str, source: Path) -> Any:
@@ -75,6 +84,16 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
     z = np.asarray(pos)[:, 2]
     above = np.flatnonzero(z > z[0] + threshold)
     return int(above[0]) if above.size else None
+
+
+def required_onset(pos: np.ndarray, source: Path, field: str) -> int:
+    """:func:`lift_onset` of ``pos`` (T, 3) m; DataError naming ``field`` where the object never rises."""
+    onset = lift_onset(pos, LIFT_THRESHOLD_M)
+    if onset is None:
+        raise DataError(
+            source, field, f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
+        )
+    return onset
 
 
 def top_surface_height(

@@ -13,14 +13,14 @@ from replay.data.adapter_fields import (
     LIFT_THRESHOLD_M,
     get_array,
     get_field,
-    lift_onset,
+    load_dict,
+    required_onset,
     top_surface_height,
     wxyz_to_xyzw,
 )
 from replay.data.confine import plain_name
 from replay.data.mesh_io import shared_mesh
 from replay.data.object_mjcf import load_grab_object
-from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError
 
@@ -44,10 +44,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     """
     path = Path(path)
     objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
-    data = load_pickle(path)
-    if not isinstance(data, dict):
-        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
-    a = _read_arrays(data, path)
+    a = _read_arrays(load_dict(path), path)
     obj_dir = objects_dir / plain_name(a["obj_name"], path, "object.name")
     if not obj_dir.is_dir():
         raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
@@ -55,11 +52,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     asset = dataclasses.replace(load_grab_object(obj_dir), made="printed")
     table_asset = load_grab_object(objects_dir / "table")
     support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
-    onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)
-    if onset is None:
-        raise DataError(
-            path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
-        )
+    onset = required_onset(a["obj_loc"], path, "object.loc")
     T = a["landmarks"].shape[0]
     rec = Recording(
         name=path.stem,

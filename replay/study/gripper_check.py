@@ -39,15 +39,9 @@ FIGURE = {
     "positioning_timeout": ("positioning", "error_mm", "mm"),
 }
 LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
+_RESULT_FIELDS = ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict", "failed_phase", "furthest_line")
 ROW_FIELDS = (
-    "object",
-    "recording",
-    "mass_kg",
-    "jaw_force_n",
-    "passed",
-    "verdict",
-    "failed_phase",
-    "furthest_line",
+    *_RESULT_FIELDS,
     "passing_lines",
     *(f"{n}_{k}" for n in LINE_NAMES for k in ("result", "figure")),
     "wall_s",
@@ -126,20 +120,7 @@ def _line_figure(line: LineResult) -> str | None:
 
 def object_row(res: dict) -> dict:
     """The CSV row of one object's result (:data:`ROW_FIELDS`)."""
-    row = {
-        k: res.get(k)
-        for k in (
-            "object",
-            "recording",
-            "mass_kg",
-            "jaw_force_n",
-            "passed",
-            "verdict",
-            "failed_phase",
-            "furthest_line",
-            "wall_s",
-        )
-    }
+    row = {k: res.get(k) for k in (*_RESULT_FIELDS, "wall_s")}
     got = ObjectResult.from_dict(res)
     row["passing_lines"] = " ".join(got.passing_lines or [])
     by = {ln.line.name: ln for ln in got.lines}
