@@ -9,8 +9,7 @@ from pathlib import Path
 from replay.data.hub import fetch_hug_bench
 from replay.data.manifest import Manifest
 from replay.data.sources import DATASET_NAMES, HUG_SPLITS, pinned_files
-from replay.data.stage_pinned import stage_pinned
-from replay.data.stage_unpinned import stage_extra, stage_mirror_tree
+from replay.data.stage import stage_extra, stage_mirror_tree, stage_pinned
 from replay.data.transfer import FetchResult
 from replay.errors import FetchError
 

@@ -24,7 +24,7 @@ from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.made_mass import made_mass
 from replay.study.batch import run_batch
-from replay.study.bridge_rows import merge_config
+from replay.study.bridge import merge_config
 from replay.study.prepare import prepare_recording
 
 #: physics choices a world of the batch takes (each as :data:`replay.sim.engine.variants.ROWS` says): a uniform
@@ -219,13 +219,8 @@ def run_attribution(
     log=print,
     partial=None,
 ) -> dict:
-    """Every factor on every recording (one process per recording when ``workers`` > 1).
-
-    ``partial``: called with the result over the recordings done so far after each one
-    (a long run can be watched, and stopped with what it has).
-
-    Recordings run through :func:`replay.study.batch.run_batch`: one whose input is refused
-    (:class:`~replay.errors.DataError`) is listed in ``failed``, the others still run.
+    """Every factor on every recording (:func:`replay.study.batch.run_batch`; a refused recording is in ``failed``);
+    ``partial`` is called with the result so far after each recording.
 
     Returns:
         ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s", "failed",
