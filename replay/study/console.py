@@ -64,10 +64,9 @@ ETA_PENDING = "ETA after the first recording"
 
 
 class StudyConsole:
-    """The study's terminal output while it runs (all of it through ``tqdm.write``, so the bar stays whole): a bar of
-    recordings done with the time left (:class:`replay.study.progress.Progress`: the sampled jobs weigh more), the
-    verdicts so far, failures as they happen; the notes every run makes (the hand import's, a warning a worker caught)
-    gathered and said once, after the bar (:meth:`close`).
+    """The study's terminal output while it runs, all through ``tqdm.write``: a bar of recordings with the time left
+    (:class:`replay.study.progress.Progress`), the verdicts so far, failures as they happen; notes said once at
+    :meth:`close`.
 
     Args:
         dataset: for the bar's label.

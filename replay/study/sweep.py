@@ -228,13 +228,8 @@ class SweepMap(JsonRecord):
 
 
 def heatmap_figure(result: dict, title: str):
-    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's
-    operating point and the worlds of the two lines through it marked.
-
-    The axes span the sampled values only (cells reach halfway to their neighbours; the outer
-    cells end at the first and last sample: no effort below the lowest sampled, never below 0);
-    each legend entry is drawn with the very marker of the plot (:data:`LINE_MARKERS`).
-    """
+    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's operating point
+    and the two lines through it marked; the axes span the sampled values only."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
     from matplotlib.lines import Line2D

@@ -128,12 +128,9 @@ def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
 
 
 def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = None) -> ReplayConfig:
-    """The study's config ``cfg`` under the named physics ``physics_name`` (:func:`replay.sim.physics.apply_physics`,
-    the user's ``--physics-set`` departures kept), as ``run_study.py --physics NAME`` with the study's other
-    flags makes it: the same config, so the same ``config_hash``. Leaving ``authored``, the hug-oracle's
-    contact mixing (which only ``authored`` sets) returns to the default; a hand shape the study's physics resolved
-    for ``dataset`` (its table's or the dataset's) is resolved again under ``physics_name``. ``cfg`` itself where it
-    is of that physics already.
+    """The study's config ``cfg`` under the named physics ``physics_name`` as ``run_study.py --physics NAME`` with
+    the study's other flags makes it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape
+    resolved again for ``dataset``); ``cfg`` itself where it is of that physics already.
 
     Raises:
         DataError: the physics ``calibrated`` without its results file.
