@@ -1,5 +1,5 @@
-"""A study job's inputs carried to a node and its results carried back (replay.study.ray_transfer,
-replay.study.ray_stage), without Ray: the node is a fresh staging folder, the job a stand-in that
+"""A study job's inputs carried to a node and its results carried back (replay.study.ray_transfer),
+without Ray: the node is a fresh staging folder, the job a stand-in that
 does with files what the real one does (reads the recording, object and hand from its folders,
 writes poses, returns a rollout with paths and input digests)."""
 
@@ -17,8 +17,7 @@ from replay.results.files import write_rollout
 from replay.results.records import FORMAT_VERSION, RolloutRecord
 from replay.study.inputs import input_hashes
 from replay.study.job import Job
-from replay.study.ray_stage import run_staged, stage_dir
-from replay.study.ray_transfer import job_inputs, keep_outputs, shared_inputs
+from replay.study.ray_transfer import job_inputs, keep_outputs, run_staged, shared_inputs, stage_dir
 
 pytestmark = pytest.mark.needs_data
 

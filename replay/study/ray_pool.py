@@ -26,10 +26,10 @@ def _ray():
 
 
 def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: dict):
-    """The Ray task: :func:`replay.study.ray_stage.run_staged` here; ``shared_box[0]`` fetched only if needed."""
+    """The Ray task: :func:`replay.study.ray_transfer.run_staged` here; ``shared_box[0]`` fetched only if needed."""
     import ray
 
-    from replay.study.ray_stage import run_staged
+    from replay.study.ray_transfer import run_staged
 
     try:
         return run_staged(fn, job, staging, get_shared=lambda: ray.get(shared_box[0]), own=own, study_files=study_files)
