@@ -184,9 +184,7 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         outcomes: [..], rises_mm: [..]}], "pairs": [{a, b, both, only_a, only_b, neither,
         flipped: [sequence, ...]}], "common": n, "paired": [sequence, ...], "left_out":
         [{sequence, reasons: [..]}], "missing": {label: [sequence, ...]}}``: only recordings with a
-        row in every set are paired; each other one is in ``left_out`` with why, per set it is
-        missing from (``missing``: each set's rows that were not paired). Success is ``lifted``
-        (``tracked`` for the recorded protocol).
+        row in every set are paired. Success is ``lifted`` (``tracked`` for the recorded protocol).
 
     Raises:
         UsageError: fewer than two sets, labels or protocols of another count, a protocol a study

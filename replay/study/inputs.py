@@ -16,13 +16,10 @@ def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
     """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
 
     Returns:
-        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``
-        on a mismatch); ``key`` is the path relative to ``data_dir`` where the file lies under it,
-        else absolute. ``manifest`` says how the digest compares with
-        ``<data_dir>/MANIFEST.json``: ``"match"``, ``"changed since staging"`` (the file was
-        modified after the fetch) or ``"not staged"``; ``pinned`` is True only when the file's
-        SHA-256 equals the project's pin for its path (module doc), looked up by ``key`` or, for a
-        file outside ``data_dir``, by its path in the ``$REPLAY_MIRROR`` mirror.
+        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``);
+        ``key`` relative to ``data_dir`` where the file lies under it, else absolute; ``manifest``: ``"match"``,
+        ``"changed since staging"`` or ``"not staged"`` against ``<data_dir>/MANIFEST.json``; ``pinned``: the
+        SHA-256 is the project's pin for its path (outside ``data_dir``: its path in ``$REPLAY_MIRROR``).
 
     Raises:
         DataError: an unreadable manifest or pin list.
