@@ -101,8 +101,8 @@ def test_key_changes_with_the_code(mug, fresh_cache, monkeypatch):
     from replay.data import asset_memo
 
     files = [mug.target_object.asset.visual_mesh]
-    asset_memo.memo("t", files, {}, lambda: 1, code=("replay.checks.convexity",))
-    asset_memo.memo("t", files, {}, lambda: 2, code=("replay.checks.object_mass",))
+    asset_memo.memo("t", files, {}, compute=lambda: 1, code=("replay.checks.convexity",))
+    asset_memo.memo("t", files, {}, compute=lambda: 2, code=("replay.checks.object_mass",))
     got = sorted(json.loads(p.read_text()) for p in fresh_cache.rglob("*.json"))
     assert got == [1, 2]
 
@@ -141,4 +141,4 @@ def test_all_frames_at_once_equal_frame_by_frame(mug):
     s, g = int(frames[0]), int(mug.grasp_frame)
     first = next((f for f in range(s, g + 1) if not mug.valid[f]
                   or parts.plane_distance(to_object_frame(tr.pos[f], tr.quat[f], pts[f])).min() < HAND_NEAR_M), g)
-    assert hand_free_until(mug, parts, s, g) == first and s < first <= g
+    assert hand_free_until(mug, parts, s, g=g) == first and s < first <= g

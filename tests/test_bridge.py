@@ -1,4 +1,4 @@
-"""The bridge's rows (replay.study.bridge_rows), counting and table (replay.output.bridge_table): no data needed."""
+"""The bridge's rows (replay.study.bridge), counting and table (replay.output.bridge_table): no data needed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from replay.config import ReplayConfig
 from replay.protocol.oracle_plan import oracle_config
 from replay.sim import finger_strength, physics
 from replay.output.bridge_table import bridge_markdown
-from replay.study.bridge import summarize_rows
 from replay.results.records import RolloutRecord
-from replay.study.bridge_rows import ELEMENTS, BridgeRow, bridge_rows, counted
+from replay.study.bridge import ELEMENTS, BridgeRow, bridge_rows, counted, summarize_rows
 
 
 def _leaves(d: dict, at: str = "") -> dict:

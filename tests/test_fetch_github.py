@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from replay.data.fetch import fetch
-from replay.data.stage_pinned import mirror_source
+from replay.data.stage import mirror_source
 from replay.data.manifest import Manifest
 from replay.data.sources import GITHUB_SOURCES, pinned_files
 from replay.errors import FetchError, IntegrityError

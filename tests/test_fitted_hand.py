@@ -69,7 +69,7 @@ def test_bone_lengths_are_the_raw_landmarks(mirror, stapler):
     """Each bone's length is the median over frames of its landmark distance in the raw pickle; the 10
     joint-to-joint bones and the palm are rigid (GRAB: one MANO fit, fixed betas), the tips slide."""
     raw = _raw(mirror, "stapler_lift")
-    hand = measure_hand(stapler.landmarks, stapler.valid, "right", stapler.source)
+    hand = measure_hand(stapler.landmarks, stapler.valid, "right", source=stapler.source)
     for b, (j, k) in BONES.items():
         d = np.linalg.norm(raw[:, k] - raw[:, j], axis=1)
         assert hand.bone_length[b] == pytest.approx(np.median(d), abs=1e-9)
@@ -129,7 +129,8 @@ def test_newton_imports_the_fitted_joint_centres(fitted, manosim_dir):
     for name in ("capsule_hand.xml", "mesh_hand.xml"):
         report, b = imported(fitted / name)
         lay = HandLayout.from_import(
-            str(fitted / name), report.joint_types, report.body_names, report.coord_count, report.dof_count
+            str(fitted / name), report.joint_types, report.body_names,
+            coord_count=report.coord_count, dof_count=report.dof_count,
         )
         assert lay == MANOSIM_HAND
         np.testing.assert_array_equal(b.joint_limit_lower, ref.joint_limit_lower)
@@ -201,21 +202,22 @@ def test_hostile_landmarks_are_one_line_errors(cases_dir, mirror):
         float,
     )
     with pytest.raises(DataError, match=r"\[landmarks\]: .* mm long, outside 5-80 mm \(landmarks in millimetres\?\)"):
-        measure_hand(mm, None, "right", "x.pkl")
+        measure_hand(mm, None, "right", source="x.pkl")
     raw = _raw(mirror, "cubesmall_lift")
     with pytest.raises(DataError, match=r"0 valid finite frames"):
-        measure_hand(np.full_like(raw, np.nan), None, "right", "x.pkl")
+        measure_hand(np.full_like(raw, np.nan), None, "right", source="x.pkl")
     nan = raw.copy()
     nan[:5] = np.nan  # as the nan_landmarks case: frames lost, the rest used
     assert measure_hand(nan, None, "right").frames == len(raw) - 5
     stretch = raw.copy()
     stretch[:, 6:9] += (stretch[:, 6:9] - stretch[:, 5:6]) * np.linspace(0, 0.2, len(raw))[:, None, None]
     with pytest.raises(DataError, match=r"changes length .* not one hand") as exc:
-        measure_hand(stretch, None, "right", "x.pkl")
+        measure_hand(stretch, None, "right", source="x.pkl")
     assert "\n" not in str(exc.value)
     mirrored = raw * np.array([-1.0, 1.0, 1.0])  # a left hand read as a right one
     with pytest.raises(DataError, match=r"the other hand side"):
-        fitted_hand_dir(measure_hand(mirrored, None, "right", "x.pkl"), template_dir(mirror / "manosim", "right"))
+        fitted_hand_dir(measure_hand(mirrored, None, "right", source="x.pkl"),
+                        template_dir(mirror / "manosim", "right"))
 
 
 def test_hostile_case_through_the_command(cases_dir, mirror, tmp_path, capsys):

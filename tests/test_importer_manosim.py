@@ -164,7 +164,7 @@ def test_hand_layout_from_every_manosim_hand(imported, variant):
     a ball on the wrist = Newton's FREE joint: 7 coords, 6 DOFs)."""
     report, b, m = imported[variant]
     lay = HandLayout.from_import(str(report.path), report.joint_types, report.body_names,
-                                 report.coord_count, report.dof_count)
+                                 coord_count=report.coord_count, dof_count=report.dof_count)
     assert lay == MANOSIM_HAND
     assert (lay.bodies, lay.dofs) == (m.nbody - 1, m.nv)
     assert lay.coords == m.nq  # MuJoCo: 3 slide + 4 ball = Newton's 7 free coords
@@ -177,8 +177,10 @@ def test_hand_layout_refuses_other_hands(imported):
     report, _, _ = imported[VARIANTS[0]]
     args = (report.joint_types, report.body_names, report.coord_count, report.dof_count)
     with pytest.raises(SceneError, match="expected 1 free joint then ball joints"):
-        HandLayout.from_import("h.xml", ["BALL"] + list(args[0][1:]), *args[1:])
+        HandLayout.from_import("h.xml", ["BALL"] + list(args[0][1:]), args[1],
+                               coord_count=args[2], dof_count=args[3])
     with pytest.raises(SceneError, match="hand bodies"):
-        HandLayout.from_import("h.xml", args[0], list(reversed(args[1])), *args[2:])
+        HandLayout.from_import("h.xml", args[0], list(reversed(args[1])),
+                               coord_count=args[2], dof_count=args[3])
     with pytest.raises(SceneError, match="coords"):
-        HandLayout.from_import("h.xml", args[0], args[1], args[2] - 4, args[3])
+        HandLayout.from_import("h.xml", args[0], args[1], coord_count=args[2] - 4, dof_count=args[3])

@@ -72,7 +72,7 @@ def _taco_errors(kin: HandKinematics, path: Path, flat: bool) -> np.ndarray:
     tips = np.asarray(d["hand_verts"], dtype=np.float64)[:, list(MANO_TIP_VERTICES)]
     fq = mano_to_finger_quat(pose[:, 3:], "left", flat)
     _, wq = wrist_from_global_orient(pose[:, :3], trans, np.zeros(3))
-    j0 = fit_wrist_offset(kin, wq, trans, fq, tips)
+    j0 = fit_wrist_offset(kin, wq, trans, finger_quat=fq, tips=tips)
     wp, wq = wrist_from_global_orient(pose[:, :3], trans, j0)
     L = kin.fk_landmarks(wp, wq, fq)
     return np.linalg.norm(L[:, list(TIP_LANDMARKS)] - tips, axis=-1) * 1000.0

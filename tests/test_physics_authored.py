@@ -238,7 +238,7 @@ def test_authored_bridge_ends_at_the_replay_physics():
     """The authored bridge's cumulative path switches every physics choice in which ``authored`` and ``replay``
     differ (so its lift-protocol rows run the replay physics exactly), and each ``lift/*`` row sets exactly one
     element back to the authored value."""
-    from replay.study.bridge_rows import bridge_rows
+    from replay.study.bridge import bridge_rows
 
     rows = {r["id"]: r for r in bridge_rows("authored")}
     base = physics.apply_physics(ReplayConfig(), "authored")
@@ -268,7 +268,7 @@ def test_docs_physics_page_holds_the_current_table():
 
 def test_bridge_row_ids_can_be_named_on_the_command_line():
     """``scripts/bridge.py --rows`` splits on commas: no row id may hold one."""
-    from replay.study.bridge_rows import bridge_rows
+    from replay.study.bridge import bridge_rows
 
     for phys in ("replay", "authored"):
         assert not [r["id"] for r in bridge_rows(phys) if "," in r["id"]]

@@ -1,5 +1,5 @@
-"""A study job's inputs carried to a node and its results carried back (replay.study.ray_transfer,
-replay.study.ray_stage), without Ray: the node is a fresh staging folder, the job a stand-in that
+"""A study job's inputs carried to a node and its results carried back (replay.study.ray_transfer),
+without Ray: the node is a fresh staging folder, the job a stand-in that
 does with files what the real one does (reads the recording, object and hand from its folders,
 writes poses, returns a rollout with paths and input digests)."""
 
@@ -17,14 +17,18 @@ from replay.results.files import write_rollout
 from replay.results.records import FORMAT_VERSION, RolloutRecord
 from replay.study.inputs import input_hashes
 from replay.study.job import Job
-from replay.study.ray_stage import run_staged, stage_dir
-from replay.study.ray_transfer import job_inputs, keep_outputs, shared_inputs
+from replay.study.ray_transfer import job_inputs, keep_outputs, run_staged, shared_inputs, stage_dir
 
 pytestmark = pytest.mark.needs_data
 
 OBJECTS = ("cubesmall", "mug")
 HAND = "assets/zerohand/mano_rhand/capsule_hand.xml"
 
+
+
+def _run_staged(fn, job, staging, get_shared):
+    own, study_files = job_inputs(job)
+    return run_staged(fn, job, staging, get_shared=get_shared, own=own, study_files=study_files)
 
 def _data(tmp_path: Path, mirror: Path) -> Path:
     """A data folder with two GRAB lifts, their objects and the hand (copied from the mirror)."""
@@ -81,7 +85,7 @@ def test_a_job_runs_from_carried_inputs_and_only_the_driver_writes_its_results(t
     assert shared_inputs(job.dataset, job.data_dir, job.manosim_dir)[0] == staging  # same files, same token
     fetched = []
     monkeypatch.delenv("REPLAY_CACHE")  # on the node: no cache folder set, its staging folder's is used
-    result = run_staged(stand_in, job, staging, lambda: fetched.append(1) or shared, *job_inputs(job))
+    result = _run_staged(stand_in, job, staging, lambda: fetched.append(1) or shared)
     monkeypatch.setenv("REPLAY_CACHE", str(tmp_path / "driver_cache"))
     assert not (tmp_path / "out").exists()  # the node wrote nothing where the driver's results go
     status, doc = keep_outputs(job, staging, result)
@@ -101,8 +105,7 @@ def test_a_job_runs_from_carried_inputs_and_only_the_driver_writes_its_results(t
     assert not (base / "root" / "data" / "grab" / "recordings" / "cubesmall_lift.pkl").exists()
     assert not list(base.glob("out-*")) and (base / "root" / "data" / "manosim" / HAND).is_file()
     mug = _job(data, tmp_path / "out", "mug")
-    status, doc = keep_outputs(mug, staging, run_staged(stand_in, mug, staging, lambda: fetched.append(1) or shared,
-                                                        *job_inputs(mug)))
+    status, doc = keep_outputs(mug, staging, _run_staged(stand_in, mug, staging, lambda: fetched.append(1) or shared))
     assert status == "ok" and fetched == [1] and doc["recordings_here"] == ["mug_lift.pkl"]
 
 
@@ -110,7 +113,7 @@ def test_a_refusal_names_the_drivers_file_and_writes_nothing(tmp_path, mirror, n
     data = _data(tmp_path, mirror)
     job = _job(data, tmp_path / "out", "mug")
     staging, shared = shared_inputs(job.dataset, job.data_dir, job.manosim_dir)
-    status, why = keep_outputs(job, staging, run_staged(refuse, job, staging, lambda: shared, *job_inputs(job)))
+    status, why = keep_outputs(job, staging, _run_staged(refuse, job, staging, lambda: shared))
     assert (status, why) == ("refused", f"{data / 'grab' / 'recordings' / 'mug_lift.pkl'}: wrist_pos: 3 NaN frames")
     assert not (tmp_path / "out").exists()
 
@@ -120,7 +123,7 @@ def overlapping(job: Job) -> tuple[str, dict]:
     rec = dataset_info(job.dataset).path(dataset_dir(job.dataset, job.data_dir), job.sequence)
     inner = _job(Path(os.environ["TEST_DRIVER_DATA"]), Path(os.environ["TEST_DRIVER_OUT"]), "mug")
     staging, shared = shared_inputs(inner.dataset, inner.data_dir, inner.manosim_dir)
-    run_staged(stand_in, inner, staging, lambda: shared, *job_inputs(inner))
+    _run_staged(stand_in, inner, staging, lambda: shared)
     assert rec.is_file(), "the second job removed the recording the first still reads"
     return stand_in(job)
 
@@ -131,6 +134,6 @@ def test_a_recording_stays_on_the_node_while_any_job_of_it_runs(tmp_path, mirror
     monkeypatch.setenv("TEST_DRIVER_OUT", str(tmp_path / "inner"))
     job = _job(data, tmp_path / "out", "mug")
     staging, shared = shared_inputs(job.dataset, job.data_dir, job.manosim_dir)
-    status, _ = keep_outputs(job, staging, run_staged(overlapping, job, staging, lambda: shared, *job_inputs(job)))
+    status, _ = keep_outputs(job, staging, _run_staged(overlapping, job, staging, lambda: shared))
     assert status == "ok"
     assert not (stage_dir() / staging.token / "root" / "data" / "grab" / "recordings" / "mug_lift.pkl").exists()

@@ -269,8 +269,9 @@ def test_sampling_options_are_checked_in_one_line():
     from replay.study.sampling_setup import check_sampling, job_sampling
 
     cfg = resolve_hand_variant(ReplayConfig(), "grab")
-    assert check_sampling(cfg, ["lift"], 0, 0, None, None) is None  # today's study of single rollouts
-    s = check_sampling(cfg, ["lift", "recorded"], 8, 3, None, "all")
+    none = dict(conditions=None, corruptions=None)
+    assert check_sampling(cfg, ["lift"], samples=0, seed=0, **none) is None  # today's study of single rollouts
+    s = check_sampling(cfg, ["lift", "recorded"], samples=8, seed=3, conditions=None, corruptions="all")
     assert s.conditions == {"lift": verdict_conditions.default_conditions(cfg)} and len(s.corruptions) == 3
     assert s.conditions["lift"][0] == DEFAULT_JUDGE.condition  # the judge's first
     assert job_sampling(s, "recorded") == {} and job_sampling(s, "lift")["seed"] == 3
@@ -280,10 +281,10 @@ def test_sampling_options_are_checked_in_one_line():
         ((4, 0, "nope", None), "--conditions"),
     ):
         with pytest.raises(UsageError) as e:
-            check_sampling(cfg, ["lift"], *args)
+            check_sampling(cfg, ["lift"], **dict(zip(("samples", "seed", "conditions", "corruptions"), args)))
         assert e.value.option == opt and "\n" not in str(e.value)
     with pytest.raises(UsageError, match="MuJoCo C engine"):
-        check_sampling(ReplayConfig(engine="mujoco-warp", device="cuda"), ["lift"], 4, 0, None, None)
+        check_sampling(ReplayConfig(engine="mujoco-warp", device="cuda"), ["lift"], samples=4, seed=0, **none)
 
 
 def test_resume_reruns_a_rollout_of_other_samples():

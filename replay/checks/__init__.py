@@ -17,6 +17,7 @@ def load_recording(
     dataset: str,
     name: str,
     data_dir: str | Path | None = None,
+    *,
     checks: bool = True,
     fps: float | None = None,
     object_time_offset_s: float | None = None,

@@ -22,7 +22,11 @@ def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
     """``{fill, concavity_mm, watertight}`` of one collision part file: volume over hull volume, and how deep (mm)
     its deepest vertex lies inside its hull; raises DataError when it cannot be read as a mesh."""
     return memo(
-        "part_convexity", [path], {}, lambda: _part_convexity(path, source), code=(__name__, "replay.data.mesh_io")
+        "part_convexity",
+        [path],
+        {},
+        compute=lambda: _part_convexity(path, source),
+        code=(__name__, "replay.data.mesh_io"),
     )
 
 

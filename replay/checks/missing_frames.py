@@ -109,7 +109,7 @@ def grasp_window(rec: Recording) -> tuple[int, int]:
     """``(near, g)``: from the first approach frame whose hand points come within
     :data:`~replay.checks.object_rest.HAND_NEAR_M` of the target's collision parts, to the lift onset."""
     s, g = approach_window(rec)
-    return hand_free_until(rec, collision_parts(rec.target_object.asset), s, g), g
+    return hand_free_until(rec, collision_parts(rec.target_object.asset), s, g=g), g
 
 
 def insert_frames(rec: Recording, gaps: dict) -> Recording:

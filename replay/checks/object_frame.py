@@ -204,7 +204,7 @@ def hand_figures(rec: Recording) -> dict:
     return out
 
 
-def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, asset_cache: dict | None = None) -> dict:
+def validate_recording(rec: Recording, n: int = N_SAMPLES, seed: int = 0, *, asset_cache: dict | None = None) -> dict:
     """All object-frame figures of one recording, JSON-ready."""
     t0 = time.perf_counter()
     asset_cache = {} if asset_cache is None else asset_cache

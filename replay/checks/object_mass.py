@@ -108,7 +108,7 @@ def check_object_mass(rec: Recording) -> tuple[dict, dict]:
         "object_mass",
         [asset.visual_mesh, *asset.collision_meshes],
         {"density": float(asset.density), "mass": asset.mass},
-        lambda: measure_object_mass(asset),
+        compute=lambda: measure_object_mass(asset),
         code=(__name__, "replay.checks.geometry", "replay.data.mesh_io", "replay.data.objects"),
     )
     sim, inertia, own, rule = m["simulated_kg"], m["inertia_kg_m2"], m["asset_kg"], m["asset_rule"]

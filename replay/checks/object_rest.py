@@ -58,7 +58,7 @@ def _segment_distance(B: np.ndarray, c: np.ndarray) -> float:
     return float(np.linalg.norm(a + u * ab - c))
 
 
-def hand_free_until(rec: Recording, parts: ConvexParts, s: int, g: int) -> int:
+def hand_free_until(rec: Recording, parts: ConvexParts, s: int, *, g: int) -> int:
     """First frame in ``[s, g]`` whose hand points come within :data:`HAND_NEAR_M` of the collision parts (or are
     untracked); ``g`` if none."""
     pts, _ = hand_points(rec)
@@ -101,7 +101,7 @@ def check_object_rest(rec: Recording) -> tuple[dict, dict]:
     parts = collision_parts(tr.asset)
     sup = support_polygon(parts, tr.pos[s], tr.quat[s])
     gap = sup["lowest_z_m"] - float(rec.support_height)
-    near = hand_free_until(rec, parts, s, g)
+    near = hand_free_until(rec, parts, s, g=g)
     mm, deg = _still(rec, s, near)
     figs = {
         "frame": s,

@@ -5,7 +5,7 @@ Example:
     python scripts/bridge.py --dataset grab --out out/grab/bridge.json --workers 2
     python scripts/bridge.py --markdown out/grab/bridge.json            # the table, from the JSON
 
-Every row (:mod:`replay.study.bridge_rows`: each element of the oracle switched alone, the
+Every row (:mod:`replay.study.bridge`: each element of the oracle switched alone, the
 cumulative path, and the lift protocol with one element switched back) replays the same
 recordings (GRAB: the ``*_lift`` recordings unless ``--objects`` names others) and counts
 lifted / N with the diagnosis classes. Writes the JSON after every recording (a rerun of the
@@ -63,8 +63,7 @@ def main(argv=None) -> int:
     from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.output.bridge_table import bridge_markdown
-    from replay.study.bridge import run_bridge
-    from replay.study.bridge_rows import bridge_rows
+    from replay.study.bridge import bridge_rows, run_bridge
     from replay.study.prepare import select_sequences
 
     rows = bridge_rows(a.physics)

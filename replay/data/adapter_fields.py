@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 import trimesh
 
+from replay.data.safe_pickle import load_pickle
 from replay.errors import DataError
 
 #: m above its start height: the lift onset (well above a resting tracked object's jitter)
 LIFT_THRESHOLD_M = 0.01
+
+
+def load_dict(path: Path) -> dict:
+    """A recording's pickle (:func:`replay.data.safe_pickle.load_pickle`); DataError unless a dict at top level."""
+    data = load_pickle(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    return data
 
 
 def get_field(data: Any, dotted: str, source: Path) -> Any:
@@ -27,7 +36,9 @@ def get_field(data: Any, dotted: str, source: Path) -> Any:
     return cur
 
 
-def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float64, finite: bool = True) -> np.ndarray:
+def get_array(
+    data: Any, dotted: str, source: Path, *, shape: tuple, dtype=np.float64, finite: bool = True
+) -> np.ndarray:
     """A numeric array field, its shape (``-1`` = any length) and finiteness checked.
 
     Raises:
@@ -53,7 +64,7 @@ def get_array(data: Any, dotted: str, source: Path, shape: tuple, dtype=np.float
     return arr
 
 
-def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, tol: float = 1e-3) -> np.ndarray:
+def wxyz_to_xyzw(q: np.ndarray, source: Path, field: str, *, tol: float = 1e-3) -> np.ndarray:
     """Scalar-first quaternions (..., 4) to scalar-last, normalised; raises DataError when ``| |q| - 1 | > tol``."""
     q = np.asarray(q, float)
     n = np.linalg.norm(q, axis=-1)
@@ -75,8 +86,18 @@ def lift_onset(pos: np.ndarray, threshold: float = LIFT_THRESHOLD_M) -> int | No
     return int(above[0]) if above.size else None
 
 
+def required_onset(pos: np.ndarray, source: Path, field: str) -> int:
+    """:func:`lift_onset` of ``pos`` (T, 3) m; DataError naming ``field`` where the object never rises."""
+    onset = lift_onset(pos, LIFT_THRESHOLD_M)
+    if onset is None:
+        raise DataError(
+            source, field, f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
+        )
+    return onset
+
+
 def top_surface_height(
-    mesh: trimesh.Trimesh, xy: np.ndarray, loc: np.ndarray | None = None, rot: np.ndarray | None = None
+    mesh: trimesh.Trimesh, xy: np.ndarray, *, loc: np.ndarray | None = None, rot: np.ndarray | None = None
 ) -> tuple[float, str]:
     """``(z m, "ray" | "max_z")``: the top of a support mesh below ``xy`` (2,) m, by a ray cast straight down, else
     the mesh's highest z. ``mesh`` is in its own frame, posed at ``loc`` (3,) m and rotation ``rot`` (3, 3)

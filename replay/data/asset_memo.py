@@ -50,7 +50,7 @@ def code_version(*modules: str) -> str:
     return sha256_text(*parts)
 
 
-def memo(kind: str, files: list, params: dict, compute: Callable[[], Any], code: tuple[str, ...]) -> Any:
+def memo(kind: str, files: list, params: dict, *, compute: Callable[[], Any], code: tuple[str, ...]) -> Any:
     """``compute()``'s JSON value for these inputs, measured once per content; a fresh copy each call (tuples come
     back as lists). A ``compute`` that raises raises again next call: nothing is kept.
 

@@ -19,6 +19,7 @@ def confined(
     root: str | Path,
     rel: str | Path,
     source: str | Path | None,
+    *,
     field: str | None,
     what: str = "file",
     base: str | Path | None = None,

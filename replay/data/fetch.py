@@ -9,8 +9,7 @@ from pathlib import Path
 from replay.data.hub import fetch_hug_bench
 from replay.data.manifest import Manifest
 from replay.data.sources import DATASET_NAMES, HUG_SPLITS, pinned_files
-from replay.data.stage_pinned import stage_pinned
-from replay.data.stage_unpinned import stage_extra, stage_mirror_tree
+from replay.data.stage import stage_extra, stage_mirror_tree, stage_pinned
 from replay.data.transfer import FetchResult
 from replay.errors import FetchError
 
@@ -119,7 +118,7 @@ def fetch(
                 name,
                 mirror_dir,
                 dest,
-                man,
+                man=man,
                 source="mirror",
                 link=link,
                 result=res,
@@ -146,7 +145,9 @@ def _fetch_hug(
 ) -> FetchResult:
     """HUG-Bench for :func:`fetch`: the mirror's copy, else skipped in ``all`` with a mirror, else from the Hub."""
     if mirror_dir is not None and (mirror_dir / "hug-bench").is_dir():
-        return stage_mirror_tree("hug-bench", mirror_dir, dest, man, link, progress, follow_symlinks)
+        return stage_mirror_tree(
+            "hug-bench", mirror_dir, dest, man=man, link=link, progress=progress, follow_symlinks=follow_symlinks
+        )
     if mirror_dir is not None and in_all:
         return FetchResult(
             "hug-bench",
@@ -198,7 +199,7 @@ def _fetch_local(
             name,
             local.resolve(),
             dest,
-            man,
+            man=man,
             source="local",
             link=link,
             result=res,

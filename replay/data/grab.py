@@ -13,14 +13,14 @@ from replay.data.adapter_fields import (
     LIFT_THRESHOLD_M,
     get_array,
     get_field,
-    lift_onset,
+    load_dict,
+    required_onset,
     top_surface_height,
     wxyz_to_xyzw,
 )
 from replay.data.confine import plain_name
 from replay.data.mesh_io import shared_mesh
 from replay.data.object_mjcf import load_grab_object
-from replay.data.safe_pickle import load_pickle
 from replay.data.types import ObjectTrack, Recording
 from replay.errors import DataError
 
@@ -44,10 +44,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     """
     path = Path(path)
     objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
-    data = load_pickle(path)
-    if not isinstance(data, dict):
-        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
-    a = _read_arrays(data, path)
+    a = _read_arrays(load_dict(path), path)
     obj_dir = objects_dir / plain_name(a["obj_name"], path, "object.name")
     if not obj_dir.is_dir():
         raise DataError(path, "object.name", f"no object model for {a['obj_name']!r} in {objects_dir}")
@@ -55,11 +52,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
     asset = dataclasses.replace(load_grab_object(obj_dir), made="printed")
     table_asset = load_grab_object(objects_dir / "table")
     support, rule, support_col = _table_support(table_asset, a["table_loc"], a["table_quat"], a["obj_loc"][0, :2])
-    onset = lift_onset(a["obj_loc"], LIFT_THRESHOLD_M)
-    if onset is None:
-        raise DataError(
-            path, "object.loc", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
-        )
+    onset = required_onset(a["obj_loc"], path, "object.loc")
     T = a["landmarks"].shape[0]
     rec = Recording(
         name=path.stem,
@@ -108,17 +101,17 @@ def _read_arrays(data: dict, path: Path) -> dict:
         DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames, ``hand.wrist_loc``
             not ``hand.joints_target[:, 0]``.
     """
-    landmarks = get_array(data, "hand.joints_target", path, (-1, 21, 3))
+    landmarks = get_array(data, "hand.joints_target", path, shape=(-1, 21, 3))
     T = landmarks.shape[0]
-    wrist_loc = get_array(data, "hand.wrist_loc", path, (T, 3))
-    wrist_rot = get_array(data, "hand.wrist_rot", path, (T, 4))
+    wrist_loc = get_array(data, "hand.wrist_loc", path, shape=(T, 3))
+    wrist_rot = get_array(data, "hand.wrist_rot", path, shape=(T, 4))
     obj_name = get_field(data, "object.name", path)
     if not isinstance(obj_name, str) or not obj_name:
         raise DataError(path, "object.name", f"expected a non-empty string, got {obj_name!r}")
-    obj_loc = get_array(data, "object.loc", path, (T, 3))
-    obj_rot = get_array(data, "object.rot", path, (T, 4))
-    table_loc = get_array(data, "table.loc", path, (3,))
-    table_rot = get_array(data, "table.rot", path, (4,))
+    obj_loc = get_array(data, "object.loc", path, shape=(T, 3))
+    obj_rot = get_array(data, "object.rot", path, shape=(T, 4))
+    table_loc = get_array(data, "table.loc", path, shape=(3,))
+    table_rot = get_array(data, "table.rot", path, shape=(4,))
     if T < 2:
         raise DataError(path, "hand.joints_target", f"need at least 2 frames, got {T}")
 
@@ -151,9 +144,9 @@ def _table_support(
     collision part below ``obj_xy`` (2,) m, the table at ``table_loc`` (3,) m / ``table_quat`` (4,) xyzw."""
     R = Rotation.from_quat(table_quat).as_matrix()
     table_mesh = shared_mesh(table_asset.visual_mesh, "visual_mesh", table_asset.source)
-    support, rule = top_surface_height(table_mesh, obj_xy, table_loc, R)
+    support, rule = top_surface_height(table_mesh, obj_xy, loc=table_loc, rot=R)
     table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
-    support_col, _ = top_surface_height(table_col, obj_xy, table_loc, R)
+    support_col, _ = top_surface_height(table_col, obj_xy, loc=table_loc, rot=R)
     return support, rule, support_col
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
+from replay.data.adapter_fields import load_dict
 from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import hug_object_pose, load_hug_object
-from replay.data.safe_pickle import load_pickle
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
@@ -85,6 +85,7 @@ def find_first_grasp(
     landmarks: np.ndarray,
     valid: np.ndarray,
     meshes_world: list[trimesh.Trimesh],
+    *,
     dist_m: float = GRASP_DIST_M,
     hold: int = GRASP_HOLD_FRAMES,
 ) -> tuple[int, int, np.ndarray] | None:
@@ -188,9 +189,7 @@ def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, ha
 def _read_header(path: Path) -> tuple[float, list]:
     """``(fps, frame_data)`` of an ``aria_data.pkl``; raises DataError when not a dict, ``fps`` missing or not a rate
     up to ``MAX_PLAUSIBLE_FPS_HZ``, ``frame_data`` missing or under 2 frames."""
-    data = load_pickle(path)
-    if not isinstance(data, dict):
-        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    data = load_dict(path)
     if "fps" not in data:
         raise DataError(path, "fps", "missing field")
     try:

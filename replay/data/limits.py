@@ -41,7 +41,7 @@ def limit_bytes(kind: str) -> int:
     return int(mb * 1e6)
 
 
-def check_size(path: str | Path, kind: str, field: str | None = None, source: str | Path | None = None) -> int:
+def check_size(path: str | Path, kind: str, field: str | None = None, *, source: str | Path | None = None) -> int:
     """The size (bytes) of the file at ``path`` (a link followed), refused above ``kind``'s limit before anything
     reads it. ``field`` and ``source`` name what named the file.
 

@@ -14,15 +14,15 @@ from replay.errors import DataError
 
 
 def load_mesh(
-    path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
+    path: str | Path, field: str | None = None, source: str | Path | None = None, *, process: bool = True
 ) -> trimesh.Trimesh:
     """One triangle mesh as a :class:`trimesh.Trimesh` of the caller's own (a copy of :func:`shared_mesh`'s);
     raises DataError when missing, unreadable or without triangles."""
-    return shared_mesh(path, field, source, process).copy()
+    return shared_mesh(path, field, source, process=process).copy()
 
 
 def shared_mesh(
-    path: str | Path, field: str | None = None, source: str | Path | None = None, process: bool = True
+    path: str | Path, field: str | None = None, source: str | Path | None = None, *, process: bool = True
 ) -> trimesh.Trimesh:
     """The process's one :class:`trimesh.Trimesh` of a mesh file, for readers only: never transform it (take
     :func:`load_mesh`'s copy). ``source`` is named in errors instead of ``path``; ``process`` lets trimesh merge

@@ -96,7 +96,7 @@ def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count:
                     "fan-out); refused before expanding them",
                     cause="file_size",
                 )
-            inc = confined(root, child.get("file", ""), xml, "include.file", "include", base=base)
+            inc = confined(root, child.get("file", ""), xml, field="include.file", what="include", base=base)
             sub_root = _parse_xml(inc, xml, "include.file")
             _expand_includes(sub_root, inc.parent, root, inc, count, depth + 1)
             elem.remove(child)

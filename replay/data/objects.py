@@ -54,7 +54,7 @@ def collision_volume(asset: ObjectAsset) -> float:
             "collision_volume",
             list(asset.collision_meshes),
             {},
-            lambda: _hull_volume_sum(asset),
+            compute=lambda: _hull_volume_sum(asset),
             code=(__name__, "replay.data.mesh_io"),
         )
     )

@@ -35,7 +35,7 @@ for _mod in ("numpy.core", "numpy._core"):
     _ALLOWED[(f"{_mod}.multiarray", "_reconstruct")] = lambda u: u.reconstruct
     _ALLOWED[(f"{_mod}.multiarray", "scalar")] = lambda u: u.scalar
     # protocol-5 pickles of contiguous arrays: _frombuffer(buffer, dtype, shape, order)
-    _ALLOWED[(f"{_mod}.numeric", "_frombuffer")] = lambda u: u.frombuffer
+    _ALLOWED[(f"{_mod}.numeric", "_frombuffer")] = lambda u: u._frombuffer
 _ALLOWED[("numpy", "ndarray")] = lambda u: _NDARRAY
 _ALLOWED[("numpy", "dtype")] = lambda u: u.dtype
 for _name in ("set", "frozenset", "complex", "slice"):
@@ -122,7 +122,7 @@ class SafeUnpickler(pickle.Unpickler):
         self._spend(dt.itemsize, "a numpy scalar of {}", dt)
         return _core().multiarray.scalar(dt, *args)
 
-    def frombuffer(self, buffer, dtype, shape, order):
+    def _frombuffer(self, buffer, dtype, shape, order):
         """``numpy.core.numeric._frombuffer``: a view of bytes the stream holds, its shape checked."""
         dt = self.dtype(dtype)
         dims = (shape,) if isinstance(shape, int) else tuple(shape)

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.data.adapter_fields import LIFT_THRESHOLD_M, get_array, lift_onset
+from replay.data.adapter_fields import LIFT_THRESHOLD_M, get_array, load_dict, required_onset
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import load_taco_object
-from replay.data.safe_pickle import load_pickle
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
@@ -29,20 +28,14 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
     """
     path = Path(path)
     obj_path = Path(obj_path) if obj_path is not None else path.with_suffix(".obj")
-    data = load_pickle(path)
-    if not isinstance(data, dict):
-        raise DataError(path, None, f"expected a dict at top level, got {type(data).__name__}")
+    data = load_dict(path)
     pose, trans, betas, verts, faces = _hand_arrays(data, path)
     T = pose.shape[0]
-    obj_pose = get_array(data, "obj_pose", path, (T, 4, 4))
+    obj_pose = get_array(data, "obj_pose", path, shape=(T, 4, 4))
     Rm = _rigid_rotations(obj_pose, path)
     asset = load_taco_object(obj_path, name=path.stem, settings=coacd_settings)
     world = _object_vertices_world(data, path, obj_path, obj_pose, T)
-    onset = lift_onset(obj_pose[:, :3, 3], LIFT_THRESHOLD_M)
-    if onset is None:
-        raise DataError(
-            path, "obj_pose", f"object never rises {LIFT_THRESHOLD_M * 100:.0f} cm above its start: no lift onset"
-        )
+    onset = required_onset(obj_pose[:, :3, 3], path, "obj_pose")
     lowest = world[:, :, 2].min(axis=1)
     support = float(np.median(lowest[: max(onset, 1)]))
 
@@ -88,14 +81,14 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
 def _hand_arrays(data: dict, path: Path) -> tuple:
     """``(hand_pose (T, 48) rad axis-angle, hand_trans (T, 3) m, hand_shape (10,), hand_verts (T, 778, 3) world m,
     hand_faces (1538, 3))`` of a TACO pickle; raises DataError (missing, wrong shape, NaN, under 2 frames)."""
-    pose = get_array(data, "hand_pose", path, (-1, 48))
+    pose = get_array(data, "hand_pose", path, shape=(-1, 48))
     T = pose.shape[0]
     if T < 2:
         raise DataError(path, "hand_pose", f"need at least 2 frames, got {T}")
-    trans = get_array(data, "hand_trans", path, (T, 3))
-    betas = get_array(data, "hand_shape", path, (10,))
-    verts = get_array(data, "hand_verts", path, (T, 778, 3))
-    faces = get_array(data, "hand_faces", path, (1538, 3), dtype=np.int64)
+    trans = get_array(data, "hand_trans", path, shape=(T, 3))
+    betas = get_array(data, "hand_shape", path, shape=(10,))
+    verts = get_array(data, "hand_verts", path, shape=(T, 778, 3))
+    faces = get_array(data, "hand_faces", path, shape=(1538, 3), dtype=np.int64)
     return pose, trans, betas, verts, faces
 
 
@@ -120,7 +113,7 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
     mesh = load_mesh(obj_path, "mesh", process=False)  # vertex order must match obj_verts
     world = np.einsum("tij,nj->tni", Rm, mesh.vertices) + obj_pose[:, None, :3, 3]
     if "obj_verts" in data:
-        ov = get_array(data, "obj_verts", path, (T, -1, 3))
+        ov = get_array(data, "obj_verts", path, shape=(T, -1, 3))
         if ov.shape[1] == world.shape[1]:
             err = float(np.abs(world - ov).max())
             if err > 1e-5:

@@ -53,6 +53,7 @@ def complete_hand(
     recording: Recording,
     mjcf_path: str | Path | None = None,
     ik_options: IKOptions | None = None,
+    *,
     window: tuple[int, int] | None = None,
     cache: bool | str | Path = True,
     progress: bool = False,
@@ -75,10 +76,17 @@ def complete_hand(
         wrist_pos, wrist_quat, finger_quat, info = _hand_from_mano(rec, kin, path, check_fit)
     elif rec.landmarks is not None:
         res = fit_landmarks(
-            kin, rec.landmarks, rec.valid, window, ik_options or ik_options_for(path), cache, progress, rec.source
+            kin,
+            rec.landmarks,
+            rec.valid,
+            window=window,
+            options=ik_options or ik_options_for(path),
+            cache=cache,
+            progress=progress,
+            source=rec.source,
         )
         wrist_pos, wrist_quat, finger_quat = interpolate_pose(
-            res.frames, res.wrist_pos, res.wrist_quat, res.finger_quat, rec.num_frames
+            res.frames, res.wrist_pos, res.wrist_quat, finger_quat=res.finger_quat, T=rec.num_frames
         )
         info = _ik_summary(res, path)
         meta["ik_result"] = res
@@ -141,7 +149,7 @@ def _hand_from_mano(rec: Recording, kin: HandKinematics, path: Path, check_fit: 
     else:
         raise DataError(rec.source, "mano", "neither T_world_wrist nor global_orient + trans given")
     if len(fv) < T:  # invalid frames: interpolate between / hold the nearest valid ones
-        wrist_pos, wrist_quat, finger_quat = interpolate_pose(fv, wrist_pos, wrist_quat, finger_quat, T)
+        wrist_pos, wrist_quat, finger_quat = interpolate_pose(fv, wrist_pos, wrist_quat, finger_quat=finger_quat, T=T)
         info["filled_invalid_frames"] = int(T - len(fv))
     return wrist_pos, wrist_quat, finger_quat, info
 
@@ -169,7 +177,7 @@ def _wrist_with_fitted_j0(
         info["j0_fit"] = "fingertip landmarks"
     else:
         raise DataError(rec.source, "mano.trans", "MANO's J0 is needed; give vertices or landmarks to fit it")
-    j0 = fit_wrist_offset(kin, wq, tr, finger_quat, tips)
+    j0 = fit_wrist_offset(kin, wq, tr, finger_quat=finger_quat, tips=tips)
     wrist_pos, wrist_quat = wrist_from_global_orient(go, tr, j0)
     info["wrist"] = "global_orient + trans + fitted J0"
     info["j0_m"] = j0.tolist()

@@ -73,7 +73,7 @@ def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
     as :func:`measure_hand` and :func:`fitted_hand_dir`."""
     if recording.landmarks is None:
         raise DataError(recording.source, "landmarks", "a fitted hand needs the recording's landmarks")
-    subject = measure_hand(recording.landmarks, recording.valid, recording.hand_side, recording.source)
+    subject = measure_hand(recording.landmarks, recording.valid, recording.hand_side, source=recording.source)
     return fitted_hand_dir(subject, template_dir(manosim_dir, recording.hand_side))
 
 

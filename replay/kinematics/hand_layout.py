@@ -59,7 +59,7 @@ class HandLayout:
 
     @classmethod
     def from_import(
-        cls, source: str, joint_types: list[str], body_names: list[str], coord_count: int, dof_count: int
+        cls, source: str, joint_types: list[str], body_names: list[str], *, coord_count: int, dof_count: int
     ) -> HandLayout:
         """The layout of an imported hand (builder order), checked; SceneError if not one FREE joint then BALL
         joints on ``mano_body_0..n`` with counts that add up."""

@@ -1,41 +1,267 @@
 """Landmark IK: the manosim hand's pose fitted to recorded landmarks (GRAB) every ``stride``-th frame
-(:class:`~replay.kinematics.ik_solver.LandmarkIK`), interpolated between, cached in ``$REPLAY_CACHE/ik``."""
+(:class:`LandmarkIK`), interpolated between, cached in ``$REPLAY_CACHE/ik``.
+
+One frame's fit: scipy ``least_squares`` (Levenberg-Marquardt, analytic Jacobian), warm-started from the previous
+fitted frame (``docs/hand.md``). Unknowns (51): root position (m), root rotation increment ``d0`` on the previous
+frame's (rad), each ball joint's rotation vector ``r_j`` from the MJCF reference (rad). Residuals (m):
+``w_k (FK_k - L_k)`` per landmark, a twist prior ``w_twist (r_j . b_j)`` (``b_j`` the bone axis), a temporal prior
+``w_temporal (r_j - r_j^prev)`` and on ``d0``. Jacobian of landmark p in ``r_j``: ``-[p - a_j]x G_j J_r(r_j)``
+(anchor ``a_j``, body orientation ``G_j``).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from dataclasses import asdict
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation, Slerp
 
+from replay import console
 from replay.data.cache import cache_dir
 from replay.errors import DataError
-from replay.kinematics.ik_solver import (
-    DEFAULT_LANDMARK_WEIGHTS,
-    FITTED_LANDMARK_WEIGHTS,
-    IKOptions,
-    IKResult,
-    LandmarkIK,
-)
-from replay.kinematics.model import NUM_JOINTS, HandKinematics
-
-__all__ = [
-    "IK_VERSION",
-    "IKOptions",
-    "IKResult",
-    "LandmarkIK",
-    "default_cache_dir",
-    "fit_landmarks",
-    "ik_options_for",
-    "interpolate_pose",
-]
+from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
 #: bump when the fitting changes, so cached results are recomputed
 IK_VERSION = 2
+
+
+#: per-landmark weights on an authored hand: fingertips (they carry the contacts) 3, others 1 (docs/hand.md)
+DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+#: per-landmark weights on a fitted hand: fingertips 1.5, others 1 (docs/hand.md, the landmark IK on it)
+FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+
+
+@dataclass(frozen=True)
+class IKOptions:
+    """Knobs of the landmark IK.
+
+    Attributes:
+        stride: fit every ``stride``-th frame of the window.
+        w_twist: twist prior, m per rad (0.01: 0.1 rad of twist costs as much as 1 mm of landmark error).
+        w_temporal: smoothness prior, m per rad; ``w_temporal_pos``: on the root position (unitless).
+        landmark_weights: (21,), None for all 1.
+        max_nfev, max_nfev_first: evaluations per warm-started / cold-started frame.
+        restart_m: m; a warm-started frame leaving a landmark farther is refitted cold, the better fit kept.
+        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares`.
+    """
+
+    stride: int = 4
+    w_twist: float = 0.01
+    w_temporal: float = 0.002
+    w_temporal_pos: float = 0.05
+    landmark_weights: tuple[float, ...] | None = DEFAULT_LANDMARK_WEIGHTS
+    max_nfev: int = 100
+    max_nfev_first: int = 400
+    tol: float = 1e-6
+    restart_m: float = 0.03
+
+
+@dataclass
+class IKResult:
+    """Poses at the fitted ``frames`` (F,): ``wrist_pos`` (F, 3) m and ``wrist_quat`` (F, 4) xyzw of
+    ``mano_body_0`` in the world, ``finger_quat`` (F, 15, 4) xyzw, ``residual`` (F, 21) m, ``nfev`` (F,),
+    ``seconds`` of the fit (also on a cache hit), ``restarts`` (F,) bool: frames refitted cold."""
+
+    frames: np.ndarray
+    wrist_pos: np.ndarray
+    wrist_quat: np.ndarray
+    finger_quat: np.ndarray
+    residual: np.ndarray
+    nfev: np.ndarray
+    seconds: float = 0.0
+    cached: bool = False
+    options: dict = field(default_factory=dict)
+    restarts: np.ndarray | None = None
+
+
+def _skew(v: np.ndarray) -> np.ndarray:
+    """(..., 3) -> (..., 3, 3) cross-product matrices."""
+    S = np.zeros(v.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
+    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
+    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
+    return S
+
+
+def right_jacobian(phi: np.ndarray) -> np.ndarray:
+    """Right Jacobian of SO(3), (..., 3) -> (..., 3, 3): d exp(phi + e) = exp(phi) exp(J_r(phi) e)."""
+    th = np.linalg.norm(phi, axis=-1)[..., None, None]
+    K = _skew(phi)
+    small = th < 1e-4
+    th_s = np.where(small, 1.0, th)
+    a = np.where(small, 0.5 - th**2 / 24.0, (1.0 - np.cos(th_s)) / th_s**2)
+    b = np.where(small, 1.0 / 6.0 - th**2 / 120.0, (th_s - np.sin(th_s)) / th_s**3)
+    return np.eye(3) - a * K + b * (K @ K)
+
+
+class LandmarkIK:
+    """Per-frame landmark IK for one hand model."""
+
+    def __init__(self, kin: HandKinematics, options: IKOptions | None = None):
+        self.kin = kin
+        self.opt = options or IKOptions()
+        w = np.ones(21) if self.opt.landmark_weights is None else np.asarray(self.opt.landmark_weights, float)
+        if w.shape != (21,) or np.any(w < 0):
+            raise DataError(None, "landmark_weights", f"expected 21 non-negative weights, got shape {w.shape}")
+        self.w = w
+        # anc[k, j]: body j lies on the chain from the root to landmark k's body
+        anc = np.zeros((21, NUM_BODIES), dtype=bool)
+        for k, b in enumerate(kin.landmark_body):
+            while b >= 0:
+                anc[k, b] = True
+                b = kin.parent[b]
+        self.anc = anc
+        self.nres = 21 * 3 + NUM_JOINTS + 3 * NUM_BODIES + 3
+        self._wt, self._wtp = self.opt.w_temporal, self.opt.w_temporal_pos
+        self._memo_x = None
+        self._memo = None
+        # constant part of the Jacobian (root-position columns, twist rows); temporal rows depend on cold/warm
+        J0 = np.zeros((self.nres, 3 + 3 * NUM_BODIES))
+        J0[:63, :3] = np.kron(self.w[:, None], np.eye(3))
+        for j in range(1, NUM_BODIES):
+            J0[63 + j - 1, 3 + 3 * j : 6 + 3 * j] = self.opt.w_twist * kin.bone_dir[j]
+        self._J0 = J0
+        self._eye_rot = np.eye(3 * NUM_BODIES)
+        self._eye3 = np.eye(3)
+        self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
+
+    def _unpack(self, x, R_prev):
+        # residual and Jacobian are evaluated at the same x in turn: reuse the FK
+        if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
+            return self._memo[1]
+        t = x[:3]
+        r = x[3:].reshape(NUM_BODIES, 3)
+        R = Rotation.from_rotvec(r).as_matrix()
+        R_root = R_prev @ R[0]
+        X, G, A = self.kin.fk_frames(t[None], R_root[None], R[None, 1:])
+        P = self.kin.landmarks_from_frames(X, G)[0]
+        out = (t, r, G[0], A[0], P)
+        self._memo_x, self._memo = x.copy(), (R_prev, out)
+        return out
+
+    def _residual(self, x, target, R_prev, x_prev):
+        t, r, G, A, P = self._unpack(x, R_prev)
+        o = self.opt
+        res = [
+            (self.w[:, None] * (P - target)).ravel(),
+            o.w_twist * np.einsum("jk,jk->j", r[1:], self.kin.bone_dir[1:]),
+            self._wt * (r - x_prev[3:].reshape(NUM_BODIES, 3) * np.r_[0, np.ones(NUM_JOINTS)][:, None]).ravel(),
+            self._wtp * (t - x_prev[:3]),
+        ]
+        return np.concatenate(res)
+
+    def _jacobian(self, x, target, R_prev, x_prev):
+        t, r, G, A, P = self._unpack(x, R_prev)
+        J = self._J0.copy()
+        Jr = right_jacobian(r)  # (16,3,3)
+        M = G @ Jr  # (16,3,3)
+        D = P[:, None, :] - A[None, :, :]  # (21,16,3)
+        # block[k, j] = -skew(D[k,j]) @ M[j], zero where joint j is not on landmark k's chain
+        blk = -(_skew(D) @ M[None]) * self._blk_scale
+        J[:63, 3:] = blk.transpose(0, 2, 1, 3).reshape(63, 3 * NUM_BODIES)
+        row = 63 + NUM_JOINTS
+        J[row : row + 3 * NUM_BODIES, 3:] = self._wt * self._eye_rot
+        row += 3 * NUM_BODIES
+        J[row : row + 3, :3] = self._wtp * self._eye3
+        return J
+
+    def solve_frame(
+        self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, *, max_nfev: int, cold: bool = False
+    ):
+        """One frame: (solution (51,), root rotation matrix, nfev); the root relative to ``R_prev``, ``x_prev`` the
+        previous solution; a cold start drops the temporal prior."""
+        self._wt, self._wtp = (0.0, 0.0) if cold else (self.opt.w_temporal, self.opt.w_temporal_pos)
+        # solve for the increment: least_squares sizes its first trust region from |x0|, useless near zero
+        base = x_prev.copy()
+        base[3:6] = 0.0
+        args = (target, R_prev, x_prev)
+        sol = least_squares(
+            lambda d: self._residual(base + d, *args),
+            np.zeros_like(base),
+            jac=lambda d: self._jacobian(base + d, *args),
+            method="lm",
+            max_nfev=max_nfev,
+            xtol=self.opt.tol,
+            ftol=self.opt.tol,
+        )
+        x = base + sol.x
+        R_root = R_prev @ Rotation.from_rotvec(x[3:6]).as_matrix()
+        return x, R_root, sol.nfev
+
+    def initial_root(self, target: np.ndarray):
+        """Root pose from a Kabsch fit of the palm landmarks (wrist, thumb CMC, 4 MCPs) at the reference pose."""
+        palm = [0, 1, 5, 9, 13, 17]
+        ref = self.kin.fk_landmarks(np.zeros((1, 3)), np.array([[0, 0, 0, 1.0]]), np.tile([0, 0, 0, 1.0], (1, 15, 1)))[
+            0
+        ]
+        rot, _ = Rotation.align_vectors(target[palm] - target[palm].mean(0), ref[palm] - ref[palm].mean(0))
+        R = rot.as_matrix()
+        t = target[palm].mean(0) - R @ ref[palm].mean(0)
+        return t, R
+
+    def fit(self, landmarks: np.ndarray, frames: np.ndarray, progress: bool = False) -> IKResult:
+        """Fit ``frames`` of (T, 21, 3) landmarks in order, each warm-started from the last (cold after a gap of
+        more than ``4 * stride`` frames)."""
+        frames = np.asarray(frames, dtype=np.int64)
+        F = len(frames)
+        out_x = np.zeros((F, 3 + 3 * NUM_BODIES))
+        out_R = np.zeros((F, 3, 3))
+        nfev = np.zeros(F, dtype=np.int64)
+        restarts = np.zeros(F, dtype=bool)
+        t0 = time.perf_counter()
+        x_prev = None
+        R_prev = None
+        last = None
+        it = range(F)
+        if progress:
+            it = console.bar(iterable=it, desc="landmark IK", unit="frame")
+        for i in it:
+            f = frames[i]
+            target = landmarks[f].astype(np.float64)
+            if x_prev is None or f - last > 4 * self.opt.stride:
+                t, R = self.initial_root(target)
+                x_prev = np.zeros(3 + 3 * NUM_BODIES)
+                x_prev[:3] = t
+                R_prev = R
+                cold = True
+            else:
+                cold = False
+            x, R_root, n = self.solve_frame(
+                target, R_prev, x_prev, max_nfev=self.opt.max_nfev_first if cold else self.opt.max_nfev, cold=cold
+            )
+            if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
+                # a warm start trapped after a glitch: retry from the palm fit, keep the better
+                t, R = self.initial_root(target)
+                x0 = np.zeros(3 + 3 * NUM_BODIES)
+                x0[:3] = t
+                x2, R2, n2 = self.solve_frame(target, R, x0, max_nfev=self.opt.max_nfev_first, cold=True)
+                n += n2
+                restarts[i] = True
+                if self._max_error(x2, R2, target) < self._max_error(x, R_root, target):
+                    x, R_root = x2, R2
+            out_x[i], out_R[i], nfev[i] = x, R_root, n
+            x_prev, R_prev, last = x, R_root, f
+        secs = time.perf_counter() - t0
+        wrist_quat = Rotation.from_matrix(out_R).as_quat()
+        finger_quat = Rotation.from_rotvec(out_x[:, 6:].reshape(-1, 3)).as_quat().reshape(F, NUM_JOINTS, 4)
+        wrist_pos = out_x[:, :3].copy()
+        fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
+        residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
+        return IKResult(
+            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt), restarts
+        )
+
+    def _max_error(self, x, R_root, target) -> float:
+        t = x[:3]
+        R = Rotation.from_rotvec(x[6:].reshape(NUM_JOINTS, 3)).as_matrix()
+        X, G, _ = self.kin.fk_frames(t[None], R_root[None], R[None])
+        return float(np.linalg.norm(self.kin.landmarks_from_frames(X, G)[0] - target, axis=-1).max())
 
 
 def default_cache_dir() -> Path:
@@ -67,6 +293,7 @@ def fit_landmarks(
     kin: HandKinematics,
     landmarks: np.ndarray,
     valid: np.ndarray | None = None,
+    *,
     window: tuple[int, int] | None = None,
     options: IKOptions | None = None,
     cache: bool | str | Path = True,
@@ -168,7 +395,7 @@ def _write_cached(path: Path, res: IKResult) -> None:
 
 
 def interpolate_pose(
-    frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray, T: int
+    frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray, T: int
 ):
     """A pose known at increasing ``frames`` (F,) -> ``(wrist_pos (T, 3) m, wrist_quat (T, 4), finger_quat
     (T, 15, 4))`` xyzw: positions linear, rotations slerped, the nearest known pose held outside."""

@@ -11,7 +11,7 @@ import mujoco
 import numpy as np
 
 from replay.errors import DataError
-from replay.kinematics.mjcf_tree import compile_mjcf
+from replay.kinematics.model import compile_mjcf
 
 #: per finger chain, its three bones (proximal to distal), 1-based
 CHAINS = ((1, 2, 3), (4, 5, 6), (7, 8, 9), (10, 11, 12), (13, 14, 15))

@@ -137,6 +137,7 @@ def fit_wrist_offset(
     kin,
     wrist_quat: np.ndarray,
     trans: np.ndarray,
+    *,
     finger_quat: np.ndarray,
     tips: np.ndarray,
     valid: np.ndarray | None = None,

@@ -80,7 +80,7 @@ def palm_frame(landmarks: np.ndarray) -> np.ndarray:
 
 
 def measure_hand(
-    landmarks: np.ndarray, valid: np.ndarray | None, side: str, source: str | Path | None = None
+    landmarks: np.ndarray, valid: np.ndarray | None, side: str, *, source: str | Path | None = None
 ) -> SubjectHand:
     """The subject's hand from landmarks (T, 21, 3) world m, valid finite frames; DataError for a bad shape, too
     few frames, a bone or base out of range (e.g. mm) or not rigid."""

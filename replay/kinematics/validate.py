@@ -38,6 +38,7 @@ def sequence_errors(
     rec: Recording,
     mjcf_path: str | Path | None = None,
     ik_options: IKOptions | None = None,
+    *,
     window: tuple[int, int] | None = None,
     cache: bool | str | Path = True,
     check_reading: bool = True,

@@ -64,7 +64,7 @@ def print_geometry(asset) -> dict:
         "print_geometry",
         [asset.visual_mesh, *asset.collision_meshes],
         {},
-        measure,
+        compute=measure,
         code=(__name__, "replay.checks.object_mass", "replay.checks.geometry", "replay.data.objects"),
     )
 

@@ -220,8 +220,8 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
         str(mjcf),
         [newton.JointType(int(builder.joint_type[j])).name for j in hand_joints],
         labels,
-        builder.joint_coord_count - q0,
-        builder.joint_dof_count - qd0,
+        coord_count=builder.joint_coord_count - q0,
+        dof_count=builder.joint_dof_count - qd0,
     )
     if layout != MANOSIM_HAND:
         raise SceneError(

@@ -1,15 +1,6 @@
-"""Agreement between rollout sets: does a recording's outcome survive a change of model or protocol?
-
-A grasp that lifts under one hand model, solver, setting or protocol and not under another is
-a fact about the models, not about the grasp: how many outcomes flip measures how marginal the
-grasps are. A *rollout set* is one protocol's rows of one study JSON (the protocol's ``rows_field``,
-:mod:`replay.protocol.protocols`: the lift protocol's ``rollouts``, the hug-oracle's ``oracle_rollouts``, the
-recorded protocol's ``recorded_rollouts``, the refined runs' ``refine_rollouts``), so two protocols of one study
-compare as well as two studies. :func:`agreement` pairs the sets' recordings by sequence, gives
-per recording each set's outcome and rise, for every pair of sets the counts succeeded in both /
-only in A / only in B / neither, and names each recording it left out with the reason (not
-among a set's recordings, no rollout of that protocol, could not be replayed).
-"""
+"""Agreement between rollout sets (a protocol's rows of a study JSON, its ``rows_field``): per recording each set's
+outcome and rise, per pair of sets the counts lifted in both / only A / only B / neither, and each recording left
+out with the reason."""
 
 from __future__ import annotations
 
@@ -193,9 +184,7 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         outcomes: [..], rises_mm: [..]}], "pairs": [{a, b, both, only_a, only_b, neither,
         flipped: [sequence, ...]}], "common": n, "paired": [sequence, ...], "left_out":
         [{sequence, reasons: [..]}], "missing": {label: [sequence, ...]}}``: only recordings with a
-        row in every set are paired; each other one is in ``left_out`` with why, per set it is
-        missing from (``missing``: each set's rows that were not paired). Success is ``lifted``
-        (``tracked`` for the recorded protocol).
+        row in every set are paired. Success is ``lifted`` (``tracked`` for the recorded protocol).
 
     Raises:
         UsageError: fewer than two sets, labels or protocols of another count, a protocol a study

@@ -1,19 +1,10 @@
-"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay.
+"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay (docs/attribution.md).
 
-Every factor replays the same recordings; each row counts lifted recordings and diagnosis
-classes (:data:`replay.protocol.diagnosis.CLASSES`). A factor is
-``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field: value}}``;
-the choices of :data:`WORLD_ROWS` are what the many-worlds engine's :class:`replay.sim.engine.variants.Variant` can
-vary inside one batch (hand-object friction, a uniform finger effort limit N·m, the object's density scale over its
-mass under the base physics, :func:`replay.sim.made_mass.made_mass`), the others physics overrides of the factor's
-config. Factors with the same config are worlds of one batch per recording (the one sampling path,
-:func:`replay.protocol.sampling.run_samples`, as :mod:`replay.study.sweep` uses), and so is a factor whose
-config differs only in solver options; a factor that changes the config otherwise (hand, protocol, contact
-softness, pad compression) gets a scene of its own.
-
-The result: ``{"factors": [{"name", "value", "source", "lifted", "of", "diagnosis": {class:
-count}, "shake_held", "unstable", "lifted_names", "recordings": {sequence: {...}}}, ...]}``.
-"""
+A factor is ``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field:
+value}}``; factors of one config (or differing only in solver options) are worlds of one batch per recording
+(:func:`replay.protocol.sampling.run_samples`), any other config a scene of its own. The result: ``{"factors":
+[{"name", "value", "source", "lifted", "of", "diagnosis": {class: count}, "shake_held", "unstable",
+"lifted_names", "recordings": {sequence: {...}}}, ...]}``."""
 
 from __future__ import annotations
 
@@ -33,7 +24,7 @@ from replay.sim.engine.variants import Variant
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.made_mass import made_mass
 from replay.study.batch import run_batch
-from replay.study.bridge_rows import merge_config
+from replay.study.bridge import merge_config
 from replay.study.prepare import prepare_recording
 
 #: physics choices a world of the batch takes (each as :data:`replay.sim.engine.variants.ROWS` says): a uniform
@@ -228,13 +219,8 @@ def run_attribution(
     log=print,
     partial=None,
 ) -> dict:
-    """Every factor on every recording (one process per recording when ``workers`` > 1).
-
-    ``partial``: called with the result over the recordings done so far after each one
-    (a long run can be watched, and stopped with what it has).
-
-    Recordings run through :func:`replay.study.batch.run_batch`: one whose input is refused
-    (:class:`~replay.errors.DataError`) is listed in ``failed``, the others still run.
+    """Every factor on every recording (:func:`replay.study.batch.run_batch`; a refused recording is in ``failed``);
+    ``partial`` is called with the result so far after each recording.
 
     Returns:
         ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s", "failed",

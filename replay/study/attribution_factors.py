@@ -1,11 +1,6 @@
-"""The factors of the attribution study (:mod:`replay.study.attribution`), each with its source.
-
-From today's protocol (the defaults: manosim-in-Newton) one step at a time toward a
-HUG-style replay, and a few combinations. A factor names physics table rows (``choices``: {choice: value}, the
-value its candidate with its ``source``) and protocol or engine settings (``config``: {ReplayConfig field: value});
-the rows a world can take (:data:`replay.study.attribution.WORLD_ROWS`) are worlds of the defaults' batch, the others
-get a scene of their own.
-"""
+"""The factors of the attribution study (:mod:`replay.study.attribution`), each with its source: from today's
+protocol one step at a time toward a HUG-style replay, and a few combinations. ``choices`` names physics table
+rows ({choice: value}), ``config`` protocol or engine settings ({ReplayConfig field: value})."""
 
 from __future__ import annotations
 

@@ -1,12 +1,16 @@
-"""The bridge: every row of :mod:`replay.study.bridge_rows` on every recording, counted.
+"""The bridge from the hug-oracle protocol to the lift protocol (``scripts/bridge.py``, docs/oracle.md): its rows,
+and every row on every recording, counted.
 
-Recordings run through :func:`replay.study.batch.run_batch`; a recording's rows share its prepared inputs, each
-distinct (protocol, config) is one contact rollout. Each recording's figures go to
-``<out stem>_recordings/<sequence>.json`` as it finishes; a rerun keeps those whose rows and base config match.
-The result (``--out``): ``{"dataset", "base_config", "rows_hash", "rows": [row fields, "lifted", "of", "errors",
-"unstable", "diagnosis", "lifted_names"], "recordings": {sequence: {row id: figures}}, "wall_s"}``
-(:func:`replay.output.bridge_table.bridge_markdown`).
-"""
+A row is ``{"id", "path", "element", "value", "protocol", "config": {ReplayConfig overrides}, "count"}``; ``path``:
+``oracle`` (one element switched toward lift), ``cumulative`` (switched one after another, :data:`ELEMENTS`'
+order) or ``lift`` (lift without shake and release, one element switched back); ``count``: ``lifted``, ``hold``
+(rise + clearance at the end of the hold), ``shake`` (and held through the shake) or ``release`` (and not stuck
+after the release).
+
+A recording's rows share its prepared inputs; each distinct (protocol, config) is one contact rollout. Per
+recording ``<out stem>_recordings/<sequence>.json`` (a rerun keeps those whose rows and base config match); the
+result: ``{"dataset", "base_config", "rows_hash", "rows": [row fields, "lifted", "of", "errors", "unstable",
+"diagnosis", "lifted_names"], "recordings": {sequence: {row id: figures}}, "wall_s"}``."""
 
 from __future__ import annotations
 
@@ -27,8 +31,174 @@ from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.sim.physics import apply_physics
 from replay.study.batch import run_batch
-from replay.study.bridge_rows import BridgeRow, counted, merge_config
 from replay.study.console import quiet_libraries
+
+ORACLE = "hug-oracle"
+
+
+@dataclass(frozen=True)
+class BridgeRow(JsonRecord):
+    """A row of the bridge (module doc), read from its JSON object."""
+
+    id: str | None = None
+    path: str | None = None
+    element: str | None = None
+    value: str | None = None
+    protocol: str | None = None
+    config: dict | None = None
+    count: str | None = None
+
+
+def _drive(nm: float) -> dict:
+    """The hug-oracle's finger effort limit, N·m: its entry of the physics choice finger_effort_limit."""
+    return {"physics_overrides": {"finger_effort_limit": {ORACLE: nm}}}
+
+
+#: (element, the field, the lift protocol's value, label oracle -> lift); in the cumulative order
+ELEMENTS = (
+    ("start", {"oracle": {"start": "recorded"}}, "synthetic 3 cm -> recorded approach"),
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 0.0}}, "5 -> 0 deg"),
+    ("drive", _drive(0.4), "no force range -> 0.4 N·m"),
+    ("contact", {"oracle": {"contact": "compiled"}}, "manosim as authored -> ours (mixed pairs)"),
+    ("step", {"oracle": {"dt": None}}, "2 ms -> 1/240 s"),
+    ("success", {"oracle": {"success": "lift"}}, "off the table (0.5 m) -> rise + clearance + hold (18 cm)"),
+)
+#: extra rows on the oracle: values beside the two ends
+EXTRA = (
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 10.0}}, "10 deg"),
+    ("extra flexion", {"oracle": {"extra_flexion_deg": 15.0}}, "15 deg"),
+    ("drive", _drive(1.0), "1 N·m"),
+)
+
+#: ``bridge_rows("authored")``: the oracle under the named physics ``authored`` (replay.sim.physics: the files as
+#: written plus MuJoCo's defaults) and each physics choice the lift protocol makes otherwise, as an element of its
+#: own (``physics_overrides`` toward the ``replay`` physics), before the protocol's elements. The oracle's contact
+#: element is gone: as authored its contact is MuJoCo's mixing, as the lift protocol's is.
+PHYSICS_ELEMENTS = (
+    ("wrist gravity compensation", {"wrist_gravity_compensation": True}, "off -> +M g"),
+    ("wrist law", {"wrist_law": "wrench"}, "the MJCF's actuators -> our wrench (geodesic, feed-forward)"),
+    (
+        "solver options",
+        {"integrator": "implicitfast", "cone": "elliptic", "impratio": 10.0},
+        "Euler, pyramidal, impratio 1 -> implicitfast, elliptic, 10",
+    ),
+    ("object margin", {"object_margin": "zero"}, "0.5 mm (asset) -> 0"),
+    ("finger damping", {"finger_flutter_damping": "raised"}, "as authored -> raised to the flutter bound"),
+    ("closure profile", {"closure_profile": "minjerk"}, "linear -> min-jerk"),
+    ("wrist target", {"wrist_target_interpolation": "per_step"}, "held per control frame -> interpolated per step"),
+    ("object mass", {"object_mass_model": "as_made"}, "the MJCF's 1250 kg/m^3 -> weighed as made"),
+    ("pad compression", {"pad_compression": 3.0}, "the recorded fingers -> 3 mm"),
+    (
+        "finger strength",
+        {"finger_effort_limit": {"lift": "human"}},
+        "0.4 N·m at every joint -> each finger's maximal force",
+    ),
+)
+#: extra rows on the authored oracle
+PHYSICS_EXTRA = (
+    ("contact", {"contact_mixing": "hand"}, "the hand's values (manosim's oracle contact)"),
+    ("solver options", {"cone": "elliptic", "impratio": 10.0}, "elliptic and impratio 10 only"),
+)
+
+
+def _physics(over: dict) -> dict:
+    return {"physics_overrides": dict(over)}
+
+
+def merge_config(acc: dict, cfg: dict) -> dict:
+    """``acc`` with ``cfg`` over it, a dict-valued field (a config part, ``physics_overrides``) merged key by key, and
+    so a dict-valued physics choice."""
+    return (
+        {
+            k: (merge_config(acc[k], v) if isinstance(v, dict) and isinstance(acc.get(k), dict) else v)
+            for k, v in {**acc, **cfg}.items()
+        }
+        if cfg
+        else dict(acc)
+    )
+
+
+def bridge_rows(physics: str = "replay") -> list[dict]:
+    """Every row of the bridge, in table order (module doc); ``physics="authored"``: from the oracle as
+    authored, the physics elements first (:data:`PHYSICS_ELEMENTS`)."""
+    if physics == "authored":
+        elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [
+            e for e in ELEMENTS if e[0] != "contact"
+        ]
+        extra = [(n, _physics(c), lab) for n, c, lab in PHYSICS_EXTRA] + list(EXTRA)
+    else:
+        elements, extra = list(ELEMENTS), list(EXTRA)
+    rows = [_row("oracle", "oracle", "-", f"hug-oracle as configured ({physics} physics)", {})]
+    rows += [_row(f"oracle/{n}", "oracle", n, label, dict(cfg)) for n, cfg, label in elements]
+    rows += [_row(f"oracle/{n}/{label}", "oracle", n, label, dict(cfg)) for n, cfg, label in extra]
+    acc: dict = {}
+    for name, cfg, label in elements:
+        acc = merge_config(acc, cfg)
+        rows.append(_row(f"cumulative/{name}", "cumulative", f"+ {name}", label, dict(acc)))
+    for count, label in (
+        ("hold", "the lift protocol, judged at the end of the hold"),
+        ("shake", "+ held through the shake"),
+        ("release", "+ falls after the release (lift)"),
+    ):
+        rows.append(
+            _row(
+                f"cumulative/lift/{count}",
+                "cumulative",
+                f"lift protocol ({count})",
+                label,
+                _lift_end(acc),
+                protocol="lift",
+                count=count,
+            )
+        )
+    for name, cfg, label in elements:  # every element switched, one set back to the oracle's
+        value = label.split(" -> ")[0] + " (oracle's)"
+        rows.append(_row(f"lift/{name}", "lift", name, value, _drop(acc, cfg)))
+    return rows
+
+
+def _row(
+    row_id: str, path: str, element: str, value: str, config: dict, *, protocol: str = ORACLE, count: str = "lifted"
+) -> dict:
+    return dict(id=row_id, path=path, element=element, value=value, protocol=protocol, config=config, count=count)
+
+
+def _lift_end(acc: dict) -> dict:
+    """The lift protocol's rows: no oracle field matters there, the physics switched (``acc``'s overrides, without
+    the hug-oracle's own entries)."""
+    over = _drop(acc.get("physics_overrides", {}), {"finger_effort_limit": {ORACLE: None}})
+    return _physics(over) if over else {}
+
+
+def _drop(over: dict, keys: dict) -> dict:
+    """``over`` without the keys of ``keys`` (of a dict in both: its keys, recursively; emptied: dropped)."""
+    out = {}
+    for k, v in over.items():
+        if k in keys and isinstance(v, dict) and isinstance(keys[k], dict):
+            v = _drop(v, keys[k])
+            if v:
+                out[k] = v
+        elif k not in keys:
+            out[k] = v
+    return out
+
+
+def counted(row: BridgeRow, r: RolloutRecord, cfg) -> bool:
+    """Whether rollout ``r`` counts as lifted under ``row.count`` (module doc); ``cfg``: the config it ran with
+    (``lifted_min_rise`` m, ``lifted_min_clearance`` m)."""
+    if row.count == "lifted":
+        return bool(r.lifted)
+    hold = bool(
+        r.stable
+        and r.completed
+        and r.lift.rise >= cfg.lift.lifted_min_rise
+        and r.lift.clearance >= cfg.lift.lifted_min_clearance
+    )
+    if row.count == "hold":
+        return hold
+    if row.count == "shake":
+        return hold and bool(r.lift.shake_held)
+    return bool(r.lifted) and bool(r.lift.shake_held)
 
 
 @dataclass(frozen=True)

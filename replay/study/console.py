@@ -1,10 +1,6 @@
 """What a study says on the terminal while it runs: one progress bar of recordings, failures as they happen, the
-notes every run makes said once at the end (the table at the end: :mod:`replay.study.end_table`).
-
-Warp's banner and "Module ... load on device" lines, Newton's log records and Python warnings raised in the
-workers are kept off the terminal unless ``--verbose`` (:func:`quiet_libraries`); warnings the workers caught come
-back with each result and are said once per study, after the bar.
-"""
+run's notes once at the end. Warp's, Newton's and the workers' warnings stay off the terminal unless ``--verbose``
+(:func:`quiet_libraries`); the workers' caught warnings are said once, after the bar."""
 
 from __future__ import annotations
 
@@ -68,10 +64,9 @@ ETA_PENDING = "ETA after the first recording"
 
 
 class StudyConsole:
-    """The study's terminal output while it runs (all of it through ``tqdm.write``, so the bar stays whole): a bar of
-    recordings done with the time left (:class:`replay.study.progress.Progress`: the sampled jobs weigh more), the
-    verdicts so far, failures as they happen; the notes every run makes (the hand import's, a warning a worker caught)
-    gathered and said once, after the bar (:meth:`close`).
+    """The study's terminal output while it runs, all through ``tqdm.write``: a bar of recordings with the time left
+    (:class:`replay.study.progress.Progress`), the verdicts so far, failures as they happen; notes said once at
+    :meth:`close`.
 
     Args:
         dataset: for the bar's label.

@@ -1,13 +1,6 @@
-"""Cross-checks of a recording's verdict (issue #56): every other judgement a study holds of it, set beside the
-verdict as agreeing or not, never as a second verdict.
-
-Per recording of the study's lead protocol (its rows with a ``verdict``): the one contact run (where the verdict is
-sampled), the p_lift of each other condition, each other (protocol, physics) pair (``--verdicts``; sampled: its own
-verdict, else its single run) and the contact ablation (agrees where nothing rose without contact). A judgement that
-says holds or fails agrees where the verdict says the same and disagrees where it says the other; where either is
-uncertain it is no call (None). The rows' ``cross_checks`` and the counts' ``cross_checks``
-(``{intent group: [{check, agree, disagree, no_call, of}]}``): docs/results.md.
-"""
+"""Cross-checks of a recording's verdict: every other judgement a study holds of it (the contact run, other
+conditions' p_lift, other (protocol, physics) pairs, the contact ablation) set beside it as agree, disagree or no
+call (None, where either is uncertain); never a second verdict. Fields: docs/results.md."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Does the lift verdict discriminate? Per condition and corruption: the mean P(lift) of the real
-recordings and of their corrupted copies, the AUC of P(lift) separating real from corrupted (the
-Mann-Whitney U statistic over all real x corrupted pairs, ties counted half) with its 95 % interval over
-recordings (:func:`auc_interval`) and the ratio success(corrupted) / success(real), beside HUG's figure where
-the paper gives one (:mod:`replay.study.corruptions`). The study's ``discrimination`` list (docs/results.md).
-An AUC over fewer than :data:`MIN_RECORDINGS` recordings is said to mean little wherever it is shown.
-"""
+"""Does the lift verdict discriminate? Per condition and corruption: the mean P(lift) of real and corrupted
+recordings, the AUC of P(lift) separating them (Mann-Whitney U, ties half) with its 95 % interval over recordings
+(:func:`auc_interval`), and success(corrupted) / success(real) beside HUG's figure where the paper gives one."""
 
 from __future__ import annotations
 

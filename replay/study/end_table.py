@@ -1,12 +1,6 @@
-"""What ``run_study.py`` prints when a study ends (issue #56): one row per recording led by its verdict
-(the verdict, p_lift with its interval (:func:`replay.protocol.verdict.interval_text`), the reason), the verdicts
-counted with their reasons, the cross-checks counted in one line, then the detail: the contact run's counts, the
-other conditions, the discrimination (its AUC with the interval), the other protocols; every refused or failed
-recording once, with its reason. ``--ablation-only`` prints the rows it reran alone.
-
-Reads the study record (:class:`~replay.results.records.StudyRecord`) through its typed rows and counts
-(:mod:`replay.results.study_rows`, :mod:`replay.results.study_counts`).
-"""
+"""What ``run_study.py`` prints when a study ends: one row per recording led by its verdict (p_lift with its interval,
+the reason), the verdicts and cross-checks counted, then the contact run's counts, the other conditions, the
+discrimination and the other protocols; each refused or failed recording once, with its reason."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The grasp-and-lift check on every object asset of a dataset: ``<out>/gripper.json`` and ``gripper.csv``.
-
-Each object is taken from the first recording that grasps it (its asset, its resting orientation at
-frame 0, its thumb-index line at the grasp frame) and checked by
-:func:`replay.protocol.gripper_object.check_object`. The JSON is typed like the study's
-(:class:`GripperRecord`: ``format_version``, ``config``, ``config_hash``, ``versions``, ``inputs``
-with the SHA-256 of every file read); the CSV has one row per object (:data:`ROW_FIELDS`).
-"""
+"""The grasp-and-lift check on every object asset of a dataset (docs/gripper_check.md): ``<out>/gripper.json``
+(:class:`GripperRecord`, typed like the study's, inputs hashed) and ``gripper.csv`` (:data:`ROW_FIELDS`). Each
+object comes from the first recording that grasps it."""
 
 from __future__ import annotations
 
@@ -44,15 +39,9 @@ FIGURE = {
     "positioning_timeout": ("positioning", "error_mm", "mm"),
 }
 LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
+_RESULT_FIELDS = ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict", "failed_phase", "furthest_line")
 ROW_FIELDS = (
-    "object",
-    "recording",
-    "mass_kg",
-    "jaw_force_n",
-    "passed",
-    "verdict",
-    "failed_phase",
-    "furthest_line",
+    *_RESULT_FIELDS,
     "passing_lines",
     *(f"{n}_{k}" for n in LINE_NAMES for k in ("result", "figure")),
     "wall_s",
@@ -131,20 +120,7 @@ def _line_figure(line: LineResult) -> str | None:
 
 def object_row(res: dict) -> dict:
     """The CSV row of one object's result (:data:`ROW_FIELDS`)."""
-    row = {
-        k: res.get(k)
-        for k in (
-            "object",
-            "recording",
-            "mass_kg",
-            "jaw_force_n",
-            "passed",
-            "verdict",
-            "failed_phase",
-            "furthest_line",
-            "wall_s",
-        )
-    }
+    row = {k: res.get(k) for k in (*_RESULT_FIELDS, "wall_s")}
     got = ObjectResult.from_dict(res)
     row["passing_lines"] = " ".join(got.passing_lines or [])
     by = {ln.line.name: ln for ln in got.lines}

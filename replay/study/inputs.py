@@ -1,17 +1,6 @@
-"""SHA-256 of the input files a rollout read, and whether they changed since.
-
-A study records, in every rollout JSON's ``inputs``, the digest of each file the rollout
-read (recording, object meshes, hand MJCF), hashed when it runs (never copied from the
-manifest), whether it is ``pinned`` and whether the file still matches its staged digest;
-``--resume`` re-hashes them (:func:`inputs_changed`) and reruns a recording whose inputs
-changed.
-
-``pinned`` comes from the project's own pin list (``replay/data/pinned_files.json``,
-:func:`replay.data.sources.pin_digests`), never from the data's ``MANIFEST.json``: a manifest
-shipped with a dataset can call an edited file pinned with the edited file's own SHA-256. A file
-at a pinned path with another digest, or one its manifest calls pinned that the pin list does not
-hold, is ``pinned: false, pin_mismatch: true`` (:func:`pin_mismatch_lines` says it in one line).
-"""
+"""SHA-256 of the input files a rollout read (hashed when it runs) and whether they changed since (``--resume``).
+``pinned`` comes from the project's pin list (:func:`replay.data.sources.pin_digests`), never from the data's
+``MANIFEST.json`` (docs/data.md)."""
 
 from __future__ import annotations
 
@@ -27,13 +16,10 @@ def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
     """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
 
     Returns:
-        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``
-        on a mismatch); ``key`` is the path relative to ``data_dir`` where the file lies under it,
-        else absolute. ``manifest`` says how the digest compares with
-        ``<data_dir>/MANIFEST.json``: ``"match"``, ``"changed since staging"`` (the file was
-        modified after the fetch) or ``"not staged"``; ``pinned`` is True only when the file's
-        SHA-256 equals the project's pin for its path (module doc), looked up by ``key`` or, for a
-        file outside ``data_dir``, by its path in the ``$REPLAY_MIRROR`` mirror.
+        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``);
+        ``key`` relative to ``data_dir`` where the file lies under it, else absolute; ``manifest``: ``"match"``,
+        ``"changed since staging"`` or ``"not staged"`` against ``<data_dir>/MANIFEST.json``; ``pinned``: the
+        SHA-256 is the project's pin for its path (outside ``data_dir``: its path in ``$REPLAY_MIRROR``).
 
     Raises:
         DataError: an unreadable manifest or pin list.

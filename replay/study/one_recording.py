@@ -1,10 +1,4 @@
-"""One recording replayed as the study replays it, in one call, for scripts and notebooks: the
-recording loaded and checked, cropped to its replayed window, the hand fitted (landmark IK, cached)
-and the manosim hand MJCF found, then the protocol on one scene with one world per variant.
-Nothing is written; the study (:func:`replay.study.runner.run_study`) adds results files, resume
-and many recordings on top of the same two steps (:func:`replay.study.prepare.prepare_recording`,
-:func:`replay.protocol.rollout.run_rollouts`).
-"""
+"""One recording replayed as the study replays it, in one call, nothing written: for scripts and notebooks."""
 
 from __future__ import annotations
 
@@ -31,18 +25,14 @@ def replay_recording(
     ablation, ``[Variant(), Variant(ablation=True)]``, as the study runs them).
 
     Args:
-        dataset: ``"grab"``, ``"taco"`` or ``"hug-bench"``; sequence: a name from
-            :func:`replay.data.list_sequences` (e.g. ``"mug_lift"``).
-        config: settings (default :class:`~replay.config.ReplayConfig`; its hand variant, when
-            unset, the dataset's default).
-        data_dir: staged data (default ``data/`` or ``$REPLAY_MIRROR``, as every command); the
-            manosim hand comes from the same place.
-        protocol: ``"lift"``, ``"recorded"`` or ``"hug-oracle"`` (:func:`replay.protocol.rollout.run_rollouts`).
+        dataset: a registered dataset; sequence: a name from :func:`replay.data.list_sequences`.
+        config: settings (default :class:`~replay.config.ReplayConfig`, the dataset's hand variant where unset).
+        data_dir: staged data (default ``data/`` or ``$REPLAY_MIRROR``), the manosim hand too.
+        protocol: a registered protocol's name.
 
     Returns:
-        One :class:`~replay.protocol.rollout.RolloutResult` per variant: ``metrics`` (outcome,
-        rise m, diagnosis, ...; ``docs/results.md``) and ``poses`` (per-frame body poses, world
-        m / xyzw).
+        One :class:`~replay.protocol.rollout.RolloutResult` per variant: ``metrics`` (``docs/results.md``) and
+        ``poses`` (per-frame body poses, world m / xyzw).
 
     Raises:
         DataError: bad or missing input (file and field named).

@@ -1,22 +1,5 @@
-"""Run a study's jobs in worker processes so that a dead worker costs one recording, not the study.
-
-:class:`concurrent.futures.ProcessPoolExecutor` turns the death of one worker (a
-segmentation fault in native code: the simulator, a mesh or decomposition library; the
-kernel's OOM killer) into ``BrokenProcessPool`` for *every* job still running or queued.
-:func:`run_jobs` recovers from that:
-
-1. each job touches a marker file when it starts and removes it when it ends, so after a
-   break the jobs that were running (at most ``workers``) are known;
-2. each of those runs again alone, in its own process: if it dies again it is the culprit
-   and is reported with the signal (``"error"``, one line), otherwise its result is kept;
-3. the jobs that had not started go to a fresh pool, and so on until all are done.
-
-A job that runs past :data:`JOB_TIMEOUT_S` is ended by an alarm in its worker (a hang becomes
-a death) and reported as hung without being run again.
-
-Workers are started with the ``spawn`` method (no fork of a process that holds threads or a
-GPU context). ``fn`` must be a module-level function returning ``(status, value)``.
-"""
+"""Run a study's jobs in spawned worker processes so that a dead or hung worker costs one recording, not the study
+(how: docs/study.md, "How a batch runs")."""
 
 from __future__ import annotations
 
@@ -35,20 +18,13 @@ from pathlib import Path
 from replay.data.isolate import signal_name
 from replay.study.worker_imports import import_physics
 
-#: Wall-clock limit of one job, s: a job still running after it is stopped (its process gets
-#: SIGALRM) and failed as hung. A study's job (landmark IK of the replayed window, contact run
-#: and ablation) takes 10-60 s on a shared core, a cold CoACD decomposition up to its own
-#: 300 s limit (replay.data.objects.COACD_TIMEOUT_S): 30 min is far beyond any healthy job.
+#: wall-clock limit of one job, s (SIGALRM, then failed as hung): far beyond any healthy job, a cold CoACD
+#: decomposition included (replay.data.objects.COACD_TIMEOUT_S)
 JOB_TIMEOUT_S = 1800.0
 
 
 def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
-    """Worker initializer: end this process when the study's process is gone.
-
-    A parent killed outright (SIGKILL, a crash) cannot shut its pool down, and its spawned
-    workers would otherwise idle on, holding a simulator each (about 0.7 GB). A daemon thread
-    polls the parent pid every ``period_s`` s and exits when the worker has been re-parented.
-    """
+    """Worker initializer: exit once re-parented (the study's process killed outright), polled every ``period_s`` s."""
 
     def watch():
         while True:
@@ -182,9 +158,7 @@ def run_jobs(
             (:func:`_init_worker`); None: nothing.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C (workers ignore SIGINT; this process cancels the queued
-            jobs and terminates the running workers before re-raising, so it returns in
-            about a second; ``on_result`` has been called for every job that finished).
+        KeyboardInterrupt: Ctrl-C, after the queued jobs are cancelled and the running workers ended.
     """
     ctx = mp.get_context("spawn")
     pending = list(enumerate(jobs))

@@ -1,9 +1,5 @@
-"""A recording made ready to replay: named, loaded, cropped to the replayed window, and
-its hand filled in as joint coordinates (landmark IK where the dataset has only landmarks).
-
-Used by every replay (study workers, sweeps, benchmarks). Imports no physics engine: a
-study's parent process resolves names here without paying Newton's import.
-"""
+"""A recording made ready to replay: named, loaded, cropped to the replayed window, its hand filled in as joint
+coordinates (landmark IK where the dataset has only landmarks). Imports no physics engine."""
 
 from __future__ import annotations
 
@@ -59,14 +55,8 @@ LIST_NAMES_UP_TO = 12
 
 
 def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str:
-    """The message for ``--objects`` names that match no recording: the closest object or
-    sequence names (:func:`difflib.get_close_matches`), and what the option takes (every name
-    when there are few, else how many and a few examples).
-
-    Example: ``no grab sequence for 'mugg' (did you mean mug?); give an object (30, e.g.
-    airplane, banana, binoculars; mug selects mug_lift only) or a sequence (40, e.g.
-    airplane_lift, banana_lift, binoculars_lift)``.
-    """
+    """The message for ``--objects`` names that match no recording: the closest names
+    (:func:`difflib.get_close_matches`) and what the option takes (every name when there are few, else examples)."""
     objects = sorted({o for s in sequences if (o := sequence_object(dataset, s)) is not None})
     named, example = [], objects[0] if objects else None
     for name in missing:
@@ -137,13 +127,8 @@ def crop_recording(rec, start: int, stop: int):
 
 
 def hand_trajectory(rec, mjcf: Path):
-    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed).
-
-    Uses :func:`replay.kinematics.coords.complete_hand` and :func:`replay.kinematics.coords.hand_coords`.
-    The IK always runs on the capsule MJCF of the same hand (``capsule_hand.xml`` beside
-    ``mjcf``): manosim's mesh hand has the same bodies and joints, only its collision
-    geometry differs, and the kinematics defines fingertips on the capsules.
-    """
+    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed), always on the capsule MJCF
+    beside ``mjcf`` (the mesh hand has the same bodies and joints; the fingertips are defined on the capsules)."""
     if rec.wrist_pos is None or rec.finger_quat is None:
         ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
         rec = complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)

@@ -1,10 +1,6 @@
-"""Named, versioned settings for a study: ``run_study.py --preset NAME``.
-
-A preset is a set of :class:`~replay.config.ReplayConfig` values with a version and a source
-for each; the config it makes records ``preset = "name@version"`` (written into every result
-like any other setting), so a result says which preset, and which version of it, made it. A
-preset holds no physics value of its own: it names a physics or its table's rows.
-"""
+"""Named, versioned settings for a study (``run_study.py --preset NAME``): :class:`~replay.config.ReplayConfig`
+values, each with a source; the config records ``preset = "name@version"``. A preset names physics table rows,
+never a value of its own."""
 
 from __future__ import annotations
 

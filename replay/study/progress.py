@@ -1,11 +1,6 @@
-"""How far a study is, in recordings, and about how long it has left (issue #56): a recording is done when its last
-job (each protocol and verdict pair) is; the time left weighs each job by its cost, so the sampled jobs, which step
-many worlds, count for more than the single rollouts beside them.
-
-A job's cost is ``1 + SAMPLE_COST * worlds``: one job (its recording prepared, the contact run and its ablation)
-plus ``worlds`` sampled worlds (:func:`sample_worlds`). Once jobs with different numbers of sampled worlds have
-finished, the two terms are fitted to their own wall times (least squares), so the estimate learns this machine.
-"""
+"""How far a study is, in recordings, and about how long it has left: a recording is done when its last job is; a
+job costs ``1 + SAMPLE_COST * worlds`` (:func:`sample_worlds`), the two terms refitted by least squares to the
+finished jobs' wall times."""
 
 from __future__ import annotations
 

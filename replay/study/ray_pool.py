@@ -1,28 +1,5 @@
-"""Run a study's jobs as Ray tasks: one task per recording, on a local Ray or a cluster that
-shares nothing but Ray.
-
-The process pool (:mod:`replay.study.pool`) stays the default; this executor is for studies that
-outgrow one machine (``run_study.py --executor ray --address auto`` on a cluster's head node, or
-``--address <head>:6379``). Each job is a Ray task of one CPU; no node needs the study's data or
-its folder (:mod:`replay.study.ray_transfer`): the dataset's shared files and the hand models are
-put in the object store once per study, a recording's own file travels as its task's argument,
-and the task sends its results back to this process, which alone writes the study's folder, as
-each task ends, so resume and the study JSON work as with the pool. At most
-:func:`_in_flight` tasks are submitted at a time (their arguments held by Ray until they end).
-
-A task lost with its node (the node killed, preempted, out of the cluster) is rerun by Ray on
-another (``max_retries`` = :data:`TASK_RETRIES`, Ray's retry on system failures). An error in
-our code is never retried: :func:`replay.study.job.run_job_safe` turns it into that recording's
-``"error"`` result (and ``retry_exceptions=False`` covers anything that escapes it). Ray cannot
-tell a worker process killed by a crash in native code from one lost with its node: such a
-recording runs up to 1 + :data:`TASK_RETRIES` times, then is reported as an error
-(``WorkerCrashedError``); the process pool isolates it instead (``REPLAY_ISOLATE=0 --workers 0``
-to debug it). Ctrl-C (or a study stopped for want of storage) cancels every task not yet
-finished (``ray.cancel(force=True)`` ends running ones) and re-raises.
-
-Requires ``ray`` (``pip install 'grasp-replay[cluster]'``), the same version and this package on
-every node; see https://docs.ray.io/en/latest/cluster/vms/user-guides/launching-clusters/on-premises.html.
-"""
+"""Run a study's jobs as Ray tasks, one per recording, on a local Ray or a cluster that shares nothing but Ray
+(design: docs/study.md, "On Ray"). Requires ``ray`` (``pip install 'grasp-replay[cluster]'``) on every node."""
 
 from __future__ import annotations
 
@@ -36,8 +13,7 @@ from pathlib import Path
 from replay.errors import DataError, UsageError
 from replay.study.ray_transfer import job_inputs, keep_outputs, shared_inputs
 
-#: Reruns of a task lost with its node (Ray's ``max_retries``): a second node lost while the
-#: same recording runs again is rare; three covers a few preempted nodes in a row.
+#: reruns of a task lost with its node (Ray's ``max_retries``): a few preempted nodes in a row
 TASK_RETRIES = 3
 
 
@@ -50,14 +26,13 @@ def _ray():
 
 
 def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: dict):
-    """The Ray task: :func:`replay.study.ray_stage.run_staged` on this node; the shared files are
-    fetched from the object store (``shared_box[0]``) only where the node has not staged them."""
+    """The Ray task: :func:`replay.study.ray_transfer.run_staged` here; ``shared_box[0]`` fetched only if needed."""
     import ray
 
-    from replay.study.ray_stage import run_staged
+    from replay.study.ray_transfer import run_staged
 
     try:
-        return run_staged(fn, job, staging, lambda: ray.get(shared_box[0]), own, study_files)
+        return run_staged(fn, job, staging, get_shared=lambda: ray.get(shared_box[0]), own=own, study_files=study_files)
     except OSError as e:  # this node's staging folder: the recording fails, the study goes on
         return (
             "error",
@@ -69,8 +44,7 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
 
 
 def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str], None] | None = None) -> None:
-    """Join the cluster at ``address`` or start a local Ray (``num_cpus``) bound to loopback only
-    (:func:`_init_loopback`), unless connected; ``say`` (a console line) where it listens.
+    """Join the cluster at ``address`` or start a local Ray bound to loopback only, unless connected.
 
     Raises:
         UsageError: the cluster at ``address`` cannot be reached; a local Ray cannot start, or does
@@ -102,16 +76,9 @@ def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str]
 
 
 def _init_loopback(ray, num_cpus: int | None) -> None:
-    """Start a local Ray whose every server listens on 127.0.0.1 only, without its dashboard.
-
-    Ray has no authentication: whatever reaches its ports runs code (CVE-2023-48022). Ray 2.60
-    turns a node address of 127.0.0.1 into the machine's reachable IP and binds its gRPC servers
-    to every interface, unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is false (its default on
-    macOS and Windows, ``ray/_private/ray_constants.py``: ``ENABLE_RAY_CLUSTER``, read by
-    ``services.get_node_ip_address``): for the call it is false and the node address 127.0.0.1,
-    and the workers inherit the setting. Measured with psutil on Ray 2.60.0 (tests/test_ray_bind.py):
-    6 listening sockets, all on 127.0.0.1 (without: 5 of them on ``::``).
-    """
+    """Start a local Ray whose every server listens on 127.0.0.1 only, without its dashboard (CVE-2023-48022:
+    Ray has no authentication). ``ENABLE_RAY_CLUSTER`` false (``ray/_private/ray_constants.py``) keeps Ray from
+    binding every interface; tests/test_ray_bind.py checks the sockets."""
     from ray._private import ray_constants
 
     # a local Ray's workers import this very checkout (not whatever is installed)
@@ -136,14 +103,12 @@ def _init_loopback(ray, num_cpus: int | None) -> None:
 
 
 def _in_flight(ray) -> int:
-    """Tasks submitted at a time: twice the cluster's CPUs (a node's next task is queued while
-    its current one ends), at least 2; read again as nodes come and go."""
+    """Tasks submitted at a time: twice the cluster's CPUs, at least 2."""
     return max(2, 2 * int(ray.cluster_resources().get("CPU", 0)))
 
 
 def _failure(e: Exception) -> str:
-    """One line for a task Ray could not run to its end: an exception that escaped the job (its
-    own type and message, ``RayTaskError.cause``), or Ray's reason (worker crashed, retries spent)."""
+    """One line for a task Ray could not finish: the escaped exception (``RayTaskError.cause``) or Ray's reason."""
     cause = getattr(e, "cause", None)
     what = e if cause is None else cause
     first = str(what).strip().splitlines()[0] if str(what).strip() else ""
@@ -157,8 +122,8 @@ class _Shared:
         self.ray, self.puts = ray, {}
 
     def of(self, job) -> tuple:
-        """(its :class:`~replay.study.ray_transfer.Staging`, ``[ObjectRef]`` of the shared files: a
-        list so that Ray hands the task the reference, not the files)."""
+        """(its :class:`~replay.study.ray_transfer.Staging`, ``[ObjectRef]`` of the shared files; a list so that
+        Ray hands the task the reference, not the files)."""
         key = (job.dataset, job.data_dir, job.manosim_dir)
         if key not in self.puts:
             staging, files = shared_inputs(*key)
@@ -180,12 +145,10 @@ def run_jobs_ray(
     Args:
         jobs: :class:`replay.study.job.Job` s.
         fn: module-level ``fn(job) -> (status, value)`` (:func:`replay.study.job.run_job_safe`).
-        on_result: called in this process as each task ends, after its results are written to
-            the study's folder (:func:`replay.study.ray_transfer.keep_outputs`); a task Ray could
-            not finish (retries spent, worker crashed) gets ``("error", <one line>)``.
-        address: a Ray cluster to join (``ray.init(address=...)``); None starts a local Ray
-            (``num_cpus`` CPUs, default all) bound to loopback only, unless this process is
-            already connected. say: a console line, told where Ray listens.
+        on_result: called here as each task ends, after its results are written
+            (:func:`replay.study.ray_transfer.keep_outputs`); a task Ray could not finish gets ``("error", line)``.
+        address: a Ray cluster to join; None starts a local Ray (``num_cpus``, default all) on loopback only.
+        say: a console line, told where Ray listens.
 
     Raises:
         UsageError: ray not installed, or the cluster at ``address`` cannot be reached.

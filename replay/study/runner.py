@@ -1,26 +1,5 @@
-"""Many rollouts: one process (or Ray task) per recording and protocol, atomic per-rollout
-results, resume, subsets merged, summary.
-
-Layout of a study written to ``out/study.json`` (records, writer and reader:
-:mod:`replay.results`; every field with unit and frame: ``docs/results.md``)::
-
-    out/study.json                       summary (remade atomically at the start, every tenth of the
-                                         study or 5 min, and at the end: replay.study.study_records)
-    out/study.records.jsonl              one line per finished job, appended and fsync'd as it ends
-                                         (replay.results.study_log): what --resume reads back
-    out/study.csv                        its rows, one per recording
-    out/study_rollouts/<sequence>.json   one per recording: contact run + ``ablation``
-    out/study_rollouts/<sequence>.npz    per-frame poses of the contact run
-    out/study_rollouts/<sequence>.ablation.npz
-    out/study_rollouts/<sequence>.recorded.json / .npz   --protocol recorded (replay.protocol.recorded_protocol)
-    out/study_rollouts/<sequence>.hug-oracle@authored.json   --verdicts: an extra pair (replay.study.verdicts)
-
-``--resume`` skips a recording whose latest record is not a failure and whose rollout JSON exists
-(after a kill, one its worker finished after the last record counts too) with this format version, the same
-``config_hash`` and protocol, and input files that still hash as they did when it ran
-(:func:`replay.study.inputs.inputs_changed`); ``--objects`` where a study of the same config is
-merges into it. The job itself (what a worker runs) is :mod:`replay.study.job`.
-"""
+"""A study: one job per recording and protocol (:mod:`replay.study.job`), run in a process pool or on Ray,
+resumed and merged; its folder's layout and ``--resume``'s rule: docs/results.md."""
 
 from __future__ import annotations
 
@@ -170,26 +149,20 @@ def run_study(
         out: the study JSON path.
         config: settings (written into the study JSON).
         sequences: names to run (default: every sequence of the dataset).
-        objects: keep only these sequences, named by sequence or by object
-            (:func:`sequence_object`; GRAB only). Where a study of the same config is
-            already at ``out``, the subset is merged into it (its other recordings kept).
-        workers: worker processes (spawned, :func:`replay.study.pool.run_jobs`); 0 = in this process.
+        objects: keep only these sequences, by sequence or object (GRAB only); merged into a study of the same
+            config already at ``out``.
+        workers: worker processes (:func:`replay.study.pool.run_jobs`); 0 = in this process.
         ablation: also run the contact ablation.
-        resume: skip sequences whose rollout JSON exists with the same config hash and
-            unchanged input files (:func:`replay.study.inputs.inputs_changed`); rerun the others.
+        resume: skip sequences whose rollout JSON has the same config hash and unchanged inputs.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
-        ablation_only: rerun only the contact ablation of the selected recordings (the study keeps the others).
-        executor: ``pool`` (default) or ``ray``; address: Ray cluster address (default: a local Ray);
-            verbose: let Warp/Newton print their own messages and warnings.
-        protocols: ``lift`` (default), ``hug-oracle`` and/or ``recorded`` (:mod:`replay.protocol.recorded_protocol`),
-            each recording replayed under each; recorded results are ``<sequence>.recorded.json`` / ``.npz``,
-            listed in ``recorded_rollouts`` and ``counts["recorded"]``, failures keyed ``<sequence> [recorded]``.
+        ablation_only: rerun only the contact ablation of the selected recordings.
+        executor: ``pool`` or ``ray``; address: Ray cluster address (default: a local Ray).
+        verbose: let Warp/Newton print their own messages.
+        protocols: the registered protocols each recording is replayed under.
         recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
-        refine: also a refine job per recording (:mod:`replay.protocol.protocols.refine`), its RefineSettings as a dict.
-        samples, seed, conditions, corruptions: the sampled verdict (issue #46,
-            :func:`replay.study.sampling_setup.check_sampling`): ``p_lift`` per condition, ``discrimination``.
-        verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`): each not the
-            study's own protocol under its physics adds a single rollout (and ablation) per recording.
+        refine: also a refine job per recording, its RefineSettings as a dict.
+        samples, seed, conditions, corruptions: the sampled verdict (:mod:`replay.study.sampling_setup`).
+        verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`).
 
     Returns:
         The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
@@ -205,7 +178,9 @@ def run_study(
     if refine is not None:
         settings[Refine.name], protocols = protocol_named(Refine.name).settings(refine), protocols + [Refine.name]
     config = _check_config(config, dataset, verbose)
-    sampling = check_sampling(config, protocols, samples, seed, conditions, corruptions)  # before any folder is made
+    sampling = check_sampling(
+        config, protocols, samples=samples, seed=seed, conditions=conditions, corruptions=corruptions
+    )  # before any folder is made
     vd.parse_verdicts(verdicts, protocols, config.physics)  # a bad pair refused before any folder is made too
     st = _setup(
         dataset,

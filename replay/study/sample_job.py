@@ -1,12 +1,6 @@
-"""The sampled verdict's rollouts of one recording, in the study's worker (issue #46).
-
-Per condition (:mod:`replay.study.verdict_conditions`) one batch: the recording's joint samples
-(:mod:`replay.study.sampler`) as worlds of one scene, the world corruptions' worlds
-(:mod:`replay.study.corruptions`: the same samples, each corrupted) in the same batch, and per
-scene corruption (the recording edited) a batch of its own scene. A condition that changes the
-hand (shape or collision proxy) prepares the recording on that hand's MJCF
-(:func:`replay.study.prepare.prepare_recording`, the landmark IK cached per MJCF).
-"""
+"""The sampled verdict's rollouts of one recording, in the study's worker: per condition one batch (the joint samples
+and the world corruptions' worlds as worlds of one scene), and per scene corruption a batch of its own scene; a
+condition that changes the hand prepares the recording on that hand's MJCF."""
 
 from __future__ import annotations
 

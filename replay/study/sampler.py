@@ -1,12 +1,7 @@
-"""Seeded joint samples of the sampled verdict's variables (:mod:`replay.study.uncertainty`) and
-their :class:`~replay.sim.engine.variants.Variant` s.
-
-One Latin hypercube (``scipy.stats.qmc.LatinHypercube``) over every variable's dimensions per
-recording, seeded by ``(seed, CRC-32 of the recording's key)``: the same seed gives the same
-samples, every condition and corruption of a recording sees the same samples (paired), and the
-choice variables come out balanced across the samples. Normal variables take ``norm.ppf`` of their
-uniforms. The corruption's own random draw (the wrist offset's direction) is a second stream.
-"""
+"""Seeded joint samples of the sampled verdict's variables (:mod:`replay.study.uncertainty`) as
+:class:`~replay.sim.engine.variants.Variant` s: one Latin hypercube (``scipy.stats.qmc.LatinHypercube``) per
+recording, seeded by ``(seed, CRC-32 of the recording's key)``, so every condition and corruption of a recording
+sees the same samples; normal variables through ``norm.ppf``; a corruption's own draw is a second stream."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ class SamplingSetup:
 
 
 def check_sampling(
-    cfg: ReplayConfig, protocols: list[str], samples: int, seed: int, conditions: str | None, corruptions
+    cfg: ReplayConfig, protocols: list[str], *, samples: int, seed: int, conditions: str | None, corruptions
 ) -> SamplingSetup | None:
     """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts).
 

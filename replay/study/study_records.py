@@ -1,11 +1,6 @@
-"""The study's append-only records as the runner keeps them (the file format:
-:mod:`replay.results.study_log`): one line per finished job, the summary (``study.json``) remade
-only when :func:`summary_due` says so, and what ``--resume`` reads back from them.
-
-Why: rewriting the whole study JSON after every job made a study's writing grow with the
-square of its recordings (579 kB rewritten 300 times at 300 recordings, issue 41); a line per
-job and ~10 summaries per study keep the bytes written per recording flat.
-"""
+"""The study's append-only records as the runner keeps them (format: :mod:`replay.results.study_log`): one line per
+finished job, ``study.json`` remade only when :func:`summary_due` says so (its writing grows with the recordings,
+not their square), and what ``--resume`` reads back."""
 
 from __future__ import annotations
 

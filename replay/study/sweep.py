@@ -1,16 +1,8 @@
-"""Robustness maps: one recording replayed over a grid of finger effort limit x
-hand-object friction, under wrist perturbations, and with contact ablated, in one batch.
-
-Every cell is one world of the direct engine (:class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`): the
-scene is built once per recording and the worlds differ only by their
-:class:`~replay.sim.engine.variants.Variant`. Success is ``lifted`` (object up at the end of the
-hold, :func:`replay.protocol.rollout.run_rollouts`); ``shake_held`` is kept beside it.
-
-Per recording the result holds the success grid, the smallest effort that lifts at
-mu = 1 (the friction GRAB's assets and the manosim hand are built with), the smallest
-mu that lifts at the study's effort, the success fraction under perturbation, and the
-ablation's outcome (it must not lift).
-"""
+"""Robustness maps: one recording over a grid of finger effort limit x hand-object friction, under wrist
+perturbations, and with contact ablated, as the worlds of one direct-engine batch
+(:class:`~replay.sim.engine.variants.Variant`). Per recording: the success (``lifted``) grid, the least effort
+that lifts at mu = 1, the least mu that lifts at the study's effort, the success fraction under perturbation,
+and the ablation's outcome."""
 
 from __future__ import annotations
 
@@ -236,13 +228,8 @@ class SweepMap(JsonRecord):
 
 
 def heatmap_figure(result: dict, title: str):
-    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's
-    operating point and the worlds of the two lines through it marked.
-
-    The axes span the sampled values only (cells reach halfway to their neighbours; the outer
-    cells end at the first and last sample: no effort below the lowest sampled, never below 0);
-    each legend entry is drawn with the very marker of the plot (:data:`LINE_MARKERS`).
-    """
+    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's operating point
+    and the two lines through it marked; the axes span the sampled values only."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
     from matplotlib.lines import Line2D

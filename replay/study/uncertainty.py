@@ -1,14 +1,8 @@
-"""The sampled verdict's variables (issue #46): each one entry that names its physics table row (or, data
-uncertainty, the recording's own measured accuracy) and carries its own ``apply`` (the world's Variant fields).
+"""The sampled verdict's variables: each names its physics table row (or, for data, the recording's own accuracy)
+and carries its own ``apply`` (the world's Variant fields); sampled jointly by :mod:`replay.study.sampler`.
 
-Physics uncertainty (:func:`physics_variables`: each of :data:`PHYSICS_VARIABLES` whose row in the config's physics
-has a spread or levels and no departure) and data uncertainty (:data:`DATA_VARIABLES`, scaled per recording by its
-own accuracy, :func:`data_sigmas`) are sampled jointly (:mod:`replay.study.sampler`); a variable of kind ``object``
-takes its range per recording (:func:`object_ranges`). Conditions are apart (:mod:`replay.study.verdict_conditions`).
-
-Units: friction coefficients dimensionless (sliding) or m (torsional), solref (s, 1), solimp
-(1, 1, m), offsets m, sigmas mm where named, grip force N, pad depth mm, mass scale 1.
-"""
+Units: friction dimensionless (sliding) or m (torsional), solref (s, 1), solimp (1, 1, m), offsets m, sigmas mm
+where named, grip force N, pad depth mm, mass scale 1."""
 
 from __future__ import annotations
 

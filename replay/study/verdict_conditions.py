@@ -1,9 +1,7 @@
-"""The sampled verdict's conditions (issue #46): assumptions about what a recording means and which model stands
-for the hand, reported side by side (``p_lift`` per condition), never mixed into the sampled uncertainty
-(:mod:`replay.study.uncertainty`). Each is one :class:`Condition` entry registered here: its overrides (physics table
-rows, or the config field ``hand``, the collision proxy) and its own :meth:`Condition.apply`. Imports no physics
-engine (the study's process reads it; :mod:`replay.study.sample_job` runs them in the worker).
-"""
+"""The sampled verdict's conditions: assumptions about what a recording means and which model stands for the hand,
+reported side by side (``p_lift`` per condition), never mixed into the sampled uncertainty. Each is one
+registered :class:`Condition` (physics table rows, or the config's ``hand``) with its own :meth:`Condition.apply`.
+Imports no physics engine."""
 
 from __future__ import annotations
 

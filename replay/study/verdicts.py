@@ -1,17 +1,9 @@
-"""The verdicts of one study side by side (issue #46): each recording judged by each (protocol, physics)
-pair, e.g. the lift protocol under the physics ``replay``, the HUG authors' hug-oracle under ``replay``
-and the hug-oracle as authored (``run_study.py --verdicts lift,hug-oracle,hug-oracle@authored``).
+"""The verdicts of one study side by side: each recording judged by each (protocol, physics) pair
+``<protocol>@<physics>`` (no ``@``: the study's own physics; docs/verdict.md, fields: docs/results.md).
 
-A pair is named ``<protocol>@<physics>`` (a name without ``@`` is under the study's own physics). The
-pairs of the study's own protocols under its own physics are its *main* verdicts: the rollouts it ran
-anyway (``rollouts``, ``oracle_rollouts``; sampled with ``--samples N``). Every other pair is an
-*extra* verdict: one more job per recording, a single rollout with its contact ablation under the pair's
-config (:func:`verdict_config`: the study's config under the pair's named physics, as
-``run_study.py --physics NAME`` would make it), its own ``config_hash`` and ``physics`` record, written
-``<sequence>.<protocol>@<physics>.json``, keyed ``<sequence> [<protocol>@<physics>]``; its rows are the
-study's ``verdict_rollouts[name]``, its counts ``counts[name]`` (the protocol's ``counts``: lifts, other intents
-and no intent named apart), and study.csv a ``lifted_<name>`` column per pair. Fields: ``docs/results.md``.
-"""
+The study's own protocols under its own physics are its *main* verdicts; every other pair is an *extra* one:
+a single rollout and ablation per recording under :func:`verdict_config`, written
+``<sequence>.<protocol>@<physics>.json``, its rows ``verdict_rollouts[name]``, its counts ``counts[name]``."""
 
 from __future__ import annotations
 
@@ -136,12 +128,9 @@ def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
 
 
 def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = None) -> ReplayConfig:
-    """The study's config ``cfg`` under the named physics ``physics_name`` (:func:`replay.sim.physics.apply_physics`,
-    the user's ``--physics-set`` departures kept), as ``run_study.py --physics NAME`` with the study's other
-    flags makes it: the same config, so the same ``config_hash``. Leaving ``authored``, the hug-oracle's
-    contact mixing (which only ``authored`` sets) returns to the default; a hand shape the study's physics resolved
-    for ``dataset`` (its table's or the dataset's) is resolved again under ``physics_name``. ``cfg`` itself where it
-    is of that physics already.
+    """The study's config ``cfg`` under the named physics ``physics_name`` as ``run_study.py --physics NAME`` with
+    the study's other flags makes it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape
+    resolved again for ``dataset``); ``cfg`` itself where it is of that physics already.
 
     Raises:
         DataError: the physics ``calibrated`` without its results file.

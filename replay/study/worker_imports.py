@@ -1,18 +1,6 @@
-"""A worker's physics imports with Python's cyclic garbage collector paused, done once per process.
-
-Importing the physics stack (Newton, Warp, mujoco-warp, which Newton's ``SolverMuJoCo``
-constructor imports even on the MuJoCo C path, MuJoCo, SciPy, trimesh) creates about 1.1
-million objects that live as long as the worker. While they are created, every full (oldest
-generation) collection walks all of them: measured in-process on the 2-core dev machine,
-``scripts/run_study.py --dataset grab --objects cubesmall,mug,stapler --workers 0`` spent 4.5 s
-of its 20.7 s in the collector (``gc.callbacks``), almost all of it during those imports, and
-10 of its 12 full collections happened there. :func:`import_physics` pauses the collector
-(``gc.disable``) for the imports and then moves the survivors to the permanent generation
-(``gc.freeze``, Python's documented way to keep long-lived startup objects out of later
-collections), so no later collection walks them again. The reference counts free everything
-as before; no result depends on when the collector runs (``benchmarks/compare_studies.py``
-finds the 30-lift study identical field by field).
-"""
+"""A worker's physics imports (Newton, Warp, mujoco-warp, MuJoCo, SciPy, trimesh), once per process, with the cyclic
+garbage collector paused (``gc.disable``) and the survivors frozen (``gc.freeze``) so no later collection walks
+them; no result depends on it (``benchmarks/compare_studies.py``)."""
 
 from __future__ import annotations
 
