@@ -59,12 +59,8 @@ def _cell(v) -> str:
 
 
 def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) -> str:
-    """HTML of one grasp-and-lift check ``doc`` (the JSON object of ``gripper.json``).
-
-    Args:
-        study_rows: the study's rows: the hand replay's outcome per object is shown beside the asset verdict
-            (None: no column).
-    """
+    """HTML of one grasp-and-lift check ``doc`` (``gripper.json``), with the hand replay's outcome per object from
+    ``study_rows`` where given."""
     by_obj = {}
     for r in study_rows or []:
         by_obj.setdefault(str(r.object), f"{words(r.outcome)} ({r.diagnosis or '-'})")

@@ -1,10 +1,5 @@
-"""The report section of ``run_study.py --protocol hug-oracle`` (:mod:`replay.protocol.oracle_plan`):
-per recording the oracle's outcome (off the table after the 0.5 m rise), diagnosis, rise and
-contact ablation, beside the lift protocol's outcome where the study has it.
-
-:func:`oracle_section_html` reads the study's ``oracle_rollouts`` rows and ``counts["hug-oracle"]``;
-an empty string for a study without them.
-"""
+"""The report section of ``run_study.py --protocol hug-oracle`` (its ``oracle_rollouts`` and counts; ``""`` without):
+per recording the oracle's outcome, diagnosis, rise and contact ablation, beside the lift protocol's outcome."""
 
 from __future__ import annotations
 
@@ -19,7 +14,8 @@ from replay.results.study_rows import study_rows
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 
 
-def _fmt(v, scale: float = 1.0, spec: str = ".1f") -> str:
+def number(v, spec: str = ".1f", *, scale: float = 1.0) -> str:
+    """A report cell: ``-`` for None, a float times ``scale`` as ``spec``, anything else as ``str``."""
     if v is None:
         return "-"
     return format(v * scale, spec) if isinstance(v, float) else str(v)
@@ -37,9 +33,9 @@ def oracle_section_html(study) -> str:
             r.sequence,
             words(r.outcome),
             r.diagnosis or "-",
-            _fmt(r.rise, 1000.0),
-            _fmt(r.contacts_force_at_lift),
-            _fmt(r.ablation_max_disp_mm, 1.0, ".2f"),
+            number(r.rise, scale=1000.0),
+            number(r.contacts_force_at_lift),
+            number(r.ablation_max_disp_mm, ".2f"),
             words(lift[r.name].outcome if r.name in lift else "-"),
         ]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
@@ -55,7 +51,7 @@ def oracle_section_html(study) -> str:
     summary = (
         f"{lifted}; "
         f"contact ablation: {c.ablation_no_rise} of {c.ablation_run} with nothing rising "
-        f"(< 1 mm), largest displacement {_fmt(c.ablation_max_disp_mm, 1.0, '.2f')} mm"
+        f"(< 1 mm), largest displacement {number(c.ablation_max_disp_mm, '.2f')} mm"
     )
     return (
         "<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "

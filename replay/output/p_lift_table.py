@@ -27,10 +27,16 @@ def _f(x, spec: str = ".2f") -> str:
     return "-" if x is None else format(float(x), spec)
 
 
-def _md(head: list[str], rows: list[list[str]]) -> str:
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table of string cells, no final newline."""
     return "\n".join(
         ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
     )
+
+
+def with_notes(table: str, notes: list[str]) -> str:
+    """``table`` (no final newline), a blank line and ``notes`` as a Markdown list."""
+    return table + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
 def _conditions(study: StudyRecord, counts: dict) -> list[str]:
@@ -76,7 +82,7 @@ def verdict_markdown(doc: dict) -> str:
             else f"over {n} recordings{little}; no interval in a study before issue 56"
         )
         notes.append(f"tells a real grasp from a corrupted one (AUC of p_lift, 0.5 chance, 1 always, {ci}): {each}")
-    return _md(["verdict", group_words(LIFTS, t.total), "why"], rows) + "\n\n" + "".join(f"- {x}\n" for x in notes)
+    return with_notes(markdown_table(["verdict", group_words(LIFTS, t.total), "why"], rows), notes)
 
 
 @dataclass(frozen=True)
@@ -151,4 +157,4 @@ def p_lift_markdown(doc: dict) -> str:
     refs = sorted({d.reference_source for d in disc if d.reference_source})
     if refs:
         notes.append("published ratio: " + "; ".join(refs))
-    return _md(head, rows) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(markdown_table(head, rows), notes)

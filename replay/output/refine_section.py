@@ -1,15 +1,12 @@
-"""The report section of ``run_study.py --refine`` (:mod:`replay.protocol.refine`): per recording
-the replay's outcome and diagnosis as recorded, next to the smallest correction that lifts it.
-
-:func:`refine_section_html` reads the study's ``refine_rollouts`` rows and ``counts["refine"]``;
-an empty string for a study without them.
-"""
+"""The report section of ``run_study.py --refine`` (its ``refine_rollouts`` and counts; ``""`` without): per
+recording the outcome and diagnosis as recorded, next to the smallest correction that lifts it."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
 
+from replay.output.oracle_section import number as _fmt
 from replay.protocol.protocols.refine import Refine
 from replay.results.json_record import JsonRecord
 from replay.results.outcomes import words
@@ -30,12 +27,6 @@ _HEAD = (
     "rollouts",
     "s",
 )
-
-
-def _fmt(v, spec: str = ".1f") -> str:
-    if v is None:
-        return "-"
-    return format(v, spec) if isinstance(v, float) else str(v)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 
 from replay.output import table_docs as td
 from replay.output.bridge_table import bridge_markdown
-from replay.output.p_lift_table import p_lift_markdown, verdict_markdown
+from replay.output.p_lift_table import markdown_table, p_lift_markdown, verdict_markdown, with_notes
 from replay.protocol.diagnosis import CLASSES, display_outcome
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
@@ -46,8 +46,7 @@ def _fmt(v, spec: str = ".1f") -> str:
 
 
 def _md(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+    return markdown_table(header, rows) + "\n"
 
 
 def _outcome(row: StudyRow) -> str:
@@ -270,7 +269,7 @@ def scale_table(doc: dict) -> str:
         ]
         for r in rows
     ]
-    text = _md(
+    text = markdown_table(
         [
             "recordings",
             "wall s",
@@ -304,7 +303,7 @@ def scale_table(doc: dict) -> str:
             f"{run.stepping_fraction_placed * 100:.0f} % ({run.stepping_placed_s:.2f} of "
             f"{run.profiled_placed_s:.2f} s over {', '.join(run.profiled_placed)})"
         )
-    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(text, notes)
 
 
 def throughput_table(doc: dict) -> str:
@@ -357,7 +356,7 @@ def sample_cost_table(doc: dict) -> str:
             + [f"{by_n[n].time(cpu):.2f} ({by_n[n].stepping_s:.2f})" for n in sizes]
         )
     clock = "CPU" if run.device == "cpu" else "wall"
-    text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
+    text = markdown_table(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
     notes = [
         f"each extra sample: {_fmt(run.extra_sample_cost_ratio, '.2f')}x its own stepping CPU (goal at most 1.25x)",
         f"stepping: {run.stepping_share * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)",
@@ -368,7 +367,7 @@ def sample_cost_table(doc: dict) -> str:
             f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
             f"{run.batch_efficiency_1thread:.2f} of raw mj_step"
         )
-    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(text, notes)
 
 
 def pose_mapping_table(doc: dict) -> str:
