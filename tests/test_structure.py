@@ -465,9 +465,8 @@ def test_warning_scan_sees_each_pattern():
 KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study", "replay.output")
 MAX_POSITIONAL = 3
 #: functions of those packages not converted yet (this set only shrinks; benchmarks/code_metrics.py counts all of
-#: replay/), and the standalone export script (copied into every export, its own interface)
-NOT_YET_KEYWORD = {"replay.study.ray_stage.run_staged", "replay.study.sampling_setup.check_sampling",
-                   "replay.output.export.standalone.hand_object_contacts", "replay.output.export.standalone.outcome"}
+#: replay/)
+NOT_YET_KEYWORD = {"replay.study.ray_stage.run_staged", "replay.study.sampling_setup.check_sampling"}
 
 
 def positional_overflow(source: str) -> list[str]:

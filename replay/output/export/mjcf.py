@@ -75,7 +75,7 @@ def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
         out / "replay_export.py", script.replace("\nMADE_WITH = None\n", f"\nMADE_WITH = {mujoco.__version__!r}\n", 1)
     )
     z = {k: np.asarray(v) for k, v in arrays.items()}
-    figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z)
+    figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z=z)
     write_scene_xml(log.scene, cfg, out)
     xml = mujoco.MjModel.from_xml_path(str(out / "scene.xml"))
     copied, left = standalone.apply_model_fields(xml, z)

@@ -4,7 +4,6 @@ recorded landmarks / MANO vertices) and every object, around ``grasp_frame`` (do
 from __future__ import annotations
 
 import logging
-import time as _time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from replay.output.render.clip import (
 )
 from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, skeleton_decorator
 from replay.output.render.style import OBJECT_RGBA
-from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
+from replay.output.render.video import RenderStats, prepare_output, render_mp4
 from replay.protocol.protocols.base import protocol_named
 
 log = logging.getLogger(__name__)
@@ -261,27 +260,17 @@ def render_recording(
     decorate = None
     if points is not None:
         decorate = skeleton_decorator(points) if points.shape[1] == 21 else points_decorator(points)
-    timing: dict = {}
-    t0 = _time.perf_counter()
-    frames = render_frames(
+    return render_mp4(
+        out,
         track,
         mjcf,
-        objects,
+        objects=objects,
         support_height=support,
         size=size,
         fps=fps,
         overlay=overlay,
         camera=camera,
-        timing=timing,
         decorate=decorate,
-    )
-    n = write_mp4(frames, out, fps)
-    return RenderStats(
-        out,
-        n,
-        (int(size[0]), int(size[1])),
-        _time.perf_counter() - t0,
-        1000.0 * timing.get("render_s", 0.0) / max(n, 1),
     )
 
 

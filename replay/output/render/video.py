@@ -216,19 +216,25 @@ def render_clip(
     clip = load_clip(rollout, study_dir, variant=variant, source=source)
     if label:
         clip.title = label
-    timing: dict = {}
-    t0 = _time.perf_counter()
-    frames = render_frames(
+    return render_mp4(
+        out,
         clip.track,
         clip.hand_mjcf,
-        clip.objects,
+        objects=clip.objects,
         support_height=clip.support,
         size=size,
         fps=fps,
         overlay=clip_overlay(clip),
         camera=clip_camera(clip, size[0] / size[1]),
-        timing=timing,
     )
-    n = write_mp4(frames, out, fps)
+
+
+def render_mp4(
+    out: Path, track: PoseTrack, hand_mjcf, *, objects, size: tuple[int, int], fps: float, **kw
+) -> RenderStats:
+    """:func:`render_frames` (its keywords ``kw``) encoded to ``out`` by :func:`write_mp4`, timed."""
+    timing: dict = {}
+    t0 = _time.perf_counter()
+    n = write_mp4(render_frames(track, hand_mjcf, objects, size=size, fps=fps, timing=timing, **kw), out, fps)
     secs = _time.perf_counter() - t0
     return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
