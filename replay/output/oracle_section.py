@@ -21,6 +21,12 @@ def number(v, spec: str = ".1f", *, scale: float = 1.0) -> str:
     return format(v * scale, spec) if isinstance(v, float) else str(v)
 
 
+def table_html(head, rows) -> str:
+    """A ``<table>``: a row of ``head`` (HTML), then ``rows`` of cells (text, escaped)."""
+    cells = ("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(cells) + "</table>"
+
+
 def oracle_section_html(study) -> str:
     """HTML of the hug-oracle section of a :class:`replay.results.records.StudyRecord` (module doc)."""
     rows = study_rows(study.oracle_rollouts)
@@ -38,7 +44,7 @@ def oracle_section_html(study) -> str:
             number(r.ablation_max_disp_mm, ".2f"),
             words(lift[r.name].outcome if r.name in lift else "-"),
         ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+        body.append(cells)
     c = Counts.from_dict(study.counts).of(HugOracle.name) or Counts.from_dict(None)
     groups = {k: GroupCount.of(g) for k, g in intent_groups(c.by_intent or {}).items()}  # lifts first (issue 49)
     lifted = (
@@ -58,9 +64,5 @@ def oracle_section_html(study) -> str:
         "3 cm back along its own +x and +y, fingers flat, thumb base pre-bent 1.0 rad; close onto the grasp "
         "(plus the extra flexion), raise the wrist 0.5 m; success: the object no longer touches the table "
         "(HUG, arXiv:2606.17054, app. E; every element a config field, oracle_*). "
-        f"{html.escape(summary)}</p><table><tr>"
-        + "".join(f"<th>{h}</th>" for h in _HEAD)
-        + "</tr>"
-        + "".join(body)
-        + "</table>"
+        f"{html.escape(summary)}</p>" + table_html(_HEAD, body)
     )
