@@ -469,11 +469,10 @@ KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study
 NOT_YET_PACKAGES = ("replay.sim.engine",)
 MAX_POSITIONAL = 3
 #: functions of those packages not converted yet (this set only shrinks; benchmarks/code_metrics.py counts all of
-#: replay/), and the standalone export script (copied into every export, its own interface)
+#: replay/)
 NOT_YET_KEYWORD = {"replay.sim.control.HandController.wrench", "replay.sim.control.HandController.apply_wrist",
                    "replay.sim.scene.probe_scene", "replay.sim.silent_failures.hand_object_contacts",
-                   "replay.sim.silent_failures.flutter_margins",
-                   "replay.output.export.standalone.hand_object_contacts", "replay.output.export.standalone.outcome"}
+                   "replay.sim.silent_failures.flutter_margins"}
 
 
 def positional_overflow(source: str) -> list[str]:

@@ -1,18 +1,12 @@
 #!/usr/bin/env python
 """Attribution study: one factor at a time from today's protocol toward a HUG-style replay.
 
-Example:
     python scripts/attribute.py --dataset grab --out out/grab/attribution.json --workers 1
     python scripts/attribute.py --dataset grab --factors "defaults,finger effort" --objects mug,cubesmall
 
-``--factors``: comma-separated names of the built-in factors
-(:data:`replay.study.attribution_factors.FACTORS`; every row of a name), or a JSON file
-holding a list of factors (``{"name", "value", "source", "choices", "config"}``: physics table rows, config fields).
-Writes
-``{"dataset", "base_config", "factors": [{"name", "value", "source", "lifted", "of",
-"diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`). The recordings are the
-dataset's lift recordings (GRAB: ``*_lift``) unless ``--objects`` names others.
-Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+``--factors``: names of :data:`replay.study.attribution_factors.FACTORS`, or a JSON file of factors
+(``{"name", "value", "source", "choices", "config"}``). Writes ``{"dataset", "base_config", "factors": [{"name",
+"value", "source", "lifted", "of", "diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`).
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from pathlib import Path
 
 from replay import console
 from replay.cli import Parser
+from replay.commands.common import named_recordings
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_text, out_folder
@@ -59,18 +54,11 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
     p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
     a = p.parse_args(argv)
-    from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.study.attribution import run_attribution
-    from replay.study.prepare import select_sequences
 
     factors = _factors(a.factors)
-    seqs = list_sequences(a.dataset, a.data)
-    seqs = (
-        select_sequences(a.dataset, seqs, a.objects)
-        if a.objects
-        else ([s for s in seqs if s.endswith("_lift")] or seqs)
-    )
+    seqs = named_recordings(a.dataset, a.data, a.objects)
     out = out_folder(a.out)
     console.out(f"attribution {a.dataset}: {len(seqs)} recording(s) x {len(factors)} factors")
     res = run_attribution(

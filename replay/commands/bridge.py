@@ -1,16 +1,11 @@
 #!/usr/bin/env python
 """The bridge from the hug-oracle protocol to the lift protocol, one element at a time.
 
-Example:
     python scripts/bridge.py --dataset grab --out out/grab/bridge.json --workers 2
     python scripts/bridge.py --markdown out/grab/bridge.json            # the table, from the JSON
 
-Every row (:mod:`replay.study.bridge`: each element of the oracle switched alone, the
-cumulative path, and the lift protocol with one element switched back) replays the same
-recordings (GRAB: the ``*_lift`` recordings unless ``--objects`` names others) and counts
-lifted / N with the diagnosis classes. Writes the JSON after every recording (a rerun of the
-same command resumes) and its Markdown table beside it (``<out stem>.md``).
-Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+Every row (:mod:`replay.study.bridge`) replays the same recordings and counts lifted / N with the diagnosis
+classes. Writes the JSON after every recording (a rerun resumes) and its Markdown table (``<out stem>.md``).
 """
 
 from __future__ import annotations
@@ -21,6 +16,7 @@ from pathlib import Path
 
 from replay import console
 from replay.cli import Parser, run
+from replay.commands.common import named_recordings
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text, out_folder
@@ -60,11 +56,9 @@ def main(argv=None) -> int:
         return _markdown(a.markdown)
     if not a.dataset:
         raise UsageError("--dataset", "required (or --markdown JSON)")
-    from replay.data import list_sequences
     from replay.data.locate import dataset_dir
     from replay.output.bridge_table import bridge_markdown
     from replay.study.bridge import bridge_rows, run_bridge
-    from replay.study.prepare import select_sequences
 
     rows = bridge_rows(a.physics)
     if a.rows:
@@ -73,12 +67,7 @@ def main(argv=None) -> int:
         if unknown:
             raise UsageError("--rows", f"unknown {unknown}; rows: {', '.join(r['id'] for r in rows)}")
         rows = [r for r in rows if r["id"] in want]
-    seqs = list_sequences(a.dataset, a.data)
-    seqs = (
-        select_sequences(a.dataset, seqs, a.objects)
-        if a.objects
-        else ([s for s in seqs if s.endswith("_lift")] or seqs)
-    )
+    seqs = named_recordings(a.dataset, a.data, a.objects)
     out = out_folder(a.out)
     from replay.config import ReplayConfig
     from replay.sim.physics import apply_physics

@@ -6,13 +6,10 @@
         [--score-only]
 
 One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
---samples N --corruptions --conditions ...``, the candidate's file named by ``$REPLAY_CALIBRATION``, every candidate
-on the recording's own hand: ``OWN_WORLD``), scored per condition by the declared figure; the best is written with
-every candidate's figures (default ``replay/results/calibration.json``, what ``--physics calibrated`` reads).
-``--attribute``: the chosen candidate again with each of issue #54's items reverted (``ATTRIBUTIONS``); the fitted
-hand is kept only where it is the better judge. Lift recordings only; one choice for all, never per recording; a
-candidate's study resumes where it stopped. Exit status (replay.cli): 0 done, 1 a study failed or lacks the sampled
-fields, 2 bad arguments.
+--samples N --corruptions``, the candidate's file named by ``$REPLAY_CALIBRATION``, on the recording's own hand),
+scored per condition by the declared figure; the best is written with every candidate's figures. ``--attribute``:
+the chosen candidate again with each of issue #54's items reverted. Lift recordings only; a candidate's study
+resumes where it stopped. Exit status 1 also for a study that failed or lacks the sampled fields.
 """
 
 from __future__ import annotations
@@ -59,11 +56,8 @@ def run_candidate(argv: list[str], env: dict) -> int:
 
 
 def _rows(study_path: Path) -> tuple[list[dict], dict, list]:
-    """The lift recordings' ``{sequence, p_lift, p_lift_corrupted}`` of a study (read through the results
-    reader, any format), its ``sampling`` and its ``discrimination``.
-
-    Raises:
-        DataError: unreadable, or no row with ``p_lift_corrupted`` (names the file)."""
+    """The lift recordings' ``{sequence, p_lift, p_lift_corrupted}`` of a study, its ``sampling`` and
+    ``discrimination``. Raises DataError: unreadable, or no row with ``p_lift_corrupted``."""
     try:
         doc = json.loads(study_path.read_text())
     except (OSError, ValueError) as e:
@@ -117,11 +111,8 @@ def _condition_overrides(sampling: dict, condition: str) -> dict:
 def _run(
     a, folder: Path, name: str, centres: dict, overrides: dict, conditions: tuple[str, ...] = CONDITIONS
 ) -> tuple[list[dict], dict, list]:
-    """One candidate's sampled study in ``folder`` under ``conditions`` (resumed where it stopped); its
-    :func:`_rows`.
-
-    Raises:
-        DataError: the study failed (exit status other than 0 or 1) or lacks the sampled fields."""
+    """:func:`_rows` of one candidate's sampled study in ``folder`` (resumed). Raises DataError: it failed (exit
+    status other than 0 or 1) or lacks the sampled fields."""
     out = folder / "study.json"
     if a.score_only:
         if not out.is_file():
@@ -135,10 +126,8 @@ def _run(
 
 
 def calibrate(a, argv: list[str]) -> dict:
-    """Run the candidates' studies and choose (module doc), then the attribution rows; the results file's object.
-
-    Raises:
-        DataError: a study failed, or lacks the sampled fields, or the studies replayed different recordings."""
+    """The results file's object: the candidates' studies, the choice, the attribution rows. Raises DataError: a study
+    failed or lacks the sampled fields, or the studies replayed different recordings."""
     figures, recordings, sampling = [], None, {}
     for i, centres in enumerate(CENTRES):
         if i not in a.candidates:
@@ -189,10 +178,7 @@ def calibrate(a, argv: list[str]) -> dict:
 
 
 def _parse_candidates(text: str | None) -> tuple[int, ...]:
-    """``--candidates`` as sorted indices into :data:`CENTRES` (None: all).
-
-    Raises:
-        UsageError: not comma-separated indices of declared candidates."""
+    """``--candidates`` as sorted indices into :data:`CENTRES` (None: all). Raises UsageError."""
     if text is None:
         return tuple(range(len(CENTRES)))
     try:
@@ -215,9 +201,8 @@ def _line(f: dict) -> str:
 
 
 def _attribute(a, best: dict, recordings: list[str]) -> list[dict]:
-    """The chosen candidate with each of issue #54's items reverted (:data:`ATTRIBUTIONS`), each a study under the
-    chosen condition alone (a sample's draws depend on the seed and the recording, not on the conditions):
-    ``[{name, reverts, overrides, **figures}]``, the chosen candidate itself first."""
+    """``[{name, reverts, overrides, **figures}]``: the chosen candidate, then with each of :data:`ATTRIBUTIONS`
+    reverted, each a study under the chosen condition alone (a sample's draws do not depend on the conditions)."""
     cond, base = best["condition"], {k: v for k, v in best["overrides"].items()}
     out = [
         {

@@ -5,14 +5,9 @@
         [--rollout contact|ablation|refine|refine-ablation] [--out DIR] [--data data]
     python DIR/replay_export.py          # replays it with mujoco + numpy alone, prints the outcome figures
 
-``mjcf``: ``model.mjb`` (the compiled model the rollout ran), ``inputs.npz`` (initial state and
-per-step ctrl / xfrc_applied / qfrc_applied), ``replay_export.py``, ``scene.xml``, ``export.json``
-(:mod:`replay.output.export.mjcf`); ``usd``: ``rollout.usd``, the saved poses time-sampled
-(``pip install -e '.[usd]'``); ``rrd``: ``rollout.rrd`` (``pip install -e '.[rerun]'``; open with
-``rerun rollout.rrd``). Default ``--out``: ``<study folder>/exports/<sequence>[.<rollout>]``.
-mjcf and rrd re-run the rollout (a few seconds) and refuse to export one the re-run does not
-reproduce bit for bit. Exit status (replay.cli): 0 done, 1 a missing, unreadable, older-format
-or not reproduced study or rollout, 2 bad arguments (an unknown sequence gets "did you mean").
+Files of each format: docs/results.md, exports (``usd``: ``pip install -e '.[usd]'``; ``rrd``: ``'.[rerun]'``).
+Default ``--out``: ``<study folder>/exports/<sequence>[.<rollout>]``. mjcf and rrd re-run the rollout and refuse
+one the re-run does not reproduce bit for bit (exit status 1).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 #!/usr/bin/env python
-"""Is each object asset liftable at all? The nine-phase parallel-jaw grasp-and-lift check.
+"""Is each object asset liftable at all? The nine-phase parallel-jaw grasp-and-lift check (docs/gripper_check.md).
 
-Example:
-    python scripts/gripper_check.py --dataset grab --out out/grab/gripper --data /work/shared/datasets
+    python scripts/gripper_check.py --dataset grab --out out/grab/gripper --data ../shared/datasets
     python scripts/gripper_check.py --dataset grab --objects cubesmall,mug --out out/grab/gripper
 
-For every object of the dataset (from the first recording grasping it), a generated two-pad gripper
-on a gantry tries three grasp lines (the recorded thumb-index line at the grasp frame and the
-object's two principal horizontal axes) through nine phases (replay.protocol.gripper_phases);
-the object passes when one line passes all nine. Writes ``<out>/gripper.json`` (config, versions,
-input hashes, every line's per-phase result), ``<out>/gripper.csv`` (one row per object) and
-``<out>/gripper.html`` (the report section).
-
-Exit status: 0 when every object was checked (whatever its verdict); 1 when a recording or
-asset could not be loaded (listed; the others are kept); 2 on bad arguments.
+Writes ``<out>/gripper.json`` (config, versions, input hashes, every grasp line's per-phase result),
+``<out>/gripper.csv`` (one row per object) and ``<out>/gripper.html``. Exit status 0 whatever the verdicts; 1 when a
+recording or asset could not be loaded (listed; the others are kept).
 """
 
 from __future__ import annotations

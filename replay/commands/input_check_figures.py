@@ -1,13 +1,11 @@
 #!/usr/bin/env python
 """Print what the input checks measure on each recording, and the range over them.
 
-Example (the README's input-check figures on the offline mirror):
     REPLAY_MIRROR=../shared/datasets python scripts/input_check_figures.py --dataset grab taco \
         --extra-grab ../shared/datasets/grab_intents/recordings
 
-One line per recording (JSON of the figures named by --keys, and its flags, or why it was
-refused), then per figure its min and max over the recordings that passed. Exit status 0, or 1
-when no recording could be read.
+One JSON line per recording (the figures named by --keys and its flags, or why it was refused), then per figure
+its min and max over the recordings that passed. Exit status 1 when no recording could be read.
 """
 
 from __future__ import annotations

@@ -1,19 +1,15 @@
 #!/usr/bin/env python
 """Penetration at the grasp (HUG's table 7): does the recorded grasp start inside the object?
 
-Example:
     python scripts/penetration_table.py --out out/penetration.json \\
         --set grab-lifts=grab:../shared/datasets --set grab-intents=grab:../shared/datasets/grab_intents_staged \\
         --set taco=taco:../shared/datasets
     python scripts/penetration_table.py --markdown out/penetration.json      # the table, from the JSON
 
-Per recording (:func:`replay.protocol.grasp_penetration.grasp_penetration`): the simulated
-capsule hand at the grasp frame's coords (the study's hand shape, landmark IK for GRAB) against
-the object's collision parts at that frame: inside or not, deepest capsule mm. Per set: the
-fraction inside and the mean depth of those inside (as HUG's table 7), median and max.
-``--set NAME=DATASET:DATA`` names a set of recordings (a dataset read from a data folder; GRAB:
-its ``*_lift`` recordings, or every recording with ``NAME`` ending in ``intents``).
-Exit status as every script (:mod:`replay.cli`): 0 done, 1 missing data, 2 bad arguments.
+Per recording (:func:`replay.protocol.grasp_penetration.grasp_penetration`): the capsule hand at the grasp frame
+against the object's collision parts: inside or not, deepest capsule mm. Per set: the fraction inside, the mean
+depth of those inside, median and max. ``--set NAME=DATASET:DATA``: GRAB's ``*_lift`` recordings, or every
+recording where ``NAME`` ends in ``intents``.
 """
 
 from __future__ import annotations

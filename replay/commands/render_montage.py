@@ -3,20 +3,11 @@
     python scripts/render_montage.py --study out/study.json --out renders/montage.mp4 \
         [--cols N] [--objects mug,banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
 
-Each tile is one rollout rendered headless from its saved poses (no re-simulation)
-with its overlay: object (and sequence where the name lacks it), the phase while it runs and
-each verdict from the frame it is decided on ("result: <outcome>" at the end of the hold; the
-shake's "held" at its end, "shaken loose" from the frame the object is out of the hand for
-good), contacts and time. Clips of different lengths hold their last frame. Defaults: 3 x 2
-grid of 640 x 480 tiles up to 6 clips; for more, a roughly 16:9 grid that fits 1920 x 1080
-(24 clips: 6 x 4 tiles of 320 x 240; more with ``--max-clips``: 30 are 6 x 5 of 288 x 216, 38 7 x 6
-of 240 x 180; from 39, 2560 x 1440): every rollout gets a tile up to ``--max-clips`` (24: the tiles
-at least 320 px wide that fit 1080p, replay.output.render.montage.MONTAGE_MAX_CLIPS); a larger study
-is shown by a selection in which every outcome class has a tile. The selection's rule is drawn above
-the tiles of every montage (the ones left out are named).
-A montage whose inputs have not changed since it was written (``OUT.json`` beside it
-records their key) is kept, not re-rendered, unless ``--force``.
-Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
+Each tile is one rollout drawn from its saved poses (no re-simulation) with its overlay: object, the phase while
+it runs and each verdict from the frame it is decided on, contacts and time. Up to ``--max-clips`` tiles at
+least 320 px wide fit 1920 x 1080 (:func:`replay.output.render.montage.montage_layout`); a larger study is shown
+by a selection with every outcome class, its rule drawn above the tiles. A montage whose inputs are unchanged
+(``OUT.json`` records their key) is kept unless ``--force``.
 """
 
 from __future__ import annotations
@@ -26,6 +17,7 @@ from pathlib import Path
 
 from replay import console
 from replay.cli import Parser, report, size_arg
+from replay.commands.common import add_rollouts_option
 from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
 from replay.output.render.montage import MONTAGE_MAX_CLIPS, montage_record_path, render_montage, select_rollouts
@@ -59,13 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fps", type=float, default=30.0)
     ap.add_argument("--ablation", action="store_true", help="show the contact-ablation re-runs instead")
     ap.add_argument("--pairs", action="store_true", help="show each rollout beside its contact-ablation re-run")
-    ap.add_argument(
-        "--protocol",
-        choices=("lift", "recorded"),
-        default="lift",
-        help="which rollouts: lift (default) or recorded (the recorded object drawn as a translucent "
-        "ghost beside the simulated one)",
-    )
+    add_rollouts_option(ap, "which rollouts")
     ap.add_argument(
         "--max-clips",
         type=int,

@@ -3,17 +3,9 @@
     python scripts/render_scene.py --dataset grab --sequence mug_lift --out renders/mug_lift.mp4
     python scripts/render_scene.py --dataset hug-bench --sequence test/small_2 --out renders/small_2.mp4
 
-* If ``--study`` (default ``out/<dataset>/study.json``, where ``make study`` writes it) has a rollout for (dataset,
-  sequence)
-  and ``--recorded`` is not given, that rollout's saved poses are rendered
-  (``--ablation`` for its contact-ablation re-run).
-* Otherwise the recording itself is rendered around its grasp: objects at their
-  recorded poses (HUG-Bench: the whole scene, every object at its scanned position,
-  up to just after the earliest grasp), the hand as the manosim hand posed from the
-  recording (landmark IK for GRAB via ``replay.kinematics``) or, with
-  ``--hand landmarks`` or when no joint rotations can be had, as a landmark skeleton.
-
-Exit status (replay.cli): 0 done, 1 bad input or unwritable output, 2 bad arguments.
+The rollout of (dataset, sequence) in ``--study`` is drawn from its saved poses unless ``--recorded``; otherwise
+the recording itself around its grasp (:mod:`replay.output.render.recording`: HUG-Bench the whole scene; the hand
+posed from the recording, or with ``--hand landmarks`` a landmark skeleton).
 """
 
 from __future__ import annotations
@@ -24,6 +16,7 @@ from pathlib import Path
 
 from replay import console
 from replay.cli import Parser, folder_arg, report, size_arg
+from replay.commands.common import add_rollouts_option
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError, UsageError
 from replay.output.render.clip import load_study
@@ -45,13 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--recorded", action="store_true", help="render the recording even if a rollout exists")
     ap.add_argument("--ablation", action="store_true", help="render the rollout's contact-ablation re-run")
-    ap.add_argument(
-        "--protocol",
-        choices=("lift", "recorded"),
-        default="lift",
-        help="which rollout of the study: lift (default) or recorded (the recorded object drawn as a "
-        "translucent ghost beside the simulated one)",
-    )
+    add_rollouts_option(ap, "which rollout of the study")
     ap.add_argument(
         "--data", type=folder_arg, default=None, help="staged data folder (default data/ or $REPLAY_MIRROR)"
     )

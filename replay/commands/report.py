@@ -4,11 +4,8 @@
     python scripts/report.py --study out/grab/study.json --out out/grab/report.html \
         [--montage renders/grab/montage.mp4] [--clips renders/grab/clips] [--exports [mjcf,usd,rrd]]
 
-A static HTML page (open it in a browser, no server, no network) with each recording's page (its plot,
-clip, diagnosis, exports) in ``<out stem>_files/``
-(:mod:`replay.output.report`); it also (re)writes ``study.csv`` beside the study JSON from its rows.
-Exit status (replay.cli): 0 done, 1 a missing or unreadable study (or one of another
-format version: re-run the study), or an unwritable ``--out``; 2 bad arguments.
+A static HTML page (:mod:`replay.output.report`) with each recording's page in ``<out stem>_files/``; it also
+(re)writes ``study.csv`` beside the study JSON. Exit status 1 also for a study of another format version.
 """
 
 from __future__ import annotations

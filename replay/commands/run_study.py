@@ -1,31 +1,16 @@
 #!/usr/bin/env python
 """Replay every recording of a dataset with force-limited drives and a contact ablation.
 
-Example:
     python scripts/run_study.py --dataset grab --out out/study.json --workers 2 --resume
     python scripts/run_study.py --dataset grab --protocol recorded --objects mug_pass_1,waterbottle_pour_1
     python scripts/run_study.py --dataset grab --protocol lift,recorded --objects mug
     python scripts/run_study.py --dataset grab --samples 32 --verdicts lift,hug-oracle,hug-oracle@authored
 
-``--protocol recorded`` replays the whole recorded motion (approach window to the end of
-the manipulation) and compares the simulated object with the recorded track per frame
-(``track_*``, :mod:`replay.protocol.recorded_protocol`); its results are ``<sequence>.recorded.json``.
-
-Writes ``out/study.json`` (summary, config, versions, input hashes), ``out/study.csv``
-(one row per recording) and one JSON +
-``.npz`` of per-frame poses per rollout under ``out/study_rollouts/``
-(see :mod:`replay.study.runner`). Exit status (the convention of :mod:`replay.cli`): 0 when
-every recording was replayed or refused as bad input (whatever the grasp outcomes: unstable
-rollouts are results, not errors; refused recordings are listed with their reasons, e.g. GRAB's
-offhand take); 1 when data is missing, a recording could not be replayed for another reason
-(a crashed or hung worker, a bug; listed, the others are kept), or, with ``--strict``, any was
-refused; 2 on bad arguments or settings (an unknown ``--objects`` name, ``--device cuda``
-without a device, a value out of range); 130 on Ctrl-C (the finished recordings are kept;
-``--resume`` finishes the others).
-
-``--objects`` where a study of the same config already is merges into it, rerunning the named
-recordings (with ``--resume`` too: it applies to the study's others; fields of the files:
-``docs/results.md``).
+Writes the study JSON, ``study.csv`` and per rollout a JSON and an ``.npz`` of poses under ``<out stem>_rollouts/``
+(docs/results.md). Exit status 0 when every recording was replayed or refused as bad input (listed with its
+reason; outcomes, unstable included, are results); 1 when data is missing, a recording could not be replayed for
+another reason (listed, the others kept) or, with ``--strict``, any was refused; 2 bad arguments or settings; 130
+Ctrl-C (``--resume`` finishes the others).
 """
 
 from __future__ import annotations
@@ -173,9 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _physics_args(p: argparse.ArgumentParser) -> None:
-    """``--physics``, ``--physics-set`` (replay.sim.physics), the sampled verdict's ``--samples``,
-    ``--seed``, ``--conditions``, ``--corruptions`` (replay.study.sample_job)
-    and ``--verdicts`` (replay.study.verdicts)."""
+    """The physics, sampled-verdict and verdicts options."""
     p.add_argument(
         "--physics",
         choices=physics.NAMES,
@@ -233,8 +216,7 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
-    """What the user states about the recordings where the reader's assumption is wrong: the frame rate
-    and the object stream's time offset (the input checks judge the recordings either way)."""
+    """The recordings' frame rate and object time offset, where the reader's assumption is wrong."""
     p.add_argument(
         "--fps",
         type=float,
@@ -254,12 +236,8 @@ def _input_options(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(a) -> ReplayConfig:
-    """The study's :class:`ReplayConfig` from the command line ``a`` over ``--config`` (and ``--preset``) over the
-    physics table (:func:`replay.study.config_layers.layered_config`, the one order).
-
-    Raises:
-        ReplayError: a setting out of range, from a flag or the ``--config`` file.
-    """
+    """The study's :class:`ReplayConfig`: the command line ``a`` over ``--config`` and ``--preset`` over the physics
+    table (:func:`replay.study.config_layers.layered_config`). Raises ReplayError: a setting out of range."""
     choices = dict(physics.parse_setting(t) for t in a.physics_set)
     if a.effort is not None:
         choices["finger_effort_limit"] = physics.parse_setting(f"finger_effort_limit={a.effort}")[1]
@@ -284,8 +262,8 @@ def config_from_args(a) -> ReplayConfig:
 
 
 def print_outcome(study: dict) -> None:
-    """The study's end (:func:`replay.study.end_table.end_lines`: each recording's verdict first), its input flags,
-    recorded-protocol and refine lines, and every refused or failed recording once with its reason (stderr)."""
+    """The study's end lines, input flags, recorded-protocol and refine lines, then each refused or failed
+    recording with its reason (stderr)."""
     for line in end_lines(study):
         console.out(line)
     for line in input_flag_lines(primary_rows(study)):  # repaired or corrected input, said once more
@@ -356,8 +334,7 @@ def main(argv=None) -> int:
         return report(e)
     except KeyboardInterrupt:  # the study wrote what is done and said how to resume
         if a.executor == "pool":
-            # leave now: the interpreter's exit handlers join the pool's threads and queues,
-            # which a loaded machine can stretch past the 2 s a Ctrl-C should take
+            # leave now: the exit handlers joining the pool's threads can take long on a loaded machine
             console.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED

@@ -2,17 +2,13 @@
 """Robustness maps: each recording over a grid of finger effort x friction, with wrist
 perturbations and the contact ablation, one batch of worlds per recording.
 
-Example:
     python scripts/run_sweep.py --dataset grab --objects mug,cubesmall \\
         --grid effort=0.1:1.5:4,mu=0.3:1.2:4 --perturb 4 --out out/grab/sweep
 
-Writes, per recording, ``<out>/<sequence>.json`` (success per cell, the smallest effort
-that lifts at mu = 1, the smallest mu that lifts at the study effort, success under
-perturbation, the ablation) and ``<out>/<sequence>.png`` (heatmap, the study's
-operating point marked), and ``<out>/sweep.json`` over all of them. Results are written
-atomically per recording; ``--resume`` skips recordings done with the same settings.
-Exit status as every script (:mod:`replay.cli`): 0 done, 1 a recording could not be
-replayed (listed; the others are kept), 2 bad arguments, 130 interrupted.
+Writes, atomically per recording, ``<out>/<sequence>.json`` (success per cell, the smallest effort that lifts at
+mu = 1, the smallest mu at the study effort, success under perturbation, the ablation) and ``<out>/<sequence>.png``
+(heatmap), and ``<out>/sweep.json``; ``--resume`` skips recordings done with the same settings. Exit status 1 when
+a recording could not be replayed (listed; the others are kept).
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ from pathlib import Path
 
 from replay import console
 from replay.cli import Parser, folder_arg
+from replay.commands.common import named_recordings
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import UsageError
 from replay.fileio import atomic_write_bytes, atomic_write_text, out_folder
@@ -64,9 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _setup(a):
     """The sweep's config, recordings, output folder and plan from the parsed arguments."""
-    from replay.data import list_sequences
     from replay.study.config_layers import layered_config
-    from replay.study.prepare import select_sequences
     from replay.study.sweep import parse_grid, plan_sweep, study_effort, sweep_key
 
     grid = parse_grid(a.grid)
@@ -77,9 +72,7 @@ def _setup(a):
     effort = study_effort(cfg)
     if cfg.engine is not EngineChoice.MUJOCO_C:
         raise UsageError("--config", "sweeps run on the MuJoCo C engine (engine mujoco-c)")
-    seqs = list_sequences(a.dataset, a.data)
-    if a.objects:
-        seqs = select_sequences(a.dataset, seqs, a.objects)
+    seqs = named_recordings(a.dataset, a.data, a.objects, lifts=False)
     out = out_folder(a.out, a.out)
     sp = plan_sweep(grid, effort, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)
     key = sweep_key(cfg, grid, a.perturb, perturb_mm=a.perturb_mm, perturb_deg=a.perturb_deg, seed=a.seed)

@@ -9,16 +9,11 @@
     python scripts/tables.py update README.md docs/*.md       # every generated block (make docs)
     python scripts/tables.py check README.md docs/*.md        # exit 1 naming each stale block
 
-Prints the markdown table; with ``--write DOC`` replaces the block between
-``<!-- table:KIND[:NAME] ... -->`` and ``<!-- /table:KIND[:NAME] -->`` in DOC, the opening comment
-naming this command (and ``--made-by``, the command that wrote the results file).
-
-``summarize`` writes the small results file a document block is made from
-(:mod:`replay.output.results_summary`: a study or bridge JSON, or a pytest ``--junitxml`` report);
-``update`` rewrites every ``<!-- table:KIND:NAME from docs/results/FILE.json -->`` block of the
-documents from its file, ``check`` says which differ (:mod:`replay.output.doc_blocks`; paths
-relative to the repository root, the current folder). Exit status (replay.cli): 0 done, 1 a file
-missing or unreadable, no such block, or (``check``) a stale block, 2 bad arguments.
+Prints the markdown table; ``--write DOC`` replaces DOC's block ``<!-- table:KIND[:NAME] ... -->`` ...
+``<!-- /table:KIND[:NAME] -->``. ``summarize`` writes the small results file a block is made from
+(:mod:`replay.output.results_summary`); ``update`` rewrites every block ``<!-- table:KIND:NAME from
+docs/results/FILE.json -->`` from its file and ``check`` names those that differ (:mod:`replay.output.doc_blocks`;
+run from the repository root). Exit status 1 also for no such block or (``check``) a stale one.
 """
 
 from __future__ import annotations

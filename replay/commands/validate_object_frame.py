@@ -1,20 +1,14 @@
 """Object-frame validation of one or more datasets -> JSON.
 
-Usage:
     python scripts/validate_object_frame.py --dataset grab [taco hug-bench] \
         [--sequences mug_lift ...] [--data-dir data] [--samples 4000] \
         --out out/object_frame_validation.json
 
-Per object: collision-hull vs visual-surface gap, mass/density (flag outside
-100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where
-tracked, and the minimum hand-object distance at the grasp frame (see
-:mod:`replay.checks.object_frame`); and the physical-consistency checks every replay runs
-(:mod:`replay.checks.recording_checks`: collision parts convex, object track, object at rest,
-hand penetration, hand shape): their figures per sequence, their flags, and a refusal as
-that sequence's error. The output file holds one section per
-dataset; running again for another dataset adds/replaces only that section.
-Written atomically. Exit status (the convention of replay.cli): 0 done, 1 if any sequence
-failed to load or data is missing, 2 bad arguments.
+Per object (:mod:`replay.checks.object_frame`): collision-hull vs visual-surface gap, density (flagged outside
+100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where tracked, the minimum hand-object
+distance at the grasp frame; and the checks every replay runs (:mod:`replay.checks.recording_checks`), a refusal
+as that sequence's error. One section per dataset; a run for another dataset replaces only its section. Exit
+status 1 when any sequence failed to load.
 """
 
 from __future__ import annotations
@@ -25,7 +19,8 @@ from datetime import datetime, timezone
 from replay import console
 from replay.checks import load_recording
 from replay.checks import object_frame as of
-from replay.cli import Parser, folder_arg
+from replay.cli import Parser
+from replay.commands.common import add_data_dir_option
 from replay.data import RECORDING_DATASETS, list_sequences
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
@@ -73,13 +68,8 @@ def _validate(dataset: str, data_dir, samples: int, cache: dict):
 
 
 def run_dataset(dataset: str, sequences: list[str] | None, *, data_dir: str | None, samples: int) -> dict:
-    """One dataset's section of the report: every selected recording validated through the
-    batch runner (:func:`replay.study.batch.run_batch`: a bad recording is listed in ``errors``,
-    the others are still validated; Ctrl-C propagates after the section so far is dropped).
-
-    Raises:
-        DataError: the dataset is not found.
-    """
+    """One dataset's section: every selected recording validated (:func:`replay.study.batch.run_batch`; a bad one
+    listed in ``errors``). Raises DataError: the dataset is not found."""
     from replay.study.batch import run_batch
 
     names = sequences or list_sequences(dataset, data_dir)
@@ -106,14 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="names from list_sequences (default: all)")
-    ap.add_argument(
-        "--data",
-        "--data-dir",
-        dest="data_dir",
-        type=folder_arg,
-        default=None,
-        help="staged data folder (default data/ or $REPLAY_DATA, then $REPLAY_MIRROR)",
-    )
+    add_data_dir_option(ap)
     ap.add_argument("--samples", type=int, default=of.N_SAMPLES, help="surface samples per mesh")
     ap.add_argument("--out", default="out/object_frame_validation.json")
     args = ap.parse_args(argv)

@@ -4,14 +4,10 @@ Usage:
     python scripts/validate_pose_mapping.py --dataset grab --out out/pose_mapping_validation.json
     python scripts/validate_pose_mapping.py --dataset grab taco --sequences mug_lift 20231104_010
 
-Writes the JSON summary (per dataset and overall: frames, median / p90 / max landmark
-error in mm, per landmark, per finger, worst frames, per-sequence figures and the
-mapping used) and a PNG of the error distribution per finger next to it
-(``<out stem>.png``). Data come from ``data/`` or ``$REPLAY_MIRROR`` (or ``--data-dir``).
-Exit status (the convention of replay.cli): 0 done, 1 missing or unreadable data or
-a sequence that could not be validated (named; the others are still validated and
-written, with any input flags of replay.checks.recording_checks), 2 bad arguments (an unknown
-sequence among them).
+Writes the JSON summary (per dataset and overall: frames, median / p90 / max landmark error in mm, per landmark,
+per finger, worst frames, per-sequence figures, the mapping used) and a PNG of the error per finger
+(``<out stem>.png``). Data from ``--data-dir``, ``data/`` or ``$REPLAY_MIRROR``. Exit status: 0 done; 1 missing
+data or a sequence that could not be validated (named; the others are written); 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -28,7 +24,8 @@ import numpy as np
 
 from replay import console
 from replay.checks import load_recording
-from replay.cli import Parser, folder_arg, report, say_error
+from replay.cli import Parser, report, say_error
+from replay.commands.common import add_data_dir_option
 from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.data.locate import dataset_dir
@@ -46,14 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
     ap.add_argument("--out", type=Path, default=Path("out/pose_mapping_validation.json"))
-    ap.add_argument(
-        "--data",
-        "--data-dir",
-        dest="data_dir",
-        type=folder_arg,
-        default=None,
-        help="staged data folder (default data/ or $REPLAY_DATA)",
-    )
+    add_data_dir_option(ap)
     ap.add_argument("--stride", type=int, default=IKOptions.stride, help="landmark IK: fit every Nth frame")
     ap.add_argument(
         "--window",
@@ -82,12 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: IKOptions):
-    """Load one recording (its hand side overridden when ``side`` is given), map its pose onto
-    the manosim ``shape`` hand and measure FK against the landmarks: ``(recording, errors)``.
-
-    Raises:
-        ReplayError: the recording cannot be loaded or validated (bad input, refused).
-    """
+    """``(recording, errors)``: its pose mapped onto the manosim ``shape`` hand (hand side ``side`` where given),
+    FK measured against the landmarks. Raises ReplayError: cannot be loaded or validated."""
     rec = load_recording(ds, name, args.data_dir)
     if side is not None and rec.hand_side != side:
         rec = dataclasses.replace(rec, hand_side=side, meta=dict(rec.meta, hand_side_override=side))
@@ -101,11 +87,8 @@ def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: 
 
 
 def _selected(args) -> list[tuple[str, str]]:
-    """(dataset, sequence) pairs to validate, in order.
-
-    Raises:
-        ReplayError: a dataset not found; UsageError: a ``--sequences`` name staged nowhere.
-    """
+    """(dataset, sequence) pairs to validate, in order. Raises ReplayError: a dataset not found; UsageError: a
+    ``--sequences`` name staged nowhere."""
     available = {ds: list_sequences(ds, args.data_dir) for ds in args.dataset}
     if args.sequences:
         unknown = set(args.sequences) - {n for names in available.values() for n in names}

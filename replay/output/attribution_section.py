@@ -1,10 +1,5 @@
-"""The report section of the attribution study (``attribution.json``, :mod:`replay.study.attribution`).
-
-:func:`attribution_section_html` is the HTML of one study (one row per factor: value, lifted of
-recordings, the count of each diagnosis class, its source);
-:func:`attribution_section_for` finds the file beside a study (``<study dir>/attribution.json``)
-for :func:`replay.output.report.build_report`.
-"""
+"""The report section of the attribution study (``<study dir>/attribution.json``, :mod:`replay.study.attribution`):
+one row per factor: value, lifted of recordings, each diagnosis class, its source."""
 
 from __future__ import annotations
 

@@ -1,20 +1,12 @@
-"""Generated figure blocks of README.md and docs/*.md: every figure from a run, remade from a checked-in results file.
-
-A block is::
+"""Generated figure blocks of README.md and docs/*.md, remade from checked-in results files::
 
     <!-- table:KIND:NAME from docs/results/FILE.json -->
     | generated table |
     _generated from docs/results/FILE.json: made by `COMMAND`, commit C, DATE_
     <!-- /table:KIND:NAME -->
 
-``KIND`` is a table of :mod:`replay.output.tables`; ``FILE.json`` a small results file of
-:mod:`replay.output.results_summary` (it carries ``made_by``, ``commit`` and ``date``, said in the
-block's last line). :func:`update_text` rewrites every block from its file; :func:`stale_blocks`
-names the blocks whose text differs from what their file makes, which is what
-``tests/test_doc_figures.py`` asserts is empty: no figure in a block can be edited by hand or go
-stale. ``python scripts/tables.py update README.md docs/*.md`` (``make docs``) rewrites them.
-Paths in the opening comment are relative to the repository root (the folder the documents are in
-or its parent: ``root``).
+``KIND``: a table of :mod:`replay.output.tables`; ``FILE.json``: a :mod:`replay.output.results_summary` file, paths
+relative to the repository root (``root``). ``tests/test_doc_figures.py`` asserts :func:`stale_blocks` is empty.
 """
 
 from __future__ import annotations
@@ -33,11 +25,7 @@ BLOCK = re.compile(
 
 
 def _load(root: Path, src: str) -> dict:
-    """The results file ``src`` (relative to ``root``).
-
-    Raises:
-        ValueError: missing or not JSON (the message names the file).
-    """
+    """The results file ``src`` (relative to ``root``). Raises ValueError: missing or not JSON."""
     p = root / src
     try:
         return json.loads(p.read_text())
@@ -56,11 +44,8 @@ def provenance(src: str, doc: dict) -> str:
 
 
 def render(kind: str, src: str, root: Path) -> str:
-    """The body of a block of ``kind`` made from ``src``: the table, a blank line, the provenance line.
-
-    Raises:
-        ValueError: the file is missing or not of the kind.
-    """
+    """The body of a block of ``kind`` from ``src``: the table, a blank line, the provenance line. Raises
+    ValueError: the file missing or not of the kind."""
     doc = _load(root, src)
     try:
         body = table(kind, doc)
@@ -74,11 +59,7 @@ def _indent(ind: str, text: str) -> str:
 
 
 def update_text(text: str, root: Path) -> str:
-    """``text`` with every generated block rewritten from its results file (module doc).
-
-    Raises:
-        ValueError: a block's file is missing, not JSON, or not of its kind.
-    """
+    """``text`` with every generated block rewritten from its results file. Raises ValueError (see :func:`render`)."""
 
     def block(m: re.Match) -> str:
         ind, kind, name, src = m["ind"], m["kind"], m["name"], m["src"]

@@ -1,9 +1,5 @@
-"""The report section of the grasp-and-lift check (``gripper.json``, :mod:`replay.study.gripper_check`).
-
-:func:`gripper_section_html` is the HTML of one check (a table: object, mass, jaw force, verdict,
-each line's result with its figure, and, given the study's rows, the hand replay's outcome of the
-same object next to it); :func:`gripper_section_for` finds the check beside a study
-(``<study dir>/gripper/gripper.json``) for :func:`replay.output.report.build_report`.
+"""The report section of the grasp-and-lift check (``gripper.json``, :mod:`replay.study.gripper_check`), beside the
+hand replay's outcome of each object where the study's rows are given.
 """
 
 from __future__ import annotations
@@ -63,12 +59,8 @@ def _cell(v) -> str:
 
 
 def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) -> str:
-    """HTML of one grasp-and-lift check ``doc`` (the JSON object of ``gripper.json``).
-
-    Args:
-        study_rows: the study's rows: the hand replay's outcome per object is shown beside the asset verdict
-            (None: no column).
-    """
+    """HTML of one grasp-and-lift check ``doc`` (``gripper.json``), with the hand replay's outcome per object from
+    ``study_rows`` where given."""
     by_obj = {}
     for r in study_rows or []:
         by_obj.setdefault(str(r.object), f"{words(r.outcome)} ({r.diagnosis or '-'})")

@@ -1,10 +1,5 @@
-"""The report section of ``run_study.py --protocol hug-oracle`` (:mod:`replay.protocol.oracle_plan`):
-per recording the oracle's outcome (off the table after the 0.5 m rise), diagnosis, rise and
-contact ablation, beside the lift protocol's outcome where the study has it.
-
-:func:`oracle_section_html` reads the study's ``oracle_rollouts`` rows and ``counts["hug-oracle"]``;
-an empty string for a study without them.
-"""
+"""The report section of ``run_study.py --protocol hug-oracle`` (its ``oracle_rollouts`` and counts; ``""`` without):
+per recording the oracle's outcome, diagnosis, rise and contact ablation, beside the lift protocol's outcome."""
 
 from __future__ import annotations
 
@@ -19,10 +14,17 @@ from replay.results.study_rows import study_rows
 _HEAD = ("recording", "hug-oracle", "diagnosis", "rise mm", "contacts at lift", "ablation mm", "lift protocol")
 
 
-def _fmt(v, scale: float = 1.0, spec: str = ".1f") -> str:
+def number(v, spec: str = ".1f", *, scale: float = 1.0) -> str:
+    """A report cell: ``-`` for None, a float times ``scale`` as ``spec``, anything else as ``str``."""
     if v is None:
         return "-"
     return format(v * scale, spec) if isinstance(v, float) else str(v)
+
+
+def table_html(head, rows) -> str:
+    """A ``<table>``: a row of ``head`` (HTML), then ``rows`` of cells (text, escaped)."""
+    cells = ("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(cells) + "</table>"
 
 
 def oracle_section_html(study) -> str:
@@ -37,12 +39,12 @@ def oracle_section_html(study) -> str:
             r.sequence,
             words(r.outcome),
             r.diagnosis or "-",
-            _fmt(r.rise, 1000.0),
-            _fmt(r.contacts_force_at_lift),
-            _fmt(r.ablation_max_disp_mm, 1.0, ".2f"),
+            number(r.rise, scale=1000.0),
+            number(r.contacts_force_at_lift),
+            number(r.ablation_max_disp_mm, ".2f"),
             words(lift[r.name].outcome if r.name in lift else "-"),
         ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+        body.append(cells)
     c = Counts.from_dict(study.counts).of(HugOracle.name) or Counts.from_dict(None)
     groups = {k: GroupCount.of(g) for k, g in intent_groups(c.by_intent or {}).items()}  # lifts first (issue 49)
     lifted = (
@@ -55,16 +57,12 @@ def oracle_section_html(study) -> str:
     summary = (
         f"{lifted}; "
         f"contact ablation: {c.ablation_no_rise} of {c.ablation_run} with nothing rising "
-        f"(< 1 mm), largest displacement {_fmt(c.ablation_max_disp_mm, 1.0, '.2f')} mm"
+        f"(< 1 mm), largest displacement {number(c.ablation_max_disp_mm, '.2f')} mm"
     )
     return (
         "<h2>The HUG authors' grasp oracle (hug-oracle)</h2><p>Start at the recording's grasp with the wrist "
         "3 cm back along its own +x and +y, fingers flat, thumb base pre-bent 1.0 rad; close onto the grasp "
         "(plus the extra flexion), raise the wrist 0.5 m; success: the object no longer touches the table "
         "(HUG, arXiv:2606.17054, app. E; every element a config field, oracle_*). "
-        f"{html.escape(summary)}</p><table><tr>"
-        + "".join(f"<th>{h}</th>" for h in _HEAD)
-        + "</tr>"
-        + "".join(body)
-        + "</table>"
+        f"{html.escape(summary)}</p>" + table_html(_HEAD, body)
     )

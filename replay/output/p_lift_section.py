@@ -1,18 +1,6 @@
-"""The report's evidence of the sampled verdict (``run_study.py --samples N``, issues #46, #56): per recording and
-condition ``p_lift``, the fraction of N joint physics / data samples lifted, with its 95 % interval and what it says
-(holds: the interval at or above 0.5; fails: at or below; uncertain: across it), and per study the discrimination of
-real from corrupted recordings. The verdict itself (one condition's) leads the page:
-:mod:`replay.output.verdict_section`.
-
-The fields are those of ``docs/results.md``, read typed (:class:`~replay.results.verdict_record.PLiftEntry`,
-:class:`~replay.results.verdict_record.Discrimination`). A study without them (an older one, ``--samples 0``) gets no
-chart and no section: every function here returns ``""`` for it.
-
-* :func:`p_lift_svg`: a small inline SVG chart, one line per condition: the interval as a bar on 0-1, ``p`` as a
-  dot, 0.5 dashed, coloured by what it says;
-* :func:`conditions_html`: a recording's p_lift per condition and protocol, with its chart;
-* :func:`condition_counts_html`: the main page's counts per condition (lifts and other intents apart), and
-  :func:`discrimination_html` the study's discrimination table.
+"""The report's evidence of the sampled verdict (``run_study.py --samples N``): per recording and condition
+``p_lift`` with its 95 % interval and what it says (holds, uncertain, fails), and the study's discrimination of
+real from corrupted recordings; ``""`` for a study without them (docs/results.md, the sampled verdict).
 """
 
 from __future__ import annotations
@@ -116,9 +104,8 @@ def p_lift_svg(p_lift: dict[str, PLiftEntry], conditions: list[str] | None = Non
 
 
 def conditions_html(by_protocol: dict[str, dict[str, PLiftEntry]], study_physics: str, conditions: list[str]) -> str:
-    """A recording's p_lift per condition (the evidence under its verdict): one row per protocol the study sampled
-    (``by_protocol``: {protocol: p_lift}), one column per condition (what it says, p, interval, what it depends on
-    most, in words), and its chart; ``""`` where no protocol has one."""
+    """A recording's p_lift, a row per protocol (``by_protocol``: {protocol: p_lift}) and a column per condition,
+    and its chart; ``""`` where no protocol has one."""
     have = {k: v for k, v in by_protocol.items() if v}
     if not have:
         return ""
@@ -149,8 +136,7 @@ def _condition_cell(e: PLiftEntry) -> str:
 
 def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list[StudyRow]] | None = None) -> str:
     """Per protocol, group (the lifts, the other intents) and condition: how many recordings hold, are uncertain,
-    fail, with the sampling's size; ``rows``: the lead protocol's; ``side_rows``: ``{protocol: rows}`` of the other
-    sampled protocols; ``""`` for a study without ``p_lift``."""
+    fail; ``side_rows``: ``{protocol: rows}`` of the other sampled protocols; ``""`` without ``p_lift``."""
     side_rows = side_rows or {}
     conds = conditions_of(rows + [r for rs in side_rows.values() for r in rs], study)
     if not conds:
@@ -183,10 +169,8 @@ def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list
 
 
 def discrimination_html(study) -> str:
-    """The study's discrimination table (``--corruptions``): per condition and corruption p_lift of the real and the
-    corrupted recordings, the AUC of p_lift separating them with its 95 % interval over recordings (said to mean
-    little under :data:`MIN_RECORDINGS`), success(corrupted) / success(real) beside the published figure; ``""``
-    without one."""
+    """The study's discrimination table (``--corruptions``): per condition and corruption p_lift of the real and
+    corrupted recordings, the AUC with its 95 % interval, success(corrupted) / success(real); ``""`` without one."""
     rows = discriminations(getattr(study, "discrimination", None))
     if not rows:
         return ""

@@ -1,14 +1,5 @@
-"""The README's first tables, from a study JSON run with ``--samples N`` (and ``--corruptions``) or its small summary
-(:func:`replay.output.results_summary.study_summary`, which keeps ``counts``, ``sampling``, ``judge`` and
-``discrimination``):
-
-* ``verdict`` (:func:`verdict_markdown`, issue #56): what a user acts on: how many recordings hold, are uncertain,
-  fail, each with the reasons they share (:class:`~replay.results.verdict_record.Tally`), then the discrimination in
-  one line (the AUC of p_lift against each corruption, with its interval over recordings);
-* ``p_lift`` (:func:`p_lift_markdown`, issue #46): per protocol and condition how many recordings hold / are
-  uncertain / fail by the 95 % interval of p_lift against 0.5, then per corruption p_lift real -> corrupted (means
-  over the recordings), the AUC with its interval and the ratio success(corrupted) / success(real) with the
-  published ratio in brackets.
+"""The README's first tables (``verdict``, ``p_lift``) from a study run with ``--samples N`` (and ``--corruptions``)
+or its summary (:func:`replay.output.results_summary.study_summary`).
 """
 
 from __future__ import annotations
@@ -36,10 +27,16 @@ def _f(x, spec: str = ".2f") -> str:
     return "-" if x is None else format(float(x), spec)
 
 
-def _md(head: list[str], rows: list[list[str]]) -> str:
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table of string cells, no final newline."""
     return "\n".join(
         ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
     )
+
+
+def with_notes(table: str, notes: list[str]) -> str:
+    """``table`` (no final newline), a blank line and ``notes`` as a Markdown list."""
+    return table + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
 def _conditions(study: StudyRecord, counts: dict) -> list[str]:
@@ -48,12 +45,8 @@ def _conditions(study: StudyRecord, counts: dict) -> list[str]:
 
 
 def verdict_markdown(doc: dict) -> str:
-    """The verdicts of the study's lift recordings (module doc) as Markdown.
-
-    A study before issue 56 (no ``counts.verdicts``) has its verdicts read from each recording's p_lift, said so.
-
-    Raises:
-        ValueError: the study has neither verdict counts nor p_lift per recording (run without ``--samples``).
+    """How many lift recordings hold, are uncertain, fail, with their shared reasons, then the discrimination in one
+    line (a study before issue 56: verdicts from each p_lift, said so). Raises ValueError: run without ``--samples``.
     """
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
@@ -89,7 +82,7 @@ def verdict_markdown(doc: dict) -> str:
             else f"over {n} recordings{little}; no interval in a study before issue 56"
         )
         notes.append(f"tells a real grasp from a corrupted one (AUC of p_lift, 0.5 chance, 1 always, {ci}): {each}")
-    return _md(["verdict", group_words(LIFTS, t.total), "why"], rows) + "\n\n" + "".join(f"- {x}\n" for x in notes)
+    return with_notes(markdown_table(["verdict", group_words(LIFTS, t.total), "why"], rows), notes)
 
 
 @dataclass(frozen=True)
@@ -110,9 +103,7 @@ class _Older(JsonRecord):
 
 
 def _older_tally(doc: dict) -> Tally | None:
-    """The lift recordings' verdicts of a study (or its summary) before issue 56, from each one's p_lift
-    (:func:`replay.protocol.verdict.verdict_of`; no per-sample diagnoses: no reason but an uncertain one's driver);
-    None without p_lift."""
+    """The lift recordings' verdicts of a study before issue 56, from each one's p_lift; None without p_lift."""
     old = _Older.from_dict(doc)
     by_seq = old.p_lift.get(Lift.name) or {
         r.sequence: r.p_lift for r in old.rollouts if r.p_lift and r.intent in (None, INTENT_LIFT)
@@ -126,12 +117,9 @@ def _older_tally(doc: dict) -> Tally | None:
 
 
 def p_lift_markdown(doc: dict) -> str:
-    """The per-condition table (module doc) as Markdown: one row per protocol (lift, then hug-oracle where the study
-    ran it) and condition.
-
-    Raises:
-        ValueError: the study has no ``counts["p_lift"]`` for either protocol (run without ``--samples``).
-    """
+    """Per protocol and condition how many recordings hold / are uncertain / fail, then per corruption p_lift real ->
+    corrupted, the AUC with its interval and success(corrupted) / success(real) with the published ratio. Raises
+    ValueError: no ``counts["p_lift"]`` (run without ``--samples``)."""
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
     oracle = c.of(HugOracle.name)
@@ -169,4 +157,4 @@ def p_lift_markdown(doc: dict) -> str:
     refs = sorted({d.reference_source for d in disc if d.reference_source})
     if refs:
         notes.append("published ratio: " + "; ".join(refs))
-    return _md(head, rows) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(markdown_table(head, rows), notes)

@@ -1,15 +1,13 @@
-"""The report section of ``run_study.py --refine`` (:mod:`replay.protocol.refine`): per recording
-the replay's outcome and diagnosis as recorded, next to the smallest correction that lifts it.
-
-:func:`refine_section_html` reads the study's ``refine_rollouts`` rows and ``counts["refine"]``;
-an empty string for a study without them.
-"""
+"""The report section of ``run_study.py --refine`` (its ``refine_rollouts`` and counts; ``""`` without): per
+recording the outcome and diagnosis as recorded, next to the smallest correction that lifts it."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass
 
+from replay.output.oracle_section import number as _fmt
+from replay.output.oracle_section import table_html
 from replay.protocol.protocols.refine import Refine
 from replay.results.json_record import JsonRecord
 from replay.results.outcomes import words
@@ -30,12 +28,6 @@ _HEAD = (
     "rollouts",
     "s",
 )
-
-
-def _fmt(v, spec: str = ".1f") -> str:
-    if v is None:
-        return "-"
-    return format(v, spec) if isinstance(v, float) else str(v)
 
 
 @dataclass(frozen=True)
@@ -86,7 +78,7 @@ def refine_section_html(study) -> str:
             _fmt(r.refine_rollouts),
             _fmt(r.refine_wall_s, ".0f"),
         ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+        body.append(cells)
     c = RefineCounts.from_dict((study.counts or {}).get(Refine.name))
     summary = (
         f"lifted after refining {c.lifted} of {c.refined} ({c.held} held through the shake; neighbourhood "
@@ -100,9 +92,5 @@ def refine_section_html(study) -> str:
         "<h2>Smallest correction that holds</h2><p>Wrist offset and rotation at the grasp and extra finger "
         "closure (bounds 10 mm, 10 deg, 15 deg per finger on each of its joints) that holds (lift, hold, shake, "
         "release) with its neighbourhood, found by a seeded CEM search (replay.protocol.refine), each "
-        f"with its own contact ablation. {html.escape(summary)}</p><table><tr>"
-        + "".join(f"<th>{h}</th>" for h in _HEAD)
-        + "</tr>"
-        + "".join(body)
-        + "</table>"
+        f"with its own contact ablation. {html.escape(summary)}</p>" + table_html(_HEAD, body)
     )

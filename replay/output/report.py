@@ -1,17 +1,7 @@
-"""A study's report: one static HTML page (no server, no network) with the summary, a table of
-every recording that sorts and filters (:mod:`replay.output.report_table`), the montage and its
-selection rule, and the study's config and versions; each recording's figure over time, clip,
-diagnosis and exports on a page of its own (:mod:`replay.output.report_recording`), so the main
-page stays small at thousands of recordings.
-
-Layout written by :func:`build_report` for ``--out out/grab/report.html``::
-
-    out/grab/report.html                the page (inline CSS and JS: sort, filter)
-    out/grab/report_files/<seq>.html    one page per recording, linked from the table
-    out/grab/report_files/<seq>.png     its figure (matplotlib, Agg; kept while its inputs are unchanged)
-
-Clips are embedded with ``<video>`` and paths relative to the page (copied beside it when they
-are elsewhere): the montage on the main page, ``<clips>/<sequence>.mp4`` on a recording's page.
+"""A study's report: one static HTML page (no server, no network) with the summary, a sortable, filterable table of
+every recording (:mod:`replay.output.report_table`), the montage and the study's config and versions; each
+recording's figure, clip, diagnosis and exports on a page of its own in ``<out stem>_files/``
+(:mod:`replay.output.report_recording`). Clips are linked relative to the page (copied beside it when elsewhere).
 """
 
 from __future__ import annotations
@@ -74,9 +64,8 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 
 
 def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
-    """The contact run's counts (one run per recording at the study's physics: a cross-check of the verdicts), led
-    by the lifts' (:func:`replay.protocol.intent_counts.intent_groups`): the other intents and the recordings with no
-    intent named on lines of their own, never added to the lifts."""
+    """The contact run's counts (a cross-check of the verdicts): the lifts', then the other intents' and the
+    recordings with none on lines of their own."""
     lead = lead_protocol(study.protocols)
     if not lead.judged_on_lift or lead.name not in (study.protocols or [lead.name]):
         return (
@@ -144,19 +133,9 @@ def _agreement_medians(c: Counts) -> str:
 def build_report(
     study_path: str | Path, out: str | Path, montage: str | Path | None = None, *, clips_dir: str | Path | None = None
 ) -> dict:
-    """Write the report page, one page per recording and their plots; returns ``{"rows", "plots",
-    "clips", "montage"}``: the counts of recordings, plots and per-recording clips embedded, and
-    whether the montage is.
-
-    Args:
-        study_path: the study JSON (:func:`replay.results.files.read_study`).
-        out: the HTML file; the recordings' pages and plots go to ``<out stem>_files/``.
-        montage: the study's montage video, embedded if it exists.
-        clips_dir: folder of per-recording renders ``<sequence with / as __>.mp4``, embedded where present.
-
-    Raises:
-        ResultsFormatError: a study, rollout or npz file of another format version.
-    """
+    """Write the report page ``out``, a page and plot per recording; returns the counts ``{"rows", "plots",
+    "clips", "montage"}``. ``montage`` and ``clips_dir`` (``<sequence with / as __>.mp4``) embedded where present.
+    Raises ResultsFormatError: a study, rollout or npz file of another format version."""
     study_path, out = Path(study_path), Path(out)
     study = read_study(study_path)
     if not study.judge and not any(isinstance(r, dict) and "verdict" in r for r in study.rollouts):
@@ -268,9 +247,8 @@ def embedded_montage(page: Path) -> Path | None:
 
 
 def refresh_report(study_path: Path) -> str | None:
-    """Remake the report page beside ``study_path`` (``report.html``) where one exists, with the montage it
-    embeds (:func:`embedded_montage`); returns the line that says so (None where there is no page).
-    A study it cannot read leaves the page as it was, said stale with the command that remakes it."""
+    """Remake ``report.html`` beside ``study_path`` where one exists, with its montage; the line that says so (None:
+    no page). An unreadable study leaves the page, said stale with the command that remakes it."""
     page = Path(study_path).with_name("report.html")
     if not page.is_file():
         return None
@@ -296,10 +274,8 @@ def _page(
     link,
     side_rows: dict[str, list[StudyRow]] | None = None,
 ) -> str:
-    """The whole HTML page (``pdir``: its folder, the base of its relative links; the study's CSV linked where it
-    survives moving the folder, :func:`beside`; ``link(row)``: a recording's page; ``side_rows``: ``{protocol: rows}``
-    of the other sampled protocols (the hug-oracle), for the counts per condition): the verdicts first, then the
-    cross-checks, the recordings' table, the detail."""
+    """The whole HTML page in folder ``pdir``: the verdicts, the cross-checks, the recordings' table (``link(row)``:
+    a recording's page), the detail; ``side_rows``: ``{protocol: rows}`` of the other sampled protocols."""
     title = f"grasp-replay study: {study.dataset}"
     c = Counts.from_dict(study.counts)
     failed = "".join(f"<li>{html.escape(line)}</li>" for line in failure_lines(study))

@@ -1,12 +1,5 @@
-"""One recording's page of the report: its row, its figure over time, its clip, its diagnosis
-and its exports, at ``<report stem>_files/<sequence with / as __>.html`` beside its figure
-(``.png``), linked from the report's table (:mod:`replay.output.report_table`).
-
-Plots (:func:`plot_rollout`, from the rollout's poses npz, :mod:`replay.results`): object
-height above the support (mm, world z of the object origin minus ``support_height``; the
-contact run and the contact ablation), hand-object contacts, wrist position error (mm),
-with the protocol phases as bands. A figure newer than the rollout JSON and poses it is drawn
-from is kept (a report remade after a resumed study draws only what changed).
+"""One recording's page of the report, ``<report stem>_files/<sequence with / as __>.html``, and its figure (``.png``:
+object height above the support mm, contacts, wrist error mm, phase bands; kept while newer than its inputs).
 """
 
 from __future__ import annotations
@@ -61,13 +54,7 @@ def _load_poses(path: Path) -> dict | None:
 
 
 def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
-    """Write the recording's figure (height, contacts, wrist error over time, phase bands).
-
-    Returns False (nothing written) when its poses npz is missing.
-
-    Raises:
-        ResultsFormatError: the npz is of another format version.
-    """
+    """Write the recording's figure; False (nothing written) without its poses npz. Raises ResultsFormatError."""
     import matplotlib  # here: choosing the headless backend is this call's business, not an import's
 
     matplotlib.use("Agg")
@@ -127,9 +114,8 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
 
 
 def beside(path: Path, pdir: Path, fdir: Path) -> str:
-    """A link from the page in ``pdir`` to ``path`` that survives moving the output folder:
-    relative where ``path`` is inside ``pdir``; otherwise ``path`` is copied into ``fdir`` (the
-    page's files, when it changed) and linked there."""
+    """A link from the page in ``pdir`` to ``path`` that survives moving the folder: relative inside ``pdir``, else
+    to a copy in ``fdir``."""
     path = path.resolve()
     if path.is_relative_to(pdir):
         return _rel(path, pdir)
@@ -165,16 +151,13 @@ def write_recording_page(
     study_file: Path,
     verdict: tuple[str, str] = ("", ""),
 ) -> tuple[bool, bool]:
-    """Write one recording's page (and its figure) into ``fdir``; returns (plotted, clip found).
+    """Write one recording's page and figure into ``fdir``; returns (plotted, clip found).
 
     Args:
-        row: its study row (the table's fields).
         rec: its rollout record, or the error that says why it cannot be read (said on the page).
-        sdir: the study's folder; ``fdir``: the report's files folder; ``report``: the report page.
+        sdir: the study's folder; ``report``: the report page; ``study_file``: the study JSON.
         clips_dir: folder of per-recording renders (``<stem>.mp4`` or ``<object>.mp4``), or None.
-        study_file: the study JSON (its exports' commands name it).
-        verdict: HTML of its verdict and cross-checks (:mod:`replay.output.verdict_section`), which lead the page, and
-            of its sampled evidence (:mod:`replay.output.p_lift_section`), which leads the evidence.
+        verdict: HTML of its verdict and cross-checks, and of its sampled evidence.
 
     Raises:
         ResultsFormatError: its npz is of another format version.

@@ -1,14 +1,6 @@
-"""The report's recordings table: one row per recording, led by its verdict (holds / fails / uncertain), its p_lift
-with the 95 % interval (sorted by p) and the reason, in full (issue #56), each linked to its own page, sortable by any
-column and filterable by verdict, contact run outcome, object, cause (the contact run's diagnosis class, headed and
-labelled as the contact run's: it is not the verdict's reason), what p_lift says per condition (``p_lift``,
-:mod:`replay.output.p_lift_section`: a column per condition, shown where a row has one, with p and its 95 % interval;
-its filter matches the word, ``data-f``), in the page itself (inline JS, no network). The filter state lives in the
-address (``#verdict=fails&object=mug&sort=5:desc``), so a filtered, sorted view can be linked; ``<body data-shown>``
-counts the rows shown. Rows are :class:`~replay.results.study_rows.StudyRow`.
-
-At 1,500 recordings the table is the page (the plots and clips are on the recordings' pages):
-~0.6 kB a row, loaded in well under a second by headless Chromium (``tests/test_report_scale.py``).
+"""The report's recordings table: one row per :class:`~replay.results.study_rows.StudyRow`, led by its verdict, p_lift
+with the 95 % interval and reason, linked to its page, sortable and filterable in the page (inline JS, no network;
+the state in the address, ``#verdict=fails&object=mug&sort=5:desc``; ``<body data-shown>`` counts the rows shown).
 """
 
 from __future__ import annotations

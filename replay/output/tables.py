@@ -1,44 +1,7 @@
-"""Figure tables of README.md and docs/ written from results files, never by hand.
-
-Each kind turns one results file into a markdown table:
-
-* ``study``: a study JSON (``run_study.py --out``): one row per recording: outcome, diagnosis,
-  rise mm, held through the shake, release (fell / stuck), contact agreement precision / recall;
-* ``refine``: a ``--refine`` study JSON: per recording the outcome as recorded and refined, the
-  correction (wrist mm / deg, fingers deg), held through the shake after refining, the share of its
-  16-perturbation neighbourhood that held (``refine_neighbourhood_success``, 0-1), whether a second
-  seed reached the same verdict (``refine_seed_agreement``), the refined ablation's largest
-  displacement mm;
-* ``attribution``: ``scripts/attribute.py``'s JSON: per factor lifted, held through the shake,
-  unstable and every diagnosis class (:data:`replay.protocol.diagnosis.CLASSES`);
-* ``counts`` / ``oracle``: a study's headline figures for the lift protocol (``counts``) or the
-  hug-oracle protocol (``oracle``: ``counts["hug-oracle"]``, ``oracle_rollouts``): replayed,
-  lifted, held through the shake, stuck, unstable, the ablation, the diagnosis of the others and
-  the medians, with the recordings named;
-* ``bridge``: ``scripts/bridge.py``'s rows (:func:`replay.output.bridge_table.bridge_markdown`);
-* ``tests``: a test run's counts and wall time (a JUnit summary, :mod:`replay.output.results_summary`);
-* ``scale``: ``benchmarks/study_scale.py --json``: per study size the wall time, orchestration overhead
-  per recording, bytes written per recording, the driver's peak memory, the report's load in headless
-  Chromium and the montage's time; the stepping share of a worker's CPU time; the goals' ratios;
-* ``make_study``: ``benchmarks/make_study_time.py``: ``make study``'s whole time and each command it runs
-  (staging, the study, the montage, the report), with the machine's load while it ran;
-* ``verdict``: a study run with ``--samples N`` (and ``--corruptions``): the README's first table, how many
-  recordings hold / are uncertain / fail with their reasons, the discrimination in one line
-  (:mod:`replay.output.p_lift_table`);
-* ``p_lift``: a study run with ``--samples N``: per condition how many hold / are uncertain / fail and the
-  discrimination figures (:mod:`replay.output.p_lift_table`);
-* ``throughput``: ``benchmarks/study_throughput.py --json``: per checkout the rollouts per minute, the
-  CPU time and the jobs' own time, with their ratios to the first checkout's;
-* ``sample_cost``: ``benchmarks/sample_cost.py --json``: per recording the CPU of one rollout and of
-  8, 32 and 128 samples with their stepping; each extra sample's cost over its stepping, the stepping
-  share of a 32-sample study and the 2-thread batch against raw ``mj_step`` (issue 47's goals).
-
-Each reads a full results file or its small summary (:mod:`replay.output.results_summary`), which
-keeps the same keys.
-
-In a document a table sits between ``<!-- table:KIND ... -->`` and ``<!-- /table:KIND -->``; the
-opening comment carries the command that wrote it (:func:`replace_block`), so the figures beside
-it say where they came from and can be regenerated on the final tree.
+"""Figure tables of README.md and docs/ written from results files (or their summaries,
+:mod:`replay.output.results_summary`), never by hand: one function per kind of :data:`KINDS`, each naming its
+columns. In a document a table sits between ``<!-- table:KIND ... -->`` (naming the command that wrote it,
+:func:`replace_block`) and ``<!-- /table:KIND -->``.
 """
 
 from __future__ import annotations
@@ -47,7 +10,7 @@ import re
 
 from replay.output import table_docs as td
 from replay.output.bridge_table import bridge_markdown
-from replay.output.p_lift_table import p_lift_markdown, verdict_markdown
+from replay.output.p_lift_table import markdown_table, p_lift_markdown, verdict_markdown, with_notes
 from replay.protocol.diagnosis import CLASSES, display_outcome
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
@@ -83,13 +46,11 @@ def _fmt(v, spec: str = ".1f") -> str:
 
 
 def _md(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
+    return markdown_table(header, rows) + "\n"
 
 
 def _outcome(row: StudyRow) -> str:
-    """The outcome as the report says it (:func:`replay.protocol.diagnosis.display_outcome`: ``not lifted``),
-    with the diagnosis class."""
+    """The outcome as the report says it (``not lifted``), with the diagnosis class."""
     d = row.diagnosis
     shown = display_outcome(row.outcome)
     return f"{shown} ({d})" if d else str(shown)
@@ -106,7 +67,7 @@ def _rows(study: dict) -> list[StudyRow]:
 
 
 def study_table(study: dict) -> str:
-    """Markdown table of a study JSON's ``rollouts`` rows (module doc); rise in mm."""
+    """Per recording of a study: outcome, diagnosis, rise mm, held through the shake, release, contact agreement."""
     rows = [
         [
             r.sequence,
@@ -126,11 +87,9 @@ def study_table(study: dict) -> str:
 
 
 def refine_table(study: dict) -> str:
-    """Markdown table of a ``--refine`` study JSON (module doc).
-
-    Raises:
-        ValueError: the study has no ``refine_rollouts``.
-    """
+    """Per recording of a ``--refine`` study: outcome as recorded and refined, the correction (mm, deg), held, the
+    neighbourhood's share held (0-1), seed agreement, the refined ablation's largest displacement (mm).
+    Raises ValueError: no ``refine_rollouts``."""
     ref = {r.sequence: r for r in RefineRow.many(StudyRecord.view(study).refine_rollouts)}
     if not ref:
         raise ValueError("no refine_rollouts: run_study.py --refine writes them")
@@ -171,7 +130,7 @@ def refine_table(study: dict) -> str:
 
 
 def attribution_table(result: dict) -> str:
-    """Markdown table of an attribution result (module doc): lifted as ``n/of``."""
+    """Per factor of ``scripts/attribute.py``'s result: lifted ``n/of``, held, unstable, each diagnosis class."""
     rows = []
     for f in td.Attribution.from_dict(result).factors:
         rows.append(
@@ -207,9 +166,8 @@ def _n(v):
 
 
 def counts_table(study: dict, protocol: str = "lift") -> str:
-    """Headline figures of a study for a lift-judged ``protocol`` (the primary one, lift: ``counts`` and
-    ``rollouts``; another, e.g. ``hug-oracle``: ``counts[protocol]`` and its rows, without the shake and release
-    where it runs none); mm where named."""
+    """Headline figures of a study under ``protocol`` (its counts and rows; no shake or release rows where it runs
+    none); mm where named."""
     proto = protocol_named(protocol)
     rec = StudyRecord.view(study)
     every = Counts.from_dict(rec.counts)
@@ -256,8 +214,7 @@ def counts_table(study: dict, protocol: str = "lift") -> str:
 
 
 def tests_table(run: dict) -> str:
-    """A test run's counts and wall time (``tests``, ``passed``, ``failed``, ``errors``, ``skipped``,
-    ``time_s``) and why tests skipped."""
+    """A test run's counts, wall time (s) and why tests skipped."""
     t = td.TestRun.from_dict(run)
     out = [
         ["tests", str(t.tests)],
@@ -295,9 +252,8 @@ def crosscheck_table(doc: dict) -> str:
 
 
 def scale_table(doc: dict) -> str:
-    """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and the
-    goals of issue 41 (overhead per recording at the largest size over the smallest's, at most 1.2x;
-    bytes per recording flat; the driver under 1 GB)."""
+    """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and issue 41's
+    goals."""
     run = td.ScaleRun.from_dict(doc)
     rows = run.sizes
     out = [
@@ -313,7 +269,7 @@ def scale_table(doc: dict) -> str:
         ]
         for r in rows
     ]
-    text = _md(
+    text = markdown_table(
         [
             "recordings",
             "wall s",
@@ -347,12 +303,11 @@ def scale_table(doc: dict) -> str:
             f"{run.stepping_fraction_placed * 100:.0f} % ({run.stepping_placed_s:.2f} of "
             f"{run.profiled_placed_s:.2f} s over {', '.join(run.profiled_placed)})"
         )
-    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(text, notes)
 
 
 def throughput_table(doc: dict) -> str:
-    """``benchmarks/study_throughput.py``'s summary: per checkout (its commit) the median and best rollouts
-    per minute, the median CPU time and the jobs' own time, each with its ratio to the first checkout."""
+    """``benchmarks/study_throughput.py``'s summary: per checkout rollouts/min and CPU s, with ratios to the first."""
     run = td.ThroughputRun.from_dict(doc)
     out = []
     for name, s in run.summary.items():
@@ -375,15 +330,12 @@ def _clock(s: float) -> str:
 
 
 def make_study_table(doc: dict) -> str:
-    """``make study``'s steps (``steps``: ``script``, ``command``, ``wall_s`` s) and its whole time (``total_s``,
-    m:ss), then the machine it ran on (``cpus``, the 1-minute load average before and after, ``note``)."""
+    """``make study``'s steps and whole time (s, m:ss), then the machine's cores and load before and after."""
     run = td.MakeStudyRun.from_dict(doc)
     out = [[f"`{s.command}`", f"{s.wall_s:.1f}"] for s in run.steps]
     out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({_clock(run.total_s)})**"])
     load = run.load_1min or ["?", "?"]
     text = _md(["command (what `make study` runs, in order)", "wall s"], out)
-    # no quiet/loaded verdict from these readings: the study's own workers load every core (the reading after),
-    # and the one before still holds the last minute's work
     return text + (
         f"\nMeasured on {run.cpus} cores, 1-minute load average {load[0]} before and {load[1]} after "
         "(the study's own workers load every core)" + (f" ({run.note})" if run.note else "") + ".\n"
@@ -391,10 +343,8 @@ def make_study_table(doc: dict) -> str:
 
 
 def sample_cost_table(doc: dict) -> str:
-    """``benchmarks/sample_cost.py``'s figures: per recording the CPU s of one rollout and of each N samples
-    with their stepping CPU s, then the three figures of issue 47 against their goals (extra sample cost
-    at most 1.25x its stepping, stepping at least 70 % of a 32-sample study, 2 threads at least 0.85 of
-    2 x raw mj_step)."""
+    """``benchmarks/sample_cost.py``'s figures: per recording the CPU s (stepping) of one rollout and of N samples,
+    then issue 47's three figures against their goals."""
     run = td.SampleCostRun.from_dict(doc)
     sizes = run.sizes
     out = []
@@ -406,7 +356,7 @@ def sample_cost_table(doc: dict) -> str:
             + [f"{by_n[n].time(cpu):.2f} ({by_n[n].stepping_s:.2f})" for n in sizes]
         )
     clock = "CPU" if run.device == "cpu" else "wall"
-    text = _md(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
+    text = markdown_table(["recording", f"1 rollout: {clock} s (stepping)"] + [f"{n} samples" for n in sizes], out)
     notes = [
         f"each extra sample: {_fmt(run.extra_sample_cost_ratio, '.2f')}x its own stepping CPU (goal at most 1.25x)",
         f"stepping: {run.stepping_share * 100:.0f} % of a 32-sample study's CPU (goal at least 70 %)",
@@ -417,12 +367,11 @@ def sample_cost_table(doc: dict) -> str:
             f"least 0.85; wall time on a shared machine); on 1 thread, CPU: "
             f"{run.batch_efficiency_1thread:.2f} of raw mj_step"
         )
-    return text + "\n" + "".join(f"- {n}\n" for n in notes)
+    return with_notes(text, notes)
 
 
 def pose_mapping_table(doc: dict) -> str:
-    """Per landmark, each run's median (p90) distance of the fitted hand's landmark from the recorded one, mm
-    (:func:`replay.output.results_summary.pose_mapping_summary`), then the frames and recordings."""
+    """Per landmark, each run's median (p90) fitted-to-recorded distance, mm, then the frames and recordings."""
     runs = td.PoseMapping.from_dict(doc).runs
     shape = lambda r: ", ".join(sorted({str(v) for v in (r.hand_shape or {}).values()})) or "?"  # noqa: E731
     per = [{p.name: p for p in r.per_landmark} for r in runs]
@@ -441,11 +390,8 @@ def pose_mapping_table(doc: dict) -> str:
 
 
 def table(kind: str, doc: dict) -> str:
-    """The table of ``kind`` (:data:`KINDS`) from a results document.
-
-    Raises:
-        ValueError: an unknown kind, or a document without what the kind needs.
-    """
+    """The table of ``kind`` (:data:`KINDS`) from a results document. Raises ValueError: an unknown kind, or a
+    document without what it needs."""
     if kind not in KINDS:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     need, what = _NEEDS.get(kind, _STUDY)
@@ -504,13 +450,8 @@ def _pattern(kind: str, name: str | None) -> re.Pattern:
 
 
 def replace_block(text: str, kind: str, command: str, *, body: str, name: str | None = None) -> str:
-    """``text`` with the table block of ``kind`` (``kind:name`` when a document holds several of one
-    kind) replaced by ``body``, its opening comment saying ``command``; the block keeps the opening
-    comment's indentation.
-
-    Raises:
-        ValueError: no such block in ``text``, or more than one.
-    """
+    """``text`` with the block of ``kind`` (``kind:name`` where a document holds several) replaced by ``body``
+    at the opening comment's indentation, that comment naming ``command``. Raises ValueError: not exactly one."""
     pat = _pattern(kind, name)
     found = pat.findall(text)
     tag = kind if name is None else f"{kind}:{name}"

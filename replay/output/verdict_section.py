@@ -1,11 +1,5 @@
-"""What the report says first (issue #56): each recording's verdict (holds, fails or uncertain) with its reason and
-its p_lift interval (:func:`replay.protocol.verdict.interval_text`), and every other judgement of it as a cross-check
-that agrees or not (:mod:`replay.study.cross_checks`), never as a second verdict.
-
-* :func:`verdict_summary_html`: the main page's counts: per group of recordings, how many hold, are uncertain, fail,
-  with why; :func:`cross_check_summary_html`: the one table of cross-checks;
-* :func:`recording_verdict_html`: a recording page's headline; :func:`recording_checks_html` its cross-checks;
-  :func:`samples_html` what its samples did.
+"""What the report says first (issue #56): each recording's verdict with its reason and p_lift interval, and every
+other judgement of it as a cross-check that agrees or not (:mod:`replay.study.cross_checks`), never a second verdict.
 """
 
 from __future__ import annotations

@@ -1,30 +1,5 @@
-"""MJCF export of one rollout: the compiled MuJoCo model it ran, its per-step inputs and
-initial state, and a standalone replay script (:mod:`replay.output.export.standalone`).
-
-Files written to the export folder:
-
-* ``model.mjb``: the world's compiled ``MjModel`` (``mujoco.mj_saveModel``), every edit of the
-  importer patches, the scene builder, Newton's solver and the variant applied, float64 exact (``python -m
-  mujoco.viewer --mjcf model.mjb`` opens it);
-* ``scene.xml``: the scene's MJCF as Newton wrote it, meshes inline (:func:`write_scene_xml`;
-  MuJoCo cannot decompile a compiled model, and MJCF cannot hold every edit made on it): what
-  ``replay_export.py`` replays under a MuJoCo version other than the export's (a ``.mjb`` loads
-  only in the version that wrote it), every float field of the compiled model (and its collision
-  bits and options, ``model.*`` / ``opt.*`` in ``inputs.npz``) copied onto it; ``export.json``'s
-  ``scene_xml_replay`` says how far that replay lands from the rollout under this version;
-* ``inputs.npz``: ``state0`` (``mjSTATE_INTEGRATION``; ``qpos0``, ``qvel0`` the same coordinates alone), per physics
-  step ``ctrl`` (S, nu),
-  ``xfrc_applied`` (S, nbody, 6: N, N·m, world frame, at the body COM) and ``qfrc_applied``
-  (S, nv), ``frame_steps`` (F,), the recorded ``bodies`` (17,) and geom masks, the object's
-  collision vertices (V, 3) m in its frame, ``support_height`` m, the key frames and
-  ``contact_force_min`` N (what the outcome figures need), the rollout's object positions
-  ``rollout_object_pos`` (F, 3) m, ``mujoco_version`` and the compiled model's fields;
-* ``replay_export.py``: replays ``inputs.npz`` on ``model.mjb`` with ``mujoco`` + ``numpy`` only
-  and prints the outcome figures (:data:`~replay.output.export.standalone.MADE_WITH` set to this
-  MuJoCo's version; under another it replays ``scene.xml``, :mod:`replay.output.export.standalone`);
-* ``export.json``: which study, sequence and rollout, the variant, the figures the re-run and
-  the study gave, and MuJoCo's version.
-"""
+"""MJCF export of one rollout: ``model.mjb``, ``scene.xml``, ``inputs.npz``, ``replay_export.py`` and
+``export.json`` (docs/results.md, exports)."""
 
 from __future__ import annotations
 
@@ -78,27 +53,16 @@ def inputs_arrays(log: InputLog, contact_force_min: float) -> dict:
 
 
 def write_scene_xml(scene, cfg, out: Path) -> None:
-    """``scene.xml``: the scene as Newton writes it for MuJoCo (``SolverMuJoCo(save_to_mjcf=...)``,
-    meshes inline), before the edits made on the compiled model (Newton's per-DOF wrist
-    armature and damping, gains, the variant, the ablation's collision bits). MJCF cannot hold
-    all of them (one free joint has one armature in MJCF, six here; numbers as 6-digit
-    text), so this file is for reading and viewing; ``model.mjb`` is what ran."""
+    """``scene.xml``: the scene as Newton writes it (``SolverMuJoCo(save_to_mjcf=...)``, meshes inline), before the
+    edits on the compiled model that MJCF cannot hold; ``model.mjb`` is what ran."""
     from replay.sim.scene import make_solver
 
     make_solver(scene.model, cfg, scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
 
 
 def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
-    """Write the MJCF export of ``log`` into folder ``out`` (module doc); returns ``export.json``'s dict.
-
-    Args:
-        log: :func:`replay.protocol.input_log.record_rollout`'s result.
-        cfg: the rollout's :class:`replay.config.ReplayConfig` (``contact_force_min`` N).
-        meta: identity fields (study, sequence, rollout, variant, the study's figures) for ``export.json``.
-
-    Raises:
-        OSError: a file cannot be written.
-    """
+    """Write the MJCF export of ``log`` (:func:`replay.protocol.input_log.record_rollout`) under ``cfg`` into folder
+    ``out``, ``meta`` (identity, the study's figures) in ``export.json``; returns its dict. Raises OSError."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     mujoco.mj_saveModel(log.model, str(out / "model.mjb"), None)
@@ -111,7 +75,7 @@ def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
         out / "replay_export.py", script.replace("\nMADE_WITH = None\n", f"\nMADE_WITH = {mujoco.__version__!r}\n", 1)
     )
     z = {k: np.asarray(v) for k, v in arrays.items()}
-    figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z)
+    figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z=z)
     write_scene_xml(log.scene, cfg, out)
     xml = mujoco.MjModel.from_xml_path(str(out / "scene.xml"))
     copied, left = standalone.apply_model_fields(xml, z)

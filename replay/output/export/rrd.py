@@ -1,24 +1,4 @@
-"""Rerun export of one rollout: a ``.rrd`` recording written with ``rerun-sdk``
-(``pip install -e '.[rerun]'``), opened with ``rerun rollout.rrd``.
-
-Timelines ``frame`` (control frame index) and ``time`` (s, 30 fps). Entities, world frame
-(Z up, metres):
-
-* ``world/hand/skeleton``: the 16 hand bodies' origins joined parent to child (line strips),
-  ``world/hand/bodies`` their origins (points);
-* ``world/object``: the object's pose (``Transform3D``, quaternion xyzw as saved) and, static in its
-  frame, its collision vertices (points);
-* ``world/contacts``: the hand-object contact points of the frame's last physics step, radius by
-  normal force, and ``world/contacts/normals`` arrows along the contact normal, 1 cm per N;
-* ``phase``: a text log entry at every phase change (the protocol as a timeline annotation);
-* ``plots/rise_mm`` (object origin z minus at the lift start; before the lift, minus at the
-  first frame), ``plots/wrist_error_mm``, ``plots/contacts``, ``plots/normal_force_N``.
-
-Poses, rise, wrist error and counts come from the saved poses; the contact points and
-forces, which the study does not save, from the rollout's re-run
-(:func:`replay.protocol.input_log.record_rollout`, then the inputs replayed in MuJoCo,
-:func:`replay.output.export.standalone.replay`).
-"""
+"""Rerun export of one rollout: a ``.rrd`` recording (``rerun-sdk``; entities in docs/results.md, exports)."""
 
 from __future__ import annotations
 
@@ -89,18 +69,13 @@ def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
 def export_rrd(
     poses: dict, path: str | Path, object_vertices: np.ndarray, *, parents: list[int], contacts: list | None, name: str
 ) -> dict:
-    """Write the recording (module doc) to ``path``.
+    """Write the recording to ``path``; returns ``{"rrd": path, "frames": F}``.
 
     Args:
-        poses: the saved poses (``body_pos`` (F, 17, 3) m, ``body_quat`` xyzw, ``phase``, ``time`` s,
-            ``contact_count``, ``contact_force`` N, ``wrist_err`` m).
+        poses: the saved poses (``body_pos`` (F, 17, 3) m, ``body_quat`` xyzw, ``time`` s, ...).
         object_vertices: (V, 3) m, the object's collision vertices in its frame.
-        parents: (16,) index among the 16 hand bodies of each one's parent (-1: the wrist).
+        parents: (16,) each hand body's parent among them (-1: the wrist).
         contacts: :func:`frame_contacts` (one entry per saved frame), or None.
-        name: the recording's name (shown by the viewer).
-
-    Returns:
-        ``{"rrd": path, "frames": F}``.
 
     Raises:
         UsageError: rerun-sdk is not installed.

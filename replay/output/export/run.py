@@ -28,19 +28,9 @@ def export_rollout(
     rollout: str = "contact",
     data_dir: str | Path | None = None,
 ) -> dict:
-    """Export one rollout of ``study`` as ``fmt`` into folder ``out`` (default :func:`default_out`).
-
-    ``mjcf`` and ``rrd`` re-run the rollout (its protocol, the study's physics) on the direct engine
-    (inputs; contact points) and first check that the re-run gives the study's saved poses bit for
-    bit; ``usd`` poses the rebuilt scene from the saved poses.
-
-    Returns:
-        What was written (``{"format", "out", ...}``; for mjcf ``export.json``'s fields).
-
-    Raises:
-        UsageError: unknown format, rollout or sequence (closest names), a missing extra.
-        DataError: the study or rollout is missing, of another format version, or not reproduced.
-    """
+    """Export one rollout of ``study`` as ``fmt`` into folder ``out`` (default :func:`default_out`); returns what
+    was written (``{"format", "out", ...}``). Raises UsageError: unknown format, rollout or sequence, a missing extra;
+    DataError: the study or rollout missing, of another format version, or not reproduced."""
     if fmt not in FORMATS:
         raise UsageError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
     if rollout not in ROLLOUTS:

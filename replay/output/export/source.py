@@ -1,12 +1,5 @@
-"""Which rollout of a study an export is of: the study's record, the rollout's JSON and saved
-poses, its config and variant, and (for an MJCF export) a re-run that records its inputs.
-
-A study's rollouts are ``<study stem>_rollouts/<sequence>.json`` (the contact run; its ablation in
-the same JSON's ``ablation`` with poses ``<sequence>.ablation.npz``), after ``--refine``
-``<sequence>.refine.json`` (the refined run and its ablation) and after ``--protocol hug-oracle``
-``<sequence>.hug-oracle.json`` (the oracle's run and its ablation). A re-run takes the rollout's
-protocol and the study's config (its named physics and overrides), and refuses a rollout whose
-``physics`` record is not what that config gives.
+"""Which rollout of a study an export is of: its record, saved poses, config and variant, and a re-run that records
+its inputs under the study's config (refused where the rollout's ``physics`` record is not what that config gives).
 """
 
 from __future__ import annotations
@@ -41,17 +34,9 @@ _KIND = {
 
 @dataclass
 class RolloutSource:
-    """One rollout of a study.
-
-    Attributes:
-        study_path: the study JSON. study: its dict. doc: the rollout record's fields by name
-            (:meth:`~replay.results.records.RolloutRecord.flat`; for an ablation the ablation's, the identity
-            fields of its parent added).
-        sequence, rollout: the recording and which of its rollouts (:data:`ROLLOUTS`).
-        poses: the saved poses (:data:`replay.results.records.POSES_KEYS`: body_pos (F, 17, 3) m,
-            body_quat (F, 17, 4) xyzw, phase (F,), contact_count, contact_force N, wrist_err m).
-        config: the study's :class:`ReplayConfig`.
-    """
+    """One rollout of a study: ``doc`` its record's fields by name (an ablation's with its parent's identity),
+    ``rollout`` one of :data:`ROLLOUTS`, ``poses`` its saved poses (body_pos (F, 17, 3) m, body_quat (F, 17, 4)
+    xyzw, phase, contact_count, contact_force N, wrist_err m), ``config`` the study's."""
 
     study_path: Path
     study: dict
@@ -96,13 +81,8 @@ def _kind(rollout: str) -> str:
 
 
 def load_source(study_path: str | Path, sequence: str, rollout: str = "contact") -> RolloutSource:
-    """Find one rollout of a study and read its record and saved poses.
-
-    Raises:
-        UsageError: an unknown sequence (with the closest names) or ``rollout``.
-        DataError (:class:`ResultsFormatError`): the study or rollout is missing, unreadable or of
-            another ``format_version`` (written by an older grasp-replay: re-run the study).
-    """
+    """One rollout of a study with its record and saved poses. Raises UsageError: an unknown sequence or
+    ``rollout``; DataError: a study or rollout missing, unreadable or of another format version."""
     if rollout not in ROLLOUTS:
         raise UsageError("--rollout", f"{rollout!r} is not one of {', '.join(ROLLOUTS)}")
     path = Path(study_path)
@@ -163,12 +143,8 @@ def _check_physics(src: RolloutSource, jpath: Path) -> None:
 
 
 def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
-    """Re-run ``src`` on the direct engine recording its inputs
-    (:func:`replay.protocol.input_log.record_rollout`); returns the :class:`InputLog`.
-
-    Raises:
-        DataError: the recording cannot be loaded. UsageError: not a direct-engine study.
-    """
+    """The :class:`InputLog` of ``src`` re-run on the direct engine. Raises DataError: the recording cannot be
+    loaded; UsageError: not a direct-engine study."""
     from replay.protocol.input_log import record_rollout
     from replay.study.prepare import prepare_recording
 
@@ -194,9 +170,7 @@ def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
 
 
 def check_reproduces(src: RolloutSource, trace) -> None:
-    """Raises :class:`DataError` unless the re-run's float32 poses equal the study's saved ones
-    bit for bit (same frames, same values): otherwise the data, the code or the config changed
-    since the study and an export would not be of that rollout."""
+    """Raises :class:`DataError` unless the re-run's float32 poses equal the study's saved ones bit for bit."""
     saved = src.poses["body_pos"]
     got = trace.body_pos[: trace.done]
     if got.shape != saved.shape or not np.array_equal(got, saved):

@@ -121,7 +121,7 @@ def unit(q):
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def hand_object_contacts(d, hand, obj, force_min, pyramidal):
+def hand_object_contacts(d, hand, obj, *, force_min, pyramidal):
     """(contacts, contacts carrying more than ``force_min`` N normal force) between hand and object geoms."""
     n = nf = 0
     for c in range(d.ncon):
@@ -162,13 +162,15 @@ def replay(m, z, on_frame=None):
             s += 1
         mujoco.mj_kinematics(m, d)
         pos[k], quat[k] = d.xpos[bodies], d.xquat[bodies][:, [1, 2, 3, 0]]
-        contacts[k] = hand_object_contacts(d, hand, obj, float(z["contact_force_min"]), pyramidal)[0]
+        contacts[k] = hand_object_contacts(d, hand, obj, force_min=float(z["contact_force_min"]), pyramidal=pyramidal)[
+            0
+        ]
         if on_frame is not None:
             on_frame(k, d)
     return pos, quat, contacts
 
 
-def outcome(pos, quat, contacts, z):
+def outcome(pos, quat, contacts, *, z):
     """The outcome figures (module doc) from per-frame poses, as grasp-replay computes them
     from its float32 saved poses."""
     p32, q32 = pos.astype(np.float32).astype(float), quat.astype(np.float32).astype(float)
@@ -273,7 +275,7 @@ def main(argv=None):
         np.savez_compressed(a.trajectory, body_pos=pos, body_quat=quat, contact_count=contacts)
     made = MADE_WITH or (str(z["mujoco_version"]) if "mujoco_version" in z else None)
     figures = dict(
-        outcome(pos, quat, contacts, z),
+        outcome(pos, quat, contacts, z=z),
         mujoco=mujoco.__version__,
         made_with_mujoco=made,
         model=loaded,

@@ -1,12 +1,6 @@
-"""USD export of one rollout: its saved poses as a time-sampled stage through Newton's
-:class:`newton.viewer.ViewerUSD` (needs ``usd-core``: ``pip install -e '.[usd]'``).
-
-The stage holds the scene's shapes (hand bodies, object, table) as Newton's viewer draws
-them, one time code per saved control frame (30 per second, ``timeCodesPerSecond`` 30, Z up,
-metres), and on the ``/root`` prim a string attribute ``replay:phase`` with the protocol
-phase of every frame (:class:`replay.results.records.Phase` names, lower case) and an int
-attribute ``replay:contact_count`` (hand-object contacts). Nothing is re-simulated: the scene
-is rebuilt (to get its shapes) and posed from the rollout's npz.
+"""USD export of one rollout: its saved poses posed on the rebuilt scene's shapes as a time-sampled stage through
+Newton's :class:`newton.viewer.ViewerUSD` (``pip install -e '.[usd]'``): one time code per saved frame, Z up, m;
+``/root`` holds ``replay:phase`` (phase names) and ``replay:contact_count`` per frame. Nothing is re-simulated.
 """
 
 from __future__ import annotations
@@ -34,21 +28,9 @@ def phase_names(phase: np.ndarray) -> list[str]:
 
 
 def export_usd(scene, poses: dict, path: str | Path, *, fps: float) -> dict:
-    """Write the stage (module doc) to ``path`` (``.usd``/``.usda``/``.usdc``).
-
-    Args:
-        scene: the rollout's rebuilt :class:`replay.sim.scene.Scene` (Newton model; ``hand_bodies``
-            and ``object_body`` the Newton body indices of the 17 saved bodies).
-        poses: the saved poses (``body_pos`` (F, 17, 3) m, ``body_quat`` (F, 17, 4) xyzw, ``phase`` (F,),
-            ``contact_count`` (F,)).
-        fps: control frames per second (30).
-
-    Returns:
-        ``{"usd": path, "frames": F, "fps": fps}``.
-
-    Raises:
-        UsageError: usd-core is not installed.
-    """
+    """Write the stage of the rebuilt ``scene`` posed by ``poses`` (``body_pos`` (F, 17, 3) m, ``body_quat`` (F, 17,
+    4) xyzw, ``phase``, ``contact_count``) at ``fps`` Hz to ``path``; returns ``{"usd", "frames", "fps"}``. Raises
+    UsageError: usd-core is not installed."""
     from pxr import Sdf, Usd
 
     ViewerUSD = _viewer_usd()

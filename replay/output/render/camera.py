@@ -13,14 +13,10 @@ from replay.output.render.clip import Clip, PoseTrack, SceneObject
 from replay.output.render.model import _load_mesh
 from replay.output.render.style import FOVY_DEG
 
-#: a study clip's camera frames the hand from where it comes this close to the object's
-#: bounding sphere, m (0.25 m framed GRAB tiles about 1 m away, 0.15 m ~13 % closer; 0.06 m frames
-#: the grasp, the lift and the hold, the hand entering the view at the end of its approach: a GRAB
-#: mug measured about 2.5x taller in a 320 x 240 tile than at 0.15 m with its bounding sphere fitted, issue 49).
+#: a study clip's camera frames the hand from where it comes this close to the object's bounding sphere, m (issue 49)
 CLIP_REACH_M = 0.06
 
-#: object positions more than this far below the support are "fallen off" and not
-#: framed by the camera, m.
+#: object positions more than this far below the support are fallen off and not framed, m
 FALLEN_BELOW_M = 0.05
 
 
@@ -57,28 +53,15 @@ def frame_camera(
     also_in_view: np.ndarray | None = None,
     top_clear: float = 0.0,
 ) -> CameraView:
-    """A fixed camera that keeps hand and objects in view while they interact.
+    """A fixed camera that keeps hand and objects in view while they interact (docs/architecture.md, rendering).
 
-    Frames considered: ``frames`` (a slice, or an (F,) bool mask) if given, else all;
-    with ``reach`` set, only those from the first one where some hand body origin
-    comes within ``reach`` m of an object's bounding sphere (a long approach from
-    afar would otherwise shrink the grasp to a few pixels; the hand then enters the
-    view during the approach). With ``fallen_below`` (z, m) an object's positions from
-    the first frame its origin is below that z are ignored (an object that fell off
-    the table would otherwise shrink the view to fit the floor). The look-at point
-    is the centre of the axis-aligned bounding box of those frames' hand body origins
-    (padded 3 cm, roughly a finger length past the last bone origin) and every
-    object's mesh bounding sphere. The azimuth is perpendicular to the horizontal
-    line from the objects to the wrist, so hand and object sit side by side rather
-    than one hiding the other, turned 30 degrees towards the wrist side. The distance
-    is the nearest at which the box's eight corners, projected through the camera, fit
-    both the vertical and the horizontal field of view (``aspect`` = width / height) with
-    a 10 % margin (:func:`_fit_box`: the box itself, not its bounding sphere, so a tile
-    shows hand and object, not the table around them). ``also_in_view`` ((F,) bool):
-    frames whose hand and object positions are inside the bounds too, without turning the
-    view (a study clip's hold and shake, where a lifted object is carried and shaken about).
-    ``top_clear``: fraction of the image height at the top kept clear of the sphere (the
-    overlay's text box), the view moved down and narrowed to the rest.
+    Args:
+        frames: a slice or (F,) bool mask of the frames that aim the view (default all).
+        reach: only from the first frame a hand body origin is within this of an object's bounding sphere, m.
+        fallen_below: an object's positions from the first frame its origin is below this z are ignored, m.
+        also_in_view: (F,) bool, frames kept inside the bounds without turning the view.
+        aspect: width / height; ``elevation`` deg (MuJoCo ``mjvCamera``).
+        top_clear: top fraction of the image height kept clear (the overlay's text).
     """
     hand_cols = [track.body_names.index(b) for b in hand_bodies if b in track.body_names]
     use = _frames_used(track.num_frames, frames)
@@ -104,12 +87,9 @@ def frame_camera(
 def _fit_box(
     half: np.ndarray, azimuth: float, elevation: float, aspect: float, top_clear: float
 ) -> tuple[float, float]:
-    """(distance m, look-at shift up per m of distance) of a camera looking at the centre of a box of
-    half extents ``half`` (3,) m, world axes, from ``azimuth`` / ``elevation`` deg (MuJoCo free
-    camera): the nearest distance at which every corner's projection is inside the view with a 10 %
-    margin, the vertical field below the top ``top_clear`` fraction of the image height (pinhole
-    model: a corner at (right x, up y, depth z) from the centre fits when ``|x| <= tan_h (d + z)`` and
-    ``|y| <= tan_v (d + z)``)."""
+    """(distance m, look-at shift up per m of distance) of a pinhole camera at ``azimuth`` / ``elevation`` deg
+    looking at a box of half extents ``half`` (3,) m: the nearest at which every corner fits the view below the top
+    ``top_clear`` with a 10 % margin (a corner at (x, y, z) right/up/depth fits when ``|x| <= tan_h (d + z)``)."""
     tan_v = math.tan(math.radians(FOVY_DEG) / 2)
     tv, th = (1.0 - top_clear) * tan_v, tan_v * aspect
     e, a = math.radians(elevation), math.radians(azimuth)
@@ -132,9 +112,8 @@ def _bounds(
     use: np.ndarray,
     box: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """(low (3,), high (3,) corners m of the box holding the ``box`` frames' hand body origins,
-    padded 3 cm, and every object's bounding sphere; each object's mean position (3,) m over
-    the ``use`` frames, which aim the view)."""
+    """(low (3,), high (3,) m of the ``box`` frames' hand body origins padded 3 cm and every object's bounding
+    sphere; each object's mean position (3,) m over the ``use`` frames, which aim the view)."""
     pts = []
     if hand_cols:
         hp = track.body_pos[box][:, hand_cols].reshape(-1, 3)
@@ -172,8 +151,7 @@ def _frames_used(F: int, frames: slice | np.ndarray | None) -> np.ndarray:
 def _object_extent(
     track: PoseTrack, objects: Sequence[SceneObject], fallen_below: float | None
 ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """Per object body: its mesh's bounding-sphere radius about the origin (m), and (F,) bool,
-    False from the first frame its origin is below ``fallen_below`` (z, m)."""
+    """Per object body: its bounding-sphere radius about the origin, m; (F,) bool, False once below ``fallen_below``."""
     F = track.num_frames
     keep_obj, radii = {}, {}
     for obj in objects:
@@ -197,8 +175,7 @@ def _from_reach(
     reach: float,
     use: np.ndarray,
 ) -> None:
-    """Drop from ``use`` (in place) the frames before the first where a hand body origin is
-    within ``reach`` m of an object's bounding sphere (none such: ``use`` is kept)."""
+    """Drop from ``use`` (in place) the frames before a hand body origin is first within ``reach`` m of an object."""
     near = np.zeros(track.num_frames, bool)
     for obj in objects:
         p = track.body_pos[:, track.index(obj.body)]
@@ -209,22 +186,15 @@ def _from_reach(
         use[: int(np.argmax(near))] = False
 
 
-#: phases a study clip's camera is aimed on (approach, lift) and phases it keeps in view too
-#: (hold, shake: a lifted object shaken about stays inside its tile)
+#: phases a study clip's camera is aimed on (approach, lift) and also keeps in view (hold, shake)
 FRAMED_PHASES, ALSO_IN_VIEW_PHASES = (1, 2), (3, 4)
-#: top fraction of a study clip's image kept clear for its overlay text (at most 4 lines: 53 px
-#: of a 180 px tile, 105 of 480, over the left half; the sphere framed below a fifth is clear of
-#: it where the objects are, the middle)
+#: top fraction of a study clip's image kept clear for its overlay text (at most 4 lines)
 CLIP_TOP_CLEAR = 0.2
 
 
 def clip_camera(clip: Clip, aspect: float, top_clear: float = CLIP_TOP_CLEAR) -> CameraView:
-    """The camera of a study clip: :func:`frame_camera` over :data:`FRAMED_PHASES` (all
-    frames if the clip has none) from where the hand is within :data:`CLIP_REACH_M` of the
-    object, with :data:`ALSO_IN_VIEW_PHASES` inside its bounds, ignoring object positions
-    once the object is :data:`FALLEN_BELOW_M` below the support (fell off the table), the top
-    ``top_clear`` (default :data:`CLIP_TOP_CLEAR`) of the image left to the overlay drawn over it (0 for
-    a montage tile, whose caption is a band above the picture)."""
+    """A study clip's :func:`frame_camera`: aimed on :data:`FRAMED_PHASES` (else all frames), from
+    :data:`CLIP_REACH_M`, with :data:`ALSO_IN_VIEW_PHASES` in view, the top ``top_clear`` left to the overlay."""
     hand = [n for n in clip.track.body_names if n.startswith("mano_body_")]
     phases = np.isin(clip.phase, FRAMED_PHASES)
     return frame_camera(

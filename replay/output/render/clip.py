@@ -1,9 +1,4 @@
-"""What gets drawn: saved poses and a study rollout's clip, read and checked.
-
-A study writes one ``.npz`` of poses per rollout (the contract is in ``docs/results.md``
-and :func:`load_poses_npz`); a :class:`Clip` bundles those poses with the hand MJCF,
-object mesh and support the study simulated. Nothing here draws or simulates.
-"""
+"""A study rollout's saved poses (``docs/results.md``), hand MJCF, object mesh and support, read and checked."""
 
 from __future__ import annotations
 
@@ -24,33 +19,23 @@ from replay.results.legacy_physics import legacy_config
 from replay.results.outcomes import OUTCOMES
 from replay.results.records import Phase, RolloutRecord
 
-#: phase codes in the saved ``phase`` array (study contract).
+#: phase codes in the saved ``phase`` array
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
-
-#: held through the shake: moved less than this in the wrist frame, m, when the study does not
-#: say (``replay.results.config_parts.LiftSettings.shake_max_slip``)
+#: shake slip limit in the wrist frame, m, when the study does not say
 DEFAULT_SHAKE_MAX_SLIP = LiftSettings.shake_max_slip
 
-#: table-top box thickness, m, when neither the rollout nor its study says: the default
-#: of ``replay.config.ReplayConfig.support_thickness`` (what the study simulates).
+#: table-top box thickness, m, when neither rollout nor study says (``ReplayConfig.support_thickness``'s default)
 DEFAULT_SUPPORT_THICKNESS = 0.05
 
-#: the floor under a table top: at z = 0 (GRAB's world ground; its tables are 0.75-1.2 m
-#: high), or this far below a support lower than that, m.
+#: the floor under a table top: z = 0 (GRAB's ground), or this far below a lower support, m
 FLOOR_DROP_M = 0.5
 
 
 @dataclass(frozen=True)
 class Support:
-    """What the object rests on, as the study simulated it (``replay.sim.scene.build_model``).
-
-    Attributes:
-        height: z of the top surface, m (world, Z up).
-        table_top_xy: ``(xmin, ymin, xmax, ymax)`` world extent of a table-top box, m,
-            or None for an infinite ground plane at ``height``.
-        thickness: box thickness below ``height``, m (study config ``support_thickness``).
-    """
+    """What the object rests on (``replay.sim.scene.build_model``): top ``height`` (world z, m), table-top box
+    ``table_top_xy`` ``(xmin, ymin, xmax, ymax)`` (m; None: a ground plane) and its ``thickness`` (m)."""
 
     height: float
     table_top_xy: tuple[float, float, float, float] | None = None
@@ -67,14 +52,8 @@ class Support:
 def parse_support(
     rollout: dict, where: Path | None, field_prefix: str = "", *, thickness: float | None = None
 ) -> Support:
-    """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support``,
-    either ``"plane"`` or ``{"table_top_xy": [xmin, ymin, xmax, ymax]}`` (written by
-    ``replay.protocol.rollout`` from ``replay.data.support.support_extent``). A missing ``support`` (studies
-    older than the table-top box) is a plane.
-
-    Raises:
-        DataError: non-numeric height or thickness, malformed or empty table extent.
-    """
+    """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support`` (``"plane"``, missing, or
+    ``{"table_top_xy": [xmin, ymin, xmax, ymax]}``). Raises DataError: bad height, thickness or extent."""
     try:
         height = float(rollout.get("support_height", 0.0))
         if not math.isfinite(height):
@@ -108,8 +87,7 @@ def parse_support(
 
 @lru_cache(maxsize=16)
 def _study_config(path: str) -> dict:
-    """``config`` of a study JSON in today's layout (:func:`replay.results.legacy_physics.legacy_config`; empty when
-    it has none or cannot be read)."""
+    """``config`` of a study JSON in today's layout (empty when it has none or cannot be read)."""
     try:
         doc = json.loads(Path(path).read_text())
         cfg = doc.get("config") if isinstance(doc, dict) else None
@@ -132,15 +110,8 @@ def _study_setting(source, part: str, key: str):
 
 @dataclass
 class SceneObject:
-    """An object to draw: its body name in the :class:`PoseTrack`, visual mesh, colour.
-
-    Attributes:
-        body: body name in the pose track (``"object"`` in study rollouts).
-        label: human-readable name (for the overlay).
-        mesh: visual surface mesh file (STL/OBJ/PLY, anything trimesh reads), in the
-            object frame, metres.
-        rgba: colour, 0-1.
-    """
+    """An object to draw: ``body`` in the :class:`PoseTrack`, overlay ``label``, visual ``mesh`` (any trimesh
+    format, object frame, m), ``rgba`` 0-1."""
 
     body: str
     label: str
@@ -154,17 +125,14 @@ class Clip:
 
     Attributes:
         track: saved body poses (hand bodies + ``object``).
-        contact_count: (F,) hand-object contacts per frame.
-        phase: (F,) phase code per frame (see :data:`PHASE_NAMES`).
+        contact_count, phase: (F,) hand-object contacts and phase code (:data:`PHASE_NAMES`) per frame.
         hand_mjcf: the manosim MJCF that was simulated.
-        objects: what to draw besides the hand (one object for a study rollout).
-        support_height: z of the support's top surface, m (``support.height``).
-        outcome: ``lifted`` / ``not_lifted`` / ``stuck`` / ``unstable`` (:mod:`replay.results.outcomes`).
-        title: first overlay line (object name, and the variant when it is the ablation).
-        meta: the rollout JSON entry (for provenance).
-        support: the simulated support (table-top box or plane), see :class:`Support`.
-        shake_max_slip: the study's ``shake_max_slip``, m (held through the shake: the object
-            moved less than this in the wrist frame).
+        objects: what to draw besides the hand.
+        support_height: z of the support's top surface, m.
+        outcome: one of :data:`replay.results.outcomes.OUTCOMES`.
+        title: first overlay line.
+        meta: the rollout JSON entry.
+        shake_max_slip: the study's shake slip limit in the wrist frame, m.
     """
 
     track: PoseTrack
@@ -185,14 +153,8 @@ class Clip:
 
 
 def load_study(study_path: str | Path) -> tuple[dict, Path]:
-    """Read a study JSON.
-
-    Returns:
-        (study dict, folder of the JSON file: the base of relative ``poses`` paths).
-
-    Raises:
-        DataError: file missing, not JSON, or without a ``rollouts`` list.
-    """
+    """(study dict, its folder: the base of relative ``poses`` paths). Raises DataError: missing, not JSON, or no
+    ``rollouts`` list."""
     path = Path(study_path)
     if not path.is_file():
         raise DataError(path, None, "study JSON not found; run scripts/run_study.py first")
@@ -206,8 +168,7 @@ def load_study(study_path: str | Path) -> tuple[dict, Path]:
 
 
 def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> Path:
-    """Resolve a path from a rollout entry: absolute, else relative to ``base``, else to
-    the current folder (study JSONs written with cwd-relative data paths)."""
+    """A rollout entry's path: absolute, else relative to ``base``, else to the current folder."""
     if not path_str:
         raise DataError(where, fld, f"missing ({what})")
     p = Path(str(path_str)).expanduser()
@@ -221,14 +182,8 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
 def expand_rollout(
     rollout: dict, study_dir: str | Path, source: str | Path | None = None, *, field_prefix: str = ""
 ) -> dict:
-    """The full rollout entry: a study JSON's ``rollouts`` item may be a summary that
-    points to its per-rollout JSON with ``"json"`` (relative to the study folder); its
-    fields are merged over the summary's. Entries that already hold ``poses`` are
-    returned as they are.
-
-    Raises:
-        DataError: the per-rollout JSON named by ``json`` is missing or unreadable.
-    """
+    """The full rollout entry: the per-rollout JSON named by ``"json"`` (relative to the study folder) merged over
+    the summary (an entry with ``poses`` as it is). Raises DataError: that JSON missing or unreadable."""
     if not isinstance(rollout, dict):
         raise DataError(source, field_prefix.rstrip(".") or "rollouts", "rollout entry is not a JSON object")
     if "poses" in rollout or not rollout.get("json"):
@@ -257,23 +212,17 @@ def load_clip(
     field_prefix: str = "",
     support_thickness: float | None = None,
 ) -> Clip:
-    """Load one rollout's saved poses and assets and check them against the contract.
+    """One rollout's saved poses and assets, checked against the contract.
 
     Args:
-        rollout: one entry of the study JSON's ``rollouts`` (or a per-rollout JSON).
-        study_dir: folder of the study JSON; ``poses`` is relative to it.
-        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run stored under
-            ``rollout["ablation"]``, which has its own ``poses`` and ``outcome``).
-        source: the JSON file, for error messages.
-        field_prefix: e.g. ``"rollouts[3]."`` so errors name the exact field.
-        support_thickness: table-top box thickness, m; default: the rollout's
-            ``support_thickness``, else ``config.support_thickness`` of the JSON file
-            ``source``, else :data:`DEFAULT_SUPPORT_THICKNESS`.
+        rollout: a ``rollouts`` entry of the study JSON ``source`` (or a per-rollout JSON); ``poses`` relative to
+            ``study_dir``.
+        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run under ``rollout["ablation"]``).
+        field_prefix: e.g. ``"rollouts[3]."``, so errors name the field.
+        support_thickness: m; default the rollout's, else the study's, else :data:`DEFAULT_SUPPORT_THICKNESS`.
 
     Raises:
-        DataError: no saved poses (``poses`` missing or file absent), malformed npz
-            (missing key, wrong shape, non-finite, non-increasing time), missing
-            hand MJCF or object visual mesh, unknown outcome.
+        DataError: no saved poses, a malformed npz, a missing hand MJCF or mesh, an unknown outcome.
     """
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
@@ -321,12 +270,7 @@ def load_clip(
 
 
 def _clip_support(rollout: dict, where: Path, field_prefix: str, thickness: float | None, source) -> Support:
-    """The rollout's :class:`Support`; its thickness ``thickness``, else the rollout's
-    ``support_thickness``, else ``config.support_thickness`` of the study JSON ``source``.
-
-    Raises:
-        DataError: see :func:`parse_support`.
-    """
+    """The rollout's :class:`Support`; thickness ``thickness``, else the rollout's, else the study's."""
     th = thickness
     if th is None:
         th = rollout.get("support_thickness")
@@ -336,13 +280,8 @@ def _clip_support(rollout: dict, where: Path, field_prefix: str, thickness: floa
 
 
 def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) -> tuple[dict, str]:
-    """(the entry of ``variant``: the rollout, or its ablation's fields over it; the field
-    prefix of that entry for error messages).
-
-    Raises:
-        DataError: ``ablation`` asked for and the rollout has none.
-        ValueError: an unknown variant.
-    """
+    """(the entry of ``variant``: the rollout, or its ablation's fields over it; its field prefix). Raises
+    DataError: no ablation run; ValueError: an unknown variant."""
     if variant == "ablation":
         abl = rollout.get("ablation")
         if not isinstance(abl, dict):
@@ -353,23 +292,16 @@ def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) 
     return rollout, field_prefix
 
 
-#: body name of the recorded object (the ghost) in the pose track and the render model.
+#: body name of the recorded object (the ghost) in the pose track and the render model
 GHOST_BODY = "recorded_object"
 
 
 def add_recorded_ghost(
     track: PoseTrack, poses_path: Path, mesh: Path, *, name: str
 ) -> tuple[PoseTrack, SceneObject | None]:
-    """The recorded object pose as an extra body of ``track`` and its translucent object.
-
-    Reads ``recorded_object_pos`` (F, 3) world m and ``recorded_object_quat`` (F, 4) xyzw
-    from the rollout's npz (written by the recorded protocol, :mod:`replay.protocol.recorded_protocol`);
-    a lift rollout has neither: ``(track, None)``. The track may have been cut short
-    (unstable rollout): the first ``len(track.time)`` frames are used.
-
-    Raises:
-        DataError: the arrays exist but have the wrong shape or non-finite values.
-    """
+    """The recorded object pose (the npz's ``recorded_object_pos`` (F, 3) world m, ``recorded_object_quat`` (F, 4)
+    xyzw; first ``len(track.time)`` frames) as an extra body of ``track`` and its translucent object; ``(track,
+    None)`` without them (a lift rollout). Raises DataError: wrong shape or non-finite."""
     with np.load(poses_path, allow_pickle=False) as z:
         if "recorded_object_pos" not in z.files or "recorded_object_quat" not in z.files:
             return track, None

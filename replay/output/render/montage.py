@@ -31,22 +31,15 @@ from replay.output.render.video import (
 )
 from replay.protocol.protocols.base import protocol_named
 
-#: largest montage canvas chosen automatically, (W, H) px (1080p) ...
+#: largest montage canvas chosen automatically, (W, H) px, below :data:`MONTAGE_LARGE_FROM` tiles
 MONTAGE_MAX_CANVAS = (1920, 1080)
-#: ... up to this many tiles (GRAB's 38 replayed recordings: 7 x 6 tiles of 240 x 180); more
-#: would shrink a tile below that, so the canvas grows to :data:`MONTAGE_LARGE_CANVAS`
 MONTAGE_LARGE_FROM = 39
-#: the canvas for more tiles (1440p: 48 tiles are 8 x 6 of 320 x 240)
+#: the canvas from :data:`MONTAGE_LARGE_FROM` tiles, px
 MONTAGE_LARGE_CANVAS = (2560, 1440)
-#: the narrowest tile a person can read, px: its caption's text is 13 px (tile height / 18,
-#: :func:`replay.output.render.overlay.caption_band`) and the object a few dozen px, measured on a frame
-#: looked at; 240 x 180 tiles (38 on 1080p) showed objects of about 15 px (issue 49)
+#: the narrowest tile a person can read, px (issue 49)
 MONTAGE_MIN_READABLE_W = 320
-#: default cap on tiles in one montage: as many 4:3 tiles at least :data:`MONTAGE_MIN_READABLE_W` wide as
-#: fit :data:`MONTAGE_MAX_CANVAS` with the rule's header above them (1920 // 320 = 6 columns, 4 rows of 240
-#: px = 960 px + the header <= 1080: 24 tiles); a study with more is shown by a selection in which every
-#: verdict (else outcome class) is represented (:mod:`replay.output.render.montage_pick`; 300 tiles of 96 x 72 took
-#: 5.4 min and were unreadable, issue 41)
+#: default cap on tiles: as many 4:3 tiles :data:`MONTAGE_MIN_READABLE_W` wide as fit :data:`MONTAGE_MAX_CANVAS`
+#: with the rule's header; more rollouts are shown by a selection (:mod:`replay.output.render.montage_pick`)
 MONTAGE_MAX_CLIPS = (MONTAGE_MAX_CANVAS[0] // MONTAGE_MIN_READABLE_W) * (
     MONTAGE_MAX_CANVAS[1] // (MONTAGE_MIN_READABLE_W * 3 // 4)
 )
@@ -60,17 +53,9 @@ READABLE_RULE = (
 def montage_layout(
     n: int, cols: int | None = None, tile: tuple[int, int] | None = None
 ) -> tuple[int, int, tuple[int, int]]:
-    """Grid and tile size for ``n`` clips.
-
-    Default columns: 3 up to 6 clips (a 3 x 2 grid, as in manosim's README montage), else
-    ``round(sqrt(4 n / 3))`` (a roughly 16:9 grid of 4:3 tiles). Default tile: the
-    largest even 4:3 tile, at most 640 x 480, that fits the grid in
-    :data:`MONTAGE_MAX_CANVAS` (30 clips: 6 x 5 tiles of 288 x 216), or in
-    :data:`MONTAGE_LARGE_CANVAS` from :data:`MONTAGE_LARGE_FROM` clips (48: 8 x 6 of 320 x 240).
-
-    Returns:
-        (cols, rows, (tile_w, tile_h)).
-    """
+    """(cols, rows, (tile_w, tile_h) px) for ``n`` clips. Default columns: 3 up to 6 clips, else
+    ``round(sqrt(4 n / 3))`` (about 16:9 of 4:3 tiles); default tile: the largest even 4:3 tile, at most 640 x 480,
+    that fits the canvas. Raises ValueError: no clip, or a tile odd or under 16 px."""
     if n < 1:
         raise ValueError("montage needs at least one clip")
     if cols is None:
@@ -92,16 +77,8 @@ def montage_layout(
 def select_rollouts(
     study: dict, objects: Sequence[str] | None, source: Path, *, key: str = "rollouts"
 ) -> list[tuple[int, dict]]:
-    """Rollouts to show, in study order, optionally only those ``objects`` names: by object
-    (every rollout of it: ``mug`` is mug_lift, mug_pass_1, ...) or by sequence (``mug_pass_1``).
-
-    ``key``: the study's list to take them from: ``rollouts`` (lift protocol) or
-    ``recorded_rollouts`` (recorded protocol, drawn with the recorded-object ghost).
-
-    Raises:
-        UsageError: a name matches no rollout of the study (the closest names offered).
-        DataError: the study is empty.
-    """
+    """(index, rollout) of the study's list ``key`` in study order, only ``objects`` where given (an object name
+    takes all its rollouts, a sequence name one). Raises UsageError: a name matches none; DataError: none at all."""
     rolls = list(enumerate(study.get(key) or []))
     base = Path(source).parent
     rolls = [(i, expand_rollout(r, base, source, field_prefix=f"{key}[{i}].")) for i, r in rolls]
@@ -130,8 +107,7 @@ def select_rollouts(
 
 
 def montage_record_path(out_path: str | Path) -> Path:
-    """The JSON written beside a montage (``montage.mp4`` -> ``montage.mp4.json``): what it
-    shows (study, rollouts, variant, layout) and the key of its inputs."""
+    """The JSON beside a montage (``montage.mp4.json``): what it shows and the key of its inputs."""
     out = Path(out_path)
     return out.with_name(out.name + ".json")
 
@@ -139,10 +115,8 @@ def montage_record_path(out_path: str | Path) -> Path:
 def _montage_key(
     chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str], params: dict
 ) -> str:
-    """SHA-256 over everything a montage is drawn from: each shown rollout's per-rollout
-    JSON and saved poses (by content), the render settings, and the source of this
-    package (a change to the renderer re-renders). A resumed study that rewrote only its summary
-    (wall time) leaves the key unchanged."""
+    """SHA-256 of what a montage is drawn from: each shown rollout's JSON and poses, the settings and this package's
+    source (not the study summary, which a resume rewrites)."""
     h = hashlib.sha256()
     h.update(json.dumps(params, sort_keys=True).encode())
     for src in sorted(Path(__file__).parent.glob("*.py")):
@@ -172,41 +146,26 @@ def render_montage(
     force: bool = False,
     protocol: str = "lift",
 ) -> RenderStats:
-    """Tile the study's clips, each with its overlay, into one H.264 mp4.
-
-    Every clip is rendered at tile size from its saved poses (see :func:`render_clip`
-    for the overlay), one GL context at a time, into a temporary frame store; the grid
-    is then composed frame by frame. Clips shorter than the longest hold their last
-    frame. All rollouts are checked (saved poses, meshes) before any rendering.
+    """Tile the study's clips, each with its overlay, into one H.264 mp4; every rollout is checked before any
+    rendering, and a clip shorter than the longest holds its last frame.
 
     Args:
-        study_path: the study JSON.
-        out_path: destination ``.mp4``.
-        cols: grid columns (default see :func:`montage_layout`).
-        objects: only these objects' rollouts, in study order (default all).
-        tile: (W, H) px per clip (default see :func:`montage_layout`).
+        cols, tile: grid columns and (W, H) px per clip (default :func:`montage_layout`).
+        objects: only these objects' or sequences' rollouts (:func:`select_rollouts`).
         fps: frame rate, Hz.
-        variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"``
-            (each rollout beside its ablation, pairs kept on one row).
-        max_clips: at most this many tiles (default :data:`MONTAGE_MAX_CLIPS`; None: all); more
-            rollouts: a selection with every verdict (:func:`~replay.output.render.montage_pick.pick_tiles`),
-            its rule drawn above the tiles and in the record (``rule``); the rest left out
-            (``RenderStats.left_out``, ``left_out_names``, the record's ``left_out_rollouts``).
-        progress: a progress bar over the tiles (stderr).
-        protocol: ``lift`` (the study's ``rollouts``) or ``recorded`` (its
-            ``recorded_rollouts``, each with the recorded object as a translucent ghost).
-        force: render even when the montage is up to date. Otherwise, when ``out_path``
-            exists and its record (:func:`montage_record_path`) holds the same input key
-            (:func:`_montage_key`: same rollouts, poses, settings and renderer), it is kept
-            and nothing is rendered (``RenderStats.skipped``).
+        variant: ``"main"``, ``"ablation"`` (the contact-ablation re-runs) or ``"both"`` (pairs on one row).
+        max_clips: at most this many tiles (None: all); more rollouts: :func:`~.montage_pick.pick_tiles`' selection,
+            its rule drawn above the tiles, the rest in ``RenderStats.left_out_names``.
+        protocol: the protocol whose rows are drawn (recorded: with the recorded object as a ghost).
+        force: render even when ``out_path``'s record (:func:`montage_record_path`) has the same input key
+            (otherwise kept: ``RenderStats.skipped``).
 
     Returns:
-        :class:`RenderStats` of the montage (``ms_per_frame`` = mean per-tile render time).
+        :class:`RenderStats` (``ms_per_frame``: mean per-tile render time).
 
     Raises:
-        DataError: bad study JSON, a rollout without saved poses or assets, unknown object.
-        OutputError: ``out_path`` cannot be written.
-        ValueError: unknown ``variant``.
+        DataError: bad study JSON, a rollout without poses or assets; UsageError: an unknown object; OutputError:
+        ``out_path`` unwritable; ValueError: unknown ``variant``.
     """
     t_start = _time.perf_counter()
     out = prepare_output(out_path)
@@ -260,9 +219,8 @@ def _render(
     progress: bool,
     t_start: float,
 ) -> RenderStats:
-    """Render the tiles of ``chosen`` (checked first), compose and encode them to ``out`` (with the
-    selection's rule drawn above the tiles, also when every rollout has one), and write the montage's
-    record (:func:`montage_record_path`) with the input ``key``; ``selection``: (names left out, rule)."""
+    """Render, compose and encode the tiles of ``chosen`` to ``out`` under the rule's header, and write its record
+    with the input ``key``; ``selection``: (names left out, rule)."""
     left_out, rule = selection
     variants = ("main", "ablation") if variant == "both" else (variant,)
     if variant == "both" and cols is None:  # keep each pair on one row
@@ -328,10 +286,8 @@ def _choose(
     max_clips: int | None,
     key: str = "rollouts",
 ) -> tuple[list[tuple[int, dict]], list[str], str]:
-    """The rollouts a montage shows (see :func:`select_rollouts`), only those with an
-    ablation run when one is drawn, at most ``max_clips`` tiles (None: all) chosen by
-    :func:`replay.output.render.montage_pick.pick_tiles`; the names of those left out (a study
-    is shown in part rather than failed; the caller says which) and the selection's rule."""
+    """(the rollouts a montage shows: those with an ablation run where one is drawn, at most ``max_clips`` tiles by
+    :func:`~.montage_pick.pick_tiles`; the names left out; the selection's rule)."""
     chosen = select_rollouts(study, objects, study_path, key=key)
     if "ablation" in variants:
         chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
@@ -358,9 +314,8 @@ def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
 def _load_clips(
     chosen: list[tuple[int, dict]], variants: Sequence[str], study_dir: Path, study_path: Path, thickness: float | None
 ) -> list[Clip | str]:
-    """Every tile's :class:`Clip`, checked (poses and meshes) before any rendering. An
-    unstable rollout without a single finite frame becomes a labelled placeholder (its
-    title, a str): a tile, not a failed montage; any other bad input raises DataError."""
+    """Every tile's :class:`Clip`, checked with its meshes; an unstable rollout with no finite frame becomes its
+    title (a placeholder tile). Raises DataError: any other bad input."""
     clips: list[Clip | str] = []
     for i, r in chosen:
         for v in variants:
@@ -390,8 +345,7 @@ def _load_clips(
 
 
 def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: dict) -> np.ndarray:
-    """One tile's frames, (n, th, tw, 3) uint8, in a memory map at ``store_path`` (a
-    one-frame placeholder for a str clip)."""
+    """One tile's frames, (n, th, tw, 3) uint8, memory-mapped at ``store_path`` (one frame for a placeholder)."""
     tw, th = tile
     if isinstance(clip, str):
         blank = np.full((1, th, tw, 3), 40, dtype=np.uint8)
@@ -429,9 +383,8 @@ def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps:
 
 
 def _compose(stores: list[np.ndarray], cols: int, rows: int, tile: tuple[int, int], header: np.ndarray | None = None):
-    """Yield the montage frames, (hh + rows*th, cols*tw, 3) uint8 (``header``, (hh, cols*tw, 3),
-    above the tiles where given): tile k at row k // cols, column k % cols; a clip shorter than
-    the longest holds its last frame."""
+    """Montage frames, (hh + rows*th, cols*tw, 3) uint8, ``header`` (hh, cols*tw, 3) above the tiles; a short clip
+    holds its last frame."""
     tw, th = tile
     top = 0 if header is None else header.shape[0]
     canvas = np.full((top + rows * th, cols * tw, 3), 24, dtype=np.uint8)

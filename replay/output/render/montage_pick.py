@@ -1,14 +1,7 @@
-"""Which rollouts a montage shows when a study has more than it can tile: a bounded selection in
-which every verdict is represented, and the rule said in words (drawn on the montage,
-kept in its record, quoted by the report).
-
-The rule (:func:`pick_tiles`): every class (the recording's verdict, holds / uncertain / fails,
-:mod:`replay.protocol.verdict`; in a study without verdicts the outcome as a reader is told it,
-:func:`replay.protocol.diagnosis.display_outcome`: lifted, not lifted, unstable, stuck) gets one
-tile, the rest are shared in proportion to the classes' counts (largest remainder); within a class
-the recordings are taken one object at a time in turn (each object's first recording in study
-order, then each one's second, ...), so a class of 1,000 mugs and a few others does not show only
-mugs; the tiles are grouped by class, in study order within it.
+"""Which rollouts a montage shows when a study has more than it can tile, and the rule in words (drawn on the
+montage, kept in its record): every class (the verdict; without verdicts the displayed outcome) gets one tile, the
+rest shared by the classes' counts (largest remainder); within a class one object at a time in turn, so a class of
+1,000 mugs and a few others is not all mugs; grouped by class, in study order within it.
 """
 
 from __future__ import annotations
@@ -64,15 +57,8 @@ def _by_object_in_turn(items: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
 
 
 def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[list[tuple[int, dict]], str]:
-    """The rollouts a montage shows (module doc) and the rule in words.
-
-    Args:
-        rolls: ``(index in the study, rollout)`` in study order.
-        max_tiles: at most this many (None: all).
-
-    Returns:
-        (the chosen, grouped by class; the rule as one sentence with the counts).
-    """
+    """(the chosen of ``rolls`` ((index, rollout) in study order), at most ``max_tiles`` (None: all), grouped by
+    class; the rule as one sentence with the counts)."""
     n = len(rolls)
     if max_tiles is None or n <= max_tiles:
         return list(rolls), f"every recording ({n})"

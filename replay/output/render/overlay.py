@@ -31,15 +31,7 @@ def _font(px: int):
 
 
 def draw_overlay(img: np.ndarray, lines: Sequence[tuple[str, tuple[int, int, int]]]) -> np.ndarray:
-    """Draw text lines in a translucent box at the top-left of an RGB frame.
-
-    Args:
-        img: (H, W, 3) uint8 frame (modified copy returned).
-        lines: (text, rgb 0-255) per line.
-
-    Returns:
-        (H, W, 3) uint8 frame with the overlay.
-    """
+    """A copy of the (H, W, 3) uint8 frame with ``lines`` ((text, rgb 0-255) each) in a dark box at its top left."""
     h, w = img.shape[:2]
     px = max(10, int(round(h / 24)))
     font = _font(px)
@@ -68,19 +60,9 @@ def caption_band(
     height: int | None = None,
     own_rows: int = 1,
 ) -> np.ndarray:
-    """A montage tile's caption, drawn in a dark band above its picture (never over the hands):
-    the first ``own_rows`` lines a row each (the title; the verdict where :func:`clip_overlay` gives one), the
-    status lines after them side by side, and the last line (contacts and time, :func:`clip_overlay`).
-
-    Args:
-        lines: (text, rgb 0-255) per line, as :func:`clip_overlay` gives them.
-        width: the tile's width, px; ``tile_h``: its height, px (the text is ``tile_h / 18`` px,
-            at least 10: 13 px on a 320 x 240 tile, measured readable on a frame looked at).
-        height: the band's height, px (default: ``own_rows`` + 2 rows of that text, even).
-
-    Returns:
-        (height, width, 3) uint8.
-    """
+    """A montage tile's caption band above its picture, (height, width, 3) uint8: :func:`clip_overlay`'s ``lines``,
+    the first ``own_rows`` a row each, the status lines side by side, then the last line; text ``tile_h / 18`` px
+    (at least 10); ``height`` px default ``own_rows`` + 2 rows, even."""
     px = max(10, int(round(tile_h / 18)))
     font = _font(px)
     pad, gap = max(3, px // 3), max(1, px // 5)
@@ -104,8 +86,7 @@ def caption_band(
 
 
 def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
-    """A montage's header: ``rule`` (its selection, :mod:`replay.output.render.montage_pick`)
-    wrapped to ``width`` px in ``px`` px text on a dark band; (h, width, 3) uint8, h even."""
+    """A montage's header, (h, width, 3) uint8, h even: ``rule`` wrapped to ``width`` px in ``px`` px text."""
     font = _font(px)
     words, rows, cur = rule.split(), [], ""
     for w in words:
@@ -126,17 +107,15 @@ def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
 
 
 def verdict_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
-    """The recording's verdict (its study row's, :func:`replay.protocol.verdict.tile_text`) in its colour; None
-    where the row has none (an older study, the contact ablation's tile)."""
+    """The study row's verdict (:func:`replay.protocol.verdict.tile_text`) in its colour; None without one or on
+    the contact ablation's tile."""
     v = Verdict.from_dict((clip.meta or {}).get("verdict"))
     return None if v is None or clip.title.endswith("(contact ablation)") else (tile_text(v), VERDICT_RGB[v.word])
 
 
 def video_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
-    """``video: the contact run, not lifted`` where the clip drawn (the one contact run) disagrees with the
-    recording's sampled verdict (:func:`replay.study.cross_checks.video_disagreement`, from the typed row), in the
-    colour of what it shows (ended in the hand: the lifted colour, else the not-lifted one); None where they agree or
-    where there is no verdict line (:func:`verdict_line`)."""
+    """``video: ...`` in the colour of what it shows where the run drawn disagrees with the sampled verdict
+    (:func:`replay.study.cross_checks.video_disagreement`); else None."""
     if verdict_line(clip) is None:
         return None
     row = StudyRow.from_dict(clip.meta or {})
@@ -150,12 +129,8 @@ def head_lines(clip: Clip) -> list[tuple[str, tuple[int, int, int]]]:
 
 
 def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Per-frame overlay lines for a study clip: title (object name, and the sequence where
-    it is not in the name, e.g. TACO ``20231104_010``); the recording's verdict where the study has one, and what the
-    video shows where it disagrees (:func:`head_lines`, the same on every frame: the verdict is over the samples,
-    the video one run); the status of the run drawn
-    (:func:`overlay_status`: the phase while it runs, each outcome from the frame it is decided on); contact
-    count and the time since the clip's first frame, on one line."""
+    """Per-frame overlay lines of a study clip: :func:`clip_title`, :func:`head_lines`, :func:`overlay_status`, and
+    the contact count and time since the first frame."""
     white = (245, 245, 245)
     head = head_lines(clip)
     status_of = overlay_status(clip, "run" if head else "result")
@@ -173,9 +148,8 @@ def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, 
 
 
 def clip_title(clip: Clip) -> str:
-    """The overlay title: the clip's title, plus the sequence unless it is just the object's
-    lift (GRAB ``mug_lift``): TACO and HUG-Bench sequences are dates and scene ids, and GRAB's
-    other intents (``mug_pass_1``) must not look like the lift of the same object."""
+    """The clip's title, plus the sequence unless it is the object's name or its lift (``mug_pass_1`` must not
+    look like ``mug_lift``)."""
     seq = str((clip.meta or {}).get("sequence") or "").split("/")[-1]
     name = clip.title.split(" (")[0]
     if not seq or seq in (name, f"{name}_lift"):
@@ -184,17 +158,9 @@ def clip_title(clip: Clip) -> str:
 
 
 def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tuple[str, tuple[int, int, int]]]]:
-    """Status lines for frame ``i`` that never say what has not happened yet, and say each
-    verdict from the frame it is decided on, with one phase label at most:
-
-    * until the end of the hold, where ``lifted`` is judged: the phase (``lift...``);
-    * then ``result: <outcome>`` (``said``: ``run`` where the verdict is drawn above) in its colour, in words
-      (``not lifted``; a rollout that ended
-      early, not lifted or unstable, shows it from its last frame);
-    * in the shake: ``shake test...`` under the result until the shake is decided
-      (:func:`shake_decided_frame`), then ``shake: held``, or ``result: shaken loose`` alone
-      (no green ``lifted`` line above a drop).
-    """
+    """Status lines of frame ``i``, each outcome from the frame it is decided on: the phase (``lift...``) until the
+    hold ends, then ``<said>: <outcome>``; in the shake ``shake test...`` until :func:`shake_decided_frame`, then
+    ``shake: held`` or ``<said>: shaken loose`` alone."""
     grey = (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
     result = f"{said}: {words(clip.outcome)}"
@@ -222,15 +188,9 @@ def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tup
 
 
 def shake_decided_frame(clip: Clip, max_slip_m: float | None = None) -> int:
-    """The frame from which the shake's verdict (``shake_held`` in the rollout JSON) is settled.
-
-    Held: the last frame (the object could still fall until the shake ends). Not held: the
-    first shake frame from which the object stays more than ``max_slip_m`` (default
-    :attr:`Clip.shake_max_slip`, the study's ``shake_max_slip``) from where it sat in the
-    hand (wrist body ``mano_body_0`` frame, poses xyzw) at the lift start to the end: it is out
-    of the hand for good there; the last frame when that never happens (it fell in the last
-    frame or stayed within the slip bound but below the support clearance).
-    """
+    """The frame from which the shake's verdict (``shake_held``) is settled: held, the last frame; not held, the
+    first shake frame from which the object stays more than ``max_slip_m`` (m, default :attr:`Clip.shake_max_slip`)
+    from where it sat in the wrist (``mano_body_0``) frame at the lift start, else the last."""
     ph = np.asarray(clip.phase)
     last = len(ph) - 1
     shake = np.flatnonzero(ph == int(Phase.SHAKE))

@@ -14,16 +14,8 @@ from replay.results.files import check_poses_version
 
 @dataclass
 class PoseTrack:
-    """World poses of named rigid bodies over time (what gets drawn).
-
-    Attributes:
-        time: (F,) s, strictly increasing.
-        body_names: B names, matching the render model's mocap bodies
-            (``mano_body_0..15`` for the hand, object names for objects).
-        body_pos: (F, B, 3) world position of each body frame, m, Z up.
-        body_quat: (F, B, 4) world orientation, **xyzw**.
-        source: file the poses came from (for error messages).
-    """
+    """World poses of named bodies over time: ``time`` (F,) s increasing; ``body_names`` (B, the render model's mocap
+    bodies); ``body_pos`` (F, B, 3) m, Z up; ``body_quat`` (F, B, 4) **xyzw**; ``source`` the file read."""
 
     time: np.ndarray
     body_names: list[str]
@@ -43,21 +35,9 @@ class PoseTrack:
 
 
 def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[PoseTrack, np.ndarray, np.ndarray]:
-    """Read and check one rollout's saved poses (study contract).
-
-    Args:
-        path: the ``.npz``.
-        truncate_nonfinite: cut the clip before the first frame with a non-finite or
-            non-unit pose instead of raising (for ``unstable`` rollouts, whose last
-            frames may have blown up).
-
-    Returns:
-        (PoseTrack, contact_count (F,) int, phase (F,) int).
-
-    Raises:
-        DataError: naming the npz and the key for any missing or malformed array, or
-            no usable frame.
-    """
+    """(PoseTrack, contact_count (F,) int, phase (F,) int) of one rollout's ``.npz``, checked; ``truncate_nonfinite``
+    cuts before the first non-finite or non-unit pose (an unstable rollout). Raises DataError: a missing or malformed
+    array, or no usable frame."""
     path = Path(path)
     try:
         z = np.load(path, allow_pickle=False)

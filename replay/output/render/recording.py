@@ -1,26 +1,9 @@
-"""Render a recording itself (no simulation): the recorded hand and every object.
-
-Used by ``scripts/render_scene.py`` when no study rollout exists for a sequence,
-and for HUG-Bench whole scenes (all objects at their scanned positions). Same
-renderer as :mod:`replay.output.render` (MuJoCo offscreen on EGL, H.264 mp4).
-
-The hand is the manosim hand posed by forward kinematics of the recording's
-canonical ``wrist_pos``/``wrist_quat``/``finger_quat`` (MuJoCo ``mj_kinematics``
-on the MJCF: slide joints ``wrist_tx/ty/tz``, ball ``wrist_rot``, balls
-``mano_joint_1..15``). When a recording has only landmarks (GRAB), those come from
-:func:`replay.kinematics.coords.complete_hand` (landmark IK); if that fails (or with ``hand="landmarks"``) the 21
-recorded landmarks are drawn as a
-skeleton of capsules instead of the manosim hand.
-
-Window: a recording is rendered around its ``grasp_frame`` only (GRAB/TACO: lift
-onset; HUG-Bench: the earliest grasp, after which its untracked objects would be
-wrong), see :func:`scene_window`.
-"""
+"""A recording drawn as the data has it, no simulation: the manosim hand posed by forward kinematics (or the
+recorded landmarks / MANO vertices) and every object, around ``grasp_frame`` (docs/architecture.md, rendering)."""
 
 from __future__ import annotations
 
 import logging
-import time as _time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,26 +24,21 @@ from replay.output.render.clip import (
 )
 from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, skeleton_decorator
 from replay.output.render.style import OBJECT_RGBA
-from replay.output.render.video import RenderStats, prepare_output, render_frames, write_mp4
+from replay.output.render.video import RenderStats, prepare_output, render_mp4
 from replay.protocol.protocols.base import protocol_named
 
 log = logging.getLogger(__name__)
 
-#: default window around ``grasp_frame``, seconds (before, after), for tracked objects
-#: (the approach and the lift) and for untracked ones (HUG-Bench: the approach up to
-#: just after the first grasp, since objects never move in the data).
+#: window around ``grasp_frame``, s (before, after): tracked objects; untracked ones (HUG-Bench, never move)
 WINDOW_TRACKED_S = (2.0, 3.0)
 WINDOW_UNTRACKED_S = (4.0, 0.5)
-#: the camera frames hand and objects from this long before the grasp to the window's end, s.
+#: the camera frames hand and objects from this long before the grasp to the window's end, s
 CAMERA_LEAD_S = 0.5
 
 
 def scene_window(rec: Recording, before_s: float | None = None, after_s: float | None = None) -> slice:
-    """Frames to render: ``[grasp - before_s, grasp + after_s]`` clipped to the recording.
-
-    Defaults: :data:`WINDOW_TRACKED_S` when the target object is tracked, else
-    :data:`WINDOW_UNTRACKED_S`.
-    """
+    """Frames ``[grasp - before_s, grasp + after_s]`` (s; default :data:`WINDOW_TRACKED_S` or
+    :data:`WINDOW_UNTRACKED_S`) clipped to the recording."""
     tracked = rec.target_object.tracked
     b, a = WINDOW_TRACKED_S if tracked else WINDOW_UNTRACKED_S
     b = b if before_s is None else before_s
@@ -76,20 +54,10 @@ def scene_window(rec: Recording, before_s: float | None = None, after_s: float |
 def hand_body_poses(
     mjcf: str | Path, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """World poses of every body of a manosim hand by MuJoCo forward kinematics.
+    """World poses of every body of a manosim hand by ``mj_kinematics``: (body names, (T, B, 3) m, (T, B, 4) xyzw).
 
-    Args:
-        mjcf: the manosim MJCF.
-        wrist_pos: (T, 3) world position of ``mano_body_0``, m.
-        wrist_quat: (T, 4) its world orientation, xyzw.
-        finger_quat: (T, 15, 4) ``mano_joint_1..15`` rotations relative to the MJCF
-            reference pose, xyzw.
-
-    Returns:
-        (body names, (T, B, 3) world positions m, (T, B, 4) world orientations xyzw).
-
-    Raises:
-        DataError: the MJCF lacks the manosim joints.
+    ``wrist_pos`` (T, 3) m and ``wrist_quat`` (T, 4) xyzw of ``mano_body_0``; ``finger_quat`` (T, 15, 4) xyzw
+    ``mano_joint_1..15`` relative to the MJCF reference pose. Raises DataError: not a manosim MJCF.
     """
     m = mujoco.MjModel.from_xml_path(str(mjcf))
     d = mujoco.MjData(m)
@@ -122,7 +90,7 @@ def hand_body_poses(
 
 
 def _fill_invalid(arr: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Hold the nearest earlier valid frame (the first valid one before it)."""
+    """Each invalid frame replaced by the nearest earlier valid one (the first valid one before it)."""
     if valid.all():
         return arr
     if not valid.any():
@@ -140,26 +108,12 @@ def recording_scene(
     *,
     hand_mjcf: str | Path | None = None,
 ) -> tuple[PoseTrack, list[SceneObject], str | None, np.ndarray | None, str]:
-    """Poses and objects to draw for a recording's window.
+    """(track, objects, hand MJCF or None, hand points or None, hand source text) of a recording's ``window``.
 
-    Args:
-        rec: canonical recording.
-        window: frames to use.
-        hand: ``"auto"`` (manosim hand from wrist/finger fields, filled by
-            :func:`replay.kinematics.coords.complete_hand` if needed; if that is unavailable or
-            fails, with a warning, the recorded landmarks as a skeleton, else the
-            recorded MANO vertices as points), ``"mano"`` (manosim hand, error if
-            impossible), ``"landmarks"`` (recorded points, never the manosim hand).
-        hand_mjcf: manosim MJCF (default: ``myhand`` capsule hand of the recording's side
-            under the ``manosim`` dataset folder).
-
-    Returns:
-        (track, objects, hand MJCF or None, hand points or None, hand source text). Hand
-        points are (W, 21, 3) landmarks, or (W, K, 3) MANO vertices (every
-        :data:`VERTEX_STRIDE`-th) when neither joint rotations nor landmarks exist.
-
-    Raises:
-        DataError: nothing to draw the hand from, or bad fields.
+    ``hand``: ``"auto"`` (the manosim hand, fitted by :func:`replay.kinematics.coords.complete_hand` if needed,
+    else with a warning the recorded points), ``"mano"`` (the manosim hand or an error), ``"landmarks"`` (the
+    recorded points). Hand points: (W, 21, 3) landmarks or (W, K, 3) MANO vertices (every :data:`VERTEX_STRIDE`-th),
+    m. ``hand_mjcf`` default: the ``myhand`` capsule hand of the recording's side. Raises DataError: no hand to draw.
     """
     sl = window
     valid = np.asarray(rec.valid[sl], bool)
@@ -199,14 +153,8 @@ def recording_scene(
 
 
 def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_mjcf):
-    """The manosim hand posed over the window: (MJCF or None, hand source text, why it could
-    not be fitted or "", (body names, (W, B, 3) positions m, (W, B, 4) xyzw) or None).
-    Invalid frames hold the last valid pose. With ``hand="auto"`` a failed landmark IK logs a warning
-    and returns no hand; with ``"mano"`` it raises.
-
-    Raises:
-        DataError: ``hand="mano"`` and the hand cannot be fitted.
-    """
+    """(MJCF or None, hand source text, why it was not fitted or "", :func:`hand_body_poses` or None) over the
+    window, invalid frames held. Raises DataError: ``hand="mano"`` and no fit (``"auto"`` logs a warning)."""
     r = rec
     fallback = ""
     if r.finger_quat is None or r.wrist_pos is None or r.wrist_quat is None:
@@ -233,11 +181,7 @@ def _manosim_hand(rec: Recording, sl: slice, valid: np.ndarray, hand: str, hand_
 
 
 def _hand_points(rec: Recording, sl: slice, valid: np.ndarray, fallback: str) -> tuple[np.ndarray, str]:
-    """(hand points (W, 21, 3) landmarks or (W, K, 3) MANO vertices, world m; their source).
-
-    Raises:
-        DataError: the recording has neither.
-    """
+    """(hand points (W, 21, 3) landmarks or (W, K, 3) MANO vertices, world m; their source). Raises DataError."""
     verts = rec.mano.vertices if rec.mano is not None else None
     if rec.landmarks is not None:
         return _fill_invalid(np.asarray(rec.landmarks[sl], float), valid), "recorded landmarks"
@@ -248,14 +192,13 @@ def _hand_points(rec: Recording, sl: slice, valid: np.ndarray, fallback: str) ->
 
 
 def _scene_objects(rec: Recording) -> list[SceneObject]:
-    """Every object of the recording as ``object_<j>``: the target in the first colour, the
-    rest in palette order."""
+    """Every object of the recording as ``object_<j>``: the target in the first colour, the rest in palette order."""
     objects = []
     others = 0
     for j, ob in enumerate(rec.objects):
         if j == rec.target:
             rgba = OBJECT_RGBA[0]
-        else:  # the rest in palette order
+        else:
             rgba = OBJECT_RGBA[1 + others % (len(OBJECT_RGBA) - 1)]
             others += 1
         objects.append(SceneObject(f"object_{j}", ob.name, Path(ob.asset.visual_mesh), rgba))
@@ -263,15 +206,8 @@ def _scene_objects(rec: Recording) -> list[SceneObject]:
 
 
 def recording_support(rec: Recording, thickness: float | None = None) -> Support:
-    """The support the study would simulate for ``rec``, to draw exactly as a rollout's:
-    GRAB's table as the table-top box of :func:`replay.data.support.support_extent` (extent of
-    the placed table mesh) at ``rec.support_height``, ``thickness`` m thick (default
-    :data:`replay.output.render.clip.DEFAULT_SUPPORT_THICKNESS`, the study default), over a floor;
-    without a table a plane at ``rec.support_height``.
-
-    Raises:
-        DataError: unreadable table mesh.
-    """
+    """The support a study would simulate for ``rec``: a table's :func:`replay.data.support.support_extent` box
+    (``thickness`` m, default the study's) at ``rec.support_height``, else a plane. Raises DataError: bad mesh."""
     table = rec.meta.get("table") if isinstance(rec.meta, dict) else None
     extent = None
     if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
@@ -298,24 +234,11 @@ def render_recording(
     hand: str = "auto",
     hand_mjcf: str | Path | None = None,
 ) -> RenderStats:
-    """Render a recording's own motion around its grasp to an H.264 mp4.
+    """A recording's own motion around its grasp as an H.264 mp4 (``size`` px, ``fps``; each output frame the
+    nearest recorded one), objects at their recorded poses, the support as :func:`recording_support`.
 
-    Objects are drawn at their recorded poses (HUG-Bench: all scene objects at their
-    scanned resting positions); the support as a rollout of the recording would
-    simulate and draw it (:func:`recording_support`: GRAB's table-top box over a
-    floor, otherwise a plane at ``rec.support_height``). Overlay:
-    dataset and sequence, "recorded motion", target object, hand source, time.
-
-    Args:
-        rec: canonical recording (:func:`replay.checks.load_recording`).
-        out_path: destination ``.mp4``.
-        size, fps: see :func:`replay.output.render.video.render_clip`; frames are the nearest
-            recorded frame to each output time (10 Hz HUG-Bench frames repeat).
-        window: frames to render (default :func:`scene_window`).
-        hand, hand_mjcf: see :func:`recording_scene`.
-
-    Raises:
-        DataError: bad recording fields, missing meshes; OutputError: unwritable output.
+    ``window`` default :func:`scene_window`; ``hand``, ``hand_mjcf``: :func:`recording_scene`. Raises DataError:
+    bad fields, missing meshes; OutputError: unwritable output.
     """
     out = prepare_output(out_path)
     sl = window if window is not None else scene_window(rec)
@@ -337,34 +260,22 @@ def render_recording(
     decorate = None
     if points is not None:
         decorate = skeleton_decorator(points) if points.shape[1] == 21 else points_decorator(points)
-    timing: dict = {}
-    t0 = _time.perf_counter()
-    frames = render_frames(
+    return render_mp4(
+        out,
         track,
         mjcf,
-        objects,
+        objects=objects,
         support_height=support,
         size=size,
         fps=fps,
         overlay=overlay,
         camera=camera,
-        timing=timing,
         decorate=decorate,
-    )
-    n = write_mp4(frames, out, fps)
-    return RenderStats(
-        out,
-        n,
-        (int(size[0]), int(size[1])),
-        _time.perf_counter() - t0,
-        1000.0 * timing.get("render_s", 0.0) / max(n, 1),
     )
 
 
 def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObject], support: Support, aspect: float):
-    """The fixed camera of a recording's video: :func:`frame_camera` from
-    :data:`CAMERA_LEAD_S` before the grasp to the end (the hand may enter from outside), on
-    the grasped object (GRAB/TACO) or every object (a HUG-Bench scene)."""
+    """The fixed camera of a recording's video, framed from :data:`CAMERA_LEAD_S` before the grasp to the end."""
     hand_bodies = [n for n in track.body_names if n.startswith(("mano_body_", "handpoint_"))]
     cam_objects = list(objects)
     if rec.target_object.tracked:  # GRAB/TACO: the grasped object; HUG scene: every object
@@ -381,8 +292,7 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
 
 
 def find_rollout(study: dict, dataset: str, sequence: str, *, protocol: str = "lift") -> tuple[int, dict] | None:
-    """The study rollout of (dataset, sequence) under ``protocol`` (its rows: the protocol's ``rows_field``,
-    ``rollouts`` for lift, ``recorded_rollouts`` for recorded), or None."""
+    """(index, row) of (dataset, sequence) in the study's rows of ``protocol``, or None."""
     rows = study.get(protocol_named(protocol).rows_field) or []
     for i, r in enumerate(rows):
         if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:

@@ -23,10 +23,8 @@ from replay.output.render.overlay import clip_overlay, draw_overlay
 
 @dataclass
 class RenderStats:
-    """What a render produced: ``frames`` written, ``size`` (W, H) px, wall time ``seconds``,
-    ``ms_per_frame`` (GL render + readback + overlay, excluding encoding) and, for a
-    montage, ``left_out`` rollouts beyond its clip limit (their names ``left_out_names``)
-    and ``skipped`` (True when an up-to-date montage was kept, see :func:`render_montage`)."""
+    """What a render produced: ``frames``, ``size`` (W, H) px, wall ``seconds``, ``ms_per_frame`` (render, readback
+    and overlay, not encoding); a montage's ``left_out`` rollouts and ``skipped`` (an up-to-date one kept)."""
 
     path: Path
     frames: int
@@ -39,10 +37,7 @@ class RenderStats:
 
 
 def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
-    """Indices of the saved frames nearest to a uniform ``fps`` timeline over ``time``.
-
-    For poses saved at exactly ``fps`` this is ``arange(F)``.
-    """
+    """Indices of the saved frames nearest to a uniform ``fps`` (Hz) timeline over ``time`` (s)."""
     if time.shape[0] == 1:
         return np.zeros(1, dtype=np.int64)
     n = int(round((time[-1] - time[0]) * fps)) + 1
@@ -54,17 +49,8 @@ def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
 
 
 def _check_gl() -> None:
-    """Make sure ``mujoco.Renderer`` will get a headless (EGL/OSMesa) GL context.
-
-    MuJoCo picks its GL backend from ``MUJOCO_GL`` when it is first imported. This
-    module sets ``MUJOCO_GL=egl`` on import, but if ``mujoco`` was imported earlier
-    without it (e.g. by Newton or a test helper) the backend is GLFW, which needs a
-    display. Without a display, switch MuJoCo's context class to EGL (the same class
-    ``MUJOCO_GL=egl`` would have chosen); raise if that cannot be done.
-
-    Raises:
-        RuntimeError: no display and no usable headless backend.
-    """
+    """Switch MuJoCo's GL context class to EGL when there is no display and ``mujoco`` was imported without
+    ``MUJOCO_GL=egl`` (GLFW needs a display). Raises RuntimeError: EGL cannot be loaded."""
     from mujoco.rendering.classic import gl_context as glc
 
     cur = getattr(glc, "GLContext", None)
@@ -95,26 +81,18 @@ def render_frames(
     timing: dict | None = None,
     decorate: Callable[[int, mujoco.MjvScene], None] | None = None,
 ) -> Iterator[np.ndarray]:
-    """Yield RGB frames of saved poses, resampled to ``fps`` (nearest saved frame).
+    """(H, W, 3) uint8 frames of saved poses at ``fps`` Hz (nearest saved frame).
 
     Args:
-        track: body poses; must contain every hand body of ``hand_mjcf`` and every
-            ``objects[i].body``.
+        track: body poses of every hand body of ``hand_mjcf`` and every ``objects[i].body``.
         hand_mjcf, objects, support_height, size: see :func:`build_render_model`.
-        fps: output frame rate, Hz.
-        overlay: maps a *saved* frame index to overlay lines, or None.
+        overlay: a *saved* frame index to overlay lines, or None.
         camera: fixed view, default :func:`frame_camera` over the whole track.
-        timing: if given, ``timing["render_s"]`` accumulates seconds spent rendering
-            (scene update + GL + readback + overlay) and ``timing["frames"]`` the count.
-        decorate: called as ``decorate(saved_frame_index, scene)`` after the scene is
-            updated, to add ``mjvGeom`` s (e.g. a landmark skeleton).
-
-    Yields:
-        (H, W, 3) uint8 frames, ``len(frame_indices(track.time, fps))`` of them.
+        timing: accumulates ``render_s`` (s) and ``frames`` where given.
+        decorate: ``decorate(saved_frame_index, scene)`` adds ``mjvGeom`` s after each scene update.
 
     Raises:
-        DataError: see :func:`build_render_model` and :func:`mocap_index`.
-        RuntimeError: no headless GL backend configured.
+        DataError: see :func:`build_render_model` and :func:`mocap_index`; RuntimeError: no headless GL.
     """
     _check_gl()
     w, h = int(size[0]), int(size[1])
@@ -162,12 +140,8 @@ def _default_camera(
 
 
 def prepare_output(out_path: str | Path) -> Path:
-    """Check that ``out_path`` can be written (creating its folder) before any rendering.
-
-    Raises:
-        OutputError: the folder cannot be created or written (an ancestor is a file,
-            or no permission), or the path is a folder.
-    """
+    """``out_path``, checked writable (its folder created) before any rendering. Raises OutputError: not an .mp4,
+    a folder, or its folder cannot be created or written."""
     out = Path(out_path)
     if out.suffix.lower() != ".mp4":
         raise OutputError(f"{out}: output must be an .mp4 file")
@@ -188,25 +162,8 @@ def prepare_output(out_path: str | Path) -> Path:
 
 
 def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 30.0) -> int:
-    """Encode RGB frames as H.264 (libx264, yuv420p) mp4, atomically.
-
-    Frames go to a temporary file in the destination folder, renamed over
-    ``out_path`` only when encoding finished; on any error the temporary file is
-    removed and ``out_path`` is untouched. The file gets the permissions a plain
-    ``open()`` would give (``0o666 & ~umask``), not ``mkstemp``'s 0600.
-
-    Args:
-        frames: (H, W, 3) uint8 frames, all the same size; W and H even (yuv420p).
-        out_path: destination ``.mp4``.
-        fps: frame rate, Hz.
-
-    Returns:
-        Number of frames written.
-
-    Raises:
-        OutputError: unwritable destination, or no frames.
-        ValueError: frames of odd or changing size.
-    """
+    """Encode (H, W, 3) uint8 frames (H, W even) as an H.264 yuv420p mp4 at ``fps`` Hz, atomically; the number
+    written. Raises OutputError: unwritable or no frames; ValueError: odd or changing size."""
     out = prepare_output(out_path)
     n, writer, shape = 0, None, None
     with atomic_path(out, suffix=".tmp.mp4") as tmp:
@@ -252,49 +209,32 @@ def render_clip(
     variant: str = "main",
     source: str | Path | None = None,
 ) -> RenderStats:
-    """Render one study rollout's saved poses to an H.264 mp4 with an overlay.
-
-    Overlay per frame (:func:`clip_overlay`): object name (or ``label``); the phase
-    name before the lift, then ``result: lifted`` / ``not lifted`` / ``unstable``
-    (coloured); hand-object contact count and phase; time since the clip's first
-    frame. Camera: :func:`clip_camera`. Support: the simulated table-top box over a
-    floor, or a plane (:class:`Support`; thickness from the study config at
-    ``source``).
-
-    Args:
-        rollout: one entry of ``study.json["rollouts"]`` (or a per-rollout JSON).
-        study_dir: folder of the study JSON (base of the relative ``poses`` path).
-        out_path: destination ``.mp4`` (folder created if needed).
-        size: (width, height) px, both even.
-        fps: output frame rate, Hz (saved poses are at 30 fps in the study contract).
-        label: replaces the first overlay line (default: object name).
-        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run).
-        source: study JSON path, for error messages.
-
-    Returns:
-        :class:`RenderStats` (frames, size, seconds, ms per frame).
-
-    Raises:
-        DataError: no saved poses, malformed poses, missing hand MJCF or object mesh.
-        OutputError: ``out_path`` cannot be written (checked before rendering).
-    """
+    """One study rollout's saved poses as an H.264 mp4 with :func:`clip_overlay` (``label`` replaces the title) and
+    :func:`clip_camera`; ``size`` (W, H) px even, ``fps`` Hz; ``rollout``, ``study_dir``, ``variant``, ``source``:
+    :func:`load_clip`. Raises DataError: see :func:`load_clip`; OutputError: ``out_path`` unwritable."""
     out = prepare_output(out_path)
     clip = load_clip(rollout, study_dir, variant=variant, source=source)
     if label:
         clip.title = label
-    timing: dict = {}
-    t0 = _time.perf_counter()
-    frames = render_frames(
+    return render_mp4(
+        out,
         clip.track,
         clip.hand_mjcf,
-        clip.objects,
+        objects=clip.objects,
         support_height=clip.support,
         size=size,
         fps=fps,
         overlay=clip_overlay(clip),
         camera=clip_camera(clip, size[0] / size[1]),
-        timing=timing,
     )
-    n = write_mp4(frames, out, fps)
+
+
+def render_mp4(
+    out: Path, track: PoseTrack, hand_mjcf, *, objects, size: tuple[int, int], fps: float, **kw
+) -> RenderStats:
+    """:func:`render_frames` (its keywords ``kw``) encoded to ``out`` by :func:`write_mp4`, timed."""
+    timing: dict = {}
+    t0 = _time.perf_counter()
+    n = write_mp4(render_frames(track, hand_mjcf, objects, size=size, fps=fps, timing=timing, **kw), out, fps)
     secs = _time.perf_counter() - t0
     return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
