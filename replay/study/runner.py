@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from replay.config import ReplayConfig
@@ -50,16 +51,7 @@ from replay.study.summary import study_csvs, study_record
 from replay.study.verdicts import lead_protocol
 
 
-def _plan_jobs(
-    st: _Setup,
-    protocols: list[str],
-    ablation_only: bool,
-    resume: bool,
-    keep_others: bool,
-    say,
-    run_protocols: list[str] | None = None,
-    subset_only: frozenset = frozenset(),
-) -> tuple[list[str], dict, list, dict]:
+def _plan_jobs(st: _Setup, protocols: list[str], say, run_protocols: list[str], new_protocols: frozenset):
     """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
     kept from the study at ``st.out`` ``{key: (reason, refused)}``; keys :class:`ResultKey`).
 
@@ -67,49 +59,41 @@ def _plan_jobs(
     reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
     resuming, unless its rollout is gone, of another config or protocol, or an input file it
     read has changed since (:func:`replay.study.inputs.inputs_changed`; ``say`` tells which). In a
-    merged ``--objects`` subset (``keep_others``) the named sequences run (with ``resume`` too,
+    merged ``--objects`` subset (``st.merge``) the named sequences run (with ``resume`` too,
     where the study holds others: resume applies to those), the other sequences are kept (run
     again only when their rollout is stale, or gone without the study having recorded why), and
     a protocol of the study not in ``run_protocols`` runs nowhere: its rollouts are kept as they
-    are on disk; a protocol new to the study (``subset_only``) runs for the subset only.
+    are on disk; a protocol new to the study (``new_protocols``) runs for the subset only.
     """
-    if ablation_only:
+    if st.ablation_only:
         return plan_ablation_only(st)
-    if (resume or keep_others) and (why := older_form(st.prior, st.config, st.chash)) is not None:
+    if (st.resume or st.merge) and (why := older_form(st.prior, st.config, st.chash)) is not None:
         say(why)
-    run_protocols = protocols if run_protocols is None else run_protocols
-    results: dict[ResultKey, dict] = {}
+    results: dict[ResultKey, RolloutRecord] = {}
     todo, carried = [], {}
-    rerun_named = keep_others and bool(set(st.seqs) - st.subset)  # a subset merged into a larger study
-    prior_failed = prior_failures(st.prior, st.chash, st.seqs, records=st.records) if keep_others else {}
-    units = [(p, None) for p in protocols] + [(v.protocol, v) for v in vd.extras(st.verdicts)]
-    for proto, verdict in units:
-        unit = proto if verdict is None else verdict.name  # an extra verdict pair runs (and is kept) as its own
-        chash = st.chash if verdict is None else st.verdict_cfgs[unit][1]
+    prior_failed = prior_failures(st.prior, st.chash, st.seqs, records=st.records) if st.merge else {}
+    for proto, verdict in [(p, None) for p in protocols] + [(v.protocol, v) for v in vd.extras(st.verdicts)]:
+        # an extra verdict pair runs (and is kept) as its own protocol, under its own config
+        unit, chash = (proto, st.chash) if verdict is None else (verdict.name, st.verdict_cfgs[verdict.name][1])
+        need_ablation = st.ablation and protocol_named(proto).ablation
+        on_disk = partial(done_rollout, st.rdir, chash=chash, need_ablation=need_ablation, records=st.records)
         for s in st.seqs:
             j = st.job(s, proto, verdict=verdict)
-            need_ablation = st.ablation and protocol_named(proto).ablation
-            if keep_others and unit not in run_protocols:  # the merged study's other protocol: kept as it is
-                if (
-                    doc := done_rollout(st.rdir, j, chash, need_ablation=need_ablation, records=st.records)
-                ) is not None:
+            other = st.merge and s not in st.subset  # the merged study's own sequence, not the subset's
+            if st.merge and unit not in run_protocols:  # the merged study's other protocol: kept as it is
+                if (doc := on_disk(j)) is not None:
                     results[j.key] = doc
                 continue
-            named = s in st.subset
-            if keep_others and not named and unit in subset_only:
+            if other and unit in new_protocols:
                 continue
-            keep = (resume and not (rerun_named and named)) or (keep_others and not named)
-            if (
-                keep
-                and (doc := done_rollout(st.rdir, j, chash, need_ablation=need_ablation, say=say, records=st.records))
-                is not None
-            ):
-                why = inputs_changed(doc.inputs, st.data_dir)
-                if why is None:
+            keep = other or (st.resume and not (st.merged and s in st.subset))
+            doc = on_disk(j, say=say) if keep else None
+            if doc is not None:
+                if (why := inputs_changed(doc.inputs, st.data_dir)) is None:
                     results[j.key] = doc
                     continue
                 say(f"resume: rerunning {j.key}: {why} since its rollout")
-            elif keep_others and not named and j.key in prior_failed:  # kept as the study has it
+            elif other and j.key in prior_failed:  # kept as the study has it
                 carried[j.key] = prior_failed[j.key]
                 continue
             todo.append(j)
@@ -186,27 +170,27 @@ def run_study(
         dataset,
         Path(out),
         config,
-        sequences,
-        objects,
-        data_dir,
-        ablation,
-        ablation_only,
-        verbose,
-        settings,
+        sequences=sequences,
+        objects=objects,
+        data_dir=data_dir,
+        ablation=ablation,
+        ablation_only=ablation_only,
+        resume=resume,
+        verbose=verbose,
+        settings=settings,
+        sampling=sampling,
     )
-    st.sampling = sampling
     st.verdicts, st.verdict_cfgs = vd.study_verdicts(
         None if ablation_only else verdicts,
         protocols,
         config,
-        prior=st.prior if objects and not ablation_only else None,
+        prior=st.prior if st.merge else None,
         chash=st.chash,
         dataset=dataset,
     )
     if ablation_only and not ablation:
         raise UsageError("--ablation-only", "cannot be combined with --no-ablation")
-    run = _StudyRun(st, protocols, bool(objects) and not ablation_only, ablation_only, resume, progress)
-    return run.execute(workers, executor, address)
+    return _StudyRun(st, protocols, progress).execute(workers, executor, address)
 
 
 def _check_protocols(protocols, ablation_only: bool) -> list[str]:
@@ -262,10 +246,13 @@ class _Setup:
     manosim_dir: Path
     data_dir: str | Path | None
     ablation: bool
+    ablation_only: bool
+    resume: bool
+    merge: bool  # an --objects subset merged into the study at out
     verbose: bool
-    settings: dict = field(default_factory=dict)  # {protocol: its own settings} (recorded max_s, refine's)
-    cfg_dict: dict = field(default_factory=dict)
-    sampling: SamplingSetup | None = None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
+    settings: dict  # {protocol: its own settings} (recorded max_s, refine's)
+    cfg_dict: dict
+    sampling: SamplingSetup | None  # the sampled verdict (replay.study.sampling_setup.check_sampling)
     records: StudyRecords | None = None  # the study's append-only records (replay.study.study_records)
     verdicts: list | None = None  # the VerdictPairs (replay.study.verdicts), None: not asked
     verdict_cfgs: dict = field(default_factory=dict)  # {extra pair: (config dict, config hash)}
@@ -274,6 +261,11 @@ class _Setup:
     def data_roots(self) -> list[Path]:
         """The data folders a refusal's paths are said relative to (:func:`replay.data.locate.data_roots`)."""
         return data_roots(self.data_dir)
+
+    @property
+    def merged(self) -> bool:
+        """A subset merged into a larger study (one holding other sequences too)."""
+        return self.merge and bool(set(self.seqs) - self.subset)
 
     def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
         """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
@@ -297,20 +289,9 @@ class _Setup:
         )
 
 
-def _setup(
-    dataset: str,
-    out: Path,
-    config: ReplayConfig,
-    sequences,
-    objects,
-    data_dir,
-    ablation: bool,
-    ablation_only: bool,
-    verbose: bool,
-    settings: dict,
-) -> _Setup:
+def _setup(dataset: str, out: Path, config: ReplayConfig, *, sequences, objects, data_dir, **flags) -> _Setup:
     """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
-    results folder (created) and the hand's folder.
+    results folder (created) and the hand's folder; ``flags``: the rest of :class:`_Setup`'s fields.
 
     Raises:
         DataError: unknown dataset, no sequences, the hand MJCF missing.
@@ -323,7 +304,8 @@ def _setup(
     chash = config_hash(config)
     prior = prior_study(out)
     subset = set(seqs)
-    if objects and not ablation_only:
+    merge = bool(objects) and not flags["ablation_only"]
+    if merge:
         seqs = subset_merge(out, prior, dataset, chash=chash, seqs=seqs, all_seqs=all_seqs)
     out_dir = out.parent.resolve()
     rdir = out_dir / f"{out.stem}_rollouts"
@@ -336,24 +318,22 @@ def _setup(
         ) from None
     manosim_dir = dataset_dir("manosim", data_dir)
     check_hand_assets(manosim_dir, config)  # fail fast if the hand is missing; each rollout names the MJCF of its side
-    cfg_dict = job_config(config)
     return _Setup(
-        dataset,
-        out,
-        config,
-        chash,
-        all_seqs,
-        seqs,
-        subset,
-        prior,
-        out_dir,
-        rdir,
-        manosim_dir,
-        data_dir,
-        ablation,
-        verbose,
-        settings,
-        cfg_dict,
+        dataset=dataset,
+        out=out,
+        config=config,
+        chash=chash,
+        all_seqs=all_seqs,
+        seqs=seqs,
+        subset=subset,
+        prior=prior,
+        out_dir=out_dir,
+        rdir=rdir,
+        manosim_dir=manosim_dir,
+        data_dir=data_dir,
+        merge=merge,
+        cfg_dict=job_config(config),
+        **flags,
     )
 
 
@@ -361,22 +341,20 @@ class _StudyRun:
     """One run of a study: the jobs planned (kept from disk or to run), the results as they
     come, a record appended for each, the study JSON remade at intervals, the console."""
 
-    def __init__(
-        self, st: _Setup, protocols: list[str], keep_others: bool, ablation_only: bool, resume: bool, progress: bool
-    ):
-        self.st, self.ablation_only = st, ablation_only
+    def __init__(self, st: _Setup, protocols: list[str], progress: bool):
+        self.st, self.ablation_only = st, st.ablation_only
         run_protocols = protocols + [v.name for v in vd.extras(st.verdicts)]  # an extra pair plans as a protocol
         new_protocols, prior = frozenset(), st.prior
-        if keep_others and prior is not None and prior.config_hash == st.chash:  # the merged study keeps its own
+        if st.merge and prior is not None and prior.config_hash == st.chash:  # the merged study keeps its own
             had = list(prior.protocols or [primary_protocol().name])
             protocols = list(dict.fromkeys([*had, *protocols]))
             kept = vd.extras(vd.VerdictPair.read(prior.verdicts))
             new_protocols = frozenset(run_protocols) - set(had) - {v.name for v in kept}
         self.protocols = protocols
-        st.records = StudyRecords(st.out, fresh=not (resume or keep_others or ablation_only))
+        st.records = StudyRecords(st.out, fresh=not (st.resume or st.merge or st.ablation_only))
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
         self.seqs, self.results, self.todo, carried = _plan_jobs(
-            st, protocols, ablation_only, resume, keep_others, self.con.say, run_protocols, new_protocols
+            st, protocols, self.con.say, run_protocols, new_protocols
         )
         self.failed: dict[ResultKey, str] = {k: why for k, (why, _) in carried.items()}
         self.refused: set[ResultKey] = {k for k, (_, refused) in carried.items() if refused}
@@ -388,16 +366,15 @@ class _StudyRun:
         running = {j.sequence for j in self.todo}
         self.con.start(
             [(j.sequence, sample_worlds(j)) for j in self.todo],
-            done=len(set(self.seqs) - running) if not ablation_only else 0,
+            done=len(set(self.seqs) - running) if not st.ablation_only else 0,
             lead=lead_protocol(protocols).name,
         )
         self.t0 = time.perf_counter()
         # an interrupted run's time carries over, and so does the study's under --ablation-only (the rerun
         # adds to it); a subset merged into a larger study starts its own
-        merged = keep_others and bool(set(st.seqs) - st.subset)
         self.prior_wall = (
             prior_wall(prior, st.dataset, st.chash, seqs=self.seqs, logged_s=st.records.wall_s(st.chash))
-            if (resume or ablation_only) and not merged
+            if (st.resume or st.ablation_only) and not st.merged
             else 0.0
         )
         self.carried = carried
