@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from replay.config import ReplayConfig
@@ -180,27 +181,25 @@ def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
         UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
     """
     lift = primary_protocol().name
-    if st.prior is None and not any((st.rdir / f"{ResultKey(s, lift).stem}.json").is_file() for s in st.subset):
+    key = partial(ResultKey, protocol=lift)
+    if st.prior is None and not any((st.rdir / f"{key(s).stem}.json").is_file() for s in st.subset):
         raise UsageError(
             "--ablation-only",
             f"no study at {st.out} to rerun the ablation of: run the study first "
             "(the same command without --ablation-only)",
         )
-    results: dict[ResultKey, dict] = {}
-    todo = []
     prior_failed = prior_failures(st.prior, st.chash, st.all_seqs, records=st.records)
-    rerun = {st.job(s, lift).key for s in st.subset}  # every other failure is kept: the verdict pairs' too
+    rerun = {key(s) for s in st.subset}  # every other failure is kept: the verdict pairs' too
     carried = {k: v for k, v in prior_failed.items() if k not in rerun}
     seqs = [
-        s
-        for s in st.all_seqs
-        if s in st.subset or (st.rdir / f"{ResultKey(s, lift).stem}.json").is_file() or st.job(s, lift).key in carried
+        s for s in st.all_seqs if s in st.subset or (st.rdir / f"{key(s).stem}.json").is_file() or key(s) in carried
     ]
-    for s in seqs:
-        j = st.job(s, lift, s in st.subset)
-        if s in st.subset:
-            todo.append(j)
-        elif (doc := done_rollout(st.rdir, j, st.chash, need_ablation=False)) is not None:
-            results[j.key] = doc
-    kept = [s for s in seqs if ResultKey(s, lift) in results or s in st.subset or st.job(s, lift).key in carried]
+    todo = [st.job(s, lift, abl_only=True) for s in seqs if s in st.subset]
+    results = {
+        key(s): doc
+        for s in seqs
+        if s not in st.subset
+        and (doc := done_rollout(st.rdir, st.job(s, lift), st.chash, need_ablation=False)) is not None
+    }
+    kept = [s for s in seqs if key(s) in results or s in st.subset or key(s) in carried]
     return kept, results, todo, carried
