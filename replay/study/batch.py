@@ -56,7 +56,7 @@ def run_batch(
     resume: Callable | None = None,
     isolate: tuple = (DataError,),
     label: str = "batch",
-    on_fail: Callable[[str, Exception], None] | None = None,
+    on_fail: Callable[[object, str], None] | None = None,
     workers: int = 1,
     executor: Callable | None = None,
     on_result: Callable | None = None,
@@ -73,7 +73,7 @@ def run_batch(
         resume: key -> a result written before, or None to run it.
         isolate: the exception types that fail one recording, not the batch.
         label: how messages name the batch.
-        on_fail: says a failure (default: ``  <key>: refused: <reason>`` on stderr).
+        on_fail: ``on_fail(key, reason)`` says a failure (default: ``  <key>: refused: <reason>`` on stderr).
         workers: > 1: :func:`replay.study.pool.run_jobs` (``run_one`` must pickle).
         executor: ``executor(keys, fn, handle)``, ``handle(key, status, value)`` called here as each ends
             (the study's pool or Ray).
@@ -122,10 +122,7 @@ def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str,
     if status != "ok":
         out.failed[name(key)] = value
         if on_result is None:
-            if on_fail is None:
-                console.err(printable(f"  {key}: refused: {value}"))
-            else:
-                on_fail(key, _Failure(value))
+            (on_fail or _say_refused)(key, value)
     else:
         if write is not None:
             write(key, value)
@@ -134,8 +131,8 @@ def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str,
         on_result(key, status, value)
 
 
-class _Failure(Exception):
-    """A recording's failure as its one-line reason (what ``on_fail`` receives)."""
+def _say_refused(key, reason: str) -> None:
+    console.err(printable(f"  {key}: refused: {reason}"))
 
 
 def _as_status(run_one: Callable, isolate: tuple, key) -> tuple[str, object]:

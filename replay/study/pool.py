@@ -64,13 +64,20 @@ def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 0.5) -> None:
             p.join(0.2)
 
 
+def _alarm(timeout_s: float | None) -> bool:
+    """Arm SIGALRM in ``timeout_s`` s (its default action ends the process: a hang becomes a death); False: not armed
+    (no limit, or no SIGALRM on this platform)."""
+    armed = timeout_s is not None and hasattr(signal, "alarm")
+    if armed:
+        signal.alarm(max(1, math.ceil(timeout_s)))
+    return armed
+
+
 def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
     """Worker entry: ``fn(job)`` with a marker file (its start time) present while it runs, under
-    an alarm of ``timeout_s`` (the default SIGALRM action ends the process: a hang becomes a death)."""
+    an alarm of ``timeout_s`` (:func:`_alarm`)."""
     Path(marker).write_text(repr(time.time()))
-    alarm = timeout_s is not None and hasattr(signal, "alarm")
-    if alarm:
-        signal.alarm(max(1, int(math.ceil(timeout_s))))
+    alarm = _alarm(timeout_s)
     try:
         return fn(job)
     finally:
@@ -84,8 +91,7 @@ def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
 
 def _alone_child(conn, fn: Callable, job, timeout_s: float | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C (it ends this process)
-    if timeout_s is not None and hasattr(signal, "alarm"):
-        signal.alarm(max(1, int(math.ceil(timeout_s))))
+    _alarm(timeout_s)
     try:
         conn.send(fn(job))
     finally:
