@@ -101,6 +101,7 @@ def plan_sweep(
     the wrist at the grasp frame), directions drawn from ``numpy.random.default_rng(seed)``.
     """
     E, M = grid["effort"], grid["mu"]
+    study_effort = None if study_effort is None else float(study_effort)
     variants, roles = [], []
     for ie, e in enumerate(E):
         for im, m in enumerate(M):
@@ -110,8 +111,7 @@ def plan_sweep(
         variants.append(_world(e, BUILT_MU, label=f"effort={e:.4g},mu=1"))
         roles.append(("effort_at_mu1", ie))
     for im, m in enumerate(M):
-        e = None if study_effort is None else float(study_effort)
-        variants.append(_world(e, m, label=f"study effort,mu={m:.4g}"))
+        variants.append(_world(study_effort, m, label=f"study effort,mu={m:.4g}"))
         roles.append(("mu_at_study_effort", im))
     rng = np.random.default_rng(seed)
     for k in range(perturb):
@@ -124,7 +124,7 @@ def plan_sweep(
         roles.append(("perturb", k))
     variants.append(Variant(ablation=True, label="ablation"))
     roles.append(("ablation",))
-    return SweepPlan(E, M, None if study_effort is None else float(study_effort), tuple(variants), tuple(roles))
+    return SweepPlan(E, M, study_effort, tuple(variants), tuple(roles))
 
 
 def summarize_sweep(sp: SweepPlan, worlds: list[RolloutRecord]) -> dict:

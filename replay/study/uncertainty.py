@@ -40,10 +40,6 @@ class Variable:
         """``{name, distribution, source}`` (the study's ``sampling.variables``)."""
         return {"name": self.name, "distribution": self.distribution, "source": self.source}
 
-    def fields(self, value, fields: dict) -> dict:
-        """``fields`` (a world's Variant fields) with this variable's ``value`` (its ``apply``)."""
-        return self.apply(self, value, fields)
-
     def keys(self, values: list) -> np.ndarray:
         """(n,) the numbers the driver reads of one value per sample."""
         if self.driver is not None:
@@ -83,6 +79,7 @@ class RowVariable:
     what: str
     driver: Callable | None = None
     kind: str | None = None
+    human_strength_only: bool = False  # drawn only where the fingers' strength is human
 
     @property
     def apply(self) -> Callable:
@@ -120,7 +117,9 @@ PHYSICS_VARIABLES = (
         "+ infill, a stated mass, or the asset's times object_mass_unstated_spread), inertia scaled with it",
         kind="object",
     ),
-    RowVariable("grip_force_n", "grip_force_n", "the fingers' maximal grip force together, N"),
+    RowVariable(
+        "grip_force_n", "grip_force_n", "the fingers' maximal grip force together, N", human_strength_only=True
+    ),
     RowVariable("pad_compression_mm", "pad_compression", "the finger pad compression depth, mm"),
 )
 
@@ -166,7 +165,7 @@ def physics_variables(cfg) -> tuple:
             continue
         if rv.row in over or not (row.spread or row.levels):
             continue
-        if rv.row == "grip_force_n" and finger_strength.profile(cfg) != "human":
+        if rv.human_strength_only and finger_strength.profile(cfg) != "human":
             continue
         out.append(_from_row(rv, row))
     return tuple(out)
@@ -202,7 +201,7 @@ def sample_fields(sample: dict, variables: tuple) -> dict:
     fields: dict = {}
     for v in variables:
         if v.name in sample:
-            fields = v.fields(sample[v.name], fields)
+            fields = v.apply(v, sample[v.name], fields)
     return fields
 
 
