@@ -47,7 +47,7 @@ from replay.study.sampling_setup import (
     study_discrimination,
 )
 from replay.study.study_records import StudyRecords, summary_due
-from replay.study.summary import study_csvs, study_record
+from replay.study.summary import Rollouts, study_csvs, study_record
 from replay.study.verdicts import lead_protocol
 
 
@@ -384,36 +384,22 @@ class _StudyRun:
         """Write the study JSON (and CSV) of the results so far; returns the study dict."""
         st = self.st
         this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
+        ro = Rollouts(self.seqs, self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
         rec = study_record(
             st.dataset,
             st.config,
             st.chash,
             ablation=st.ablation,
             manosim_dir=st.manosim_dir,
-            seqs=self.seqs,
             protocols=self.protocols,
-            results=self.results,
-            failed=self.failed,
-            wall_s=self.prior_wall + this_run,
-            rdir=st.rdir,
-            out_dir=st.out_dir,
+            ro=ro,
         )
         if st.sampling:  # the sampled verdict's settings and the study's discrimination table
             rec.sampling = sampling_record(st.sampling, st.config)
             rec.discrimination = study_discrimination(self.results, self.seqs)
         elif self.ablation_only and st.prior:  # the rerun leaves every contact run as it was: so its sampled verdict
             rec.sampling, rec.discrimination = st.prior.sampling, st.prior.discrimination
-        vd.record_verdicts(
-            rec,
-            st.verdicts,
-            st.prior if self.ablation_only else None,
-            results=self.results,
-            seqs=self.seqs,
-            failed=self.failed,
-            wall_s=self.prior_wall + this_run,
-            rdir=st.rdir,
-            out_dir=st.out_dir,
-        )
+        vd.record_verdicts(rec, st.verdicts, ro, prior=st.prior if self.ablation_only else None)
         add_cross_checks(rec)  # after the pairs: each row's verdict beside every other judgement of it
         rec.judge = study_judge(st.config, Sampling.from_dict(rec.sampling).condition_names())
         rec.counts["wall_s_this_run"] = this_run

@@ -5,6 +5,7 @@ how its rows read is its own (:mod:`replay.protocol.protocols`)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from replay.config import ReplayConfig
@@ -18,6 +19,24 @@ from replay.results.verdict_record import Verdict
 from replay.sim import physics
 from replay.study.batch import package_versions
 from replay.study.job import failed_recordings
+
+
+@dataclass(frozen=True)
+class Rollouts:
+    """A study's rollouts so far: ``results`` ``{key: RolloutRecord}``, ``failed`` ``{key: reason}`` (keys
+    :class:`~replay.protocol.protocols.ResultKey`), in ``seqs`` order; ``wall_s`` s; their files in ``rdir``, said
+    relative to ``out_dir``."""
+
+    seqs: list[str]
+    results: dict
+    failed: dict
+    wall_s: float
+    rdir: Path
+    out_dir: Path
+
+    def json_path(self, key: ResultKey) -> str:
+        """The rollout JSON of ``key``, relative to ``out_dir``."""
+        return os.path.relpath(self.rdir / f"{key.stem}.json", self.out_dir)
 
 
 def ran_protocols(protocols: list[str]) -> list[Protocol]:
@@ -39,14 +58,14 @@ def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dic
     return dict(top, protocol=ran[0].name, **per)
 
 
-def protocol_rows(proto: Protocol, recs: list[RolloutRecord], rdir: Path, *, out_dir: Path) -> list[dict]:
-    """The study's rows of ``proto``'s rollout records (its ``row``; ``json`` relative to ``out_dir``), each
+def protocol_rows(proto: Protocol, recs: list[RolloutRecord], ro: Rollouts) -> list[dict]:
+    """The study's rows of ``proto``'s rollout records (its ``row``; ``json``: :meth:`Rollouts.json_path`), each
     with its ``verdict`` where the protocol is judged on a lift (:func:`replay.protocol.verdict.verdict_of`) and its
     ``p_lift`` / ``p_lift_corrupted`` where it takes the sampled verdict and the rollout has one (the CSV keeps its
     own columns)."""
     rows = []
     for r in recs:
-        row = proto.row(r, os.path.relpath(rdir / f"{ResultKey(r.sequence, proto.name).stem}.json", out_dir))
+        row = proto.row(r, ro.json_path(ResultKey(r.sequence, proto.name)))
         if proto.judged_on_lift:
             row["verdict"] = verdict_of(r).to_dict()
         if proto.sampled and r.sampled.p_lift:
@@ -64,22 +83,15 @@ def study_record(
     *,
     ablation: bool,
     manosim_dir: Path,
-    seqs: list[str],
     protocols: list[str],
-    results: dict,
-    failed: dict,
-    wall_s: float,
-    rdir: Path,
-    out_dir: Path,
+    ro: Rollouts,
 ) -> StudyRecord:
-    """The study record of the rollouts done so far (``results``, ``failed``: keyed by
-    :class:`~replay.protocol.protocols.ResultKey`): each protocol's rows and counts in ``seqs`` order,
-    failures, config, versions and the inputs every rollout read; ``wall_s`` in s; paths relative to
-    ``out_dir``; the counts' failures are per recording (:func:`replay.study.job.failed_recordings`), ``failed``
-    keeps every key (as its text)."""
+    """The study record of the rollouts done so far (``ro``): each protocol's rows and counts in ``ro.seqs`` order,
+    failures, config, versions and the inputs every rollout read; the counts' failures are per recording
+    (:func:`replay.study.job.failed_recordings`), ``failed`` keeps every key (as its text)."""
     ran = ran_protocols(protocols)
-    docs = {p.name: [results[k] for s in seqs if (k := ResultKey(s, p.name)) in results] for p in ran}
-    counts = study_counts(protocols, docs, failed_recordings(failed), wall_s=wall_s)
+    docs = {p.name: [ro.results[k] for s in ro.seqs if (k := ResultKey(s, p.name)) in ro.results] for p in ran}
+    counts = study_counts(protocols, docs, failed_recordings(ro.failed), wall_s=ro.wall_s)
     rec = StudyRecord(
         dataset=dataset,
         hand={
@@ -92,14 +104,14 @@ def study_record(
         config_hash=chash,
         ablation=ablation,
         versions=package_versions(),
-        sequences=list(seqs),
+        sequences=list(ro.seqs),
         counts=counts,
-        failed={k.text: why for k, why in failed.items()},
+        failed={k.text: why for k, why in ro.failed.items()},
         inputs={k: v for p in ran for r in docs[p.name] for k, v in (r.inputs or {}).items()},
         protocols=list(protocols),
     )
     for p in ran:
-        rec.set_rows(p.rows_field, protocol_rows(p, docs[p.name], rdir, out_dir=out_dir))
+        rec.set_rows(p.rows_field, protocol_rows(p, docs[p.name], ro))
     return rec
 
 

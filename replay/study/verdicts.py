@@ -8,9 +8,7 @@ a single rollout and ablation per recording under :func:`verdict_config`, writte
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.errors import UsageError, did_you_mean
@@ -24,6 +22,7 @@ from replay.sim import physics
 from replay.sim.hand_assets import resolve_hand_variant
 from replay.study.job import config_hash, job_config
 from replay.study.resume import PriorStudy
+from replay.study.summary import Rollouts
 
 #: the pairs the report asks for where a study lacks one (lift and hug-oracle under the default judge's
 #: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
@@ -174,36 +173,15 @@ def study_verdicts(
     return pairs, {n: (job_config(c), config_hash(c)) for n, c in cfgs.items()}
 
 
-def record_verdicts(
-    rec,
-    verdicts: list[VerdictPair] | None,
-    prior: PriorStudy | None,
-    *,
-    results: dict,
-    seqs: list[str],
-    failed: dict,
-    wall_s: float,
-    rdir: Path,
-    out_dir: Path,
-) -> None:
+def record_verdicts(rec, verdicts: list[VerdictPair] | None, ro: Rollouts, *, prior: PriorStudy | None) -> None:
     """Put the pairs into the study record ``rec`` (its ``verdicts``, ``verdict_rollouts``, ``counts[name]``
     and the leading rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under
-    ``--ablation-only``, the study as it was, whose extra verdicts the rerun keeps as they are; ``results``,
-    ``failed``: keyed by :class:`~replay.protocol.protocols.ResultKey`."""
+    ``--ablation-only``, the study as it was, whose extra verdicts the rerun keeps as they are; ``ro``: the
+    rollouts so far."""
     if verdicts is not None:
         rec.verdicts = [v.to_dict() for v in verdicts]
         lead = lead_protocol(rec.protocols)
-        rec.verdict_rollouts = verdict_part(
-            results,
-            seqs,
-            verdicts,
-            lead=(lead, rec.rows_of(lead.rows_field)),
-            counts=rec.counts,
-            failed=failed,
-            wall_s=wall_s,
-            rdir=rdir,
-            out_dir=out_dir,
-        )
+        rec.verdict_rollouts = verdict_part(ro, verdicts, lead=(lead, rec.rows_of(lead.rows_field)), counts=rec.counts)
     elif prior and prior.verdicts:
         rec.verdicts, rec.verdict_rollouts = prior.verdicts, prior.verdict_rollouts
         kept = extras(VerdictPair.read(rec.verdicts))
@@ -224,32 +202,21 @@ def merged(prior: PriorStudy | None, verdicts: list[VerdictPair], chash: str) ->
     return verdicts + [v for v in extras(VerdictPair.read(prior.verdicts)) if v.name not in names]
 
 
-def verdict_part(
-    results: dict,
-    seqs: list[str],
-    verdicts: list[VerdictPair],
-    *,
-    lead: tuple,
-    counts: dict,
-    failed: dict,
-    wall_s: float,
-    rdir: Path,
-    out_dir: Path,
-) -> dict:
-    """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``seqs`` order), each extra's
+def verdict_part(ro: Rollouts, verdicts: list[VerdictPair], *, lead: tuple, counts: dict) -> dict:
+    """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``ro.seqs`` order), each extra's
     counts put into ``counts[name]``, and each row of ``lead`` (``(protocol, its rows)``: the rows study.csv
-    leads with) given a ``lifted_<name>`` per other pair (study.csv's columns), in place; ``wall_s`` in s."""
+    leads with) given a ``lifted_<name>`` per other pair (study.csv's columns), in place."""
     out: dict[str, list[dict]] = {}
     lifted: dict[str, dict[str, bool]] = {}
     for v in verdicts:
         proto = protocol_named(v.protocol)
-        docs = [results[k] for s in seqs if (k := v.key(s)) in results]
+        docs = [ro.results[k] for s in ro.seqs if (k := v.key(s)) in ro.results]
         lifted[v.name] = {d.sequence: bool(d.lifted) for d in docs}
         if v.main:
             continue
-        out[v.name] = [proto.row(d, os.path.relpath(rdir / f"{v.key(d.sequence).stem}.json", out_dir)) for d in docs]
-        mine = {k.sequence: why for k, why in failed.items() if v.key(k.sequence) == k}
-        counts[v.name] = proto.counts(docs, mine, wall_s)
+        out[v.name] = [proto.row(d, ro.json_path(v.key(d.sequence))) for d in docs]
+        mine = {k.sequence: why for k, why in ro.failed.items() if v.key(k.sequence) == k}
+        counts[v.name] = proto.counts(docs, mine, ro.wall_s)
     own = next((v.name for v in verdicts if v.main and protocol_named(v.protocol) is lead[0]), None)
     for row in lead[1]:
         seq = StudyRow.from_dict(row).sequence
