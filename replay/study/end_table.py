@@ -40,6 +40,11 @@ def _run_text(r: StudyRow) -> str:
     return f"{said} ({words(r.diagnosis)})" if r.diagnosis else said
 
 
+def _groups(c: Counts) -> dict[str, GroupCount]:
+    """``c``'s counts per intent group (:func:`replay.protocol.intent_counts.intent_groups`)."""
+    return {k: GroupCount.of(v) for k, v in intent_groups(c.by_intent or {}).items()}
+
+
 def _cut(text: str, n: int = REASON_CHARS) -> str:
     return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
@@ -95,7 +100,7 @@ def contact_run_lines(c: Counts, held: bool = True) -> list[str]:
     """The contact run's counts (a cross-check, one run per recording): per group, the diagnosis, the wrist, the
     ablation."""
     out = []
-    for k, g in ((k, GroupCount.of(v)) for k, v in intent_groups(c.by_intent or {}).items()):
+    for k, g in _groups(c).items():
         shake = f" (held through the shake {g.shake_held})" if held else ""
         out.append(
             f"contact run, {group_words(k, g.rollouts)}: lifted {g.lifted} of {g.rollouts}{shake}, not lifted "
@@ -183,10 +188,9 @@ def wall_line(c: Counts) -> str:
 def oracle_lines(study: StudyRecord, oc: Counts) -> list[str]:
     """The hug-oracle protocol's counts where it ran as one of the study's own protocols: per group lifted off the
     table, the ablation, the diagnosis, and a line per recording."""
-    groups = [
-        f"{group_words(k, g.rollouts)}: lifted {g.lifted} of {g.rollouts}"
-        for k, g in ((k, GroupCount.of(v)) for k, v in intent_groups(oc.by_intent or {}).items())
-    ] or [f"{oc.rollouts or 0} recordings: lifted {oc.lifted or 0}"]
+    groups = [f"{group_words(k, g.rollouts)}: lifted {g.lifted} of {g.rollouts}" for k, g in _groups(oc).items()] or [
+        f"{oc.rollouts or 0} recordings: lifted {oc.lifted or 0}"
+    ]
     out = [f"hug-oracle protocol, lifted (off the table), {g}" for g in groups]
     diag = ", ".join(f"{k} {v}" for k, v in (oc.diagnosis or {}).items() if v) or "none"
     out.append(
@@ -202,7 +206,7 @@ def oracle_lines(study: StudyRecord, oc: Counts) -> list[str]:
 
 def recorded_line(rc: Counts) -> str:
     """The recorded protocol's counts."""
-    per = {k: GroupCount.of(v) for k, v in intent_groups(rc.by_intent or {}).items()}
+    per = _groups(rc)
     split = f" ({', '.join(group_words(k, g.rollouts) for k, g in per.items())})" if len(per) > 1 else ""
     return (
         f"recorded protocol: {rc.rollouts or 0} recordings{split}: tracked {rc.tracked or 0}, lost {rc.lost or 0}, "
@@ -263,7 +267,7 @@ def pair_lines(study: StudyRecord, c: Counts) -> list[str]:
         pc = c.of(v.name)
         if v.main or pc is None:
             continue
-        groups = {k: GroupCount.of(g) for k, g in intent_groups(pc.by_intent or {}).items()}
+        groups = _groups(pc)
         lifts = groups.get(LIFTS)
         parts = [f"lifted {lifts.lifted}/{lifts.rollouts} lifts"] if lifts else []
         parts += [f"{group_words(g, n.rollouts)}: lifted {n.lifted}" for g, n in groups.items() if g != LIFTS]
