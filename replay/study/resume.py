@@ -156,7 +156,7 @@ def prior_failures(
         refused = set(Counts.from_dict(prior.counts).refused_keys or [])
         found = {str(k): (str(v), k in refused) for k, v in prior.failed.items()}
     if records is not None:
-        found.update(records.failures(chash))
+        found.update(records.failures())
     seqs = set(seqs)
     return {ResultKey.parse(k, seqs): v for k, v in found.items()}
 

@@ -351,7 +351,8 @@ class _StudyRun:
             kept = vd.extras(vd.VerdictPair.read(prior.verdicts))
             new_protocols = frozenset(run_protocols) - set(had) - {v.name for v in kept}
         self.protocols = protocols
-        st.records = StudyRecords(st.out, fresh=not (st.resume or st.merge or st.ablation_only))
+        fresh = not (st.resume or st.merge or st.ablation_only)
+        st.records = StudyRecords(st.out, fresh, chash=st.chash, rdir=st.rdir)
         self.con = StudyConsole(st.dataset, total=0, done=0, enabled=progress, verbose=st.verbose)
         self.seqs, self.results, self.todo, carried = _plan_jobs(
             st, protocols, self.con.say, run_protocols, new_protocols
@@ -373,7 +374,7 @@ class _StudyRun:
         # an interrupted run's time carries over, and so does the study's under --ablation-only (the rerun
         # adds to it); a subset merged into a larger study starts its own
         self.prior_wall = (
-            prior_wall(prior, st.dataset, st.chash, seqs=self.seqs, logged_s=st.records.wall_s(st.chash))
+            prior_wall(prior, st.dataset, st.chash, seqs=self.seqs, logged_s=st.records.wall_s())
             if (st.resume or st.ablation_only) and not st.merged
             else 0.0
         )
@@ -431,7 +432,7 @@ class _StudyRun:
                 self.refused.add(j.key)
         st = self.st
         wall = self.prior_wall + time.perf_counter() - self.t0
-        write_or_stop(lambda: st.records.append(j.key, status, value, rdir=st.rdir, chash=st.chash, wall_s=wall))
+        write_or_stop(lambda: st.records.append(j.key, status, value, wall_s=wall))
         self.con.result(j.key, status, value, worlds=sample_worlds(j))
         for line in pin_mismatch_lines(value.inputs or {}) if isinstance(value, RolloutRecord) else ():
             if line not in self.said:  # said once per file, however many protocols read it
@@ -454,9 +455,7 @@ class _StudyRun:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
         """
         st = self.st
-        write_or_stop(
-            lambda: st.records.seed(self.results, self.carried, st.rdir, chash=st.chash, wall_s=self.prior_wall)
-        )
+        write_or_stop(lambda: st.records.seed(self.results, self.carried, wall_s=self.prior_wall))
         self.summarize()
         self.con.intro(
             ablation_only=self.ablation_only,

@@ -53,14 +53,15 @@ class StudyRecords:
         out: the study JSON's path.
         fresh: a new study (no ``--resume``, no merged subset, no ``--ablation-only``): the
             records of an earlier study there are removed; else they are read and kept.
+        chash: the study's config hash (what its records are of). rdir: its rollouts' folder.
 
     Raises:
         OSError: the records file cannot be read, cut or removed.
         ResultsFormatError: a line before the last is damaged (:func:`replay.results.study_log.read_records`).
     """
 
-    def __init__(self, out: Path, fresh: bool):
-        self.path = records_path(out)
+    def __init__(self, out: Path, fresh: bool, *, chash: str, rdir: Path):
+        self.path, self.chash, self.rdir = records_path(out), chash, Path(rdir)
         self.out_dir = Path(out).parent.resolve()
         if fresh:
             self.path.unlink(missing_ok=True)
@@ -74,30 +75,29 @@ class StudyRecords:
         rec = self.latest.get(key.text)
         return rec is not None and rec.status != "ok"
 
-    def failures(self, chash: str) -> dict[str, tuple[str, bool]]:
-        """``{key: (reason, refused)}`` of the jobs whose latest record (of config ``chash``) is a failure."""
+    def failures(self) -> dict[str, tuple[str, bool]]:
+        """``{key: (reason, refused)}`` of the jobs whose latest record (of this config) is a failure."""
         return {
             k: (str(r.reason), r.status == "refused")
             for k, r in self.latest.items()
-            if r.status != "ok" and r.config_hash == chash
+            if r.status != "ok" and r.config_hash == self.chash
         }
 
-    def wall_s(self, chash: str) -> float:
-        """The study's wall time at its last record of config ``chash``, s (0 when none)."""
-        walls = [float(r.wall_s or 0.0) for r in self.latest.values() if r.config_hash == chash]
-        return max(walls, default=0.0)
+    def wall_s(self) -> float:
+        """The study's wall time at its last record of this config, s (0 when none)."""
+        return max((float(r.wall_s or 0.0) for r in self.latest.values() if r.config_hash == self.chash), default=0.0)
 
-    def seed(self, results: dict, carried: dict, rdir: Path, *, chash: str, wall_s: float) -> int:
+    def seed(self, results: dict, carried: dict, *, wall_s: float) -> int:
         """Append (in one write) a record for each kept result and carried failure whose latest
         record is not already that (an older study without records, or rollouts found on disk
         after a kill): the records then list the whole study. Returns the lines appended."""
         lines = [
-            (k, self._line(k, "ok", doc, Path(rdir), chash, wall_s))
+            (k, self._line(k, "ok", doc, wall_s))
             for k, doc in results.items()
             if self.latest.get(k.text, JobLine()).status != "ok"
         ]
         lines += [
-            (k, self._line(k, "refused" if refused else "error", why, Path(rdir), chash, wall_s))
+            (k, self._line(k, "refused" if refused else "error", why, wall_s))
             for k, (why, refused) in carried.items()
             if not self.failed_last(k)
         ]
@@ -106,24 +106,24 @@ class StudyRecords:
             self.latest.update({k.text: JobLine.from_dict(ln) for k, ln in lines})
         return len(lines)
 
-    def append(self, key: ResultKey, status: str, value, *, rdir: Path, chash: str, wall_s: float) -> None:
+    def append(self, key: ResultKey, status: str, value, *, wall_s: float) -> None:
         """One finished job's record (``value``: its rollout dict for ``ok``, else its one-line reason).
 
         Raises:
             OSError: the append failed (a full disk: the runner stops with one line).
         """
-        line = self._line(key, status, value, Path(rdir), chash, wall_s)
+        line = self._line(key, status, value, wall_s)
         append_record(self.path, [line])
         self.latest[key.text] = JobLine.from_dict(line)
 
-    def _line(self, key: ResultKey, status: str, value, rdir: Path, chash: str, wall_s: float) -> dict:
-        line = {"key": key.text, "status": status, "config_hash": chash, "wall_s": round(float(wall_s), 3)}
+    def _line(self, key: ResultKey, status: str, value, wall_s: float) -> dict:
+        line = {"key": key.text, "status": status, "config_hash": self.chash, "wall_s": round(float(wall_s), 3)}
         if status == "ok":  # value: the rollout record
             line.update(
                 sequence=key.sequence,
                 protocol=key.protocol,
                 job_s=value.timing.wall_s_total,
-                json=os.path.relpath(rdir / f"{key.stem}.json", self.out_dir),
+                json=os.path.relpath(self.rdir / f"{key.stem}.json", self.out_dir),
             )
         else:
             line["reason"] = str(value)
