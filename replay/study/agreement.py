@@ -200,10 +200,8 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
     for name, given in (("--labels", labels), ("--protocols", protocols)):
         if given is not None and len(given) != len(paths):
             raise UsageError(name, f"{len(given)} {name[2:]} for {len(paths)} studies")
-    sets = [
-        rollout_set(p, (protocols or [None] * len(paths))[k], (labels or [None] * len(paths))[k])
-        for k, p in enumerate(paths)
-    ]
+    none = [None] * len(paths)
+    sets = [rollout_set(*a) for a in zip(paths, protocols or none, labels or none)]
     if len({s.label for s in sets}) < len(sets):
         raise UsageError("--labels", "two sets have the same label: give --labels")
     common = sorted(set.intersection(*(set(s.rows) for s in sets)))
@@ -221,7 +219,7 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
         }
         for q in common
     ]
-    missing = {s.label: sorted(set(s.rows) - set(common)) for s in sets if set(s.rows) - set(common)}
+    missing = {s.label: sorted(extra) for s in sets if (extra := set(s.rows) - set(common))}
     return {
         "format": AGREEMENT_FORMAT,
         "common": len(common),
