@@ -289,7 +289,9 @@ class _Setup:
         )
 
 
-def _setup(dataset: str, out: Path, config: ReplayConfig, *, sequences, objects, data_dir, **flags) -> _Setup:
+def _setup(
+    dataset: str, out: Path, config: ReplayConfig, *, sequences, objects, data_dir, ablation_only: bool, **flags
+) -> _Setup:
     """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
     results folder (created) and the hand's folder; ``flags``: the rest of :class:`_Setup`'s fields.
 
@@ -304,7 +306,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, *, sequences, objects,
     chash = config_hash(config)
     prior = prior_study(out)
     subset = set(seqs)
-    merge = bool(objects) and not flags["ablation_only"]
+    merge = bool(objects) and not ablation_only
     if merge:
         seqs = subset_merge(out, prior, dataset, chash=chash, seqs=seqs, all_seqs=all_seqs)
     out_dir = out.parent.resolve()
@@ -331,6 +333,7 @@ def _setup(dataset: str, out: Path, config: ReplayConfig, *, sequences, objects,
         rdir=rdir,
         manosim_dir=manosim_dir,
         data_dir=data_dir,
+        ablation_only=ablation_only,
         merge=merge,
         cfg_dict=job_config(config),
         **flags,
