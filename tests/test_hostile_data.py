@@ -290,9 +290,9 @@ def test_pinned_only_on_the_projects_own_pin(tmp_path, mirror, monkeypatch, caps
     ``pinned: false, pin_mismatch: true`` in a rollout's inputs and for ``--verify``; the clean
     copy beside it is pinned."""
     from replay.commands.fetch_data import main
+    from replay.data.inputs import input_hashes, pin_mismatch_lines
     from replay.data.sources import pin_digests
     from replay.fileio import sha256_file
-    from replay.study.inputs import input_hashes, pin_mismatch_lines
 
     data = _grab_copy(tmp_path, mirror, objects=("cubesmall",))
     pkl = data / "grab" / "recordings" / "cubesmall_lift.pkl"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from replay.data.inputs import input_hashes
 from replay.data.locate import dataset_dir
 from replay.datasets import dataset as dataset_info
 from replay.results.files import write_rollout
 from replay.results.records import FORMAT_VERSION, RolloutRecord
-from replay.study.inputs import input_hashes
 from replay.study.job import Job
 from replay.study.ray_transfer import job_inputs, keep_outputs, run_staged, shared_inputs, stage_dir
 
@@ -81,7 +81,7 @@ def test_a_job_runs_from_carried_inputs_and_only_the_driver_writes_its_results(t
     job = _job(data, tmp_path / "out", "cubesmall")
     staging, shared = shared_inputs(job.dataset, job.data_dir, job.manosim_dir)
     assert not [k for k in shared if "/recordings/" in k]  # each recording travels with its own task
-    assert f"data/grab/objects/mug/mug.stl" in shared and f"data/manosim/{HAND}" in shared
+    assert "data/grab/objects/mug/mug.stl" in shared and f"data/manosim/{HAND}" in shared
     assert shared_inputs(job.dataset, job.data_dir, job.manosim_dir)[0] == staging  # same files, same token
     fetched = []
     monkeypatch.delenv("REPLAY_CACHE")  # on the node: no cache folder set, its staging folder's is used

@@ -18,10 +18,10 @@ import numpy as np
 import trimesh
 from scipy.spatial.transform import Rotation
 
+from replay.data.asset_memo import file_sha256
 from replay.data.cache import cache_dir
 from replay.data.mesh_io import load_mesh
 from replay.errors import DataError
-from replay.fileio import sha256_file
 from replay.kinematics.model import NUM_BODIES, HandKinematics
 from replay.kinematics.subject_hand import BASE_BODIES, BONE_LANDMARKS, TIP_BODIES, SubjectHand, measure_hand
 
@@ -94,7 +94,7 @@ def fitted_hand_dir(subject: SubjectHand, template: str | Path) -> Path:
     meshes = sorted((template / "meshes").glob("*.obj"))
     h = hashlib.sha256(json.dumps([FIT_VERSION, subject.side, subject.key_values()]).encode())
     for f in files + meshes:
-        h.update(f.name.encode() + sha256_file(f).encode())
+        h.update(f.name.encode() + file_sha256(f).encode())
     # named after the template's folder (mano_lhand-...): the side is read from it, as from manosim's own; absolute
     out = cache_dir("hands").resolve() / f"{template.name}-{h.hexdigest()[:24]}"
     if (out / "hand.json").is_file():

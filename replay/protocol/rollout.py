@@ -83,12 +83,12 @@ def build_replay_scene(
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
         plan.coords = plan.coords.copy()
         plan.coords[:, :3] += offset
+    extent = support_extent(rec)
     touch_coords = coords if plan.contact_coords is None else plan.contact_coords
     plan.touch = contact_agreement.recorded_bone_distances(rec, touch_coords, mjcf)
     obj = rec.target_object
     f0 = plan.start_frame
     grasp_coords = plan.coords[plan.phase == PHASE_APPROACH][-1]
-    extent = support_extent(rec)
     spec = SceneSpec(
         mjcf,
         obj.asset,
@@ -118,6 +118,16 @@ def run_rollout(
     return run_rollouts(
         rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
     )[0]
+
+
+def run_contact(
+    rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig, *, ablation: bool, protocol: str | Protocol
+) -> tuple[RolloutResult, RolloutResult | None]:
+    """A study job's replay: the contact world and, with ``ablation``, its contact ablation in the same batch
+    (:func:`run_rollouts`); ``(contact, ablation or None)``."""
+    variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
+    results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=protocol)
+    return results[0], (results[1] if ablation else None)
 
 
 def run_rollouts(

@@ -114,7 +114,7 @@ class RolloutRecord:
     inputs: dict = _f(
         "-",
         "{path: {sha256, from, pinned, manifest}} of every input file, hashed when the rollout read it "
-        "(replay.study.inputs); `pinned` only on the project's pin list's SHA-256, never the data's manifest; "
+        "(replay.data.inputs); `pinned` only on the project's pin list's SHA-256, never the data's manifest; "
         "`pin_mismatch: true` at a pinned path with another digest",
         dict,
     )

@@ -170,11 +170,11 @@ def add_replay_world(
     Raises:
         DataError: bad asset. SceneError: the hand import is not as expected."""
     report, hand = _add_hand(builder, Path(mjcf), hand_coords0, hand)
+    obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
+    _add_support(builder, support_height, support_extent, config)
     _set_hand_drives(builder, hand["hand_qd_start"], config, Path(mjcf))
     kp, kd = _wrist_gains(report, mjcf, hand["hand_qd_start"])
     gain = float(physics.choice_value(config, "wrist_gain_scale"))
-    obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
-    _add_support(builder, support_height, support_extent, config)
     if ablation:  # filter every hand-object pair BEFORE the solver exists
         _filter_hand_object(builder, hand["hand_shapes"], obj_shapes)
     return dict(

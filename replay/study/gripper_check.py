@@ -17,6 +17,7 @@ import numpy as np
 from replay.checks import load_recording
 from replay.config import ReplayConfig
 from replay.data import list_sequences
+from replay.data.inputs import input_hashes
 from replay.errors import DataError
 from replay.fileio import atomic_write_text
 from replay.protocol.gripper_object import check_object
@@ -27,7 +28,6 @@ from replay.results.records import FORMAT_VERSION
 from replay.sim.gripper import FixtureConfig
 from replay.study.batch import run_batch
 from replay.study.console import quiet_libraries
-from replay.study.inputs import input_hashes
 
 #: the key figure (metric of the failed phase) each failure class is reported with
 FIGURE = {

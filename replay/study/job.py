@@ -18,6 +18,7 @@ from pathlib import Path
 
 from replay import console
 from replay.config import ReplayConfig
+from replay.data.inputs import input_hashes
 from replay.errors import DataError
 from replay.fileio import storage_fault
 from replay.protocol.protocols.base import ResultKey, protocol_named
@@ -25,7 +26,6 @@ from replay.results.convert import ResultsFormatError
 from replay.results.files import read_rollout, write_poses, write_rollout
 from replay.results.records import RolloutRecord
 from replay.study.console import quiet_libraries
-from replay.study.inputs import input_hashes
 from replay.study.prepare import prepare_recording
 from replay.study.sample_job import run_samples
 from replay.study.worker_imports import import_physics
@@ -128,6 +128,7 @@ def run_job(job: Job) -> dict:
     Bad input raises :class:`DataError` (the study records it and goes on).
     """
     warnings.filterwarnings("ignore", category=DeprecationWarning)
+    import_physics()  # once per process, the collector paused (a pool worker's is done before its first job)
     if job.quiet:
         quiet_libraries()
     with console.kept_warnings(always=job.quiet) as caught:
@@ -142,21 +143,20 @@ def run_job(job: Job) -> dict:
 
 def _run_job(job: Job) -> dict:
     # imported here, in the worker: the study's own process never pays Newton's import
-    import_physics()  # once per process, the collector paused (replay.study.worker_imports)
-    from replay.protocol.rollout import run_rollouts
+    from replay.protocol.rollout import run_contact
 
     cfg = ReplayConfig.from_dict(job.config)
     t0 = time.perf_counter()
-    proto = protocol_named(job.protocol)
     rec, coords, mjcf, start = prepare_recording(
         job.dataset,
         job.sequence,
         job.data_dir,
         manosim_dir=job.manosim_dir,
         cfg=cfg,
-        protocol=proto,
+        protocol=job.protocol,
         settings=job.settings,
     )
+    proto = protocol_named(job.protocol)
     mjcf = str(mjcf)
     t_ik = time.perf_counter() - t0
 
@@ -166,6 +166,8 @@ def _run_job(job: Job) -> dict:
     if job.ablation_only:
         return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
     obj = rec.target_object.asset
+    # the digests of the files the rollout reads, hashed before it runs (replay.data.inputs)
+    inputs = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
     base = {
         "object": obj.name,
         "sequence": job.sequence,
@@ -183,7 +185,8 @@ def _run_job(job: Job) -> dict:
         **proto.record_fields(job.settings),
     }
     # contact run and ablation share one scene and one batch (two worlds) where the protocol takes one
-    res, ab, extra = proto.run(run_rollouts, rec, coords, mjcf, cfg, job.settings, job.ablation and proto.ablation)
+    ablation = job.ablation and proto.ablation
+    res, ab, extra = proto.run(run_contact, rec, coords, mjcf, cfg, settings=job.settings, ablation=ablation)
     poses_path = rdir / f"{stem}.npz"
     write_poses(poses_path, res.poses)
     flat = {
@@ -195,8 +198,7 @@ def _run_job(job: Job) -> dict:
     }
     if job.samples and proto.sampled:  # P(lift) per condition (and corruption), batched
         flat.update(run_samples(job, (rec, coords, mjcf), cfg))
-    paths = [rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)]
-    flat["inputs"] = input_hashes(paths, job.data_dir)
+    flat["inputs"] = inputs
     flat["wall_s_total"] = time.perf_counter() - t0
     return write_rollout(rdir / f"{stem}.json", RolloutRecord.from_metrics(flat))
 

@@ -241,6 +241,8 @@ def study_executor(workers: int, executor: str, address: str | None, *, say=None
 
             run_jobs_ray(todo, fn, handle, address=address, say=say)
         elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
+            if todo:  # as a pool worker does: the physics imported once, before the first job
+                import_physics()
             for job in todo:
                 handle(job, *fn(job))
         else:  # replay.study.pool: a worker that dies costs its own recording only

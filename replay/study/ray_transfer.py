@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from replay.data.cache import CACHE_ENV, cache_root
+from replay.data.inputs import input_hashes
 from replay.data.locate import dataset_dir
 from replay.datasets import HAND_DATASET
 from replay.datasets import dataset as dataset_info
@@ -35,7 +36,6 @@ from replay.errors import DataError
 from replay.fileio import atomic_write_bytes, storage_fault
 from replay.results.files import write_rollout
 from replay.results.records import RolloutRecord
-from replay.study.inputs import input_hashes
 
 #: A folder's files as ``{path relative to a root (posix): bytes}``.
 Files = dict

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from replay.config import ReplayConfig
 from replay.data import list_sequences
+from replay.data.inputs import inputs_changed, pin_mismatch_lines
 from replay.data.locate import data_relative, data_roots, dataset_dir, staged_data_dir
 from replay.errors import OutputError, UsageError, did_you_mean
 from replay.fileio import stop_on_storage_fault, write_or_stop
@@ -24,7 +25,6 @@ from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.study.cross_checks import add_cross_checks, study_judge
-from replay.study.inputs import inputs_changed, pin_mismatch_lines
 from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
 from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
@@ -58,7 +58,7 @@ def _plan_jobs(st: _Setup, protocols: list[str], say, run_protocols: list[str], 
     ``--ablation-only``: the study keeps every recording with a rollout of this config and
     reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
     resuming, unless its rollout is gone, of another config or protocol, or an input file it
-    read has changed since (:func:`replay.study.inputs.inputs_changed`; ``say`` tells which). In a
+    read has changed since (:func:`replay.data.inputs.inputs_changed`; ``say`` tells which). In a
     merged ``--objects`` subset (``st.merge``) the named sequences run (with ``resume`` too,
     where the study holds others: resume applies to those), the other sequences are kept (run
     again only when their rollout is stale, or gone without the study having recorded why), and

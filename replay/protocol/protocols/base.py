@@ -68,14 +68,11 @@ class Protocol:
         """The last recorded frame this protocol replays (the recording is cropped after it)."""
         return int(rec.grasp_frame)
 
-    def run(self, run_rollouts, rec, coords, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
+    def run(self, run_contact, rec, coords, mjcf: str, cfg, *, settings: dict | None, ablation: bool) -> tuple:
         """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``, through
-        ``run_rollouts`` (:func:`replay.protocol.rollout.run_rollouts`)."""
-        from replay.sim.engine.variants import Variant
-
-        variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
-        results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=self)
-        return results[0], (results[1] if ablation else None), {}
+        ``run_contact`` (:func:`replay.protocol.rollout.run_contact`)."""
+        contact, ab = run_contact(rec, coords, mjcf, cfg, ablation=ablation, protocol=self)
+        return contact, ab, {}
 
     def settings(self, given: dict | None) -> dict | None:
         """Its own study settings, checked and completed (``Job.settings``).
