@@ -75,7 +75,7 @@ def diff_recording(seq: str, data: Path, settings: AuthoredSettings) -> list[str
     rec, coords, mjcf, _ = prepare_recording(
         "grab", seq, data, manosim_dir=data / "manosim", cfg=cfg, protocol="hug-oracle"
     )
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol="hug-oracle")
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg, protocol="hug-oracle")
     ours = scene.solver.mj_model
     obj, table = rec.target_object, rec.meta["table"]
     f0 = plan.start_frame

@@ -55,7 +55,7 @@ def warm_up(dataset: str, sequence: str, cfg: ReplayConfig, data_dir) -> float:
     rec = crop_recording(rec, max(0, g - 20), min(rec.num_frames, g + 4))
     rec, coords = hand_trajectory(rec, mjcf)
     t0 = time.perf_counter()
-    run_rollout(rec, coords, mjcf, cfg, frame_limit=3)
+    run_rollout(rec, coords, mjcf, cfg=cfg, frame_limit=3)
     return time.perf_counter() - t0
 
 

@@ -121,7 +121,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
                  batch_worlds=(8, 32), batch_repeats=5) -> dict:
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
     t0 = time.perf_counter()
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg)
     build_s = time.perf_counter() - t0
 
     # (a) the engine and (b) the same controls through MuJoCo's C loop, timed in turn (engine, raw,
@@ -165,7 +165,7 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, referenc
     out["cpu_ratio"] = c_engine / c_raw
     if reference:
         ref_cfg = dataclasses.replace(cfg, engine=EngineChoice.NEWTON)
-        r0 = run_rollouts(rec, coords, mjcf, ref_cfg, [Variant()])[0].metrics
+        r0 = run_rollouts(rec, coords, mjcf, cfg=ref_cfg, variants=[Variant()])[0].metrics
         ref_steps = r0["frames"] * cfg.substeps
         out["reference_engine_ms_per_step"] = (r0["wall_s"] - r0["build_s"]) / ref_steps * 1e3
         out["reference_ratio"] = out["reference_engine_ms_per_step"] / out["mujoco_ms_per_step"]
@@ -368,7 +368,7 @@ def bench_warp(dataset, seq, data_dir, manosim, cfg, device, worlds: list[int], 
     from replay.sim.engine.mjwarp.warp_batch import WarpBatch
 
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg)
     wdev = "cpu" if device == "warp-cpu" else "cuda:0"
     t0 = time.perf_counter()
     warm = WarpBatch(scene, [Variant(), Variant(friction=0.7)], device=wdev)

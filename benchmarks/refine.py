@@ -114,7 +114,7 @@ def _raw_steps_per_s(batch, s0, controls, repeats: int, threads: int) -> tuple[f
 def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats, check_early, c_loop=True) -> dict:
     """The figures of one recording (module doc)."""
     rec, coords, mjcf, _ = prepare_recording(dataset, seq, data_dir, manosim_dir=manosim, cfg=cfg)
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg)
     s = refine.RefineSettings(threads=threads, c_loop=c_loop)
     xs = _batch(s, worlds)
     target = refine.Target(rec, coords, mjcf)
@@ -135,9 +135,13 @@ def bench_object(dataset, seq, data_dir, manosim, cfg, worlds, threads, repeats,
     out["share_of_raw"] = out["search_steps_per_s"] / out["raw_steps_per_s_cores"]
     if check_early:
         hold_end, _ = _stop_rule(plan, cfg, s)  # the same worlds on the one path, to the hold's end, no early stop
-        judge = Stepping(measure=lambda *a: {"lifted_by_hold_end": refine.lift_verdict(*a)[0]})
+        judge = Stepping(
+            measure=lambda rec, plan, scene, cfg, tr, world: {
+                "lifted_by_hold_end": refine.lift_verdict(rec, plan, scene, cfg=cfg, tr=tr, world=world)[0]
+            }
+        )
         full = [r.metrics["lifted_by_hold_end"] for r in run_rollouts(
-            rec, coords, mjcf, cfg, [refine.to_variant(x) for x in xs], frame_limit=hold_end, threads=threads, stepping=judge)]
+            rec, coords, mjcf, cfg=cfg, variants=[refine.to_variant(x) for x in xs], frame_limit=hold_end, threads=threads, stepping=judge)]
         out["early_stop_false_negatives"] = int(sum(f and not p.lifted for f, p in zip(full, samples)))
         out["early_stopped"] = int(sum(len(c) < hold_end * cfg.substeps for c in controls))
     return out

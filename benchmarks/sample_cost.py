@@ -113,7 +113,7 @@ def batch_stepping_wall(rec, coords, mjcf, cfg, variants, threads: int, frame_li
     from replay.protocol.step_plan import step_protocol
     from replay.sim.engine.factory import engine_for_scene
 
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg)
     batch = engine_for_scene(scene, variants, threads=threads)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
@@ -171,7 +171,7 @@ def one_recording(seq: str, mirror: Path, cfg, sizes, frame_limit=None) -> dict:
 
     def run(variants, threads=1):
         r, c, mj = prep()
-        return run_rollouts(r, c, str(mj), cfg, variants, threads=threads, frame_limit=frame_limit)
+        return run_rollouts(r, c, str(mj), cfg=cfg, variants=variants, threads=threads, frame_limit=frame_limit)
 
     def measure(variants):
         if not warp:
@@ -286,7 +286,7 @@ def main(argv=None) -> int:
         settings=None,
     )[:3]
     # warm-up: numba caches, the hand, Warp's kernels, first-time costs
-    run_rollouts(r, c, str(mj), cfg, draw_samples(2, 0.1), frame_limit=a.frame_limit)
+    run_rollouts(r, c, str(mj), cfg=cfg, variants=draw_samples(2, 0.1), frame_limit=a.frame_limit)
     rows, versus, t_start, stopped = [], [], time.perf_counter(), False
     for seq in a.recordings.split(","):
         if rows and a.budget_s is not None and time.perf_counter() - t_start > a.budget_s:

@@ -44,8 +44,8 @@ def contact_and_ablation(window, mjcf: Path, **overrides):
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT, **overrides)
-    return (run_rollout(rec, coords, mjcf, cfg, ablation=False),
-            run_rollout(rec, coords, mjcf, cfg, ablation=True), cfg)
+    return (run_rollout(rec, coords, mjcf, cfg=cfg, ablation=False),
+            run_rollout(rec, coords, mjcf, cfg=cfg, ablation=True), cfg)
 
 
 def still_window(grab_dir: Path, name: str = OBJECT, frames: int = 20):

@@ -322,7 +322,7 @@ def _compile_both(grab_dir, capsule_rhand, rec, coords, cfg, settings):
     at the same start poses under ``settings``, our support geom's name)."""
     from replay.protocol.rollout import build_replay_scene
 
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg, protocol="hug-oracle")
     ours = scene.solver.mj_model
     obj, table = rec.target_object, rec.meta["table"]
     f0 = plan.start_frame

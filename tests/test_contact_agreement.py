@@ -83,7 +83,7 @@ def test_rollout_reports_agreement_and_the_ablation_has_no_simulated_contact(win
     contact exists, so no bone carries force: recall 0, precision undefined."""
     rec, coords = window
     res = run_rollouts(
-        rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant(), Variant(ablation=True)]
+        rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), variants=[Variant(), Variant(ablation=True)]
     )
     m, a = res[0].metrics, res[1].metrics
     assert m["lifted"]
@@ -102,7 +102,7 @@ def test_recorded_protocol_reads_the_simulated_set_at_the_grasp_frame(window, ca
     time (agreement_frame), and the recorded set is the same person's as in the lift protocol."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()], protocol="recorded")[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant()], protocol="recorded")[0].metrics
     lift_recorded = ca.agreement_fields(ca.recorded_bone_distances(rec, coords, capsule_rhand), [])
     assert m["contact_agreement_recorded_bones"] == lift_recorded["contact_agreement_recorded_bones"]
     assert m["contact_agreement_simulated_bones"] is not None and m["contact_agreement_recall"] is not None

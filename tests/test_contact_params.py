@@ -96,7 +96,7 @@ def test_replay_scene_table_matches_its_contacts(grab_dir, capsule_rhand):
 
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     table = hand_object_table(scene)
     view = SolverView(scene.solver)
     m, d = view.mj_model, scene.solver.mj_data
@@ -160,7 +160,7 @@ def test_palm_priority_discards_the_object_condim_flagged(grab_dir, capsule_rhan
     from short_window import SHORT, short_window
 
     rec, coords = short_window(grab_dir, capsule_rhand)
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT))
     table = hand_object_table(scene)
     assert any(f.startswith("palm") and "condim 4 -> 3" in f and "solref 0.02 1 -> 0.04 1" in f
                for f in table["flags"]), table["flags"]

@@ -74,7 +74,7 @@ def test_cuda_injected_contact_overflow_is_reported(window, capsule_rhand):
     """mujoco-warp drops contacts past nconmax; the rollout must stop and say so."""
     rec, coords = window
     res = run_rollout(rec, coords, capsule_rhand,
-                      ReplayConfig(**SHORT, engine="mujoco-warp", device="cuda").replace(contact_budget={"capacity": 2}))
+                      cfg=ReplayConfig(**SHORT, engine="mujoco-warp", device="cuda").replace(contact_budget={"capacity": 2}))
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]
     assert "overflow" in m["unstable_reason"], m["unstable_reason"]
@@ -93,7 +93,7 @@ def test_cuda_batch_world_equals_single_world_run(window, capsule_rhand):
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     variants = [Variant(), Variant(friction=0.5), Variant(effort_limit=0.6, object_mass=0.12)]
     b = WarpBatch(scene, variants, device="cuda:0")
     assert b._use_graph

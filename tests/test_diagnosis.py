@@ -41,7 +41,7 @@ def worlds(window, capsule_rhand):
         "5 kg": Variant(object_mass=5.0),
         "600 g": Variant(object_mass=0.6),
     }
-    res = run_rollouts(rec, coords, capsule_rhand, cfg, list(variants.values()), threads=2)
+    res = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=list(variants.values()), threads=2)
     return {k: r.metrics for k, r in zip(variants, res)}
 
 
@@ -108,14 +108,14 @@ def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
     rec, coords = window
     # 25 cm at 3 Hz: ~90 m/s^2 peak, far beyond what 0.4 N·m fingers hold an 84 g cube against
     cfg = ReplayConfig(**SHORT, **WEAK).replace(lift={"shake_amplitude": 0.25, "shake_hz": 3.0})
-    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant()])[0].metrics
     assert m["lifted"] and m["shake_held"] is False
     assert m["diagnosis"]["class"] == "shaken_loose" and m["diagnosis"]["figure"]["shake_slip_mm"] > 20.0
 
 
 def test_unstable_on_a_contact_overflow(window, capsule_rhand):
     rec, coords = window
-    m = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}), [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}), variants=[Variant()])[0].metrics
     assert m["diagnosis"]["class"] == "unstable" and "overflow" in m["diagnosis"]["figure"]["reason"]
 
 
@@ -127,7 +127,7 @@ def test_pushed_away_by_strong_fingers_on_the_mug(grab_dir, mirror):
     over = {"finger_effort_limit": 1.5, "pad_compression": 0.0, "hand_shape": "zerohand", "object_mass_model": "asset"}
     cfg = ReplayConfig(physics="replay", physics_overrides=over)
     rec, coords, mjcf, _ = prepare_recording("grab", "mug_lift", str(mirror), manosim_dir=mirror / "manosim", cfg=cfg)
-    m = run_rollouts(rec, coords, mjcf, cfg, [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, mjcf, cfg=cfg, variants=[Variant()])[0].metrics
     assert not m["lifted"] and m["contacts_force_at_lift"] > 0
     assert m["diagnosis"]["class"] == "pushed_away", m["diagnosis"]
     assert m["pushed_mm"] > cfg.lift.diag_push_mm

@@ -39,7 +39,7 @@ def window(grab_dir, capsule_rhand):
 def scene_and_plan(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     return cfg, plan, scene
 
 
@@ -47,8 +47,8 @@ def test_direct_engine_gives_the_reference_engines_answers(window, capsule_rhand
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
     variants = [Variant(), Variant(ablation=True)]
-    fast = run_rollouts(rec, coords, capsule_rhand, cfg, variants)
-    ref = run_rollouts(rec, coords, capsule_rhand, dataclasses.replace(cfg, engine="newton"), variants)
+    fast = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=variants)
+    ref = run_rollouts(rec, coords, capsule_rhand, cfg=dataclasses.replace(cfg, engine="newton"), variants=variants)
     for f, r in zip(fast, ref):
         a, b = f.metrics, r.metrics
         assert a["engine"] == "direct" and b["engine"] == "newton"

@@ -27,7 +27,7 @@ VARIANTS = [Variant(), Variant(wrist_offset=(0.003, 0.0, 0.0)), Variant(friction
 def built(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     return cfg, plan, scene
 
 

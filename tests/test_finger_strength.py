@@ -91,7 +91,7 @@ def scene(grab_dir, capsule_rhand):
 
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
-    plan, sc, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, sc, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     return plan, sc, cfg
 
 

@@ -37,7 +37,7 @@ def window(grab_dir, capsule_rhand):
 def built(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     return cfg, plan, scene
 
 
@@ -124,7 +124,7 @@ def test_spans_stop_an_object_off_the_support(window, capsule_rhand):
     frame's object is below it): the world stops before frame 1, unstepped, in both loops."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="recorded")
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg, protocol="recorded")
     assert plan.fell_off_m == recorded_protocol.FELL_OFF_M
     plan.fell_off_m = -1.0
     ref, got = _both(cfg, plan, scene, variants=[Variant(), Variant(friction=0.5)])
@@ -180,7 +180,7 @@ def test_spans_with_the_quaternion_drive(window, capsule_rhand):
     quaternions, computed once for the plan) gives the per-frame loop's traces too."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT, finger_drive="quat")
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     ref, got = _both(cfg, plan, scene, variants=[Variant(), Variant(effort_limit=0.05)], threads=2)
     _same(ref, got)
     assert got[0].worlds[0].drive is not None and got[2]

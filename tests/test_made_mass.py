@@ -96,8 +96,8 @@ def test_the_sampled_range_and_the_scene_weigh_the_model(grab_dir, capsule_rhand
     s = draw_samples(0, "cubelarge_lift", 16, sigmas={"wrist_mm": 1.0, "object_mm": 0.1}, variables=variables(cfg), ranges=ranges)
     kg = np.array([x["object_mass_scale"] for x in s]) * mm.centre_kg
     assert np.all((kg >= mm.low_kg) & (kg <= mm.high_kg)) and np.ptp(kg) > 0.8 * (mm.high_kg - mm.low_kg)
-    scene = build_replay_scene(rec, coords, capsule_rhand, cfg)[1]
-    auth = build_replay_scene(rec, coords, capsule_rhand, physics.apply_physics(cfg, "authored"))[1]
+    scene = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)[1]
+    auth = build_replay_scene(rec, coords, capsule_rhand, cfg=physics.apply_physics(cfg, "authored"))[1]
     m, ma = scene.solver.mj_model, auth.solver.mj_model
     b, ba = MjLayout.from_scene(scene).object_body, MjLayout.from_scene(auth).object_body
     assert m.body_mass[b] == pytest.approx(mm.centre_kg, rel=1e-6) and scene.object_mass == pytest.approx(mm.centre_kg)

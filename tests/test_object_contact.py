@@ -22,11 +22,11 @@ def window(grab_dir, capsule_rhand):
 
 def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_rhand):
     rec, coords = window
-    _, base, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    _, base, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT))
     assert "object_contact" not in base.readback  # the default changes nothing
     cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4,
                                                    "hand_object_friction": 1.5})
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     oc = scene.readback["object_contact"]
     # 1.5 is above the object's own 1.0: the hand's geoms carry it, the object's (and so object-table) stay as built
     assert oc["object_friction"] == [1.0] and oc["friction"]["friction_geoms"] == "hand"
@@ -46,7 +46,7 @@ def test_manosim_contact_and_density_are_in_the_compiled_model(window, capsule_r
 def test_a_rollout_on_the_edited_model_is_stable(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**SHORT, physics_overrides={"contact_mixing": "hand", "object_density_scale": 0.4}).replace(lift={"shake_s": 0.0})
-    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant()])[0].metrics
     assert m["stable"] and m["lifted"] and m["object_mass"] == m["readback"]["object_contact"]["object_mass"]
 
 

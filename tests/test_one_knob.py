@@ -76,7 +76,7 @@ def model_diff(a: mujoco.MjModel, b: mujoco.MjModel) -> dict:
 @pytest.fixture(scope="module")
 def base(grab_dir, capsule_rhand):
     rec, coords = short_window(grab_dir, capsule_rhand)
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT))
     m = MjcBatch(scene, [Variant()]).worlds[0].m
     lay = MjLayout.from_scene(scene)
     return rec, coords, m, lay, pair_audit.pair_classes(m, lay), float(m.body_mass[lay.object_body])
@@ -128,7 +128,7 @@ def test_each_knob_changes_only_what_its_name_says(base, capsule_rhand, name, co
     unknown = _names(config) - PROTOCOL_KEYS - {"finger_effort_limit", "object_density_scale", "hand_object_friction",
                                              "contact_mixing", "finger_drive", "physics"}
     assert not unknown, f"{name}: no rule for {unknown}: say what the knob may change before adding it"
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(**config))
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(**config))
     w = MjcBatch(scene, [factor_variant(Factor(name=name, choices=variant), mass)]).worlds[0]
     diff = model_diff(m0, w.m)
     fields, classes = _allowed(_names(config) | set(variant), lay, m0)
@@ -173,7 +173,7 @@ def test_hand_factors_leave_object_and_support_as_built(base, grab_dir, manosim_
     cfg = ReplayConfig(**dict(SHORT, **dict({"physics_overrides": {"hand_shape": BASE_SHAPE}}, **config)))
     mjcf = hand_mjcf_path(manosim_dir, cfg)
     rec, coords = short_window(grab_dir, mjcf)
-    _, scene, _ = build_replay_scene(rec, coords, mjcf, cfg)
+    _, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg)
     m = MjcBatch(scene, [Variant()]).worlds[0].m
     lay = MjLayout.from_scene(scene)
     for mask0, mask in ((lay0.object_geoms, lay.object_geoms), (~lay0.object_geoms & ~lay0.hand_geoms,
@@ -191,7 +191,7 @@ def test_friction_on_a_prebuilt_ablation_edits_the_contact_runs_geoms(base, caps
     the friction edit judges the pairs its contact run has, so both runs edit the same geoms
     (the preset failed on eyeglasses_lift with "contact_friction = 1.5 did not take: nan")."""
     rec, coords, m0, lay, _, _ = base
-    _, abl, _ = build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT), ablation=True)
+    _, abl, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT), ablation=True)
     ma = copy.deepcopy(abl.solver.mj_model)
     la = MjLayout.from_scene(abl)
     assert not any(c == "hand-object" for c, _ in pair_audit.pair_classes(ma, la).values())

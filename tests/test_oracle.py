@@ -90,7 +90,7 @@ def test_oracle_settings_reach_mujoco(window, capsule_rhand):
     rec, coords = window
     cfg = oracle_config(ReplayConfig(**SHORT_ORACLE))
     assert cfg.dt == pytest.approx(0.002) and cfg.physics_overrides["finger_effort_limit"] == 1000.0
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg, protocol="hug-oracle")
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg, protocol="hug-oracle")
     m = scene.solver.mj_model
     assert m.opt.timestep == pytest.approx(0.002)
     obj = np.asarray(m.geom_bodyid) == int(
@@ -126,8 +126,8 @@ def test_short_cubesmall_lifts_off_the_table_and_the_ablation_stays(window, caps
         rec,
         coords,
         capsule_rhand,
-        ReplayConfig(**SHORT_ORACLE),
-        [Variant(), Variant(ablation=True)],
+        cfg=ReplayConfig(**SHORT_ORACLE),
+        variants=[Variant(), Variant(ablation=True)],
         protocol="hug-oracle",
     )
     m, a = res.metrics, abl.metrics
@@ -272,7 +272,7 @@ def test_reference_engine_gives_the_same_oracle_outcome(window, capsule_rhand):
         out[engine] = [
             r.metrics
             for r in run_rollouts(
-                rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], protocol="hug-oracle"
+                rec, coords, capsule_rhand, cfg=cfg, variants=[Variant(), Variant(ablation=True)], protocol="hug-oracle"
             )
         ]
     for a, b in zip(out["newton"], out["mujoco-c"]):

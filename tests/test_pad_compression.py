@@ -50,7 +50,7 @@ def compressed(grab_dir, capsule_rhand):
     cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM, **CLOSE_ONLY}).replace(
         lift={"pad_near_mm": NEAR_MM}
     )
-    plan = build_replay_scene(rec, coords, capsule_rhand, cfg)[0]
+    plan = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)[0]
     raw = plan.coords.copy()
     raw[:, 7:] = plan.pad_plan.raw.reshape(len(raw), -1)
     return rec, raw, plan.coords, plan.pad, cfg, plan
@@ -129,7 +129,7 @@ def test_each_world_closes_at_its_own_depth_and_pose(compressed, grab_dir, capsu
     from replay.sim.engine.layout import MjLayout
 
     rec, raw, out, summary, cfg, plan = compressed
-    scene = build_replay_scene(rec, short_window(grab_dir, capsule_rhand)[1], capsule_rhand, cfg)[1]
+    scene = build_replay_scene(rec, short_window(grab_dir, capsule_rhand)[1], capsule_rhand, cfg=cfg)[1]
     variants = (Variant(), Variant(pad_depth_mm=2.0), Variant(finger_closure=(-np.radians(20),) * 5))
     batch = SimpleNamespace(
         worlds=[SimpleNamespace(variant=v) for v in variants], scene=scene, layout=MjLayout.from_scene(scene)
@@ -161,7 +161,7 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
     cfg = ReplayConfig(**SHORT, physics_overrides={"pad_compression": DEPTH_MM, **CLOSE_ONLY}).replace(
         lift={"shake_s": 0.0}
     )
-    m = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0].metrics
+    m = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant()])[0].metrics
     p = m["pad_compression"]
     assert p["depth_mm"] == DEPTH_MM and set(p["fingers"]) == set(FINGERS) and p["deep_fingers"] == "as_recorded"
     assert p["max_joint_change_deg"] == max(abs(x) for f in p["fingers"].values() for x in f["joint_deg"])
@@ -170,18 +170,18 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
         rec,
         coords,
         capsule_rhand,
-        ReplayConfig(**SHORT, physics_overrides={"pad_compression": 0.0}).replace(lift={"shake_s": 0.0}),
-        [Variant()],
+        cfg=ReplayConfig(**SHORT, physics_overrides={"pad_compression": 0.0}).replace(lift={"shake_s": 0.0}),
+        variants=[Variant()],
         frame_limit=3,
     )
     assert "pad_compression" not in off[0].metrics  # depth 0: the recorded fingers
-    on = run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()], frame_limit=3)
+    on = run_rollouts(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), variants=[Variant()], frame_limit=3)
     assert on[0].metrics["pad_compression"]["depth_mm"] == 3.0  # the replay physics' default (physics table)
     assert on[0].metrics["pad_compression"]["deep_fingers"] == "as_recorded"  # the replay physics' pad_deep_fingers
     rows = {r["name"]: r for r in on[0].metrics["physics"]}
     assert rows["pad_deep_fingers"]["value"] == "as_recorded"
     opened = ReplayConfig(**SHORT, physics_overrides={"pad_deep_fingers": "opened"}).replace(lift={"shake_s": 0.0})
-    op = run_rollouts(rec, coords, capsule_rhand, opened, [Variant()], frame_limit=3)[0].metrics
+    op = run_rollouts(rec, coords, capsule_rhand, cfg=opened, variants=[Variant()], frame_limit=3)[0].metrics
     assert op["pad_compression"]["deep_fingers"] == "opened"  # the departure runs and says so in its record
     rows = {r["name"]: r for r in op["physics"]}
     assert rows["pad_deep_fingers"]["value"] == "opened" and "--physics-set" in rows["pad_deep_fingers"]["source"]

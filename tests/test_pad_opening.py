@@ -241,7 +241,7 @@ def test_the_physics_choice_opens_deep_fingers_only_where_set(window, capsule_rh
     opened = dict([physics.parse_setting("pad_deep_fingers=opened")])
     on_cfg = dataclasses.replace(base, physics_overrides={**base.physics_overrides, **opened})
     lift = protocol_named("lift")
-    off, on = lift.plan(rec, coords, capsule_rhand, base), lift.plan(rec, coords, capsule_rhand, on_cfg)
+    off, on = lift.plan(rec, coords, capsule_rhand, cfg=base), lift.plan(rec, coords, capsule_rhand, cfg=on_cfg)
     raw = off.pad_plan.raw
     assert np.array_equal(raw, on.pad_plan.raw)  # one recorded pose under both
     geo, at = Geometry(capsule_rhand, rec), off.pad_plan.grasp_at

@@ -42,7 +42,7 @@ def _scene(grab_dir, capsule_rhand, physics_name: str, protocol: str, visual: st
                                 {"object_visual_geoms": visual})
     if protocol == "hug-oracle":
         cfg = oracle_config(cfg)
-    return build_replay_scene(rec, coords, capsule_rhand, cfg, protocol=protocol)[1], cfg
+    return build_replay_scene(rec, coords, capsule_rhand, cfg=cfg, protocol=protocol)[1], cfg
 
 
 @pytest.fixture(scope="module", params=CASES, ids=["-".join(c) for c in CASES])

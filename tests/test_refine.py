@@ -107,7 +107,7 @@ def test_c_loop_steps_the_same_trajectory(window, capsule_rhand):
 
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     vs = [Variant(), Variant(wrist_offset=(0.003, 0.0, 0.0)), Variant(finger_closure=(0.1, 0.0, 0.05, 0.0, 0.2))]
     runs = []
     for c_loop, threads in ((False, 1), (True, 1), (True, 2)):
@@ -141,7 +141,7 @@ def test_search_batch_on_the_one_path_equals_its_own_loop(shifted, capsule_rhand
     xs = [np.zeros(11), np.r_[-1000.0 * ADDED, np.zeros(8)]] + refine._propose(
         np.random.default_rng(s.seed), np.zeros(11), bounds / 2.0, None, 3, s)
     got = refine._evaluate(refine.Target(rec, coords, capsule_rhand), cfg, xs, s)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     batch = MjcBatch(scene, [refine.to_variant(x) for x in xs])
     traces = step_protocol(plan, batch, cfg, early_stop=(int(lift[0]) + len(lift) // 2,
@@ -171,7 +171,7 @@ def test_neighbourhood_rate_rederived_and_second_seed(shifted, capsule_rhand):
     f = r.fields(cfg.ablation_clean_mm)
     assert r.found and f["refine_outcome"] == "lifted" and f["refine_shake_held"] and f["refine_ablation_clean"]
     xs = [project(r.x + d, s) for d in perturbations(1.0, 1.0)]
-    runs = run_rollouts(rec, coords, capsule_rhand, cfg, [to_variant(x) for x in xs])
+    runs = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[to_variant(x) for x in xs])
     rate = float(np.mean([holds(q.metrics) for q in runs]))
     assert f["refine_neighbourhood_success"] == rate >= 0.8
     second = f["refine_correction"]["second_seed"]

@@ -22,7 +22,7 @@ def window(grab_dir, capsule_rhand):
 def test_opened_hand_lets_the_cube_fall(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
-    res = rollout.run_rollouts(rec, coords, capsule_rhand, cfg, [Variant()])[0]
+    res = rollout.run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant()])[0]
     m = res.metrics
     assert m["lifted"] and m["outcome"] == "lifted" and m["release_ran"] and m["stuck_after_release"] is False
     # the cube (4 cm) needs max(5 cm, its height) of fall, at most half its 6 cm rise: 3 cm
@@ -38,7 +38,7 @@ def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
     rec, coords = window
     real = release.extend_plan
     monkeypatch.setattr(release, "extend_plan", lambda plan, pre, *a, **k: real(plan, plan.coords[-1], *a, **k))
-    m = rollout.run_rollouts(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), [Variant()])[0].metrics
+    m = rollout.run_rollouts(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0}), variants=[Variant()])[0].metrics
     assert m["release_ran"] and m["stuck_after_release"] is True
     assert m["outcome"] == "stuck" and m["lifted"] is False
     assert m["release_fall_m"] < 0.01
@@ -47,8 +47,8 @@ def test_a_hand_that_does_not_open_is_stuck(window, capsule_rhand, monkeypatch):
 
 def test_release_off_leaves_the_plan_as_it_was(window, capsule_rhand):
     rec, coords = window
-    on = rollout.build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT))[0]
-    off = rollout.build_replay_scene(rec, coords, capsule_rhand, ReplayConfig(**SHORT).replace(lift={"release_s": 0.0}))[0]
+    on = rollout.build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT))[0]
+    off = rollout.build_replay_scene(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(lift={"release_s": 0.0}))[0]
     n = len(off.coords)
     assert (off.phase != Phase.RELEASE).all() and len(on.coords) > n
     assert (on.coords[:n] == off.coords).all()

@@ -46,7 +46,7 @@ def test_extra_closure_ends_with_the_release(window, capsule_rhand):
     the opening: the opened targets are the recorded pre-grasp pose (the plan's first frame)."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT).replace(lift={"shake_s": 0.0})
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     batch = MjcBatch(scene, [Variant(), Variant(finger_closure=(np.radians(10.0),) * 5)])
     tg = finger_closure.world_finger_targets(plan, batch, cfg)
     rel = np.flatnonzero(plan.phase == PHASE_RELEASE)
@@ -64,7 +64,7 @@ def test_pad_compression_ends_with_the_release(window, capsule_rhand):
     sits 4.2 mm inside the cube at the grasp frame on this window (closed further), the thumb 10 mm."""
     rec, coords = window
     cfg = ReplayConfig(**dict(SHORT, approach_window_s=0.2), physics_overrides={"pad_compression": 6.0}).replace(lift={"shake_s": 0.0})
-    plan, _, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, _, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     assert plan.pad["fingers_closed"] == ["index"]  # the compression closed a finger ...
     raw0 = finger_quats(plan_rollout(rec, coords, cfg).coords[0])
     assert not _same_rotation(finger_quats(plan.coords[0]), raw0, 1e-8)  # ... and reaches the first frame

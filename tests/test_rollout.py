@@ -84,7 +84,7 @@ def test_ablation_object_does_not_move(contact_and_ablation):
 def test_injected_contact_overflow_is_reported(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2})
-    res = run_rollout(rec, coords, capsule_rhand, cfg)
+    res = run_rollout(rec, coords, capsule_rhand, cfg=cfg)
     m = res.metrics
     assert m["outcome"] == "unstable" and not m["stable"]
     assert "overflow" in m["unstable_reason"]

@@ -40,8 +40,8 @@ def test_an_option_world_equals_the_settings_own_rollout_bit_for_bit(grab_dir, c
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
     flip = physics.apply_physics(cfg, None, {"cone": "pyramidal", "impratio": 1.0})
-    own = run_rollouts(rec, coords, capsule_rhand, flip, [Variant()])[0]
-    base, world = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), setting_variant(cfg, flip)])
+    own = run_rollouts(rec, coords, capsule_rhand, cfg=flip, variants=[Variant()])[0]
+    base, world = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant(), setting_variant(cfg, flip)])
     assert own.metrics["frames"] == world.metrics["frames"] and own.metrics["outcome"] == world.metrics["outcome"]
     for k in ("body_pos", "body_quat", "contact_force", "wrist_err"):
         assert np.array_equal(own.poses[k], world.poses[k], equal_nan=True), k
@@ -49,7 +49,7 @@ def test_an_option_world_equals_the_settings_own_rollout_bit_for_bit(grab_dir, c
     assert not np.array_equal(base.poses["body_pos"], world.poses["body_pos"])
     assert world.metrics["variant_readback"]["options"] == {"cone": 0.0, "impratio": 1.0}
     with pytest.raises(EngineError, match="scalar mjOption"):
-        run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(options=(("gravity", 1.0),))], frame_limit=2)
+        run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant(options=(("gravity", 1.0),))], frame_limit=2)
 
 
 def test_run_samples_gives_each_settings_own_rollouts(grab_dir, capsule_rhand):
@@ -62,9 +62,9 @@ def test_run_samples_gives_each_settings_own_rollouts(grab_dir, capsule_rhand):
     flip = physics.apply_physics(cfg, None, {"cone": "pyramidal", "impratio": 1.0})
     higher = cfg.replace(lift={"lift_height": cfg.lift.lift_height + 0.02})
     samples = [(flip, Variant(friction=0.8)), (cfg, Variant()), (higher, Variant()), (flip, Variant())]
-    got = run_samples(rec, coords, capsule_rhand, cfg, samples, frame_limit=40)
+    got = run_samples(rec, coords, capsule_rhand, cfg=cfg, samples=samples, frame_limit=40)
     for (c, v), r in zip(samples, got):
-        own = run_rollouts(rec, coords, capsule_rhand, c, [v], frame_limit=40)[0]
+        own = run_rollouts(rec, coords, capsule_rhand, cfg=c, variants=[v], frame_limit=40)[0]
         assert np.array_equal(own.poses["body_pos"], r.poses["body_pos"])
         assert r.metrics["physics"] == own.metrics["physics"]
     assert got[0].metrics["batch_worlds"] == 3 and got[2].metrics["batch_worlds"] == 1

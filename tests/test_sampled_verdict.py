@@ -187,7 +187,7 @@ def test_new_variant_fields_reach_the_compiled_model(grab_dir, capsule_rhand):
 
     rec, coords = short_window(grab_dir, capsule_rhand)
     cfg = ReplayConfig(**SHORT)
-    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    _, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     v = Variant(
         solref=(0.004, 1.0),
         solimp=(0.99, 0.9999, 0.0005),

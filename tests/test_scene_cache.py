@@ -48,7 +48,7 @@ def window(grab_dir, capsule_rhand):
 
 def _fresh(rec, coords, mjcf, cfg):
     scene_cache.clear()
-    return build_replay_scene(rec, coords, mjcf, cfg)
+    return build_replay_scene(rec, coords, mjcf, cfg=cfg)
 
 
 def test_reset_scene_equals_a_fresh_build(window, capsule_rhand):
@@ -56,13 +56,13 @@ def test_reset_scene_equals_a_fresh_build(window, capsule_rhand):
     cfg = ReplayConfig(**SHORT)
     _, first, _ = _fresh(rec, coords, capsule_rhand, cfg)
     edits = [Variant(friction=0.4), Variant(object_mass=0.3, effort_limit=0.5), Variant(ablation=True)]
-    run_rollouts(rec, coords, capsule_rhand, cfg, edits, frame_limit=20)
+    run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=edits, frame_limit=20)
     m = first.solver.mj_model
     m.geom_friction[:, 0] *= 0.5  # an edit in place of the shared model (no engine does it today)
     m.body_mass[-1] += 0.1
     m.opt.impratio = 3.0
     hits = scene_cache.STATS["hits"]
-    _, again, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    _, again, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     assert again.solver is first.solver and scene_cache.STATS["hits"] == hits + 1
     assert again.readback == first.readback and again.readback is not first.readback  # each use's own figures
     _, fresh, _ = _fresh(rec, coords, capsule_rhand, cfg)
@@ -82,9 +82,9 @@ def test_rollouts_on_a_reset_scene_equal_a_fresh_builds_bit_for_bit(window, caps
     cfg = ReplayConfig(**SHORT)
     variants = [Variant(), Variant(friction=0.6, object_mass=0.2, wrist_offset=(0.002, 0.0, -0.001))]
     scene_cache.clear()
-    fresh = run_rollouts(rec, coords, capsule_rhand, cfg, variants)
+    fresh = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=variants)
     builds = scene_cache.STATS["builds"]
-    reused = run_rollouts(rec, coords, capsule_rhand, cfg, variants[::-1])[::-1]  # the other order: worlds apart
+    reused = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=variants[::-1])[::-1]  # the other order: worlds apart
     assert scene_cache.STATS["builds"] == builds  # no build: the kept scene, reset
     for a, b in zip(fresh, reused):
         assert a.metrics["outcome"] == b.metrics["outcome"] and a.metrics["frames"] == b.metrics["frames"]
@@ -92,8 +92,8 @@ def test_rollouts_on_a_reset_scene_equal_a_fresh_builds_bit_for_bit(window, caps
             assert np.array_equal(a.poses[k], b.poses[k], equal_nan=True), k  # wrist_err: NaN before the approach
     # a protocol field shares the scene; a structural one (the solver's iterations) is another key
     longer = cfg.replace(lift={"lifted_min_rise": cfg.lift.lifted_min_rise + 0.01})  # the verdict, not the plan
-    run_rollouts(rec, coords, capsule_rhand, longer, [Variant()], frame_limit=5)
+    run_rollouts(rec, coords, capsule_rhand, cfg=longer, variants=[Variant()], frame_limit=5)
     assert scene_cache.STATS["builds"] == builds
-    run_rollouts(rec, coords, capsule_rhand, dataclasses.replace(cfg, iterations=cfg.iterations + 1), [Variant()],
+    run_rollouts(rec, coords, capsule_rhand, cfg=dataclasses.replace(cfg, iterations=cfg.iterations + 1), variants=[Variant()],
                  frame_limit=5)
     assert scene_cache.STATS["builds"] == builds + 1

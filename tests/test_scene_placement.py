@@ -90,22 +90,22 @@ def _check(first, second, mjcf, cfg, rollouts: bool = True):
     """``second`` placed on the kept scene of ``first`` equals a fresh build of it; so do its trajectories
     (``rollouts``)."""
     scene_cache.clear()
-    build_replay_scene(*first, mjcf, cfg)
+    build_replay_scene(*first, mjcf, cfg=cfg)
     stats = dict(scene_cache.STATS)
-    _, placed, _ = build_replay_scene(*second, mjcf, cfg)
+    _, placed, _ = build_replay_scene(*second, mjcf, cfg=cfg)
     assert scene_cache.STATS["builds"] == stats["builds"] and scene_cache.STATS["placements"] == stats["placements"] + 1
     assert placed.support_height == second[0].support_height
     scene_cache.clear()
-    _, fresh, _ = build_replay_scene(*second, mjcf, cfg)
+    _, fresh, _ = build_replay_scene(*second, mjcf, cfg=cfg)
     assert fresh.solver is not placed.solver
     _assert_same_scene(placed, fresh)
     if not rollouts:
         return placed
     variants = [Variant(), Variant(friction=0.6, object_mass=0.2), Variant(ablation=True)]
-    fresh_runs = run_rollouts(*second, mjcf, cfg, variants)
+    fresh_runs = run_rollouts(*second, mjcf, cfg=cfg, variants=variants)
     scene_cache.clear()
-    build_replay_scene(*first, mjcf, cfg)
-    placed_runs = run_rollouts(*second, mjcf, cfg, variants)
+    build_replay_scene(*first, mjcf, cfg=cfg)
+    placed_runs = run_rollouts(*second, mjcf, cfg=cfg, variants=variants)
     for a, b in zip(placed_runs, fresh_runs):
         assert a.metrics["outcome"] == b.metrics["outcome"] and a.metrics["frames"] == b.metrics["frames"]
         for k in ("body_pos", "body_quat", "contact_force", "wrist_err"):
@@ -125,7 +125,7 @@ def test_a_table_top_placed_for_another_recording_equals_its_fresh_build(grab_di
     # window, 2.50-2.63 on mug_pass_1's against a safety of 2.7): the first's raise is undone, the second's made
     raised = _check(lift, other, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"finger_flutter_bound": {"safety": 2.7}}), rollouts=False)
     scene_cache.clear()
-    _, first, _ = build_replay_scene(*lift, capsule_rhand, ReplayConfig(**SHORT, physics_overrides={"finger_flutter_bound": {"safety": 2.7}}))
+    _, first, _ = build_replay_scene(*lift, capsule_rhand, cfg=ReplayConfig(**SHORT, physics_overrides={"finger_flutter_bound": {"safety": 2.7}}))
     joints = [{r["joint"] for r in sc.flutter if r["raised_to"] is not None} for sc in (first, raised)]
     assert joints[0] and joints[1] and joints[0] - joints[1]
 

@@ -200,7 +200,7 @@ def test_contact_rollout_and_clean_ablation(window, capsule_rhand):
 def test_row_overflow_is_a_hard_failure(window, capsule_rhand):
     rec, coords = window
     cfg = ReplayConfig(**STEEL).replace(steel={"row_budget": 2})  # the object alone needs 9 free-body rows at rest
-    r = run_rollout(rec, coords, capsule_rhand, cfg, frame_limit=10).metrics
+    r = run_rollout(rec, coords, capsule_rhand, cfg=cfg, frame_limit=10).metrics
     assert r["outcome"] == "unstable" and not r["stable"]
     assert r["unstable_frame"] == 0
     assert r["unstable_reason"].startswith("steel dropped constraint rows or contacts")

@@ -464,7 +464,7 @@ def test_warning_scan_sees_each_pattern():
 #: join as their modules are edited)
 KEYWORD_ONLY = ("replay.commands", "replay.cli", "replay.console", "replay.study", "replay.output", "replay.config",
                 "replay.errors", "replay.fileio", "replay.datasets", "replay.api", "replay.results", "replay.sim",
-                "replay.data", "replay.kinematics", "replay.checks")
+                "replay.data", "replay.kinematics", "replay.checks", "replay.protocol")
 #: packages inside those not converted yet
 NOT_YET_PACKAGES = ("replay.sim.engine",)
 MAX_POSITIONAL = 3

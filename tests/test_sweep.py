@@ -70,7 +70,7 @@ def test_operating_point_world_is_the_study_rollout(grab_dir, capsule_rhand):
         sp = plan_sweep({"effort": np.array([0.1]), "mu": np.array([BUILT_MU])}, effort, 0, perturb_mm=0.0, perturb_deg=0.0)
         (op,) = [v for v, r in zip(sp.variants, sp.roles) if r[0] == "mu_at_study_effort"]
         assert op.effort_limit == effort
-        a, b = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), op], frame_limit=60)
+        a, b = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant(), op], frame_limit=60)
         assert np.array_equal(a.poses["body_pos"], b.poses["body_pos"])
 
 

@@ -76,7 +76,7 @@ def scene(window, capsule_rhand):
     """The short window's scene, built for MuJoCo C (WarpBatch rebuilds its world on Warp's CPU device)."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT)
-    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg)
+    plan, scene, _ = build_replay_scene(rec, coords, capsule_rhand, cfg=cfg)
     return rec, plan, scene, cfg
 
 
@@ -251,7 +251,7 @@ def test_run_rollouts_on_warp_cpu(window, capsule_rhand):
     """The hook: ``engine="mujoco-warp"`` on ``device="cpu"`` steps contact and ablation on mujoco-warp (two launches)."""
     rec, coords = window
     cfg = ReplayConfig(**SHORT, engine="mujoco-warp", device="cpu")
-    res, abl = run_rollouts(rec, coords, capsule_rhand, cfg, [Variant(), Variant(ablation=True)], frame_limit=60)
+    res, abl = run_rollouts(rec, coords, capsule_rhand, cfg=cfg, variants=[Variant(), Variant(ablation=True)], frame_limit=60)
     m, a = res.metrics, abl.metrics
     assert m["engine"] == a["engine"] == "warp"
     assert m["outcome"] == "lifted" and m["contacts_force_at_lift"] > 0, m["unstable_reason"]

@@ -1,11 +1,8 @@
-"""Extra finger closure of a world: a :class:`replay.sim.engine.variants.Variant`'s ``finger_closure`` (5, rad, MANO
-order index, middle, pinky, ring, thumb) turns every joint target of finger f about the joint's flexion axis, ``q'_j =
-q_j * exp(r(k) closure[f] a_j)`` (xyzw; ``a_j`` in the joint's child frame). ``r`` ramps in (min-jerk) over the
-approach's last :data:`RAMP_RECORDED_S` recorded s, is 1 from the grasp frame on and falls to 0 with the release's
-opening, so the opened hand is the recorded pre-grasp pose exactly.
-
-The flexion axis is ``normalize(bone x n)``, ``n`` the palm normal (-y in manosim's hand frame, whose body frames are
-parallel to the palm frame at rest, fingers along -x for the right hand)."""
+"""Extra finger closure of a world (a :class:`replay.sim.engine.variants.Variant`'s ``finger_closure``, (5,) rad,
+MANO order index, middle, pinky, ring, thumb): ``q'_j = q_j * exp(r(k) closure[f] a_j)`` (xyzw),
+``a_j = normalize(bone x n)`` in the joint's child frame, ``n`` the palm normal (-y, manosim's hand frame); ``r`` 0-1
+ramps in (min-jerk) over the approach's last :data:`RAMP_RECORDED_S` recorded s and out with the release
+(docs/refine.md)."""
 
 from __future__ import annotations
 

@@ -93,11 +93,11 @@ def record_rollout(
             f"engine {cfg.engine.value!r} is not MuJoCo C stepped directly: only engine mujoco-c rollouts "
             "export to plain MuJoCo",
         )
-    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, protocol=protocol)
+    plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg, protocol=protocol)
     try:
         batch = MjcBatch(scene, [variant])
     except AblationMaskError:  # as the study does: the ablation as a scene of its own, filter pairs built in
-        plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg, ablation=variant.ablation, protocol=protocol)
+        plan, scene, _ = build_replay_scene(rec, coords, mjcf, cfg=cfg, ablation=variant.ablation, protocol=protocol)
         batch = MjcBatch(scene, [variant])
     w = batch.worlds[0]
     state0 = np.empty(mujoco.mj_stateSize(w.m, STATE_SPEC))

@@ -1,14 +1,6 @@
-"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle (arXiv:2606.17054, app. E.1/E.2) on our
-recordings (docs/oracle.md). Every element is an ``oracle_*`` field
-(:class:`replay.results.oracle_fields.OracleFields`), so ``scripts/bridge.py`` can switch one at a time toward the lift
-protocol.
-
-``oracle.start`` ``synthetic``: settle with the object at rest and the hand at the grasp relative to the object, backed
-off ``offset_m`` along the wrist's own +-x (right / left hand: away from the fingers) and +y (away from the palm,
-manosim README's wrist frame), fingers flat, thumb base pre-bent; approach over ``closure_s`` (wrist on a straight line,
-timed by the physics choice ``closure_profile``; fingers slerped to the grasp plus ``extra_flexion_deg``); lift
-``lift_height`` along world +Z (min-jerk); hold. ``recorded``: the lift protocol's settle and approach with the extra
-flexion blended in. No shake or release.
+"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle (arXiv:2606.17054, app. E.1/E.2; docs/oracle.md),
+each element an ``oracle_*`` field (:class:`replay.results.oracle_fields.OracleFields`). The synthetic start backs the
+hand off ``offset_m`` along the wrist's own +-x (right / left hand) and +y (manosim README's wrist frame).
 
 Positions m (world, Z up), times s, quaternions xyzw."""
 

@@ -1,13 +1,7 @@
-"""Finger pad compression (contact preload) at the grasp frame of the lift protocol (design: docs/sources.md, Pad
-compression).
-
-Each finger within ``pad_near_mm`` of the object is closed along its recorded flexion until the nearer of its middle and
-distal capsules is ``d`` inside the object's collision parts (the physics choice ``pad_compression``, mm); blended in
-over ``pad_blend_s`` before the grasp, held, let go with the release. Under ``pad_deep_fingers`` ``opened`` a deeper
-finger is opened to ``d`` (:mod:`replay.protocol.pad_depth_table`).
-
-Signed distance: m, negative inside. Hand coords (67,): wrist position m, wrist quaternion xyzw, 15 finger quaternions
-xyzw local to each joint. No simulation."""
+"""Finger pad compression at the lift protocol's grasp frame (design: docs/sources.md, Pad compression): each finger
+within ``pad_near_mm`` closed along its recorded flexion until its pad is ``pad_compression`` mm inside the object's
+collision parts. Signed distance m, negative inside; hand coords (67,): wrist m, wrist xyzw, 15 finger xyzw
+(joint-local). No simulation."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""Every near finger at the pad's compression depth, not deeper (the physics choice ``pad_deep_fingers`` ``opened``,
-applied by :class:`replay.protocol.pad_compression.PadPlan`).
-
-:func:`depth_table` tabulates, per approach frame and finger, the signed distance (m, negative inside) of the pad (the
-deeper of the middle and distal capsules) to the object at its recorded pose, over closure angles ``-max..+max`` rad
-along the finger's closure path (negative: opened); :meth:`DepthTable.angles` reads the angle that puts the pad ``d``
-inside. Distances as :class:`~replay.protocol.pad_compression.ObjectSDF`, in the object's frame. Hand coords (67,):
-wrist m, wrist xyzw, 15 finger xyzw; object quaternions xyzw."""
+"""Per approach frame and finger, the pad's signed distance to the object (m, negative inside; the deeper of the middle
+and distal capsules, object frame) over closure angles ``-max..+max`` rad (negative: opened), for the physics choice
+``pad_deep_fingers`` ``opened`` (:class:`replay.protocol.pad_compression.PadPlan`). Hand coords (67,): wrist m, wrist
+xyzw, 15 finger xyzw; object quaternions xyzw."""
 
 from __future__ import annotations
 

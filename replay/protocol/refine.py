@@ -1,11 +1,8 @@
 """The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md).
 
-A correction ``x`` (11,): wrist offset ``o`` (3, mm, world) and rotation ``r`` (3, deg, world rotation vector about the
-wrist at the grasp frame), applied to every wrist target (:meth:`replay.sim.engine.variants.Variant.transform_targets`),
-``|o| <= wrist_mm``, ``|r| <= wrist_deg``; per-finger extra closure ``f`` (5, deg, index, middle, pinky, ring, thumb;
-:mod:`replay.protocol.finger_closure`), ``0 <= f <= finger_deg``. Its size ``c(x) = (|o|/wrist_mm)^2 + (|r|/wrist_deg)^2
-+ mean((f/finger_deg)^2)``. The search is the cross-entropy method (Rubinstein & Kroese 2004) with a feasibility-first
-rank (Deb 2000); the same seed gives the same result bit for bit."""
+A correction ``x`` (11,): wrist offset (3, mm, world), wrist rotation vector (3, deg, world, about the wrist at the
+grasp frame), extra closure per finger (5, deg, MANO order index, middle, pinky, ring, thumb). Search: the cross-entropy
+method (Rubinstein & Kroese 2004), feasibility-first rank (Deb 2000)."""
 
 from __future__ import annotations
 
@@ -197,18 +194,18 @@ def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list
         measure=_judge,
         engine_options={"c_loop": s.c_loop},
     )
-    runs = run_samples(*t, cfg, [(cfg, to_variant(x)) for x in xs], threads=s.threads, stepping=st)
+    runs = run_samples(*t, cfg=cfg, samples=[(cfg, to_variant(x)) for x in xs], threads=s.threads, stepping=st)
     return [Sample(np.asarray(x, float), correction_cost(x, s), *r.metrics["refine_sample"]) for x, r in zip(xs, runs)]
 
 
 def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
     """A search world's ``{"refine_sample": (lifted, rise m, held)}``; held measured only for a world that lifted."""
-    lifted, rise = lift_verdict(rec, plan, scene, cfg, tr, world)
+    lifted, rise = lift_verdict(rec, plan, scene, cfg=cfg, tr=tr, world=world)
     held = lifted and nbh.holds(measure_world(rec, plan, scene, cfg=cfg, tr=tr, world=world))
     return {"refine_sample": (lifted, rise, held)}
 
 
-def lift_verdict(rec, plan, scene, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
+def lift_verdict(rec, plan, scene, *, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
     """``(lifted, rise m)`` of one world's trace as :func:`replay.protocol.measures.measure_world` judges them at the
     end of the hold, without its other measures; rise -inf when unstable."""
     done = tr.done
@@ -375,7 +372,12 @@ def refine_recording(
             rollouts, second, agree = rollouts + two.rollouts, two.summary(), one.robust(s) == two.robust(s)
     x = one.sample.x
     refined, ablation = run_samples(
-        rec, coords, mjcf, cfg, [(cfg, to_variant(x)), (cfg, to_variant(x, ablation=True))], threads=s.threads
+        rec,
+        coords,
+        mjcf,
+        cfg=cfg,
+        samples=[(cfg, to_variant(x)), (cfg, to_variant(x, ablation=True))],
+        threads=s.threads,
     )
     return RefineResult(
         one.found,

@@ -69,6 +69,7 @@ def build_replay_scene(
     rec: Recording,
     coords: np.ndarray,
     mjcf: str | Path,
+    *,
     cfg: ReplayConfig,
     ablation: bool = False,
     protocol: str | Protocol = "lift",
@@ -78,7 +79,7 @@ def build_replay_scene(
 
     Raises:
         DataError: bad input. KeyError: unknown protocol."""
-    plan = protocol_named(protocol).plan(rec, coords, mjcf, cfg)
+    plan = protocol_named(protocol).plan(rec, coords, mjcf, cfg=cfg)
     offset = np.asarray(physics.choice_value(cfg, "wrist_target_offset_mm"), float) / 1000.0
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
         plan.coords = plan.coords.copy()
@@ -109,6 +110,7 @@ def run_rollout(
     rec: Recording,
     coords: np.ndarray,
     mjcf: str | Path,
+    *,
     cfg: ReplayConfig,
     ablation: bool = False,
     frame_limit: int | None = None,
@@ -116,17 +118,17 @@ def run_rollout(
 ) -> RolloutResult:
     """The one-world case of :func:`run_rollouts` (with contact, or the ablation)."""
     return run_rollouts(
-        rec, coords, mjcf, cfg, [Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
+        rec, coords, mjcf, cfg=cfg, variants=[Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
     )[0]
 
 
 def run_contact(
-    rec: Recording, coords: np.ndarray, mjcf: str | Path, cfg: ReplayConfig, *, ablation: bool, protocol: str | Protocol
+    rec: Recording, coords: np.ndarray, mjcf: str | Path, *, cfg: ReplayConfig, ablation: bool, protocol: str | Protocol
 ) -> tuple[RolloutResult, RolloutResult | None]:
     """A study job's replay: the contact world and, with ``ablation``, its contact ablation in the same batch
     (:func:`run_rollouts`); ``(contact, ablation or None)``."""
     variants = [Variant()] + ([Variant(ablation=True)] if ablation else [])
-    results = run_rollouts(rec, coords, mjcf, cfg, variants, protocol=protocol)
+    results = run_rollouts(rec, coords, mjcf, cfg=cfg, variants=variants, protocol=protocol)
     return results[0], (results[1] if ablation else None)
 
 
@@ -134,6 +136,7 @@ def run_rollouts(
     rec: Recording,
     coords: np.ndarray,
     mjcf: str | Path,
+    *,
     cfg: ReplayConfig,
     variants: list[Variant],
     frame_limit: int | None = None,
@@ -170,7 +173,9 @@ def run_rollouts(
     if caps.worlds_per_scene == 1 and len(variants) > 1:
         # an engine of one world per scene (the ablation built into it): one rollout per variant
         return [
-            run_rollouts(rec, coords, mjcf, cfg, [v], frame_limit, protocol=protocol, stepping=stepping)[0]
+            run_rollouts(
+                rec, coords, mjcf, cfg=cfg, variants=[v], frame_limit=frame_limit, protocol=protocol, stepping=stepping
+            )[0]
             for v in variants
         ]
     if caps.ablation_by_variant:
@@ -198,7 +203,7 @@ def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutR
 def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation, t0) -> list[RolloutResult]:
     """The protocol on one scene (the ablation built in when ``ablation``) for ``variants``; ``run``: ``(frame_limit,
     threads, Stepping)``; wall time from ``t0``."""
-    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg, ablation=ablation, protocol=protocol)
+    plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=protocol)
     batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0, protocol)
 
@@ -253,7 +258,9 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
         metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
         poses = _poses(plan, traces[i], cfg.frame_dt)
-        metrics.update(protocol.judge(rec, plan, scene, extent, cfg, traces[i], poses, metrics))
+        metrics.update(
+            protocol.judge(rec, plan, scene, extent=extent, cfg=cfg, trace=traces[i], poses=poses, metrics=metrics)
+        )
         out.append(RolloutResult(metrics, poses))
     return out
 

@@ -180,7 +180,7 @@ def _by_config(factors: list[Factor], members: list) -> dict[str, list]:
 def _run_factors(rec, coords, mjcf, factors: list[Factor], members: list, mass: float) -> dict:
     """``{factor index: row}`` of ``members`` (``(index, config)``) through the one sampling path."""
     res = run_samples(
-        rec, coords, str(mjcf), members[0][1], [(c, factor_variant(factors[i], mass)) for i, c in members]
+        rec, coords, str(mjcf), cfg=members[0][1], samples=[(c, factor_variant(factors[i], mass)) for i, c in members]
     )
     return {i: _row(RolloutRecord.from_metrics(r.metrics)) for (i, _), r in zip(members, res)}
 

@@ -259,7 +259,7 @@ def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, rows: l
                 if hk not in prepared:
                     prepared[hk] = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)[:3]
                 rec, coords, mjcf = prepared[hk]
-                got = run_rollouts(rec, coords, str(mjcf), cfg, [Variant()], protocol=row.protocol)[0]
+                got = run_rollouts(rec, coords, str(mjcf), cfg=cfg, variants=[Variant()], protocol=row.protocol)[0]
                 done[k] = RolloutRecord.from_metrics(got.metrics)
             out[row.id] = _figures(row, done[k], cfg)
         except Exception as e:  # noqa: BLE001  (kept as the row's result)

@@ -186,7 +186,7 @@ def _run_job(job: Job) -> dict:
     }
     # contact run and ablation share one scene and one batch (two worlds) where the protocol takes one
     ablation = job.ablation and proto.ablation
-    res, ab, extra = proto.run(run_contact, rec, coords, mjcf, cfg, settings=job.settings, ablation=ablation)
+    res, ab, extra = proto.run(run_contact, rec, coords, mjcf=mjcf, cfg=cfg, settings=job.settings, ablation=ablation)
     poses_path = rdir / f"{stem}.npz"
     write_poses(poses_path, res.poses)
     flat = {
@@ -248,7 +248,7 @@ def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path,
             "config_hash",
             f"{kept.config_hash} is not this study's config ({config_hash(cfg)}): rerun the whole recording instead",
         )
-    ab = run_rollouts(rec, coords, mjcf, cfg, [Variant(ablation=True)], protocol=job.protocol)[0]
+    ab = run_rollouts(rec, coords, mjcf, cfg=cfg, variants=[Variant(ablation=True)], protocol=job.protocol)[0]
     metrics, kept.ablation_clean, kept.ablation_no_rise = _ablation(ab, cfg, rdir, out_dir, stem)
     kept.ablation = RolloutRecord.from_metrics(metrics)
     kept.ablation.format_version = None

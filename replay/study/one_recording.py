@@ -41,4 +41,6 @@ def replay_recording(
     rec, coords, mjcf, _start = prepare_recording(
         dataset, sequence, data_dir, manosim_dir=dataset_dir("manosim", data_dir), cfg=cfg, protocol=protocol
     )
-    return run_rollouts(rec, coords, mjcf, cfg, variants or [Variant(), Variant(ablation=True)], protocol=protocol)
+    return run_rollouts(
+        rec, coords, mjcf, cfg=cfg, variants=variants or [Variant(), Variant(ablation=True)], protocol=protocol
+    )

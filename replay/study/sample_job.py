@@ -112,5 +112,5 @@ def _run(
     variants = list(real)
     for wc in corr:
         variants += [wc.apply(v, d) for v, d in zip(real, dirs)]
-    res = run_samples(rec, coords, str(mjcf), cfg, [(cfg, v) for v in variants], protocol=protocol)
+    res = run_samples(rec, coords, str(mjcf), cfg=cfg, samples=[(cfg, v) for v in variants], protocol=protocol)
     return [(bool(r.metrics["lifted"]), (r.metrics.get("diagnosis") or {}).get("class")) for r in res]

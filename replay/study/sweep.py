@@ -289,7 +289,9 @@ def run_recording_sweep(
     """
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)
-    res = run_samples(rec, coords, mjcf, cfg, [(cfg, v) for v in sp.variants], threads=threads)  # the one sampling path
+    res = run_samples(
+        rec, coords, mjcf, cfg=cfg, samples=[(cfg, v) for v in sp.variants], threads=threads
+    )  # the one sampling path
     worlds = [RolloutRecord.from_metrics(r.metrics) for r in res]
     out = summarize_sweep(sp, worlds)
     out.update(

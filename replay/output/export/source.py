@@ -166,7 +166,7 @@ def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
     rec, coords, mjcf, _ = prepare_recording(
         src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
     )
-    return build_replay_scene(rec, coords, mjcf, cfg, protocol=src.protocol)[1]
+    return build_replay_scene(rec, coords, mjcf, cfg=cfg, protocol=src.protocol)[1]
 
 
 def check_reproduces(src: RolloutSource, trace) -> None:

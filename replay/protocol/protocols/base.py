@@ -52,7 +52,7 @@ class Protocol:
             DataError: a value out of range."""
         return cfg.validate()
 
-    def plan(self, rec, coords, mjcf, cfg):
+    def plan(self, rec, coords, mjcf, *, cfg):
         """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton joint_q
         order, xyzw) under ``self.config(cfg)``.
 
@@ -60,7 +60,7 @@ class Protocol:
             DataError: bad input."""
         raise NotImplementedError
 
-    def judge(self, rec, plan, scene, extent, cfg, trace, poses: dict, metrics: dict) -> dict:
+    def judge(self, rec, plan, scene, *, extent, cfg, trace, poses: dict, metrics: dict) -> dict:
         """Metric updates of one world beyond the common measures (its own test); may add arrays to ``poses``."""
         return {}
 
@@ -68,10 +68,10 @@ class Protocol:
         """The last recorded frame this protocol replays (the recording is cropped after it)."""
         return int(rec.grasp_frame)
 
-    def run(self, run_contact, rec, coords, mjcf: str, cfg, *, settings: dict | None, ablation: bool) -> tuple:
+    def run(self, run_contact, rec, coords, *, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
         """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``, through
         ``run_contact`` (:func:`replay.protocol.rollout.run_contact`)."""
-        contact, ab = run_contact(rec, coords, mjcf, cfg, ablation=ablation, protocol=self)
+        contact, ab = run_contact(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=self)
         return contact, ab, {}
 
     def settings(self, given: dict | None) -> dict | None:

@@ -27,10 +27,10 @@ class HugOracle(Protocol):
     def config(self, cfg):
         return oracle_config(cfg)
 
-    def plan(self, rec, coords, mjcf, cfg):
+    def plan(self, rec, coords, mjcf, *, cfg):
         return plan_oracle(rec, coords, cfg)
 
-    def judge(self, rec, plan, scene, extent, cfg, trace, poses, metrics):
+    def judge(self, rec, plan, scene, *, extent, cfg, trace, poses, metrics):
         """The off-the-table test (``oracle``, and ``lifted`` / ``outcome`` / ``diagnosis`` by it); the object-support
         pair's margin, m: the object's compiled geom margin where the physics keeps the asset's, else 0."""
         got = ((scene.readback or {}).get("object_contact") or {}).get("object_margin") or [0.0]

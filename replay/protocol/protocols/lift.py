@@ -27,7 +27,7 @@ class Lift(Protocol):
     shakes = True
     config_part = "lift"
 
-    def plan(self, rec, coords, mjcf, cfg):
+    def plan(self, rec, coords, mjcf, *, cfg):
         """The lift plan with the release appended (fingers back to the first, pre-grasp pose); where the physics'
         ``pad_compression`` depth is > 0, the fingers closed to it at the grasp frame (each world its own:
         :class:`replay.protocol.pad_compression.PadPlan`), and under ``pad_deep_fingers`` ``opened`` a deeper finger

@@ -25,10 +25,10 @@ class Recorded(Protocol):
     success = TRACKED
     result_type = TrackResult
 
-    def plan(self, rec, coords, mjcf, cfg):
+    def plan(self, rec, coords, mjcf, *, cfg):
         return tracking.plan_recorded(rec, coords, cfg)
 
-    def judge(self, rec, plan, scene, extent, cfg, trace, poses, metrics):
+    def judge(self, rec, plan, scene, *, extent, cfg, trace, poses, metrics):
         """The track figures (the lift verdict does not apply); the per-frame errors join ``poses``."""
         arrays, figures = tracking.track_metrics(rec, plan, poses, cfg=cfg, unstable_frame=metrics["unstable_frame"])
         poses.update(arrays)

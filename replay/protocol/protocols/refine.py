@@ -28,7 +28,7 @@ class Refine(Protocol):
 
         return RefineSettings(**(given or {})).validate().to_dict()
 
-    def run(self, run_contact, rec, coords, mjcf, cfg, *, settings, ablation):
+    def run(self, run_contact, rec, coords, *, mjcf, cfg, settings, ablation):
         """The search and the refined run with its ablation (always: the ablation is the refined grasp's proof)."""
         from replay.protocol.refine import refine_recording  # the worker's: the physics loads with it
         from replay.protocol.refine_settings import RefineSettings
