@@ -1,8 +1,8 @@
 """One study job: a recording replayed under one protocol in a worker (process, Ray task or
 the study's own process), its results written atomically (:mod:`replay.results`).
 
-The study's process builds :class:`Job` s and reads their results; only the worker imports
-the physics (Newton, MuJoCo, Warp), inside :func:`run_job`.
+The study's process builds :class:`Job` s and reads their results; only a worker imports the physics (Newton,
+MuJoCo, Warp: :func:`replay.study.worker_imports.import_physics`), before its first job or at its start.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def run_job(job: Job) -> dict:
     Bad input raises :class:`DataError` (the study records it and goes on).
     """
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    import_physics()  # once per process, the collector paused (a pool worker's is done before its first job)
+    import_physics()  # once per process (the executors import before the first job; a Ray task here)
     if job.quiet:
         quiet_libraries()
     with console.kept_warnings(always=job.quiet) as caught:
