@@ -5,6 +5,7 @@ object height above the support mm, contacts, wrist error mm, phase bands; kept 
 from __future__ import annotations
 
 import html
+import io
 import os
 import shutil
 from pathlib import Path
@@ -104,8 +105,6 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
         ax.tick_params(labelsize=7)
     fig.suptitle(f"{rec.sequence}: {rec.outcome}", fontsize=9, y=0.995)
     fig.tight_layout()
-    import io
-
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     plt.close(fig)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.errors import UsageError
-from replay.output.export.source import ROLLOUTS, check_reproduces, load_source, rebuild_scene, rerun_inputs
+from replay.output.export.source import check_reproduces, load_source, rebuild_scene, rerun_inputs
 
 #: ``--format`` values
 FORMATS = ("mjcf", "usd", "rrd")
@@ -33,8 +33,6 @@ def export_rollout(
     DataError: the study or rollout missing, of another format version, or not reproduced."""
     if fmt not in FORMATS:
         raise UsageError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
-    if rollout not in ROLLOUTS:
-        raise UsageError("--rollout", f"{rollout!r} is not one of {', '.join(ROLLOUTS)}")
     if fmt == "usd":
         from replay.output.export.usd import _viewer_usd
 

@@ -142,31 +142,31 @@ def _check_physics(src: RolloutSource, jpath: Path) -> None:
         )
 
 
+def _prepare(src: RolloutSource, data_dir: str | Path | None):
+    """(recording, coords, hand MJCF) of ``src``, loaded as its study did. Raises DataError: cannot be loaded."""
+    from replay.study.prepare import prepare_recording
+
+    manosim = src.study.get("hand", {}).get("manosim_dir")
+    return prepare_recording(
+        src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
+    )[:3]
+
+
 def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
     """The :class:`InputLog` of ``src`` re-run on the direct engine. Raises DataError: the recording cannot be
     loaded; UsageError: not a direct-engine study."""
     from replay.protocol.input_log import record_rollout
-    from replay.study.prepare import prepare_recording
 
-    manosim = src.study.get("hand", {}).get("manosim_dir")
-    rec, coords, mjcf, _ = prepare_recording(
-        src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
-    )
-    return record_rollout(rec, coords, mjcf, cfg=src.config, variant=src.variant(), protocol=src.protocol)
+    return record_rollout(*_prepare(src, data_dir), cfg=src.config, variant=src.variant(), protocol=src.protocol)
 
 
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
     """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
     draws. Raises: DataError (the recording cannot be loaded)."""
     from replay.protocol.rollout import build_replay_scene
-    from replay.study.prepare import prepare_recording
 
-    manosim = src.study.get("hand", {}).get("manosim_dir")
     cfg = protocol_named(src.protocol).config(src.config)
-    rec, coords, mjcf, _ = prepare_recording(
-        src.dataset, src.sequence, data_dir, manosim_dir=manosim, cfg=src.config, protocol=src.protocol
-    )
-    return build_replay_scene(rec, coords, mjcf, cfg=cfg, protocol=src.protocol)[1]
+    return build_replay_scene(*_prepare(src, data_dir), cfg=cfg, protocol=src.protocol)[1]
 
 
 def check_reproduces(src: RolloutSource, trace) -> None:

@@ -18,6 +18,7 @@ from replay.results.convert import upgrade_study
 from replay.results.legacy_physics import legacy_config
 from replay.results.outcomes import OUTCOMES
 from replay.results.records import Phase, RolloutRecord
+from replay.results.study_rows import StudyRow
 
 #: phase codes in the saved ``phase`` array
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
@@ -96,16 +97,13 @@ def _study_config(path: str) -> dict:
         return {}
 
 
-def _study_thickness(path: str) -> float | None:
-    """``config.support_thickness`` of a study JSON, or None when it has none."""
-    return _study_config(path).get("support_thickness")
-
-
-def _study_setting(source, part: str, key: str):
-    """``config[part][key]`` of the study JSON ``source`` (None: no such file or setting)."""
+def _study_setting(source, key: str, part: str | None = None):
+    """``config[key]`` (``config[part][key]`` with ``part``) of the study JSON ``source`` (None: no such file or
+    setting)."""
     if source is None or not Path(source).is_file():
         return None
-    return (_study_config(str(Path(source).resolve())).get(part) or {}).get(key)
+    cfg = _study_config(str(Path(source).resolve()))
+    return (cfg.get(part) or {}).get(key) if part else cfg.get(key)
 
 
 @dataclass
@@ -150,6 +148,11 @@ class Clip:
     def __post_init__(self):
         if self.support is None:
             self.support = Support(float(self.support_height))
+
+    @property
+    def row(self) -> StudyRow:
+        """``meta`` read as a study row (verdict, shake_held, sequence, ...)."""
+        return StudyRow.from_dict(self.meta or {})
 
 
 def load_study(study_path: str | Path) -> tuple[dict, Path]:
@@ -246,7 +249,11 @@ def load_clip(
     mesh = _resolve(
         rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
     )
-    support = _clip_support(rollout, where, field_prefix, support_thickness, source)
+    if support_thickness is None:
+        support_thickness = rollout.get("support_thickness")
+    if support_thickness is None:
+        support_thickness = _study_setting(source, "support_thickness")
+    support = parse_support(rollout, where, field_prefix, thickness=support_thickness)
     name = str(rollout.get("object") or "object")
     track.index("object")
     title = name if variant == "main" else f"{name} (contact ablation)"
@@ -265,18 +272,8 @@ def load_clip(
         title=title,
         meta=rollout,
         support=support,
-        shake_max_slip=float(_study_setting(source, "lift", "shake_max_slip") or DEFAULT_SHAKE_MAX_SLIP),
+        shake_max_slip=float(_study_setting(source, "shake_max_slip", "lift") or DEFAULT_SHAKE_MAX_SLIP),
     )
-
-
-def _clip_support(rollout: dict, where: Path, field_prefix: str, thickness: float | None, source) -> Support:
-    """The rollout's :class:`Support`; thickness ``thickness``, else the rollout's, else the study's."""
-    th = thickness
-    if th is None:
-        th = rollout.get("support_thickness")
-    if th is None and source is not None and Path(source).is_file():
-        th = _study_thickness(str(Path(source).resolve()))
-    return parse_support(rollout, where, field_prefix, thickness=th)
 
 
 def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) -> tuple[dict, str]:

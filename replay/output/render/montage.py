@@ -23,6 +23,7 @@ from replay.output.render.montage_pick import pick_tiles
 from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, head_lines, rule_header
 from replay.output.render.style import OUTCOME_RGB
 from replay.output.render.video import (
+    FrameTiming,
     RenderStats,
     frame_indices,
     prepare_output,
@@ -48,6 +49,8 @@ READABLE_RULE = (
     f"at most {MONTAGE_MAX_CLIPS} tiles by default, so each stays at least {MONTAGE_MIN_READABLE_W} px "
     f"wide on a {MONTAGE_MAX_CANVAS[0]} x {MONTAGE_MAX_CANVAS[1]} screen"
 )
+#: the runs each ``variant`` of :func:`render_montage` draws per rollout
+_VARIANTS = {"main": ("main",), "ablation": ("ablation",), "both": ("main", "ablation")}
 
 
 def montage_layout(
@@ -171,9 +174,9 @@ def render_montage(
     out = prepare_output(out_path)
     study_path = Path(study_path)
     study, study_dir = load_study(study_path)
-    if variant not in ("main", "ablation", "both"):
+    if variant not in _VARIANTS:
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
-    variants = ("main", "ablation") if variant == "both" else (variant,)
+    variants = _VARIANTS[variant]
     list_key = protocol_named(protocol).rows_field
     chosen, left_out, rule = _choose(study, study_path, objects, variants, max_clips, list_key)
     params = {
@@ -222,13 +225,13 @@ def _render(
     """Render, compose and encode the tiles of ``chosen`` to ``out`` under the rule's header, and write its record
     with the input ``key``; ``selection``: (names left out, rule)."""
     left_out, rule = selection
-    variants = ("main", "ablation") if variant == "both" else (variant,)
+    variants = _VARIANTS[variant]
     if variant == "both" and cols is None:  # keep each pair on one row
         cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
     cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
     clips = _load_clips(chosen, variants, study_dir, study_path, cfg.get("support_thickness"))
     cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
-    timing: dict = {}
+    timing = FrameTiming()
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
         bar = console.bar(progress, total=len(clips), desc="montage tiles", unit="tile", dynamic_ncols=True)
         stores = []
@@ -240,6 +243,7 @@ def _render(
         n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
+    size = (cols * tw, rows * th + (0 if header is None else header.shape[0]))
     atomic_write_text(
         montage_record_path(out),
         json.dumps(
@@ -248,7 +252,7 @@ def _render(
                 "study": str(study_path.resolve()),
                 "key": key,
                 "frames": n,
-                "size": [cols * tw, rows * th + (0 if header is None else header.shape[0])],
+                "size": list(size),
                 "tile": [tw, th],
                 "grid": [cols, rows],
                 "variant": variant,
@@ -265,9 +269,9 @@ def _render(
     return RenderStats(
         out,
         n,
-        (cols * tw, rows * th + (0 if header is None else header.shape[0])),
+        size,
         secs,
-        1000.0 * timing.get("render_s", 0.0) / max(timing.get("frames", 1), 1),
+        1000.0 * timing.render_s / max(timing.frames, 1),
         left_out=len(left_out),
         left_out_names=tuple(left_out),
     )
@@ -344,7 +348,9 @@ def _load_clips(
     return clips
 
 
-def _render_tile(clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: dict) -> np.ndarray:
+def _render_tile(
+    clip: Clip | str, store_path: Path, tile: tuple[int, int], fps: float, timing: FrameTiming
+) -> np.ndarray:
     """One tile's frames, (n, th, tw, 3) uint8, memory-mapped at ``store_path`` (one frame for a placeholder)."""
     tw, th = tile
     if isinstance(clip, str):

@@ -16,8 +16,6 @@ from replay.output.render.style import OUTCOME_RGB, VERDICT_RGB
 from replay.protocol.verdict import tile_text
 from replay.results.outcomes import LIFTED, NOT_LIFTED, words
 from replay.results.records import Phase
-from replay.results.study_rows import StudyRow
-from replay.results.verdict_record import Verdict
 from replay.study.cross_checks import run_video, video_disagreement
 
 
@@ -109,7 +107,7 @@ def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
 def verdict_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
     """The study row's verdict (:func:`replay.protocol.verdict.tile_text`) in its colour; None without one or on
     the contact ablation's tile."""
-    v = Verdict.from_dict((clip.meta or {}).get("verdict"))
+    v = clip.row.verdict
     return None if v is None or clip.title.endswith("(contact ablation)") else (tile_text(v), VERDICT_RGB[v.word])
 
 
@@ -118,7 +116,7 @@ def video_line(clip: Clip) -> tuple[str, tuple[int, int, int]] | None:
     (:func:`replay.study.cross_checks.video_disagreement`); else None."""
     if verdict_line(clip) is None:
         return None
-    row = StudyRow.from_dict(clip.meta or {})
+    row = clip.row
     says = video_disagreement(row)
     return None if says is None else (f"video: {says}", OUTCOME_RGB[LIFTED if run_video(row)[0] else NOT_LIFTED])
 
@@ -150,7 +148,7 @@ def clip_overlay(clip: Clip) -> Callable[[int], list[tuple[str, tuple[int, int, 
 def clip_title(clip: Clip) -> str:
     """The clip's title, plus the sequence unless it is the object's name or its lift (``mug_pass_1`` must not
     look like ``mug_lift``)."""
-    seq = str((clip.meta or {}).get("sequence") or "").split("/")[-1]
+    seq = str(clip.row.sequence or "").split("/")[-1]
     name = clip.title.split(" (")[0]
     if not seq or seq in (name, f"{name}_lift"):
         return clip.title
@@ -164,7 +162,7 @@ def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tup
     grey = (200, 200, 200)
     oc = OUTCOME_RGB.get(clip.outcome, (245, 245, 245))
     result = f"{said}: {words(clip.outcome)}"
-    shake_held = (clip.meta or {}).get("shake_held")
+    shake_held = clip.row.shake_held
     ph_arr = np.asarray(clip.phase)
     last = len(ph_arr) - 1
     hold = np.flatnonzero(ph_arr == int(Phase.HOLD))
@@ -194,7 +192,7 @@ def shake_decided_frame(clip: Clip, max_slip_m: float | None = None) -> int:
     ph = np.asarray(clip.phase)
     last = len(ph) - 1
     shake = np.flatnonzero(ph == int(Phase.SHAKE))
-    if (clip.meta or {}).get("shake_held") is not False or not shake.size:
+    if clip.row.shake_held is not False or not shake.size:
         return last
     names = clip.track.body_names
     if "mano_body_0" not in names or "object" not in names:

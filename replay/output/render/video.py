@@ -36,6 +36,14 @@ class RenderStats:
     left_out_names: tuple[str, ...] = ()
 
 
+@dataclass
+class FrameTiming:
+    """Render time summed over frames: ``render_s`` s over ``frames`` frames."""
+
+    render_s: float = 0.0
+    frames: int = 0
+
+
 def frame_indices(time: np.ndarray, fps: float) -> np.ndarray:
     """Indices of the saved frames nearest to a uniform ``fps`` (Hz) timeline over ``time`` (s)."""
     if time.shape[0] == 1:
@@ -78,7 +86,7 @@ def render_frames(
     fps: float = 30.0,
     overlay: Callable[[int], list[tuple[str, tuple[int, int, int]]]] | None = None,
     camera: CameraView | None = None,
-    timing: dict | None = None,
+    timing: FrameTiming | None = None,
     decorate: Callable[[int, mujoco.MjvScene], None] | None = None,
 ) -> Iterator[np.ndarray]:
     """(H, W, 3) uint8 frames of saved poses at ``fps`` Hz (nearest saved frame).
@@ -88,7 +96,7 @@ def render_frames(
         hand_mjcf, objects, support_height, size: see :func:`build_render_model`.
         overlay: a *saved* frame index to overlay lines, or None.
         camera: fixed view, default :func:`frame_camera` over the whole track.
-        timing: accumulates ``render_s`` (s) and ``frames`` where given.
+        timing: adds each frame's render time where given.
         decorate: ``decorate(saved_frame_index, scene)`` adds ``mjvGeom`` s after each scene update.
 
     Raises:
@@ -116,17 +124,12 @@ def render_frames(
             img = renderer.render()
             if overlay is not None:
                 img = draw_overlay(img, overlay(int(i)))
-            _count(timing, _time.perf_counter() - t0)
+            if timing is not None:
+                timing.render_s += _time.perf_counter() - t0
+                timing.frames += 1
             yield img
     finally:
         renderer.close()
-
-
-def _count(timing: dict | None, seconds: float) -> None:
-    """Add one frame of ``seconds`` to ``timing`` (``render_s``, ``frames``), if given."""
-    if timing is not None:
-        timing["render_s"] = timing.get("render_s", 0.0) + seconds
-        timing["frames"] = timing.get("frames", 0) + 1
 
 
 def _default_camera(
@@ -233,8 +236,8 @@ def render_mp4(
     out: Path, track: PoseTrack, hand_mjcf, *, objects, size: tuple[int, int], fps: float, **kw
 ) -> RenderStats:
     """:func:`render_frames` (its keywords ``kw``) encoded to ``out`` by :func:`write_mp4`, timed."""
-    timing: dict = {}
+    timing = FrameTiming()
     t0 = _time.perf_counter()
     n = write_mp4(render_frames(track, hand_mjcf, objects, size=size, fps=fps, timing=timing, **kw), out, fps)
     secs = _time.perf_counter() - t0
-    return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.get("render_s", 0.0) / max(n, 1))
+    return RenderStats(out, n, (int(size[0]), int(size[1])), secs, 1000.0 * timing.render_s / max(n, 1))
