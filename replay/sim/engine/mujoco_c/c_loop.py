@@ -79,12 +79,7 @@ def _frame(
     xipos,
     xfrc,
     act_force,
-    qadr,
-    vadr,
-    root,
-    hand_bodies,
-    body_mass,
-    par,
+    hand,
     wr,
     stats,
     drive,
@@ -123,25 +118,7 @@ def _frame(
             _mj_step1(m_ptr, d_ptr)
         else:
             _mj_kinematics(m_ptr, d_ptr)
-        wrist.apply_substep(
-            qpos,
-            qvel,
-            xipos,
-            xfrc,
-            act_force,
-            qadr,
-            vadr,
-            root,
-            hand_bodies,
-            body_mass,
-            par,
-            tp,
-            tc,
-            (j + 1) / S,
-            interp,
-            wr,
-            stats,
-        )
+        wrist.apply_substep(qpos, qvel, xipos, xfrc, act_force, hand, tp, tc, (j + 1) / S, interp, wr, stats)
         if drive:
             finger_drive.quat_drive(qpos, qvel, dq, dv, target, kp, kd, effort, qfrc)
         if split:

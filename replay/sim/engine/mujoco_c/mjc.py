@@ -145,6 +145,8 @@ class MjcBatch(SpanSteps, SpanEngine):
             **physics.wrist_law_kwargs(scene.config),
         )
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
+        #: the wrist's fixed arguments (:func:`replay.sim.engine.wrist.apply_substep`)
+        self._hand = (lay.hand_qadr, lay.hand_vadr, lay.root, lay.hand_bodies, self.body_mass, self.par)
         self.threads = max(1, int(threads))
         self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 and len(self.worlds) > 1 else None
         self._hand_mask = lay.hand_geoms
@@ -243,7 +245,7 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
         """The frame's substeps, one Python call each; the index into :data:`WARNINGS` of a warning raised, else -1."""
-        m, d, lay, drv = w.m, w.d, self.layout, w.drive
+        m, d, drv = w.m, w.d, w.drive
         S = self.cfg.substeps
         interp = self._interp
         qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
@@ -253,25 +255,7 @@ class MjcBatch(SpanSteps, SpanEngine):
                 mujoco.mj_step1(m, d)
             else:
                 mujoco.mj_kinematics(m, d)
-            wrist.apply_substep(
-                qpos,
-                qvel,
-                xipos,
-                xfrc,
-                af,
-                lay.hand_qadr,
-                lay.hand_vadr,
-                lay.root,
-                lay.hand_bodies,
-                self.body_mass,
-                self.par,
-                tp,
-                tc,
-                (j + 1) / S,
-                interp,
-                wr,
-                stats,
-            )
+            wrist.apply_substep(qpos, qvel, xipos, xfrc, af, self._hand, tp, tc, (j + 1) / S, interp, wr, stats)
             if drv is not None:
                 finger_drive.quat_drive(
                     qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort, d.qfrc_applied
@@ -286,7 +270,7 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     def _c_args(self, w: World) -> tuple:
         """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop._frame`."""
-        lay, drv, d = self.layout, w.drive, w.d
+        drv, d = w.drive, w.d
         z2, z1 = self._z2, self._z1
         return (
             w.m._address,
@@ -299,12 +283,7 @@ class MjcBatch(SpanSteps, SpanEngine):
             d.xipos,
             d.xfrc_applied,
             d.actuator_force,
-            lay.hand_qadr,
-            lay.hand_vadr,
-            lay.root,
-            lay.hand_bodies,
-            self.body_mass,
-            self.par,
+            self._hand,
             w.wr,
             w.stats,
             drv is not None,
