@@ -17,7 +17,7 @@ ratio of the two on this thread's CPU time, ``cpu ratio``, which leaves out what
 take of the cores on a shared machine) and
 the split of the engine's step: ``mj_step`` (the raw figure) and our work (the rest: wrist wrench,
 finger drive, ``mj_kinematics``, per-frame reads). The engine steps the protocol's spans of frames in
-the compiled loop (:mod:`replay.sim.engine.mujoco_c.span_loop`, every direct rollout's default; ``spans:``
+the compiled loop (:mod:`replay.sim.engine.mujoco_c.c_loop`, every direct rollout's default; ``spans:``
 says ``compiled`` or why not); the recording pass of step 2 uses the Python loop (same trajectory bit
 for bit), whose ``mj_step2`` calls (``mj_step``'s second half) can be watched.
 Then, for 8 and 32 worlds (and ``--worlds``'s largest) on 1 and 2 threads (and ``--threads``), N

@@ -31,7 +31,7 @@ process: the driver) and then its report and montage in this process:
 * ``montage_s``: ``render_montage`` with its defaults (at most 24 tiles, MONTAGE_MAX_CLIPS).
 
 And once, ``stepping_fraction``: the share of a worker's CPU time spent stepping physics
-(``span_loop.run_frames``, ``ctrl_steps``, ``mujoco.mj_step``) over ``run_job`` of a few recordings (each
+(``c_loop.run_frames``, ``ctrl_steps``, ``mujoco.mj_step``) over ``run_job`` of a few recordings (each
 with its ablation) in one warm process: their stepping's CPU time under cProfile over their CPU time unprofiled; and
 ``stepping_fraction_placed``, the same over a variant of each of those recordings run after it (its
 object's scene kept and placed: :mod:`replay.sim.scene_cache`), a worker's steady state where objects

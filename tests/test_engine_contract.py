@@ -1,4 +1,4 @@
-"""The MuJoCo C engine's compiled spans (replay.sim.engine.mujoco_c.span_loop, the frame of c_loop) against its
+"""The MuJoCo C engine's compiled spans (replay.sim.engine.mujoco_c.c_loop) against its
 Python loop, on the short cubesmall window: the same trajectory (to tests/same_state.py), the same stop on a MuJoCo warning
 (read from ``mjData.warning``), and a MuJoCo error inside a frame as that world's reason."""
 

@@ -1,4 +1,4 @@
-"""Spans of frames (replay.sim.engine.spans, replay.sim.engine.mujoco_c.span_loop) against the per-frame loop,
+"""Spans of frames (replay.sim.engine.spans, replay.sim.engine.mujoco_c.c_loop) against the per-frame loop,
 on the short cubesmall plan (settle, approach, lift, hold, shake, release): the same trajectories, every
 trace row, the same stops (a world that did not rise, an early stop, a contact overflow, a runaway, an
 object off the support, the arena guard), and a wrong mjData view is caught, not read."""
@@ -18,7 +18,7 @@ from replay.protocol import recorded_protocol
 from replay.protocol.plan import PHASE_LIFT
 from replay.protocol.rollout import build_replay_scene
 from replay.protocol.step_plan import step_protocol
-from replay.sim.engine.mujoco_c import c_loop, data_fields, span_loop
+from replay.sim.engine.mujoco_c import c_loop, data_fields
 from replay.sim.engine.mujoco_c.mjc import MjcBatch
 from replay.sim.engine.variants import Variant
 
@@ -47,12 +47,12 @@ def _both(cfg, plan, scene, variants=VARIANTS, threads=1, capacity=None, **kw):
     for spans in (False, True):
         b = MjcBatch(scene, variants, threads=threads, capacity=capacity)
         calls = []
-        real = span_loop.run_frames
-        span_loop.run_frames = lambda *a: calls.append(a[:2]) or real(*a)
+        real = c_loop.run_frames
+        c_loop.run_frames = lambda *a: calls.append(a[:2]) or real(*a)
         try:
             tr = step_protocol(plan, b, cfg, spans=spans, **kw)
         finally:
-            span_loop.run_frames = real
+            c_loop.run_frames = real
             b.close()
         out.append((b, tr, calls))
     return out

@@ -49,6 +49,28 @@ def hand_object_contacts(
     out[0], out[1], out[2], out[3] = n, nf, fsum, mfsum
 
 
+def data_contacts(d, hand_geoms, object_geoms, pyramidal: bool, force_min: float, out) -> bool:
+    """:func:`hand_object_contacts` over the ``ncon`` contacts of a MuJoCo C ``MjData`` ``d`` into ``out`` (4,); False
+    (``out`` untouched) when there are none."""
+    n = d.ncon
+    if not n:
+        return False
+    c = d.contact
+    hand_object_contacts(
+        c.geom[:n],
+        c.efc_address[:n],
+        c.dim[:n],
+        c.friction[:n],
+        d.efc_force,
+        hand_geoms,
+        object_geoms,
+        pyramidal,
+        force_min,
+        out,
+    )
+    return True
+
+
 @njit(cache=True, nogil=True)
 def fastest_body(cvel, xipos, subtree_com, body_rootid, bodies, out):
     """``out = [v_max m/s, its body, w_max rad/s, its body]`` of the bodies' COMs (``cvel`` rows are (angular, linear)

@@ -237,27 +237,10 @@ def substep_target(tgt_prev, tgt, a, interp, out):
 
 
 @njit(cache=True, nogil=True)
-def apply_substep(
-    qpos,
-    qvel,
-    xipos,
-    xfrc,
-    act_force,
-    qadr,
-    vadr,
-    root,
-    hand_bodies,
-    body_mass,
-    par,
-    tgt_prev,
-    tgt,
-    a,
-    interp,
-    wr,
-    stats,
-):
+def apply_substep(qpos, qvel, xipos, xfrc, act_force, hand, tgt_prev, tgt, a, interp, wr, stats):
     """One substep's wrist wrench into ``xfrc[root]``; folds the previous step's largest |finger actuator force| (N·m)
-    into ``stats[0]``."""
+    into ``stats[0]``. ``hand``: :func:`wrench`'s ``(qadr, vadr, root, hand_bodies, body_mass, par)``."""
+    qadr, vadr, root, hand_bodies, body_mass, par = hand
     row = np.empty(T_SIZE)
     substep_target(tgt_prev, tgt, a, interp, row)
     wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, row, wr)

@@ -1,1 +1,1 @@
-"""MuJoCo C engine: :mod:`.mjc` (N worlds, MjcBatch) and :mod:`.c_loop` (its compiled substep loop)."""
+"""MuJoCo C engine: :mod:`.mjc` (N worlds, MjcBatch, and its Python loop) and :mod:`.c_loop` (its compiled spans)."""

@@ -1,12 +1,8 @@
 """N worlds of one replay scene on MuJoCo's C backend, stepped directly (docs/engine.md): each world an ``MjData`` (and
 its own ``MjModel`` copy where its :class:`~replay.sim.engine.variants.Variant` edits parameters); per physics step
 ``mj_step1``, the wrist wrench (:mod:`replay.sim.engine.wrist`), ``mj_step2``; finger ``ctrl`` and the signals once per
-control frame. Newton's :class:`newton.State` is not kept up to date (:meth:`MjcBatch.sync_state` writes one).
-
-Worlds are independent: world i of a batch steps as a batch of one holding variant i. Two paths give the same
-trajectory: the compiled spans (:meth:`MjcBatch.run_span`, :mod:`replay.sim.engine.mujoco_c.span_loop`) and the Python
-loop (:meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`: the contract's per-frame path, a ``recorder``, memory
-past the arena guard). With ``threads > 1`` the live worlds are dealt round-robin to the threads."""
+control frame. Spans run compiled (:mod:`replay.sim.engine.mujoco_c.c_loop`); this module is the Python loop
+(:meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`), the same trajectory bit for bit."""
 
 from __future__ import annotations
 
@@ -23,18 +19,11 @@ from replay.sim.engine import finger_drive, signals, wrist
 from replay.sim.engine.contract import Capabilities, FrameSignals, geom_distance
 from replay.sim.engine.layout import MjLayout
 from replay.sim.engine.mujoco_c.data_fields import DataFields
-from replay.sim.engine.mujoco_c.mjc_spans import SpanSteps
+from replay.sim.engine.mujoco_c.mjc_spans import C_LOOP_ERROR, SpanSteps
 from replay.sim.engine.mujoco_c.model_edits import apply_variant, initial_state_edits
 from replay.sim.engine.spans import SpanEngine
 from replay.sim.engine.variants import Variant
 from replay.sim.engine.world import WorldStatus
-
-try:  # the compiled substep loop (replay.sim.engine.mujoco_c.c_loop); without it every frame runs the Python loop
-    from replay.sim.engine.mujoco_c import c_loop as c_loop_mod
-
-    C_LOOP_ERROR = None
-except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
-    c_loop_mod, C_LOOP_ERROR = None, str(e)
 
 
 @dataclass(kw_only=True)
@@ -47,8 +36,8 @@ class World(WorldStatus):
     warn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     warn_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     drive: finger_drive.FingerDrive | None = None
-    #: the compiled span's frame readout (:func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`): poses
-    #: before / after the readout's kinematics (17, 7: xpos m, xquat xyzw), and the fastest body (4,)
+    #: a frame's readout (:mod:`replay.sim.engine.mujoco_c.c_loop`): poses before / after its kinematics (17, 7: xpos
+    #: m, xquat xyzw), the fastest body (4,: :func:`replay.sim.engine.signals.fastest_body`, both paths)
     stale: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fresh: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fast: np.ndarray = field(default_factory=lambda: np.zeros(4))
@@ -57,7 +46,7 @@ class World(WorldStatus):
     stats: np.ndarray = field(default_factory=lambda: np.zeros(1))
     c_args: tuple | None = None
     #: the compiled span's views of ``d`` (None: its spans run frame by frame in Python) and scratch:
-    #: ``mj_contactForce``'s result (6,), the last frame's contact sums (4,), the span's end (4,)
+    #: ``mj_contactForce``'s result (6,), the last frame's contact sums (4,, both paths), the span's end (4,)
     fields: DataFields | None = None
     res: np.ndarray = field(default_factory=lambda: np.zeros(6))
     sums: np.ndarray = field(default_factory=lambda: np.zeros(4))
@@ -75,6 +64,11 @@ _WARN_WHAT = {
 }
 
 
+def split_step(m: mujoco.MjModel) -> bool:
+    """True when ``m``'s integrator steps the same through ``mj_step1`` + ``mj_step2`` (not RK4)."""
+    return int(m.opt.integrator) != int(mujoco.mjtIntegrator.mjINT_RK4)
+
+
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
     """The reason a world stops on warning ``WARNINGS[k]`` (index into :data:`WARNINGS`)."""
     what = _WARN_WHAT.get(WARNINGS[k], "contacts/constraints dropped (arena full")
@@ -88,8 +82,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         scene: a :class:`replay.sim.scene.Scene` built with ``device="cpu"``. variants: one :class:`Variant` per world.
         threads: threads stepping worlds, the caller's included.
         capacity: contact count above which a world stops (default ``scene.contact_capacity``).
-        c_loop: step spans in one nogil numba call (:mod:`replay.sim.engine.mujoco_c.span_loop`); False: the Python
-            loop.
+        c_loop: step spans compiled (:mod:`replay.sim.engine.mujoco_c.c_loop`); False: in the Python loop.
 
     Raises:
         EngineError: a variant cannot be applied. AblationMaskError:
@@ -152,20 +145,19 @@ class MjcBatch(SpanSteps, SpanEngine):
             **physics.wrist_law_kwargs(scene.config),
         )
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
+        #: the wrist's fixed arguments (:func:`replay.sim.engine.wrist.apply_substep`)
+        self._hand = (lay.hand_qadr, lay.hand_vadr, lay.root, lay.hand_bodies, self.body_mass, self.par)
         self.threads = max(1, int(threads))
         self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 and len(self.worlds) > 1 else None
         self._hand_mask = lay.hand_geoms
         self._obj_mask = lay.object_geoms
         self._rootid = np.asarray(base_m.body_rootid, np.int64)
         self._pyramidal = int(base_m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
-        self._fast = np.zeros(4)
-        self._contact_sums = np.zeros(4)
         self._bodies = lay.bodies
-        self._split = c_loop_mod is None or c_loop_mod.split_step(base_m)
         self._interp = physics.wrist_interpolated(self.cfg)
         self._z1, self._z2 = np.zeros(0, np.int64), np.zeros((0, 3))
-        self.c_loop = bool(c_loop) and c_loop_mod is not None
-        self._init_spans(C_LOOP_ERROR)
+        self.c_loop = bool(c_loop) and C_LOOP_ERROR is None
+        self._init_spans()
         self.recorder = (
             None  # f(world index, MjData) before every mj_step; set: the Python loop (replay.protocol.input_log)
         )
@@ -197,17 +189,23 @@ class MjcBatch(SpanSteps, SpanEngine):
             if self.worlds[i].drive is not None:
                 quat[i] = self._drive_targets(finger_ctrl[i])
 
-        def step(ids):
-            for i in ids:
-                self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i])
+        self._deal(live, lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]))
 
+    def _deal(self, live: list[int], fn) -> None:
+        """``fn(i)`` for each world of ``live``, dealt round-robin to the threads, the first share in this thread
+        (MuJoCo's calls and the compiled loop release the GIL)."""
         if self._pool is None or len(live) < 2:
-            step(live)
+            for i in live:
+                fn(i)
             return
-        # one task per thread (worlds dealt round-robin), the first in this thread: MuJoCo's calls release the GIL
+
+        def run(ids):
+            for i in ids:
+                fn(i)
+
         chunks = [live[t :: self.threads] for t in range(min(self.threads, len(live)))]
-        pending = [self._pool.submit(step, c) for c in chunks[1:]]
-        step(chunks[0])
+        pending = [self._pool.submit(run, c) for c in chunks[1:]]
+        run(chunks[0])
         for f in pending:
             f.result()
 
@@ -247,35 +245,17 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
         """The frame's substeps, one Python call each; the index into :data:`WARNINGS` of a warning raised, else -1."""
-        m, d, lay, drv = w.m, w.d, self.layout, w.drive
+        m, d, drv = w.m, w.d, w.drive
         S = self.cfg.substeps
         interp = self._interp
         qpos, qvel, xipos, xfrc, af = d.qpos, d.qvel, d.xipos, d.xfrc_applied, d.actuator_force
-        split = c_loop_mod is None or c_loop_mod.split_step(m)
+        split = split_step(m)
         for j in range(S):
             if split:  # MuJoCo's split of mj_step, the same trajectory (c_loop's module doc)
                 mujoco.mj_step1(m, d)
             else:
                 mujoco.mj_kinematics(m, d)
-            wrist.apply_substep(
-                qpos,
-                qvel,
-                xipos,
-                xfrc,
-                af,
-                lay.hand_qadr,
-                lay.hand_vadr,
-                lay.root,
-                lay.hand_bodies,
-                self.body_mass,
-                self.par,
-                tp,
-                tc,
-                (j + 1) / S,
-                interp,
-                wr,
-                stats,
-            )
+            wrist.apply_substep(qpos, qvel, xipos, xfrc, af, self._hand, tp, tc, (j + 1) / S, interp, wr, stats)
             if drv is not None:
                 finger_drive.quat_drive(
                     qpos, qvel, drv.qadr, drv.vadr, target, drv.kp, drv.kd, drv.effort, d.qfrc_applied
@@ -289,13 +269,13 @@ class MjcBatch(SpanSteps, SpanEngine):
         return -1
 
     def _c_args(self, w: World) -> tuple:
-        """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop.frame_and_read`."""
-        lay, drv, d = self.layout, w.drive, w.d
+        """World ``w``'s fixed arguments of :func:`replay.sim.engine.mujoco_c.c_loop._frame`."""
+        drv, d = w.drive, w.d
         z2, z1 = self._z2, self._z1
         return (
             w.m._address,
             d._address,
-            self._split,
+            split_step(w.m),
             self.cfg.substeps,
             self._interp,
             d.qpos,
@@ -303,12 +283,7 @@ class MjcBatch(SpanSteps, SpanEngine):
             d.xipos,
             d.xfrc_applied,
             d.actuator_force,
-            lay.hand_qadr,
-            lay.hand_vadr,
-            lay.root,
-            lay.hand_bodies,
-            self.body_mass,
-            self.par,
+            self._hand,
             w.wr,
             w.stats,
             drv is not None,
@@ -345,7 +320,7 @@ class MjcBatch(SpanSteps, SpanEngine):
             mujoco.mj_kinematics(m, d)
             mujoco.mj_comPos(m, d)
             mujoco.mj_comVel(m, d)
-            fast = self._fast
+            fast = w.fast  # per-world scratch: worlds of a span may read in threads
             signals.fastest_body(d.cvel, d.xipos, d.subtree_com, self._rootid, self._bodies, fast)
             reason = self._runaway(fast, max_linear, max_angular)
         b = self._bodies
@@ -367,23 +342,8 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
         """``sig`` with world ``w``'s hand-object contacts of the last step."""
-        d = w.d
-        reason = sig.reason
-        n = d.ncon
-        if n:
-            c, cs = d.contact, self._contact_sums
-            signals.hand_object_contacts(
-                c.geom[:n],
-                c.efc_address[:n],
-                c.dim[:n],
-                c.friction[:n],
-                d.efc_force,
-                self._hand_mask,
-                self._obj_mask,
-                self._pyramidal,
-                force_min,
-                cs,
-            )
+        reason, cs = sig.reason, w.sums
+        if signals.data_contacts(w.d, self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs):
             sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])
             sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         if reason is not None:

@@ -1,6 +1,6 @@
 """The spans of frames of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`: each world's frames in one ``nogil`` call
-(:func:`replay.sim.engine.mujoco_c.span_loop.run_frames`), or frame by frame in Python (the same trajectory and outputs)
-where the compiled loop is not trusted: no compiled loop, a rejected ``mjData`` layout, the arena guard, a
+(:func:`replay.sim.engine.mujoco_c.c_loop.run_frames`), or frame by frame in the Python loop (the same trajectory and
+outputs) where the compiled loop cannot run: no compiled loop, a rejected ``mjData`` layout, the arena guard, a
 ``recorder``."""
 
 from __future__ import annotations
@@ -11,19 +11,21 @@ from replay.errors import EngineError
 from replay.sim.engine.mujoco_c import data_fields
 from replay.sim.engine.spans import FrameRows, SpanEnd, write_frame
 
-try:
-    from replay.sim.engine.mujoco_c import c_loop, span_loop
-except ImportError:  # libmujoco not the bindings' (c_loop's module doc): the batch's C_LOOP_ERROR says why
-    c_loop = span_loop = None
+try:  # without the compiled loop every frame runs the Python loop
+    from replay.sim.engine.mujoco_c import c_loop
+
+    C_LOOP_ERROR = None
+except ImportError as e:  # libmujoco not the bindings' (c_loop's module doc)
+    c_loop, C_LOOP_ERROR = None, str(e)
 
 
 class SpanSteps:
     """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`."""
 
-    def _init_spans(self, c_loop_error: str | None) -> None:
+    def _init_spans(self) -> None:
         """Each world's views for the compiled spans, or :attr:`span_error`: why its spans run in Python."""
         #: why the spans step frame by frame in Python (None: compiled)
-        self.span_error = c_loop_error or data_fields.LAYOUT_ERROR or (None if self.c_loop else "c_loop=False")
+        self.span_error = C_LOOP_ERROR or data_fields.LAYOUT_ERROR or (None if self.c_loop else "c_loop=False")
         if self.span_error is None:
             try:
                 for w in self.worlds:
@@ -45,13 +47,7 @@ class SpanSteps:
         max_linear: float,
         max_angular: float,
     ) -> None:
-        """Take the plan for :meth:`run_span`: every frame's ``ctrl`` and drive targets.
-
-        Args:
-            finger_quat: (N, F, 15, 4) xyzw. rows: (N, F, 16) wrist rows. phase: (F,) codes; ``settle`` the settle
-                phase's.
-            floor: m; the object below it after a frame stops the world. force_min, max_linear, max_angular:
-                :meth:`read_frame`'s."""
+        """:meth:`replay.sim.engine.spans.SpanEngine.begin_spans`: every frame's ``ctrl`` and drive targets."""
         N, F = len(self.worlds), rows.shape[1]
         lay = self.layout
         shared = finger_quat.strides[0] == 0  # one plan's targets for every world (a broadcast view)
@@ -86,21 +82,12 @@ class SpanSteps:
 
         Raises:
             EngineError: after a compiled span, MuJoCo's counters disagree with the views it read."""
-        live = [i for i, w in enumerate(self.worlds) if w.alive]
         ends: list[SpanEnd | None] = [None] * len(self.worlds)
 
-        def run(ids):
-            for i in ids:
-                ends[i] = self._span_world(i, k0, k1, outs[i])
+        def run(i):
+            ends[i] = self._span_world(i, k0, k1, outs[i])
 
-        if self._pool is None or len(live) < 2:
-            run(live)
-            return ends
-        chunks = [live[t :: self.threads] for t in range(min(self.threads, len(live)))]
-        pending = [self._pool.submit(run, c) for c in chunks[1:]]
-        run(chunks[0])
-        for f in pending:
-            f.result()
+        self._deal([i for i, w in enumerate(self.worlds) if w.alive], run)
         return ends
 
     def _span_world(self, i: int, k0: int, k1: int, out: FrameRows) -> SpanEnd:
@@ -115,7 +102,7 @@ class SpanSteps:
         lim = np.array([max_linear, max_angular, force_min, c_loop.ARENA_GUARD])
         targets = sp["targets"][i] if w.drive is not None else sp["z4"]
         w.stats[0] = w.act_max
-        code = span_loop.run_frames(
+        code = c_loop.run_frames(
             k0,
             k1,
             sp["ctrl"][i],
@@ -160,19 +147,19 @@ class SpanSteps:
                 "this MuJoCo's mjData layout is not the one replay.sim.engine.mujoco_c.data_fields checks"
             )
         k = int(w.info[1])
-        if code == span_loop.SPAN_DONE:
+        if code == c_loop.SPAN_DONE:
             return SpanEnd(k1, None, int(w.sums[1]))
-        if code == span_loop.FELL:
+        if code == c_loop.FELL:
             w.alive = False
             return SpanEnd(k, None, int(w.sums[1]))
-        if code == span_loop.ARENA:
+        if code == c_loop.ARENA:
             return self._python_span(i, k, k1, out)
         why = int(w.info[2])
-        if why == span_loop.WHY_WARNING:
+        if why == c_loop.WHY_WARNING:
             w.reason = self._warning_reason(int(w.info[3]), d)
-        elif why == span_loop.WHY_OVERFLOW:
+        elif why == c_loop.WHY_OVERFLOW:
             w.reason = f"contact overflow: {w.peak_contacts} contacts exceed the capacity {w.capacity}"
-        elif why == span_loop.WHY_NON_FINITE:
+        elif why == c_loop.WHY_NON_FINITE:
             w.reason = "non-finite state"
         else:
             w.reason = self._runaway(w.fast, max_linear, max_angular)

@@ -80,22 +80,10 @@ class NewtonStepBatch(Engine):
         sig = FrameSignals(bq[bodies, :3].astype(float), bq[bodies, 3:7].astype(float), n, nf, reason)
         if self._mj is not None:  # forces from MuJoCo C's arrays, as the direct engine reads them
             m, d = self._mj
-            nc = d.ncon
-            if nc:
-                c, cs = d.contact, np.zeros(4)
-                signals.hand_object_contacts(
-                    c.geom[:nc],
-                    c.efc_address[:nc],
-                    c.dim[:nc],
-                    c.friction[:nc],
-                    d.efc_force,
-                    self.layout.hand_geoms,
-                    self.layout.object_geoms,
-                    int(m.opt.cone) == 0,
-                    force_min,
-                    cs,
-                )
-                sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
+            cs, lay = np.zeros(4), self.layout
+            pyramidal = int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
+            signals.data_contacts(d, lay.hand_geoms, lay.object_geoms, pyramidal, force_min, cs)
+            sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         else:
             sig.normal_force = sig.friction_force = float("nan")
         return sig
