@@ -27,6 +27,15 @@ J = DEFAULT_JUDGE.condition  # the judged condition
 O = next(c for c in ("as_replayed", "wrist_uncompensated") if c != J)  # a cross-check
 
 
+
+def _tile(meta: dict, title: str):
+    """A montage tile as the overlay reads it: its title and its study row (``Clip.row``)."""
+    from types import SimpleNamespace
+
+    from replay.results.study_rows import StudyRow
+
+    return SimpleNamespace(meta=meta, title=title, row=StudyRow.from_dict(meta))
+
 def _entry(k: int, n: int, driver=None) -> dict:
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")  # the textbook interval
     return {"p": k / n, "lo": ci.low, "hi": ci.high, "n": n, "k": k, "class": None, "driver": driver}
@@ -224,7 +233,6 @@ def test_the_api_finds_data_as_the_commands_do(tmp_path, monkeypatch, mirror):
 def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     """Thirteen recordings (fails 10, holds 2, uncertain 1) in 4 tiles: one per verdict, the spare one to the largest
     (fails: 10 - 1 of the 10 spare recordings); each tile's verdict line is tile_text of the row's verdict."""
-    from types import SimpleNamespace
 
     from replay.output.render.montage_pick import pick_tiles
     from replay.output.render.overlay import verdict_line
@@ -246,10 +254,10 @@ def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     words = [r["verdict"]["verdict"] for _, r in chosen]
     assert words == ["holds", "uncertain", "fails", "fails"] and [i for i, _ in chosen] == [10, 11, 0, 1]
     assert rule.startswith("4 of 13 recordings: one tile per verdict") and "fails 2 of 10" in rule
-    tile = SimpleNamespace(meta=chosen[2][1], title="o0")
+    tile = _tile(chosen[2][1], title="o0")
     assert verdict_line(tile) == ("fails: no contact 32/32", VERDICT_RGB[Word.FAILS])
-    assert verdict_line(SimpleNamespace(meta=chosen[2][1], title="o0 (contact ablation)")) is None
-    assert verdict_line(SimpleNamespace(meta={"sequence": "x"}, title="x")) is None  # an older study: no line
+    assert verdict_line(_tile(chosen[2][1], title="o0 (contact ablation)")) is None
+    assert verdict_line(_tile({"sequence": "x"}, title="x")) is None  # an older study: no line
 
 
 def test_a_tile_says_when_its_video_the_contact_run_disagrees_with_the_verdict():
@@ -257,7 +265,6 @@ def test_a_tile_says_when_its_video_the_contact_run_disagrees_with_the_verdict()
     its one contact run): a tile whose verdict holds over a contact run that was not lifted (eyeglasses, flashlight,
     mouse under wrist_uncompensated) or fails over one that lifted (mug, elephant, waterbottle under as_replayed, each
     shaken loose) says what its video shows; an agreeing or uncertain one says nothing more."""
-    from types import SimpleNamespace
 
     from replay.output.render.overlay import head_lines, video_line
     from replay.output.render.style import OUTCOME_RGB
@@ -269,7 +276,7 @@ def test_a_tile_says_when_its_video_the_contact_run_disagrees_with_the_verdict()
     for r in doc["rollouts"]:
         for cond, e in doc["p_lift"]["lift"][r["sequence"]].items():
             v = Verdict(WORD_OF_CLASS[e["class"]], "-", e["p"], e["lo"], e["hi"], e["n"], e["k"], cond, True)
-            clip = SimpleNamespace(meta=dict(r, verdict=v.to_dict()), title=r["object"])
+            clip = _tile(dict(r, verdict=v.to_dict()), title=r["object"])
             line = video_line(clip)
             if line is not None:
                 said[(r["object"], cond)] = line
@@ -284,14 +291,14 @@ def test_a_tile_says_when_its_video_the_contact_run_disagrees_with_the_verdict()
     # one run (--samples 0) is its own video; an older study's row has no verdict line; the ablation's tile neither
     duck = next(r for r in doc["rollouts"] if r["object"] == "duck")  # not lifted
     one = Verdict(Word.HOLDS, "-", 1.0, 0.0, 1.0, 1, 1, None, False)
-    assert video_line(SimpleNamespace(meta=dict(duck, verdict=one.to_dict()), title="duck")) is None
-    assert video_line(SimpleNamespace(meta=duck, title="duck")) is None
+    assert video_line(_tile(dict(duck, verdict=one.to_dict()), title="duck")) is None
+    assert video_line(_tile(duck, title="duck")) is None
     holds = Verdict(Word.HOLDS, "-", 1.0, 0.9, 1.0, 32, 32, J, True).to_dict()
-    assert video_line(SimpleNamespace(meta=dict(duck, verdict=holds), title="duck")) == (
+    assert video_line(_tile(dict(duck, verdict=holds), title="duck")) == (
         fell,
         OUTCOME_RGB["not_lifted"],
     )
-    assert video_line(SimpleNamespace(meta=dict(duck, verdict=holds), title="duck (contact ablation)")) is None
+    assert video_line(_tile(dict(duck, verdict=holds), title="duck (contact ablation)")) is None
 
 
 def test_an_auc_over_few_recordings_says_it_means_little():
