@@ -4,6 +4,8 @@ Lines and prose of ``replay/`` (docstring lines + comment-only lines), string-ke
 ``replay/output`` (``x["k"]`` loads and ``x.get("k")``), protocol names compared outside the registry, fields of
 ``RolloutRecord`` and ``ReplayConfig``, modules naming each corruption, ``print`` calls, lines over 120, and public
 functions and methods with more than three positional parameters (``tests/test_structure.py``'s rule).
+``--by-command``: for each ``scripts/`` command, the lines of ``replay/`` it can import (lazy imports inside
+functions included) and the lines no other command imports.
 """
 
 from __future__ import annotations
@@ -98,9 +100,61 @@ def public_funcs_over_3_positional(paths) -> list[str]:
     return [f"{p.relative_to(ROOT)}:{f}" for p in paths for f in positional_overflow(p.read_text())]
 
 
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The ``replay`` modules one file imports anywhere in its body (relative imports resolved, ``"replay.x:f"``)."""
+    here = _module_of(path).split(".") if path.is_relative_to(ROOT / "replay") else []
+    pkg = here if path.name == "__init__.py" else here[:-1]
+    named = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = (
+                ".".join(pkg[: len(pkg) - node.level + 1] + [node.module or ""]).strip(".")
+                if node.level
+                else node.module
+            )
+            named |= {base} | {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("replay."):
+            named.add(node.value.split(":")[0])  # a "replay.x:function" reference, imported when called
+    out = set()
+    for name in named:
+        parts = name.split(".")
+        out |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules
+    return out
+
+
+def by_command(paths) -> dict[str, dict[str, int]]:
+    """``{command: {"reaches": lines, "only": lines}}`` over ``replay/`` modules."""
+    lines = {_module_of(p): len(p.read_text().splitlines()) for p in paths}
+    graph = {_module_of(p): _imports(p, set(lines)) for p in paths}
+
+    def reach(roots: set[str]) -> set[str]:
+        seen, todo = set(), list(roots)
+        while todo:
+            m = todo.pop()
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph.get(m, ()))
+        return seen
+
+    cmds = {p.stem: reach(_imports(p, set(lines))) for p in sorted((ROOT / "scripts").glob("*.py"))}
+    out = {}
+    for name, mods in cmds.items():
+        others = set().union(*(v for k, v in cmds.items() if k != name))
+        out[name] = {"reaches": sum(lines[m] for m in mods), "only": sum(lines[m] for m in mods - others)}
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--by-command", action="store_true", help="also the lines each command reaches")
     ap.add_argument("--registry", default="replay/protocol/protocols", help="module or package prefix exempted")
     a = ap.parse_args(argv)
     rp = sorted((ROOT / "replay").rglob("*.py"))
@@ -138,7 +192,14 @@ def main(argv=None) -> int:
         "lines_over_120": sum(len(ln) > 120 for p in rp for ln in p.read_text().splitlines()),
         "public_funcs_over_3_positional": public_funcs_over_3_positional(rp),
     }
+    if a.by_command:
+        fig["by_command"] = by_command(rp)
     for k, v in fig.items():
+        if k == "by_command":
+            print("command: lines of replay/ it reaches / only it reaches")
+            for name, n in v.items():
+                print(f"  {name}: {n['reaches']} / {n['only']}")
+            continue
         print(f"{k}: {len(v) if isinstance(v, list) else v}")
     if a.json:
         Path(a.json).write_text(json.dumps(fig, indent=1, sort_keys=True))
