@@ -52,19 +52,9 @@ from replay.study.verdicts import lead_protocol
 
 
 def _plan_jobs(st: _Setup, protocols: list[str], say, run_protocols: list[str], new_protocols: frozenset):
-    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
-    kept from the study at ``st.out`` ``{key: (reason, refused)}``; keys :class:`ResultKey`).
-
-    ``--ablation-only``: the study keeps every recording with a rollout of this config and
-    reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
-    resuming, unless its rollout is gone, of another config or protocol, or an input file it
-    read has changed since (:func:`replay.data.inputs.inputs_changed`; ``say`` tells which). In a
-    merged ``--objects`` subset (``st.merge``) the named sequences run (with ``resume`` too,
-    where the study holds others: resume applies to those), the other sequences are kept (run
-    again only when their rollout is stale, or gone without the study having recorded why), and
-    a protocol of the study not in ``run_protocols`` runs nowhere: its rollouts are kept as they
-    are on disk; a protocol new to the study (``new_protocols``) runs for the subset only.
-    """
+    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures kept from the study
+    at ``st.out`` ``{key: (reason, refused)}``); keys :class:`ResultKey`. What ``--resume``, an ``--objects``
+    merge and ``--ablation-only`` keep and run: docs/results.md; ``say`` tells why a rollout reruns."""
     if st.ablation_only:
         return plan_ablation_only(st)
     if (st.resume or st.merge) and (why := older_form(st.prior, st.config, st.chash)) is not None:
@@ -149,8 +139,7 @@ def run_study(
         verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`).
 
     Returns:
-        The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
-        finished so far and the exception propagates.
+        The study dict. On Ctrl-C the study JSON holds every finished rollout and KeyboardInterrupt propagates.
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
@@ -215,8 +204,7 @@ def _check_config(config: ReplayConfig, dataset: str, verbose: bool = False) -> 
 
     Raises:
         ConfigError: a value out of range (:meth:`ReplayConfig.validate`).
-        UsageError: ``--device cuda`` where Warp finds no CUDA device (Warp's own banner and
-            driver note kept off the console unless ``verbose``: the error is all it says).
+        UsageError: ``--device cuda`` where Warp finds no CUDA device.
     """
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
@@ -341,8 +329,7 @@ def _setup(
 
 
 class _StudyRun:
-    """One run of a study: the jobs planned (kept from disk or to run), the results as they
-    come, a record appended for each, the study JSON remade at intervals, the console."""
+    """One run of a study: its planned jobs, their results and records, the study JSON, the console."""
 
     def __init__(self, st: _Setup, protocols: list[str], progress: bool):
         self.st, self.ablation_only = st, st.ablation_only
@@ -385,7 +372,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, self.t0
 
     def write(self) -> dict:
-        """Write the study JSON (and CSV) of the results so far; returns the study dict."""
+        """Write the study JSON and CSV of the results so far; returns the study dict."""
         st = self.st
         this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
         ro = Rollouts(self.seqs, self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
@@ -417,12 +404,10 @@ class _StudyRun:
         return write_study(st.out, rec, study_csvs(rec))
 
     def done(self, j: Job, status: str, value) -> None:
-        """A job ended: keep its result (or failure), append its record, say it, and remake the
-        summary when it is due (:func:`replay.study.study_records.summary_due`).
+        """A job ended: keep its result or failure, append its record, say it, remake the summary when due.
 
         Raises:
-            StorageError: the job (or the study's own write) failed for want of storage: the
-                study stops (:func:`replay.fileio.stop_on_storage_fault`).
+            StorageError: the job or the study's own write failed for want of storage.
         """
         if status == "storage":
             stop_on_storage_fault(value, self.write)
@@ -451,8 +436,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`);
-        returns the study dict.
+        """Run the planned jobs; returns the study dict.
 
         Raises:
             KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
