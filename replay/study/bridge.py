@@ -106,7 +106,7 @@ def merge_config(acc: dict, cfg: dict) -> dict:
 
 
 def bridge_rows(physics: str = "replay") -> list[dict]:
-    """Every row of the bridge, in table order; ``"authored"``: the physics elements first (:data:`PHYSICS_ELEMENTS`)."""
+    """Every row of the bridge, in table order; ``"authored"``: :data:`PHYSICS_ELEMENTS` first."""
     if physics == "authored":
         elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [
             e for e in ELEMENTS if e[0] != "contact"
