@@ -74,10 +74,8 @@ def config_key(factor: Factor) -> str:
 
 
 def factor_variant(factor: Factor, mass_kg: float) -> Variant:
-    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg (its :data:`WORLD_ROWS` choices).
-
-    Raises:
-        DataError: an unknown physics choice or a value it does not take."""
+    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg (its :data:`WORLD_ROWS` choices). Raises
+    DataError: an unknown physics choice or a value it does not take."""
     for k, v in factor.choices.items():
         physics.check_value(k, v)
     return Variant.of_rows(factor_world(factor), {"object_mass": mass_kg}, label=str(factor.name))

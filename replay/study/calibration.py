@@ -115,11 +115,7 @@ def candidate_figures(rows: list[dict], discrimination: list | None, condition: 
 
 
 def choose(figures: list[dict]) -> dict:
-    """The candidate with the highest ``balanced_accuracy`` (ties: the first).
-
-    Raises:
-        ValueError: none has a figure.
-    """
+    """The candidate with the highest ``balanced_accuracy`` (ties: the first). Raises ValueError: none has a figure."""
     have = [f for f in figures if f.get("balanced_accuracy") is not None]
     if not have:
         raise ValueError("no candidate has a figure: the studies have no p_lift of the real and corrupted recordings")
@@ -127,11 +123,9 @@ def choose(figures: list[dict]) -> dict:
 
 
 def centred(variables: tuple, centres: dict) -> tuple:
-    """``variables`` with each one named in ``centres`` moved there: a ``uniform`` shifted (width kept), a
-    ``choice`` fixed to that level; its ``distribution`` says so.
-
-    Raises:
-        ValueError: a centre for an undeclared variable, a level not among its levels, or a data variable."""
+    """``variables`` with each one named in ``centres`` moved there: a ``uniform`` shifted (width kept), a ``choice``
+    fixed to that level; its ``distribution`` says so. Raises ValueError: a centre for an undeclared variable, a level
+    not among its levels, or a data variable."""
     names = {v.name for v in variables}
     unknown = sorted(set(centres) - names)
     if unknown:
@@ -166,10 +160,8 @@ def centred(variables: tuple, centres: dict) -> tuple:
 
 
 def variables_for(cfg) -> tuple:
-    """The sampled variables as ``cfg``'s physics samples them (centred under ``calibrated``).
-
-    Raises:
-        DataError: the calibration's centres do not fit the declared variables."""
+    """The sampled variables as ``cfg``'s physics samples them (centred under ``calibrated``). Raises DataError: the
+    calibration's centres do not fit the declared variables."""
     from replay.sim import calibration_file, physics
     from replay.study.uncertainty import variables
 

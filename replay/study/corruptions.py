@@ -68,10 +68,8 @@ def corruption_names() -> tuple[str, ...]:
 
 
 def parse_corruptions(text: str | bool | None) -> list[str]:
-    """``--corruptions`` (``all`` / True: every one; ``a,b``: those) as names; [] for None / False / ''.
-
-    Raises:
-        DataError: an unknown name (the known ones listed)."""
+    """``--corruptions`` (``all`` / True: every one; ``a,b``: those) as names; [] for None / False / ''. Raises
+    DataError: an unknown name (the known ones listed)."""
     if not text:
         return []
     if text is True or str(text).strip() == "all":
@@ -132,11 +130,8 @@ register(
 
 
 def scaled_recording(rec, factor: float, folder: Path):
-    """A copy of ``rec`` whose target object's meshes are scaled by ``factor`` about the object frame's origin,
-    written as STL under ``folder``.
-
-    Raises:
-        DataError: a mesh cannot be read (names the file)."""
+    """A copy of ``rec`` whose target object's meshes are scaled by ``factor`` about the object frame's origin, written
+    as STL under ``folder``. Raises DataError: a mesh cannot be read (names the file)."""
     import trimesh
 
     folder = Path(folder)

@@ -131,11 +131,7 @@ def object_row(res: dict) -> dict:
 
 
 def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
-    """One object's result.
-
-    Raises:
-        DataError: the recording or its object cannot be read.
-    """
+    """One object's result. Raises DataError: the recording or its object cannot be read."""
     quiet_libraries()
     t0 = time.perf_counter()
     rec = load_recording(dataset, seq, data_dir)
@@ -147,11 +143,8 @@ def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
 
 
 def object_sequences(dataset: str, data_dir: str | None, objects: list[str] | None) -> dict[str, str]:
-    """``{object name: first recording grasping it}`` (GRAB: from the name, ``<object>_<intent>``).
-
-    Raises:
-        DataError: an object in ``objects`` no recording grasps.
-    """
+    """``{object name: first recording grasping it}`` (GRAB: from the name, ``<object>_<intent>``). Raises DataError: an
+    object in ``objects`` no recording grasps."""
     out: dict[str, str] = {}
     for seq in list_sequences(dataset, data_dir):
         name = seq.split("_")[0] if dataset == "grab" else load_recording(dataset, seq, data_dir).target_object.name
@@ -179,11 +172,8 @@ def run_gripper_check(
     pc: PhaseConfig | None = None,
     workers: int = 1,
 ) -> GripperRecord:
-    """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``.
-
-    Raises:
-        DataError: unknown dataset, no recordings, an unknown object name.
-    """
+    """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``. Raises
+    DataError: unknown dataset, no recordings, an unknown object name."""
     config, fixture, pc = config or ReplayConfig(), fixture or FixtureConfig(), pc or PhaseConfig()
     seqs = object_sequences(dataset, data_dir, objects)
     batch = run_batch(

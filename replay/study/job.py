@@ -108,10 +108,7 @@ def run_job_safe(job: Job) -> tuple[str, object]:
 
 def run_job(job: Job) -> dict:
     """Worker: load, fit the hand, run the rollouts; the rollout JSON dict, written to ``<rollouts_dir>/<stem>.json``.
-
-    Raises:
-        DataError: bad input.
-    """
+    Raises DataError: bad input."""
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     import_physics()  # once per process (the executors import before the first job; a Ray task here)
     if job.quiet:
@@ -209,11 +206,8 @@ def _ablation_fields(metrics: dict, clean: bool, no_rise: bool) -> dict:
 
 
 def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
-    """``--ablation-only``: run the ablation world alone into the existing rollout JSON.
-
-    Raises:
-        DataError: no rollout JSON of this config to attach it to (run the study first).
-    """
+    """``--ablation-only``: run the ablation world alone into the existing rollout JSON. Raises DataError: no rollout
+    JSON of this config to attach it to (run the study first)."""
     from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant  # in the worker only, as in _run_job
 

@@ -32,11 +32,7 @@ def sequence_object(dataset: str, sequence: str) -> str | None:
 
 def select_sequences(dataset: str, sequences: list[str], names: str, *, first_only: bool = False) -> list[str]:
     """The sequences a comma-separated ``--objects`` value names (by sequence or object), in the order named;
-    ``first_only``: one per name.
-
-    Raises:
-        UsageError: a name matches no sequence.
-    """
+    ``first_only``: one per name. Raises UsageError: a name matches no sequence."""
     picked = []
     for n in [x.strip() for x in names.split(",") if x.strip()]:
         hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]

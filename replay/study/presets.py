@@ -39,11 +39,8 @@ def preset_names() -> list[str]:
 
 def apply_preset(config: ReplayConfig, name: str) -> ReplayConfig:
     """``config`` with preset ``name``'s settings (``name``: the latest version; ``name@version``) and ``preset`` =
-    ``"name@version"``, validated.
-
-    Raises:
-        DataError: an unknown or retired preset or version (field ``preset``) or a setting out of range.
-    """
+    ``"name@version"``, validated. Raises DataError: an unknown or retired preset or version (field ``preset``) or a
+    setting out of range."""
     if name in RETIRED:
         raise DataError(
             None,

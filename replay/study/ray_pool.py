@@ -44,11 +44,8 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
 
 
 def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str], None] | None = None) -> None:
-    """Join the cluster at ``address`` or start a local Ray bound to loopback only, unless connected.
-
-    Raises:
-        UsageError: the cluster cannot be reached; a local Ray cannot start, or not on loopback only.
-    """
+    """Join the cluster at ``address`` or start a local Ray bound to loopback only, unless connected. Raises UsageError:
+    the cluster cannot be reached; a local Ray cannot start, or not on loopback only."""
     if ray.is_initialized():
         return
     try:

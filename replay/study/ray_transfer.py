@@ -26,7 +26,7 @@ from replay.fileio import atomic_write_bytes, storage_fault
 from replay.results.files import write_rollout
 from replay.results.records import RolloutRecord
 
-#: A folder's files as ``{path relative to a root (posix): bytes}``.
+#: A folder's files ``{posix path relative to a root: bytes}``.
 Files = dict
 
 
@@ -78,12 +78,7 @@ def _read_tree(folder: Path, prefix: str, skip=None) -> Files:
 
 def shared_inputs(dataset: str, data_dir: str | None, manosim_dir: str) -> tuple[Staging, Files]:
     """The :class:`Staging` of a study's jobs and the files all of them read (the dataset's folder less each
-    recording's own files, and the hand models).
-
-    Raises:
-        DataError: the dataset is not found (:func:`replay.data.locate.dataset_dir`).
-        OSError: a file cannot be read.
-    """
+    recording's own files, the hand models). Raises DataError: no dataset; OSError: a file cannot be read."""
     root = dataset_dir(dataset, data_dir)
     globs, folder = _own_globs(dataset)
     files = _read_tree(root, f"data/{dataset}", lambda rel: _is_own(rel, globs, folder))
@@ -98,11 +93,7 @@ def shared_inputs(dataset: str, data_dir: str | None, manosim_dir: str) -> tuple
 def job_inputs(job) -> tuple[Files, Files]:
     """(the recording's own files ``{root-relative path: bytes}``, the study files the job reads
     ``{path relative to the study's folder: bytes}``: ``--ablation-only``'s rollout JSON). A missing recording
-    sends nothing: the node's job refuses it as the pool's does.
-
-    Raises:
-        DataError: the dataset is not found.
-        OSError: a file cannot be read.
+    sends nothing: the node's job refuses it as the pool's does. Raises DataError: no dataset; OSError: unreadable.
     """
     root = dataset_dir(job.dataset, job.data_dir)
     path = dataset_info(job.dataset).path(root, job.sequence)
@@ -123,11 +114,7 @@ def job_inputs(job) -> tuple[Files, Files]:
 
 
 def inside_folder(folder: Path, rel: str) -> Path:
-    """``folder/rel``, refused where ``rel`` would leave ``folder`` (a result names only its own files).
-
-    Raises:
-        DataError: ``rel`` is absolute or climbs out of ``folder``.
-    """
+    """``folder/rel``. Raises DataError: ``rel`` is absolute or climbs out of ``folder``."""
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts:
         raise DataError(folder, rel, "a Ray task sent back a file outside the study's folder")

@@ -117,12 +117,8 @@ def prior_study(out: Path) -> PriorStudy | None:
 def subset_merge(
     out: Path, prior: PriorStudy | None, dataset: str, *, chash: str, seqs: list[str], all_seqs: list[str]
 ) -> list[str]:
-    """The sequences of a ``--objects`` study written where a study already is: the earlier study's plus this subset,
-    in dataset order.
-
-    Raises:
-        UsageError: the study there is of another dataset or config.
-    """
+    """The sequences of a ``--objects`` study written where a study already is: the earlier study's plus this subset, in
+    dataset order. Raises UsageError: the study there is of another dataset or config."""
     if prior is None or not prior.sequences:
         return seqs
     if prior.dataset != dataset or prior.config_hash != chash:
@@ -163,12 +159,9 @@ def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, *, seqs: list
 
 
 def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
-    """``--ablation-only`` for the runner's setup ``st``: (the study's sequences, rollouts kept, the subset's
-    ablation jobs, failures kept).
-
-    Raises:
-        UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
-    """
+    """``--ablation-only`` for the runner's setup ``st``: (the study's sequences, rollouts kept, the subset's ablation
+    jobs, failures kept). Raises UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an
+    ablation to."""
     lift = primary_protocol().name
     key = partial(ResultKey, protocol=lift)
     if st.prior is None and not any((st.rdir / f"{key(s).stem}.json").is_file() for s in st.subset):

@@ -115,31 +115,19 @@ def run_study(
     corruptions: str | bool | None = None,
     verdicts: str | list[str] | None = None,
 ) -> dict:
-    """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
-    (:mod:`replay.results`).
+    """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``; returns the study dict
+    (on Ctrl-C the study JSON holds every finished rollout and KeyboardInterrupt propagates).
 
     Args:
-        dataset: ``grab``, ``taco`` or ``hug-bench``.
-        out: the study JSON path.
-        config: settings (written into the study JSON).
-        sequences: names to run (default: every sequence of the dataset).
-        objects: keep only these sequences, by sequence or object (GRAB only); merged into a study of the same
-            config already at ``out``.
-        workers: worker processes (:func:`replay.study.pool.run_jobs`); 0 = in this process.
-        ablation: also run the contact ablation.
-        resume: skip sequences whose rollout JSON has the same config hash and unchanged inputs.
-        data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
-        ablation_only: rerun only the contact ablation of the selected recordings.
+        sequences: names to run (default: all); ``objects``: only these, by sequence or object, merged into a study
+            of the same config already at ``out``.
+        workers: worker processes; 0: in this process.
+        resume: keep rollouts of the same config hash and unchanged inputs.
+        data_dir: staged data folder; falls back to the mirror.
         executor: ``pool`` or ``ray``; address: Ray cluster address (default: a local Ray).
-        verbose: let Warp/Newton print their own messages.
-        protocols: the registered protocols each recording is replayed under.
-        recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
+        recorded_max_s: the recorded protocol's seconds after the lift onset (default: all).
         refine: also a refine job per recording, its RefineSettings as a dict.
-        samples, seed, conditions, corruptions: the sampled verdict (:mod:`replay.study.sampling_setup`).
-        verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`).
-
-    Returns:
-        The study dict. On Ctrl-C the study JSON holds every finished rollout and KeyboardInterrupt propagates.
+        samples, seed, conditions, corruptions: the sampled verdict; ``verdicts``: the (protocol, physics) pairs.
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
@@ -183,11 +171,7 @@ def run_study(
 
 
 def _check_protocols(protocols, ablation_only: bool) -> list[str]:
-    """The protocols, each once, in order.
-
-    Raises:
-        UsageError: an unknown protocol; ``--ablation-only`` with a protocol other than lift.
-    """
+    """The protocols, each once, in order. Raises UsageError: an unknown one; ``--ablation-only`` with a non-lift."""
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if not is_known(p)]
     if bad or not protocols:
@@ -247,7 +231,7 @@ class _Setup:
 
     @property
     def data_roots(self) -> list[Path]:
-        """The data folders a refusal's paths are said relative to (:func:`replay.data.locate.data_roots`)."""
+        """The data folders a refusal's paths are said relative to."""
         return data_roots(self.data_dir)
 
     @property
@@ -256,8 +240,7 @@ class _Setup:
         return self.merge and bool(set(self.seqs) - self.subset)
 
     def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
-        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
-        :class:`~replay.study.verdicts.VerdictPair`, a single rollout under its config)."""
+        """The :class:`Job` of ``s`` under ``proto`` (``verdict``: an extra VerdictPair, under its own config)."""
         cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict.name][0]
         return Job(
             self.dataset,
@@ -280,8 +263,7 @@ class _Setup:
 def _setup(
     dataset: str, out: Path, config: ReplayConfig, *, sequences, objects, data_dir, ablation_only: bool, **flags
 ) -> _Setup:
-    """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
-    results folder (created) and the hand's folder; ``flags``: the rest of :class:`_Setup`'s fields.
+    """The study's sequences, results folder (created) and hand folder; ``flags``: the rest of :class:`_Setup`.
 
     Raises:
         DataError: unknown dataset, no sequences, the hand MJCF missing.
@@ -404,11 +386,7 @@ class _StudyRun:
         return write_study(st.out, rec, study_csvs(rec))
 
     def done(self, j: Job, status: str, value) -> None:
-        """A job ended: keep its result or failure, append its record, say it, remake the summary when due.
-
-        Raises:
-            StorageError: the job or the study's own write failed for want of storage.
-        """
+        """A job ended: keep, record and say it; remake the summary when due. Raises StorageError: out of storage."""
         if status == "storage":
             stop_on_storage_fault(value, self.write)
         if status == "ok":  # the rollout JSON as written (format 6)
@@ -436,11 +414,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs; returns the study dict.
-
-        Raises:
-            KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
-        """
+        """Run the planned jobs; returns the study dict (on Ctrl-C: written, then KeyboardInterrupt)."""
         st = self.st
         write_or_stop(lambda: st.records.seed(self.results, self.carried, wall_s=self.prior_wall))
         self.summarize()

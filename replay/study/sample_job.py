@@ -22,11 +22,8 @@ from replay.study.verdict_conditions import condition_config
 
 def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
     """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md); ``prepared``:
-    ``(recording, coords (T, 67), hand MJCF)`` of the study's own hand; ``cfg``: hand shape resolved.
-
-    Raises:
-        DataError: a condition's config or recording cannot be replayed.
-    """
+    ``(recording, coords (T, 67), hand MJCF)`` of the study's own hand; ``cfg``: hand shape resolved. Raises DataError:
+    a condition's config or recording cannot be replayed."""
     rec0 = prepared[0]
     sig = data_sigmas(rec0)
     run_cfg = protocol_named(job.protocol).config(cfg)

@@ -31,11 +31,9 @@ class SamplingSetup:
 def check_sampling(
     cfg: ReplayConfig, protocols: list[str], *, samples: int, seed: int, conditions: str | None, corruptions
 ) -> SamplingSetup | None:
-    """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts).
-
-    Raises:
-        UsageError: samples < 0, corruptions or conditions without samples, an unknown or unrunnable condition or
-            corruption, an engine other than MuJoCo C."""
+    """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts). Raises UsageError: samples
+    < 0, corruptions or conditions without samples, an unknown or unrunnable condition or corruption, an engine other
+    than MuJoCo C."""
     samples = int(samples or 0)
     if samples < 0:
         raise UsageError("--samples", f"must be >= 0, got {samples}")

@@ -92,11 +92,8 @@ class StudyRecords:
         return len(lines)
 
     def append(self, key: ResultKey, status: str, value, *, wall_s: float) -> None:
-        """One finished job's record (``value``: its rollout record for ``ok``, else its one-line reason).
-
-        Raises:
-            OSError: the append failed.
-        """
+        """One finished job's record (``value``: its rollout record for ``ok``, else its one-line reason). Raises
+        OSError: the append failed."""
         line = self._line(key, status, value, wall_s)
         append_record(self.path, [line])
         self.latest[key.text] = JobLine.from_dict(line)

@@ -29,11 +29,8 @@ BUILT_MU = float(next(c for c in SHARED if c.name == "contact_finger_object").va
 
 
 def parse_grid(text: str) -> dict[str, np.ndarray]:
-    """``"effort=0.1:1.5:8,mu=0.2:1.5:8"`` -> ``{"effort": linspace(0.1, 1.5, 8), "mu": ...}``.
-
-    Raises:
-        UsageError: unknown axis, malformed range, non-positive values or fewer than 1 point.
-    """
+    """``"effort=0.1:1.5:8,mu=0.2:1.5:8"`` -> ``{"effort": linspace(0.1, 1.5, 8), "mu": ...}``. Raises UsageError:
+    unknown axis, malformed range, non-positive values or fewer than 1 point."""
     out = {}
     for part in [p for p in text.split(",") if p.strip()]:
         name, _, rng = part.partition("=")
@@ -268,11 +265,8 @@ def _cell_edges(v: np.ndarray) -> np.ndarray:
 def run_recording_sweep(
     dataset: str, sequence: str, data_dir, *, manosim_dir, cfg: ReplayConfig, sp: SweepPlan, threads: int = 1
 ) -> dict:
-    """Replay one recording over every world of ``sp`` in one batch; the result dict.
-
-    Raises:
-        DataError: bad input (nothing is simulated).
-    """
+    """Replay one recording over every world of ``sp`` in one batch; the result dict. Raises DataError: bad input
+    (nothing is simulated)."""
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)
     res = run_samples(rec, coords, mjcf, cfg=cfg, samples=[(cfg, v) for v in sp.variants], threads=threads)

@@ -202,10 +202,8 @@ def sample_fields(sample: dict, variables: tuple) -> dict:
 
 
 def object_ranges(rec, cfg) -> dict:
-    """``{object_mass_scale: (low, high), object_mass: MadeMass record}`` of ``rec``'s object under ``cfg``.
-
-    Raises:
-        DataError: a mesh missing or unreadable."""
+    """``{object_mass_scale: (low, high), object_mass: MadeMass record}`` of ``rec``'s object under ``cfg``. Raises
+    DataError: a mesh missing or unreadable."""
     from replay.sim.made_mass import made_mass
 
     mm = made_mass(rec.target_object.asset, cfg)

@@ -27,10 +27,8 @@ class Condition:
     why: str
 
     def apply(self, cfg: ReplayConfig, protocol: str = "lift") -> ReplayConfig:
-        """``cfg`` under this condition: its overrides set, every other choice in effect under ``protocol`` kept.
-
-        Raises:
-            DataError: an override this physics cannot take, or a choice that would not stay."""
+        """``cfg`` under this condition: its overrides set, every other choice in effect under ``protocol`` kept. Raises
+        DataError: an override this physics cannot take, or a choice that would not stay."""
         over = self.overrides_for(cfg, protocol)
         fields = {k: over.pop(k) for k in CONFIG_KEYS if k in over}
         if not over and not fields:
@@ -139,10 +137,8 @@ def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
 
 
 def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
-    """``--conditions a,b`` as names (None or empty: :func:`default_conditions`).
-
-    Raises:
-        DataError: an unknown name (the known ones listed)."""
+    """``--conditions a,b`` as names (None or empty: :func:`default_conditions`). Raises DataError: an unknown name (the
+    known ones listed)."""
     if not text:
         return default_conditions(cfg, protocol)
     names = list(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))

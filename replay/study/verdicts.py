@@ -86,11 +86,8 @@ class _PairDoc(JsonRecord):
 
 def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_physics: str) -> list[VerdictPair]:
     """The study's verdict pairs: the main ones (``protocols`` judged on a lift, under ``study_physics``), then each
-    extra of ``text`` (comma-separated or a list; no ``@``: ``study_physics``) once, in order.
-
-    Raises:
-        UsageError: an unknown protocol (or one not judged on a lift: ``recorded``) or physics.
-    """
+    extra of ``text`` (comma-separated or a list; no ``@``: ``study_physics``) once, in order. Raises UsageError: an
+    unknown protocol (or one not judged on a lift: ``recorded``) or physics."""
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text or []) if t.strip()]
     main = [VerdictPair(p, study_physics, True) for p in protocols if is_known(p) and protocol_named(p).judged_on_lift]
     out = {v.name: v for v in main}
@@ -120,12 +117,9 @@ def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
 
 
 def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = None) -> ReplayConfig:
-    """``cfg`` under the physics ``physics_name`` as ``run_study.py --physics NAME`` with the study's other flags
-    makes it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape resolved for ``dataset``).
-
-    Raises:
-        DataError: the physics ``calibrated`` without its results file.
-    """
+    """``cfg`` under the physics ``physics_name`` as ``run_study.py --physics NAME`` with the study's other flags makes
+    it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape resolved for ``dataset``). Raises
+    DataError: the physics ``calibrated`` without its results file."""
     if physics_name == cfg.physics:
         return cfg
     if cfg.physics == "authored":
@@ -150,12 +144,9 @@ def with_hashes(
 def study_verdicts(
     text, protocols: list[str], cfg: ReplayConfig, *, prior: PriorStudy | None, chash: str, dataset: str | None = None
 ) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
-    """(the pairs of ``text`` with their hashes, plus those of a study an ``--objects`` subset merges into,
-    ``{extra pair: (job config dict, config hash)}``); ``(None, {})`` where none is asked.
-
-    Raises:
-        UsageError: a pair of an unknown protocol or physics.
-    """
+    """(the pairs of ``text`` with their hashes, plus those of a study an ``--objects`` subset merges into, ``{extra
+    pair: (job config dict, config hash)}``); ``(None, {})`` where none is asked. Raises UsageError: a pair of an
+    unknown protocol or physics."""
     had = VerdictPair.read(prior and prior.verdicts)
     if text is None and not (prior and prior.config_hash == chash and extras(had)):
         return None, {}
