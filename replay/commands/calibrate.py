@@ -5,10 +5,10 @@
         [--workers 2] [--work out/calibration] [--out replay/results/calibration.json] [--candidates 0,2]
         [--score-only]
 
-One sampled study with the declared corruptions per candidate (``$REPLAY_CALIBRATION`` names its file), scored per
-condition; the best is written with every candidate's figures. ``--attribute``: the choice again with each of issue
-#54's items reverted. Lift recordings only; resumable. Exit status 1 also for a study that failed or lacks the
-sampled fields.
+One sampled study with the declared corruptions per candidate (``$REPLAY_CALIBRATION`` names its file), scored
+per condition; the best is written with every candidate's figures. ``--attribute``: the choice again with each
+of issue #54's items reverted. Lift recordings only; resumable. Exit status 1 also for a study that failed or
+lacks the sampled fields.
 """
 
 from __future__ import annotations

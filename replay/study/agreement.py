@@ -60,11 +60,8 @@ class _Hand(JsonRecord):
 
 @dataclass
 class RolloutSet:
-    """One protocol's rows of one study.
-
-    Attributes:
-        rows: ``{sequence: row}``. failed: ``{sequence: reason}``. sequences: every recording the study selected.
-    """
+    """One protocol's rows of one study: ``rows`` {sequence: row}, ``failed`` {sequence: reason}, ``sequences``
+    every recording the study selected."""
 
     path: Path
     protocol: str

@@ -154,8 +154,7 @@ def run_jobs(
             ``timeout_s`` (s; None: no limit) gets ``("error", one line)``.
         warm: module-level function each worker calls once at start.
 
-    Raises:
-        KeyboardInterrupt: Ctrl-C, after the queued jobs are cancelled and the running workers ended.
+    On Ctrl-C the queued jobs are cancelled and the running workers ended before KeyboardInterrupt propagates.
     """
     ctx = mp.get_context("spawn")
     pending = list(enumerate(jobs))

@@ -184,12 +184,8 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
 
 
 def _check_config(config: ReplayConfig, dataset: str, verbose: bool = False) -> ReplayConfig:
-    """The config validated, with the dataset's hand shape where it names none.
-
-    Raises:
-        ConfigError: a value out of range (:meth:`ReplayConfig.validate`).
-        UsageError: ``--device cuda`` where Warp finds no CUDA device.
-    """
+    """The config validated, with the dataset's hand shape where it names none. Raises ConfigError: a value out of
+    range; UsageError: ``--device cuda`` where Warp finds no CUDA device."""
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp

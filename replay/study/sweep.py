@@ -53,14 +53,9 @@ def parse_grid(text: str) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """The worlds of one recording's sweep, in batch order.
-
-    Attributes:
-        effort, mu: grid axes (E,), (M,).
-        variants: every world's :class:`Variant`.
-        roles: per world ``("grid", ie, im)``, ``("effort_at_mu1", ie)``,
-            ``("mu_at_study_effort", im)``, ``("perturb", k)`` or ``("ablation",)``.
-    """
+    """The worlds of one recording's sweep, in batch order: grid axes ``effort`` (E,) N·m and ``mu`` (M,); per world
+    a Variant and a role ``("grid", ie, im)``, ``("effort_at_mu1", ie)``, ``("mu_at_study_effort", im)``,
+    ``("perturb", k)`` or ``("ablation",)``."""
 
     effort: np.ndarray
     mu: np.ndarray
