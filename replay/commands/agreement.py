@@ -6,9 +6,8 @@
     python scripts/agreement.py --studies out/hug/study.json out/hug/study.json \
         --protocols lift hug-oracle --out out/hug/agreement.json
 
-A rollout set is one protocol's rows of a study (default: the first the study has). For every pair of sets:
-succeeded in both, only in A, only in B, neither, and which recordings flipped (:mod:`replay.study.agreement`);
-printed as Markdown, written as JSON. Exit status 2 also for a protocol a study did not run.
+A rollout set is one protocol's rows of a study (default: the first it has); per pair of sets the recordings that
+succeeded in both, only in A, only in B, neither. Exit status 2 also for a protocol a study did not run.
 """
 
 from __future__ import annotations

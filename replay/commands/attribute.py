@@ -4,9 +4,8 @@
     python scripts/attribute.py --dataset grab --out out/grab/attribution.json --workers 1
     python scripts/attribute.py --dataset grab --factors "defaults,finger effort" --objects mug,cubesmall
 
-``--factors``: names of :data:`replay.study.attribution_factors.FACTORS`, or a JSON file of factors
-(``{"name", "value", "source", "choices", "config"}``). Writes ``{"dataset", "base_config", "factors": [{"name",
-"value", "source", "lifted", "of", "diagnosis", ...}], "wall_s"}`` (:mod:`replay.study.attribution`).
+``--factors``: names of :data:`replay.study.attribution_factors.FACTORS`, or a JSON file of factors; the factor and
+result formats: docs/attribution.md.
 """
 
 from __future__ import annotations

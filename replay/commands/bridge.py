@@ -4,8 +4,7 @@
     python scripts/bridge.py --dataset grab --out out/grab/bridge.json --workers 2
     python scripts/bridge.py --markdown out/grab/bridge.json            # the table, from the JSON
 
-Every row (:mod:`replay.study.bridge`) replays the same recordings and counts lifted / N with the diagnosis
-classes. Writes the JSON after every recording (a rerun resumes) and its Markdown table (``<out stem>.md``).
+Writes the JSON after every recording (a rerun resumes) and its Markdown table (``<out stem>.md``; docs/oracle.md).
 """
 
 from __future__ import annotations

@@ -5,11 +5,10 @@
         [--workers 2] [--work out/calibration] [--out replay/results/calibration.json] [--candidates 0,2]
         [--score-only]
 
-One sampled study with the declared corruptions per centre candidate (``run_study.py --physics calibrated
---samples N --corruptions``, the candidate's file named by ``$REPLAY_CALIBRATION``, on the recording's own hand),
-scored per condition by the declared figure; the best is written with every candidate's figures. ``--attribute``:
-the chosen candidate again with each of issue #54's items reverted. Lift recordings only; a candidate's study
-resumes where it stopped. Exit status 1 also for a study that failed or lacks the sampled fields.
+One sampled study with the declared corruptions per candidate (``$REPLAY_CALIBRATION`` names its file), scored
+per condition; the best is written with every candidate's figures. ``--attribute``: the choice again with each
+of issue #54's items reverted. Lift recordings only; resumable. Exit status 1 also for a study that failed or
+lacks the sampled fields.
 """
 
 from __future__ import annotations
@@ -45,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_candidate(argv: list[str], env: dict) -> int:
-    """Run ``scripts/run_study.py argv`` with ``env`` (a subprocess: its own physics tables), its console
-    output into ``run_study.log`` beside its ``--out`` (errors still on stderr); its exit status."""
+    """Run ``scripts/run_study.py argv`` in a subprocess with ``env``, stdout into ``run_study.log`` beside its
+    ``--out``; its exit status."""
     log = Path(argv[argv.index("--out") + 1]).parent / "run_study.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as f:
@@ -111,8 +110,8 @@ def _condition_overrides(sampling: dict, condition: str) -> dict:
 def _run(
     a, folder: Path, name: str, centres: dict, overrides: dict, conditions: tuple[str, ...] = CONDITIONS
 ) -> tuple[list[dict], dict, list]:
-    """:func:`_rows` of one candidate's sampled study in ``folder`` (resumed). Raises DataError: it failed (exit
-    status other than 0 or 1) or lacks the sampled fields."""
+    """:func:`_rows` of one candidate's sampled study in ``folder``. Raises DataError: it exited other than 0 or 1,
+    or lacks the sampled fields."""
     out = folder / "study.json"
     if a.score_only:
         if not out.is_file():
@@ -202,7 +201,7 @@ def _line(f: dict) -> str:
 
 def _attribute(a, best: dict, recordings: list[str]) -> list[dict]:
     """``[{name, reverts, overrides, **figures}]``: the chosen candidate, then with each of :data:`ATTRIBUTIONS`
-    reverted, each a study under the chosen condition alone (a sample's draws do not depend on the conditions)."""
+    reverted, under the chosen condition alone."""
     cond, base = best["condition"], {k: v for k, v in best["overrides"].items()}
     out = [
         {

@@ -8,9 +8,9 @@ from replay.cli import folder_arg
 
 
 def named_recordings(dataset: str, data, objects: str | None, *, lifts: bool = True) -> list[str]:
-    """The dataset's recordings ``objects`` names (comma-separated objects or sequences,
-    :func:`replay.study.prepare.select_sequences`); without names its lift recordings (``*_lift``; all where it has
-    none, or with ``lifts=False``). Raises DataError: the dataset is not staged; UsageError: an unknown name."""
+    """The dataset's recordings ``objects`` names (comma-separated objects or sequences); without, its ``*_lift``
+    recordings (all where it has none, or with ``lifts=False``). Raises DataError: the dataset is not staged;
+    UsageError: an unknown name."""
     from replay.data import list_sequences
     from replay.study.prepare import select_sequences
 

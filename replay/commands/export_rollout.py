@@ -6,8 +6,7 @@
     python DIR/replay_export.py          # replays it with mujoco + numpy alone, prints the outcome figures
 
 Files of each format: docs/results.md, exports (``usd``: ``pip install -e '.[usd]'``; ``rrd``: ``'.[rerun]'``).
-Default ``--out``: ``<study folder>/exports/<sequence>[.<rollout>]``. mjcf and rrd re-run the rollout and refuse
-one the re-run does not reproduce bit for bit (exit status 1).
+mjcf and rrd re-run the rollout and refuse one not reproduced bit for bit (exit status 1).
 """
 
 from __future__ import annotations

@@ -8,13 +8,10 @@ Examples:
     python scripts/fetch_data.py --dataset grab --local ~/my_grab   # own files (laid out like the mirror)
     python scripts/fetch_data.py --verify                           # re-hash data/
 
-With --mirror or --local, every file found under a dataset folder is staged: files on
-the pin list are checked against it, the others are recorded in MANIFEST.json as
-unpinned (SHA-256 and origin); the summary line counts both.
-
-Sources and pinned revisions: docs/data.md and replay/data/sources.py.
-Exit status (the convention of replay.cli): 0 on success, 1 on a fetch or verify
-error, 2 on bad command-line arguments (an unknown dataset name among them).
+With --mirror or --local, every file under a dataset folder is staged: pinned files are
+checked, the others recorded in MANIFEST.json as unpinned (SHA-256 and origin).
+Sources and pinned revisions: docs/data.md. Exit status: 0 success, 1 a fetch or verify
+error, 2 bad command-line arguments.
 """
 
 from __future__ import annotations

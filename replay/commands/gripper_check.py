@@ -4,9 +4,8 @@
     python scripts/gripper_check.py --dataset grab --out out/grab/gripper --data ../shared/datasets
     python scripts/gripper_check.py --dataset grab --objects cubesmall,mug --out out/grab/gripper
 
-Writes ``<out>/gripper.json`` (config, versions, input hashes, every grasp line's per-phase result),
-``<out>/gripper.csv`` (one row per object) and ``<out>/gripper.html``. Exit status 0 whatever the verdicts; 1 when a
-recording or asset could not be loaded (listed; the others are kept).
+Writes ``<out>/gripper.json``, ``gripper.csv`` (one row per object) and ``gripper.html``. Exit status 0 whatever the
+verdicts; 1 when a recording or asset could not be loaded.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from replay.errors import ReplayError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")

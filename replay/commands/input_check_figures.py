@@ -4,8 +4,8 @@
     REPLAY_MIRROR=../shared/datasets python scripts/input_check_figures.py --dataset grab taco \
         --extra-grab ../shared/datasets/grab_intents/recordings
 
-One JSON line per recording (the figures named by --keys and its flags, or why it was refused), then per figure
-its min and max over the recordings that passed. Exit status 1 when no recording could be read.
+One JSON line per recording (its figures and flags, or why it was refused), then each figure's range. Exit status 1
+when no recording could be read.
 """
 
 from __future__ import annotations

@@ -6,10 +6,9 @@
         --set taco=taco:../shared/datasets
     python scripts/penetration_table.py --markdown out/penetration.json      # the table, from the JSON
 
-Per recording (:func:`replay.protocol.grasp_penetration.grasp_penetration`): the capsule hand at the grasp frame
-against the object's collision parts: inside or not, deepest capsule mm. Per set: the fraction inside, the mean
-depth of those inside, median and max. ``--set NAME=DATASET:DATA``: GRAB's ``*_lift`` recordings, or every
-recording where ``NAME`` ends in ``intents``.
+Per recording the capsule hand at the grasp frame against the object's collision parts (inside, deepest capsule
+mm); per set the fraction inside and the depths. ``--set NAME=DATASET:DATA``: GRAB's ``*_lift`` recordings, or
+every recording where ``NAME`` ends in ``intents``.
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ def _run_set(name: str, ds: str, data: str) -> dict:
         try:
             rec, coords, mjcf, _ = prepare_recording(ds, s, data, manosim_dir=dataset_dir("manosim", data), cfg=cfg)
             rows[s] = grasp_penetration(rec, coords, mjcf)
-        except DataError as e:  # a refused recording is listed with its reason
+        except DataError as e:
             rows[s] = {"error": str(e).splitlines()[0][:160]}
         console.out(f"{name} {s}: {rows[s]}")
     ok = [r for r in rows.values() if "error" not in r]

@@ -3,11 +3,9 @@
     python scripts/render_montage.py --study out/study.json --out renders/montage.mp4 \
         [--cols N] [--objects mug,banana ...] [--size WxH] [--ablation | --pairs] [--clips DIR]
 
-Each tile is one rollout drawn from its saved poses (no re-simulation) with its overlay: object, the phase while
-it runs and each verdict from the frame it is decided on, contacts and time. Up to ``--max-clips`` tiles at
-least 320 px wide fit 1920 x 1080 (:func:`replay.output.render.montage.montage_layout`); a larger study is shown
-by a selection with every outcome class, its rule drawn above the tiles. A montage whose inputs are unchanged
-(``OUT.json`` records their key) is kept unless ``--force``.
+Each tile is one rollout drawn from its saved poses with its overlay; a study of more than ``--max-clips`` is
+shown by a selection with every outcome class. A montage whose inputs are unchanged (``OUT.json``) is kept unless
+``--force``.
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def split_objects(values: list[str] | None) -> list[str] | None:
-    """Object names from ``--objects`` given comma- and/or space-separated
-    ("mug,banana", "mug banana", "mug, banana"; as ``run_study.py --objects`` takes them)."""
+    """Object names from ``--objects``, comma- and/or space-separated."""
     if values is None:
         return None
     names = [n for v in values for n in v.replace(",", " ").split()]

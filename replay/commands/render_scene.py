@@ -3,9 +3,8 @@
     python scripts/render_scene.py --dataset grab --sequence mug_lift --out renders/mug_lift.mp4
     python scripts/render_scene.py --dataset hug-bench --sequence test/small_2 --out renders/small_2.mp4
 
-The rollout of (dataset, sequence) in ``--study`` is drawn from its saved poses unless ``--recorded``; otherwise
-the recording itself around its grasp (:mod:`replay.output.render.recording`: HUG-Bench the whole scene; the hand
-posed from the recording, or with ``--hand landmarks`` a landmark skeleton).
+The rollout in ``--study`` is drawn from its saved poses unless ``--recorded``; otherwise the recording around its
+grasp (``--hand landmarks``: a landmark skeleton).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from replay.protocol.protocols.base import protocol_named
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequence", required=True, help="e.g. mug_lift (GRAB), test/small_2 (HUG-Bench)")
@@ -117,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         rec = load_recording(args.dataset, args.sequence, args.data)
         window = scene_window(rec, args.before, args.after)
         hand_mjcf = args.hand_mjcf
-        if hand_mjcf is None and args.data is not None:  # the hand from --data too, not only the recording
+        if hand_mjcf is None and args.data is not None:
             from replay.kinematics.coords import default_mjcf
 
             hand_mjcf = default_mjcf(rec.hand_side, "myhand", args.data)

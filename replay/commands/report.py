@@ -4,8 +4,8 @@
     python scripts/report.py --study out/grab/study.json --out out/grab/report.html \
         [--montage renders/grab/montage.mp4] [--clips renders/grab/clips] [--exports [mjcf,usd,rrd]]
 
-A static HTML page (:mod:`replay.output.report`) with each recording's page in ``<out stem>_files/``; it also
-(re)writes ``study.csv`` beside the study JSON. Exit status 1 also for a study of another format version.
+A static HTML page with each recording's page in ``<out stem>_files/``; it also rewrites ``study.csv`` beside the
+study JSON. Exit status 1 also for a study of another format version.
 """
 
 from __future__ import annotations
@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     out = a.out or a.study.with_name("report.html")
-    study = read_study(a.study)  # one-line error for a missing study or another format version
+    study = read_study(a.study)
     ensure_parent(out)  # an unwritable --out fails now, naming it, before any plot is drawn
     if a.exports:
         write_exports(a.study, study, a.exports)
-    for suffix, text in study_csvs(study).items():  # as the study wrote them (the lead protocol's rows in study.csv)
+    for suffix, text in study_csvs(study).items():
         atomic_write_text(a.study.with_suffix(f"{suffix}.csv"), text)
     n = build_report(a.study, out, montage=a.montage, clips_dir=a.clips)
     clips = f", {n['clips']} clip{'s' if n['clips'] != 1 else ''}" if n["clips"] or a.clips else ""

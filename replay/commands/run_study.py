@@ -7,10 +7,8 @@
     python scripts/run_study.py --dataset grab --samples 32 --verdicts lift,hug-oracle,hug-oracle@authored
 
 Writes the study JSON, ``study.csv`` and per rollout a JSON and an ``.npz`` of poses under ``<out stem>_rollouts/``
-(docs/results.md). Exit status 0 when every recording was replayed or refused as bad input (listed with its
-reason; outcomes, unstable included, are results); 1 when data is missing, a recording could not be replayed for
-another reason (listed, the others kept) or, with ``--strict``, any was refused; 2 bad arguments or settings; 130
-Ctrl-C (``--resume`` finishes the others).
+(docs/results.md). Exit status 0: every recording replayed or refused as bad input; 1: data missing, a recording
+not replayed for another reason or, with ``--strict``, any refused; 2: bad arguments or settings; 130: Ctrl-C.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ from replay.study.verdict_conditions import condition_names
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument(
@@ -216,7 +213,7 @@ def _physics_args(p: argparse.ArgumentParser) -> None:
 
 
 def _input_options(p: argparse.ArgumentParser) -> None:
-    """The recordings' frame rate and object time offset, where the reader's assumption is wrong."""
+    """``--fps`` and ``--object-time-offset``."""
     p.add_argument(
         "--fps",
         type=float,
@@ -236,8 +233,8 @@ def _input_options(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(a) -> ReplayConfig:
-    """The study's :class:`ReplayConfig`: the command line ``a`` over ``--config`` and ``--preset`` over the physics
-    table (:func:`replay.study.config_layers.layered_config`). Raises ReplayError: a setting out of range."""
+    """The study's :class:`ReplayConfig` (:func:`replay.study.config_layers.layered_config`). Raises ReplayError: a
+    setting out of range."""
     choices = dict(physics.parse_setting(t) for t in a.physics_set)
     if a.effort is not None:
         choices["finger_effort_limit"] = physics.parse_setting(f"finger_effort_limit={a.effort}")[1]
@@ -262,11 +259,10 @@ def config_from_args(a) -> ReplayConfig:
 
 
 def print_outcome(study: dict) -> None:
-    """The study's end lines, input flags, recorded-protocol and refine lines, then each refused or failed
-    recording with its reason (stderr)."""
+    """The study's end lines, then each refused or failed recording with its reason (stderr)."""
     for line in end_lines(study):
         console.out(line)
-    for line in input_flag_lines(primary_rows(study)):  # repaired or corrected input, said once more
+    for line in input_flag_lines(primary_rows(study)):
         console.err(line)
     for r in study.get("recorded_rollouts") or []:
 
@@ -299,7 +295,7 @@ def main(argv=None) -> int:
         p.error("--address needs --executor ray")
     try:
         cfg = config_from_args(a)
-    except ReplayError as e:  # a setting out of range, from a flag or the --config file
+    except ReplayError as e:
         say_error(str(e))
         return 2
     try:
@@ -338,7 +334,7 @@ def main(argv=None) -> int:
             console.flush()
             os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    with console.printable_output():  # names from the data: control characters escaped
+    with console.printable_output():
         print_outcome(study)
     console.out(f"study: {a.out}")
     if a.ablation_only:  # the study changed under an existing page: remade (or said stale)

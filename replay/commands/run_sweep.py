@@ -5,10 +5,8 @@ perturbations and the contact ablation, one batch of worlds per recording.
     python scripts/run_sweep.py --dataset grab --objects mug,cubesmall \\
         --grid effort=0.1:1.5:4,mu=0.3:1.2:4 --perturb 4 --out out/grab/sweep
 
-Writes, atomically per recording, ``<out>/<sequence>.json`` (success per cell, the smallest effort that lifts at
-mu = 1, the smallest mu at the study effort, success under perturbation, the ablation) and ``<out>/<sequence>.png``
-(heatmap), and ``<out>/sweep.json``; ``--resume`` skips recordings done with the same settings. Exit status 1 when
-a recording could not be replayed (listed; the others are kept).
+Writes ``<out>/<sequence>.json`` and ``.png`` (heatmap) per recording and ``<out>/sweep.json``; ``--resume`` skips
+recordings done with the same settings. Exit status 1 when a recording could not be replayed.
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ log = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
     p = Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", required=True, choices=RECORDING_DATASETS)
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: all)")
@@ -85,7 +82,7 @@ def _setup(a):
 
 
 def _one_recording(a, cfg, sp, key, out: Path, said: set):
-    """``run_one`` of the batch: one recording's sweep, its warnings said once per sweep."""
+    """One recording's sweep, its warnings said once per sweep."""
     from replay.data.locate import dataset_dir
     from replay.study.console import one_line
     from replay.study.sweep import run_recording_sweep
@@ -97,7 +94,7 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
         with console.kept_warnings() as caught:
             doc = run_recording_sweep(a.dataset, seq, a.data, manosim_dir=manosim, cfg=cfg, sp=sp, threads=a.threads)
         doc["run_warnings"] = sorted(set(caught))
-        for w in doc["run_warnings"]:  # each once per sweep, in full in the recording's JSON
+        for w in doc["run_warnings"]:
             if w not in said:
                 said.add(w)
                 log.warning(
@@ -119,7 +116,7 @@ def _one_recording(a, cfg, sp, key, out: Path, said: set):
 
 
 def _write(out: Path, effort: float | None):
-    """``write`` of the batch: the recording's heatmap and JSON (atomically), and its line."""
+    """The recording's heatmap and JSON, and its line."""
     from replay.study.sweep import heatmap_png
 
     def write(seq: str, doc: dict) -> None:
@@ -140,7 +137,7 @@ def _write(out: Path, effort: float | None):
 
 
 def _resume(out: Path, key: str):
-    """``resume`` of the batch: a recording's JSON written before with the same settings."""
+    """A recording's JSON written before with the same settings, or None."""
 
     def prior(seq: str) -> dict | None:
         jpath = out / f"{seq.replace('/', '__')}.json"
@@ -160,7 +157,7 @@ def main(argv=None) -> int:
     from replay.study.console import quiet_libraries
     from replay.study.sweep import summarize_over
 
-    if not a.verbose:  # Warp's banner and "Module ... load" lines, Newton's log: off the console
+    if not a.verbose:
         quiet_libraries()
     cfg, seqs, out, sp, key = _setup(a)
     res = run_batch(

@@ -9,11 +9,9 @@
     python scripts/tables.py update README.md docs/*.md       # every generated block (make docs)
     python scripts/tables.py check README.md docs/*.md        # exit 1 naming each stale block
 
-Prints the markdown table; ``--write DOC`` replaces DOC's block ``<!-- table:KIND[:NAME] ... -->`` ...
-``<!-- /table:KIND[:NAME] -->``. ``summarize`` writes the small results file a block is made from
-(:mod:`replay.output.results_summary`); ``update`` rewrites every block ``<!-- table:KIND:NAME from
-docs/results/FILE.json -->`` from its file and ``check`` names those that differ (:mod:`replay.output.doc_blocks`;
-run from the repository root). Exit status 1 also for no such block or (``check``) a stale one.
+Prints the markdown table; ``--write DOC`` replaces DOC's block ``<!-- table:KIND[:NAME] ... -->``; ``summarize``
+writes the results file a block is made from; ``update`` / ``check`` rewrite / name every stale block (run from the
+repository root; docs/figures.md). Exit status 1 also for no such block or (``check``) a stale one.
 """
 
 from __future__ import annotations
@@ -107,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as e:
         raise DataError(a.results, None, f"not JSON ({e.msg}, line {e.lineno})") from None
     try:
-        body = table(a.kind, upgrade_words(doc))  # a format-1 file's words mapped (replay.results.convert)
+        body = table(a.kind, upgrade_words(doc))
     except ValueError as e:
         raise DataError(a.results, None, str(e)) from None
     if a.write is None:

@@ -4,11 +4,8 @@
         [--sequences mug_lift ...] [--data-dir data] [--samples 4000] \
         --out out/object_frame_validation.json
 
-Per object (:mod:`replay.checks.object_frame`): collision-hull vs visual-surface gap, density (flagged outside
-100-5000 kg/m^3), resting gap at frame 0, lift onset and at-rest check where tracked, the minimum hand-object
-distance at the grasp frame; and the checks every replay runs (:mod:`replay.checks.recording_checks`), a refusal
-as that sequence's error. One section per dataset; a run for another dataset replaces only its section. Exit
-status 1 when any sequence failed to load.
+Per object the frame's figures (:mod:`replay.checks.object_frame`) and the checks every replay runs; one section per
+dataset, replaced alone by a rerun. Exit status 1 when any sequence failed to load.
 """
 
 from __future__ import annotations
@@ -45,13 +42,13 @@ def _settings(samples: int) -> dict:
 
 
 def _validate(dataset: str, data_dir, samples: int, cache: dict):
-    """``run_one`` of the batch: one recording's object-frame figures, its lines printed."""
+    """One recording's object-frame figures, its lines printed."""
 
     def one(name: str) -> dict:
         rec = load_recording(dataset, name, data_dir)
         res = of.validate_recording(rec, n=samples, asset_cache=cache)
         res["source_sha256"] = sha256_file(rec.source)
-        res["input_flags"] = rec.meta.get("input_flags", {})  # replay.checks.recording_checks: repaired input
+        res["input_flags"] = rec.meta.get("input_flags", {})
         res["physical_checks"] = of.physical_figures(rec)  # the same checks as every replay's
         tgt = next(o for o in res["objects"] if o["target"])
         console.out(
@@ -68,8 +65,7 @@ def _validate(dataset: str, data_dir, samples: int, cache: dict):
 
 
 def run_dataset(dataset: str, sequences: list[str] | None, *, data_dir: str | None, samples: int) -> dict:
-    """One dataset's section: every selected recording validated (:func:`replay.study.batch.run_batch`; a bad one
-    listed in ``errors``). Raises DataError: the dataset is not found."""
+    """One dataset's section (a bad recording listed in ``errors``). Raises DataError: the dataset is not found."""
     from replay.study.batch import run_batch
 
     names = sequences or list_sequences(dataset, data_dir)

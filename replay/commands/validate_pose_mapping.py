@@ -4,10 +4,8 @@ Usage:
     python scripts/validate_pose_mapping.py --dataset grab --out out/pose_mapping_validation.json
     python scripts/validate_pose_mapping.py --dataset grab taco --sequences mug_lift 20231104_010
 
-Writes the JSON summary (per dataset and overall: frames, median / p90 / max landmark error in mm, per landmark,
-per finger, worst frames, per-sequence figures, the mapping used) and a PNG of the error per finger
-(``<out stem>.png``). Data from ``--data-dir``, ``data/`` or ``$REPLAY_MIRROR``. Exit status: 0 done; 1 missing
-data or a sequence that could not be validated (named; the others are written); 2 bad arguments.
+Writes the JSON summary (landmark error, mm, per dataset, landmark, finger and sequence) and a PNG of the error per
+finger (``<out stem>.png``). Exit status: 0 done; 1 missing data or a sequence not validated; 2 bad arguments.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from replay.sim.hand_assets import HAND_SHAPES, hand_mjcf_path, resolve_hand_var
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line (``--help`` lists every option)."""
     ap = Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", nargs="+", required=True, choices=RECORDING_DATASETS)
     ap.add_argument("--sequences", nargs="*", default=None, help="sequence names (default: all of each dataset)")
@@ -72,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _validate_one(ds: str, name: str, args, side: str | None, shape: str, opts: IKOptions):
-    """``(recording, errors)``: its pose mapped onto the manosim ``shape`` hand (hand side ``side`` where given),
-    FK measured against the landmarks. Raises ReplayError: cannot be loaded or validated."""
+    """``(recording, errors)``: its pose on the manosim ``shape`` hand, FK against the landmarks. Raises ReplayError:
+    cannot be loaded or validated."""
     rec = load_recording(ds, name, args.data_dir)
     if side is not None and rec.hand_side != side:
         rec = dataclasses.replace(rec, hand_side=side, meta=dict(rec.meta, hand_side_override=side))
@@ -99,7 +96,7 @@ def _selected(args) -> list[tuple[str, str]]:
 
 
 def _validate(args, sides: dict, shapes: dict, opts, flags: dict):
-    """``run_one`` of the batch: one ``dataset/sequence`` key validated, its line printed."""
+    """One ``dataset/sequence`` key validated, its line printed."""
 
     def one(key: str):
         ds, name = key.split("/", 1)
@@ -137,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = [f"{ds}/{n}" for ds, n in _selected(args)]
     except ReplayError as exc:
         return report(exc)
-    flags: dict[tuple[str, str], dict] = {}  # replay.checks.recording_checks flags per validated sequence
+    flags: dict[tuple[str, str], dict] = {}
     res = run_batch(
         keys,
         _validate(args, sides, shapes, opts, flags),
@@ -147,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if res.interrupted:
         return 130
-    seqs, errors = list(res.results.values()), res.failed  # errors: "<dataset>/<sequence>": one-line reason
+    seqs, errors = list(res.results.values()), res.failed
     if not seqs:
         say_error("no sequence could be validated" if errors else "no sequence selected")
         return 1

@@ -1,6 +1,5 @@
-"""Agreement between rollout sets (a protocol's rows of a study JSON, its ``rows_field``): per recording each set's
-outcome and rise, per pair of sets the counts lifted in both / only A / only B / neither, and each recording left
-out with the reason."""
+"""Agreement between rollout sets (a protocol's rows of a study JSON): per pair of sets the recordings that
+succeeded in both / only A / only B / neither."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ class _Overrides(JsonRecord):
 
 @dataclass(frozen=True)
 class _LabelConfig(JsonRecord):
-    """What a set's label names of its study's config (an older study's fields among them: ``hand_variant``,
-    ``solver_backend``, ``effort_limit``)."""
+    """What a set's label names of its study's config (older studies' fields among them)."""
 
     hand: object = None
     hand_variant: object = None
@@ -62,13 +60,8 @@ class _Hand(JsonRecord):
 
 @dataclass
 class RolloutSet:
-    """One protocol's rows of one study.
-
-    Attributes:
-        path: the study JSON. protocol: a registered protocol's name. label: its name in the tables.
-        rows: ``{sequence: row}``. failed: ``{sequence: reason}`` of the recordings this protocol
-            could not replay. sequences: every recording the study selected. config_hash: the study's.
-    """
+    """One protocol's rows of one study: ``rows`` {sequence: row}, ``failed`` {sequence: reason}, ``sequences``
+    every recording the study selected."""
 
     path: Path
     protocol: str
@@ -79,7 +72,7 @@ class RolloutSet:
     config_hash: str | None = None
 
     def rise_mm(self, sequence: str) -> float | None:
-        """The row's rise, mm to 0.01 (None where it has none)."""
+        """The row's rise, mm to 0.01 (None: none)."""
         rise = _Row.from_dict(self.rows[sequence]).rise
         return None if rise is None else round(1000.0 * float(rise), 2)
 
@@ -113,8 +106,7 @@ def _label(path: Path, study: StudyRecord, protocol: str) -> str:
 
 
 def _failures(study: StudyRecord, protocol: str) -> dict[str, str]:
-    """``{sequence: reason}`` of ``study.failed`` for ``protocol`` under the study's own physics (a failure's key:
-    :class:`~replay.protocol.protocols.ResultKey`)."""
+    """``{sequence: reason}`` of ``study.failed`` for ``protocol`` under the study's own physics."""
     out = {}
     seqs = set(study.sequences or [])
     for text, reason in (study.failed or {}).items():
@@ -125,8 +117,7 @@ def _failures(study: StudyRecord, protocol: str) -> dict[str, str]:
 
 
 def rollout_set(path: str | Path, protocol: str | None = None, label: str | None = None) -> RolloutSet:
-    """The rollout set of ``protocol`` in the study at ``path``; None: the first protocol (in the registry's order:
-    lift, hug-oracle, recorded, refine) the study has rows of.
+    """The rollout set of ``protocol`` in the study at ``path``; None: the first in registry order it has rows of.
 
     Raises:
         UsageError: an unknown protocol, or one the study did not run.
@@ -174,21 +165,17 @@ def agreement(paths: list[str | Path], labels: list[str] | None = None, protocol
     """The agreement table of the rollout sets at ``paths`` (a study may be given twice, with two protocols).
 
     Args:
-        paths: two or more study JSONs (``scripts/run_study.py --out``).
-        labels: one name per set (default: folder/file, the hand, shape, solver and effort limit of
-            its config, and the protocol where it is not the lift).
-        protocols: one per set (registered protocols; default: the first the study has rows of).
+        labels: one per set (default: folder/file, hand, shape, engine, effort and non-lift protocol).
+        protocols: one per set (default: the first the study has rows of).
 
     Returns:
-        ``{"format", "studies": [{label, path, protocol, config_hash}], "recordings": [{sequence,
-        outcomes: [..], rises_mm: [..]}], "pairs": [{a, b, both, only_a, only_b, neither,
-        flipped: [sequence, ...]}], "common": n, "paired": [sequence, ...], "left_out":
-        [{sequence, reasons: [..]}], "missing": {label: [sequence, ...]}}``: only recordings with a
-        row in every set are paired. Success is ``lifted`` (``tracked`` for the recorded protocol).
+        ``{"format", "studies": [{label, path, protocol, config_hash}], "recordings": [{sequence, outcomes,
+        rises_mm}], "pairs": [{a, b, both, only_a, only_b, neither, flipped}], "common": n, "paired": [sequence],
+        "left_out": [{sequence, reasons}], "missing": {label: [sequence]}}``; only recordings with a row in every
+        set are paired; success is the protocol's (``lifted``, ``tracked``).
 
     Raises:
-        UsageError: fewer than two sets, labels or protocols of another count, a protocol a study
-            did not run.
+        UsageError: fewer than two sets, labels or protocols of another count, a protocol a study did not run.
         ResultsFormatError: a study that cannot be read.
     """
     if len(paths) < 2:
@@ -275,7 +262,7 @@ def markdown(table: dict) -> str:
 
 
 def pairing_lines(table: dict) -> list[str]:
-    """What was paired and what was left out, and why: one line each, for the console."""
+    """What was paired and what was left out, and why: one console line each."""
     t = _Table.from_dict(table)
     paired = t.paired
     out = [f"paired {len(paired)} recording(s) present in every set" + (f": {', '.join(paired)}" if paired else "")]

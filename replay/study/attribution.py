@@ -1,10 +1,5 @@
-"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay (docs/attribution.md).
-
-A factor is ``{"name", "value", "source", "choices": {physics choice: value}, "config": {ReplayConfig field:
-value}}``; factors of one config (or differing only in solver options) are worlds of one batch per recording
-(:func:`replay.protocol.sampling.run_samples`), any other config a scene of its own. The result: ``{"factors":
-[{"name", "value", "source", "lifted", "of", "diagnosis": {class: count}, "shake_held", "unstable",
-"lifted_names", "recordings": {sequence: {...}}}, ...]}``."""
+"""Attribution study: one factor at a time from today's protocol toward a HUG-style replay; factors, batches and the
+result's fields: docs/attribution.md."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ from replay.study.batch import run_batch
 from replay.study.bridge import merge_config
 from replay.study.prepare import prepare_recording
 
-#: physics choices a world of the batch takes (each as :data:`replay.sim.engine.variants.ROWS` says): a uniform
-#: finger effort limit, the hand-object friction, the object's density scale over its mass
+#: physics choices a world of the batch takes (:data:`replay.sim.engine.variants.ROWS`)
 WORLD_ROWS = ("hand_object_friction", "finger_effort_limit", "object_density_scale")
 
 
@@ -38,7 +32,7 @@ def _copy(d) -> dict:
 
 @dataclass(frozen=True)
 class Factor(JsonRecord):
-    """A factor (module doc): its name, value and source, its physics ``choices`` and ``config`` overrides."""
+    """A factor: its name, value and source, its physics ``choices`` and ``config`` overrides."""
 
     name: object = None
     value: object = None
@@ -49,7 +43,7 @@ class Factor(JsonRecord):
 
 @dataclass(frozen=True)
 class FactorRun(JsonRecord):
-    """What a factor's summary counts of one recording's row (:func:`_row`, or ``{"error": text}``)."""
+    """What a factor's summary counts of one recording's row (or ``{"error": text}``)."""
 
     lifted: bool | None = None
     outcome: str | None = None
@@ -59,8 +53,7 @@ class FactorRun(JsonRecord):
 
 
 def factor_world(factor: Factor) -> dict:
-    """A factor's choices a world of the batch takes (:data:`WORLD_ROWS`; a uniform effort limit, not a
-    per-protocol one)."""
+    """A factor's :data:`WORLD_ROWS` choices of a plain value (a uniform effort limit, not a per-protocol one)."""
     ch = factor.choices
     return {k: v for k, v in ch.items() if k in WORLD_ROWS and not (isinstance(v, (dict, str)) or v is None)}
 
@@ -81,10 +74,8 @@ def config_key(factor: Factor) -> str:
 
 
 def factor_variant(factor: Factor, mass_kg: float) -> Variant:
-    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg (its :data:`WORLD_ROWS` choices).
-
-    Raises:
-        DataError: an unknown physics choice or a value it does not take."""
+    """The :class:`Variant` of a factor for an object of ``mass_kg`` kg (its :data:`WORLD_ROWS` choices). Raises
+    DataError: an unknown physics choice or a value it does not take."""
     for k, v in factor.choices.items():
         physics.check_value(k, v)
     return Variant.of_rows(factor_world(factor), {"object_mass": mass_kg}, label=str(factor.name))
@@ -128,12 +119,8 @@ def _row(r: RolloutRecord) -> dict:
 
 
 def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, factors: list[Factor], base: dict) -> dict:
-    """Every factor on one recording: ``{factor index: row}`` (``{"error": text}`` rows where
-    a scene could not be built or stepped). ``base``: the ReplayConfig dict every factor
-    starts from. The factors of one hand go to the one sampling path together
-    (:func:`replay.protocol.sampling.run_samples`: a batch per distinct config, a config that differs
-    from the first's only in solver options a world of its batch); where that fails, each config's
-    factors again on their own, so that the error is the failing factor's. Prepared inputs shared by hand."""
+    """Every factor on one recording: ``{factor index: row}``, ``{"error": text}`` where a scene could not be built
+    or stepped; ``base``: the ReplayConfig dict every factor starts from."""
     hands: dict[tuple, list] = {}
     out, mass = {}, None
     for i, f in enumerate(factors):
@@ -151,7 +138,6 @@ def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, factors
             rec, coords, mjcf = prepare_recording(
                 dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=members[0][1]
             )[:3]
-            # the mass the physics gives the object (replay.sim.made_mass), as the scene builder sets it
             mass = made_mass(rec.target_object.asset, members[0][1]).centre_kg if mass is None else mass
         except Exception as e:  # the hand's inputs: every factor of it fails alike
             out.update({i: {"error": f"{type(e).__name__}: {e}"} for i, _ in members})
@@ -186,7 +172,7 @@ def _run_factors(rec, coords, mjcf, factors: list[Factor], members: list, mass: 
 
 
 def summarize_factor(factor: Factor, rows: dict[str, dict]) -> dict:
-    """A factor's row of the result (module doc) from its per-recording rows."""
+    """A factor's row of the result from its per-recording rows."""
     runs = {s: FactorRun.from_dict(r) for s, r in rows.items()}
     ok = {s: r for s, r in runs.items() if r.error is None}
     diag = {c: n for c in CLASSES if (n := sum(r.cls == c for r in ok.values()))}
@@ -219,12 +205,10 @@ def run_attribution(
     log=print,
     partial=None,
 ) -> dict:
-    """Every factor on every recording (:func:`replay.study.batch.run_batch`; a refused recording is in ``failed``);
-    ``partial`` is called with the result so far after each recording.
+    """Every factor on every recording; ``partial(result so far)`` after each recording.
 
     Returns:
-        ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s", "failed",
-        "versions"}``.
+        ``{"dataset", "base_config", "factors": [summarize_factor rows], "wall_s", "failed", "versions"}``.
     """
     t0 = time.perf_counter()
     factors = [Factor.from_dict(f) for f in factors]
@@ -265,5 +249,5 @@ def run_attribution(
 
 
 def _run_key(dataset, data_dir, manosim_dir, factors, base, sequence) -> dict:
-    """:func:`run_recording` with the recording last: the batch runner's ``run_one``."""
+    """:func:`run_recording` with the recording last."""
     return run_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, factors=factors, base=base)

@@ -1,13 +1,8 @@
-"""The factors of the attribution study (:mod:`replay.study.attribution`), each with its source: from today's
-protocol one step at a time toward a HUG-style replay, and a few combinations. ``choices`` names physics table
-rows ({choice: value}), ``config`` protocol or engine settings ({ReplayConfig field: value})."""
+"""The factors of the attribution study, each with its source (format: docs/attribution.md)."""
 
 from __future__ import annotations
 
-#: finger torque a human hand produces in a grip: fingertip forces of 1-10 N hold 0.2-0.8 kg
-#: objects in a precision lift (Westling & Johansson, Exp. Brain Res. 53, 1984), several times
-#: that at maximal pinch; over the ~5-10 cm from the knuckle to the pad that is 0.1-1 N·m in use
-#: and 1-2 N·m at the high end
+#: 1-10 N over a 5-10 cm lever: 0.1-1 N·m in use, 1-2 N·m at the high end
 HUMAN_TORQUE = (
     "human grip: fingertip forces 1-10 N in precision lifts (Westling & Johansson, Exp. Brain Res. 1984), "
     "several times that at maximal pinch, over a 5-10 cm knuckle-to-pad lever"

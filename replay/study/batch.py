@@ -37,8 +37,7 @@ def _versions() -> tuple:
 @dataclass
 class BatchResult:
     """What :func:`run_batch` did: ``results`` {key: result} in run order (resumed included), ``failed``
-    {key: one-line reason}, ``resumed`` keys, ``versions`` (:func:`package_versions`), ``wall_s`` s,
-    ``interrupted`` (Ctrl-C; the results so far are kept)."""
+    {key: one-line reason}, ``resumed`` keys, ``wall_s`` s, ``interrupted`` (Ctrl-C)."""
 
     results: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
@@ -66,19 +65,15 @@ def run_batch(
     """Run ``run_one(key)`` for each key.
 
     Args:
-        keys: the recordings (or jobs), in run order.
-        run_one: key -> result; with ``on_result``: key -> ``(status, value)`` itself
-            (:func:`replay.study.job.run_job_safe`).
-        write: called with each new result (atomically: :func:`replay.fileio.atomic_write_text`).
+        run_one: key -> result; with ``on_result``: key -> ``(status, value)``.
+        write: ``write(key, result)`` for each new result.
         resume: key -> a result written before, or None to run it.
         isolate: the exception types that fail one recording, not the batch.
-        label: how messages name the batch.
-        on_fail: ``on_fail(key, reason)`` says a failure (default: ``  <key>: refused: <reason>`` on stderr).
-        workers: > 1: :func:`replay.study.pool.run_jobs` (``run_one`` must pickle).
-        executor: ``executor(keys, fn, handle)``, ``handle(key, status, value)`` called here as each ends
-            (the study's pool or Ray).
-        on_result: ``on_result(key, status, value)`` after the bookkeeping; run_batch then prints nothing
-            and re-raises Ctrl-C.
+        on_fail: ``on_fail(key, reason)`` says a failure (default: one line on stderr).
+        workers: > 1: the process pool (``run_one`` must pickle).
+        executor: ``executor(keys, fn, handle)``, ``handle(key, status, value)`` called here as each ends.
+        on_result: ``on_result(key, status, value)`` after the bookkeeping; then nothing is printed and Ctrl-C
+            is re-raised.
         timeout_s: the process pool's limit per recording, s (None: none).
         name: key -> its name in the result's dicts (default: the key).
     """
@@ -118,7 +113,7 @@ def _not_resumed(keys: Iterable, resume: Callable | None, out: BatchResult, name
 
 
 def _handle(out: BatchResult, write, on_fail, on_result, name, key, status: str, value) -> None:
-    """One job ended (:func:`run_batch`'s bookkeeping): a result written and kept, or a failure kept and said."""
+    """One job ended: a result written and kept, or a failure kept and said."""
     if status != "ok":
         out.failed[name(key)] = value
         if on_result is None:
@@ -154,4 +149,4 @@ def _default_executor(
     from replay.study.pool import run_jobs
     from replay.study.worker_imports import import_physics
 
-    run_jobs(keys, fn, workers, on_result=handle, timeout_s=timeout_s, warm=import_physics)  # each worker imports once
+    run_jobs(keys, fn, workers, on_result=handle, timeout_s=timeout_s, warm=import_physics)

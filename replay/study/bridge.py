@@ -1,16 +1,6 @@
-"""The bridge from the hug-oracle protocol to the lift protocol (``scripts/bridge.py``, docs/oracle.md): its rows,
-and every row on every recording, counted.
-
-A row is ``{"id", "path", "element", "value", "protocol", "config": {ReplayConfig overrides}, "count"}``; ``path``:
-``oracle`` (one element switched toward lift), ``cumulative`` (switched one after another, :data:`ELEMENTS`'
-order) or ``lift`` (lift without shake and release, one element switched back); ``count``: ``lifted``, ``hold``
-(rise + clearance at the end of the hold), ``shake`` (and held through the shake) or ``release`` (and not stuck
-after the release).
-
-A recording's rows share its prepared inputs; each distinct (protocol, config) is one contact rollout. Per
-recording ``<out stem>_recordings/<sequence>.json`` (a rerun keeps those whose rows and base config match); the
-result: ``{"dataset", "base_config", "rows_hash", "rows": [row fields, "lifted", "of", "errors", "unstable",
-"diagnosis", "lifted_names"], "recordings": {sequence: {row id: figures}}, "wall_s"}``."""
+"""The bridge from the hug-oracle protocol to the lift protocol, every row on every recording (docs/oracle.md,
+"The bridge": its paths, counts and files). A row: ``{"id", "path", "element", "value", "protocol", "config":
+{ReplayConfig overrides}, "count"}``."""
 
 from __future__ import annotations
 
@@ -38,7 +28,7 @@ ORACLE = "hug-oracle"
 
 @dataclass(frozen=True)
 class BridgeRow(JsonRecord):
-    """A row of the bridge (module doc), read from its JSON object."""
+    """A row of the bridge (module doc)."""
 
     id: str | None = None
     path: str | None = None
@@ -50,7 +40,7 @@ class BridgeRow(JsonRecord):
 
 
 def _drive(nm: float) -> dict:
-    """The hug-oracle's finger effort limit, N·m: its entry of the physics choice finger_effort_limit."""
+    """The hug-oracle's finger effort limit ``nm`` N·m."""
     return {"physics_overrides": {"finger_effort_limit": {ORACLE: nm}}}
 
 
@@ -70,10 +60,8 @@ EXTRA = (
     ("drive", _drive(1.0), "1 N·m"),
 )
 
-#: ``bridge_rows("authored")``: the oracle under the named physics ``authored`` (replay.sim.physics: the files as
-#: written plus MuJoCo's defaults) and each physics choice the lift protocol makes otherwise, as an element of its
-#: own (``physics_overrides`` toward the ``replay`` physics), before the protocol's elements. The oracle's contact
-#: element is gone: as authored its contact is MuJoCo's mixing, as the lift protocol's is.
+#: ``bridge_rows("authored")``'s elements before the protocol's: each physics choice of the ``replay`` physics
+#: (``physics_overrides``); no contact element (as authored, the contact is MuJoCo's mixing, as the lift's is)
 PHYSICS_ELEMENTS = (
     ("wrist gravity compensation", {"wrist_gravity_compensation": True}, "off -> +M g"),
     ("wrist law", {"wrist_law": "wrench"}, "the MJCF's actuators -> our wrench (geodesic, feed-forward)"),
@@ -106,8 +94,7 @@ def _physics(over: dict) -> dict:
 
 
 def merge_config(acc: dict, cfg: dict) -> dict:
-    """``acc`` with ``cfg`` over it, a dict-valued field (a config part, ``physics_overrides``) merged key by key, and
-    so a dict-valued physics choice."""
+    """``acc`` with ``cfg`` over it, dict values merged key by key, recursively."""
     return (
         {
             k: (merge_config(acc[k], v) if isinstance(v, dict) and isinstance(acc.get(k), dict) else v)
@@ -119,8 +106,7 @@ def merge_config(acc: dict, cfg: dict) -> dict:
 
 
 def bridge_rows(physics: str = "replay") -> list[dict]:
-    """Every row of the bridge, in table order (module doc); ``physics="authored"``: from the oracle as
-    authored, the physics elements first (:data:`PHYSICS_ELEMENTS`)."""
+    """Every row of the bridge, in table order; ``"authored"``: :data:`PHYSICS_ELEMENTS` first."""
     if physics == "authored":
         elements = [(n, _physics(c), lab) for n, c, lab in PHYSICS_ELEMENTS] + [
             e for e in ELEMENTS if e[0] != "contact"
@@ -164,8 +150,7 @@ def _row(
 
 
 def _lift_end(acc: dict) -> dict:
-    """The lift protocol's rows: no oracle field matters there, the physics switched (``acc``'s overrides, without
-    the hug-oracle's own entries)."""
+    """The lift protocol's rows' config: ``acc``'s physics overrides without the hug-oracle's own entries."""
     over = _drop(acc.get("physics_overrides", {}), {"finger_effort_limit": {ORACLE: None}})
     return _physics(over) if over else {}
 
@@ -184,8 +169,7 @@ def _drop(over: dict, keys: dict) -> dict:
 
 
 def counted(row: BridgeRow, r: RolloutRecord, cfg) -> bool:
-    """Whether rollout ``r`` counts as lifted under ``row.count`` (module doc); ``cfg``: the config it ran with
-    (``lifted_min_rise`` m, ``lifted_min_clearance`` m)."""
+    """Whether rollout ``r`` counts as lifted under ``row.count`` (docs/oracle.md); ``cfg``: the config it ran with."""
     if row.count == "lifted":
         return bool(r.lifted)
     hold = bool(
@@ -203,7 +187,7 @@ def counted(row: BridgeRow, r: RolloutRecord, cfg) -> bool:
 
 @dataclass(frozen=True)
 class Figures(JsonRecord):
-    """What the bridge counts of one row on one recording (:func:`_figures`, or ``{"error": text}``)."""
+    """What the bridge counts of one row on one recording (or ``{"error": text}``)."""
 
     lifted: bool | None = None
     outcome: str | None = None
@@ -224,7 +208,7 @@ def _key(row: BridgeRow) -> str:
 
 
 def rows_hash(rows: list[dict], base: dict) -> str:
-    """16 hex of SHA-256 over the rows and the base config (what a recording's file must match to be kept)."""
+    """16 hex of SHA-256 over the rows and the base config."""
     return hashlib.sha256(json.dumps([rows, base], sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -243,8 +227,7 @@ def _figures(row: BridgeRow, r: RolloutRecord, cfg: ReplayConfig) -> dict:
 
 
 def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, rows: list[BridgeRow], base: dict) -> dict:
-    """Every row on one recording: ``{row id: figures}`` (``{"error": text}`` where a rollout
-    could not be built or stepped: a result of that row, not the bridge's end)."""
+    """Every row on one recording: ``{row id: figures}``, ``{"error": text}`` where a rollout failed."""
     from replay.protocol.rollout import run_rollouts  # in the worker
     from replay.sim.engine.variants import Variant
     from replay.study.prepare import prepare_recording
@@ -268,7 +251,7 @@ def run_recording(dataset: str, sequence: str, data_dir, *, manosim_dir, rows: l
 
 
 def summarize_rows(rows: list[dict], per: dict[str, dict]) -> list[dict]:
-    """Each row with its counts over the recordings done (module doc)."""
+    """Each row with its counts over the recordings done."""
     out = []
     for row in rows:
         rid = BridgeRow.from_dict(row).id
@@ -304,11 +287,7 @@ def run_bridge(
     workers: int = 1,
     log=print,
 ) -> dict:
-    """Run (or resume) the bridge and write ``out`` after every recording (module doc).
-
-    Returns:
-        The result dict written to ``out``.
-    """
+    """Run (or resume) the bridge, writing ``out`` after every recording; returns what it wrote."""
     t0 = time.perf_counter()
     base_d = (base or ReplayConfig()).to_dict()
     base_d.pop("dt", None)
@@ -361,6 +340,6 @@ def run_bridge(
 
 
 def _run_quietly(dataset: str, data_dir, manosim_dir, rows: list[BridgeRow], base: dict, sequence: str) -> dict:
-    """:func:`run_recording` with Warp's banner and Newton's log kept off the console, as the study's workers."""
+    """:func:`run_recording` with Warp's banner and Newton's log kept off the console."""
     quiet_libraries()
     return run_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, rows=rows, base=base)

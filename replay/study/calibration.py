@@ -1,9 +1,5 @@
-"""``--physics calibrated`` (issues #46, #54): the condition and the sampled distributions' centres chosen once, on
-GRAB's 30 lifts, among the declared candidates (:data:`CENTRES` x :data:`CONDITIONS`, each on :data:`OWN_WORLD`), by
-the balanced accuracy of "real" = ``p_lift >= 0.5`` over real vs corrupted recordings (ties to the first declared);
-:data:`ATTRIBUTIONS` revert issue #54's items one at a time on the choice. Never per recording. Imports no physics
-engine (docs/physics.md).
-"""
+"""``--physics calibrated``'s candidates (:data:`CENTRES` x :data:`CONDITIONS` on :data:`OWN_WORLD`) and figure,
+ties to the first declared; :data:`ATTRIBUTIONS` revert issue #54's items one at a time (docs/physics.md)."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ FRICTION_CENTRES = (
     (0.65, "the middle of the declared range [0.3, 1.0] (Derler & Gerhardt 2012, finger pad on common materials)"),
     (1.0, "MuJoCo's default sliding friction and GRAB object_sim's object_col as authored (friction 1 0.5 0.01)"),
 )
-#: the centre candidates: {variable: centre} each, in declared order; the first, {}, the base physics' distributions
-#: as declared (a tie keeps them)
+#: the centre candidates {variable: centre}, in declared order; the first, {}: as declared
 CENTRES = ({},) + tuple(
     {"softness": s, "friction": f} for (s, _), (f, _) in itertools.product(SOFTNESS_CENTRES, FRICTION_CENTRES)
 )
@@ -44,16 +39,13 @@ FIGURE = (
 )
 
 
-#: what every candidate replays with (issue #54): the hand fitted to the recording's subject (the objects' masses, the
-#: fingers' strength and the pad compression are the base physics' own rows); the hand stays only where it is the
-#: better judge by the same figure (:data:`ATTRIBUTIONS` ``hand``, ties to the fitted hand)
+#: what every candidate replays with (issue #54): the subject's fitted hand
 OWN_WORLD = {"hand_shape": "fitted"}
 
 
 @dataclass(frozen=True)
 class Attribution:
-    """One of issue #54's items reverted on the chosen candidate: ``name``, what it puts back (``reverts``) and the
-    physics ``overrides`` that do it."""
+    """One of issue #54's items reverted on the chosen candidate by the physics ``overrides``."""
 
     name: str
     reverts: str
@@ -82,16 +74,15 @@ ATTRIBUTIONS = ATTRIBUTIONS + (
 
 
 def centres_name(centres: dict) -> str:
-    """``softness=manosim_soft,friction=1`` (a candidate's name; keys in their order; ``as declared`` for {})."""
+    """A candidate's name: ``softness=manosim_soft,friction=1``; ``as declared`` for {}."""
     if not centres:
         return "as declared"
     return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in centres.items())
 
 
 def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECISION_THRESHOLD) -> dict | None:
-    """The figure (module doc) of ``condition`` over ``rows`` (each ``{p_lift, p_lift_corrupted}``, the
-    study's fields): ``{balanced_accuracy, tpr, tnr, n_real, n_corrupted}``, or None where no row has
-    the condition both real and corrupted."""
+    """:data:`FIGURE` of ``condition`` over the study's ``rows``: ``{balanced_accuracy, tpr, tnr, n_real,
+    n_corrupted}``; None where no row has the condition both real and corrupted."""
     real, bad = [], []
     for r in study_rows(rows):
         pl, pc = r.p_lift, [p_lift_entries(v) for v in (r.p_lift_corrupted or {}).values()]
@@ -112,8 +103,8 @@ def balanced_accuracy(rows: list[dict], condition: str, threshold: float = DECIS
 
 
 def candidate_figures(rows: list[dict], discrimination: list | None, condition: str) -> dict | None:
-    """:func:`balanced_accuracy` of ``condition`` with ``median_p_real`` (the real recordings' median p_lift) and
-    ``auc`` ({corruption: AUC} of the study's ``discrimination`` under it); None as :func:`balanced_accuracy`."""
+    """:func:`balanced_accuracy` with ``median_p_real`` (the real recordings' median p_lift) and ``auc``
+    ({corruption: AUC} under ``condition``); None as :func:`balanced_accuracy`."""
     fig = balanced_accuracy(rows, condition)
     if fig is None:
         return None
@@ -124,8 +115,7 @@ def candidate_figures(rows: list[dict], discrimination: list | None, condition: 
 
 
 def choose(figures: list[dict]) -> dict:
-    """The candidate with the highest ``balanced_accuracy`` (ties: the first in ``figures``' order, the
-    declared order); ValueError when none has a figure."""
+    """The candidate with the highest ``balanced_accuracy`` (ties: the first). Raises ValueError: none has a figure."""
     have = [f for f in figures if f.get("balanced_accuracy") is not None]
     if not have:
         raise ValueError("no candidate has a figure: the studies have no p_lift of the real and corrupted recordings")
@@ -133,14 +123,9 @@ def choose(figures: list[dict]) -> dict:
 
 
 def centred(variables: tuple, centres: dict) -> tuple:
-    """``variables`` (the sampler's declared variables: frozen dataclasses with ``name``, ``kind``,
-    ``distribution``, ``low``, ``high``, ``levels``) with each one named in ``centres`` moved there: a
-    ``uniform`` one shifted so its middle is the centre (its width kept), a ``choice`` one fixed to that
-    level; the others as they are. Its ``distribution`` says so.
-
-    Raises:
-        ValueError: a centre for a variable not declared, a level not among its levels, or a kind that
-            cannot be centred (the data variables: each recording's own accuracy)."""
+    """``variables`` with each one named in ``centres`` moved there: a ``uniform`` shifted (width kept), a ``choice``
+    fixed to that level; its ``distribution`` says so. Raises ValueError: a centre for an undeclared variable, a level
+    not among its levels, or a data variable."""
     names = {v.name for v in variables}
     unknown = sorted(set(centres) - names)
     if unknown:
@@ -175,11 +160,8 @@ def centred(variables: tuple, centres: dict) -> tuple:
 
 
 def variables_for(cfg) -> tuple:
-    """The sampled variables (:func:`replay.study.uncertainty.variables`) as ``cfg``'s physics samples
-    them: centred where it is ``calibrated`` (:func:`replay.sim.physics.calibrated_centres`), else as declared.
-
-    Raises:
-        DataError: the calibration's centres do not fit the declared variables (names the file)."""
+    """The sampled variables as ``cfg``'s physics samples them (centred under ``calibrated``). Raises DataError: the
+    calibration's centres do not fit the declared variables."""
     from replay.sim import calibration_file, physics
     from replay.study.uncertainty import variables
 

@@ -1,6 +1,4 @@
-"""Where a run's settings come from, in one stated order: the command line, then the config file, then the physics
-table. :func:`layered_config` is the one function that applies it (``run_study.py``, ``run_sweep.py``; tested in
-``tests/test_config_layers.py``)."""
+"""Where a run's settings come from: the command line, then the config file, then the physics table."""
 
 from __future__ import annotations
 
@@ -24,17 +22,12 @@ def layered_config(
 ) -> ReplayConfig:
     """The config of a run, each value from the first layer that states it:
 
-    1. the command line: ``fields`` ({config field: value}; a part's fields as ``{part: {field: value}}``),
-       ``physics`` (the named physics), ``choices`` ({physics choice: value}: ``--physics-set``, ``--effort``,
-       ``--hand-shape``) and the engine flags ``solver`` (``--solver`` mujoco / steel) and ``device`` (``--device``
-       cpu / cuda), read against the file's engine (:func:`replay.results.engine_choice.engine_from_flags`);
-    2. the config file (``config_file``: a config JSON or a study's; an older file's physics fields read as
-       choices), with a named ``preset`` (``--preset``: settings of its own, :mod:`replay.study.presets`) over it;
-    3. the physics table (:mod:`replay.results.physics_table`): every choice no layer above sets, read by
-       :func:`replay.sim.physics.choice_value` from the named physics (default ``replay``).
+    1. the command line: ``fields`` ({config field: value}; a part's as ``{part: {field: value}}``), ``physics``,
+       ``choices`` ({physics choice: value}) and the engine flags ``solver``, ``device`` (read against the file's);
+    2. ``config_file`` (a config JSON or a study's), with ``preset`` over it;
+    3. the physics table: every choice no layer above sets, from the named physics (default ``replay``).
 
-    Choices merge key by key (a command-line choice over the file's, the rest kept); a config field no layer sets
-    keeps its default.
+    Choices merge key by key; a config field no layer sets keeps its default.
 
     Raises:
         ReplayError: an unreadable file, an unknown preset, physics or choice, a value out of range (names it).

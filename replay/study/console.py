@@ -1,6 +1,5 @@
-"""What a study says on the terminal while it runs: one progress bar of recordings, failures as they happen, the
-run's notes once at the end. Warp's, Newton's and the workers' warnings stay off the terminal unless ``--verbose``
-(:func:`quiet_libraries`); the workers' caught warnings are said once, after the bar."""
+"""What a study says on the terminal while it runs: a progress bar of recordings, failures as they happen, its
+notes once at the end; library output off unless ``--verbose``."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from replay import console
 from replay.protocol.verdict import verdict_of
 from replay.study.progress import Progress
 
-#: characters of a long note (the hand import's warnings) said on the console; the whole
-#: text is in the rollout JSON (``import_warnings``)
+#: characters of a long note said on the console (the whole text is in the rollout JSON)
 NOTE_CHARS = 160
 
 
@@ -23,29 +21,24 @@ def quiet_libraries() -> None:
     """Silence Warp's banner and module-load lines and Newton's info logging (this process)."""
     import warp as wp
 
-    # Warp >= 1.19: messages below config.log_level are not printed (the init banner and the
-    # "Module ... load on device" timers are INFO, the missing-CUDA-driver note a WARNING)
+    # Warp >= 1.19: the banner and load timers are INFO, the missing-CUDA-driver note a WARNING
     if hasattr(wp, "LOG_ERROR"):
         wp.config.log_level = wp.LOG_ERROR
     wp.config.quiet = True  # older Warp
-    # the native library prints "Warp CUDA warning: Could not find ... driver" itself at init on a
-    # machine without a GPU: initialise with the process's stdout/stderr on /dev/null
+    # without a GPU the native library prints its CUDA driver warning itself at init: init with stdio on /dev/null
     with console.silenced():
         wp.init()
     for name in ("newton", "warp", "mujoco_warp"):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-#: a sentence ends at . ! or ? followed by a space and a capital, a quote or a bracket
-#: (not inside ``1.25`` or after ``e.g.``)
+#: a sentence ends at . ! or ? then a space and a capital, quote or bracket (not in ``1.25``, not after ``e.g.``)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(\[])")
 
 
 def one_line(text: str, n: int = NOTE_CHARS) -> str:
-    """One line, absolute paths shortened to their file name (the full text is in the
-    results), never cut inside a sentence: when longer than ``n`` characters, asides in
-    parentheses are left out, then whole sentences up to ``n`` (the first always), the rest
-    marked ``[...]``."""
+    """One line, absolute paths shortened to their file name; over ``n`` characters: asides in parentheses left
+    out, then whole sentences up to ``n`` (the first always), the rest marked ``[...]``."""
     text = re.sub(r"(?:/[^\s/:]+)+/([^\s/:]+)", r"\1", " ".join(str(text).split()))
     if len(text) <= n:
         return text
@@ -64,16 +57,9 @@ ETA_PENDING = "ETA after the first recording"
 
 
 class StudyConsole:
-    """The study's terminal output while it runs, all through ``tqdm.write``: a bar of recordings with the time left
-    (:class:`replay.study.progress.Progress`), the verdicts so far, failures as they happen; notes said once at
-    :meth:`close`.
-
-    Args:
-        dataset: for the bar's label.
-        total, done: recordings in the study and those already done; the jobs are given with :meth:`start`.
-        enabled: False: print nothing (``--quiet``).
-        verbose: say notes and warnings in full.
-    """
+    """The study's terminal output (through ``tqdm.write``): a bar of recordings with the time left and the verdicts
+    so far, failures as they happen, notes once at :meth:`close`. ``total``, ``done``: recordings in the study and
+    already done; ``enabled`` False: print nothing; ``verbose``: notes in full."""
 
     def __init__(self, dataset: str, total: int = 0, done: int = 0, *, enabled: bool = True, verbose: bool = False):
         self.enabled, self.verbose = enabled, verbose
@@ -90,8 +76,7 @@ class StudyConsole:
             self.start([(f"#{i}", 0) for i in range(total - done)], done)
 
     def start(self, jobs: list[tuple[str, int]], done: int = 0, lead: str | None = None) -> None:
-        """Show the bar: ``jobs`` to run as ``(recording, sampled worlds)``, ``done`` recordings already done;
-        ``lead``: the protocol whose verdict the bar counts (the study's lead, replay.study.verdicts.lead_protocol)."""
+        """Show the bar: ``jobs`` as ``(recording, sampled worlds)``; ``lead``: the protocol whose verdict it counts."""
         self.bar.close()
         self.progress, self.lead, self.t0 = Progress(jobs), lead, time.perf_counter()
         self.total, self.done = self.progress.recordings + done, done
@@ -106,12 +91,12 @@ class StudyConsole:
         )
 
     def say(self, text: str) -> None:
-        """One console line (names from the data in it: control characters escaped, :func:`replay.errors.printable`)."""
+        """One console line, control characters escaped."""
         if self.enabled:
             console.err(text)
 
     def note(self, text: str, recording: str) -> None:
-        """Keep a note to say once at the end (:meth:`close`), with the recordings it came from."""
+        """Keep a note to say once at :meth:`close`, with the recordings it came from."""
         self.notes.setdefault(text, set()).add(recording)
 
     def intro(
@@ -126,10 +111,8 @@ class StudyConsole:
         failed_recordings: int | None = None,
         recordings: int | None = None,
     ) -> None:
-        """Say what this run does: rerun ablations, or how many rollouts it keeps from disk (and the
-        recordings the study could not replay before, kept as it has them). ``todo``, ``total`` and
-        ``failed`` count jobs (a recording under each protocol and verdict pair); ``failed_recordings``
-        and ``recordings`` (the study's) count recordings, where the message is about them."""
+        """Say what this run does: rerun ablations, or how many rollouts it keeps from disk. ``todo``, ``total``,
+        ``failed`` count jobs; ``failed_recordings``, ``recordings`` count recordings."""
         if ablation_only:
             self.say(
                 f"ablation only: rerunning the contact ablation of {todo} recording(s); the study keeps "
@@ -148,9 +131,8 @@ class StudyConsole:
             )
 
     def result(self, key, status: str, value, *, worlds: int = 0) -> None:
-        """One job ended (``key``: its :class:`~replay.protocol.protocols.base.ResultKey` or recording; ``value``: its
-        :class:`~replay.results.records.RolloutRecord`, else its one-line reason; ``worlds``: its sampled worlds):
-        keep its notes, count the lead protocol's verdict, advance the bar when its recording is done."""
+        """One job ended (``key``: its ResultKey or recording; ``value``: its RolloutRecord, else its one-line
+        reason): keep its notes, count the lead protocol's verdict, advance the bar when its recording is done."""
         rec = str(getattr(key, "sequence", key))
         wall = None
         if status == "ok":
@@ -161,7 +143,7 @@ class StudyConsole:
                 self.note(f"hand import: {w}", rec)
             for w in value.run_warnings or []:
                 self.note(w, rec)
-        elif status == "refused":  # bad input, named: listed with its reason at the end
+        elif status == "refused":
             if rec not in self.said:
                 self.said.add(rec)
                 self.counts["refused"] += 1
@@ -192,8 +174,7 @@ class StudyConsole:
             )
 
     def close(self) -> None:
-        """Close the bar, then say each note once: its text (shortened unless ``verbose``; in full in the rollout
-        JSONs' ``import_warnings`` / ``run_warnings``) and the recordings it came from."""
+        """Close the bar, then say each note once (shortened unless ``verbose``) with the recordings it came from."""
         self.bar.close()
         if not self.notes:
             return

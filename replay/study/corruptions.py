@@ -1,8 +1,5 @@
-"""Declared corruptions of a recording (``run_study.py --corruptions``, issue #46): does the lift verdict tell a
-real grasp from a broken one? Each is one entry that carries its own edit: a :class:`WorldCorruption` edits a
-sample's :class:`~replay.sim.engine.variants.Variant` (a world of the recording's own batch), a
-:class:`SceneCorruption` edits the recording (a scene of its own). A new corruption is one :func:`register` call.
-"""
+"""Declared corruptions of a recording (``run_study.py --corruptions``, docs/verdict.md), each registered with its
+own edit: of a sample's Variant (:class:`WorldCorruption`) or of the recording (:class:`SceneCorruption`)."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ _HUG = "HUG (Human Universal Grasping, arXiv:2606.17054): a 2 cm wrist offset ro
 
 @dataclass(frozen=True)
 class Corruption:
-    """One corruption: ``name`` (the ``--corruptions`` word), ``source`` and HUG's ``reference`` ratio (success
-    corrupted / real) where the paper gives one, else None."""
+    """One corruption; ``reference``: HUG's ratio of success corrupted / real, None where the paper gives none."""
 
     name: str
     source: str
@@ -31,8 +27,7 @@ class Corruption:
 
 @dataclass(frozen=True)
 class WorldCorruption(Corruption):
-    """A world of the recording's batch: ``apply(variant, direction)`` -> the sample's Variant corrupted
-    (``direction``: rad, a random horizontal direction per sample, :func:`replay.study.sampler.directions`)."""
+    """A world of the recording's batch: ``apply(variant, direction rad)`` -> the sample's Variant corrupted."""
 
     apply: Callable = None
 
@@ -73,10 +68,8 @@ def corruption_names() -> tuple[str, ...]:
 
 
 def parse_corruptions(text: str | bool | None) -> list[str]:
-    """``--corruptions`` (``all`` / True: every one; ``a,b``: those) as names; [] for None / False / ''.
-
-    Raises:
-        DataError: an unknown name (the known ones listed)."""
+    """``--corruptions`` (``all`` / True: every one; ``a,b``: those) as names; [] for None / False / ''. Raises
+    DataError: an unknown name (the known ones listed)."""
     if not text:
         return []
     if text is True or str(text).strip() == "all":
@@ -137,12 +130,8 @@ register(
 
 
 def scaled_recording(rec, factor: float, folder: Path):
-    """A copy of ``rec`` whose target object's collision and visual meshes are scaled by ``factor``
-    about the object frame's origin, written as STL under ``folder``; an asset ``mass`` is kept,
-    else the mass follows the scaled volume at the asset's density.
-
-    Raises:
-        DataError: a mesh cannot be read (names the file)."""
+    """A copy of ``rec`` whose target object's meshes are scaled by ``factor`` about the object frame's origin, written
+    as STL under ``folder``. Raises DataError: a mesh cannot be read (names the file)."""
     import trimesh
 
     folder = Path(folder)

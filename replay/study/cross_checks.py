@@ -1,6 +1,5 @@
-"""Cross-checks of a recording's verdict: every other judgement a study holds of it (the contact run, other
-conditions' p_lift, other (protocol, physics) pairs, the contact ablation) set beside it as agree, disagree or no
-call (None, where either is uncertain); never a second verdict. Fields: docs/results.md."""
+"""Cross-checks of a recording's verdict: every other judgement a study holds of it, as agree, disagree or no call
+(None: either is uncertain); never a second verdict (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def _run_word(row: StudyRow) -> Word:
 
 
 def run_video(row: StudyRow) -> tuple[bool, str]:
-    """What the one contact run's video shows: whether the object ended in the hand (lifted, and held where shaken),
-    and in words (``not lifted``, ``lifted``, ``lifted, then shaken loose``)."""
+    """(whether the contact run ended with the object in the hand, the same in words)."""
     said = str(outcome_words(row.outcome) or "-")
     if row.lifted and row.shake_held is False:
         return False, f"{said}, then {words(SHAKEN_LOOSE)}"
@@ -42,9 +40,8 @@ def run_video(row: StudyRow) -> tuple[bool, str]:
 
 
 def video_disagreement(row: StudyRow) -> str | None:
-    """``the contact run, not lifted``: what a sampled verdict's video (its one contact run, :func:`run_video`) shows
-    where it disagrees with the verdict: holds over a run that was not lifted or was shaken loose, fails over a run
-    that lifted; None where it agrees, where the verdict is uncertain, or where the verdict is the one run itself."""
+    """``the contact run, not lifted``: what a sampled verdict's contact run shows where it disagrees with the
+    verdict; None where it agrees, is uncertain or is not sampled."""
     v: Verdict | None = row.verdict
     if v is None or not v.sampled:
         return None
@@ -59,8 +56,7 @@ def _run_says(row: StudyRow) -> str:
 
 
 def recording_checks(row: StudyRow, pairs: dict[str, dict[str, StudyRow]]) -> list[CrossCheck]:
-    """The cross-checks of one lead row with a verdict (module doc); ``pairs``: ``{pair name: {sequence: row}}`` of
-    the other pairs."""
+    """The cross-checks of one lead row with a verdict; ``pairs``: ``{pair name: {sequence: row}}``."""
     v: Verdict = row.verdict
     out = []
     if v.sampled:
@@ -85,9 +81,7 @@ def recording_checks(row: StudyRow, pairs: dict[str, dict[str, StudyRow]]) -> li
 
 
 def other_pairs(study) -> dict[str, dict[str, StudyRow]]:
-    """``{pair name: {sequence: row}}`` of every judgement pair of ``study`` (a :class:`StudyRecord`) but the lead
-    protocol's own: its other main protocols judged on a lift (their rows) and each extra pair
-    (``verdict_rollouts``)."""
+    """``{pair name: {sequence: row}}`` of every judgement pair of ``study`` but the lead protocol's own."""
     lead = lead_protocol(study.protocols)
     phys = ConfigNames.from_dict(study.config).physics
     pairs = VerdictPair.read(study.verdicts) or [
@@ -109,8 +103,7 @@ def other_pairs(study) -> dict[str, dict[str, StudyRow]]:
 
 
 def add_cross_checks(study) -> None:
-    """Put each lead row's ``cross_checks`` and the counts' ``cross_checks`` into ``study`` (a
-    :class:`~replay.results.records.StudyRecord`), in place; nothing where no row has a verdict."""
+    """Put each lead row's ``cross_checks`` and the counts' into ``study``, in place (none without a verdict)."""
     lead = lead_protocol(study.protocols)
     raw = study.rows_of(lead.rows_field)
     rows = study_rows(raw)
@@ -134,15 +127,13 @@ def add_cross_checks(study) -> None:
 
 
 def study_judge(cfg, names: list[str]) -> dict:
-    """The study's ``judge``: its physics, the condition its verdicts were read under (``names``: the sampling's
-    conditions; []: single rollouts) and the default judge."""
+    """The study's ``judge``; ``names``: the sampling's conditions ([]: single rollouts)."""
     return {"physics": cfg.physics, "condition": judged_condition(names), "default": DEFAULT_JUDGE.to_dict()}
 
 
 def recompute_verdicts(study, sdir: Path) -> None:
-    """A study written before issue 56 (no ``verdict`` in its rows): each row of a protocol judged on a lift given
-    the verdict of its rollout record (:func:`replay.protocol.verdict.verdict_of`; a record that cannot be read: none),
-    the counts' ``verdicts`` per intent group, then the cross-checks (:func:`add_cross_checks`); in place."""
+    """Give an older study's rows (no ``verdict``) the verdicts of their rollout records (none where unreadable),
+    the counts' ``verdicts`` and the cross-checks, in place."""
     for p in all_protocols():
         if not p.judged_on_lift:
             continue

@@ -1,6 +1,5 @@
-"""Does the lift verdict discriminate? Per condition and corruption: the mean P(lift) of real and corrupted
-recordings, the AUC of P(lift) separating them (Mann-Whitney U, ties half) with its 95 % interval over recordings
-(:func:`auc_interval`), and success(corrupted) / success(real) beside HUG's figure where the paper gives one."""
+"""Does the lift verdict discriminate? Per condition and corruption: mean P(lift) real and corrupted, the AUC of
+P(lift) separating them with its 95 % interval, and the ratio corrupted / real beside HUG's."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from scipy.stats import rankdata
 
 from replay.study.corruptions import corruption_named, corruption_names
 
-#: an AUC over fewer recordings than this is said to mean little (its interval spans most of 0-1 or is degenerate)
+#: an AUC over fewer recordings than this is said to mean little
 MIN_RECORDINGS = 10
 #: the AUC's interval: a seeded percentile bootstrap over recordings (Efron and Tibshirani, An Introduction to the
 #: Bootstrap, 1993, ch. 13), each recording's real and corrupted p_lift resampled together
@@ -18,8 +17,8 @@ BOOT_RESAMPLES, BOOT_SEED, BOOT_LEVEL = 2000, 0, 0.95
 
 
 def auc(real, corrupted) -> float | None:
-    """P(a real recording's P(lift) > a corrupted one's) + half P(equal), over all pairs (the
-    Mann-Whitney U of ``real`` over ``n_real x n_corrupted``); None when either is empty."""
+    """P(a real recording's P(lift) > a corrupted one's) + half P(equal) (Mann-Whitney U / (n_real n_corrupted));
+    None when either is empty."""
     a, b = np.asarray(real, float), np.asarray(corrupted, float)
     if a.size == 0 or b.size == 0:
         return None
@@ -31,9 +30,8 @@ def auc(real, corrupted) -> float | None:
 def auc_interval(
     real, corrupted, resamples: int = BOOT_RESAMPLES, *, seed: int = BOOT_SEED
 ) -> tuple[float, float] | None:
-    """The 95 % interval of :func:`auc` over recordings (:data:`INTERVAL_METHOD`): ``real[i]`` and ``corrupted[i]``
-    are recording ``i``'s; the recordings are resampled with replacement ``resamples`` times (seeded), the AUC of each
-    resample taken, and the 2.5th and 97.5th percentiles returned; None for no recording."""
+    """The 95 % interval of :func:`auc` (:data:`INTERVAL_METHOD`); ``real[i]``, ``corrupted[i]``: recording ``i``'s;
+    None for no recording."""
     a, b = np.asarray(real, float), np.asarray(corrupted, float)
     if a.size == 0 or a.size != b.size:
         return None
@@ -48,9 +46,8 @@ def auc_interval(
 
 def discrimination(sampled: list, protocol: str = "lift") -> list[dict]:
     """``[{protocol, condition, corruption, p_real, p_corrupted, auc, auc_lo, auc_hi, auc_interval, ratio,
-    n_recordings, reference}]`` over the recordings' sampled verdicts
-    (:class:`~replay.results.sampled_fields.SampledVerdict`) that have both ``p_lift`` and ``p_lift_corrupted``
-    for the pair (``ratio``: None where no real recording lifted; ``reference``: ``{ratio, source}`` or None)."""
+    n_recordings, reference}]`` over the sampled verdicts with both ``p_lift`` and ``p_lift_corrupted`` (``ratio``:
+    None where no real recording lifted; ``reference``: ``{ratio, source}`` or None)."""
     out = []
     rows = [(s.p_lift, s.p_lift_corrupted) for s in sampled if s.p_lift and s.p_lift_corrupted]
     corr = list(dict.fromkeys(c for _, pc in rows for c in pc))
@@ -86,8 +83,7 @@ def discrimination(sampled: list, protocol: str = "lift") -> list[dict]:
 
 
 def auc_text(d) -> str:
-    """``AUC 0.64 [0.50, 0.78] over 30 recordings`` of a :class:`~replay.results.verdict_record.Discrimination`, with
-    ``(fewer than 10 recordings: it means little)`` below :data:`MIN_RECORDINGS`; ``AUC n/a`` without one."""
+    """``AUC 0.64 [0.50, 0.78] over 30 recordings`` (a caveat below :data:`MIN_RECORDINGS`); ``AUC n/a`` without."""
     if d.auc is None:
         return "AUC n/a"
     ci = "" if d.auc_lo is None or d.auc_hi is None else f" [{d.auc_lo:.2f}, {d.auc_hi:.2f}]"

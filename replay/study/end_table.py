@@ -1,6 +1,5 @@
-"""What ``run_study.py`` prints when a study ends: one row per recording led by its verdict (p_lift with its interval,
-the reason), the verdicts and cross-checks counted, then the contact run's counts, the other conditions, the
-discrimination and the other protocols; each refused or failed recording once, with its reason."""
+"""What ``run_study.py`` prints when a study ends: a row per recording led by its verdict, the counts, the
+cross-checks, the discrimination, the other protocols, and each failed recording once."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ REASON_CHARS = 70
 
 
 def as_record(study) -> StudyRecord:
-    """A study dict (what :func:`replay.study.runner.run_study` returns) or record as a record."""
+    """A study dict or record as a record."""
     return study if isinstance(study, StudyRecord) else StudyRecord.view(dict(study or {}))
 
 
@@ -68,7 +67,7 @@ def judge_text(study: StudyRecord) -> str:
     n = Sampling.from_dict(study.sampling).samples
     how = f"condition {cond}, {n} samples each" if cond else "one run each (not sampled: --samples N for p_lift)"
     ran = [protocol_named(p) for p in study.protocols or [] if is_known(p)]
-    other = None if not ran or any(p.primary for p in ran) else ran[0]  # verdicts of another protocol (hug-oracle)
+    other = None if not ran or any(p.primary for p in ran) else ran[0]
     dflt = other is None and phys == j.default.physics and (cond is None or cond == j.default.condition)
     head = f"protocol {other.name}, " if other is not None else ""
     return f"{head}physics {phys}, {how}" + (" (the default judge)" if dflt else " (not the default judge)")
@@ -97,8 +96,7 @@ def cross_check_lines(c: Counts) -> list[str]:
 
 
 def contact_run_lines(c: Counts, held: bool = True) -> list[str]:
-    """The contact run's counts (a cross-check, one run per recording): per group, the diagnosis, the wrist, the
-    ablation."""
+    """The contact run's counts per group: the diagnosis, the wrist, the ablation."""
     out = []
     for k, g in _groups(c).items():
         shake = f" (held through the shake {g.shake_held})" if held else ""
@@ -122,8 +120,7 @@ def contact_run_lines(c: Counts, held: bool = True) -> list[str]:
 
 
 def wrist_line(c: Counts) -> str:
-    """The study's wrist tracking error, mm: the median of the recordings' medians, and the median and the
-    largest of their peaks over the lift and hold."""
+    """The study's wrist tracking error, mm: the median of medians, the median and largest peak (lift and hold)."""
 
     def f(x):
         return "-" if x is None else f"{x:.1f}"
@@ -151,8 +148,7 @@ def condition_lines(study: StudyRecord, rows: list[StudyRow], lead: str) -> list
 
 
 def discrimination_lines(study: StudyRecord) -> list[str]:
-    """The discrimination table: per condition and corruption p_lift real -> corrupted, the AUC with its interval
-    (said to mean little under ten recordings), the ratio beside HUG's."""
+    """The discrimination table: per condition and corruption p_lift real -> corrupted, the AUC, the ratio."""
     rows = discriminations(study.discrimination)
     if not rows:
         return []
@@ -171,8 +167,7 @@ def discrimination_lines(study: StudyRecord) -> list[str]:
 
 
 def wall_line(c: Counts) -> str:
-    """The study's wall time, s, as what it is: this run's alone, this ``--ablation-only`` rerun's beside the
-    study's, or with the earlier run(s) whose rollouts ``--resume`` kept."""
+    """The study's wall time, s: this run's, an ``--ablation-only`` rerun's, or with the resumed runs'."""
     this = c.wall_s if c.wall_s_this_run is None else c.wall_s_this_run
     if c.ablation_only_keys is not None:
         return (
@@ -186,8 +181,7 @@ def wall_line(c: Counts) -> str:
 
 
 def oracle_lines(study: StudyRecord, oc: Counts) -> list[str]:
-    """The hug-oracle protocol's counts where it ran as one of the study's own protocols: per group lifted off the
-    table, the ablation, the diagnosis, and a line per recording."""
+    """The hug-oracle protocol's counts where it is one of the study's own protocols."""
     groups = [f"{group_words(k, g.rollouts)}: lifted {g.lifted} of {g.rollouts}" for k, g in _groups(oc).items()] or [
         f"{oc.rollouts or 0} recordings: lifted {oc.lifted or 0}"
     ]
@@ -260,8 +254,7 @@ def end_lines(study) -> list[str]:
 
 
 def pair_lines(study: StudyRecord, c: Counts) -> list[str]:
-    """One line per extra (protocol, physics) pair (``--verdicts``): its single run's lifted of the lifts, the other
-    groups apart, its ablation (a cross-check: how often it agrees is on the cross-checks line)."""
+    """One line per extra (protocol, physics) pair: lifted per group, its ablation."""
     out = []
     for v in VerdictPair.read(study.verdicts):
         pc = c.of(v.name)
@@ -279,8 +272,7 @@ def pair_lines(study: StudyRecord, c: Counts) -> list[str]:
 
 
 def failure_lines(study) -> list[str]:
-    """Each refused or failed recording once (however many protocols and pairs ran it), with its first reason's
-    first line (an error's traceback is in the study's records)."""
+    """Each refused or failed recording once, with its first reason's first line."""
     study = as_record(study)
     refused = set(Counts.from_dict(study.counts).refused_keys or [])
     seqs = list(study.sequences or [])
@@ -297,8 +289,7 @@ def failure_lines(study) -> list[str]:
 
 
 def input_flag_lines(rows: list[StudyRow]) -> list[str]:
-    """The rows' ``input_flags`` (repaired or corrected input, :mod:`replay.checks.recording_checks`) one line per
-    flag: the recordings that carry it and what it says (said once for all)."""
+    """The rows' ``input_flags``, one line per flag: the recordings that carry it and what it says."""
     by_flag: dict[str, list[tuple[str, str]]] = {}
     for r in rows:
         for k, v in (r.input_flags or {}).items():

@@ -1,6 +1,5 @@
 """The grasp-and-lift check on every object asset of a dataset (docs/gripper_check.md): ``<out>/gripper.json``
-(:class:`GripperRecord`, typed like the study's, inputs hashed) and ``gripper.csv`` (:data:`ROW_FIELDS`). Each
-object comes from the first recording that grasps it."""
+and ``gripper.csv``; each object from the first recording that grasps it."""
 
 from __future__ import annotations
 
@@ -76,7 +75,7 @@ def full_config(config: ReplayConfig, fixture: FixtureConfig, pc: PhaseConfig) -
 
 @dataclass(frozen=True)
 class PhaseResult(JsonRecord):
-    """One phase of a line (:func:`replay.protocol.gripper_phases.run_phases`): ran, passed, its metrics."""
+    """One phase of a line: ran, passed, its metrics."""
 
     name: str | None = None
     ran: bool | None = None
@@ -91,7 +90,7 @@ class _Name(JsonRecord):
 
 @dataclass(frozen=True)
 class LineResult(JsonRecord):
-    """One grasp line's result (:func:`replay.protocol.gripper_object.check_object`)."""
+    """One grasp line's result."""
 
     line: _Name = read_as(_Name.from_dict)
     passed: bool | None = None
@@ -132,11 +131,7 @@ def object_row(res: dict) -> dict:
 
 
 def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
-    """One object, in this process or a worker (:func:`replay.study.batch.run_batch`).
-
-    Raises:
-        DataError: the recording or its object cannot be read (the batch lists it in ``failed``).
-    """
+    """One object's result. Raises DataError: the recording or its object cannot be read."""
     quiet_libraries()
     t0 = time.perf_counter()
     rec = load_recording(dataset, seq, data_dir)
@@ -148,8 +143,8 @@ def _job(dataset, data_dir, config, fixture, pc, seq) -> dict:
 
 
 def object_sequences(dataset: str, data_dir: str | None, objects: list[str] | None) -> dict[str, str]:
-    """``{object name: first recording grasping it}``; GRAB names a recording by its object
-    (``<object>_<intent>``), so the object is read from the name there, else from the recording."""
+    """``{object name: first recording grasping it}`` (GRAB: from the name, ``<object>_<intent>``). Raises DataError: an
+    object in ``objects`` no recording grasps."""
     out: dict[str, str] = {}
     for seq in list_sequences(dataset, data_dir):
         name = seq.split("_")[0] if dataset == "grab" else load_recording(dataset, seq, data_dir).target_object.name
@@ -177,11 +172,8 @@ def run_gripper_check(
     pc: PhaseConfig | None = None,
     workers: int = 1,
 ) -> GripperRecord:
-    """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``.
-
-    Raises:
-        DataError: unknown dataset, no recordings, an unknown object name.
-    """
+    """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``. Raises
+    DataError: unknown dataset, no recordings, an unknown object name."""
     config, fixture, pc = config or ReplayConfig(), fixture or FixtureConfig(), pc or PhaseConfig()
     seqs = object_sequences(dataset, data_dir, objects)
     batch = run_batch(
@@ -190,7 +182,7 @@ def run_gripper_check(
         label="gripper check",
         on_fail=lambda seq, e: None,
         workers=workers,
-    )  # failures: listed by the command
+    )
     if batch.interrupted:
         raise KeyboardInterrupt
     cfg = full_config(config, fixture, pc)

@@ -1,9 +1,5 @@
-"""One study job: a recording replayed under one protocol in a worker (process, Ray task or
-the study's own process), its results written atomically (:mod:`replay.results`).
-
-The study's process builds :class:`Job` s and reads their results; only a worker imports the physics (Newton,
-MuJoCo, Warp: :func:`replay.study.worker_imports.import_physics`), before its first job or at its start.
-"""
+"""One study job: a recording replayed under one protocol in a worker (process, Ray task or the study's own
+process), its results written atomically. Only a worker imports the physics (Newton, MuJoCo, Warp)."""
 
 from __future__ import annotations
 
@@ -35,9 +31,8 @@ TRACE_FRAMES = 12
 
 
 def config_hash(cfg: ReplayConfig) -> str:
-    """SHA-256 (16 hex) of the config's JSON: identifies results that can be resumed. Under the physics
-    ``calibrated`` its chosen values (``replay/results/calibration.json``'s ``choice``) are hashed with it:
-    a new calibration is a new config."""
+    """SHA-256 (16 hex) of the config's JSON, with ``replay/results/calibration.json``'s ``choice`` under the
+    physics ``calibrated``."""
     doc = cfg.to_dict()
     if cfg.physics == "calibrated":
         from replay.sim.calibration_file import read_calibration
@@ -54,9 +49,7 @@ def job_config(cfg: ReplayConfig) -> dict:
 
 
 def failed_recordings(failed: dict[ResultKey, str]) -> dict[str, str]:
-    """``failed`` per recording: each recording's first failure, in ``failed``'s order. A recording refused as
-    bad input is refused under every protocol and (protocol, physics) pair it runs; counted once (newcomer
-    check: ``make study``'s three verdicts counted 2 refusals as 6)."""
+    """``failed`` per recording: each recording's first failure, in ``failed``'s order."""
     out: dict[str, str] = {}
     for k, line in failed.items():
         out.setdefault(k.sequence, line)
@@ -87,27 +80,19 @@ class Job:
 
     @property
     def key(self) -> ResultKey:
-        """Its key in the study's results and ``failed`` (its text: ``<sequence>`` for the lift protocol,
-        ``<sequence> [recorded]``, an extra verdict's ``<sequence> [hug-oracle@authored]``)."""
+        """Its key in the study's results and ``failed``."""
         return ResultKey(self.sequence, self.protocol, self.physics)
 
     @property
     def stem(self) -> str:
-        """File stem of its results (:attr:`ResultKey.stem`)."""
+        """File stem of its results."""
         return self.key.stem
 
 
 def run_job_safe(job: Job) -> tuple[str, object]:
-    """Worker entry (pool, Ray or in process): ``("ok", doc)``, ``("refused", one line)`` for
-    input the checks refuse or cannot read (a :class:`DataError`: the file and field named, led
-    by its cause code where a check named one, :attr:`DataError.line`),
-    ``("storage", one line)`` when a write failed for want of storage
-    (:func:`replay.fileio.storage_fault`: the study stops), or ``("error", message)`` for a bug in
-    one rollout: its one line, then the innermost :data:`TRACE_FRAMES` frames of its traceback (a code
-    error while stepping is one too: only a physical failure is ``unstable``).
-
-    Every failure becomes a message here, so one bad recording or one bug never costs the others.
-    """
+    """Worker entry: ``("ok", doc)``, ``("refused", DataError.line)`` for bad input, ``("storage", one line)``
+    for want of storage (the study stops), or ``("error", message)``: a bug's line and the innermost
+    :data:`TRACE_FRAMES` frames of its traceback; every Exception becomes a message."""
     try:
         return "ok", run_job(job)
     except DataError as e:  # the line leads with its cause code (replay.checks.causes)
@@ -122,11 +107,8 @@ def run_job_safe(job: Job) -> tuple[str, object]:
 
 
 def run_job(job: Job) -> dict:
-    """Worker: load, fit the hand, run contact + ablation rollouts, write results.
-
-    Returns the rollout JSON dict (also written to ``<rollouts_dir>/<sequence>.json``).
-    Bad input raises :class:`DataError` (the study records it and goes on).
-    """
+    """Worker: load, fit the hand, run the rollouts; the rollout JSON dict, written to ``<rollouts_dir>/<stem>.json``.
+    Raises DataError: bad input."""
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     import_physics()  # once per process (the executors import before the first job; a Ray task here)
     if job.quiet:
@@ -136,13 +118,13 @@ def run_job(job: Job) -> dict:
     # said once per study by the parent (replay.study.console), not once per worker and rollout
     said = sorted(set(caught))
     doc["run_warnings"] = said
-    if said:  # kept with the rollout: the console says each only once, shortened
+    if said:
         doc = write_rollout(Path(job.rollouts_dir) / f"{job.stem}.json", RolloutRecord.from_dict(doc))
     return doc
 
 
 def _run_job(job: Job) -> dict:
-    # imported here, in the worker: the study's own process never pays Newton's import
+    # imported here: the study's own process never pays Newton's import
     from replay.protocol.rollout import run_contact
 
     cfg = ReplayConfig.from_dict(job.config)
@@ -166,7 +148,7 @@ def _run_job(job: Job) -> dict:
     if job.ablation_only:
         return _rerun_ablation(job, rec, coords, mjcf, cfg, rdir, out_dir, stem, t0)
     obj = rec.target_object.asset
-    # the digests of the files the rollout reads, hashed before it runs (replay.data.inputs)
+    # hashed before the rollout runs
     inputs = input_hashes([rec.source, obj.visual_mesh, *obj.collision_meshes, Path(mjcf)], job.data_dir)
     base = {
         "object": obj.name,
@@ -184,7 +166,6 @@ def _run_job(job: Job) -> dict:
         "protocol": job.protocol,
         **proto.record_fields(job.settings),
     }
-    # contact run and ablation share one scene and one batch (two worlds) where the protocol takes one
     ablation = job.ablation and proto.ablation
     res, ab, extra = proto.run(run_contact, rec, coords, mjcf=mjcf, cfg=cfg, settings=job.settings, ablation=ablation)
     poses_path = rdir / f"{stem}.npz"
@@ -225,11 +206,8 @@ def _ablation_fields(metrics: dict, clean: bool, no_rise: bool) -> dict:
 
 
 def _rerun_ablation(job: Job, rec, coords, mjcf, cfg, rdir: Path, out_dir: Path, stem: str, t0: float) -> dict:
-    """``--ablation-only``: run only the ablation world and replace it in the existing rollout JSON.
-
-    Raises:
-        DataError: no rollout JSON of this config to attach it to (run the study first).
-    """
+    """``--ablation-only``: run the ablation world alone into the existing rollout JSON. Raises DataError: no rollout
+    JSON of this config to attach it to (run the study first)."""
     from replay.protocol.rollout import run_rollouts
     from replay.sim.engine.variants import Variant  # in the worker only, as in _run_job
 

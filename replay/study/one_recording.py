@@ -21,18 +21,15 @@ def replay_recording(
     data_dir: str | Path | None = None,
     protocol: str = "lift",
 ) -> list[RolloutResult]:
-    """Replay ``sequence`` of ``dataset`` once per variant (default: the contact run and its contact
-    ablation, ``[Variant(), Variant(ablation=True)]``, as the study runs them).
+    """Replay ``sequence`` of ``dataset`` once per variant (default: the contact run and its ablation).
 
     Args:
-        dataset: a registered dataset; sequence: a name from :func:`replay.data.list_sequences`.
-        config: settings (default :class:`~replay.config.ReplayConfig`, the dataset's hand variant where unset).
+        config: default :class:`~replay.config.ReplayConfig`, the dataset's hand variant where unset.
         data_dir: staged data (default ``data/`` or ``$REPLAY_MIRROR``), the manosim hand too.
-        protocol: a registered protocol's name.
 
     Returns:
-        One :class:`~replay.protocol.rollout.RolloutResult` per variant: ``metrics`` (``docs/results.md``) and
-        ``poses`` (per-frame body poses, world m / xyzw).
+        One RolloutResult per variant: ``metrics`` (docs/results.md) and ``poses`` (per-frame body poses, world
+        m / xyzw).
 
     Raises:
         DataError: bad or missing input (file and field named).

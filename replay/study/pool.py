@@ -18,8 +18,7 @@ from pathlib import Path
 from replay.data.isolate import signal_name
 from replay.study.worker_imports import import_physics
 
-#: wall-clock limit of one job, s (SIGALRM, then failed as hung): far beyond any healthy job, a cold CoACD
-#: decomposition included (replay.data.objects.COACD_TIMEOUT_S)
+#: wall-clock limit of one job, s (SIGALRM, then failed as hung); above a cold CoACD decomposition
 JOB_TIMEOUT_S = 1800.0
 
 
@@ -38,9 +37,7 @@ def _exit_with_parent(parent_pid: int, period_s: float = 1.0) -> None:
 
 
 def _init_worker(parent_pid: int, warm: Callable[[], None] | None) -> None:
-    """Worker initializer: :func:`_exit_with_parent`, then ``warm()`` (e.g. the physics imports,
-    :func:`replay.study.worker_imports.import_physics`) before the first job arrives. An error of
-    ``warm`` is left to the job, which imports the same and reports it as its own one-line error."""
+    """Worker initializer: :func:`_exit_with_parent`, then ``warm()``; its error is left to the first job."""
     _exit_with_parent(parent_pid)
     if warm is not None:
         try:
@@ -65,8 +62,7 @@ def _stop_pool(pool: ProcessPoolExecutor, grace_s: float = 0.5) -> None:
 
 
 def _alarm(timeout_s: float | None) -> bool:
-    """Arm SIGALRM in ``timeout_s`` s (its default action ends the process: a hang becomes a death); False: not armed
-    (no limit, or no SIGALRM on this platform)."""
+    """Arm SIGALRM in ``timeout_s`` s (it ends the process); False: not armed (no limit, or no SIGALRM)."""
     armed = timeout_s is not None and hasattr(signal, "alarm")
     if armed:
         signal.alarm(max(1, math.ceil(timeout_s)))
@@ -74,8 +70,7 @@ def _alarm(timeout_s: float | None) -> bool:
 
 
 def _tracked(fn: Callable, marker: str, timeout_s: float | None, job):
-    """Worker entry: ``fn(job)`` with a marker file (its start time) present while it runs, under
-    an alarm of ``timeout_s`` (:func:`_alarm`)."""
+    """Worker entry: ``fn(job)`` with a marker file holding its start time, under an alarm of ``timeout_s``."""
     Path(marker).write_text(repr(time.time()))
     alarm = _alarm(timeout_s)
     try:
@@ -154,17 +149,12 @@ def run_jobs(
     """Run ``fn(job)`` for every job in up to ``workers`` spawned processes.
 
     Args:
-        jobs: picklable job descriptions.
-        fn: module-level ``fn(job) -> (status, value)`` (``"ok"``/``"error"``).
-        workers: processes at most (>= 1).
-        on_result: called in this process as each job ends, ``on_result(job, status, value)``;
-            a job whose process died gets ``("error", <one line naming the signal>)``, one that
-            ran past ``timeout_s`` (s; None: no limit) ``("error", <one line saying so>)``.
-        warm: module-level function each worker calls once when it starts, before its first job
-            (:func:`_init_worker`); None: nothing.
+        fn: module-level ``fn(job) -> (status, value)``; ``jobs`` picklable.
+        on_result: ``on_result(job, status, value)`` in this process; a job whose process died or ran past
+            ``timeout_s`` (s; None: no limit) gets ``("error", one line)``.
+        warm: module-level function each worker calls once at start.
 
-    Raises:
-        KeyboardInterrupt: Ctrl-C, after the queued jobs are cancelled and the running workers ended.
+    On Ctrl-C the queued jobs are cancelled and the running workers ended before KeyboardInterrupt propagates.
     """
     ctx = mp.get_context("spawn")
     pending = list(enumerate(jobs))
@@ -212,9 +202,8 @@ def run_jobs(
 
 
 def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]:
-    """After a broken pool: (the lost jobs that ran past ``timeout_s``, the suspects to run
-    alone). A job whose marker file in ``mdir`` holds its start time was running; with no
-    marker at all, every lost job is a suspect."""
+    """After a broken pool: (lost jobs past ``timeout_s``, suspects to run alone: those with a marker in ``mdir``,
+    or every lost job where none has one)."""
     started = {}
     for i, _job in lost:
         try:
@@ -231,9 +220,7 @@ def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]
 
 
 def study_executor(workers: int, executor: str, address: str | None, *, say=None):
-    """The study's executor for :func:`replay.study.batch.run_batch`: ``run(jobs, fn, handle)`` in this
-    process (``workers <= 0``), the process pool (:func:`run_jobs`) or Ray tasks
-    (:mod:`replay.study.ray_pool`; ``say``: a console line, where Ray listens)."""
+    """The study's executor ``run(jobs, fn, handle)``: in this process (``workers <= 0``), the process pool or Ray."""
 
     def run(todo: list, fn, handle) -> None:
         if executor == "ray":  # imported only when asked for: Ray takes seconds to import
@@ -245,7 +232,7 @@ def study_executor(workers: int, executor: str, address: str | None, *, say=None
                 import_physics()
             for job in todo:
                 handle(job, *fn(job))
-        else:  # replay.study.pool: a worker that dies costs its own recording only
-            run_jobs(todo, fn, workers, on_result=handle, warm=import_physics)  # each worker imports once, at start
+        else:
+            run_jobs(todo, fn, workers, on_result=handle, warm=import_physics)
 
     return run

@@ -24,23 +24,15 @@ CROP_MARGIN_FRAMES = 2
 
 
 def sequence_object(dataset: str, sequence: str) -> str | None:
-    """The object a lift recording's name says it holds (GRAB ``mug_lift`` -> ``mug``), or None
-    where names carry none (TACO ``20231104_010`` is a date and a take; HUG-Bench
-    ``test/small_2`` a scene): ``--objects`` then takes sequence names only."""
-    # the lift recordings' object (``mug_lift`` -> ``mug``); a recording of another intent
-    # (``mug_pass_1``: object, intent, take), or a name not GRAB's (replay.checks.intent.GRAB_NAME), is selected by
-    # its own name, so that ``--objects mug`` stays the lift
+    """The object a lift recording's name says it holds (GRAB ``mug_lift`` -> ``mug``); None for another intent
+    (``mug_pass_1``, so ``--objects mug`` stays the lift) and for names that carry none (TACO, HUG-Bench)."""
     m = name_parts(dataset, sequence)
     return None if m is None or m["take"] is not None else m["object"]
 
 
 def select_sequences(dataset: str, sequences: list[str], names: str, *, first_only: bool = False) -> list[str]:
-    """The sequences a comma-separated ``--objects`` value names (by sequence or object,
-    :func:`sequence_object`), in the order named; ``first_only``: one per name.
-
-    Raises:
-        UsageError: a name matches no sequence.
-    """
+    """The sequences a comma-separated ``--objects`` value names (by sequence or object), in the order named;
+    ``first_only``: one per name. Raises UsageError: a name matches no sequence."""
     picked = []
     for n in [x.strip() for x in names.split(",") if x.strip()]:
         hit = [s for s in sequences if s == n or sequence_object(dataset, s) == n]
@@ -55,8 +47,7 @@ LIST_NAMES_UP_TO = 12
 
 
 def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str:
-    """The message for ``--objects`` names that match no recording: the closest names
-    (:func:`difflib.get_close_matches`) and what the option takes (every name when there are few, else examples)."""
+    """The message for ``--objects`` names that match no recording: the closest names and what the option takes."""
     objects = sorted({o for s in sequences if (o := sequence_object(dataset, s)) is not None})
     named, example = [], objects[0] if objects else None
     for name in missing:
@@ -79,8 +70,7 @@ def unknown_names(dataset: str, missing: list[str], sequences: list[str]) -> str
 
 
 def resolve_sequences(dataset: str, all_seqs: list[str], sequences, *, objects) -> list[str]:
-    """The sequences a study runs: ``sequences`` (default all), only those ``objects`` name (by
-    object, :func:`sequence_object`, or by sequence).
+    """The sequences a study runs: ``sequences`` (default all), only those ``objects`` name (object or sequence).
 
     Raises:
         UsageError: a name matches nothing (the closest names offered).
@@ -127,8 +117,8 @@ def crop_recording(rec, start: int, stop: int):
 
 
 def hand_trajectory(rec, mjcf: Path):
-    """(recording, coords (T, 67)) with the hand filled in (landmark IK where needed), always on the capsule MJCF
-    beside ``mjcf`` (the mesh hand has the same bodies and joints; the fingertips are defined on the capsules)."""
+    """(recording, coords (T, 67)) with the hand filled in, landmark IK on the capsule MJCF beside ``mjcf`` (the
+    fingertips are defined on the capsules; the mesh hand has the same joints)."""
     if rec.wrist_pos is None or rec.finger_quat is None:
         ik_mjcf = Path(mjcf).with_name("capsule_hand.xml")
         rec = complete_hand(rec, ik_mjcf if ik_mjcf.is_file() else mjcf)
@@ -145,11 +135,8 @@ def prepare_recording(
     protocol: str | Protocol = "lift",
     settings: dict | None = None,
 ):
-    """Load a recording, crop it to the replayed window and fill in the hand.
-
-    The window starts ``approach_window_s`` before the lift onset and ends where ``protocol`` (a registered
-    protocol or its name) stops replaying it (its ``window_end`` under its ``settings``: the lift onset, the
-    end of the manipulation for the recorded protocol).
+    """Load a recording, crop it to the replayed window (``approach_window_s`` s before the lift onset to the
+    protocol's ``window_end``) and fill in the hand.
 
     Returns:
         ``(recording, coords (T, 67) Newton joint_q order xyzw, hand MJCF path, crop start frame)``.

@@ -1,6 +1,5 @@
-"""Named, versioned settings for a study (``run_study.py --preset NAME``): :class:`~replay.config.ReplayConfig`
-values, each with a source; the config records ``preset = "name@version"``. A preset names physics table rows,
-never a value of its own."""
+"""Named, versioned settings for a study (``run_study.py --preset NAME``), each with a source; a preset names
+physics table rows, never a value of its own."""
 
 from __future__ import annotations
 
@@ -34,18 +33,14 @@ PRESETS = {n: {"version": max(vs, key=int), **vs[max(vs, key=int)]} for n, vs in
 
 
 def preset_names() -> list[str]:
-    """Every name ``--preset`` takes: each preset (its latest version) and each ``name@version`` (a retired one
-    answers why)."""
+    """Every name ``--preset`` takes: each preset and each ``name@version``, retired ones included."""
     return sorted(PRESETS) + sorted([f"{n}@{v}" for n, vs in PRESET_VERSIONS.items() for v in vs] + list(RETIRED))
 
 
 def apply_preset(config: ReplayConfig, name: str) -> ReplayConfig:
-    """``config`` with the settings of preset ``name`` (``"name"``: its latest version, :data:`PRESETS`;
-    ``"name@version"``: that version, :data:`PRESET_VERSIONS`) and ``preset`` = ``"name@version"``, validated.
-
-    Raises:
-        DataError: an unknown or retired preset or version (field ``preset``) or a setting out of range.
-    """
+    """``config`` with preset ``name``'s settings (``name``: the latest version; ``name@version``) and ``preset`` =
+    ``"name@version"``, validated. Raises DataError: an unknown or retired preset or version (field ``preset``) or a
+    setting out of range."""
     if name in RETIRED:
         raise DataError(
             None,

@@ -1,14 +1,11 @@
-"""How far a study is, in recordings, and about how long it has left: a recording is done when its last job is; a
-job costs ``1 + SAMPLE_COST * worlds`` (:func:`sample_worlds`), the two terms refitted by least squares to the
-finished jobs' wall times."""
+"""How far a study is, in recordings, and about how long it has left: a job costs ``a + b * sampled worlds``, fitted
+by least squares to the finished jobs' wall times (prior ``1 + SAMPLE_COST * worlds``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-#: the prior cost of one sampled world in jobs, until the study's own times say better; source: the per-job wall times
-#: (``timing.wall_s_total``) of issue 56's small sampled studies (``--objects mug,stapler,cubesmall --samples 8
-#: --corruptions --verdicts lift,hug-oracle,hug-oracle@authored``)
+#: the prior cost of one sampled world in jobs; source: the per-job wall times of issue 56's small sampled studies
 SAMPLE_COST = 0.1
 
 
@@ -18,7 +15,7 @@ def sample_worlds(job) -> int:
 
 
 class Progress:
-    """Recordings done and the time left of a study's jobs ``(recording, sampled worlds)`` (module doc)."""
+    """Recordings done and the time left of a study's jobs ``(recording, sampled worlds)``."""
 
     def __init__(self, jobs: list[tuple[str, int]]):
         self.left: dict[str, int] = {}
@@ -58,8 +55,8 @@ class Progress:
         return 1.0, SAMPLE_COST
 
     def left_s(self, elapsed_s: float) -> float | None:
-        """Seconds left: ``elapsed_s`` times the cost of the jobs to run over that of the jobs this run finished;
-        None until a recording is done (one job's time alone misjudged a study by hours)."""
+        """Seconds left: ``elapsed_s`` x cost of the jobs to run / cost of those finished; None until a recording
+        is done."""
         if not self.finished or not self.recordings_done:
             return None
         a, b = self._cost()

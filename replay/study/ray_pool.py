@@ -1,5 +1,5 @@
-"""Run a study's jobs as Ray tasks, one per recording, on a local Ray or a cluster that shares nothing but Ray
-(design: docs/study.md, "On Ray"). Requires ``ray`` (``pip install 'grasp-replay[cluster]'``) on every node."""
+"""Run a study's jobs as Ray tasks, one per recording, on a local Ray or a cluster (docs/study.md, "On Ray").
+Requires ``ray`` (``pip install 'grasp-replay[cluster]'``) on every node."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _ray():
 
 
 def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: dict):
-    """The Ray task: :func:`replay.study.ray_transfer.run_staged` here; ``shared_box[0]`` fetched only if needed."""
+    """The Ray task: :func:`~replay.study.ray_transfer.run_staged`; ``shared_box[0]`` fetched only if needed."""
     import ray
 
     from replay.study.ray_transfer import run_staged
@@ -44,12 +44,8 @@ def _task(fn: Callable, job, staging, shared_box: list, own: dict, study_files: 
 
 
 def _connect(ray, address: str | None, num_cpus: int | None, say: Callable[[str], None] | None = None) -> None:
-    """Join the cluster at ``address`` or start a local Ray bound to loopback only, unless connected.
-
-    Raises:
-        UsageError: the cluster at ``address`` cannot be reached; a local Ray cannot start, or does
-            not listen on loopback.
-    """
+    """Join the cluster at ``address`` or start a local Ray bound to loopback only, unless connected. Raises UsageError:
+    the cluster cannot be reached; a local Ray cannot start, or not on loopback only."""
     if ray.is_initialized():
         return
     try:
@@ -122,8 +118,7 @@ class _Shared:
         self.ray, self.puts = ray, {}
 
     def of(self, job) -> tuple:
-        """(its :class:`~replay.study.ray_transfer.Staging`, ``[ObjectRef]`` of the shared files; a list so that
-        Ray hands the task the reference, not the files)."""
+        """(its Staging, ``[ObjectRef]`` of the shared files: a list, so Ray passes the reference, not the files)."""
         key = (job.dataset, job.data_dir, job.manosim_dir)
         if key not in self.puts:
             staging, files = shared_inputs(*key)
@@ -143,12 +138,9 @@ def run_jobs_ray(
     """Run ``fn(job)`` for every job as a Ray task; ``on_result(job, status, value)`` as each ends.
 
     Args:
-        jobs: :class:`replay.study.job.Job` s.
-        fn: module-level ``fn(job) -> (status, value)`` (:func:`replay.study.job.run_job_safe`).
-        on_result: called here as each task ends, after its results are written
-            (:func:`replay.study.ray_transfer.keep_outputs`); a task Ray could not finish gets ``("error", line)``.
+        fn: module-level ``fn(job) -> (status, value)``.
+        on_result: called after a task's results are written; a task Ray could not finish gets ``("error", line)``.
         address: a Ray cluster to join; None starts a local Ray (``num_cpus``, default all) on loopback only.
-        say: a console line, told where Ray listens.
 
     Raises:
         UsageError: ray not installed, or the cluster at ``address`` cannot be reached.
@@ -170,7 +162,7 @@ def run_jobs_ray(
                 except DataError as e:  # as the pool's job would refuse it
                     on_result(job, "refused", str(e))
                     continue
-                except OSError as e:  # unreadable here: this recording fails, the study goes on
+                except OSError as e:
                     on_result(job, "error", f"{type(e).__name__}: {e}")
                     continue
                 running[task.remote(fn, job, staging, box, own, study_files)] = job, staging

@@ -1,16 +1,5 @@
-"""What a study's Ray task reads and writes, carried by Ray to a node that shares no folder (docs/study.md,
-"On Ray"). In the driver: the shared files and a recording's own (:func:`shared_inputs`, :func:`job_inputs`),
-and the task's results written back (:func:`keep_outputs`). On the node (:func:`run_staged`, no Ray imported),
-its staging folder (:func:`stage_dir`), per set of shared inputs (its token)::
-
-    <stage>/<token>/root/data/<dataset>/...   the dataset's shared files; a recording's own while a job of it runs
-    <stage>/<token>/root/data/manosim/...     the hand models
-    <stage>/<token>/locks/                    one lock file per recording (fcntl.flock)
-    <stage>/<token>/out-<uuid>/study/...      one job's results, removed once sent back
-    <stage>/cache/                            $REPLAY_CACHE of the jobs, unless the node sets one
-
-The shared files are written once per node (a temporary folder renamed into place) and kept at stable paths for
-later jobs of the same inputs; a recording's own files go when no job of it runs here."""
+"""What a study's Ray task carries to a node that shares no folder, and what it sends back; the node's staging
+layout: docs/study.md, "On Ray". :func:`run_staged` (on the node) imports no Ray."""
 
 from __future__ import annotations
 
@@ -37,21 +26,18 @@ from replay.fileio import atomic_write_bytes, storage_fault
 from replay.results.files import write_rollout
 from replay.results.records import RolloutRecord
 
-#: A folder's files as ``{path relative to a root (posix): bytes}``.
+#: A folder's files ``{posix path relative to a root: bytes}``.
 Files = dict
 
 
 @dataclass(frozen=True)
 class Staging:
-    """Where a job's folders lie on a node and where they are in the driver (picklable).
+    """Where a job's folders lie on a node and in the driver (picklable).
 
     Attributes:
-        token: 16 hex of the SHA-256 of the shared files (names and contents): a node stages
-            them once under ``<stage>/<token>/`` and reuses them for every job (and study) of
-            the same inputs.
-        folders: ``(staged, driver)`` pairs: a folder relative to the node's ``root/`` and the
-            absolute folder it stands for in the driver (the dataset's, the hand's).
-        cache: the driver's cache folder (:func:`replay.data.cache.cache_root`, absolute).
+        token: 16 hex of the SHA-256 of the shared files (names and contents).
+        folders: ``(staged, driver)`` pairs: a folder relative to the node's ``root/``, the driver's absolute one.
+        cache: the driver's cache folder (absolute).
     """
 
     token: str
@@ -65,17 +51,15 @@ class Staging:
 
 
 def _is_own(rel: PurePosixPath, globs: tuple[str, ...], folder: bool) -> bool:
-    """``rel`` (a path in the dataset's folder) is a recording's own file: it matches the glob
-    parts ``globs`` (a file pattern), or lies below a folder that matches them (``folder``)."""
+    """``rel`` (in the dataset's folder) matches ``globs``, or lies below a folder that does (``folder``)."""
     n = len(rel.parts)
     fits = n > len(globs) if folder else n == len(globs)
     return fits and all(fnmatch.fnmatchcase(a, g) for a, g in zip(rel.parts, globs))
 
 
 def _own_globs(name: str) -> tuple[tuple[str, ...], bool]:
-    """(the glob parts of a recording's own files, whether they name a folder): a pattern with a
-    ``*`` in a folder part gives each recording that folder (HUG-Bench ``scenes/*/*/``), else
-    the file alone (GRAB ``recordings/*.pkl``)."""
+    """(the glob parts of a recording's own files, whether they name a folder: HUG-Bench ``scenes/*/*/``; GRAB
+    ``recordings/*.pkl`` is a file)."""
     pat = PurePosixPath(dataset_info(name).pattern)
     if any("*" in p for p in pat.parent.parts):
         return pat.parent.parts, True
@@ -93,14 +77,8 @@ def _read_tree(folder: Path, prefix: str, skip=None) -> Files:
 
 
 def shared_inputs(dataset: str, data_dir: str | None, manosim_dir: str) -> tuple[Staging, Files]:
-    """The :class:`Staging` of a study's jobs and the files every one of them reads: the
-    dataset's folder (:func:`replay.data.locate.dataset_dir`) less each recording's own files,
-    and the hand models' folder.
-
-    Raises:
-        DataError: the dataset is not found (:func:`replay.data.locate.dataset_dir`).
-        OSError: a file cannot be read.
-    """
+    """The :class:`Staging` of a study's jobs and the files all of them read (the dataset's folder less each
+    recording's own files, the hand models). Raises DataError: no dataset; OSError: a file cannot be read."""
     root = dataset_dir(dataset, data_dir)
     globs, folder = _own_globs(dataset)
     files = _read_tree(root, f"data/{dataset}", lambda rel: _is_own(rel, globs, folder))
@@ -113,15 +91,9 @@ def shared_inputs(dataset: str, data_dir: str | None, manosim_dir: str) -> tuple
 
 
 def job_inputs(job) -> tuple[Files, Files]:
-    """(the recording's own files ``{root-relative path: bytes}``, the study files the job
-    reads ``{path relative to the study's folder: bytes}``: ``--ablation-only``'s rollout JSON).
-
-    A recording whose file is missing sends nothing: the job on the node then refuses it as the
-    process pool's does (:class:`~replay.errors.DataError`, naming the expected file).
-
-    Raises:
-        DataError: the dataset is not found.
-        OSError: a file cannot be read.
+    """(the recording's own files ``{root-relative path: bytes}``, the study files the job reads
+    ``{path relative to the study's folder: bytes}``: ``--ablation-only``'s rollout JSON). A missing recording
+    sends nothing: the node's job refuses it as the pool's does. Raises DataError: no dataset; OSError: unreadable.
     """
     root = dataset_dir(job.dataset, job.data_dir)
     path = dataset_info(job.dataset).path(root, job.sequence)
@@ -142,11 +114,7 @@ def job_inputs(job) -> tuple[Files, Files]:
 
 
 def inside_folder(folder: Path, rel: str) -> Path:
-    """``folder/rel``, refused where ``rel`` would leave ``folder`` (a result names only its own files).
-
-    Raises:
-        DataError: ``rel`` is absolute or climbs out of ``folder``.
-    """
+    """``folder/rel``. Raises DataError: ``rel`` is absolute or climbs out of ``folder``."""
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts:
         raise DataError(folder, rel, "a Ray task sent back a file outside the study's folder")
@@ -154,15 +122,10 @@ def inside_folder(folder: Path, rel: str) -> Path:
 
 
 def keep_outputs(job, staging: Staging, result: tuple) -> tuple[str, object]:
-    """Write what a task sent back (:func:`run_staged`) and return the
-    job's ``(status, value)`` as :func:`replay.study.job.run_job_safe` gives it in the pool.
-
-    ``"ok"``: the files it wrote go to the study's folder, the derived files it read to the
-    cache (where missing), ``inputs`` is hashed here from the same files (the ones on this
-    machine, as the pool's job hashes them) and the rollout JSON written; a write that fails for
-    want of storage is ``("storage", one line)``, a file named outside the study's folder
-    ``("refused", one line)``.
-    """
+    """Write what a task sent back (:func:`run_staged`): its files to the study's folder, its cache files where
+    missing, ``inputs`` hashed from the driver's files, the rollout JSON. Returns ``(status, value)`` as
+    :func:`replay.study.job.run_job_safe` does; ``"storage"`` for want of storage, ``"refused"`` for a file named
+    outside the study's folder."""
     status, value, files, cache_files, inputs = result
     if status != "ok":
         return status, value
@@ -193,8 +156,7 @@ def stage_dir() -> Path:
 
 
 def _shared_root(base: Path, get_shared: Callable[[], Files]) -> Path:
-    """``base/root`` holding the shared files: written (``get_shared()``) and renamed into place
-    by the first job of this token on the node; later jobs find it ready (``base/done``)."""
+    """``base/root`` holding the shared files, written by the first job of this token on the node."""
     if not (base / "done").is_file():
         part = base.parent / f"{base.name}.part-{uuid.uuid4().hex}"
         for rel, data in get_shared().items():
@@ -211,8 +173,7 @@ def _shared_root(base: Path, get_shared: Callable[[], Files]) -> Path:
 
 @contextlib.contextmanager
 def _recording_files(base: Path, root: Path, own: Files):
-    """The recording's own files in ``root`` while the block runs; removed after it unless
-    another job of this recording runs here too (a shared flock on its lock file per job)."""
+    """The recording's own files in ``root`` for the block; removed after unless another job of it still runs."""
     if not own:
         yield
         return
@@ -237,8 +198,7 @@ def _recording_files(base: Path, root: Path, own: Files):
 
 @contextlib.contextmanager
 def _cache_env(default: Path):
-    """``$REPLAY_CACHE`` set to ``default`` for the block where the node sets none; yields the
-    cache folder the job uses (resolved)."""
+    """``$REPLAY_CACHE`` set to ``default`` for the block where the node sets none; yields the cache folder."""
     mine = CACHE_ENV not in os.environ
     if mine:
         os.environ[CACHE_ENV] = str(default)
@@ -262,7 +222,7 @@ class _PathsBack:
         return s
 
     def value(self, v):
-        """``v`` (JSON-like: dicts, lists, strings) with :meth:`text` applied to every string, keys included."""
+        """``v`` (JSON-like) with :meth:`text` applied to every string, keys included."""
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
@@ -287,21 +247,13 @@ def _local_job(job, staging: Staging, root: Path, out: Path):
 def run_staged(
     fn: Callable, job, staging: Staging, *, get_shared: Callable[[], Files], own: Files, study_files: Files
 ) -> tuple:
-    """Run ``fn(job)`` (:func:`replay.study.job.run_job_safe`) on this node from the carried inputs.
-
-    Args:
-        fn: ``fn(job) -> (status, value)``.
-        job: the driver's :class:`replay.study.job.Job` (its folders as the driver has them).
-        staging: :class:`replay.study.ray_transfer.Staging` of its study.
-        get_shared: returns the shared files (``ray.get`` of the study's object), called only
-            where this node has not staged them yet.
-        own: the recording's own files; study_files: files of the study's folder it reads.
+    """Run ``fn(job) -> (status, value)`` on this node from the carried inputs; ``job`` has the driver's folders,
+    ``get_shared()`` is called only where this node has not staged the shared files yet.
 
     Returns:
-        ``(status, value, files, cache_files, inputs)``: ``value`` with the driver's paths;
-        with ``"ok"``: the files it wrote (relative to the study's folder, the rollout JSON
-        left to the driver), the cache files it read (relative to the cache folder) and the
-        input files it read (the driver's absolute paths, in the order of ``value["inputs"]``).
+        ``(status, value, files, cache_files, inputs)``, ``value`` with the driver's paths; with ``"ok"``: the
+        files it wrote (relative to the study's folder, less the rollout JSON), the cache files it read (relative
+        to the cache folder), the input files it read (the driver's absolute paths, in ``value["inputs"]`` order).
     """
     base = stage_dir() / staging.token
     root = _shared_root(base, get_shared)

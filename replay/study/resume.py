@@ -1,6 +1,5 @@
-"""What a study already at ``--out`` holds, for ``--resume`` and ``--objects``: its rollouts
-(kept when of this config, protocol and inputs), the recordings it could not replay, the time
-an interrupted run spent, and a subset merged into it (:mod:`replay.study.runner` plans with them)."""
+"""What a study already at ``--out`` holds, for ``--resume``, ``--objects`` and ``--ablation-only`` (the rules:
+docs/results.md)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from replay.study.study_records import StudyRecords
 
 @dataclass(frozen=True)
 class PriorStudy(JsonRecord):
-    """The study JSON already at ``--out``, as it is (any format version): its identity, failures, counts,
-    protocols, verdict pairs and sampled verdict settings."""
+    """What is read of the study JSON already at ``--out`` (any format version)."""
 
     format_version: object = None
     dataset: str | None = None
@@ -43,13 +41,9 @@ class PriorStudy(JsonRecord):
 def done_rollout(
     rdir: Path, job: Job, chash: str, *, need_ablation: bool, say=None, records: StudyRecords | None = None
 ) -> RolloutRecord | None:
-    """The rollout record of ``job`` if it is of this config and protocol (and has its
-    ablation when one is wanted, and its sampled verdict of these settings when ``job.samples``),
-    else None (it runs again). A file that is there but cannot be read (truncated by a full disk or
-    a crash, not JSON, another format) is said with ``say`` (``say(line)``) before it runs again. None
-    too where the study's latest record of the job (``records``, :mod:`replay.study.study_records`) is a
-    failure: a later run failed where an older rollout survives. A rollout with no record (its worker
-    finished after the driver's last record, or a study older than records) is kept as any other."""
+    """The rollout record of ``job`` if it is of this config, protocol and settings (with its ablation and sampled
+    verdict where wanted) and its latest record in ``records`` is no failure; else None (it runs again). An
+    unreadable file is said with ``say(line)``."""
     if records is not None and records.failed_last(job.key):
         return None
     path = rdir / f"{job.stem}.json"
@@ -69,12 +63,12 @@ def done_rollout(
     if not same or (need_ablation and doc.ablation is None):
         return None
     if job.samples and proto.sampled and not _same_sampling(doc, job):
-        return None  # --samples: a rollout without it (or of other samples, conditions, corruptions) runs again
+        return None
     return doc
 
 
 def _same_sampling(doc: RolloutRecord, job: Job) -> bool:
-    """The rollout's sampled verdict is the one ``job`` asks for (samples, seed, conditions, corruptions)."""
+    """The rollout's sampled verdict has ``job``'s samples, seed, conditions and corruptions."""
     s = doc.sampled
     pl = s.p_lift or {}
     n_ok = all(e.n == job.samples for e in _Drawn.by_key(pl).values())
@@ -95,9 +89,8 @@ class _Drawn(JsonRecord):
 
 
 def older_form(prior: PriorStudy | None, config, chash: str) -> str | None:
-    """One line where the study at ``--out`` (``prior``) ran this very config but in an older results format (its
-    config hash differs only because the config's JSON changed form, e.g. format 7 nests it in parts): why its
-    rollouts run again. None otherwise (the same hash, another config, or no readable config)."""
+    """One line where ``prior`` ran this very config in an older results format (another hash for the same config):
+    why its rollouts run again; else None."""
     if not prior or prior.config_hash in (None, chash) or not isinstance(prior.config, dict):
         return None
     try:
@@ -113,8 +106,7 @@ def older_form(prior: PriorStudy | None, config, chash: str) -> str | None:
 
 
 def prior_study(out: Path) -> PriorStudy | None:
-    """The study JSON already at ``out`` (any format version: only what :class:`PriorStudy` holds is read), or
-    None (none, unreadable, or an empty object)."""
+    """The study JSON already at ``out``; None: none, unreadable, or an empty object."""
     try:
         doc = json.loads(out.read_text())
     except (OSError, json.JSONDecodeError, ValueError):
@@ -125,13 +117,8 @@ def prior_study(out: Path) -> PriorStudy | None:
 def subset_merge(
     out: Path, prior: PriorStudy | None, dataset: str, *, chash: str, seqs: list[str], all_seqs: list[str]
 ) -> list[str]:
-    """The sequences of a ``--objects`` study written where a study already is: the earlier
-    study's recordings plus this subset, in dataset order (a subset never clobbers a study).
-
-    Raises:
-        UsageError: the study there is of another dataset or config (its rollouts would be
-            overwritten by other settings' results): give another ``--out``.
-    """
+    """The sequences of a ``--objects`` study written where a study already is: the earlier study's plus this subset, in
+    dataset order. Raises UsageError: the study there is of another dataset or config."""
     if prior is None or not prior.sequences:
         return seqs
     if prior.dataset != dataset or prior.config_hash != chash:
@@ -148,9 +135,8 @@ def subset_merge(
 def prior_failures(
     prior: PriorStudy | None, chash: str, seqs, *, records: StudyRecords | None = None
 ) -> dict[ResultKey, tuple[str, bool]]:
-    """``{key: (reason, refused)}`` of the recordings the study at ``--out`` (of this config)
-    could not replay, from its summary and its ``records`` (newer after a kill); ``refused``: bad
-    input it named (not a crash); keys read back among the sequences ``seqs`` (:meth:`ResultKey.parse`)."""
+    """``{key: (reason, refused)}`` of the jobs the study at ``--out`` (of this config) could not replay, from its
+    summary and ``records`` (newer after a kill); ``refused``: bad input, not a crash; keys parsed among ``seqs``."""
     found = {}
     if prior and prior.config_hash == chash and isinstance(prior.failed, dict):
         refused = set(Counts.from_dict(prior.counts).refused_keys or [])
@@ -162,9 +148,8 @@ def prior_failures(
 
 
 def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, *, seqs: list[str], logged_s: float = 0.0) -> float:
-    """Wall time, s, of an interrupted run of this same study (carried over on resume), else 0:
-    its summary's, or ``logged_s`` (its last record's, :mod:`replay.study.study_records`: newer
-    than a summary after a kill) where that is more."""
+    """Wall time, s, of an earlier run of this same study (its summary's or its last record's ``logged_s``,
+    the larger), else 0."""
     if not prior or prior.dataset != dataset or prior.config_hash != chash or prior.sequences != seqs:
         return 0.0
     try:
@@ -174,12 +159,9 @@ def prior_wall(prior: PriorStudy | None, dataset: str, chash: str, *, seqs: list
 
 
 def plan_ablation_only(st) -> tuple[list[str], dict, list, dict]:
-    """``--ablation-only`` for the study setup ``st`` (:mod:`replay.study.runner`'s ``_Setup``): (the study's
-    sequences, rollouts kept, the subset's ablation jobs, its failures kept: a refused recording stays refused).
-
-    Raises:
-        UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an ablation to.
-    """
+    """``--ablation-only`` for the runner's setup ``st``: (the study's sequences, rollouts kept, the subset's ablation
+    jobs, failures kept). Raises UsageError: no study at ``st.out`` and no rollout of the asked recordings to attach an
+    ablation to."""
     lift = primary_protocol().name
     key = partial(ResultKey, protocol=lift)
     if st.prior is None and not any((st.rdir / f"{key(s).stem}.json").is_file() for s in st.subset):

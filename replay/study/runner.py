@@ -52,19 +52,9 @@ from replay.study.verdicts import lead_protocol
 
 
 def _plan_jobs(st: _Setup, protocols: list[str], say, run_protocols: list[str], new_protocols: frozenset):
-    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures
-    kept from the study at ``st.out`` ``{key: (reason, refused)}``; keys :class:`ResultKey`).
-
-    ``--ablation-only``: the study keeps every recording with a rollout of this config and
-    reruns the ablation of the subset. Otherwise a (sequence, protocol) is kept from disk when
-    resuming, unless its rollout is gone, of another config or protocol, or an input file it
-    read has changed since (:func:`replay.data.inputs.inputs_changed`; ``say`` tells which). In a
-    merged ``--objects`` subset (``st.merge``) the named sequences run (with ``resume`` too,
-    where the study holds others: resume applies to those), the other sequences are kept (run
-    again only when their rollout is stale, or gone without the study having recorded why), and
-    a protocol of the study not in ``run_protocols`` runs nowhere: its rollouts are kept as they
-    are on disk; a protocol new to the study (``new_protocols``) runs for the subset only.
-    """
+    """(the study's sequences, rollouts kept from disk ``{key: doc}``, jobs to run, failures kept from the study
+    at ``st.out`` ``{key: (reason, refused)}``); keys :class:`ResultKey`. What ``--resume``, an ``--objects``
+    merge and ``--ablation-only`` keep and run: docs/results.md; ``say`` tells why a rollout reruns."""
     if st.ablation_only:
         return plan_ablation_only(st)
     if (st.resume or st.merge) and (why := older_form(st.prior, st.config, st.chash)) is not None:
@@ -125,32 +115,19 @@ def run_study(
     corruptions: str | bool | None = None,
     verdicts: str | list[str] | None = None,
 ) -> dict:
-    """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``
-    (:mod:`replay.results`).
+    """Run the study and write ``out``, ``<out stem>.csv`` and ``<out stem>_rollouts/``; returns the study dict
+    (on Ctrl-C the study JSON holds every finished rollout and KeyboardInterrupt propagates).
 
     Args:
-        dataset: ``grab``, ``taco`` or ``hug-bench``.
-        out: the study JSON path.
-        config: settings (written into the study JSON).
-        sequences: names to run (default: every sequence of the dataset).
-        objects: keep only these sequences, by sequence or object (GRAB only); merged into a study of the same
-            config already at ``out``.
-        workers: worker processes (:func:`replay.study.pool.run_jobs`); 0 = in this process.
-        ablation: also run the contact ablation.
-        resume: skip sequences whose rollout JSON has the same config hash and unchanged inputs.
-        data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
-        ablation_only: rerun only the contact ablation of the selected recordings.
+        sequences: names to run (default: all); ``objects``: only these, by sequence or object, merged into a study
+            of the same config already at ``out``.
+        workers: worker processes; 0: in this process.
+        resume: keep rollouts of the same config hash and unchanged inputs.
+        data_dir: staged data folder; falls back to the mirror.
         executor: ``pool`` or ``ray``; address: Ray cluster address (default: a local Ray).
-        verbose: let Warp/Newton print their own messages.
-        protocols: the registered protocols each recording is replayed under.
-        recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
+        recorded_max_s: the recorded protocol's seconds after the lift onset (default: all).
         refine: also a refine job per recording, its RefineSettings as a dict.
-        samples, seed, conditions, corruptions: the sampled verdict (:mod:`replay.study.sampling_setup`).
-        verdicts: the (protocol, physics) pairs side by side (:mod:`replay.study.verdicts`).
-
-    Returns:
-        The study dict. On Ctrl-C (KeyboardInterrupt) the study JSON holds every rollout
-        finished so far and the exception propagates.
+        samples, seed, conditions, corruptions: the sampled verdict; ``verdicts``: the (protocol, physics) pairs.
 
     Raises:
         DataError: unknown dataset, no sequences, unknown object names.
@@ -194,11 +171,7 @@ def run_study(
 
 
 def _check_protocols(protocols, ablation_only: bool) -> list[str]:
-    """The protocols, each once, in order.
-
-    Raises:
-        UsageError: an unknown protocol; ``--ablation-only`` with a protocol other than lift.
-    """
+    """The protocols, each once, in order. Raises UsageError: an unknown one; ``--ablation-only`` with a non-lift."""
     protocols = list(dict.fromkeys(protocols))
     bad = [p for p in protocols if not is_known(p)]
     if bad or not protocols:
@@ -211,13 +184,8 @@ def _check_protocols(protocols, ablation_only: bool) -> list[str]:
 
 
 def _check_config(config: ReplayConfig, dataset: str, verbose: bool = False) -> ReplayConfig:
-    """The config validated, with the dataset's hand shape where it names none.
-
-    Raises:
-        ConfigError: a value out of range (:meth:`ReplayConfig.validate`).
-        UsageError: ``--device cuda`` where Warp finds no CUDA device (Warp's own banner and
-            driver note kept off the console unless ``verbose``: the error is all it says).
-    """
+    """The config validated, with the dataset's hand shape where it names none. Raises ConfigError: a value out of
+    range; UsageError: ``--device cuda`` where Warp finds no CUDA device."""
     config = resolve_hand_variant(config.validate(), dataset)
     if config.device == "cuda":
         import warp as wp  # only for --device cuda: the study's process otherwise never loads Warp
@@ -259,7 +227,7 @@ class _Setup:
 
     @property
     def data_roots(self) -> list[Path]:
-        """The data folders a refusal's paths are said relative to (:func:`replay.data.locate.data_roots`)."""
+        """The data folders a refusal's paths are said relative to."""
         return data_roots(self.data_dir)
 
     @property
@@ -268,8 +236,7 @@ class _Setup:
         return self.merge and bool(set(self.seqs) - self.subset)
 
     def job(self, s: str, proto: str, abl_only: bool = False, verdict=None) -> Job:
-        """The :class:`Job` of sequence ``s`` under protocol ``proto`` (``verdict``: an extra
-        :class:`~replay.study.verdicts.VerdictPair`, a single rollout under its config)."""
+        """The :class:`Job` of ``s`` under ``proto`` (``verdict``: an extra VerdictPair, under its own config)."""
         cfg = self.cfg_dict if verdict is None else self.verdict_cfgs[verdict.name][0]
         return Job(
             self.dataset,
@@ -292,8 +259,7 @@ class _Setup:
 def _setup(
     dataset: str, out: Path, config: ReplayConfig, *, sequences, objects, data_dir, ablation_only: bool, **flags
 ) -> _Setup:
-    """The study's sequences (a ``--objects`` subset merged into the study at ``out``), its
-    results folder (created) and the hand's folder; ``flags``: the rest of :class:`_Setup`'s fields.
+    """The study's sequences, results folder (created) and hand folder; ``flags``: the rest of :class:`_Setup`.
 
     Raises:
         DataError: unknown dataset, no sequences, the hand MJCF missing.
@@ -341,8 +307,7 @@ def _setup(
 
 
 class _StudyRun:
-    """One run of a study: the jobs planned (kept from disk or to run), the results as they
-    come, a record appended for each, the study JSON remade at intervals, the console."""
+    """One run of a study: its planned jobs, their results and records, the study JSON, the console."""
 
     def __init__(self, st: _Setup, protocols: list[str], progress: bool):
         self.st, self.ablation_only = st, st.ablation_only
@@ -385,7 +350,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, self.t0
 
     def write(self) -> dict:
-        """Write the study JSON (and CSV) of the results so far; returns the study dict."""
+        """Write the study JSON and CSV of the results so far; returns the study dict."""
         st = self.st
         this_run = time.perf_counter() - self.t0  # one instant for both figures (study_record takes time)
         ro = Rollouts(self.seqs, self.results, self.failed, self.prior_wall + this_run, st.rdir, st.out_dir)
@@ -417,13 +382,7 @@ class _StudyRun:
         return write_study(st.out, rec, study_csvs(rec))
 
     def done(self, j: Job, status: str, value) -> None:
-        """A job ended: keep its result (or failure), append its record, say it, and remake the
-        summary when it is due (:func:`replay.study.study_records.summary_due`).
-
-        Raises:
-            StorageError: the job (or the study's own write) failed for want of storage: the
-                study stops (:func:`replay.fileio.stop_on_storage_fault`).
-        """
+        """A job ended: keep, record and say it; remake the summary when due. Raises StorageError: out of storage."""
         if status == "storage":
             stop_on_storage_fault(value, self.write)
         if status == "ok":  # the rollout JSON as written (format 6)
@@ -451,12 +410,7 @@ class _StudyRun:
         self.n_new, self.t_summary = 0, time.perf_counter()
 
     def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`);
-        returns the study dict.
-
-        Raises:
-            KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
-        """
+        """Run the planned jobs; returns the study dict (on Ctrl-C: written, then KeyboardInterrupt)."""
         st = self.st
         write_or_stop(lambda: st.records.seed(self.results, self.carried, wall_s=self.prior_wall))
         self.summarize()

@@ -1,6 +1,5 @@
-"""The sampled verdict's rollouts of one recording, in the study's worker: per condition one batch (the joint samples
-and the world corruptions' worlds as worlds of one scene), and per scene corruption a batch of its own scene; a
-condition that changes the hand prepares the recording on that hand's MJCF."""
+"""The sampled verdict's rollouts of one recording, in the study's worker: per condition one batch (samples and world
+corruptions), and per scene corruption a batch of its own scene."""
 
 from __future__ import annotations
 
@@ -22,21 +21,12 @@ from replay.study.verdict_conditions import condition_config
 
 
 def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
-    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md), each sample's
-    lift verdict and diagnosis kept (``p_lift_samples``: ``lifted``, ``diagnoses``).
-
-    Args:
-        job: the study's :class:`replay.study.job.Job` (``samples``, ``seed``, ``conditions``,
-            ``corruptions``, the recording and protocol).
-        prepared: ``(recording, coords (T, 67), hand MJCF)`` of the study's own hand.
-        cfg: the study's config (hand shape resolved).
-
-    Raises:
-        DataError: a condition's config or recording cannot be replayed (bad input).
-    """
+    """``{p_lift, p_lift_corrupted, p_lift_samples}`` of ``job``'s recording (docs/results.md); ``prepared``:
+    ``(recording, coords (T, 67), hand MJCF)`` of the study's own hand; ``cfg``: hand shape resolved. Raises DataError:
+    a condition's config or recording cannot be replayed."""
     rec0 = prepared[0]
     sig = data_sigmas(rec0)
-    run_cfg = protocol_named(job.protocol).config(cfg)  # the protocol's own strength and pad
+    run_cfg = protocol_named(job.protocol).config(cfg)
     ranges = object_ranges(rec0, run_cfg)
     variables = variables_for(run_cfg)
     samples = draw_samples(job.seed, job.sequence, job.samples, sigmas=sig, variables=variables, ranges=ranges)
@@ -54,7 +44,7 @@ def run_samples(job, prepared: tuple, cfg: ReplayConfig) -> dict:
             rec, coords, mjcf = _prepared_for(job, prepared, cfg, c)
             got = _run(rec, coords, mjcf, c, job.protocol, samples, dirs, var_corr, variables)
             n = len(samples)
-            for sc in scene_corr:  # a scene of its own: the recording edited
+            for sc in scene_corr:
                 rs = sc.apply(rec, tmp / f"{cond}_{sc.name}")
                 got += _run(rs, coords, mjcf, c, job.protocol, samples, dirs, [], variables)
             names = [None] + [x.name for x in var_corr + scene_corr]
@@ -104,9 +94,8 @@ def _prepared_for(job, prepared: tuple, cfg: ReplayConfig, c: ReplayConfig) -> t
 def _run(
     rec, coords, mjcf, cfg: ReplayConfig, protocol: str, samples: list, dirs, corr: list, variables: tuple
 ) -> list[tuple[bool, str | None]]:
-    """``(lifted, diagnosis class or None)`` of one batch: every sample, then every sample under each of ``corr``
-    (world corruptions, in order: each sample's Variant through its ``apply``)."""
-    from replay.protocol.sampling import run_samples  # in the worker only (Newton's import)
+    """``(lifted, diagnosis class or None)`` of one batch: every sample, then every sample under each of ``corr``."""
+    from replay.protocol.sampling import run_samples  # Newton's import: in the worker only
 
     real = [sample_variant(s, variables) for s in samples]
     variants = list(real)

@@ -1,7 +1,5 @@
-"""Seeded joint samples of the sampled verdict's variables (:mod:`replay.study.uncertainty`) as
-:class:`~replay.sim.engine.variants.Variant` s: one Latin hypercube (``scipy.stats.qmc.LatinHypercube``) per
-recording, seeded by ``(seed, CRC-32 of the recording's key)``, so every condition and corruption of a recording
-sees the same samples; normal variables through ``norm.ppf``; a corruption's own draw is a second stream."""
+"""Seeded joint samples of the sampled verdict's variables: one Latin hypercube per recording, seeded by ``(seed,
+CRC-32 of the recording's key)`` so every condition and corruption of a recording sees the same samples."""
 
 from __future__ import annotations
 
@@ -20,18 +18,12 @@ def _rng(seed: int, key: str, stream: int = 0) -> np.random.Generator:
 def draw_samples(
     seed: int, key: str, n: int, *, sigmas: dict, variables: tuple, ranges: dict | None = None
 ) -> list[dict]:
-    """``n`` joint samples of recording ``key``: each ``{variable name: value}`` (``friction``, ``softness``,
-    ``torsional_friction``, ``object_mass_scale``, ``grip_force_n`` N and ``pad_compression_mm`` where the
-    physics samples them, ``wrist_offset`` (3,) m, ``object_offset`` (3,) m).
+    """``n`` joint samples ``{variable name: value}`` of recording ``key`` (``grip_force_n`` N,
+    ``pad_compression_mm`` mm, ``wrist_offset`` (3,) m, ``object_offset`` (3,) m).
 
     Args:
-        seed: the study's ``--seed``. key: the recording's key (its sequence). n: samples (>= 1).
         sigmas: :func:`replay.study.uncertainty.data_sigmas` (``wrist_mm``, ``object_mm``).
-        variables: the physics' variables (:func:`replay.study.uncertainty.variables`), or as the physics
-            ``calibrated`` centres them (:func:`replay.study.calibration.variables_for`; the same dimensions,
-            so the same draws).
-        ranges: ``{name: (low, high)}`` of the ``object`` variables for this recording
-            (:func:`replay.study.uncertainty.object_ranges`).
+        ranges: ``{name: (low, high)}`` of the ``object`` variables for this recording.
 
     Raises:
         ValueError: ``n`` < 1, or an ``object`` variable without its range."""
@@ -69,23 +61,19 @@ def _value(v, x: np.ndarray, sigmas: dict, ranges: dict):
 
 
 def directions(seed: int, key: str, n: int) -> np.ndarray:
-    """(n,) rad: a random horizontal direction per sample (the wrist-offset corruption's), uniform on
-    [0, 2 pi), its own stream of ``(seed, key)``."""
+    """(n,) rad, uniform on [0, 2 pi): the wrist-offset corruption's direction per sample, its own stream."""
     return _rng(seed, key, 1).uniform(0.0, 2.0 * np.pi, n)
 
 
 def sample_variant(s: dict, variables: tuple):
-    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s`` (:func:`draw_samples`): each of
-    ``variables``' own edit (:func:`replay.study.uncertainty.sample_fields`)."""
+    """The :class:`~replay.sim.engine.variants.Variant` of one sample ``s``."""
     from replay.sim.engine.variants import Variant
 
     return Variant(**sample_fields(s, variables))
 
 
 def driver_keys(samples: list[dict], variables: tuple) -> dict:
-    """{variable: (n,) float}: each sampled variable as one number per sample, ordered as its effect
-    is read (:func:`replay.protocol.p_lift_stats.driver`): each variable's own key
-    (:meth:`replay.study.uncertainty.Variable.keys`: softness as its solref time constant, s, larger is softer;
-    the offsets as their length, m; the others as they are)."""
+    """{variable: (n,) float}: each variable as one number per sample (softness: its solref time constant, s;
+    offsets: their length, m)."""
     by = {v.name: v for v in variables}
     return {name: by[name].keys([s[name] for s in samples]) for name in samples[0]}

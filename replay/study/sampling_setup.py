@@ -1,7 +1,4 @@
-"""The sampled verdict's settings in the study's process (issue #46): checked before the study
-runs, handed to every job, and written into the study (``sampling``, ``discrimination``).
-Imports no physics engine.
-"""
+"""The sampled verdict's settings: checked before the study runs, handed to every job, written into the study."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ DEFAULT_SAMPLES = 32
 
 @dataclass(frozen=True)
 class SamplingSetup:
-    """A sampled study's settings: samples per recording and condition, seed, condition names per protocol,
-    corruption names."""
+    """A sampled study's settings: samples per recording and condition, ``conditions`` names per protocol."""
 
     samples: int
     seed: int
@@ -35,11 +31,9 @@ class SamplingSetup:
 def check_sampling(
     cfg: ReplayConfig, protocols: list[str], *, samples: int, seed: int, conditions: str | None, corruptions
 ) -> SamplingSetup | None:
-    """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts).
-
-    Raises:
-        UsageError: samples < 0, corruptions without samples, an unknown condition or corruption,
-            a condition this config or engine cannot run, or an engine other than direct MuJoCo C."""
+    """The settings of a sampled study, or None (``samples`` 0: a study of single rollouts). Raises UsageError: samples
+    < 0, corruptions or conditions without samples, an unknown or unrunnable condition or corruption, an engine other
+    than MuJoCo C."""
     samples = int(samples or 0)
     if samples < 0:
         raise UsageError("--samples", f"must be >= 0, got {samples}")
@@ -67,7 +61,7 @@ def check_sampling(
 
 
 def job_sampling(sampling: SamplingSetup | None, protocol: str) -> dict:
-    """The :class:`replay.study.job.Job` fields of a sampled study for ``protocol`` ({} when not sampled)."""
+    """The Job fields of a sampled study for ``protocol`` ({} when not sampled)."""
     if not sampling or protocol not in sampling.conditions:
         return {}
     return {
@@ -79,9 +73,7 @@ def job_sampling(sampling: SamplingSetup | None, protocol: str) -> dict:
 
 
 def sampling_record(sampling: SamplingSetup, cfg: ReplayConfig) -> dict:
-    """The study's ``sampling`` field: ``{samples, seed, conditions [{name, overrides, why}], variables
-    [{name, distribution, source}], classes {threshold, interval}, corruptions}`` (the lift protocol's
-    conditions; the hug-oracle's under ``conditions_by_protocol``)."""
+    """The study's ``sampling`` field (docs/results.md); ``conditions``: the primary protocol's."""
     by = {p: conditions_record(cfg, names, p) for p, names in sampling.conditions.items()}
     first = by.get(primary_protocol().name) or next(iter(by.values()), [])
     return {
@@ -96,9 +88,7 @@ def sampling_record(sampling: SamplingSetup, cfg: ReplayConfig) -> dict:
 
 
 def study_discrimination(results: dict, seqs: list[str]) -> list[dict]:
-    """The study's ``discrimination`` (:func:`replay.study.discrimination.discrimination`) of its ``results``
-    (keyed by :class:`~replay.protocol.protocols.ResultKey`) in ``seqs`` order: per protocol taking the sampled
-    verdict, in the registry's order (the lift protocol's recordings first, then the hug-oracle's)."""
+    """The study's ``discrimination`` of ``results`` ``{ResultKey: record}``, per sampled protocol in registry order."""
     out = []
     for p in all_protocols():
         if p.sampled:

@@ -1,6 +1,5 @@
-"""The study's append-only records as the runner keeps them (format: :mod:`replay.results.study_log`): one line per
-finished job, ``study.json`` remade only when :func:`summary_due` says so (its writing grows with the recordings,
-not their square), and what ``--resume`` reads back."""
+"""The study's append-only records (format: :mod:`replay.results.study_log`), when ``study.json`` is remade, and what
+``--resume`` reads back (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -15,19 +14,14 @@ from replay.results.study_log import append_record, latest_by_key, read_records,
 
 #: the summary is remade after at least this many new records ...
 SUMMARY_EVERY_MIN = 25
-#: ... or this share of the study's jobs, whichever is more (about ten summaries per study;
-#: each costs time and bytes in proportion to the study, so a fixed count would grow with its square)
+#: ... or this share of the study's jobs, whichever is more (a fixed count would grow with the study's square)
 SUMMARY_SHARE = 0.1
-#: ... or when this long has passed since the last one and a record is new, s (a long study's
-#: summary is never staler than this; chosen here: a study.json reader sees progress every few minutes)
+#: ... or when this long has passed since the last one and a record is new, s (chosen here)
 SUMMARY_INTERVAL_S = 300.0
 
 
 def summary_due(new_records: int, since_s: float, total_jobs: int) -> bool:
-    """Whether to remake the summary now: ``new_records`` appended since the last one,
-    ``since_s`` s since it was written, ``total_jobs`` in the study (:data:`SUMMARY_EVERY_MIN`,
-    :data:`SUMMARY_SHARE`, :data:`SUMMARY_INTERVAL_S`). The runner also writes it at the start, at
-    the end, on Ctrl-C and on a storage fault."""
+    """Whether to remake the summary now: ``new_records`` since the last one, written ``since_s`` s ago."""
     if new_records <= 0:
         return False
     every = max(SUMMARY_EVERY_MIN, math.ceil(SUMMARY_SHARE * total_jobs))
@@ -36,8 +30,7 @@ def summary_due(new_records: int, since_s: float, total_jobs: int) -> bool:
 
 @dataclass(frozen=True)
 class JobLine(JsonRecord):
-    """A job's record as read back: its status (``ok``, ``error``, ``refused``), config hash, the study's wall time
-    then (s) and, for a failure, its reason."""
+    """A job's record as read back (``status`` ``ok``, ``error``, ``refused``; ``wall_s``: the study's then, s)."""
 
     status: str | None = None
     config_hash: str | None = None
@@ -46,18 +39,12 @@ class JobLine(JsonRecord):
 
 
 class StudyRecords:
-    """The records file of the study at ``out`` (``<stem>.records.jsonl``), read once at the
-    start (a torn last line cut off first) and appended to as jobs end.
-
-    Args:
-        out: the study JSON's path.
-        fresh: a new study (no ``--resume``, no merged subset, no ``--ablation-only``): the
-            records of an earlier study there are removed; else they are read and kept.
-        chash: the study's config hash (what its records are of). rdir: its rollouts' folder.
+    """The records file of the study at ``out`` (``<stem>.records.jsonl``), read once (a torn last line cut off)
+    and appended to as jobs end; ``fresh``: an earlier study's records there are removed.
 
     Raises:
         OSError: the records file cannot be read, cut or removed.
-        ResultsFormatError: a line before the last is damaged (:func:`replay.results.study_log.read_records`).
+        ResultsFormatError: a line before the last is damaged.
     """
 
     def __init__(self, out: Path, fresh: bool, *, chash: str, rdir: Path):
@@ -70,8 +57,7 @@ class StudyRecords:
         self.latest = {k: JobLine.from_dict(r) for k, r in latest_by_key(read_records(self.path)).items()}
 
     def failed_last(self, key: ResultKey) -> bool:
-        """Whether the job's latest record is a failure (``--resume`` reruns it even where an
-        older rollout JSON of it survives)."""
+        """Whether the job's latest record is a failure."""
         rec = self.latest.get(key.text)
         return rec is not None and rec.status != "ok"
 
@@ -88,9 +74,8 @@ class StudyRecords:
         return max((float(r.wall_s or 0.0) for r in self.latest.values() if r.config_hash == self.chash), default=0.0)
 
     def seed(self, results: dict, carried: dict, *, wall_s: float) -> int:
-        """Append (in one write) a record for each kept result and carried failure whose latest
-        record is not already that (an older study without records, or rollouts found on disk
-        after a kill): the records then list the whole study. Returns the lines appended."""
+        """Append in one write a record for each kept result and carried failure whose latest record is not already
+        that, so the records list the whole study; returns the lines appended."""
         lines = [
             (k, self._line(k, "ok", doc, wall_s))
             for k, doc in results.items()
@@ -107,11 +92,8 @@ class StudyRecords:
         return len(lines)
 
     def append(self, key: ResultKey, status: str, value, *, wall_s: float) -> None:
-        """One finished job's record (``value``: its rollout dict for ``ok``, else its one-line reason).
-
-        Raises:
-            OSError: the append failed (a full disk: the runner stops with one line).
-        """
+        """One finished job's record (``value``: its rollout record for ``ok``, else its one-line reason). Raises
+        OSError: the append failed."""
         line = self._line(key, status, value, wall_s)
         append_record(self.path, [line])
         self.latest[key.text] = JobLine.from_dict(line)

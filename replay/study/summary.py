@@ -1,6 +1,5 @@
-"""A study's summary: its counts, package versions and the study record remade at intervals
-(:class:`replay.results.records.StudyRecord`; every field: ``docs/results.md``). What each protocol counts and
-how its rows read is its own (:mod:`replay.protocol.protocols`)."""
+"""A study's summary: the study record (:class:`replay.results.records.StudyRecord`, fields: docs/results.md) and its
+CSVs, from each protocol's own rows and counts."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ from replay.study.job import failed_recordings
 
 @dataclass(frozen=True)
 class Rollouts:
-    """A study's rollouts so far: ``results`` ``{key: RolloutRecord}``, ``failed`` ``{key: reason}`` (keys
-    :class:`~replay.protocol.protocols.ResultKey`), in ``seqs`` order; ``wall_s`` s; their files in ``rdir``, said
-    relative to ``out_dir``."""
+    """A study's rollouts so far: ``results`` ``{ResultKey: RolloutRecord}``, ``failed`` ``{ResultKey: reason}``;
+    ``wall_s`` s; their files in ``rdir``."""
 
     seqs: list[str]
     results: dict
@@ -40,16 +38,13 @@ class Rollouts:
 
 
 def ran_protocols(protocols: list[str]) -> list[Protocol]:
-    """The study's protocols in the registry's order (lift, hug-oracle, recorded, refine, ...); the primary
-    protocol where none ran."""
+    """The study's protocols in registry order; the primary protocol where none ran."""
     return [p for p in all_protocols() if p.name in protocols] or [primary_protocol()]
 
 
 def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dict, *, wall_s: float) -> dict:
-    """A study's ``counts``: each protocol's (its ``counts``) under its name (``counts["lift"]``,
-    ``counts["hug-oracle"]``, ...), and at the top level those of its first protocol in the registry's order
-    (named in ``counts["protocol"]``), so a hug-oracle study alone has its real counts at the top level (a
-    protocol not judged on a lift adds the lift-judged fields, empty); ``failed``: per recording; ``wall_s`` s."""
+    """A study's ``counts`` (docs/results.md): each protocol's under its name, and its first protocol's at the top
+    level; ``failed``: per recording; ``wall_s`` s."""
     ran = ran_protocols(protocols)
     per = {p.name: p.counts(by_protocol.get(p.name) or [], failed, wall_s) for p in ran}
     top = per[ran[0].name]
@@ -59,10 +54,8 @@ def study_counts(protocols: list[str], by_protocol: dict[str, list], failed: dic
 
 
 def protocol_rows(proto: Protocol, recs: list[RolloutRecord], ro: Rollouts) -> list[dict]:
-    """The study's rows of ``proto``'s rollout records (its ``row``; ``json``: :meth:`Rollouts.json_path`), each
-    with its ``verdict`` where the protocol is judged on a lift (:func:`replay.protocol.verdict.verdict_of`) and its
-    ``p_lift`` / ``p_lift_corrupted`` where it takes the sampled verdict and the rollout has one (the CSV keeps its
-    own columns)."""
+    """The study's rows of ``proto``'s rollout records, with ``verdict`` where judged on a lift and ``p_lift`` /
+    ``p_lift_corrupted`` where sampled."""
     rows = []
     for r in recs:
         row = proto.row(r, ro.json_path(ResultKey(r.sequence, proto.name)))
@@ -86,9 +79,7 @@ def study_record(
     protocols: list[str],
     ro: Rollouts,
 ) -> StudyRecord:
-    """The study record of the rollouts done so far (``ro``): each protocol's rows and counts in ``ro.seqs`` order,
-    failures, config, versions and the inputs every rollout read; the counts' failures are per recording
-    (:func:`replay.study.job.failed_recordings`), ``failed`` keeps every key (as its text)."""
+    """The study record of the rollouts done so far; the counts' failures are per recording, ``failed`` per key."""
     ran = ran_protocols(protocols)
     docs = {p.name: [ro.results[k] for s in ro.seqs if (k := ResultKey(s, p.name)) in ro.results] for p in ran}
     counts = study_counts(protocols, docs, failed_recordings(ro.failed), wall_s=ro.wall_s)
@@ -116,11 +107,9 @@ def study_record(
 
 
 def study_csvs(study: StudyRecord) -> dict[str, str]:
-    """``{suffix: CSV text}`` of a study's rows (each ``<study stem><suffix>.csv``): per CSV of its protocols (their
-    ``csv_suffix``; two sharing one: the first in the registry's order), a protocol judged on a lift led by the
-    verdict's columns (:data:`VERDICT_COLUMNS`), the protocol's columns and, after them, each ``lifted_<pair>``
-    column of ``--verdicts`` (:mod:`replay.study.verdicts`). ``study.csv`` is always
-    written (its header alone where no protocol of it ran); another only where it has rows."""
+    """``{suffix: CSV text}`` of a study's rows (``<study stem><suffix>.csv``, one per ``csv_suffix``, the first
+    protocol in registry order): :data:`VERDICT_COLUMNS` where judged on a lift, the protocol's columns, then each
+    ``lifted_<pair>``. ``study.csv`` is always written (its header alone where empty), another only with rows."""
     out: dict[str, str] = {}
     ran = ran_protocols(study.protocols or [])
     for p in [*ran, primary_protocol()]:
@@ -139,8 +128,7 @@ VERDICT_COLUMNS = ("verdict", "reason", "p_lift", "p_lo", "p_hi")
 
 
 def _csv_row(row: dict) -> dict:
-    """A row as study.csv writes it: its verdict's columns (:data:`VERDICT_COLUMNS`, empty without one) in place of
-    the ``verdict`` object and the ``p_lift`` per condition (both in study.json)."""
+    """A row as study.csv writes it: :data:`VERDICT_COLUMNS` (empty without a verdict) over the JSON objects."""
     v = Verdict.from_dict(row.get("verdict"))
     flat = (
         dict.fromkeys(VERDICT_COLUMNS) if v is None else {k: x for k, x in v.to_dict().items() if k in VERDICT_COLUMNS}

@@ -1,8 +1,5 @@
-"""Robustness maps: one recording over a grid of finger effort limit x hand-object friction, under wrist
-perturbations, and with contact ablated, as the worlds of one direct-engine batch
-(:class:`~replay.sim.engine.variants.Variant`). Per recording: the success (``lifted``) grid, the least effort
-that lifts at mu = 1, the least mu that lifts at the study's effort, the success fraction under perturbation,
-and the ablation's outcome."""
+"""Robustness maps: one recording over a grid of finger effort limit (N·m) x hand-object friction, under wrist
+perturbations and with contact ablated, as the worlds of one batch (:class:`~replay.sim.engine.variants.Variant`)."""
 
 from __future__ import annotations
 
@@ -27,17 +24,13 @@ from replay.study.prepare import prepare_recording
 
 #: grid axes and the physics table row each sets: finger effort limit (N·m) and hand-object sliding friction (1)
 AXES = {"effort": "finger_effort_limit", "mu": "hand_object_friction"}
-#: the finger-object pair's sliding friction as built (the table's contact_finger_object; MuJoCo takes the pair
-#: maximum)
+#: the finger-object pair's sliding friction as built (the table's contact_finger_object)
 BUILT_MU = float(next(c for c in SHARED if c.name == "contact_finger_object").value["friction"][0])
 
 
 def parse_grid(text: str) -> dict[str, np.ndarray]:
-    """``"effort=0.1:1.5:8,mu=0.2:1.5:8"`` -> ``{"effort": linspace(0.1, 1.5, 8), "mu": ...}``.
-
-    Raises:
-        UsageError: unknown axis, malformed range, non-positive values or fewer than 1 point.
-    """
+    """``"effort=0.1:1.5:8,mu=0.2:1.5:8"`` -> ``{"effort": linspace(0.1, 1.5, 8), "mu": ...}``. Raises UsageError:
+    unknown axis, malformed range, non-positive values or fewer than 1 point."""
     out = {}
     for part in [p for p in text.split(",") if p.strip()]:
         name, _, rng = part.partition("=")
@@ -60,14 +53,9 @@ def parse_grid(text: str) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """The worlds of one recording's sweep, in batch order.
-
-    Attributes:
-        effort, mu: grid axes (E,), (M,).
-        variants: every world's :class:`Variant`.
-        roles: per world ``("grid", ie, im)``, ``("effort_at_mu1", ie)``,
-            ``("mu_at_study_effort", im)``, ``("perturb", k)`` or ``("ablation",)``.
-    """
+    """The worlds of one recording's sweep, in batch order: grid axes ``effort`` (E,) N·m and ``mu`` (M,); per world
+    a Variant and a role ``("grid", ie, im)``, ``("effort_at_mu1", ie)``, ``("mu_at_study_effort", im)``,
+    ``("perturb", k)`` or ``("ablation",)``."""
 
     effort: np.ndarray
     mu: np.ndarray
@@ -77,29 +65,23 @@ class SweepPlan:
 
 
 def study_effort(cfg) -> float | None:
-    """The study's finger effort, N·m at every joint, where a departure sets one (``--effort``); None: the scene's
-    own per-joint limits (the physics' finger_effort_limit)."""
+    """The study's ``--effort``, N·m at every joint; None: the scene's own per-joint limits."""
     eff = (cfg.physics_overrides or {}).get("finger_effort_limit")
     return float(eff) if isinstance(eff, (int, float)) and not isinstance(eff, bool) else None
 
 
 def _world(effort, mu, label: str) -> Variant:
-    """A world at finger effort limit ``effort`` N·m at every joint (None: the scene's) and hand-object friction
-    ``mu`` (the table rows ``finger_effort_limit``, ``hand_object_friction``)."""
+    """A world at finger effort limit ``effort`` N·m (None: the scene's) and hand-object friction ``mu``."""
     return Variant.of_rows({AXES["effort"]: effort, AXES["mu"]: mu}, label=label)
 
 
 def plan_sweep(
     grid: dict, study_effort: float | None, perturb: int, *, perturb_mm: float, perturb_deg: float, seed: int = 0
 ) -> SweepPlan:
-    """Worlds for the grid cells, the effort line at mu = 1, the mu line at the study
-    effort (N·m at every joint; None: the scene's own, per joint), ``perturb`` wrist perturbations at the
-    study's operating point and the ablation.
-
-    Perturbation k: a horizontal wrist offset of exactly ``perturb_mm`` mm in a random
-    direction and a rotation of exactly ``perturb_deg`` deg about a random axis (about
-    the wrist at the grasp frame), directions drawn from ``numpy.random.default_rng(seed)``.
-    """
+    """Worlds for the grid cells, the effort line at mu = 1, the mu line at ``study_effort`` (N·m; None: the
+    scene's), ``perturb`` wrist perturbations and the ablation. Perturbation k: a horizontal wrist offset of
+    ``perturb_mm`` mm and a rotation of ``perturb_deg`` deg about the wrist, random directions from
+    ``numpy.random.default_rng(seed)``."""
     E, M = grid["effort"], grid["mu"]
     study_effort = None if study_effort is None else float(study_effort)
     variants, roles = [], []
@@ -187,7 +169,7 @@ def sweep_key(cfg: ReplayConfig, grid: dict, perturb: int, *, perturb_mm: float,
 
 def heatmap_png(result: dict, title: str) -> bytes:
     """PNG bytes of :func:`heatmap_figure`."""
-    import matplotlib  # here: choosing the headless backend is this call's business, not an import's
+    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -199,8 +181,7 @@ def heatmap_png(result: dict, title: str) -> bytes:
     return buf.getvalue()
 
 
-#: marker style of the worlds on the two lines through the operating point, in the plot and its
-#: legend alike (matplotlib ``Line2D`` keywords)
+#: matplotlib ``Line2D`` style of the worlds on the two lines through the operating point
 LINE_MARKERS = {
     True: dict(marker="o", ms=6, mfc="#1f5f3a", mec="white", label="line through it: lifts"),
     False: dict(marker="X", ms=7, mfc="black", mec="white", label="line through it: drops"),
@@ -228,8 +209,7 @@ class SweepMap(JsonRecord):
 
 
 def heatmap_figure(result: dict, title: str):
-    """The figure: success over finger effort (rows, N·m) x friction mu (columns), the study's operating point
-    and the two lines through it marked; the axes span the sampled values only."""
+    """Success over finger effort (rows, N·m) x friction mu (columns), the operating point and its lines marked."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
     from matplotlib.lines import Line2D
@@ -245,7 +225,6 @@ def heatmap_figure(result: dict, title: str):
     cmap = ListedColormap(["#b3b3b3", "#d95f5f", "#f2c14e", "#3a9e5a"])
     ax.pcolormesh(_cell_edges(M), _cell_edges(E), grid, cmap=cmap, vmin=-0.5, vmax=3.5, shading="flat")
     op = r.operating_point
-    # the two lines through the operating point, worlds of their own: effort at mu = 1, mu at the study effort
     lx = np.concatenate([np.full(len(E), op.mu), M])
     ly = np.concatenate([E, np.full(len(M), op.effort_nm)])
     ok = np.concatenate([r.effort_line_at_mu1, r.mu_line_at_study_effort]).astype(bool)
@@ -271,8 +250,7 @@ def heatmap_figure(result: dict, title: str):
 
 
 def _cell_edges(v: np.ndarray) -> np.ndarray:
-    """(n + 1,) cell edges of samples ``v`` (n,): halfway between neighbours, the outer edges at
-    the first and last sample (one sample: +-0.05 around it, not below 0)."""
+    """(n + 1,) cell edges of samples ``v`` (n,): midpoints, the outer ones at the ends (one sample: +-0.05, >= 0)."""
     if len(v) == 1:
         return np.array([max(v[0] - 0.05, 0.0), v[0] + 0.05])
     mid = 0.5 * (v[1:] + v[:-1])
@@ -282,16 +260,11 @@ def _cell_edges(v: np.ndarray) -> np.ndarray:
 def run_recording_sweep(
     dataset: str, sequence: str, data_dir, *, manosim_dir, cfg: ReplayConfig, sp: SweepPlan, threads: int = 1
 ) -> dict:
-    """Replay one recording over every world of ``sp`` in one batch; the result dict.
-
-    Raises:
-        DataError: bad input (nothing is simulated).
-    """
+    """Replay one recording over every world of ``sp`` in one batch; the result dict. Raises DataError: bad input
+    (nothing is simulated)."""
     t0 = time.perf_counter()
     rec, coords, mjcf, _ = prepare_recording(dataset, sequence, data_dir, manosim_dir=manosim_dir, cfg=cfg)
-    res = run_samples(
-        rec, coords, mjcf, cfg=cfg, samples=[(cfg, v) for v in sp.variants], threads=threads
-    )  # the one sampling path
+    res = run_samples(rec, coords, mjcf, cfg=cfg, samples=[(cfg, v) for v in sp.variants], threads=threads)
     worlds = [RolloutRecord.from_metrics(r.metrics) for r in res]
     out = summarize_sweep(sp, worlds)
     out.update(

@@ -1,5 +1,5 @@
 """The sampled verdict's variables: each names its physics table row (or, for data, the recording's own accuracy)
-and carries its own ``apply`` (the world's Variant fields); sampled jointly by :mod:`replay.study.sampler`.
+and carries its own ``apply`` (the world's Variant fields).
 
 Units: friction dimensionless (sliding) or m (torsional), solref (s, 1), solimp (1, 1, m), offsets m, sigmas mm
 where named, grip force N, pad depth mm, mass scale 1."""
@@ -15,12 +15,11 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Variable:
-    """One sampled variable: ``name``, ``kind`` (``uniform`` on [low, high], ``choice`` among
-    ``levels`` with equal weight, ``normal`` (dims, per-recording sigma ``sigma``, a key of
-    :func:`data_sigmas`), ``object`` (uniform on the recording's own range, :func:`object_ranges`)), its
-    ``distribution`` in words and ``source``; ``centre``: the single run's value (uniform kinds). ``apply(var,
-    value, fields)``: the world's Variant fields with this sample's value; ``driver(var, value)``: the number
-    the verdict's driver reads (None: the value, or a vector's length)."""
+    """One sampled variable. ``kind``: ``uniform`` on [low, high], ``choice`` among ``levels`` (equal weight),
+    ``normal`` (``dims``, per-recording sigma: the :func:`data_sigmas` key ``sigma``) or ``object`` (uniform on the
+    recording's own range); ``centre``: the single run's value; ``apply(var, value, fields)``: the world's Variant
+    fields with the value; ``driver(var, value)``: the number the verdict's driver reads (None: the value, or a
+    vector's length)."""
 
     name: str
     kind: str
@@ -57,8 +56,7 @@ def _set(field: str, conv=float) -> Callable:
 @cache
 def _row(row: str) -> Callable:
     """``apply`` of a physics variable: the world takes table row ``row`` at the sample's value (a named level's
-    value where the variable has ``values``; a relative row over the variable's centre)
-    (:func:`replay.sim.engine.variants.row_fields`)."""
+    value where the variable has ``values``)."""
     from replay.sim.engine.variants import row_fields
 
     def apply(var, value, fields: dict) -> dict:
@@ -70,9 +68,8 @@ def _row(row: str) -> Callable:
 
 @dataclass(frozen=True)
 class RowVariable:
-    """A physics variable declared by its table row: ``name``, ``row`` (a physics choice with a spread or
-    levels), ``what`` (its words), ``driver`` (as :class:`Variable`'s); ``kind`` ``object``: the object's own mass
-    range (the row names the mass model). A world takes its value as the row (:meth:`apply`)."""
+    """A physics variable declared by its table row (a physics choice with a spread or levels); ``kind``
+    ``object``: the object's own mass range."""
 
     name: str
     row: str
@@ -83,7 +80,7 @@ class RowVariable:
 
     @property
     def apply(self) -> Callable:
-        """``apply`` of its :class:`Variable`: the row at the sample's value."""
+        """``apply`` of its :class:`Variable`."""
         return _row(self.row)
 
 
@@ -151,8 +148,8 @@ DATA_VARIABLES = (
 
 
 def physics_variables(cfg) -> tuple:
-    """The physics variables ``cfg``'s physics samples (:data:`PHYSICS_VARIABLES` whose row has a spread or levels
-    and is not overridden; the object's mass always; the grip force only where the fingers' strength is human)."""
+    """The physics variables ``cfg``'s physics samples: rows with a spread or levels, not overridden; the object's
+    mass always; the grip force only where the fingers' strength is human."""
     from replay.sim import finger_strength, physics
 
     tab, over = physics.table(cfg.physics), cfg.physics_overrides or {}
@@ -172,7 +169,7 @@ def physics_variables(cfg) -> tuple:
 
 
 def _from_row(rv: RowVariable, row) -> Variable:
-    """The :class:`Variable` of ``rv`` drawn as its table ``row`` declares (its spread, or its levels)."""
+    """The :class:`Variable` of ``rv`` drawn as its table ``row`` declares."""
     source = row.spread_source or row.source
     common = dict(apply=rv.apply, driver=rv.driver)
     if row.spread:
@@ -191,8 +188,7 @@ def _from_row(rv: RowVariable, row) -> Variable:
 
 
 def variables(cfg) -> tuple:
-    """Every sampled variable of ``cfg``'s physics, in sampling order: :func:`physics_variables`, then
-    :data:`DATA_VARIABLES`."""
+    """Every sampled variable of ``cfg``'s physics, in sampling order."""
     return physics_variables(cfg) + DATA_VARIABLES
 
 
@@ -206,11 +202,8 @@ def sample_fields(sample: dict, variables: tuple) -> dict:
 
 
 def object_ranges(rec, cfg) -> dict:
-    """``{object_mass_scale: (low, high), object_mass: MadeMass record}`` of recording ``rec``'s object under
-    ``cfg`` (:func:`replay.sim.made_mass.made_mass`).
-
-    Raises:
-        DataError: a mesh missing or unreadable."""
+    """``{object_mass_scale: (low, high), object_mass: MadeMass record}`` of ``rec``'s object under ``cfg``. Raises
+    DataError: a mesh missing or unreadable."""
     from replay.sim.made_mass import made_mass
 
     mm = made_mass(rec.target_object.asset, cfg)
@@ -222,10 +215,8 @@ SIGMA_FALLBACK_MM = 2.0
 
 
 def data_sigmas(rec) -> dict:
-    """``{wrist_mm, object_mm, source}``: the data variables' sigmas of recording ``rec``
-    (:class:`replay.data.types.Recording`, cropped as replayed), mm. ``source`` says where each came
-    from (``measured`` or ``fallback``: a recording without an IK fit, e.g. a recorded hand pose,
-    gets :data:`SIGMA_FALLBACK_MM` for the IK part)."""
+    """``{wrist_mm, object_mm, source}``: the data variables' sigmas, mm, of recording ``rec`` (cropped as
+    replayed); ``source``: ``measured``, ``fallback`` (:data:`SIGMA_FALLBACK_MM`: no IK fit) or ``unreadable``."""
     from replay.checks.object_track import check_object_track
 
     kin = (rec.meta or {}).get("kinematics") or {}

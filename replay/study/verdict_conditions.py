@@ -1,7 +1,5 @@
-"""The sampled verdict's conditions: assumptions about what a recording means and which model stands for the hand,
-reported side by side (``p_lift`` per condition), never mixed into the sampled uncertainty. Each is one
-registered :class:`Condition` (physics table rows, or the config's ``hand``) with its own :meth:`Condition.apply`.
-Imports no physics engine."""
+"""The sampled verdict's conditions: assumptions reported side by side (``p_lift`` per condition), never mixed into
+the sampled uncertainty (docs/verdict.md); each a registered :class:`Condition`."""
 
 from __future__ import annotations
 
@@ -21,20 +19,16 @@ CONFIG_KEYS = ("hand",)
 
 @dataclass(frozen=True)
 class Condition:
-    """One condition: ``name``, ``overrides(cur)`` ({physics choice or :data:`CONFIG_KEYS` field: value}
-    given ``cur``, :func:`choices_in_effect`) and ``why`` (its source)."""
+    """One condition: ``overrides(cur)`` ({physics choice or :data:`CONFIG_KEYS` field: value} given the choices in
+    effect) and ``why`` (its source)."""
 
     name: str
     overrides: Callable[[dict], dict]
     why: str
 
     def apply(self, cfg: ReplayConfig, protocol: str = "lift") -> ReplayConfig:
-        """``cfg`` under this condition: its physics overrides merged over ``cfg.physics_overrides``
-        (:func:`replay.sim.physics.apply_physics`), its config fields set; every other choice stays as it
-        is in effect for ``cfg`` under ``protocol``, which is checked.
-
-        Raises:
-            DataError: an override this physics cannot take, or a choice that would not stay."""
+        """``cfg`` under this condition: its overrides set, every other choice in effect under ``protocol`` kept. Raises
+        DataError: an override this physics cannot take, or a choice that would not stay."""
         over = self.overrides_for(cfg, protocol)
         fields = {k: over.pop(k) for k in CONFIG_KEYS if k in over}
         if not over and not fields:
@@ -122,17 +116,14 @@ register(
 
 
 def choices_in_effect(cfg: ReplayConfig, protocol: str) -> dict:
-    """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it (the
-    hug-oracle's own contact included), plus ``hand`` (the collision proxy); the hand shape resolved
-    (replay.sim.hand_assets.resolve_hand_variant)."""
+    """{choice: value} of every physics choice as a rollout of ``protocol`` under ``cfg`` runs it, plus ``hand``."""
     eff = protocol_named(protocol).config(cfg)
     return {**{r["name"]: r["value"] for r in physics.physics_record(eff)}, "hand": cfg.hand}
 
 
 def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
-    """The default ``--conditions``: the default judge's condition first (:data:`replay.results.judge.DEFAULT_JUDGE`,
-    the one a recording's verdict is read under), then ``as_replayed`` and the other wrist gravity assumption than
-    the study's where they are not it (each condition costs a batch of samples per recording)."""
+    """The default ``--conditions``: the default judge's (``as_replayed`` where it is the study's own), then
+    ``as_replayed``, else the study's other wrist gravity assumption."""
     cur = choices_in_effect(cfg, protocol)
     comp = bool(cur["wrist_gravity_compensation"])
     judge = condition_named(DEFAULT_JUDGE.condition)
@@ -146,10 +137,8 @@ def default_conditions(cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
 
 
 def parse_conditions(text: str | None, cfg: ReplayConfig, protocol: str = "lift") -> list[str]:
-    """``--conditions a,b`` as names (None or empty: :func:`default_conditions`).
-
-    Raises:
-        DataError: an unknown name (the known ones listed)."""
+    """``--conditions a,b`` as names (None or empty: :func:`default_conditions`). Raises DataError: an unknown name (the
+    known ones listed)."""
     if not text:
         return default_conditions(cfg, protocol)
     names = list(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
@@ -165,8 +154,7 @@ def condition_config(cfg: ReplayConfig, name: str, protocol: str = "lift") -> Re
 
 
 def check_conditions(cfg: ReplayConfig, names: list[str], protocol: str) -> None:
-    """Raises DataError (one line, naming the condition) when a condition's config is invalid or its
-    engine cannot run it (:func:`replay.sim.physics.refuse_unsupported`): said before a study runs."""
+    """Raises DataError naming the condition whose config is invalid or whose engine cannot run it."""
     for name in names:
         try:
             c = condition_config(cfg, name, protocol)

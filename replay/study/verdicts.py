@@ -1,9 +1,5 @@
 """The verdicts of one study side by side: each recording judged by each (protocol, physics) pair
-``<protocol>@<physics>`` (no ``@``: the study's own physics; docs/verdict.md, fields: docs/results.md).
-
-The study's own protocols under its own physics are its *main* verdicts; every other pair is an *extra* one:
-a single rollout and ablation per recording under :func:`verdict_config`, written
-``<sequence>.<protocol>@<physics>.json``, its rows ``verdict_rollouts[name]``, its counts ``counts[name]``."""
+``<protocol>@<physics>`` (no ``@``: the study's own physics); main and extra pairs, their files: docs/results.md."""
 
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ from replay.study.job import config_hash, job_config
 from replay.study.resume import PriorStudy
 from replay.study.summary import Rollouts
 
-#: the pairs the report asks for where a study lacks one (lift and hug-oracle under the default judge's
-#: physics, the hug-oracle as its authors wrote the files: docs/oracle.md)
+#: the pairs the report asks for where a study lacks one (docs/oracle.md)
 DEFAULT_VERDICTS = tuple(
     f"{p}@{phys}"
     for p, phys in (
@@ -48,9 +43,8 @@ def pair_name(protocol: str, physics_name: str) -> str:
 
 @dataclass(frozen=True)
 class VerdictPair:
-    """One (protocol, physics) pair of a study; ``main``: the study's own protocol under its own physics (its
-    rollouts ran anyway), else an extra pair (a single rollout per recording under its own config). Its JSON
-    (the study's ``verdicts``): ``{name, protocol, physics, main, config_hash}``."""
+    """One (protocol, physics) pair of a study; ``main``: the study's own protocol under its own physics. JSON:
+    ``{name, protocol, physics, main, config_hash}``."""
 
     protocol: str
     physics: str
@@ -71,7 +65,7 @@ class VerdictPair:
 
     @classmethod
     def read(cls, items) -> list[VerdictPair]:
-        """The pairs of a study JSON's ``verdicts`` (a list of objects; those without a name or protocol left out)."""
+        """The pairs of a study JSON's ``verdicts`` (those without a name or protocol left out)."""
         return [
             cls(str(v.protocol), str(v.physics), bool(v.main), v.config_hash)
             for v in _PairDoc.many(items)
@@ -91,13 +85,9 @@ class _PairDoc(JsonRecord):
 
 
 def parse_verdicts(text: str | list[str] | None, protocols: list[str], study_physics: str) -> list[VerdictPair]:
-    """The study's verdict pairs, the main ones first (each of ``protocols`` judged on a lift, under
-    ``study_physics``), then each extra of ``text`` (comma-separated or a list; a name without ``@`` is under
-    ``study_physics``) once, in order.
-
-    Raises:
-        UsageError: an unknown protocol (or one not judged on a lift: ``recorded``) or physics.
-    """
+    """The study's verdict pairs: the main ones (``protocols`` judged on a lift, under ``study_physics``), then each
+    extra of ``text`` (comma-separated or a list; no ``@``: ``study_physics``) once, in order. Raises UsageError: an
+    unknown protocol (or one not judged on a lift: ``recorded``) or physics."""
     items = [t.strip() for t in (text.split(",") if isinstance(text, str) else text or []) if t.strip()]
     main = [VerdictPair(p, study_physics, True) for p in protocols if is_known(p) and protocol_named(p).judged_on_lift]
     out = {v.name: v for v in main}
@@ -127,13 +117,9 @@ def extras(verdicts: list[VerdictPair] | None) -> list[VerdictPair]:
 
 
 def verdict_config(cfg: ReplayConfig, physics_name: str, dataset: str | None = None) -> ReplayConfig:
-    """The study's config ``cfg`` under the named physics ``physics_name`` as ``run_study.py --physics NAME`` with
-    the study's other flags makes it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape
-    resolved again for ``dataset``); ``cfg`` itself where it is of that physics already.
-
-    Raises:
-        DataError: the physics ``calibrated`` without its results file.
-    """
+    """``cfg`` under the physics ``physics_name`` as ``run_study.py --physics NAME`` with the study's other flags makes
+    it (the same ``config_hash``; ``--physics-set`` departures kept, the hand shape resolved for ``dataset``). Raises
+    DataError: the physics ``calibrated`` without its results file."""
     if physics_name == cfg.physics:
         return cfg
     if cfg.physics == "authored":
@@ -158,13 +144,9 @@ def with_hashes(
 def study_verdicts(
     text, protocols: list[str], cfg: ReplayConfig, *, prior: PriorStudy | None, chash: str, dataset: str | None = None
 ) -> tuple[list[VerdictPair] | None, dict[str, tuple[dict, str]]]:
-    """(the study's pairs with their hashes, ``{extra pair: (job config dict, config hash)}``): those of
-    ``text`` (:func:`parse_verdicts`; None: not asked, ``(None, {})``) with the extras of the study at
-    ``--out`` that an ``--objects`` subset merges into (``prior``, of this config ``chash``: :func:`merged`).
-
-    Raises:
-        UsageError: a pair of an unknown protocol or physics (:func:`parse_verdicts`).
-    """
+    """(the pairs of ``text`` with their hashes, plus those of a study an ``--objects`` subset merges into, ``{extra
+    pair: (job config dict, config hash)}``); ``(None, {})`` where none is asked. Raises UsageError: a pair of an
+    unknown protocol or physics."""
     had = VerdictPair.read(prior and prior.verdicts)
     if text is None and not (prior and prior.config_hash == chash and extras(had)):
         return None, {}
@@ -174,10 +156,8 @@ def study_verdicts(
 
 
 def record_verdicts(rec, verdicts: list[VerdictPair] | None, ro: Rollouts, *, prior: PriorStudy | None) -> None:
-    """Put the pairs into the study record ``rec`` (its ``verdicts``, ``verdict_rollouts``, ``counts[name]``
-    and the leading rows' ``lifted_<name>``: :func:`verdict_part`), in place. ``prior``: under
-    ``--ablation-only``, the study as it was, whose extra verdicts the rerun keeps as they are; ``ro``: the
-    rollouts so far."""
+    """Put the pairs into the study record ``rec`` in place (:func:`verdict_part`); ``prior``: under
+    ``--ablation-only``, the study as it was, whose extra verdicts are kept."""
     if verdicts is not None:
         rec.verdicts = [v.to_dict() for v in verdicts]
         lead = lead_protocol(rec.protocols)
@@ -194,8 +174,7 @@ def record_verdicts(rec, verdicts: list[VerdictPair] | None, ro: Rollouts, *, pr
 
 
 def merged(prior: PriorStudy | None, verdicts: list[VerdictPair], chash: str) -> list[VerdictPair]:
-    """``verdicts`` with the extra pairs of the study at ``--out`` (``prior``, of this config ``chash``) it
-    does not name: an ``--objects`` subset merged into a study keeps the study's pairs."""
+    """``verdicts`` plus the extra pairs of ``prior`` (of this config ``chash``) it does not name."""
     if not prior or prior.config_hash != chash:
         return verdicts
     names = {v.name for v in verdicts}
@@ -203,9 +182,8 @@ def merged(prior: PriorStudy | None, verdicts: list[VerdictPair], chash: str) ->
 
 
 def verdict_part(ro: Rollouts, verdicts: list[VerdictPair], *, lead: tuple, counts: dict) -> dict:
-    """The study's ``verdict_rollouts`` (``{name: rows}`` of each extra pair, in ``ro.seqs`` order), each extra's
-    counts put into ``counts[name]``, and each row of ``lead`` (``(protocol, its rows)``: the rows study.csv
-    leads with) given a ``lifted_<name>`` per other pair (study.csv's columns), in place."""
+    """The study's ``verdict_rollouts`` ``{name: rows}`` of the extra pairs; in place: each extra's
+    ``counts[name]``, and a ``lifted_<name>`` per other pair on each row of ``lead`` ``(protocol, its rows)``."""
     out: dict[str, list[dict]] = {}
     lifted: dict[str, dict[str, bool]] = {}
     for v in verdicts:
@@ -227,7 +205,7 @@ def verdict_part(ro: Rollouts, verdicts: list[VerdictPair], *, lead: tuple, coun
 
 
 def lead_protocol(protocols: list[str] | None):
-    """The protocol whose rows lead study.csv (the study's contact run): the first of the study's ``protocols``, in
-    the registry's order, whose rows are ``study.csv``'s (``csv_suffix`` ""), or the primary protocol."""
+    """The protocol whose rows lead study.csv: the first of ``protocols`` in registry order with ``csv_suffix``
+    "", else the primary one."""
     names = protocols or [primary_protocol().name]
     return next((p for p in all_protocols() if p.name in names and p.csv_suffix == ""), primary_protocol())
