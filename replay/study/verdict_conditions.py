@@ -82,7 +82,7 @@ def condition_names() -> tuple[str, ...]:
 _GRAV = (
     "the recordings do not say whether the arm carried the hand: manosim's MJCF has no gravity compensation "
     "(the hand hangs M g / kp below its target: 0.400 kg x 9.81 / 300 = 13 mm), the replay's wrench adds +M g "
-    "(issue #46: this one assumption flips all 9 hug-oracle lifts)"
+    "(what it moves: docs/physics.md)"
 )
 
 #: the study's own physics (the first condition)
