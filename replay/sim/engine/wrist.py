@@ -1,19 +1,15 @@
-"""The wrist controller, compiled by numba: a wrench at the root body's COM (MuJoCo ``xfrc_applied``, world frame;
-MuJoCo ignores actuators on a free joint). For ``mano_body_0`` at ``p`` (frame origin, world, m), orientation ``q``,
-velocities ``v``, ``w`` (world):
+"""The wrist controller, compiled by numba: a wrench at the root body's COM (MuJoCo ``xfrc_applied``, world; MuJoCo
+ignores actuators on a free joint). ``mano_body_0`` at ``p`` (origin, world, m), ``q``, ``v``, ``w`` (world):
 
     f   = kp_t (p* - p) + kd_t (v* - v) + d_t v* + M a* + M g e_z
     tau = kp_r rotvec(q* q^-1) + kd_r (w* - w) + d_r w*
           + (p - c_root) x (f - M g e_z) + (c_hand - c_root) x (M g e_z)
 
-``kp, kd`` the MJCF's wrist actuator gains (``importer_patches`` report), ``d`` its passive wrist damping fed forward,
-``M`` the hand mass, ``c_root`` / ``c_hand`` the root's and the hand's COM. ``par[P_LAW]`` (the physics choice
-``wrist_law``): ``wrench`` (0), the law above; ``authored_actuators`` (1), what MuJoCo applies for the MJCF's
-``<position>`` wrist actuators (MuJoCo *Actuation model*): ``f = kp_t (p* - p) - kd_t v`` along world axes, ``tau_hand =
-kp_r wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame (``wrap`` into (-pi, pi] per axis, as MuJoCo 3.17
-does: ``tests/test_physics_authored.py``). ``par[P_GCOMP]``: the ``M g`` term on (1) or off (0).
-
-Quaternions MuJoCo wxyz; positions world Z-up, m."""
+``kp, kd`` the MJCF's wrist gains, ``d`` its passive damping, ``M`` the hand mass, ``c`` COMs. ``par[P_LAW]``
+(``wrist_law``): ``wrench`` (0), the law above; ``authored_actuators`` (1), MuJoCo's ``<position>`` actuators:
+``f = kp_t (p* - p) - kd_t v`` along world axes, ``tau_hand = kp_r wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the
+hand frame (``wrap`` into (-pi, pi] per axis as MuJoCo 3.17). ``par[P_GCOMP]``: the ``M g`` term on (1) or off (0).
+Quaternions wxyz; world Z up, m."""
 
 from __future__ import annotations
 
@@ -45,16 +41,11 @@ def wrist_params(
     law: str = "wrench",
     gravity_compensation: bool = True,
 ) -> np.ndarray:
-    """The controller constants as one float64 vector (layout ``P_*``).
+    """The controller constants as one float64 vector (layout ``P_*``). Raises ValueError: non-finite or unknown law.
 
     Args:
-        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad). d_passive: (6,) passive damping fed
-            forward, as kd.
-        hand_mass: M, kg. root_com_local: (3,) root body COM in its frame, m. gravity: m/s^2.
-        law: ``"wrench"`` or ``"authored_actuators"``; gravity_compensation: the ``+M g`` term.
-
-    Raises:
-        ValueError: non-finite constants or an unknown law."""
+        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad). d_passive: (6,), as kd.
+        hand_mass: kg. root_com_local: (3,) root body COM in its frame, m. gravity: m/s^2."""
     if law not in ("wrench", "authored_actuators"):
         raise ValueError(f"wrist law {law!r} not in ('wrench', 'authored_actuators')")
     par = np.zeros(P_SIZE)
@@ -166,12 +157,8 @@ def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
 
 @njit(cache=True, nogil=True)
 def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt, out):
-    """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
-
-    Args:
-        qpos, qvel: one world's (nq,), (nv,). xipos: (nbody, 3) body COMs for that ``qpos``, m.
-        qadr, vadr: the free joint's addresses. root: the root's body id; hand_bodies: (16,) body ids.
-        body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row."""
+    """Write the wrist wrench (6,) = (force N, torque N·m), world, at the root COM, into ``out``; ``qpos`` (nq,),
+    ``qvel`` (nv,), ``xipos`` (nbody, 3) m, ``body_mass`` (nbody,) kg, ``hand_bodies`` (16,), ``tgt`` (16,)."""
     R = np.empty((3, 3))
     _quat2mat(qpos[qadr + 3 : qadr + 7], R)
     p = qpos[qadr : qadr + 3]
@@ -223,8 +210,8 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
 
 @njit(cache=True, nogil=True)
 def substep_target(tgt_prev, tgt, a, interp, out):
-    """Target row at fraction ``a`` of a control frame: position linear and quaternion slerped from the previous target
-    (``interp``), else the frame's; rates from ``tgt``."""
+    """Target row at fraction ``a`` of a control frame: position linear, quaternion slerped from ``tgt_prev`` when
+    ``interp``; rates from ``tgt``."""
     for i in range(T_SIZE):
         out[i] = tgt[i]
     if interp:
@@ -238,8 +225,8 @@ def substep_target(tgt_prev, tgt, a, interp, out):
 
 @njit(cache=True, nogil=True)
 def apply_substep(qpos, qvel, xipos, xfrc, act_force, hand, tgt_prev, tgt, a, interp, wr, stats):
-    """One substep's wrist wrench into ``xfrc[root]``; folds the previous step's largest |finger actuator force| (N·m)
-    into ``stats[0]``. ``hand``: :func:`wrench`'s ``(qadr, vadr, root, hand_bodies, body_mass, par)``."""
+    """One substep's wrist wrench into ``xfrc[root]``; the previous step's largest |finger actuator force| (N·m) into
+    ``stats[0]``."""
     qadr, vadr, root, hand_bodies, body_mass, par = hand
     row = np.empty(T_SIZE)
     substep_target(tgt_prev, tgt, a, interp, row)
