@@ -1,2 +1,2 @@
-"""Hand kinematics: manosim FK (``model``), landmark IK (``ik``), the MANO mapping (``mano``) and the
-hand's Newton ``joint_q`` (``coords``). Quaternions xyzw, world Z up, metres; this package re-exports nothing."""
+"""Hand kinematics: manosim FK, landmark IK, the MANO mapping and the hand's Newton ``joint_q``. Quaternions xyzw,
+world Z up, m."""
