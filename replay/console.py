@@ -15,12 +15,10 @@ from replay.errors import printable
 
 
 def out(text: object = "", end: str = "\n") -> None:
-    """``text`` on stdout, then ``end``."""
     _write(sys.stdout, text, end)
 
 
 def err(text: object = "", end: str = "\n") -> None:
-    """``text`` on stderr, then ``end``."""
     _write(sys.stderr, text, end)
 
 
@@ -86,8 +84,6 @@ def printable_output(bars: bool = False):
 
 
 class _Said(logging.Handler):
-    """A log record said on stderr, its message alone."""
-
     def emit(self, record: logging.LogRecord) -> None:
         try:
             err(self.format(record))

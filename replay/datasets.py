@@ -41,7 +41,6 @@ class Dataset:
         return sorted(r[len(head) : len(r) - len(tail)] for r in rels)
 
     def path(self, root: Path, name: str) -> Path:
-        """``name``'s recording file below ``root``."""
         head, tail = self._ends()
         return Path(root) / f"{head}{name}{tail}"
 

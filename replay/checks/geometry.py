@@ -32,7 +32,6 @@ class ConvexParts:
 
     @classmethod
     def from_meshes(cls, parts: list[trimesh.Trimesh]) -> ConvexParts:
-        """From the part meshes (m)."""
         hulls = [p.convex_hull for p in parts]
         return cls(
             tuple(ConvexHull(np.asarray(h.vertices)).equations for h in hulls),

@@ -255,7 +255,6 @@ def physical_figures(rec: Recording) -> dict:
 
 
 def physical_line(fig: dict) -> str:
-    """One line of :func:`physical_figures`."""
     parts = fig.get("collision_parts", {})
     track = [t for t in fig.get("object_track", {}).values()]
     rest, pen, shape = fig.get("object_rest", {}), fig.get("penetration", {}), fig.get("hand_shape", {})
@@ -339,6 +338,4 @@ def _spread(vals: list) -> dict | None:
 
 
 def write_report(path: str | Path, payload: dict) -> Path:
-    """``payload`` as JSON, atomically."""
-
     return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=json_default) + "\n")

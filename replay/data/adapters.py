@@ -6,21 +6,18 @@ from pathlib import Path
 
 
 def read_grab(path: Path, root: Path, name: str, **kwargs):
-    """:func:`replay.data.grab.load_recording`."""
     from replay.data.grab import load_recording
 
     return load_recording(path, root, name, **kwargs)
 
 
 def read_taco(path: Path, root: Path, name: str, **kwargs):
-    """:func:`replay.data.taco.load_recording`."""
     from replay.data.taco import load_recording
 
     return load_recording(path, root, name, **kwargs)
 
 
 def read_hug(path: Path, root: Path, name: str, **kwargs):
-    """:func:`replay.data.hug.load_recording`."""
     from replay.data.hug import load_recording
 
     return load_recording(path, root, name, **kwargs)

@@ -59,17 +59,12 @@ def fetch(
 ) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
 
-    Args:
-        mirror: default ``$REPLAY_MIRROR`` (unset: download); HUG-Bench has no mirror copy: the Hub, or skipped with a
-            note in ``all`` with a mirror.
-        local: the user's own files laid out like the mirror, pinned ones held to their pins.
-        hub_revision, recordings_revision: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``.
-        progress: tqdm bars (None: only on a terminal). follow_symlinks: stage files a symlink takes outside.
-
-    Raises:
-        FetchError: unknown dataset or split, missing or incomplete mirror, network failure, unknown upstream layout,
-            a symlink out of a staged folder, a refused revision.
-        IntegrityError: a mirror file or download does not match its pinned SHA-256."""
+    ``mirror`` default ``$REPLAY_MIRROR`` (unset: download; HUG-Bench, never in a mirror, comes from the Hub or is
+    skipped with a note in ``all``); ``local``: the user's own files laid out like the mirror; ``hub_revision``,
+    ``recordings_revision``: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``; ``progress`` None: bars on a
+    terminal only. Raises FetchError: unknown dataset or split, missing or incomplete mirror, network failure, unknown
+    upstream layout, a symlink out of a staged folder, a refused revision; IntegrityError: a mirror file or download
+    does not match its pinned SHA-256."""
     _check_choices(dataset, link, split)
     dest = Path(dest)
     if local is not None:

@@ -128,8 +128,6 @@ HUG_SPLITS = ("val", "test")
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """One file expected in a dataset, with its origin and pinned digest."""
-
     dataset: str
     relpath: str  # relative to the dataset folder
     size: int

@@ -89,8 +89,6 @@ def right_jacobian(phi: np.ndarray) -> np.ndarray:
 
 
 class LandmarkIK:
-    """Per-frame landmark IK for one hand model."""
-
     def __init__(self, kin: HandKinematics, options: IKOptions | None = None):
         self.kin = kin
         self.opt = options or IKOptions()

@@ -70,14 +70,12 @@ class HandController:
         return np.concatenate([f, tau])
 
     def apply_wrist(self, state, pos, quat, vel, omega, acc=None) -> None:
-        """Write :meth:`wrench` to ``control.joint_f``."""
         wr = self.wrench(state, pos, quat, vel, omega, acc)
         self.last_wrench = wr
         self._joint_f[self.qd0 : self.qd0 + 6] = wr
         self.control.joint_f.assign(self._joint_f)
 
     def clear(self) -> None:
-        """Zero the wrist wrench."""
         self._joint_f[:] = 0.0
         self.control.joint_f.assign(self._joint_f)
 

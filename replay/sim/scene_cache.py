@@ -93,7 +93,6 @@ def placement_key(spec) -> str:
 
 
 def model_arrays(m: mujoco.MjModel) -> tuple[str, ...]:
-    """Names of ``m``'s numpy array fields."""
     names = []
     for name in dir(m):
         if name.startswith("_"):

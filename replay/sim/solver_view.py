@@ -29,13 +29,10 @@ class ContactRows:
 
     @property
     def count(self) -> int:
-        """n."""
         return int(len(self.geom))
 
 
 class SolverView:
-    """Reads of a ``SolverMuJoCo``, either backend."""
-
     def __init__(self, solver):
         self.solver = solver
         self.is_cpu = bool(getattr(solver, "use_mujoco_cpu", False))

@@ -84,7 +84,6 @@ class Engine(abc.ABC):
         return {}
 
     def stop(self, i: int) -> None:
-        """Stop stepping world ``i``."""
         self.worlds[i].alive = False
 
     def close(self) -> None:  # noqa: B027  (a default, as Newton's SolverBase.notify_model_changed)

@@ -41,12 +41,10 @@ ENGINES = {
 
 
 def engine_class(cfg) -> type:
-    """The engine class of ``cfg.engine`` (:data:`ENGINES`)."""
     return ENGINES[cfg.engine]()
 
 
 def capabilities_of(cfg) -> Capabilities:
-    """The ``capabilities`` of ``cfg``'s engine class."""
     return engine_class(cfg).capabilities
 
 

@@ -62,8 +62,6 @@ def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndar
 
 
 class SpanEngine(Engine):
-    """An :class:`~replay.sim.engine.contract.Engine` that also steps spans of frames."""
-
     @abc.abstractmethod
     def begin_spans(
         self,

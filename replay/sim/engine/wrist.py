@@ -1,15 +1,6 @@
-"""The wrist controller, compiled by numba: a wrench at the root body's COM (MuJoCo ``xfrc_applied``, world; MuJoCo
-ignores actuators on a free joint). ``mano_body_0`` at ``p`` (origin, world, m), ``q``, ``v``, ``w`` (world):
-
-    f   = kp_t (p* - p) + kd_t (v* - v) + d_t v* + M a* + M g e_z
-    tau = kp_r rotvec(q* q^-1) + kd_r (w* - w) + d_r w*
-          + (p - c_root) x (f - M g e_z) + (c_hand - c_root) x (M g e_z)
-
-``kp, kd`` the MJCF's wrist gains, ``d`` its passive damping, ``M`` the hand mass, ``c`` COMs. ``par[P_LAW]``
-(``wrist_law``): ``wrench`` (0), the law above; ``authored_actuators`` (1), MuJoCo's ``<position>`` actuators:
-``f = kp_t (p* - p) - kd_t v`` along world axes, ``tau_hand = kp_r wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the
-hand frame (``wrap`` into (-pi, pi] per axis as MuJoCo 3.17). ``par[P_GCOMP]``: the ``M g`` term on (1) or off (0).
-Quaternions wxyz; world Z up, m."""
+"""The wrist controller, compiled by numba: a wrench (N, N·m) at the root body's COM, world frame; the laws
+(``par[P_LAW]``: ``wrench`` 0, ``authored_actuators`` 1; ``par[P_GCOMP]``: the ``M g`` term) in docs/engine.md, "The
+wrist controller". Quaternions wxyz; world Z up, m."""
 
 from __future__ import annotations
 
@@ -25,7 +16,7 @@ G = GRAVITY  # m/s^2, magnitude (world gravity is -G along Z): replay.config.GRA
 # layout of the float64 parameter vector ``par`` (see :func:`wrist_params`)
 P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS, P_LAW, P_GCOMP = 0, 6, 12, 18, 19, 20, 23, 24
 P_SIZE = 25
-#: ``par[P_LAW]`` values (module doc)
+#: ``par[P_LAW]`` values
 LAW_WRENCH, LAW_AUTHORED = 0.0, 1.0
 # layout of a per-substep target row ``tgt``: pos (3), quat wxyz (4), vel (3), omega (3), acc (3)
 T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
@@ -140,7 +131,7 @@ def _rotvec(q0, q1, q2, q3):
 
 @njit(cache=True, nogil=True)
 def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
-    """World-frame torque (3,) N·m of the MJCF's ball-joint wrist actuators into ``tau`` (module doc)."""
+    """World-frame torque (3,) N·m of the MJCF's ball-joint wrist actuators into ``tau``."""
     rv = _rotvec(qpos[qadr + 3], qpos[qadr + 4], qpos[qadr + 5], qpos[qadr + 6])
     rt = _rotvec(tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3])
     loc = np.empty(3)

@@ -63,7 +63,6 @@ def split_step(m: mujoco.MjModel) -> bool:
 
 
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
-    """Why a world stops on ``WARNINGS[k]``."""
     what = _WARN_WHAT.get(WARNINGS[k], "contacts/constraints dropped (arena full")
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
