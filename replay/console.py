@@ -92,8 +92,7 @@ class _Said(logging.Handler):
 
 
 def configure_logging(verbose: bool = False) -> None:
-    """Say ``replay.*`` log records on stderr as their message alone, INFO and up (``verbose``: DEBUG). A second call
-    sets the level only."""
+    """Say ``replay.*`` log records on stderr, INFO and up (``verbose``: DEBUG); a second call sets the level."""
     log = logging.getLogger("replay")
     if not any(isinstance(h, _Said) for h in log.handlers):
         handler = _Said()

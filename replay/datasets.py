@@ -45,8 +45,7 @@ class Dataset:
         return Path(root) / f"{head}{name}{tail}"
 
     def load(self, root: Path, name: str, **kwargs):
-        """Recording ``name`` through the registered adapter; DataError for no such recording (staged ones listed), no
-        adapter, or the adapter's."""
+        """Recording ``name`` through its adapter; DataError: no such recording (staged ones listed), no adapter."""
         path = self.path(root, name)
         if not path.is_file():
             have = self.sequences(root)

@@ -35,8 +35,7 @@ def process_umask() -> int:
 
 
 def ensure_parent(path: str | Path) -> Path:
-    """``path``, its folder created; NotADirectoryError for a parent that is a file, IsADirectoryError for a folder
-    ``path``, OSError."""
+    """``path``, its folder created; NotADirectoryError, IsADirectoryError (``path`` a folder) or OSError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,8 +95,7 @@ STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS
 
 
 def storage_fault(exc: BaseException, path: str | Path | None = None) -> StorageError | None:
-    """A StorageError naming the file (``exc.filename``, else ``path``) for an ``OSError`` with an errno in
-    :data:`STORAGE_ERRNOS`; None otherwise."""
+    """A StorageError naming the file for an ``OSError`` with an errno in :data:`STORAGE_ERRNOS`, else None."""
     if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
         return None
     where = exc.filename if exc.filename is not None else path

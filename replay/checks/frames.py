@@ -1,5 +1,4 @@
-"""Untracked frames (marked in ``valid``), and timing before the grasp: enough tracked frames, no long gap, a
-plausible wrist speed."""
+"""Untracked frames (marked in ``valid``), and before the grasp enough tracked frames, no long gap, a sane speed."""
 
 from __future__ import annotations
 

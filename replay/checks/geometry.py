@@ -45,8 +45,7 @@ class ConvexParts:
         return (self.volumes[:, None] * self.centroids).sum(axis=0) / self.volumes.sum()
 
     def part_plane_distance(self, pts: np.ndarray) -> np.ndarray:
-        """(P, N) m, per part ``max(n.x + d)`` for ``pts`` (N, 3): minus the depth inside (< 0), or a lower bound of
-        the distance (> 0)."""
+        """(P, N) m, per part ``max(n.x + d)`` for ``pts`` (N, 3): -depth inside, a distance lower bound outside."""
         pts = np.asarray(pts, float)
         out = np.empty((len(self.equations), len(pts)))
         for i, eq in enumerate(self.equations):

@@ -19,8 +19,7 @@ NAME_FLAG = "sequence_name"
 
 
 def name_parts(dataset: str, name: str) -> re.Match | None:
-    """``object``, ``intent``, ``take`` of a GRAB name (its last path part); None for TACO, HUG-Bench or a non-GRAB
-    name."""
+    """``object``, ``intent``, ``take`` of a GRAB name's last path part; None for other datasets or names."""
     if dataset not in DATASETS or not DATASETS[dataset].names_object:
         return None
     return GRAB_NAME.fullmatch(str(name).split("/")[-1])

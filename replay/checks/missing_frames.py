@@ -60,8 +60,7 @@ def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 
 def periodic(steps: np.ndarray, n_steps: int) -> int:
-    """The period (stored steps) of the sorted drops ``steps`` when :data:`PERIODIC_SHARE` of their spacings share
-    it, else 0."""
+    """The period (stored steps) :data:`PERIODIC_SHARE` of the drops' spacings share, else 0."""
     if len(steps) < PERIODIC_MIN:
         return 0
     d = np.diff(steps)
@@ -72,8 +71,7 @@ def periodic(steps: np.ndarray, n_steps: int) -> int:
 
 
 def find_gaps(rec: Recording) -> dict:
-    """``{"source": "timestamps" | "motion", "gaps": {i: m}, "period": p or 0, "found": n}``: ``m`` frames missing
-    after stored frame ``i``."""
+    """``{"source", "gaps": {i: m}, "period", "found"}``: ``m`` frames missing after stored frame ``i``."""
     t = np.asarray(rec.time, float)
     dt = np.diff(t)
     if dt.size and np.median(dt) > 0 and (dt > TIMESTAMP_GAP * np.median(dt)).any():

@@ -171,8 +171,7 @@ def lift_figures(track: ObjectTrack, fps: float) -> dict:
 
 
 def hand_figures(rec: Recording) -> dict:
-    """Least signed distance (mm, < 0 inside) of the hand points and each fingertip to the target's visual surface at
-    ``rec.grasp_frame``."""
+    """Least signed distance, mm (< 0 inside), of the hand points and fingertips to the visual surface at grasp."""
     g = rec.grasp_frame
     track = rec.target_object
     visual, _ = asset_meshes(track.asset)

@@ -74,8 +74,7 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
 
 
 def measure_object_mass(asset) -> dict:
-    """What :func:`check_object_mass` judges, memoised per file content, unrounded; DataError as
-    :func:`simulated_mass`, or a mesh unreadable."""
+    """What :func:`check_object_mass` judges, memoised per content; DataError as :func:`simulated_mass`."""
     sim, inertia = simulated_mass(asset)
     visual, parts = asset_meshes(asset)
     if asset.mass is not None:

@@ -29,8 +29,7 @@ UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetre
 
 
 def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray:
-    """(N,) m hull-plane distance (> 0 outside) of object-frame ``pts`` (N, 3) to the parts scaled by ``s`` about the
-    origin."""
+    """(N,) m hull-plane distance (> 0 outside) of object-frame ``pts`` (N, 3) to the parts scaled by ``s``."""
     out = np.full(len(pts), np.inf)
     for eq in parts.equations:
         d = (pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1)

@@ -70,8 +70,7 @@ def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
 
 
 def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
-    """Lowest collision vertex minus ``support_height`` at the first frame, mm; DataError beyond
-    :data:`REST_GAP_MAX_M`."""
+    """Lowest collision vertex minus ``support_height`` at frame 0, mm; DataError beyond :data:`REST_GAP_MAX_M`."""
     low = min(float(to_world(track.pos[0], track.quat[0], p.vertices)[:, 2].min()) for p in parts)
     gap = low - float(rec.support_height)
     if abs(gap) > REST_GAP_MAX_M:

@@ -59,8 +59,7 @@ def _segment_distance(B: np.ndarray, c: np.ndarray) -> float:
 
 
 def hand_free_until(rec: Recording, parts: ConvexParts, s: int, *, g: int) -> int:
-    """First frame in ``[s, g]`` with the hand points within :data:`HAND_NEAR_M` of the parts (or untracked), else
-    ``g``."""
+    """First frame in ``[s, g]`` with the hand within :data:`HAND_NEAR_M` of the parts (or untracked), else ``g``."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     valid = np.asarray(rec.valid, bool)

@@ -19,8 +19,7 @@ PENETRATION_CORE_FRAC = 0.8
 
 
 def hand_depths(rec: Recording, parts: ConvexParts, frames: np.ndarray) -> np.ndarray:
-    """(F, P, K) m: depth of each hand point inside each collision part at ``frames`` (> 0 inside; < 0 a lower bound
-    of the distance)."""
+    """(F, P, K) m: each hand point's depth inside each part at ``frames`` (< 0: a lower bound of the distance)."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     frames = np.asarray(frames, int)

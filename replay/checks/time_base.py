@@ -94,8 +94,7 @@ def motion_figures(rec: Recording) -> dict | None:
 
 
 def sample_and_hold(repeated: np.ndarray) -> int:
-    """The hold length (each sample shown ``n`` frames) when :data:`HOLD_SHARE_MIN` of ``repeated`` (T,) frames
-    repeat, else 0."""
+    """The hold length when :data:`HOLD_SHARE_MIN` of ``repeated`` (T,) frames repeat, else 0."""
     rep = np.asarray(repeated, bool)
     if rep.size < 2 or rep.mean() < HOLD_SHARE_MIN:
         return 0

@@ -38,8 +38,7 @@ def get_field(data: Any, dotted: str, source: Path) -> Any:
 def get_array(
     data: Any, dotted: str, source: Path, *, shape: tuple, dtype=np.float64, finite: bool = True
 ) -> np.ndarray:
-    """A numeric array field, its shape (``-1`` = any length) and (``finite``) finiteness checked; DataError names
-    the first bad frame."""
+    """A numeric array field, shape (``-1``: any) and (``finite``) finiteness checked; DataError names the frame."""
     value = get_field(data, dotted, source)
     try:
         arr = np.asarray(value, dtype=dtype)

@@ -39,8 +39,7 @@ def confined(
 
 
 def plain_name(name: str, source: str | Path | None, field: str) -> str:
-    """``name`` if one plain folder entry. Raises DataError (``path_escape``): a separator, drive, ``.``/``..`` or
-    control character."""
+    """``name`` if one plain entry; DataError (``path_escape``): a separator, drive, ``.``/``..``, control char."""
     bad = (
         not name
         or name in (".", "..")

@@ -239,8 +239,7 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
 def _stream_tar_members(
     repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place, first_only: bool, progress: bool | None
 ):
-    """Yield ``(relative key, bytes, member name)`` of selected members of a remote uncompressed tar, read in small
-    ranges."""
+    """Yield ``(key, bytes, member name)`` of selected members of a remote uncompressed tar, in small ranges."""
     import huggingface_hub as hfh
 
     fs = hfh.HfFileSystem()

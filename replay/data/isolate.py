@@ -1,5 +1,4 @@
-"""Run native code that can crash or hang (CoACD) in a child process with a time limit; ``REPLAY_ISOLATE=0`` runs it
-in this process."""
+"""Native code that can crash or hang (CoACD) in a time-limited child process (``REPLAY_ISOLATE=0``: in process)."""
 
 from __future__ import annotations
 

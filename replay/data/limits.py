@@ -66,8 +66,7 @@ def check_size(path: str | Path, kind: str, field: str | None = None, *, source:
 
 
 def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes:
-    """The bytes of ``path``, never read past what ``stat`` gave plus one; DataError as :func:`check_size`, or
-    unreadable."""
+    """The bytes of ``path``, never past ``stat``'s size plus one; DataError as :func:`check_size`, or unreadable."""
     path = Path(path)
     size = check_size(path, kind, field)
     cap = limit_bytes(kind)

@@ -1,5 +1,4 @@
-"""Where a dataset lives: ``<data_dir>/<name>`` if it holds any file (``data_dir``: ``$REPLAY_DATA`` or ``data/``),
-else ``$REPLAY_MIRROR/<name>``."""
+"""Where a dataset lives: ``<data_dir>/<name>`` if it holds a file (``$REPLAY_DATA``, ``data/``), else the mirror."""
 
 from __future__ import annotations
 

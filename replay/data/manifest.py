@@ -133,8 +133,7 @@ class Manifest:
         return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
 
     def check(self, key: str, *, fix: bool = True) -> Problem | None:
-        """Re-hash one staged file: None if it matches its entry, else the :class:`Problem`; ``fix`` moves it aside
-        and drops its entry."""
+        """Re-hash one staged file: None if it matches, else the :class:`Problem`; ``fix`` moves it aside."""
         entry = self.files[key]
         path = self.root / key
         problem = None

@@ -1,5 +1,4 @@
-"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, errors naming the file; one parse per file version
-and process."""
+"""Reading one mesh file (STL/OBJ/PLY) through trimesh, errors naming the file, one parse per file version."""
 
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ STL_TRIANGLE_BYTES = 50
 
 
 def check_stl_count(path: str | Path, field: str | None = None) -> None:
-    """Refuse a binary STL whose header declares more triangles than its length holds (DataError, cause
-    ``file_size``)."""
+    """Refuse a binary STL declaring more triangles than its length holds (DataError, cause ``file_size``)."""
     path = Path(path)
     size = path.stat().st_size
     with open(path, "rb") as f:
@@ -101,8 +99,7 @@ UNIT_READINGS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"
 
 
 def unit_hint(extent: float) -> str:
-    """``"; millimetres? (x 0.001 gives 40 mm)"`` where one of :data:`UNIT_READINGS` brings ``extent`` (m) to 10-500
-    mm, else ``""``."""
+    """``"; millimetres? (x 0.001 gives 40 mm)"`` where a :data:`UNIT_READINGS` makes ``extent`` (m) 10-500 mm."""
     lo, hi = 0.01, 0.5  # a hand-held object's size, m
     for f, name in UNIT_READINGS:
         if lo <= extent * f <= hi:

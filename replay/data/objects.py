@@ -38,8 +38,7 @@ DEFAULT_CONDIM = 4
 
 
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:
-    """An asset's visual mesh and collision parts (object frame, m), shared: read only. Raises DataError: a mesh
-    missing or unreadable."""
+    """An asset's shared visual mesh and collision parts (object frame, m; read only); DataError: unreadable."""
     visual = shared_mesh(asset.visual_mesh, "visual_mesh", asset.source)
     parts = [shared_mesh(p, f"collision_meshes[{i}]", asset.source) for i, p in enumerate(asset.collision_meshes)]
     return visual, parts
@@ -72,8 +71,7 @@ def asset_mass(asset: ObjectAsset) -> float:
 
 
 def load_taco_object(obj_path: str | Path, name: str | None = None, settings: dict | None = None) -> ObjectAsset:
-    """ObjectAsset of a TACO ``<seq>.obj`` (m), ``DEFAULT_*`` material, cached CoACD parts. Raises DataError: a
-    missing or unreadable mesh."""
+    """ObjectAsset of a TACO ``<seq>.obj`` (m), ``DEFAULT_*`` material, cached CoACD parts; DataError: unreadable."""
     obj_path = Path(obj_path)
     load_mesh(obj_path, "mesh")
     parts = convex_decomposition(obj_path, settings, sub="coacd/taco")

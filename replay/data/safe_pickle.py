@@ -176,7 +176,6 @@ def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
 
 
 def load_pickle(path: str | Path) -> Any:
-    """Safely unpickle the file at ``path``. Raises DataError: missing or unreadable, over the recording size limit,
-    or :func:`loads_pickle`'s."""
+    """Safely unpickle ``path``; DataError: missing, unreadable, over the size limit, or :func:`loads_pickle`'s."""
     path = Path(path)
     return loads_pickle(read_bounded(path, "recording"), path)

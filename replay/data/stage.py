@@ -224,8 +224,7 @@ _PINNED_DATASETS = ("manosim", "grab", "taco")
 
 
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
-    """The target of ``src`` when a symlink leads it outside ``folder``, else None; FetchError for one without
-    ``follow`` (``--follow-symlinks``)."""
+    """The target of a symlink leading ``src`` outside ``folder``, else None; FetchError unless ``follow``."""
     if is_inside(src, folder):
         return None
     target = os.path.realpath(src)

@@ -160,8 +160,7 @@ def _ball(el: ET.Element, b: int, path: Path) -> ET.Element:
 
 
 def _read_template(path: Path) -> _Template:
-    """The capsule template's geometry; DataError where it is not manosim's layout (identity frames, one capsule per
-    bone, an inertial each)."""
+    """The capsule template's geometry; DataError where not manosim's layout (identity frames, capsules)."""
     root = ET.parse(path).getroot()
     if root.find("compiler") is not None and {"meshdir", "assetdir"} & set(root.find("compiler").attrib):
         raise DataError(path, "compiler", "meshdir/assetdir not supported by the fit (manosim sets none)")
@@ -211,8 +210,7 @@ def _check_same_tree(root: ET.Element, t: _Template, path: Path) -> None:
 
 
 def _plan(subject: SubjectHand, t: _Template) -> tuple:
-    """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)`` at the reference pose; DataError for a
-    scale or palm that does not fit."""
+    """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)``; DataError: scale or palm off."""
     src = subject.source
     base_t = np.array([t.body_pos[c] + t.anchor[c] for c in BASE_BODIES])
     rot, _ = Rotation.align_vectors(base_t, subject.palm)

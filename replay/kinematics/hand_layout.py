@@ -15,8 +15,7 @@ BALL_COORDS, BALL_DOFS = 4, 3
 
 @dataclass(frozen=True)
 class HandLayout:
-    """Counts and offsets of a hand with one free root and ``finger_joints`` ball joints; ``fingertip_bodies``: each
-    finger's distal bone."""
+    """Counts and offsets of a free root and ``finger_joints`` ball joints; ``fingertip_bodies``: distal bones."""
 
     finger_joints: int = 15
     fingertip_bodies: tuple[int, ...] = (3, 6, 9, 12, 15)
@@ -60,8 +59,7 @@ class HandLayout:
     def from_import(
         cls, source: str, joint_types: list[str], body_names: list[str], *, coord_count: int, dof_count: int
     ) -> HandLayout:
-        """The checked layout of an imported hand; SceneError if not one FREE joint then BALL joints on
-        ``mano_body_0..n``."""
+        """The checked layout of an imported hand; SceneError unless a FREE joint, then BALL joints, on bodies."""
         kinds = [str(t).rsplit(".", 1)[-1].upper() for t in joint_types]
         if not kinds or kinds[0] != "FREE" or any(k != "BALL" for k in kinds[1:]):
             raise SceneError(f"{source}: expected 1 free joint then ball joints, got {kinds}")

@@ -159,8 +159,7 @@ class LandmarkIK:
     def solve_frame(
         self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, *, max_nfev: int, cold: bool = False
     ):
-        """One frame: (solution (51,), root rotation matrix, nfev), relative to ``R_prev`` / ``x_prev``; a cold
-        start drops the temporal prior."""
+        """(solution (51,), root rotation, nfev) of one frame, relative to ``R_prev`` / ``x_prev`` (cold: no prior)."""
         self._wt, self._wtp = (0.0, 0.0) if cold else (self.opt.w_temporal, self.opt.w_temporal_pos)
         # solve for the increment: least_squares sizes its first trust region from |x0|, useless near zero
         base = x_prev.copy()
@@ -309,8 +308,7 @@ def _frames_to_fit(
     opt: IKOptions,
     source: str | Path | None,
 ) -> np.ndarray:
-    """(F,) frames :func:`fit_landmarks` fits; DataError for bad shapes, stride < 1, no valid frame, non-finite
-    landmarks in a fitted frame."""
+    """(F,) frames to fit; DataError: bad shapes, stride < 1, no valid frame, non-finite landmarks to fit."""
     if landmarks.ndim != 3 or landmarks.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {landmarks.shape}")
     T = landmarks.shape[0]

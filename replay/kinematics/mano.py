@@ -133,8 +133,7 @@ def fit_wrist_offset(
     tips: np.ndarray,
     valid: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(3,) m: J0, the ``c`` of ``wrist_pos = trans + c`` fitting the fingertips ``tips`` (T, 5, 3) m (thumb..pinky)
-    in closed-form least squares."""
+    """(3,) m: J0, the ``c`` of ``wrist_pos = trans + c`` best fitting ``tips`` (T, 5, 3) m (thumb..pinky)."""
     T = trans.shape[0]
     valid = np.ones(T, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     L0 = kin.fk_landmarks(np.zeros((T, 3)), wrist_quat, finger_quat)[:, list(TIP_LANDMARKS)]

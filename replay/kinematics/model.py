@@ -92,8 +92,7 @@ def _read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str
 
 
 def _fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body_pos, anchor) -> np.ndarray:
-    """(5, 3) m fingertips in their distal body's frame; DataError for an unknown ``tip`` or a missing capsule or
-    mesh."""
+    """(5, 3) m fingertips in their distal body's frame; DataError: unknown ``tip``, a missing capsule or mesh."""
     tip_local = np.zeros((5, 3))
     for f, b in enumerate(DISTAL_BODIES):
         if tip == "capsule":

@@ -1,5 +1,4 @@
-"""The recording's own hand from its landmarks (manopth order, world, m): bone lengths and finger bases in a palm frame
-(``docs/hand.md``)."""
+"""The recording's own hand from its landmarks (manopth, world, m): bone lengths, finger bases (docs/hand.md)."""
 
 from __future__ import annotations
 
@@ -80,8 +79,7 @@ def palm_frame(landmarks: np.ndarray) -> np.ndarray:
 def measure_hand(
     landmarks: np.ndarray, valid: np.ndarray | None, side: str, *, source: str | Path | None = None
 ) -> SubjectHand:
-    """The subject's hand from (T, 21, 3) world m landmarks; DataError for a bad shape, too few frames, a bone or base
-    out of range or not rigid."""
+    """The hand of (T, 21, 3) world m landmarks; DataError: bad shape, few frames, a bone or base off or not rigid."""
     L = np.asarray(landmarks, dtype=np.float64)
     if L.ndim != 3 or L.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {L.shape}")

@@ -1,5 +1,4 @@
-"""Pose-mapping validation, mm: the completed hand's FK against the recording's 21 landmarks (GRAB, HUG-Bench) or
-MANO's five tip vertices (TACO)."""
+"""Pose-mapping validation, mm: FK against the recording's 21 landmarks or MANO's five tip vertices (TACO)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The results file of the named physics ``calibrated`` (``scripts/calibrate.py``; fields: docs/results.md), cached
-by modification time and size."""
+"""The results file of the physics ``calibrated`` (``scripts/calibrate.py``; fields: docs/results.md), cached."""
 
 from __future__ import annotations
 

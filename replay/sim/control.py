@@ -42,8 +42,7 @@ class HandController:
         self.control.joint_target_q.assign(self._target_q)
 
     def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
-        """(6,) world force N and torque N·m at the root COM for ``state``; ``acc`` (3,) m/s^2 fed forward as ``M
-        acc``."""
+        """(6,) world force N, torque N·m at the root COM; ``acc`` (3,) m/s^2 fed forward as ``M acc``."""
         bq = state.body_q.numpy()
         bqd = state.body_qd.numpy()
         hb = self.scene.hand_bodies

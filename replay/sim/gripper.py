@@ -102,8 +102,7 @@ def jaw_gains(force: float, dt: float, cfg: FixtureConfig) -> tuple[float, float
 
 
 def line_frame(u: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation with columns ``u`` (jaw axis), ``w x u`` and ``w`` (world +Z orthogonal to ``u``; world X's when
-    ``u`` is vertical)."""
+    """(3, 3) rotation, columns ``u`` (jaw axis), ``w x u``, ``w`` (world +Z orthogonal to ``u``, else world X)."""
     u = np.asarray(u, float) / np.linalg.norm(u)
     up = np.array([0.0, 0.0, 1.0]) if abs(u[2]) < 0.95 else np.array([1.0, 0.0, 0.0])
     w = up - up.dot(u) * u

@@ -49,8 +49,7 @@ def _calibrated() -> dict:
 
 
 def calibrated_centres(cfg: ReplayConfig) -> dict:
-    """{variable: centre} of the sampled distributions under ``cfg``'s physics: the calibration's for ``calibrated``,
-    else {}."""
+    """{variable: centre} of the sampled distributions: the calibration's under ``calibrated``, else {}."""
     return dict(calibration_file.read_calibration()["choice"]["centres"]) if cfg.physics == "calibrated" else {}
 
 

@@ -103,8 +103,7 @@ def _finger_dofs(hqd: int) -> slice:
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
-    """``SolverMuJoCo``: MuJoCo C with its own collision detection on a CPU engine, else mujoco-warp; ``nconmax``:
-    contact capacity per world."""
+    """``SolverMuJoCo``: MuJoCo C on a CPU engine, else mujoco-warp; ``nconmax``: contact capacity per world."""
     kwargs = dict(
         solver=config.solver,
         integrator=physics.choice_value(config, "integrator"),
@@ -214,8 +213,7 @@ def _raise_flutter_damping(
 
 
 def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: int, changed: bool):
-    """The rollout's solver: MuJoCo C reuses the probe's (it grows its contact arena itself), else a new one with
-    ``capacity``."""
+    """The rollout's solver: MuJoCo C keeps the probe's (its contact arena grows), else a new one of ``capacity``."""
     if config_uses_direct_engine(config):
         if changed:
             probe.notify_model_changed(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)

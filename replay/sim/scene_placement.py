@@ -56,8 +56,7 @@ def _place_newton(scene, spec, shape: int) -> None:
 
 
 def _converter_size(scale: np.ndarray) -> np.ndarray:
-    """The geom size Newton's converter writes for a shape of ``scale`` (newton 1.8.0: zeros take the first nonzero
-    entry; all zero, a plane, 5 m)."""
+    """Newton 1.8.0's converter geom size for ``scale`` (zeros take the first nonzero entry; all zero: 5 m)."""
     size = np.asarray(scale, np.float64).copy()
     if np.any(size > 0.0):
         size[size == 0.0] = size[size > 0.0][0]
@@ -88,8 +87,7 @@ def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, s
 
 
 def place_scene(scene, spec):
-    """Move probe-stage MuJoCo C ``scene`` to ``spec``'s placement, in place. Raises SceneError: not one object body
-    and one static support."""
+    """Move probe-stage ``scene`` to ``spec``'s placement in place; SceneError: not one object body and support."""
     model, m = scene.model, scene.solver.mj_model
     shape = _support_shape(model)
     world = np.flatnonzero(m.geom_bodyid == 0)

@@ -96,8 +96,7 @@ class SolverView:
         return int(self.solver.mjw_data.nacon.numpy()[0])
 
     def contacts(self) -> ContactRows:
-        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds) and the constraint forces; empty arrays
-        without contact."""
+        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds) and constraint forces; empty without."""
         n = self.contact_count()
         if n == 0:
             empty = np.zeros(0, int)

@@ -211,8 +211,7 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
 
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
-    """Finger DOFs: effort limit per joint, N·m (:func:`replay.sim.finger_strength.joint_limits`), damping as imported;
-    wrist DOFs: no drive."""
+    """Finger DOFs: per-joint effort limit, N·m (``finger_strength.joint_limits``), damping as imported; wrist: none."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
     per_joint = finger_strength.joint_limits(config, mjcf)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):

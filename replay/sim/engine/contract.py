@@ -63,8 +63,7 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
-        """Advance every live world one control frame: finger targets (N, 15, 4) xyzw, wrist rows (N, 16) of the
-        previous and this frame."""
+        """Advance live worlds one frame: finger targets (N, 15, 4) xyzw, wrist rows (N, 16) previous and now."""
 
     @abc.abstractmethod
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
@@ -91,8 +90,7 @@ class Engine(abc.ABC):
 
     @classmethod
     def one_world(cls, scene, variants: list):
-        """The one variant of a one-world engine. Raises ValueError: more than one variant, a parameter edit, or another
-        ablation flag."""
+        """The one variant of a one-world engine; ValueError: more than one, a parameter edit, another ablation."""
         name = cls.capabilities.name
         if len(variants) != 1:
             raise ValueError(f"the {name} engine steps one world per scene")

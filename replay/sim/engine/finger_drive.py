@@ -73,8 +73,7 @@ class FingerDrive:
 
     @classmethod
     def from_model(cls, m, layout) -> FingerDrive:
-        """Joints and gains of ``m``'s finger actuators. Raises ValueError: one not on a ball joint or not
-        force-limited."""
+        """Joints and gains of ``m``'s finger actuators; ValueError: one not on a ball joint or not force-limited."""
         J = int(layout.finger_joint.max()) + 1
         qadr, vadr = np.zeros(J, np.int64), np.zeros(J, np.int64)
         kp, kd, eff = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros((J, 3))

@@ -1,5 +1,4 @@
-"""Where the replay's pieces live in the MuJoCo model Newton compiled: the one reader of ``SolverMuJoCo``'s index maps
-(newton 1.8.0)."""
+"""Where the replay's pieces live in the compiled MuJoCo model: the one reader of ``SolverMuJoCo``'s index maps."""
 
 from __future__ import annotations
 

@@ -68,8 +68,7 @@ def data_contacts(d, hand_geoms, object_geoms, pyramidal: bool, force_min: float
 
 @njit(cache=True, nogil=True)
 def fastest_body(cvel, xipos, subtree_com, body_rootid, bodies, out):
-    """``out = [v_max m/s, its body, w_max rad/s, its body]`` of the bodies' COMs (``cvel`` rows (angular, linear) at
-    the root's subtree COM)."""
+    """``out = [v_max m/s, its body, w_max rad/s, its body]`` over the COMs (``cvel`` at the root's subtree COM)."""
     out[0], out[1], out[2], out[3] = -1.0, -1.0, -1.0, -1.0
     for b in bodies:
         r = body_rootid[b]

@@ -1,5 +1,4 @@
-"""What may differ between the worlds of one batch (:class:`Variant`); the default variant is the recording as
-replayed."""
+"""What may differ between the worlds of one batch; the default :class:`Variant` is the recording as replayed."""
 
 from __future__ import annotations
 

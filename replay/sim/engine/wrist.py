@@ -96,8 +96,7 @@ def slerp_wxyz(q0, q1, a, out):
 
 @njit(cache=True, nogil=True)
 def _orientation_error(q, tgt):
-    """Rotation vector (3,) rad, world, of ``q* q^-1`` (angle in [0, pi]) for ``q`` (4,) and the target row's ``q*``,
-    both wxyz."""
+    """Rotation vector (3,) rad, world, of ``q* q^-1`` (angle in [0, pi]), ``q`` (4,) and the row's ``q*`` wxyz."""
     nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
     tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
@@ -123,8 +122,7 @@ def _rotvec_unnormalized(w, x, y, z):
 
 @njit(cache=True, nogil=True)
 def _rotvec(q0, q1, q2, q3):
-    """Rotation vector (3,) rad of the wxyz quaternion, normalized first, angle in [0, pi] (MuJoCo's ``mju_quat2Vel``
-    with dt 1)."""
+    """Rotation vector (3,) rad of a wxyz quaternion, normalized, angle in [0, pi] (``mju_quat2Vel``, dt 1)."""
     n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     return _rotvec_unnormalized(q0 / n, q1 / n, q2 / n, q3 / n)
 
@@ -201,8 +199,7 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
 
 @njit(cache=True, nogil=True)
 def substep_target(tgt_prev, tgt, a, interp, out):
-    """Target row at fraction ``a`` of a control frame: position linear, quaternion slerped from ``tgt_prev`` when
-    ``interp``; rates from ``tgt``."""
+    """Target row at fraction ``a`` of a frame: position linear, quaternion slerped (``interp``); rates ``tgt``'s."""
     for i in range(T_SIZE):
         out[i] = tgt[i]
     if interp:
@@ -216,8 +213,7 @@ def substep_target(tgt_prev, tgt, a, interp, out):
 
 @njit(cache=True, nogil=True)
 def apply_substep(qpos, qvel, xipos, xfrc, act_force, hand, tgt_prev, tgt, a, interp, wr, stats):
-    """One substep's wrist wrench into ``xfrc[root]``; the previous step's largest |finger actuator force| (N·m) into
-    ``stats[0]``."""
+    """One substep's wrench into ``xfrc[root]``; the last step's largest |actuator force| (N·m) into ``stats[0]``."""
     qadr, vadr, root, hand_bodies, body_mass, par = hand
     row = np.empty(T_SIZE)
     substep_target(tgt_prev, tgt, a, interp, row)

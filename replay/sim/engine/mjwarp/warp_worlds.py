@@ -47,8 +47,7 @@ def _world_expected(scene, layout: MjLayout, v: Variant) -> dict:
 
 
 def _replay_world(scene):
-    """``(builder, info)``: the scene's world rebuilt with its passive joint damping. Raises EngineError: no build
-    inputs, or other entity counts."""
+    """``(builder, info)``: the scene's world rebuilt, damping kept; EngineError: no build inputs, other counts."""
     args = dict(scene.build_inputs)
     if not args:
         raise EngineError(

@@ -1,5 +1,4 @@
-"""The ``authored_actuators`` wrist law as Warp functions, twins of :mod:`replay.sim.engine.wrist`'s. float64;
-quaternions wxyz; world Z up."""
+"""The ``authored_actuators`` wrist law in Warp, twin of :mod:`replay.sim.engine.wrist`; float64, wxyz, Z up."""
 
 from __future__ import annotations
 

@@ -201,8 +201,7 @@ def _why(code, overflow, fast, lim, info):
 
 @njit(cache=True, nogil=True)
 def _pose_row(k, poses, rows, measure_wrist, pos, quat, wrist_err):
-    """Row ``k`` of the pose outputs from ``poses`` (17, 7: m, xyzw); with ``measure_wrist`` the root's distance, m,
-    to ``rows[k, :3]``."""
+    """Row ``k`` of the pose outputs (``poses`` (17, 7): m, xyzw), the root's distance (m) to ``rows[k, :3]``."""
     for b in range(poses.shape[0]):
         for c in range(3):
             pos[k, b, c] = poses[b, c]

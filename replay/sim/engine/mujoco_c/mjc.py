@@ -170,8 +170,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         self._deal(live, lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]))
 
     def _deal(self, live: list[int], fn) -> None:
-        """``fn(i)`` for each world of ``live``, round-robin over the threads, the first share here (MuJoCo releases
-        the GIL)."""
+        """``fn(i)`` for each of ``live``, round-robin over the threads, the first share here (MuJoCo frees the GIL)."""
         if self._pool is None or len(live) < 2:
             for i in live:
                 fn(i)
@@ -195,8 +194,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         return q
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i`` in Python, then its stop reason: ``mujoco.FatalError``, a warning, or
-        ``maxuse_con`` over the capacity."""
+        """One Python-loop frame of world ``i``, then its stop: ``FatalError``, a warning, ``maxuse_con`` > capacity."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl

@@ -133,8 +133,7 @@ def _object_mass(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> float | Non
 
 
 def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
-    """``v``'s ``solref`` / ``solimp`` / torsional friction on the hand's and object's geoms; one hand-object pair's
-    values read back."""
+    """``v``'s solref / solimp / torsional friction on hand and object geoms; one pair's values read back."""
     out: dict = {}
     geoms = np.flatnonzero(layout.hand_geoms | layout.object_geoms)
     if v.solref is not None:

@@ -44,8 +44,7 @@ def hand_object_signals(
 
 
 def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
-    """Why SolverSteel lost rows or contacts (overflow flags, a full contact buffer, contact-reduction overflow), or
-    None."""
+    """Why SolverSteel lost rows or contacts (overflow flags, full contact buffer, reduction overflow), or None."""
     flags = solver.constraint_overflow.numpy()
     wm = watermarks if watermarks is not None else solver.constraint_row_watermarks()
     if np.any(flags):
