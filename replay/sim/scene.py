@@ -255,5 +255,4 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
 
 
 def config_uses_direct_engine(config: ReplayConfig) -> bool:
-    """True when ``config`` steps MuJoCo C directly (engine mujoco-c)."""
     return config.engine is EngineChoice.MUJOCO_C

@@ -125,7 +125,6 @@ def reset_model(solver, snapshot: mujoco.MjModel, arrays: tuple[str, ...]) -> No
 
 
 def _finish(entry: _Entry, spec, cfg, place: str) -> None:
-    """Finish ``entry``'s probe-stage scene for ``spec``'s placement under ``cfg`` and snapshot the result."""
     from replay.sim.scene import finish_scene
 
     entry.scene = finish_scene(dataclasses.replace(entry.compiled, config=cfg), spec)

@@ -131,7 +131,6 @@ class Variant:
 
     @property
     def edits_params(self) -> bool:
-        """A physical parameter or an option differs from the scene's."""
         return (
             any(getattr(self, n) is not None for n in ("friction", "effort_limit", "effort_scale", "object_mass"))
             or self.edits_contact

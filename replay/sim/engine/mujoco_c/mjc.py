@@ -315,7 +315,6 @@ class MjcBatch(SpanSteps, SpanEngine):
         return None
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
-        """``sig`` with world ``w``'s hand-object contacts of the last step."""
         reason, cs = sig.reason, w.sums
         if signals.data_contacts(w.d, self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs):
             sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])

@@ -122,7 +122,6 @@ class SteelBatch(Engine):
         w.act_max = max(w.act_max, self.drive.max_torque())
 
     def contact_signals(self, force_min: float) -> tuple[int, int, float, float, float]:
-        """:func:`replay.sim.engine.steel.steel_signals.hand_object_signals` of the last step."""
         c = self.contacts
         lay = self.layout
         return steel_signals.hand_object_signals(
