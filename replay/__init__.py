@@ -12,8 +12,7 @@ PATH_ENV = ("REPLAY_MIRROR", "REPLAY_DATA", "REPLAY_CACHE")
 
 def resolve_path_env(environ=None) -> dict[str, str]:
     """Make a relative :data:`PATH_ENV` value in ``environ`` (default ``os.environ``) absolute against the current
-    directory, for this process and those it starts; returns what it changed. Called by every command, never on
-    import."""
+    directory; returns what it changed. Called by every command, never on import."""
     environ = os.environ if environ is None else environ
     changed = {}
     for name in PATH_ENV:

@@ -1,8 +1,6 @@
-"""What every command does around its ``main`` (:func:`run`): one-line errors ``<prog>: error: <file>: <what>``,
-never a traceback for bad input (programming errors still raise), and one exit status: 0 done; 1 the work, or
-some of it, could not be done (bad input, fetch, integrity, an unwritable output, recordings not replayed); 2 a wrong
-command line (argparse, :class:`~replay.errors.UsageError`); 130 interrupted, results so far kept. ``grasp-replay``
-(:func:`main`) runs one module of :mod:`replay.commands` per subcommand (:data:`COMMANDS`)."""
+"""What every command does around its ``main``: one-line errors ``<prog>: error: <file>: <what>`` (never a traceback
+for bad input) and one exit status: 0 done; 1 some work not done (bad input, fetch, integrity, an unwritable output,
+recordings not replayed); 2 a wrong command line; 130 interrupted, results so far kept."""
 
 from __future__ import annotations
 
@@ -21,23 +19,20 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say_error(message: str, prog: str | None = None) -> None:
-    """Print ``<prog>: error: <message>`` to stderr, control characters escaped (a name from the data is shown, not
-    obeyed)."""
+    """Print ``<prog>: error: <message>`` to stderr, control characters escaped."""
     prog = prog or os.path.basename(sys.argv[0] or "") or "replay"
     console.err(printable(f"{prog}: error: {message}"))
 
 
 def report(exc: ReplayError, prog: str | None = None) -> int:
-    """Print ``<prog>: error: <message>`` to stderr; the exit status for ``exc`` (2 for a usage error, else 1)."""
+    """Print ``exc`` as :func:`say_error`; its exit status (2 for a usage error, else 1)."""
     say_error(str(exc), prog)
     return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FAILED
 
 
 def run(main: Callable[[], int | None]) -> int:
-    """``main()``'s exit status, an escaping :class:`~replay.errors.ReplayError` or ``OSError`` as one line (2 for
-    a usage error, else 1), 130 on Ctrl-C; relative path variables made absolute first
-    (:func:`replay.resolve_path_env`), output through :func:`replay.console.printable_output`, the package's log
-    records said on stderr (:func:`replay.console.configure_logging`)."""
+    """``main()``'s exit status; an escaping ``ReplayError`` or ``OSError`` as one line (2 for a usage error, else 1),
+    130 on Ctrl-C; path variables made absolute, output escaped, log records said on stderr."""
     resolve_path_env()
     console.configure_logging()
     with console.printable_output(bars=True):  # every line a command prints: a name's control characters escaped
@@ -69,8 +64,7 @@ _INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: ?'(.*)' \(choo
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``argparse.ArgumentParser`` whose error for a value outside an option's choices is one line with the
-    nearest ones (``invalid choice 'authred': did you mean 'authored'? (choose from ...)``), exit 2."""
+    """An ``ArgumentParser`` whose error for a value outside ``choices`` is one line naming the nearest, exit 2."""
 
     def error(self, message: str):
         m = _INVALID_CHOICE.match(message)
@@ -86,12 +80,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def folder_arg(text: str) -> Path:
-    """argparse type for a folder option: absolute against the starting directory (workers run elsewhere)."""
+    """argparse type: a folder, absolute against the starting directory (workers run elsewhere)."""
     return Path(os.path.abspath(os.path.expanduser(text)))
 
 
 def size_arg(text: str) -> tuple[int, int]:
-    """argparse type for a frame size ``WxH`` in pixels, e.g. ``640x480`` -> (640, 480)."""
+    """argparse type: ``WxH`` pixels, ``640x480`` -> (640, 480)."""
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
@@ -146,12 +140,12 @@ def _usage() -> str:
 
 
 def _command_main(module: str) -> Callable:
-    """``main`` of :mod:`replay.commands`'s ``module``, imported now (``grasp-replay --help`` loads no physics)."""
+    """``main`` of ``replay.commands.<module>``, imported only now (``--help`` loads no physics)."""
     return importlib.import_module(f"{__package__}.commands.{module}").main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``grasp-replay <command> [args]``: the commands of :mod:`replay.commands` as one console command."""
+    """``grasp-replay <command> [args]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     words = {c.split()[0] for c in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):

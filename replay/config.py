@@ -1,12 +1,10 @@
-"""Every knob a replay depends on, with its default, unit and source (``metadata={"unit", "source"}``; :func:`describe`
-prints the table). A :class:`ReplayConfig` is written into every result file, so a result can be reproduced from its
-JSON (:meth:`ReplayConfig.from_dict`). Sources named in short:
+"""Every knob a replay depends on, with its default, unit and source (``metadata={"unit", "source"}``); written into
+every result file, so a result can be reproduced from its JSON. Sources named in short:
 
 * "manosim-in-Newton": the report *manosim in Newton: replaying human grasps from HUG* (2026; Newton branch
-``eric/manosim-mjcf``, manosim 75c77c0; HUG: arXiv:2606.17054), the replay of HUG-Bench MANO trajectories with the
-unmodified manosim MJCF, whose protocol figures are the defaults here;
+  ``eric/manosim-mjcf``, manosim 75c77c0; HUG: arXiv:2606.17054), whose protocol figures are the defaults here;
 * "MuJoCo modeling guide": mujoco.readthedocs.io, *Modeling > Contact* (elliptic cones with ``impratio`` about 10 for
-slip-sensitive grasps; friction is a soft constraint that creeps under load)."""
+  slip-sensitive grasps; friction is a soft constraint that creeps under load)."""
 
 from __future__ import annotations
 
@@ -24,15 +22,12 @@ from replay.results.judge import DEFAULT_JUDGE
 from replay.results.legacy_physics import legacy_config
 from replay.results.oracle_fields import OracleSettings
 
-#: gravity's magnitude, m/s^2, acting along world -Z: MuJoCo's default ``opt.gravity``
-#: (0, 0, -9.81) and Newton's ``ModelBuilder`` default; the one value every module uses
-#: (scene gravity, wrist gravity compensation, friction budget in kg).
+#: gravity's magnitude, m/s^2, along world -Z: MuJoCo's default ``opt.gravity`` and Newton's ``ModelBuilder`` default
 GRAVITY = 9.81
 
 
-#: the config's three parts, each field in one: the physics (a named physics and its departures: its values are the
-#: table's), the engine (what steps it: timing, solver, contact buffer, Steel) and the protocol (what every protocol
-#: replays and judges, the lift's and the hug-oracle's parts); ``tests/test_config_layers.py`` holds every field to one
+#: the config's three parts, each field in exactly one (``tests/test_config_layers.py``): physics (a named physics and
+#: its departures), engine (timing, solver, contact buffer, Steel), protocol (what every protocol replays and judges)
 GROUPS = {
     "physics": tuple("preset physics physics_overrides hand finger_drive".split()),
     "engine": tuple(
@@ -45,18 +40,15 @@ GROUPS = {
     ),
 }
 
-#: the config's typed parts: field -> its type (each with ``validate(prefix)``; a protocol's is named by the protocol's
-#: class, :attr:`replay.protocol.protocols.base.Protocol.config_part`)
+#: the config's typed parts: field -> its type (each with ``validate(prefix)``; a protocol's named by its class)
 PARTS = {"contact_budget": ContactBudget, "steel": SteelSettings, "lift": LiftSettings, "oracle": OracleSettings}
 
 
 @dataclass
 class ReplayConfig:
-    """Settings of one replay study, in three parts (:data:`GROUPS`): the physics (a named physics and its departures,
-    the values the table's, :mod:`replay.results.physics_table`; the hand's collision proxy and finger drive law), the
-    engine (timing, solver, contact buffer, Steel's part) and the protocol (what every protocol replays, the lift's
-    part, the hug-oracle's part). All units SI (m, s, kg, N, N·m, rad). A typed part (:data:`PARTS`) may be given as
-    a dict of its fields (the rest its defaults)."""
+    """Settings of one replay study in three parts (:data:`GROUPS`); physics values live in the table
+    (:mod:`replay.results.physics_table`). SI units (m, s, kg, N, N·m, rad). A typed part (:data:`PARTS`) may be given
+    as a dict of its fields."""
 
     preset: str | None = _f(
         None,
@@ -183,7 +175,7 @@ class ReplayConfig:
         return 1.0 / (self.control_fps * self.substeps)
 
     def validate(self) -> ReplayConfig:
-        """Check ranges; raise :class:`DataError` naming the field (a part's as ``config.<part>.<field>``)."""
+        """Check ranges; DataError naming the field (a part's as ``config.<part>.<field>``)."""
         check_ranges(
             self,
             "config",
@@ -225,13 +217,12 @@ class ReplayConfig:
         return self
 
     def _validate_overrides(self) -> None:
-        """Each ``physics_overrides`` entry names a choice of the table and takes one of its values
-        (:func:`replay.results.physics_table.check_value`): :class:`DataError` naming the choice."""
+        """Each ``physics_overrides`` entry a choice of the table with one of its values; DataError naming it."""
         for name, value in (self.physics_overrides or {}).items():
             physics_table.check_value(name, value)
 
     def _validate_steel(self) -> None:
-        """What the Steel backend needs of the rest (:class:`DataError` naming the field)."""
+        """What the Steel backend needs of the rest; DataError naming the field."""
         if self.engine is not EngineChoice.STEEL:
             return
         if self.finger_drive != "quat":
@@ -249,8 +240,7 @@ class ReplayConfig:
             )
 
     def replace(self, **changes) -> ReplayConfig:
-        """A copy with ``changes`` ({field: value}; a part's fields as ``{part: {field: value}}``, merged into
-        the part), validated (:class:`DataError` naming the field)."""
+        """A validated copy with ``changes`` (a part's fields as ``{part: {field: value}}``, merged)."""
         for name, v in list(changes.items()):
             cur = getattr(self, name)
             if dataclasses.is_dataclass(cur) and isinstance(v, dict):
@@ -266,11 +256,8 @@ class ReplayConfig:
 
     @classmethod
     def from_dict(cls, data: dict, source: str | Path | None = None) -> ReplayConfig:
-        """Build from a dict (e.g. a study JSON's ``config``); an older file's fields through
-        :func:`replay.results.legacy_physics.legacy_config`.
-
-        Raises:
-            DataError: an unknown key or a bad value."""
+        """From a dict (a study JSON's ``config``; older fields through ``legacy_physics.legacy_config``). Raises
+        DataError: an unknown key or a bad value."""
         data = legacy_config(data, source)
         names = {f.name for f in dataclasses.fields(cls)}
         extra = set(data) - names - {"dt"}
@@ -297,8 +284,7 @@ class ReplayConfig:
 
 
 def describe() -> list[dict]:
-    """Rows ``{name, default, unit, source, group}`` for every knob (README / --help), group by group
-    (:data:`GROUPS`); a typed part's as ``<part>.<field>``."""
+    """Rows ``{name, default, unit, source, group}`` for every knob, group by group; a part's as ``<part>.<field>``."""
     fields = {f.name: f for f in dataclasses.fields(ReplayConfig)}
     rows = []
     for group, names in GROUPS.items():

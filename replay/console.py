@@ -1,7 +1,5 @@
-"""The one module that writes to the user's terminal: a command's results on stdout (:func:`out`), errors, failures
-and progress bars on stderr (:func:`err`, :func:`bar`), the package's ``logging`` records said on stderr
-(:func:`configure_logging`, called once by :func:`replay.cli.run`). Every line escapes control characters
-(:func:`replay.errors.printable`): a name from the data is shown, not obeyed."""
+"""The one module that writes to the user's terminal: results on stdout, errors, failures, progress and log records on
+stderr, control characters escaped (a name from the data is shown, not obeyed)."""
 
 from __future__ import annotations
 
@@ -17,12 +15,10 @@ from replay.errors import printable
 
 
 def out(text: object = "", end: str = "\n") -> None:
-    """``text`` on stdout, then ``end`` (``""``: ``text`` ends its own lines)."""
     _write(sys.stdout, text, end)
 
 
 def err(text: object = "", end: str = "\n") -> None:
-    """``text`` on stderr, then ``end``."""
     _write(sys.stderr, text, end)
 
 
@@ -36,21 +32,19 @@ def _write(stream, text: object, end: str) -> None:
 
 
 def bar(progress: bool | None = True, **kw) -> tqdm:
-    """A tqdm bar on stderr (``kw``: tqdm's): shown when ``progress`` is True, never when False, on a terminal when
-    None."""
+    """A tqdm bar on stderr (``kw``: tqdm's); ``progress`` None: on a terminal only."""
     return tqdm(disable=None if progress is None else not progress, file=sys.stderr, **kw)
 
 
 def flush() -> None:
-    """Write out what stdout and stderr hold (before ``os._exit``)."""
+    """Flush stdout and stderr (before ``os._exit``)."""
     sys.stdout.flush()
     sys.stderr.flush()
 
 
 @contextlib.contextmanager
 def silenced():
-    """Within: the process's file descriptors 1 and 2 on ``/dev/null`` (what native code prints itself: Warp's
-    missing-driver line)."""
+    """Within: file descriptors 1 and 2 on ``/dev/null`` (native code's own prints: Warp's missing-driver line)."""
     flush()
     saved = [os.dup(1), os.dup(2)]
     null = os.open(os.devnull, os.O_WRONLY)
@@ -64,7 +58,7 @@ def silenced():
 
 
 class _Printable:
-    """A text stream that writes through :func:`replay.errors.printable`, newlines kept (``keep_cr``: CRs too)."""
+    """A text stream writing through :func:`replay.errors.printable`, newlines kept (``keep_cr``: CRs too)."""
 
     def __init__(self, stream, keep_cr: bool = False):
         self.stream, self.keep_cr = stream, keep_cr
@@ -80,8 +74,7 @@ class _Printable:
 
 @contextlib.contextmanager
 def printable_output(bars: bool = False):
-    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (what argparse, warnings and libraries
-    write too); ``bars``: stderr keeps carriage returns (progress bars' redraws)."""
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters; ``bars``: stderr keeps CRs."""
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Printable(saved[0]), _Printable(saved[1], keep_cr=bars)
     try:
@@ -91,8 +84,6 @@ def printable_output(bars: bool = False):
 
 
 class _Said(logging.Handler):
-    """A log record said on stderr through :func:`err`, its message alone."""
-
     def emit(self, record: logging.LogRecord) -> None:
         try:
             err(self.format(record))
@@ -101,8 +92,7 @@ class _Said(logging.Handler):
 
 
 def configure_logging(verbose: bool = False) -> None:
-    """Say the package's log records (``logging.getLogger("replay.<module>")``) on stderr as their message alone:
-    INFO and up (``verbose``: DEBUG too). Once per process; a second call sets the level only."""
+    """Say ``replay.*`` log records on stderr, INFO and up (``verbose``: DEBUG); a second call sets the level."""
     log = logging.getLogger("replay")
     if not any(isinstance(h, _Said) for h in log.handlers):
         handler = _Said()
@@ -112,7 +102,7 @@ def configure_logging(verbose: bool = False) -> None:
 
 
 class _Kept(logging.Handler):
-    """The package's log records of WARNING and up, kept as lines instead of said."""
+    """``replay.*`` log records of WARNING and up, kept as lines."""
 
     def __init__(self, lines: list[str]):
         super().__init__(logging.WARNING)
@@ -124,9 +114,8 @@ class _Kept(logging.Handler):
 
 @contextlib.contextmanager
 def kept_warnings(always: bool = True):
-    """Within: Python warnings (``DeprecationWarning`` ignored; ``always``: each, else once per place) and the
-    package's log records of WARNING and up are kept off the terminal. Yields the list that holds each as one line,
-    a warning as ``"<Category>: <message>"``, a record as its message, for the caller to say or record."""
+    """Within: Python warnings (``DeprecationWarning`` ignored; ``always``: each, else once per place) and ``replay.*``
+    WARNING records kept off the terminal; yields the list of lines (a warning ``"<Category>: <message>"``)."""
     lines: list[str] = []
     log = logging.getLogger("replay")
     saved = log.handlers[:], log.propagate

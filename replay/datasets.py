@@ -1,6 +1,5 @@
-"""The one home of what the pipeline knows about each dataset (:data:`DATASETS`): name, recordings, adapter and
-per-dataset defaults. :mod:`replay.data` registers the adapters on import (this base module imports nothing of it);
-each imports its module only when a recording is read."""
+"""What the pipeline knows about each dataset (:data:`DATASETS`): name, recordings, adapter, per-dataset defaults;
+:mod:`replay.data` registers the adapters on import."""
 
 from __future__ import annotations
 
@@ -16,16 +15,13 @@ class Dataset:
     """One dataset of recordings.
 
     Attributes:
-        name: the folder in ``data/`` and the mirror, and the ``--dataset`` value.
-        label: how messages name it.
-        pattern: glob of its recordings below its folder; a name is the path without the pattern's fixed prefix
-            and suffix (HUG-Bench ``scenes/<split>/<scene>/aria_data.pkl`` -> ``<split>/<scene>``).
-        hand_variant: the default manosim hand shape (the physics choice ``hand_shape``; docs/hand.md).
-        flat_hand_mean: its MANO finger values are relative to the flat hand where its files do not say (None: no
-            MANO pose); TACO measured (docs/hand.md), HUG-Bench assumed.
-        fitted_hand: what hand shape ``fitted`` is: ``"landmarks"`` (measured from them) or an authored shape.
-        names_object: names are ``<object>_<intent>`` (GRAB ``mug_lift``, ``mug_pass_1``).
-    """
+        name: its folder in ``data/`` and the mirror, and the ``--dataset`` value.
+        pattern: glob of its recordings below its folder; a name is the path less the pattern's fixed prefix and suffix
+            (HUG-Bench ``scenes/<split>/<scene>/aria_data.pkl`` -> ``<split>/<scene>``).
+        hand_variant: the default ``hand_shape`` (docs/hand.md). fitted_hand: what ``fitted`` is: ``"landmarks"`` or an
+            authored shape.
+        flat_hand_mean: MANO finger values relative to the flat hand where files do not say (None: no MANO pose).
+        names_object: names are ``<object>_<intent>`` (GRAB)."""
 
     name: str
     label: str
@@ -39,19 +35,17 @@ class Dataset:
         return self.pattern.split("*", 1)[0], self.pattern.rsplit("*", 1)[1]
 
     def sequences(self, root: Path) -> list[str]:
-        """Names of the recordings staged below ``root`` (this dataset's folder), sorted."""
+        """Names of the recordings below ``root``, sorted."""
         head, tail = self._ends()
         rels = (p.relative_to(root).as_posix() for p in Path(root).glob(self.pattern))
         return sorted(r[len(head) : len(r) - len(tail)] for r in rels)
 
     def path(self, root: Path, name: str) -> Path:
-        """The recording file of ``name`` below ``root``."""
         head, tail = self._ends()
         return Path(root) / f"{head}{name}{tail}"
 
     def load(self, root: Path, name: str, **kwargs):
-        """Recording ``name`` through the registered ``adapter(path, root, name, **kwargs)`` -> ``Recording``;
-        DataError for no such recording (listing the staged ones), no adapter registered, or the adapter's."""
+        """Recording ``name`` through its adapter; DataError: no such recording (staged ones listed), no adapter."""
         path = self.path(root, name)
         if not path.is_file():
             have = self.sequences(root)
@@ -86,8 +80,7 @@ _ADAPTERS: dict[str, Callable] = {}
 
 
 def register_adapters(adapters: dict[str, Callable]) -> None:
-    """Register each named dataset's adapter (:mod:`replay.data` on import); DataError for a name not in
-    :data:`DATASETS`."""
+    """Register each dataset's adapter; DataError for a name not in :data:`DATASETS`."""
     unknown = sorted(set(adapters) - set(DATASETS))
     if unknown:
         raise DataError(

@@ -1,6 +1,5 @@
-"""Every error class the package raises on purpose. Bad input names its file and field; every class pickles (a
-worker hands its error to the study unchanged). :class:`ReplayError`'s direct subclasses are siblings, so
-``except DataError`` never swallows a usage, fetch, output, scene, read-back or engine error."""
+"""Every error class the package raises on purpose. Bad input names its file and field; every class pickles (a worker
+hands it to the study unchanged); :class:`ReplayError`'s direct subclasses are siblings."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ _CONTROLS, _CONTROLS_AND_LF = re.compile(f"[{_CONTROL_CHARS}]"), re.compile(f"[{
 
 
 def printable(text: object, keep_newlines: bool = False) -> str:
-    """``str(text)`` with each control character of :data:`_CONTROL_CHARS` (and LF unless ``keep_newlines``) as its
-    Python escape (``\\x1b``); for console lines and one-line errors only (results files keep names exact)."""
+    """``str(text)`` with each :data:`_CONTROL_CHARS` character (and LF unless ``keep_newlines``) as its Python escape;
+    for console lines and one-line errors only."""
     s = str(text)
     pattern = _CONTROLS if keep_newlines else _CONTROLS_AND_LF
     return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
@@ -26,14 +25,9 @@ class ReplayError(Exception):
 
 
 class DataError(ReplayError):
-    """Bad or missing input data.
-
-    Args:
-        path: the file (or folder), or ``None`` for a setting.
-        field: the field inside it (dotted, e.g. ``hand.wrist_rot``), or ``None``.
-        message: what is wrong and, where possible, what to do about it.
-        cause: a code of ``replay.checks.causes.CAUSES`` (``frames_missing``, ``units``, ...), or ``None``.
-    """
+    """Bad or missing input data: ``path`` the file or folder (None: a setting), ``field`` dotted inside it
+    (``hand.wrist_rot``) or None, ``message`` what is wrong and what to do, ``cause`` a code of
+    ``replay.checks.causes.CAUSES`` or None."""
 
     def __init__(self, path: str | Path | None, field: str | None, message: str, *, cause: str | None = None):
         self.path = None if path is None else Path(path)
@@ -56,8 +50,7 @@ class DataError(ReplayError):
 
 
 class UsageError(ReplayError):
-    """An option value the command cannot use (an unknown object, a device that is not there): exit status 2.
-    ``option``, e.g. ``--objects``, is also ``field``."""
+    """An option value the command cannot use: exit status 2; ``option`` (``--objects``) is also ``field``."""
 
     def __init__(self, option: str, message: str):
         self.option = option
@@ -85,8 +78,7 @@ class OutputError(ReplayError):
 
 
 class StorageError(OutputError):
-    """A write failed for want of space or a writable file system (:func:`replay.fileio.storage_fault`); ``path``
-    the file, or None when the system did not say."""
+    """A write failed for want of space or a writable file system; ``path`` None when the system did not say."""
 
     def __init__(self, path: str | Path | None, message: str):
         self.path = None if path is None else Path(path)
@@ -114,8 +106,7 @@ class AblationMaskError(EngineError):
 
 
 def did_you_mean(got: str, choices) -> str:
-    """``"did you mean 'authored'? "`` for up to 3 ``choices`` nearest ``got`` (difflib, similarity >= 0.5), else
-    ``""``."""
+    """``"did you mean 'authored'? "`` for up to 3 ``choices`` nearest ``got`` (difflib ratio >= 0.5), else ``""``."""
     import difflib
 
     near = difflib.get_close_matches(str(got), [str(c) for c in choices], n=3, cutoff=0.5)

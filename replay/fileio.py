@@ -1,6 +1,5 @@
-"""File helpers shared by every stage: SHA-256 of a file, atomic writes (a temporary file beside the destination,
-fsynced, given ``open()``'s permissions, renamed over it) and storage faults (a full or read-only disk stops a batch
-with one line naming the file)."""
+"""File helpers shared by every stage: SHA-256, atomic writes (a fsynced temporary file beside the destination, renamed
+over it) and storage faults (a full or read-only disk stops a batch with one line naming the file)."""
 
 from __future__ import annotations
 
@@ -29,15 +28,14 @@ def sha256_file(path: str | Path) -> str:
 
 
 def process_umask() -> int:
-    """The process umask (read by setting and restoring it; not thread-safe for that instant)."""
+    """The process umask (set and restored: not thread-safe for that instant)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
 def ensure_parent(path: str | Path) -> Path:
-    """``path`` as a Path, its folder created (before long work that ends in a write); NotADirectoryError for a
-    parent that is a file, IsADirectoryError for a folder ``path``, OSError."""
+    """``path``, its folder created; NotADirectoryError, IsADirectoryError (``path`` a folder) or OSError."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,9 +58,8 @@ def out_folder(out: str | Path, folder: str | Path | None = None) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
-    """A temporary file ``.<name>.<random><suffix>`` beside ``path`` for a writer that needs a name (ffmpeg), renamed
-    over ``path`` with mode ``0o666 & ~umask`` when the block ends, removed when it raises; OSError as
-    :func:`ensure_parent`."""
+    """A temporary ``.<name>.<random><suffix>`` beside ``path``, renamed over it with mode ``0o666 & ~umask`` when the
+    block ends, removed when it raises; OSError as :func:`ensure_parent`."""
     path = ensure_parent(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
@@ -98,8 +95,7 @@ STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS
 
 
 def storage_fault(exc: BaseException, path: str | Path | None = None) -> StorageError | None:
-    """A :class:`~replay.errors.StorageError` naming the file (``exc.filename``, else ``path``) for an ``OSError``
-    with an errno in :data:`STORAGE_ERRNOS`; None for any other exception."""
+    """A StorageError naming the file for an ``OSError`` with an errno in :data:`STORAGE_ERRNOS`, else None."""
     if not isinstance(exc, OSError) or exc.errno not in STORAGE_ERRNOS:
         return None
     where = exc.filename if exc.filename is not None else path
@@ -112,8 +108,7 @@ def storage_fault(exc: BaseException, path: str | Path | None = None) -> Storage
 
 
 def write_or_stop(write: Callable[[], T]) -> T:
-    """``write()`` (a batch's bookkeeping write), a storage fault in it raised as its
-    :class:`~replay.errors.StorageError`."""
+    """``write()``, a storage fault raised as its StorageError."""
     try:
         return write()
     except OSError as e:
@@ -124,8 +119,7 @@ def write_or_stop(write: Callable[[], T]) -> T:
 
 
 def stop_on_storage_fault(message: str, write: Callable[[], object]) -> NoReturn:
-    """After a job's storage fault (``message``, from :func:`storage_fault`): try the batch's ``write()`` once more
-    (its failure ignored), then raise StorageError with ``message``."""
+    """After a job's storage fault ``message``: try ``write()`` once more (failure ignored), then raise StorageError."""
     with contextlib.suppress(OSError):
         write()
     raise StorageError(None, message)

@@ -1,5 +1,4 @@
-"""Input checks: is a recording sound enough to replay, before any physics (``docs/input-checks.md``);
-:func:`load_recording`, the loader every replay uses, runs the adapter then the checks."""
+"""Input checks: is a recording sound enough to replay, before any physics (``docs/input-checks.md``)."""
 
 from __future__ import annotations
 
@@ -23,15 +22,11 @@ def load_recording(
     object_time_offset_s: float | None = None,
     **kwargs,
 ) -> Recording:
-    """Load sequence ``name`` of ``dataset`` (``"grab"``, ``"taco"``, ``"hug-bench"``), then run the input checks.
+    """Sequence ``name`` of ``dataset`` through its adapter, then the input checks (``checks`` False: none).
 
-    ``data_dir``: default :func:`replay.data.locate.dataset_dir`; ``checks`` False: the adapter's output as is;
-    ``fps`` (Hz, ``--fps``) replaces the adapter's rate, else a rate in the user's ``recordings.json`` does;
-    ``object_time_offset_s``: s the object stream runs behind the hand's (< 0: ahead); ``kwargs`` go to the adapter.
-
-    Raises:
-        DataError: unknown dataset or sequence, an adapter error, or (``checks``) an input error.
-    """
+    ``fps`` (Hz, ``--fps``) replaces the adapter's rate, else ``recordings.json``'s does; ``object_time_offset_s``: s
+    the object stream runs behind the hand's (< 0: ahead); ``kwargs`` go to the adapter. Raises DataError: unknown
+    dataset or sequence, an adapter error, or (``checks``) an input error."""
     rec = read_recording(dataset, name, data_dir, **kwargs)
     if fps is not None:
         rec = with_fps(rec, fps, "user (--fps)")

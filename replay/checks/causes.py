@@ -1,5 +1,5 @@
 """Cause codes: the class of fault each input refusal (``DataError.cause``) and flag (``input_flags`` key) names,
-ordered most specific first (:data:`SPECIFICITY`: when several fire, the first names the fault)."""
+most specific first (:data:`SPECIFICITY`)."""
 
 from __future__ import annotations
 
@@ -95,8 +95,8 @@ def most_specific_first(causes) -> list[str]:
 
 
 def count_causes(input_flags: list[dict], failed: dict) -> dict:
-    """``{"refused": {cause: n}, "flagged": {cause: n}}``: the study's ``failed`` lines that name a cause, and its
-    rollouts' flags per cause (``input_flags``: each rollout's; a recording counted once per cause)."""
+    """``{"refused": {cause: n}, "flagged": {cause: n}}`` of the study's ``failed`` lines and its rollouts'
+    ``input_flags`` (a recording counted once per cause)."""
     refused: dict[str, int] = {}
     for line in failed.values():
         c = refusal_cause(line)

@@ -19,8 +19,8 @@ CONCAVITY_MAX_M = 0.001
 
 
 def part_convexity(path: str | Path, source: str | Path | None = None) -> dict:
-    """``{fill, concavity_mm, watertight}`` of one collision part file: volume over hull volume, and how deep (mm)
-    its deepest vertex lies inside its hull; raises DataError when it cannot be read as a mesh."""
+    """``{fill, concavity_mm, watertight}`` of one part: volume over hull volume, and its deepest vertex's depth inside
+    the hull (mm); DataError when unreadable."""
     return memo(
         "part_convexity",
         [path],
@@ -44,11 +44,8 @@ def _part_convexity(path, source) -> dict:
 
 
 def check_convex_parts(rec: Recording) -> dict:
-    """Every collision part of every object is convex. Returns figures ``{object: {"min_fill", "max_concavity_mm"}}``.
-
-    Raises:
-        DataError: a part below :data:`FILL_MIN` or beyond :data:`CONCAVITY_MAX_M`, naming its file.
-    """
+    """``{object: {"min_fill", "max_concavity_mm"}}``. Raises DataError naming the file: a part below
+    :data:`FILL_MIN` or beyond :data:`CONCAVITY_MAX_M`."""
     figs: dict = {}
     seen: set = set()
     for tr in rec.objects:

@@ -27,8 +27,7 @@ MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
 
 
 def palm_order(L: np.ndarray) -> np.ndarray:
-    """(T, 2) positions of the middle and ring MCPs along the index -> pinky MCP line (0 index, 1 pinky), for
-    landmarks (T, 21, 3)."""
+    """(T, 2) the middle and ring MCPs along the index -> pinky MCP line (0 index, 1 pinky), landmarks (T, 21, 3)."""
     a, b = L[:, MCP["index"]], L[:, MCP["pinky"]]
     d = b - a
     n2 = np.maximum(np.einsum("ij,ij->i", d, d), 1e-18)
@@ -41,9 +40,9 @@ def chain_bones(L: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
-    """(T,) bool frames whose chains look exchanged, and figures (``min_order_gap``, ``pairs``, ...): the middle
-    and ring MCPs out of order across the palm (:data:`ORDER_MARGIN`), or two chains fitting each other's median
-    bone lengths better than their own (below half the identity's misfit, itself >= :data:`SWAP_MIN_MM`)."""
+    """(T,) bool frames whose chains look exchanged, and figures: middle and ring MCPs out of order across the palm
+    (:data:`ORDER_MARGIN`), or two chains fitting each other's median bone lengths better than their own (below half
+    the identity's misfit, itself >= :data:`SWAP_MIN_MM`)."""
     L = np.asarray(L, float)
     fin = np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)
     Lf = np.where(fin[:, None, None], L, 0.0)
@@ -84,12 +83,8 @@ def _runs(idx: np.ndarray) -> str:
 
 
 def check_finger_swap(rec: Recording) -> tuple[dict, dict]:
-    """Finger chains exchanged for some frames. Returns (flag ``finger_swap`` for frames after the lift onset,
-    figures of :func:`swapped_frames` and ``frames``); empty without landmarks.
-
-    Raises:
-        DataError: swapped frames inside the replayed approach (field ``landmarks``), naming them.
-    """
+    """(flag ``finger_swap`` after the lift onset, figures); empty without landmarks. Raises DataError (field
+    ``landmarks``): swapped frames inside the replayed approach, named."""
     if rec.landmarks is None:
         return {}, {}
     bad, figs = swapped_frames(rec.landmarks)

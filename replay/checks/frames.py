@@ -1,5 +1,4 @@
-"""Untracked frames (marked in ``valid``), and timing before the grasp: enough tracked frames, no long gap, a
-plausible wrist speed."""
+"""Untracked frames (marked in ``valid``), and before the grasp enough tracked frames, no long gap, a sane speed."""
 
 from __future__ import annotations
 
@@ -26,9 +25,8 @@ MAX_HAND_SPEED_M_S = 5.0
 
 
 def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
-    """Frames whose hand was not tracked, by reason: ``{"at_origin", "collapsed", "zero_params", "repeated"}``,
-    each (T,) bool; ``zero_params``: MANO parameters all exactly 0; ``repeated``: an exact repeat of the previous
-    frame (a frozen tracker). Non-finite frames are left to ``valid``."""
+    """Untracked frames by reason, each (T,) bool: ``at_origin``, ``collapsed``, ``zero_params`` (MANO parameters all
+    0), ``repeated`` (an exact repeat: a frozen tracker). Non-finite frames are left to ``valid``."""
     pts, name = hand_points(rec)
     T = rec.num_frames
     none = np.zeros(T, bool)
@@ -83,21 +81,16 @@ def mark_untracked(rec: Recording) -> tuple[Recording, int]:
 
 
 def approach_window(rec: Recording) -> tuple[int, int]:
-    """``(s, g)``: the frames every protocol replays before the grasp, :data:`CHECK_WINDOW_S` before the lift
-    onset (``grasp_frame``) to it."""
+    """``(s, g)``: :data:`CHECK_WINDOW_S` before the lift onset (``grasp_frame``) to it."""
     g = int(rec.grasp_frame)
     s = int(np.searchsorted(rec.time, rec.time[g] - CHECK_WINDOW_S))
     return s, g
 
 
 def check_timing(rec: Recording) -> dict:
-    """Enough tracked frames, no long gap and a plausible wrist speed in :func:`approach_window`. Returns figures
-    ``window``, ``tracked_frames``, ``tracked_s``, ``max_gap_s``, ``max_speed_m_s``.
-
-    Raises:
-        DataError: too few tracked frames or seconds, a gap over :data:`MAX_TRACKING_GAP_S`, a wrist speed over
-            :data:`MAX_HAND_SPEED_M_S`.
-    """
+    """Figures ``window``, ``tracked_frames``, ``tracked_s``, ``max_gap_s``, ``max_speed_m_s`` over
+    :func:`approach_window`. Raises DataError: too few tracked frames or seconds, a gap over
+    :data:`MAX_TRACKING_GAP_S`, a wrist speed over :data:`MAX_HAND_SPEED_M_S`."""
     s, g = approach_window(rec)
     v = np.asarray(rec.valid, bool)
     idx = np.flatnonzero(v[s : g + 1]) + s

@@ -1,6 +1,5 @@
-"""Geometry the physical checks share: convex collision parts as half-spaces ``n.x + d <= 0`` (scipy's
-``ConvexHull.equations``), points into the object frame, the simulator's centre of mass.
-m, object frame unless named world; quaternions xyzw."""
+"""Geometry the physical checks share: convex parts as half-spaces ``n.x + d <= 0`` (scipy's
+``ConvexHull.equations``). m, object frame unless named world; quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -23,8 +22,8 @@ POINT_BLOCK = 256
 
 @dataclass(frozen=True)
 class ConvexParts:
-    """The convex hulls of an object's collision parts, object frame: per part, ``equations`` (F_i, 4) outward unit
-    normal and offset of each face and ``vertices`` (V_i, 3) m; ``volumes`` (P,) m^3, ``centroids`` (P, 3) m."""
+    """The hulls of an object's collision parts: per part ``equations`` (F_i, 4) outward unit normal and offset,
+    ``vertices`` (V_i, 3) m; ``volumes`` (P,) m^3, ``centroids`` (P, 3) m."""
 
     equations: tuple
     vertices: tuple
@@ -33,7 +32,6 @@ class ConvexParts:
 
     @classmethod
     def from_meshes(cls, parts: list[trimesh.Trimesh]) -> ConvexParts:
-        """From the collision part meshes (object frame, m)."""
         hulls = [p.convex_hull for p in parts]
         return cls(
             tuple(ConvexHull(np.asarray(h.vertices)).equations for h in hulls),
@@ -43,13 +41,11 @@ class ConvexParts:
         )
 
     def center_of_mass(self) -> np.ndarray:
-        """(3,) m: the volume-weighted centroid of the part hulls, as a simulator gives it at uniform density
-        (overlapping parts counted twice)."""
+        """(3,) m: volume-weighted centroid of the hulls, overlaps counted twice (a simulator at uniform density)."""
         return (self.volumes[:, None] * self.centroids).sum(axis=0) / self.volumes.sum()
 
     def part_plane_distance(self, pts: np.ndarray) -> np.ndarray:
-        """(P, N) m for ``pts`` (N, 3): per part, ``max(n.x + d)`` over its faces: minus the depth inside it (< 0), or
-        a lower bound of the distance to it (> 0)."""
+        """(P, N) m, per part ``max(n.x + d)`` for ``pts`` (N, 3): -depth inside, a distance lower bound outside."""
         pts = np.asarray(pts, float)
         out = np.empty((len(self.equations), len(pts)))
         for i, eq in enumerate(self.equations):
@@ -59,8 +55,7 @@ class ConvexParts:
         return out
 
     def inside_any(self, pts: np.ndarray) -> np.ndarray:
-        """(N,) bool for ``pts`` (N, 3) m: inside (or on) at least one part, equal to
-        ``(part_plane_distance(pts) <= 0).any(axis=0)``; tests only points within a part's grown bounding box."""
+        """(N,) bool for ``pts`` (N, 3) m: inside or on at least one part (``part_plane_distance(pts) <= 0``)."""
         pts = np.asarray(pts, float)
         inside = np.zeros(len(pts), bool)
         for eq, v in zip(self.equations, self.vertices):
@@ -75,7 +70,7 @@ class ConvexParts:
         return inside
 
     def core_depths(self) -> np.ndarray:
-        """(P,) m: how deep each part's hull centroid lies inside it (the most any point can reach)."""
+        """(P,) m: the depth of each hull's centroid inside it."""
         return np.array([-float((c @ eq[:, :3].T + eq[:, 3]).max()) for c, eq in zip(self.centroids, self.equations)])
 
     def plane_distance(self, pts: np.ndarray) -> np.ndarray:
@@ -88,8 +83,7 @@ _PARTS: dict = {}
 
 
 def collision_parts(asset) -> ConvexParts:
-    """The :class:`ConvexParts` of ``asset.collision_meshes``, kept per process and file (path, size, mtime);
-    raises DataError for a part missing or unreadable."""
+    """:class:`ConvexParts` of ``asset.collision_meshes``, kept per file version; DataError: a part unreadable."""
     try:
         key = tuple(
             (str(Path(p).resolve()), Path(p).stat().st_size, Path(p).stat().st_mtime_ns) for p in asset.collision_meshes
@@ -111,8 +105,7 @@ def to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.nd
 
 
 def frames_to_object_frame(pos: np.ndarray, quat: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """World points of many frames into each frame's object frame: ``pos`` (F, 3) m, ``quat`` (F, 4) xyzw, ``pts``
-    (F, K, 3) m -> (F, K, 3) m."""
+    """``pts`` (F, K, 3) m into each frame's object frame of ``pos`` (F, 3) m, ``quat`` (F, 4) xyzw."""
     pos, pts = np.asarray(pos, float), np.asarray(pts, float)
     R = Rotation.from_quat(np.asarray(quat, float)).as_matrix()  # (F, 3, 3), object -> world
     return np.einsum("fji,fkj->fki", R, pts - pos[:, None, :])  # R^T (p - pos)

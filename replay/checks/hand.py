@@ -24,7 +24,7 @@ CARRY_DRIFT_MAX = 0.35
 
 def palm_chirality(landmarks: np.ndarray) -> np.ndarray:
     """(T,) in [-1, 1], > 0 for a right hand: ``((index_mcp - wrist) x (pinky_mcp - wrist)) . (thumb_cmc - wrist)``
-    of unit vectors, for landmarks (T, 21, 3) in manopth order; constant per hand (the palm joints are rigid)."""
+    of unit vectors, landmarks (T, 21, 3)."""
     L = np.asarray(landmarks, float)
     a = L[:, INDEX_MCP] - L[:, WRIST]
     b = L[:, PINKY_MCP] - L[:, WRIST]
@@ -35,7 +35,7 @@ def palm_chirality(landmarks: np.ndarray) -> np.ndarray:
 
 
 def landmark_side(rec: Recording) -> tuple[str | None, dict]:
-    """The side the palms show (:func:`palm_chirality`): (``"right"``, ``"left"`` or None if undecided, figures)."""
+    """(``"right"``, ``"left"`` or None if undecided, figures) from :func:`palm_chirality`."""
     if rec.landmarks is None:
         return None, {}
     v = np.asarray(rec.valid, bool)
@@ -52,12 +52,8 @@ def landmark_side(rec: Recording) -> tuple[str | None, dict]:
 
 
 def check_handedness(rec: Recording) -> tuple[Recording, dict, dict]:
-    """The side the adapter assumed against the landmarks' palms. Returns (recording, flags, figures): on a confident
-    mismatch the recording takes the landmarks' side, said in ``flags["hand_side_from_landmarks"]``.
-
-    Raises:
-        DataError: the palms show no consistent side (datasets in :data:`ASSUMED_SIDE_DATASETS` only).
-    """
+    """(recording, flags, figures): on a confident mismatch the recording takes the landmarks' side
+    (``flags["hand_side_from_landmarks"]``). Raises DataError: no consistent side (:data:`ASSUMED_SIDE_DATASETS`)."""
     if rec.dataset not in ASSUMED_SIDE_DATASETS or rec.landmarks is None:
         return rec, {}, {}
     side, fig = landmark_side(rec)
@@ -94,8 +90,8 @@ def palm_frames(pts: np.ndarray) -> Rotation | None:
 
 
 def carry_drift(rec: Recording, pts: np.ndarray, onset: int) -> tuple[float, float] | None:
-    """(drift m, travel m) over :data:`CARRY_WINDOW_S` from the lift onset: the object origin's largest
-    displacement in the recorded palm frame, and in the world; None without landmarks."""
+    """(drift m, travel m) of the object origin over :data:`CARRY_WINDOW_S` from the lift onset, in the recorded palm
+    frame and the world; None without landmarks."""
     frames = palm_frames(pts)
     if frames is None:
         return None

@@ -11,8 +11,7 @@ WRIST, THUMB_CMC, INDEX_MCP, PINKY_MCP = 0, 1, 5, 17
 
 
 def hand_points(rec: Recording) -> tuple[np.ndarray | None, str]:
-    """((T, K, 3) world m, field): the 21 landmarks, else the 778 MANO vertices, else the wrist (K = 1); (None, "")
-    when the recording has none."""
+    """((T, K, 3) world m, field): 21 landmarks, else 778 MANO vertices, else the wrist; (None, "") without any."""
     if rec.landmarks is not None:
         return np.asarray(rec.landmarks, float), "landmarks"
     m = rec.mano

@@ -1,5 +1,5 @@
-"""The hand's size: wrist to middle fingertip within :data:`HAND_LENGTH_RANGE_M`, else refused naming the unit
-that fits (a hand in mm read as m moves 1000x too fast, so this runs before the timing checks)."""
+"""The hand's size: wrist to middle fingertip within :data:`HAND_LENGTH_RANGE_M`, else refused naming the unit that
+fits (before the timing checks: a hand in mm read as m moves 1000x too fast)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ UNIT_FACTORS = (
 
 
 def hand_length(rec: Recording) -> tuple[float | None, str]:
-    """(length in the recording's unit, field): the median over finite frames of the middle finger's chain length
-    (landmarks), else of the largest bounding-box side (MANO vertices); (None, "") without either."""
+    """(median length in the recording's unit, field): the middle finger's chain (landmarks), else the largest box
+    side (MANO vertices); (None, "") without either."""
     pts, field = hand_points(rec)
     if pts is None or field not in ("landmarks", "mano.vertices"):
         return None, ""
@@ -43,11 +43,7 @@ def hand_length(rec: Recording) -> tuple[float | None, str]:
 
 
 def check_hand_scale(rec: Recording) -> dict:
-    """The hand's length against a human hand's. Returns figures ``hand_length_mm`` (empty without hand points).
-
-    Raises:
-        DataError: outside :data:`HAND_LENGTH_RANGE_M` (cause ``units``), naming the unit that fits.
-    """
+    """Figures ``hand_length_mm``. Raises DataError (cause ``units``): outside :data:`HAND_LENGTH_RANGE_M`."""
     length, field = hand_length(rec)
     if length is None:
         return {}

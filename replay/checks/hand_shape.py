@@ -1,5 +1,5 @@
-"""The hand's shape is constant: each of the 15 joint-to-joint landmark bones keeps its length over the take
-(a shape re-fitted per frame, facebookresearch/InterHand2.6M#159, is fingertip error for the one-shape IK)."""
+"""The hand's shape is constant: each joint-to-joint landmark bone keeps its length over the take (a shape re-fitted
+per frame, facebookresearch/InterHand2.6M#159, is fingertip error for the one-shape IK)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,7 @@ SHAPE_SPREAD_REFUSE_PCT = 25.0
 
 
 def bone_spreads(landmarks: np.ndarray) -> np.ndarray:
-    """(15,) percent ``(p95 - p5) / median`` of each bone's length, for landmarks (T, 21, 3); non-finite frames
-    skipped."""
+    """(15,) percent ``(p95 - p5) / median`` of each bone's length over finite frames of landmarks (T, 21, 3)."""
     L = np.asarray(landmarks, float)
     L = L[np.all(np.isfinite(L.reshape(len(L), -1)), axis=1)]
     out = np.zeros(len(BONES))
@@ -45,12 +44,8 @@ def bone_spreads(landmarks: np.ndarray) -> np.ndarray:
 
 
 def check_hand_shape(rec: Recording) -> tuple[dict, dict]:
-    """Bone-length spread of the recorded landmarks. Returns (flag ``hand_shape``, figures ``max_spread_pct``,
-    ``bone``); empty without landmarks.
-
-    Raises:
-        DataError: a spread above :data:`SHAPE_SPREAD_REFUSE_PCT` (field ``landmarks``).
-    """
+    """(flag ``hand_shape``, figures ``max_spread_pct``, ``bone``); empty without landmarks. Raises DataError (field
+    ``landmarks``): a spread above :data:`SHAPE_SPREAD_REFUSE_PCT`."""
     if rec.landmarks is None:
         return {}, {}
     v = np.asarray(rec.valid, bool)

@@ -1,7 +1,5 @@
-"""The intent: what the person did after the grasp, where the dataset names it (``meta["intent"]``); a GRAB
-intent other than ``lift`` is flagged, as the lift protocol replaces the motion after the grasp. A GRAB name that is
-not GRAB's (:data:`GRAB_NAME`) names no intent: ``unknown``, flagged ``sequence_name`` (never a word read from a
-part of it)."""
+"""The intent where the dataset names it (``meta["intent"]``): a GRAB intent other than ``lift`` is flagged (the lift
+protocol replaces the motion after the grasp); a name not GRAB's is ``unknown``, flagged ``sequence_name``."""
 
 from __future__ import annotations
 
@@ -21,23 +19,20 @@ NAME_FLAG = "sequence_name"
 
 
 def name_parts(dataset: str, name: str) -> re.Match | None:
-    """The parts (``object``, ``intent``, ``take``) of a sequence name of a dataset whose names carry them (GRAB; the
-    last path part); None where they carry none (TACO, HUG-Bench) or the name is not :data:`GRAB_NAME`."""
+    """``object``, ``intent``, ``take`` of a GRAB name's last path part; None for other datasets or names."""
     if dataset not in DATASETS or not DATASETS[dataset].names_object:
         return None
     return GRAB_NAME.fullmatch(str(name).split("/")[-1])
 
 
 def recording_intent(rec: Recording) -> str:
-    """The intent from the sequence name (:data:`GRAB_NAME`); :data:`INTENT_UNKNOWN` where the dataset's names carry
-    none or the name is not one of GRAB's."""
+    """The intent from the sequence name, else :data:`INTENT_UNKNOWN`."""
     m = name_parts(rec.dataset, rec.name)
     return INTENT_UNKNOWN if m is None else m["intent"]
 
 
 def name_flags(rec: Recording) -> dict[str, str]:
-    """``{"sequence_name": "unknown: ..."}`` where the dataset's names carry the intent and this one is not GRAB's
-    (:data:`GRAB_NAME`): its intent is not read; ``{}`` otherwise."""
+    """``{"sequence_name": "unknown: ..."}`` for a GRAB name not :data:`GRAB_NAME`; ``{}`` otherwise."""
     if rec.dataset not in DATASETS or not DATASETS[rec.dataset].names_object or name_parts(rec.dataset, rec.name):
         return {}
     return {

@@ -1,5 +1,5 @@
-"""Frames missing from every stream, from the timestamps or the hand's motion: named as missing, never as a wrong
-frame rate; short drops outside the grasp are bridged and flagged, the others refused."""
+"""Frames missing from every stream, found from timestamps or the hand's motion: short drops outside the grasp
+bridged and flagged, the others refused."""
 
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ def _projector(t: np.ndarray) -> np.ndarray:
 
 
 def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """(T-1, MAX_RUN): per stored step ``i -> i + 1`` and ``m`` = 1..:data:`MAX_RUN`, the residual sum of a quadratic
-    fit over :data:`WINDOW_FRAMES` frames either side on the stored clock, over that with ``m`` frames missing
-    after ``i``; NaN where the window leaves the take or holds an untracked frame. ``X`` (T, D) m, ``ok`` (T,) bool."""
+    """(T-1, MAX_RUN): per step ``i -> i + 1`` and ``m`` = 1..:data:`MAX_RUN`, the residual of a quadratic fit over
+    :data:`WINDOW_FRAMES` either side on the stored clock over that with ``m`` frames missing after ``i``; NaN where
+    the window leaves the take or holds an untracked frame. ``X`` (T, D) m, ``ok`` (T,) bool."""
     T, w = len(X), WINDOW_FRAMES
     out = np.full((max(T - 1, 0), MAX_RUN), np.nan)
     if T < 2 * w + 1:
@@ -60,8 +60,7 @@ def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
 
 
 def periodic(steps: np.ndarray, n_steps: int) -> int:
-    """The period ``p`` (stored steps) of the found drops ``steps`` (sorted), when :data:`PERIODIC_SHARE` of their
-    spacings are multiples of one period, else 0."""
+    """The period (stored steps) :data:`PERIODIC_SHARE` of the drops' spacings share, else 0."""
     if len(steps) < PERIODIC_MIN:
         return 0
     d = np.diff(steps)
@@ -72,8 +71,7 @@ def periodic(steps: np.ndarray, n_steps: int) -> int:
 
 
 def find_gaps(rec: Recording) -> dict:
-    """``{"source": "timestamps" | "motion", "gaps": {i: m}, "period": p or 0, "found": n}``: ``m`` frames missing
-    between stored frames ``i`` and ``i + 1``; with a period, every ``p``-th step is a drop."""
+    """``{"source", "gaps": {i: m}, "period", "found"}``: ``m`` frames missing after stored frame ``i``."""
     t = np.asarray(rec.time, float)
     dt = np.diff(t)
     if dt.size and np.median(dt) > 0 and (dt > TIMESTAMP_GAP * np.median(dt)).any():
@@ -106,15 +104,15 @@ def find_gaps(rec: Recording) -> dict:
 
 
 def grasp_window(rec: Recording) -> tuple[int, int]:
-    """``(near, g)``: from the first approach frame whose hand points come within
-    :data:`~replay.checks.object_rest.HAND_NEAR_M` of the target's collision parts, to the lift onset."""
+    """``(near, g)``: the first approach frame with the hand within :data:`~replay.checks.object_rest.HAND_NEAR_M` of
+    the target's parts, to the lift onset."""
     s, g = approach_window(rec)
     return hand_free_until(rec, collision_parts(rec.target_object.asset), s, g=g), g
 
 
 def insert_frames(rec: Recording, gaps: dict) -> Recording:
-    """A copy of ``rec`` with ``m`` frames inserted after each stored frame ``i`` of ``gaps`` (``{i: m}``): every
-    per-frame array linearly interpolated (quaternions renormalised), the inserted hand frames untracked."""
+    """``rec`` with ``m`` frames inserted after each stored frame ``i`` of ``gaps``, linearly interpolated
+    (quaternions renormalised), inserted hand frames untracked."""
     T = rec.num_frames
     shift = np.zeros(T, int)
     for i, m in gaps.items():
@@ -177,12 +175,8 @@ def describe(found: dict, fps: float) -> str:
 
 
 def check_missing_frames(rec: Recording) -> tuple[Recording, dict, dict]:
-    """Find missing frames; bridge short drops outside the grasp, refuse the others. Returns (recording with the
-    drops bridged, flag ``frames_missing``, figures).
-
-    Raises:
-        DataError: (cause ``frames_missing``, field ``time``) a drop inside the grasp or over :data:`MAX_BRIDGED_S`.
-    """
+    """(recording with short drops bridged, flag ``frames_missing``, figures). Raises DataError (cause
+    ``frames_missing``, field ``time``): a drop inside the grasp or over :data:`MAX_BRIDGED_S`."""
     found = find_gaps(rec)
     gaps = found["gaps"]
     figs = {

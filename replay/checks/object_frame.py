@@ -1,6 +1,5 @@
-"""Object-frame validation (``scripts/validate_object_frame.py``, ``docs/fidelity.md``): hull gap, mass and
-density, rest at frame 0, lift onset and the hand-object distance at the grasp frame, per object.
-World frame at the recording's poses; quaternions xyzw."""
+"""Object-frame validation (``scripts/validate_object_frame.py``, ``docs/fidelity.md``): hull gap, mass, rest, lift
+onset and the hand at the grasp frame, per object. World frame; quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -93,12 +92,9 @@ def _union_boundary_samples(hulls: _Hulls, n: int, seed: int, tol: float = 1e-5)
 
 
 def asset_figures(asset: ObjectAsset, n: int = N_SAMPLES, seed: int = 0) -> dict:
-    """Hull gap, protrusion, volumes, mass and density of one asset, JSON-ready (mm, m^3, kg, kg/m^3).
-
-    The hull gap is the signed distance of area-sampled visual-surface points to the collision parts (+: a finger
-    sinks before contact, -: it stops short); protrusion the other way. Mass is ``asset.mass`` or density x the
-    summed hull volumes (as MuJoCo, overlaps twice); effective density is over the visual volume.
-    """
+    """Hull gap, protrusion, volumes, mass and density of one asset (mm, m^3, kg, kg/m^3). The hull gap: signed
+    distance of visual-surface samples to the collision parts (+: a finger sinks before contact); effective density
+    over the visual volume."""
     visual, parts = asset_meshes(asset)
     hulls = _hulls(parts)
     vis_pts, _ = trimesh.sample.sample_surface(visual, n, seed=seed)
@@ -153,8 +149,7 @@ def rest_figures(track: ObjectTrack, support_height: float) -> dict:
 
 
 def lift_figures(track: ObjectTrack, fps: float) -> dict:
-    """Lift onset, pickup motion onset (:data:`MOTION_MM`, :data:`MOTION_DEG`) and whether the object is at rest
-    before them (tracked objects only)."""
+    """Lift onset, motion onset (:data:`MOTION_MM`, :data:`MOTION_DEG`) and rest before them (tracked objects)."""
     onset = lift_onset(track.pos, LIFT_THRESHOLD_M)
     if onset is None:
         return {"lift_onset_frame": None, "at_rest_before": None}
@@ -176,8 +171,7 @@ def lift_figures(track: ObjectTrack, fps: float) -> dict:
 
 
 def hand_figures(rec: Recording) -> dict:
-    """Least signed distance (mm, < 0 inside a watertight mesh) of the hand points to the target's visual surface
-    at ``rec.grasp_frame``, and of each fingertip landmark."""
+    """Least signed distance, mm (< 0 inside), of the hand points and fingertips to the visual surface at grasp."""
     g = rec.grasp_frame
     track = rec.target_object
     visual, _ = asset_meshes(track.asset)
@@ -260,7 +254,6 @@ def physical_figures(rec: Recording) -> dict:
 
 
 def physical_line(fig: dict) -> str:
-    """One line of :func:`physical_figures`."""
     parts = fig.get("collision_parts", {})
     track = [t for t in fig.get("object_track", {}).values()]
     rest, pen, shape = fig.get("object_rest", {}), fig.get("penetration", {}), fig.get("hand_shape", {})
@@ -344,6 +337,4 @@ def _spread(vals: list) -> dict | None:
 
 
 def write_report(path: str | Path, payload: dict) -> Path:
-    """Write ``payload`` as JSON atomically (temp file + rename)."""
-
     return atomic_write_text(Path(path), json.dumps(payload, indent=1, default=json_default) + "\n")

@@ -1,5 +1,5 @@
-"""The object's mass as simulated (its collision parts compiled by MuJoCo, overlaps counted twice) against the
-asset's own; the parts are judged by overlap and share outside the visual hull, as hulls fill hollows."""
+"""The object's mass as simulated (MuJoCo, overlaps counted twice) against the asset's own; the parts judged by
+overlap and share outside the visual hull."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ OUTSIDE_SAMPLES = 4000
 
 
 def simulated_mass(asset) -> tuple[float, np.ndarray]:
-    """(mass kg, principal inertia (3,) kg·m^2) of the collision parts compiled as one MuJoCo body, scaled to
-    ``asset.mass`` when stated; raises DataError (cause ``collision_parts``) when MuJoCo cannot compile them."""
+    """(mass kg, principal inertia (3,) kg·m^2) of the parts as one MuJoCo body, scaled to a stated ``asset.mass``;
+    DataError (cause ``collision_parts``) when MuJoCo cannot compile them."""
     spec = mujoco.MjSpec()
     body = spec.worldbody.add_body(name="object")
     body.add_freejoint()
@@ -55,9 +55,8 @@ def simulated_mass(asset) -> tuple[float, np.ndarray]:
 
 
 def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
-    """``{overlap, outside, union_m3}`` from :data:`SAMPLES` points (seed 0) in the parts' bounding box: summed part
-    hull volume over their union's, and the union's share farther than :data:`OUTSIDE_TOL_M` outside the visual
-    mesh's convex hull. ``cp``: the parts' hulls where already built."""
+    """``{overlap, outside, union_m3}`` from :data:`SAMPLES` points (seed 0): summed hull volume over the union's, and
+    the union's share over :data:`OUTSIDE_TOL_M` outside the visual convex hull."""
     cp = ConvexParts.from_meshes(parts) if cp is None else cp
     lo = np.min([p.bounds[0] for p in parts], axis=0)
     hi = np.max([p.bounds[1] for p in parts], axis=0)
@@ -75,8 +74,7 @@ def part_overlap(parts: list, visual, cp: ConvexParts | None = None) -> dict:
 
 
 def measure_object_mass(asset) -> dict:
-    """What :func:`check_object_mass` judges, measured on the asset alone (memoised per file content), unrounded;
-    raises DataError for a part MuJoCo cannot compile or a mesh missing or unreadable."""
+    """What :func:`check_object_mass` judges, memoised per content; DataError as :func:`simulated_mass`."""
     sim, inertia = simulated_mass(asset)
     visual, parts = asset_meshes(asset)
     if asset.mass is not None:
@@ -97,12 +95,8 @@ def measure_object_mass(asset) -> dict:
 
 
 def check_object_mass(rec: Recording) -> tuple[dict, dict]:
-    """The grasped object's simulated mass and inertia against the asset's own. Returns (flag ``object_mass``,
-    figures ``simulated_kg``, ``inertia_kg_m2`` (3,), ``asset_kg``, ``asset_rule``, ``ratio``, ``overlap``, ...).
-
-    Raises:
-        DataError: (field ``collision_meshes``) overlap, outside share or underfill past its refusal threshold.
-    """
+    """(flag ``object_mass``, figures ``simulated_kg``, ``inertia_kg_m2`` (3,), ``asset_kg``, ``ratio``, ``overlap``,
+    ...). Raises DataError (field ``collision_meshes``): overlap, outside share or underfill past refusal."""
     asset = rec.target_object.asset
     m = memo(
         "object_mass",

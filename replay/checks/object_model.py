@@ -1,5 +1,5 @@
-"""The object model against the recording: the scale the grip (:func:`grip_scales`) and the rest (:func:`rest_scale`)
-ask of the model; a model they refute is refused before the placement and rest checks it would trigger."""
+"""The object model against the recording: the scale the grip and the rest ask of it (rule: docs/input-checks.md);
+a refuted model is refused before the placement and rest checks it would trigger."""
 
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetre
 
 
 def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray:
-    """(N,) m hull-plane distance (> 0 outside, the nearest part) of object-frame points ``pts`` (N, 3) to the parts
-    scaled by ``s`` about the origin (a face ``n.x + d`` becomes ``n.x + s d``)."""
+    """(N,) m hull-plane distance (> 0 outside) of object-frame ``pts`` (N, 3) to the parts scaled by ``s``."""
     out = np.full(len(pts), np.inf)
     for eq in parts.equations:
         d = (pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1)
@@ -39,9 +38,9 @@ def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray
 
 
 def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] | None:
-    """``(lo, hi, frame)``: the contiguous range of :data:`SCALES` (holding 1, else the nearest) at which the hand's
-    deepest point at the last tracked frame up to the lift onset lies between :data:`GRIP_DEPTH_M` inside and
-    :data:`GRIP_GAP_M` outside the scaled model; None without hand points; NaN both when no scale fits."""
+    """``(lo, hi, frame)``: the range of :data:`SCALES` at which the hand's deepest point at the last tracked frame
+    before the lift onset is between :data:`GRIP_DEPTH_M` inside and :data:`GRIP_GAP_M` outside; None without hand
+    points; NaN both when no scale fits."""
     pts, _ = hand_points(rec)
     v = np.flatnonzero(np.asarray(rec.valid, bool)[: rec.grasp_frame + 1])
     if pts is None or not v.size:
@@ -61,9 +60,8 @@ def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] 
 
 
 def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
-    """At the approach start: ``{frame, gap_mm, scale}``: the model's lowest point above the support, and
-    ``(origin height above the support) / (origin height above the lowest point)`` (None for a lever under
-    :data:`REST_LEVER_MIN_M`)."""
+    """``{frame, gap_mm, scale}`` at the approach start: the model's lowest point above the support, and origin
+    height over the support / over the lowest point (None for a lever under :data:`REST_LEVER_MIN_M`)."""
     s, _ = approach_window(rec)
     tr = rec.target_object
     V = to_world(tr.pos[s], tr.quat[s], np.concatenate(parts.vertices))
@@ -77,13 +75,7 @@ def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
 
 
 def _verdict(grip, rest) -> float | None:
-    """The scale the recording implies when it refutes the model, else None.
-
-    Where the grip excludes 1, the rest must name a scale inside it with the model off its support by more than
-    ``REST_GAP_FLAG_M``; without a rest scale the grip alone must be beyond :data:`GRIP_ONLY_FACTOR`. Where the
-    grip holds 1, the rest alone decides: off its support by more than ``REST_GAP_REFUSE_M`` and a scale beyond
-    :data:`REST_ONLY_FACTOR`. A model that rests as recorded is never refused (a hand off it is the hand's fault).
-    """
+    """The scale the recording implies when it refutes the model (docs/input-checks.md), else None."""
     lo, hi = grip[0], grip[1]
     if not np.isfinite(lo):
         return None
@@ -106,13 +98,8 @@ def _verdict(grip, rest) -> float | None:
 
 
 def check_object_model(rec: Recording) -> dict:
-    """Does the model fit the object the recording holds? Returns figures ``grip_scale`` ([lo, hi]),
-    ``grip_frame``, ``rest_scale``, ``rest_gap_mm``, ``origin_in_box``.
-
-    Raises:
-        DataError: (cause ``object_model_mismatch``, field ``visual_mesh``) the recording puts the object at
-            another size than the model, naming the ratio.
-    """
+    """Figures ``grip_scale`` ([lo, hi]), ``grip_frame``, ``rest_scale``, ``rest_gap_mm``, ``origin_in_box``. Raises
+    DataError (cause ``object_model_mismatch``, field ``visual_mesh``): another size than the model (ratio named)."""
     tr = rec.target_object
     parts = collision_parts(tr.asset)
     rest = rest_scale(rec, parts)

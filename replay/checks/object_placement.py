@@ -1,5 +1,5 @@
-"""The object: its size and mass against what a hand holds, and its placement against the support and the
-recorded hand (farther than these, the mesh is in another frame or unit than the poses)."""
+"""The object's size and mass against what a hand holds, and its placement against the support and the recorded hand
+(farther: the mesh is in another frame or unit than the poses)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,8 @@ HAND_GAP_MAX_M = 0.05
 
 
 def check_object(rec: Recording) -> dict:
-    """Size, mass and placement of the grasped object (world, m; xyzw). Returns figures ``extent_m``, ``mass_kg``,
-    ``rest_gap_mm``, ``hand_gap_mm``.
-
-    Raises:
-        DataError: size or mass outside what a hand holds (with the unit that would fit); the object off its
-            support at the first frame; the recorded hand far from it at the lift onset.
-    """
+    """Figures ``extent_m``, ``mass_kg``, ``rest_gap_mm``, ``hand_gap_mm``. Raises DataError: size or mass outside a
+    hand's (unit named), off its support at the first frame, the hand far from it at the lift onset."""
     track = rec.target_object
     visual = shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source)
     fig = _scale_and_mass(track.asset, visual)
@@ -40,12 +35,8 @@ def check_object(rec: Recording) -> dict:
 
 
 def check_object_units(rec: Recording) -> dict:
-    """The target's size and mass against what a hand holds (``{extent_m, mass_kg}``), run alone before the object
-    model check: a unit is the more specific cause.
-
-    Raises:
-        DataError: (cause ``units``) outside :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`.
-    """
+    """``{extent_m, mass_kg}``, run before the object model check. Raises DataError (cause ``units``): outside
+    :data:`OBJECT_EXTENT_RANGE_M` / :data:`OBJECT_MASS_RANGE_KG`."""
     track = rec.target_object
     return _scale_and_mass(track.asset, shared_mesh(track.asset.visual_mesh, "visual_mesh", track.asset.source))
 
@@ -79,8 +70,7 @@ def _scale_and_mass(asset, visual: trimesh.Trimesh) -> dict:
 
 
 def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
-    """Lowest collision vertex minus ``support_height`` at the first frame, mm; raises DataError beyond
-    :data:`REST_GAP_MAX_M`."""
+    """Lowest collision vertex minus ``support_height`` at frame 0, mm; DataError beyond :data:`REST_GAP_MAX_M`."""
     low = min(float(to_world(track.pos[0], track.quat[0], p.vertices)[:, 2].min()) for p in parts)
     gap = low - float(rec.support_height)
     if abs(gap) > REST_GAP_MAX_M:
@@ -98,12 +88,9 @@ def _rest_gap_mm(rec: Recording, track, parts: list) -> float:
 
 
 def _hand_gap(rec: Recording, track, visual: trimesh.Trimesh, fig: dict) -> None:
-    """Put ``hand_gap_mm`` (the hand to the visual surface at the last tracked frame up to the lift onset) in ``fig``.
-
-    Raises:
-        DataError: beyond :data:`HAND_GAP_MAX_M`: field ``hand`` when another hand carries the object
-            (:func:`~replay.checks.hand.carry_drift`), else the hand points' field (frames or units).
-    """
+    """Put ``hand_gap_mm`` (hand to visual surface, last tracked frame up to the lift onset) in ``fig``. Raises
+    DataError beyond :data:`HAND_GAP_MAX_M`: field ``hand`` when another hand carries the object, else the hand
+    points' field."""
     pts, field = hand_points(rec)
     v = np.flatnonzero(np.asarray(rec.valid, bool)[: rec.grasp_frame + 1])
     if pts is None or not v.size:

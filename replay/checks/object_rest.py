@@ -1,5 +1,5 @@
-"""The object at rest before the grasp: on its support, still until the hand comes, able to stand. A shifted mesh
-shows as a float or a sink: nothing re-centres a mesh (google-deepmind/mujoco#409)."""
+"""The object at rest before the grasp: on its support, still until the hand comes, able to stand (a shifted mesh
+floats or sinks: nothing re-centres a mesh, google-deepmind/mujoco#409)."""
 
 from __future__ import annotations
 
@@ -22,15 +22,15 @@ STILL_FLAG_MM, STILL_FLAG_DEG = 5.0, 5.0
 #: refused above ``ReplayConfig.diag_push_mm``'s 20 mm / 20 deg: a grasp displaced more is not the recorded one
 STILL_REFUSE_MM, STILL_REFUSE_DEG = 20.0, 20.0
 #: support polygon: vertices within STABLE_BAND_M (or STABLE_BAND_FRAC of the size) of the lowest, at least
-#: STABLE_MIN_WIDTH_M wide (an edge or a point is 0) and holding the centre of mass
+#: STABLE_MIN_WIDTH_M wide, holding the centre of mass
 STABLE_BAND_M = 0.005
 STABLE_BAND_FRAC = 0.05
 STABLE_MIN_WIDTH_M = 0.002
 
 
 def support_polygon(parts: ConvexParts, pos: np.ndarray, quat: np.ndarray) -> dict:
-    """``{lowest_z_m, width_mm, com_margin_mm}`` at pose ``pos`` (3,) m / ``quat`` (4,) xyzw: the lowest collision
-    vertex (world z), the support polygon's least width, and how far inside it (> 0) the centre of mass projects."""
+    """``{lowest_z_m, width_mm, com_margin_mm}`` at ``pos`` (3,) m / ``quat`` (4,) xyzw: the lowest collision vertex
+    (world z), the support polygon's least width, the centre of mass's projection inside it (> 0)."""
     V = to_world(pos, quat, np.concatenate(parts.vertices))
     com = to_world(pos, quat, parts.center_of_mass()[None])[0, :2]
     low = float(V[:, 2].min())
@@ -59,8 +59,7 @@ def _segment_distance(B: np.ndarray, c: np.ndarray) -> float:
 
 
 def hand_free_until(rec: Recording, parts: ConvexParts, s: int, *, g: int) -> int:
-    """First frame in ``[s, g]`` whose hand points come within :data:`HAND_NEAR_M` of the collision parts (or are
-    untracked); ``g`` if none."""
+    """First frame in ``[s, g]`` with the hand within :data:`HAND_NEAR_M` of the parts (or untracked), else ``g``."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     valid = np.asarray(rec.valid, bool)
@@ -90,12 +89,9 @@ def _still(rec: Recording, s: int, near: int) -> tuple[float, float]:
 
 
 def check_object_rest(rec: Recording) -> tuple[dict, dict]:
-    """Support, stillness and stability of the target before the grasp. Returns (flags ``object_rest``, figures).
-
-    Raises:
-        DataError: (field ``objects[<name>].pos`` / ``.quat``) floating or sunk beyond :data:`REST_GAP_REFUSE_M`,
-            moving beyond :data:`STILL_REFUSE_MM` / :data:`STILL_REFUSE_DEG` before the hand comes, or unable to stand.
-    """
+    """(flags ``object_rest``, figures). Raises DataError (field ``objects[<name>].pos`` / ``.quat``): floating or sunk
+    beyond :data:`REST_GAP_REFUSE_M`, moving beyond :data:`STILL_REFUSE_MM` / :data:`STILL_REFUSE_DEG` before the hand
+    comes, or unable to stand."""
     s, g = approach_window(rec)
     tr = rec.target_object
     parts = collision_parts(tr.asset)

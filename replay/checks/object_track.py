@@ -1,5 +1,5 @@
-"""The object track: jumps (HO-Cap#23, ContactPose#17) and noise that no hand motion explains; refused inside the
-replayed approach, flagged ``object_track`` after the lift onset (world, m; xyzw)."""
+"""The object track: jumps (HO-Cap#23, ContactPose#17) and noise no hand motion explains; refused inside the replayed
+approach, flagged ``object_track`` after the lift onset (world, m; xyzw)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ NOISE_RMS_DEG = 3.0
 
 
 def return_frames(fps: float) -> int:
-    """Longest excursion that returns, in frames: ``RETURN_S * fps`` rounded, at least 1."""
+    """``RETURN_S * fps`` frames, rounded, at least 1."""
     return max(1, int(round(RETURN_S * fps)))
 
 
@@ -36,8 +36,8 @@ def _running_median(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def excursions(pos: np.ndarray, quat: np.ndarray, frames: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(mm (T,), deg (T,))``: each pose's distance from the running median of the ``2 * frames + 1`` frames
-    around it (``pos`` (T, 3) m, ``quat`` (T, 4) xyzw sign-continuous; orientation median normalised)."""
+    """``(mm (T,), deg (T,))``: each pose's distance from the running median of ``2 * frames + 1`` frames (``pos``
+    (T, 3) m, ``quat`` (T, 4) xyzw sign-continuous)."""
     pos = np.asarray(pos, float)
     q = np.asarray(quat, float)
     if len(pos) < 3:
@@ -71,8 +71,7 @@ def _runs(frames: np.ndarray) -> list[tuple[int, int]]:
 
 
 def track_jumps(pos: np.ndarray, quat: np.ndarray, fps: float) -> list[dict]:
-    """Jumps of one track: ``[{frames: [first, last], mm, deg, kind}]``, ``kind`` ``excursion`` (largest over the
-    run) or ``step`` (the step's displacement and turn)."""
+    """``[{frames: [first, last], mm, deg, kind}]``, ``kind`` ``excursion`` (largest over the run) or ``step``."""
     mm, deg = excursions(pos, quat, return_frames(fps))
     out = []
     for a, b in _runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
@@ -121,12 +120,8 @@ def _describe(jumps: list[dict]) -> str:
 
 
 def check_object_track(rec: Recording) -> tuple[dict, dict]:
-    """Jumps and noise of every tracked object's pose. Returns (flag ``object_track``: jumps after the lift onset or
-    noise over the approach; figures per object ``jumps``, ``noise_rms_mm``, ``noise_rms_deg``).
-
-    Raises:
-        DataError: a jump inside the approach (frames named), field ``objects[<name>].pos``.
-    """
+    """(flag ``object_track``: jumps after the lift onset or approach noise; figures per object ``jumps``,
+    ``noise_rms_mm``, ``noise_rms_deg``). Raises DataError (field ``objects[<name>].pos``): a jump in the approach."""
     s, g = approach_window(rec)
     flags: list[str] = []
     figs: dict = {}

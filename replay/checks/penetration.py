@@ -1,5 +1,5 @@
-"""How deep the recorded hand is inside the object's collision parts over the approach: the solver pushes a deep
-fingertip out and the grasp becomes its own (google-deepmind/mujoco#752)."""
+"""How deep the recorded hand is inside the object's collision parts over the approach (the solver pushes a deep
+fingertip out: google-deepmind/mujoco#752)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ PENETRATION_CORE_FRAC = 0.8
 
 
 def hand_depths(rec: Recording, parts: ConvexParts, frames: np.ndarray) -> np.ndarray:
-    """(F, P, K) m: depth of each hand point inside each of the target's collision parts at ``frames`` (> 0 inside;
-    < 0 a lower bound of the distance)."""
+    """(F, P, K) m: each hand point's depth inside each part at ``frames`` (< 0: a lower bound of the distance)."""
     pts, _ = hand_points(rec)
     tr = rec.target_object
     frames = np.asarray(frames, int)
@@ -34,13 +33,9 @@ def _point_name(field: str, k: int) -> str:
 
 
 def check_penetration(rec: Recording) -> tuple[dict, dict]:
-    """Depth of the recorded hand inside the object over the approach. Returns (flag ``penetration``, figures
-    ``max_mm``, ``frame``, ``point``, ``at_onset_mm``); empty without hand points.
-
-    Raises:
-        DataError: deeper than :data:`PENETRATION_REFUSE_M` or :data:`PENETRATION_CORE_FRAC` of the way to a
-            part's centre, naming the hand points' field.
-    """
+    """(flag ``penetration``, figures ``max_mm``, ``frame``, ``point``, ``at_onset_mm``); empty without hand points.
+    Raises DataError naming the hand points' field: deeper than :data:`PENETRATION_REFUSE_M` or
+    :data:`PENETRATION_CORE_FRAC` of the way to a part's centre."""
     pts, field = hand_points(rec)
     s, g = approach_window(rec)
     frames = np.flatnonzero(np.asarray(rec.valid, bool)[s : g + 1]) + s

@@ -1,5 +1,5 @@
-"""Quaternion sign: every quaternion stream (xyzw) made sign-continuous before anything interpolates or
-differences it. ``q`` and ``-q`` are one rotation, so flips are repaired and counted, not flagged."""
+"""Quaternion sign: every quaternion stream (xyzw) made sign-continuous before anything interpolates it; flips are
+repaired and counted, not flagged."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from replay.data.types import ObjectTrack, Recording
 
 
 def sign_continuous(q: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(q', flips)``: quaternions (T, ..., 4) with each frame's sign chosen so that ``q'_t . q'_{t-1} >= 0`` per
-    stream (the first frame as given; a non-finite frame left as is and skipped); ``flips`` frames changed."""
+    """``(q', flips)``: quaternions (T, ..., 4) with ``q'_t . q'_{t-1} >= 0`` per stream (a non-finite frame left as is
+    and skipped); ``flips``: frames changed."""
     q = np.array(q, dtype=float, copy=True)
     if q.shape[0] < 2:
         return q, 0
@@ -27,11 +27,7 @@ def sign_continuous(q: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _stream_signs(s: np.ndarray) -> np.ndarray:
-    """(T,) bool: the frames of one stream ``s`` (T, 4) that :func:`sign_continuous` negates.
-
-    Over the finite frames, ``d_i = q_i . q_{i-1}`` as given: ``d > 0`` keeps the previous frame's sign,
-    ``d < 0`` swaps it, ``d == 0`` resets it to as given (negation is exact, so this equals the frame-by-frame rule).
-    """
+    """(T,) bool: the frames of stream ``s`` (T, 4) that :func:`sign_continuous` negates."""
     fin = np.flatnonzero(np.all(np.isfinite(s), axis=-1))
     neg = np.zeros(s.shape[0], bool)
     if fin.size < 2:
@@ -48,8 +44,7 @@ def _stream_signs(s: np.ndarray) -> np.ndarray:
 
 
 def continuous_quaternions(rec: Recording) -> tuple[Recording, dict]:
-    """A copy of ``rec`` with every quaternion stream sign-continuous (objects' ``quat``, ``wrist_quat``,
-    ``finger_quat``, ``meta["grab_wrist_quat_xyzw"]``), and ``{stream: flips}`` of the streams that had any."""
+    """``rec`` with every quaternion stream sign-continuous, and ``{stream: flips}`` of those that had any."""
     figs: dict = {}
     objects = []
     for tr in rec.objects:

@@ -1,5 +1,5 @@
-"""Input checks: a recording that cannot be replayed honestly is an input error (a one-line DataError with a cause)
-or a flag in ``meta["input_flags"]``, never a physics outcome. :func:`check_recording` runs them all."""
+"""Input checks: a recording that cannot be replayed honestly is an input error (a one-line DataError with a cause) or
+a flag in ``meta["input_flags"]``, never a physics outcome."""
 
 from __future__ import annotations
 
@@ -61,15 +61,9 @@ __all__ = [
 
 
 def check_recording(rec: Recording) -> Recording:
-    """Run every input check on a canonical recording; return the checked copy.
-
-    Untracked frames are False in ``valid``, the side is the landmarks', ``meta["input_flags"]`` holds named flags
-    (most specific cause first) and ``meta["input_checks"]`` the figures. The most specific causes run before the
-    checks they explain, and their refusals name those as consequences.
-
-    Raises:
-        DataError: an input error of a check, naming the file and field, its ``cause`` set.
-    """
+    """The checked copy of ``rec``: untracked frames False in ``valid``, the landmarks' side, ``meta["input_flags"]``
+    (most specific cause first) and ``meta["input_checks"]`` (figures); a refusal names the checks it explains as
+    consequences. Raises DataError naming file, field and ``cause``."""
     flags: dict = {}
     figs: dict = {}
     rec, q = continuous_quaternions(rec)  # before anything differences or interpolates a quaternion
@@ -113,8 +107,7 @@ def check_recording(rec: Recording) -> Recording:
 
 
 def _object_and_streams(rec: Recording, flags: dict, figs: dict) -> None:
-    """The object model and the streams' sync (each naming its consequences), then the object's scale, mass and
-    placement."""
+    """The object model and the streams' sync, then the object's scale, mass and placement."""
     check_object_units(rec)  # a model 1000x, or 10x heavy, is a unit: said first
     with _naming_consequences(rec, PLACEMENT_CONSEQUENCES):
         figs["object_model"] = check_object_model(rec)
@@ -125,8 +118,7 @@ def _object_and_streams(rec: Recording, flags: dict, figs: dict) -> None:
 
 
 def consequences(rec: Recording, probes) -> list[str]:
-    """The causes of the ``probes`` (checks returning ``(flags, figures)`` or figures) that refuse or flag ``rec``,
-    most specific first."""
+    """The causes of ``probes`` that refuse or flag ``rec``, most specific first."""
     out = []
     for probe in probes:
         try:

@@ -1,5 +1,5 @@
-"""Hand and object streams in sync: the lag that keeps the carried object's distance to the palm constant
-(:func:`estimate_offset`); a confident offset is flagged or refused, naming ``--object-time-offset``."""
+"""Hand and object streams in sync: the lag that keeps the carried object's distance to the palm constant; a confident
+offset is flagged or refused, naming ``--object-time-offset``."""
 
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ def _palm(pts: np.ndarray) -> np.ndarray:
 
 
 def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]:
-    """Per lag (frames), the spread (mm: standard deviation over the carry window, mean over the palm points) of the
-    object-to-palm distances, with the object's window paired to the hand ``lag`` frames earlier; and the
-    object's travel over the window (m). NaN where a lag leaves the take."""
+    """Per lag (frames), the spread (mm: std over the carry window, mean over palm points) of the object-to-palm
+    distances with the hand ``lag`` frames earlier (NaN where it leaves the take); and the object's travel (m)."""
     pts, _ = hand_points(rec)
     o = np.asarray(rec.target_object.pos, float)
     T, g = len(o), int(rec.grasp_frame)
@@ -57,9 +56,8 @@ def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]
 
 
 def estimate_offset(rec: Recording) -> dict | None:
-    """The object's time offset against the hand: the lag of least spread, refined by a parabola (> 0: the object
-    lags). ``{offset_s, offset_frames, spread_mm, spread_in_sync_mm, confidence, travel_mm}``, confidence
-    ``1 - spread / spread in sync``; None without hand points or a carry window."""
+    """``{offset_s, offset_frames, spread_mm, spread_in_sync_mm, confidence, travel_mm}``: the lag of least spread,
+    parabola-refined (> 0: the object lags); confidence ``1 - spread / spread in sync``; None without a carry."""
     pts, _ = hand_points(rec)
     if pts is None or not rec.target_object.tracked:
         return None
@@ -86,13 +84,9 @@ def estimate_offset(rec: Recording) -> dict | None:
 
 
 def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
-    """Are the hand and object streams in sync? Returns (flag ``stream_offset``: an offset above
-    :data:`OFFSET_FLAG_S` or the one the user stated; figures of :func:`estimate_offset` and ``stated_s``).
-
-    Raises:
-        DataError: (cause ``stream_offset``, field ``objects[<name>].pos``) a confident offset above
-            :data:`OFFSET_REFUSE_S`, naming ``--object-time-offset``.
-    """
+    """(flag ``stream_offset``: above :data:`OFFSET_FLAG_S` or the stated one; figures and ``stated_s``). Raises
+    DataError (cause ``stream_offset``, field ``objects[<name>].pos``): a confident offset over
+    :data:`OFFSET_REFUSE_S`."""
     stated = rec.meta.get("object_time_offset_s")
     flags: dict = {}
     if stated:
@@ -134,12 +128,8 @@ def check_stream_sync(rec: Recording) -> tuple[dict, dict]:
 
 
 def with_object_time_offset(rec: Recording, offset_s: float) -> Recording:
-    """A copy of ``rec`` whose object tracks are shifted ``offset_s`` s earlier (> 0: the object stream ran behind),
-    positions linearly and quaternions (xyzw) by slerp, ends held; ``grasp_frame`` moved with it.
-
-    Raises:
-        DataError: ``offset_s`` not finite or not shorter than the take (field ``object_time_offset_s``).
-    """
+    """``rec`` with object tracks shifted ``offset_s`` s earlier (positions linear, xyzw slerped, ends held),
+    ``grasp_frame`` with them. Raises DataError (field ``object_time_offset_s``): not finite or not within the take."""
     try:
         off = float(offset_s)
     except (TypeError, ValueError):

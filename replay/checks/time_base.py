@@ -1,5 +1,5 @@
-"""The time base: does the take's motion fit its frame rate? Read ``k`` times too fast, accelerations scale by
-``k^2``: the factor ``sqrt(peak wrist acceleration / REF_PEAK_ACCEL_M_S2)``; also sample-and-hold streams."""
+"""The time base: does the take's motion fit its frame rate? Read ``k`` times too fast, accelerations scale by ``k^2``:
+factor ``sqrt(peak wrist acceleration / REF_PEAK_ACCEL_M_S2)``; also sample-and-hold streams."""
 
 from __future__ import annotations
 
@@ -29,11 +29,8 @@ HOLD_SHARE_MIN = 0.4
 
 
 def with_fps(rec: Recording, fps: float, source: str = "user") -> Recording:
-    """A copy of ``rec`` read at ``fps`` Hz: ``time`` rescaled, ``fps`` and ``meta["fps_source"]`` set.
-
-    Raises:
-        DataError: (field ``fps``) not a positive finite rate, or above ``MAX_PLAUSIBLE_FPS_HZ``.
-    """
+    """``rec`` read at ``fps`` Hz (``time``, ``fps``, ``meta["fps_source"]``). Raises DataError (field ``fps``): not a
+    positive rate up to ``MAX_PLAUSIBLE_FPS_HZ``."""
     try:
         fps = float(fps)
     except (TypeError, ValueError):
@@ -65,8 +62,8 @@ def nearest_rate(fps: float) -> str:
 
 
 def motion_figures(rec: Recording) -> dict | None:
-    """The wrist's peak (p99) and median speed (m/s), peak (p99) acceleration (m/s^2) after :data:`SMOOTH_S`
-    smoothing, and the time-scale factor; None for a take too short or without hand points."""
+    """The wrist's p99 and median speed (m/s), p99 acceleration (m/s^2) after :data:`SMOOTH_S` smoothing, and the
+    time-scale factor; None for a take too short or without hand points."""
     w = wrist_track(rec)
     if w is None:
         return None
@@ -97,8 +94,7 @@ def motion_figures(rec: Recording) -> dict | None:
 
 
 def sample_and_hold(repeated: np.ndarray) -> int:
-    """The hold length ``n`` (each sample shown ``n`` frames) when at least :data:`HOLD_SHARE_MIN` of the frames
-    repeat the previous one exactly (``repeated`` (T,) bool), else 0."""
+    """The hold length when :data:`HOLD_SHARE_MIN` of ``repeated`` (T,) frames repeat, else 0."""
     rep = np.asarray(repeated, bool)
     if rep.size < 2 or rep.mean() < HOLD_SHARE_MIN:
         return 0
@@ -108,13 +104,9 @@ def sample_and_hold(repeated: np.ndarray) -> int:
 
 
 def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
-    """Is the take's motion that of a person at ``rec.fps``? ``rec`` has untracked frames marked; ``hold``: the
-    sample-and-hold length found before marking. Returns (flags ``time_base``, ``sample_and_hold``; figures).
-
-    Raises:
-        DataError: (field ``fps``) a rate above :data:`~replay.data.limits.MAX_PLAUSIBLE_FPS_HZ`, or a factor
-            above :data:`FACTOR_REFUSE`, naming the rate the motion looks like and ``--fps``.
-    """
+    """(flags ``time_base``, ``sample_and_hold``; figures) of ``rec`` (untracked frames marked; ``hold`` found before).
+    Raises DataError (field ``fps``): a rate over ``MAX_PLAUSIBLE_FPS_HZ`` or a factor over :data:`FACTOR_REFUSE`,
+    naming the rate the motion looks like and ``--fps``."""
     src = str(rec.meta.get("fps_source", "unknown"))
     if not 0 < float(rec.fps) <= MAX_PLAUSIBLE_FPS_HZ:  # before "too few frames": 1e9 Hz is a wrong number
         raise DataError(

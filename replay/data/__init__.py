@@ -1,5 +1,4 @@
-"""Data layer: where datasets live, how they are read, their canonical form (``types.py``) and how they are
-staged (``fetch.py``); :func:`read_recording` and :func:`list_sequences` dispatch through :mod:`replay.datasets`."""
+"""Data layer: where datasets live, how they are read, their canonical form (``types.py``) and how they are staged."""
 
 from __future__ import annotations
 
@@ -16,22 +15,14 @@ RECORDING_DATASETS = datasets.RECORDING_DATASETS
 
 
 def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str]:
-    """Names :func:`read_recording` accepts for ``dataset``, sorted: ``grab`` ``<object>_lift`` and
-    ``<object>_<intent>_<n>``; ``taco`` ``<seq>``; ``hug-bench`` ``<split>/<scene>``.
-
-    Raises:
-        DataError: unknown dataset, or dataset not found (:func:`dataset_dir`).
-    """
+    """Names :func:`read_recording` accepts, sorted: ``grab`` ``<object>_lift``, ``<object>_<intent>_<n>``; ``taco``
+    ``<seq>``; ``hug-bench`` ``<split>/<scene>``. Raises DataError: unknown or missing dataset."""
     ds = datasets.dataset(dataset)
     return ds.sequences(dataset_dir(dataset, data_dir))
 
 
 def read_recording(dataset: str, name: str, data_dir: str | Path | None = None, **kwargs) -> Recording:
-    """Read sequence ``name`` of ``dataset`` as its adapter gives it, without input checks (a replay calls
-    :func:`replay.checks.load_recording`); ``kwargs`` go to the adapter (e.g. ``hand="left"`` for HUG-Bench).
-
-    Raises:
-        DataError: unknown dataset or sequence, or any adapter error (file + field).
-    """
+    """Sequence ``name`` as its adapter gives it, without input checks (:func:`replay.checks.load_recording` adds
+    them); ``kwargs`` to the adapter (``hand="left"``). Raises DataError: unknown dataset or name, an adapter error."""
     ds = datasets.dataset(dataset)
     return ds.load(dataset_dir(dataset, data_dir), name, **kwargs)

@@ -1,5 +1,4 @@
-"""Helpers shared by the dataset adapters: field access with clear errors, quaternion order conversion, lift
-onset and support-surface height."""
+"""Helpers shared by the dataset adapters: fields with clear errors, quaternion order, lift onset, support height."""
 
 from __future__ import annotations
 
@@ -39,11 +38,7 @@ def get_field(data: Any, dotted: str, source: Path) -> Any:
 def get_array(
     data: Any, dotted: str, source: Path, *, shape: tuple, dtype=np.float64, finite: bool = True
 ) -> np.ndarray:
-    """A numeric array field, its shape (``-1`` = any length) and finiteness checked.
-
-    Raises:
-        DataError: missing field, not numeric, wrong shape, or (``finite``) NaN/inf, naming the first bad frame.
-    """
+    """A numeric array field, shape (``-1``: any) and (``finite``) finiteness checked; DataError names the frame."""
     value = get_field(data, dotted, source)
     try:
         arr = np.asarray(value, dtype=dtype)
@@ -99,9 +94,8 @@ def required_onset(pos: np.ndarray, source: Path, field: str) -> int:
 def top_surface_height(
     mesh: trimesh.Trimesh, xy: np.ndarray, *, loc: np.ndarray | None = None, rot: np.ndarray | None = None
 ) -> tuple[float, str]:
-    """``(z m, "ray" | "max_z")``: the top of a support mesh below ``xy`` (2,) m, by a ray cast straight down, else
-    the mesh's highest z. ``mesh`` is in its own frame, posed at ``loc`` (3,) m and rotation ``rot`` (3, 3)
-    (own -> world; default: already in world); the ray is cast in the mesh's frame, so a shared mesh keeps its tree."""
+    """``(z m, "ray" | "max_z")``: the top of a support mesh below ``xy`` (2,) m by a ray cast down, else its highest
+    z; the mesh (own frame) posed at ``loc`` (3,) m and ``rot`` (3, 3) own -> world (default: already world)."""
     loc = np.zeros(3) if loc is None else np.asarray(loc, float)
     rot = np.eye(3) if rot is None else np.asarray(rot, float)
     top = float((np.asarray(mesh.vertices, float) @ rot.T + loc)[:, 2].max())  # the posed mesh's bounds[1, 2]

@@ -1,5 +1,4 @@
-"""The dataset adapters ``(path, root, name, **kwargs) -> Recording``, registered in :mod:`replay.datasets` by
-:mod:`replay.data` on import; each imports its module only when called."""
+"""The dataset adapters ``(path, root, name, **kwargs) -> Recording``, registered in :mod:`replay.datasets`."""
 
 from __future__ import annotations
 
@@ -7,21 +6,18 @@ from pathlib import Path
 
 
 def read_grab(path: Path, root: Path, name: str, **kwargs):
-    """A GRAB recording: :func:`replay.data.grab.load_recording`."""
     from replay.data.grab import load_recording
 
     return load_recording(path, root, name, **kwargs)
 
 
 def read_taco(path: Path, root: Path, name: str, **kwargs):
-    """A TACO recording: :func:`replay.data.taco.load_recording`."""
     from replay.data.taco import load_recording
 
     return load_recording(path, root, name, **kwargs)
 
 
 def read_hug(path: Path, root: Path, name: str, **kwargs):
-    """A HUG-Bench scene: :func:`replay.data.hug.load_recording`."""
     from replay.data.hug import load_recording
 
     return load_recording(path, root, name, **kwargs)

@@ -1,6 +1,5 @@
-"""Figures of an object asset that depend on its files alone, measured once per content: per process and under
-``$REPLAY_CACHE/asset_figures``. Keyed by the figure's kind, the source of the modules that compute it, library
-versions, its parameters and every input file's bytes; only measurements are kept, never a judgement."""
+"""Figures of an object asset that depend on its files alone, measured once per content (per process and under
+``$REPLAY_CACHE/asset_figures``), keyed by kind, computing code, library versions, parameters and file bytes."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def _file_sha(path_str: str, size: int, mtime_ns: int) -> str:
 
 
 def file_sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file's bytes, hashed once per process and file version (resolved path, size,
-    modification time). Raises OSError: missing or unreadable."""
+    """Hex SHA-256 of a file, hashed once per process and file version. Raises OSError."""
     p = Path(path)
     st = p.stat()
     return _file_sha(str(p.resolve()), st.st_size, st.st_mtime_ns)
@@ -41,7 +39,7 @@ def file_sha256(path: str | Path) -> str:
 
 @lru_cache(maxsize=64)
 def code_version(*modules: str) -> str:
-    """Hex SHA-256 of the source files of ``modules`` (dotted names, imported): what computes a figure."""
+    """Hex SHA-256 of the source files of ``modules`` (dotted names)."""
     parts = []
     for name in modules:
         mod = sys.modules.get(name) or __import__(name, fromlist=["_"])
@@ -51,14 +49,9 @@ def code_version(*modules: str) -> str:
 
 
 def memo(kind: str, files: list, params: dict, *, compute: Callable[[], Any], code: tuple[str, ...]) -> Any:
-    """``compute()``'s JSON value for these inputs, measured once per content; a fresh copy each call (tuples come
-    back as lists). A ``compute`` that raises raises again next call: nothing is kept.
-
-    Args:
-        kind: the figure's name (a cache sub-folder), e.g. ``"object_mass"``.
-        params: the scalar inputs (JSON), e.g. ``{"density": 1250.0, "mass": None}``.
-        code: dotted names of the modules whose source computes it.
-    """
+    """``compute()``'s JSON value for these inputs, measured once per content, a fresh copy each call (tuples as
+    lists); nothing kept when it raises. ``kind``: cache sub-folder; ``params``: scalar JSON inputs; ``code``: modules
+    computing it."""
     try:
         key = sha256_text(
             kind, code_version(*code), json.dumps(params, sort_keys=True, default=str), *[file_sha256(p) for p in files]
@@ -90,5 +83,5 @@ def memo(kind: str, files: list, params: dict, *, compute: Callable[[], Any], co
 
 
 def clear() -> None:
-    """Forget the per-process entries (tests; the files stay)."""
+    """Forget the per-process entries (the files stay)."""
     _MEMO.clear()

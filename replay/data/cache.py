@@ -1,5 +1,4 @@
-"""Where derived files (convex decompositions, baked meshes) are cached: ``$REPLAY_CACHE``, else ``data/cache``;
-never beside the source data (the mirror is read-only). Entries are keyed by the SHA-256 of their inputs."""
+"""Where derived files are cached: ``$REPLAY_CACHE``, else ``data/cache`` (never beside the read-only source data)."""
 
 from __future__ import annotations
 
@@ -11,12 +10,12 @@ CACHE_ENV = "REPLAY_CACHE"
 
 
 def cache_root() -> Path:
-    """The cache folder as configured (``$REPLAY_CACHE``, else ``data/cache``), not created."""
+    """The cache folder as configured, not created."""
     return Path(os.environ.get(CACHE_ENV, Path("data") / "cache")).expanduser()
 
 
 def cache_dir(sub: str | None = None) -> Path:
-    """The cache folder (created if missing), optionally a sub-folder ``sub``."""
+    """The cache folder (created), or its sub-folder ``sub``."""
     root = cache_root()
     path = root / sub if sub else root
     path.mkdir(parents=True, exist_ok=True)
@@ -24,5 +23,5 @@ def cache_dir(sub: str | None = None) -> Path:
 
 
 def sha256_text(*parts: str) -> str:
-    """Hex SHA-256 of the given strings joined by NUL."""
+    """Hex SHA-256 of the strings joined by NUL."""
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -1,5 +1,4 @@
-"""Convex decomposition of a mesh with CoACD (Wei et al., SIGGRAPH 2022), cached on disk; it runs in a child
-process (:func:`replay.data.isolate.call_isolated`) as it can crash natively on a bad mesh."""
+"""Convex decomposition with CoACD (Wei et al., SIGGRAPH 2022), cached, in a child process (it can crash natively)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ from replay.data.mesh_io import load_mesh
 from replay.errors import DataError
 from replay.fileio import atomic_write_bytes, sha256_file
 
-#: CoACD settings for TACO meshes: pre-processing off gave the smallest hull gap
-#: (:mod:`replay.checks.object_frame`) and no part below the mesh; threshold 0.05 is CoACD's default
+#: CoACD settings for TACO meshes: pre-processing off gave the smallest hull gap and no part below the mesh; threshold
+#: 0.05 is CoACD's default
 COACD_SETTINGS = {
     "threshold": 0.05,
     "max_convex_hull": 12,
@@ -34,7 +33,7 @@ COACD_TIMEOUT_S = 300.0
 
 
 def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``coacd.run_coacd`` on (V, 3) m vertices and (F, 3) faces -> [(vertices, faces)] per part (in the child)."""
+    """``coacd.run_coacd`` on (V, 3) m vertices, (F, 3) faces -> [(vertices, faces)] per part."""
     import coacd
 
     coacd.set_log_level("error")
@@ -43,13 +42,9 @@ def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[
 
 
 def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, sub: str = "coacd") -> list[Path]:
-    """Convex parts of a mesh (object frame, m) from CoACD, cached as STL under ``cache_dir(sub)`` keyed by the
-    mesh's SHA-256 and ``settings`` (default :data:`COACD_SETTINGS`); a ``done`` marker written last.
-
-    Raises:
-        DataError: the mesh cannot be read; CoACD crashed (signal named), ran past :data:`COACD_TIMEOUT_S` or
-            returned no part; a degenerate part.
-    """
+    """Convex parts (object frame, m) as STL under ``cache_dir(sub)``, keyed by the mesh's SHA-256 and ``settings``
+    (default :data:`COACD_SETTINGS`). Raises DataError: unreadable mesh; CoACD crashed (signal named), ran past
+    :data:`COACD_TIMEOUT_S` or returned no part; a degenerate part."""
     import coacd
 
     mesh_path = Path(mesh_path)

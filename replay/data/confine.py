@@ -1,6 +1,5 @@
-"""Path confinement: every path a dataset names (object names, MJCF includes, manifest keys, archive members) must
-stay inside its folder, else one DataError (cause ``path_escape``). Lexical: symlinks are the staging's business
-(:func:`is_inside`)."""
+"""Path confinement: every path a dataset names must stay inside its folder, else DataError (cause ``path_escape``).
+Lexical: symlinks are the staging's business."""
 
 from __future__ import annotations
 
@@ -24,12 +23,8 @@ def confined(
     what: str = "file",
     base: str | Path | None = None,
 ) -> Path:
-    """``base / rel`` (default ``root / rel``) normalised (absolute, ``..`` folded, lexically), refused unless inside
-    ``root``; it may not exist. ``source`` and ``field`` name what gave ``rel``; ``what`` says what it is.
-
-    Raises:
-        DataError: the path leaves ``root`` (by ``..`` or an absolute path), cause ``path_escape``.
-    """
+    """``base / rel`` (default ``root / rel``) normalised lexically, refused unless inside ``root`` (it may not exist);
+    ``source``, ``field``, ``what`` name it. Raises DataError (``path_escape``): it leaves ``root``."""
     root_n = Path(os.path.normpath(os.path.abspath(root)))
     target = Path(os.path.normpath(os.path.abspath(Path(root if base is None else base) / rel)))
     if not target.is_relative_to(root_n):
@@ -44,11 +39,7 @@ def confined(
 
 
 def plain_name(name: str, source: str | Path | None, field: str) -> str:
-    """``name`` if it is one plain folder entry, else refused.
-
-    Raises:
-        DataError: a path separator, a drive, ``.``/``..`` or a control character (cause ``path_escape``).
-    """
+    """``name`` if one plain entry; DataError (``path_escape``): a separator, drive, ``.``/``..``, control char."""
     bad = (
         not name
         or name in (".", "..")
@@ -70,12 +61,8 @@ def plain_name(name: str, source: str | Path | None, field: str) -> str:
 
 
 def safe_relpath(rel: str, source: str | Path | None, field: str | None) -> str:
-    """``rel`` (a ``/``-separated archive member or manifest key) normalised (``a/./b`` -> ``a/b``) if it stays
-    inside whatever folder it is joined to.
-
-    Raises:
-        DataError: an absolute path, a ``..`` part, a drive or backslash (cause ``path_escape``).
-    """
+    """``rel`` (``/``-separated) normalised (``a/./b`` -> ``a/b``). Raises DataError (``path_escape``): absolute, a
+    ``..`` part, a drive or backslash."""
     p = PurePosixPath(rel)
     bad = (
         not rel

@@ -19,11 +19,7 @@ LINK_MODES = ("copy", "hardlink", "symlink")
 
 
 def resolve_mirror(mirror: str | Path | None) -> Path | None:
-    """The mirror folder to use: ``mirror`` or ``$REPLAY_MIRROR``, or ``None`` for online.
-
-    Raises:
-        FetchError: the folder does not exist.
-    """
+    """``mirror`` or ``$REPLAY_MIRROR``, or None for online. Raises FetchError: the folder does not exist."""
     value = mirror if mirror is not None else os.environ.get("REPLAY_MIRROR") or None
     if value is None or value == "":
         return None
@@ -63,22 +59,12 @@ def fetch(
 ) -> list[FetchResult]:
     """Stage one dataset (or ``"all"``) into ``dest`` and record it in ``dest/MANIFEST.json``.
 
-    Args:
-        dataset: ``manosim``, ``grab``, ``taco``, ``hug-bench`` or ``all``.
-        mirror: offline mirror (default ``$REPLAY_MIRROR``; unset: download). HUG-Bench has no mirror copy: asked
-            for it comes from the Hub; in ``all`` with a mirror it is skipped with a note.
-        local: the user's own files laid out like the mirror: all staged, pinned ones held to their pins.
-        link: ``copy``, ``hardlink`` or ``symlink``.
-        split, scenes: HUG-Bench selection (default every scene of the split).
-        hub_revision, recordings_revision: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``.
-        progress: tqdm bars (``None``: only on a terminal).
-        follow_symlinks: stage files a symlink takes outside their dataset folder (refused by default).
-
-    Raises:
-        FetchError: unknown dataset or split, missing or incomplete mirror, network failure, an unknown upstream
-            layout, a symlink out of a staged folder, a refused revision.
-        IntegrityError: a mirror file or download does not match its pinned SHA-256.
-    """
+    ``mirror`` default ``$REPLAY_MIRROR`` (unset: download; HUG-Bench, never in a mirror, comes from the Hub or is
+    skipped with a note in ``all``); ``local``: the user's own files laid out like the mirror; ``hub_revision``,
+    ``recordings_revision``: commits of ``kevinywu/hug-bench``, ``kevinywu/1m-hugs``; ``progress`` None: bars on a
+    terminal only. Raises FetchError: unknown dataset or split, missing or incomplete mirror, network failure, unknown
+    upstream layout, a symlink out of a staged folder, a refused revision; IntegrityError: a mirror file or download
+    does not match its pinned SHA-256."""
     _check_choices(dataset, link, split)
     dest = Path(dest)
     if local is not None:
@@ -176,12 +162,8 @@ def _fetch_hug(
 def _fetch_local(
     dataset: str, dest: Path, local: Path, link: str, progress: bool | None, follow_symlinks: bool = False
 ) -> list[FetchResult]:
-    """``fetch(local=...)``: stage every file of the selected datasets found in ``local``.
-
-    Raises:
-        FetchError: ``local`` is missing or holds none of the selected datasets.
-        IntegrityError: a file at a pinned path differs from its pin.
-    """
+    """Stage every file of the selected datasets found in ``local``. Raises FetchError: ``local`` missing or holding
+    none of them; IntegrityError: a file at a pinned path differs from its pin."""
     if not local.is_dir():
         raise FetchError(f"--local folder {local} does not exist")
     names = [n for n in (DATASET_NAMES if dataset == "all" else [dataset]) if (local / n).is_dir()]

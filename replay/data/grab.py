@@ -1,5 +1,5 @@
-"""GRAB adapter: ``grab/recordings/<name>.pkl`` + object_sim models in ``grab/objects/`` -> Recording (what each
-field holds, in ``docs/data.md``). The file stores quaternions wxyz; the Recording xyzw."""
+"""GRAB adapter: ``grab/recordings/<name>.pkl`` + ``grab/objects/`` -> Recording (``docs/data.md``); the file's
+quaternions wxyz, the Recording's xyzw."""
 
 from __future__ import annotations
 
@@ -29,19 +29,14 @@ GRAB_FPS = 120.0
 
 
 def grab_objects_dir(recording: Path) -> Path:
-    """Default object folder for a recording: ``<grab>/objects`` beside ``<grab>/recordings``."""
+    """``<grab>/objects`` beside ``<grab>/recordings``."""
     return Path(recording).resolve().parent.parent / "objects"
 
 
 def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Recording:
-    """Read one GRAB recording into the canonical form; ``objects_dir`` defaults to ``../objects`` beside the
-    recordings folder.
-
-    Raises:
-        DataError: unreadable or hostile pickle, missing field, wrong shape, NaN (first bad frame named), non-unit
-            quaternion, missing object model or mesh, an object name that is not a plain folder name (cause
-            ``path_escape``), an object never lifted by 1 cm.
-    """
+    """One GRAB recording; ``objects_dir`` default :func:`grab_objects_dir`. Raises DataError: unreadable or hostile
+    pickle, missing field, wrong shape, NaN (first bad frame named), non-unit quaternion, missing object model or
+    mesh, an object name not a plain folder name (``path_escape``), an object never lifted by 1 cm."""
     path = Path(path)
     objects_dir = Path(objects_dir) if objects_dir is not None else grab_objects_dir(path)
     a = _read_arrays(load_dict(path), path)
@@ -77,7 +72,7 @@ def load_grab(path: str | Path, objects_dir: str | Path | None = None) -> Record
 
 
 def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path) -> dict:
-    """The recording's ``meta``: the recorded wrist, the table and how support and grasp frame were found."""
+    """The recording's ``meta``: recorded wrist, table, how support and grasp frame were found."""
     return {
         "grab_wrist_loc": a["wrist_loc"],
         "grab_wrist_quat_xyzw": a["wrist_quat"],
@@ -93,14 +88,9 @@ def _meta(a: dict, table_asset, rule: str, support_col: float, objects_dir: Path
 
 
 def _read_arrays(data: dict, path: Path) -> dict:
-    """The arrays of a GRAB pickle, checked: ``landmarks`` (T, 21, 3) m, ``wrist_loc`` (T, 3) m, ``obj_name``,
-    ``obj_loc`` (T, 3) m, ``table_loc`` (3,) m, and ``wrist_quat`` (T, 4), ``obj_quat`` (T, 4), ``table_quat`` (4,)
-    converted from wxyz to **xyzw**.
-
-    Raises:
-        DataError: missing field, wrong shape, NaN, non-unit quaternion, fewer than 2 frames, ``hand.wrist_loc``
-            not ``hand.joints_target[:, 0]``.
-    """
+    """A GRAB pickle's arrays: ``landmarks`` (T, 21, 3) m, ``wrist_loc`` (T, 3) m, ``obj_name``, ``obj_loc`` (T, 3) m,
+    ``table_loc`` (3,) m; ``wrist_quat``, ``obj_quat`` (T, 4), ``table_quat`` (4,) wxyz -> xyzw. Raises DataError:
+    missing field, wrong shape, NaN, non-unit quaternion, under 2 frames, ``wrist_loc`` not ``joints_target[:, 0]``."""
     landmarks = get_array(data, "hand.joints_target", path, shape=(-1, 21, 3))
     T = landmarks.shape[0]
     wrist_loc = get_array(data, "hand.wrist_loc", path, shape=(T, 3))
@@ -151,5 +141,5 @@ def _table_support(
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: GRAB recording ``name`` at ``path``, its objects in ``<root>/objects``."""
+    """The registry's entry: GRAB recording ``name``, objects in ``<root>/objects``."""
     return load_grab(path, Path(root) / "objects", **kwargs)

@@ -1,6 +1,6 @@
-"""HUG-Bench from the Hugging Face Hub: the selected scenes' object assets (``kevinywu/hug-bench``) and each scene's
-``aria_data.pkl`` (``kevinywu/1m-hugs``), streamed out of an uncompressed scene tar by range reads when there is
-no plain file (never a whole tar). Calls into ``huggingface_hub`` go through its module attributes (tests' boundary)."""
+"""HUG-Bench from the Hugging Face Hub: object assets (``kevinywu/hug-bench``) and each scene's ``aria_data.pkl``
+(``kevinywu/1m-hugs``), by range reads of an uncompressed scene tar where there is no plain file. ``huggingface_hub``
+is called through its module attributes (the tests' boundary)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,7 @@ def _is_archive(path: str) -> bool:
 
 
 def resolve_revision(repo: HubRepo, revision: str | None) -> str:
-    """The commit to fetch ``repo`` at: ``revision`` or the pinned one, a 40-hex hash; raises FetchError when there is
-    none, or for a branch or tag (it moves)."""
+    """``revision`` or the pinned one, a 40-hex commit; FetchError when there is none, or for a branch or tag."""
     rev = revision or repo.revision
     if rev is None:
         raise FetchError(
@@ -109,7 +108,7 @@ def _record_hub(man: Manifest, repo: HubRepo, sha: str, key: str, upstream_path:
 
 
 def _good(man: Manifest, key: str, result: FetchResult) -> bool:
-    """Whether ``key`` is staged and still matches its manifest entry (repairs if not)."""
+    """Whether ``key`` is staged and matches its entry (repairs if not)."""
     if key not in man.files:
         return False
     problem = man.check(key, fix=True)
@@ -199,11 +198,8 @@ def fetch_assets(
 
 
 def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
-    """Where a scene's ``aria_data.pkl`` is: ``("file", path)``, or ``("tar", path)`` of an uncompressed scene tar.
-
-    Raises:
-        FetchError: nothing matches, the match is ambiguous across splits, or only a compressed archive exists.
-    """
+    """``("file", path)`` or ``("tar", path)`` of a scene's ``aria_data.pkl``. Raises FetchError: no match, ambiguous
+    across splits, or only a compressed archive."""
 
     def prefer_split(cands: list[str]) -> list[str]:
         with_split = [c for c in cands if split in PurePosixPath(c).parts]
@@ -243,8 +239,7 @@ def find_recording(files: list[str], split: str, scene: str) -> tuple[str, str]:
 def _stream_tar_members(
     repo: HubRepo, sha: str, tar_path: str, root: Path, *, select, place, first_only: bool, progress: bool | None
 ):
-    """Yield ``(relative key, bytes, member name)`` for selected members of a remote uncompressed tar, read through
-    ``HfFileSystem`` in small ranges: only headers and the selected members cross the network."""
+    """Yield ``(key, bytes, member name)`` of selected members of a remote uncompressed tar, in small ranges."""
     import huggingface_hub as hfh
 
     fs = hfh.HfFileSystem()
@@ -362,13 +357,9 @@ def fetch_hug_bench(
     recordings_revision: str | None,
     progress: bool | None,
 ) -> FetchResult:
-    """Stage HUG-Bench object assets and recordings for ``split``/``scenes``.
-
-    Raises:
-        FetchError: Hub unreachable (names the repo), unknown scene, a revision that is not a commit, or an
-            unrecognised repository layout.
-        DataError: an archive member or path that would land outside ``dest`` (cause ``path_escape``).
-    """
+    """Stage HUG-Bench object assets and recordings. Raises FetchError: Hub unreachable (names the repo), unknown
+    scene, a revision not a commit, an unrecognised layout; DataError: a member landing outside ``dest``
+    (``path_escape``)."""
     result = FetchResult(DATASET, "hub")
     assets_sha = resolve_revision(HUG_BENCH_ASSETS, assets_revision)
     rec_sha = resolve_revision(HUG_RECORDINGS, recordings_revision)

@@ -1,6 +1,5 @@
-"""HUG-Bench adapter: a scene's ``aria_data.pkl`` + its objects' ``sim_assets`` -> Recording (layout and fields in
-``docs/data.md``; tested on files from ``tests/hug_fixture.py``). Objects are untracked and rest; the grasp
-frame is the first grasp (:func:`find_first_grasp`)."""
+"""HUG-Bench adapter: a scene's ``aria_data.pkl`` + its objects' ``sim_assets`` -> Recording (``docs/data.md``).
+Objects are untracked and rest; the grasp frame is the first grasp."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ from replay.data.objects import hug_object_pose, load_hug_object
 from replay.data.types import MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
-#: m, fingertip to surface that counts as touching: landmarks are joint centres ~0.8-1 cm inside the skin
-#: (MANO's fingertip radius), plus tracking noise
+#: m, fingertip to surface that counts as touching: landmarks are joint centres ~0.8-1 cm inside the skin (MANO's
+#: fingertip radius), plus tracking noise
 GRASP_DIST_M = 0.015
 #: frames the touch must last (0.3 s at HUG's 10 fps)
 GRASP_HOLD_FRAMES = 3
@@ -89,9 +88,8 @@ def find_first_grasp(
     dist_m: float = GRASP_DIST_M,
     hold: int = GRASP_HOLD_FRAMES,
 ) -> tuple[int, int, np.ndarray] | None:
-    """First grasp: (frame, object index, tip distances (T, n_objects, 5) m), or None: the first of ``hold``
-    consecutive valid frames in which the thumb tip and another fingertip landmark are within ``dist_m`` of one
-    object's surface."""
+    """``(frame, object index, tip distances (T, n_objects, 5) m)`` of the first of ``hold`` valid frames with the
+    thumb tip and another fingertip within ``dist_m`` of one object's surface, or None."""
     T = landmarks.shape[0]
     tips = np.full((T, len(meshes_world), len(TIP_IDS)), np.inf)
     idx = np.flatnonzero(valid)
@@ -112,13 +110,8 @@ def find_first_grasp(
 
 
 def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "right") -> Recording:
-    """Read one HUG-Bench scene into the canonical form: ``scene_dir`` holds ``<object>/sim_assets/``
-    (``hug_bench/<split>/<scene>``); ``hand`` ``"right"`` or ``"left"``.
-
-    Raises:
-        DataError: bad pickle, missing or ill-shaped fields (with the frame index), no object assets, no valid
-            frame of ``hand``, no grasp found.
-    """
+    """One HUG-Bench scene; ``scene_dir`` holds ``<object>/sim_assets/``; ``hand`` ``"right"`` or ``"left"``. Raises
+    DataError: bad pickle, missing or ill-shaped fields (frame named), no object assets, no valid frame, no grasp."""
     path = Path(aria_data_pkl)
     scene_dir = Path(scene_dir)
     if hand not in ("right", "left"):
@@ -187,8 +180,8 @@ def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, ha
 
 
 def _read_header(path: Path) -> tuple[float, list]:
-    """``(fps, frame_data)`` of an ``aria_data.pkl``; raises DataError when not a dict, ``fps`` missing or not a rate
-    up to ``MAX_PLAUSIBLE_FPS_HZ``, ``frame_data`` missing or under 2 frames."""
+    """``(fps, frame_data)`` of an ``aria_data.pkl``; DataError when not a dict, ``fps`` missing or over
+    ``MAX_PLAUSIBLE_FPS_HZ``, ``frame_data`` missing or under 2 frames."""
     data = load_dict(path)
     if "fps" not in data:
         raise DataError(path, "fps", "missing field")
@@ -213,9 +206,8 @@ def _read_header(path: Path) -> tuple[float, list]:
 
 @dataclass(frozen=True)
 class _HandFrames:
-    """Per-frame arrays of one hand (NaN where ``valid`` is False): ``landmarks`` (T, 21, 3) world m,
-    ``pose`` (T, 15, 3) rad, ``T_world_wrist`` (T, 4, 4), ``betas`` (T, 10) or None when no frame
-    stores them, ``index`` (T,) the file's frame indices."""
+    """One hand's per-frame arrays (NaN where not valid): ``landmarks`` (T, 21, 3) world m, ``pose`` (T, 15, 3) rad,
+    ``T_world_wrist`` (T, 4, 4), ``betas`` (T, 10) or None, ``index`` (T,) the file's frame indices."""
 
     valid: np.ndarray
     landmarks: np.ndarray
@@ -226,12 +218,8 @@ class _HandFrames:
 
 
 def _read_hand_frames(frames: list, hand: str, path: Path) -> _HandFrames:
-    """Every frame's device pose and ``hand`` (missing or NaN hand: the frame is not valid).
-
-    Raises:
-        DataError: a frame is not a dict or lacks a field (index named), indices not strictly increasing, or no
-            frame with a valid ``hand``.
-    """
+    """Every frame's device pose and ``hand``. Raises DataError: a frame not a dict or lacking a field (index named),
+    indices not strictly increasing, or no valid frame."""
     T = len(frames)
     valid = np.zeros(T, bool)
     lm = np.full((T, 21, 3), np.nan)
@@ -271,9 +259,8 @@ def _read_hand_frames(frames: list, hand: str, path: Path) -> _HandFrames:
 
 
 def _read_hand(entry: dict, path: Path, hw: str):
-    """``(T_device_wrist (4, 4), pose (15, 3) rad, landmarks (21, 3) device m, betas (10,) or None)`` of one hand
-    entry (``betas``: the first 10 of ``betas``/``shape``/``shape_params``), or None for a non-finite dropout;
-    raises DataError for a missing or ill-shaped field (``hw`` names the entry)."""
+    """``(T_device_wrist (4, 4), pose (15, 3) rad, landmarks (21, 3) device m, betas (10,) or None)``, or None for a
+    non-finite dropout; DataError for a missing or ill-shaped field."""
     for key in ("T_device_wrist", "pose", "landmarks"):
         if key not in entry:
             raise DataError(path, f"{hw}.{key}", "missing field")
@@ -298,13 +285,8 @@ def _read_hand(entry: dict, path: Path, hw: str):
 
 
 def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
-    """``(tracks, meshes_world, placement, lowest)``: one untracked ObjectTrack per ``<object>/sim_assets`` resting
-    for ``T`` frames (identity, xyzw), its visual mesh in the world (m), the placement rule per object and each
-    lowest visual z (m).
-
-    Raises:
-        DataError: no object assets in ``scene_dir``, or a bad asset (names the file).
-    """
+    """``(tracks, meshes_world, placement, lowest)`` per ``<object>/sim_assets``: an untracked resting ObjectTrack,
+    its visual mesh in the world (m), its placement rule, its lowest z (m). Raises DataError: no or bad asset."""
     obj_dirs = sorted(p.parent.parent for p in scene_dir.glob("*/sim_assets/visual.obj"))
     if not obj_dirs:
         raise DataError(scene_dir, "sim_assets", "no <object>/sim_assets/visual.obj in the scene folder")
@@ -326,6 +308,5 @@ def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: HUG-Bench scene ``name`` (``<split>/<scene>``) at ``path``, its objects in
-    ``<root>/hug_bench/<split>/<scene>`` (the Hub's layout)."""
+    """The registry's entry: scene ``name`` (``<split>/<scene>``), objects in ``<root>/hug_bench/<split>/<scene>``."""
     return load_hug(path, Path(root) / "hug_bench" / name, **kwargs)

@@ -1,6 +1,5 @@
-"""SHA-256 of the input files a rollout read (hashed when it runs) and whether they changed since (``--resume``).
-``pinned`` comes from the project's pin list (:func:`replay.data.sources.pin_digests`), never from the data's
-``MANIFEST.json`` (docs/data.md)."""
+"""SHA-256 of the input files a rollout read and whether they changed since (``--resume``); ``pinned`` from the
+project's pin list, never the data's ``MANIFEST.json`` (docs/data.md)."""
 
 from __future__ import annotations
 
@@ -13,17 +12,9 @@ from replay.fileio import sha256_file
 
 
 def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
-    """SHA-256 of every input file as it is now (hashed, never copied from the manifest).
-
-    Returns:
-        ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus ``"pin_mismatch": True``);
-        ``key`` relative to ``data_dir`` where the file lies under it, else absolute; ``manifest``: ``"match"``,
-        ``"changed since staging"`` or ``"not staged"`` against ``<data_dir>/MANIFEST.json``; ``pinned``: the
-        SHA-256 is the project's pin for its path (outside ``data_dir``: its path in ``$REPLAY_MIRROR``).
-
-    Raises:
-        DataError: an unreadable manifest or pin list.
-    """
+    """SHA-256 of every input file as it is now: ``{key: {"sha256", "from": "hashed", "pinned", "manifest"}}`` (plus
+    ``"pin_mismatch": True``); ``key`` relative to ``data_dir`` if under it, else absolute; ``manifest``: ``"match"``,
+    ``"changed since staging"`` or ``"not staged"``. Raises DataError: an unreadable manifest or pin list."""
     manifest = {}
     root = None
     if data_dir is not None:
@@ -63,8 +54,7 @@ def _relative(p: Path, root: Path | None) -> str | None:
 
 
 def _pin_key(p: Path, key: str) -> str:
-    """The pin-list key of an input: ``key`` where it is relative (a staged file), else its path
-    in the ``$REPLAY_MIRROR`` mirror (the mirror's layout is the staging layout, its aliases mapped)."""
+    """The pin-list key of an input: ``key`` if relative, else its path in ``$REPLAY_MIRROR``."""
     if not Path(key).is_absolute():
         return key
     mirror = os.environ.get("REPLAY_MIRROR")
@@ -78,7 +68,7 @@ def _pin_key(p: Path, key: str) -> str:
 
 
 def pin_mismatch_lines(inputs: dict) -> list[str]:
-    """One line per input of ``inputs`` (:func:`input_hashes`) whose SHA-256 is not the project's pin."""
+    """One line per input whose SHA-256 is not the project's pin."""
     return [
         f"{key}: SHA-256 {e.get('sha256', '')[:12]}… is not the project's pin for it "
         "(replay/data/pinned_files.json; the data's own manifest is not believed): recorded as pinned: false, "
@@ -89,8 +79,7 @@ def pin_mismatch_lines(inputs: dict) -> list[str]:
 
 
 def inputs_changed(inputs: dict | None, data_dir: str | Path | None) -> str | None:
-    """Why a finished rollout's inputs (its ``inputs``, :func:`input_hashes`: keys relative to ``data_dir`` or
-    absolute) differ from the files now on disk, or None; a rollout without recorded inputs counts as changed."""
+    """Why a finished rollout's ``inputs`` differ from the files on disk, or None; none recorded counts as changed."""
     inputs = inputs or {}
     if not inputs:
         return "no input digests recorded"

@@ -1,5 +1,4 @@
-"""Run native code that can crash or hang (CoACD) in a child process with a time limit: a segfault or a time-out
-costs that call only, as a one-line DataError. ``REPLAY_ISOLATE=0`` runs it in this process (debugging)."""
+"""Native code that can crash or hang (CoACD) in a time-limited child process (``REPLAY_ISOLATE=0``: in process)."""
 
 from __future__ import annotations
 
@@ -37,12 +36,8 @@ def signal_name(returncode: int) -> str:
 def call_isolated(
     func, *args, timeout_s: float, what: str, path: str | Path | None, field: str | None, advice: str = "", **kwargs
 ):
-    """``func(*args, **kwargs)`` (a module-level function) in a fresh child process; its return value. ``what``,
-    ``path``, ``field`` and ``advice`` go into the message.
-
-    Raises:
-        DataError: the child crashed (signal named), ran past ``timeout_s`` (s), or ``func`` raised (one line).
-    """
+    """``func(*args, **kwargs)`` (module-level) in a fresh child process; ``what``, ``path``, ``field``, ``advice`` go
+    into the message. Raises DataError: it crashed (signal named), ran past ``timeout_s`` (s), or raised."""
     if not isolation_enabled():
         return func(*args, **kwargs)
     tail = f"; {advice}" if advice else ""

@@ -1,6 +1,5 @@
-"""Bounded cost for every file the data hands the pipeline: a size limit per kind, checked before a byte is read
-(``REPLAY_MAX_<KIND>_MB`` changes it, read at each check so workers inherit it), and JSON that cannot blow the
-stack."""
+"""Bounded cost for every file the data hands the pipeline: a size limit per kind checked before a byte is read
+(``REPLAY_MAX_<KIND>_MB``, read at each check), and JSON that cannot blow the stack."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from replay.errors import DataError
 
 #: MB (10^6 bytes) per kind: each over 100x the largest real file of its kind on the mirror
 DEFAULT_LIMITS_MB = {"recording": 1000.0, "mesh": 200.0, "mjcf": 1.0, "json": 16.0}
-#: what each kind is, for the refusal's sentence
 _KIND_WORDS = {"recording": "a recording", "mesh": "a mesh", "mjcf": "an MJCF file", "json": "a JSON file"}
 #: Hz: 20x the highest common capture rate (480 Hz): above it a rate is a wrong number, not a fast camera
 MAX_PLAUSIBLE_FPS_HZ = 10_000.0
@@ -26,8 +24,7 @@ def limit_env(kind: str) -> str:
 
 
 def limit_bytes(kind: str) -> int:
-    """``kind``'s size limit in bytes: ``$REPLAY_MAX_<KIND>_MB`` if set, else :data:`DEFAULT_LIMITS_MB`; raises
-    DataError when the variable is not a positive number."""
+    """``kind``'s limit in bytes; DataError when ``$REPLAY_MAX_<KIND>_MB`` is not a positive number."""
     env = limit_env(kind)
     raw = os.environ.get(env)
     if raw in (None, ""):
@@ -42,12 +39,8 @@ def limit_bytes(kind: str) -> int:
 
 
 def check_size(path: str | Path, kind: str, field: str | None = None, *, source: str | Path | None = None) -> int:
-    """The size (bytes) of the file at ``path`` (a link followed), refused above ``kind``'s limit before anything
-    reads it. ``field`` and ``source`` name what named the file.
-
-    Raises:
-        DataError: missing or not a regular file; larger than the limit (cause ``file_size``; says how to raise it).
-    """
+    """The size (bytes) of ``path`` (link followed), refused above ``kind``'s limit before anything reads it. Raises
+    DataError: missing or not a regular file; too large (cause ``file_size``; says how to raise it)."""
     path = Path(path)
     where = source if source is not None else path
     try:
@@ -73,8 +66,7 @@ def check_size(path: str | Path, kind: str, field: str | None = None, *, source:
 
 
 def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes:
-    """The bytes of ``path`` after :func:`check_size`: what ``stat`` gave and one byte more (a file that grew is
-    refused, never read past the limit); raises DataError as :func:`check_size`, or when unreadable."""
+    """The bytes of ``path``, never past ``stat``'s size plus one; DataError as :func:`check_size`, or unreadable."""
     path = Path(path)
     size = check_size(path, kind, field)
     cap = limit_bytes(kind)
@@ -91,8 +83,7 @@ def read_bounded(path: str | Path, kind: str, field: str | None = None) -> bytes
 
 
 def load_json(path: str | Path, what: str | None = None) -> Any:
-    """The JSON file at ``path``, size bounded (``what`` names it); raises DataError when missing, too large, not
-    UTF-8, not JSON, or nested too deeply to parse (never a RecursionError)."""
+    """The JSON at ``path``; DataError when missing, too large, not UTF-8, not JSON, or nested too deeply."""
     path = Path(path)
     data = read_bounded(path, "json")
     head = f"cannot read {what}: " if what else ""

@@ -1,5 +1,4 @@
-"""Where a dataset lives: ``<data_dir>/<name>`` if it holds any file (staged by ``scripts/fetch_data.py``;
-``data_dir`` defaults to ``$REPLAY_DATA`` or ``data/``), else ``$REPLAY_MIRROR/<name>`` (HUG-Bench: no mirror)."""
+"""Where a dataset lives: ``<data_dir>/<name>`` if it holds a file (``$REPLAY_DATA``, ``data/``), else the mirror."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ DATA_ENV = "REPLAY_DATA"
 
 
 def mirror_root() -> Path | None:
-    """The offline mirror from ``$REPLAY_MIRROR``, or ``None`` if unset; raises DataError when it is not a folder."""
+    """``$REPLAY_MIRROR``, or None if unset; DataError when not a folder."""
     value = os.environ.get(MIRROR_ENV)
     if not value:
         return None
@@ -32,8 +31,7 @@ def default_data_dir() -> Path:
 
 
 def staged_data_dir(data_dir: str | Path | None = None) -> str | Path | None:
-    """The staged data folder a study reads: ``data_dir`` as given, else :func:`default_data_dir` made absolute
-    where it exists, else None (the mirror alone), so inputs are recorded alike however it was typed."""
+    """``data_dir`` as given, else :func:`default_data_dir` made absolute where it exists, else None (the mirror)."""
     if data_dir is not None:
         return data_dir
     d = default_data_dir()
@@ -41,13 +39,12 @@ def staged_data_dir(data_dir: str | Path | None = None) -> str | Path | None:
 
 
 def _has_files(folder: Path) -> bool:
-    """True if ``folder`` holds a file (a fetch cut short leaves empty folders, which must not hide the mirror)."""
+    """True if ``folder`` holds a file (a cut-short fetch leaves empty folders that must not hide the mirror)."""
     return folder.is_dir() and any(p.is_file() for p in folder.rglob("*"))
 
 
 def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
-    """An existing folder holding dataset ``name`` (one of :data:`DATASETS`): the staged copy, else the mirror's;
-    raises DataError for an unknown name, or when found in neither (saying how to fetch it)."""
+    """The staged folder of dataset ``name``, else the mirror's; DataError: unknown name, or found in neither."""
     if name not in DATASETS:
         raise DataError(None, "dataset", f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
     staged = Path(data_dir) if data_dir is not None else default_data_dir()
@@ -74,8 +71,7 @@ def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
 
 
 def data_roots(data_dir: str | Path | None = None) -> list[Path]:
-    """The folders a study reads datasets from, absolute: the staged data folder (``data_dir``, else
-    :func:`default_data_dir`) where it exists, and the mirror."""
+    """The absolute folders a study reads datasets from: the staged data folder where it exists, and the mirror."""
     staged = Path(data_dir) if data_dir is not None else default_data_dir()
     roots = [staged.expanduser().resolve()] if staged.is_dir() else []
     mirror = (
@@ -85,8 +81,7 @@ def data_roots(data_dir: str | Path | None = None) -> list[Path]:
 
 
 def data_relative(text: str, roots: list[Path]) -> str:
-    """``text`` (a one-line reason) with each path inside one of ``roots`` written relative to it
-    (``grab/recordings/mug_lift.pkl``), as a reader of the data folder finds it."""
+    """``text`` with each path inside one of ``roots`` written relative to it."""
     for root in sorted(roots, key=lambda r: -len(str(r))):
         text = str(text).replace(f"{root}{os.sep}", "")
     return text

@@ -1,6 +1,5 @@
-"""``data/MANIFEST.json`` (``format`` 1): per staged file (key ``<dataset>/<relpath>``, relative to ``--dest``) its
-source, repository, revision, upstream path, size, SHA-256, link mode, ``pinned`` and ``origin`` (unpinned
-files: ``unknown`` repository and revision), ``symlink_target`` with ``--follow-symlinks``; written atomically."""
+"""``data/MANIFEST.json`` (``format`` 1): per staged file (key ``<dataset>/<relpath>``) its source, revision, size,
+SHA-256, link mode, ``pinned`` and ``origin`` (fields: docs/data.md); written atomically."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ _REQUIRED = ("dataset", "source", "repo", "revision", "path", "size", "sha256")
 
 
 def move_aside(path: Path) -> Path:
-    """Rename a bad file to ``<name>.corrupt-<unix time>`` so it can never pass as good; the new path."""
+    """Rename a bad file to ``<name>.corrupt-<unix time>``; the new path."""
     target = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
     n = 1
     while target.exists() or target.is_symlink():
@@ -36,9 +35,8 @@ def move_aside(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class Problem:
-    """A staged file that does not match its manifest entry: ``path`` (key), ``kind`` (``"missing"``, ``"size"``,
-    ``"sha256"``, or ``"pin"``: an entry calling it pinned that the pin list does not), ``expected`` / ``actual``,
-    ``moved_to`` (None if missing or left alone)."""
+    """A staged file not matching its entry: ``kind`` ``"missing"``, ``"size"``, ``"sha256"`` or ``"pin"`` (called
+    pinned, not in the pin list); ``moved_to`` None if missing or left alone."""
 
     path: str
     kind: str
@@ -89,7 +87,7 @@ class Manifest:
         self.files = data["files"]
 
     def save(self) -> None:
-        """Write the manifest atomically (sorted keys, stable diff)."""
+        """Write the manifest atomically, keys sorted."""
         self.root.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"format": FORMAT, "files": dict(sorted(self.files.items()))}, indent=1, sort_keys=True)
         atomic_write_text(self.path, text + "\n")
@@ -110,13 +108,8 @@ class Manifest:
         origin: str | None = None,
         symlink_target: str | None = None,
     ) -> None:
-        """Record one staged file (replacing any entry for ``path``). ``pinned``: the pin list names it (``None``: a
-        dataset without one); ``origin``: the absolute source path; ``symlink_target``: only with ``--follow-symlinks``.
-
-        Raises:
-            ValueError: an unknown ``source``.
-            DataError: a ``path`` that leaves the staging root (cause ``path_escape``).
-        """
+        """Record one staged file; ``pinned`` None: a dataset without a pin list; ``origin``: the absolute source path.
+        Raises ValueError: unknown ``source``; DataError: a ``path`` leaving the staging root (``path_escape``)."""
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         safe_relpath(path, self.path, f"files.{path}")
@@ -140,8 +133,7 @@ class Manifest:
         return {k: v for k, v in self.files.items() if v["dataset"] == dataset}
 
     def check(self, key: str, *, fix: bool = True) -> Problem | None:
-        """Re-hash one staged file against its entry: ``None`` if it matches, else the :class:`Problem`; ``fix`` moves a
-        mismatching file aside and drops its entry (a missing file's too), so a later fetch re-stages it."""
+        """Re-hash one staged file: None if it matches, else the :class:`Problem`; ``fix`` moves it aside."""
         entry = self.files[key]
         path = self.root / key
         problem = None
@@ -163,13 +155,9 @@ class Manifest:
 def verify(
     root: str | Path, datasets: list[str] | None = None, *, fix: bool = True, progress: bool | None = None
 ) -> list[Problem]:
-    """Re-hash every staged file of ``root/MANIFEST.json`` (``datasets``: only these) against its entry, and every
-    entry that claims ``pinned`` against the project's own pin list (a shipped manifest can call an edited file
-    pinned). ``fix`` moves bad files aside and drops or rewrites their entries; returns the problems found.
-
-    Raises:
-        DataError: no manifest at ``root``, or a malformed one (or pin list).
-    """
+    """Re-hash every staged file of ``root/MANIFEST.json`` (``datasets``: only these), and every ``pinned`` entry
+    against the project's pin list; ``fix`` moves bad files aside. Returns the problems. Raises DataError: no or a
+    malformed manifest or pin list."""
 
     man = Manifest(root)
     if not man.path.exists():
@@ -187,8 +175,8 @@ def verify(
 
 
 def _pin_problem(man: Manifest, key: str, pins: dict[str, str], fix: bool) -> Problem | None:
-    """A matching file whose entry claims ``pinned`` while its SHA-256 is not the project's pin; ``fix`` rewrites the
-    entry as ``pinned: false, pin_mismatch: true`` (the file stays: it may be the user's own edit)."""
+    """An entry claiming ``pinned`` whose SHA-256 is not the pin; ``fix`` rewrites it ``pinned: false,
+    pin_mismatch: true`` (the file may be the user's own edit)."""
     entry = man.files[key]
     pin = pins.get(key)
     # an entry from before the flag existed (pinned files only) claims it by lying at a pinned path

@@ -1,6 +1,5 @@
-"""Collision parts must be convex solids before they reach a simulator: a part with under 4 distinct vertices or
-in a plane has no hull (Qhull: "initial simplex is flat"; MuJoCo: "mesh volume is too small") and is refused
-naming its file."""
+"""Collision parts must be convex solids: a part with under 4 distinct vertices or flat has no hull (Qhull: "initial
+simplex is flat"; MuJoCo: "mesh volume is too small") and is refused naming its file."""
 
 from __future__ import annotations
 
@@ -21,9 +20,8 @@ MIN_PART_EXTENT_M = 1e-3
 
 
 def part_figures(vertices: np.ndarray) -> dict:
-    """``{"vertices", "thickness_m", "hull_volume_m3", "extent_m"}`` of a part's (V, 3) vertices (m, object frame):
-    distinct vertices, extent along the thinnest principal axis (0 when flat), hull volume (0 without a 3-D
-    hull), largest bounding-box side."""
+    """``{"vertices", "thickness_m", "hull_volume_m3", "extent_m"}`` of (V, 3) vertices (m): distinct count, extent
+    along the thinnest principal axis, hull volume (0 without a 3-D hull), largest box side."""
 
     v = np.unique(np.round(np.asarray(vertices, float), 12), axis=0)
     out = {
@@ -47,13 +45,8 @@ def part_figures(vertices: np.ndarray) -> dict:
 
 
 def check_collision_part(path: str | Path, field: str | None = None, source: str | Path | None = None) -> dict:
-    """Load a collision part (STL/OBJ/PLY, object frame, m) and refuse it unless it can be a convex solid; its
-    :func:`part_figures`. The part file itself is named (``source`` unused), with ``field``.
-
-    Raises:
-        DataError: unreadable; fewer than :data:`MIN_PART_VERTICES` distinct vertices; thinner than
-            :data:`MIN_PART_THICKNESS_M`; hull volume below :data:`MIN_PART_VOLUME_M3`.
-    """
+    """:func:`part_figures` of a collision part (STL/OBJ/PLY, m), naming the part file and ``field``. Raises DataError:
+    unreadable, or under :data:`MIN_PART_VERTICES`, :data:`MIN_PART_THICKNESS_M` or :data:`MIN_PART_VOLUME_M3`."""
     path = Path(path)
     mesh = shared_mesh(path, field)
     f = part_figures(mesh.vertices)

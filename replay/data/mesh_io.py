@@ -1,5 +1,4 @@
-"""Reading one triangle mesh file (STL/OBJ/PLY) through trimesh, with errors that name the file; one parse per
-file and process (keyed by resolved path, size and mtime), so what trimesh caches on it is computed once."""
+"""Reading one mesh file (STL/OBJ/PLY) through trimesh, errors naming the file, one parse per file version."""
 
 from __future__ import annotations
 
@@ -16,22 +15,16 @@ from replay.errors import DataError
 def load_mesh(
     path: str | Path, field: str | None = None, source: str | Path | None = None, *, process: bool = True
 ) -> trimesh.Trimesh:
-    """One triangle mesh as a :class:`trimesh.Trimesh` of the caller's own (a copy of :func:`shared_mesh`'s);
-    raises DataError when missing, unreadable or without triangles."""
+    """The caller's own copy of :func:`shared_mesh`'s; DataError when missing, unreadable or without triangles."""
     return shared_mesh(path, field, source, process=process).copy()
 
 
 def shared_mesh(
     path: str | Path, field: str | None = None, source: str | Path | None = None, *, process: bool = True
 ) -> trimesh.Trimesh:
-    """The process's one :class:`trimesh.Trimesh` of a mesh file, for readers only: never transform it (take
-    :func:`load_mesh`'s copy). ``source`` is named in errors instead of ``path``; ``process`` lets trimesh merge
-    duplicate vertices (False keeps the file's vertex order, to compare with per-vertex data).
-
-    Raises:
-        DataError: file missing, over the mesh size limit (before it is read), a binary STL declaring more
-            triangles than it holds, unreadable or without triangles.
-    """
+    """The process's one shared mesh of a file: never transform it. ``source`` named in errors instead of ``path``;
+    ``process=False`` keeps the file's vertex order. Raises DataError: missing, over the size limit, a binary STL
+    declaring more triangles than it holds, unreadable or without triangles."""
     path = Path(path)
     where = source if source is not None else path
     if not path.is_file():
@@ -53,8 +46,7 @@ STL_TRIANGLE_BYTES = 50
 
 
 def check_stl_count(path: str | Path, field: str | None = None) -> None:
-    """Refuse a binary STL whose header declares more triangles than its length holds (reads 84 bytes; ASCII STL is
-    left to the parser): DataError ``declares N triangles but the file holds M bytes`` (cause ``file_size``)."""
+    """Refuse a binary STL declaring more triangles than its length holds (DataError, cause ``file_size``)."""
     path = Path(path)
     size = path.stat().st_size
     with open(path, "rb") as f:
@@ -76,7 +68,7 @@ def check_stl_count(path: str | Path, field: str | None = None) -> None:
 
 
 def _ascii_start(path: Path) -> bool:
-    """Whether the file's first 1 kB is printable text (an ASCII STL begins ``solid <name>``, facets)."""
+    """Whether the first 1 kB is printable text (an ASCII STL)."""
     with open(path, "rb") as f:
         chunk = f.read(1024)
     return all(b in b"\t\n\r" or 32 <= b < 127 for b in chunk)
@@ -86,12 +78,12 @@ MESH_CACHE_SIZE = 256
 
 
 class _Unreadable(Exception):
-    """A mesh file that cannot be used (the message; :func:`load_mesh` names file and field)."""
+    """A mesh file that cannot be used."""
 
 
 @lru_cache(maxsize=MESH_CACHE_SIZE)
 def _cached_mesh(path_str: str, size: int, mtime_ns: int, process: bool) -> trimesh.Trimesh:
-    """The parsed, checked mesh of one file version (:func:`load_mesh`); errors are not cached."""
+    """The parsed, checked mesh of one file version (errors not cached)."""
     try:
         mesh = trimesh.load(path_str, force="mesh", process=process)
     except Exception as exc:  # trimesh raises many types for bad files
@@ -107,8 +99,7 @@ UNIT_READINGS = ((1e-3, "millimetres"), (1e-2, "centimetres"), (0.0254, "inches"
 
 
 def unit_hint(extent: float) -> str:
-    """``"; millimetres? (x 0.001 gives 40 mm)"`` for a size ``extent`` (m) that one of
-    :data:`UNIT_READINGS` brings to 10-500 mm (a hand-held object), else ``""``."""
+    """``"; millimetres? (x 0.001 gives 40 mm)"`` where a :data:`UNIT_READINGS` makes ``extent`` (m) 10-500 mm."""
     lo, hi = 0.01, 0.5  # a hand-held object's size, m
     for f, name in UNIT_READINGS:
         if lo <= extent * f <= hi:

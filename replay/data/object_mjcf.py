@@ -1,6 +1,5 @@
-"""GRAB object assets: an object_sim MJCF model (``grab/objects/<name>/object.xml`` with its includes and default
-classes) -> ObjectAsset; the recordings pose the mesh files' frame, so geom and body poses are ignored by
-default (``docs/data.md``)."""
+"""GRAB object assets: an object_sim MJCF model (``grab/objects/<name>/object.xml``) -> ObjectAsset; geom and body
+poses ignored by default (``docs/data.md``)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ _MJ_GEOM_DEFAULTS = {"type": "sphere", "density": "1000", "friction": "1 0.005 0
 
 
 def _bake(meshes: list[trimesh.Trimesh], key: str, name: str, sub: str) -> Path:
-    """Concatenate ``meshes`` and write them once to the cache as STL; the path."""
+    """Concatenate ``meshes`` into a cached STL; its path."""
     out = cache_dir(sub) / f"{name}-{key[:16]}.stl"
     if not out.is_file():
         merged = trimesh.util.concatenate(meshes) if len(meshes) > 1 else meshes[0]
@@ -44,7 +43,7 @@ class _Geom:
 
 @dataclass
 class GrabObjectInfo:
-    """What :func:`grab_object_info` read from an object_sim model (for provenance/tests)."""
+    """What :func:`grab_object_info` read from an object_sim model."""
 
     name: str
     xml: Path
@@ -76,13 +75,9 @@ def _parse_xml(path: Path, source: Path | None = None, field: str | None = None)
 
 
 def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count: list[int], depth: int = 0) -> None:
-    """Replace each ``<include file=...>`` under ``elem`` by the included root's children (in place): relative to
-    ``base``, confined to ``root``; ``count`` is shared by the whole model.
-
-    Raises:
-        DataError: nesting deeper than :data:`MAX_INCLUDE_DEPTH` or more than :data:`MAX_INCLUDES` includes
-            (cause ``file_size``), an include outside ``root`` (cause ``path_escape``), a missing or invalid file.
-    """
+    """Replace each ``<include file=...>`` under ``elem`` in place by the included root's children, relative to
+    ``base``, confined to ``root``. Raises DataError: too deep or too many includes (cause ``file_size``), outside
+    ``root`` (``path_escape``), a missing or invalid file."""
     if depth > MAX_INCLUDE_DEPTH:
         raise DataError(xml, "include", f"include nesting deeper than {MAX_INCLUDE_DEPTH}", cause="file_size")
     for i, child in enumerate(list(elem)):
@@ -109,8 +104,7 @@ def _expand_includes(elem: ET.Element, base: Path, root: Path, xml: Path, count:
 
 
 def _collect_defaults(root: ET.Element, mj_defaults: bool = True) -> dict[str, dict[str, str]]:
-    """Map default class name -> resolved geom attributes (inheritance applied; ``mj_defaults``:
-    starting from MuJoCo's own geom defaults, else from what the file states)."""
+    """Default class -> resolved geom attributes, inherited (from MuJoCo's geom defaults when ``mj_defaults``)."""
     classes: dict[str, dict[str, str]] = {}
 
     def walk(node: ET.Element, inherited: dict[str, str], name: str) -> None:
@@ -130,7 +124,7 @@ def _collect_defaults(root: ET.Element, mj_defaults: bool = True) -> dict[str, d
 
 
 def _geom_transform(attrs: dict[str, str], angle_deg: bool, source: Path, name: str) -> np.ndarray | None:
-    """4x4 geom pose in its body, or None for identity. MuJoCo quat is wxyz."""
+    """4x4 geom pose in its body, or None for identity (MuJoCo quat wxyz)."""
     T = np.eye(4)
     if "pos" in attrs:
         T[:3, 3] = np.array(attrs["pos"].split(), float)
@@ -141,8 +135,7 @@ def _geom_transform(attrs: dict[str, str], angle_deg: bool, source: Path, name: 
         e = np.array(attrs["euler"].split(), float)
         if angle_deg:
             e = np.deg2rad(e)
-        # MuJoCo's default eulerseq "xyz" (lower case) rotates about moving axes,
-        # which is scipy's intrinsic "XYZ".
+        # MuJoCo's default eulerseq "xyz" rotates about moving axes: scipy's intrinsic "XYZ"
         T[:3, :3] = Rotation.from_euler("XYZ", e).as_matrix()
     for unsupported in ("axisangle", "xyaxes", "zaxis", "fromto"):
         if unsupported in attrs:
@@ -151,8 +144,7 @@ def _geom_transform(attrs: dict[str, str], angle_deg: bool, source: Path, name: 
 
 
 def _compiler_angle_deg(root: ET.Element) -> bool:
-    """Whether the model's euler angles are in degrees (the default); MuJoCo merges every ``<compiler>``, later
-    attributes overriding."""
+    """Whether euler angles are in degrees; MuJoCo merges every ``<compiler>``, later attributes overriding."""
     angle = "degree"
     for comp in root.iter("compiler"):
         angle = comp.get("angle", angle)
@@ -160,11 +152,8 @@ def _compiler_angle_deg(root: ET.Element) -> bool:
 
 
 def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path, np.ndarray | None]]:
-    """Mesh name -> (the file of the same name beside ``object.xml``, scale (3,) or None) of every ``<asset><mesh>``.
-
-    Raises:
-        DataError: a mesh without a file, or none of that name beside ``object.xml``.
-    """
+    """Mesh name -> (the file of that name beside ``object.xml``, scale (3,) or None). Raises DataError: a mesh
+    without a file, or none beside ``object.xml``."""
     meshes: dict[str, tuple[Path, np.ndarray | None]] = {}
     for asset in root.findall("asset"):
         for m in asset.findall("mesh"):
@@ -187,11 +176,8 @@ def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path
 def _body_geoms(
     root: ET.Element, classes: dict, meshes: dict, xml: Path, object_dir: Path
 ) -> tuple[list[_Geom], list[str]]:
-    """The object body's mesh geoms (attributes resolved through the default classes) and its primitive geoms' names.
-
-    Raises:
-        DataError: no object body, an unknown default class, a mesh not declared.
-    """
+    """The object body's resolved mesh geoms and its primitive geoms' names. Raises DataError: no object body, an
+    unknown default class, a mesh not declared."""
     bodies = [b for w in root.findall("worldbody") for b in w.findall("body")]
     body = next((b for b in bodies if b.get("name") == "object"), bodies[0] if bodies else None)
     if body is None:
@@ -225,14 +211,9 @@ MUJOCO_DEFAULT_DENSITY = float(_MJ_GEOM_DEFAULTS["density"])
 
 
 def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
-    """Parse ``<object_dir>/object.xml``: includes relative to the including file, inside the objects folder, at
-    most :data:`MAX_INCLUDES` nested :data:`MAX_INCLUDE_DEPTH` deep, each within the MJCF size limit.
-
-    Raises:
-        DataError: missing, invalid or oversized XML; an include or mesh outside the objects folder (cause
-            ``path_escape``); too many or too deep includes (cause ``file_size``); an unresolved mesh file; no
-            collision geom, or collision geoms that disagree on density, friction or condim.
-    """
+    """Parse ``<object_dir>/object.xml`` with its includes. Raises DataError: missing, invalid or oversized XML; an
+    include or mesh outside the objects folder (cause ``path_escape``); too many or too deep includes (``file_size``);
+    an unresolved mesh file; no collision geom, or collision geoms disagreeing on density, friction or condim."""
     object_dir = Path(object_dir)
     xml = object_dir / "object.xml"
     root = _parse_xml(xml)
@@ -303,14 +284,9 @@ def _geom_key(g: _Geom) -> str:
 
 
 def load_grab_object(object_dir: str | Path, apply_geom_pose: bool = False) -> ObjectAsset:
-    """ObjectAsset of one object_sim model folder: collision parts are the ``object_col`` mesh geoms
-    (``contact*.stl``), density, friction and condim the resolved MJCF attributes, ``mass`` None. A geom
-    pose or scale, or several visual meshes, are baked into the cache; ``apply_geom_pose`` bakes the geom poses.
-
-    Raises:
-        DataError: see :func:`grab_object_info`; a missing mesh file (names ``assets.xml``); a degenerate
-            collision part (names the part file).
-    """
+    """ObjectAsset of one object_sim model folder: the ``object_col`` mesh geoms as collision parts, ``mass`` None;
+    ``apply_geom_pose`` bakes the geom poses. Raises DataError: :func:`grab_object_info`'s; a missing mesh file; a
+    degenerate collision part (names the file)."""
     info = grab_object_info(object_dir)
     vis, col, angle_deg = info.geoms
     if not apply_geom_pose:

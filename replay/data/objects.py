@@ -1,5 +1,4 @@
-"""Object asset loaders: GRAB (:mod:`replay.data.object_mjcf`), TACO (.obj + CoACD) and HUG-Bench (sim_assets),
-each an ObjectAsset in the object frame (m) the dataset's poses refer to."""
+"""Object asset loaders (GRAB, TACO, HUG-Bench), each an ObjectAsset in the object frame (m) of the dataset's poses."""
 
 from __future__ import annotations
 
@@ -39,16 +38,14 @@ DEFAULT_CONDIM = 4
 
 
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:
-    """An asset's visual mesh and collision parts (object frame, m), the process's shared instances (read only;
-    ``mesh.copy()`` to transform); raises DataError for a mesh missing or unreadable."""
+    """An asset's shared visual mesh and collision parts (object frame, m; read only); DataError: unreadable."""
     visual = shared_mesh(asset.visual_mesh, "visual_mesh", asset.source)
     parts = [shared_mesh(p, f"collision_meshes[{i}]", asset.source) for i, p in enumerate(asset.collision_meshes)]
     return visual, parts
 
 
 def collision_volume(asset: ObjectAsset) -> float:
-    """Sum of the collision parts' convex-hull volumes, m^3: what a MuJoCo-style simulator multiplies by
-    ``density`` (each geom on its own, so overlaps count twice)."""
+    """Sum of the collision parts' convex-hull volumes, m^3, overlaps counted twice (as MuJoCo weighs geoms)."""
     return float(
         memo(
             "collision_volume",
@@ -74,8 +71,7 @@ def asset_mass(asset: ObjectAsset) -> float:
 
 
 def load_taco_object(obj_path: str | Path, name: str | None = None, settings: dict | None = None) -> ObjectAsset:
-    """ObjectAsset of a TACO ``<seq>.obj`` (its own frame, m): the ``DEFAULT_*`` material, collision parts from
-    :func:`convex_decomposition` (cached); raises DataError for a missing or unreadable mesh."""
+    """ObjectAsset of a TACO ``<seq>.obj`` (m), ``DEFAULT_*`` material, cached CoACD parts; DataError: unreadable."""
     obj_path = Path(obj_path)
     load_mesh(obj_path, "mesh")
     parts = convex_decomposition(obj_path, settings, sub="coacd/taco")
@@ -96,8 +92,8 @@ _PART_RE = re.compile(r"(coacd|convex|part|collision|decomp|hull)", re.I)
 
 
 def hug_collision_files(sim_assets: Path) -> list[Path]:
-    """Convex collision parts of a HUG ``sim_assets`` folder (the dataset says only "a CoACD convex decomposition"):
-    every mesh other than ``visual.obj`` whose path mentions coacd, convex, part, collision, decomp or hull; sorted."""
+    """Convex parts of a HUG ``sim_assets`` folder: meshes but ``visual.obj`` whose path mentions coacd, convex, part,
+    collision, decomp or hull; sorted."""
     out = []
     for p in sorted(sim_assets.rglob("*")):
         if p.suffix.lower() not in (".obj", ".stl", ".ply") or p.name == "visual.obj":
@@ -108,13 +104,9 @@ def hug_collision_files(sim_assets: Path) -> list[Path]:
 
 
 def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[ObjectAsset, np.ndarray]:
-    """ObjectAsset and ``world_position`` (3,) m (``properties.json``: the object's centre, world) of one HUG-Bench
-    ``<object>/sim_assets`` folder; the meshes are world-aligned and metric (:func:`hug_object_pose` places them).
-
-    Raises:
-        DataError: missing ``visual.obj``, ``properties.json`` or ``world_position``, malformed values, or no
-            convex part.
-    """
+    """ObjectAsset and ``world_position`` (3,) m of a HUG-Bench ``<object>/sim_assets`` folder (world-aligned, metric
+    meshes). Raises DataError: missing ``visual.obj``, ``properties.json`` or ``world_position``, malformed values, no
+    convex part."""
     sim_assets = Path(sim_assets)
     name = name or sim_assets.parent.name
     visual = sim_assets / "visual.obj"
@@ -154,9 +146,8 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
 
 
 def hug_object_pose(asset: ObjectAsset, world_position: np.ndarray) -> tuple[np.ndarray, str]:
-    """World position of a HUG asset's object frame, and the reading used: ``"mesh_in_world"`` (origin) when the
-    visual bounding-box centre is within 1 cm of ``world_position``, else ``"mesh_local"`` (``world_position -
-    mesh_centre``)."""
+    """World position (m) of a HUG asset's object frame, and the reading: ``"mesh_in_world"`` when the visual box
+    centre is within 1 cm of ``world_position``, else ``"mesh_local"``."""
     mesh = load_mesh(asset.visual_mesh, "visual_mesh", asset.source)
     centre = mesh.bounds.mean(axis=0)
     if np.linalg.norm(centre - world_position) < 0.01:

@@ -13,9 +13,8 @@ MANIFEST_NAME = "recordings.json"
 
 
 def manifest_fps(recording: str | Path) -> tuple[float | None, Path | None]:
-    """(fps Hz, manifest path) the ``recordings.json`` beside ``recording`` states for it, else (None, None); raises
-    DataError (cause ``frame_rate``, field named) for a manifest too large, not JSON or too deep, or an ``fps``
-    that is not a positive finite rate up to ``MAX_PLAUSIBLE_FPS_HZ``."""
+    """(fps Hz, manifest path) stated for ``recording``, else (None, None). Raises DataError (cause ``frame_rate``):
+    a manifest too large, not JSON or too deep, or an ``fps`` not a positive rate up to ``MAX_PLAUSIBLE_FPS_HZ``."""
     path = Path(recording).parent / MANIFEST_NAME
     if not path.is_file():
         return None, None

@@ -1,6 +1,6 @@
-"""Load untrusted dataset pickles without running code: only numpy's array, dtype and scalar rebuilders, builtin
-containers and a few harmless builtins resolve (anything else is refused naming the class), and every
-constructor's output is counted against the stream's length (cause ``file_size``); ``numpy.ndarray`` is uncallable."""
+"""Load untrusted dataset pickles without running code: only allow-listed numpy rebuilders, containers and builtins
+resolve (anything else refused, naming the class), each constructor's output counted against the stream's length
+(cause ``file_size``); ``numpy.ndarray`` is uncallable."""
 
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ def _core() -> Any:
     return getattr(np, "_core", None) or np.core  # numpy 2 renamed core -> _core
 
 
-# (module, name) -> factory of the object handed to pickle: numpy's own pickle format (numpy.core or, since
-# numpy 2, numpy._core), and _codecs.encode for protocol-2 bytes (latin-1 only)
+# (module, name) -> factory: numpy's pickle format (numpy.core or numpy 2's numpy._core), _codecs.encode (latin-1)
 _ALLOWED: dict[tuple[str, str], Any] = {}
 for _mod in ("numpy.core", "numpy._core"):
     _ALLOWED[(f"{_mod}.multiarray", "_reconstruct")] = lambda u: u.reconstruct
@@ -55,8 +54,7 @@ class _Oversize(pickle.UnpicklingError):
 
 
 class _NdarrayToken:
-    """What ``numpy.ndarray`` resolves to: an argument for ``_reconstruct``, never a callable (a direct call builds a
-    view with chosen strides: 8 bytes declaring gigabytes)."""
+    """What ``numpy.ndarray`` resolves to: never a callable (a direct call builds a view with chosen strides)."""
 
     def __call__(self, *args, **kwargs):
         raise _Refused("numpy", "ndarray (called directly, with a buffer and strides)")
@@ -147,12 +145,8 @@ class SafeUnpickler(pickle.Unpickler):
 
 
 def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
-    """Unpickle ``data`` with :class:`SafeUnpickler`; ``source`` is named in errors.
-
-    Raises:
-        DataError: a refused class (named), a truncated or corrupt stream, a constructor asking for more bytes than
-            the stream holds (cause ``file_size``).
-    """
+    """Unpickle ``data`` with :class:`SafeUnpickler`. Raises DataError naming ``source``: a refused class, a truncated
+    or corrupt stream, a constructor asking for more bytes than the stream holds (cause ``file_size``)."""
     try:
         return SafeUnpickler(io.BytesIO(data), len(data)).load()
     except _Oversize as exc:
@@ -182,11 +176,6 @@ def loads_pickle(data: bytes, source: str | Path | None = None) -> Any:
 
 
 def load_pickle(path: str | Path) -> Any:
-    """Read and safely unpickle the file at ``path`` (size checked before it is read).
-
-    Raises:
-        DataError: missing or unreadable, over the recording size limit, truncated or corrupt, a class outside the
-            allow-list (named), or a constructor asking for more than the file holds (cause ``file_size``).
-    """
+    """Safely unpickle ``path``; DataError: missing, unreadable, over the size limit, or :func:`loads_pickle`'s."""
     path = Path(path)
     return loads_pickle(read_bounded(path, "recording"), path)

@@ -1,6 +1,5 @@
-"""Pinned upstream sources of every dataset: GitHub repositories at fixed commits, each file's size and SHA-256 in
-``pinned_files.json`` (made from a trusted mirror by ``scripts/pin_sources.py``; a file that differs is
-refused), and the Hub repositories of HUG-Bench (no pin list: digests recorded on download)."""
+"""Pinned upstream sources of every dataset: GitHub repositories at fixed commits with each file's size and SHA-256 in
+``pinned_files.json`` (``scripts/pin_sources.py``), and the Hub repositories of HUG-Bench."""
 
 from __future__ import annotations
 
@@ -19,14 +18,8 @@ PINS_PATH = Path(__file__).with_name("pinned_files.json")
 
 @dataclass(frozen=True)
 class GitHubSource:
-    """One GitHub repository at a fixed commit feeding one folder of a dataset.
-
-    Attributes:
-        local_prefix: folder inside the dataset this source fills ("" = dataset root).
-        repo: ``owner/name`` on github.com; ``commit``: the full 40-hex commit.
-        upstream_prefix: folder inside the repository that maps onto ``local_prefix``.
-        license: as stated upstream; ``what``: one line for the README's data-source table.
-    """
+    """One GitHub repository at a fixed 40-hex ``commit`` feeding folder ``local_prefix`` of a dataset ("": its root)
+    from ``upstream_prefix``; ``what``: one line for the README's data-source table."""
 
     dataset: str
     local_prefix: str
@@ -41,12 +34,12 @@ class GitHubSource:
         return not self.local_prefix or relpath.startswith(self.local_prefix + "/")
 
     def upstream_path(self, relpath: str) -> str:
-        """Path of ``relpath`` inside the upstream repository."""
+        """``relpath``'s path upstream."""
         tail = relpath[len(self.local_prefix) + 1 :] if self.local_prefix else relpath
         return f"{self.upstream_prefix}/{tail}" if self.upstream_prefix else tail
 
     def raw_url(self, relpath: str) -> str:
-        """HTTPS raw-file URL of ``relpath`` at the pinned commit (no git binary needed)."""
+        """HTTPS raw-file URL of ``relpath`` at the pinned commit."""
         return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.upstream_path(relpath)}"
 
     @property
@@ -96,15 +89,13 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
 )
 
 
-#: ``{mirror folder: staging folder}`` of pinned files the mirror keeps elsewhere (GRAB's other intents,
-#: same repository and commit as ``grab/recordings``)
+#: ``{mirror folder: staging folder}`` of pinned files the mirror keeps elsewhere (GRAB's other intents)
 MIRROR_ALIASES: dict[str, str] = {"grab_intents/recordings": "grab/recordings"}
 
 
 @dataclass(frozen=True)
 class HubRepo:
-    """A Hugging Face Hub dataset repository and its default revision: a 40-hex commit, or None where none could be
-    confirmed (the fetch then asks for ``--revision``; a branch is refused)."""
+    """A Hub dataset repository and its default revision: a 40-hex commit, or None (a fetch needs ``--revision``)."""
 
     repo_id: str
     revision: str | None
@@ -137,8 +128,6 @@ HUG_SPLITS = ("val", "test")
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """One file expected in a dataset, with its upstream origin and pinned digest."""
-
     dataset: str
     relpath: str  # relative to the dataset folder
     size: int
@@ -148,13 +137,12 @@ class PinnedFile:
 
     @property
     def path(self) -> str:
-        """Path relative to the staging root (``<dataset>/<relpath>``); manifest key."""
+        """``<dataset>/<relpath>``: the manifest key."""
         return f"{self.dataset}/{self.relpath}"
 
 
 def is_hidden(rel: str) -> bool:
-    """True for a ``/``-separated path with a dot-named part (``.git``, editor or tool temp files): never pinned or
-    staged, as no upstream publishes data under such names."""
+    """True for a ``/``-separated path with a dot-named part (``.git``, temp files): never pinned or staged."""
     return any(part.startswith(".") for part in rel.split("/"))
 
 
@@ -181,15 +169,15 @@ def _load_pins(path: str) -> dict:
 
 
 def pin_digests(pins_path: str | Path = PINS_PATH) -> dict[str, str]:
-    """``{"<dataset>/<relpath>": SHA-256}`` of the project's own pin list: the one source of ``pinned: true`` (a
-    manifest shipped with the data is never believed for it). Raises DataError for a missing or malformed list."""
+    """``{"<dataset>/<relpath>": SHA-256}`` of the project's pin list, the one source of ``pinned: true``. Raises
+    DataError: a missing or malformed list."""
     files = _load_pins(str(pins_path))["files"]
     return {k: str(v.get("sha256")) for k, v in files.items() if isinstance(v, dict)}
 
 
 def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:
-    """Every pinned file of a GitHub-hosted dataset (``manosim``, ``grab``, ``taco``), sorted by path; raises
-    DataError for an unknown dataset or a malformed pin list (the field named)."""
+    """Every pinned file of ``manosim``, ``grab`` or ``taco``, sorted by path. Raises DataError: unknown dataset or
+    malformed pin list (field named)."""
     if dataset not in {s.dataset for s in GITHUB_SOURCES}:
         raise DataError(None, "dataset", f"{dataset!r} has no pinned GitHub files")
     data = _load_pins(str(pins_path))

@@ -1,7 +1,5 @@
-"""Staging of a dataset's files into ``data/``: the pinned ones (manosim, GRAB, TACO) from a mirror or GitHub raw URLs
-at fixed commits, each held to its pinned size and SHA-256, written under a partial name and renamed when verified;
-and the files no pin names (a mirror's or ``--local`` folder's own, ``pinned: false`` with their SHA-256 and
-origin; a HUG-Bench mirror copy)."""
+"""Staging a dataset's files into ``data/``: pinned files from a mirror or GitHub at fixed commits, held to their size
+and SHA-256 and renamed into place when verified; unpinned files recorded with their SHA-256 and origin."""
 
 from __future__ import annotations
 
@@ -35,8 +33,8 @@ _SAVE_EVERY = 50
 def _triage(
     pins: list[PinnedFile], dest: Path, man: Manifest, *, result: FetchResult, origin: str, progress: bool | None
 ) -> list[PinnedFile]:
-    """Split pinned files into already-good (counted as skipped) and to-stage: a staged file failing its entry or pin
-    is moved aside and re-staged; an unrecorded file that matches its pin is adopted."""
+    """Split pinned files into good (skipped) and to stage: a staged file failing its pin is moved aside and re-staged;
+    an unrecorded one matching its pin is adopted."""
     todo = []
     for pf in progress_bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
         target = dest / pf.path
@@ -66,7 +64,7 @@ def _triage(
 
 
 def _record_pinned(man: Manifest, pf: PinnedFile, origin: str, *, link: str) -> None:
-    """Record pinned file ``pf`` in the manifest as staged from ``origin`` (``link``: copy, hardlink or symlink)."""
+    """Record ``pf`` as staged from ``origin`` (``link``: copy, hardlink or symlink)."""
     src = pf.source
     man.add(
         dataset=pf.dataset,
@@ -94,8 +92,7 @@ def _check_digest(pf: PinnedFile, n: int, digest: str, tmp: Path, where: str) ->
 
 
 def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
-    """Where ``mirror`` keeps a pinned file: at its staging path, else at its ``mirror_path``
-    (:data:`replay.data.sources.MIRROR_ALIASES`)."""
+    """Where ``mirror`` keeps ``pf``: its staging path, else its ``mirror_path``."""
     src = mirror / pf.path
     if not src.is_file() and pf.mirror_path is not None:
         return mirror / pf.mirror_path
@@ -105,7 +102,7 @@ def mirror_source(pf: PinnedFile, mirror: Path) -> Path:
 def _stage_from_mirror(
     pf: PinnedFile, mirror: Path, dest: Path, *, link: str, on_bytes: Callable[[int], None]
 ) -> tuple[int, str]:
-    """Stage one pinned file from the mirror; returns (bytes written, link mode used)."""
+    """Stage one pinned file from the mirror; returns (bytes written, link mode)."""
     src = mirror_source(pf, mirror)
     target = dest / pf.path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +132,7 @@ def _stage_from_mirror(
 
 
 def _http_open(url: str):
-    """Open ``url`` for streaming (the network boundary; tests replace urlopen)."""
+    """Open ``url`` for streaming (tests replace urlopen)."""
     req = urllib.request.Request(url, headers={"User-Agent": "grasp-replay-fetch/0.1"})
     return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S)
 
@@ -173,12 +170,8 @@ def _stage_from_github(pf: PinnedFile, dest: Path, on_bytes: Callable[[int], Non
 def stage_pinned(
     dataset: str, dest: Path, man: Manifest, *, mirror: Path | None, link: str, progress: bool | None
 ) -> FetchResult:
-    """Stage every pinned file of ``dataset`` into ``dest`` from ``mirror`` (or GitHub when None).
-
-    Raises:
-        FetchError: the mirror lacks pinned files, or a download fails.
-        IntegrityError: a file does not match its pin.
-    """
+    """Stage every pinned file of ``dataset`` into ``dest`` from ``mirror`` (None: GitHub). Raises FetchError: the
+    mirror lacks files or a download fails; IntegrityError: a file does not match its pin."""
     origin = "mirror" if mirror is not None else "github"
     result = FetchResult(dataset, origin)
     pins = pinned_files(dataset)
@@ -231,8 +224,7 @@ _PINNED_DATASETS = ("manosim", "grab", "taco")
 
 
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
-    """The target of ``src`` when a symlink (the file or a folder above it) leads it outside ``folder``, else None;
-    raises FetchError for such a link without ``follow`` (``--follow-symlinks``), naming the file and its target."""
+    """The target of a symlink leading ``src`` outside ``folder``, else None; FetchError unless ``follow``."""
     if is_inside(src, folder):
         return None
     target = os.path.realpath(src)
@@ -257,14 +249,9 @@ def stage_extra(
     progress: bool | None,
     follow_symlinks: bool = False,
 ) -> None:
-    """Stage every file of ``root/<dataset>/`` the pin list does not name, as unpinned (``origin`` the absolute
-    source path; repository and revision ``unknown``); a file at a pinned path is held to its pin. A symlink out
-    of ``root/<dataset>`` is refused unless ``follow_symlinks`` (then ``symlink_target`` is recorded).
-
-    Raises:
-        IntegrityError: a local file at a pinned path differs from its pin.
-        FetchError: a symlink leading outside the folder, without ``follow_symlinks``.
-    """
+    """Stage every file of ``root/<dataset>/`` the pin list does not name as unpinned (a file at a pinned path held to
+    its pin). Raises IntegrityError: it differs from its pin; FetchError: a symlink leading outside, without
+    ``follow_symlinks``."""
     pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
     folder = root / dataset
     files = sorted(
@@ -332,8 +319,7 @@ def stage_extra(
 
 
 def _place(src: Path, target: Path, link: str) -> None:
-    """Put ``src`` at ``target`` atomically: a copy or a symlink written under a partial name,
-    then renamed (``hardlink`` falls back to a copy here; leftovers of interrupted writes go)."""
+    """Put ``src`` at ``target`` atomically (written under a partial name, renamed; ``hardlink`` copies here)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     clear_parts(target)
     tmp = part_path(target)
@@ -354,13 +340,9 @@ def stage_mirror_tree(
     progress: bool | None,
     follow_symlinks: bool = False,
 ) -> FetchResult:
-    """Stage a dataset with no pin list (a HUG-Bench mirror copy) file by file, provenance from the mirror's own
-    ``MANIFEST.json`` where it has one, else ``unknown``; symlinks as in :func:`stage_extra`.
-
-    Raises:
-        IntegrityError: a file differs from the mirror manifest's SHA-256.
-        FetchError: a symlink leading outside the folder, without ``follow_symlinks``.
-    """
+    """Stage an unpinned dataset (a HUG-Bench mirror copy) file by file, provenance from the mirror's ``MANIFEST.json``
+    else ``unknown``. Raises IntegrityError: a file differs from the manifest's SHA-256; FetchError: as
+    :func:`stage_extra`."""
     result = FetchResult(dataset, "mirror")
     src_root = mirror / dataset
     upstream = {}

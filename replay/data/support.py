@@ -10,8 +10,8 @@ from replay.errors import DataError
 
 
 def support_extent(rec) -> tuple[float, float, float, float] | None:
-    """xy extent ``(xmin, ymin, xmax, ymax)`` m of the recording's table top (GRAB: ``meta["table"]``), or None (a
-    plane). An infinite plane at table height would block the hand where it passed below the table top."""
+    """``(xmin, ymin, xmax, ymax)`` m of the recording's table top (GRAB), or None: a plane (one at table height would
+    block a hand passing below the table top)."""
     table = (rec.meta or {}).get("table")
     if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
         return None

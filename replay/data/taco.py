@@ -1,5 +1,4 @@
-"""TACO adapter: ``taco/<seq>.pkl`` (MANO parameters, object pose) + ``taco/<seq>.obj`` -> Recording (fields in
-``docs/data.md``). The hand is the left one: manosim's left model fits the recorded vertices."""
+"""TACO adapter: ``taco/<seq>.pkl`` + ``taco/<seq>.obj`` -> Recording (``docs/data.md``); the left hand."""
 
 from __future__ import annotations
 
@@ -20,12 +19,9 @@ TACO_FPS_SOURCE = f"documentation: TACO's cameras record at {TACO_FPS:g} fps (Li
 
 
 def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settings: dict | None = None) -> Recording:
-    """Read one TACO sequence into the canonical form; ``obj_path`` defaults to ``<seq>.obj`` beside the pickle.
-
-    Raises:
-        DataError: bad pickle, missing field, wrong shape, NaN (first bad frame named), ``obj_pose`` not a rigid
-            transform or not reproducing ``obj_verts``, missing mesh, an object never lifted by 1 cm.
-    """
+    """One TACO sequence; ``obj_path`` default ``<seq>.obj`` beside it. Raises DataError: bad pickle, missing field,
+    wrong shape, NaN (first bad frame named), ``obj_pose`` not rigid or not reproducing ``obj_verts``, missing mesh,
+    an object never lifted by 1 cm."""
     path = Path(path)
     obj_path = Path(obj_path) if obj_path is not None else path.with_suffix(".obj")
     data = load_dict(path)
@@ -39,7 +35,6 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
     lowest = world[:, :, 2].min(axis=1)
     support = float(np.median(lowest[: max(onset, 1)]))
 
-    # Re-orthonormalise (float32 input) before converting to quaternions.
     quat = Rotation.from_matrix(Rm).as_quat()  # xyzw
     rec = Recording(
         name=path.stem,
@@ -126,5 +121,5 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
 
 
 def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: TACO sequence ``name`` at ``path`` (its mesh beside it)."""
+    """The registry's entry: TACO sequence ``name``, its mesh beside it."""
     return load_taco(path, **kwargs)

@@ -1,5 +1,4 @@
-"""Moving bytes for the fetch stage: atomic partial files, copying with SHA-256, progress, network error messages,
-and what one dataset's fetch did (:class:`FetchResult`)."""
+"""Moving bytes for the fetch stage: atomic partial files, hashing copies, progress, network error messages."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ _CHUNK = 1 << 20
 
 @dataclass
 class FetchResult:
-    """What one dataset's fetch did: ``source`` (``"mirror"``, ``"github"``, ``"hub"``, ``"skipped"``), files
-    ``staged`` and ``bytes`` written this run, ``skipped`` (already verified), ``pinned`` / ``unpinned`` (now staged,
-    on the pin list or not), ``repaired`` (re-staged after a failed hash) and a ``note``."""
+    """What one dataset's fetch did: ``source`` (``"mirror"``, ``"github"``, ``"hub"``, ``"skipped"``), counts and a
+    ``note``; ``repaired``: re-staged after a failed hash."""
 
     dataset: str
     source: str
@@ -34,7 +32,7 @@ class FetchResult:
 
 
 def progress_bar(progress: bool | None, **kw) -> tqdm:
-    """A tqdm bar on stderr: shown when ``progress`` is True, never when False, on a terminal when None."""
+    """A tqdm bar on stderr; ``progress`` None: on a terminal only."""
     return console.bar(progress, **kw)
 
 
@@ -51,7 +49,7 @@ def clear_parts(target: Path) -> None:
 
 
 def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) -> tuple[int, str]:
-    """Copy a readable binary stream to ``dst``, returning (bytes, sha256)."""
+    """Copy a binary stream to ``dst``; (bytes, sha256)."""
 
     h = hashlib.sha256()
     n = 0
@@ -71,8 +69,7 @@ def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) 
 
 
 def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
-    """Message for a failed network call, naming the source and what to do offline (``mirror_has_it`` False:
-    HUG-Bench, which no mirror holds)."""
+    """Message for a failed network call, naming the source and what to do offline."""
     head = f"could not reach {what} ({type(exc).__name__}: {exc})."
     if not mirror_has_it:
         return (

@@ -1,6 +1,5 @@
-"""The canonical recording and object-asset forms every adapter produces and everything downstream reads.
-World frame Z up, m, s; quaternions **xyzw** (Newton's order; adapters convert wxyz); landmarks in manopth
-order (:data:`LANDMARK_NAMES`)."""
+"""The canonical recording and object-asset forms every adapter produces. World frame Z up, m, s; quaternions xyzw
+(adapters convert wxyz); landmarks in manopth order (:data:`LANDMARK_NAMES`)."""
 
 from __future__ import annotations
 
@@ -36,26 +35,18 @@ LANDMARK_NAMES = (
     "pinky_tip",
 )
 
-#: finger of each landmark (``wrist`` for landmark 0).
 LANDMARK_FINGER = ("wrist",) + ("thumb",) * 4 + ("index",) * 4 + ("middle",) * 4 + ("ring",) * 4 + ("pinky",) * 4
 
 
 @dataclass
 class ObjectAsset:
-    """Geometry and mass properties of one rigid object (meshes in the object frame, m).
+    """One rigid object; meshes in the object frame, m; ``collision_meshes`` convex, the only ones in contact.
 
     Attributes:
-        visual_mesh: the visual surface (rendering, surface-gap checks).
-        collision_meshes: convex collision parts; only these take part in contact.
-        density: kg/m^3, used when ``mass`` (kg) is None.
-        friction: MuJoCo (sliding, torsional, rolling); ``condim``: MuJoCo contact dimensionality.
-        margin: m, MuJoCo geom ``margin`` as the asset writes it (used under the physics choice ``object_margin``
-            ``asset``).
-        source: the file the asset was described in.
-        density_source: where ``density`` came from (``"file: ..."``, ``"dataset: ..."``, ``"default: ..."``).
-        made: how the dataset says the object was made: ``"printed"`` (GRAB) or ``"unstated"``
-            (:mod:`replay.sim.made_mass` reads it).
-    """
+        density: kg/m^3, used when ``mass`` (kg) is None. friction: MuJoCo (sliding, torsional, rolling); condim.
+        margin: m, MuJoCo geom ``margin`` as the asset writes it (physics choice ``object_margin`` ``asset``).
+        density_source: ``"file: ..."``, ``"dataset: ..."`` or ``"default: ..."``.
+        made: ``"printed"`` (GRAB) or ``"unstated"``."""
 
     name: str
     visual_mesh: Path
@@ -87,18 +78,15 @@ class ObjectTrack:
 
 @dataclass
 class MANOParams:
-    """MANO hand parameters as a dataset stores them (:mod:`replay.kinematics` maps them to manosim).
+    """MANO hand parameters as a dataset stores them.
 
     Attributes:
         finger_pose: (T, 15, 3) axis-angle, rad, MANO joint order (index 1-3, middle 4-6, pinky 7-9, ring 10-12,
             thumb 13-15), MANO's template-aligned frames.
-        global_orient: (T, 3) axis-angle of MANO's root (world from MANO), or None (HUG-Bench: ``T_world_wrist``).
-        trans: (T, 3) m, or None.
+        global_orient: (T, 3) axis-angle of MANO's root (world from MANO), or None (HUG-Bench). trans: (T, 3) m or None.
         T_world_wrist: (T, 4, 4) world-from-wrist when given (HUG-Bench: ``T_world_device @ T_device_wrist``).
-        betas: (T, 10) or (10,) shape coefficients (not applied: manosim has its own shape).
-        flat_hand_mean: True if ``finger_pose`` is relative to the flat hand, False to MANO's mean pose, None unknown.
-        vertices: (T, 778, 3) posed MANO vertices, world m, when given (TACO).
-    """
+        betas: (T, 10) or (10,), not applied. flat_hand_mean: ``finger_pose`` relative to the flat hand (True), to
+            MANO's mean pose (False), unknown (None). vertices: (T, 778, 3) world m when given (TACO)."""
 
     finger_pose: np.ndarray
     global_orient: np.ndarray | None = None
@@ -114,21 +102,15 @@ class Recording:
     """One recorded human hand-object interaction in canonical form.
 
     Attributes:
-        dataset: ``"hug-bench"``, ``"grab"`` or ``"taco"``; ``source``: the file it was read from.
-        fps: Hz; ``time``: (T,) s from the first frame.
+        dataset: ``"hug-bench"``, ``"grab"`` or ``"taco"``. fps: Hz; ``time``: (T,) s from the first frame.
         valid: (T,) bool, False where the hand was not tracked.
-        wrist_pos: (T, 3) world m of manosim's root body (``mano_body_0``, not a dataset wrist frame), or None
-            until landmark IK fits it (GRAB).
+        wrist_pos: (T, 3) world m of manosim's root body ``mano_body_0``, or None until landmark IK fits it (GRAB).
         wrist_quat: (T, 4) xyzw of that body, or None likewise.
-        finger_quat: (T, 15, 4) xyzw local rotations of manosim's ball joints ``mano_joint_1..15`` (1-3 index,
-            4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb) from the MJCF reference pose, or None until IK.
-        landmarks: (T, 21, 3) world m, manopth order, or None.
-        objects: the scene's objects; ``objects[target]`` is the one grasped.
-        support_height: z of the support surface (table top or ground), m.
-        grasp_frame: the frame the grasp is complete and lifting starts (the lift onset; HUG-Bench: first grasp).
-        mano: the dataset's own MANO parameters (HUG-Bench, TACO).
-        meta: provenance (adapter notes, conventions chosen and why).
-    """
+        finger_quat: (T, 15, 4) xyzw local rotations of ``mano_joint_1..15`` (1-3 index, 4-6 middle, 7-9 pinky, 10-12
+            ring, 13-15 thumb) from the MJCF reference pose, or None until IK.
+        landmarks: (T, 21, 3) world m, manopth order, or None. objects: ``objects[target]`` is the one grasped.
+        support_height: z of the support surface, m. grasp_frame: the lift onset (HUG-Bench: the first grasp).
+        mano: the dataset's own MANO parameters (HUG-Bench, TACO). meta: provenance."""
 
     name: str
     dataset: str

@@ -1,2 +1,1 @@
-"""Hand kinematics: manosim FK (``model``), landmark IK (``ik``), the MANO mapping (``mano``) and the
-hand's Newton ``joint_q`` (``coords``). Quaternions xyzw, world Z up, metres; this package re-exports nothing."""
+"""Hand kinematics: FK, landmark IK, the MANO mapping, Newton ``joint_q``. Quaternions xyzw, world Z up, m."""

@@ -1,6 +1,5 @@
-"""Recording -> the imported hand's Newton ``joint_q`` (67): ``[0:3]`` ``mano_body_0``'s world position (m),
-``[3:7]`` its quaternion xyzw (the FREE joint; Newton's ``eval_single_articulation_fk``), then ``mano_joint_1..15``'s
-xyzw, 4 each, in MJCF order (the root body at the origin, checked by :meth:`HandKinematics.from_mjcf`)."""
+"""Recording -> the imported hand's Newton ``joint_q`` (67): ``[0:3]`` ``mano_body_0``'s world position (m), ``[3:7]``
+its quaternion xyzw (the FREE joint), then ``mano_joint_1..15``'s xyzw, 4 each, in MJCF order."""
 
 from __future__ import annotations
 
@@ -59,14 +58,10 @@ def complete_hand(
     progress: bool = False,
     check_fit: bool = True,
 ) -> Recording:
-    """A copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled: from ``mano`` (wrist
-    from ``T_world_wrist``, else ``global_orient`` + ``trans`` + J0 fitted to the tips), else by landmark IK over
-    frames ``window`` (cached: True, a folder, or False); ``meta["kinematics"]`` says how, with the fit (mm).
-    ``mjcf_path`` defaults to ``myhand``; ``check_fit`` False only to measure a fit over :data:`MAX_TIP_FIT_M`.
-
-    Raises:
-        DataError: nothing to compute the hand from, the MJCF of the other side, bad MANO or landmark arrays.
-    """
+    """A copy of ``recording`` with ``wrist_pos``, ``wrist_quat`` and ``finger_quat`` filled from ``mano``, else by
+    landmark IK over ``window`` (``cache``: True, a folder, or False); ``meta["kinematics"]`` says how, fit in mm.
+    ``mjcf_path`` default ``myhand``; ``check_fit`` False only to measure a fit over :data:`MAX_TIP_FIT_M`. Raises
+    DataError: nothing to compute the hand from, the MJCF of the other side, bad MANO or landmark arrays."""
     rec = recording
     if rec.wrist_pos is not None and rec.wrist_quat is not None and rec.finger_quat is not None:
         return dataclasses.replace(rec, meta=dict(rec.meta))
@@ -163,8 +158,8 @@ def _wrist_with_fitted_j0(
     check_fit: bool,
     info: dict,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on frames ``fv``, J0 fitted to the tip vertices (else landmarks),
-    the fit in ``info``; DataError for nothing to fit to or a median tip error over :data:`MAX_TIP_FIT_M`."""
+    """Wrist ``(pos (n, 3) m, quat (n, 4) xyzw)`` on frames ``fv``, J0 fitted to the tip vertices (else landmarks);
+    DataError for nothing to fit to or a median tip error over :data:`MAX_TIP_FIT_M`."""
     mano = rec.mano
     go = np.asarray(mano.global_orient, dtype=np.float64)[fv]
     tr = np.asarray(mano.trans, dtype=np.float64)[fv]
@@ -195,8 +190,8 @@ def _wrist_with_fitted_j0(
 
 
 def hand_coords(recording: Recording) -> np.ndarray:
-    """(T, 67) Newton joint_q (module doc), quaternions normalised and sign-continuous over time; DataError for
-    wrist or finger fields unfilled (:func:`complete_hand` first) or of the wrong shape."""
+    """(T, 67) Newton joint_q, quaternions normalised and sign-continuous; DataError for wrist or finger fields
+    unfilled (:func:`complete_hand` first) or of the wrong shape."""
     rec = recording
     T = rec.num_frames
     for name in ("wrist_pos", "wrist_quat", "finger_quat"):
@@ -216,7 +211,7 @@ def hand_coords(recording: Recording) -> np.ndarray:
 
 
 def _continuous(q: np.ndarray) -> np.ndarray:
-    """Quaternion signs flipped so that consecutive frames have ``q_t . q_{t-1} >= 0``."""
+    """Quaternion signs flipped so that ``q_t . q_{t-1} >= 0``."""
     q = q.copy()
     for t in range(1, q.shape[0]):
         neg = np.sum(q[t] * q[t - 1], axis=-1) < 0

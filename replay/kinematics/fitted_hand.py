@@ -1,6 +1,5 @@
-"""The fitted hand: manosim's ``zerohand`` MJCF with each bone scaled to a measured
-:class:`~replay.kinematics.subject_hand.SubjectHand`, read back by MuJoCo and cached per subject (rules and cache:
-``docs/hand.md``; manosim's body frames have identity orientation, so positions add)."""
+"""The fitted hand: manosim's ``zerohand`` MJCF with each bone scaled to a measured subject hand, read back by MuJoCo
+and cached per subject (``docs/hand.md``); body frames m."""
 
 from __future__ import annotations
 
@@ -64,13 +63,12 @@ def template_dir(manosim_dir: str | Path, side: str) -> Path:
 
 
 def is_fitted_hand(mjcf_path: str | Path) -> bool:
-    """True when ``mjcf_path`` is a fitted hand's MJCF (its folder holds the ``hand.json`` of a build)."""
+    """True when ``mjcf_path``'s folder holds a fitted hand's ``hand.json``."""
     return (Path(mjcf_path).parent / "hand.json").is_file()
 
 
 def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
-    """The fitted hand folder of a recording's subject, measured from its landmarks; DataError for no landmarks, or
-    as :func:`measure_hand` and :func:`fitted_hand_dir`."""
+    """The fitted hand folder of a recording's subject; DataError for no landmarks, or as :func:`fitted_hand_dir`."""
     if recording.landmarks is None:
         raise DataError(recording.source, "landmarks", "a fitted hand needs the recording's landmarks")
     subject = measure_hand(recording.landmarks, recording.valid, recording.hand_side, source=recording.source)
@@ -78,13 +76,9 @@ def recording_hand_dir(recording, manosim_dir: str | Path) -> Path:
 
 
 def fitted_hand_dir(subject: SubjectHand, template: str | Path) -> Path:
-    """The folder of ``subject``'s fitted hand (values rounded to 0.01 mm), built from ``template``
-    (:func:`template_dir`) and read back once, then cached.
-
-    Raises:
-        DataError: the template missing or not manosim's layout, a scale outside :data:`SCALE_RANGE`, a palm
-            that does not fit the template's, a read-back mismatch.
-    """
+    """The cached folder of ``subject``'s fitted hand (values rounded to 0.01 mm) built from ``template``. Raises
+    DataError: the template missing or not manosim's layout, a scale outside :data:`SCALE_RANGE`, a palm not fitting
+    the template's, a read-back mismatch."""
     template = Path(template)
     subject = subject.rounded()
     files = [template / f for f in HAND_FILES]
@@ -95,7 +89,7 @@ def fitted_hand_dir(subject: SubjectHand, template: str | Path) -> Path:
     h = hashlib.sha256(json.dumps([FIT_VERSION, subject.side, subject.key_values()]).encode())
     for f in files + meshes:
         h.update(f.name.encode() + file_sha256(f).encode())
-    # named after the template's folder (mano_lhand-...): the side is read from it, as from manosim's own; absolute
+    # named after the template's folder (mano_lhand-...): the side is read from it; absolute
     out = cache_dir("hands").resolve() / f"{template.name}-{h.hexdigest()[:24]}"
     if (out / "hand.json").is_file():
         return out
@@ -157,7 +151,7 @@ def _bodies(root: ET.Element, path: Path) -> dict:
 
 
 def _ball(el: ET.Element, b: int, path: Path) -> ET.Element:
-    """Body ``b``'s ball joint element (``wrist_rot`` / ``mano_joint_b``)."""
+    """Body ``b``'s ball joint (``wrist_rot`` / ``mano_joint_b``)."""
     name = "wrist_rot" if b == 0 else f"mano_joint_{b}"
     j = next((j for j in el.findall("joint") if j.get("name") == name), None)
     if j is None or j.get("type") != "ball":
@@ -166,8 +160,7 @@ def _ball(el: ET.Element, b: int, path: Path) -> ET.Element:
 
 
 def _read_template(path: Path) -> _Template:
-    """The capsule template's geometry; DataError where it is not laid out as manosim's (bodies, joints, identity
-    frames, one capsule per bone from its joint to the next, an inertial each)."""
+    """The capsule template's geometry; DataError where not manosim's layout (identity frames, capsules)."""
     root = ET.parse(path).getroot()
     if root.find("compiler") is not None and {"meshdir", "assetdir"} & set(root.find("compiler").attrib):
         raise DataError(path, "compiler", "meshdir/assetdir not supported by the fit (manosim sets none)")
@@ -217,8 +210,7 @@ def _check_same_tree(root: ET.Element, t: _Template, path: Path) -> None:
 
 
 def _plan(subject: SubjectHand, t: _Template) -> tuple:
-    """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)``: each body's linear map, the intended
-    joint centres and fingertips at the reference pose; DataError for a scale or palm that does not fit."""
+    """``(A (16, 3, 3), joint_world (16, 3) m, tip_world (16, 3) m, info)``; DataError: scale or palm off."""
     src = subject.source
     base_t = np.array([t.body_pos[c] + t.anchor[c] for c in BASE_BODIES])
     rot, _ = Rotation.align_vectors(base_t, subject.palm)
@@ -295,7 +287,7 @@ def _fmt(v) -> str:
 
 
 def _edit(root, t: _Template, A, body_pos, anchor, mass_scale, r, template: Path, out: Path, written: set) -> None:
-    """Map every body of ``root`` and point its meshes at the mapped copies in ``out/meshes``."""
+    """Map every body of ``root``; its meshes point at the mapped copies in ``out/meshes``."""
     els = _bodies(root, t.path)
     mesh_body = {}
     for b, el in els.items():
@@ -331,7 +323,7 @@ def _edit(root, t: _Template, A, body_pos, anchor, mass_scale, r, template: Path
 
 
 def _bone_of(mesh_name: str, path: Path) -> int:
-    """The body a manosim mesh belongs to by its name (``mano_bone_i`` -> i)."""
+    """``mano_bone_i`` -> i."""
     head, _, tail = mesh_name.rpartition("_")
     if head != "mano_bone" or not tail.isdigit() or int(tail) >= NUM_BODIES:
         raise DataError(path, f"mesh {mesh_name}", "not a manosim bone mesh (mano_bone_0..15)")
@@ -354,8 +346,8 @@ def _edit_inertial(el: ET.Element, A: np.ndarray, k: float, path: Path) -> None:
 
 
 def _read_back(path: Path, template: Path, joint_world: np.ndarray, tip_world: np.ndarray | None) -> None:
-    """Compile ``path`` with MuJoCo; at qpos0 compare joint anchors, fingertips (capsule hand), joint limits and
-    total mass with the intended; DataError naming the joint or body that is off, or MuJoCo's refusal."""
+    """Compile ``path`` with MuJoCo; at qpos0 compare joint anchors, fingertips, joint limits and total mass with the
+    intended. DataError naming what is off, or MuJoCo's refusal."""
     try:
         m = mujoco.MjModel.from_xml_path(str(path))
         ref = mujoco.MjModel.from_xml_path(str(template))

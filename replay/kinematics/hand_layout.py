@@ -1,6 +1,5 @@
-"""The imported manosim hand's index layout: one FREE root joint (``mano_body_0``, xyzw) and a ball joint per MANO
-finger bone (``mano_joint_1..15``: 1-3 index, 4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb, proximal first);
-every count in the package comes from :data:`MANOSIM_HAND`."""
+"""The imported manosim hand's index layout: one FREE root joint (``mano_body_0``, xyzw) and a ball joint per finger
+bone (``mano_joint_1..15``: 1-3 index, 4-6 middle, 7-9 pinky, 10-12 ring, 13-15 thumb, proximal first)."""
 
 from __future__ import annotations
 
@@ -16,53 +15,51 @@ BALL_COORDS, BALL_DOFS = 4, 3
 
 @dataclass(frozen=True)
 class HandLayout:
-    """Counts and offsets of a hand with one free root joint and ``finger_joints`` ball joints;
-    ``fingertip_bodies``: each finger's distal bone (index, middle, pinky, ring, thumb)."""
+    """Counts and offsets of a free root and ``finger_joints`` ball joints; ``fingertip_bodies``: distal bones."""
 
     finger_joints: int = 15
     fingertip_bodies: tuple[int, ...] = (3, 6, 9, 12, 15)
 
     @property
     def bodies(self) -> int:
-        """The root (palm) and one per finger joint."""
+        """Root plus one per finger joint."""
         return 1 + self.finger_joints
 
     @property
     def body_names(self) -> tuple[str, ...]:
-        """manosim body names, Newton body order (``mano_body_0`` is the root)."""
+        """Newton body order."""
         return tuple(f"mano_body_{i}" for i in range(self.bodies))
 
     @property
     def coords(self) -> int:
-        """Newton ``joint_q`` entries of the hand (manosim: 67)."""
+        """``joint_q`` entries (manosim: 67)."""
         return FREE_COORDS + BALL_COORDS * self.finger_joints
 
     @property
     def finger_coord_start(self) -> int:
-        """First finger coordinate, relative to the hand's first (7)."""
+        """Relative to the hand's first (7)."""
         return FREE_COORDS
 
     @property
     def dofs(self) -> int:
-        """Newton ``joint_qd`` entries of the hand (manosim: 51)."""
+        """``joint_qd`` entries (manosim: 51)."""
         return FREE_DOFS + BALL_DOFS * self.finger_joints
 
     @property
     def finger_dofs(self) -> int:
-        """Finger DOFs, three per ball joint (manosim: 45), after the free joint's six."""
+        """Three per ball joint (manosim: 45), after the free joint's six."""
         return BALL_DOFS * self.finger_joints
 
     @property
     def finger_dof_start(self) -> int:
-        """First finger DOF, relative to the hand's first (6)."""
+        """Relative to the hand's first (6)."""
         return FREE_DOFS
 
     @classmethod
     def from_import(
         cls, source: str, joint_types: list[str], body_names: list[str], *, coord_count: int, dof_count: int
     ) -> HandLayout:
-        """The layout of an imported hand (builder order), checked; SceneError if not one FREE joint then BALL
-        joints on ``mano_body_0..n`` with counts that add up."""
+        """The checked layout of an imported hand; SceneError unless a FREE joint, then BALL joints, on bodies."""
         kinds = [str(t).rsplit(".", 1)[-1].upper() for t in joint_types]
         if not kinds or kinds[0] != "FREE" or any(k != "BALL" for k in kinds[1:]):
             raise SceneError(f"{source}: expected 1 free joint then ball joints, got {kinds}")
@@ -80,7 +77,7 @@ class HandLayout:
 
 
 def finger_quats(coords):
-    """``(..., 67)`` hand coordinates -> ``(..., 15, 4)`` finger quaternions, xyzw (a view where numpy can)."""
+    """``(..., 67)`` -> ``(..., 15, 4)`` finger quaternions, xyzw (a view where numpy can)."""
     lay = MANOSIM_HAND
     return coords[..., lay.finger_coord_start : lay.coords].reshape(*coords.shape[:-1], lay.finger_joints, BALL_COORDS)
 

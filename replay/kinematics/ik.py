@@ -1,13 +1,5 @@
-"""Landmark IK: the manosim hand's pose fitted to recorded landmarks (GRAB) every ``stride``-th frame
-(:class:`LandmarkIK`), interpolated between, cached in ``$REPLAY_CACHE/ik``.
-
-One frame's fit: scipy ``least_squares`` (Levenberg-Marquardt, analytic Jacobian), warm-started from the previous
-fitted frame (``docs/hand.md``). Unknowns (51): root position (m), root rotation increment ``d0`` on the previous
-frame's (rad), each ball joint's rotation vector ``r_j`` from the MJCF reference (rad). Residuals (m):
-``w_k (FK_k - L_k)`` per landmark, a twist prior ``w_twist (r_j . b_j)`` (``b_j`` the bone axis), a temporal prior
-``w_temporal (r_j - r_j^prev)`` and on ``d0``. Jacobian of landmark p in ``r_j``: ``-[p - a_j]x G_j J_r(r_j)``
-(anchor ``a_j``, body orientation ``G_j``).
-"""
+"""Landmark IK: the manosim hand's pose fitted to landmarks every ``stride``-th frame, interpolated between, cached in
+``$REPLAY_CACHE/ik`` (the fit and its residuals: ``docs/hand.md``, "The landmark IK on it")."""
 
 from __future__ import annotations
 
@@ -42,14 +34,11 @@ class IKOptions:
     """Knobs of the landmark IK.
 
     Attributes:
-        stride: fit every ``stride``-th frame of the window.
         w_twist: twist prior, m per rad (0.01: 0.1 rad of twist costs as much as 1 mm of landmark error).
         w_temporal: smoothness prior, m per rad; ``w_temporal_pos``: on the root position (unitless).
-        landmark_weights: (21,), None for all 1.
-        max_nfev, max_nfev_first: evaluations per warm-started / cold-started frame.
-        restart_m: m; a warm-started frame leaving a landmark farther is refitted cold, the better fit kept.
-        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares`.
-    """
+        landmark_weights: (21,), None for all 1. max_nfev, max_nfev_first: per warm / cold start.
+        restart_m: m; a warm start leaving a landmark farther is refitted cold, the better kept.
+        tol: ``ftol`` and ``xtol`` of :func:`scipy.optimize.least_squares`."""
 
     stride: int = 4
     w_twist: float = 0.01
@@ -64,9 +53,8 @@ class IKOptions:
 
 @dataclass
 class IKResult:
-    """Poses at the fitted ``frames`` (F,): ``wrist_pos`` (F, 3) m and ``wrist_quat`` (F, 4) xyzw of
-    ``mano_body_0`` in the world, ``finger_quat`` (F, 15, 4) xyzw, ``residual`` (F, 21) m, ``nfev`` (F,),
-    ``seconds`` of the fit (also on a cache hit), ``restarts`` (F,) bool: frames refitted cold."""
+    """Poses at ``frames`` (F,): ``wrist_pos`` (F, 3) m, ``wrist_quat`` (F, 4) xyzw (``mano_body_0``, world),
+    ``finger_quat`` (F, 15, 4) xyzw, ``residual`` (F, 21) m, ``nfev`` (F,), ``seconds``, ``restarts`` (F,) bool."""
 
     frames: np.ndarray
     wrist_pos: np.ndarray
@@ -101,8 +89,6 @@ def right_jacobian(phi: np.ndarray) -> np.ndarray:
 
 
 class LandmarkIK:
-    """Per-frame landmark IK for one hand model."""
-
     def __init__(self, kin: HandKinematics, options: IKOptions | None = None):
         self.kin = kin
         self.opt = options or IKOptions()
@@ -132,7 +118,6 @@ class LandmarkIK:
         self._blk_scale = (self.anc * self.w[:, None])[:, :, None, None]
 
     def _unpack(self, x, R_prev):
-        # residual and Jacobian are evaluated at the same x in turn: reuse the FK
         if self._memo_x is not None and np.array_equal(x, self._memo_x) and self._memo[0] is R_prev:
             return self._memo[1]
         t = x[:3]
@@ -174,8 +159,7 @@ class LandmarkIK:
     def solve_frame(
         self, target: np.ndarray, R_prev: np.ndarray, x_prev: np.ndarray, *, max_nfev: int, cold: bool = False
     ):
-        """One frame: (solution (51,), root rotation matrix, nfev); the root relative to ``R_prev``, ``x_prev`` the
-        previous solution; a cold start drops the temporal prior."""
+        """(solution (51,), root rotation, nfev) of one frame, relative to ``R_prev`` / ``x_prev`` (cold: no prior)."""
         self._wt, self._wtp = (0.0, 0.0) if cold else (self.opt.w_temporal, self.opt.w_temporal_pos)
         # solve for the increment: least_squares sizes its first trust region from |x0|, useless near zero
         base = x_prev.copy()
@@ -206,8 +190,7 @@ class LandmarkIK:
         return t, R
 
     def fit(self, landmarks: np.ndarray, frames: np.ndarray, progress: bool = False) -> IKResult:
-        """Fit ``frames`` of (T, 21, 3) landmarks in order, each warm-started from the last (cold after a gap of
-        more than ``4 * stride`` frames)."""
+        """Fit ``frames`` of (T, 21, 3) landmarks in order, warm-started (cold after a gap over ``4 * stride``)."""
         frames = np.asarray(frames, dtype=np.int64)
         F = len(frames)
         out_x = np.zeros((F, 3 + 3 * NUM_BODIES))
@@ -265,13 +248,12 @@ class LandmarkIK:
 
 
 def default_cache_dir() -> Path:
-    """:func:`replay.data.cache.cache_dir`: ``$REPLAY_CACHE``, else ``data/cache``."""
+    """``$REPLAY_CACHE``, else ``data/cache``."""
     return cache_dir()
 
 
 def ik_options_for(mjcf_path: str | Path, **changes) -> IKOptions:
-    """The default :class:`IKOptions` for the hand of ``mjcf_path`` (``changes`` applied): a fitted hand's
-    landmark weights are :data:`FITTED_LANDMARK_WEIGHTS`, others :data:`DEFAULT_LANDMARK_WEIGHTS`."""
+    """The default :class:`IKOptions` for ``mjcf_path``'s hand, ``changes`` applied (landmark weights by hand kind)."""
     from replay.kinematics.fitted_hand import is_fitted_hand  # trimesh, only to tell
 
     weights = FITTED_LANDMARK_WEIGHTS if is_fitted_hand(mjcf_path) else DEFAULT_LANDMARK_WEIGHTS
@@ -300,12 +282,9 @@ def fit_landmarks(
     progress: bool = False,
     source: str | Path | None = None,
 ) -> IKResult:
-    """:class:`IKResult` of the hand fitted to ``landmarks`` (T, 21, 3) world m, manopth order, at valid frames
-    ``start, start + stride, ...`` of ``window`` and its last valid one; ``cache``: True, a folder, or False.
-
-    Raises:
-        DataError: bad shapes, non-finite landmarks in valid frames, empty window (naming ``source``).
-    """
+    """:class:`IKResult` fitted to ``landmarks`` (T, 21, 3) world m at valid frames ``start, start + stride, ...``
+    of ``window`` and its last valid one; ``cache``: True, a folder, or False. Raises DataError naming ``source``:
+    bad shapes, non-finite landmarks in valid frames, empty window."""
     opt = options or IKOptions()
     landmarks = np.asarray(landmarks)
     frames = _frames_to_fit(landmarks, valid, window, opt, source)
@@ -329,8 +308,7 @@ def _frames_to_fit(
     opt: IKOptions,
     source: str | Path | None,
 ) -> np.ndarray:
-    """(F,) frames :func:`fit_landmarks` fits; DataError for bad shapes, stride < 1, no valid frame, non-finite
-    landmarks in a fitted frame."""
+    """(F,) frames to fit; DataError: bad shapes, stride < 1, no valid frame, non-finite landmarks to fit."""
     if landmarks.ndim != 3 or landmarks.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {landmarks.shape}")
     T = landmarks.shape[0]
@@ -354,7 +332,7 @@ def _frames_to_fit(
 
 
 def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
-    """The cached :class:`IKResult` at ``path``, or None (missing or corrupt: deleted)."""
+    """The cached :class:`IKResult` at ``path``, or None (a corrupt one deleted)."""
     if not path.is_file():
         return None
     try:
@@ -377,7 +355,7 @@ def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
 
 
 def _write_cached(path: Path, res: IKResult) -> None:
-    """``res`` to ``path`` (npz, written under a temporary name and renamed)."""
+    """``res`` to ``path`` as npz, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
     np.savez_compressed(
@@ -397,8 +375,8 @@ def _write_cached(path: Path, res: IKResult) -> None:
 def interpolate_pose(
     frames: np.ndarray, wrist_pos: np.ndarray, wrist_quat: np.ndarray, *, finger_quat: np.ndarray, T: int
 ):
-    """A pose known at increasing ``frames`` (F,) -> ``(wrist_pos (T, 3) m, wrist_quat (T, 4), finger_quat
-    (T, 15, 4))`` xyzw: positions linear, rotations slerped, the nearest known pose held outside."""
+    """Pose at ``frames`` (F,) -> ``(wrist_pos (T, 3) m, wrist_quat (T, 4), finger_quat (T, 15, 4))`` xyzw:
+    positions linear, rotations slerped, the nearest held outside."""
     frames = np.asarray(frames)
     q = np.clip(np.arange(T), frames[0], frames[-1]).astype(np.float64)
     pos = np.stack([np.interp(q, frames, wrist_pos[:, a]) for a in range(3)], axis=1)

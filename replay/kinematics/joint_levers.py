@@ -1,6 +1,5 @@
-"""Each finger joint's lever to its fingertip pad on the manosim hand (m): a pad force ``F`` (N) needs at most
-``F * lever`` (N·m) at each joint of the finger (static, force perpendicular to the joint-to-pad line;
-:mod:`replay.sim.finger_strength`)."""
+"""Each finger joint's lever to its fingertip pad, m: a pad force ``F`` (N) needs at most ``F * lever`` (N·m) at each
+joint of the finger (static, force perpendicular to the joint-to-pad line)."""
 
 from __future__ import annotations
 
@@ -49,6 +48,6 @@ def _levers(path: str) -> tuple:
 
 
 def finger_levers(mjcf: str | Path) -> np.ndarray:
-    """(15,) m: each ``mano_joint_i``'s anchor to its finger's pad (the far end of the distal capsule's segment)
-    at the reference pose, by MuJoCo from ``capsule_hand.xml``; DataError if it is not a manosim hand."""
+    """(15,) m: each ``mano_joint_i``'s anchor to its pad (the distal capsule segment's far end) at the reference pose,
+    from ``capsule_hand.xml``; DataError if not a manosim hand."""
     return np.array(_levers(str(_capsule_file(Path(mjcf)).resolve())))

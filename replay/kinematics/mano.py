@@ -1,5 +1,4 @@
-"""MANO pose parameters -> manosim joint rotations and wrist pose (the frame relation and its evidence:
-``docs/hand.md``, the MANO mapping)."""
+"""MANO pose parameters -> manosim joint rotations and wrist pose (``docs/hand.md``, the MANO mapping)."""
 
 from __future__ import annotations
 
@@ -86,13 +85,9 @@ def _pose_array(finger_pose) -> np.ndarray:
 
 
 def mano_to_finger_quat(finger_pose: np.ndarray, side: str = "right", flat_hand_mean: bool = True) -> np.ndarray:
-    """MANO finger axis-angle (T, 15, 3) or (T, 45), rad, MANO joint order (index, middle, pinky, ring, thumb),
-    each in its parent's template frame -> (T, 15, 4) xyzw rotations of ``mano_joint_1..15`` from the MJCF
-    reference. ``flat_hand_mean``: the values are relative to the flat hand (else MANO's mean pose is added).
-
-    Raises:
-        DataError: wrong shape, non-finite values, unknown side.
-    """
+    """MANO finger axis-angle (T, 15, 3) or (T, 45), rad, MANO joint order, each in its parent's template frame ->
+    (T, 15, 4) xyzw of ``mano_joint_1..15`` from the MJCF reference; ``flat_hand_mean`` False adds MANO's mean pose.
+    Raises DataError: wrong shape, non-finite values, unknown side."""
     p = _pose_array(finger_pose)
     if not flat_hand_mean:
         p = p + hands_mean(side)
@@ -101,12 +96,8 @@ def mano_to_finger_quat(finger_pose: np.ndarray, side: str = "right", flat_hand_
 
 
 def wrist_from_transform(T_world_wrist: np.ndarray, source=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw)`` of ``mano_body_0`` from HUG-Bench's (T, 4, 4)
-    world-from-wrist transform (its wrist frame is ``mano_body_0``'s: no offset).
-
-    Raises:
-        DataError: wrong shape, non-finite, or a rotation block off orthonormal or det 1 by more than 1e-3.
-    """
+    """``(wrist_pos (T, 3) m, wrist_quat (T, 4) xyzw)`` of ``mano_body_0`` from HUG-Bench's (T, 4, 4) world-from-wrist
+    (no offset). Raises DataError: wrong shape, non-finite, or a rotation off orthonormal or det 1 by over 1e-3."""
     M = np.asarray(T_world_wrist, dtype=np.float64)
     if M.ndim != 3 or M.shape[1:] != (4, 4):
         raise DataError(source, "T_world_wrist", f"expected shape (T, 4, 4), got {M.shape}")
@@ -142,8 +133,7 @@ def fit_wrist_offset(
     tips: np.ndarray,
     valid: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(3,) m: J0, the offset c with ``wrist_pos = trans + c`` that fits the fingertips ``tips`` (T, 5, 3) m
-    (thumb..pinky) in least squares, closed form (FK is linear in the root position); one per sequence."""
+    """(3,) m: J0, the ``c`` of ``wrist_pos = trans + c`` best fitting ``tips`` (T, 5, 3) m (thumb..pinky)."""
     T = trans.shape[0]
     valid = np.ones(T, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     L0 = kin.fk_landmarks(np.zeros((T, 3)), wrist_quat, finger_quat)[:, list(TIP_LANDMARKS)]

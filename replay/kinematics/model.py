@@ -1,6 +1,5 @@
-"""The manosim hand's kinematic tree, read through MuJoCo's compiler, and numpy FK over a batch of frames. Landmarks
-(manopth order): joint landmarks are the ball-joint anchors, fingertips the distal capsule's far end plus one radius
-(``docs/hand.md``). World Z up, m; quaternions xyzw (MuJoCo's wxyz only where its arrays are read)."""
+"""The manosim hand's kinematic tree, read through MuJoCo's compiler, and numpy FK over frames; landmarks as
+``docs/hand.md`` defines them. World Z up, m; quaternions xyzw (MuJoCo's wxyz only where its arrays are read)."""
 
 from __future__ import annotations
 
@@ -50,8 +49,8 @@ def _mj_id(m: mujoco.MjModel, path: Path, objtype, name: str, field: str) -> int
 
 
 def _read_bodies(m: mujoco.MjModel, path: Path) -> tuple:
-    """``(names, body ids, parent (16,), body_pos (16, 3) m, body_rot (16, 3, 3))`` of ``mano_body_0..15``, in
-    the parent; DataError for a missing body, a non-mano parent, no topological order, a root not on the world."""
+    """``(names, body ids, parent (16,), body_pos (16, 3) m, body_rot (16, 3, 3))`` in the parent; DataError for a
+    missing body, a non-mano parent, no topological order, a root not on the world."""
     names = tuple(f"mano_body_{i}" for i in range(NUM_BODIES))
     bid = [_mj_id(m, path, mujoco.mjtObj.mjOBJ_BODY, n, "body") for n in names]
     parent = np.full(NUM_BODIES, -1, dtype=np.int64)
@@ -70,8 +69,8 @@ def _read_bodies(m: mujoco.MjModel, path: Path) -> tuple:
 
 
 def _read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str, ...]) -> tuple:
-    """``(anchor (16, 3) m, ball-joint qposadr (16,), [qposadr of wrist_tx, wrist_ty, wrist_tz])``; DataError for
-    a missing ball joint or one on another body, or wrist slides not along world x/y/z."""
+    """``(anchor (16, 3) m, ball-joint qposadr (16,), wrist slide qposadrs)``; DataError for a missing or misplaced
+    ball joint, or wrist slides not along world x/y/z."""
     jnames = ["wrist_rot"] + [f"mano_joint_{i}" for i in range(1, NUM_BODIES)]
     anchor = np.zeros((NUM_BODIES, 3))
     qposadr = np.zeros(NUM_BODIES, dtype=np.int64)
@@ -93,8 +92,7 @@ def _read_joints(m: mujoco.MjModel, path: Path, bid: list[int], names: tuple[str
 
 
 def _fingertips(m: mujoco.MjModel, path: Path, tip: str, bid, names, parent, body_pos, anchor) -> np.ndarray:
-    """(5, 3) m fingertips in their distal body's frame, ``tip`` ``"capsule"`` or ``"mesh"``; DataError for an
-    unknown ``tip`` or a missing distal capsule or mesh."""
+    """(5, 3) m fingertips in their distal body's frame; DataError: unknown ``tip``, a missing capsule or mesh."""
     tip_local = np.zeros((5, 3))
     for f, b in enumerate(DISTAL_BODIES):
         if tip == "capsule":
@@ -122,7 +120,7 @@ def _bone_dirs(parent, body_pos, body_rot, anchor, tip_local) -> np.ndarray:
 
 
 def _capsule_tip(m, body_id: int, anchor: np.ndarray, path: Path, name: str) -> np.ndarray:
-    """The body's capsule's extreme point away from the joint anchor (body frame)."""
+    """The capsule's extreme point away from the joint anchor (body frame)."""
     geoms = [
         g for g in range(m.ngeom) if m.geom_bodyid[g] == body_id and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
     ]
@@ -190,13 +188,9 @@ class HandKinematics:
     """Kinematic tree of a manosim hand (16 bodies, root free + 15 ball joints).
 
     Attributes:
-        parent: (16,) parent body index, -1 for ``mano_body_0``.
-        body_pos, body_rot: (16, 3) m and (16, 3, 3): body frame in its parent's at the reference pose.
-        anchor: (16, 3) m, ball-joint anchor in the body frame (``wrist_rot``, ``mano_joint_i``).
-        qposadr: (16,) MuJoCo qpos address of each ball joint (wxyz there); ``wrist_slide_qposadr`` (3,).
-        landmark_body, landmark_local: (21,) body carrying each manopth landmark, (21, 3) m in its frame.
-        bone_dir: (16, 3) unit bone axis in each finger body's frame (row 0 zeros).
-    """
+        parent: (16,), -1 for ``mano_body_0``. body_pos, body_rot: (16, 3) m, (16, 3, 3) in the parent's frame.
+        anchor: (16, 3) m, ball-joint anchor in the body frame. qposadr: (16,) (wxyz there).
+        landmark_body, landmark_local: (21,), (21, 3) m in that body's frame. bone_dir: (16, 3) unit (row 0 zeros)."""
 
     source: Path
     side: str
@@ -213,12 +207,9 @@ class HandKinematics:
 
     @classmethod
     def from_mjcf(cls, path: str | Path, side: str | None = None, tip: str = "capsule") -> HandKinematics:
-        """The tree of a manosim ``capsule_hand.xml`` or ``mesh_hand.xml`` through MuJoCo; ``side`` by default from
-        the folder (``mano_lhand``: left); ``tip`` ``"capsule"`` or ``"mesh"`` (the distal mesh's farthest vertex).
-
-        Raises:
-            DataError: missing, not compiling, no manosim bodies, joints or distal capsules, a root not at the origin.
-        """
+        """The tree of a manosim ``capsule_hand.xml`` or ``mesh_hand.xml``; ``side`` default from the folder; ``tip``
+        ``"capsule"`` or ``"mesh"``. Raises DataError: missing, not compiling, no manosim bodies, joints or distal
+        capsules, a root not at the origin."""
         path = Path(path)
         m = compile_mjcf(path)
         if side is None:
@@ -251,8 +242,8 @@ class HandKinematics:
         )
 
     def fk_frames(self, wrist_pos: np.ndarray, wrist_rot: np.ndarray, joint_rot: np.ndarray):
-        """``(origin (T, 16, 3), rot (T, 16, 3, 3), anchor (T, 16, 3))`` world, m, of every body from
-        ``mano_body_0``'s ``wrist_pos`` (T, 3) m and ``wrist_rot`` (T, 3, 3), and ``joint_rot`` (T, 15, 3, 3)."""
+        """``(origin (T, 16, 3) m, rot (T, 16, 3, 3), anchor (T, 16, 3) m)`` world, from ``wrist_pos`` (T, 3) m,
+        ``wrist_rot`` (T, 3, 3) and ``joint_rot`` (T, 15, 3, 3)."""
         T = wrist_pos.shape[0]
         X = np.empty((T, NUM_BODIES, 3))
         G = np.empty((T, NUM_BODIES, 3, 3))
@@ -276,8 +267,8 @@ class HandKinematics:
         return X[:, b] + (G[:, b] @ self.landmark_local[:, :, None])[..., 0]
 
     def fk_landmarks(self, wrist_pos: np.ndarray, wrist_quat: np.ndarray, finger_quat: np.ndarray) -> np.ndarray:
-        """(T, 21, 3) world landmarks, m, manopth order, from ``mano_body_0``'s ``wrist_pos`` (T, 3) m and
-        ``wrist_quat`` (T, 4) xyzw and ``finger_quat`` (T, 15, 4) xyzw; DataError for bad shapes or values."""
+        """(T, 21, 3) world landmarks, m, from ``wrist_pos`` (T, 3) m, ``wrist_quat`` (T, 4) and ``finger_quat``
+        (T, 15, 4) xyzw; DataError for bad shapes or values."""
         wrist_pos, wrist_quat, finger_quat = _check_pose(wrist_pos, wrist_quat, finger_quat)
         X, G, _ = self.fk_frames(wrist_pos, as_matrix(wrist_quat), as_matrix(finger_quat))
         return self.landmarks_from_frames(X, G)

@@ -1,6 +1,4 @@
-"""The recording's own hand from its landmarks (manopth order, world, m): each finger body's bone length (joint
-landmark to the next of its finger, median and p95 - p5 spread) and the finger bases in a palm frame
-(``docs/hand.md``)."""
+"""The recording's own hand from its landmarks (manopth, world, m): bone lengths, finger bases (docs/hand.md)."""
 
 from __future__ import annotations
 
@@ -26,16 +24,15 @@ MIN_FRAMES = 10
 BONE_RANGE_M = (0.005, 0.08)
 #: m: a finger base's distance from the wrist (MANO's wrist to MCPs: 35-100 mm)
 PALM_RANGE_M = (0.015, 0.15)
-#: largest spread (p95 - p5) of a joint-to-joint bone (of its length) and of a palm coordinate (m) of one hand
-#: (the flag threshold of replay.checks.hand_shape)
+#: largest spread (p95 - p5) of a bone (of its length) and of a palm coordinate (m); replay.checks.hand_shape's flag
 RIGID_SPREAD_MAX = 0.05
 PALM_SPREAD_MAX_M = 0.002
 
 
 @dataclass(frozen=True)
 class SubjectHand:
-    """A subject's hand: ``bone_length``, ``bone_spread`` (16,) m per body (row 0 is 0); ``palm`` (5, 3) m, the
-    finger bases (:data:`BASE_BODIES` order) in :func:`palm_frame`; ``palm_spread`` (5,) m; ``frames`` used."""
+    """``bone_length``, ``bone_spread`` (16,) m (row 0 is 0); ``palm`` (5, 3) m, finger bases in :func:`palm_frame`;
+    ``palm_spread`` (5,) m; ``frames`` used."""
 
     side: str
     bone_length: np.ndarray
@@ -53,11 +50,11 @@ class SubjectHand:
         )
 
     def key_values(self, step_m: float = 1e-5) -> list[int]:
-        """Bone lengths and palm coordinates in units of ``step_m``, as integers (the cache key)."""
+        """Lengths and palm in integer units of ``step_m`` (the cache key)."""
         return [int(v) for v in np.round(np.concatenate([self.bone_length, self.palm.ravel()]) / step_m)]
 
     def summary(self) -> dict:
-        """JSON-ready: bone lengths and spreads (mm) per body, palm points (mm), frames."""
+        """JSON-ready: bone lengths, spreads, palm points (mm), frames."""
         mm = lambda a: [round(float(v) * 1000, 3) for v in a]  # noqa: E731
         return {
             "side": self.side,
@@ -70,8 +67,8 @@ class SubjectHand:
 
 
 def palm_frame(landmarks: np.ndarray) -> np.ndarray:
-    """(T, 3, 3) rows = world axes of a palm frame from landmarks (T, 21, 3): x wrist -> middle MCP, z normal to x
-    and index MCP -> pinky MCP, y = z cross x."""
+    """(T, 3, 3) rows = world axes of a palm frame from (T, 21, 3) landmarks: x wrist -> middle MCP, z normal to x and
+    index MCP -> pinky MCP, y = z cross x."""
     x = landmarks[:, 9] - landmarks[:, 0]
     x = x / np.linalg.norm(x, axis=-1, keepdims=True)
     z = np.cross(x, landmarks[:, 5] - landmarks[:, 17])
@@ -82,8 +79,7 @@ def palm_frame(landmarks: np.ndarray) -> np.ndarray:
 def measure_hand(
     landmarks: np.ndarray, valid: np.ndarray | None, side: str, *, source: str | Path | None = None
 ) -> SubjectHand:
-    """The subject's hand from landmarks (T, 21, 3) world m, valid finite frames; DataError for a bad shape, too
-    few frames, a bone or base out of range (e.g. mm) or not rigid."""
+    """The hand of (T, 21, 3) world m landmarks; DataError: bad shape, few frames, a bone or base off or not rigid."""
     L = np.asarray(landmarks, dtype=np.float64)
     if L.ndim != 3 or L.shape[1:] != (21, 3):
         raise DataError(source, "landmarks", f"expected shape (T, 21, 3), got {L.shape}")

@@ -1,5 +1,4 @@
-"""Pose-mapping validation: the completed hand's FK against the recording's own points, mm: all 21 landmarks (GRAB,
-HUG-Bench; interpolated IK frames included) or the five tips against MANO's tip vertices (TACO)."""
+"""Pose-mapping validation, mm: FK against the recording's 21 landmarks or MANO's five tip vertices (TACO)."""
 
 from __future__ import annotations
 
@@ -43,9 +42,8 @@ def sequence_errors(
     cache: bool | str | Path = True,
     check_reading: bool = True,
 ) -> SequenceErrors:
-    """``rec``'s hand completed and its FK measured against the recording's points over ``window``;
-    ``check_reading``: MANO data's other reading too (``info["reading_check"]``). DataError as
-    :func:`complete_hand`, or with no reference."""
+    """``rec``'s hand completed and measured against its points over ``window``; ``check_reading``: MANO's other
+    reading too. DataError as :func:`complete_hand`, or no reference."""
     done = complete_hand(rec, mjcf_path, ik_options=ik_options, window=window, cache=cache)
     kin = load_kinematics(done.meta["kinematics"]["mjcf"], side=done.hand_side)
     T = done.num_frames
@@ -94,8 +92,7 @@ def _stats(x: np.ndarray) -> dict | None:
 
 
 def summarize(seqs: list[SequenceErrors], worst: int = 10) -> dict:
-    """Per-dataset, per-sequence and overall statistics, mm (JSON-ready), pooling every landmark error;
-    ``worst_frames`` by mean landmark error, with the worst landmark of each."""
+    """Per-dataset, per-sequence and overall statistics, mm, JSON-ready; ``worst_frames`` by mean landmark error."""
     out: dict = {"datasets": {}, "sequences": []}
     groups: dict[str, list[SequenceErrors]] = {}
     for s in seqs:

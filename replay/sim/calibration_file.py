@@ -1,7 +1,4 @@
-"""The results file of the named physics ``calibrated``: what ``scripts/calibrate.py`` chose once on GRAB's lifts
-(:mod:`replay.study.calibration`). :data:`CALIBRATION_FILE` (``$REPLAY_CALIBRATION`` names another): ``{"base",
-"choice": {"name", "condition", "overrides", "centres", "balanced_accuracy", ...}, "figure", "candidates", "recordings",
-...}`` (fields: docs/results.md); cached by modification time and size."""
+"""The results file of the physics ``calibrated`` (``scripts/calibrate.py``; fields: docs/results.md), cached."""
 
 from __future__ import annotations
 
@@ -11,9 +8,7 @@ from pathlib import Path
 
 from replay.errors import DataError
 
-#: the checked-in choice (package data: an installed wheel holds it too)
 CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "results" / "calibration.json"
-#: the environment variable that names another calibration file
 ENV = "REPLAY_CALIBRATION"
 
 _cache: dict = {}
@@ -25,11 +20,8 @@ def calibration_path() -> Path:
 
 
 def read_calibration(path: Path | None = None) -> dict:
-    """The calibration file, checked.
-
-    Raises:
-        DataError: missing (run scripts/calibrate.py), not JSON, or without ``base`` / ``choice.overrides`` /
-            ``choice.centres`` of the right types (names the file and field)."""
+    """The calibration file, checked. Raises DataError: missing (run scripts/calibrate.py), not JSON, or without
+    ``base`` / ``choice.overrides`` / ``choice.centres`` of the right types (names the file and field)."""
     p = Path(path) if path is not None else calibration_path()
     try:
         st = p.stat()

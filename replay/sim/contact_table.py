@@ -1,22 +1,20 @@
-"""The contact parameters MuJoCo really uses between the hand and the object, read from the compiled model per hand bone
-and object part (:mod:`importer_patches.contact_params`: priority, solmix, maximum), flagging a configured value no pair
-uses."""
+"""The contact parameters MuJoCo uses between hand bone and object part, read from the compiled model
+(:mod:`importer_patches.contact_params`), flagging a configured value no pair uses."""
 
 from __future__ import annotations
 
 from importer_patches.contact_params import GeomParams, pair_params
 from replay.sim.solver_view import SolverView
 
-#: MANO's 16 bones in manosim's body order (manosim README: 1-3 index, 4-6 middle,
-#: 7-9 pinky, 10-12 ring, 13-15 thumb; 0 the palm)
+#: MANO's 16 bones in manosim's body order (manosim README: 0 palm, 1-3 index, 4-6 middle, 7-9 pinky, 10-12 ring,
+#: 13-15 thumb)
 BONE_NAMES = ("palm",) + tuple(f"{f}_{k}" for f in ("index", "middle", "pinky", "ring", "thumb") for k in (1, 2, 3))
 
 
 def hand_object_table(scene) -> dict:
-    """Per (hand bone, object part) pair class of a built ``scene``, what MuJoCo uses for their contacts: ``{"pairs":
-    [{"hand", "object_part", "condim", "friction" (3,), "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule"
-    (priority / mixed / pair), "taken_from"}], "classes", "flags"}``; ``flags`` name each bone whose priority discards
-    the object's values."""
+    """Per (hand bone, object part) class, what MuJoCo uses: ``{"pairs": [{"hand", "object_part", "condim", "friction"
+    (3,), "solref" (2,), "solimp" (5,), "margin" m, "gap" m, "rule", "taken_from"}], "classes", "flags"}``; ``flags``
+    name each bone whose priority discards the object's values."""
     view = SolverView(scene.solver)
     m = view.mj_model
     g2s = view.to_newton("mjc_geom_to_newton_shape")[: m.ngeom]

@@ -1,8 +1,6 @@
-"""Controls written before every solver step (the Newton reference and Steel engines): the wrist wrench in
-``Control.joint_f`` (a world force and torque at the root COM on a free joint; MuJoCo ignores actuators there) with the
-MJCF's wrist gains, gravity and damping feed-forward (:mod:`replay.sim.engine.wrist`'s law), and finger targets in
-``joint_target_q`` (15 ball joints, xyzw) for MuJoCo's ``<position>`` actuators. The object is passive; the hand is
-never teleported."""
+"""Controls written before every solver step (Newton reference and Steel engines): the wrist wrench in
+``Control.joint_f`` (MuJoCo ignores actuators on a free joint), finger targets in ``joint_target_q`` (15 ball joints,
+xyzw). The hand is never teleported."""
 
 from __future__ import annotations
 
@@ -15,9 +13,8 @@ from replay.sim.solver_view import SolverView
 
 
 class HandController:
-    """Writes the wrist wrench and finger targets into ``control`` (the one passed to ``solver.step``) for ``scene``;
-    the wrist target is ``(pos (3,) m, quat (4,) xyzw, vel (3,) m/s, omega (3,) rad/s)`` of ``mano_body_0``'s frame,
-    world."""
+    """Writes the wrist wrench and finger targets into ``control``; the wrist target is ``(pos (3,) m, quat (4,) xyzw,
+    vel (3,) m/s, omega (3,) rad/s)`` of ``mano_body_0``'s frame, world."""
 
     def __init__(self, scene, control):
         self.scene = scene
@@ -37,7 +34,7 @@ class HandController:
         self.last_wrench = np.zeros(6)
 
     def set_finger_targets(self, finger_quat: np.ndarray) -> None:
-        """Finger targets (15, 4) xyzw -> ``joint_target_q`` (ball joint coords)."""
+        """Finger targets (15, 4) xyzw -> ``joint_target_q``."""
         lay = MANOSIM_HAND
         self._target_q[self.q0 + lay.finger_coord_start : self.q0 + lay.coords] = np.asarray(
             finger_quat, np.float32
@@ -45,8 +42,7 @@ class HandController:
         self.control.joint_target_q.assign(self._target_q)
 
     def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
-        """(6,) world force N and torque N·m at the root COM for ``state``; ``acc`` (3,) m/s^2 fed forward as ``M
-        acc``."""
+        """(6,) world force N, torque N·m at the root COM; ``acc`` (3,) m/s^2 fed forward as ``M acc``."""
         bq = state.body_q.numpy()
         bqd = state.body_qd.numpy()
         hb = self.scene.hand_bodies
@@ -73,21 +69,18 @@ class HandController:
         return np.concatenate([f, tau])
 
     def apply_wrist(self, state, pos, quat, vel, omega, acc=None) -> None:
-        """Compute the wrench and write it to ``control.joint_f`` (free joint DOFs)."""
         wr = self.wrench(state, pos, quat, vel, omega, acc)
         self.last_wrench = wr
         self._joint_f[self.qd0 : self.qd0 + 6] = wr
         self.control.joint_f.assign(self._joint_f)
 
     def clear(self) -> None:
-        """Zero the wrist wrench (e.g. for the static test)."""
         self._joint_f[:] = 0.0
         self.control.joint_f.assign(self._joint_f)
 
 
 def finger_actuator_force_max(scene) -> float:
-    """Largest |finger actuator force| in the last step, N·m (within the effort limits: MuJoCo clamps each actuator to
-    its force range)."""
+    """Largest |finger actuator force| in the last step, N·m."""
     f = SolverView(scene.solver).data_field("actuator_force")
     return float(np.max(np.abs(f))) if f.size else 0.0
 

@@ -1,7 +1,5 @@
-"""The replayed fingers' per-joint effort limits under a config's physics (``finger_effort_limit``: a number, N·m at
-every joint; ``"human"``, each finger's maximal pad force ``grip_force_n x finger_force_share`` N times each joint's
-lever to the pad, :func:`replay.kinematics.joint_levers.finger_levers`). Fingers in MANO order: index, middle, pinky,
-ring, thumb (joints 1-3, ..., 13-15)."""
+"""The fingers' per-joint effort limits, N·m, under ``finger_effort_limit``: a number at every joint, or ``"human"``
+(each finger's pad force times each joint's lever to the pad). Fingers in MANO order, joints 1-3, ..., 13-15."""
 
 from __future__ import annotations
 
@@ -30,10 +28,8 @@ def profile(cfg) -> str | float:
 
 
 def tip_forces(cfg) -> np.ndarray | None:
-    """(5,) each finger's maximal pad force, N (:data:`FINGERS` order), where ``cfg``'s strength is human; else None.
-
-    Raises:
-        DataError: a share missing or not > 0, a grip force not > 0 (names the choice)."""
+    """(5,) each finger's maximal pad force, N (:data:`FINGERS` order), under human strength; else None. Raises
+    DataError: a share missing or not > 0, a grip force not > 0."""
     if profile(cfg) != "human":
         return None
     grip = float(physics.choice_value(cfg, "grip_force_n"))
@@ -47,10 +43,7 @@ def tip_forces(cfg) -> np.ndarray | None:
 
 
 def joint_limits(cfg, mjcf: str | Path) -> np.ndarray:
-    """(15,) effort limit of ``mano_joint_1..15``, N·m, on each of its three torque components.
-
-    Raises:
-        DataError: :func:`tip_forces`, :func:`replay.kinematics.joint_levers.finger_levers`."""
+    """(15,) effort limit of ``mano_joint_1..15``, N·m, on each torque component. Raises DataError."""
     forces = tip_forces(cfg)
     if forces is None:
         return np.full(15, profile(cfg))

@@ -1,9 +1,6 @@
-"""A generated two-pad parallel-jaw gripper on a three-axis gantry, and one object asset, in Newton
-(docs/gripper_check.md): the replay's object (:func:`replay.sim.world_builder._add_object`) on a ground plane at z = 0,
-``SolverMuJoCo`` (MuJoCo C, :func:`replay.sim.scene.make_solver`). A carriage on a D6 joint of three world slides, two
-jaws on prismatic joints along ``+u`` / ``-u``, each with a box pad whose inner face sits at jaw coordinate ``q`` m (pad
-gap ``q1 + q2``), position drives clamped at the jaw force, N. Pads have contact priority over the object; pad-pad and
-pad-ground contacts are filtered. World Z up, gravity -9.81 m/s^2, quaternions xyzw unless said."""
+"""A generated two-pad parallel-jaw gripper on a three-axis gantry lifting one object asset (docs/gripper_check.md):
+jaw coordinate ``q`` m is a pad's inner face (gap ``q1 + q2``), position drives clamped at the jaw force, N. MuJoCo C,
+world Z up, gravity -9.81 m/s^2, quaternions xyzw unless said."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ try:  # the compiled step loop; without it every step runs from Python (the same
 except ImportError as e:  # pragma: no cover - a MuJoCo build without the C symbols
     _compiled, arena_ok, STEPS_ERROR = None, None, str(e)
 
-#: physics steps per compiled call of :meth:`GripperScene.run` (a phase that stops inside a chunk is
-#: stepped again from the chunk's start to its stopping step: at most this many steps redone)
+#: physics steps per compiled call of :meth:`GripperScene.run` (at most this many redone when a phase stops mid-chunk)
 CHUNK_STEPS = 128
 #: |qvel| (SI units of each DOF) above which a state counts as a runaway (the phases' check)
 RUNAWAY_QVEL = 1e3
@@ -106,8 +102,7 @@ def jaw_gains(force: float, dt: float, cfg: FixtureConfig) -> tuple[float, float
 
 
 def line_frame(u: np.ndarray) -> np.ndarray:
-    """(3, 3) rotation with columns ``u`` (jaw axis), ``w x u`` and ``w`` (world +Z orthogonal to ``u``; world X's when
-    ``u`` is vertical)."""
+    """(3, 3) rotation, columns ``u`` (jaw axis), ``w x u``, ``w`` (world +Z orthogonal to ``u``, else world X)."""
     u = np.asarray(u, float) / np.linalg.norm(u)
     up = np.array([0.0, 0.0, 1.0]) if abs(u[2]) < 0.95 else np.array([1.0, 0.0, 0.0])
     w = up - up.dot(u) * u
@@ -116,10 +111,8 @@ def line_frame(u: np.ndarray) -> np.ndarray:
 
 
 class Reading(NamedTuple):
-    """The fixture's state after one step (world, m, xyzw): ``com`` (3,) object COM, ``quat`` (4,), ``gantry`` (3,) and
-    ``jaws`` (2,) joint coordinates (zeros without a gripper), ``origin`` (7,) the object's body frame, ``pads`` (2, 7)
-    the jaw bodies, ``qvel`` (nv,), ``runaway`` (COM not finite or ``|qvel| > RUNAWAY_QVEL``). Read-only (may view its
-    chunk's readout)."""
+    """The fixture after one step (world, m, xyzw): ``com`` (3,), ``quat`` (4,), ``gantry`` (3,), ``jaws`` (2,)
+    (zeros without a gripper), ``origin`` (7,), ``pads`` (2, 7), ``qvel`` (nv,), ``runaway``. Read-only views."""
 
     com: np.ndarray
     quat: np.ndarray
@@ -133,15 +126,12 @@ class Reading(NamedTuple):
 
 @dataclass
 class GripperScene:
-    """The built fixture, its MuJoCo C model and data stepped directly (``mj_step`` in compiled chunks, :meth:`run`;
-    ``ctrl`` the position targets, m).
+    """The built fixture, MuJoCo C stepped directly; ``ctrl`` the position targets, m.
 
     Attributes:
-        model, solver: the Newton model and ``SolverMuJoCo``. dt: physics step, s. time: simulated time, s.
-        object_mass: kg. object_com: (3,) body frame, m. object_inertia: (3, 3) about the COM, body frame, kg·m^2.
-            object_vertices: (V, 3) body frame, m.
-        u: (3,) jaw axis, world; force: per-jaw clamp, N; kp N/m, kd N·s/m, pad_mass kg. has_gripper: False for object
-            and ground only."""
+        dt, time: s. object_mass: kg. object_com: (3,) body frame, m. object_inertia: (3, 3) about the COM, body frame,
+        kg·m^2. object_vertices: (V, 3) body frame, m. u: (3,) jaw axis, world; force: per-jaw clamp, N; kp N/m,
+        kd N·s/m, pad_mass kg. has_gripper: False for object and ground only."""
 
     model: newton.Model
     solver: object
@@ -161,9 +151,8 @@ class GripperScene:
 
     def run(self, n: int, visit: Callable[[int, Reading], bool], targets: Callable | None = None) -> int:
         """Step up to ``n`` steps of ``dt`` s, calling ``visit(k, reading)`` after each (True ends the run);
-        ``targets(k0, k1)`` gives the ``(k1 - k0, 4)`` ctrl rows (gantry target (3,) m, jaw target m; None: ``ctrl`` as
-        is). Steps run in chunks of :data:`CHUNK_STEPS` (:func:`replay.sim.engine.mujoco_c.ctrl_steps.ctrl_steps`);
-        ``mjData`` ends exactly where one ``mj_step`` per step would. Returns the steps taken."""
+        ``targets(k0, k1)`` gives ``(k1 - k0, 4)`` ctrl rows (gantry (3,) m, jaw m; None: ``ctrl`` as is). Returns the
+        steps taken."""
         m, d = self.solver.mj_model, self.solver.mj_data
         idx = self._ctrl_index()
         spec = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -204,8 +193,7 @@ class GripperScene:
             self._steps(idx, rows[: i + 1], self._buffers(i + 1))
 
     def _buffers(self, n: int) -> tuple:
-        """Fresh readout arrays for ``n`` steps (``com`` (n, 3), ``pose`` (n, bodies, 7) wxyz, ``q``, ``qvel`` (n,
-        nv))."""
+        """Readout arrays for ``n`` steps (``com`` (n, 3), ``pose`` (n, bodies, 7) wxyz, ``q``, ``qvel`` (n, nv))."""
         mp = self.maps
         bodies = np.array([mp["object_body"], *mp.get("jaw_bodies", [])], np.int64)
         q_read = (
@@ -337,11 +325,9 @@ def build_gripper_scene(
     config: ReplayConfig,
     fixture: FixtureConfig,
 ) -> GripperScene:
-    """Object (``object_pos`` m / ``object_quat`` xyzw) on the ground plane z = 0 and, with jaw axis ``u`` (3,) world,
-    the gripper at gantry point ``gantry0`` (3,) m, both jaws at ``jaw0`` m; ``u=None``: object and ground only.
-
-    Raises:
-        DataError: bad asset, or a non-positive pad friction."""
+    """Object (``object_pos`` m / ``object_quat`` xyzw) on the ground z = 0 and the gripper (jaw axis ``u`` (3,) world,
+    gantry point ``gantry0`` (3,) m, jaws at ``jaw0`` m; ``u=None``: none). Raises DataError: bad asset or pad
+    friction <= 0."""
     builder = new_builder(config)
     body, _joint, _shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     s_ground = builder.shape_count
@@ -397,8 +383,7 @@ def build_gripper_scene(
 
 
 def _add_gripper(builder, gantry0, u, jaw0, drive, pad_mass, object_mass, asset, fx: FixtureConfig) -> dict:
-    """The carriage and two jaws with one pad each; ``drive`` (force N, kp N/m, kd N·s/m). Returns Newton indices
-    ``gantry_dof``, ``gantry_q``, ``jaw_dofs``, ``jaw_q``, ``jaw_bodies``, ``pads``."""
+    """The carriage and two padded jaws; ``drive`` (force N, kp N/m, kd N·s/m). Returns Newton indices."""
     force, kp, kd = drive
     R = line_frame(u)
     m_c = float(fx.carriage_mass)

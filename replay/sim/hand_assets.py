@@ -1,6 +1,4 @@
-"""Which manosim MJCF a replay uses (no physics imports: the study's parent process needs it). The physics choice
-``hand_shape`` names a :class:`HandShape` of :data:`HAND_SHAPES`: ``myhand``, ``zerohand`` or ``fitted``, the
-recording's own hand (docs/hand.md)."""
+"""Which manosim MJCF a replay uses (no physics imports: the study's parent process needs it); docs/hand.md."""
 
 from __future__ import annotations
 
@@ -22,7 +20,7 @@ class HandShape:
     name: str
 
     def folder(self, manosim_dir: Path, side: str, recording=None) -> Path:
-        """The folder holding ``capsule_hand.xml`` and ``mesh_hand.xml`` (``recording`` unused)."""
+        """The folder holding ``capsule_hand.xml`` and ``mesh_hand.xml``."""
         return Path(manosim_dir) / "assets" / self.name / f"mano_{side[0]}hand"
 
     def template(self, manosim_dir: Path, side: str) -> Path:
@@ -32,14 +30,11 @@ class HandShape:
 
 @dataclass(frozen=True)
 class FittedShape(HandShape):
-    """The recording's own hand: where its dataset fits one, manosim's ``zerohand`` scaled to the subject's landmarks
-    (:mod:`replay.kinematics.fitted_hand`, cached per subject); elsewhere the dataset's authored shape."""
+    """The recording's own hand: ``zerohand`` scaled to the subject's landmarks where its dataset fits one (cached per
+    subject), else the dataset's authored shape."""
 
     def folder(self, manosim_dir: Path, side: str, recording=None) -> Path:
-        """The fitted hand's cached folder, or the dataset's authored shape.
-
-        Raises:
-            DataError: no recording, or landmarks that give no hand."""
+        """The fitted hand's folder. Raises DataError: no recording, or landmarks that give no hand."""
         if recording is None:
             raise DataError(
                 None, "config.physics_overrides.hand_shape", "'fitted' is the recording's own hand: give the recording"
@@ -62,8 +57,7 @@ HAND_SHAPES = {s.name: s for s in (HandShape("myhand"), HandShape("zerohand"), F
 
 
 def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
-    """``config`` with ``hand_shape`` written as a ``physics_overrides`` entry: the override, else the named physics'
-    value, else the dataset's default."""
+    """``config`` with ``hand_shape`` in ``physics_overrides``: the override, else the physics', else the dataset's."""
     if (config.physics_overrides or {}).get("hand_shape") is not None:
         return config
     shape = physics.choice_value(config, "hand_shape")
@@ -73,11 +67,7 @@ def resolve_hand_variant(config: ReplayConfig, dataset: str) -> ReplayConfig:
 
 
 def hand_shape(config: ReplayConfig) -> HandShape:
-    """The :class:`HandShape` of ``config``'s physics choice ``hand_shape``.
-
-    Raises:
-        DataError: unresolved (None: the dataset's default, :func:`resolve_hand_variant`).
-    """
+    """The :class:`HandShape` of choice ``hand_shape``. Raises DataError: unresolved (:func:`resolve_hand_variant`)."""
     shape = physics.choice_value(config, "hand_shape")
     if shape is None:
         raise DataError(
@@ -87,11 +77,8 @@ def hand_shape(config: ReplayConfig) -> HandShape:
 
 
 def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "right", *, recording=None) -> Path:
-    """Path of the manosim MJCF for ``config.hand`` (capsule or mesh), ``hand_shape`` and hand side; ``recording``
-    needed by ``fitted``.
-
-    Raises:
-        DataError: no such file, ``hand_shape`` unresolved, or ``fitted`` without a recording or a hand."""
+    """The manosim MJCF of ``config.hand``, ``hand_shape`` and ``side``; ``fitted`` needs ``recording``. Raises
+    DataError: no such file, ``hand_shape`` unresolved, or ``fitted`` without a recording or a hand."""
     if side not in ("right", "left"):
         raise DataError(None, "hand_side", f"expected 'right' or 'left', got {side!r}")
     path = hand_shape(config).folder(Path(manosim_dir), side, recording) / _file(config)
@@ -101,11 +88,7 @@ def hand_mjcf_path(manosim_dir: str | Path, config: ReplayConfig, side: str = "r
 
 
 def check_hand_assets(manosim_dir: str | Path, config: ReplayConfig, side: str = "right") -> Path:
-    """The authored MJCF ``config``'s hand is (or ``fitted`` is built from), checked to exist before any recording is
-    read.
-
-    Raises:
-        DataError: as :func:`hand_mjcf_path`."""
+    """The authored MJCF of ``config``'s hand, checked before any recording is read. Raises DataError."""
     path = hand_shape(config).template(Path(manosim_dir), side) / _file(config)
     if not path.is_file():
         raise DataError(path, None, "manosim hand MJCF not found (fetch the manosim dataset)")

@@ -1,8 +1,5 @@
-"""An object's mass as it was made: the physics choice ``object_mass_model`` for one asset (docs/sources.md). ``asset``:
-the asset's own mass, sampled over ``object_mass_unstated_spread`` times it. ``as_made``: a stated mass as stated (not
-sampled); ``printed``: ``rho (S + f (V - S))``, ``S = min(A t, V)`` over the ranges of ``object_print`` (the mesh's area
-``A`` and volume ``V``: the visual mesh where watertight, else its area and the union of the collision parts' volume);
-``unstated``: as ``asset``. Units: kg, m^3, m^2, kg/m^3."""
+"""An object's mass as it was made: the physics choice ``object_mass_model`` for one asset (docs/physics.md,
+docs/sources.md). Units: kg, m^3, m^2, kg/m^3."""
 
 from __future__ import annotations
 
@@ -18,13 +15,11 @@ from replay.sim import physics
 
 @dataclass(frozen=True)
 class MadeMass:
-    """One object's declared mass distribution (uniform on ``[low_kg, high_kg]``).
+    """One object's mass distribution, uniform on ``[low_kg, high_kg]`` kg; ``centre_kg`` the single run's mass, kg.
 
     Attributes:
-        model: ``"printed"``, ``"stated"`` or ``"asset"``. centre_kg: the single run's mass, kg. low_kg, high_kg: the
-            sampled range, kg.
-        sets_mass: the scene's mass is set to ``centre_kg`` (False: the asset's as built). volume_m3, area_m2, mesh: a
-            print's geometry and its mesh."""
+        model: ``"printed"``, ``"stated"`` or ``"asset"``. sets_mass: the scene's mass is set to ``centre_kg`` (False:
+            the asset's as built). volume_m3, area_m2, mesh: a print's geometry and its mesh."""
 
     model: str
     centre_kg: float
@@ -36,7 +31,7 @@ class MadeMass:
     mesh: str | None = None
 
     def scale_range(self) -> tuple[float, float]:
-        """``(low, high)`` of the mass relative to the single run's (the sampled verdict's variable)."""
+        """``(low, high)`` of the mass relative to ``centre_kg``."""
         return self.low_kg / self.centre_kg, self.high_kg / self.centre_kg
 
     def record(self) -> dict:
@@ -44,10 +39,8 @@ class MadeMass:
 
 
 def print_geometry(asset) -> dict:
-    """``{volume_m3, area_m2, mesh}`` of a printed object's mesh, kept per file content.
-
-    Raises:
-        DataError: a mesh missing or unreadable, or a volume or area not > 0 (names the file)."""
+    """``{volume_m3, area_m2, mesh}`` of a printed object's mesh, kept per file content. Raises DataError: a mesh
+    missing or unreadable, or a volume or area not > 0 (names the file)."""
 
     def measure() -> dict:
         visual, parts = asset_meshes(asset)
@@ -76,10 +69,8 @@ def print_mass(volume_m3: float, area_m2: float, rho: float, *, infill: float, s
 
 
 def made_mass(asset, cfg) -> MadeMass:
-    """The mass distribution of ``asset`` under ``cfg``'s physics.
-
-    Raises:
-        DataError: a mesh missing or unreadable, a print parameter out of range (names the choice)."""
+    """The mass distribution of ``asset`` under ``cfg``'s physics. Raises DataError: a mesh missing or unreadable, a
+    print parameter out of range (names the choice)."""
     model = physics.choice_value(cfg, "object_mass_model")
     if model == "as_made" and asset.mass is not None:
         m = float(asset.mass)

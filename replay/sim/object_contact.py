@@ -1,12 +1,5 @@
-"""The object's side of the hand-object contact, and its density, written into the compiled model (MuJoCo C only;
-:func:`replay.sim.physics.refuse_unsupported` refuses them elsewhere).
-
-``contact_mixing`` ``mujoco`` (readback mode ``compiled``): nothing changes, MuJoCo mixes equal-priority pairs by
-``solmix``. ``hand`` (mode ``manosim``): the object's geoms get ``solmix`` 0, so every finger-object pair uses the
-finger capsules' solref/solimp outright (manosim's soft contact, as the HUG replays) and object-support pairs the
-support's. ``hand_object_friction``: as a :class:`~replay.sim.engine.variants.Variant`'s ``friction``
-(:func:`replay.sim.engine.pair_audit.set_hand_object_friction`). ``object_density_scale``: mass and inertia times it,
-then ``mj_setConst``. What the pairs use is read back into ``readback["contact_pairs"]``."""
+"""The object's side of the hand-object contact (``contact_mixing``: ``hand`` gives the object's geoms ``solmix`` 0,
+docs/fidelity.md), its friction and density, written into the compiled model (MuJoCo C only)."""
 
 from __future__ import annotations
 
@@ -24,10 +17,8 @@ from replay.sim.object_visual import VISUAL_LABEL
 
 
 def apply_object_contact(scene):
-    """``scene`` with the physics' object contact and density in its compiled model (itself where both are defaults):
-    ``object_mass`` kg as edited, ``readback["object_contact"]`` = ``{"mode", "density_scale", "object_solref",
-    "object_solimp", "object_solmix", "object_mass", "object_friction", "friction"}``, ``readback["contact_pairs"]``
-    read again."""
+    """``scene`` with the physics' object contact and density in its compiled model (itself where both are defaults);
+    ``object_mass`` kg as edited, ``readback["object_contact"]`` and ``readback["contact_pairs"]`` read again."""
     cfg = scene.config
     margin = _asset_margin(scene)
     mode = "manosim" if physics.choice_value(cfg, "contact_mixing") == "hand" else "compiled"
@@ -44,8 +35,7 @@ def apply_object_contact(scene):
     if mode == "manosim":
         m.geom_solmix[og] = 0.0  # the partner's solref/solimp, outright (module doc)
     b = lay.object_body
-    # friction (hand-object pairs, pair_audit) and mass (inertia with it, mj_setConst, read back): the
-    # engine's own variant edit, so a preset and a sweep world change the model the same way
+    # friction and mass through the engine's own variant edit: a preset and a sweep world change the model alike
     rows = {"hand_object_friction": friction, "object_density_scale": density if density != 1.0 else None}
     edit = apply_variant(m, lay, Variant.of_rows(rows, {"object_mass": float(m.body_mass[b])}))
     mujoco.mj_setConst(m, mujoco.MjData(m))
@@ -68,8 +58,7 @@ def apply_object_contact(scene):
 
 
 def _asset_margin(scene) -> float | None:
-    """The object's geom margin, m, as its asset writes it under ``object_margin`` ``asset`` (> 0); None: leave the
-    compiled 0."""
+    """The object's geom margin, m, under ``object_margin`` ``asset`` (> 0); None: leave the compiled 0."""
     if physics.choice_value(scene.config, "object_margin") != "asset":
         return None
     asset = (scene.build_inputs or {}).get("asset")

@@ -1,9 +1,6 @@
-"""The object's visual mesh geoms as its file writes them: the physics choice ``object_visual_geoms``. GRAB object_sim's
-``object.xml`` has one visual mesh geom per object in class ``grab``, with no ``contype``/``conaffinity``/``density``:
-as written MuJoCo collides its convex hull with MuJoCo's default contact values and weighs it at 1000 kg/m^3 (MuJoCo XML
-reference, ``geom``). ``inert`` leaves it out; ``as_written`` adds it with those values and MuJoCo's own mass properties
-(:func:`mujoco_mass_properties`; Newton's mesh integral differs). ``tests/test_authored_reference.py`` compares with
-MuJoCo's compile. Units m, kg/m^3, object frame."""
+"""The object's visual mesh geoms as its ``object.xml`` writes them: the physics choice ``object_visual_geoms``
+(docs/physics.md; ``inert`` leaves them out). Mass properties are MuJoCo's own (Newton's mesh integral differs).
+Units m, kg/m^3, object frame."""
 
 from __future__ import annotations
 
@@ -19,17 +16,13 @@ from replay.data.mesh_io import load_mesh
 from replay.data.object_mjcf import grab_object_info
 from replay.data.types import ObjectAsset
 
-#: the Newton shape label of the k-th visual geom (``object_visual0``, ...): how the compiled model's
-#: geoms are told apart from the collision parts (``object_part<k>``)
+#: the Newton shape label of the k-th visual geom (``object_visual0``, ...; collision parts: ``object_part<k>``)
 VISUAL_LABEL = "object_visual"
 
 
 def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
     """``[{"name", "mesh": Path, "density" kg/m^3, "friction" (3,), "condim", "margin" m, "collides"}]`` of the asset's
-    ``object.xml`` visual geoms (default classes resolved); ``[]`` without such a file.
-
-    Raises:
-        DataError: the file does not parse."""
+    ``object.xml`` visual geoms (default classes resolved); ``[]`` without one. Raises DataError: it does not parse."""
     src = Path(asset.source) if asset.source is not None else None
     if src is None or src.name != "object.xml":
         return []
@@ -54,11 +47,8 @@ def written_visual_geoms(asset: ObjectAsset) -> list[dict]:
 
 
 def add_written_visual(builder: newton.ModelBuilder, body: int, asset: ObjectAsset, *, gap: float) -> list[int]:
-    """Add the asset's written visual geoms to ``body`` as mesh shapes that collide (where the file lets them) and
-    weigh; ``gap`` m. Returns the new shape indices (``[]``: none).
-
-    Raises:
-        DataError: a mesh file missing or unreadable (names it)."""
+    """Add the asset's written visual geoms to ``body`` as mesh shapes that weigh and collide where the file lets them;
+    ``gap`` m. Returns the new shape indices. Raises DataError: a mesh file missing or unreadable."""
     shapes = []
     for k, g in enumerate(written_visual_geoms(asset)):
         mesh = load_mesh(g["mesh"], f"geom[{g['name']}].mesh", asset.source)
@@ -101,8 +91,7 @@ def mujoco_mass_properties(mesh: Path, density: float, scale=None) -> tuple[floa
 
 
 def _add_mass(builder: newton.ModelBuilder, body: int, mass: float, com: np.ndarray, inertia: np.ndarray) -> None:
-    """``body``'s mass properties with a part of ``mass`` kg at ``com`` (3,) m, ``inertia`` (3, 3) added (body frame;
-    parallel axis theorem)."""
+    """Add a part of ``mass`` kg at ``com`` (3,) m with ``inertia`` (3, 3) to ``body`` (body frame; parallel axis)."""
     m0, c0 = float(builder.body_mass[body]), np.array(builder.body_com[body], float)
     i0 = np.array(builder.body_inertia[body], float).reshape(3, 3)
     total = m0 + mass

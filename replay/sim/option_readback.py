@@ -1,8 +1,4 @@
-"""The compiled model's solver options against the config: a value Newton did not pass on is a failure.
-
-Read by :func:`replay.sim.silent_failures.check_readback` (MuJoCo ``mjOption``: solver, integrator,
-cone; on MuJoCo C also impratio, iterations, tolerance, gravity, multi-CCD and noslip).
-"""
+"""The compiled model's solver options against the config: a value Newton did not pass on is a failure."""
 
 from __future__ import annotations
 
@@ -28,8 +24,8 @@ _CONES = {"elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC, "pyramidal": mujoco.mjtCon
 
 
 def check_options(view: SolverView, cfg) -> list[str]:
-    """Mismatches of ``mj_model.opt`` against the config: solver, integrator, cone; on MuJoCo C also
-    impratio, iterations and gravity (m/s^2, world Z-up)."""
+    """Mismatches of ``mj_model.opt`` against the config: solver, integrator, cone; on MuJoCo C also impratio,
+    iterations and gravity (m/s^2, world Z up)."""
     errs = []
     opt = view.mj_model.opt
 

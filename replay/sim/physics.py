@@ -1,7 +1,5 @@
-"""Named physics: the rules that read the declared table (:mod:`replay.results.physics_table`, re-exported;
-docs/physics.md). ``ReplayConfig.physics`` names a table (``authored``, ``replay``, ``calibrated``),
-``physics_overrides`` departs from it. :func:`choice_value` is how every reader asks, :func:`apply_physics` names a
-physics and overrides, :func:`physics_record` is every rollout's ``physics``. Units: m, s, mm where named."""
+"""Named physics (docs/physics.md): ``ReplayConfig.physics`` names a table of :mod:`replay.results.physics_table`
+(re-exported), ``physics_overrides`` departs from it; :func:`choice_value` is how every reader asks."""
 
 from __future__ import annotations
 
@@ -22,10 +20,7 @@ from replay.sim import calibration_file
 
 
 def table(name: str) -> dict:
-    """The choices of the named physics ``name`` ({choice: :class:`Choice`}).
-
-    Raises:
-        DataError: unknown, or (``calibrated``) its results file missing or bad."""
+    """{choice: :class:`Choice`} of the named physics. Raises DataError: unknown, or ``calibrated``'s file bad."""
     if name == "calibrated":
         return _calibrated()
     if name not in PHYSICS:
@@ -34,8 +29,7 @@ def table(name: str) -> dict:
 
 
 def _calibrated() -> dict:
-    """The ``calibrated`` table: its base's choices, each calibrated one replaced by the fitted value with its file and
-    figure as source."""
+    """The ``calibrated`` table: its base's choices, calibrated ones replaced by the fitted value (file as source)."""
     path = calibration_file.calibration_path()
     doc = calibration_file.read_calibration(path)
     ch = doc["choice"]
@@ -55,8 +49,7 @@ def _calibrated() -> dict:
 
 
 def calibrated_centres(cfg: ReplayConfig) -> dict:
-    """{variable: centre} of the sampled distributions under ``cfg``'s physics: the calibration's for ``calibrated``,
-    else {}."""
+    """{variable: centre} of the sampled distributions: the calibration's under ``calibrated``, else {}."""
     return dict(calibration_file.read_calibration()["choice"]["centres"]) if cfg.physics == "calibrated" else {}
 
 
@@ -68,11 +61,8 @@ def _merged(table_value, over_value):
 
 
 def choice_value(cfg: ReplayConfig, name: str):
-    """The value of choice ``name`` for ``cfg``: ``cfg.physics_overrides`` first (a dict over a dict choice, key by
-    key), then the table of ``cfg.physics``.
-
-    Raises:
-        DataError: an unknown physics or choice."""
+    """The value of choice ``name``: ``cfg.physics_overrides`` first (a dict over a dict choice, key by key), then the
+    table of ``cfg.physics``. Raises DataError: an unknown physics or choice."""
     if name in CONFIG_SET:
         return getattr(cfg, CONFIG_SET[name][0])
     over = cfg.physics_overrides or {}
@@ -82,11 +72,8 @@ def choice_value(cfg: ReplayConfig, name: str):
 
 
 def apply_physics(cfg: ReplayConfig, name: str | None = None, overrides: dict | None = None) -> ReplayConfig:
-    """``cfg`` under the named physics ``name`` (default ``cfg.physics``) with ``overrides`` merged over
-    ``cfg.physics_overrides``; under ``authored`` or a contact_mixing override also the hug-oracle's ``oracle.contact``.
-
-    Raises:
-        DataError: unknown physics, choice or value (names the field)."""
+    """``cfg`` under physics ``name`` (default ``cfg.physics``), ``overrides`` over ``cfg.physics_overrides``; under
+    ``authored`` or a contact_mixing override also ``oracle.contact``. Raises DataError naming the field."""
     name = cfg.physics if name is None else name
     tab = table(name)
     over = dict(cfg.physics_overrides or {})
@@ -123,8 +110,7 @@ def _as_json(v):
 
 
 def _departure(cfg: ReplayConfig, c: Choice, v, source: str, why: str | None = None) -> tuple:
-    """(value, source, why) of ``v`` set apart from the table's ``c`` by ``source``: the table's where equal, else
-    ``why`` (default: what it departs from)."""
+    """(value, source, why) of ``v`` set by ``source``: the table's where equal to ``c``, else ``why``."""
     same = (list(v) if isinstance(v, tuple) else v) == (list(c.value) if isinstance(c.value, tuple) else c.value)
     if same:
         return v, f"{source}, the same as {cfg.physics!r}: {c.source}", c.why
@@ -171,9 +157,8 @@ def wrist_law_kwargs(cfg: ReplayConfig) -> dict:
 
 
 def refuse_unsupported(cfg: ReplayConfig) -> None:
-    """Raise a one-line DataError naming the choice where ``cfg``'s engine cannot run it: Steel and the Newton reference
-    drive the wrist by the gravity-compensated wrench only; the asset's object margin is a compiled-model edit only
-    MuJoCo C steps (mujoco-warp rejects margins under MULTICCD, newton #2106)."""
+    """Raise a one-line DataError where ``cfg``'s engine cannot run a choice: Steel and the Newton reference only drive
+    the gravity-compensated wrench; only MuJoCo C takes the object margin (mujoco-warp under MULTICCD, newton #2106)."""
     direct_c = cfg.engine is EngineChoice.MUJOCO_C
     direct = cfg.engine in (EngineChoice.MUJOCO_C, EngineChoice.MUJOCO_WARP)
     if not direct and (
@@ -196,11 +181,8 @@ def refuse_unsupported(cfg: ReplayConfig) -> None:
 
 
 def parse_setting(text: str) -> tuple[str, object]:
-    """``"choice=value"`` (``--physics-set``) as ``(choice, value)``: ``true``/``false`` bools, ``none`` None, ``a,b,c``
-    a float tuple, a number a float, else the string.
-
-    Raises:
-        DataError: no ``=``, or an unknown choice or value (names the choice)."""
+    """``"choice=value"`` as ``(choice, value)``: ``true``/``false`` bools, ``none`` None, ``a,b,c`` a float tuple, a
+    number a float, else the string. Raises DataError: no ``=``, or an unknown choice or value."""
     name, sep, raw = str(text).partition("=")
     if not sep:
         raise DataError(None, "--physics-set", f"{text!r} is not CHOICE=VALUE")

@@ -1,7 +1,5 @@
-"""A setting that differs from a batch's config only in solver options (:data:`OPTION_FIELDS`; MuJoCo reads ``mjOption``
-each step, "mjModel changes") runs as a world of the batch's compiled model with those options (:attr:`Variant.options
-<replay.sim.engine.variants.Variant>`), not a scene of its own; bit for bit the setting's own rollout
-(``tests/test_runtime_settings.py``). MuJoCo C only (mujoco-warp holds one ``opt`` per batch)."""
+"""A setting that differs from a batch's config only in solver options (:data:`OPTION_FIELDS`) runs as a world of the
+batch's compiled model with those options: MuJoCo reads ``mjOption`` each step. MuJoCo C only."""
 
 from __future__ import annotations
 
@@ -14,9 +12,7 @@ from replay.sim import physics
 from replay.sim.engine.variants import Variant
 from replay.sim.scene_cache import cacheable
 
-#: physics choice (cone, impratio: :func:`replay.sim.physics.choice_value`) or config field -> (mjOption field,
-#: the value as MuJoCo's): what Newton's SolverMuJoCo writes
-#: into ``mj_model.opt`` for it (newton 1.8.0 solver_mujoco.py ``_convert_to_mjc``)
+#: choice or config field -> (mjOption field, MuJoCo's value), as newton 1.8.0's ``_convert_to_mjc`` writes it
 OPTION_FIELDS = {
     "cone": (
         "cone",
@@ -30,8 +26,7 @@ OPTION_FIELDS = {
 
 
 def _plain_fields(cfg) -> dict:
-    """``cfg``'s fields with the :data:`OPTION_FIELDS` overrides taken out and those choices in effect as keys of their
-    own."""
+    """``cfg``'s fields less the :data:`OPTION_FIELDS` overrides, those choices in effect as keys of their own."""
 
     d = cfg.to_dict()
     d["physics_overrides"] = {k: v for k, v in (d.get("physics_overrides") or {}).items() if k not in OPTION_FIELDS}
@@ -40,9 +35,8 @@ def _plain_fields(cfg) -> dict:
 
 
 def setting_variant(base, cfg, variant: Variant | None = None) -> Variant | None:
-    """``variant`` (default ``Variant()``) with the options that make a world of ``base``'s batch run as ``cfg``, or
-    None when ``cfg`` differs in anything else; the variant's own ``options`` kept unless the setting sets the same
-    field."""
+    """``variant`` (default ``Variant()``) with the options that run a world of ``base``'s batch as ``cfg``; None when
+    ``cfg`` differs in anything else."""
     if not (cacheable(base) and cacheable(cfg)):
         return None
     a, b = _plain_fields(base), _plain_fields(cfg)

@@ -1,11 +1,6 @@
-"""Build the Newton model and the MuJoCo solver for one replay: the manosim hand (unmodified,
-:func:`importer_patches.add_mjcf`), the object's convex collision parts as a free body, the support and gravity (world Z
-up; :mod:`replay.sim.world_builder`).
-
-Every model edit happens before the final :class:`newton.solvers.SolverMuJoCo` is built (Newton bakes model values into
-it), and what it compiled is read back (:func:`replay.sim.silent_failures.check_readback`). A probe solver settles the
-object and counts the resting contacts; the contact capacity (``nconmax``) is ``headroom`` times that, at least
-``capacity_min``. Quaternions xyzw (MuJoCo's wxyz only inside :mod:`replay.sim.solver_view`)."""
+"""Build the Newton model and the ``SolverMuJoCo`` for one replay; every model edit happens before the final solver
+is built, and what it compiled is read back (docs/engine.md). Quaternions xyzw (wxyz only in
+:mod:`replay.sim.solver_view`)."""
 
 from __future__ import annotations
 
@@ -37,25 +32,15 @@ HAND_BODY_NAMES = MANOSIM_HAND.body_names
 
 @dataclass(frozen=True)
 class Scene:
-    """A built replay scene; :func:`build_scene` makes the probe stage first (measured fields at their defaults), then
-    replaces them.
+    """A built replay scene (:func:`build_scene` fills the probe stage first, then the measured fields).
 
     Attributes:
-        model: the finalized :class:`newton.Model`. solver: the :class:`newton.solvers.SolverMuJoCo` built after every
-            edit. config: its settings.
-        hand_joint: the hand's free (wrist) joint. hand_q_start / hand_qd_start: its first coord / DOF.
-        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``. hand_shapes / object_shapes: shape indices.
-        object_body, object_q_start / object_qd_start: the object's body and free joint's first coord / DOF.
+        hand_bodies: (16,) Newton body indices of ``mano_body_0..15``.
         support_height: m. wrist_kp / wrist_kd: (6,) gains (tx, ty, tz, rx, ry, rz), N/m, N·s/m, N·m/rad, N·m·s/rad.
         hand_mass / object_mass: kg. object_vertices: (V, 3) collision vertices, object frame, m.
-        ablation: hand-object contact pairs filtered out. import_report: ``importer_patches.add_mjcf``'s.
-        build_inputs: the arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``), to build
-            more worlds.
-        contact_capacity: the ``nconmax`` built with (0: probe). resting_contacts / probe_contacts: the probe's counts
-            [resting, at the grasp pose].
-        finger_damping: (45,) passive finger damping, N·m·s/rad (None: probe). flutter:
-            :func:`replay.sim.silent_failures.flutter_margins` records. readback:
-            :func:`replay.sim.silent_failures.check_readback`'s."""
+        build_inputs: :func:`replay.sim.world_builder.add_replay_world`'s arguments less ``builder``.
+        contact_capacity: ``nconmax`` (0: probe). resting_contacts / probe_contacts: [resting, at the grasp pose].
+        finger_damping: (45,) N·m·s/rad (None: probe). flutter / readback: :mod:`replay.sim.silent_failures` records."""
 
     model: newton.Model
     solver: object
@@ -91,16 +76,12 @@ class Scene:
 
 
 def build_model(spec: SceneSpec, config: ReplayConfig):
-    """``(model, info)`` of ``spec`` (:func:`replay.sim.world_builder.build_world_model`), not simulated.
-
-    Raises:
-        DataError: bad asset. SceneError: the hand import is not as expected."""
+    """``(model, info)`` of ``spec``, not simulated. Raises DataError: bad asset; SceneError: bad hand import."""
     return build_world_model(spec, config)
 
 
 def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver) -> Scene:
-    """The probe stage's :class:`Scene` of ``spec``: ``model`` and ``info`` from :func:`build_model`, the probe
-    ``solver``."""
+    """The probe stage's :class:`Scene`: ``model`` and ``info`` from :func:`build_model`, the probe ``solver``."""
     return Scene(
         model=model,
         solver=solver,
@@ -122,8 +103,7 @@ def _finger_dofs(hqd: int) -> slice:
 
 
 def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, **extra):
-    """:class:`newton.solvers.SolverMuJoCo` with the config's options: MuJoCo C with its own collision detection on a
-    CPU engine, else mujoco-warp; ``nconmax``: contact capacity per world."""
+    """``SolverMuJoCo``: MuJoCo C on a CPU engine, else mujoco-warp; ``nconmax``: contact capacity per world."""
     kwargs = dict(
         solver=config.solver,
         integrator=physics.choice_value(config, "integrator"),
@@ -144,31 +124,20 @@ def make_solver(model: newton.Model, config: ReplayConfig, nconmax: int | None, 
 
 
 def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """:func:`finish_scene` of :func:`compile_scene`. ``spec`` needs ``grasp_coords`` (contact probe) and
-    ``commanded_finger_quats`` (flutter bound).
-
-    Raises:
-        ReadbackError: a set value did not reach the solver. SceneError: the hand import is not as expected. DataError:
-            bad asset."""
+    """:func:`finish_scene` of :func:`compile_scene`; ``spec`` needs ``grasp_coords`` and ``commanded_finger_quats``.
+    Raises ReadbackError: a set value did not reach the solver; SceneError; DataError: bad asset."""
     return finish_scene(compile_scene(spec, config), spec)
 
 
 def compile_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """The probe stage: the finalized model and the probe solver, nothing measured or edited (what
-    :mod:`replay.sim.scene_cache` keeps per object).
-
-    Raises:
-        SceneError: the hand import is not as expected. DataError: bad asset."""
+    """The probe stage (what :mod:`replay.sim.scene_cache` keeps). Raises SceneError; DataError: bad asset."""
     model, info = build_model(spec, config)
     return probe_scene(spec, config, model, info, make_solver(model, config, None))
 
 
 def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
-    """The rest of :func:`build_scene` on a probe-stage scene: the probe, the contact capacity, the flutter damping, the
-    final solver, the read-back and the object's contact settings.
-
-    Raises:
-        ReadbackError: a set value did not reach the solver."""
+    """The rest of :func:`build_scene`: probe, contact capacity, flutter damping, final solver, read-back, object
+    contact settings. Raises ReadbackError: a set value did not reach the solver."""
     config, model, hqd = probe.config, probe.model, probe.hand_qd_start
     resting, at_grasp, inertia = _probe(probe, spec.hand_coords0, spec.grasp_coords)
     kd_resolved = model.joint_target_kd.numpy().copy()
@@ -198,9 +167,8 @@ def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
 
 
 def _probe(scene: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[int, int, np.ndarray]:
-    """``(resting, at_grasp, inertia)``: contacts after settling with the hand at its first pose, contacts with the hand
-    moved kinematically to ``grasp_coords``, and the (joint_dof_count,) mass-matrix diagonal there incl. armature, kg or
-    kg·m^2."""
+    """``(resting, at_grasp, inertia)``: contacts after settling at the first pose, contacts at ``grasp_coords``, and
+    the (joint_dof_count,) mass-matrix diagonal there incl. armature, kg or kg·m^2."""
     probe, model, hq = scene.solver, scene.model, scene.hand_q_start
     settled = _probe_settle(scene, hand_coords0)
     resting = diagnostics.count_contacts(probe, model, settled)
@@ -222,8 +190,8 @@ def _raise_flutter_damping(
     commanded_finger_quats: np.ndarray,
     config: ReplayConfig,
 ) -> tuple[np.ndarray, list, bool]:
-    """Flutter bound per finger joint; the passive damping (N·m·s/rad) of every joint where it is short raised (not with
-    ``finger_drive="quat"``). Returns ``(damping (joint_dof_count,), flutter records, changed)``."""
+    """Raise each finger joint's passive damping (N·m·s/rad) to its flutter bound. Returns ``(damping
+    (joint_dof_count,), flutter records, changed)``."""
     fd = _finger_dofs(hqd)
     damping = model.joint_damping.numpy().copy()
     ke = model.joint_target_ke.numpy()
@@ -245,8 +213,7 @@ def _raise_flutter_damping(
 
 
 def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: int, changed: bool):
-    """The solver the rollout uses: on MuJoCo C the probe's (MuJoCo grows its contact arena itself; a damping edit
-    reaches it through ``notify_model_changed``), else a new one compiled with ``capacity``."""
+    """The rollout's solver: MuJoCo C keeps the probe's (its contact arena grows), else a new one of ``capacity``."""
     if config_uses_direct_engine(config):
         if changed:
             probe.notify_model_changed(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
@@ -255,8 +222,7 @@ def _final_solver(probe, model: newton.Model, config: ReplayConfig, capacity: in
 
 
 def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
-    """The state after ``settle_s`` holding the hand at ``hand_coords0``: one span of the MuJoCo C engine (no contact or
-    runaway limit), else ``SolverMuJoCo.step`` with :class:`replay.sim.control.HandController`'s wrench."""
+    """The state after ``settle_s`` holding the hand at ``hand_coords0`` (MuJoCo C: one span; else ``SolverMuJoCo``)."""
     cfg, model = scene.config, scene.model
     frames = max(1, int(round(cfg.settle_s * cfg.control_fps)))
     hand_coords0 = np.asarray(hand_coords0, float)
@@ -289,5 +255,4 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
 
 
 def config_uses_direct_engine(config: ReplayConfig) -> bool:
-    """True when rollouts of ``config`` step MuJoCo C directly (engine mujoco-c)."""
     return config.engine is EngineChoice.MUJOCO_C

@@ -1,7 +1,5 @@
 """One built scene per object in a worker, reset and placed between uses (docs/engine.md, "Where a worker's time
-goes"). The key (:func:`scene_key`): what the compile reads but the placement (the object by content, the hand MJCF, the
-ablation, table top or plane, the config less :data:`PROTOCOL_FIELDS`). MuJoCo C scenes only; ``REPLAY_SCENE_CACHE=0``
-turns it off; :data:`MAX_SCENES` objects, least recently used dropped first."""
+goes"). MuJoCo C only; ``REPLAY_SCENE_CACHE=0`` turns it off; least recently used dropped first."""
 
 from __future__ import annotations
 
@@ -36,15 +34,13 @@ PROTOCOL_FIELDS = frozenset(
 MAX_SCENES = 4
 
 _SCENES: OrderedDict = OrderedDict()
-#: since the process started (benchmarks, tests): ``builds`` (compiles), ``hits`` (a kept object, any
-#: placement) and, of those, ``placements`` (a kept object moved to another recording's placement)
+#: since the process started: ``builds``, ``hits`` (a kept object) and ``placements`` (hits moved to a new placement)
 STATS = {"hits": 0, "builds": 0, "placements": 0}
 
 
 @dataclasses.dataclass
 class _Entry:
-    """A kept object: its probe-stage scene, the model as compiled and Newton's finger damping then; the last
-    placement's finished scene and its model's snapshot."""
+    """A kept object: probe-stage scene, compiled model and finger damping; the last placement's scene and snapshot."""
 
     compiled: object
     as_compiled: mujoco.MjModel
@@ -61,7 +57,7 @@ def enabled() -> bool:
 
 
 def cacheable(cfg) -> bool:
-    """True when scenes of ``cfg`` are kept (the MuJoCo C engine)."""
+    """True when scenes of ``cfg`` are kept (MuJoCo C)."""
     return cfg.engine is EngineChoice.MUJOCO_C
 
 
@@ -72,10 +68,7 @@ def _digest_array(h, a) -> None:
 
 
 def scene_key(spec, cfg) -> str:
-    """Hex SHA-256 of what compiling a scene of ``spec`` under ``cfg`` reads, its placement left out.
-
-    Raises:
-        OSError: the MJCF or a mesh file cannot be read."""
+    """Hex SHA-256 of what compiling ``spec`` under ``cfg`` reads, less the placement. Raises OSError."""
     h = hashlib.sha256()
     a = spec.asset
     h.update(file_sha256(spec.mjcf).encode())
@@ -100,7 +93,6 @@ def placement_key(spec) -> str:
 
 
 def model_arrays(m: mujoco.MjModel) -> tuple[str, ...]:
-    """The names of every numpy array field of ``m`` (what :func:`reset_model` copies back)."""
     names = []
     for name in dir(m):
         if name.startswith("_"):
@@ -133,7 +125,6 @@ def reset_model(solver, snapshot: mujoco.MjModel, arrays: tuple[str, ...]) -> No
 
 
 def _finish(entry: _Entry, spec, cfg, place: str) -> None:
-    """Finish ``entry``'s probe-stage scene for ``spec``'s placement under ``cfg`` and snapshot the result."""
     from replay.sim.scene import finish_scene
 
     entry.scene = finish_scene(dataclasses.replace(entry.compiled, config=cfg), spec)
@@ -141,8 +132,7 @@ def _finish(entry: _Entry, spec, cfg, place: str) -> None:
 
 
 def _place(entry: _Entry, spec, cfg, place: str) -> None:
-    """Move a kept object to another recording: the model and damping as compiled, the placement written in, finished
-    again."""
+    """Move a kept object to another recording's placement and finish it again."""
     from replay.sim.scene_placement import place_scene
 
     solver = entry.compiled.solver
@@ -163,12 +153,8 @@ def _compile(spec, cfg) -> _Entry:
 
 
 def cached_scene(spec, cfg, build):
-    """The scene of ``spec`` under ``cfg``: compiled the first time its object is asked for, else the kept one reset
-    (and placed); a copy of the kept :class:`~replay.sim.scene.Scene` with ``cfg`` and its own read-back, sharing the
-    model and solver. ``build``: the builder of a scene not kept (:func:`replay.sim.engine.factory.build_engine_scene`).
-
-    Raises:
-        DataError, SceneError, ReadbackError: as ``build``."""
+    """The scene of ``spec``: the object's kept scene reset (and placed), else compiled by ``build``; a copy with
+    ``cfg`` and its own read-back, sharing model and solver. Raises what ``build`` raises."""
     if not (enabled() and cacheable(cfg)):
         return build(spec, cfg)
     key, place = scene_key(spec, cfg), placement_key(spec)
@@ -188,8 +174,7 @@ def cached_scene(spec, cfg, build):
         else:
             STATS["placements"] += 1
             _place(entry, spec, cfg, place)
-    # the figures a rollout copies into its results are this use's own (a results dict edited later
-    # must not reach another use's); the model, the solver and their arrays are the kept scene's
+    # figures are this use's own (a later edit must not reach another use); model, solver, arrays are shared
     s = entry.scene
     return dataclasses.replace(
         s,

@@ -1,7 +1,5 @@
-"""A built scene of one object moved to another recording's placement without a rebuild (docs/engine.md, "Where a
-worker's time goes"): :func:`place_scene` writes the object's and the hand's start and the support into Newton and into
-the compiled ``MjModel`` (from a two-element ``MjSpec`` of Newton's float32 values), then ``mj_setConst``: a fresh
-build's model bit for bit (``tests/test_scene_placement.py``). World Z up, m; Newton quaternions xyzw, MuJoCo's wxyz."""
+"""A built scene moved to another recording's placement without a rebuild, in Newton and the compiled ``MjModel``: a
+fresh build's model bit for bit (docs/engine.md, "Where a worker's time goes"). Newton xyzw, MuJoCo wxyz, m."""
 
 from __future__ import annotations
 
@@ -31,7 +29,7 @@ def _support_shape(model: newton.Model) -> int:
 
 
 def _place_newton(scene, spec, shape: int) -> None:
-    """The placement of ``spec`` in ``scene.model`` (module doc): float32, as the builder writes it."""
+    """Write ``spec``'s placement into ``scene.model``, float32 as the builder does."""
     model = scene.model
     q = model.joint_q.numpy()
     q[scene.hand_q_start : scene.hand_q_start + MANOSIM_HAND.coords] = spec.hand_coords0
@@ -58,8 +56,7 @@ def _place_newton(scene, spec, shape: int) -> None:
 
 
 def _converter_size(scale: np.ndarray) -> np.ndarray:
-    """The geom size Newton's converter writes for a shape of ``scale`` (newton 1.8.0: zeros take the first nonzero
-    entry; all zero, a plane, 5 m)."""
+    """Newton 1.8.0's converter geom size for ``scale`` (zeros take the first nonzero entry; all zero: 5 m)."""
     size = np.asarray(scale, np.float64).copy()
     if np.any(size > 0.0):
         size[size == 0.0] = size[size > 0.0][0]
@@ -90,11 +87,7 @@ def _compiled_placement(model: newton.Model, m: mujoco.MjModel, obj_body: int, s
 
 
 def place_scene(scene, spec):
-    """``scene`` (a probe-stage MuJoCo C :class:`replay.sim.scene.Scene`) moved to the placement of ``spec``, its models
-    edited in place, ``support_height`` and ``build_inputs`` the spec's.
-
-    Raises:
-        SceneError: not one object body and one static support."""
+    """Move probe-stage ``scene`` to ``spec``'s placement in place; SceneError: not one object body and support."""
     model, m = scene.model, scene.solver.mj_model
     shape = _support_shape(model)
     world = np.flatnonzero(m.geom_bodyid == 0)

@@ -1,5 +1,4 @@
-"""What one replay scene is built from (:class:`SceneSpec`), taken by every scene builder and the engine factory with a
-:class:`~replay.config.ReplayConfig`. World Z up, m; quaternions xyzw."""
+"""What one replay scene is built from. World Z up, m; quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -31,19 +30,15 @@ def _vector(spec_source, name: str, value, shape: tuple) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class SceneSpec:
-    """The inputs of one replay scene.
+    """The inputs of one replay scene; raises DataError: a pose array of the wrong shape or not finite.
 
     Attributes:
-        mjcf: manosim hand MJCF path. asset: the target object (:class:`replay.data.types.ObjectAsset`).
         object_pos: (3,) m, world. object_quat: (4,) xyzw, world. support_height: z of the support's top, m.
         hand_coords0: (67,) initial hand coords, Newton joint_q order.
         grasp_coords: (67,) at the grasp frame (the contact probe); None: a bare model.
-        commanded_finger_quats: (T, 15, 4) every finger target commanded, xyzw (the flutter bound); None: a bare model.
-        ablation: filter every hand-object shape pair. support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table top, or
-            None (plane).
-
-    Raises:
-        DataError: a pose array of the wrong shape or not finite (names the source and field)."""
+        commanded_finger_quats: (T, 15, 4) finger targets, xyzw (the flutter bound); None: a bare model.
+        ablation: filter every hand-object shape pair. support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table top;
+            None: a plane."""
 
     mjcf: str | Path
     asset: ObjectAsset
@@ -68,8 +63,7 @@ class SceneSpec:
             set_(self, "grasp_coords", _vector(src, "grasp_coords", self.grasp_coords, (MANOSIM_HAND.coords,)))
 
     def world_inputs(self, config) -> dict:
-        """The keyword arguments of :func:`replay.sim.world_builder.add_replay_world` (less ``builder``) for this spec
-        and ``config``."""
+        """:func:`replay.sim.world_builder.add_replay_world`'s keyword arguments (less ``builder``)."""
         return dict(
             mjcf=self.mjcf,
             asset=self.asset,

@@ -1,7 +1,5 @@
-"""Detect the failures that are otherwise silent (docs/engine.md, "Silent failures"): contact-capacity overflow,
-non-finite state and runaway velocity, values that did not reach the compiled solver (:func:`check_readback`), and the
-ball-joint drive's flutter bound (:func:`flutter_margins`). MuJoCo arrays are read through
-:class:`replay.sim.solver_view.SolverView` (world 0); MuJoCo quaternions wxyz, Newton's xyzw."""
+"""The failures that are otherwise silent (docs/engine.md, "Silent failures"). MuJoCo arrays read at world 0 through
+:class:`replay.sim.solver_view.SolverView`; MuJoCo quaternions wxyz, Newton's xyzw."""
 
 from __future__ import annotations
 
@@ -89,7 +87,7 @@ class OverflowMonitor:
             self.observables = solver.observables([solver.ObservableKind.OVERFLOW])
 
     def check(self) -> str | None:
-        """The reason anything overflowed in the last step, else None."""
+        """Why anything overflowed in the last step, else None."""
         n = self.view.contact_count()
         self.peak = max(self.peak, n)
         if self.observables is not None:
@@ -106,8 +104,7 @@ class OverflowMonitor:
 
 
 def state_problem(state, max_linear: float, max_angular: float) -> str | None:
-    """The reason the :class:`newton.State` is non-finite or a body runs away (``max_linear`` m/s, ``max_angular``
-    rad/s), else None."""
+    """Why ``state`` is non-finite or a body runs away (``max_linear`` m/s, ``max_angular`` rad/s), else None."""
     q = state.joint_q.numpy()
     bq = state.body_q.numpy()
     bqd = state.body_qd.numpy()
@@ -144,11 +141,9 @@ def flutter_margins(
     Args:
         commanded: (T, 15, 4) finger targets, xyzw. inertia: (45,) mass-matrix diagonal, kg·m^2.
         ke, damping, kd: (45,) drive stiffness, passive damping, drive damping.
-        config: its physics' ``finger_flutter_bound`` (``discrete_factor``, ``safety``).
 
-    Returns:
-        Per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``, ``d_total`` (passive + kd), ``d_crit``
-            (bound x discrete factor), ``margin``, ``raised_to`` (new passive damping or None)."""
+    Returns per joint: ``joint`` (0..14), ``theta_max`` rad, ``m`` kg·m^2, ``kp``, ``d_total`` (passive + kd),
+    ``d_crit`` (bound x discrete factor), ``margin``, ``raised_to`` (new passive damping or None)."""
     bound = physics.choice_value(config, "finger_flutter_bound")
     safety, factor = float(bound["safety"]), float(bound["discrete_factor"])
     theta = quat_angle(commanded).max(axis=0)  # (15,)
@@ -193,17 +188,12 @@ def _close(a, b, rtol=1e-4, atol=1e-7) -> bool:
 
 
 def check_readback(scene) -> dict:
-    """Compare what the solver compiled with what the scene set: options, gravity, every finger actuator's kp, kd and
-    force range, no actuator on the wrist's free joint, damping and armature per DOF, the object geoms' friction and
-    condim, the ablation's excluded pairs.
+    """Compare what the solver compiled with what the scene set (options, gravity, finger actuators, wrist, per-DOF
+    damping and armature, object geoms, excluded pairs); raises ReadbackError listing every mismatch.
 
-    Returns:
-        The values read (into the rollout JSON): ``finger_kp`` N·m/rad, ``finger_kd_range`` N·m·s/rad,
-            ``finger_forcerange`` N·m, ``finger_forcerange_per_joint`` (15,) N·m, ``finger_damping`` N·m·s/rad,
-            ``impratio`` (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``, ``contact_pairs``.
-
-    Raises:
-        ReadbackError: listing every mismatch."""
+    Returns the values read (into the rollout JSON): ``finger_kp`` N·m/rad, ``finger_kd_range`` N·m·s/rad,
+    ``finger_forcerange`` N·m, ``finger_forcerange_per_joint`` (15,) N·m, ``finger_damping`` N·m·s/rad, ``impratio``
+    (MuJoCo C only), ``n_actuators``, ``ablation_excluded_body_pairs``, ``contact_pairs``."""
     view = SolverView(scene.solver)
     m = view.mj_model
     errs = check_options(view, scene.config)
@@ -246,9 +236,8 @@ def _per_joint(frange, rows, a2n, f0: int) -> list | None:
 
 
 def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:
-    """``(errors, read)``: every finger actuator has kp = ``joint_target_ke``, bias [0, -ke, -kd] and force range +-
-    ``joint_effort_limit``, none targets the wrist, one per finger DOF; ``read``: ``finger_rows`` and the compiled
-    ``gain``, ``bias``, ``frange``."""
+    """``(errors, read)``: each finger DOF has one actuator with kp = ``joint_target_ke``, bias [0, -ke, -kd], force
+    range +- ``joint_effort_limit``; none on the wrist. ``read``: ``finger_rows``, ``gain``, ``bias``, ``frange``."""
     model, m = scene.model, view.mj_model
     ke = model.joint_target_ke.numpy()
     kd = model.joint_target_kd.numpy()
@@ -280,7 +269,7 @@ def _check_actuators(view: SolverView, scene) -> tuple[list[str], dict]:
 
 
 def _check_dofs(view: SolverView, model) -> tuple[list[str], np.ndarray]:
-    """Mismatches of MuJoCo's per-DOF damping and armature against Newton's; also returns ``dof_damping``."""
+    """``(mismatches of per-DOF damping and armature, dof_damping)``."""
     damp = model.joint_damping.numpy()
     arm = model.joint_armature.numpy()
     mj2n = view.to_newton("mjc_dof_to_newton_dof")
@@ -298,7 +287,7 @@ def _check_dofs(view: SolverView, model) -> tuple[list[str], np.ndarray]:
 
 
 def _check_object_geoms(view: SolverView, scene) -> list[str]:
-    """Mismatches of the object geoms' friction and condim; every object shape must reach the solver."""
+    """Mismatches of the object geoms' friction and condim (every object shape must reach the solver)."""
     model, m = scene.model, view.mj_model
     g2s = view.to_newton("mjc_geom_to_newton_shape")
     mu = model.shape_material_mu.numpy()
@@ -320,8 +309,7 @@ def _check_object_geoms(view: SolverView, scene) -> list[str]:
 
 
 def _excluded_pairs(view: SolverView, scene) -> int:
-    """How many hand-object body pairs MuJoCo's ``<exclude>`` list holds (``exclude_signature`` is ``b1 << 16 | b2``);
-    pairs filtered by contype/conaffinity show as a zero contact count per step."""
+    """Hand-object body pairs in MuJoCo's ``<exclude>`` list (``exclude_signature`` = ``b1 << 16 | b2``)."""
     m = view.mj_model
     b2n = view.to_newton("mjc_body_to_newton")
     pairs = set()

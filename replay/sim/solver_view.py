@@ -1,7 +1,5 @@
-"""Numpy reads of ``SolverMuJoCo``'s compiled model and data, world 0, for either backend: MuJoCo C (``solver.mj_model``
-/ ``mj_data``) or mujoco-warp (``mjw_model`` / ``mjw_data``, per-world fields with a leading world axis; ``mj_model``
-still holds sizes, options and unbatched fields). The ``mjc_*_to_newton*`` maps and ``_update_mjc_data`` are newton
-1.8.0's (``solver_mujoco.py``)."""
+"""Numpy reads of ``SolverMuJoCo``'s compiled model and data, world 0, MuJoCo C or mujoco-warp (per-world fields with
+a leading world axis). The index maps and ``_update_mjc_data`` are newton 1.8.0's (``solver_mujoco.py``)."""
 
 from __future__ import annotations
 
@@ -31,23 +29,19 @@ class ContactRows:
 
     @property
     def count(self) -> int:
-        """Number of contacts n."""
         return int(len(self.geom))
 
 
 class SolverView:
-    """Numpy reads of a ``newton.solvers.SolverMuJoCo``'s compiled MuJoCo model and data, either backend."""
-
     def __init__(self, solver):
         self.solver = solver
         self.is_cpu = bool(getattr(solver, "use_mujoco_cpu", False))
 
     @property
     def mj_model(self) -> mujoco.MjModel:
-        """The MuJoCo C model (both backends hold it): sizes, options, unbatched fields."""
+        """The MuJoCo C model (both backends): sizes, options, unbatched fields."""
         return self.solver.mj_model
 
-    # model / data fields ----------------------------------------------------------
     def model_field(self, name: str) -> np.ndarray:
         """Compiled model field ``name`` of world 0 (mujoco-warp: a leading axis of length 1 dropped)."""
         if self.is_cpu:
@@ -70,7 +64,6 @@ class SolverView:
         a = a.numpy()
         return a[0] if a.ndim == 2 else a
 
-    # state and collision ----------------------------------------------------------
     def push_state(self, model, state) -> None:
         """Write Newton ``state`` (``joint_q``/``joint_qd``) into the backend's MuJoCo data."""
         d = self.solver.mj_data if self.is_cpu else self.solver.mjw_data
@@ -103,8 +96,7 @@ class SolverView:
         return int(self.solver.mjw_data.nacon.numpy()[0])
 
     def contacts(self) -> ContactRows:
-        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds) and the constraint forces; empty arrays
-        without contact."""
+        """The first :meth:`contact_count` contacts (mujoco-warp: all worlds) and constraint forces; empty without."""
         n = self.contact_count()
         if n == 0:
             empty = np.zeros(0, int)

@@ -1,7 +1,5 @@
-"""Add one replay world (hand, object, support, ablation filter pairs) to a Newton ``ModelBuilder``: manosim's MJCF
-imported unmodified (layout checked against :data:`replay.kinematics.hand_layout.MANOSIM_HAND`), the object a passive
-free body of its convex collision parts, a ground plane or table-top box at the support height. World Z up, gravity
--``GRAVITY`` m/s^2, quaternions xyzw."""
+"""Add one replay world (manosim hand, object of convex parts, support, ablation filter pairs) to a Newton
+``ModelBuilder``. World Z up, gravity -``GRAVITY`` m/s^2, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -31,10 +29,8 @@ log = logging.getLogger(__name__)
 
 
 def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The asset's convex collision parts as (vertices (V, 3) m, faces (F, 3) int) pairs.
-
-    Raises:
-        DataError: a part is missing, over the mesh size limit, unreadable or empty (names the file)."""
+    """The asset's convex collision parts as (vertices (V, 3) m, faces (F, 3) int) pairs. Raises DataError: a part
+    is missing, over the mesh size limit, unreadable or empty (names the file)."""
     if not asset.collision_meshes:
         raise DataError(asset.source, "collision_meshes", f"object {asset.name!r} has no collision parts")
     parts = []
@@ -49,10 +45,8 @@ def load_collision_parts(asset: ObjectAsset) -> list[tuple[np.ndarray, np.ndarra
 
 
 def import_hand(builder: newton.ModelBuilder, mjcf: Path):
-    """Import the unmodified MJCF at the world origin. The importer's
-    :class:`~importer_patches.FreeJointActuatorWarning` (manosim's wrist actuators on what Newton makes a free joint;
-    the replay drives the wrist by a wrench instead) stays in ``report.warnings``; any other warning is logged
-    (WARNING, ``"<Category>: <message>"``)."""
+    """Import the unmodified MJCF at the world origin; the importer's ``FreeJointActuatorWarning`` stays in
+    ``report.warnings``, any other warning is logged (WARNING, ``"<Category>: <message>"``)."""
     report, caught = _import_kept(builder, mjcf)
     _say(caught)
     return report
@@ -93,11 +87,8 @@ def _new_builder(contact_gap: float) -> newton.ModelBuilder:
 
 
 def build_world_model(spec, config: ReplayConfig, solver_attributes: tuple = ()) -> tuple:
-    """``(model, info)``: one replay world of ``spec`` in a fresh builder (plus each solver class's custom attributes in
-    ``solver_attributes``), finalized on :func:`model_device`; ``info``: :func:`add_replay_world`'s.
-
-    Raises:
-        DataError: bad asset. SceneError: the hand import is not as expected."""
+    """``(model, info)``: one replay world of ``spec`` (plus ``solver_attributes``' custom attributes), finalized on
+    :func:`model_device`. Raises DataError: bad asset; SceneError: the hand import is not as expected."""
     builder, report = hand_builder(config, spec.mjcf, solver_attributes)
     info = add_replay_world(builder, **spec.world_inputs(config), hand=report)
     return builder.finalize(device=model_device(config)), info
@@ -108,13 +99,9 @@ HAND_CACHE_SIZE = 8
 
 
 def hand_builder(config: ReplayConfig, mjcf: str | Path, solver_attributes: tuple = ()) -> tuple:
-    """``(builder, report)``: a fresh builder holding only the hand of ``mjcf`` (bodies, joints and shapes from index 0)
-    and its :class:`~importer_patches.report.ImportReport`. The import runs once per process per file version,
-    ``contact_gap`` and solver classes; each call gets deep copies and the import's warnings logged again
-    (``tests/test_throughput.py`` checks the models bit for bit).
-
-    Raises:
-        MJCFError and the other errors of :func:`import_hand` (a failed import is not kept)."""
+    """``(builder, report)``: deep copies of a builder holding only the hand of ``mjcf`` (indices from 0), imported once
+    per process per file version, ``contact_gap`` and solver classes. Raises MJCFError and :func:`import_hand`'s
+    errors."""
     path = Path(mjcf)
     try:
         st = path.stat()
@@ -151,24 +138,16 @@ def add_replay_world(
     support_extent=None,
     hand=None,
 ) -> dict:
-    """Add the hand, object, support (and ablation filter pairs) to ``builder``'s current world (a one-world builder can
-    be replicated).
+    """Add the hand, object, support (and ablation filter pairs) to ``builder``'s current world.
 
     Args:
-        mjcf: manosim hand MJCF (unmodified). asset: the target object.
         object_pos: (3,) m, world. object_quat: (4,) xyzw, world. support_height: m.
-        hand_coords0: (67,) initial hand coords, Newton joint_q order (free pos + quat xyzw, 15 ball quats xyzw).
-        ablation: filter every hand-object shape pair.
-        support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table-top box of ``support_thickness`` below
-            ``support_height``; None: a ground plane.
+        hand_coords0: (67,) Newton joint_q order (free pos + quat xyzw, 15 ball quats xyzw).
+        support_extent: ``(xmin, ymin, xmax, ymax)`` m of a table-top box; None: a ground plane.
         hand: the import report of the hand ``builder`` holds alone (:func:`hand_builder`); None: import it.
 
-    Returns:
-        ``info``: builder indices and values keyed by :class:`replay.sim.scene.Scene` field names (``wrist_kp`` /
-            ``wrist_kd`` scaled by ``wrist_gain_scale`` / its square root; masses kg).
-
-    Raises:
-        DataError: bad asset. SceneError: the hand import is not as expected."""
+    Returns ``info``: builder indices and values keyed by :class:`replay.sim.scene.Scene` field names (masses kg).
+    Raises DataError: bad asset; SceneError: the hand import is not as expected."""
     report, hand = _add_hand(builder, Path(mjcf), hand_coords0, hand)
     obj_body, obj_joint, obj_shapes, parts = _add_object(builder, asset, object_pos, object_quat, config)
     _add_support(builder, support_height, support_extent, config)
@@ -200,11 +179,8 @@ def _filter_hand_object(builder: newton.ModelBuilder, hand_shapes, object_shapes
 
 
 def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray, report=None) -> tuple:
-    """Import the hand (``report`` given: the builder holds it alone already), check manosim's layout, set its coords.
-    Returns ``(report, {hand_joint, hand_q_start, hand_qd_start, hand_bodies, hand_shapes})``.
-
-    Raises:
-        SceneError: not :data:`MANOSIM_HAND` (names the file)."""
+    """Import the hand (unless ``report`` is given), check :data:`MANOSIM_HAND`'s layout (SceneError naming the file),
+    set its coords. Returns ``(report, {hand_joint, hand_q_start, hand_qd_start, hand_bodies, hand_shapes})``."""
     if report is None:
         j0, b0, s0 = builder.joint_count, builder.body_count, builder.shape_count
         report = import_hand(builder, mjcf)
@@ -235,8 +211,7 @@ def _add_hand(builder: newton.ModelBuilder, mjcf: Path, hand_coords0: np.ndarray
 
 
 def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfig, mjcf: Path) -> None:
-    """Finger DOFs: effort limit per joint, N·m (:func:`replay.sim.finger_strength.joint_limits`), damping as imported;
-    wrist DOFs: no drive."""
+    """Finger DOFs: per-joint effort limit, N·m (``finger_strength.joint_limits``), damping as imported; wrist: none."""
     f0 = qd0 + MANOSIM_HAND.finger_dof_start
     per_joint = finger_strength.joint_limits(config, mjcf)
     for d in range(f0, f0 + MANOSIM_HAND.finger_dofs):
@@ -247,11 +222,8 @@ def _set_hand_drives(builder: newton.ModelBuilder, qd0: int, config: ReplayConfi
 
 
 def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
-    """The authored wrist gains ``(kp, kd)``, (6,) each, from the import report (units and frames: ``WRIST_FRAMES`` in
-    :mod:`importer_patches.api`).
-
-    Raises:
-        SceneError: no or malformed gains for the free joint at DOF ``qd0``."""
+    """The authored wrist gains ``(kp, kd)``, (6,) each (units and frames: ``importer_patches.api.WRIST_FRAMES``).
+    Raises SceneError: no or malformed gains for the free joint at DOF ``qd0``."""
     gains = report.wrist_gains
     if not gains or gains.get("dof_start") != qd0:
         raise SceneError(f"{mjcf}: import report has no wrist gains for the free joint at DOF {qd0}: {gains!r}")
@@ -265,12 +237,8 @@ def _wrist_gains(report, mjcf, qd0: int) -> tuple[np.ndarray, np.ndarray]:
 def _add_object(
     builder: newton.ModelBuilder, asset: ObjectAsset, object_pos, object_quat, config: ReplayConfig
 ) -> tuple:
-    """Add the object: a free body of convex hulls at ``object_pos`` m / ``object_quat`` xyzw, the asset's friction and
-    condim, the mass (kg) of ``object_mass_model`` (inertia scaled with it); under ``object_visual_geoms``
-    ``as_written`` its visual geoms too. Returns ``(body, joint, shapes, parts)``.
-
-    Raises:
-        DataError: an unreadable collision part, or no mass (names the file)."""
+    """Add the object: a free body of convex hulls at ``object_pos`` m / ``object_quat`` xyzw, mass kg of
+    ``object_mass_model``. Returns ``(body, joint, shapes, parts)``. Raises DataError: an unreadable part or no mass."""
     parts = load_collision_parts(asset)
     obj_xform = wp.transform(wp.vec3(*map(float, object_pos)), wp.quat(*map(float, object_quat)))
     obj_body = builder.add_body(xform=obj_xform, label="object")
@@ -308,10 +276,7 @@ def _add_object(
 
 
 def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: ObjectAsset) -> None:
-    """Scale ``body``'s mass and inertia to ``mass`` kg.
-
-    Raises:
-        DataError: the collision parts have zero volume."""
+    """Scale ``body``'s mass and inertia to ``mass`` kg. Raises DataError: the collision parts have zero volume."""
     m = builder.body_mass[body]
     if not m > 0:
         raise DataError(asset.source, "collision_meshes", "collision parts have zero volume")
@@ -323,9 +288,8 @@ def _set_body_mass(builder: newton.ModelBuilder, body: int, mass: float, asset: 
 
 
 def support_shape_values(support_height: float, support_extent, config: ReplayConfig) -> tuple:
-    """The support shape as a finalized model holds it: ``(shape_transform (7,) xyzw, shape_scale (3,),
-    shape_collision_radius, aabb_lower (3,), aabb_upper (3,))``, float32, m, for a kept scene moved to another support;
-    the local box as newton 1.8.0's ``_finalize_impl`` derives it (``tests/test_scene_placement.py``)."""
+    """The support shape as a finalized model holds it: ``(shape_transform (7,) xyzw, shape_scale (3,), radius,
+    aabb_lower (3,), aabb_upper (3,))``, float32, m, as newton 1.8.0's ``_finalize_impl`` derives it."""
     builder = _new_builder(float(physics.choice_value(config, "contact_gap")))
     _add_support(builder, support_height, support_extent, config)
     f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731 (the model's dtype)

@@ -1,8 +1,5 @@
-"""The engine contract: what every engine offers a protocol. Built from a scene and one
-:class:`~replay.sim.engine.variants.Variant` per world (:func:`replay.sim.engine.factory.engine_for_scene`), an engine
-steps one control frame of its live worlds, reads one world's signals and says what it supports (:class:`Capabilities`).
-:class:`Engine` is the base class, after Newton's ``SolverBase``. Quaternions xyzw unless said; wrist target rows MuJoCo
-wxyz."""
+"""The engine contract: what every engine offers a protocol (:class:`Engine`, after Newton's ``SolverBase``).
+Quaternions xyzw unless said; wrist target rows MuJoCo wxyz."""
 
 from __future__ import annotations
 
@@ -19,10 +16,10 @@ class FrameSignals:
     """What a control frame left in one world.
 
     Attributes:
-        body_pos: (17, 3) world positions, m, of ``mano_body_0..15`` then the object. body_quat: (17, 4) xyzw.
+        body_pos: (17, 3) world, m, of ``mano_body_0..15`` then the object. body_quat: (17, 4) xyzw.
         contacts: hand-object contacts in the last step; contacts_force: those over ``contact_force_min`` N.
         normal_force: sum of their normal forces, N; friction_force: sum of mu_i N_i, N.
-        reason: why the world stopped (overflow, runaway, non-finite, solver error), or None."""
+        reason: why the world stopped, or None."""
 
     body_pos: np.ndarray
     body_quat: np.ndarray
@@ -40,9 +37,8 @@ class Capabilities:
     Attributes:
         name: the rollouts' ``engine`` field. worlds_per_scene: 0 any number; 1 one world per scene.
         parameter_variants: applies a variant's friction, effort limit and object mass.
-        ablation_by_variant: contact and ablation worlds share a scene (the ablation a per-world edit that may raise
-            :class:`replay.errors.AblationMaskError`); False: every world has the scene's ablation.
-        geom_distance: :meth:`Engine.min_distance` measures (else NaN).
+        ablation_by_variant: contact and ablation worlds share a scene (may raise
+            :class:`replay.errors.AblationMaskError`). geom_distance: :meth:`Engine.min_distance` measures (else NaN).
         frame_spans: also a :class:`replay.sim.engine.spans.SpanEngine`."""
 
     name: str
@@ -54,15 +50,8 @@ class Capabilities:
 
 
 class Engine(abc.ABC):
-    """N worlds of one scene, stepped one control frame at a time; subclasses step and read, the rest has defaults.
-
-    Args:
-        scene: the :class:`replay.sim.scene.Scene`. variants: one :class:`replay.sim.engine.variants.Variant` per world.
-        threads: threads stepping the worlds (keyword-only).
-
-    Attributes:
-        scene, cfg: the scene and its config. layout: the hand's and object's geoms / bodies.
-        worlds: one :class:`replay.sim.engine.world.WorldStatus` per variant."""
+    """N worlds of one scene (one :class:`~replay.sim.engine.variants.Variant` each), stepped one control frame at a
+    time; ``worlds``: one :class:`replay.sim.engine.world.WorldStatus` per variant."""
 
     capabilities: ClassVar[Capabilities]
     layout: object
@@ -74,8 +63,7 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
-        """Advance every live world one control frame: finger targets (N, 15, 4) xyzw, wrist rows (N, 16) of the
-        previous and this frame."""
+        """Advance live worlds one frame: finger targets (N, 15, 4) xyzw, wrist rows (N, 16) previous and now."""
 
     @abc.abstractmethod
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
@@ -91,23 +79,18 @@ class Engine(abc.ABC):
         return np.isin(np.asarray(self.scene.solver.mj_model.geom_bodyid), tips)
 
     def result_fields(self) -> dict:
-        """Fields every rollout of this engine adds to its metrics (none here)."""
+        """Fields every rollout of this engine adds to its metrics."""
         return {}
 
     def stop(self, i: int) -> None:
-        """Stop stepping world ``i``."""
         self.worlds[i].alive = False
 
     def close(self) -> None:  # noqa: B027  (a default, as Newton's SolverBase.notify_model_changed)
-        """Release threads or buffers (none here)."""
+        """Release threads or buffers."""
 
     @classmethod
     def one_world(cls, scene, variants: list):
-        """The one variant of an engine that steps one world per scene, with the scene's ablation and no parameter
-        edits.
-
-        Raises:
-            ValueError: more than one variant, a parameter edit, or another ablation flag."""
+        """The one variant of a one-world engine; ValueError: more than one, a parameter edit, another ablation."""
         name = cls.capabilities.name
         if len(variants) != 1:
             raise ValueError(f"the {name} engine steps one world per scene")

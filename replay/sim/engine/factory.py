@@ -1,6 +1,5 @@
-"""The one place that knows the engine classes (:data:`ENGINES`, one per
-:class:`replay.results.engine_choice.EngineChoice`): a config's scene, its engine, its capabilities before anything is
-built. Callers ask these, never an engine's type (``tests/test_structure.py``)."""
+"""The one place that knows the engine classes (one per :class:`replay.results.engine_choice.EngineChoice`); callers
+ask these, never an engine's type (``tests/test_structure.py``)."""
 
 from __future__ import annotations
 
@@ -42,21 +41,15 @@ ENGINES = {
 
 
 def engine_class(cfg) -> type:
-    """The engine class of ``cfg.engine`` (:data:`ENGINES`)."""
     return ENGINES[cfg.engine]()
 
 
 def capabilities_of(cfg) -> Capabilities:
-    """What the engine of ``cfg`` supports (its class's ``capabilities``)."""
     return engine_class(cfg).capabilities
 
 
 def build_engine_scene(spec, cfg):
-    """The scene of ``spec`` for ``cfg``'s engine (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene` or
-    :func:`replay.sim.scene.build_scene`).
-
-    Raises:
-        DataError, SceneError, ReadbackError: as the builder."""
+    """The scene of ``spec`` for ``cfg``'s engine. Raises DataError, SceneError, ReadbackError."""
     from replay.sim.physics import refuse_unsupported
 
     refuse_unsupported(cfg)
@@ -70,10 +63,7 @@ def build_engine_scene(spec, cfg):
 
 
 def engine_for_scene(scene, variants: list, threads: int = 1, **options) -> Engine:
-    """The engine of ``scene.config`` on the built ``scene``, one world per variant; ``threads`` (MuJoCo C) and
-    ``options`` (more keyword arguments of the engine class).
-
-    Raises:
-        EngineError, ValueError: the engine cannot hold these variants. AblationMaskError: MuJoCo C cannot single out
-            hand-object pairs by collision bits."""
+    """The engine of ``scene.config``, one world per variant; ``threads`` (MuJoCo C), ``options`` (engine keywords).
+    Raises EngineError, ValueError: the engine cannot hold these variants; AblationMaskError: MuJoCo C cannot single
+    out hand-object pairs by collision bits."""
     return engine_class(scene.config)(scene, variants, threads=threads, **options)

@@ -1,13 +1,6 @@
-"""A quaternion drive for the manosim finger ball joints, as joint torque (docs/engine.md). The MJCF's three
-``<position>`` actuators per ball joint flutter away from identity unless damped past a bound
-(:func:`replay.sim.silent_failures.flutter_bound`; the manosim-in-Newton report recommends this drive instead). Per
-joint, in its child frame (that of MuJoCo's ball-joint ``qvel`` and ``qfrc_applied``)::
-
-    e   = log(q^-1 q_target)                          rotation vector, rad (w >= 0)
-    tau = clip(kp e - kd omega, -effort, +effort)     per component, N·m
-
-with the imported kp (N·m/rad), kd (N·m·s/rad) and force range, written into ``qfrc_applied`` every physics step; the
-MJCF's finger actuators are switched off (:func:`disable_finger_actuators`)."""
+"""The quaternion drive of the manosim finger ball joints as joint torque written into ``qfrc_applied`` every step,
+the MJCF's finger actuators switched off (docs/engine.md, "SolverSteel and the quaternion finger drive"). Per joint in
+its child frame: ``tau = clip(kp log(q^-1 q_target) - kd omega, +-effort)``, N·m."""
 
 from __future__ import annotations
 
@@ -37,7 +30,7 @@ def quat_drive(qpos, qvel, qadr, vadr, target_wxyz, kp, kd, effort, qfrc):
 
     Args:
         qpos, qvel: MuJoCo state (ball joints: quaternion wxyz; rad/s, child frame). qadr, vadr: (J,) addresses.
-        target_wxyz: (J, 4) target quaternions. kp, kd, effort: (J, 3), N·m/rad, N·m·s/rad, N·m."""
+        target_wxyz: (J, 4). kp, kd, effort: (J, 3), N·m/rad, N·m·s/rad, N·m."""
     qinv = np.empty(4)
     e = np.empty(4)
     for j in range(qadr.shape[0]):
@@ -69,8 +62,8 @@ def targets_from_rotvec(rv, out):
 
 @dataclass(frozen=True)
 class FingerDrive:
-    """The quaternion drive of one world: ``qadr``, ``vadr`` (J,) addresses of the finger ball joints (J = 15); ``kp``
-    (J, 3) N·m/rad, ``kd`` N·m·s/rad, ``effort`` N·m, read from its finger actuators before they are switched off."""
+    """One world's quaternion drive: ``qadr``, ``vadr`` (J,) finger ball joint addresses; ``kp`` (J, 3) N·m/rad,
+    ``kd`` N·m·s/rad, ``effort`` N·m, read from the finger actuators."""
 
     qadr: np.ndarray
     vadr: np.ndarray
@@ -80,10 +73,7 @@ class FingerDrive:
 
     @classmethod
     def from_model(cls, m, layout) -> FingerDrive:
-        """Joints and gains of the finger actuators ``layout.finger_act`` of ``m``.
-
-        Raises:
-            ValueError: a finger actuator not on a ball joint, or not force-limited."""
+        """Joints and gains of ``m``'s finger actuators; ValueError: one not on a ball joint or not force-limited."""
         J = int(layout.finger_joint.max()) + 1
         qadr, vadr = np.zeros(J, np.int64), np.zeros(J, np.int64)
         kp, kd, eff = np.zeros((J, 3)), np.zeros((J, 3)), np.zeros((J, 3))
@@ -100,11 +90,8 @@ class FingerDrive:
 
 
 def disable_finger_actuators(m, layout) -> dict:
-    """Zero the finger actuators' gain and bias in ``m``, read back: ``{"finger_drive": "quat",
-    "finger_actuators_force_free": True}``.
-
-    Raises:
-        ValueError: a value did not take."""
+    """Zero the finger actuators' gain and bias in ``m``; returns ``{"finger_drive": "quat",
+    "finger_actuators_force_free": True}``. Raises ValueError: a value did not take."""
     fa = layout.finger_act
     m.actuator_gainprm[fa, :] = 0.0
     m.actuator_biasprm[fa, :] = 0.0
@@ -114,8 +101,7 @@ def disable_finger_actuators(m, layout) -> dict:
 
 
 def rotvec_targets(layout, ctrl: np.ndarray) -> np.ndarray:
-    """(J, 3) target rotation vectors, rad, from a ``ctrl`` vector :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl`
-    filled."""
+    """(J, 3) target rotation vectors, rad, from a ``ctrl`` that ``MjLayout.finger_ctrl`` filled."""
     J = int(layout.finger_joint.max()) + 1
     rv = np.zeros((J, 3))
     rv[layout.finger_joint, layout.finger_axis] = ctrl[layout.finger_act]

@@ -1,6 +1,4 @@
-"""Where the replay's pieces live in the MuJoCo model Newton compiled: the one reader of
-:class:`newton.solvers.SolverMuJoCo`'s index maps (newton 1.8.0), turned into the arrays the engines step with (MuJoCo C
-and mujoco-warp compile the same ``mj_model``)."""
+"""Where the replay's pieces live in the compiled MuJoCo model: the one reader of ``SolverMuJoCo``'s index maps."""
 
 from __future__ import annotations
 
@@ -18,12 +16,9 @@ def _row0(a) -> np.ndarray:
 
 
 def _finger_actuators(s, model, hand_q_start: int) -> tuple[list, list, list, np.ndarray]:
-    """``(acts, joints, axes, qcj)`` of solver ``s``: (45,) MuJoCo ``<position>`` actuator ids on the finger ball
-    joints, each one's joint 0..14 and component 0..2, and (45, 4) the joint's child-anchor rotation (xyzw, Newton's
-    ``joint_X_c``).
-
-    Raises:
-        ValueError: not one actuator per component of each of the 15 finger ball joints."""
+    """``(acts, joints, axes, qcj)``: (45,) finger ``<position>`` actuator ids, each one's joint 0..14 and component
+    0..2, and (45, 4) the joint's child-anchor rotation (xyzw, Newton's ``joint_X_c``). Raises ValueError: not one
+    actuator per component of each finger ball joint."""
     m = s.mj_model
     a2n = _row0(s.mjc_actuator_to_newton_idx)[: m.nu].astype(int)
     axis = _row0(s.mjc_actuator_to_target_q_axis_idx)[: m.nu].astype(int)
@@ -53,8 +48,7 @@ class MjLayout:
     """Index arrays of one replay scene in its compiled MuJoCo model.
 
     Attributes:
-        nbody, ngeom, nu: MuJoCo sizes. newton_of_mj_body: (nbody,) (-1: world). mj_of_newton_body: per Newton body.
-        root: MuJoCo id of ``mano_body_0``. hand_bodies: (16,) ids of ``mano_body_0..15``; object_body.
+        newton_of_mj_body: (nbody,) (-1: world). root: MuJoCo id of ``mano_body_0``. hand_bodies: (16,).
         hand_qadr / hand_vadr, object_qadr / object_vadr: the free joints' qpos / qvel addresses.
         hand_geoms / object_geoms: (ngeom,) bool masks.
         finger_act: (45,) actuator ids; finger_joint: (45,) 0..14; finger_axis: (45,) 0..2; finger_qcj: (45, 4)
@@ -81,10 +75,7 @@ class MjLayout:
 
     @classmethod
     def from_scene(cls, scene) -> MjLayout:
-        """Read the maps of ``scene.solver``.
-
-        Raises:
-            ValueError: a hand body, the object or a finger actuator is missing from the compiled model."""
+        """Read the maps of ``scene.solver``. Raises ValueError: a hand body, object or finger actuator missing."""
         s, model = scene.solver, scene.model
         m = s.mj_model
         b2n = _row0(s.mjc_body_to_newton)[: m.nbody].astype(int)
@@ -134,8 +125,7 @@ class MjLayout:
         )
 
     def finger_ctrl(self, finger_quat_xyzw: np.ndarray, ctrl: np.ndarray) -> None:
-        """Write MuJoCo ``ctrl`` (rad) for finger targets (15, 4) xyzw as Newton's control kernel does: each target's
-        rotation vector turned by the child anchor, one component per actuator."""
+        """Write MuJoCo ``ctrl`` (rad) for finger targets (15, 4) xyzw as Newton's control kernel does."""
         signals.finger_ctrl(
             np.ascontiguousarray(finger_quat_xyzw, dtype=np.float64),
             self.finger_joint,

@@ -1,7 +1,5 @@
-"""What a model edit changes, pair by pair: the contact parameters MuJoCo uses for every geom pair that can collide,
-grouped by pair class (hand-object, object-support, hand-support, hand-hand). A geom's ``friction`` reaches every pair
-it is in (no per-pair value without a ``<pair>``), so an edit for hand-object contacts may change others;
-:func:`changed_classes` says which."""
+"""The contact parameters MuJoCo uses for every colliding geom pair, by pair class: a geom's ``friction`` reaches every
+pair it is in, so an edit for hand-object contacts may change others (:func:`changed_classes`)."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ def _side(layout, g: int) -> str:
 
 
 def colliding_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
-    """Geom pairs (a < b) MuJoCo's collision test admits: contype/conaffinity shared, different bodies, not both static,
-    not excluded, not parent-child unless allowed."""
+    """Geom pairs (a < b) MuJoCo's collision filter admits (contype/conaffinity, bodies, static, exclude, parent)."""
     ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
     ok = ((ct[:, None] & ca[None, :]) != 0) | ((ct[None, :] & ca[:, None]) != 0)
     body = np.asarray(m.geom_bodyid)
@@ -85,8 +82,7 @@ def _as_tuple(p) -> tuple:
 
 @lru_cache(maxsize=8192)
 def _combined(a: GeomParams, b: GeomParams) -> tuple:
-    """The parameter tuple of two geoms of these attributes without an explicit pair
-    (:func:`importer_patches.contact_params.combine`)."""
+    """The parameters of two geoms without an explicit pair (:func:`importer_patches.contact_params.combine`)."""
     return _as_tuple(combine(a, b))
 
 
@@ -100,19 +96,16 @@ def changed_classes(before: dict, after: dict) -> dict:
 
 
 def set_hand_object_friction(m: mujoco.MjModel, layout, mu: float) -> dict:
-    """Give every hand-object contact sliding friction ``mu`` (float32-rounded by the caller) changing as few other pair
-    classes as MuJoCo's mixing allows: the hand's geoms alone, else the object's, else both; the first that changes no
-    other class, else the fewest. ``m`` is edited in place.
+    """Set every hand-object contact's sliding friction to ``mu`` in place, on the hand's geoms, else the object's, else
+    both: the first that changes no other pair class, else the fewest.
 
-    Returns:
-        ``{"contact_friction" (NaN if the pairs differ), "friction_geoms": "hand" | "object" | "hand+object",
-            "friction_side_effects": {class: pairs changed}}``."""
+    Returns ``{"contact_friction" (NaN if the pairs differ), "friction_geoms": "hand" | "object" | "hand+object",
+    "friction_side_effects": {class: pairs changed}}``."""
     pairs = colliding_pairs(m)
     hg, og = np.flatnonzero(layout.hand_geoms), np.flatnonzero(layout.object_geoms)
     before = pair_classes(m, layout, pairs)
     if not any(c == "hand-object" for c, _ in before.values()):
-        # a scene built with hand-object contact filtered out (a prebuilt contact ablation): the
-        # pairs its contact run has, judged by the same mixing rules, so both runs edit the same geoms
+        # a prebuilt contact ablation: judge the pairs its contact run has, so both runs edit the same geoms
         pairs = pairs + [(int(min(a, b)), int(max(a, b))) for a in hg for b in og]
         before = pair_classes(m, layout, pairs)
     orig = m.geom_friction[:, 0].copy()

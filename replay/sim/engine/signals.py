@@ -1,6 +1,4 @@
-"""Per-frame readouts of a MuJoCo world, compiled by numba: hand-object contacts and
-their normal forces, and runaway body velocities. Pure functions over MuJoCo's arrays.
-"""
+"""Per-frame readouts of a MuJoCo world, compiled by numba: hand-object contacts and forces, runaway velocities."""
 
 from __future__ import annotations
 
@@ -17,11 +15,9 @@ def hand_object_contacts(
 
     Args:
         geom: (ncon, 2) geom ids; efc_address: (ncon,) first constraint row (-1: excluded); dim: (ncon,) condim;
-            friction: (ncon, 5) mixed coefficients; efc_force: (nefc,) N.
-        hand_geoms, object_geoms: (ngeom,) bool. pyramidal: normal force the sum of the ``2 (condim - 1)`` rows, else
-            the first. force_min: N.
-        out: (4,) written ``[n contacts, n carrying force, sum N, sum mu_i N_i N]`` (the last over g: the friction
-            budget, kg)."""
+            friction: (ncon, 5); efc_force: (nefc,) N. hand_geoms, object_geoms: (ngeom,) bool.
+        pyramidal: normal force the sum of the ``2 (condim - 1)`` rows, else the first. force_min: N.
+        out: (4,) written ``[n contacts, n carrying force, sum N, sum mu_i N_i]`` N."""
     n = 0
     nf = 0
     fsum = 0.0
@@ -50,8 +46,7 @@ def hand_object_contacts(
 
 
 def data_contacts(d, hand_geoms, object_geoms, pyramidal: bool, force_min: float, out) -> bool:
-    """:func:`hand_object_contacts` over the ``ncon`` contacts of a MuJoCo C ``MjData`` ``d`` into ``out`` (4,); False
-    (``out`` untouched) when there are none."""
+    """:func:`hand_object_contacts` over MuJoCo C ``d``'s contacts into ``out`` (4,); False (untouched) without any."""
     n = d.ncon
     if not n:
         return False
@@ -73,8 +68,7 @@ def data_contacts(d, hand_geoms, object_geoms, pyramidal: bool, force_min: float
 
 @njit(cache=True, nogil=True)
 def fastest_body(cvel, xipos, subtree_com, body_rootid, bodies, out):
-    """``out = [v_max m/s, its body, w_max rad/s, its body]`` of the bodies' COMs (``cvel`` rows are (angular, linear)
-    at the subtree COM of the root: ``lin + ang x (xipos - subtree_com[root])``)."""
+    """``out = [v_max m/s, its body, w_max rad/s, its body]`` over the COMs (``cvel`` at the root's subtree COM)."""
     out[0], out[1], out[2], out[3] = -1.0, -1.0, -1.0, -1.0
     for b in bodies:
         r = body_rootid[b]
@@ -107,9 +101,8 @@ def all_finite(a, b):
 
 @njit(cache=True, nogil=True)
 def finger_ctrl(quat_xyzw, joint, axis, act, qcj, ctrl):
-    """MuJoCo ``ctrl`` of the ball-joint position actuators from finger targets (15, 4) xyzw, as Newton 1.8 converts:
-    the rotation vector (angle in (-pi, pi]) turned by the child anchor ``qcj`` (xyzw), component ``axis`` per actuator
-    ``act``."""
+    """MuJoCo ``ctrl`` of the finger position actuators from targets (15, 4) xyzw, as Newton 1.8 converts: the rotation
+    vector (angle in (-pi, pi]) turned by the child anchor ``qcj`` (xyzw), component ``axis`` per actuator ``act``."""
     for k in range(act.shape[0]):
         q = quat_xyzw[joint[k]]
         x, y, z, w = q[0], q[1], q[2], q[3]

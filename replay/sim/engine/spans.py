@@ -1,6 +1,5 @@
-"""Spans of control frames: an engine with ``Capabilities.frame_spans`` steps many frames of a world per call
-(:meth:`SpanEngine.run_span`), writing each frame's row (:class:`FrameRows`) and stopping a world where the per-frame
-loop would; :func:`write_frame` writes one row from :class:`~replay.sim.engine.contract.FrameSignals`."""
+"""Spans of control frames: an engine with ``Capabilities.frame_spans`` steps many frames of a world per call, stopping
+a world where the per-frame loop would (docs/engine.md, "Spans")."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from replay.sim.engine.contract import Engine, FrameSignals
 
 @dataclass
 class FrameRows:
-    """One world's per-frame outputs (F frames, 17 bodies: 16 hand bodies, then the object);
-    :class:`replay.protocol.measures.Trace` is one.
+    """One world's per-frame outputs (F frames, 17 bodies: 16 hand bodies, then the object).
 
     Attributes:
         body_pos: (F, 17, 3) float32 world, m. body_quat: (F, 17, 4) float32, xyzw.
@@ -32,8 +30,8 @@ class FrameRows:
 
 @dataclass
 class SpanEnd:
-    """Where one world's span ended: ``done`` frames simulated, ``bad_frame`` the frame a reason stopped it at (row
-    written) or None, ``contacts_force`` in its last frame."""
+    """Where one world's span ended: ``done`` frames, ``bad_frame`` the frame a reason stopped it at (row written) or
+    None, ``contacts_force`` in its last frame."""
 
     done: int
     bad_frame: int | None
@@ -53,8 +51,7 @@ def frame_rows(frames: int) -> FrameRows:
 
 
 def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
-    """Row ``k`` of ``out`` from frame ``k``'s signals; the wrist error to ``wrist_target`` (3,) m when
-    ``measure_wrist``."""
+    """Row ``k`` of ``out``; the wrist error to ``wrist_target`` (3,) m when ``measure_wrist``."""
     out.body_pos[k] = sig.body_pos
     out.body_quat[k] = sig.body_quat
     out.ccount[k] = sig.contacts
@@ -65,8 +62,6 @@ def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndar
 
 
 class SpanEngine(Engine):
-    """An :class:`~replay.sim.engine.contract.Engine` that also steps spans of frames (``capabilities.frame_spans``)."""
-
     @abc.abstractmethod
     def begin_spans(
         self,
@@ -79,11 +74,9 @@ class SpanEngine(Engine):
         max_linear: float,
         max_angular: float,
     ) -> None:
-        """Take the plan before :meth:`run_span`: finger targets (N, F, 15, 4) xyzw, wrist rows (N, F, 16), phase codes
-        (F,) (``settle`` the settle phase's), ``floor`` m (the object below it stops the world before its next frame;
-        -inf: never) and the read thresholds."""
+        """Take the plan: finger targets (N, F, 15, 4) xyzw, wrist rows (N, F, 16), phase codes (F,), ``floor`` m (the
+        object below it stops the world; -inf: never) and the read thresholds."""
 
     @abc.abstractmethod
     def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
-        """Frames ``k0 .. k1 - 1`` of every live world into ``outs[i]``; one :class:`SpanEnd` per world (None: not
-        live)."""
+        """Frames ``k0 .. k1 - 1`` of every live world into ``outs[i]``; a :class:`SpanEnd` per world (None: dead)."""

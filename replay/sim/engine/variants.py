@@ -1,6 +1,4 @@
-"""What may differ between the worlds of one batch (:class:`Variant`): model parameters, a rigid perturbation of the
-wrist targets, an extra finger closure, a shift of the object's start; the default variant is the recording as replayed.
-A world's physics departs by physics table row (:data:`ROWS`)."""
+"""What may differ between the worlds of one batch; the default :class:`Variant` is the recording as replayed."""
 
 from __future__ import annotations
 
@@ -15,8 +13,8 @@ def _pair(v, base) -> dict:
     return {"solref": tuple(solref), "solimp": tuple(solimp)}
 
 
-#: physics table rows one world may take: row -> (value, base) -> {Variant field: value}; ``base``: what a relative
-#: row departs from (``grip_force_n`` N, ``object_mass`` kg)
+#: physics table rows a world may take: row -> (value, base) -> {Variant field: value}; ``base``: what a relative row
+#: departs from (``grip_force_n`` N, ``object_mass`` kg)
 ROWS = {
     "hand_object_friction": lambda v, base: {"friction": float(v)},
     "hand_object_torsional_friction": lambda v, base: {"torsional_friction": float(v)},
@@ -30,10 +28,8 @@ ROWS = {
 
 
 def row_fields(rows: dict, base: dict | None = None) -> dict:
-    """The Variant fields of ``rows`` ({physics table row: value}, None: as built) (:data:`ROWS`).
-
-    Raises:
-        KeyError: a row no world takes; ``base`` lacking what a relative row needs."""
+    """The Variant fields of ``rows`` ({physics table row: value}). Raises KeyError: a row no world takes, or ``base``
+    lacking what a relative row needs."""
     out: dict = {}
     for row, value in rows.items():
         if value is not None:
@@ -51,26 +47,15 @@ class Variant:
     row, :data:`ROWS`).
 
     Attributes:
-        ablation: hand-object contact filtered out.
-        friction: ``hand_object_friction``: sliding friction set on the hand's and object's geoms (support contacts get
-            ``max(friction, support's)``).
-        effort_limit: ``finger_effort_limit``: every finger actuator's force range +-this, N·m. effort_scale:
-            ``grip_force_n`` over the scene's: the per-joint limits times this.
-        object_mass: ``object_density_scale`` times the object's mass, kg (inertia scaled). object_mass_scale:
-            ``object_mass_model``'s scale of mass and inertia (multiplies ``object_mass`` too).
-        wrist_offset: (3,) m, world, added to every wrist position target. wrist_rotvec: (3,) rad, world rotation vector
-            turning every wrist target about the wrist at the grasp frame.
-        finger_closure: (5,) rad per finger (index, middle, pinky, ring, thumb) toward flexion
-            (:mod:`replay.protocol.finger_closure`; negative: opened).
-        solref / solimp: ``hand_object_softness``: (2,) (timeconst s, dampratio) and (3,) (dmin, dmax, width m) set on
-            the hand's and object's geoms.
-        torsional_friction: ``hand_object_torsional_friction``, m (``geom_friction[:, 1]`` of the hand's and object's
-            geoms).
-        object_offset: (3,) m, world, added to the object's start position. pad_depth_mm: ``pad_compression``, mm, of
-            this world's fingers.
-        options: ``((name, value), ...)`` scalar ``mjOption`` fields MuJoCo changes without a recompile (``("cone",
-            1)``, ``("impratio", 10.0)``).
-        label: free text for reports."""
+        friction: ``hand_object_friction`` on the hand's and object's geoms (support contacts: ``max(friction,
+            support's)``). effort_limit: N·m. effort_scale: ``grip_force_n`` over the scene's.
+        object_mass: kg (inertia scaled). object_mass_scale: ``object_mass_model``'s scale (times ``object_mass``).
+        wrist_offset: (3,) m, world, added to every wrist target. wrist_rotvec: (3,) rad, world, turning every wrist
+            target about the wrist at the grasp frame.
+        finger_closure: (5,) rad per finger (index, middle, pinky, ring, thumb) toward flexion (negative: opened).
+        solref / solimp: (2,) (timeconst s, dampratio) and (3,) (dmin, dmax, width m) on the hand's and object's geoms.
+        torsional_friction: m (``geom_friction[:, 1]``). object_offset: (3,) m, world. pad_depth_mm: mm.
+        options: ``((name, value), ...)`` scalar ``mjOption`` fields (``("cone", 1)``, ``("impratio", 10.0)``)."""
 
     ablation: bool = False
     friction: float | None = None
@@ -91,7 +76,7 @@ class Variant:
 
     @classmethod
     def of_rows(cls, rows: dict, base: dict | None = None, **fields) -> Variant:
-        """A world departing by ``rows`` ({physics table row: value}) and ``fields`` (the rest)."""
+        """A world departing by ``rows`` ({physics table row: value}) and ``fields``."""
         return cls(**row_fields(rows, base), **fields)
 
     def __post_init__(self):
@@ -136,18 +121,16 @@ class Variant:
 
     @property
     def moves_fingers(self) -> bool:
-        """True when the world's finger targets are not the plan's: an extra closure or its own pad depth."""
+        """True when an extra closure or its own pad depth moves the finger targets."""
         return self.closes_fingers or self.pad_depth_mm is not None
 
     @property
     def edits_contact(self) -> bool:
-        """A parameter only the MuJoCo C engine edits differs (solref, solimp, torsional friction, mass scale, object
-        offset)."""
+        """A parameter only MuJoCo C edits differs (solref, solimp, torsional friction, mass scale, object offset)."""
         return any(getattr(self, n) is not None for n in _CONTACT_FIELDS) or any(self.object_offset)
 
     @property
     def edits_params(self) -> bool:
-        """A physical parameter or an option differs from the scene's."""
         return (
             any(getattr(self, n) is not None for n in ("friction", "effort_limit", "effort_scale", "object_mass"))
             or self.edits_contact
@@ -178,8 +161,8 @@ class Variant:
         return d
 
     def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
-        """Wrist targets moved by the rigid perturbation about ``center`` (3,) m, the wrist at the grasp frame: ``(pos,
-        quat_xyzw, vel, omega, acc)``, new arrays (world; m, xyzw, m/s, rad/s, m/s^2; each (F, 3) or (F, 4))."""
+        """``(pos, quat_xyzw, vel, omega, acc)`` moved by the rigid perturbation about ``center`` (3,) m; new arrays
+        (world; m, xyzw, m/s, rad/s, m/s^2; (F, 3) or (F, 4))."""
         if not self.perturbs_wrist:
             return pos.copy(), quat_xyzw.copy(), vel.copy(), omega.copy(), acc.copy()
         r = Rotation.from_rotvec(self.wrist_rotvec)

@@ -9,13 +9,11 @@ from replay.sim.engine.variants import Variant
 
 @dataclass(kw_only=True)
 class WorldStatus:
-    """One world of a batch (every engine).
+    """One world of a batch.
 
     Attributes:
-        variant: its :class:`Variant`. readback: values read back after the variant's edits.
-        capacity: contact count above which it stops. alive: still stepped; reason: why it stopped (None: running or
-            ended normally).
-        peak_contacts: most contacts after any step. act_max: largest |finger actuator force|, N·m."""
+        readback: values read back after the variant's edits. capacity: contact count above which it stops.
+        reason: why it stopped (None: running or ended normally). act_max: largest |finger actuator force|, N·m."""
 
     variant: Variant
     readback: dict = field(default_factory=dict)

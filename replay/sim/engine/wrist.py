@@ -1,19 +1,6 @@
-"""The wrist controller, compiled by numba: a wrench at the root body's COM (MuJoCo ``xfrc_applied``, world frame;
-MuJoCo ignores actuators on a free joint). For ``mano_body_0`` at ``p`` (frame origin, world, m), orientation ``q``,
-velocities ``v``, ``w`` (world):
-
-    f   = kp_t (p* - p) + kd_t (v* - v) + d_t v* + M a* + M g e_z
-    tau = kp_r rotvec(q* q^-1) + kd_r (w* - w) + d_r w*
-          + (p - c_root) x (f - M g e_z) + (c_hand - c_root) x (M g e_z)
-
-``kp, kd`` the MJCF's wrist actuator gains (``importer_patches`` report), ``d`` its passive wrist damping fed forward,
-``M`` the hand mass, ``c_root`` / ``c_hand`` the root's and the hand's COM. ``par[P_LAW]`` (the physics choice
-``wrist_law``): ``wrench`` (0), the law above; ``authored_actuators`` (1), what MuJoCo applies for the MJCF's
-``<position>`` wrist actuators (MuJoCo *Actuation model*): ``f = kp_t (p* - p) - kd_t v`` along world axes, ``tau_hand =
-kp_r wrap(rotvec(q*) - rotvec(q)) - kd_r w_hand`` in the hand frame (``wrap`` into (-pi, pi] per axis, as MuJoCo 3.17
-does: ``tests/test_physics_authored.py``). ``par[P_GCOMP]``: the ``M g`` term on (1) or off (0).
-
-Quaternions MuJoCo wxyz; positions world Z-up, m."""
+"""The wrist controller, compiled by numba: a wrench (N, N·m) at the root body's COM, world frame; the laws
+(``par[P_LAW]``: ``wrench`` 0, ``authored_actuators`` 1; ``par[P_GCOMP]``: the ``M g`` term) in docs/engine.md, "The
+wrist controller". Quaternions wxyz; world Z up, m."""
 
 from __future__ import annotations
 
@@ -29,7 +16,7 @@ G = GRAVITY  # m/s^2, magnitude (world gravity is -G along Z): replay.config.GRA
 # layout of the float64 parameter vector ``par`` (see :func:`wrist_params`)
 P_KP, P_KD, P_DPASS, P_M, P_G, P_IPOS, P_LAW, P_GCOMP = 0, 6, 12, 18, 19, 20, 23, 24
 P_SIZE = 25
-#: ``par[P_LAW]`` values (module doc)
+#: ``par[P_LAW]`` values
 LAW_WRENCH, LAW_AUTHORED = 0.0, 1.0
 # layout of a per-substep target row ``tgt``: pos (3), quat wxyz (4), vel (3), omega (3), acc (3)
 T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
@@ -45,16 +32,11 @@ def wrist_params(
     law: str = "wrench",
     gravity_compensation: bool = True,
 ) -> np.ndarray:
-    """The controller constants as one float64 vector (layout ``P_*``).
+    """The controller constants as one float64 vector (layout ``P_*``). Raises ValueError: non-finite or unknown law.
 
     Args:
-        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad). d_passive: (6,) passive damping fed
-            forward, as kd.
-        hand_mass: M, kg. root_com_local: (3,) root body COM in its frame, m. gravity: m/s^2.
-        law: ``"wrench"`` or ``"authored_actuators"``; gravity_compensation: the ``+M g`` term.
-
-    Raises:
-        ValueError: non-finite constants or an unknown law."""
+        kp, kd: (6,) gains (tx, ty, tz N/m, N·s/m; rx, ry, rz N·m/rad, N·m·s/rad). d_passive: (6,), as kd.
+        hand_mass: kg. root_com_local: (3,) root body COM in its frame, m. gravity: m/s^2."""
     if law not in ("wrench", "authored_actuators"):
         raise ValueError(f"wrist law {law!r} not in ('wrench', 'authored_actuators')")
     par = np.zeros(P_SIZE)
@@ -114,8 +96,7 @@ def slerp_wxyz(q0, q1, a, out):
 
 @njit(cache=True, nogil=True)
 def _orientation_error(q, tgt):
-    """Rotation vector (3,) rad, world, of ``q* q^-1`` (angle in [0, pi]) for ``q`` (4,) and the target row's ``q*``,
-    both wxyz."""
+    """Rotation vector (3,) rad, world, of ``q* q^-1`` (angle in [0, pi]), ``q`` (4,) and the row's ``q*`` wxyz."""
     nq = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     qw, qx, qy, qz = q[0] / nq, -q[1] / nq, -q[2] / nq, -q[3] / nq  # conjugate
     tw, tx, ty, tz = tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3]
@@ -141,15 +122,14 @@ def _rotvec_unnormalized(w, x, y, z):
 
 @njit(cache=True, nogil=True)
 def _rotvec(q0, q1, q2, q3):
-    """Rotation vector (3,) rad of the wxyz quaternion, normalized first, angle in [0, pi] (MuJoCo's ``mju_quat2Vel``
-    with dt 1)."""
+    """Rotation vector (3,) rad of a wxyz quaternion, normalized, angle in [0, pi] (``mju_quat2Vel``, dt 1)."""
     n = math.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     return _rotvec_unnormalized(q0 / n, q1 / n, q2 / n, q3 / n)
 
 
 @njit(cache=True, nogil=True)
 def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
-    """World-frame torque (3,) N·m of the MJCF's ball-joint wrist actuators into ``tau`` (module doc)."""
+    """World-frame torque (3,) N·m of the MJCF's ball-joint wrist actuators into ``tau``."""
     rv = _rotvec(qpos[qadr + 3], qpos[qadr + 4], qpos[qadr + 5], qpos[qadr + 6])
     rt = _rotvec(tgt[T_QUAT], tgt[T_QUAT + 1], tgt[T_QUAT + 2], tgt[T_QUAT + 3])
     loc = np.empty(3)
@@ -166,12 +146,8 @@ def _authored_torque(qpos, qvel, qadr, vadr, R, par, tgt, tau):
 
 @njit(cache=True, nogil=True)
 def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt, out):
-    """Write the wrist wrench (6,) = (force N, torque N·m), world frame, at the root COM, into ``out``.
-
-    Args:
-        qpos, qvel: one world's (nq,), (nv,). xipos: (nbody, 3) body COMs for that ``qpos``, m.
-        qadr, vadr: the free joint's addresses. root: the root's body id; hand_bodies: (16,) body ids.
-        body_mass: (nbody,) kg. par: :func:`wrist_params`. tgt: (16,) target row."""
+    """Write the wrist wrench (6,) = (force N, torque N·m), world, at the root COM, into ``out``; ``qpos`` (nq,),
+    ``qvel`` (nv,), ``xipos`` (nbody, 3) m, ``body_mass`` (nbody,) kg, ``hand_bodies`` (16,), ``tgt`` (16,)."""
     R = np.empty((3, 3))
     _quat2mat(qpos[qadr + 3 : qadr + 7], R)
     p = qpos[qadr : qadr + 3]
@@ -223,8 +199,7 @@ def wrench(qpos, qvel, xipos, qadr, vadr, root, hand_bodies, body_mass, par, tgt
 
 @njit(cache=True, nogil=True)
 def substep_target(tgt_prev, tgt, a, interp, out):
-    """Target row at fraction ``a`` of a control frame: position linear and quaternion slerped from the previous target
-    (``interp``), else the frame's; rates from ``tgt``."""
+    """Target row at fraction ``a`` of a frame: position linear, quaternion slerped (``interp``); rates ``tgt``'s."""
     for i in range(T_SIZE):
         out[i] = tgt[i]
     if interp:
@@ -238,8 +213,7 @@ def substep_target(tgt_prev, tgt, a, interp, out):
 
 @njit(cache=True, nogil=True)
 def apply_substep(qpos, qvel, xipos, xfrc, act_force, hand, tgt_prev, tgt, a, interp, wr, stats):
-    """One substep's wrist wrench into ``xfrc[root]``; folds the previous step's largest |finger actuator force| (N·m)
-    into ``stats[0]``. ``hand``: :func:`wrench`'s ``(qadr, vadr, root, hand_bodies, body_mass, par)``."""
+    """One substep's wrench into ``xfrc[root]``; the last step's largest |actuator force| (N·m) into ``stats[0]``."""
     qadr, vadr, root, hand_bodies, body_mass, par = hand
     row = np.empty(T_SIZE)
     substep_target(tgt_prev, tgt, a, interp, row)

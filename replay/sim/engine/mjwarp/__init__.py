@@ -1,1 +1,1 @@
-"""mujoco-warp engine: :mod:`.warp_batch` (WarpBatch) with its worlds, buffers and kernels."""
+"""mujoco-warp engine: :mod:`.warp_batch` with its worlds, buffers and kernels."""

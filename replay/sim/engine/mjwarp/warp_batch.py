@@ -1,12 +1,5 @@
-"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel (docs/gpu.md): one Newton model of N
-replicated worlds, each edited for its :class:`~replay.sim.engine.variants.Variant` before finalizing and read back per
-world (:mod:`replay.sim.engine.mjwarp.warp_worlds`); the kernels in :mod:`replay.sim.engine.mjwarp.warp_kernels`, the
-device arrays in :mod:`replay.sim.engine.mjwarp.warp_buffers`; a frame's launches captured in a CUDA graph on CUDA.
-Contact and ablation are two batches: newton 1.8 compiles one set of collision filters from the template world. Each
-world keeps its own contact capacity within mujoco-warp's shared pool; a stopped world is parked (bodies far apart, at
-rest).
-
-Positions m, world Z up; MuJoCo quaternions wxyz, Newton's and the returned poses xyzw; mujoco-warp state float32."""
+"""N worlds of one replay scene on mujoco-warp, stepped in one launch per kernel (docs/gpu.md, "Many worlds per
+launch"). Positions m, world Z up; MuJoCo quaternions wxyz, Newton's and the returned poses xyzw; state float32."""
 
 from __future__ import annotations
 
@@ -53,25 +46,15 @@ from replay.sim.engine.mjwarp.warp_worlds import (
 from replay.sim.engine.variants import Variant
 from replay.sim.scene import make_solver
 
-#: mujoco-warp ``OverflowType`` bits of dropped contacts or constraints (NEFC, NJMAX_NNZ, BROADPHASE, NARROWPHASE,
-#: CCD, HFIELD, NVMAX, EPA_HORIZON; not the iteration limits)
+#: mujoco-warp ``OverflowType`` bits of dropped contacts or constraints (not the iteration limits)
 OVERFLOW_DROPPED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8)
 
 
 class WarpBatch(Engine):
-    """Worlds of one scene on mujoco-warp, all stepped by the same launches.
-
-    Args:
-        scene: a built :class:`replay.sim.scene.Scene` of any engine (its capacity, damping and build inputs reused, its
-            world rebuilt N times on ``device``).
-        variants: one :class:`Variant` per world, all with ``ablation == scene.ablation``.
-        device: Warp device (``"cuda:0"``, ``"cpu"``; default: the scene model's).
-        capacity: per-world contact count above which a world stops (default ``scene.contact_capacity``); the pool holds
-            ``capacity x N``.
-        graph: capture each frame's launches in a graph (default: on CUDA only). threads: ignored.
-
-    Raises:
-        EngineError: a variant's ablation differs from the scene's, or a parameter did not reach mujoco-warp's model."""
+    """Worlds of one scene on mujoco-warp, all stepped by the same launches; ``scene`` of any engine is rebuilt N
+    times on ``device`` (default: its model's), every variant with ``ablation == scene.ablation``; ``capacity``
+    contacts per world (default ``scene.contact_capacity``); ``graph`` default on CUDA only; ``threads`` ignored.
+    Raises EngineError: a variant's ablation differs, or a parameter did not reach mujoco-warp's model."""
 
     capabilities = Capabilities(
         "warp", worlds_per_scene=0, parameter_variants=True, ablation_by_variant=False, geom_distance=False
@@ -101,7 +84,6 @@ class WarpBatch(Engine):
         N = len(variants)
         cap = int(scene.contact_capacity if capacity is None else capacity)
         self.model, offsets = build_worlds(scene, variants, self.device)
-        # mujoco-warp whatever backend the scene was built for (a scene built for MuJoCo C serves too)
         wcfg = dataclasses.replace(
             cfg, engine=EngineChoice.MUJOCO_WARP, device="cuda" if self.device.is_cuda else "cpu"
         )
@@ -137,18 +119,16 @@ class WarpBatch(Engine):
         self.nworld = N
 
     def _initial_state(self) -> np.ndarray:
-        """Push Newton's model coordinates into every world once; the (nq,) float32 qpos of world 0."""
+        """Push Newton's model coordinates into every world once; returns world 0's (nq,) float32 qpos."""
         state0 = self.model.state()
         self.solver._update_mjc_data(self.d, self.model, state0)
-        # the solver's set-up leaves forces computed with the template's force ranges: start
-        # from none, as a fresh MjData does (the controller folds the previous step's forces)
+        # set-up leaves forces of the template's force ranges: start from none, as a fresh MjData does
         self.d.actuator_force.zero_()
         return self.d.qpos.numpy()[0].copy()
 
     def close(self) -> None:
         self._graph = None
 
-    # --- stepping ------------------------------------------------------------------
     def _launch_frame(self) -> None:
         """The device work of one control frame (captured as a graph on CUDA)."""
         m, d, N, lay, S = self.m, self.d, self.nworld, self.layout, self.cfg.substeps
@@ -249,12 +229,8 @@ class WarpBatch(Engine):
         )
 
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
-        """Advance every world by one control frame (``config.substeps`` physics steps), without a host round trip;
-        signals come back in one transfer. An exception from Warp or mujoco-warp propagates (not a physics outcome).
-
-        Args:
-            finger_quat: (N, 15, 4) finger targets per world, xyzw.
-            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the previous and this frame."""
+        """Advance every world ``config.substeps`` steps without a host round trip: ``finger_quat`` (N, 15, 4) xyzw,
+        ``tgt_prev``, ``tgt`` (N, 16) wrist rows. Warp and mujoco-warp exceptions propagate."""
         live = np.array([1 if w.alive else 0 for w in self.worlds], np.int32)
         if not np.array_equal(live, self._live_host):
             self._buf.live.assign(live)
@@ -268,8 +244,7 @@ class WarpBatch(Engine):
             self._launch_frame()  # first frame eagerly: every module is loaded before capture
         else:
             if self._graph is None:
-                # modules were loaded by the eager first frame; loading every imported module
-                # here (Warp's default) would compile unrelated kernels
+                # modules loaded by the eager first frame; Warp's default would compile unrelated kernels
                 with wp.ScopedCapture(device=self.device, force_module_load=False) as cap:
                     self._launch_frame()
                 self._graph = cap.graph
@@ -282,14 +257,10 @@ class WarpBatch(Engine):
                 w.peak_contacts = int(self._host_sig[i, S_PEAK])
                 w.act_max = float(self._host_sig[i, S_ACT])
 
-    # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after the last frame; stopped when a reason is found: dropped contacts or constraints
-        (its overflow bits or a full pool), over ``capacity`` contacts, non-finite ``qpos``/``qvel``, a body's speed
-        above ``max_linear`` m/s or ``max_angular`` rad/s.
-
-        Raises:
-            ValueError: ``force_min`` differs from the one the kernels use."""
+        """Signals of world ``i`` after the last frame; stopped on overflow bits or a full pool, over ``capacity``
+        contacts, non-finite ``qpos``/``qvel``, speed over ``max_linear`` m/s or ``max_angular`` rad/s. Raises
+        ValueError: ``force_min`` differs from the kernels'."""
         if force_min != self._force_min:
             raise ValueError(f"force_min {force_min} differs from the batch's contact_force_min {self._force_min}")
         w = self.worlds[i]

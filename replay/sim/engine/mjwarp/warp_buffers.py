@@ -1,7 +1,5 @@
-"""The device arrays of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`, allocated once per batch: constants
-(wrist parameters, MuJoCo ids, the parked state), per-frame inputs (live mask, wrist rows, finger targets) and outputs
-(contact counts, forces, signal rows, poses). Positions m, masses kg, forces N / N·m; wrist rows MuJoCo wxyz, finger
-targets and poses xyzw."""
+"""The device arrays of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`, allocated once per batch. Positions
+m, masses kg, forces N / N·m; wrist rows MuJoCo wxyz, finger targets and poses xyzw."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ PARK_DISTANCE = 1000.0
 
 
 def park_qpos(qpos0: np.ndarray, layout: MjLayout) -> np.ndarray:
-    """(nq,) the state a stopped world is held at: ``qpos0`` with the hand at (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and
-    the object at (-PARK_DISTANCE, 0, +PARK_DISTANCE) m."""
+    """(nq,) ``qpos0`` with the hand at (+PARK_DISTANCE, 0, +PARK_DISTANCE) m and the object at its mirror in x."""
     park = qpos0.copy()
     park[layout.hand_qadr : layout.hand_qadr + 3] = [PARK_DISTANCE, 0.0, PARK_DISTANCE]
     park[layout.object_qadr : layout.object_qadr + 3] = [-PARK_DISTANCE, 0.0, PARK_DISTANCE]
@@ -34,13 +31,11 @@ class WarpBuffers:
     """The batch's Warp arrays; N worlds, 17 recorded bodies.
 
     Attributes:
-        par: (P_SIZE,) float64 wrist constants. hand_bodies: (16,) body ids; hand_mass: (16,) kg; bodies: (17,); rootid:
-            (nbody,).
-        fjoint, faxis, fact: (45,) finger joint, component, actuator id; qcj: (45, 4) xyzw.
-        hand_geoms, obj_geoms: (ngeom,) int32 masks. pyramidal: 1 for a pyramidal cone. park: (nq,) float32.
-        live: (N,) int32. tgt_prev, tgt: (N, 16) float64 wrist rows. fq: (N, 15, 4) float64 xyzw.
-        count, peak, nho, nhof: (N,) int32 contact counts. act: (N,) float64 N·m.
-        sig: (N, S_SIZE) float64. poses: (N, 17, 7) float32 position m, quaternion xyzw."""
+        par: (P_SIZE,) float64. hand_bodies: (16,); hand_mass: (16,) kg; bodies: (17,); rootid: (nbody,).
+        fjoint, faxis, fact: (45,); qcj: (45, 4) xyzw. hand_geoms, obj_geoms: (ngeom,) int32. park: (nq,) float32.
+        live: (N,) int32. tgt_prev, tgt: (N, 16) float64. fq: (N, 15, 4) float64 xyzw.
+        count, peak, nho, nhof: (N,) int32. act: (N,) float64 N·m. sig: (N, S_SIZE) float64.
+        poses: (N, 17, 7) float32 m, xyzw."""
 
     par: wp.array
     hand_bodies: wp.array
@@ -69,11 +64,7 @@ class WarpBuffers:
 
 
 def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: int, device) -> WarpBuffers:
-    """Allocate the arrays of ``nworld`` worlds of ``scene`` on ``device``; ``mj_model`` the compiled template,
-    ``layout`` its :class:`~replay.sim.engine.layout.MjLayout`, ``park`` (nq,).
-
-    Raises:
-        ValueError: non-finite wrist constants."""
+    """The arrays of ``nworld`` worlds on ``device``; ``park`` (nq,). Raises ValueError: non-finite wrist constants."""
     lay, dev, N = layout, device, nworld
     dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start : scene.hand_qd_start + 6].astype(float)
     com = scene.model.body_com.numpy()[scene.hand_bodies[0]]

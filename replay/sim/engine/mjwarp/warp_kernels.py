@@ -1,7 +1,5 @@
-"""The Warp kernels of :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`, one thread per world (or per contact):
-the wrist wrench (the law of :mod:`replay.sim.engine.wrist`), finger ``ctrl``, parking a stopped world, contact counts
-and frame signals. Positions m, world Z up; MuJoCo quaternions wxyz, Newton's xyzw; mujoco-warp state float32, the
-kernels compute in float64."""
+"""The Warp kernels of :class:`replay.sim.engine.mjwarp.warp_batch.WarpBatch`, one thread per world (or per contact).
+Positions m, world Z up; MuJoCo quaternions wxyz, Newton's xyzw; state float32, computed in float64."""
 
 from __future__ import annotations
 
@@ -59,15 +57,12 @@ def wrist_kernel(
     xfrc: wp.array2d[wp.spatial_vector],
     act_max: wp.array[wp.float64],
 ):
-    """The wrist wrench of :func:`replay.sim.engine.wrist.wrench` for one world at fraction ``frac`` of the frame:
-    ``xfrc[w, root]`` = (force N, torque N·m), world, at the root COM; the previous step's largest |actuator force| into
-    ``act_max[w]``; parked worlds none. Long on purpose: one launch per physics step (a Warp kernel cannot call
-    another), mirroring the numba law line by line."""
+    """:func:`replay.sim.engine.wrist.wrench` for one world at fraction ``frac`` of the frame into ``xfrc[w, root]``
+    (N, N·m, world); ``act_max[w]`` the previous step's largest |actuator force|. Long: one launch per physics step."""
     w = wp.tid()
     if live[w] == 0:
         xfrc[w, root] = wp.spatial_vector()
         return
-    # target row at this substep
     tp = wp.vec3d(tgt_cur[w, 0], tgt_cur[w, 1], tgt_cur[w, 2])
     tq = wp.vec4d(tgt_cur[w, 3], tgt_cur[w, 4], tgt_cur[w, 5], tgt_cur[w, 6])
     if interp != 0:
@@ -252,8 +247,8 @@ def hand_object_kernel(
     n_ho: wp.array[wp.int32],
     n_hof: wp.array[wp.int32],
 ):
-    """Hand-object contacts per world and those over ``force_min`` N normal force (pyramidal: the sum of the ``2 (dim -
-    1)`` rows; elliptic: the first), one thread per pool slot."""
+    """Hand-object contacts per world and those over ``force_min`` N normal force (pyramidal: the sum of the
+    ``2 (dim - 1)`` rows), one thread per pool slot."""
     c = wp.tid()
     if c >= nacon[0]:
         return
@@ -303,9 +298,8 @@ def signals_kernel(
     sig: wp.array2d[wp.float64],
     poses: wp.array3d[wp.float32],
 ):
-    """One world's frame signals into ``sig[w]`` (``S_*`` columns) and ``poses[w]`` (17, 7: position m, quaternion
-    xyzw); runaway speeds as :func:`replay.sim.engine.signals.fastest_body` (NaN fastest). Long on purpose: one launch
-    gathers every signal for one transfer per frame."""
+    """One world's signals into ``sig[w]`` (``S_*``) and ``poses[w]`` (17, 7: m, xyzw); NaN counts as fastest. Long:
+    one launch gathers every signal for one transfer per frame."""
     w = wp.tid()
     fin = int(1)
     for i in range(qpos.shape[1]):

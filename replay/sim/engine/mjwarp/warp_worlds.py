@@ -1,8 +1,5 @@
-"""The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`: the scene's world rebuilt and
-replicated once per :class:`~replay.sim.engine.variants.Variant`, each copy edited before ``finalize`` (object friction,
-finger effort limit, object mass and inertia); after compiling, the finger force ranges newton 1.8 compiles from the
-template world only are written per world, and every world's values are read back (mismatch:
-:class:`~replay.errors.EngineError`). Friction dimensionless, force range N·m, mass kg."""
+"""The N-world model of a :class:`~replay.sim.engine.mjwarp.warp_batch.WarpBatch`: the scene's world replicated per
+:class:`~replay.sim.engine.variants.Variant`, edited before ``finalize``, read back after (docs/gpu.md)."""
 
 from __future__ import annotations
 
@@ -20,16 +17,16 @@ from replay.sim.world_builder import add_replay_world, new_builder
 
 @dataclass(kw_only=True)
 class WarpWorld(WorldStatus):
-    """One world of a batch (:class:`~replay.sim.engine.world.WorldStatus`; ``readback``: ``object_friction``,
-    ``finger_forcerange`` N·m, ``object_mass`` kg) and where its bodies, shapes and DOFs start in the N-world model."""
+    """One world of a batch (``readback``: ``object_friction``, ``finger_forcerange`` N·m, ``object_mass`` kg) and
+    where its bodies, shapes and DOFs start."""
 
     index: int = 0
     offsets: dict = field(default_factory=dict)
 
 
 def finger_limits(scene, layout: MjLayout, v: Variant) -> np.ndarray:
-    """(45,) float32 upper force range, N·m, per finger actuator (``layout.finger_act`` order) of world ``v``: the
-    scene's per-joint limits, or ``v.effort_limit`` at every one, times ``v.effort_scale``."""
+    """(45,) float32 upper force range, N·m, per finger actuator of world ``v``: the scene's per-joint limits, or
+    ``v.effort_limit``, times ``v.effort_scale``."""
     eff = scene.model.joint_effort_limit.numpy()
     lim = eff[int(scene.finger_qd_start) + 3 * layout.finger_joint + layout.finger_axis].astype(np.float64)
     if v.effort_limit is not None:
@@ -40,7 +37,7 @@ def finger_limits(scene, layout: MjLayout, v: Variant) -> np.ndarray:
 
 
 def _world_expected(scene, layout: MjLayout, v: Variant) -> dict:
-    """What world ``v`` must hold: object friction, finger force ranges (45,) N·m, object mass (kg)."""
+    """What world ``v`` must hold: object friction, finger force ranges (45,) N·m, object mass kg."""
     mu = scene.model.shape_material_mu.numpy()[np.asarray(scene.object_shapes, int)]
     return {
         "object_friction": float(v.friction) if v.friction is not None else float(mu[0]),
@@ -50,11 +47,7 @@ def _world_expected(scene, layout: MjLayout, v: Variant) -> dict:
 
 
 def _replay_world(scene):
-    """``(builder, info)``: the scene's world rebuilt from ``scene.build_inputs``, with the scene's passive joint
-    damping copied in.
-
-    Raises:
-        EngineError: no build inputs, or other entity counts."""
+    """``(builder, info)``: the scene's world rebuilt, damping kept; EngineError: no build inputs, other counts."""
     args = dict(scene.build_inputs)
     if not args:
         raise EngineError(
@@ -73,12 +66,8 @@ def _replay_world(scene):
 
 
 def build_worlds(scene, variants: list[Variant], device) -> tuple:
-    """``(model, offsets)``: one Newton model with a world of ``scene`` per variant (``ModelBuilder.replicate``), each
-    edited for it; ``offsets`` per world ``{"body", "shape", "joint_dof"}``.
-
-    Raises:
-        EngineError: the rebuilt world does not match the scene, or a variant sets ``options`` (one ``opt`` per
-            batch)."""
+    """``(model, offsets)``: a world of ``scene`` per variant, each edited; ``offsets`` ``{"body", "shape",
+    "joint_dof"}``. Raises EngineError: the rebuilt world differs, or a variant sets ``options`` (one per batch)."""
     if any(v.options for v in variants):
         raise EngineError(
             "mujoco-warp holds one set of solver options per batch: a Variant's options run on "
@@ -86,8 +75,7 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         )
     wb, info = _replay_world(scene)
     builder = new_builder(scene.config)
-    # one batched merge (ModelBuilder.replicate), much faster than add_world per copy for large N;
-    # copy i's entities follow copy i-1's
+    # one batched merge, much faster than add_world per copy for large N
     builder.replicate(wb, len(variants))
     if (builder.world_count, builder.body_count) != (len(variants), len(variants) * wb.body_count):
         raise EngineError(
@@ -104,8 +92,7 @@ def build_worlds(scene, variants: list[Variant], device) -> tuple:
         off = {"body": i * wb.body_count, "shape": i * wb.shape_count, "joint_dof": i * wb.joint_dof_count}
         offsets.append(off)
         if v.friction is not None:
-            # every hand-object contact gets it: set on both (MuJoCo takes the pair's maximum),
-            # as replay.sim.engine.mujoco_c.model_edits.apply_variant does
+            # on both: MuJoCo takes the pair's maximum (as mujoco_c.model_edits.apply_variant)
             for s in list(info["object_shapes"]) + list(info["hand_shapes"]):
                 builder.shape_material_mu[off["shape"] + int(s)] = float(v.friction)
         for d in range(qd0 + MANOSIM_HAND.finger_dof_start, qd0 + MANOSIM_HAND.dofs):
@@ -134,11 +121,8 @@ def _batched(a, nworld: int) -> np.ndarray:
 
 
 def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Write each world's finger force ranges (N·m, :func:`finger_limits`) into ``m``'s per-world
-    ``actuator_forcerange`` (newton 1.8 compiles them from the template world only).
-
-    Raises:
-        EngineError: the field is shared while the variants ask for different limits."""
+    """Write each world's finger force ranges, N·m, into ``m``'s per-world ``actuator_forcerange`` (newton 1.8
+    compiles them from the template world only). Raises EngineError: the field is shared, the limits differ."""
     if all(w.variant.effort_limit is None and w.variant.effort_scale is None for w in worlds):
         return
     fr = m.actuator_forcerange.numpy()
@@ -153,11 +137,8 @@ def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
 
 
 def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Per world: object friction, finger force range (N·m) and object mass (kg) as ``m`` holds them, compared with the
-    variant's (rtol 1e-6, float32) and stored in its ``readback``.
-
-    Raises:
-        EngineError: listing every mismatch."""
+    """Read back each world's object friction, finger force range (N·m) and object mass (kg) into its ``readback``
+    (rtol 1e-6, float32). Raises EngineError listing every mismatch."""
     N, lay = len(worlds), layout
     og = np.flatnonzero(lay.object_geoms)
     fr = _batched(m.geom_friction, N)

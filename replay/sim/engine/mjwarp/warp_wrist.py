@@ -1,7 +1,4 @@
-"""The MJCF's wrist actuator law as Warp functions (the physics choice ``wrist_law`` ``authored_actuators``),
-called by :func:`replay.sim.engine.mjwarp.warp_kernels.wrist_kernel`; the numba twin and the law's
-statement are in :mod:`replay.sim.engine.wrist`. float64; quaternions MuJoCo wxyz; world Z-up.
-"""
+"""The ``authored_actuators`` wrist law in Warp, twin of :mod:`replay.sim.engine.wrist`; float64, wxyz, Z up."""
 
 from __future__ import annotations
 
@@ -10,8 +7,7 @@ import warp as wp
 
 @wp.func
 def rotvec_unnormalized(w: wp.float64, x: wp.float64, y: wp.float64, z: wp.float64) -> wp.vec3d:
-    """Rotation vector (rad) of a unit quaternion (w, x, y, z) taken as it is, angle in [0, pi] (numba twin:
-    :func:`replay.sim.engine.wrist._rotvec_unnormalized`)."""
+    """Rotation vector, rad, of a unit wxyz quaternion taken as it is, angle in [0, pi]."""
     s = wp.float64(1.0)
     if w < wp.float64(0.0):
         s = wp.float64(-1.0)
@@ -27,8 +23,7 @@ def rotvec_unnormalized(w: wp.float64, x: wp.float64, y: wp.float64, z: wp.float
 
 @wp.func
 def rotvec_wxyz(q: wp.vec4d) -> wp.vec3d:
-    """Rotation vector (rad) of the quaternion (w, x, y, z), normalized first (numba twin:
-    :func:`replay.sim.engine.wrist._rotvec`)."""
+    """Rotation vector, rad, of the wxyz quaternion, normalized first."""
     n = wp.length(q)
     return rotvec_unnormalized(q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
@@ -44,8 +39,7 @@ def authored_wrench_part(
     tp: wp.vec3d,
     tq: wp.vec4d,
 ) -> wp.spatial_vectord:
-    """(force N, torque N·m), world frame, of the MJCF's wrist actuators (``wrist_law``
-    ``authored_actuators``: :mod:`replay.sim.engine.wrist`), the torque before the move to the COM."""
+    """(force N, torque N·m), world, of the MJCF's wrist actuators, the torque before the move to the COM."""
     f = wp.vec3d()
     for i in range(3):
         f[i] = par[i] * (tp[i] - p[i]) - par[6 + i] * v[i]

@@ -1,1 +1,1 @@
-"""MuJoCo C engine: :mod:`.mjc` (N worlds, MjcBatch, and its Python loop) and :mod:`.c_loop` (its compiled spans)."""
+"""MuJoCo C engine: :mod:`.mjc` (N worlds and their Python loop) and :mod:`.c_loop` (their compiled spans)."""

@@ -1,11 +1,7 @@
-"""The compiled path of :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (docs/engine.md, "Spans"): a span of control
-frames of one world in one ``nogil`` numba call (:func:`run_frames`), calling the C functions of the ``libmujoco`` the
-bindings load by symbol (MuJoCo 3.17.0); per frame what the Python loop does, in its order, bit for bit
-(``tests/test_frame_spans.py``). ``mju_error`` cannot be caught here: a world past :data:`ARENA_GUARD` of its arena
-returns :data:`ARENA` and goes on in the Python loop. mjData scalars and contacts are read through
-:mod:`replay.sim.engine.mujoco_c.data_fields`.
-
-Raises ImportError when the library's ``mj_versionString`` is not the bindings' (``mjc_spans.C_LOOP_ERROR``)."""
+"""The compiled path of :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch` (docs/engine.md, "Spans"): a span of frames
+of one world in one ``nogil`` numba call to ``libmujoco``'s C functions (MuJoCo 3.17.0), bit for bit the Python loop.
+A world past :data:`ARENA_GUARD` returns :data:`ARENA` (``mju_error`` cannot be caught here). Raises ImportError when
+the library's ``mj_versionString`` is not the bindings'."""
 
 from __future__ import annotations
 
@@ -27,9 +23,7 @@ ARENA_GUARD = 0.5
 
 def _load():
     """MuJoCo's :data:`_C_FUNCTIONS` as numba external functions (by symbol: numba's cache keeps the compiled code).
-
-    Raises:
-        ImportError: no ``libmujoco`` beside the bindings, or its version is not the bindings'."""
+    Raises ImportError: no ``libmujoco`` beside the bindings, or not the bindings' version."""
     paths = sorted(glob.glob(os.path.join(os.path.dirname(mujoco.__file__), "libmujoco.so*")))
     if not paths:
         raise ImportError("libmujoco not found beside the mujoco bindings")
@@ -102,16 +96,11 @@ def _frame(
     fresh,
     fast,
 ):
-    """One frame's substeps, then its readout, in one ``nogil`` call. Inputs first (``tp``, ``tc`` wrist target rows;
-    ``target`` drive targets), then a world's fixed pointers and views (``MjcBatch._c_args``). Per substep ``mj_step1``
-    (``mj_kinematics`` unless ``split``), :func:`replay.sim.engine.wrist.apply_substep`, the finger drive if ``drive``,
-    ``mj_step2`` (``mj_step``), then the warning counters against ``warn_base`` (a raised one ends the frame). ``stale``
-    / ``fresh`` (len(bodies), 7) get each body's ``xpos`` m and ``xquat`` xyzw before and after the final state's
-    kinematics (run only when no warning and finite); ``fast`` (4,) :func:`replay.sim.engine.signals.fastest_body`;
-    ``stats[0]`` the largest |finger actuator force| so far, N·m.
-
-    Returns:
-        A warning's index into ``warn_ids`` (>= 0), :data:`NON_FINITE` or :data:`READ_DONE`."""
+    """One frame's substeps, then its readout, in one ``nogil`` call: per substep ``mj_step1``, the wrist wrench, the
+    finger drive if ``drive``, ``mj_step2`` (or ``mj_step`` unless ``split``), then the warning counters against
+    ``warn_base`` (a raised one ends the frame). ``stale`` / ``fresh`` (len(bodies), 7): ``xpos`` m, ``xquat`` xyzw
+    before and after the final kinematics; ``fast`` (4,); ``stats[0]`` largest |finger actuator force|, N·m. Returns a
+    warning's index into ``warn_ids`` (>= 0), :data:`NON_FINITE` or :data:`READ_DONE`."""
     k = -1
     for j in range(S):
         if split:
@@ -168,8 +157,7 @@ def _copy_poses(xpos, xquat, bodies, out):
 
 @njit(cache=True, nogil=True)
 def _contacts(m_ptr, d_ptr, n, cint, cflt, idx, hand_geoms, object_geoms, force_min, res, out):
-    """:func:`replay.sim.engine.signals.hand_object_contacts` over the ``n`` contacts of the views,
-    forces by ``mj_contactForce`` (``res``: (6,) scratch); ``out`` (4,) the same sums."""
+    """:func:`replay.sim.engine.signals.hand_object_contacts` over ``n`` contacts, forces by ``mj_contactForce``."""
     cnt = 0
     nf = 0
     fsum = 0.0
@@ -198,8 +186,7 @@ def _contacts(m_ptr, d_ptr, n, cint, cflt, idx, hand_geoms, object_geoms, force_
 
 @njit(cache=True, nogil=True)
 def _why(code, overflow, fast, lim, info):
-    """The frame's stop reason (a ``WHY_*``, -1: none), first found first: ``code``'s warning, a contact ``overflow``,
-    non-finite state, a runaway (``fast`` against ``lim``)."""
+    """The frame's stop reason (a ``WHY_*``, -1: none): a warning, a contact ``overflow``, non-finite, a runaway."""
     if code >= 0:
         info[3] = code
         return WHY_WARNING
@@ -214,8 +201,7 @@ def _why(code, overflow, fast, lim, info):
 
 @njit(cache=True, nogil=True)
 def _pose_row(k, poses, rows, measure_wrist, pos, quat, wrist_err):
-    """Row ``k`` of the pose outputs from ``poses`` (17, 7: xpos m, xquat xyzw) and, when ``measure_wrist``, the root
-    body's distance, m, to ``rows[k, :3]``."""
+    """Row ``k`` of the pose outputs (``poses`` (17, 7): m, xyzw), the root's distance (m) to ``rows[k, :3]``."""
     for b in range(poses.shape[0]):
         for c in range(3):
             pos[k, b, c] = poses[b, c]
@@ -268,19 +254,13 @@ def run_frames(
     """Frames ``k0 .. k1 - 1`` of one world; returns the code written to ``info[0]``.
 
     Args:
-        ctrl_rows: (F, nu) ``ctrl``; rows: (F, 16) wrist target rows; targets: (F, J, 4) drive targets wxyz (J = 0: no
-            drive); phase: (F,) codes, ``settle`` the settle phase's.
-        floor: stop before a frame whose previous object height (m) is below this (-inf: never).
+        ctrl_rows: (F, nu); rows: (F, 16) wrist target rows; targets: (F, J, 4) drive targets wxyz (J = 0: no drive);
+            phase: (F,) codes. floor: stop before a frame whose previous object height (m) is below this.
         lim: (4,) runaway speeds m/s and rad/s, contact force threshold N, the arena share.
         capacity: contacts (``maxuse_con``) above which the world stops.
-        ctrl: the world's ``d.ctrl``. ints, longs, cint, cflt, idx: its
-            :class:`~replay.sim.engine.mujoco_c.data_fields.DataFields`. hand_geoms, object_geoms: (ngeom,) bool. res:
-            (6,) scratch.
         pos, quat, ccount, wrist_err, normal, friction: outputs (F, 17, 3) float32 m, (F, 17, 4) float32 xyzw, (F,)
             int32, (F,) m, (F,) N, (F,) N.
-        sums: (4,) the last frame's contact sums. info: (4,) int64 written: code, frame, why, warning index.
-        m_ptr, d_ptr, wr, stale, fresh, fast, fa: the world's pointers, scratch and fixed arguments of
-            :func:`_frame`."""
+        sums: (4,) the last frame's contact sums. info: (4,) int64 written: code, frame, why, warning index."""
     narena = idx[F.I_NARENA]
     for k in range(k0, k1):
         info[1] = k

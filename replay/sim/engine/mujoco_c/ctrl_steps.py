@@ -1,9 +1,6 @@
 """Many ``mj_step`` of one MuJoCo C model toward per-step ``ctrl`` rows in one ``nogil`` call, each step's readout
-copied out, for the gripper fixture (:class:`replay.sim.gripper.GripperScene`), whose phases stop on Python conditions.
-The caller visits the steps in order; when one ends the phase early it restores the chunk's start state
-(``mjSTATE_INTEGRATION``) and steps again to it, so ``mjData`` ends where one ``mujoco.mj_step`` per step would, bit for
-bit (``tests/test_gripper_steps.py``). A chunk ends after a step with a non-finite object COM or ``|qvel|^2`` over
-``runaway_sq``."""
+copied out, for the gripper fixture (docs/gripper_check.md). A chunk ends after a step with a non-finite object COM or
+``|qvel|^2`` over ``runaway_sq``."""
 
 from __future__ import annotations
 
@@ -35,10 +32,8 @@ def ctrl_steps(
     out_q,
     out_qvel,
 ):
-    """``rows.shape[0]`` steps: ``ctrl[ctrl_idx[j]] = rows[k, j]``, ``mj_step``, then ``out_com[k]`` =
-    ``xipos[com_body]`` m, ``out_pose[k, i]`` = ``xpos`` m and ``xquat`` (wxyz) of ``bodies[i]``, ``out_q[k, i]`` =
-    ``qpos[q_read[i]]``, ``out_qvel[k]``. Returns the steps taken (fewer after a non-finite COM or a runaway; that step
-    read)."""
+    """``rows.shape[0]`` steps of ``ctrl[ctrl_idx[j]] = rows[k, j]``, ``mj_step``, then into ``out_com[k]`` (3,) m,
+    ``out_pose[k, i]`` m and wxyz of ``bodies[i]``, ``out_q[k, i]``, ``out_qvel[k]``. Returns the steps taken."""
     n = rows.shape[0]
     for k in range(n):
         for j in range(ctrl_idx.shape[0]):

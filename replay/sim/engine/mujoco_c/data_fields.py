@@ -1,12 +1,6 @@
-"""Where compiled code reads an ``mjData``'s counters and contacts (docs/engine.md, "Spans"). The bindings give views of
-``mjData``'s arrays but only copies of its scalars; :func:`fields_of` finds each scalar's address from an array beside
-it in MuJoCo's shipped ``mjdata.h``: ``ncon`` the ``int`` right after ``timer[mjNTIMER]``; ``maxuse_stack``,
-``maxuse_arena`` (8 bytes each), ``maxuse_con`` and ``maxuse_efc`` the 24 bytes before ``solver[...]``; the contacts at
-``d.contact``'s first address (the arena's start), field offsets from the views' addresses and stride.
-
-Checked (MuJoCo 3.17.0): at import the header's declarations and a 200-step two-box self-test (:data:`LAYOUT_ERROR`: set
-on failure, every frame then in the per-frame loop); per world at build; after every span (else
-:class:`replay.errors.EngineError`). Nothing is read through a guessed address."""
+"""Where compiled code reads an ``mjData``'s scalars and contacts: addresses placed as MuJoCo 3.17.0's ``mjdata.h``
+declares them and checked at import, build and after every span (docs/engine.md, "Spans"); :data:`LAYOUT_ERROR`
+set when the check fails."""
 
 from __future__ import annotations
 
@@ -24,15 +18,8 @@ I_C_STRIDE32, I_C_GEOM, I_C_EFC, I_C_DIM, I_C_STRIDE64, I_C_FRICTION = 5, 6, 7, 
 
 
 class DataFields(NamedTuple):
-    """One ``mjData``'s scalars and contacts as numpy views for compiled code.
-
-    Attributes:
-        ints / longs: int32 / int64 views of the struct's first bytes (``ncon``, ``maxuse_con``; ``maxuse_stack``,
-            ``maxuse_arena``).
-        cint / cflt: int32 / float64 views of the arena-sized contact array (``geom``, ``efc_address``, ``dim``;
-            ``friction``).
-        idx: (11,) int64 indices into those views (``I_*``) and ``narena`` bytes. base: address of
-            ``mjData.contact``."""
+    """One ``mjData``'s scalars and contacts as numpy views: ``ints`` / ``longs`` (``ncon``, ``maxuse_*``), ``cint`` /
+    ``cflt`` (the contact array), ``idx`` (11,) indices (``I_*``), ``base`` the address of ``mjData.contact``."""
 
     ints: np.ndarray
     longs: np.ndarray
@@ -51,10 +38,7 @@ def _view(address: int, ctype, n: int) -> np.ndarray:
 
 
 def fields_of(d: mujoco.MjData) -> DataFields:
-    """The views of ``d`` (``d`` must outlive them).
-
-    Raises:
-        ValueError: a derived value differs from the bindings' (not MuJoCo 3.17's layout)."""
+    """The views of ``d`` (which must outlive them). Raises ValueError: not MuJoCo 3.17's layout."""
     D = d._address
     t = d.timer.duration
     ncon_at = _addr(t) + t.strides[0] * int(mujoco.mjtTimer.mjNTIMER) - D

@@ -1,8 +1,5 @@
-"""N worlds of one replay scene on MuJoCo's C backend, stepped directly (docs/engine.md): each world an ``MjData`` (and
-its own ``MjModel`` copy where its :class:`~replay.sim.engine.variants.Variant` edits parameters); per physics step
-``mj_step1``, the wrist wrench (:mod:`replay.sim.engine.wrist`), ``mj_step2``; finger ``ctrl`` and the signals once per
-control frame. Spans run compiled (:mod:`replay.sim.engine.mujoco_c.c_loop`); this module is the Python loop
-(:meth:`MjcBatch.step_frame` / :meth:`MjcBatch.read_frame`), the same trajectory bit for bit."""
+"""N worlds of one replay scene on MuJoCo's C backend, stepped directly (docs/engine.md); this module is the Python
+loop, bit for bit the compiled spans of :mod:`replay.sim.engine.mujoco_c.c_loop`."""
 
 from __future__ import annotations
 
@@ -28,16 +25,14 @@ from replay.sim.engine.world import WorldStatus
 
 @dataclass(kw_only=True)
 class World(WorldStatus):
-    """One world on MuJoCo C: its model and data, its warning counters (``d.warning.number``) and their start values
-    (:data:`WARNINGS` order)."""
+    """One world on MuJoCo C: model, data, warning counters (:data:`WARNINGS` order) and their start values."""
 
     m: mujoco.MjModel
     d: mujoco.MjData
     warn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     warn_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     drive: finger_drive.FingerDrive | None = None
-    #: a frame's readout (:mod:`replay.sim.engine.mujoco_c.c_loop`): poses before / after its kinematics (17, 7: xpos
-    #: m, xquat xyzw), the fastest body (4,: :func:`replay.sim.engine.signals.fastest_body`, both paths)
+    #: poses before / after a frame's kinematics (17, 7: m, xyzw), the fastest body (4,)
     stale: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fresh: np.ndarray = field(default_factory=lambda: np.zeros((17, 7)))
     fast: np.ndarray = field(default_factory=lambda: np.zeros(4))
@@ -45,16 +40,14 @@ class World(WorldStatus):
     wr: np.ndarray = field(default_factory=lambda: np.zeros(6))
     stats: np.ndarray = field(default_factory=lambda: np.zeros(1))
     c_args: tuple | None = None
-    #: the compiled span's views of ``d`` (None: its spans run frame by frame in Python) and scratch:
-    #: ``mj_contactForce``'s result (6,), the last frame's contact sums (4,, both paths), the span's end (4,)
+    #: the compiled span's views of ``d`` (None: Python loop); scratch (6,), contact sums (4,), span end (4,)
     fields: DataFields | None = None
     res: np.ndarray = field(default_factory=lambda: np.zeros(6))
     sums: np.ndarray = field(default_factory=lambda: np.zeros(4))
     info: np.ndarray = field(default_factory=lambda: np.zeros(4, np.int64))
 
 
-#: MuJoCo warnings that stop a world (checked after every physics step): dropped contacts or constraints, a NaN,
-#: inf or huge position, velocity or acceleration (MuJoCo then resets the data: mj_checkPos, mj_checkVel, mj_checkAcc)
+#: MuJoCo warnings that stop a world: dropped contacts or constraints, bad position, velocity or acceleration
 WARNINGS = ("CONTACTFULL", "CNSTRFULL", "BADQACC", "BADQPOS", "BADQVEL")
 _WARN_IDS = np.array([int(getattr(mujoco.mjtWarning, f"mjWARN_{k}")) for k in WARNINGS], np.int64)
 _WARN_WHAT = {
@@ -70,23 +63,14 @@ def split_step(m: mujoco.MjModel) -> bool:
 
 
 def _warning_reason(k: int, d: mujoco.MjData) -> str:
-    """The reason a world stops on warning ``WARNINGS[k]`` (index into :data:`WARNINGS`)."""
     what = _WARN_WHAT.get(WARNINGS[k], "contacts/constraints dropped (arena full")
     return f"MuJoCo mjWARN_{WARNINGS[k]}: {what}, {d.ncon} contacts)"
 
 
 class MjcBatch(SpanSteps, SpanEngine):
-    """Worlds of one scene on MuJoCo C.
-
-    Args:
-        scene: a :class:`replay.sim.scene.Scene` built with ``device="cpu"``. variants: one :class:`Variant` per world.
-        threads: threads stepping worlds, the caller's included.
-        capacity: contact count above which a world stops (default ``scene.contact_capacity``).
-        c_loop: step spans compiled (:mod:`replay.sim.engine.mujoco_c.c_loop`); False: in the Python loop.
-
-    Raises:
-        EngineError: a variant cannot be applied. AblationMaskError:
-            :func:`replay.sim.engine.mujoco_c.model_edits.ablate_hand_object`."""
+    """Worlds of one scene on MuJoCo C (``scene`` built with ``device="cpu"``); ``threads`` includes the caller's;
+    ``capacity`` contacts stop a world (default ``scene.contact_capacity``); ``c_loop`` False: spans in Python.
+    Raises EngineError: a variant cannot be applied; AblationMaskError."""
 
     capabilities = Capabilities(
         "direct",
@@ -106,7 +90,6 @@ class MjcBatch(SpanSteps, SpanEngine):
         self.layout = lay = MjLayout.from_scene(scene)
         base_m = scene.solver.mj_model
         base_m.opt.timestep = self.cfg.dt
-        # initial state: Newton's model coordinates pushed into MuJoCo once
         state0 = scene.model.state()
         base_d = scene.solver.mj_data
         scene.solver._update_mjc_data(base_d, scene.model, state0)
@@ -173,14 +156,9 @@ class MjcBatch(SpanSteps, SpanEngine):
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    # --- stepping ------------------------------------------------------------------
     def step_frame(self, finger_quat: np.ndarray, tgt_prev: np.ndarray, tgt: np.ndarray) -> None:
-        """Advance every live world by one control frame (``config.substeps`` steps).
-
-        Args:
-            finger_quat: (N, 15, 4) finger targets per world, xyzw.
-            tgt_prev, tgt: (N, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of the previous and this frame
-                (interpolated within the frame under ``wrist_target_interpolation``)."""
+        """Advance every live world by ``config.substeps`` steps: ``finger_quat`` (N, 15, 4) xyzw; ``tgt_prev``,
+        ``tgt`` (N, 16) wrist rows of the previous and this frame."""
         live = [i for i, w in enumerate(self.worlds) if w.alive]
         finger_ctrl = np.zeros((len(self.worlds), self.layout.nu))
         quat = [None] * len(self.worlds)
@@ -192,8 +170,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         self._deal(live, lambda i: self._step_world(i, finger_ctrl[i], tgt_prev[i], tgt[i], quat[i]))
 
     def _deal(self, live: list[int], fn) -> None:
-        """``fn(i)`` for each world of ``live``, dealt round-robin to the threads, the first share in this thread
-        (MuJoCo's calls and the compiled loop release the GIL)."""
+        """``fn(i)`` for each of ``live``, round-robin over the threads, the first share here (MuJoCo frees the GIL)."""
         if self._pool is None or len(live) < 2:
             for i in live:
                 fn(i)
@@ -210,16 +187,14 @@ class MjcBatch(SpanSteps, SpanEngine):
             f.result()
 
     def _drive_targets(self, ctrl: np.ndarray) -> np.ndarray:
-        """(J, 4) wxyz quaternion drive targets of a ``ctrl`` vector (nu,) that
-        :meth:`replay.sim.engine.layout.MjLayout.finger_ctrl` filled."""
+        """(J, 4) wxyz drive targets of a ``ctrl`` (nu,) that ``MjLayout.finger_ctrl`` filled."""
         rv = finger_drive.rotvec_targets(self.layout, ctrl)
         q = np.empty((len(rv), 4))
         finger_drive.targets_from_rotvec(rv, q)
         return q
 
     def _step_world(self, i: int, ctrl, tp, tc, finger_target=None) -> None:
-        """One frame of world ``i`` in the Python loop, then its stop reason: ``mujoco.FatalError`` (its message), a
-        MuJoCo warning, or ``maxuse_con`` over the capacity. Any other exception propagates."""
+        """One Python-loop frame of world ``i``, then its stop: ``FatalError``, a warning, ``maxuse_con`` > capacity."""
         w = self.worlds[i]
         d, drv = w.d, w.drive
         d.ctrl[:] = ctrl
@@ -244,7 +219,7 @@ class MjcBatch(SpanSteps, SpanEngine):
         )
 
     def _python_frame(self, w: World, tp, tc, target, wr, stats, i: int = 0) -> int:
-        """The frame's substeps, one Python call each; the index into :data:`WARNINGS` of a warning raised, else -1."""
+        """The frame's substeps from Python; a raised warning's index into :data:`WARNINGS`, else -1."""
         m, d, drv = w.m, w.d, w.drive
         S = self.cfg.substeps
         interp = self._interp
@@ -307,10 +282,9 @@ class MjcBatch(SpanSteps, SpanEngine):
             w.fast,
         )
 
-    # --- reading ---------------------------------------------------------------------
     def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after its last frame (contacts of the frame's last step); stopped on a reason: a
-        body's COM speed above ``max_linear`` m/s or ``max_angular`` rad/s, or non-finite ``qpos``/``qvel``."""
+        """Signals of world ``i`` after its last frame; stopped on a COM speed over ``max_linear`` m/s or
+        ``max_angular`` rad/s, or non-finite ``qpos``/``qvel``."""
         w = self.worlds[i]
         m, d = w.m, w.d
         reason = w.reason
@@ -341,7 +315,6 @@ class MjcBatch(SpanSteps, SpanEngine):
         return None
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
-        """``sig`` with world ``w``'s hand-object contacts of the last step."""
         reason, cs = sig.reason, w.sums
         if signals.data_contacts(w.d, self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs):
             sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])
@@ -352,13 +325,13 @@ class MjcBatch(SpanSteps, SpanEngine):
         return sig
 
     def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
-        """Smallest signed distance, m (negative: penetration), between any geom of ``geoms_a`` and of ``geoms_b`` in
+        """Smallest signed distance, m (negative: penetration), between the geoms of ``geoms_a`` and ``geoms_b`` in
         world ``i`` (``mj_geomDistance``); ``distmax`` if none is closer."""
         w = self.worlds[i]
         mujoco.mj_kinematics(w.m, w.d)
         return geom_distance(w.m, w.d, geoms_a, geoms_b, distmax)
 
     def sync_state(self, i: int, state) -> None:
-        """Write world ``i``'s coordinates into a Newton :class:`newton.State` through the solver's conversion."""
+        """Write world ``i``'s coordinates into a Newton ``State``."""
         s = self.scene.solver
         s._update_newton_state(self.scene.model, state, self.worlds[i].d, state_prev=state)

@@ -1,7 +1,5 @@
-"""The spans of frames of :class:`replay.sim.engine.mujoco_c.mjc.MjcBatch`: each world's frames in one ``nogil`` call
-(:func:`replay.sim.engine.mujoco_c.c_loop.run_frames`), or frame by frame in the Python loop (the same trajectory and
-outputs) where the compiled loop cannot run: no compiled loop, a rejected ``mjData`` layout, the arena guard, a
-``recorder``."""
+"""The spans of :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`: one ``nogil`` call per world, or the Python loop
+where the compiled loop cannot run (no library, a rejected layout, the arena guard, a ``recorder``)."""
 
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ class SpanSteps:
     """:meth:`begin_spans` / :meth:`run_span` for :class:`~replay.sim.engine.mujoco_c.mjc.MjcBatch`."""
 
     def _init_spans(self) -> None:
-        """Each world's views for the compiled spans, or :attr:`span_error`: why its spans run in Python."""
+        """Each world's views for the compiled spans, else :attr:`span_error`."""
         #: why the spans step frame by frame in Python (None: compiled)
         self.span_error = C_LOOP_ERROR or data_fields.LAYOUT_ERROR or (None if self.c_loop else "c_loop=False")
         if self.span_error is None:
@@ -77,11 +75,8 @@ class SpanSteps:
         )
 
     def run_span(self, k0: int, k1: int, outs: list[FrameRows]) -> list[SpanEnd | None]:
-        """Frames ``k0 .. k1 - 1`` of every live world, the worlds dealt round-robin to the threads; frame by frame in
-        Python where the compiled loop is not trusted.
-
-        Raises:
-            EngineError: after a compiled span, MuJoCo's counters disagree with the views it read."""
+        """Frames ``k0 .. k1 - 1`` of every live world, round-robin over the threads. Raises EngineError: after a
+        compiled span, MuJoCo's counters disagree with the views it read."""
         ends: list[SpanEnd | None] = [None] * len(self.worlds)
 
         def run(i):

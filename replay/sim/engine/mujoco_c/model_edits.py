@@ -1,7 +1,5 @@
-"""Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant` (MuJoCo C), each read
-back: the contact ablation by collision bits, friction, effort, mass, contact softness, torsional friction. Every edited
-field is one MuJoCo lists as changeable in a compiled model (MuJoCo docs, Programming > Simulation, "mjModel changes"; a
-mass change needs ``mj_setConst``)."""
+"""Edits of a world's compiled ``MjModel`` for its :class:`~replay.sim.engine.variants.Variant`, each read back; every
+field one MuJoCo lists as changeable (MuJoCo docs, Programming > Simulation, "mjModel changes")."""
 
 from __future__ import annotations
 
@@ -23,12 +21,8 @@ def _collides(ct: np.ndarray, ca: np.ndarray) -> np.ndarray:
 
 
 def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
-    """Make hand-object geom pairs unable to collide in ``m``: the object's geoms get one contype/conaffinity bit no
-    hand geom uses, and every non-hand geom that collided with the object gets it too (object-support contact kept).
-    Every pair's test is compared before and after: only hand-object pairs may change. Returns the bit.
-
-    Raises:
-        AblationMaskError: no usable bit (the caller builds the ablation with Newton's filter pairs instead)."""
+    """Give the object's geoms, and every non-hand geom colliding with it, a contype/conaffinity bit no hand geom uses;
+    only hand-object pairs may change. Returns the bit. Raises AblationMaskError: no usable bit."""
     ct, ca = m.geom_contype.astype(np.int64), m.geom_conaffinity.astype(np.int64)
     hand, obj = layout.hand_geoms, layout.object_geoms
     body = np.asarray(m.geom_bodyid)
@@ -58,10 +52,8 @@ def ablate_hand_object(m: mujoco.MjModel, layout: MjLayout) -> int:
 
 
 def set_options(m: mujoco.MjModel, options) -> dict:
-    """Set the scalar ``mjOption`` fields ``options`` (``((name, value), ...)``) of ``m``; each as read back.
-
-    Raises:
-        EngineError: an unknown or non-scalar field, or a value that did not take."""
+    """Set ``m``'s scalar ``mjOption`` fields ``((name, value), ...)``, read back. Raises EngineError: an unknown or
+    non-scalar field, or a value that did not take."""
     got = {}
     for name, value in options:
         cur = getattr(m.opt, name, None)
@@ -75,15 +67,9 @@ def set_options(m: mujoco.MjModel, options) -> dict:
 
 
 def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
-    """Edit a world's compiled model for ``v`` and read every edited value back (for the results). Ablation:
-    :func:`ablate_hand_object` unless ``prebuilt_ablation``. Friction: the fewest geoms' ``geom_friction[:, 0]`` giving
-    every hand-object contact the value (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; other pair
-    classes changed: ``friction_side_effects``). Effort: the finger actuators' ``actuator_forcerange``. Mass:
-    ``body_mass`` and ``body_inertia`` scaled, then ``mj_setConst``. Values rounded to float32 first, as Newton stores
-    them.
-
-    Raises:
-        EngineError: a value did not take. AblationMaskError: :func:`ablate_hand_object`."""
+    """Edit a world's compiled model for ``v`` (ablation, friction on the fewest geoms, effort, mass then
+    ``mj_setConst``; float32-rounded as Newton stores them) and read every edited value back. Raises EngineError: a
+    value did not take; AblationMaskError."""
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
     v = dataclasses.replace(
@@ -147,8 +133,7 @@ def _object_mass(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> float | Non
 
 
 def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
-    """``solref`` / ``solimp`` / torsional friction of ``v`` on the hand's and object's geoms; the values one
-    hand-object pair uses, read back (:func:`importer_patches.contact_params.pair_params`)."""
+    """``v``'s solref / solimp / torsional friction on hand and object geoms; one pair's values read back."""
     out: dict = {}
     geoms = np.flatnonzero(layout.hand_geoms | layout.object_geoms)
     if v.solref is not None:
@@ -171,8 +156,7 @@ def _contact_edits(m: mujoco.MjModel, layout: MjLayout, v: Variant) -> dict:
 
 
 def initial_state_edits(d: mujoco.MjData, layout: MjLayout, v: Variant) -> dict:
-    """The object's position in ``d.qpos`` shifted by ``v.object_offset`` (m, world); ``{"object_initial_pos": (3,) m}``
-    read back, or {}."""
+    """Shift the object in ``d.qpos`` by ``v.object_offset`` (m, world); ``{"object_initial_pos": (3,) m}`` or {}."""
     if not any(v.object_offset):
         return {}
     q = layout.object_qadr

@@ -1,6 +1,5 @@
-"""The reference engine (``config.engine = "newton"``): one world stepped through ``SolverMuJoCo.step`` every physics
-step, the wrist wrench in ``Control.joint_f`` and the finger targets in ``joint_target_q``; slow, kept as what the fast
-engines are checked against."""
+"""The reference engine (``engine = "newton"``): one world through ``SolverMuJoCo.step`` every physics step; slow, what
+the fast engines are checked against."""
 
 from __future__ import annotations
 
@@ -18,11 +17,8 @@ from replay.sim.engine.world import WorldStatus
 
 
 class NewtonStepBatch(Engine):
-    """One world of ``scene`` (its ablation built in) stepped by ``scene.solver.step``; of its one variant only the
-    wrist perturbation is honoured; ``threads`` ignored.
-
-    Raises:
-        ValueError: :meth:`~replay.sim.engine.contract.Engine.one_world`."""
+    """One world of ``scene`` (ablation built in); of its one variant only the wrist perturbation is honoured.
+    Raises ValueError: :meth:`Engine.one_world`."""
 
     capabilities = Capabilities(
         "newton", worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=True
@@ -33,8 +29,7 @@ class NewtonStepBatch(Engine):
         v = self.one_world(scene, variants)
         self.model, self.solver = scene.model, scene.solver
         self.s0, self.s1 = self.model.state(), self.model.state()
-        # body poses from the coordinates: Model.state() holds the bodies where the MJCF
-        # import put them (the world origin), and the first wrist wrench reads them
+        # body poses from the coordinates: the first wrist wrench reads them (Model.state() has the import's)
         newton.eval_fk(self.model, self.s0.joint_q, self.s0.joint_qd, self.s0)
         self.control = self.model.control()
         self.ctl = HandController(scene, self.control)

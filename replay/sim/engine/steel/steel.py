@@ -1,10 +1,6 @@
-"""The Steel engine: one world stepped by :class:`newton.solvers.SolverSteel` (Newton 1.8.0; docs/engine.md). Per
-physics step (``config.dt``): the wrist wrench of :class:`replay.sim.control.HandController` into ``Control.joint_f`` of
-the free joint (world force at the root COM and torque; SolverSteel's free-joint ``joint_qd`` is ``(v_com, omega)``,
-world); the quaternion finger drive (:mod:`replay.sim.engine.steel.steel_drive`; SolverSteel drives no BALL joint);
-Newton's collision pipeline (honouring the ablation's filter pairs), then ``solver.step`` with the ``CONTACT_F``
-observable. A dropped row or contact stops the world as ``unstable``
-(:func:`replay.sim.engine.steel.steel_signals.row_problem`)."""
+"""The Steel engine: one world stepped by Newton 1.8.0's ``SolverSteel`` (docs/engine.md, "SolverSteel"): the wrist
+wrench in ``Control.joint_f`` (free joint ``joint_qd`` is ``(v_com, omega)``, world), the quaternion finger drive,
+Newton's collision pipeline. A dropped row or contact stops the world as ``unstable``."""
 
 from __future__ import annotations
 
@@ -29,9 +25,8 @@ ENGINE = "steel"
 
 @dataclass(frozen=True)
 class SteelLayout:
-    """Where the replay's pieces are in the Newton model: ``hand_bodies`` (16,) body indices of ``mano_body_0..15``,
-    ``object_body``; ``hand_geoms`` / ``object_geoms`` (shape_count,) bool masks; ``shape_body`` (shape_count,) each
-    shape's body (-1: static)."""
+    """Where the replay's pieces are in the Newton model: ``hand_bodies`` (16,), ``object_body``, ``hand_geoms`` /
+    ``object_geoms`` (shape_count,) bool, ``shape_body`` (shape_count,) (-1: static)."""
 
     hand_bodies: np.ndarray
     object_body: int
@@ -57,10 +52,7 @@ class SteelLayout:
 
 def finger_drive_of(scene) -> SteelFingerDrive:
     """The quaternion drive of ``scene``'s fingers with the model's per-DOF ``joint_target_ke`` (N·m/rad),
-    ``joint_target_kd`` (N·m·s/rad) and ``joint_effort_limit`` (N·m).
-
-    Raises:
-        ValueError: :meth:`SteelFingerDrive.from_gains`."""
+    ``joint_target_kd`` (N·m·s/rad) and ``joint_effort_limit`` (N·m). Raises ValueError."""
     m = scene.model
     fd = slice(scene.hand_qd_start + MANOSIM_HAND.finger_dof_start, scene.hand_qd_start + MANOSIM_HAND.dofs)
     return SteelFingerDrive.from_gains(
@@ -74,22 +66,14 @@ def finger_drive_of(scene) -> SteelFingerDrive:
 
 
 def make_pipeline(model, config):
-    """Newton's collision pipeline for ``model`` and its contact buffer of ``config.steel.contact_max`` contacts (None:
-    Newton's estimate)."""
+    """Newton's collision pipeline for ``model``, ``config.steel.contact_max`` contacts (None: Newton's estimate)."""
     pipe = newton.CollisionPipeline(model, rigid_contact_max=config.steel.contact_max)
     return pipe, pipe.contacts()
 
 
 class SteelBatch(Engine):
-    """One world of a Steel ``scene`` (:func:`replay.sim.engine.steel.steel_scene.build_steel_scene`; its ablation built
-    in as filter pairs).
-
-    Args:
-        variants: exactly one :class:`~replay.sim.engine.variants.Variant`; only its wrist perturbation is honoured.
-            threads: ignored.
-
-    Raises:
-        ValueError: :meth:`~replay.sim.engine.contract.Engine.one_world`."""
+    """One world of a Steel ``scene`` (ablation built in as filter pairs); of its one variant only the wrist
+    perturbation is honoured; ``threads`` ignored. Raises ValueError: :meth:`Engine.one_world`."""
 
     capabilities = Capabilities(
         ENGINE, worlds_per_scene=1, parameter_variants=False, ablation_by_variant=False, geom_distance=False
@@ -122,8 +106,7 @@ class SteelBatch(Engine):
         self.s0, self.s1 = self.s1, self.s0
 
     def step_frame(self, finger_quat, tgt_prev, tgt) -> None:
-        """One control frame (``config.substeps`` steps) of world 0: fingers (N, 15, 4) xyzw, wrist rows (N, 16) of the
-        previous and this frame."""
+        """One control frame of world 0: fingers (N, 15, 4) xyzw, wrist rows (N, 16) of the previous and this frame."""
         w = self.worlds[0]
         if not w.alive:
             return
@@ -139,7 +122,6 @@ class SteelBatch(Engine):
         w.act_max = max(w.act_max, self.drive.max_torque())
 
     def contact_signals(self, force_min: float) -> tuple[int, int, float, float, float]:
-        """:func:`replay.sim.engine.steel.steel_signals.hand_object_signals` of the last step."""
         c = self.contacts
         lay = self.layout
         return steel_signals.hand_object_signals(
@@ -155,7 +137,7 @@ class SteelBatch(Engine):
         )
 
     def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
-        """Body poses (17 bodies, xyzw) and hand-object contact signals of world 0 after the frame."""
+        """Body poses (17, xyzw) and contact signals of world 0 after the frame."""
         w = self.worlds[0]
         reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
         bq = self.s0.body_q.numpy()

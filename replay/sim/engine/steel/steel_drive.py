@@ -1,14 +1,6 @@
-"""The quaternion finger drive on :class:`newton.solvers.SolverSteel` (which drives no BALL joint), as ball-joint torque
-in ``Control.joint_f``: the law of :mod:`replay.sim.engine.finger_drive` per finger ball joint::
-
-    e       = log(q^-1 q_target)                          rotation vector, child frame, rad
-    tau_c   = clip(kp e - kd omega_c, -effort, +effort)   per component, N·m
-    joint_f = q tau_c                                     parent-anchor frame
-
-with each DOF's ``joint_target_ke`` (N·m/rad), ``joint_target_kd`` (N·m·s/rad) and ``joint_effort_limit`` (N·m), one
-Warp kernel before every physics step. SolverSteel's ball ``joint_qd`` and ``joint_f`` live in the joint's parent-anchor
-frame (``tests/test_steel.py``); the law clips in the child frame, as MuJoCo's ``qfrc_applied`` (manosim's child anchors
-carry no rotation). Quaternions xyzw."""
+"""The quaternion finger drive on ``SolverSteel`` as ball-joint torque in ``Control.joint_f``, parent-anchor frame
+(docs/engine.md, "SolverSteel"): ``tau_c = clip(kp log(q^-1 q_target) - kd omega_c, +-effort)`` N·m in the child
+frame, ``joint_f = q tau_c``. Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -36,8 +28,8 @@ def quat_drive_kernel(
     joint_f: wp.array(dtype=wp.float32),
     tau_max: wp.array(dtype=wp.float32),
 ):
-    """One thread per finger ball joint: its drive torque (parent-anchor frame, N·m) into ``joint_f``; its largest
-    child-frame |component| folded into ``tau_max[0]``."""
+    """One thread per finger ball joint: its torque (parent-anchor frame, N·m) into ``joint_f``; its largest
+    child-frame |component| into ``tau_max[0]``."""
     j = wp.tid()
     a = q_adr[j]
     v = v_adr[j]
@@ -67,13 +59,9 @@ def quat_drive_kernel(
 
 @dataclass
 class SteelFingerDrive:
-    """The quaternion drive of the 15 manosim finger ball joints of one Newton model.
-
-    Attributes:
-        q_adr, v_adr: (15,) int32, each joint's first ``joint_q`` / ``joint_qd`` index.
-        kp, kd, effort: (15,) vec3, per DOF N·m/rad, N·m·s/rad, N·m. target: (15,) quat, xyzw.
-        tau_max: (1,) largest |torque component| since the drive was built, N·m. gains: host copies (15, 3) for
-            read-back."""
+    """The quaternion drive of the 15 finger ball joints: ``q_adr``, ``v_adr`` (15,) int32; ``kp``, ``kd``,
+    ``effort`` (15,) vec3, N·m/rad, N·m·s/rad, N·m; ``target`` (15,) quat xyzw; ``tau_max`` (1,) N·m; ``gains`` host
+    copies (15, 3)."""
 
     q_adr: wp.array
     v_adr: wp.array
@@ -88,11 +76,8 @@ class SteelFingerDrive:
     def from_gains(
         cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
     ) -> SteelFingerDrive:
-        """The drive of the hand whose coords start at ``hand_q_start`` and DOFs at ``hand_qd_start``; ``kp``, ``kd``,
-        ``effort`` (15, 3), N·m/rad, N·m·s/rad, N·m.
-
-        Raises:
-            ValueError: a negative or non-finite gain or limit, or an effort limit 0 / infinite."""
+        """The drive of the hand at ``hand_q_start`` / ``hand_qd_start``; ``kp``, ``kd``, ``effort`` (15, 3),
+        N·m/rad, N·m·s/rad, N·m. Raises ValueError: a negative or non-finite gain, or an effort limit 0 / inf."""
         J = MANOSIM_HAND.finger_joints
         kp, kd, effort = (np.asarray(x, np.float32).reshape(J, BALL_DOFS) for x in (kp, kd, effort))
         for name, x in (("kp", kp), ("kd", kd)):
@@ -115,7 +100,7 @@ class SteelFingerDrive:
         )
 
     def set_targets(self, finger_quat: np.ndarray) -> None:
-        """Finger targets (15, 4) xyzw (Newton ball-joint coords)."""
+        """Finger targets (15, 4) xyzw."""
         self.target.assign(np.asarray(finger_quat, np.float32).reshape(-1, 4))
 
     def apply(self, state, control) -> None:

@@ -1,8 +1,5 @@
-"""Build the replay scene for :class:`newton.solvers.SolverSteel` (engine ``steel``): the world of
-:mod:`replay.sim.scene` with SolverSteel's attributes, free-body angular damping ``config.steel.angular_damping``
-(SolverSteel's default 0.05 1/s is PhysX's; MuJoCo has none). SolverSteel drops constraint rows past fixed capacities: a
-probe solver settles the object and steps once at the grasp pose; its row watermarks times ``row_headroom`` (at least
-``rows_min``) size the final solver, which stops a world at any dropped row. Quaternions xyzw."""
+"""The replay scene for ``SolverSteel`` (engine ``steel``): rows sized by a probe, angular damping configured
+(docs/engine.md, "SolverSteel"). Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ ROW_FAMILIES = {"articulation": "articulation_constraint_max", "free_body": "fre
 
 
 def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
-    """SolverSteel constructor options from ``config`` (iterations, friction mode, Baumgarte factor) and row budgets
-    ``rows`` (``{"articulation", "free_body"}``); row watermarks and overflow warnings on."""
+    """SolverSteel constructor options from ``config`` and row budgets ``rows`` (``{"articulation", "free_body"}``)."""
     opts = dict(
         iterations=int(config.steel.iterations),
         friction_mode=str(config.steel.friction_mode),
@@ -46,23 +42,16 @@ def steel_options(config: ReplayConfig, rows: dict[str, int]) -> dict:
 
 
 def build_steel_model(spec: SceneSpec, config: ReplayConfig):
-    """``(model, info)``: the replay world of ``spec`` with SolverSteel's attributes and the configured free-body
-    angular damping.
-
-    Raises:
-        DataError: bad asset. SceneError: the hand import is not as expected."""
+    """``(model, info)``: ``spec``'s replay world with SolverSteel's attributes and angular damping. Raises DataError:
+    bad asset; SceneError: bad hand import."""
     model, info = build_world_model(spec, config, (newton.solvers.SolverSteel,))
     model.steel.rigid_body_angular_damping.fill_(float(config.steel.angular_damping))
     return model, info
 
 
 def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
-    """The Steel scene of ``spec``: model, measured row budgets, final solver, read-back; ``flutter`` the MJCF drive's
-    records at the commanded targets (nothing raised).
-
-    Raises:
-        ReadbackError: an option, row budget or drive gain did not reach the solver. SceneError: the hand import is not
-            as expected. DataError: bad asset."""
+    """The Steel scene of ``spec``; ``flutter`` informative only. Raises ReadbackError: an option, row budget or drive
+    gain did not reach the solver; SceneError; DataError."""
     model, info = build_steel_model(spec, config)
     probe_rows = {k: int(config.steel.probe_rows) for k in ROW_FAMILIES}
     probe = probe_scene(
@@ -90,11 +79,8 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
 
 
 def _probe_rows(probe: Scene, hand_coords0: np.ndarray, grasp_coords: np.ndarray) -> tuple[dict, tuple]:
-    """Rows the probe requested per family (``raw_high_water``) over a settle and one step at the grasp pose, and
-    ``(resting contacts, contacts at grasp, contact buffer size)``.
-
-    Raises:
-        ReadbackError: the probe itself dropped rows (``config.steel.probe_rows`` too small)."""
+    """Rows the probe requested per family over a settle and one step at the grasp pose, and ``(resting contacts,
+    contacts at grasp, buffer size)``. Raises ReadbackError: the probe dropped rows (``steel.probe_rows`` too small)."""
     cfg = probe.config
     batch = SteelBatch(probe, [Variant(ablation=probe.ablation)])
     row = np.zeros((1, wrist.T_SIZE))
@@ -148,11 +134,8 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
 
 
 def steel_readback(scene: Scene, rows: dict) -> dict:
-    """Compare what the final SolverSteel holds with what was asked: iterations, friction mode, Baumgarte factor, row
-    budgets, watermark on, the finger drive's gains, angular damping, gravity, the ablation's filter pairs.
-
-    Raises:
-        ReadbackError: a value differs (names it)."""
+    """Compare what the final SolverSteel holds with what was asked (options, row budgets, drive gains, damping,
+    gravity, filter pairs). Raises ReadbackError naming a differing value."""
     s, cfg, m = scene.solver, scene.config, scene.model
     want = dict(
         iterations=int(cfg.steel.iterations),

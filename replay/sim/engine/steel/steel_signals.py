@@ -1,8 +1,5 @@
-"""Per-frame readouts of a :class:`newton.solvers.SolverSteel` world (Newton 1.8.0): hand-object contacts and forces
-from the ``CONTACT_F`` observable (per live contact the force on shape 0's body, N, world; dropped rows report zero),
-and dropped rows and contacts. The normal ``rigid_contact_normal`` points from shape 0 to shape 1
-(``tests/test_steel.py``), so ``N = -f . n`` and friction is the rest of ``f``; a contact's friction is the mean of the
-two shapes' ``mu`` times ``contact_friction_scale``."""
+"""Per-frame readouts of a ``SolverSteel`` world from the ``CONTACT_F`` observable (docs/engine.md, "SolverSteel"):
+forces N, world; a contact's friction is the mean of its shapes' ``mu`` times ``contact_friction_scale``."""
 
 from __future__ import annotations
 
@@ -20,13 +17,9 @@ def hand_object_signals(
     shape_mu: np.ndarray,
     force_min: float,
 ) -> tuple[int, int, float, float, float]:
-    """``(n contacts, n carrying force, sum N, sum mu_i N_i N, sum |friction| N)`` of the hand-object contacts of the
-    last step.
-
-    Args:
-        count: live contacts. shape0, shape1: shape indices; normal: (>= count, 3) unit, world, shape 0 -> 1; force: (>=
-            count, 6) ``contact_f`` rows (N, N·m).
-        hand_shapes, object_shapes: (shape_count,) bool. shape_mu: (shape_count,) friction per shape. force_min: N."""
+    """``(n contacts, n carrying force, sum N, sum mu_i N_i, sum |friction|)``, N, of the last step's hand-object
+    contacts; ``normal`` (>= count, 3) unit, world, shape 0 -> 1; ``force`` (>= count, 6) ``contact_f`` rows (N, N·m);
+    masks and ``shape_mu`` (shape_count,)."""
     if count <= 0:
         return 0, 0, 0.0, 0.0, 0.0
     s0 = np.asarray(shape0[:count], np.int64)
@@ -51,9 +44,7 @@ def hand_object_signals(
 
 
 def row_problem(solver, contacts, watermarks: dict | None = None) -> str | None:
-    """Why the world must stop because SolverSteel lost rows or contacts (its ``constraint_overflow`` flags, the contact
-    buffer full, Newton's contact-reduction overflow counter), or None; ``watermarks``: ``constraint_row_watermarks()``
-    if read."""
+    """Why SolverSteel lost rows or contacts (overflow flags, full contact buffer, reduction overflow), or None."""
     flags = solver.constraint_overflow.numpy()
     wm = watermarks if watermarks is not None else solver.constraint_row_watermarks()
     if np.any(flags):
