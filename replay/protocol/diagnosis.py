@@ -1,8 +1,6 @@
 """Why a grasp failed, from measured signals only (docs/fidelity.md, "Why a grasp fails"): friction budget ``sum(mu_i
-N_i) / g``, creep and slip in the hand frame, and one class per rollout that did not lift or fell in the shake, the
-first that applies in :data:`CLASSES` order.
-
-Per-frame arrays: world frame, Z up; positions m, quaternions xyzw, forces N."""
+N_i) / g``, creep and slip in the hand frame, the first :data:`CLASSES` entry that applies. World frame, Z up;
+positions m, quaternions xyzw, forces N."""
 
 from __future__ import annotations
 
@@ -87,19 +85,9 @@ def diagnose(
     cfg,
     peak_rise: float | None = None,
 ) -> dict | None:
-    """The diagnosis of one rollout's metrics ``m``. ``too_heavy`` needs the budget below the mass but at least one
-    fingertip's, ``effort_limit / diag_grip_lever_m / g`` kg (else ``light_grip``).
-
-    Args:
-        object_mass: kg. effort_limit: the rollout's finger effort limit, N·m.
-        pushed_mm: largest object displacement before the lift, mm.
-        budget_peak_kg: largest friction budget over lift and hold, kg (None: no lift).
-        fingertip_distance_mm: smallest fingertip-object distance at lift start, mm.
-        slip_onset_frame: :func:`slip_onset`. cfg: ``diag_push_mm``, ``diag_grip_lever_m``, ``diag_never_rose_mm``.
-        peak_rise: :func:`peak_rise_mm` over lift and hold, mm (None: no lift).
-
-    Returns:
-        ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held)."""
+    """``{"class": one of CLASSES, "figure": {...}}`` of metrics ``m``, None if lifted and held. ``too_heavy`` needs the
+    budget below the mass (kg) but at least one fingertip's, ``effort_limit`` (N·m) ``/ diag_grip_lever_m / g`` kg,
+    else ``light_grip``. Distances mm; ``budget_peak_kg`` / ``peak_rise`` None: no lift."""
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
     if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it

@@ -1,8 +1,6 @@
-"""Extra finger closure of a world (a :class:`replay.sim.engine.variants.Variant`'s ``finger_closure``, (5,) rad,
-MANO order index, middle, pinky, ring, thumb): ``q'_j = q_j * exp(r(k) closure[f] a_j)`` (xyzw),
-``a_j = normalize(bone x n)`` in the joint's child frame, ``n`` the palm normal (-y, manosim's hand frame); ``r`` 0-1
-ramps in (min-jerk) over the approach's last :data:`RAMP_RECORDED_S` recorded s and out with the release
-(docs/refine.md)."""
+"""A Variant's extra finger closure (5,) rad, MANO order index, middle, pinky, ring, thumb (docs/refine.md):
+``q'_j = q_j * exp(r(k) closure[f] a_j)`` (xyzw), ``a_j = normalize(bone x n)`` child frame, ``n`` the palm normal
+(-y, manosim's hand frame), ``r`` 0-1 (:func:`ramp`)."""
 
 from __future__ import annotations
 
@@ -60,12 +58,8 @@ def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, *, weight: np
 
 
 def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
-    """(N, F, 15, 4) xyzw finger targets of every world of ``batch``: the plan's (a broadcast view) unless a world's
-    variant moves its fingers (its extra closure on the uncompressed targets, then its pad compression at its own depth
-    on its own pose).
-
-    Raises:
-        ValueError: a variant asks a pad depth of a plan without pad compression."""
+    """(N, F, 15, 4) xyzw finger targets per world: the plan's (a broadcast view) unless its variant closes or
+    compresses them. ValueError: a variant asks a pad depth of a plan without pad compression."""
     fingers = finger_quats(plan.coords)
     N = len(batch.worlds)
     if not any(getattr(w.variant, "moves_fingers", False) for w in batch.worlds):

@@ -43,11 +43,8 @@ def _pose(pos, quat_xyzw):
 
 
 def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
-    """The recorded thumb-tip to index-tip line at ``rec.grasp_frame``, moved with the object onto ``settled_origin``
-    (7,) (m, xyzw, world).
-
-    Raises:
-        DataError: no landmarks, or the tips coincide / are not finite there."""
+    """The recorded thumb-index line at the grasp frame, moved with the object onto ``settled_origin`` (7,) (m, xyzw,
+    world). DataError: no landmarks, or the tips coincide / are not finite."""
     g = int(rec.grasp_frame)
     if rec.landmarks is None:
         raise DataError(rec.source, "landmarks", "no landmarks: no thumb-index grasp line")

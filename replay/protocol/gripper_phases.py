@@ -160,11 +160,8 @@ class LineRun:
         return cls(scene, plan, pc, height=height, longest_edge=longest_edge)
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, *, stop=None):
-        """Step up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (phase time t s; None: hold; t alone
-        decides them); ``stop(t, reading)`` ends early. Returns ``(t, reading)`` of the last step.
-
-        Raises:
-            _Unstable: a non-finite object COM or a runaway ``qvel``."""
+        """``(t, reading)`` after up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (t s; None: hold) or
+        until ``stop(t, reading)``. Raises _Unstable (non-finite object COM, runaway ``qvel``)."""
         sc = self.sc
         n = max(1, int(math.ceil(duration / sc.dt - 1e-9)))
         chunk = {}
@@ -210,8 +207,7 @@ class LineRun:
         return Rotation.from_quat(o[3:7]).apply(self.grasp_local) + o[:3]
 
 
-# ------------------------------------------------------------------ the nine phases
-# each: (run) -> (passed, metrics); SI units in the metric names' suffixes (_m, _s, _mm)
+# the nine phases, each (run) -> (passed, metrics); units in the metric names' suffixes (_m, _s, _mm)
 
 
 def _stability(run: LineRun) -> tuple[bool, dict]:

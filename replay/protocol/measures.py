@@ -1,9 +1,6 @@
-"""Per-world measures of a rollout: :func:`measure_world` turns one world's :class:`Trace` into the metrics of
-:func:`replay.protocol.rollout.run_rollouts` (their fields: docs/results.md). The outcome is judged at the end of the
-hold (rise >= ``lifted_min_rise``, lowest collision vertex >= ``lifted_min_clearance`` above the support); the shake and
-release are reported on their own.
-
-Positions m, world frame (Z up), quaternions xyzw; mm and deg where named."""
+"""Per-world measures of a rollout (fields: docs/results.md): lifted at the end of the hold when rise >=
+``lifted_min_rise`` and the lowest collision vertex >= ``lifted_min_clearance`` above the support; shake and release
+apart. Positions m, world frame (Z up), quaternions xyzw; mm and deg where named."""
 
 from __future__ import annotations
 
@@ -22,17 +19,10 @@ from replay.sim.engine.spans import FrameRows
 
 @dataclass
 class Trace(FrameRows):
-    """What one world recorded, frame by frame (F planned frames, B = 17 bodies: 16 hand bodies, then the object): the
-    engine's :class:`~replay.sim.engine.spans.FrameRows`, then what the protocol keeps once.
-
-    Attributes:
-        body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``). body_quat: (F, B, 4) float32, xyzw.
-        ccount: (F,) hand-object contacts. wrist_err: (F,) root-body position error, m (NaN while settling).
-            normal_force / friction_force: (F,) contact force sums, N.
-        done: frames simulated. fingertip_distance: smallest fingertip-object distance at lift start, m. bad_frame: the
-            frame a reason stopped the world at, or None.
-        contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying force at lift start.
-            force_bones: bones (0-15) carrying hand-object force at the contact-agreement frame, None if not read."""
+    """One world's record (F planned frames, B = 17 bodies: 16 hand, then the object): ``body_pos`` (F, B, 3) float32 m
+    world (NaN past ``done``), ``body_quat`` (F, B, 4) xyzw, ``ccount`` (F,) hand-object contacts, ``wrist_err`` (F,)
+    m (NaN while settling), ``normal_force`` / ``friction_force`` (F,) N; ``fingertip_distance`` m and
+    ``contacts_at_lift`` at lift start; ``bad_frame`` (None: none); ``force_bones`` (0-15, None: not read)."""
 
     done: int = 0
     fingertip_distance: float | None = None
@@ -51,11 +41,8 @@ def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarr
 def hand_frame_slip(
     wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, *, obj_quat: np.ndarray, ref: int | None
 ) -> tuple[float | None, float | None]:
-    """``(mm, deg)`` the object moved in the wrist (root body) frame between frame ``ref`` (lift start) and the last;
-    (None, None) without a lift.
-
-    Args:
-        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw."""
+    """``(mm, deg)`` the object moved in the wrist frame from frame ``ref`` (lift start) to the last; (None, None)
+    without a lift. Positions (F, 3) m world, quaternions (F, 4) xyzw."""
     if ref is None or ref < 0 or ref >= len(wrist_pos) - 1:
         return None, None
     w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
@@ -148,14 +135,7 @@ def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
 
 
 def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: Trace, world) -> dict:
-    """Metrics of one world's trace.
-
-    Args:
-        rec: the replayed recording (``support_height`` m); plan: the plan stepped.
-        scene: the built :class:`replay.sim.scene.Scene` (``object_vertices`` (V, 3) m, object frame; ``object_mass``
-            kg). tr: the world's :class:`Trace`.
-        world: the batch's :class:`replay.sim.engine.world.WorldStatus` (``reason``, ``variant``, ``peak_contacts``,
-            ``act_max`` N·m)."""
+    """Metrics of one world's :class:`Trace`; ``world``: its :class:`replay.sim.engine.world.WorldStatus`."""
     done = tr.done
     reason, bad_frame = world.reason, tr.bad_frame
     if bad_frame is None:

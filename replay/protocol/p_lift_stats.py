@@ -28,9 +28,8 @@ def verdict_class(lo: float, hi: float) -> str:
 
 
 def driver(lifted, keys: dict) -> dict | None:
-    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect = high - low,
-    low, high}``, or None when none has an effect. Halves: below and above the median (ties at the median join the lower
-    half where a half would have under :data:`DRIVER_MIN_HALF`; a variable still unsplit is skipped)."""
+    """``{variable, effect = high - low, low, high}`` of the variable whose halves (about the median; ties join the
+    lower if a half would have under :data:`DRIVER_MIN_HALF`) differ most in lift rate; None: no effect."""
     y = np.asarray(lifted, float)
     best = None
     for name, x in keys.items():

@@ -68,12 +68,8 @@ class Capsules:
 
 
 class ObjectSDF:
-    """Signed distance (m, negative inside) to the union of an object's convex collision parts.
-
-    Args:
-        parts: ``[(vertices (V, 3) m object frame, faces), ...]`` (:func:`load_collision_parts`).
-        pos: (3,) object position, m, world. quat_xyzw: (4,) orientation.
-    """
+    """Signed distance (m, negative inside) to the union of convex ``parts`` ([(vertices (V, 3) m object frame,
+    faces)], :func:`load_collision_parts`) placed at ``pos`` (3,) m world, ``quat_xyzw`` (4,)."""
 
     def __init__(self, parts: list[tuple[np.ndarray, np.ndarray]], pos, quat_xyzw):
         R = Rotation.from_quat(np.asarray(quat_xyzw, float))
@@ -109,12 +105,9 @@ def capsule_distance(
 def closure_axes(
     kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, *, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (applied as ``R_grasp @ exp(s
-    w_i u_i)``), share ``w`` (3,), and the rule used.
-
-    ``q_open`` / ``q_grasp``: (15, 4) xyzw finger joints of the most open and the grasp pose. ``rule``: ``"recorded"``
-    (each joint's recorded rotation; ``"anatomical"`` for a finger that closed less than :data:`RECORDED_MIN_DEG` at
-    every joint) or ``"anatomical"`` (bone x palm normal)."""
+    """``(axes (3, 3) in each joint's grasp frame, applied as R_grasp exp(s w_i u_i); shares w (3,); rule used)`` of one
+    finger from ``q_open`` / ``q_grasp`` (15, 4) xyzw. ``"recorded"`` falls back to ``"anatomical"`` (bone x palm
+    normal) for a finger closed less than :data:`RECORDED_MIN_DEG` at every joint."""
     local = []
     for b in bodies:
         rg = Rotation.from_quat(q_grasp[b - 1])
@@ -218,19 +211,10 @@ def solve(
     max_deg: float,
     axis_rule: str = AXIS_RECORDED,
 ) -> tuple[dict, np.ndarray]:
-    """Closure of every finger for one grasp pose.
-
-    Args:
-        grasp_coords, open_coords: (67,) hand coords at the grasp frame and of the most open pose
-            (:func:`most_open_pose`).
-        depth_m: preload past the collision surface, m. near_m: a finger farther than this stays as recorded. max_deg:
-            largest closure angle, deg.
-        axis_rule: ``"recorded"`` or ``"anatomical"`` (:func:`closure_axes`).
-
-    Returns:
-        ``({finger: {"near_mm", "before_mm", "after_mm", "closure_deg", "joint_deg": [3], "rule", "status"}}, (15, 3)
-            rotation vectors)``; status ``closed``, ``already`` (at or past the depth), ``far`` or ``unreached`` (not
-            within max_deg: as recorded)."""
+    """Closure of every finger for (67,) ``grasp_coords`` from ``open_coords`` (:func:`most_open_pose`) to ``depth_m``
+    m past the surface; fingers farther than ``near_m`` m stay, at most ``max_deg`` deg. Returns ``({finger: {near_mm,
+    before_mm, after_mm, closure_deg, joint_deg [3], rule, status}}, (15, 3) rotation vectors)``; status ``closed``,
+    ``already``, ``far`` or ``unreached`` (as recorded)."""
     wp, wR = grasp_coords[:3], Rotation.from_quat(grasp_coords[3:7]).as_matrix()
     qg, qo = finger_quats(grasp_coords), finger_quats(open_coords)
     JR = Rotation.from_quat(qg).as_matrix()
@@ -287,17 +271,9 @@ DEEP_FINGERS = {d.name: d for d in (DeepFingers("as_recorded", False), DeepFinge
 
 @dataclass
 class PadPlan:
-    """A lift plan's pad compression: each world's finger targets closed to its pad depth, solved on that world's own
-    finger pose at the grasp frame, applied per control frame as ``q_k exp(rv w_k)`` (post-multiplied).
-
-    Attributes:
-        raw: (F, 15, 4) the plan's finger targets without compression, xyzw.
-        weight: (F,) blend weight per control frame, 0-1 (times one minus the release's opening).
-        grasp_at: the control frame of the grasp (the approach's last).
-        grasp: (67,) the plan's hand coords at the grasp frame, uncompressed.
-        open_coords: (67,) the most open pose of the replayed window (:func:`most_open_pose`).
-        depth_mm: the plan's own depth.
-        cfg: ``pad_near_mm``, ``pad_max_deg``, ``pad_axis``."""
+    """A lift plan's pad compression, applied per control frame as ``q_k exp(rv w_k)``: ``raw`` (F, 15, 4) xyzw
+    uncompressed targets, ``weight`` (F,) 0-1 blend, ``grasp_at`` the approach's last control frame, ``grasp`` /
+    ``open_coords`` (67,) grasp-frame and most open hand coords."""
 
     raw: np.ndarray
     weight: np.ndarray

@@ -92,16 +92,10 @@ class SeedResult:
 
 @dataclass
 class RefineResult:
-    """What the search found for one recording.
-
-    Attributes:
-        found: a correction within the bounds held. x: (11,) the chosen correction (mm, deg; the best-ranked one when
-            none held). variant: it as a :class:`Variant`.
-        refined / ablation: the chosen correction's run with the shake, and its contact ablation. rollouts: worlds
-            simulated by both seeds' searches and neighbourhoods. neighbourhood: the chosen correction's rate 0-1 (None:
-            none held). seed_agreement: both seeds reach the same verdict (None: no second seed). second: the second
-            seed's :meth:`SeedResult.summary` (None: not run).
-        wall_s: wall time, s. history: the first seed's per iteration ``{worlds, lifted, held, best_cost}``."""
+    """One recording's search: ``x`` (11,) mm/deg the chosen correction (best-ranked when none held), ``refined`` /
+    ``ablation`` its run with the shake and contact ablation, ``rollouts`` worlds of both seeds, ``neighbourhood`` rate
+    0-1 / ``seed_agreement`` / ``second`` (None: none held / no second seed), ``wall_s`` s, ``history`` as
+    :class:`SeedResult`."""
 
     found: bool
     x: np.ndarray
@@ -118,7 +112,6 @@ class RefineResult:
     tried: list = field(default_factory=list)
 
     def fields(self, ablation_clean_mm: float) -> dict:
-        """The ``refine_*`` result fields (:class:`replay.results.records.RolloutRecord`)."""
         o, r, f = self.x[:3], self.x[3:6], self.x[6:]
         ab = self.ablation.metrics
         clean = bool(
@@ -326,7 +319,6 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
 
 
 def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int) -> SeedResult:
-    """One seed's search and selection on one recording."""
     found, top, rollouts, history, held = search(t, cfg, s, seed=seed)
     if not found:
         return SeedResult(seed, False, top, None, rollouts, history, [])
@@ -347,15 +339,9 @@ def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int) -> S
 def refine_recording(
     rec: Recording, coords: np.ndarray, mjcf, *, cfg: ReplayConfig, settings: RefineSettings | None = None
 ) -> RefineResult:
-    """The smallest correction of one recording that holds with its neighbourhood, with a second seed, run with its
-    contact ablation.
-
-    Args:
-        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (lift protocol).
-        settings: the search's knobs (default :class:`RefineSettings`).
-
-    Raises:
-        UsageError: an engine other than mujoco-c, or settings out of range. DataError: bad input."""
+    """The smallest correction of one recording that holds with its neighbourhood (two seeds), run with its contact
+    ablation; arguments as :func:`replay.protocol.rollout.run_rollouts`. Raises UsageError (an engine other than
+    mujoco-c, settings out of range), DataError (bad input)."""
     s = (settings or RefineSettings()).validate()
     cfg.validate()
     if cfg.engine is not EngineChoice.MUJOCO_C:

@@ -74,21 +74,10 @@ def release_metrics(
     rest_z: float | None = None,
     cut: bool = False,
 ) -> dict:
-    """Did the object fall when the fingers opened?
-
-    Args:
-        phase: (F,) phase codes. object_z: (F,) object origin z, m, world. done: frames simulated.
-        lifted: the verdict before the release. height: the object's vertical extent, m.
-        held: still in the hand at the release start (None: ``lifted``); an object the shake dropped has nothing to
-            release.
-        rest_z: z, m, where the object rested before the lift: the fall needed is at most half the way back to it (a
-            lift lower than FET005's 0.3 m cannot drop more than it rose). None: no cap.
-        cut: physics trouble stopped the world during the release: judged only if it had already fallen enough, else
-            ``stuck_after_release`` None.
-
-    Returns:
-        ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest after, m),
-            ``release_fall_needed_m``, ``stuck_after_release`` (None: not run) and ``lifted_after_release``."""
+    """``release_ran``, ``release_fall_m`` (z at release start minus the lowest after, m), ``release_fall_needed_m``,
+    ``stuck_after_release`` (None: not run), ``lifted_after_release``. ``object_z`` (F,) m world; ``height`` m;
+    ``held`` None: ``lifted``; ``rest_z`` m caps the fall needed at half the rise (None: no cap); ``cut``: physics
+    trouble in the release, judged only if already fallen enough."""
     s = pre_release_end(phase)
     need = max(float(min_fall), float(height))
     if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):

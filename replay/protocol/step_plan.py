@@ -48,13 +48,10 @@ def step_protocol(
     agreement_at: int | None = None,
     spans: bool = True,
 ) -> list[Trace]:
-    """Step every world of ``batch`` through ``plan``; one :class:`Trace` per world.
-
-    A world stops: at the end of the hold and at the release when its object rose less than ``lifted_min_rise``; at
-    ``early_stop = (frame, rise m)`` when it rose less than that; at a frame whose signals carry a reason; when its
-    object is ``plan.fell_off_m`` below the support. At ``agreement_at`` (default: the hold's first frame) the bones
-    carrying hand-object force are kept. ``spans=False``: one frame at a time on any engine. ``frame_limit``: stop after
-    this many frames (tests)."""
+    """One :class:`Trace` per world of ``batch`` stepped through ``plan``. A world stops at the hold end and release if
+    its object rose less than ``lifted_min_rise``, at ``early_stop = (frame, rise m)`` likewise, on a signal's reason,
+    or ``plan.fell_off_m`` below the support. Force bones are read at ``agreement_at`` (default: the hold's first
+    frame)."""
     walk = _Walk(
         plan,
         batch,
@@ -168,7 +165,7 @@ class _Walk:
             tr.force_bones = contact_agreement.force_bones(batch, i, self.cfg.contact_force_min)
 
     def frames(self) -> None:
-        """One frame of every live world at a time (the engine contract's ``step_frame`` / ``read_frame``)."""
+        """One frame at a time (``step_frame`` / ``read_frame``)."""
         batch, rows = self.batch, self.rows
         for k in range(self.F):
             self.decide(k)
@@ -186,7 +183,6 @@ class _Walk:
                 self._read(i, k)
 
     def _read(self, i: int, k: int) -> None:
-        """Frame ``k`` of world ``i`` into its trace."""
         batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
         sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
         write_frame(tr, k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
