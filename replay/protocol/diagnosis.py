@@ -37,8 +37,7 @@ def object_in_hand(wrist_pos, wrist_quat, obj_pos) -> np.ndarray:
 
 
 def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
-    """Speed, mm/s, of the object in the hand frame: the norm of the least-squares velocity of (F, 3) positions, m,
-    every ``frame_dt`` s; None under 3 frames."""
+    """Least-squares speed, mm/s, of (F, 3) hand-frame positions, m, every ``frame_dt`` s; None under 3 frames."""
     x = np.asarray(in_hand, float)
     if len(x) < 3 or not np.all(np.isfinite(x)):
         return None
@@ -48,8 +47,7 @@ def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
 
 
 def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
-    """First frame after ``ref`` where the object is more than ``threshold_m`` m from its hand-frame position at
-    ``ref``; None if never."""
+    """First frame after ``ref`` with the object over ``threshold_m`` m from its hand-frame position then; None."""
     d = np.linalg.norm(np.asarray(in_hand, float)[ref:] - in_hand[ref], axis=1)
     hit = np.flatnonzero(d > threshold_m)
     return int(ref + hit[0]) if hit.size else None
@@ -68,8 +66,7 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, *
 
 
 def display_outcome(outcome: str | None) -> str | None:
-    """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every ``not_lifted`` rollout,
-    else the outcome."""
+    """What a reader is told: ``"not lifted"`` for every ``not_lifted`` rollout, else the outcome."""
     return words(outcome)
 
 
@@ -85,9 +82,8 @@ def diagnose(
     cfg,
     peak_rise: float | None = None,
 ) -> dict | None:
-    """``{"class": one of CLASSES, "figure": {...}}`` of metrics ``m``, None if lifted and held. ``too_heavy`` needs the
-    budget below the mass (kg) but at least one fingertip's, ``effort_limit`` (N·m) ``/ diag_grip_lever_m / g`` kg,
-    else ``light_grip``. Distances mm; ``budget_peak_kg`` / ``peak_rise`` None: no lift."""
+    """``{"class": one of CLASSES, "figure": {...}}`` of metrics ``m``, None if lifted and held. ``too_heavy``: budget
+    below the mass but at least one fingertip's ``effort_limit`` (N·m) ``/ diag_grip_lever_m / g`` kg."""
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
     if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it

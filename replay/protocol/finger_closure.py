@@ -23,8 +23,7 @@ RAMP_RECORDED_S = 0.5
 
 
 def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
-    """(15, 3) unit flexion axis of each finger joint, child frame, from ``body_pos`` (16, 3), m: each hand body's
-    position in its parent's frame at rest (MuJoCo ``body_pos`` of ``mano_body_0..15``)."""
+    """(15, 3) unit flexion axes, child frame, from MuJoCo ``body_pos`` (16, 3) m of ``mano_body_0..15``."""
     J = MANOSIM_HAND.finger_joints
     per = J // len(FINGERS)
     axes = np.zeros((J, 3))
@@ -49,8 +48,7 @@ def ramp(plan: Plan, replay_speed: float, frame_dt: float, *, release_s: float =
 
 
 def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, *, weight: np.ndarray) -> np.ndarray:
-    """(F, 15, 4) xyzw finger targets ``fingers`` (F, 15, 4) with the extra ``closure`` (5,) rad about ``axes`` (15, 3),
-    weighted per frame by ``weight`` (F,)."""
+    """(F, 15, 4) xyzw ``fingers`` turned by ``closure`` (5,) rad about ``axes`` (15, 3), times ``weight`` (F,)."""
     c = np.repeat(np.asarray(closure, float), MANOSIM_HAND.finger_joints // len(FINGERS))  # (15,)
     rv = weight[:, None, None] * (c[:, None] * axes)[None]  # (F, 15, 3)
     q = Rotation.from_quat(fingers.reshape(-1, 4)) * Rotation.from_rotvec(rv.reshape(-1, 3))

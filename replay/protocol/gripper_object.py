@@ -65,8 +65,7 @@ def settle_object(
 
 
 def grasp_lines(rec: Recording | None, settled: dict) -> tuple[list, dict]:
-    """``(lines, skipped)``: the recorded thumb-index line (when ``rec`` has one) and the two principal axes;
-    ``skipped``: ``{name: reason}``."""
+    """``(lines, skipped {name: reason})``: the thumb-index line (with ``rec``) and the two principal axes."""
     lines, skipped = [], {}
     if rec is not None:
         try:

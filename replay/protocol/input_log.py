@@ -28,10 +28,9 @@ STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 
 @dataclass
 class InputLog:
-    """A plain-MuJoCo replay's inputs and the rollout's result: ``state0`` (mj_stateSize(model, STATE_SPEC),), ``ctrl``
-    (S, nu) rad per physics step, ``xfrc_applied`` (S, nbody, 6) N then N·m world at each COM, ``qfrc_applied`` (S,
-    nv) N or N·m, ``frame_steps`` (F,) steps per control frame, ``bodies`` (17,) ids of ``mano_body_0..15`` then the
-    object, ``hand_geoms`` / ``object_geoms`` (ngeom,) bool, ``final_body_pos`` (17, 3) m float64."""
+    """A plain-MuJoCo replay's inputs: ``ctrl`` (S, nu) rad per physics step, ``xfrc_applied`` (S, nbody, 6) N then N·m
+    world at each COM, ``qfrc_applied`` (S, nv) N or N·m, ``frame_steps`` (F,) per control frame, ``bodies`` (17,) ids
+    of ``mano_body_0..15`` then the object, ``final_body_pos`` (17, 3) m float64."""
 
     model: mujoco.MjModel
     state0: np.ndarray

@@ -41,14 +41,12 @@ def shake_offset(t: float, duration: float, amplitude: float, *, hz: float) -> n
 
 
 def approach_time(times: np.ndarray, k: int, cfg: ReplayConfig) -> float:
-    """The recorded time, s, approach frame ``k`` (1-based) replays: ``replay_speed x frame_dt`` per frame from
-    ``times[0]``, at most ``times[-1]``."""
+    """Recorded time, s, of approach frame ``k`` (1-based): ``times[0] + k replay_speed frame_dt``, <= ``times[-1]``."""
     return min(float(times[0]) + k * cfg.frame_dt * cfg.replay_speed, float(times[-1]))
 
 
 def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(F,) recorded time, s, each control frame of lift plan ``plan`` replays (the window's first while settling, the
-    grasp's after the approach); ``times``: the window's (:func:`replay.protocol.plan.replayed_frames`)."""
+    """(F,) recorded time, s, each control frame of ``plan`` replays (held at the ends of the window ``times``)."""
     out = np.full(len(plan.phase), float(times[-1]))
     out[plan.phase == PHASE_SETTLE] = float(times[0])
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)

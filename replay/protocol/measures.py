@@ -19,10 +19,9 @@ from replay.sim.engine.spans import FrameRows
 
 @dataclass
 class Trace(FrameRows):
-    """One world's record (F planned frames, B = 17 bodies: 16 hand, then the object): ``body_pos`` (F, B, 3) float32 m
-    world (NaN past ``done``), ``body_quat`` (F, B, 4) xyzw, ``ccount`` (F,) hand-object contacts, ``wrist_err`` (F,)
-    m (NaN while settling), ``normal_force`` / ``friction_force`` (F,) N; ``fingertip_distance`` m and
-    ``contacts_at_lift`` at lift start; ``bad_frame`` (None: none); ``force_bones`` (0-15, None: not read)."""
+    """One world's record (F frames, B = 17 bodies, the object last): ``body_pos`` (F, B, 3) float32 m world (NaN past
+    ``done``), ``body_quat`` (F, B, 4) xyzw, ``ccount`` (F,) contacts, ``wrist_err`` (F,) m (NaN while settling),
+    ``normal_force`` / ``friction_force`` (F,) N, ``fingertip_distance`` m at lift start, ``force_bones`` (0-15)."""
 
     done: int = 0
     fingertip_distance: float | None = None
@@ -33,8 +32,7 @@ class Trace(FrameRows):
 
 
 def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
-    """(V, 3) world positions, m, of object-frame ``verts`` (V, 3) at pose ``body_q_row`` (7,): position m, quaternion
-    xyzw."""
+    """(V, 3) world m of object-frame ``verts`` (V, 3) at pose ``body_q_row`` (7,): m, xyzw."""
     return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
 
 
@@ -68,8 +66,7 @@ _FRAMES_PER_CHUNK = 128
 
 
 def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """(stop - start,) largest displacement, m, of any vertex ``verts`` (V, 3, object frame) from ``v_ref`` (V, 3,
-    world) at each frame, :data:`_FRAMES_PER_CHUNK` frames at a time."""
+    """(stop - start,) largest displacement, m, of ``verts`` (V, 3, object frame) from ``v_ref`` (V, 3, world)."""
     out = np.zeros(max(0, stop - start))
     for a in range(start, stop, _FRAMES_PER_CHUNK):
         b = min(stop, a + _FRAMES_PER_CHUNK)
@@ -80,8 +77,7 @@ def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start
 
 
 def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None, end: int) -> tuple[dict, float]:
-    """``max_object_step_mm``, ``max_object_disp_mm``, ``max_object_rise_mm`` after settling and before the release
-    (frame ``end``), and ``pushed``, m: the largest vertex displacement up to lift start ``ls``."""
+    """Object motion mm from settling to the release (frame ``end``), and ``pushed`` m up to lift start ``ls``."""
     done = min(tr.done, end)
     opos = tr.body_pos[:done, -1].astype(float)
     v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
@@ -101,8 +97,8 @@ def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None
 def _shake_measures(
     rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int, lifted: bool
 ) -> dict:
-    """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``: the shake runs only for a lifted object;
-    held when it stayed above the support and slid less than ``shake_max_slip`` in the hand from frame ``judge``."""
+    """Shake figures: held when the object stayed above the support and slid less than ``shake_max_slip`` in the
+    hand."""
     done, end = tr.done, release.pre_release_end(plan.phase)  # the shake ends where the release begins
     shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
     if lifted and np.any(plan.phase == PHASE_SHAKE):
@@ -122,8 +118,7 @@ def _shake_measures(
 
 
 def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
-    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` after settling, ``wrist_err_peak_mm`` over the lift and hold (None
-    where no frame)."""
+    """``wrist_err_median_mm`` / ``_max_mm`` after settling, ``_peak_mm`` over lift and hold (None: no frame)."""
     err = tr.wrist_err[: tr.done] * 1000.0
     ok = np.isfinite(err)
     we, lh = err[ok], err[ok & np.isin(phase[: tr.done], (PHASE_LIFT, PHASE_HOLD))]
@@ -212,8 +207,7 @@ def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: T
 def _release(
     plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict, cut: bool = False
 ) -> tuple[dict, int]:
-    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the release); ``cut``: physics
-    trouble stopped the world during the release."""
+    """(release metrics, frames before the release); ``cut``: physics trouble stopped the world in the release."""
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
@@ -229,8 +223,7 @@ def _release(
 def _diagnose(
     out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float, peak_rise: float | None
 ) -> dict | None:
-    """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics with the variant's object mass (kg) and effort
-    limit (N·m) where it sets them; ``peak_rise`` mm."""
+    """The diagnosis of one world's metrics under its variant's object mass (kg) and effort limit (N·m)."""
     v = world.variant
     effort = one_tip_effort(cfg, v.effort_scale or 1.0)
     mass = v.object_mass or scene.object_mass
@@ -248,8 +241,8 @@ def _diagnose(
 
 
 def one_tip_effort(cfg: ReplayConfig, scale: float = 1.0) -> float:
-    """The diagnosis's one-fingertip effort, N·m over ``cfg.lift.diag_grip_lever_m`` (the index's maximal pad force
-    times that lever where the strength is human, else the uniform limit), times ``scale``."""
+    """One fingertip's effort, N·m over ``diag_grip_lever_m`` (human strength: the index's pad force times that lever;
+    else the uniform limit), times ``scale``."""
     forces = finger_strength.tip_forces(cfg)
     one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.lift.diag_grip_lever_m
     return one * scale
@@ -267,10 +260,8 @@ def grasp_measures(
     completed: bool,
     pushed: float,
 ) -> dict:
-    """Friction budget (kg, :func:`replay.protocol.diagnosis.friction_budget_kg`) at lift start, its peak over lift and
-    hold and median over the hold; creep in the hand frame over the hold (mm/s, lifted only); slip onset frame;
-    ``pushed`` m as mm; fingertip distance at lift start, mm. ``ls``: lift-start frame or None; ``judge``: the end of
-    the hold; ``ph``: (done,) phase codes."""
+    """Friction budget kg at lift start, peak over lift and hold, median over the hold; hand-frame creep mm/s (lifted
+    only); slip onset frame; ``pushed`` and fingertip distance mm. ``ls`` None: no lift; ``ph`` (done,) phases."""
     body_pos, body_quat = tr.body_pos, tr.body_quat
     budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
     carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))

@@ -71,8 +71,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
 
 
 def _own_effort(cfg: ReplayConfig):
-    """The hug-oracle's ``finger_effort_limit`` entry (N·m, or None: as authored): a per-protocol override's, else the
-    table's."""
+    """The hug-oracle's ``finger_effort_limit``, N·m (None: as authored): its override, else the table's."""
     value = physics.choice_value(cfg, "finger_effort_limit")
     if not isinstance(value, dict):
         value = physics.table(cfg.physics)["finger_effort_limit"].value
@@ -89,8 +88,7 @@ def extra_flexion(q: np.ndarray, extra_rad: float) -> np.ndarray:
 
 
 def grasp_on_rest(rec: Recording, coords: np.ndarray, rest: int) -> np.ndarray:
-    """(67,) grasp-frame coords with the wrist carried from the object's grasp-frame pose onto its pose at frame
-    ``rest`` (hand relative to object kept)."""
+    """(67,) grasp-frame coords with the wrist carried with the object onto its pose at frame ``rest``."""
     g, obj = int(rec.grasp_frame), rec.target_object
     r_g, r_r = Rotation.from_quat(obj.quat[g]), Rotation.from_quat(obj.quat[rest])
     move = r_r * r_g.inv()
@@ -125,8 +123,7 @@ def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
 
 
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(T, 67) coords with the extra flexion blended in (min-jerk) over the last ``closure_s`` recorded s before the
-    grasp frame, full from it on."""
+    """(T, 67) coords with the extra flexion blended in (min-jerk) over the ``closure_s`` s before the grasp frame."""
     out = np.array(coords, float)
     extra = math.radians(cfg.oracle.extra_flexion_deg)
     if extra == 0:

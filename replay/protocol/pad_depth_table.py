@@ -1,7 +1,6 @@
-"""Per approach frame and finger, the pad's signed distance to the object (m, negative inside; the deeper of the middle
-and distal capsules, object frame) over closure angles ``-max..+max`` rad (negative: opened), for the physics choice
-``pad_deep_fingers`` ``opened`` (:class:`replay.protocol.pad_compression.PadPlan`). Hand coords (67,): wrist m, wrist
-xyzw, 15 finger xyzw; object quaternions xyzw."""
+"""Per approach frame and finger, the pad's signed distance to the object (m, negative inside; deeper of the middle and
+distal capsules, object frame) over closure angles ``-max..+max`` rad (negative: opened), for ``pad_deep_fingers``
+``opened``. Hand coords (67,): wrist m, wrist xyzw, 15 finger xyzw; object quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -82,9 +81,8 @@ def depth_table(
     close_from: int,
 ) -> DepthTable:
     """The :class:`DepthTable` of ``coords`` (K, 67) against the object at ``obj_pos`` (K, 3) m / ``obj_quat`` (K, 4)
-    xyzw (``sdf`` in its own frame), tabulated only where read: opening for a pad inside as recorded, closing from
-    ``close_from`` for a finger within ``near_m`` m. ``axes`` (5, 3, 3) joint frame, ``shares`` (5, 3), ``max_rad``
-    rad."""
+    xyzw, tabulated only where read: opening for a pad inside as recorded, closing from ``close_from`` for a finger
+    within ``near_m`` m. ``axes`` (5, 3, 3) joint frame, ``max_rad`` rad."""
     n = int(round(max_rad / GRID_STEP))
     grid = np.arange(-n, n + 1) * GRID_STEP
     K, S = len(coords), len(grid)
@@ -146,9 +144,8 @@ def _capsule_sdf(caps, sdf, X: np.ndarray, G: np.ndarray, bodies, samples: int) 
 
 @dataclass(frozen=True)
 class SeatFrames:
-    """The frames a lift plan's opening reads: ``frames`` (K,) the approach control frames (the last the grasp),
-    ``wrist`` (K, 7) their wrist coords (m, xyzw), ``obj_pos`` (K, 3) m and ``obj_quat`` (K, 4) xyzw the object's
-    recorded pose at each, ``sdf`` the object's :class:`~replay.protocol.pad_compression.ObjectSDF` in its own frame."""
+    """The approach control ``frames`` (K,) (last: the grasp) with ``wrist`` (K, 7) m/xyzw, the object's recorded
+    ``obj_pos`` (K, 3) m / ``obj_quat`` (K, 4) xyzw, and its ``sdf`` in its own frame."""
 
     frames: np.ndarray
     wrist: np.ndarray
@@ -158,8 +155,7 @@ class SeatFrames:
 
 
 def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(pos (K, 3) m, quat (K, 4) xyzw)``: the target object's recorded pose at times ``t`` (K,) s (linear / slerp,
-    clamped)."""
+    """``(pos (K, 3) m, quat (K, 4) xyzw)`` of the recorded object at ``t`` (K,) s (linear / slerp, clamped)."""
     obj, time = rec.target_object, np.asarray(rec.time, float)
     tt = np.clip(np.asarray(t, float), time[0], time[-1])
     pos = np.stack([np.interp(tt, time, obj.pos[:, i]) for i in range(3)], axis=1)
@@ -169,10 +165,9 @@ def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def frame_angles(
     table: DepthTable, depth_m: float, near_m: float, *, weight: np.ndarray, frames: np.ndarray, rate: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(S (F, 5) rad, status (5,))``: each finger's closure per control frame and status at the grasp (``far``,
-    ``opened``, ``closed``, ``already``, ``unreached``); ``weight`` (F,), ``frames`` (K,) ``table``'s rows. S is the
-    lower envelope ``min_j target_j + rate |k - j|`` (``rate`` rad/frame) of the grasp closure capped at ``depth_m``,
-    held from the grasp on, times ``weight``."""
+    """``(S (F, 5) rad, status (5,))``: each finger's closure per control frame and status at the grasp. S is the lower
+    envelope ``min_j target_j + rate |k - j|`` (``rate`` rad/frame) of the grasp closure capped at ``depth_m``, held
+    from the grasp on, times ``weight`` (F,); ``frames`` (K,) are ``table``'s rows."""
     s = table.angles(depth_m)
     near = table.near[-1] <= near_m
     s_g = np.where(near & np.isfinite(s[-1]), s[-1], 0.0)

@@ -85,8 +85,7 @@ def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray,
 
 
 def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
-    """Index of the first frame starting a run of False in ``within`` (bool (F,)) lasting at least ``min_s`` (by
-    ``times`` (F,) s) or running to the end; None if none."""
+    """First frame of a run of False in ``within`` (F,) lasting ``min_s`` (``times`` (F,) s) or to the end; None."""
     w = np.asarray(within, bool)
     F = len(w)
     k = 0
@@ -104,8 +103,7 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
 
 
 def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per simulated frame: ``(pos_err (F,) mm, rot_err (F,) deg (NaN where not finite), recorded pos (F, 3) m, recorded
-    quat (F, 4) xyzw)``."""
+    """``(pos_err (F,) mm, rot_err (F,) deg (NaN: not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
     F = len(poses["body_pos"])
     rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
     spos = np.asarray(poses["body_pos"][:, -1], float)
@@ -133,10 +131,9 @@ def _stats(x: np.ndarray, unit: str) -> dict:
 def track_metrics(
     rec: Recording, plan: Plan, poses: dict, *, cfg: ReplayConfig, unstable_frame: int | None
 ) -> tuple[dict, dict]:
-    """The simulated object (``poses``' last body, (F, B, 3) m / (F, B, 4) xyzw) against the recorded track; an object
-    lost before ``unstable_frame`` (None: stable) is ``lost``. Returns (npz arrays ``track_pos_err_mm`` /
-    ``track_rot_err_deg`` (F,) NaN while settling, ``recorded_object_pos`` (F, 3) m, ``recorded_object_quat`` (F, 4)
-    xyzw; JSON ``outcome`` and ``track_*`` fields of docs/results.md)."""
+    """(npz arrays ``track_pos_err_mm`` / ``track_rot_err_deg`` (F,) NaN while settling, ``recorded_object_pos`` (F, 3)
+    m, ``recorded_object_quat`` (F, 4) xyzw; ``outcome`` and ``track_*`` fields) of the simulated object against the
+    recorded track; lost before ``unstable_frame`` (None: stable) is ``lost``."""
     F = len(poses["body_pos"])
     pos_err, rot_err, rpos, rquat = _track_errors(rec, plan, poses)
     judged = np.asarray(plan.phase[:F]) != PHASE_SETTLE

@@ -1,8 +1,7 @@
-"""The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md).
-
-A correction ``x`` (11,): wrist offset (3, mm, world), wrist rotation vector (3, deg, world, about the wrist at the
-grasp frame), extra closure per finger (5, deg, MANO order index, middle, pinky, ring, thumb). Search: the cross-entropy
-method (Rubinstein & Kroese 2004), feasibility-first rank (Deb 2000)."""
+"""The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md). A
+correction ``x`` (11,): wrist offset (3, mm, world), wrist rotation vector (3, deg, world, about the wrist at the grasp
+frame), extra closure per finger (5, deg, MANO order). Search: the cross-entropy method (Rubinstein & Kroese 2004),
+feasibility-first rank (Deb 2000)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ GROW = (1.3, 1.6)
 
 
 class Target(NamedTuple):
-    """The recording a search corrects, as :func:`replay.protocol.rollout.run_rollouts` takes it (coords (T, 67),
-    xyzw)."""
+    """The recording a search corrects, as ``run_rollouts`` takes it (coords (T, 67), xyzw)."""
 
     rec: Recording
     coords: np.ndarray
@@ -42,9 +40,7 @@ class Target(NamedTuple):
 
 @dataclass
 class Sample:
-    """One evaluated correction: ``x`` (11,) mm/deg, its size ``cost``, ``lifted`` (at the end of the hold), ``held``
-    (:func:`replay.protocol.refine_neighbourhood.holds`) and the object ``rise``, m, at the end of the hold
-    (early-stopped: mid-lift)."""
+    """One evaluated correction ``x`` (11,) mm/deg; ``rise`` m at the end of the hold (early-stopped: mid-lift)."""
 
     x: np.ndarray
     cost: float
@@ -53,8 +49,7 @@ class Sample:
     held: bool = False
 
     def key(self) -> tuple:
-        """Feasibility-first rank: held, then lifted (smaller cost first), then the rest (higher rise first); smaller is
-        better."""
+        """Feasibility-first rank, smaller better: held, then lifted (by cost), then the rest (higher rise first)."""
         if self.held or self.lifted:
             return (0 if self.held else 1, self.cost)
         return (2, -self.rise if math.isfinite(self.rise) else math.inf)
@@ -62,9 +57,8 @@ class Sample:
 
 @dataclass
 class SeedResult:
-    """One seed's search and selection: ``found`` (a correction held), the chosen ``sample``, its ``neighbourhood`` rate
-    0-1 (None: none held), ``rollouts`` worlds simulated, ``history`` per iteration ``{worlds, lifted, held,
-    best_cost}``, ``tried`` per candidate ``{cost, neighbourhood}``."""
+    """One seed's search and selection: ``neighbourhood`` rate 0-1 (None: none held), ``history`` per iteration
+    ``{worlds, lifted, held, best_cost}``, ``tried`` per candidate ``{cost, neighbourhood}``."""
 
     seed: int
     found: bool
@@ -145,7 +139,7 @@ class RefineResult:
 
 
 def correction_cost(x: np.ndarray, s: RefineSettings) -> float:
-    """``c(x)`` (module doc; dimensionless, 3 at every bound)."""
+    """Dimensionless size of ``x``, 3 at every bound (docs/refine.md)."""
 
     def frac(v, b):
         return 0.0 if b == 0 else v / b
@@ -180,8 +174,7 @@ def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
 
 
 def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
-    """One :class:`Sample` per correction of ``xs``, one batch through :func:`replay.protocol.sampling.run_samples`
-    (with the early stops of :class:`Stepping`)."""
+    """One :class:`Sample` per correction of ``xs``, one early-stopping batch."""
     st = Stepping(
         mid_lift_stop=s.mid_lift_rise_frac * cfg.lift.lifted_min_rise,
         measure=_judge,
@@ -199,8 +192,7 @@ def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
 
 
 def lift_verdict(rec, plan, scene, *, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
-    """``(lifted, rise m)`` of one world's trace as :func:`replay.protocol.measures.measure_world` judges them at the
-    end of the hold, without its other measures; rise -inf when unstable."""
+    """``(lifted, rise m)`` of one world's trace as ``measure_world`` judges them; rise -inf when unstable."""
     done = tr.done
     stable = tr.bad_frame is None or world.reason is None
     lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
@@ -237,8 +229,8 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
 def search(
     t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int | None = None, first: Sample | None = None
 ) -> tuple:
-    """The CEM loop on one recording: ``(found, best-ranked Sample, rollouts, history, every held Sample)``. ``first``:
-    the uncorrected run already evaluated (it then neither ranks nor stops the search)."""
+    """The CEM loop: ``(found, best-ranked Sample, rollouts, history, every held Sample)``; ``first``: the uncorrected
+    run, already evaluated."""
     rng = np.random.default_rng(s.seed if seed is None else seed)
     bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
@@ -281,9 +273,8 @@ def search(
 
 
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
-    """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by :data:`GROW`, then the
-    next smallest held ones; each at least one neighbourhood step from those before it, ``neighbourhood_candidates`` at
-    most."""
+    """Corrections whose neighbourhood is tried, in order: the smallest held, it times :data:`GROW`, the next smallest
+    held; each a neighbourhood step from those before."""
     small = sorted(held, key=lambda p: p.cost)
     xs = [small[0].x] + [project(g * small[0].x, s) for g in GROW] + [p.x for p in small[1:]]
     step = np.array([s.neighbourhood_mm] * 3 + [s.neighbourhood_deg] * 8, float)

@@ -41,8 +41,7 @@ class Stepping:
 
 
 def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
-    """``(frame, rise m)``: the early stop at mid-lift (the lift's first frame plus half its length), None without a
-    lift."""
+    """``(frame, rise m)`` of the mid-lift early stop; None without a lift."""
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     return (int(lift[0]) + len(lift) // 2, float(rise)) if lift.size else None
 
@@ -106,7 +105,6 @@ def run_rollout(
     frame_limit: int | None = None,
     protocol: str | Protocol = "lift",
 ) -> RolloutResult:
-    """The one-world case of :func:`run_rollouts` (with contact, or the ablation)."""
     return run_rollouts(
         rec, coords, mjcf, cfg=cfg, variants=[Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
     )[0]
@@ -161,8 +159,7 @@ def run_rollouts(
 
 
 def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutResult]:
-    """Contact worlds, then ablation worlds, each group on its own scene (the ablation built with Newton's hand-object
-    filter pairs); wall time per group from its build."""
+    """Contact worlds, then ablation worlds (built with hand-object filter pairs), each group on its own scene."""
     done = {}
     for flag in (False, True):
         group = [v for v in variants if v.ablation == flag]
@@ -174,16 +171,14 @@ def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutR
 
 
 def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation, t0) -> list[RolloutResult]:
-    """The protocol on one scene (the ablation built in when ``ablation``) for ``variants``; ``run``: ``(frame_limit,
-    threads, Stepping)``; wall time from ``t0``."""
+    """``run``: ``(frame_limit, threads, Stepping)``; wall time from ``t0``."""
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=protocol)
     batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0, protocol)
 
 
 def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0, protocol) -> list[RolloutResult]:
-    """Step ``batch`` through the plan and measure every world: the scene's shared figures, each world's measures (or
-    the Stepping's own), the batch's wall time s, the protocol's ``judge``."""
+    """Step ``batch`` through the plan and measure every world (wall time s: the batch's)."""
     frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name

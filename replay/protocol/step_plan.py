@@ -66,8 +66,6 @@ def step_protocol(
 
 @dataclass
 class _Walk:
-    """One :func:`step_protocol` walk: its inputs, the traces, and the frames decisions fall on."""
-
     plan: Plan
     batch: object
     cfg: ReplayConfig
@@ -110,7 +108,6 @@ class _Walk:
         self.floor = -np.inf if plan.fell_off_m is None else float(batch.scene.support_height) - plan.fell_off_m
 
     def decide(self, k: int) -> None:
-        """The stops before frame ``k``: not risen by the success threshold (hold end, release), and the early stop."""
         if self.lift_ref is None:
             return
         if k in (self.hold_end, self.release_start):
@@ -143,8 +140,6 @@ class _Walk:
             k0 = k1
 
     def _span_end(self, i: int, end: SpanEnd, last: int) -> None:
-        """World ``i``'s trace after a span ending at frame ``last``: the reads of :meth:`_look` if it stepped that
-        frame."""
         tr = self.traces[i]
         tr.done = end.done
         if end.bad_frame is not None:
@@ -154,8 +149,7 @@ class _Walk:
         self._look(i, last, int(tr.ccount[last]), end.contacts_force, end.bad_frame != last)
 
     def _look(self, i: int, k: int, contacts: int, contacts_force: int, ok: bool) -> None:
-        """What is read of world ``i`` after frame ``k``: at lift start its contacts and (``ok``: no stop reason) the
-        fingertip distance; at the agreement frame (``ok``) the bones carrying force."""
+        """Read world ``i`` after frame ``k``: contacts, fingertip distance at lift start, force bones at agreement."""
         tr, batch = self.traces[i], self.batch
         if k in self.lift_start:
             tr.contacts_at_lift, tr.contacts_force_at_lift = contacts, contacts_force

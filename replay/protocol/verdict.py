@@ -46,8 +46,7 @@ def judged_condition(conditions, judge=DEFAULT_JUDGE) -> str | None:
 
 
 def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
-    """The verdict of one ``RolloutRecord``: its sampled ``p_lift`` under :func:`judged_condition`, else its contact
-    run."""
+    """The verdict of one ``RolloutRecord``: its sampled ``p_lift`` under :func:`judged_condition`, else its run."""
     entries = rec.sampled.entries()
     cond = judged_condition(entries, judge)
     if cond is None:

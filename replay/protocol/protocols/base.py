@@ -54,8 +54,7 @@ class Protocol:
         return int(rec.grasp_frame)
 
     def run(self, run_contact, rec, coords, *, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
-        """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``, through
-        ``run_contact`` (:func:`replay.protocol.rollout.run_contact`)."""
+        """One study job: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``."""
         contact, ab = run_contact(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=self)
         return contact, ab, {}
 
@@ -133,9 +132,8 @@ def is_known(name: str) -> bool:
 
 @dataclass(frozen=True, order=True)
 class ResultKey:
-    """One (recording, protocol) of a study; ``physics``: an extra ``--verdicts`` pair's physics (None: the study's).
-    Text ``<sequence>`` for the primary protocol, else ``<sequence> [<protocol>]`` (``[<protocol>@<physics>]``); file
-    stem adds ``.<protocol>``."""
+    """One (recording, protocol) of a study; ``physics`` an extra ``--verdicts`` pair's (None: the study's). Text
+    ``<sequence>`` (primary) or ``<sequence> [<protocol>@<physics>]``; file stem ``<sequence>.<protocol>``."""
 
     sequence: str
     protocol: str
@@ -165,8 +163,7 @@ class ResultKey:
 
     @classmethod
     def parse(cls, text: str, sequences) -> ResultKey:
-        """The key of ``text`` among ``sequences`` (`` [`` searched from the right; a name may hold one); no fit: a
-        primary key of that text."""
+        """The key of ``text`` among ``sequences`` (a name may hold `` [``); no fit: a primary key of ``text``."""
         text = str(text)
         if text in sequences or not text.endswith("]"):
             return cls(text, primary_protocol().name)
