@@ -19,8 +19,7 @@ _f = setting
 
 
 def check_ranges(part, prefix: str, *, positive=(), nonneg=(), choices=None) -> None:
-    """DataError naming ``<prefix>.<field>`` for a field not > 0 (``positive``), < 0 (``nonneg``) or not in
-    ``choices``."""
+    """DataError naming ``<prefix>.<field>``: not > 0 (``positive``), < 0 (``nonneg``), not in ``choices``."""
     for name in positive:
         if not getattr(part, name) > 0:
             raise DataError(None, f"{prefix}.{name}", f"must be > 0, got {getattr(part, name)!r}")

@@ -7,7 +7,7 @@ from replay.results.convert import FORMAT_1_WORDS
 
 #: the outcomes of a lift-judged rollout, then the recorded protocol's two of its own
 LIFTED, NOT_LIFTED, STUCK, UNSTABLE, TRACKED, LOST = "lifted", "not_lifted", "stuck", "unstable", "tracked", "lost"
-#: every outcome a rollout may hold
+
 OUTCOMES = (LIFTED, NOT_LIFTED, STUCK, UNSTABLE, TRACKED, LOST)
 
 #: what a reader is shown for an outcome value, where the value is not already a word

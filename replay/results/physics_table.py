@@ -49,7 +49,7 @@ CONFIG_SET = {
     "timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
 }
 
-#: the values each choice may take
+
 VALUES = {
     "wrist_law": ("authored_actuators", "wrench"),
     "wrist_gravity_compensation": (False, True),

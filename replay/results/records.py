@@ -75,9 +75,8 @@ def _part(cls, doc: str):
 
 @dataclass
 class RolloutRecord:
-    """One replayed recording (``<seq>.json``): what every rollout has, and its parts (typed sub-records,
-    :mod:`replay.results.rollout_parts`); ``ablation`` is the contact-ablation run of the same recording as a
-    record of its own (its identity fields are None, its JSON object holds ``"ablation": true``)."""
+    """One replayed recording (``<seq>.json``) with its parts; ``ablation`` is its contact-ablation run as a record
+    (identity fields None, ``"ablation": true``)."""
 
     format_version: int | None = _f("-", "result file layout version (:data:`FORMAT_VERSION`)", FORMAT_VERSION)
     # identity and inputs
@@ -198,8 +197,7 @@ class RolloutRecord:
         return cls.from_dict(dict(nest(flat), format_version=FORMAT_VERSION))
 
     def to_dict(self, nested: bool = False) -> dict:
-        """The JSON object: core fields, each part and the protocol's result under its key (null: empty), ``extra``
-        merged in, ``ablation`` nested."""
+        """The JSON object; each part and the protocol's result under its key (null: empty), ``extra`` merged in."""
         out = {n: getattr(self, n) for n in _CORE}
         if nested:
             out.pop("format_version")
@@ -211,7 +209,7 @@ class RolloutRecord:
         return out
 
     def flat(self) -> dict:
-        """Every field of the record and its parts by name (the study's rows and CSVs; names are unique)."""
+        """Every field of the record and its parts by name (names are unique)."""
         out = {n: getattr(self, n) for n in _CORE}
         for part in (*(getattr(self, k) for k in _PARTS), self.result):
             if part is not None:

@@ -1,5 +1,4 @@
-"""The parts of a rollout record, each the JSON object under its ``key`` (format 6); undeclared keys kept in ``extra``
-and written back."""
+"""The parts of a rollout record, each the JSON object under its ``key``; undeclared keys kept in ``extra``."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ class ProtocolResult(Part):
 
 
 def register_result(cls: type[ProtocolResult]) -> type[ProtocolResult]:
-    """Make a rollout record read ``cls`` under its ``key``; returns the class. ValueError: another type holds the
-    key."""
+    """Make rollout records read ``cls`` under its ``key``; ValueError if another type holds it."""
     have = RESULT_TYPES.get(cls.key)
     if have is not None and have is not cls:
         raise ValueError(f"result key {cls.key!r} is another type's already ({have.__name__})")

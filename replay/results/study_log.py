@@ -16,7 +16,6 @@ from pathlib import Path
 
 from replay.results.convert import ResultsFormatError
 
-#: what a records file is named after its study JSON: ``study.json`` -> ``study.records.jsonl``
 RECORDS_SUFFIX = ".records.jsonl"
 
 

@@ -48,8 +48,7 @@ class Driver:
 
 @dataclass(frozen=True)
 class PLiftEntry:
-    """One condition's ``p_lift``: ``k`` of ``n`` samples lifted, ``p`` = k / n, its 95 % interval ``[lo, hi]``, its
-    class (``robust_lift``, ``uncertain``, ``robust_failure``) and driver."""
+    """One condition's ``p_lift`` = ``k`` / ``n`` lifted, its 95 % interval ``[lo, hi]``, class and driver."""
 
     p: float
     lo: float
@@ -194,8 +193,7 @@ class Tally:
 
 @dataclass(frozen=True)
 class Discrimination:
-    """One row of a study's ``discrimination`` (:mod:`replay.study.discrimination`); ``auc_lo`` / ``auc_hi`` None in an
-    older study."""
+    """One row of a study's ``discrimination``; ``auc_lo`` / ``auc_hi`` None in an older study."""
 
     protocol: str
     condition: str
