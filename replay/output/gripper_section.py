@@ -14,7 +14,6 @@ from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
 from replay.results.study_rows import StudyRow
 
-#: verdict colours (pass green, an asset failure red)
 VERDICT_CSS = {"pass": "#2e9e4f"}
 _LINES = ("thumb_index", "principal_1", "principal_2")
 

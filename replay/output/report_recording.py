@@ -1,6 +1,5 @@
-"""One recording's page of the report, ``<report stem>_files/<sequence with / as __>.html``, and its figure (``.png``:
-object height above the support mm, contacts, wrist error mm, phase bands; kept while newer than its inputs).
-"""
+"""One recording's report page, ``<report stem>_files/<sequence with / as __>.html``, and its ``.png`` figure (object
+height mm, contacts, wrist error mm, phases)."""
 
 from __future__ import annotations
 
@@ -112,8 +111,7 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
 
 
 def beside(path: Path, pdir: Path, fdir: Path) -> str:
-    """A link from the page in ``pdir`` to ``path`` that survives moving the folder: relative inside ``pdir``, else
-    to a copy in ``fdir``."""
+    """A link from ``pdir`` to ``path`` that survives moving the folder (outside: to a copy in ``fdir``)."""
     path = path.resolve()
     if path.is_relative_to(pdir):
         return _rel(path, pdir)

@@ -58,7 +58,7 @@ FILTERS = (
 )
 #: a p_lift column's row key: this prefix and the condition (what it says shown, sorted by p)
 P_LIFT_KEY = "p_lift:"
-#: the verdicts' sort order (holds first)
+
 _WORD_ORDER = {w: i for i, w in enumerate(Word)}
 
 

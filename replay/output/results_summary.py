@@ -37,7 +37,7 @@ STUDY_ROW_FIELDS = (
     "contact_agreement_precision",
     "contact_agreement_recall",
 )
-#: what a summary may be made from
+
 SOURCES = ("study", "bridge", "junit", "crosscheck", "pose_mapping")
 
 

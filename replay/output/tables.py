@@ -439,8 +439,7 @@ def _pattern(kind: str, name: str | None) -> re.Pattern:
 
 
 def replace_block(text: str, kind: str, command: str, *, body: str, name: str | None = None) -> str:
-    """``text`` with the block of ``kind`` (``kind:name``) replaced by ``body``, its opening comment naming
-    ``command``; ValueError: not exactly one."""
+    """``text`` with the block of ``kind`` replaced by ``body``, naming ``command``; ValueError: not exactly one."""
     pat = _pattern(kind, name)
     found = pat.findall(text)
     tag = kind if name is None else f"{kind}:{name}"

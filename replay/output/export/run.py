@@ -9,7 +9,6 @@ import numpy as np
 from replay.errors import UsageError
 from replay.output.export.source import check_reproduces, load_source, rebuild_scene, rerun_inputs
 
-#: ``--format`` values
 FORMATS = ("mjcf", "usd", "rrd")
 
 
